@@ -1,0 +1,5 @@
+"""`python -m kvtop` runs the same command as the `kvtop` script."""
+
+from kvtop.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Headless subcommands, one module each; `kvtop.cli` wires them together."""

@@ -1,0 +1,91 @@
+"""Arguments shared by every command that builds a ledger (plan, explain, probe, …).
+
+Engine flags are not declared to argparse one by one: whatever argparse does not know is
+handed to `kvtop.domain.launch.parse_flags`, the same parser `--cmd` and live processes use,
+so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Sequence
+
+from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, detect_engine, parse_flags, parse_launch_command
+from kvtop.units import parse_size
+
+ENGINE_FLAGS_HELP = """engine flags (either engine's spelling):
+  --tp/--tp-size/--tensor-parallel-size N   --pp/--pipeline-parallel-size N   --dp/--data-parallel-size N
+  --ep/--ep-size N   --enable-dp-attention   --enable-expert-parallel   --dcp N
+  --mem-fraction-static F   --gpu-memory-utilization F   --kv-cache-dtype auto|bf16|fp8_e4m3|fp8_e5m2|fp4|mxfp8
+  --page-size/--block-size N   --context-length/--max-model-len N   --max-running-requests/--max-num-seqs N
+  --max-total-tokens N   --chunked-prefill-size N   --max-num-batched-tokens N   --kv-cache-memory-bytes SIZE
+  --swa-full-tokens-ratio F   --disable-hybrid-swa-memory   --disable-hybrid-kv-cache-manager"""
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, *, model_required: bool = True) -> None:
+    group = parser.add_argument_group("model and device")
+    group.add_argument("--model", "--model-path", dest="model", required=False,
+                       help="config.json path, checkpoint folder, preset name (e.g. llama-3-70b) or hub id")  # fmt: skip
+    group.add_argument("--engine", choices=("sglang", "vllm"), default=None, help="budget rules to apply (default sglang)")
+    group.add_argument("--cmd", default=None, help="the engine's whole launch command, quoted")
+    group.add_argument("--gpu", default=None, help="GPU model: H100, H200, A100-80GB, B200, L40S, …")
+    group.add_argument("--gpu-memory", default=None, help="GPU memory, e.g. 80GiB (overrides --gpu)")
+    group.add_argument("--free-memory", default=None, help="measured free memory before weight load (SGLang)")
+    group.add_argument("--free-after-load", default=None, help="measured free memory after weight load (SGLang)")
+    group.add_argument("--weights-memory", default=None, help="measured resident weights per rank")
+    group.add_argument("--non-kv-memory", default=None,
+                       help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs")  # fmt: skip
+    group.add_argument("--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)")
+    parser.set_defaults(model_required=model_required)
+
+
+def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> LaunchSettings:
+    """Merge `--cmd`, the engine flags given directly, and `--model`/`--engine`."""
+    cmd = getattr(args, "cmd", None)
+    base: LaunchSettings | None = None
+    if cmd:
+        tokens = shlex.split(cmd)
+        base = parse_launch_command(tokens)
+        if base is None:
+            if detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):
+                base = parse_flags(args.engine or "sglang", tokens)
+            else:
+                raise InputError("not an SGLang or vLLM launch command", field="--cmd")
+    engine = args.engine or (base.engine if base else "sglang")
+    direct = parse_flags(engine, list(extra), strict=True)
+    merged: dict[str, object] = base.model_dump() if base else {}
+    merged["engine"] = engine
+    for field in direct.model_fields_set - {"engine", "flags"}:
+        merged[field] = getattr(direct, field)
+    if args.model:
+        merged["model"] = args.model
+    return LaunchSettings.model_validate(merged)
+
+
+def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
+    def size(name: str, flag: str) -> int | None:
+        value = getattr(args, name, None)
+        return None if value is None else parse_size(value, field=flag)
+
+    return MeasuredInputs(
+        gpu_total_bytes=size("gpu_memory", "--gpu-memory"),
+        free_before_load_bytes=size("free_memory", "--free-memory"),
+        free_after_load_bytes=size("free_after_load", "--free-after-load"),
+        weights_bytes=size("weights_memory", "--weights-memory"),
+        non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
+    )
+
+
+def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[int, str | None]:
+    """(total bytes, name): --gpu-memory wins, then --gpu, else an H100."""
+    from kvtop.domain.gpus import gpu_total_bytes
+
+    if measured.gpu_total_bytes is not None:
+        if measured.gpu_total_bytes <= 0:
+            raise InputError("must be positive", field="--gpu-memory")
+        return measured.gpu_total_bytes, args.gpu
+    name = args.gpu or "H100"
+    return gpu_total_bytes(name), name.upper()

@@ -1,0 +1,240 @@
+"""`kvtop probe`: prove that the planned KV pool fits by allocating it, in a child process.
+
+This module owns the probe's own flags and the command body. The model and plan flags, and the
+buffers built from them, come from the caller (`kvtop.cli`), which also supplies the engine's
+runtime reserve, the other processes on the GPU and, where NVML is at hand, a free-memory reader.
+
+Exit codes: 0 the target fitted (or a fill found room) and the memory came back; 1 the target
+did not fit, memory ran out, or the memory did not come back; 2 a bad request or an environment
+that cannot probe (no torch, no CUDA, refused, timeout, worker crash); 130 cancelled (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.probe import (
+    ProbeBuffer,
+    ProbeOutcome,
+    ProbeRequest,
+    ProbeResult,
+    default_chunk_tokens,
+    predicted_bytes_per_token,
+)
+from kvtop.sources.probe import run_probe
+from kvtop.units import GIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
+
+#: The smallest reserve a GPU probe keeps free when none is given.
+MIN_GPU_RESERVE_BYTES = 2 * GIB
+DEFAULT_TIMEOUT_S = 120.0
+
+_EXIT_CODES = {
+    ProbeOutcome.OK: 0,
+    ProbeOutcome.TARGET_NOT_MET: 1,
+    ProbeOutcome.OUT_OF_MEMORY: 1,
+    ProbeOutcome.CANCELLED: 130,
+}
+
+
+def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
+    group = parser.add_argument_group("probe")
+    group.add_argument("--gpu", type=int, metavar="N", help="GPU index (NVML order) to probe")
+    target = group.add_mutually_exclusive_group()
+    target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
+    target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
+    group.add_argument(
+        "--reserve", metavar="SIZE",
+        help="memory to keep free (default on a GPU: the larger of 2 GiB and the engine's runtime reserve; on cpu: 0)",
+    )
+    group.add_argument("--yes", action="store_true", help="probe even when other processes use the GPU")
+    group.add_argument("--json", action="store_true", help="print the result as JSON (a stable contract)")
+    group.add_argument(
+        "--device", choices=("cuda", "cpu"), default="cuda",
+        help="cuda (default) or cpu: the same path on host memory, with --memory-limit as the free memory",
+    )
+    group.add_argument("--memory-limit", metavar="SIZE", help="with --device cpu: the stand-in for free memory")
+    group.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        help=f"kill the probe after this long (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    group.add_argument(
+        "--chunk-tokens", type=int, metavar="N",
+        help="tokens per allocation chunk, rounded up to the page (default: about 1 GiB)",
+    )
+    group.add_argument("--read-only", action="store_true", help="never allocate: the probe refuses to run")
+
+
+def _size_arg(text: str | None, flag: str) -> int | None:
+    return None if text is None else parse_size(text, field=flag)
+
+
+def build_probe_request(
+    args: argparse.Namespace, buffers: Sequence[ProbeBuffer], page_size: int, runtime_reserve_bytes: int
+) -> ProbeRequest:
+    """The request the flags describe; raises InputError naming the flag that is wrong."""
+    tokens: int | None = args.tokens
+    if (tokens is None) == (not args.fill):
+        raise InputError("give exactly one of --tokens T and --fill", field="--tokens/--fill")
+    if tokens is not None and tokens < 1:
+        raise InputError(f"must be a positive number of tokens (got {tokens})", field="--tokens")
+    if not buffers:
+        raise InputError("the plan has no KV buffers to probe on this rank", field="--model")
+    if args.device == "cpu":
+        if args.gpu is not None:
+            raise InputError("--gpu and --device cpu exclude each other", field="--gpu")
+        device = "cpu"
+        memory_limit = _size_arg(args.memory_limit, "--memory-limit")
+        if memory_limit is None:
+            raise InputError("--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
+                             field="--memory-limit")
+        default_reserve = 0
+    else:
+        if args.gpu is None or args.gpu < 0:
+            raise InputError("give the GPU to probe, e.g. --gpu 0", field="--gpu")
+        if args.memory_limit is not None:
+            raise InputError("--memory-limit only applies with --device cpu", field="--memory-limit")
+        device = f"cuda:{args.gpu}"
+        memory_limit = None
+        default_reserve = max(MIN_GPU_RESERVE_BYTES, runtime_reserve_bytes)
+    reserve = _size_arg(args.reserve, "--reserve")
+    if args.timeout <= 0:
+        raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
+    chunk = args.chunk_tokens
+    if chunk is None:
+        chunk = default_chunk_tokens(predicted_bytes_per_token(list(buffers)), page_size)
+    elif chunk < 1:
+        raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
+    else:
+        chunk = -(-chunk // page_size) * page_size
+    try:
+        return ProbeRequest(
+            device=device,
+            buffers=tuple(buffers),
+            page_size=page_size,
+            target_tokens=tokens,
+            fill=bool(args.fill),
+            reserve_bytes=default_reserve if reserve is None else reserve,
+            memory_limit_bytes=memory_limit,
+            chunk_tokens=chunk,
+            timeout_s=args.timeout,
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise InputError(str(first["msg"]), field=".".join(str(p) for p in first["loc"]) or "probe") from None
+
+
+def exit_code(result: ProbeResult) -> int:
+    """0 fitted and released; 1 did not fit / out of memory / not released; 2 cannot probe; 130 cancelled."""
+    code = _EXIT_CODES.get(result.outcome, 2)
+    if code == 0 and not result.released:
+        return 1
+    return code
+
+
+def _refusal(args: argparse.Namespace, gpu_processes: Sequence[str]) -> str | None:
+    if getattr(args, "read_only", False):
+        return "the probe allocates memory and is disabled by --read-only"
+    if args.device != "cpu" and gpu_processes and not args.yes:
+        shown = "; ".join(gpu_processes[:3]) + ("; …" if len(gpu_processes) > 3 else "")
+        return (
+            f"GPU {args.gpu} is in use by {len(gpu_processes)} other process(es) ({shown}); "
+            "the probe would compete with them for memory: rerun with --yes to probe anyway"
+        )
+    return None
+
+
+def _device_label(args: argparse.Namespace) -> str:
+    return "cpu" if args.device == "cpu" else f"cuda:{args.gpu}"
+
+
+def run_probe_command(
+    args: argparse.Namespace,
+    buffers: Sequence[ProbeBuffer],
+    page_size: int,
+    runtime_reserve_bytes: int,
+    gpu_processes: Sequence[str] = (),
+    out: TextIO = sys.stdout,
+    *,
+    err: TextIO | None = None,
+    free_memory_reader: Callable[[], int] | None = None,
+    cancel: threading.Event | None = None,
+) -> int:
+    """Validate, apply the safety rules, run the probe, print the result; return the exit code."""
+    err = sys.stderr if err is None else err
+    try:
+        request = build_probe_request(args, buffers, page_size, runtime_reserve_bytes)
+    except InputError as error:
+        return _report_unrun(args, ProbeOutcome.BAD_REQUEST, str(error), out, err)
+    refusal = _refusal(args, gpu_processes)
+    if refusal is not None:
+        return _report_unrun(args, ProbeOutcome.REFUSED, refusal, out, err)
+    result = run_probe(request, cancel=cancel, free_memory_reader=free_memory_reader)
+    if args.json:
+        out.write(json.dumps(result.to_json_dict(), indent=2) + "\n")
+    else:
+        out.write(render_probe_result(result))
+    if result.outcome is not ProbeOutcome.CANCELLED and not result.released:
+        err.write(f"kvtop probe: WARNING: MEMORY NOT RELEASED on {result.device}: {result.message}\n")
+    return exit_code(result)
+
+
+def _report_unrun(
+    args: argparse.Namespace, outcome: ProbeOutcome, message: str, out: TextIO, err: TextIO
+) -> int:
+    result = ProbeResult(outcome=outcome, message=message, device=_device_label(args), released=True,
+                         release_check="nothing was allocated")
+    if args.json:
+        out.write(json.dumps(result.to_json_dict(), indent=2) + "\n")
+    else:
+        err.write(f"kvtop probe: {outcome.value}: {message}\n")
+    return exit_code(result)
+
+
+def _or_dash(value: int | None, fmt: Callable[[int], str]) -> str:
+    return "—" if value is None else fmt(value)
+
+
+def render_probe_result(result: ProbeResult) -> str:
+    """The human table: tokens, bytes, bytes/token measured vs predicted, time, free memory, release."""
+    target = f"target {fmt_tokens(result.target_tokens)}" if result.target_tokens else "fill"
+    name = f" {result.device_name}" if result.device_name else ""
+    verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
+    rows = [f"kvtop probe · {result.device}{name} · {result.mode} mode ({target}) · page {result.page_size}"]
+    rows.append(f"  verdict        {verdict}: {result.message}")
+    touched = ", every page touched" if result.touched else ", not touched"
+    rows.append(
+        f"  tokens         {fmt_tokens(result.tokens_allocated)} allocated"
+        f" (+{result.padding_rows} padding rows) in {result.chunks} chunks{touched}"
+    )
+    rows.append(f"  bytes          {fmt_both(result.bytes_allocated)}")
+    measured = "—" if result.bytes_per_token_measured is None else f"{result.bytes_per_token_measured:,.1f}"
+    delta = result.measured_vs_predicted
+    delta_text = "" if delta is None else f" ({delta:+.2%}, padding page included)"
+    rows.append(
+        f"  bytes/token    measured {measured} · predicted {fmt_tokens(result.bytes_per_token_predicted)}{delta_text}"
+    )
+    if result.context_bytes is not None:
+        rows.append(f"  CUDA context   {fmt_bytes(result.context_bytes)}")
+    speed = ""
+    if result.seconds_per_gib is not None and result.seconds > 0:
+        speed = f" ({result.seconds_per_gib:.3f} s/GiB, {1 / result.seconds_per_gib:,.1f} GiB/s)"
+    startup = "" if result.init_seconds is None else f"; start-up {result.init_seconds:.2f} s"
+    rows.append(f"  time           {result.seconds:.2f} s{speed}{startup}")
+    after = result.free_after_exit_bytes if result.free_after_exit_bytes is not None else result.free_after_bytes
+    rows.append(
+        f"  free memory    before {_or_dash(result.free_before_bytes, fmt_gib)}"
+        f" · at peak {_or_dash(result.free_at_peak_bytes, fmt_gib)}"
+        f" · after {_or_dash(after, fmt_gib)} (reserve {fmt_gib(result.reserve_bytes)})"
+    )
+    released = "yes" if result.released else "NO — MEMORY NOT RELEASED, check nvidia-smi"
+    rows.append(f"  released       {released} ({result.release_check})")
+    return "\n".join(rows) + "\n"

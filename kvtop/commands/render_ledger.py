@@ -1,0 +1,111 @@
+"""A Ledger as the stable JSON contract and as a human table (units formatted here, at the edge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+
+
+def rank_json(rank: RankLedger) -> dict[str, Any]:
+    return {
+        "rank": rank.rank, "gpu_index": rank.gpu_index, "dp_rank": rank.dp_rank, "pp_rank": rank.pp_rank,
+        "tp_rank": rank.tp_rank, "layers": list(rank.layers), "weights_bytes": rank.weights_bytes,
+        "kv_bytes_per_token": rank.kv_bytes_per_token, "kv_pool_bytes": rank.kv_pool_bytes,
+        "state_pool_bytes": rank.state_pool_bytes, "req_to_token_bytes": rank.req_to_token_bytes,
+        "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "token_capacity": rank.token_capacity,
+        "weights": [row.model_dump() for row in rank.weights.rows],
+        "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"}) for pool in rank.kv.pools],
+    }  # fmt: skip
+
+
+def ledger_json(ledger: Ledger) -> dict[str, Any]:
+    e = ledger.engine
+    return {
+        "engine": e.engine, "model": ledger.model.name, "model_source": ledger.model.source,
+        "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
+        "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes},
+        "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
+        "token_capacity": e.token_capacity, "swa_token_capacity": e.swa_token_capacity,
+        "kv_bytes_per_token": ledger.kv_bytes_per_token, "weights_bytes": ledger.weights_bytes,
+        "max_running_requests": e.max_running_requests, "max_concurrency": e.max_concurrency,
+        "requests_at_context_length": e.token_capacity / ledger.context_length if ledger.context_length else None,
+        "num_blocks": e.num_blocks, "kv_budget_bytes": e.kv_budget_bytes, "kv_pool_bytes": e.kv_pool_bytes,
+        "reserve_bytes": e.reserve_bytes,
+        "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
+        "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
+        "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
+        "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
+        "engine_flags": ledger.settings.to_flags(),
+        "ranks": [rank_json(rank) for rank in ledger.ranks],
+    }  # fmt: skip
+
+
+def _distinct_ranks(ledger: Ledger) -> list[tuple[str, RankLedger]]:
+    """One representative per pipeline stage: TP ranks of a stage hold the same books."""
+    seen: dict[int, list[int]] = {}
+    for rank in ledger.ranks:
+        seen.setdefault(rank.pp_rank, []).append(rank.rank)
+    out = []
+    for pp_rank, members in seen.items():
+        rank = ledger.ranks[members[0]]
+        label = f"ranks {members[0]}–{members[-1]}" if len(members) > 1 else f"rank {members[0]}"
+        out.append((label + (f" (PP stage {pp_rank})" if ledger.layout.pp > 1 else ""), rank))
+    return out
+
+
+def ledger_text(ledger: Ledger) -> str:
+    e, m = ledger.engine, ledger.model
+    lines = [
+        f"{m.name}  ·  {e.engine}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
+        f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})  ·  KV {ledger.kv_format}  ·  "
+        f"context {ledger.context_length:,}",
+        "",
+    ]
+    for label, rank in _distinct_ranks(ledger):
+        lines.append(f"Weights per rank — {label} (layers {rank.layers[0]}–{rank.layers[1] - 1})")
+        lines.append(f"  {'component':<16}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
+        for row in rank.weights.rows:
+            note = f"  {row.note}" if row.note else ""
+            lines.append(
+                f"  {row.component:<16}{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}  {fmt_both(row.bytes):>28}{note}"
+            )
+        lines.append(f"  {'total':<16}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}")
+        lines.append("")
+        lines.append(f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})")
+        for pool in rank.kv.pools:
+            if pool.name == "state":
+                lines.append(f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_request:>14,} B per request")
+            else:
+                lines.append(f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token")
+        lines.append("")
+    lines.append(f"Budget ({e.engine} rules, tightest rank)")
+    for step in e.steps:
+        if step.bytes is not None:
+            figure = fmt_both(step.bytes) if abs(step.bytes) >= 1 << 20 else f"{step.bytes:,} B"
+        else:
+            figure = f"{step.value:,.0f}" if step.value is not None and float(step.value).is_integer() else f"{step.value}"
+        source = "measured" if step.measured else ""
+        note = f"  {step.note}" if step.note else ""
+        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
+    lines.append("")
+    if e.fits:
+        concurrency = e.token_capacity / ledger.context_length
+        lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
+                     + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
+        lines.append(f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}")
+        lines.append(f"Max running reqs    {e.max_running_requests:,}")
+        if e.max_concurrency is not None:
+            lines.append(f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request")
+        else:
+            lines.append(f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit")
+        lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
+    else:
+        lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
+    for note in (*e.notes, *(f"not modelled: {n}" for n in m.not_modelled)):
+        lines.append(f"note: {note}")
+    flags = " ".join(ledger.settings.to_flags())
+    if flags:
+        lines.append(f"engine flags: {flags}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The pure core: frozen values and functions over them (stdlib + pydantic only)."""

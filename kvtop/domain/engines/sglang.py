@@ -1,0 +1,172 @@
+"""SGLang's KV budget, as `engines/sglang.md` states it (KVCacheConfigurator and friends).
+
+    rest   = avail_after_load − pre_load × (1 − mem_fraction_static)        GiB floats, min over ranks
+    budget = int(rest × 2**30)                                              bytes
+    tokens = budget // cell // page × page                                  cell = bytes per token per rank
+
+Weights are charged implicitly (they are no longer free after loading); the slack
+`pre_load × (1 − mfs)` is the runtime reserve (activations, CUDA graphs, req_to_token…).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.engines.base import GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.kv import KvBook
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import AttentionKind, ModelSpec
+
+# Memory the CUDA context and NCCL take before weights load, when nothing measured it:
+# SGLang logs it as `Init torch distributed ends. mem usage=…` (≈ 0.6–1.2 GiB on H100 nodes).
+DEFAULT_CONTEXT_BYTES = 1 * GIB
+DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
+DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
+# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
+_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
+
+# (upper bound of gpu memory in MiB, chunked_prefill_size, decode cuda-graph max bs (tp<4, tp>=4))
+_GPU_CLASSES = (
+    (20 * 1024, 2048, (8, 8)),
+    (35 * 1024, 4096, (48, 160)),
+    (60 * 1024, 4096, (32, 160)),
+    (90 * 1024, 8192, (256, 512)),
+    (160 * 1024, 8192, (256, 512)),
+    (math.inf, 16384, (512, 512)),
+)
+
+
+def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
+    """§5 `handle_gpu_memory_settings`: the reserve-based default (piecewise prefill graph off)."""
+    s, lay = inputs.settings, inputs.layout
+    gpu_mib = inputs.gpu_total_bytes // MIB
+    _, chunked_default, graph_bs = next(c for c in _GPU_CLASSES if gpu_mib < c[0])
+    chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
+    max_bs = s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]
+    if chunked > 0:
+        activation_tokens = max(chunked, 2048)
+    else:
+        activation_tokens = max(s.max_prefill_tokens or 16384, 2048)
+    graph = 2 * max_bs
+    if lay.dp_attention:
+        graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
+    reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    mfs = round((gpu_mib - reserved) / gpu_mib, 3)
+    return mfs, f"auto: ({gpu_mib} MiB − {reserved:.0f} MiB reserve) ÷ {gpu_mib} MiB"
+
+
+class SGLangRules:
+    name = "sglang"
+    pp_remainder = "last"
+    honours_checkpoint_kv_dtype = True
+
+    def default_page_size(self, model: ModelSpec) -> int:
+        return 64 if model.attention_kind is AttentionKind.DSA else 1
+
+    def solve(self, inputs: EngineInputs) -> EngineResult:
+        m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
+        page = s.page_size or self.default_page_size(m)
+        steps: list[BudgetStep] = []
+        notes: list[str] = []
+        if s.mem_fraction_static is not None:
+            mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
+        else:
+            mfs, mfs_source = auto_mem_fraction_static(inputs)
+        total = inputs.gpu_total_bytes
+        steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
+        if meas.free_before_load_bytes is not None:
+            pre = meas.free_before_load_bytes
+        else:
+            pre = total - DEFAULT_CONTEXT_BYTES
+            notes.append("free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)")
+        steps.append(BudgetStep(label="free before weight load (min over ranks)", bytes=pre, measured=meas.free_before_load_bytes is not None))
+        if meas.free_after_load_bytes is not None:
+            avail = meas.free_after_load_bytes
+            steps.append(BudgetStep(label="free after weight load", bytes=avail, measured=True))
+        else:
+            avail = pre - inputs.weights_bytes
+            steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
+        slack_gib = pre / GIB * (1 - mfs)
+        steps.append(BudgetStep(label=f"− reserve: pre-load × (1 − {mfs:g})", bytes=-round(slack_gib * GIB), note=mfs_source))
+        rest_gib = avail / GIB - slack_gib
+        state_slots = 0
+        state = kv.state_bytes_per_request
+        if state and rest_gib > 0:
+            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, steps)
+        budget = int(rest_gib * GIB)
+        steps.append(BudgetStep(label="KV budget", bytes=budget))
+        tokens, swa_tokens, cell, pool_bytes = self._pools(m, s, kv, budget, page, steps, notes)
+        if s.max_total_tokens is not None and tokens > s.max_total_tokens:
+            tokens = s.max_total_tokens // page * page
+            steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
+            pool_bytes = self._pool_bytes(kv, tokens, swa_tokens, page)
+        fits = budget > 0 and tokens > 0
+        shortfall = 0 if fits else max(-budget, cell * page, 1)
+        if not fits:
+            tokens = swa_tokens = 0
+            pool_bytes = 0
+        requests = self._max_requests(tokens, inputs.context_length, s.max_running_requests, lay.attn_dp, state_slots, s.disable_radix_cache)
+        req_to_token = (requests + 1) * (inputs.context_length + 4) * 4 if fits else 0
+        state_bytes = (state_slots + 1) * state if state_slots else 0
+        steps.append(BudgetStep(label="tokens", value=tokens, note=f"page {page}"))
+        steps.append(BudgetStep(label="max running requests", value=requests))
+        return EngineResult(
+            engine=self.name, token_capacity=tokens, swa_token_capacity=swa_tokens, page_size=page,
+            kv_budget_bytes=budget, kv_pool_bytes=pool_bytes + state_bytes, state_pool_bytes=state_bytes,
+            max_running_requests=requests, max_concurrency=None, req_to_token_bytes=req_to_token,
+            reserve_bytes=round(slack_gib * GIB), memory_fraction=mfs, memory_fraction_source=mfs_source,
+            fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
+        )  # fmt: skip
+
+    def _mamba(self, rest_gib: float, per_req: int, s: LaunchSettings, attn_dp: int, steps: list[BudgetStep]) -> tuple[float, int]:
+        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off)."""
+        if s.disable_radix_cache and s.max_running_requests:
+            slots = s.max_running_requests // attn_dp
+        else:
+            ratio = DEFAULT_MAMBA_FULL_MEMORY_RATIO
+            state_budget = rest_gib * ratio / (1 + ratio) * GIB
+            slots = int((state_budget - per_req) // per_req)
+        used = (slots + 1) * per_req
+        steps.append(BudgetStep(label=f"− linear-attention state ({slots} slots + 1)", bytes=-used))
+        return rest_gib - used / GIB, max(slots, 0)
+
+    def _pools(self, m: ModelSpec, s: LaunchSettings, kv: KvBook, budget: int, page: int, steps: list[BudgetStep], notes: list[str]) -> tuple[int, int | None, int, int]:
+        swa_pool = kv.pool("swa")
+        hybrid = swa_pool is not None and not s.disable_hybrid_swa_memory and m.model_type not in _NO_HYBRID_SWA
+        if swa_pool is not None and not hybrid:
+            notes.append("sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)")
+        if hybrid and swa_pool is not None:
+            ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
+            cell_f = kv.full_bytes_per_token + ratio * swa_pool.bytes_per_token
+            full = int(budget // cell_f) // page * page if budget > 0 else 0
+            swa = int(full * ratio) // page * page
+            steps.append(BudgetStep(label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f))
+            return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)
+        cell = kv.full_bytes_per_token + kv.swa_bytes_per_token
+        steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell))
+        tokens = budget // cell // page * page if budget > 0 and cell else 0
+        return tokens, None, cell, self._pool_bytes(kv, tokens, None, page)
+
+    @staticmethod
+    def _pool_bytes(kv: KvBook, tokens: int, swa_tokens: int | None, page: int) -> int:
+        if swa_tokens is None:
+            return (tokens + page) * (kv.full_bytes_per_token + kv.swa_bytes_per_token)
+        return (tokens + page) * kv.full_bytes_per_token + (swa_tokens + page) * kv.swa_bytes_per_token
+
+    @staticmethod
+    def _max_requests(tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, radix_off: bool) -> int:
+        """§7 resolve_max_num_reqs."""
+        if tokens <= 0:
+            return 0
+        if requested:
+            n = min(requested // attn_dp, tokens // 2)
+        else:
+            n = min(max(2048, min(4096, int(tokens / context * 512))), tokens // 2)
+        if state_slots:
+            n = min(n, state_slots // (1 if radix_off else 3))
+        return n
+
+
+SGLANG = SGLangRules()

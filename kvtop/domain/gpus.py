@@ -1,0 +1,27 @@
+"""Memory of common GPUs as the driver reports it (MiB), for plans made away from the GPU.
+
+Figures are `nvidia-smi` totals (`../shared/samples/nvidia_smi/`), not the marketing sizes:
+an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.errors import InputError
+
+MIB = 1 << 20
+
+GPU_TOTAL_MIB: dict[str, int] = {
+    "H100": 81559, "H100-SXM": 81559, "H100-PCIE": 81559, "H100-NVL": 95830,
+    "H200": 143771, "H20": 97871, "B200": 183359, "GB200": 189471,
+    "A100-80GB": 81920, "A100": 81920, "A100-40GB": 40960,
+    "L40S": 46068, "L40": 46068, "A10": 23028, "L4": 23034, "T4": 15360,
+    "RTX4090": 24564, "RTX3090": 24576, "RTX5090": 32607, "V100": 16384, "V100-32GB": 32768,
+}  # fmt: skip
+
+
+def gpu_total_bytes(name: str) -> int:
+    """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes."""
+    key = name.upper().replace(" ", "-").replace("_", "-")
+    if key not in GPU_TOTAL_MIB:
+        raise InputError(f"unknown GPU {name!r} (known: {', '.join(GPU_TOTAL_MIB)}; or give --gpu-memory SIZE)", field="--gpu")
+    return GPU_TOTAL_MIB[key] * MIB

@@ -1,0 +1,161 @@
+"""The KV book: bytes per token per rank, per pool (full, sliding window, DSA index, state).
+
+Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_dim)` elements
+(K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
+never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
+keep a fixed state per request instead. FP8 is one byte per element; FP4 is half a byte plus
+a one-byte scale per 16 elements; MXFP8 one byte plus a scale per 32.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
+
+KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp4", "mxfp8"]
+
+_ALIASES: dict[str, KvFormat] = {
+    "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
+    "fp32": "fp32", "float32": "fp32", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3",
+    "fp8_ds_mla": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "fp4": "fp4", "nvfp4": "fp4", "fp4_e2m1": "fp4",
+    "mxfp8": "mxfp8",
+}  # fmt: skip
+_ELEMENT_BYTES: dict[KvFormat, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4": 1, "mxfp8": 1}
+TORCH_DTYPE: dict[KvFormat, str] = {
+    "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8_e4m3": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2", "fp4": "uint8", "mxfp8": "float8_e4m3fn",
+}  # fmt: skip
+
+
+def resolve_kv_format(requested: str, model: ModelSpec, *, checkpoint_kv_quant: bool) -> KvFormat:
+    """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it."""
+    if requested == "auto":
+        if checkpoint_kv_quant and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
+            return "fp8_e4m3"
+        return "fp32" if model.dtype_bytes == 4 else "bf16"
+    try:
+        return _ALIASES[requested]
+    except KeyError:
+        raise InputError(f"unknown KV cache dtype {requested!r}", field="--kv-cache-dtype") from None
+
+
+class KvPool(BaseModel):
+    """One pool of one rank: its layers and what one token (or one request) costs in it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: Literal["full", "swa", "dsa_index", "state"]
+    layers: int
+    bytes_per_token: int = 0  # for token pools, all its layers together
+    bytes_per_layer_token: float = 0.0
+    bytes_per_request: int = 0  # for the state pool (conv + ssm state of one request)
+    row_shape: tuple[int, ...] = ()  # per layer, per token: (heads, width) as the engine allocates
+    tensors_per_layer: int = 1  # K and V = 2, MLA latent = 1
+    torch_dtype: str = "bfloat16"
+
+
+class KvBook(BaseModel):
+    """Everything one rank's KV cache costs, per token (and per request for state)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kv_format: KvFormat
+    kv_heads_per_rank: int  # 1 for MLA (a single latent)
+    pools: tuple[KvPool, ...]
+    workspace_bytes_per_token: int = 0  # SGLang FP4's shared dequant row
+
+    def pool(self, name: str) -> KvPool | None:
+        return next((p for p in self.pools if p.name == name), None)
+
+    @property
+    def full_bytes_per_token(self) -> int:
+        """Full-attention layers plus the DSA index: what every cached token costs at full length."""
+        return sum(p.bytes_per_token for p in self.pools if p.name in ("full", "dsa_index")) + self.workspace_bytes_per_token
+
+    @property
+    def swa_bytes_per_token(self) -> int:
+        pool = self.pool("swa")
+        return pool.bytes_per_token if pool else 0
+
+    @property
+    def state_bytes_per_request(self) -> int:
+        pool = self.pool("state")
+        return pool.bytes_per_request if pool else 0
+
+
+def _attention_layer_bytes(model: ModelSpec, heads: int, fmt: KvFormat, engine: str) -> tuple[float, tuple[int, ...], int]:
+    """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
+    if model.mla is not None:
+        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
+            rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
+            return float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2), (1, rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2), 1
+        if fmt == "fp4":
+            return width / 2 + width // 16, (1, width // 2 + width // 16), 1
+        if fmt == "mxfp8":
+            return float(width + width // 32), (1, width + width // 32), 1
+        return float(width * _ELEMENT_BYTES[fmt]), (1, width), 1
+    k, v = model.head_dim, model.v_head_dim
+    if fmt == "fp4":
+        if engine == "vllm":
+            per = heads * (k // 2 + k // 16 + v // 2 + v // 16)
+        else:
+            per = heads * (k + v) / 2 + heads * (k + v) / 16
+        return float(per), (heads, k // 2 + k // 16), 2
+    if fmt == "mxfp8":
+        return float(heads * (k + v) + heads * (k + v) / 32), (heads, k + k // 32), 2
+    return float(heads * (k + v) * _ELEMENT_BYTES[fmt]), (heads, k), 2
+
+
+def kv_book(model: ModelSpec, layout: ParallelLayout, layers: range, fmt: KvFormat, *, engine: str) -> KvBook:
+    """The KV book of one rank holding `layers` (a pipeline stage)."""
+    heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
+    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, engine)
+    dtype = TORCH_DTYPE[fmt] if not (model.attention_kind is AttentionKind.DSA and fmt.startswith("fp8")) else "uint8"
+    kinds = [model.layer_attention[i] for i in layers]
+    pools: list[KvPool] = []
+    full = kinds.count(LayerKind.FULL)
+    if full:
+        pools.append(
+            KvPool(name="full", layers=full, bytes_per_token=int(per_layer * full), bytes_per_layer_token=per_layer,
+                   row_shape=row, tensors_per_layer=tensors, torch_dtype=dtype)
+        )  # fmt: skip
+    swa = kinds.count(LayerKind.SLIDING)
+    if swa:
+        pools.append(
+            KvPool(name="swa", layers=swa, bytes_per_token=int(per_layer * swa), bytes_per_layer_token=per_layer,
+                   row_shape=row, tensors_per_layer=tensors, torch_dtype=dtype)
+        )  # fmt: skip
+    if model.attention_kind is AttentionKind.DSA and model.dsa_index_head_dim and full:
+        index = model.dsa_index_head_dim + model.dsa_index_head_dim // 128 * 4
+        pools.append(
+            KvPool(name="dsa_index", layers=full, bytes_per_token=index * full, bytes_per_layer_token=float(index),
+                   row_shape=(1, index), tensors_per_layer=1, torch_dtype="uint8")
+        )  # fmt: skip
+    linear = kinds.count(LayerKind.LINEAR)
+    if linear and model.state is not None:
+        pools.append(KvPool(name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout) * linear))
+    workspace = 0
+    if fmt == "fp4" and engine == "sglang" and model.mla is None:
+        workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
+    return KvBook(kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace)
+
+
+def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout) -> int:
+    """Conv (bf16) + temporal (ssm dtype) state of one request in one linear layer, per rank."""
+    s = model.state
+    if s is None:
+        return 0
+    tp = layout.attn_tp
+    groups = s.n_groups
+    while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP
+        groups += 1
+    conv_dim = s.inner_size + 2 * groups * s.state_size
+    conv = conv_dim // tp * (s.conv_kernel - 1) * 2
+    temporal = s.num_heads // tp * s.head_dim * s.state_size * s.ssm_dtype_bytes
+    return conv + temporal

@@ -1,0 +1,122 @@
+"""ParallelLayout: how a model is spread over GPUs, validated against the model.
+
+Attention TP is `tp ÷ dp` under SGLang's DP attention (each DP rank keeps a whole KV pool of
+its own), else `tp`. KV heads stop dividing at one per rank; the extra ranks hold copies.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.errors import LayoutError
+from kvtop.domain.model import AttentionKind, ModelSpec
+
+PpRemainder = Literal["last", "second_to_last"]
+
+
+class ParallelLayout(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    dcp: int = 1
+    dp_attention: bool = False  # SGLang --enable-dp-attention: DP ranks live inside the TP group
+
+    @property
+    def attn_tp(self) -> int:
+        return self.tp // self.dp if self.dp_attention else self.tp
+
+    @property
+    def attn_dp(self) -> int:
+        return self.dp if self.dp_attention else 1
+
+    @property
+    def replicas(self) -> int:
+        """Independent engine replicas (DP without DP attention)."""
+        return 1 if self.dp_attention else self.dp
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.replicas
+
+    @property
+    def moe_shards(self) -> int:
+        """Ranks that share the routed experts: the TP group, or the wider EP group."""
+        return max(self.tp, self.ep)
+
+    def kv_heads_per_rank(self, total_kv_heads: int) -> int:
+        """max(1, kv_heads ÷ attention TP): below one head per rank, heads are copied."""
+        shards = max(1, self.attn_tp // self.dcp) if self.dcp > 1 else self.attn_tp
+        return max(1, total_kv_heads // shards)
+
+    def describe(self) -> str:
+        parts = [f"TP{self.tp}"]
+        if self.pp > 1:
+            parts.append(f"PP{self.pp}")
+        if self.dp > 1:
+            parts.append(f"DP{self.dp}" + (" (DP attention)" if self.dp_attention else ""))
+        if self.ep > 1:
+            parts.append(f"EP{self.ep}")
+        if self.dcp > 1:
+            parts.append(f"DCP{self.dcp}")
+        return " ".join(parts)
+
+
+def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
+    """Raise LayoutError with the reason when the model cannot run on this layout."""
+    for name in ("tp", "pp", "dp", "ep", "dcp"):
+        if getattr(layout, name) < 1:
+            raise LayoutError(f"must be at least 1 (got {getattr(layout, name)})", field=f"--{name}")
+    if layout.dp_attention and layout.tp % layout.dp:
+        raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
+    attn_tp = layout.attn_tp
+    if model.num_attention_heads % attn_tp:
+        raise LayoutError(
+            f"{model.num_attention_heads} attention heads do not divide over attention TP {attn_tp}",
+            field="--tp",
+            source=model.source,
+        )
+    kv = model.num_kv_heads
+    if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA):
+        if (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv):
+            raise LayoutError(
+                f"{kv} KV heads and attention TP {attn_tp}: one must divide the other", field="--tp", source=model.source
+            )
+    if model.state is not None and model.state.num_heads % attn_tp:
+        raise LayoutError(
+            f"{model.state.num_heads} linear-attention heads do not divide over attention TP {attn_tp}",
+            field="--tp",
+            source=model.source,
+        )
+    if layout.pp > model.num_layers:
+        raise LayoutError(f"pp {layout.pp} exceeds the model's {model.num_layers} layers", field="--pp")
+    if layout.ep > 1:
+        if model.moe is None:
+            raise LayoutError("expert parallelism needs a mixture-of-experts model", field="--ep", source=model.source)
+        if model.moe.num_routed_experts % layout.ep:
+            raise LayoutError(
+                f"{model.moe.num_routed_experts} routed experts do not divide over ep {layout.ep}", field="--ep"
+            )
+        if layout.moe_shards % layout.ep:
+            raise LayoutError(f"ep {layout.ep} must divide the expert group of {layout.moe_shards} ranks", field="--ep")
+
+
+def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainder) -> range:
+    """The layers a pipeline stage holds.
+
+    SGLang gives the remainder to the last stages; vLLM to the stages before the last.
+    """
+    base, extra = divmod(num_layers, pp)
+    sizes = [base] * pp
+    if remainder == "last":
+        for index in range(extra):
+            sizes[pp - 1 - index] += 1
+    else:
+        for index in range(extra):
+            sizes[(pp - 2 - index) % pp] += 1
+    start = sum(sizes[:pp_rank])
+    return range(start, start + sizes[pp_rank])

@@ -1,0 +1,144 @@
+"""predict(model, settings, device) → Ledger: both books for every rank, solved the engine's way.
+
+The tightest rank decides: SGLang sizes every rank from the minimum free memory over the
+world and the minimum token count over pipeline stages; vLLM takes the minimum block count
+over its workers. Each rank's row then shows what it really holds at that shared capacity.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines import ENGINES, EngineInputs, EngineResult, MeasuredInputs
+from kvtop.domain.errors import InputError
+from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import WeightsBook, weights_book
+
+
+class RankLedger(BaseModel):
+    """What one GPU rank is predicted to hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    gpu_index: int
+    dp_rank: int
+    pp_rank: int
+    tp_rank: int
+    layers: tuple[int, int]  # [first, last) layer held by this rank's stage
+    weights: WeightsBook
+    kv: KvBook
+    kv_bytes_per_token: int
+    kv_pool_bytes: int
+    state_pool_bytes: int
+    req_to_token_bytes: int
+    reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
+    context_bytes: int  # CUDA context, NCCL and anything resident before weights
+    token_capacity: int
+
+    @property
+    def weights_bytes(self) -> int:
+        return self.weights.total_bytes
+
+
+class Ledger(BaseModel):
+    """The predicted ledger of a whole serving layout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelSpec
+    settings: LaunchSettings
+    layout: ParallelLayout
+    gpu_total_bytes: int
+    gpu_name: str | None
+    kv_format: KvFormat
+    context_length: int
+    engine: EngineResult
+    ranks: tuple[RankLedger, ...]
+
+    @property
+    def token_capacity(self) -> int:
+        return self.engine.token_capacity
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return max(rank.kv_bytes_per_token for rank in self.ranks)
+
+    @property
+    def weights_bytes(self) -> int:
+        return max(rank.weights_bytes for rank in self.ranks)
+
+    @property
+    def tokens_per_gib(self) -> float:
+        """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
+        return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
+
+
+def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
+    return ParallelLayout(
+        tp=settings.tp, pp=settings.pp, dp=settings.dp, ep=settings.effective_ep, dcp=settings.dcp,
+        dp_attention=settings.enable_dp_attention,
+    )  # fmt: skip
+
+
+def predict(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    *,
+    gpu_total_bytes: int,
+    gpu_name: str | None = None,
+    measured: MeasuredInputs = MeasuredInputs(),
+    load_mtp: bool = False,
+) -> Ledger:
+    """Solve both books for every rank with the engine's own rules (see module docstring)."""
+    if gpu_total_bytes <= 0:
+        raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
+    rules = ENGINES[settings.engine]
+    layout = layout_from_settings(settings)
+    validate_layout(model, layout)
+    fmt = resolve_kv_format(settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype)
+    context = settings.context_length or model.max_position_embeddings
+    stages = []
+    for pp_rank in range(layout.pp):
+        layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
+        weights = weights_book(model, layout, layers, first_stage=pp_rank == 0, last_stage=pp_rank == layout.pp - 1, load_mtp=load_mtp)
+        stages.append((layers, weights, kv_book(model, layout, layers, fmt, engine=rules.name)))
+    tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)
+
+    def solve(weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:
+        own = tightest_weights if rules.name == "sglang" or measured.weights_bytes else weights.total_bytes
+        return rules.solve(EngineInputs(
+            model=model, layout=layout, settings=cap, gpu_total_bytes=gpu_total_bytes, weights_bytes=own,
+            kv=kv, context_length=context, measured=measured,
+        ))  # fmt: skip
+
+    results = [solve(w, kv, settings) for _, w, kv in stages]
+    tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
+    if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
+        if rules.name == "sglang":
+            capped = settings.model_copy(update={"max_total_tokens": tightest.token_capacity})
+        else:
+            capped = settings.model_copy(update={"num_gpu_blocks_override": tightest.num_blocks})
+        results = [solve(w, kv, capped) for _, w, kv in stages]
+    context_bytes = gpu_total_bytes - (measured.free_before_load_bytes or gpu_total_bytes - (1 << 30)) if rules.name == "sglang" else 0
+    ranks = []
+    for dp_rank in range(layout.replicas):
+        for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results)):
+            for tp_rank in range(layout.tp):
+                index = len(ranks)
+                ranks.append(RankLedger(
+                    rank=index, gpu_index=index, dp_rank=dp_rank if layout.replicas > 1 else tp_rank // max(1, layout.attn_tp) if layout.dp_attention else 0,
+                    pp_rank=pp_rank, tp_rank=tp_rank, layers=(layers.start, layers.stop), weights=weights, kv=kv,
+                    kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
+                    kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
+                    req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
+                    context_bytes=context_bytes, token_capacity=tightest.token_capacity,
+                ))  # fmt: skip
+    engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
+    return Ledger(
+        model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
+        kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks),
+    )  # fmt: skip

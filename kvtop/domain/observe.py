@@ -1,0 +1,258 @@
+"""What the node says, as frozen values: GPUs, the processes on them, engines and their live state.
+
+`sources/nvml.py` fills the GPUs, `sources/processes.py` attributes each GPU process to an engine
+rank (or names it a co-tenant, an orphan or unattributed), `sources/engine_http.py` adds each
+engine's live endpoint facts. The UI, diagnose and the exporter read one `NodeObservation`.
+Every failure is a named state with a message; a number that could not be read is `None`,
+never a zero. Command lines are redacted when a value is built, so no secret can be shown.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from kvtop.domain.launch import EngineName, LaunchSettings
+from kvtop.domain.redact import redact_argv, redact_mapping
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class NvmlState(str, Enum):
+    """Whether kvtop could talk to the NVIDIA driver at all."""
+
+    OK = "ok"
+    LIBRARY_NOT_FOUND = "library_not_found"  # libnvidia-ml.so or the nvidia-ml-py package missing
+    NO_DRIVER = "no_driver"  # library present, kernel driver not loaded
+    VERSION_MISMATCH = "version_mismatch"  # library and kernel module from different drivers
+    NO_PERMISSION = "no_permission"
+    ERROR = "error"  # any other NVML failure, message says which
+
+
+class GpuState(str, Enum):
+    """The most important condition of one GPU (its message says all that apply)."""
+
+    OK = "ok"
+    LOST = "lost"  # fell off the bus / needs a reset; nothing else could be read
+    ERROR = "error"  # an NVML call failed for this GPU; the message names it
+    UNIFIED_MEMORY = "unified_memory"  # GB10/Grace: memory is the host's, read from the OS
+    MIG = "mig"  # MIG enabled: memory per instance in `mig_instances`
+    PROCESS_MEMORY_UNAVAILABLE = "process_memory_unavailable"  # no per-process bytes (MIG, WDDM, vGPU…)
+
+
+class MemoryApi(str, Enum):
+    """Which call produced a GPU's memory figures (v1 `used` includes the reserved bytes)."""
+
+    V2 = "v2"
+    V1 = "v1"
+    HOST = "host"
+
+
+class ProcessKind(str, Enum):
+    COMPUTE = "compute"
+    GRAPHICS = "graphics"
+    COMPUTE_AND_GRAPHICS = "compute+graphics"
+
+
+class ProcessRole(str, Enum):
+    """What a GPU process is to kvtop."""
+
+    ENGINE_SERVER = "engine_server"  # the launching SGLang/vLLM process itself holds GPU memory
+    ENGINE_WORKER = "engine_worker"  # a rank of an engine whose server is alive
+    CO_TENANT = "co_tenant"  # belongs to no engine
+    ORPHAN = "orphan"  # an engine worker whose launching server is gone
+    UNATTRIBUTED = "unattributed"  # not visible or not readable here: bytes without an owner
+
+
+class ProcessInfoState(str, Enum):
+    """How much the OS told kvtop about a GPU process."""
+
+    NOT_READ = "not_read"  # NVML facts only (process attribution not run)
+    OK = "ok"
+    ACCESS_DENIED = "access_denied"  # exists, but its details are not readable by this user
+    NOT_VISIBLE = "not_visible"  # another PID namespace (container) or already exited
+
+
+class EndpointState(str, Enum):
+    """The outcome of reading an engine's HTTP endpoints."""
+
+    NOT_QUERIED = "not_queried"
+    OK = "ok"
+    UNREACHABLE = "unreachable"  # connection refused / no route / DNS
+    TIMEOUT = "timeout"
+    HTTP_ERROR = "http_error"  # a non-2xx answer
+    BAD_PAYLOAD = "bad_payload"  # answered, but not the engine's format
+
+
+class EngineRank(_Frozen):
+    """A worker's place in its engine's layout (0-based; `ep` None when the engine does not say)."""
+
+    dp: int = 0
+    tp: int = 0
+    pp: int = 0
+    ep: int | None = None
+
+
+class GpuProcess(_Frozen):
+    """One process on one GPU: NVML's bytes plus what the OS and attribution say about it."""
+
+    pid: int
+    used_bytes: int | None  # None: NVML cannot say (WDDM, MIG, some vGPU)
+    kind: ProcessKind = ProcessKind.COMPUTE
+    gpu_instance_id: int | None = None  # MIG GPU instance, when NVML reports one
+    name: str | None = None
+    title: str | None = None  # the process title an engine set (`VLLM::Worker_TP0`, `sglang::scheduler_TP1`)
+    cmdline: tuple[str, ...] = ()  # always redacted
+    user: str | None = None
+    parent_pid: int | None = None
+    start_time: float | None = None  # seconds since the epoch
+    cuda_visible_devices: str | None = None
+    info_state: ProcessInfoState = ProcessInfoState.NOT_READ
+    info_message: str | None = None
+    role: ProcessRole = ProcessRole.UNATTRIBUTED
+    engine_id: str | None = None
+    engine_kind: EngineName | None = None  # also set for orphans (from their title)
+    rank: EngineRank | None = None
+
+    @field_validator("cmdline")
+    @classmethod
+    def _redact_cmdline(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return redact_argv(value)
+
+
+class MigInstance(_Frozen):
+    """One MIG device of a GPU, with its own memory."""
+
+    index: int
+    uuid: str | None
+    name: str | None
+    total_bytes: int | None
+    used_bytes: int | None
+    free_bytes: int | None
+    reserved_bytes: int | None
+    memory_api: MemoryApi | None
+
+
+class GpuObservation(_Frozen):
+    """One physical GPU. Byte fields are None when they could not be read (see `state`)."""
+
+    index: int
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    name: str | None = None
+    total_bytes: int | None = None
+    used_bytes: int | None = None  # v2: excludes reserved; v1: includes it
+    free_bytes: int | None = None
+    reserved_bytes: int | None = None  # None unless the v2 call answered
+    memory_api: MemoryApi | None = None
+    utilization_percent: int | None = None
+    state: GpuState = GpuState.OK
+    state_message: str | None = None
+    processes: tuple[GpuProcess, ...] = ()
+    mig_instances: tuple[MigInstance, ...] = ()
+
+    @property
+    def process_bytes(self) -> int:
+        """Bytes NVML attributes to the listed processes (those that report a number)."""
+        return sum(process.used_bytes or 0 for process in self.processes)
+
+
+class EngineLiveRank(_Frozen):
+    """Live facts one rank (or one vLLM DP engine) reports, keyed by the labels it used."""
+
+    dp_rank: int | None = None
+    tp_rank: int | None = None
+    pp_rank: int | None = None
+    engine_index: str | None = None  # vLLM's `engine` label
+    pid: int | None = None  # SGLang's `pid` label: the scheduler process of this rank
+    token_capacity: int | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    kv_usage_fraction: float | None = None
+    used_tokens: int | None = None
+    running_requests: int | None = None
+    waiting_requests: int | None = None
+
+
+class EngineLive(_Frozen):
+    """What an engine's endpoints said. Engine-wide figures: capacity and pages per rank, usage the
+    highest rank's, tokens and requests summed over ranks. `*_bytes` come from GiB figures the
+    engine printed to two decimals."""
+
+    state: EndpointState = EndpointState.NOT_QUERIED
+    message: str | None = None
+    base_url: str | None = None
+    version: str | None = None
+    token_capacity: int | None = None  # SGLang max_total_num_tokens; vLLM kv_cache_size_tokens
+    num_gpu_blocks: int | None = None  # vLLM, includes the null block
+    block_size: int | None = None  # tokens per KV page (vLLM block_size, SGLang page_size)
+    kv_usage_fraction: float | None = None  # 0..1
+    used_tokens: int | None = None
+    running_requests: int | None = None
+    waiting_requests: int | None = None
+    memory_fraction: float | None = None  # vLLM gpu_memory_utilization / SGLang mem_fraction_static
+    weight_bytes: int | None = None
+    kv_cache_bytes: int | None = None
+    ranks: tuple[EngineLiveRank, ...] = ()
+    notes: tuple[str, ...] = ()  # partial failures, e.g. SGLang started without --enable-metrics
+
+
+class EngineInstance(_Frozen):
+    """A running SGLang/vLLM server found on the node, with the settings its command line states."""
+
+    engine_id: str  # "<kind>:<server pid>"
+    kind: EngineName
+    server_pid: int
+    model: str | None = None
+    settings: LaunchSettings | None = None  # None when the command line could not be parsed
+    settings_message: str | None = None
+    host: str  # where kvtop reads its endpoints (127.0.0.1 when it binds every address)
+    port: int
+    live: EngineLive = EngineLive()
+
+    @field_validator("settings")
+    @classmethod
+    def _redact_flags(cls, value: LaunchSettings | None) -> LaunchSettings | None:
+        if value is None:
+            return None
+        return value.model_copy(update={"flags": redact_mapping(value.flags)})
+
+
+class NodeObservation(_Frozen):
+    """Everything kvtop observed on one node at `taken_at` (seconds since the epoch)."""
+
+    taken_at: float
+    nvml_state: NvmlState = NvmlState.OK
+    nvml_message: str | None = None
+    driver_version: str | None = None
+    gpus: tuple[GpuObservation, ...] = ()
+    engines: tuple[EngineInstance, ...] = ()
+
+    def gpu(self, index: int) -> GpuObservation | None:
+        """The GPU with NVML index `index`, if observed."""
+        return next((gpu for gpu in self.gpus if gpu.index == index), None)
+
+    def engine(self, engine_id: str) -> EngineInstance | None:
+        return next((engine for engine in self.engines if engine.engine_id == engine_id), None)
+
+    def engine_processes(self, engine_id: str) -> tuple[tuple[GpuObservation, GpuProcess], ...]:
+        """Every (GPU, process) of an engine, in GPU order: its ranks and where they run."""
+        return tuple(
+            (gpu, process)
+            for gpu in self.gpus
+            for process in gpu.processes
+            if process.engine_id == engine_id
+        )
+
+    def processes_with_role(self, role: ProcessRole) -> tuple[tuple[GpuObservation, GpuProcess], ...]:
+        return tuple((gpu, process) for gpu in self.gpus for process in gpu.processes if process.role == role)
+
+    def unattributed_bytes_by_gpu(self) -> dict[int, int]:
+        """Bytes held by processes kvtop could not see or read, per GPU index (GPUs with any)."""
+        totals: dict[int, int] = {}
+        for gpu, process in self.processes_with_role(ProcessRole.UNATTRIBUTED):
+            totals[gpu.index] = totals.get(gpu.index, 0) + (process.used_bytes or 0)
+        return totals

@@ -1,0 +1,250 @@
+"""The weights book: per rank, per component, params × bytes per param ÷ the shards that split it.
+
+Only the parallelism that really splits a component divides it: vocab-parallel embedding and
+LM head over TP (two matrices unless tied), attention over attention TP with KV heads never
+below one per rank, routed experts over the expert group, everything else (norms, router,
+MLA down-projections) whole on every rank.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec
+
+
+class WeightRow(BaseModel):
+    """One component's resident weights on one rank."""
+
+    model_config = ConfigDict(frozen=True)
+
+    component: str
+    params: int  # parameters resident on this rank
+    bytes: int  # bytes resident on this rank, quantization scales included
+    shards: int  # how many ranks split it (1 = whole on every rank)
+    bytes_per_param: float
+    note: str = ""
+
+
+class WeightsBook(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    rows: tuple[WeightRow, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(row.bytes for row in self.rows)
+
+    @property
+    def total_params(self) -> int:
+        return sum(row.params for row in self.rows)
+
+
+class _Acc:
+    """Accumulates (params, bytes) per component for one rank."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[float]] = {}
+        self.shards: dict[str, int] = {}
+        self.notes: dict[str, str] = {}
+
+    def add(self, component: str, params: float, nbytes: float, shards: int) -> None:
+        entry = self.parts.setdefault(component, [0.0, 0.0])
+        entry[0] += params
+        entry[1] += nbytes
+        self.shards[component] = max(self.shards.get(component, 1), shards)
+
+    def rows(self, order: Iterable[str]) -> tuple[WeightRow, ...]:
+        out = []
+        for name in order:
+            if name not in self.parts:
+                continue
+            params, nbytes = self.parts[name]
+            out.append(
+                WeightRow(
+                    component=name,
+                    params=round(params),
+                    bytes=round(nbytes),
+                    shards=self.shards[name],
+                    bytes_per_param=nbytes / params if params else 0.0,
+                    note=self.notes.get(name, ""),
+                )
+            )
+        return tuple(out)
+
+
+COMPONENT_ORDER = (
+    "embedding", "attention", "linear_attention", "mlp", "routed_experts", "shared_experts",
+    "router", "norms", "lm_head", "mtp",
+)  # fmt: skip
+
+
+class _Rank:
+    """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
+
+    def __init__(self, model: ModelSpec, layout: ParallelLayout) -> None:
+        self.model = model
+        self.layout = layout
+        self.acc = _Acc()
+
+    def matrix(self, component: str, rows: int, cols: int, shards: int, modules: tuple[str, ...], quantizable: bool = True) -> None:
+        quant = self.model.quant
+        if quantizable and quant.quantized and not quant.spares(modules):
+            nbytes = quant.matrix_bytes(rows, cols, self.model.dtype_bytes)
+        else:
+            nbytes = rows * cols * self.model.dtype_bytes
+        self.acc.add(component, rows * cols / shards, nbytes / shards, shards)
+
+    def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
+        width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
+        self.acc.add(component, size / shards, size * width / shards, shards)
+
+
+def _attention(rank: _Rank, layer: int) -> None:
+    m, lay = rank.model, rank.layout
+    tp = lay.attn_tp
+    h, hd, vd = m.hidden_size, m.head_dim, m.v_head_dim
+    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
+    if m.mla is not None:
+        mla = m.mla
+        q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+        if mla.q_lora_rank:
+            rank.matrix("attention", mla.q_lora_rank, h, 1, names)  # q_a: whole on every rank
+            rank.matrix("attention", q_width, mla.q_lora_rank, tp, names)
+            rank.vector("norms", mla.q_lora_rank)
+        else:
+            rank.matrix("attention", q_width, h, tp, names)
+        rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
+        rank.matrix("attention", m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, tp, names)
+        rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
+        rank.vector("norms", mla.kv_lora_rank)
+        if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads:
+            index = m.dsa_index_head_dim
+            rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
+            rank.matrix("attention", index, h, 1, names)
+            rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
+            rank.vector("norms", 2 * index)
+        return
+    kv_rank = lay.kv_heads_per_rank(m.num_kv_heads)
+    q_params = m.num_attention_heads * hd
+    rank.matrix("attention", q_params, h, tp, names)
+    # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
+    rank.matrix("attention", kv_rank * (hd + vd), h, 1, names)
+    rank.matrix("attention", h, m.num_attention_heads * vd, tp, names)
+    if m.attention_bias:
+        rank.vector("attention", q_params, tp)
+        rank.vector("attention", kv_rank * (hd + vd))
+    if m.attention_sinks:
+        rank.vector("attention", m.num_attention_heads, tp)
+    if m.qk_norm:
+        rank.vector("norms", 2 * hd)
+
+
+def _linear_attention(rank: _Rank, layer: int) -> None:
+    m, tp = rank.model, rank.layout.attn_tp
+    s = m.state
+    assert s is not None
+    names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
+    h = m.hidden_size
+    key_width = s.n_groups * s.state_size
+    if m.model_type == "qwen3_next":  # gated delta net: qkvz and beta/alpha projections
+        rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
+        rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
+    else:  # Mamba2: z, x, B, C, dt in one projection
+        rank.matrix("linear_attention", 2 * s.inner_size + 2 * key_width + s.num_heads, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim, tp)  # conv bias
+    rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+    rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D / dt_bias
+    rank.vector("norms", s.inner_size if m.model_type != "qwen3_next" else s.head_dim)
+    rank.matrix("linear_attention", h, s.inner_size, tp, names)
+
+
+def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
+    m, lay = rank.model, rank.layout
+    h = m.hidden_size
+    mats = 3 if m.mlp_gated else 2
+    prefix = f"model.layers.{layer}.mlp"
+    if kind is MlpKind.DENSE:
+        for _ in range(mats):
+            rank.matrix("mlp", m.intermediate_size, h, lay.tp, (prefix, prefix + ".down_proj"))
+        return
+    moe = m.moe
+    assert moe is not None
+    shards = lay.moe_shards
+    for _ in range(mats):
+        rank.matrix(
+            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, h, shards,
+            (prefix + ".experts", prefix + ".experts.0.down_proj"),
+        )  # fmt: skip
+    if moe.expert_bias:
+        rank.vector("routed_experts", moe.num_routed_experts * (2 * moe.expert_intermediate_size + h), shards)
+    if moe.shared_intermediate_size:
+        shared_names = (prefix + ".shared_experts", prefix + ".shared_expert", prefix + ".shared_expert.down_proj")
+        for _ in range(mats):
+            rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        if moe.shared_expert_gate:
+            rank.vector("shared_experts", h)
+    rank.vector("router", moe.num_routed_experts * h)
+    if moe.expert_bias or m.mla is not None:
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4)  # router bias / score correction
+    if lay.ep > 1:
+        rank.acc.notes["routed_experts"] = (
+            f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"
+        )
+
+
+def weights_book(
+    model: ModelSpec, layout: ParallelLayout, layers: range, *, first_stage: bool, last_stage: bool, load_mtp: bool = False
+) -> WeightsBook:
+    """The weights one rank of a pipeline stage holding `layers` keeps resident."""
+    rank = _Rank(model, layout)
+    h = model.hidden_size
+    padded_vocab = math.ceil(model.vocab_size / 64) * 64
+    vocab_rows = math.ceil(padded_vocab / layout.tp)
+    if first_stage:
+        rank.acc.add("embedding", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+    for layer in layers:
+        kind = model.layer_attention[layer]
+        if kind in (LayerKind.FULL, LayerKind.SLIDING):
+            _attention(rank, layer)
+        elif kind is LayerKind.LINEAR:
+            _linear_attention(rank, layer)
+        if model.layer_mlp[layer] is not MlpKind.NONE:
+            _mlp(rank, layer, model.layer_mlp[layer])
+        rank.vector("norms", 2 * h)
+    if last_stage:
+        rank.vector("norms", h)
+        if not model.tie_word_embeddings or not first_stage:
+            rank.acc.add("lm_head", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+        if model.mtp_layers:
+            if load_mtp:
+                _mtp(rank, model)
+            else:
+                rank.acc.add("mtp", 0, 0, 1)
+                rank.acc.notes["mtp"] = f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
+    if model.tie_word_embeddings and first_stage and last_stage:
+        rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"
+    return WeightsBook(rows=rank.acc.rows(COMPONENT_ORDER))
+
+
+def _mtp(rank: _Rank, model: ModelSpec) -> None:
+    """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it."""
+    before = {k: list(v) for k, v in rank.acc.parts.items()}
+    last = model.num_layers - 1
+    for _ in range(model.mtp_layers):
+        _attention(rank, last)
+        _mlp(rank, last, model.layer_mlp[last])
+        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, 1, ("model.layers.61.eh_proj",))
+        rank.vector("norms", 4 * model.hidden_size)
+    moved = [0.0, 0.0]
+    for name, (params, nbytes) in list(rank.acc.parts.items()):
+        old = before.get(name, [0.0, 0.0])
+        if name != "mtp":
+            moved[0] += params - old[0]
+            moved[1] += nbytes - old[1]
+            rank.acc.parts[name] = old
+    rank.acc.add("mtp", moved[0], moved[1], 1)

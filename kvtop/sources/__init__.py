@@ -1,0 +1,1 @@
+"""The outside world: each module owns one outside library or surface."""

@@ -1,0 +1,298 @@
+"""SGLang startup-log lines (engines/sglang.md §2, §11, §14), one handler per kind of line.
+
+Each handler gets a line that contains its trigger substring and the per-rank field lists it
+appends to; it returns whether it took a value. Fields are pulled one by one with small regexes,
+so a line that gained or lost a field between SGLang versions still yields what it states.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kvtop.domain.engine_log import (
+    GraphCapture,
+    KvAllocation,
+    KvBudgetError,
+    MambaAllocation,
+    Measured,
+    PostCaptureResize,
+    ProfiledTokenOverride,
+    RankKey,
+    Rounded,
+    SchedulerSummary,
+    SglangRankLog,
+    SlidingWindowSplit,
+    SwaPoolUsage,
+    WeightLoad,
+)
+
+Fields = dict[str, list[Any]]
+Handler = Callable[[str, Fields], bool]
+
+_NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
+_INT = r"-?\d{1,20}"
+_GB = rf"({_NUM})\s*GB"
+
+_AVAIL = re.compile(rf"avail mem=\s*{_GB}")
+_USAGE = re.compile(rf"mem usage=\s*{_GB}")
+_ELAPSED = re.compile(rf"(?:elapsed=|Time elapsed:\s*)({_NUM})\s*s")
+_TYPE = re.compile(r"type=([\w.]{1,200})")
+_DTYPE_EQ = re.compile(r"dtype=([\w.]{1,60})")
+_QUANT = re.compile(r"quant=([\w.-]{1,60})")
+_KV_DTYPE = re.compile(r"dtype: ([\w.]{1,60})")
+_KV_TOKENS = re.compile(r"#tokens: (\d[\d,]{0,29})")
+_K_SIZE = re.compile(rf"(?<![\w])K size: {_GB}")
+_V_SIZE = re.compile(rf"(?<![\w])V size: {_GB}")
+_KV_SIZE = re.compile(rf"KV size: {_GB}")
+_SWA = re.compile(rf"SWAKVPool mem usage: {_GB}")
+_SWA_SIZE = re.compile(r"swa size: (\d[\d,]{0,29})")
+_FULL_SIZE = re.compile(r"full size: (\d[\d,]{0,29})")
+_FULL_LAYER = re.compile(r"full_layer_tokens=(\d[\d,]{0,29})")
+_SWA_LAYER = re.compile(r"swa_layer_tokens=(\d[\d,]{0,29})")
+_MAMBA_SIZE = re.compile(r"max_mamba_cache_size: (\d{1,20})")
+_CONV = re.compile(rf"conv_state size: {_GB}")
+_SSM = re.compile(rf"ssm_state size: {_GB}")
+_CAPTURE = re.compile(r"Capture\s+([\w -]{0,40}?)\s*cuda graph (begin|end)", re.IGNORECASE)
+_SUMMARY = {
+    key: re.compile(rf"(?<![\w]){key}=({_INT})")
+    for key in (
+        "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
+        "max_running_requests", "context_len",
+    )
+}  # fmt: skip
+_AVAILABLE_GPU_MEM = re.compile(rf"available_gpu_mem={_GB}")
+_PROFILED = re.compile(rf"max_total_tokens=({_INT}) is larger than the profiled value ({_INT})")
+_POST_CAPTURE = re.compile(rf"max_total_num_tokens=({_INT}), free memory={_GB}")
+_MM_RESERVE = re.compile(rf"Reserving {_GB} of the KV budget")
+_USING_DTYPE = re.compile(r"Using KV cache dtype: ([\w.]{1,60})")
+_MFS = re.compile(rf"(?:--mem-fraction-static=|mem_fraction_static=)({_NUM})")
+_MIN_VIABLE = re.compile(rf"minimum viable = [^=]{{0,40}}= ({_NUM})")
+_ALLOWED = re.compile(r"maximum allowed length \((\d{1,20}) tokens\)")
+
+
+def _gib(pattern: re.Pattern[str], text: str) -> Measured | None:
+    match = pattern.search(text)
+    return Measured.from_text(match.group(1), unit="GB") if match else None
+
+
+def _int(pattern: re.Pattern[str], text: str, group: int = 1) -> int | None:
+    match = pattern.search(text)
+    return int(match.group(group).replace(",", "")) if match else None
+
+
+def _str(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(1) if match else None
+
+
+def _seconds(text: str) -> float | None:
+    match = _ELAPSED.search(text)
+    return float(match.group(1)) if match else None
+
+
+def _append(fields: Fields, name: str, kind: Callable[..., Any], **values: object) -> bool:
+    """Append a `kind` made of the stated `values`, unless the line stated none of them."""
+    stated = {key: value for key, value in values.items() if value is not None}
+    if not stated:
+        return False
+    fields[name].append(kind(**stated))
+    return True
+
+
+def _init_dist(text: str, fields: Fields) -> bool:
+    usage = _gib(_USAGE, text)
+    if usage is not None:
+        fields["init_dist_mem_usage"].append(usage)
+    return usage is not None
+
+
+def _load_begin(text: str, fields: Fields) -> bool:
+    return _append(fields, "weight_loads", WeightLoad, avail_before=_gib(_AVAIL, text))
+
+
+def _load_end(text: str, fields: Fields) -> bool:
+    end = {
+        "avail_after": _gib(_AVAIL, text),
+        "mem_usage": _gib(_USAGE, text),
+        "elapsed_s": _seconds(text),
+        "model_class": _str(_TYPE, text),
+        "dtype": _str(_DTYPE_EQ, text),
+        "quant": _str(_QUANT, text),
+    }
+    stated = {key: value for key, value in end.items() if value is not None}
+    if not stated:
+        return False
+    loads = fields["weight_loads"]
+    if loads and loads[-1].avail_after is None and loads[-1].mem_usage is None:
+        loads[-1] = loads[-1].model_copy(update=stated)
+    else:
+        loads.append(WeightLoad(**stated))
+    return True
+
+
+def _kv_allocated(text: str, fields: Fields) -> bool:
+    return _append(
+        fields,
+        "kv_allocations",
+        KvAllocation,
+        dtype=_str(_KV_DTYPE, text),
+        tokens=_int(_KV_TOKENS, text),
+        k_size=_gib(_K_SIZE, text),
+        v_size=_gib(_V_SIZE, text),
+        kv_size=_gib(_KV_SIZE, text),
+    )
+
+
+def _swa_pool(text: str, fields: Fields) -> bool:
+    return _append(
+        fields,
+        "swa_pools",
+        SwaPoolUsage,
+        mem_usage=_gib(_SWA, text),
+        swa_tokens=_int(_SWA_SIZE, text),
+        full_tokens=_int(_FULL_SIZE, text),
+    )
+
+
+def _sliding_window(text: str, fields: Fields) -> bool:
+    return _append(
+        fields,
+        "sliding_window_splits",
+        SlidingWindowSplit,
+        full_layer_tokens=_int(_FULL_LAYER, text),
+        swa_layer_tokens=_int(_SWA_LAYER, text),
+    )
+
+
+def _mamba(text: str, fields: Fields) -> bool:
+    return _append(
+        fields,
+        "mamba_allocations",
+        MambaAllocation,
+        max_mamba_cache_size=_int(_MAMBA_SIZE, text),
+        conv_state=_gib(_CONV, text),
+        ssm_state=_gib(_SSM, text),
+    )
+
+
+def _pool_end(text: str, fields: Fields) -> bool:
+    avail = _gib(_AVAIL, text)
+    if avail is not None:
+        fields["memory_pool_end_avail"].append(avail)
+    return avail is not None
+
+
+def _capture(text: str, fields: Fields) -> bool:
+    match = _CAPTURE.search(text)
+    if match is None:
+        return False
+    phase = " ".join(match.group(1).lower().split())
+    captures = fields["graph_captures"]
+    if match.group(2).lower() == "begin":
+        captures.append(GraphCapture(phase=phase, avail_before=_gib(_AVAIL, text)))
+        return True
+    end = {"mem_usage": _gib(_USAGE, text), "avail_after": _gib(_AVAIL, text), "elapsed_s": _seconds(text)}
+    stated = {key: value for key, value in end.items() if value is not None}
+    open_capture = captures[-1] if captures else None
+    if open_capture is not None and open_capture.phase == phase and open_capture.mem_usage is None:
+        captures[-1] = open_capture.model_copy(update=stated)
+    else:
+        captures.append(GraphCapture(phase=phase, **stated))
+    return True
+
+
+def _summary(text: str, fields: Fields) -> bool:
+    if "Post-capture KV sizing" in text:
+        return False
+    values = {key: _int(pattern, text) for key, pattern in _SUMMARY.items()}
+    available = _gib(_AVAILABLE_GPU_MEM, text)
+    return _append(fields, "scheduler_summaries", SchedulerSummary, available_gpu_mem=available, **values)
+
+
+def _profiled(text: str, fields: Fields) -> bool:
+    match = _PROFILED.search(text)
+    if match is None:
+        return False
+    override = ProfiledTokenOverride(
+        max_total_tokens=int(match.group(1)), profiled_tokens=int(match.group(2))
+    )
+    fields["profiled_token_overrides"].append(override)
+    return True
+
+
+def _post_capture(text: str, fields: Fields) -> bool:
+    match = _POST_CAPTURE.search(text)
+    if match is None:
+        return False
+    resize = PostCaptureResize(
+        max_total_num_tokens=int(match.group(1)), free_memory=Measured.from_text(match.group(2), unit="GB")
+    )
+    fields["post_capture_resizes"].append(resize)
+    return True
+
+
+def _mm_reserve(text: str, fields: Fields) -> bool:
+    reserve = _gib(_MM_RESERVE, text)
+    if reserve is not None:
+        fields["mm_reserves"].append(reserve)
+    return reserve is not None
+
+
+def _kv_dtype(text: str, fields: Fields) -> bool:
+    dtype = _str(_USING_DTYPE, text)
+    if dtype is not None:
+        fields["kv_cache_dtype"].append(dtype)
+    return dtype is not None
+
+
+def _budget_error(text: str, fields: Fields) -> bool:
+    no_kv = "leave no GPU memory for the KV cache" in text
+    mfs = _MFS.search(text)
+    minimum = _MIN_VIABLE.search(text)
+    trigger = "Loaded weights" if no_kv else "Not enough memory"
+    error = KvBudgetError(
+        kind="no_memory_for_kv" if no_kv else "not_enough_memory",
+        mem_fraction_static=float(mfs.group(1)) if mfs else None,
+        minimum_viable=Rounded.from_text(minimum.group(1)) if minimum else None,
+        message=text[max(text.find(trigger), 0) :].strip(),
+    )
+    fields["budget_errors"].append(error)
+    return True
+
+
+def _allowed_length(text: str, fields: Fields) -> bool:
+    length = _int(_ALLOWED, text)
+    if length is not None:
+        fields["max_allowed_input_lengths"].append(length)
+    return length is not None
+
+
+HANDLERS: tuple[tuple[str, Handler], ...] = (
+    ("Init torch distributed ends", _init_dist),
+    ("Load weight begin", _load_begin),
+    ("Load weight end", _load_end),
+    ("KV Cache is allocated", _kv_allocated),
+    ("SWAKVPool mem usage", _swa_pool),
+    ("Use sliding window memory pool", _sliding_window),
+    ("Mamba Cache is allocated", _mamba),
+    ("Memory pool end", _pool_end),
+    ("Capture ", _capture),
+    ("max_total_num_tokens=", _summary),
+    ("is larger than the profiled value", _profiled),
+    ("Post-capture KV sizing", _post_capture),
+    ("of the KV budget for post-sizing", _mm_reserve),
+    ("Using KV cache dtype", _kv_dtype),
+    ("leave no GPU memory for the KV cache", _budget_error),
+    ("Not enough memory. Please try to increase --mem-fraction-static", _budget_error),
+    ("maximum allowed length (", _allowed_length),
+)
+"""(trigger substring, handler): a handler runs only on lines that contain its trigger."""
+
+
+def freeze(rank: RankKey, fields: Fields) -> SglangRankLog:
+    """The frozen record of one rank from the lists the handlers filled."""
+    values: dict[str, Any] = {name: tuple(items) for name, items in fields.items() if items}
+    dtypes = values.pop("kv_cache_dtype", ())
+    return SglangRankLog(rank=rank, kv_cache_dtype=dtypes[0] if dtypes else None, **values)

@@ -1,0 +1,300 @@
+"""GPU pids → engines and ranks, through the OS process table (psutil owns this module).
+
+`attribute_node` takes NVML's view of a node and, for every GPU process, reads its parent,
+user, command line, title and `CUDA_VISIBLE_DEVICES`; it finds the SGLang/vLLM server that
+launched it (the nearest ancestor whose command line is a server launch) and its rank from the
+title the engine gave it (`VLLM::Worker_TP1_EP1`, `sglang::scheduler_DP1_TP3`). Processes of no
+engine are co-tenants, engine workers without a live server are orphans, and pids this
+namespace cannot see or read are unattributed — named, never dropped. The OS is reached only
+through a `ProcessTable`, so tests use a table built from recorded process listings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import EngineName, LaunchSettings, detect_engine, parse_launch_command
+from kvtop.domain.observe import (
+    EngineInstance,
+    EngineRank,
+    GpuProcess,
+    NodeObservation,
+    ProcessInfoState,
+    ProcessRole,
+)
+from kvtop.domain.redact import redact_argv
+
+DEFAULT_PORTS: dict[EngineName, int] = {"sglang": 30000, "vllm": 8000}
+_ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
+_TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
+_RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
+_MAX_ANCESTRY = 64
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """What the OS says about one process; `unreadable` names the details access was denied to."""
+
+    pid: int
+    parent_pid: int | None = None
+    name: str | None = None
+    cmdline: tuple[str, ...] = ()
+    user: str | None = None
+    start_time: float | None = None
+    cuda_visible_devices: str | None = None
+    unreadable: tuple[str, ...] = ()
+
+
+class ProcessTable(Protocol):
+    """The seam to the OS: a process by pid, or None when this namespace cannot see it."""
+
+    def lookup(self, pid: int) -> ProcessRecord | None: ...
+
+
+class PsutilProcessTable:
+    """The real process table, read with psutil (Linux /proc, macOS, Windows)."""
+
+    def lookup(self, pid: int) -> ProcessRecord | None:
+        import psutil
+
+        try:
+            process = psutil.Process(pid)
+            unreadable: list[str] = []
+
+            def read(field: str, call: Callable[[], object]) -> object:
+                try:
+                    return call()
+                except psutil.AccessDenied:
+                    unreadable.append(field)
+                    return None
+
+            with process.oneshot():
+                name = read("name", process.name)
+                cmdline = read("command line", process.cmdline)
+                parent_pid = read("parent", process.ppid)
+                user = read("user", process.username)
+                start_time = read("start time", process.create_time)
+                environ = read("environment", process.environ)
+        except psutil.NoSuchProcess:  # also a zombie: it holds no GPU memory of its own any more
+            return None
+        except psutil.AccessDenied:
+            return ProcessRecord(pid=pid, unreadable=("everything",))
+        return ProcessRecord(
+            pid=pid,
+            parent_pid=parent_pid if isinstance(parent_pid, int) else None,
+            name=name if isinstance(name, str) else None,
+            cmdline=_trim(cmdline if isinstance(cmdline, list) else []),
+            user=user if isinstance(user, str) else None,
+            start_time=start_time if isinstance(start_time, float) else None,
+            cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES") if isinstance(environ, dict) else None,
+            unreadable=tuple(unreadable),
+        )
+
+
+def read_host_memory() -> tuple[int, int]:
+    """(total, available) bytes of host RAM: the memory of unified-memory GPUs (GB10, Grace)."""
+    import psutil
+
+    memory = psutil.virtual_memory()
+    return int(memory.total), int(memory.available)
+
+
+def _trim(argv: list[str]) -> tuple[str, ...]:
+    """Drop the empty tail a renamed process (setproctitle) leaves in its argv area."""
+    while argv and not argv[-1]:
+        argv = argv[:-1]
+    return tuple(argv)
+
+
+def title_of(record: ProcessRecord) -> str | None:
+    """The engine-given process title (`VLLM::EngineCore`, `sglang::scheduler_TP0`), if any."""
+    for candidate in (record.cmdline[0] if len(record.cmdline) == 1 else None, record.name):
+        if candidate and _TITLE.match(candidate.strip()):
+            return candidate.strip()
+    return None
+
+
+def engine_kind_of_title(title: str | None) -> EngineName | None:
+    match = _TITLE.match(title or "")
+    if match is None:
+        return None
+    return "vllm" if match["prefix"].upper() == "VLLM" else "sglang"
+
+
+def rank_parts(title: str | None) -> dict[str, int]:
+    """The rank numbers a title states: `VLLM::Worker_TP1_EP1` → {'tp': 1, 'ep': 1}."""
+    match = _TITLE.match(title or "")
+    if match is None:
+        return {}
+    return {axis.lower(): int(number) for axis, number in _RANK_PART.findall(match["role"])}
+
+
+def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservation:
+    """Fill in who every GPU process is, and the engines they belong to."""
+    attribution = _Attribution(table)
+    gpus = tuple(
+        gpu.model_copy(update={"processes": tuple(attribution.describe(p) for p in gpu.processes)})
+        for gpu in node.gpus
+    )
+    observed = node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
+    return _rank_servers_that_compute(observed)
+
+
+class _Attribution:
+    """Per-call cache of the process table, and the engines found so far (by server pid)."""
+
+    def __init__(self, table: ProcessTable) -> None:
+        self.table = table
+        self.records: dict[int, ProcessRecord | None] = {}
+        self.engines: dict[int, EngineInstance] = {}
+
+    def lookup(self, pid: int) -> ProcessRecord | None:
+        if pid not in self.records:
+            self.records[pid] = self.table.lookup(pid)
+        return self.records[pid]
+
+    def ancestry(self, record: ProcessRecord) -> list[ProcessRecord]:
+        """The process and its ancestors, nearest first."""
+        chain = [record]
+        seen = {record.pid}
+        while len(chain) < _MAX_ANCESTRY:
+            parent_pid = chain[-1].parent_pid
+            if not parent_pid or parent_pid in seen:
+                break
+            parent = self.lookup(parent_pid)
+            if parent is None:
+                break
+            chain.append(parent)
+            seen.add(parent_pid)
+        return chain
+
+    def describe(self, process: GpuProcess) -> GpuProcess:
+        record = self.lookup(process.pid)
+        if record is None:
+            return process.model_copy(update={
+                "info_state": ProcessInfoState.NOT_VISIBLE,
+                "info_message": f"pid {process.pid} is not visible here: it runs in another PID "
+                "namespace (a container; run kvtop with the host's PID namespace, e.g. --pid=host) "
+                "or it has exited",
+                "role": ProcessRole.UNATTRIBUTED,
+            })  # fmt: skip
+        title = title_of(record)
+        known = {
+            "name": record.name,
+            "title": title,
+            "cmdline": redact_argv(record.cmdline),  # model_copy skips validators: redact here
+            "user": record.user,
+            "parent_pid": record.parent_pid,
+            "start_time": record.start_time,
+            "cuda_visible_devices": record.cuda_visible_devices,
+            "info_state": ProcessInfoState.ACCESS_DENIED if record.unreadable else ProcessInfoState.OK,
+            "info_message": (
+                f"access denied reading the {', '.join(record.unreadable)} of pid {record.pid}: "
+                "run kvtop as root or as the process's user"
+            ) if record.unreadable else None,
+        }  # fmt: skip
+        chain = self.ancestry(record)
+        server = _find_server(chain)
+        if server is not None:
+            server_index, server_kind = server
+            engine = self.engine_for(chain[server_index], server_kind)
+            role = ProcessRole.ENGINE_SERVER if server_index == 0 else ProcessRole.ENGINE_WORKER
+            rank = _rank(chain[:server_index]) if role is ProcessRole.ENGINE_WORKER else None
+            return process.model_copy(update={
+                **known, "role": role, "engine_id": engine.engine_id, "engine_kind": engine.kind, "rank": rank,
+            })  # fmt: skip
+        kind = engine_kind_of_title(title)
+        if kind is not None:
+            return process.model_copy(
+                update={**known, "role": ProcessRole.ORPHAN, "engine_kind": kind, "rank": _rank(chain)}
+            )
+        if "command line" in record.unreadable or "everything" in record.unreadable:
+            return process.model_copy(update={**known, "role": ProcessRole.UNATTRIBUTED})
+        return process.model_copy(update={**known, "role": ProcessRole.CO_TENANT})
+
+    def engine_for(self, server: ProcessRecord, kind: EngineName) -> EngineInstance:
+        if server.pid not in self.engines:
+            self.engines[server.pid] = _engine_from_server(server, kind)
+        return self.engines[server.pid]
+
+
+def _launch_of(record: ProcessRecord) -> EngineName | None:
+    found = detect_engine(redact_argv(record.cmdline))
+    return found[0] if found else None
+
+
+def _find_server(chain: list[ProcessRecord]) -> tuple[int, EngineName] | None:
+    """(index in `chain`, engine) of the launching server: the nearest ancestor whose command
+    line is a server launch, climbing past forked copies of it (same command line)."""
+    for index, record in enumerate(chain):
+        kind = _launch_of(record)
+        if kind is not None:
+            while index + 1 < len(chain) and chain[index + 1].cmdline == record.cmdline:
+                index += 1
+            return index, kind
+    return None
+
+
+def _rank(chain: list[ProcessRecord]) -> EngineRank:
+    """The rank a worker's own title states; an axis it omits (vLLM's DP) from an ancestor's title."""
+    parts: dict[str, int] = {}
+    for record in chain:
+        for axis, number in rank_parts(title_of(record)).items():
+            parts.setdefault(axis, number)
+    return EngineRank(**parts)
+
+
+def _engine_from_server(server: ProcessRecord, kind: EngineName) -> EngineInstance:
+    argv = redact_argv(server.cmdline)
+    settings: LaunchSettings | None
+    try:
+        settings = parse_launch_command(argv)
+        message = None
+    except InputError as error:
+        settings = None
+        message = f"the launch command of pid {server.pid} could not be read: {error}"
+    host, port = endpoint_address(kind, settings)
+    return EngineInstance(
+        engine_id=f"{kind}:{server.pid}",
+        kind=kind,
+        server_pid=server.pid,
+        model=settings.model if settings else None,
+        settings=settings,
+        settings_message=message,
+        host=host,
+        port=port,
+    )
+
+
+def endpoint_address(kind: EngineName, settings: LaunchSettings | None) -> tuple[str, int]:
+    """Where to reach a server: its --host/--port, with the engine's defaults; an any-address
+    bind (0.0.0.0) is reached on 127.0.0.1."""
+    host = settings.host if settings and settings.host else None
+    port = settings.port if settings and settings.port else DEFAULT_PORTS[kind]
+    return ("127.0.0.1" if host is None or host in _ANY_ADDRESS else host), port
+
+
+def _rank_servers_that_compute(node: NodeObservation) -> NodeObservation:
+    """A server process holding GPU memory is its engine's first rank (vLLM V0 runs rank 0 in
+    the API server) unless a worker already states that rank."""
+    first = EngineRank()
+
+    def ranked(process: GpuProcess) -> GpuProcess:
+        if process.role is not ProcessRole.ENGINE_SERVER or process.engine_id is None:
+            return process
+        taken = any(
+            worker.rank == first
+            for _, worker in node.engine_processes(process.engine_id)
+            if worker.role is ProcessRole.ENGINE_WORKER
+        )
+        return process if taken else process.model_copy(update={"rank": first})
+
+    gpus = tuple(
+        gpu.model_copy(update={"processes": tuple(ranked(process) for process in gpu.processes)})
+        for gpu in node.gpus
+    )
+    return node.model_copy(update={"gpus": gpus})

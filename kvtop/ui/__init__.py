@@ -1,0 +1,1 @@
+"""The Textual app. It receives its sources and never builds them."""

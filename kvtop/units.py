@@ -1,0 +1,76 @@
+"""Bytes ⇄ text. GB means 10**9 and GiB 2**30, always stated, never guessed.
+
+Sizes cross every boundary as `int` bytes; this module is the only place that turns them
+into text or text into them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import ByteSize, TypeAdapter, ValidationError
+
+from kvtop.domain.errors import InputError
+
+GIB = 1 << 30
+MIB = 1 << 20
+GB = 10**9
+
+_BYTESIZE = TypeAdapter(ByteSize)
+_NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
+
+
+def parse_size(text: str, *, field: str = "size") -> int:
+    """Parse '80GiB', '80 GB', '1.5TiB', '512MiB' or a plain byte count into int bytes.
+
+    A bare number is bytes. Negative sizes are an error naming `field`.
+    """
+    raw = str(text).strip()
+    if raw.startswith("-"):
+        raise InputError(f"a size cannot be negative (got {raw!r})", field=field)
+    if _NUMBER.match(raw):
+        return int(float(raw))
+    try:
+        return int(_BYTESIZE.validate_python(raw))
+    except ValidationError:
+        raise InputError(
+            f"not a size: {raw!r} (write e.g. 80GiB, 81.5GB or 512MiB)", field=field
+        ) from None
+
+
+def gib(num_bytes: int | float) -> float:
+    """Bytes as GiB (2**30) — a float for display and for the engines' own GiB arithmetic."""
+    return num_bytes / GIB
+
+
+def fmt_gib(num_bytes: int | float, digits: int = 2) -> str:
+    """'17.64 GiB'."""
+    return f"{num_bytes / GIB:,.{digits}f} GiB"
+
+
+def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
+    """'18.94 GB' (decimal, 10**9)."""
+    return f"{num_bytes / GB:,.{digits}f} GB"
+
+
+def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
+    """'18.94 GB (17.64 GiB)': both units where a reader may compare with either."""
+    return f"{fmt_gb(num_bytes, digits)} ({fmt_gib(num_bytes, digits)})"
+
+
+def fmt_bytes(num_bytes: int | float) -> str:
+    """A compact binary size for tables: '57,344 B', '56.0 KiB', '4.60 GiB'."""
+    value = float(num_bytes)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    if value < 1 << 10:
+        return f"{sign}{value:,.0f} B"
+    for unit, scale in (("TiB", 1 << 40), ("GiB", GIB), ("MiB", MIB), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{sign}{value / scale:,.2f} {unit}"
+    return f"{sign}{value:,.0f} B"
+
+
+def fmt_tokens(tokens: int | float) -> str:
+    """'1,512,448'."""
+    return f"{int(tokens):,}"

@@ -1,0 +1,1 @@
+"""Fakes at the seams: a pynvml module, a process table."""

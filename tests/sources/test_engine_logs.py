@@ -1,0 +1,446 @@
+"""The engine-log parser against every real case log in /work/shared/cases, plus odd inputs.
+
+The case test is parametrised over every non-null number under `logged` in each case.json and
+asserts the parser recovers it at the precision the log printed. Numbers the log itself does not
+contain (quoted only in a PR text or derived in case.json) are strict xfails saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvtop.domain.engine_log import (
+    GIB_BYTES,
+    EngineLog,
+    Measured,
+    RankKey,
+    Rounded,
+    SglangRankLog,
+    VllmRankLog,
+    first_over_ranks,
+)
+from kvtop.domain.errors import InputError
+from kvtop.sources.engine_logs import (
+    parse_call_args,
+    parse_dict_args,
+    parse_engine_log,
+    rank_of,
+    read_engine_log,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+CASES = SHARED / "cases"
+
+
+def _nth(items: tuple[Any, ...], index: int) -> Any:
+    return items[index] if len(items) > index else None
+
+
+def _attr(items: tuple[Any, ...], index: int, name: str) -> Any:
+    item = _nth(items, index)
+    return None if item is None else getattr(item, name)
+
+
+# case.json key -> what the parser gives for it on one rank (the first printed occurrence,
+# except `draft`/`main_branch_run` figures, which are the second).
+SGLANG_PICKS: dict[str, Callable[[SglangRankLog], Any]] = {
+    "avail_mem_before_load_gb": lambda r: _attr(r.weight_loads, 0, "avail_before"),
+    "weight_mem_usage_gb": lambda r: _attr(r.weight_loads, 0, "mem_usage"),
+    "avail_mem_after_load_gb": lambda r: _attr(r.weight_loads, 0, "avail_after"),
+    "kv_tokens": lambda r: _attr(r.kv_allocations, 0, "tokens"),
+    "k_size_gb": lambda r: _attr(r.kv_allocations, 0, "k_size"),
+    "v_size_gb": lambda r: _attr(r.kv_allocations, 0, "v_size"),
+    "kv_size_gb_mla": lambda r: _attr(r.kv_allocations, 0, "kv_size"),
+    "memory_pool_end_avail_gb": lambda r: _nth(r.memory_pool_end_avail, 0),
+    "max_total_num_tokens": lambda r: _attr(r.scheduler_summaries, 0, "max_total_num_tokens"),
+    "max_running_requests": lambda r: _attr(r.scheduler_summaries, 0, "max_running_requests"),
+    "context_len": lambda r: _attr(r.scheduler_summaries, 0, "context_len"),
+    "chunked_prefill_size": lambda r: _attr(r.scheduler_summaries, 0, "chunked_prefill_size"),
+    "max_prefill_tokens": lambda r: _attr(r.scheduler_summaries, 0, "max_prefill_tokens"),
+    "available_gpu_mem_gb": lambda r: _attr(r.scheduler_summaries, 0, "available_gpu_mem"),
+    "other.avail_after_draft_load_gb": lambda r: _attr(r.weight_loads, 1, "avail_after"),
+    "other.draft_weight_mem_usage_gb": lambda r: _attr(r.weight_loads, 1, "mem_usage"),
+    "other.capture_cuda_graph_begin_avail_gb": lambda r: _attr(r.graph_captures, 0, "avail_before"),
+    "other.capture_cuda_graph_begin_avail_gb_TP0": lambda r: _attr(r.graph_captures, 0, "avail_before"),
+    "other.decode_cuda_graph_mem_usage_gb": lambda r: _attr(r.graph_captures, 0, "mem_usage"),
+    "other.cuda_graph_mem_usage_gb": lambda r: _attr(r.graph_captures, 0, "mem_usage"),
+    "other.conv_state_gb": lambda r: _attr(r.mamba_allocations, 0, "conv_state"),
+    "other.ssm_state_gb": lambda r: _attr(r.mamba_allocations, 0, "ssm_state"),
+    "other.max_mamba_cache_size": lambda r: _attr(r.mamba_allocations, 0, "max_mamba_cache_size"),
+    "other.full_layer_tokens": lambda r: _attr(r.sliding_window_splits, 0, "full_layer_tokens"),
+    "other.swa_layer_tokens": lambda r: _attr(r.sliding_window_splits, 0, "swa_layer_tokens"),
+    "other.swakvpool_mem_usage_gb": lambda r: _attr(r.swa_pools, 0, "mem_usage"),
+    "other.swa_size": lambda r: _attr(r.swa_pools, 0, "swa_tokens"),
+    "other.full_size": lambda r: _attr(r.swa_pools, 0, "full_tokens"),
+    "other.init_torch_distributed_mem_usage_gb": lambda r: _nth(r.init_dist_mem_usage, 0),
+    "other.profiled_tokens": lambda r: _attr(r.profiled_token_overrides, 0, "profiled_tokens"),
+    "other.maximum_allowed_length_tokens": lambda r: _nth(r.max_allowed_input_lengths, 0),
+    # C09 concatenates two runs on the same rank: the main-branch run is the second pair printed.
+    "other.main_branch_run.kv_tokens": lambda r: _attr(r.kv_allocations, 1, "tokens"),
+    "other.main_branch_run.kv_size_gb": lambda r: _attr(r.kv_allocations, 1, "kv_size"),
+    "other.main_branch_run.memory_pool_end_avail_gb": lambda r: _nth(r.memory_pool_end_avail, 1),
+    "other.max_total_num_tokens_before_fix": lambda r: None,
+    "other.max_total_num_tokens_after_fix": lambda r: None,
+}
+VLLM_PICKS: dict[str, Callable[[VllmRankLog], Any]] = {
+    "model_loading_gib": lambda r: _attr(r.model_loading, 0, "memory"),
+    "available_kv_cache_memory_gib": lambda r: _nth(r.available_kv_cache_memory, 0),
+    "kv_cache_tokens": lambda r: _nth(r.kv_cache_tokens, 0),
+    "max_concurrency": lambda r: _attr(r.max_concurrency, 0, "concurrency"),
+    "max_concurrency_for_len": lambda r: _attr(r.max_concurrency, 0, "tokens_per_request"),
+    "num_gpu_blocks": lambda r: _nth(r.num_gpu_blocks, 0),
+}
+
+# Where case.json's number is not on the line its key names, the line it is on, and why.
+SOURCE_OVERRIDES: dict[tuple[str, str], Callable[[VllmRankLog], Any]] = {
+    # No `Available KV cache memory` line: the figure is the admission error's "available (X GiB)".
+    ("vllm-15871-deepseek-v2-lite-offload", "available_kv_cache_memory_gib"): (
+        lambda r: _attr(r.admission_errors, 0, "available")
+    ),
+    ("vllm-34076-qwen3-coder-30b-fp8-pp2-hetero", "available_kv_cache_memory_gib"): (
+        lambda r: _attr(r.admission_errors, 0, "available")
+    ),
+    ("vllm-44376-deepseek-v4-flash-gh200-tp2", "available_kv_cache_memory_gib"): (
+        lambda r: _attr(r.admission_errors, 0, "available")
+    ),
+    # The reflowed excerpt has no Available line: 69.4 is the ledger's "kv cache memory in use".
+    ("ngc2608-v0271-qwen3-0.6b-gb10", "available_kv_cache_memory_gib"): (
+        lambda r: _attr(r.startup_ledgers, 0, "kv_in_use")
+    ),
+}
+
+NOT_IN_LOG: dict[tuple[str, str, str | None], str] = {
+    ("C04", "other.init_torch_distributed_mem_usage_gb", "others"): (
+        "2.01 GB for TP1-6 is quoted from the PR text; engine.log holds only the TP0 and TP7 lines"
+    ),
+    ("C04", "other.capture_cuda_graph_begin_avail_gb_TP0", None): (
+        "11.82 GB is quoted from the PR text; engine.log has no 'Capture cuda graph begin' line"
+    ),
+    ("C06", "other.max_total_num_tokens_before_fix", None): "PR-description number; engine.log is empty",
+    ("C06", "other.max_total_num_tokens_after_fix", None): "PR-description number; engine.log is empty",
+    ("C12", "memory_pool_end_avail_gb", "DP1"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
+    ("C12", "memory_pool_end_avail_gb", "DP2"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
+    ("C12", "memory_pool_end_avail_gb", "DP3"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
+    ("C12", "other.capture_cuda_graph_begin_avail_gb", "DP1"): "only DP0 lines are in engine.log",
+    ("C17", "avail_mem_before_load_gb", None): (
+        "78.43 = 77.45 + 0.98 is derived in case.json; engine.log has no 'Load weight begin' line"
+    ),
+    ("C21", "other.cuda_graph_mem_usage_gb", None): (
+        "0.09 GB comes from the source's prose; engine.log has no CUDA-graph capture line"
+    ),
+}
+
+
+def _is_rank_label(key: str) -> bool:
+    return key == "others" or key[:2] in ("TP", "DP", "PP", "EP")
+
+
+def _flatten(logged: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str | None, Any]]:
+    """(key path, rank label or None, number) for every non-null number under `logged`."""
+    for key, value in logged.items():
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            if all(_is_rank_label(label) for label in value):
+                for label, number in value.items():
+                    yield f"{prefix}{key}", label, number
+            else:
+                yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", None, value
+
+
+def _case_params() -> Iterator[Any]:
+    for case_json in sorted(CASES.glob("*/*/case.json")):
+        case = json.loads(case_json.read_text())
+        engine, case_id = case_json.parent.parent.name, case_json.parent.name
+        for key, label, number in _flatten(case["logged"]):
+            test_id = f"{case_id}-{key}" + (f"[{label}]" if label else "")
+            reason = NOT_IN_LOG.get((case_id, key, label))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            yield pytest.param(engine, case_id, key, label, number, id=test_id, marks=marks)
+
+
+def _matches(rank: RankKey, label: str) -> bool:
+    """'TP0', 'DP2' or a range 'TP1-6' (C04: of TP1-6 the log shows only TP5, 137.29)."""
+    kind, numbers = label[:2].lower(), label[2:]
+    low, _, high = numbers.partition("-")
+    value = getattr(rank, kind)
+    return value is not None and int(low) <= value <= int(high or low)
+
+
+def _same_as_printed(found: Any, expected: Any) -> bool:
+    if isinstance(found, Measured):
+        quantum = Decimal(1).scaleb(-found.decimals)
+        same_text = Decimal(found.text).quantize(quantum) == Decimal(str(expected)).quantize(quantum)
+        return same_text and found.contains(round(Decimal(str(expected)) * GIB_BYTES))
+    if isinstance(found, Rounded):
+        return Decimal(found.text) == Decimal(str(expected))
+    return found is not None and found == expected
+
+
+def _recover(log: EngineLog, engine: str, case_id: str, key: str, label: str | None) -> Any:
+    if engine == "sglang":
+        ranks: tuple[Any, ...] = log.sglang_ranks
+        pick: Callable[[Any], Any] = SGLANG_PICKS[key]
+    else:
+        ranks = log.vllm_ranks
+        pick = SOURCE_OVERRIDES.get((case_id, key), VLLM_PICKS[key])
+    if label is not None:
+        ranks = tuple(record for record in ranks if label != "others" and _matches(record.rank, label))
+    return first_over_ranks(ranks, pick)
+
+
+@pytest.mark.parametrize(("engine", "case_id", "key", "label", "expected"), list(_case_params()))
+def test_every_logged_number_is_recovered(
+    engine: str, case_id: str, key: str, label: str | None, expected: Any
+) -> None:
+    log = read_engine_log(CASES / engine / case_id / "engine.log")
+    found = _recover(log, engine, case_id, key, label)
+    assert _same_as_printed(found, expected), f"{case_id} {key} {label}: parsed {found!r}, logged {expected!r}"
+
+
+@pytest.mark.parametrize("case_dir", sorted(CASES.glob("*/*/")), ids=lambda path: path.name)
+def test_engine_is_detected_from_the_lines(case_dir: Path) -> None:
+    log = read_engine_log(case_dir / "engine.log")
+    expected = None if case_dir.name == "C06" else case_dir.parent.name  # C06's log is empty
+    assert log.engine == expected
+
+
+def _case_log(engine: str, case_id: str) -> EngineLog:
+    return read_engine_log(CASES / engine / case_id / "engine.log")
+
+
+def test_min_over_ranks_is_the_tightest_rank() -> None:
+    """C04: SGLang sizes every rank by the MIN pre-load free memory, TP5's 137.29, not TP0's."""
+    log = _case_log("sglang", "C04")
+    tightest = log.sglang_min(lambda record: record.target_load and record.target_load.avail_before)
+    assert tightest is not None
+    assert (tightest.rank, tightest.value.text) == (RankKey(tp=5), "137.29")
+
+
+def test_vllm_per_rank_ledgers_keep_each_rank() -> None:
+    """glm53: Version-B ledgers for TP0-2; the pool is sized by TP1's 17.73 GiB."""
+    log = _case_log("vllm", "glm53-flash-nvfp4-tp3-lilab-fork")
+    in_use = [
+        (record.rank.tp, ledger.kv_in_use.text, ledger.consumed.text, ledger.wording)
+        for record in log.vllm_ranks
+        for ledger in record.startup_ledgers
+        if ledger.kv_in_use and ledger.consumed
+    ]
+    assert in_use == [(0, "17.79", "64.44", "B"), (1, "17.73", "64.5", "B"), (2, "18.04", "64.19", "B")]
+    tightest = log.vllm_min(lambda record: _attr(record.startup_ledgers, 0, "kv_in_use"))
+    assert tightest is not None and tightest.rank == RankKey(tp=1, ep=1)
+    assert log.vllm_first(lambda record: _nth(record.block_sizes, 0)) == 3328
+
+
+def test_vllm_version_a_ledger_advisory_and_graph_pool() -> None:
+    log = _case_log("vllm", "glm52-nvfp4-tp4-v0260-fulllog")
+    worker = log.vllm_rank(RankKey(tp=0, ep=0))
+    assert worker is not None
+    ledger = worker.startup_ledgers[0]
+    assert ledger.wording == "A"
+    assert [m.text for m in (ledger.free, ledger.total, ledger.requested, ledger.weights)] == [
+        "181.84", "184.31", "169.56", "106.69",
+    ]  # fmt: skip
+    assert [m.text for m in (ledger.peak_activation, ledger.non_torch, ledger.cuda_graph)] == ["6.31", "0.95", "4.13"]
+    assert (ledger.fit_kv_bytes, ledger.full_kv_bytes) == (55124106138, 68302635520)
+    assert ledger.fit_kv is not None and ledger.fit_kv.contains(55124106138)
+    advisory = worker.graph_advisories[0]
+    assert [r.text for r in (advisory.util, advisory.equivalent_util, advisory.suggested_util)] == [
+        "0.9200", "0.8929", "0.9471",
+    ]  # fmt: skip
+    pool = worker.graph_pools[0]
+    assert [pool.actual.text, pool.estimated.text, pool.difference.text, pool.difference_pct.text] == [
+        "4.13", "4.99", "0.86", "20.9",
+    ]  # fmt: skip
+    assert (worker.graph_captures[0].seconds, worker.graph_captures[0].memory.text) == (82.0, "4.13")
+    assert worker.estimated_cuda_graph_memory[0].text == "4.99"
+    assert worker.block_sizes == (64,)
+    assert (log.lines_total, log.lines_parsed, log.unrecognised_engine_lines) == (11, 10, 1)
+
+
+def test_vllm_v0_and_error_lines() -> None:
+    v073 = _case_log("vllm", "vllm-15783-v073-80gb-util080").vllm_ranks[0]
+    assert (v073.num_gpu_blocks, v073.num_cpu_blocks) == ((53965,), (4681,))  # '# cuda blocks'
+    figures = v073.v0_profiles[0].figures
+    assert {key: figures[key].text for key in ("requested", "weights", "kv_cache_size")} == {
+        "requested": "63.45", "weights": "15.53", "kv_cache_size": "46.11",
+    }  # fmt: skip
+    v0 = _case_log("vllm", "vllm-10517-llama31-8b-3090-v0").vllm_ranks[0]
+    assert (v0.num_gpu_blocks, v0.num_cpu_blocks) == ((1952,), (2048,))
+    assert v0.model_loading[0].memory.text == "14.9888" and v0.model_loading[0].memory.decimals == 4
+    shortfall = _case_log("vllm", "vllm-13061-r1-distill-qwen14b-2x4090-v0").vllm_ranks[0].token_shortfalls
+    assert [(s.max_seq_len, s.kv_tokens) for s in shortfall] == [(131072, 81536)]
+    reserved = _case_log("vllm", "vllm-49878-gemma4-kv-bytes-v026").vllm_ranks[0].kv_memory_reserved[0]
+    assert (reserved.initial_free.text, reserved.reserved.text) == ("93.88", "49.0")
+
+
+def test_wrapped_admission_error_is_one_record() -> None:
+    """spark-396: the ValueError is wrapped over three lines; one record gets all four numbers."""
+    errors = _case_log("vllm", "spark-vllm-docker-396-minimax-m27-awq-tp2").vllm_ranks[0].admission_errors
+    assert [(e.max_seq_len, e.needed.text, e.available.text, e.estimated_max_model_len) for e in errors] == [
+        (196608, "23.25", "22.5", 190272)
+    ]
+
+
+def test_sglang_errors_and_draft_load() -> None:
+    error = _case_log("sglang", "C26").sglang_ranks[0].budget_errors[0]
+    assert (error.kind, error.mem_fraction_static, error.minimum_viable.text) == ("no_memory_for_kv", 0.85, "1.0000")
+    rank = _case_log("sglang", "C24").sglang_rank(RankKey(tp=0, ep=0))
+    assert rank is not None and rank.draft_load is not None
+    assert (rank.draft_load.model_class, rank.draft_load.quant) == ("DeepseekV4ForCausalLMDSpark", "fp8")
+
+
+# --- units and intervals ------------------------------------------------------------------------
+
+
+def test_format_gib_without_trailing_zero_keeps_the_two_decimal_interval() -> None:
+    short = parse_engine_log("Available KV cache memory: 22.5 GiB").vllm_ranks[0].available_kv_cache_memory[0]
+    full = parse_engine_log("Available KV cache memory: 22.50 GiB").vllm_ranks[0].available_kv_cache_memory[0]
+    assert (short.value_bytes, short.low_bytes, short.high_bytes) == (full.value_bytes, full.low_bytes, full.high_bytes)
+    assert short.low_bytes == int(22.495 * GIB_BYTES) and short.decimals == 2
+
+
+def test_sglang_gb_is_gib_with_a_half_hundredth_interval() -> None:
+    kv = parse_engine_log("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB")
+    k_size = kv.sglang_ranks[0].kv_allocations[0].k_size
+    assert k_size is not None and k_size.unit == "GB"
+    assert k_size.value_bytes == round(Decimal("8.23") * GIB_BYTES)
+    assert k_size.contains(round(8.2349 * GIB_BYTES)) and not k_size.contains(round(8.2351 * GIB_BYTES))
+
+
+# --- prefixes, truncation, foreign and binary input --------------------------------------------
+
+LOAD_END = (
+    "Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant=fp8, avail mem=17.47 GB, mem usage=94.00 GB."
+)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "{}",
+        "[2026-09-11 23:43:15 TP0 EP0] {}",
+        "Jan 01 12:00:00 host sglang[123]: [2026-09-11 23:43:15 TP0 EP0] {}",
+        "\x1b[32m[2026-09-11 23:43:15 TP0 EP0]\x1b[0m {}\x1b[0m",
+        "sglang-1  | [2026-09-11 23:43:15 TP0 EP0] {}",
+        "INFO 01-23 10:00:00 [model_runner.py:123] {}",
+    ],
+)
+def test_prefixes_do_not_change_the_values(wrap: str) -> None:
+    load = parse_engine_log(wrap.format(LOAD_END)).sglang_ranks[0].weight_loads[0]
+    assert (load.avail_after.text, load.mem_usage.text, load.elapsed_s, load.quant) == ("17.47", "94.00", 541.76, "fp8")
+
+
+@pytest.mark.parametrize(
+    ("prefix", "rank"),
+    [
+        ("[2025-01-23 10:00:00 TP0]", RankKey(tp=0)),
+        ("[2025-01-23 10:00:00 DP1 TP3 EP3]", RankKey(dp=1, tp=3, ep=3)),
+        ("[2025-01-23 10:00:00 PP1 TP2]", RankKey(pp=1, tp=2)),
+        ("[20:52:05]", RankKey()),
+        ("(Worker_TP0 pid=123) INFO 08-20 17:22:37 [gpu_worker.py:560]", RankKey(tp=0)),
+        ("(Worker_TP1_EP1 pid=1160) INFO", RankKey(tp=1, ep=1)),
+        ("(EngineCore_DP0 pid=1133552) INFO", RankKey(dp=0)),
+        ("(VllmWorker rank=1 pid=105) INFO", RankKey(worker=1)),
+        ("Jan 01 12:00:00 host python3[28145]: (Worker_TP2 pid=28145)", RankKey(tp=2)),
+        ("(VllmWorkerProcess pid=1786) INFO", RankKey()),
+    ],
+)
+def test_rank_prefixes(prefix: str, rank: RankKey) -> None:
+    assert rank_of(f"{prefix} Memory pool end. avail mem=11.87 GB") == rank
+
+
+def test_truncated_log_gives_what_it_has() -> None:
+    lines = (CASES / "sglang" / "C17" / "engine.log").read_text().splitlines()
+    cut = "\n".join(lines[:2]) + "\n" + lines[2][: lines[2].index("K size") + 3]  # ends inside the KV line
+    log = parse_engine_log(cut)
+    rank = log.sglang_ranks[0]
+    assert rank.target_load is not None and rank.target_load.mem_usage.text == "0.98"
+    assert rank.kv_cache_dtype == "torch.bfloat16"
+    assert [(a.tokens, a.k_size) for a in rank.kv_allocations] == [(20480, None)]
+    assert rank.memory_pool_end_avail == () and rank.scheduler_summaries == ()
+    assert {"memory_pool_end", "scheduler_summary"} <= set(log.missing())
+
+
+def test_foreign_text_gives_no_engine() -> None:
+    design = (SHARED / "DESIGN.md").read_text()
+    noise = "".join(random.Random(7).choice("abc XYZ 0123456789.,=:[]()#\n") for _ in range(20000))
+    for text in (design, noise, ""):
+        log = parse_engine_log(text)
+        assert (log.engine, log.sglang_ranks, log.vllm_ranks, log.lines_parsed) == (None, (), (), 0)
+        assert log.missing() == ("engine",)
+
+
+def test_binary_bytes_do_not_crash(tmp_path: Path) -> None:
+    garbage = bytes(random.Random(3).randrange(256) for _ in range(50000))
+    path = tmp_path / "engine.log"
+    path.write_bytes(garbage + b"\n[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB\n" + garbage)
+    log = read_engine_log(path)
+    assert log.sglang_rank(RankKey(tp=0)).target_load.avail_before.text == "78.81"
+
+
+def test_missing_and_unreadable_files_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such engine log file"):
+        read_engine_log(tmp_path / "absent.log")
+    with pytest.raises(InputError, match="is a directory"):
+        read_engine_log(tmp_path)
+
+
+# --- server arguments ---------------------------------------------------------------------------
+
+SERVER_ARGS = (
+    "[2025-01-23 19:35:10] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', "
+    "tokenizer_path='meta-llama/Llama-3.1-8B-Instruct', chat_template='a, b (c)', tp_size=2, "
+    "mem_fraction_static=0.88, max_total_tokens=None, disable_radix_cache=False, enable_dp_attention=True, "
+    "cuda_graph_bs=[1, 2, 4, 8], json_model_override_args='{\"a\": [1, 2]}', lora_paths={'x': 'y, z'}, "
+    "kv_cache_dtype='auto', page_size=1, random_seed=-7, weight_decay=1e-05, attention_backend=flashinfer)"
+)
+
+
+def test_sglang_server_args() -> None:
+    log = parse_engine_log(SERVER_ARGS)
+    args = log.server_args
+    assert args["model_path"] == log.model_path == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (args["tp_size"], args["mem_fraction_static"], args["max_total_tokens"]) == (2, 0.88, None)
+    assert (args["disable_radix_cache"], args["enable_dp_attention"], args["random_seed"]) == (False, True, -7)
+    assert args["chat_template"] == "a, b (c)" and args["json_model_override_args"] == '{"a": [1, 2]}'
+    assert args["cuda_graph_bs"] == "[1, 2, 4, 8]" and args["lora_paths"] == "{'x': 'y, z'}"
+    assert (args["weight_decay"], args["attention_backend"], args["page_size"]) == (1e-05, "flashinfer", 1)
+    assert log.engine == "sglang"
+
+
+def test_truncated_server_args_keep_what_was_printed() -> None:
+    args = parse_call_args(SERVER_ARGS[: SERVER_ARGS.index("cuda_graph_bs") + 20], SERVER_ARGS.index("(") + 1)
+    assert args["tp_size"] == 2 and args["cuda_graph_bs"] == "[1, 2,"
+
+
+def test_vllm_non_default_args() -> None:
+    line = (
+        "(APIServer pid=1) INFO 07-06 10:50:00 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+        "'model': 'Qwen/Qwen3-8B', 'max_model_len': 32768, 'gpu_memory_utilization': 0.92, "
+        "'tensor_parallel_size': 2, 'enable_prefix_caching': False, 'compilation_config': {'level': 3, "
+        "'cudagraph_capture_sizes': [1, 2]}, 'mode': <CompilationMode.VLLM_COMPILE: 3>, 'kv_cache_dtype': 'fp8'}"
+    )
+    log = parse_engine_log(line)
+    args = log.server_args
+    assert (log.engine, log.model_path) == ("vllm", "Qwen/Qwen3-8B")
+    assert (args["max_model_len"], args["gpu_memory_utilization"], args["tensor_parallel_size"]) == (32768, 0.92, 2)
+    assert args["enable_prefix_caching"] is False and args["kv_cache_dtype"] == "fp8"
+    assert args["compilation_config"] == "{'level': 3, 'cudagraph_capture_sizes': [1, 2]}"
+    assert args["mode"] == "<CompilationMode.VLLM_COMPILE: 3>"
+    assert parse_dict_args("{'a': 1, 'b': 'x") == {"a": 1, "b": "'x"}
+
+
+def test_launch_command_and_model_from_it() -> None:
+    log = _case_log("sglang", "C09")
+    assert log.launch_command is not None and log.launch_command.startswith("python -m sglang.launch_server")
+    assert log.model_path == "deepseek-ai/DeepSeek-V3.2-Exp"

@@ -1,0 +1,233 @@
+"""The probe through its real child process, on host memory with an injected memory limit.
+
+The three runs that import torch start together in one module fixture (about 6 s in all); the
+others never import torch, so the file stays well under 20 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from kvtop.commands.probe import add_probe_arguments, render_probe_result, run_probe_command
+from kvtop.domain.probe import ProbeBuffer, ProbeOutcome, ProbeRequest, ProbeResult, mha_buffers
+from kvtop.sources.probe import WORKER_MODULE, run_probe
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+GIB = 2**30
+MIB = 2**20
+
+
+def _qwen25_7b_buffers() -> tuple[ProbeBuffer, ...]:
+    """K and V per layer for Qwen2.5-7B at TP1, from its real config.json."""
+    config = json.loads((SHARED / "configs" / "Qwen--Qwen2.5-7B.json").read_text())
+    head_dim = config["hidden_size"] // config["num_attention_heads"]
+    return mha_buffers(config["num_hidden_layers"], config["num_key_value_heads"], head_dim, "bfloat16")
+
+
+QWEN = _qwen25_7b_buffers()
+
+
+def _cpu_request(**fields: object) -> ProbeRequest:
+    values: dict[str, object] = {"device": "cpu", "buffers": QWEN, "chunk_tokens": 4096, "timeout_s": 60.0}
+    values.update(fields)
+    return ProbeRequest.model_validate(values)
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_probe_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _command(*argv: str, gpu_processes: tuple[str, ...] = ()) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_probe_command(_args(*argv), QWEN, 1, 0, gpu_processes, out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _shadow_torch(tmp_path: Path) -> dict[str, str]:
+    """A child environment where `import torch` fails as it does when torch is not installed."""
+    shadow = tmp_path / "no_torch" / "torch"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\")\n")
+    return {"PYTHONPATH": str(shadow.parent)}
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def torch_runs() -> dict[str, object]:
+    """The runs that really allocate (or really look for CUDA), started side by side."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        target = pool.submit(run_probe, _cpu_request(target_tokens=20_000, memory_limit_bytes=4 * GIB))
+        fill = pool.submit(
+            run_probe, _cpu_request(fill=True, memory_limit_bytes=1 * GIB, reserve_bytes=256 * MIB)
+        )
+        limit_hit = pool.submit(
+            _command, "--device", "cpu", "--memory-limit", "1GiB", "--tokens", "10000000", "--json"
+        )
+        return {
+            "target": target.result(),
+            "fill": fill.result(),
+            "limit_hit": limit_hit.result(),
+        }
+
+
+def test_qwen_buffers_predict_57344_bytes_per_token() -> None:
+    assert sum(buffer.bytes_per_token for buffer in QWEN) == 57_344
+
+
+def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: dict[str, object]) -> None:
+    result = torch_runs["target"]
+    assert isinstance(result, ProbeResult)
+    assert result.outcome is ProbeOutcome.OK, result.message
+    assert result.tokens_allocated == 20_000
+    assert result.bytes_allocated == 20_001 * 57_344  # the engine's size + page rows
+    assert result.bytes_per_token_measured == pytest.approx(57_344, rel=0.01)
+    assert result.touched and result.released
+    assert result.free_at_peak_bytes == 4 * GIB - 20_001 * 57_344
+    assert _pid_gone(result.worker_pid or 0)
+
+
+def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: dict[str, object]) -> None:
+    result = torch_runs["fill"]
+    assert isinstance(result, ProbeResult)
+    usable_tokens = (768 * MIB) // 57_344  # 14,043
+    assert result.outcome is ProbeOutcome.OK, result.message
+    assert 0.8 * usable_tokens <= result.tokens_allocated <= usable_tokens
+    assert result.bytes_allocated <= 768 * MIB
+    assert result.free_at_peak_bytes is not None and result.free_at_peak_bytes >= 256 * MIB
+    assert result.released
+
+
+def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: dict[str, object]) -> None:
+    code, out, _ = torch_runs["limit_hit"]  # type: ignore[misc]
+    data = json.loads(out)
+    assert code == 1
+    assert data["outcome"] == "target_not_met" and data["target_met"] is False
+    assert 0 < data["tokens_allocated"] <= GIB // 57_344
+    assert data["bytes_allocated"] <= GIB
+    for key in ("device", "bytes_per_token_measured", "bytes_per_token_predicted", "released", "seconds"):
+        assert key in data
+    assert data["device"] == "cpu" and data["released"] is True
+
+
+def test_human_output_states_measured_predicted_and_release(torch_runs: dict[str, object]) -> None:
+    result = torch_runs["target"]
+    assert isinstance(result, ProbeResult)
+    text = render_probe_result(result)
+    assert "20,000 allocated" in text
+    assert "predicted 57,344" in text
+    assert "released       yes" in text
+
+
+def test_timeout_kills_the_child() -> None:
+    started = time.monotonic()
+    result = run_probe(
+        _cpu_request(target_tokens=1000, memory_limit_bytes=GIB),
+        timeout_s=1.0,
+        extra_env={"KVTOP_PROBE_TEST_SLEEP_S": "30"},
+    )
+    assert result.outcome is ProbeOutcome.TIMEOUT
+    assert time.monotonic() - started < 5.0
+    assert result.worker_pid is not None and _pid_gone(result.worker_pid)
+
+
+def test_cancel_event_kills_the_child() -> None:
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    result = run_probe(
+        _cpu_request(target_tokens=1000, memory_limit_bytes=GIB),
+        cancel=cancel,
+        extra_env={"KVTOP_PROBE_TEST_SLEEP_S": "30"},
+    )
+    assert result.outcome is ProbeOutcome.CANCELLED
+    assert result.worker_pid is not None and _pid_gone(result.worker_pid)
+
+
+def _worker(stdin: str) -> ProbeResult:
+    done = subprocess.run(
+        [sys.executable, "-m", WORKER_MODULE], input=stdin, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0
+    return ProbeResult.model_validate_json(done.stdout)
+
+
+def test_malformed_json_is_bad_request() -> None:
+    result = _worker("{not json")
+    assert result.outcome is ProbeOutcome.BAD_REQUEST
+
+
+def test_negative_tokens_in_the_request_is_bad_request() -> None:
+    request = _cpu_request(target_tokens=1000, memory_limit_bytes=GIB).model_dump(mode="json")
+    request["target_tokens"] = -5
+    result = _worker(json.dumps(request))
+    assert result.outcome is ProbeOutcome.BAD_REQUEST
+    assert "target_tokens" in result.message
+
+
+def test_negative_tokens_on_the_command_line_is_exit_2() -> None:
+    code, _, err = _command("--device", "cpu", "--memory-limit", "1GiB", "--tokens", "-5")
+    assert code == 2
+    assert "--tokens" in err
+
+
+def test_torch_missing_is_a_named_result(tmp_path: Path) -> None:
+    result = run_probe(
+        _cpu_request(target_tokens=1000, memory_limit_bytes=GIB), extra_env=_shadow_torch(tmp_path)
+    )
+    assert result.outcome is ProbeOutcome.TORCH_MISSING
+    assert "pip install" in result.message
+
+
+def test_other_gpu_processes_refuse_without_yes() -> None:
+    code, _, err = _command("--gpu", "0", "--tokens", "1000", gpu_processes=("pid 812 sglang 76.1 GiB",))
+    assert code == 2
+    assert "--yes" in err and "pid 812" in err
+
+
+def test_read_only_refuses() -> None:
+    code, _, err = _command("--device", "cpu", "--memory-limit", "1GiB", "--fill", "--read-only")
+    assert code == 2
+    assert "read-only" in err
+
+
+def _cuda_request() -> ProbeRequest:
+    return ProbeRequest(device="cuda:0", buffers=QWEN, target_tokens=1000, chunk_tokens=1000, reserve_bytes=2 * GIB)
+
+
+def test_free_memory_that_does_not_come_back_is_reported_loudly(tmp_path: Path) -> None:
+    readings = iter([80 * GIB] + [70 * GIB] * 1000)  # 10 GiB stays missing after the child exits
+    result = run_probe(
+        _cuda_request(),
+        free_memory_reader=lambda: next(readings),
+        extra_env=_shadow_torch(tmp_path),
+        release_settle_s=0.5,
+    )
+    assert result.released is False
+    assert result.free_after_exit_bytes == 70 * GIB
+    assert "MEMORY NOT RELEASED" in result.message
+
+
+def test_free_memory_that_comes_back_counts_as_released(tmp_path: Path) -> None:
+    result = run_probe(_cuda_request(), free_memory_reader=lambda: 80 * GIB, extra_env=_shadow_torch(tmp_path))
+    assert result.released is True
+    assert result.driver_free_before_bytes == 80 * GIB
+    assert result.free_after_exit_bytes == 80 * GIB

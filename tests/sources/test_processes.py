@@ -1,0 +1,160 @@
+"""Process attribution: GPU pids → engine, rank, co-tenant, orphan or unattributed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from kvtop.domain.observe import EngineRank, ProcessInfoState, ProcessRole
+from kvtop.sources.processes import (
+    ProcessRecord,
+    PsutilProcessTable,
+    attribute_node,
+    rank_parts,
+    read_host_memory,
+)
+from tests.fakes.fake_process_table import (
+    CONTAINER_PID,
+    SGLANG_SERVER_PID,
+    VLLM_LAUNCH,
+    VLLM_SERVER_PID,
+    VLLM_TP8_SERVER_PID,
+    FakeProcessTable,
+    launched,
+    titled,
+    two_engine_node,
+    vllm_tp8_node,
+)
+from tests.fakes.fake_pynvml import MIB
+
+
+def attributed_two_engine_node():
+    node, table = two_engine_node()
+    return attribute_node(node, table)
+
+
+def process(node, pid: int):
+    return next((gpu.index, p) for gpu in node.gpus for p in gpu.processes if p.pid == pid)
+
+
+def test_sglang_tp2_workers_map_to_their_engine_rank_and_gpu() -> None:
+    node = attributed_two_engine_node()
+    engine_id = f"sglang:{SGLANG_SERVER_PID}"
+    ranks = [(gpu.index, p.pid, p.rank, p.used_bytes) for gpu, p in node.engine_processes(engine_id)]
+    assert ranks == [
+        (0, 2160317, EngineRank(tp=0), 9752 * MIB),
+        (1, 2159821, EngineRank(tp=1), 9752 * MIB),
+    ]
+    engine = node.engine(engine_id)
+    assert engine is not None and engine.settings is not None
+    assert (engine.kind, engine.settings.tp, engine.model) == ("sglang", 2, "/path/to/Qwen3-235B-A22B-FP8")
+    assert (engine.host, engine.port) == ("127.0.0.1", 8000)  # --host 0.0.0.0 is reached locally
+
+
+def test_vllm_engine_core_on_its_own_gpu() -> None:
+    node = attributed_two_engine_node()
+    gpu_index, core = process(node, 2332308)
+    assert (gpu_index, core.role, core.title, core.rank) == (2, ProcessRole.ENGINE_WORKER, "VLLM::EngineCore", EngineRank())
+    assert core.used_bytes == 75172 * MIB
+    engine = node.engine(f"vllm:{VLLM_SERVER_PID}")
+    assert engine is not None and engine.settings is not None
+    assert (engine.model, engine.port, engine.settings.gpu_memory_utilization) == ("openai/gpt-oss-120b", 8000, 0.95)
+    assert len(node.engines) == 2
+
+
+def test_a_process_of_no_engine_is_a_co_tenant() -> None:
+    gpu_index, tenant = process(attributed_two_engine_node(), 1105912)
+    assert (gpu_index, tenant.role, tenant.name, tenant.user) == (2, ProcessRole.CO_TENANT, "ada_be", "ada")
+    assert tenant.used_bytes == 4770 * MIB and tenant.engine_id is None
+
+
+def test_an_engine_worker_whose_server_is_gone_is_an_orphan() -> None:
+    gpu_index, orphan = process(attributed_two_engine_node(), 2095211)
+    assert (gpu_index, orphan.role, orphan.engine_kind, orphan.engine_id) == (3, ProcessRole.ORPHAN, "vllm", None)
+    assert orphan.used_bytes == 75260 * MIB
+
+
+def test_a_pid_this_namespace_cannot_see_is_unattributed_bytes() -> None:
+    node = attributed_two_engine_node()
+    gpu_index, hidden = process(node, CONTAINER_PID)
+    assert (gpu_index, hidden.role, hidden.info_state) == (1, ProcessRole.UNATTRIBUTED, ProcessInfoState.NOT_VISIBLE)
+    assert "--pid=host" in (hidden.info_message or "")
+    assert node.unattributed_bytes_by_gpu() == {1: 1706 * MIB}
+
+
+def test_vllm_tp8_workers_map_through_the_engine_core_to_the_server() -> None:
+    node = attribute_node(*vllm_tp8_node())
+    workers = node.engine_processes(f"vllm:{VLLM_TP8_SERVER_PID}")
+    assert [(gpu.index, p.rank.tp if p.rank else None) for gpu, p in workers] == [(i, i) for i in range(8)]
+    assert {p.used_bytes for _, p in workers} == {79028 * MIB}
+    assert node.engines[0].settings is not None and node.engines[0].settings.tp == 8
+
+
+def test_rank_parts_from_engine_titles() -> None:
+    assert rank_parts("sglang::scheduler_DP1_TP3") == {"dp": 1, "tp": 3}
+    assert rank_parts("VLLM::Worker_TP2_EP2") == {"tp": 2, "ep": 2}
+    assert rank_parts("VLLM::EngineCore") == {}
+    assert rank_parts("ray::MegatronTrainRayActor.train") == {}
+
+
+def test_vllm_data_parallel_rank_comes_from_the_engine_core_title() -> None:
+    node, _ = two_engine_node()
+    table = FakeProcessTable.of([
+        launched(VLLM_SERVER_PID, [*VLLM_LAUNCH, "--data-parallel-size", "2", "--tensor-parallel-size", "2"]),
+        titled(2332250, "VLLM::EngineCore_DP1", VLLM_SERVER_PID),
+        titled(2332308, "VLLM::Worker_TP1", 2332250),
+    ])  # fmt: skip
+    _, worker = process(attribute_node(node, table), 2332308)
+    assert worker.rank == EngineRank(dp=1, tp=1)
+
+
+def test_access_denied_process_is_named_and_kept() -> None:
+    """The SGLang TP0 scheduler as another user sees it: name readable, command line not."""
+    node, _ = two_engine_node()
+    table = FakeProcessTable.of([ProcessRecord(pid=2160317, name="python3", unreadable=("command line", "environment"))])
+    gpu_index, denied = process(attribute_node(node, table), 2160317)
+    assert (gpu_index, denied.role) == (0, ProcessRole.UNATTRIBUTED)
+    assert denied.info_state is ProcessInfoState.ACCESS_DENIED
+    assert denied.used_bytes == 9752 * MIB
+    assert "command line" in (denied.info_message or "")
+
+
+def test_secrets_in_launch_commands_are_redacted_everywhere() -> None:
+    node, _ = two_engine_node()
+    secret_launch = [
+        "env", "HF_TOKEN=hf_abcdefghijklmnop", *VLLM_LAUNCH, "--api-key", "sk-live-123456", "--port", "8001",
+    ]  # fmt: skip
+    # vLLM V0 style: the launching server itself holds the GPU
+    table = FakeProcessTable.of([launched(2332308, [*secret_launch, "--hf-token=hf_x1"])])
+    observed = attribute_node(node, table)
+    dumped = observed.model_dump_json()
+    for secret in ("hf_abcdefghijklmnop", "sk-live-123456", "hf_x1"):
+        assert secret not in dumped
+    _, server = process(observed, 2332308)
+    assert (server.role, server.rank) == (ProcessRole.ENGINE_SERVER, EngineRank())
+    assert server.cmdline[:2] == ("env", "HF_TOKEN=***")
+    assert server.cmdline[-3:] == ("--port", "8001", "--hf-token=***")
+    engine = observed.engine("vllm:2332308")
+    assert engine is not None and engine.settings is not None
+    assert engine.settings.flags["api-key"] == "***"
+    assert engine.port == 8001
+
+
+def test_psutil_table_reads_this_process() -> None:
+    record = PsutilProcessTable().lookup(os.getpid())
+    assert record is not None
+    assert record.parent_pid == os.getppid()
+    assert record.cmdline and "pytest" in " ".join(record.cmdline)
+    assert record.start_time is not None and record.user
+
+
+def test_psutil_table_returns_none_for_an_exited_pid() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert PsutilProcessTable().lookup(child.pid) is None
+
+
+def test_host_memory_is_read_from_the_os() -> None:
+    total, available = read_host_memory()
+    assert 0 < available <= total
