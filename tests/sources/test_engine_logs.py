@@ -118,23 +118,21 @@ SOURCE_OVERRIDES: dict[tuple[str, str], Callable[[VllmRankLog], Any]] = {
 
 NOT_IN_LOG: dict[tuple[str, str, str | None], str] = {
     ("C04", "other.init_torch_distributed_mem_usage_gb", "others"): (
-        "2.01 GB for TP1-6 is quoted from the PR text; engine.log holds only the TP0 and TP7 lines"
+        "2.01 GB (the other ranks) is not in engine.log: only the TP0 and TP7 Init lines were copied"
     ),
     ("C04", "other.capture_cuda_graph_begin_avail_gb_TP0", None): (
-        "11.82 GB is quoted from the PR text; engine.log has no 'Capture cuda graph begin' line"
+        "11.82 GB is not in engine.log: it has no 'Capture cuda graph begin' line"
     ),
-    ("C06", "other.max_total_num_tokens_before_fix", None): "PR-description number; engine.log is empty",
-    ("C06", "other.max_total_num_tokens_after_fix", None): "PR-description number; engine.log is empty",
-    ("C12", "memory_pool_end_avail_gb", "DP1"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
-    ("C12", "memory_pool_end_avail_gb", "DP2"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
-    ("C12", "memory_pool_end_avail_gb", "DP3"): "only DP0 lines are in engine.log (DP1-3 from the PR text)",
-    ("C12", "other.capture_cuda_graph_begin_avail_gb", "DP1"): "only DP0 lines are in engine.log",
+    ("C06", "other.max_total_num_tokens_before_fix", None): "a PR-description number; engine.log is empty",
+    ("C06", "other.max_total_num_tokens_after_fix", None): "a PR-description number; engine.log is empty",
+    ("C12", "memory_pool_end_avail_gb", "DP1"): "engine.log holds only DP0 lines; DP1 is not in it",
+    ("C12", "memory_pool_end_avail_gb", "DP2"): "engine.log holds only DP0 lines; DP2 is not in it",
+    ("C12", "memory_pool_end_avail_gb", "DP3"): "engine.log holds only DP0 lines; DP3 is not in it",
+    ("C12", "other.capture_cuda_graph_begin_avail_gb", "DP1"): "engine.log holds only DP0 lines",
     ("C17", "avail_mem_before_load_gb", None): (
         "78.43 = 77.45 + 0.98 is derived in case.json; engine.log has no 'Load weight begin' line"
     ),
-    ("C21", "other.cuda_graph_mem_usage_gb", None): (
-        "0.09 GB comes from the source's prose; engine.log has no CUDA-graph capture line"
-    ),
+    ("C21", "other.cuda_graph_mem_usage_gb", None): "0.09 GB is not in engine.log: it has no CUDA-graph line",
 }
 
 

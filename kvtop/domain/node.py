@@ -1,0 +1,157 @@
+"""The node as kvtop shows it: every rank's observed bytes beside its predicted ledger.
+
+`build_snapshot` joins a `NodeObservation` (what NVML, psutil and the engines say) with one
+predicted `Ledger` per engine. Everything here is a frozen value that the TUI, `snapshot`,
+`diagnose` and the exporter consume alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.observe import (
+    EngineInstance,
+    EngineRank,
+    GpuObservation,
+    GpuProcess,
+    NodeObservation,
+    ProcessRole,
+)
+
+
+class RankObserved(BaseModel):
+    """What the node says about one engine rank's GPU now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    process_bytes: int | None  # the engine worker's own memory (NVML per process)
+    gpu_total_bytes: int | None
+    gpu_used_bytes: int | None
+    gpu_reserved_bytes: int | None
+    gpu_free_bytes: int | None
+    foreign_bytes: int = 0  # co-tenant processes on the same GPU
+    orphan_bytes: int = 0  # engine workers whose server is gone
+    unattributed_bytes: int = 0  # pids kvtop cannot see (containers)
+    token_capacity: int | None = None  # as the engine reports it (metrics / server info / log)
+    kv_usage_fraction: float | None = None
+    weights_bytes: int | None = None  # as the engine reports it
+    kv_pool_bytes: int | None = None  # as the engine reports it
+
+
+class RankView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    engine_id: str
+    rank: EngineRank
+    gpu_index: int
+    pid: int
+    observed: RankObserved
+    predicted: RankLedger | None
+
+    @property
+    def predicted_resident_bytes(self) -> int | None:
+        """Weights + KV pools + req_to_token + runtime reserve + context, as predicted."""
+        p = self.predicted
+        if p is None:
+            return None
+        return p.weights_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
+
+    @property
+    def unexplained_bytes(self) -> int | None:
+        """Worker bytes the prediction does not account for (negative: less than predicted)."""
+        if self.observed.process_bytes is None or self.predicted_resident_bytes is None:
+            return None
+        return self.observed.process_bytes - self.predicted_resident_bytes
+
+
+class EngineView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    engine: EngineInstance
+    ledger: Ledger | None
+    ledger_error: str | None = None  # why there is no prediction (model not found, not modelled…)
+    ranks: tuple[RankView, ...] = ()
+
+    @property
+    def tightest_rank(self) -> RankView | None:
+        """The rank with the least free memory: under SGLang it sizes every rank."""
+        ranks = [r for r in self.ranks if r.observed.gpu_free_bytes is not None]
+        return min(ranks, key=lambda r: r.observed.gpu_free_bytes or 0) if ranks else None
+
+
+class NodeSnapshot(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    observation: NodeObservation
+    engines: tuple[EngineView, ...] = ()
+    source: str = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
+    notice: str | None = None  # e.g. "no NVIDIA driver: showing the demo node"
+
+    def rank_on_gpu(self, gpu_index: int) -> RankView | None:
+        return next((r for e in self.engines for r in e.ranks if r.gpu_index == gpu_index), None)
+
+    def engine_of_gpu(self, gpu_index: int) -> EngineView | None:
+        return next((e for e in self.engines if any(r.gpu_index == gpu_index for r in e.ranks)), None)
+
+
+def _role_bytes(gpu: GpuObservation, role: ProcessRole) -> int:
+    return sum(p.used_bytes or 0 for p in gpu.processes if p.role is role)
+
+
+def _ledger_rank(ledger: Ledger, rank: EngineRank) -> RankLedger | None:
+    stage = [r for r in ledger.ranks if r.pp_rank == rank.pp and r.tp_rank == rank.tp]
+    return stage[0] if stage else (ledger.ranks[0] if ledger.ranks else None)
+
+
+def _observed(gpu: GpuObservation, process: GpuProcess, engine: EngineInstance) -> RankObserved:
+    live = engine.live
+    live_rank = next((r for r in live.ranks if r.pid == process.pid), None)
+    return RankObserved(
+        process_bytes=process.used_bytes,
+        gpu_total_bytes=gpu.total_bytes,
+        gpu_used_bytes=gpu.used_bytes,
+        gpu_reserved_bytes=gpu.reserved_bytes,
+        gpu_free_bytes=gpu.free_bytes,
+        foreign_bytes=_role_bytes(gpu, ProcessRole.CO_TENANT),
+        orphan_bytes=_role_bytes(gpu, ProcessRole.ORPHAN),
+        unattributed_bytes=_role_bytes(gpu, ProcessRole.UNATTRIBUTED),
+        token_capacity=(live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity),
+        kv_usage_fraction=(live_rank.kv_usage_fraction if live_rank and live_rank.kv_usage_fraction is not None else live.kv_usage_fraction),
+        weights_bytes=live.weight_bytes,
+        kv_pool_bytes=live.kv_cache_bytes,
+    )
+
+
+def build_snapshot(
+    observation: NodeObservation,
+    ledgers: Mapping[str, Ledger | str],
+    *,
+    source: str = "nvml",
+    notice: str | None = None,
+) -> NodeSnapshot:
+    """Join observation and predictions; `ledgers[engine_id]` is a Ledger or why there is none."""
+    views = []
+    for engine in observation.engines:
+        prediction = ledgers.get(engine.engine_id, "no prediction (the model could not be resolved)")
+        ledger = prediction if isinstance(prediction, Ledger) else None
+        ranks = []
+        for gpu, process in observation.engine_processes(engine.engine_id):
+            if process.role is not ProcessRole.ENGINE_WORKER or process.rank is None:
+                continue
+            ranks.append(
+                RankView(
+                    engine_id=engine.engine_id, rank=process.rank, gpu_index=gpu.index, pid=process.pid,
+                    observed=_observed(gpu, process, engine),
+                    predicted=_ledger_rank(ledger, process.rank) if ledger else None,
+                )  # fmt: skip
+            )
+        views.append(
+            EngineView(
+                engine=engine, ledger=ledger, ledger_error=None if ledger else str(prediction),
+                ranks=tuple(sorted(ranks, key=lambda r: r.gpu_index)),
+            )  # fmt: skip
+        )
+    return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
