@@ -7,7 +7,13 @@ import json
 import sys
 from collections.abc import Sequence
 
-from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args, settings_from_args
+from kvtop.commands.common import (
+    ENGINE_FLAGS_HELP,
+    add_model_arguments,
+    gpu_from_args,
+    measured_from_args,
+    settings_from_args,
+)
 from kvtop.domain.errors import InputError
 from kvtop.domain.ledger import Ledger, predict
 

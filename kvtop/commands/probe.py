@@ -43,6 +43,9 @@ _EXIT_CODES = {
     ProbeOutcome.CANCELLED: 130,
 }
 
+#: Outcomes whose result carries measurements worth a full table even when nothing fitted.
+_MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
+
 
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
@@ -52,22 +55,32 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
     group.add_argument(
-        "--reserve", metavar="SIZE",
+        "--reserve",
+        metavar="SIZE",
         help="memory to keep free (default on a GPU: the larger of 2 GiB and the engine's runtime reserve; on cpu: 0)",
     )
     group.add_argument("--yes", action="store_true", help="probe even when other processes use the GPU")
     group.add_argument("--json", action="store_true", help="print the result as JSON (a stable contract)")
     group.add_argument(
-        "--device", choices=("cuda", "cpu"), default="cuda",
+        "--device",
+        choices=("cuda", "cpu"),
+        default="cuda",
         help="cuda (default) or cpu: the same path on host memory, with --memory-limit as the free memory",
     )
-    group.add_argument("--memory-limit", metavar="SIZE", help="with --device cpu: the stand-in for free memory")
     group.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        "--memory-limit", metavar="SIZE", help="with --device cpu: the stand-in for free memory"
+    )
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
         help=f"kill the probe after this long (default {DEFAULT_TIMEOUT_S:g})",
     )
     group.add_argument(
-        "--chunk-tokens", type=int, metavar="N",
+        "--chunk-tokens",
+        type=int,
+        metavar="N",
         help="tokens per allocation chunk, rounded up to the page (default: about 1 GiB)",
     )
     group.add_argument("--read-only", action="store_true", help="never allocate: the probe refuses to run")
@@ -94,8 +107,10 @@ def build_probe_request(
         device = "cpu"
         memory_limit = _size_arg(args.memory_limit, "--memory-limit")
         if memory_limit is None:
-            raise InputError("--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
-                             field="--memory-limit")
+            raise InputError(
+                "--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
+                field="--memory-limit",
+            )
         default_reserve = 0
     else:
         if args.gpu is None or args.gpu < 0:
@@ -190,8 +205,13 @@ def run_probe_command(
 def _report_unrun(
     args: argparse.Namespace, outcome: ProbeOutcome, message: str, out: TextIO, err: TextIO
 ) -> int:
-    result = ProbeResult(outcome=outcome, message=message, device=_device_label(args), released=True,
-                         release_check="nothing was allocated")
+    result = ProbeResult(
+        outcome=outcome,
+        message=message,
+        device=_device_label(args),
+        released=True,
+        release_check="nothing was allocated",
+    )
     if args.json:
         out.write(json.dumps(result.to_json_dict(), indent=2) + "\n")
     else:
@@ -210,6 +230,10 @@ def render_probe_result(result: ProbeResult) -> str:
     verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
     rows = [f"kvtop probe · {result.device}{name} · {result.mode} mode ({target}) · page {result.page_size}"]
     rows.append(f"  verdict        {verdict}: {result.message}")
+    released = "yes" if result.released else "NO — MEMORY NOT RELEASED, check nvidia-smi"
+    released_row = f"  released       {released} ({result.release_check})"
+    if result.outcome not in _MEASURED and result.bytes_allocated == 0:
+        return "\n".join([*rows, released_row]) + "\n"
     touched = ", every page touched" if result.touched else ", not touched"
     rows.append(
         f"  tokens         {fmt_tokens(result.tokens_allocated)} allocated"
@@ -229,12 +253,13 @@ def render_probe_result(result: ProbeResult) -> str:
         speed = f" ({result.seconds_per_gib:.3f} s/GiB, {1 / result.seconds_per_gib:,.1f} GiB/s)"
     startup = "" if result.init_seconds is None else f"; start-up {result.init_seconds:.2f} s"
     rows.append(f"  time           {result.seconds:.2f} s{speed}{startup}")
-    after = result.free_after_exit_bytes if result.free_after_exit_bytes is not None else result.free_after_bytes
+    after = (
+        result.free_after_exit_bytes if result.free_after_exit_bytes is not None else result.free_after_bytes
+    )
     rows.append(
         f"  free memory    before {_or_dash(result.free_before_bytes, fmt_gib)}"
         f" · at peak {_or_dash(result.free_at_peak_bytes, fmt_gib)}"
         f" · after {_or_dash(after, fmt_gib)} (reserve {fmt_gib(result.reserve_bytes)})"
     )
-    released = "yes" if result.released else "NO — MEMORY NOT RELEASED, check nvidia-smi"
-    rows.append(f"  released       {released} ({result.release_check})")
+    rows.append(released_row)
     return "\n".join(rows) + "\n"

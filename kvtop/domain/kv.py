@@ -101,6 +101,7 @@ def _attention_layer_bytes(model: ModelSpec, heads: int, fmt: KvFormat, engine: 
             return float(width + width // 32), (1, width + width // 32), 1
         return float(width * _ELEMENT_BYTES[fmt]), (1, width), 1
     k, v = model.head_dim, model.v_head_dim
+    per: float
     if fmt == "fp4":
         if engine == "vllm":
             per = heads * (k // 2 + k // 16 + v // 2 + v // 16)

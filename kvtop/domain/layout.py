@@ -81,11 +81,12 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
             source=model.source,
         )
     kv = model.num_kv_heads
-    if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA):
-        if (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv):
-            raise LayoutError(
-                f"{kv} KV heads and attention TP {attn_tp}: one must divide the other", field="--tp", source=model.source
-            )
+    if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA) and (
+        (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
+    ):
+        raise LayoutError(
+            f"{kv} KV heads and attention TP {attn_tp}: one must divide the other", field="--tp", source=model.source
+        )
     if model.state is not None and model.state.num_heads % attn_tp:
         raise LayoutError(
             f"{model.state.num_heads} linear-attention heads do not divide over attention TP {attn_tp}",

@@ -90,10 +90,11 @@ def predict(
     *,
     gpu_total_bytes: int,
     gpu_name: str | None = None,
-    measured: MeasuredInputs = MeasuredInputs(),
+    measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
 ) -> Ledger:
     """Solve both books for every rank with the engine's own rules (see module docstring)."""
+    measured = measured or MeasuredInputs()
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     rules = ENGINES[settings.engine]
@@ -124,9 +125,9 @@ def predict(
             capped = settings.model_copy(update={"num_gpu_blocks_override": tightest.num_blocks})
         results = [solve(w, kv, capped) for _, w, kv in stages]
     context_bytes = gpu_total_bytes - (measured.free_before_load_bytes or gpu_total_bytes - (1 << 30)) if rules.name == "sglang" else 0
-    ranks = []
+    ranks: list[RankLedger] = []
     for dp_rank in range(layout.replicas):
-        for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results)):
+        for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results, strict=True)):
             for tp_rank in range(layout.tp):
                 index = len(ranks)
                 ranks.append(RankLedger(

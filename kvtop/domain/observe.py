@@ -241,10 +241,7 @@ class NodeObservation(_Frozen):
     def engine_processes(self, engine_id: str) -> tuple[tuple[GpuObservation, GpuProcess], ...]:
         """Every (GPU, process) of an engine, in GPU order: its ranks and where they run."""
         return tuple(
-            (gpu, process)
-            for gpu in self.gpus
-            for process in gpu.processes
-            if process.engine_id == engine_id
+            (gpu, process) for gpu in self.gpus for process in gpu.processes if process.engine_id == engine_id
         )
 
     def processes_with_role(self, role: ProcessRole) -> tuple[tuple[GpuObservation, GpuProcess], ...]:

@@ -153,7 +153,10 @@ def mla_buffer(layers: int, kv_lora_rank: int, rope_dim: int, dtype: str) -> Pro
 def dsa_index_buffer(layers: int, index_head_dim: int) -> ProbeBuffer:
     """The DSA indexer key: per layer `index_head_dim` fp8 bytes plus a 4-byte scale per 128, uint8."""
     return ProbeBuffer(
-        name="dsa_index", tensors=layers, row_shape=(index_head_dim + index_head_dim // 128 * 4,), dtype="uint8"
+        name="dsa_index",
+        tensors=layers,
+        row_shape=(index_head_dim + index_head_dim // 128 * 4,),
+        dtype="uint8",
     )
 
 
@@ -192,7 +195,9 @@ class ProbeRequest(BaseModel):
         if self.fill == (self.target_tokens is not None):
             raise ValueError("give exactly one of target_tokens and fill")
         if self.chunk_tokens % self.page_size:
-            raise ValueError(f"chunk_tokens {self.chunk_tokens} is not a multiple of page_size {self.page_size}")
+            raise ValueError(
+                f"chunk_tokens {self.chunk_tokens} is not a multiple of page_size {self.page_size}"
+            )
         if self.device == "cpu" and self.memory_limit_bytes is None:
             raise ValueError("a cpu probe needs memory_limit_bytes (the stand-in for the GPU's free memory)")
         return self

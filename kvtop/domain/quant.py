@@ -116,7 +116,8 @@ def quant_from_config(
     if method == "compressed-tensors":
         return _compressed_tensors(qc, source)
     if method == "quark":
-        weight = (qc.get("global_quant_config") or {}).get("weight", {})  # type: ignore[union-attr]
+        global_config = qc.get("global_quant_config")
+        weight = global_config.get("weight") if isinstance(global_config, dict) else None
         dtype = str(weight.get("dtype", "")) if isinstance(weight, dict) else ""
         if dtype.startswith("fp8"):
             return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc, "exclude"), source=source)

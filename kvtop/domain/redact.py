@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 MASK = "***"
 
@@ -21,11 +22,15 @@ _SECRET_SEGMENTS = frozenset(
 # Adjacent segment pairs that mark a secret ("api-key", "access-key", "private-key").
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key")})
 
-_ENV_ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.S)
+_ENV_ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S*)$")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]{8,}")
-_AUTH_HEADER = re.compile(r"(?i)\b(authorization|x-api-key|api-key)(\s*[:=]\s*)(?!(?:bearer|basic)\b)[^\s'\",;]+")
+_AUTH_HEADER = re.compile(
+    r"(?i)\b(authorization|x-api-key|api-key)(\s*[:=]\s*)(?!(?:bearer|basic)\b)[^\s'\",;]+"
+)
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<password>[^@/\s]+)@")
-_FLAG_IN_TEXT = re.compile(r"(?P<flag>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)")
+_FLAG_IN_TEXT = re.compile(
+    r"(?P<flag>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)"
+)
 _ENV_IN_TEXT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)")
 
 
@@ -34,7 +39,7 @@ def is_secret_name(name: str) -> bool:
     segments = [part for part in re.split(r"[-_.\s]+", name.strip().lstrip("-").lower()) if part]
     if any(segment in _SECRET_SEGMENTS for segment in segments):
         return True
-    return any(pair in _SECRET_PAIRS for pair in zip(segments, segments[1:]))
+    return any(pair in _SECRET_PAIRS for pair in pairwise(segments))
 
 
 def redact_text(text: str) -> str:

@@ -39,9 +39,17 @@ _SGLANG_GAUGES = {
     "sglang:num_queue_reqs": "waiting_requests",
     "sglang:page_size": "block_size",
 }
-_SGLANG_MEMORY_GIB = {"sglang:weight_memory_usage_gb": "weight_bytes", "sglang:kv_cache_memory_usage_gb": "kv_cache_bytes"}
+_SGLANG_MEMORY_GIB = {
+    "sglang:weight_memory_usage_gb": "weight_bytes",
+    "sglang:kv_cache_memory_usage_gb": "kv_cache_bytes",
+}
 _FRACTIONS = {"kv_usage_fraction"}
-_FAILURE_PRECEDENCE = (EndpointState.BAD_PAYLOAD, EndpointState.HTTP_ERROR, EndpointState.TIMEOUT, EndpointState.UNREACHABLE)
+_FAILURE_PRECEDENCE = (
+    EndpointState.BAD_PAYLOAD,
+    EndpointState.HTTP_ERROR,
+    EndpointState.TIMEOUT,
+    EndpointState.UNREACHABLE,
+)
 
 
 class _Failure(Exception):
@@ -66,11 +74,9 @@ def fetch_engine_live(
     base_url = f"http://{_host_for_url(host)}:{port}"
     own_client = client is None
     http = httpx.Client(timeout=timeout_s) if client is None else client
+    read = _vllm if kind == "vllm" else _sglang
     try:
-        if kind == "vllm":
-            live = _vllm(http, base_url, timeout_s)
-        else:
-            live = _sglang(http, base_url, timeout_s)
+        live = read(http, base_url, timeout_s)
     finally:
         if own_client:
             http.close()
@@ -83,7 +89,11 @@ def with_live_state(
     """The node with every engine's `live` read from its endpoints (one engine after another)."""
     engines = tuple(
         engine.model_copy(
-            update={"live": fetch_engine_live(engine.kind, engine.host, engine.port, client=client, timeout_s=timeout_s)}
+            update={
+                "live": fetch_engine_live(
+                    engine.kind, engine.host, engine.port, client=client, timeout_s=timeout_s
+                )
+            }
         )
         for engine in node.engines
     )
@@ -102,7 +112,9 @@ def _get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
             EndpointState.TIMEOUT, f"{url} did not answer within {timeout_s:g} s: the server is busy or hung"
         ) from None
     except (httpx.ProtocolError, httpx.DecodingError) as error:
-        raise _Failure(EndpointState.BAD_PAYLOAD, f"{url} answered something that is not HTTP: {error}") from None
+        raise _Failure(
+            EndpointState.BAD_PAYLOAD, f"{url} answered something that is not HTTP: {error}"
+        ) from None
     except httpx.TransportError as error:
         raise _Failure(
             EndpointState.UNREACHABLE,
@@ -136,7 +148,9 @@ def _vllm(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
         if family.name != "vllm:cache_config_info" and family.name not in _VLLM_GAUGES:
             continue
         for sample in family.samples:
-            facts = ranks.setdefault((sample.labels.get("engine"),), {"engine_index": sample.labels.get("engine")})
+            facts = ranks.setdefault(
+                (sample.labels.get("engine"),), {"engine_index": sample.labels.get("engine")}
+            )
             if family.name == "vllm:cache_config_info":
                 for label, field in _VLLM_CACHE_LABELS.items():
                     facts[field] = _int_label(sample.labels.get(label))
@@ -178,7 +192,10 @@ def _sglang(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
     if not ranks:
         for dp_rank, state in enumerate(info.get("internal_states") or []):
             usage = (state.get("memory_usage") or {}) if isinstance(state, dict) else {}
-            ranks[(str(dp_rank),)] = {"dp_rank": dp_rank, "token_capacity": _int_label(usage.get("token_capacity"))}
+            ranks[(str(dp_rank),)] = {
+                "dp_rank": dp_rank,
+                "token_capacity": _int_label(usage.get("token_capacity")),
+            }
     live = _summarise(ranks.values())
     notes = []
     if metrics_failure:
@@ -200,7 +217,9 @@ def _sglang_server_info(http: httpx.Client, base_url: str, timeout_s: float) -> 
         payload = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise _Failure(EndpointState.BAD_PAYLOAD, f"{response.url} is not JSON") from None
-    if not isinstance(payload, dict) or not {"max_total_num_tokens", "internal_states", "version"} & set(payload):
+    if not isinstance(payload, dict) or not {"max_total_num_tokens", "internal_states", "version"} & set(
+        payload
+    ):
         raise _Failure(EndpointState.BAD_PAYLOAD, f"{response.url} is not an SGLang server-info answer")
     return payload
 
@@ -225,7 +244,9 @@ def _server_info_facts(info: dict[str, Any], live: EngineLive) -> dict[str, Any]
 
 
 def _rank_labels(key: tuple[str | None, ...]) -> dict[str, Any]:
-    return {name: _int_label(value) for name, value in zip(("dp_rank", "tp_rank", "pp_rank"), key)}
+    return {
+        name: _int_label(value) for name, value in zip(("dp_rank", "tp_rank", "pp_rank"), key, strict=True)
+    }
 
 
 def _set_fact(facts: dict[str, Any], field: str, value: float) -> None:
@@ -238,7 +259,12 @@ def _summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
     ranks = tuple(
         sorted(
             (EngineLiveRank(**facts) for facts in rank_facts),
-            key=lambda rank: (rank.engine_index or "", rank.dp_rank or 0, rank.pp_rank or 0, rank.tp_rank or 0),
+            key=lambda rank: (
+                rank.engine_index or "",
+                rank.dp_rank or 0,
+                rank.pp_rank or 0,
+                rank.tp_rank or 0,
+            ),
         )
     )
 

@@ -87,7 +87,7 @@ class NvmlSource:
         if failure is not None:
             state, message = failure
             return NodeObservation(taken_at=taken_at, nvml_state=state, nvml_message=message)
-        nvml = self._nvml
+        nvml: Any = self._nvml
         try:
             driver_version = _text(nvml.nvmlSystemGetDriverVersion())
             count = int(nvml.nvmlDeviceGetCount())
@@ -277,7 +277,10 @@ class _GpuReader:
                 raise
             except nvml.NVMLError as error:
                 self.conditions.append(
-                    (GpuState.ERROR, f"listing {kind.value} processes failed: {error}; totals are still right.")
+                    (
+                        GpuState.ERROR,
+                        f"listing {kind.value} processes failed: {error}; totals are still right.",
+                    )
                 )
                 continue
             for entry in entries:
@@ -294,20 +297,31 @@ class _GpuReader:
 
 def _memory_figures(nvml: Any, handle: Any) -> dict[str, Any] | None:
     """Memory from the v2 call (reserved apart), else v1; None when neither is supported."""
+    return _memory_v2(nvml, handle) or _memory_v1(nvml, handle)
+
+
+def _memory_v2(nvml: Any, handle: Any) -> dict[str, Any] | None:
+    """None when this library or driver has no v2 memory call (the v1 call answers instead)."""
     version = getattr(nvml, "nvmlMemory_v2", None)
-    if version is not None:
-        try:
-            info = nvml.nvmlDeviceGetMemoryInfo(handle, version=version)
-        except (*_errors(nvml, _NO_V2_MEMORY), TypeError):  # TypeError: a pynvml without `version`
-            version = None  # fall back to the v1 call below
-        else:
-            return {
-                "total_bytes": int(info.total),
-                "used_bytes": int(info.used),
-                "free_bytes": int(info.free),
-                "reserved_bytes": int(info.reserved),
-                "memory_api": MemoryApi.V2,
-            }
+    if version is None:
+        return None
+    # TypeError: a pynvml without the `version` argument
+    unavailable: tuple[type[BaseException], ...] = (*_errors(nvml, _NO_V2_MEMORY), TypeError)
+    try:
+        info = nvml.nvmlDeviceGetMemoryInfo(handle, version=version)
+    except unavailable:
+        return None
+    return {
+        "total_bytes": int(info.total),
+        "used_bytes": int(info.used),
+        "free_bytes": int(info.free),
+        "reserved_bytes": int(info.reserved),
+        "memory_api": MemoryApi.V2,
+    }
+
+
+def _memory_v1(nvml: Any, handle: Any) -> dict[str, Any] | None:
+    """None when the device has no memory of its own to report (unified memory)."""
     try:
         info = nvml.nvmlDeviceGetMemoryInfo(handle)
     except nvml.NVMLError_NotSupported:

@@ -29,6 +29,8 @@ import kvtop
 from kvtop.domain.probe import RELEASE_TOLERANCE_BYTES, ProbeOutcome, ProbeRequest, ProbeResult
 
 WORKER_MODULE = "kvtop.sources.probe_worker"
+#: The worker compares its parent with this pid (see probe_worker: it dies with its parent).
+PARENT_PID_ENV = "KVTOP_PROBE_PARENT_PID"
 
 #: How long the parent waits, after the child is gone, for the driver to show the memory back.
 RELEASE_SETTLE_S = 5.0
@@ -50,6 +52,7 @@ def _child_env(request: ProbeRequest, extra_env: Mapping[str, str] | None) -> di
     """The child's environment: kvtop importable, and `cuda:N` meaning NVML's GPU N."""
     env = dict(os.environ)
     env.update(extra_env or {})
+    env[PARENT_PID_ENV] = str(os.getpid())
     package_root = Path(kvtop.__file__).resolve().parents[1]
     if package_root.name not in ("site-packages", "dist-packages"):  # a source checkout
         paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -107,8 +110,12 @@ def _wait(
 
 
 def _launch(
-    request: ProbeRequest, python: str, timeout_s: float, cancel: threading.Event | None,
-    extra_env: Mapping[str, str] | None, poll_s: float,
+    request: ProbeRequest,
+    python: str,
+    timeout_s: float,
+    cancel: threading.Event | None,
+    extra_env: Mapping[str, str] | None,
+    poll_s: float,
 ) -> tuple[_Ending, int]:
     proc = subprocess.Popen(
         [python, "-m", WORKER_MODULE],
@@ -127,12 +134,20 @@ def _launch(
     ]
     for reader in readers:
         reader.start()
+    interrupted = False
     try:
         proc.stdin.write(request.model_dump_json().encode())
         proc.stdin.close()
     except BrokenPipeError:
         pass  # the child died before reading; its exit code and stderr say why
-    killed_for = _wait(proc, time.monotonic() + timeout_s, cancel, poll_s)
+    except KeyboardInterrupt:
+        interrupted = True  # Ctrl-C while handing over the request: kill at once
+    if interrupted:
+        _kill_group(proc.pid)
+        proc.wait()
+        killed_for: ProbeOutcome | None = ProbeOutcome.CANCELLED
+    else:
+        killed_for = _wait(proc, time.monotonic() + timeout_s, cancel, poll_s)
     for reader in readers:
         reader.join(timeout=5.0)
     ending = _Ending(
@@ -205,9 +220,7 @@ def _check_release(
         time.sleep(0.2)
         free_after, failure = _read_free(reader)
     if free_after is None:
-        return result.model_copy(
-            update={"released": True, "release_check": f"process exited; {failure}"}
-        )
+        return result.model_copy(update={"released": True, "release_check": f"process exited; {failure}"})
     missing = free_before - free_after
     released = missing <= RELEASE_TOLERANCE_BYTES
     update: dict[str, object] = {

@@ -6,14 +6,22 @@ and writes one `ProbeResult` JSON line on stdout. Whatever else torch or the dri
 to stderr. The CUDA context and every byte go away when this process exits, which is why the
 probe lives here and not in the parent.
 
-Test hook: `KVTOP_PROBE_TEST_SLEEP_S=<seconds>` makes the worker sleep after reading a valid
-request and before importing torch, so a parent's timeout kill can be exercised for real.
+Test hooks (environment variables, read only here):
+- `KVTOP_PROBE_TEST_SLEEP_S=<seconds>`: sleep after reading a valid request and before importing
+  torch, so a parent's timeout kill can be exercised for real.
+- `KVTOP_PROBE_TEST_HOLD_S=<seconds>`: hold the allocation at its peak that long before freeing
+  it, so a kill in mid-probe (benchmarks/gpu_probe_check.sh) finds the memory held.
+
+On Linux the worker asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG), so a
+`kill -9` of kvtop itself cannot leave a probe holding GPU memory.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +41,10 @@ from kvtop.domain.probe import (
 )
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
+TEST_HOLD_ENV = "KVTOP_PROBE_TEST_HOLD_S"
+#: Set by the parent to its pid, so the worker can tell that its parent is already gone.
+PARENT_PID_ENV = "KVTOP_PROBE_PARENT_PID"
+_PR_SET_PDEATHSIG = 1
 
 #: A cpu probe leaves at least this much of the host's available memory alone.
 HOST_KEEP_FREE_BYTES = 512 * 2**20
@@ -198,9 +210,7 @@ def _host_available_bytes() -> int | None:
         return None
 
 
-def _grow(
-    torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool
-) -> tuple[int, int, str | None, bool]:
+def _grow(torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool) -> tuple[int, int, str | None, bool]:
     """Grow the pool chunk by chunk; return (tokens, lowest free seen, failure text, was OOM).
 
     A chunk is started only if the free memory minus its estimated cost stays at or above the
@@ -239,7 +249,9 @@ def _grow(
     return tokens, lowest_free, None, False
 
 
-def _verdict(request: ProbeRequest, tokens: int, failure: str | None, was_oom: bool) -> tuple[ProbeOutcome, str]:
+def _verdict(
+    request: ProbeRequest, tokens: int, failure: str | None, was_oom: bool
+) -> tuple[ProbeOutcome, str]:
     if failure is not None:
         outcome = ProbeOutcome.OUT_OF_MEMORY if was_oom else ProbeOutcome.WORKER_CRASHED
         return outcome, f"allocation failed after {tokens:,} tokens: {failure}"
@@ -259,7 +271,7 @@ def _open_device(torch: Any, request: ProbeRequest) -> tuple[Meter, str, int | N
     """The meter, device name and context cost, or the named reason the device cannot be used."""
     if request.device == "cpu":
         assert request.memory_limit_bytes is not None  # the request validator guarantees it
-        return _CpuMeter(request.memory_limit_bytes), "cpu (memory limit stands in for free memory)", None
+        return _CpuMeter(request.memory_limit_bytes), "host memory", None
     if not torch.cuda.is_available():
         return ProbeResult.unmeasured(
             request,
@@ -304,12 +316,13 @@ def probe(
     request: ProbeRequest,
     *,
     started: float | None = None,
+    hold_s: float = 0.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> ProbeResult:
     """Run one request with an imported torch; always gives every byte back before returning.
 
     `started` is the clock reading before torch was imported, so `init_seconds` counts the
-    import and the CUDA context.
+    import and the CUDA context. `hold_s` keeps the allocation at its peak that long (test hook).
     """
     started = clock() if started is None else started
     if request.device == "cpu":
@@ -330,6 +343,8 @@ def probe(
         grow_seconds = clock() - grow_started
         bytes_allocated = pool.bytes_held
         chunks = len(pool.chunks)
+        if hold_s > 0:
+            time.sleep(hold_s)
     finally:
         _release(pool, meter, torch, on_cuda)
     free_after = meter.free()
@@ -383,8 +398,23 @@ def _first_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}"
 
 
+def _die_with_parent() -> None:
+    """Linux: be killed by the kernel if the parent dies, and leave at once if it already has."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return  # no libc handle: the parent's own kill on timeout still applies
+    libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    expected = os.environ.get(PARENT_PID_ENV)
+    if expected and os.getppid() != int(expected):
+        os._exit(3)
+
+
 def main() -> int:
     """Read the request, probe, write one result line. Exit 0 whenever a result was written."""
+    _die_with_parent()
     result_stream = _claim_stdout()
     raw = sys.stdin.read()
     try:
@@ -412,7 +442,8 @@ def _run(request: ProbeRequest) -> ProbeResult:
             f"torch cannot be imported by {sys.executable} ({error}); "
             "install it with: pip install 'kvtop-ledger[probe]'",
         )
-    return probe(torch, request, started=import_started)
+    hold_s = float(os.environ.get(TEST_HOLD_ENV) or 0.0)
+    return probe(torch, request, started=import_started, hold_s=hold_s)
 
 
 if __name__ == "__main__":

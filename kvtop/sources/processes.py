@@ -203,15 +203,16 @@ class _Attribution:
             server_index, server_kind = server
             engine = self.engine_for(chain[server_index], server_kind)
             role = ProcessRole.ENGINE_SERVER if server_index == 0 else ProcessRole.ENGINE_WORKER
-            rank = _rank(chain[:server_index]) if role is ProcessRole.ENGINE_WORKER else None
+            rank = _worker_rank(chain[:server_index], engine) if role is ProcessRole.ENGINE_WORKER else None
             return process.model_copy(update={
                 **known, "role": role, "engine_id": engine.engine_id, "engine_kind": engine.kind, "rank": rank,
             })  # fmt: skip
         kind = engine_kind_of_title(title)
         if kind is not None:
-            return process.model_copy(
-                update={**known, "role": ProcessRole.ORPHAN, "engine_kind": kind, "rank": _rank(chain)}
-            )
+            parts = _stated_rank(chain)
+            return process.model_copy(update={
+                **known, "role": ProcessRole.ORPHAN, "engine_kind": kind, "rank": EngineRank(**parts) if parts else None,
+            })  # fmt: skip
         if "command line" in record.unreadable or "everything" in record.unreadable:
             return process.model_copy(update={**known, "role": ProcessRole.UNATTRIBUTED})
         return process.model_copy(update={**known, "role": ProcessRole.CO_TENANT})
@@ -239,12 +240,23 @@ def _find_server(chain: list[ProcessRecord]) -> tuple[int, EngineName] | None:
     return None
 
 
-def _rank(chain: list[ProcessRecord]) -> EngineRank:
-    """The rank a worker's own title states; an axis it omits (vLLM's DP) from an ancestor's title."""
+def _stated_rank(chain: list[ProcessRecord]) -> dict[str, int]:
+    """The rank axes a worker's own title states; an axis it omits (vLLM's DP) from an ancestor's."""
     parts: dict[str, int] = {}
     for record in chain:
         for axis, number in rank_parts(title_of(record)).items():
             parts.setdefault(axis, number)
+    return parts
+
+
+def _worker_rank(chain: list[ProcessRecord], engine: EngineInstance) -> EngineRank | None:
+    """The worker's rank; None when no title states it and the engine spans several GPUs
+    (a silent rank 0 would be a wrong number)."""
+    parts = _stated_rank(chain)
+    settings = engine.settings
+    single_gpu = settings is not None and settings.tp * settings.pp == 1 and settings.dp == 1
+    if not parts and not single_gpu:
+        return None
     return EngineRank(**parts)
 
 

@@ -12,18 +12,38 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kvtop.sources.nvml import NvmlSource
 from kvtop.domain.observe import NodeObservation
+from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.processes import ProcessRecord
 from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib, read_compute_apps_csv, read_smi_processes
 
 # cases/sglang/C01/engine.log (its --tp 4 set to the listing's two schedulers)
-SGLANG_TP2_LAUNCH = (
-    "python3 -m sglang.launch_server --model /path/to/Qwen3-235B-A22B-FP8 --tp 2 --trust-remote-code "
-    "--host 0.0.0.0 --port 8000 --mem-fraction-static 0.93"
-).split()
+SGLANG_TP2_LAUNCH = [
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "--model",
+    "/path/to/Qwen3-235B-A22B-FP8",
+    "--tp",
+    "2",
+    "--trust-remote-code",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8000",
+    "--mem-fraction-static",
+    "0.93",
+]
 # cases/vllm/vllm-27508-gpt-oss-120b-h100/case.json
-VLLM_LAUNCH = "vllm serve openai/gpt-oss-120b --gpu-memory-utilization 0.95 --max-num-batched-tokens 1024".split()
+VLLM_LAUNCH = [
+    "vllm",
+    "serve",
+    "openai/gpt-oss-120b",
+    "--gpu-memory-utilization",
+    "0.95",
+    "--max-num-batched-tokens",
+    "1024",
+]
 # the same, with the layout of samples/process_tables/h100-sxm-8gpu-vllm-worker-tp8.txt
 VLLM_TP8_LAUNCH = [*VLLM_LAUNCH, "--tensor-parallel-size", "8"]
 
@@ -105,7 +125,8 @@ def vllm_tp8_node() -> tuple[NodeObservation, FakeProcessTable]:
         )
         for (gpu, pid, _kind, _name, mib), bus in zip(
             rows, ["00000000:18:00.0", "00000000:38:00.0", "00000000:48:00.0", "00000000:59:00.0",
-                   "00000000:98:00.0", "00000000:B8:00.0", "00000000:C8:00.0", "00000000:D9:00.0"]
+                   "00000000:98:00.0", "00000000:B8:00.0", "00000000:C8:00.0", "00000000:D9:00.0"],
+            strict=True,
         )
     ]  # fmt: skip
     node = NvmlSource(nvml_module=FakePynvml(gpus, driver_version="570.195.03")).read()

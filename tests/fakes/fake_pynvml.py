@@ -115,7 +115,9 @@ class FakePynvml:
             return SimpleNamespace(
                 version=version, total=gpu.total, reserved=gpu.reserved, free=gpu.free, used=gpu.used
             )
-        return SimpleNamespace(total=gpu.total, free=gpu.free, used=gpu.used + gpu.reserved)  # v1: used ⊇ reserved
+        return SimpleNamespace(
+            total=gpu.total, free=gpu.free, used=gpu.used + gpu.reserved
+        )  # v1: used ⊇ reserved
 
     def nvmlDeviceGetUtilizationRates(self, handle: FakeGpu) -> SimpleNamespace:
         gpu = self._gpu(handle)
@@ -128,7 +130,9 @@ class FakePynvml:
         if gpu.processes_error is not None:
             raise gpu.processes_error()
         return [
-            SimpleNamespace(pid=pid, usedGpuMemory=used, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
+            SimpleNamespace(
+                pid=pid, usedGpuMemory=used, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF
+            )
             for pid, used in entries
         ]
 
@@ -146,7 +150,11 @@ class FakePynvml:
 
     # --- MIG ---
     def nvmlDeviceGetMigMode(self, handle: FakeGpu) -> list[int]:
-        enabled = pynvml.NVML_DEVICE_MIG_ENABLE if self._gpu(handle).mig_instances else pynvml.NVML_DEVICE_MIG_DISABLE
+        enabled = (
+            pynvml.NVML_DEVICE_MIG_ENABLE
+            if self._gpu(handle).mig_instances
+            else pynvml.NVML_DEVICE_MIG_DISABLE
+        )
         return [enabled, enabled]
 
     def nvmlDeviceGetMaxMigDeviceCount(self, handle: FakeGpu) -> int:

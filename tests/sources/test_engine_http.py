@@ -73,7 +73,9 @@ def test_sglang_metrics_page_gives_usage_tokens_and_requests() -> None:
 
 
 def test_sglang_first_generation_metrics_give_token_capacity() -> None:
-    client = serving({"/metrics": (200, sample("sglang_metrics/sglang-pr1853-2024-11-llama3.2-3b-fragment.txt"))})
+    client = serving(
+        {"/metrics": (200, sample("sglang_metrics/sglang-pr1853-2024-11-llama3.2-3b-fragment.txt"))}
+    )
     assert fetch_engine_live("sglang", "127.0.0.1", 30000, client=client).token_capacity == 570979
 
 
@@ -91,7 +93,12 @@ def test_sglang_server_info_with_the_old_route_and_metrics_disabled() -> None:
     info = sample("sglang_server_info/sglang-0.5.9-deepseek-r1-tp16-2node-pd-prefill-trimmed.json")
     live = fetch_engine_live("sglang", "10.99.91.39", 30000, client=serving({"/server_info": (200, info)}))
     assert live.state is EndpointState.OK
-    assert (live.token_capacity, live.block_size, live.memory_fraction, live.version) == (326223, 1, 0.8, "0.5.9")
+    assert (live.token_capacity, live.block_size, live.memory_fraction, live.version) == (
+        326223,
+        1,
+        0.8,
+        "0.5.9",
+    )
     assert live.weight_bytes == round(40.62 * GIB) and live.kv_cache_bytes == round(21.35 * GIB)
     assert [rank.token_capacity for rank in live.ranks] == [326223]
     assert any("--enable-metrics" in note for note in live.notes)

@@ -6,7 +6,14 @@ import pynvml
 
 from kvtop.domain.observe import GpuState, MemoryApi, NvmlState, ProcessKind
 from kvtop.sources.nvml import NvmlSource
-from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml, gpu_from_mib, h100_from_nvml_sample, read_smi_processes
+from tests.fakes.fake_pynvml import (
+    MIB,
+    FakeGpu,
+    FakePynvml,
+    gpu_from_mib,
+    h100_from_nvml_sample,
+    read_smi_processes,
+)
 
 # samples/nvml/h100-sxm-nvml-memory-info-v2-bytes.txt
 H100_TOTAL, H100_USED, H100_FREE, H100_RESERVED = 85520809984, 17854300160, 67314843648, 351666176
@@ -165,5 +172,9 @@ def test_real_pynvml_without_a_driver_gives_a_named_state() -> None:
     if node.nvml_state is NvmlState.OK:
         assert node.driver_version
     else:
-        assert node.nvml_state in (NvmlState.LIBRARY_NOT_FOUND, NvmlState.NO_DRIVER, NvmlState.VERSION_MISMATCH)
+        assert node.nvml_state in (
+            NvmlState.LIBRARY_NOT_FOUND,
+            NvmlState.NO_DRIVER,
+            NvmlState.VERSION_MISMATCH,
+        )
         assert node.nvml_message and node.gpus == ()

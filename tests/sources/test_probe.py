@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import pytest
 
 from kvtop.commands.probe import add_probe_arguments, render_probe_result, run_probe_command
@@ -162,6 +163,24 @@ def test_cancel_event_kills_the_child() -> None:
     assert result.worker_pid is not None and _pid_gone(result.worker_pid)
 
 
+def test_killing_the_parent_takes_the_worker_with_it() -> None:
+    parent_code = (
+        "import sys; from kvtop.domain.probe import ProbeRequest; from kvtop.sources.probe import run_probe; "
+        "run_probe(ProbeRequest.model_validate_json(sys.argv[1]), extra_env={'KVTOP_PROBE_TEST_SLEEP_S': '30'})"
+    )
+    request = _cpu_request(target_tokens=1000, memory_limit_bytes=GIB).model_dump_json()
+    parent = psutil.Popen([sys.executable, "-c", parent_code, request])
+    deadline = time.monotonic() + 10
+    while not parent.children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (worker,) = parent.children()
+    time.sleep(0.5)  # let the worker reach its sleep, past the PR_SET_PDEATHSIG call
+    parent.kill()
+    parent.wait(timeout=5)
+    gone, alive = psutil.wait_procs([worker], timeout=5)
+    assert worker in gone and not alive
+
+
 def _worker(stdin: str) -> ProbeResult:
     done = subprocess.run(
         [sys.executable, "-m", WORKER_MODULE], input=stdin, capture_output=True, text=True, timeout=30
@@ -210,7 +229,9 @@ def test_read_only_refuses() -> None:
 
 
 def _cuda_request() -> ProbeRequest:
-    return ProbeRequest(device="cuda:0", buffers=QWEN, target_tokens=1000, chunk_tokens=1000, reserve_bytes=2 * GIB)
+    return ProbeRequest(
+        device="cuda:0", buffers=QWEN, target_tokens=1000, chunk_tokens=1000, reserve_bytes=2 * GIB
+    )
 
 
 def test_free_memory_that_does_not_come_back_is_reported_loudly(tmp_path: Path) -> None:
@@ -227,7 +248,9 @@ def test_free_memory_that_does_not_come_back_is_reported_loudly(tmp_path: Path) 
 
 
 def test_free_memory_that_comes_back_counts_as_released(tmp_path: Path) -> None:
-    result = run_probe(_cuda_request(), free_memory_reader=lambda: 80 * GIB, extra_env=_shadow_torch(tmp_path))
+    result = run_probe(
+        _cuda_request(), free_memory_reader=lambda: 80 * GIB, extra_env=_shadow_torch(tmp_path)
+    )
     assert result.released is True
     assert result.driver_free_before_bytes == 80 * GIB
     assert result.free_after_exit_bytes == 80 * GIB

@@ -17,6 +17,7 @@ from kvtop.sources.processes import (
 from tests.fakes.fake_process_table import (
     CONTAINER_PID,
     SGLANG_SERVER_PID,
+    SGLANG_TP2_LAUNCH,
     VLLM_LAUNCH,
     VLLM_SERVER_PID,
     VLLM_TP8_SERVER_PID,
@@ -55,11 +56,20 @@ def test_sglang_tp2_workers_map_to_their_engine_rank_and_gpu() -> None:
 def test_vllm_engine_core_on_its_own_gpu() -> None:
     node = attributed_two_engine_node()
     gpu_index, core = process(node, 2332308)
-    assert (gpu_index, core.role, core.title, core.rank) == (2, ProcessRole.ENGINE_WORKER, "VLLM::EngineCore", EngineRank())
+    assert (gpu_index, core.role, core.title, core.rank) == (
+        2,
+        ProcessRole.ENGINE_WORKER,
+        "VLLM::EngineCore",
+        EngineRank(),
+    )
     assert core.used_bytes == 75172 * MIB
     engine = node.engine(f"vllm:{VLLM_SERVER_PID}")
     assert engine is not None and engine.settings is not None
-    assert (engine.model, engine.port, engine.settings.gpu_memory_utilization) == ("openai/gpt-oss-120b", 8000, 0.95)
+    assert (engine.model, engine.port, engine.settings.gpu_memory_utilization) == (
+        "openai/gpt-oss-120b",
+        8000,
+        0.95,
+    )
     assert len(node.engines) == 2
 
 
@@ -71,14 +81,23 @@ def test_a_process_of_no_engine_is_a_co_tenant() -> None:
 
 def test_an_engine_worker_whose_server_is_gone_is_an_orphan() -> None:
     gpu_index, orphan = process(attributed_two_engine_node(), 2095211)
-    assert (gpu_index, orphan.role, orphan.engine_kind, orphan.engine_id) == (3, ProcessRole.ORPHAN, "vllm", None)
+    assert (gpu_index, orphan.role, orphan.engine_kind, orphan.engine_id) == (
+        3,
+        ProcessRole.ORPHAN,
+        "vllm",
+        None,
+    )
     assert orphan.used_bytes == 75260 * MIB
 
 
 def test_a_pid_this_namespace_cannot_see_is_unattributed_bytes() -> None:
     node = attributed_two_engine_node()
     gpu_index, hidden = process(node, CONTAINER_PID)
-    assert (gpu_index, hidden.role, hidden.info_state) == (1, ProcessRole.UNATTRIBUTED, ProcessInfoState.NOT_VISIBLE)
+    assert (gpu_index, hidden.role, hidden.info_state) == (
+        1,
+        ProcessRole.UNATTRIBUTED,
+        ProcessInfoState.NOT_VISIBLE,
+    )
     assert "--pid=host" in (hidden.info_message or "")
     assert node.unattributed_bytes_by_gpu() == {1: 1706 * MIB}
 
@@ -109,10 +128,27 @@ def test_vllm_data_parallel_rank_comes_from_the_engine_core_title() -> None:
     assert worker.rank == EngineRank(dp=1, tp=1)
 
 
+def test_an_untitled_worker_of_a_multi_gpu_engine_has_no_guessed_rank() -> None:
+    """A forked copy of the server (same command line, no title) cannot say which TP rank it is."""
+    node, _ = two_engine_node()
+    table = FakeProcessTable.of([
+        launched(SGLANG_SERVER_PID, SGLANG_TP2_LAUNCH),
+        ProcessRecord(pid=2160317, parent_pid=SGLANG_SERVER_PID, cmdline=tuple(SGLANG_TP2_LAUNCH)),
+    ])  # fmt: skip
+    _, worker = process(attribute_node(node, table), 2160317)
+    assert (worker.role, worker.engine_id, worker.rank) == (
+        ProcessRole.ENGINE_WORKER,
+        f"sglang:{SGLANG_SERVER_PID}",
+        None,
+    )
+
+
 def test_access_denied_process_is_named_and_kept() -> None:
     """The SGLang TP0 scheduler as another user sees it: name readable, command line not."""
     node, _ = two_engine_node()
-    table = FakeProcessTable.of([ProcessRecord(pid=2160317, name="python3", unreadable=("command line", "environment"))])
+    table = FakeProcessTable.of(
+        [ProcessRecord(pid=2160317, name="python3", unreadable=("command line", "environment"))]
+    )
     gpu_index, denied = process(attribute_node(node, table), 2160317)
     assert (gpu_index, denied.role) == (0, ProcessRole.UNATTRIBUTED)
     assert denied.info_state is ProcessInfoState.ACCESS_DENIED

@@ -15,6 +15,7 @@ import math
 from kvtop.domain.engines.base import GIB, MIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import AttentionKind, ModelSpec
 
 # Memory the CUDA context and NCCL take before weights load, when nothing measured it:
@@ -43,11 +44,8 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     _, chunked_default, graph_bs = next(c for c in _GPU_CLASSES if gpu_mib < c[0])
     chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
     max_bs = s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]
-    if chunked > 0:
-        activation_tokens = max(chunked, 2048)
-    else:
-        activation_tokens = max(s.max_prefill_tokens or 16384, 2048)
-    graph = 2 * max_bs
+    activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
+    graph: float = 2 * max_bs
     if lay.dp_attention:
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
     reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
@@ -58,9 +56,9 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
 
 
 class SGLangRules:
-    name = "sglang"
-    pp_remainder = "last"
-    honours_checkpoint_kv_dtype = True
+    name: str = "sglang"
+    pp_remainder: PpRemainder = "last"
+    honours_checkpoint_kv_dtype: bool = True
 
     def default_page_size(self, model: ModelSpec) -> int:
         return 64 if model.attention_kind is AttentionKind.DSA else 1

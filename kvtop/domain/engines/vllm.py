@@ -14,6 +14,7 @@ import math
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
+from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.units_parse import parse_vllm_bytes
 
@@ -28,9 +29,9 @@ def default_batch_limits(total_bytes: int) -> tuple[int, int]:
 
 
 class VllmRules:
-    name = "vllm"
-    pp_remainder = "second_to_last"
-    honours_checkpoint_kv_dtype = False
+    name: str = "vllm"
+    pp_remainder: PpRemainder = "second_to_last"
+    honours_checkpoint_kv_dtype: bool = False
 
     def default_page_size(self, model: ModelSpec) -> int:
         return 64 if model.is_mla else 16
@@ -95,7 +96,8 @@ class VllmRules:
         full = kv.pool("full")
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
-        per_layer = (full or swa).bytes_per_layer_token if (full or swa) else 0.0
+        attention = full or swa
+        per_layer = attention.bytes_per_layer_token if attention is not None else 0.0
         if index is not None:  # one group of per-layer sizes: latent + indexer key
             per_layer += index.bytes_per_layer_token
         page = int(block * per_layer)

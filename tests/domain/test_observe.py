@@ -1,0 +1,47 @@
+"""Observed values: redaction at construction and the derived per-GPU sums."""
+
+from __future__ import annotations
+
+from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.observe import (
+    EngineInstance,
+    GpuObservation,
+    GpuProcess,
+    NodeObservation,
+    ProcessRole,
+)
+
+MIB = 1 << 20
+
+
+def test_a_process_command_line_is_redacted_when_built() -> None:
+    process = GpuProcess(pid=7, used_bytes=None, cmdline=("vllm", "serve", "m", "--api-key", "sk-1"))
+    assert process.cmdline == ("vllm", "serve", "m", "--api-key", "***")
+
+
+def test_engine_settings_flags_are_redacted_when_built() -> None:
+    settings = parse_launch_command(["vllm", "serve", "m", "--api-key", "sk-1"])
+    assert settings is not None and settings.flags["api-key"] == "sk-1"  # the parser keeps what it saw
+    engine = EngineInstance(
+        engine_id="vllm:1", kind="vllm", server_pid=1, settings=settings, host="127.0.0.1", port=8000
+    )
+    assert engine.settings is not None and engine.settings.flags["api-key"] == "***"
+
+
+def test_unattributed_bytes_are_summed_per_gpu() -> None:
+    """Bytes of samples/process_tables/mixed-enginecore-worker-python-processes-fragment.txt."""
+    hidden = GpuProcess(pid=1328209, used_bytes=1706 * MIB, role=ProcessRole.UNATTRIBUTED)
+    hidden_too = GpuProcess(pid=3632600, used_bytes=1706 * MIB, role=ProcessRole.UNATTRIBUTED)
+    worker = GpuProcess(
+        pid=1217466, used_bytes=23694 * MIB, role=ProcessRole.ENGINE_WORKER, engine_id="vllm:1"
+    )
+    node = NodeObservation(
+        taken_at=0.0,
+        gpus=(
+            GpuObservation(index=1, processes=(hidden, hidden_too)),
+            GpuObservation(index=2, processes=(worker,)),
+        ),
+    )
+    assert node.unattributed_bytes_by_gpu() == {1: 3412 * MIB}
+    assert [(gpu.index, p.pid) for gpu, p in node.engine_processes("vllm:1")] == [(2, 1217466)]
+    assert node.gpus[0].process_bytes == 3412 * MIB

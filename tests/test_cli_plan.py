@@ -1,0 +1,96 @@
+"""`kvtop plan` as a user runs it: the JSON contract, engine flag spellings, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kvtop.cli import main
+from tests.conftest import CONFIGS
+
+QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
+LLAMA = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")
+
+
+def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(["plan", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> None:
+    out = plan_json(capsys, "--model", LLAMA, "--tp", "8", "--gpu", "H100")
+    for key in ("token_capacity", "kv_bytes_per_token", "weights_bytes", "max_running_requests", "max_concurrency", "fits", "ranks"):
+        assert key in out
+    assert isinstance(out["token_capacity"], int) and out["token_capacity"] > 0
+    assert out["max_concurrency"] is None  # SGLang has no such expression
+    assert len(out["ranks"]) == 8
+    rank = out["ranks"][0]
+    for key in ("rank", "weights_bytes", "kv_bytes_per_token", "kv_pool_bytes", "token_capacity", "weights"):
+        assert key in rank
+    assert {row["component"] for row in rank["weights"]} == {"embedding", "attention", "mlp", "norms", "lm_head"}
+    assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720
+
+
+def test_every_spelling_of_tp_and_cmd_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    a = plan_json(capsys, "--model", LLAMA, "--tp-size", "4", "--mem-fraction-static", "0.85")
+    b = plan_json(capsys, "--model", LLAMA, "--engine", "sglang", "--tensor-parallel-size", "4", "--mem-fraction-static=0.85")
+    c = plan_json(capsys, "--cmd", f"python -m sglang.launch_server --model-path {LLAMA} --tp 4 --mem-fraction-static 0.85 --port 30000")
+    assert a["token_capacity"] == b["token_capacity"] == c["token_capacity"] > 0
+    assert a["kv_bytes_per_token"] == 81_920
+
+
+def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    out = plan_json(capsys, "--model", LLAMA, "--tp", "1", "--gpu", "H100")
+    assert out["fits"] is False and out["token_capacity"] == 0
+    weights = 70_553_706_496 * 2  # 141.1 GB whole on one rank
+    assert out["ranks"][0]["weights_bytes"] == weights
+    pre = (81559 << 20) - (1 << 30)  # H100 total − the estimated CUDA context
+    mfs = round((81559 - (512 + 1.5 * 8192 + 128 + 2 * 256)) / 81559, 3)  # SGLang's auto rule at TP1
+    assert out["memory_fraction"]["value"] == mfs == 0.835
+    shortfall = -int(((pre - weights) / 2**30 - pre / 2**30 * (1 - mfs)) * 2**30)
+    assert abs(out["shortfall_bytes"] - shortfall) <= 1
+    assert main(["plan", "--model", LLAMA, "--tp", "1", "--require-fit"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--model", "/nonexistent/config.json"], "not found"),
+        (["--model", QWEN, "--tp", "3"], "--tp"),
+        (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
+        (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
+        (["--model", QWEN, "--tpp", "2"], "--tpp"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "kvtop", "plan", *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and needle in result.stderr
+
+
+def test_malformed_and_unknown_configs_name_the_field(tmp_path) -> None:
+    (tmp_path / "trunc.json").write_text('{"hidden_size": 4096,')
+    (tmp_path / "frob.json").write_text('{"architectures": ["FrobForCausalLM"], "model_type": "frob"}')
+    cfg = json.loads((CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json").read_text())
+    cfg.pop("num_hidden_layers")
+    (tmp_path / "nolayers.json").write_text(json.dumps(cfg))
+    for name, needle in (("trunc", "malformed JSON"), ("frob", "model_type"), ("nolayers", "num_hidden_layers")):
+        result = subprocess.run([sys.executable, "-m", "kvtop", "plan", "--model", str(tmp_path / f"{name}.json")],
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr
+
+
+def test_domain_and_plan_help_load_neither_textual_nor_torch() -> None:
+    probe = (
+        "import sys, kvtop.domain.ledger, kvtop.domain.node\n"
+        "from kvtop.cli import main\n"
+        "try:\n    main(['plan', '--help'])\nexcept SystemExit:\n    pass\n"
+        "bad = [m for m in ('textual', 'torch', 'pynvml') if m in sys.modules]\n"
+        "print('LOADED', bad)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "LOADED []" in result.stdout, result.stdout[-300:] + result.stderr[-300:]
