@@ -178,7 +178,7 @@ class EngineLiveRank(_Frozen):
 
 
 class EngineLive(_Frozen):
-    """What an engine's endpoints said. Engine-wide figures: capacity and pages per rank, usage the
+    """What an engine's endpoints said. Engine-wide figures: capacity and pages of the tightest rank, usage the
     highest rank's, tokens and requests summed over ranks. `*_bytes` come from GiB figures the
     engine printed to two decimals."""
 

@@ -197,6 +197,29 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
         )
 
 
+def _layer(rank: _Rank, layer: int) -> None:
+    model = rank.model
+    kind = model.layer_attention[layer]
+    if kind in (LayerKind.FULL, LayerKind.SLIDING):
+        _attention(rank, layer)
+    elif kind is LayerKind.LINEAR:
+        _linear_attention(rank, layer)
+    if model.layer_mlp[layer] is not MlpKind.NONE:
+        _mlp(rank, layer, model.layer_mlp[layer])
+    rank.vector("norms", 2 * model.hidden_size)
+
+
+def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
+    """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
+    kinds = (model.layer_attention[layer], model.layer_mlp[layer])
+    if not model.quant.excluded:
+        return kinds
+    prefix = f"model.layers.{layer}"
+    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
+              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj")  # fmt: skip
+    return (*kinds, *(model.quant.spares((prefix + probe,)) for probe in probes))
+
+
 def weights_book(
     model: ModelSpec, layout: ParallelLayout, layers: range, *, first_stage: bool, last_stage: bool, load_mtp: bool = False
 ) -> WeightsBook:
@@ -207,15 +230,17 @@ def weights_book(
     vocab_rows = math.ceil(padded_vocab / layout.tp)
     if first_stage:
         rank.acc.add("embedding", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+    # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
+    # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
+    groups: dict[tuple[object, ...], list[int]] = {}
     for layer in layers:
-        kind = model.layer_attention[layer]
-        if kind in (LayerKind.FULL, LayerKind.SLIDING):
-            _attention(rank, layer)
-        elif kind is LayerKind.LINEAR:
-            _linear_attention(rank, layer)
-        if model.layer_mlp[layer] is not MlpKind.NONE:
-            _mlp(rank, layer, model.layer_mlp[layer])
-        rank.vector("norms", 2 * h)
+        groups.setdefault(_layer_signature(model, layer), []).append(layer)
+    for members in groups.values():
+        one = _Rank(model, layout)
+        _layer(one, members[0])
+        for name, (params, nbytes) in one.acc.parts.items():
+            rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
+        rank.acc.notes.update(one.acc.notes)
     if last_stage:
         rank.vector("norms", h)
         if not model.tie_word_embeddings or not first_stage:

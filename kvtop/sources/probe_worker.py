@@ -271,6 +271,7 @@ def _open_device(torch: Any, request: ProbeRequest) -> tuple[Meter, str, int | N
     """The meter, device name and context cost, or the named reason the device cannot be used."""
     if request.device == "cpu":
         assert request.memory_limit_bytes is not None  # the request validator guarantees it
+        torch.set_num_threads(1)  # touching is memory-bound; more threads only spin on a busy host
         return _CpuMeter(request.memory_limit_bytes), "host memory", None
     if not torch.cuda.is_available():
         return ProbeResult.unmeasured(
