@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -73,9 +74,18 @@ def _pid_gone(pid: int) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class TorchRuns:
+    """The three runs that import torch: two through the runner, one through the command."""
+
+    target: ProbeResult
+    fill: ProbeResult
+    limit_hit: tuple[int, str, str]
+
+
 @pytest.fixture(scope="module")
-def torch_runs() -> dict[str, object]:
-    """The runs that really allocate (or really look for CUDA), started side by side."""
+def torch_runs() -> TorchRuns:
+    """The runs that really allocate, started side by side (each pays for importing torch)."""
     with ThreadPoolExecutor(max_workers=3) as pool:
         target = pool.submit(run_probe, _cpu_request(target_tokens=20_000, memory_limit_bytes=4 * GIB))
         fill = pool.submit(
@@ -84,20 +94,15 @@ def torch_runs() -> dict[str, object]:
         limit_hit = pool.submit(
             _command, "--device", "cpu", "--memory-limit", "1GiB", "--tokens", "10000000", "--json"
         )
-        return {
-            "target": target.result(),
-            "fill": fill.result(),
-            "limit_hit": limit_hit.result(),
-        }
+        return TorchRuns(target=target.result(), fill=fill.result(), limit_hit=limit_hit.result())
 
 
 def test_qwen_buffers_predict_57344_bytes_per_token() -> None:
     assert sum(buffer.bytes_per_token for buffer in QWEN) == 57_344
 
 
-def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: dict[str, object]) -> None:
-    result = torch_runs["target"]
-    assert isinstance(result, ProbeResult)
+def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: TorchRuns) -> None:
+    result = torch_runs.target
     assert result.outcome is ProbeOutcome.OK, result.message
     assert result.tokens_allocated == 20_000
     assert result.bytes_allocated == 20_001 * 57_344  # the engine's size + page rows
@@ -107,9 +112,8 @@ def test_target_met_measures_the_predicted_bytes_and_releases(torch_runs: dict[s
     assert _pid_gone(result.worker_pid or 0)
 
 
-def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: dict[str, object]) -> None:
-    result = torch_runs["fill"]
-    assert isinstance(result, ProbeResult)
+def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: TorchRuns) -> None:
+    result = torch_runs.fill
     usable_tokens = (768 * MIB) // 57_344  # 14,043
     assert result.outcome is ProbeOutcome.OK, result.message
     assert 0.8 * usable_tokens <= result.tokens_allocated <= usable_tokens
@@ -118,8 +122,8 @@ def test_fill_stays_inside_the_budget_and_gets_close(torch_runs: dict[str, objec
     assert result.released
 
 
-def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: dict[str, object]) -> None:
-    code, out, _ = torch_runs["limit_hit"]  # type: ignore[misc]
+def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: TorchRuns) -> None:
+    code, out, _ = torch_runs.limit_hit
     data = json.loads(out)
     assert code == 1
     assert data["outcome"] == "target_not_met" and data["target_met"] is False
@@ -130,9 +134,8 @@ def test_limit_hit_is_target_not_met_exit_1_with_the_json_contract(torch_runs: d
     assert data["device"] == "cpu" and data["released"] is True
 
 
-def test_human_output_states_measured_predicted_and_release(torch_runs: dict[str, object]) -> None:
-    result = torch_runs["target"]
-    assert isinstance(result, ProbeResult)
+def test_human_output_states_measured_predicted_and_release(torch_runs: TorchRuns) -> None:
+    result = torch_runs.target
     text = render_probe_result(result)
     assert "20,000 allocated" in text
     assert "predicted 57,344" in text

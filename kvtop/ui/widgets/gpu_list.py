@@ -1,0 +1,96 @@
+"""The dashboard's GPU list: one `GpuRow` per GPU, a selection, a filter, keys and mouse."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import events
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+
+from kvtop.ui.widgets.gpu_row import GpuRow, GpuRowData
+
+
+class GpuList(VerticalScroll, can_focus=True):
+    """Rows of GPUs. Up/down (or j/k) select, Enter or a click on the selected row opens its ledger."""
+
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Ledger"),
+    ]
+
+    selected: reactive[int | None] = reactive(None)  # the selected GPU's NVML index
+    filter_text: reactive[str] = reactive("")
+
+    class Opened(Message):
+        """The operator asked for the ledger of this GPU."""
+
+        def __init__(self, gpu_index: int) -> None:
+            super().__init__()
+            self.gpu_index = gpu_index
+
+    def show_rows(self, rows: Sequence[GpuRowData]) -> None:
+        """Update rows in place; rebuild only when the set of GPUs changes."""
+        existing = list(self.query(GpuRow))
+        if [row.gpu_index for row in existing] == [data.gpu.index for data in rows]:
+            for widget, data in zip(existing, rows):
+                widget.data = data
+        else:
+            self.remove_children()
+            self.mount_all([GpuRow(data) for data in rows])
+        if rows and (self.selected is None or self.selected not in {d.gpu.index for d in rows}):
+            self.selected = rows[0].gpu.index
+        self.call_after_refresh(self._apply_marks)
+
+    def _visible_rows(self) -> list[GpuRow]:
+        return [row for row in self.query(GpuRow) if row.display]
+
+    def _apply_marks(self) -> None:
+        needle = self.filter_text.strip().lower()
+        for row in self.query(GpuRow):
+            row.display = not needle or (row.data is not None and needle in row.data.search_text())
+            row.set_class(row.gpu_index == self.selected, "-selected")
+
+    def watch_selected(self, _old: int | None, new: int | None) -> None:
+        self._apply_marks()
+        if new is not None:
+            matches = [row for row in self.query(GpuRow) if row.gpu_index == new]
+            if matches:
+                self.scroll_to_widget(matches[0], animate=False)
+
+    def watch_filter_text(self) -> None:
+        self._apply_marks()
+        visible = self._visible_rows()
+        if visible and self.selected not in {row.gpu_index for row in visible}:
+            self.selected = visible[0].gpu_index
+
+    def action_move(self, step: int) -> None:
+        visible = self._visible_rows()
+        if not visible:
+            return
+        indexes = [row.gpu_index for row in visible]
+        position = indexes.index(self.selected) if self.selected in indexes else 0
+        self.selected = indexes[max(0, min(len(indexes) - 1, position + step))]
+
+    def action_jump(self, position: int) -> None:
+        visible = self._visible_rows()
+        if visible:
+            self.selected = visible[position].gpu_index
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            self.post_message(self.Opened(self.selected))
+
+    def on_click(self, event: events.Click) -> None:
+        row = event.widget
+        while row is not None and not isinstance(row, GpuRow):
+            row = row.parent if row is not self else None
+        if isinstance(row, GpuRow):
+            if row.gpu_index == self.selected or event.chain > 1:
+                self.post_message(self.Opened(row.gpu_index))
+            self.selected = row.gpu_index

@@ -1,0 +1,78 @@
+"""The header: where the numbers come from, how fresh they are, and one line per engine."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from kvtop.domain.node import EngineView
+from kvtop.domain.observe import EndpointState, NvmlState
+from kvtop.ui.state import NodeState
+from kvtop.units import fmt_tokens
+
+
+def freshness(state: NodeState, now: float, interval_s: float) -> Content:
+    """'● live · 0 s ago', '▲ STALE 12 s · source failing: …' or 'waiting for the first snapshot'."""
+    age = state.age_s(now)
+    if state.failure is not None:
+        shown = "nothing shown yet" if age is None else f"showing data {age:.0f} s old"
+        return Content.styled(f"▲ STALE · source failing: {state.failure} · {shown}", "bold $error")
+    if age is None:
+        return Content.styled("… waiting for the first snapshot", "$warning")
+    if state.is_stale(now, interval_s):
+        return Content.styled(f"▲ STALE {age:.0f} s · the source has not answered", "bold $warning")
+    return Content.styled(f"● live · {age:.0f} s ago", "$success")
+
+
+def engine_line(view: EngineView) -> Content:
+    """'sglang pid 4242 · Meta-Llama-3-70B · TP8 · tokens 1,255,785 predicted / 1,255,785 live · 26,214 tok/GiB'."""
+    engine = view.engine
+    ledger = view.ledger
+    model = ledger.model.name if ledger else (engine.model or "model unknown")
+    parts: list[str | tuple[str, str] | Content] = [(f"{engine.kind} pid {engine.server_pid}", "bold $text-primary"), f" · {model}"]
+    if ledger is not None:
+        parts.append(f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} predicted")
+    else:
+        parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
+    live = engine.live
+    if live.token_capacity is not None:
+        mismatch = ledger is not None and live.token_capacity != ledger.token_capacity
+        parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
+    elif live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
+        parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
+    if ledger is not None and ledger.tokens_per_gib:
+        parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
+    return Content.assemble(*parts)
+
+
+class NodeHeader(Widget):
+    """Source, notice, freshness; with `engines=True` also one line per engine."""
+
+    state: reactive[NodeState | None] = reactive(None)
+    now: reactive[float] = reactive(0.0)
+
+    def __init__(self, interval_s: float, *, engines: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._interval_s = interval_s
+        self._engines = engines
+
+    def render(self) -> Content:
+        state = self.state
+        if state is None:
+            return Content("")
+        snapshot = state.snapshot
+        source = snapshot.source if snapshot else state.source_label
+        top: list[str | tuple[str, str] | Content] = [("kvtop", "bold $primary"), f" │ {source} │ "]
+        if snapshot is not None and snapshot.notice:
+            top += [(snapshot.notice, "$warning"), " │ "]
+        top.append(freshness(state, self.now, self._interval_s))
+        lines = [Content.assemble(*top)]
+        if snapshot is not None and snapshot.observation.nvml_state is not NvmlState.OK:
+            observation = snapshot.observation
+            lines.append(Content.styled(f"NVML {observation.nvml_state.value}: {observation.nvml_message or 'no detail'}", "bold $error"))
+        if self._engines and snapshot is not None:
+            lines += [engine_line(view) for view in snapshot.engines]
+            if not snapshot.engines:
+                lines.append(Content.styled("no SGLang or vLLM engine found on this node", "$text-muted"))
+        return Content("\n").join(lines)
