@@ -50,7 +50,10 @@ _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcom
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
     group = parser.add_argument_group("probe")
-    group.add_argument("--gpu", type=int, metavar="N", help="GPU index (NVML order) to probe")
+    try:
+        group.add_argument("--gpu", metavar="N", help="GPU index (NVML order) to probe")
+    except argparse.ArgumentError:
+        pass  # the caller's model flags already define --gpu; build_probe_request reads it as an index
     target = group.add_mutually_exclusive_group()
     target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
@@ -83,17 +86,36 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tokens per allocation chunk, rounded up to the page (default: about 1 GiB)",
     )
-    group.add_argument("--read-only", action="store_true", help="never allocate: the probe refuses to run")
+    try:  # SUPPRESS: a subcommand's default must not overwrite a global --read-only given before it
+        group.add_argument(
+            "--read-only",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="never allocate: the probe refuses to run",
+        )
+    except argparse.ArgumentError:
+        pass  # already a flag of this parser; read with getattr(args, "read_only", False)
 
 
 def _size_arg(text: str | None, flag: str) -> int | None:
     return None if text is None else parse_size(text, field=flag)
 
 
+def _gpu_index(value: object) -> int | None:
+    """`--gpu` as a GPU index; it may arrive as text when the model flags define --gpu."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text.isdigit():
+        raise InputError(f"takes the index of the GPU to probe, e.g. --gpu 0 (got {text!r})", field="--gpu")
+    return int(text)
+
+
 def build_probe_request(
     args: argparse.Namespace, buffers: Sequence[ProbeBuffer], page_size: int, runtime_reserve_bytes: int
 ) -> ProbeRequest:
     """The request the flags describe; raises InputError naming the flag that is wrong."""
+    gpu = _gpu_index(args.gpu)
     tokens: int | None = args.tokens
     if (tokens is None) == (not args.fill):
         raise InputError("give exactly one of --tokens T and --fill", field="--tokens/--fill")
@@ -102,7 +124,7 @@ def build_probe_request(
     if not buffers:
         raise InputError("the plan has no KV buffers to probe on this rank", field="--model")
     if args.device == "cpu":
-        if args.gpu is not None:
+        if gpu is not None:
             raise InputError("--gpu and --device cpu exclude each other", field="--gpu")
         device = "cpu"
         memory_limit = _size_arg(args.memory_limit, "--memory-limit")
@@ -113,11 +135,11 @@ def build_probe_request(
             )
         default_reserve = 0
     else:
-        if args.gpu is None or args.gpu < 0:
+        if gpu is None:
             raise InputError("give the GPU to probe, e.g. --gpu 0", field="--gpu")
         if args.memory_limit is not None:
             raise InputError("--memory-limit only applies with --device cpu", field="--memory-limit")
-        device = f"cuda:{args.gpu}"
+        device = f"cuda:{gpu}"
         memory_limit = None
         default_reserve = max(MIN_GPU_RESERVE_BYTES, runtime_reserve_bytes)
     reserve = _size_arg(args.reserve, "--reserve")

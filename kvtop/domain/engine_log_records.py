@@ -9,12 +9,14 @@ log can hold two weight loads (target + speculative draft), several KV pools, or
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+import re
+from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 GIB_BYTES = 1 << 30
+_NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?")
 
 
 class _Frozen(BaseModel):
@@ -42,16 +44,23 @@ class Measured(_Frozen):
 
     @classmethod
     def from_text(cls, text: str, *, unit: str = "GiB", decimals: int | None = None) -> Measured:
-        """Bytes and rounding interval of a printed GiB figure (`decimals` defaults to those printed)."""
-        number = _decimal(text)
-        printed = len(text.split(".", 1)[1]) if "." in text else 0
-        places = printed if decimals is None else decimals
-        half = Decimal(5).scaleb(-(places + 1))
-        scale = Decimal(GIB_BYTES)
+        """Bytes and rounding interval of a printed GiB figure (`decimals` defaults to those printed).
+
+        Exact integer arithmetic: '8.23' is 823/100 GiB, its interval ±1/200 GiB.
+        """
+        match = _NUMBER.fullmatch(text)
+        if match is None:
+            raise ValueError(f"not a number: {text!r}")
+        sign, whole, fraction = match.group(1), match.group(2), match.group(3) or ""
+        places = len(fraction) if decimals is None else decimals
+        digits = max(places, len(fraction))
+        scaled = int(whole + fraction.ljust(digits, "0")) * (-1 if sign == "-" else 1)
+        denominator = 2 * 10**digits
+        half = 10 ** (digits - places)
         return cls(
-            value_bytes=int((number * scale).to_integral_value()),
-            low_bytes=int(((number - half) * scale).to_integral_value(rounding=ROUND_FLOOR)),
-            high_bytes=int(((number + half) * scale).to_integral_value(rounding=ROUND_CEILING)),
+            value_bytes=(2 * scaled * GIB_BYTES + 10**digits) // denominator,
+            low_bytes=((2 * scaled - half) * GIB_BYTES) // denominator,
+            high_bytes=-((-(2 * scaled + half) * GIB_BYTES) // denominator),
             decimals=places,
             text=text,
             unit=unit,

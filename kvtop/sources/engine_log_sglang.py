@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import (
@@ -33,7 +34,7 @@ Handler = Callable[[str, Fields], bool]
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _INT = r"-?\d{1,20}"
-_GB = rf"({_NUM})\s*GB"
+_GB = rf"(?<![\d.])({_NUM})\s*GB"
 
 _AVAIL = re.compile(rf"avail mem=\s*{_GB}")
 _USAGE = re.compile(rf"mem usage=\s*{_GB}")
@@ -72,9 +73,15 @@ _MIN_VIABLE = re.compile(rf"minimum viable = [^=]{{0,40}}= ({_NUM})")
 _ALLOWED = re.compile(r"maximum allowed length \((\d{1,20}) tokens\)")
 
 
+@lru_cache(maxsize=4096)
+def _measured(number: str) -> Measured:
+    """SGLang's "X GB" (GiB) as printed; cached, as a log repeats the same figures."""
+    return Measured.from_text(number, unit="GB")
+
+
 def _gib(pattern: re.Pattern[str], text: str) -> Measured | None:
     match = pattern.search(text)
-    return Measured.from_text(match.group(1), unit="GB") if match else None
+    return _measured(match.group(1)) if match else None
 
 
 def _int(pattern: re.Pattern[str], text: str, group: int = 1) -> int | None:
@@ -92,12 +99,12 @@ def _seconds(text: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _append(fields: Fields, name: str, kind: Callable[..., Any], **values: object) -> bool:
-    """Append a `kind` made of the stated `values`, unless the line stated none of them."""
+def _append(fields: Fields, name: str, **values: object) -> bool:
+    """Append the stated `values` as one record (made a model in `freeze`), unless there are none."""
     stated = {key: value for key, value in values.items() if value is not None}
     if not stated:
         return False
-    fields[name].append(kind(**stated))
+    fields[name].append(stated)
     return True
 
 
@@ -109,7 +116,7 @@ def _init_dist(text: str, fields: Fields) -> bool:
 
 
 def _load_begin(text: str, fields: Fields) -> bool:
-    return _append(fields, "weight_loads", WeightLoad, avail_before=_gib(_AVAIL, text))
+    return _append(fields, "weight_loads", avail_before=_gib(_AVAIL, text))
 
 
 def _load_end(text: str, fields: Fields) -> bool:
@@ -125,10 +132,10 @@ def _load_end(text: str, fields: Fields) -> bool:
     if not stated:
         return False
     loads = fields["weight_loads"]
-    if loads and loads[-1].avail_after is None and loads[-1].mem_usage is None:
-        loads[-1] = loads[-1].model_copy(update=stated)
+    if loads and loads[-1].get("avail_after") is None and loads[-1].get("mem_usage") is None:
+        loads[-1].update(stated)
     else:
-        loads.append(WeightLoad(**stated))
+        loads.append(stated)
     return True
 
 
@@ -136,7 +143,6 @@ def _kv_allocated(text: str, fields: Fields) -> bool:
     return _append(
         fields,
         "kv_allocations",
-        KvAllocation,
         dtype=_str(_KV_DTYPE, text),
         tokens=_int(_KV_TOKENS, text),
         k_size=_gib(_K_SIZE, text),
@@ -149,7 +155,6 @@ def _swa_pool(text: str, fields: Fields) -> bool:
     return _append(
         fields,
         "swa_pools",
-        SwaPoolUsage,
         mem_usage=_gib(_SWA, text),
         swa_tokens=_int(_SWA_SIZE, text),
         full_tokens=_int(_FULL_SIZE, text),
@@ -160,7 +165,6 @@ def _sliding_window(text: str, fields: Fields) -> bool:
     return _append(
         fields,
         "sliding_window_splits",
-        SlidingWindowSplit,
         full_layer_tokens=_int(_FULL_LAYER, text),
         swa_layer_tokens=_int(_SWA_LAYER, text),
     )
@@ -170,7 +174,6 @@ def _mamba(text: str, fields: Fields) -> bool:
     return _append(
         fields,
         "mamba_allocations",
-        MambaAllocation,
         max_mamba_cache_size=_int(_MAMBA_SIZE, text),
         conv_state=_gib(_CONV, text),
         ssm_state=_gib(_SSM, text),
@@ -191,15 +194,15 @@ def _capture(text: str, fields: Fields) -> bool:
     phase = " ".join(match.group(1).lower().split())
     captures = fields["graph_captures"]
     if match.group(2).lower() == "begin":
-        captures.append(GraphCapture(phase=phase, avail_before=_gib(_AVAIL, text)))
+        captures.append({"phase": phase, "avail_before": _gib(_AVAIL, text)})
         return True
     end = {"mem_usage": _gib(_USAGE, text), "avail_after": _gib(_AVAIL, text), "elapsed_s": _seconds(text)}
     stated = {key: value for key, value in end.items() if value is not None}
     open_capture = captures[-1] if captures else None
-    if open_capture is not None and open_capture.phase == phase and open_capture.mem_usage is None:
-        captures[-1] = open_capture.model_copy(update=stated)
+    if open_capture is not None and open_capture["phase"] == phase and open_capture.get("mem_usage") is None:
+        open_capture.update(stated)
     else:
-        captures.append(GraphCapture(phase=phase, **stated))
+        captures.append({"phase": phase, **stated})
     return True
 
 
@@ -208,7 +211,7 @@ def _summary(text: str, fields: Fields) -> bool:
         return False
     values = {key: _int(pattern, text) for key, pattern in _SUMMARY.items()}
     available = _gib(_AVAILABLE_GPU_MEM, text)
-    return _append(fields, "scheduler_summaries", SchedulerSummary, available_gpu_mem=available, **values)
+    return _append(fields, "scheduler_summaries", available_gpu_mem=available, **values)
 
 
 def _profiled(text: str, fields: Fields) -> bool:
@@ -227,7 +230,7 @@ def _post_capture(text: str, fields: Fields) -> bool:
     if match is None:
         return False
     resize = PostCaptureResize(
-        max_total_num_tokens=int(match.group(1)), free_memory=Measured.from_text(match.group(2), unit="GB")
+        max_total_num_tokens=int(match.group(1)), free_memory=_measured(match.group(2))
     )
     fields["post_capture_resizes"].append(resize)
     return True
@@ -291,8 +294,23 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 
 
+_RECORDS: dict[str, Callable[..., Any]] = {
+    "weight_loads": WeightLoad,
+    "kv_allocations": KvAllocation,
+    "swa_pools": SwaPoolUsage,
+    "sliding_window_splits": SlidingWindowSplit,
+    "mamba_allocations": MambaAllocation,
+    "graph_captures": GraphCapture,
+    "scheduler_summaries": SchedulerSummary,
+}
+
+
 def freeze(rank: RankKey, fields: Fields) -> SglangRankLog:
-    """The frozen record of one rank from the lists the handlers filled."""
-    values: dict[str, Any] = {name: tuple(items) for name, items in fields.items() if items}
+    """The frozen record of one rank from the lists the handlers filled (records are dicts)."""
+    values: dict[str, Any] = {
+        name: tuple(_RECORDS[name](**item) if isinstance(item, dict) else item for item in items)
+        for name, items in fields.items()
+        if items
+    }
     dtypes = values.pop("kv_cache_dtype", ())
     return SglangRankLog(rank=rank, kv_cache_dtype=dtypes[0] if dtypes else None, **values)

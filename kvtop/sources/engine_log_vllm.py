@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import (
@@ -37,7 +38,7 @@ Handler = Callable[[str, Fields], bool]
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d[\d,]{0,29})"
-_GIB = rf"({_NUM})\s*GiB"
+_GIB = rf"(?<![\d.])({_NUM})\s*GiB"
 
 _LOADING = re.compile(
     rf"(?:Model loading|Loading model weights) took ({_NUM})\s*(GiB|GB)(?:\s+memory)?(?:\s+and\s+({_NUM})\s*s)?"
@@ -98,9 +99,16 @@ _BLOCK_SIZE = re.compile(r"Setting (?:kv cache|attention) block size to (\d{1,12
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({_NUM})\s*s")
 
 
+@lru_cache(maxsize=4096)
 def _gib(text: str, unit: str = "GiB") -> Measured:
+    """A vLLM figure, never at fewer than 2 decimals (format_gib drops trailing zeros); cached."""
     printed = len(text.split(".", 1)[1]) if "." in text else 0
     return Measured.from_text(text, unit=unit, decimals=max(printed, 2))
+
+
+@lru_cache(maxsize=1024)
+def _rounded_text(text: str) -> Rounded:
+    return Rounded.from_text(text)
 
 
 def _found_gib(pattern: re.Pattern[str], text: str, group: int = 1) -> Measured | None:
@@ -114,18 +122,19 @@ def _count(text: str) -> int:
 
 def _rounded(pattern: re.Pattern[str], text: str) -> Rounded | None:
     match = pattern.search(text)
-    return Rounded.from_text(match.group(1)) if match else None
+    return _rounded_text(match.group(1)) if match else None
 
 
-def _merge(items: list[Any], kind: Callable[..., Any], values: dict[str, Any], *, new: bool = False) -> bool:
-    """Complete the latest record with `values`, or start one when asked or when they clash."""
+def _merge(items: list[Any], values: dict[str, Any], *, new: bool = False) -> bool:
+    """Complete the latest record (a dict until `freeze`) with `values`, or start one when asked
+    or when they clash with what it already holds."""
     stated = {key: value for key, value in values.items() if value is not None}
     if not stated:
         return False
-    if not new and items and all(getattr(items[-1], key) is None for key in stated):
-        items[-1] = items[-1].model_copy(update=stated)
+    if not new and items and all(items[-1].get(key) is None for key in stated):
+        items[-1].update(stated)
     else:
-        items.append(kind(**stated))
+        items.append(stated)
     return True
 
 
@@ -138,6 +147,14 @@ def _single(name: str, pattern: re.Pattern[str], convert: Callable[[str], Any]) 
         return bool(found)
 
     return handle
+
+
+def _blocks(text: str, fields: Fields) -> bool:
+    gpu = [_count(match.group(1)) for match in _GPU_BLOCKS.finditer(text)]
+    cpu = [_count(match.group(1)) for match in _CPU_BLOCKS.finditer(text)]
+    fields["num_gpu_blocks"].extend(gpu)
+    fields["num_cpu_blocks"].extend(cpu)
+    return bool(gpu or cpu)
 
 
 def _loading(text: str, fields: Fields) -> bool:
@@ -154,7 +171,7 @@ def _concurrency(text: str, fields: Fields) -> bool:
     if match is None:
         return False
     concurrency = Concurrency(
-        tokens_per_request=_count(match.group(1)), concurrency=Rounded.from_text(match.group(2))
+        tokens_per_request=_count(match.group(1)), concurrency=_rounded_text(match.group(2))
     )
     fields["max_concurrency"].append(concurrency)
     return True
@@ -176,7 +193,7 @@ def _advisory(text: str, fields: Fields) -> bool:
         "equivalent_util": _rounded(_UTIL_EQUIVALENT, text),
         "suggested_util": _rounded(_UTIL_SUGGESTED, text),
     }
-    return _merge(fields["graph_advisories"], GraphAdvisory, values, new=True)
+    return _merge(fields["graph_advisories"], values, new=True)
 
 
 def _captured(text: str, fields: Fields) -> bool:
@@ -194,11 +211,11 @@ def _pool(text: str, fields: Fields) -> bool:
         "actual": _found_gib(_POOL_ACTUAL, text),
         "estimated": _found_gib(_POOL_ESTIMATED, text),
         "difference": _gib(difference.group(1)) if difference else None,
-        "difference_pct": Rounded.from_text(difference.group(2))
+        "difference_pct": _rounded_text(difference.group(2))
         if difference and difference.group(2)
         else None,
     }
-    return _merge(fields["graph_pools"], GraphPool, values, new=True)
+    return _merge(fields["graph_pools"], values, new=True)
 
 
 def _free_on_startup(text: str, fields: Fields) -> bool:
@@ -209,23 +226,23 @@ def _free_on_startup(text: str, fields: Fields) -> bool:
     }
     if "is less than desired" in text:
         desired = _DESIRED.search(text)
-        values["util"] = Rounded.from_text(desired.group(1)) if desired else None
+        values["util"] = _rounded_text(desired.group(1)) if desired else None
         values["requested"] = _gib(desired.group(2)) if desired else None
-        return _merge(fields["startup_shortfalls"], StartupShortfall, values, new=True)
-    return _merge(fields["startup_ledgers"], StartupLedger, values, new=True)
+        return _merge(fields["startup_shortfalls"], values, new=True)
+    return _merge(fields["startup_ledgers"], values, new=True)
 
 
 def _desired(text: str, fields: Fields) -> bool:
     desired = _DESIRED.search(text)
     if desired is None or "is less than desired" in text:
         return False
-    values = {"util": Rounded.from_text(desired.group(1)), "requested": _gib(desired.group(2))}
-    return _merge(fields["startup_ledgers"], StartupLedger, values)
+    values = {"util": _rounded_text(desired.group(1)), "requested": _gib(desired.group(2))}
+    return _merge(fields["startup_ledgers"], values)
 
 
 def _actual_usage(text: str, fields: Fields) -> bool:
     values = {_USAGE_FIELDS[match.group(2)]: _gib(match.group(1)) for match in _USAGE_PART.finditer(text)}
-    return _merge(fields["startup_ledgers"], StartupLedger, values)
+    return _merge(fields["startup_ledgers"], values)
 
 
 def _suggested_kv(text: str, fields: Fields) -> bool:
@@ -236,11 +253,11 @@ def _suggested_kv(text: str, fields: Fields) -> bool:
         "full_kv_bytes": int(full.group(1)) if full else None,
         "full_kv": _gib(full.group(2)) if full else None,
     }
-    return _merge(fields["startup_ledgers"], StartupLedger, values)
+    return _merge(fields["startup_ledgers"], values)
 
 
 def _in_use(text: str, fields: Fields) -> bool:
-    return _merge(fields["startup_ledgers"], StartupLedger, {"kv_in_use": _found_gib(_IN_USE, text)})
+    return _merge(fields["startup_ledgers"], {"kv_in_use": _found_gib(_IN_USE, text)})
 
 
 def _admission(text: str, fields: Fields) -> bool:
@@ -252,7 +269,7 @@ def _admission(text: str, fields: Fields) -> bool:
         "available": _found_gib(_ADMISSION_AVAILABLE, text),
         "estimated_max_model_len": int(estimated.group(1)) if estimated else None,
     }
-    return _merge(fields["admission_errors"], KvAdmissionError, values, new=True)
+    return _merge(fields["admission_errors"], values, new=True)
 
 
 def _estimated_len(text: str, fields: Fields) -> bool:
@@ -260,7 +277,7 @@ def _estimated_len(text: str, fields: Fields) -> bool:
         return False  # the admission handler took it with the rest of the message
     estimated = _ESTIMATED_LEN.search(text)
     values = {"estimated_max_model_len": int(estimated.group(1)) if estimated else None}
-    return _merge(fields["admission_errors"], KvAdmissionError, values)
+    return _merge(fields["admission_errors"], values)
 
 
 def _token_shortfall(text: str, fields: Fields) -> bool:
@@ -286,13 +303,11 @@ def _add_profile(fields: Fields, figures: dict[str, Measured], util: float | Non
     if not figures and util is None:
         return False
     last = profiles[-1] if profiles else None
-    if not new and last is not None and not set(figures) & set(last.figures):
-        merged = {**last.figures, **figures}
-        profiles[-1] = V0MemoryProfile(
-            figures=merged, gpu_memory_utilization=last.gpu_memory_utilization if util is None else util
-        )
+    if not new and last is not None and not set(figures) & set(last["figures"]):
+        last["figures"].update(figures)
+        last["gpu_memory_utilization"] = last["gpu_memory_utilization"] if util is None else util
     else:
-        profiles.append(V0MemoryProfile(figures=figures, gpu_memory_utilization=util))
+        profiles.append({"figures": dict(figures), "gpu_memory_utilization": util})
     return True
 
 
@@ -321,8 +336,7 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
     ("Available KV cache memory:", _single("available_kv_cache_memory", _AVAILABLE, _gib)),
     ("GPU KV cache size:", _single("kv_cache_tokens", _TOKENS, _count)),
     ("Maximum concurrency for", _concurrency),
-    ("blocks: ", _single("num_gpu_blocks", _GPU_BLOCKS, _count)),
-    ("blocks: ", _single("num_cpu_blocks", _CPU_BLOCKS, _count)),
+    ("blocks: ", _blocks),
     ("Overriding num_gpu_blocks=", _override),
     ("is equivalent to --gpu-memory-utilization", _advisory),
     ("Estimated CUDA graph memory:", _single("estimated_cuda_graph_memory", _ESTIMATED, _gib)),
@@ -346,6 +360,21 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 
 
+_RECORDS: dict[str, Callable[..., Any]] = {
+    "graph_advisories": GraphAdvisory,
+    "graph_pools": GraphPool,
+    "startup_ledgers": StartupLedger,
+    "startup_shortfalls": StartupShortfall,
+    "admission_errors": KvAdmissionError,
+    "v0_profiles": V0MemoryProfile,
+}
+
+
 def freeze(rank: RankKey, fields: Fields) -> VllmRankLog:
-    """The frozen record of one process from the lists the handlers filled."""
-    return VllmRankLog(rank=rank, **{name: tuple(items) for name, items in fields.items() if items})
+    """The frozen record of one process from the lists the handlers filled (records are dicts)."""
+    values = {
+        name: tuple(_RECORDS[name](**item) if isinstance(item, dict) else item for item in items)
+        for name, items in fields.items()
+        if items
+    }
+    return VllmRankLog(rank=rank, **values)

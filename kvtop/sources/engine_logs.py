@@ -14,6 +14,7 @@ import ast
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -190,10 +191,13 @@ _GLOBAL: tuple[tuple[str, EngineKind | None, Callable[[str, _State], bool]], ...
     ("vllm serve", None, _launch),
     ("vllm.entrypoints.openai.api_server", None, _launch),
 )
-_FIELD_HANDLERS: tuple[tuple[str, EngineKind, _FieldHandler], ...] = tuple(
-    [(trigger, "sglang", handler) for trigger, handler in engine_log_sglang.HANDLERS]
-    + [(trigger, "vllm", handler) for trigger, handler in engine_log_vllm.HANDLERS]
+_Entry = tuple[str, EngineKind | None, Callable[[str, _State], bool] | None, _FieldHandler | None]
+_HANDLERS: tuple[_Entry, ...] = tuple(
+    [(trigger, engine, handler, None) for trigger, engine, handler in _GLOBAL]
+    + [(trigger, "sglang", None, handler) for trigger, handler in engine_log_sglang.HANDLERS]
+    + [(trigger, "vllm", None, handler) for trigger, handler in engine_log_vllm.HANDLERS]
 )
+"""(trigger, engine, whole-log handler or None, per-rank handler or None), checked per line."""
 
 
 # --- lines and ranks ----------------------------------------------------------------------------
@@ -216,38 +220,61 @@ def _logical_lines(physical: list[str]) -> Iterator[tuple[str, int]]:
         index += used
 
 
-def rank_of(line: str) -> RankKey:
-    """The rank a line's prefix names: `[… DP0 TP3 EP3]` or `(Worker_TP0_EP0 pid=…)`."""
+RankTuple = tuple[int | None, int | None, int | None, int | None, int | None]
+"""(dp, tp, pp, ep, worker): a hashable rank while reading, made a `RankKey` at the end."""
+_UNRANKED: RankTuple = (None, None, None, None, None)
+
+
+@lru_cache(maxsize=1024)
+def _rank_from_tags(tags: str, worker: str | None) -> RankTuple:
+    ranks = {name: int(number) for name, number in _TAG.findall(tags)}
+    return (ranks.get("DP"), ranks.get("TP"), ranks.get("PP"), ranks.get("EP"), int(worker) if worker else None)
+
+
+def _rank_tuple(line: str) -> RankTuple:
     sglang = _SGLANG_PREFIX.search(line) if "[" in line else None
     vllm = _VLLM_PROCESS.search(line) if "pid=" in line else None
     if sglang and (vllm is None or sglang.start() < vllm.start()):
-        tags, worker = sglang.group(1), None
-    elif vllm:
-        tags, worker = vllm.group(1), vllm.group(2)
-    else:
-        return RankKey()
-    ranks = {name.lower(): int(number) for name, number in _TAG.findall(tags)}
-    return RankKey(**ranks, worker=int(worker) if worker else None)
+        return _rank_from_tags(sglang.group(1), None)
+    if vllm:
+        return _rank_from_tags(vllm.group(1), vllm.group(2))
+    return _UNRANKED
+
+
+def _rank_key(rank: RankTuple) -> RankKey:
+    dp, tp, pp, ep, worker = rank
+    return RankKey(dp=dp, tp=tp, pp=pp, ep=ep, worker=worker)
+
+
+def rank_of(line: str) -> RankKey:
+    """The rank a line's prefix names: `[… DP0 TP3 EP3]` or `(Worker_TP0_EP0 pid=…)`."""
+    return _rank_key(_rank_tuple(line))
 
 
 def _read(line: str, state: _State) -> bool:
     """Apply every handler whose trigger the line contains; whether any took a value."""
-    took = False
-    for trigger, engine, handle_log in _GLOBAL:
-        if trigger in line and handle_log(line, state):
-            took = True
-            if engine is not None:
-                state.count(engine)
-    hits = [(engine, handler) for trigger, engine, handler in _FIELD_HANDLERS if trigger in line]
+    hits = [entry for entry in _HANDLERS if entry[0] in line]
     if not hits:
-        return took
-    rank = rank_of(line)
-    for engine, handler in hits:
-        fields = state.sglang[rank] if engine == "sglang" else state.vllm[rank]
-        if handler(line, fields):
-            took = True
+        return False
+    took = False
+    rank: RankTuple | None = None
+    for _, engine, handle_log, handle_rank in hits:
+        if handle_log is not None:
+            if not handle_log(line, state):
+                continue
+        else:
+            rank = _rank_tuple(line) if rank is None else rank
+            fields = state.sglang[rank] if engine == "sglang" else state.vllm[rank]
+            if handle_rank is None or not handle_rank(line, fields):
+                continue
+        took = True
+        if engine is not None:
             state.count(engine)
     return took
+
+
+def _rank_order(item: tuple[RankTuple, Any]) -> tuple[int, ...]:
+    return _rank_key(item[0]).sort_key()
 
 
 def _detected(state: _State) -> EngineKind | None:
@@ -273,9 +300,9 @@ def _model_path(state: _State) -> str | None:
 
 def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     """Everything an SGLang or vLLM startup log states, per rank; never raises on odd text."""
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
     physical = text.splitlines()
+    if "\x1b" in text:
+        physical = [_ANSI.sub("", line) if "\x1b" in line else line for line in physical]
     state = _State()
     lines_parsed = unrecognised = 0
     for line, used in _logical_lines(physical):
@@ -292,13 +319,13 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
         engine_config=state.engine_config,
         launch_command=state.launch_command,
         sglang_ranks=tuple(
-            engine_log_sglang.freeze(rank, fields)
-            for rank, fields in sorted(state.sglang.items(), key=lambda item: item[0].sort_key())
+            engine_log_sglang.freeze(_rank_key(rank), fields)
+            for rank, fields in sorted(state.sglang.items(), key=_rank_order)
             if any(fields.values())
         ),
         vllm_ranks=tuple(
-            engine_log_vllm.freeze(rank, fields)
-            for rank, fields in sorted(state.vllm.items(), key=lambda item: item[0].sort_key())
+            engine_log_vllm.freeze(_rank_key(rank), fields)
+            for rank, fields in sorted(state.vllm.items(), key=_rank_order)
             if any(fields.values())
         ),
         lines_total=len(physical),

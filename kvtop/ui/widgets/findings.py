@@ -9,17 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from kvtop.units import fmt_tokens
 
-PLACEHOLDER = (
-    "Findings will list each gap between predicted and observed memory, attributed to a cause "
-    "(co-tenant, orphan worker, tightest rank, unexplained bytes) with its fix and the tokens it wins back. "
-    "Not wired yet: kvtop diagnose fills this pane."
-)
+TITLE = "Findings (f) · each gap between predicted and observed: its cause, its fix, the tokens at stake"
+PLACEHOLDER = "Not wired in yet: kvtop diagnose will fill this pane."
 
 _SEVERITY_STYLES = {"critical": "bold $error", "error": "bold $error", "warning": "bold $warning", "info": "$primary"}
 
@@ -53,7 +51,7 @@ def finding_text(finding: FindingLike) -> Content:
 class FindingsPane(VerticalScroll, can_focus=True):
     """Focusable (`f`, tab); scrolls when the list is long."""
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(Content.styled(PLACEHOLDER, "$text-muted"), classes="finding")
 
     def show_findings(self, findings: Sequence[FindingLike]) -> None:

@@ -20,7 +20,7 @@ from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import bar, observed_segments, predicted_segments, sparkline
 from kvtop.units import fmt_gib
 
-ID_WIDTH = 12
+ID_WIDTH = 13
 RANK_WIDTH = 11
 LABEL_WIDTH = 5
 FIGURE_WIDTH = 10

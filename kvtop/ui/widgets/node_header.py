@@ -25,14 +25,19 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
     return Content.styled(f"● live · {age:.0f} s ago", "$success")
 
 
-def engine_line(view: EngineView) -> Content:
-    """'sglang pid 4242 · Meta-Llama-3-70B · TP8 · tokens 1,255,785 predicted / 1,255,785 live · 26,214 tok/GiB'."""
+def short_model_name(name: str) -> str:
+    """'meta-llama--Meta-Llama-3-70B' or 'meta-llama/Meta-Llama-3-70B' → 'Meta-Llama-3-70B'."""
+    return name.rstrip("/").split("/")[-1].split("--")[-1]
+
+
+def engine_line(view: EngineView, compact: bool = False) -> Content:
+    """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,255,785 predicted / 1,255,785 live · 26,214 tok/GiB'."""
     engine = view.engine
     ledger = view.ledger
-    model = ledger.model.name if ledger else (engine.model or "model unknown")
-    parts: list[str | tuple[str, str] | Content] = [(f"{engine.kind} pid {engine.server_pid}", "bold $text-primary"), f" · {model}"]
+    model = short_model_name(ledger.model.name if ledger else (engine.model or "model unknown"))
+    parts: list[str | tuple[str, str] | Content] = [(engine.engine_id, "bold $text-primary"), f" · {model}"]
     if ledger is not None:
-        parts.append(f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} predicted")
+        parts.append(f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} {'pred' if compact else 'predicted'}")
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
@@ -41,7 +46,7 @@ def engine_line(view: EngineView) -> Content:
         parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
     elif live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
-    if ledger is not None and ledger.tokens_per_gib:
+    if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
     return Content.assemble(*parts)
 
@@ -72,7 +77,7 @@ class NodeHeader(Widget):
             observation = snapshot.observation
             lines.append(Content.styled(f"NVML {observation.nvml_state.value}: {observation.nvml_message or 'no detail'}", "bold $error"))
         if self._engines and snapshot is not None:
-            lines += [engine_line(view) for view in snapshot.engines]
+            lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
             if not snapshot.engines:
                 lines.append(Content.styled("no SGLang or vLLM engine found on this node", "$text-muted"))
         return Content("\n").join(lines)

@@ -1,0 +1,132 @@
+"""`kvtop explain LOG`: reproduce the capacity an engine logged, step by step, and judge the match."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
+from kvtop.domain.errors import InputError
+from kvtop.domain.explain import Explanation, explain
+from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.units import fmt_both, fmt_tokens
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "explain", help="rebuild the KV capacity an engine's startup log reports, and say where it went",
+        epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+    )  # fmt: skip
+    parser.add_argument("log", help="an SGLang or vLLM startup log (prefixes, ranks and colours do not matter)")
+    add_model_arguments(parser, model_required=False)
+    parser.add_argument("--json", action="store_true", help="print the stable JSON contract (one line)")
+    parser.set_defaults(handler=run, accepts_engine_flags=True)
+
+
+def _args_as_flags(args: Mapping[str, Any]) -> list[str]:
+    """A log's server_args / non-default args as engine flags (unknown keys are kept, not fatal)."""
+    tokens: list[str] = []
+    for key, value in args.items():
+        if value is None or value is False or isinstance(value, (dict, list)):
+            continue
+        flag = "--" + key.replace("_", "-")
+        tokens += [flag] if value is True else [flag, str(value)]
+    return tokens
+
+
+def settings_for_log(log_args: Mapping[str, Any], engine: str, extra: Sequence[str], model_ref: str | None) -> LaunchSettings:
+    from_log = parse_flags(engine, _args_as_flags(log_args))  # type: ignore[arg-type]
+    direct = parse_flags(engine, list(extra), strict=True)  # type: ignore[arg-type]
+    merged = from_log.model_dump()
+    for field in direct.model_fields_set - {"engine", "flags"}:
+        merged[field] = getattr(direct, field)
+    if model_ref:
+        merged["model"] = model_ref
+    return LaunchSettings.model_validate(merged)
+
+
+def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    from kvtop.sources.engine_logs import read_engine_log
+    from kvtop.sources.hub import load_model
+
+    log = read_engine_log(args.log)
+    engine = args.engine or log.engine or "sglang"
+    log_args = {**log.server_args, **log.engine_config}
+    settings = settings_for_log(log_args, engine, extra, args.model or log.model_path)
+    if not settings.model:
+        raise InputError("the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model")
+    model = load_model(settings.model)
+    measured = measured_from_args(args)
+    gpu_total = gpu_from_args(args, measured)[0] if (args.gpu or args.gpu_memory) else None
+    result = explain(log, model, settings, gpu_total)
+    findings = _findings(result)
+    if args.json:
+        print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
+    else:
+        print(explanation_text(result, findings, args.log))
+    return 0
+
+
+def _findings(result: Explanation) -> list[Any]:
+    """The findings the log alone supports (rules that need no live node)."""
+    if result.ledger is None:
+        return []
+    try:
+        from kvtop.domain.diagnose import diagnose_ledger
+    except ImportError:
+        return []
+    return list(diagnose_ledger(result.ledger))
+
+
+def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "engine": result.engine,
+        "logged": result.logged.model_dump(),
+        "predicted": {
+            "token_capacity": result.token_capacity, "token_capacity_min": result.token_capacity_min,
+            "token_capacity_max": result.token_capacity_max, "kv_bytes_per_token": result.kv_bytes_per_token,
+        },
+        "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
+        "cause": result.cause, "missing": list(result.missing),
+        "pool_checks": [c.model_dump() for c in result.pool_checks],
+        "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
+    }  # fmt: skip
+    if findings:
+        out["findings"] = [f.model_dump(mode="json", exclude={"fix_settings"}) for f in findings]
+    return out
+
+
+def explanation_text(result: Explanation, findings: Sequence[Any], source: str) -> str:
+    lines = [f"{source}: {result.engine} log"]
+    logged = result.logged
+    if logged.token_capacity is not None:
+        lines.append(f"  logged capacity      {fmt_tokens(logged.token_capacity)} tokens")
+    for label, value in (("free before load", logged.free_before_load_bytes), ("free after load", logged.free_after_load_bytes),
+                         ("weights (mem usage)", logged.weights_bytes), ("available KV memory", logged.available_kv_bytes)):  # fmt: skip
+        if value is not None:
+            lines.append(f"  {label:<20} {fmt_both(value)}")
+    if result.ledger is not None:
+        lines.append("Recomputed with the engine's rules (central values):")
+        for step in result.ledger.engine.steps:
+            figure = fmt_both(step.bytes) if step.bytes is not None and abs(step.bytes) >= 1 << 20 else (
+                f"{step.bytes:,} B" if step.bytes is not None else f"{step.value:,.0f}")  # fmt: skip
+            lines.append(f"  {step.label:<48}{figure:>30}")
+        lines.append(f"  predicted            {fmt_tokens(result.token_capacity or 0)} tokens "
+                     f"(interval {fmt_tokens(result.token_capacity_min or 0)}–{fmt_tokens(result.token_capacity_max or 0)} "
+                     "from the log's 2-decimal rounding)")  # fmt: skip
+    for check in result.pool_checks:
+        mark = "ok" if check.within_rounding else "DIFFERS"
+        lines.append(f"  {check.name} size: logged {check.logged_text} GiB, predicted (#tokens {check.tokens:,} + page) × bytes "
+                     f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
+    if result.verdict == "match":
+        lines.append("verdict: MATCH — the logged capacity lies inside the predicted interval")
+    elif result.verdict == "mismatch":
+        lines.append(f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}")
+    else:
+        lines.append("verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing))
+    for finding in findings:
+        lines.append(f"finding [{finding.severity}] {finding.rule}: {finding.fix}")
+    return "\n".join(lines)

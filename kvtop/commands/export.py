@@ -1,0 +1,59 @@
+"""`kvtop export`: serve this node's ledgers as Prometheus metrics (see docs/metrics.md).
+
+Binds to loopback unless `--allow-remote` is given. Ctrl-C or SIGTERM stop it cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+
+from kvtop.domain.ports import SnapshotSource
+
+DEFAULT_INTERVAL_S = 5.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "export", help="serve this node's ledgers as Prometheus metrics (kvtop_*)", allow_abbrev=False,
+    )  # fmt: skip
+    parser.add_argument("--listen", default="127.0.0.1:9401", metavar="HOST:PORT",
+                        help="address to serve /metrics on (default 127.0.0.1:9401; port 0 picks one)")  # fmt: skip
+    parser.add_argument("--allow-remote", action="store_true", help="allow a --listen address other than loopback")
+    parser.add_argument("--demo", dest="demo_scenario", nargs="?", const="default", default=None, metavar="SCENARIO",
+                        help="export a simulated node (a scenario name or file)")  # fmt: skip
+    parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+                        help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one")  # fmt: skip
+    parser.add_argument("--node-name", default=None,
+                        help="the node label on kvtop_node_info (default: this host's name)")  # fmt: skip
+    parser.set_defaults(handler=run)
+
+
+def open_source(demo: str | None) -> SnapshotSource:
+    from kvtop.sources.live import open_node_source
+
+    return open_node_source(demo)
+
+
+def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    from kvtop.sources.exporter import Exporter, SnapshotCollector, default_findings, parse_listen
+
+    address = parse_listen(args.listen, allow_remote=args.allow_remote)
+    source = open_source(args.demo_scenario or getattr(args, "demo", None))
+    collector = SnapshotCollector(source, node=args.node_name or socket.gethostname(), findings=default_findings())
+    exporter = Exporter(collector, address, args.export_interval)
+    previous = signal.signal(signal.SIGTERM, lambda *_: exporter.stop())
+    shown = f"[{address.host}]" if ":" in address.host else address.host
+    print(f"kvtop export: serving {source.label} on http://{shown}:{exporter.port}/metrics "
+          f"(every {exporter.interval_s:g} s; Ctrl-C stops)", file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        exporter.wait()
+    except KeyboardInterrupt:
+        print("kvtop export: stopped", file=sys.stderr)
+    finally:
+        exporter.close()
+        signal.signal(signal.SIGTERM, previous)
+    return 0

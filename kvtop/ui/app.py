@@ -1,0 +1,204 @@
+"""KvtopApp: receives its source and model loader, streams snapshots in one thread worker, routes keys.
+
+The worker posts frozen snapshots (or the reason collect() failed) as messages; the handlers
+replace the app's `node` state, which every node screen mirrors. Nothing here does I/O on the
+event loop, so a slow or failing source never freezes a keypress.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.worker import get_current_worker
+
+from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.ports import ModelLoader, SnapshotSource
+from kvtop.ui.messages import SnapshotArrived, SourceFailed
+from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.help import HelpScreen
+from kvtop.ui.screens.ledger import RankLedgerScreen
+from kvtop.ui.screens.planner import PlanBasis, PlannerScreen
+from kvtop.ui.screens.probe import ProbeScreen
+from kvtop.ui.state import GpuHistory, NodeState
+from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
+from kvtop.ui.widgets.findings import FindingLike
+
+
+class KvtopApp(App[int]):
+    CSS_PATH = "kvtop.tcss"
+    TITLE = "kvtop"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("p", "planner", "Planner"),
+        Binding("P", "probe", "Probe"),
+        Binding("t", "next_theme", "Theme"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
+    node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False)
+    now: reactive[float] = reactive(0.0, init=False)
+
+    def __init__(
+        self,
+        source: SnapshotSource,
+        model_loader: ModelLoader,
+        *,
+        theme: str | None = None,
+        read_only: bool = False,
+        interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        themes_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        if interval_s <= 0:
+            raise InputError(f"must be positive (got {interval_s:g})", field="--interval")
+        self._source = source
+        self._model_loader = model_loader
+        self._read_only = read_only
+        self._interval_s = interval_s
+        self._clock = clock
+        self._history = GpuHistory()
+        self._collecting = threading.Event()
+        self.palette_names = tuple(palette.name for palette in load_palettes(themes_dir))
+        for palette in load_palettes(themes_dir):
+            self.register_theme(palette)
+        chosen = theme or DEFAULT_THEME
+        if chosen not in self.available_themes:
+            raise InputError(f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme")
+        self.theme = chosen
+        self.set_reactive(KvtopApp.node, NodeState(source_label=source.label))
+        self.set_reactive(KvtopApp.now, clock())
+        self.dashboard = DashboardScreen(self.node, self.now, interval_s)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(KV_TOKENS)
+
+    def get_default_screen(self) -> DashboardScreen:
+        return self.dashboard
+
+    def on_mount(self) -> None:
+        self.stream_snapshots()
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        self.now = self._clock()
+
+    @work(thread=True, exclusive=True, group="source", exit_on_error=False)
+    def stream_snapshots(self) -> None:
+        """The one long-lived worker of the source: collect, post, wait an interval (or cancellation)."""
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            self._collecting.set()
+            try:
+                message: SnapshotArrived | SourceFailed = SnapshotArrived(self._source.collect())
+            except KvtopError as err:
+                message = SourceFailed(str(err))
+            except Exception as err:  # any failure of an outside source is shown as a marker, never a crash
+                message = SourceFailed(f"{type(err).__name__}: {err}")
+            finally:
+                self._collecting.clear()
+            if worker.is_cancelled:
+                break
+            self.post_message(message)
+            worker.cancelled_event.wait(self._interval_s)
+
+    @on(SnapshotArrived)
+    def show_snapshot(self, message: SnapshotArrived) -> None:
+        self._history.record(message.snapshot)
+        now = self._clock()
+        self.now = now
+        self.node = NodeState(
+            source_label=self._source.label, snapshot=message.snapshot, received_at=now, trends=self._history.view()
+        )
+
+    @on(SourceFailed)
+    def show_failure(self, message: SourceFailed) -> None:
+        self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+
+    def watch_node(self, state: NodeState) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.node = state
+
+    def watch_now(self, now: float) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.now = now
+
+    def show_findings(self, findings: Sequence[FindingLike]) -> None:
+        """Fill the dashboard's findings pane (the diagnose hook)."""
+        self.dashboard.show_findings(findings)
+
+    def focused_gpu(self) -> int | None:
+        """The GPU of the ledger on top, else the dashboard's selection."""
+        if isinstance(self.screen, RankLedgerScreen):
+            return self.screen.gpu_index
+        return self.dashboard.selected_gpu
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "probe" and self._read_only:
+            return False
+        if action in ("planner", "probe", "help") and not isinstance(self.screen, NodeScreen):
+            return False
+        return True
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self._read_only))
+
+    def action_ledger(self, gpu_index: int) -> None:
+        self.push_screen(RankLedgerScreen(gpu_index, self.node, self.now, self._interval_s))
+
+    def action_planner(self) -> None:
+        basis = self._plan_basis()
+        if basis is None:
+            self.notify("no engine with known settings on this node to plan from", severity="warning")
+            return
+        self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
+
+    def action_probe(self) -> None:
+        self.push_screen(ProbeScreen(self.focused_gpu()))
+
+    def action_next_theme(self) -> None:
+        names = self.palette_names
+        position = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(position + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_refresh(self) -> None:
+        """Collect now: restart the worker unless a collect is already under way."""
+        if self._collecting.is_set():
+            self.notify("a refresh is already under way", timeout=2)
+            return
+        self.stream_snapshots()
+
+    def _plan_basis(self) -> PlanBasis | None:
+        snapshot = self.node.snapshot
+        if snapshot is None:
+            return None
+        gpu = self.focused_gpu()
+        view = (snapshot.engine_of_gpu(gpu) if gpu is not None else None) or next(iter(snapshot.engines), None)
+        if view is None or view.engine.settings is None:
+            return None
+        totals = [(g.total_bytes, g.name) for r in view.ranks if (g := snapshot.observation.gpu(r.gpu_index)) and g.total_bytes]
+        if totals:
+            total, name = min(totals, key=lambda pair: pair[0] or 0)
+        elif view.ledger is not None:
+            total, name = view.ledger.gpu_total_bytes, view.ledger.gpu_name
+        else:
+            return None
+        return PlanBasis(
+            engine_label=f"{view.engine.kind} pid {view.engine.server_pid}", settings=view.engine.settings,
+            model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,
+            live_token_capacity=view.engine.live.token_capacity,
+        )  # fmt: skip

@@ -1,0 +1,153 @@
+"""The planner's arithmetic, free of widgets: text fields → edited `LaunchSettings` → before/after ledgers.
+
+Every edit replaces values (`model_copy(update=...)`); nothing is mutated, and an invalid edit
+comes back as a message naming the field, so the screen can show it inline and keep the text.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class PlanField:
+    """One editable setting: its input id, its label, and how its text becomes a value."""
+
+    key: str  # input id suffix and key in the values mapping
+    label: str
+    kind: str  # "int", "int?", "float?", "bool", "dtype", "text"
+
+
+FIELDS: tuple[PlanField, ...] = (
+    PlanField("model", "model", "text"),
+    PlanField("tp", "TP", "int"),
+    PlanField("pp", "PP", "int"),
+    PlanField("ep", "EP", "int"),
+    PlanField("dp", "DP", "int"),
+    PlanField("enable_dp_attention", "DP attention", "bool"),
+    PlanField("kv_cache_dtype", "KV dtype", "dtype"),
+    PlanField("memory_fraction", "memory fraction", "float?"),
+    PlanField("page_size", "page size", "int?"),
+    PlanField("context_length", "context length", "int?"),
+    PlanField("max_running_requests", "max running reqs", "int?"),
+)
+FIELD_BY_KEY = {field.key: field for field in FIELDS}
+_FIELD_BY_FLAG = {
+    "--tp": "tp", "--pp": "pp", "--ep": "ep", "--dp": "dp", "--enable-dp-attention": "enable_dp_attention",
+    "--kv-cache-dtype": "kv_cache_dtype", "--mem-fraction-static": "memory_fraction",
+    "--gpu-memory-utilization": "memory_fraction", "--page-size": "page_size", "--block-size": "page_size",
+    "--context-length": "context_length", "--max-model-len": "context_length",
+    "--max-running-requests": "max_running_requests", "--max-num-seqs": "max_running_requests", "--model": "model",
+}  # fmt: skip
+
+
+def field_of_error(err: KvtopError) -> str | None:
+    """The planner field an error names (by label or by engine flag), if any."""
+    name = getattr(err, "field", None)
+    if not name:
+        return None
+    by_label = next((field.key for field in FIELDS if field.label == name), None)
+    return by_label or _FIELD_BY_FLAG.get(name.split("/")[0])
+
+
+def memory_fraction_field(settings: LaunchSettings) -> str:
+    """SGLang's `--mem-fraction-static` or vLLM's `--gpu-memory-utilization`."""
+    return "gpu_memory_utilization" if settings.engine == "vllm" else "mem_fraction_static"
+
+
+def field_texts(settings: LaunchSettings) -> dict[str, str]:
+    """The text each input starts with (blank: the engine's default)."""
+    texts: dict[str, str] = {}
+    for field in FIELDS:
+        attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
+        value = getattr(settings, attribute)
+        texts[field.key] = "" if value is None else ("on" if value is True else "off" if value is False else str(value))
+    return texts
+
+
+def _parse(field: PlanField, text: str) -> object:
+    raw = text.strip()
+    if field.kind == "text":
+        if not raw:
+            raise InputError("give a model (preset, config path or hub id)", field=field.label)
+        return raw
+    if field.kind == "bool":
+        return raw.lower() in ("on", "true", "yes", "1")
+    if field.kind == "dtype":
+        if raw not in KV_CACHE_DTYPES:
+            raise InputError(f"unknown KV cache dtype {raw!r}", field=field.label)
+        return raw
+    if not raw:
+        if field.kind.endswith("?"):
+            return None
+        raise InputError("needs a whole number", field=field.label)
+    try:
+        value: int | float = float(raw) if field.kind.startswith("float") else int(raw)
+    except ValueError:
+        kind = "a number between 0 and 1" if field.kind.startswith("float") else "a whole number"
+        raise InputError(f"needs {kind}, got {raw!r}", field=field.label) from None
+    if field.kind.startswith("float") and not 0 < value <= 1:
+        raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
+    if field.kind.startswith("int") and value < 1:
+        raise InputError(f"must be at least 1 (got {raw})", field=field.label)
+    return value
+
+
+def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSettings:
+    """The base settings with every field replaced by its text; InputError names the first bad field."""
+    update: dict[str, object] = {}
+    for key, text in texts.items():
+        field = FIELD_BY_KEY[key]
+        attribute = memory_fraction_field(base) if key == "memory_fraction" else key
+        update[attribute] = _parse(field, text)
+    return base.model_copy(update=update)
+
+
+def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
+    """The flags to paste into the engine's launch command."""
+    flags = settings.to_flags()
+    if with_model and settings.model:
+        flags = ["--model" if settings.engine == "vllm" else "--model-path", settings.model, *flags]
+    return shlex.join(flags)
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """Before (the live settings) and after (the edit), on the same GPU; `error` when the edit is invalid."""
+
+    before: Ledger | None
+    after: Ledger | None
+    settings: LaunchSettings | None
+    error: str | None = None
+    error_field: str | None = None  # the key of the field the error names
+    before_error: str | None = None
+
+
+def _predict(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None) -> Ledger:
+    try:
+        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name)
+    except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
+        raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
+
+
+def plan(
+    model: ModelSpec, live: LaunchSettings, texts: Mapping[str, str], *, gpu_total_bytes: int, gpu_name: str | None
+) -> PlanOutcome:
+    """Predict the live settings and the edited ones (about a millisecond each)."""
+    try:
+        before, before_error = _predict(model, live, gpu_total_bytes, gpu_name), None
+    except KvtopError as err:
+        before, before_error = None, str(err)
+    try:
+        settings = apply_edits(live, texts)
+        after = _predict(model, settings, gpu_total_bytes, gpu_name)
+    except KvtopError as err:
+        return PlanOutcome(before=before, after=None, settings=None, error=str(err), error_field=field_of_error(err), before_error=before_error)
+    return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error)

@@ -1,0 +1,1 @@
+"""Screens: dashboard, rank ledger, planner, help, probe."""

@@ -1,0 +1,115 @@
+"""The node dashboard: header, one row per GPU (observed over predicted), findings, filter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.widgets import Footer, Input, Static
+
+from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.state import GpuTrend, NodeState
+from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
+from kvtop.ui.widgets.findings import FindingLike, FindingsPane
+from kvtop.ui.widgets.gpu_list import GpuList
+from kvtop.ui.widgets.gpu_row import GpuRowData
+from kvtop.ui.widgets.memory_bar import legend
+from kvtop.ui.widgets.node_header import NodeHeader
+
+
+def gpu_rows(state: NodeState) -> list[GpuRowData]:
+    snapshot = state.snapshot
+    if snapshot is None:
+        return []
+    tightest = {view.tightest_rank.gpu_index for view in snapshot.engines if view.tightest_rank and len(view.ranks) > 1}
+    return [
+        GpuRowData(
+            gpu=gpu, rank=snapshot.rank_on_gpu(gpu.index), engine=snapshot.engine_of_gpu(gpu.index),
+            tightest=gpu.index in tightest, trend=state.trends.get(gpu.index, GpuTrend()),
+        )  # fmt: skip
+        for gpu in snapshot.observation.gpus
+    ]
+
+
+class DashboardScreen(NodeScreen):
+    """The first screen; the GPU list has the focus."""
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("f", "findings", "Findings"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield NodeHeader(self.interval_s, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
+        yield Static(id="legend")
+        yield GpuList(id="gpus")
+        yield Static(id="empty")
+        yield Static(FINDINGS_TITLE, id="findings-title")
+        yield FindingsPane(id="findings")
+        yield Input(placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#filter", Input).display = False
+        self.query_one(GpuList).focus()
+
+    def on_resize(self) -> None:
+        self.query_one("#legend", Static).update(self._legend())
+
+    def _legend(self) -> Content:
+        compact = self.size.width < 100
+        head = f"{'GPU':<13}{'engine rank':<11}     "
+        return Content.assemble((head, "bold $text-muted"), legend(compact), ("│ used │ KV · history", "$text-muted"))
+
+    def show_node(self, state: NodeState) -> None:
+        rows = gpu_rows(state)
+        self.query_one(GpuList).show_rows(rows)
+        empty = self.query_one("#empty", Static)
+        empty.display = not rows
+        if not rows:
+            reason = "no GPUs in this snapshot" if state.snapshot is not None else f"waiting for {state.source_label}…"
+            if state.failure:
+                reason = f"source failing: {state.failure}"
+            empty.update(reason)
+
+    @property
+    def selected_gpu(self) -> int | None:
+        return self.query_one(GpuList).selected
+
+    def show_findings(self, findings: Sequence[FindingLike]) -> None:
+        self.query_one(FindingsPane).show_findings(findings)
+
+    @on(GpuList.Opened)
+    def open_ledger(self, message: GpuList.Opened) -> None:
+        self.app.run_action(f"ledger({message.gpu_index})")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.query_one(GpuList).focus()
+
+    def action_findings(self) -> None:
+        pane = self.query_one(FindingsPane)
+        if pane.has_focus:
+            self.query_one(GpuList).focus()
+        else:
+            pane.focus()
+
+    @on(Input.Changed, "#filter")
+    def apply_filter(self, event: Input.Changed) -> None:
+        self.query_one(GpuList).filter_text = event.value
+
+    @on(Input.Submitted, "#filter")
+    def keep_filter(self) -> None:
+        self.query_one(GpuList).focus()

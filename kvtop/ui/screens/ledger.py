@@ -1,0 +1,135 @@
+"""The rank ledger of one GPU: predicted vs observed, row by row, with bytes read as tokens."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from kvtop.domain.node import NodeSnapshot
+from kvtop.ui.ledger_rows import RankLedgerView, rank_ledger
+from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.state import NodeState
+from kvtop.ui.widgets.gpu_row import rank_label, short_gpu_name
+from kvtop.ui.widgets.node_header import NodeHeader
+from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
+
+_ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
+LABEL_WIDTH = 25
+BYTES_WIDTH = 19
+TOKENS_WIDTH = 11
+
+
+def _bytes_cell(value: int | None, style: str) -> Content:
+    if value is None:
+        return Content.styled(f"{'—':>{BYTES_WIDTH}}", "$text-muted")
+    return Content.styled(f"{fmt_both(value, 1):>{BYTES_WIDTH}}", style)
+
+
+def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
+    gpu, rank = view.gpu, view.rank
+    engine = snapshot.engine_of_gpu(gpu.index)
+    parts: list[str | tuple[str, str]] = [(f"Rank ledger · GPU {gpu.index} {short_gpu_name(gpu.name)}", "bold $primary")]
+    if rank is not None and engine is not None:
+        parts.append(f" · {engine.engine.kind} pid {engine.engine.server_pid} {rank_label(rank)}")
+    else:
+        parts.append((" · no engine rank on this GPU", "$text-muted"))
+    if gpu.state_message:
+        parts.append((f" · {gpu.state.value.upper()}: {gpu.state_message}", "bold $error"))
+    return Content.assemble(*parts)
+
+
+def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
+    """Capacity predicted vs what the engine reports, and the exchange rate."""
+    rank = view.rank
+    engine = snapshot.engine_of_gpu(view.gpu.index)
+    if rank is None or engine is None:
+        return Content.styled("No engine rank: the observed rows are NVML's figures for the whole GPU.", "$text-muted")
+    lines = []
+    observed = rank.observed
+    predicted_tokens = fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
+    live_tokens = fmt_tokens(observed.token_capacity) if observed.token_capacity is not None else "not reported"
+    usage = f" · KV in use {observed.kv_usage_fraction * 100:.0f} %" if observed.kv_usage_fraction is not None else ""
+    lines.append(Content.assemble(("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"))
+    if view.kv_bytes_per_token and view.tokens_per_gib:
+        lines.append(Content.assemble(
+            ("exchange rate  ", "bold"),
+            f"{view.kv_bytes_per_token:,} B ({fmt_bytes(view.kv_bytes_per_token)}) per token · "
+            f"{view.tokens_per_gib:,.0f} tokens per GiB · {view.tokens_per_gib * 1e9 / (1 << 30):,.0f} tokens per GB",
+        ))  # fmt: skip
+    if engine.ledger is not None:
+        result = engine.ledger.engine
+        lines.append(Content.assemble(
+            ("engine budget  ", "bold"),
+            f"max running requests {result.max_running_requests:,} · memory fraction {result.memory_fraction:.3f} "
+            f"({result.memory_fraction_source})",
+        ))  # fmt: skip
+    elif engine.ledger_error:
+        lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
+    return Content("\n").join(lines)
+
+
+def table_lines(view: RankLedgerView) -> Content:
+    """The rows as fixed-width columns: row, predicted, observed, ≈ tokens."""
+    header = Content.styled(f"{'row':<{LABEL_WIDTH}} {'predicted':>{BYTES_WIDTH}} {'observed':>{BYTES_WIDTH}} {'≈ tokens':>{TOKENS_WIDTH}}", "bold $text-muted")
+    lines = [header]
+    for row in view.rows:
+        style = _ROW_STYLES[row.kind]
+        shown = row.observed_bytes if row.observed_bytes is not None else row.predicted_bytes
+        tokens = view.tokens(shown) if row.kind != "gpu" else None
+        lines.append(Content.assemble(
+            (f"{row.label[:LABEL_WIDTH]:<{LABEL_WIDTH}} ", style),
+            _bytes_cell(row.predicted_bytes, "$kv-predicted"), " ", _bytes_cell(row.observed_bytes, style or "$foreground"),
+            (f" {fmt_tokens(tokens) if tokens is not None else '':>{TOKENS_WIDTH}}", style),
+        ))  # fmt: skip
+    return Content("\n").join(lines)
+
+
+class RankLedgerScreen(NodeScreen):
+    """Opened with Enter on a GPU; Escape goes back."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("up,k", "scroll('up')", "Up", show=False),
+        Binding("down,j", "scroll('down')", "Down", show=False),
+    ]
+
+    def __init__(self, gpu_index: int, state: NodeState, now: float, interval_s: float) -> None:
+        super().__init__(state, now, interval_s)
+        self.gpu_index = gpu_index
+
+    def compose(self) -> ComposeResult:
+        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
+        yield Static(id="ledger-title")
+        with VerticalScroll(id="ledger-scroll", can_focus=True):
+            yield Static(id="ledger-table")
+            yield Static(id="ledger-summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#ledger-scroll").focus()
+
+    def action_scroll(self, direction: str) -> None:
+        scroll = self.query_one("#ledger-scroll", VerticalScroll)
+        if direction == "up":
+            scroll.scroll_up(animate=False)
+        else:
+            scroll.scroll_down(animate=False)
+
+    def show_node(self, state: NodeState) -> None:
+        snapshot = state.snapshot
+        view = rank_ledger(snapshot, self.gpu_index) if snapshot else None
+        title = self.query_one("#ledger-title", Static)
+        table = self.query_one("#ledger-table", Static)
+        summary = self.query_one("#ledger-summary", Static)
+        if snapshot is None or view is None:
+            title.update(Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error"))
+            table.update("")
+            summary.update("")
+            return
+        title.update(title_line(view, snapshot))
+        table.update(table_lines(view))
+        summary.update(summary_lines(view, snapshot))

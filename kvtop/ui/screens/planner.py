@@ -1,0 +1,200 @@
+"""The planner: edit the selected engine's settings; every keystroke re-solves both ledgers.
+
+It starts from the engine's live settings and the GPU's measured total. An invalid edit shows
+its reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.ports import ModelLoader
+from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_texts, plan
+from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.state import NodeState
+from kvtop.ui.widgets.node_header import NodeHeader
+from kvtop.ui.widgets.plan_result import outcome_table
+from kvtop.units import fmt_gib
+
+
+@dataclass(frozen=True)
+class PlanBasis:
+    """What the planner starts from: one engine's live settings on its GPUs."""
+
+    engine_label: str
+    settings: LaunchSettings
+    model: ModelSpec | None  # None: load `settings.model` with the model loader
+    gpu_total_bytes: int
+    gpu_name: str | None
+    live_token_capacity: int | None
+
+
+class PlannerScreen(NodeScreen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("ctrl+r", "reset", "Reset to live", priority=True),
+        Binding("c", "copy_flags", "Copy flags"),
+    ]
+
+    class ModelLoaded(Message):
+        def __init__(self, ref: str, model: ModelSpec | None, error: str | None) -> None:
+            super().__init__()
+            self.ref, self.model, self.error = ref, model, error
+
+    def __init__(self, basis: PlanBasis, loader: ModelLoader, state: NodeState, now: float, interval_s: float) -> None:
+        super().__init__(state, now, interval_s)
+        self.basis = basis
+        self._loader = loader
+        self._model: ModelSpec | None = basis.model
+        self._model_ref = basis.settings.model or ""
+        self._model_error: str | None = None
+        self.outcome: PlanOutcome | None = None
+
+    def compose(self) -> ComposeResult:
+        texts = field_texts(self.basis.settings)
+        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
+        basis = self.basis
+        yield Static(
+            Content.assemble(
+                ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
+            ),
+            id="planner-title",
+        )  # fmt: skip
+        with Horizontal(id="planner-body"):
+            with VerticalScroll(id="plan-form"):
+                for field in FIELDS:
+                    with Horizontal(classes="plan-field"):
+                        yield Label(field.label, classes="plan-label")
+                        if field.kind == "bool":
+                            yield Select([("on", "on"), ("off", "off")], value=texts[field.key], allow_blank=False, compact=True, id=f"plan-{field.key}")
+                        elif field.kind == "dtype":
+                            options = [(dtype, dtype) for dtype in KV_CACHE_DTYPES]
+                            yield Select(options, value=texts[field.key], allow_blank=False, compact=True, id=f"plan-{field.key}")
+                        else:
+                            placeholder = "engine default" if field.kind.endswith("?") else ""
+                            yield Input(texts[field.key], placeholder=placeholder, compact=True, id=f"plan-{field.key}")
+            yield Static(id="plan-result")
+        yield Static(id="plan-error")
+        with Horizontal(id="plan-flags-row"):
+            yield Static(id="plan-flags")
+            yield Button("Copy (c)", id="plan-copy", compact=True)
+            yield Button("Reset (^r)", id="plan-reset", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#plan-tp", Input).focus()
+        if self._model is None and self._model_ref:
+            self._load_model(self._model_ref)
+        self.recompute()
+
+    def field_values(self) -> dict[str, str]:
+        values: dict[str, str] = {}
+        for field in FIELDS:
+            widget = self.query_one(f"#plan-{field.key}")
+            if isinstance(widget, Select):
+                values[field.key] = str(widget.value)
+            elif isinstance(widget, Input):
+                values[field.key] = widget.value
+        return values
+
+    def recompute(self) -> None:
+        """Solve before and after for the current texts; show the result or the reason it fails."""
+        error = self.query_one("#plan-error", Static)
+        result = self.query_one("#plan-result", Static)
+        flags = self.query_one("#plan-flags", Static)
+        if self._model is None:
+            message = self._model_error or f"loading model {self._model_ref!r}…"
+            error.update(Content.styled(message, "bold $error" if self._model_error else "$warning"))
+            return
+        values = self.field_values()
+        basis = self.basis
+        self.outcome = plan(self._model, basis.settings, values, gpu_total_bytes=basis.gpu_total_bytes, gpu_name=basis.gpu_name)
+        result.update(outcome_table(self.outcome, basis.live_token_capacity))
+        for field in FIELDS:
+            self.query_one(f"#plan-{field.key}").remove_class("-invalid")
+        pending = values["model"].strip() != self._model_ref
+        if self.outcome.error is not None:
+            error.update(Content.styled(f"✗ {self.outcome.error}", "bold $error"))
+            if self.outcome.error_field is not None:
+                self.query_one(f"#plan-{self.outcome.error_field}").add_class("-invalid")
+        elif pending:
+            error.update(Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning"))
+        else:
+            error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
+        if self.outcome.settings is not None:
+            with_model = self.outcome.settings.model != basis.settings.model
+            flags.update(Content.assemble(("engine flags: ", "bold"), engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)"))
+
+    @property
+    def flags_text(self) -> str | None:
+        if self.outcome is None or self.outcome.settings is None:
+            return None
+        return engine_flags(self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def edited(self) -> None:
+        self.recompute()
+
+    @on(Input.Submitted, "#plan-model")
+    def load_edited_model(self, event: Input.Submitted) -> None:
+        ref = event.value.strip()
+        if ref and ref != self._model_ref:
+            self._model_error = None
+            self._load_model(ref)
+
+    @work(thread=True, exclusive=True, group="planner-model", exit_on_error=False)
+    def _load_model(self, ref: str) -> None:
+        """The loader may read files or the hub: never on the event loop."""
+        try:
+            self.post_message(self.ModelLoaded(ref, self._loader(ref), None))
+        except KvtopError as err:
+            self.post_message(self.ModelLoaded(ref, None, str(err)))
+        except OSError as err:
+            self.post_message(self.ModelLoaded(ref, None, f"cannot read {ref!r}: {err}"))
+
+    @on(ModelLoaded)
+    def model_loaded(self, message: ModelLoaded) -> None:
+        if message.model is not None:
+            self._model, self._model_ref, self._model_error = message.model, message.ref, None
+        else:
+            self._model_error = f"model: {message.error}"
+            if self._model is not None:
+                self.notify(self._model_error, severity="error")
+        self.recompute()
+
+    @on(Button.Pressed, "#plan-copy")
+    def action_copy_flags(self) -> None:
+        text = self.flags_text
+        if text is None:
+            self.notify("nothing to copy: the edit is not valid", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied: {text or '(engine defaults)'}")
+
+    @on(Button.Pressed, "#plan-reset")
+    def action_reset(self) -> None:
+        """Every field back to the engine's live settings (and its model)."""
+        texts = field_texts(self.basis.settings)
+        if self.basis.model is not None:
+            self._model, self._model_ref, self._model_error = self.basis.model, self.basis.settings.model or "", None
+        for field in FIELDS:
+            widget = self.query_one(f"#plan-{field.key}")
+            with widget.prevent(Input.Changed, Select.Changed):
+                if isinstance(widget, Select):
+                    widget.value = texts[field.key]
+                elif isinstance(widget, Input):
+                    widget.value = texts[field.key]
+        self.recompute()

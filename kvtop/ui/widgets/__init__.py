@@ -1,0 +1,1 @@
+"""Widgets: the GPU list and its bars, the header, the findings pane."""

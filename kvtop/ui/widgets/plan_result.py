@@ -1,0 +1,76 @@
+"""The planner's before → after table: tokens, requests and concurrency, then per rank."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.content import Content
+
+from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.ui.planning import PlanOutcome
+from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
+
+LABEL_WIDTH = 18
+VALUE_WIDTH = 12
+
+
+def _concurrency(ledger: Ledger) -> str:
+    """vLLM's max concurrency, or for SGLang how many full-context requests the pool holds."""
+    if ledger.engine.max_concurrency is not None:
+        return f"{ledger.engine.max_concurrency:,.2f}"
+    return f"{ledger.token_capacity / ledger.context_length:,.2f}" if ledger.context_length else "—"
+
+
+_ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
+    ("tokens per rank", lambda ledger: fmt_tokens(ledger.token_capacity)),
+    ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
+    ("concurrency @ctx", _concurrency),
+    ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
+    ("KV B/token/rank", lambda ledger: fmt_bytes(ledger.kv_bytes_per_token)),
+    ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
+    ("layout", lambda ledger: f"{ledger.layout.describe()} ({ledger.layout.gpus} GPU)"),
+    ("fits", lambda ledger: "yes" if ledger.engine.fits else f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short"),
+)
+
+
+def _stage_rows(ledger: Ledger) -> dict[str, RankLedger]:
+    """One representative rank per pipeline stage (TP ranks of a stage hold the same books)."""
+    stages: dict[int, list[RankLedger]] = {}
+    for rank in ledger.ranks:
+        stages.setdefault(rank.pp_rank, []).append(rank)
+    labelled = {}
+    for pp_rank, members in stages.items():
+        label = f"ranks {members[0].rank}–{members[-1].rank}" if len(members) > 1 else f"rank {members[0].rank}"
+        labelled[f"PP{pp_rank} {label}" if ledger.layout.pp > 1 else label] = members[0]
+    return labelled
+
+
+def _line(label: str, before: str, after: str, changed: bool) -> Content:
+    return Content.assemble(
+        (f"{label:<{LABEL_WIDTH}}", "$text-muted"), f"{before:>{VALUE_WIDTH}}", (" → ", "$text-muted"),
+        (f"{after:>{VALUE_WIDTH}}", "bold $accent" if changed else ""),
+    )  # fmt: skip
+
+
+def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
+    before, after = outcome.before, outcome.after
+    lines = [Content.styled(f"{'':<{LABEL_WIDTH}}{'before':>{VALUE_WIDTH}}   {'after':>{VALUE_WIDTH}}", "bold $text-muted")]
+    for label, value in _ROWS:
+        shown_before = value(before) if before else "—"
+        shown_after = value(after) if after else "invalid"
+        lines.append(_line(label, shown_before, shown_after, shown_before != shown_after))
+    if live_tokens is not None:
+        lines.append(Content.assemble((f"{'engine reports':<{LABEL_WIDTH}}", "$text-muted"), f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}"))
+    if after is not None:
+        lines.append(Content.styled("per rank (after)", "bold $text-muted"))
+        before_stages = list(_stage_rows(before).values()) if before else []
+        for index, (label, rank) in enumerate(_stage_rows(after).items()):
+            old = before_stages[index] if index < len(before_stages) else None
+            lines.append(Content.styled(label, "$text-muted"))
+            for name, pick in (("  weights", lambda r: fmt_gib(r.weights_bytes)), ("  KV pool", lambda r: fmt_gib(r.kv_pool_bytes)),
+                               ("  reserve", lambda r: fmt_gib(r.reserve_bytes)), ("  tokens", lambda r: fmt_tokens(r.token_capacity))):  # fmt: skip
+                shown_old = pick(old) if old else "—"
+                lines.append(_line(name, shown_old, pick(rank), shown_old != pick(rank)))
+    if outcome.before_error:
+        lines.append(Content.styled(f"live settings: {outcome.before_error}", "$warning"))
+    return Content("\n").join(lines)

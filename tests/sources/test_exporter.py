@@ -1,0 +1,165 @@
+"""The exporter's page, parsed back with prometheus-client's own parser, holds the snapshot's numbers.
+
+The node is tests/ui/fakes.py's Meta-Llama-3-70B SGLang TP8 on eight H100s (81559 MiB each),
+predicted by the real `predict()` on ../shared/configs/meta-llama--Meta-Llama-3-70B.json.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from kvtop.domain.errors import InputError
+from kvtop.sources.exporter import Exporter, SnapshotCollector, parse_listen
+from tests.ui.fakes import CO_TENANT_BYTES, ENGINE_ID, H100_TOTAL_BYTES, FakeSource, llama_ledger, llama_snapshot
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Finding:
+    rule: str
+    severity: str
+
+
+def scrape(collector: SnapshotCollector) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """{(sample name, sorted labels): value} of one exposition, parsed as Prometheus would."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    page = generate_latest(registry).decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(page)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict, metric: str, /, **labels: str) -> float:
+    return samples[(metric, tuple(sorted(labels.items())))]
+
+
+def rank0(**extra: str) -> dict[str, str]:
+    return {"engine": ENGINE_ID, "rank": "dp0-tp0-pp0", "gpu": "0", **extra}
+
+
+@pytest.fixture(scope="module")
+def co_tenant_samples() -> dict:
+    collector = SnapshotCollector(FakeSource(llama_snapshot(co_tenant_gpu=3)), node="node-a", findings=None)
+    assert collector.refresh()
+    return scrape(collector)
+
+
+def test_gpu_memory_is_served_in_bytes_with_gpu_uuid_and_name(co_tenant_samples: dict) -> None:
+    labels = {"gpu": "3", "uuid": "GPU-00000003-fake", "name": "NVIDIA H100 80GB HBM3"}
+    assert value(co_tenant_samples, "kvtop_gpu_memory_total_bytes", **labels) == 81559 * MIB == 85_520_809_984
+    assert value(co_tenant_samples, "kvtop_gpu_memory_reserved_bytes", **labels) == 512 * MIB
+    assert value(co_tenant_samples, "kvtop_gpu_memory_used_bytes", **labels) == 84_545_891_205
+    assert value(co_tenant_samples, "kvtop_gpu_memory_free_bytes", **labels) == 438_047_867
+
+
+def test_predicted_rows_add_up_to_the_predicted_resident_bytes(co_tenant_samples: dict) -> None:
+    ledger = llama_ledger()
+    rows = {
+        dict(labels)["component"]: sample
+        for (name, labels), sample in co_tenant_samples.items()
+        if name == "kvtop_rank_predicted_bytes" and dict(labels)["gpu"] == "0"
+    }
+    weights = sum(rows[c] for c in ("embedding", "attention", "mlp", "norms", "lm_head"))
+    assert weights == ledger.weights_bytes == 17_640_734_720
+    assert rows["kv_pool"] == ledger.ranks[0].kv_pool_bytes == 51_436_994_560
+    assert rows["req_to_token"] == 134_316_048
+    assert rows["reserve"] == ledger.ranks[0].reserve_bytes - 134_316_048
+    assert sum(rows.values()) == 85_520_837_509  # RankView.predicted_resident_bytes
+
+
+def test_token_capacity_by_source_and_unexplained_bytes(co_tenant_samples: dict) -> None:
+    assert value(co_tenant_samples, "kvtop_rank_token_capacity", **rank0(source="predicted")) == 1_255_785
+    # the 6 GiB co-tenant on GPU 3 shrank every rank's live pool (SGLang sizes by the tightest rank)
+    assert value(co_tenant_samples, "kvtop_rank_token_capacity", **rank0(source="live")) == 1_127_125
+    assert value(co_tenant_samples, "kvtop_rank_unexplained_bytes", **rank0()) == -7_417_397_248
+    assert value(co_tenant_samples, "kvtop_rank_kv_bytes_per_token", **rank0()) == 40_960
+    assert value(co_tenant_samples, "kvtop_rank_kv_usage_ratio", **rank0()) == pytest.approx(0.42)
+
+
+def test_foreign_bytes_are_served_on_the_co_tenant_gpu_only(co_tenant_samples: dict) -> None:
+    gpu3 = {"engine": ENGINE_ID, "rank": "dp0-tp3-pp0", "gpu": "3"}
+    assert value(co_tenant_samples, "kvtop_rank_observed_bytes", **gpu3, kind="foreign") == CO_TENANT_BYTES
+    assert value(co_tenant_samples, "kvtop_rank_observed_bytes", **rank0(kind="foreign")) == 0
+    assert value(co_tenant_samples, "kvtop_rank_observed_bytes", **gpu3, kind="process") == 78_103_440_261
+
+
+def test_a_lost_gpu_has_a_state_and_no_memory_numbers() -> None:
+    collector = SnapshotCollector(FakeSource(llama_snapshot(lost_gpu=5)), node="node-a")
+    collector.refresh()
+    samples = scrape(collector)
+    assert value(samples, "kvtop_gpu_info", gpu="5", uuid="", name="NVIDIA H100 80GB HBM3", state="lost") == 1
+    gpus = {dict(labels)["gpu"] for (name, labels) in samples if name == "kvtop_gpu_memory_total_bytes"}
+    assert gpus == {"0", "1", "2", "3", "4", "6", "7"}
+    assert value(samples, "kvtop_gpu_memory_total_bytes", gpu="4", uuid="GPU-00000004-fake", name="NVIDIA H100 80GB HBM3") == H100_TOTAL_BYTES
+
+
+def test_findings_are_counted_by_rule_and_severity() -> None:
+    findings = (_Finding("co_tenant", "warning"), _Finding("co_tenant", "warning"), _Finding("gpu_lost", "error"))
+    collector = SnapshotCollector(FakeSource(llama_snapshot()), node="node-a", findings=lambda _snapshot: findings)
+    collector.refresh()
+    samples = scrape(collector)
+    assert value(samples, "kvtop_findings", rule="co_tenant", severity="warning") == 2
+    assert value(samples, "kvtop_findings", rule="gpu_lost", severity="error") == 1
+    assert value(samples, "kvtop_node_info", node="node-a", source="fake:llama-3-70b-tp8",
+                 driver_version="570.124.06", nvml_state="ok") == 1  # fmt: skip
+
+
+def test_a_failed_collection_keeps_the_last_numbers_and_says_so() -> None:
+    source = FakeSource(llama_snapshot(), RuntimeError("NVML: GPU is lost"))
+    collector = SnapshotCollector(source, node="node-a", clock=lambda: 1234.0)
+    assert collector.refresh() is True
+    assert collector.refresh() is False
+    samples = scrape(collector)
+    assert value(samples, "kvtop_exporter_collect_success") == 0
+    assert value(samples, "kvtop_exporter_last_success_timestamp_seconds") == 1234.0
+    assert value(samples, "kvtop_rank_token_capacity", **rank0(source="predicted")) == 1_255_785
+    assert collector.last_error == "RuntimeError: NVML: GPU is lost"
+
+
+def test_http_scrapes_serve_the_held_snapshot_without_collecting_again() -> None:
+    source = FakeSource(llama_snapshot())
+    exporter = Exporter(SnapshotCollector(source, node="node-a"), parse_listen("127.0.0.1:0"), interval_s=3600)
+    try:
+        pages = [httpx.get(f"http://127.0.0.1:{exporter.port}/metrics", timeout=5) for _ in range(3)]
+    finally:
+        exporter.close()
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    assert source.calls == 1  # collected once at start; three scrapes did not touch the source
+    names = {family.name for family in text_string_to_metric_families(pages[-1].text)}
+    assert {"kvtop_gpu_memory_used_bytes", "kvtop_rank_token_capacity", "kvtop_rank_predicted_bytes"} <= names
+
+
+@pytest.mark.parametrize(
+    ("text", "host", "port"), [("127.0.0.1:9401", "127.0.0.1", 9401), (":9500", "127.0.0.1", 9500), ("[::1]:0", "::1", 0), ("localhost:1", "localhost", 1)]
+)
+def test_loopback_listen_addresses_are_accepted(text: str, host: str, port: int) -> None:
+    address = parse_listen(text)
+    assert (address.host, address.port, address.loopback) == (host, port, True)
+
+
+def test_a_remote_listen_address_needs_allow_remote() -> None:
+    with pytest.raises(InputError, match="--allow-remote"):
+        parse_listen("0.0.0.0:9401")
+    assert parse_listen("0.0.0.0:9401", allow_remote=True).loopback is False
+    with pytest.raises(InputError, match="HOST:PORT"):
+        parse_listen("9401x")
+
+
+def test_export_refuses_a_remote_address_with_one_line() -> None:
+    result = subprocess.run([sys.executable, "-m", "kvtop", "export", "--listen", "0.0.0.0:9401"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "kvtop: error: --listen: 0.0.0.0 is reachable from other machines; add --allow-remote to serve node metrics there"
+    ]
