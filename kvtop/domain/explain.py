@@ -90,8 +90,12 @@ def _sglang_inputs(log: EngineLog) -> tuple[tuple[int, int, int] | None, tuple[i
         missing.append("`Load weight begin. avail mem` (or `Load weight end` with `mem usage`)")
     if not afters:
         missing.append("`Load weight end. avail mem`")
-    pick = lambda xs: min(xs, key=lambda t: t[1]) if xs else None  # noqa: E731
-    return pick(befores), pick(afters), missing
+    return _lowest(befores), _lowest(afters), missing
+
+
+def _lowest(values: list[tuple[int, int, int]]) -> tuple[int, int, int] | None:
+    """The tightest rank's figure (SGLang takes the minimum over ranks)."""
+    return min(values, key=lambda ends: ends[1]) if values else None
 
 
 def _rank_memory(rank: SglangRankLog) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None]:
@@ -118,9 +122,9 @@ def _logged_sglang(log: EngineLog, page: int) -> Logged:
                     per_token = sum(s.value_bytes for s in sizes) // (alloc.tokens + page)
         for split in rank.sliding_window_splits:
             tokens = split.full_layer_tokens if split.full_layer_tokens is not None else tokens
-        for summary in rank.scheduler_summaries:
-            if summary.max_total_num_tokens is not None:
-                tokens = tokens if tokens is not None else summary.max_total_num_tokens
+        for rank_summary in rank.scheduler_summaries:
+            if rank_summary.max_total_num_tokens is not None and tokens is None:
+                tokens = rank_summary.max_total_num_tokens
     summary = log.sglang_first(lambda r: r.scheduler_summaries[-1] if r.scheduler_summaries else None)
     before, after, _ = _sglang_inputs(log)
     weights = log.sglang_first(lambda r: r.weight_loads[0].mem_usage if r.weight_loads else None)

@@ -197,7 +197,26 @@ _HANDLERS: tuple[_Entry, ...] = tuple(
     + [(trigger, "sglang", None, handler) for trigger, handler in engine_log_sglang.HANDLERS]
     + [(trigger, "vllm", None, handler) for trigger, handler in engine_log_vllm.HANDLERS]
 )
-"""(trigger, engine, whole-log handler or None, per-rank handler or None), checked per line."""
+"""(trigger, engine, whole-log handler or None, per-rank handler or None)."""
+
+# Short substrings shared by many triggers: a line is checked against a bucket's triggers only if
+# it holds the bucket's key, so an ordinary line costs ~20 substring checks, not one per trigger.
+# A trigger that contains none of the keys gets a bucket of its own (keyed by itself).
+_BUCKET_KEYS = (
+    "emory", "ache", "oad", "aptur", "lock", "rgs", "sglang", "vllm", "length", "tok", "take",
+    "oncurrency", "Init", "SWAKV", "profiled", "budget", "Actual", "LLM engine", "version", "Namespace",
+)  # fmt: skip
+
+
+def _buckets(entries: tuple[_Entry, ...]) -> tuple[tuple[str, tuple[_Entry, ...]], ...]:
+    grouped: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        key = next((key for key in _BUCKET_KEYS if key in entry[0]), entry[0])
+        grouped.setdefault(key, []).append(entry)
+    return tuple((key, tuple(members)) for key, members in grouped.items())
+
+
+_BUCKETS = _buckets(_HANDLERS)
 
 
 # --- lines and ranks ----------------------------------------------------------------------------
@@ -253,7 +272,7 @@ def rank_of(line: str) -> RankKey:
 
 def _read(line: str, state: _State) -> bool:
     """Apply every handler whose trigger the line contains; whether any took a value."""
-    hits = [entry for entry in _HANDLERS if entry[0] in line]
+    hits = [entry for key, entries in _BUCKETS if key in line for entry in entries if entry[0] in line]
     if not hits:
         return False
     took = False

@@ -31,6 +31,7 @@ from kvtop.ui.screens.probe import ProbeScreen
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
 from kvtop.ui.widgets.findings import FindingLike
+from kvtop.ui.widgets.gpu_list import GpuList
 
 
 class KvtopApp(App[int]):
@@ -156,8 +157,9 @@ class KvtopApp(App[int]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self._read_only))
 
-    def action_ledger(self, gpu_index: int) -> None:
-        self.push_screen(RankLedgerScreen(gpu_index, self.node, self.now, self._interval_s))
+    @on(GpuList.Opened)
+    def open_ledger(self, message: GpuList.Opened) -> None:
+        self.push_screen(RankLedgerScreen(message.gpu_index, self.node, self.now, self._interval_s))
 
     def action_planner(self) -> None:
         basis = self._plan_basis()

@@ -52,7 +52,7 @@ def _gpu_rows(gpu: GpuObservation, rank: RankView | None) -> list[LedgerRow]:
     rows = [
         LedgerRow("foreign (co-tenants)", None, foreign),
         LedgerRow("orphan engine workers", None, orphan),
-        LedgerRow("unattributed (hidden pids)", None, unattributed),
+        LedgerRow("unattributed (hidden)", None, unattributed),
     ]
     if gpu.used_bytes is not None:
         other = gpu.used_bytes - worker - foreign - orphan - unattributed
@@ -82,10 +82,10 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
         rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
         rows.append(LedgerRow("CUDA graphs, activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None))
         rows.append(LedgerRow("context, NCCL", predicted.context_bytes, None))
-        rows.append(LedgerRow(f"= engine worker (pid {rank.pid})", rank.predicted_resident_bytes, observed.process_bytes, "total"))
+        rows.append(LedgerRow(f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"))
         rows.append(LedgerRow("unexplained (obs − pred)", None, rank.unexplained_bytes, "gap"))
     elif rank is not None:
-        rows.append(LedgerRow(f"engine worker (pid {rank.pid})", None, rank.observed.process_bytes, "total"))
+        rows.append(LedgerRow(f"worker pid {rank.pid}", None, rank.observed.process_bytes, "total"))
     rows += _gpu_rows(gpu, rank)
     total = gpu.total_bytes
     predicted_free = None

@@ -36,7 +36,7 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("memory_fraction", "memory fraction", "float?"),
     PlanField("page_size", "page size", "int?"),
     PlanField("context_length", "context length", "int?"),
-    PlanField("max_running_requests", "max running reqs", "int?"),
+    PlanField("max_running_requests", "max requests", "int?"),
 )
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 _FIELD_BY_FLAG = {

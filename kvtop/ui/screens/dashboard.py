@@ -84,10 +84,6 @@ class DashboardScreen(NodeScreen):
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
         self.query_one(FindingsPane).show_findings(findings)
 
-    @on(GpuList.Opened)
-    def open_ledger(self, message: GpuList.Opened) -> None:
-        self.app.run_action(f"ledger({message.gpu_index})")
-
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True

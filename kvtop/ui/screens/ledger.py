@@ -104,8 +104,8 @@ class RankLedgerScreen(NodeScreen):
         yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
         yield Static(id="ledger-title")
         with VerticalScroll(id="ledger-scroll", can_focus=True):
-            yield Static(id="ledger-table")
             yield Static(id="ledger-summary")
+            yield Static(id="ledger-table")
         yield Footer()
 
     def on_mount(self) -> None:

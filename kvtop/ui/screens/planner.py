@@ -121,6 +121,7 @@ class PlannerScreen(NodeScreen):
         values = self.field_values()
         basis = self.basis
         self.outcome = plan(self._model, basis.settings, values, gpu_total_bytes=basis.gpu_total_bytes, gpu_name=basis.gpu_name)
+        self._show_defaults(self.outcome)
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
@@ -136,6 +137,18 @@ class PlannerScreen(NodeScreen):
         if self.outcome.settings is not None:
             with_model = self.outcome.settings.model != basis.settings.model
             flags.update(Content.assemble(("engine flags: ", "bold"), engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)"))
+
+    def _show_defaults(self, outcome: PlanOutcome) -> None:
+        """Blank fields show the value the engine would pick, e.g. 'auto: 0.818'."""
+        before = outcome.before
+        if before is None:
+            return
+        defaults = {
+            "memory_fraction": f"{before.engine.memory_fraction:.3f}", "page_size": str(before.engine.page_size),
+            "context_length": str(before.context_length), "max_running_requests": str(before.engine.max_running_requests),
+        }  # fmt: skip
+        for key, value in defaults.items():
+            self.query_one(f"#plan-{key}", Input).placeholder = f"auto: {value}"
 
     @property
     def flags_text(self) -> str | None:

@@ -10,8 +10,8 @@ from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
-LABEL_WIDTH = 18
-VALUE_WIDTH = 12
+LABEL_WIDTH = 17
+VALUE_WIDTH = 11
 
 
 def _concurrency(ledger: Ledger) -> str:

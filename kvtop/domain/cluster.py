@@ -1,0 +1,165 @@
+"""A whole cluster as values: one `ClusterNode` per host, read through a Prometheus server.
+
+`sources/prometheus.py` fills these from DCGM-exporter series, vLLM/SGLang engine metrics and
+kvtop's own exporter; `rank_nodes` orders them worst-first so the node that needs a person is
+on top. Bytes are ints; an unread number is None, never a zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class PrometheusState(str, Enum):
+    """The outcome of asking a Prometheus server (every failure is named)."""
+
+    OK = "ok"
+    UNREACHABLE = "unreachable"  # connection refused, DNS, TLS handshake
+    TIMEOUT = "timeout"
+    UNAUTHORIZED = "unauthorized"  # 401/403: token missing or refused
+    HTTP_ERROR = "http_error"  # any other non-2xx answer
+    QUERY_ERROR = "query_error"  # the server answered status=error
+    BAD_PAYLOAD = "bad_payload"  # answered, but not the Prometheus API's JSON
+
+
+class TargetHealth(str, Enum):
+    """A scrape target's state, worst first."""
+
+    DOWN = "down"  # up == 0: the last scrape failed
+    STALE = "stale"  # its newest sample is older than the stale threshold
+    UP = "up"
+
+
+_HEALTH_ORDER = {TargetHealth.DOWN: 0, TargetHealth.STALE: 1, TargetHealth.UP: 2}
+SEVERITY_WEIGHT = {"critical": 1000, "error": 1000, "warning": 10, "warn": 10, "info": 1}
+
+
+class ClusterTarget(_Frozen):
+    """One scrape target (`up{job, instance}`) and how old its last sample is."""
+
+    job: str
+    instance: str
+    health: TargetHealth
+    age_seconds: float | None = None
+
+
+class ClusterGpu(_Frozen):
+    """One GPU's memory as DCGM (MiB, converted) or kvtop's exporter (bytes) reported it."""
+
+    gpu: str
+    uuid: str | None = None
+    name: str | None = None
+    total_bytes: int | None = None  # DCGM: used + free + reserved
+    used_bytes: int | None = None
+    free_bytes: int | None = None
+    reserved_bytes: int | None = None
+    source: str  # "dcgm" or "kvtop"
+
+
+class ClusterEngine(_Frozen):
+    """One engine seen on a node: kvtop's per-engine capacity, or an engine's own metrics."""
+
+    instance: str
+    engine: str  # kvtop's engine id ("sglang:4242") or the engine kind for engine metrics
+    source: str  # "kvtop", "vllm" or "sglang"
+    predicted_token_capacity: int | None = None
+    live_token_capacity: int | None = None  # live or logged, as the engine reports it
+    kv_usage_fraction: float | None = None
+
+
+class ClusterNode(_Frozen):
+    """Everything the cluster view knows about one host."""
+
+    name: str
+    targets: tuple[ClusterTarget, ...] = ()
+    gpus: tuple[ClusterGpu, ...] = ()
+    engines: tuple[ClusterEngine, ...] = ()
+    unexplained_bytes: int | None = None  # summed over kvtop's ranks (negative: less than predicted)
+    findings: Mapping[str, int] = {}  # open kvtop findings by severity
+    notes: tuple[str, ...] = ()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def health(self) -> TargetHealth:
+        """The worst of its targets (UP when Prometheus lists none for it)."""
+        return min((t.health for t in self.targets), key=_HEALTH_ORDER.__getitem__, default=TargetHealth.UP)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def age_seconds(self) -> float | None:
+        """The oldest newest-sample among its targets."""
+        ages = [t.age_seconds for t in self.targets if t.age_seconds is not None]
+        return max(ages) if ages else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def findings_total(self) -> int:
+        return sum(self.findings.values())
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def predicted_token_capacity(self) -> int | None:
+        values = [e.predicted_token_capacity for e in self.engines if e.predicted_token_capacity is not None]
+        return sum(values) if values else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def live_token_capacity(self) -> int | None:
+        values = [e.live_token_capacity for e in self.engines if e.live_token_capacity is not None]
+        return sum(values) if values else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def capacity_shortfall_tokens(self) -> int | None:
+        """Predicted minus live tokens, over the engines that report both (positive: capacity missing)."""
+        both = [e for e in self.engines if e.predicted_token_capacity is not None and e.live_token_capacity is not None]
+        if not both:
+            return None
+        return sum((e.predicted_token_capacity or 0) - (e.live_token_capacity or 0) for e in both)
+
+    @property
+    def shortfall_fraction(self) -> float:
+        predicted = sum(e.predicted_token_capacity or 0 for e in self.engines if e.live_token_capacity is not None)
+        shortfall = self.capacity_shortfall_tokens
+        return shortfall / predicted if shortfall and predicted > 0 else 0.0
+
+    @property
+    def findings_weight(self) -> int:
+        return sum(SEVERITY_WEIGHT.get(severity.lower(), 1) * count for severity, count in self.findings.items())
+
+
+class ClusterView(_Frozen):
+    """The cluster at `taken_at` (epoch seconds), nodes worst-first."""
+
+    prometheus_url: str  # without credentials
+    taken_at: float
+    nodes: tuple[ClusterNode, ...] = ()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nodes_not_up(self) -> int:
+        return sum(1 for node in self.nodes if node.health is not TargetHealth.UP)
+
+
+def worst_first_key(node: ClusterNode) -> tuple[int, int, int, float, str]:
+    """Down, then stale targets; then more unexplained bytes; then heavier findings; then the
+    larger share of predicted capacity missing; ties by name."""
+    return (
+        _HEALTH_ORDER[node.health],
+        -max(node.unexplained_bytes or 0, 0),
+        -node.findings_weight,
+        -node.shortfall_fraction,
+        node.name,
+    )
+
+
+def rank_nodes(nodes: Iterable[ClusterNode]) -> tuple[ClusterNode, ...]:
+    """The nodes worst-first (see `worst_first_key`)."""
+    return tuple(sorted(nodes, key=worst_first_key))
