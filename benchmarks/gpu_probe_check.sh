@@ -26,6 +26,7 @@ REPO=$(pwd)
 PY=${PYTHON:-python3}
 GPU=${GPU:-0}
 OUTDIR=${OUTDIR:-$(mktemp -d)}
+mkdir -p "$OUTDIR" || exit 2
 LLAMA=examples/models/llama-3-70b.json
 DSV3=examples/models/deepseek-v3.json
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
@@ -62,7 +63,8 @@ print(f"  bytes/token    measured {m if m is None else round(m, 1)} vs predicted
 print(f"  CUDA context   {gib(d.get('context_bytes'))} (driver free before the child minus after its CUDA init)")
 print(f"  time to fill   {d['seconds']:.2f} s" + ("" if spg is None else f" = {spg:.4f} s/GiB ({1 / spg:,.1f} GiB/s)")
       + f"; start-up {d.get('init_seconds') or 0:.2f} s; wall {d.get('wall_seconds') or 0:.2f} s")
-print(f"  free memory    before {gib(d.get('free_before_bytes'))}, at peak {gib(d.get('free_at_peak_bytes'))}, "
+print(f"  free memory    driver before the child {gib(d.get('driver_free_before_bytes'))}; "
+      f"after CUDA init {gib(d.get('free_before_bytes'))}, at peak {gib(d.get('free_at_peak_bytes'))}, "
       f"after exit {gib(d.get('free_after_exit_bytes'))} (reserve {gib(d.get('reserve_bytes'))})")
 print(f"  released       {d['released']} ({d.get('release_check')})")
 PYEOF
@@ -103,8 +105,8 @@ PYEOF
 step "0. environment"
 timeout 30 nvidia-smi --query-gpu=index,name,memory.total,memory.used,memory.free --format=csv -i "$GPU" || { echo "no nvidia-smi / GPU $GPU"; exit 2; }
 timeout 30 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
-if ! timeout 120 "$PY" -c "import torch, pydantic, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available(), '| pydantic', pydantic.VERSION)"; then
-  echo "cannot import torch, pydantic and pynvml with $PY: carry the missing wheels and set PYTHON/PYTHONPATH"
+if ! timeout 120 "$PY" -c "import torch, pydantic, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| pydantic', pydantic.VERSION); assert torch.cuda.is_available(), 'torch sees no CUDA device'"; then
+  echo "cannot import torch (with CUDA), pydantic and pynvml with $PY: carry the missing wheels and set PYTHON/PYTHONPATH"
   exit 2
 fi
 echo "results under $OUTDIR"
@@ -145,6 +147,7 @@ start_holding_probe() {
   KILL_WORKER=""
   local waited=0
   while [ "$waited" -lt 180 ]; do  # 90 s in 0.5 s steps
+    kill -0 "$KILL_PARENT" 2>/dev/null || return 1  # the probe ended before it was seen holding
     KILL_WORKER=$(child_of "$KILL_PARENT")
     local now
     now=$(free_mib)

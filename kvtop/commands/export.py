@@ -10,6 +10,7 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from kvtop.domain.ports import SnapshotSource
 
@@ -32,17 +33,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def open_source(demo: str | None) -> SnapshotSource:
+def open_source(demo: str | None, engine_log: str | None) -> SnapshotSource:
     from kvtop.sources.live import open_node_source
 
-    return open_node_source(demo)
+    return open_node_source(demo, engine_log=Path(engine_log) if engine_log else None)
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.exporter import Exporter, SnapshotCollector, default_findings, parse_listen
 
     address = parse_listen(args.listen, allow_remote=args.allow_remote)
-    source = open_source(args.demo_scenario or getattr(args, "demo", None))
+    source = open_source(args.demo_scenario or getattr(args, "demo", None), getattr(args, "engine_log", None))
     collector = SnapshotCollector(source, node=args.node_name or socket.gethostname(), findings=default_findings())
     exporter = Exporter(collector, address, args.export_interval)
     previous = signal.signal(signal.SIGTERM, lambda *_: exporter.stop())

@@ -12,11 +12,12 @@ that cannot probe (no torch, no CUDA, refused, timeout, worker crash); 130 cance
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -27,6 +28,8 @@ from kvtop.domain.probe import (
     ProbeRequest,
     ProbeResult,
     default_chunk_tokens,
+    dsa_index_buffer,
+    mha_buffers,
     predicted_bytes_per_token,
 )
 from kvtop.sources.probe import run_probe
@@ -50,10 +53,9 @@ _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcom
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
     group = parser.add_argument_group("probe")
-    try:
+    # When the caller's model flags already define --gpu, build_probe_request reads it as an index.
+    with contextlib.suppress(argparse.ArgumentError):
         group.add_argument("--gpu", metavar="N", help="GPU index (NVML order) to probe")
-    except argparse.ArgumentError:
-        pass  # the caller's model flags already define --gpu; build_probe_request reads it as an index
     target = group.add_mutually_exclusive_group()
     target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
@@ -86,15 +88,15 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tokens per allocation chunk, rounded up to the page (default: about 1 GiB)",
     )
-    try:  # SUPPRESS: a subcommand's default must not overwrite a global --read-only given before it
+    # SUPPRESS: a subcommand's default must not overwrite a global --read-only given before it;
+    # if this parser already has --read-only, that one is used (read with getattr).
+    with contextlib.suppress(argparse.ArgumentError):
         group.add_argument(
             "--read-only",
             action="store_true",
             default=argparse.SUPPRESS,
             help="never allocate: the probe refuses to run",
         )
-    except argparse.ArgumentError:
-        pass  # already a flag of this parser; read with getattr(args, "read_only", False)
 
 
 def _size_arg(text: str | None, flag: str) -> int | None:
@@ -147,7 +149,7 @@ def build_probe_request(
         raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
     chunk = args.chunk_tokens
     if chunk is None:
-        chunk = default_chunk_tokens(predicted_bytes_per_token(list(buffers)), page_size)
+        chunk = default_chunk_tokens(predicted_bytes_per_token(buffers), page_size)
     elif chunk < 1:
         raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
     else:
@@ -285,3 +287,51 @@ def render_probe_result(result: ProbeResult) -> str:
     )
     rows.append(released_row)
     return "\n".join(rows) + "\n"
+
+
+def buffers_from_ledger(ledger: Any) -> tuple[list[ProbeBuffer], int]:
+    """The buffers the engine would allocate on the tightest rank, and its page size."""
+    from kvtop.domain.ledger import Ledger
+
+    assert isinstance(ledger, Ledger)
+    model, kv = ledger.model, ledger.ranks[0].kv
+    buffers: list[ProbeBuffer] = []
+    for pool in kv.pools:
+        if pool.name == "state":
+            continue
+        if pool.name == "dsa_index" and model.dsa_index_head_dim:
+            buffers.append(dsa_index_buffer(pool.layers, model.dsa_index_head_dim))
+        elif model.mla is not None:
+            buffers.append(ProbeBuffer(name=f"{pool.name}_kv", tensors=pool.layers, row_shape=pool.row_shape, dtype=pool.torch_dtype))
+        else:
+            k, v = mha_buffers(pool.layers, kv.kv_heads_per_rank, model.head_dim, pool.torch_dtype, v_head_dim=model.v_head_dim)
+            if pool.torch_dtype == "uint8":  # packed FP4: the row as the engine stores it
+                k = ProbeBuffer(name="k", tensors=pool.layers, row_shape=pool.row_shape, dtype="uint8")
+                v = ProbeBuffer(name="v", tensors=pool.layers, row_shape=pool.row_shape, dtype="uint8")
+            ratio = 1.0
+            if pool.name == "swa" and ledger.engine.swa_token_capacity and ledger.engine.token_capacity:
+                ratio = ledger.engine.swa_token_capacity / ledger.engine.token_capacity
+            buffers += [b.model_copy(update={"name": f"{pool.name}_{b.name}", "token_ratio": ratio}) for b in (k, v)]
+    return buffers, ledger.engine.page_size
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments
+
+    parser = subparsers.add_parser(
+        "probe", help="allocate real, engine-shaped KV pages to prove the headroom (always released)",
+        epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+    )  # fmt: skip
+    add_model_arguments(parser, model_required=True)
+    add_probe_arguments(parser)
+    parser.set_defaults(handler=_run, accepts_engine_flags=True)
+
+
+def _run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """Build the plan from the model flags (`--gpu` here is the GPU index), then probe."""
+    from kvtop.commands.plan import build_ledger
+
+    plan_args = argparse.Namespace(**{**vars(args), "gpu": None})
+    ledger = build_ledger(plan_args, extra)
+    buffers, page = buffers_from_ledger(ledger)
+    return run_probe_command(args, buffers, page, ledger.engine.reserve_bytes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Literal
 
@@ -115,12 +116,12 @@ class ProbeBuffer(BaseModel):
         return own_tokens + page_size
 
 
-def predicted_bytes_per_token(buffers: tuple[ProbeBuffer, ...] | list[ProbeBuffer]) -> int:
+def predicted_bytes_per_token(buffers: Sequence[ProbeBuffer]) -> int:
     """Bytes per token of the whole rank, summed over every buffer family."""
     return sum(buffer.bytes_per_token for buffer in buffers)
 
 
-def bytes_for_tokens(buffers: tuple[ProbeBuffer, ...], tokens: int, page_size: int) -> int:
+def bytes_for_tokens(buffers: Sequence[ProbeBuffer], tokens: int, page_size: int) -> int:
     """Exact bytes of every buffer for a pool of `tokens`, the padding page included."""
     return sum(buffer.rows_for(tokens, page_size) * buffer.bytes_per_row for buffer in buffers)
 
@@ -293,3 +294,46 @@ class ProbeResult(BaseModel):
         data["target_met"] = self.target_met
         data["seconds_per_gib"] = self.seconds_per_gib
         return data
+
+
+def chunk_shapes(
+    buffers: Sequence[ProbeBuffer], tokens_before: int, tokens_after: int, page_size: int
+) -> list[tuple[ProbeBuffer, int]]:
+    """Rows each family grows by when the pool goes from `tokens_before` to `tokens_after`.
+
+    The first chunk (from 0 tokens) includes the engine's padding page.
+    """
+    grown: list[tuple[ProbeBuffer, int]] = []
+    for buffer in buffers:
+        rows = buffer.rows_for(tokens_after, page_size) - buffer.rows_for(tokens_before, page_size)
+        if rows > 0:
+            grown.append((buffer, rows))
+    return grown
+
+
+def tensor_sizes(shapes: Sequence[tuple[ProbeBuffer, int]]) -> list[int]:
+    """Bytes of every tensor one chunk allocates (each family has `tensors` tensors of its rows)."""
+    sizes: list[int] = []
+    for buffer, rows in shapes:
+        one = rows * (buffer.bytes_per_row // buffer.tensors)
+        sizes.extend([one] * buffer.tensors)
+    return sizes
+
+
+def verdict(
+    request: ProbeRequest, tokens: int, failure: str | None, was_oom: bool
+) -> tuple[ProbeOutcome, str]:
+    """The outcome and its one-line message for a probe that got `tokens` (and maybe failed)."""
+    if failure is not None:
+        outcome = ProbeOutcome.OUT_OF_MEMORY if was_oom else ProbeOutcome.WORKER_CRASHED
+        return outcome, f"allocation failed after {tokens:,} tokens: {failure}"
+    if request.target_tokens is not None:
+        if tokens >= request.target_tokens:
+            return ProbeOutcome.OK, f"{tokens:,} tokens fit with the reserve kept free"
+        return (
+            ProbeOutcome.TARGET_NOT_MET,
+            f"only {tokens:,} of {request.target_tokens:,} tokens fit above the reserve",
+        )
+    if tokens > 0:
+        return ProbeOutcome.OK, f"filled {tokens:,} tokens, keeping the reserve free"
+    return ProbeOutcome.TARGET_NOT_MET, "not even one page fits above the reserve"

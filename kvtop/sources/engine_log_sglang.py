@@ -34,7 +34,7 @@ Handler = Callable[[str, Fields], bool]
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _INT = r"-?\d{1,20}"
-_GB = rf"(?<![\d.])({_NUM})\s*GB"
+_GB = rf"({_NUM})\s*GB"
 
 _AVAIL = re.compile(rf"avail mem=\s*{_GB}")
 _USAGE = re.compile(rf"mem usage=\s*{_GB}")
@@ -44,8 +44,8 @@ _DTYPE_EQ = re.compile(r"dtype=([\w.]{1,60})")
 _QUANT = re.compile(r"quant=([\w.-]{1,60})")
 _KV_DTYPE = re.compile(r"dtype: ([\w.]{1,60})")
 _KV_TOKENS = re.compile(r"#tokens: (\d[\d,]{0,29})")
-_K_SIZE = re.compile(rf"(?<![\w])K size: {_GB}")
-_V_SIZE = re.compile(rf"(?<![\w])V size: {_GB}")
+_K_SIZE = re.compile(rf"K size: {_GB}")
+_V_SIZE = re.compile(rf"[^K]V size: {_GB}")
 _KV_SIZE = re.compile(rf"KV size: {_GB}")
 _SWA = re.compile(rf"SWAKVPool mem usage: {_GB}")
 _SWA_SIZE = re.compile(r"swa size: (\d[\d,]{0,29})")
@@ -57,7 +57,7 @@ _CONV = re.compile(rf"conv_state size: {_GB}")
 _SSM = re.compile(rf"ssm_state size: {_GB}")
 _CAPTURE = re.compile(r"Capture\s+([\w -]{0,40}?)\s*cuda graph (begin|end)", re.IGNORECASE)
 _SUMMARY = {
-    key: re.compile(rf"(?<![\w]){key}=({_INT})")
+    key: re.compile(rf"{key}=({_INT})")
     for key in (
         "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
         "max_running_requests", "context_len",

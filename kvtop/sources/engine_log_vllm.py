@@ -38,7 +38,7 @@ Handler = Callable[[str, Fields], bool]
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d[\d,]{0,29})"
-_GIB = rf"(?<![\d.])({_NUM})\s*GiB"
+_GIB = rf"({_NUM})\s*GiB"
 
 _LOADING = re.compile(
     rf"(?:Model loading|Loading model weights) took ({_NUM})\s*(GiB|GB)(?:\s+memory)?(?:\s+and\s+({_NUM})\s*s)?"
@@ -46,23 +46,22 @@ _LOADING = re.compile(
 _AVAILABLE = re.compile(rf"Available KV cache memory: {_GIB}")
 _TOKENS = re.compile(rf"GPU KV cache size: {_COUNT} tokens")
 _CONCURRENCY = re.compile(rf"Maximum concurrency for {_COUNT} tokens per request: ({_NUM})\s*x")
-_GPU_BLOCKS = re.compile(rf"(?:GPU|gpu|cuda|CUDA) blocks: {_COUNT}")
-_CPU_BLOCKS = re.compile(rf"(?:CPU|cpu) blocks: {_COUNT}")
+_BLOCKS = re.compile(rf" blocks: {_COUNT}")
 _OVERRIDE = re.compile(r"Overriding num_gpu_blocks=(\d{1,20}) with num_gpu_blocks_override=(\d{1,20})")
 _UTIL_NOW = re.compile(rf"current --gpu-memory-utilization=({_NUM})")
 _UTIL_EQUIVALENT = re.compile(rf"equivalent to --gpu-memory-utilization=({_NUM})")
 _UTIL_SUGGESTED = re.compile(rf"increase --gpu-memory-utilization to ({_NUM})")
 _ESTIMATED = re.compile(rf"Estimated CUDA graph memory: {_GIB}")
 _CAPTURED = re.compile(rf"Graph capturing finished in ({_NUM}) secs?, took {_GIB}")
-_POOL_ACTUAL = re.compile(rf"{_GIB} \(actual\)")
-_POOL_ESTIMATED = re.compile(rf"{_GIB} \(estimated\)")
+_POOL_ACTUAL = re.compile(r"GiB \(actual\)")
+_POOL_ESTIMATED = re.compile(r"GiB \(estimated\)")
 _POOL_DIFFERENCE = re.compile(rf"difference: {_GIB}(?: \(({_NUM})%\))?")
 _FREE = re.compile(rf"Free memory on device\s*(?:\S{{1,40}}\s+)?\(({_NUM})/{_GIB}\) on startup")
 _DESIRED = re.compile(
     rf"(?:esired GPU memory utilization is|esired GPU memory utilization) \(({_NUM}), {_GIB}\)"
 )
 _USAGE_PART = re.compile(
-    rf"{_GIB} for (weight|consumed memory|peak activation|non-torch memory|CUDAGraph memory)"
+    r"GiB for (weight|consumed memory|peak activation|non-torch memory|CUDAGraph memory)"
 )
 _USAGE_FIELDS = {
     "weight": "weights",
@@ -75,7 +74,8 @@ _FIT = re.compile(rf"--kv-cache-memory=(\d{{1,20}})`?\s*\({_GIB}\) to fit")
 _FULL = re.compile(rf"--kv-cache-memory=(\d{{1,20}})`?\s*\({_GIB}\) to fully")
 _IN_USE = re.compile(rf"Current kv cache memory in use is {_GIB}")
 _MAX_SEQ_LEN = re.compile(r"max seq len \((\d{1,20})\)")
-_NEEDED = re.compile(rf"{_GIB} KV cache is needed")
+_NEEDED = re.compile(r"GiB KV cache is needed")
+_TRAILING_NUMBER = re.compile(rf"({_NUM})\s*$")
 _ADMISSION_AVAILABLE = re.compile(rf"available KV cache memory \({_GIB}\)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d{1,20})")
 _TOKEN_SHORTFALL = re.compile(
@@ -109,6 +109,18 @@ def _gib(text: str, unit: str = "GiB") -> Measured:
 @lru_cache(maxsize=1024)
 def _rounded_text(text: str) -> Rounded:
     return Rounded.from_text(text)
+
+
+def _gib_before(pattern: re.Pattern[str], text: str) -> Measured | None:
+    """The 'X' of 'X GiB <words>' where `pattern` matches 'GiB <words>' (a literal-first search is
+    far faster than a number-first one on long lines)."""
+    match = pattern.search(text)
+    return _number_before(text, match.start()) if match else None
+
+
+def _number_before(text: str, end: int) -> Measured | None:
+    number = _TRAILING_NUMBER.search(text, max(end - 32, 0), end)
+    return _gib(number.group(1)) if number else None
 
 
 def _found_gib(pattern: re.Pattern[str], text: str, group: int = 1) -> Measured | None:
@@ -150,15 +162,20 @@ def _single(name: str, pattern: re.Pattern[str], convert: Callable[[str], Any]) 
 
 
 def _blocks(text: str, fields: Fields) -> bool:
-    gpu = [_count(match.group(1)) for match in _GPU_BLOCKS.finditer(text)]
-    cpu = [_count(match.group(1)) for match in _CPU_BLOCKS.finditer(text)]
-    fields["num_gpu_blocks"].extend(gpu)
-    fields["num_cpu_blocks"].extend(cpu)
-    return bool(gpu or cpu)
+    """`# GPU blocks: N`, `# cuda blocks: N`, `# CPU blocks: M` (V0 and early V1)."""
+    took = False
+    for match in _BLOCKS.finditer(text):
+        device = text[max(match.start() - 4, 0) : match.start()].lower()
+        name = "num_cpu_blocks" if device.endswith("cpu") else "num_gpu_blocks"
+        if device.endswith(("gpu", "cuda", "cpu")):
+            fields[name].append(_count(match.group(1)))
+            took = True
+    return took
 
 
 def _loading(text: str, fields: Fields) -> bool:
-    match = _LOADING.search(text)
+    start = max(text.find("Model loading took"), text.find("Loading model weights took"), 0)
+    match = _LOADING.search(text, start)
     if match is None:
         return False
     seconds = float(match.group(3)) if match.group(3) else None
@@ -208,12 +225,10 @@ def _captured(text: str, fields: Fields) -> bool:
 def _pool(text: str, fields: Fields) -> bool:
     difference = _POOL_DIFFERENCE.search(text)
     values = {
-        "actual": _found_gib(_POOL_ACTUAL, text),
-        "estimated": _found_gib(_POOL_ESTIMATED, text),
+        "actual": _gib_before(_POOL_ACTUAL, text),
+        "estimated": _gib_before(_POOL_ESTIMATED, text),
         "difference": _gib(difference.group(1)) if difference else None,
-        "difference_pct": _rounded_text(difference.group(2))
-        if difference and difference.group(2)
-        else None,
+        "difference_pct": _rounded_text(difference.group(2)) if difference and difference.group(2) else None,
     }
     return _merge(fields["graph_pools"], values, new=True)
 
@@ -241,7 +256,10 @@ def _desired(text: str, fields: Fields) -> bool:
 
 
 def _actual_usage(text: str, fields: Fields) -> bool:
-    values = {_USAGE_FIELDS[match.group(2)]: _gib(match.group(1)) for match in _USAGE_PART.finditer(text)}
+    values = {
+        _USAGE_FIELDS[match.group(1)]: _number_before(text, match.start())
+        for match in _USAGE_PART.finditer(text)
+    }
     return _merge(fields["startup_ledgers"], values)
 
 
@@ -265,7 +283,7 @@ def _admission(text: str, fields: Fields) -> bool:
     estimated = _ESTIMATED_LEN.search(text)
     values = {
         "max_seq_len": int(seq_len.group(1)) if seq_len else None,
-        "needed": _found_gib(_NEEDED, text),
+        "needed": _gib_before(_NEEDED, text),
         "available": _found_gib(_ADMISSION_AVAILABLE, text),
         "estimated_max_model_len": int(estimated.group(1)) if estimated else None,
     }

@@ -47,6 +47,7 @@ _LAUNCH_MODEL = re.compile(
 )
 _VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
 _MAX_JOINED = 8
+_PREFIX_CHARS = 200
 _MAX_VALUE_CHARS = 4000
 
 _FieldHandler = Callable[[str, dict[str, list[Any]]], bool]
@@ -56,10 +57,12 @@ class _State:
     """Mutable accumulation while reading; frozen into an `EngineLog` at the end."""
 
     def __init__(self) -> None:
-        self.sglang: defaultdict[RankKey, defaultdict[str, list[Any]]] = defaultdict(
+        self.sglang: defaultdict[RankTuple, defaultdict[str, list[Any]]] = defaultdict(
             lambda: defaultdict(list)
         )
-        self.vllm: defaultdict[RankKey, defaultdict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        self.vllm: defaultdict[RankTuple, defaultdict[str, list[Any]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
         self.hits: dict[EngineKind, int] = {"sglang": 0, "vllm": 0}
         self.first_engine: EngineKind | None = None
         self.server_args: dict[str, ArgValue] = {}
@@ -156,10 +159,13 @@ def _namespace_args(line: str, state: _State) -> bool:
 
 
 def _engine_config(line: str, state: _State) -> bool:
+    """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
+    found_version = _version(line, state)
+    if "with config:" not in line:
+        return found_version
     args = parse_call_args(line, line.find("with config:") + len("with config:"))
     state.engine_config = {**args, **state.engine_config}
-    _version(line, state)
-    return bool(args)
+    return bool(args) or found_version
 
 
 def _version(line: str, state: _State) -> bool:
@@ -247,16 +253,24 @@ _UNRANKED: RankTuple = (None, None, None, None, None)
 @lru_cache(maxsize=1024)
 def _rank_from_tags(tags: str, worker: str | None) -> RankTuple:
     ranks = {name: int(number) for name, number in _TAG.findall(tags)}
-    return (ranks.get("DP"), ranks.get("TP"), ranks.get("PP"), ranks.get("EP"), int(worker) if worker else None)
+    return (
+        ranks.get("DP"),
+        ranks.get("TP"),
+        ranks.get("PP"),
+        ranks.get("EP"),
+        int(worker) if worker else None,
+    )
 
 
 def _rank_tuple(line: str) -> RankTuple:
-    sglang = _SGLANG_PREFIX.search(line) if "[" in line else None
-    vllm = _VLLM_PROCESS.search(line) if "pid=" in line else None
-    if sglang and (vllm is None or sglang.start() < vllm.start()):
+    head = line[:_PREFIX_CHARS]  # prefixes (journald and docker included) sit at the start
+    sglang = _SGLANG_PREFIX.search(head) if "[" in head else None
+    vllm = list(_VLLM_PROCESS.finditer(head)) if "pid=" in head else []
+    if sglang and (not vllm or sglang.start() < vllm[0].start()):
         return _rank_from_tags(sglang.group(1), None)
-    if vllm:
-        return _rank_from_tags(vllm.group(1), vllm.group(2))
+    if vllm:  # `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`: the ranks of every process named
+        worker = next((match.group(2) for match in vllm if match.group(2)), None)
+        return _rank_from_tags(" ".join(match.group(1) for match in vllm), worker)
     return _UNRANKED
 
 

@@ -23,12 +23,12 @@ from prometheus_client.registry import Collector
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
-from kvtop.domain.observe import EndpointState
 from kvtop.domain.ports import SnapshotSource
 
 DEFAULT_LISTEN = "127.0.0.1:9401"
 GPU_LABELS = ("gpu", "uuid", "name")
 RANK_LABELS = ("engine", "rank", "gpu")
+LOGGED_CAPACITY_NOTE = "token capacity from the engine log"  # what sources/live.py notes
 
 FindingsFn = Callable[[NodeSnapshot], Iterable[Any]]
 
@@ -113,8 +113,9 @@ def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
 
 
 def _capacity_source(engine: EngineView) -> str:
-    """`live` when the engine's endpoints answered, else `logged` (the number came from its log)."""
-    return "live" if engine.engine.live.state is EndpointState.OK else "logged"
+    """`logged` when the live source took the number from the engine's startup log, else `live`."""
+    notes = engine.engine.live.notes
+    return "logged" if any(note.startswith(LOGGED_CAPACITY_NOTE) for note in notes) else "live"
 
 
 def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:

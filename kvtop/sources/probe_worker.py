@@ -38,6 +38,9 @@ from kvtop.domain.probe import (
     ProbeRequest,
     ProbeResult,
     bytes_for_tokens,
+    chunk_shapes,
+    tensor_sizes,
+    verdict,
 )
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
@@ -139,26 +142,6 @@ def _storage_dtype(torch: Any, dtype_name: str) -> Any:
     return getattr(torch, dtype_name)
 
 
-def _chunk_shapes(
-    buffers: Sequence[ProbeBuffer], tokens_before: int, tokens_after: int, page_size: int
-) -> list[tuple[ProbeBuffer, int]]:
-    """Rows each family grows by when the pool goes from `tokens_before` to `tokens_after`."""
-    grown = []
-    for buffer in buffers:
-        rows = buffer.rows_for(tokens_after, page_size) - buffer.rows_for(tokens_before, page_size)
-        if rows > 0:
-            grown.append((buffer, rows))
-    return grown
-
-
-def _tensor_bytes(shapes: Sequence[tuple[ProbeBuffer, int]]) -> list[int]:
-    sizes: list[int] = []
-    for buffer, rows in shapes:
-        one = rows * (buffer.bytes_per_row // buffer.tensors)
-        sizes.extend([one] * buffer.tensors)
-    return sizes
-
-
 def _allocate_chunk(
     torch: Any, device: str, shapes: Sequence[tuple[ProbeBuffer, int]], touch: bool, meter: Meter
 ) -> tuple[list[Any], int]:
@@ -224,8 +207,8 @@ def _grow(torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool) -> tuple
     lowest_free = meter.free()
     while goal is None or tokens < goal:
         next_tokens = tokens + step if goal is None else min(tokens + step, goal)
-        shapes = _chunk_shapes(request.buffers, tokens, next_tokens, page)
-        fits = meter.free() - meter.estimate(_tensor_bytes(shapes)) >= request.reserve_bytes
+        shapes = chunk_shapes(request.buffers, tokens, next_tokens, page)
+        fits = meter.free() - meter.estimate(tensor_sizes(shapes)) >= request.reserve_bytes
         if fits:
             try:
                 tensors, nbytes = _allocate_chunk(torch, request.device, shapes, request.touch, meter)
@@ -247,24 +230,6 @@ def _grow(torch: Any, request: ProbeRequest, meter: Meter, pool: _Pool) -> tuple
             break
         step = max(page, step // 2 // page * page)
     return tokens, lowest_free, None, False
-
-
-def _verdict(
-    request: ProbeRequest, tokens: int, failure: str | None, was_oom: bool
-) -> tuple[ProbeOutcome, str]:
-    if failure is not None:
-        outcome = ProbeOutcome.OUT_OF_MEMORY if was_oom else ProbeOutcome.WORKER_CRASHED
-        return outcome, f"allocation failed after {tokens:,} tokens: {failure}"
-    if request.target_tokens is not None:
-        if tokens >= request.target_tokens:
-            return ProbeOutcome.OK, f"{tokens:,} tokens fit with the reserve kept free"
-        return (
-            ProbeOutcome.TARGET_NOT_MET,
-            f"only {tokens:,} of {request.target_tokens:,} tokens fit above the reserve",
-        )
-    if tokens > 0:
-        return ProbeOutcome.OK, f"filled {tokens:,} tokens, keeping the reserve free"
-    return ProbeOutcome.TARGET_NOT_MET, "not even one page fits above the reserve"
 
 
 def _open_device(torch: Any, request: ProbeRequest) -> tuple[Meter, str, int | None] | ProbeResult:
@@ -350,7 +315,7 @@ def probe(
         _release(pool, meter, torch, on_cuda)
     free_after = meter.free()
     consumed = (free_before - lowest_free) if on_cuda else bytes_allocated
-    outcome, message = _verdict(request, tokens, failure, was_oom)
+    outcome, message = verdict(request, tokens, failure, was_oom)
     return ProbeResult(
         outcome=outcome,
         message=message,

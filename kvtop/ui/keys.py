@@ -13,23 +13,27 @@ class KeyHelp:
     changes_something: bool = False  # hidden with --read-only
 
 
+SECTIONS = ("everywhere", "dashboard", "rank ledger", "planner")
+
 KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
-    KeyHelp("up,k", "select the GPU above / the row above", "dashboard, ledger"),
-    KeyHelp("down,j", "select the GPU below / the row below", "dashboard, ledger"),
-    KeyHelp("home,end", "first / last GPU", "dashboard"),
-    KeyHelp("enter", "open the rank ledger of the selected GPU", "dashboard"),
     KeyHelp("tab,shift+tab", "cycle panes and fields", "everywhere"),
+    KeyHelp("r", "refresh now", "everywhere"),
+    KeyHelp("p", "planner: what if TP, KV dtype, memory … changed", "everywhere"),
+    KeyHelp("P", "probe: prove that the planned KV pool fits", "everywhere", changes_something=True),
+    KeyHelp("t", "next theme (dark, light, high-contrast)", "everywhere"),
+    KeyHelp("escape", "back; on the dashboard, clear the filter", "everywhere"),
+    KeyHelp("up,k", "select the GPU above", "dashboard"),
+    KeyHelp("down,j", "select the GPU below", "dashboard"),
+    KeyHelp("home,end", "first / last GPU", "dashboard"),
+    KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
     KeyHelp("slash", "filter GPUs by index, name, engine, state", "dashboard"),
     KeyHelp("f", "findings pane", "dashboard"),
-    KeyHelp("r", "refresh now", "everywhere"),
-    KeyHelp("p", "planner: what if TP, KV dtype, memory fraction … changed", "everywhere"),
-    KeyHelp("P", "probe: allocate the planned KV pool to prove it fits", "everywhere", changes_something=True),
-    KeyHelp("t", "next theme (dark, light, high-contrast)", "everywhere"),
-    KeyHelp("ctrl+r", "reset the planner to the live settings", "planner"),
-    KeyHelp("c", "copy the engine flags", "planner"),
-    KeyHelp("escape", "back / clear the filter", "everywhere"),
+    KeyHelp("up,k", "scroll up", "rank ledger"),
+    KeyHelp("down,j", "scroll down", "rank ledger"),
+    KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
+    KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
 )
 
 

@@ -43,6 +43,19 @@ class RankLedgerView:
         return int(num_bytes / self.kv_bytes_per_token)
 
 
+def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
+    """The KV pool the engine holds: as it reports it, else its live token count × bytes per token.
+
+    The flag says whether the figure is derived (tokens × bytes) rather than reported.
+    """
+    observed, predicted = rank.observed, rank.predicted
+    if observed.kv_pool_bytes is not None:
+        return observed.kv_pool_bytes, False
+    if observed.token_capacity is not None and predicted is not None:
+        return observed.token_capacity * predicted.kv_bytes_per_token, True
+    return None, False
+
+
 def _gpu_rows(gpu: GpuObservation, rank: RankView | None) -> list[LedgerRow]:
     observed = rank.observed if rank else None
     foreign = observed.foreign_bytes if observed else sum(p.used_bytes or 0 for p in gpu.processes)
@@ -76,7 +89,8 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
         rows += [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
         rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
         token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
-        rows.append(LedgerRow("KV pool", token_pools, observed.kv_pool_bytes))
+        live_pool, derived = observed_kv_pool_bytes(rank)
+        rows.append(LedgerRow("KV pool (live tokens × B)" if derived else "KV pool", token_pools, live_pool))
         if predicted.state_pool_bytes:
             rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
         rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))

@@ -202,7 +202,9 @@ def test_every_logged_number_is_recovered(
 ) -> None:
     log = read_engine_log(CASES / engine / case_id / "engine.log")
     found = _recover(log, engine, case_id, key, label)
-    assert _same_as_printed(found, expected), f"{case_id} {key} {label}: parsed {found!r}, logged {expected!r}"
+    assert _same_as_printed(found, expected), (
+        f"{case_id} {key} {label}: parsed {found!r}, logged {expected!r}"
+    )
 
 
 @pytest.mark.parametrize("case_dir", sorted(CASES.glob("*/*/")), ids=lambda path: path.name)
@@ -219,7 +221,7 @@ def _case_log(engine: str, case_id: str) -> EngineLog:
 def test_min_over_ranks_is_the_tightest_rank() -> None:
     """C04: SGLang sizes every rank by the MIN pre-load free memory, TP5's 137.29, not TP0's."""
     log = _case_log("sglang", "C04")
-    tightest = log.sglang_min(lambda record: record.target_load and record.target_load.avail_before)
+    tightest = log.sglang_min(lambda record: _attr(record.weight_loads, 0, "avail_before"))
     assert tightest is not None
     assert (tightest.rank, tightest.value.text) == (RankKey(tp=5), "137.29")
 
@@ -248,7 +250,11 @@ def test_vllm_version_a_ledger_advisory_and_graph_pool() -> None:
     assert [m.text for m in (ledger.free, ledger.total, ledger.requested, ledger.weights)] == [
         "181.84", "184.31", "169.56", "106.69",
     ]  # fmt: skip
-    assert [m.text for m in (ledger.peak_activation, ledger.non_torch, ledger.cuda_graph)] == ["6.31", "0.95", "4.13"]
+    assert [m.text for m in (ledger.peak_activation, ledger.non_torch, ledger.cuda_graph)] == [
+        "6.31",
+        "0.95",
+        "4.13",
+    ]
     assert (ledger.fit_kv_bytes, ledger.full_kv_bytes) == (55124106138, 68302635520)
     assert ledger.fit_kv is not None and ledger.fit_kv.contains(55124106138)
     advisory = worker.graph_advisories[0]
@@ -291,7 +297,11 @@ def test_wrapped_admission_error_is_one_record() -> None:
 
 def test_sglang_errors_and_draft_load() -> None:
     error = _case_log("sglang", "C26").sglang_ranks[0].budget_errors[0]
-    assert (error.kind, error.mem_fraction_static, error.minimum_viable.text) == ("no_memory_for_kv", 0.85, "1.0000")
+    assert (error.kind, error.mem_fraction_static, error.minimum_viable.text) == (
+        "no_memory_for_kv",
+        0.85,
+        "1.0000",
+    )
     rank = _case_log("sglang", "C24").sglang_rank(RankKey(tp=0, ep=0))
     assert rank is not None and rank.draft_load is not None
     assert (rank.draft_load.model_class, rank.draft_load.quant) == ("DeepseekV4ForCausalLMDSpark", "fp8")
@@ -303,7 +313,11 @@ def test_sglang_errors_and_draft_load() -> None:
 def test_format_gib_without_trailing_zero_keeps_the_two_decimal_interval() -> None:
     short = parse_engine_log("Available KV cache memory: 22.5 GiB").vllm_ranks[0].available_kv_cache_memory[0]
     full = parse_engine_log("Available KV cache memory: 22.50 GiB").vllm_ranks[0].available_kv_cache_memory[0]
-    assert (short.value_bytes, short.low_bytes, short.high_bytes) == (full.value_bytes, full.low_bytes, full.high_bytes)
+    assert (short.value_bytes, short.low_bytes, short.high_bytes) == (
+        full.value_bytes,
+        full.low_bytes,
+        full.high_bytes,
+    )
     assert short.low_bytes == int(22.495 * GIB_BYTES) and short.decimals == 2
 
 
@@ -317,9 +331,7 @@ def test_sglang_gb_is_gib_with_a_half_hundredth_interval() -> None:
 
 # --- prefixes, truncation, foreign and binary input --------------------------------------------
 
-LOAD_END = (
-    "Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant=fp8, avail mem=17.47 GB, mem usage=94.00 GB."
-)
+LOAD_END = "Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant=fp8, avail mem=17.47 GB, mem usage=94.00 GB."
 
 
 @pytest.mark.parametrize(
@@ -335,7 +347,12 @@ LOAD_END = (
 )
 def test_prefixes_do_not_change_the_values(wrap: str) -> None:
     load = parse_engine_log(wrap.format(LOAD_END)).sglang_ranks[0].weight_loads[0]
-    assert (load.avail_after.text, load.mem_usage.text, load.elapsed_s, load.quant) == ("17.47", "94.00", 541.76, "fp8")
+    assert (load.avail_after.text, load.mem_usage.text, load.elapsed_s, load.quant) == (
+        "17.47",
+        "94.00",
+        541.76,
+        "fp8",
+    )
 
 
 @pytest.mark.parametrize(
@@ -351,10 +368,95 @@ def test_prefixes_do_not_change_the_values(wrap: str) -> None:
         ("(VllmWorker rank=1 pid=105) INFO", RankKey(worker=1)),
         ("Jan 01 12:00:00 host python3[28145]: (Worker_TP2 pid=28145)", RankKey(tp=2)),
         ("(VllmWorkerProcess pid=1786) INFO", RankKey()),
+        ("(EngineCore_DP1 pid=1) (Worker_TP3 pid=2) INFO", RankKey(dp=1, tp=3)),
     ],
 )
 def test_rank_prefixes(prefix: str, rank: RankKey) -> None:
     assert rank_of(f"{prefix} Memory pool end. avail mem=11.87 GB") == rank
+
+
+# Lines no case shows, written from the format strings in engines/sglang.md §11 and vllm.md §6.
+SPEC_LINES: list[tuple[str, Callable[[EngineLog], Any], Any]] = [
+    (
+        "[2026-01-01 00:00:00 TP0] Init torch distributed ends. elapsed=1.25 s, mem usage=0.51 GB",
+        lambda log: log.sglang_ranks[0].init_dist_mem_usage[0].text,
+        "0.51",
+    ),
+    (
+        "Capture cuda graph begin. This can take up to several minutes. avail mem=20.00 GB\n"
+        "Capture cuda graph end. Time elapsed: 12.34 s. mem usage=1.50 GB. avail mem=18.49 GB.",
+        lambda log: [
+            (c.phase, c.avail_before.text, c.mem_usage.text, c.avail_after.text, c.elapsed_s)
+            for c in log.sglang_ranks[0].graph_captures
+        ],
+        [("", "20.00", "1.50", "18.49", 12.34)],
+    ),
+    (
+        "Capture piecewise CUDA graph end. elapsed=3.10 s, mem usage=0.40 GB, avail mem=17.00 GB.",
+        lambda log: (
+            log.sglang_ranks[0].graph_captures[0].phase,
+            log.sglang_ranks[0].graph_captures[0].mem_usage.text,
+        ),
+        ("piecewise", "0.40"),
+    ),
+    (
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 800000, K size: 2.00 GB, V size: 2.00 GB\n"
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000000, K size: 3.00 GB, V size: 3.00 GB",
+        lambda log: [a.tokens for a in log.sglang_ranks[0].kv_allocations],
+        [800000, 1000000],
+    ),
+    (
+        "Reserving 0.10 GB of the KV budget for post-sizing multimodal allocations (feature-transport pools + embedding cache).",
+        lambda log: log.sglang_ranks[0].mm_reserves[0].text,
+        "0.10",
+    ),
+    (
+        "Post-capture KV sizing: max_total_num_tokens=123456, free memory=5.25 GB",
+        lambda log: (
+            log.sglang_ranks[0].post_capture_resizes[0].max_total_num_tokens,
+            log.sglang_ranks[0].scheduler_summaries,
+        ),
+        (123456, ()),
+    ),
+    (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.5",
+        lambda log: (
+            log.sglang_ranks[0].budget_errors[0].kind,
+            log.sglang_ranks[0].budget_errors[0].mem_fraction_static,
+        ),
+        ("not_enough_memory", 0.5),
+    ),
+    (
+        "Overriding num_gpu_blocks=17804 with num_gpu_blocks_override=512",
+        lambda log: (
+            log.vllm_ranks[0].blocks_overrides[0].num_gpu_blocks,
+            log.vllm_ranks[0].blocks_overrides[0].override,
+        ),
+        (17804, 512),
+    ),
+    (
+        "ValueError: Free memory on device cuda:0 (10.5/79.19 GiB) on startup is less than desired GPU memory "
+        "utilization (0.92, 72.85 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+        lambda log: (
+            [
+                (s.free.text, s.total.text, s.util.text, s.requested.text)
+                for s in log.vllm_ranks[0].startup_shortfalls
+            ]
+            + [len(log.vllm_ranks[0].startup_ledgers)]
+        ),
+        [("10.5", "79.19", "0.92", "72.85"), 0],
+    ),
+    (
+        "(EngineCore_DP0 pid=1) INFO 08-20 17:28:20 [core.py:250] init engine (profile, create kv cache, warmup model) took 492.43 seconds",
+        lambda log: log.vllm_ranks[0].init_engine_seconds,
+        (492.43,),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "pick", "expected"), SPEC_LINES, ids=[line[0][:40] for line in SPEC_LINES])
+def test_spec_format_lines(text: str, pick: Callable[[EngineLog], Any], expected: Any) -> None:
+    assert pick(parse_engine_log(text)) == expected
 
 
 def test_truncated_log_gives_what_it_has() -> None:
@@ -381,7 +483,9 @@ def test_foreign_text_gives_no_engine() -> None:
 def test_binary_bytes_do_not_crash(tmp_path: Path) -> None:
     garbage = bytes(random.Random(3).randrange(256) for _ in range(50000))
     path = tmp_path / "engine.log"
-    path.write_bytes(garbage + b"\n[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB\n" + garbage)
+    path.write_bytes(
+        garbage + b"\n[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB\n" + garbage
+    )
     log = read_engine_log(path)
     assert log.sglang_rank(RankKey(tp=0)).target_load.avail_before.text == "78.81"
 
@@ -409,7 +513,11 @@ def test_sglang_server_args() -> None:
     args = log.server_args
     assert args["model_path"] == log.model_path == "meta-llama/Llama-3.1-8B-Instruct"
     assert (args["tp_size"], args["mem_fraction_static"], args["max_total_tokens"]) == (2, 0.88, None)
-    assert (args["disable_radix_cache"], args["enable_dp_attention"], args["random_seed"]) == (False, True, -7)
+    assert (args["disable_radix_cache"], args["enable_dp_attention"], args["random_seed"]) == (
+        False,
+        True,
+        -7,
+    )
     assert args["chat_template"] == "a, b (c)" and args["json_model_override_args"] == '{"a": [1, 2]}'
     assert args["cuda_graph_bs"] == "[1, 2, 4, 8]" and args["lora_paths"] == "{'x': 'y, z'}"
     assert (args["weight_decay"], args["attention_backend"], args["page_size"]) == (1e-05, "flashinfer", 1)
@@ -431,7 +539,11 @@ def test_vllm_non_default_args() -> None:
     log = parse_engine_log(line)
     args = log.server_args
     assert (log.engine, log.model_path) == ("vllm", "Qwen/Qwen3-8B")
-    assert (args["max_model_len"], args["gpu_memory_utilization"], args["tensor_parallel_size"]) == (32768, 0.92, 2)
+    assert (args["max_model_len"], args["gpu_memory_utilization"], args["tensor_parallel_size"]) == (
+        32768,
+        0.92,
+        2,
+    )
     assert args["enable_prefix_caching"] is False and args["kv_cache_dtype"] == "fp8"
     assert args["compilation_config"] == "{'level': 3, 'cudagraph_capture_sizes': [1, 2]}"
     assert args["mode"] == "<CompilationMode.VLLM_COMPILE: 3>"

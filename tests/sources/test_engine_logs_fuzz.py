@@ -12,10 +12,31 @@ from kvtop.sources.engine_logs import parse_call_args, parse_dict_args, parse_en
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 REAL_LINES = sorted(
-    {line for path in (SHARED / "cases").glob("*/*/engine.log") for line in path.read_text().splitlines() if line}
+    {
+        line
+        for path in (SHARED / "cases").glob("*/*/engine.log")
+        for line in path.read_text().splitlines()
+        if line
+    }
 )
 JUNK = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
-    ["\x1b[31m", "\x00", ",", "(", "[", "{", "'", '"', "=", "GB", "GiB", " pid=1)", "[12:00:00 TP", "\n", "9" * 60]
+    [
+        "\x1b[31m",
+        "\x00",
+        ",",
+        "(",
+        "[",
+        "{",
+        "'",
+        '"',
+        "=",
+        "GB",
+        "GiB",
+        " pid=1)",
+        "[12:00:00 TP",
+        "\n",
+        "9" * 60,
+    ]
 )
 
 

@@ -9,15 +9,17 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from kvtop.ui.keys import KEYS, key_label
+from kvtop.ui.keys import KEYS, SECTIONS, key_label
 
 
 def help_text(read_only: bool) -> Content:
-    lines = [Content.styled("kvtop keys", "bold $primary"), Content("")]
-    for entry in KEYS:
-        if read_only and entry.changes_something:
-            continue
-        lines.append(Content.assemble((f"{key_label(entry.keys):<18}", "bold $accent"), f"{entry.description:<58}", (entry.where, "$text-muted")))
+    lines = [Content.styled("kvtop keys", "bold $primary")]
+    for section in SECTIONS:
+        lines.append(Content.styled(section, "bold underline $text-muted"))
+        for entry in KEYS:
+            if entry.where != section or (read_only and entry.changes_something):
+                continue
+            lines.append(Content.assemble((f"  {key_label(entry.keys):<16}", "bold $accent"), entry.description))
     lines += [
         Content(""),
         Content.styled("The mouse works too: click a GPU to select it, click it again for its ledger.", "$text-muted"),

@@ -134,7 +134,9 @@ class PlannerScreen(NodeScreen):
             error.update(Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning"))
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
-        if self.outcome.settings is not None:
+        if self.outcome.settings is None:
+            flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
+        else:
             with_model = self.outcome.settings.model != basis.settings.model
             flags.update(Content.assemble(("engine flags: ", "bold"), engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)"))
 

@@ -23,7 +23,7 @@ _SEVERITY_STYLES = {"critical": "bold $error", "error": "bold $error", "warning"
 
 
 class FindingLike(Protocol):
-    """What the pane needs of a finding."""
+    """What the pane needs of a finding (`kvtop.domain.diagnose_rules.Finding` has it all)."""
 
     @property
     def rule(self) -> str: ...
@@ -36,16 +36,24 @@ class FindingLike(Protocol):
     @property
     def fix(self) -> str: ...
     @property
-    def evidence(self) -> str: ...
+    def evidence(self) -> str | Sequence[str]: ...
 
 
 def finding_text(finding: FindingLike) -> Content:
+    """'● warning co_tenant · GPU 3 · 128,660 tokens', its summary and evidence, then the fix."""
     severity = str(getattr(finding.severity, "value", finding.severity))
     gpus = ", ".join(str(g) for g in finding.gpus) or "node"
     head: list[str | tuple[str, str]] = [(f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")), f" {finding.rule} · GPU {gpus}"]
-    if finding.tokens is not None:
+    if finding.tokens:
         head.append((f" · {fmt_tokens(finding.tokens)} tokens", "bold"))
-    return Content.assemble(*head, "\n  ", (finding.evidence, "$text-muted"), "\n  fix: ", (finding.fix, "$success"))
+    lines = [Content.assemble(*head)]
+    summary = getattr(finding, "summary", None)
+    if summary:
+        lines.append(Content(f"  {summary}"))
+    evidence = [finding.evidence] if isinstance(finding.evidence, str) else list(finding.evidence)
+    lines += [Content.styled(f"  {fact}", "$text-muted") for fact in evidence if fact]
+    lines.append(Content.assemble("  fix: ", (finding.fix, "$success")))
+    return Content("\n").join(lines)
 
 
 class FindingsPane(VerticalScroll, can_focus=True):

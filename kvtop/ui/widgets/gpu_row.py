@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from textual.content import Content
@@ -103,9 +104,10 @@ def render_row(data: GpuRowData, width: int) -> Content:
     rest_width = LABEL_WIDTH + bar_width + FIGURE_WIDTH + trend_cells
     if observed is None:
         message = f"{state_text}: {gpu.state_message or 'no memory figures from NVML'}"
+        wrapped = textwrap.wrap(message, rest_width, max_lines=2, placeholder="…") + ["", ""]
         return Content("\n").join(
-            [first + Content.styled(_fit(message, rest_width), "bold $error"),
-             second + Content.styled(_fit(message[rest_width:], rest_width), "$error")]
+            [first + Content.styled(_fit(wrapped[0], rest_width), "bold $error"),
+             second + Content.styled(_fit(wrapped[1], rest_width), "$error")]
         )  # fmt: skip
     kv_values, used_values = data.trend.kv_usage, data.trend.used_fraction
     kv_now = kv_values[-1] if kv_values else None

@@ -14,6 +14,7 @@ from textual.content import Content
 
 from kvtop.domain.node import RankView
 from kvtop.domain.observe import GpuObservation, ProcessRole
+from kvtop.ui.ledger_rows import observed_kv_pool_bytes
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         foreign = rank.observed.foreign_bytes + rank.observed.orphan_bytes + rank.observed.unattributed_bytes
         predicted = rank.predicted
         weights_hint = rank.observed.weights_bytes or (predicted.weights_bytes if predicted else 0)
-        pool_hint = rank.observed.kv_pool_bytes or (predicted.kv_pool_bytes if predicted else 0)
+        pool_hint = observed_kv_pool_bytes(rank)[0] or (predicted.kv_pool_bytes if predicted else 0)
         weights = min(weights_hint, worker)
         pool = min(pool_hint, worker - weights)
         runtime = worker - weights - pool

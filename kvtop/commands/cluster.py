@@ -1,0 +1,60 @@
+"""`kvtop cluster --prometheus URL`: every node worst-first, read through a Prometheus server.
+
+Exit 0 with the view; exit 2 with one line when Prometheus is unreachable, slow, refuses the
+token or answers with an error (the state is named in the line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from kvtop.domain.cluster import ClusterView
+from kvtop.domain.errors import InputError
+from kvtop.units import fmt_gib
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("cluster", help="all nodes worst-first, from a Prometheus server", allow_abbrev=False)
+    parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
+                        help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip
+    parser.add_argument("--token-file", default=None, help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN)")
+    parser.add_argument("--ca-file", default=None, help="a CA bundle to verify the server's certificate with")
+    parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS", help="per query (default 5)")
+    parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
+                        help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the cluster view as JSON")
+    parser.set_defaults(handler=run)
+
+
+def _text(view: ClusterView) -> str:
+    lines = [f"{view.prometheus_url}: {len(view.nodes)} nodes, {view.nodes_not_up} not up (worst first)"]
+    for node in view.nodes:
+        age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
+        unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
+        shortfall = "—" if node.capacity_shortfall_tokens is None else f"{node.capacity_shortfall_tokens:,}"
+        lines.append(f"{node.name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
+                     f"findings {node.findings_total:>2}  tokens short {shortfall}")  # fmt: skip
+        lines += [f"    {note}" for note in node.notes]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    from kvtop.sources.prometheus import ClusterReader, PrometheusClient, load_token
+
+    url = args.prometheus_url or getattr(args, "prometheus", None)
+    if not url:
+        raise InputError("no Prometheus server given (use --prometheus URL)", field="--prometheus")
+    client = PrometheusClient(url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file)
+    try:
+        view = ClusterReader(client, stale_after_s=args.stale_after).read()
+    finally:
+        client.close()
+    if args.json:
+        json.dump(view.model_dump(mode="json"), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(_text(view))
+    return 0

@@ -1,0 +1,65 @@
+"""`kvtop diagnose`: where each rank's missing KV capacity went, and the change that wins it back.
+
+Exit status: 0 when nothing is wrong (advice, i.e. info findings such as FP8 KV, does not count),
+1 when there is a finding of severity warning or critical, 2 on an error (no readable node).
+Without a driver kvtop does not diagnose the demo node in place of this one: it says so and
+exits 2; `--demo [SCENARIO]` asks for a simulated node explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.observe import NvmlState
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "diagnose", help="where each rank's missing KV capacity went, each cause with its fix", allow_abbrev=False,
+    )  # fmt: skip
+    parser.add_argument(
+        "--json", action="store_true", help="print the stable JSON contract: {findings, advice}"
+    )
+    parser.add_argument("--demo", dest="demo_scenario", nargs="?", const="default", default=None, metavar="SCENARIO",
+                        help="diagnose a simulated node (a scenario name or .json path; 'default' = llama70b-tp8-sglang)")  # fmt: skip
+    parser.add_argument("--engine-log", dest="diagnose_engine_log", default=None, metavar="PATH",
+                        help="an engine startup log: its token capacity is used when the engine's endpoints give none")  # fmt: skip
+    parser.add_argument("--http-timeout", type=float, default=1.0, metavar="SECONDS",
+                        help="timeout for each engine endpoint (default 1 s)")  # fmt: skip
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    from kvtop.commands.render_findings import findings_json, findings_text, is_problem
+    from kvtop.domain.diagnose import diagnose
+    from kvtop.sources.live import open_node_source
+
+    demo = args.demo_scenario if args.demo_scenario is not None else getattr(args, "demo", None)
+    log = args.diagnose_engine_log or getattr(args, "engine_log", None)
+    source = open_node_source(demo, engine_log=Path(log) if log else None, http_timeout_s=args.http_timeout)
+    try:
+        snapshot = source.collect()
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()
+    if snapshot.observation.nvml_state is not NvmlState.OK:
+        raise KvtopError(f"cannot read this node: {snapshot.observation.nvml_message or snapshot.notice}")
+    if demo is None and snapshot.source.startswith("demo"):
+        raise KvtopError(
+            f"{snapshot.notice or 'no NVIDIA driver'}; not diagnosing it (use --demo to diagnose a simulated node)"
+        )
+    findings = diagnose(snapshot)
+    if args.json:
+        json.dump(
+            findings_json(findings, source=snapshot.source, notice=snapshot.notice), sys.stdout, indent=1
+        )
+        sys.stdout.write("\n")
+    else:
+        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice))
+    return 1 if any(is_problem(f) for f in findings) else 0

@@ -1,0 +1,77 @@
+"""Findings as text and as the stable JSON contract (shared by `diagnose` and anything that lists findings).
+
+Findings of severity warning or critical are "findings"; info ones are "advice" (trade-offs such
+as FP8 KV, not faults), listed apart so a healthy node reads as healthy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kvtop.domain.diagnose import Finding, Severity
+from kvtop.units import fmt_bytes, fmt_tokens
+
+
+def is_problem(finding: Finding) -> bool:
+    """Warning or critical: something is wrong and costs capacity now (info is advice)."""
+    return finding.severity is not Severity.INFO
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """rule, severity, summary, engine_id, gpus, ranks, bytes, tokens, fix, gain_tokens, evidence, fix_flags."""
+    out = finding.model_dump(mode="json", exclude={"fix_settings"})
+    out["fix_flags"] = finding.fix_settings.to_flags() if finding.fix_settings is not None else None
+    return out
+
+
+def findings_json(
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None
+) -> dict[str, Any]:
+    return {
+        "source": source,
+        "notice": notice,
+        "findings": [finding_json(f) for f in findings if is_problem(f)],
+        "advice": [finding_json(f) for f in findings if not is_problem(f)],
+    }
+
+
+def _where(finding: Finding) -> str:
+    if not finding.gpus:
+        return "node"
+    return ("GPU " if len(finding.gpus) == 1 else "GPUs ") + ",".join(map(str, finding.gpus))
+
+
+def finding_text(finding: Finding) -> list[str]:
+    if not is_problem(finding):
+        cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
+    else:
+        cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
+    lines = [
+        f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}  ({fmt_bytes(finding.bytes)})",
+        f"  {finding.summary}",
+    ]
+    gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank)" if finding.gain_tokens else ""
+    lines.append(f"  fix: {finding.fix}{gain}")
+    lines += [f"    · {fact}" for fact in finding.evidence]
+    return lines
+
+
+def findings_text(
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None
+) -> str:
+    problems = [f for f in findings if is_problem(f)]
+    advice = [f for f in findings if not is_problem(f)]
+    head = f"kvtop diagnose — {source or 'node'}: {len(problems)} finding(s), {len(advice)} advice"
+    lines = [head]
+    if notice:
+        lines.append(f"note: {notice}")
+    if not problems:
+        lines.append("no capacity lost to a fault: every rank holds what its plan predicts")
+    for finding in problems:
+        lines += ["", *finding_text(finding)]
+    if advice:
+        lines += ["", "advice (trade-offs, not faults):"]
+        for finding in advice:
+            lines += ["", *finding_text(finding)]
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""A NodeSnapshot as the stable JSON contract of `kvtop snapshot --json` and as compact tables.
+
+JSON keys (stable): `source`, `notice`, `taken_at`, `nvml`, `gpus[]` (index, uuid, name,
+total/used/reserved/free bytes, state, processes[]), `engines[]` (kind, model, layout, endpoint,
+predicted, ranks[] with gpu_index, pid, rank, observed, predicted, unexplained_bytes). Bytes are
+ints; units are formatted only in the text tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.commands.render_ledger import ledger_json, rank_json
+from kvtop.domain.node import EngineView, NodeSnapshot, RankView
+from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
+from kvtop.units import gib
+
+
+def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
+    node = snapshot.observation
+    return {
+        "source": snapshot.source,
+        "notice": snapshot.notice,
+        "taken_at": node.taken_at,
+        "nvml": {"state": node.nvml_state.value, "message": node.nvml_message, "driver_version": node.driver_version},
+        "gpus": [gpu_json(gpu) for gpu in node.gpus],
+        "engines": [engine_json(view) for view in snapshot.engines],
+    }
+
+
+def gpu_json(gpu: GpuObservation) -> dict[str, Any]:
+    return {
+        "index": gpu.index, "uuid": gpu.uuid, "pci_bus_id": gpu.pci_bus_id, "name": gpu.name,
+        "total_bytes": gpu.total_bytes, "used_bytes": gpu.used_bytes, "reserved_bytes": gpu.reserved_bytes,
+        "free_bytes": gpu.free_bytes, "memory_api": gpu.memory_api.value if gpu.memory_api else None,
+        "utilization_percent": gpu.utilization_percent, "state": gpu.state.value, "state_message": gpu.state_message,
+        "processes": [process_json(process) for process in gpu.processes],
+        "mig_instances": [instance.model_dump(mode="json") for instance in gpu.mig_instances],
+    }  # fmt: skip
+
+
+def process_json(process: GpuProcess) -> dict[str, Any]:
+    return {
+        "pid": process.pid, "used_bytes": process.used_bytes, "kind": process.kind.value, "name": process.name,
+        "title": process.title, "cmdline": list(process.cmdline), "user": process.user, "role": process.role.value,
+        "engine_id": process.engine_id, "engine_kind": process.engine_kind,
+        "rank": process.rank.model_dump() if process.rank else None,
+        "info_state": process.info_state.value, "info_message": process.info_message,
+    }  # fmt: skip
+
+
+def _layout(engine: EngineInstance, view: EngineView) -> dict[str, Any] | None:
+    if view.ledger is not None:
+        layout = view.ledger.layout
+        return layout.model_dump() | {"gpus": layout.gpus, "attn_tp": layout.attn_tp}
+    settings = engine.settings
+    if settings is None:
+        return None
+    return {"tp": settings.tp, "pp": settings.pp, "dp": settings.dp, "ep": settings.effective_ep,
+            "dcp": settings.dcp, "dp_attention": settings.enable_dp_attention}  # fmt: skip
+
+
+def engine_json(view: EngineView) -> dict[str, Any]:
+    engine = view.engine
+    predicted = None
+    if view.ledger is not None:
+        predicted = {key: value for key, value in ledger_json(view.ledger).items() if key != "ranks"}
+    return {
+        "engine_id": engine.engine_id, "kind": engine.kind, "server_pid": engine.server_pid,
+        "model": engine.model or (view.ledger.model.name if view.ledger else None),
+        "host": engine.host, "port": engine.port, "settings_message": engine.settings_message,
+        "layout": _layout(engine, view), "endpoint": engine.live.model_dump(mode="json"),
+        "ledger_error": view.ledger_error, "predicted": predicted,
+        "ranks": [rank_view_json(rank) for rank in view.ranks],
+    }  # fmt: skip
+
+
+def rank_view_json(rank: RankView) -> dict[str, Any]:
+    return {
+        "gpu_index": rank.gpu_index, "pid": rank.pid, "rank": rank.rank.model_dump(),
+        "observed": rank.observed.model_dump(mode="json"),
+        "predicted": rank_json(rank.predicted) if rank.predicted else None,
+        "predicted_resident_bytes": rank.predicted_resident_bytes, "unexplained_bytes": rank.unexplained_bytes,
+    }  # fmt: skip
+
+
+# --- text ---
+
+_ROLE_TEXT = {"engine_server": "engine server", "engine_worker": "engine worker", "co_tenant": "co-tenant"}
+
+
+def _gib(num_bytes: int | None, width: int) -> str:
+    return f"{'—' if num_bytes is None else f'{gib(num_bytes):,.2f}':>{width}}"
+
+
+def _tokens(tokens: int | None, width: int) -> str:
+    return f"{'—' if tokens is None else f'{tokens:,}':>{width}}"
+
+
+def rank_label(rank: EngineRank, *, show_dp: bool, show_pp: bool) -> str:
+    """'TP3', 'DP2 TP0', 'PP1 TP0' — only the axes the engine really spreads over."""
+    parts = [f"DP{rank.dp}"] if show_dp else []
+    parts += [f"PP{rank.pp}"] if show_pp else []
+    return " ".join([*parts, f"TP{rank.tp}"])
+
+
+def _gpu_rows(snapshot: NodeSnapshot) -> list[str]:
+    lines = [f"{'GPU':>4}  {'name':<24}{'used GiB':>10}{'reserved GiB':>14}{'free GiB':>10}{'total GiB':>11}{'util':>6}  state"]
+    for gpu in snapshot.observation.gpus:
+        util = "—" if gpu.utilization_percent is None else f"{gpu.utilization_percent}%"
+        state = gpu.state.value if gpu.state is GpuState.OK else f"{gpu.state.value}: {gpu.state_message}"
+        lines.append(
+            f"{gpu.index:>4}  {(gpu.name or '—')[:23]:<24}{_gib(gpu.used_bytes, 10)}{_gib(gpu.reserved_bytes, 14)}"
+            f"{_gib(gpu.free_bytes, 10)}{_gib(gpu.total_bytes, 11)}{util:>6}  {state}"
+        )
+    return lines
+
+
+def _process_rows(snapshot: NodeSnapshot) -> list[str]:
+    spread = {view.engine.engine_id for view in snapshot.engines if len({r.rank.dp for r in view.ranks}) > 1}
+    lines = [f"{'GPU':>4}  {'pid':>8}  {'role':<15}{'engine':<15}{'rank':<9}{'GiB':>8}  process"]
+    for gpu in snapshot.observation.gpus:
+        for process in gpu.processes:
+            rank = "—"
+            if process.rank:
+                rank = rank_label(process.rank, show_dp=process.engine_id in spread or process.rank.dp > 0, show_pp=process.rank.pp > 0)
+            owner = f" ({process.user})" if process.user else ""
+            what = (process.title or process.name or process.info_message or "—") + owner
+            lines.append(
+                f"{gpu.index:>4}  {process.pid:>8}  {_ROLE_TEXT.get(process.role.value, process.role.value):<15}"
+                f"{process.engine_id or '—':<15}{rank:<9}{_gib(process.used_bytes, 8)}  {what}"
+            )
+    return lines if len(lines) > 1 else []
+
+
+def _engine_rows(view: EngineView) -> list[str]:
+    engine, ledger = view.engine, view.ledger
+    live = engine.live
+    preset = f" (model {ledger.model.name})" if ledger and ledger.model.name != engine.model else ""
+    layout = ledger.layout.describe() if ledger else "layout unknown"
+    endpoint = live.state.value + (f" {live.base_url}" if live.base_url else "")
+    head = f"{engine.engine_id}  {engine.model or '—'}{preset} · {layout} · endpoint {endpoint}"
+    if ledger:
+        head += f" · predicted {ledger.token_capacity:,} tokens per rank"
+    lines = [head]
+    if view.ledger_error:
+        lines.append(f"  {view.ledger_error}")
+    if live.message:
+        lines.append(f"  endpoint: {live.message}")
+    show_dp = len({r.rank.dp for r in view.ranks}) > 1
+    show_pp = len({r.rank.pp for r in view.ranks}) > 1
+    lines.append(
+        f"  {'rank':<10}{'GPU':>4}{'pid':>10}{'observed GiB':>14}{'predicted GiB':>15}{'unexplained GiB':>17}"
+        f"{'tokens predicted':>18}{'tokens live':>13}{'KV used':>9}"
+    )
+    for rank in view.ranks:
+        usage = rank.observed.kv_usage_fraction
+        lines.append(
+            f"  {rank_label(rank.rank, show_dp=show_dp, show_pp=show_pp):<10}{rank.gpu_index:>4}{rank.pid:>10}"
+            f"{_gib(rank.observed.process_bytes, 14)}{_gib(rank.predicted_resident_bytes, 15)}"
+            f"{_gib(rank.unexplained_bytes, 17)}"
+            f"{_tokens(rank.predicted.token_capacity if rank.predicted else None, 18)}"
+            f"{_tokens(rank.observed.token_capacity, 13)}{'—' if usage is None else f'{usage:.0%}':>9}"
+        )
+    if not view.ranks:
+        lines.append("  (no rank of this engine holds GPU memory that kvtop can see)")
+    return lines
+
+
+def snapshot_text(snapshot: NodeSnapshot) -> str:
+    node = snapshot.observation
+    head = f"kvtop snapshot · {snapshot.source}"
+    if node.driver_version:
+        head += f" · driver {node.driver_version}"
+    head += f" · {len(node.gpus)} GPUs · {len(snapshot.engines)} engine(s)"
+    lines = [head]
+    if snapshot.notice:
+        lines.append(f"notice: {snapshot.notice}")
+    lines.append("")
+    lines += _gpu_rows(snapshot) if node.gpus else ["no GPUs observed"]
+    processes = _process_rows(snapshot)
+    if processes:
+        lines += ["", *processes]
+    for view in snapshot.engines:
+        lines += ["", *_engine_rows(view)]
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""The live node: NVML, the process table and the engines' endpoints, joined with predictions.
+
+`LiveSource.collect()` reads NVML, attributes every GPU process to an engine rank, reads each
+engine's live state, predicts each engine's ledger from its own launch command and returns one
+`NodeSnapshot`. `EnginePredictor` is that prediction step, shared with the demo node so both
+predict the same way. `open_node_source` picks the source the TUI and the commands use: the demo
+node when asked for, or when this machine has no NVIDIA driver (saying so), else the live node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.node import NodeSnapshot, build_snapshot
+from kvtop.domain.observe import EngineInstance, GpuObservation, NodeObservation, NvmlState, ProcessRole
+from kvtop.domain.ports import SnapshotSource
+from kvtop.sources.hub import load_model
+from kvtop.sources.nvml import NvmlSource
+from kvtop.sources.processes import ProcessTable, PsutilProcessTable, attribute_node
+
+if TYPE_CHECKING:
+    import httpx
+
+ModelLoaderFn = Callable[[str], ModelSpec]
+_NO_DRIVER = {
+    NvmlState.LIBRARY_NOT_FOUND: "no NVIDIA driver (NVML library not found)",
+    NvmlState.NO_DRIVER: "no NVIDIA driver (kernel driver not loaded)",
+}
+
+
+class EnginePredictor:
+    """Predicts each engine's ledger from its launch settings and its GPUs' memory.
+
+    Ledgers (and the reasons there is none) are cached per (model ref, settings, GPU total,
+    GPU name), so a refresh re-predicts only what changed. A model that cannot be resolved,
+    or a layout the model cannot run, becomes the reason string, never an exception.
+    """
+
+    def __init__(self, model_loader: ModelLoaderFn = load_model) -> None:
+        self._load_model = model_loader
+        self._cache: dict[tuple[str, str, int, str | None], Ledger | str] = {}
+
+    def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
+        """engine_id → its Ledger, or one line saying why there is none."""
+        gpus_of: dict[str, list[GpuObservation]] = {}
+        for gpu in node.gpus:
+            for process in gpu.processes:
+                if process.engine_id is not None and process.rank is not None:
+                    gpus_of.setdefault(process.engine_id, []).append(gpu)
+        return {engine.engine_id: self.ledger(engine, gpus_of.get(engine.engine_id, [])) for engine in node.engines}
+
+    def ledger(self, engine: EngineInstance, gpus: list[GpuObservation]) -> Ledger | str:
+        """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction)."""
+        settings = engine.settings
+        if settings is None:
+            return engine.settings_message or "no prediction: the launch command could not be read"
+        ref = engine.model or settings.model
+        if not ref:
+            return "no prediction: the launch command names no model"
+        sized = [gpu for gpu in gpus if gpu.total_bytes]
+        if not sized:
+            return "no prediction: the memory of this engine's GPUs could not be read"
+        gpu = min(sized, key=lambda candidate: candidate.total_bytes or 0)
+        total = gpu.total_bytes or 0
+        key = (ref, settings.model_dump_json(), total, gpu.name)
+        if key not in self._cache:
+            self._cache[key] = self._predict(ref, engine, total, gpu.name)
+        return self._cache[key]
+
+    def _predict(self, ref: str, engine: EngineInstance, total: int, gpu_name: str | None) -> Ledger | str:
+        assert engine.settings is not None
+        try:
+            model = self._load_model(ref)
+            return predict(model, engine.settings, gpu_total_bytes=total, gpu_name=gpu_name)
+        except KvtopError as error:
+            return f"no prediction for {ref}: {error}"
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """The token capacity a startup log states (SGLang's last `max_total_num_tokens`, vLLM's
+    `GPU KV cache size: N tokens`), or None."""
+    if log.engine == "sglang":
+        resized = log.sglang_first(lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None)
+        summary = log.sglang_first(lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None)
+        return resized or summary
+    if log.engine == "vllm":
+        return log.vllm_first(lambda r: r.kv_cache_tokens[-1] if r.kv_cache_tokens else None)
+    return None
+
+
+def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObservation, str | None]:
+    """Give the log's token capacity to the engine it belongs to when its endpoints report none.
+
+    The engine is the only one of the log's kind (narrowed by the log's model path when several
+    are); returns the node and a notice when the log matched no engine or several.
+    """
+    capacity = logged_token_capacity(log)
+    if capacity is None:
+        return node, f"the engine log {log.source} states no token capacity"
+    candidates = [engine for engine in node.engines if engine.kind == log.engine]
+    if len(candidates) > 1 and log.model_path:
+        by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
+        candidates = by_model or candidates
+    if len(candidates) != 1:
+        return node, f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached"
+    target = candidates[0]
+    if target.live.token_capacity is not None:
+        return node, None
+    live = target.live.model_copy(update={
+        "token_capacity": capacity, "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
+    })  # fmt: skip
+    engines = tuple(e.model_copy(update={"live": live}) if e is target else e for e in node.engines)
+    return node.model_copy(update={"engines": engines}), None
+
+
+class LiveSource:
+    """This node, read through NVML, the OS process table and the engines' endpoints."""
+
+    label = "nvml"
+
+    def __init__(
+        self,
+        nvml: NvmlSource | None = None,
+        table: ProcessTable | None = None,
+        model_loader: ModelLoaderFn = load_model,
+        http_timeout_s: float = 1.0,
+        engine_log: Path | None = None,
+        *,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self._nvml = nvml if nvml is not None else NvmlSource()
+        self._http_client = http_client  # None: a client per engine read; tests pass a MockTransport one
+        self._table = table if table is not None else PsutilProcessTable()
+        self._predictor = EnginePredictor(model_loader)
+        self._http_timeout_s = http_timeout_s
+        self._log = read_log(engine_log) if engine_log is not None else None
+
+    def collect(self) -> NodeSnapshot:
+        """One observation of the whole node with every engine's predicted ledger (blocking)."""
+        from kvtop.sources.engine_http import with_live_state  # httpx only when the live node is read
+
+        node = self._nvml.read()
+        if node.nvml_state is not NvmlState.OK:
+            return build_snapshot(node, {}, source=self.label, notice=node.nvml_message)
+        node = attribute_node(node, self._table)
+        if node.engines:
+            node = with_live_state(node, client=self._http_client, timeout_s=self._http_timeout_s)
+        log_notice = None
+        if self._log is not None:
+            node, log_notice = with_logged_capacity(node, self._log)
+        notice = join_notices(_ownerless_notice(node), log_notice)
+        return build_snapshot(node, self._predictor.ledgers(node), source=self.label, notice=notice)
+
+    def close(self) -> None:
+        self._nvml.close()
+
+
+def join_notices(*notices: str | None) -> str | None:
+    """The notices that are set, as one line."""
+    present = [notice for notice in notices if notice]
+    return "; ".join(present) if present else None
+
+
+def read_log(path: Path) -> EngineLog:
+    """Parse an engine startup log (an InputError names an unreadable file)."""
+    from kvtop.sources.engine_logs import read_engine_log
+
+    return read_engine_log(path)
+
+
+def _ownerless_notice(node: NodeObservation) -> str | None:
+    """A notice when GPU memory is held by pids this namespace cannot see (the usual container case)."""
+    hidden = node.processes_with_role(ProcessRole.UNATTRIBUTED)
+    if not hidden:
+        return None
+    return (f"{len(hidden)} GPU process(es) are not visible or not readable here: run kvtop with the host's "
+            "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
+
+
+def open_node_source(
+    demo: str | None,
+    *,
+    engine_log: Path | None = None,
+    http_timeout_s: float = 1.0,
+    nvml: NvmlSource | None = None,
+) -> SnapshotSource:
+    """The node to show: the demo scenario `demo` (a name, a path or 'default') when given;
+    the default demo node with a notice when NVML finds no driver; else the live node."""
+    from kvtop.sources.demo import DemoSource
+    from kvtop.sources.scenario import DEFAULT_SCENARIO
+
+    if demo is not None:
+        return DemoSource.open(demo, engine_log=engine_log)
+    reader = nvml if nvml is not None else NvmlSource()
+    probe = reader.read()
+    reason = _NO_DRIVER.get(probe.nvml_state)
+    if reason is not None:
+        notice = f"{reason}: showing the demo node '{DEFAULT_SCENARIO}'"
+        return DemoSource.open(DEFAULT_SCENARIO, notice=notice, engine_log=engine_log)
+    return LiveSource(nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log)

@@ -1,0 +1,290 @@
+"""A whole cluster through a Prometheus server's HTTP API (`/api/v1/query`), with httpx.
+
+Reads DCGM-exporter framebuffer series (MiB; host label `Hostname` or `hostname`), vLLM and
+SGLang engine gauges, and kvtop's own exporter series (aggregated server-side per instance), and
+joins them into one `ClusterNode` per host. Every failure is a `PrometheusError` with a named
+`PrometheusState`; a bearer token is sent but never shown, and TLS is always verified.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from kvtop.domain.cluster import (
+    ClusterEngine,
+    ClusterGpu,
+    ClusterNode,
+    ClusterTarget,
+    ClusterView,
+    PrometheusState,
+    TargetHealth,
+    rank_nodes,
+)
+from kvtop.domain.errors import InputError, KvtopError
+
+MIB = 1 << 20
+TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
+DEFAULT_STALE_AFTER_S = 120.0
+
+QUERIES = {
+    "up": "up",
+    "age": "time() - timestamp(up)",
+    "snapshot_age": "time() - max by (instance) (kvtop_snapshot_timestamp_seconds)",
+    "dcgm": '{__name__=~"DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED"}',
+    "node": "kvtop_node_info",
+    "gpu": '{__name__=~"kvtop_gpu_memory_(total|used|reserved|free)_bytes"}',
+    "unexplained": "sum by (instance) (kvtop_rank_unexplained_bytes)",
+    "findings": "sum by (instance, severity) (kvtop_findings)",
+    "capacity": "min by (instance, engine, source) (kvtop_rank_token_capacity)",
+    "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
+}
+_DCGM_FIELDS = {"DCGM_FI_DEV_FB_USED": "used_bytes", "DCGM_FI_DEV_FB_FREE": "free_bytes", "DCGM_FI_DEV_FB_RESERVED": "reserved_bytes"}
+
+
+class PrometheusError(KvtopError):
+    """Prometheus could not answer; `state` names why (the message never holds the token)."""
+
+    def __init__(self, state: PrometheusState, message: str) -> None:
+        self.state = state
+        super().__init__(f"prometheus {state.value}: {message}")
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password@ (safe to print)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> str | None:
+    """The bearer token: --token-file wins over $KVTOP_PROMETHEUS_TOKEN; None when neither is set."""
+    if token_file:
+        try:
+            token = Path(token_file).read_text().strip()
+        except OSError as err:
+            raise InputError(f"cannot read the token file: {err.strerror or err}", field="--token-file") from err
+        if not token:
+            raise InputError("the token file is empty", field="--token-file")
+        return token
+    return env.get(TOKEN_ENV, "").strip() or None
+
+
+Series = list[tuple[dict[str, str], float]]
+
+
+def _vector(payload: Any, expr: str) -> Series:
+    """The (labels, value) pairs of an instant-vector answer; NaN samples dropped."""
+    if not isinstance(payload, dict) or "status" not in payload:
+        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
+    if payload["status"] != "success":
+        kind = payload.get("errorType", "error")
+        raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {payload.get('error', 'no message')} (query {expr!r})")
+    data = payload.get("data") or {}
+    if data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {data.get('resultType')!r}")
+    series: Series = []
+    for item in data["result"]:
+        try:
+            labels, number = dict(item["metric"]), float(item["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError) as err:
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {err}") from err
+        if not math.isnan(number):
+            series.append((labels, number))
+    return series
+
+
+class PrometheusClient:
+    """Instant queries against one Prometheus server (bearer token optional, TLS verified)."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 5.0,
+                 ca_file: str | None = None, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise InputError(f"expected an http:// or https:// URL, got {redact_url(url)!r}", field="--prometheus")
+        self.url = url.rstrip("/")
+        self.shown_url = redact_url(self.url)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(headers=headers, timeout=timeout_s, verify=ca_file or True, transport=transport)
+        self.timeout_s = timeout_s
+
+    def close(self) -> None:
+        self._http.close()
+
+    def query(self, expr: str) -> Series:
+        try:
+            response = self._http.get(f"{self.url}/api/v1/query", params={"query": expr})
+        except httpx.TimeoutException as err:
+            raise PrometheusError(PrometheusState.TIMEOUT, f"{self.shown_url} did not answer within {self.timeout_s:g} s") from err
+        except httpx.HTTPError as err:
+            raise PrometheusError(PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})") from err
+        if response.status_code in (401, 403):
+            raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {response.status_code}); "
+                                  f"give a token with --token-file or ${TOKEN_ENV}")  # fmt: skip
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if response.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
+            raise PrometheusError(PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {response.status_code}")
+        return _vector(payload, expr)
+
+
+def _host(instance: str) -> str:
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 or instance.startswith("[") else instance
+
+
+@dataclass
+class _NodeParts:
+    """What accumulates for one node while the answers are joined."""
+
+    instances: set[str] = field(default_factory=set)
+    gpus: dict[str, dict[str, Any]] = field(default_factory=dict)
+    engines: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    unexplained: int | None = None
+    findings: dict[str, int] = field(default_factory=dict)
+    has_kvtop: bool = False
+
+
+class ClusterReader:
+    """Reads the cluster: `read()` runs the queries in QUERIES and joins them per node."""
+
+    def __init__(self, client: PrometheusClient, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
+                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+        self.client = client
+        self.stale_after_s = stale_after_s
+        self._clock = clock
+
+    def read(self) -> ClusterView:
+        answers = {key: self.client.query(expr) for key, expr in QUERIES.items()}
+        return join_answers(answers, url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s)
+
+
+def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """instance → node name (kvtop's node label, DCGM's host label), and host → node names."""
+    names: dict[str, str] = {}
+    for labels, _ in answers["node"]:
+        if labels.get("instance") and labels.get("node"):
+            names[labels["instance"]] = labels["node"]
+    for labels, _ in answers["dcgm"]:
+        host = labels.get("Hostname") or labels.get("hostname")
+        if labels.get("instance") and host:
+            names.setdefault(labels["instance"], host)
+    by_host: dict[str, set[str]] = {}
+    for instance, name in names.items():
+        by_host.setdefault(_host(instance), set()).add(name)
+    return names, by_host
+
+
+def join_answers(answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float) -> ClusterView:
+    """Join the answers of QUERIES into nodes, worst-first (pure: no I/O)."""
+    names, by_host = _node_names(answers)
+    nodes: dict[str, _NodeParts] = {}
+
+    def node_of(instance: str) -> str:
+        if instance in names:
+            return names[instance]
+        aliases = by_host.get(_host(instance), set())
+        return next(iter(aliases)) if len(aliases) == 1 else instance
+
+    def parts(name: str, instance: str) -> _NodeParts:
+        node = nodes.setdefault(name, _NodeParts())
+        if instance:
+            node.instances.add(instance)
+        return node
+
+    for labels, value in answers["dcgm"]:
+        instance = labels.get("instance", "")
+        name = labels.get("Hostname") or labels.get("hostname") or node_of(instance)
+        gpu = parts(name, instance).gpus.setdefault(f"dcgm:{labels.get('gpu', '?')}", {"source": "dcgm"})
+        gpu.update(gpu=labels.get("gpu", "?"), uuid=labels.get("UUID"), name=labels.get("modelName"))
+        gpu[_DCGM_FIELDS[labels["__name__"]]] = int(value) * MIB
+    for labels, value in answers["gpu"]:
+        instance = labels.get("instance", "")
+        node = parts(node_of(instance), instance)
+        node.has_kvtop = True
+        gpu = node.gpus.setdefault(f"kvtop:{labels.get('gpu', '?')}", {"source": "kvtop"})
+        gpu.update(gpu=labels.get("gpu", "?"), uuid=labels.get("uuid") or None, name=labels.get("name") or None)
+        kind = labels["__name__"].removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
+        gpu[f"{kind}_bytes"] = int(value)
+    for labels, _ in answers["node"]:
+        parts(node_of(labels.get("instance", "")), labels.get("instance", "")).has_kvtop = True
+    for labels, value in answers["unexplained"]:
+        node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
+        node.unexplained = (node.unexplained or 0) + int(value)
+    for labels, value in answers["findings"]:
+        node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
+        severity = labels.get("severity", "unknown")
+        node.findings[severity] = node.findings.get(severity, 0) + int(value)
+    for labels, value in answers["capacity"]:
+        instance = labels.get("instance", "")
+        engine = parts(node_of(instance), instance).engines.setdefault(
+            (instance, labels.get("engine", "?")), {"source": "kvtop"}
+        )
+        key = "predicted_token_capacity" if labels.get("source") == "predicted" else "live_token_capacity"
+        engine[key] = min(int(value), engine.get(key, int(value)))
+    for labels, value in answers["engine"]:
+        instance = labels.get("instance", "")
+        kind, _, metric = labels["__name__"].partition(":")
+        engine = parts(node_of(instance), instance).engines.setdefault((instance, kind), {"source": kind})
+        if metric == "max_total_num_tokens":
+            engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
+        else:  # the highest rank's usage is the engine's
+            engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
+    return ClusterView(prometheus_url=url, taken_at=taken_at,
+                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)))  # fmt: skip
+
+
+def _targets(answers: Mapping[str, Series], stale_after_s: float) -> list[ClusterTarget]:
+    """`up` per target; its age is the older of the last scrape and, for kvtop, the served snapshot."""
+    ages = {(labels.get("job", ""), labels.get("instance", "")): value for labels, value in answers["age"]}
+    snapshot_ages = {labels.get("instance", ""): value for labels, value in answers["snapshot_age"]}
+    targets = []
+    for labels, value in answers["up"]:
+        key = (labels.get("job", ""), labels.get("instance", ""))
+        known = [a for a in (ages.get(key), snapshot_ages.get(key[1])) if a is not None]
+        age = max(known) if known else None
+        health = TargetHealth.DOWN if value == 0 else TargetHealth.STALE if age is not None and age > stale_after_s else TargetHealth.UP
+        targets.append(ClusterTarget(job=key[0], instance=key[1], health=health, age_seconds=age))
+    return targets
+
+
+def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
+                 node_of: Callable[[str], str], stale_after_s: float) -> list[ClusterNode]:  # fmt: skip
+    by_node: dict[str, list[ClusterTarget]] = {}
+    for target in _targets(answers, stale_after_s):
+        name = node_of(target.instance)
+        if name in nodes or target.health is not TargetHealth.UP:  # a down target with no data is still listed
+            nodes.setdefault(name, _NodeParts()).instances.add(target.instance)
+            by_node.setdefault(name, []).append(target)
+    built = []
+    for name, node in nodes.items():
+        kvtop_gpus = {g["gpu"] for g in node.gpus.values() if g["source"] == "kvtop"}
+        gpus = []
+        for gpu in node.gpus.values():
+            if gpu["source"] == "dcgm":
+                if gpu["gpu"] in kvtop_gpus:
+                    continue  # kvtop's NVML v2 numbers win over DCGM's MiB for the same GPU
+                parts_ = [gpu.get(k) for k in ("used_bytes", "free_bytes", "reserved_bytes")]
+                gpu["total_bytes"] = sum(p for p in parts_ if p is not None) if parts_[0] is not None and parts_[1] is not None else None
+            gpus.append(ClusterGpu(**gpu))
+        notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
+        notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")
+                  for t in by_node.get(name, []) if t.health is not TargetHealth.UP]  # fmt: skip
+        built.append(ClusterNode(
+            name=name, targets=tuple(sorted(by_node.get(name, []), key=lambda t: t.instance)),
+            gpus=tuple(sorted(gpus, key=lambda g: (g.gpu.zfill(4), g.source))),
+            engines=tuple(ClusterEngine(instance=i, engine=e, **v) for (i, e), v in sorted(node.engines.items())),
+            unexplained_bytes=node.unexplained, findings=dict(sorted(node.findings.items())), notes=tuple(notes),
+        ))  # fmt: skip
+    return built

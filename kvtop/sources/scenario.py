@@ -1,0 +1,222 @@
+"""Demo scenarios: a simulated node described in a small JSON file, validated with pydantic.
+
+A scenario states what an operator would know about a node: the GPU model and count, each
+engine's model preset and launch command, and what is wrong with it (co-tenant processes,
+orphaned workers, lost GPUs, bytes no ledger explains). Every observed byte is derived from the
+prediction in `kvtop.sources.demo`, so a scenario never lists memory figures of healthy ranks.
+Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scenarios/NAME.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.observe import EndpointState
+from kvtop.units import MIB, parse_size
+
+DEFAULT_SCENARIO = "llama70b-tp8-sglang"
+_SCENARIO_DIR = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+
+
+def _size(value: Any) -> int:
+    """Bytes from an int or from text ('6GiB', '512MiB'); a ValueError names what was wrong."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 6GiB or a byte count")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a size cannot be negative (got {value})")
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_size(value)
+        except InputError as error:
+            raise ValueError(str(error)) from None
+    raise ValueError("expected a size such as 6GiB or a byte count")
+
+
+Size = Annotated[int, BeforeValidator(_size)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GpuSpec(_Strict):
+    """Every GPU of the node (they are all the same model)."""
+
+    model: str  # a GPU kvtop knows (kvtop.domain.gpus): H100, H200, A100-80GB, B200, …
+    count: int = Field(ge=1, le=1024)
+    name: str | None = None  # the name NVML reports; default "NVIDIA <model>"
+    total: Size | None = None  # default: the driver-reported memory of `model`
+    reserved: Size = 336 * MIB  # NVML v2 `reserved` (driver); 336 MiB on an H100 SXM
+    driver_version: str = "550.90.07"
+
+
+class EngineSpec(_Strict):
+    """One SGLang/vLLM server; its ranks' bytes are its predicted ledger, plus any deviation."""
+
+    model: str  # a model preset (examples/models), used for the prediction
+    command: str  # the launch command, as the server's process shows it
+    gpus: tuple[int, ...] | None = None  # physical GPU of each rank, in rank order; default: the next free ones
+    server_pid: int = Field(ge=2)
+    version: str | None = None
+    cuda_context: Size = 640 * MIB  # what each worker holds before its weights (CUDA context, NCCL)
+    # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was
+    # sized (NCCL or all-reduce buffers, a second CUDA context): the engine budgets around them
+    extra_bytes: dict[int, Size] = {}
+    kv_usage: float = Field(default=0.35, ge=0.0, le=1.0)  # mean fraction of the KV pool in use
+    running_requests: int = Field(default=8, ge=0)
+    waiting_requests: int = Field(default=0, ge=0)
+    endpoint: EndpointState = EndpointState.OK  # what reading its HTTP endpoints gives
+
+
+class ForeignProcess(_Strict):
+    """A process of no engine (a co-tenant: a notebook, a training job, another user's tool)."""
+
+    gpu: int = Field(ge=0)
+    pid: int = Field(ge=2)
+    used: Size
+    cmdline: tuple[str, ...] = ("python3",)
+    user: str = "ada"
+    parent_pid: int = 1
+    started_before_engines: bool = True  # the engines saw its bytes taken when they sized their pools
+
+
+class OrphanProcess(_Strict):
+    """An engine worker whose launching server is gone, still holding its memory."""
+
+    gpu: int = Field(ge=0)
+    pid: int = Field(ge=2)
+    title: str  # the title the engine gave it: VLLM::Worker_TP1, sglang::scheduler_TP0
+    used: Size
+    user: str = "root"
+
+    @field_validator("title")
+    @classmethod
+    def _engine_title(cls, value: str) -> str:
+        if not value.lower().startswith(("vllm::", "sglang::")):
+            raise ValueError("an orphan's title starts with VLLM:: or sglang:: (e.g. VLLM::Worker_TP1)")
+        return value
+
+
+class LostGpu(_Strict):
+    """A GPU that fell off the bus: NVML answers nothing but `GpuIsLost` for it."""
+
+    gpu: int = Field(ge=0)
+    message: str | None = None
+
+
+class Scenario(_Strict):
+    """A simulated node. `name` is the file stem when loaded from a file."""
+
+    name: str = "custom"
+    description: str = ""
+    seed: int = 0  # drives the deterministic noise and the movement over time
+    gpu: GpuSpec
+    engines: tuple[EngineSpec, ...] = ()
+    foreign_processes: tuple[ForeignProcess, ...] = ()
+    orphans: tuple[OrphanProcess, ...] = ()
+    lost_gpus: tuple[LostGpu, ...] = ()
+    noise: Size = 8 * MIB  # bound of each worker's fixed deviation below its ledger
+    jitter: Size = 24 * MIB  # bound of each worker's movement from one tick to the next
+    kv_usage_swing: float = Field(default=0.08, ge=0.0, le=0.5)  # how far KV usage moves around its mean
+
+
+def scenario_dir() -> Path:
+    """examples/scenarios of this checkout."""
+    return _SCENARIO_DIR
+
+
+def scenario_names() -> list[str]:
+    return sorted(path.stem for path in scenario_dir().glob("*.json")) if scenario_dir().is_dir() else []
+
+
+def scenario_path(ref: str) -> Path:
+    """The file of a scenario name ('default' included) or path; an InputError lists the names."""
+    name = DEFAULT_SCENARIO if ref in ("", "default") else ref
+    path = Path(name).expanduser()
+    if path.suffix == ".json" or "/" in name:
+        if not path.is_file():
+            raise InputError("scenario file not found", field="--demo", source=str(path))
+        return path
+    named = scenario_dir() / f"{name}.json"
+    if not named.is_file():
+        raise InputError(
+            f"no demo scenario {name!r} (scenarios: {', '.join(scenario_names()) or 'none found'}; or a .json path)",
+            field="--demo",
+        )
+    return named
+
+
+def load_scenario(ref: str) -> Scenario:
+    """Read and validate a scenario by name or path; a bad file is an InputError naming the field."""
+    path = scenario_path(ref)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"cannot read the scenario ({error.strerror or type(error).__name__})", source=str(path)) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("a scenario must be a JSON object", source=str(path))
+    data.setdefault("name", path.stem)
+    return parse_scenario(data, source=str(path))
+
+
+def parse_scenario(data: dict[str, Any], *, source: str = "<scenario>") -> Scenario:
+    """Validate a scenario held in memory (the loader and the tests share this)."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise InputError(_message(first), field=field_path(first["loc"]), source=source) from None
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """('engines', 0, 'gpus') → 'engines[0].gpus'."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "scenario"
+
+
+def _message(error: Any) -> str:
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")
+
+
+def generated_scenario(gpu_count: int, process_count: int, *, seed: int = 1) -> Scenario:
+    """A synthetic node for scale tests: Llama-3-70B SGLang TP8 engines on every full group of
+    8 H100s, and co-tenant processes spread over the GPUs until `process_count` are listed."""
+    engines = tuple(
+        EngineSpec(
+            model="llama-3-70b",
+            command=f"python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --port {30000 + group}",
+            gpus=tuple(range(group * 8, group * 8 + 8)),
+            server_pid=41000 + 1000 * group,
+        )
+        for group in range(gpu_count // 8)
+    )
+    workers = 8 * len(engines)
+    if process_count < workers:
+        raise InputError(f"{gpu_count} GPUs run {workers} engine workers: ask for at least that many processes", field="processes")
+    foreign = tuple(
+        ForeignProcess(
+            gpu=index % gpu_count, pid=200_000 + index, used=64 * MIB,
+            cmdline=("python3", "-m", "ipykernel_launcher", "-f", f"/home/ada/.local/share/jupyter/runtime/kernel-{index}.json"),
+        )  # fmt: skip
+        for index in range(process_count - workers)
+    )
+    return Scenario(
+        name=f"generated-{gpu_count}gpu-{process_count}proc",
+        description=f"{gpu_count} H100s, {len(engines)} SGLang TP8 engines, {len(foreign)} co-tenants",
+        seed=seed,
+        gpu=GpuSpec(model="H100", count=gpu_count, name="NVIDIA H100 80GB HBM3"),
+        engines=engines,
+        foreign_processes=foreign,
+    )

@@ -1,0 +1,64 @@
+"""UI fixtures: the Llama-3-70B TP8 node, a fixed clock, an app factory and a bounded wait."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.ports import SnapshotSource
+from kvtop.sources.hub import load_model
+from kvtop.ui.app import KvtopApp
+from tests.ui.fakes import FakeSource, FixedClock, llama_model, llama_snapshot
+
+#: A poll interval long enough that only the first collect (and `r`) happen during a test.
+QUIET_INTERVAL_S = 3600.0
+
+
+@pytest.fixture(scope="session")
+def llama() -> ModelSpec:
+    return llama_model()
+
+
+@pytest.fixture(scope="session")
+def healthy_snapshot() -> NodeSnapshot:
+    return llama_snapshot()
+
+
+@pytest.fixture(scope="session")
+def co_tenant_snapshot() -> NodeSnapshot:
+    return llama_snapshot(co_tenant_gpu=3)
+
+
+@pytest.fixture
+def make_app() -> Callable[..., KvtopApp]:
+    """`make_app(source_or_snapshot, **options)`: a KvtopApp on a fake source and a fixed clock."""
+
+    def build(source: SnapshotSource | NodeSnapshot, **options: object) -> KvtopApp:
+        fake = FakeSource(source) if isinstance(source, NodeSnapshot) else source
+        options.setdefault("interval_s", QUIET_INTERVAL_S)
+        options.setdefault("clock", FixedClock())
+        options.setdefault("theme", "dark")
+        return KvtopApp(fake, load_model, **options)  # type: ignore[arg-type]
+
+    return build
+
+
+async def wait_for(pilot: Pilot[object], condition: Callable[[], object], *, rounds: int = 200) -> None:
+    """Pause until `condition()` is true; fail after `rounds` pauses rather than hang."""
+    for _ in range(rounds):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("condition not met in time")
+
+
+async def wait_for_snapshot(pilot: Pilot[object]) -> None:
+    """Until the app shows a snapshot and the dashboard drew its rows."""
+    app = pilot.app
+    assert isinstance(app, KvtopApp)
+    await wait_for(pilot, lambda: app.node.snapshot is not None)
+    await pilot.pause()

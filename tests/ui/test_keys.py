@@ -1,0 +1,25 @@
+"""The help table and the bindings agree: every bound key is documented."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.ui.app import KvtopApp
+from kvtop.ui.keys import KEYS
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.ledger import RankLedgerScreen
+from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.widgets.gpu_list import GpuList
+
+DOCUMENTED = {key for entry in KEYS for key in entry.keys.split(",")}
+
+
+@pytest.mark.parametrize("owner", [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList], ids=lambda c: c.__name__)
+def test_every_binding_is_in_the_help_table(owner):
+    bound = {key.strip() for binding in owner.BINDINGS for key in binding.key.split(",")}  # type: ignore[union-attr]
+    assert bound <= DOCUMENTED, bound - DOCUMENTED
+
+
+def test_the_issue_keys_are_bound():
+    app_keys = {binding.key: binding.action for binding in KvtopApp.BINDINGS}  # type: ignore[union-attr]
+    assert app_keys == {"q": "quit", "question_mark": "help", "p": "planner", "P": "probe", "t": "next_theme", "r": "refresh"}

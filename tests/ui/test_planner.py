@@ -1,0 +1,104 @@
+"""Pilot tests of the planner on the Llama-3-70B TP8 / H100 snapshot: every keystroke re-solves."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Select, Static
+
+from kvtop.domain.ledger import predict
+from kvtop.ui.screens.planner import PlannerScreen
+from tests.ui.conftest import wait_for, wait_for_snapshot
+from tests.ui.fakes import H100_TOTAL_BYTES, llama_ledger, llama_model, llama_settings
+
+
+async def open_planner(pilot) -> PlannerScreen:
+    await wait_for_snapshot(pilot)
+    await pilot.press("p")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlannerScreen))
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.outcome is not None)
+    return screen
+
+
+async def retype(pilot, selector: str, text: str) -> None:
+    await pilot.click(selector)
+    await pilot.press("end", *["backspace"] * 12, *text)
+    await pilot.pause()
+
+
+def shown(screen, selector: str) -> str:
+    return screen.query_one(selector, Static).render().plain
+
+
+async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        assert screen.query_one("#plan-tp", Input).value == "8"
+        assert screen.query_one("#plan-kv_cache_dtype", Select).value == "auto"
+        assert screen.basis.gpu_total_bytes == H100_TOTAL_BYTES
+        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_255_785
+        assert screen.query_one("#plan-memory_fraction", Input).placeholder == "auto: 0.818"
+
+
+async def test_tp_8_to_4_gives_exactly_what_predict_gives_for_tp_4(make_app, healthy_snapshot):
+    expected = llama_ledger(tp=4).token_capacity
+    assert expected == 418_768
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "4")
+        assert screen.outcome.after.token_capacity == expected
+        result = shown(screen, "#plan-result")
+        assert "1,255,785 →     418,768" in result
+        assert "TP4 (4 GPU)" in result
+        assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
+
+
+async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "3")
+        tp_input = screen.query_one("#plan-tp", Input)
+        assert tp_input.value == "3"
+        assert tp_input.has_class("-invalid")
+        assert "64 attention heads do not divide over attention TP 3" in shown(screen, "#plan-error")
+        assert screen.outcome.after is None
+        await pilot.press("backspace", "2")  # the edit goes on from where it was
+        assert screen.outcome.after.token_capacity == llama_ledger(tp=2).token_capacity
+
+
+async def test_a_field_that_is_not_a_number_is_named_inline(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-context_length", "32k")
+        assert "context length: needs a whole number, got '32k'" in shown(screen, "#plan-error")
+        assert screen.query_one("#plan-context_length", Input).value == "32k"
+
+
+async def test_kv_dtype_and_memory_fraction_edits_recompute(make_app, healthy_snapshot):
+    settings = llama_settings().model_copy(update={"kv_cache_dtype": "fp8_e4m3", "mem_fraction_static": 0.9})
+    expected = predict(llama_model(), settings, gpu_total_bytes=H100_TOTAL_BYTES).token_capacity
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        screen.query_one("#plan-kv_cache_dtype", Select).value = "fp8_e4m3"
+        await retype(pilot, "#plan-memory_fraction", "0.9")
+        assert screen.outcome.after.token_capacity == expected
+        assert "--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.9" in shown(screen, "#plan-flags")
+
+
+async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "4")
+        await pilot.click("#plan-copy")
+        assert app.clipboard == "--tp-size 4"
+        await pilot.press("ctrl+r")
+        assert screen.query_one("#plan-tp", Input).value == "8"
+        assert screen.outcome.after.token_capacity == 1_255_785
+        screen.query_one("#plan-copy").focus()
+        await pilot.press("c")
+        assert app.clipboard == "--tp-size 8"

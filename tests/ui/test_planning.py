@@ -1,0 +1,56 @@
+"""The planner's arithmetic without widgets: text fields → settings → before/after ledgers."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.errors import InputError
+from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
+from tests.ui.fakes import H100_TOTAL_BYTES, llama_ledger, llama_settings
+
+
+def test_field_texts_start_from_the_live_settings():
+    texts = field_texts(llama_settings())
+    assert texts["tp"] == "8" and texts["pp"] == "1" and texts["enable_dp_attention"] == "off"
+    assert texts["memory_fraction"] == ""  # engine default
+
+
+def test_apply_edits_replaces_values_and_leaves_the_base_alone():
+    base = llama_settings()
+    edited = apply_edits(base, {"tp": "4", "memory_fraction": "0.85", "context_length": ""})
+    assert (edited.tp, edited.mem_fraction_static, edited.context_length) == (4, 0.85, None)
+    assert base.tp == 8
+
+
+@pytest.mark.parametrize(
+    ("texts", "message"),
+    [
+        ({"tp": "0"}, "TP: must be at least 1 (got 0)"),
+        ({"tp": ""}, "TP: needs a whole number"),
+        ({"memory_fraction": "1.5"}, "memory fraction: must be above 0 and at most 1 (got 1.5)"),
+        ({"kv_cache_dtype": "int3"}, "KV dtype: unknown KV cache dtype 'int3'"),
+    ],
+)
+def test_bad_text_names_its_field(texts, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        apply_edits(llama_settings(), texts)
+
+
+def test_plan_gives_the_same_capacity_as_predict(llama):
+    outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
+    assert outcome.before.token_capacity == llama_ledger(tp=8).token_capacity == 1_255_785
+    assert outcome.after.token_capacity == llama_ledger(tp=4).token_capacity == 418_768
+
+
+def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
+    outcome = plan(llama, llama_settings(), {"tp": "3"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
+    assert outcome.after is None
+    assert outcome.error.startswith("--tp: 64 attention heads do not divide over attention TP 3")
+    assert outcome.error_field == "tp"
+
+
+def test_engine_flags_use_the_engines_spelling():
+    settings = llama_settings(tp=4).model_copy(update={"kv_cache_dtype": "fp8_e4m3"})
+    assert engine_flags(settings, with_model=False) == "--tp-size 4 --kv-cache-dtype fp8_e4m3"
+    vllm = settings.model_copy(update={"engine": "vllm", "model": "meta-llama/Meta-Llama-3-70B"})
+    assert engine_flags(vllm, with_model=True) == "--model meta-llama/Meta-Llama-3-70B --tensor-parallel-size 4 --kv-cache-dtype fp8_e4m3"

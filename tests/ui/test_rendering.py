@@ -1,0 +1,103 @@
+"""What the dashboard rows and the rank ledger say, from the real Llama-3-70B TP8 numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.ui.ledger_rows import rank_ledger
+from kvtop.ui.state import GpuHistory, GpuTrend
+from kvtop.ui.widgets.gpu_row import GpuRowData, render_row, short_gpu_name
+from kvtop.ui.widgets.memory_bar import cell_widths, observed_segments, predicted_segments, sparkline
+from tests.ui.fakes import CO_TENANT_BYTES, DRIVER_RESERVED_BYTES, H100_TOTAL_BYTES, LOST_MESSAGE, llama_snapshot
+
+KV_BYTES_PER_TOKEN = 40_960  # Llama-3-70B, bf16, TP8: 80 layers × 2 × 1 KV head × 128 × 2 bytes
+
+
+def segments_by_label(segments):
+    return {kind.label: size for kind, size in segments}
+
+
+def test_observed_bar_of_the_co_tenant_gpu_shows_the_foreign_bytes(co_tenant_snapshot):
+    gpu = co_tenant_snapshot.observation.gpu(3)
+    split = segments_by_label(observed_segments(gpu, co_tenant_snapshot.rank_on_gpu(3)))
+    assert split["foreign"] == CO_TENANT_BYTES
+    assert split["driver"] == DRIVER_RESERVED_BYTES
+    assert split["KV pool"] == 1_127_125 * KV_BYTES_PER_TOKEN  # the engine's live tokens × bytes per token
+    assert sum(split.values()) == H100_TOTAL_BYTES
+
+
+def test_predicted_bar_splits_the_ledger(healthy_snapshot):
+    rank = healthy_snapshot.rank_on_gpu(0)
+    split = segments_by_label(predicted_segments(rank, H100_TOTAL_BYTES))
+    assert split["weights"] == 17_640_734_720
+    assert split["KV pool"] == rank.predicted.kv_pool_bytes
+    assert split["free"] == 0  # SGLang's runtime reserve takes what weights and KV leave
+
+
+def test_cell_widths_are_proportional_and_fill_the_bar_exactly():
+    assert cell_widths([1, 1, 2], 8) == [2, 2, 4]
+    assert sum(cell_widths([17, 51, 15, 1, 6, 1], 25)) == 25
+    assert cell_widths([0, 0], 10) == [0, 0]
+
+
+def test_sparkline_maps_fractions_to_blocks_and_keeps_the_latest():
+    assert sparkline([0.0, 0.5, 1.0], 3) == "▁▅█"
+    assert sparkline([None, 1.0], 4) == "   █"
+    assert sparkline([0.0] * 10 + [1.0], 2) == "▁█"
+
+
+def test_history_is_bounded_per_gpu(healthy_snapshot):
+    history = GpuHistory(length=3)
+    for _ in range(5):
+        history.record(healthy_snapshot)
+    trend = history.view()[0]
+    assert len(trend.kv_usage) == 3 and trend.kv_usage[-1] == 0.42
+    gpu = healthy_snapshot.observation.gpu(0)
+    assert trend.used_fraction[-1] == pytest.approx((gpu.used_bytes + gpu.reserved_bytes) / gpu.total_bytes)
+
+
+def test_row_names_the_gpu_rank_and_tightest_mark(co_tenant_snapshot):
+    view = co_tenant_snapshot.engines[0]
+    data = GpuRowData(co_tenant_snapshot.observation.gpu(3), view.ranks[3], view, True, GpuTrend(kv_usage=(0.42,)))
+    text = render_row(data, 80).plain
+    first, second = text.split("\n")
+    assert first.startswith(" 3 H100 80GB sglang TP3 obs  ")
+    assert "KV  42%" in first
+    assert "OK ★tight  pred" in second
+    assert len(first) == len(second) == 80
+    assert short_gpu_name("NVIDIA H100 80GB HBM3") == "H100 80GB"
+
+
+def test_a_lost_gpu_row_says_lost_with_its_message():
+    snapshot = llama_snapshot(lost_gpu=5)
+    data = GpuRowData(snapshot.observation.gpu(5), None, None, False, GpuTrend())
+    text = " ".join(render_row(data, 160).plain.split())
+    assert f"LOST: {LOST_MESSAGE}" in text
+
+
+def test_rank_ledger_of_the_co_tenant_gpu(co_tenant_snapshot):
+    view = rank_ledger(co_tenant_snapshot, 3)
+    rows = {row.label: row for row in view.rows}
+    rank = co_tenant_snapshot.rank_on_gpu(3)
+    assert rows["weights"].predicted_bytes == 17_640_734_720
+    assert rows["foreign (co-tenants)"].observed_bytes == CO_TENANT_BYTES
+    assert view.tokens(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B per token
+    worker = rows[f"= worker pid {rank.pid}"]
+    assert worker.observed_bytes == rank.observed.process_bytes
+    assert rows["unexplained (obs − pred)"].observed_bytes == worker.observed_bytes - worker.predicted_bytes
+    assert view.tokens_per_gib == pytest.approx(26_214.4)
+
+
+def test_predicted_rows_add_up_to_the_workers_predicted_bytes(healthy_snapshot):
+    view = rank_ledger(healthy_snapshot, 0)
+    parts = [r for r in view.rows if r.kind == "item" and r.predicted_bytes is not None and r.label != "free"]
+    parts = [r for r in parts if not r.label.startswith("weights · ")]
+    weights = next(r for r in view.rows if r.label == "weights")
+    assert weights.predicted_bytes + sum(r.predicted_bytes for r in parts) == healthy_snapshot.rank_on_gpu(0).predicted_resident_bytes
+
+
+def test_observed_rows_add_up_to_the_gpu_total(co_tenant_snapshot):
+    view = rank_ledger(co_tenant_snapshot, 3)
+    observed = [r for r in view.rows if r.observed_bytes is not None and (r.kind == "total" or r.label in (
+        "foreign (co-tenants)", "orphan engine workers", "unattributed (hidden)", "other used (no process)", "driver reserved", "free"))]  # fmt: skip
+    assert sum(r.observed_bytes for r in observed) == H100_TOTAL_BYTES
