@@ -50,12 +50,22 @@ def exporter_page(collector: SnapshotCollector) -> tuple[str, float]:
     return page, min(times)
 
 
+def loop_calibration_ms() -> float:
+    """A million-step Python loop: ~50 ms on a typical modern core (read the numbers against it)."""
+    started = time.perf_counter()
+    total = 0
+    for step in range(1_000_000):
+        total += step
+    return (time.perf_counter() - started) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
 
+    print(f"machine: 1M-step Python loop {loop_calibration_ms():.0f} ms")
     collector = SnapshotCollector(DemoSource(load_scenario("llama70b-tp8-foreign-gpu3")), node="node", clock=lambda: NOW)
     started = time.perf_counter()
     collector.refresh()

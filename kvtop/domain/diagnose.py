@@ -32,6 +32,7 @@ __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "
 
 DEFAULT_THRESHOLDS = Thresholds()
 SGLANG_BALANCE_RATIO = 0.9  # `_check_tp_memory_balance`: pre-load min < 0.9 × local free warns
+_OTHERS = (ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
 
 
 def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
@@ -48,24 +49,17 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
     """Every finding on the node, worst first."""
     engines = [_Engine(snapshot, view) for view in snapshot.engines]
     found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines)]
-    for engine in engines:
-        found += engine.co_tenants() + engine.unattributed(thresholds)
-        found += [
-            f
-            for f in (engine.imbalance(thresholds), engine.weights(thresholds), engine.reserve(thresholds))
-            if f
-        ]
-        found += [f for f in (engine.restart(), engine.unexplained(thresholds)) if f]
-        if engine.ledger is not None:
-            found += [engine.relabel(f) for f in ledger_findings(engine.ledger, thresholds)]
+    for e in engines:
+        found += e.co_tenants(thresholds)
+        found += [f for f in (e.imbalance(thresholds), e.weights(thresholds), e.reserve(thresholds), e.restart(), e.unexplained(thresholds)) if f]  # fmt: skip
+        found += [e.relabel(f) for f in ledger_findings(e.ledger, thresholds)] if e.ledger else []
     return sort_findings(found)
 
 
 def _describe(process: GpuProcess, gpu: int, *, pid: bool = True) -> str:
     """'4242 (python, user ada, 6.00 GiB on GPU 3)'."""
-    who = process.title or process.name or "?"
     user = f", user {process.user}" if process.user else ""
-    facts = f"{who}{user}, {gib(process.used_bytes or 0)} on GPU {gpu}"
+    facts = f"{process.title or process.name or '?'}{user}, {gib(process.used_bytes or 0)} on GPU {gpu}"
     return f"{process.pid} ({facts})" if pid else facts
 
 
@@ -86,7 +80,7 @@ class _Engine:
             g: gpu for g in self.ranks if (gpu := snapshot.observation.gpu(g))
         }
         total = view.ledger.gpu_total_bytes if view.ledger else 0
-        self.clean: dict[int, int] = {}  # free at a restart with nothing but this engine on the GPU
+        self.clean: dict[int, int] = {}  # free at a restart if nothing but this engine were on the GPU
         for g, gpu in self.gpus.items():
             if gpu.free_bytes is None:
                 self.clean[g] = (gpu.total_bytes or total) - DEFAULT_CONTEXT_BYTES
@@ -97,133 +91,102 @@ class _Engine:
     def outside(self, g: int, roles: tuple[ProcessRole, ...] | None = None) -> int:
         """Bytes on GPU g held by processes not of this engine (of `roles`, when given)."""
         gpu = self.gpus.get(g)
-        if gpu is None:
-            return 0
-        return sum(
-            p.used_bytes or 0
-            for p in gpu.processes
-            if p.engine_id != self.id and (roles is None or p.role in roles)
-        )
+        procs = gpu.processes if gpu else ()
+        return sum(p.used_bytes or 0 for p in procs if p.engine_id != self.id and (roles is None or p.role in roles))  # fmt: skip
 
     def now(self) -> dict[int, int]:
+        """Free at a restart with the GPUs as they are (the engine's own workers gone)."""
         return {g: free - self.outside(g) for g, free in self.clean.items()}
 
     def label(self, g: int) -> str:
-        rank = self.ranks[g].rank
-        s = self.settings
-        parts = (
-            ([f"dp{rank.dp}"] if s and s.dp > 1 else [])
-            + ([f"pp{rank.pp}"] if s and s.pp > 1 else [])
-            + [f"tp{rank.tp}"]
-        )
-        return f"{self.id}/" + "/".join(parts)
+        rank, s = self.ranks[g].rank, self.settings
+        parts = ([f"dp{rank.dp}"] if s and s.dp > 1 else []) + ([f"pp{rank.pp}"] if s and s.pp > 1 else [])
+        return f"{self.id}/" + "/".join([*parts, f"tp{rank.tp}"])
 
     def labels(self, gpus: Iterable[int] | None = None) -> tuple[str, ...]:
         return tuple(self.label(g) for g in sorted(self.ranks if gpus is None else gpus) if g in self.ranks)
 
     def relabel(self, finding: Finding) -> Finding:
-        return finding.model_copy(
-            update={
-                "engine_id": self.id,
-                "gpus": tuple(sorted(self.ranks)) or finding.gpus,
-                "ranks": self.labels() or finding.ranks,
-            }
-        )
+        """A ledger-only finding placed on this engine's real GPUs and ranks."""
+        update = {
+            "engine_id": self.id,
+            "gpus": tuple(sorted(self.ranks)) or finding.gpus,
+            "ranks": self.labels() or finding.ranks,
+        }
+        return finding.model_copy(update=update)
+
+    def finding(self, **fields: object) -> Finding:
+        """A finding of this engine (every rank unless `ranks` says otherwise)."""
+        return Finding.model_validate({"engine_id": self.id, "gpus": tuple(sorted(self.ranks)), "ranks": self.labels(), **fields})  # fmt: skip
 
     # --- the planner at a restart -------------------------------------------------------------
 
     def restart_capacity(self, free: Mapping[int, int]) -> int:
-        """Tokens per rank a restart would get with `free` bytes free on each GPU (the engine's own rule)."""
+        """Tokens per rank a restart gets with `free` bytes free on each GPU, by the engine's own rule."""
         if self.replay is None or self.ledger is None or not free:
             return 0
         least = min(free.values())
         if self.ledger.settings.engine == "sglang":
             return self.replay.capacity(free_shift=least - self.replay.free_before_load_bytes)
-        util = self.ledger.engine.memory_fraction
-        if least >= math.ceil(self.ledger.gpu_total_bytes * util):
+        if least >= math.ceil(self.ledger.gpu_total_bytes * self.ledger.engine.memory_fraction):
             return self.replay.capacity()
         fitting = self.fitting_utilization(least)
-        return (
-            self.replay.capacity(self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting}))
-            if fitting > 0
-            else 0
-        )
+        return self.replay.capacity(self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting})) if fitting > 0 else 0  # fmt: skip
 
     def fitting_utilization(self, least_free: int) -> float:
+        """vLLM: the largest --gpu-memory-utilization (2 decimals) that passes the startup check."""
         assert self.ledger is not None
-        return min(
-            self.ledger.engine.memory_fraction,
-            math.floor(least_free / self.ledger.gpu_total_bytes * 100) / 100,
-        )
+        return min(self.ledger.engine.memory_fraction, math.floor(least_free / self.ledger.gpu_total_bytes * 100) / 100)  # fmt: skip
 
     def price(self, freed: Mapping[int, int]) -> tuple[int, int]:
         """(tokens the cause costs on its own, tokens freeing it gains now) for `freed` bytes per GPU."""
         clean, now = self.clean, self.now()
         alone = {g: free - freed.get(g, 0) for g, free in clean.items()}
         without = {g: free + freed.get(g, 0) for g, free in now.items()}
-        return (
-            max(0, self.restart_capacity(clean) - self.restart_capacity(alone)),
-            max(0, self.restart_capacity(without) - self.restart_capacity(now)),
-        )
+        cost = self.restart_capacity(clean) - self.restart_capacity(alone)
+        return max(0, cost), max(0, self.restart_capacity(without) - self.restart_capacity(now))
 
     def spread_evidence(self, tokens: int) -> str:
         if self.ledger is None:
             return f"no prediction for {self.id}: {self.view.ledger_error}"
+        util = self.ledger.engine.memory_fraction
         if self.ledger.settings.engine == "sglang":
             return (f"SGLang sizes every rank by the least free GPU: −{tokens:,} tokens on each of {len(self.ranks)} ranks "
-                    f"(the reserve pre-load × (1 − {self.ledger.engine.memory_fraction:g}) shrinks with it)")  # fmt: skip
-        util = self.ledger.engine.memory_fraction
+                    f"(the reserve pre-load × (1 − {util:g}) shrinks with it)")  # fmt: skip
         return (f"vLLM budgets {util:g} × total, whatever is free; a restart needs "
                 f"{gib(math.ceil(self.ledger.gpu_total_bytes * util))} free on every GPU")  # fmt: skip
 
     # --- rules ---------------------------------------------------------------------------------
 
-    def co_tenants(self) -> list[Finding]:
-        """Rule 1: processes of no engine (or of another engine) on this engine's GPUs."""
+    def co_tenants(self, thresholds: Thresholds) -> list[Finding]:
+        """Rule 1: processes of no engine (or another engine) on this engine's GPUs; unseen pids apart."""
         found = []
         for g, gpu in sorted(self.gpus.items()):
-            others = [
-                p
-                for p in gpu.processes
-                if p.engine_id != self.id
-                and p.role in (ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
-            ]
-            held = sum(p.used_bytes or 0 for p in others)
-            if not held:
-                continue
-            tokens, gain = self.price({g: held})
-            live = self.view.engine.live.token_capacity
-            evidence = [f"pid {_describe(p, g)} next to {self.label(g)}" for p in others]
-            evidence.append(self.spread_evidence(tokens))
-            if live is not None and self.ledger is not None and self.ledger.settings.engine == "sglang":
-                evidence.append(
-                    f"engine reports {live:,} tokens per rank; a restart without it: {self.restart_capacity({**self.now(), g: self.now()[g] + held}):,}"
-                )
-            fix = ("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(
-                _describe(p, g) for p in others
+            others = [p for p in gpu.processes if p.engine_id != self.id and p.role in _OTHERS]
+            held, hidden = (
+                sum(p.used_bytes or 0 for p in others),
+                self.outside(g, (ProcessRole.UNATTRIBUTED,)),
             )
-            found.append(Finding(
-                rule="co_tenant", severity=Severity.WARNING if tokens or gain else Severity.INFO, engine_id=self.id,
-                summary=f"{gib(held)} of other processes on GPU {g} cost {tokens:,} tokens per rank",
-                gpus=(g,), ranks=self.labels(), bytes=held, tokens=tokens, fix=fix, gain_tokens=gain, evidence=tuple(evidence),
-            ))  # fmt: skip
-        return found
-
-    def unattributed(self, thresholds: Thresholds) -> list[Finding]:
-        """Bytes of pids kvtop cannot see (another PID namespace): named as such, priced like a co-tenant."""
-        found = []
-        for g in sorted(self.gpus):
-            held = self.outside(g, (ProcessRole.UNATTRIBUTED,))
-            if held < thresholds.unexplained_bytes:
-                continue
-            tokens, gain = self.price({g: held})
-            found.append(Finding(
-                rule="unattributed_bytes", severity=Severity.WARNING, engine_id=self.id,
-                summary=f"{gib(held)} on GPU {g} held by processes kvtop cannot see", gpus=(g,), ranks=(self.label(g),),
-                bytes=held, tokens=tokens, gain_tokens=gain,
-                fix=f"run kvtop in the host PID namespace (e.g. docker run --pid=host) to name what holds {gib(held)} on GPU {g}",
-                evidence=("NVML lists pids of another PID namespace (a container) that kvtop cannot read", self.spread_evidence(tokens)),
-            ))  # fmt: skip
+            if held:
+                tokens, gain = self.price({g: held})
+                evidence = [f"pid {_describe(p, g)} next to {self.label(g)}" for p in others] + [self.spread_evidence(tokens)]  # fmt: skip
+                live = self.view.engine.live.token_capacity
+                if live is not None and self.settings and self.settings.engine == "sglang":
+                    evidence.append(f"engine reports {live:,} tokens per rank; a restart without it: {self.restart_capacity({**self.now(), g: self.now()[g] + held}):,}")  # fmt: skip
+                found.append(self.finding(
+                    rule="co_tenant", severity=Severity.WARNING if tokens or gain else Severity.INFO,
+                    summary=f"{gib(held)} of other processes on GPU {g} cost {tokens:,} tokens per rank",
+                    gpus=(g,), bytes=held, tokens=tokens, gain_tokens=gain, evidence=tuple(evidence),
+                    fix=("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(_describe(p, g) for p in others),
+                ))  # fmt: skip
+            if hidden >= thresholds.unexplained_bytes:
+                tokens, gain = self.price({g: hidden})
+                found.append(self.finding(
+                    rule="unattributed_bytes", severity=Severity.WARNING, gpus=(g,), bytes=hidden, tokens=tokens, gain_tokens=gain,
+                    summary=f"{gib(hidden)} on GPU {g} held by processes kvtop cannot see",
+                    fix=f"run kvtop in the host PID namespace (e.g. docker run --pid=host) to name what holds {gib(hidden)} on GPU {g}",
+                    evidence=("NVML lists pids of another PID namespace (a container) that kvtop cannot read", self.spread_evidence(tokens)),
+                ))  # fmt: skip
         return found
 
     def imbalance(self, thresholds: Thresholds) -> Finding | None:
@@ -231,30 +194,22 @@ class _Engine:
         if self.ledger is None or self.ledger.settings.engine != "sglang" or len(self.clean) < 2:
             return None
         order = sorted(self.clean, key=lambda g: self.clean[g])
-        tight, second = order[0], order[1]
-        gap = self.clean[second] - self.clean[tight]
+        tight, gap = order[0], self.clean[order[1]] - self.clean[order[0]]
         if self.clean[order[-1]] - self.clean[tight] <= thresholds.imbalance_bytes or gap <= 0:
             return None
-        tokens = self.restart_capacity({**self.clean, tight: self.clean[second]}) - self.restart_capacity(
-            self.clean
-        )
+        tokens = self.restart_capacity({**self.clean, tight: self.clean[order[1]]}) - self.restart_capacity(self.clean)  # fmt: skip
         gpu = self.gpus[tight]
         extra = [p for p in gpu.processes if p.engine_id == self.id and p.pid != self.ranks[tight].pid]
-        totals = {g.total_bytes for g in self.gpus.values() if g.total_bytes}
-        if len(totals) > 1:
+        if len({g.total_bytes for g in self.gpus.values() if g.total_bytes}) > 1:
             fix = f"run every rank on GPUs of one size (GPU {tight} has {gib(gpu.total_bytes or 0)})"
         elif extra:
             fix = f"keep other ranks off GPU {tight}: pids {', '.join(str(p.pid) for p in extra)} of {self.id} hold {gib(sum(p.used_bytes or 0 for p in extra))} there"
         else:
             fix = f"find what holds {gib(gap)} on GPU {tight} outside every listed process (leaked or driver memory), then restart"
-        return Finding(
-            rule="rank_imbalance", severity=Severity.WARNING, engine_id=self.id,
+        return self.finding(
+            rule="rank_imbalance", severity=Severity.WARNING, gpus=(tight,), bytes=gap, tokens=tokens, fix=fix, gain_tokens=tokens,
             summary=f"GPU {tight} ({self.label(tight)}) is the tightest rank: {gib(gap)} less than the next, −{tokens:,} tokens on every rank",
-            gpus=(tight,), ranks=self.labels(), bytes=gap, tokens=tokens, fix=fix, gain_tokens=tokens,
-            evidence=(
-                *(f"GPU {g}: {gib(self.clean[g])} free at restart without other processes" for g in order[:3]),
-                self.spread_evidence(tokens),
-            ),
+            evidence=(*(f"GPU {g}: {gib(self.clean[g])} free at a restart without other processes" for g in order[:3]), self.spread_evidence(tokens)),
         )  # fmt: skip
 
     def weights(self, thresholds: Thresholds) -> Finding | None:
@@ -263,18 +218,14 @@ class _Engine:
         if self.ledger is None or self.replay is None or not reported:
             return None
         observed, predicted = max(reported), self.ledger.weights_bytes
-        excess = observed - predicted
+        excess, base = observed - predicted, self.replay.weights_bytes
         if excess <= thresholds.weights_excess_fraction * predicted:
             return None
-        base = self.replay.weights_bytes
-        tokens = self.replay.capacity(weights_shift=predicted - base) - self.replay.capacity(
-            weights_shift=observed - base
-        )
+        tokens = max(0, self.replay.capacity(weights_shift=predicted - base) - self.replay.capacity(weights_shift=observed - base))  # fmt: skip
         cause, fix = _weights_cause(self.ledger, self.replay, observed, excess)
-        return Finding(
-            rule="weights_larger_than_predicted", severity=Severity.WARNING, engine_id=self.id,
+        return self.finding(
+            rule="weights_larger_than_predicted", severity=Severity.WARNING, bytes=excess, tokens=tokens, fix=fix, gain_tokens=tokens,
             summary=f"weights take {gib(observed)} per rank, {gib(excess)} (+{excess / predicted:.0%}) more than predicted",
-            gpus=tuple(sorted(self.ranks)), ranks=self.labels(), bytes=excess, tokens=max(tokens, 0), fix=fix, gain_tokens=max(tokens, 0),
             evidence=(f"engine reports {gib(observed)} of weights per rank; kvtop predicts {gib(predicted)} for {self.ledger.model.name}", cause),
         )  # fmt: skip
 
@@ -282,59 +233,49 @@ class _Engine:
         """Rule 5: a runtime reserve larger than the engine's automatic one."""
         if self.ledger is None or self.replay is None:
             return None
-        if self.ledger.settings.engine == "sglang":
-            return _sglang_reserve(self, thresholds)
-        return _vllm_reserve(self, thresholds)
+        return (_sglang_reserve if self.ledger.settings.engine == "sglang" else _vllm_reserve)(self, thresholds)  # fmt: skip
 
     def restart(self) -> Finding | None:
         """Rule 12: would the engine start again on the GPUs as they are now?"""
         if self.ledger is None or self.replay is None or not self.clean:
             return None
         now = self.now()
-        tight = min(now, key=lambda g: now[g])
-        total, capacity = self.ledger.gpu_total_bytes, self.ledger.token_capacity
+        tight, loose = min(now, key=lambda g: now[g]), max(now, key=lambda g: now[g])
+        total, capacity, fraction = (self.ledger.gpu_total_bytes, self.ledger.token_capacity, self.ledger.engine.memory_fraction)  # fmt: skip
         if self.ledger.settings.engine == "vllm":
-            util = self.ledger.engine.memory_fraction
-            needed = math.ceil(total * util)
+            needed = math.ceil(total * fraction)
             if now[tight] >= needed:
                 return None
             fitting = self.fitting_utilization(now[tight])
-            fixed = self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting})
-            gain = self.replay.capacity(fixed) if fitting > 0 else 0
-            return Finding(
-                rule="restart_will_not_fit", severity=Severity.CRITICAL, engine_id=self.id,
+            fixed = (self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting}) if fitting > 0 else None)  # fmt: skip
+            gain = self.replay.capacity(fixed) if fixed else 0
+            return self.finding(
+                rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=needed - now[tight], tokens=capacity,
                 summary=f"a restart of {self.id} fails: GPU {tight} would have {gib(now[tight])} free, vLLM needs {gib(needed)}",
-                gpus=(tight,), ranks=self.labels(), bytes=needed - now[tight], tokens=capacity, gain_tokens=gain,
-                fix=f"--gpu-memory-utilization {fitting:.2f}" if fitting > 0 else f"free {gib(needed - now[tight])} on GPU {tight}",
-                evidence=(
-                    f"vLLM: 'Free memory on device ({gib(now[tight])}/{gib(total)}) on startup is less than desired GPU memory utilization ({util:g}, {gib(needed)})'",
-                    f"at {fitting:.2f}: {gain:,} tokens per rank (now {capacity:,})",
-                ),
-                fix_settings=fixed if fitting > 0 else None,
+                fix=f"--gpu-memory-utilization {fitting:.2f}" if fixed else f"free {gib(needed - now[tight])} on GPU {tight}",
+                gain_tokens=gain, fix_settings=fixed,
+                evidence=(f"vLLM: 'Free memory on device ({gib(now[tight])}/{gib(total)}) on startup is less than desired GPU memory utilization ({fraction:g}, {gib(needed)})'",
+                          f"at {fitting:.2f}: {gain:,} tokens per rank (now {capacity:,})"),
             )  # fmt: skip
         solved = self.replay.solve(free_shift=now[tight] - self.replay.free_before_load_bytes)
-        loose = max(now, key=lambda g: now[g])
         if solved is not None and not solved.engine.fits:
-            return Finding(
-                rule="restart_will_not_fit", severity=Severity.CRITICAL, engine_id=self.id,
-                summary=f"a restart of {self.id} leaves no KV memory: GPU {tight} would have {gib(now[tight])} free",
-                gpus=(tight,), ranks=self.labels(), bytes=solved.engine.shortfall_bytes, tokens=capacity, gain_tokens=capacity,
-                fix=f"free {gib(self.clean[tight] - now[tight])} on GPU {tight} (stop its other processes)",
-                evidence=(f"SGLang: 'Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={self.ledger.engine.memory_fraction:g}'",),
+            held = self.clean[tight] - now[tight]
+            return self.finding(
+                rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes, tokens=capacity,
+                summary=f"a restart of {self.id} leaves no KV memory: GPU {tight} would have {gib(now[tight])} free", gain_tokens=capacity,
+                fix=f"free {gib(held)} on GPU {tight} (stop its other processes)" if held else f"free memory on GPU {tight}, or use more GPUs",
+                evidence=(f"SGLang: 'Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction:g}'",),
             )  # fmt: skip
         if now[tight] >= SGLANG_BALANCE_RATIO * now[loose]:
             return None
-        tokens = self.restart_capacity({g: now[loose] for g in now}) - self.restart_capacity(now)
-        return Finding(
-            rule="restart_will_not_fit", severity=Severity.WARNING, engine_id=self.id,
+        tokens = max(0, self.restart_capacity(dict.fromkeys(now, now[loose])) - self.restart_capacity(now))
+        return self.finding(
+            rule="restart_will_not_fit", severity=Severity.WARNING, gpus=(tight,), bytes=now[loose] - now[tight], tokens=tokens, gain_tokens=tokens,
             summary=f"a restart of {self.id} trips SGLang's balance check: GPU {tight} {gib(now[tight])} free vs GPU {loose} {gib(now[loose])}",
-            gpus=(tight,), ranks=self.labels(), bytes=now[loose] - now[tight], tokens=max(tokens, 0), gain_tokens=max(tokens, 0),
             fix=f"free {gib(now[loose] - now[tight])} on GPU {tight} before restarting",
-            evidence=(
-                "SGLang: 'The memory capacity is unbalanced. Some GPUs may be occupied by other processes.' "
-                "(a warning; an error with SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK)",
-                f"{gib(now[tight])} < {SGLANG_BALANCE_RATIO} × {gib(now[loose])}",
-            ),
+            evidence=("SGLang: 'The memory capacity is unbalanced. Some GPUs may be occupied by other processes.' "
+                      "(a warning; an error with SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK)",
+                      f"{gib(now[tight])} < {SGLANG_BALANCE_RATIO} × {gib(now[loose])}"),
         )  # fmt: skip
 
     def unexplained(self, thresholds: Thresholds) -> Finding | None:
@@ -342,7 +283,7 @@ class _Engine:
         if self.ledger is None:
             return None
         weights = [r.observed.weights_bytes for r in self.ranks.values() if r.observed.weights_bytes]
-        excess = max(0, max(weights) - self.ledger.weights_bytes) if weights else 0
+        excess = max(0, max(weights) - self.ledger.weights_bytes) if weights else 0  # rule 4 names it already
         over = {
             g: u - excess
             for g, r in self.ranks.items()
@@ -352,15 +293,13 @@ class _Engine:
             return None
         worst = max(over.values())
         tokens = worst // self.ledger.kv_bytes_per_token
-        return Finding(
-            rule="unexplained_bytes", severity=Severity.WARNING, engine_id=self.id,
+        return self.finding(
+            rule="unexplained_bytes", severity=Severity.WARNING, gpus=tuple(sorted(over)), ranks=self.labels(over), bytes=worst, tokens=tokens,
             summary=f"{self.id} workers hold up to {gib(worst)} per rank that the ledger does not explain",
-            gpus=tuple(sorted(over)), ranks=self.labels(over), bytes=worst, tokens=tokens, gain_tokens=0,
             fix="attach the engine's startup log (kvtop diagnose --engine-log PATH) to attribute them",
-            evidence=(
-                *(f"GPU {g}: worker {self.ranks[g].pid} holds {gib(self.ranks[g].observed.process_bytes or 0)}, {gib(u)} above weights + KV + reserve + context" for g, u in sorted(over.items())),
-                f"worth {tokens:,} tokens at {self.ledger.kv_bytes_per_token:,} B per token",
-            ),
+            evidence=(*(f"GPU {g}: worker {self.ranks[g].pid} holds {gib(self.ranks[g].observed.process_bytes or 0)}, "
+                        f"{gib(u)} above weights + KV + reserve + context" for g, u in sorted(over.items())),
+                      f"worth {tokens:,} tokens at {self.ledger.kv_bytes_per_token:,} B per token"),
         )  # fmt: skip
 
 
@@ -378,15 +317,8 @@ def _weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -
         return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",
                 "plan the draft model's weights too, or drop speculative decoding")  # fmt: skip
     if 1.9 <= ratio <= 2.1:
-        wanted = (
-            f"--quantization {model.quant.method}"
-            if model.quant.method
-            else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}"
-        )
-        return (
-            f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)",
-            wanted,
-        )
+        wanted = (f"--quantization {model.quant.method}" if model.quant.method else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
+        return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
     heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
     if heads and heads[0].bytes_per_param < model.dtype_bytes:
         unquantized = heads[0].params * model.dtype_bytes - heads[0].bytes
@@ -417,9 +349,7 @@ def _sglang_reserve(engine: _Engine, thresholds: Thresholds) -> Finding | None:
         return None
     pre = replay.free_before_load_bytes
     extra = round(pre * (auto.engine.memory_fraction - used))
-    severity = (
-        Severity.WARNING if lost >= thresholds.reserve_loss_fraction * auto.token_capacity else Severity.INFO
-    )
+    severity = (Severity.WARNING if lost >= thresholds.reserve_loss_fraction * auto.token_capacity else Severity.INFO)  # fmt: skip
     return Finding(
         rule="reserve_larger_than_expected", severity=severity, engine_id=engine.id,
         summary=f"mem_fraction_static {used:g} is below SGLang's automatic {auto.engine.memory_fraction:g}: −{lost:,} tokens per rank",
@@ -477,11 +407,7 @@ def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
         if view is not None and ledger is not None:
             seen = {(r.rank.dp, r.rank.pp, r.rank.tp) for r in view.ranks}
             missing = [r for r in ledger.ranks if (r.dp_rank, r.pp_rank, r.tp_rank) not in seen]
-            ranks = (
-                tuple(rank_label(r, ledger, view.engine.engine_id) for r in missing[:1])
-                if len(missing) == 1
-                else ()
-            )
+            ranks = (tuple(rank_label(r, ledger, view.engine.engine_id) for r in missing[:1]) if len(missing) == 1 else ())  # fmt: skip
         restart = f", then restart {view.engine.engine_id}" if view else ""
         found.append(Finding(
             rule="gpu_lost", severity=Severity.CRITICAL, engine_id=view.engine.engine_id if view else None,
@@ -505,22 +431,11 @@ def _orphans(snapshot: NodeSnapshot, engines: list[_Engine]) -> list[Finding]:
         per_gpu: dict[int, int] = {}
         for g, process in members:
             per_gpu[g] = per_gpu.get(g, 0) + (process.used_bytes or 0)
-        priced = [
-            (e, *e.price({g: b for g, b in per_gpu.items() if g in e.clean}))
-            for e in engines
-            if set(per_gpu) & set(e.clean)
-        ]
+        priced = [(e, *e.price({g: b for g, b in per_gpu.items() if g in e.clean})) for e in engines if set(per_gpu) & set(e.clean)]  # fmt: skip
         engine, tokens, gain = max(priced, key=lambda item: item[1]) if priced else (None, 0, 0)
         pids = sorted({p.pid for _, p in members})
-        evidence = [
-            f"pid {_describe(p, g)}, parent {p.parent_pid or '?'} gone"
-            for g, p in sorted(members, key=lambda m: (m[0], m[1].pid))
-        ]
-        evidence.append(
-            engine.spread_evidence(tokens)
-            if engine
-            else f"no running engine on {_gpu_list(per_gpu)}: nothing to price in tokens"
-        )
+        evidence = [f"pid {_describe(p, g)}, parent {p.parent_pid or '?'} gone" for g, p in sorted(members, key=lambda m: (m[0], m[1].pid))]  # fmt: skip
+        evidence.append(engine.spread_evidence(tokens) if engine else f"no running engine on {_gpu_list(per_gpu)}: nothing to price in tokens")  # fmt: skip
         found.append(Finding(
             rule="orphan_worker", severity=Severity.WARNING, engine_id=engine.id if engine else None,
             summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",

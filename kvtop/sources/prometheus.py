@@ -8,7 +8,7 @@ joins them into one `ClusterNode` per host. Every failure is a `PrometheusError`
 
 from __future__ import annotations
 
-import math
+import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -95,13 +95,13 @@ def _vector(payload: Any, expr: str) -> Series:
     if data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {data.get('resultType')!r}")
     series: Series = []
-    for item in data["result"]:
-        try:
-            labels, number = dict(item["metric"]), float(item["value"][1])
-        except (KeyError, IndexError, TypeError, ValueError) as err:
-            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {err}") from err
-        if not math.isnan(number):
-            series.append((labels, number))
+    try:
+        for item in data["result"]:
+            number = float(item["value"][1])
+            if number == number:  # NaN samples say nothing
+                series.append((item["metric"], number))
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {err!r}") from err
     return series
 
 
@@ -132,7 +132,7 @@ class PrometheusClient:
             raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {response.status_code}); "
                                   f"give a token with --token-file or ${TOKEN_ENV}")  # fmt: skip
         try:
-            payload = response.json()
+            payload = json.loads(response.content)
         except ValueError:
             payload = None
         if response.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
@@ -198,7 +198,9 @@ def join_answers(answers: Mapping[str, Series], *, url: str, taken_at: float, st
         return next(iter(aliases)) if len(aliases) == 1 else instance
 
     def parts(name: str, instance: str) -> _NodeParts:
-        node = nodes.setdefault(name, _NodeParts())
+        node = nodes.get(name)
+        if node is None:
+            node = nodes[name] = _NodeParts()
         if instance:
             node.instances.add(instance)
         return node
@@ -206,15 +208,22 @@ def join_answers(answers: Mapping[str, Series], *, url: str, taken_at: float, st
     for labels, value in answers["dcgm"]:
         instance = labels.get("instance", "")
         name = labels.get("Hostname") or labels.get("hostname") or node_of(instance)
-        gpu = parts(name, instance).gpus.setdefault(f"dcgm:{labels.get('gpu', '?')}", {"source": "dcgm"})
-        gpu.update(gpu=labels.get("gpu", "?"), uuid=labels.get("UUID"), name=labels.get("modelName"))
+        gpus = parts(name, instance).gpus
+        index = labels.get("gpu", "?")
+        gpu = gpus.get(f"dcgm:{index}")
+        if gpu is None:
+            gpu = gpus[f"dcgm:{index}"] = {"source": "dcgm", "gpu": index, "uuid": labels.get("UUID"), "name": labels.get("modelName")}
         gpu[_DCGM_FIELDS[labels["__name__"]]] = int(value) * MIB
     for labels, value in answers["gpu"]:
         instance = labels.get("instance", "")
         node = parts(node_of(instance), instance)
         node.has_kvtop = True
-        gpu = node.gpus.setdefault(f"kvtop:{labels.get('gpu', '?')}", {"source": "kvtop"})
-        gpu.update(gpu=labels.get("gpu", "?"), uuid=labels.get("uuid") or None, name=labels.get("name") or None)
+        index = labels.get("gpu", "?")
+        gpu = node.gpus.get(f"kvtop:{index}")
+        if gpu is None:
+            gpu = node.gpus[f"kvtop:{index}"] = {
+                "source": "kvtop", "gpu": index, "uuid": labels.get("uuid") or None, "name": labels.get("name") or None,
+            }  # fmt: skip
         kind = labels["__name__"].removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
         gpu[f"{kind}_bytes"] = int(value)
     for labels, _ in answers["node"]:

@@ -1,0 +1,216 @@
+"""The demo node: every shipped scenario, the figures it derives from predict(), movement over
+time, and scenario files that are wrong in one field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.ledger import predict
+from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
+from kvtop.sources.demo import DemoSource
+from kvtop.sources.hub import load_model
+from kvtop.sources.scenario import DEFAULT_SCENARIO, load_scenario, parse_scenario, scenario_dir, scenario_names
+
+GIB = 1 << 30
+MIB = 1 << 20
+HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
+LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics"
+
+
+def collect(name: str, tick: int = 0):
+    return DemoSource(load_scenario(name)).collect_at(tick)
+
+
+def test_the_five_named_scenarios_ship() -> None:
+    assert set(scenario_names()) >= {*HEALTHY, "llama70b-tp8-foreign-gpu3"}
+    assert load_scenario("default").name == DEFAULT_SCENARIO == "llama70b-tp8-sglang"
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_scenario_collects_with_a_ledger_for_every_engine(name: str) -> None:
+    scenario = load_scenario(name)
+    snapshot = DemoSource(scenario).collect_at(0)
+    assert snapshot.source == f"demo:{name}"
+    assert len(snapshot.observation.gpus) == scenario.gpu.count
+    assert len(snapshot.engines) == len(scenario.engines)
+    for view in snapshot.engines:
+        assert view.ledger is not None, view.ledger_error
+        assert view.ranks and all(rank.predicted is not None for rank in view.ranks)
+        assert view.engine.live.state is EndpointState.OK
+    for gpu in snapshot.observation.gpus:
+        if gpu.state is GpuState.OK:  # NVML v2: total = used + reserved + free, nothing negative
+            assert gpu.used_bytes + gpu.reserved_bytes + gpu.free_bytes == gpu.total_bytes
+            assert gpu.free_bytes >= 0
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_healthy_ranks_are_explained_within_a_gib(name: str) -> None:
+    for view in collect(name).engines:
+        for rank in view.ranks:
+            assert abs(rank.unexplained_bytes) < GIB, (rank.gpu_index, rank.unexplained_bytes)
+
+
+def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> None:
+    view = collect("default").engines[0]
+    assert view.engine.engine_id == "sglang:41000"
+    assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
+    assert view.ledger.kv_bytes_per_token == 40_960
+    assert view.ledger.token_capacity == 1_255_785  # from the launch command alone
+    # The engine solved with its measured free memory: H100 total − 336 MiB reserved − 640 MiB context.
+    settings = parse_launch_command(LLAMA_TP8)
+    free = gpu_total_bytes("H100") - 336 * MIB - 640 * MIB
+    solved = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                     measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
+    assert solved.token_capacity == 1_256_790
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_256_790}
+
+
+def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> None:
+    healthy, foreign = collect("llama70b-tp8-sglang"), collect("llama70b-tp8-foreign-gpu3")
+    gpu3 = foreign.observation.gpu(3)
+    [(pid, role, used)] = [(p.pid, p.role, p.used_bytes) for p in gpu3.processes if p.role is not ProcessRole.ENGINE_WORKER]
+    assert (pid, role, used) == (4242, ProcessRole.CO_TENANT, 6 * GIB)
+    view = foreign.engines[0]
+    assert view.ranks[3].observed.foreign_bytes == 6 * GIB
+    assert [r.observed.foreign_bytes for r in view.ranks].count(0) == 7
+    # predict() with the least free memory over the ranks (GPU 3's) gives the capacity SGLang reports.
+    settings = parse_launch_command(LLAMA_TP8)
+    total = gpu_total_bytes("H100")
+    tightest = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
+                       measured=MeasuredInputs(free_before_load_bytes=total - 336 * MIB - 640 * MIB - 6 * GIB))  # fmt: skip
+    assert tightest.token_capacity == 1_128_130
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_128_130}
+    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_128_130 == 128_660  # 6 GiB × mfs 0.818 ÷ 40,960 B
+    # The prediction from the launch command is unchanged, so every rank shows ~6 GiB unexplained.
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_255_785
+    for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
+        assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
+        assert -6.5 * GIB < after.unexplained_bytes < -6 * GIB
+
+
+def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> None:
+    view = collect("dsv3-dp-attention-vllm").engines[0]
+    assert view.engine.kind == "vllm" and view.ledger.layout.dp == 8 and view.ledger.layout.ep == 8
+    assert [(rank.rank.dp, rank.gpu_index) for rank in view.ranks] == [(dp, dp) for dp in range(8)]
+    assert len({rank.pid for rank in view.ranks}) == 8
+    assert {rank.predicted.kv_bytes_per_token for rank in view.ranks} == {70_272}  # MLA latent, whole on each rank
+    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {508_096}
+    assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
+
+
+def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
+    snapshot = collect("orphan-vllm-worker")
+    [(gpu, orphan)] = snapshot.observation.processes_with_role(ProcessRole.ORPHAN)
+    assert (gpu.index, orphan.pid, orphan.title, orphan.rank) == (1, 2753461, "VLLM::Worker_TP1", EngineRank(tp=1))
+    assert orphan.used_bytes == 72_090 * MIB and orphan.engine_kind == "vllm"
+    view = snapshot.engines[0]
+    assert [rank.gpu_index for rank in view.ranks] == [0]
+    assert view.ranks[0].observed.token_capacity == 461_344
+
+
+def test_gpu5_lost_names_the_state_and_the_other_gpus_keep_running() -> None:
+    snapshot = collect("gpu5-lost")
+    lost = snapshot.observation.gpu(5)
+    assert lost.state is GpuState.LOST and "Xid 79" in lost.state_message and lost.total_bytes is None
+    assert all(gpu.state is GpuState.OK for gpu in snapshot.observation.gpus if gpu.index != 5)
+    assert [[rank.gpu_index for rank in view.ranks] for view in snapshot.engines] == [[0, 1, 2, 3], [6, 7]]
+
+
+def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
+    scenario = load_scenario("default")
+    engine = scenario.engines[0].model_copy(update={"extra_bytes": {2: 2 * GIB}})
+    view = DemoSource(scenario.model_copy(update={"engines": (engine,)})).collect_at(0).engines[0]
+    held = [rank.observed.process_bytes for rank in view.ranks]
+    assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
+    assert view.ranks[0].observed.token_capacity == 1_256_790 - 42_887  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B
+
+
+def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:
+    source = DemoSource(load_scenario("default"))
+    assert source.collect_at(7) == source.collect_at(7)
+    moved = [source.collect_at(tick).engines[0].ranks[0].observed for tick in range(5)]
+    assert len({o.kv_usage_fraction for o in moved}) > 1 and len({o.process_bytes for o in moved}) > 1
+    assert all(0.0 <= o.kv_usage_fraction <= 1.0 for o in moved)
+
+
+def test_the_clock_picks_the_tick() -> None:
+    source = DemoSource(load_scenario("default"), clock=lambda: 125.5, period_s=2.0)
+    assert source.tick() == 62
+    assert source.collect().observation.taken_at == 125.5
+    assert source.collect().engines == source.collect_at(62).engines
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def default_data() -> dict:
+    return json.loads((scenario_dir() / "llama70b-tp8-sglang.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        (lambda d: d["engines"][0].update(gpus="all"), "engines[0].gpus", "tuple"),
+        (lambda d: d.update(foreign_processes=[{"gpu": 3, "pid": 4242, "used": "6 potatoes"}]), "foreign_processes[0].used", "not a size"),
+        (lambda d: d["gpu"].pop("count"), "gpu.count", "required"),
+        (lambda d: d["engines"][0].update(kv_usage=1.5), "engines[0].kv_usage", "less than or equal to 1"),
+        (lambda d: d.update(colour="blue"), "colour", "not permitted"),
+        (lambda d: d.update(orphans=[{"gpu": 1, "pid": 9, "title": "python3", "used": "1GiB"}]), "orphans[0].title", "VLLM::"),
+    ],
+)
+def test_a_bad_scenario_file_names_the_field_and_the_file(tmp_path: Path, change, field: str, words: str) -> None:
+    data = default_data()
+    change(data)
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as caught:
+        load_scenario(str(path))
+    assert caught.value.field == field and caught.value.source == str(path)
+    assert words in str(caught.value) and str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["engines"][0].update(command="python3 train.py --tp 8"), "engines[0].command"),
+        (lambda d: d["engines"][0].update(model="llama-9"), "engines[0].model"),
+        (lambda d: d["engines"][0].update(gpus=[0, 1, 2]), "engines[0].gpus"),
+        (lambda d: d["engines"][0].update(gpus=[0, 1, 2, 3, 4, 5, 6, 8]), "engines[0].gpus"),
+        (lambda d: d["gpu"].update(model="H900"), "gpu.model"),
+        (lambda d: d.update(lost_gpus=[{"gpu": 8}]), "lost_gpus[0].gpu"),
+    ],
+)
+def test_a_scenario_the_node_cannot_run_names_the_field(tmp_path: Path, change, field: str) -> None:
+    data = default_data()
+    change(data)
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as caught:
+        DemoSource.open(str(path))
+    assert caught.value.field == field and caught.value.source == str(path)
+
+
+def test_malformed_json_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"gpu": {"model": "H100",, "count": 8}}')
+    with pytest.raises(InputError, match="line 1, column 26"):
+        load_scenario(str(path))
+
+
+def test_an_unknown_scenario_name_lists_the_names() -> None:
+    with pytest.raises(InputError, match="orphan-vllm-worker") as caught:
+        load_scenario("no-such-node")
+    assert caught.value.field == "--demo"
+
+
+def test_sizes_may_be_text_or_bytes() -> None:
+    scenario = parse_scenario({"gpu": {"model": "H100", "count": 1, "reserved": 344981504}, "noise": "4MiB"})
+    assert (scenario.gpu.reserved, scenario.noise) == (329 * MIB, 4 * MIB)

@@ -1,0 +1,154 @@
+"""The live node composed from fakes at its seams: a fake pynvml module, a recorded process
+table, an httpx MockTransport for the engines' endpoints and a model loader of presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pynvml
+import pytest
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
+from kvtop.sources.demo import DemoSource
+from kvtop.sources.hub import load_model
+from kvtop.sources.live import LiveSource, open_node_source
+from kvtop.sources.nvml import NvmlSource
+from tests.fakes.fake_process_table import (
+    CONTAINER_PID_MIB,
+    SGLANG_SERVER_PID,
+    VLLM_SERVER_PID,
+    two_engine_node,
+    vllm_tp8_node,
+)
+from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+GPT_OSS = "openai/gpt-oss-120b"
+
+
+def fake_nvml_of(node: NodeObservation, **options) -> FakePynvml:
+    """A fake pynvml module that reports `node`'s GPUs and processes again."""
+    gpus = [
+        FakeGpu(name=g.name, uuid=g.uuid, pci_bus_id=g.pci_bus_id, total=g.total_bytes, used=g.used_bytes,
+                free=g.free_bytes, reserved=g.reserved_bytes, compute=[(p.pid, p.used_bytes) for p in g.processes])
+        for g in node.gpus
+    ]  # fmt: skip
+    return FakePynvml(gpus, driver_version=node.driver_version or "550.90.07", **options)
+
+
+class CountingLoader:
+    """Presets for the hub ids the recorded nodes run; anything else goes to the real loader."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, ref: str) -> ModelSpec:
+        self.calls.append(ref)
+        return load_model("gpt-oss-120b") if ref == GPT_OSS else load_model(ref)
+
+
+def refused() -> httpx.Client:
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    return httpx.Client(transport=httpx.MockTransport(answer))
+
+
+def live_two_engine_node(**options) -> tuple[LiveSource, CountingLoader]:
+    node, table = two_engine_node()
+    loader = CountingLoader()
+    source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=loader,
+                        http_client=refused(), **options)  # fmt: skip
+    return source, loader
+
+
+def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
+    source, _ = live_two_engine_node()
+    snapshot = source.collect()
+    assert snapshot.source == source.label == "nvml"
+    sglang, vllm = (snapshot.engines[0], snapshot.engines[1])
+    assert sglang.engine.engine_id == f"sglang:{SGLANG_SERVER_PID}"
+    assert sglang.ledger is None
+    assert "/path/to/Qwen3-235B-A22B-FP8" in sglang.ledger_error and "not found" in sglang.ledger_error
+    assert [(r.gpu_index, r.observed.process_bytes, r.predicted) for r in sglang.ranks] == [(0, 9752 * MIB, None), (1, 9752 * MIB, None)]
+    assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
+    assert vllm.ledger.token_capacity == 362_377  # gpt-oss-120b, vLLM defaults, A100 80 GB (81,920 MiB)
+    assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
+    [rank] = vllm.ranks
+    assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
+    assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
+    assert rank.predicted.token_capacity == 362_377
+    assert vllm.engine.live.state is EndpointState.UNREACHABLE
+    assert "not visible" in snapshot.notice
+    assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
+
+
+def test_ledgers_are_predicted_once_per_model_and_settings() -> None:
+    source, loader = live_two_engine_node()
+    first, second = source.collect(), source.collect()
+    assert sorted(loader.calls) == ["/path/to/Qwen3-235B-A22B-FP8", GPT_OSS]
+    assert first.engines[1].ledger is second.engines[1].ledger
+
+
+def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> None:
+    log = SHARED / "cases/vllm/lmcache-1739-qwen3-14b/engine.log"  # logs `GPU KV cache size: 42,656 tokens`
+    snapshot = live_two_engine_node(engine_log=log)[0].collect()
+    vllm = snapshot.engines[1]
+    assert [rank.observed.token_capacity for rank in vllm.ranks] == [42_656]
+    assert any("engine log" in note for note in vllm.engine.live.notes)
+    assert [rank.observed.token_capacity for rank in snapshot.engines[0].ranks] == [None, None]  # not the SGLang one
+
+
+def test_a_missing_engine_log_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="no such engine log"):
+        live_two_engine_node(engine_log=Path("/nonexistent/engine.log"))
+
+
+def test_endpoint_capacity_wins_over_the_log() -> None:
+    node, table = vllm_tp8_node()
+    page = (SHARED / "samples/vllm_metrics/v1-nim-qwen3-vl-235b-awq-tp2-grep-fragment.txt").read_text()
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, text=page)))
+    source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
+                        engine_log=SHARED / "cases/vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
+    view = source.collect().engines[0]
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 14_469_834
+    assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (pynvml.NVMLError_LibraryNotFound, "no NVIDIA driver (NVML library not found)"),
+        (pynvml.NVMLError_DriverNotLoaded, "no NVIDIA driver (kernel driver not loaded)"),
+    ],
+)
+def test_no_driver_falls_back_to_the_demo_node_with_a_notice(error, reason: str) -> None:
+    source = open_node_source(None, nvml=NvmlSource(nvml_module=FakePynvml([], init_error=error)))
+    assert isinstance(source, DemoSource) and source.label == "demo:llama70b-tp8-sglang"
+    snapshot = source.collect()
+    assert snapshot.notice == f"{reason}: showing the demo node 'llama70b-tp8-sglang'"
+    assert len(snapshot.engines[0].ranks) == 8
+
+
+def test_a_node_with_a_driver_is_read_live() -> None:
+    node, _ = vllm_tp8_node()
+    assert isinstance(open_node_source(None, nvml=NvmlSource(nvml_module=fake_nvml_of(node))), LiveSource)
+
+
+def test_a_driver_that_refuses_is_shown_not_replaced_by_the_demo() -> None:
+    nvml = NvmlSource(nvml_module=FakePynvml([], init_error=pynvml.NVMLError_NoPermission))
+    source = open_node_source(None, nvml=nvml)
+    assert isinstance(source, LiveSource)
+    snapshot = source.collect()
+    assert snapshot.observation.nvml_state is NvmlState.NO_PERMISSION
+    assert snapshot.notice.startswith("no permission to open the NVIDIA devices") and snapshot.engines == ()
+
+
+def test_demo_is_chosen_by_name_or_path() -> None:
+    assert open_node_source("gpu5-lost").label == "demo:gpu5-lost"
+    path = Path(__file__).resolve().parents[2] / "examples/scenarios/orphan-vllm-worker.json"
+    assert open_node_source(str(path)).label == "demo:orphan-vllm-worker"
+    assert open_node_source("default").label == "demo:llama70b-tp8-sglang"

@@ -1,0 +1,59 @@
+"""SVG snapshots of the dashboard, the rank ledger and the planner at 80×24 and 160×48.
+
+Deterministic: a fixed clock (age 0 s), one collect (the interval is an hour), a fixed
+`taken_at`, history of one sample, the dark palette, and no blinking cursor.
+Regenerate with `pytest tests/ui/test_snapshots.py --snapshot-update` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from kvtop.ui.screens.ledger import RankLedgerScreen
+from kvtop.ui.screens.planner import PlannerScreen
+from tests.ui.conftest import wait_for, wait_for_snapshot
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
+
+
+async def _steady(pilot) -> None:
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False
+    await pilot.pause()
+
+
+async def show_dashboard(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await _steady(pilot)
+
+
+async def show_ledger_of_gpu_3(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await pilot.press("down", "down", "down", "enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, RankLedgerScreen))
+    await _steady(pilot)
+
+
+async def show_planner_at_tp_4(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await pilot.press("p")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlannerScreen) and pilot.app.screen.outcome is not None)
+    await pilot.click("#plan-tp")
+    await pilot.press("end", "backspace", "4")
+    await _steady(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_dashboard(snap_compare, make_app, co_tenant_snapshot, size):
+    assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_dashboard)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_rank_ledger(snap_compare, make_app, co_tenant_snapshot, size):
+    assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_ledger_of_gpu_3)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_planner(snap_compare, make_app, co_tenant_snapshot, size):
+    assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_planner_at_tp_4)
