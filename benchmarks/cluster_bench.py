@@ -66,7 +66,9 @@ def main() -> None:
     args = parser.parse_args()
 
     print(f"machine: 1M-step Python loop {loop_calibration_ms():.0f} ms")
-    collector = SnapshotCollector(DemoSource(load_scenario("llama70b-tp8-foreign-gpu3")), node="node", clock=lambda: NOW)
+    collector = SnapshotCollector(
+        DemoSource(load_scenario("llama70b-tp8-foreign-gpu3")), node="node", clock=lambda: NOW
+    )
     started = time.perf_counter()
     collector.refresh()
     collect_s = time.perf_counter() - started
@@ -76,17 +78,29 @@ def main() -> None:
 
     targets = []
     for node in range(args.nodes):
-        targets.append(Target("kvtop", f"10.0.{node // 256}.{node % 256}:9401", page.replace('node="node"', f'node="dcgm-host-{node}"')))
+        targets.append(
+            Target(
+                "kvtop",
+                f"10.0.{node // 256}.{node % 256}:9401",
+                page.replace('node="node"', f'node="dcgm-host-{node}"'),
+            )
+        )
         targets.append(Target("dcgm", f"10.0.{node // 256}.{node % 256}:9400", dcgm_page(node)))
     fake = FakePrometheus(targets)
     bodies = {}
     for key, expr in QUERIES.items():
-        result = [{"metric": labels, "value": [NOW, repr(float(value))]} for labels, value in fake.answer(key)]
-        bodies[expr] = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+        result = [
+            {"metric": labels, "value": [NOW, repr(float(value))]} for labels, value in fake.answer(key)
+        ]
+        bodies[expr] = json.dumps(
+            {"status": "success", "data": {"resultType": "vector", "result": result}}
+        ).encode()
     series = sum(len(json.loads(body)["data"]["result"]) for body in bodies.values())
     transport = httpx.MockTransport(lambda request: httpx.Response(200, content=bodies[request.url.params["query"]],
                                                                    headers={"content-type": "application/json"}))  # fmt: skip
-    reader = ClusterReader(PrometheusClient("http://prometheus.bench:9090", transport=transport), clock=lambda: NOW)
+    reader = ClusterReader(
+        PrometheusClient("http://prometheus.bench:9090", transport=transport), clock=lambda: NOW
+    )
     times = []
     for _ in range(args.repeat):
         started = time.perf_counter()

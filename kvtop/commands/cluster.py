@@ -17,10 +17,14 @@ from kvtop.units import fmt_gib
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("cluster", help="all nodes worst-first, from a Prometheus server", allow_abbrev=False)
+    parser = subparsers.add_parser(
+        "cluster", help="all nodes worst-first, from a Prometheus server", allow_abbrev=False
+    )
     parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
                         help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip
-    parser.add_argument("--token-file", default=None, help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN)")
+    parser.add_argument(
+        "--token-file", default=None, help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN)"
+    )
     parser.add_argument("--ca-file", default=None, help="a CA bundle to verify the server's certificate with")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS", help="per query (default 5)")
     parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
@@ -47,7 +51,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     url = args.prometheus_url or getattr(args, "prometheus", None)
     if not url:
         raise InputError("no Prometheus server given (use --prometheus URL)", field="--prometheus")
-    client = PrometheusClient(url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file)
+    client = PrometheusClient(
+        url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
+    )
     try:
         view = ClusterReader(client, stale_after_s=args.stale_after).read()
     finally:

@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     parser.add_argument("--listen", default="127.0.0.1:9401", metavar="HOST:PORT",
                         help="address to serve /metrics on (default 127.0.0.1:9401; port 0 picks one)")  # fmt: skip
-    parser.add_argument("--allow-remote", action="store_true", help="allow a --listen address other than loopback")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="allow a --listen address other than loopback"
+    )
     parser.add_argument("--demo", dest="demo_scenario", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="export a simulated node (a scenario name or file)")  # fmt: skip
     parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
@@ -44,7 +46,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     address = parse_listen(args.listen, allow_remote=args.allow_remote)
     source = open_source(args.demo_scenario or getattr(args, "demo", None), getattr(args, "engine_log", None))
-    collector = SnapshotCollector(source, node=args.node_name or socket.gethostname(), findings=default_findings())
+    collector = SnapshotCollector(
+        source, node=args.node_name or socket.gethostname(), findings=default_findings()
+    )
     exporter = Exporter(collector, address, args.export_interval)
     previous = signal.signal(signal.SIGTERM, lambda *_: exporter.stop())
     shown = f"[{address.host}]" if ":" in address.host else address.host

@@ -119,20 +119,28 @@ class ClusterNode(_Frozen):
     @property
     def capacity_shortfall_tokens(self) -> int | None:
         """Predicted minus live tokens, over the engines that report both (positive: capacity missing)."""
-        both = [e for e in self.engines if e.predicted_token_capacity is not None and e.live_token_capacity is not None]
+        both = [
+            e
+            for e in self.engines
+            if e.predicted_token_capacity is not None and e.live_token_capacity is not None
+        ]
         if not both:
             return None
         return sum((e.predicted_token_capacity or 0) - (e.live_token_capacity or 0) for e in both)
 
     @property
     def shortfall_fraction(self) -> float:
-        predicted = sum(e.predicted_token_capacity or 0 for e in self.engines if e.live_token_capacity is not None)
+        predicted = sum(
+            e.predicted_token_capacity or 0 for e in self.engines if e.live_token_capacity is not None
+        )
         shortfall = self.capacity_shortfall_tokens
         return shortfall / predicted if shortfall and predicted > 0 else 0.0
 
     @property
     def findings_weight(self) -> int:
-        return sum(SEVERITY_WEIGHT.get(severity.lower(), 1) * count for severity, count in self.findings.items())
+        return sum(
+            SEVERITY_WEIGHT.get(severity.lower(), 1) * count for severity, count in self.findings.items()
+        )
 
 
 class ClusterView(_Frozen):

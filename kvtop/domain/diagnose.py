@@ -317,7 +317,7 @@ def _weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -
         return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",
                 "plan the draft model's weights too, or drop speculative decoding")  # fmt: skip
     if 1.9 <= ratio <= 2.1:
-        wanted = (f"--quantization {model.quant.method}" if model.quant.method else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
+        wanted = (f"--quantization {model.quant.method}" if model.quant.quantized else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
         return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
     heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
     if heads and heads[0].bytes_per_param < model.dtype_bytes:

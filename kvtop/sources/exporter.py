@@ -81,13 +81,22 @@ def _gauge(name: str, doc: str, labels: Iterable[str]) -> GaugeMetricFamily:
 def _gpu_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
     info = _gauge("kvtop_gpu_info", "One per GPU; state is ok, lost, error, mig, …", (*GPU_LABELS, "state"))
     memory = {
-        kind: _gauge(f"kvtop_gpu_memory_{kind}_bytes", f"GPU memory {kind} (NVML v2: used excludes reserved)", GPU_LABELS)
+        kind: _gauge(
+            f"kvtop_gpu_memory_{kind}_bytes",
+            f"GPU memory {kind} (NVML v2: used excludes reserved)",
+            GPU_LABELS,
+        )
         for kind in ("total", "used", "reserved", "free")
     }
     for gpu in snapshot.observation.gpus:
         labels = [str(gpu.index), gpu.uuid or "", gpu.name or ""]
         info.add_metric([*labels, gpu.state.value], 1)
-        values = {"total": gpu.total_bytes, "used": gpu.used_bytes, "reserved": gpu.reserved_bytes, "free": gpu.free_bytes}
+        values = {
+            "total": gpu.total_bytes,
+            "used": gpu.used_bytes,
+            "reserved": gpu.reserved_bytes,
+            "free": gpu.free_bytes,
+        }
         for kind, value in values.items():
             if value is not None:  # unread is absent, never a zero
                 memory[kind].add_metric(labels, value)
@@ -119,11 +128,21 @@ def _capacity_source(engine: EngineView) -> str:
 
 
 def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
-    predicted = _gauge("kvtop_rank_predicted_bytes", "Predicted resident bytes per ledger row", (*RANK_LABELS, "component"))
-    observed = _gauge("kvtop_rank_observed_bytes", "Observed bytes on the rank's GPU by owner", (*RANK_LABELS, "kind"))
-    capacity = _gauge("kvtop_rank_token_capacity", "KV-cache token capacity by source", (*RANK_LABELS, "source"))
-    unexplained = _gauge("kvtop_rank_unexplained_bytes", "Worker bytes the prediction does not account for", RANK_LABELS)
-    per_token = _gauge("kvtop_rank_kv_bytes_per_token", "Predicted KV bytes per token on the rank", RANK_LABELS)
+    predicted = _gauge(
+        "kvtop_rank_predicted_bytes", "Predicted resident bytes per ledger row", (*RANK_LABELS, "component")
+    )
+    observed = _gauge(
+        "kvtop_rank_observed_bytes", "Observed bytes on the rank's GPU by owner", (*RANK_LABELS, "kind")
+    )
+    capacity = _gauge(
+        "kvtop_rank_token_capacity", "KV-cache token capacity by source", (*RANK_LABELS, "source")
+    )
+    unexplained = _gauge(
+        "kvtop_rank_unexplained_bytes", "Worker bytes the prediction does not account for", RANK_LABELS
+    )
+    per_token = _gauge(
+        "kvtop_rank_kv_bytes_per_token", "Predicted KV bytes per token on the rank", RANK_LABELS
+    )
     usage = _gauge("kvtop_rank_kv_usage_ratio", "KV-cache usage the engine reports (0-1)", RANK_LABELS)
     for engine in snapshot.engines:
         for rank in engine.ranks:
@@ -133,7 +152,11 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
             seen = rank.observed
             if seen.process_bytes is not None:
                 observed.add_metric([*labels, "process"], seen.process_bytes)
-            for kind, value in (("foreign", seen.foreign_bytes), ("orphan", seen.orphan_bytes), ("unattributed", seen.unattributed_bytes)):
+            for kind, value in (
+                ("foreign", seen.foreign_bytes),
+                ("orphan", seen.orphan_bytes),
+                ("unattributed", seen.unattributed_bytes),
+            ):
                 observed.add_metric([*labels, kind], value)
             if rank.predicted is not None:
                 capacity.add_metric([*labels, "predicted"], rank.predicted.token_capacity)
@@ -163,12 +186,20 @@ def findings_family(findings: Iterable[Any]) -> GaugeMetricFamily:
     return family
 
 
-def snapshot_families(snapshot: NodeSnapshot, node: str, findings: Iterable[Any] | None) -> list[GaugeMetricFamily]:
+def snapshot_families(
+    snapshot: NodeSnapshot, node: str, findings: Iterable[Any] | None
+) -> list[GaugeMetricFamily]:
     """Every kvtop_* family for one snapshot (`findings` None: diagnose is not available)."""
-    info = _gauge("kvtop_node_info", "The node this exporter describes", ("node", "source", "driver_version", "nvml_state"))
+    info = _gauge(
+        "kvtop_node_info",
+        "The node this exporter describes",
+        ("node", "source", "driver_version", "nvml_state"),
+    )
     obs = snapshot.observation
     info.add_metric([node, snapshot.source, obs.driver_version or "", obs.nvml_state.value], 1)
-    taken = GaugeMetricFamily("kvtop_snapshot_timestamp_seconds", "When the served snapshot was taken (epoch)", value=obs.taken_at)
+    taken = GaugeMetricFamily(
+        "kvtop_snapshot_timestamp_seconds", "When the served snapshot was taken (epoch)", value=obs.taken_at
+    )
     families = [info, taken, *_gpu_families(snapshot), *_rank_families(snapshot)]
     if findings is not None:
         families.append(findings_family(findings))
@@ -226,12 +257,25 @@ class SnapshotCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         with self._lock:
-            families, ok, duration, last = list(self._families), self._ok, self._duration_s, self._last_success
+            families, ok, duration, last = (
+                list(self._families),
+                self._ok,
+                self._duration_s,
+                self._last_success,
+            )
         yield from families
-        yield GaugeMetricFamily("kvtop_exporter_collect_success", "1 when the last collection succeeded", value=int(ok))
-        yield GaugeMetricFamily("kvtop_exporter_collect_duration_seconds", "How long the last collection took", value=duration)
+        yield GaugeMetricFamily(
+            "kvtop_exporter_collect_success", "1 when the last collection succeeded", value=int(ok)
+        )
+        yield GaugeMetricFamily(
+            "kvtop_exporter_collect_duration_seconds", "How long the last collection took", value=duration
+        )
         if last is not None:
-            yield GaugeMetricFamily("kvtop_exporter_last_success_timestamp_seconds", "When a collection last succeeded (epoch)", value=last)
+            yield GaugeMetricFamily(
+                "kvtop_exporter_last_success_timestamp_seconds",
+                "When a collection last succeeded (epoch)",
+                value=last,
+            )
 
 
 class Exporter:
@@ -248,11 +292,17 @@ class Exporter:
         self._closed = False
         collector.refresh()  # the first scrape already has numbers
         try:
-            self._server, self._server_thread = start_http_server(address.port, addr=address.host, registry=self.registry)
+            self._server, self._server_thread = start_http_server(
+                address.port, addr=address.host, registry=self.registry
+            )
         except OSError as err:
-            raise InputError(f"cannot listen on {address.host}:{address.port}: {err.strerror or err}", field="--listen") from err
+            raise InputError(
+                f"cannot listen on {address.host}:{address.port}: {err.strerror or err}", field="--listen"
+            ) from err
         self.port: int = self._server.server_port
-        self._refresher = threading.Thread(target=self._refresh_loop, name="kvtop-export-refresh", daemon=True)
+        self._refresher = threading.Thread(
+            target=self._refresh_loop, name="kvtop-export-refresh", daemon=True
+        )
         self._refresher.start()
 
     def _refresh_loop(self) -> None:

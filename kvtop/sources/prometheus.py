@@ -47,7 +47,11 @@ QUERIES = {
     "capacity": "min by (instance, engine, source) (kvtop_rank_token_capacity)",
     "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
 }
-_DCGM_FIELDS = {"DCGM_FI_DEV_FB_USED": "used_bytes", "DCGM_FI_DEV_FB_FREE": "free_bytes", "DCGM_FI_DEV_FB_RESERVED": "reserved_bytes"}
+_DCGM_FIELDS = {
+    "DCGM_FI_DEV_FB_USED": "used_bytes",
+    "DCGM_FI_DEV_FB_FREE": "free_bytes",
+    "DCGM_FI_DEV_FB_RESERVED": "reserved_bytes",
+}
 
 
 class PrometheusError(KvtopError):
@@ -74,7 +78,9 @@ def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> s
         try:
             token = Path(token_file).read_text().strip()
         except OSError as err:
-            raise InputError(f"cannot read the token file: {err.strerror or err}", field="--token-file") from err
+            raise InputError(
+                f"cannot read the token file: {err.strerror or err}", field="--token-file"
+            ) from err
         if not token:
             raise InputError("the token file is empty", field="--token-file")
         return token
@@ -90,10 +96,14 @@ def _vector(payload: Any, expr: str) -> Series:
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
     if payload["status"] != "success":
         kind = payload.get("errorType", "error")
-        raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {payload.get('error', 'no message')} (query {expr!r})")
+        raise PrometheusError(
+            PrometheusState.QUERY_ERROR, f"{kind}: {payload.get('error', 'no message')} (query {expr!r})"
+        )
     data = payload.get("data") or {}
     if data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
-        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {data.get('resultType')!r}")
+        raise PrometheusError(
+            PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {data.get('resultType')!r}"
+        )
     series: Series = []
     try:
         for item in data["result"]:
@@ -111,11 +121,15 @@ class PrometheusClient:
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 5.0,
                  ca_file: str | None = None, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
         if urlsplit(url).scheme not in ("http", "https"):
-            raise InputError(f"expected an http:// or https:// URL, got {redact_url(url)!r}", field="--prometheus")
+            raise InputError(
+                f"expected an http:// or https:// URL, got {redact_url(url)!r}", field="--prometheus"
+            )
         self.url = url.rstrip("/")
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(headers=headers, timeout=timeout_s, verify=ca_file or True, transport=transport)
+        self._http = httpx.Client(
+            headers=headers, timeout=timeout_s, verify=ca_file or True, transport=transport
+        )
         self.timeout_s = timeout_s
 
     def close(self) -> None:
@@ -125,9 +139,13 @@ class PrometheusClient:
         try:
             response = self._http.get(f"{self.url}/api/v1/query", params={"query": expr})
         except httpx.TimeoutException as err:
-            raise PrometheusError(PrometheusState.TIMEOUT, f"{self.shown_url} did not answer within {self.timeout_s:g} s") from err
+            raise PrometheusError(
+                PrometheusState.TIMEOUT, f"{self.shown_url} did not answer within {self.timeout_s:g} s"
+            ) from err
         except httpx.HTTPError as err:
-            raise PrometheusError(PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})") from err
+            raise PrometheusError(
+                PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})"
+            ) from err
         if response.status_code in (401, 403):
             raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {response.status_code}); "
                                   f"give a token with --token-file or ${TOKEN_ENV}")  # fmt: skip
@@ -135,8 +153,12 @@ class PrometheusClient:
             payload = json.loads(response.content)
         except ValueError:
             payload = None
-        if response.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
-            raise PrometheusError(PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {response.status_code}")
+        if response.status_code >= 400 and not (
+            isinstance(payload, dict) and payload.get("status") == "error"
+        ):
+            raise PrometheusError(
+                PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {response.status_code}"
+            )
         return _vector(payload, expr)
 
 
@@ -167,7 +189,9 @@ class ClusterReader:
 
     def read(self) -> ClusterView:
         answers = {key: self.client.query(expr) for key, expr in QUERIES.items()}
-        return join_answers(answers, url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s)
+        return join_answers(
+            answers, url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s
+        )
 
 
 def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str, set[str]]]:
@@ -186,7 +210,9 @@ def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str
     return names, by_host
 
 
-def join_answers(answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float) -> ClusterView:
+def join_answers(
+    answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float
+) -> ClusterView:
     """Join the answers of QUERIES into nodes, worst-first (pure: no I/O)."""
     names, by_host = _node_names(answers)
     nodes: dict[str, _NodeParts] = {}
@@ -212,7 +238,12 @@ def join_answers(answers: Mapping[str, Series], *, url: str, taken_at: float, st
         index = labels.get("gpu", "?")
         gpu = gpus.get(f"dcgm:{index}")
         if gpu is None:
-            gpu = gpus[f"dcgm:{index}"] = {"source": "dcgm", "gpu": index, "uuid": labels.get("UUID"), "name": labels.get("modelName")}
+            gpu = gpus[f"dcgm:{index}"] = {
+                "source": "dcgm",
+                "gpu": index,
+                "uuid": labels.get("UUID"),
+                "name": labels.get("modelName"),
+            }
         gpu[_DCGM_FIELDS[labels["__name__"]]] = int(value) * MIB
     for labels, value in answers["gpu"]:
         instance = labels.get("instance", "")
@@ -263,7 +294,13 @@ def _targets(answers: Mapping[str, Series], stale_after_s: float) -> list[Cluste
         key = (labels.get("job", ""), labels.get("instance", ""))
         known = [a for a in (ages.get(key), snapshot_ages.get(key[1])) if a is not None]
         age = max(known) if known else None
-        health = TargetHealth.DOWN if value == 0 else TargetHealth.STALE if age is not None and age > stale_after_s else TargetHealth.UP
+        health = (
+            TargetHealth.DOWN
+            if value == 0
+            else TargetHealth.STALE
+            if age is not None and age > stale_after_s
+            else TargetHealth.UP
+        )
         targets.append(ClusterTarget(job=key[0], instance=key[1], health=health, age_seconds=age))
     return targets
 
@@ -273,7 +310,9 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
     by_node: dict[str, list[ClusterTarget]] = {}
     for target in _targets(answers, stale_after_s):
         name = node_of(target.instance)
-        if name in nodes or target.health is not TargetHealth.UP:  # a down target with no data is still listed
+        if (
+            name in nodes or target.health is not TargetHealth.UP
+        ):  # a down target with no data is still listed
             nodes.setdefault(name, _NodeParts()).instances.add(target.instance)
             by_node.setdefault(name, []).append(target)
     built = []
@@ -285,7 +324,11 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
                 if gpu["gpu"] in kvtop_gpus:
                     continue  # kvtop's NVML v2 numbers win over DCGM's MiB for the same GPU
                 parts_ = [gpu.get(k) for k in ("used_bytes", "free_bytes", "reserved_bytes")]
-                gpu["total_bytes"] = sum(p for p in parts_ if p is not None) if parts_[0] is not None and parts_[1] is not None else None
+                gpu["total_bytes"] = (
+                    sum(p for p in parts_ if p is not None)
+                    if parts_[0] is not None and parts_[1] is not None
+                    else None
+                )
             gpus.append(ClusterGpu(**gpu))
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
         notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")

@@ -29,7 +29,9 @@ from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from tests.conftest import SAMPLES
 
 PROMETHEUS = shutil.which("prometheus")
-pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="the prometheus binary is absent (apt-get install -y prometheus)")
+pytestmark = pytest.mark.skipif(
+    PROMETHEUS is None, reason="the prometheus binary is absent (apt-get install -y prometheus)"
+)
 MIB = 1 << 20
 WAIT_S = 30.0
 SCENARIOS = {"node-a": "llama70b-tp8-sglang", "node-b": "llama70b-tp8-foreign-gpu3"}
@@ -151,7 +153,9 @@ def exporter_numbers(address: str) -> dict[str, float]:
         "predicted": min(s.value for s in capacity if s.labels["source"] == "predicted"),
         "live": min(s.value for s in capacity if s.labels["source"] != "predicted"),
         "gpus": len([s for s in samples if s.name == "kvtop_gpu_memory_total_bytes"]),
-        "used_gpu0": next(s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes" and s.labels["gpu"] == "0"),
+        "used_gpu0": next(
+            s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes" and s.labels["gpu"] == "0"
+        ),
     }
 
 
@@ -171,7 +175,9 @@ def test_the_cluster_view_holds_the_exporters_numbers(cluster: dict) -> None:
     a, b = (next(n for n in view.nodes if n.name == name) for name in ("node-a", "node-b"))
     assert (b.capacity_shortfall_tokens or 0) > (a.capacity_shortfall_tokens or 0)
     l40s = next(n for n in view.nodes if n.name == "gpu1-wl8sg")
-    assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s.gpus] == [(45459 * MIB, 0, 608 * MIB)]
+    assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s.gpus] == [
+        (45459 * MIB, 0, 608 * MIB)
+    ]
 
 
 def test_kvtop_cluster_json_from_the_command_line(cluster: dict) -> None:

@@ -45,13 +45,20 @@ class FakePrometheus:
                 continue  # a failed scrape leaves stale markers: its series vanish
             for family in text_string_to_metric_families(target.page):
                 for sample in family.samples:
-                    labels = {**sample.labels, "__name__": sample.name, "job": target.job, "instance": target.instance}
+                    labels = {
+                        **sample.labels,
+                        "__name__": sample.name,
+                        "job": target.job,
+                        "instance": target.instance,
+                    }
                     out.append((labels, sample.value))
         self._parsed = out
         return out
 
     def _named(self, pattern: str) -> Series:
-        return [(labels, value) for labels, value in self.series() if re.fullmatch(pattern, labels["__name__"])]
+        return [
+            (labels, value) for labels, value in self.series() if re.fullmatch(pattern, labels["__name__"])
+        ]
 
     def _aggregate(self, name: str, by: tuple[str, ...], op: str) -> Series:
         groups: dict[tuple[str, ...], list[float]] = {}
@@ -62,11 +69,17 @@ class FakePrometheus:
 
     def answer(self, key: str) -> Series:
         if key == "up":
-            return [({"__name__": "up", "job": t.job, "instance": t.instance}, 1.0 if t.up else 0.0) for t in self.targets]
+            return [
+                ({"__name__": "up", "job": t.job, "instance": t.instance}, 1.0 if t.up else 0.0)
+                for t in self.targets
+            ]
         if key == "age":
             return [({"job": t.job, "instance": t.instance}, t.age_s) for t in self.targets]
         if key == "snapshot_age":
-            return [(labels, NOW - value) for labels, value in self._aggregate("kvtop_snapshot_timestamp_seconds", ("instance",), "max")]
+            return [
+                (labels, NOW - value)
+                for labels, value in self._aggregate("kvtop_snapshot_timestamp_seconds", ("instance",), "max")
+            ]
         if key == "unexplained":
             return self._aggregate("kvtop_rank_unexplained_bytes", ("instance",), "sum")
         if key == "findings":
@@ -82,8 +95,12 @@ class FakePrometheus:
         self.queries.append(query)
         self.headers.append(request.headers)
         key = next(k for k, expr in QUERIES.items() if expr == query)
-        result = [{"metric": labels, "value": [NOW, repr(float(value))]} for labels, value in self.answer(key)]
-        return httpx.Response(200, json={"status": "success", "data": {"resultType": "vector", "result": result}})
+        result = [
+            {"metric": labels, "value": [NOW, repr(float(value))]} for labels, value in self.answer(key)
+        ]
+        return httpx.Response(
+            200, json={"status": "success", "data": {"resultType": "vector", "result": result}}
+        )
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handler)

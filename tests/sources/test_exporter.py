@@ -17,7 +17,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.errors import InputError
 from kvtop.sources.exporter import Exporter, SnapshotCollector, parse_listen
-from tests.ui.fakes import CO_TENANT_BYTES, ENGINE_ID, H100_TOTAL_BYTES, FakeSource, llama_ledger, llama_snapshot
+from tests.ui.fakes import (
+    CO_TENANT_BYTES,
+    ENGINE_ID,
+    H100_TOTAL_BYTES,
+    FakeSource,
+    llama_ledger,
+    llama_snapshot,
+)
 
 MIB = 1 << 20
 
@@ -101,12 +108,27 @@ def test_a_lost_gpu_has_a_state_and_no_memory_numbers() -> None:
     assert value(samples, "kvtop_gpu_info", gpu="5", uuid="", name="NVIDIA H100 80GB HBM3", state="lost") == 1
     gpus = {dict(labels)["gpu"] for (name, labels) in samples if name == "kvtop_gpu_memory_total_bytes"}
     assert gpus == {"0", "1", "2", "3", "4", "6", "7"}
-    assert value(samples, "kvtop_gpu_memory_total_bytes", gpu="4", uuid="GPU-00000004-fake", name="NVIDIA H100 80GB HBM3") == H100_TOTAL_BYTES
+    assert (
+        value(
+            samples,
+            "kvtop_gpu_memory_total_bytes",
+            gpu="4",
+            uuid="GPU-00000004-fake",
+            name="NVIDIA H100 80GB HBM3",
+        )
+        == H100_TOTAL_BYTES
+    )
 
 
 def test_findings_are_counted_by_rule_and_severity() -> None:
-    findings = (_Finding("co_tenant", "warning"), _Finding("co_tenant", "warning"), _Finding("gpu_lost", "error"))
-    collector = SnapshotCollector(FakeSource(llama_snapshot()), node="node-a", findings=lambda _snapshot: findings)
+    findings = (
+        _Finding("co_tenant", "warning"),
+        _Finding("co_tenant", "warning"),
+        _Finding("gpu_lost", "error"),
+    )
+    collector = SnapshotCollector(
+        FakeSource(llama_snapshot()), node="node-a", findings=lambda _snapshot: findings
+    )
     collector.refresh()
     samples = scrape(collector)
     assert value(samples, "kvtop_findings", rule="co_tenant", severity="warning") == 2
@@ -129,7 +151,9 @@ def test_a_failed_collection_keeps_the_last_numbers_and_says_so() -> None:
 
 def test_http_scrapes_serve_the_held_snapshot_without_collecting_again() -> None:
     source = FakeSource(llama_snapshot())
-    exporter = Exporter(SnapshotCollector(source, node="node-a"), parse_listen("127.0.0.1:0"), interval_s=3600)
+    exporter = Exporter(
+        SnapshotCollector(source, node="node-a"), parse_listen("127.0.0.1:0"), interval_s=3600
+    )
     try:
         pages = [httpx.get(f"http://127.0.0.1:{exporter.port}/metrics", timeout=5) for _ in range(3)]
     finally:
@@ -141,7 +165,13 @@ def test_http_scrapes_serve_the_held_snapshot_without_collecting_again() -> None
 
 
 @pytest.mark.parametrize(
-    ("text", "host", "port"), [("127.0.0.1:9401", "127.0.0.1", 9401), (":9500", "127.0.0.1", 9500), ("[::1]:0", "::1", 0), ("localhost:1", "localhost", 1)]
+    ("text", "host", "port"),
+    [
+        ("127.0.0.1:9401", "127.0.0.1", 9401),
+        (":9500", "127.0.0.1", 9500),
+        ("[::1]:0", "::1", 0),
+        ("localhost:1", "localhost", 1),
+    ],
 )
 def test_loopback_listen_addresses_are_accepted(text: str, host: str, port: int) -> None:
     address = parse_listen(text)

@@ -49,7 +49,12 @@ def test_dcgm_hostname_label_names_the_node_and_mib_become_bytes() -> None:
     fake = FakePrometheus([Target("dcgm", "10.0.0.7:9400", (DCGM / "l40s-single-gpu-full.txt").read_text())])
     l40s = node(read(fake), "gpu1-wl8sg")
     (gpu,) = l40s.gpus
-    assert (gpu.gpu, gpu.name, gpu.uuid, gpu.source) == ("0", "NVIDIA L40S", "GPU-5b4e07f6-3a86-4340-039d-25f2a83cdc43", "dcgm")
+    assert (gpu.gpu, gpu.name, gpu.uuid, gpu.source) == (
+        "0",
+        "NVIDIA L40S",
+        "GPU-5b4e07f6-3a86-4340-039d-25f2a83cdc43",
+        "dcgm",
+    )
     assert (gpu.used_bytes, gpu.free_bytes, gpu.reserved_bytes) == (0, 45459 * MIB, 608 * MIB)
     assert gpu.total_bytes == 46067 * MIB  # used + free + reserved
     assert [t.instance for t in l40s.targets] == ["10.0.0.7:9400"]
@@ -101,7 +106,10 @@ def test_nodes_are_listed_worst_first_and_a_down_target_with_its_age() -> None:
     assert [(n.name, n.health) for n in view.nodes] == [
         ("10.0.0.3:9401", TargetHealth.DOWN),
         ("gpu1-wl8sg", TargetHealth.STALE),
-        ("squeezed", TargetHealth.UP),  # neither has positive unexplained bytes: 10% of capacity missing first
+        (
+            "squeezed",
+            TargetHealth.UP,
+        ),  # neither has positive unexplained bytes: 10% of capacity missing first
         ("healthy", TargetHealth.UP),
     ]
     assert view.nodes_not_up == 2
@@ -110,14 +118,20 @@ def test_nodes_are_listed_worst_first_and_a_down_target_with_its_age() -> None:
 
 
 def test_a_stuck_exporter_is_stale_by_its_snapshot_age() -> None:
-    page = re.sub(r"(?m)^kvtop_snapshot_timestamp_seconds .*$", f"kvtop_snapshot_timestamp_seconds {NOW - 900}", kvtop_page("node-a"))
+    page = re.sub(
+        r"(?m)^kvtop_snapshot_timestamp_seconds .*$",
+        f"kvtop_snapshot_timestamp_seconds {NOW - 900}",
+        kvtop_page("node-a"),
+    )
     fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", page)])
     node_a = node(read(fake), "node-a")
     assert node_a.health is TargetHealth.STALE and node_a.age_seconds == 900.0
 
 
 def test_the_bearer_token_is_sent_and_never_in_a_message() -> None:
-    fake = FakePrometheus([Target("dcgm", "h:9400", (DCGM / "rtx4000ada-k8s-pod-labels-fb-only.txt").read_text())])
+    fake = FakePrometheus(
+        [Target("dcgm", "h:9400", (DCGM / "rtx4000ada-k8s-pod-labels-fb-only.txt").read_text())]
+    )
     view = read(fake, token="s3cret-token")
     gpu = node(view, "lke529760-766837-0a634ab30000").gpus[0]
     assert (gpu.used_bytes, gpu.free_bytes, gpu.reserved_bytes) == (1 * MIB, 20015 * MIB, 457 * MIB)
@@ -126,7 +140,9 @@ def test_the_bearer_token_is_sent_and_never_in_a_message() -> None:
 
 
 def _failing(handler) -> PrometheusError:
-    client = PrometheusClient("https://user:pw@prometheus.test", token="s3cret", transport=httpx.MockTransport(handler))
+    client = PrometheusClient(
+        "https://user:pw@prometheus.test", token="s3cret", transport=httpx.MockTransport(handler)
+    )
     with pytest.raises(PrometheusError) as caught:
         ClusterReader(client).read()
     assert "s3cret" not in str(caught.value) and "pw@" not in str(caught.value)
@@ -137,7 +153,9 @@ def test_an_error_payload_is_a_query_error() -> None:
     body = {"status": "error", "errorType": "bad_data", "error": "1:1: parse error: unexpected end of input"}
     err = _failing(lambda request: httpx.Response(400, json=body))
     assert err.state is PrometheusState.QUERY_ERROR
-    assert str(err) == "prometheus query_error: bad_data: 1:1: parse error: unexpected end of input (query 'up')"
+    assert (
+        str(err) == "prometheus query_error: bad_data: 1:1: parse error: unexpected end of input (query 'up')"
+    )
 
 
 def test_a_timeout_is_named() -> None:
@@ -155,7 +173,10 @@ def test_a_timeout_is_named() -> None:
         (httpx.Response(401, text="Unauthorized"), PrometheusState.UNAUTHORIZED),
         (httpx.Response(502, text="<html>Bad Gateway</html>"), PrometheusState.HTTP_ERROR),
         (httpx.Response(200, text="<html>a login page</html>"), PrometheusState.BAD_PAYLOAD),
-        (httpx.Response(200, json={"status": "success", "data": {"resultType": "matrix", "result": []}}), PrometheusState.BAD_PAYLOAD),
+        (
+            httpx.Response(200, json={"status": "success", "data": {"resultType": "matrix", "result": []}}),
+            PrometheusState.BAD_PAYLOAD,
+        ),
     ],
 )
 def test_other_failures_are_named(response: httpx.Response, state: PrometheusState) -> None:
@@ -166,7 +187,9 @@ def test_unreachable_prometheus_exits_2_with_one_line() -> None:
     result = subprocess.run([sys.executable, "-m", "kvtop", "cluster", "--prometheus", "http://127.0.0.1:9", "--json"],
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.splitlines() == ["kvtop: error: prometheus unreachable: cannot reach http://127.0.0.1:9 (ConnectError)"]
+    assert result.stderr.splitlines() == [
+        "kvtop: error: prometheus unreachable: cannot reach http://127.0.0.1:9 (ConnectError)"
+    ]
 
 
 def test_token_file_wins_over_the_environment(tmp_path) -> None:

@@ -1,0 +1,84 @@
+"""`kvtop diagnose` on the demo scenarios: what an expert would name, with the planner's numbers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.ledger import predict
+from kvtop.sources.live import open_node_source
+
+GIB, MIB = 1 << 30, 1 << 20
+
+
+def diagnose_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code = main([*args, "--json"] if "diagnose" in args else ["diagnose", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_healthy_demo_exits_0_with_no_findings_only_advice(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-sglang")
+    assert code == 0 and out["findings"] == []
+    assert [a["rule"] for a in out["advice"]] == ["bf16_kv_where_fp8_supported"]
+    assert out["advice"][0]["fix_flags"] == ["--tp-size", "8", "--kv-cache-dtype", "fp8_e4m3"]
+
+
+def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
+    assert code == 1
+    (finding,) = out["findings"]
+    assert finding["rule"] == "co_tenant" and finding["gpus"] == [3] and len(finding["ranks"]) == 8
+    assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)"
+    # The planner: SGLang's pre-load free memory (min over ranks) with and without the 6 GiB, on
+    # the demo's H100s (336 MiB driver-reserved, a 1 GiB CUDA context at a restart).
+    ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
+    assert ledger is not None
+    clean = ledger.gpu_total_bytes - 336 * MIB - GIB
+
+    def capacity(free: int) -> int:
+        measured = MeasuredInputs(free_before_load_bytes=free)
+        return predict(ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured).token_capacity
+
+    assert finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_661
+    assert finding["bytes"] == 6 * GIB
+
+
+def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3", "diagnose")
+    assert code == 1 and out["source"] == "demo:llama70b-tp8-foreign-gpu3"
+
+
+def test_orphaned_vllm_worker_is_named_with_its_kill(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "orphan-vllm-worker")
+    (finding,) = out["findings"]
+    assert code == 1 and finding["rule"] == "orphan_worker" and finding["gpus"] == [1]
+    assert finding["fix"].startswith("kill 2753461 (VLLM::Worker_TP1") and finding["bytes"] == 72090 * MIB
+    assert finding["tokens"] == 0  # no engine runs on GPU 1: bytes, not tokens
+
+
+def test_lost_gpu_is_critical(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "gpu5-lost")
+    assert code == 1 and [(f["rule"], f["severity"], f["gpus"]) for f in out["findings"]] == [("gpu_lost", "critical", [5])]
+
+
+def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = diagnose_json(capsys, "--demo", "dsv3-dp-attention-vllm")
+    assert code == 0 and out["findings"] == []  # DP8 + EP: the MLA latent is not copied
+
+
+def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
+    text = capsys.readouterr().out
+    assert "WARNING  co_tenant  GPU 3  −128,661 tokens/rank" in text
+    assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)" in text
+    assert text.index("co_tenant") < text.index("advice")
+
+
+def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--demo", "no-such-scenario", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error:") and err.count("\n") == 1

@@ -1,0 +1,83 @@
+"""`kvtop snapshot` as a user runs it: the JSON contract, every demo scenario, the tables, and
+where `--demo` may be written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.sources.scenario import scenario_names
+
+REPO = Path(__file__).resolve().parents[1]
+GPU_KEYS = {"index", "uuid", "name", "total_bytes", "used_bytes", "reserved_bytes", "free_bytes", "state", "processes"}
+RANK_KEYS = {"gpu_index", "pid", "rank", "observed", "predicted", "unexplained_bytes"}
+
+
+def snapshot_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_demo_json_contract_in_a_fresh_process() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "snapshot", "--demo", "--json"],
+        capture_output=True, text=True, timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert {"source", "notice", "gpus", "engines"} <= set(out)
+    assert out["source"] == "demo:llama70b-tp8-sglang" and out["notice"] is None
+    assert len(out["gpus"]) == 8 and all(GPU_KEYS <= set(gpu) for gpu in out["gpus"])
+    gpu = out["gpus"][0]
+    assert gpu["total_bytes"] == 81_559 * (1 << 20) and gpu["reserved_bytes"] == 336 * (1 << 20)
+    assert gpu["used_bytes"] + gpu["reserved_bytes"] + gpu["free_bytes"] == gpu["total_bytes"]
+    assert gpu["processes"][0]["title"] == "sglang::scheduler_TP0" and gpu["processes"][0]["role"] == "engine_worker"
+    [engine] = out["engines"]
+    assert {"kind", "model", "layout", "ranks"} <= set(engine)
+    assert (engine["kind"], engine["model"], engine["layout"]["tp"]) == ("sglang", "meta-llama/Meta-Llama-3-70B-Instruct", 8)
+    assert engine["predicted"]["token_capacity"] == 1_255_785
+    assert len(engine["ranks"]) == 8 and all(RANK_KEYS <= set(rank) for rank in engine["ranks"])
+    rank = engine["ranks"][0]
+    assert rank["observed"]["token_capacity"] == 1_256_790 and rank["predicted"]["kv_bytes_per_token"] == 40_960
+    assert rank["observed"]["process_bytes"] - rank["predicted_resident_bytes"] == rank["unexplained_bytes"]
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_scenario_prints_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    out = snapshot_json(capsys, "snapshot", "--demo", name, "--json")
+    assert out["source"] == f"demo:{name}"
+    assert out["engines"] and all(engine["ranks"] for engine in out["engines"])
+    json.dumps(out)  # plain JSON all the way down
+
+
+def test_lost_gpu_is_a_state_with_nulls_not_zeros(capsys: pytest.CaptureFixture[str]) -> None:
+    out = snapshot_json(capsys, "snapshot", "--demo", "gpu5-lost", "--json")
+    lost = out["gpus"][5]
+    assert lost["state"] == "lost" and lost["used_bytes"] is None and "Xid 79" in lost["state_message"]
+    assert [engine["kind"] for engine in out["engines"]] == ["sglang", "vllm"]
+
+
+def test_demo_may_be_given_before_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert snapshot_json(capsys, "--demo", "orphan-vllm-worker", "snapshot", "--json")["source"] == "demo:orphan-vllm-worker"
+    assert snapshot_json(capsys, "--demo", "default", "snapshot", "--json")["source"] == "demo:llama70b-tp8-sglang"
+
+
+def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--demo", "llama70b-tp8-foreign-gpu3"]) == 0
+    text = capsys.readouterr().out
+    assert "NVIDIA H100 80GB HBM3" in text and "co-tenant" in text and "python (ada)" in text
+    assert "unexplained GiB" in text and "1,255,785" in text and "1,128,130" in text
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("TP3 "))
+    assert row.split()[1:3] == ["3", "41013"]
+
+
+def test_unknown_scenario_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--demo", "no-such-node"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: --demo: no demo scenario 'no-such-node'") and err.count("\n") == 1
