@@ -27,7 +27,9 @@ def test_healthy_demo_exits_0_with_no_findings_only_advice(capsys: pytest.Captur
     assert out["advice"][0]["fix_flags"] == ["--tp-size", "8", "--kv-cache-dtype", "fp8_e4m3"]
 
 
-def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     assert code == 1
     (finding,) = out["findings"]
@@ -41,9 +43,13 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(capsys: py
 
     def capacity(free: int) -> int:
         measured = MeasuredInputs(free_before_load_bytes=free)
-        return predict(ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured).token_capacity
+        return predict(
+            ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured
+        ).token_capacity
 
-    assert finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_661
+    assert (
+        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_661
+    )
     assert finding["bytes"] == 6 * GIB
 
 
@@ -62,7 +68,9 @@ def test_orphaned_vllm_worker_is_named_with_its_kill(capsys: pytest.CaptureFixtu
 
 def test_lost_gpu_is_critical(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = diagnose_json(capsys, "--demo", "gpu5-lost")
-    assert code == 1 and [(f["rule"], f["severity"], f["gpus"]) for f in out["findings"]] == [("gpu_lost", "critical", [5])]
+    assert code == 1 and [(f["rule"], f["severity"], f["gpus"]) for f in out["findings"]] == [
+        ("gpu_lost", "critical", [5])
+    ]
 
 
 def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,7 +83,7 @@ def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFi
     text = capsys.readouterr().out
     assert "WARNING  co_tenant  GPU 3  −128,661 tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)" in text
-    assert text.index("co_tenant") < text.index("advice")
+    assert text.index("co_tenant") < text.index("advice (trade-offs")
 
 
 def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,17 @@ from kvtop.cli import main
 from kvtop.sources.scenario import scenario_names
 
 REPO = Path(__file__).resolve().parents[1]
-GPU_KEYS = {"index", "uuid", "name", "total_bytes", "used_bytes", "reserved_bytes", "free_bytes", "state", "processes"}
+GPU_KEYS = {
+    "index",
+    "uuid",
+    "name",
+    "total_bytes",
+    "used_bytes",
+    "reserved_bytes",
+    "free_bytes",
+    "state",
+    "processes",
+}
 RANK_KEYS = {"gpu_index", "pid", "rank", "observed", "predicted", "unexplained_bytes"}
 
 
@@ -33,18 +43,27 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     out = json.loads(result.stdout)
     assert {"source", "notice", "gpus", "engines"} <= set(out)
     assert out["source"] == "demo:llama70b-tp8-sglang" and out["notice"] is None
-    assert len(out["gpus"]) == 8 and all(GPU_KEYS <= set(gpu) for gpu in out["gpus"])
+    assert len(out["gpus"]) == 8 and all(set(gpu) >= GPU_KEYS for gpu in out["gpus"])
     gpu = out["gpus"][0]
     assert gpu["total_bytes"] == 81_559 * (1 << 20) and gpu["reserved_bytes"] == 336 * (1 << 20)
     assert gpu["used_bytes"] + gpu["reserved_bytes"] + gpu["free_bytes"] == gpu["total_bytes"]
-    assert gpu["processes"][0]["title"] == "sglang::scheduler_TP0" and gpu["processes"][0]["role"] == "engine_worker"
+    assert (
+        gpu["processes"][0]["title"] == "sglang::scheduler_TP0"
+        and gpu["processes"][0]["role"] == "engine_worker"
+    )
     [engine] = out["engines"]
     assert {"kind", "model", "layout", "ranks"} <= set(engine)
-    assert (engine["kind"], engine["model"], engine["layout"]["tp"]) == ("sglang", "meta-llama/Meta-Llama-3-70B-Instruct", 8)
+    assert (engine["kind"], engine["model"], engine["layout"]["tp"]) == (
+        "sglang",
+        "meta-llama/Meta-Llama-3-70B-Instruct",
+        8,
+    )
     assert engine["predicted"]["token_capacity"] == 1_255_785
-    assert len(engine["ranks"]) == 8 and all(RANK_KEYS <= set(rank) for rank in engine["ranks"])
+    assert len(engine["ranks"]) == 8 and all(set(rank) >= RANK_KEYS for rank in engine["ranks"])
     rank = engine["ranks"][0]
-    assert rank["observed"]["token_capacity"] == 1_256_790 and rank["predicted"]["kv_bytes_per_token"] == 40_960
+    assert (
+        rank["observed"]["token_capacity"] == 1_256_790 and rank["predicted"]["kv_bytes_per_token"] == 40_960
+    )
     assert rank["observed"]["process_bytes"] - rank["predicted_resident_bytes"] == rank["unexplained_bytes"]
 
 
@@ -64,8 +83,14 @@ def test_lost_gpu_is_a_state_with_nulls_not_zeros(capsys: pytest.CaptureFixture[
 
 
 def test_demo_may_be_given_before_the_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert snapshot_json(capsys, "--demo", "orphan-vllm-worker", "snapshot", "--json")["source"] == "demo:orphan-vllm-worker"
-    assert snapshot_json(capsys, "--demo", "default", "snapshot", "--json")["source"] == "demo:llama70b-tp8-sglang"
+    assert (
+        snapshot_json(capsys, "--demo", "orphan-vllm-worker", "snapshot", "--json")["source"]
+        == "demo:orphan-vllm-worker"
+    )
+    assert (
+        snapshot_json(capsys, "--demo", "default", "snapshot", "--json")["source"]
+        == "demo:llama70b-tp8-sglang"
+    )
 
 
 def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,11 @@ def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
         "source": snapshot.source,
         "notice": snapshot.notice,
         "taken_at": node.taken_at,
-        "nvml": {"state": node.nvml_state.value, "message": node.nvml_message, "driver_version": node.driver_version},
+        "nvml": {
+            "state": node.nvml_state.value,
+            "message": node.nvml_message,
+            "driver_version": node.driver_version,
+        },
         "gpus": [gpu_json(gpu) for gpu in node.gpus],
         "engines": [engine_json(view) for view in snapshot.engines],
     }
@@ -105,7 +109,9 @@ def rank_label(rank: EngineRank, *, show_dp: bool, show_pp: bool) -> str:
 
 
 def _gpu_rows(snapshot: NodeSnapshot) -> list[str]:
-    lines = [f"{'GPU':>4}  {'name':<24}{'used GiB':>10}{'reserved GiB':>14}{'free GiB':>10}{'total GiB':>11}{'util':>6}  state"]
+    lines = [
+        f"{'GPU':>4}  {'name':<24}{'used GiB':>10}{'reserved GiB':>14}{'free GiB':>10}{'total GiB':>11}{'util':>6}  state"
+    ]
     for gpu in snapshot.observation.gpus:
         util = "—" if gpu.utilization_percent is None else f"{gpu.utilization_percent}%"
         state = gpu.state.value if gpu.state is GpuState.OK else f"{gpu.state.value}: {gpu.state_message}"
@@ -123,7 +129,11 @@ def _process_rows(snapshot: NodeSnapshot) -> list[str]:
         for process in gpu.processes:
             rank = "—"
             if process.rank:
-                rank = rank_label(process.rank, show_dp=process.engine_id in spread or process.rank.dp > 0, show_pp=process.rank.pp > 0)
+                rank = rank_label(
+                    process.rank,
+                    show_dp=process.engine_id in spread or process.rank.dp > 0,
+                    show_pp=process.rank.pp > 0,
+                )
             owner = f" ({process.user})" if process.user else ""
             what = (process.title or process.name or process.info_message or "—") + owner
             lines.append(

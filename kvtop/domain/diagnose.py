@@ -22,9 +22,10 @@ from kvtop.domain.diagnose_rules import (
     gib,
     ledger_findings,
     rank_label,
+    weights_cause,
 )
 from kvtop.domain.engines.sglang import DEFAULT_CONTEXT_BYTES
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole
 
@@ -222,7 +223,7 @@ class _Engine:
         if excess <= thresholds.weights_excess_fraction * predicted:
             return None
         tokens = max(0, self.replay.capacity(weights_shift=predicted - base) - self.replay.capacity(weights_shift=observed - base))  # fmt: skip
-        cause, fix = _weights_cause(self.ledger, self.replay, observed, excess)
+        cause, fix = weights_cause(self.ledger, self.replay, observed, excess)
         return self.finding(
             rule="weights_larger_than_predicted", severity=Severity.WARNING, bytes=excess, tokens=tokens, fix=fix, gain_tokens=tokens,
             summary=f"weights take {gib(observed)} per rank, {gib(excess)} (+{excess / predicted:.0%}) more than predicted",
@@ -301,38 +302,6 @@ class _Engine:
                         f"{gib(u)} above weights + KV + reserve + context" for g, u in sorted(over.items())),
                       f"worth {tokens:,} tokens at {self.ledger.kv_bytes_per_token:,} B per token"),
         )  # fmt: skip
-
-
-def _weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -> tuple[str, str]:
-    """(the likeliest cause with its numbers, the change that addresses it)."""
-    model, settings = ledger.model, ledger.settings
-    ratio = observed / ledger.weights_bytes
-    speculative = sorted(k for k in settings.flags if k.startswith("speculative"))
-    if model.mtp_layers and not replay.load_mtp:
-        mtp = _mtp_bytes(ledger)
-        if mtp and abs(excess - mtp) <= 0.15 * mtp:
-            return (f"matches the {model.mtp_layers} MTP layer(s) ({gib(mtp)}) loaded for speculative decoding",
-                    "expected with speculative decoding: plan with --load-mtp")  # fmt: skip
-    if speculative:
-        return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",
-                "plan the draft model's weights too, or drop speculative decoding")  # fmt: skip
-    if 1.9 <= ratio <= 2.1:
-        wanted = (f"--quantization {model.quant.method}" if model.quant.quantized else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
-        return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
-    heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
-    if heads and heads[0].bytes_per_param < model.dtype_bytes:
-        unquantized = heads[0].params * model.dtype_bytes - heads[0].bytes
-        if abs(excess - unquantized) <= 0.15 * max(unquantized, 1):
-            return (f"matches an unquantized LM head ({gib(unquantized)} more at {model.dtype_bytes} B per parameter)",
-                    "expected when the engine keeps the LM head unquantized: no change; plan with it")  # fmt: skip
-    return (f"{ratio:.2f}× the prediction: a dtype or quantization mismatch, or extra modules (LoRA, vision tower)",
-            "check --dtype, --quantization and speculative/LoRA flags against the checkpoint")  # fmt: skip
-
-
-def _mtp_bytes(ledger: Ledger) -> int:
-    """Weights per rank the MTP/next-n layers add when speculative decoding loads them."""
-    with_mtp = predict(ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, load_mtp=True)
-    return with_mtp.weights_bytes - ledger.weights_bytes
 
 
 def _sglang_reserve(engine: _Engine, thresholds: Thresholds) -> Finding | None:

@@ -44,7 +44,9 @@ class Finding(BaseModel):
     gpus: tuple[int, ...] = ()
     ranks: tuple[str, ...] = ()  # "sglang:4242/tp3"; ledger-only findings: "tp3"
     bytes: int = 0  # what the cause holds or wastes on each affected rank
-    tokens: int = 0  # what it costs in KV tokens per rank (planner: capacity without − with)
+    tokens: int = (
+        0  # KV tokens per rank it costs (planner: capacity without − with); layout rules: node total
+    )
     fix: str  # the exact change: a flag string, or "kill 4243 (…)"
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers
@@ -107,9 +109,7 @@ class Replay:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.measured = _measured_of(ledger)
-        self.load_mtp = any(
-            row.component == "mtp" and row.bytes > 0 for r in ledger.ranks[:1] for row in r.weights.rows
-        )
+        self.load_mtp = any(row.component == "mtp" and row.bytes > 0 for row in ledger.ranks[0].weights.rows)
 
     @property
     def free_before_load_bytes(self) -> int:
@@ -122,14 +122,9 @@ class Replay:
         return self.measured.weights_bytes or self.ledger.weights_bytes
 
     def solve(
-        self,
-        settings: LaunchSettings | None = None,
-        *,
-        free_shift: int = 0,
-        weights_shift: int = 0,
-        available_kv_bytes: int | None = None,
-        new_layout: bool = False,
-    ) -> Ledger | None:
+        self, settings: LaunchSettings | None = None, *, free_shift: int = 0, weights_shift: int = 0,
+        available_kv_bytes: int | None = None, new_layout: bool = False,
+    ) -> Ledger | None:  # fmt: skip
         """The ledger with `settings`, free memory moved by `free_shift`, weights by `weights_shift`.
 
         `available_kv_bytes` replaces vLLM's KV memory; `new_layout` drops the measurements that
@@ -160,14 +155,10 @@ class Replay:
             return None  # the what-if is not a valid layout: it gains nothing
 
     def capacity(
-        self,
-        settings: LaunchSettings | None = None,
-        *,
-        free_shift: int = 0,
-        weights_shift: int = 0,
+        self, settings: LaunchSettings | None = None, *, free_shift: int = 0, weights_shift: int = 0,
         available_kv_bytes: int | None = None,
-    ) -> int:
-        """Token capacity per rank of `solve(...)`; 0 when it does not fit or is not a valid layout."""  # fmt: skip
+    ) -> int:  # fmt: skip
+        """Token capacity per rank of `solve(...)`; 0 when it does not fit or is not a valid layout."""
         solved = self.solve(
             settings,
             free_shift=free_shift,
@@ -190,14 +181,11 @@ def _all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return tuple(r.gpu_index for r in ledger.ranks), tuple(rank_label(r, ledger) for r in ledger.ranks)
 
 
-def _fp8_kv(ledger: Ledger, replay: Replay) -> Finding | None:
+def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
     if ledger.kv_format not in ("bf16", "fp16", "fp32") or not ledger.engine.fits:
         return None
-    dtype = (
-        "fp8_ds_mla"
-        if ledger.settings.engine == "vllm" and ledger.model.attention_kind is AttentionKind.DSA
-        else "fp8_e4m3"
-    )
+    vllm_dsa = ledger.settings.engine == "vllm" and ledger.model.attention_kind is AttentionKind.DSA
+    dtype = "fp8_ds_mla" if vllm_dsa else "fp8_e4m3"
     fixed = ledger.settings.model_copy(update={"kv_cache_dtype": dtype})
     alt = replay.solve(fixed)
     if alt is None or alt.token_capacity <= ledger.token_capacity:
@@ -238,9 +226,7 @@ def _dp_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
     return out
 
 
-def _best_layout(
-    ledger: Ledger, replay: Replay, attn_tp: int
-) -> tuple[LaunchSettings, Ledger, Ledger] | None:
+def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
     """(settings, ledger) of the alternative with the most node tokens, and the current layout solved alike."""
     base = replay.solve(new_layout=True)
     if base is None:
@@ -292,15 +278,7 @@ def _tp_above_kv_heads(ledger: Ledger, replay: Replay, thresholds: Thresholds) -
         return None
     copies = attn_tp // model.num_kv_heads
     why = f"{model.num_kv_heads} KV heads over attention TP {attn_tp}: one head per rank, each head held by {copies} ranks"
-    return _layout_finding(
-        ledger,
-        replay,
-        thresholds,
-        rule="tp_above_kv_heads",
-        copies=copies,
-        attn_tp=model.num_kv_heads,
-        why=why,
-    )
+    return _layout_finding(ledger, replay, thresholds, rule="tp_above_kv_heads", copies=copies, attn_tp=model.num_kv_heads, why=why)  # fmt: skip
 
 
 def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
@@ -308,9 +286,7 @@ def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Fin
         return None
     attn_tp = ledger.layout.attn_tp
     why = f"MLA keeps one latent per token; attention TP {attn_tp} does not divide it, so every rank of the group holds it"
-    return _layout_finding(
-        ledger, replay, thresholds, rule="mla_under_attention_tp", copies=attn_tp, attn_tp=1, why=why
-    )
+    return _layout_finding(ledger, replay, thresholds, rule="mla_under_attention_tp", copies=attn_tp, attn_tp=1, why=why)  # fmt: skip
 
 
 def _req_to_token(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
@@ -376,11 +352,7 @@ def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds)
 
 def _hybrid_manager_disabled(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
     s = ledger.settings
-    if (
-        s.engine != "vllm"
-        or not s.disable_hybrid_kv_cache_manager
-        or not ledger.model.layers_of(LayerKind.SLIDING)
-    ):
+    if s.engine != "vllm" or not s.disable_hybrid_kv_cache_manager or not ledger.model.layers_of(LayerKind.SLIDING):  # fmt: skip
         return None
     fixed = s.model_copy(update={"disable_hybrid_kv_cache_manager": False})
     gain = replay.capacity(fixed) - ledger.token_capacity
@@ -401,19 +373,42 @@ def _hybrid_manager_disabled(ledger: Ledger, replay: Replay, thresholds: Thresho
     )  # fmt: skip
 
 
-LEDGER_RULES = (_fp8_kv,)
-LEDGER_RULES_WITH_THRESHOLDS = (
-    _tp_above_kv_heads,
-    _mla_under_tp,
-    _req_to_token,
-    _mamba_caps_requests,
-    _hybrid_manager_disabled,
-)
+def weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -> tuple[str, str]:
+    """Rule 4's likeliest cause of weights above the prediction, with its numbers, and the change for it."""
+    model, settings = ledger.model, ledger.settings
+    ratio = observed / ledger.weights_bytes
+    speculative = sorted(k for k in settings.flags if k.startswith("speculative"))
+    if model.mtp_layers and not replay.load_mtp:
+        mtp = _mtp_bytes(ledger)
+        if mtp and abs(excess - mtp) <= 0.15 * mtp:
+            return (f"matches the {model.mtp_layers} MTP layer(s) ({gib(mtp)}) loaded for speculative decoding",
+                    "expected with speculative decoding: plan with --load-mtp")  # fmt: skip
+    if speculative:
+        return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",
+                "plan the draft model's weights too, or drop speculative decoding")  # fmt: skip
+    if 1.9 <= ratio <= 2.1:
+        wanted = (f"--quantization {model.quant.method}" if model.quant.quantized else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
+        return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
+    heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
+    if heads and heads[0].bytes_per_param < model.dtype_bytes:
+        unquantized = heads[0].params * model.dtype_bytes - heads[0].bytes
+        if abs(excess - unquantized) <= 0.15 * max(unquantized, 1):
+            return (f"matches an unquantized LM head ({gib(unquantized)} more at {model.dtype_bytes} B per parameter)",
+                    "expected when the engine keeps the LM head unquantized: no change; plan with it")  # fmt: skip
+    return (f"{ratio:.2f}× the prediction: a dtype or quantization mismatch, or extra modules (LoRA, vision tower)",
+            "check --dtype, --quantization and speculative/LoRA flags against the checkpoint")  # fmt: skip
+
+
+def _mtp_bytes(ledger: Ledger) -> int:
+    """Weights per rank the MTP/next-n layers add when speculative decoding loads them."""
+    with_mtp = predict(ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, load_mtp=True)
+    return with_mtp.weights_bytes - ledger.weights_bytes
+
+
+LEDGER_RULES = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp, _req_to_token, _mamba_caps_requests, _hybrid_manager_disabled)  # fmt: skip
 
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:
     """Rules 6–11: what the plan alone says (no live node needed)."""
     replay = Replay(ledger)
-    found = [f for rule in LEDGER_RULES if (f := rule(ledger, replay))]
-    found += [f for rule in LEDGER_RULES_WITH_THRESHOLDS if (f := rule(ledger, replay, thresholds))]
-    return found
+    return [f for rule in LEDGER_RULES if (f := rule(ledger, replay, thresholds))]

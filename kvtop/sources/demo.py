@@ -20,9 +20,9 @@ import shlex
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.engines.vllm import ESTIMATED_NON_KV_BYTES
@@ -91,10 +91,9 @@ class _NodePlan:
         self.scenario = scenario
         self.source = source
         spec = scenario.gpu
-        self.total_bytes = spec.total or _known_total(spec.model, source)
+        self.total_bytes = spec.total or gpu_total_bytes(spec.model)  # the model was checked when loaded
         self.gpu_name = spec.name or f"NVIDIA {spec.model}"
         self.lost = {lost.gpu: lost.message for lost in scenario.lost_gpus}
-        self._check_indices()
         self.other_bytes = self._non_engine_bytes(before_engines_only=False)
         self.models: dict[str, ModelSpec] = {}
         self.records: dict[int, ProcessRecord] = {}
@@ -117,16 +116,12 @@ class _NodePlan:
         for worker in self.workers:
             self.workers_by_gpu.setdefault(worker.gpu_index, []).append(worker)
         self.worker_by_pid = {worker.pid: worker for worker in self.workers}
-        self.fixed_bytes = {p.pid: p.used for p in (*scenario.foreign_processes, *scenario.orphans)}
+        self.first_pid: dict[tuple[int, int], int] = {}  # (engine, DP rank) → its first worker's pid
+        for worker in self.workers:
+            self.first_pid.setdefault((worker.engine_index, worker.ledger_rank.dp_rank), worker.pid)
+        self.fixed_bytes = {p.pid: p.used for p in scenario.non_engine_processes()}
 
     # --- building ---
-
-    def _check_indices(self) -> None:
-        count = self.scenario.gpu.count
-        for group in ("foreign_processes", "orphans", "lost_gpus"):
-            for position, item in enumerate(getattr(self.scenario, group)):
-                if item.gpu >= count:
-                    raise InputError(f"GPU {item.gpu} does not exist (the node has {count})", field=f"{group}[{position}].gpu", source=self.source)
 
     def _non_engine_bytes(self, *, before_engines_only: bool) -> dict[int, int]:
         """Bytes co-tenants and orphans hold per GPU (those there before the engines, if asked)."""
@@ -136,14 +131,14 @@ class _NodePlan:
                 held[foreign.gpu] = held.get(foreign.gpu, 0) + foreign.used
         for orphan in self.scenario.orphans:
             held[orphan.gpu] = held.get(orphan.gpu, 0) + orphan.used
-        for gpu, held_bytes in held.items():
-            if held_bytes > self.total_bytes - self.scenario.gpu.reserved:
-                raise InputError(f"processes on GPU {gpu} hold more than its memory", field="foreign_processes", source=self.source)
         return held
+
+    def _error(self, message: str, field: str) -> InputError:
+        return InputError(message, field=field, source=self.source)
 
     def _add_record(self, record: ProcessRecord, group: str) -> None:
         if record.pid in self.records:
-            raise InputError(f"pid {record.pid} is used twice", field=group, source=self.source)
+            raise self._error(f"pid {record.pid} is used twice", group)
         self.records[record.pid] = record
 
     def _add_engine(self, index: int, spec: EngineSpec, taken: dict[int, int]) -> None:
@@ -151,27 +146,30 @@ class _NodePlan:
         try:
             settings = parse_launch_command(spec.command)
         except InputError as error:
-            raise InputError(str(error), field=f"{where}.command", source=self.source) from None
+            raise self._error(str(error), f"{where}.command") from None
         if settings is None:
-            raise InputError("not an SGLang or vLLM launch command", field=f"{where}.command", source=self.source)
+            raise self._error("not an SGLang or vLLM launch command", f"{where}.command")
         try:
             model = load_model(spec.model)
         except InputError as error:
-            raise InputError(str(error), field=f"{where}.model", source=self.source) from None
+            raise self._error(str(error), f"{where}.model") from None
         wanted = layout_from_settings(settings).gpus
         gpus = spec.gpus or tuple(i for i in range(self.scenario.gpu.count) if i not in taken)[:wanted]
         truth = self._solve(where, spec, settings, model, gpus)
         if len(gpus) != len(truth.ranks):
-            raise InputError(f"the launch command runs {len(truth.ranks)} ranks but {len(gpus)} GPUs are listed", field=f"{where}.gpus", source=self.source)
+            raise self._error(
+                f"the launch command runs {len(truth.ranks)} ranks but {len(gpus)} GPUs are listed",
+                f"{where}.gpus",
+            )
         for gpu in gpus:
-            if gpu >= self.scenario.gpu.count:
-                raise InputError(f"GPU {gpu} does not exist (the node has {self.scenario.gpu.count})", field=f"{where}.gpus", source=self.source)
             if gpu in taken:
-                raise InputError(f"GPU {gpu} already runs engines[{taken[gpu]}]", field=f"{where}.gpus", source=self.source)
+                raise self._error(f"GPU {gpu} already runs engines[{taken[gpu]}]", f"{where}.gpus")
             taken[gpu] = index
         self.models[settings.model or spec.model] = model
         host, port = endpoint_address(settings.engine, settings)
-        self.engines.append(_Engine(spec=spec, settings=settings, truth=truth, base_url=f"http://{host}:{port}"))
+        self.engines.append(
+            _Engine(spec=spec, settings=settings, truth=truth, base_url=f"http://{host}:{port}")
+        )
         argv = tuple(shlex.split(spec.command))
         self._add_record(ProcessRecord(
             pid=spec.server_pid, parent_pid=1, name=argv[0].rsplit("/", 1)[-1][:15], cmdline=argv, user="root",
@@ -181,12 +179,19 @@ class _NodePlan:
         for position, (rank, gpu) in enumerate(zip(truth.ranks, gpus, strict=True)):
             pid, parent, title = self._worker_identity(spec, settings, rank, position)
             if parent != spec.server_pid and parent not in self.records:
-                self._add_record(_titled(parent, _engine_core_title(settings, rank.dp_rank), spec.server_pid, visible), f"{where}.server_pid")
+                self._add_record(
+                    _titled(parent, _engine_core_title(settings, rank.dp_rank), spec.server_pid, visible),
+                    f"{where}.server_pid",
+                )
             self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
             base = self._worker_bytes(spec, settings, rank, gpu, pid)
-            self.workers.append(_Worker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base))
+            self.workers.append(
+                _Worker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
+            )
 
-    def _solve(self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]) -> Ledger:
+    def _solve(
+        self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]
+    ) -> Ledger:
         """The ledger the engine itself solved on this node. SGLang: with the least free memory
         over its ranks before the weights loaded; vLLM: with the largest non-KV runtime memory its
         workers profiled (a rank's `extra_bytes` were taken before either measured)."""
@@ -194,24 +199,40 @@ class _NodePlan:
         if settings.engine == "sglang":
             before = self._non_engine_bytes(before_engines_only=True)
             reserved = self.scenario.gpu.reserved
-            free = min(self.total_bytes - reserved - spec.cuda_context - spec.extra_bytes.get(gpu, 0) - before.get(gpu, 0) for gpu in gpus)
+            taken = {
+                gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0)
+                for gpu in gpus
+            }
+            free = self.total_bytes - max(taken.values())
             measured = MeasuredInputs(free_before_load_bytes=free)
         elif spec.extra_bytes:
-            measured = MeasuredInputs(non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(spec.extra_bytes.get(gpu, 0) for gpu in gpus))
+            measured = MeasuredInputs(
+                non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(spec.extra_bytes.get(gpu, 0) for gpu in gpus)
+            )
         try:
-            truth = predict(model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured)
+            truth = predict(
+                model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured
+            )
         except KvtopError as error:
-            raise InputError(str(error), field=f"{where}.command", source=self.source) from None
+            raise self._error(str(error), f"{where}.command") from None
         if not truth.engine.fits:
-            raise InputError("this engine would not start on these GPUs (its KV cache does not fit)", field=f"{where}.command", source=self.source)
+            raise self._error(
+                "this engine would not start on these GPUs (its KV cache does not fit)", f"{where}.command"
+            )
         return truth
 
-    def _worker_identity(self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, position: int) -> tuple[int, int, str]:
+    def _worker_identity(
+        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, position: int
+    ) -> tuple[int, int, str]:
         """(pid, parent pid, title) of a rank's GPU process, as each engine names and parents it."""
         if settings.engine == "sglang":
             parts = [f"DP{rank.dp_rank}"] if settings.dp > 1 or settings.enable_dp_attention else []
             parts += [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
-            return spec.server_pid + 10 + position, spec.server_pid, "sglang::scheduler_" + "_".join([*parts, f"TP{rank.tp_rank}"])
+            return (
+                spec.server_pid + 10 + position,
+                spec.server_pid,
+                "sglang::scheduler_" + "_".join([*parts, f"TP{rank.tp_rank}"]),
+            )
         core = spec.server_pid + 1 + rank.dp_rank
         if settings.tp * settings.pp == 1:  # the engine core runs the model itself
             return core, spec.server_pid, _engine_core_title(settings, rank.dp_rank)
@@ -221,25 +242,23 @@ class _NodePlan:
             parts.append(f"EP{rank.tp_rank + settings.tp * rank.dp_rank}")
         return spec.server_pid + 100 + position, core, "VLLM::Worker_" + "_".join(parts)
 
-    def _worker_bytes(self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int) -> int:
+    def _worker_bytes(
+        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int
+    ) -> int:
         """The ledger's resident bytes (with this worker's own CUDA context and extra bytes in place
         of what the engine budgeted for them), less a fixed few MiB; never more than the GPU has left."""
         extra = spec.extra_bytes.get(gpu, 0)
-        if settings.engine == "sglang":  # its ledger's context is everything taken before the load, on the tightest rank
-            own = spec.cuda_context + extra
-        else:  # its reserve holds the largest rank's extra bytes
-            own = extra - max(spec.extra_bytes.values(), default=0)
+        # SGLang's ledger counts as context all that was taken before the load on the tightest rank;
+        # vLLM's reserve holds the largest rank's extra bytes.
+        own = (
+            spec.cuda_context + extra
+            if settings.engine == "sglang"
+            else extra - max(spec.extra_bytes.values(), default=0)
+        )
         resident = rank.weights_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
         ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)
         noise = int(_unit(self.scenario.seed, "noise", pid) * self.scenario.noise)
         return min(resident, ceiling) - noise
-
-
-def _known_total(model: str, source: str) -> int:
-    try:
-        return gpu_total_bytes(model)
-    except InputError as error:
-        raise InputError(str(error).split(": ", 1)[-1], field="gpu.model", source=source) from None
 
 
 def _engine_core_title(settings: LaunchSettings, dp_rank: int) -> str:
@@ -281,6 +300,7 @@ class DemoSource:
         self._period_s = period_s
         self._plan = _NodePlan(scenario, origin or f"scenario {scenario.name}")
         self._log = read_log(engine_log) if engine_log is not None else None
+        self._usage_memo: dict[tuple[int, int, int], float] = {}
         raw = NodeObservation(taken_at=0.0, driver_version=scenario.gpu.driver_version,
                               gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)))  # fmt: skip
         self._template = attribute_node(raw, _ScenarioProcessTable(self._plan.records))
@@ -295,10 +315,6 @@ class DemoSource:
     def tick(self) -> int:
         """The tick the clock is in now."""
         return math.floor(self._clock() / self._period_s)
-
-    def truth(self, engine_index: int) -> Ledger:
-        """The ledger engine `engine_index` solved on this node (what it reports as its capacity)."""
-        return self._plan.engines[engine_index].truth
 
     def collect(self) -> NodeSnapshot:
         return self.collect_at(self.tick(), taken_at=self._clock())
@@ -316,9 +332,14 @@ class DemoSource:
         """What NVML, the process table and the endpoints say at `tick`, attributed. Processes keep
         their identities from tick to tick, so attribution runs once and each tick moves the bytes."""
         gpus = tuple(self._gpu(template, tick) for template in self._template.gpus)
-        live = {engine.spec.server_pid: self._live(position, tick) for position, engine in enumerate(self._plan.engines)}
+        live = {
+            engine.spec.server_pid: self._live(position, tick)
+            for position, engine in enumerate(self._plan.engines)
+        }
         engines = tuple(
-            engine.model_copy(update={"live": live[engine.server_pid]}) if engine.server_pid in live else engine
+            engine.model_copy(update={"live": live[engine.server_pid]})
+            if engine.server_pid in live
+            else engine
             for engine in self._template.engines
         )
         return self._template.model_copy(update={"taken_at": taken_at, "gpus": gpus, "engines": engines})
@@ -327,9 +348,20 @@ class DemoSource:
 
     def _usage(self, engine_index: int, dp_rank: int, tick: int) -> float:
         """KV usage of one engine core at `tick`: a slow seeded wave around the mean, plus a flicker."""
+        key = (engine_index, dp_rank, tick)
+        if key not in self._usage_memo:
+            if len(self._usage_memo) > 4096:
+                self._usage_memo.clear()
+            self._usage_memo[key] = self._usage_at(engine_index, dp_rank, tick)
+        return self._usage_memo[key]
+
+    def _usage_at(self, engine_index: int, dp_rank: int, tick: int) -> float:
         spec, seed = self._plan.engines[engine_index].spec, self.scenario.seed
         phase = _unit(seed, "phase", engine_index, dp_rank) * 2 * math.pi
-        wave = math.sin(2 * math.pi * tick / 60 + phase) * 0.7 + (_unit(seed, "flicker", engine_index, dp_rank, tick) - 0.5) * 0.6
+        wave = (
+            math.sin(2 * math.pi * tick / 60 + phase) * 0.7
+            + (_unit(seed, "flicker", engine_index, dp_rank, tick) - 0.5) * 0.6
+        )
         return round(min(0.99, max(0.0, spec.kv_usage + self.scenario.kv_usage_swing * wave)), 4)
 
     def _process_bytes(self, pid: int, tick: int) -> int:
@@ -347,7 +379,7 @@ class DemoSource:
                                            "it needs a GPU reset or a reboot")  # fmt: skip
             return GpuObservation(index=index, state=GpuState.LOST, state_message=message)
         pids = [w.pid for w in plan.workers_by_gpu.get(index, ())]
-        pids += [p.pid for p in (*self.scenario.foreign_processes, *self.scenario.orphans) if p.gpu == index]
+        pids += [p.pid for p in self.scenario.non_engine_processes() if p.gpu == index]
         return GpuObservation(
             index=index, uuid=_uuid(self.scenario, index), pci_bus_id=_bus_id(index), name=plan.gpu_name,
             total_bytes=plan.total_bytes, reserved_bytes=spec.reserved, memory_api=MemoryApi.V2,
@@ -371,37 +403,41 @@ class DemoSource:
         })  # fmt: skip
 
     def _live(self, engine_index: int, tick: int) -> EngineLive:
-        """What the engine's endpoints say at `tick`: its solved capacity and a moving usage."""
+        """What the engine's endpoints say at `tick`: the capacity it solved and a moving usage,
+        one rank per scheduler (SGLang) or engine core (vLLM), i.e. per DP rank."""
         engine = self._plan.engines[engine_index]
-        spec, truth, settings = engine.spec, engine.truth, engine.settings
+        spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
         if spec.endpoint is not EndpointState.OK:
-            return EngineLive(state=spec.endpoint, base_url=engine.base_url,
-                              message=f"{engine.base_url}: {_ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)}")  # fmt: skip
-        capacity = truth.token_capacity
-        blocks = truth.engine.num_blocks
-        ranks = []
-        for dp_rank in sorted({rank.dp_rank for rank in truth.ranks}):  # one scheduler / engine core per DP rank
-            usage = self._usage(engine_index, dp_rank, tick)
-            running = max(0, spec.running_requests + int(_unit(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2)
-            worker_pid = next(w.pid for w in self._plan.workers if w.engine_index == engine_index and w.ledger_rank.dp_rank == dp_rank)
-            ranks.append(EngineLiveRank(
-                dp_rank=dp_rank, tp_rank=0, pp_rank=0,
-                engine_index=str(dp_rank) if settings.engine == "vllm" else None,
-                pid=worker_pid if settings.engine == "sglang" else None,  # SGLang labels ranks by pid; vLLM does not
-                token_capacity=capacity, num_gpu_blocks=blocks, block_size=truth.engine.page_size,
-                kv_usage_fraction=usage, used_tokens=int(usage * capacity), running_requests=running,
-                waiting_requests=spec.waiting_requests,
-            ))  # fmt: skip
-        first = truth.ranks[0]
+            reason = _ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
+            return EngineLive(
+                state=spec.endpoint, base_url=engine.base_url, message=f"{engine.base_url}: {reason}"
+            )
+        ranks = [
+            self._live_rank(engine_index, dp_rank, tick)
+            for dp_rank in sorted({r.dp_rank for r in truth.ranks})
+        ]
         return EngineLive(
-            state=EndpointState.OK, base_url=engine.base_url, version=spec.version, token_capacity=capacity,
-            num_gpu_blocks=blocks, block_size=truth.engine.page_size,
+            state=EndpointState.OK, base_url=engine.base_url, version=spec.version,
+            token_capacity=truth.token_capacity, num_gpu_blocks=truth.engine.num_blocks, block_size=truth.engine.page_size,
             kv_usage_fraction=max(r.kv_usage_fraction or 0.0 for r in ranks),
             used_tokens=sum(r.used_tokens or 0 for r in ranks), running_requests=sum(r.running_requests or 0 for r in ranks),
             waiting_requests=sum(r.waiting_requests or 0 for r in ranks), memory_fraction=truth.engine.memory_fraction,
-            weight_bytes=_printed_gib(first.weights_bytes) if settings.engine == "sglang" else None,
-            kv_cache_bytes=_printed_gib(first.kv_pool_bytes) if settings.engine == "sglang" else None,
+            weight_bytes=_printed_gib(truth.ranks[0].weights_bytes) if sglang else None,
+            kv_cache_bytes=_printed_gib(truth.ranks[0].kv_pool_bytes) if sglang else None,
             ranks=tuple(ranks),
+        )  # fmt: skip
+
+    def _live_rank(self, engine_index: int, dp_rank: int, tick: int) -> EngineLiveRank:
+        engine = self._plan.engines[engine_index]
+        spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
+        usage = self._usage(engine_index, dp_rank, tick)
+        wobble = int(_unit(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
+        return EngineLiveRank(
+            dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if sglang else str(dp_rank),
+            pid=self._plan.first_pid[(engine_index, dp_rank)] if sglang else None,  # SGLang labels ranks by pid; vLLM does not
+            token_capacity=truth.token_capacity, num_gpu_blocks=truth.engine.num_blocks,
+            block_size=truth.engine.page_size, kv_usage_fraction=usage, used_tokens=int(usage * truth.token_capacity),
+            running_requests=max(0, spec.running_requests + wobble), waiting_requests=spec.waiting_requests,
         )  # fmt: skip
 
 

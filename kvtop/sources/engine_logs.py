@@ -28,6 +28,10 @@ _SGLANG_PREFIX = re.compile(
     r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?((?:\s+[A-Z]{2,4}\d{1,5}){0,8})\s*\]"
 )
 _VLLM_PROCESS = re.compile(r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?\s+pid=\d{1,10}\)")
+_VLLM_PROCESSES = re.compile(
+    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?\s+pid=\d{1,10}\)"
+    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
+)
 _TAG = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)(\d{1,5})(?!\d)")
 _ENGINE_LINE = re.compile(
     r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"
@@ -71,6 +75,7 @@ class _State:
         self.engine_version: str | None = None
 
     def count(self, engine: EngineKind) -> None:
+        """One more line recognised as `engine`'s."""
         self.hits[engine] += 1
         self.first_engine = self.first_engine or engine
 
@@ -228,6 +233,10 @@ _BUCKETS = _buckets(_HANDLERS)
 # --- lines and ranks ----------------------------------------------------------------------------
 
 
+def _ends_with_comma(line: str) -> bool:
+    return line.endswith(",") or (line[-1:].isspace() and line.rstrip().endswith(","))
+
+
 def _logical_lines(physical: list[str]) -> Iterator[tuple[str, int]]:
     """Each line with its wrapped continuations joined, and how many physical lines it took."""
     index, total = 0, len(physical)
@@ -236,7 +245,7 @@ def _logical_lines(physical: list[str]) -> Iterator[tuple[str, int]]:
         while (
             used < _MAX_JOINED
             and index + used < total
-            and line.rstrip().endswith(",")
+            and _ends_with_comma(line)
             and _CONTINUATION.match(physical[index + used])
         ):
             line = f"{line.rstrip()} {physical[index + used].strip()}"
@@ -265,13 +274,19 @@ def _rank_from_tags(tags: str, worker: str | None) -> RankTuple:
 def _rank_tuple(line: str) -> RankTuple:
     head = line[:_PREFIX_CHARS]  # prefixes (journald and docker included) sit at the start
     sglang = _SGLANG_PREFIX.search(head) if "[" in head else None
-    vllm = list(_VLLM_PROCESS.finditer(head)) if "pid=" in head else []
-    if sglang and (not vllm or sglang.start() < vllm[0].start()):
+    vllm = _VLLM_PROCESSES.search(head) if "pid=" in head else None
+    if sglang and (vllm is None or sglang.start() < vllm.start()):
         return _rank_from_tags(sglang.group(1), None)
-    if vllm:  # `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`: the ranks of every process named
-        worker = next((match.group(2) for match in vllm if match.group(2)), None)
-        return _rank_from_tags(" ".join(match.group(1) for match in vllm), worker)
+    if vllm:  # one or more processes, e.g. `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`
+        return _rank_from_processes(vllm.group())
     return _UNRANKED
+
+
+@lru_cache(maxsize=1024)
+def _rank_from_processes(processes: str) -> RankTuple:
+    names = _VLLM_PROCESS.findall(processes)
+    worker = next((rank for _, rank in names if rank), None)
+    return _rank_from_tags(" ".join(name for name, _ in names), worker)
 
 
 def _rank_key(rank: RankTuple) -> RankKey:
@@ -295,14 +310,15 @@ def _read(line: str, state: _State) -> bool:
         if handle_log is not None:
             if not handle_log(line, state):
                 continue
-        else:
-            rank = _rank_tuple(line) if rank is None else rank
-            fields = state.sglang[rank] if engine == "sglang" else state.vllm[rank]
-            if handle_rank is None or not handle_rank(line, fields):
+        elif handle_rank is not None:
+            if rank is None:
+                rank = _rank_tuple(line)
+            if not handle_rank(line, (state.sglang if engine == "sglang" else state.vllm)[rank]):
                 continue
         took = True
         if engine is not None:
-            state.count(engine)
+            state.hits[engine] += 1
+            state.first_engine = state.first_engine or engine
     return took
 
 

@@ -53,7 +53,10 @@ class EnginePredictor:
             for process in gpu.processes:
                 if process.engine_id is not None and process.rank is not None:
                     gpus_of.setdefault(process.engine_id, []).append(gpu)
-        return {engine.engine_id: self.ledger(engine, gpus_of.get(engine.engine_id, [])) for engine in node.engines}
+        return {
+            engine.engine_id: self.ledger(engine, gpus_of.get(engine.engine_id, []))
+            for engine in node.engines
+        }
 
     def ledger(self, engine: EngineInstance, gpus: list[GpuObservation]) -> Ledger | str:
         """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction)."""
@@ -86,8 +89,12 @@ def logged_token_capacity(log: EngineLog) -> int | None:
     """The token capacity a startup log states (SGLang's last `max_total_num_tokens`, vLLM's
     `GPU KV cache size: N tokens`), or None."""
     if log.engine == "sglang":
-        resized = log.sglang_first(lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None)
-        summary = log.sglang_first(lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None)
+        resized = log.sglang_first(
+            lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None
+        )
+        summary = log.sglang_first(
+            lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None
+        )
         return resized or summary
     if log.engine == "vllm":
         return log.vllm_first(lambda r: r.kv_cache_tokens[-1] if r.kv_cache_tokens else None)
@@ -108,7 +115,10 @@ def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObs
         by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
         candidates = by_model or candidates
     if len(candidates) != 1:
-        return node, f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached"
+        return (
+            node,
+            f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached",
+        )
     target = candidates[0]
     if target.live.token_capacity is not None:
         return node, None

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
 from kvtop.units import MIB, parse_size
 
@@ -56,13 +57,24 @@ class GpuSpec(_Strict):
     reserved: Size = 336 * MIB  # NVML v2 `reserved` (driver); 336 MiB on an H100 SXM
     driver_version: str = "550.90.07"
 
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            gpu_total_bytes(value)
+        except InputError as error:
+            raise ValueError(str(error).removeprefix("--gpu: ")) from None
+        return value
+
 
 class EngineSpec(_Strict):
     """One SGLang/vLLM server; its ranks' bytes are its predicted ledger, plus any deviation."""
 
     model: str  # a model preset (examples/models), used for the prediction
     command: str  # the launch command, as the server's process shows it
-    gpus: tuple[int, ...] | None = None  # physical GPU of each rank, in rank order; default: the next free ones
+    gpus: tuple[int, ...] | None = (
+        None  # physical GPU of each rank, in rank order; default: the next free ones
+    )
     server_pid: int = Field(ge=2)
     version: str | None = None
     cuda_context: Size = 640 * MIB  # what each worker holds before its weights (CUDA context, NCCL)
@@ -126,6 +138,10 @@ class Scenario(_Strict):
     jitter: Size = 24 * MIB  # bound of each worker's movement from one tick to the next
     kv_usage_swing: float = Field(default=0.08, ge=0.0, le=0.5)  # how far KV usage moves around its mean
 
+    def non_engine_processes(self) -> tuple[ForeignProcess | OrphanProcess, ...]:
+        """Co-tenants and orphans: the processes whose bytes the scenario states."""
+        return (*self.foreign_processes, *self.orphans)
+
 
 def scenario_dir() -> Path:
     """examples/scenarios of this checkout."""
@@ -159,9 +175,13 @@ def load_scenario(ref: str) -> Scenario:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise InputError(f"cannot read the scenario ({error.strerror or type(error).__name__})", source=str(path)) from None
+        raise InputError(
+            f"cannot read the scenario ({error.strerror or type(error).__name__})", source=str(path)
+        ) from None
     except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}", source=str(path)) from None
+        raise InputError(
+            f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}", source=str(path)
+        ) from None
     if not isinstance(data, dict):
         raise InputError("a scenario must be a JSON object", source=str(path))
     data.setdefault("name", path.stem)
@@ -171,10 +191,51 @@ def load_scenario(ref: str) -> Scenario:
 def parse_scenario(data: dict[str, Any], *, source: str = "<scenario>") -> Scenario:
     """Validate a scenario held in memory (the loader and the tests share this)."""
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         raise InputError(_message(first), field=field_path(first["loc"]), source=source) from None
+    _check_references(scenario, source)
+    return scenario
+
+
+def _check_references(scenario: Scenario, source: str) -> None:
+    """Every GPU named exists and has room for what is put on it, and no pid is used twice."""
+    count = scenario.gpu.count
+    for group in ("foreign_processes", "orphans", "lost_gpus"):
+        for position, item in enumerate(getattr(scenario, group)):
+            if item.gpu >= count:
+                raise InputError(
+                    f"GPU {item.gpu} does not exist (the node has {count})",
+                    field=f"{group}[{position}].gpu",
+                    source=source,
+                )
+    for position, engine in enumerate(scenario.engines):
+        for gpu in engine.gpus or ():
+            if gpu >= count:
+                raise InputError(
+                    f"GPU {gpu} does not exist (the node has {count})",
+                    field=f"engines[{position}].gpus",
+                    source=source,
+                )
+    held: dict[int, int] = {}
+    for process in scenario.non_engine_processes():
+        held[process.gpu] = held.get(process.gpu, 0) + process.used
+        if (
+            held[process.gpu]
+            > (scenario.gpu.total or gpu_total_bytes(scenario.gpu.model)) - scenario.gpu.reserved
+        ):
+            raise InputError(
+                f"the processes on GPU {process.gpu} hold more than its memory",
+                field="foreign_processes",
+                source=source,
+            )
+    pids = [engine.server_pid for engine in scenario.engines] + [
+        p.pid for p in scenario.non_engine_processes()
+    ]
+    repeated = sorted({pid for pid in pids if pids.count(pid) > 1})
+    if repeated:
+        raise InputError(f"pid {repeated[0]} is used twice", field="pid", source=source)
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -204,11 +265,22 @@ def generated_scenario(gpu_count: int, process_count: int, *, seed: int = 1) -> 
     )
     workers = 8 * len(engines)
     if process_count < workers:
-        raise InputError(f"{gpu_count} GPUs run {workers} engine workers: ask for at least that many processes", field="processes")
+        raise InputError(
+            f"{gpu_count} GPUs run {workers} engine workers: ask for at least that many processes",
+            field="processes",
+        )
     foreign = tuple(
         ForeignProcess(
-            gpu=index % gpu_count, pid=200_000 + index, used=64 * MIB,
-            cmdline=("python3", "-m", "ipykernel_launcher", "-f", f"/home/ada/.local/share/jupyter/runtime/kernel-{index}.json"),
+            gpu=index % gpu_count,
+            pid=200_000 + index,
+            used=64 * MIB,
+            cmdline=(
+                "python3",
+                "-m",
+                "ipykernel_launcher",
+                "-f",
+                f"/home/ada/.local/share/jupyter/runtime/kernel-{index}.json",
+            ),
         )  # fmt: skip
         for index in range(process_count - workers)
     )

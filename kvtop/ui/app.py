@@ -47,8 +47,8 @@ class KvtopApp(App[int]):
         Binding("r", "refresh", "Refresh"),
     ]
 
-    node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False)
-    now: reactive[float] = reactive(0.0, init=False)
+    node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False, repaint=False)
+    now: reactive[float] = reactive(0.0, init=False, repaint=False)
 
     def __init__(
         self,

@@ -58,6 +58,8 @@ def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
 
 def _gpu_rows(gpu: GpuObservation, rank: RankView | None) -> list[LedgerRow]:
     observed = rank.observed if rank else None
+    if gpu.used_bytes is None and observed is None:  # nothing could be read (a lost GPU)
+        return [LedgerRow(label, None, None) for label in ("foreign (co-tenants)", "driver reserved")]
     foreign = observed.foreign_bytes if observed else sum(p.used_bytes or 0 for p in gpu.processes)
     orphan = observed.orphan_bytes if observed else 0
     unattributed = observed.unattributed_bytes if observed else 0

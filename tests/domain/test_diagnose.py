@@ -63,7 +63,9 @@ def node(
     gpu_list = []
     for index in range(gpus):
         if index == lost:
-            gpu_list.append(GpuObservation(index=index, state=GpuState.LOST, state_message="GPU has fallen off the bus"))
+            gpu_list.append(
+                GpuObservation(index=index, state=GpuState.LOST, state_message="GPU has fallen off the bus")
+            )
             continue
         processes = list(others.get(index, ()))
         if index < len(plan.ranks):
@@ -81,7 +83,11 @@ def node(
             index=index, total_bytes=plan.gpu_total_bytes, used_bytes=used, reserved_bytes=RESERVED,
             free_bytes=plan.gpu_total_bytes - used - RESERVED, processes=tuple(processes),
         ))  # fmt: skip
-    engine_live = EngineLive(state=EndpointState.OK, token_capacity=plan.token_capacity, memory_fraction=plan.engine.memory_fraction)
+    engine_live = EngineLive(
+        state=EndpointState.OK,
+        token_capacity=plan.token_capacity,
+        memory_fraction=plan.engine.memory_fraction,
+    )
     engine = EngineInstance(
         engine_id=engine_id, kind=kind, server_pid=SERVER, settings=plan.settings, host="127.0.0.1", port=30000,
         live=engine_live.model_copy(update=live or {}),
@@ -90,8 +96,12 @@ def node(
     return build_snapshot(observation, {engine_id: plan}, source="test")
 
 
-def co_tenant(pid: int, used: int, *, role: ProcessRole = ProcessRole.CO_TENANT, **fields: object) -> GpuProcess:
-    return GpuProcess.model_validate({"pid": pid, "used_bytes": used, "name": "python", "user": "alice", "role": role, **fields})
+def co_tenant(
+    pid: int, used: int, *, role: ProcessRole = ProcessRole.CO_TENANT, **fields: object
+) -> GpuProcess:
+    return GpuProcess.model_validate(
+        {"pid": pid, "used_bytes": used, "name": "python", "user": "alice", "role": role, **fields}
+    )
 
 
 def only(findings: tuple[Finding, ...], rule: str) -> Finding:
@@ -107,7 +117,12 @@ def problems(findings: tuple[Finding, ...]) -> set[str]:
 def sglang_capacity(plan: Ledger, free_before_load: int, **settings: object) -> int:
     """SGLang's capacity for `plan` solved with a measured pre-load free memory (min over ranks)."""
     measured = MeasuredInputs(free_before_load_bytes=free_before_load)
-    return predict(plan.model, plan.settings.model_copy(update=settings), gpu_total_bytes=plan.gpu_total_bytes, measured=measured).token_capacity
+    return predict(
+        plan.model,
+        plan.settings.model_copy(update=settings),
+        gpu_total_bytes=plan.gpu_total_bytes,
+        measured=measured,
+    ).token_capacity
 
 
 CLEAN = H100 - RESERVED - CONTEXT  # free before load at a restart, nothing else on the GPU
@@ -149,7 +164,9 @@ def test_vllm_co_tenant_blocks_a_restart_and_costs_the_utilization_that_would_fi
     assert restart.rule == "restart_will_not_fit" and restart.severity is Severity.CRITICAL
     fits = math.floor((CLEAN - 6 * GIB) / H100 * 100) / 100
     assert fits == 0.9 and restart.fix == "--gpu-memory-utilization 0.90"
-    at_fit = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": fits}), gpu_total_bytes=H100)
+    at_fit = predict(
+        plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": fits}), gpu_total_bytes=H100
+    )
     assert restart.tokens == plan.token_capacity and restart.gain_tokens == at_fit.token_capacity
     assert restart.fix_settings is not None and restart.fix_settings.gpu_memory_utilization == 0.9
     tenant = only(found, "co_tenant")
@@ -167,7 +184,14 @@ def test_vllm_co_tenant_inside_the_headroom_is_advice_not_a_fault() -> None:
 
 def test_orphaned_worker_on_an_engine_gpu_is_priced_and_killed_by_pid() -> None:
     plan = llama()
-    orphan = co_tenant(5555, 3 * GIB, role=ProcessRole.ORPHAN, title="sglang::scheduler_TP5", engine_kind="sglang", parent_pid=777)
+    orphan = co_tenant(
+        5555,
+        3 * GIB,
+        role=ProcessRole.ORPHAN,
+        title="sglang::scheduler_TP5",
+        engine_kind="sglang",
+        parent_pid=777,
+    )
     finding = only(diagnose(node(plan, others={5: (orphan,)})), "orphan_worker")
     assert finding.tokens == sglang_capacity(plan, CLEAN) - sglang_capacity(plan, CLEAN - 3 * GIB)
     assert finding.fix == "kill 5555 (sglang::scheduler_TP5, user alice, 3.00 GiB on GPU 5; server gone)"
@@ -175,7 +199,9 @@ def test_orphaned_worker_on_an_engine_gpu_is_priced_and_killed_by_pid() -> None:
 
 
 def test_orphan_on_a_gpu_without_engine_holds_bytes_but_no_tokens() -> None:
-    orphan = co_tenant(5555, 70 * GIB, role=ProcessRole.ORPHAN, title="VLLM::Worker_TP1", engine_kind="vllm", parent_pid=1)
+    orphan = co_tenant(
+        5555, 70 * GIB, role=ProcessRole.ORPHAN, title="VLLM::Worker_TP1", engine_kind="vllm", parent_pid=1
+    )
     finding = only(diagnose(node(llama(), others={8: (orphan,)}, gpus=9)), "orphan_worker")
     assert (finding.tokens, finding.bytes, finding.engine_id) == (0, 70 * GIB, None)
     assert "no running engine on GPU 8" in finding.evidence[-1]
@@ -200,7 +226,9 @@ def test_weights_ten_percent_above_the_prediction_are_named_and_priced() -> None
     plan = llama()
     observed = int(plan.weights_bytes * 1.10)
     finding = only(diagnose(node(plan, live={"weight_bytes": observed})), "weights_larger_than_predicted")
-    heavier = predict(plan.model, plan.settings, gpu_total_bytes=H100, measured=MeasuredInputs(weights_bytes=observed))
+    heavier = predict(
+        plan.model, plan.settings, gpu_total_bytes=H100, measured=MeasuredInputs(weights_bytes=observed)
+    )
     assert finding.bytes == observed - plan.weights_bytes
     assert finding.tokens == plan.token_capacity - heavier.token_capacity > 0
 
@@ -213,7 +241,9 @@ def test_weights_twice_the_prediction_point_at_the_dtype() -> None:
 
 def test_weights_within_three_percent_are_not_a_finding() -> None:
     plan = llama()
-    assert "weights_larger_than_predicted" not in problems(diagnose(node(plan, live={"weight_bytes": int(plan.weights_bytes * 1.02)})))
+    assert "weights_larger_than_predicted" not in problems(
+        diagnose(node(plan, live={"weight_bytes": int(plan.weights_bytes * 1.02)}))
+    )
 
 
 # --- rule 5: reserve --------------------------------------------------------------------------
@@ -232,7 +262,9 @@ def test_vllm_kv_cache_smaller_than_predicted_shows_the_equivalent_utilization()
     plan = llama("vllm")
     observed = plan.engine.kv_budget_bytes - 3 * GIB
     finding = only(diagnose(node(plan, live={"kv_cache_bytes": observed})), "reserve_larger_than_expected")
-    smaller = predict(plan.model, plan.settings, gpu_total_bytes=H100, measured=MeasuredInputs(available_kv_bytes=observed))
+    smaller = predict(
+        plan.model, plan.settings, gpu_total_bytes=H100, measured=MeasuredInputs(available_kv_bytes=observed)
+    )
     assert finding.bytes == 3 * GIB and finding.tokens == plan.token_capacity - smaller.token_capacity
     raised = math.ceil((0.92 + 3 * GIB / H100) * 10000) / 10000
     assert finding.fix == f"--gpu-memory-utilization {raised:g}" and finding.gain_tokens > 0
@@ -244,9 +276,14 @@ def test_vllm_kv_cache_smaller_than_predicted_shows_the_equivalent_utilization()
 def test_bf16_kv_advice_states_the_fp8_gain_and_the_quality_caveat() -> None:
     plan = llama()
     (finding,) = diagnose_ledger(plan)
-    fp8 = predict(plan.model, plan.settings.model_copy(update={"kv_cache_dtype": "fp8_e4m3"}), gpu_total_bytes=H100)
+    fp8 = predict(
+        plan.model, plan.settings.model_copy(update={"kv_cache_dtype": "fp8_e4m3"}), gpu_total_bytes=H100
+    )
     assert finding.rule == "bf16_kv_where_fp8_supported" and finding.severity is Severity.INFO
-    assert finding.gain_tokens == fp8.token_capacity - plan.token_capacity and finding.fix == "--kv-cache-dtype fp8_e4m3"
+    assert (
+        finding.gain_tokens == fp8.token_capacity - plan.token_capacity
+        and finding.fix == "--kv-cache-dtype fp8_e4m3"
+    )
     assert any("quality" in fact for fact in finding.evidence)
     assert diagnose_ledger(llama("sglang", "--kv-cache-dtype", "fp8_e4m3")) == ()
 
@@ -254,11 +291,17 @@ def test_bf16_kv_advice_states_the_fp8_gain_and_the_quality_caveat() -> None:
 def test_tp_above_kv_heads_recomputes_with_dp_attention() -> None:
     plan = ledger("Qwen--Qwen3-235B-A22B.json", "sglang", "--tp", "8", gpu=H200)  # 4 KV heads
     finding = only(diagnose_ledger(plan), "tp_above_kv_heads")
-    alt = predict(plan.model, parse_flags("sglang", ["--tp", "8", "--dp", "2", "--enable-dp-attention"]), gpu_total_bytes=H200)
+    alt = predict(
+        plan.model,
+        parse_flags("sglang", ["--tp", "8", "--dp", "2", "--enable-dp-attention"]),
+        gpu_total_bytes=H200,
+    )
     assert finding.fix == "--tp-size 8 --dp-size 2 --enable-dp-attention"
     assert finding.gain_tokens == 2 * alt.token_capacity - plan.token_capacity == 1_300_087
     assert finding.severity is Severity.WARNING
-    assert "tp_above_kv_heads" not in {f.rule for f in diagnose_ledger(llama())}  # 8 heads over TP8: no copies
+    assert "tp_above_kv_heads" not in {
+        f.rule for f in diagnose_ledger(llama())
+    }  # 8 heads over TP8: no copies
 
 
 def test_tp_above_kv_heads_without_a_better_layout_is_advice() -> None:
@@ -270,17 +313,28 @@ def test_tp_above_kv_heads_without_a_better_layout_is_advice() -> None:
 @pytest.mark.parametrize(
     ("engine", "fix", "alt_flags"),
     [
-        ("sglang", "--tp-size 8 --dp-size 8 --enable-dp-attention", ["--tp", "8", "--dp", "8", "--enable-dp-attention"]),
-        ("vllm", "--data-parallel-size 8 --enable-expert-parallel", ["--dp", "8", "--enable-expert-parallel"]),
+        (
+            "sglang",
+            "--tp-size 8 --dp-size 8 --enable-dp-attention",
+            ["--tp", "8", "--dp", "8", "--enable-dp-attention"],
+        ),
+        (
+            "vllm",
+            "--data-parallel-size 8 --enable-expert-parallel",
+            ["--dp", "8", "--enable-expert-parallel"],
+        ),
     ],
 )
-def test_mla_under_attention_tp_recomputes_with_dp_attention(engine: str, fix: str, alt_flags: list[str]) -> None:
+def test_mla_under_attention_tp_recomputes_with_dp_attention(
+    engine: str, fix: str, alt_flags: list[str]
+) -> None:
     plan = ledger("deepseek-ai--DeepSeek-V3.json", engine, "--tp", "8", gpu=H200)
     finding = only(diagnose_ledger(plan), "mla_under_attention_tp")
     alt = predict(plan.model, parse_flags(engine, alt_flags), gpu_total_bytes=H200)  # type: ignore[arg-type]
     assert finding.fix == fix and finding.severity is Severity.WARNING
     assert finding.gain_tokens == 8 * alt.token_capacity - plan.token_capacity > 2 * plan.token_capacity
-    assert "mla_under_attention_tp" not in {f.rule for f in diagnose_ledger(predict(plan.model, parse_flags(engine, alt_flags), gpu_total_bytes=H200))}  # type: ignore[arg-type]
+    spread = predict(plan.model, parse_flags(engine, alt_flags), gpu_total_bytes=H200)  # type: ignore[arg-type]
+    assert "mla_under_attention_tp" not in {f.rule for f in diagnose_ledger(spread)}
 
 
 def test_large_req_to_token_table_names_the_max_running_requests_that_frees_it() -> None:
@@ -288,7 +342,11 @@ def test_large_req_to_token_table_names_the_max_running_requests_that_frees_it()
     finding = only(diagnose_ledger(plan), "req_to_token_large")
     assert finding.bytes == plan.engine.req_to_token_bytes == 2049 * 131076 * 4
     assert finding.fix == "--max-running-requests 512 --mem-fraction-static 0.844"
-    fixed = predict(plan.model, plan.settings.model_copy(update={"max_running_requests": 512, "mem_fraction_static": 0.844}), gpu_total_bytes=H100)
+    fixed = predict(
+        plan.model,
+        plan.settings.model_copy(update={"max_running_requests": 512, "mem_fraction_static": 0.844}),
+        gpu_total_bytes=H100,
+    )
     assert finding.gain_tokens == fixed.token_capacity - plan.token_capacity > 0
     assert "req_to_token_large" not in {f.rule for f in diagnose_ledger(llama())}  # 8,192 context: 134 MB
 
@@ -317,14 +375,19 @@ def test_sglang_restart_with_a_huge_co_tenant_leaves_no_kv_memory() -> None:
     plan = llama()
     found = diagnose(node(plan, others={3: (co_tenant(9001, 60 * GIB),)}))
     assert found[0].rule == "restart_will_not_fit" and found[0].severity is Severity.CRITICAL
-    assert found[0].fix == "free 60.00 GiB on GPU 3 (stop its other processes)" and found[0].tokens == plan.token_capacity
+    assert (
+        found[0].fix == "free 60.00 GiB on GPU 3 (stop its other processes)"
+        and found[0].tokens == plan.token_capacity
+    )
 
 
 def test_sglang_restart_trips_the_balance_check_beyond_ten_percent() -> None:
     plan = llama()
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 10 * GIB),)})), "restart_will_not_fit")
     assert finding.severity is Severity.WARNING and "unbalanced" in finding.evidence[0]
-    assert "restart_will_not_fit" not in problems(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})))
+    assert "restart_will_not_fit" not in problems(
+        diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
+    )
 
 
 # --- rule 13 and the rest ---------------------------------------------------------------------

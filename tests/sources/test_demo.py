@@ -16,7 +16,13 @@ from kvtop.domain.ledger import predict
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
 from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
-from kvtop.sources.scenario import DEFAULT_SCENARIO, load_scenario, parse_scenario, scenario_dir, scenario_names
+from kvtop.sources.scenario import (
+    DEFAULT_SCENARIO,
+    load_scenario,
+    parse_scenario,
+    scenario_dir,
+    scenario_names,
+)
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -75,7 +81,9 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
 def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> None:
     healthy, foreign = collect("llama70b-tp8-sglang"), collect("llama70b-tp8-foreign-gpu3")
     gpu3 = foreign.observation.gpu(3)
-    [(pid, role, used)] = [(p.pid, p.role, p.used_bytes) for p in gpu3.processes if p.role is not ProcessRole.ENGINE_WORKER]
+    [(pid, role, used)] = [
+        (p.pid, p.role, p.used_bytes) for p in gpu3.processes if p.role is not ProcessRole.ENGINE_WORKER
+    ]
     assert (pid, role, used) == (4242, ProcessRole.CO_TENANT, 6 * GIB)
     view = foreign.engines[0]
     assert view.ranks[3].observed.foreign_bytes == 6 * GIB
@@ -87,7 +95,9 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
                        measured=MeasuredInputs(free_before_load_bytes=total - 336 * MIB - 640 * MIB - 6 * GIB))  # fmt: skip
     assert tightest.token_capacity == 1_128_130
     assert {rank.observed.token_capacity for rank in view.ranks} == {1_128_130}
-    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_128_130 == 128_660  # 6 GiB × mfs 0.818 ÷ 40,960 B
+    assert (
+        healthy.engines[0].ranks[0].observed.token_capacity - 1_128_130 == 128_660
+    )  # 6 GiB × mfs 0.818 ÷ 40,960 B
     # The prediction from the launch command is unchanged, so every rank shows ~6 GiB unexplained.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_255_785
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
@@ -100,7 +110,9 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     assert view.engine.kind == "vllm" and view.ledger.layout.dp == 8 and view.ledger.layout.ep == 8
     assert [(rank.rank.dp, rank.gpu_index) for rank in view.ranks] == [(dp, dp) for dp in range(8)]
     assert len({rank.pid for rank in view.ranks}) == 8
-    assert {rank.predicted.kv_bytes_per_token for rank in view.ranks} == {70_272}  # MLA latent, whole on each rank
+    assert {rank.predicted.kv_bytes_per_token for rank in view.ranks} == {
+        70_272
+    }  # MLA latent, whole on each rank
     assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {508_096}
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
@@ -108,7 +120,12 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
 def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     snapshot = collect("orphan-vllm-worker")
     [(gpu, orphan)] = snapshot.observation.processes_with_role(ProcessRole.ORPHAN)
-    assert (gpu.index, orphan.pid, orphan.title, orphan.rank) == (1, 2753461, "VLLM::Worker_TP1", EngineRank(tp=1))
+    assert (gpu.index, orphan.pid, orphan.title, orphan.rank) == (
+        1,
+        2753461,
+        "VLLM::Worker_TP1",
+        EngineRank(tp=1),
+    )
     assert orphan.used_bytes == 72_090 * MIB and orphan.engine_kind == "vllm"
     view = snapshot.engines[0]
     assert [rank.gpu_index for rank in view.ranks] == [0]
@@ -129,7 +146,9 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     view = DemoSource(scenario.model_copy(update={"engines": (engine,)})).collect_at(0).engines[0]
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
-    assert view.ranks[0].observed.token_capacity == 1_256_790 - 42_887  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B
+    assert (
+        view.ranks[0].observed.token_capacity == 1_256_790 - 42_887
+    )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:
@@ -161,14 +180,24 @@ def default_data() -> dict:
     ("change", "field", "words"),
     [
         (lambda d: d["engines"][0].update(gpus="all"), "engines[0].gpus", "tuple"),
-        (lambda d: d.update(foreign_processes=[{"gpu": 3, "pid": 4242, "used": "6 potatoes"}]), "foreign_processes[0].used", "not a size"),
+        (
+            lambda d: d.update(foreign_processes=[{"gpu": 3, "pid": 4242, "used": "6 potatoes"}]),
+            "foreign_processes[0].used",
+            "not a size",
+        ),
         (lambda d: d["gpu"].pop("count"), "gpu.count", "required"),
         (lambda d: d["engines"][0].update(kv_usage=1.5), "engines[0].kv_usage", "less than or equal to 1"),
         (lambda d: d.update(colour="blue"), "colour", "not permitted"),
-        (lambda d: d.update(orphans=[{"gpu": 1, "pid": 9, "title": "python3", "used": "1GiB"}]), "orphans[0].title", "VLLM::"),
+        (
+            lambda d: d.update(orphans=[{"gpu": 1, "pid": 9, "title": "python3", "used": "1GiB"}]),
+            "orphans[0].title",
+            "VLLM::",
+        ),
     ],
 )
-def test_a_bad_scenario_file_names_the_field_and_the_file(tmp_path: Path, change, field: str, words: str) -> None:
+def test_a_bad_scenario_file_names_the_field_and_the_file(
+    tmp_path: Path, change, field: str, words: str
+) -> None:
     data = default_data()
     change(data)
     path = write(tmp_path, data)

@@ -49,7 +49,9 @@ def _attr(items: tuple[Any, ...], index: int, name: str) -> Any:
 
 
 # case.json key -> what the parser gives for it on one rank (the first printed occurrence,
-# except `draft`/`main_branch_run` figures, which are the second).
+# except `draft`/`main_branch_run` figures, which are the second). Rank-keyed entries in case.json
+# (C04 TP0/TP7/"TP1-6", C12 DP0-3) are read on that rank; every other number comes from the first
+# rank, in RankKey order, that printed the line (unranked lines first: most excerpts carry none).
 SGLANG_PICKS: dict[str, Callable[[SglangRankLog], Any]] = {
     "avail_mem_before_load_gb": lambda r: _attr(r.weight_loads, 0, "avail_before"),
     "weight_mem_usage_gb": lambda r: _attr(r.weight_loads, 0, "mem_usage"),

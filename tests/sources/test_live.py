@@ -73,7 +73,10 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert sglang.engine.engine_id == f"sglang:{SGLANG_SERVER_PID}"
     assert sglang.ledger is None
     assert "/path/to/Qwen3-235B-A22B-FP8" in sglang.ledger_error and "not found" in sglang.ledger_error
-    assert [(r.gpu_index, r.observed.process_bytes, r.predicted) for r in sglang.ranks] == [(0, 9752 * MIB, None), (1, 9752 * MIB, None)]
+    assert [(r.gpu_index, r.observed.process_bytes, r.predicted) for r in sglang.ranks] == [
+        (0, 9752 * MIB, None),
+        (1, 9752 * MIB, None),
+    ]
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
     assert vllm.ledger.token_capacity == 362_377  # gpt-oss-120b, vLLM defaults, A100 80 GB (81,920 MiB)
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
@@ -99,7 +102,10 @@ def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> No
     vllm = snapshot.engines[1]
     assert [rank.observed.token_capacity for rank in vllm.ranks] == [42_656]
     assert any("engine log" in note for note in vllm.engine.live.notes)
-    assert [rank.observed.token_capacity for rank in snapshot.engines[0].ranks] == [None, None]  # not the SGLang one
+    assert [rank.observed.token_capacity for rank in snapshot.engines[0].ranks] == [
+        None,
+        None,
+    ]  # not the SGLang one
 
 
 def test_a_missing_engine_log_is_an_input_error() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Input, Select, Static
 
 from kvtop.domain.ledger import predict
@@ -50,7 +52,8 @@ async def test_tp_8_to_4_gives_exactly_what_predict_gives_for_tp_4(make_app, hea
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
         assert "1,255,785 →     418,768" in result
-        assert "TP4 (4 GPU)" in result
+        assert re.search(r"layout\s+TP8 →\s+TP4", result)
+        assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
 
 

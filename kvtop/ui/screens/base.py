@@ -11,8 +11,8 @@ from kvtop.ui.state import NodeState
 class NodeScreen(Screen[None]):
     """Subclasses implement `show_node`; `NodeHeader`s bind to `node` and `now`."""
 
-    node: reactive[NodeState] = reactive(NodeState(source_label=""), always_update=False)
-    now: reactive[float] = reactive(0.0)
+    node: reactive[NodeState] = reactive(NodeState(source_label=""), repaint=False)
+    now: reactive[float] = reactive(0.0, repaint=False)
 
     def __init__(self, state: NodeState, now: float, interval_s: float) -> None:
         super().__init__()

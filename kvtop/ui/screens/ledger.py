@@ -17,9 +17,9 @@ from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
-LABEL_WIDTH = 25
-BYTES_WIDTH = 19
-TOKENS_WIDTH = 11
+LABEL_WIDTH = 23
+BYTES_WIDTH = 20
+TOKENS_WIDTH = 10
 
 
 def _bytes_cell(value: int | None, style: str) -> Content:
@@ -31,7 +31,7 @@ def _bytes_cell(value: int | None, style: str) -> Content:
 def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     gpu, rank = view.gpu, view.rank
     engine = snapshot.engine_of_gpu(gpu.index)
-    parts: list[str | tuple[str, str]] = [(f"Rank ledger · GPU {gpu.index} {short_gpu_name(gpu.name)}", "bold $primary")]
+    parts: list[str | tuple[str, str]] = [(f"Rank ledger · GPU {gpu.index}" + (f" {short_gpu_name(gpu.name)}" if gpu.name else ""), "bold $primary")]
     if rank is not None and engine is not None:
         parts.append(f" · {engine.engine.kind} pid {engine.engine.server_pid} {rank_label(rank)}")
     else:
@@ -51,21 +51,21 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     observed = rank.observed
     predicted_tokens = fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
     live_tokens = fmt_tokens(observed.token_capacity) if observed.token_capacity is not None else "not reported"
-    usage = f" · KV in use {observed.kv_usage_fraction * 100:.0f} %" if observed.kv_usage_fraction is not None else ""
+    usage = f" · KV in use {observed.kv_usage_fraction * 100:.0f}%" if observed.kv_usage_fraction is not None else ""
     lines.append(Content.assemble(("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"))
     if view.kv_bytes_per_token and view.tokens_per_gib:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
-            f"{view.kv_bytes_per_token:,} B ({fmt_bytes(view.kv_bytes_per_token)}) per token · "
-            f"{view.tokens_per_gib:,.0f} tokens per GiB · {view.tokens_per_gib * 1e9 / (1 << 30):,.0f} tokens per GB",
+            f"{view.tokens_per_gib:,.0f} tokens/GiB · {view.tokens_per_gib * 1e9 / (1 << 30):,.0f} tokens/GB · "
+            f"{fmt_bytes(view.kv_bytes_per_token)} per token",
         ))  # fmt: skip
     if engine.ledger is not None:
         result = engine.ledger.engine
         lines.append(Content.assemble(
             ("engine budget  ", "bold"),
-            f"max running requests {result.max_running_requests:,} · memory fraction {result.memory_fraction:.3f} "
-            f"({result.memory_fraction_source})",
+            f"max running requests {result.max_running_requests:,} · memory fraction {result.memory_fraction:.3f}",
         ))  # fmt: skip
+        lines.append(Content.styled(f"               {result.memory_fraction_source}", "$text-muted"))
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)

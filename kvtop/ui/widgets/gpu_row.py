@@ -85,6 +85,16 @@ def _fit(text: str, width: int) -> str:
     return text[:width].ljust(width)
 
 
+def _who(data: GpuRowData) -> str:
+    """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
+    if data.engine is None or data.rank is None:
+        return "no engine" if data.gpu.processes else "—"
+    label = rank_label(data.rank)
+    if len(data.engine.engine.kind) + 1 + len(label) < RANK_WIDTH:
+        return f"{data.engine.engine.kind} {label}"
+    return label if len(label) < RANK_WIDTH else label.replace(" ", "")
+
+
 def render_row(data: GpuRowData, width: int) -> Content:
     gpu, rank = data.gpu, data.rank
     trend_cells = trend_width(width)
@@ -94,7 +104,7 @@ def render_row(data: GpuRowData, width: int) -> Content:
         _fit("   " + (fmt_gib(gpu.total_bytes, 1) if gpu.total_bytes else ""), ID_WIDTH),
     )
     state_text, state_style = _STATE_LABELS.get(gpu.state, (gpu.state.value.upper(), "$warning"))
-    who = f"{data.engine.engine.kind} {rank_label(rank)}" if data.engine and rank else ("—" if not gpu.processes else "no engine")
+    who = _who(data)
     first = Content.assemble((id_lines[0], "bold"), (_fit(who, RANK_WIDTH), "$text-primary" if rank else "$text-muted"))
     second = Content.assemble(
         id_lines[1], (state_text, state_style), (" ★tight" if data.tightest else "", "bold $warning"),

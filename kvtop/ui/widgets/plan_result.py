@@ -28,7 +28,8 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
     ("KV B/token/rank", lambda ledger: fmt_bytes(ledger.kv_bytes_per_token)),
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
-    ("layout", lambda ledger: f"{ledger.layout.describe()} ({ledger.layout.gpus} GPU)"),
+    ("layout", lambda ledger: ledger.layout.describe()),
+    ("GPUs", lambda ledger: str(ledger.layout.gpus)),
     ("fits", lambda ledger: "yes" if ledger.engine.fits else f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short"),
 )
 
