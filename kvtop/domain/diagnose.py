@@ -366,17 +366,18 @@ def _vllm_reserve(engine: _Engine, thresholds: Thresholds) -> Finding | None:
 def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
     """A GPU that fell off the bus takes its engine's whole TP group down."""
     found = []
+    short = [v for v in snapshot.engines if v.ledger is not None and len(v.ranks) < v.ledger.layout.gpus]
     for gpu in snapshot.observation.gpus:
         if gpu.state is not GpuState.LOST:
             continue
-        short = [v for v in snapshot.engines if v.ledger is not None and len(v.ranks) < v.ledger.layout.gpus]
-        view = short[0] if len(short) == 1 else None
+        view = short[0] if len(short) == 1 else None  # the one engine missing a rank
         ledger = view.ledger if view else None
         ranks: tuple[str, ...] = ()
         if view is not None and ledger is not None:
             seen = {(r.rank.dp, r.rank.pp, r.rank.tp) for r in view.ranks}
             missing = [r for r in ledger.ranks if (r.dp_rank, r.pp_rank, r.tp_rank) not in seen]
-            ranks = (tuple(rank_label(r, ledger, view.engine.engine_id) for r in missing[:1]) if len(missing) == 1 else ())  # fmt: skip
+            if len(missing) == 1:
+                ranks = (rank_label(missing[0], ledger, view.engine.engine_id),)
         restart = f", then restart {view.engine.engine_id}" if view else ""
         found.append(Finding(
             rule="gpu_lost", severity=Severity.CRITICAL, engine_id=view.engine.engine_id if view else None,
@@ -408,7 +409,7 @@ def _orphans(snapshot: NodeSnapshot, engines: list[_Engine]) -> list[Finding]:
         found.append(Finding(
             rule="orphan_worker", severity=Severity.WARNING, engine_id=engine.id if engine else None,
             summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
-            gpus=tuple(sorted(per_gpu)), ranks=engine.labels(per_gpu) if engine else (), bytes=max(per_gpu.values()),
+            gpus=tuple(sorted(per_gpu)), ranks=engine.labels() if engine else (), bytes=max(per_gpu.values()),
             tokens=tokens, gain_tokens=gain, fix="kill " + " ".join(map(str, pids)) + f" ({'; '.join(_describe(p, g, pid=False) for g, p in members[:4])}; server gone)",
             evidence=tuple(evidence),
         ))  # fmt: skip

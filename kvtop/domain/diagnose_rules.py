@@ -28,12 +28,19 @@ class Severity(str, Enum):
     WARNING = "warning"  # capacity is lost now and a stated change wins it back
     INFO = "info"  # a trade-off worth knowing (e.g. FP8 KV); not a fault
 
+    def __str__(self) -> str:
+        return self.value
+
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 class Finding(BaseModel):
-    """One cause of missing capacity, quantified, with the change that removes it."""
+    """One cause of missing capacity, quantified, with the change that removes it.
+
+    Info findings are advice (trade-offs such as FP8 KV); for them `tokens` is what the change
+    would gain. The TP/MLA layout rules count tokens over all KV pools of the node.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -44,9 +51,7 @@ class Finding(BaseModel):
     gpus: tuple[int, ...] = ()
     ranks: tuple[str, ...] = ()  # "sglang:4242/tp3"; ledger-only findings: "tp3"
     bytes: int = 0  # what the cause holds or wastes on each affected rank
-    tokens: int = (
-        0  # KV tokens per rank it costs (planner: capacity without − with); layout rules: node total
-    )
+    tokens: int = 0  # KV tokens per rank it costs (planner: without − with); layout rules: node total
     fix: str  # the exact change: a flag string, or "kill 4243 (…)"
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers

@@ -150,9 +150,7 @@ class KvtopApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "probe" and self._read_only:
             return False
-        if action in ("planner", "probe", "help") and not isinstance(self.screen, NodeScreen):
-            return False
-        return True
+        return not (action in ("planner", "probe", "help") and not isinstance(self.screen, NodeScreen))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self._read_only))

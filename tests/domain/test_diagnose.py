@@ -420,3 +420,20 @@ def test_findings_are_frozen_and_sorted_worst_first() -> None:
     assert order == sorted(order)
     with pytest.raises(ValueError):
         found[0].tokens = 1  # type: ignore[misc]
+
+
+def test_ledger_rules_replay_the_measured_inputs_of_a_logged_ledger() -> None:
+    """A ledger solved from a log's figures (C13: 78.81 GiB free before load, 63.72 GiB after) keeps them in what-ifs."""
+    measured = MeasuredInputs(free_before_load_bytes=int(78.81 * GIB), free_after_load_bytes=int(63.72 * GIB))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    plan = predict(model, settings, gpu_total_bytes=80 * GIB, measured=measured)
+    fp8 = predict(
+        model,
+        settings.model_copy(update={"kv_cache_dtype": "fp8_e4m3"}),
+        gpu_total_bytes=80 * GIB,
+        measured=measured,
+    )
+    finding = only(diagnose_ledger(plan), "bf16_kv_where_fp8_supported")
+    assert plan.token_capacity == 444_520  # the log's 444,500 to rounding
+    assert finding.gain_tokens == fp8.token_capacity - plan.token_capacity == 444_521

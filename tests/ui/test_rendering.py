@@ -8,7 +8,13 @@ from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.state import GpuHistory, GpuTrend
 from kvtop.ui.widgets.gpu_row import GpuRowData, render_row, short_gpu_name
 from kvtop.ui.widgets.memory_bar import cell_widths, observed_segments, predicted_segments, sparkline
-from tests.ui.fakes import CO_TENANT_BYTES, DRIVER_RESERVED_BYTES, H100_TOTAL_BYTES, LOST_MESSAGE, llama_snapshot
+from tests.ui.fakes import (
+    CO_TENANT_BYTES,
+    DRIVER_RESERVED_BYTES,
+    H100_TOTAL_BYTES,
+    LOST_MESSAGE,
+    llama_snapshot,
+)
 
 KV_BYTES_PER_TOKEN = 40_960  # Llama-3-70B, bf16, TP8: 80 layers × 2 × 1 KV head × 128 × 2 bytes
 

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.errors import InputError
-from kvtop.ui.theming import BUILTIN_PALETTES, KV_TOKENS, PaletteFile, default_themes_dir, load_palettes, read_palette
+from kvtop.ui.theming import (
+    BUILTIN_PALETTES,
+    KV_TOKENS,
+    PaletteFile,
+    default_themes_dir,
+    load_palettes,
+    read_palette,
+)
 from tests.ui.conftest import wait_for_snapshot
 
 REPO_THEMES = Path(__file__).resolve().parents[2] / "themes"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.content import Content
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import Footer, Static
 
 from kvtop.domain.node import NodeSnapshot

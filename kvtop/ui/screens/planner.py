@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Footer, Input, Label, Select, Static
@@ -208,8 +208,6 @@ class PlannerScreen(NodeScreen):
         for field in FIELDS:
             widget = self.query_one(f"#plan-{field.key}")
             with widget.prevent(Input.Changed, Select.Changed):
-                if isinstance(widget, Select):
-                    widget.value = texts[field.key]
-                elif isinstance(widget, Input):
+                if isinstance(widget, (Select, Input)):
                     widget.value = texts[field.key]
         self.recompute()

@@ -38,7 +38,7 @@ class GpuList(VerticalScroll, can_focus=True):
         """Update rows in place; rebuild only when the set of GPUs changes."""
         existing = list(self.query(GpuRow))
         if [row.gpu_index for row in existing] == [data.gpu.index for data in rows]:
-            for widget, data in zip(existing, rows):
+            for widget, data in zip(existing, rows, strict=False):
                 widget.data = data
         else:
             self.remove_children()

@@ -92,7 +92,7 @@ def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
 def bar(segments: Segments, width: int) -> Content:
     """The segments drawn over `width` cells."""
     cells = cell_widths([size for _, size in segments], width)
-    return Content.assemble(*[(kind.glyph * count, kind.style) for (kind, _), count in zip(segments, cells) if count])
+    return Content.assemble(*[(kind.glyph * count, kind.style) for (kind, _), count in zip(segments, cells, strict=False) if count])
 
 
 def sparkline(values: Sequence[float | None], width: int) -> str:
