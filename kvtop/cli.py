@@ -46,7 +46,8 @@ def _join_values(argv: Sequence[str]) -> list[str]:
 COMMANDS = ("plan", "explain", "snapshot", "probe", "diagnose", "export", "cluster")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole CLI; with `only`, just that subcommand is imported (a faster start)."""
     parser = _Parser(
         prog="kvtop",
         description="KV-cache capacity per GPU rank: live, predicted, and where the gap went.",
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server")
     parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (only,) if only else COMMANDS:
         try:
             module = importlib.import_module(f"kvtop.commands.{name}")
         except ModuleNotFoundError as err:
@@ -74,8 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args, extra = parser.parse_known_args(_join_values(sys.argv[1:] if argv is None else argv))
+    tokens = _join_values(sys.argv[1:] if argv is None else argv)
+    named = next((t for t in tokens if t in COMMANDS), None)
+    parser = build_parser(named)
+    args, extra = parser.parse_known_args(tokens)
     try:
         if args.command is None:
             if extra:

@@ -128,16 +128,19 @@ def predict(
     ranks: list[RankLedger] = []
     for dp_rank in range(layout.replicas):
         for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results, strict=True)):
-            for tp_rank in range(layout.tp):
+            first = RankLedger(
+                rank=len(ranks), gpu_index=len(ranks), dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
+                layers=(layers.start, layers.stop), weights=weights, kv=kv,
+                kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
+                kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
+                req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
+                context_bytes=context_bytes, token_capacity=tightest.token_capacity,
+            )  # fmt: skip
+            for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books
+                # under DP attention, the DP ranks are consecutive blocks of the TP group
+                dp = tp_rank // layout.attn_tp if layout.dp_attention else dp_rank
                 index = len(ranks)
-                ranks.append(RankLedger(
-                    rank=index, gpu_index=index, dp_rank=dp_rank if layout.replicas > 1 else tp_rank // max(1, layout.attn_tp) if layout.dp_attention else 0,
-                    pp_rank=pp_rank, tp_rank=tp_rank, layers=(layers.start, layers.stop), weights=weights, kv=kv,
-                    kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
-                    kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
-                    req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
-                    context_bytes=context_bytes, token_capacity=tightest.token_capacity,
-                ))  # fmt: skip
+                ranks.append(first.model_copy(update={"rank": index, "gpu_index": index, "tp_rank": tp_rank, "dp_rank": dp}))
     engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,

@@ -7,6 +7,7 @@ import re
 from textual.widgets import Input, Select, Static
 
 from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
 from kvtop.ui.screens.planner import PlannerScreen
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import H100_TOTAL_BYTES, llama_ledger, llama_model, llama_settings
@@ -105,3 +106,29 @@ async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_sn
         screen.query_one("#plan-copy").focus()
         await pilot.press("c")
         assert app.clipboard == "--tp-size 8"
+
+
+async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(make_app, healthy_snapshot):
+    expected = predict(load_model("llama-3.1-8b"), llama_settings().model_copy(update={"model": "llama-3.1-8b"}),
+                       gpu_total_bytes=H100_TOTAL_BYTES).token_capacity  # fmt: skip
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-model", "")
+        await pilot.press(*"llama-3.1-8b")
+        assert "press Enter to load 'llama-3.1-8b'" in shown(screen, "#plan-error")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
+        assert screen.outcome.after.token_capacity == expected
+        assert shown(screen, "#plan-flags") == "engine flags: --model-path llama-3.1-8b --tp-size 8"
+
+
+async def test_a_model_that_cannot_be_found_is_named_and_the_old_model_kept(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-model", "")
+        await pilot.press(*"no-such-model", "enter")
+        await wait_for(pilot, lambda: screen._model_error is not None)
+        assert "no-such-model" in screen._model_error
+        assert screen.outcome.after.model.name == "meta-llama--Meta-Llama-3-70B"
