@@ -88,17 +88,23 @@ async def idle(scenario: str, duration_s: float) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--scenario", default=DEFAULT_SCENARIO, help="demo scenario (default: %(default)s)")
     parser.add_argument("--ticks", type=int, default=50, help="snapshots for the refresh-tick measurement")
-    parser.add_argument("--duration", type=float, default=60.0, help="seconds of idle polling at 1 Hz (default 60)")
+    parser.add_argument(
+        "--duration", type=float, default=60.0, help="seconds of idle polling at 1 Hz (default 60)"
+    )
     args = parser.parse_args()
     print(f"kvtop UI benchmark · demo:{args.scenario} · {SIZE[0]}×{SIZE[1]} headless")
     print(f"start-up to first frame   {asyncio.run(start_up(args.scenario)) * 1000:8.1f} ms wall")
     per_tick, gpus = asyncio.run(refresh_tick(args.scenario, args.ticks))
     print(f"CPU per refresh tick      {per_tick * 1000:8.2f} ms ({gpus} GPUs, mean of {args.ticks})")
     share, snapshots = asyncio.run(idle(args.scenario, args.duration))
-    print(f"idle CPU at 1 Hz          {share * 100:8.2f} % of one core over {args.duration:g} s ({snapshots} snapshots, collect included)")
+    print(
+        f"idle CPU at 1 Hz          {share * 100:8.2f} % of one core over {args.duration:g} s ({snapshots} snapshots, collect included)"
+    )
 
 
 if __name__ == "__main__":

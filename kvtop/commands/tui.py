@@ -19,7 +19,10 @@ def build_source(args: argparse.Namespace) -> SnapshotSource:
     from kvtop.sources.live import open_node_source
 
     if getattr(args, "prometheus", None):
-        raise InputError("the TUI shows one node; for a whole cluster run `kvtop cluster --prometheus URL`", field="--prometheus")
+        raise InputError(
+            "the TUI shows one node; for a whole cluster run `kvtop cluster --prometheus URL`",
+            field="--prometheus",
+        )
     engine_log = getattr(args, "engine_log", None)
     return open_node_source(args.demo, engine_log=Path(engine_log) if engine_log else None)
 

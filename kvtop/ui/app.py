@@ -76,7 +76,9 @@ class KvtopApp(App[int]):
             self.register_theme(palette)
         chosen = theme or DEFAULT_THEME
         if chosen not in self.available_themes:
-            raise InputError(f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme")
+            raise InputError(
+                f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme"
+            )
         self.theme = chosen
         self.set_reactive(KvtopApp.node, NodeState(source_label=source.label))
         self.set_reactive(KvtopApp.now, clock())
@@ -120,7 +122,10 @@ class KvtopApp(App[int]):
         now = self._clock()
         self.now = now
         self.node = NodeState(
-            source_label=self._source.label, snapshot=message.snapshot, received_at=now, trends=self._history.view()
+            source_label=self._source.label,
+            snapshot=message.snapshot,
+            received_at=now,
+            trends=self._history.view(),
         )
 
     @on(SourceFailed)
@@ -187,10 +192,16 @@ class KvtopApp(App[int]):
         if snapshot is None:
             return None
         gpu = self.focused_gpu()
-        view = (snapshot.engine_of_gpu(gpu) if gpu is not None else None) or next(iter(snapshot.engines), None)
+        view = (snapshot.engine_of_gpu(gpu) if gpu is not None else None) or next(
+            iter(snapshot.engines), None
+        )
         if view is None or view.engine.settings is None:
             return None
-        totals = [(g.total_bytes, g.name) for r in view.ranks if (g := snapshot.observation.gpu(r.gpu_index)) and g.total_bytes]
+        totals = [
+            (g.total_bytes, g.name)
+            for r in view.ranks
+            if (g := snapshot.observation.gpu(r.gpu_index)) and g.total_bytes
+        ]
         if totals:
             total, name = min(totals, key=lambda pair: pair[0] or 0)
         elif view.ledger is not None:

@@ -96,9 +96,17 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
         if predicted.state_pool_bytes:
             rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
         rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
-        rows.append(LedgerRow("CUDA graphs, activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None))
+        rows.append(
+            LedgerRow(
+                "CUDA graphs, activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None
+            )
+        )
         rows.append(LedgerRow("context, NCCL", predicted.context_bytes, None))
-        rows.append(LedgerRow(f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"))
+        rows.append(
+            LedgerRow(
+                f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"
+            )
+        )
         rows.append(LedgerRow("unexplained (obs − pred)", None, rank.unexplained_bytes, "gap"))
     elif rank is not None:
         rows.append(LedgerRow(f"worker pid {rank.pid}", None, rank.observed.process_bytes, "total"))
@@ -110,4 +118,9 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
     rows.append(LedgerRow("free", predicted_free, gpu.free_bytes))
     predicted_total = engine.ledger.gpu_total_bytes if predicted and engine and engine.ledger else None
     rows.append(LedgerRow("GPU total", predicted_total, total, "gpu"))
-    return RankLedgerView(gpu=gpu, rank=rank, rows=tuple(rows), kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None)
+    return RankLedgerView(
+        gpu=gpu,
+        rank=rank,
+        rows=tuple(rows),
+        kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None,
+    )

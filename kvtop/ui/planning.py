@@ -68,7 +68,9 @@ def field_texts(settings: LaunchSettings) -> dict[str, str]:
     for field in FIELDS:
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
         value = getattr(settings, attribute)
-        texts[field.key] = "" if value is None else ("on" if value is True else "off" if value is False else str(value))
+        texts[field.key] = (
+            "" if value is None else ("on" if value is True else "off" if value is False else str(value))
+        )
     return texts
 
 
@@ -130,7 +132,9 @@ class PlanOutcome:
     before_error: str | None = None
 
 
-def _predict(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None) -> Ledger:
+def _predict(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None
+) -> Ledger:
     try:
         return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name)
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
@@ -138,7 +142,12 @@ def _predict(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, g
 
 
 def plan(
-    model: ModelSpec, live: LaunchSettings, texts: Mapping[str, str], *, gpu_total_bytes: int, gpu_name: str | None
+    model: ModelSpec,
+    live: LaunchSettings,
+    texts: Mapping[str, str],
+    *,
+    gpu_total_bytes: int,
+    gpu_name: str | None,
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each)."""
     try:
@@ -149,5 +158,12 @@ def plan(
         settings = apply_edits(live, texts)
         after = _predict(model, settings, gpu_total_bytes, gpu_name)
     except KvtopError as err:
-        return PlanOutcome(before=before, after=None, settings=None, error=str(err), error_field=field_of_error(err), before_error=before_error)
+        return PlanOutcome(
+            before=before,
+            after=None,
+            settings=None,
+            error=str(err),
+            error_field=field_of_error(err),
+            before_error=before_error,
+        )
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error)

@@ -98,7 +98,9 @@ def read_palette(path: Path) -> PaletteFile:
     try:
         if path.suffix == ".toml":
             if tomllib is None:
-                raise InputError("TOML palettes need Python 3.11 or later (use a .json palette)", source=str(path))
+                raise InputError(
+                    "TOML palettes need Python 3.11 or later (use a .json palette)", source=str(path)
+                )
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         else:
             raw = json.loads(path.read_text(encoding="utf-8"))

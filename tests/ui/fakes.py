@@ -55,7 +55,13 @@ def llama_settings(tp: int = 8) -> LaunchSettings:
 
 
 def llama_ledger(tp: int = 8, measured: MeasuredInputs = MeasuredInputs()) -> Ledger:
-    return predict(llama_model(), llama_settings(tp), gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100", measured=measured)
+    return predict(
+        llama_model(),
+        llama_settings(tp),
+        gpu_total_bytes=H100_TOTAL_BYTES,
+        gpu_name="H100",
+        measured=measured,
+    )
 
 
 def _worker_bytes(ledger: Ledger, rank: int, kv_pool_bytes: int) -> int:
@@ -78,23 +84,37 @@ def _gpu(index: int, worker_bytes: int, others: tuple[GpuProcess, ...]) -> GpuOb
     )  # fmt: skip
 
 
-def llama_snapshot(*, co_tenant_gpu: int | None = None, lost_gpu: int | None = None, kv_usage: float = 0.42) -> NodeSnapshot:
+def llama_snapshot(
+    *, co_tenant_gpu: int | None = None, lost_gpu: int | None = None, kv_usage: float = 0.42
+) -> NodeSnapshot:
     """Llama-3-70B TP8 on 8× H100; optionally a 6 GiB co-tenant on one GPU or one GPU lost."""
     settings = llama_settings()
     ledger = llama_ledger()
     live_capacity, kv_pool_bytes = ledger.token_capacity, ledger.engine.kv_pool_bytes
     if co_tenant_gpu is not None:
         # SGLang sizes every rank by the tightest one: the co-tenant's bytes come off every rank's pool.
-        squeezed = llama_ledger(measured=MeasuredInputs(free_before_load_bytes=H100_TOTAL_BYTES - GIB - CO_TENANT_BYTES))
+        squeezed = llama_ledger(
+            measured=MeasuredInputs(free_before_load_bytes=H100_TOTAL_BYTES - GIB - CO_TENANT_BYTES)
+        )
         live_capacity, kv_pool_bytes = squeezed.token_capacity, squeezed.engine.kv_pool_bytes
     gpus = []
     for index in range(8):
         if index == lost_gpu:
-            gpus.append(GpuObservation(index=index, name=H100_NAME, state=GpuState.LOST, state_message=LOST_MESSAGE))
+            gpus.append(
+                GpuObservation(index=index, name=H100_NAME, state=GpuState.LOST, state_message=LOST_MESSAGE)
+            )
             continue
         others: tuple[GpuProcess, ...] = ()
         if index == co_tenant_gpu:
-            others = (GpuProcess(pid=9001, used_bytes=CO_TENANT_BYTES, name="python3", title="jupyter-kernel", role=ProcessRole.CO_TENANT),)
+            others = (
+                GpuProcess(
+                    pid=9001,
+                    used_bytes=CO_TENANT_BYTES,
+                    name="python3",
+                    title="jupyter-kernel",
+                    role=ProcessRole.CO_TENANT,
+                ),
+            )
         gpus.append(_gpu(index, _worker_bytes(ledger, index, kv_pool_bytes), others))
     live = EngineLive(
         state=EndpointState.OK, base_url="http://127.0.0.1:30000", version="0.4.9", token_capacity=live_capacity,
@@ -105,7 +125,9 @@ def llama_snapshot(*, co_tenant_gpu: int | None = None, lost_gpu: int | None = N
         engine_id=ENGINE_ID, kind="sglang", server_pid=SERVER_PID, model=str(LLAMA_70B_CONFIG), settings=settings,
         host="127.0.0.1", port=30000, live=live,
     )  # fmt: skip
-    observation = NodeObservation(taken_at=TAKEN_AT, driver_version="570.124.06", gpus=tuple(gpus), engines=(engine,))
+    observation = NodeObservation(
+        taken_at=TAKEN_AT, driver_version="570.124.06", gpus=tuple(gpus), engines=(engine,)
+    )
     return build_snapshot(observation, {ENGINE_ID: ledger}, source="fake:llama-3-70b-tp8")
 
 

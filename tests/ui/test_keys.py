@@ -14,7 +14,9 @@ from kvtop.ui.widgets.gpu_list import GpuList
 DOCUMENTED = {key for entry in KEYS for key in entry.keys.split(",")}
 
 
-@pytest.mark.parametrize("owner", [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList], ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "owner", [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList], ids=lambda c: c.__name__
+)
 def test_every_binding_is_in_the_help_table(owner):
     bound = {key.strip() for binding in owner.BINDINGS for key in binding.key.split(",")}  # type: ignore[union-attr]
     assert bound <= DOCUMENTED, bound - DOCUMENTED
@@ -22,4 +24,11 @@ def test_every_binding_is_in_the_help_table(owner):
 
 def test_the_issue_keys_are_bound():
     app_keys = {binding.key: binding.action for binding in KvtopApp.BINDINGS}  # type: ignore[union-attr]
-    assert app_keys == {"q": "quit", "question_mark": "help", "p": "planner", "P": "probe", "t": "next_theme", "r": "refresh"}
+    assert app_keys == {
+        "q": "quit",
+        "question_mark": "help",
+        "p": "planner",
+        "P": "probe",
+        "t": "next_theme",
+        "r": "refresh",
+    }

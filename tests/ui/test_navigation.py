@@ -106,9 +106,22 @@ async def test_findings_pane_shows_findings_handed_to_the_app(make_app, co_tenan
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
-        app.show_findings([_Finding("co-tenant", "warning", (3,), 128_660, "move pid 9001 off GPU 3", "pid 9001 holds 6.00 GiB")])
+        app.show_findings(
+            [
+                _Finding(
+                    "co-tenant",
+                    "warning",
+                    (3,),
+                    128_660,
+                    "move pid 9001 off GPU 3",
+                    "pid 9001 holds 6.00 GiB",
+                )
+            ]
+        )
         await pilot.pause()
-        text = "\n".join(static.render().plain for static in app.screen.query_one(FindingsPane).query(".finding"))
+        text = "\n".join(
+            static.render().plain for static in app.screen.query_one(FindingsPane).query(".finding")
+        )
         assert "co-tenant · GPU 3 · 128,660 tokens" in text
         assert "fix: move pid 9001 off GPU 3" in text
 
@@ -141,7 +154,9 @@ async def test_capital_p_opens_the_probe_place_and_read_only_hides_it(make_app, 
         await wait_for_snapshot(pilot)
         await pilot.press("P")
         assert isinstance(read_only.screen, DashboardScreen)
-        assert "probe" not in [b.binding.action for b in read_only.screen.active_bindings.values() if b.enabled]
+        assert "probe" not in [
+            b.binding.action for b in read_only.screen.active_bindings.values() if b.enabled
+        ]
 
 
 async def test_q_quits_with_status_zero(make_app, healthy_snapshot):

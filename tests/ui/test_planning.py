@@ -53,4 +53,7 @@ def test_engine_flags_use_the_engines_spelling():
     settings = llama_settings(tp=4).model_copy(update={"kv_cache_dtype": "fp8_e4m3"})
     assert engine_flags(settings, with_model=False) == "--tp-size 4 --kv-cache-dtype fp8_e4m3"
     vllm = settings.model_copy(update={"engine": "vllm", "model": "meta-llama/Meta-Llama-3-70B"})
-    assert engine_flags(vllm, with_model=True) == "--model meta-llama/Meta-Llama-3-70B --tensor-parallel-size 4 --kv-cache-dtype fp8_e4m3"
+    assert (
+        engine_flags(vllm, with_model=True)
+        == "--model meta-llama/Meta-Llama-3-70B --tensor-parallel-size 4 --kv-cache-dtype fp8_e4m3"
+    )

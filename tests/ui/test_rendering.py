@@ -64,7 +64,9 @@ def test_history_is_bounded_per_gpu(healthy_snapshot):
 
 def test_row_names_the_gpu_rank_and_tightest_mark(co_tenant_snapshot):
     view = co_tenant_snapshot.engines[0]
-    data = GpuRowData(co_tenant_snapshot.observation.gpu(3), view.ranks[3], view, True, GpuTrend(kv_usage=(0.42,)))
+    data = GpuRowData(
+        co_tenant_snapshot.observation.gpu(3), view.ranks[3], view, True, GpuTrend(kv_usage=(0.42,))
+    )
     text = render_row(data, 80).plain
     first, second = text.split("\n")
     assert first.startswith(" 3 H100 80GB sglang TP3 obs  ")
@@ -99,7 +101,10 @@ def test_predicted_rows_add_up_to_the_workers_predicted_bytes(healthy_snapshot):
     parts = [r for r in view.rows if r.kind == "item" and r.predicted_bytes is not None and r.label != "free"]
     parts = [r for r in parts if not r.label.startswith("weights · ")]
     weights = next(r for r in view.rows if r.label == "weights")
-    assert weights.predicted_bytes + sum(r.predicted_bytes for r in parts) == healthy_snapshot.rank_on_gpu(0).predicted_resident_bytes
+    assert (
+        weights.predicted_bytes + sum(r.predicted_bytes for r in parts)
+        == healthy_snapshot.rank_on_gpu(0).predicted_resident_bytes
+    )
 
 
 def test_observed_rows_add_up_to_the_gpu_total(co_tenant_snapshot):

@@ -38,7 +38,9 @@ async def show_ledger_of_gpu_3(pilot) -> None:
 async def show_planner_at_tp_4(pilot) -> None:
     await wait_for_snapshot(pilot)
     await pilot.press("p")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlannerScreen) and pilot.app.screen.outcome is not None)
+    await wait_for(
+        pilot, lambda: isinstance(pilot.app.screen, PlannerScreen) and pilot.app.screen.outcome is not None
+    )
     await pilot.click("#plan-tp")
     await pilot.press("end", "backspace", "4")
     await _steady(pilot)

@@ -23,7 +23,9 @@ def row_text(app, gpu_index: int) -> str:
     return next(row for row in app.screen.query(GpuRow) if row.gpu_index == gpu_index).render().plain
 
 
-async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_snapshot(make_app, healthy_snapshot):
+async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_snapshot(
+    make_app, healthy_snapshot
+):
     source = FakeSource(healthy_snapshot)
     app = make_app(source)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -22,7 +22,11 @@ REPO_THEMES = Path(__file__).resolve().parents[2] / "themes"
 
 def test_the_loader_finds_the_repos_themes_folder():
     assert default_themes_dir() == REPO_THEMES
-    assert sorted(p.name for p in REPO_THEMES.glob("*.toml")) == ["dark.toml", "high-contrast.toml", "light.toml"]
+    assert sorted(p.name for p in REPO_THEMES.glob("*.toml")) == [
+        "dark.toml",
+        "high-contrast.toml",
+        "light.toml",
+    ]
 
 
 @pytest.mark.parametrize("raw", BUILTIN_PALETTES, ids=lambda raw: raw["name"])
@@ -40,7 +44,9 @@ def test_without_a_themes_folder_the_built_ins_load(tmp_path):
 
 
 def test_a_palette_file_overrides_the_built_in_of_its_name(tmp_path):
-    (tmp_path / "dark.json").write_text('{"name": "dark", "primary": "#112233", "variables": {"kv-pool": "#445566"}}')
+    (tmp_path / "dark.json").write_text(
+        '{"name": "dark", "primary": "#112233", "variables": {"kv-pool": "#445566"}}'
+    )
     dark = next(theme for theme in load_palettes(tmp_path) if theme.name == "dark")
     assert dark.primary == "#112233"
     assert dark.variables["kv-pool"] == "#445566"

@@ -12,7 +12,14 @@ from kvtop.domain.node import NodeSnapshot
 
 
 def options(**overrides: object) -> argparse.Namespace:
-    values: dict[str, object] = {"demo": None, "theme": None, "read_only": False, "engine_log": None, "interval": 1.0, "prometheus": None}
+    values: dict[str, object] = {
+        "demo": None,
+        "theme": None,
+        "read_only": False,
+        "engine_log": None,
+        "interval": 1.0,
+        "prometheus": None,
+    }
     values.update(overrides)
     return argparse.Namespace(**values)
 

@@ -24,11 +24,18 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
     snapshot = state.snapshot
     if snapshot is None:
         return []
-    tightest = {view.tightest_rank.gpu_index for view in snapshot.engines if view.tightest_rank and len(view.ranks) > 1}
+    tightest = {
+        view.tightest_rank.gpu_index
+        for view in snapshot.engines
+        if view.tightest_rank and len(view.ranks) > 1
+    }
     return [
         GpuRowData(
-            gpu=gpu, rank=snapshot.rank_on_gpu(gpu.index), engine=snapshot.engine_of_gpu(gpu.index),
-            tightest=gpu.index in tightest, trend=state.trends.get(gpu.index, GpuTrend()),
+            gpu=gpu,
+            rank=snapshot.rank_on_gpu(gpu.index),
+            engine=snapshot.engine_of_gpu(gpu.index),
+            tightest=gpu.index in tightest,
+            trend=state.trends.get(gpu.index, GpuTrend()),
         )  # fmt: skip
         for gpu in snapshot.observation.gpus
     ]
@@ -50,7 +57,9 @@ class DashboardScreen(NodeScreen):
         yield Static(id="empty")
         yield Static(FINDINGS_TITLE, id="findings-title")
         yield FindingsPane(id="findings")
-        yield Input(placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter")
+        yield Input(
+            placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -64,7 +73,9 @@ class DashboardScreen(NodeScreen):
     def _legend(self) -> Content:
         compact = self.size.width < 100
         head = f"{'GPU':<13}{'engine rank':<11}     "
-        return Content.assemble((head, "bold $text-muted"), legend(compact), ("│ used │ KV · history", "$text-muted"))
+        return Content.assemble(
+            (head, "bold $text-muted"), legend(compact), ("│ used │ KV · history", "$text-muted")
+        )
 
     def show_node(self, state: NodeState) -> None:
         rows = gpu_rows(state)
@@ -72,7 +83,11 @@ class DashboardScreen(NodeScreen):
         empty = self.query_one("#empty", Static)
         empty.display = not rows
         if not rows:
-            reason = "no GPUs in this snapshot" if state.snapshot is not None else f"waiting for {state.source_label}…"
+            reason = (
+                "no GPUs in this snapshot"
+                if state.snapshot is not None
+                else f"waiting for {state.source_label}…"
+            )
             if state.failure:
                 reason = f"source failing: {state.failure}"
             empty.update(reason)

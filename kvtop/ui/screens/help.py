@@ -19,14 +19,22 @@ def help_text(read_only: bool) -> Content:
         for entry in KEYS:
             if entry.where != section or (read_only and entry.changes_something):
                 continue
-            lines.append(Content.assemble((f"  {key_label(entry.keys):<16}", "bold $accent"), entry.description))
+            lines.append(
+                Content.assemble((f"  {key_label(entry.keys):<16}", "bold $accent"), entry.description)
+            )
     lines += [
         Content(""),
-        Content.styled("The mouse works too: click a GPU to select it, click it again for its ledger.", "$text-muted"),
-        Content.styled("Bars: top = observed (NVML + engine), bottom = predicted ledger, same scale.", "$text-muted"),
+        Content.styled(
+            "The mouse works too: click a GPU to select it, click it again for its ledger.", "$text-muted"
+        ),
+        Content.styled(
+            "Bars: top = observed (NVML + engine), bottom = predicted ledger, same scale.", "$text-muted"
+        ),
     ]
     if read_only:
-        lines.append(Content.styled("--read-only: actions that change anything (the probe) are hidden.", "$warning"))
+        lines.append(
+            Content.styled("--read-only: actions that change anything (the probe) are hidden.", "$warning")
+        )
     return Content("\n").join(lines)
 
 

@@ -31,7 +31,12 @@ def _bytes_cell(value: int | None, style: str) -> Content:
 def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     gpu, rank = view.gpu, view.rank
     engine = snapshot.engine_of_gpu(gpu.index)
-    parts: list[str | tuple[str, str]] = [(f"Rank ledger · GPU {gpu.index}" + (f" {short_gpu_name(gpu.name)}" if gpu.name else ""), "bold $primary")]
+    parts: list[str | tuple[str, str]] = [
+        (
+            f"Rank ledger · GPU {gpu.index}" + (f" {short_gpu_name(gpu.name)}" if gpu.name else ""),
+            "bold $primary",
+        )
+    ]
     if rank is not None and engine is not None:
         parts.append(f" · {engine.engine.kind} pid {engine.engine.server_pid} {rank_label(rank)}")
     else:
@@ -46,13 +51,25 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     rank = view.rank
     engine = snapshot.engine_of_gpu(view.gpu.index)
     if rank is None or engine is None:
-        return Content.styled("No engine rank: the observed rows are NVML's figures for the whole GPU.", "$text-muted")
+        return Content.styled(
+            "No engine rank: the observed rows are NVML's figures for the whole GPU.", "$text-muted"
+        )
     lines = []
     observed = rank.observed
     predicted_tokens = fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
-    live_tokens = fmt_tokens(observed.token_capacity) if observed.token_capacity is not None else "not reported"
-    usage = f" · KV in use {observed.kv_usage_fraction * 100:.0f}%" if observed.kv_usage_fraction is not None else ""
-    lines.append(Content.assemble(("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"))
+    live_tokens = (
+        fmt_tokens(observed.token_capacity) if observed.token_capacity is not None else "not reported"
+    )
+    usage = (
+        f" · KV in use {observed.kv_usage_fraction * 100:.0f}%"
+        if observed.kv_usage_fraction is not None
+        else ""
+    )
+    lines.append(
+        Content.assemble(
+            ("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"
+        )
+    )
     if view.kv_bytes_per_token and view.tokens_per_gib:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
@@ -73,7 +90,10 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
 
 def table_lines(view: RankLedgerView) -> Content:
     """The rows as fixed-width columns: row, predicted, observed, ≈ tokens."""
-    header = Content.styled(f"{'row':<{LABEL_WIDTH}} {'predicted':>{BYTES_WIDTH}} {'observed':>{BYTES_WIDTH}} {'≈ tokens':>{TOKENS_WIDTH}}", "bold $text-muted")
+    header = Content.styled(
+        f"{'row':<{LABEL_WIDTH}} {'predicted':>{BYTES_WIDTH}} {'observed':>{BYTES_WIDTH}} {'≈ tokens':>{TOKENS_WIDTH}}",
+        "bold $text-muted",
+    )
     lines = [header]
     for row in view.rows:
         style = _ROW_STYLES[row.kind]
@@ -101,7 +121,9 @@ class RankLedgerScreen(NodeScreen):
         self.gpu_index = gpu_index
 
     def compose(self) -> ComposeResult:
-        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
+        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
+            state=NodeScreen.node, now=NodeScreen.now
+        )
         yield Static(id="ledger-title")
         with VerticalScroll(id="ledger-scroll", can_focus=True):
             yield Static(id="ledger-summary")
@@ -126,7 +148,9 @@ class RankLedgerScreen(NodeScreen):
         table = self.query_one("#ledger-table", Static)
         summary = self.query_one("#ledger-summary", Static)
         if snapshot is None or view is None:
-            title.update(Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error"))
+            title.update(
+                Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error")
+            )
             table.update("")
             summary.update("")
             return

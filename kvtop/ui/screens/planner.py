@@ -52,7 +52,9 @@ class PlannerScreen(NodeScreen):
             super().__init__()
             self.ref, self.model, self.error = ref, model, error
 
-    def __init__(self, basis: PlanBasis, loader: ModelLoader, state: NodeState, now: float, interval_s: float) -> None:
+    def __init__(
+        self, basis: PlanBasis, loader: ModelLoader, state: NodeState, now: float, interval_s: float
+    ) -> None:
         super().__init__(state, now, interval_s)
         self.basis = basis
         self._loader = loader
@@ -63,7 +65,9 @@ class PlannerScreen(NodeScreen):
 
     def compose(self) -> ComposeResult:
         texts = field_texts(self.basis.settings)
-        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
+        yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
+            state=NodeScreen.node, now=NodeScreen.now
+        )
         basis = self.basis
         yield Static(
             Content.assemble(
@@ -77,13 +81,30 @@ class PlannerScreen(NodeScreen):
                     with Horizontal(classes="plan-field"):
                         yield Label(field.label, classes="plan-label")
                         if field.kind == "bool":
-                            yield Select([("on", "on"), ("off", "off")], value=texts[field.key], allow_blank=False, compact=True, id=f"plan-{field.key}")
+                            yield Select(
+                                [("on", "on"), ("off", "off")],
+                                value=texts[field.key],
+                                allow_blank=False,
+                                compact=True,
+                                id=f"plan-{field.key}",
+                            )
                         elif field.kind == "dtype":
                             options = [(dtype, dtype) for dtype in KV_CACHE_DTYPES]
-                            yield Select(options, value=texts[field.key], allow_blank=False, compact=True, id=f"plan-{field.key}")
+                            yield Select(
+                                options,
+                                value=texts[field.key],
+                                allow_blank=False,
+                                compact=True,
+                                id=f"plan-{field.key}",
+                            )
                         else:
                             placeholder = "engine default" if field.kind.endswith("?") else ""
-                            yield Input(texts[field.key], placeholder=placeholder, compact=True, id=f"plan-{field.key}")
+                            yield Input(
+                                texts[field.key],
+                                placeholder=placeholder,
+                                compact=True,
+                                id=f"plan-{field.key}",
+                            )
             yield Static(id="plan-result")
         yield Static(id="plan-error")
         with Horizontal(id="plan-flags-row"):
@@ -120,7 +141,13 @@ class PlannerScreen(NodeScreen):
             return
         values = self.field_values()
         basis = self.basis
-        self.outcome = plan(self._model, basis.settings, values, gpu_total_bytes=basis.gpu_total_bytes, gpu_name=basis.gpu_name)
+        self.outcome = plan(
+            self._model,
+            basis.settings,
+            values,
+            gpu_total_bytes=basis.gpu_total_bytes,
+            gpu_name=basis.gpu_name,
+        )
         self._show_defaults(self.outcome)
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
         for field in FIELDS:
@@ -130,15 +157,28 @@ class PlannerScreen(NodeScreen):
             error.update(Content.styled(f"✗ {self.outcome.error}", "bold $error"))
             if self.outcome.error_field is not None:
                 self.query_one(f"#plan-{self.outcome.error_field}").add_class("-invalid")
+        elif pending and self._model_error:
+            error.update(
+                Content.styled(
+                    f"✗ {self._model_error} (still planning with {self._model_ref!r})", "bold $error"
+                )
+            )
         elif pending:
-            error.update(Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning"))
+            error.update(
+                Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
+            )
         else:
             error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
         else:
             with_model = self.outcome.settings.model != basis.settings.model
-            flags.update(Content.assemble(("engine flags: ", "bold"), engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)"))
+            flags.update(
+                Content.assemble(
+                    ("engine flags: ", "bold"),
+                    engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
+                )
+            )
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
         """Blank fields show the value the engine would pick, e.g. 'auto: 0.818'."""
@@ -156,7 +196,9 @@ class PlannerScreen(NodeScreen):
     def flags_text(self) -> str | None:
         if self.outcome is None or self.outcome.settings is None:
             return None
-        return engine_flags(self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model)
+        return engine_flags(
+            self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model
+        )
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -168,6 +210,9 @@ class PlannerScreen(NodeScreen):
         ref = event.value.strip()
         if ref and ref != self._model_ref:
             self._model_error = None
+            self.query_one("#plan-error", Static).update(
+                Content.styled(f"loading model {ref!r}…", "$warning")
+            )
             self._load_model(ref)
 
     @work(thread=True, exclusive=True, group="planner-model", exit_on_error=False)
@@ -186,8 +231,6 @@ class PlannerScreen(NodeScreen):
             self._model, self._model_ref, self._model_error = message.model, message.ref, None
         else:
             self._model_error = f"model: {message.error}"
-            if self._model is not None:
-                self.notify(self._model_error, severity="error")
         self.recompute()
 
     @on(Button.Pressed, "#plan-copy")
@@ -204,7 +247,11 @@ class PlannerScreen(NodeScreen):
         """Every field back to the engine's live settings (and its model)."""
         texts = field_texts(self.basis.settings)
         if self.basis.model is not None:
-            self._model, self._model_ref, self._model_error = self.basis.model, self.basis.settings.model or "", None
+            self._model, self._model_ref, self._model_error = (
+                self.basis.model,
+                self.basis.settings.model or "",
+                None,
+            )
         for field in FIELDS:
             widget = self.query_one(f"#plan-{field.key}")
             with widget.prevent(Input.Changed, Select.Changed):

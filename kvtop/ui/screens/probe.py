@@ -31,7 +31,10 @@ class ProbeScreen(ModalScreen[None]):
         with Vertical(id="probe-box"):
             yield Static(Content.styled(f"Probe GPU {gpu}", "bold $primary"))
             yield Static(PROBE_PLAN.format(gpu=gpu))
-            yield Static(Content.styled("Not available in the TUI yet: run `kvtop probe` from a shell.", "$warning"), id="probe-result")
+            yield Static(
+                Content.styled("Not available in the TUI yet: run `kvtop probe` from a shell.", "$warning"),
+                id="probe-result",
+            )
             yield Static(Content.styled("Esc closes", "$text-muted"))
 
     def show_result(self, text: str) -> None:

@@ -19,7 +19,12 @@ from kvtop.units import fmt_tokens
 TITLE = "Findings (f) · each gap between predicted and observed: its cause, its fix, the tokens at stake"
 PLACEHOLDER = "Not wired in yet: kvtop diagnose will fill this pane."
 
-_SEVERITY_STYLES = {"critical": "bold $error", "error": "bold $error", "warning": "bold $warning", "info": "$primary"}
+_SEVERITY_STYLES = {
+    "critical": "bold $error",
+    "error": "bold $error",
+    "warning": "bold $warning",
+    "info": "$primary",
+}
 
 
 class FindingLike(Protocol):
@@ -43,7 +48,10 @@ def finding_text(finding: FindingLike) -> Content:
     """'● warning co_tenant · GPU 3 · 128,660 tokens', its summary and evidence, then the fix."""
     severity = str(getattr(finding.severity, "value", finding.severity))
     gpus = ", ".join(str(g) for g in finding.gpus) or "node"
-    head: list[str | tuple[str, str]] = [(f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")), f" {finding.rule} · GPU {gpus}"]
+    head: list[str | tuple[str, str]] = [
+        (f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")),
+        f" {finding.rule} · GPU {gpus}",
+    ]
     if finding.tokens:
         head.append((f" · {fmt_tokens(finding.tokens)} tokens", "bold"))
     lines = [Content.assemble(*head)]
@@ -66,6 +74,10 @@ class FindingsPane(VerticalScroll, can_focus=True):
         """Replace the pane's contents with these findings (an empty list says so)."""
         self.remove_children()
         if not findings:
-            self.mount(Static(Content.styled("No findings: every byte is accounted for.", "$success"), classes="finding"))
+            self.mount(
+                Static(
+                    Content.styled("No findings: every byte is accounted for.", "$success"), classes="finding"
+                )
+            )
             return
         self.mount_all([Static(finding_text(finding), classes="finding") for finding in findings])

@@ -105,7 +105,9 @@ def render_row(data: GpuRowData, width: int) -> Content:
     )
     state_text, state_style = _STATE_LABELS.get(gpu.state, (gpu.state.value.upper(), "$warning"))
     who = _who(data)
-    first = Content.assemble((id_lines[0], "bold"), (_fit(who, RANK_WIDTH), "$text-primary" if rank else "$text-muted"))
+    first = Content.assemble(
+        (id_lines[0], "bold"), (_fit(who, RANK_WIDTH), "$text-primary" if rank else "$text-muted")
+    )
     second = Content.assemble(
         id_lines[1], (state_text, state_style), (" ★tight" if data.tightest else "", "bold $warning"),
         " " * (RANK_WIDTH - len(state_text) - (7 if data.tightest else 0)),
@@ -123,7 +125,11 @@ def render_row(data: GpuRowData, width: int) -> Content:
     kv_now = kv_values[-1] if kv_values else None
     kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
     spark_width = trend_cells - len(kv_text)
-    shown_bytes = rank.observed.process_bytes if rank and rank.observed.process_bytes is not None else gpu.used_bytes or 0
+    shown_bytes = (
+        rank.observed.process_bytes
+        if rank and rank.observed.process_bytes is not None
+        else gpu.used_bytes or 0
+    )
     first += Content.assemble(
         ("obs  ", "$text-muted"), bar(observed, bar_width), f"{fmt_gib(shown_bytes, 1):>{FIGURE_WIDTH}}",
         (kv_text, "$text-muted"), (sparkline(kv_values, spark_width), "$kv-pool"),
@@ -134,9 +140,17 @@ def render_row(data: GpuRowData, width: int) -> Content:
             ("pred ", "$text-muted"), bar(predicted, bar_width), (f"{fmt_gib(rank.predicted_resident_bytes, 1):>{FIGURE_WIDTH}}", "$kv-predicted"),
         )  # fmt: skip
     else:
-        reason = data.engine.ledger_error if data.engine and data.engine.ledger_error else "no engine rank: nothing predicted"
-        second += Content.styled(_fit(f"pred {reason}", LABEL_WIDTH + bar_width + FIGURE_WIDTH), "$text-muted")
-    second += Content.assemble((_fit(" mem", len(kv_text)), "$text-muted"), (sparkline(used_values, spark_width), "$kv-runtime"))
+        reason = (
+            data.engine.ledger_error
+            if data.engine and data.engine.ledger_error
+            else "no engine rank: nothing predicted"
+        )
+        second += Content.styled(
+            _fit(f"pred {reason}", LABEL_WIDTH + bar_width + FIGURE_WIDTH), "$text-muted"
+        )
+    second += Content.assemble(
+        (_fit(" mem", len(kv_text)), "$text-muted"), (sparkline(used_values, spark_width), "$kv-runtime")
+    )
     return Content("\n").join([first, second])
 
 

@@ -62,8 +62,19 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     else:
         worker, weights, pool, runtime = 0, 0, 0, 0
     driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign)
-    free = gpu.free_bytes if gpu.free_bytes is not None else max(0, gpu.total_bytes - gpu.used_bytes - (gpu.reserved_bytes or 0))
-    return ((WEIGHTS, weights), (KV_POOL, pool), (RUNTIME, runtime), (DRIVER, driver), (FOREIGN, foreign), (FREE, max(0, free)))
+    free = (
+        gpu.free_bytes
+        if gpu.free_bytes is not None
+        else max(0, gpu.total_bytes - gpu.used_bytes - (gpu.reserved_bytes or 0))
+    )
+    return (
+        (WEIGHTS, weights),
+        (KV_POOL, pool),
+        (RUNTIME, runtime),
+        (DRIVER, driver),
+        (FOREIGN, foreign),
+        (FREE, max(0, free)),
+    )
 
 
 def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
@@ -73,7 +84,12 @@ def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
         return None
     runtime = predicted.reserve_bytes + predicted.context_bytes
     resident = predicted.weights_bytes + predicted.kv_pool_bytes + runtime
-    return ((WEIGHTS, predicted.weights_bytes), (KV_POOL, predicted.kv_pool_bytes), (RUNTIME, runtime), (FREE, max(0, total_bytes - resident)))
+    return (
+        (WEIGHTS, predicted.weights_bytes),
+        (KV_POOL, predicted.kv_pool_bytes),
+        (RUNTIME, runtime),
+        (FREE, max(0, total_bytes - resident)),
+    )
 
 
 def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
@@ -92,7 +108,13 @@ def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
 def bar(segments: Segments, width: int) -> Content:
     """The segments drawn over `width` cells."""
     cells = cell_widths([size for _, size in segments], width)
-    return Content.assemble(*[(kind.glyph * count, kind.style) for (kind, _), count in zip(segments, cells, strict=False) if count])
+    return Content.assemble(
+        *[
+            (kind.glyph * count, kind.style)
+            for (kind, _), count in zip(segments, cells, strict=False)
+            if count
+        ]
+    )
 
 
 def sparkline(values: Sequence[float | None], width: int) -> str:

@@ -37,7 +37,9 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     model = short_model_name(ledger.model.name if ledger else (engine.model or "model unknown"))
     parts: list[str | tuple[str, str] | Content] = [(engine.engine_id, "bold $text-primary"), f" · {model}"]
     if ledger is not None:
-        parts.append(f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} {'pred' if compact else 'predicted'}")
+        parts.append(
+            f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} {'pred' if compact else 'predicted'}"
+        )
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
@@ -75,7 +77,12 @@ class NodeHeader(Widget):
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state is not NvmlState.OK:
             observation = snapshot.observation
-            lines.append(Content.styled(f"NVML {observation.nvml_state.value}: {observation.nvml_message or 'no detail'}", "bold $error"))
+            lines.append(
+                Content.styled(
+                    f"NVML {observation.nvml_state.value}: {observation.nvml_message or 'no detail'}",
+                    "bold $error",
+                )
+            )
         if self._engines and snapshot is not None:
             lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
             if not snapshot.engines:

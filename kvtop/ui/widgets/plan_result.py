@@ -30,7 +30,10 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
     ("layout", lambda ledger: ledger.layout.describe()),
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
-    ("fits", lambda ledger: "yes" if ledger.engine.fits else f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short"),
+    (
+        "fits",
+        lambda ledger: "yes" if ledger.engine.fits else f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short",
+    ),
 )
 
 
@@ -41,7 +44,9 @@ def _stage_rows(ledger: Ledger) -> dict[str, RankLedger]:
         stages.setdefault(rank.pp_rank, []).append(rank)
     labelled = {}
     for pp_rank, members in stages.items():
-        label = f"ranks {members[0].rank}–{members[-1].rank}" if len(members) > 1 else f"rank {members[0].rank}"
+        label = (
+            f"ranks {members[0].rank}–{members[-1].rank}" if len(members) > 1 else f"rank {members[0].rank}"
+        )
         labelled[f"PP{pp_rank} {label}" if ledger.layout.pp > 1 else label] = members[0]
     return labelled
 
@@ -55,13 +60,22 @@ def _line(label: str, before: str, after: str, changed: bool) -> Content:
 
 def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
     before, after = outcome.before, outcome.after
-    lines = [Content.styled(f"{'':<{LABEL_WIDTH}}{'before':>{VALUE_WIDTH}}   {'after':>{VALUE_WIDTH}}", "bold $text-muted")]
+    lines = [
+        Content.styled(
+            f"{'':<{LABEL_WIDTH}}{'before':>{VALUE_WIDTH}}   {'after':>{VALUE_WIDTH}}", "bold $text-muted"
+        )
+    ]
     for label, value in _ROWS:
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
         lines.append(_line(label, shown_before, shown_after, shown_before != shown_after))
     if live_tokens is not None:
-        lines.append(Content.assemble((f"{'engine reports':<{LABEL_WIDTH}}", "$text-muted"), f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}"))
+        lines.append(
+            Content.assemble(
+                (f"{'engine reports':<{LABEL_WIDTH}}", "$text-muted"),
+                f"{fmt_tokens(live_tokens):>{VALUE_WIDTH}}",
+            )
+        )
     if after is not None:
         lines.append(Content.styled("per rank (after)", "bold $text-muted"))
         before_stages = list(_stage_rows(before).values()) if before else []
