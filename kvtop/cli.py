@@ -34,6 +34,10 @@ def _join_values(argv: Sequence[str]) -> list[str]:
     index = 0
     while index < len(items):
         token = items[index]
+        if token == "--demo" and index + 1 < len(items) and items[index + 1] in COMMANDS:
+            out.append("--demo=default")  # `kvtop --demo snapshot`: the command is no scenario name
+            index += 1
+            continue
         if token in _VALUE_OPTIONS and index + 1 < len(items) and items[index + 1][:1] == "-":
             out.append(f"{token}={items[index + 1]}")
             index += 2

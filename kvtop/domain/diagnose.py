@@ -24,7 +24,7 @@ from kvtop.domain.diagnose_rules import (
     rank_label,
     weights_cause,
 )
-from kvtop.domain.engines.sglang import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole

@@ -14,7 +14,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines import MeasuredInputs
-from kvtop.domain.engines.sglang import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, RankLedger, predict
@@ -90,22 +90,8 @@ def rank_label(row: RankLedger, ledger: Ledger, engine_id: str | None = None) ->
 
 
 def _measured_of(ledger: Ledger) -> MeasuredInputs:
-    """The measured inputs a ledger was solved with, read back from the engine's own budget steps."""
-    values: dict[str, int] = {}
-    for step in ledger.engine.steps:
-        if step.bytes is None:
-            continue
-        if step.label.startswith("free before weight load") and step.measured:
-            values["free_before_load_bytes"] = step.bytes
-        elif step.label == "free after weight load":
-            values["free_after_load_bytes"] = step.bytes
-        elif step.label == "− weights" and step.measured:
-            values["weights_bytes"] = -step.bytes
-        elif step.label == "available KV memory (logged)":
-            values["available_kv_bytes"] = step.bytes
-        elif step.label.startswith("− activation peak") and step.measured:
-            values["non_kv_bytes"] = -step.bytes
-    return MeasuredInputs(gpu_total_bytes=ledger.gpu_total_bytes, **values)
+    """The measured inputs a ledger was solved with (the GPU total made explicit)."""
+    return ledger.measured.model_copy(update={"gpu_total_bytes": ledger.gpu_total_bytes})
 
 
 class Replay:
@@ -114,7 +100,7 @@ class Replay:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.measured = _measured_of(ledger)
-        self.load_mtp = any(row.component == "mtp" and row.bytes > 0 for row in ledger.ranks[0].weights.rows)
+        self.load_mtp = ledger.load_mtp
 
     @property
     def free_before_load_bytes(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines import ENGINES, EngineInputs, EngineResult, MeasuredInputs
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
 from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings
@@ -58,6 +59,8 @@ class Ledger(BaseModel):
     context_length: int
     engine: EngineResult
     ranks: tuple[RankLedger, ...]
+    measured: MeasuredInputs = MeasuredInputs()  # the measured inputs it was solved with
+    load_mtp: bool = False
 
     @property
     def token_capacity(self) -> int:
@@ -124,7 +127,9 @@ def predict(
         else:
             capped = settings.model_copy(update={"num_gpu_blocks_override": tightest.num_blocks})
         results = [solve(w, kv, capped) for _, w, kv in stages]
-    context_bytes = gpu_total_bytes - (measured.free_before_load_bytes or gpu_total_bytes - (1 << 30)) if rules.name == "sglang" else 0
+    # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
+    free_before = measured.free_before_load_bytes or gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+    context_bytes = gpu_total_bytes - free_before
     ranks: list[RankLedger] = []
     for dp_rank in range(layout.replicas):
         for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results, strict=True)):
@@ -144,5 +149,5 @@ def predict(
     engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-        kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks),
+        kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks), measured=measured, load_mtp=load_mtp,
     )  # fmt: skip

@@ -249,11 +249,11 @@ class _NodePlan:
         of what the engine budgeted for them), less a fixed few MiB; never more than the GPU has left."""
         extra = spec.extra_bytes.get(gpu, 0)
         # SGLang's ledger counts as context all that was taken before the load on the tightest rank;
-        # vLLM's reserve holds the largest rank's extra bytes.
+        # vLLM's KV budget already left room for the largest rank's extra bytes.
         own = (
             spec.cuda_context + extra
             if settings.engine == "sglang"
-            else extra - max(spec.extra_bytes.values(), default=0)
+            else spec.cuda_context + extra - max(spec.extra_bytes.values(), default=0)
         )
         resident = rank.weights_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
         ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)

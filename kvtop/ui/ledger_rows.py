@@ -92,14 +92,12 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
         rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
         token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
         live_pool, derived = observed_kv_pool_bytes(rank)
-        rows.append(LedgerRow("KV pool (live tokens × B)" if derived else "KV pool", token_pools, live_pool))
+        rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))
         if predicted.state_pool_bytes:
             rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
         rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
         rows.append(
-            LedgerRow(
-                "CUDA graphs, activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None
-            )
+            LedgerRow("graphs + activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None)
         )
         rows.append(LedgerRow("context, NCCL", predicted.context_bytes, None))
         rows.append(
@@ -107,7 +105,7 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
                 f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"
             )
         )
-        rows.append(LedgerRow("unexplained (obs − pred)", None, rank.unexplained_bytes, "gap"))
+        rows.append(LedgerRow("unexplained (obs−pred)", None, rank.unexplained_bytes, "gap"))
     elif rank is not None:
         rows.append(LedgerRow(f"worker pid {rank.pid}", None, rank.observed.process_bytes, "total"))
     rows += _gpu_rows(gpu, rank)

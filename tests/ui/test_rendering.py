@@ -92,7 +92,7 @@ def test_rank_ledger_of_the_co_tenant_gpu(co_tenant_snapshot):
     assert view.tokens(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B per token
     worker = rows[f"= worker pid {rank.pid}"]
     assert worker.observed_bytes == rank.observed.process_bytes
-    assert rows["unexplained (obs − pred)"].observed_bytes == worker.observed_bytes - worker.predicted_bytes
+    assert rows["unexplained (obs−pred)"].observed_bytes == worker.observed_bytes - worker.predicted_bytes
     assert view.tokens_per_gib == pytest.approx(26_214.4)
 
 

@@ -13,6 +13,9 @@ from kvtop.domain.model import ModelSpec
 
 GIB = 1 << 30
 MIB = 1 << 20
+# Memory the CUDA context and NCCL take before weights load, when nothing measured it
+# (SGLang logs it as `Init torch distributed ends. mem usage=…`: ≈ 0.6–1.2 GiB on H100 nodes).
+DEFAULT_CONTEXT_BYTES = 1 * GIB
 
 
 class MeasuredInputs(BaseModel):

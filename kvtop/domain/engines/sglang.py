@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import AttentionKind, ModelSpec
 
-# Memory the CUDA context and NCCL take before weights load, when nothing measured it:
-# SGLang logs it as `Init torch distributed ends. mem usage=…` (≈ 0.6–1.2 GiB on H100 nodes).
-DEFAULT_CONTEXT_BYTES = 1 * GIB
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.

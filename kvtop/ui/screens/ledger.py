@@ -82,7 +82,9 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
             ("engine budget  ", "bold"),
             f"max running requests {result.max_running_requests:,} · memory fraction {result.memory_fraction:.3f}",
         ))  # fmt: skip
-        lines.append(Content.styled(f"               {result.memory_fraction_source}", "$text-muted"))
+        lines.append(
+            Content.assemble(("fraction from  ", "bold"), (result.memory_fraction_source, "$text-muted"))
+        )
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from textual import events
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.reactive import reactive
 
@@ -87,9 +88,10 @@ class GpuList(VerticalScroll, can_focus=True):
             self.post_message(self.Opened(self.selected))
 
     def on_click(self, event: events.Click) -> None:
-        row = event.widget
-        while row is not None and not isinstance(row, GpuRow):
-            row = row.parent if row is not self else None
+        node: DOMNode | None = event.widget
+        while node is not None and node is not self and not isinstance(node, GpuRow):
+            node = node.parent
+        row = node
         if isinstance(row, GpuRow):
             if row.gpu_index == self.selected or event.chain > 1:
                 self.post_message(self.Opened(row.gpu_index))

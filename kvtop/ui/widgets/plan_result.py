@@ -37,6 +37,14 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
 )
 
 
+_RANK_ROWS: tuple[tuple[str, Callable[[RankLedger], str]], ...] = (
+    ("  weights", lambda rank: fmt_gib(rank.weights_bytes)),
+    ("  KV pool", lambda rank: fmt_gib(rank.kv_pool_bytes)),
+    ("  reserve", lambda rank: fmt_gib(rank.reserve_bytes)),
+    ("  tokens", lambda rank: fmt_tokens(rank.token_capacity)),
+)
+
+
 def _stage_rows(ledger: Ledger) -> dict[str, RankLedger]:
     """One representative rank per pipeline stage (TP ranks of a stage hold the same books)."""
     stages: dict[int, list[RankLedger]] = {}
@@ -82,10 +90,9 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         for index, (label, rank) in enumerate(_stage_rows(after).items()):
             old = before_stages[index] if index < len(before_stages) else None
             lines.append(Content.styled(label, "$text-muted"))
-            for name, pick in (("  weights", lambda r: fmt_gib(r.weights_bytes)), ("  KV pool", lambda r: fmt_gib(r.kv_pool_bytes)),
-                               ("  reserve", lambda r: fmt_gib(r.reserve_bytes)), ("  tokens", lambda r: fmt_tokens(r.token_capacity))):  # fmt: skip
-                shown_old = pick(old) if old else "—"
-                lines.append(_line(name, shown_old, pick(rank), shown_old != pick(rank)))
+            for name, pick in _RANK_ROWS:
+                shown_old, shown_new = (pick(old) if old else "—"), pick(rank)
+                lines.append(_line(name, shown_old, shown_new, shown_old != shown_new))
     if outcome.before_error:
         lines.append(Content.styled(f"live settings: {outcome.before_error}", "$warning"))
     return Content("\n").join(lines)
