@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.worker import get_current_worker
 
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ModelLoader, SnapshotSource
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.screens.base import NodeScreen
@@ -104,7 +105,8 @@ class KvtopApp(App[int]):
         while not worker.is_cancelled:
             self._collecting.set()
             try:
-                message: SnapshotArrived | SourceFailed = SnapshotArrived(self._source.collect())
+                snapshot = self._source.collect()
+                message: SnapshotArrived | SourceFailed = SnapshotArrived(snapshot, _diagnose(snapshot))
             except KvtopError as err:
                 message = SourceFailed(str(err))
             except Exception as err:  # any failure of an outside source is shown as a marker, never a crash
@@ -127,6 +129,7 @@ class KvtopApp(App[int]):
             received_at=now,
             trends=self._history.view(),
         )
+        self.show_findings(message.findings)  # type: ignore[arg-type]
 
     @on(SourceFailed)
     def show_failure(self, message: SourceFailed) -> None:
@@ -213,3 +216,13 @@ class KvtopApp(App[int]):
             model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,
             live_token_capacity=view.engine.live.token_capacity,
         )  # fmt: skip
+
+
+def _diagnose(snapshot: NodeSnapshot) -> tuple[object, ...]:
+    """The findings of a snapshot; a rule that fails never costs the snapshot itself."""
+    from kvtop.domain.diagnose import diagnose
+
+    try:
+        return tuple(diagnose(snapshot))
+    except KvtopError:
+        return ()

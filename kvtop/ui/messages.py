@@ -10,9 +10,10 @@ from kvtop.domain.node import NodeSnapshot
 class SnapshotArrived(Message):
     """A fresh, frozen snapshot of the node; only the newest one matters."""
 
-    def __init__(self, snapshot: NodeSnapshot) -> None:
+    def __init__(self, snapshot: NodeSnapshot, findings: tuple[object, ...] = ()) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.findings = findings  # diagnosed in the worker thread, never on the event loop
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SnapshotArrived)
