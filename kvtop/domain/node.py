@@ -50,6 +50,10 @@ class RankView(BaseModel):
     pid: int
     observed: RankObserved
     predicted: RankLedger | None
+    # Bytes the worker is smaller by because of memory others hold: SGLang sizes every rank from
+    # the least free GPU, so the largest outside holding on any of its GPUs shrinks every worker
+    # (at most by the shortfall really seen: a process that came after start-up shrank nothing).
+    attributed_outside_bytes: int = 0
 
     @property
     def predicted_resident_bytes(self) -> int | None:
@@ -61,10 +65,10 @@ class RankView(BaseModel):
 
     @property
     def unexplained_bytes(self) -> int | None:
-        """Worker bytes the prediction does not account for (negative: less than predicted)."""
+        """Worker bytes the prediction and the attributed causes do not account for (negative: less)."""
         if self.observed.process_bytes is None or self.predicted_resident_bytes is None:
             return None
-        return self.observed.process_bytes - self.predicted_resident_bytes
+        return self.observed.process_bytes - self.predicted_resident_bytes + self.attributed_outside_bytes
 
 
 class EngineView(BaseModel):
@@ -148,6 +152,9 @@ def build_snapshot(
                     predicted=_ledger_rank(ledger, process.rank) if ledger else None,
                 )  # fmt: skip
             )
+        if engine.kind == "sglang" and ranks:
+            outside = max(r.observed.foreign_bytes + r.observed.orphan_bytes + r.observed.unattributed_bytes for r in ranks)
+            ranks = [r.model_copy(update={"attributed_outside_bytes": _attributed(r, outside)}) for r in ranks]
         views.append(
             EngineView(
                 engine=engine, ledger=ledger, ledger_error=None if ledger else str(prediction),
@@ -155,3 +162,11 @@ def build_snapshot(
             )  # fmt: skip
         )
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
+
+
+def _attributed(rank: RankView, outside_bytes: int) -> int:
+    """The part of a worker's shortfall that memory held by others explains."""
+    predicted, observed = rank.predicted_resident_bytes, rank.observed.process_bytes
+    if predicted is None or observed is None:
+        return 0
+    return min(outside_bytes, max(0, predicted - observed))

@@ -105,7 +105,9 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
                 f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"
             )
         )
-        rows.append(LedgerRow("unexplained (obs−pred)", None, rank.unexplained_bytes, "gap"))
+        if rank.attributed_outside_bytes:
+            rows.append(LedgerRow("− held by others", -rank.attributed_outside_bytes, None))
+        rows.append(LedgerRow("unexplained", None, rank.unexplained_bytes, "gap"))
     elif rank is not None:
         rows.append(LedgerRow(f"worker pid {rank.pid}", None, rank.observed.process_bytes, "total"))
     rows += _gpu_rows(gpu, rank)

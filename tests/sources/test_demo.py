@@ -98,11 +98,12 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     assert (
         healthy.engines[0].ranks[0].observed.token_capacity - 1_128_130 == 128_660
     )  # 6 GiB × mfs 0.818 ÷ 40,960 B
-    # The prediction from the launch command is unchanged, so every rank shows ~6 GiB unexplained.
+    # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_255_785
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
-        assert -6.5 * GIB < after.unexplained_bytes < -6 * GIB
+        assert after.attributed_outside_bytes == 6 * GIB
+        assert abs(after.unexplained_bytes) < GIB
 
 
 def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> None:

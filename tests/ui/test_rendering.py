@@ -92,7 +92,11 @@ def test_rank_ledger_of_the_co_tenant_gpu(co_tenant_snapshot):
     assert view.tokens(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B per token
     worker = rows[f"= worker pid {rank.pid}"]
     assert worker.observed_bytes == rank.observed.process_bytes
-    assert rows["unexplained (obs−pred)"].observed_bytes == worker.observed_bytes - worker.predicted_bytes
+    attributed = rank.attributed_outside_bytes
+    assert 0 < attributed <= CO_TENANT_BYTES  # SGLang's min over ranks: the co-tenant shrank this worker
+    assert rows["− held by others"].predicted_bytes == -attributed
+    gap = rows["unexplained"].observed_bytes
+    assert gap == worker.observed_bytes - worker.predicted_bytes + attributed
     assert view.tokens_per_gib == pytest.approx(26_214.4)
 
 
