@@ -12,8 +12,8 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from kvtop.commands.node_args import add_node_arguments, collect_once, demo_of
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.observe import NvmlState
 
@@ -25,29 +25,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--json", action="store_true", help="print the stable JSON contract: {findings, advice}"
     )
-    parser.add_argument("--demo", dest="demo_scenario", nargs="?", const="default", default=None, metavar="SCENARIO",
-                        help="diagnose a simulated node (a scenario name or .json path; 'default' = llama70b-tp8-sglang)")  # fmt: skip
-    parser.add_argument("--engine-log", dest="diagnose_engine_log", default=None, metavar="PATH",
-                        help="an engine startup log: its token capacity is used when the engine's endpoints give none")  # fmt: skip
-    parser.add_argument("--http-timeout", type=float, default=1.0, metavar="SECONDS",
-                        help="timeout for each engine endpoint (default 1 s)")  # fmt: skip
+    add_node_arguments(parser, verb="diagnose")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_findings import findings_json, findings_text, is_problem
     from kvtop.domain.diagnose import diagnose
-    from kvtop.sources.live import open_node_source
 
-    demo = args.demo_scenario if args.demo_scenario is not None else getattr(args, "demo", None)
-    log = args.diagnose_engine_log or getattr(args, "engine_log", None)
-    source = open_node_source(demo, engine_log=Path(log) if log else None, http_timeout_s=args.http_timeout)
-    try:
-        snapshot = source.collect()
-    finally:
-        close = getattr(source, "close", None)
-        if callable(close):
-            close()
+    demo = demo_of(args)
+    snapshot = collect_once(args)
     if snapshot.observation.nvml_state is not NvmlState.OK:
         raise KvtopError(f"cannot read this node: {snapshot.observation.nvml_message or snapshot.notice}")
     if demo is None and snapshot.source.startswith("demo"):

@@ -10,9 +10,8 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from kvtop.domain.ports import SnapshotSource
+from kvtop.commands.node_args import add_node_arguments, open_source
 
 DEFAULT_INTERVAL_S = 5.0
 
@@ -26,8 +25,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow a --listen address other than loopback"
     )
-    parser.add_argument("--demo", dest="demo_scenario", nargs="?", const="default", default=None, metavar="SCENARIO",
-                        help="export a simulated node (a scenario name or file)")  # fmt: skip
+    add_node_arguments(parser, verb="export", http_timeout=False)
     parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one")  # fmt: skip
     parser.add_argument("--node-name", default=None,
@@ -35,17 +33,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def open_source(demo: str | None, engine_log: str | None) -> SnapshotSource:
-    from kvtop.sources.live import open_node_source
-
-    return open_node_source(demo, engine_log=Path(engine_log) if engine_log else None)
-
-
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.exporter import Exporter, SnapshotCollector, default_findings, parse_listen
 
     address = parse_listen(args.listen, allow_remote=args.allow_remote)
-    source = open_source(args.demo_scenario or getattr(args, "demo", None), getattr(args, "engine_log", None))
+    source = open_source(args)
     collector = SnapshotCollector(
         source, node=args.node_name or socket.gethostname(), findings=default_findings()
     )
