@@ -14,23 +14,12 @@ given tick always gives the same node.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import shlex
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kvtop.domain.engines import MeasuredInputs
-from kvtop.domain.engines.vllm import ESTIMATED_NON_KV_BYTES
-from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.gpus import gpu_total_bytes
-from kvtop.domain.launch import LaunchSettings, parse_launch_command
-from kvtop.domain.ledger import Ledger, RankLedger, layout_from_settings, predict
-from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot, build_snapshot
 from kvtop.domain.observe import (
     EndpointState,
@@ -42,242 +31,19 @@ from kvtop.domain.observe import (
     MemoryApi,
     NodeObservation,
 )
-from kvtop.sources.hub import load_model
+from kvtop.sources.demo_plan import (
+    ENDPOINT_MESSAGES,
+    NodePlan,
+    ScenarioProcessTable,
+    bus_id,
+    gpu_uuid,
+    printed_gib,
+    resolve_model,
+    unit_noise,
+)
 from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_logged_capacity
-from kvtop.sources.processes import ProcessRecord, attribute_node, endpoint_address
-from kvtop.sources.scenario import EngineSpec, Scenario, load_scenario, scenario_path
-
-_GIB = 1 << 30
-_SERVER_START = 1_760_000_000.0  # process start times are fixed, so a scenario always looks the same
-_ENDPOINT_MESSAGES = {
-    EndpointState.UNREACHABLE: "connection refused (is the server up, and listening on this address?)",
-    EndpointState.TIMEOUT: "no answer within 1 s (the server is busy or hung)",
-    EndpointState.HTTP_ERROR: "answered HTTP 404 (an older server without these routes?)",
-    EndpointState.BAD_PAYLOAD: "answered, but not in the engine's format",
-}
-
-
-def _unit(seed: int, *parts: object) -> float:
-    """A stable pseudo-random number in [0, 1) for (seed, parts): the same on every run and host."""
-    digest = hashlib.blake2b(repr((seed, *parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
-
-
-@dataclass(frozen=True)
-class _Worker:
-    """One engine rank as the demo holds it: where it runs and the bytes it holds before jitter."""
-
-    pid: int
-    gpu_index: int
-    engine_index: int
-    ledger_rank: RankLedger
-    base_bytes: int
-
-
-@dataclass(frozen=True)
-class _Engine:
-    """One engine: its launch settings, the ledger it really solved, and its endpoint's address."""
-
-    spec: EngineSpec
-    settings: LaunchSettings
-    truth: Ledger
-    base_url: str
-
-
-class _NodePlan:
-    """Everything about a scenario that does not change from tick to tick."""
-
-    def __init__(self, scenario: Scenario, source: str) -> None:
-        self.scenario = scenario
-        self.source = source
-        spec = scenario.gpu
-        self.total_bytes = spec.total or gpu_total_bytes(spec.model)  # the model was checked when loaded
-        self.gpu_name = spec.name or f"NVIDIA {spec.model}"
-        self.lost = {lost.gpu: lost.message for lost in scenario.lost_gpus}
-        self.other_bytes = self._non_engine_bytes(before_engines_only=False)
-        self.models: dict[str, ModelSpec] = {}
-        self.records: dict[int, ProcessRecord] = {}
-        self.engines: list[_Engine] = []
-        self.workers: list[_Worker] = []
-        taken: dict[int, int] = {}
-        for index, engine in enumerate(scenario.engines):
-            self._add_engine(index, engine, taken)
-        for foreign in scenario.foreign_processes:
-            self._add_record(ProcessRecord(
-                pid=foreign.pid, parent_pid=foreign.parent_pid, name=foreign.cmdline[0].rsplit("/", 1)[-1][:15],
-                cmdline=foreign.cmdline, user=foreign.user, start_time=_SERVER_START - 3600,
-            ), "foreign_processes")  # fmt: skip
-        for orphan in scenario.orphans:
-            self._add_record(ProcessRecord(
-                pid=orphan.pid, parent_pid=1, name=orphan.title[:15], cmdline=(orphan.title,), user=orphan.user,
-                start_time=_SERVER_START - 86400,
-            ), "orphans")  # fmt: skip
-        self.workers_by_gpu: dict[int, list[_Worker]] = {}
-        for worker in self.workers:
-            self.workers_by_gpu.setdefault(worker.gpu_index, []).append(worker)
-        self.worker_by_pid = {worker.pid: worker for worker in self.workers}
-        self.first_pid: dict[tuple[int, int], int] = {}  # (engine, DP rank) → its first worker's pid
-        for worker in self.workers:
-            self.first_pid.setdefault((worker.engine_index, worker.ledger_rank.dp_rank), worker.pid)
-        self.fixed_bytes = {p.pid: p.used for p in scenario.non_engine_processes()}
-
-    # --- building ---
-
-    def _non_engine_bytes(self, *, before_engines_only: bool) -> dict[int, int]:
-        """Bytes co-tenants and orphans hold per GPU (those there before the engines, if asked)."""
-        held: dict[int, int] = {}
-        for foreign in self.scenario.foreign_processes:
-            if foreign.started_before_engines or not before_engines_only:
-                held[foreign.gpu] = held.get(foreign.gpu, 0) + foreign.used
-        for orphan in self.scenario.orphans:
-            held[orphan.gpu] = held.get(orphan.gpu, 0) + orphan.used
-        return held
-
-    def _error(self, message: str, field: str) -> InputError:
-        return InputError(message, field=field, source=self.source)
-
-    def _add_record(self, record: ProcessRecord, group: str) -> None:
-        if record.pid in self.records:
-            raise self._error(f"pid {record.pid} is used twice", group)
-        self.records[record.pid] = record
-
-    def _add_engine(self, index: int, spec: EngineSpec, taken: dict[int, int]) -> None:
-        where = f"engines[{index}]"
-        try:
-            settings = parse_launch_command(spec.command)
-        except InputError as error:
-            raise self._error(str(error), f"{where}.command") from None
-        if settings is None:
-            raise self._error("not an SGLang or vLLM launch command", f"{where}.command")
-        try:
-            model = load_model(spec.model)
-        except InputError as error:
-            raise self._error(str(error), f"{where}.model") from None
-        wanted = layout_from_settings(settings).gpus
-        gpus = spec.gpus or tuple(i for i in range(self.scenario.gpu.count) if i not in taken)[:wanted]
-        truth = self._solve(where, spec, settings, model, gpus)
-        if len(gpus) != len(truth.ranks):
-            raise self._error(
-                f"the launch command runs {len(truth.ranks)} ranks but {len(gpus)} GPUs are listed",
-                f"{where}.gpus",
-            )
-        for gpu in gpus:
-            if gpu in taken:
-                raise self._error(f"GPU {gpu} already runs engines[{taken[gpu]}]", f"{where}.gpus")
-            taken[gpu] = index
-        self.models[settings.model or spec.model] = model
-        host, port = endpoint_address(settings.engine, settings)
-        self.engines.append(
-            _Engine(spec=spec, settings=settings, truth=truth, base_url=f"http://{host}:{port}")
-        )
-        argv = tuple(shlex.split(spec.command))
-        self._add_record(ProcessRecord(
-            pid=spec.server_pid, parent_pid=1, name=argv[0].rsplit("/", 1)[-1][:15], cmdline=argv, user="root",
-            start_time=_SERVER_START,
-        ), f"{where}.server_pid")  # fmt: skip
-        visible = ",".join(str(gpu) for gpu in gpus)
-        for position, (rank, gpu) in enumerate(zip(truth.ranks, gpus, strict=True)):
-            pid, parent, title = self._worker_identity(spec, settings, rank, position)
-            if parent != spec.server_pid and parent not in self.records:
-                self._add_record(
-                    _titled(parent, _engine_core_title(settings, rank.dp_rank), spec.server_pid, visible),
-                    f"{where}.server_pid",
-                )
-            self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
-            base = self._worker_bytes(spec, settings, rank, gpu, pid)
-            self.workers.append(
-                _Worker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
-            )
-
-    def _solve(
-        self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]
-    ) -> Ledger:
-        """The ledger the engine itself solved on this node. SGLang: with the least free memory
-        over its ranks before the weights loaded; vLLM: with the largest non-KV runtime memory its
-        workers profiled (a rank's `extra_bytes` were taken before either measured)."""
-        measured = MeasuredInputs()
-        if settings.engine == "sglang":
-            before = self._non_engine_bytes(before_engines_only=True)
-            reserved = self.scenario.gpu.reserved
-            taken = {
-                gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0)
-                for gpu in gpus
-            }
-            free = self.total_bytes - max(taken.values())
-            measured = MeasuredInputs(free_before_load_bytes=free)
-        elif spec.extra_bytes:
-            measured = MeasuredInputs(
-                non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(spec.extra_bytes.get(gpu, 0) for gpu in gpus)
-            )
-        try:
-            truth = predict(
-                model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured
-            )
-        except KvtopError as error:
-            raise self._error(str(error), f"{where}.command") from None
-        if not truth.engine.fits:
-            raise self._error(
-                "this engine would not start on these GPUs (its KV cache does not fit)", f"{where}.command"
-            )
-        return truth
-
-    def _worker_identity(
-        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, position: int
-    ) -> tuple[int, int, str]:
-        """(pid, parent pid, title) of a rank's GPU process, as each engine names and parents it."""
-        if settings.engine == "sglang":
-            parts = [f"DP{rank.dp_rank}"] if settings.dp > 1 or settings.enable_dp_attention else []
-            parts += [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
-            return (
-                spec.server_pid + 10 + position,
-                spec.server_pid,
-                "sglang::scheduler_" + "_".join([*parts, f"TP{rank.tp_rank}"]),
-            )
-        core = spec.server_pid + 1 + rank.dp_rank
-        if settings.tp * settings.pp == 1:  # the engine core runs the model itself
-            return core, spec.server_pid, _engine_core_title(settings, rank.dp_rank)
-        parts = [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
-        parts.append(f"TP{rank.tp_rank}")
-        if settings.effective_ep > 1:
-            parts.append(f"EP{rank.tp_rank + settings.tp * rank.dp_rank}")
-        return spec.server_pid + 100 + position, core, "VLLM::Worker_" + "_".join(parts)
-
-    def _worker_bytes(
-        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int
-    ) -> int:
-        """The ledger's resident bytes (with this worker's own CUDA context and extra bytes in place
-        of what the engine budgeted for them), less a fixed few MiB; never more than the GPU has left."""
-        extra = spec.extra_bytes.get(gpu, 0)
-        # SGLang's ledger counts as context all that was taken before the load on the tightest rank;
-        # vLLM's KV budget already left room for the largest rank's extra bytes.
-        own = (
-            spec.cuda_context + extra
-            if settings.engine == "sglang"
-            else spec.cuda_context + extra - max(spec.extra_bytes.values(), default=0)
-        )
-        resident = rank.weights_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
-        ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)
-        noise = int(_unit(self.scenario.seed, "noise", pid) * self.scenario.noise)
-        return min(resident, ceiling) - noise
-
-
-def _engine_core_title(settings: LaunchSettings, dp_rank: int) -> str:
-    return f"VLLM::EngineCore_DP{dp_rank}" if settings.dp > 1 else "VLLM::EngineCore"
-
-
-def _titled(pid: int, title: str, parent_pid: int, visible: str) -> ProcessRecord:
-    return ProcessRecord(pid=pid, parent_pid=parent_pid, name=title[:15], cmdline=(title,), user="root",
-                         start_time=_SERVER_START + 5, cuda_visible_devices=visible)  # fmt: skip
-
-
-class _ScenarioProcessTable:
-    """The scenario's processes behind `kvtop.sources.processes.ProcessTable`."""
-
-    def __init__(self, records: dict[int, ProcessRecord]) -> None:
-        self._records = records
-
-    def lookup(self, pid: int) -> ProcessRecord | None:
-        return self._records.get(pid)
+from kvtop.sources.processes import attribute_node
+from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
 
 
 class DemoSource:
@@ -298,14 +64,14 @@ class DemoSource:
         self.notice = notice
         self._clock = clock
         self._period_s = period_s
-        self._plan = _NodePlan(scenario, origin or f"scenario {scenario.name}")
+        self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}")
         self._log = read_log(engine_log) if engine_log is not None else None
         self._usage_memo: dict[tuple[int, int, int], float] = {}
         raw = NodeObservation(taken_at=0.0, driver_version=scenario.gpu.driver_version,
                               gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)))  # fmt: skip
-        self._template = attribute_node(raw, _ScenarioProcessTable(self._plan.records))
+        self._template = attribute_node(raw, ScenarioProcessTable(self._plan.records))
         models = self._plan.models
-        self._predictor = EnginePredictor(model_loader=lambda ref: _resolve(models, ref))
+        self._predictor = EnginePredictor(model_loader=lambda ref: resolve_model(models, ref))
 
     @classmethod
     def open(cls, ref: str, **options: Any) -> DemoSource:
@@ -357,10 +123,10 @@ class DemoSource:
 
     def _usage_at(self, engine_index: int, dp_rank: int, tick: int) -> float:
         spec, seed = self._plan.engines[engine_index].spec, self.scenario.seed
-        phase = _unit(seed, "phase", engine_index, dp_rank) * 2 * math.pi
+        phase = unit_noise(seed, "phase", engine_index, dp_rank) * 2 * math.pi
         wave = (
             math.sin(2 * math.pi * tick / 60 + phase) * 0.7
-            + (_unit(seed, "flicker", engine_index, dp_rank, tick) - 0.5) * 0.6
+            + (unit_noise(seed, "flicker", engine_index, dp_rank, tick) - 0.5) * 0.6
         )
         return round(min(0.99, max(0.0, spec.kv_usage + self.scenario.kv_usage_swing * wave)), 4)
 
@@ -369,7 +135,9 @@ class DemoSource:
         worker = self._plan.worker_by_pid.get(pid)
         if worker is None:
             return self._plan.fixed_bytes[pid]
-        return worker.base_bytes - int(_unit(self.scenario.seed, "jitter", pid, tick) * self.scenario.jitter)
+        return worker.base_bytes - int(
+            unit_noise(self.scenario.seed, "jitter", pid, tick) * self.scenario.jitter
+        )
 
     def _raw_gpu(self, index: int) -> GpuObservation:
         """One GPU as NVML lists it (processes by pid and bytes, nobody attributed yet)."""
@@ -381,7 +149,7 @@ class DemoSource:
         pids = [w.pid for w in plan.workers_by_gpu.get(index, ())]
         pids += [p.pid for p in self.scenario.non_engine_processes() if p.gpu == index]
         return GpuObservation(
-            index=index, uuid=_uuid(self.scenario, index), pci_bus_id=_bus_id(index), name=plan.gpu_name,
+            index=index, uuid=gpu_uuid(self.scenario, index), pci_bus_id=bus_id(index), name=plan.gpu_name,
             total_bytes=plan.total_bytes, reserved_bytes=spec.reserved, memory_api=MemoryApi.V2,
             processes=tuple(GpuProcess(pid=pid, used_bytes=self._process_bytes(pid, 0)) for pid in sorted(pids)),
         )  # fmt: skip
@@ -408,7 +176,7 @@ class DemoSource:
         engine = self._plan.engines[engine_index]
         spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
         if spec.endpoint is not EndpointState.OK:
-            reason = _ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
+            reason = ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
             return EngineLive(
                 state=spec.endpoint, base_url=engine.base_url, message=f"{engine.base_url}: {reason}"
             )
@@ -422,8 +190,8 @@ class DemoSource:
             kv_usage_fraction=max(r.kv_usage_fraction or 0.0 for r in ranks),
             used_tokens=sum(r.used_tokens or 0 for r in ranks), running_requests=sum(r.running_requests or 0 for r in ranks),
             waiting_requests=sum(r.waiting_requests or 0 for r in ranks), memory_fraction=truth.engine.memory_fraction,
-            weight_bytes=_printed_gib(truth.ranks[0].weights_bytes) if sglang else None,
-            kv_cache_bytes=_printed_gib(truth.ranks[0].kv_pool_bytes) if sglang else None,
+            weight_bytes=printed_gib(truth.ranks[0].weights_bytes) if sglang else None,
+            kv_cache_bytes=printed_gib(truth.ranks[0].kv_pool_bytes) if sglang else None,
             ranks=tuple(ranks),
         )  # fmt: skip
 
@@ -431,7 +199,7 @@ class DemoSource:
         engine = self._plan.engines[engine_index]
         spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
         usage = self._usage(engine_index, dp_rank, tick)
-        wobble = int(_unit(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
+        wobble = int(unit_noise(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
         return EngineLiveRank(
             dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if sglang else str(dp_rank),
             pid=self._plan.first_pid[(engine_index, dp_rank)] if sglang else None,  # SGLang labels ranks by pid; vLLM does not
@@ -439,24 +207,3 @@ class DemoSource:
             block_size=truth.engine.page_size, kv_usage_fraction=usage, used_tokens=int(usage * truth.token_capacity),
             running_requests=max(0, spec.running_requests + wobble), waiting_requests=spec.waiting_requests,
         )  # fmt: skip
-
-
-def _printed_gib(num_bytes: int) -> int:
-    """Bytes as the engine prints them: GiB to two decimals."""
-    return round(round(num_bytes / _GIB, 2) * _GIB)
-
-
-def _bus_id(index: int) -> str:
-    """A PCI bus id in NVML's format, eight GPUs per PCI domain."""
-    return f"{index // 8:08X}:{0x18 + 0x10 * (index % 8):02X}:00.0"
-
-
-def _uuid(scenario: Scenario, index: int) -> str:
-    digest = hashlib.blake2b(f"{scenario.name}:{scenario.seed}:{index}".encode(), digest_size=16).digest()
-    return f"GPU-{uuid.UUID(bytes=digest)}"
-
-
-def _resolve(models: dict[str, ModelSpec], ref: str) -> ModelSpec:
-    if ref not in models:
-        raise InputError("not a model of this demo scenario", field="model", source=ref)
-    return models[ref]
