@@ -11,6 +11,7 @@ through a `ProcessTable`, so tests use a table built from recorded process listi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,13 +27,19 @@ from kvtop.domain.observe import (
     ProcessInfoState,
     ProcessRole,
 )
-from kvtop.domain.redact import redact_argv
+from kvtop.domain.redact import redact_argv as _redact_argv
 
 DEFAULT_PORTS: dict[EngineName, int] = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
 _RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
 _MAX_ANCESTRY = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """Redaction is pure and command lines repeat every tick: redact each distinct one once."""
+    return _redact_argv(argv)
 
 
 @dataclass(frozen=True)
