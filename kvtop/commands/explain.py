@@ -55,6 +55,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     engine = args.engine or log.engine or "sglang"
     log_args = {**log.server_args, **log.engine_config}
     settings = settings_for_log(log_args, engine, extra, args.model or log.model_path)
+    if settings.engine_version is None and log.engine_version:
+        settings = settings.model_copy(update={"engine_version": log.engine_version})
     if not settings.model:
         raise InputError("the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model")
     model = load_model(settings.model)

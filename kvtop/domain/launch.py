@@ -55,6 +55,7 @@ _FLAGS: dict[str, tuple[tuple[str, ...], type]] = {
     "quantization": (("--quantization", "-q"), str),
     "dtype": (("--dtype",), str),
     "cuda_graph_max_bs": (("--cuda-graph-max-bs",), int),
+    "engine_version": (("--engine-version",), str),  # kvtop's own: which era of defaults applies
 }
 _SPELLING = {spelling: field for field, (spellings, _) in _FLAGS.items() for spelling in spellings}
 
@@ -95,6 +96,7 @@ class LaunchSettings(BaseModel):
     quantization: str | None = None
     dtype: str | None = None
     cuda_graph_max_bs: int | None = None
+    engine_version: str | None = None  # e.g. "0.20.1": older vLLM defaults to utilisation 0.9
     flags: dict[str, str | bool] = {}
 
     @property

@@ -64,3 +64,11 @@ def test_qwen25_7b_vllm_seed_holds_fewer_than_four_32k_requests() -> None:
     assert ledger.token_capacity == int(blocks / 2048 * 32768) == 86_128
     assert ledger.engine.max_concurrency == pytest.approx(2.6284, abs=1e-4)
     assert ledger.token_capacity < 4 * 32768
+
+
+@pytest.mark.parametrize(("version", "utilization"), [("0.20.1", 0.9), ("v0.21.0", 0.92), (None, 0.92)])
+def test_vllm_default_utilization_follows_the_engine_era(version: str | None, utilization: float) -> None:
+    flags = ["--max-model-len", "32768"] + (["--engine-version", version] if version else [])
+    ledger = predict(load("Qwen--Qwen2.5-7B-Instruct.json"), parse_flags("vllm", flags), gpu_total_bytes=24 * GIB)
+    assert ledger.engine.memory_fraction == utilization
+    assert ledger.engine.steps[1].bytes == -(-24 * GIB * round(utilization * 100) // 100)  # ceil(total × util)

@@ -18,7 +18,19 @@ from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.units_parse import parse_vllm_bytes
 
-DEFAULT_UTILIZATION = 0.92  # v0.21.0 (2026-04) onward; 0.9 before
+DEFAULT_UTILIZATION = 0.92  # v0.21.0 (2026-04) onward
+DEFAULT_UTILIZATION_BEFORE_0_21 = 0.9
+
+
+def default_utilization(version: str | None) -> tuple[float, str]:
+    """vLLM's default gpu_memory_utilization for its version (unknown: the current default)."""
+    if version:
+        parts = [int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit()]
+        if len(parts) == 2 and tuple(parts) < (0, 21):
+            return DEFAULT_UTILIZATION_BEFORE_0_21, f"default of vLLM {version} (0.9 before v0.21)"
+        if len(parts) == 2:
+            return DEFAULT_UTILIZATION, f"default of vLLM {version} (0.92 since v0.21)"
+    return DEFAULT_UTILIZATION, "default (0.92 since v0.21; 0.9 before: give --engine-version)"
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
 
@@ -48,8 +60,10 @@ class VllmRules:
         total = inputs.gpu_total_bytes
         steps: list[BudgetStep] = [BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)]
         notes: list[str] = []
-        util = s.gpu_memory_utilization if s.gpu_memory_utilization is not None else DEFAULT_UTILIZATION
-        util_source = "--gpu-memory-utilization" if s.gpu_memory_utilization is not None else "default (0.92 since v0.21; 0.9 before)"
+        if s.gpu_memory_utilization is not None:
+            util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
+        else:
+            util, util_source = default_utilization(s.engine_version)
         requested = math.ceil(total * util)
         steps.append(BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source))
         batched, seqs_default = default_batch_limits(total)
