@@ -17,7 +17,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from pydantic import ValidationError
 
@@ -28,16 +28,11 @@ from kvtop.domain.probe import (
     ProbeRequest,
     ProbeResult,
     default_chunk_tokens,
-    dsa_index_buffer,
-    mha_buffers,
     predicted_bytes_per_token,
 )
+from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, MIN_GPU_RESERVE_BYTES, buffers_from_ledger
 from kvtop.sources.probe import run_probe
-from kvtop.units import GIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
-
-#: The smallest reserve a GPU probe keeps free when none is given.
-MIN_GPU_RESERVE_BYTES = 2 * GIB
-DEFAULT_TIMEOUT_S = 120.0
+from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
 
 _EXIT_CODES = {
     ProbeOutcome.OK: 0,
@@ -287,32 +282,6 @@ def render_probe_result(result: ProbeResult) -> str:
     )
     rows.append(released_row)
     return "\n".join(rows) + "\n"
-
-
-def buffers_from_ledger(ledger: Any) -> tuple[list[ProbeBuffer], int]:
-    """The buffers the engine would allocate on the tightest rank, and its page size."""
-    from kvtop.domain.ledger import Ledger
-
-    assert isinstance(ledger, Ledger)
-    model, kv = ledger.model, ledger.ranks[0].kv
-    buffers: list[ProbeBuffer] = []
-    for pool in kv.pools:
-        if pool.name == "state":
-            continue
-        if pool.name == "dsa_index" and model.dsa_index_head_dim:
-            buffers.append(dsa_index_buffer(pool.layers, model.dsa_index_head_dim))
-        elif model.mla is not None:
-            buffers.append(ProbeBuffer(name=f"{pool.name}_kv", tensors=pool.layers, row_shape=pool.row_shape, dtype=pool.torch_dtype))
-        else:
-            k, v = mha_buffers(pool.layers, kv.kv_heads_per_rank, model.head_dim, pool.torch_dtype, v_head_dim=model.v_head_dim)
-            if pool.torch_dtype == "uint8":  # packed FP4: the row as the engine stores it
-                k = ProbeBuffer(name="k", tensors=pool.layers, row_shape=pool.row_shape, dtype="uint8")
-                v = ProbeBuffer(name="v", tensors=pool.layers, row_shape=pool.row_shape, dtype="uint8")
-            ratio = 1.0
-            if pool.name == "swa" and ledger.engine.swa_token_capacity and ledger.engine.token_capacity:
-                ratio = ledger.engine.swa_token_capacity / ledger.engine.token_capacity
-            buffers += [b.model_copy(update={"name": f"{pool.name}_{b.name}", "token_ratio": ratio}) for b in (k, v)]
-    return buffers, ledger.engine.page_size
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

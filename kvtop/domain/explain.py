@@ -164,8 +164,16 @@ def explain_sglang(log: EngineLog, model: ModelSpec, settings: LaunchSettings, g
     return _verdict("sglang", logged, central, low, high, log, settings)
 
 
-def _logged_vllm(log: EngineLog) -> Logged:
+def _vllm_available(log: EngineLog) -> Measured | None:
+    """`Available KV cache memory`, else the startup ledger's `Current kv cache memory in use`."""
     available = log.vllm_first(lambda r: r.available_kv_cache_memory[0] if r.available_kv_cache_memory else None)
+    if available is None:
+        available = log.vllm_first(lambda r: next((s.kv_in_use for s in r.startup_ledgers if s.kv_in_use), None))
+    return available
+
+
+def _logged_vllm(log: EngineLog) -> Logged:
+    available = _vllm_available(log)
     tokens = log.vllm_first(lambda r: r.kv_cache_tokens[0] if r.kv_cache_tokens else None)
     concurrency = log.vllm_first(lambda r: r.max_concurrency[0] if r.max_concurrency else None)
     weights = log.vllm_first(lambda r: r.model_loading[0].memory if r.model_loading else None)
@@ -181,18 +189,17 @@ def _logged_vllm(log: EngineLog) -> Logged:
 
 def explain_vllm(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> Explanation:
     logged = _logged_vllm(log)
-    available = log.vllm_first(lambda r: r.available_kv_cache_memory[0] if r.available_kv_cache_memory else None)
+    available = _vllm_available(log)
     missing = []
     if available is None:
-        missing.append("`Available KV cache memory: X GiB`")
+        missing.append("`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line)")
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens`")
-    if settings.context_length is None and logged.context_length is None:
-        missing.append("max_model_len (`Maximum concurrency for L tokens` or --max-model-len)")
     if missing or available is None:
         return Explanation(engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing))
-    if settings.context_length is None:
+    if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
+    # else: the model's max_position_embeddings, which is vLLM's own default max_model_len
     override = log.vllm_first(lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
     if override is not None and settings.num_gpu_blocks_override is None:
         settings = settings.model_copy(update={"num_gpu_blocks_override": override.override})

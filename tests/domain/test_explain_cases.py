@@ -70,3 +70,34 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
 def test_missing_log_file_is_one_clear_line() -> None:
     result = subprocess.run([sys.executable, "-m", "kvtop", "explain", "/nonexistent/engine.log", "--json"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_vllm_qwen3_14b_log_matches_from_its_available_kv_memory(tmp_path) -> None:
+    """lmcache-1739: Qwen3-14B (40 layers, 8 KV heads × 128) — geometry stated in engines/vllm.md §8.
+
+    No Qwen3-14B config is in ../shared, so the Qwen3-32B config is narrowed to the 14B's facts.
+    """
+    cfg = json.loads((CONFIGS / "Qwen--Qwen3-32B.json").read_text())
+    cfg.update(num_hidden_layers=40, hidden_size=5120, num_attention_heads=40, intermediate_size=17408)
+    (tmp_path / "qwen3-14b.json").write_text(json.dumps(cfg))
+    log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
+    result = explain(log, load_model(str(tmp_path / "qwen3-14b.json")), parse_flags("vllm", []))
+    assert result.logged.available_kv_bytes is not None and result.logged.context_length == 32768
+    per_block = 40 * 8 * 256 * 2 * 16  # 2,621,440 B per 16-token block
+    assert result.kv_bytes_per_token * 16 == per_block
+    assert result.logged.token_capacity == 42_656 == int(2666 / 2048 * 32768)
+    assert result.token_capacity_min <= 42_656 <= result.token_capacity_max
+    assert result.verdict == "match"
+
+
+def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
+    """ngc2608 (v0.27.1, GB10): no `Available KV cache memory` line; the startup ledger's
+    `Current kv cache memory in use is 69.4 GiB` stands in. Qwen3-0.6B: 28 layers, 8 KV heads × 128."""
+    cfg = json.loads((CONFIGS / "Qwen--Qwen3-32B.json").read_text())
+    cfg.update(num_hidden_layers=28, hidden_size=1024, num_attention_heads=16, intermediate_size=3072,
+               max_position_embeddings=40960)  # fmt: skip
+    (tmp_path / "qwen3-0.6b.json").write_text(json.dumps(cfg))
+    log = read_engine_log(CASES / "vllm/ngc2608-v0271-qwen3-0.6b-gb10/engine.log")
+    result = explain(log, load_model(str(tmp_path / "qwen3-0.6b.json")), parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]))
+    assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # vllm.md §8
+    assert result.verdict == "match" and result.token_capacity == 649_728
