@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from kvtop.domain.cluster import ClusterView
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot
 
@@ -20,3 +21,9 @@ class ModelLoader(Protocol):
     """Resolves a model reference (path, preset, hub id) to its facts; raises InputError."""
 
     def __call__(self, ref: str) -> ModelSpec: ...
+
+
+class ClusterReaderPort(Protocol):
+    """Reads the whole cluster once, blocking (a Prometheus server); raises a KvtopError naming why not."""
+
+    def read(self) -> ClusterView: ...

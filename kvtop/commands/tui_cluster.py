@@ -1,0 +1,43 @@
+"""`kvtop --prometheus URL`: the cluster TUI, every node worst-first, one node's dashboard on Enter.
+
+Builds the Prometheus client (a bearer token from --token-file or $KVTOP_PROMETHEUS_TOKEN, never
+printed; TLS always verified, --ca-file for a private CA), the cluster reader and a per-node
+snapshot source, then runs `ClusterApp`. The UI never sees a concrete source.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.ports import SnapshotSource
+
+
+def run_cluster_tui(args: argparse.Namespace) -> int:
+    """Run the cluster app until the operator quits; the exit status is the app's return code (0)."""
+    from kvtop.sources.hub import load_model
+    from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ClusterReader, PrometheusClient, load_token
+    from kvtop.sources.prometheus_node import PrometheusNodeSource
+    from kvtop.ui.cluster_app import ClusterApp
+
+    interval = float(getattr(args, "interval", 1.0))
+    if interval <= 0:
+        raise InputError(f"must be positive (got {interval:g})", field="--interval")
+    stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
+    client = PrometheusClient(
+        args.prometheus, token=load_token(getattr(args, "token_file", None)),
+        timeout_s=float(getattr(args, "timeout", None) or 5.0), ca_file=getattr(args, "ca_file", None),
+    )  # fmt: skip
+
+    def node_source(name: str) -> SnapshotSource:
+        return PrometheusNodeSource(client, name, stale_after_s=stale_after_s)
+
+    try:
+        app = ClusterApp(
+            ClusterReader(client, stale_after_s=stale_after_s), node_source, load_model,
+            theme=getattr(args, "theme", None), interval_s=interval, label=client.shown_url,
+        )  # fmt: skip
+        app.run()
+    finally:
+        client.close()
+    return app.return_code or 0

@@ -1,0 +1,305 @@
+"""ClusterApp: `kvtop --prometheus URL`, every node worst-first, and one node's dashboard on Enter.
+
+It receives its reader (a `ClusterReaderPort`), a factory of per-node snapshot sources and a
+model loader; it never imports a concrete source. One thread worker reads the cluster every
+interval and posts the frozen view (or why the read failed); while a node is open, a second
+worker streams that node's snapshots into the same dashboard the local view uses. Read-only:
+no probe; Enter on a GPU offers no rank ledger (Prometheus carries no predicted ledger).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.worker import get_current_worker
+
+from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
+from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
+from kvtop.ui.screens.base import NodeScreen
+from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
+from kvtop.ui.state import GpuHistory, NodeState
+from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
+from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
+from kvtop.ui.widgets.gpu_list import GpuList
+
+NodeSourceFactory = Callable[[str], SnapshotSource]
+
+
+class ClusterArrived(Message):
+    """A fresh, frozen view of the cluster; only the newest one matters."""
+
+    def __init__(self, view: ClusterView) -> None:
+        super().__init__()
+        self.view = view
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ClusterArrived)
+
+
+class ClusterFailed(Message):
+    """The reader raised instead of answering; the UI keeps the last good view."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class NodeArrived(Message):
+    """A snapshot of the open node; `generation` tells a late message of a closed node apart.
+
+    `findings` is None when the snapshot has no prediction to diagnose against."""
+
+    def __init__(self, generation: int, snapshot: NodeSnapshot, findings: tuple[object, ...] | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.snapshot = snapshot
+        self.findings = findings
+
+
+class NodeFailed(Message):
+    def __init__(self, generation: int, reason: str) -> None:
+        super().__init__()
+        self.generation = generation
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ExportedFindings:
+    """Findings of one severity as the node's own kvtop export counted them (Prometheus has no causes)."""
+
+    rule: str
+    severity: str
+    evidence: str
+    fix: str = "run `kvtop diagnose` on the node for each cause and its fix"
+    gpus: tuple[int, ...] = ()
+    tokens: int | None = None
+
+
+def exported_findings(node: ClusterNode | None) -> tuple[ExportedFindings, ...]:
+    """The pane's entries for a node read through Prometheus: its exporter's counts, worst first."""
+    if node is None or not has_kvtop(node):
+        return (ExportedFindings("not diagnosed", "info", "no kvtop exporter on this node: nothing was diagnosed",
+                                 fix="run `kvtop export` on the node to see its findings here"),)  # fmt: skip
+    counts = sorted(node.findings.items(), key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
+    return tuple(
+        ExportedFindings(
+            f"{count} finding{'' if count == 1 else 's'}", severity, f"counted by kvtop export on {node.name}"
+        )
+        for severity, count in counts
+        if count > 0
+    )
+
+
+def _reason(err: Exception) -> str:
+    """A KvtopError's own message; any other failure named by its type (never a traceback)."""
+    return str(err) if isinstance(err, KvtopError) else f"{type(err).__name__}: {err}"
+
+
+class ClusterApp(App[int]):
+    CSS_PATH = "kvtop.tcss"
+    TITLE = "kvtop cluster"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("t", "next_theme", "Theme"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
+    cluster: reactive[ClusterState] = reactive(ClusterState(source_label=""), init=False, repaint=False)
+    node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False, repaint=False)
+    now: reactive[float] = reactive(0.0, init=False, repaint=False)
+
+    def __init__(self, reader: ClusterReaderPort, node_source_factory: NodeSourceFactory, model_loader: ModelLoader,
+                 *, theme: str | None = None, interval_s: float = 5.0, clock: Callable[[], float] = time.monotonic,
+                 label: str = "prometheus", themes_dir: Path | None = None) -> None:  # fmt: skip
+        super().__init__()
+        if interval_s <= 0:
+            raise InputError(f"must be positive (got {interval_s:g})", field="--interval")
+        self._reader = reader
+        self._node_source_factory = node_source_factory
+        self.model_loader = model_loader  # kept for a planner: Prometheus carries no launch settings yet
+        self._interval_s = interval_s
+        self._clock = clock
+        self._reading = threading.Event()
+        self._node_collecting = threading.Event()
+        self._node_name: str | None = None
+        self._node_generation = 0
+        self._node_screen: ClusterNodeScreen | None = None
+        self._history = GpuHistory()
+        palettes = load_palettes(themes_dir)
+        self.palette_names = tuple(palette.name for palette in palettes)
+        for palette in palettes:
+            self.register_theme(palette)
+        chosen = theme or DEFAULT_THEME
+        if chosen not in self.available_themes:
+            raise InputError(
+                f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme"
+            )
+        self.theme = chosen
+        self.set_reactive(ClusterApp.cluster, ClusterState(source_label=label))
+        self.set_reactive(ClusterApp.now, clock())
+        self.cluster_screen = ClusterScreen(self.cluster, self.now, interval_s)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(KV_TOKENS)
+
+    def get_default_screen(self) -> ClusterScreen:
+        return self.cluster_screen
+
+    def on_mount(self) -> None:
+        self.stream_cluster()
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        self.now = self._clock()
+
+    @work(thread=True, exclusive=True, group="cluster", exit_on_error=False)
+    def stream_cluster(self) -> None:
+        """The one long-lived worker of the reader: read, post, wait an interval (or cancellation)."""
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            self._reading.set()
+            try:
+                message: ClusterArrived | ClusterFailed = ClusterArrived(self._reader.read())
+            except Exception as err:  # any failure of the reader is shown as a marker, never a crash
+                message = ClusterFailed(_reason(err))
+            finally:
+                self._reading.clear()
+            if worker.is_cancelled:
+                break
+            self.post_message(message)
+            worker.cancelled_event.wait(self._interval_s)
+
+    @work(thread=True, exclusive=True, group="node", exit_on_error=False)
+    def stream_node(self, name: str, generation: int) -> None:
+        """The open node's worker: build its source, then collect, diagnose, post, wait."""
+        worker = get_current_worker()
+        source: SnapshotSource | None = None
+        while not worker.is_cancelled:
+            self._node_collecting.set()
+            try:
+                source = source or self._node_source_factory(name)
+                snapshot = source.collect()
+                findings = _diagnose(snapshot) if any(e.ledger for e in snapshot.engines) else None
+                message: NodeArrived | NodeFailed = NodeArrived(generation, snapshot, findings)
+            except Exception as err:  # any failure of the node's source is shown as a marker, never a crash
+                message = NodeFailed(generation, _reason(err))
+            finally:
+                self._node_collecting.clear()
+            if worker.is_cancelled:
+                break
+            self.post_message(message)
+            worker.cancelled_event.wait(self._interval_s)
+
+    @on(ClusterArrived)
+    def show_cluster(self, message: ClusterArrived) -> None:
+        now = self._clock()
+        self.now = now
+        self.cluster = ClusterState(
+            source_label=self.cluster.source_label, view=message.view, received_at=now
+        )
+
+    @on(ClusterFailed)
+    def show_cluster_failure(self, message: ClusterFailed) -> None:
+        self.cluster = replace(self.cluster, failure=message.reason, failed_at=self._clock())
+
+    @on(NodeArrived)
+    def show_node(self, message: NodeArrived) -> None:
+        if message.generation != self._node_generation or self._node_screen is None:
+            return  # a late answer for a node no longer open
+        self._history.record(message.snapshot)
+        now = self._clock()
+        self.now = now
+        self.node = NodeState(
+            source_label=self.node.source_label, snapshot=message.snapshot, received_at=now,
+            trends=self._history.view(),
+        )  # fmt: skip
+        findings = message.findings
+        if findings is None:  # nothing to diagnose against here: what the node's exporter counted
+            view = self.cluster.view
+            findings = exported_findings(
+                next((n for n in view.nodes if n.name == self._node_name), None) if view else None
+            )
+        self._node_screen.show_findings(findings)  # type: ignore[arg-type]
+
+    @on(NodeFailed)
+    def show_node_failure(self, message: NodeFailed) -> None:
+        if message.generation == self._node_generation:
+            self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+
+    def watch_cluster(self, state: ClusterState) -> None:
+        self.cluster_screen.cluster = state
+
+    def watch_node(self, state: NodeState) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.node = state
+
+    def watch_now(self, now: float) -> None:
+        self.cluster_screen.now = now
+        for screen in self.screen_stack:
+            if isinstance(screen, NodeScreen):
+                screen.now = now
+
+    @on(ClusterScreen.NodeChosen)
+    def open_node(self, message: ClusterScreen.NodeChosen) -> None:
+        """Push the node's dashboard and start its worker."""
+        self._node_generation += 1
+        self._node_name = message.name
+        self._history = GpuHistory()
+        self.node = NodeState(source_label=f"{message.name} through {self.cluster.source_label}")
+        self._node_screen = ClusterNodeScreen(self.node, self.now, self._interval_s)
+        self.push_screen(self._node_screen)
+        self.stream_node(message.name, self._node_generation)
+
+    @on(ClusterNodeScreen.Closed)
+    def close_node(self) -> None:
+        """Back to the node list: the node's worker stops, its late answers are dropped."""
+        self._node_generation += 1
+        self._node_name = None
+        self.workers.cancel_group(self, "node")
+        if self.screen is self._node_screen:
+            self.pop_screen()
+        self._node_screen = None
+
+    @on(GpuList.Opened)
+    def no_ledger(self) -> None:
+        self.notify(
+            "no rank ledger here: Prometheus carries no predicted ledger (run kvtop on the node)", timeout=4
+        )
+
+    def action_next_theme(self) -> None:
+        names = self.palette_names
+        position = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(position + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_refresh(self) -> None:
+        """Read now: restart the workers unless a read is already under way."""
+        if self._reading.is_set() or self._node_collecting.is_set():
+            self.notify("a refresh is already under way", timeout=2)
+            return
+        self.stream_cluster()
+        if self._node_name is not None:
+            self.stream_node(self._node_name, self._node_generation)
+
+
+def _diagnose(snapshot: NodeSnapshot) -> tuple[object, ...]:
+    """The findings of a snapshot; a rule that fails never costs the snapshot itself."""
+    from kvtop.domain.diagnose import diagnose
+
+    try:
+        return tuple(diagnose(snapshot))
+    except KvtopError:
+        return ()

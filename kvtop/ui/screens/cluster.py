@@ -1,0 +1,154 @@
+"""The cluster view: every node worst-first; Enter opens one node's dashboard (read-only).
+
+`ClusterScreen` mirrors the app's `cluster` state (a `ClusterState`); choosing a row posts
+`NodeChosen`, and the app pushes a `ClusterNodeScreen`, the local dashboard fed by that node's
+Prometheus series, where Esc comes back (after clearing a filter, as on the local dashboard).
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from kvtop.domain.cluster import rank_nodes
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable
+
+STALE_AFTER_INTERVALS = 3  # a view older than this many intervals (and 3 s) is marked stale
+
+
+def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
+    """'● live · 2 s ago', '▲ STALE · prometheus failing: … · showing data 12 s old', or waiting."""
+    age = state.age_s(now)
+    if state.failure is not None:
+        shown = "nothing shown yet" if age is None else f"showing data {age:.0f} s old"
+        return Content.styled(f"▲ STALE · prometheus failing: {state.failure} · {shown}", "bold $error")
+    if age is None:
+        return Content.styled("… waiting for the first answer", "$warning")
+    if age > max(3.0, STALE_AFTER_INTERVALS * interval_s):
+        return Content.styled(f"▲ STALE {age:.0f} s · prometheus has not answered", "bold $warning")
+    return Content.styled(f"● live · {age:.0f} s ago", "$success")
+
+
+def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
+    view = state.view
+    source = view.prometheus_url if view else state.source_label
+    parts: list[str | tuple[str, str] | Content] = [("kvtop cluster", "bold $primary"), f" │ {source} │ "]
+    if view is not None:
+        not_up = view.nodes_not_up
+        parts += [
+            f"{len(view.nodes)} nodes",
+            (f" · {not_up} not up" if not_up else " · all up", "bold $error" if not_up else "$success"),
+            " │ ",
+        ]
+    parts.append(freshness(state, now, interval_s))
+    return Content.assemble(*parts)
+
+
+class ClusterScreen(Screen[None]):
+    """The node list; the app assigns `cluster` on every message and `now` on every tick."""
+
+    DEFAULT_CSS = """
+    #cluster-header { height: auto; padding: 0 1; background: $panel; }
+    #cluster-table { height: 1fr; }
+    #cluster-empty { height: 1fr; content-align: center middle; color: $text-muted; }
+    #cluster-notes { height: auto; max-height: 6; padding: 0 1; background: $panel; color: $text-muted; }
+    """
+
+    cluster: reactive[ClusterState] = reactive(ClusterState(source_label=""), repaint=False)
+    now: reactive[float] = reactive(0.0, repaint=False)
+
+    class NodeChosen(Message):
+        """The operator asked for one node's dashboard."""
+
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, state: ClusterState, now: float, interval_s: float) -> None:
+        super().__init__()
+        self.interval_s = interval_s
+        self.set_reactive(ClusterScreen.cluster, state)
+        self.set_reactive(ClusterScreen.now, now)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="cluster-header")
+        yield ClusterTable(id="cluster-table")
+        yield Static(id="cluster-empty")
+        yield Static(id="cluster-notes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_cluster(self.cluster)
+        self.query_one(ClusterTable).focus()
+
+    def watch_cluster(self, state: ClusterState) -> None:
+        self.show_cluster(state)
+
+    def watch_now(self) -> None:
+        self._show_header()
+
+    def _show_header(self) -> None:
+        self.query_one("#cluster-header", Static).update(header_text(self.cluster, self.now, self.interval_s))
+
+    def show_cluster(self, state: ClusterState) -> None:
+        self._show_header()
+        table = self.query_one(ClusterTable)
+        nodes = rank_nodes(state.view.nodes) if state.view else ()
+        table.show_nodes(nodes)
+        table.display = bool(nodes)
+        empty = self.query_one("#cluster-empty", Static)
+        empty.display = not nodes
+        if state.failure is not None and state.view is None:
+            empty.update(f"prometheus failing: {state.failure}")
+        elif state.view is not None:
+            empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
+        else:
+            empty.update(f"waiting for {state.source_label}…")
+        self._show_notes(table.selected_node)
+
+    def _show_notes(self, name: str | None) -> None:
+        node = self.query_one(ClusterTable).node_named(name)
+        notes = self.query_one("#cluster-notes", Static)
+        notes.display = node is not None
+        if node is not None:
+            lines = [
+                f"{node.name}: " + (" · ".join(node.notes) if node.notes else "no notes"),
+                "Enter: its dashboard",
+            ]
+            notes.update(Content("\n").join(Content(line) for line in lines))
+
+    @property
+    def selected_node(self) -> str | None:
+        return self.query_one(ClusterTable).selected_node
+
+    @on(DataTable.RowHighlighted, "#cluster-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_notes(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#cluster-table")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.post_message(self.NodeChosen(event.row_key.value))
+
+
+class ClusterNodeScreen(DashboardScreen):
+    """One node's dashboard inside the cluster view; Esc clears a filter, else goes back."""
+
+    BINDINGS = [Binding("escape", "back", "Cluster")]
+
+    class Closed(Message):
+        """The operator went back to the node list."""
+
+    def action_back(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display or box.value:
+            self.action_clear_filter()
+        else:
+            self.post_message(self.Closed())

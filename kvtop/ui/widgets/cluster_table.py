@@ -1,0 +1,176 @@
+"""The cluster's node list: one row per node, worst first, read from a frozen `ClusterView`.
+
+```
+node         health       GPUs  used / total GiB   unexplained   findings       tokens live / predicted
+10.0.0.3     ▼ down 4 s      —  —                  —             —              —
+node-b       ● up 5 s        8  633.9 / 637.2 GiB  -55.27 GiB    1 warning      1,127,125 / 1,255,785 (-10.2%)
+```
+
+`ClusterState` is what the screen shows; `node_cells` turns one node into tone-tagged text
+(pure, so the tests read it without a terminal); `ClusterTable` draws them in a DataTable whose
+colours come from the app's theme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView, TargetHealth
+from kvtop.units import fmt_gib, fmt_tokens, gib
+
+COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens live / predicted")
+_RIGHT = {"GPUs", "used / total", "unexplained"}
+_TONES = {"error": "error", "warning": "warning", "success": "success", "muted": "text-muted"}
+NONE = "—"
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """The cluster as the UI knows it now: the last good view, when it came, and the last failure."""
+
+    source_label: str
+    view: ClusterView | None = None
+    received_at: float | None = None  # app clock when the view arrived
+    failure: str | None = None  # why the latest read failed (None: it answered)
+    failed_at: float | None = None
+
+    def age_s(self, now: float) -> float | None:
+        return None if self.received_at is None else max(0.0, now - self.received_at)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's text and tone (`error`, `warning`, `success`, `muted` or plain)."""
+
+    text: str
+    tone: str = ""
+
+
+def _age(seconds: float | None) -> str:
+    return "" if seconds is None else f" {seconds:.0f} s"
+
+
+def health_cell(node: ClusterNode) -> Cell:
+    """'▼ down 4 s', '▲ stale 300 s', '● up 5 s': the worst target and the oldest sample's age."""
+    age = _age(node.age_seconds)
+    if node.health is TargetHealth.DOWN:
+        return Cell(f"▼ down{age}", "error")
+    if node.health is TargetHealth.STALE:
+        return Cell(f"▲ stale{age}", "warning")
+    return Cell(f"● up{age}", "success")
+
+
+def memory_cell(node: ClusterNode) -> Cell:
+    """Used over total GiB, summed over the GPUs that report both."""
+    known = [g for g in node.gpus if g.used_bytes is not None and g.total_bytes is not None]
+    if not known:
+        return Cell(NONE, "muted")
+    used = sum(g.used_bytes or 0 for g in known)
+    total = sum(g.total_bytes or 0 for g in known)
+    return Cell(f"{gib(used):,.1f} / {fmt_gib(total, 1)}")
+
+
+def has_kvtop(node: ClusterNode) -> bool:
+    """Whether kvtop's exporter answers for the node (else findings and predictions are unknown)."""
+    return (
+        node.unexplained_bytes is not None
+        or bool(node.findings)
+        or any(g.source == "kvtop" for g in node.gpus)
+        or any(e.source == "kvtop" for e in node.engines)
+    )
+
+
+def unexplained_cell(node: ClusterNode) -> Cell:
+    value = node.unexplained_bytes
+    if value is None:
+        return Cell(NONE, "muted")
+    return Cell(("+" if value > 0 else "") + fmt_gib(value), "warning" if value > 0 else "")
+
+
+def findings_cell(node: ClusterNode) -> Cell:
+    """'1 error · 2 warning', 'none', or '—' without kvtop's exporter."""
+    if not has_kvtop(node):
+        return Cell(NONE, "muted")
+    open_ = [(s, n) for s, n in node.findings.items() if n > 0]
+    if not open_:
+        return Cell("none", "success")
+    open_.sort(key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
+    worst = SEVERITY_WEIGHT.get(open_[0][0].lower(), 1)
+    tone = "error" if worst >= 1000 else "warning" if worst >= 10 else ""
+    return Cell(" · ".join(f"{count} {severity}" for severity, count in open_), tone)
+
+
+def capacity_cell(node: ClusterNode) -> Cell:
+    """Live over predicted KV tokens, with the share missing where both are known."""
+    live, predicted = node.live_token_capacity, node.predicted_token_capacity
+    if live is None and predicted is None:
+        return Cell(NONE, "muted")
+    if predicted is None:
+        return Cell(f"{fmt_tokens(live or 0)} live")
+    text = f"{NONE if live is None else fmt_tokens(live)} / {fmt_tokens(predicted)}"
+    shortfall = node.shortfall_fraction
+    if shortfall > 0:
+        return Cell(f"{text} (-{shortfall * 100:.1f}%)", "warning")
+    return Cell(text)
+
+
+def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
+    """The row of one node, in COLUMNS order."""
+    return (
+        Cell(node.name),
+        health_cell(node),
+        Cell(str(len(node.gpus)) if node.gpus else NONE, "" if node.gpus else "muted"),
+        memory_cell(node),
+        unexplained_cell(node),
+        findings_cell(node),
+        capacity_cell(node),
+    )
+
+
+class ClusterTable(DataTable[Text]):
+    """Nodes as rows keyed by name; the cursor stays on its node across refreshes."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self._cluster_nodes: tuple[ClusterNode, ...] = ()
+
+    def on_mount(self) -> None:
+        for column in COLUMNS:
+            self.add_column(column, key=column)
+        self.watch(self.app, "theme", lambda: self.show_nodes(self._cluster_nodes), init=False)
+
+    @property
+    def selected_node(self) -> str | None:
+        """The name of the node under the cursor."""
+        if self.row_count == 0:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+
+    def node_named(self, name: str | None) -> ClusterNode | None:
+        return next((n for n in self._cluster_nodes if n.name == name), None)
+
+    def show_nodes(self, nodes: Sequence[ClusterNode]) -> None:
+        """Replace the rows (in the order given), keeping the cursor on the same node."""
+        selected = self.selected_node
+        self._cluster_nodes = tuple(nodes)
+        variables = self.app.get_css_variables()
+        styles = {tone: variables.get(name, "") for tone, name in _TONES.items()}
+        self.clear()
+        for node in self._cluster_nodes:
+            cells = [
+                Text(
+                    cell.text,
+                    style=styles.get(cell.tone, ""),
+                    justify="right" if column in _RIGHT else "left",
+                )
+                for column, cell in zip(COLUMNS, node_cells(node), strict=True)
+            ]
+            cells[0].stylize("bold")
+            self.add_row(*cells, key=node.name)
+        names = [n.name for n in self._cluster_nodes]
+        if selected in names:
+            self.move_cursor(row=names.index(selected), animate=False)

@@ -1,0 +1,295 @@
+"""Pilot tests of ClusterApp: the node list worst-first, drilling into a node, failures as markers.
+
+The list tests use a hand-built ClusterView of three nodes (one down, one stale) with figures
+of tests/ui/fakes.py's Llama-3-70B TP8 node; the drill-down renders a snapshot that
+PrometheusNodeSource rebuilt from the fake Prometheus API (no predicted ledger).
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+import httpx
+import pytest
+
+from kvtop.commands.tui_cluster import run_cluster_tui
+from kvtop.domain.cluster import (
+    ClusterEngine,
+    ClusterGpu,
+    ClusterNode,
+    ClusterTarget,
+    ClusterView,
+    TargetHealth,
+)
+from kvtop.domain.errors import InputError
+from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.ports import SnapshotSource
+from kvtop.sources.hub import load_model
+from kvtop.sources.prometheus import PrometheusClient, PrometheusError, PrometheusState
+from kvtop.sources.prometheus_node import NodeSeriesMissing, PrometheusNodeSource
+from kvtop.ui.cluster_app import ClusterApp
+from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
+from kvtop.ui.widgets.cluster_table import ClusterTable
+from kvtop.ui.widgets.findings import FindingsPane
+from kvtop.ui.widgets.gpu_row import GpuRow
+from kvtop.ui.widgets.node_header import NodeHeader
+from tests.conftest import SAMPLES
+from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
+from tests.sources.test_prometheus import kvtop_page
+from tests.sources.test_prometheus_node import answer
+from tests.ui.conftest import QUIET_INTERVAL_S, wait_for
+from tests.ui.fakes import H100_TOTAL_BYTES, FakeSource, FixedClock, llama_snapshot
+
+GIB = 1 << 30
+MIB = 1 << 20
+URL = "http://prometheus.test:9090"
+
+
+def _kvtop_gpus(snapshot: NodeSnapshot) -> tuple[ClusterGpu, ...]:
+    return tuple(
+        ClusterGpu(gpu=str(g.index), name=g.name, total_bytes=g.total_bytes, used_bytes=g.used_bytes,
+                   free_bytes=g.free_bytes, reserved_bytes=g.reserved_bytes, source="kvtop")
+        for g in snapshot.observation.gpus
+    )  # fmt: skip
+
+
+def three_nodes() -> ClusterView:
+    """Healthy-but-squeezed node-01 first, then stale node-03, then down node-02: the UI must reorder."""
+    squeezed = llama_snapshot(co_tenant_gpu=3)
+    node_01 = ClusterNode(
+        name="gpu-node-01",
+        targets=(ClusterTarget(job="kvtop", instance="10.0.0.1:9401", health=TargetHealth.UP, age_seconds=5.0),),
+        gpus=_kvtop_gpus(squeezed),
+        engines=(ClusterEngine(instance="10.0.0.1:9401", engine="sglang:4242", source="kvtop",
+                               predicted_token_capacity=1_255_785, live_token_capacity=1_127_125),),
+        unexplained_bytes=2 * GIB, findings={"warning": 1, "info": 2},
+    )  # fmt: skip
+    node_03 = ClusterNode(
+        name="gpu-node-03",
+        targets=(ClusterTarget(job="dcgm", instance="10.0.0.4:9400", health=TargetHealth.STALE, age_seconds=300.0),),
+        gpus=(ClusterGpu(gpu="0", name="NVIDIA L40S", used_bytes=0, free_bytes=45459 * MIB, reserved_bytes=608 * MIB,
+                         total_bytes=46067 * MIB, source="dcgm"),),
+        notes=("no kvtop exporter: predictions and findings unavailable",
+               "target 10.0.0.4:9400 (dcgm) stale, last sample 300 s ago"),
+    )  # fmt: skip
+    node_02 = ClusterNode(
+        name="gpu-node-02",
+        targets=(ClusterTarget(job="kvtop", instance="10.0.0.2:9401", health=TargetHealth.DOWN, age_seconds=4.0),),
+        notes=("target 10.0.0.2:9401 (kvtop) down, last sample 4 s ago",),
+    )  # fmt: skip
+    return ClusterView(prometheus_url=URL, taken_at=NOW, nodes=(node_01, node_03, node_02))
+
+
+class FakeReader:
+    """A ClusterReaderPort that answers what its script says: views, or exceptions to raise."""
+
+    def __init__(self, *script: ClusterView | Exception) -> None:
+        self._script = list(script)
+        self._lock = threading.Lock()
+
+    def push(self, item: ClusterView | Exception) -> None:
+        with self._lock:
+            self._script = [item]
+
+    def read(self) -> ClusterView:
+        with self._lock:
+            item = self._script[0] if len(self._script) == 1 else self._script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+class Factory:
+    """Records which nodes were opened and hands each the same source."""
+
+    def __init__(self, source: SnapshotSource) -> None:
+        self.source = source
+        self.opened: list[str] = []
+
+    def __call__(self, name: str) -> SnapshotSource:
+        self.opened.append(name)
+        return self.source
+
+
+def make_app(reader: FakeReader, factory: Factory | None = None) -> ClusterApp:
+    factory = factory or Factory(FakeSource(llama_snapshot()))
+    return ClusterApp(reader, factory, load_model, theme="dark", interval_s=QUIET_INTERVAL_S, clock=FixedClock(),
+                      label=URL)  # fmt: skip
+
+
+def rows(app: ClusterApp) -> dict[str, list[str]]:
+    table = app.cluster_screen.query_one(ClusterTable)
+    return {str(key.value): [cell.plain for cell in table.get_row(key)] for key in table.rows}
+
+
+def header(app: ClusterApp) -> str:
+    return app.cluster_screen.query_one("#cluster-header").render().plain
+
+
+def findings_text(app: ClusterApp) -> str:
+    return "\n".join(s.render().plain for s in app.screen.query_one(FindingsPane).query(".finding"))
+
+
+async def test_nodes_are_listed_worst_first_with_ages_and_figures():
+    app = make_app(FakeReader(three_nodes()))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.pause()
+        shown = rows(app)
+        assert list(shown) == ["gpu-node-02", "gpu-node-03", "gpu-node-01"]
+        assert shown["gpu-node-02"][1:] == ["▼ down 4 s", "—", "—", "—", "—", "—"]
+        assert shown["gpu-node-03"][1:] == ["▲ stale 300 s", "1", "0.0 / 45.0 GiB", "—", "—", "—"]
+        used = sum(g.used_bytes or 0 for g in llama_snapshot(co_tenant_gpu=3).observation.gpus)
+        assert shown["gpu-node-01"][1:] == [
+            "● up 5 s", "8", f"{used / GIB:,.1f} / {8 * H100_TOTAL_BYTES / GIB:,.1f} GiB", "+2.00 GiB",
+            "1 warning · 2 info", "1,127,125 / 1,255,785 (-10.2%)",
+        ]  # fmt: skip
+        assert f"kvtop cluster │ {URL} │ 3 nodes · 2 not up │ ● live · 0 s ago" in header(app)
+        notes = app.cluster_screen.query_one("#cluster-notes").render().plain
+        assert notes.startswith("gpu-node-02: target 10.0.0.2:9401 (kvtop) down, last sample 4 s ago")
+
+
+async def test_enter_drills_into_a_node_and_escape_returns_to_the_list():
+    factory = Factory(FakeSource(llama_snapshot(co_tenant_gpu=3)))
+    app = make_app(FakeReader(three_nodes()), factory)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterNodeScreen))
+        await wait_for(pilot, lambda: app.node.snapshot is not None)
+        await pilot.pause()
+        assert factory.opened == ["gpu-node-01"]
+        assert sorted(row.gpu_index for row in app.screen.query(GpuRow)) == list(range(8))
+        assert "probe" not in [b.binding.action for b in app.screen.active_bindings.values()]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterScreen))
+        assert app.cluster_screen.selected_node == "gpu-node-01"
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "node" and w.is_running])
+
+
+async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
+    fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", kvtop_page("gpu-node-01", co_tenant_gpu=3))])
+    client = PrometheusClient(URL, transport=httpx.MockTransport(lambda request: answer(fake, request)))
+    factory = Factory(PrometheusNodeSource(client, "gpu-node-01", clock=lambda: NOW))
+    app = make_app(FakeReader(three_nodes()), factory)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: app.node.snapshot is not None)
+        await pilot.pause()
+        assert factory.opened == ["gpu-node-01"]
+        head = " ".join(app.screen.query_one(NodeHeader).render().plain.split())
+        assert f"prometheus:{URL} node gpu-node-01" in head
+        assert (
+            "no prediction: prediction not exported (kvtop export predicts 1,255,785 tokens) / 1,127,125 live"
+            in head
+        )
+        row3 = next(r for r in app.screen.query(GpuRow) if r.gpu_index == 3).render().plain
+        assert "sglang TP3" in row3 and "pred prediction not exported" in row3 and "H100 80GB" in row3
+        assert findings_text(app).splitlines()[:3] == [
+            "● warning 1 finding · GPU node",
+            "  counted by kvtop export on gpu-node-01",
+            "  fix: run `kvtop diagnose` on the node for each cause and its fix",
+        ]
+        assert "● info 2 findings · GPU node" in findings_text(app)
+        await pilot.press("enter")  # no rank ledger through Prometheus: a notice, the dashboard stays
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterNodeScreen)
+        client.close()
+
+
+async def test_a_failing_reader_shows_a_marker_and_the_app_stays_alive():
+    reader = FakeReader(three_nodes())
+    app = make_app(reader)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        reader.push(PrometheusError(PrometheusState.TIMEOUT, f"{URL} did not answer within 5 s"))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.cluster.failure is not None)
+        await pilot.pause()
+        assert f"▲ STALE · prometheus failing: prometheus timeout: {URL} did not answer within 5 s" in header(
+            app
+        )
+        assert list(rows(app)) == ["gpu-node-02", "gpu-node-03", "gpu-node-01"]  # the last good view stays
+        await pilot.press("enter")  # still answering keys
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterNodeScreen))
+
+
+async def test_a_reader_failing_from_the_start_says_why_in_place_of_the_list():
+    app = make_app(FakeReader(RuntimeError("certificate verify failed")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.failure is not None)
+        await pilot.pause()
+        empty = app.cluster_screen.query_one("#cluster-empty").render().plain
+        assert empty == "prometheus failing: RuntimeError: certificate verify failed"
+        assert "nothing shown yet" in header(app)
+
+
+async def test_a_node_prometheus_lost_shows_its_failure_and_escape_still_returns():
+    missing = NodeSeriesMissing(
+        f"prometheus {URL} holds no kvtop or DCGM GPU series for node 'gpu-node-02' now"
+    )
+    app = make_app(FakeReader(three_nodes()), Factory(FakeSource(missing)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.node.failure is not None)
+        await pilot.pause()
+        assert "source failing: prometheus" in app.screen.query_one("#empty").render().plain
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterScreen))
+
+
+async def test_a_dcgm_node_is_marked_not_diagnosed_and_escape_clears_the_filter_first():
+    fake = FakePrometheus(
+        [Target("dcgm", "10.0.0.4:9400", (SAMPLES / "dcgm_metrics" / "l40s-single-gpu-full.txt").read_text())]
+    )
+    client = PrometheusClient(URL, transport=httpx.MockTransport(lambda request: answer(fake, request)))
+    l40s = PrometheusNodeSource(client, "gpu1-wl8sg", clock=lambda: NOW).collect()
+    app = make_app(FakeReader(three_nodes()), Factory(FakeSource(l40s)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.node.snapshot is not None)
+        await pilot.pause()
+        assert [row.gpu_index for row in app.screen.query(GpuRow)] == [0]
+        assert "no kvtop exporter on this node: nothing was diagnosed" in findings_text(
+            app
+        )  # never "no findings"
+        await pilot.press("slash", "x", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ClusterNodeScreen)
+        assert all(row.display for row in app.screen.query(GpuRow))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterScreen))
+        assert app.cluster_screen.selected_node == "gpu-node-03"
+    client.close()
+
+
+def test_run_cluster_tui_reads_the_token_from_the_environment_and_shows_the_url_without_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    started: list[ClusterApp] = []
+    monkeypatch.setattr(ClusterApp, "run", lambda self: started.append(self))
+    monkeypatch.setenv("KVTOP_PROMETHEUS_TOKEN", "s3cret-token")
+    args = argparse.Namespace(prometheus="https://admin:pw@prom.example:9443", interval=2.0, theme=None)
+    assert run_cluster_tui(args) == 0
+    (app,) = started
+    assert app.cluster.source_label == "https://prom.example:9443"
+    reader = app._reader  # the ClusterReader run_cluster_tui built
+    assert reader.client._http.headers["authorization"] == "Bearer s3cret-token"
+    assert "s3cret" not in app.cluster.source_label
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"prometheus": "http://prom:9090", "interval": 0.0}, "--interval: must be positive (got 0)"),
+        ({"prometheus": "prom:9090", "interval": 1.0}, "--prometheus: expected an http:// or https:// URL"),
+    ],
+)
+def test_run_cluster_tui_refuses_bad_options_before_anything_starts(options: dict[str, object], message: str):
+    with pytest.raises(InputError) as caught:
+        run_cluster_tui(argparse.Namespace(theme=None, **options))
+    assert str(caught.value).startswith(message)
