@@ -2,7 +2,8 @@
 
 This is where the app meets the outside world: the UI itself never imports a concrete source.
 `--demo [SCENARIO]` runs on a simulated node; without it kvtop watches this node live (or, with
-no NVIDIA driver, the default demo node with a notice saying so).
+no NVIDIA driver, the default demo node with a notice saying so). Unless `--read-only`, the
+app is handed the real probe runner for `P` (kvtop.sources.probe).
 """
 
 from __future__ import annotations
@@ -30,15 +31,18 @@ def build_source(args: argparse.Namespace) -> SnapshotSource:
 def run_tui(args: argparse.Namespace) -> int:
     """Run the app until the operator quits; the exit status is the app's return code (0)."""
     from kvtop.sources.hub import load_model
+    from kvtop.sources.probe import run_probe
     from kvtop.ui.app import KvtopApp
 
     interval = float(getattr(args, "interval", 1.0))
     if interval <= 0:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
     source = build_source(args)
+    read_only = bool(getattr(args, "read_only", False))
+    probe_runner = None if read_only else (lambda request, cancel: run_probe(request, cancel=cancel))
     app = KvtopApp(
-        source, load_model, theme=getattr(args, "theme", None), read_only=bool(getattr(args, "read_only", False)),
-        interval_s=interval,
+        source, load_model, theme=getattr(args, "theme", None), read_only=read_only,
+        interval_s=interval, probe_runner=probe_runner,
     )  # fmt: skip
     app.run()
     return app.return_code or 0

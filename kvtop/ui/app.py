@@ -22,13 +22,15 @@ from textual.worker import get_current_worker
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ModelLoader, SnapshotSource
+from kvtop.domain.probe import ProbeResult
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlanBasis, PlannerScreen
-from kvtop.ui.screens.probe import ProbeScreen
+from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
+from kvtop.ui.screens.probe_confirm import plan_probe
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
 from kvtop.ui.widgets.findings import FindingLike
@@ -61,6 +63,7 @@ class KvtopApp(App[int]):
         interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         themes_dir: Path | None = None,
+        probe_runner: ProbeRunner | None = None,
     ) -> None:
         super().__init__()
         if interval_s <= 0:
@@ -72,6 +75,9 @@ class KvtopApp(App[int]):
         self._clock = clock
         self._history = GpuHistory()
         self._collecting = threading.Event()
+        self._probe_runner = None if read_only else probe_runner
+        self._probe_cancel: threading.Event | None = None  # the latest probe's; set on exit
+        self.probe_results: dict[int, ProbeResult] = {}  # the last probe of each GPU
         self.palette_names = tuple(palette.name for palette in load_palettes(themes_dir))
         for palette in load_palettes(themes_dir):
             self.register_theme(palette)
@@ -94,6 +100,10 @@ class KvtopApp(App[int]):
     def on_mount(self) -> None:
         self.stream_snapshots()
         self.set_interval(1.0, self._tick)
+
+    def on_unmount(self) -> None:
+        if self._probe_cancel is not None:
+            self._probe_cancel.set()
 
     def _tick(self) -> None:
         self.now = self._clock()
@@ -165,7 +175,12 @@ class KvtopApp(App[int]):
 
     @on(GpuList.Opened)
     def open_ledger(self, message: GpuList.Opened) -> None:
-        self.push_screen(RankLedgerScreen(message.gpu_index, self.node, self.now, self._interval_s))
+        self.push_screen(
+            RankLedgerScreen(
+                message.gpu_index, self.node, self.now, self._interval_s,
+                probe_result=self.probe_results.get(message.gpu_index),
+            )
+        )  # fmt: skip
 
     def action_planner(self) -> None:
         basis = self._plan_basis()
@@ -175,7 +190,22 @@ class KvtopApp(App[int]):
         self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
 
     def action_probe(self) -> None:
-        self.push_screen(ProbeScreen(self.focused_gpu()))
+        """The probe's confirmation for the focused GPU (or why it cannot run)."""
+        if self._read_only:
+            self.notify("the probe allocates memory and is disabled by --read-only", severity="warning")
+            return
+        gpu = self.focused_gpu()
+        plan = plan_probe(self.node.snapshot, gpu) if self._probe_runner is not None else None
+        self._probe_cancel = threading.Event()
+        self.push_screen(ProbeScreen(gpu, plan, self._probe_runner, self._probe_cancel))
+
+    @on(ProbeFinished)
+    def keep_probe_result(self, message: ProbeFinished) -> None:
+        """Remember the GPU's last probe and show it in its open rank ledger."""
+        self.probe_results[message.gpu_index] = message.result
+        for screen in self.screen_stack:
+            if isinstance(screen, RankLedgerScreen) and screen.gpu_index == message.gpu_index:
+                screen.show_probe(message.result)
 
     def action_next_theme(self) -> None:
         names = self.palette_names

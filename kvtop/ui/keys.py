@@ -22,6 +22,13 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("r", "refresh now", "everywhere"),
     KeyHelp("p", "planner: what if TP, KV dtype, memory … changed", "everywhere"),
     KeyHelp("P", "probe: prove that the planned KV pool fits", "everywhere", changes_something=True),
+    KeyHelp("y", "in the probe dialog: run the probe it states", "everywhere", changes_something=True),
+    KeyHelp(
+        "n",
+        "in the probe dialog: cancel; while it runs, stop it (kills its process)",
+        "everywhere",
+        changes_something=True,
+    ),
     KeyHelp("t", "next theme (dark, light, high-contrast)", "everywhere"),
     KeyHelp("escape", "back; on the dashboard, clear the filter", "everywhere"),
     KeyHelp("up,k", "select the GPU above", "dashboard"),

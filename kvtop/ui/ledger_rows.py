@@ -2,7 +2,8 @@
 
 Predicted rows add up to the worker's predicted resident bytes (weights + KV pool + req_to_token +
 runtime reserve + context); observed rows add up to the GPU's total (worker + others + driver
-reserved + free). Every row can be read as tokens at this rank's exchange rate.
+reserved + free). Every row can be read as tokens at this rank's exchange rate. A probe of the
+GPU adds its own rows: tokens proven, bytes per token measured, and whether memory came back.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from dataclasses import dataclass
 
 from kvtop.domain.node import NodeSnapshot, RankView
 from kvtop.domain.observe import GpuObservation
+from kvtop.domain.probe import ProbeOutcome, ProbeResult
 
 GIB = 1 << 30
+#: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
+MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
 
 
 @dataclass(frozen=True)
@@ -123,4 +127,40 @@ def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None
         rank=rank,
         rows=tuple(rows),
         kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None,
+    )
+
+
+@dataclass(frozen=True)
+class ProbeRow:
+    """One row of the probe section, planned beside measured, as shown (the section is text)."""
+
+    label: str
+    planned: str
+    measured: str
+    alarm: bool = False  # memory that did not come back
+
+
+def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
+    """Tokens proven, bytes per token measured, released — what a probe adds to the ledger."""
+    measured = result.outcome in MEASURED_OUTCOMES
+    predicted = result.bytes_per_token_predicted
+    if result.target_tokens is not None:
+        planned_tokens = f"{result.target_tokens:,}"
+    elif result.budget_bytes is not None and predicted > 0:
+        planned_tokens = f"≤ {max(0, result.budget_bytes) // predicted:,}"
+    else:
+        planned_tokens = "fill"
+    per_token = "—"
+    if result.bytes_per_token_measured is not None:
+        delta = result.measured_vs_predicted
+        per_token = f"{result.bytes_per_token_measured:,.1f}" + ("" if delta is None else f" ({delta:+.2%})")
+    return (
+        ProbeRow("probe: tokens proven", planned_tokens, f"{result.tokens_allocated:,}" if measured else "—"),
+        ProbeRow("probe: bytes/token measured", f"{predicted:,}" if predicted else "—", per_token),
+        ProbeRow(
+            "probe: released",
+            "yes",
+            "yes" if result.released else "NO — NOT RELEASED",
+            alarm=not result.released,
+        ),
     )

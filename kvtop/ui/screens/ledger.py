@@ -1,4 +1,7 @@
-"""The rank ledger of one GPU: predicted vs observed, row by row, with bytes read as tokens."""
+"""The rank ledger of one GPU: predicted vs observed, row by row, with bytes read as tokens.
+
+After a probe of the GPU (`P`), a probe section under the rows states what it proved.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from textual.content import Content
 from textual.widgets import Footer, Static
 
 from kvtop.domain.node import NodeSnapshot
-from kvtop.ui.ledger_rows import RankLedgerView, rank_ledger
+from kvtop.domain.probe import ProbeResult
+from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.gpu_row import rank_label, short_gpu_name
@@ -20,6 +24,7 @@ _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "i
 LABEL_WIDTH = 23
 BYTES_WIDTH = 20
 TOKENS_WIDTH = 10
+PROBE_LABEL_WIDTH = 27  # "probe: bytes/token measured"
 
 
 def _bytes_cell(value: int | None, style: str) -> Content:
@@ -109,6 +114,29 @@ def table_lines(view: RankLedgerView) -> Content:
     return Content("\n").join(lines)
 
 
+def probe_lines(result: ProbeResult) -> Content:
+    """The probe section: a heading with the verdict, then planned vs measured per row."""
+    width = PROBE_LABEL_WIDTH
+    verdict = "OK" if result.target_met else result.outcome.value.upper().replace("_", " ")
+    lines = [
+        Content.assemble(
+            (f"probe · {result.device}", "bold $primary"),
+            (f" · {verdict}", "bold $success" if result.target_met else "bold $warning"),
+            (f": {result.message}", "$text-muted"),
+        ),
+        Content.styled(
+            f"{'row':<{width}} {'planned':>{BYTES_WIDTH}} {'measured':>{BYTES_WIDTH}}", "bold $text-muted"
+        ),
+    ]
+    for row in probe_rows(result):
+        style = "bold $error" if row.alarm else ""
+        lines.append(Content.assemble(
+            (f"{row.label:<{width}} ", "bold" if row.alarm else ""),
+            (f"{row.planned:>{BYTES_WIDTH}} ", "$kv-predicted"), (f"{row.measured:>{BYTES_WIDTH}}", style),
+        ))  # fmt: skip
+    return Content("\n").join(lines)
+
+
 class RankLedgerScreen(NodeScreen):
     """Opened with Enter on a GPU; Escape goes back."""
 
@@ -118,9 +146,18 @@ class RankLedgerScreen(NodeScreen):
         Binding("down,j", "scroll('down')", "Down", show=False),
     ]
 
-    def __init__(self, gpu_index: int, state: NodeState, now: float, interval_s: float) -> None:
+    def __init__(
+        self,
+        gpu_index: int,
+        state: NodeState,
+        now: float,
+        interval_s: float,
+        *,
+        probe_result: ProbeResult | None = None,
+    ) -> None:
         super().__init__(state, now, interval_s)
         self.gpu_index = gpu_index
+        self.probe_result = probe_result
 
     def compose(self) -> ComposeResult:
         yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
@@ -157,5 +194,14 @@ class RankLedgerScreen(NodeScreen):
             summary.update("")
             return
         title.update(title_line(view, snapshot))
-        table.update(table_lines(view))
+        rows = table_lines(view)
+        if self.probe_result is not None:
+            rows = Content("\n\n").join([rows, probe_lines(self.probe_result)])
+        table.update(rows)
         summary.update(summary_lines(view, snapshot))
+
+    def show_probe(self, result: ProbeResult) -> None:
+        """Show this GPU's latest probe under the rows."""
+        self.probe_result = result
+        if self.is_mounted:
+            self.show_node(self.node)

@@ -1,0 +1,179 @@
+"""What `P` would do on one GPU, stated before anything is allocated.
+
+`plan_probe` turns the snapshot and the selected GPU into a `ProbePlan` (the request built from
+that rank's predicted ledger, the free memory last read, the processes that share the GPU), or
+into the one-line reason no probe can be planned. `confirmation_text` is the dialog's body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.observe import GpuProcess, GpuState
+from kvtop.domain.probe import ProbeRequest
+from kvtop.domain.probe_plan import MIN_GPU_RESERVE_BYTES, fill_budget_bytes, tokens_within, tui_probe_request
+from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
+
+#: Sources whose GPUs are this machine's own (anything else is simulated or remote).
+LOCAL_SOURCES = ("nvml",)
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """One probe, planned: what it allocates, where, and who else is on that GPU."""
+
+    gpu_index: int
+    gpu_name: str | None
+    engine_label: str  # "sglang pid 4242"
+    request: ProbeRequest
+    free_bytes: int | None  # NVML's free bytes in the snapshot the plan was made from
+    ledger_bytes_per_token: int | None  # the rank's predicted KV bytes per token
+    sharing: tuple[GpuProcess, ...]  # every process the snapshot saw on this GPU
+    source: str  # the snapshot's source ("nvml", "demo:…")
+
+    @property
+    def budget_bytes(self) -> int | None:
+        """What a fill may take: free − reserve (None when free memory was not read)."""
+        return (
+            None
+            if self.free_bytes is None
+            else fill_budget_bytes(self.free_bytes, self.request.reserve_bytes)
+        )
+
+    @property
+    def fill_tokens(self) -> int | None:
+        """The most tokens the fill can reach within the budget."""
+        budget = self.budget_bytes
+        return None if budget is None else tokens_within(self.request, budget)
+
+
+def plan_probe(snapshot: NodeSnapshot | None, gpu_index: int | None) -> ProbePlan | str:
+    """The plan for the GPU, or why the selected GPU cannot be probed from the TUI."""
+    if snapshot is None:
+        return "no snapshot of the node yet: wait for the first reading"
+    if gpu_index is None:
+        return "no GPU is selected"
+    gpu = snapshot.observation.gpu(gpu_index)
+    if gpu is None:
+        return f"GPU {gpu_index} is not in the current snapshot"
+    if gpu.state is GpuState.LOST:
+        return f"GPU {gpu_index} is lost: {gpu.state_message or 'nothing can be read from it'}"
+    engine = snapshot.engine_of_gpu(gpu_index)
+    rank = snapshot.rank_on_gpu(gpu_index)
+    if engine is None or rank is None:
+        return (
+            f"no engine rank on GPU {gpu_index}: the probe sizes its buffers from a rank's predicted ledger"
+        )
+    if engine.ledger is None:
+        why = engine.ledger_error or "the engine's settings are not known"
+        return f"no prediction for {engine.engine.kind} pid {engine.engine.server_pid}: {why}"
+    try:
+        request = tui_probe_request(engine.ledger, gpu_index, gpu.free_bytes)
+    except KvtopError as error:
+        return f"cannot plan a probe of GPU {gpu_index}: {error}"
+    return ProbePlan(
+        gpu_index=gpu_index,
+        gpu_name=gpu.name,
+        engine_label=f"{engine.engine.kind} pid {engine.engine.server_pid}",
+        request=request,
+        free_bytes=gpu.free_bytes,
+        ledger_bytes_per_token=rank.predicted.kv_bytes_per_token if rank.predicted else None,
+        sharing=gpu.processes,
+        source=snapshot.source,
+    )
+
+
+def process_line(process: GpuProcess) -> str:
+    """'pid 9001 python3 (jupyter-kernel) 6.00 GiB · co tenant'."""
+    name = process.name or "?"
+    title = f" ({process.title})" if process.title and process.title != name else ""
+    used = "? GiB" if process.used_bytes is None else fmt_gib(process.used_bytes)
+    return f"pid {process.pid} {name}{title} {used} · {process.role.value.replace('_', ' ')}"
+
+
+def _buffers_line(request: ProbeRequest) -> str:
+    return " · ".join(
+        f"{b.name} {b.tensors} × {b.row_shape} {b.dtype}"
+        + ("" if b.token_ratio == 1.0 else f" (×{b.token_ratio:.3f} of the tokens)")
+        for b in request.buffers
+    )
+
+
+def _row(label: str, text: str | Content, style: str = "") -> Content:
+    body = text if isinstance(text, Content) else Content.styled(text, style)
+    return Content.assemble((f"{label:<10}", "bold"), body)
+
+
+def confirmation_text(plan: ProbePlan) -> Content:
+    """The dialog's body: GPU, buffers, tokens it will try, reserve kept, who shares the GPU."""
+    request = plan.request
+    lines = [
+        Content.assemble(
+            (
+                f"Probe GPU {plan.gpu_index}" + (f" · {plan.gpu_name}" if plan.gpu_name else ""),
+                "bold $primary",
+            ),
+            f" · rank of {plan.engine_label}",
+        ),
+        Content(
+            f"Allocates, in a child process on {request.device}, the KV buffers this rank's ledger "
+            "predicts, measures what one token really costs, then gives every byte back."
+        ),
+        _row("buffers", _buffers_line(request)),
+    ]
+    ledger = (
+        ""
+        if plan.ledger_bytes_per_token is None
+        else f" (ledger {fmt_tokens(plan.ledger_bytes_per_token)} B)"
+    )
+    lines.append(
+        _row(
+            "per token",
+            f"{fmt_tokens(request.bytes_per_token_predicted)} B predicted{ledger}; the probe measures it",
+        )
+    )
+    lines.append(_row("will try", _attempt_text(plan)))
+    why = "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
+    lines.append(
+        _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
+    )
+    lines.append(
+        _row("timeout", f"{request.timeout_s:g} s: the child is killed then, on Esc, or when kvtop exits")
+    )
+    if plan.sharing:
+        lines.append(
+            _row(
+                "shares", f"GPU {plan.gpu_index} with {len(plan.sharing)} other process(es):", "bold $warning"
+            )
+        )
+        lines += [Content.styled(f"{'':<10}{process_line(p)}", "$warning") for p in plan.sharing]
+        lines.append(Content.styled(f"{'':<10}the probe competes with them for free memory", "$warning"))
+    else:
+        lines.append(_row("shares", "no other process was seen on this GPU"))
+    if plan.source not in LOCAL_SOURCES:
+        lines.append(
+            Content.styled(
+                f"The node shown comes from {plan.source}; the probe runs on this machine's {request.device}.",
+                "$text-muted",
+            )
+        )
+    return Content("\n").join(lines)
+
+
+def _attempt_text(plan: ProbePlan) -> Content:
+    request = plan.request
+    if request.target_tokens is not None:
+        return Content(f"prove {fmt_tokens(request.target_tokens)} tokens fit above the reserve")
+    if plan.free_bytes is None or plan.budget_bytes is None:
+        return Content("fill: as many tokens as fit above the reserve (free memory was not read)")
+    tokens = plan.fill_tokens or 0
+    arithmetic = f"(free {fmt_gib(plan.free_bytes)} − reserve {fmt_gib(request.reserve_bytes)})"
+    if tokens == 0:
+        return Content.styled(
+            f"fill: nothing fits {arithmetic}; the probe would allocate nothing and say so", "bold $warning"
+        )
+    return Content(f"fill: up to {fmt_tokens(tokens)} tokens · {fmt_bytes(plan.budget_bytes)} {arithmetic}")

@@ -1,0 +1,312 @@
+"""Pilot tests of `P`: confirm (GPU, buffers, reserve, who shares the GPU), run, cancel, result, ledger.
+
+The runners are fakes handed to the app as the composition point would hand the real one,
+except the last test, which drives the real child-process runner on host memory (`cpu`).
+Node: Llama-3-70B at SGLang TP8 on 8× H100, 40,960 B of KV per token per rank, SGLang's runtime
+reserve 14.31 GiB; GPU 3 has a 6 GiB co-tenant (pid 9001).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
+from kvtop.domain.probe_plan import tokens_within, tui_probe_request
+from kvtop.sources.probe import run_probe
+from kvtop.ui.keys import KEYS
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.ledger import RankLedgerScreen
+from kvtop.ui.screens.probe import ProbeScreen
+from tests.ui.conftest import wait_for, wait_for_snapshot
+from tests.ui.fakes import llama_snapshot
+
+MIB = 2**20
+GIB = 2**30
+KV_BYTES_PER_TOKEN = 40_960
+FILLED_TOKENS = 26_213  # what 1 GiB holds at 40,960 B/token, the padding page included
+
+
+def filled(request: ProbeRequest) -> ProbeResult:
+    """A fill of 1 GiB that measured the predicted bytes per token and gave everything back."""
+    allocated = (FILLED_TOKENS + 1) * KV_BYTES_PER_TOKEN
+    return ProbeResult(
+        outcome=ProbeOutcome.OK, message=f"filled {FILLED_TOKENS:,} tokens, keeping the reserve free",
+        device=request.device, mode="fill", tokens_allocated=FILLED_TOKENS, padding_rows=1,
+        bytes_allocated=allocated, bytes_per_token_predicted=request.bytes_per_token_predicted,
+        bytes_per_token_measured=allocated / FILLED_TOKENS, reserve_bytes=request.reserve_bytes,
+        budget_bytes=GIB, free_before_bytes=GIB + request.reserve_bytes, chunks=1, touched=True,
+        seconds=0.5, released=True, release_check="process exited",
+    )  # fmt: skip
+
+
+class FakeRunner:
+    """Answers with `answer(request)`; with `gate`, first waits until the test opens it (or cancel)."""
+
+    def __init__(self, answer=filled, *, gate: bool = False) -> None:
+        self.answer = answer
+        self.gate = threading.Event() if gate else None
+        self.requests: list[ProbeRequest] = []
+        self.cancels: list[threading.Event] = []
+        self.started = threading.Event()
+        self.returned = threading.Event()
+
+    def __call__(self, request: ProbeRequest, cancel: threading.Event) -> ProbeResult:
+        self.requests.append(request)
+        self.cancels.append(cancel)
+        self.started.set()
+        try:
+            if self.gate is not None:
+                while not self.gate.is_set():
+                    if cancel.wait(0.01):
+                        return ProbeResult.unmeasured(
+                            request, ProbeOutcome.CANCELLED, "the probe was cancelled and killed"
+                        ).model_copy(update={"released": True, "release_check": "process exited"})
+            return self.answer(request)
+        finally:
+            self.returned.set()
+
+
+def no_cuda(request: ProbeRequest) -> ProbeResult:
+    return ProbeResult.unmeasured(
+        request,
+        ProbeOutcome.NO_CUDA,
+        "torch 2.13.0+cpu sees no CUDA device (a CPU-only build, or no driver); "
+        "install a CUDA build of torch or use --device cpu",
+    ).model_copy(update={"released": True, "release_check": "process exited"})
+
+
+def not_released(request: ProbeRequest) -> ProbeResult:
+    return filled(request).model_copy(
+        update={"released": False, "release_check": "the probe's process group is still alive"}
+    )
+
+
+def text(app, selector: str) -> str:
+    return app.screen.query_one(selector).render().plain
+
+
+async def open_probe_of_gpu_3(pilot) -> ProbeScreen:
+    await wait_for_snapshot(pilot)
+    await pilot.press("down", "down", "down", "P")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProbeScreen))
+    return pilot.app.screen
+
+
+async def wait_for_result(pilot, screen: ProbeScreen, *, rounds: int = 200) -> None:
+    """Until the dialog shows the result and the app has kept it (the message reaches the app after)."""
+    await wait_for(
+        pilot, lambda: screen.phase == "done" and screen.gpu_index in pilot.app.probe_results, rounds=rounds
+    )
+
+
+async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(make_app, co_tenant_snapshot):
+    runner = FakeRunner()
+    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        assert screen.phase == "confirm" and screen.gpu_index == 3
+        plan = text(app, "#probe-plan")
+        assert "Probe GPU 3 · NVIDIA H100 80GB HBM3 · rank of sglang pid 4242" in plan
+        assert "cuda:3" in plan
+        assert "full_k 80 × (1, 128) bfloat16 · full_v 80 × (1, 128) bfloat16" in plan
+        assert "40,960 B predicted (ledger 40,960 B)" in plan
+        assert "reserve   14.31 GiB kept free (the engine's runtime reserve" in plan
+        assert "fill: nothing fits (free 0.41 GiB − reserve 14.31 GiB)" in plan
+        assert "GPU 3 with 2 other process(es)" in plan
+        assert "pid 9001 python3 (jupyter-kernel) 6.00 GiB · co tenant" in plan
+        assert "pid 4246 python3 (sglang::scheduler_TP3) 72.74 GiB · engine worker" in plan
+        assert runner.requests == []
+
+
+async def test_cancel_allocates_nothing_and_keeps_no_result(make_app, co_tenant_snapshot):
+    runner = FakeRunner()
+    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await open_probe_of_gpu_3(pilot)
+        await pilot.click("#probe-cancel")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await pilot.press("P", "n")
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        assert runner.requests == [] and app.probe_results == {}
+
+
+async def test_run_shows_progress_then_the_result(make_app, co_tenant_snapshot):
+    runner = FakeRunner(gate=True)
+    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, runner.started.is_set)
+        assert screen.phase == "running"
+        assert screen.query_one("#probe-progress").display
+        assert not screen.query_one("#probe-buttons").display
+        assert text(app, "#probe-elapsed").startswith("probing cuda:3 · ")
+        runner.gate.set()
+        await wait_for_result(pilot, screen)
+        result = text(app, "#probe-result")
+        assert "OK: filled 26,213 tokens, keeping the reserve free" in result
+        assert "26,213 allocated (+1 padding rows) · 1,023.98 MiB in 1 chunks" in result
+        assert "measured 40,961.6 · predicted 40,960 (+0.00%" in result
+        assert "0.50 s · 2.0 GiB/s" in result
+        assert "released    yes" in result
+        assert not screen.query_one("#probe-progress").display
+        request = runner.requests[0]
+        assert (request.device, request.fill, request.reserve_bytes) == (
+            "cuda:3",
+            True,
+            app.probe_results[3].reserve_bytes,
+        )
+        assert app.probe_results[3].tokens_allocated == FILLED_TOKENS
+
+
+async def test_the_rank_ledger_shows_the_probe_rows(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("down", "down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
+        ledger = app.screen
+        assert "probe:" not in text(app, "#ledger-table")
+        await pilot.press("P", "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        await wait_for_result(pilot, app.screen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is ledger)
+        table = text(app, "#ledger-table")
+        assert "probe · cuda:3 · OK: filled 26,213 tokens" in table
+        assert "probe: tokens proven" in table and "≤ 26,214" in table and "26,213" in table
+        assert "probe: bytes/token measured" in table and "40,961.6 (+0.00%)" in table
+        assert "probe: released" in table
+        await pilot.press("escape", "enter")  # reopened, the ledger still shows GPU 3's last probe
+        await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen) and app.screen is not ledger)
+        assert "probe: tokens proven" in text(app, "#ledger-table")
+
+
+async def test_escape_while_running_sets_the_cancel_event_and_shows_cancelled(make_app, co_tenant_snapshot):
+    runner = FakeRunner(gate=True)
+    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, runner.started.is_set)
+        await pilot.press("escape")
+        assert runner.cancels[0].is_set()
+        await wait_for_result(pilot, screen)
+        assert app.screen is screen  # the result stays up until closed
+        assert "CANCELLED: the probe was cancelled and killed" in text(app, "#probe-result")
+        assert app.probe_results[3].outcome is ProbeOutcome.CANCELLED
+
+
+async def test_leaving_kvtop_while_a_probe_runs_cancels_it(make_app, co_tenant_snapshot):
+    runner = FakeRunner(gate=True)
+    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, runner.started.is_set)
+    assert runner.cancels[0].is_set()
+    assert runner.returned.wait(5.0)
+
+
+async def test_read_only_disables_p_even_with_a_runner(make_app, co_tenant_snapshot):
+    runner = FakeRunner()
+    app = make_app(co_tenant_snapshot, read_only=True, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("down", "down", "down", "P", "y")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        assert runner.requests == []
+        await pilot.press("question_mark")
+        assert "probe" not in text(app, "#help-text").split("--read-only")[0]
+
+
+async def test_without_a_runner_p_explains_the_probe_is_unavailable(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        assert screen.phase == "unavailable"
+        assert "The probe is not available in this TUI" in text(app, "#probe-result")
+        await pilot.press("y")
+        assert screen.phase == "unavailable"
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_a_lost_gpu_says_why_it_cannot_be_probed(make_app):
+    runner = FakeRunner()
+    app = make_app(llama_snapshot(lost_gpu=5), probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("end", "up", "up", "P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        assert app.screen.gpu_index == 5
+        assert "GPU 5 is lost: GPU has fallen off the bus (Xid 79)" in text(app, "#probe-result")
+        await pilot.press("y")
+        assert runner.requests == []
+
+
+async def test_no_cuda_is_shown_as_its_message_not_a_crash(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(no_cuda))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for_result(pilot, screen)
+        result = text(app, "#probe-result")
+        assert "NO CUDA: torch 2.13.0+cpu sees no CUDA device" in result
+        assert "released    yes" in result
+        assert "allocated" not in result
+
+
+async def test_memory_not_released_is_said_loudly(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(not_released))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for_result(pilot, screen)
+        assert "NO — MEMORY NOT RELEASED: check nvidia-smi" in text(app, "#probe-result")
+
+
+async def test_a_runner_that_raises_ends_in_a_named_state(make_app, co_tenant_snapshot):
+    def broken(request: ProbeRequest) -> ProbeResult:
+        raise OSError("no such file: python")
+
+    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(broken))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for_result(pilot, screen)
+        result = text(app, "#probe-result")
+        assert "WORKER CRASHED: the probe runner failed: OSError: no such file: python" in result
+        assert "NO — MEMORY NOT RELEASED" in result  # unknown is never reported as released
+
+
+def test_the_probe_dialog_keys_are_in_the_help_table():
+    documented = {key for entry in KEYS for key in entry.keys.split(",")}
+    bound = {key.strip() for binding in ProbeScreen.BINDINGS for key in binding.key.split(",")}  # type: ignore[union-attr]
+    assert bound <= documented, bound - documented
+
+
+async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_tenant_snapshot):
+    """The app's request for GPU 3, re-aimed at 512 MiB of host memory, through the real child process."""
+    ledger = co_tenant_snapshot.engine_of_gpu(3).ledger
+    cpu_request = tui_probe_request(ledger, 3, 512 * MIB, device="cpu")
+    asked: list[ProbeRequest] = []
+
+    def on_cpu(request: ProbeRequest, cancel: threading.Event) -> ProbeResult:
+        asked.append(request)
+        return run_probe(cpu_request, cancel=cancel)
+
+    app = make_app(co_tenant_snapshot, probe_runner=on_cpu)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        await pilot.press("y")
+        await wait_for_result(pilot, screen, rounds=3000)
+        result = app.probe_results[3]
+        assert asked[0].device == "cuda:3" and asked[0].buffers == cpu_request.buffers
+        assert result.outcome is ProbeOutcome.OK, result.message
+        assert result.released
+        assert 0 < result.tokens_allocated <= tokens_within(cpu_request, 512 * MIB) == 13_106
+        assert result.bytes_per_token_measured is not None
+        assert abs(result.bytes_per_token_measured / KV_BYTES_PER_TOKEN - 1) < 0.01
+        assert "released    yes" in text(app, "#probe-result")
