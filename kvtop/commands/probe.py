@@ -303,4 +303,12 @@ def _run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     plan_args = argparse.Namespace(**{**vars(args), "gpu": None})
     ledger = build_ledger(plan_args, extra)
     buffers, page = buffers_from_ledger(ledger)
-    return run_probe_command(args, buffers, page, ledger.engine.reserve_bytes)
+    index = None if args.device == "cpu" else _gpu_index(args.gpu)
+    if index is None:
+        return run_probe_command(args, buffers, page, ledger.engine.reserve_bytes)
+    from kvtop.commands.probe_gpu import free_memory_reader, other_processes
+
+    return run_probe_command(
+        args, buffers, page, ledger.engine.reserve_bytes,
+        gpu_processes=other_processes(index), free_memory_reader=free_memory_reader(index),
+    )  # fmt: skip

@@ -32,9 +32,12 @@ def test_demo_builds_the_simulated_node():
     assert snapshot.observation.gpus
 
 
-def test_prometheus_is_refused_with_the_command_that_does_it():
-    with pytest.raises(InputError, match="kvtop cluster --prometheus URL"):
-        build_source(options(prometheus="http://prometheus:9090"))
+def test_prometheus_routes_to_the_cluster_view_which_reads_its_token_first(tmp_path):
+    """`kvtop --prometheus URL` opens the cluster app; only that path reads --token-file."""
+    with pytest.raises(InputError, match="--token-file: cannot read the token file"):
+        run_tui(options(prometheus="http://127.0.0.1:9", token_file=str(tmp_path / "missing")))
+    source = build_source(options(demo="default", prometheus="http://127.0.0.1:9"))
+    assert source.label.startswith("demo:")  # the node source itself no longer refuses
 
 
 def test_a_non_positive_interval_is_refused_before_anything_starts():
