@@ -20,7 +20,8 @@ from textual.reactive import reactive
 from textual.worker import get_current_worker
 
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.ports import ModelLoader, SnapshotSource
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
@@ -33,7 +34,7 @@ from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
 from kvtop.ui.screens.probe_confirm import plan_probe
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
-from kvtop.ui.widgets.findings import FindingLike
+from kvtop.ui.widgets.findings import FindingLike, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 
@@ -132,13 +133,13 @@ class KvtopApp(App[int]):
     def show_snapshot(self, message: SnapshotArrived) -> None:
         self._history.record(message.snapshot)
         now = self._clock()
-        self.now = now
         self.node = NodeState(
             source_label=self._source.label,
             snapshot=message.snapshot,
             received_at=now,
             trends=self._history.view(),
         )
+        self.now = now  # after the state, so headers never draw the old snapshot at the new time
         self.show_findings(message.findings)  # type: ignore[arg-type]
 
     @on(SourceFailed)
@@ -183,10 +184,22 @@ class KvtopApp(App[int]):
         )  # fmt: skip
 
     def action_planner(self) -> None:
-        basis = self._plan_basis()
+        basis = self._plan_basis(self._engine_to_plan())
         if basis is None:
             self.notify("no engine with known settings on this node to plan from", severity="warning")
             return
+        self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
+
+    @on(FindingsPane.FixChosen)
+    def plan_fix(self, message: FindingsPane.FixChosen) -> None:
+        """The planner from the finding's engine: before = its live settings, after = the fix applied."""
+        finding = message.finding
+        fixed: LaunchSettings | None = getattr(finding, "fix_settings", None)
+        basis = self._plan_basis(self._engine_of_finding(finding))
+        if fixed is None or basis is None:
+            self.notify(f"no engine with known settings to apply {finding.fix!r} to", severity="warning")
+            return
+        basis = replace(basis, start_settings=fixed, start_label=f"fix of {finding.rule}")
         self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
 
     def action_probe(self) -> None:
@@ -220,15 +233,28 @@ class KvtopApp(App[int]):
             return
         self.stream_snapshots()
 
-    def _plan_basis(self) -> PlanBasis | None:
+    def _engine_to_plan(self) -> EngineView | None:
+        """The engine of the focused GPU, else the node's first engine."""
         snapshot = self.node.snapshot
         if snapshot is None:
             return None
         gpu = self.focused_gpu()
-        view = (snapshot.engine_of_gpu(gpu) if gpu is not None else None) or next(
+        return (snapshot.engine_of_gpu(gpu) if gpu is not None else None) or next(
             iter(snapshot.engines), None
         )
-        if view is None or view.engine.settings is None:
+
+    def _engine_of_finding(self, finding: FindingLike) -> EngineView | None:
+        """The engine a finding names (by id, else by its first GPU)."""
+        snapshot = self.node.snapshot
+        if snapshot is None:
+            return None
+        engine_id = getattr(finding, "engine_id", None)
+        named = next((view for view in snapshot.engines if view.engine.engine_id == engine_id), None)
+        return named or next((v for g in finding.gpus if (v := snapshot.engine_of_gpu(g))), None)
+
+    def _plan_basis(self, view: EngineView | None) -> PlanBasis | None:
+        snapshot = self.node.snapshot
+        if snapshot is None or view is None or view.engine.settings is None:
             return None
         totals = [
             (g.total_bytes, g.name)

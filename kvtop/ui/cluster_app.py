@@ -31,6 +31,7 @@ from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
 from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
+from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 NodeSourceFactory = Callable[[str], SnapshotSource]
@@ -278,6 +279,10 @@ class ClusterApp(App[int]):
         self.notify(
             "no rank ledger here: Prometheus carries no predicted ledger (run kvtop on the node)", timeout=4
         )
+
+    @on(FindingsPane.FixChosen)
+    def no_planner(self, message: FindingsPane.FixChosen) -> None:
+        self.notify(f"no planner here: run kvtop on the node to plan {message.finding.fix!r}", timeout=4)
 
     def action_next_theme(self) -> None:
         names = self.palette_names

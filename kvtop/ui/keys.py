@@ -13,7 +13,7 @@ class KeyHelp:
     changes_something: bool = False  # hidden with --read-only
 
 
-SECTIONS = ("everywhere", "dashboard", "rank ledger", "planner")
+SECTIONS = ("everywhere", "dashboard", "findings pane", "rank ledger", "planner")
 
 KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit", "everywhere"),
@@ -36,7 +36,10 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("home,end", "first / last GPU", "dashboard"),
     KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
     KeyHelp("slash", "filter GPUs by index, name, engine, state", "dashboard"),
-    KeyHelp("f", "findings pane", "dashboard"),
+    KeyHelp("f", "findings pane (its GPUs get a coloured edge)", "dashboard"),
+    KeyHelp("up,k", "previous finding", "findings pane"),
+    KeyHelp("down,j", "next finding", "findings pane"),
+    KeyHelp("enter", "planner with the fix applied (or double-click the finding)", "findings pane"),
     KeyHelp("up,k", "scroll up", "rank ledger"),
     KeyHelp("down,j", "scroll down", "rank ledger"),
     KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),

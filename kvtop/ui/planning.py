@@ -148,14 +148,19 @@ def plan(
     *,
     gpu_total_bytes: int,
     gpu_name: str | None,
+    base: LaunchSettings | None = None,
 ) -> PlanOutcome:
-    """Predict the live settings and the edited ones (about a millisecond each)."""
+    """Predict the live settings and the edited ones (about a millisecond each).
+
+    The edits replace values of `base` (default: `live`), so a start such as a finding's fix
+    keeps the settings no field shows.
+    """
     try:
         before, before_error = _predict(model, live, gpu_total_bytes, gpu_name), None
     except KvtopError as err:
         before, before_error = None, str(err)
     try:
-        settings = apply_edits(live, texts)
+        settings = apply_edits(base or live, texts)
         after = _predict(model, settings, gpu_total_bytes, gpu_name)
     except KvtopError as err:
         return PlanOutcome(

@@ -9,13 +9,16 @@ from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 DOCUMENTED = {key for entry in KEYS for key in entry.keys.split(",")}
 
 
 @pytest.mark.parametrize(
-    "owner", [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList], ids=lambda c: c.__name__
+    "owner",
+    [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList, FindingsPane],
+    ids=lambda c: c.__name__,
 )
 def test_every_binding_is_in_the_help_table(owner):
     bound = {key.strip() for binding in owner.BINDINGS for key in binding.key.split(",")}  # type: ignore[union-attr]

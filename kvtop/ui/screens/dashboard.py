@@ -13,11 +13,19 @@ from textual.widgets import Footer, Input, Static
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
-from kvtop.ui.widgets.findings import FindingLike, FindingsPane
+from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
 from kvtop.ui.widgets.gpu_list import GpuList
-from kvtop.ui.widgets.gpu_row import GpuRowData
-from kvtop.ui.widgets.memory_bar import legend
+from kvtop.ui.widgets.memory_bar import LEGEND_ORDER, WORKER, legend, observed_segments
 from kvtop.ui.widgets.node_header import NodeHeader
+from kvtop.ui.widgets.row_parts import GpuRowData
+
+
+def shows_unsplit_worker(row: GpuRowData) -> bool:
+    """Whether the row's observed bar has an "engine worker" segment (a worker no figure splits)."""
+    if row.rank is None or row.rank.predicted is not None:
+        return False  # no worker, or one its predicted ledger splits
+    segments = observed_segments(row.gpu, row.rank)
+    return segments is not None and dict(segments).get(WORKER, 0) > 0
 
 
 def gpu_rows(state: NodeState) -> list[GpuRowData]:
@@ -43,6 +51,8 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
 
 class DashboardScreen(NodeScreen):
     """The first screen; the GPU list has the focus."""
+
+    _legend_worker = False  # the legend names the "engine worker" segment (some row shows one)
 
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
@@ -73,13 +83,18 @@ class DashboardScreen(NodeScreen):
     def _legend(self) -> Content:
         compact = self.size.width < 100
         head = f"{'GPU':<13}{'engine rank':<11}     "
+        kinds = (*LEGEND_ORDER, WORKER) if self._legend_worker else LEGEND_ORDER
         return Content.assemble(
-            (head, "bold $text-muted"), legend(compact), ("│ used │ KV · history", "$text-muted")
+            (head, "bold $text-muted"), legend(compact, kinds), ("│ used │ KV · history", "$text-muted")
         )
 
     def show_node(self, state: NodeState) -> None:
         rows = gpu_rows(state)
         self.query_one(GpuList).show_rows(rows)
+        worker = any(shows_unsplit_worker(row) for row in rows)
+        if worker != self._legend_worker:
+            self._legend_worker = worker
+            self.query_one("#legend", Static).update(self._legend())
         empty = self.query_one("#empty", Static)
         empty.display = not rows
         if not rows:
@@ -116,6 +131,16 @@ class DashboardScreen(NodeScreen):
             self.query_one(GpuList).focus()
         else:
             pane.focus()
+
+    @on(FindingsPane.Selected)
+    def mark_finding_gpus(self, message: FindingsPane.Selected) -> None:
+        """The GPUs of the finding being looked at get a coloured edge in the GPU list."""
+        finding = message.finding
+        gpus = self.query_one(GpuList)
+        if finding is None:
+            gpus.mark_gpus(())
+        else:
+            gpus.mark_gpus(finding.gpus, finding_tone(finding))
 
     @on(Input.Changed, "#filter")
     def apply_filter(self, event: Input.Changed) -> None:

@@ -16,8 +16,8 @@ from kvtop.domain.probe import ProbeResult
 from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
-from kvtop.ui.widgets.gpu_row import rank_label, short_gpu_name
 from kvtop.ui.widgets.node_header import NodeHeader
+from kvtop.ui.widgets.row_parts import rank_label, short_gpu_name
 from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}

@@ -1,7 +1,9 @@
 """The planner: edit the selected engine's settings; every keystroke re-solves both ledgers.
 
-It starts from the engine's live settings and the GPU's measured total. An invalid edit shows
-its reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags.
+"Before" is always the engine's live settings on the GPU's measured total; the fields start
+from them too, or from a finding's fix (`PlanBasis.start_settings`), so the fix's gain shows at
+once. An invalid edit shows its reason inline and keeps the text. `ctrl+r` resets to live;
+`c` copies the engine flags.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class PlanBasis:
     gpu_total_bytes: int
     gpu_name: str | None
     live_token_capacity: int | None
+    start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
+    start_label: str | None = None  # what the start is, e.g. "fix of co_tenant"
 
 
 class PlannerScreen(NodeScreen):
@@ -61,10 +65,11 @@ class PlannerScreen(NodeScreen):
         self._model: ModelSpec | None = basis.model
         self._model_ref = basis.settings.model or ""
         self._model_error: str | None = None
+        self._edit_base = basis.start_settings or basis.settings  # what the fields' edits replace values of
         self.outcome: PlanOutcome | None = None
 
     def compose(self) -> ComposeResult:
-        texts = field_texts(self.basis.settings)
+        texts = field_texts(self._edit_base)
         yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
             state=NodeScreen.node, now=NodeScreen.now
         )
@@ -72,6 +77,7 @@ class PlannerScreen(NodeScreen):
         yield Static(
             Content.assemble(
                 ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
+                (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
             ),
             id="planner-title",
         )  # fmt: skip
@@ -115,7 +121,9 @@ class PlannerScreen(NodeScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#plan-tp", Input).focus()
+        live, start = field_texts(self.basis.settings), field_texts(self._edit_base)
+        changed = next((field.key for field in FIELDS if live[field.key] != start[field.key]), "tp")
+        self.query_one(f"#plan-{changed}").focus()  # a fix's changed field, else TP
         if self._model is None and self._model_ref:
             self._load_model(self._model_ref)
         self.recompute()
@@ -147,6 +155,7 @@ class PlannerScreen(NodeScreen):
             values,
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
+            base=self._edit_base,
         )
         self._show_defaults(self.outcome)
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
@@ -246,6 +255,7 @@ class PlannerScreen(NodeScreen):
     def action_reset(self) -> None:
         """Every field back to the engine's live settings (and its model)."""
         texts = field_texts(self.basis.settings)
+        self._edit_base = self.basis.settings
         if self.basis.model is not None:
             self._model, self._model_ref, self._model_error = (
                 self.basis.model,

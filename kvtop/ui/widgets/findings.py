@@ -1,7 +1,10 @@
 """The findings pane: each gap between predicted and observed, its cause, its fix, and the tokens at stake.
 
 `show_findings` takes any objects with `rule`, `severity`, `gpus`, `tokens`, `fix` and `evidence`
-(the diagnose module's findings); until it is called the pane says what it will show.
+(the diagnose module's findings, worst first); until it is called the pane says what it will show.
+Focused (`f`, tab, a click), one finding is selected: up/down (or j/k) move, and the pane posts
+`Selected` so the dashboard can mark that finding's GPUs. Enter asks for the fix in the planner
+(`FixChosen`) when the fix is a flag change (`fix_settings`); otherwise the finding says why not.
 """
 
 from __future__ import annotations
@@ -9,15 +12,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.dom import DOMNode
+from textual.message import Message
 from textual.widgets import Static
 
 from kvtop.units import fmt_tokens
 
 TITLE = "Findings (f) · each gap between predicted and observed: its cause, its fix, the tokens at stake"
 PLACEHOLDER = "Not wired in yet: kvtop diagnose will fill this pane."
+NO_FINDINGS = "No findings: every byte is accounted for."
 
 _SEVERITY_STYLES = {
     "critical": "bold $error",
@@ -25,10 +33,16 @@ _SEVERITY_STYLES = {
     "warning": "bold $warning",
     "info": "$primary",
 }
+#: The tone a finding's GPUs are marked with on the dashboard, by severity.
+SEVERITY_TONES = {"critical": "error", "error": "error", "warning": "warning"}
 
 
 class FindingLike(Protocol):
-    """What the pane needs of a finding (`kvtop.domain.diagnose_rules.Finding` has it all)."""
+    """What the pane needs of a finding (`kvtop.domain.diagnose_rules.Finding` has it all).
+
+    Optional, read with getattr: `summary`, `engine_id`, `fix_settings` (the settings with the
+    fix applied; None when the fix is not a flag change).
+    """
 
     @property
     def rule(self) -> str: ...
@@ -44,9 +58,24 @@ class FindingLike(Protocol):
     def evidence(self) -> str | Sequence[str]: ...
 
 
-def finding_text(finding: FindingLike) -> Content:
-    """'● warning co_tenant · GPU 3 · 128,660 tokens', its summary and evidence, then the fix."""
-    severity = str(getattr(finding.severity, "value", finding.severity))
+def severity_of(finding: FindingLike) -> str:
+    """'warning' for `Severity.WARNING` or 'warning'."""
+    return str(getattr(finding.severity, "value", finding.severity))
+
+
+def finding_tone(finding: FindingLike) -> str:
+    """'error', 'warning' or 'info': how the finding's GPUs are marked."""
+    return SEVERITY_TONES.get(severity_of(finding).lower(), "info")
+
+
+def not_a_flag_change(finding: FindingLike) -> str:
+    """What the pane says when Enter cannot open the planner with the fix."""
+    return f"this fix is not a flag change: {finding.fix}"
+
+
+def finding_text(finding: FindingLike, note: str | None = None) -> Content:
+    """'● warning co_tenant · GPU 3 · 128,660 tokens', its summary and evidence, then the fix (and a note)."""
+    severity = severity_of(finding)
     gpus = ", ".join(str(g) for g in finding.gpus) or "node"
     head: list[str | tuple[str, str]] = [
         (f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")),
@@ -61,23 +90,147 @@ def finding_text(finding: FindingLike) -> Content:
     evidence = [finding.evidence] if isinstance(finding.evidence, str) else list(finding.evidence)
     lines += [Content.styled(f"  {fact}", "$text-muted") for fact in evidence if fact]
     lines.append(Content.assemble("  fix: ", (finding.fix, "$success")))
+    if note:
+        lines.append(Content.styled(f"  {note}", "bold $warning"))
     return Content("\n").join(lines)
 
 
+class FindingItem(Static):
+    """One finding in the pane; the pane marks the selected one with `-selected`."""
+
+    def __init__(self, finding: FindingLike) -> None:
+        super().__init__(finding_text(finding), classes="finding")
+        self.finding = finding
+        self.note: str | None = None
+
+    def show(self, finding: FindingLike, note: str | None = None) -> None:
+        """Show this finding (and a note under it), repainting only when something changed."""
+        if finding == self.finding and note == self.note:
+            return
+        self.finding, self.note = finding, note
+        self.update(finding_text(finding, note))
+
+
 class FindingsPane(VerticalScroll, can_focus=True):
-    """Focusable (`f`, tab); scrolls when the list is long."""
+    """Focusable (`f`, tab); scrolls when the list is long; one finding is selected while focused."""
+
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Previous finding", show=False),
+        Binding("down,j", "move(1)", "Next finding", show=False),
+        Binding("enter", "apply_fix", "Fix in planner"),
+    ]
+
+    class Selected(Message):
+        """The finding the operator is looking at (None: none, e.g. the pane lost the focus)."""
+
+        def __init__(self, finding: FindingLike | None) -> None:
+            super().__init__()
+            self.finding = finding
+
+    class FixChosen(Message):
+        """Open the planner from this finding's `fix_settings` (never None here)."""
+
+        def __init__(self, finding: FindingLike) -> None:
+            super().__init__()
+            self.finding = finding
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._findings: tuple[FindingLike, ...] | None = None  # None: nothing shown yet
+        self.selected_index = 0
+        self._announced: FindingLike | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled(PLACEHOLDER, "$text-muted"), classes="finding")
 
+    @property
+    def findings(self) -> tuple[FindingLike, ...]:
+        return self._findings or ()
+
+    @property
+    def selected_finding(self) -> FindingLike | None:
+        findings = self.findings
+        return findings[self.selected_index] if 0 <= self.selected_index < len(findings) else None
+
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
-        """Replace the pane's contents with these findings (an empty list says so)."""
-        self.remove_children()
-        if not findings:
-            self.mount(
-                Static(
-                    Content.styled("No findings: every byte is accounted for.", "$success"), classes="finding"
-                )
-            )
+        """Show these findings; unchanged findings cost nothing, changed ones keep the selection."""
+        new = tuple(findings)
+        if new == self._findings:
             return
-        self.mount_all([Static(finding_text(finding), classes="finding") for finding in findings])
+        old_selected = self.selected_finding
+        items = list(self.query(FindingItem))
+        if new and len(items) == len(new):
+            for item, finding in zip(items, new, strict=True):
+                item.show(finding)
+        else:
+            self.remove_children()
+            if new:
+                self.mount_all([FindingItem(finding) for finding in new])
+            else:
+                self.mount(Static(Content.styled(NO_FINDINGS, "$success"), classes="finding"))
+        self._findings = new
+        self.selected_index = _same_finding(new, old_selected, self.selected_index)
+        self.call_after_refresh(self._show_selection)
+
+    def _show_selection(self, focused: bool | None = None) -> None:
+        """Mark the selected item and tell the dashboard what is selected (only while focused)."""
+        for index, item in enumerate(self.query(FindingItem)):
+            item.set_class(index == self.selected_index, "-selected")
+            if index != self.selected_index and item.note is not None:
+                item.show(item.finding)
+        shown = self.selected_finding if (self.has_focus if focused is None else focused) else None
+        if shown is not self._announced:
+            self._announced = shown
+            self.post_message(self.Selected(shown))
+
+    def select(self, index: int) -> None:
+        """Select the finding at `index` (clamped) and scroll it into view."""
+        if not self.findings:
+            return
+        self.selected_index = max(0, min(len(self.findings) - 1, index))
+        self._show_selection()
+        items = list(self.query(FindingItem))
+        if self.selected_index < len(items):
+            self.scroll_to_widget(items[self.selected_index], animate=False)
+
+    def action_move(self, step: int) -> None:
+        self.select(self.selected_index + step)
+
+    def action_apply_fix(self) -> None:
+        """The planner with the fix applied, or, when the fix is no flag change, say so under it."""
+        finding = self.selected_finding
+        if finding is None:
+            return
+        if getattr(finding, "fix_settings", None) is None:
+            items = list(self.query(FindingItem))
+            if self.selected_index < len(items):
+                items[self.selected_index].show(finding, not_a_flag_change(finding))
+                self.call_after_refresh(self.scroll_to_widget, items[self.selected_index], animate=False)
+            return
+        self.post_message(self.FixChosen(finding))
+
+    def on_focus(self) -> None:
+        self._show_selection(focused=True)
+
+    def on_blur(self) -> None:
+        self._show_selection(focused=False)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click selects the finding under the mouse; a double click applies its fix."""
+        node: DOMNode | None = event.widget
+        while node is not None and node is not self and not isinstance(node, FindingItem):
+            node = node.parent
+        if isinstance(node, FindingItem):
+            self.select(list(self.query(FindingItem)).index(node))
+            if event.chain > 1:
+                self.action_apply_fix()
+
+
+def _same_finding(findings: tuple[FindingLike, ...], old: FindingLike | None, index: int) -> int:
+    """The index of the finding that is `old` again (same rule, engine and GPUs), else `index` clamped."""
+    if old is not None:
+        key = (old.rule, getattr(old, "engine_id", None), tuple(old.gpus))
+        for position, finding in enumerate(findings):
+            if (finding.rule, getattr(finding, "engine_id", None), tuple(finding.gpus)) == key:
+                return position
+    return max(0, min(len(findings) - 1, index))

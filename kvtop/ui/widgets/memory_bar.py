@@ -2,7 +2,9 @@
 
 A bar spans the GPU's whole memory. Observed: weights | KV pool | runtime | driver/context |
 foreign | free. Predicted: weights | KV pool | runtime reserve (+ context) | free. Drawn at the
-same scale, one above the other, a difference shows as a shifted edge.
+same scale, one above the other, a difference shows as a shifted edge. A worker nothing splits
+(no predicted ledger, e.g. a node read through Prometheus) is one "engine worker" segment, or
+weights and KV pool as observed plus the rest as that segment.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from textual.content import Content
 from kvtop.domain.node import RankView
 from kvtop.domain.observe import GpuObservation, ProcessRole
 from kvtop.ui.ledger_rows import observed_kv_pool_bytes
+from kvtop.ui.state import sparkline as sparkline  # re-exported: the trend beside the bars
 
 
 @dataclass(frozen=True)
@@ -30,17 +33,16 @@ RUNTIME = SegmentKind("runtime", "▒", "$kv-runtime")
 DRIVER = SegmentKind("driver", "▚", "$kv-driver")
 FOREIGN = SegmentKind("foreign", "×", "bold $kv-foreign")
 FREE = SegmentKind("free", "·", "$kv-free")
+WORKER = SegmentKind("engine worker", "░", "$kv-runtime")  # a worker's bytes that no figure splits
 LEGEND_ORDER = (WEIGHTS, KV_POOL, RUNTIME, DRIVER, FOREIGN, FREE)
 
 Segments = tuple[tuple[SegmentKind, int], ...]
 
-_SPARK_GLYPHS = "▁▂▃▄▅▆▇█"
 
-
-def legend(compact: bool = False) -> Content:
+def legend(compact: bool = False, kinds: Sequence[SegmentKind] = LEGEND_ORDER) -> Content:
     """`█ weights ▓ KV pool …` in the bar colours."""
     parts: list[Content | str | tuple[str, str]] = []
-    for kind in LEGEND_ORDER:
+    for kind in kinds:
         parts += [(kind.glyph, kind.style), (kind.label.split()[0] if compact else kind.label), " "]
     return Content.assemble(*parts)
 
@@ -54,13 +56,14 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         worker = rank.observed.process_bytes
         foreign = rank.observed.foreign_bytes + rank.observed.orphan_bytes + rank.observed.unattributed_bytes
         predicted = rank.predicted
-        weights_hint = rank.observed.weights_bytes or (predicted.weights_bytes if predicted else 0)
-        pool_hint = observed_kv_pool_bytes(rank)[0] or (predicted.kv_pool_bytes if predicted else 0)
-        weights = min(weights_hint, worker)
-        pool = min(pool_hint, worker - weights)
-        runtime = worker - weights - pool
+        seen_weights, seen_pool = rank.observed.weights_bytes, observed_kv_pool_bytes(rank)[0]
+        weights = min(seen_weights or (predicted.weights_bytes if predicted else 0), worker)
+        pool = min(seen_pool or (predicted.kv_pool_bytes if predicted else 0), worker - weights)
+        rest = worker - weights - pool
+        split = predicted is not None or (seen_weights is not None and seen_pool is not None)
+        runtime, unsplit = (rest, 0) if split else (0, rest)
     else:
-        worker, weights, pool, runtime = 0, 0, 0, 0
+        worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
     driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign)
     free = (
         gpu.free_bytes
@@ -71,6 +74,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         (WEIGHTS, weights),
         (KV_POOL, pool),
         (RUNTIME, runtime),
+        (WORKER, unsplit),
         (DRIVER, driver),
         (FOREIGN, foreign),
         (FREE, max(0, free)),
@@ -115,16 +119,3 @@ def bar(segments: Segments, width: int) -> Content:
             if count
         ]
     )
-
-
-def sparkline(values: Sequence[float | None], width: int) -> str:
-    """The last `width` samples (0..1) as block glyphs, right-aligned; a missing sample is a space."""
-    shown = list(values)[-width:] if width > 0 else []
-    glyphs = []
-    for value in shown:
-        if value is None:
-            glyphs.append(" ")
-        else:
-            level = min(len(_SPARK_GLYPHS) - 1, max(0, round(value * (len(_SPARK_GLYPHS) - 1))))
-            glyphs.append(_SPARK_GLYPHS[level])
-    return "".join(glyphs).rjust(width)

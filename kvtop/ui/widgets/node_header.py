@@ -54,17 +54,53 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
 
 
 class NodeHeader(Widget):
-    """Source, notice, freshness; with `engines=True` also one line per engine."""
+    """Source, notice, freshness; with `engines=True` also one line per engine.
 
-    state: reactive[NodeState | None] = reactive(None)
-    now: reactive[float] = reactive(0.0)
+    A new state or clock tick repaints the header only when its text or styles changed (the
+    usual tick changes nothing here: the age reads the same second).
+    """
+
+    state: reactive[NodeState | None] = reactive(None, repaint=False)
+    now: reactive[float] = reactive(0.0, repaint=False)
 
     def __init__(self, interval_s: float, *, engines: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self._interval_s = interval_s
         self._engines = engines
+        self._shown: tuple[str, tuple[object, ...]] | None = None  # the drawn text and spans
+        self._inputs: tuple[NodeState | None, tuple[object, ...]] | None = None  # what `_shown` came from
+
+    def watch_state(self) -> None:
+        self._refresh_if_changed()
+
+    def watch_now(self) -> None:
+        self._refresh_if_changed()
+
+    def on_resize(self) -> None:
+        self._refresh_if_changed()
+
+    def _refresh_if_changed(self) -> None:
+        state = self.state
+        age = state.age_s(self.now) if state is not None else None
+        reading = (
+            None if age is None else f"{age:.0f}",
+            state is not None and state.is_stale(self.now, self._interval_s),
+            self.size.width < 110,
+        )
+        if self._inputs is not None and self._inputs[0] is state and self._inputs[1] == reading:
+            return  # the same state, and its age and staleness read the same
+        self._inputs = (state, reading)
+        content = self.header_content()
+        drawn = (content.plain, tuple(content.spans))
+        if drawn != self._shown:
+            self._shown = drawn
+            self.refresh(layout=content.plain.count("\n") != self.size.height - 1)
 
     def render(self) -> Content:
+        return self.header_content()
+
+    def header_content(self) -> Content:
+        """The header's lines for the current state, clock and width."""
         state = self.state
         if state is None:
             return Content("")

@@ -1,0 +1,271 @@
+"""What one GPU row of the dashboard shows: two lines, observed bar above predicted bar, rank, state, trends.
+
+`row_parts` reduces a GPU's figures to what is drawn (cells per bar segment, the texts), split
+where it changes: the body, and the trend at the right; equal parts draw equal cells, so the
+widget (`gpu_row.GpuRow`) compares them to skip redraws. `render_row` is the whole row as `Content`.
+
+```
+ 0 H100 80GB sglang TP0 obs  █████▓▓▓▓▓▓▓▓▓▓▒▒▚··  77.6 GiB  KV  42% ▂▃▅▆
+   79.6 GiB  OK ★tight pred █████▓▓▓▓▓▓▓▓▓▓▒▒▒··  79.6 GiB  mem     ▅▅▅▅
+```
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from textual.content import Content
+
+from kvtop.domain.node import EngineView, RankView
+from kvtop.domain.observe import GpuObservation, GpuState
+from kvtop.ui.state import GpuTrend
+from kvtop.ui.widgets.memory_bar import (
+    SegmentKind,
+    Segments,
+    cell_widths,
+    observed_segments,
+    predicted_segments,
+)
+from kvtop.units import fmt_gib
+
+ID_WIDTH = 13
+RANK_WIDTH = 11
+LABEL_WIDTH = 5
+FIGURE_WIDTH = 10
+MIN_BAR_WIDTH = 10
+
+_STATE_LABELS = {
+    GpuState.OK: ("OK", "$success"),
+    GpuState.LOST: ("LOST", "bold $error"),
+    GpuState.ERROR: ("ERROR", "bold $error"),
+    GpuState.UNIFIED_MEMORY: ("UNIFIED", "$warning"),
+    GpuState.MIG: ("MIG", "$warning"),
+    GpuState.PROCESS_MEMORY_UNAVAILABLE: ("NO-PMEM", "$warning"),
+}
+
+
+@dataclass(frozen=True)
+class GpuRowData:
+    """Everything one row shows."""
+
+    gpu: GpuObservation
+    rank: RankView | None
+    engine: EngineView | None
+    tightest: bool
+    trend: GpuTrend
+
+    def search_text(self) -> str:
+        """What the `/` filter matches against."""
+        parts = [str(self.gpu.index), self.gpu.name or "", self.gpu.state.value, self.gpu.state_message or ""]
+        if self.engine is not None:
+            parts += [self.engine.engine.engine_id, self.engine.engine.model or ""]
+        if self.rank is not None:
+            parts.append(rank_label(self.rank))
+        return " ".join(parts).lower()
+
+
+def short_gpu_name(name: str | None) -> str:
+    """'NVIDIA H100 80GB HBM3' → 'H100 80GB'."""
+    if not name:
+        return "GPU"
+    words = [w for w in name.replace("NVIDIA", "").replace("GeForce", "").split() if w]
+    return " ".join(words[:2])[:9] or "GPU"
+
+
+def rank_label(rank: RankView) -> str:
+    """'TP3', 'PP1 TP3', 'DP2 TP0' — only the parallel dimensions that exist."""
+    parts = []
+    if rank.rank.dp:
+        parts.append(f"DP{rank.rank.dp}")
+    if rank.rank.pp:
+        parts.append(f"PP{rank.rank.pp}")
+    parts.append(f"TP{rank.rank.tp}")
+    return " ".join(parts)
+
+
+def trend_width(row_width: int) -> int:
+    """The trend column grows with the terminal: 15 cells at 80 columns, 35 at 160."""
+    return 15 + max(0, row_width - 80) // 4
+
+
+def _fit(text: str, width: int) -> str:
+    return text[:width].ljust(width)
+
+
+def _who(data: GpuRowData) -> str:
+    """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
+    if data.engine is None or data.rank is None:
+        return "no engine" if data.gpu.processes else "—"
+    label = rank_label(data.rank)
+    if len(data.engine.engine.kind) + 1 + len(label) < RANK_WIDTH:
+        return f"{data.engine.engine.kind} {label}"
+    return label if len(label) < RANK_WIDTH else label.replace(" ", "")
+
+
+@dataclass(frozen=True)
+class RowBody:
+    """The left of both lines (identity, rank, state, bars, figures), reduced to what is drawn.
+
+    Bars are kept as cells per segment, not bytes, so a few MiB of drift draw no new row.
+    """
+
+    id_lines: tuple[str, str]
+    who: str
+    has_rank: bool
+    state: tuple[str, str]  # text, style
+    tightest: bool
+    observed: tuple[tuple[SegmentKind, int], ...] | None  # cells; None: `message` spans both lines
+    observed_figure: str = ""
+    predicted: tuple[tuple[SegmentKind, int], ...] | None = None  # cells; None: `predicted_figure` says why
+    predicted_figure: str = ""
+    message: tuple[str, str] = ("", "")
+
+
+@dataclass(frozen=True)
+class RowTrend:
+    """The right of both lines: KV-pool use now and the two sparklines."""
+
+    kv_text: str
+    kv_spark: str
+    used_label: str
+    used_spark: str
+
+
+@dataclass(frozen=True)
+class RowParts:
+    """A row split where it changes: `body` over `body_width` cells, then `trend` (None: body spans all)."""
+
+    body: RowBody
+    trend: RowTrend | None
+    body_width: int
+    width: int
+    line_width: int  # the cells a line's text spans: above `width` when the row is too narrow to fit
+
+    @property
+    def fits(self) -> bool:
+        return self.line_width <= self.width
+
+    @cached_property
+    def lines(self) -> tuple[tuple[Line, Line], tuple[Line, Line]]:
+        """Each line's (body, trend) pieces; the trend is empty when the body spans the row."""
+        first, second = body_lines(self.body)
+        if self.trend is None:
+            return (first, ()), (second, ())
+        kv, used = trend_lines(self.trend)
+        return (first, kv), (second, used)
+
+
+def _cells(segments: Segments, width: int) -> tuple[tuple[SegmentKind, int], ...]:
+    return tuple(
+        (kind, count)
+        for (kind, _), count in zip(segments, cell_widths([size for _, size in segments], width), strict=True)
+    )
+
+
+def row_parts(data: GpuRowData, width: int) -> RowParts:
+    """What the row draws at `width` cells, as plain values (cheap; compared to skip redraws)."""
+    gpu, rank = data.gpu, data.rank
+    trend_cells = trend_width(width)
+    bar_width = max(MIN_BAR_WIDTH, width - ID_WIDTH - RANK_WIDTH - LABEL_WIDTH - FIGURE_WIDTH - trend_cells)
+    id_lines = (
+        _fit(f"{gpu.index:>2} {short_gpu_name(gpu.name)}", ID_WIDTH),
+        _fit("   " + (fmt_gib(gpu.total_bytes, 1) if gpu.total_bytes else ""), ID_WIDTH),
+    )
+    state = _STATE_LABELS.get(gpu.state, (gpu.state.value.upper(), "$warning"))
+    identity = RowBody(id_lines, _who(data), rank is not None, state, data.tightest, observed=None)
+    observed = observed_segments(gpu, rank)
+    rest_width = LABEL_WIDTH + bar_width + FIGURE_WIDTH + trend_cells
+    body_width = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + bar_width + FIGURE_WIDTH
+    line_width = body_width + trend_cells
+    if observed is None:
+        message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
+        wrapped = textwrap.wrap(message, rest_width, max_lines=2, placeholder="…") + ["", ""]
+        lines = (_fit(wrapped[0], rest_width), _fit(wrapped[1], rest_width))
+        return RowParts(replace(identity, message=lines), None, line_width, width, line_width)
+    shown_bytes = (
+        rank.observed.process_bytes
+        if rank and rank.observed.process_bytes is not None
+        else gpu.used_bytes or 0
+    )
+    predicted = predicted_segments(rank, gpu.total_bytes or 0) if rank else None
+    if predicted is not None and rank is not None and rank.predicted_resident_bytes is not None:
+        predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, bar_width)
+        predicted_figure = f"{fmt_gib(rank.predicted_resident_bytes, 1):>{FIGURE_WIDTH}}"
+    else:
+        reason = (
+            data.engine.ledger_error
+            if data.engine and data.engine.ledger_error
+            else "no engine rank: nothing predicted"
+        )
+        predicted_cells, predicted_figure = (
+            None,
+            _fit(f"pred {reason}", LABEL_WIDTH + bar_width + FIGURE_WIDTH),
+        )
+    body = replace(
+        identity, observed=_cells(observed, bar_width), observed_figure=f"{fmt_gib(shown_bytes, 1):>{FIGURE_WIDTH}}",
+        predicted=predicted_cells, predicted_figure=predicted_figure,
+    )  # fmt: skip
+    kv_values = data.trend.kv_usage
+    kv_now = kv_values[-1] if kv_values else None
+    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
+    spark_width = trend_cells - len(kv_text)
+    trend = RowTrend(
+        kv_text=kv_text, kv_spark=data.trend.kv_sparkline(spark_width),
+        used_label=_fit(" mem", len(kv_text)), used_spark=data.trend.used_sparkline(spark_width),
+    )  # fmt: skip
+    return RowParts(body, trend, body_width, width, line_width)
+
+
+Piece = tuple[str, str]  # text and its style ("" for the base style)
+Line = tuple[Piece, ...]
+
+
+def _drawn_bar(cells: tuple[tuple[SegmentKind, int], ...]) -> Line:
+    return tuple((kind.glyph * count, kind.style) for kind, count in cells if count)
+
+
+def body_lines(body: RowBody) -> tuple[Line, Line]:
+    """The body's two lines, as styled pieces."""
+    first: Line = ((body.id_lines[0], "bold"), (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"))  # fmt: skip
+    state_text, state_style = body.state
+    second: Line = (
+        (body.id_lines[1], ""), (state_text, state_style), (" ★tight" if body.tightest else "", "bold $warning"),
+        (" " * (RANK_WIDTH - len(state_text) - (7 if body.tightest else 0)), ""),
+    )  # fmt: skip
+    if body.observed is None:
+        return first + ((body.message[0], "bold $error"),), second + ((body.message[1], "$error"),)
+    first += (("obs  ", "$text-muted"), *_drawn_bar(body.observed), (body.observed_figure, ""))
+    if body.predicted is not None:
+        second += (
+            ("pred ", "$text-muted"),
+            *_drawn_bar(body.predicted),
+            (body.predicted_figure, "$kv-predicted"),
+        )
+    else:
+        second += ((body.predicted_figure, "$text-muted"),)
+    return first, second
+
+
+def trend_lines(trend: RowTrend) -> tuple[Line, Line]:
+    """The trend's two lines: KV % and its sparkline, then used memory's."""
+    return (
+        ((trend.kv_text, "$text-muted"), (trend.kv_spark, "$kv-pool")),
+        ((trend.used_label, "$text-muted"), (trend.used_spark, "$kv-runtime")),
+    )
+
+
+def line_content(line: Line) -> Content:
+    """A line's pieces as `Content` (an unstyled piece stays plain text)."""
+    return Content.assemble(*[(text, style) if style else text for text, style in line if text])
+
+
+def parts_content(parts: RowParts) -> Content:
+    """Both lines of the row as one `Content`."""
+    return Content("\n").join([line_content(body + trend) for body, trend in parts.lines])
+
+
+def render_row(data: GpuRowData, width: int) -> Content:
+    """The row's two lines at `width` cells."""
+    return parts_content(row_parts(data, width))

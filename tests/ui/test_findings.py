@@ -1,0 +1,158 @@
+"""Pilot tests of the findings pane: select a finding, see its GPUs marked, open its fix in the planner.
+
+The co-tenant node yields `co_tenant` (GPU 3, warning) then `bf16_kv_where_fp8_supported` (all
+eight GPUs, info, fix `--kv-cache-dtype fp8_e4m3`); the healthy node yields only the latter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from textual.color import Color
+from textual.widgets import Select, Static
+
+from kvtop.domain.diagnose import diagnose
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.widgets.findings import FindingItem, FindingsPane
+from kvtop.ui.widgets.gpu_list import GpuList
+from kvtop.ui.widgets.gpu_row import GpuRow
+from tests.ui.conftest import wait_for, wait_for_snapshot
+from tests.ui.fakes import H100_NAME, H100_TOTAL_BYTES, LLAMA_70B_CONFIG, llama_ledger, llama_model
+
+
+def marked_gpus(app) -> dict[int, set[str]]:
+    """GPU index → its finding classes, for the rows that carry any."""
+    marks = {}
+    for row in app.screen.query(GpuRow):
+        classes = {c for c in row.classes if c.startswith("-finding")}
+        if classes:
+            marks[row.gpu_index] = classes
+    return marks
+
+
+def items_text(app) -> list[str]:
+    return [item.render().plain for item in app.screen.query(FindingItem)]
+
+
+async def test_selecting_the_co_tenant_finding_marks_gpu_3_in_the_warning_colour(
+    make_app, co_tenant_snapshot
+):
+    rules = [f.rule for f in diagnose(co_tenant_snapshot)]
+    assert rules == ["co_tenant", "bf16_kv_where_fp8_supported"]
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert marked_gpus(app) == {}  # nothing marked while the GPU list has the focus
+        await pilot.press("f")
+        await wait_for(pilot, lambda: marked_gpus(app) != {})
+        assert marked_gpus(app) == {3: {"-finding", "-finding-warning"}}
+        row = next(r for r in app.screen.query(GpuRow) if r.gpu_index == 3)
+        edge, colour = row.styles.border_left
+        assert edge == "outer" and colour == Color.parse(app.get_css_variables()["warning"])
+        assert (
+            row.content_region.width
+            == next(r for r in app.screen.query(GpuRow) if r.gpu_index == 2).content_region.width
+        )  # the edge takes the margin's cell: the bars keep their width
+        selected = app.screen.query_one(FindingsPane).query_one(".-selected", FindingItem)
+        assert selected.finding.rule == "co_tenant"
+        await pilot.press("f")  # back to the GPU list: the marks go
+        await wait_for(pilot, lambda: marked_gpus(app) == {})
+        assert isinstance(app.focused, GpuList)
+
+
+async def test_down_selects_the_next_finding_and_marks_its_gpus(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("f", "j")
+        await wait_for(pilot, lambda: set(marked_gpus(app)) == set(range(8)))
+        assert marked_gpus(app)[0] == {"-finding", "-finding-info"}
+        await pilot.press("k")
+        await wait_for(pilot, lambda: set(marked_gpus(app)) == {3})
+
+
+async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_fix(
+    make_app, healthy_snapshot
+):
+    finding = diagnose(healthy_snapshot)[0]
+    assert finding.rule == "bf16_kv_where_fp8_supported"
+    assert finding.fix_settings.kv_cache_dtype == "fp8_e4m3"
+    fixed = parse_flags(
+        "sglang", ["--model-path", str(LLAMA_70B_CONFIG), "--tp-size", "8", "--kv-cache-dtype", "fp8_e4m3"]
+    )
+    expected_after = predict(llama_model(), fixed, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
+    live = llama_ledger()
+    assert (live.token_capacity, expected_after.token_capacity) == (1_255_785, 2_511_570)
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("f", "enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, PlannerScreen) and app.screen.outcome is not None
+        )
+        screen = app.screen
+        assert screen.outcome.before.token_capacity == live.token_capacity
+        assert screen.outcome.after.token_capacity == expected_after.token_capacity
+        assert screen.query_one("#plan-kv_cache_dtype", Select).value == "fp8_e4m3"
+        assert screen.query_one("#plan-kv_cache_dtype", Select).has_focus  # the field the fix changed
+        result = screen.query_one("#plan-result", Static).render().plain
+        assert re.search(r"tokens per rank\s+1,255,785 →\s+2,511,570", result)
+        assert "after starts from the fix of bf16_kv_where_fp8_supported" in (
+            screen.query_one("#planner-title", Static).render().plain
+        )
+        await pilot.press("ctrl+r")  # reset: every field back to live
+        assert screen.outcome.after.token_capacity == live.token_capacity
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_enter_on_a_fix_that_is_no_flag_change_says_so_inline(make_app, co_tenant_snapshot):
+    co_tenant = diagnose(co_tenant_snapshot)[0]
+    assert co_tenant.fix_settings is None
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("f", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        assert (
+            "this fix is not a flag change: stop pid 9001 (jupyter-kernel, 6.00 GiB on GPU 3)"
+            in items_text(app)[0]
+        )
+        await pilot.press("j")  # the note belongs to the finding it answered
+        await pilot.pause()
+        assert "not a flag change" not in "\n".join(items_text(app))
+
+
+async def test_a_click_selects_a_finding_and_a_double_click_opens_its_fix(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        pane = app.screen.query_one(FindingsPane)
+        second = list(pane.query(FindingItem))[1]
+        await pilot.click(second)
+        await wait_for(pilot, lambda: set(marked_gpus(app)) == set(range(8)))
+        assert pane.selected_finding.rule == "bf16_kv_where_fp8_supported"
+        assert isinstance(app.focused, FindingsPane)
+        await pilot.click(second, times=2)
+        await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+
+
+async def test_the_same_findings_again_keep_their_widgets_and_the_selection(make_app, co_tenant_snapshot):
+    findings = diagnose(co_tenant_snapshot)
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("f", "j")
+        pane = app.screen.query_one(FindingsPane)
+        before = list(pane.query(FindingItem))
+        app.show_findings(diagnose(co_tenant_snapshot))  # equal, not identical
+        await pilot.pause()
+        assert list(pane.query(FindingItem)) == before
+        app.show_findings(findings[1:])  # the co-tenant gone: the selection stays on its finding
+        await pilot.pause()
+        assert [item.finding.rule for item in pane.query(FindingItem)] == ["bf16_kv_where_fp8_supported"]
+        assert pane.selected_finding.rule == "bf16_kv_where_fp8_supported"

@@ -1,0 +1,63 @@
+"""What is on the screen after a new snapshot: rows and the header redraw only what changed, but
+everything that changed shows (read from the exported screen, not from a widget's render()).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from tests.ui.conftest import wait_for, wait_for_snapshot
+from tests.ui.fakes import FakeSource, FixedClock, llama_snapshot
+
+_TEXT = re.compile(r'<text [^>]*\by="([0-9.]+)"[^>]*>([^<]*)</text>')
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as lines of text, read from the exported screenshot (what the terminal shows)."""
+    lines: dict[float, str] = {}
+    for y, text in _TEXT.findall(app.export_screenshot()):
+        lines[float(y)] = lines.get(float(y), "") + html.unescape(text).replace("\xa0", " ")
+    return [lines[y] for y in sorted(lines)]
+
+
+def screen_text(app) -> str:
+    return "\n".join(screen_lines(app))
+
+
+def gpu_line(app, index: int) -> str:
+    return next(line for line in screen_lines(app) if line.startswith(f" {index} H100 80GB"))
+
+
+async def test_a_new_kv_usage_shows_in_every_row(make_app):
+    source = FakeSource(llama_snapshot(kv_usage=0.42))
+    app = make_app(source)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert screen_text(app).count("KV  42%") == 8
+        source.push(llama_snapshot(kv_usage=0.9))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen_text(app).count("KV  90%") == 8)
+        assert "KV  42%" not in screen_text(app)
+
+
+async def test_a_co_tenant_arriving_redraws_the_bars_of_its_gpu(make_app):
+    source = FakeSource(llama_snapshot())
+    app = make_app(source)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert "×" not in gpu_line(app, 3)
+        source.push(llama_snapshot(co_tenant_gpu=3))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "×" in gpu_line(app, 3))
+        assert "×" not in gpu_line(app, 2)
+
+
+async def test_the_header_age_advances_with_the_clock(make_app, healthy_snapshot):
+    clock = FixedClock()
+    app = make_app(healthy_snapshot, clock=clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert "● live · 0 s ago" in screen_text(app)
+        clock.advance(2)
+        await wait_for(pilot, lambda: "● live · 2 s ago" in screen_text(app), rounds=300)
