@@ -33,7 +33,7 @@ from kvtop.ui.screens.planner import PlanBasis, PlannerScreen
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
 from kvtop.ui.screens.probe_confirm import plan_probe
 from kvtop.ui.state import GpuHistory, NodeState
-from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
+from kvtop.ui.theming import KV_TOKENS, install_palettes
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
@@ -79,15 +79,7 @@ class KvtopApp(App[int]):
         self._probe_runner = None if read_only else probe_runner
         self._probe_cancel: threading.Event | None = None  # the latest probe's; set on exit
         self.probe_results: dict[int, ProbeResult] = {}  # the last probe of each GPU
-        self.palette_names = tuple(palette.name for palette in load_palettes(themes_dir))
-        for palette in load_palettes(themes_dir):
-            self.register_theme(palette)
-        chosen = theme or DEFAULT_THEME
-        if chosen not in self.available_themes:
-            raise InputError(
-                f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme"
-            )
-        self.theme = chosen
+        self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(KvtopApp.node, NodeState(source_label=source.label))
         self.set_reactive(KvtopApp.now, clock())
         self.dashboard = DashboardScreen(self.node, self.now, interval_s)

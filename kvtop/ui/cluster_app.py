@@ -29,7 +29,7 @@ from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.state import GpuHistory, NodeState
-from kvtop.ui.theming import DEFAULT_THEME, KV_TOKENS, load_palettes
+from kvtop.ui.theming import KV_TOKENS, install_palettes
 from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
@@ -138,16 +138,7 @@ class ClusterApp(App[int]):
         self._node_generation = 0
         self._node_screen: ClusterNodeScreen | None = None
         self._history = GpuHistory()
-        palettes = load_palettes(themes_dir)
-        self.palette_names = tuple(palette.name for palette in palettes)
-        for palette in palettes:
-            self.register_theme(palette)
-        chosen = theme or DEFAULT_THEME
-        if chosen not in self.available_themes:
-            raise InputError(
-                f"unknown theme {chosen!r} (kvtop's: {', '.join(self.palette_names)})", field="--theme"
-            )
-        self.theme = chosen
+        self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(ClusterApp.cluster, ClusterState(source_label=label))
         self.set_reactive(ClusterApp.now, clock())
         self.cluster_screen = ClusterScreen(self.cluster, self.now, interval_s)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from textual.app import App
 from textual.theme import Theme
 
 from kvtop.domain.errors import InputError
@@ -120,3 +121,19 @@ def load_palettes(themes_dir: Path | None = None) -> tuple[Theme, ...]:
             palette = read_palette(path)
             palettes[palette.name] = palette
     return tuple(palette.to_theme() for palette in palettes.values())
+
+
+def install_palettes(app: App[Any], theme: str | None, themes_dir: Path | None = None) -> tuple[str, ...]:
+    """Register kvtop's palettes on an app and switch to `theme` (default: dark); their names.
+
+    An unknown theme is an InputError naming --theme and the themes kvtop has.
+    """
+    palettes = load_palettes(themes_dir)
+    for palette in palettes:
+        app.register_theme(palette)
+    names = tuple(palette.name for palette in palettes)
+    chosen = theme or DEFAULT_THEME
+    if chosen not in app.available_themes:
+        raise InputError(f"unknown theme {chosen!r} (kvtop's: {', '.join(names)})", field="--theme")
+    app.theme = chosen
+    return names
