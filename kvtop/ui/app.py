@@ -14,16 +14,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
-from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.ports import ModelLoader, SnapshotSource
 from kvtop.domain.probe import ProbeResult
+from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
@@ -33,15 +33,12 @@ from kvtop.ui.screens.planner import PlanBasis, PlannerScreen
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
 from kvtop.ui.screens.probe_confirm import plan_probe
 from kvtop.ui.state import GpuHistory, NodeState
-from kvtop.ui.theming import KV_TOKENS, install_palettes
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 
-class KvtopApp(App[int]):
-    CSS_PATH = "kvtop.tcss"
+class KvtopApp(KvtopBaseApp):
     TITLE = "kvtop"
-    ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
@@ -52,7 +49,6 @@ class KvtopApp(App[int]):
     ]
 
     node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False, repaint=False)
-    now: reactive[float] = reactive(0.0, init=False, repaint=False)
 
     def __init__(
         self,
@@ -66,26 +62,17 @@ class KvtopApp(App[int]):
         themes_dir: Path | None = None,
         probe_runner: ProbeRunner | None = None,
     ) -> None:
-        super().__init__()
-        if interval_s <= 0:
-            raise InputError(f"must be positive (got {interval_s:g})", field="--interval")
+        super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
         self._source = source
         self._model_loader = model_loader
         self._read_only = read_only
-        self._interval_s = interval_s
-        self._clock = clock
         self._history = GpuHistory()
         self._collecting = threading.Event()
         self._probe_runner = None if read_only else probe_runner
         self._probe_cancel: threading.Event | None = None  # the latest probe's; set on exit
         self.probe_results: dict[int, ProbeResult] = {}  # the last probe of each GPU
-        self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(KvtopApp.node, NodeState(source_label=source.label))
-        self.set_reactive(KvtopApp.now, clock())
         self.dashboard = DashboardScreen(self.node, self.now, interval_s)
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(KV_TOKENS)
 
     def get_default_screen(self) -> DashboardScreen:
         return self.dashboard
@@ -97,9 +84,6 @@ class KvtopApp(App[int]):
     def on_unmount(self) -> None:
         if self._probe_cancel is not None:
             self._probe_cancel.set()
-
-    def _tick(self) -> None:
-        self.now = self._clock()
 
     @work(thread=True, exclusive=True, group="source", exit_on_error=False)
     def stream_snapshots(self) -> None:
@@ -211,12 +195,6 @@ class KvtopApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, RankLedgerScreen) and screen.gpu_index == message.gpu_index:
                 screen.show_probe(message.result)
-
-    def action_next_theme(self) -> None:
-        names = self.palette_names
-        position = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(position + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
 
     def action_refresh(self) -> None:
         """Collect now: restart the worker unless a collect is already under way."""

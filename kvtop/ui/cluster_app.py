@@ -16,20 +16,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
 from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
-from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
+from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.state import GpuHistory, NodeState
-from kvtop.ui.theming import KV_TOKENS, install_palettes
 from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
@@ -107,10 +106,8 @@ def _reason(err: Exception) -> str:
     return str(err) if isinstance(err, KvtopError) else f"{type(err).__name__}: {err}"
 
 
-class ClusterApp(App[int]):
-    CSS_PATH = "kvtop.tcss"
+class ClusterApp(KvtopBaseApp):
     TITLE = "kvtop cluster"
-    ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("t", "next_theme", "Theme"),
@@ -119,32 +116,22 @@ class ClusterApp(App[int]):
 
     cluster: reactive[ClusterState] = reactive(ClusterState(source_label=""), init=False, repaint=False)
     node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False, repaint=False)
-    now: reactive[float] = reactive(0.0, init=False, repaint=False)
 
     def __init__(self, reader: ClusterReaderPort, node_source_factory: NodeSourceFactory, model_loader: ModelLoader,
                  *, theme: str | None = None, interval_s: float = 5.0, clock: Callable[[], float] = time.monotonic,
                  label: str = "prometheus", themes_dir: Path | None = None) -> None:  # fmt: skip
-        super().__init__()
-        if interval_s <= 0:
-            raise InputError(f"must be positive (got {interval_s:g})", field="--interval")
+        super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
         self._reader = reader
         self._node_source_factory = node_source_factory
         self.model_loader = model_loader  # kept for a planner: Prometheus carries no launch settings yet
-        self._interval_s = interval_s
-        self._clock = clock
         self._reading = threading.Event()
         self._node_collecting = threading.Event()
         self._node_name: str | None = None
         self._node_generation = 0
         self._node_screen: ClusterNodeScreen | None = None
         self._history = GpuHistory()
-        self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(ClusterApp.cluster, ClusterState(source_label=label))
-        self.set_reactive(ClusterApp.now, clock())
         self.cluster_screen = ClusterScreen(self.cluster, self.now, interval_s)
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(KV_TOKENS)
 
     def get_default_screen(self) -> ClusterScreen:
         return self.cluster_screen
@@ -152,9 +139,6 @@ class ClusterApp(App[int]):
     def on_mount(self) -> None:
         self.stream_cluster()
         self.set_interval(1.0, self._tick)
-
-    def _tick(self) -> None:
-        self.now = self._clock()
 
     @work(thread=True, exclusive=True, group="cluster", exit_on_error=False)
     def stream_cluster(self) -> None:
@@ -274,12 +258,6 @@ class ClusterApp(App[int]):
     @on(FindingsPane.FixChosen)
     def no_planner(self, message: FindingsPane.FixChosen) -> None:
         self.notify(f"no planner here: run kvtop on the node to plan {message.finding.fix!r}", timeout=4)
-
-    def action_next_theme(self) -> None:
-        names = self.palette_names
-        position = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(position + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
 
     def action_refresh(self) -> None:
         """Read now: restart the workers unless a read is already under way."""
