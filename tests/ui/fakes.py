@@ -32,6 +32,9 @@ from kvtop.sources.hub import load_model
 
 SHARED = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve()
 LLAMA_70B_CONFIG = SHARED / "configs" / "meta-llama--Meta-Llama-3-70B.json"
+#: The engine's `--model-path` in the fixtures: the shipped preset of the same config, so that
+#: screens showing the model reference do not depend on where the checkout lives.
+LLAMA_70B_REF = "llama-3-70b"
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -51,7 +54,7 @@ def llama_model() -> ModelSpec:
 
 
 def llama_settings(tp: int = 8) -> LaunchSettings:
-    return parse_flags("sglang", ["--model-path", str(LLAMA_70B_CONFIG), "--tp-size", str(tp)])
+    return parse_flags("sglang", ["--model-path", LLAMA_70B_REF, "--tp-size", str(tp)])
 
 
 def llama_ledger(tp: int = 8, measured: MeasuredInputs = MeasuredInputs()) -> Ledger:
@@ -122,7 +125,7 @@ def llama_snapshot(
         memory_fraction=ledger.engine.memory_fraction,
     )  # fmt: skip
     engine = EngineInstance(
-        engine_id=ENGINE_ID, kind="sglang", server_pid=SERVER_PID, model=str(LLAMA_70B_CONFIG), settings=settings,
+        engine_id=ENGINE_ID, kind="sglang", server_pid=SERVER_PID, model=LLAMA_70B_REF, settings=settings,
         host="127.0.0.1", port=30000, live=live,
     )  # fmt: skip
     observation = NodeObservation(
