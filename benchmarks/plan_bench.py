@@ -35,7 +35,9 @@ def main() -> None:
     bare = wall([sys.executable, "-c", "pass"])
     cold = wall([sys.executable, "-m", "kvtop", "plan", "--json", "--model", str(PRESET), "--tp", "8"])
     print(f"bare python start           {bare * 1000:8.1f} ms")
-    print(f"cold kvtop plan --json      {cold * 1000:8.1f} ms  (+{(cold - bare) * 1000:.1f} ms over bare python)")
+    print(
+        f"cold kvtop plan --json      {cold * 1000:8.1f} ms  (+{(cold - bare) * 1000:.1f} ms over bare python)"
+    )
     model = model_from_config(json.loads(PRESET.read_text()), source=str(PRESET))
     settings = parse_flags("sglang", ["--tp", "8"])
     predict(model, settings, gpu_total_bytes=81559 << 20)
@@ -45,11 +47,25 @@ def main() -> None:
         predict(model, settings, gpu_total_bytes=81559 << 20)
     one = (time.perf_counter() - start) / runs
     print(f"one ledger (TP8, 8 ranks)   {one * 1000:8.3f} ms  (target ≤ 1 ms)")
-    grid = list(itertools.product(("sglang", "vllm"), (1, 2, 4, 8), ("auto", "fp8_e4m3"), (0.8, 0.85, 0.9), range(21)))[:1000]
+    grid = list(
+        itertools.product(("sglang", "vllm"), (1, 2, 4, 8), ("auto", "fp8_e4m3"), (0.8, 0.85, 0.9), range(21))
+    )[:1000]
     start = time.perf_counter()
     for engine, tp, dtype, fraction, step in grid:
         flag = "--mem-fraction-static" if engine == "sglang" else "--gpu-memory-utilization"
-        s = parse_flags(engine, ["--tp", str(tp), "--kv-cache-dtype", dtype, flag, str(fraction), "--context-length", str(4096 * (step + 1))])
+        s = parse_flags(
+            engine,
+            [
+                "--tp",
+                str(tp),
+                "--kv-cache-dtype",
+                dtype,
+                flag,
+                str(fraction),
+                "--context-length",
+                str(4096 * (step + 1)),
+            ],
+        )
         predict(model, s, gpu_total_bytes=(143771 if step % 2 else 81559) << 20)
     sweep = time.perf_counter() - start
     print(f"sweep of {len(grid)} configurations {sweep * 1000:8.1f} ms  (target ≤ 500 ms)")

@@ -25,7 +25,7 @@ from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import DEFAULT_SCENARIO
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.messages import SnapshotArrived
-from kvtop.ui.widgets.gpu_row import GpuRow
+from kvtop.ui.widgets.gpu_list import GpuList
 
 SIZE = (160, 48)
 REDRAW_WAIT_S = 0.05
@@ -57,7 +57,7 @@ async def start_up(scenario: str) -> float:
     started = time.perf_counter()
     app = KvtopApp(DemoSource.open(scenario), load_model, interval_s=1.0)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: len(app.screen.query(GpuRow)) > 0)
+        await _until(pilot, lambda: bool(app.screen.query_one(GpuList).shown_gpus))
         await pilot.pause()
         return time.perf_counter() - started
 

@@ -61,12 +61,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--demo", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
     parser.add_argument("--theme", default=None, help="colour theme (dark, light, high-contrast)")
-    parser.add_argument("--read-only", action="store_true", help="hide actions that change anything (the probe)")
+    parser.add_argument(
+        "--read-only", action="store_true", help="hide actions that change anything (the probe)"
+    )
     parser.add_argument("--engine-log", default=None, help="attach an engine startup log")
-    parser.add_argument("--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server")
+    parser.add_argument(
+        "--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server"
+    )
     parser.add_argument("--token-file", default=None, metavar="PATH",
                         help="bearer token for --prometheus (else $KVTOP_PROMETHEUS_TOKEN); never printed")  # fmt: skip
-    parser.add_argument("--ca-file", default=None, metavar="PATH", help="CA bundle to verify --prometheus over TLS")
+    parser.add_argument(
+        "--ca-file", default=None, metavar="PATH", help="CA bundle to verify --prometheus over TLS"
+    )
     parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in (only,) if only else COMMANDS:

@@ -33,9 +33,7 @@ def parse_size(text: str, *, field: str = "size") -> int:
     try:
         return int(_BYTESIZE.validate_python(raw))
     except ValidationError:
-        raise InputError(
-            f"not a size: {raw!r} (write e.g. 80GiB, 81.5GB or 512MiB)", field=field
-        ) from None
+        raise InputError(f"not a size: {raw!r} (write e.g. 80GiB, 81.5GB or 512MiB)", field=field) from None
 
 
 def gib(num_bytes: int | float) -> float:

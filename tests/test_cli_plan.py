@@ -22,7 +22,15 @@ def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 
 def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> None:
     out = plan_json(capsys, "--model", LLAMA, "--tp", "8", "--gpu", "H100")
-    for key in ("token_capacity", "kv_bytes_per_token", "weights_bytes", "max_running_requests", "max_concurrency", "fits", "ranks"):
+    for key in (
+        "token_capacity",
+        "kv_bytes_per_token",
+        "weights_bytes",
+        "max_running_requests",
+        "max_concurrency",
+        "fits",
+        "ranks",
+    ):
         assert key in out
     assert isinstance(out["token_capacity"], int) and out["token_capacity"] > 0
     assert out["max_concurrency"] is None  # SGLang has no such expression
@@ -30,14 +38,33 @@ def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> Non
     rank = out["ranks"][0]
     for key in ("rank", "weights_bytes", "kv_bytes_per_token", "kv_pool_bytes", "token_capacity", "weights"):
         assert key in rank
-    assert {row["component"] for row in rank["weights"]} == {"embedding", "attention", "mlp", "norms", "lm_head"}
+    assert {row["component"] for row in rank["weights"]} == {
+        "embedding",
+        "attention",
+        "mlp",
+        "norms",
+        "lm_head",
+    }
     assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720
 
 
 def test_every_spelling_of_tp_and_cmd_agree(capsys: pytest.CaptureFixture[str]) -> None:
     a = plan_json(capsys, "--model", LLAMA, "--tp-size", "4", "--mem-fraction-static", "0.85")
-    b = plan_json(capsys, "--model", LLAMA, "--engine", "sglang", "--tensor-parallel-size", "4", "--mem-fraction-static=0.85")
-    c = plan_json(capsys, "--cmd", f"python -m sglang.launch_server --model-path {LLAMA} --tp 4 --mem-fraction-static 0.85 --port 30000")
+    b = plan_json(
+        capsys,
+        "--model",
+        LLAMA,
+        "--engine",
+        "sglang",
+        "--tensor-parallel-size",
+        "4",
+        "--mem-fraction-static=0.85",
+    )
+    c = plan_json(
+        capsys,
+        "--cmd",
+        f"python -m sglang.launch_server --model-path {LLAMA} --tp 4 --mem-fraction-static 0.85 --port 30000",
+    )
     assert a["token_capacity"] == b["token_capacity"] == c["token_capacity"] > 0
     assert a["kv_bytes_per_token"] == 81_920
 
@@ -66,7 +93,9 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "kvtop", "plan", *args], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "plan", *args], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and needle in result.stderr
@@ -78,7 +107,11 @@ def test_malformed_and_unknown_configs_name_the_field(tmp_path) -> None:
     cfg = json.loads((CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json").read_text())
     cfg.pop("num_hidden_layers")
     (tmp_path / "nolayers.json").write_text(json.dumps(cfg))
-    for name, needle in (("trunc", "malformed JSON"), ("frob", "model_type"), ("nolayers", "num_hidden_layers")):
+    for name, needle in (
+        ("trunc", "malformed JSON"),
+        ("frob", "model_type"),
+        ("nolayers", "num_hidden_layers"),
+    ):
         result = subprocess.run([sys.executable, "-m", "kvtop", "plan", "--model", str(tmp_path / f"{name}.json")],
                                 capture_output=True, text=True, timeout=60)  # fmt: skip
         assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr

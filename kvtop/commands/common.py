@@ -29,16 +29,22 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, model_required: bool
     group = parser.add_argument_group("model and device")
     group.add_argument("--model", "--model-path", dest="model", required=False,
                        help="config.json path, checkpoint folder, preset name (e.g. llama-3-70b) or hub id")  # fmt: skip
-    group.add_argument("--engine", choices=("sglang", "vllm"), default=None, help="budget rules to apply (default sglang)")
+    group.add_argument(
+        "--engine", choices=("sglang", "vllm"), default=None, help="budget rules to apply (default sglang)"
+    )
     group.add_argument("--cmd", default=None, help="the engine's whole launch command, quoted")
     group.add_argument("--gpu", default=None, help="GPU model: H100, H200, A100-80GB, B200, L40S, …")
     group.add_argument("--gpu-memory", default=None, help="GPU memory, e.g. 80GiB (overrides --gpu)")
     group.add_argument("--free-memory", default=None, help="measured free memory before weight load (SGLang)")
-    group.add_argument("--free-after-load", default=None, help="measured free memory after weight load (SGLang)")
+    group.add_argument(
+        "--free-after-load", default=None, help="measured free memory after weight load (SGLang)"
+    )
     group.add_argument("--weights-memory", default=None, help="measured resident weights per rank")
     group.add_argument("--non-kv-memory", default=None,
                        help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs")  # fmt: skip
-    group.add_argument("--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)")
+    group.add_argument(
+        "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
+    )
     parser.set_defaults(model_required=model_required)
 
 

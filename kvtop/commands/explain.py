@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "explain", help="rebuild the KV capacity an engine's startup log reports, and say where it went",
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
-    parser.add_argument("log", help="an SGLang or vLLM startup log (prefixes, ranks and colours do not matter)")
+    parser.add_argument(
+        "log", help="an SGLang or vLLM startup log (prefixes, ranks and colours do not matter)"
+    )
     add_model_arguments(parser, model_required=False)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (one line)")
     parser.set_defaults(handler=run, accepts_engine_flags=True)
@@ -36,7 +38,9 @@ def _args_as_flags(args: Mapping[str, Any]) -> list[str]:
     return tokens
 
 
-def settings_for_log(log_args: Mapping[str, Any], engine: str, extra: Sequence[str], model_ref: str | None) -> LaunchSettings:
+def settings_for_log(
+    log_args: Mapping[str, Any], engine: str, extra: Sequence[str], model_ref: str | None
+) -> LaunchSettings:
     from_log = parse_flags(engine, _args_as_flags(log_args))  # type: ignore[arg-type]
     direct = parse_flags(engine, list(extra), strict=True)  # type: ignore[arg-type]
     merged = from_log.model_dump()
@@ -58,7 +62,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     if settings.engine_version is None and log.engine_version:
         settings = settings.model_copy(update={"engine_version": log.engine_version})
     if not settings.model:
-        raise InputError("the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model")
+        raise InputError(
+            "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
+        )
     model = load_model(settings.model)
     measured = measured_from_args(args)
     gpu_total = gpu_from_args(args, measured)[0] if (args.gpu or args.gpu_memory) else None
@@ -125,7 +131,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if result.verdict == "match":
         lines.append("verdict: MATCH — the logged capacity lies inside the predicted interval")
     elif result.verdict == "mismatch":
-        lines.append(f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}")
+        lines.append(
+            f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}"
+        )
     else:
         lines.append("verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing))
     for finding in findings:

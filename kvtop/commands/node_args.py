@@ -34,7 +34,9 @@ def open_source(args: argparse.Namespace) -> SnapshotSource:
 
     log = getattr(args, "node_engine_log", None) or getattr(args, "engine_log", None)
     return open_node_source(
-        demo_of(args), engine_log=Path(log) if log else None, http_timeout_s=getattr(args, "http_timeout", 1.0)
+        demo_of(args),
+        engine_log=Path(log) if log else None,
+        http_timeout_s=getattr(args, "http_timeout", 1.0),
     )
 
 

@@ -35,11 +35,15 @@ def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
 
     settings = settings_from_args(args, extra)
     if not settings.model:
-        raise InputError("no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model")
+        raise InputError(
+            "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"
+        )
     model = load_model(settings.model)
     measured = measured_from_args(args)
     total, name = gpu_from_args(args, measured)
-    return predict(model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp)
+    return predict(
+        model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
+    )
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:

@@ -71,21 +71,33 @@ def ledger_text(ledger: Ledger) -> str:
             lines.append(
                 f"  {row.component:<16}{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}  {fmt_both(row.bytes):>28}{note}"
             )
-        lines.append(f"  {'total':<16}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}")
+        lines.append(
+            f"  {'total':<16}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
+        )
         lines.append("")
-        lines.append(f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})")
+        lines.append(
+            f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})"
+        )
         for pool in rank.kv.pools:
             if pool.name == "state":
-                lines.append(f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_request:>14,} B per request")
+                lines.append(
+                    f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_request:>14,} B per request"
+                )
             else:
-                lines.append(f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token")
+                lines.append(
+                    f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
+                )
         lines.append("")
     lines.append(f"Budget ({e.engine} rules, tightest rank)")
     for step in e.steps:
         if step.bytes is not None:
             figure = fmt_both(step.bytes) if abs(step.bytes) >= 1 << 20 else f"{step.bytes:,} B"
         else:
-            figure = f"{step.value:,.0f}" if step.value is not None and float(step.value).is_integer() else f"{step.value}"
+            figure = (
+                f"{step.value:,.0f}"
+                if step.value is not None and float(step.value).is_integer()
+                else f"{step.value}"
+            )
         source = "measured" if step.measured else ""
         note = f"  {step.note}" if step.note else ""
         lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
@@ -94,12 +106,18 @@ def ledger_text(ledger: Ledger) -> str:
         concurrency = e.token_capacity / ledger.context_length
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
-        lines.append(f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}")
+        lines.append(
+            f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
+        )
         lines.append(f"Max running reqs    {e.max_running_requests:,}")
         if e.max_concurrency is not None:
-            lines.append(f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request")
+            lines.append(
+                f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
+            )
         else:
-            lines.append(f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit")
+            lines.append(
+                f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit"
+            )
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")

@@ -75,7 +75,9 @@ def _ends(value: Measured | None) -> tuple[int, int, int] | None:
     return None if value is None else (value.low_bytes, value.value_bytes, value.high_bytes)
 
 
-def _sglang_inputs(log: EngineLog) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None, list[str]]:
+def _sglang_inputs(
+    log: EngineLog,
+) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None, list[str]]:
     """(free before load, free after all weights) as (low, value, high), minimum over the ranks shown."""
     befores: list[tuple[int, int, int]] = []
     afters: list[tuple[int, int, int]] = []
@@ -140,12 +142,16 @@ def _logged_sglang(log: EngineLog, page: int) -> Logged:
     )
 
 
-def explain_sglang(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> Explanation:
+def explain_sglang(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None
+) -> Explanation:
     page = settings.page_size or (64 if model.attention_kind.value == "DSA" else 1)
     logged = _logged_sglang(log, page)
     before, after, missing = _sglang_inputs(log)
     if settings.mem_fraction_static is None and gpu_total_bytes is None:
-        missing.append("mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)")
+        missing.append(
+            "mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)"
+        )
     if logged.token_capacity is None:
         missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
     if missing or before is None or after is None:
@@ -155,7 +161,9 @@ def explain_sglang(log: EngineLog, model: ModelSpec, settings: LaunchSettings, g
     total = gpu_total_bytes or _PLACEHOLDER_GPU
 
     def solve(pre: int, post: int) -> Ledger:
-        measured = MeasuredInputs(free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total)
+        measured = MeasuredInputs(
+            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total
+        )
         return predict(model, settings, gpu_total_bytes=total, measured=measured)
 
     central = solve(before[1], after[1])
@@ -166,9 +174,13 @@ def explain_sglang(log: EngineLog, model: ModelSpec, settings: LaunchSettings, g
 
 def _vllm_available(log: EngineLog) -> Measured | None:
     """`Available KV cache memory`, else the startup ledger's `Current kv cache memory in use`."""
-    available = log.vllm_first(lambda r: r.available_kv_cache_memory[0] if r.available_kv_cache_memory else None)
+    available = log.vllm_first(
+        lambda r: r.available_kv_cache_memory[0] if r.available_kv_cache_memory else None
+    )
     if available is None:
-        available = log.vllm_first(lambda r: next((s.kv_in_use for s in r.startup_ledgers if s.kv_in_use), None))
+        available = log.vllm_first(
+            lambda r: next((s.kv_in_use for s in r.startup_ledgers if s.kv_in_use), None)
+        )
     return available
 
 
@@ -187,12 +199,16 @@ def _logged_vllm(log: EngineLog) -> Logged:
     )
 
 
-def explain_vllm(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> Explanation:
+def explain_vllm(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None
+) -> Explanation:
     logged = _logged_vllm(log)
     available = _vllm_available(log)
     missing = []
     if available is None:
-        missing.append("`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line)")
+        missing.append(
+            "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line)"
+        )
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens`")
     if missing or available is None:
@@ -206,13 +222,31 @@ def explain_vllm(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu
     total = gpu_total_bytes or _PLACEHOLDER_GPU
 
     def solve(kv_bytes: int) -> Ledger:
-        return predict(model, settings, gpu_total_bytes=total, measured=MeasuredInputs(available_kv_bytes=kv_bytes))
+        return predict(
+            model, settings, gpu_total_bytes=total, measured=MeasuredInputs(available_kv_bytes=kv_bytes)
+        )
 
     central = solve(available.value_bytes)
-    return _verdict("vllm", logged, central, solve(available.low_bytes).token_capacity, solve(available.high_bytes).token_capacity, log, settings)
+    return _verdict(
+        "vllm",
+        logged,
+        central,
+        solve(available.low_bytes).token_capacity,
+        solve(available.high_bytes).token_capacity,
+        log,
+        settings,
+    )
 
 
-def _verdict(engine: str, logged: Logged, central: Ledger, low: int, high: int, log: EngineLog, settings: LaunchSettings) -> Explanation:
+def _verdict(
+    engine: str,
+    logged: Logged,
+    central: Ledger,
+    low: int,
+    high: int,
+    log: EngineLog,
+    settings: LaunchSettings,
+) -> Explanation:
     got = logged.token_capacity
     assert got is not None
     cell = central.kv_bytes_per_token
@@ -225,10 +259,14 @@ def _verdict(engine: str, logged: Logged, central: Ledger, low: int, high: int, 
     nearest = low if got < low else high
     gap_tokens = got - nearest
     cause = _likely_cause(engine, logged, cell, gap_tokens, log, settings)
-    return Explanation(**base, verdict="mismatch", gap_tokens=gap_tokens, gap_bytes=gap_tokens * cell, cause=cause)
+    return Explanation(
+        **base, verdict="mismatch", gap_tokens=gap_tokens, gap_bytes=gap_tokens * cell, cause=cause
+    )
 
 
-def _likely_cause(engine: str, logged: Logged, cell: int, gap: int, log: EngineLog, settings: LaunchSettings) -> str:
+def _likely_cause(
+    engine: str, logged: Logged, cell: int, gap: int, log: EngineLog, settings: LaunchSettings
+) -> str:
     if logged.kv_bytes_per_token and abs(logged.kv_bytes_per_token - cell) > max(1, cell // 100):
         return (f"the log's pool costs {logged.kv_bytes_per_token:,} B per token but the model and flags give "
                 f"{cell:,} B: the KV dtype, layer count or heads per rank differ from what kvtop was told")  # fmt: skip
@@ -269,7 +307,9 @@ def pool_size_checks(log: EngineLog, model: ModelSpec, settings: LaunchSettings)
     return tuple(checks)
 
 
-def explain(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None = None) -> Explanation:
+def explain(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None = None
+) -> Explanation:
     """Explain a parsed log with the engine's own rules (see module docstring)."""
     try:
         if settings.engine == "vllm":
@@ -278,5 +318,7 @@ def explain(log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_tota
             result = explain_sglang(log, model, settings, gpu_total_bytes)
         checks = pool_size_checks(log, model, settings)
     except KvtopError as err:
-        return Explanation(engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),))
+        return Explanation(
+            engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),)
+        )
     return result.model_copy(update={"pool_checks": checks}) if checks else result

@@ -23,5 +23,8 @@ def gpu_total_bytes(name: str) -> int:
     """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes."""
     key = name.upper().replace(" ", "-").replace("_", "-")
     if key not in GPU_TOTAL_MIB:
-        raise InputError(f"unknown GPU {name!r} (known: {', '.join(GPU_TOTAL_MIB)}; or give --gpu-memory SIZE)", field="--gpu")
+        raise InputError(
+            f"unknown GPU {name!r} (known: {', '.join(GPU_TOTAL_MIB)}; or give --gpu-memory SIZE)",
+            field="--gpu",
+        )
     return GPU_TOTAL_MIB[key] * MIB

@@ -25,7 +25,15 @@ _ALIASES: dict[str, KvFormat] = {
     "fp8_ds_mla": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "fp4": "fp4", "nvfp4": "fp4", "fp4_e2m1": "fp4",
     "mxfp8": "mxfp8",
 }  # fmt: skip
-_ELEMENT_BYTES: dict[KvFormat, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4": 1, "mxfp8": 1}
+_ELEMENT_BYTES: dict[KvFormat, int] = {
+    "bf16": 2,
+    "fp16": 2,
+    "fp32": 4,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "fp4": 1,
+    "mxfp8": 1,
+}
 TORCH_DTYPE: dict[KvFormat, str] = {
     "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8_e4m3": "float8_e4m3fn",
     "fp8_e5m2": "float8_e5m2", "fp4": "uint8", "mxfp8": "float8_e4m3fn",
@@ -75,7 +83,10 @@ class KvBook(BaseModel):
     @property
     def full_bytes_per_token(self) -> int:
         """Full-attention layers plus the DSA index: what every cached token costs at full length."""
-        return sum(p.bytes_per_token for p in self.pools if p.name in ("full", "dsa_index")) + self.workspace_bytes_per_token
+        return (
+            sum(p.bytes_per_token for p in self.pools if p.name in ("full", "dsa_index"))
+            + self.workspace_bytes_per_token
+        )
 
     @property
     def swa_bytes_per_token(self) -> int:
@@ -88,13 +99,19 @@ class KvBook(BaseModel):
         return pool.bytes_per_request if pool else 0
 
 
-def _attention_layer_bytes(model: ModelSpec, heads: int, fmt: KvFormat, engine: str) -> tuple[float, tuple[int, ...], int]:
+def _attention_layer_bytes(
+    model: ModelSpec, heads: int, fmt: KvFormat, engine: str
+) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
     if model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
             rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
-            return float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2), (1, rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2), 1
+            return (
+                float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2),
+                (1, rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2),
+                1,
+            )
         if fmt == "fp4":
             return width / 2 + width // 16, (1, width // 2 + width // 16), 1
         if fmt == "mxfp8":
@@ -117,7 +134,11 @@ def kv_book(model: ModelSpec, layout: ParallelLayout, layers: range, fmt: KvForm
     """The KV book of one rank holding `layers` (a pipeline stage)."""
     heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
     per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, engine)
-    dtype = TORCH_DTYPE[fmt] if not (model.attention_kind is AttentionKind.DSA and fmt.startswith("fp8")) else "uint8"
+    dtype = (
+        TORCH_DTYPE[fmt]
+        if not (model.attention_kind is AttentionKind.DSA and fmt.startswith("fp8"))
+        else "uint8"
+    )
     kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
     full = kinds.count(LayerKind.FULL)
@@ -140,11 +161,17 @@ def kv_book(model: ModelSpec, layout: ParallelLayout, layers: range, fmt: KvForm
         )  # fmt: skip
     linear = kinds.count(LayerKind.LINEAR)
     if linear and model.state is not None:
-        pools.append(KvPool(name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout) * linear))
+        pools.append(
+            KvPool(
+                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout) * linear
+            )
+        )
     workspace = 0
     if fmt == "fp4" and engine == "sglang" and model.mla is None:
         workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
-    return KvBook(kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace)
+    return KvBook(
+        kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace
+    )
 
 
 def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout) -> int:

@@ -156,7 +156,9 @@ def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
     except ValueError:
         raise InputError(f"expected a number, got {raw!r}", field=spelling) from None
     if field == "kv_cache_dtype" and raw not in KV_CACHE_DTYPES:
-        raise InputError(f"unknown KV cache dtype {raw!r} (one of {', '.join(KV_CACHE_DTYPES)})", field=spelling)
+        raise InputError(
+            f"unknown KV cache dtype {raw!r} (one of {', '.join(KV_CACHE_DTYPES)})", field=spelling
+        )
     return raw
 
 

@@ -85,7 +85,9 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
         (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
     ):
         raise LayoutError(
-            f"{kv} KV heads and attention TP {attn_tp}: one must divide the other", field="--tp", source=model.source
+            f"{kv} KV heads and attention TP {attn_tp}: one must divide the other",
+            field="--tp",
+            source=model.source,
         )
     if model.state is not None and model.state.num_heads % attn_tp:
         raise LayoutError(
@@ -97,13 +99,18 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
         raise LayoutError(f"pp {layout.pp} exceeds the model's {model.num_layers} layers", field="--pp")
     if layout.ep > 1:
         if model.moe is None:
-            raise LayoutError("expert parallelism needs a mixture-of-experts model", field="--ep", source=model.source)
+            raise LayoutError(
+                "expert parallelism needs a mixture-of-experts model", field="--ep", source=model.source
+            )
         if model.moe.num_routed_experts % layout.ep:
             raise LayoutError(
-                f"{model.moe.num_routed_experts} routed experts do not divide over ep {layout.ep}", field="--ep"
+                f"{model.moe.num_routed_experts} routed experts do not divide over ep {layout.ep}",
+                field="--ep",
             )
         if layout.moe_shards % layout.ep:
-            raise LayoutError(f"ep {layout.ep} must divide the expert group of {layout.moe_shards} ranks", field="--ep")
+            raise LayoutError(
+                f"ep {layout.ep} must divide the expert group of {layout.moe_shards} ranks", field="--ep"
+            )
 
 
 def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainder) -> range:

@@ -103,12 +103,21 @@ def predict(
     rules = ENGINES[settings.engine]
     layout = layout_from_settings(settings)
     validate_layout(model, layout)
-    fmt = resolve_kv_format(settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype)
+    fmt = resolve_kv_format(
+        settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype
+    )
     context = settings.context_length or model.max_position_embeddings
     stages = []
     for pp_rank in range(layout.pp):
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
-        weights = weights_book(model, layout, layers, first_stage=pp_rank == 0, last_stage=pp_rank == layout.pp - 1, load_mtp=load_mtp)
+        weights = weights_book(
+            model,
+            layout,
+            layers,
+            first_stage=pp_rank == 0,
+            last_stage=pp_rank == layout.pp - 1,
+            load_mtp=load_mtp,
+        )
         stages.append((layers, weights, kv_book(model, layout, layers, fmt, engine=rules.name)))
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)
 
@@ -145,7 +154,11 @@ def predict(
                 # under DP attention, the DP ranks are consecutive blocks of the TP group
                 dp = tp_rank // layout.attn_tp if layout.dp_attention else dp_rank
                 index = len(ranks)
-                ranks.append(first.model_copy(update={"rank": index, "gpu_index": index, "tp_rank": tp_rank, "dp_rank": dp}))
+                ranks.append(
+                    first.model_copy(
+                        update={"rank": index, "gpu_index": index, "tp_rank": tp_rank, "dp_rank": dp}
+                    )
+                )
     engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,

@@ -141,10 +141,31 @@ def _optional_int(cfg: dict[str, Any], source: str, name: str, default: int = 0)
     return value
 
 
-_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp8": 1, "float8_e4m3fn": 1}
+_DTYPE_BYTES = {
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "float32": 4,
+    "float": 4,
+    "fp8": 1,
+    "float8_e4m3fn": 1,
+}
 
 # Families kvtop models, by `model_type` of the text config.
-_DENSE = {"llama", "qwen2", "qwen3", "mistral", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3", "granite", "olmo2", "internlm2"}
+_DENSE = {
+    "llama",
+    "qwen2",
+    "qwen3",
+    "mistral",
+    "phi3",
+    "gemma",
+    "gemma2",
+    "gemma3_text",
+    "gemma3",
+    "granite",
+    "olmo2",
+    "internlm2",
+}
 _MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "llama4_text", "llama4", "gpt_oss"}
 _MLA = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
 _HYBRID = {"qwen3_next", "nemotron_h"}
@@ -178,7 +199,9 @@ def model_from_config(
 
     quant_cfg = config.get("quantization_config") or text.get("quantization_config")
     quant = quant_from_config(quant_cfg, hf_quant_config, source=source)
-    dtype_name = str(config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or "bfloat16")
+    dtype_name = str(
+        config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or "bfloat16"
+    )
     dtype_bytes = _DTYPE_BYTES.get(dtype_name, 2)
     return build_spec(
         text,

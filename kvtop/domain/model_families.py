@@ -60,10 +60,16 @@ def build_spec(
     hidden = _positive_int(cfg, source, "hidden_size", "d_model")
     heads = _positive_int(cfg, source, "num_attention_heads", "n_head")
     layers = _positive_int(cfg, source, "num_hidden_layers", "n_layer")
-    kv_heads = _positive_int(cfg, source, "num_key_value_heads", "n_head_kv", "num_kv_heads") if any(
-        cfg.get(k) is not None for k in ("num_key_value_heads", "n_head_kv", "num_kv_heads")
-    ) else heads
-    head_dim = _optional_int(cfg, source, "head_dim") or _optional_int(cfg, source, "attention_head_dim") or hidden // heads
+    kv_heads = (
+        _positive_int(cfg, source, "num_key_value_heads", "n_head_kv", "num_kv_heads")
+        if any(cfg.get(k) is not None for k in ("num_key_value_heads", "n_head_kv", "num_kv_heads"))
+        else heads
+    )
+    head_dim = (
+        _optional_int(cfg, source, "head_dim")
+        or _optional_int(cfg, source, "attention_head_dim")
+        or hidden // heads
+    )
     vocab = _positive_int(cfg, source, "vocab_size")
     facts: dict[str, Any] = {
         "name": name, "source": source, "architecture": architecture, "model_type": model_type,
@@ -82,7 +88,9 @@ def build_spec(
     }  # fmt: skip
     if facts["layer_attention"].count(LayerKind.SLIDING):
         facts["sliding_window"] = _positive_int(cfg, source, "sliding_window")
-    not_modelled: list[str] = ["vision tower (multimodal weights are not in the weights book)"] if multimodal else []
+    not_modelled: list[str] = (
+        ["vision tower (multimodal weights are not in the weights book)"] if multimodal else []
+    )
     reader = _FAMILY_READERS.get(model_type)
     if reader is not None:
         reader(cfg, source, facts, not_modelled)

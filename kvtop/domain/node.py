@@ -122,8 +122,14 @@ def _observed(gpu: GpuObservation, process: GpuProcess, engine: EngineInstance) 
         foreign_bytes=_role_bytes(gpu, ProcessRole.CO_TENANT),
         orphan_bytes=_role_bytes(gpu, ProcessRole.ORPHAN),
         unattributed_bytes=_role_bytes(gpu, ProcessRole.UNATTRIBUTED),
-        token_capacity=(live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity),
-        kv_usage_fraction=(live_rank.kv_usage_fraction if live_rank and live_rank.kv_usage_fraction is not None else live.kv_usage_fraction),
+        token_capacity=(
+            live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity
+        ),
+        kv_usage_fraction=(
+            live_rank.kv_usage_fraction
+            if live_rank and live_rank.kv_usage_fraction is not None
+            else live.kv_usage_fraction
+        ),
         weights_bytes=live.weight_bytes,
         kv_pool_bytes=live.kv_cache_bytes,
     )
@@ -147,17 +153,27 @@ def build_snapshot(
                 continue
             ranks.append(
                 RankView(
-                    engine_id=engine.engine_id, rank=process.rank, gpu_index=gpu.index, pid=process.pid,
+                    engine_id=engine.engine_id,
+                    rank=process.rank,
+                    gpu_index=gpu.index,
+                    pid=process.pid,
                     observed=_observed(gpu, process, engine),
                     predicted=_ledger_rank(ledger, process.rank) if ledger else None,
                 )  # fmt: skip
             )
         if engine.kind == "sglang" and ranks:
-            outside = max(r.observed.foreign_bytes + r.observed.orphan_bytes + r.observed.unattributed_bytes for r in ranks)
-            ranks = [r.model_copy(update={"attributed_outside_bytes": _attributed(r, outside)}) for r in ranks]
+            outside = max(
+                r.observed.foreign_bytes + r.observed.orphan_bytes + r.observed.unattributed_bytes
+                for r in ranks
+            )
+            ranks = [
+                r.model_copy(update={"attributed_outside_bytes": _attributed(r, outside)}) for r in ranks
+            ]
         views.append(
             EngineView(
-                engine=engine, ledger=ledger, ledger_error=None if ledger else str(prediction),
+                engine=engine,
+                ledger=ledger,
+                ledger_error=None if ledger else str(prediction),
                 ranks=tuple(sorted(ranks, key=lambda r: r.gpu_index)),
             )  # fmt: skip
         )

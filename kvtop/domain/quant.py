@@ -120,8 +120,14 @@ def quant_from_config(
         weight = global_config.get("weight") if isinstance(global_config, dict) else None
         dtype = str(weight.get("dtype", "")) if isinstance(weight, dict) else ""
         if dtype.startswith("fp8"):
-            return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc, "exclude"), source=source)
-    raise InputError(f"quantization method {method!r} is not modelled yet", field="quantization_config.quant_method", source=source)
+            return QuantSpec(
+                method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc, "exclude"), source=source
+            )
+    raise InputError(
+        f"quantization method {method!r} is not modelled yet",
+        field="quantization_config.quant_method",
+        source=source,
+    )
 
 
 def _modelopt(block: dict[str, object], source: str) -> QuantSpec:
@@ -131,16 +137,37 @@ def _modelopt(block: dict[str, object], source: str) -> QuantSpec:
     kv = str(kv_algo) if kv_algo else None
     if algo == "NVFP4":
         group = int(str(block.get("group_size", 16)))
-        return QuantSpec(method="nvfp4", weight_bits=4, group_size=group, scale_bytes=1, excluded=excluded, kv_cache_quant_algo=kv, source=source)
+        return QuantSpec(
+            method="nvfp4",
+            weight_bits=4,
+            group_size=group,
+            scale_bytes=1,
+            excluded=excluded,
+            kv_cache_quant_algo=kv,
+            source=source,
+        )
     if algo == "FP8":
-        return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, kv_cache_quant_algo=kv, source=source)
-    raise InputError(f"ModelOpt algorithm {algo!r} is not modelled yet", field="quantization.quant_algo", source=source)
+        return QuantSpec(
+            method="fp8",
+            weight_bits=8,
+            scale_bytes=4,
+            excluded=excluded,
+            kv_cache_quant_algo=kv,
+            source=source,
+        )
+    raise InputError(
+        f"ModelOpt algorithm {algo!r} is not modelled yet", field="quantization.quant_algo", source=source
+    )
 
 
 def _compressed_tensors(qc: dict[str, object], source: str) -> QuantSpec:
     groups = qc.get("config_groups")
     if not isinstance(groups, dict) or not groups:
-        raise InputError("compressed-tensors config has no config_groups", field="quantization_config.config_groups", source=source)
+        raise InputError(
+            "compressed-tensors config has no config_groups",
+            field="quantization_config.config_groups",
+            source=source,
+        )
     first = next(iter(groups.values()))
     weights = first.get("weights", {}) if isinstance(first, dict) else {}
     bits = int(weights.get("num_bits", 8))
@@ -150,7 +177,14 @@ def _compressed_tensors(qc: dict[str, object], source: str) -> QuantSpec:
     if kind == "float" and bits == 8:
         return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, source=source)
     if kind == "float" and bits == 4:
-        return QuantSpec(method="nvfp4", weight_bits=4, group_size=int(group or 16), scale_bytes=1, excluded=excluded, source=source)
+        return QuantSpec(
+            method="nvfp4",
+            weight_bits=4,
+            group_size=int(group or 16),
+            scale_bytes=1,
+            excluded=excluded,
+            source=source,
+        )
     zero = 0 if weights.get("symmetric", True) else bits
     return QuantSpec(
         method=f"int{bits}", weight_bits=bits, group_size=int(group) if group else None,

@@ -91,7 +91,15 @@ class _Rank:
         self.layout = layout
         self.acc = _Acc()
 
-    def matrix(self, component: str, rows: int, cols: int, shards: int, modules: tuple[str, ...], quantizable: bool = True) -> None:
+    def matrix(
+        self,
+        component: str,
+        rows: int,
+        cols: int,
+        shards: int,
+        modules: tuple[str, ...],
+        quantizable: bool = True,
+    ) -> None:
         quant = self.model.quant
         if quantizable and quant.quantized and not quant.spares(modules):
             nbytes = quant.matrix_bytes(rows, cols, self.model.dtype_bytes)
@@ -119,7 +127,13 @@ def _attention(rank: _Rank, layer: int) -> None:
         else:
             rank.matrix("attention", q_width, h, tp, names)
         rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
-        rank.matrix("attention", m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, tp, names)
+        rank.matrix(
+            "attention",
+            m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim),
+            mla.kv_lora_rank,
+            tp,
+            names,
+        )
         rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
         rank.vector("norms", mla.kv_lora_rank)
         if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads:
@@ -183,7 +197,11 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     if moe.expert_bias:
         rank.vector("routed_experts", moe.num_routed_experts * (2 * moe.expert_intermediate_size + h), shards)
     if moe.shared_intermediate_size:
-        shared_names = (prefix + ".shared_experts", prefix + ".shared_expert", prefix + ".shared_expert.down_proj")
+        shared_names = (
+            prefix + ".shared_experts",
+            prefix + ".shared_expert",
+            prefix + ".shared_expert.down_proj",
+        )
         for _ in range(mats):
             rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
         if moe.shared_expert_gate:
@@ -221,7 +239,13 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
 
 
 def weights_book(
-    model: ModelSpec, layout: ParallelLayout, layers: range, *, first_stage: bool, last_stage: bool, load_mtp: bool = False
+    model: ModelSpec,
+    layout: ParallelLayout,
+    layers: range,
+    *,
+    first_stage: bool,
+    last_stage: bool,
+    load_mtp: bool = False,
 ) -> WeightsBook:
     """The weights one rank of a pipeline stage holding `layers` keeps resident."""
     rank = _Rank(model, layout)
@@ -250,7 +274,9 @@ def weights_book(
                 _mtp(rank, model)
             else:
                 rank.acc.add("mtp", 0, 0, 1)
-                rank.acc.notes["mtp"] = f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
+                rank.acc.notes["mtp"] = (
+                    f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
+                )
     if model.tie_word_embeddings and first_stage and last_stage:
         rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"
     return WeightsBook(rows=rank.acc.rows(COMPONENT_ORDER))

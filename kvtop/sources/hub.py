@@ -46,7 +46,9 @@ def _read_json(path: Path, what: str = "config") -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=str(path)) from None
+        raise InputError(
+            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=str(path)
+        ) from None
     if not isinstance(data, dict):
         raise InputError("a config must be a JSON object", source=str(path))
     return data
@@ -54,7 +56,10 @@ def _read_json(path: Path, what: str = "config") -> dict[str, Any]:
 
 def _sibling_quant_config(config_path: Path) -> dict[str, Any] | None:
     """ModelOpt's hf_quant_config.json beside config.json (or `<stem>.hf_quant_config.json`)."""
-    for candidate in (config_path.parent / "hf_quant_config.json", config_path.with_name(config_path.stem + ".hf_quant_config.json")):
+    for candidate in (
+        config_path.parent / "hf_quant_config.json",
+        config_path.with_name(config_path.stem + ".hf_quant_config.json"),
+    ):
         if candidate.is_file():
             return _read_json(candidate, "hf_quant_config")
     return None
@@ -88,7 +93,9 @@ def safetensors_bytes(folder: Path) -> int | None:
 
 def load_config_file(path: Path, name: str | None = None) -> ModelSpec:
     config = _read_json(path)
-    return model_from_config(config, source=str(path), name=name or path.stem, hf_quant_config=_sibling_quant_config(path))
+    return model_from_config(
+        config, source=str(path), name=name or path.stem, hf_quant_config=_sibling_quant_config(path)
+    )
 
 
 def load_model(ref: str) -> ModelSpec:
@@ -122,16 +129,28 @@ def _from_hub(repo_id: str) -> ModelSpec:
         config_path = Path(hf_hub_download(repo_id, "config.json", local_files_only=True))
     except LocalEntryNotFoundError:
         if offline:
-            raise InputError("not in the Hugging Face cache and HF_HUB_OFFLINE is set", field="--model", source=repo_id) from None
+            raise InputError(
+                "not in the Hugging Face cache and HF_HUB_OFFLINE is set", field="--model", source=repo_id
+            ) from None
         try:
             config_path = Path(hf_hub_download(repo_id, "config.json"))
         except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as err:
-            raise InputError(f"cannot fetch config.json from the hub ({err.__class__.__name__})", field="--model", source=repo_id) from None
+            raise InputError(
+                f"cannot fetch config.json from the hub ({err.__class__.__name__})",
+                field="--model",
+                source=repo_id,
+            ) from None
     except (HfHubHTTPError, OSError, ValueError) as err:
-        raise InputError(f"cannot resolve on the hub ({err.__class__.__name__})", field="--model", source=repo_id) from None
+        raise InputError(
+            f"cannot resolve on the hub ({err.__class__.__name__})", field="--model", source=repo_id
+        ) from None
     quant = None
     try:
-        quant = _read_json(Path(hf_hub_download(repo_id, "hf_quant_config.json", local_files_only=True)), "hf_quant_config")
+        quant = _read_json(
+            Path(hf_hub_download(repo_id, "hf_quant_config.json", local_files_only=True)), "hf_quant_config"
+        )
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError):
         quant = None
-    return model_from_config(_read_json(config_path), source=f"{repo_id} (HF cache)", name=repo_id, hf_quant_config=quant)
+    return model_from_config(
+        _read_json(config_path), source=f"{repo_id} (HF cache)", name=repo_id, hf_quant_config=quant
+    )

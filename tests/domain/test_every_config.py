@@ -41,10 +41,16 @@ def test_config_plans_at_tp(path: Path, tp: int) -> None:
     cfg = json.loads(path.read_text())
     model = model_from_config(cfg, source=path.name)
     try:
-        ledger = predict(model, parse_flags("sglang", ["--tp", str(tp), "--disable-hybrid-swa-memory"]), gpu_total_bytes=143771 << 20)
+        ledger = predict(
+            model,
+            parse_flags("sglang", ["--tp", str(tp), "--disable-hybrid-swa-memory"]),
+            gpu_total_bytes=143771 << 20,
+        )
     except LayoutError as err:
         heads = (cfg.get("text_config") or cfg)["num_attention_heads"]
-        assert heads % tp or "linear-attention" in str(err), err  # only a real divisibility problem is refused
+        assert heads % tp or "linear-attention" in str(err), (
+            err
+        )  # only a real divisibility problem is refused
         return
     assert ledger.kv_bytes_per_token == expected_kv_bytes_per_token(cfg, tp)
     assert ledger.weights_bytes > 0

@@ -22,7 +22,9 @@ def run_explain(case: str, config: str, *flags: str):
 
 
 def test_c13_llama31_8b_matches_inside_the_rounding_interval() -> None:
-    result = run_explain("sglang/C13", "meta-llama--Llama-3.1-8B-Instruct.json", "--mem-fraction-static", "0.88")
+    result = run_explain(
+        "sglang/C13", "meta-llama--Llama-3.1-8B-Instruct.json", "--mem-fraction-static", "0.88"
+    )
     # 78.81 GiB before load, 63.72 after, mfs 0.88: rest = 63.72 − 78.81 × 0.12 = 54.2628 GiB ÷ 131,072 B per token
     assert result.logged.token_capacity == 444_500
     assert result.token_capacity == int(int((63.72 - 78.81 * 0.12) * 2**30) // 131_072) == 444_520
@@ -36,10 +38,17 @@ def test_c13_llama31_8b_matches_inside_the_rounding_interval() -> None:
         ("sglang/C01", "Qwen--Qwen3-235B-A22B-FP8.json", ("--tp", "4"), "8.23"),
         ("sglang/C04", "meta-llama--Llama-3.1-70B-Instruct.json", ("--tp", "8"), "53.31"),
         ("sglang/C05", "Qwen--Qwen3-30B-A3B-FP8.json", ("--tp", "2", "--page-size", "64"), "25.32"),
-        ("sglang/C12", "Qwen--Qwen3-Next-80B-A3B-Thinking.json", ("--tp", "4", "--dp", "4", "--enable-dp-attention"), "31.89"),
+        (
+            "sglang/C12",
+            "Qwen--Qwen3-Next-80B-A3B-Thinking.json",
+            ("--tp", "4", "--dp", "4", "--enable-dp-attention"),
+            "31.89",
+        ),
     ],
 )
-def test_logged_kv_sizes_follow_from_bytes_per_token(case: str, config: str, flags: tuple[str, ...], k_text: str) -> None:
+def test_logged_kv_sizes_follow_from_bytes_per_token(
+    case: str, config: str, flags: tuple[str, ...], k_text: str
+) -> None:
     """These logs print #tokens and K/V sizes but not the load lines the budget needs: kvtop says so."""
     result = run_explain(case, config, *flags)
     assert result.pool_checks and all(check.within_rounding for check in result.pool_checks)
@@ -48,7 +57,9 @@ def test_logged_kv_sizes_follow_from_bytes_per_token(case: str, config: str, fla
     assert any("Load weight" in missing for missing in result.missing)
 
 
-@pytest.mark.parametrize("case_dir", sorted(p for p in CASES.glob("*/*") if p.is_dir()), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "case_dir", sorted(p for p in CASES.glob("*/*") if p.is_dir()), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
     """Cases without a config in ../shared still run end to end with a stand-in model: honest verdicts only."""
     case = json.loads((case_dir / "case.json").read_text())
@@ -68,7 +79,12 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
 
 
 def test_missing_log_file_is_one_clear_line() -> None:
-    result = subprocess.run([sys.executable, "-m", "kvtop", "explain", "/nonexistent/engine.log", "--json"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", "/nonexistent/engine.log", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr and result.stderr.count("\n") == 1
 
 
@@ -98,6 +114,10 @@ def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
                max_position_embeddings=40960)  # fmt: skip
     (tmp_path / "qwen3-0.6b.json").write_text(json.dumps(cfg))
     log = read_engine_log(CASES / "vllm/ngc2608-v0271-qwen3-0.6b-gb10/engine.log")
-    result = explain(log, load_model(str(tmp_path / "qwen3-0.6b.json")), parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]))
+    result = explain(
+        log,
+        load_model(str(tmp_path / "qwen3-0.6b.json")),
+        parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]),
+    )
     assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # vllm.md §8
     assert result.verdict == "match" and result.token_capacity == 649_728

@@ -22,12 +22,18 @@ def load(name: str):
 
 @pytest.mark.parametrize(("tp", "kv_per_token"), [(4, 81_920), (8, 40_960), (16, 40_960)])
 def test_llama3_70b_kv_heads_stop_dividing_at_one_per_rank(tp: int, kv_per_token: int) -> None:
-    ledger = predict(load("meta-llama--Meta-Llama-3-70B.json"), parse_flags("sglang", ["--tp", str(tp)]), gpu_total_bytes=H100)
+    ledger = predict(
+        load("meta-llama--Meta-Llama-3-70B.json"),
+        parse_flags("sglang", ["--tp", str(tp)]),
+        gpu_total_bytes=H100,
+    )
     assert ledger.kv_bytes_per_token == kv_per_token  # 80 layers × max(1, 8 ÷ tp) heads × 256 × 2 B
 
 
 def test_llama3_70b_tp8_weights_per_rank() -> None:
-    ledger = predict(load("meta-llama--Meta-Llama-3-70B.json"), parse_flags("sglang", ["--tp", "8"]), gpu_total_bytes=H100)
+    ledger = predict(
+        load("meta-llama--Meta-Llama-3-70B.json"), parse_flags("sglang", ["--tp", "8"]), gpu_total_bytes=H100
+    )
     # 70,553,706,496 params × 2 B ÷ 8, plus the norms (1,318,912 params) whole on every rank
     assert ledger.weights_bytes == 70_553_706_496 * 2 // 8 + 1_318_912 * 2 * 7 // 8
     assert ledger.weights_bytes == 17_640_734_720
@@ -42,7 +48,11 @@ def test_deepseek_v3_mla_latent_is_never_divided_by_tp(tp: int, dtype: str, per_
 
 
 def test_deepseek_v3_ep8_holds_32_routed_experts_per_rank() -> None:
-    ledger = predict(load("deepseek-ai--DeepSeek-V3.json"), parse_flags("sglang", ["--tp", "8", "--ep", "8"]), gpu_total_bytes=143771 << 20)
+    ledger = predict(
+        load("deepseek-ai--DeepSeek-V3.json"),
+        parse_flags("sglang", ["--tp", "8", "--ep", "8"]),
+        gpu_total_bytes=143771 << 20,
+    )
     rows = {row.component: row for row in ledger.ranks[0].weights.rows}
     experts = rows["routed_experts"]
     params = 58 * 32 * 3 * 7168 * 2048  # 58 MoE layers × 32 experts × 3 matrices
@@ -55,7 +65,9 @@ def test_deepseek_v3_ep8_holds_32_routed_experts_per_rank() -> None:
 def test_qwen25_7b_vllm_seed_holds_fewer_than_four_32k_requests() -> None:
     settings = parse_flags("vllm", ["--gpu-memory-utilization", "0.9", "--max-model-len", "32768"])
     measured = MeasuredInputs(weights_bytes=15 * GIB, non_kv_bytes=2 * GIB)
-    ledger = predict(load("Qwen--Qwen2.5-7B-Instruct.json"), settings, gpu_total_bytes=24 * GIB, measured=measured)
+    ledger = predict(
+        load("Qwen--Qwen2.5-7B-Instruct.json"), settings, gpu_total_bytes=24 * GIB, measured=measured
+    )
     assert ledger.kv_bytes_per_token == 57_344  # 28 layers × 4 heads × 256 × 2 B = 56 KiB
     available = -(-24 * GIB * 9 // 10) - 17 * GIB  # ceil(24 GiB × 0.9) − 15 GiB − 2 GiB ≈ 4.6 GiB
     assert ledger.engine.kv_budget_bytes == available
@@ -69,6 +81,10 @@ def test_qwen25_7b_vllm_seed_holds_fewer_than_four_32k_requests() -> None:
 @pytest.mark.parametrize(("version", "utilization"), [("0.20.1", 0.9), ("v0.21.0", 0.92), (None, 0.92)])
 def test_vllm_default_utilization_follows_the_engine_era(version: str | None, utilization: float) -> None:
     flags = ["--max-model-len", "32768"] + (["--engine-version", version] if version else [])
-    ledger = predict(load("Qwen--Qwen2.5-7B-Instruct.json"), parse_flags("vllm", flags), gpu_total_bytes=24 * GIB)
+    ledger = predict(
+        load("Qwen--Qwen2.5-7B-Instruct.json"), parse_flags("vllm", flags), gpu_total_bytes=24 * GIB
+    )
     assert ledger.engine.memory_fraction == utilization
-    assert ledger.engine.steps[1].bytes == -(-24 * GIB * round(utilization * 100) // 100)  # ceil(total × util)
+    assert ledger.engine.steps[1].bytes == -(
+        -24 * GIB * round(utilization * 100) // 100
+    )  # ceil(total × util)

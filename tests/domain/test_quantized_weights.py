@@ -16,7 +16,9 @@ def rows(name: str, quant: str | None = None) -> dict:
     cfg = json.loads((CONFIGS / name).read_text())
     hq = json.loads((CONFIGS / quant).read_text()) if quant else None
     model = model_from_config(cfg, source=name, hf_quant_config=hq)
-    book = weights_book(model, ParallelLayout(tp=8), range(model.num_layers), first_stage=True, last_stage=True)
+    book = weights_book(
+        model, ParallelLayout(tp=8), range(model.num_layers), first_stage=True, last_stage=True
+    )
     return {row.component: row for row in book.rows}
 
 
@@ -33,7 +35,9 @@ def test_nvfp4_experts_are_half_of_fp8_plus_one_scale_per_16() -> None:
 def test_mxfp4_experts_add_one_scale_per_32_and_attention_stays_bf16() -> None:
     oss = rows("openai--gpt-oss-120b.json")
     expert_matrices = 128 * 36 * 3 * 2880 * 2880 // 8  # 128 experts, 36 layers, gate/up/down, over TP8
-    assert oss["routed_experts"].params == expert_matrices + 128 * 36 * (2 * 2880 + 2880) // 8  # plus expert biases
+    assert (
+        oss["routed_experts"].params == expert_matrices + 128 * 36 * (2 * 2880 + 2880) // 8
+    )  # plus expert biases
     matrix_bytes = expert_matrices * (0.5 + 1 / 32)  # +6.25 % over 4 bits
     bias_bytes = 128 * 36 * 3 * 2880 * 2 // 8
     assert oss["routed_experts"].bytes == round(matrix_bytes + bias_bytes)

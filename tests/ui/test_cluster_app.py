@@ -32,7 +32,7 @@ from kvtop.ui.cluster_app import ClusterApp
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.widgets.cluster_table import ClusterTable
 from kvtop.ui.widgets.findings import FindingsPane
-from kvtop.ui.widgets.gpu_row import GpuRow
+from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.node_header import NodeHeader
 from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
@@ -160,7 +160,7 @@ async def test_enter_drills_into_a_node_and_escape_returns_to_the_list():
         await wait_for(pilot, lambda: app.node.snapshot is not None)
         await pilot.pause()
         assert factory.opened == ["gpu-node-01"]
-        assert sorted(row.gpu_index for row in app.screen.query(GpuRow)) == list(range(8))
+        assert app.screen.query_one(GpuList).shown_gpus == tuple(range(8))
         assert "probe" not in [b.binding.action for b in app.screen.active_bindings.values()]
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ClusterScreen))
@@ -185,7 +185,7 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
             "no prediction: prediction not exported (kvtop export predicts 1,255,785 tokens) / 1,127,125 live"
             in head
         )
-        row3 = next(r for r in app.screen.query(GpuRow) if r.gpu_index == 3).render().plain
+        row3 = app.screen.query_one(GpuList).row_text(3)
         assert "sglang TP3" in row3 and "pred prediction not exported" in row3 and "H100 80GB" in row3
         assert findings_text(app).splitlines()[:3] == [
             "● warning 1 finding · GPU node",
@@ -253,14 +253,14 @@ async def test_a_dcgm_node_is_marked_not_diagnosed_and_escape_clears_the_filter_
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: app.node.snapshot is not None)
         await pilot.pause()
-        assert [row.gpu_index for row in app.screen.query(GpuRow)] == [0]
+        assert app.screen.query_one(GpuList).shown_gpus == (0,)
         assert "no kvtop exporter on this node: nothing was diagnosed" in findings_text(
             app
         )  # never "no findings"
         await pilot.press("slash", "x", "escape")
         await pilot.pause()
         assert isinstance(app.screen, ClusterNodeScreen)
-        assert all(row.display for row in app.screen.query(GpuRow))
+        assert app.screen.query_one(GpuList).shown_gpus == (0,)  # the filter cleared
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ClusterScreen))
         assert app.cluster_screen.selected_node == "gpu-node-03"

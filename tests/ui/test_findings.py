@@ -18,19 +18,20 @@ from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.widgets.findings import FindingItem, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
-from kvtop.ui.widgets.gpu_row import GpuRow
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import H100_NAME, H100_TOTAL_BYTES, LLAMA_70B_CONFIG, llama_ledger, llama_model
 
 
-def marked_gpus(app) -> dict[int, set[str]]:
-    """GPU index → its finding classes, for the rows that carry any."""
-    marks = {}
-    for row in app.screen.query(GpuRow):
-        classes = {c for c in row.classes if c.startswith("-finding")}
-        if classes:
-            marks[row.gpu_index] = classes
-    return marks
+def marked_gpus(app) -> dict[int, str]:
+    """GPU index → the tone of the edge drawn on its row, for the rows that carry one."""
+    gpus = app.screen.query_one(GpuList)
+    return {index: tone for index in gpus.shown_gpus if (tone := gpus.mark_of(index)) is not None}
+
+
+def drawn_line(app, gpu_index: int):
+    """The strip of the first line of a GPU's row, as the list paints it (no scrolling at 160×48)."""
+    gpus = app.screen.query_one(GpuList)
+    return gpus.render_line(gpus.shown_gpus.index(gpu_index) * 2)
 
 
 def items_text(app) -> list[str]:
@@ -48,14 +49,15 @@ async def test_selecting_the_co_tenant_finding_marks_gpu_3_in_the_warning_colour
         assert marked_gpus(app) == {}  # nothing marked while the GPU list has the focus
         await pilot.press("f")
         await wait_for(pilot, lambda: marked_gpus(app) != {})
-        assert marked_gpus(app) == {3: {"-finding", "-finding-warning"}}
-        row = next(r for r in app.screen.query(GpuRow) if r.gpu_index == 3)
-        edge, colour = row.styles.border_left
-        assert edge == "outer" and colour == Color.parse(app.get_css_variables()["warning"])
+        assert marked_gpus(app) == {3: "warning"}
+        edge = next(iter(drawn_line(app, 3)))
         assert (
-            row.content_region.width
-            == next(r for r in app.screen.query(GpuRow) if r.gpu_index == 2).content_region.width
-        )  # the edge takes the margin's cell: the bars keep their width
+            edge.text == "▌"
+            and edge.style.color.triplet == Color.parse(app.get_css_variables()["warning"]).rgb
+        )
+        assert next(iter(drawn_line(app, 2))).text == " "  # unmarked: a blank edge
+        assert drawn_line(app, 3).text[1:3] == " 3" and drawn_line(app, 2).text[1:3] == " 2"
+        assert drawn_line(app, 3).cell_length == drawn_line(app, 2).cell_length  # the edge takes its own cell
         selected = app.screen.query_one(FindingsPane).query_one(".-selected", FindingItem)
         assert selected.finding.rule == "co_tenant"
         await pilot.press("f")  # back to the GPU list: the marks go
@@ -69,7 +71,7 @@ async def test_down_selects_the_next_finding_and_marks_its_gpus(make_app, co_ten
         await wait_for_snapshot(pilot)
         await pilot.press("f", "j")
         await wait_for(pilot, lambda: set(marked_gpus(app)) == set(range(8)))
-        assert marked_gpus(app)[0] == {"-finding", "-finding-info"}
+        assert marked_gpus(app)[0] == "info"
         await pilot.press("k")
         await wait_for(pilot, lambda: set(marked_gpus(app)) == {3})
 

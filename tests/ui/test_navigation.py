@@ -11,12 +11,11 @@ from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.probe import ProbeScreen
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
-from kvtop.ui.widgets.gpu_row import GpuRow
 from tests.ui.conftest import wait_for, wait_for_snapshot
 
 
 def visible_gpus(app) -> list[int]:
-    return [row.gpu_index for row in app.screen.query(GpuRow) if row.display]
+    return list(app.screen.query_one(GpuList).shown_gpus)
 
 
 async def test_dashboard_lists_every_gpu_and_selects_the_first(make_app, healthy_snapshot):
@@ -48,11 +47,11 @@ async def test_clicking_a_row_selects_it_and_a_second_click_opens_its_ledger(mak
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
-        row = [r for r in app.screen.query(GpuRow) if r.gpu_index == 5][0]
-        await pilot.click(row)
+        row_5 = (20, 5 * 2 + 1)  # GPU 5's second line (two lines per GPU)
+        await pilot.click(GpuList, offset=row_5)
         assert app.screen.query_one(GpuList).selected == 5
         assert isinstance(app.screen, DashboardScreen)
-        await pilot.click(row)
+        await pilot.click(GpuList, offset=row_5)
         await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
         assert app.screen.gpu_index == 5
 

@@ -6,8 +6,8 @@ import pytest
 
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.state import GpuHistory, GpuTrend
-from kvtop.ui.widgets.gpu_row import GpuRowData, render_row, short_gpu_name
 from kvtop.ui.widgets.memory_bar import cell_widths, observed_segments, predicted_segments, sparkline
+from kvtop.ui.widgets.row_parts import GpuRowData, render_row, short_gpu_name
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
     DRIVER_RESERVED_BYTES,

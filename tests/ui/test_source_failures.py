@@ -9,7 +9,7 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.state import NodeState
-from kvtop.ui.widgets.gpu_row import GpuRow
+from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.node_header import NodeHeader, freshness
 from tests.ui.conftest import wait_for, wait_for_snapshot
 from tests.ui.fakes import LOST_MESSAGE, FakeSource, llama_snapshot
@@ -20,7 +20,7 @@ def header_text(app) -> str:
 
 
 def row_text(app, gpu_index: int) -> str:
-    return next(row for row in app.screen.query(GpuRow) if row.gpu_index == gpu_index).render().plain
+    return app.screen.query_one(GpuList).row_text(gpu_index)
 
 
 async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_snapshot(
@@ -37,7 +37,7 @@ async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_
         await pilot.pause()
         assert "▲ STALE · source failing: RuntimeError: nvmlDeviceGetMemoryInfo timed out" in header_text(app)
         assert app.node.snapshot is healthy_snapshot
-        assert len(app.screen.query(GpuRow)) == 8
+        assert len(app.screen.query_one(GpuList).shown_gpus) == 8
         await pilot.press("question_mark")  # still answering keys
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

@@ -76,15 +76,29 @@ class SGLangRules:
         else:
             pre = total - DEFAULT_CONTEXT_BYTES
             notes.append("free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)")
-        steps.append(BudgetStep(label="free before weight load (min over ranks)", bytes=pre, measured=meas.free_before_load_bytes is not None))
+        steps.append(
+            BudgetStep(
+                label="free before weight load (min over ranks)",
+                bytes=pre,
+                measured=meas.free_before_load_bytes is not None,
+            )
+        )
         if meas.free_after_load_bytes is not None:
             avail = meas.free_after_load_bytes
             steps.append(BudgetStep(label="free after weight load", bytes=avail, measured=True))
         else:
             avail = pre - inputs.weights_bytes
-            steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
+            steps.append(
+                BudgetStep(
+                    label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None
+                )
+            )
         slack_gib = pre / GIB * (1 - mfs)
-        steps.append(BudgetStep(label=f"− reserve: pre-load × (1 − {mfs:g})", bytes=-round(slack_gib * GIB), note=mfs_source))
+        steps.append(
+            BudgetStep(
+                label=f"− reserve: pre-load × (1 − {mfs:g})", bytes=-round(slack_gib * GIB), note=mfs_source
+            )
+        )
         rest_gib = avail / GIB - slack_gib
         state_slots = 0
         state = kv.state_bytes_per_request
@@ -102,7 +116,14 @@ class SGLangRules:
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
-        requests = self._max_requests(tokens, inputs.context_length, s.max_running_requests, lay.attn_dp, state_slots, s.disable_radix_cache)
+        requests = self._max_requests(
+            tokens,
+            inputs.context_length,
+            s.max_running_requests,
+            lay.attn_dp,
+            state_slots,
+            s.disable_radix_cache,
+        )
         req_to_token = (requests + 1) * (inputs.context_length + 4) * 4 if fits else 0
         state_bytes = (state_slots + 1) * state if state_slots else 0
         steps.append(BudgetStep(label="tokens", value=tokens, note=f"page {page}"))
@@ -115,7 +136,9 @@ class SGLangRules:
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
         )  # fmt: skip
 
-    def _mamba(self, rest_gib: float, per_req: int, s: LaunchSettings, attn_dp: int, steps: list[BudgetStep]) -> tuple[float, int]:
+    def _mamba(
+        self, rest_gib: float, per_req: int, s: LaunchSettings, attn_dp: int, steps: list[BudgetStep]
+    ) -> tuple[float, int]:
         """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off)."""
         if s.disable_radix_cache and s.max_running_requests:
             slots = s.max_running_requests // attn_dp
@@ -127,11 +150,24 @@ class SGLangRules:
         steps.append(BudgetStep(label=f"− linear-attention state ({slots} slots + 1)", bytes=-used))
         return rest_gib - used / GIB, max(slots, 0)
 
-    def _pools(self, m: ModelSpec, s: LaunchSettings, kv: KvBook, budget: int, page: int, steps: list[BudgetStep], notes: list[str]) -> tuple[int, int | None, int, int]:
+    def _pools(
+        self,
+        m: ModelSpec,
+        s: LaunchSettings,
+        kv: KvBook,
+        budget: int,
+        page: int,
+        steps: list[BudgetStep],
+        notes: list[str],
+    ) -> tuple[int, int | None, int, int]:
         swa_pool = kv.pool("swa")
-        hybrid = swa_pool is not None and not s.disable_hybrid_swa_memory and m.model_type not in _NO_HYBRID_SWA
+        hybrid = (
+            swa_pool is not None and not s.disable_hybrid_swa_memory and m.model_type not in _NO_HYBRID_SWA
+        )
         if swa_pool is not None and not hybrid:
-            notes.append("sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)")
+            notes.append(
+                "sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)"
+            )
         if hybrid and swa_pool is not None:
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
             cell_f = kv.full_bytes_per_token + ratio * swa_pool.bytes_per_token
@@ -151,7 +187,9 @@ class SGLangRules:
         return (tokens + page) * kv.full_bytes_per_token + (swa_tokens + page) * kv.swa_bytes_per_token
 
     @staticmethod
-    def _max_requests(tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, radix_off: bool) -> int:
+    def _max_requests(
+        tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, radix_off: bool
+    ) -> int:
         """§7 resolve_max_num_reqs."""
         if tokens <= 0:
             return 0

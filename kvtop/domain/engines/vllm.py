@@ -1,10 +1,10 @@
 """vLLM's (V1) KV budget, as `engines/vllm.md` states it.
 
-    requested  = ceil(total × gpu_memory_utilization)
-    available  = requested − weights − non-KV runtime (activation peak, non-torch, CUDA graphs)
-    num_blocks = available // (block_size × bytes per token per layer) // group_size
-    tokens     = int(num_blocks / blocks_per_request × max_model_len)        the logged figure
-    concurrency = num_blocks / blocks_per_request                           "Maximum concurrency"
+requested  = ceil(total × gpu_memory_utilization)
+available  = requested − weights − non-KV runtime (activation peak, non-torch, CUDA graphs)
+num_blocks = available // (block_size × bytes per token per layer) // group_size
+tokens     = int(num_blocks / blocks_per_request × max_model_len)        the logged figure
+concurrency = num_blocks / blocks_per_request                           "Maximum concurrency"
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def default_utilization(version: str | None) -> tuple[float, str]:
         if len(parts) == 2:
             return DEFAULT_UTILIZATION, f"default of vLLM {version} (0.92 since v0.21)"
     return DEFAULT_UTILIZATION, "default (0.92 since v0.21; 0.9 before: give --engine-version)"
+
+
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
 
@@ -58,14 +60,18 @@ class VllmRules:
             )
         block = s.page_size or self.default_page_size(m)
         total = inputs.gpu_total_bytes
-        steps: list[BudgetStep] = [BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)]
+        steps: list[BudgetStep] = [
+            BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)
+        ]
         notes: list[str] = []
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:
             util, util_source = default_utilization(s.engine_version)
         requested = math.ceil(total * util)
-        steps.append(BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source))
+        steps.append(
+            BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source)
+        )
         batched, seqs_default = default_batch_limits(total)
         if s.kv_cache_memory_bytes is not None:
             available = parse_vllm_bytes(s.kv_cache_memory_bytes)
@@ -78,9 +84,21 @@ class VllmRules:
         else:
             non_kv = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
             if meas.non_kv_bytes is None:
-                notes.append("non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB")
-            steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
-            steps.append(BudgetStep(label="− activation peak, non-torch, CUDA graphs", bytes=-non_kv, measured=meas.non_kv_bytes is not None))
+                notes.append(
+                    "non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB"
+                )
+            steps.append(
+                BudgetStep(
+                    label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None
+                )
+            )
+            steps.append(
+                BudgetStep(
+                    label="− activation peak, non-torch, CUDA graphs",
+                    bytes=-non_kv,
+                    measured=meas.non_kv_bytes is not None,
+                )
+            )
             available = requested - inputs.weights_bytes - non_kv
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
@@ -89,12 +107,18 @@ class VllmRules:
         num_blocks = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         if s.num_gpu_blocks_override is not None:
             num_blocks = s.num_gpu_blocks_override
-        steps.append(BudgetStep(label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)", value=num_blocks))
+        steps.append(
+            BudgetStep(
+                label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)", value=num_blocks
+            )
+        )
         needed = blocks_per_request * page_bytes * group_size
         fits = available > 0 and num_blocks >= blocks_per_request
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens = int(concurrency * max_len) if fits else 0
-        steps.append(BudgetStep(label=f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})", value=tokens))
+        steps.append(
+            BudgetStep(label=f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})", value=tokens)
+        )
         max_seqs = s.max_running_requests or seqs_default
         return EngineResult(
             engine=self.name, token_capacity=tokens, page_size=block, num_blocks=num_blocks,
@@ -126,7 +150,9 @@ class VllmRules:
         return [("full", math.ceil(nf / size)), ("swa", math.ceil(ns / size))], size, page
 
     @staticmethod
-    def _blocks_per_request(m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, batched: int, pp: int) -> int:
+    def _blocks_per_request(
+        m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, batched: int, pp: int
+    ) -> int:
         window = m.sliding_window or max_len
         in_flight = pp * batched
         total = 0

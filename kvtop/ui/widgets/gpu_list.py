@@ -1,28 +1,42 @@
-"""The dashboard's GPU list: one `GpuRow` per GPU, a selection, a filter, keys and mouse.
+"""The dashboard's GPU list: two lines per GPU, a selection, a filter, finding marks, keys and mouse.
 
-`mark_gpus` marks the GPUs of the finding the operator is looking at (a coloured left edge,
-`-finding` and `-finding-<tone>`), independent of the selection.
+One scrollable widget paints every row itself (Textual's line API) rather than one widget per
+GPU: a refresh tick then repaints only the cells that changed, without Textual visiting eight
+more widgets. Column 0 of a row is its edge: blank, or `▌` in the tone of the finding being
+looked at (`mark_gpus`); the selected row is drawn on `$row-selected`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.dom import DOMNode
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
-from kvtop.ui.widgets.gpu_row import GpuRow, GpuRowData
+from kvtop.ui.widgets.row_painter import RowPainter
+from kvtop.ui.widgets.row_parts import GpuRowData, render_row
+from kvtop.ui.widgets.row_strips import StyleBook
 
 FINDING_TONES = ("error", "warning", "info")
+ROW_LINES = 2
+EDGE_WIDTH = 1
+EDGE_GLYPH = "▌"
 
 
-class GpuList(VerticalScroll, can_focus=True):
+class GpuList(ScrollView, can_focus=True):
     """Rows of GPUs. Up/down (or j/k) select, Enter or a click on the selected row opens its ledger."""
 
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {
+        "gpu-list--selected",
+        *(f"gpu-list--finding-{tone}" for tone in FINDING_TONES),
+    }
     BINDINGS = [
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
@@ -36,8 +50,11 @@ class GpuList(VerticalScroll, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._painters: dict[int, RowPainter] = {}  # by GPU index, in the snapshot's order
+        self._shown: tuple[int, ...] = ()  # the GPUs the filter lets through, in order
         self._marked: frozenset[int] = frozenset()
         self._mark_tone = "info"
+        self._styles = StyleBook()
 
     class Opened(Message):
         """The operator asked for the ledger of this GPU."""
@@ -46,80 +63,139 @@ class GpuList(VerticalScroll, can_focus=True):
             super().__init__()
             self.gpu_index = gpu_index
 
-    def show_rows(self, rows: Sequence[GpuRowData]) -> None:
-        """Update rows in place; rebuild only when the set of GPUs changes."""
-        existing = list(self.query(GpuRow))
-        rebuilt = [row.gpu_index for row in existing] != [data.gpu.index for data in rows]
-        if rebuilt:
-            self.remove_children()
-            self.mount_all([GpuRow(data) for data in rows])
-        else:
-            for widget, data in zip(existing, rows, strict=False):
-                widget.data = data
-        if rows and (self.selected is None or self.selected not in {d.gpu.index for d in rows}):
-            self.selected = rows[0].gpu.index
-        if rebuilt or self.filter_text.strip():  # new rows, or rows whose text the filter may now match
-            self.call_after_refresh(self._apply_marks)
+    # --- what the list shows -------------------------------------------------------------------
 
-    def _visible_rows(self) -> list[GpuRow]:
-        return [row for row in self.query(GpuRow) if row.display]
+    @property
+    def shown_gpus(self) -> tuple[int, ...]:
+        """The GPUs listed now (after the filter), top to bottom."""
+        return self._shown
 
     @property
     def marked(self) -> frozenset[int]:
         """The GPUs marked for the finding being looked at."""
         return self._marked
 
+    def mark_of(self, gpu_index: int) -> str | None:
+        """The tone of the edge drawn on this GPU's row, None when unmarked."""
+        return self._mark_tone if gpu_index in self._marked else None
+
+    def row_text(self, gpu_index: int) -> str:
+        """The row's two lines as plain text, at the width it is drawn."""
+        return render_row(self._painters[gpu_index].data, self._row_width).plain
+
+    @property
+    def _row_width(self) -> int:
+        return max(1, self.scrollable_content_region.width - EDGE_WIDTH)
+
+    # --- updates -------------------------------------------------------------------------------
+
+    def show_rows(self, rows: Sequence[GpuRowData]) -> None:
+        """Take a snapshot's rows; repaint only the cells they change."""
+        if list(self._painters) != [data.gpu.index for data in rows]:
+            self._painters = {data.gpu.index: RowPainter(data) for data in rows}
+        else:
+            for data in rows:
+                self._painters[data.gpu.index].data = data
+        if rows and (self.selected is None or self.selected not in self._painters):
+            self.selected = rows[0].gpu.index
+        if not self._filter_rows():
+            self._refresh_changed_cells()
+
+    def _filter_rows(self) -> bool:
+        """Apply the filter; True when the rows listed changed (and the whole list was repainted)."""
+        needle = self.filter_text.strip().lower()
+        shown = tuple(
+            index
+            for index, painter in self._painters.items()
+            if not needle or needle in painter.data.search_text()
+        )
+        if shown == self._shown:
+            return False
+        self._shown = shown
+        self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(shown))
+        self.refresh()
+        return True
+
+    def _refresh_changed_cells(self) -> None:
+        width, top = self._row_width, self.scroll_offset.y
+        regions = [
+            Region(EDGE_WIDTH + x, position * ROW_LINES + y - top, cells, 1)
+            for position, index in enumerate(self._shown)
+            for y, x, cells in self._painters[index].changed_spans(width)
+        ]
+        if regions:
+            self.refresh(*regions)
+
+    def _refresh_gpu(self, gpu_index: int | None) -> None:
+        if gpu_index in self._shown:
+            self.refresh_lines(self._shown.index(gpu_index) * ROW_LINES, ROW_LINES)
+
     def mark_gpus(self, gpus: Collection[int], tone: str = "info") -> None:
         """Mark these GPUs' rows in `tone` ('error', 'warning', 'info'); no GPUs clears the marks."""
         self._marked, self._mark_tone = frozenset(gpus), tone
-        self._apply_marks()
+        self.refresh()
 
-    def _apply_marks(self) -> None:
-        needle = self.filter_text.strip().lower()
-        for row in self.query(GpuRow):
-            row.display = not needle or (row.data is not None and needle in row.data.search_text())
-            row.set_class(row.gpu_index == self.selected, "-selected")
-            marked = row.gpu_index in self._marked
-            row.set_class(marked, "-finding")
-            for tone in FINDING_TONES:
-                row.set_class(marked and tone == self._mark_tone, f"-finding-{tone}")
-
-    def watch_selected(self, _old: int | None, new: int | None) -> None:
-        self._apply_marks()
-        if new is not None:
-            matches = [row for row in self.query(GpuRow) if row.gpu_index == new]
-            if matches:
-                self.scroll_to_widget(matches[0], animate=False)
+    def watch_selected(self, old: int | None, new: int | None) -> None:
+        self._refresh_gpu(old)
+        self._refresh_gpu(new)
+        if new in self._shown:
+            top = self._shown.index(new) * ROW_LINES
+            self.scroll_to_region(Region(0, top, 1, ROW_LINES), animate=False, immediate=True)
 
     def watch_filter_text(self) -> None:
-        self._apply_marks()
-        visible = self._visible_rows()
-        if visible and self.selected not in {row.gpu_index for row in visible}:
-            self.selected = visible[0].gpu_index
+        self._filter_rows()
+        if self._shown and self.selected not in self._shown:
+            self.selected = self._shown[0]
+
+    # --- drawing -------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        position, line = divmod(y + self.scroll_offset.y, ROW_LINES)
+        width = self.scrollable_content_region.width
+        if position >= len(self._shown) or width <= EDGE_WIDTH:
+            return Strip.blank(width, self.visual_style.rich_style)
+        self._styles.check(self)
+        index = self._shown[position]
+        base = self.get_visual_style("gpu-list--selected") if index == self.selected else self.visual_style
+        body = self._painters[index].line(self, line, width - EDGE_WIDTH, base, self._styles)
+        return Strip.join([self._edge(index), body])
+
+    def _edge(self, gpu_index: int) -> Strip:
+        tone = self.mark_of(gpu_index)
+        if tone is None:
+            return Strip.blank(EDGE_WIDTH, self.visual_style.rich_style)
+        style = self.get_visual_style(f"gpu-list--finding-{tone}").rich_style
+        return Strip([Segment(EDGE_GLYPH, style)])
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(self._shown))
+
+    # --- keys and mouse ------------------------------------------------------------------------
 
     def action_move(self, step: int) -> None:
-        visible = self._visible_rows()
-        if not visible:
+        if not self._shown:
             return
-        indexes = [row.gpu_index for row in visible]
-        position = indexes.index(self.selected) if self.selected in indexes else 0
-        self.selected = indexes[max(0, min(len(indexes) - 1, position + step))]
+        position = self._shown.index(self.selected) if self.selected in self._shown else 0
+        self.selected = self._shown[max(0, min(len(self._shown) - 1, position + step))]
 
     def action_jump(self, position: int) -> None:
-        visible = self._visible_rows()
-        if visible:
-            self.selected = visible[position].gpu_index
+        if self._shown:
+            self.selected = self._shown[position]
 
     def action_open(self) -> None:
         if self.selected is not None:
             self.post_message(self.Opened(self.selected))
 
+    def gpu_at(self, y: int) -> int | None:
+        """The GPU whose row is drawn on line `y` of the list (as on screen, scrolling included)."""
+        position = (y + self.scroll_offset.y) // ROW_LINES
+        return self._shown[position] if 0 <= position < len(self._shown) else None
+
     def on_click(self, event: events.Click) -> None:
-        node: DOMNode | None = event.widget
-        while node is not None and node is not self and not isinstance(node, GpuRow):
-            node = node.parent
-        row = node
-        if isinstance(row, GpuRow):
-            if row.gpu_index == self.selected or event.chain > 1:
-                self.post_message(self.Opened(row.gpu_index))
-            self.selected = row.gpu_index
+        offset = event.get_content_offset(self)
+        gpu_index = None if offset is None else self.gpu_at(offset.y)
+        if gpu_index is None:
+            return
+        if gpu_index == self.selected or event.chain > 1:
+            self.post_message(self.Opened(gpu_index))
+        self.selected = gpu_index

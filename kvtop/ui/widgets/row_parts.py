@@ -2,7 +2,7 @@
 
 `row_parts` reduces a GPU's figures to what is drawn (cells per bar segment, the texts), split
 where it changes: the body, and the trend at the right; equal parts draw equal cells, so the
-widget (`gpu_row.GpuRow`) compares them to skip redraws. `render_row` is the whole row as `Content`.
+list (`row_painter.RowPainter`) compares them to skip redraws. `render_row` is the whole row as `Content`.
 
 ```
  0 H100 80GB sglang TP0 obs  █████▓▓▓▓▓▓▓▓▓▓▒▒▚··  77.6 GiB  KV  42% ▂▃▅▆
