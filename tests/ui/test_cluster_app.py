@@ -128,7 +128,8 @@ def header(app: ClusterApp) -> str:
 
 
 def findings_text(app: ClusterApp) -> str:
-    return "\n".join(s.render().plain for s in app.screen.query_one(FindingsPane).query(".finding"))
+    pane = app.screen.query_one(FindingsPane)
+    return "\n".join(s.render().plain for s in pane.query(".finding, .findings-note") if s.display)
 
 
 async def test_nodes_are_listed_worst_first_with_ages_and_figures():

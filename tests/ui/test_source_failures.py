@@ -30,7 +30,7 @@ async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_
     app = make_app(source)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_snapshot(pilot)
-        assert "● live · 0 s ago" in header_text(app)
+        assert "● live · every 3600 s" in header_text(app)
         source.push(RuntimeError("nvmlDeviceGetMemoryInfo timed out"))
         await pilot.press("r")
         await wait_for(pilot, lambda: app.node.failure is not None)
@@ -108,6 +108,8 @@ async def test_a_hanging_source_never_blocks_a_keypress_nor_stacks_threads(make_
 
 def test_no_answer_for_three_intervals_reads_stale_with_its_age(healthy_snapshot):
     state = NodeState(source_label="fake", snapshot=healthy_snapshot, received_at=100.0)
-    assert freshness(state, now=102.0, interval_s=1.0).plain == "● live · 2 s ago"
+    assert freshness(state, now=101.5, interval_s=1.0).plain == "● live · every 1 s"
+    assert freshness(state, now=102.0, interval_s=1.0).plain == "● late · 2 s ago"
     assert freshness(state, now=112.0, interval_s=1.0).plain == "▲ STALE 12 s · the source has not answered"
-    assert freshness(state, now=112.0, interval_s=5.0).plain == "● live · 12 s ago"
+    assert freshness(state, now=109.0, interval_s=5.0).plain == "● live · every 5 s"
+    assert freshness(state, now=112.0, interval_s=5.0).plain == "● late · 12 s ago"

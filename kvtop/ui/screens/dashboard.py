@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Footer, Input, Static
 
@@ -61,12 +62,18 @@ class DashboardScreen(NodeScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield NodeHeader(self.interval_s, id="header").data_bind(state=NodeScreen.node, now=NodeScreen.now)
-        yield Static(id="legend")
+        # Header and findings sit in boxes of their own: a tick that repaints GPU rows then
+        # leaves them alone (Textual repaints every widget whose box overlaps the change).
+        with Vertical(id="top-box"):
+            yield NodeHeader(self.interval_s, id="header").data_bind(
+                state=NodeScreen.node, now=NodeScreen.now
+            )
+            yield Static(id="legend")
         yield GpuList(id="gpus")
         yield Static(id="empty")
-        yield Static(FINDINGS_TITLE, id="findings-title")
-        yield FindingsPane(id="findings")
+        with Vertical(id="findings-box"):
+            yield Static(FINDINGS_TITLE, id="findings-title")
+            yield FindingsPane(id="findings")
         yield Input(
             placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
         )

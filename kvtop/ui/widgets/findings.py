@@ -24,7 +24,7 @@ from textual.widgets import Static
 from kvtop.units import fmt_tokens
 
 TITLE = "Findings (f) · each gap between predicted and observed: its cause, its fix, the tokens at stake"
-PLACEHOLDER = "Not wired in yet: kvtop diagnose will fill this pane."
+WAITING = "Waiting for the first snapshot to diagnose…"
 NO_FINDINGS = "No findings: every byte is accounted for."
 
 _SEVERITY_STYLES = {
@@ -141,7 +141,15 @@ class FindingsPane(VerticalScroll, can_focus=True):
         self._announced: FindingLike | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.styled(PLACEHOLDER, "$text-muted"), classes="finding")
+        # The note says "waiting" or "no findings"; findings may arrive before this runs.
+        note = Static(self._note_content(), classes="findings-note")
+        note.display = not self.findings
+        yield note
+
+    def _note_content(self) -> Content:
+        if self._findings is None:
+            return Content.styled(WAITING, "$text-muted")
+        return Content.styled(NO_FINDINGS, "$success")
 
     @property
     def findings(self) -> tuple[FindingLike, ...]:
@@ -163,12 +171,12 @@ class FindingsPane(VerticalScroll, can_focus=True):
             for item, finding in zip(items, new, strict=True):
                 item.show(finding)
         else:
-            self.remove_children()
-            if new:
-                self.mount_all([FindingItem(finding) for finding in new])
-            else:
-                self.mount(Static(Content.styled(NO_FINDINGS, "$success"), classes="finding"))
+            self.remove_children(FindingItem)
+            self.mount_all([FindingItem(finding) for finding in new])
         self._findings = new
+        for note in self.query(".findings-note").results(Static):
+            note.update(self._note_content())
+            note.display = not new
         self.selected_index = _same_finding(new, old_selected, self.selected_index)
         self.call_after_refresh(self._show_selection)
 

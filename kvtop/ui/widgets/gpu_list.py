@@ -9,6 +9,7 @@ looked at (`mark_gpus`); the selected row is drawn on `$row-selected`.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from rich.segment import Segment
 from textual import events
@@ -18,6 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style
 
 from kvtop.ui.widgets.row_painter import RowPainter
 from kvtop.ui.widgets.row_parts import GpuRowData, render_row
@@ -27,6 +29,17 @@ FINDING_TONES = ("error", "warning", "info")
 ROW_LINES = 2
 EDGE_WIDTH = 1
 EDGE_GLYPH = "▌"
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """What every line of one render pass shares."""
+
+    width: int
+    top: int  # the first line shown (scrolling)
+    normal: Style
+    selected: Style
+    edges: dict[str | None, Segment]  # by finding tone; None: no mark
 
 
 class GpuList(ScrollView, can_focus=True):
@@ -55,6 +68,7 @@ class GpuList(ScrollView, can_focus=True):
         self._marked: frozenset[int] = frozenset()
         self._mark_tone = "info"
         self._styles = StyleBook()
+        self._pass = _Pass(0, 0, Style(), Style(), {})
 
     class Opened(Message):
         """The operator asked for the ledger of this GPU."""
@@ -149,23 +163,29 @@ class GpuList(ScrollView, can_focus=True):
 
     # --- drawing -------------------------------------------------------------------------------
 
-    def render_line(self, y: int) -> Strip:
-        position, line = divmod(y + self.scroll_offset.y, ROW_LINES)
-        width = self.scrollable_content_region.width
-        if position >= len(self._shown) or width <= EDGE_WIDTH:
-            return Strip.blank(width, self.visual_style.rich_style)
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Resolve what every line of this pass shares once (width, scroll, styles), then draw."""
         self._styles.check(self)
-        index = self._shown[position]
-        base = self.get_visual_style("gpu-list--selected") if index == self.selected else self.visual_style
-        body = self._painters[index].line(self, line, width - EDGE_WIDTH, base, self._styles)
-        return Strip.join([self._edge(index), body])
+        normal = self.visual_style
+        edges = {None: Segment(" " * EDGE_WIDTH, normal.rich_style)}
+        for tone in FINDING_TONES:
+            edges[tone] = Segment(EDGE_GLYPH, self.get_visual_style(f"gpu-list--finding-{tone}").rich_style)
+        self._pass = _Pass(
+            self.scrollable_content_region.width, self.scroll_offset.y,
+            normal, self.get_visual_style("gpu-list--selected"), edges,
+        )  # fmt: skip
+        return super().render_lines(crop)
 
-    def _edge(self, gpu_index: int) -> Strip:
-        tone = self.mark_of(gpu_index)
-        if tone is None:
-            return Strip.blank(EDGE_WIDTH, self.visual_style.rich_style)
-        style = self.get_visual_style(f"gpu-list--finding-{tone}").rich_style
-        return Strip([Segment(EDGE_GLYPH, style)])
+    def render_line(self, y: int) -> Strip:
+        drawing = self._pass
+        position, line = divmod(y + drawing.top, ROW_LINES)
+        if position >= len(self._shown) or drawing.width <= EDGE_WIDTH:
+            return Strip.blank(drawing.width, drawing.normal.rich_style)
+        index = self._shown[position]
+        base = drawing.selected if index == self.selected else drawing.normal
+        row_width = drawing.width - EDGE_WIDTH
+        segments, cells = self._painters[index].line(self, line, row_width, base, self._styles)
+        return Strip([drawing.edges[self.mark_of(index)], *segments], EDGE_WIDTH + cells)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(self._shown))

@@ -13,7 +13,11 @@ from kvtop.units import fmt_tokens
 
 
 def freshness(state: NodeState, now: float, interval_s: float) -> Content:
-    """'● live · 0 s ago', '▲ STALE 12 s · source failing: …' or 'waiting for the first snapshot'."""
+    """'● live · every 1 s', '● late · 2 s ago', '▲ STALE 12 s · …' or 'waiting for the first snapshot'.
+
+    While snapshots arrive on time the text stays the same, so the clock's tick redraws
+    nothing; the age shows once a snapshot is two intervals (at least 2 s) late.
+    """
     age = state.age_s(now)
     if state.failure is not None:
         shown = "nothing shown yet" if age is None else f"showing data {age:.0f} s old"
@@ -22,7 +26,9 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
         return Content.styled("… waiting for the first snapshot", "$warning")
     if state.is_stale(now, interval_s):
         return Content.styled(f"▲ STALE {age:.0f} s · the source has not answered", "bold $warning")
-    return Content.styled(f"● live · {age:.0f} s ago", "$success")
+    if age < max(2.0, 2 * interval_s):
+        return Content.styled(f"● live · every {interval_s:g} s", "$success")
+    return Content.styled(f"● late · {age:.0f} s ago", "$warning")
 
 
 def short_model_name(name: str) -> str:
@@ -81,14 +87,12 @@ class NodeHeader(Widget):
 
     def _refresh_if_changed(self) -> None:
         state = self.state
-        age = state.age_s(self.now) if state is not None else None
         reading = (
-            None if age is None else f"{age:.0f}",
-            state is not None and state.is_stale(self.now, self._interval_s),
+            None if state is None else freshness(state, self.now, self._interval_s).plain,
             self.size.width < 110,
         )
         if self._inputs is not None and self._inputs[0] is state and self._inputs[1] == reading:
-            return  # the same state, and its age and staleness read the same
+            return  # the same state, and its freshness reads the same
         self._inputs = (state, reading)
         content = self.header_content()
         drawn = (content.plain, tuple(content.spans))

@@ -12,12 +12,11 @@ KV % and the sparklines).
 
 from __future__ import annotations
 
-from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
 
 from kvtop.ui.widgets.row_parts import GpuRowData, RowParts, row_parts
-from kvtop.ui.widgets.row_strips import RowStrips, StyleBook
+from kvtop.ui.widgets.row_strips import Drawn, RowStrips, StyleBook
 
 Span = tuple[int, int, int]  # line (0 or 1), first cell, cells
 
@@ -52,8 +51,8 @@ class RowPainter:
                 spans.append((y, parts.body_width, width - parts.body_width))
         return spans
 
-    def line(self, widget: Widget, y: int, width: int, base: Style, book: StyleBook) -> Strip:
-        """Line `y` of the row at `width` cells on the `base` style."""
+    def line(self, widget: Widget, y: int, width: int, base: Style, book: StyleBook) -> Drawn:
+        """Line `y` of the row at `width` cells on the `base` style: its segments and cells."""
         parts = self.parts(width)
         self._drawn = parts if parts.fits else None
         return self._strips.line(widget, parts, y, base, book)

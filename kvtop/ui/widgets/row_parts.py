@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from textual.content import Content
 
@@ -157,6 +157,7 @@ class RowParts:
         return (first, kv), (second, used)
 
 
+@lru_cache(maxsize=1024)  # a tick mostly draws the bars of the tick before: the same sizes and width
 def _cells(segments: Segments, width: int) -> tuple[tuple[SegmentKind, int], ...]:
     return tuple(
         (kind, count)

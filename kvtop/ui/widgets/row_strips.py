@@ -1,9 +1,9 @@
-"""A GPU row's strips, cached by what they show: a tick that moves only the trend redraws only the trend.
+"""A GPU row's segments, cached by what they show: a tick that moves only the trend redraws only the trend.
 
 Both parts of a row (the body: identity, rank, state, bars, figures; the trend: KV % and two
-sparklines) are lines of (text, style) pieces. They become strips straight from segments, in
+sparklines) are lines of (text, style) pieces. They become segments straight away, in
 rich styles Textual resolved once per piece style, base style and theme (`StyleBook`, probed by
-rendering one cell), so the strips equal what Textual draws for the same `Content`.
+rendering one cell), so the lines equal what Textual draws for the same `Content`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual.content import Content
-from textual.strip import Strip
 from textual.style import Style
 from textual.visual import Visual
 from textual.widget import Widget
@@ -47,26 +46,36 @@ class StyleBook:
         return resolved
 
 
+Drawn = tuple[list[Segment], int]  # a line's segments and the cells they span
+
+
 class RowStrips:
-    """One row's cache: each line's body and trend strips, by what they show and how."""
+    """One row's cache: each line's body and trend segments, by what they show and how.
+
+    Cell counts are the texts' lengths: every glyph a row draws (digits, letters, block
+    elements, sparkline bars, ★) is one cell wide, and counting them this way spares Textual
+    measuring each new sparkline character by character.
+    """
 
     def __init__(self) -> None:
-        self._strips: dict[tuple[int, int], tuple[object, Strip]] = {}  # (y, x) → (pieces and style, strip)
+        self._drawn: dict[tuple[int, int], tuple[object, Drawn]] = {}  # (y, x) → (key, drawn)
 
-    def line(self, widget: Widget, parts: RowParts, y: int, base: Style, book: StyleBook) -> Strip:
+    def line(self, widget: Widget, parts: RowParts, y: int, base: Style, book: StyleBook) -> Drawn:
         """Line `y` (0 or 1) of the row as `parts` describe it, drawn on `base`."""
         if not parts.fits:  # too narrow to split: the whole row, as Textual draws any Content
-            return Visual.to_strips(widget, parts_content(parts), parts.width, 2, base)[y]
+            strip = Visual.to_strips(widget, parts_content(parts), parts.width, 2, base)[y]
+            return list(strip), strip.cell_length
         body, trend = parts.lines[y]
-        strips = [self._cached(widget, body, 0, y, base, book)]
-        if trend:
-            strips.append(self._cached(widget, trend, parts.body_width, y, base, book))
-        return Strip.join(strips) if len(strips) > 1 else strips[0]
+        segments, cells = self._cached(widget, body, 0, y, base, book)
+        if not trend:
+            return segments, cells
+        trend_segments, trend_cells = self._cached(widget, trend, parts.body_width, y, base, book)
+        return segments + trend_segments, cells + trend_cells
 
-    def _cached(self, widget: Widget, line: Line, x: int, y: int, base: Style, book: StyleBook) -> Strip:
+    def _cached(self, widget: Widget, line: Line, x: int, y: int, base: Style, book: StyleBook) -> Drawn:
         key = (line, base, book.generation)
-        cached = self._strips.get((y, x))
+        cached = self._drawn.get((y, x))
         if cached is None or cached[0] != key:
             segments = [Segment(text, book.resolve(widget, base, style)) for text, style in line if text]
-            cached = self._strips[(y, x)] = (key, Strip(segments))
+            cached = self._drawn[(y, x)] = (key, (segments, sum(len(text) for text, _ in line)))
         return cached[1]
