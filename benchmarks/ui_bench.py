@@ -26,6 +26,7 @@ from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import DEFAULT_SCENARIO
 from kvtop.ui.app import KvtopApp
+from kvtop.ui.heap import settle_heap
 from kvtop.ui.messages import SnapshotArrived
 from kvtop.ui.widgets.gpu_list import GpuList
 
@@ -82,6 +83,7 @@ async def refresh_tick(scenario: str, ticks: int) -> tuple[float, float, int]:
     demo = DemoSource.open(scenario)
     snapshots = [demo.collect_at(tick) for tick in range(ticks)]
     findings = [tuple(diagnose(snapshot)) for snapshot in snapshots]  # the worker's job, not the tick's
+    settle_heap()  # as `kvtop` does before it runs the app
     app = KvtopApp(_Replay(demo.label, snapshots[:1]), load_model, interval_s=3600.0)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: app.node.snapshot is not None)
@@ -118,6 +120,7 @@ class _Counting:
 async def idle(scenario: str, duration_s: float) -> tuple[float, int]:
     """CPU share of the app polling the demo node at 1 Hz; the script itself sleeps throughout."""
     source = _Counting(DemoSource.open(scenario))
+    settle_heap()
     app = KvtopApp(source, load_model, interval_s=1.0)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: app.node.snapshot is not None)

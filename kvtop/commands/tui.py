@@ -29,6 +29,7 @@ def run_tui(args: argparse.Namespace) -> int:
     """Run the app until the operator quits; the exit status is the app's return code (0)."""
     from kvtop.sources.hub import load_model
     from kvtop.ui.app import KvtopApp
+    from kvtop.ui.heap import settle_heap
 
     interval = float(getattr(args, "interval", 1.0))
     if interval <= 0:
@@ -44,6 +45,7 @@ def run_tui(args: argparse.Namespace) -> int:
         source, load_model, theme=getattr(args, "theme", None), read_only=read_only,
         interval_s=interval, probe_runner=probe_runner,
     )  # fmt: skip
+    settle_heap()
     app.run()
     return app.return_code or 0
 

@@ -19,6 +19,7 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ClusterReader, PrometheusClient, load_token
     from kvtop.sources.prometheus_node import PrometheusNodeSource
     from kvtop.ui.cluster_app import ClusterApp
+    from kvtop.ui.heap import settle_heap
 
     interval = float(getattr(args, "interval", 1.0))
     if interval <= 0:
@@ -37,6 +38,7 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
             ClusterReader(client, stale_after_s=stale_after_s), node_source, load_model,
             theme=getattr(args, "theme", None), interval_s=interval, label=client.shown_url,
         )  # fmt: skip
+        settle_heap()
         app.run()
     finally:
         client.close()

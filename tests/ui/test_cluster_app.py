@@ -273,6 +273,7 @@ def test_run_cluster_tui_reads_the_token_from_the_environment_and_shows_the_url_
 ):
     started: list[ClusterApp] = []
     monkeypatch.setattr(ClusterApp, "run", lambda self: started.append(self))
+    monkeypatch.setattr("kvtop.ui.heap.settle_heap", lambda: None)  # no gc.freeze inside the test run
     monkeypatch.setenv("KVTOP_PROMETHEUS_TOKEN", "s3cret-token")
     args = argparse.Namespace(prometheus="https://admin:pw@prom.example:9443", interval=2.0, theme=None)
     assert run_cluster_tui(args) == 0
