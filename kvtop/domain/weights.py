@@ -9,6 +9,7 @@ MLA down-projections) whole on every rank.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -35,11 +36,11 @@ class WeightsBook(BaseModel):
 
     rows: tuple[WeightRow, ...]
 
-    @property
+    @cached_property  # frozen: summed once (the dashboard reads it for every GPU on every tick)
     def total_bytes(self) -> int:
         return sum(row.bytes for row in self.rows)
 
-    @property
+    @cached_property
     def total_params(self) -> int:
         return sum(row.params for row in self.rows)
 
