@@ -7,8 +7,9 @@
   idle          CPU share while the app polls the demo node at 1 Hz for --duration seconds (the
                 script sleeps throughout; collect and diagnose in the worker thread included)
 
-It first prints what one idle event-loop wakeup costs on this machine: in a small VM that is
-a few tenths of a millisecond, which every figure here pays for each wakeup the app needs.
+It first calibrates the machine: pure-Python speed, what one idle event-loop wakeup costs (in a
+small VM a few tenths of a millisecond, paid for each wakeup the app needs) and what a Textual
+app that repaints a single cell per tick costs (the framework's floor for any refresh).
 
 Numbers only, no assertions: `python benchmarks/ui_bench.py --duration 10`.
 """
@@ -18,7 +19,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+import timeit
 from collections.abc import Callable
+
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+from textual.widgets import Footer
 
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.node import NodeSnapshot
@@ -71,6 +77,41 @@ async def _wakeup_cost_s(wakeups: int = 200) -> float:
     for _ in range(wakeups):
         await asyncio.sleep(REDRAW_WAIT_S)
     return (time.process_time() - cpu_before) / wakeups
+
+
+class _OneCell(Widget):
+    """A widget showing a counter: the least a Textual app can repaint."""
+
+    count = 0
+
+    def render(self) -> str:
+        return str(self.count)
+
+
+class _Floor(App[None]):
+    CSS = "_OneCell { height: 1; width: 8; }"
+
+    def compose(self) -> ComposeResult:
+        yield _OneCell()
+        yield Footer()
+
+
+async def textual_floor(ticks: int) -> float:
+    """CPU per tick of a Textual app that repaints one cell per tick, net of the same pacing."""
+    app = _Floor()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        cell = app.query_one(_OneCell)
+        cpu_before = time.process_time()
+        for _ in range(ticks):
+            await asyncio.sleep(REDRAW_WAIT_S)
+        pacing = (time.process_time() - cpu_before) / ticks
+        cpu_before = time.process_time()
+        for tick in range(ticks):
+            cell.count = tick
+            cell.refresh()
+            await asyncio.sleep(REDRAW_WAIT_S)
+        return (time.process_time() - cpu_before) / ticks - pacing
 
 
 async def refresh_tick(scenario: str, ticks: int) -> tuple[float, float, int]:
@@ -143,7 +184,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"kvtop UI benchmark · demo:{args.scenario} · {SIZE[0]}×{SIZE[1]} headless")
     wakeup = asyncio.run(_wakeup_cost_s())
-    print(f"this machine: one idle event-loop wakeup costs {wakeup * 1000:.3f} ms CPU (bare asyncio)")
+    python_us = min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
+    floor = asyncio.run(textual_floor(args.ticks))
+    print(f"this machine: sum(range(1000)) takes {python_us:.1f} µs (pure-Python speed, to compare machines);")
+    print(f"  one idle event-loop wakeup costs {wakeup * 1000:.3f} ms CPU (bare asyncio);")
+    print(f"  a Textual app repainting one cell per tick costs {floor * 1000:.2f} ms per tick")
     print(f"start-up to first frame   {asyncio.run(start_up(args.scenario)) * 1000:8.1f} ms wall")
     per_tick, pacing, gpus = asyncio.run(refresh_tick(args.scenario, args.ticks))
     print(
