@@ -17,7 +17,7 @@ OUT = Path(__file__).resolve().parent / "screenshots"
 
 async def shoot() -> None:
     source = DemoSource.open("llama70b-tp8-foreign-gpu3", clock=lambda: 0.0)
-    app = KvtopApp(source, load_model, interval_s=3600, clock=lambda: 0.0)
+    app = KvtopApp(source, load_model, interval_s=1.0, clock=lambda: 0.0)
     async with app.run_test(size=(140, 44)) as pilot:
         for _ in range(40):
             await pilot.pause(0.1)
