@@ -203,7 +203,7 @@ class GpuList(ScrollView, can_focus=True):
             self.selected = self._shown[position]
 
     def action_open(self) -> None:
-        if self.selected is not None:
+        if self.selected in self._shown:  # not a GPU the filter hides
             self.post_message(self.Opened(self.selected))
 
     def gpu_at(self, y: int) -> int | None:
