@@ -186,7 +186,9 @@ def main() -> None:
     wakeup = asyncio.run(_wakeup_cost_s())
     python_us = min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
     floor = asyncio.run(textual_floor(args.ticks))
-    print(f"this machine: sum(range(1000)) takes {python_us:.1f} µs (pure-Python speed, to compare machines);")
+    print(
+        f"this machine: sum(range(1000)) takes {python_us:.1f} µs (pure-Python speed, to compare machines);"
+    )
     print(f"  one idle event-loop wakeup costs {wakeup * 1000:.3f} ms CPU (bare asyncio);")
     print(f"  a Textual app repainting one cell per tick costs {floor * 1000:.2f} ms per tick")
     print(f"start-up to first frame   {asyncio.run(start_up(args.scenario)) * 1000:8.1f} ms wall")

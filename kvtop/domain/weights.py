@@ -9,8 +9,8 @@ MLA down-projections) whole on every rank.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from collections.abc import Iterable
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 

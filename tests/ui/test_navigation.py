@@ -91,7 +91,9 @@ async def test_slash_filters_the_gpu_rows_and_escape_clears_the_filter(make_app,
         await wait_for(pilot, lambda: visible_gpus(app) == list(range(8)))
 
 
-async def test_a_filter_that_matches_nothing_lists_nothing_and_enter_opens_nothing(make_app, healthy_snapshot):
+async def test_a_filter_that_matches_nothing_lists_nothing_and_enter_opens_nothing(
+    make_app, healthy_snapshot
+):
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_snapshot(pilot)
