@@ -61,3 +61,16 @@ async def test_the_header_age_advances_with_the_clock(make_app, healthy_snapshot
         assert "● live · every 3600 s" in screen_text(app)  # on time: no age to tick
         clock.advance(7300)  # two intervals late
         await wait_for(pilot, lambda: "● late · 7300 s ago" in screen_text(app), rounds=300)
+
+
+async def test_a_terminal_too_narrow_for_a_row_cuts_both_lines_rather_than_wrapping_one(
+    make_app, healthy_snapshot
+):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await wait_for_snapshot(pilot)
+        lines = screen_lines(app)
+        first = lines.index(gpu_line(app, 0))
+        assert "obs" in lines[first] and len(lines[first]) <= 50
+        assert "pred" in lines[first + 1]  # the predicted bar, not the first line's wrapped tail
+        assert lines[first + 2] == gpu_line(app, 1)

@@ -167,7 +167,7 @@ class GpuList(ScrollView, can_focus=True):
         """Resolve what every line of this pass shares once (width, scroll, styles), then draw."""
         self._styles.check(self)
         normal = self.visual_style
-        edges = {None: Segment(" " * EDGE_WIDTH, normal.rich_style)}
+        edges: dict[str | None, Segment] = {None: Segment(" " * EDGE_WIDTH, normal.rich_style)}
         for tone in FINDING_TONES:
             edges[tone] = Segment(EDGE_GLYPH, self.get_visual_style(f"gpu-list--finding-{tone}").rich_style)
         self._pass = _Pass(
@@ -185,7 +185,8 @@ class GpuList(ScrollView, can_focus=True):
         base = drawing.selected if index == self.selected else drawing.normal
         row_width = drawing.width - EDGE_WIDTH
         segments, cells = self._painters[index].line(self, line, row_width, base, self._styles)
-        return Strip([drawing.edges[self.mark_of(index)], *segments], EDGE_WIDTH + cells)
+        strip = Strip([drawing.edges[self.mark_of(index)], *segments], EDGE_WIDTH + cells)
+        return strip if cells <= row_width else strip.crop(0, drawing.width)  # too narrow: cut, never wrap
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(self._shown))

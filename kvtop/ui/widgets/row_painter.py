@@ -39,7 +39,7 @@ class RowPainter:
     def changed_spans(self, width: int) -> list[Span]:
         """What differs between the current data at `width` and what is drawn."""
         drawn, parts = self._drawn, self.parts(width)
-        if drawn is None or parts.body_width != drawn.body_width or not parts.fits:
+        if drawn is None or parts.body_width != drawn.body_width:
             return [(0, 0, width), (1, 0, width)]
         spans: list[Span] = []
         for y, ((body, trend), (old_body, old_trend)) in enumerate(
@@ -54,5 +54,5 @@ class RowPainter:
     def line(self, widget: Widget, y: int, width: int, base: Style, book: StyleBook) -> Drawn:
         """Line `y` of the row at `width` cells on the `base` style: its segments and cells."""
         parts = self.parts(width)
-        self._drawn = parts if parts.fits else None
+        self._drawn = parts
         return self._strips.line(widget, parts, y, base, book)

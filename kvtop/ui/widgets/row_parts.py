@@ -141,11 +141,6 @@ class RowParts:
     trend: RowTrend | None
     body_width: int
     width: int
-    line_width: int  # the cells a line's text spans: above `width` when the row is too narrow to fit
-
-    @property
-    def fits(self) -> bool:
-        return self.line_width <= self.width
 
     @cached_property
     def lines(self) -> tuple[tuple[Line, Line], tuple[Line, Line]]:
@@ -184,7 +179,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
         wrapped = textwrap.wrap(message, rest_width, max_lines=2, placeholder="…") + ["", ""]
         lines = (_fit(wrapped[0], rest_width), _fit(wrapped[1], rest_width))
-        return RowParts(replace(identity, message=lines), None, line_width, width, line_width)
+        return RowParts(replace(identity, message=lines), None, line_width, width)
     shown_bytes = (
         rank.observed.process_bytes
         if rank and rank.observed.process_bytes is not None
@@ -216,7 +211,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         kv_text=kv_text, kv_spark=data.trend.kv_sparkline(spark_width),
         used_label=_fit(" mem", len(kv_text)), used_spark=data.trend.used_sparkline(spark_width),
     )  # fmt: skip
-    return RowParts(body, trend, body_width, width, line_width)
+    return RowParts(body, trend, body_width, width)
 
 
 Piece = tuple[str, str]  # text and its style ("" for the base style)

@@ -15,7 +15,7 @@ from textual.style import Style
 from textual.visual import Visual
 from textual.widget import Widget
 
-from kvtop.ui.widgets.row_parts import Line, RowParts, parts_content
+from kvtop.ui.widgets.row_parts import Line, RowParts
 
 
 class StyleBook:
@@ -61,10 +61,7 @@ class RowStrips:
         self._drawn: dict[tuple[int, int], tuple[object, Drawn]] = {}  # (y, x) → (key, drawn)
 
     def line(self, widget: Widget, parts: RowParts, y: int, base: Style, book: StyleBook) -> Drawn:
-        """Line `y` (0 or 1) of the row as `parts` describe it, drawn on `base`."""
-        if not parts.fits:  # too narrow to split: the whole row, as Textual draws any Content
-            strip = Visual.to_strips(widget, parts_content(parts), parts.width, 2, base)[y]
-            return list(strip), strip.cell_length
+        """Line `y` (0 or 1) of the row as `parts` describe it, drawn on `base` (maybe wider than the row)."""
         body, trend = parts.lines[y]
         segments, cells = self._cached(widget, body, 0, y, base, book)
         if not trend:
