@@ -7,7 +7,6 @@ app's only mutable store of the past; screens only ever see its frozen `view()`.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -82,36 +81,31 @@ class NodeState:
 
 
 class GpuHistory:
-    """Bounded per-GPU history fed by snapshots (lives on the app, touched only on the event loop)."""
+    """Bounded per-GPU history fed by snapshots (lives on the app, touched only on the event loop).
+
+    Each GPU's samples and glyphs are kept as immutable tuples and strings, so `view()` hands
+    out the current `GpuTrend`s without copying anything (a tick appends one sample per GPU).
+    """
 
     def __init__(self, length: int = HISTORY_LENGTH) -> None:
         self._length = length
-        self._used: dict[int, deque[float | None]] = {}
-        self._kv: dict[int, deque[float | None]] = {}
-        self._used_glyphs: dict[int, deque[str]] = {}
-        self._kv_glyphs: dict[int, deque[str]] = {}
+        self._trends: dict[int, GpuTrend] = {}
 
     def record(self, snapshot: NodeSnapshot) -> None:
+        keep = self._length
         for gpu in snapshot.observation.gpus:
             used = None
             if gpu.total_bytes and gpu.used_bytes is not None:
                 used = (gpu.used_bytes + (gpu.reserved_bytes or 0)) / gpu.total_bytes
             rank = snapshot.rank_on_gpu(gpu.index)
             kv = rank.observed.kv_usage_fraction if rank else None
-            self._used.setdefault(gpu.index, deque(maxlen=self._length)).append(used)
-            self._kv.setdefault(gpu.index, deque(maxlen=self._length)).append(kv)
-            self._used_glyphs.setdefault(gpu.index, deque(maxlen=self._length)).append(spark_glyph(used))
-            self._kv_glyphs.setdefault(gpu.index, deque(maxlen=self._length)).append(spark_glyph(kv))
+            past = self._trends.get(gpu.index, GpuTrend())
+            self._trends[gpu.index] = GpuTrend(
+                (*past.used_fraction, used)[-keep:],
+                (*past.kv_usage, kv)[-keep:],
+                (past.used_glyphs + spark_glyph(used))[-keep:],
+                (past.kv_glyphs + spark_glyph(kv))[-keep:],
+            )
 
     def view(self) -> Mapping[int, GpuTrend]:
-        return MappingProxyType(
-            {
-                index: GpuTrend(
-                    tuple(self._used[index]),
-                    tuple(self._kv[index]),
-                    "".join(self._used_glyphs[index]),
-                    "".join(self._kv_glyphs[index]),
-                )  # fmt: skip
-                for index in self._used
-            }
-        )
+        return MappingProxyType(dict(self._trends))
