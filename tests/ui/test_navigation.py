@@ -179,3 +179,29 @@ async def test_q_quits_with_status_zero(make_app, healthy_snapshot):
         await wait_for_snapshot(pilot)
         await pilot.press("q")
     assert app.return_code == 0
+
+
+def selected_rows_visible(app) -> bool:
+    """Both lines of the selected GPU's row lie inside the list's visible lines."""
+    gpus = app.screen.query_one(GpuList)
+    top = gpus.shown_gpus.index(gpus.selected) * 2
+    first_shown, height = gpus.scroll_offset.y, gpus.scrollable_content_region.height
+    return first_shown <= top and top + 2 <= first_shown + height
+
+
+async def test_the_selected_gpu_stays_on_screen_through_a_resize_and_a_cleared_filter(
+    make_app, healthy_snapshot
+):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("end")
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        await pilot.resize_terminal(60, 20)
+        await wait_for(pilot, lambda: selected_rows_visible(app))
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("slash", "t", "p", "7", "enter", "escape")
+        await wait_for(pilot, lambda: visible_gpus(app) == list(range(8)))
+        await wait_for(pilot, lambda: selected_rows_visible(app))
+        assert app.screen.query_one(GpuList).selected == 7

@@ -310,3 +310,16 @@ async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_te
         assert result.bytes_per_token_measured is not None
         assert abs(result.bytes_per_token_measured / KV_BYTES_PER_TOKEN - 1) < 0.01
         assert "released    yes" in text(app, "#probe-result")
+
+
+async def test_with_every_gpu_filtered_out_the_probe_says_no_gpu_is_selected(make_app, healthy_snapshot):
+    runner = FakeRunner()
+    app = make_app(healthy_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("slash", "z", "z", "z", "enter", "P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        assert app.screen.gpu_index is None
+        assert "no GPU is selected" in text(app, "#probe-result")
+        await pilot.press("y")
+        assert runner.requests == []

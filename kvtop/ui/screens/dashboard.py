@@ -116,7 +116,9 @@ class DashboardScreen(NodeScreen):
 
     @property
     def selected_gpu(self) -> int | None:
-        return self.query_one(GpuList).selected
+        """The selected GPU, None when the filter hides it (or there are no GPUs)."""
+        gpus = self.query_one(GpuList)
+        return gpus.selected if gpus.selected in gpus.shown_gpus else None
 
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
         self.query_one(FindingsPane).show_findings(findings)

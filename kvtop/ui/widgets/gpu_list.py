@@ -128,6 +128,7 @@ class GpuList(ScrollView, can_focus=True):
         self._shown = shown
         self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(shown))
         self.refresh()
+        self.call_after_refresh(self._keep_selection_in_view)  # rows moved under the selection
         return True
 
     def _refresh_changed_cells(self) -> None:
@@ -152,8 +153,12 @@ class GpuList(ScrollView, can_focus=True):
     def watch_selected(self, old: int | None, new: int | None) -> None:
         self._refresh_gpu(old)
         self._refresh_gpu(new)
-        if new in self._shown:
-            top = self._shown.index(new) * ROW_LINES
+        self._keep_selection_in_view()
+
+    def _keep_selection_in_view(self) -> None:
+        """Scroll so that both lines of the selected GPU are on screen."""
+        if self.selected in self._shown:
+            top = self._shown.index(self.selected) * ROW_LINES
             self.scroll_to_region(Region(0, top, 1, ROW_LINES), animate=False, immediate=True)
 
     def watch_filter_text(self) -> None:
@@ -190,6 +195,7 @@ class GpuList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(self._shown))
+        self.call_after_refresh(self._keep_selection_in_view)
 
     # --- keys and mouse ------------------------------------------------------------------------
 
@@ -198,10 +204,12 @@ class GpuList(ScrollView, can_focus=True):
             return
         position = self._shown.index(self.selected) if self.selected in self._shown else 0
         self.selected = self._shown[max(0, min(len(self._shown) - 1, position + step))]
+        self._keep_selection_in_view()  # also when the selection stays (the wheel may have moved away)
 
     def action_jump(self, position: int) -> None:
         if self._shown:
             self.selected = self._shown[position]
+            self._keep_selection_in_view()
 
     def action_open(self) -> None:
         if self.selected in self._shown:  # not a GPU the filter hides
