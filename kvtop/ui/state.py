@@ -74,11 +74,6 @@ class NodeState:
         """Seconds since the shown snapshot arrived (None before the first one)."""
         return None if self.received_at is None else max(0.0, now - self.received_at)
 
-    def is_stale(self, now: float, interval_s: float) -> bool:
-        """The source is failing, or nothing arrived for three intervals (at least 3 s)."""
-        age = self.age_s(now)
-        return self.failure is not None or (age is not None and age > max(3.0, 3 * interval_s))
-
 
 class GpuHistory:
     """Bounded per-GPU history fed by snapshots (lives on the app, touched only on the event loop).

@@ -17,23 +17,19 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from kvtop.domain.cluster import rank_nodes
+from kvtop.ui.freshness import Wording
+from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable
 
-STALE_AFTER_INTERVALS = 3  # a view older than this many intervals (and 3 s) is marked stale
+_WORDING = Wording(
+    failing="prometheus failing", silent="prometheus has not answered", first="the first answer"
+)
 
 
 def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
-    """'● live · 2 s ago', '▲ STALE · prometheus failing: … · showing data 12 s old', or waiting."""
-    age = state.age_s(now)
-    if state.failure is not None:
-        shown = "nothing shown yet" if age is None else f"showing data {age:.0f} s old"
-        return Content.styled(f"▲ STALE · prometheus failing: {state.failure} · {shown}", "bold $error")
-    if age is None:
-        return Content.styled("… waiting for the first answer", "$warning")
-    if age > max(3.0, STALE_AFTER_INTERVALS * interval_s):
-        return Content.styled(f"▲ STALE {age:.0f} s · prometheus has not answered", "bold $warning")
-    return Content.styled(f"● live · {age:.0f} s ago", "$success")
+    """'● live · every 5 s', '▲ STALE · prometheus failing: … · showing data 12 s old', or waiting."""
+    return shared_freshness(state.age_s(now), state.failure, interval_s, _WORDING)
 
 
 def header_text(state: ClusterState, now: float, interval_s: float) -> Content:

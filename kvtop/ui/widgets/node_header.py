@@ -8,27 +8,17 @@ from textual.widget import Widget
 
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState, NvmlState
+from kvtop.ui.freshness import Wording
+from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_tokens
 
+_WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
+
 
 def freshness(state: NodeState, now: float, interval_s: float) -> Content:
-    """'● live · every 1 s', '● late · 2 s ago', '▲ STALE 12 s · …' or 'waiting for the first snapshot'.
-
-    While snapshots arrive on time the text stays the same, so the clock's tick redraws
-    nothing; the age shows once a snapshot is two intervals (at least 2 s) late.
-    """
-    age = state.age_s(now)
-    if state.failure is not None:
-        shown = "nothing shown yet" if age is None else f"showing data {age:.0f} s old"
-        return Content.styled(f"▲ STALE · source failing: {state.failure} · {shown}", "bold $error")
-    if age is None:
-        return Content.styled("… waiting for the first snapshot", "$warning")
-    if state.is_stale(now, interval_s):
-        return Content.styled(f"▲ STALE {age:.0f} s · the source has not answered", "bold $warning")
-    if age < max(2.0, 2 * interval_s):
-        return Content.styled(f"● live · every {interval_s:g} s", "$success")
-    return Content.styled(f"● late · {age:.0f} s ago", "$warning")
+    """'● live · every 1 s', '● late · 2 s ago', '▲ STALE 12 s · …' or 'waiting for the first snapshot'."""
+    return shared_freshness(state.age_s(now), state.failure, interval_s, _WORDING)
 
 
 def short_model_name(name: str) -> str:

@@ -1,0 +1,43 @@
+"""How fresh the shown data is, in the words both headers use (node dashboard and cluster view).
+
+'● live · every 1 s' while data arrives on time (the text stays the same, so a clock tick
+redraws nothing), '● late · 4 s ago' once it is two intervals (at least 2 s) late, '▲ STALE …'
+after three intervals (at least 3 s) or while the source fails, '… waiting …' before any data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+
+STALE_AFTER_INTERVALS = 3
+LATE_AFTER_INTERVALS = 2
+
+
+def is_stale(age_s: float | None, failing: bool, interval_s: float) -> bool:
+    """The source is failing, or nothing arrived for three intervals (at least 3 s)."""
+    return failing or (age_s is not None and age_s > max(3.0, STALE_AFTER_INTERVALS * interval_s))
+
+
+@dataclass(frozen=True)
+class Wording:
+    """What a header calls its source: 'source failing' / 'the source has not answered' / 'the first snapshot'."""
+
+    failing: str
+    silent: str
+    first: str
+
+
+def freshness(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
+    """The freshness marker for data `age_s` old (None: nothing yet), given the last failure."""
+    if failure is not None:
+        shown = "nothing shown yet" if age_s is None else f"showing data {age_s:.0f} s old"
+        return Content.styled(f"▲ STALE · {wording.failing}: {failure} · {shown}", "bold $error")
+    if age_s is None:
+        return Content.styled(f"… waiting for {wording.first}", "$warning")
+    if is_stale(age_s, False, interval_s):
+        return Content.styled(f"▲ STALE {age_s:.0f} s · {wording.silent}", "bold $warning")
+    if age_s < max(2.0, LATE_AFTER_INTERVALS * interval_s):
+        return Content.styled(f"● live · every {interval_s:g} s", "$success")
+    return Content.styled(f"● late · {age_s:.0f} s ago", "$warning")
