@@ -19,8 +19,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from pydantic import ValidationError
-
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
     ProbeBuffer,
@@ -30,7 +28,7 @@ from kvtop.domain.probe import (
     default_chunk_tokens,
     predicted_bytes_per_token,
 )
-from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, MIN_GPU_RESERVE_BYTES, buffers_from_ledger
+from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
 from kvtop.sources.probe import run_probe
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
 
@@ -130,7 +128,6 @@ def build_probe_request(
                 "--device cpu needs --memory-limit SIZE (the stand-in for free memory)",
                 field="--memory-limit",
             )
-        default_reserve = 0
     else:
         if gpu is None:
             raise InputError("give the GPU to probe, e.g. --gpu 0", field="--gpu")
@@ -138,7 +135,6 @@ def build_probe_request(
             raise InputError("--memory-limit only applies with --device cpu", field="--memory-limit")
         device = f"cuda:{gpu}"
         memory_limit = None
-        default_reserve = max(MIN_GPU_RESERVE_BYTES, runtime_reserve_bytes)
     reserve = _size_arg(args.reserve, "--reserve")
     if args.timeout <= 0:
         raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
@@ -149,21 +145,17 @@ def build_probe_request(
         raise InputError(f"must be positive (got {chunk})", field="--chunk-tokens")
     else:
         chunk = -(-chunk // page_size) * page_size
-    try:
-        return ProbeRequest(
-            device=device,
-            buffers=tuple(buffers),
-            page_size=page_size,
-            target_tokens=tokens,
-            fill=bool(args.fill),
-            reserve_bytes=default_reserve if reserve is None else reserve,
-            memory_limit_bytes=memory_limit,
-            chunk_tokens=chunk,
-            timeout_s=args.timeout,
-        )
-    except ValidationError as error:
-        first = error.errors()[0]
-        raise InputError(str(first["msg"]), field=".".join(str(p) for p in first["loc"]) or "probe") from None
+    return validated_request(
+        device=device,
+        buffers=tuple(buffers),
+        page_size=page_size,
+        target_tokens=tokens,
+        fill=bool(args.fill),
+        reserve_bytes=reserve_for(device, runtime_reserve_bytes) if reserve is None else reserve,
+        memory_limit_bytes=memory_limit,
+        chunk_tokens=chunk,
+        timeout_s=args.timeout,
+    )
 
 
 def exit_code(result: ProbeResult) -> int:

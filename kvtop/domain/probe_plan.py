@@ -66,11 +66,23 @@ def buffers_from_ledger(ledger: Ledger) -> tuple[list[ProbeBuffer], int]:
 
 
 def default_reserve_bytes(ledger: Ledger, device: str) -> int:
-    """What a probe keeps free unless told otherwise: on a GPU the larger of 2 GiB and the
-    engine's runtime reserve (the engine still needs it after the probe); on cpu nothing."""
-    if device == "cpu":
-        return 0
-    return max(MIN_GPU_RESERVE_BYTES, ledger.engine.reserve_bytes)
+    """What a probe keeps free unless told otherwise (`reserve_for` with the ledger's runtime reserve)."""
+    return reserve_for(device, ledger.engine.reserve_bytes)
+
+
+def reserve_for(device: str, runtime_reserve_bytes: int) -> int:
+    """On a GPU the larger of 2 GiB and the engine's runtime reserve (the engine still needs it
+    after the probe); on cpu nothing."""
+    return 0 if device == "cpu" else max(MIN_GPU_RESERVE_BYTES, runtime_reserve_bytes)
+
+
+def validated_request(**fields: object) -> ProbeRequest:
+    """A `ProbeRequest` from these fields, or an InputError naming the first field that is wrong."""
+    try:
+        return ProbeRequest.model_validate(fields)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise InputError(str(first["msg"]), field=".".join(str(p) for p in first["loc"]) or "probe") from None
 
 
 def tui_probe_request(
@@ -103,21 +115,17 @@ def tui_probe_request(
             )
         memory_limit = free_bytes
     reserve = default_reserve_bytes(ledger, target_device) if reserve_bytes is None else reserve_bytes
-    try:
-        return ProbeRequest(
-            device=target_device,
-            buffers=tuple(buffers),
-            page_size=page_size,
-            target_tokens=tokens,
-            fill=tokens is None,
-            reserve_bytes=reserve,
-            memory_limit_bytes=memory_limit,
-            chunk_tokens=default_chunk_tokens(predicted_bytes_per_token(buffers), page_size),
-            timeout_s=timeout_s,
-        )
-    except ValidationError as error:
-        first = error.errors()[0]
-        raise InputError(str(first["msg"]), field=".".join(str(p) for p in first["loc"]) or "probe") from None
+    return validated_request(
+        device=target_device,
+        buffers=tuple(buffers),
+        page_size=page_size,
+        target_tokens=tokens,
+        fill=tokens is None,
+        reserve_bytes=reserve,
+        memory_limit_bytes=memory_limit,
+        chunk_tokens=default_chunk_tokens(predicted_bytes_per_token(buffers), page_size),
+        timeout_s=timeout_s,
+    )
 
 
 def fill_budget_bytes(free_bytes: int, reserve_bytes: int) -> int:
