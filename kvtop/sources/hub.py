@@ -15,6 +15,7 @@ from typing import Any
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.sources.json_file import read_json_object
 
 PRESET_DIR_ENV = "KVTOP_PRESETS"
 _SAFETENSORS_DTYPE_BYTES = {
@@ -36,24 +37,6 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def _read_json(path: Path, what: str = "config") -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read {what}: {err.__class__.__name__}", source=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=str(path)
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError("a config must be a JSON object", source=str(path))
-    return data
-
-
 def _sibling_quant_config(config_path: Path) -> dict[str, Any] | None:
     """ModelOpt's hf_quant_config.json beside config.json (or `<stem>.hf_quant_config.json`)."""
     for candidate in (
@@ -61,7 +44,7 @@ def _sibling_quant_config(config_path: Path) -> dict[str, Any] | None:
         config_path.with_name(config_path.stem + ".hf_quant_config.json"),
     ):
         if candidate.is_file():
-            return _read_json(candidate, "hf_quant_config")
+            return read_json_object(candidate, "hf_quant_config")
     return None
 
 
@@ -92,7 +75,7 @@ def safetensors_bytes(folder: Path) -> int | None:
 
 
 def load_config_file(path: Path, name: str | None = None) -> ModelSpec:
-    config = _read_json(path)
+    config = read_json_object(path, "config")
     return model_from_config(
         config, source=str(path), name=name or path.stem, hf_quant_config=_sibling_quant_config(path)
     )
@@ -146,11 +129,14 @@ def _from_hub(repo_id: str) -> ModelSpec:
         ) from None
     quant = None
     try:
-        quant = _read_json(
+        quant = read_json_object(
             Path(hf_hub_download(repo_id, "hf_quant_config.json", local_files_only=True)), "hf_quant_config"
         )
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError):
         quant = None
     return model_from_config(
-        _read_json(config_path), source=f"{repo_id} (HF cache)", name=repo_id, hf_quant_config=quant
+        read_json_object(config_path, "config"),
+        source=f"{repo_id} (HF cache)",
+        name=repo_id,
+        hf_quant_config=quant,
     )

@@ -9,7 +9,6 @@ Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scen
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
+from kvtop.sources.json_file import read_json_object
 from kvtop.units import MIB, parse_size
 
 DEFAULT_SCENARIO = "llama70b-tp8-sglang"
@@ -172,18 +172,7 @@ def scenario_path(ref: str) -> Path:
 def load_scenario(ref: str) -> Scenario:
     """Read and validate a scenario by name or path; a bad file is an InputError naming the field."""
     path = scenario_path(ref)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(
-            f"cannot read the scenario ({error.strerror or type(error).__name__})", source=str(path)
-        ) from None
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}", source=str(path)
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError("a scenario must be a JSON object", source=str(path))
+    data = read_json_object(path, "scenario")
     data.setdefault("name", path.stem)
     return parse_scenario(data, source=str(path))
 
