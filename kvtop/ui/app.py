@@ -16,15 +16,14 @@ from pathlib import Path
 from textual import on, work
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.worker import get_current_worker
 
-from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.node import EngineView, NodeSnapshot
+from kvtop.domain.node import EngineView
 from kvtop.domain.ports import ModelLoader, SnapshotSource
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
+from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
@@ -88,22 +87,12 @@ class KvtopApp(KvtopBaseApp):
     @work(thread=True, exclusive=True, group="source", exit_on_error=False)
     def stream_snapshots(self) -> None:
         """The one long-lived worker of the source: collect, post, wait an interval (or cancellation)."""
-        worker = get_current_worker()
-        while not worker.is_cancelled:
-            self._collecting.set()
-            try:
-                snapshot = self._source.collect()
-                message: SnapshotArrived | SourceFailed = SnapshotArrived(snapshot, _diagnose(snapshot))
-            except KvtopError as err:
-                message = SourceFailed(str(err))
-            except Exception as err:  # any failure of an outside source is shown as a marker, never a crash
-                message = SourceFailed(f"{type(err).__name__}: {err}")
-            finally:
-                self._collecting.clear()
-            if worker.is_cancelled:
-                break
-            self.post_message(message)
-            worker.cancelled_event.wait(self._interval_s)
+
+        def read() -> SnapshotArrived:
+            snapshot = self._source.collect()
+            return SnapshotArrived(snapshot, diagnose_quietly(snapshot))
+
+        poll(self, read, SourceFailed, self._collecting, self._interval_s)
 
     @on(SnapshotArrived)
     def show_snapshot(self, message: SnapshotArrived) -> None:
@@ -242,13 +231,3 @@ class KvtopApp(KvtopBaseApp):
             model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,
             live_token_capacity=view.engine.live.token_capacity,
         )  # fmt: skip
-
-
-def _diagnose(snapshot: NodeSnapshot) -> tuple[object, ...]:
-    """The findings of a snapshot; a rule that fails never costs the snapshot itself."""
-    from kvtop.domain.diagnose import diagnose
-
-    try:
-        return tuple(diagnose(snapshot))
-    except KvtopError:
-        return ()

@@ -19,13 +19,12 @@ from textual import on, work
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
-from textual.worker import get_current_worker
 
 from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
-from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
+from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.state import GpuHistory, NodeState
@@ -101,11 +100,6 @@ def exported_findings(node: ClusterNode | None) -> tuple[ExportedFindings, ...]:
     )
 
 
-def _reason(err: Exception) -> str:
-    """A KvtopError's own message; any other failure named by its type (never a traceback)."""
-    return str(err) if isinstance(err, KvtopError) else f"{type(err).__name__}: {err}"
-
-
 class ClusterApp(KvtopBaseApp):
     TITLE = "kvtop cluster"
     BINDINGS = [
@@ -143,40 +137,25 @@ class ClusterApp(KvtopBaseApp):
     @work(thread=True, exclusive=True, group="cluster", exit_on_error=False)
     def stream_cluster(self) -> None:
         """The one long-lived worker of the reader: read, post, wait an interval (or cancellation)."""
-        worker = get_current_worker()
-        while not worker.is_cancelled:
-            self._reading.set()
-            try:
-                message: ClusterArrived | ClusterFailed = ClusterArrived(self._reader.read())
-            except Exception as err:  # any failure of the reader is shown as a marker, never a crash
-                message = ClusterFailed(_reason(err))
-            finally:
-                self._reading.clear()
-            if worker.is_cancelled:
-                break
-            self.post_message(message)
-            worker.cancelled_event.wait(self._interval_s)
+        poll(
+            self, lambda: ClusterArrived(self._reader.read()), ClusterFailed, self._reading, self._interval_s
+        )
 
     @work(thread=True, exclusive=True, group="node", exit_on_error=False)
     def stream_node(self, name: str, generation: int) -> None:
         """The open node's worker: build its source, then collect, diagnose, post, wait."""
-        worker = get_current_worker()
-        source: SnapshotSource | None = None
-        while not worker.is_cancelled:
-            self._node_collecting.set()
-            try:
-                source = source or self._node_source_factory(name)
-                snapshot = source.collect()
-                findings = _diagnose(snapshot) if any(e.ledger for e in snapshot.engines) else None
-                message: NodeArrived | NodeFailed = NodeArrived(generation, snapshot, findings)
-            except Exception as err:  # any failure of the node's source is shown as a marker, never a crash
-                message = NodeFailed(generation, _reason(err))
-            finally:
-                self._node_collecting.clear()
-            if worker.is_cancelled:
-                break
-            self.post_message(message)
-            worker.cancelled_event.wait(self._interval_s)
+        source: SnapshotSource | None = None  # built by the first read, so its failure is shown too
+
+        def read() -> NodeArrived:
+            nonlocal source
+            source = source or self._node_source_factory(name)
+            snapshot = source.collect()
+            findings = diagnose_quietly(snapshot) if any(e.ledger for e in snapshot.engines) else None
+            return NodeArrived(generation, snapshot, findings)
+
+        poll(
+            self, read, lambda reason: NodeFailed(generation, reason), self._node_collecting, self._interval_s
+        )
 
     @on(ClusterArrived)
     def show_cluster(self, message: ClusterArrived) -> None:
@@ -267,13 +246,3 @@ class ClusterApp(KvtopBaseApp):
         self.stream_cluster()
         if self._node_name is not None:
             self.stream_node(self._node_name, self._node_generation)
-
-
-def _diagnose(snapshot: NodeSnapshot) -> tuple[object, ...]:
-    """The findings of a snapshot; a rule that fails never costs the snapshot itself."""
-    from kvtop.domain.diagnose import diagnose
-
-    try:
-        return tuple(diagnose(snapshot))
-    except KvtopError:
-        return ()
