@@ -15,6 +15,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
+from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightsBook, weights_book
 
@@ -96,8 +97,30 @@ def predict(
     measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
 ) -> Ledger:
-    """Solve both books for every rank with the engine's own rules (see module docstring)."""
+    """Solve both books for every rank with the engine's own rules (see module docstring).
+
+    Remembered: the same model object with equal settings and measurements gives the same
+    ledger object (diagnose re-solves its what-ifs every tick; the planner every keystroke).
+    """
     measured = measured or MeasuredInputs()
+    key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp)
+    return _LEDGERS.get(
+        key, (model,), lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp)
+    )
+
+
+_LEDGERS: Memo[Ledger] = Memo(size=128)
+
+
+def settings_key(settings: LaunchSettings) -> tuple[object, ...]:
+    """Settings as a hashable value (their free-form `flags` map sorted into pairs)."""
+    return (*(value for name, value in settings if name != "flags"), *sorted(settings.flags.items()))
+
+
+def _solve(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
+    measured: MeasuredInputs, load_mtp: bool,
+) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     rules = ENGINES[settings.engine]

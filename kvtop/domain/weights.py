@@ -15,6 +15,7 @@ from functools import cached_property
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.memo import Memo
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec
 
 
@@ -239,6 +240,9 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     return (*kinds, *(model.quant.spares((prefix + probe,)) for probe in probes))
 
 
+_BOOKS: Memo[WeightsBook] = Memo(size=64)
+
+
 def weights_book(
     model: ModelSpec,
     layout: ParallelLayout,
@@ -248,7 +252,21 @@ def weights_book(
     last_stage: bool,
     load_mtp: bool = False,
 ) -> WeightsBook:
-    """The weights one rank of a pipeline stage holding `layers` keeps resident."""
+    """The weights one rank of a pipeline stage holding `layers` keeps resident (remembered per model and layout)."""
+    key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp)
+    return _BOOKS.get(
+        key, (model,), lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp)
+    )
+
+
+def _weights_book(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    layers: range,
+    first_stage: bool,
+    last_stage: bool,
+    load_mtp: bool,
+) -> WeightsBook:
     rank = _Rank(model, layout)
     h = model.hidden_size
     padded_vocab = math.ceil(model.vocab_size / 64) * 64

@@ -22,6 +22,7 @@ from kvtop.domain.node import EngineView
 from kvtop.domain.ports import ModelLoader, SnapshotSource
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.base_app import KvtopBaseApp
+from kvtop.ui.freshness import reading
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.screens.base import NodeScreen
@@ -104,7 +105,8 @@ class KvtopApp(KvtopBaseApp):
             received_at=now,
             trends=self._history.view(),
         )
-        self.now = now  # after the state, so headers never draw the old snapshot at the new time
+        # `now` stays: a snapshot that just arrived reads "live" at any earlier clock (its age
+        # counts as 0), and the clock tick moves `now` once the marker would read otherwise.
         self.show_findings(message.findings)  # type: ignore[arg-type]
 
     @on(SourceFailed)
@@ -115,6 +117,9 @@ class KvtopApp(KvtopBaseApp):
         for screen in self.screen_stack:
             if isinstance(screen, NodeScreen):
                 screen.node = state
+
+    def freshness_reading(self, now: float) -> object:
+        return reading(self.node.age_s(now), self.node.failure, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         for screen in self.screen_stack:

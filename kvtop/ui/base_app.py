@@ -14,7 +14,12 @@ from kvtop.ui.theming import KV_TOKENS, install_palettes
 
 
 class KvtopBaseApp(App[int]):
-    """Registers kvtop's palettes, checks the refresh interval and ticks `now` once a second."""
+    """Registers kvtop's palettes, checks the refresh interval and keeps `now` for the freshness markers.
+
+    The clock ticks once a second but moves `now` only when a marker would read differently:
+    while data arrives on time the markers say the same ("● live · every 1 s"), so a tick costs
+    no redraw; once data is late they count the seconds.
+    """
 
     CSS_PATH = "kvtop.tcss"
     ENABLE_COMMAND_PALETTE = False
@@ -32,12 +37,21 @@ class KvtopBaseApp(App[int]):
         self._clock = clock
         self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(KvtopBaseApp.now, clock())
+        self._clock_reading: object = None  # what the markers said at the last tick
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(KV_TOKENS)
 
     def _tick(self) -> None:
-        self.now = self._clock()
+        now = self._clock()
+        reading = self.freshness_reading(now)
+        if reading != self._clock_reading:
+            self._clock_reading = reading
+            self.now = now
+
+    def freshness_reading(self, now: float) -> object:
+        """What the app's freshness markers would say at `now` (subclasses: their sources' ages)."""
+        return now
 
     def action_next_theme(self) -> None:
         names = self.palette_names

@@ -24,6 +24,7 @@ from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
+from kvtop.ui.freshness import reading
 from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
@@ -200,6 +201,12 @@ class ClusterApp(KvtopBaseApp):
         for screen in self.screen_stack:
             if isinstance(screen, NodeScreen):
                 screen.node = state
+
+    def freshness_reading(self, now: float) -> object:
+        cluster = reading(self.cluster.age_s(now), self.cluster.failure, self._interval_s)
+        if self._node_screen is None:
+            return cluster
+        return cluster, reading(self.node.age_s(now), self.node.failure, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         self.cluster_screen.now = now

@@ -41,3 +41,11 @@ def freshness(age_s: float | None, failure: str | None, interval_s: float, wordi
     if age_s < max(2.0, LATE_AFTER_INTERVALS * interval_s):
         return Content.styled(f"● live · every {interval_s:g} s", "$success")
     return Content.styled(f"● late · {age_s:.0f} s ago", "$warning")
+
+
+_ANY_WORDING = Wording(failing="failing", silent="silent", first="first")
+
+
+def reading(age_s: float | None, failure: str | None, interval_s: float) -> str:
+    """What a marker says at this age, whatever its wording: the clock redraws when this changes."""
+    return freshness(age_s, failure, interval_s, _ANY_WORDING).plain

@@ -63,6 +63,28 @@ async def test_the_header_age_advances_with_the_clock(make_app, healthy_snapshot
         await wait_for(pilot, lambda: "● late · 7300 s ago" in screen_text(app), rounds=300)
 
 
+async def test_a_clock_tick_moves_now_only_when_a_freshness_marker_reads_differently(
+    make_app, healthy_snapshot
+):
+    """On time, the once-a-second tick costs no redraw; late, it counts the seconds."""
+    clock = FixedClock()
+    app = make_app(healthy_snapshot, clock=clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        app._tick()  # the first tick learns what the marker says
+        shown = app.now
+        clock.advance(3000)  # within two intervals (3600 s each): still "● live · every 3600 s"
+        app._tick()
+        assert app.now == shown
+        clock.advance(4300)
+        app._tick()
+        assert app.now == clock.now  # late: the marker reads "late · 7300 s ago"
+        clock.advance(1)
+        app._tick()
+        assert app.now == clock.now
+        await wait_for(pilot, lambda: "● late · 7301 s ago" in screen_text(app))
+
+
 async def test_a_terminal_too_narrow_for_a_row_cuts_both_lines_rather_than_wrapping_one(
     make_app, healthy_snapshot
 ):

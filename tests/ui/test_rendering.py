@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from textual.geometry import Region
 
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.state import GpuHistory, GpuTrend
+from kvtop.ui.widgets.gpu_list import _columns
 from kvtop.ui.widgets.memory_bar import cell_widths, observed_segments, predicted_segments, sparkline
 from kvtop.ui.widgets.row_parts import GpuRowData, render_row, short_gpu_name
 from tests.ui.fakes import (
@@ -116,3 +118,13 @@ def test_observed_rows_add_up_to_the_gpu_total(co_tenant_snapshot):
     observed = [r for r in view.rows if r.observed_bytes is not None and (r.kind == "total" or r.label in (
         "foreign (co-tenants)", "orphan engine workers", "unattributed (hidden)", "other used (no process)", "driver reserved", "free"))]  # fmt: skip
     assert sum(r.observed_bytes for r in observed) == H100_TOTAL_BYTES
+
+
+def test_changed_spans_below_each_other_are_repainted_as_one_column():
+    # (first cell, cells, line): the trend of lines 0-3, a whole line 4, the trend of line 5
+    spans = [(125, 34, 0), (125, 34, 1), (125, 34, 2), (125, 34, 3), (0, 159, 4), (125, 34, 5)]
+    assert _columns(spans) == [
+        Region(1, 4, 159, 1),
+        Region(126, 0, 34, 4),
+        Region(126, 5, 34, 1),
+    ]

@@ -42,6 +42,22 @@ class _Pass:
     edges: dict[str | None, Segment]  # by finding tone; None: no mark
 
 
+def _columns(spans: list[tuple[int, int, int]]) -> list[Region]:
+    """Changed spans (first cell, cells, line) as regions, lines below each other joined.
+
+    The usual tick changes the trend of every line: one region down the trend column, not
+    sixteen, for Textual to repaint.
+    """
+    regions: list[Region] = []
+    for x, cells, y in sorted(spans):
+        last = regions[-1] if regions else None
+        if last is not None and (last.x, last.width, last.bottom) == (EDGE_WIDTH + x, cells, y):
+            regions[-1] = Region(last.x, last.y, cells, last.height + 1)
+        else:
+            regions.append(Region(EDGE_WIDTH + x, y, cells, 1))
+    return regions
+
+
 class GpuList(ScrollView, can_focus=True):
     """Rows of GPUs. Up/down (or j/k) select, Enter or a click on the selected row opens its ledger."""
 
@@ -133,13 +149,13 @@ class GpuList(ScrollView, can_focus=True):
 
     def _refresh_changed_cells(self) -> None:
         width, top = self._row_width, self.scroll_offset.y
-        regions = [
-            Region(EDGE_WIDTH + x, position * ROW_LINES + y - top, cells, 1)
+        spans = [
+            (x, cells, position * ROW_LINES + y - top)
             for position, index in enumerate(self._shown)
             for y, x, cells in self._painters[index].changed_spans(width)
         ]
-        if regions:
-            self.refresh(*regions)
+        if spans:
+            self.refresh(*_columns(spans))
 
     def _refresh_gpu(self, gpu_index: int | None) -> None:
         if gpu_index in self._shown:

@@ -20,7 +20,7 @@ from kvtop.ui.ledger_rows import observed_kv_pool_bytes
 from kvtop.ui.state import sparkline as sparkline  # re-exported: the trend beside the bars
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # the kinds below are the only ones: compared (and hashed) by identity
 class SegmentKind:
     label: str
     glyph: str
@@ -97,15 +97,24 @@ def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
 
 
 def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
-    """Split `width` cells in proportion to `sizes` (largest remainder), summing exactly to `width`."""
-    total = sum(max(0, size) for size in sizes)
+    """Split `width` cells in proportion to `sizes` (largest remainder), summing exactly to `width`.
+
+    Integer arithmetic: each share is `size × width ÷ total` with its remainder, so equal
+    remainders tie exactly (the earlier segment wins) and no float rounding decides a cell.
+    """
+    total = sum(size for size in sizes if size > 0)
     if total <= 0 or width <= 0:
         return [0] * len(sizes)
-    exact = [max(0, size) * width / total for size in sizes]
-    cells = [int(value) for value in exact]
-    order = sorted(range(len(sizes)), key=lambda i: exact[i] - cells[i], reverse=True)
-    for index in order[: width - sum(cells)]:
-        cells[index] += 1
+    cells: list[int] = []
+    remainders: list[int] = []
+    for size in sizes:
+        share, remainder = divmod(size * width, total) if size > 0 else (0, 0)
+        cells.append(share)
+        remainders.append(remainder)
+    short = width - sum(cells)
+    if short:
+        for index in sorted(range(len(sizes)), key=remainders.__getitem__, reverse=True)[:short]:
+            cells[index] += 1
     return cells
 
 

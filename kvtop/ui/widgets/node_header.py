@@ -49,11 +49,31 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     return Content.assemble(*parts)
 
 
+def header_inputs(state: NodeState | None) -> tuple[object, ...]:
+    """Every figure of `state` the header draws, bar the clock: equal inputs draw the same header.
+
+    Ledgers are compared by identity first (a source hands out the same ledger until the
+    settings change), so a tick costs a few comparisons rather than building the header.
+    """
+    if state is None:
+        return ()
+    snapshot = state.snapshot
+    if snapshot is None:
+        return (state.source_label,)
+    observation = snapshot.observation
+    engines = tuple(
+        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.ledger_error,
+         view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
+        for view in snapshot.engines
+    )  # fmt: skip
+    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines
+
+
 class NodeHeader(Widget):
     """Source, notice, freshness; with `engines=True` also one line per engine.
 
-    A new state or clock tick repaints the header only when its text or styles changed (the
-    usual tick changes nothing here: the age reads the same second).
+    A new state or clock tick repaints the header only when what it reads changed (the usual
+    tick changes nothing here: the same engines and ledgers, a freshness marker that reads the same).
     """
 
     state: reactive[NodeState | None] = reactive(None, repaint=False)
@@ -64,7 +84,7 @@ class NodeHeader(Widget):
         self._interval_s = interval_s
         self._engines = engines
         self._shown: tuple[str, tuple[object, ...]] | None = None  # the drawn text and spans
-        self._inputs: tuple[NodeState | None, tuple[object, ...]] | None = None  # what `_shown` came from
+        self._inputs: tuple[object, ...] | None = None  # what `_shown` came from
 
     def watch_state(self) -> None:
         self._refresh_if_changed()
@@ -77,13 +97,14 @@ class NodeHeader(Widget):
 
     def _refresh_if_changed(self) -> None:
         state = self.state
-        reading = (
+        inputs = (
+            header_inputs(state),
             None if state is None else freshness(state, self.now, self._interval_s).plain,
             self.size.width < 110,
         )
-        if self._inputs is not None and self._inputs[0] is state and self._inputs[1] == reading:
-            return  # the same state, and its freshness reads the same
-        self._inputs = (state, reading)
+        if inputs == self._inputs:
+            return  # what the header reads is the same, and its freshness reads the same
+        self._inputs = inputs
         content = self.header_content()
         drawn = (content.plain, tuple(content.spans))
         if drawn != self._shown:

@@ -13,8 +13,9 @@ list (`row_painter.RowPainter`) compares them to skip redraws. `render_row` is t
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from textual.content import Content
 
@@ -46,9 +47,8 @@ _STATE_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class GpuRowData:
-    """Everything one row shows."""
+class GpuRowData(NamedTuple):
+    """Everything one row shows (a tuple: eight of these are built every tick)."""
 
     gpu: GpuObservation
     rank: RankView | None
@@ -76,13 +76,12 @@ def short_gpu_name(name: str | None) -> str:
 
 def rank_label(rank: RankView) -> str:
     """'TP3', 'PP1 TP3', 'DP2 TP0' — only the parallel dimensions that exist."""
-    parts = []
-    if rank.rank.dp:
-        parts.append(f"DP{rank.rank.dp}")
-    if rank.rank.pp:
-        parts.append(f"PP{rank.rank.pp}")
-    parts.append(f"TP{rank.rank.tp}")
-    return " ".join(parts)
+    return _rank_text(rank.rank.dp, rank.rank.pp, rank.rank.tp)
+
+
+@lru_cache(maxsize=256)
+def _rank_text(dp: int, pp: int, tp: int) -> str:
+    return " ".join([*([f"DP{dp}"] if dp else []), *([f"PP{pp}"] if pp else []), f"TP{tp}"])
 
 
 def trend_width(row_width: int) -> int:
@@ -98,17 +97,23 @@ def _who(data: GpuRowData) -> str:
     """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
     if data.engine is None or data.rank is None:
         return "no engine" if data.gpu.processes else "—"
-    label = rank_label(data.rank)
-    if len(data.engine.engine.kind) + 1 + len(label) < RANK_WIDTH:
-        return f"{data.engine.engine.kind} {label}"
+    rank = data.rank.rank
+    return _engine_rank(data.engine.engine.kind, rank.dp, rank.pp, rank.tp)
+
+
+@lru_cache(maxsize=256)
+def _engine_rank(kind: str, dp: int, pp: int, tp: int) -> str:
+    label = _rank_text(dp, pp, tp)
+    if len(kind) + 1 + len(label) < RANK_WIDTH:
+        return f"{kind} {label}"
     return label if len(label) < RANK_WIDTH else label.replace(" ", "")
 
 
-@dataclass(frozen=True)
-class RowBody:
+class RowBody(NamedTuple):
     """The left of both lines (identity, rank, state, bars, figures), reduced to what is drawn.
 
     Bars are kept as cells per segment, not bytes, so a few MiB of drift draw no new row.
+    Tuples, not dataclasses: built for every row every tick, compared and hashed in C.
     """
 
     id_lines: tuple[str, str]
@@ -123,8 +128,7 @@ class RowBody:
     message: tuple[str, str] = ("", "")
 
 
-@dataclass(frozen=True)
-class RowTrend:
+class RowTrend(NamedTuple):
     """The right of both lines: KV-pool use now and the two sparklines."""
 
     kv_text: str
@@ -133,53 +137,83 @@ class RowTrend:
     used_spark: str
 
 
-@dataclass(frozen=True)
-class RowParts:
-    """A row split where it changes: `body` over `body_width` cells, then `trend` (None: body spans all)."""
+class RowParts(NamedTuple):
+    """A row split where it changes: `body` over `body_width` cells, then `trend` (None: body spans all).
+
+    `lines` holds each line's (body, trend) pieces; the trend is empty when the body spans the row.
+    """
 
     body: RowBody
     trend: RowTrend | None
     body_width: int
     width: int
-
-    @cached_property
-    def lines(self) -> tuple[tuple[Line, Line], tuple[Line, Line]]:
-        """Each line's (body, trend) pieces; the trend is empty when the body spans the row."""
-        first, second = body_lines(self.body)
-        if self.trend is None:
-            return (first, ()), (second, ())
-        kv, used = trend_lines(self.trend)
-        return (first, kv), (second, used)
+    lines: tuple[tuple[Line, Line], tuple[Line, Line]]
 
 
-@lru_cache(maxsize=1024)  # a tick mostly draws the bars of the tick before: the same sizes and width
-def _cells(segments: Segments, width: int) -> tuple[tuple[SegmentKind, int], ...]:
-    return tuple(
-        (kind, count)
-        for (kind, _), count in zip(segments, cell_widths([size for _, size in segments], width), strict=True)
+def _parts(body: RowBody, trend: RowTrend | None, body_width: int, width: int) -> RowParts:
+    first, second = body_lines(body)
+    if trend is None:
+        return RowParts(body, None, body_width, width, ((first, ()), (second, ())))
+    kv, used = trend_lines(trend)
+    return RowParts(body, trend, body_width, width, ((first, kv), (second, used)))
+
+
+def _cells_of(segments: Segments, width: int) -> tuple[tuple[SegmentKind, int], ...]:
+    """The cells each segment of a bar gets at `width`."""
+    cells = cell_widths([size for _, size in segments], width)
+    return tuple((kind, count) for (kind, _), count in zip(segments, cells, strict=True))
+
+
+_cells = lru_cache(maxsize=256)(_cells_of)  # the predicted bar: the same sizes and width tick after tick
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """Where a row's columns fall at one width."""
+
+    trend: int
+    bar: int
+    body: int  # identity, rank, label, bar and figure
+    rest: int  # what follows the rank column: label, bar, figure and trend
+    line: int
+
+
+@lru_cache(maxsize=16)
+def _geometry(width: int) -> _Geometry:
+    trend = trend_width(width)
+    bar = max(MIN_BAR_WIDTH, width - ID_WIDTH - RANK_WIDTH - LABEL_WIDTH - FIGURE_WIDTH - trend)
+    body = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + bar + FIGURE_WIDTH
+    return _Geometry(trend, bar, body, LABEL_WIDTH + bar + FIGURE_WIDTH + trend, body + trend)
+
+
+@lru_cache(maxsize=64)
+def _id_lines(index: int, name: str | None, total_bytes: int | None) -> tuple[str, str]:
+    return (
+        _fit(f"{index:>2} {short_gpu_name(name)}", ID_WIDTH),
+        _fit("   " + (fmt_gib(total_bytes, 1) if total_bytes else ""), ID_WIDTH),
     )
+
+
+@lru_cache(maxsize=256)
+def _figure(num_bytes: int) -> str:
+    return f"{fmt_gib(num_bytes, 1):>{FIGURE_WIDTH}}"
 
 
 def row_parts(data: GpuRowData, width: int) -> RowParts:
     """What the row draws at `width` cells, as plain values (cheap; compared to skip redraws)."""
     gpu, rank = data.gpu, data.rank
-    trend_cells = trend_width(width)
-    bar_width = max(MIN_BAR_WIDTH, width - ID_WIDTH - RANK_WIDTH - LABEL_WIDTH - FIGURE_WIDTH - trend_cells)
-    id_lines = (
-        _fit(f"{gpu.index:>2} {short_gpu_name(gpu.name)}", ID_WIDTH),
-        _fit("   " + (fmt_gib(gpu.total_bytes, 1) if gpu.total_bytes else ""), ID_WIDTH),
-    )
-    state = _STATE_LABELS.get(gpu.state, (gpu.state.value.upper(), "$warning"))
-    identity = RowBody(id_lines, _who(data), rank is not None, state, data.tightest, observed=None)
+    at = _geometry(width)
+    id_lines = _id_lines(gpu.index, gpu.name, gpu.total_bytes)
+    state = _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
+    who, has_rank = _who(data), rank is not None
     observed = observed_segments(gpu, rank)
-    rest_width = LABEL_WIDTH + bar_width + FIGURE_WIDTH + trend_cells
-    body_width = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + bar_width + FIGURE_WIDTH
-    line_width = body_width + trend_cells
     if observed is None:
         message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
-        wrapped = textwrap.wrap(message, rest_width, max_lines=2, placeholder="…") + ["", ""]
-        lines = (_fit(wrapped[0], rest_width), _fit(wrapped[1], rest_width))
-        return RowParts(replace(identity, message=lines), None, line_width, width)
+        wrapped = textwrap.wrap(message, at.rest, max_lines=2, placeholder="…") + ["", ""]
+        lines = (_fit(wrapped[0], at.rest), _fit(wrapped[1], at.rest))
+        return _parts(
+            RowBody(id_lines, who, has_rank, state, data.tightest, observed=None, message=lines), None, at.line, width
+        )  # fmt: skip
     shown_bytes = (
         rank.observed.process_bytes
         if rank and rank.observed.process_bytes is not None
@@ -187,31 +221,28 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
     )
     predicted = predicted_segments(rank, gpu.total_bytes or 0) if rank else None
     if predicted is not None and rank is not None and rank.predicted_resident_bytes is not None:
-        predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, bar_width)
-        predicted_figure = f"{fmt_gib(rank.predicted_resident_bytes, 1):>{FIGURE_WIDTH}}"
+        predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, at.bar)
+        predicted_figure = _figure(rank.predicted_resident_bytes)
     else:
         reason = (
             data.engine.ledger_error
             if data.engine and data.engine.ledger_error
             else "no engine rank: nothing predicted"
         )
-        predicted_cells, predicted_figure = (
-            None,
-            _fit(f"pred {reason}", LABEL_WIDTH + bar_width + FIGURE_WIDTH),
-        )
-    body = replace(
-        identity, observed=_cells(observed, bar_width), observed_figure=f"{fmt_gib(shown_bytes, 1):>{FIGURE_WIDTH}}",
+        predicted_cells, predicted_figure = None, _fit(f"pred {reason}", LABEL_WIDTH + at.bar + FIGURE_WIDTH)
+    body = RowBody(
+        id_lines, who, has_rank, state, data.tightest, observed=_cells_of(observed, at.bar), observed_figure=_figure(shown_bytes),
         predicted=predicted_cells, predicted_figure=predicted_figure,
     )  # fmt: skip
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
     kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
-    spark_width = trend_cells - len(kv_text)
+    spark_width = at.trend - len(kv_text)
     trend = RowTrend(
         kv_text=kv_text, kv_spark=data.trend.kv_sparkline(spark_width),
         used_label=_fit(" mem", len(kv_text)), used_spark=data.trend.used_sparkline(spark_width),
     )  # fmt: skip
-    return RowParts(body, trend, body_width, width)
+    return _parts(body, trend, at.body, width)
 
 
 Piece = tuple[str, str]  # text and its style ("" for the base style)
@@ -222,6 +253,7 @@ def _drawn_bar(cells: tuple[tuple[SegmentKind, int], ...]) -> Line:
     return tuple((kind.glyph * count, kind.style) for kind, count in cells if count)
 
 
+@lru_cache(maxsize=64)  # a tick mostly moves the trend: the body of the tick before, drawn again
 def body_lines(body: RowBody) -> tuple[Line, Line]:
     """The body's two lines, as styled pieces."""
     first: Line = ((body.id_lines[0], "bold"), (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"))  # fmt: skip
