@@ -113,8 +113,9 @@ _LEDGERS: Memo[Ledger] = Memo(size=128)
 
 
 def settings_key(settings: LaunchSettings) -> tuple[object, ...]:
-    """Settings as a hashable value (their free-form `flags` map sorted into pairs)."""
-    return (*(value for name, value in settings if name != "flags"), *sorted(settings.flags.items()))
+    """Settings as a hashable value: every declared field by name, the free-form `flags` as sorted pairs."""
+    fields = tuple((name, getattr(settings, name)) for name in type(settings).model_fields if name != "flags")
+    return fields + tuple(sorted(settings.flags.items()))
 
 
 def _solve(

@@ -160,10 +160,9 @@ class ClusterApp(KvtopBaseApp):
 
     @on(ClusterArrived)
     def show_cluster(self, message: ClusterArrived) -> None:
-        now = self._clock()
-        self.now = now
+        # `now` stays, as in the node app: fresh data reads "live" at any earlier clock
         self.cluster = ClusterState(
-            source_label=self.cluster.source_label, view=message.view, received_at=now
+            source_label=self.cluster.source_label, view=message.view, received_at=self._clock()
         )
 
     @on(ClusterFailed)
@@ -175,10 +174,8 @@ class ClusterApp(KvtopBaseApp):
         if message.generation != self._node_generation or self._node_screen is None:
             return  # a late answer for a node no longer open
         self._history.record(message.snapshot)
-        now = self._clock()
-        self.now = now
         self.node = NodeState(
-            source_label=self.node.source_label, snapshot=message.snapshot, received_at=now,
+            source_label=self.node.source_label, snapshot=message.snapshot, received_at=self._clock(),
             trends=self._history.view(),
         )  # fmt: skip
         findings = message.findings

@@ -46,6 +46,7 @@ def test_cell_widths_are_proportional_and_fill_the_bar_exactly():
     assert cell_widths([1, 1, 2], 8) == [2, 2, 4]
     assert sum(cell_widths([17, 51, 15, 1, 6, 1], 25)) == 25
     assert cell_widths([0, 0], 10) == [0, 0]
+    assert cell_widths([1.5e9, 2e9], 10) == cell_widths([1_500_000_000, 2_000_000_000], 10) == [4, 6]
 
 
 def test_sparkline_maps_fractions_to_blocks_and_keeps_the_latest():

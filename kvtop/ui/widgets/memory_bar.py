@@ -99,16 +99,18 @@ def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
 def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
     """Split `width` cells in proportion to `sizes` (largest remainder), summing exactly to `width`.
 
-    Integer arithmetic: each share is `size × width ÷ total` with its remainder, so equal
-    remainders tie exactly (the earlier segment wins) and no float rounding decides a cell.
+    Integer arithmetic (sizes are bytes): each share is `size × width ÷ total` with its
+    remainder, so equal remainders tie exactly (the earlier segment wins) and no float rounding
+    decides a cell.
     """
-    total = sum(size for size in sizes if size > 0)
+    whole = [max(0, int(size)) for size in sizes]
+    total = sum(whole)
     if total <= 0 or width <= 0:
         return [0] * len(sizes)
     cells: list[int] = []
     remainders: list[int] = []
-    for size in sizes:
-        share, remainder = divmod(size * width, total) if size > 0 else (0, 0)
+    for size in whole:
+        share, remainder = divmod(size * width, total)
         cells.append(share)
         remainders.append(remainder)
     short = width - sum(cells)
