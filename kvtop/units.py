@@ -43,12 +43,17 @@ def gib(num_bytes: int | float) -> float:
 
 def fmt_gib(num_bytes: int | float, digits: int = 2) -> str:
     """'17.64 GiB'."""
-    return f"{num_bytes / GIB:,.{digits}f} GiB"
+    return f"{_shown(num_bytes / GIB, digits):,.{digits}f} GiB"
 
 
 def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
     """'18.94 GB' (decimal, 10**9)."""
-    return f"{num_bytes / GB:,.{digits}f} GB"
+    return f"{_shown(num_bytes / GB, digits):,.{digits}f} GB"
+
+
+def _shown(value: float, digits: int) -> float:
+    """`value` as it reads at `digits`, a few negative bytes reading 0.00 rather than -0.00."""
+    return round(value, digits) + 0.0
 
 
 def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
