@@ -8,6 +8,7 @@ predicted `Ledger` per engine. Everything here is a frozen value that the TUI, `
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
@@ -95,10 +96,21 @@ class NodeSnapshot(BaseModel):
     notice: str | None = None  # e.g. "no NVIDIA driver: showing the demo node"
 
     def rank_on_gpu(self, gpu_index: int) -> RankView | None:
-        return next((r for e in self.engines for r in e.ranks if r.gpu_index == gpu_index), None)
+        found = self.ranks_by_gpu.get(gpu_index)
+        return found[1] if found else None
 
     def engine_of_gpu(self, gpu_index: int) -> EngineView | None:
-        return next((e for e in self.engines if any(r.gpu_index == gpu_index for r in e.ranks)), None)
+        found = self.ranks_by_gpu.get(gpu_index)
+        return found[0] if found else None
+
+    @cached_property
+    def ranks_by_gpu(self) -> dict[int, tuple[EngineView, RankView]]:
+        """Each GPU's first engine rank, in engine order (built once: the UI asks per GPU per tick)."""
+        index: dict[int, tuple[EngineView, RankView]] = {}
+        for view in self.engines:
+            for rank in view.ranks:
+                index.setdefault(rank.gpu_index, (view, rank))
+        return index
 
 
 def _role_bytes(gpu: GpuObservation, role: ProcessRole) -> int:
