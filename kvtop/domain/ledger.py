@@ -17,7 +17,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.weights import WeightsBook, weights_book
+from kvtop.domain.weights import WeightsBook, forget_books, weights_book
 
 
 class RankLedger(BaseModel):
@@ -110,6 +110,12 @@ def predict(
 
 
 _LEDGERS: Memo[Ledger] = Memo(size=128)
+
+
+def forget_solved() -> None:
+    """Drop every remembered ledger and weights book, so the next `predict` solves from scratch."""
+    _LEDGERS.clear()
+    forget_books()
 
 
 def settings_key(settings: LaunchSettings) -> tuple[object, ...]:

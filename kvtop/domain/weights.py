@@ -243,6 +243,11 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
 _BOOKS: Memo[WeightsBook] = Memo(size=64)
 
 
+def forget_books() -> None:
+    """Drop the remembered weights books (a benchmark timing a cold solve)."""
+    _BOOKS.clear()
+
+
 def weights_book(
     model: ModelSpec,
     layout: ParallelLayout,

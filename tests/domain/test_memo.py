@@ -9,7 +9,7 @@ import pytest
 from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.ledger import predict
+from kvtop.domain.ledger import forget_solved, predict
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import model_from_config
 from tests.conftest import CONFIGS
@@ -75,3 +75,12 @@ def test_the_memo_keeps_at_most_its_size_and_drops_the_least_recent() -> None:
     assert memo.get("b", (owner,), lambda: compute("b")) == 4
     assert memo.get("b", (object(),), lambda: compute("b")) == 5  # same key, another owner: no hit
     assert calls == ["a", "b", "c", "b", "b"]
+
+
+def test_forgetting_the_solves_solves_again_to_the_same_figures(llama) -> None:
+    tp8 = parse_flags("sglang", ["--tp", "8"])
+    first = predict(llama, tp8, gpu_total_bytes=H100)
+    forget_solved()
+    again = predict(llama, tp8, gpu_total_bytes=H100)
+    assert again is not first
+    assert again == first and again.token_capacity == first.token_capacity
