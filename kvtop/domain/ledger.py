@@ -105,7 +105,7 @@ def predict(
     measured = measured or MeasuredInputs()
     key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp)
     return _LEDGERS.get(
-        key, (model,), lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp)
+        key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp)
     )
 
 

@@ -22,27 +22,23 @@ class Memo(Generic[V]):
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[Hashable, tuple[tuple[object, ...], V]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[object, V]] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
-    def get(self, key: Hashable, owners: tuple[object, ...], compute: Callable[[], V]) -> V:
+    def get(self, key: Hashable, owner: object, compute: Callable[[], V]) -> V:
         """The value for `key`; computed (outside the lock) when missing.
 
-        `owners` are the objects `key` names by `id()`: the entry holds them, and a hit must be
-        for the very same objects.
+        `owner` is the object `key` names by `id()`: the entry holds it, and a hit must be for
+        the very same object.
         """
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None and all(a is b for a, b in zip(entry[0], owners, strict=True)):
+            if entry is not None and entry[0] is owner:
                 self._entries.move_to_end(key)
-                self.hits += 1
                 return entry[1]
         value = compute()  # exceptions are not remembered: a bad input fails the same way again
         with self._lock:
-            self.misses += 1
-            self._entries[key] = (owners, value)
+            self._entries[key] = (owner, value)
             self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)

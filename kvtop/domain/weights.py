@@ -260,7 +260,7 @@ def weights_book(
     """The weights one rank of a pipeline stage holding `layers` keeps resident (remembered per model and layout)."""
     key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp)
     return _BOOKS.get(
-        key, (model,), lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp)
+        key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp)
     )
 
 

@@ -68,12 +68,12 @@ def test_the_memo_keeps_at_most_its_size_and_drops_the_least_recent() -> None:
         calls.append(key)
         return len(calls)
 
-    assert memo.get("a", (owner,), lambda: compute("a")) == 1
-    assert memo.get("b", (owner,), lambda: compute("b")) == 2
-    assert memo.get("a", (owner,), lambda: compute("a")) == 1  # a hit; "b" is now the least recent
-    assert memo.get("c", (owner,), lambda: compute("c")) == 3  # evicts "b"
-    assert memo.get("b", (owner,), lambda: compute("b")) == 4
-    assert memo.get("b", (object(),), lambda: compute("b")) == 5  # same key, another owner: no hit
+    assert memo.get("a", owner, lambda: compute("a")) == 1
+    assert memo.get("b", owner, lambda: compute("b")) == 2
+    assert memo.get("a", owner, lambda: compute("a")) == 1  # a hit; "b" is now the least recent
+    assert memo.get("c", owner, lambda: compute("c")) == 3  # evicts "b"
+    assert memo.get("b", owner, lambda: compute("b")) == 4
+    assert memo.get("b", object(), lambda: compute("b")) == 5  # same key, another owner: no hit
     assert calls == ["a", "b", "c", "b", "b"]
 
 
