@@ -9,10 +9,14 @@ import sys
 import pytest
 
 from kvtop.cli import main
-from tests.conftest import CONFIGS
+from tests.conftest import CASES, CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
 LLAMA = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")
+GPT_OSS = str(CONFIGS / "openai--gpt-oss-120b.json")
+MIXTRAL = str(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")
+DEEPSEEK = str(CONFIGS / "deepseek-ai--DeepSeek-V3.json")
+C17_LOG = str(CASES / "sglang" / "C17" / "engine.log")
 
 
 def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -90,6 +94,30 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
         (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
         (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
         (["--model", QWEN, "--tpp", "2"], "--tpp"),
+        # SGLang's SWA:full ratio must be in (0, 1]: -1 divided by zero, 0 became 0.8, -2 "did not fit"
+        (["--model", GPT_OSS, "--swa-full-tokens-ratio=-1"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+        (["--model", GPT_OSS, "--swa-full-tokens-ratio=0"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+        (["--model", GPT_OSS, "--swa-full-tokens-ratio=-2"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+        (["--model", GPT_OSS, "--swa-full-tokens-ratio=1.5"], "--swa-full-tokens-ratio: must be in (0, 1]"),
+        # counts are at least 1, named as the user spelled them
+        (["--model", QWEN, "--max-running-requests", "-3"], "--max-running-requests: must be at least 1"),
+        (["--model", QWEN, "--max-running-requests", "0"], "--max-running-requests: must be at least 1"),
+        (["--model", QWEN, "--engine", "vllm", "--max-num-seqs", "0"], "--max-num-seqs: must be at least 1"),
+        (["--model", QWEN, "--max-total-tokens", "-10"], "--max-total-tokens: must be at least 1"),
+        (["--model", QWEN, "--engine", "vllm", "--max-num-batched-tokens", "-5"], "--max-num-batched-tokens"),
+        (["--model", QWEN, "--chunked-prefill-size", "0"], "or -1 turns chunked prefill off"),
+        (["--model", QWEN, "--engine", "vllm", "--max-model-len", "-1"], "--max-model-len: -1"),
+        # expert parallelism beyond the ranks that hold the experts; DCP that does not divide TP
+        (["--model", MIXTRAL, "--tp", "2", "--ep", "8"], "--ep: expert parallel size 8 must divide tp 2"),
+        (["--model", DEEPSEEK, "--tp", "8", "--ep", "16"], "--ep: expert parallel size 16 must divide tp 8"),
+        (["--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "2", "--ep", "8"], "tp × dp = 4"),
+        (["--model", QWEN, "--engine", "vllm", "--tp", "4", "--dcp", "3"], "--dcp: decode context parallel"),
+        (["--model", QWEN, "--engine", "vllm", "--dcp", "16"], "must divide tp 1"),
+        # a memory size without a unit would be read as bytes
+        (["--model", QWEN, "--gpu-memory", "80"], "--gpu-memory: '80' has no unit"),
+        (["--model", QWEN, "--gpu-memory", "100B"], "too small for a GPU"),
+        (["--model", QWEN, "--free-memory", "70"], "--free-memory: '70' has no unit"),
+        (["--model", QWEN, "--weights-memory", "15"], "--weights-memory: '15' has no unit"),
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
@@ -99,6 +127,35 @@ def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and needle in result.stderr
+
+
+@pytest.mark.parametrize("gpu_memory", ["80", "1", "100B"])
+def test_explain_rejects_a_gpu_memory_without_a_unit(gpu_memory: str) -> None:
+    """Once a ZeroDivisionError deep in the SGLang rules: 80 was read as 80 bytes."""
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", C17_LOG, "--model", QWEN, "--gpu-memory", gpu_memory],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "--gpu-memory" in result.stderr and "80GiB" in result.stderr
+
+
+def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    chunked = plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100")
+    unchunked = plan_json(
+        capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", "--chunked-prefill-size", "-1"
+    )
+    # -1 turns chunking off: the activation reserve follows max_prefill_tokens (16,384), not 8,192
+    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (362_010, 167_438)
+    vllm_ep = plan_json(
+        capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
+    )
+    assert vllm_ep["ranks"][0]["weights_bytes"] == 12_881_240_064  # EP 8 over tp × dp = 8 ranks
+    bytes_exact = plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu-memory", "85899345920B")
+    assert (
+        bytes_exact["token_capacity"]
+        == plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu-memory", "80GiB")["token_capacity"]
+    )
 
 
 def test_malformed_and_unknown_configs_name_the_field(tmp_path) -> None:

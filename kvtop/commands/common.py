@@ -13,8 +13,14 @@ from collections.abc import Sequence
 
 from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, detect_engine, parse_flags, parse_launch_command
-from kvtop.units import parse_size
+from kvtop.domain.launch import (
+    LaunchSettings,
+    check_parallel,
+    detect_engine,
+    parse_flags,
+    parse_launch_command,
+)
+from kvtop.units import GIB, parse_size
 
 ENGINE_FLAGS_HELP = """engine flags (either engine's spelling):
   --tp/--tp-size/--tensor-parallel-size N   --pp/--pipeline-parallel-size N   --dp/--data-parallel-size N
@@ -68,17 +74,35 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged[field] = getattr(direct, field)
     if args.model:
         merged["model"] = args.model
-    return LaunchSettings.model_validate(merged)
+    settings = LaunchSettings.model_validate(merged)
+    check_parallel(settings)
+    return settings
+
+
+def memory_size(text: str, flag: str, *, whole_gpu: bool) -> int:
+    """A memory flag's bytes. A unit is required: a bare `80` would read as 80 bytes.
+
+    `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB.
+    A bare 0 is allowed for the measured amounts (zero in every unit).
+    """
+    size_bytes = parse_size(text, field=flag)
+    raw = str(text).strip()
+    unitless = raw.replace(".", "", 1).isdigit()
+    if unitless and (whole_gpu or size_bytes != 0):
+        raise InputError(f"{raw!r} has no unit (it would read as bytes); write e.g. 80GiB", field=flag)
+    if whole_gpu and size_bytes < GIB:
+        raise InputError(f"{raw!r} is too small for a GPU (under 1 GiB); write e.g. 80GiB", field=flag)
+    return size_bytes
 
 
 def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
-    def size(name: str, flag: str) -> int | None:
+    def size(name: str, flag: str, whole_gpu: bool = False) -> int | None:
         value = getattr(args, name, None)
-        return None if value is None else parse_size(value, field=flag)
+        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu)
 
     return MeasuredInputs(
-        gpu_total_bytes=size("gpu_memory", "--gpu-memory"),
-        free_before_load_bytes=size("free_memory", "--free-memory"),
+        gpu_total_bytes=size("gpu_memory", "--gpu-memory", whole_gpu=True),
+        free_before_load_bytes=size("free_memory", "--free-memory", whole_gpu=True),
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
         weights_bytes=size("weights_memory", "--weights-memory"),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.errors import InputError
 
@@ -99,6 +99,12 @@ class LaunchSettings(BaseModel):
     engine_version: str | None = None  # e.g. "0.20.1": older vLLM defaults to utilisation 0.9
     flags: dict[str, str | bool] = {}
 
+    @model_validator(mode="after")
+    def _values_in_range(self) -> LaunchSettings:
+        """Settings merged from several sources are checked again (flags named as the engine spells them)."""
+        check_values(self.engine, {field: getattr(self, field) for field in _FLAGS}, {})
+        return self
+
     @property
     def effective_ep(self) -> int:
         """vLLM's `--enable-expert-parallel` spreads experts over tp × dp ranks."""
@@ -122,8 +128,10 @@ class LaunchSettings(BaseModel):
             value = getattr(self, field)
             if value != 1:
                 out += [names[field], str(value)]
-        if self.ep != 1:
-            out += ["--ep-size" if not vllm else "--expert-parallel-size", str(self.ep)]
+        if self.ep != 1 and not vllm:
+            out += ["--ep-size", str(self.ep)]
+        if self.ep != 1 and vllm and not self.enable_expert_parallel:
+            out.append("--enable-expert-parallel")  # vLLM's only spelling: experts over tp × dp
         if self.enable_dp_attention:
             out.append("--enable-dp-attention")
         if self.enable_expert_parallel:
@@ -138,6 +146,85 @@ class LaunchSettings(BaseModel):
             if value is not None:
                 out += [names.get(field, "--" + field.replace("_", "-")), str(value)]
         return out
+
+
+# Counts that must be at least 1; the engines give no smaller value a meaning kvtop models.
+_POSITIVE_COUNTS = (
+    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
+    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
+    "num_gpu_blocks_override", "cuda_graph_max_bs",
+)  # fmt: skip
+# Smaller values an engine documents: SGLang's `--chunked-prefill-size -1` turns chunking off
+# (sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens").
+_DOCUMENTED_SPECIAL = {"chunked_prefill_size": (-1, "-1 turns chunked prefill off")}
+_FRACTIONS = ("mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio")
+
+
+def _engine_spelling(engine: EngineName, field: str) -> str:
+    """The flag as `engine` spells it (vLLM's names for the knobs both engines have)."""
+    spellings = _FLAGS[field][0]
+    if engine == "vllm":
+        for spelling in spellings:
+            if spelling in _VLLM_SPELLINGS:
+                return spelling
+    return spellings[0]
+
+
+_VLLM_SPELLINGS = frozenset(
+    ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--block-size",
+     "--max-model-len", "--max-num-seqs")
+)  # fmt: skip
+
+
+def check_values(engine: EngineName, values: dict[str, object], spelled: dict[str, str]) -> None:
+    """Raise InputError naming the flag when a count or fraction is outside what the engine accepts.
+
+    `spelled` maps a field to the spelling the user typed; otherwise the engine's own spelling is named.
+    """
+    for field in _POSITIVE_COUNTS:
+        value = values.get(field)
+        if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
+            continue
+        flag = spelled.get(field) or _engine_spelling(engine, field)
+        special = _DOCUMENTED_SPECIAL.get(field)
+        if special is not None and value == special[0]:
+            continue
+        if field == "context_length" and value == -1 and engine == "vllm":
+            raise InputError(
+                "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
+            )
+        hint = f", or {special[1]}" if special else ""
+        raise InputError(f"must be at least 1{hint} (got {value})", field=flag)
+    for field in _FRACTIONS:
+        value = values.get(field)
+        if isinstance(value, float) and not 0 < value <= 1:
+            flag = spelled.get(field) or _engine_spelling(engine, field)
+            raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
+
+
+def check_parallel(settings: LaunchSettings) -> None:
+    """Raise InputError when --ep or --dcp do not fit the ranks of the final (merged) settings.
+
+    SGLang's expert-parallel group lives inside the TP group (tp % ep == 0); vLLM has no EP
+    size: `--enable-expert-parallel` spreads experts over all tp × dp ranks (`effective_ep`).
+    Decode context parallel splits the TP group: dcp | tp.
+    """
+    ep = settings.effective_ep
+    if settings.engine == "vllm" and ep not in (1, settings.tp * settings.dp):
+        raise InputError(
+            f"vLLM has no expert-parallel size: --enable-expert-parallel spreads experts over all"
+            f" tp × dp = {settings.tp * settings.dp} ranks (got {ep})",
+            field="--ep",
+        )
+    if settings.engine == "sglang" and ep > 1 and settings.tp % ep:
+        raise InputError(
+            f"expert parallel size {ep} must divide tp {settings.tp} (SGLang's EP group lives inside the TP group)",
+            field="--ep",
+        )
+    if settings.dcp > 1 and settings.tp % settings.dcp:
+        raise InputError(
+            f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
+        )
 
 
 def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
@@ -201,6 +288,7 @@ def parse_flags(
     positionals, pairs = _split(tokens)
     values: dict[str, object] = {"engine": engine}
     extra: dict[str, str | bool] = {}
+    spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
     for spelling, raw in pairs:
         field = _SPELLING.get(spelling)
         if field is None:
@@ -213,18 +301,12 @@ def parse_flags(
                 extra[spelling.lstrip("-")] = raw
                 continue
         values[field] = _convert(field, _FLAGS[field][1], raw, spelling)
+        spelled[field] = spelling
     if strict and positionals:
         raise InputError(f"unexpected argument {positionals[0]!r}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model
-    for field in ("tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length"):
-        value = values.get(field)
-        if isinstance(value, int) and value < 1:
-            raise InputError(f"must be at least 1 (got {value})", field=_FLAGS[field][0][0])
-    for field in ("mem_fraction_static", "gpu_memory_utilization"):
-        value = values.get(field)
-        if isinstance(value, float) and not 0 < value <= 1:
-            raise InputError(f"must be in (0, 1] (got {value})", field=_FLAGS[field][0][0])
+    check_values(engine, values, spelled)
     values["flags"] = extra
     return LaunchSettings.model_validate(values)
 

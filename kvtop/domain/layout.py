@@ -48,6 +48,11 @@ class ParallelLayout(BaseModel):
         """Ranks that share the routed experts: the TP group, or the wider EP group."""
         return max(self.tp, self.ep)
 
+    @property
+    def expert_ranks(self) -> int:
+        """The most ranks one pipeline stage can spread experts over: TP, times DP replicas (vLLM's EP)."""
+        return self.tp * self.replicas
+
     def kv_heads_per_rank(self, total_kv_heads: int) -> int:
         """max(1, kv_heads ÷ attention TP): below one head per rank, heads are copied."""
         shards = max(1, self.attn_tp // self.dcp) if self.dcp > 1 else self.attn_tp
@@ -107,10 +112,16 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
                 f"{model.moe.num_routed_experts} routed experts do not divide over ep {layout.ep}",
                 field="--ep",
             )
-        if layout.moe_shards % layout.ep:
+        if layout.expert_ranks % layout.ep:
             raise LayoutError(
-                f"ep {layout.ep} must divide the expert group of {layout.moe_shards} ranks", field="--ep"
+                f"ep {layout.ep} must divide the {layout.expert_ranks} ranks that hold the experts "
+                f"(tp {layout.tp}{f' × dp {layout.replicas}' if layout.replicas > 1 else ''})",
+                field="--ep",
             )
+    if layout.dcp > 1 and attn_tp % layout.dcp:
+        raise LayoutError(
+            f"decode context parallel size {layout.dcp} must divide attention TP {attn_tp}", field="--dcp"
+        )
 
 
 def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainder) -> range:
