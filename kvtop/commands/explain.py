@@ -10,7 +10,7 @@ from typing import Any
 from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import Explanation, explain
-from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.units import fmt_both, fmt_tokens
 
 
@@ -48,7 +48,9 @@ def settings_for_log(
         merged[field] = getattr(direct, field)
     if model_ref:
         merged["model"] = model_ref
-    return LaunchSettings.model_validate(merged)
+    settings = LaunchSettings.model_validate(merged)
+    check_parallel(settings)
+    return settings
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.hub import load_model
 
     log = read_engine_log(args.log)
-    engine = args.engine or log.engine or "sglang"
+    engine = log.engine_for(args.engine)
     log_args = {**log.server_args, **log.engine_config}
     settings = settings_for_log(log_args, engine, extra, args.model or log.model_path)
     if settings.engine_version is None and log.engine_version:
@@ -97,7 +99,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
             "token_capacity_max": result.token_capacity_max, "kv_bytes_per_token": result.kv_bytes_per_token,
         },
         "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
-        "cause": result.cause, "missing": list(result.missing),
+        "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks],
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
     }  # fmt: skip
@@ -108,6 +110,8 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
 
 def explanation_text(result: Explanation, findings: Sequence[Any], source: str) -> str:
     lines = [f"{source}: {result.engine} log"]
+    if result.startup_error is not None:
+        lines.append(f"  the engine refused to start: {result.startup_error}")
     logged = result.logged
     if logged.token_capacity is not None:
         lines.append(f"  logged capacity      {fmt_tokens(logged.token_capacity)} tokens")
@@ -115,6 +119,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                          ("weights (mem usage)", logged.weights_bytes), ("available KV memory", logged.available_kv_bytes)):  # fmt: skip
         if value is not None:
             lines.append(f"  {label:<20} {fmt_both(value)}")
+    if logged.available_kv_bytes is not None and logged.ranks_seen > 1:
+        lines.append(f"  {'':<20} (the least over {logged.ranks_seen} ranks, {logged.available_kv_rank}: "
+                     "the engine sizes every rank's pool from the tightest)")  # fmt: skip
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         for step in result.ledger.engine.steps:
@@ -130,9 +137,18 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                      f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
     if result.verdict == "match":
         lines.append("verdict: MATCH — the logged capacity lies inside the predicted interval")
-    elif result.verdict == "mismatch":
+    elif result.verdict == "mismatch" and result.gap_tokens:
         lines.append(
             f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}"
+        )
+    elif result.verdict == "mismatch":
+        gap = result.gap_bytes or 0
+        agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
+        lines.append(f"verdict: MISMATCH{agree} — the logged KV pool is {fmt_both(abs(gap))} "
+                     f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
+    elif result.verdict == "failed_start":
+        lines.append(
+            "verdict: FAILED START — the engine refused to start, so it printed no KV capacity to rebuild"
         )
     else:
         lines.append("verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing))

@@ -36,6 +36,7 @@ from kvtop.domain.engine_log_records import (
     SchedulerSummary,
     SglangRankLog,
     SlidingWindowSplit,
+    StartupFailure,
     StartupLedger,
     StartupShortfall,
     SwaPoolUsage,
@@ -43,6 +44,7 @@ from kvtop.domain.engine_log_records import (
     VllmRankLog,
     WeightLoad,
 )
+from kvtop.domain.errors import InputError
 
 EngineKind = Literal["sglang", "vllm"]
 ArgValue = str | int | float | bool | None
@@ -80,6 +82,7 @@ __all__ = [
     "GraphPool",
     "StartupLedger",
     "StartupShortfall",
+    "StartupFailure",
     "KvAdmissionError",
     "KvTokenShortfall",
     "KvMemoryReserved",
@@ -152,6 +155,42 @@ class EngineLog(_Frozen):
     """Physical lines that gave at least one value."""
     unrecognised_engine_lines: int = 0
     """Lines with an engine prefix (`[… TP0]`, `INFO mm-dd …`, `(… pid=N)`) that gave nothing."""
+    sglang_lines: int = 0
+    """Lines recognised as SGLang's (a value or a launch command was read from them)."""
+    vllm_lines: int = 0
+    """Lines recognised as vLLM's."""
+    startup_failures: tuple[StartupFailure, ...] = ()
+    """Error lines showing the engine refused to start, in printed order."""
+
+    def recognised_lines(self, engine: EngineKind) -> int:
+        """How many lines were recognised as `engine`'s."""
+        return self.sglang_lines if engine == "sglang" else self.vllm_lines
+
+    @property
+    def startup_error(self) -> str | None:
+        """The most specific error of a refused start (an exception over `failed to start`)."""
+        failures = [failure.text for failure in self.startup_failures]
+        return next((text for text in failures if "Error:" in text), failures[0] if failures else None)
+
+    def engine_for(self, requested: EngineKind | None = None) -> EngineKind:
+        """The engine whose rules explain this log: `requested`, unless the log is clearly the other's.
+
+        A log with no recognised line of either engine, or whose lines are all the other engine's,
+        is an `InputError` (one line) rather than an explanation of nothing.
+        """
+        if self.sglang_lines + self.vllm_lines == 0:
+            raise InputError("no SGLang or vLLM startup lines", field="log", source=self.source)
+        if requested is None:
+            return self.engine or ("sglang" if self.sglang_lines >= self.vllm_lines else "vllm")
+        other: EngineKind = "vllm" if requested == "sglang" else "sglang"
+        if self.recognised_lines(requested) == 0:
+            names = {"sglang": "SGLang", "vllm": "vLLM"}
+            raise InputError(
+                f"the lines of {self.source} are {names[other]}'s ({self.recognised_lines(other)} recognised, "
+                f"none {names[requested]}'s): pass --engine {other} or leave --engine out",
+                field="--engine",
+            )
+        return requested
 
     def sglang_rank(self, rank: RankKey) -> SglangRankLog | None:
         """The SGLang record of `rank`, if it printed anything."""

@@ -132,6 +132,16 @@ class RankKey(_Frozen):
         return (("dp", self.dp), ("pp", self.pp), ("tp", self.tp), ("ep", self.ep))
 
 
+class StartupFailure(_Frozen):
+    """An error line showing the engine refused to start (KV sizing, memory, `failed to start`).
+
+    `text` is the error as printed, from the exception name or message on (prefix removed).
+    """
+
+    rank: RankKey
+    text: str
+
+
 # --- SGLang ---------------------------------------------------------------------------------
 
 

@@ -4,7 +4,10 @@ A log prints memory rounded to two decimals, so every measured input is an inter
 the prediction: `token_capacity_min` uses the least favourable ends (least free after load,
 most free before load), `token_capacity_max` the most favourable. The verdict is `match` when
 the logged capacity lies inside, `mismatch` (with the gap and its likely cause) when it does
-not, and `insufficient` when the log lacks what the computation needs (named).
+not, and `insufficient` when the log lacks what the computation needs (named). A KV pool whose
+printed size does not follow from the model's bytes per token is a `mismatch` of geometry even
+when the token counts agree (a `--max-total-tokens` cap makes them agree for any model), and a log
+that shows the engine refusing to start, with no capacity printed, is `failed_start`.
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engine_log import EngineLog, Measured, SglangRankLog
+from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, SglangRankLog, VllmRankLog
 from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 
-Verdict = Literal["match", "mismatch", "insufficient"]
+Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
 _PLACEHOLDER_GPU = 80 << 30  # only the auto memory fraction reads the GPU total; a log states it
 
 
@@ -35,6 +38,7 @@ class Logged(BaseModel):
     free_after_load_bytes: int | None = None
     weights_bytes: int | None = None
     available_kv_bytes: int | None = None
+    available_kv_rank: str | None = None  # the rank whose figure is the minimum ('TP1', 'unranked')
     max_running_requests: int | None = None
     max_concurrency: float | None = None
     context_length: int | None = None
@@ -48,8 +52,12 @@ class PoolSizeCheck(BaseModel):
 
     name: str  # "K", "V" or "KV"
     tokens: int
+    rows: int  # #tokens + page: the rows the engine allocates
     logged_text: str
+    logged_bytes: int
     predicted_bytes: int
+    predicted_bytes_per_token: int
+    kv_dtype: str  # the KV dtype the prediction used
     within_rounding: bool
 
 
@@ -69,6 +77,7 @@ class Explanation(BaseModel):
     missing: tuple[str, ...] = ()
     ledger: Ledger | None = None  # the central prediction, with the engine's steps
     pool_checks: tuple[PoolSizeCheck, ...] = ()
+    startup_error: str | None = None  # the engine's own error line, when the log shows a refused start
 
 
 def _ends(value: Measured | None) -> tuple[int, int, int] | None:
@@ -172,30 +181,37 @@ def explain_sglang(
     return _verdict("sglang", logged, central, low, high, log, settings)
 
 
-def _vllm_available(log: EngineLog) -> Measured | None:
+def _rank_available(rank: VllmRankLog) -> Measured | None:
     """`Available KV cache memory`, else the startup ledger's `Current kv cache memory in use`."""
-    available = log.vllm_first(
-        lambda r: r.available_kv_cache_memory[0] if r.available_kv_cache_memory else None
-    )
-    if available is None:
-        available = log.vllm_first(
-            lambda r: next((s.kv_in_use for s in r.startup_ledgers if s.kv_in_use), None)
-        )
-    return available
+    if rank.available_kv_cache_memory:
+        return rank.available_kv_cache_memory[0]
+    return next((s.kv_in_use for s in rank.startup_ledgers if s.kv_in_use), None)
+
+
+def _vllm_available(log: EngineLog) -> RankedValue | None:
+    """The smallest per-rank KV memory: vLLM sizes every rank's pool from the tightest (§4.3)."""
+    return log.vllm_min(_rank_available)
+
+
+def _is_vllm_rank(rank: VllmRankLog) -> bool:
+    """A process that printed a per-rank memory figure (a worker; not the EngineCore's totals)."""
+    return bool(rank.model_loading or rank.available_kv_cache_memory or rank.startup_ledgers
+                or rank.startup_shortfalls or rank.v0_profiles or rank.kv_memory_reserved)  # fmt: skip
 
 
 def _logged_vllm(log: EngineLog) -> Logged:
-    available = _vllm_available(log)
+    ranked = _vllm_available(log)
     tokens = log.vllm_first(lambda r: r.kv_cache_tokens[0] if r.kv_cache_tokens else None)
     concurrency = log.vllm_first(lambda r: r.max_concurrency[0] if r.max_concurrency else None)
     weights = log.vllm_first(lambda r: r.model_loading[0].memory if r.model_loading else None)
     return Logged(
         token_capacity=tokens,
-        available_kv_bytes=available.value_bytes if available else None,
+        available_kv_bytes=ranked.value.value_bytes if ranked else None,
+        available_kv_rank=ranked.rank.label if ranked else None,
         weights_bytes=weights.value_bytes if weights else None,
         max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
         context_length=concurrency.tokens_per_request if concurrency else None,
-        ranks_seen=len(log.vllm_ranks),
+        ranks_seen=sum(1 for rank in log.vllm_ranks if _is_vllm_rank(rank)),
     )
 
 
@@ -203,7 +219,8 @@ def explain_vllm(
     log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None
 ) -> Explanation:
     logged = _logged_vllm(log)
-    available = _vllm_available(log)
+    ranked = _vllm_available(log)
+    available = ranked.value if ranked else None
     missing = []
     if available is None:
         missing.append(
@@ -295,22 +312,67 @@ def pool_size_checks(log: EngineLog, model: ModelSpec, settings: LaunchSettings)
             if full is None:
                 continue
             rows = alloc.tokens + page
+            dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else full.torch_dtype
             sizes = (("K", alloc.k_size, full.bytes_per_token // 2), ("V", alloc.v_size, full.bytes_per_token // 2),
                      ("KV", alloc.kv_size, kv.full_bytes_per_token - kv.workspace_bytes_per_token))  # fmt: skip
             for name, measured, per_token in sizes:
                 if measured is None:
                     continue
                 predicted = rows * per_token
-                within = measured.low_bytes <= predicted <= measured.high_bytes
-                checks.append(PoolSizeCheck(name=name, tokens=alloc.tokens, logged_text=measured.text,
-                                            predicted_bytes=predicted, within_rounding=within))  # fmt: skip
+                checks.append(PoolSizeCheck(
+                    name=name, tokens=alloc.tokens, rows=rows, logged_text=measured.text,
+                    logged_bytes=measured.value_bytes, predicted_bytes=predicted, predicted_bytes_per_token=per_token,
+                    kv_dtype=dtype, within_rounding=measured.contains(predicted),
+                ))  # fmt: skip
     return tuple(checks)
+
+
+def _geometry_mismatch(
+    result: Explanation,
+    checks: tuple[PoolSizeCheck, ...],
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+) -> Explanation:
+    """A printed pool size that the model's bytes per token cannot give: a mismatch, whatever the tokens say."""
+    # the first allocation is the run whose capacity is explained (C09 holds two runs of two builds)
+    rows = checks[0].rows if checks else 0
+    failed = [check for check in checks if check.rows == rows and not check.within_rounding]
+    if not failed:
+        return result
+    logged = sum(check.logged_bytes for check in failed)
+    predicted = sum(check.predicted_bytes for check in failed)
+    names = "+".join(check.name for check in failed)
+    texts = " + ".join(f"{check.logged_text} GiB" for check in failed)
+    log_dtype = log.sglang_first(
+        lambda r: r.kv_cache_dtype or next((a.dtype for a in r.kv_allocations if a.dtype), None)
+    )
+    cause = (
+        f"KV geometry: the log's {names} pool ({texts} for {rows:,} rows, about {logged // rows:,} B per token) "
+        f"is not what {model.name} with {failed[0].kv_dtype} KV at TP {settings.tp} gives "
+        f"({sum(check.predicted_bytes_per_token for check in failed):,} B per token): the model, KV dtype or TP "
+        f"differ from what the engine ran" + (f" (the log's KV dtype: {log_dtype})" if log_dtype else "")
+    )
+    if result.verdict == "mismatch" and result.cause:
+        cause += f"; the capacity gap follows from it ({result.cause})"
+    gap_tokens = (
+        result.gap_tokens if result.verdict == "mismatch" else (0 if result.verdict == "match" else None)
+    )
+    return result.model_copy(
+        update={
+            "verdict": "mismatch",
+            "cause": cause,
+            "gap_tokens": gap_tokens,
+            "gap_bytes": logged - predicted,
+        }
+    )
 
 
 def explain(
     log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None = None
 ) -> Explanation:
     """Explain a parsed log with the engine's own rules (see module docstring)."""
+    startup_error = log.startup_error
     try:
         if settings.engine == "vllm":
             result = explain_vllm(log, model, settings, gpu_total_bytes)
@@ -318,7 +380,36 @@ def explain(
             result = explain_sglang(log, model, settings, gpu_total_bytes)
         checks = pool_size_checks(log, model, settings)
     except KvtopError as err:
+        if startup_error is not None:
+            return Explanation(
+                engine=settings.engine, logged=Logged(), verdict="failed_start", startup_error=startup_error
+            )
         return Explanation(
             engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),)
         )
-    return result.model_copy(update={"pool_checks": checks}) if checks else result
+    result = _geometry_mismatch(result, checks, log, model, settings)
+    if startup_error is not None and result.logged.token_capacity is None:
+        # a refused start never prints a capacity: say what the engine said, ask for nothing more
+        result = Explanation(
+            engine=result.engine, logged=result.logged, verdict="failed_start", startup_error=startup_error
+        )
+    update: dict[str, object] = {"pool_checks": checks, "startup_error": startup_error}
+    if gpu_total_bytes is None and result.ledger is not None:
+        update["ledger"] = _stand_in_gpu_said(result.ledger)
+    return result.model_copy(update=update)
+
+
+def _stand_in_gpu_said(ledger: Ledger) -> Ledger:
+    """The GPU-memory step, when no --gpu was given, named as the stand-in it is (never as measured)."""
+    steps = tuple(
+        step.model_copy(
+            update={
+                "label": "GPU memory (a stand-in: pass --gpu)",
+                "measured": False,
+            }
+        )
+        if step.label == "GPU memory" and step.bytes == _PLACEHOLDER_GPU
+        else step
+        for step in ledger.engine.steps
+    )
+    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})

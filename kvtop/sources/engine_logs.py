@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kvtop.domain.engine_log import ArgValue, EngineKind, EngineLog, RankKey
+from kvtop.domain.engine_log import ArgValue, EngineKind, EngineLog, RankKey, StartupFailure
 from kvtop.domain.errors import InputError
 from kvtop.sources import engine_log_sglang, engine_log_vllm
 
@@ -50,6 +50,12 @@ _LAUNCH_MODEL = re.compile(
     r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})|vllm serve ([^\s'\"-][^\s'\"]{0,500})"
 )
 _VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
+_FAILURE = re.compile(
+    r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
+    r"|(EngineCore failed to start|Engine core initialization failed).*|CUDA out of memory.*"
+)
+_FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
+_MAX_QUOTE = 400
 _MAX_JOINED = 8
 _PREFIX_CHARS = 200
 _MAX_VALUE_CHARS = 4000
@@ -73,6 +79,7 @@ class _State:
         self.engine_config: dict[str, ArgValue] = {}
         self.launch_command: str | None = None
         self.engine_version: str | None = None
+        self.failures: list[tuple[RankTuple, str]] = []
 
     def count(self, engine: EngineKind) -> None:
         """One more line recognised as `engine`'s."""
@@ -306,6 +313,7 @@ def _read(line: str, state: _State) -> bool:
         return False
     took = False
     rank: RankTuple | None = None
+    engines: list[EngineKind] = []
     for _, engine, handle_log, handle_rank in hits:
         if handle_log is not None:
             if not handle_log(line, state):
@@ -316,10 +324,27 @@ def _read(line: str, state: _State) -> bool:
             if not handle_rank(line, (state.sglang if engine == "sglang" else state.vllm)[rank]):
                 continue
         took = True
-        if engine is not None:
-            state.hits[engine] += 1
-            state.first_engine = state.first_engine or engine
+        if engine is not None and engine not in engines:
+            engines.append(engine)
+    for engine in engines:  # one count per line and engine
+        state.count(engine)
     return took
+
+
+def _failure(line: str, state: _State) -> bool:
+    """Keep an error line that shows a refused start (KV sizing, memory, `failed to start`)."""
+    if "rror" not in line and "failed" not in line:
+        return False
+    match = _FAILURE.search(line)
+    if match is None or (match.group(1) and not _FAILURE_TOPIC.search(line)):
+        return False
+    text = match.group().strip()
+    text = text if len(text) <= _MAX_QUOTE else text[: _MAX_QUOTE - 1] + "…"
+    if match.group(2):  # vLLM's own wording
+        state.count("vllm")
+    if all(text != seen for _, seen in state.failures):
+        state.failures.append((_rank_tuple(line), text))
+    return True
 
 
 def _rank_order(item: tuple[RankTuple, Any]) -> tuple[int, ...]:
@@ -355,7 +380,7 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     state = _State()
     lines_parsed = unrecognised = 0
     for line, used in _logical_lines(physical):
-        if _read(line, state):
+        if _read(line, state) | _failure(line, state):
             lines_parsed += used
         elif _ENGINE_LINE.search(line):
             unrecognised += 1
@@ -380,6 +405,11 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
         lines_total=len(physical),
         lines_parsed=lines_parsed,
         unrecognised_engine_lines=unrecognised,
+        sglang_lines=state.hits["sglang"],
+        vllm_lines=state.hits["vllm"],
+        startup_failures=tuple(
+            StartupFailure(rank=_rank_key(rank), text=text) for rank, text in state.failures
+        ),
     )
 
 

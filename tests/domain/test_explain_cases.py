@@ -70,12 +70,53 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "Traceback" not in result.stderr
+    if not (case_dir / "engine.log").read_text().strip():  # C06: numbers from a PR text, no log lines
+        assert result.returncode == 2 and "no SGLang or vLLM startup lines in" in result.stderr
+        return
     out = json.loads(result.stdout)
-    assert out["verdict"] in ("match", "mismatch", "insufficient")
+    assert out["verdict"] in ("match", "mismatch", "insufficient", "failed_start")
     if out["verdict"] == "insufficient":
         assert out["missing"], "an insufficient verdict names what the log lacks"
-    if out["verdict"] == "mismatch":
-        assert out["cause"] and out["gap_tokens"] is not None
+    if out["verdict"] == "mismatch":  # a capacity gap, or a pool whose size the geometry cannot give
+        assert out["cause"] and (out["gap_tokens"] is not None or out["gap_bytes"] is not None)
+    if out["verdict"] == "failed_start":
+        assert out["startup_error"] and not out["missing"]
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kvtop", "explain", *argv], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+
+
+def test_refused_start_is_the_first_thing_said() -> None:
+    result = _cli(
+        str(CASES / "vllm/vllm-15871-deepseek-v2-lite-offload/engine.log"), "--model", "llama-3.1-8b"
+    )
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0
+    assert lines[1].startswith("  the engine refused to start: ValueError: To serve at least one request")
+    assert (
+        "(0.95 GiB KV cache is needed, which is larger than the available KV cache memory (0.93 GiB)"
+        in lines[1]
+    )
+    assert lines[-1].startswith("verdict: FAILED START") and "lacks" not in result.stdout
+
+
+def test_log_without_engine_lines_is_one_line_and_exit_2(tmp_path) -> None:
+    (tmp_path / "empty.log").write_text("")
+    result = _cli(str(tmp_path / "empty.log"), "--model", "llama-3.1-8b")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert (
+        result.stderr.count("\n") == 1
+        and f"no SGLang or vLLM startup lines in {tmp_path}/empty.log" in result.stderr
+    )
+
+
+def test_engine_flag_against_a_vllm_log_is_one_line_and_exit_2() -> None:
+    result = _cli(
+        str(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log"), "--model", "llama-3.1-8b", "--engine", "sglang"
+    )
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "pass --engine vllm" in result.stderr
 
 
 def test_missing_log_file_is_one_clear_line() -> None:

@@ -309,6 +309,40 @@ def test_sglang_errors_and_draft_load() -> None:
     assert (rank.draft_load.model_class, rank.draft_load.quant) == ("DeepseekV4ForCausalLMDSpark", "fp8")
 
 
+@pytest.mark.parametrize(
+    ("kind", "case", "rank", "quote"),
+    [
+        ("sglang", "C26", RankKey(), "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+         "--mem-fraction-static=0.85. Raise --mem-fraction-static above 1.000"),
+        ("vllm", "vllm-27508-gpt-oss-120b-h100", RankKey(dp=0), "EngineCore failed to start."),
+        ("vllm", "vllm-34076-qwen3-coder-30b-fp8-pp2-hetero", RankKey(dp=0), "ValueError: To serve at least one "
+         "request with the models's max seq len (262144), (24.0 GiB KV cache is needed"),
+        ("vllm", "spark-vllm-docker-396-minimax-m27-awq-tp2", RankKey(), "ValueError: To serve at least one request "
+         "with the model's max seq len (196608), 23.25 GiB KV cache is needed, which is larger than the available "
+         "KV cache memory (22.5 GiB)."),  # three wrapped lines, joined
+        ("vllm", "vllm-15871-deepseek-v2-lite-offload", RankKey(), "ValueError: To serve at least one request with "
+         "the models's max seq len (32768), (0.95 GiB KV cache is needed"),
+    ],
+)  # fmt: skip
+def test_refused_start_keeps_the_engines_error_line(kind: str, case: str, rank: RankKey, quote: str) -> None:
+    failures = _case_log(kind, case).startup_failures
+    assert len(failures) == 1 and failures[0].rank == rank and failures[0].text.startswith(quote)
+
+
+def test_a_started_engine_has_no_startup_failure() -> None:
+    assert _case_log("sglang", "C13").startup_failures == ()
+    assert _case_log("vllm", "lmcache-1739-qwen3-14b").startup_failures == ()
+
+
+def test_recognised_lines_are_counted_per_engine() -> None:
+    """The counts `explain` uses to refuse an empty log or an `--engine` the log contradicts."""
+    c13, lmcache = _case_log("sglang", "C13"), _case_log("vllm", "lmcache-1739-qwen3-14b")
+    assert (c13.sglang_lines, c13.vllm_lines) == (5, 0)
+    assert (lmcache.sglang_lines, lmcache.vllm_lines) == (0, 3)
+    assert (lmcache.recognised_lines("sglang"), lmcache.recognised_lines("vllm")) == (0, 3)
+    assert (parse_engine_log("").sglang_lines, parse_engine_log("").vllm_lines) == (0, 0)
+
+
 # --- units and intervals ------------------------------------------------------------------------
 
 
@@ -479,6 +513,7 @@ def test_foreign_text_gives_no_engine() -> None:
     for text in (design, noise, ""):
         log = parse_engine_log(text)
         assert (log.engine, log.sglang_ranks, log.vllm_ranks, log.lines_parsed) == (None, (), (), 0)
+        assert (log.sglang_lines, log.vllm_lines, log.startup_failures) == (0, 0, ())
         assert log.missing() == ("engine",)
 
 

@@ -1,0 +1,186 @@
+"""`explain` verdicts the token count alone cannot give: pool geometry, the tightest vLLM rank, a
+refused start, and logs that are not (or not the named) engine's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.engine_log import Measured
+from kvtop.domain.errors import InputError
+from kvtop.domain.explain import explain
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.model import ModelSpec
+from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
+from kvtop.sources.hub import load_model
+from tests.conftest import CASES, CONFIGS
+
+H100_BYTES = 81_559 << 20  # the driver's 79.65 GiB for an "80 GB" H100
+
+
+def _derived(tmp_path: Path, base: str, name: str, **facts: object) -> ModelSpec:
+    """A config from ../shared narrowed to another size of the same family (none is shipped)."""
+    cfg = json.loads((CONFIGS / base).read_text())
+    cfg.update(facts)
+    (tmp_path / name).write_text(json.dumps(cfg))
+    return load_model(str(tmp_path / name))
+
+
+def _qwen25_05b(tmp_path: Path) -> ModelSpec:
+    """Qwen2.5-0.5B: 24 layers, 2 KV heads × 64 → 6,144 B of K (and of V) per token in bf16."""
+    return _derived(tmp_path, "Qwen--Qwen2.5-7B-Instruct.json", "qwen2.5-0.5b.json", hidden_size=896,
+                    num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+                    intermediate_size=4864, tie_word_embeddings=True)  # fmt: skip
+
+
+def _qwen3_14b(tmp_path: Path) -> ModelSpec:
+    """Qwen3-14B: 40 layers, 8 KV heads × 128 (engines/vllm.md §8)."""
+    return _derived(tmp_path, "Qwen--Qwen3-32B.json", "qwen3-14b.json", num_hidden_layers=40,
+                    hidden_size=5120, num_attention_heads=40, intermediate_size=17408)  # fmt: skip
+
+
+C17_FLAGS = ["--max-total-tokens", "20480"]
+
+
+def test_c17_with_the_wrong_model_is_a_geometry_mismatch_not_a_match() -> None:
+    """C17 ran Qwen2.5-0.5B with a 20,480-token cap; told Llama-3-70B, the cap still gives 20,480
+    tokens, but 0.12 GB of K cannot hold 20,481 rows × 163,840 B (= 3.125 GiB)."""
+    log = read_engine_log(CASES / "sglang/C17/engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json"))
+    result = explain(log, model, parse_flags("sglang", C17_FLAGS), H100_BYTES)
+    assert result.token_capacity == result.logged.token_capacity == 20_480  # the cap agrees for any model
+    k_check = result.pool_checks[0]
+    assert (k_check.name, k_check.logged_text, k_check.rows) == ("K", "0.12", 20_481)
+    assert k_check.predicted_bytes == 20_481 * 163_840 == 3_355_607_040 and not k_check.within_rounding
+    assert result.verdict == "mismatch" and result.gap_tokens == 0
+    assert result.gap_bytes == 2 * (Measured.from_text("0.12").value_bytes - 3_355_607_040)
+    for named in ("meta-llama--Meta-Llama-3-70B", "bfloat16 KV", "TP 1", "327,680 B per token"):
+        assert named in (result.cause or "")
+
+
+def test_c17_with_its_own_model_matches_and_its_pool_sizes_are_within_rounding(tmp_path: Path) -> None:
+    log = read_engine_log(CASES / "sglang/C17/engine.log")
+    result = explain(log, _qwen25_05b(tmp_path), parse_flags("sglang", C17_FLAGS), H100_BYTES)
+    assert [(c.name, c.predicted_bytes, c.within_rounding) for c in result.pool_checks] == [
+        ("K", 20_481 * 6_144, True), ("V", 20_481 * 6_144, True),  # 0.117 GiB prints as 0.12
+    ]  # fmt: skip
+    assert result.verdict == "match" and result.cause is None
+
+
+def test_c01_without_its_tp_is_a_geometry_mismatch_even_though_the_budget_lines_are_missing() -> None:
+    """C01 is TP4; at TP1 the 8.23 GB K pool is a quarter of what 367,405 rows would need."""
+    log = read_engine_log(CASES / "sglang/C01/engine.log")
+    result = explain(
+        log, load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json")), parse_flags("sglang", [])
+    )
+    assert result.pool_checks[0].predicted_bytes == 367_405 * 96_256
+    assert result.verdict == "mismatch" and result.gap_tokens is None and "TP 1" in (result.cause or "")
+
+
+def test_vllm_available_memory_is_the_least_over_the_ranks_glm53() -> None:
+    """glm53: rank 0 prints `Available KV cache memory: 17.79 GiB`; the ledgers say 17.79, 17.73,
+    18.04 — the pool is sized by TP1's 17.73 (case notes). The EngineCore is not a rank."""
+    log = read_engine_log(CASES / "vllm/glm53-flash-nvfp4-tp3-lilab-fork/engine.log")
+    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")), parse_flags("vllm", []))
+    assert result.logged.available_kv_bytes == Measured.from_text("17.73").value_bytes
+    assert (result.logged.available_kv_rank, result.logged.ranks_seen) == ("TP1 EP1", 3)
+
+
+V3_LOG = """\
+(Worker_TP0 pid=11) INFO 08-20 17:22:37 [gpu_worker.py:560] Available KV cache memory: 6.51 GiB
+(EngineCore pid=10) INFO 08-20 17:22:37 [kv_cache_utils.py:2177] GPU KV cache size: 83,872 tokens
+(EngineCore pid=10) INFO 08-20 17:22:37 [kv_cache_utils.py:2178] Maximum concurrency for 32,768 tokens per request: 2.56x
+(Worker_TP0 pid=11) INFO 08-20 17:28:08 [gpu_worker.py:857] Free memory on device (23.10/23.58 GiB) on startup. \
+Desired GPU memory utilization is (0.92, 21.7 GiB). Actual usage is 14.0 GiB for weight, 1.0 GiB for peak activation, \
+0.19 GiB for non-torch memory, and 0.1 GiB for CUDAGraph memory. Current kv cache memory in use is 6.51 GiB.
+(Worker_TP1 pid=12) INFO 08-20 17:28:08 [gpu_worker.py:857] Free memory on device (23.00/23.58 GiB) on startup. \
+Desired GPU memory utilization is (0.92, 21.7 GiB). Actual usage is 14.0 GiB for weight, 1.1 GiB for peak activation, \
+0.2 GiB for non-torch memory, and 0.1 GiB for CUDAGraph memory. Current kv cache memory in use is 6.40 GiB.
+"""
+
+
+def test_vllm_tp2_tokens_follow_from_the_tightest_rank(tmp_path: Path) -> None:
+    """No case holds a TP>1 vLLM log of a shipped model with per-rank ledgers, so this one is written
+    here: 6.40 GiB ÷ 1,310,720 B per 16-token block (TP2) = 5,242 blocks; int(5242/2048 × 32,768)."""
+    log = parse_engine_log(V3_LOG)
+    result = explain(log, _qwen3_14b(tmp_path), parse_flags("vllm", ["--tp", "2"]))
+    assert result.logged.ranks_seen == 2 and result.logged.available_kv_rank == "TP1"
+    assert result.token_capacity == 83_872 == int(5242 / 2048 * 32768)
+    assert result.verdict == "match"
+
+
+@pytest.mark.parametrize(
+    ("case", "quote"),
+    [
+        ("sglang/C26", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
+        ("vllm/vllm-27508-gpt-oss-120b-h100", "EngineCore failed to start."),
+        ("vllm/vllm-34076-qwen3-coder-30b-fp8-pp2-hetero", "ValueError: To serve at least one request"),
+        ("vllm/spark-vllm-docker-396-minimax-m27-awq-tp2", "ValueError: To serve at least one request"),
+        ("vllm/vllm-15871-deepseek-v2-lite-offload", "ValueError: To serve at least one request"),
+    ],
+)
+def test_a_refused_start_is_said_and_asks_for_nothing(case: str, quote: str) -> None:
+    engine = case.split("/")[0]
+    log = read_engine_log(CASES / case / "engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"))  # the verdict needs no geometry
+    result = explain(log, model, parse_flags(engine, []))  # type: ignore[arg-type]
+    assert result.verdict == "failed_start" and result.missing == ()
+    assert (result.startup_error or "").startswith(quote)
+
+
+def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
+    log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
+    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")), parse_flags("vllm", []))
+    assert result.logged.available_kv_bytes == Measured.from_text("22.5").value_bytes
+    assert "23.25 GiB KV cache is needed" in (result.startup_error or "")
+
+
+@pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
+def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
+    with pytest.raises(InputError, match="no SGLang or vLLM startup lines in weird.log"):
+        parse_engine_log(text, source="weird.log").engine_for()
+
+
+def test_an_engine_flag_the_log_contradicts_is_an_input_error() -> None:
+    log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
+    with pytest.raises(InputError, match=r"are vLLM's \(3 recognised, none SGLang's\): pass --engine vllm"):
+        log.engine_for("sglang")
+    assert log.engine_for("vllm") == log.engine_for() == "vllm"
+
+
+def test_c09_judges_the_pool_of_the_run_it_explains() -> None:
+    """C09 holds two runs: the first prints (975,424 + 64) × (656 + 132) × 61 B = 43.67 GB (fp8 KV with
+    the DSA index, sglang.md §9.2); the second, older build excluded the index, so only it differs."""
+    log = read_engine_log(CASES / "sglang/C09/engine.log")
+    flags = [
+        "--tp",
+        "8",
+        "--dp",
+        "8",
+        "--enable-dp-attention",
+        "--page-size",
+        "64",
+        "--kv-cache-dtype",
+        "fp8_e4m3",
+    ]
+    model = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"))
+    result = explain(log, model, parse_flags("sglang", flags))
+    assert [(c.rows, c.predicted_bytes_per_token, c.within_rounding) for c in result.pool_checks] == [
+        (975_488, 48_068, True), (1_462_848, 48_068, False),
+    ]  # fmt: skip
+    assert result.verdict == "insufficient"  # no load lines; not a geometry mismatch
+
+
+def test_without_gpu_the_gpu_memory_step_is_named_a_stand_in_never_measured() -> None:
+    """C13 names no GPU total: the 80 GiB kvtop stands in with must not read as a measurement."""
+    log = read_engine_log(CASES / "sglang/C13/engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    steps = explain(log, model, settings).ledger.engine.steps  # type: ignore[union-attr]
+    gpu_step = next(step for step in steps if step.label.startswith("GPU memory"))
+    assert gpu_step.label == "GPU memory (a stand-in: pass --gpu)"
+    assert gpu_step.bytes == 80 * 2**30 and not gpu_step.measured
+    given = explain(log, model, settings, gpu_total_bytes=79 * 2**30).ledger.engine.steps  # type: ignore[union-attr]
+    assert any(step.label == "GPU memory" for step in given)
