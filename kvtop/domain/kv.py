@@ -17,12 +17,12 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
-KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp4", "mxfp8"]
+KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8"]
 
 _ALIASES: dict[str, KvFormat] = {
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
     "fp32": "fp32", "float32": "fp32", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3",
-    "fp8_ds_mla": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "fp4": "fp4", "nvfp4": "fp4", "fp4_e2m1": "fp4",
+    "fp8_ds_mla": "fp8_ds_mla", "fp8_e5m2": "fp8_e5m2", "fp4": "fp4", "nvfp4": "fp4", "fp4_e2m1": "fp4",
     "mxfp8": "mxfp8",
 }  # fmt: skip
 _ELEMENT_BYTES: dict[KvFormat, int] = {
@@ -31,19 +31,37 @@ _ELEMENT_BYTES: dict[KvFormat, int] = {
     "fp32": 4,
     "fp8_e4m3": 1,
     "fp8_e5m2": 1,
+    "fp8_ds_mla": 1,
     "fp4": 1,
     "mxfp8": 1,
 }
 TORCH_DTYPE: dict[KvFormat, str] = {
     "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8_e4m3": "float8_e4m3fn",
-    "fp8_e5m2": "float8_e5m2", "fp4": "uint8", "mxfp8": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2", "fp8_ds_mla": "uint8", "fp4": "uint8", "mxfp8": "float8_e4m3fn",
 }  # fmt: skip
 
 
-def resolve_kv_format(requested: str, model: ModelSpec, *, checkpoint_kv_quant: bool) -> KvFormat:
-    """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it."""
+# GPUs of the Blackwell generation (SM100), where SGLang's `auto` KV dtype for DSA models is FP8.
+BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
+
+
+def resolve_kv_format(
+    requested: str,
+    model: ModelSpec,
+    *,
+    checkpoint_kv_quant: bool,
+    engine: str = "",
+    gpu_name: str | None = None,
+) -> KvFormat:
+    """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it.
+
+    SGLang also picks FP8 for `auto` on a DSA model (DeepSeek-V3.2) on Blackwell (sglang.md §10).
+    """
     if requested == "auto":
         if checkpoint_kv_quant and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
+            return "fp8_e4m3"
+        blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
+        if engine == "sglang" and model.attention_kind is AttentionKind.DSA and blackwell:
             return "fp8_e4m3"
         return "fp32" if model.dtype_bytes == 4 else "bf16"
     try:
@@ -76,17 +94,26 @@ class KvBook(BaseModel):
     kv_heads_per_rank: int  # 1 for MLA (a single latent)
     pools: tuple[KvPool, ...]
     workspace_bytes_per_token: int = 0  # SGLang FP4's shared dequant row
+    draft_layers: int = 0  # MTP / EAGLE draft layers whose KV shares the token count (SGLang)
+    target_layers: int = 0  # the attention layers the draft inflation is measured against
 
     def pool(self, name: str) -> KvPool | None:
         return next((p for p in self.pools if p.name == name), None)
 
     @property
     def full_bytes_per_token(self) -> int:
-        """Full-attention layers plus the DSA index: what every cached token costs at full length."""
-        return (
+        """Full-attention layers plus the DSA index: what every cached token costs at full length.
+
+        With draft layers the cell is inflated as SGLang does it (sglang.md §6.1):
+        `int(cell × (1 + draft_layers / layers))`, room for the draft's own pool.
+        """
+        cell = (
             sum(p.bytes_per_token for p in self.pools if p.name in ("full", "dsa_index"))
             + self.workspace_bytes_per_token
         )
+        if self.draft_layers and self.target_layers:
+            return int(cell * (1 + self.draft_layers / self.target_layers))
+        return cell
 
     @property
     def swa_bytes_per_token(self) -> int:
@@ -99,13 +126,26 @@ class KvBook(BaseModel):
         return pool.bytes_per_request if pool else 0
 
 
+def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, engine: str) -> bool:
+    """Whether the MLA latent is stored as fp8 NoPE + fp32 scale per 128 + bf16 RoPE (656 B).
+
+    vLLM uses it only for `--kv-cache-dtype fp8_ds_mla` (vllm.md §3; plain fp8 is 576 × 1 B);
+    SGLang for FP8 KV on a DSA model (sglang.md §6.1), where `fp8_ds_mla` means its FP8.
+    """
+    if model.mla is None:
+        return False
+    if engine == "vllm":
+        return fmt == "fp8_ds_mla"
+    return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
+
+
 def _attention_layer_bytes(
     model: ModelSpec, heads: int, fmt: KvFormat, engine: str
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
     if model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-        if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
+        if _ds_mla_layout(model, fmt, engine):
             rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
             return (
                 float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2),
@@ -130,15 +170,19 @@ def _attention_layer_bytes(
     return float(heads * (k + v) * _ELEMENT_BYTES[fmt]), (heads, k), 2
 
 
-def kv_book(model: ModelSpec, layout: ParallelLayout, layers: range, fmt: KvFormat, *, engine: str) -> KvBook:
-    """The KV book of one rank holding `layers` (a pipeline stage)."""
+def kv_book(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    layers: range,
+    fmt: KvFormat,
+    *,
+    engine: str,
+    draft_layers: int = 0,
+) -> KvBook:
+    """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded."""
     heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
     per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, engine)
-    dtype = (
-        TORCH_DTYPE[fmt]
-        if not (model.attention_kind is AttentionKind.DSA and fmt.startswith("fp8"))
-        else "uint8"
-    )
+    dtype = "uint8" if _ds_mla_layout(model, fmt, engine) else TORCH_DTYPE[fmt]
     kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
     full = kinds.count(LayerKind.FULL)
@@ -170,8 +214,9 @@ def kv_book(model: ModelSpec, layout: ParallelLayout, layers: range, fmt: KvForm
     if fmt == "fp4" and engine == "sglang" and model.mla is None:
         workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
     return KvBook(
-        kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace
-    )
+        kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
+        draft_layers=draft_layers if full else 0, target_layers=full,
+    )  # fmt: skip
 
 
 def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout) -> int:

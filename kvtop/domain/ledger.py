@@ -134,8 +134,12 @@ def _solve(
     layout = layout_from_settings(settings)
     validate_layout(model, layout)
     fmt = resolve_kv_format(
-        settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype
-    )
+        settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype,
+        engine=rules.name, gpu_name=gpu_name,
+    )  # fmt: skip
+    draft_layers = (
+        model.mtp_layers if load_mtp and rules.name == "sglang" else 0
+    )  # SGLang pools the draft's KV too
     context = settings.context_length or model.max_position_embeddings
     stages = []
     for pp_rank in range(layout.pp):
@@ -148,7 +152,13 @@ def _solve(
             last_stage=pp_rank == layout.pp - 1,
             load_mtp=load_mtp,
         )
-        stages.append((layers, weights, kv_book(model, layout, layers, fmt, engine=rules.name)))
+        stages.append(
+            (
+                layers,
+                weights,
+                kv_book(model, layout, layers, fmt, engine=rules.name, draft_layers=draft_layers),
+            )
+        )
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)
 
     def solve(weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:

@@ -203,6 +203,7 @@ def model_from_config(
         config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or "bfloat16"
     )
     dtype_bytes = _DTYPE_BYTES.get(dtype_name, 2)
+    tie = text.get("tie_word_embeddings", config.get("tie_word_embeddings"))
     return build_spec(
         text,
         model_type=model_type,
@@ -212,6 +213,7 @@ def model_from_config(
         dtype_bytes=dtype_bytes,
         quant=quant,
         multimodal="vision_config" in config,
+        tie_word_embeddings=None if tie is None else bool(tie),
     )
 
 

@@ -33,6 +33,19 @@ _LAYER_TYPES = {
 }
 
 
+# Families whose transformers config class defaults `tie_word_embeddings` to True (one matrix for
+# the embedding and the LM head). Every other modelled family overrides PretrainedConfig's generic
+# True with False (LlamaConfig, Llama4Config / Llama4TextConfig, Qwen2/Qwen3(-MoE/-Next), Mistral,
+# Mixtral, Phi3, Granite, OLMo2, InternLM2, gpt-oss, DeepSeek V2/V3, Nemotron-H), so a config that
+# leaves the key out (Llama-4-Scout) keeps a separate LM head.
+_TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
+
+
+def tied_by_default(model_type: str) -> bool:
+    """Whether the family ties embedding and LM head when its config does not say."""
+    return model_type in _TIED_BY_DEFAULT
+
+
 def _layer_types(cfg: dict[str, Any], layers: int, source: str) -> tuple[LayerKind, ...] | None:
     raw = cfg.get("layer_types")
     if raw is None:
@@ -55,8 +68,13 @@ def build_spec(
     dtype_bytes: int,
     quant: QuantSpec,
     multimodal: bool,
+    tie_word_embeddings: bool | None = None,
 ) -> ModelSpec:
-    """Read the facts shared by every family, then the family's own (see module docstring)."""
+    """Read the facts shared by every family, then the family's own (see module docstring).
+
+    `tie_word_embeddings` is the config's own value when it states one (the text config's, else
+    the outer config's); when neither does, the family's default decides (`tied_by_default`).
+    """
     hidden = _positive_int(cfg, source, "hidden_size", "d_model")
     heads = _positive_int(cfg, source, "num_attention_heads", "n_head")
     layers = _positive_int(cfg, source, "num_hidden_layers", "n_layer")
@@ -79,7 +97,7 @@ def build_spec(
         "attention_bias": bool(cfg.get("attention_bias", model_type == "qwen2")),
         "qk_norm": model_type in ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text") or bool(cfg.get("use_qk_norm")),
         "vocab_size": vocab,
-        "tie_word_embeddings": bool(cfg.get("tie_word_embeddings", True)),
+        "tie_word_embeddings": tied_by_default(model_type) if tie_word_embeddings is None else tie_word_embeddings,
         "intermediate_size": _optional_int(cfg, source, "intermediate_size"),
         "max_position_embeddings": _positive_int(cfg, source, "max_position_embeddings", "max_sequence_length", "seq_length"),
         "quant": quant, "multimodal": multimodal,

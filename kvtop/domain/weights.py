@@ -240,6 +240,22 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     return (*kinds, *(model.quant.spares((prefix + probe,)) for probe in probes))
 
 
+# SGLang models whose vocab embedding is built with TP off under DP attention
+# (`VocabParallelEmbedding(..., enable_tp=not <dp attention>)` in DeepseekV2Model, which DeepSeek
+# V3/V3.2 and Kimi-K2 reuse, and in Llama4Model). Their LM head stays split over the whole TP
+# group (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
+_WHOLE_EMBEDDING_UNDER_DP_ATTENTION = frozenset(
+    {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "llama4", "llama4_text"}
+)
+
+
+def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
+    """How many ranks split the vocab embedding: TP, or 1 where DP attention replicates it."""
+    if layout.dp_attention and model.model_type in _WHOLE_EMBEDDING_UNDER_DP_ATTENTION:
+        return 1
+    return layout.tp
+
+
 _BOOKS: Memo[WeightsBook] = Memo(size=64)
 
 
@@ -277,7 +293,15 @@ def _weights_book(
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
     vocab_rows = math.ceil(padded_vocab / layout.tp)
     if first_stage:
-        rank.acc.add("embedding", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+        embedding_shards = embedding_tp(model, layout)
+        embedding_rows = math.ceil(padded_vocab / embedding_shards)
+        rank.acc.add(
+            "embedding", embedding_rows * h, embedding_rows * h * model.dtype_bytes, embedding_shards
+        )
+        if embedding_shards < layout.tp:
+            rank.acc.notes["embedding"] = (
+                "whole on every rank: SGLang builds it without TP under DP attention"
+            )
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[object, ...], list[int]] = {}

@@ -125,7 +125,7 @@ class VllmRules:
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0),
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
-            shortfall_bytes=0 if fits else needed - max(available, 0), steps=tuple(steps), notes=tuple(notes),
+            shortfall_bytes=0 if fits else needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
         )  # fmt: skip
 
     @staticmethod
