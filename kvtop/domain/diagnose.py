@@ -57,6 +57,23 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
     return sort_findings(found)
 
 
+def free_before_load_now(snapshot: NodeSnapshot, view: EngineView) -> int | None:
+    """SGLang's free memory before weight load if this engine restarted now (least over its GPUs).
+
+    A ledger solved with a measured figure (a startup log) keeps it; otherwise its assumption
+    less the most that other processes (co-tenants, orphans) hold on one of its GPUs now, so a
+    healthy node plans at the engine's own capacity and a co-tenant's bytes cost what diagnose
+    says they cost. None without a ledger.
+    """
+    if view.ledger is None:
+        return None
+    if view.ledger.measured.free_before_load_bytes is not None:
+        return view.ledger.measured.free_before_load_bytes
+    engine = _Engine(snapshot, view)
+    held = max((engine.outside(g) for g in engine.gpus), default=0)
+    return Replay(view.ledger).free_before_load_bytes - held
+
+
 def _describe(process: GpuProcess, gpu: int, *, pid: bool = True) -> str:
     """'4242 (python, user ada, 6.00 GiB on GPU 3)'."""
     user = f", user {process.user}" if process.user else ""

@@ -22,6 +22,10 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 
+#: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
+TIGHTEST_MARGIN_FRACTION = 0.01
+TIGHTEST_MARGIN_MIN_BYTES = 256 << 20
+
 
 class RankObserved(BaseModel):
     """What the node says about one engine rank's GPU now."""
@@ -82,9 +86,25 @@ class EngineView(BaseModel):
 
     @property
     def tightest_rank(self) -> RankView | None:
-        """The rank with the least free memory: under SGLang it sizes every rank."""
-        ranks = [r for r in self.ranks if r.observed.gpu_free_bytes is not None]
-        return min(ranks, key=lambda r: r.observed.gpu_free_bytes or 0) if ranks else None
+        """The rank with clearly the least free memory (under SGLang it sizes every rank), else None.
+
+        Rule: of two or more ranks with a free-memory figure, the least free one is the tightest
+        only when the next least free has at least `TIGHTEST_MARGIN_FRACTION` (1%) of its GPU's
+        total more free (0.85 GB on an H100 80GB; never less than `TIGHTEST_MARGIN_MIN_BYTES`).
+        Free memory of a healthy node drifts by megabytes tick to tick; a mark that followed the
+        drift would jump between GPUs and name no cause. One rank alone is never "tightest".
+        """
+        ranks = sorted(
+            (r for r in self.ranks if r.observed.gpu_free_bytes is not None),
+            key=lambda r: r.observed.gpu_free_bytes or 0,
+        )
+        if len(ranks) < 2:
+            return None
+        tightest, runner_up = ranks[0], ranks[1]
+        total = tightest.observed.gpu_total_bytes or 0
+        margin = max(TIGHTEST_MARGIN_MIN_BYTES, int(total * TIGHTEST_MARGIN_FRACTION))
+        gap = (runner_up.observed.gpu_free_bytes or 0) - (tightest.observed.gpu_free_bytes or 0)
+        return tightest if gap >= margin else None
 
 
 class NodeSnapshot(BaseModel):

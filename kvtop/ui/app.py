@@ -17,6 +17,8 @@ from textual import on, work
 from textual.binding import Binding
 from textual.reactive import reactive
 
+from kvtop.domain.diagnose import free_before_load_now
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import ModelLoader, SnapshotSource
@@ -29,7 +31,7 @@ from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
-from kvtop.ui.screens.planner import PlanBasis, PlannerScreen
+from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
 from kvtop.ui.screens.probe_confirm import plan_probe
 from kvtop.ui.state import GpuHistory, NodeState
@@ -71,6 +73,7 @@ class KvtopApp(KvtopBaseApp):
         self._probe_runner = None if read_only else probe_runner
         self._probe_cancel: threading.Event | None = None  # the latest probe's; set on exit
         self.probe_results: dict[int, ProbeResult] = {}  # the last probe of each GPU
+        self._planner_drafts: dict[str, PlannerDraft] = {}  # by engine: edits kept when the planner closes
         self.set_reactive(KvtopApp.node, NodeState(source_label=source.label))
         self.dashboard = DashboardScreen(self.node, self.now, interval_s)
 
@@ -104,6 +107,7 @@ class KvtopApp(KvtopBaseApp):
             snapshot=message.snapshot,
             received_at=now,
             trends=self._history.view(),
+            findings=tuple(message.findings),  # type: ignore[arg-type]
         )
         # `now` stays: a snapshot that just arrived reads "live" at any earlier clock (its age
         # counts as 0), and the clock tick moves `now` once the marker would read otherwise.
@@ -158,7 +162,18 @@ class KvtopApp(KvtopBaseApp):
         if basis is None:
             self.notify("no engine with known settings on this node to plan from", severity="warning")
             return
-        self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
+        self._open_planner(basis, self._planner_drafts.get(basis.engine_label))
+
+    def _open_planner(self, basis: PlanBasis, draft: PlannerDraft | None) -> None:
+        def keep(draft: PlannerDraft | None) -> None:
+            if draft is None:
+                self._planner_drafts.pop(basis.engine_label, None)
+            else:
+                self._planner_drafts[basis.engine_label] = draft
+
+        self.push_screen(
+            PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s, draft=draft, keep_draft=keep)
+        )  # fmt: skip
 
     @on(FindingsPane.FixChosen)
     def plan_fix(self, message: FindingsPane.FixChosen) -> None:
@@ -170,7 +185,7 @@ class KvtopApp(KvtopBaseApp):
             self.notify(f"no engine with known settings to apply {finding.fix!r} to", severity="warning")
             return
         basis = replace(basis, start_settings=fixed, start_label=f"fix of {finding.rule}")
-        self.push_screen(PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s))
+        self._open_planner(basis, None)  # a fix starts afresh (and replaces the engine's kept edits)
 
     def action_probe(self) -> None:
         """The probe's confirmation for the focused GPU (or why it cannot run)."""
@@ -231,8 +246,13 @@ class KvtopApp(KvtopBaseApp):
             total, name = view.ledger.gpu_total_bytes, view.ledger.gpu_name
         else:
             return None
+        free_now = free_before_load_now(snapshot, view) if view.engine.settings.engine == "sglang" else None
+        measured = MeasuredInputs(
+            free_before_load_bytes=free_now
+        )  # vLLM budgets a share of the total instead
         return PlanBasis(
             engine_label=f"{view.engine.kind} pid {view.engine.server_pid}", settings=view.engine.settings,
             model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,
-            live_token_capacity=view.engine.live.token_capacity,
+            live_token_capacity=view.engine.live.token_capacity, measured=measured,
+            node_gpus=len(snapshot.observation.gpus),
         )  # fmt: skip

@@ -176,7 +176,7 @@ class ClusterApp(KvtopBaseApp):
         self._history.record(message.snapshot)
         self.node = NodeState(
             source_label=self.node.source_label, snapshot=message.snapshot, received_at=self._clock(),
-            trends=self._history.view(),
+            trends=self._history.view(), findings=tuple(message.findings or ()),  # type: ignore[arg-type]
         )  # fmt: skip
         findings = message.findings
         if findings is None:  # nothing to diagnose against here: what the node's exporter counted

@@ -1,22 +1,39 @@
 """The rank ledger as rows: predicted beside observed, row by row, down to the unexplained bytes.
 
-Predicted rows add up to the worker's predicted resident bytes (weights + KV pool + req_to_token +
-runtime reserve + context); observed rows add up to the GPU's total (worker + others + driver
-reserved + free). Every row can be read as tokens at this rank's exchange rate. A probe of the
-GPU adds its own rows: tokens proven, bytes per token measured, and whether memory came back.
+Both columns add up to the GPU total. Predicted: the worker's parts (weights + KV pool +
+req_to_token + graphs/activations + context), less what others' memory shrank it by (SGLang),
+make the predicted worker; then the rows the prediction takes as given from NVML (other
+processes, driver reserved), and free is what is left. SGLang's context is "total − free before
+load" (its free memory excludes the driver-reserved bytes NVML keeps outside every process), so
+those bytes move from its context row to the driver-reserved row; vLLM budgets a fraction of
+the total and its context is the worker's own. Observed: worker + others + driver
+reserved + free. `unexplained` is the worker's bytes no row accounts for: above the predicted
+worker, or below it by more than the graphs + activations reserve (a reserve not yet claimed
+stays free, and the free row shows it). Every row can be read as tokens at this rank's one
+exchange rate. A probe of the GPU adds its own rows: tokens proven, bytes per token measured,
+and whether memory came back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kvtop.domain.diagnose_rules import Finding
 from kvtop.domain.node import NodeSnapshot, RankView
-from kvtop.domain.observe import GpuObservation
+from kvtop.domain.observe import GpuObservation, ProcessRole
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
 
 GIB = 1 << 30
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
+#: Findings that price bytes other processes hold on one GPU, by the row those bytes sit in.
+OUTSIDE_RULES = {
+    "co_tenant": "foreign (co-tenants)",
+    "orphan_worker": "orphan engine workers",
+    "unattributed_bytes": "unattributed (hidden)",
+}
+FOREIGN_ROLES = frozenset({ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER})
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,15 @@ class LedgerRow:
 
 
 @dataclass(frozen=True)
+class OutsideCost:
+    """What a finding says bytes held by others on this GPU cost the KV pool (the engine's own rule)."""
+
+    row: str
+    rule: str
+    tokens: int
+
+
+@dataclass(frozen=True)
 class RankLedgerView:
     """One GPU's ledger: rows plus the rank's exchange rate (None where nothing is predicted)."""
 
@@ -35,6 +61,7 @@ class RankLedgerView:
     rank: RankView | None
     rows: tuple[LedgerRow, ...]
     kv_bytes_per_token: int | None
+    outside_costs: tuple[OutsideCost, ...] = ()
 
     @property
     def tokens_per_gib(self) -> float | None:
@@ -45,6 +72,30 @@ class RankLedgerView:
         if num_bytes is None or not self.kv_bytes_per_token:
             return None
         return int(num_bytes / self.kv_bytes_per_token)
+
+
+@dataclass(frozen=True)
+class OutsideBytes:
+    """What processes other than this GPU's engine rank hold on it, by role."""
+
+    foreign: int  # co-tenants, and workers or servers of other engines
+    orphan: int  # engine workers whose server is gone
+    unattributed: int  # pids kvtop cannot see
+
+
+def outside_bytes(gpu: GpuObservation, rank: RankView | None) -> OutsideBytes:
+    """Split the GPU's other processes by role (`ProcessRole`); the rank's own worker excluded."""
+    mine = rank.pid if rank else None
+    others = [p for p in gpu.processes if p.pid != mine]
+
+    def held(roles: frozenset[ProcessRole]) -> int:
+        return sum(p.used_bytes or 0 for p in others if p.role in roles)
+
+    return OutsideBytes(
+        foreign=held(FOREIGN_ROLES),
+        orphan=held(frozenset({ProcessRole.ORPHAN})),
+        unattributed=held(frozenset({ProcessRole.UNATTRIBUTED})),
+    )
 
 
 def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
@@ -60,73 +111,150 @@ def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
     return None, False
 
 
-def _gpu_rows(gpu: GpuObservation, rank: RankView | None) -> list[LedgerRow]:
-    observed = rank.observed if rank else None
-    if gpu.used_bytes is None and observed is None:  # nothing could be read (a lost GPU)
-        return [LedgerRow(label, None, None) for label in ("foreign (co-tenants)", "driver reserved")]
-    foreign = observed.foreign_bytes if observed else sum(p.used_bytes or 0 for p in gpu.processes)
-    orphan = observed.orphan_bytes if observed else 0
-    unattributed = observed.unattributed_bytes if observed else 0
-    worker = observed.process_bytes if observed and observed.process_bytes is not None else 0
+@dataclass(frozen=True)
+class WorkerPrediction:
+    """The predicted worker as NVML would count it on this GPU."""
+
+    context_bytes: int  # the ledger's context less the driver-reserved bytes moved out of it
+    reserved_bytes: int | None  # driver reserved moved out of the context (None: not split)
+    worker_bytes: int  # resident − reserved moved out − held by others
+    activations_bytes: int  # graphs + activations: a reserve the worker may not have claimed yet
+
+
+def worker_prediction(gpu: GpuObservation, rank: RankView, engine_kind: str) -> WorkerPrediction | None:
+    """The rank's predicted worker bytes, comparable with NVML's per-process figure."""
+    predicted, resident = rank.predicted, rank.predicted_resident_bytes
+    if predicted is None or resident is None:
+        return None
+    reserved = gpu.reserved_bytes if engine_kind == "sglang" else None
+    if reserved is None or reserved > predicted.context_bytes:
+        reserved = None  # nothing to move: the context row keeps what the ledger said
+    moved = reserved or 0
+    return WorkerPrediction(
+        context_bytes=predicted.context_bytes - moved,
+        reserved_bytes=reserved,
+        worker_bytes=resident - moved - rank.attributed_outside_bytes,
+        activations_bytes=predicted.reserve_bytes - predicted.req_to_token_bytes,
+    )
+
+
+def unexplained_bytes(observed_worker: int, prediction: WorkerPrediction) -> int:
+    """Worker bytes no row explains: above the predicted worker, or below it by more than its
+    graphs + activations reserve (an unclaimed reserve is free memory, counted in the free row)."""
+    gap = observed_worker - prediction.worker_bytes
+    if gap > 0:
+        return gap
+    return min(0, gap + prediction.activations_bytes)
+
+
+def predicted_used_bytes(gpu: GpuObservation, rank: RankView | None, engine_kind: str) -> int | None:
+    """NVML's `used` as the prediction has it: the predicted worker plus what others hold now."""
+    if rank is None:
+        return None
+    prediction = worker_prediction(gpu, rank, engine_kind)
+    if prediction is None:
+        return None
+    others = sum(p.used_bytes or 0 for p in gpu.processes if p.pid != rank.pid)
+    return prediction.worker_bytes + others
+
+
+def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> list[LedgerRow]:
+    """Other processes, what NVML counts used beyond them, driver reserved. `given`: the
+    prediction takes these as NVML has them (the predicted column repeats them)."""
+    outside = outside_bytes(gpu, rank)
+    worker = rank.observed.process_bytes if rank and rank.observed.process_bytes is not None else 0
     rows = [
-        LedgerRow("foreign (co-tenants)", None, foreign),
-        LedgerRow("orphan engine workers", None, orphan),
-        LedgerRow("unattributed (hidden)", None, unattributed),
+        LedgerRow("foreign (co-tenants)", outside.foreign if given else None, outside.foreign),
+        LedgerRow("orphan engine workers", outside.orphan if given else None, outside.orphan),
+        LedgerRow("unattributed (hidden)", outside.unattributed if given else None, outside.unattributed),
     ]
     if gpu.used_bytes is not None:
-        other = gpu.used_bytes - worker - foreign - orphan - unattributed
+        other = gpu.used_bytes - worker - outside.foreign - outside.orphan - outside.unattributed
         if other:
-            rows.append(LedgerRow("other used (no process)", None, other))
-    rows.append(LedgerRow("driver reserved", None, gpu.reserved_bytes))
+            rows.append(LedgerRow("other used (no process)", other if given else None, other))
     return rows
 
 
-def rank_ledger(snapshot: NodeSnapshot, gpu_index: int) -> RankLedgerView | None:
+def _worker_rows(
+    gpu: GpuObservation, rank: RankView, engine_kind: str
+) -> tuple[list[LedgerRow], WorkerPrediction | None]:
+    predicted, observed = rank.predicted, rank.observed
+    prediction = worker_prediction(gpu, rank, engine_kind)
+    if predicted is None or prediction is None:
+        return [LedgerRow(f"worker pid {rank.pid}", None, observed.process_bytes, "total")], None
+    rows = [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
+    rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
+    live_pool, derived = observed_kv_pool_bytes(rank)
+    token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
+    rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))
+    if predicted.state_pool_bytes:
+        rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
+    rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
+    rows.append(LedgerRow("graphs + activations", prediction.activations_bytes, None))
+    rows.append(LedgerRow("context, NCCL", prediction.context_bytes, None))
+    if rank.attributed_outside_bytes:
+        rows.append(LedgerRow("− held by others", -rank.attributed_outside_bytes, None))
+    rows.append(
+        LedgerRow(f"= worker pid {rank.pid}", prediction.worker_bytes, observed.process_bytes, "total")
+    )
+    gap = None if observed.process_bytes is None else unexplained_bytes(observed.process_bytes, prediction)
+    rows.append(LedgerRow("unexplained", None, gap, "gap"))
+    return rows, prediction
+
+
+def outside_costs(
+    snapshot: NodeSnapshot, gpu_index: int, findings: Sequence[Finding]
+) -> tuple[OutsideCost, ...]:
+    """The token cost diagnose gave the bytes others hold on this GPU (per rank of its engine).
+
+    `findings` are the ones the worker diagnosed on this snapshot: nothing is diagnosed again here.
+    """
+    engine = snapshot.engine_of_gpu(gpu_index)
+    if engine is None or engine.ledger is None:
+        return ()
+    return tuple(
+        OutsideCost(OUTSIDE_RULES[f.rule], f.rule, f.tokens)
+        for f in findings
+        if f.rule in OUTSIDE_RULES
+        and f.gpus == (gpu_index,)
+        and f.tokens
+        and f.engine_id == engine.engine.engine_id
+    )
+
+
+def rank_ledger(
+    snapshot: NodeSnapshot, gpu_index: int, findings: Sequence[Finding] = ()
+) -> RankLedgerView | None:
     """The ledger of the GPU with this NVML index (None if the snapshot has no such GPU)."""
     gpu = snapshot.observation.gpu(gpu_index)
     if gpu is None:
         return None
     rank = snapshot.rank_on_gpu(gpu_index)
     engine = snapshot.engine_of_gpu(gpu_index)
-    predicted = rank.predicted if rank else None
-    rows: list[LedgerRow] = []
-    if rank is not None and predicted is not None:
-        observed = rank.observed
-        rows += [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
-        rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
-        token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
-        live_pool, derived = observed_kv_pool_bytes(rank)
-        rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))
-        if predicted.state_pool_bytes:
-            rows.append(LedgerRow("state pools (per request)", predicted.state_pool_bytes, None))
-        rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
-        rows.append(
-            LedgerRow("graphs + activations", predicted.reserve_bytes - predicted.req_to_token_bytes, None)
-        )
-        rows.append(LedgerRow("context, NCCL", predicted.context_bytes, None))
-        rows.append(
-            LedgerRow(
-                f"= worker pid {rank.pid}", rank.predicted_resident_bytes, observed.process_bytes, "total"
-            )
-        )
-        if rank.attributed_outside_bytes:
-            rows.append(LedgerRow("− held by others", -rank.attributed_outside_bytes, None))
-        rows.append(LedgerRow("unexplained", None, rank.unexplained_bytes, "gap"))
-    elif rank is not None:
-        rows.append(LedgerRow(f"worker pid {rank.pid}", None, rank.observed.process_bytes, "total"))
-    rows += _gpu_rows(gpu, rank)
-    total = gpu.total_bytes
+    kind = engine.engine.kind if engine else ""
+    rows, prediction = _worker_rows(gpu, rank, kind) if rank else ([], None)
+    given: list[LedgerRow] = []  # the rows after the worker, as the prediction takes them
+    if gpu.used_bytes is None and rank is None:  # nothing could be read (a lost GPU)
+        given = [LedgerRow(label, None, None) for label in ("foreign (co-tenants)", "driver reserved")]
+    else:
+        given = _outside_rows(gpu, rank, given=prediction is not None)
+        reserved_predicted = None if prediction is None else gpu.reserved_bytes
+        given.append(LedgerRow("driver reserved", reserved_predicted, gpu.reserved_bytes))
+    rows += given
+    predicted_total = engine.ledger.gpu_total_bytes if prediction and engine and engine.ledger else None
     predicted_free = None
-    if total is not None and rank is not None and rank.predicted_resident_bytes is not None:
-        predicted_free = total - rank.predicted_resident_bytes
+    if prediction is not None and predicted_total is not None:
+        held = sum(row.predicted_bytes or 0 for row in given)
+        predicted_free = predicted_total - prediction.worker_bytes - held
     rows.append(LedgerRow("free", predicted_free, gpu.free_bytes))
-    predicted_total = engine.ledger.gpu_total_bytes if predicted and engine and engine.ledger else None
-    rows.append(LedgerRow("GPU total", predicted_total, total, "gpu"))
+    rows.append(LedgerRow("GPU total", predicted_total, gpu.total_bytes, "gpu"))
+    predicted = rank.predicted if rank else None
     return RankLedgerView(
         gpu=gpu,
         rank=rank,
         rows=tuple(rows),
         kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None,
+        outside_costs=outside_costs(snapshot, gpu_index, findings) if prediction else (),
     )
 
 

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -122,7 +123,7 @@ def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
 
 @dataclass(frozen=True)
 class PlanOutcome:
-    """Before (the live settings) and after (the edit), on the same GPU; `error` when the edit is invalid."""
+    """Before (the live settings) and after (the edit), on the same GPUs; `error` when the edit is invalid."""
 
     before: Ledger | None
     after: Ledger | None
@@ -133,35 +134,49 @@ class PlanOutcome:
 
 
 def _predict(
-    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int,
+    gpu_name: str | None,
+    measured: MeasuredInputs | None,
 ) -> Ledger:
     try:
-        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name)
+        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
 
 
 def plan(
-    model: ModelSpec,
+    model: ModelSpec | None,
     live: LaunchSettings,
     texts: Mapping[str, str],
     *,
     gpu_total_bytes: int,
     gpu_name: str | None,
     base: LaunchSettings | None = None,
+    measured: MeasuredInputs | None = None,
+    after_model: ModelSpec | None = None,
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each).
 
-    The edits replace values of `base` (default: `live`), so a start such as a finding's fix
-    keeps the settings no field shows.
+    `model` is the live model (None: not loaded, so no "before"); `after_model` the one the
+    edit plans with (default: the live one). The edits replace values of `base` (default:
+    `live`), so a start such as a finding's fix keeps the settings no field shows. `measured`
+    holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides.
     """
-    try:
-        before, before_error = _predict(model, live, gpu_total_bytes, gpu_name), None
-    except KvtopError as err:
-        before, before_error = None, str(err)
+    before: Ledger | None = None
+    before_error: str | None = "the live model is not loaded"
+    if model is not None:
+        try:
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured), None
+        except KvtopError as err:
+            before_error = str(err)
     try:
         settings = apply_edits(base or live, texts)
-        after = _predict(model, settings, gpu_total_bytes, gpu_name)
+        planned = after_model or model
+        if planned is None:
+            raise InputError("no model to plan with yet", field="model")
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
     except KvtopError as err:
         return PlanOutcome(
             before=before,

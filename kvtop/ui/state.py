@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from kvtop.domain.diagnose_rules import Finding
 from kvtop.domain.node import NodeSnapshot
 
 HISTORY_LENGTH = 120  # samples kept per GPU (two minutes at the default 1 s interval)
@@ -69,6 +70,7 @@ class NodeState:
     failure: str | None = None  # why the latest collect() failed (None: it answered)
     failed_at: float | None = None
     trends: Mapping[int, GpuTrend] = field(default_factory=lambda: MappingProxyType({}))
+    findings: tuple[Finding, ...] = ()  # what the worker diagnosed on this snapshot, worst first
 
     def age_s(self, now: float) -> float | None:
         """Seconds since the shown snapshot arrived (None before the first one)."""

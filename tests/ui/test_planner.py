@@ -6,11 +6,13 @@ import re
 
 from textual.widgets import Input, Select, Static
 
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.units import fmt_gib
 from tests.ui.conftest import wait_for, wait_for_snapshot
-from tests.ui.fakes import H100_TOTAL_BYTES, llama_ledger, llama_model, llama_settings
+from tests.ui.fakes import CO_TENANT_BYTES, H100_TOTAL_BYTES, llama_ledger, llama_model, llama_settings
 
 
 async def open_planner(pilot) -> PlannerScreen:
@@ -132,3 +134,55 @@ async def test_a_model_that_cannot_be_found_is_named_and_the_old_model_kept(make
         assert "no-such-model" in shown(screen, "#plan-error")
         assert screen.query_one("#plan-model", Input).value == "no-such-model"
         assert screen.outcome.after.model.name == "meta-llama--Meta-Llama-3-70B"
+
+
+async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_tenant_snapshot):
+    """SGLang at a restart now: the 6 GiB co-tenant's bytes are not free before load, on both sides."""
+    free_now = H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES - CO_TENANT_BYTES
+    expected = llama_ledger(measured=MeasuredInputs(free_before_load_bytes=free_now)).token_capacity
+    engine_reports = co_tenant_snapshot.engines[0].engine.live.token_capacity
+    assert expected == engine_reports < 1_255_785
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected
+        assert f"free before load now {fmt_gib(free_now)}" in shown(screen, "#planner-title")
+
+
+async def test_edits_survive_closing_the_planner_until_ctrl_r(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-max_running_requests", "512")
+        await pilot.press("escape")
+        screen = await open_planner(pilot)
+        assert screen.query_one("#plan-max_running_requests", Input).value == "512"
+        assert "--max-running-requests 512" in shown(screen, "#plan-flags")
+        await pilot.press("ctrl+r", "escape")
+        screen = await open_planner(pilot)
+        assert screen.query_one("#plan-max_running_requests", Input).value == ""
+
+
+async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reaches_the_flags(
+    make_app, healthy_snapshot
+):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-model", "llama-3.1-8b")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
+        assert screen.outcome.before.model.name == "meta-llama--Meta-Llama-3-70B"
+        assert screen.outcome.before.token_capacity == 1_255_785
+        await retype(pilot, "#plan-model", "no-such-model")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
+        assert shown(screen, "#plan-flags") == "engine flags: --model-path llama-3.1-8b --tp-size 8"
+
+
+async def test_a_layout_larger_than_the_node_says_so(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "16")
+        assert "needs 16 GPUs, the node has 8" in shown(screen, "#plan-error")

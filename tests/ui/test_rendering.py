@@ -5,11 +5,22 @@ from __future__ import annotations
 import pytest
 from textual.geometry import Region
 
+from kvtop.domain.diagnose import diagnose
+from kvtop.domain.observe import ProcessRole
+from kvtop.sources.demo import DemoSource
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.state import GpuHistory, GpuTrend
 from kvtop.ui.widgets.gpu_list import _columns
-from kvtop.ui.widgets.memory_bar import cell_widths, observed_segments, predicted_segments, sparkline
+from kvtop.ui.widgets.memory_bar import (
+    FOREIGN,
+    ORPHAN,
+    cell_widths,
+    observed_segments,
+    predicted_segments,
+    sparkline,
+)
 from kvtop.ui.widgets.row_parts import GpuRowData, render_row, short_gpu_name
+from kvtop.units import fmt_gib
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
     DRIVER_RESERVED_BYTES,
@@ -17,6 +28,8 @@ from tests.ui.fakes import (
     LOST_MESSAGE,
     llama_snapshot,
 )
+
+GIB = 1 << 30
 
 KV_BYTES_PER_TOKEN = 40_960  # Llama-3-70B, bf16, TP8: 80 layers × 2 × 1 KV head × 128 × 2 bytes
 
@@ -92,33 +105,73 @@ def test_rank_ledger_of_the_co_tenant_gpu(co_tenant_snapshot):
     rank = co_tenant_snapshot.rank_on_gpu(3)
     assert rows["weights"].predicted_bytes == 17_640_734_720
     assert rows["foreign (co-tenants)"].observed_bytes == CO_TENANT_BYTES
+    assert rows["foreign (co-tenants)"].predicted_bytes == CO_TENANT_BYTES  # taken as given
     assert view.tokens(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B per token
     worker = rows[f"= worker pid {rank.pid}"]
     assert worker.observed_bytes == rank.observed.process_bytes
     attributed = rank.attributed_outside_bytes
     assert 0 < attributed <= CO_TENANT_BYTES  # SGLang's min over ranks: the co-tenant shrank this worker
     assert rows["− held by others"].predicted_bytes == -attributed
-    gap = rows["unexplained"].observed_bytes
-    assert gap == worker.observed_bytes - worker.predicted_bytes + attributed
     assert view.tokens_per_gib == pytest.approx(26_214.4)
 
 
-def test_predicted_rows_add_up_to_the_workers_predicted_bytes(healthy_snapshot):
+def test_the_co_tenant_row_names_what_its_finding_says_it_costs(co_tenant_snapshot):
+    findings = diagnose(co_tenant_snapshot)
+    view = rank_ledger(co_tenant_snapshot, 3, findings)
+    finding = next(f for f in findings if f.rule == "co_tenant")
+    assert [(c.row, c.tokens) for c in view.outside_costs] == [("foreign (co-tenants)", finding.tokens)]
+    assert finding.tokens == 128_660  # not 157,286: SGLang's reserve shrinks with the lost bytes
+
+
+def _split(view):
+    """(the worker's parts, the worker row, the rows after it that partition the rest of the GPU)."""
+    at = next(i for i, r in enumerate(view.rows) if r.label.startswith("= worker pid "))
+    parts = [r for r in view.rows[:at] if not r.label.startswith("weights · ")]
+    rest = [r for r in view.rows[at + 1 :] if r.kind == "item"]
+    return parts, view.rows[at], rest
+
+
+@pytest.mark.parametrize("gpu", [0, 3])
+def test_both_columns_add_up_to_the_gpu_total_and_nothing_is_unexplained(co_tenant_snapshot, gpu):
+    view = rank_ledger(co_tenant_snapshot, gpu)
+    rows = {row.label: row for row in view.rows}
+    parts, worker, rest = _split(view)
+    assert sum(r.predicted_bytes for r in parts) == worker.predicted_bytes  # less what others hold
+    assert worker.predicted_bytes + sum(r.predicted_bytes for r in rest) == H100_TOTAL_BYTES
+    assert worker.observed_bytes + sum(r.observed_bytes for r in rest) == H100_TOTAL_BYTES
+    assert rows["GPU total"].predicted_bytes == H100_TOTAL_BYTES
+    assert rows["unexplained"].observed_bytes == 0  # driver reserved and free have rows of their own
+
+
+def test_the_driver_reserved_bytes_move_out_of_sglangs_context(healthy_snapshot):
     view = rank_ledger(healthy_snapshot, 0)
-    parts = [r for r in view.rows if r.kind == "item" and r.predicted_bytes is not None and r.label != "free"]
-    parts = [r for r in parts if not r.label.startswith("weights · ")]
-    weights = next(r for r in view.rows if r.label == "weights")
+    rows = {row.label: row for row in view.rows}
+    reserved = healthy_snapshot.observation.gpu(0).reserved_bytes
+    assert rows["driver reserved"].predicted_bytes == reserved
     assert (
-        weights.predicted_bytes + sum(r.predicted_bytes for r in parts)
-        == healthy_snapshot.rank_on_gpu(0).predicted_resident_bytes
+        rows["context, NCCL"].predicted_bytes
+        == healthy_snapshot.rank_on_gpu(0).predicted.context_bytes - reserved
     )
 
 
-def test_observed_rows_add_up_to_the_gpu_total(co_tenant_snapshot):
-    view = rank_ledger(co_tenant_snapshot, 3)
-    observed = [r for r in view.rows if r.observed_bytes is not None and (r.kind == "total" or r.label in (
-        "foreign (co-tenants)", "orphan engine workers", "unattributed (hidden)", "other used (no process)", "driver reserved", "free"))]  # fmt: skip
-    assert sum(r.observed_bytes for r in observed) == H100_TOTAL_BYTES
+def test_an_orphan_worker_is_in_the_orphan_row_not_foreign():
+    snapshot = DemoSource.open("orphan-vllm-worker").collect()
+    rows = {row.label: row for row in rank_ledger(snapshot, 1).rows}
+    orphan = sum(p.used_bytes for p in snapshot.observation.gpu(1).processes if p.role is ProcessRole.ORPHAN)
+    assert orphan > 70 * GIB
+    assert rows["orphan engine workers"].observed_bytes == orphan
+    assert rows["foreign (co-tenants)"].observed_bytes == 0
+    bar = dict(observed_segments(snapshot.observation.gpu(1), None))
+    assert bar[ORPHAN] == orphan and bar[FOREIGN] == 0
+
+
+def test_the_used_figure_is_nvmls_used(co_tenant_snapshot):
+    view = co_tenant_snapshot.engines[0]
+    gpu = co_tenant_snapshot.observation.gpu(3)
+    data = GpuRowData(gpu, view.ranks[3], view, False, GpuTrend())
+    first = render_row(data, 160).plain.split("\n")[0]
+    assert gpu.used_bytes == view.ranks[3].observed.process_bytes + CO_TENANT_BYTES
+    assert f"{fmt_gib(gpu.used_bytes, 1):>10}" in first
 
 
 def test_changed_spans_below_each_other_are_repainted_as_one_column():
@@ -129,3 +182,13 @@ def test_changed_spans_below_each_other_are_repainted_as_one_column():
         Region(126, 0, 34, 4),
         Region(126, 5, 34, 1),
     ]
+
+
+def test_tightest_needs_one_percent_of_the_gpu_less_free_than_the_next(co_tenant_snapshot):
+    assert co_tenant_snapshot.engines[0].tightest_rank.gpu_index == 3  # 6 GiB less free
+
+
+def test_free_memory_jitter_on_a_healthy_node_marks_no_rank_tightest():
+    source = DemoSource.open("llama70b-tp8-sglang")
+    marked = [source.collect_at(tick).engines[0].tightest_rank for tick in range(10)]
+    assert marked == [None] * 10

@@ -16,7 +16,7 @@ from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
 from kvtop.ui.widgets.gpu_list import GpuList
-from kvtop.ui.widgets.memory_bar import LEGEND_ORDER, WORKER, legend, observed_segments
+from kvtop.ui.widgets.memory_bar import LEGEND_ORDER, ORPHAN, WORKER, SegmentKind, legend, observed_segments
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import GpuRowData
 
@@ -27,6 +27,12 @@ def shows_unsplit_worker(row: GpuRowData) -> bool:
         return False  # no worker, or one its predicted ledger splits
     segments = observed_segments(row.gpu, row.rank)
     return segments is not None and dict(segments).get(WORKER, 0) > 0
+
+
+def shows_orphan(row: GpuRowData) -> bool:
+    """Whether the row's observed bar has an "orphan worker" segment."""
+    segments = observed_segments(row.gpu, row.rank)
+    return segments is not None and dict(segments).get(ORPHAN, 0) > 0
 
 
 def gpu_rows(state: NodeState) -> list[GpuRowData]:
@@ -53,7 +59,7 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
 class DashboardScreen(NodeScreen):
     """The first screen; the GPU list has the focus."""
 
-    _legend_worker = False  # the legend names the "engine worker" segment (some row shows one)
+    _legend_extra: tuple[SegmentKind, ...] = ()  # kinds the legend adds because some row shows them
 
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
@@ -90,17 +96,20 @@ class DashboardScreen(NodeScreen):
     def _legend(self) -> Content:
         compact = self.size.width < 100
         head = f"{'GPU':<13}{'engine rank':<11}     "
-        kinds = (*LEGEND_ORDER, WORKER) if self._legend_worker else LEGEND_ORDER
+        kinds = (*LEGEND_ORDER, *self._legend_extra)
         return Content.assemble(
-            (head, "bold $text-muted"), legend(compact, kinds), ("│ used │ KV · history", "$text-muted")
+            (head, "bold $text-muted"), legend(compact, kinds), ("│ NVML used │ KV · history", "$text-muted")
         )
 
     def show_node(self, state: NodeState) -> None:
         rows = gpu_rows(state)
         self.query_one(GpuList).show_rows(rows)
-        worker = any(shows_unsplit_worker(row) for row in rows)
-        if worker != self._legend_worker:
-            self._legend_worker = worker
+        extra = (
+            *((ORPHAN,) if any(shows_orphan(row) for row in rows) else ()),
+            *((WORKER,) if any(shows_unsplit_worker(row) for row in rows) else ()),
+        )
+        if extra != self._legend_extra:
+            self._legend_extra = extra
             self.query_one("#legend", Static).update(self._legend())
         empty = self.query_one("#empty", Static)
         empty.display = not rows

@@ -111,7 +111,25 @@ def table_lines(view: RankLedgerView) -> Content:
             _bytes_cell(row.predicted_bytes, "$kv-predicted"), " ", _bytes_cell(row.observed_bytes, style or "$foreground"),
             (f" {fmt_tokens(tokens) if tokens is not None else '':>{TOKENS_WIDTH}}", style),
         ))  # fmt: skip
+    lines += note_lines(view)
     return Content("\n").join(lines)
+
+
+def note_lines(view: RankLedgerView) -> list[Content]:
+    """Which exchange rate the ≈ tokens column uses, and what others' bytes cost per the findings."""
+    if not view.kv_bytes_per_token:
+        return []
+    notes = [
+        Content.styled(
+            f"≈ tokens: every row's bytes ÷ {fmt_bytes(view.kv_bytes_per_token)} per token", "$text-muted"
+        )
+    ]
+    for cost in view.outside_costs:
+        notes.append(Content.styled(
+            f"{cost.row} cost {cost.tokens:,} tokens per rank (finding {cost.rule})",
+            "$warning",
+        ))  # fmt: skip
+    return notes
 
 
 def probe_lines(result: ProbeResult) -> Content:
@@ -182,7 +200,7 @@ class RankLedgerScreen(NodeScreen):
 
     def show_node(self, state: NodeState) -> None:
         snapshot = state.snapshot
-        view = rank_ledger(snapshot, self.gpu_index) if snapshot else None
+        view = rank_ledger(snapshot, self.gpu_index, state.findings) if snapshot else None
         title = self.query_one("#ledger-title", Static)
         table = self.query_one("#ledger-table", Static)
         summary = self.query_one("#ledger-summary", Static)

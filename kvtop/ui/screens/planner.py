@@ -1,13 +1,17 @@
 """The planner: edit the selected engine's settings; every keystroke re-solves both ledgers.
 
-"Before" is always the engine's live settings on the GPU's measured total; the fields start
-from them too, or from a finding's fix (`PlanBasis.start_settings`), so the fix's gain shows at
-once. An invalid edit shows its reason inline and keeps the text. `ctrl+r` resets to live;
-`c` copies the engine flags.
+"Before" is always the engine's live settings and model on its GPUs as measured now (for
+SGLang, the free memory a restart would find: a co-tenant's bytes count); "after" is the edit
+on the same GPUs. The fields start from the live settings, from a finding's fix
+(`PlanBasis.start_settings`), or from the edits left when the planner last closed on this
+engine (`PlannerDraft`), so nothing typed is lost by going back. An invalid edit shows its
+reason inline and keeps the text. `ctrl+r` resets to live; `c` copies the engine flags.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import on, work
@@ -18,6 +22,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -42,6 +47,19 @@ class PlanBasis:
     live_token_capacity: int | None
     start_settings: LaunchSettings | None = None  # where the fields start (None: the live settings)
     start_label: str | None = None  # what the start is, e.g. "fix of co_tenant"
+    measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
+    node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
+
+
+@dataclass(frozen=True)
+class PlannerDraft:
+    """The planner's edits when it closed, to start from when it opens again on the same engine."""
+
+    texts: dict[str, str]
+    edit_base: LaunchSettings
+    model: ModelSpec | None
+    model_ref: str
+    live_model: ModelSpec | None
 
 
 class PlannerScreen(NodeScreen):
@@ -57,19 +75,32 @@ class PlannerScreen(NodeScreen):
             self.ref, self.model, self.error = ref, model, error
 
     def __init__(
-        self, basis: PlanBasis, loader: ModelLoader, state: NodeState, now: float, interval_s: float
+        self,
+        basis: PlanBasis,
+        loader: ModelLoader,
+        state: NodeState,
+        now: float,
+        interval_s: float,
+        *,
+        draft: PlannerDraft | None = None,
+        keep_draft: Callable[[PlannerDraft | None], None] | None = None,
     ) -> None:
         super().__init__(state, now, interval_s)
         self.basis = basis
         self._loader = loader
-        self._model: ModelSpec | None = basis.model
-        self._model_ref = basis.settings.model or ""
+        self._keep_draft = keep_draft
+        self._live_model: ModelSpec | None = basis.model or (draft.live_model if draft else None)
+        self._model: ModelSpec | None = draft.model if draft else basis.model
+        self._model_ref = draft.model_ref if draft else basis.settings.model or ""
         self._model_error: str | None = None
-        self._edit_base = basis.start_settings or basis.settings  # what the fields' edits replace values of
+        self._edit_base = (  # what the fields' edits replace values of
+            draft.edit_base if draft else basis.start_settings or basis.settings
+        )
+        self._start_texts = draft.texts if draft else field_texts(self._edit_base)
         self.outcome: PlanOutcome | None = None
 
     def compose(self) -> ComposeResult:
-        texts = field_texts(self._edit_base)
+        texts = self._start_texts
         yield NodeHeader(self.interval_s, engines=False, id="header").data_bind(
             state=NodeScreen.node, now=NodeScreen.now
         )
@@ -78,6 +109,7 @@ class PlannerScreen(NodeScreen):
             Content.assemble(
                 ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
                 (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
+                (_measured_note(basis.measured), "$text-muted"),
             ),
             id="planner-title",
         )  # fmt: skip
@@ -121,9 +153,9 @@ class PlannerScreen(NodeScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        live, start = field_texts(self.basis.settings), field_texts(self._edit_base)
+        live, start = field_texts(self.basis.settings), self._start_texts
         changed = next((field.key for field in FIELDS if live[field.key] != start[field.key]), "tp")
-        self.query_one(f"#plan-{changed}").focus()  # a fix's changed field, else TP
+        self.query_one(f"#plan-{changed}").focus()  # a fix's (or the last edit's) changed field, else TP
         if self._model is None and self._model_ref:
             self._load_model(self._model_ref)
         self.recompute()
@@ -149,13 +181,16 @@ class PlannerScreen(NodeScreen):
             return
         values = self.field_values()
         basis = self.basis
+        self._keep(values)
         self.outcome = plan(
-            self._model,
+            self._live_model,
             basis.settings,
-            values,
+            {**values, "model": self._model_ref},  # a model is planned with once it has loaded
             gpu_total_bytes=basis.gpu_total_bytes,
             gpu_name=basis.gpu_name,
             base=self._edit_base,
+            measured=basis.measured,
+            after_model=self._model,
         )
         self._show_defaults(self.outcome)
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
@@ -177,7 +212,11 @@ class PlannerScreen(NodeScreen):
                 Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
             )
         else:
-            error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
+            error.update(
+                Content.styled(
+                    f"✓ valid{self._node_note()}: edit any field, every keystroke re-solves", "$success"
+                )
+            )
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
         else:
@@ -188,6 +227,26 @@ class PlannerScreen(NodeScreen):
                     engine_flags(self.outcome.settings, with_model=with_model) or "(engine defaults)",
                 )
             )
+
+    def _node_note(self) -> str:
+        """' · needs 16 GPUs, the node has 8' when the edited layout is larger than the node."""
+        after, gpus = self.outcome.after if self.outcome else None, self.basis.node_gpus
+        if after is None or gpus is None or after.layout.gpus <= gpus:
+            return ""
+        return f" · needs {after.layout.gpus} GPUs, the node has {gpus}"
+
+    def _keep(self, values: dict[str, str]) -> None:
+        """Hand the edits to the app (none when they equal the live settings), for the next opening."""
+        if self._keep_draft is None:
+            return
+        unchanged = (
+            self._edit_base == self.basis.settings
+            and values == field_texts(self.basis.settings)
+            and self._model is self._live_model
+        )
+        self._keep_draft(
+            None if unchanged else PlannerDraft(dict(values), self._edit_base, self._model, self._model_ref, self._live_model)
+        )  # fmt: skip
 
     def _show_defaults(self, outcome: PlanOutcome) -> None:
         """Blank fields show the value the engine would pick, e.g. 'auto: 0.818'."""
@@ -238,6 +297,8 @@ class PlannerScreen(NodeScreen):
     def model_loaded(self, message: ModelLoaded) -> None:
         if message.model is not None:
             self._model, self._model_ref, self._model_error = message.model, message.ref, None
+            if self._live_model is None and message.ref == (self.basis.settings.model or ""):
+                self._live_model = message.model  # the live model, loaded by reference
         else:
             self._model_error = f"model: {message.error}"
         self.recompute()
@@ -256,9 +317,9 @@ class PlannerScreen(NodeScreen):
         """Every field back to the engine's live settings (and its model)."""
         texts = field_texts(self.basis.settings)
         self._edit_base = self.basis.settings
-        if self.basis.model is not None:
+        if self._live_model is not None:
             self._model, self._model_ref, self._model_error = (
-                self.basis.model,
+                self._live_model,
                 self.basis.settings.model or "",
                 None,
             )
@@ -268,3 +329,10 @@ class PlannerScreen(NodeScreen):
                 if isinstance(widget, (Select, Input)):
                     widget.value = texts[field.key]
         self.recompute()
+
+
+def _measured_note(measured: MeasuredInputs) -> str:
+    """' · free before load now 72.65 GiB (least over its GPUs)' when planning on measured memory."""
+    if measured.free_before_load_bytes is None:
+        return ""
+    return f" · free before load now {fmt_gib(measured.free_before_load_bytes)} (least over its GPUs)"

@@ -1,7 +1,8 @@
 """Stacked memory bars and sparklines as `Content`, coloured by the theme's `kv-*` tokens.
 
 A bar spans the GPU's whole memory. Observed: weights | KV pool | runtime | driver/context |
-foreign | free. Predicted: weights | KV pool | runtime reserve (+ context) | free. Drawn at the
+foreign | orphan | free (orphan: engine workers whose server is gone, named in the legend
+only when a row shows one). Predicted: weights | KV pool | runtime reserve (+ context) | free. Drawn at the
 same scale, one above the other, a difference shows as a shifted edge. A worker nothing splits
 (no predicted ledger, e.g. a node read through Prometheus) is one "engine worker" segment, or
 weights and KV pool as observed plus the rest as that segment.
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from textual.content import Content
 
 from kvtop.domain.node import RankView
-from kvtop.domain.observe import GpuObservation, ProcessRole
-from kvtop.ui.ledger_rows import observed_kv_pool_bytes
+from kvtop.domain.observe import GpuObservation
+from kvtop.ui.ledger_rows import observed_kv_pool_bytes, outside_bytes
 from kvtop.ui.state import sparkline as sparkline  # re-exported: the trend beside the bars
 
 
@@ -32,6 +33,7 @@ KV_POOL = SegmentKind("KV pool", "▓", "$kv-pool")
 RUNTIME = SegmentKind("runtime", "▒", "$kv-runtime")
 DRIVER = SegmentKind("driver", "▚", "$kv-driver")
 FOREIGN = SegmentKind("foreign", "×", "bold $kv-foreign")
+ORPHAN = SegmentKind("orphan worker", "⊘", "$kv-foreign")  # an engine worker whose server is gone
 FREE = SegmentKind("free", "·", "$kv-free")
 WORKER = SegmentKind("engine worker", "░", "$kv-runtime")  # a worker's bytes that no figure splits
 LEGEND_ORDER = (WEIGHTS, KV_POOL, RUNTIME, DRIVER, FOREIGN, FREE)
@@ -51,10 +53,10 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     """What NVML and the engine say the GPU holds, split as far as the figures allow."""
     if gpu.total_bytes is None or gpu.used_bytes is None:
         return None
-    foreign = sum(p.used_bytes or 0 for p in gpu.processes if p.role is not ProcessRole.ENGINE_WORKER)
+    outside = outside_bytes(gpu, rank)
+    foreign, orphan = outside.foreign + outside.unattributed, outside.orphan
     if rank is not None and rank.observed.process_bytes is not None:
         worker = rank.observed.process_bytes
-        foreign = rank.observed.foreign_bytes + rank.observed.orphan_bytes + rank.observed.unattributed_bytes
         predicted = rank.predicted
         seen_weights, seen_pool = rank.observed.weights_bytes, observed_kv_pool_bytes(rank)[0]
         weights = min(seen_weights or (predicted.weights_bytes if predicted else 0), worker)
@@ -64,7 +66,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         runtime, unsplit = (rest, 0) if split else (0, rest)
     else:
         worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
-    driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign)
+    driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign - orphan)
     free = (
         gpu.free_bytes
         if gpu.free_bytes is not None
@@ -77,6 +79,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         (WORKER, unsplit),
         (DRIVER, driver),
         (FOREIGN, foreign),
+        (ORPHAN, orphan),
         (FREE, max(0, free)),
     )
 

@@ -1,5 +1,8 @@
 """What one GPU row of the dashboard shows: two lines, observed bar above predicted bar, rank, state, trends.
 
+The figure right of each bar is NVML's `used` (driver reserved not in it, as in `kvtop snapshot`):
+observed above; below, the same figure as predicted (the predicted worker plus what others hold).
+
 `row_parts` reduces a GPU's figures to what is drawn (cells per bar segment, the texts), split
 where it changes: the body, and the trend at the right; equal parts draw equal cells, so the
 list (`row_painter.RowPainter`) compares them to skip redraws. `render_row` is the whole row as `Content`.
@@ -21,6 +24,7 @@ from textual.content import Content
 
 from kvtop.domain.node import EngineView, RankView
 from kvtop.domain.observe import GpuObservation, GpuState
+from kvtop.ui.ledger_rows import predicted_used_bytes
 from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import (
     SegmentKind,
@@ -214,15 +218,12 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         return _parts(
             RowBody(id_lines, who, has_rank, state, data.tightest, observed=None, message=lines), None, at.line, width
         )  # fmt: skip
-    shown_bytes = (
-        rank.observed.process_bytes
-        if rank and rank.observed.process_bytes is not None
-        else gpu.used_bytes or 0
-    )
+    used_bytes = gpu.used_bytes or 0  # NVML's used, as `kvtop snapshot` has it (driver reserved apart)
     predicted = predicted_segments(rank, gpu.total_bytes or 0) if rank else None
-    if predicted is not None and rank is not None and rank.predicted_resident_bytes is not None:
+    predicted_used = predicted_used_bytes(gpu, rank, data.engine.engine.kind if data.engine else "")
+    if predicted is not None and predicted_used is not None:
         predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, at.bar)
-        predicted_figure = _figure(rank.predicted_resident_bytes)
+        predicted_figure = _figure(predicted_used)
     else:
         reason = (
             data.engine.ledger_error
@@ -231,7 +232,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         )
         predicted_cells, predicted_figure = None, _fit(f"pred {reason}", LABEL_WIDTH + at.bar + FIGURE_WIDTH)
     body = RowBody(
-        id_lines, who, has_rank, state, data.tightest, observed=_cells_of(observed, at.bar), observed_figure=_figure(shown_bytes),
+        id_lines, who, has_rank, state, data.tightest, observed=_cells_of(observed, at.bar), observed_figure=_figure(used_bytes),
         predicted=predicted_cells, predicted_figure=predicted_figure,
     )  # fmt: skip
     kv_values = data.trend.kv_usage
