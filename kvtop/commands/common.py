@@ -41,10 +41,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, model_required: bool
     group.add_argument("--cmd", default=None, help="the engine's whole launch command, quoted")
     group.add_argument("--gpu", default=None, help="GPU model: H100, H200, A100-80GB, B200, L40S, …")
     group.add_argument("--gpu-memory", default=None, help="GPU memory, e.g. 80GiB (overrides --gpu)")
-    group.add_argument("--free-memory", default=None, help="measured free memory before weight load (SGLang)")
     group.add_argument(
-        "--free-after-load", default=None, help="measured free memory after weight load (SGLang)"
+        "--free-memory",
+        default=None,
+        help="measured free memory before weight load, e.g. 78.81GiB (SGLang's log says 'GB' for GiB)",
     )
+    group.add_argument("--free-after-load", default=None,
+                       help="measured free memory after weight load, e.g. 63.72GiB (SGLang's 'GB' is GiB)")  # fmt: skip
     group.add_argument("--weights-memory", default=None, help="measured resident weights per rank")
     group.add_argument("--non-kv-memory", default=None,
                        help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs")  # fmt: skip

@@ -42,6 +42,8 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("enter", "planner with the fix applied (or double-click the finding)", "findings pane"),
     KeyHelp("up,k", "scroll up", "rank ledger"),
     KeyHelp("down,j", "scroll down", "rank ledger"),
+    KeyHelp("pageup,pagedown", "scroll a page", "rank ledger"),
+    KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
     KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
     KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
 )

@@ -101,6 +101,8 @@ async def test_a_filter_that_matches_nothing_lists_nothing_and_enter_opens_nothi
         await wait_for(pilot, lambda: visible_gpus(app) == [])
         gpus = app.screen.query_one(GpuList)
         assert gpus.render_line(0).text.strip() == ""  # an empty list, not a stale row
+        empty = app.screen.query_one("#empty")
+        assert empty.display and "no GPU matches 'zzz' (Esc clears the filter)" in str(empty.render())
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)

@@ -19,7 +19,7 @@ from kvtop.ui.widgets.memory_bar import (
     predicted_segments,
     sparkline,
 )
-from kvtop.ui.widgets.row_parts import GpuRowData, render_row, short_gpu_name
+from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, render_row, short_gpu_name
 from kvtop.units import fmt_gib
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
@@ -192,3 +192,13 @@ def test_free_memory_jitter_on_a_healthy_node_marks_no_rank_tightest():
     source = DemoSource.open("llama70b-tp8-sglang")
     marked = [source.collect_at(tick).engines[0].tightest_rank for tick in range(10)]
     assert marked == [None] * 10
+
+
+def test_a_dp_layout_names_dp0_too():
+    """On DP8 every rank says its DP index, DP0 included (GPU 0 is not 'TP0' beside GPU 1's 'DP1 TP0')."""
+    snapshot = DemoSource.open("dsv3-dp-attention-vllm").collect_at(0)
+    view = snapshot.engines[0]
+    labels = {rank.gpu_index: rank_label(rank, view) for rank in view.ranks}
+    assert labels[0] == "DP0 TP0" and labels[1] == "DP1 TP0"
+    healthy = llama_snapshot()
+    assert rank_label(healthy.rank_on_gpu(0), healthy.engines[0]) == "TP0"  # no DP, no PP: TP alone

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Footer, Input, Static
 
+from kvtop.domain.observe import ProcessRole
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
@@ -30,9 +31,8 @@ def shows_unsplit_worker(row: GpuRowData) -> bool:
 
 
 def shows_orphan(row: GpuRowData) -> bool:
-    """Whether the row's observed bar has an "orphan worker" segment."""
-    segments = observed_segments(row.gpu, row.rank)
-    return segments is not None and dict(segments).get(ORPHAN, 0) > 0
+    """Whether the row's observed bar has an "orphan worker" segment (asked every tick: no bar is built)."""
+    return any(p.role is ProcessRole.ORPHAN and p.used_bytes for p in row.gpu.processes)
 
 
 def gpu_rows(state: NodeState) -> list[GpuRowData]:
@@ -111,9 +111,18 @@ class DashboardScreen(NodeScreen):
         if extra != self._legend_extra:
             self._legend_extra = extra
             self.query_one("#legend", Static).update(self._legend())
+        self._say_why_empty(state, bool(rows))
+
+    def _say_why_empty(self, state: NodeState, has_rows: bool) -> None:
+        """Where the list shows no GPU, one line saying why (no data yet, a failing source, the filter)."""
+        gpus = self.query_one(GpuList)
         empty = self.query_one("#empty", Static)
-        empty.display = not rows
-        if not rows:
+        filtered_out = has_rows and not gpus.shown_gpus
+        if empty.display != (not has_rows or filtered_out):
+            empty.display = not has_rows or filtered_out
+        if filtered_out:
+            empty.update(f"no GPU matches {gpus.filter_text!r} (Esc clears the filter)")
+        elif not has_rows:
             reason = (
                 "no GPUs in this snapshot"
                 if state.snapshot is not None
@@ -162,7 +171,9 @@ class DashboardScreen(NodeScreen):
 
     @on(Input.Changed, "#filter")
     def apply_filter(self, event: Input.Changed) -> None:
-        self.query_one(GpuList).filter_text = event.value
+        gpus = self.query_one(GpuList)
+        gpus.filter_text = event.value
+        self._say_why_empty(self.node, gpus.row_count > 0)
 
     @on(Input.Submitted, "#filter")
     def keep_filter(self) -> None:

@@ -101,6 +101,11 @@ class GpuList(ScrollView, can_focus=True):
         return self._shown
 
     @property
+    def row_count(self) -> int:
+        """GPUs in the snapshot, listed or filtered out."""
+        return len(self._painters)
+
+    @property
     def marked(self) -> frozenset[int]:
         """The GPUs marked for the finding being looked at."""
         return self._marked

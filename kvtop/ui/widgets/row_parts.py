@@ -66,7 +66,7 @@ class GpuRowData(NamedTuple):
         if self.engine is not None:
             parts += [self.engine.engine.engine_id, self.engine.engine.model or ""]
         if self.rank is not None:
-            parts.append(rank_label(self.rank))
+            parts.append(rank_label(self.rank, self.engine))
         return " ".join(parts).lower()
 
 
@@ -78,14 +78,23 @@ def short_gpu_name(name: str | None) -> str:
     return " ".join(words[:2])[:9] or "GPU"
 
 
-def rank_label(rank: RankView) -> str:
-    """'TP3', 'PP1 TP3', 'DP2 TP0' — only the parallel dimensions that exist."""
-    return _rank_text(rank.rank.dp, rank.rank.pp, rank.rank.tp)
+def rank_label(rank: RankView, engine: EngineView | None = None) -> str:
+    """'TP3', 'PP1 TP3', 'DP0 TP0' — the parallel dimensions the engine has (DP0 too, on a DP layout)."""
+    return _rank_text(*_shown_dims(rank, engine), rank.rank.tp)
+
+
+def _shown_dims(rank: RankView, engine: EngineView | None) -> tuple[int | None, int | None]:
+    """The rank's DP and PP index where the layout has that dimension (None: not shown)."""
+    settings = engine.engine.settings if engine is not None else None
+    dp = rank.rank.dp if rank.rank.dp or (settings is not None and settings.dp > 1) else None
+    pp = rank.rank.pp if rank.rank.pp or (settings is not None and settings.pp > 1) else None
+    return dp, pp
 
 
 @lru_cache(maxsize=256)
-def _rank_text(dp: int, pp: int, tp: int) -> str:
-    return " ".join([*([f"DP{dp}"] if dp else []), *([f"PP{pp}"] if pp else []), f"TP{tp}"])
+def _rank_text(dp: int | None, pp: int | None, tp: int) -> str:
+    shown = [*([f"DP{dp}"] if dp is not None else []), *([f"PP{pp}"] if pp is not None else [])]
+    return " ".join([*shown, f"TP{tp}"])
 
 
 def trend_width(row_width: int) -> int:
@@ -101,12 +110,11 @@ def _who(data: GpuRowData) -> str:
     """'sglang TP3'; the rank alone when both do not fit ('DP1 TP0'); '—' idle; 'no engine'."""
     if data.engine is None or data.rank is None:
         return "no engine" if data.gpu.processes else "—"
-    rank = data.rank.rank
-    return _engine_rank(data.engine.engine.kind, rank.dp, rank.pp, rank.tp)
+    return _engine_rank(data.engine.engine.kind, *_shown_dims(data.rank, data.engine), data.rank.rank.tp)
 
 
 @lru_cache(maxsize=256)
-def _engine_rank(kind: str, dp: int, pp: int, tp: int) -> str:
+def _engine_rank(kind: str, dp: int | None, pp: int | None, tp: int) -> str:
     label = _rank_text(dp, pp, tp)
     if len(kind) + 1 + len(label) < RANK_WIDTH:
         return f"{kind} {label}"
