@@ -10,7 +10,7 @@ from typing import Any
 from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import Explanation, explain
-from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
+from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags, parse_launch_command
 from kvtop.units import fmt_both, fmt_tokens
 
 
@@ -39,18 +39,40 @@ def _args_as_flags(args: Mapping[str, Any]) -> list[str]:
 
 
 def settings_for_log(
-    log_args: Mapping[str, Any], engine: str, extra: Sequence[str], model_ref: str | None
+    log_args: Mapping[str, Any],
+    engine: str,
+    extra: Sequence[str],
+    model_ref: str | None,
+    launch_command: str | None = None,
 ) -> LaunchSettings:
+    """The settings the engine ran with: a launch command pasted into the log, overridden by the
+    arguments the engine printed (what it resolved), overridden by the flags given here."""
+    launched = _launched(launch_command, engine)
     from_log = parse_flags(engine, _args_as_flags(log_args))  # type: ignore[arg-type]
     direct = parse_flags(engine, list(extra), strict=True)  # type: ignore[arg-type]
-    merged = from_log.model_dump()
-    for field in direct.model_fields_set - {"engine", "flags"}:
-        merged[field] = getattr(direct, field)
+    merged: dict[str, Any] = {
+        "engine": engine,
+        "flags": {**(launched.flags if launched else {}), **from_log.flags},
+    }
+    for layer in (launched, from_log, direct):
+        for field in (layer.model_fields_set if layer else set()) - {"engine", "flags"}:
+            merged[field] = getattr(layer, field)
     if model_ref:
         merged["model"] = model_ref
     settings = LaunchSettings.model_validate(merged)
     check_parallel(settings)
     return settings
+
+
+def _launched(launch_command: str | None, engine: str) -> LaunchSettings | None:
+    """The launch command's settings, if it is this engine's and its flags read cleanly."""
+    if not launch_command:
+        return None
+    try:
+        launched = parse_launch_command(launch_command)
+    except (InputError, ValueError):  # a pasted line kvtop cannot read: the printed arguments still count
+        return None
+    return launched if launched is not None and launched.engine == engine else None
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -60,7 +82,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     log = read_engine_log(args.log)
     engine = log.engine_for(args.engine)
     log_args = {**log.server_args, **log.engine_config}
-    settings = settings_for_log(log_args, engine, extra, args.model or log.model_path)
+    settings = settings_for_log(log_args, engine, extra, args.model or log.model_path, log.launch_command)
     if settings.engine_version is None and log.engine_version:
         settings = settings.model_copy(update={"engine_version": log.engine_version})
     if not settings.model:

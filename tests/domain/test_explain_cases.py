@@ -162,3 +162,19 @@ def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
     )
     assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # vllm.md §8
     assert result.verdict == "match" and result.token_capacity == 649_728
+
+
+def test_a_launch_command_pasted_into_the_log_supplies_its_flags() -> None:
+    """C01's first line is `… --tp 4 … --mem-fraction-static 0.93`: without flags, kvtop reads TP 4 and
+    the fraction from it, so the pool checks hold at TP 4 and only the load lines are missing."""
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", str(CASES / "sglang/C01/engine.log"),
+         "--model", str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json"), "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    out = json.loads(result.stdout)
+    k_check = out["pool_checks"][0]
+    # 94 layers × 4 KV heads ÷ TP 4 × 128 × 2 B = 24,064 B per token for K (and as much for V)
+    assert k_check["predicted_bytes_per_token"] == 24_064 and k_check["within_rounding"]
+    assert all(check["within_rounding"] for check in out["pool_checks"])
+    assert not any("mem_fraction_static" in missing for missing in out["missing"])
