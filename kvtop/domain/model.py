@@ -70,6 +70,14 @@ class StateSpec(BaseModel):
     ssm_dtype_bytes: int = 4
 
 
+class VisionSpec(BaseModel):
+    """The vision tower's size as SGLang's VLM rule reads it (`vision_config`, sglang.md §5)."""
+
+    model_config = ConfigDict(frozen=True)
+    num_layers: int = 24  # SGLang's default when `vision_config` does not say
+    hidden_size: int = 1024
+
+
 class ModelSpec(BaseModel):
     """One model's geometry, whatever family its config came from."""
 
@@ -106,6 +114,7 @@ class ModelSpec(BaseModel):
     max_position_embeddings: int
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
+    vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
 
@@ -213,11 +222,31 @@ def model_from_config(
         dtype_bytes=dtype_bytes,
         quant=quant,
         multimodal="vision_config" in config,
+        vision=_vision_from_config(config.get("vision_config"), source),
         tie_word_embeddings=None if tie is None else bool(tie),
     )
 
 
+def _vision_from_config(vision: Any, source: str) -> VisionSpec | None:
+    """`vision_config`'s layer count and width; SGLang's defaults (24, 1024) stand in for absent ones."""
+    if vision is None:
+        return None
+    if not isinstance(vision, dict):
+        raise InputError("must be an object", field="vision_config", source=source)
+    sizes: dict[str, int] = {}
+    for name, field in (("num_layers", "num_hidden_layers"), ("hidden_size", "hidden_size")):
+        value = vision.get(field)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InputError(
+                f"must be a positive integer (got {value!r})", field=f"vision_config.{field}", source=source
+            )
+        sizes[name] = value
+    return VisionSpec(**sizes)
+
+
 __all__ = [
-    "AttentionKind", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec", "StateSpec",
+    "AttentionKind", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec", "StateSpec", "VisionSpec",
     "SUPPORTED_MODEL_TYPES", "model_from_config",
 ]  # fmt: skip

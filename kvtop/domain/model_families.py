@@ -17,6 +17,7 @@ from kvtop.domain.model import (
     ModelSpec,
     MoeSpec,
     StateSpec,
+    VisionSpec,
     _need,
     _optional_int,
     _positive_int,
@@ -69,6 +70,7 @@ def build_spec(
     quant: QuantSpec,
     multimodal: bool,
     tie_word_embeddings: bool | None = None,
+    vision: VisionSpec | None = None,
 ) -> ModelSpec:
     """Read the facts shared by every family, then the family's own (see module docstring).
 
@@ -100,14 +102,16 @@ def build_spec(
         "tie_word_embeddings": tied_by_default(model_type) if tie_word_embeddings is None else tie_word_embeddings,
         "intermediate_size": _optional_int(cfg, source, "intermediate_size"),
         "max_position_embeddings": _positive_int(cfg, source, "max_position_embeddings", "max_sequence_length", "seq_length"),
-        "quant": quant, "multimodal": multimodal,
+        "quant": quant, "multimodal": multimodal, "vision": vision,
         "layer_attention": _layer_types(cfg, layers, source) or (LayerKind.FULL,) * layers,
         "layer_mlp": (MlpKind.DENSE,) * layers,
     }  # fmt: skip
     if facts["layer_attention"].count(LayerKind.SLIDING):
         facts["sliding_window"] = _positive_int(cfg, source, "sliding_window")
     not_modelled: list[str] = (
-        ["vision tower (multimodal weights are not in the weights book)"] if multimodal else []
+        ["vision tower weights (not in the weights book; SGLang's VLM fraction and reserve are applied)"]
+        if multimodal
+        else []
     )
     reader = _FAMILY_READERS.get(model_type)
     if reader is not None:

@@ -1,6 +1,7 @@
 """SGLang's KV budget, as `engines/sglang.md` states it (KVCacheConfigurator and friends).
 
     rest   = avail_after_load − pre_load × (1 − mem_fraction_static)        GiB floats, min over ranks
+             − multimodal reserve                                           VLMs only (§4)
     budget = int(rest × 2**30)                                              bytes
     tokens = budget // cell // page × page                                  cell = bytes per token per rank
 
@@ -16,12 +17,20 @@ from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetSte
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import PpRemainder
-from kvtop.domain.model import AttentionKind, ModelSpec
+from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec, VisionSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
 _NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
+
+# §4 `mm_runtime_reservation_gb`: SGLANG_VLM_CACHE_SIZE_MB (default 100), plus SGLANG_MM_FEATURE_CACHE_MB
+# (default 1024) when `--mm-feature-transport` is cuda_ipc or cuda_vmm.
+VLM_CACHE_MIB = 100
+MM_FEATURE_CACHE_MIB = 1024
+# §5 `adjust_mem_fraction_for_vlm`: every VLM's auto fraction × 0.95 × a tower-size factor.
+VLM_FRACTION_SCALE = 0.95
+_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
 
 # (upper bound of gpu memory in MiB, chunked_prefill_size, decode cuda-graph max bs (tp<4, tp>=4))
 _GPU_CLASSES = (
@@ -49,7 +58,36 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     mfs = round((gpu_mib - reserved) / gpu_mib, 3)
-    return mfs, f"auto: ({gpu_mib} MiB − {reserved:.0f} MiB reserve) ÷ {gpu_mib} MiB"
+    source = f"auto: ({gpu_mib} MiB − {reserved:.0f} MiB reserve) ÷ {gpu_mib} MiB"
+    vision = inputs.model.vision
+    if inputs.model.multimodal and vision is not None:  # the VLM rule is not rounded again
+        tower = vit_size_factor(vision)
+        mfs *= VLM_FRACTION_SCALE * tower
+        source += (
+            f" × {VLM_FRACTION_SCALE:g} × {tower:.5f} for the vision tower"
+            f" ({vision.num_layers} layers of width {vision.hidden_size})"
+        )
+    return mfs, source
+
+
+def vit_size_factor(vision: VisionSpec) -> float:
+    """§5 `adjust_mem_fraction_for_vlm` (no post-capture sizing): the tower-size term of the factor.
+
+    clamp(1 − 0.1 × (layers × width² ÷ (24 × 1024²) − 1), 0.8, 1.05): a tower bigger than 24
+    layers of width 1024 leaves less for KV. The auto fraction is multiplied by 0.95 × this.
+    """
+    size_ratio = vision.num_layers * vision.hidden_size**2 / (24 * 1024**2)
+    return min(max(1 - 0.1 * (size_ratio - 1), 0.8), 1.05)
+
+
+def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings) -> int:
+    """§4 `mm_runtime_reservation_gb`: what a multimodal model keeps off the KV budget (0 otherwise)."""
+    if not model.multimodal:
+        return 0
+    reserved_mib = VLM_CACHE_MIB
+    if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
+        reserved_mib += MM_FEATURE_CACHE_MIB
+    return reserved_mib * MIB
 
 
 class SGLangRules:
@@ -100,6 +138,16 @@ class SGLangRules:
             )
         )
         rest_gib = avail / GIB - slack_gib
+        mm_reserve = multimodal_reserve_bytes(m, s)
+        if mm_reserve:
+            steps.append(
+                BudgetStep(
+                    label="− multimodal reserve", bytes=-mm_reserve,
+                    note=f"{mm_reserve // MIB} MiB: SGLang's default VLM cache"
+                    + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else ""),
+                )
+            )  # fmt: skip
+            rest_gib -= mm_reserve / GIB
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
@@ -132,7 +180,7 @@ class SGLangRules:
             engine=self.name, token_capacity=tokens, swa_token_capacity=swa_tokens, page_size=page,
             kv_budget_bytes=budget, kv_pool_bytes=pool_bytes + state_bytes, state_pool_bytes=state_bytes,
             max_running_requests=requests, max_concurrency=None, req_to_token_bytes=req_to_token,
-            reserve_bytes=round(slack_gib * GIB), memory_fraction=mfs, memory_fraction_source=mfs_source,
+            reserve_bytes=round(slack_gib * GIB) + mm_reserve, memory_fraction=mfs, memory_fraction_source=mfs_source,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
         )  # fmt: skip
 
@@ -169,11 +217,25 @@ class SGLangRules:
                 "sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)"
             )
         if hybrid and swa_pool is not None:
+            # §6.2/§8.3: the cell counts the whole model's full and sliding layers, not this PP stage's.
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
-            cell_f = kv.full_bytes_per_token + ratio * swa_pool.bytes_per_token
+            full_pool = kv.pool("full")
+            stage_full = full_pool.layers if full_pool is not None else 0
+            full_part = kv.full_bytes_per_token + swa_pool.bytes_per_layer_token * (
+                len(m.layers_of(LayerKind.FULL)) - stage_full
+            )
+            swa_part = swa_pool.bytes_per_token + swa_pool.bytes_per_layer_token * (
+                len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers
+            )
+            cell_f = full_part + ratio * swa_part
             full = int(budget // cell_f) // page * page if budget > 0 else 0
             swa = int(full * ratio) // page * page
-            steps.append(BudgetStep(label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f))
+            steps.append(
+                BudgetStep(
+                    label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f,
+                    note="whole-model layer counts, also under PP",
+                )
+            )  # fmt: skip
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)
         cell = kv.full_bytes_per_token + kv.swa_bytes_per_token
         steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell))

@@ -1,0 +1,112 @@
+"""SGLang budget rules for VLMs (sglang.md §4 multimodal reserve, §5 VLM fraction) and hybrid SWA under PP (§6.2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.engines.sglang import vit_size_factor
+from kvtop.domain.explain import explain
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.domain.model import ModelSpec, VisionSpec, model_from_config
+from kvtop.sources.engine_logs import read_engine_log
+from tests.conftest import CONFIGS
+
+H100 = 81559 << 20
+GEMMA3 = "google--gemma-3-27b-it.json"
+SCOUT = "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
+GPT_OSS = "openai--gpt-oss-120b.json"
+
+
+def load(name: str) -> ModelSpec:
+    return model_from_config(json.loads((CONFIGS / name).read_text()), source=name)
+
+
+def test_vision_config_sizes_are_read() -> None:
+    assert load(GEMMA3).vision == VisionSpec(num_layers=27, hidden_size=1152)
+    assert load(SCOUT).vision == VisionSpec(num_layers=34, hidden_size=1408)
+    assert load(GPT_OSS).vision is None
+
+
+def test_vision_config_without_sizes_takes_sglangs_defaults() -> None:
+    cfg = json.loads((CONFIGS / GEMMA3).read_text())
+    cfg["vision_config"] = {"model_type": "siglip_vision_model"}
+    vision = model_from_config(cfg, source=GEMMA3).vision
+    assert vision == VisionSpec(num_layers=24, hidden_size=1024)
+    assert vision is not None and vit_size_factor(vision) == 1.0  # 24·1024² / (24·1024²) = 1
+
+
+def test_gemma3_auto_fraction_and_reserve() -> None:
+    ledger = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
+    # §5: round((81,559 − 13,440) / 81,559, 3) = 0.835; tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
+    assert ledger.engine.memory_fraction == pytest.approx(0.835 * 0.95 * 0.9576171875, abs=1e-12)
+    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,017,359,360: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75963)
+    # − 100/1024 GiB (§4) → 10,026,295,406 B ÷ 507,904 B per token = 19,740.3 (was 32,478 at 0.835, no reserve)
+    assert ledger.engine.kv_budget_bytes == 10_026_295_406
+    assert ledger.token_capacity == 19_740
+
+
+def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
+    flags = parse_flags("sglang", ["--mem-fraction-static", "0.85"])
+    ledger = predict(load(GEMMA3), flags, gpu_total_bytes=H100)
+    assert ledger.engine.memory_fraction == 0.85
+    # 30,429,708,800 after load − 84,447,068,160 × 0.15 − 104,857,600 = 17,657,790,976 ÷ 507,904 = 34,766.2
+    assert ledger.engine.kv_budget_bytes == 17_657_790_976
+    assert ledger.token_capacity == 34_766  # 34,972 without the 100 MiB reserve
+
+
+def test_feature_transport_pool_adds_to_the_reserve() -> None:
+    plain = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
+    ipc = predict(
+        load(GEMMA3), parse_flags("sglang", ["--mm-feature-transport", "cuda_ipc"]), gpu_total_bytes=H100
+    )
+    assert (
+        plain.engine.kv_budget_bytes - ipc.engine.kv_budget_bytes == 1024 << 20
+    )  # SGLANG_MM_FEATURE_CACHE_MB
+
+
+def test_llama4_scout_tp4_auto_fraction() -> None:
+    ledger = predict(load(SCOUT), parse_flags("sglang", ["--tp", "4"]), gpu_total_bytes=H100)
+    # 0.824 × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.65142
+    assert ledger.engine.memory_fraction == pytest.approx(0.65142, abs=1e-5)
+
+
+def test_text_only_model_keeps_the_rounded_auto_fraction() -> None:
+    ledger = predict(load(GPT_OSS), parse_flags("sglang", []), gpu_total_bytes=H100)
+    assert ledger.engine.memory_fraction == 0.835
+    assert ledger.engine.reserve_bytes == 13_933_766_246  # pre × 0.165; no multimodal reserve
+
+
+def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
+    ledger = predict(load(GPT_OSS), parse_flags("sglang", ["--pp", "2"]), gpu_total_bytes=H100)
+    cell = next(step for step in ledger.engine.steps if step.label.startswith("cell:"))
+    # 8 KV heads × (64 + 64) × 2 B = 2,048 B per layer; 18 full + 0.8 × 18 sliding layers of the
+    # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2
+    assert cell.value == pytest.approx(66_355.2)
+    assert ledger.engine.kv_budget_bytes == 37_804_543_165
+    assert ledger.token_capacity == 569_729  # 37,804,543,165 // 66,355.2; was 1,139,459 with the stage's cell
+    assert ledger.engine.swa_token_capacity == 455_783  # int(569,729 × 0.8)
+
+
+def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:
+    ledger = predict(load(GPT_OSS), parse_flags("sglang", []), gpu_total_bytes=H100)
+    assert ledger.token_capacity == 79_340  # 5,264,684,313 // 66,355.2
+
+
+def test_explain_matches_a_gemma3_log_with_the_multimodal_reserve(tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "[2026-02-01 00:00:00 TP0] Load weight begin. avail mem=70.00 GB\n"
+        "[2026-02-01 00:00:10 TP0] Load weight end. elapsed=10.00 s, type=Gemma3ForConditionalGeneration,"
+        " avail mem=15.00 GB, mem usage=55.00 GB.\n"
+        "[2026-02-01 00:00:10 TP0] KV Cache is allocated. #tokens: 9306, K size: 2.20 GB, V size: 2.20 GB\n"
+    )
+    result = explain(
+        read_engine_log(log), load(GEMMA3), parse_flags("sglang", ["--mem-fraction-static", "0.85"])
+    )
+    # (15 − 70 × 0.15 − 100/1024) GiB = 4.40234375 GiB = 4,726,979,379 B ÷ 507,904 = 9,306.8
+    assert result.token_capacity == 9_306
+    assert result.verdict == "match"
