@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from kvtop.units import fmt_tokens
 
-TITLE = "Findings (f) · each gap between predicted and observed: its cause, its fix, the tokens at stake"
+TITLE = "Findings (f) · each gap's cause, its fix and the tokens at stake"
 WAITING = "Waiting for the first snapshot to diagnose…"
 NO_FINDINGS = "No findings: every byte is accounted for."
 
