@@ -91,8 +91,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         )
     model = load_model(settings.model)
     measured = measured_from_args(args)
-    gpu_total = gpu_from_args(args, measured)[0] if (args.gpu or args.gpu_memory) else None
-    result = explain(log, model, settings, gpu_total)
+    gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
+    result = explain(log, model, settings, gpu_total, gpu_name)
     findings = _findings(result)
     if args.json:
         print(json.dumps(explanation_json(result, findings), separators=(",", ":")))

@@ -21,7 +21,7 @@ from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import LayerKind, ModelSpec
 
 Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
 _PLACEHOLDER_GPU = 80 << 30  # only the auto memory fraction reads the GPU total; a log states it
@@ -215,8 +215,20 @@ def _logged_vllm(log: EngineLog) -> Logged:
     )
 
 
+def _vllm_batch_unknown(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> bool:
+    """Sliding-window / chunked blocks per request read max_num_batched_tokens (vllm.md §3), whose
+    default depends on the GPU (8192 on ≥ 70 GiB GPUs that are not A100, else 2048): with neither
+    the flag nor a GPU, kvtop would read it off its stand-in GPU."""
+    windowed = LayerKind.SLIDING in model.layer_attention and not settings.disable_hybrid_kv_cache_manager
+    return windowed and settings.max_num_batched_tokens is None and gpu_total_bytes is None
+
+
 def explain_vllm(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    gpu_name: str | None = None,
 ) -> Explanation:
     logged = _logged_vllm(log)
     ranked = _vllm_available(log)
@@ -228,6 +240,11 @@ def explain_vllm(
         )
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens`")
+    if _vllm_batch_unknown(model, settings, gpu_total_bytes):
+        missing.append(
+            "--max-num-batched-tokens, or --gpu for vLLM's default (8192; 2048 on A100 or under 70 GiB): "
+            "it sets the sliding-window blocks per request"
+        )
     if missing or available is None:
         return Explanation(engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing))
     if settings.context_length is None and logged.context_length is not None:
@@ -239,9 +256,8 @@ def explain_vllm(
     total = gpu_total_bytes or _PLACEHOLDER_GPU
 
     def solve(kv_bytes: int) -> Ledger:
-        return predict(
-            model, settings, gpu_total_bytes=total, measured=MeasuredInputs(available_kv_bytes=kv_bytes)
-        )
+        measured = MeasuredInputs(available_kv_bytes=kv_bytes)
+        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured)
 
     central = solve(available.value_bytes)
     return _verdict(
@@ -369,13 +385,19 @@ def _geometry_mismatch(
 
 
 def explain(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None = None
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None = None,
+    gpu_name: str | None = None,
 ) -> Explanation:
-    """Explain a parsed log with the engine's own rules (see module docstring)."""
+    """Explain a parsed log with the engine's own rules (see module docstring).
+
+    `gpu_name` (e.g. 'A100-80GB') picks vLLM's GPU-dependent defaults; None: not known."""
     startup_error = log.startup_error
     try:
         if settings.engine == "vllm":
-            result = explain_vllm(log, model, settings, gpu_total_bytes)
+            result = explain_vllm(log, model, settings, gpu_total_bytes, gpu_name)
         else:
             result = explain_sglang(log, model, settings, gpu_total_bytes)
         checks = pool_size_checks(log, model, settings)

@@ -25,6 +25,7 @@ class ParallelLayout(BaseModel):
     ep: int = 1
     dcp: int = 1
     dp_attention: bool = False  # SGLang --enable-dp-attention: DP ranks live inside the TP group
+    dcp_splits_kv_heads: bool = True  # SGLang: KV heads over tp ÷ dcp ranks; vLLM: over tp, DCP or not
 
     @property
     def attn_tp(self) -> int:
@@ -55,7 +56,8 @@ class ParallelLayout(BaseModel):
 
     def kv_heads_per_rank(self, total_kv_heads: int) -> int:
         """max(1, kv_heads ÷ attention TP): below one head per rank, heads are copied."""
-        shards = max(1, self.attn_tp // self.dcp) if self.dcp > 1 else self.attn_tp
+        split_by_dcp = self.dcp > 1 and self.dcp_splits_kv_heads
+        shards = max(1, self.attn_tp // self.dcp) if split_by_dcp else self.attn_tp
         return max(1, total_kv_heads // shards)
 
     def describe(self) -> str:

@@ -84,7 +84,7 @@ class Ledger(BaseModel):
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
     return ParallelLayout(
         tp=settings.tp, pp=settings.pp, dp=settings.dp, ep=settings.effective_ep, dcp=settings.dcp,
-        dp_attention=settings.enable_dp_attention,
+        dp_attention=settings.enable_dp_attention, dcp_splits_kv_heads=settings.engine != "vllm",
     )  # fmt: skip
 
 
@@ -164,7 +164,7 @@ def _solve(
     def solve(weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:
         own = tightest_weights if rules.name == "sglang" or measured.weights_bytes else weights.total_bytes
         return rules.solve(EngineInputs(
-            model=model, layout=layout, settings=cap, gpu_total_bytes=gpu_total_bytes, weights_bytes=own,
+            model=model, layout=layout, settings=cap, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, weights_bytes=own,
             kv=kv, context_length=context, measured=measured,
         ))  # fmt: skip
 

@@ -184,3 +184,59 @@ def test_without_gpu_the_gpu_memory_step_is_named_a_stand_in_never_measured() ->
     assert gpu_step.bytes == 80 * 2**30 and not gpu_step.measured
     given = explain(log, model, settings, gpu_total_bytes=79 * 2**30).ledger.engine.steps  # type: ignore[union-attr]
     assert any(step.label == "GPU memory" for step in given)
+
+
+V2_LINES = """\
+(EngineCore pid=1) INFO 10-03 16:22:17 [gpu_worker.py:298] Available KV cache memory: 0.018310546875 GiB
+(EngineCore pid=1) INFO 10-03 16:22:17 [kv_cache_utils.py:864] GPU KV cache size: 1,600 tokens
+(EngineCore pid=1) INFO 10-03 16:22:17 [kv_cache_utils.py:868] Maximum concurrency for 1,000 tokens per request: 1.59x
+"""
+V2_VERSION = "INFO 10-03 16:20:00 [api_server.py:1] vLLM API server version 0.10.2\n"
+
+
+def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> None:
+    """No case log of vLLM < 0.21 prints both budget and tokens, so one is written here: Qwen2.5-0.5B,
+    0.018310546875 GiB ÷ 196,608 B per block = 100 blocks, L = 1,000. vLLM 0.10.2 printed
+    100 // 1 group × 16 = 1,600 (vllm.md §5 History); today's rule gives int(100/63 × 1,000) = 1,587."""
+    model = _qwen25_05b(tmp_path)
+    old = parse_engine_log(V2_VERSION + V2_LINES)
+    assert old.engine_version == "0.10.2"
+    settings = parse_flags("vllm", ["--engine-version", "0.10.2"])  # as `kvtop explain` reads it from the log
+    result = explain(old, model, settings)
+    assert result.verdict == "match" and result.token_capacity == 1_600 == 100 // 1 * 16
+    unversioned = explain(parse_engine_log(V2_LINES), model, parse_flags("vllm", []))
+    assert unversioned.token_capacity == 1_587 == int(100 / 63 * 1000)
+    assert unversioned.verdict == "mismatch" and unversioned.gap_tokens == 13
+
+
+def test_vllm_021_print_rule_is_not_modelled_where_the_two_rules_differ(tmp_path: Path) -> None:
+    """v0.21 came out around PR #41069 (2026-04-28); vllm.md does not say which rule it prints."""
+    settings = parse_flags("vllm", ["--engine-version", "0.21.1"])
+    result = explain(parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), settings)
+    assert result.verdict == "insufficient"
+    assert (
+        "1,600" in result.missing[0] and "1,587" in result.missing[0] and "not modelled" in result.missing[0]
+    )
+
+
+GPT_OSS_LINES = """\
+(EngineCore_DP0 pid=1) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV cache memory: 10.5 GiB
+(EngineCore_DP0 pid=1) INFO 10-31 15:07:49 [kv_cache_utils.py:1] GPU KV cache size: 287,537 tokens
+(EngineCore_DP0 pid=1) INFO 10-31 15:07:49 [kv_cache_utils.py:1] Maximum concurrency for 131,072 tokens per request: 2.19x
+"""
+
+
+def test_vllm_window_blocks_need_the_batch_or_the_gpu_never_the_stand_in() -> None:
+    """gpt-oss-120b: 10.5 GiB ÷ 589,824 B = 19,114 blocks; with H100's default 8,192 tokens in flight a
+    request takes 8,192 + cdiv(8,319, 16) + 1 = 8,713 blocks ⇒ int(19,114/8,713 × 131,072) = 287,537.
+    With neither --gpu nor --max-num-batched-tokens the default (8192, or 2048 on A100) is unknown."""
+    log = parse_engine_log(GPT_OSS_LINES)
+    model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
+    unknown = explain(log, model, parse_flags("vllm", []))
+    assert unknown.verdict == "insufficient" and "--max-num-batched-tokens, or --gpu" in unknown.missing[0]
+    on_h100 = explain(log, model, parse_flags("vllm", []), H100_BYTES, "H100")
+    assert on_h100.verdict == "match" and on_h100.token_capacity == 287_537
+    flagged = explain(log, model, parse_flags("vllm", ["--max-num-batched-tokens", "2048"]))
+    assert (
+        flagged.token_capacity == int(19_114 / 8_329 * 131_072) == 300_793 and flagged.verdict == "mismatch"
+    )

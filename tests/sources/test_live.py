@@ -78,12 +78,14 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
         (1, 9752 * MIB, None),
     ]
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
-    assert vllm.ledger.token_capacity == 362_377  # gpt-oss-120b, vLLM defaults, A100 80 GB (81,920 MiB)
+    # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
+    # + cdiv(127 + 1024, 16) + 1 = 73 sliding-window blocks = 8,265 (8,713 at the 8,192 default: 362,377 tokens)
+    assert vllm.ledger.token_capacity == 382_019
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    assert rank.predicted.token_capacity == 362_377
+    assert rank.predicted.token_capacity == 382_019
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -120,7 +122,9 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
                         engine_log=SHARED / "cases/vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
     view = source.collect().engines[0]
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 14_469_834
+    assert (
+        len(view.ranks) == 8 and view.ledger.token_capacity == 15_254_164
+    )  # 8,265 blocks a request (--max-num-batched-tokens 1024)
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 

@@ -52,6 +52,7 @@ class EngineInputs(BaseModel):
     layout: ParallelLayout
     settings: LaunchSettings
     gpu_total_bytes: int
+    gpu_name: str | None = None  # e.g. "A100-80GB": some engine defaults follow the GPU model
     weights_bytes: int  # the largest rank's resident weights (predicted or measured)
     kv: KvBook  # the KV book of the rank with the most KV per token
     context_length: int

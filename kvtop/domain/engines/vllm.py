@@ -5,15 +5,22 @@ available  = requested − weights − non-KV runtime (activation peak, non-torc
 num_blocks = available // (block_size × bytes per token per layer) // group_size
 tokens     = int(num_blocks / blocks_per_request × max_model_len)        the logged figure
 concurrency = num_blocks / blocks_per_request                           "Maximum concurrency"
+
+Blocks one request needs (§3): full/MLA `cdiv(L′, block)` with `L′ = cdiv(L, dcp)`; sliding window
+`cdiv(min(window − 1 + in_flight, L), block) + 1`; Llama-4 chunked local attention
+`cdiv(min(chunk + in_flight, L), block)`; `in_flight = max_concurrent_batches × max_num_batched_tokens`.
+Before PR #41069 the logged figure was `num_blocks // groups × block × dcp` (§5 History).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.units_parse import parse_vllm_bytes
@@ -22,24 +29,61 @@ DEFAULT_UTILIZATION = 0.92  # v0.21.0 (2026-04) onward
 DEFAULT_UTILIZATION_BEFORE_0_21 = 0.9
 
 
+def _release(version: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as '0.10.2', 'v0.26' or '0.29.1rc1.dev17+g…'."""
+    if not version:
+        return None
+    parts = [int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit()]
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
 def default_utilization(version: str | None) -> tuple[float, str]:
     """vLLM's default gpu_memory_utilization for its version (unknown: the current default)."""
-    if version:
-        parts = [int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit()]
-        if len(parts) == 2 and tuple(parts) < (0, 21):
-            return DEFAULT_UTILIZATION_BEFORE_0_21, f"default of vLLM {version} (0.9 before v0.21)"
-        if len(parts) == 2:
-            return DEFAULT_UTILIZATION, f"default of vLLM {version} (0.92 since v0.21)"
+    release = _release(version)
+    if release is not None and release < (0, 21):
+        return DEFAULT_UTILIZATION_BEFORE_0_21, f"default of vLLM {version} (0.9 before v0.21)"
+    if release is not None:
+        return DEFAULT_UTILIZATION, f"default of vLLM {version} (0.92 since v0.21)"
     return DEFAULT_UTILIZATION, "default (0.92 since v0.21; 0.9 before: give --engine-version)"
+
+
+TokenPrint = Literal["concurrency", "blocks", "either"]
+
+
+def token_print_rule(version: str | None) -> TokenPrint:
+    """Which expression `GPU KV cache size: N tokens` prints in this version (vllm.md §5 History, §9).
+
+    "blocks" — before PR #41069 (2026-04-28): `num_blocks // groups × block_size` (× dcp). v0.21.0
+    shipped PR #38284 of 2026-04-21, so every release before v0.21 predates #41069.
+    "concurrency" — `int(num_blocks / blocks_per_request × L)`: no version given (the current rule),
+    or v0.22 onward (released after the PR; the v0.26 logs of §8 follow it).
+    "either" — v0.21.x: the doc does not say whether it carries #41069.
+    """
+    release = _release(version)
+    if release is None or release >= (0, 22):
+        return "concurrency"
+    return "blocks" if release < (0, 21) else "either"
 
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
 
 
-def default_batch_limits(total_bytes: int) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks: larger on ≥ 70 GiB GPUs."""
-    return (8192, 1024) if total_bytes >= 70 * GIB else (2048, 256)
+def default_batch_limits(total_bytes: int, gpu_name: str | None = None) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (vllm.md §3): 8192 on GPUs with
+    ≥ 70 GiB that are not an A100, else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
+    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
+        return 8192, 1024
+    return 2048, 256
+
+
+def is_a100(gpu_name: str | None) -> bool:
+    return gpu_name is not None and "A100" in gpu_name.upper()
+
+
+def is_chunked_local(model: ModelSpec) -> bool:
+    """Llama 4: its windowed layers are chunked local attention (ChunkedLocalAttentionSpec), not SWA."""
+    return model.model_type.startswith("llama4")
 
 
 class VllmRules:
@@ -72,7 +116,9 @@ class VllmRules:
         steps.append(
             BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source)
         )
-        batched, seqs_default = default_batch_limits(total)
+        gpu_name = inputs.gpu_name
+        batched_default, seqs_default = default_batch_limits(total, gpu_name)
+        max_seqs = s.max_running_requests or seqs_default
         if s.kv_cache_memory_bytes is not None:
             available = parse_vllm_bytes(s.kv_cache_memory_bytes)
             steps.append(BudgetStep(label="--kv-cache-memory-bytes (profiling skipped)", bytes=available))
@@ -103,7 +149,26 @@ class VllmRules:
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
         groups, group_size, page_bytes = self._groups(m, kv, block, s.disable_hybrid_kv_cache_manager)
-        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, batched, inputs.layout.pp)
+        in_flight = 0
+        if any(kind != "full" for kind, _ in groups):  # only windowed groups read the in-flight tokens
+            batched = s.max_num_batched_tokens or min(batched_default, max_seqs * max_len)
+            batches = self._concurrent_batches(s, inputs.layout.pp)
+            in_flight = batches * batched
+            source = "--max-num-batched-tokens" if s.max_num_batched_tokens else "vLLM's default"
+            steps.append(
+                BudgetStep(
+                    label=f"tokens in flight: {batches} × max_num_batched_tokens {batched:,}",
+                    value=in_flight,
+                    note=source,
+                )
+            )
+            if s.max_num_batched_tokens is None and total >= 70 * GIB and gpu_name is None:
+                notes.append(
+                    f"max_num_batched_tokens: vLLM's default {batched_default} assumed; the GPU model is "
+                    "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
+                )
+        dcp = inputs.layout.dcp
+        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp)
         num_blocks = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         if s.num_gpu_blocks_override is not None:
             num_blocks = s.num_gpu_blocks_override
@@ -115,11 +180,12 @@ class VllmRules:
         needed = blocks_per_request * page_bytes * group_size
         fits = available > 0 and num_blocks >= blocks_per_request
         concurrency = num_blocks / blocks_per_request if fits else 0.0
-        tokens = int(concurrency * max_len) if fits else 0
-        steps.append(
-            BudgetStep(label=f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})", value=tokens)
-        )
-        max_seqs = s.max_running_requests or seqs_default
+        tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
+        if fits:
+            tokens, tokens_label = self._logged_tokens(
+                s.engine_version, num_blocks, blocks_per_request, len(groups), block, max_len, dcp
+            )
+        steps.append(BudgetStep(label=tokens_label, value=tokens))
         return EngineResult(
             engine=self.name, token_capacity=tokens, page_size=block, num_blocks=num_blocks,
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
@@ -142,26 +208,73 @@ class VllmRules:
         if swa is None or unify:
             layers = (full.layers if full else 0) + (swa.layers if swa else 0)
             return [("full", 1)], layers, page
+        windowed = "chunked" if is_chunked_local(m) else "swa"
         nf, ns = (full.layers if full else 0), swa.layers
         if nf == 0:
-            return [("swa", 1)], ns, page
+            return [(windowed, 1)], ns, page
         low, high = min(nf, ns), max(nf, ns)
         size = high if high < 1.5 * low else low
-        return [("full", math.ceil(nf / size)), ("swa", math.ceil(ns / size))], size, page
+        return [("full", math.ceil(nf / size)), (windowed, math.ceil(ns / size))], size, page
 
     @staticmethod
     def _blocks_per_request(
-        m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, batched: int, pp: int
+        m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, in_flight: int, dcp: int
     ) -> int:
+        """Σ over groups of the blocks one request of `max_len` tokens takes (vllm.md §3, §5)."""
         window = m.sliding_window or max_len
-        in_flight = pp * batched
+        local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
         for kind, count in groups:
             if kind == "full":
-                total += count * math.ceil(max_len / block)
+                total += count * math.ceil(local_len / block)
+            elif kind == "chunked":
+                total += count * math.ceil(min(window + in_flight, max_len) / block)
             else:
                 total += count * (math.ceil(min(window - 1 + in_flight, max_len) / block) + 1)
         return total
+
+    @staticmethod
+    def _concurrent_batches(s: LaunchSettings, pp: int) -> int:
+        """max_concurrent_batches (vllm.md §3): pp, or 2 with async scheduling at pp 1.
+
+        With async scheduling and pp > 1 it is pp (V1 runner) or pp + 1 (V2 runner); which runner
+        ran is not in the flags, so that case is not modelled.
+        """
+        if not s.flags.get("async-scheduling"):
+            return pp
+        if pp == 1:
+            return 2
+        raise UnsupportedModelError(
+            "vLLM's in-flight tokens with --async-scheduling at pp > 1 depend on the model runner "
+            "(pp or pp + 1 batches): not modelled",
+            field="--async-scheduling",
+        )
+
+    @staticmethod
+    def _logged_tokens(
+        version: str | None,
+        num_blocks: int,
+        blocks_per_request: int,
+        groups: int,
+        block: int,
+        max_len: int,
+        dcp: int,
+    ) -> tuple[int, str]:
+        """(the `GPU KV cache size` figure, its step label) by the version's print rule (vllm.md §5)."""
+        by_concurrency = int(num_blocks / blocks_per_request * max_len)
+        by_blocks = num_blocks // groups * block * dcp
+        rule = token_print_rule(version)
+        if rule == "blocks" or (rule == "either" and by_blocks == by_concurrency):
+            times_dcp = f" × {dcp}" if dcp > 1 else ""
+            return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version})"
+        if rule == "either":
+            raise UnsupportedModelError(
+                f"vLLM {version}: whether it prints tokens as blocks × block size ({by_blocks:,}) or as "
+                f"int(blocks ÷ {blocks_per_request} × {max_len:,}) ({by_concurrency:,}) is not known "
+                "(PR #41069, 2026-04-28, around v0.21): not modelled",
+                field="--engine-version",
+            )
+        return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
 
 
 VLLM = VllmRules()
