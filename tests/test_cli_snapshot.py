@@ -64,7 +64,10 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     assert (
         rank["observed"]["token_capacity"] == 1_256_790 and rank["predicted"]["kv_bytes_per_token"] == 40_960
     )
-    assert rank["observed"]["process_bytes"] - rank["predicted_resident_bytes"] == rank["unexplained_bytes"]
+    # the demo worker sits a few hundred MiB below its predicted resident bytes, less than the graphs +
+    # activations reserve it has not claimed (free memory, not a mystery): nothing is unexplained
+    gap = rank["observed"]["process_bytes"] - rank["predicted_resident_bytes"]
+    assert -rank["predicted"]["reserve_bytes"] < gap < 0 and rank["unexplained_bytes"] == 0
 
 
 @pytest.mark.parametrize("name", scenario_names())

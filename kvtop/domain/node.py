@@ -46,10 +46,22 @@ class RankObserved(BaseModel):
     kv_pool_bytes: int | None = None  # as the engine reports it
 
 
+class WorkerPrediction(BaseModel):
+    """The predicted worker as NVML counts it per process on its GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context_bytes: int  # the ledger's context less the driver-reserved bytes moved out of it
+    reserved_bytes: int | None  # driver reserved moved out of the context (None: not split)
+    worker_bytes: int  # resident − reserved moved out − held by others
+    activations_bytes: int  # graphs + activations: a reserve the worker may not have claimed yet
+
+
 class RankView(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     engine_id: str
+    engine_kind: str = ""  # "sglang" or "vllm"
     rank: EngineRank
     gpu_index: int
     pid: int
@@ -69,11 +81,36 @@ class RankView(BaseModel):
         return p.weights_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
 
     @property
-    def unexplained_bytes(self) -> int | None:
-        """Worker bytes the prediction and the attributed causes do not account for (negative: less)."""
-        if self.observed.process_bytes is None or self.predicted_resident_bytes is None:
+    def worker_prediction(self) -> WorkerPrediction | None:
+        """The predicted resident bytes as NVML would count this worker's process.
+
+        SGLang's context is "total − free before load", which holds the driver's reserved bytes;
+        NVML counts those apart from every process, so they move out of the worker. Bytes others
+        hold that shrank this worker (`attributed_outside_bytes`) come off too.
+        """
+        predicted, resident = self.predicted, self.predicted_resident_bytes
+        if predicted is None or resident is None:
             return None
-        return self.observed.process_bytes - self.predicted_resident_bytes + self.attributed_outside_bytes
+        reserved = self.observed.gpu_reserved_bytes if self.engine_kind == "sglang" else None
+        if reserved is None or reserved > predicted.context_bytes:
+            reserved = None  # nothing to move: the context keeps what the ledger said
+        moved = reserved or 0
+        return WorkerPrediction(
+            context_bytes=predicted.context_bytes - moved,
+            reserved_bytes=reserved,
+            worker_bytes=resident - moved - self.attributed_outside_bytes,
+            activations_bytes=predicted.reserve_bytes - predicted.req_to_token_bytes,
+        )
+
+    @property
+    def unexplained_bytes(self) -> int | None:
+        """Worker bytes no predicted figure explains: above the predicted worker, or below it by
+        more than its graphs + activations reserve (a reserve not claimed yet is free memory)."""
+        prediction = self.worker_prediction
+        if self.observed.process_bytes is None or prediction is None:
+            return None
+        gap = self.observed.process_bytes - prediction.worker_bytes
+        return gap if gap > 0 else min(0, gap + prediction.activations_bytes)
 
 
 class EngineView(BaseModel):
@@ -186,6 +223,7 @@ def build_snapshot(
             ranks.append(
                 RankView(
                     engine_id=engine.engine_id,
+                    engine_kind=engine.kind,
                     rank=process.rank,
                     gpu_index=gpu.index,
                     pid=process.pid,

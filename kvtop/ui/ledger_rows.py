@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvtop.domain.diagnose_rules import Finding
-from kvtop.domain.node import NodeSnapshot, RankView
+from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction
 from kvtop.domain.observe import GpuObservation, ProcessRole
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
 
@@ -111,47 +111,11 @@ def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
     return None, False
 
 
-@dataclass(frozen=True)
-class WorkerPrediction:
-    """The predicted worker as NVML would count it on this GPU."""
-
-    context_bytes: int  # the ledger's context less the driver-reserved bytes moved out of it
-    reserved_bytes: int | None  # driver reserved moved out of the context (None: not split)
-    worker_bytes: int  # resident − reserved moved out − held by others
-    activations_bytes: int  # graphs + activations: a reserve the worker may not have claimed yet
-
-
-def worker_prediction(gpu: GpuObservation, rank: RankView, engine_kind: str) -> WorkerPrediction | None:
-    """The rank's predicted worker bytes, comparable with NVML's per-process figure."""
-    predicted, resident = rank.predicted, rank.predicted_resident_bytes
-    if predicted is None or resident is None:
-        return None
-    reserved = gpu.reserved_bytes if engine_kind == "sglang" else None
-    if reserved is None or reserved > predicted.context_bytes:
-        reserved = None  # nothing to move: the context row keeps what the ledger said
-    moved = reserved or 0
-    return WorkerPrediction(
-        context_bytes=predicted.context_bytes - moved,
-        reserved_bytes=reserved,
-        worker_bytes=resident - moved - rank.attributed_outside_bytes,
-        activations_bytes=predicted.reserve_bytes - predicted.req_to_token_bytes,
-    )
-
-
-def unexplained_bytes(observed_worker: int, prediction: WorkerPrediction) -> int:
-    """Worker bytes no row explains: above the predicted worker, or below it by more than its
-    graphs + activations reserve (an unclaimed reserve is free memory, counted in the free row)."""
-    gap = observed_worker - prediction.worker_bytes
-    if gap > 0:
-        return gap
-    return min(0, gap + prediction.activations_bytes)
-
-
-def predicted_used_bytes(gpu: GpuObservation, rank: RankView | None, engine_kind: str) -> int | None:
+def predicted_used_bytes(gpu: GpuObservation, rank: RankView | None) -> int | None:
     """NVML's `used` as the prediction has it: the predicted worker plus what others hold now."""
     if rank is None:
         return None
-    prediction = worker_prediction(gpu, rank, engine_kind)
+    prediction = rank.worker_prediction
     if prediction is None:
         return None
     others = sum(p.used_bytes or 0 for p in gpu.processes if p.pid != rank.pid)
@@ -175,11 +139,9 @@ def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> li
     return rows
 
 
-def _worker_rows(
-    gpu: GpuObservation, rank: RankView, engine_kind: str
-) -> tuple[list[LedgerRow], WorkerPrediction | None]:
+def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | None]:
     predicted, observed = rank.predicted, rank.observed
-    prediction = worker_prediction(gpu, rank, engine_kind)
+    prediction = rank.worker_prediction
     if predicted is None or prediction is None:
         return [LedgerRow(f"worker pid {rank.pid}", None, observed.process_bytes, "total")], None
     rows = [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
@@ -197,7 +159,7 @@ def _worker_rows(
     rows.append(
         LedgerRow(f"= worker pid {rank.pid}", prediction.worker_bytes, observed.process_bytes, "total")
     )
-    gap = None if observed.process_bytes is None else unexplained_bytes(observed.process_bytes, prediction)
+    gap = rank.unexplained_bytes
     rows.append(LedgerRow("unexplained", None, gap, "gap"))
     return rows, prediction
 
@@ -231,8 +193,7 @@ def rank_ledger(
         return None
     rank = snapshot.rank_on_gpu(gpu_index)
     engine = snapshot.engine_of_gpu(gpu_index)
-    kind = engine.engine.kind if engine else ""
-    rows, prediction = _worker_rows(gpu, rank, kind) if rank else ([], None)
+    rows, prediction = _worker_rows(rank) if rank else ([], None)
     given: list[LedgerRow] = []  # the rows after the worker, as the prediction takes them
     if gpu.used_bytes is None and rank is None:  # nothing could be read (a lost GPU)
         given = [LedgerRow(label, None, None) for label in ("foreign (co-tenants)", "driver reserved")]

@@ -71,7 +71,8 @@ def node(
         if index < len(plan.ranks):
             row = plan.ranks[index]
             if kind == "sglang":
-                held = row.weights_bytes + row.kv_pool_bytes + row.reserve_bytes + CONTEXT - 2 * GIB
+                # the context less the driver's reserved bytes (NVML counts those apart from every process)
+                held = row.weights_bytes + row.kv_pool_bytes + row.reserve_bytes + CONTEXT - RESERVED - 2 * GIB
             else:  # vLLM holds its requested share of total, less what it has not claimed, plus its context
                 held = math.ceil(plan.gpu_total_bytes * plan.engine.memory_fraction) - GIB
             processes.insert(0, GpuProcess(

@@ -228,7 +228,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         )  # fmt: skip
     used_bytes = gpu.used_bytes or 0  # NVML's used, as `kvtop snapshot` has it (driver reserved apart)
     predicted = predicted_segments(rank, gpu.total_bytes or 0) if rank else None
-    predicted_used = predicted_used_bytes(gpu, rank, data.engine.engine.kind if data.engine else "")
+    predicted_used = predicted_used_bytes(gpu, rank)
     if predicted is not None and predicted_used is not None:
         predicted_cells: tuple[tuple[SegmentKind, int], ...] | None = _cells(predicted, at.bar)
         predicted_figure = _figure(predicted_used)
