@@ -96,7 +96,9 @@ def main() -> None:
         "Textual floor (one counter, 1 Hz)": [sys.executable, "-c", FLOOR_APP],
         "kvtop --demo (8 GPUs, 1 Hz)": [kvtop, "--demo"],
     }
-    print(f"idle CPU in a {COLUMNS}×{ROWS} pseudo-terminal, {args.duration:g} s after {args.settle:g} s of start-up")
+    print(
+        f"idle CPU in a {COLUMNS}×{ROWS} pseudo-terminal, {args.duration:g} s after {args.settle:g} s of start-up"
+    )
     for label, argv in runs.items():
         share, rate = idle_in_terminal(argv, args.settle, args.duration)
         print(f"  {label:36s} {share * 100:5.2f} % of one core, {rate / 1000:5.1f} kB/s to the terminal")

@@ -72,7 +72,9 @@ def node(
             row = plan.ranks[index]
             if kind == "sglang":
                 # the context less the driver's reserved bytes (NVML counts those apart from every process)
-                held = row.weights_bytes + row.kv_pool_bytes + row.reserve_bytes + CONTEXT - RESERVED - 2 * GIB
+                held = (
+                    row.weights_bytes + row.kv_pool_bytes + row.reserve_bytes + CONTEXT - RESERVED - 2 * GIB
+                )
             else:  # vLLM holds its requested share of total, less what it has not claimed, plus its context
                 held = math.ceil(plan.gpu_total_bytes * plan.engine.memory_fraction) - GIB
             processes.insert(0, GpuProcess(
