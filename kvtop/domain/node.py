@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -46,10 +47,8 @@ class RankObserved(BaseModel):
     kv_pool_bytes: int | None = None  # as the engine reports it
 
 
-class WorkerPrediction(BaseModel):
-    """The predicted worker as NVML counts it per process on its GPU."""
-
-    model_config = ConfigDict(frozen=True)
+class WorkerPrediction(NamedTuple):
+    """The predicted worker as NVML counts it per process on its GPU (a tuple: the list asks every tick)."""
 
     context_bytes: int  # the ledger's context less the driver-reserved bytes moved out of it
     reserved_bytes: int | None  # driver reserved moved out of the context (None: not split)
