@@ -127,6 +127,8 @@ class NodePlan:
             raise self._error(str(error), f"{where}.command") from None
         if settings is None:
             raise self._error("not an SGLang or vLLM launch command", f"{where}.command")
+        if spec.version and settings.engine_version is None:  # the endpoint's version sets the era's defaults
+            settings = settings.model_copy(update={"engine_version": spec.version})
         try:
             model = load_model(spec.model)
         except InputError as error:

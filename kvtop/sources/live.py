@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot, build_snapshot
@@ -63,6 +64,8 @@ class EnginePredictor:
         settings = engine.settings
         if settings is None:
             return engine.settings_message or "no prediction: the launch command could not be read"
+        if settings.engine_version is None and engine.live.version:  # the endpoint's version sets the era
+            settings = settings.model_copy(update={"engine_version": engine.live.version})
         ref = engine.model or settings.model
         if not ref:
             return "no prediction: the launch command names no model"
@@ -73,14 +76,13 @@ class EnginePredictor:
         total = gpu.total_bytes or 0
         key = (ref, settings.model_dump_json(), total, gpu.name)
         if key not in self._cache:
-            self._cache[key] = self._predict(ref, engine, total, gpu.name)
+            self._cache[key] = self._predict(ref, settings, total, gpu.name)
         return self._cache[key]
 
-    def _predict(self, ref: str, engine: EngineInstance, total: int, gpu_name: str | None) -> Ledger | str:
-        assert engine.settings is not None
+    def _predict(self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None) -> Ledger | str:
         try:
             model = self._load_model(ref)
-            return predict(model, engine.settings, gpu_total_bytes=total, gpu_name=gpu_name)
+            return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name)
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
 
