@@ -186,3 +186,13 @@ async def test_a_layout_larger_than_the_node_says_so(make_app, healthy_snapshot)
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-tp", "16")
         assert "needs 16 GPUs, the node has 8" in shown(screen, "#plan-error")
+
+
+async def test_a_context_longer_than_the_models_positions_says_the_engine_refuses_it(
+    make_app, healthy_snapshot
+):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-context_length", "10000000")
+        assert "context 10,000,000 exceeds the model's 8,192 positions" in shown(screen, "#plan-error")

@@ -125,6 +125,9 @@ class PlannerScreen(NodeScreen):
                                 allow_blank=False,
                                 compact=True,
                                 id=f"plan-{field.key}",
+                                # SGLang's flag: vLLM spreads MLA attention over --data-parallel-size alone
+                                disabled=field.key == "enable_dp_attention"
+                                and basis.settings.engine == "vllm",
                             )
                         elif field.kind == "dtype":
                             options = [(dtype, dtype) for dtype in KV_CACHE_DTYPES]
@@ -214,7 +217,7 @@ class PlannerScreen(NodeScreen):
         else:
             error.update(
                 Content.styled(
-                    f"✓ valid{self._node_note()}: edit any field, every keystroke re-solves", "$success"
+                    f"✓ valid{self._notes()}: edit any field, every keystroke re-solves", "$success"
                 )
             )
         if self.outcome.settings is None:
@@ -228,12 +231,21 @@ class PlannerScreen(NodeScreen):
                 )
             )
 
-    def _node_note(self) -> str:
-        """' · needs 16 GPUs, the node has 8' when the edited layout is larger than the node."""
+    def _notes(self) -> str:
+        """What a valid plan should still tell: a layout larger than the node, a context longer than
+        the model's positions (the engines refuse it unless told to allow it)."""
         after, gpus = self.outcome.after if self.outcome else None, self.basis.node_gpus
-        if after is None or gpus is None or after.layout.gpus <= gpus:
+        if after is None:
             return ""
-        return f" · needs {after.layout.gpus} GPUs, the node has {gpus}"
+        notes = []
+        if gpus is not None and after.layout.gpus > gpus:
+            notes.append(f"needs {after.layout.gpus} GPUs, the node has {gpus}")
+        positions = after.model.max_position_embeddings
+        if after.context_length > positions:
+            notes.append(
+                f"context {after.context_length:,} exceeds the model's {positions:,} positions: the engine refuses it unless allowed"
+            )
+        return "".join(f" · {note}" for note in notes)
 
     def _keep(self, values: dict[str, str]) -> None:
         """Hand the edits to the app (none when they equal the live settings), for the next opening."""
