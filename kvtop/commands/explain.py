@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,10 +45,18 @@ def settings_for_log(
     extra: Sequence[str],
     model_ref: str | None,
     launch_command: str | None = None,
+    cmd: str | None = None,
 ) -> LaunchSettings:
-    """The settings the engine ran with: a launch command pasted into the log, overridden by the
-    arguments the engine printed (what it resolved), overridden by the flags given here."""
+    """The settings the engine ran with: a launch command pasted into the log, overridden by `--cmd`
+    (the same kind of layer), overridden by the arguments the engine printed (what it resolved),
+    overridden by the flags given here."""
     launched = _launched(launch_command, engine)
+    given_cmd = _cmd_settings(cmd, engine)
+    if given_cmd is not None:
+        launched = given_cmd if launched is None else launched.model_copy(
+            update={**{f: getattr(given_cmd, f) for f in given_cmd.model_fields_set - {"flags"}},
+                    "flags": {**launched.flags, **given_cmd.flags}}
+        )  # fmt: skip
     from_log = parse_flags(engine, _args_as_flags(log_args))  # type: ignore[arg-type]
     direct = parse_flags(engine, list(extra), strict=True)  # type: ignore[arg-type]
     merged: dict[str, Any] = {
@@ -75,6 +84,21 @@ def _launched(launch_command: str | None, engine: str) -> LaunchSettings | None:
     return launched if launched is not None and launched.engine == engine else None
 
 
+def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
+    """`--cmd`: the operator's launch command (or its flags alone); unreadable or another engine's is an error."""
+    if not cmd:
+        return None
+    tokens = shlex.split(cmd)
+    launched = parse_launch_command(tokens)
+    if launched is None and tokens and tokens[0].startswith("-"):
+        launched = parse_flags(engine, tokens)  # type: ignore[arg-type]
+    if launched is None:
+        raise InputError("not an SGLang or vLLM launch command", field="--cmd")
+    if launched.engine != engine:
+        raise InputError(f"a {launched.engine} launch command, but the log is {engine}'s", field="--cmd")
+    return launched
+
+
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.engine_logs import read_engine_log
     from kvtop.sources.hub import load_model
@@ -82,7 +106,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     log = read_engine_log(args.log)
     engine = log.engine_for(args.engine)
     log_args = {**log.server_args, **log.engine_config}
-    settings = settings_for_log(log_args, engine, extra, args.model or log.model_path, log.launch_command)
+    settings = settings_for_log(
+        log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
+    )
     if settings.engine_version is None and log.engine_version:
         settings = settings.model_copy(update={"engine_version": log.engine_version})
     if not settings.model:
@@ -92,7 +118,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     model = load_model(settings.model)
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
-    result = explain(log, model, settings, gpu_total, gpu_name)
+    given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
+    result = explain(log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp)
     findings = _findings(result)
     if args.json:
         print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
@@ -122,7 +149,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         },
         "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
-        "pool_checks": [c.model_dump() for c in result.pool_checks],
+        "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
     }  # fmt: skip
     if findings:
@@ -144,6 +171,8 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if logged.available_kv_bytes is not None and logged.ranks_seen > 1:
         lines.append(f"  {'':<20} (the least over {logged.ranks_seen} ranks, {logged.available_kv_rank}: "
                      "the engine sizes every rank's pool from the tightest)")  # fmt: skip
+    for note in result.notes:
+        lines.append(f"  note: {note}")
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         for step in result.ledger.engine.steps:

@@ -19,6 +19,13 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, SglangRankLog, VllmRankLog
 from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_causes import (
+    MismatchFacts,
+    given_sglang,
+    given_vllm,
+    likely_cause,
+    with_log_kv_dtype,
+)
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import LayerKind, ModelSpec
@@ -78,6 +85,7 @@ class Explanation(BaseModel):
     ledger: Ledger | None = None  # the central prediction, with the engine's steps
     pool_checks: tuple[PoolSizeCheck, ...] = ()
     startup_error: str | None = None  # the engine's own error line, when the log shows a refused start
+    notes: tuple[str, ...] = ()  # inputs not read from the log (a flag, the log's KV dtype), said once each
 
 
 def _ends(value: Measured | None) -> tuple[int, int, int] | None:
@@ -152,11 +160,24 @@ def _logged_sglang(log: EngineLog, page: int) -> Logged:
 
 
 def explain_sglang(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    given: MeasuredInputs | None = None,
+    load_mtp: bool = False,
 ) -> Explanation:
     page = settings.page_size or (64 if model.attention_kind.value == "DSA" else 1)
     logged = _logged_sglang(log, page)
-    before, after, missing = _sglang_inputs(log)
+    before, after, _ = _sglang_inputs(log)
+    before, after, notes = given_sglang(before, after, given or MeasuredInputs())
+    missing = []
+    if before is None:
+        missing.append(
+            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)"
+        )
+    if after is None:
+        missing.append("`Load weight end. avail mem` (or --free-after-load)")
     if settings.mem_fraction_static is None and gpu_total_bytes is None:
         missing.append(
             "mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)"
@@ -164,7 +185,9 @@ def explain_sglang(
     if logged.token_capacity is None:
         missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
     if missing or before is None or after is None:
-        return Explanation(engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing))
+        return Explanation(
+            engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
+        )
     if logged.context_length and settings.context_length is None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     total = gpu_total_bytes or _PLACEHOLDER_GPU
@@ -173,12 +196,13 @@ def explain_sglang(
         measured = MeasuredInputs(
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total
         )
-        return predict(model, settings, gpu_total_bytes=total, measured=measured)
+        return predict(model, settings, gpu_total_bytes=total, measured=measured, load_mtp=load_mtp)
 
     central = solve(before[1], after[1])
     low = solve(before[2], after[0]).token_capacity
     high = solve(before[0], after[2]).token_capacity
-    return _verdict("sglang", logged, central, low, high, log, settings)
+    result = _verdict("sglang", logged, central, low, high, settings, after[2], gpu_total_bytes)
+    return result.model_copy(update={"notes": tuple(notes)})
 
 
 def _rank_available(rank: VllmRankLog) -> Measured | None:
@@ -229,15 +253,18 @@ def explain_vllm(
     settings: LaunchSettings,
     gpu_total_bytes: int | None,
     gpu_name: str | None = None,
+    given: MeasuredInputs | None = None,
 ) -> Explanation:
     logged = _logged_vllm(log)
     ranked = _vllm_available(log)
     available = ranked.value if ranked else None
+    from_flags, notes = given_vllm(
+        available, logged.weights_bytes, given or MeasuredInputs(), gpu_total_bytes
+    )
     missing = []
-    if available is None:
-        missing.append(
-            "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line)"
-        )
+    if available is None and from_flags is None:
+        missing.append("`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
+                       "or --non-kv-memory with --gpu)")  # fmt: skip
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens`")
     if _vllm_batch_unknown(model, settings, gpu_total_bytes):
@@ -245,8 +272,10 @@ def explain_vllm(
             "--max-num-batched-tokens, or --gpu for vLLM's default (8192; 2048 on A100 or under 70 GiB): "
             "it sets the sliding-window blocks per request"
         )
-    if missing or available is None:
-        return Explanation(engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing))
+    if missing:
+        return Explanation(
+            engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
+        )
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     # else: the model's max_position_embeddings, which is vLLM's own default max_model_len
@@ -255,20 +284,21 @@ def explain_vllm(
         settings = settings.model_copy(update={"num_gpu_blocks_override": override.override})
     total = gpu_total_bytes or _PLACEHOLDER_GPU
 
-    def solve(kv_bytes: int) -> Ledger:
-        measured = MeasuredInputs(available_kv_bytes=kv_bytes)
+    def solve(measured: MeasuredInputs) -> Ledger:
         return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured)
 
-    central = solve(available.value_bytes)
-    return _verdict(
-        "vllm",
-        logged,
-        central,
-        solve(available.low_bytes).token_capacity,
-        solve(available.high_bytes).token_capacity,
-        log,
-        settings,
-    )
+    if available is not None:
+        central = solve(MeasuredInputs(available_kv_bytes=available.value_bytes))
+        low = solve(MeasuredInputs(available_kv_bytes=available.low_bytes)).token_capacity
+        high = solve(MeasuredInputs(available_kv_bytes=available.high_bytes)).token_capacity
+        room = available.high_bytes
+    else:
+        assert from_flags is not None
+        central = solve(from_flags)
+        low = high = central.token_capacity
+        room = None
+    result = _verdict("vllm", logged, central, low, high, settings, room, gpu_total_bytes)
+    return result.model_copy(update={"notes": tuple(notes)})
 
 
 def _verdict(
@@ -277,8 +307,9 @@ def _verdict(
     central: Ledger,
     low: int,
     high: int,
-    log: EngineLog,
     settings: LaunchSettings,
+    kv_room_bytes: int | None,
+    gpu_total_bytes: int | None,
 ) -> Explanation:
     got = logged.token_capacity
     assert got is not None
@@ -291,32 +322,28 @@ def _verdict(
         return Explanation(**base, verdict="match")
     nearest = low if got < low else high
     gap_tokens = got - nearest
-    cause = _likely_cause(engine, logged, cell, gap_tokens, log, settings)
+    full = central.ranks[0].kv.pool("full")
+    dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
+    cause = likely_cause(MismatchFacts(
+        engine=engine, logged_tokens=got, gap_tokens=gap_tokens, cell_bytes=cell, model_name=central.model.name,
+        kv_dtype=dtype, tp=settings.tp, gpus=settings.tp * settings.pp, ranks_seen=logged.ranks_seen,
+        page_size=central.engine.page_size,
+        context_length=settings.context_length or central.model.max_position_embeddings,
+        logged_pool_bytes_per_token=logged.kv_bytes_per_token, kv_room_bytes=kv_room_bytes,
+        gpu_total_bytes=gpu_total_bytes,
+    ))  # fmt: skip
     return Explanation(
         **base, verdict="mismatch", gap_tokens=gap_tokens, gap_bytes=gap_tokens * cell, cause=cause
     )
 
 
-def _likely_cause(
-    engine: str, logged: Logged, cell: int, gap: int, log: EngineLog, settings: LaunchSettings
-) -> str:
-    if logged.kv_bytes_per_token and abs(logged.kv_bytes_per_token - cell) > max(1, cell // 100):
-        return (f"the log's pool costs {logged.kv_bytes_per_token:,} B per token but the model and flags give "
-                f"{cell:,} B: the KV dtype, layer count or heads per rank differ from what kvtop was told")  # fmt: skip
-    gpus = settings.tp * settings.pp
-    if gap < 0 and logged.ranks_seen < gpus:
-        return (f"the log shows {logged.ranks_seen} of {gpus} ranks; the engine sized the pool from the tightest "
-                "rank (minimum over all ranks), which this log does not show")  # fmt: skip
-    if gap < 0:
-        return "memory was allocated between weight loading and KV profiling (draft model, LoRA, multimodal reserve, another process)"
-    return "the engine had more memory than the log's figures imply (a different memory fraction, page size or KV dtype than assumed)"
-
-
-def pool_size_checks(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> tuple[PoolSizeCheck, ...]:
+def pool_size_checks(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool = False
+) -> tuple[PoolSizeCheck, ...]:
     """SGLang's `KV Cache is allocated` sizes from its own #tokens and kvtop's bytes per token."""
     if settings.engine != "sglang" or not log.sglang_ranks:
         return ()
-    ledger = predict(model, settings, gpu_total_bytes=_PLACEHOLDER_GPU)
+    ledger = predict(model, settings, gpu_total_bytes=_PLACEHOLDER_GPU, load_mtp=load_mtp)
     kv = ledger.ranks[0].kv
     page = ledger.engine.page_size
     checks = []
@@ -390,17 +417,21 @@ def explain(
     settings: LaunchSettings,
     gpu_total_bytes: int | None = None,
     gpu_name: str | None = None,
+    given: MeasuredInputs | None = None,
+    load_mtp: bool = False,
 ) -> Explanation:
     """Explain a parsed log with the engine's own rules (see module docstring).
 
-    `gpu_name` (e.g. 'A100-80GB') picks vLLM's GPU-dependent defaults; None: not known."""
+    `gpu_name` (e.g. 'A100-80GB') picks vLLM's GPU-dependent defaults; None: not known. `given`
+    holds measured figures from the command line: they fill in what the log lacks, and say so."""
     startup_error = log.startup_error
+    settings, dtype_notes = with_log_kv_dtype(log, settings)
     try:
         if settings.engine == "vllm":
-            result = explain_vllm(log, model, settings, gpu_total_bytes, gpu_name)
+            result = explain_vllm(log, model, settings, gpu_total_bytes, gpu_name, given)
         else:
-            result = explain_sglang(log, model, settings, gpu_total_bytes)
-        checks = pool_size_checks(log, model, settings)
+            result = explain_sglang(log, model, settings, gpu_total_bytes, given, load_mtp)
+        checks = pool_size_checks(log, model, settings, load_mtp)
     except KvtopError as err:
         if startup_error is not None:
             return Explanation(
@@ -415,7 +446,9 @@ def explain(
         result = Explanation(
             engine=result.engine, logged=result.logged, verdict="failed_start", startup_error=startup_error
         )
-    update: dict[str, object] = {"pool_checks": checks, "startup_error": startup_error}
+    update: dict[str, object] = {
+        "pool_checks": checks, "startup_error": startup_error, "notes": (*dtype_notes, *result.notes),
+    }  # fmt: skip
     if gpu_total_bytes is None and result.ledger is not None:
         update["ledger"] = _stand_in_gpu_said(result.ledger)
     return result.model_copy(update=update)

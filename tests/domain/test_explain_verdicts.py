@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.engine_log import Measured
+from kvtop.domain.engines import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags
@@ -56,7 +57,7 @@ def test_c17_with_the_wrong_model_is_a_geometry_mismatch_not_a_match() -> None:
     assert k_check.predicted_bytes == 20_481 * 163_840 == 3_355_607_040 and not k_check.within_rounding
     assert result.verdict == "mismatch" and result.gap_tokens == 0
     assert result.gap_bytes == 2 * (Measured.from_text("0.12").value_bytes - 3_355_607_040)
-    for named in ("meta-llama--Meta-Llama-3-70B", "bfloat16 KV", "TP 1", "327,680 B per token"):
+    for named in ("meta-llama--Meta-Llama-3-70B", "bf16 KV", "TP 1", "327,680 B per token"):
         assert named in (result.cause or "")
 
 
@@ -240,3 +241,57 @@ def test_vllm_window_blocks_need_the_batch_or_the_gpu_never_the_stand_in() -> No
     assert (
         flagged.token_capacity == int(19_114 / 8_329 * 131_072) == 300_793 and flagged.verdict == "mismatch"
     )
+
+
+def test_measured_flags_fill_what_the_c01_log_lacks_and_say_so() -> None:
+    log = read_engine_log(CASES / "sglang/C01/engine.log")
+    model = load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json"))
+    given = MeasuredInputs(free_before_load_bytes=78 << 30, free_after_load_bytes=20 << 30)
+    result = explain(log, model, parse_flags("sglang", ["--tp", "4"]), H100_BYTES, given=given)
+    assert result.verdict != "insufficient" and result.ledger is not None
+    assert result.ledger.measured.free_after_load_bytes == 20 << 30
+    assert result.logged.free_before_load_bytes is None  # the log's figures stay the log's
+    assert "free before load 78.00 GiB: from --free-memory, not the log" in result.notes
+    assert "free after load 20.00 GiB: from --free-after-load, not the log" in result.notes
+
+
+def test_a_vllm_mismatch_blames_geometry_never_a_memory_fraction() -> None:
+    log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
+    result = explain(log, load_model(str(CONFIGS / "Qwen--Qwen3-32B.json")), parse_flags("vllm", []))
+    assert result.verdict == "mismatch" and result.cause is not None
+    assert result.cause.startswith("vLLM logged the KV memory it had, so the geometry differs")
+    assert "block size (16)" in result.cause and "max_model_len (32,768)" in result.cause
+    assert "memory fraction" not in result.cause and "allocated between" not in result.cause
+
+
+def test_the_logs_kv_dtype_is_used_and_a_contradicting_flag_is_said() -> None:
+    log = read_engine_log(CASES / "sglang/C13/engine.log")
+    text = (
+        (CASES / "sglang/C13/engine.log")
+        .read_text()
+        .replace("KV Cache is allocated.", "KV Cache is allocated. dtype: torch.float8_e4m3fn,")
+    )
+    fp8_log = parse_engine_log(text)
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    flags = ["--mem-fraction-static", "0.88"]
+    assert explain(log, model, parse_flags("sglang", flags)).ledger.kv_bytes_per_token == 131_072  # type: ignore[union-attr]
+    from_log = explain(fp8_log, model, parse_flags("sglang", flags))
+    assert from_log.kv_bytes_per_token == 65_536  # fp8: half of bf16's 131,072
+    assert (
+        from_log.notes[0]
+        == "KV dtype fp8_e4m3: from the log (torch.float8_e4m3fn); no --kv-cache-dtype was given"
+    )
+    told = explain(fp8_log, model, parse_flags("sglang", [*flags, "--kv-cache-dtype", "bf16"]))
+    assert told.notes[0] == "KV dtype: kvtop was told bf16 but the log states torch.float8_e4m3fn"
+    assert told.kv_bytes_per_token == 131_072
+
+
+def test_c13_with_a_70b_model_never_asks_for_more_memory_than_the_gpu_has() -> None:
+    log = read_engine_log(CASES / "sglang/C13/engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"))
+    result = explain(log, model, parse_flags("sglang", ["--mem-fraction-static", "0.88"]))
+    assert result.verdict == "mismatch" and result.cause is not None
+    # 444,500 logged tokens × 327,680 B = 135.65 GiB, against 63.72 GiB (+ rounding) free after load
+    assert result.cause.startswith("the logged 444,500 tokens at 327,680 B per token would need 135.65 GiB")
+    assert "63.73 GiB free after weight load" in result.cause and "geometry differs" in result.cause
+    assert "more memory than" not in result.cause
