@@ -94,6 +94,10 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
         (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
         (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
         (["--model", QWEN, "--tpp", "2"], "--tpp"),
+        (
+            ["--model", QWEN, "--cmd", "vllm serve 'x"],
+            "--cmd: cannot read the command (No closing quotation)",
+        ),
         # SGLang's SWA:full ratio must be in (0, 1]: -1 divided by zero, 0 became 0.8, -2 "did not fit"
         (["--model", GPT_OSS, "--swa-full-tokens-ratio=-1"], "--swa-full-tokens-ratio: must be in (0, 1]"),
         (["--model", GPT_OSS, "--swa-full-tokens-ratio=0"], "--swa-full-tokens-ratio: must be in (0, 1]"),

@@ -8,7 +8,6 @@ so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works e
 from __future__ import annotations
 
 import argparse
-import shlex
 from collections.abc import Sequence
 
 from kvtop.domain.engines import MeasuredInputs
@@ -19,6 +18,7 @@ from kvtop.domain.launch import (
     detect_engine,
     parse_flags,
     parse_launch_command,
+    split_command,
 )
 from kvtop.units import GIB, parse_size
 
@@ -62,7 +62,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
     cmd = getattr(args, "cmd", None)
     base: LaunchSettings | None = None
     if cmd:
-        tokens = shlex.split(cmd)
+        tokens = split_command(cmd)
         base = parse_launch_command(tokens)
         if base is None:
             if detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import Explanation, explain
-from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags, parse_launch_command
+from kvtop.domain.launch import (
+    LaunchSettings,
+    check_parallel,
+    parse_flags,
+    parse_launch_command,
+    split_command,
+)
 from kvtop.units import fmt_both, fmt_tokens
 
 
@@ -88,7 +93,7 @@ def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
     """`--cmd`: the operator's launch command (or its flags alone); unreadable or another engine's is an error."""
     if not cmd:
         return None
-    tokens = shlex.split(cmd)
+    tokens = split_command(cmd)
     launched = parse_launch_command(tokens)
     if launched is None and tokens and tokens[0].startswith("-"):
         launched = parse_flags(engine, tokens)  # type: ignore[arg-type]

@@ -334,9 +334,17 @@ def _positional_model(rest: Sequence[str]) -> str | None:
     return None
 
 
+def split_command(command: str) -> list[str]:
+    """A launch command as argv; an unclosed quote is an InputError naming --cmd, never a traceback."""
+    try:
+        return shlex.split(command)
+    except ValueError as err:
+        raise InputError(f"cannot read the command ({err})", field="--cmd") from None
+
+
 def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     """Parse a whole launch command (a string or argv); None if it is no SGLang/vLLM server."""
-    tokens = shlex.split(argv) if isinstance(argv, str) else list(argv)
+    tokens = split_command(argv) if isinstance(argv, str) else list(argv)
     found = detect_engine(tokens)
     if found is None:
         return None

@@ -79,7 +79,7 @@ class RankView(BaseModel):
             return None
         return p.weights_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
 
-    @property
+    @property  # not cached: `model_copy` (attributed bytes set later) would carry a stale value along
     def worker_prediction(self) -> WorkerPrediction | None:
         """The predicted resident bytes as NVML would count this worker's process.
 
@@ -250,8 +250,9 @@ def build_snapshot(
 
 
 def _attributed(rank: RankView, outside_bytes: int) -> int:
-    """The part of a worker's shortfall that memory held by others explains."""
-    predicted, observed = rank.predicted_resident_bytes, rank.observed.process_bytes
-    if predicted is None or observed is None:
+    """The part of a worker's shortfall that memory held by others explains (measured against the
+    worker as NVML counts it: the driver's reserved bytes are nobody's shortfall)."""
+    prediction, observed = rank.worker_prediction, rank.observed.process_bytes
+    if prediction is None or observed is None:
         return 0
-    return min(outside_bytes, max(0, predicted - observed))
+    return min(outside_bytes, max(0, prediction.worker_bytes - observed))

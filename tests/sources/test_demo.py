@@ -246,3 +246,16 @@ def test_an_unknown_scenario_name_lists_the_names() -> None:
 def test_sizes_may_be_text_or_bytes() -> None:
     scenario = parse_scenario({"gpu": {"model": "H100", "count": 1, "reserved": 344981504}, "noise": "4MiB"})
     assert (scenario.gpu.reserved, scenario.noise) == (329 * MIB, 4 * MIB)
+
+
+def test_a_co_tenant_that_came_after_the_engine_leaves_the_other_ranks_fully_explained(tmp_path) -> None:
+    """With the co-tenant started after start-up, no rank reads unexplained bytes: the driver's reserved
+    bytes (NVML counts them apart from every process) are nobody's shortfall."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+    scenario = json.loads((examples / "llama70b-tp8-foreign-gpu3.json").read_text())
+    for process in scenario["foreign_processes"]:
+        process["started_before_engines"] = False
+    path = tmp_path / "late-co-tenant.json"
+    path.write_text(json.dumps(scenario))
+    view = DemoSource.open(str(path)).collect_at(0).engines[0]
+    assert {rank.unexplained_bytes for rank in view.ranks} == {0}  # was 0.33 GiB on the seven others
