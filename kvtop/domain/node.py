@@ -38,7 +38,7 @@ class RankObserved(BaseModel):
     gpu_used_bytes: int | None
     gpu_reserved_bytes: int | None
     gpu_free_bytes: int | None
-    foreign_bytes: int = 0  # co-tenant processes on the same GPU
+    foreign_bytes: int = 0  # co-tenants and other engines' processes on the same GPU
     orphan_bytes: int = 0  # engine workers whose server is gone
     unattributed_bytes: int = 0  # pids kvtop cannot see (containers)
     token_capacity: int | None = None  # as the engine reports it (metrics / server info / log)
@@ -169,8 +169,38 @@ class NodeSnapshot(BaseModel):
         return index
 
 
-def _role_bytes(gpu: GpuObservation, role: ProcessRole) -> int:
-    return sum(p.used_bytes or 0 for p in gpu.processes if p.role is role)
+class OutsideBytes(NamedTuple):
+    """Bytes on one GPU held by processes outside an engine, by kind."""
+
+    foreign: int  # co-tenants, and the workers and servers of other engines
+    orphan: int  # engine workers whose server is gone
+    unattributed: int  # pids kvtop cannot see (containers)
+
+
+_OTHER_ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
+
+
+def outside_bytes(gpu: GpuObservation, engine_id: str | None) -> OutsideBytes:
+    """What processes outside engine `engine_id` hold on `gpu` (None: outside every engine).
+
+    One split for every reader (ranks, bars, the rank ledger): another engine's processes are
+    foreign to this one; an engine process on a GPU where no engine is asked about is not.
+    """
+    foreign = orphan = unattributed = 0
+    for p in gpu.processes:
+        held = p.used_bytes or 0
+        if (
+            p.role is ProcessRole.CO_TENANT
+            or p.role in _OTHER_ENGINE_ROLES
+            and engine_id is not None
+            and p.engine_id != engine_id
+        ):
+            foreign += held
+        elif p.role is ProcessRole.ORPHAN:
+            orphan += held
+        elif p.role is ProcessRole.UNATTRIBUTED:
+            unattributed += held
+    return OutsideBytes(foreign, orphan, unattributed)
 
 
 def _ledger_rank(ledger: Ledger, rank: EngineRank) -> RankLedger | None:
@@ -181,15 +211,16 @@ def _ledger_rank(ledger: Ledger, rank: EngineRank) -> RankLedger | None:
 def _observed(gpu: GpuObservation, process: GpuProcess, engine: EngineInstance) -> RankObserved:
     live = engine.live
     live_rank = next((r for r in live.ranks if r.pid == process.pid), None)
+    outside = outside_bytes(gpu, engine.engine_id)
     return RankObserved(
         process_bytes=process.used_bytes,
         gpu_total_bytes=gpu.total_bytes,
         gpu_used_bytes=gpu.used_bytes,
         gpu_reserved_bytes=gpu.reserved_bytes,
         gpu_free_bytes=gpu.free_bytes,
-        foreign_bytes=_role_bytes(gpu, ProcessRole.CO_TENANT),
-        orphan_bytes=_role_bytes(gpu, ProcessRole.ORPHAN),
-        unattributed_bytes=_role_bytes(gpu, ProcessRole.UNATTRIBUTED),
+        foreign_bytes=outside.foreign,
+        orphan_bytes=outside.orphan,
+        unattributed_bytes=outside.unattributed,
         token_capacity=(
             live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity
         ),

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvtop.domain.diagnose_rules import Finding
-from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction
-from kvtop.domain.observe import GpuObservation, ProcessRole
+from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
+from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
 
 GIB = 1 << 30
@@ -33,7 +33,6 @@ OUTSIDE_RULES = {
     "orphan_worker": "orphan engine workers",
     "unattributed_bytes": "unattributed (hidden)",
 }
-FOREIGN_ROLES = frozenset({ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER})
 
 
 @dataclass(frozen=True)
@@ -74,30 +73,6 @@ class RankLedgerView:
         return int(num_bytes / self.kv_bytes_per_token)
 
 
-@dataclass(frozen=True)
-class OutsideBytes:
-    """What processes other than this GPU's engine rank hold on it, by role."""
-
-    foreign: int  # co-tenants, and workers or servers of other engines
-    orphan: int  # engine workers whose server is gone
-    unattributed: int  # pids kvtop cannot see
-
-
-def outside_bytes(gpu: GpuObservation, rank: RankView | None) -> OutsideBytes:
-    """Split the GPU's other processes by role (`ProcessRole`); the rank's own worker excluded."""
-    mine = rank.pid if rank else None
-    others = [p for p in gpu.processes if p.pid != mine]
-
-    def held(roles: frozenset[ProcessRole]) -> int:
-        return sum(p.used_bytes or 0 for p in others if p.role in roles)
-
-    return OutsideBytes(
-        foreign=held(FOREIGN_ROLES),
-        orphan=held(frozenset({ProcessRole.ORPHAN})),
-        unattributed=held(frozenset({ProcessRole.UNATTRIBUTED})),
-    )
-
-
 def observed_kv_pool_bytes(rank: RankView) -> tuple[int | None, bool]:
     """The KV pool the engine holds: as it reports it, else its live token count × bytes per token.
 
@@ -125,7 +100,7 @@ def predicted_used_bytes(gpu: GpuObservation, rank: RankView | None) -> int | No
 def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> list[LedgerRow]:
     """Other processes, what NVML counts used beyond them, driver reserved. `given`: the
     prediction takes these as NVML has them (the predicted column repeats them)."""
-    outside = outside_bytes(gpu, rank)
+    outside = outside_bytes(gpu, rank.engine_id if rank else None)
     worker = rank.observed.process_bytes if rank and rank.observed.process_bytes is not None else 0
     rows = [
         LedgerRow("foreign (co-tenants)", outside.foreign if given else None, outside.foreign),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvtop.domain.launch import parse_launch_command
+from kvtop.domain.node import outside_bytes
 from kvtop.domain.observe import (
     EngineInstance,
     GpuObservation,
@@ -45,3 +46,19 @@ def test_unattributed_bytes_are_summed_per_gpu() -> None:
     assert node.unattributed_bytes_by_gpu() == {1: 3412 * MIB}
     assert [(gpu.index, p.pid) for gpu, p in node.engine_processes("vllm:1")] == [(2, 1217466)]
     assert node.gpus[0].process_bytes == 3412 * MIB
+
+
+def test_outside_bytes_one_split_by_engine() -> None:
+    """Another engine's worker is foreign to this engine; an orphan and a hidden pid keep their kinds;
+    with no engine asked about, an engine's own worker is nobody's co-tenant."""
+    gib = 1 << 30
+    gpu = GpuObservation(index=0, total_bytes=80 * gib, used_bytes=40 * gib, processes=(
+        GpuProcess(pid=1, used_bytes=20 * gib, role=ProcessRole.ENGINE_WORKER, engine_id="sglang:10"),
+        GpuProcess(pid=2, used_bytes=8 * gib, role=ProcessRole.ENGINE_WORKER, engine_id="vllm:20"),
+        GpuProcess(pid=3, used_bytes=6 * gib, role=ProcessRole.CO_TENANT),
+        GpuProcess(pid=4, used_bytes=4 * gib, role=ProcessRole.ORPHAN),
+        GpuProcess(pid=5, used_bytes=2 * gib, role=ProcessRole.UNATTRIBUTED),
+    ))  # fmt: skip
+    assert outside_bytes(gpu, "sglang:10") == (14 * gib, 4 * gib, 2 * gib)  # vLLM's 8 + the co-tenant's 6
+    assert outside_bytes(gpu, "vllm:20") == (26 * gib, 4 * gib, 2 * gib)  # SGLang's 20 + 6
+    assert outside_bytes(gpu, None) == (6 * gib, 4 * gib, 2 * gib)

@@ -22,10 +22,7 @@ from kvtop.sources.engine_logs import (
     rank_of,
     read_engine_log,
 )
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-CASES = SHARED / "cases"
-
+from tests.conftest import CASES, SHARED
 
 # --- prefixes, truncation, foreign and binary input --------------------------------------------
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
-from kvtop.domain.node import RankView
+from kvtop.domain.node import RankView, outside_bytes
 from kvtop.domain.observe import GpuObservation
-from kvtop.ui.ledger_rows import observed_kv_pool_bytes, outside_bytes
+from kvtop.ui.ledger_rows import observed_kv_pool_bytes
 from kvtop.ui.state import sparkline as sparkline  # re-exported: the trend beside the bars
 
 
@@ -53,8 +53,12 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
     """What NVML and the engine say the GPU holds, split as far as the figures allow."""
     if gpu.total_bytes is None or gpu.used_bytes is None:
         return None
-    outside = outside_bytes(gpu, rank)
-    foreign, orphan = outside.foreign + outside.unattributed, outside.orphan
+    if rank is not None:  # the split the snapshot made once for this rank
+        seen = rank.observed
+        foreign, orphan = seen.foreign_bytes + seen.unattributed_bytes, seen.orphan_bytes
+    else:
+        outside = outside_bytes(gpu, None)
+        foreign, orphan = outside.foreign + outside.unattributed, outside.orphan
     if rank is not None and rank.observed.process_bytes is not None:
         worker = rank.observed.process_bytes
         predicted = rank.predicted
