@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Footer, Input, Static
 
 from kvtop.domain.observe import ProcessRole
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
+from kvtop.ui.widgets.box import Box
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
 from kvtop.ui.widgets.gpu_list import GpuList
@@ -59,6 +59,8 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
 class DashboardScreen(NodeScreen):
     """The first screen; the GPU list has the focus."""
 
+    BLANK = True  # its widgets cover it: drawn as blank lines when a tick repaints (see widgets/box.py)
+
     _legend_extra: tuple[SegmentKind, ...] = ()  # kinds the legend adds because some row shows them
 
     BINDINGS = [
@@ -70,14 +72,14 @@ class DashboardScreen(NodeScreen):
     def compose(self) -> ComposeResult:
         # Header and findings sit in boxes of their own: a tick that repaints GPU rows then
         # leaves them alone (Textual repaints every widget whose box overlaps the change).
-        with Vertical(id="top-box"):
+        with Box(id="top-box"):
             yield NodeHeader(self.interval_s, id="header").data_bind(
                 state=NodeScreen.node, now=NodeScreen.now
             )
             yield Static(id="legend")
         yield GpuList(id="gpus")
         yield Static(id="empty")
-        with Vertical(id="findings-box"):
+        with Box(id="findings-box"):
             yield Static(FINDINGS_TITLE, id="findings-title")
             yield FindingsPane(id="findings")
         yield Input(

@@ -4,6 +4,12 @@ One scrollable widget paints every row itself (Textual's line API) rather than o
 GPU: a refresh tick then repaints only the cells that changed, without Textual visiting eight
 more widgets. Column 0 of a row is its edge: blank, or `▌` in the tone of the finding being
 looked at (`mark_gpus`); the selected row is drawn on `$row-selected`.
+
+The list keeps the strips it drew, each under what its line shows (`_LineKey`): Textual asks
+for every line of the list whenever one cell of it changes, and a tick changes a few lines,
+so the others are handed back as drawn. The list has no border, padding, tint or opacity, so
+a line is what `render_line` draws with the app's line filters applied, as Textual's own
+styles cache would make it (tests/ui/test_gpu_list_lines.py compares the two).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -22,7 +29,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 from kvtop.ui.widgets.row_painter import RowPainter
-from kvtop.ui.widgets.row_parts import GpuRowData, render_row
+from kvtop.ui.widgets.row_parts import GpuRowData, Line, render_row
 from kvtop.ui.widgets.row_strips import StyleBook
 
 FINDING_TONES = ("error", "warning", "info")
@@ -40,6 +47,11 @@ class _Pass:
     normal: Style
     selected: Style
     edges: dict[str | None, Segment]  # by finding tone; None: no mark
+
+
+# What one line of the list shows: the GPU, the row's (body, trend) pieces of that line, whether
+# the row is selected and the tone of its edge. None: a blank line below the rows.
+_LineKey = tuple[int, tuple[Line, Line], bool, str | None] | None
 
 
 def _columns(spans: list[tuple[int, int, int]]) -> list[Region]:
@@ -85,6 +97,8 @@ class GpuList(ScrollView, can_focus=True):
         self._mark_tone = "info"
         self._styles = StyleBook()
         self._pass = _Pass(0, 0, Style(), Style(), {})
+        self._drawn_pass: tuple[object, ...] = ()  # what the strips in `_drawn_lines` were drawn with
+        self._drawn_lines: dict[int, tuple[_LineKey, Strip]] = {}  # by line on screen
 
     class Opened(Message):
         """The operator asked for the ledger of this GPU."""
@@ -189,8 +203,8 @@ class GpuList(ScrollView, can_focus=True):
 
     # --- drawing -------------------------------------------------------------------------------
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Resolve what every line of this pass shares once (width, scroll, styles), then draw."""
+    def resolve_pass(self) -> _Pass:
+        """What every line of a render pass shares (width, scroll, styles), resolved once per pass."""
         self._styles.check(self)
         normal = self.visual_style
         edges: dict[str | None, Segment] = {None: Segment(" " * EDGE_WIDTH, normal.rich_style)}
@@ -200,7 +214,46 @@ class GpuList(ScrollView, can_focus=True):
             self.scrollable_content_region.width, self.scroll_offset.y,
             normal, self.get_visual_style("gpu-list--selected"), edges,
         )  # fmt: skip
-        return super().render_lines(crop)
+        return self._pass
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in `crop`: each drawn again only when what it shows changed (see the module doc)."""
+        drawing = self.resolve_pass()
+        width = self.size.width
+        filters = tuple(self.get_line_filters())
+        background = self.background_colors[1]
+        drawn_pass = (drawing, self._styles.generation, width, filters, background)
+        if drawn_pass != self._drawn_pass:
+            self._drawn_pass, self._drawn_lines = drawn_pass, {}
+        drawn_lines, keys = self._drawn_lines, self._line_keys(crop, drawing)
+        gutter = RichStyle(bgcolor=drawing.normal.rich_style.bgcolor)  # under the scrollbar: background only
+        strips: list[Strip] = []
+        for y, key in zip(crop.line_range, keys, strict=True):
+            drawn = drawn_lines.get(y)
+            if drawn is None or drawn[0] != key:
+                strip = self.render_line(y).adjust_cell_length(width, gutter)
+                for line_filter in filters:
+                    strip = strip.apply_filter(line_filter, background)
+                drawn = drawn_lines[y] = (key, strip)
+            strips.append(drawn[1])
+        if crop.column_span != (0, width):
+            strips = [strip.crop(*crop.column_span) for strip in strips]
+        return strips
+
+    def _line_keys(self, crop: Region, drawing: _Pass) -> list[_LineKey]:
+        """What each line in `crop` shows (the selection read once: a reactive is slow to read)."""
+        shown, painters, selected = self._shown, self._painters, self.selected
+        row_width = drawing.width - EDGE_WIDTH
+        keys: list[_LineKey] = []
+        for y in crop.line_range:
+            position, line = divmod(y + drawing.top, ROW_LINES)
+            if position >= len(shown):
+                keys.append(None)
+                continue
+            index = shown[position]
+            pieces = painters[index].parts(row_width).lines[line]
+            keys.append((index, pieces, index == selected, self.mark_of(index)))
+        return keys
 
     def render_line(self, y: int) -> Strip:
         drawing = self._pass
