@@ -70,8 +70,9 @@ class DashboardScreen(NodeScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        # Header and findings sit in boxes of their own: a tick that repaints GPU rows then
-        # leaves them alone (Textual repaints every widget whose box overlaps the change).
+        # What is above and below the GPU list sits in two boxes: a tick that repaints GPU rows
+        # leaves what is inside them alone (Textual repaints every child of the screen, and
+        # within a box only the children whose place overlaps the change).
         with Box(id="top-box"):
             yield NodeHeader(self.interval_s, id="header").data_bind(
                 state=NodeScreen.node, now=NodeScreen.now
@@ -82,10 +83,10 @@ class DashboardScreen(NodeScreen):
         with Box(id="findings-box"):
             yield Static(FINDINGS_TITLE, id="findings-title")
             yield FindingsPane(id="findings")
-        yield Input(
-            placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
-        )
-        yield Footer()
+            yield Input(
+                placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
+            )
+            yield Footer()
 
     def on_mount(self) -> None:
         super().on_mount()
