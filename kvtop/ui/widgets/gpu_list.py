@@ -8,8 +8,8 @@ looked at (`mark_gpus`); the selected row is drawn on `$row-selected`.
 The list keeps the strips it drew, each under what its line shows (`_LineKey`): Textual asks
 for every line of the list whenever one cell of it changes, and a tick changes a few lines,
 so the others are handed back as drawn. The list has no border, padding, tint or opacity, so
-a line is what `render_line` draws with the app's line filters applied, as Textual's own
-styles cache would make it (tests/ui/test_gpu_list_lines.py compares the two).
+a line is what `render_line` draws (with the app's line filters applied, part by part), as
+Textual's own styles cache would make it (tests/ui/test_gpu_list_lines.py compares the two).
 """
 
 from __future__ import annotations
@@ -205,11 +205,13 @@ class GpuList(ScrollView, can_focus=True):
 
     def resolve_pass(self) -> _Pass:
         """What every line of a render pass shares (width, scroll, styles), resolved once per pass."""
-        self._styles.check(self)
+        book = self._styles
+        book.check(self)
         normal = self.visual_style
         edges: dict[str | None, Segment] = {None: Segment(" " * EDGE_WIDTH, normal.rich_style)}
         for tone in FINDING_TONES:
             edges[tone] = Segment(EDGE_GLYPH, self.get_visual_style(f"gpu-list--finding-{tone}").rich_style)
+        edges = dict(zip(edges, book.filtered(list(edges.values())), strict=True))
         self._pass = _Pass(
             self.scrollable_content_region.width, self.scroll_offset.y,
             normal, self.get_visual_style("gpu-list--selected"), edges,
@@ -220,21 +222,15 @@ class GpuList(ScrollView, can_focus=True):
         """The lines in `crop`: each drawn again only when what it shows changed (see the module doc)."""
         drawing = self.resolve_pass()
         width = self.size.width
-        filters = tuple(self.get_line_filters())
-        background = self.background_colors[1]
-        drawn_pass = (drawing, self._styles.generation, width, filters, background)
+        drawn_pass = (drawing, self._styles.generation, width)
         if drawn_pass != self._drawn_pass:
             self._drawn_pass, self._drawn_lines = drawn_pass, {}
         drawn_lines, keys = self._drawn_lines, self._line_keys(crop, drawing)
-        gutter = RichStyle(bgcolor=drawing.normal.rich_style.bgcolor)  # under the scrollbar: background only
         strips: list[Strip] = []
         for y, key in zip(crop.line_range, keys, strict=True):
             drawn = drawn_lines.get(y)
             if drawn is None or drawn[0] != key:
-                strip = self.render_line(y).adjust_cell_length(width, gutter)
-                for line_filter in filters:
-                    strip = strip.apply_filter(line_filter, background)
-                drawn = drawn_lines[y] = (key, strip)
+                drawn = drawn_lines[y] = (key, self._drawn_line(y, drawing, width))
             strips.append(drawn[1])
         if crop.column_span != (0, width):
             strips = [strip.crop(*crop.column_span) for strip in strips]
@@ -255,11 +251,23 @@ class GpuList(ScrollView, can_focus=True):
             keys.append((index, pieces, index == selected, self.mark_of(index)))
         return keys
 
+    def _drawn_line(self, y: int, drawing: _Pass, width: int) -> Strip:
+        """Line `y` across the whole widget, filtered, as Textual's styles cache would make it."""
+        strip = self.render_line(y)
+        if strip.cell_length < width:  # the column under the scrollbar: background only
+            gutter = Segment(
+                " " * (width - strip.cell_length), RichStyle(bgcolor=drawing.normal.rich_style.bgcolor)
+            )
+            strip = Strip([*strip, *self._styles.filtered([gutter])], width)
+        return strip
+
     def render_line(self, y: int) -> Strip:
+        """Line `y` of the list (its app line filters applied: see row_strips.py)."""
         drawing = self._pass
         position, line = divmod(y + drawing.top, ROW_LINES)
         if position >= len(self._shown) or drawing.width <= EDGE_WIDTH:
-            return Strip.blank(drawing.width, drawing.normal.rich_style)
+            blank = Segment(" " * drawing.width, drawing.normal.rich_style)
+            return Strip(self._styles.filtered([blank]), drawing.width)
         index = self._shown[position]
         base = drawing.selected if index == self.selected else drawing.normal
         row_width = drawing.width - EDGE_WIDTH
