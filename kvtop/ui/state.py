@@ -60,9 +60,14 @@ def _drawn(values: tuple[float | None, ...], glyphs: str, width: int) -> str:
     return glyphs[-width:].rjust(width) if width > 0 else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeState:
-    """The node as the UI knows it now."""
+    """The node as the UI knows it now.
+
+    Compared by identity: each one is a new arrival. Textual compares a reactive's old and new
+    value on every assignment (three per tick: app, screen, header), and a value compare would
+    walk the whole snapshot each time on a node whose figures stand still.
+    """
 
     source_label: str
     snapshot: NodeSnapshot | None = None
