@@ -62,6 +62,14 @@ def test_cell_widths_are_proportional_and_fill_the_bar_exactly():
     assert cell_widths([1.5e9, 2e9], 10) == cell_widths([1_500_000_000, 2_000_000_000], 10) == [4, 6]
 
 
+def test_equal_bytes_before_an_edge_put_it_in_the_same_cell_of_both_bars():
+    """Observed over predicted: same weights and KV pool, different runtime and free. Shares by
+    largest remainder would draw the weights edge at cell 2 above and cell 1 below."""
+    observed, predicted = cell_widths([14, 14, 72], 10), cell_widths([14, 14, 36, 36], 10)
+    assert observed[:2] == predicted[:2] == [1, 2]
+    assert observed == [1, 2, 7] and predicted == [1, 2, 3, 4]
+
+
 def test_sparkline_maps_fractions_to_blocks_and_keeps_the_latest():
     assert sparkline([0.0, 0.5, 1.0], 3) == "▁▅█"
     assert sparkline([None, 1.0], 4) == "   █"

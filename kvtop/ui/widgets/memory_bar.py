@@ -104,26 +104,24 @@ def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
 
 
 def cell_widths(sizes: Sequence[int], width: int) -> list[int]:
-    """Split `width` cells in proportion to `sizes` (largest remainder), summing exactly to `width`.
+    """Split `width` cells in proportion to `sizes`, summing exactly to `width`.
 
-    Integer arithmetic (sizes are bytes): each share is `size × width ÷ total` with its
-    remainder, so equal remainders tie exactly (the earlier segment wins) and no float rounding
-    decides a cell.
+    Each segment ends at the cell nearest its running total's share of the bar (integer
+    arithmetic on bytes; a half rounds up). Two bars over the same total (observed above
+    predicted) so put an edge in the same cell whenever the bytes before it are equal, and a
+    shifted edge is a real difference, never a rounding of the segments after it.
     """
     whole = [max(0, int(size)) for size in sizes]
     total = sum(whole)
     if total <= 0 or width <= 0:
-        return [0] * len(sizes)
+        return [0] * len(whole)
     cells: list[int] = []
-    remainders: list[int] = []
+    running = edge_before = 0
     for size in whole:
-        share, remainder = divmod(size * width, total)
-        cells.append(share)
-        remainders.append(remainder)
-    short = width - sum(cells)
-    if short:
-        for index in sorted(range(len(sizes)), key=remainders.__getitem__, reverse=True)[:short]:
-            cells[index] += 1
+        running += size
+        edge = (2 * running * width + total) // (2 * total)
+        cells.append(edge - edge_before)
+        edge_before = edge
     return cells
 
 
