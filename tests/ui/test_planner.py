@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from textual import events
 from textual.widgets import Input, Select, Static
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
@@ -58,6 +59,23 @@ async def test_tp_8_to_4_gives_exactly_what_predict_gives_for_tp_4(make_app, hea
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
+
+
+async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healthy_snapshot):
+    """Typed fast, both keys are queued before either is handled (Textual ran backspace late)."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        tp = screen.query_one("#plan-tp", Input)
+        app.post_message(events.Key("backspace", "\x7f"))
+        app.post_message(events.Key("4", "4"))
+        await wait_for(pilot, lambda: tp.value != "8")
+        for _ in range(3):  # a backspace run late would land here
+            await pilot.pause()
+        assert tp.value == "4"
+        assert screen.outcome.after.token_capacity == 418_768
+        await pilot.press("1", "2", "backspace")  # one backspace deletes one character
+        assert tp.value == "41"
 
 
 async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(make_app, healthy_snapshot):

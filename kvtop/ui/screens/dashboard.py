@@ -20,6 +20,7 @@ from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.memory_bar import LEGEND_ORDER, ORPHAN, WORKER, SegmentKind, legend, observed_segments
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import GpuRowData
+from kvtop.ui.widgets.typed_input import TypedInput
 
 
 def shows_unsplit_worker(row: GpuRowData) -> bool:
@@ -83,7 +84,7 @@ class DashboardScreen(NodeScreen):
         with Box(id="findings-box"):
             yield Static(FINDINGS_TITLE, id="findings-title")
             yield FindingsPane(id="findings")
-            yield Input(
+            yield TypedInput(
                 placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
             )
             yield Footer()

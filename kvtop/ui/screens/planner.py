@@ -32,6 +32,7 @@ from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.plan_result import outcome_table
+from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
 
@@ -140,7 +141,7 @@ class PlannerScreen(NodeScreen):
                             )
                         else:
                             placeholder = "engine default" if field.kind.endswith("?") else ""
-                            yield Input(
+                            yield TypedInput(
                                 texts[field.key],
                                 placeholder=placeholder,
                                 compact=True,
