@@ -84,8 +84,15 @@ def rank_view_json(rank: RankView) -> dict[str, Any]:
         "gpu_index": rank.gpu_index, "pid": rank.pid, "rank": rank.rank.model_dump(),
         "observed": rank.observed.model_dump(mode="json"),
         "predicted": rank_json(rank.predicted) if rank.predicted else None,
-        "predicted_resident_bytes": rank.predicted_resident_bytes, "unexplained_bytes": rank.unexplained_bytes,
+        "predicted_resident_bytes": rank.predicted_resident_bytes,
+        "predicted_worker_bytes": _worker_bytes(rank), "unexplained_bytes": rank.unexplained_bytes,
     }  # fmt: skip
+
+
+def _worker_bytes(rank: RankView) -> int | None:
+    """The predicted bytes as NVML counts the worker's process: what `observed` is compared with."""
+    prediction = rank.worker_prediction
+    return None if prediction is None else prediction.worker_bytes
 
 
 # --- text ---
@@ -167,7 +174,7 @@ def _engine_rows(view: EngineView) -> list[str]:
         usage = rank.observed.kv_usage_fraction
         lines.append(
             f"  {rank_label(rank.rank, show_dp=show_dp, show_pp=show_pp):<10}{rank.gpu_index:>4}{rank.pid:>10}"
-            f"{_gib(rank.observed.process_bytes, 14)}{_gib(rank.predicted_resident_bytes, 15)}"
+            f"{_gib(rank.observed.process_bytes, 14)}{_gib(_worker_bytes(rank), 15)}"
             f"{_gib(rank.unexplained_bytes, 17)}"
             f"{_tokens(rank.predicted.token_capacity if rank.predicted else None, 18)}"
             f"{_tokens(rank.observed.token_capacity, 13)}{'—' if usage is None else f'{usage:.0%}':>9}"
