@@ -203,7 +203,7 @@ class GpuList(ScrollView, can_focus=True):
 
     # --- drawing -------------------------------------------------------------------------------
 
-    def resolve_pass(self) -> _Pass:
+    def _resolve_pass(self) -> _Pass:
         """What every line of a render pass shares (width, scroll, styles), resolved once per pass."""
         book = self._styles
         book.check(self)
@@ -220,7 +220,7 @@ class GpuList(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines in `crop`: each drawn again only when what it shows changed (see the module doc)."""
-        drawing = self.resolve_pass()
+        drawing = self._resolve_pass()
         width = self.size.width
         drawn_pass = (drawing, self._styles.generation, width)
         if drawn_pass != self._drawn_pass:

@@ -12,17 +12,17 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input
 
-_IN_ORDER = {"backspace": "delete_left", "delete": "delete_right"}
-
 
 class TypedInput(Input):
     """An `Input` whose backspace and delete act in key order (see the module doc)."""
 
     async def _on_key(self, event: events.Key) -> None:
-        action = _IN_ORDER.get(event.key)
-        if action is None:
+        if event.key == "backspace":
+            self.action_delete_left()
+        elif event.key == "delete":
+            self.action_delete_right()
+        else:
             await super()._on_key(event)
             return
         event.stop()
         event.prevent_default()
-        await self.run_action(action)
