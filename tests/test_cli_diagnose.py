@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.ledger import predict
 from kvtop.sources.live import open_node_source
 

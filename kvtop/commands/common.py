@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import (
     LaunchSettings,
@@ -36,7 +37,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, model_required: bool
     group.add_argument("--model", "--model-path", dest="model", required=False,
                        help="config.json path, checkpoint folder, preset name (e.g. llama-3-70b) or hub id")  # fmt: skip
     group.add_argument(
-        "--engine", choices=("sglang", "vllm"), default=None, help="budget rules to apply (default sglang)"
+        "--engine", choices=ENGINE_IDS, default=None, help=f"budget rules to apply (default {DEFAULT_ENGINE})"
     )
     group.add_argument("--cmd", default=None, help="the engine's whole launch command, quoted")
     group.add_argument("--gpu", default=None, help="GPU model: H100, H200, A100-80GB, B200, L40S, …")
@@ -66,10 +67,10 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         base = parse_launch_command(tokens)
         if base is None:
             if detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):
-                base = parse_flags(args.engine or "sglang", tokens)
+                base = parse_flags(args.engine or DEFAULT_ENGINE, tokens)
             else:
-                raise InputError("not an SGLang or vLLM launch command", field="--cmd")
-    engine = args.engine or (base.engine if base else "sglang")
+                raise InputError("not a launch command of an engine kvtop models", field="--cmd")
+    engine = args.engine or (base.engine if base else DEFAULT_ENGINE)
     direct = parse_flags(engine, list(extra), strict=True)
     merged: dict[str, object] = base.model_dump() if base else {}
     merged["engine"] = engine

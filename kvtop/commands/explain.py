@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
+from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import Explanation, explain
 from kvtop.domain.launch import (
@@ -44,6 +46,15 @@ def _args_as_flags(args: Mapping[str, Any]) -> list[str]:
     return tokens
 
 
+def _decisions(decisions: Sequence[str]) -> dict[str, Any]:
+    """The sizing decisions the engine printed (`page_size=64`), as printed arguments."""
+    out: dict[str, Any] = {}
+    for decision in decisions:
+        field, _, value = decision.partition("=")
+        out[field] = True if value == "True" else value
+    return out
+
+
 def settings_for_log(
     log_args: Mapping[str, Any],
     engine: str,
@@ -62,8 +73,8 @@ def settings_for_log(
             update={**{f: getattr(given_cmd, f) for f in given_cmd.model_fields_set - {"flags"}},
                     "flags": {**launched.flags, **given_cmd.flags}}
         )  # fmt: skip
-    from_log = parse_flags(engine, _args_as_flags(log_args))  # type: ignore[arg-type]
-    direct = parse_flags(engine, list(extra), strict=True)  # type: ignore[arg-type]
+    from_log = parse_flags(engine, _args_as_flags(log_args))
+    direct = parse_flags(engine, list(extra), strict=True)
     merged: dict[str, Any] = {
         "engine": engine,
         "flags": {**(launched.flags if launched else {}), **from_log.flags},
@@ -96,9 +107,9 @@ def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
     tokens = split_command(cmd)
     launched = parse_launch_command(tokens)
     if launched is None and tokens and tokens[0].startswith("-"):
-        launched = parse_flags(engine, tokens)  # type: ignore[arg-type]
+        launched = parse_flags(engine, tokens)
     if launched is None:
-        raise InputError("not an SGLang or vLLM launch command", field="--cmd")
+        raise InputError("not a launch command of an engine kvtop models", field="--cmd")
     if launched.engine != engine:
         raise InputError(f"a {launched.engine} launch command, but the log is {engine}'s", field="--cmd")
     return launched
@@ -110,12 +121,15 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     log = read_engine_log(args.log)
     engine = log.engine_for(args.engine)
-    log_args = {**log.server_args, **log.engine_config}
+    log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
     settings = settings_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
-    if settings.engine_version is None and log.engine_version:
-        settings = settings.model_copy(update={"engine_version": log.engine_version})
+    if settings.engine_version is not None:
+        version = from_flag(settings.engine_version)
+    else:
+        version = engine_rules(engine).resolve_version(log)
+        settings = settings.model_copy(update={"engine_version": version.text})
     if not settings.model:
         raise InputError(
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
@@ -124,7 +138,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
-    result = explain(log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp)
+    result = explain(
+        log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp, version=version
+    )
     findings = _findings(result)
     if args.json:
         print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
@@ -147,6 +163,9 @@ def _findings(result: Explanation) -> list[Any]:
 def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {
         "engine": result.engine,
+        "engine_version": result.engine_version.text,
+        "version_source": result.engine_version.source.value,
+        "version_detail": result.engine_version.detail,
         "logged": result.logged.model_dump(),
         "predicted": {
             "token_capacity": result.token_capacity, "token_capacity_min": result.token_capacity_min,
@@ -163,7 +182,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
 
 
 def explanation_text(result: Explanation, findings: Sequence[Any], source: str) -> str:
-    lines = [f"{source}: {result.engine} log"]
+    lines = [f"{source}: {display_name(result.engine)} log · rules of {result.engine_version.label} ({result.engine_version.detail})"]
     if result.startup_error is not None:
         lines.append(f"  the engine refused to start: {result.startup_error}")
     logged = result.logged

@@ -68,7 +68,7 @@ class ClusterEngine(_Frozen):
 
     instance: str
     engine: str  # kvtop's engine id ("sglang:4242") or the engine kind for engine metrics
-    source: str  # "kvtop", "vllm" or "sglang"
+    source: str  # "kvtop", or the engine id whose own metrics gave the figure
     predicted_token_capacity: int | None = None
     live_token_capacity: int | None = None  # live or logged, as the engine reports it
     kv_usage_fraction: float | None = None

@@ -10,7 +10,6 @@ free memory plus the rank's own worker, less a fresh CUDA context.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 
 from kvtop.domain.diagnose_rules import (
@@ -19,20 +18,20 @@ from kvtop.domain.diagnose_rules import (
     Replay,
     Severity,
     Thresholds,
-    gib,
     ledger_findings,
     rank_label,
     weights_cause,
 )
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole
+from kvtop.domain.wording import gib
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
 DEFAULT_THRESHOLDS = Thresholds()
-SGLANG_BALANCE_RATIO = 0.9  # `_check_tp_memory_balance`: pre-load min < 0.9 × local free warns
 _OTHERS = (ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
 
 
@@ -48,7 +47,7 @@ def diagnose_ledger(ledger: Ledger, *, thresholds: Thresholds = DEFAULT_THRESHOL
 
 def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> tuple[Finding, ...]:
     """Every finding on the node, worst first."""
-    engines = [_Engine(snapshot, view) for view in snapshot.engines]
+    engines = [EngineOnNode(snapshot, view) for view in snapshot.engines]
     found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines)]
     for e in engines:
         found += e.co_tenants(thresholds)
@@ -69,7 +68,7 @@ def free_before_load_now(snapshot: NodeSnapshot, view: EngineView) -> int | None
         return None
     if view.ledger.measured.free_before_load_bytes is not None:
         return view.ledger.measured.free_before_load_bytes
-    engine = _Engine(snapshot, view)
+    engine = EngineOnNode(snapshot, view)
     held = max((engine.outside(g) for g in engine.gpus), default=0)
     return Replay(view.ledger).free_before_load_bytes - held
 
@@ -86,11 +85,13 @@ def _gpu_list(gpus: Iterable[int]) -> str:
     return ("GPU " if len(ordered) == 1 else "GPUs ") + ", ".join(map(str, ordered))
 
 
-class _Engine:
-    """One engine as the node rules see it: its ranks by GPU, what else each GPU holds, the planner."""
+class EngineOnNode:
+    """One engine as the node rules see it: its ranks by GPU, what else each GPU holds, the planner,
+    and its own rules (`kvtop.domain.engines.<engine>`), which price causes and spell fixes."""
 
     def __init__(self, snapshot: NodeSnapshot, view: EngineView) -> None:
         self.view, self.id, self.ledger = view, view.engine.engine_id, view.ledger
+        self.rules = engine_rules(view.engine.kind)
         self.replay = Replay(view.ledger) if view.ledger else None
         self.settings = view.engine.settings or (view.ledger.settings if view.ledger else None)
         self.ranks = {rank.gpu_index: rank for rank in view.ranks}
@@ -141,20 +142,9 @@ class _Engine:
 
     def restart_capacity(self, free: Mapping[int, int]) -> int:
         """Tokens per rank a restart gets with `free` bytes free on each GPU, by the engine's own rule."""
-        if self.replay is None or self.ledger is None or not free:
+        if self.replay is None or not free:
             return 0
-        least = min(free.values())
-        if self.ledger.settings.engine == "sglang":
-            return self.replay.capacity(free_shift=least - self.replay.free_before_load_bytes)
-        if least >= math.ceil(self.ledger.gpu_total_bytes * self.ledger.engine.memory_fraction):
-            return self.replay.capacity()
-        fitting = self.fitting_utilization(least)
-        return self.replay.capacity(self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting})) if fitting > 0 else 0  # fmt: skip
-
-    def fitting_utilization(self, least_free: int) -> float:
-        """vLLM: the largest --gpu-memory-utilization (2 decimals) that passes the startup check."""
-        assert self.ledger is not None
-        return min(self.ledger.engine.memory_fraction, math.floor(least_free / self.ledger.gpu_total_bytes * 100) / 100)  # fmt: skip
+        return self.rules.diagnosis.restart_capacity(self.replay, free)
 
     def price(self, freed: Mapping[int, int]) -> tuple[int, int]:
         """(tokens the cause costs on its own, tokens freeing it gains now) for `freed` bytes per GPU."""
@@ -167,12 +157,7 @@ class _Engine:
     def spread_evidence(self, tokens: int) -> str:
         if self.ledger is None:
             return f"no prediction for {self.id}: {self.view.ledger_error}"
-        util = self.ledger.engine.memory_fraction
-        if self.ledger.settings.engine == "sglang":
-            return (f"SGLang sizes every rank by the least free GPU: −{tokens:,} tokens on each of {len(self.ranks)} ranks "
-                    f"(the reserve pre-load × (1 − {util:g}) shrinks with it)")  # fmt: skip
-        return (f"vLLM budgets {util:g} × total, whatever is free; a restart needs "
-                f"{gib(math.ceil(self.ledger.gpu_total_bytes * util))} free on every GPU")  # fmt: skip
+        return self.rules.diagnosis.spread_evidence(self.ledger, tokens, len(self.ranks))
 
     # --- rules ---------------------------------------------------------------------------------
 
@@ -189,7 +174,7 @@ class _Engine:
                 tokens, gain = self.price({g: held})
                 evidence = [f"pid {_describe(p, g)} next to {self.label(g)}" for p in others] + [self.spread_evidence(tokens)]  # fmt: skip
                 live = self.view.engine.live.token_capacity
-                if live is not None and self.settings and self.settings.engine == "sglang":
+                if live is not None and self.rules.sizes_every_rank_from_least_free:
                     evidence.append(f"engine reports {live:,} tokens per rank; a restart without it: {self.restart_capacity({**self.now(), g: self.now()[g] + held}):,}")  # fmt: skip
                 found.append(self.finding(
                     rule="co_tenant", severity=Severity.WARNING if tokens or gain else Severity.INFO,
@@ -209,7 +194,8 @@ class _Engine:
 
     def imbalance(self, thresholds: Thresholds) -> Finding | None:
         """Rule 3 (SGLang): one rank has less memory than the others even with other processes gone."""
-        if self.ledger is None or self.ledger.settings.engine != "sglang" or len(self.clean) < 2:
+        least_free_sizes = self.rules.sizes_every_rank_from_least_free
+        if self.ledger is None or not least_free_sizes or len(self.clean) < 2:
             return None
         order = sorted(self.clean, key=lambda g: self.clean[g])
         tight, gap = order[0], self.clean[order[1]] - self.clean[order[0]]
@@ -251,50 +237,13 @@ class _Engine:
         """Rule 5: a runtime reserve larger than the engine's automatic one."""
         if self.ledger is None or self.replay is None:
             return None
-        return (_sglang_reserve if self.ledger.settings.engine == "sglang" else _vllm_reserve)(self, thresholds)  # fmt: skip
+        return self.rules.diagnosis.reserve_finding(self, thresholds)
 
     def restart(self) -> Finding | None:
         """Rule 12: would the engine start again on the GPUs as they are now?"""
         if self.ledger is None or self.replay is None or not self.clean:
             return None
-        now = self.now()
-        tight, loose = min(now, key=lambda g: now[g]), max(now, key=lambda g: now[g])
-        total, capacity, fraction = (self.ledger.gpu_total_bytes, self.ledger.token_capacity, self.ledger.engine.memory_fraction)  # fmt: skip
-        if self.ledger.settings.engine == "vllm":
-            needed = math.ceil(total * fraction)
-            if now[tight] >= needed:
-                return None
-            fitting = self.fitting_utilization(now[tight])
-            fixed = (self.ledger.settings.model_copy(update={"gpu_memory_utilization": fitting}) if fitting > 0 else None)  # fmt: skip
-            gain = self.replay.capacity(fixed) if fixed else 0
-            return self.finding(
-                rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=needed - now[tight], tokens=capacity,
-                summary=f"a restart of {self.id} fails: GPU {tight} would have {gib(now[tight])} free, vLLM needs {gib(needed)}",
-                fix=f"--gpu-memory-utilization {fitting:.2f}" if fixed else f"free {gib(needed - now[tight])} on GPU {tight}",
-                gain_tokens=gain, fix_settings=fixed,
-                evidence=(f"vLLM: 'Free memory on device ({gib(now[tight])}/{gib(total)}) on startup is less than desired GPU memory utilization ({fraction:g}, {gib(needed)})'",
-                          f"at {fitting:.2f}: {gain:,} tokens per rank (now {capacity:,})"),
-            )  # fmt: skip
-        solved = self.replay.solve(free_shift=now[tight] - self.replay.free_before_load_bytes)
-        if solved is not None and not solved.engine.fits:
-            held = self.clean[tight] - now[tight]
-            return self.finding(
-                rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes, tokens=capacity,
-                summary=f"a restart of {self.id} leaves no KV memory: GPU {tight} would have {gib(now[tight])} free", gain_tokens=capacity,
-                fix=f"free {gib(held)} on GPU {tight} (stop its other processes)" if held else f"free memory on GPU {tight}, or use more GPUs",
-                evidence=(f"SGLang: 'Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction:g}'",),
-            )  # fmt: skip
-        if now[tight] >= SGLANG_BALANCE_RATIO * now[loose]:
-            return None
-        tokens = max(0, self.restart_capacity(dict.fromkeys(now, now[loose])) - self.restart_capacity(now))
-        return self.finding(
-            rule="restart_will_not_fit", severity=Severity.WARNING, gpus=(tight,), bytes=now[loose] - now[tight], tokens=tokens, gain_tokens=tokens,
-            summary=f"a restart of {self.id} trips SGLang's balance check: GPU {tight} {gib(now[tight])} free vs GPU {loose} {gib(now[loose])}",
-            fix=f"free {gib(now[loose] - now[tight])} on GPU {tight} before restarting",
-            evidence=("SGLang: 'The memory capacity is unbalanced. Some GPUs may be occupied by other processes.' "
-                      "(a warning; an error with SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK)",
-                      f"{gib(now[tight])} < {SGLANG_BALANCE_RATIO} × {gib(now[loose])}"),
-        )  # fmt: skip
+        return self.rules.diagnosis.restart_finding(self)
 
     def unexplained(self, thresholds: Thresholds) -> Finding | None:
         """Rule 13: worker bytes the ledger does not account for, shown rather than hidden."""
@@ -319,65 +268,6 @@ class _Engine:
                         f"{gib(u)} above weights + KV + reserve + context" for g, u in sorted(over.items())),
                       f"worth {tokens:,} tokens at {self.ledger.kv_bytes_per_token:,} B per token"),
         )  # fmt: skip
-
-
-def _sglang_reserve(engine: _Engine, thresholds: Thresholds) -> Finding | None:
-    assert engine.ledger is not None and engine.replay is not None
-    settings, replay = engine.ledger.settings, engine.replay
-    used = engine.view.engine.live.memory_fraction or settings.mem_fraction_static
-    auto = replay.solve(settings.model_copy(update={"mem_fraction_static": None}))
-    if used is None or auto is None or used >= auto.engine.memory_fraction - 0.0005:
-        return None
-    chosen = settings.model_copy(update={"mem_fraction_static": used})
-    fixed = settings.model_copy(update={"mem_fraction_static": auto.engine.memory_fraction})
-    lost = replay.capacity(fixed) - replay.capacity(chosen)
-    if lost <= 0:
-        return None
-    pre = replay.free_before_load_bytes
-    extra = round(pre * (auto.engine.memory_fraction - used))
-    severity = (Severity.WARNING if lost >= thresholds.reserve_loss_fraction * auto.token_capacity else Severity.INFO)  # fmt: skip
-    return Finding(
-        rule="reserve_larger_than_expected", severity=severity, engine_id=engine.id,
-        summary=f"mem_fraction_static {used:g} is below SGLang's automatic {auto.engine.memory_fraction:g}: −{lost:,} tokens per rank",
-        gpus=tuple(sorted(engine.ranks)), ranks=engine.labels(), bytes=extra, tokens=lost,
-        fix=f"--mem-fraction-static {auto.engine.memory_fraction:g}", gain_tokens=lost,
-        evidence=(
-            f"reserve pre-load × (1 − f): {gib(pre * (1 - used))} at {used:g} vs {gib(pre * (1 - auto.engine.memory_fraction))} automatic",
-            "lower it only for runtime OOMs (activations, CUDA graphs); an OOM at init needs it higher (SGLang #322)",
-        ),
-        fix_settings=fixed,
-    )  # fmt: skip
-
-
-def _vllm_reserve(engine: _Engine, thresholds: Thresholds) -> Finding | None:
-    assert engine.ledger is not None and engine.replay is not None
-    pools = [r.observed.kv_pool_bytes for r in engine.ranks.values() if r.observed.kv_pool_bytes]
-    if not pools:
-        return None
-    ledger, replay = engine.ledger, engine.replay
-    observed, predicted = min(pools), ledger.engine.kv_budget_bytes
-    extra = predicted - observed
-    if extra <= thresholds.reserve_excess_bytes:
-        return None
-    util, total = ledger.engine.memory_fraction, ledger.gpu_total_bytes
-    raised = min(0.99, math.ceil((util + extra / total) * 10000) / 10000)
-    now = replay.capacity(available_kv_bytes=observed)
-    fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
-    more = math.ceil(total * raised) - math.ceil(total * util)
-    gain = replay.capacity(fixed, available_kv_bytes=observed + more) - now
-    lost = replay.capacity() - now
-    return Finding(
-        rule="reserve_larger_than_expected", severity=Severity.WARNING, engine_id=engine.id,
-        summary=f"vLLM keeps {gib(extra)} more outside the KV cache than predicted: −{lost:,} tokens per rank",
-        gpus=tuple(sorted(engine.ranks)), ranks=engine.labels(), bytes=extra, tokens=max(lost, 0),
-        fix=f"--gpu-memory-utilization {raised:g}", gain_tokens=max(gain, 0),
-        evidence=(
-            f"engine KV cache {gib(observed)} per rank; predicted available KV memory {gib(predicted)}",
-            f"--gpu-memory-utilization {util:g} acts like {util - extra / total:.4f}: since v0.21 vLLM reserves its CUDA-graph "
-            "estimate, which can overshoot (vLLM #45178); VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off",
-        ),
-        fix_settings=fixed,
-    )  # fmt: skip
 
 
 def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
@@ -408,7 +298,7 @@ def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
     return found
 
 
-def _orphans(snapshot: NodeSnapshot, engines: list[_Engine]) -> list[Finding]:
+def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Finding]:
     """Rule 2: engine workers whose server is gone, grouped by their dead server (one kill)."""
     groups: dict[tuple[str | None, int | None], list[tuple[int, GpuProcess]]] = {}
     for gpu, process in snapshot.observation.processes_with_role(ProcessRole.ORPHAN):

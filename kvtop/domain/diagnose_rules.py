@@ -8,19 +8,17 @@ removed (same model, GPU and measured inputs) and the difference is the answer.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines import MeasuredInputs
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, RankLedger, predict
-from kvtop.domain.model import AttentionKind, LayerKind
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB, gib
 
 
 class Severity(str, Enum):
@@ -70,11 +68,6 @@ class Thresholds(BaseModel):
     reserve_excess_bytes: int = GIB  # vLLM: engine KV pool below the predicted available KV memory
     reserve_loss_fraction: float = 0.02  # SGLang: a lower mem_fraction_static costing this share of capacity
     advice_gain_fraction: float = 0.10  # layout/flag advice is a warning when it gains this share
-
-
-def gib(num_bytes: int | float) -> str:
-    """'6.00 GiB' for evidence lines (the domain's findings carry their own one-line facts)."""
-    return f"{num_bytes / GIB:,.2f} GiB"
 
 
 def rank_label(row: RankLedger, ledger: Ledger, engine_id: str | None = None) -> str:
@@ -164,19 +157,20 @@ def node_tokens(ledger: Ledger) -> int:
     return ledger.token_capacity * ledger.layout.dp
 
 
-def _advice(gain: int, base: int, thresholds: Thresholds) -> Severity:
+def advice_severity(gain: int, base: int, thresholds: Thresholds) -> Severity:
+    """Advice is a warning when it gains `advice_gain_fraction` of the capacity, else info."""
     return Severity.WARNING if base > 0 and gain >= thresholds.advice_gain_fraction * base else Severity.INFO
 
 
-def _all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return tuple(r.gpu_index for r in ledger.ranks), tuple(rank_label(r, ledger) for r in ledger.ranks)
 
 
 def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
     if ledger.kv_format not in ("bf16", "fp16", "fp32") or not ledger.engine.fits:
         return None
-    vllm_dsa = ledger.settings.engine == "vllm" and ledger.model.attention_kind is AttentionKind.DSA
-    dtype = "fp8_ds_mla" if vllm_dsa else "fp8_e4m3"
+    rules = engine_rules(ledger.settings.engine)
+    dtype = rules.diagnosis.fp8_kv_dtype(ledger)
     fixed = ledger.settings.model_copy(update={"kv_cache_dtype": dtype})
     alt = replay.solve(fixed)
     if alt is None or alt.token_capacity <= ledger.token_capacity:
@@ -185,7 +179,7 @@ def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding |
     cell, cell8 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
     return Finding(
         rule="bf16_kv_where_fp8_supported", severity=Severity.INFO,
-        summary=f"KV cache is {ledger.kv_format}; {ledger.settings.engine} supports FP8 KV: +{gain:,} tokens per rank",
+        summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
         bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, fix=f"--kv-cache-dtype {dtype}", gain_tokens=gain,
         evidence=(
             f"KV bytes per token per rank: {cell:,} B ({ledger.kv_format}) → {cell8:,} B (FP8)",
@@ -196,34 +190,13 @@ def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding |
     )  # fmt: skip
 
 
-def _dp_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
-    """Layouts that keep the GPUs but shrink attention TP to `attn_tp` (more KV pools, fewer copies)."""
-    s = ledger.settings
-    gpus_per_group = s.tp
-    groups = max(1, gpus_per_group // attn_tp)
-    out: list[LaunchSettings] = []
-    if s.engine == "sglang":
-        out.append(s.model_copy(update={"enable_dp_attention": True, "dp": groups}))
-    if s.engine == "sglang" and ledger.model.mla is not None:
-        return out  # SGLang spreads MLA with DP attention; fewer-TP replicas would not fit the weights
-    update: dict[str, object] = {
-        "tp": attn_tp,
-        "dp": groups * (1 if s.enable_dp_attention else s.dp),
-        "enable_dp_attention": False,
-    }
-    if ledger.model.moe is not None and s.engine == "vllm":
-        update["enable_expert_parallel"] = True
-    out.append(s.model_copy(update=update))
-    return out
-
-
 def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
     """(settings, ledger) of the alternative with the most node tokens, and the current layout solved alike."""
     base = replay.solve(new_layout=True)
     if base is None:
         return None
     best: tuple[LaunchSettings, Ledger, Ledger] | None = None
-    for alt in _dp_alternatives(ledger, attn_tp):
+    for alt in engine_rules(ledger.settings.engine).diagnosis.layout_alternatives(ledger, attn_tp):
         solved = replay.solve(alt, new_layout=True)
         if solved is None or not solved.engine.fits:
             continue
@@ -235,7 +208,7 @@ def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSe
 def _layout_finding(
     ledger: Ledger, replay: Replay, thresholds: Thresholds, *, rule: str, copies: int, attn_tp: int, why: str
 ) -> Finding:
-    gpus, ranks = _all_ranks(ledger)
+    gpus, ranks = all_ranks(ledger)
     wasted = ledger.engine.kv_pool_bytes * (copies - 1) // copies
     best = _best_layout(ledger, replay, attn_tp)
     evidence = [why, f"{gib(wasted)} of each rank's {gib(ledger.engine.kv_pool_bytes)} KV pool holds copies"]
@@ -255,7 +228,7 @@ def _layout_finding(
     )  # fmt: skip
     flags = " ".join(alt.to_flags())
     return Finding(
-        rule=rule, severity=_advice(gain, node_tokens(ledger), thresholds),
+        rule=rule, severity=advice_severity(gain, node_tokens(ledger), thresholds),
         summary=f"attention TP {ledger.layout.attn_tp} copies the KV {copies}× per rank: {solved.layout.describe()} holds +{gain:,} tokens on the node",
         gpus=gpus, ranks=ranks, bytes=wasted, tokens=gain, fix=flags, gain_tokens=gain,
         evidence=(*evidence, f"per pool: {base.token_capacity:,} → {solved.token_capacity:,} tokens ({per_rank:+,})"),
@@ -278,90 +251,6 @@ def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Fin
     attn_tp = ledger.layout.attn_tp
     why = f"MLA keeps one latent per token; attention TP {attn_tp} does not divide it, so every rank of the group holds it"
     return _layout_finding(ledger, replay, thresholds, rule="mla_under_attention_tp", copies=attn_tp, attn_tp=1, why=why)  # fmt: skip
-
-
-def _req_to_token(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    eng = ledger.engine
-    if ledger.settings.engine != "sglang" or eng.req_to_token_bytes <= thresholds.req_to_token_bytes:
-        return None
-    row = (ledger.context_length + 4) * 4  # int32 per token slot of one request (spec §7)
-    bound = max(1, thresholds.req_to_token_bytes // 2 // row - 1)
-    requests = max(1 << (bound.bit_length() - 1), ledger.token_capacity // ledger.context_length, 1)
-    if requests >= eng.max_running_requests:
-        return None
-    freed = eng.req_to_token_bytes - (requests + 1) * row
-    mfs = math.floor((eng.memory_fraction + freed / replay.free_before_load_bytes) * 1000) / 1000
-    fixed = ledger.settings.model_copy(update={"max_running_requests": requests, "mem_fraction_static": mfs})
-    gain = replay.capacity(fixed) - ledger.token_capacity
-    gpus, ranks = _all_ranks(ledger)
-    return Finding(
-        rule="req_to_token_large", severity=_advice(gain, ledger.token_capacity, thresholds),
-        summary=f"req_to_token table of {gib(eng.req_to_token_bytes)} per rank ({eng.max_running_requests:,} slots × {ledger.context_length:,} tokens)",
-        gpus=gpus, ranks=ranks, bytes=eng.req_to_token_bytes, tokens=max(gain, 0),
-        fix=f"--max-running-requests {requests} --mem-fraction-static {mfs:g}", gain_tokens=max(gain, 0),
-        evidence=(
-            f"({eng.max_running_requests:,} + 1) rows × ({ledger.context_length:,} + 4) × 4 B = {gib(eng.req_to_token_bytes)}, taken from the runtime reserve",
-            f"{requests} slots free {gib(freed)}; raising --mem-fraction-static {eng.memory_fraction:g} → {mfs:g} keeps the activation reserve",
-            f"the KV pool holds {ledger.token_capacity // ledger.context_length:,} full-context requests; capacity +{max(gain, 0):,} tokens per rank",
-        ),
-        fix_settings=fixed,
-    )  # fmt: skip
-
-
-def _uncapped_requests(ledger: Ledger) -> int:
-    """SGLang's max running requests before the state-pool cap (spec §7)."""
-    tokens, s = ledger.token_capacity, ledger.settings
-    if s.max_running_requests:
-        return min(s.max_running_requests // ledger.layout.attn_dp, tokens // 2)
-    return min(max(2048, min(4096, int(tokens / ledger.context_length * 512))), tokens // 2)
-
-
-def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    eng = ledger.engine
-    if ledger.settings.engine != "sglang" or not eng.state_pool_bytes or not eng.fits:
-        return None
-    uncapped = _uncapped_requests(ledger)
-    if eng.max_running_requests >= uncapped:
-        return None
-    fixed = ledger.settings.model_copy(update={"disable_radix_cache": True})
-    alt = replay.solve(fixed)
-    alt_requests = alt.engine.max_running_requests if alt else eng.max_running_requests
-    gain = (alt.token_capacity if alt else 0) - ledger.token_capacity
-    gpus, ranks = _all_ranks(ledger)
-    severity = Severity.WARNING if 2 * eng.max_running_requests < uncapped else Severity.INFO
-    return Finding(
-        rule="mamba_state_caps_requests", severity=severity,
-        summary=f"linear-attention state pool caps running requests at {eng.max_running_requests:,} (KV pool supports {uncapped:,})",
-        gpus=gpus, ranks=ranks, bytes=eng.state_pool_bytes, tokens=max(gain, 0), fix="--disable-radix-cache", gain_tokens=max(gain, 0),
-        evidence=(
-            f"state pool {gib(eng.state_pool_bytes)} per rank; with the radix cache each running request takes 3 state slots",
-            f"--disable-radix-cache: 1 slot per request → {alt_requests:,} running requests (no prefix reuse)",
-        ),
-        fix_settings=fixed,
-    )  # fmt: skip
-
-
-def _hybrid_manager_disabled(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    s = ledger.settings
-    if s.engine != "vllm" or not s.disable_hybrid_kv_cache_manager or not ledger.model.layers_of(LayerKind.SLIDING):  # fmt: skip
-        return None
-    fixed = s.model_copy(update={"disable_hybrid_kv_cache_manager": False})
-    gain = replay.capacity(fixed) - ledger.token_capacity
-    if gain <= 0:
-        return None
-    swa = len(ledger.model.layers_of(LayerKind.SLIDING))
-    gpus, ranks = _all_ranks(ledger)
-    return Finding(
-        rule="hybrid_kv_manager_disabled", severity=_advice(gain, ledger.token_capacity, thresholds),
-        summary=f"vLLM's hybrid KV cache manager is disabled: {swa} sliding-window layers cost full length",
-        gpus=gpus, ranks=ranks, bytes=ledger.engine.kv_pool_bytes * swa // ledger.model.num_layers, tokens=gain,
-        fix="remove --disable-hybrid-kv-cache-manager (and any KV connector that forces it)", gain_tokens=gain,
-        evidence=(
-            f"window {ledger.model.sliding_window:,} tokens on {swa} of {ledger.model.num_layers} layers, cached for all {ledger.context_length:,}",
-            f"capacity {ledger.token_capacity:,} → {ledger.token_capacity + gain:,} tokens with the hybrid manager",
-        ),
-        fix_settings=fixed,
-    )  # fmt: skip
 
 
 def weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -> tuple[str, str]:
@@ -396,10 +285,12 @@ def _mtp_bytes(ledger: Ledger) -> int:
     return with_mtp.weights_bytes - ledger.weights_bytes
 
 
-LEDGER_RULES = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp, _req_to_token, _mamba_caps_requests, _hybrid_manager_disabled)  # fmt: skip
+LedgerRule = Callable[[Ledger, Replay, Thresholds], "Finding | None"]
+LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp)
 
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:
-    """Rules 6–11: what the plan alone says (no live node needed)."""
+    """Rules 6–11: what the plan alone says (no live node needed); the engine adds its own."""
     replay = Replay(ledger)
-    return [f for rule in LEDGER_RULES if (f := rule(ledger, replay, thresholds))]
+    rules = (*LEDGER_RULES, *engine_rules(ledger.settings.engine).diagnosis.ledger_rules)
+    return [f for rule in rules if (f := rule(ledger, replay, thresholds))]

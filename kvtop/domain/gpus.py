@@ -1,6 +1,6 @@
 """Memory of common GPUs as the driver reports it (MiB), for plans made away from the GPU.
 
-Figures are `nvidia-smi` totals (`../shared/samples/nvidia_smi/`), not the marketing sizes:
+Figures are `nvidia-smi` totals (nvidia-smi samples in tests/data/samples/nvidia_smi/), not the marketing sizes:
 an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 """
 
@@ -28,3 +28,6 @@ def gpu_total_bytes(name: str) -> int:
             field="--gpu",
         )
     return GPU_TOTAL_MIB[key] * MIB
+
+# GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
+BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})

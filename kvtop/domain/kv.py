@@ -41,27 +41,32 @@ TORCH_DTYPE: dict[KvFormat, str] = {
 }  # fmt: skip
 
 
-# GPUs of the Blackwell generation (SM100), where SGLang's `auto` KV dtype for DSA models is FP8.
-BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
+class KvStorage(BaseModel):
+    """How one engine stores KV bytes where engines differ (each engine package supplies one).
+
+    kvtop's KV arithmetic is the same for every engine except for these choices; an engine that
+    stores KV another way is a new value here, never an `if engine == …` in the arithmetic.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    fp4_scales_per_head: bool = False  # each head's K and V packed apart (k//2 + k//16 B), not the total
+    fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
+    ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
+    honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
+    auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
 
 
 def resolve_kv_format(
-    requested: str,
-    model: ModelSpec,
-    *,
-    checkpoint_kv_quant: bool,
-    engine: str = "",
-    gpu_name: str | None = None,
+    requested: str, model: ModelSpec, storage: KvStorage, *, gpu_name: str | None = None
 ) -> KvFormat:
-    """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it.
-
-    SGLang also picks FP8 for `auto` on a DSA model (DeepSeek-V3.2) on Blackwell (sglang.md §10).
-    """
+    """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
+    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, sglang.md §10)."""
     if requested == "auto":
-        if checkpoint_kv_quant and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
+        if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
             return "fp8_e4m3"
-        blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
-        if engine == "sglang" and model.attention_kind is AttentionKind.DSA and blackwell:
+        gpu = (gpu_name or "").upper().replace(" ", "-").replace("_", "-")
+        if model.attention_kind is AttentionKind.DSA and gpu in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"
         return "fp32" if model.dtype_bytes == 4 else "bf16"
     try:
@@ -126,26 +131,27 @@ class KvBook(BaseModel):
         return pool.bytes_per_request if pool else 0
 
 
-def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, engine: str) -> bool:
+def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage) -> bool:
     """Whether the MLA latent is stored as fp8 NoPE + fp32 scale per 128 + bf16 RoPE (656 B).
 
-    vLLM uses it only for `--kv-cache-dtype fp8_ds_mla` (vllm.md §3; plain fp8 is 576 × 1 B);
-    SGLang for FP8 KV on a DSA model (sglang.md §6.1), where `fp8_ds_mla` means its FP8.
+    Engines with `ds_mla_on_fp8_dsa` use it for FP8 KV on a DSA model, where `fp8_ds_mla` names
+    that same FP8 (sglang.md §6.1); the others only for `--kv-cache-dtype fp8_ds_mla` (vllm.md §3;
+    their plain fp8 is 576 × 1 B).
     """
     if model.mla is None:
         return False
-    if engine == "vllm":
-        return fmt == "fp8_ds_mla"
-    return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
+    if storage.ds_mla_on_fp8_dsa:
+        return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
+    return fmt == "fp8_ds_mla"
 
 
 def _attention_layer_bytes(
-    model: ModelSpec, heads: int, fmt: KvFormat, engine: str
+    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
     if model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-        if _ds_mla_layout(model, fmt, engine):
+        if _ds_mla_layout(model, fmt, storage):
             rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
             return (
                 float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2),
@@ -160,7 +166,7 @@ def _attention_layer_bytes(
     k, v = model.head_dim, model.v_head_dim
     per: float
     if fmt == "fp4":
-        if engine == "vllm":
+        if storage.fp4_scales_per_head:
             per = heads * (k // 2 + k // 16 + v // 2 + v // 16)
         else:
             per = heads * (k + v) / 2 + heads * (k + v) / 16
@@ -175,14 +181,14 @@ def kv_book(
     layout: ParallelLayout,
     layers: range,
     fmt: KvFormat,
+    storage: KvStorage,
     *,
-    engine: str,
     draft_layers: int = 0,
 ) -> KvBook:
     """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded."""
     heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
-    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, engine)
-    dtype = "uint8" if _ds_mla_layout(model, fmt, engine) else TORCH_DTYPE[fmt]
+    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage)
+    dtype = "uint8" if _ds_mla_layout(model, fmt, storage) else TORCH_DTYPE[fmt]
     kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
     full = kinds.count(LayerKind.FULL)
@@ -211,7 +217,7 @@ def kv_book(
             )
         )
     workspace = 0
-    if fmt == "fp4" and engine == "sglang" and model.mla is None:
+    if fmt == "fp4" and storage.fp4_dequant_workspace and model.mla is None:
         workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
     return KvBook(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,

@@ -1,63 +1,75 @@
-"""The engines' own launch flags, parsed once for `kvtop plan`, `--cmd` and live processes.
+"""The engines' own launch flags, parsed once for `kvtop plan`, `--cmd`, logs and live processes.
 
-SGLang and vLLM name the same knob differently (`--tp-size` / `--tensor-parallel-size`,
-`--page-size` / `--block-size`, `--context-length` / `--max-model-len`, …). Every spelling maps
-to one canonical field of `LaunchSettings`; flags kvtop does not model are kept verbatim in
-`flags` so nothing the operator typed is lost.
+Every engine names the same knob its own way (`--tp-size` / `--tensor-parallel-size`,
+`--page-size` / `--block-size`, `--context-length` / `--max-model-len`, …). Each engine package
+lists its spellings (`EngineFlags`); every spelling maps to one canonical field of
+`LaunchSettings`. kvtop's short parallel flags (`--tp`, `--pp`, `--dp`, `--ep`, `--dcp`) work for
+every engine. Flags kvtop does not model are kept verbatim in `flags`, so nothing typed is lost;
+where the operator types flags to kvtop itself (`strict`), an unknown flag, or another engine's
+flag, is an error naming it.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_flags
 from kvtop.domain.errors import InputError
+from kvtop.domain.units_parse import parse_vllm_bytes
 
-EngineName = Literal["sglang", "vllm"]
-
-KV_CACHE_DTYPES = (
-    "auto", "bf16", "bfloat16", "fp16", "float16", "half", "fp32", "float32",
-    "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fn", "fp8_ds_mla", "fp4", "nvfp4", "fp4_e2m1", "mxfp8",
+# canonical field -> value type (the engines' spellings live in their packages)
+FIELD_TYPES: dict[str, type] = {
+    "model": str, "host": str, "port": int, "tp": int, "pp": int, "dp": int, "ep": int, "dcp": int,
+    "enable_dp_attention": bool, "enable_expert_parallel": bool, "mem_fraction_static": float,
+    "gpu_memory_utilization": float, "kv_cache_dtype": str, "page_size": int, "context_length": int,
+    "max_running_requests": int, "max_total_tokens": int, "chunked_prefill_size": int,
+    "max_prefill_tokens": int, "max_num_batched_tokens": int, "kv_cache_memory_bytes": int,
+    "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
+    "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
+    "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
+}  # fmt: skip
+HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
+# kvtop's own spellings, the same for every engine
+KVTOP_SPELLINGS: dict[str, str] = {
+    "--tp": "tp", "--pp": "pp", "--dp": "dp", "--ep": "ep", "--dcp": "dcp", "--model": "model",
+    "--engine-version": "engine_version",
+}  # fmt: skip
+# Counts that must be at least 1 unless the engine documents a smaller value (`EngineFlags.specials`).
+POSITIVE_COUNTS = (
+    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
+    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
+    "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
 )  # fmt: skip
+FRACTIONS = ("mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio")
+# No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
+# larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
+MAX_PARALLEL = 4096
+MAX_COUNT = 1 << 40
+MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
 
-# canonical field -> (every spelling the engines accept, value type)
-_FLAGS: dict[str, tuple[tuple[str, ...], type]] = {
-    "model": (("--model", "--model-path"), str),
-    "host": (("--host",), str),
-    "port": (("--port",), int),
-    "tp": (("--tp", "--tp-size", "--tensor-parallel-size", "-tp"), int),
-    "pp": (("--pp", "--pp-size", "--pipeline-parallel-size", "-pp"), int),
-    "dp": (("--dp", "--dp-size", "--data-parallel-size", "-dp"), int),
-    "ep": (("--ep", "--ep-size", "--expert-parallel-size"), int),
-    "dcp": (("--dcp", "--dcp-size", "--decode-context-parallel-size", "-dcp"), int),
-    "enable_dp_attention": (("--enable-dp-attention",), bool),
-    "enable_expert_parallel": (("--enable-expert-parallel",), bool),
-    "mem_fraction_static": (("--mem-fraction-static",), float),
-    "gpu_memory_utilization": (("--gpu-memory-utilization",), float),
-    "kv_cache_dtype": (("--kv-cache-dtype",), str),
-    "page_size": (("--page-size", "--block-size"), int),
-    "context_length": (("--context-length", "--max-model-len"), int),
-    "max_running_requests": (("--max-running-requests", "--max-num-seqs"), int),
-    "max_total_tokens": (("--max-total-tokens",), int),
-    "chunked_prefill_size": (("--chunked-prefill-size",), int),
-    "max_prefill_tokens": (("--max-prefill-tokens",), int),
-    "max_num_batched_tokens": (("--max-num-batched-tokens",), int),
-    "kv_cache_memory_bytes": (("--kv-cache-memory-bytes", "--kv-cache-memory"), str),
-    "num_gpu_blocks_override": (("--num-gpu-blocks-override",), int),
-    "swa_full_tokens_ratio": (("--swa-full-tokens-ratio",), float),
-    "disable_hybrid_swa_memory": (("--disable-hybrid-swa-memory",), bool),
-    "disable_hybrid_kv_cache_manager": (("--disable-hybrid-kv-cache-manager",), bool),
-    "disable_radix_cache": (("--disable-radix-cache",), bool),
-    "enforce_eager": (("--enforce-eager",), bool),
-    "quantization": (("--quantization", "-q"), str),
-    "dtype": (("--dtype",), str),
-    "cuda_graph_max_bs": (("--cuda-graph-max-bs",), int),
-    "engine_version": (("--engine-version",), str),  # kvtop's own: which era of defaults applies
-}
-_SPELLING = {spelling: field for field, (spellings, _) in _FLAGS.items() for spelling in spellings}
+
+class EngineFlags(Protocol):
+    """One engine's command-line vocabulary (implemented by each engine package)."""
+
+    spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
+    kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
+    specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses)."""
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        """The settings as this engine's flags, for copy and paste."""
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        """(index after the entry point, positional model) when argv launches this engine's server."""
 
 
 class LaunchSettings(BaseModel):
@@ -65,7 +77,7 @@ class LaunchSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    engine: EngineName
+    engine: EngineId
     model: str | None = None
     host: str | None = None
     port: int | None = None
@@ -86,7 +98,7 @@ class LaunchSettings(BaseModel):
     chunked_prefill_size: int | None = None
     max_prefill_tokens: int | None = None
     max_num_batched_tokens: int | None = None
-    kv_cache_memory_bytes: str | None = None
+    kv_cache_memory_bytes: int | None = None
     num_gpu_blocks_override: int | None = None
     swa_full_tokens_ratio: float | None = None
     disable_hybrid_swa_memory: bool = False
@@ -96,13 +108,20 @@ class LaunchSettings(BaseModel):
     quantization: str | None = None
     dtype: str | None = None
     cuda_graph_max_bs: int | None = None
-    engine_version: str | None = None  # e.g. "0.20.1": older vLLM defaults to utilisation 0.9
+    engine_version: str | None = None  # which era of the engine's rules applies (see engines/versions.py)
     flags: dict[str, str | bool] = {}
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        if value not in ENGINE_IDS:
+            raise ValueError(f"unknown engine {value!r} (one of {', '.join(ENGINE_IDS)})")
+        return value
 
     @model_validator(mode="after")
     def _values_in_range(self) -> LaunchSettings:
         """Settings merged from several sources are checked again (flags named as the engine spells them)."""
-        check_values(self.engine, {field: getattr(self, field) for field in _FLAGS}, {})
+        check_values(self.engine, {field: getattr(self, field) for field in FIELD_TYPES}, {})
         return self
 
     @property
@@ -113,118 +132,60 @@ class LaunchSettings(BaseModel):
         return self.ep
 
     def to_flags(self) -> list[str]:
-        """The settings as engine flags (the engine's own spelling), for copy and paste."""
-        vllm = self.engine == "vllm"
-        names = {
-            "tp": "--tensor-parallel-size" if vllm else "--tp-size",
-            "pp": "--pipeline-parallel-size" if vllm else "--pp-size",
-            "dp": "--data-parallel-size" if vllm else "--dp-size",
-            "page_size": "--block-size" if vllm else "--page-size",
-            "context_length": "--max-model-len" if vllm else "--context-length",
-            "max_running_requests": "--max-num-seqs" if vllm else "--max-running-requests",
-        }
-        out: list[str] = []
-        for field in ("tp", "pp", "dp"):
-            value = getattr(self, field)
-            if value != 1:
-                out += [names[field], str(value)]
-        if self.ep != 1 and not vllm:
-            out += ["--ep-size", str(self.ep)]
-        if self.ep != 1 and vllm and not self.enable_expert_parallel:
-            out.append("--enable-expert-parallel")  # vLLM's only spelling: experts over tp × dp
-        if self.enable_dp_attention:
-            out.append("--enable-dp-attention")
-        if self.enable_expert_parallel:
-            out.append("--enable-expert-parallel")
-        if self.kv_cache_dtype != "auto":
-            out += ["--kv-cache-dtype", self.kv_cache_dtype]
-        for field in (
-            "mem_fraction_static", "gpu_memory_utilization", "page_size", "context_length",
-            "max_running_requests", "max_total_tokens", "chunked_prefill_size", "max_num_batched_tokens",
-        ):  # fmt: skip
-            value = getattr(self, field)
-            if value is not None:
-                out += [names.get(field, "--" + field.replace("_", "-")), str(value)]
-        return out
+        """The settings as the engine's own flags, for copy and paste."""
+        return engine_flags(self.engine).to_flags(self)
 
 
-# Counts that must be at least 1; the engines give no smaller value a meaning kvtop models.
-_POSITIVE_COUNTS = (
-    "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
-    "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
-    "num_gpu_blocks_override", "cuda_graph_max_bs",
-)  # fmt: skip
-# Smaller values an engine documents: SGLang's `--chunked-prefill-size -1` turns chunking off
-# (sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens").
-_DOCUMENTED_SPECIAL = {"chunked_prefill_size": (-1, "-1 turns chunked prefill off")}
-_FRACTIONS = ("mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio")
+def spelling_of(engine: EngineId, field: str) -> str:
+    """The flag `engine` spells `field` with (its first spelling), else kvtop's own."""
+    own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
+    if own:
+        return own[0]
+    return next((flag for flag, name in KVTOP_SPELLINGS.items() if name == field), "--" + field.replace("_", "-"))
 
 
-def _engine_spelling(engine: EngineName, field: str) -> str:
-    """The flag as `engine` spells it (vLLM's names for the knobs both engines have)."""
-    spellings = _FLAGS[field][0]
-    if engine == "vllm":
-        for spelling in spellings:
-            if spelling in _VLLM_SPELLINGS:
-                return spelling
-    return spellings[0]
-
-
-_VLLM_SPELLINGS = frozenset(
-    ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--block-size",
-     "--max-model-len", "--max-num-seqs")
-)  # fmt: skip
-
-
-def check_values(engine: EngineName, values: dict[str, object], spelled: dict[str, str]) -> None:
+def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str]) -> None:
     """Raise InputError naming the flag when a count or fraction is outside what the engine accepts.
 
     `spelled` maps a field to the spelling the user typed; otherwise the engine's own spelling is named.
     """
-    for field in _POSITIVE_COUNTS:
+    flags = engine_flags(engine)
+    for field in POSITIVE_COUNTS:
         value = values.get(field)
-        if not isinstance(value, int) or isinstance(value, bool) or value >= 1:
+        if not isinstance(value, int) or isinstance(value, bool):
             continue
-        flag = spelled.get(field) or _engine_spelling(engine, field)
-        special = _DOCUMENTED_SPECIAL.get(field)
+        flag = spelled.get(field) or spelling_of(engine, field)
+        flags.refuse(field, value, flag)
+        limit = MAX_PARALLEL if field in ("tp", "pp", "dp", "ep", "dcp") else MAX_COUNT
+        if value > limit:
+            raise InputError(f"must be at most {limit:,} (got {value:,})", field=flag)
+        if value >= 1:
+            continue
+        special = flags.specials.get(field)
         if special is not None and value == special[0]:
             continue
-        if field == "context_length" and value == -1 and engine == "vllm":
-            raise InputError(
-                "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
-            )
-        hint = f", or {special[1]}" if special else ""
+        hint = f", or {special[0]} {special[1]}" if special else ""
         raise InputError(f"must be at least 1{hint} (got {value})", field=flag)
-    for field in _FRACTIONS:
+    for field in FRACTIONS:
         value = values.get(field)
-        if isinstance(value, float) and not 0 < value <= 1:
-            flag = spelled.get(field) or _engine_spelling(engine, field)
+        if isinstance(value, float) and not 0 < value <= 1:  # NaN fails too
+            flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
 
 
-def check_parallel(settings: LaunchSettings) -> None:
-    """Raise InputError when --ep or --dcp do not fit the ranks of the final (merged) settings.
+def _check_kv_dtype(engine: EngineId, dtype: object, flag: str | None) -> None:
+    """A KV dtype typed as a flag must be one the engine accepts (a log's own dtype is read as kvtop's name)."""
+    accepted = engine_flags(engine).kv_cache_dtypes
+    if isinstance(dtype, str) and dtype not in accepted:
+        raise InputError(
+            f"{display_name(engine)} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})",
+            field=flag or "--kv-cache-dtype",
+        )
 
-    SGLang's expert-parallel group lives inside the TP group (tp % ep == 0); vLLM has no EP
-    size: `--enable-expert-parallel` spreads experts over all tp × dp ranks (`effective_ep`).
-    Decode context parallel splits the TP group: dcp | tp.
-    """
-    ep = settings.effective_ep
-    if settings.engine == "vllm" and ep not in (1, settings.tp * settings.dp):
-        raise InputError(
-            f"vLLM has no expert-parallel size: --enable-expert-parallel spreads experts over all"
-            f" tp × dp = {settings.tp * settings.dp} ranks (got {ep})",
-            field="--ep",
-        )
-    if settings.engine == "sglang" and ep > 1 and settings.tp % ep:
-        raise InputError(
-            f"expert parallel size {ep} must divide tp {settings.tp} (SGLang's EP group lives inside the TP group)",
-            field="--ep",
-        )
-    if settings.dcp > 1 and settings.tp % settings.dcp:
-        raise InputError(
-            f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
-        )
+
+def check_parallel(settings: LaunchSettings) -> None:
+    """Raise InputError when --ep or --dcp do not fit the ranks of the final (merged) settings."""
+    engine_flags(settings.engine).check_parallel(settings)
 
 
 def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
@@ -234,19 +195,17 @@ def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
         return raw.lower() not in ("0", "false", "no", "off")
     if isinstance(raw, bool):
         raise InputError("needs a value", field=spelling)
+    if kind is str:
+        return raw
+    if field in HUMAN_READABLE_INTS:
+        return parse_vllm_bytes(raw, spelling)
+    text = raw.strip()
+    if len(text) > 40:
+        raise InputError(f"expected a number, got {len(text):,} characters", field=spelling)
     try:
-        if kind is int:
-            return int(raw)
-        if kind is float:
-            value = float(raw)
-            return value
+        return int(text) if kind is int else float(text)
     except ValueError:
-        raise InputError(f"expected a number, got {raw!r}", field=spelling) from None
-    if field == "kv_cache_dtype" and raw not in KV_CACHE_DTYPES:
-        raise InputError(
-            f"unknown KV cache dtype {raw!r} (one of {', '.join(KV_CACHE_DTYPES)})", field=spelling
-        )
-    return raw
+        raise InputError(f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}", field=spelling) from None
 
 
 def _split(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
@@ -274,6 +233,8 @@ def _split(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool
 
 
 def _is_number(token: str) -> bool:
+    if len(token) > 40:
+        return False
     try:
         float(token)
     except ValueError:
@@ -281,69 +242,84 @@ def _is_number(token: str) -> bool:
     return True
 
 
+def _field_of(engine: EngineId, spelling: str) -> str | None:
+    return engine_flags(engine).spellings.get(spelling) or KVTOP_SPELLINGS.get(spelling)
+
+
+def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
+    """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it)."""
+    for other in ENGINE_IDS:
+        field = engine_flags(other).spellings.get(spelling) if other != engine else None
+        if field is None:
+            continue
+        own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
+        there = f"{display_name(engine)} spells it {own[0]}" if own else f"{display_name(engine)} has no such setting"
+        return f"is {display_name(other)}'s flag: {there}"
+    return None
+
+
 def parse_flags(
-    engine: EngineName, tokens: Sequence[str], *, strict: bool = False, model: str | None = None
+    engine: EngineId, tokens: Sequence[str], *, strict: bool = False, model: str | None = None
 ) -> LaunchSettings:
-    """Parse engine flags (any engine's spelling). `strict` rejects flags kvtop does not know."""
+    """Parse engine flags as `engine` spells them. `strict` rejects flags the engine or kvtop does not know."""
+    if engine not in ENGINE_IDS:
+        raise InputError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine")
     positionals, pairs = _split(tokens)
     values: dict[str, object] = {"engine": engine}
     extra: dict[str, str | bool] = {}
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
     for spelling, raw in pairs:
-        field = _SPELLING.get(spelling)
+        field = _field_of(engine, spelling)
+        if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
+            field, raw = _field_of(engine, "--" + spelling[5:]), False
         if field is None:
-            if spelling.startswith("--no-") and _SPELLING.get("--" + spelling[5:]):
-                field = _SPELLING["--" + spelling[5:]]
-                raw = False
-            elif strict:
-                raise InputError("not an engine flag kvtop knows", field=spelling)
-            else:
-                extra[spelling.lstrip("-")] = raw
-                continue
-        values[field] = _convert(field, _FLAGS[field][1], raw, spelling)
+            if strict:
+                reason = _other_engines_flag(engine, spelling)
+                raise InputError(reason or f"not a flag of {display_name(engine)} that kvtop knows", field=spelling)
+            extra[spelling.lstrip("-")] = raw
+            continue
+        values[field] = _convert(field, FIELD_TYPES[field], raw, spelling)
         spelled[field] = spelling
     if strict and positionals:
-        raise InputError(f"unexpected argument {positionals[0]!r}", field="command line")
+        raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled)
+    _check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
     values["flags"] = extra
     return LaunchSettings.model_validate(values)
 
 
-def detect_engine(argv: Sequence[str]) -> tuple[EngineName, int, str | None] | None:
-    """Find an SGLang/vLLM server launch in argv: (engine, index after the entry point, model)."""
-    for index, token in enumerate(argv):
-        base = token.rsplit("/", 1)[-1]
-        nxt = argv[index + 1] if index + 1 < len(argv) else ""
-        if token in ("sglang.launch_server", "sglang.srt.server"):
-            return "sglang", index + 1, None
-        if token.startswith("vllm.entrypoints") and ("api_server" in token or "cli" in token):
-            if token.endswith("cli.main") and nxt == "serve":
-                return "vllm", index + 2, _positional_model(argv[index + 2 :])
-            return "vllm", index + 1, None
-        if base in ("vllm", "sglang") and nxt == "serve":
-            engine: EngineName = "vllm" if base == "vllm" else "sglang"
-            return engine, index + 2, _positional_model(argv[index + 2 :])
+def detect_engine(argv: Sequence[str]) -> tuple[EngineId, int, str | None] | None:
+    """Find an engine's server launch in argv: (engine, index after the entry point, model)."""
+    for engine in ENGINE_IDS:
+        found = engine_flags(engine).find_launch(argv)
+        if found is not None:
+            return engine, found[0], found[1]
     return None
 
 
-def _positional_model(rest: Sequence[str]) -> str | None:
+def positional_model(rest: Sequence[str]) -> str | None:
+    """The model named right after `… serve`, if the next token is not a flag."""
     if rest and not rest[0].startswith("-"):
         return rest[0]
     return None
 
 
 def split_command(command: str) -> list[str]:
-    """A launch command as argv; an unclosed quote is an InputError naming --cmd, never a traceback."""
+    """A launch command as argv: backslash continuations joined; an unclosed quote or an absurd length
+    is an InputError naming --cmd, never a traceback (and never minutes in `shlex`)."""
+    if len(command) > MAX_COMMAND_CHARS:
+        raise InputError(f"a launch command of {len(command):,} characters (at most {MAX_COMMAND_CHARS:,})", field="--cmd")
+    joined = command.replace("\\\r\n", " ").replace("\\\n", " ")
     try:
-        return shlex.split(command)
+        return shlex.split(joined)
     except ValueError as err:
         raise InputError(f"cannot read the command ({err})", field="--cmd") from None
 
 
 def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
-    """Parse a whole launch command (a string or argv); None if it is no SGLang/vLLM server."""
+    """Parse a whole launch command (a string or argv); None if it launches no engine kvtop models."""
     tokens = split_command(argv) if isinstance(argv, str) else list(argv)
     found = detect_engine(tokens)
     if found is None:
@@ -353,3 +329,19 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     if model is not None:
         rest = rest[1:]
     return parse_flags(engine, rest, model=model)
+
+
+def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:
+    """`--flag value` for every field of `preferred` (field -> the engine's spelling) that is set.
+
+    Parallel sizes of 1, False booleans and unset values are left out; True booleans are bare flags.
+    """
+    out: list[str] = []
+    for field, spelling in preferred.items():
+        value = getattr(settings, field)
+        if value is None or value is False or (field in ("tp", "pp", "dp", "ep", "dcp") and value == 1):
+            continue
+        if field == "kv_cache_dtype" and value == "auto":
+            continue
+        out += [spelling] if value is True else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
+    return out

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines import ENGINES, EngineInputs, EngineResult, MeasuredInputs
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, EngineInputs, EngineResult, MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings
@@ -83,9 +84,14 @@ class Ledger(BaseModel):
 
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
     return ParallelLayout(
-        tp=settings.tp, pp=settings.pp, dp=settings.dp, ep=settings.effective_ep, dcp=settings.dcp,
-        dp_attention=settings.enable_dp_attention, dcp_splits_kv_heads=settings.engine != "vllm",
-    )  # fmt: skip
+        tp=settings.tp,
+        pp=settings.pp,
+        dp=settings.dp,
+        ep=settings.effective_ep,
+        dcp=settings.dcp,
+        dp_attention=settings.enable_dp_attention,
+        dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
+    )
 
 
 def predict(
@@ -124,22 +130,25 @@ def settings_key(settings: LaunchSettings) -> tuple[object, ...]:
     return fields + tuple(sorted(settings.flags.items()))
 
 
+def _stage_measured(measured: MeasuredInputs, pp_rank: int) -> MeasuredInputs:
+    """The measured inputs of one pipeline stage: its own KV memory where each stage's was measured."""
+    by_stage = measured.available_kv_bytes_by_stage
+    if not by_stage or pp_rank >= len(by_stage):
+        return measured
+    return measured.model_copy(update={"available_kv_bytes": by_stage[pp_rank]})
+
+
 def _solve(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
     measured: MeasuredInputs, load_mtp: bool,
 ) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
-    rules = ENGINES[settings.engine]
+    rules = engine_rules(settings.engine)
     layout = layout_from_settings(settings)
     validate_layout(model, layout)
-    fmt = resolve_kv_format(
-        settings.kv_cache_dtype, model, checkpoint_kv_quant=rules.honours_checkpoint_kv_dtype,
-        engine=rules.name, gpu_name=gpu_name,
-    )  # fmt: skip
-    draft_layers = (
-        model.mtp_layers if load_mtp and rules.name == "sglang" else 0
-    )  # SGLang pools the draft's KV too
+    fmt = resolve_kv_format(settings.kv_cache_dtype, model, rules.kv_storage, gpu_name=gpu_name)
+    draft_layers = model.mtp_layers if load_mtp and rules.pools_draft_kv else 0
     context = settings.context_length or model.max_position_embeddings
     stages = []
     for pp_rank in range(layout.pp):
@@ -156,26 +165,34 @@ def _solve(
             (
                 layers,
                 weights,
-                kv_book(model, layout, layers, fmt, engine=rules.name, draft_layers=draft_layers),
+                kv_book(model, layout, layers, fmt, rules.kv_storage, draft_layers=draft_layers),
             )
         )
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)
 
-    def solve(weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:
-        own = tightest_weights if rules.name == "sglang" or measured.weights_bytes else weights.total_bytes
-        return rules.solve(EngineInputs(
-            model=model, layout=layout, settings=cap, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, weights_bytes=own,
-            kv=kv, context_length=context, measured=measured,
-        ))  # fmt: skip
+    def solve(pp_rank: int, weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:
+        shared = rules.sizes_every_rank_from_least_free or measured.weights_bytes
+        return rules.solve(
+            EngineInputs(
+                model=model,
+                layout=layout,
+                settings=cap,
+                gpu_total_bytes=gpu_total_bytes,
+                gpu_name=gpu_name,
+                weights_bytes=tightest_weights if shared else weights.total_bytes,
+                kv=kv,
+                context_length=context,
+                measured=_stage_measured(measured, pp_rank),
+                pp_rank=pp_rank,
+                version=ResolvedVersion(text=cap.engine_version),
+            )
+        )
 
-    results = [solve(w, kv, settings) for _, w, kv in stages]
+    results = [solve(pp, w, kv, settings) for pp, (_, w, kv) in enumerate(stages)]
     tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
     if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
-        if rules.name == "sglang":
-            capped = settings.model_copy(update={"max_total_tokens": tightest.token_capacity})
-        else:
-            capped = settings.model_copy(update={"num_gpu_blocks_override": tightest.num_blocks})
-        results = [solve(w, kv, capped) for _, w, kv in stages]
+        capped = rules.at_shared_capacity(settings, tightest)
+        results = [solve(pp, w, kv, capped) for pp, (_, w, kv) in enumerate(stages)]
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
     free_before = measured.free_before_load_bytes or gpu_total_bytes - DEFAULT_CONTEXT_BYTES
     context_bytes = gpu_total_bytes - free_before

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import (
     EngineInstance,
@@ -60,7 +61,7 @@ class RankView(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     engine_id: str
-    engine_kind: str = ""  # "sglang" or "vllm"
+    engine_kind: str = ""  # the engine's id (kvtop.domain.engines.registry)
     rank: EngineRank
     gpu_index: int
     pid: int
@@ -90,7 +91,8 @@ class RankView(BaseModel):
         predicted, resident = self.predicted, self.predicted_resident_bytes
         if predicted is None or resident is None:
             return None
-        reserved = self.observed.gpu_reserved_bytes if self.engine_kind == "sglang" else None
+        holds_reserved = self.engine_kind and engine_rules(self.engine_kind).context_holds_driver_reserved
+        reserved = self.observed.gpu_reserved_bytes if holds_reserved else None
         if reserved is None or reserved > predicted.context_bytes:
             reserved = None  # nothing to move: the context keeps what the ledger said
         moved = reserved or 0
@@ -261,7 +263,7 @@ def build_snapshot(
                     predicted=_ledger_rank(ledger, process.rank) if ledger else None,
                 )  # fmt: skip
             )
-        if engine.kind == "sglang" and ranks:
+        if ranks and engine_rules(engine.kind).sizes_every_rank_from_least_free:
             outside = max(
                 r.observed.foreign_bytes + r.observed.orphan_bytes + r.observed.unattributed_bytes
                 for r in ranks

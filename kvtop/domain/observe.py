@@ -13,7 +13,8 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from kvtop.domain.launch import EngineName, LaunchSettings
+from kvtop.domain.engines.registry import EngineId
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.redact import redact_argv, redact_mapping
 
 
@@ -114,7 +115,7 @@ class GpuProcess(_Frozen):
     info_message: str | None = None
     role: ProcessRole = ProcessRole.UNATTRIBUTED
     engine_id: str | None = None
-    engine_kind: EngineName | None = None  # also set for orphans (from their title)
+    engine_kind: EngineId | None = None  # also set for orphans (from their title)
     rank: EngineRank | None = None
 
     @field_validator("cmdline")
@@ -204,7 +205,7 @@ class EngineInstance(_Frozen):
     """A running SGLang/vLLM server found on the node, with the settings its command line states."""
 
     engine_id: str  # "<kind>:<server pid>"
-    kind: EngineName
+    kind: EngineId
     server_pid: int
     model: str | None = None
     settings: LaunchSettings | None = None  # None when the command line could not be parsed

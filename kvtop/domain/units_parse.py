@@ -16,14 +16,15 @@ _SUFFIX = {
 }
 
 
-def parse_vllm_bytes(text: str) -> int:
+def parse_vllm_bytes(text: str, field: str = "--kv-cache-memory-bytes") -> int:
     """vLLM's `human_readable_int`: k/m/g are powers of 10, K/M/G powers of 2."""
     raw = text.strip()
     try:
+        if len(raw) > 40:
+            raise ValueError(raw)
         if raw and raw[-1] in _SUFFIX:
             return int(float(raw[:-1]) * _SUFFIX[raw[-1]])
         return int(raw)
-    except ValueError:
-        raise InputError(
-            f"not a size: {raw!r} (e.g. 20G or 21474836480)", field="--kv-cache-memory-bytes"
-        ) from None
+    except (ValueError, OverflowError):
+        shown = raw if len(raw) <= 40 else raw[:37] + "..."
+        raise InputError(f"not a size: {shown!r} (e.g. 20G or 21474836480)", field=field) from None

@@ -41,6 +41,7 @@ from kvtop.sources.demo_plan import (
     resolve_model,
     unit_noise,
 )
+from kvtop.sources.engines.registry import simulation
 from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_logged_capacity
 from kvtop.sources.processes import attribute_node
 from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
@@ -174,7 +175,8 @@ class DemoSource:
         """What the engine's endpoints say at `tick`: the capacity it solved and a moving usage,
         one rank per scheduler (SGLang) or engine core (vLLM), i.e. per DP rank."""
         engine = self._plan.engines[engine_index]
-        spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
+        spec, truth = engine.spec, engine.truth
+        reports_bytes = simulation(engine.settings.engine).reports_memory_bytes
         if spec.endpoint is not EndpointState.OK:
             reason = ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
             return EngineLive(
@@ -190,19 +192,20 @@ class DemoSource:
             kv_usage_fraction=max(r.kv_usage_fraction or 0.0 for r in ranks),
             used_tokens=sum(r.used_tokens or 0 for r in ranks), running_requests=sum(r.running_requests or 0 for r in ranks),
             waiting_requests=sum(r.waiting_requests or 0 for r in ranks), memory_fraction=truth.engine.memory_fraction,
-            weight_bytes=printed_gib(truth.ranks[0].weights_bytes) if sglang else None,
-            kv_cache_bytes=printed_gib(truth.ranks[0].kv_pool_bytes) if sglang else None,
+            weight_bytes=printed_gib(truth.ranks[0].weights_bytes) if reports_bytes else None,
+            kv_cache_bytes=printed_gib(truth.ranks[0].kv_pool_bytes) if reports_bytes else None,
             ranks=tuple(ranks),
         )  # fmt: skip
 
     def _live_rank(self, engine_index: int, dp_rank: int, tick: int) -> EngineLiveRank:
         engine = self._plan.engines[engine_index]
-        spec, truth, sglang = engine.spec, engine.truth, engine.settings.engine == "sglang"
+        spec, truth = engine.spec, engine.truth
+        by_pid = simulation(engine.settings.engine).labels_ranks_by_pid
         usage = self._usage(engine_index, dp_rank, tick)
         wobble = int(unit_noise(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
         return EngineLiveRank(
-            dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if sglang else str(dp_rank),
-            pid=self._plan.first_pid[(engine_index, dp_rank)] if sglang else None,  # SGLang labels ranks by pid; vLLM does not
+            dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if by_pid else str(dp_rank),
+            pid=self._plan.first_pid[(engine_index, dp_rank)] if by_pid else None,
             token_capacity=truth.token_capacity, num_gpu_blocks=truth.engine.num_blocks,
             block_size=truth.engine.page_size, kv_usage_fraction=usage, used_tokens=int(usage * truth.token_capacity),
             running_requests=max(0, spec.running_requests + wobble), waiting_requests=spec.waiting_requests,

@@ -11,8 +11,6 @@ import shlex
 import uuid
 from dataclasses import dataclass
 
-from kvtop.domain.engines import MeasuredInputs
-from kvtop.domain.engines.vllm import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings, parse_launch_command
@@ -21,6 +19,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
 )
+from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
@@ -126,7 +125,7 @@ class NodePlan:
         except InputError as error:
             raise self._error(str(error), f"{where}.command") from None
         if settings is None:
-            raise self._error("not an SGLang or vLLM launch command", f"{where}.command")
+            raise self._error("not a launch command of an engine kvtop models", f"{where}.command")
         if spec.version and settings.engine_version is None:  # the endpoint's version sets the era's defaults
             settings = settings.model_copy(update={"engine_version": spec.version})
         try:
@@ -157,10 +156,10 @@ class NodePlan:
         ), f"{where}.server_pid")  # fmt: skip
         visible = ",".join(str(gpu) for gpu in gpus)
         for position, (rank, gpu) in enumerate(zip(truth.ranks, gpus, strict=True)):
-            pid, parent, title = self._worker_identity(spec, settings, rank, position)
+            pid, parent, title = simulation(settings.engine).worker_identity(spec.server_pid, settings, rank, position)
             if parent != spec.server_pid and parent not in self.records:
                 self._add_record(
-                    _titled(parent, _engine_core_title(settings, rank.dp_rank), spec.server_pid, visible),
+                    _titled(parent, simulation(settings.engine).parent_title(settings, rank.dp_rank), spec.server_pid, visible),
                     f"{where}.server_pid",
                 )
             self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
@@ -172,23 +171,18 @@ class NodePlan:
     def _solve(
         self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]
     ) -> Ledger:
-        """The ledger the engine itself solved on this node. SGLang: with the least free memory
-        over its ranks before the weights loaded; vLLM: with the largest non-KV runtime memory its
-        workers profiled (a rank's `extra_bytes` were taken before either measured)."""
-        measured = MeasuredInputs()
-        if settings.engine == "sglang":
-            before = self._non_engine_bytes(before_engines_only=True)
-            reserved = self.scenario.gpu.reserved
-            taken = {
-                gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0)
-                for gpu in gpus
-            }
-            free = self.total_bytes - max(taken.values())
-            measured = MeasuredInputs(free_before_load_bytes=free)
-        elif spec.extra_bytes:
-            measured = MeasuredInputs(
-                non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(spec.extra_bytes.get(gpu, 0) for gpu in gpus)
-            )
+        """The ledger the engine itself solved on this node, from what it measured there (each engine
+        measures its own way: `kvtop/sources/engines/<engine>/demo.py`)."""
+        before = self._non_engine_bytes(before_engines_only=True)
+        reserved = self.scenario.gpu.reserved
+        taken = {
+            gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0) for gpu in gpus
+        }
+        measured = simulation(settings.engine).measured_for_truth(
+            total_bytes=self.total_bytes,
+            taken_before_load=taken,
+            extra_bytes={gpu: spec.extra_bytes[gpu] for gpu in gpus if gpu in spec.extra_bytes},
+        )
         try:
             truth = predict(
                 model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured
@@ -201,48 +195,18 @@ class NodePlan:
             )
         return truth
 
-    def _worker_identity(
-        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, position: int
-    ) -> tuple[int, int, str]:
-        """(pid, parent pid, title) of a rank's GPU process, as each engine names and parents it."""
-        if settings.engine == "sglang":
-            parts = [f"DP{rank.dp_rank}"] if settings.dp > 1 or settings.enable_dp_attention else []
-            parts += [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
-            return (
-                spec.server_pid + 10 + position,
-                spec.server_pid,
-                "sglang::scheduler_" + "_".join([*parts, f"TP{rank.tp_rank}"]),
-            )
-        core = spec.server_pid + 1 + rank.dp_rank
-        if settings.tp * settings.pp == 1:  # the engine core runs the model itself
-            return core, spec.server_pid, _engine_core_title(settings, rank.dp_rank)
-        parts = [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
-        parts.append(f"TP{rank.tp_rank}")
-        if settings.effective_ep > 1:
-            parts.append(f"EP{rank.tp_rank + settings.tp * rank.dp_rank}")
-        return spec.server_pid + 100 + position, core, "VLLM::Worker_" + "_".join(parts)
-
     def _worker_bytes(
         self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int
     ) -> int:
         """The ledger's resident bytes (with this worker's own CUDA context and extra bytes in place
         of what the engine budgeted for them), less a fixed few MiB; never more than the GPU has left."""
-        extra = spec.extra_bytes.get(gpu, 0)
-        # SGLang's ledger counts as context all that was taken before the load on the tightest rank;
-        # vLLM's KV budget already left room for the largest rank's extra bytes.
-        own = (
-            spec.cuda_context + extra
-            if settings.engine == "sglang"
-            else spec.cuda_context + extra - max(spec.extra_bytes.values(), default=0)
+        own = simulation(settings.engine).worker_own_bytes(
+            spec.cuda_context, spec.extra_bytes.get(gpu, 0), spec.extra_bytes
         )
         resident = rank.weights_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
         ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)
         noise = int(unit_noise(self.scenario.seed, "noise", pid) * self.scenario.noise)
         return min(resident, ceiling) - noise
-
-
-def _engine_core_title(settings: LaunchSettings, dp_rank: int) -> str:
-    return f"VLLM::EngineCore_DP{dp_rank}" if settings.dp > 1 else "VLLM::EngineCore"
 
 
 def _titled(pid: int, title: str, parent_pid: int, visible: str) -> ProcessRecord:

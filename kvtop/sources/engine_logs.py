@@ -1,4 +1,7 @@
-"""Parse SGLang / vLLM startup logs into an `EngineLog` (what the log says, nothing computed).
+"""Parse engine startup logs into an `EngineLog` (what the log says, nothing computed).
+
+Each engine's own lines are its `LogDialect` (`kvtop/sources/engines/<engine>/log_lines.py`); this
+module reads a log once, line by line, and hands every line to the handlers whose trigger it holds.
 
 Prefixes never matter: a line is recognised by a cheap substring check, then its fields are
 searched for anywhere in it, so timestamps, journald (`Jan 01 host sglang[123]:`), docker
@@ -10,17 +13,23 @@ to it. Nothing here raises on strange input: unknown lines are counted, never gu
 
 from __future__ import annotations
 
-import ast
 import re
+import stat
+import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kvtop.domain.engine_log import ArgValue, EngineKind, EngineLog, RankKey, StartupFailure
+from kvtop.domain.engine_log import EngineLog, RankKey, StartupFailure
+from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.errors import InputError
-from kvtop.sources import engine_log_sglang, engine_log_vllm
+from kvtop.sources.engines.registry import log_dialects
+from kvtop.sources.log_args import parse_call_args, parse_dict_args
+from kvtop.sources.log_dialect import LogDialect, LogFacts, LogHandler, RankHandler
+
+__all__ = ["parse_call_args", "parse_dict_args", "parse_engine_log", "rank_of", "read_engine_log"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTINUATION = re.compile(r"\s*(?:[a-z]|\d{1,12}(?:\.\d{1,12})?\s*[A-Za-z(%])")
@@ -38,18 +47,10 @@ _ENGINE_LINE = re.compile(
     r"|(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
     r"|\([\w-]{1,60}(?: rank=\d{1,6})? pid=\d{1,10}\)"
 )
-_TOKEN = re.compile(r"""'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|[()\[\]{},]""")
-_CALL_ITEM = re.compile(r"\s*([A-Za-z_]\w{0,100})\s*=(.*)", re.DOTALL)
-_DICT_ITEM = re.compile(r"""\s*(['"])(.{1,200}?)\1\s*:(.*)""", re.DOTALL)
-_PLAIN_NUMBER = re.compile(r"-?\d{1,18}(?:\.\d{1,18})?(?:[eE][-+]?\d{1,3})?")
-_LAUNCH = re.compile(
-    r"(?:python[\d.]*\s+-m\s+)?(sglang\.launch_server|sglang serve|vllm serve|"
-    r"vllm\.entrypoints\.openai\.api_server)\b.*"
-)
+_DATE = re.compile(r"(?<!\d)(20\d\d)-([01]\d)-([0-3]\d)(?!\d)")
 _LAUNCH_MODEL = re.compile(
-    r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})|vllm serve ([^\s'\"-][^\s'\"]{0,500})"
+    r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})|(?:vllm|sglang) serve ([^\s'\"-][^\s'\"]{0,500})"
 )
-_VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
 _FAILURE = re.compile(
     r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
     r"|(EngineCore failed to start|Engine core initialization failed).*|CUDA out of memory.*"
@@ -57,184 +58,56 @@ _FAILURE = re.compile(
 _FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
 _MAX_QUOTE = 400
 _MAX_JOINED = 8
+_MAX_LINE_CHARS = 256 * 1024  # a log line longer than this is cut (a startup log's longest is its arguments)
 _PREFIX_CHARS = 200
-_MAX_VALUE_CHARS = 4000
-
-_FieldHandler = Callable[[str, dict[str, list[Any]]], bool]
+MAX_LOG_BYTES = 64 << 20  # a startup log is read up to here (its sizing lines come first)
 
 
 class _State:
     """Mutable accumulation while reading; frozen into an `EngineLog` at the end."""
 
-    def __init__(self) -> None:
-        self.sglang: defaultdict[RankTuple, defaultdict[str, list[Any]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-        self.vllm: defaultdict[RankTuple, defaultdict[str, list[Any]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-        self.hits: dict[EngineKind, int] = {"sglang": 0, "vllm": 0}
-        self.first_engine: EngineKind | None = None
-        self.server_args: dict[str, ArgValue] = {}
-        self.engine_config: dict[str, ArgValue] = {}
+    def __init__(self, dialects: tuple[LogDialect, ...]) -> None:
+        self.ranks: dict[EngineId, defaultdict[RankTuple, defaultdict[str, list[Any]]]] = {
+            dialect.engine: defaultdict(lambda: defaultdict(list)) for dialect in dialects
+        }
+        self.hits: dict[EngineId, int] = {dialect.engine: 0 for dialect in dialects}
+        self.first_engine: EngineId | None = None
+        self.facts = LogFacts()
         self.launch_command: str | None = None
-        self.engine_version: str | None = None
+        self.first_date: str | None = None
         self.failures: list[tuple[RankTuple, str]] = []
 
-    def count(self, engine: EngineKind) -> None:
+    def count(self, engine: EngineId) -> None:
         """One more line recognised as `engine`'s."""
         self.hits[engine] += 1
         self.first_engine = self.first_engine or engine
 
 
-# --- python-repr argument lists ---------------------------------------------------------------
-
-
-def _value(raw: str) -> ArgValue:
-    """A scalar from its repr ('x', 3, 0.9, None, True); anything else stays the raw text."""
-    text = raw.strip()
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    if _PLAIN_NUMBER.fullmatch(text):
-        return int(text) if text.lstrip("-").isdigit() else float(text)
-    if len(text) > _MAX_VALUE_CHARS or not text or text[0] not in "'\"":
-        return text
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
-    return value if isinstance(value, str) else text
-
-
-def _top_level_items(text: str, start: int) -> list[str]:
-    """Comma-separated items of text[start:] at bracket depth 0, up to the closing bracket."""
-    items: list[str] = []
-    depth, item_start = 0, start
-    for token in _TOKEN.finditer(text, start):
-        char = token.group()
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                items.append(text[item_start : token.start()])
-                return items
-            depth -= 1
-        elif char == "," and depth == 0:
-            items.append(text[item_start : token.start()])
-            item_start = token.end()
-    items.append(text[item_start:])
-    return items
-
-
-def parse_call_args(text: str, start: int = 0) -> dict[str, ArgValue]:
-    """`k=v, k2='a, b', k3=[1, 2]` (a dataclass or Namespace repr) from `start`; never raises."""
-    args: dict[str, ArgValue] = {}
-    for item in _top_level_items(text, start):
-        match = _CALL_ITEM.match(item)
-        if match:
-            args.setdefault(match.group(1), _value(match.group(2)))
-    return args
-
-
-def parse_dict_args(text: str, start: int = 0) -> dict[str, ArgValue]:
-    """`{'k': v, …}` (a python dict literal) from the `{` at or after `start`; never raises."""
-    brace = text.find("{", start)
-    if brace < 0:
-        return {}
-    args: dict[str, ArgValue] = {}
-    for item in _top_level_items(text, brace + 1):
-        match = _DICT_ITEM.match(item)
-        if match:
-            args.setdefault(match.group(2), _value(match.group(3)))
-    return args
-
-
-# --- whole-log facts ----------------------------------------------------------------------------
-
-
-def _server_args(line: str, state: _State) -> bool:
-    args = parse_call_args(line, line.find("ServerArgs(") + len("ServerArgs("))
-    state.server_args = {**args, **state.server_args}
-    return bool(args)
-
-
-def _non_default_args(line: str, state: _State) -> bool:
-    args = parse_dict_args(line, line.find("non-default args:"))
-    state.server_args = {**args, **state.server_args}
-    return bool(args)
-
-
-def _namespace_args(line: str, state: _State) -> bool:
-    args = parse_call_args(line, line.find("Namespace(") + len("Namespace("))
-    state.server_args = {**args, **state.server_args}
-    return bool(args)
-
-
-def _engine_config(line: str, state: _State) -> bool:
-    """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
-    found_version = _version(line, state)
-    if "with config:" not in line:
-        return found_version
-    args = parse_call_args(line, line.find("with config:") + len("with config:"))
-    state.engine_config = {**args, **state.engine_config}
-    return bool(args) or found_version
-
-
-def _version(line: str, state: _State) -> bool:
-    match = _VERSION.search(line)
-    if match and state.engine_version is None:
-        state.engine_version = match.group(1)
-    return match is not None
-
-
-def _launch(line: str, state: _State) -> bool:
-    match = _LAUNCH.search(line)
-    if match is None:
-        return False
-    if state.launch_command is None:
-        state.launch_command = match.group().strip()
-    engine: EngineKind = "sglang" if match.group(1).startswith("sglang") else "vllm"
-    state.count(engine)
-    return True
-
-
-_GLOBAL: tuple[tuple[str, EngineKind | None, Callable[[str, _State], bool]], ...] = (
-    ("ServerArgs(", "sglang", _server_args),
-    ("non-default args:", "vllm", _non_default_args),
-    ("Namespace(", "vllm", _namespace_args),
-    ("LLM engine (v", "vllm", _engine_config),
-    ("server version ", "vllm", _version),
-    ("sglang.launch_server", None, _launch),
-    ("sglang serve", None, _launch),
-    ("vllm serve", None, _launch),
-    ("vllm.entrypoints.openai.api_server", None, _launch),
-)
-_Entry = tuple[str, EngineKind | None, Callable[[str, _State], bool] | None, _FieldHandler | None]
-_HANDLERS: tuple[_Entry, ...] = tuple(
-    [(trigger, engine, handler, None) for trigger, engine, handler in _GLOBAL]
-    + [(trigger, "sglang", None, handler) for trigger, handler in engine_log_sglang.HANDLERS]
-    + [(trigger, "vllm", None, handler) for trigger, handler in engine_log_vllm.HANDLERS]
-)
+_Entry = tuple[str, EngineId, LogHandler | None, RankHandler | None]
 """(trigger, engine, whole-log handler or None, per-rank handler or None)."""
 
 # Short substrings shared by many triggers: a line is checked against a bucket's triggers only if
 # it holds the bucket's key, so an ordinary line costs ~20 substring checks, not one per trigger.
 # A trigger that contains none of the keys gets a bucket of its own (keyed by itself).
 _BUCKET_KEYS = (
-    "emory", "ache", "oad", "aptur", "lock", "rgs", "sglang", "vllm", "length", "tok", "take",
-    "oncurrency", "Init", "SWAKV", "profiled", "budget", "Actual", "LLM engine", "version", "Namespace",
+    "emory", "ache", "oad", "aptur", "lock", "rgs", "length", "tok", "take", "oncurrency", "Init",
+    "SWA", "profiled", "budget", "Actual", "LLM engine", "version", "Namespace", "page_size",
 )  # fmt: skip
 
 
-def _buckets(entries: tuple[_Entry, ...]) -> tuple[tuple[str, tuple[_Entry, ...]], ...]:
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[tuple[LogDialect, ...], tuple[tuple[str, tuple[_Entry, ...]], ...]]:
+    """Every engine's dialect, and their triggers grouped in buckets (built once)."""
+    dialects = log_dialects()
+    entries: list[_Entry] = []
+    for dialect in dialects:
+        entries += [(trigger, dialect.engine, handler, None) for trigger, handler in dialect.log_handlers]
+        entries += [(trigger, dialect.engine, None, handler) for trigger, handler in dialect.rank_handlers]
     grouped: dict[str, list[_Entry]] = {}
     for entry in entries:
         key = next((key for key in _BUCKET_KEYS if key in entry[0]), entry[0])
         grouped.setdefault(key, []).append(entry)
-    return tuple((key, tuple(members)) for key, members in grouped.items())
-
-
-_BUCKETS = _buckets(_HANDLERS)
+    return dialects, tuple((key, tuple(members)) for key, members in grouped.items())
 
 
 # --- lines and ranks ----------------------------------------------------------------------------
@@ -308,27 +181,48 @@ def rank_of(line: str) -> RankKey:
 
 def _read(line: str, state: _State) -> bool:
     """Apply every handler whose trigger the line contains; whether any took a value."""
-    hits = [entry for key, entries in _BUCKETS if key in line for entry in entries if entry[0] in line]
+    _, buckets = _vocabulary()
+    hits = [entry for key, entries in buckets if key in line for entry in entries if entry[0] in line]
     if not hits:
         return False
     took = False
     rank: RankTuple | None = None
-    engines: list[EngineKind] = []
+    engines: list[EngineId] = []
     for _, engine, handle_log, handle_rank in hits:
         if handle_log is not None:
-            if not handle_log(line, state):
+            if not handle_log(line, state.facts):
                 continue
         elif handle_rank is not None:
             if rank is None:
                 rank = _rank_tuple(line)
-            if not handle_rank(line, (state.sglang if engine == "sglang" else state.vllm)[rank]):
+            if not handle_rank(line, state.ranks[engine][rank]):
                 continue
         took = True
-        if engine is not None and engine not in engines:
+        if engine not in engines:
             engines.append(engine)
     for engine in engines:  # one count per line and engine
         state.count(engine)
     return took
+
+
+def _launch(line: str, following: list[str], state: _State) -> int:
+    """A pasted launch command (backslash continuations and indented flag lines joined): the extra
+    physical lines it took, or -1 when the line launches no engine."""
+    for dialect in _vocabulary()[0]:
+        match = dialect.launch.search(line)
+        if match is None:
+            continue
+        command, used = match.group().strip(), 0
+        while used < 64 and used < len(following) and (
+            command.endswith("\\") or following[used].lstrip().startswith("--")
+        ):
+            command = command.rstrip("\\").rstrip() + " " + following[used].strip()
+            used += 1
+        if state.launch_command is None:
+            state.launch_command = command.rstrip("\\").strip()
+        state.count(dialect.engine)
+        return used
+    return -1
 
 
 def _failure(line: str, state: _State) -> bool:
@@ -340,8 +234,9 @@ def _failure(line: str, state: _State) -> bool:
         return False
     text = match.group().strip()
     text = text if len(text) <= _MAX_QUOTE else text[: _MAX_QUOTE - 1] + "…"
-    if match.group(2):  # vLLM's own wording
-        state.count("vllm")
+    for dialect in _vocabulary()[0]:  # a refused start in an engine's own words is that engine's line
+        if dialect.own_failures is not None and dialect.own_failures.search(text):
+            state.count(dialect.engine)
     if all(text != seen for _, seen in state.failures):
         state.failures.append((_rank_tuple(line), text))
     return True
@@ -351,19 +246,21 @@ def _rank_order(item: tuple[RankTuple, Any]) -> tuple[int, ...]:
     return _rank_key(item[0]).sort_key()
 
 
-def _detected(state: _State) -> EngineKind | None:
-    sglang, vllm = state.hits["sglang"], state.hits["vllm"]
-    if sglang == vllm:
+def _detected(state: _State) -> EngineId | None:
+    best = max(state.hits.values(), default=0)
+    leaders = [engine for engine, hits in state.hits.items() if hits == best and best]
+    if len(leaders) != 1:
         return state.first_engine
-    return "sglang" if sglang > vllm else "vllm"
+    return leaders[0]
 
 
 def _model_path(state: _State) -> str | None:
+    facts = state.facts
     for args, key in (
-        (state.server_args, "model_path"),
-        (state.server_args, "model"),
-        (state.server_args, "model_tag"),
-        (state.engine_config, "model"),
+        (facts.server_args, "model_path"),
+        (facts.server_args, "model"),
+        (facts.server_args, "model_tag"),
+        (facts.engine_config, "model"),
     ):
         value = args.get(key)
         if isinstance(value, str) and value:
@@ -373,60 +270,82 @@ def _model_path(state: _State) -> str | None:
 
 
 def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
-    """Everything an SGLang or vLLM startup log states, per rank; never raises on odd text."""
+    """Everything an engine's startup log states, per rank; never raises on odd text."""
     physical = text.splitlines()
     if "\x1b" in text:
         physical = [_ANSI.sub("", line) if "\x1b" in line else line for line in physical]
-    state = _State()
+    physical = [line if len(line) <= _MAX_LINE_CHARS else line[:_MAX_LINE_CHARS] for line in physical]
+    dialects, _ = _vocabulary()
+    state = _State(dialects)
     lines_parsed = unrecognised = 0
+    number = 0
     for line, used in _logical_lines(physical):
+        number += used
+        state.facts.line_number = number - used + 1
+        if state.first_date is None and (date := _DATE.search(line[:_PREFIX_CHARS])):
+            state.first_date = date.group()
+        extra = _launch(line, physical[number:], state) if "serve" in line or "launch_server" in line or "api_server" in line else -1
+        if extra >= 0:
+            lines_parsed += used + extra
+            continue
         if _read(line, state) | _failure(line, state):
             lines_parsed += used
         elif _ENGINE_LINE.search(line):
             unrecognised += 1
+    facts = state.facts
+    dialect_of = {dialect.engine: dialect for dialect in dialects}
+    records = tuple(
+        dialect_of[engine].freeze(_rank_key(rank), fields)
+        for engine, ranks in state.ranks.items()
+        for rank, fields in sorted(ranks.items(), key=_rank_order)
+        if any(fields.values())
+    )
     return EngineLog(
         source=source,
         engine=_detected(state),
-        engine_version=state.engine_version,
+        engine_version=facts.engine_version,
+        engine_version_line=facts.engine_version_line,
+        first_date=state.first_date,
         model_path=_model_path(state),
-        server_args=state.server_args,
-        engine_config=state.engine_config,
+        server_args=facts.server_args,
+        engine_config=facts.engine_config,
         launch_command=state.launch_command,
-        sglang_ranks=tuple(
-            engine_log_sglang.freeze(_rank_key(rank), fields)
-            for rank, fields in sorted(state.sglang.items(), key=_rank_order)
-            if any(fields.values())
-        ),
-        vllm_ranks=tuple(
-            engine_log_vllm.freeze(_rank_key(rank), fields)
-            for rank, fields in sorted(state.vllm.items(), key=_rank_order)
-            if any(fields.values())
-        ),
+        decisions=tuple(facts.decisions),
+        records=records,
         lines_total=len(physical),
         lines_parsed=lines_parsed,
         unrecognised_engine_lines=unrecognised,
-        sglang_lines=state.hits["sglang"],
-        vllm_lines=state.hits["vllm"],
-        startup_failures=tuple(
-            StartupFailure(rank=_rank_key(rank), text=text) for rank, text in state.failures
-        ),
+        lines_by_engine=dict(state.hits),
+        startup_failures=tuple(StartupFailure(rank=_rank_key(rank), text=text) for rank, text in state.failures),
     )
 
 
 def read_engine_log(path: str | Path) -> EngineLog:
-    """Read and parse a log file; a missing or unreadable file is an `InputError` saying which."""
+    """Read and parse a log file (`-`: standard input), at most `MAX_LOG_BYTES` of it.
+
+    Only a regular file is read (a FIFO or a device such as /dev/zero would block or never end);
+    a missing or unreadable file is an `InputError` saying which. A longer log is read up to the
+    cap: a startup log states its sizing in its first lines.
+    """
+    if str(path) == "-":
+        raw = sys.stdin.buffer.read(MAX_LOG_BYTES)
+        return parse_engine_log(raw.decode("utf-8", errors="replace"), source="<stdin>")
     log_path = Path(path)
     try:
-        raw = log_path.read_bytes()
+        kind = log_path.stat().st_mode
+        if stat.S_ISDIR(kind):
+            raise InputError("is a directory, not an engine log file", field="log", source=str(log_path))
+        if not stat.S_ISREG(kind):
+            raise InputError(
+                "is not a regular file (a pipe or a device): save the log to a file, or pipe it to `-`",
+                field="log",
+                source=str(log_path),
+            )
+        with log_path.open("rb") as handle:
+            raw = handle.read(MAX_LOG_BYTES)
     except FileNotFoundError:
         raise InputError("no such engine log file", field="log", source=str(log_path)) from None
-    except IsADirectoryError:
-        raise InputError(
-            "is a directory, not an engine log file", field="log", source=str(log_path)
-        ) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise InputError(
-            f"cannot read the engine log ({reason})", field="log", source=str(log_path)
-        ) from None
+        raise InputError(f"cannot read the engine log ({reason})", field="log", source=str(log_path)) from None
     return parse_engine_log(raw.decode("utf-8", errors="replace"), source=str(log_path))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -88,19 +89,10 @@ class EnginePredictor:
 
 
 def logged_token_capacity(log: EngineLog) -> int | None:
-    """The token capacity a startup log states (SGLang's last `max_total_num_tokens`, vLLM's
-    `GPU KV cache size: N tokens`), or None."""
-    if log.engine == "sglang":
-        resized = log.sglang_first(
-            lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None
-        )
-        summary = log.sglang_first(
-            lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None
-        )
-        return resized or summary
-    if log.engine == "vllm":
-        return log.vllm_first(lambda r: r.kv_cache_tokens[-1] if r.kv_cache_tokens else None)
-    return None
+    """The token capacity a startup log states (by its engine's own lines), or None."""
+    if log.engine is None:
+        return None
+    return engine_rules(log.engine).explainer.logged_token_capacity(log)
 
 
 def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObservation, str | None]:

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import EngineName, LaunchSettings, detect_engine, parse_launch_command
+from kvtop.domain.launch import LaunchSettings, detect_engine, parse_launch_command
 from kvtop.domain.observe import (
     EngineInstance,
     EngineRank,
@@ -29,7 +30,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.domain.redact import redact_argv as _redact_argv
 
-DEFAULT_PORTS: dict[EngineName, int] = {"sglang": 30000, "vllm": 8000}
+DEFAULT_PORTS: dict[EngineId, int] = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
 _RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
@@ -125,7 +126,7 @@ def title_of(record: ProcessRecord) -> str | None:
     return None
 
 
-def engine_kind_of_title(title: str | None) -> EngineName | None:
+def engine_kind_of_title(title: str | None) -> EngineId | None:
     match = _TITLE.match(title or "")
     if match is None:
         return None
@@ -224,18 +225,18 @@ class _Attribution:
             return process.model_copy(update={**known, "role": ProcessRole.UNATTRIBUTED})
         return process.model_copy(update={**known, "role": ProcessRole.CO_TENANT})
 
-    def engine_for(self, server: ProcessRecord, kind: EngineName) -> EngineInstance:
+    def engine_for(self, server: ProcessRecord, kind: EngineId) -> EngineInstance:
         if server.pid not in self.engines:
             self.engines[server.pid] = _engine_from_server(server, kind)
         return self.engines[server.pid]
 
 
-def _launch_of(record: ProcessRecord) -> EngineName | None:
+def _launch_of(record: ProcessRecord) -> EngineId | None:
     found = detect_engine(redact_argv(record.cmdline))
     return found[0] if found else None
 
 
-def _find_server(chain: list[ProcessRecord]) -> tuple[int, EngineName] | None:
+def _find_server(chain: list[ProcessRecord]) -> tuple[int, EngineId] | None:
     """(index in `chain`, engine) of the launching server: the nearest ancestor whose command
     line is a server launch, climbing past forked copies of it (same command line)."""
     for index, record in enumerate(chain):
@@ -267,7 +268,7 @@ def _worker_rank(chain: list[ProcessRecord], engine: EngineInstance) -> EngineRa
     return EngineRank(**parts)
 
 
-def _engine_from_server(server: ProcessRecord, kind: EngineName) -> EngineInstance:
+def _engine_from_server(server: ProcessRecord, kind: EngineId) -> EngineInstance:
     argv = redact_argv(server.cmdline)
     settings: LaunchSettings | None
     try:
@@ -289,7 +290,7 @@ def _engine_from_server(server: ProcessRecord, kind: EngineName) -> EngineInstan
     )
 
 
-def endpoint_address(kind: EngineName, settings: LaunchSettings | None) -> tuple[str, int]:
+def endpoint_address(kind: EngineId, settings: LaunchSettings | None) -> tuple[str, int]:
     """Where to reach a server: its --host/--port, with the engine's defaults; an any-address
     bind (0.0.0.0) is reached on 127.0.0.1."""
     host = settings.host if settings and settings.host else None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import EngineView, NodeSnapshot, RankObserved, RankView
 from kvtop.domain.observe import (
@@ -240,7 +241,7 @@ def _ranks(series: Series) -> list[_Rank]:
 
 def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank]) -> EngineInstance | None:
     kind, _, pid = engine_id.partition(":")
-    if kind not in ("sglang", "vllm"):
+    if kind not in ENGINE_IDS:
         return None
     live_capacity = [c for r in ranks for s, c in r.capacity.items() if s != "predicted"]
     usage = [r.kv_usage for r in ranks if r.kv_usage is not None]

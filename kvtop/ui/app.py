@@ -19,6 +19,7 @@ from textual.reactive import reactive
 
 from kvtop.domain.diagnose import free_before_load_now
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import ModelLoader, SnapshotSource
@@ -246,10 +247,10 @@ class KvtopApp(KvtopBaseApp):
             total, name = view.ledger.gpu_total_bytes, view.ledger.gpu_name
         else:
             return None
-        free_now = free_before_load_now(snapshot, view) if view.engine.settings.engine == "sglang" else None
-        measured = MeasuredInputs(
-            free_before_load_bytes=free_now
-        )  # vLLM budgets a share of the total instead
+        # an engine sized by the least free GPU plans with what is free now; vLLM budgets a share of the total
+        rules = engine_rules(view.engine.settings.engine)
+        free_now = free_before_load_now(snapshot, view) if rules.sizes_every_rank_from_least_free else None
+        measured = MeasuredInputs(free_before_load_bytes=free_now)
         return PlanBasis(
             engine_label=f"{view.engine.kind} pid {view.engine.server_pid}", settings=view.engine.settings,
             model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 
@@ -59,8 +61,8 @@ def field_of_error(err: KvtopError) -> str | None:
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str:
-    """SGLang's `--mem-fraction-static` or vLLM's `--gpu-memory-utilization`."""
-    return "gpu_memory_utilization" if settings.engine == "vllm" else "mem_fraction_static"
+    """The engine's memory share: SGLang's `--mem-fraction-static`, vLLM's `--gpu-memory-utilization`."""
+    return engine_rules(settings.engine).memory_fraction_field
 
 
 def field_texts(settings: LaunchSettings) -> dict[str, str]:
@@ -83,9 +85,7 @@ def _parse(field: PlanField, text: str) -> object:
         return raw
     if field.kind == "bool":
         return raw.lower() in ("on", "true", "yes", "1")
-    if field.kind == "dtype":
-        if raw not in KV_CACHE_DTYPES:
-            raise InputError(f"unknown KV cache dtype {raw!r}", field=field.label)
+    if field.kind == "dtype":  # the engine's own list is checked when the settings are built
         return raw
     if not raw:
         if field.kind.endswith("?"):
@@ -110,6 +110,11 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
         field = FIELD_BY_KEY[key]
         attribute = memory_fraction_field(base) if key == "memory_fraction" else key
         update[attribute] = _parse(field, text)
+    dtype = update.get("kv_cache_dtype")
+    accepted = engine_flags_of(base.engine).kv_cache_dtypes
+    if isinstance(dtype, str) and dtype not in accepted:
+        name = display_name(base.engine)
+        raise InputError(f"{name} has no KV cache dtype {dtype!r} (one of {', '.join(accepted)})", field="KV dtype")
     return base.model_copy(update=update)
 
 
@@ -117,7 +122,7 @@ def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
     """The flags to paste into the engine's launch command."""
     flags = settings.to_flags()
     if with_model and settings.model:
-        flags = ["--model" if settings.engine == "vllm" else "--model-path", settings.model, *flags]
+        flags = [spelling_of(settings.engine, "model"), settings.model, *flags]
     return shlex.join(flags)
 
 

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from kvtop.domain.diagnose import Finding, Severity, diagnose, diagnose_ledger
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.node import NodeSnapshot, build_snapshot

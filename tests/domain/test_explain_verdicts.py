@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.engine_log import Measured
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import forget_solved, predict

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang import SGLANG
+from kvtop.domain.engines.sglang import RULES as SGLANG
 from kvtop.domain.kv import KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
@@ -79,7 +79,7 @@ def _sglang_tp8(
     weights = weights_book(
         model, layout, layers, first_stage=True, last_stage=True, load_mtp=draft_layers > 0
     )
-    kv = kv_book(model, layout, layers, fmt, engine="sglang", draft_layers=draft_layers)
+    kv = kv_book(model, layout, layers, fmt, SGLANG.kv_storage, draft_layers=draft_layers)
     result = SGLANG.solve(
         EngineInputs(
             model=model, layout=layout, settings=parse_flags("sglang", ["--tp", "8"]),
@@ -92,8 +92,8 @@ def _sglang_tp8(
 
 def test_sglang_auto_kv_on_blackwell_is_fp8_for_dsa() -> None:
     model = load("deepseek-ai--DeepSeek-V3.2.json")
-    blackwell = resolve_kv_format("auto", model, checkpoint_kv_quant=True, engine="sglang", gpu_name="B200")
-    hopper = resolve_kv_format("auto", model, checkpoint_kv_quant=True, engine="sglang", gpu_name="H200")
+    blackwell = resolve_kv_format("auto", model, SGLANG.kv_storage, gpu_name="B200")
+    hopper = resolve_kv_format("auto", model, SGLANG.kv_storage, gpu_name="H200")
     assert (blackwell, hopper) == ("fp8_e4m3", "bf16")
     assert _sglang_tp8(model, B200, blackwell) == (61 * (656 + 132), 1_599_296)  # 48,068 B per token
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtop.domain.engines.sglang import vit_size_factor
+from kvtop.domain.engines.sglang.eras import vit_size_factor
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.engines.vllm import default_batch_limits, token_print_rule
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.budget import default_batch_limits
+from kvtop.domain.engines.vllm.eras import token_print_rule
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
@@ -106,7 +108,7 @@ def test_dcp_keeps_vllms_kv_heads_per_rank_and_halves_the_length_a_request_needs
      ("0.29.1rc1.dev17+gd2d649e67", "concurrency"), (None, "concurrency")],
 )  # fmt: skip
 def test_token_print_rule_by_version(version: str | None, rule: str) -> None:
-    assert token_print_rule(version) == rule
+    assert token_print_rule(ResolvedVersion(text=version)) == rule
 
 
 def test_before_pr_41069_tokens_are_blocks_per_group_times_block_size() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command

@@ -14,7 +14,10 @@ from kvtop.domain.engine_log import (
     EngineLog,
     RankKey,
 )
+from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.errors import InputError
+from kvtop.domain.explain import log_missing
 from kvtop.sources.engine_logs import (
     parse_call_args,
     parse_dict_args,
@@ -41,7 +44,7 @@ LOAD_END = "Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant
     ],
 )
 def test_prefixes_do_not_change_the_values(wrap: str) -> None:
-    load = parse_engine_log(wrap.format(LOAD_END)).sglang_ranks[0].weight_loads[0]
+    load = parse_engine_log(wrap.format(LOAD_END)).ranks(SglangRankLog)[0].weight_loads[0]
     assert (load.avail_after.text, load.mem_usage.text, load.elapsed_s, load.quant) == (
         "17.47",
         "94.00",
@@ -74,7 +77,7 @@ def test_rank_prefixes(prefix: str, rank: RankKey) -> None:
 SPEC_LINES: list[tuple[str, Callable[[EngineLog], Any], Any]] = [
     (
         "[2026-01-01 00:00:00 TP0] Init torch distributed ends. elapsed=1.25 s, mem usage=0.51 GB",
-        lambda log: log.sglang_ranks[0].init_dist_mem_usage[0].text,
+        lambda log: log.ranks(SglangRankLog)[0].init_dist_mem_usage[0].text,
         "0.51",
     ),
     (
@@ -82,50 +85,50 @@ SPEC_LINES: list[tuple[str, Callable[[EngineLog], Any], Any]] = [
         "Capture cuda graph end. Time elapsed: 12.34 s. mem usage=1.50 GB. avail mem=18.49 GB.",
         lambda log: [
             (c.phase, c.avail_before.text, c.mem_usage.text, c.avail_after.text, c.elapsed_s)
-            for c in log.sglang_ranks[0].graph_captures
+            for c in log.ranks(SglangRankLog)[0].graph_captures
         ],
         [("", "20.00", "1.50", "18.49", 12.34)],
     ),
     (
         "Capture piecewise CUDA graph end. elapsed=3.10 s, mem usage=0.40 GB, avail mem=17.00 GB.",
         lambda log: (
-            log.sglang_ranks[0].graph_captures[0].phase,
-            log.sglang_ranks[0].graph_captures[0].mem_usage.text,
+            log.ranks(SglangRankLog)[0].graph_captures[0].phase,
+            log.ranks(SglangRankLog)[0].graph_captures[0].mem_usage.text,
         ),
         ("piecewise", "0.40"),
     ),
     (
         "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 800000, K size: 2.00 GB, V size: 2.00 GB\n"
         "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000000, K size: 3.00 GB, V size: 3.00 GB",
-        lambda log: [a.tokens for a in log.sglang_ranks[0].kv_allocations],
+        lambda log: [a.tokens for a in log.ranks(SglangRankLog)[0].kv_allocations],
         [800000, 1000000],
     ),
     (
         "Reserving 0.10 GB of the KV budget for post-sizing multimodal allocations (feature-transport pools + embedding cache).",
-        lambda log: log.sglang_ranks[0].mm_reserves[0].text,
+        lambda log: log.ranks(SglangRankLog)[0].mm_reserves[0].text,
         "0.10",
     ),
     (
         "Post-capture KV sizing: max_total_num_tokens=123456, free memory=5.25 GB",
         lambda log: (
-            log.sglang_ranks[0].post_capture_resizes[0].max_total_num_tokens,
-            log.sglang_ranks[0].scheduler_summaries,
+            log.ranks(SglangRankLog)[0].post_capture_resizes[0].max_total_num_tokens,
+            log.ranks(SglangRankLog)[0].scheduler_summaries,
         ),
         (123456, ()),
     ),
     (
         "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.5",
         lambda log: (
-            log.sglang_ranks[0].budget_errors[0].kind,
-            log.sglang_ranks[0].budget_errors[0].mem_fraction_static,
+            log.ranks(SglangRankLog)[0].budget_errors[0].kind,
+            log.ranks(SglangRankLog)[0].budget_errors[0].mem_fraction_static,
         ),
         ("not_enough_memory", 0.5),
     ),
     (
         "Overriding num_gpu_blocks=17804 with num_gpu_blocks_override=512",
         lambda log: (
-            log.vllm_ranks[0].blocks_overrides[0].num_gpu_blocks,
-            log.vllm_ranks[0].blocks_overrides[0].override,
+            log.ranks(VllmRankLog)[0].blocks_overrides[0].num_gpu_blocks,
+            log.ranks(VllmRankLog)[0].blocks_overrides[0].override,
         ),
         (17804, 512),
     ),
@@ -135,15 +138,15 @@ SPEC_LINES: list[tuple[str, Callable[[EngineLog], Any], Any]] = [
         lambda log: (
             [
                 (s.free.text, s.total.text, s.util.text, s.requested.text)
-                for s in log.vllm_ranks[0].startup_shortfalls
+                for s in log.ranks(VllmRankLog)[0].startup_shortfalls
             ]
-            + [len(log.vllm_ranks[0].startup_ledgers)]
+            + [len(log.ranks(VllmRankLog)[0].startup_ledgers)]
         ),
         [("10.5", "79.19", "0.92", "72.85"), 0],
     ),
     (
         "(EngineCore_DP0 pid=1) INFO 08-20 17:28:20 [core.py:250] init engine (profile, create kv cache, warmup model) took 492.43 seconds",
-        lambda log: log.vllm_ranks[0].init_engine_seconds,
+        lambda log: log.ranks(VllmRankLog)[0].init_engine_seconds,
         (492.43,),
     ),
 ]
@@ -158,12 +161,12 @@ def test_truncated_log_gives_what_it_has() -> None:
     lines = (CASES / "sglang" / "C17" / "engine.log").read_text().splitlines()
     cut = "\n".join(lines[:2]) + "\n" + lines[2][: lines[2].index("K size") + 3]  # ends inside the KV line
     log = parse_engine_log(cut)
-    rank = log.sglang_ranks[0]
+    rank = log.ranks(SglangRankLog)[0]
     assert rank.target_load is not None and rank.target_load.mem_usage.text == "0.98"
     assert rank.kv_cache_dtype == "torch.bfloat16"
     assert [(a.tokens, a.k_size) for a in rank.kv_allocations] == [(20480, None)]
     assert rank.memory_pool_end_avail == () and rank.scheduler_summaries == ()
-    assert {"memory_pool_end", "scheduler_summary"} <= set(log.missing())
+    assert {"memory_pool_end", "scheduler_summary"} <= set(log_missing(log))
 
 
 def test_foreign_text_gives_no_engine() -> None:
@@ -171,9 +174,9 @@ def test_foreign_text_gives_no_engine() -> None:
     noise = "".join(random.Random(7).choice("abc XYZ 0123456789.,=:[]()#\n") for _ in range(20000))
     for text in (design, noise, ""):
         log = parse_engine_log(text)
-        assert (log.engine, log.sglang_ranks, log.vllm_ranks, log.lines_parsed) == (None, (), (), 0)
-        assert (log.sglang_lines, log.vllm_lines, log.startup_failures) == (0, 0, ())
-        assert log.missing() == ("engine",)
+        assert (log.engine, log.ranks(SglangRankLog), log.ranks(VllmRankLog), log.lines_parsed) == (None, (), (), 0)
+        assert (log.recognised_lines("sglang"), log.recognised_lines("vllm"), log.startup_failures) == (0, 0, ())
+        assert log_missing(log) == ("engine",)
 
 
 def test_binary_bytes_do_not_crash(tmp_path: Path) -> None:
@@ -183,7 +186,7 @@ def test_binary_bytes_do_not_crash(tmp_path: Path) -> None:
         garbage + b"\n[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB\n" + garbage
     )
     log = read_engine_log(path)
-    assert log.sglang_rank(RankKey(tp=0)).target_load.avail_before.text == "78.81"
+    assert log.rank_record(SglangRankLog, RankKey(tp=0)).target_load.avail_before.text == "78.81"
 
 
 def test_missing_and_unreadable_files_are_input_errors(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from kvtop.domain.engines import MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec

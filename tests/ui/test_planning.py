@@ -28,7 +28,7 @@ def test_apply_edits_replaces_values_and_leaves_the_base_alone():
         ({"tp": "0"}, "TP: must be at least 1 (got 0)"),
         ({"tp": ""}, "TP: needs a whole number"),
         ({"memory_fraction": "1.5"}, "memory fraction: must be above 0 and at most 1 (got 1.5)"),
-        ({"kv_cache_dtype": "int3"}, "KV dtype: unknown KV cache dtype 'int3'"),
+        ({"kv_cache_dtype": "int3"}, "KV dtype: SGLang has no KV cache dtype 'int3'"),
     ],
 )
 def test_bad_text_names_its_field(texts, message):

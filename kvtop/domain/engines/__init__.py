@@ -1,11 +1,6 @@
-"""Engine budget rules, one module per engine behind one interface (`EngineRules`)."""
+"""Each engine's rules in a package of its own (`sglang/`, `vllm/`), listed by `registry`.
 
-from __future__ import annotations
-
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult, EngineRules, MeasuredInputs
-from kvtop.domain.engines.sglang import SGLANG
-from kvtop.domain.engines.vllm import VLLM
-
-ENGINES: dict[str, EngineRules] = {"sglang": SGLANG, "vllm": VLLM}
-
-__all__ = ["ENGINES", "BudgetStep", "EngineInputs", "EngineResult", "EngineRules", "MeasuredInputs"]
+The values every engine exchanges (`MeasuredInputs`, `EngineInputs`, `EngineResult`, the
+`EngineRules` protocol) are in `base`; version eras in `versions`. This package imports nothing
+on its own, so the registry can be read before any engine is loaded.
+"""

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.kv import KvBook
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder
 from kvtop.domain.model import ModelSpec
+
+if TYPE_CHECKING:
+    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_rules import Finding, LedgerRule, Replay, Thresholds
+    from kvtop.domain.engine_log import EngineLog
+    from kvtop.domain.explanation import Explanation, PoolSizeCheck
+    from kvtop.domain.ledger import Ledger
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -29,6 +38,9 @@ class MeasuredInputs(BaseModel):
     weights_bytes: int | None = None  # resident weights per rank (largest rank)
     non_kv_bytes: int | None = None  # vLLM: activation peak + non-torch + CUDA graphs (weights excluded)
     available_kv_bytes: int | None = None  # vLLM: `Available KV cache memory`, when logged
+    # vLLM under PP: each stage's own `Available KV cache memory` (least over its TP ranks), in stage
+    # order; every worker sizes its blocks from its own memory and its own layers, then the least wins
+    available_kv_bytes_by_stage: tuple[int, ...] | None = None
 
 
 class BudgetStep(BaseModel):
@@ -57,6 +69,8 @@ class EngineInputs(BaseModel):
     kv: KvBook  # the KV book of the rank with the most KV per token
     context_length: int
     measured: MeasuredInputs = MeasuredInputs()
+    pp_rank: int = 0  # the pipeline stage these books belong to
+    version: ResolvedVersion = ResolvedVersion()  # which era of the engine's rules applies
 
 
 class EngineResult(BaseModel):
@@ -84,11 +98,91 @@ class EngineResult(BaseModel):
     notes: tuple[str, ...] = ()
 
 
+class EngineDiagnosis(Protocol):
+    """How an engine prices a cause and spells its fixes (each package's `diagnosis` module)."""
+
+    ledger_rules: Sequence[LedgerRule]  # the engine's own rules over a plan alone
+
+    def restart_capacity(self, replay: Replay, free: Mapping[int, int]) -> int:
+        """Tokens per rank a restart gets with `free` bytes free on each GPU (by GPU index)."""
+        ...
+
+    def spread_evidence(self, ledger: Ledger, tokens: int, ranks: int) -> str:
+        """One line saying how a loss on one GPU spreads over the engine's ranks."""
+        ...
+
+    def fp8_kv_dtype(self, ledger: Ledger) -> str: ...
+
+    def layout_alternatives(self, ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+        """Layouts over the same GPUs whose attention TP is `attn_tp` (fewer KV copies)."""
+        ...
+
+    def reserve_finding(self, engine: EngineOnNode, thresholds: Thresholds) -> Finding | None: ...
+
+    def restart_finding(self, engine: EngineOnNode) -> Finding | None: ...
+
+
+class EngineExplainer(Protocol):
+    """How an engine's startup log is read back into numbers (each package's `explain` module)."""
+
+    def missing_facts(self, log: EngineLog) -> tuple[str, ...]:
+        """Headline facts of this engine's startup log that `log` does not state."""
+        ...
+
+    def logged_token_capacity(self, log: EngineLog) -> int | None: ...
+
+    def log_kv_dtype(self, log: EngineLog) -> str | None:
+        """The KV dtype the log prints, as printed (None: it prints none)."""
+        ...
+
+    def explain(
+        self,
+        log: EngineLog,
+        model: ModelSpec,
+        settings: LaunchSettings,
+        gpu_total_bytes: int | None,
+        gpu_name: str | None,
+        given: MeasuredInputs,
+        load_mtp: bool,
+    ) -> Explanation: ...
+
+    def pool_size_checks(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+    ) -> tuple[PoolSizeCheck, ...]: ...
+
+
 class EngineRules(Protocol):
-    name: str
+    """One engine's rules: how it stores KV, solves its budget and spreads it over ranks.
+
+    Every engine package implements it (`kvtop/domain/engines/<id>/`); nothing outside a package
+    asks which engine it is, it asks the rules.
+    """
+
+    id: str
+    display_name: str
+    kv_storage: KvStorage
     pp_remainder: PpRemainder
-    honours_checkpoint_kv_dtype: bool
+    # The least free GPU sizes every rank (SGLang's MIN all-reduce over the world) — else each
+    # worker is sized from its own memory and the engine takes the least block count (vLLM).
+    sizes_every_rank_from_least_free: bool
+    pools_draft_kv: bool  # speculative draft layers' KV shares the target's token count
+    dcp_splits_kv_heads: bool  # KV heads divide over tp ÷ dcp (else over tp, DCP or not)
+    # The worker's context ("total − free before load") holds the driver's reserved bytes, which
+    # NVML counts apart from every process.
+    context_holds_driver_reserved: bool
+    memory_fraction_field: str  # the LaunchSettings field of the engine's memory share
+    memory_fraction_flag: str  # … as the engine spells it
+    diagnosis: EngineDiagnosis
+    explainer: EngineExplainer
 
     def default_page_size(self, model: ModelSpec) -> int: ...
 
+    def resolve_version(self, log: EngineLog) -> ResolvedVersion:
+        """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""
+        ...
+
     def solve(self, inputs: EngineInputs) -> EngineResult: ...
+
+    def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """Settings that hold every pipeline stage at the tightest stage's capacity."""
+        ...

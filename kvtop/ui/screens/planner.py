@@ -23,8 +23,9 @@ from textual.message import Message
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.launch import KV_CACHE_DTYPES, LaunchSettings
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_texts, plan
@@ -126,12 +127,13 @@ class PlannerScreen(NodeScreen):
                                 allow_blank=False,
                                 compact=True,
                                 id=f"plan-{field.key}",
-                                # SGLang's flag: vLLM spreads MLA attention over --data-parallel-size alone
+                                # an engine without DP attention (vLLM) spreads attention over DP alone
                                 disabled=field.key == "enable_dp_attention"
-                                and basis.settings.engine == "vllm",
+                                and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
                         elif field.kind == "dtype":
-                            options = [(dtype, dtype) for dtype in KV_CACHE_DTYPES]
+                            dtypes = flags_of_engine(basis.settings.engine).kv_cache_dtypes
+                            options = [(dtype, dtype) for dtype in dtypes]
                             yield Select(
                                 options,
                                 value=texts[field.key],

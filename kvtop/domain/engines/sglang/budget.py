@@ -1,4 +1,4 @@
-"""SGLang's KV budget, as `engines/sglang.md` states it (KVCacheConfigurator and friends).
+"""SGLang's KV budget, as docs/engines/sglang.md states it (KVCacheConfigurator and friends).
 
     rest   = avail_after_load − pre_load × (1 − mem_fraction_static)        GiB floats, min over ranks
              − multimodal reserve                                           VLMs only (§4)
@@ -14,93 +14,27 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.sglang.eras import VLM_CACHE_MIB, auto_mem_fraction_static, multimodal_reserve_bytes
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder
-from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec, VisionSpec
+from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
 _NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
-# §4 `mm_runtime_reservation_gb`: SGLANG_VLM_CACHE_SIZE_MB (default 100), plus SGLANG_MM_FEATURE_CACHE_MB
-# (default 1024) when `--mm-feature-transport` is cuda_ipc or cuda_vmm.
-VLM_CACHE_MIB = 100
-MM_FEATURE_CACHE_MIB = 1024
-# §5 `adjust_mem_fraction_for_vlm`: every VLM's auto fraction × 0.95 × a tower-size factor.
-VLM_FRACTION_SCALE = 0.95
-_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
-
-# (upper bound of gpu memory in MiB, chunked_prefill_size, decode cuda-graph max bs (tp<4, tp>=4))
-_GPU_CLASSES = (
-    (20 * 1024, 2048, (8, 8)),
-    (35 * 1024, 4096, (48, 160)),
-    (60 * 1024, 4096, (32, 160)),
-    (90 * 1024, 8192, (256, 512)),
-    (160 * 1024, 8192, (256, 512)),
-    (math.inf, 16384, (512, 512)),
-)
+def default_page_size(model: ModelSpec) -> int:
+    """Page 1, except DSA on CUDA: 64 (sglang.md §6.6)."""
+    return 64 if model.attention_kind is AttentionKind.DSA else 1
 
 
-def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
-    """§5 `handle_gpu_memory_settings`: the reserve-based default (piecewise prefill graph off)."""
-    s, lay = inputs.settings, inputs.layout
-    gpu_mib = inputs.gpu_total_bytes // MIB
-    _, chunked_default, graph_bs = next(c for c in _GPU_CLASSES if gpu_mib < c[0])
-    chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
-    max_bs = s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]
-    activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
-    graph: float = 2 * max_bs
-    if lay.dp_attention:
-        graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
-    reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
-    if gpu_mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    mfs = round((gpu_mib - reserved) / gpu_mib, 3)
-    source = f"auto: ({gpu_mib} MiB − {reserved:.0f} MiB reserve) ÷ {gpu_mib} MiB"
-    vision = inputs.model.vision
-    if inputs.model.multimodal and vision is not None:  # the VLM rule is not rounded again
-        tower = vit_size_factor(vision)
-        mfs *= VLM_FRACTION_SCALE * tower
-        source += (
-            f" × {VLM_FRACTION_SCALE:g} × {tower:.5f} for the vision tower"
-            f" ({vision.num_layers} layers of width {vision.hidden_size})"
-        )
-    return mfs, source
-
-
-def vit_size_factor(vision: VisionSpec) -> float:
-    """§5 `adjust_mem_fraction_for_vlm` (no post-capture sizing): the tower-size term of the factor.
-
-    clamp(1 − 0.1 × (layers × width² ÷ (24 × 1024²) − 1), 0.8, 1.05): a tower bigger than 24
-    layers of width 1024 leaves less for KV. The auto fraction is multiplied by 0.95 × this.
-    """
-    size_ratio = vision.num_layers * vision.hidden_size**2 / (24 * 1024**2)
-    return min(max(1 - 0.1 * (size_ratio - 1), 0.8), 1.05)
-
-
-def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings) -> int:
-    """§4 `mm_runtime_reservation_gb`: what a multimodal model keeps off the KV budget (0 otherwise)."""
-    if not model.multimodal:
-        return 0
-    reserved_mib = VLM_CACHE_MIB
-    if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
-        reserved_mib += MM_FEATURE_CACHE_MIB
-    return reserved_mib * MIB
-
-
-class SGLangRules:
-    name: str = "sglang"
-    pp_remainder: PpRemainder = "last"
-    honours_checkpoint_kv_dtype: bool = True
-
-    def default_page_size(self, model: ModelSpec) -> int:
-        return 64 if model.attention_kind is AttentionKind.DSA else 1
+class SglangBudget:
+    """`solve`: the budget of one rank set, from the tightest rank's memory (sglang.md §4, §6, §7)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
-        page = s.page_size or self.default_page_size(m)
+        page = s.page_size or default_page_size(m)
         steps: list[BudgetStep] = []
         notes: list[str] = []
         if s.mem_fraction_static is not None:
@@ -177,7 +111,7 @@ class SGLangRules:
         steps.append(BudgetStep(label="tokens", value=tokens, note=f"page {page}"))
         steps.append(BudgetStep(label="max running requests", value=requests))
         return EngineResult(
-            engine=self.name, token_capacity=tokens, swa_token_capacity=swa_tokens, page_size=page,
+            engine="sglang", token_capacity=tokens, swa_token_capacity=swa_tokens, page_size=page,
             kv_budget_bytes=budget, kv_pool_bytes=pool_bytes + state_bytes, state_pool_bytes=state_bytes,
             max_running_requests=requests, max_concurrency=None, req_to_token_bytes=req_to_token,
             reserve_bytes=round(slack_gib * GIB) + mm_reserve, memory_fraction=mfs, memory_fraction_source=mfs_source,
@@ -262,6 +196,3 @@ class SGLangRules:
         if state_slots:
             n = min(n, state_slots // (1 if radix_off else 3))
         return n
-
-
-SGLANG = SGLangRules()

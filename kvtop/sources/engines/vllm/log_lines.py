@@ -1,4 +1,4 @@
-"""vLLM startup-log lines (engines/vllm.md §1, §2, §5, §6, §9), one handler per kind of line.
+"""vLLM startup-log lines (docs/engines/vllm.md §1, §2, §5, §6, §9), one handler per kind of line.
 
 vLLM prints memory with `format_gib` (Python `round(x, 2)`, trailing zeros dropped: "22.5") or
 `%.2f`/`%.4f`; every figure is bytes / 2**30, even where old builds label it "GB". A figure is
@@ -14,7 +14,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from kvtop.domain.engine_log import (
+from kvtop.domain.engine_log import Measured, RankKey, Rounded
+from kvtop.domain.engines.vllm.log_records import (
     BlocksOverride,
     Concurrency,
     GraphAdvisory,
@@ -23,18 +24,16 @@ from kvtop.domain.engine_log import (
     KvAdmissionError,
     KvMemoryReserved,
     KvTokenShortfall,
-    Measured,
     ModelLoading,
-    RankKey,
-    Rounded,
     StartupLedger,
     StartupShortfall,
     V0MemoryProfile,
     VllmRankLog,
 )
+from kvtop.sources.log_args import parse_call_args, parse_dict_args
+from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
 
-Fields = dict[str, list[Any]]
-Handler = Callable[[str, Fields], bool]
+Handler = RankHandler
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d[\d,]{0,29})"
@@ -396,3 +395,54 @@ def freeze(rank: RankKey, fields: Fields) -> VllmRankLog:
         if items
     }
     return VllmRankLog(rank=rank, **values)
+
+
+# --- whole-log lines ----------------------------------------------------------------------------
+
+_VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
+
+
+def _non_default_args(line: str, facts: LogFacts) -> bool:
+    args = parse_dict_args(line, line.find("non-default args:"))
+    facts.server_args = {**args, **facts.server_args}
+    return bool(args)
+
+
+def _namespace_args(line: str, facts: LogFacts) -> bool:
+    args = parse_call_args(line, line.find("Namespace(") + len("Namespace("))
+    facts.server_args = {**args, **facts.server_args}
+    return bool(args)
+
+
+def _version(line: str, facts: LogFacts) -> bool:
+    match = _VERSION.search(line)
+    if match:
+        facts.stated_version(match.group(1))
+    return match is not None
+
+
+def _engine_config(line: str, facts: LogFacts) -> bool:
+    """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
+    found_version = _version(line, facts)
+    if "with config:" not in line:
+        return found_version
+    args = parse_call_args(line, line.find("with config:") + len("with config:"))
+    facts.engine_config = {**args, **facts.engine_config}
+    return bool(args) or found_version
+
+
+DIALECT = LogDialect(
+    engine="vllm",
+    rank_handlers=HANDLERS,
+    log_handlers=(
+        ("non-default args:", _non_default_args),
+        ("Namespace(", _namespace_args),
+        ("LLM engine (v", _engine_config),
+        ("server version ", _version),
+    ),
+    launch=re.compile(
+        r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve)\b.*"
+    ),
+    own_failures=re.compile(r"EngineCore failed to start|Engine core initialization failed"),
+    freeze=freeze,
+)

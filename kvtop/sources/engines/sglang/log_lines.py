@@ -1,4 +1,4 @@
-"""SGLang startup-log lines (engines/sglang.md §2, §11, §14), one handler per kind of line.
+"""SGLang startup-log lines (docs/engines/sglang.md §2, §11, §14), one handler per kind of line.
 
 Each handler gets a line that contains its trigger substring and the per-rank field lists it
 appends to; it returns whether it took a value. Fields are pulled one by one with small regexes,
@@ -12,25 +12,24 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from kvtop.domain.engine_log import (
+from kvtop.domain.engine_log import Measured, RankKey, Rounded
+from kvtop.domain.engines.sglang.log_records import (
     GraphCapture,
     KvAllocation,
     KvBudgetError,
     MambaAllocation,
-    Measured,
     PostCaptureResize,
     ProfiledTokenOverride,
-    RankKey,
-    Rounded,
     SchedulerSummary,
     SglangRankLog,
     SlidingWindowSplit,
     SwaPoolUsage,
     WeightLoad,
 )
+from kvtop.sources.log_args import parse_call_args
+from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
 
-Fields = dict[str, list[Any]]
-Handler = Callable[[str, Fields], bool]
+Handler = RankHandler
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _INT = r"-?\d{1,20}"
@@ -314,3 +313,44 @@ def freeze(rank: RankKey, fields: Fields) -> SglangRankLog:
     }
     dtypes = values.pop("kv_cache_dtype", ())
     return SglangRankLog(rank=rank, kv_cache_dtype=dtypes[0] if dtypes else None, **values)
+
+
+# --- whole-log lines ----------------------------------------------------------------------------
+
+_PAGE_CHANGE = re.compile(r"changing page_size from \w{1,10} to (\d{1,6})")
+
+
+def _server_args(line: str, facts: LogFacts) -> bool:
+    args = parse_call_args(line, line.find("ServerArgs(") + len("ServerArgs("))
+    facts.server_args = {**args, **facts.server_args}
+    return bool(args)
+
+
+def _page_change(line: str, facts: LogFacts) -> bool:
+    """§6.6: a backend forces the page size (`… changing page_size from None to 64.`)."""
+    match = _PAGE_CHANGE.search(line)
+    if match is None:
+        return False
+    facts.decided(f"page_size={match.group(1)}")
+    return True
+
+
+def _swa_off(line: str, facts: LogFacts) -> bool:
+    """§8.4: the engine turned the hybrid SWA pool off (Gemma 2/3, or a flag): one full pool."""
+    facts.decided("disable_hybrid_swa_memory=True")
+    return True
+
+
+DIALECT = LogDialect(
+    engine="sglang",
+    rank_handlers=HANDLERS,
+    log_handlers=(
+        ("ServerArgs(", _server_args),
+        ("changing page_size from", _page_change),
+        ("isable hybrid SWA memory", _swa_off),
+        ("isabling hybrid SWA memory", _swa_off),
+    ),
+    launch=re.compile(r"(?:python[\d.]*\s+-m\s+)?(?:sglang\.launch_server|sglang serve)\b.*"),
+    own_failures=None,
+    freeze=freeze,
+)

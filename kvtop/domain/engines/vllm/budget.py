@@ -1,4 +1,4 @@
-"""vLLM's (V1) KV budget, as `engines/vllm.md` states it.
+"""vLLM's (V1) KV budget, as docs/engines/vllm.md states it.
 
 requested  = ceil(total × gpu_memory_utilization)
 available  = requested − weights − non-KV runtime (activation peak, non-torch, CUDA graphs)
@@ -15,55 +15,14 @@ Before PR #41069 the logged figure was `num_blocks // groups × block × dcp` (�
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import default_utilization, token_print_rule
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.units_parse import parse_vllm_bytes
-
-DEFAULT_UTILIZATION = 0.92  # v0.21.0 (2026-04) onward
-DEFAULT_UTILIZATION_BEFORE_0_21 = 0.9
-
-
-def _release(version: str | None) -> tuple[int, int] | None:
-    """(major, minor) of a version string such as '0.10.2', 'v0.26' or '0.29.1rc1.dev17+g…'."""
-    if not version:
-        return None
-    parts = [int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit()]
-    return (parts[0], parts[1]) if len(parts) == 2 else None
-
-
-def default_utilization(version: str | None) -> tuple[float, str]:
-    """vLLM's default gpu_memory_utilization for its version (unknown: the current default)."""
-    release = _release(version)
-    if release is not None and release < (0, 21):
-        return DEFAULT_UTILIZATION_BEFORE_0_21, f"default of vLLM {version} (0.9 before v0.21)"
-    if release is not None:
-        return DEFAULT_UTILIZATION, f"default of vLLM {version} (0.92 since v0.21)"
-    return DEFAULT_UTILIZATION, "default (0.92 since v0.21; 0.9 before: give --engine-version)"
-
-
-TokenPrint = Literal["concurrency", "blocks", "either"]
-
-
-def token_print_rule(version: str | None) -> TokenPrint:
-    """Which expression `GPU KV cache size: N tokens` prints in this version (vllm.md §5 History, §9).
-
-    "blocks" — before PR #41069 (2026-04-28): `num_blocks // groups × block_size` (× dcp). v0.21.0
-    shipped PR #38284 of 2026-04-21, so every release before v0.21 predates #41069.
-    "concurrency" — `int(num_blocks / blocks_per_request × L)`: no version given (the current rule),
-    or v0.22 onward (released after the PR; the v0.26 logs of §8 follow it).
-    "either" — v0.21.x: the doc does not say whether it carries #41069.
-    """
-    release = _release(version)
-    if release is None or release >= (0, 22):
-        return "concurrency"
-    return "blocks" if release < (0, 21) else "either"
-
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
@@ -86,13 +45,13 @@ def is_chunked_local(model: ModelSpec) -> bool:
     return model.model_type.startswith("llama4")
 
 
-class VllmRules:
-    name: str = "vllm"
-    pp_remainder: PpRemainder = "second_to_last"
-    honours_checkpoint_kv_dtype: bool = False
+def default_page_size(model: ModelSpec) -> int:
+    """16 tokens per block; MLA backends use 64 (vllm.md §3)."""
+    return 64 if model.is_mla else 16
 
-    def default_page_size(self, model: ModelSpec) -> int:
-        return 64 if model.is_mla else 16
+
+class VllmBudget:
+    """`solve`: one worker's blocks from its own KV memory and its own layers (vllm.md §3–§5)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
@@ -102,7 +61,7 @@ class VllmRules:
                 field="engine",
                 source=m.source,
             )
-        block = s.page_size or self.default_page_size(m)
+        block = s.page_size or default_page_size(m)
         total = inputs.gpu_total_bytes
         steps: list[BudgetStep] = [
             BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)
@@ -111,7 +70,7 @@ class VllmRules:
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:
-            util, util_source = default_utilization(s.engine_version)
+            util, util_source = default_utilization(inputs.version)
         requested = math.ceil(total * util)
         steps.append(
             BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source)
@@ -120,7 +79,7 @@ class VllmRules:
         batched_default, seqs_default = default_batch_limits(total, gpu_name)
         max_seqs = s.max_running_requests or seqs_default
         if s.kv_cache_memory_bytes is not None:
-            available = parse_vllm_bytes(s.kv_cache_memory_bytes)
+            available = s.kv_cache_memory_bytes
             steps.append(BudgetStep(label="--kv-cache-memory-bytes (profiling skipped)", bytes=available))
             non_kv = requested - inputs.weights_bytes - available
         elif meas.available_kv_bytes is not None:
@@ -183,11 +142,11 @@ class VllmRules:
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
         if fits:
             tokens, tokens_label = self._logged_tokens(
-                s.engine_version, num_blocks, blocks_per_request, len(groups), block, max_len, dcp
+                inputs.version, num_blocks, blocks_per_request, len(groups), block, max_len, dcp
             )
         steps.append(BudgetStep(label=tokens_label, value=tokens))
         return EngineResult(
-            engine=self.name, token_capacity=tokens, page_size=block, num_blocks=num_blocks,
+            engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0),
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
@@ -252,7 +211,7 @@ class VllmRules:
 
     @staticmethod
     def _logged_tokens(
-        version: str | None,
+        version: ResolvedVersion,
         num_blocks: int,
         blocks_per_request: int,
         groups: int,
@@ -266,15 +225,12 @@ class VllmRules:
         rule = token_print_rule(version)
         if rule == "blocks" or (rule == "either" and by_blocks == by_concurrency):
             times_dcp = f" × {dcp}" if dcp > 1 else ""
-            return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version})"
+            return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version.label})"
         if rule == "either":
             raise UnsupportedModelError(
-                f"vLLM {version}: whether it prints tokens as blocks × block size ({by_blocks:,}) or as "
+                f"vLLM {version.label}: whether it prints tokens as blocks × block size ({by_blocks:,}) or as "
                 f"int(blocks ÷ {blocks_per_request} × {max_len:,}) ({by_concurrency:,}) is not known "
                 "(PR #41069, 2026-04-28, around v0.21): not modelled",
                 field="--engine-version",
             )
         return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
-
-
-VLLM = VllmRules()

@@ -1,0 +1,56 @@
+"""SGLang's rules: flags, KV storage, the budget solve and how it spreads over ranks.
+
+Every rank is sized from the least free GPU of the whole world (a MIN all-reduce before weights
+load and again at profiling), so one busy GPU shrinks every rank (docs/engines/sglang.md §2–§4).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.sglang import diagnosis as _diagnosis
+from kvtop.domain.engines.sglang import explain as _explain
+from kvtop.domain.engines.sglang.budget import SglangBudget, default_page_size
+from kvtop.domain.engines.sglang.eras import resolve_version
+from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.gpus import BLACKWELL_GPUS
+from kvtop.domain.kv import KvStorage
+from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import PpRemainder
+from kvtop.domain.model import ModelSpec
+
+
+class SglangRules(SglangBudget):
+    id = "sglang"
+    display_name = "SGLang"
+    kv_storage = KvStorage(
+        fp4_dequant_workspace=True,  # §6.1: one shared FP8 dequant row per token
+        ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent
+        honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
+        auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
+    )
+    pp_remainder: PpRemainder = "last"  # §8.3: remainder layers go to the last stages
+    sizes_every_rank_from_least_free = True
+    pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
+    dcp_splits_kv_heads = True
+    context_holds_driver_reserved = True
+    memory_fraction_field = "mem_fraction_static"
+    memory_fraction_flag = "--mem-fraction-static"
+
+    diagnosis: EngineDiagnosis = _diagnosis
+    explainer: EngineExplainer = _explain
+
+    def default_page_size(self, model: ModelSpec) -> int:
+        return default_page_size(model)
+
+    def resolve_version(self, log: EngineLog) -> ResolvedVersion:
+        return resolve_version(log)
+
+    def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """§6.5: PP ranks all-reduce the token count (MIN), then every stage re-sizes to it."""
+        return settings.model_copy(update={"max_total_tokens": tightest.token_capacity})
+
+
+RULES: EngineRules = SglangRules()  # mypy checks the package against the protocols
+FLAGS: EngineFlags = SglangFlags()

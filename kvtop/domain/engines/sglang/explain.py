@@ -1,0 +1,228 @@
+"""`kvtop explain` for SGLang: rebuild the logged `#tokens` from the log's own memory figures.
+
+SGLang logs free memory before and after the weight load (`Load weight begin/end. avail mem`),
+two decimals of GiB each, and sizes its pool from them with `mem_fraction_static`
+(docs/engines/sglang.md §4, §13). Each figure is an interval, so the rebuilt capacity is one too.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog, Measured
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.sglang.budget import default_page_size
+from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    Ends,
+    Explanation,
+    Logged,
+    PoolSizeCheck,
+    judge,
+)
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import gib
+
+record_type = SglangRankLog
+# the headline facts of an SGLang startup log, and where each is read
+_FACTS = {
+    "load_weight_begin": lambda r: r.target_load and r.target_load.avail_before,
+    "load_weight_end": lambda r: r.target_load and r.target_load.avail_after,
+    "kv_allocation": lambda r: r.kv_allocations or r.swa_pools or None,
+    "memory_pool_end": lambda r: r.memory_pool_end_avail or None,
+    "scheduler_summary": lambda r: r.scheduler_summaries or None,
+}
+
+
+def missing_facts(log: EngineLog) -> tuple[str, ...]:
+    """Headline facts the log does not state."""
+    absent = [name for name, pick in _FACTS.items() if log.first(SglangRankLog, pick) is None]
+    return (*absent, *(() if log.server_args else ("server_args",)))
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """The last `max_total_num_tokens` (a post-capture resize wins), or None."""
+    resized = log.first(
+        SglangRankLog, lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None
+    )
+    summary = log.first(
+        SglangRankLog, lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None
+    )
+    return resized or summary
+
+
+def log_kv_dtype(log: EngineLog) -> str | None:
+    """The KV dtype the log prints (`Using KV cache dtype`, or a `KV Cache is allocated. dtype:`)."""
+    return log.first(SglangRankLog, lambda r: r.kv_cache_dtype or next((a.dtype for a in r.kv_allocations if a.dtype), None))
+
+
+def _ends(value: Measured | None) -> Ends | None:
+    return None if value is None else (value.low_bytes, value.value_bytes, value.high_bytes)
+
+
+def _rank_memory(rank: SglangRankLog) -> tuple[Ends | None, Ends | None]:
+    """(free before the first load, free after the last) of one rank; before from after + usage if unprinted."""
+    loads = rank.weight_loads
+    if not loads:
+        return None, None
+    first, last = loads[0], loads[-1]
+    before = _ends(first.avail_before)
+    if before is None and first.avail_after is not None and first.mem_usage is not None:
+        a, u = first.avail_after, first.mem_usage
+        before = (a.low_bytes + u.low_bytes, a.value_bytes + u.value_bytes, a.high_bytes + u.high_bytes)
+    return before, _ends(last.avail_after)
+
+
+def _tightest(log: EngineLog) -> tuple[Ends | None, Ends | None]:
+    """(free before load, free after all weights), each the least over the ranks shown (§2: MIN)."""
+    memory = [_rank_memory(rank) for rank in log.ranks(SglangRankLog)]
+    befores = [before for before, _ in memory if before]
+    afters = [after for _, after in memory if after]
+    return _lowest(befores), _lowest(afters)
+
+
+def _lowest(values: list[Ends]) -> Ends | None:
+    """The tightest rank's figure (SGLang takes the minimum over ranks)."""
+    return min(values, key=lambda ends: ends[1]) if values else None
+
+
+def _logged(log: EngineLog, page: int) -> Logged:
+    tokens = per_token = None
+    for rank in log.ranks(SglangRankLog):
+        for alloc in rank.kv_allocations:
+            if alloc.tokens is not None and tokens is None:
+                tokens = alloc.tokens
+                sizes = [s for s in (alloc.k_size, alloc.v_size, alloc.kv_size) if s is not None]
+                if sizes:
+                    per_token = sum(s.value_bytes for s in sizes) // (alloc.tokens + page)
+        for split in rank.sliding_window_splits:
+            tokens = split.full_layer_tokens if split.full_layer_tokens is not None else tokens
+        for rank_summary in rank.scheduler_summaries:
+            if rank_summary.max_total_num_tokens is not None and tokens is None:
+                tokens = rank_summary.max_total_num_tokens
+    summary = log.first(SglangRankLog, lambda r: r.scheduler_summaries[-1] if r.scheduler_summaries else None)
+    before, after = _tightest(log)
+    weights = log.first(SglangRankLog, lambda r: r.weight_loads[0].mem_usage if r.weight_loads else None)
+    return Logged(
+        token_capacity=tokens if tokens is not None else (summary.max_total_num_tokens if summary else None),
+        kv_bytes_per_token=per_token,
+        free_before_load_bytes=before[1] if before else None,
+        free_after_load_bytes=after[1] if after else None,
+        weights_bytes=weights.value_bytes if weights else None,
+        max_running_requests=summary.max_running_requests if summary else None,
+        context_length=summary.context_len if summary else None,
+        ranks_seen=len([r for r in log.ranks(SglangRankLog) if r.weight_loads]),
+    )
+
+
+def _given(before: Ends | None, after: Ends | None, given: MeasuredInputs) -> tuple[Ends | None, Ends | None, list[str]]:
+    """Fill what the log lacks from the measured flags (exact figures), saying where each came from."""
+    notes: list[str] = []
+    for name, flag, value in (
+        ("before", "--free-memory", given.free_before_load_bytes),
+        ("after", "--free-after-load", given.free_after_load_bytes),
+    ):
+        logged = before if name == "before" else after
+        if value is None:
+            continue
+        if logged is not None:
+            notes.append(f"{flag} {gib(value)} not used: the log states free {name} load ({gib(logged[1])})")
+            continue
+        notes.append(f"free {name} load {gib(value)}: from {flag}, not the log")
+        before, after = ((value,) * 3, after) if name == "before" else (before, (value,) * 3)
+    weights = given.weights_bytes
+    if weights is not None and before is None and after is not None:
+        before = (after[0] + weights, after[1] + weights, after[2] + weights)
+        notes.append(f"free before load {gib(before[1])}: free after load + --weights-memory {gib(weights)}")
+    elif weights is not None and after is None and before is not None:
+        after = (before[0] - weights, before[1] - weights, before[2] - weights)
+        notes.append(f"free after load {gib(after[1])}: free before load − --weights-memory {gib(weights)}")
+    elif weights is not None:
+        notes.append("--weights-memory not used: the log states both free-memory figures")
+    if given.non_kv_bytes is not None:
+        notes.append("--non-kv-memory not used: it is vLLM's; SGLang sizes the pool from the free memory")
+    return before, after, notes
+
+
+def explain(
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    gpu_name: str | None,
+    given: MeasuredInputs,
+    load_mtp: bool,
+) -> Explanation:
+    page = settings.page_size or default_page_size(model)
+    logged = _logged(log, page)
+    before, after = _tightest(log)
+    before, after, notes = _given(before, after, given)
+    missing = []
+    if before is None:
+        missing.append("`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)")
+    if after is None:
+        missing.append("`Load weight end. avail mem` (or --free-after-load)")
+    if settings.mem_fraction_static is None and gpu_total_bytes is None:
+        missing.append("mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)")
+    if logged.token_capacity is None:
+        missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
+    if missing or before is None or after is None:
+        return Explanation(engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes))
+    if logged.context_length and settings.context_length is None:
+        settings = settings.model_copy(update={"context_length": logged.context_length})
+    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+
+    def solve(pre: int, post: int) -> Ledger:
+        measured = MeasuredInputs(free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total)
+        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp)
+
+    central = solve(before[1], after[1])
+    low = solve(before[2], after[0]).token_capacity
+    high = solve(before[0], after[2]).token_capacity
+    result = judge("sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False)
+    return result.model_copy(update={"notes": tuple(notes)})
+
+
+def pool_size_checks(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+) -> tuple[PoolSizeCheck, ...]:
+    """`KV Cache is allocated` sizes against (#tokens + page) × kvtop's bytes per token of that pool (§9)."""
+    ranks = log.ranks(SglangRankLog)
+    if not ranks:
+        return ()
+    ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, load_mtp=load_mtp)
+    kv = ledger.ranks[0].kv
+    full = kv.pool("full")
+    if full is None or kv.pool("swa") is not None:
+        return ()
+    page = ledger.engine.page_size
+    dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else full.torch_dtype
+    checks = []
+    for alloc in ranks[0].kv_allocations:
+        if alloc.tokens is None:
+            continue
+        rows = alloc.tokens + page
+        sizes = (
+            ("K", alloc.k_size, full.bytes_per_token // 2),
+            ("V", alloc.v_size, full.bytes_per_token // 2),
+            ("KV", alloc.kv_size, kv.full_bytes_per_token - kv.workspace_bytes_per_token),
+        )
+        for name, measured, per_token in sizes:
+            if measured is None:
+                continue
+            predicted = rows * per_token
+            checks.append(
+                PoolSizeCheck(
+                    name=name,
+                    tokens=alloc.tokens,
+                    rows=rows,
+                    logged_text=measured.text,
+                    logged_bytes=measured.value_bytes,
+                    predicted_bytes=predicted,
+                    predicted_bytes_per_token=per_token,
+                    kv_dtype=dtype,
+                    within_rounding=measured.contains(predicted),
+                )
+            )
+    return tuple(checks)

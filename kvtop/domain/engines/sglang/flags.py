@@ -1,0 +1,78 @@
+"""SGLang's command line: `python -m sglang.launch_server` / `sglang serve` and its ServerArgs flags.
+
+Spellings from `python/sglang/srt/server_args.py` (`ServerArgs.add_cli_args`); the KV dtypes are
+that file's `--kv-cache-dtype` choices that kvtop models (docs/engines/sglang.md §10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+
+SPELLINGS: Mapping[str, str] = {
+    "--model-path": "model", "--host": "host", "--port": "port",
+    "--tp-size": "tp", "--tensor-parallel-size": "tp",
+    "--pp-size": "pp", "--pipeline-parallel-size": "pp",
+    "--dp-size": "dp", "--data-parallel-size": "dp",
+    "--ep-size": "ep", "--expert-parallel-size": "ep",
+    "--dcp-size": "dcp",
+    "--enable-dp-attention": "enable_dp_attention",
+    "--mem-fraction-static": "mem_fraction_static",
+    "--kv-cache-dtype": "kv_cache_dtype",
+    "--page-size": "page_size",
+    "--context-length": "context_length",
+    "--max-running-requests": "max_running_requests",
+    "--max-total-tokens": "max_total_tokens",
+    "--chunked-prefill-size": "chunked_prefill_size",
+    "--max-prefill-tokens": "max_prefill_tokens",
+    "--swa-full-tokens-ratio": "swa_full_tokens_ratio",
+    "--disable-hybrid-swa-memory": "disable_hybrid_swa_memory",
+    "--disable-radix-cache": "disable_radix_cache",
+    "--quantization": "quantization",
+    "--dtype": "dtype",
+    "--cuda-graph-max-bs": "cuda_graph_max_bs",
+}  # fmt: skip
+# the spelling `to_flags` writes, in the order an operator reads them
+PREFERRED: Mapping[str, str] = {
+    "tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size",
+    "enable_dp_attention": "--enable-dp-attention", "kv_cache_dtype": "--kv-cache-dtype",
+    "mem_fraction_static": "--mem-fraction-static", "page_size": "--page-size",
+    "context_length": "--context-length", "max_running_requests": "--max-running-requests",
+    "max_total_tokens": "--max-total-tokens", "chunked_prefill_size": "--chunked-prefill-size",
+}  # fmt: skip
+KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "nvfp4", "mxfp8")
+
+
+class SglangFlags:
+    spellings: Mapping[str, str] = SPELLINGS
+    kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
+    specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        return None
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """SGLang's expert-parallel group lives inside the TP group (tp % ep == 0); DCP splits the TP group."""
+        if settings.ep > 1 and settings.tp % settings.ep:
+            raise InputError(
+                f"expert parallel size {settings.ep} must divide tp {settings.tp} "
+                "(SGLang's EP group lives inside the TP group)",
+                field="--ep",
+            )
+        if settings.dcp > 1 and settings.tp % settings.dcp:
+            raise InputError(f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp")
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        return written_flags(settings, PREFERRED)
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        for index, token in enumerate(argv):
+            if token in ("sglang.launch_server", "sglang.srt.server"):
+                return index + 1, None
+            nxt = argv[index + 1] if index + 1 < len(argv) else ""
+            if token.rsplit("/", 1)[-1] == "sglang" and nxt == "serve":
+                return index + 2, positional_model(argv[index + 2 :])
+        return None

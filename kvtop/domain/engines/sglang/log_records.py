@@ -1,0 +1,138 @@
+"""The values SGLang's startup log states, per rank (read by kvtop.sources.engines.sglang).
+
+Every memory figure is a `Measured` (bytes and the interval that prints the same text); counts are
+ints; each rank keeps its values in printed order, because a log can hold two weight loads (target
++ speculative draft), several KV pools, or two runs (docs/engines/sglang.md §2, §11, §14).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engine_log_records import Measured, RankLog, Rounded
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WeightLoad(_Frozen):
+    """One `Load weight begin` / `Load weight end` pair (the second pair is a speculative draft)."""
+
+    avail_before: Measured | None = None
+    avail_after: Measured | None = None
+    mem_usage: Measured | None = None
+    elapsed_s: float | None = None
+    model_class: str | None = None
+    dtype: str | None = None
+    quant: str | None = None
+
+
+class KvAllocation(_Frozen):
+    """`KV Cache is allocated`: one pool (MHA K and V, or MLA/DSA one KV buffer)."""
+
+    dtype: str | None = None
+    tokens: int | None = None
+    k_size: Measured | None = None
+    v_size: Measured | None = None
+    kv_size: Measured | None = None
+
+
+class SwaPoolUsage(_Frozen):
+    """`SWAKVPool mem usage: X GB, swa size: S, full size: F`."""
+
+    mem_usage: Measured | None = None
+    swa_tokens: int | None = None
+    full_tokens: int | None = None
+
+
+class SlidingWindowSplit(_Frozen):
+    """`Use sliding window memory pool. full_layer_tokens=F, swa_layer_tokens=S`."""
+
+    full_layer_tokens: int | None = None
+    swa_layer_tokens: int | None = None
+
+
+class MambaAllocation(_Frozen):
+    """`Mamba Cache is allocated. max_mamba_cache_size: N, conv_state size: …, ssm_state size: …`."""
+
+    max_mamba_cache_size: int | None = None
+    conv_state: Measured | None = None
+    ssm_state: Measured | None = None
+
+
+class GraphCapture(_Frozen):
+    """A CUDA-graph capture: `phase` is '' (decode, old wording), 'target decode', 'piecewise', …"""
+
+    phase: str = ""
+    avail_before: Measured | None = None
+    mem_usage: Measured | None = None
+    avail_after: Measured | None = None
+    elapsed_s: float | None = None
+
+
+class SchedulerSummary(_Frozen):
+    """The scheduler's `max_total_num_tokens=…, …, available_gpu_mem=… GB` line (TP0 only)."""
+
+    max_total_num_tokens: int | None = None
+    chunked_prefill_size: int | None = None
+    max_prefill_tokens: int | None = None
+    max_running_requests: int | None = None
+    context_len: int | None = None
+    available_gpu_mem: Measured | None = None
+
+
+class ProfiledTokenOverride(_Frozen):
+    """`max_total_tokens=A is larger than the profiled value B. Use the profiled value instead.`"""
+
+    max_total_tokens: int
+    profiled_tokens: int
+
+
+class PostCaptureResize(_Frozen):
+    """`Post-capture KV sizing: max_total_num_tokens=N, free memory=X GB`."""
+
+    max_total_num_tokens: int | None = None
+    free_memory: Measured | None = None
+
+
+class KvBudgetError(_Frozen):
+    """SGLang refused to size the KV cache: 'no_memory_for_kv' (rest ≤ 0) or 'not_enough_memory'."""
+
+    kind: Literal["no_memory_for_kv", "not_enough_memory"]
+    mem_fraction_static: float | None = None
+    minimum_viable: Rounded | None = None
+    message: str
+
+
+class SglangRankLog(RankLog):
+    """Everything one SGLang rank printed, each kind of line in printed order."""
+
+    init_dist_mem_usage: tuple[Measured, ...] = ()
+    weight_loads: tuple[WeightLoad, ...] = ()
+    kv_cache_dtype: str | None = None
+    kv_allocations: tuple[KvAllocation, ...] = ()
+    swa_pools: tuple[SwaPoolUsage, ...] = ()
+    sliding_window_splits: tuple[SlidingWindowSplit, ...] = ()
+    mamba_allocations: tuple[MambaAllocation, ...] = ()
+    memory_pool_end_avail: tuple[Measured, ...] = ()
+    graph_captures: tuple[GraphCapture, ...] = ()
+    scheduler_summaries: tuple[SchedulerSummary, ...] = ()
+    profiled_token_overrides: tuple[ProfiledTokenOverride, ...] = ()
+    post_capture_resizes: tuple[PostCaptureResize, ...] = ()
+    mm_reserves: tuple[Measured, ...] = ()
+    budget_errors: tuple[KvBudgetError, ...] = ()
+    max_allowed_input_lengths: tuple[int, ...] = ()
+    """From a rejected request: `maximum allowed length (N tokens)` (SGLang's max_req_input_len)."""
+
+    @property
+    def target_load(self) -> WeightLoad | None:
+        """The first weight load (the served model)."""
+        return self.weight_loads[0] if self.weight_loads else None
+
+    @property
+    def draft_load(self) -> WeightLoad | None:
+        """The second weight load, when a speculative draft model was loaded."""
+        return self.weight_loads[1] if len(self.weight_loads) > 1 else None

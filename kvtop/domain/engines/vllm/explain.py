@@ -1,0 +1,212 @@
+"""`kvtop explain` for vLLM: rebuild the logged KV figure from the KV memory each worker logged.
+
+vLLM logs the KV memory each worker had (`Available KV cache memory`, the startup ledger's `kv cache
+memory in use`, or V0's `kv_cache_size` / "the rest of the memory reserved for KV Cache"), two
+decimals of GiB, and sizes blocks from it. Each worker sizes its blocks from its own memory and its
+own layers; the engine takes the least (docs/engines/vllm.md §4). V1 prints `GPU KV cache size: N
+tokens`; V0 prints `# GPU blocks: N` (`# cuda blocks` in some releases), i.e. N × block tokens.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.budget import default_page_size
+from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.wording import gib
+
+record_type = VllmRankLog
+_FACTS = {
+    "model_loading": lambda r: r.model_loading or None,
+    "available_kv_cache_memory": lambda r: r.available_kv_cache_memory or r.v0_profiles or None,
+    "kv_cache_tokens": lambda r: r.kv_cache_tokens or r.num_gpu_blocks or None,
+    "max_concurrency": lambda r: r.max_concurrency or None,
+}
+
+
+def missing_facts(log: EngineLog) -> tuple[str, ...]:
+    """Headline facts the log does not state."""
+    absent = [name for name, pick in _FACTS.items() if log.first(VllmRankLog, pick) is None]
+    return (*absent, *(() if log.server_args else ("server_args",)))
+
+
+def _logged_blocks(log: EngineLog) -> int | None:
+    """V0's `# GPU blocks: N` (or `# cuda blocks`), when no `GPU KV cache size` line states tokens."""
+    return log.first(VllmRankLog, lambda r: r.num_gpu_blocks[0] if r.num_gpu_blocks else None)
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """`GPU KV cache size: N tokens` (the last one printed), or None."""
+    return log.first(VllmRankLog, lambda r: r.kv_cache_tokens[-1] if r.kv_cache_tokens else None)
+
+
+def log_kv_dtype(log: EngineLog) -> str | None:
+    """vLLM states its KV dtype in its arguments (read as settings), not in a line of its own."""
+    return None
+
+
+def _rank_available(rank: VllmRankLog) -> Measured | None:
+    """`Available KV cache memory`, else the ledger's `kv cache memory in use`, else V0's `kv_cache_size`."""
+    if rank.available_kv_cache_memory:
+        return rank.available_kv_cache_memory[0]
+    in_use = next((s.kv_in_use for s in rank.startup_ledgers if s.kv_in_use), None)
+    if in_use is not None:
+        return in_use
+    return next((p.figures["kv_cache_size"] for p in rank.v0_profiles if "kv_cache_size" in p.figures), None)
+
+
+def _is_worker(rank: VllmRankLog) -> bool:
+    """A process that printed a per-rank memory figure (a worker; not the EngineCore's totals)."""
+    return bool(
+        rank.model_loading
+        or rank.available_kv_cache_memory
+        or rank.startup_ledgers
+        or rank.startup_shortfalls
+        or rank.v0_profiles
+        or rank.kv_memory_reserved
+    )
+
+
+def _least_by_stage(log: EngineLog, stages: int) -> tuple[RankedValue, ...] | None:
+    """Each pipeline stage's least KV memory (its TP ranks), when every stage printed its own."""
+    if stages < 2:
+        return None
+    found = []
+    for stage in range(stages):
+        ranks = [r for r in log.ranks(VllmRankLog) if r.rank.pp == stage]
+        least = min_over_ranks((r.rank, _rank_available(r)) for r in ranks)
+        if least is None:
+            return None
+        found.append(least)
+    return tuple(found)
+
+
+def _logged(log: EngineLog, block: int) -> Logged:
+    ranked = log.least(VllmRankLog, _rank_available)
+    tokens = log.first(VllmRankLog, lambda r: r.kv_cache_tokens[0] if r.kv_cache_tokens else None)
+    blocks = _logged_blocks(log) if tokens is None else None
+    concurrency = log.first(VllmRankLog, lambda r: r.max_concurrency[0] if r.max_concurrency else None)
+    weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
+    return Logged(
+        token_capacity=tokens if blocks is None else blocks * block,
+        num_gpu_blocks=blocks,
+        available_kv_bytes=ranked.value.value_bytes if ranked else None,
+        available_kv_rank=ranked.rank.label if ranked else None,
+        weights_bytes=weights.value_bytes if weights else None,
+        max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
+        context_length=concurrency.tokens_per_request if concurrency else None,
+        ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
+    )
+
+
+def _batch_unknown(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> bool:
+    """Sliding-window / chunked blocks per request read max_num_batched_tokens (§3), whose default
+    depends on the GPU (8192 on ≥ 70 GiB GPUs that are not A100, else 2048): with neither the flag
+    nor a GPU, kvtop would read it off its stand-in GPU."""
+    windowed = LayerKind.SLIDING in model.layer_attention and not settings.disable_hybrid_kv_cache_manager
+    return windowed and settings.max_num_batched_tokens is None and gpu_total_bytes is None
+
+
+def _given(
+    available: Measured | None, logged_weights: int | None, given: MeasuredInputs, gpu_total_bytes: int | None
+) -> tuple[MeasuredInputs | None, list[str]]:
+    """The KV memory from --non-kv-memory (with the GPU and the weights) when the log lacks it."""
+    notes = [
+        f"{flag} not used: vLLM sizes the pool from total × gpu_memory_utilization, not the free memory"
+        for flag, value in (
+            ("--free-memory", given.free_before_load_bytes),
+            ("--free-after-load", given.free_after_load_bytes),
+        )
+        if value is not None
+    ]
+    if given.non_kv_bytes is None:
+        if given.weights_bytes is not None:
+            notes.append("--weights-memory not used: without --non-kv-memory it does not give the KV memory")
+        return None, notes
+    if available is not None:
+        notes.append(f"--non-kv-memory not used: the log states the available KV memory ({gib(available.value_bytes)})")
+        return None, notes
+    if gpu_total_bytes is None:
+        notes.append("--non-kv-memory not used: it needs --gpu or --gpu-memory (KV = total × utilization − weights − non-KV)")
+        return None, notes
+    weights = given.weights_bytes if given.weights_bytes is not None else logged_weights
+    source = "--weights-memory" if given.weights_bytes is not None else ("the log" if weights else "kvtop's estimate")
+    notes.append(f"available KV memory: from --non-kv-memory {gib(given.non_kv_bytes)} (weights from {source}), not the log")
+    return MeasuredInputs(non_kv_bytes=given.non_kv_bytes, weights_bytes=weights), notes
+
+
+def explain(
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    gpu_name: str | None,
+    given: MeasuredInputs,
+    load_mtp: bool,
+) -> Explanation:
+    block = settings.page_size or default_page_size(model)
+    logged = _logged(log, block)
+    ranked = log.least(VllmRankLog, _rank_available)
+    available = ranked.value if ranked else None
+    from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
+    missing = []
+    if available is None and from_flags is None:
+        missing.append(
+            "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
+            "V0's `kv_cache_size`, or --non-kv-memory with --gpu)"
+        )
+    if logged.token_capacity is None:
+        missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")
+    if _batch_unknown(model, settings, gpu_total_bytes):
+        missing.append(
+            "--max-num-batched-tokens, or --gpu for vLLM's default (8192; 2048 on A100 or under 70 GiB): "
+            "it sets the sliding-window blocks per request"
+        )
+    if missing:
+        return Explanation(engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes))
+    if settings.context_length is None and logged.context_length is not None:
+        settings = settings.model_copy(update={"context_length": logged.context_length})
+    # else: the model's max_position_embeddings, which is vLLM's own default max_model_len
+    override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
+    if override is not None and settings.num_gpu_blocks_override is None:
+        settings = settings.model_copy(update={"num_gpu_blocks_override": override.override})
+    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+
+    def solve(measured: MeasuredInputs) -> Ledger:
+        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp)
+
+    if available is not None:
+        stages = _least_by_stage(log, settings.pp)
+
+        def at(end: str) -> MeasuredInputs:
+            value: int = getattr(available, end)
+            by_stage = tuple(getattr(s.value, end) for s in stages) if stages else None
+            return MeasuredInputs(available_kv_bytes=value, available_kv_bytes_by_stage=by_stage)
+
+        central = solve(at("value_bytes"))
+        low = solve(at("low_bytes")).token_capacity
+        high = solve(at("high_bytes")).token_capacity
+        room = available.high_bytes
+        if stages:
+            notes.append(
+                "each pipeline stage sized from its own KV memory: "
+                + ", ".join(f"PP{i} {s.value.text} GiB ({s.rank.label})" for i, s in enumerate(stages))
+            )
+    else:
+        assert from_flags is not None
+        central = solve(from_flags)
+        low = high = central.token_capacity
+        room = None
+    result = judge("vllm", logged, central, low, high, settings, room, gpu_total_bytes, kv_memory_logged=True)
+    return result.model_copy(update={"notes": tuple(notes)})
+
+
+def pool_size_checks(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+) -> tuple[PoolSizeCheck, ...]:
+    """vLLM prints no pool size of its own to check against."""
+    return ()

@@ -1,0 +1,79 @@
+"""vLLM's command line: `vllm serve MODEL` / `python -m vllm.entrypoints.openai.api_server` and EngineArgs.
+
+Spellings from `vllm/engine/arg_utils.py` (`EngineArgs.add_cli_args`); the KV dtypes are its
+`CacheDType` values that kvtop models (docs/engines/vllm.md §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+
+SPELLINGS: Mapping[str, str] = {
+    "--host": "host", "--port": "port",
+    "--tensor-parallel-size": "tp", "-tp": "tp",
+    "--pipeline-parallel-size": "pp", "-pp": "pp",
+    "--data-parallel-size": "dp", "-dp": "dp",
+    "--decode-context-parallel-size": "dcp", "-dcp": "dcp",
+    "--enable-expert-parallel": "enable_expert_parallel",
+    "--gpu-memory-utilization": "gpu_memory_utilization",
+    "--kv-cache-dtype": "kv_cache_dtype",
+    "--block-size": "page_size",
+    "--max-model-len": "context_length",
+    "--max-num-seqs": "max_running_requests",
+    "--max-num-batched-tokens": "max_num_batched_tokens",
+    "--kv-cache-memory-bytes": "kv_cache_memory_bytes", "--kv-cache-memory": "kv_cache_memory_bytes",
+    "--num-gpu-blocks-override": "num_gpu_blocks_override",
+    "--disable-hybrid-kv-cache-manager": "disable_hybrid_kv_cache_manager",
+    "--enforce-eager": "enforce_eager",
+    "--quantization": "quantization", "-q": "quantization",
+    "--dtype": "dtype",
+}  # fmt: skip
+PREFERRED: Mapping[str, str] = {
+    "tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
+    "dcp": "--decode-context-parallel-size", "enable_expert_parallel": "--enable-expert-parallel",
+    "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
+    "page_size": "--block-size", "context_length": "--max-model-len", "max_running_requests": "--max-num-seqs",
+    "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
+}  # fmt: skip
+KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
+
+
+class VllmFlags:
+    spellings: Mapping[str, str] = SPELLINGS
+    kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    specials: Mapping[str, tuple[int, str]] = {}
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        if field == "context_length" and value == -1:  # vllm.md §4.2
+            raise InputError("-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag)
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks."""
+        ep, ranks = settings.effective_ep, settings.tp * settings.dp
+        if ep not in (1, ranks):
+            raise InputError(
+                f"vLLM has no expert-parallel size: --enable-expert-parallel spreads experts over all"
+                f" tp × dp = {ranks} ranks (got {ep})",
+                field="--ep",
+            )
+        if settings.dcp > 1 and settings.tp % settings.dcp:
+            raise InputError(f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp")
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
+            settings = settings.model_copy(update={"enable_expert_parallel": True})
+        return written_flags(settings, PREFERRED)
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        for index, token in enumerate(argv):
+            nxt = argv[index + 1] if index + 1 < len(argv) else ""
+            if token.startswith("vllm.entrypoints") and ("api_server" in token or "cli" in token):
+                if token.endswith("cli.main") and nxt == "serve":
+                    return index + 2, positional_model(argv[index + 2 :])
+                return index + 1, None
+            if token.rsplit("/", 1)[-1] == "vllm" and nxt == "serve":
+                return index + 2, positional_model(argv[index + 2 :])
+        return None

@@ -1,0 +1,161 @@
+"""The values vLLM's startup log states, per process (read by kvtop.sources.engines.vllm).
+
+Every memory figure is a `Measured` (bytes and the interval that prints the same text); counts are
+ints; each process keeps its values in printed order (docs/engines/vllm.md §2, §5, §8).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engine_log_records import Measured, RankLog, Rounded
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelLoading(_Frozen):
+    """`Model loading took X GiB …` (V1) or `Loading model weights took X GB` (V0)."""
+
+    memory: Measured
+    seconds: float | None = None
+
+
+class Concurrency(_Frozen):
+    """`Maximum concurrency for L tokens per request: C x`."""
+
+    tokens_per_request: int
+    concurrency: Rounded
+
+
+class BlocksOverride(_Frozen):
+    """`Overriding num_gpu_blocks=A with num_gpu_blocks_override=B`."""
+
+    num_gpu_blocks: int
+    override: int
+
+
+class GraphAdvisory(_Frozen):
+    """The CUDA-graph profiling advisory: util, its equivalent without profiling, the suggestion."""
+
+    util: Rounded | None = None
+    equivalent_util: Rounded | None = None
+    suggested_util: Rounded | None = None
+
+
+class GraphCaptureFinished(_Frozen):
+    """`Graph capturing finished in N secs, took X GiB`."""
+
+    seconds: float
+    memory: Measured
+
+
+class GraphPool(_Frozen):
+    """`CUDA graph pool memory: a GiB (actual), b GiB (estimated), difference: d GiB (p%)`."""
+
+    actual: Measured | None = None
+    estimated: Measured | None = None
+    difference: Measured | None = None
+    difference_pct: Rounded | None = None
+
+
+class StartupLedger(_Frozen):
+    """The per-rank `Free memory on device (F/T GiB) on startup. …` ledger.
+
+    Version A names weights, peak activation and non-torch memory; Version B names consumed
+    memory (weights + non-torch) and peak activation (transient + CUDA graphs).
+    """
+
+    free: Measured | None = None
+    total: Measured | None = None
+    util: Rounded | None = None
+    requested: Measured | None = None
+    weights: Measured | None = None
+    consumed: Measured | None = None
+    peak_activation: Measured | None = None
+    non_torch: Measured | None = None
+    cuda_graph: Measured | None = None
+    fit_kv_bytes: int | None = None
+    fit_kv: Measured | None = None
+    full_kv_bytes: int | None = None
+    full_kv: Measured | None = None
+    kv_in_use: Measured | None = None
+
+    @property
+    def wording(self) -> Literal["A", "B"] | None:
+        """'B' when the line names consumed memory, 'A' when it names weights."""
+        if self.consumed is not None:
+            return "B"
+        return "A" if self.weights is not None else None
+
+
+class StartupShortfall(_Frozen):
+    """`Free memory on device (F/T GiB) on startup is less than desired … (u, R GiB)`."""
+
+    free: Measured | None = None
+    total: Measured | None = None
+    util: Rounded | None = None
+    requested: Measured | None = None
+
+
+class KvAdmissionError(_Frozen):
+    """`To serve at least one request with the model's max seq len (L), X GiB KV cache is needed …`."""
+
+    max_seq_len: int | None = None
+    needed: Measured | None = None
+    available: Measured | None = None
+    estimated_max_model_len: int | None = None
+
+
+class KvTokenShortfall(_Frozen):
+    """V0: `The model's max seq len (L) is larger than … stored in KV cache (N)`."""
+
+    max_seq_len: int
+    kv_tokens: int
+
+
+class KvMemoryReserved(_Frozen):
+    """`Initial free memory F GiB, reserved R GiB memory for KV Cache as specified by kv_cache_memory_bytes`."""
+
+    initial_free: Measured
+    reserved: Measured
+
+
+class V0MemoryProfile(_Frozen):
+    """V0 `Memory profiling results: …` figures, keyed by the printed name.
+
+    Keys: total_gpu_memory, initial_memory_usage, peak_torch_memory, memory_usage_post_profile,
+    non_torch_memory, kv_cache_size, and from the v0.7 sentences requested, weights,
+    peak_activation (with kv_cache_size for 'the rest … reserved for KV Cache').
+    """
+
+    figures: dict[str, Measured] = {}
+    gpu_memory_utilization: float | None = None
+
+
+class VllmRankLog(RankLog):
+    """Everything one vLLM process printed (a worker or the engine core), in printed order."""
+
+    model_loading: tuple[ModelLoading, ...] = ()
+    available_kv_cache_memory: tuple[Measured, ...] = ()
+    kv_cache_tokens: tuple[int, ...] = ()
+    max_concurrency: tuple[Concurrency, ...] = ()
+    num_gpu_blocks: tuple[int, ...] = ()
+    num_cpu_blocks: tuple[int, ...] = ()
+    blocks_overrides: tuple[BlocksOverride, ...] = ()
+    graph_advisories: tuple[GraphAdvisory, ...] = ()
+    estimated_cuda_graph_memory: tuple[Measured, ...] = ()
+    graph_captures: tuple[GraphCaptureFinished, ...] = ()
+    graph_pools: tuple[GraphPool, ...] = ()
+    startup_ledgers: tuple[StartupLedger, ...] = ()
+    startup_shortfalls: tuple[StartupShortfall, ...] = ()
+    admission_errors: tuple[KvAdmissionError, ...] = ()
+    token_shortfalls: tuple[KvTokenShortfall, ...] = ()
+    kv_memory_reserved: tuple[KvMemoryReserved, ...] = ()
+    v0_profiles: tuple[V0MemoryProfile, ...] = ()
+    init_engine_seconds: tuple[float, ...] = ()
+    block_sizes: tuple[int, ...] = ()
+    """`Setting kv cache block size to N …` / `Setting attention block size to N tokens …`."""

@@ -1,0 +1,148 @@
+"""What `kvtop explain` says about a log: the figures it read, the rebuilt capacity, and the verdict.
+
+A log prints memory rounded to two decimals, so every measured input is an interval and so is
+the prediction: `token_capacity_min` uses the least favourable ends, `token_capacity_max` the most
+favourable. The verdict is `match` when the logged capacity lies inside, `mismatch` (with the gap and
+its likely cause) when it does not, `insufficient` when the log lacks what the computation needs
+(named), and `failed_start` when the log shows the engine refusing to start.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.registry import display_name
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.explain_causes import MismatchFacts, likely_cause
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
+
+Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
+PLACEHOLDER_GPU_BYTES = 80 << 30  # only the automatic memory fraction reads the GPU total; a log states it
+Ends = tuple[int, int, int]  # (low, value, high) bytes of a rounded figure
+
+
+class Logged(BaseModel):
+    """Every number the log states that the explanation uses (bytes or counts)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token_capacity: int | None = None
+    num_gpu_blocks: int | None = None  # vLLM V0 prints blocks, not tokens (token_capacity = blocks × block)
+    kv_bytes_per_token: int | None = None  # (K + V) ÷ (#tokens + page), where both are printed
+    free_before_load_bytes: int | None = None
+    free_after_load_bytes: int | None = None
+    weights_bytes: int | None = None
+    available_kv_bytes: int | None = None
+    available_kv_rank: str | None = None  # the rank whose figure is the minimum ('TP1', 'unranked')
+    max_running_requests: int | None = None
+    max_concurrency: float | None = None
+    context_length: int | None = None
+    ranks_seen: int = 0
+
+
+class PoolSizeCheck(BaseModel):
+    """A pool size the log printed, against (#tokens + page) × the predicted bytes of that pool."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # "K", "V" or "KV"
+    tokens: int
+    rows: int  # #tokens + page: the rows the engine allocates
+    logged_text: str
+    logged_bytes: int
+    predicted_bytes: int
+    predicted_bytes_per_token: int
+    kv_dtype: str  # the KV dtype the prediction used
+    within_rounding: bool
+
+
+class Explanation(BaseModel):
+    """The engine's logged capacity rebuilt from the same inputs, with a verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str
+    engine_version: ResolvedVersion = ResolvedVersion()  # whose rules were used, and why
+    logged: Logged
+    token_capacity: int | None = None
+    token_capacity_min: int | None = None
+    token_capacity_max: int | None = None
+    kv_bytes_per_token: int | None = None
+    verdict: Verdict
+    gap_tokens: int | None = None
+    gap_bytes: int | None = None
+    cause: str | None = None
+    missing: tuple[str, ...] = ()
+    ledger: Ledger | None = None  # the central prediction, with the engine's steps
+    pool_checks: tuple[PoolSizeCheck, ...] = ()
+    startup_error: str | None = None  # the engine's own error line, when the log shows a refused start
+    notes: tuple[str, ...] = ()  # inputs not read from the log (a flag, the log's KV dtype), said once each
+
+
+def judge(
+    engine: str,
+    logged: Logged,
+    central: Ledger,
+    low: int,
+    high: int,
+    settings: LaunchSettings,
+    kv_room_bytes: int | None,
+    gpu_total_bytes: int | None,
+    *,
+    kv_memory_logged: bool,
+) -> Explanation:
+    """`match` when the logged capacity lies in [low, high], else `mismatch` with the gap and its likely cause.
+
+    `kv_memory_logged`: the log states the KV memory itself (vLLM), so only geometry can differ.
+    """
+    got = logged.token_capacity
+    assert got is not None
+    cell = central.kv_bytes_per_token
+    base = Explanation(
+        engine=engine,
+        logged=logged,
+        token_capacity=central.token_capacity,
+        token_capacity_min=low,
+        token_capacity_max=high,
+        kv_bytes_per_token=cell,
+        ledger=central,
+        verdict="match",
+    )
+    if low <= got <= high:
+        return base
+    gap_tokens = got - (low if got < low else high)
+    full = central.ranks[0].kv.pool("full")
+    dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
+    facts = MismatchFacts(
+        engine_name=display_name(engine),
+        kv_memory_logged=kv_memory_logged,
+        logged_tokens=got,
+        gap_tokens=gap_tokens,
+        cell_bytes=cell,
+        model_name=central.model.name,
+        kv_dtype=dtype,
+        tp=settings.tp,
+        gpus=settings.tp * settings.pp,
+        ranks_seen=logged.ranks_seen,
+        page_size=central.engine.page_size,
+        context_length=settings.context_length or central.model.max_position_embeddings,
+        logged_pool_bytes_per_token=logged.kv_bytes_per_token,
+        kv_room_bytes=kv_room_bytes,
+        gpu_total_bytes=gpu_total_bytes,
+    )
+    update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
+    return base.model_copy(update={**update, "cause": likely_cause(facts)})
+
+
+def stand_in_gpu_said(ledger: Ledger) -> Ledger:
+    """The GPU-memory step, when no --gpu was given, named as the stand-in it is (never as measured)."""
+    steps = tuple(
+        step.model_copy(update={"label": "GPU memory (a stand-in: pass --gpu)", "measured": False})
+        if step.label == "GPU memory" and step.bytes == PLACEHOLDER_GPU_BYTES
+        else step
+        for step in ledger.engine.steps
+    )
+    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})

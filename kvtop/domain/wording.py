@@ -1,0 +1,14 @@
+"""How the domain writes a byte figure inside the sentences it builds (evidence, notes, causes).
+
+Views format figures themselves (kvtop/units.py); this is the one spelling for figures the domain
+puts into words: GiB (2**30 bytes), two decimals, the unit always stated.
+"""
+
+from __future__ import annotations
+
+GIB = 1 << 30
+
+
+def gib(num_bytes: int | float) -> str:
+    """'6.00 GiB'."""
+    return f"{num_bytes / GIB:,.2f} GiB"

@@ -1,0 +1,42 @@
+"""How an engine behaves on a node, for the demo: the one seam the demo asks each engine package.
+
+The demo builds what NVML, the process table and the endpoints would say; what differs between
+engines (how a rank's process is named and parented, what the engine measured before it sized its
+cache, what its worker holds, what its endpoint reports) lives in `kvtop/sources/engines/<id>/demo.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import RankLedger
+
+
+class EngineSimulation(Protocol):
+    def measured_for_truth(
+        self, *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+    ) -> MeasuredInputs:
+        """What the engine measured before sizing its cache on these GPUs (`taken_before_load`: bytes
+        in use on each GPU before the weights loaded; `extra_bytes`: allocations its ranks made)."""
+        ...
+
+    def worker_identity(
+        self, server_pid: int, settings: LaunchSettings, rank: RankLedger, position: int
+    ) -> tuple[int, int, str]:
+        """(pid, parent pid, process title) of a rank's GPU process, as the engine names and parents it."""
+        ...
+
+    def parent_title(self, settings: LaunchSettings, dp_rank: int) -> str:
+        """The title of a worker's parent when it is not the server (vLLM's engine core)."""
+        ...
+
+    def worker_own_bytes(self, cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+        """What a worker holds besides its ledger (its CUDA context and extra allocations), given what
+        the engine's budget already left room for."""
+        ...
+
+    reports_memory_bytes: bool  # its endpoint reports weight and KV bytes (SGLang's server info)
+    labels_ranks_by_pid: bool  # its metrics label a rank by the scheduler's pid (SGLang), else by engine index

@@ -1,0 +1,1 @@
+"""What each engine looks like from outside: its log lines, process titles and endpoints (`<engine>/`)."""

@@ -1,0 +1,45 @@
+"""The engines kvtop can observe, by id: the only place in `sources` that lists them.
+
+Each id is also in the domain's registry (`kvtop.domain.engines.registry`); its package here
+(`kvtop/sources/engines/<id>/`) holds what the engine looks like from outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from kvtop.domain.engines.registry import ENGINE_IDS, EngineId
+from kvtop.sources.engine_simulation import EngineSimulation
+from kvtop.sources.log_dialect import LogDialect
+
+if TYPE_CHECKING:
+    import httpx
+
+    from kvtop.domain.observe import EngineLive
+
+EndpointReader = Callable[["httpx.Client", str, float], "EngineLive"]
+"""(client, base URL, timeout in seconds) -> the engine's live state (never raises on a bad answer)."""
+
+_PACKAGES: dict[EngineId, str] = {
+    "sglang": "kvtop.sources.engines.sglang",
+    "vllm": "kvtop.sources.engines.vllm",
+}
+
+
+def log_dialects() -> tuple[LogDialect, ...]:
+    """Every engine's log vocabulary, in the registry's order."""
+    return tuple(import_module(_PACKAGES[engine]).LOG_DIALECT for engine in ENGINE_IDS)
+
+
+def simulation(engine: EngineId) -> EngineSimulation:
+    """How the engine behaves on a demo node."""
+    sim: EngineSimulation = import_module(_PACKAGES[engine]).SIMULATION
+    return sim
+
+
+def endpoint_reader(engine: EngineId) -> EndpointReader:
+    """How to read the engine's live state from its HTTP endpoints."""
+    reader: EndpointReader = import_module(_PACKAGES[engine]).read_live
+    return reader

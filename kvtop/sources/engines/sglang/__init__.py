@@ -1,0 +1,23 @@
+"""SGLang seen from outside: its startup-log lines (`log_lines`) and how it behaves on a demo node (`demo`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.sources.engines.sglang import demo as SIMULATION
+from kvtop.sources.engines.sglang.log_lines import DIALECT as LOG_DIALECT
+
+if TYPE_CHECKING:
+    import httpx
+
+    from kvtop.domain.observe import EngineLive
+
+
+def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
+    """The engine's live state from its endpoints (httpx is imported only when a live node is read)."""
+    from kvtop.sources.engines.sglang.endpoint import read_live as read
+
+    return read(http, base_url, timeout_s)
+
+
+__all__ = ["LOG_DIALECT", "SIMULATION", "read_live"]

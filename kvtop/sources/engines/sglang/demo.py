@@ -1,0 +1,41 @@
+"""SGLang on a simulated node: `sglang::scheduler_TPn` workers under the server, sized from the least
+free GPU before weights load (docs/engines/sglang.md §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import RankLedger
+
+reports_memory_bytes = True
+labels_ranks_by_pid = True
+
+
+def measured_for_truth(
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+) -> MeasuredInputs:
+    """Every rank is sized from the least free GPU before the weights loaded."""
+    return MeasuredInputs(free_before_load_bytes=total_bytes - max(taken_before_load.values()))
+
+
+def worker_identity(
+    server_pid: int, settings: LaunchSettings, rank: RankLedger, position: int
+) -> tuple[int, int, str]:
+    parts = [f"DP{rank.dp_rank}"] if settings.dp > 1 or settings.enable_dp_attention else []
+    parts += [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
+    return (
+        server_pid + 10 + position,
+        server_pid,
+        "sglang::scheduler_" + "_".join([*parts, f"TP{rank.tp_rank}"]),
+    )
+
+
+def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
+    return "sglang::data_parallel_controller"
+
+
+def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+    """The ledger counts as context all that was taken before the load on the tightest rank."""
+    return cuda_context + extra

@@ -1,0 +1,121 @@
+"""SGLang's live state: `/get_server_info` (or `/server_info`) and `/metrics` (`sglang:max_total_num_tokens`,
+`sglang:token_usage`, … per dp/tp/pp rank labels) (docs/engines/sglang.md §12)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from kvtop.domain.observe import EndpointState, EngineLive
+from kvtop.sources.engine_http import (
+    FAILURE_PRECEDENCE,
+    EndpointFailure,
+    float_label,
+    get,
+    int_label,
+    metric_families,
+    rank_labels,
+    set_fact,
+    summarise,
+)
+
+_GIB = 1 << 30
+
+_SGLANG_GAUGES = {
+    "sglang:max_total_num_tokens": "token_capacity",
+    "sglang:token_usage": "kv_usage_fraction",
+    "sglang:num_used_tokens": "used_tokens",
+    "sglang:num_running_reqs": "running_requests",
+    "sglang:num_queue_reqs": "waiting_requests",
+    "sglang:page_size": "block_size",
+}
+_SGLANG_MEMORY_GIB = {
+    "sglang:weight_memory_usage_gb": "weight_bytes",
+    "sglang:kv_cache_memory_usage_gb": "kv_cache_bytes",
+}
+
+
+def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
+    try:
+        info = _sglang_server_info(http, base_url, timeout_s)
+        info_failure = None
+    except EndpointFailure as failure:
+        info, info_failure = {}, failure
+    try:
+        families = metric_families(http, f"{base_url}/metrics", timeout_s, "sglang:")
+        metrics_failure = None
+    except EndpointFailure as failure:
+        families, metrics_failure = [], failure
+    if info_failure and metrics_failure:
+        # the more specific failure names the state: a wrong answer says more than a missing route
+        state = min(info_failure.state, metrics_failure.state, key=FAILURE_PRECEDENCE.index)
+        return EngineLive(state=state, message=f"{info_failure.message}; {metrics_failure.message}")
+    ranks: dict[tuple[str | None, ...], dict[str, Any]] = {}
+    memory: dict[str, int] = {}
+    for family in families:
+        for sample in family.samples:
+            key = tuple(sample.labels.get(label) for label in ("dp_rank", "tp_rank", "pp_rank"))
+            if family.name in _SGLANG_GAUGES or any(key):  # every rank that reports is listed
+                facts = ranks.setdefault(key, rank_labels(key))
+                facts.setdefault("pid", int_label(sample.labels.get("pid")))
+            if family.name in _SGLANG_GAUGES:
+                set_fact(facts, _SGLANG_GAUGES[family.name], sample.value)
+            elif family.name in _SGLANG_MEMORY_GIB:
+                field = _SGLANG_MEMORY_GIB[family.name]
+                memory[field] = max(memory.get(field, 0), round(sample.value * _GIB))
+    if not ranks:
+        for dp_rank, state in enumerate(info.get("internal_states") or []):
+            usage = (state.get("memory_usage") or {}) if isinstance(state, dict) else {}
+            ranks[(str(dp_rank),)] = {
+                "dp_rank": dp_rank,
+                "token_capacity": int_label(usage.get("token_capacity")),
+            }
+    live = summarise(ranks.values())
+    notes = []
+    if metrics_failure:
+        notes.append(f"{metrics_failure.message} (start SGLang with --enable-metrics for live token usage)")
+    if info_failure:
+        notes.append(info_failure.message)
+    return live.model_copy(update={**_server_info_facts(info, live), **memory, "notes": tuple(notes)})
+
+
+def _sglang_server_info(http: httpx.Client, base_url: str, timeout_s: float) -> dict[str, Any]:
+    """`/get_server_info`, or `/server_info` on servers that only have the older route."""
+    try:
+        response = get(http, f"{base_url}/get_server_info", timeout_s)
+    except EndpointFailure as failure:
+        if failure.state is not EndpointState.HTTP_ERROR:
+            raise
+        response = get(http, f"{base_url}/server_info", timeout_s)
+    try:
+        payload = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{response.url} is not JSON") from None
+    if not isinstance(payload, dict) or not {"max_total_num_tokens", "internal_states", "version"} & set(
+        payload
+    ):
+        raise EndpointFailure(
+            EndpointState.BAD_PAYLOAD, f"{response.url} is not an SGLang server-info answer"
+        )
+    return payload
+
+
+def _server_info_facts(info: dict[str, Any], live: EngineLive) -> dict[str, Any]:
+    """Facts `/get_server_info` adds where `/metrics` was silent."""
+    if not info:
+        return {}
+    states = [state for state in info.get("internal_states") or [] if isinstance(state, dict)]
+    usage = (states[0].get("memory_usage") or {}) if states else {}
+    facts: dict[str, Any] = {
+        "version": info.get("version"),
+        "memory_fraction": float_label(info.get("mem_fraction_static")),
+        "token_capacity": live.token_capacity or int_label(info.get("max_total_num_tokens")),
+        "block_size": live.block_size or int_label(info.get("page_size")),
+    }
+    for key, field in (("weight", "weight_bytes"), ("kvcache", "kv_cache_bytes")):
+        gib = float_label(usage.get(key))
+        if gib is not None:
+            facts[field] = round(gib * _GIB)
+    return facts

@@ -1,0 +1,23 @@
+"""vLLM seen from outside: its startup-log lines (`log_lines`) and how it behaves on a demo node (`demo`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.sources.engines.vllm import demo as SIMULATION
+from kvtop.sources.engines.vllm.log_lines import DIALECT as LOG_DIALECT
+
+if TYPE_CHECKING:
+    import httpx
+
+    from kvtop.domain.observe import EngineLive
+
+
+def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
+    """The engine's live state from its endpoints (httpx is imported only when a live node is read)."""
+    from kvtop.sources.engines.vllm.endpoint import read_live as read
+
+    return read(http, base_url, timeout_s)
+
+
+__all__ = ["LOG_DIALECT", "SIMULATION", "read_live"]

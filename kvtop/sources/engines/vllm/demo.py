@@ -1,0 +1,46 @@
+"""vLLM on a simulated node: an engine core per DP rank (`VLLM::EngineCore_DPn`) and its
+`VLLM::Worker_TPn` processes; each worker budgets a share of the total and profiles its own
+non-KV memory (docs/engines/vllm.md §2–§4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import RankLedger
+
+reports_memory_bytes = False
+labels_ranks_by_pid = False
+
+
+def measured_for_truth(
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+) -> MeasuredInputs:
+    """The largest non-KV runtime memory a worker profiled (a rank's extra bytes count in it)."""
+    if not extra_bytes:
+        return MeasuredInputs()
+    return MeasuredInputs(non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(extra_bytes.values()))
+
+
+def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
+    return f"VLLM::EngineCore_DP{dp_rank}" if settings.dp > 1 else "VLLM::EngineCore"
+
+
+def worker_identity(
+    server_pid: int, settings: LaunchSettings, rank: RankLedger, position: int
+) -> tuple[int, int, str]:
+    core = server_pid + 1 + rank.dp_rank
+    if settings.tp * settings.pp == 1:  # the engine core runs the model itself
+        return core, server_pid, parent_title(settings, rank.dp_rank)
+    parts = [f"PP{rank.pp_rank}"] if settings.pp > 1 else []
+    parts.append(f"TP{rank.tp_rank}")
+    if settings.effective_ep > 1:
+        parts.append(f"EP{rank.tp_rank + settings.tp * rank.dp_rank}")
+    return server_pid + 100 + position, core, "VLLM::Worker_" + "_".join(parts)
+
+
+def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+    """The KV budget already left room for the largest rank's extra bytes."""
+    return cuda_context + extra - max(extra_bytes.values(), default=0)

@@ -1,0 +1,58 @@
+"""What an engine's startup log looks like, as each engine package describes it to the reader.
+
+`kvtop.sources.engine_logs` reads any log line by line; each engine contributes a `LogDialect`:
+the lines it recognises per rank (a trigger substring and a handler filling that rank's fields),
+the whole-log lines (its printed arguments, its version line, decisions that change sizing), the
+shape of its launch command, and how a rank's fields become its typed `RankLog`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvtop.domain.engine_log import RankKey, RankLog
+from kvtop.domain.engines.registry import EngineId
+from kvtop.sources.log_args import ArgValue
+
+Fields = dict[str, list[Any]]
+RankHandler = Callable[[str, Fields], bool]
+
+
+@dataclass
+class LogFacts:
+    """Whole-log facts gathered while reading (mutable; frozen into `EngineLog` at the end)."""
+
+    server_args: dict[str, ArgValue] = field(default_factory=dict)
+    engine_config: dict[str, ArgValue] = field(default_factory=dict)
+    engine_version: str | None = None
+    engine_version_line: int | None = None
+    decisions: list[str] = field(default_factory=list)
+    line_number: int = 0  # the physical line being read (1-based), for the version's source
+
+    def stated_version(self, version: str) -> None:
+        """Keep the first version a line states, and where."""
+        if self.engine_version is None:
+            self.engine_version, self.engine_version_line = version, self.line_number
+
+    def decided(self, decision: str) -> None:
+        """A sizing decision the engine printed (`field=value`), once."""
+        if decision not in self.decisions:
+            self.decisions.append(decision)
+
+
+LogHandler = Callable[[str, LogFacts], bool]
+
+
+@dataclass(frozen=True)
+class LogDialect:
+    """One engine's startup-log vocabulary."""
+
+    engine: EngineId
+    rank_handlers: tuple[tuple[str, RankHandler], ...]  # (trigger substring, handler of one rank's line)
+    log_handlers: tuple[tuple[str, LogHandler], ...]  # (trigger substring, handler of a whole-log line)
+    launch: re.Pattern[str]  # a pasted launch command of this engine (from its entry point on)
+    own_failures: re.Pattern[str] | None  # a refused start in the engine's own words (counts as its line)
+    freeze: Callable[[RankKey, Fields], RankLog]
