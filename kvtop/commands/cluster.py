@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib
@@ -18,7 +19,7 @@ from kvtop.units import fmt_gib
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "cluster", help="all nodes worst-first, from a Prometheus server", allow_abbrev=False
+        "cluster", help=SUMMARIES["cluster"], allow_abbrev=False
     )
     parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
                         help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip

@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once, demo_of
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.observe import NvmlState
@@ -20,7 +21,7 @@ from kvtop.domain.observe import NvmlState
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "diagnose", help="where each rank's missing KV capacity went, each cause with its fix", allow_abbrev=False,
+        "diagnose", help=SUMMARIES["diagnose"], allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
         "--json", action="store_true", help="print the stable JSON contract: {findings, advice}"

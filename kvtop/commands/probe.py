@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
     ProbeBuffer,
@@ -280,7 +281,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments
 
     parser = subparsers.add_parser(
-        "probe", help="allocate real, engine-shaped KV pages to prove the headroom (always released)",
+        "probe", help=SUMMARIES["probe"],
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser, model_required=True)

@@ -12,13 +12,14 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
 from kvtop.domain.observe import NvmlState
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "snapshot", help="one-shot view of the node: GPUs, processes, observed vs predicted per rank", allow_abbrev=False,
+        "snapshot", help=SUMMARIES["snapshot"], allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     add_node_arguments(parser, verb="show")
