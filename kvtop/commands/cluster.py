@@ -40,7 +40,8 @@ def _text(view: ClusterView) -> str:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
         shortfall = "—" if node.capacity_shortfall_tokens is None else f"{node.capacity_shortfall_tokens:,}"
-        lines.append(f"{node.name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
+        name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
+        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
                      f"findings {node.findings_total:>2}  tokens short {shortfall}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
     return "\n".join(lines)

@@ -40,6 +40,9 @@ _EXIT_CODES = {
     ProbeOutcome.CANCELLED: 130,
 }
 
+#: Why a simulated node cannot stand in for a GPU, and what can (wherever the probe has no GPU).
+_NO_DEMO = "a --demo node has no memory to allocate; --device cpu --memory-limit SIZE probes host memory"
+
 #: Outcomes whose result carries measurements worth a full table even when nothing fitted.
 _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
 
@@ -293,12 +296,20 @@ def _run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     """Build the plan from the model flags (`--gpu` here is the GPU index), then probe."""
     from kvtop.commands.plan import build_ledger
 
+    if getattr(args, "demo", None) is not None:
+        raise InputError(_NO_DEMO, field="--demo")
     plan_args = argparse.Namespace(**{**vars(args), "gpu": None})
     ledger = build_ledger(plan_args, extra)
     buffers, page = buffers_from_ledger(ledger)
     index = None if args.device == "cpu" else _gpu_index(args.gpu)
     if index is None:
         return run_probe_command(args, buffers, page, ledger.engine.reserve_bytes)
+    from kvtop.sources.live import missing_driver
+
+    reason = missing_driver()
+    if reason is not None:
+        message = f"{reason}: no GPU to probe on this machine ({_NO_DEMO})"
+        return _report_unrun(args, ProbeOutcome.NO_CUDA, message, sys.stdout, sys.stderr)
     from kvtop.commands.probe_gpu import free_memory_reader, other_processes
 
     return run_probe_command(

@@ -2,7 +2,8 @@
 
 GPUs, the processes on them with their engine and rank, and each rank's observed bytes beside
 its predicted ledger. `--json` prints the stable contract (see render_snapshot). Without a driver
-the demo node is shown with a notice; `--demo [SCENARIO]` asks for it explicitly.
+it exits 2 with one line naming `--demo`: a simulated node is shown only when asked for, and then
+every output says so (`"source": "demo:<scenario>"`, `"nvml": {"state": "demo"}`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
-from kvtop.domain.observe import NvmlState
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         sys.stdout.write("\n")
     else:
         print(snapshot_text(snapshot))
-    if snapshot.observation.nvml_state is not NvmlState.OK:
+    if snapshot.observation.nvml_state.failed:
         print(f"kvtop: error: {snapshot.observation.nvml_message}", file=sys.stderr)
         return 1
     return 0
