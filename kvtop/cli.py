@@ -66,11 +66,11 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     parser.add_argument("--version", action="version", version=f"kvtop {__version__}")
     parser.add_argument("--demo", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
-    parser.add_argument("--theme", default=None, help="colour theme (dark, light, high-contrast)")
+    parser.add_argument("--theme", default=None, metavar="NAME", help="colour theme, e.g. dark (also light, high-contrast)")
     parser.add_argument(
         "--read-only", action="store_true", help="hide actions that change anything (the probe)"
     )
-    parser.add_argument("--engine-log", default=None, help="attach an engine startup log")
+    parser.add_argument("--engine-log", default=None, metavar="PATH", help="attach an engine startup log")
     parser.add_argument(
         "--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server"
     )
@@ -79,7 +79,9 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     parser.add_argument(
         "--ca-file", default=None, metavar="PATH", help="CA bundle to verify --prometheus over TLS"
     )
-    parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh interval (default 1 s)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if not full or (only is not None and name != only):

@@ -24,9 +24,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
                         help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip
     parser.add_argument(
-        "--token-file", default=None, help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN)"
+        "--token-file",
+        default=None,
+        metavar="PATH",
+        help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN); never printed",
     )
-    parser.add_argument("--ca-file", default=None, help="a CA bundle to verify the server's certificate with")
+    parser.add_argument(
+        "--ca-file", default=None, metavar="PATH", help="a CA bundle to verify the server's certificate with"
+    )
     parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS", help="per query (default 5)")
     parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
                         help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip

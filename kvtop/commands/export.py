@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_node_arguments(parser, verb="export", http_timeout=False)
     parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one")  # fmt: skip
-    parser.add_argument("--node-name", default=None,
+    parser.add_argument("--node-name", default=None, metavar="NAME",
                         help="the node label on kvtop_node_info (default: this host's name)")  # fmt: skip
     parser.set_defaults(handler=run)
 

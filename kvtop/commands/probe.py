@@ -50,9 +50,7 @@ _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcom
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
     group = parser.add_argument_group("probe")
-    # When the caller's model flags already define --gpu, build_probe_request reads it as an index.
-    with contextlib.suppress(argparse.ArgumentError):
-        group.add_argument("--gpu", metavar="N", help="GPU index (NVML order) to probe")
+    group.add_argument("--gpu", type=int, metavar="N", help="index of the GPU to probe (NVML order), e.g. 0")
     target = group.add_mutually_exclusive_group()
     target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
@@ -287,7 +285,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "probe", help=SUMMARIES["probe"],
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
-    add_model_arguments(parser, model_required=True)
+    add_model_arguments(parser, model_required=True, gpu_model=False)  # the probe's --gpu is an index
     add_probe_arguments(parser)
     parser.set_defaults(handler=_run, accepts_engine_flags=True)
 
