@@ -6,7 +6,8 @@ runtime reserve, the other processes on the GPU and, where NVML is at hand, a fr
 
 Exit codes: 0 the target fitted (or a fill found room) and the memory came back; 1 the target
 did not fit, memory ran out, or the memory did not come back; 2 a bad request or an environment
-that cannot probe (no torch, no CUDA, refused, timeout, worker crash); 130 cancelled (Ctrl-C).
+that cannot probe (no NVIDIA driver, no torch, no CUDA, refused, timeout, worker crash); 130
+cancelled (Ctrl-C). A --demo node is refused: it has no memory to allocate.
 """
 
 from __future__ import annotations
