@@ -7,6 +7,7 @@ NVML raises without a library or a kernel module, so these tests read the same o
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -59,7 +60,7 @@ def test_without_a_driver_each_headless_command_exits_2_naming_demo(
 
 
 def test_the_tui_may_still_open_the_demo_node_saying_so(no_driver: type[pynvml.NVMLError]) -> None:
-    source = build_source(_tui_options())
+    source = build_source(argparse.Namespace(demo=None, engine_log=None))
     assert isinstance(source, DemoSource)
     snapshot = source.collect()
     assert snapshot.notice is not None and snapshot.notice.endswith("showing the demo node 'llama70b-tp8-sglang'")
@@ -100,12 +101,6 @@ def test_the_probe_refuses_a_demo_node(capsys: pytest.CaptureFixture[str]) -> No
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith("kvtop: error: --demo: a --demo node has no memory to allocate; --device cpu")
-
-
-def _tui_options() -> Any:
-    import argparse
-
-    return argparse.Namespace(demo=None, engine_log=None)
 
 
 def test_the_cluster_view_marks_a_node_whose_exporter_serves_a_demo() -> None:
