@@ -1,8 +1,9 @@
 """The composition root: parses arguments, builds the real sources, runs a command or the app.
 
-Subcommands live in `kvtop.commands.*`; each registers its parser and a handler. Heavy
-libraries (textual, torch, pynvml) are imported only by the command that needs them, so
-`kvtop plan` starts fast and never loads the UI.
+Subcommands live in `kvtop.commands.*`; each registers its parser and a handler. Only the
+command named on the command line is imported: `kvtop --help` lists the others from their
+one-line summaries (kvtop.commands.SUMMARIES) and loads no model code, and heavy libraries
+(pydantic models, textual, torch, pynvml, httpx) are imported only by the command that needs them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from kvtop import __version__
+from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
 
 # Options whose value may look like a flag ("-5GiB"): joined as --opt=value before argparse sees them.
@@ -47,11 +49,15 @@ def _join_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("plan", "explain", "snapshot", "probe", "diagnose", "export", "cluster")
+COMMANDS = tuple(SUMMARIES)
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole CLI; with `only`, just that subcommand is imported (a faster start)."""
+def build_parser(only: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
+    """The CLI with every subcommand's parser; with `only`, just that one (a faster start).
+
+    With `full=False` no command module is imported: each command is listed by its summary,
+    enough for `kvtop --help` and the TUI, which name no command.
+    """
     parser = _Parser(
         prog="kvtop",
         description="KV-cache capacity per GPU rank: live, predicted, and where the gap went.",
@@ -60,11 +66,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kvtop {__version__}")
     parser.add_argument("--demo", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
-    parser.add_argument("--theme", default=None, help="colour theme (dark, light, high-contrast)")
+    parser.add_argument("--theme", default=None, metavar="NAME", help="colour theme, e.g. dark (also light, high-contrast)")
     parser.add_argument(
         "--read-only", action="store_true", help="hide actions that change anything (the probe)"
     )
-    parser.add_argument("--engine-log", default=None, help="attach an engine startup log")
+    parser.add_argument("--engine-log", default=None, metavar="PATH", help="attach an engine startup log")
     parser.add_argument(
         "--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server"
     )
@@ -73,24 +79,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--ca-file", default=None, metavar="PATH", help="CA bundle to verify --prometheus over TLS"
     )
-    parser.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh interval (default 1 s)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (only,) if only else COMMANDS:
-        try:
-            module = importlib.import_module(f"kvtop.commands.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"kvtop.commands.{name}":
-                raise
+    for name in COMMANDS:
+        if not full or (only is not None and name != only):
+            subparsers.add_parser(name, help=SUMMARIES[name], add_help=False)
             continue
-        if hasattr(module, "register"):
-            module.register(subparsers)
+        importlib.import_module(f"kvtop.commands.{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     tokens = _join_values(sys.argv[1:] if argv is None else argv)
     named = next((t for t in tokens if t in COMMANDS), None)
-    parser = build_parser(named)
+    parser = build_parser(named, full=named is not None)
     args, extra = parser.parse_known_args(tokens)
     try:
         if args.command is None:

@@ -91,14 +91,3 @@ def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error:") and err.count("\n") == 1
 
-
-def test_without_a_driver_it_refuses_to_diagnose_the_demo_in_place_of_this_node(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    from kvtop.domain.observe import NvmlState
-    from kvtop.sources.nvml import NvmlSource
-
-    if NvmlSource().read().nvml_state is NvmlState.OK:
-        pytest.skip("this machine has an NVIDIA driver: the live node is diagnosed")
-    assert main(["diagnose", "--json"]) == 2
-    assert "use --demo" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib
@@ -18,14 +19,19 @@ from kvtop.units import fmt_gib
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "cluster", help="all nodes worst-first, from a Prometheus server", allow_abbrev=False
+        "cluster", help=SUMMARIES["cluster"], allow_abbrev=False
     )
     parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
                         help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip
     parser.add_argument(
-        "--token-file", default=None, help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN)"
+        "--token-file",
+        default=None,
+        metavar="PATH",
+        help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN); never printed",
     )
-    parser.add_argument("--ca-file", default=None, help="a CA bundle to verify the server's certificate with")
+    parser.add_argument(
+        "--ca-file", default=None, metavar="PATH", help="a CA bundle to verify the server's certificate with"
+    )
     parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS", help="per query (default 5)")
     parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
                         help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip
@@ -39,7 +45,8 @@ def _text(view: ClusterView) -> str:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
         shortfall = "—" if node.capacity_shortfall_tokens is None else f"{node.capacity_shortfall_tokens:,}"
-        lines.append(f"{node.name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
+        name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
+        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
                      f"findings {node.findings_total:>2}  tokens short {shortfall}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
     return "\n".join(lines)

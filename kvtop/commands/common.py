@@ -28,30 +28,57 @@ ENGINE_FLAGS_HELP = """engine flags (either engine's spelling):
   --ep/--ep-size N   --enable-dp-attention   --enable-expert-parallel   --dcp N
   --mem-fraction-static F   --gpu-memory-utilization F   --kv-cache-dtype auto|bf16|fp8_e4m3|fp8_e5m2|fp4|mxfp8
   --page-size/--block-size N   --context-length/--max-model-len N   --max-running-requests/--max-num-seqs N
-  --max-total-tokens N   --chunked-prefill-size N   --max-num-batched-tokens N   --kv-cache-memory-bytes SIZE
-  --swa-full-tokens-ratio F   --disable-hybrid-swa-memory   --disable-hybrid-kv-cache-manager"""
+  --max-total-tokens N   --chunked-prefill-size N   --max-num-batched-tokens N   --max-prefill-tokens N
+  --kv-cache-memory-bytes SIZE   --num-gpu-blocks-override N   --cuda-graph-max-bs N   --enforce-eager
+  --swa-full-tokens-ratio F   --disable-hybrid-swa-memory   --disable-hybrid-kv-cache-manager
+  --disable-radix-cache   --quantization Q   --dtype D
+  --engine-version V   (kvtop's own: the engine release whose defaults apply, e.g. 0.20.1)"""
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, *, model_required: bool = True) -> None:
+def add_model_arguments(
+    parser: argparse.ArgumentParser, *, model_required: bool = True, gpu_model: bool = True
+) -> None:
+    """The model, engine and device flags; `gpu_model=False` leaves `--gpu` to the caller (the probe's
+    `--gpu` is a GPU index, not a model)."""
     group = parser.add_argument_group("model and device")
-    group.add_argument("--model", "--model-path", dest="model", required=False,
+    group.add_argument("--model", "--model-path", dest="model", required=False, metavar="MODEL",
                        help="config.json path, checkpoint folder, preset name (e.g. llama-3-70b) or hub id")  # fmt: skip
     group.add_argument(
         "--engine", choices=ENGINE_IDS, default=None, help=f"budget rules to apply (default {DEFAULT_ENGINE})"
     )
-    group.add_argument("--cmd", default=None, help="the engine's whole launch command, quoted")
-    group.add_argument("--gpu", default=None, help="GPU model: H100, H200, A100-80GB, B200, L40S, …")
-    group.add_argument("--gpu-memory", default=None, help="GPU memory, e.g. 80GiB (overrides --gpu)")
+    group.add_argument(
+        "--cmd", default=None, metavar="COMMAND", help="the engine's whole launch command, quoted"
+    )
+    if gpu_model:
+        group.add_argument(
+            "--gpu",
+            default=None,
+            metavar="MODEL",
+            help="GPU model, e.g. H100 (also H200, A100-80GB, B200, L40S, …; default H100)",
+        )
+    group.add_argument(
+        "--gpu-memory",
+        default=None,
+        metavar="SIZE",
+        help="GPU memory, e.g. 80GiB" + (" (overrides --gpu)" if gpu_model else ""),
+    )
     group.add_argument(
         "--free-memory",
         default=None,
+        metavar="SIZE",
         help="measured free memory before weight load, e.g. 78.81GiB (SGLang's log says 'GB' for GiB)",
     )
-    group.add_argument("--free-after-load", default=None,
+    group.add_argument("--free-after-load", default=None, metavar="SIZE",
                        help="measured free memory after weight load, e.g. 63.72GiB (SGLang's 'GB' is GiB)")  # fmt: skip
-    group.add_argument("--weights-memory", default=None, help="measured resident weights per rank")
-    group.add_argument("--non-kv-memory", default=None,
-                       help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs")  # fmt: skip
+    group.add_argument(
+        "--weights-memory", default=None, metavar="SIZE", help="measured resident weights per rank, e.g. 15GiB"
+    )
+    group.add_argument(
+        "--non-kv-memory",
+        default=None,
+        metavar="SIZE",
+        help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs, e.g. 2GiB",
+    )
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )

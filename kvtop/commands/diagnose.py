@@ -2,8 +2,8 @@
 
 Exit status: 0 when nothing is wrong (advice, i.e. info findings such as FP8 KV, does not count),
 1 when there is a finding of severity warning or critical, 2 on an error (no readable node).
-Without a driver kvtop does not diagnose the demo node in place of this one: it says so and
-exits 2; `--demo [SCENARIO]` asks for a simulated node explicitly.
+Without a driver kvtop does not diagnose the demo node in place of this one: it says so, naming
+`--demo`, and exits 2; `--demo [SCENARIO]` asks for a simulated node explicitly.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ import json
 import sys
 from collections.abc import Sequence
 
-from kvtop.commands.node_args import add_node_arguments, collect_once, demo_of
+from kvtop.commands import SUMMARIES
+from kvtop.commands.node_args import add_node_arguments, collect_once
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.observe import NvmlState
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "diagnose", help="where each rank's missing KV capacity went, each cause with its fix", allow_abbrev=False,
+        "diagnose", help=SUMMARIES["diagnose"], allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
         "--json", action="store_true", help="print the stable JSON contract: {findings, advice}"
@@ -33,14 +34,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_findings import findings_json, findings_text, is_problem
     from kvtop.domain.diagnose import diagnose
 
-    demo = demo_of(args)
     snapshot = collect_once(args)
-    if snapshot.observation.nvml_state is not NvmlState.OK:
+    if snapshot.observation.nvml_state.failed:
         raise KvtopError(f"cannot read this node: {snapshot.observation.nvml_message or snapshot.notice}")
-    if demo is None and snapshot.source.startswith("demo"):
-        raise KvtopError(
-            f"{snapshot.notice or 'no NVIDIA driver'}; not diagnosing it (use --demo to diagnose a simulated node)"
-        )
     findings = diagnose(snapshot)
     if args.json:
         json.dump(
@@ -48,5 +44,6 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         )
         sys.stdout.write("\n")
     else:
-        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice))
+        simulated = snapshot.observation.nvml_state is NvmlState.DEMO
+        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated))
     return 1 if any(is_problem(f) for f in findings) else 0

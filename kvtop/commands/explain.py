@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.versions import from_flag
@@ -24,7 +25,7 @@ from kvtop.units import fmt_both, fmt_tokens
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "explain", help="rebuild the KV capacity an engine's startup log reports, and say where it went",
+        "explain", help=SUMMARIES["explain"],
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(

@@ -11,6 +11,7 @@ import socket
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, open_source
 
 DEFAULT_INTERVAL_S = 5.0
@@ -18,7 +19,7 @@ DEFAULT_INTERVAL_S = 5.0
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "export", help="serve this node's ledgers as Prometheus metrics (kvtop_*)", allow_abbrev=False,
+        "export", help=SUMMARIES["export"], allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument("--listen", default="127.0.0.1:9401", metavar="HOST:PORT",
                         help="address to serve /metrics on (default 127.0.0.1:9401; port 0 picks one)")  # fmt: skip
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_node_arguments(parser, verb="export", http_timeout=False)
     parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one")  # fmt: skip
-    parser.add_argument("--node-name", default=None,
+    parser.add_argument("--node-name", default=None, metavar="NAME",
                         help="the node label on kvtop_node_info (default: this host's name)")  # fmt: skip
     parser.set_defaults(handler=run)
 

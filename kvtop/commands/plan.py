@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     ENGINE_FLAGS_HELP,
     add_model_arguments,
@@ -20,7 +21,7 @@ from kvtop.domain.ledger import Ledger, predict
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "plan", help="predict weights, KV bytes per token and token capacity per rank",
+        "plan", help=SUMMARIES["plan"],
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)

@@ -6,7 +6,8 @@ runtime reserve, the other processes on the GPU and, where NVML is at hand, a fr
 
 Exit codes: 0 the target fitted (or a fill found room) and the memory came back; 1 the target
 did not fit, memory ran out, or the memory did not come back; 2 a bad request or an environment
-that cannot probe (no torch, no CUDA, refused, timeout, worker crash); 130 cancelled (Ctrl-C).
+that cannot probe (no NVIDIA driver, no torch, no CUDA, refused, timeout, worker crash); 130
+cancelled (Ctrl-C). A --demo node is refused: it has no memory to allocate.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
     ProbeBuffer,
@@ -39,6 +41,9 @@ _EXIT_CODES = {
     ProbeOutcome.CANCELLED: 130,
 }
 
+#: Why a simulated node cannot stand in for a GPU, and what can (wherever the probe has no GPU).
+_NO_DEMO = "a --demo node has no memory to allocate; --device cpu --memory-limit SIZE probes host memory"
+
 #: Outcomes whose result carries measurements worth a full table even when nothing fitted.
 _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
 
@@ -46,9 +51,7 @@ _MEASURED = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcom
 def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the probe's own flags (not --model or the plan flags, which the caller adds)."""
     group = parser.add_argument_group("probe")
-    # When the caller's model flags already define --gpu, build_probe_request reads it as an index.
-    with contextlib.suppress(argparse.ArgumentError):
-        group.add_argument("--gpu", metavar="N", help="GPU index (NVML order) to probe")
+    group.add_argument("--gpu", type=int, metavar="N", help="index of the GPU to probe (NVML order), e.g. 0")
     target = group.add_mutually_exclusive_group()
     target.add_argument("--tokens", type=int, metavar="T", help="prove that T tokens of KV fit")
     target.add_argument("--fill", action="store_true", help="find the most tokens that fit above the reserve")
@@ -280,10 +283,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments
 
     parser = subparsers.add_parser(
-        "probe", help="allocate real, engine-shaped KV pages to prove the headroom (always released)",
+        "probe", help=SUMMARIES["probe"],
         epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
-    add_model_arguments(parser, model_required=True)
+    add_model_arguments(parser, model_required=True, gpu_model=False)  # the probe's --gpu is an index
     add_probe_arguments(parser)
     parser.set_defaults(handler=_run, accepts_engine_flags=True)
 
@@ -292,12 +295,20 @@ def _run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     """Build the plan from the model flags (`--gpu` here is the GPU index), then probe."""
     from kvtop.commands.plan import build_ledger
 
+    if getattr(args, "demo", None) is not None:
+        raise InputError(_NO_DEMO, field="--demo")
     plan_args = argparse.Namespace(**{**vars(args), "gpu": None})
     ledger = build_ledger(plan_args, extra)
     buffers, page = buffers_from_ledger(ledger)
     index = None if args.device == "cpu" else _gpu_index(args.gpu)
     if index is None:
         return run_probe_command(args, buffers, page, ledger.engine.reserve_bytes)
+    from kvtop.sources.live import missing_driver
+
+    reason = missing_driver()
+    if reason is not None:
+        message = f"{reason}: no GPU to probe on this machine ({_NO_DEMO})"
+        return _report_unrun(args, ProbeOutcome.NO_CUDA, message, sys.stdout, sys.stderr)
     from kvtop.commands.probe_gpu import free_memory_reader, other_processes
 
     return run_probe_command(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
 from kvtop.units import fmt_bytes, fmt_tokens
 
@@ -58,11 +59,13 @@ def finding_text(finding: Finding) -> list[str]:
 
 
 def findings_text(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, simulated: bool = False
 ) -> str:
+    """The findings, then the advice; `simulated` marks a demo node in the header line."""
     problems = [f for f in findings if is_problem(f)]
     advice = [f for f in findings if not is_problem(f)]
-    head = f"kvtop diagnose — {source or 'node'}: {len(problems)} finding(s), {len(advice)} advice"
+    shown = f"{source or 'node'} ({SIMULATED})" if simulated else source or "node"
+    head = f"kvtop diagnose — {shown}: {len(problems)} finding(s), {len(advice)} advice"
     lines = [head]
     if notice:
         lines.append(f"note: {notice}")

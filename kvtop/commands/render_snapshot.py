@@ -12,8 +12,11 @@ from typing import Any
 
 from kvtop.commands.render_ledger import ledger_json, rank_json
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
-from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
+from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState, NvmlState
 from kvtop.units import gib
+
+#: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
+SIMULATED = "a simulated node, not this machine"
 
 
 def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
@@ -187,6 +190,8 @@ def _engine_rows(view: EngineView) -> list[str]:
 def snapshot_text(snapshot: NodeSnapshot) -> str:
     node = snapshot.observation
     head = f"kvtop snapshot · {snapshot.source}"
+    if node.nvml_state is NvmlState.DEMO:
+        head += f" ({SIMULATED})"
     if node.driver_version:
         head += f" · driver {node.driver_version}"
     head += f" · {len(node.gpus)} GPUs · {len(snapshot.engines)} engine(s)"

@@ -2,7 +2,8 @@
 
 GPUs, the processes on them with their engine and rank, and each rank's observed bytes beside
 its predicted ledger. `--json` prints the stable contract (see render_snapshot). Without a driver
-the demo node is shown with a notice; `--demo [SCENARIO]` asks for it explicitly.
+it exits 2 with one line naming `--demo`: a simulated node is shown only when asked for, and then
+every output says so (`"source": "demo:<scenario>"`, `"nvml": {"state": "demo"}`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
-from kvtop.domain.observe import NvmlState
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "snapshot", help="one-shot view of the node: GPUs, processes, observed vs predicted per rank", allow_abbrev=False,
+        "snapshot", help=SUMMARIES["snapshot"], allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     add_node_arguments(parser, verb="show")
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         sys.stdout.write("\n")
     else:
         print(snapshot_text(snapshot))
-    if snapshot.observation.nvml_state is not NvmlState.OK:
+    if snapshot.observation.nvml_state.failed:
         print(f"kvtop: error: {snapshot.observation.nvml_message}", file=sys.stderr)
         return 1
     return 0

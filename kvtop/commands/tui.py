@@ -2,7 +2,8 @@
 
 This is where the app meets the outside world: the UI itself never imports a concrete source.
 `--demo [SCENARIO]` runs on a simulated node; without it kvtop watches this node live (or, with
-no NVIDIA driver, the default demo node with a notice saying so). Unless `--read-only`, the
+no NVIDIA driver, the default demo node with a notice saying so: the TUI may, a headless command
+never does). Unless `--read-only`, the
 app is handed the real probe runner for `P` (kvtop.sources.probe).
 """
 
@@ -22,7 +23,9 @@ def build_source(args: argparse.Namespace) -> SnapshotSource:
     from kvtop.sources.live import open_node_source
 
     engine_log = getattr(args, "engine_log", None)
-    return open_node_source(args.demo, engine_log=Path(engine_log) if engine_log else None)
+    return open_node_source(
+        args.demo, engine_log=Path(engine_log) if engine_log else None, demo_without_driver=True
+    )
 
 
 def run_tui(args: argparse.Namespace) -> int:

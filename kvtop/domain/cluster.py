@@ -84,6 +84,7 @@ class ClusterNode(_Frozen):
     unexplained_bytes: int | None = None  # summed over kvtop's ranks (negative: less than predicted)
     findings: Mapping[str, int] = {}  # open kvtop findings by severity
     notes: tuple[str, ...] = ()
+    demo_scenario: str | None = None  # kvtop export serves this simulated node (--demo), not the host's GPUs
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -31,6 +31,12 @@ class NvmlState(str, Enum):
     VERSION_MISMATCH = "version_mismatch"  # library and kernel module from different drivers
     NO_PERMISSION = "no_permission"
     ERROR = "error"  # any other NVML failure, message says which
+    DEMO = "demo"  # a simulated node (--demo): no driver was asked, the scenario supplies every figure
+
+    @property
+    def failed(self) -> bool:
+        """NVML could not be read (a demo node is no failure: it never asks the driver)."""
+        return self not in (NvmlState.OK, NvmlState.DEMO)
 
 
 class GpuState(str, Enum):

@@ -30,6 +30,7 @@ from kvtop.domain.observe import (
     GpuState,
     MemoryApi,
     NodeObservation,
+    NvmlState,
 )
 from kvtop.sources.demo_plan import (
     ENDPOINT_MESSAGES,
@@ -68,8 +69,13 @@ class DemoSource:
         self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}")
         self._log = read_log(engine_log) if engine_log is not None else None
         self._usage_memo: dict[tuple[int, int, int], float] = {}
-        raw = NodeObservation(taken_at=0.0, driver_version=scenario.gpu.driver_version,
-                              gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)))  # fmt: skip
+        # NVML's state is "demo" and no driver version is claimed: no figure here was read from a driver
+        raw = NodeObservation(
+            taken_at=0.0,
+            nvml_state=NvmlState.DEMO,
+            nvml_message=f"a simulated node (demo scenario '{scenario.name}'): no NVIDIA driver was read",
+            gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)),
+        )
         self._template = attribute_node(raw, ScenarioProcessTable(self._plan.records))
         models = self._plan.models
         self._predictor = EnginePredictor(model_loader=lambda ref: resolve_model(models, ref))

@@ -4,7 +4,8 @@
 engine's live state, predicts each engine's ledger from its own launch command and returns one
 `NodeSnapshot`. `EnginePredictor` is that prediction step, shared with the demo node so both
 predict the same way. `open_node_source` picks the source the TUI and the commands use: the demo
-node when asked for, or when this machine has no NVIDIA driver (saying so), else the live node.
+node when asked for, else the live node; without an NVIDIA driver the TUI shows the demo node
+(saying so) and a headless command refuses, naming --demo.
 """
 
 from __future__ import annotations
@@ -187,24 +188,46 @@ def _ownerless_notice(node: NodeObservation) -> str | None:
             "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
 
 
+def missing_driver(nvml: NvmlSource | None = None) -> str | None:
+    """Why this machine has no NVIDIA driver to read (one line), or None when it has one.
+
+    A driver that is present but refuses (permissions, a version mismatch) is not missing: the
+    live node shows that state instead.
+    """
+    reader = nvml if nvml is not None else NvmlSource()
+    try:
+        return _NO_DRIVER.get(reader.read().nvml_state)
+    finally:
+        if nvml is None:
+            reader.close()
+
+
 def open_node_source(
     demo: str | None,
     *,
     engine_log: Path | None = None,
     http_timeout_s: float = 1.0,
     nvml: NvmlSource | None = None,
+    demo_without_driver: bool = False,
 ) -> SnapshotSource:
-    """The node to show: the demo scenario `demo` (a name, a path or 'default') when given;
-    the default demo node with a notice when NVML finds no driver; else the live node."""
+    """The node to show: the demo scenario `demo` (a name, a path or 'default') when given, else
+    this node, read live.
+
+    On a machine without an NVIDIA driver there is no node to read. The TUI
+    (`demo_without_driver=True`) then shows the default demo node with a notice saying so; a
+    headless command gets a KvtopError naming --demo, so that a script never takes a simulated
+    node for this one.
+    """
     from kvtop.sources.demo import DemoSource
     from kvtop.sources.scenario import DEFAULT_SCENARIO
 
     if demo is not None:
         return DemoSource.open(demo, engine_log=engine_log)
     reader = nvml if nvml is not None else NvmlSource()
-    probe = reader.read()
-    reason = _NO_DRIVER.get(probe.nvml_state)
-    if reason is not None:
+    reason = missing_driver(reader)
+    if reason is not None and demo_without_driver:
         notice = f"{reason}: showing the demo node '{DEFAULT_SCENARIO}'"
         return DemoSource.open(DEFAULT_SCENARIO, notice=notice, engine_log=engine_log)
+    if reason is not None:
+        raise KvtopError(f"{reason}: no node to read on this machine; add --demo [SCENARIO] for a simulated node")
     return LiveSource(nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log)

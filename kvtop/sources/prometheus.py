@@ -176,6 +176,7 @@ class _NodeParts:
     unexplained: int | None = None
     findings: dict[str, int] = field(default_factory=dict)
     has_kvtop: bool = False
+    demo_scenario: str | None = None  # kvtop export there serves a --demo scenario
 
 
 class ClusterReader:
@@ -258,7 +259,9 @@ def join_answers(
         kind = labels["__name__"].removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
         gpu[f"{kind}_bytes"] = int(value)
     for labels, _ in answers["node"]:
-        parts(node_of(labels.get("instance", "")), labels.get("instance", "")).has_kvtop = True
+        node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
+        node.has_kvtop = True
+        node.demo_scenario = _demo_scenario(labels) or node.demo_scenario
     for labels, value in answers["unexplained"]:
         node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
         node.unexplained = (node.unexplained or 0) + int(value)
@@ -283,6 +286,15 @@ def join_answers(
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
     return ClusterView(prometheus_url=url, taken_at=taken_at,
                        nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)))  # fmt: skip
+
+
+def _demo_scenario(labels: Mapping[str, str]) -> str | None:
+    """The scenario of a kvtop exporter serving a demo node (`source="demo:<scenario>"` or
+    `demo="1"` on kvtop_node_info), else None."""
+    source = labels.get("source", "")
+    if source.startswith("demo:"):
+        return source.removeprefix("demo:")
+    return "unnamed" if labels.get("demo") == "1" else None
 
 
 def _targets(answers: Mapping[str, Series], stale_after_s: float) -> list[ClusterTarget]:
@@ -331,6 +343,8 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
                 )
             gpus.append(ClusterGpu(**gpu))
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
+        if node.demo_scenario is not None:
+            notes.append(f"simulated: kvtop export serves the demo scenario '{node.demo_scenario}', not this host's GPUs")
         notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")
                   for t in by_node.get(name, []) if t.health is not TargetHealth.UP]  # fmt: skip
         built.append(ClusterNode(
@@ -338,5 +352,6 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
             gpus=tuple(sorted(gpus, key=lambda g: (g.gpu.zfill(4), g.source))),
             engines=tuple(ClusterEngine(instance=i, engine=e, **v) for (i, e), v in sorted(node.engines.items())),
             unexplained_bytes=node.unexplained, findings=dict(sorted(node.findings.items())), notes=tuple(notes),
+            demo_scenario=node.demo_scenario,
         ))  # fmt: skip
     return built

@@ -9,7 +9,7 @@ import httpx
 import pynvml
 import pytest
 
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
 from kvtop.sources.demo import DemoSource
@@ -135,12 +135,19 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
         (pynvml.NVMLError_DriverNotLoaded, "no NVIDIA driver (kernel driver not loaded)"),
     ],
 )
-def test_no_driver_falls_back_to_the_demo_node_with_a_notice(error, reason: str) -> None:
-    source = open_node_source(None, nvml=NvmlSource(nvml_module=FakePynvml([], init_error=error)))
+def test_no_driver_falls_back_to_the_demo_node_only_for_the_tui(error, reason: str) -> None:
+    """The TUI may show the demo node, saying so; a headless caller gets one line naming --demo."""
+    source = open_node_source(
+        None, nvml=NvmlSource(nvml_module=FakePynvml([], init_error=error)), demo_without_driver=True
+    )
     assert isinstance(source, DemoSource) and source.label == "demo:llama70b-tp8-sglang"
     snapshot = source.collect()
     assert snapshot.notice == f"{reason}: showing the demo node 'llama70b-tp8-sglang'"
+    assert snapshot.observation.nvml_state is NvmlState.DEMO and snapshot.observation.driver_version is None
     assert len(snapshot.engines[0].ranks) == 8
+    with pytest.raises(KvtopError) as refused:
+        open_node_source(None, nvml=NvmlSource(nvml_module=FakePynvml([], init_error=error)))
+    assert str(refused.value).startswith(f"{reason}: no node to read on this machine; add --demo")
 
 
 def test_a_node_with_a_driver_is_read_live() -> None:

@@ -121,7 +121,7 @@ def capacity_cell(node: ClusterNode) -> Cell:
 def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
     """The row of one node, in COLUMNS order."""
     return (
-        Cell(node.name),
+        Cell(f"{node.name} (demo)", "warning") if node.demo_scenario is not None else Cell(node.name),
         health_cell(node),
         Cell(str(len(node.gpus)) if node.gpus else NONE, "" if node.gpus else "muted"),
         memory_cell(node),

@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kvtop.domain.node import EngineView
-from kvtop.domain.observe import EndpointState, NvmlState
+from kvtop.domain.observe import EndpointState
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
@@ -126,7 +126,7 @@ class NodeHeader(Widget):
             top += [(snapshot.notice, "$warning"), " │ "]
         top.append(freshness(state, self.now, self._interval_s))
         lines = [Content.assemble(*top)]
-        if snapshot is not None and snapshot.observation.nvml_state is not NvmlState.OK:
+        if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation
             lines.append(
                 Content.styled(

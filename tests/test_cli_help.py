@@ -1,0 +1,216 @@
+"""Every `--help` tells the truth about what its parser accepts.
+
+The tests walk every subcommand's argparse parser (and the top-level one) and check each option:
+its metavar agrees with its type (a number is N, T, F or SECONDS; a size is SIZE and parses as
+one), every example its help gives ("e.g. X") is accepted by the option's type, choices or size
+parser, a default its help states is the parser's default, and every flag a help text or an
+error message names exists in that command's parser (or, for engine flags, in its --help's list
+of engine flags, and `kvtop.domain.launch.parse_flags` accepts it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from collections.abc import Iterator
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+from kvtop.cli import build_parser, main
+from kvtop.commands.common import ENGINE_FLAGS_HELP
+from kvtop.domain import launch
+from kvtop.domain.errors import InputError
+from kvtop.units import parse_size
+
+REPO = Path(__file__).resolve().parents[1]
+NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}}
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
+STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
+ERRORS = {"InputError", "KvtopError", "LayoutError", "UnsupportedModelError"}
+#: Flags an error message may name that are the engine's, not kvtop's: they reach kvtop only inside a
+#: launch command (--cmd, a live process, a log) and are kept verbatim in LaunchSettings.flags.
+ENGINE_ONLY = {"--async-scheduling"}
+
+PARSER = build_parser()
+SUBCOMMANDS: dict[str, argparse.ArgumentParser] = next(
+    action.choices for action in PARSER._actions if isinstance(action, argparse._SubParsersAction)
+)
+PARSERS: dict[str, argparse.ArgumentParser] = {"kvtop": PARSER, **SUBCOMMANDS}
+ENGINE_FLAG_COMMANDS = {"plan", "explain", "probe"}  # they take engine flags (listed in their epilog)
+
+
+def options() -> Iterator[tuple[str, argparse.Action]]:
+    for command, parser in PARSERS.items():
+        for action in parser._actions:
+            if action.option_strings and not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                yield command, action
+
+
+OPTIONS = list(options())
+
+
+def option_id(item: tuple[str, argparse.Action]) -> str:
+    return f"{item[0]} {item[1].option_strings[0]}"
+
+
+def shown_metavar(action: argparse.Action) -> str | None:
+    """The placeholder --help prints for the option's value (None for a flag or a choice list)."""
+    if action.nargs == 0 or (action.choices and action.metavar is None):
+        return None
+    return str(action.metavar) if action.metavar is not None else action.dest.upper()
+
+
+def engine_flags_listed() -> set[str]:
+    return set(FLAG.findall(ENGINE_FLAGS_HELP))
+
+
+def accepts(command: str, flag: str) -> bool:
+    """`flag` is an option of `command`'s parser, of kvtop's own, or an engine flag its --help lists."""
+    parser = PARSERS[command]
+    if flag in parser._option_string_actions or flag in PARSER._option_string_actions:
+        return True
+    return command in ENGINE_FLAG_COMMANDS and flag in engine_flags_listed()
+
+
+@pytest.mark.parametrize("item", OPTIONS, ids=option_id)
+def test_each_option_has_help_and_a_metavar_that_matches_its_type(item: tuple[str, argparse.Action]) -> None:
+    command, action = item
+    assert action.help and action.help.strip(), f"{option_id(item)} has no help"
+    metavar = shown_metavar(action)
+    numeric = NUMBER_METAVARS.get(action.type)  # type: ignore[call-overload]
+    if numeric is not None:
+        assert metavar in numeric, f"{option_id(item)} takes a {action.type.__name__} but shows {metavar}"
+    elif metavar is not None:
+        assert metavar not in {"N", "T", "F", "SECONDS"}, f"{option_id(item)} shows {metavar} but takes text"
+        assert action.metavar is not None, f"{option_id(item)} shows argparse's placeholder {metavar}: name what it takes"
+    if action.choices:
+        choices = list(action.choices)
+        assert action.default is None or action.default in choices
+        if action.metavar is not None:
+            assert all(choice in action.help for choice in choices), f"{option_id(item)} hides a choice"
+
+
+@pytest.mark.parametrize("item", OPTIONS, ids=option_id)
+def test_each_example_and_stated_default_is_what_the_parser_takes(item: tuple[str, argparse.Action]) -> None:
+    command, action = item
+    help_text = action.help or ""
+    for example in EXAMPLE.findall(help_text):
+        if shown_metavar(action) == "SIZE":
+            parse_size(example, field=action.option_strings[0])  # raises InputError if not a size
+        elif action.type in (int, float):
+            action.type(example)  # type: ignore[misc]
+        if action.choices:
+            assert example in action.choices, f"{option_id(item)}: e.g. {example} is not a choice"
+    for stated in STATED_DEFAULT.findall(help_text):
+        if action.default is None or action.default is argparse.SUPPRESS:
+            continue  # the command resolves it (e.g. --engine from --cmd, else sglang)
+        if isinstance(action.default, float):
+            assert float(stated) == action.default, f"{option_id(item)} says default {stated}"
+        else:
+            assert stated == str(action.default), f"{option_id(item)} says default {stated}"
+
+
+@pytest.mark.parametrize("command", list(PARSERS))
+def test_every_flag_a_help_text_names_exists_in_that_parser(command: str) -> None:
+    parser = PARSERS[command]
+    texts = [action.help or "" for action in parser._actions] + [parser.epilog or "", parser.description or ""]
+    named = {flag for text in texts for flag in FLAG.findall(text)}
+    assert not sorted(flag for flag in named if not accepts(command, flag))
+
+
+def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_listed() -> None:
+    values = {"N": "2", "F": "0.9", "SIZE": "1GiB", "V": "0.20.1", "Q": "fp8", "D": "bfloat16"}
+    listed = re.findall(r"((?:--[a-z0-9-]+/?)+)(?: (N|F|SIZE|V|Q|D|[a-z0-9_|]+))?", ENGINE_FLAGS_HELP)
+    assert len(listed) > 20
+    for spellings, placeholder in listed:
+        value = values.get(placeholder, placeholder.split("|")[0]) if placeholder else None
+        for flag in spellings.rstrip("/").split("/"):
+            tokens = [flag] if value is None else [flag, value]
+            if flag in ("--ep", "--ep-size"):
+                tokens = ["--tp", "2", *tokens]  # expert parallel needs as many GPUs
+            if flag == "--dcp":
+                tokens = ["--tp", "2", *tokens]
+            launch.parse_flags("vllm" if flag == "--dcp" else "sglang", tokens, strict=True)
+    documented = engine_flags_listed()
+    # every knob kvtop models (launch._FLAGS: each canonical field and its spellings) is listed (the endpoint's host and port change no byte; --model has its own option)
+    undocumented = [
+        spellings
+        for field, (spellings, _) in launch._FLAGS.items()
+        if field not in {"model", "host", "port"} and not documented & set(spellings)
+    ]
+    assert not undocumented, f"accepted by parse_flags but not in the engine flags --help lists: {undocumented}"
+
+
+def _flagged_error_messages(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, flag) for each flag an error raised in `path` names (its message or its field)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        name = getattr(node, "func", None)
+        if not isinstance(node, ast.Call) or getattr(name, "id", getattr(name, "attr", None)) not in ERRORS:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                yield from ((node.lineno, flag) for flag in FLAG.findall(sub.value))
+
+
+#: Which commands' parsers must hold the flags named by errors raised in a module (first match wins).
+ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
+    *((f"kvtop/commands/{name}.py", (name,)) for name in SUBCOMMANDS),
+    ("kvtop/commands/tui*.py", ("kvtop",)),
+    ("kvtop/ui/*", ("kvtop",)),
+    ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
+    ("kvtop/sources/live.py", ("snapshot", "diagnose", "export")),
+    ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
+    ("kvtop/sources/exporter.py", ("export",)),
+    ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
+    ("kvtop/domain/engine_log*.py", ("explain",)),
+    ("kvtop/sources/engine_log*.py", ("explain",)),
+    ("kvtop/commands/*", ("plan", "explain", "probe")),  # common.py, probe_gpu.py, render_*.py
+    ("kvtop/sources/hub.py", ("plan", "explain", "probe")),
+    ("kvtop/domain/*", ("plan", "explain", "probe")),  # the ledger's rules: reached through the model flags
+]
+
+
+def _scope(path: Path) -> tuple[str, ...]:
+    relative = path.relative_to(REPO).as_posix()
+    return next((commands for pattern, commands in ERROR_SCOPES if fnmatch(relative, pattern)), ())
+
+
+def test_every_flag_an_error_message_names_exists_in_that_commands_parser() -> None:
+    wrong, unscoped = [], []
+    for path in sorted((REPO / "kvtop").rglob("*.py")):
+        for line, flag in _flagged_error_messages(path):
+            if flag in ENGINE_ONLY:
+                continue
+            commands = _scope(path)
+            if not commands:
+                unscoped.append(f"{path.relative_to(REPO)}:{line}")
+            where = f"{path.relative_to(REPO)}:{line}"
+            wrong += [f"{where} names {flag}, which `{c}` lacks" for c in commands if not accepts(c, flag)]
+    assert not unscoped, f"map these modules to their commands in ERROR_SCOPES: {unscoped}"
+    assert not wrong
+
+
+def test_the_probe_gpu_is_an_index_and_a_model_name_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["probe", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1000", "--gpu", "H100"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "argument --gpu: invalid int value: 'H100'" in err
+    with pytest.raises(SystemExit):
+        main(["probe", "--help"])
+    out = capsys.readouterr().out
+    assert "--gpu N" in out and "index of the GPU to probe" in out and "GPU model" not in out
+
+
+def test_plan_help_lists_engine_version_which_plan_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "--engine-version V" in capsys.readouterr().out
+    assert main(["plan", "--model", "qwen2.5-7b-instruct", "--engine", "vllm", "--engine-version", "0.20.1"]) == 0
+    with pytest.raises(InputError):
+        launch.parse_flags("vllm", ["--no-such-flag", "1"], strict=True)
