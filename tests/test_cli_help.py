@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import build_parser, main
-from kvtop.commands.common import ENGINE_FLAGS_HELP
+from kvtop.commands.common import engine_flags_help
 from kvtop.domain import launch
+from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
 from kvtop.domain.errors import InputError
 from kvtop.units import parse_size
 
@@ -65,7 +66,7 @@ def shown_metavar(action: argparse.Action) -> str | None:
 
 
 def engine_flags_listed() -> set[str]:
-    return set(FLAG.findall(ENGINE_FLAGS_HELP))
+    return set(FLAG.findall(engine_flags_help()))
 
 
 def accepts(command: str, flag: str) -> bool:
@@ -122,27 +123,42 @@ def test_every_flag_a_help_text_names_exists_in_that_parser(command: str) -> Non
     assert not sorted(flag for flag in named if not accepts(command, flag))
 
 
+def _engine_sections(text: str) -> dict[str, str]:
+    """The engine-flag listing split by engine: 'kvtop' and each engine id -> its flags' text."""
+    sections: dict[str, str] = {}
+    current = None
+    for line in text.splitlines()[1:]:
+        head = re.match(r"  (\w[\w. -]*?)(?: \(--engine (\w+)\))?:", line)
+        if head:
+            current = head.group(2) or "kvtop"
+            line = line[head.end() :]
+        if current:
+            sections[current] = sections.get(current, "") + " " + line
+    return sections
+
+
 def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_listed() -> None:
-    values = {"N": "2", "F": "0.9", "SIZE": "1GiB", "V": "0.20.1", "Q": "fp8", "D": "bfloat16"}
-    listed = re.findall(r"((?:--[a-z0-9-]+/?)+)(?: (N|F|SIZE|V|Q|D|[a-z0-9_|]+))?", ENGINE_FLAGS_HELP)
-    assert len(listed) > 20
-    for spellings, placeholder in listed:
-        value = values.get(placeholder, placeholder.split("|")[0]) if placeholder else None
-        for flag in spellings.rstrip("/").split("/"):
-            tokens = [flag] if value is None else [flag, value]
-            if flag in ("--ep", "--ep-size"):
-                tokens = ["--tp", "2", *tokens]  # expert parallel needs as many GPUs
-            if flag == "--dcp":
-                tokens = ["--tp", "2", *tokens]
-            launch.parse_flags("vllm" if flag == "--dcp" else "sglang", tokens, strict=True)
-    documented = engine_flags_listed()
-    # every knob kvtop models (launch._FLAGS: each canonical field and its spellings) is listed (the endpoint's host and port change no byte; --model has its own option)
-    undocumented = [
-        spellings
-        for field, (spellings, _) in launch._FLAGS.items()
-        if field not in {"model", "host", "port"} and not documented & set(spellings)
-    ]
-    assert not undocumented, f"accepted by parse_flags but not in the engine flags --help lists: {undocumented}"
+    values = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16"}  # SIZE: vLLM's 1G
+    sections = _engine_sections(engine_flags_help())
+    assert set(sections) == {"kvtop", *ENGINE_IDS}
+    for engine in ENGINE_IDS:
+        listed = re.findall(r"((?:--?[a-z0-9-]+/?)+)(?: (N|F|SIZE|V|Q|D|[a-z0-9_|]+))?", sections[engine] + sections["kvtop"])
+        assert len(listed) > 10
+        for spellings, placeholder in listed:
+            value = values.get(placeholder, placeholder.split("|")[0]) if placeholder else None
+            for flag in spellings.rstrip("/").split("/"):
+                tokens = [flag] if value is None else [flag, value]
+                if flag in ("--ep", "--ep-size", "--expert-parallel-size", "--dcp", "--dcp-size", "-dcp",
+                            "--decode-context-parallel-size"):  # fmt: skip
+                    tokens = ["--tp", "2", *tokens]  # expert / context parallel need as many GPUs
+                if flag in ("--ep", "--ep-size", "--expert-parallel-size") and engine == "vllm":
+                    tokens = ["--tp", "2", "--ep", "2"]  # vLLM has no EP size: the whole TP group
+                launch.parse_flags(engine, tokens, strict=True)
+        documented = set(FLAG.findall(sections[engine])) | set(re.findall(r"(?<![\w-])-[a-z]+(?![\w-])", sections[engine]))
+        own = {flag for flag, field in engine_flags(engine).spellings.items() if field not in {"model", "host", "port"}}
+        assert not own - documented, f"{engine} accepts but its --help does not list: {sorted(own - documented)}"
+    kvtop_own = {flag for flag, field in launch.KVTOP_SPELLINGS.items() if field != "model"}
+    assert kvtop_own <= set(FLAG.findall(sections["kvtop"]))
 
 
 def _flagged_error_messages(path: Path) -> Iterator[tuple[int, str]]:

@@ -8,12 +8,14 @@ so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works e
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS
+from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import (
+    FIELD_TYPES,
+    KVTOP_SPELLINGS,
     LaunchSettings,
     check_parallel,
     detect_engine,
@@ -23,16 +25,49 @@ from kvtop.domain.launch import (
 )
 from kvtop.units import GIB, parse_size
 
-ENGINE_FLAGS_HELP = """engine flags (either engine's spelling):
-  --tp/--tp-size/--tensor-parallel-size N   --pp/--pipeline-parallel-size N   --dp/--data-parallel-size N
-  --ep/--ep-size N   --enable-dp-attention   --enable-expert-parallel   --dcp N
-  --mem-fraction-static F   --gpu-memory-utilization F   --kv-cache-dtype auto|bf16|fp8_e4m3|fp8_e5m2|fp4|mxfp8
-  --page-size/--block-size N   --context-length/--max-model-len N   --max-running-requests/--max-num-seqs N
-  --max-total-tokens N   --chunked-prefill-size N   --max-num-batched-tokens N   --max-prefill-tokens N
-  --kv-cache-memory-bytes SIZE   --num-gpu-blocks-override N   --cuda-graph-max-bs N   --enforce-eager
-  --swa-full-tokens-ratio F   --disable-hybrid-swa-memory   --disable-hybrid-kv-cache-manager
-  --disable-radix-cache   --quantization Q   --dtype D
-  --engine-version V   (kvtop's own: the engine release whose defaults apply, e.g. 0.20.1)"""
+_PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D"}
+
+
+def _placeholder(field: str, dtypes: tuple[str, ...]) -> str:
+    """What a flag takes, as its help writes it: N, F, SIZE, a KV dtype list… ('' for a switch)."""
+    if field == "kv_cache_dtype":
+        return "|".join(dtypes)
+    kind = FIELD_TYPES[field]
+    return "" if kind is bool else _PLACEHOLDERS.get(field, "N" if kind is int else "F" if kind is float else "S")
+
+
+def _listing(spellings: Mapping[str, str], dtypes: tuple[str, ...]) -> list[str]:
+    """'--tp-size/--tensor-parallel-size N' per field (the model, host and port have options of their own)."""
+    by_field: dict[str, list[str]] = {}
+    for flag, field in spellings.items():
+        if field not in ("model", "host", "port"):
+            by_field.setdefault(field, []).append(flag)
+    items = []
+    for field, flags in by_field.items():
+        placeholder = _placeholder(field, dtypes)
+        items.append("/".join(flags) + (f" {placeholder}" if placeholder else ""))
+    return items
+
+
+def _wrapped(title: str, items: list[str], width: int = 104) -> list[str]:
+    lines, line = [], f"  {title}:"
+    for item in items:
+        if len(line) + 3 + len(item) > width:
+            lines.append(line)
+            line = "    " + item
+        else:
+            line += ("   " if line.endswith(":") is False else " ") + item
+    return [*lines, line]
+
+
+def engine_flags_help() -> str:
+    """The engine flags of every engine kvtop models, as each engine's package spells them."""
+    lines = ["engine flags (each engine's own spelling; kvtop's apply to every engine):"]
+    lines += _wrapped("kvtop", _listing(KVTOP_SPELLINGS, ()))
+    for engine in ENGINE_IDS:
+        flags = engine_flags(engine)
+        lines += _wrapped(f"{display_name(engine)} (--engine {engine})", _listing(flags.spellings, flags.kv_cache_dtypes))
+    return "\n".join(lines)
 
 
 def add_model_arguments(

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvtop.commands import SUMMARIES
-from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments, gpu_from_args, measured_from_args
+from kvtop.commands.common import add_model_arguments, engine_flags_help, gpu_from_args, measured_from_args
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
@@ -26,7 +26,7 @@ from kvtop.units import fmt_both, fmt_tokens
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "explain", help=SUMMARIES["explain"],
-        epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
         "log", help="an SGLang or vLLM startup log (prefixes, ranks and colours do not matter)"

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
-    ENGINE_FLAGS_HELP,
     add_model_arguments,
+    engine_flags_help,
     gpu_from_args,
     measured_from_args,
     settings_from_args,
@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger, predict
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "plan", help=SUMMARIES["plan"],
-        epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")

@@ -280,11 +280,11 @@ def render_probe_result(result: ProbeResult) -> str:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from kvtop.commands.common import ENGINE_FLAGS_HELP, add_model_arguments
+    from kvtop.commands.common import add_model_arguments, engine_flags_help
 
     parser = subparsers.add_parser(
         "probe", help=SUMMARIES["probe"],
-        epilog=ENGINE_FLAGS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser, model_required=True, gpu_model=False)  # the probe's --gpu is an index
     add_probe_arguments(parser)
