@@ -74,9 +74,68 @@ def _geometry_mismatch(
     )
     if result.verdict == "mismatch" and result.cause:
         cause += f"; the capacity gap follows from it ({result.cause})"
-    gap_tokens = result.gap_tokens if result.verdict == "mismatch" else (0 if result.verdict == "match" else None)
-    update = {"verdict": "mismatch", "cause": cause, "gap_tokens": gap_tokens, "gap_bytes": logged - predicted}
+    gap_tokens = (
+        result.gap_tokens if result.verdict == "mismatch" else (0 if result.verdict == "match" else None)
+    )
+    update = {
+        "verdict": "mismatch",
+        "cause": cause,
+        "gap_tokens": gap_tokens,
+        "gap_bytes": logged - predicted,
+    }
     return result.model_copy(update=update)
+
+
+def _with_reproducing_cause(
+    result: Explanation,
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    gpu_name: str | None,
+    given: MeasuredInputs | None,
+    load_mtp: bool,
+) -> Explanation:
+    """Name a cause only if applying it rebuilds the logged figure; else say the cause is unknown.
+
+    The engine offers the changes worth trying (`cause_candidates`: another memory fraction, page
+    size, KV dtype, TP, print rule…); the first whose explanation is a match is the cause, with the
+    flags that reproduce it. None: the heuristic reading stays, marked unknown, with what would settle it.
+    """
+    explainer = engine_rules(settings.engine).explainer
+    capacity_gap = bool(result.gap_tokens)  # else only the printed pool sizes disagree
+    tried, rebuilding = [], []
+    for label, candidate in explainer.cause_candidates(log, model, settings):
+        tried.append(label)
+        try:
+            alt = explainer.explain(
+                log, model, candidate, gpu_total_bytes, gpu_name, given or MeasuredInputs(), load_mtp
+            )
+            checks = explainer.pool_size_checks(log, model, candidate, load_mtp)
+        except KvtopError:
+            continue
+        pools_agree = all(check.within_rounding for check in checks if check.rows == checks[0].rows)
+        if pools_agree and (alt.verdict == "match" or (not capacity_gap and alt.verdict == "insufficient")):
+            rebuilding.append((label, candidate, alt))
+    if len(rebuilding) == 1:
+        label, candidate, alt = rebuilding[0]
+        what = (
+            f"the logged {result.logged.token_capacity:,} tokens ({alt.token_capacity_min:,}–{alt.token_capacity_max:,})"
+            if alt.verdict == "match"
+            else "the logged pool sizes"
+        )
+        cause = f"{label}: with it kvtop rebuilds {what}"
+        return result.model_copy(update={"cause": cause, "cause_flags": tuple(candidate.to_flags())})
+    if rebuilding:
+        each = "; ".join(f"{label} ({' '.join(candidate.to_flags())})" for label, candidate, _ in rebuilding)
+        cause = f"cause not settled: each of these rebuilds the log's figures, and the log does not say which ran: {each}"
+        return result.model_copy(update={"cause": cause})
+    kinds = sorted({label.split(" (")[0].rsplit(" ", 1)[0] for label in tried})
+    unknown = (
+        f"cause unknown: {result.cause}; no single change rebuilds the logged figure "
+        f"({len(tried)} tried: {', '.join(kinds) or 'none'})"
+    )
+    return result.model_copy(update={"cause": unknown})
 
 
 def explain(
@@ -100,18 +159,28 @@ def explain(
     log_dtype = explainer.log_kv_dtype(log)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
     try:
-        result = explainer.explain(log, model, settings, gpu_total_bytes, gpu_name, given or MeasuredInputs(), load_mtp)
+        result = explainer.explain(
+            log, model, settings, gpu_total_bytes, gpu_name, given or MeasuredInputs(), load_mtp
+        )
         checks = explainer.pool_size_checks(log, model, settings, load_mtp)
     except KvtopError as err:
         if startup_error is not None:
             failed = Explanation(engine=settings.engine, logged=Logged(), verdict="failed_start")
             return failed.model_copy(update={"engine_version": version, "startup_error": startup_error})
-        unsolved = Explanation(engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),))
+        unsolved = Explanation(
+            engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),)
+        )
         return unsolved.model_copy(update={"engine_version": version})
     result = _geometry_mismatch(result, checks, log_dtype, model, settings)
+    if result.verdict == "mismatch" and (result.gap_tokens or result.gap_bytes):
+        result = _with_reproducing_cause(
+            result, log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp
+        )
     if startup_error is not None and not result.logged.token_capacity:
         # a refused start never prints a capacity (or prints 0): say what the engine said, ask for nothing more
-        result = Explanation(engine=result.engine, logged=result.logged, verdict="failed_start", startup_error=startup_error)
+        result = Explanation(
+            engine=result.engine, logged=result.logged, verdict="failed_start", startup_error=startup_error
+        )
     update: dict[str, object] = {
         "pool_checks": checks,
         "startup_error": startup_error,

@@ -75,6 +75,7 @@ class Explanation(BaseModel):
     gap_tokens: int | None = None
     gap_bytes: int | None = None
     cause: str | None = None
+    cause_flags: tuple[str, ...] | None = None  # the engine flags with which kvtop rebuilds the logged figure
     missing: tuple[str, ...] = ()
     ledger: Ledger | None = None  # the central prediction, with the engine's steps
     pool_checks: tuple[PoolSizeCheck, ...] = ()

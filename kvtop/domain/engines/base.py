@@ -150,6 +150,12 @@ class EngineExplainer(Protocol):
         self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
     ) -> tuple[PoolSizeCheck, ...]: ...
 
+    def cause_candidates(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings
+    ) -> list[tuple[str, LaunchSettings]]:
+        """Single changes worth trying when the rebuilt capacity misses the logged one: (what, settings)."""
+        ...
+
 
 class EngineRules(Protocol):
     """One engine's rules: how it stores KV, solves its budget and spreads it over ranks.

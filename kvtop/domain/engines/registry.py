@@ -36,7 +36,9 @@ def _package(engine: EngineId) -> object:
     try:
         return import_module(_ENGINES[engine][1])
     except KeyError:
-        raise UnknownEngineError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine") from None
+        raise UnknownEngineError(
+            f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine"
+        ) from None
 
 
 def display_name(engine: EngineId) -> str:

@@ -138,7 +138,9 @@ def resolve(
     log's own lines imply (`hint`), the log's first date, else not stated (the latest rules)."""
     if stated:
         where = f"log line {stated_line}" if stated_line else "the log"
-        return ResolvedVersion(text=stated, source=VersionSource.LOG, detail=f"from {where}: {engine_name} {stated}")
+        return ResolvedVersion(
+            text=stated, source=VersionSource.LOG, detail=f"from {where}: {engine_name} {stated}"
+        )
     if hint is not None:
         return hint
     if first_date:

@@ -24,6 +24,7 @@ DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
 _NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
+
 def default_page_size(model: ModelSpec) -> int:
     """Page 1, except DSA on CUDA: 64 (sglang.md §6.6)."""
     return 64 if model.attention_kind is AttentionKind.DSA else 1

@@ -12,6 +12,9 @@ from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion, resolve
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec, VisionSpec
 
+# The automatic fractions of the TP-size table, by TP ≥ 1/2/4/8/16 (early 2025; see AUTO_FRACTION_ERAS).
+TP_TABLE_FRACTIONS = (0.88, 0.87, 0.85, 0.81, 0.79)
+
 # Release tags and their dates (PyPI uploads of sglang), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = ()
 
@@ -92,5 +95,3 @@ def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings) -> int:
     if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
         reserved_mib += MM_FEATURE_CACHE_MIB
     return reserved_mib * MIB
-
-

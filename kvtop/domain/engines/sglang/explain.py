@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.sglang.budget import default_page_size
+from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
@@ -44,17 +47,22 @@ def missing_facts(log: EngineLog) -> tuple[str, ...]:
 def logged_token_capacity(log: EngineLog) -> int | None:
     """The last `max_total_num_tokens` (a post-capture resize wins), or None."""
     resized = log.first(
-        SglangRankLog, lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None
+        SglangRankLog,
+        lambda r: r.post_capture_resizes[-1].max_total_num_tokens if r.post_capture_resizes else None,
     )
     summary = log.first(
-        SglangRankLog, lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None
+        SglangRankLog,
+        lambda r: r.scheduler_summaries[-1].max_total_num_tokens if r.scheduler_summaries else None,
     )
     return resized or summary
 
 
 def log_kv_dtype(log: EngineLog) -> str | None:
     """The KV dtype the log prints (`Using KV cache dtype`, or a `KV Cache is allocated. dtype:`)."""
-    return log.first(SglangRankLog, lambda r: r.kv_cache_dtype or next((a.dtype for a in r.kv_allocations if a.dtype), None))
+    return log.first(
+        SglangRankLog,
+        lambda r: r.kv_cache_dtype or next((a.dtype for a in r.kv_allocations if a.dtype), None),
+    )
 
 
 def _ends(value: Measured | None) -> Ends | None:
@@ -116,7 +124,9 @@ def _logged(log: EngineLog, page: int) -> Logged:
     )
 
 
-def _given(before: Ends | None, after: Ends | None, given: MeasuredInputs) -> tuple[Ends | None, Ends | None, list[str]]:
+def _given(
+    before: Ends | None, after: Ends | None, given: MeasuredInputs
+) -> tuple[Ends | None, Ends | None, list[str]]:
     """Fill what the log lacks from the measured flags (exact figures), saying where each came from."""
     notes: list[str] = []
     for name, flag, value in (
@@ -160,27 +170,39 @@ def explain(
     before, after, notes = _given(before, after, given)
     missing = []
     if before is None:
-        missing.append("`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)")
+        missing.append(
+            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)"
+        )
     if after is None:
         missing.append("`Load weight end. avail mem` (or --free-after-load)")
     if settings.mem_fraction_static is None and gpu_total_bytes is None:
-        missing.append("mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)")
+        missing.append(
+            "mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)"
+        )
     if logged.token_capacity is None:
         missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
     if missing or before is None or after is None:
-        return Explanation(engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes))
+        return Explanation(
+            engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
+        )
     if logged.context_length and settings.context_length is None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
     def solve(pre: int, post: int) -> Ledger:
-        measured = MeasuredInputs(free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total)
-        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp)
+        measured = MeasuredInputs(
+            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=total
+        )
+        return predict(
+            model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
+        )
 
     central = solve(before[1], after[1])
     low = solve(before[2], after[0]).token_capacity
     high = solve(before[0], after[2]).token_capacity
-    result = judge("sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False)
+    result = judge(
+        "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
+    )
     return result.model_copy(update={"notes": tuple(notes)})
 
 
@@ -226,3 +248,45 @@ def pool_size_checks(
                 )
             )
     return tuple(checks)
+
+
+def cause_candidates(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings
+) -> list[tuple[str, LaunchSettings]]:
+    """The memory fraction the logged tokens imply, the TP-table fractions of early releases, then geometry."""
+    found: list[tuple[str, LaunchSettings | None]] = []
+    implied = _implied_fraction(log, model, settings)
+    current = settings.mem_fraction_static
+    fractions = ([implied] if implied is not None else []) + [f for f in TP_TABLE_FRACTIONS if f != implied]
+    for fraction in fractions:
+        if fraction != current:
+            what = f"mem_fraction_static {fraction:g}" + (f" (not {current:g})" if current else "")
+            found.append((what, changed(settings, mem_fraction_static=fraction)))
+    found += geometry_candidates(
+        model, settings, settings.page_size or default_page_size(model), ("bf16", "fp8_e4m3")
+    )
+    if has_windowed_layers(model):
+        flip = not settings.disable_hybrid_swa_memory
+        found.append(
+            (
+                f"hybrid SWA memory {'off' if flip else 'on'}",
+                changed(settings, disable_hybrid_swa_memory=flip),
+            )
+        )
+    return [(what, candidate) for what, candidate in found if candidate is not None]
+
+
+def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+    """The mem_fraction_static that the logged tokens imply (§4: rest = after − pre × (1 − mfs)), to 3 decimals."""
+    page = settings.page_size or default_page_size(model)
+    logged = _logged(log, page)
+    before, after = _tightest(log)
+    if logged.token_capacity is None or before is None or after is None:
+        return None
+    try:
+        cell = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES).kv_bytes_per_token
+    except KvtopError:
+        return None
+    rest = logged.token_capacity * cell
+    fraction = round(1 - (after[1] - rest) / before[1], 3)
+    return fraction if 0 < fraction <= 1 else None

@@ -63,7 +63,9 @@ class SglangFlags:
                 field="--ep",
             )
         if settings.dcp > 1 and settings.tp % settings.dcp:
-            raise InputError(f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp")
+            raise InputError(
+                f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
+            )
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         return written_flags(settings, PREFERRED)

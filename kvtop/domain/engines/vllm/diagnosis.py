@@ -48,7 +48,9 @@ def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
     share = ledger.engine.memory_fraction
     needed = math.ceil(ledger.gpu_total_bytes * share)
-    return f"vLLM budgets {share:g} × total, whatever is free; a restart needs {gib(needed)} free on every GPU"
+    return (
+        f"vLLM budgets {share:g} × total, whatever is free; a restart needs {gib(needed)} free on every GPU"
+    )
 
 
 def fp8_kv_dtype(ledger: Ledger) -> str:
@@ -123,7 +125,9 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
         bytes=needed - now[tight],
         tokens=capacity,
         summary=f"a restart of {engine.id} fails: GPU {tight} would have {gib(now[tight])} free, vLLM needs {gib(needed)}",
-        fix=f"--gpu-memory-utilization {fitting:.2f}" if fixed else f"free {gib(needed - now[tight])} on GPU {tight}",
+        fix=f"--gpu-memory-utilization {fitting:.2f}"
+        if fixed
+        else f"free {gib(needed - now[tight])} on GPU {tight}",
         gain_tokens=gain,
         fix_settings=fixed,
         evidence=(

@@ -19,7 +19,11 @@ from kvtop.domain.engines.vllm.log_records import VllmRankLog
 
 DEFAULT_UTILIZATION_ERAS: tuple[Era[float], ...] = (
     Era((), 0.9, "vllm/config/cache.py CacheConfig.gpu_memory_utilization = 0.9"),
-    Era((0, 21), 0.92, "PR #38284 (2026-04-21, v0.21.0): CUDA-graph memory profiling on by default, 0.9 → 0.92"),
+    Era(
+        (0, 21),
+        0.92,
+        "PR #38284 (2026-04-21, v0.21.0): CUDA-graph memory profiling on by default, 0.9 → 0.92",
+    ),
 )
 
 TokenPrint = Literal["concurrency", "blocks", "either"]
@@ -27,8 +31,14 @@ TokenPrint = Literal["concurrency", "blocks", "either"]
 # (2026-04-28); whether any v0.21.x carries #41069 is not known, so a v0.21.x log is "either".
 TOKEN_PRINT_ERAS: tuple[Era[TokenPrint], ...] = (
     Era((), "blocks", "vllm/v1/core/kv_cache_utils.py: num_blocks // len(groups) × block_size (× dcp)"),
-    Era((0, 21), "either", "v0.21.x: released around PR #41069 (2026-04-28); which print it carries is not known"),
-    Era((0, 22), "concurrency", "PR #41069 (2026-04-28): int(num_blocks / blocks_per_request × max_model_len)"),
+    Era(
+        (0, 21),
+        "either",
+        "v0.21.x: released around PR #41069 (2026-04-28); which print it carries is not known",
+    ),
+    Era(
+        (0, 22), "concurrency", "PR #41069 (2026-04-28): int(num_blocks / blocks_per_request × max_model_len)"
+    ),
 )
 
 # Release tags and their dates (github.com/vllm-project/vllm/releases), to map a log's date to a release.
@@ -41,7 +51,10 @@ def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
     """vLLM's default gpu_memory_utilization for its version (not stated: the current default)."""
     era = era_for(DEFAULT_UTILIZATION_ERAS, version)
     if version.text is None:
-        return era.value, f"default {era.value:g} (0.9 before v0.21; give --engine-version for an older server)"
+        return (
+            era.value,
+            f"default {era.value:g} (0.9 before v0.21; give --engine-version for an older server)",
+        )
     return era.value, f"default of vLLM {version.label}: {era.value:g} ({era.source})"
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.budget import default_page_size
+from kvtop.domain.engines.vllm.eras import token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
@@ -128,14 +131,24 @@ def _given(
             notes.append("--weights-memory not used: without --non-kv-memory it does not give the KV memory")
         return None, notes
     if available is not None:
-        notes.append(f"--non-kv-memory not used: the log states the available KV memory ({gib(available.value_bytes)})")
+        notes.append(
+            f"--non-kv-memory not used: the log states the available KV memory ({gib(available.value_bytes)})"
+        )
         return None, notes
     if gpu_total_bytes is None:
-        notes.append("--non-kv-memory not used: it needs --gpu or --gpu-memory (KV = total × utilization − weights − non-KV)")
+        notes.append(
+            "--non-kv-memory not used: it needs --gpu or --gpu-memory (KV = total × utilization − weights − non-KV)"
+        )
         return None, notes
     weights = given.weights_bytes if given.weights_bytes is not None else logged_weights
-    source = "--weights-memory" if given.weights_bytes is not None else ("the log" if weights else "kvtop's estimate")
-    notes.append(f"available KV memory: from --non-kv-memory {gib(given.non_kv_bytes)} (weights from {source}), not the log")
+    source = (
+        "--weights-memory"
+        if given.weights_bytes is not None
+        else ("the log" if weights else "kvtop's estimate")
+    )
+    notes.append(
+        f"available KV memory: from --non-kv-memory {gib(given.non_kv_bytes)} (weights from {source}), not the log"
+    )
     return MeasuredInputs(non_kv_bytes=given.non_kv_bytes, weights_bytes=weights), notes
 
 
@@ -167,7 +180,9 @@ def explain(
             "it sets the sliding-window blocks per request"
         )
     if missing:
-        return Explanation(engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes))
+        return Explanation(
+            engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
+        )
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     # else: the model's max_position_embeddings, which is vLLM's own default max_model_len
@@ -177,7 +192,9 @@ def explain(
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
     def solve(measured: MeasuredInputs) -> Ledger:
-        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp)
+        return predict(
+            model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
+        )
 
     if available is not None:
         stages = _least_by_stage(log, settings.pp)
@@ -210,3 +227,34 @@ def pool_size_checks(
 ) -> tuple[PoolSizeCheck, ...]:
     """vLLM prints no pool size of its own to check against."""
     return ()
+
+
+def cause_candidates(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings
+) -> list[tuple[str, LaunchSettings]]:
+    """vLLM logs the KV memory it had, so only geometry and the token print can differ."""
+    found: list[tuple[str, LaunchSettings | None]] = list(
+        geometry_candidates(
+            model, settings, settings.page_size or default_page_size(model), ("auto", "fp8_e4m3")
+        )
+    )
+    rule = token_print_rule(ResolvedVersion(text=settings.engine_version))
+    if rule != "blocks":
+        found.append(
+            (
+                "vLLM before v0.21's token print (blocks × block size)",
+                changed(settings, engine_version="0.20"),
+            )
+        )
+    else:
+        found.append(
+            (
+                "vLLM v0.22+'s token print (concurrency × max_model_len)",
+                changed(settings, engine_version=None),
+            )
+        )
+    if has_windowed_layers(model):
+        flip = not settings.disable_hybrid_kv_cache_manager
+        what = f"hybrid KV cache manager {'off' if flip else 'on'}"
+        found.append((what, changed(settings, disable_hybrid_kv_cache_manager=flip)))
+    return [(what, candidate) for what, candidate in found if candidate is not None]

@@ -48,7 +48,9 @@ class VllmFlags:
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "context_length" and value == -1:  # vllm.md §4.2
-            raise InputError("-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag)
+            raise InputError(
+                "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
+            )
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks."""
@@ -60,7 +62,9 @@ class VllmFlags:
                 field="--ep",
             )
         if settings.dcp > 1 and settings.tp % settings.dcp:
-            raise InputError(f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp")
+            raise InputError(
+                f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
+            )
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
