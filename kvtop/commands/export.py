@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--listen",
         default="127.0.0.1:9401",
         metavar="HOST:PORT",
-        help="address to serve /metrics on (default 127.0.0.1:9401; port 0 picks one)",
+        help="address to serve /metrics and /healthz on (default 127.0.0.1:9401; port 0 picks one)",
     )
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow a --listen address other than loopback"
