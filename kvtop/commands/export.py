@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import socket
 import sys
 from collections.abc import Sequence
 
@@ -19,18 +18,41 @@ DEFAULT_INTERVAL_S = 5.0
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "export", help=SUMMARIES["export"], allow_abbrev=False,
-    )  # fmt: skip
-    parser.add_argument("--listen", default="127.0.0.1:9401", metavar="HOST:PORT",
-                        help="address to serve /metrics on (default 127.0.0.1:9401; port 0 picks one)")  # fmt: skip
+        "export",
+        help=SUMMARIES["export"],
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--listen",
+        default="127.0.0.1:9401",
+        metavar="HOST:PORT",
+        help="address to serve /metrics and /healthz on (default 127.0.0.1:9401; port 0 picks one)",
+    )
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow a --listen address other than loopback"
     )
     add_node_arguments(parser, verb="export", http_timeout=False)
-    parser.add_argument("--interval", dest="export_interval", type=float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
-                        help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one")  # fmt: skip
-    parser.add_argument("--node-name", default=None, metavar="NAME",
-                        help="the node label on kvtop_node_info (default: this host's name)")  # fmt: skip
+    parser.add_argument(
+        "--interval",
+        dest="export_interval",
+        type=float,
+        default=DEFAULT_INTERVAL_S,
+        metavar="SECONDS",
+        help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one",
+    )
+    parser.add_argument(
+        "--stale-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="/healthz answers 503 once the served collection is older than this (default 3 × --interval)",
+    )
+    parser.add_argument(
+        "--node-name",
+        default=None,
+        metavar="NAME",
+        help="the node label on kvtop_node_info (default: this host's name; under --demo, demo:<scenario>)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,14 +61,18 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     address = parse_listen(args.listen, allow_remote=args.allow_remote)
     source = open_source(args)
-    collector = SnapshotCollector(
-        source, node=args.node_name or socket.gethostname(), findings=default_findings()
-    )
-    exporter = Exporter(collector, address, args.export_interval)
+    collector = SnapshotCollector(source, node=args.node_name, findings=default_findings())
+    exporter = Exporter(collector, address, args.export_interval, stale_after_s=args.stale_after)
     previous = signal.signal(signal.SIGTERM, lambda *_: exporter.stop())
     shown = f"[{address.host}]" if ":" in address.host else address.host
-    print(f"kvtop export: serving {source.label} on http://{shown}:{exporter.port}/metrics "
-          f"(every {exporter.interval_s:g} s; Ctrl-C stops)", file=sys.stderr, flush=True)  # fmt: skip
+    demo = ' (a simulated node: every series carries demo="1")' if collector.demo else ""
+    print(
+        f"kvtop export: serving {source.label}{demo} on http://{shown}:{exporter.port}/metrics "
+        f"and /healthz (every {exporter.interval_s:g} s, stale after {exporter.stale_after_s:g} s; "
+        "Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         exporter.wait()
     except KeyboardInterrupt:

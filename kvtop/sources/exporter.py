@@ -1,34 +1,47 @@
-"""`kvtop export`: the node's ledgers as Prometheus metrics (prometheus-client).
+"""`kvtop export`: the node's ledgers as Prometheus metrics (prometheus-client renders the page).
 
-A background thread collects a `NodeSnapshot` every `interval_s` seconds; a scrape only turns
-the LAST snapshot into metric families, so it never waits on NVML or an engine endpoint. A
-failed collection keeps the previous numbers and says so in `kvtop_exporter_collect_success`.
-Every metric is a gauge named `kvtop_…` with its unit as suffix (`_bytes`, `_seconds`,
-`_ratio`); the names and labels are documented in docs/metrics.md.
+A background thread collects a `NodeSnapshot` every `interval_s` seconds; a scrape serves the
+page of the LAST snapshot (rendered once per collection and format), so it never waits on NVML
+or an engine endpoint. A failed collection keeps the previous numbers and says so in
+`kvtop_exporter_collect_success`. `/metrics` serves the page, `/healthz` whether the served
+snapshot is fresh (503 once it is older than `stale_after_s`); every other path is 404 and
+every method but GET and HEAD 405. The series are built in `exporter_series`, the HTTP server
+is `exporter_http` (bounded threads, deep queue, timeouts). Docs: docs/metrics.md.
 """
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
+import json
+import math
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, choose_encoder, generate_latest, gzip_accepted
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.node import EngineView, NodeSnapshot, RankView
+from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
+from kvtop.sources.exporter_http import HttpServer, Request, Response, ServerLimits, plain
+from kvtop.sources.exporter_series import DEMO_LABELS, is_demo_source, labelled, snapshot_families
 
 DEFAULT_LISTEN = "127.0.0.1:9401"
-GPU_LABELS = ("gpu", "uuid", "name")
-RANK_LABELS = ("engine", "rank", "gpu")
-LOGGED_CAPACITY_NOTE = "token capacity from the engine log"  # what sources/live.py notes
+STALE_AFTER_PERIODS = 3  # /healthz fails once the served snapshot is older than this many --interval
+METRICS_PATH = "/metrics"
+HEALTH_PATH = "/healthz"
+ALLOWED_METHODS = ("GET", "HEAD")
+MAX_CACHED_PAGES = 8  # formats × compression asked for since the last collection
 
 FindingsFn = Callable[[NodeSnapshot], Iterable[Any]]
 
@@ -68,144 +81,6 @@ def parse_listen(text: str, *, allow_remote: bool = False) -> ListenAddress:
     return address
 
 
-def rank_label(rank: RankView) -> str:
-    """`dp0-tp3-pp0` (`-ep3` appended when the engine names an expert rank)."""
-    r = rank.rank
-    return f"dp{r.dp}-tp{r.tp}-pp{r.pp}" + (f"-ep{r.ep}" if r.ep is not None else "")
-
-
-def _gauge(name: str, doc: str, labels: Iterable[str]) -> GaugeMetricFamily:
-    return GaugeMetricFamily(name, doc, labels=list(labels))
-
-
-def _gpu_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
-    info = _gauge("kvtop_gpu_info", "One per GPU; state is ok, lost, error, mig, …", (*GPU_LABELS, "state"))
-    memory = {
-        kind: _gauge(
-            f"kvtop_gpu_memory_{kind}_bytes",
-            f"GPU memory {kind} (NVML v2: used excludes reserved)",
-            GPU_LABELS,
-        )
-        for kind in ("total", "used", "reserved", "free")
-    }
-    for gpu in snapshot.observation.gpus:
-        labels = [str(gpu.index), gpu.uuid or "", gpu.name or ""]
-        info.add_metric([*labels, gpu.state.value], 1)
-        values = {
-            "total": gpu.total_bytes,
-            "used": gpu.used_bytes,
-            "reserved": gpu.reserved_bytes,
-            "free": gpu.free_bytes,
-        }
-        for kind, value in values.items():
-            if value is not None:  # unread is absent, never a zero
-                memory[kind].add_metric(labels, value)
-    return [info, *memory.values()]
-
-
-def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
-    """(component, bytes) of the predicted ledger, additive: their sum is the predicted resident bytes.
-
-    `reserve` is the runtime reserve less `req_to_token` (which the engine carves out of it).
-    """
-    p = rank.predicted
-    if p is None:
-        return []
-    rows = [(row.component, row.bytes) for row in p.weights.rows]
-    rows += [
-        ("kv_pool", p.kv_pool_bytes),
-        ("req_to_token", p.req_to_token_bytes),
-        ("reserve", max(p.reserve_bytes - p.req_to_token_bytes, 0)),
-        ("context", p.context_bytes),
-    ]
-    return rows
-
-
-def _capacity_source(engine: EngineView) -> str:
-    """`logged` when the live source took the number from the engine's startup log, else `live`."""
-    notes = engine.engine.live.notes
-    return "logged" if any(note.startswith(LOGGED_CAPACITY_NOTE) for note in notes) else "live"
-
-
-def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
-    predicted = _gauge(
-        "kvtop_rank_predicted_bytes", "Predicted resident bytes per ledger row", (*RANK_LABELS, "component")
-    )
-    observed = _gauge(
-        "kvtop_rank_observed_bytes", "Observed bytes on the rank's GPU by owner", (*RANK_LABELS, "kind")
-    )
-    capacity = _gauge(
-        "kvtop_rank_token_capacity", "KV-cache token capacity by source", (*RANK_LABELS, "source")
-    )
-    unexplained = _gauge(
-        "kvtop_rank_unexplained_bytes", "Worker bytes the prediction does not account for", RANK_LABELS
-    )
-    per_token = _gauge(
-        "kvtop_rank_kv_bytes_per_token", "Predicted KV bytes per token on the rank", RANK_LABELS
-    )
-    usage = _gauge("kvtop_rank_kv_usage_ratio", "KV-cache usage the engine reports (0-1)", RANK_LABELS)
-    for engine in snapshot.engines:
-        for rank in engine.ranks:
-            labels = [engine.engine.engine_id, rank_label(rank), str(rank.gpu_index)]
-            for component, value in predicted_rows(rank):
-                predicted.add_metric([*labels, component], value)
-            seen = rank.observed
-            if seen.process_bytes is not None:
-                observed.add_metric([*labels, "process"], seen.process_bytes)
-            for kind, value in (
-                ("foreign", seen.foreign_bytes),
-                ("orphan", seen.orphan_bytes),
-                ("unattributed", seen.unattributed_bytes),
-            ):
-                observed.add_metric([*labels, kind], value)
-            if rank.predicted is not None:
-                capacity.add_metric([*labels, "predicted"], rank.predicted.token_capacity)
-                per_token.add_metric(labels, rank.predicted.kv_bytes_per_token)
-            if seen.token_capacity is not None:
-                capacity.add_metric([*labels, _capacity_source(engine)], seen.token_capacity)
-            if rank.unexplained_bytes is not None:
-                unexplained.add_metric(labels, rank.unexplained_bytes)
-            if seen.kv_usage_fraction is not None:
-                usage.add_metric(labels, seen.kv_usage_fraction)
-    return [predicted, observed, capacity, unexplained, per_token, usage]
-
-
-def _text(value: Any) -> str:
-    return str(getattr(value, "value", value))
-
-
-def findings_family(findings: Iterable[Any]) -> GaugeMetricFamily:
-    """`kvtop_findings{rule, severity}`: how many findings of each rule are open now."""
-    counts: dict[tuple[str, str], int] = {}
-    for finding in findings:
-        key = (_text(finding.rule), _text(finding.severity))
-        counts[key] = counts.get(key, 0) + 1
-    family = _gauge("kvtop_findings", "Open findings by rule and severity", ("rule", "severity"))
-    for (rule, severity), count in sorted(counts.items()):
-        family.add_metric([rule, severity], count)
-    return family
-
-
-def snapshot_families(
-    snapshot: NodeSnapshot, node: str, findings: Iterable[Any] | None
-) -> list[GaugeMetricFamily]:
-    """Every kvtop_* family for one snapshot (`findings` None: diagnose is not available)."""
-    info = _gauge(
-        "kvtop_node_info",
-        "The node this exporter describes",
-        ("node", "source", "driver_version", "nvml_state"),
-    )
-    obs = snapshot.observation
-    info.add_metric([node, snapshot.source, obs.driver_version or "", obs.nvml_state.value], 1)
-    taken = GaugeMetricFamily(
-        "kvtop_snapshot_timestamp_seconds", "When the served snapshot was taken (epoch)", value=obs.taken_at
-    )
-    families = [info, taken, *_gpu_families(snapshot), *_rank_families(snapshot)]
-    if findings is not None:
-        families.append(findings_family(findings))
-    return families
-
-
 def default_findings() -> FindingsFn | None:
     """`kvtop.domain.diagnose.diagnose` when that module exists (it is optional for the exporter)."""
     try:
@@ -216,21 +91,78 @@ def default_findings() -> FindingsFn | None:
     return found if callable(found) else None
 
 
-class SnapshotCollector(Collector):
-    """Holds the last snapshot; `refresh()` collects a new one, `collect()` serves the held one."""
+def node_name(source_label: str, given: str | None) -> str:
+    """The `node` label: the name given, else the host's name; a demo node is named by its scenario
+    (`demo:<scenario>`), never as this host, whose real GPUs it does not describe."""
+    if given:
+        return given
+    return source_label if is_demo_source(source_label) else socket.gethostname()
 
-    def __init__(self, source: SnapshotSource, *, node: str, findings: FindingsFn | None = None,
-                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+
+@dataclass(frozen=True)
+class Health:
+    """What /healthz says: the served snapshot's age against the staleness limit."""
+
+    snapshot_age_s: float | None  # None: no collection has succeeded yet
+    stale_after_s: float
+    last_collection_ok: bool
+    source: str
+    demo: bool
+
+    @property
+    def fresh(self) -> bool:
+        return self.snapshot_age_s is not None and self.snapshot_age_s <= self.stale_after_s
+
+    @property
+    def status(self) -> str:
+        if self.snapshot_age_s is None:
+            return "no_snapshot"
+        return "ok" if self.fresh else "stale"
+
+    def response(self) -> Response:
+        body = {
+            "status": self.status,
+            "snapshot_age_seconds": None if self.snapshot_age_s is None else round(self.snapshot_age_s, 3),
+            "stale_after_seconds": self.stale_after_s,
+            "last_collection": "ok" if self.last_collection_ok else "failed",
+            "source": self.source,
+            "demo": self.demo,
+        }
+        code = HTTPStatus.OK if self.fresh else HTTPStatus.SERVICE_UNAVAILABLE
+        return Response(code, (json.dumps(body) + "\n").encode(), (("Content-Type", "application/json"),))
+
+
+class SnapshotCollector(Collector):
+    """Holds the last snapshot; `refresh()` collects a new one, `collect()` serves the held one.
+
+    `node` None names the node with `node_name`. A demo source's every series carries `demo="1"`.
+    `clock` stamps the served times (epoch); `monotonic` measures the snapshot's age.
+    """
+
+    def __init__(
+        self,
+        source: SnapshotSource,
+        *,
+        node: str | None = None,
+        findings: FindingsFn | None = None,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.source = source
-        self.node = node
+        self.demo = is_demo_source(source.label)
+        self.node = node_name(source.label, node)
+        self._constant_labels = DEMO_LABELS if self.demo else {}
         self._findings_fn = findings
         self._clock = clock
+        self._monotonic = monotonic
         self._lock = threading.Lock()
         self._families: list[GaugeMetricFamily] = []
         self._ok = False
         self._error: str | None = None
         self._duration_s = 0.0
         self._last_success: float | None = None
+        self._last_success_monotonic: float | None = None
+        self._generation = 0
 
     def refresh(self) -> bool:
         """Collect once; on failure keep the last numbers and remember why. True when it succeeded."""
@@ -243,19 +175,37 @@ class SnapshotCollector(Collector):
             with self._lock:
                 self._ok, self._error = False, f"{type(err).__name__}: {err}"
                 self._duration_s = time.perf_counter() - started
+                self._generation += 1
             print(f"kvtop export: collection failed: {self._error}", file=sys.stderr)
             return False
         with self._lock:
             self._families, self._ok, self._error = families, True, None
             self._duration_s = time.perf_counter() - started
             self._last_success = self._clock()
+            self._last_success_monotonic = self._monotonic()
+            self._generation += 1
         return True
 
     @property
     def last_error(self) -> str | None:
         return self._error
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    @property
+    def generation(self) -> int:
+        """Counts refreshes: the page changes only when this does."""
+        return self._generation
+
+    def health(self, stale_after_s: float) -> Health:
+        with self._lock:
+            last, ok = self._last_success_monotonic, self._ok
+        age = None if last is None else max(0.0, self._monotonic() - last)
+        return Health(age, stale_after_s, ok, self.source.label, self.demo)
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self._own_families():
+            yield labelled(family, self._constant_labels)
+
+    def _own_families(self) -> Iterator[GaugeMetricFamily]:
         with self._lock:
             families, ok, duration, last = (
                 list(self._families),
@@ -278,32 +228,97 @@ class SnapshotCollector(Collector):
             )
 
 
-class Exporter:
-    """The collector, its refresh thread and the HTTP server; `close()` stops both."""
+class MetricsPages:
+    """The /metrics page in each format a scraper asks for, rendered once per collection."""
 
-    def __init__(self, collector: SnapshotCollector, address: ListenAddress, interval_s: float) -> None:
-        if interval_s <= 0:
-            raise InputError(f"must be positive (got {interval_s})", field="--interval")
+    def __init__(self, collector: SnapshotCollector) -> None:
+        self._collector = collector
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(collector)
+        self._generation = -1
+        self._pages: dict[tuple[str, bool], bytes] = {}
+
+    def response(self, request: Request) -> Response:
+        try:
+            encoder, content_type = choose_encoder(request.headers.get("accept", ""))
+        except ValueError:  # an unreadable version in Accept: the classic text format
+            encoder, content_type = generate_latest, CONTENT_TYPE_LATEST
+        gzipped = gzip_accepted(request.headers.get("accept-encoding", ""))
+        generation = self._collector.generation
+        if generation != self._generation or len(self._pages) >= MAX_CACHED_PAGES:
+            self._pages.clear()
+            self._generation = generation
+        key = (content_type, gzipped)
+        page = self._pages.get(key)
+        if page is None:
+            page = encoder(self._registry)
+            page = self._pages[key] = gzip.compress(page) if gzipped else page
+        headers = [("Content-Type", content_type)] + ([("Content-Encoding", "gzip")] if gzipped else [])
+        return Response(HTTPStatus.OK, page, tuple(headers))
+
+
+class Exporter:
+    """The collector, its refresh thread and the HTTP server; `close()` stops both.
+
+    `stale_after_s` (default `STALE_AFTER_PERIODS` × `interval_s`) is the age past which /healthz
+    answers 503; `limits` bound what connections may ask (see `exporter_http.ServerLimits`).
+    """
+
+    def __init__(
+        self,
+        collector: SnapshotCollector,
+        address: ListenAddress,
+        interval_s: float,
+        *,
+        stale_after_s: float | None = None,
+        limits: ServerLimits | None = None,
+    ) -> None:
+        if not 0 < interval_s < math.inf:
+            raise InputError(f"must be a positive number of seconds (got {interval_s})", field="--interval")
+        stale_after_s = STALE_AFTER_PERIODS * interval_s if stale_after_s is None else stale_after_s
+        if not interval_s < stale_after_s < math.inf:
+            raise InputError(
+                f"must be longer than --interval ({interval_s:g} s; got {stale_after_s:g})",
+                field="--stale-after",
+            )
         self.collector = collector
         self.interval_s = interval_s
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(collector)
+        self.stale_after_s = stale_after_s
+        self._pages = MetricsPages(collector)
         self._stop = threading.Event()
         self._closed = False
         collector.refresh()  # the first scrape already has numbers
-        try:
-            self._server, self._server_thread = start_http_server(
-                address.port, addr=address.host, registry=self.registry
-            )
-        except OSError as err:
-            raise InputError(
-                f"cannot listen on {address.host}:{address.port}: {err.strerror or err}", field="--listen"
-            ) from err
-        self.port: int = self._server.server_port
+        self._server = HttpServer(self.route, limits)
+        self._server.start(address.host, address.port)
+        self.port: int = self._server.port
         self._refresher = threading.Thread(
             target=self._refresh_loop, name="kvtop-export-refresh", daemon=True
         )
         self._refresher.start()
+
+    @property
+    def limits(self) -> ServerLimits:
+        return self._server.limits
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the HTTP server holds now (each a socket, none a thread)."""
+        return self._server.open_connections
+
+    def route(self, request: Request) -> Response:
+        """/metrics and /healthz by GET or HEAD; 404 for any other path, 405 for any other method."""
+        if request.path not in (METRICS_PATH, HEALTH_PATH):
+            return plain(
+                HTTPStatus.NOT_FOUND, f"not found: kvtop export serves {METRICS_PATH} and {HEALTH_PATH}"
+            )
+        if request.method not in ALLOWED_METHODS:
+            allowed = ", ".join(ALLOWED_METHODS)
+            return plain(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"method not allowed: use {allowed}", ("Allow", allowed)
+            )
+        if request.path == HEALTH_PATH:
+            return self.collector.health(self.stale_after_s).response()
+        return self._pages.response(request)
 
     def _refresh_loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -323,6 +338,5 @@ class Exporter:
         if self._closed:
             return
         self._closed = True
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
         self._refresher.join(timeout=5)

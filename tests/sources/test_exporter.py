@@ -6,6 +6,7 @@ predicted by the real `predict()` on ../shared/configs/meta-llama--Meta-Llama-3-
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -135,8 +136,17 @@ def test_findings_are_counted_by_rule_and_severity() -> None:
     samples = scrape(collector)
     assert value(samples, "kvtop_findings", rule="co_tenant", severity="warning") == 2
     assert value(samples, "kvtop_findings", rule="gpu_lost", severity="error") == 1
-    assert value(samples, "kvtop_node_info", node="node-a", source="fake:llama-3-70b-tp8",
-                 driver_version="570.124.06", nvml_state="ok") == 1  # fmt: skip
+    assert (
+        value(
+            samples,
+            "kvtop_node_info",
+            node="node-a",
+            source="fake:llama-3-70b-tp8",
+            driver_version="570.124.06",
+            nvml_state="ok",
+        )
+        == 1
+    )
 
 
 def test_a_failed_collection_keeps_the_last_numbers_and_says_so() -> None:
@@ -189,9 +199,86 @@ def test_a_remote_listen_address_needs_allow_remote() -> None:
 
 
 def test_export_refuses_a_remote_address_with_one_line() -> None:
-    result = subprocess.run([sys.executable, "-m", "kvtop", "export", "--listen", "0.0.0.0:9401"],
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "kvtop", "export", "--listen", "0.0.0.0:9401"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "kvtop: error: --listen: 0.0.0.0 is reachable from other machines; add --allow-remote to serve node metrics there"
+    ]
+
+
+def test_every_series_of_a_demo_node_says_demo_and_names_the_scenario_not_this_host() -> None:
+    from kvtop.sources.demo import DemoSource
+    from kvtop.sources.scenario import load_scenario
+
+    source = DemoSource(load_scenario("llama70b-tp8-foreign-gpu3"), clock=lambda: 1000.0)
+    collector = SnapshotCollector(source)
+    assert collector.refresh()
+    samples = scrape(collector)
+    assert len(samples) > 150
+    assert [labels for (_, labels) in samples if ("demo", "1") not in labels] == []
+    nodes = [dict(labels)["node"] for (name, labels) in samples if name == "kvtop_node_info"]
+    assert nodes == ["demo:llama70b-tp8-foreign-gpu3"] != [socket.gethostname()]
+    # the scenario's 6 GiB Jupyter kernel on GPU 3 (examples/scenarios/llama70b-tp8-foreign-gpu3.json)
+    gpu3 = {"engine": "sglang:41000", "rank": "dp0-tp3-pp0", "gpu": "3", "kind": "foreign", "demo": "1"}
+    assert value(samples, "kvtop_rank_observed_bytes", **gpu3) == 6 * 1024**3
+    assert value(samples, "kvtop_exporter_collect_success", demo="1") == 1
+
+
+def test_a_demo_node_given_a_node_name_keeps_it_and_still_says_demo() -> None:
+    from kvtop.sources.demo import DemoSource
+
+    collector = SnapshotCollector(DemoSource.open("default"), node="gpu-node-17")
+    assert collector.refresh()
+    samples = scrape(collector)
+    info = [dict(labels) for (name, labels) in samples if name == "kvtop_node_info"]
+    assert [(i["node"], i["source"], i["demo"]) for i in info] == [
+        ("gpu-node-17", "demo:llama70b-tp8-sglang", "1")
+    ]
+
+
+def test_a_live_node_carries_no_demo_label_and_is_named_by_its_host() -> None:
+    collector = SnapshotCollector(FakeSource(llama_snapshot()))
+    assert collector.refresh()
+    samples = scrape(collector)
+    assert [labels for (_, labels) in samples if "demo" in dict(labels)] == []
+    assert (
+        value(
+            samples,
+            "kvtop_node_info",
+            node=socket.gethostname(),
+            source="fake:llama-3-70b-tp8",
+            driver_version="570.124.06",
+            nvml_state="ok",
+        )
+        == 1
+    )
+
+
+def test_export_refuses_a_stale_after_within_the_interval_with_one_line() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kvtop",
+            "export",
+            "--demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--interval",
+            "5",
+            "--stale-after",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "kvtop: error: --stale-after: must be longer than --interval (5 s; got 4)"
     ]

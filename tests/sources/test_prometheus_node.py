@@ -182,7 +182,7 @@ def test_a_real_prometheus_gives_back_the_exporters_gpu_totals(cluster: dict) ->
             assert len(gpus) == expected["gpus"] == 8
             assert gpus[0].used_bytes == expected["used_gpu0"]
             page = httpx.get(f"http://{address}/metrics", timeout=5).text
-            totals = re.findall(r'(?m)^kvtop_gpu_memory_total_bytes\{gpu="(\d+)".*\} (\S+)$', page)
+            totals = re.findall(r'(?m)^kvtop_gpu_memory_total_bytes\{[^}]*\bgpu="(\d+)"[^}]*\} (\S+)$', page)
             assert [(g.index, g.total_bytes) for g in gpus] == [(int(i), int(float(v))) for i, v in totals]
             (engine,) = snapshot.engines
             assert engine.engine.live.token_capacity == expected["live"]
