@@ -180,7 +180,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
     ("kvtop/sources/live.py", ("snapshot", "diagnose", "export")),
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
-    ("kvtop/sources/exporter.py", ("export",)),
+    ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
     ("kvtop/domain/engine_log*.py", ("explain",)),
     ("kvtop/sources/engine_log*.py", ("explain",)),
