@@ -1,19 +1,7 @@
-"""Shared fixtures: the real inputs in ../shared (configs, cases, samples)."""
+"""Shared fixtures; the real inputs' paths come from tests/data_paths.py (re-exported here)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.data_paths import CASES, CONFIGS, DATA, SAMPLES
 
-import pytest
-
-SHARED = (Path(__file__).resolve().parents[1] / ".." / "shared").resolve()
-CONFIGS = SHARED / "configs"
-CASES = SHARED / "cases"
-SAMPLES = SHARED / "samples"
-
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"../shared is missing ({SHARED}); the tests read real configs and logs from it")
-    return SHARED
+__all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
