@@ -13,3 +13,18 @@ CONFIGS = DATA / "configs"  # Hugging Face config.json files, `<org>--<model>.js
 CASES = DATA / "cases"  # `<engine>/<case>/engine.log` + case.json
 SAMPLES = DATA / "samples"  # /metrics pages, server-info, DCGM, nvidia-smi, NVML, process tables
 
+#: The engines whose startup logs kvtop reads today; the trtllm/ and lmdeploy/ cases wait for their readers.
+READ_ENGINES = ("sglang", "vllm")
+
+
+def logged_cases() -> list[Path]:
+    """The case folders of READ_ENGINES whose case.json has a `logged` table, sorted.
+
+    The case-wide tests were written for these. The one-figure cases (`logged_token_capacity`,
+    `reference`) and the trtllm/lmdeploy folders are kept for the tests that read them.
+    """
+    return sorted(
+        path.parent
+        for path in CASES.glob("*/*/case.json")
+        if path.parent.parent.name in READ_ENGINES and '"logged":' in path.read_text()
+    )

@@ -13,6 +13,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
+from tests.data_paths import logged_cases
 
 
 def run_explain(case: str, config: str, *flags: str):
@@ -58,7 +59,7 @@ def test_logged_kv_sizes_follow_from_bytes_per_token(
 
 
 @pytest.mark.parametrize(
-    "case_dir", sorted(p for p in CASES.glob("*/*") if p.is_dir()), ids=lambda p: f"{p.parent.name}/{p.name}"
+    "case_dir", logged_cases(), ids=lambda p: f"{p.parent.name}/{p.name}"
 )
 def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
     """Cases without a config in tests/data still run end to end with a stand-in model: honest verdicts only."""
