@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
+import pytest
+
 from tests.data_paths import CASES, CONFIGS, DATA, SAMPLES
 
 __all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
+
+
+@pytest.fixture(scope="session")
+def needs_torch() -> None:
+    """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
+    if find_spec("torch") is None:
+        pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")

@@ -84,7 +84,7 @@ class TorchRuns:
 
 
 @pytest.fixture(scope="module")
-def torch_runs() -> TorchRuns:
+def torch_runs(needs_torch: None) -> TorchRuns:
     """The runs that really allocate, started side by side (each pays for importing torch)."""
     with ThreadPoolExecutor(max_workers=3) as pool:
         target = pool.submit(run_probe, _cpu_request(target_tokens=20_000, memory_limit_bytes=4 * GIB))
