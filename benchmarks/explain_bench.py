@@ -1,6 +1,6 @@
 """How long `kvtop explain` takes to parse a 50,000-line engine log (a speed measurement, not a test).
 
-The log is built by repeating real case logs from /work/shared/cases (every line is one the
+The log is built by repeating real case logs from tests/data/cases (every line is one the
 parser acts on, so this is the slow path), plus one SGLang case repeated on its own.
 Run: `.venv/bin/python benchmarks/explain_bench.py [lines]`.
 """
@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 
 from kvtop.sources.engine_logs import parse_engine_log
-
-CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases"
+from tests.data_paths import CASES
 
 
 def repeated_log(paths: list[Path], target_lines: int) -> str:

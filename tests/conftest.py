@@ -1,19 +1,18 @@
-"""Shared fixtures: the real inputs in ../shared (configs, cases, samples)."""
+"""Shared fixtures; the real inputs' paths come from tests/data_paths.py (re-exported here)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.util import find_spec
 
 import pytest
 
-SHARED = (Path(__file__).resolve().parents[1] / ".." / "shared").resolve()
-CONFIGS = SHARED / "configs"
-CASES = SHARED / "cases"
-SAMPLES = SHARED / "samples"
+from tests.data_paths import CASES, CONFIGS, DATA, SAMPLES
+
+__all__ = ["CASES", "CONFIGS", "DATA", "SAMPLES"]
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"../shared is missing ({SHARED}); the tests read real configs and logs from it")
-    return SHARED
+def needs_torch() -> None:
+    """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
+    if find_spec("torch") is None:
+        pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")

@@ -13,6 +13,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec, model_from_config
 from kvtop.sources.json_file import read_json_object
@@ -25,11 +26,11 @@ _SAFETENSORS_DTYPE_BYTES = {
 
 
 def preset_dir() -> Path:
-    """examples/models of this checkout (or $KVTOP_PRESETS)."""
+    """examples/models, as shipped with this kvtop (or $KVTOP_PRESETS)."""
     override = os.environ.get(PRESET_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "examples" / "models"
+    return bundled_dir("examples", "models")
 
 
 def preset_names() -> list[str]:

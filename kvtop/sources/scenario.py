@@ -4,7 +4,8 @@ A scenario states what an operator would know about a node: the GPU model and co
 engine's model preset and launch command, and what is wrong with it (co-tenant processes,
 orphaned workers, lost GPUs, bytes no ledger explains). Every observed byte is derived from the
 prediction in `kvtop.sources.demo`, so a scenario never lists memory figures of healthy ranks.
-Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scenarios/NAME.json`.
+Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scenarios/NAME.json`
+(shipped inside the package, see `kvtop.bundled`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
@@ -21,7 +23,6 @@ from kvtop.sources.json_file import read_json_object
 from kvtop.units import MIB, parse_size
 
 DEFAULT_SCENARIO = "llama70b-tp8-sglang"
-_SCENARIO_DIR = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 
 
 def _size(value: Any) -> int:
@@ -144,8 +145,8 @@ class Scenario(_Strict):
 
 
 def scenario_dir() -> Path:
-    """examples/scenarios of this checkout."""
-    return _SCENARIO_DIR
+    """examples/scenarios, as shipped with this kvtop (a checkout or an installed wheel)."""
+    return bundled_dir("examples", "scenarios")
 
 
 def scenario_names() -> list[str]:

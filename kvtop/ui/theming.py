@@ -1,8 +1,8 @@
 """Palettes: `themes/*.toml` (or `.json`) → validated `PaletteFile` → registered `textual.theme.Theme`.
 
-The palette files live in the top-level `themes/` folder of the checkout. When that folder is
-absent (an installed wheel), the built-in copies below are used, so the app always has its
-three palettes. The `kv-*` tokens colour the memory bars; a palette may override each of them.
+The palette files live in the top-level `themes/` folder and ship inside the package
+(`kvtop.bundled`). The built-in copies below stand in when the folder is absent, so the app
+always has its three palettes. The `kv-*` tokens colour the memory bars; a palette may override each of them.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from textual.app import App
 from textual.theme import Theme
 
+from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.10 reads the JSON palettes and the built-ins only
-    tomllib = None
+else:  # pragma: no cover - Python 3.10: the same parser, as the `tomli` dependency
+    import tomli as tomllib
 
 #: kvtop's own theme tokens (literal defaults: a theme file may replace each one).
 KV_TOKENS: dict[str, str] = {
@@ -90,18 +91,14 @@ BUILTIN_PALETTES: tuple[dict[str, Any], ...] = (
 
 
 def default_themes_dir() -> Path:
-    """The top-level `themes/` folder of the checkout this package runs from."""
-    return Path(__file__).resolve().parents[2] / "themes"
+    """The top-level `themes/` folder, as shipped with this kvtop (a checkout or an installed wheel)."""
+    return bundled_dir("themes")
 
 
 def read_palette(path: Path) -> PaletteFile:
     """Parse one palette file; a malformed one is an InputError naming the file."""
     try:
         if path.suffix == ".toml":
-            if tomllib is None:
-                raise InputError(
-                    "TOML palettes need Python 3.11 or later (use a .json palette)", source=str(path)
-                )
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         else:
             raw = json.loads(path.read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Every config in ../shared/configs loads and plans at TP 1/2/4/8, checked by independent arithmetic."""
+"""Every config in tests/data/configs loads and plans at TP 1/2/4/8, checked by independent arithmetic."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from kvtop.domain.ledger import predict
 from kvtop.domain.model import model_from_config
 from tests.conftest import CONFIGS
 
-CONFIG_FILES = sorted(p for p in CONFIGS.glob("*.json") if "hf_quant_config" not in p.name)
+#: Configs kept for the cases of engines kvtop does not read yet (LMDeploy), of an architecture not modelled yet.
+NOT_MODELLED = {"internlm--internlm-20b": "InternLM v1 (model_type 'internlm') is not modelled yet"}
+CONFIG_FILES = [
+    pytest.param(p, marks=pytest.mark.xfail(reason=NOT_MODELLED[p.stem], strict=True)) if p.stem in NOT_MODELLED else p
+    for p in sorted(CONFIGS.glob("*.json"))
+    if "hf_quant_config" not in p.name
+]
 
 
 def expected_kv_bytes_per_token(cfg: dict, tp: int) -> int:

@@ -1,4 +1,4 @@
-"""`explain` over the real logs in ../shared/cases: what matches, what the logs lack, and why."""
+"""`explain` over the real logs in tests/data/cases: what matches, what the logs lack, and why."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_logged_kv_sizes_follow_from_bytes_per_token(
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
-    """Cases without a config in ../shared still run end to end with a stand-in model: honest verdicts only."""
+    """Cases without a config in tests/data still run end to end with a stand-in model: honest verdicts only."""
     case = json.loads((case_dir / "case.json").read_text())
     config = (case.get("config") or "").split(" ")[0]
     model = str(CONFIGS / config) if config and (CONFIGS / config).is_file() else "llama-3.1-8b"
@@ -135,7 +135,7 @@ def test_missing_log_file_is_one_clear_line() -> None:
 def test_vllm_qwen3_14b_log_matches_from_its_available_kv_memory(tmp_path) -> None:
     """lmcache-1739: Qwen3-14B (40 layers, 8 KV heads × 128) — geometry stated in engines/vllm.md §8.
 
-    No Qwen3-14B config is in ../shared, so the Qwen3-32B config is narrowed to the 14B's facts.
+    No Qwen3-14B config is in tests/data, so the Qwen3-32B config is narrowed to the 14B's facts.
     """
     cfg = json.loads((CONFIGS / "Qwen--Qwen3-32B.json").read_text())
     cfg.update(num_hidden_layers=40, hidden_size=5120, num_attention_heads=40, intermediate_size=17408)

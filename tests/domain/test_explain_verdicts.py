@@ -22,7 +22,7 @@ H100_BYTES = 81_559 << 20  # the driver's 79.65 GiB for an "80 GB" H100
 
 
 def _derived(tmp_path: Path, base: str, name: str, **facts: object) -> ModelSpec:
-    """A config from ../shared narrowed to another size of the same family (none is shipped)."""
+    """A config from tests/data narrowed to another size of the same family (none is shipped)."""
     cfg = json.loads((CONFIGS / base).read_text())
     cfg.update(facts)
     (tmp_path / name).write_text(json.dumps(cfg))

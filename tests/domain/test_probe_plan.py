@@ -1,11 +1,9 @@
 """kvtop/domain/probe_plan.py: the probe's buffers from a predicted ledger, and the TUI's request.
 
-Ledgers come from the real `predict()` on real configs in ../shared, on an H100 (81,559 MiB).
+Ledgers come from the real `predict()` on real configs in tests/data, on an H100 (81,559 MiB).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -22,8 +20,8 @@ from kvtop.domain.probe_plan import (
     tui_probe_request,
 )
 from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS
 
-CONFIGS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "configs").resolve()
 MIB = 2**20
 GIB = 2**30
 H100_TOTAL_BYTES = 81_559 * MIB

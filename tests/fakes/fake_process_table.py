@@ -1,6 +1,6 @@
 """A process table built from recorded process listings, behind `kvtop.sources.processes.ProcessTable`.
 
-The GPU processes (pid, title, bytes) are the captured rows of /work/shared/samples/process_tables.
+The GPU processes (pid, title, bytes) are the captured rows of tests/data/samples/process_tables.
 Those listings do not show parents or launch commands, so each scenario adds the launching
 server with a command line copied from a real case (`cases/*/engine.log` or `case.json`, named
 beside it), adjusted only in the parallel layout the listing shows. Server pids are not in the

@@ -5,7 +5,7 @@ pynvml error classes (pynvml imports without a driver), so the adapter's error h
 exactly as on a real node. Anything not faked falls through to the real module only for error
 classes and constants; a missing function stays missing (an older library).
 
-The builders below use captured numbers from /work/shared/samples (their file is named next
+The builders below use captured numbers from tests/data/samples (their file is named next
 to each), so tests assert real bytes.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pynvml
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+from tests.data_paths import SAMPLES
+
 MIB = 1 << 20
 
 
@@ -172,7 +172,7 @@ class FakePynvml:
 
 def h100_from_nvml_sample(**overrides: Any) -> FakeGpu:
     """Device 0 of samples/nvml/h100-sxm-nvml-memory-info-v2-bytes.txt (bytes, v2 call)."""
-    text = (SHARED / "samples/nvml/h100-sxm-nvml-memory-info-v2-bytes.txt").read_text()
+    text = (SAMPLES / "nvml/h100-sxm-nvml-memory-info-v2-bytes.txt").read_text()
 
     def number(label: str) -> int:
         match = re.search(rf"^{label} memory:\s+(\d+) bytes", text, re.M)
@@ -211,7 +211,7 @@ def gpu_from_mib(
 def read_compute_apps_csv(name: str) -> list[tuple[int, str, int]]:
     """(pid, process name, used MiB) rows of a samples/process_tables compute-apps CSV."""
     rows = []
-    for line in (SHARED / "samples/process_tables" / name).read_text().splitlines():
+    for line in (SAMPLES / "process_tables" / name).read_text().splitlines():
         match = re.match(r"^\s*(\d+),\s*([^,]+),\s*(\d+) MiB", line)
         if match:
             rows.append((int(match.group(1)), match.group(2).strip(), int(match.group(3))))
@@ -222,7 +222,7 @@ def read_smi_processes(name: str) -> list[tuple[int, int, str, str, int | None]]
     """(gpu, pid, type, process name, MiB or None when truncated) rows of an nvidia-smi table."""
     rows = []
     pattern = re.compile(r"^\|\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+(C\+G|C|G)\s+(.+?)\s+(\d+)(MiB|\.\.\.)\s*\|")
-    for line in (SHARED / "samples/process_tables" / name).read_text().splitlines():
+    for line in (SAMPLES / "process_tables" / name).read_text().splitlines():
         match = pattern.match(line)
         if match:
             gpu, pid, kind, process_name, size, unit = match.groups()

@@ -9,16 +9,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import httpx
 
 from kvtop.domain.observe import EndpointState
 from kvtop.sources.engine_http import fetch_engine_live, with_live_state
 from kvtop.sources.processes import attribute_node
+from tests.data_paths import SAMPLES
 from tests.fakes.fake_process_table import SGLANG_SERVER_PID, VLLM_SERVER_PID, two_engine_node
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples"
 GIB = 1 << 30
 
 

@@ -25,7 +25,7 @@ from kvtop.sources.engine_logs import (
     rank_of,
     read_engine_log,
 )
-from tests.conftest import CASES, SHARED
+from tests.conftest import CASES, CONFIGS
 
 # --- prefixes, truncation, foreign and binary input --------------------------------------------
 
@@ -170,9 +170,9 @@ def test_truncated_log_gives_what_it_has() -> None:
 
 
 def test_foreign_text_gives_no_engine() -> None:
-    design = (SHARED / "DESIGN.md").read_text()
+    prose = (CONFIGS / "SOURCES.md").read_text()  # 15 KB of Markdown tables about model configs
     noise = "".join(random.Random(7).choice("abc XYZ 0123456789.,=:[]()#\n") for _ in range(20000))
-    for text in (design, noise, ""):
+    for text in (prose, noise, ""):
         log = parse_engine_log(text)
         assert (log.engine, log.ranks(SglangRankLog), log.ranks(VllmRankLog), log.lines_parsed) == (None, (), (), 0)
         assert (log.recognised_lines("sglang"), log.recognised_lines("vllm"), log.startup_failures) == (0, 0, ())

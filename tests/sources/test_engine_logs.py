@@ -1,4 +1,4 @@
-"""The engine-log parser against every real case log in /work/shared/cases, plus odd inputs.
+"""The engine-log parser against every real case log in tests/data/cases, plus odd inputs.
 
 The case test is parametrised over every non-null number under `logged` in each case.json and
 asserts the parser recovers it at the precision the log printed. Numbers the log itself does not
@@ -30,9 +30,7 @@ from kvtop.sources.engine_logs import (
     parse_engine_log,
     read_engine_log,
 )
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-CASES = SHARED / "cases"
+from tests.data_paths import CASES
 
 
 def _nth(items: tuple[Any, ...], index: int) -> Any:

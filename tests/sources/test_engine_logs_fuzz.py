@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.sources.engine_logs import parse_call_args, parse_dict_args, parse_engine_log
+from tests.data_paths import CASES
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 REAL_LINES = sorted(
     {
         line
-        for path in (SHARED / "cases").glob("*/*/engine.log")
+        for path in CASES.glob("*/*/engine.log")
         for line in path.read_text().splitlines()
         if line
     }

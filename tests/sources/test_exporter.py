@@ -1,7 +1,7 @@
 """The exporter's page, parsed back with prometheus-client's own parser, holds the snapshot's numbers.
 
 The node is tests/ui/fakes.py's Meta-Llama-3-70B SGLang TP8 on eight H100s (81559 MiB each),
-predicted by the real `predict()` on ../shared/configs/meta-llama--Meta-Llama-3-70B.json.
+predicted by the real `predict()` on tests/data/configs/meta-llama--Meta-Llama-3-70B.json.
 """
 
 from __future__ import annotations

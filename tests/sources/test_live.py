@@ -16,6 +16,7 @@ from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.live import LiveSource, open_node_source
 from kvtop.sources.nvml import NvmlSource
+from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
     CONTAINER_PID_MIB,
     SGLANG_SERVER_PID,
@@ -25,7 +26,6 @@ from tests.fakes.fake_process_table import (
 )
 from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 GPT_OSS = "openai/gpt-oss-120b"
 
 
@@ -99,7 +99,7 @@ def test_ledgers_are_predicted_once_per_model_and_settings() -> None:
 
 
 def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> None:
-    log = SHARED / "cases/vllm/lmcache-1739-qwen3-14b/engine.log"  # logs `GPU KV cache size: 42,656 tokens`
+    log = CASES / "vllm/lmcache-1739-qwen3-14b/engine.log"  # logs `GPU KV cache size: 42,656 tokens`
     snapshot = live_two_engine_node(engine_log=log)[0].collect()
     vllm = snapshot.engines[1]
     assert [rank.observed.token_capacity for rank in vllm.ranks] == [42_656]
@@ -117,10 +117,10 @@ def test_a_missing_engine_log_is_an_input_error() -> None:
 
 def test_endpoint_capacity_wins_over_the_log() -> None:
     node, table = vllm_tp8_node()
-    page = (SHARED / "samples/vllm_metrics/v1-nim-qwen3-vl-235b-awq-tp2-grep-fragment.txt").read_text()
+    page = (SAMPLES / "vllm_metrics/v1-nim-qwen3-vl-235b-awq-tp2-grep-fragment.txt").read_text()
     client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, text=page)))
     source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
-                        engine_log=SHARED / "cases/vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
+                        engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
     view = source.collect().engines[0]
     assert (
         len(view.ranks) == 8 and view.ledger.token_capacity == 15_254_164

@@ -24,15 +24,15 @@ import pytest
 from kvtop.commands.probe import add_probe_arguments, render_probe_result, run_probe_command
 from kvtop.domain.probe import ProbeBuffer, ProbeOutcome, ProbeRequest, ProbeResult, mha_buffers
 from kvtop.sources.probe import WORKER_MODULE, run_probe
+from tests.data_paths import CONFIGS
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 GIB = 2**30
 MIB = 2**20
 
 
 def _qwen25_7b_buffers() -> tuple[ProbeBuffer, ...]:
     """K and V per layer for Qwen2.5-7B at TP1, from its real config.json."""
-    config = json.loads((SHARED / "configs" / "Qwen--Qwen2.5-7B.json").read_text())
+    config = json.loads((CONFIGS / "Qwen--Qwen2.5-7B.json").read_text())
     head_dim = config["hidden_size"] // config["num_attention_heads"]
     return mha_buffers(config["num_hidden_layers"], config["num_key_value_heads"], head_dim, "bfloat16")
 
@@ -84,7 +84,7 @@ class TorchRuns:
 
 
 @pytest.fixture(scope="module")
-def torch_runs() -> TorchRuns:
+def torch_runs(needs_torch: None) -> TorchRuns:
     """The runs that really allocate, started side by side (each pays for importing torch)."""
     with ThreadPoolExecutor(max_workers=3) as pool:
         target = pool.submit(run_probe, _cpu_request(target_tokens=20_000, memory_limit_bytes=4 * GIB))

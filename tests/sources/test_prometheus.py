@@ -1,4 +1,4 @@
-"""The cluster reader against a fake Prometheus API fed with recorded pages (../shared/samples).
+"""The cluster reader against a fake Prometheus API fed with recorded pages (tests/data/samples).
 
 DCGM pages: l40s-single-gpu-full (Hostname), mixed-rtx2000ada-… (lowercase hostname),
 rtx4000ada-k8s-pod-labels (k8s labels). Engine pages: SGLang docs and PR 1853 fragments.

@@ -1,7 +1,7 @@
 """Hand-built node snapshots and fake sources for the UI tests (no NVML, no engine, no thread tricks).
 
 The node is Meta-Llama-3-70B served by SGLang at TP8 on eight H100s. Predictions come from the
-real `predict()` on the real config in ../shared; observed bytes sit close to the prediction, as
+real `predict()` on the real config in tests/data; observed bytes sit close to the prediction, as
 a healthy engine's do. Variants add a 6 GiB co-tenant on GPU 3, or lose GPU 5.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings, parse_flags
@@ -29,9 +28,9 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS
 
-SHARED = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve()
-LLAMA_70B_CONFIG = SHARED / "configs" / "meta-llama--Meta-Llama-3-70B.json"
+LLAMA_70B_CONFIG = CONFIGS / "meta-llama--Meta-Llama-3-70B.json"
 #: The engine's `--model-path` in the fixtures: the shipped preset of the same config, so that
 #: screens showing the model reference do not depend on where the checkout lives.
 LLAMA_70B_REF = "llama-3-70b"

@@ -287,7 +287,7 @@ def test_the_probe_dialog_keys_are_in_the_help_table():
     assert bound <= documented, bound - documented
 
 
-async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_tenant_snapshot):
+async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_tenant_snapshot, needs_torch):
     """The app's request for GPU 3, re-aimed at 512 MiB of host memory, through the real child process."""
     ledger = co_tenant_snapshot.engine_of_gpu(3).ledger
     cpu_request = tui_probe_request(ledger, 3, 512 * MIB, device="cpu")
