@@ -121,12 +121,6 @@ def test_nothing_outside_the_repository_is_read(audited_reads: list[str]) -> Non
 
 NEEDLES = ("../" + "shared", "/work/" + "shared")  # spelled apart so that this file does not match
 SCANNED = ("kvtop", "tests", "docs", "benchmarks", ".ci", "README.md", "pyproject.toml")
-#: Files rewritten in parallel that still name the folder (their owners remove the mention); a
-#: strict xfail below fails once they are clean, so that the entry is removed here.
-KNOWN = {
-    "README.md": "its explain example and design link (being rewritten with the README's examples)",
-    "kvtop/domain/gpus.py": "a docstring citing the nvidia-smi samples (now tests/data/samples)",
-}
 
 
 def _mentions() -> dict[str, int]:
@@ -144,9 +138,4 @@ def _mentions() -> dict[str, int]:
 
 
 def test_no_file_names_a_folder_beside_the_repository() -> None:
-    assert {path: n for path, n in _mentions().items() if path not in KNOWN} == {}
-
-
-@pytest.mark.xfail(strict=True, reason="; ".join(f"{path}: {why}" for path, why in KNOWN.items()))
-def test_the_known_mentions_are_gone() -> None:
-    assert not set(KNOWN) & set(_mentions())
+    assert _mentions() == {}

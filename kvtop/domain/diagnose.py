@@ -162,7 +162,7 @@ class EngineOnNode:
     # --- rules ---------------------------------------------------------------------------------
 
     def co_tenants(self, thresholds: Thresholds) -> list[Finding]:
-        """Rule 1: processes of no engine (or another engine) on this engine's GPUs; unseen pids apart."""
+        """`co_tenant` / `unattributed_bytes`: processes of no engine (or another engine) on this engine's GPUs; unseen pids apart."""
         found = []
         for g, gpu in sorted(self.gpus.items()):
             others = [p for p in gpu.processes if p.engine_id != self.id and p.role in _OTHERS]
@@ -193,7 +193,7 @@ class EngineOnNode:
         return found
 
     def imbalance(self, thresholds: Thresholds) -> Finding | None:
-        """Rule 3 (SGLang): one rank has less memory than the others even with other processes gone."""
+        """`rank_imbalance` (engines sized by the least free GPU): one rank has less memory than the others even with other processes gone."""
         least_free_sizes = self.rules.sizes_every_rank_from_least_free
         if self.ledger is None or not least_free_sizes or len(self.clean) < 2:
             return None
@@ -217,7 +217,7 @@ class EngineOnNode:
         )  # fmt: skip
 
     def weights(self, thresholds: Thresholds) -> Finding | None:
-        """Rule 4: the engine reports more resident weights than the ledger predicts."""
+        """`weights_larger_than_predicted`: the engine reports more resident weights than the ledger predicts."""
         reported = [r.observed.weights_bytes for r in self.ranks.values() if r.observed.weights_bytes]
         if self.ledger is None or self.replay is None or not reported:
             return None
@@ -234,23 +234,23 @@ class EngineOnNode:
         )  # fmt: skip
 
     def reserve(self, thresholds: Thresholds) -> Finding | None:
-        """Rule 5: a runtime reserve larger than the engine's automatic one."""
+        """`reserve_larger_than_expected`: a runtime reserve larger than the engine's automatic one."""
         if self.ledger is None or self.replay is None:
             return None
         return self.rules.diagnosis.reserve_finding(self, thresholds)
 
     def restart(self) -> Finding | None:
-        """Rule 12: would the engine start again on the GPUs as they are now?"""
+        """`restart_will_not_fit`: would the engine start again on the GPUs as they are now?"""
         if self.ledger is None or self.replay is None or not self.clean:
             return None
         return self.rules.diagnosis.restart_finding(self)
 
     def unexplained(self, thresholds: Thresholds) -> Finding | None:
-        """Rule 13: worker bytes the ledger does not account for, shown rather than hidden."""
+        """`unexplained_bytes`: worker bytes the ledger does not account for, shown rather than hidden."""
         if self.ledger is None:
             return None
         weights = [r.observed.weights_bytes for r in self.ranks.values() if r.observed.weights_bytes]
-        excess = max(0, max(weights) - self.ledger.weights_bytes) if weights else 0  # rule 4 names it already
+        excess = max(0, max(weights) - self.ledger.weights_bytes) if weights else 0  # weights_larger_than_predicted names it already
         over = {
             g: u - excess
             for g, r in self.ranks.items()
@@ -299,7 +299,7 @@ def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
 
 
 def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Finding]:
-    """Rule 2: engine workers whose server is gone, grouped by their dead server (one kill)."""
+    """`orphan_worker`: engine workers whose server is gone, grouped by their dead server (one kill)."""
     groups: dict[tuple[str | None, int | None], list[tuple[int, GpuProcess]]] = {}
     for gpu, process in snapshot.observation.processes_with_role(ProcessRole.ORPHAN):
         groups.setdefault((process.engine_kind, process.parent_pid), []).append((gpu.index, process))

@@ -254,7 +254,7 @@ def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Fin
 
 
 def weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -> tuple[str, str]:
-    """Rule 4's likeliest cause of weights above the prediction, with its numbers, and the change for it."""
+    """`weights_larger_than_predicted`'s likeliest cause of weights above the prediction, with its numbers, and the change for it."""
     model, settings = ledger.model, ledger.settings
     ratio = observed / ledger.weights_bytes
     speculative = sorted(k for k in settings.flags if k.startswith("speculative"))
@@ -290,7 +290,7 @@ LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_
 
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:
-    """Rules 6–11: what the plan alone says (no live node needed); the engine adds its own."""
+    """The ledger-only rules: what the plan alone says (no live node needed); the engine adds its own."""
     replay = Replay(ledger)
     rules = (*LEDGER_RULES, *engine_rules(ledger.settings.engine).diagnosis.ledger_rules)
     return [f for rule in rules if (f := rule(ledger, replay, thresholds))]

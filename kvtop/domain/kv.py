@@ -61,7 +61,7 @@ def resolve_kv_format(
     requested: str, model: ModelSpec, storage: KvStorage, *, gpu_name: str | None = None
 ) -> KvFormat:
     """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
-    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, sglang.md §10)."""
+    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10)."""
     if requested == "auto":
         if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
             return "fp8_e4m3"
@@ -109,7 +109,7 @@ class KvBook(BaseModel):
     def full_bytes_per_token(self) -> int:
         """Full-attention layers plus the DSA index: what every cached token costs at full length.
 
-        With draft layers the cell is inflated as SGLang does it (sglang.md §6.1):
+        With draft layers the cell is inflated as SGLang does it (docs/engines/sglang.md §6.1):
         `int(cell × (1 + draft_layers / layers))`, room for the draft's own pool.
         """
         cell = (
@@ -135,7 +135,7 @@ def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage) -> bool:
     """Whether the MLA latent is stored as fp8 NoPE + fp32 scale per 128 + bf16 RoPE (656 B).
 
     Engines with `ds_mla_on_fp8_dsa` use it for FP8 KV on a DSA model, where `fp8_ds_mla` names
-    that same FP8 (sglang.md §6.1); the others only for `--kv-cache-dtype fp8_ds_mla` (vllm.md §3;
+    that same FP8 (docs/engines/sglang.md §6.1); the others only for `--kv-cache-dtype fp8_ds_mla` (docs/engines/vllm.md §3;
     their plain fp8 is 576 × 1 B).
     """
     if model.mla is None:

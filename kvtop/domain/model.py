@@ -71,7 +71,7 @@ class StateSpec(BaseModel):
 
 
 class VisionSpec(BaseModel):
-    """The vision tower's size as SGLang's VLM rule reads it (`vision_config`, sglang.md §5)."""
+    """The vision tower's size as SGLang's VLM rule reads it (`vision_config`, docs/engines/sglang.md §5)."""
 
     model_config = ConfigDict(frozen=True)
     num_layers: int = 24  # SGLang's default when `vision_config` does not say

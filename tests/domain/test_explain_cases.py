@@ -133,7 +133,7 @@ def test_missing_log_file_is_one_clear_line() -> None:
 
 
 def test_vllm_qwen3_14b_log_matches_from_its_available_kv_memory(tmp_path) -> None:
-    """lmcache-1739: Qwen3-14B (40 layers, 8 KV heads × 128) — geometry stated in engines/vllm.md §8.
+    """lmcache-1739: Qwen3-14B (40 layers, 8 KV heads × 128) — geometry stated in docs/engines/vllm.md §8.
 
     No Qwen3-14B config is in tests/data, so the Qwen3-32B config is narrowed to the 14B's facts.
     """
@@ -163,7 +163,7 @@ def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
         load_model(str(tmp_path / "qwen3-0.6b.json")),
         parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]),
     )
-    assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # vllm.md §8
+    assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # docs/engines/vllm.md §8
     assert result.verdict == "match" and result.token_capacity == 649_728
 
 

@@ -37,7 +37,7 @@ def _qwen25_05b(tmp_path: Path) -> ModelSpec:
 
 
 def _qwen3_14b(tmp_path: Path) -> ModelSpec:
-    """Qwen3-14B: 40 layers, 8 KV heads × 128 (engines/vllm.md §8)."""
+    """Qwen3-14B: 40 layers, 8 KV heads × 128 (docs/engines/vllm.md §8)."""
     return _derived(tmp_path, "Qwen--Qwen3-32B.json", "qwen3-14b.json", num_hidden_layers=40,
                     hidden_size=5120, num_attention_heads=40, intermediate_size=17408)  # fmt: skip
 
@@ -156,7 +156,7 @@ def test_an_engine_flag_the_log_contradicts_is_an_input_error() -> None:
 
 def test_c09_judges_the_pool_of_the_run_it_explains() -> None:
     """C09 holds two runs: the first prints (975,424 + 64) × (656 + 132) × 61 B = 43.67 GB (fp8 KV with
-    the DSA index, sglang.md §9.2); the second, older build excluded the index, so only it differs."""
+    the DSA index, docs/engines/sglang.md §9.2); the second, older build excluded the index, so only it differs."""
     log = read_engine_log(CASES / "sglang/C09/engine.log")
     flags = [
         "--tp",
@@ -201,7 +201,7 @@ V2_VERSION = "INFO 10-03 16:20:00 [api_server.py:1] vLLM API server version 0.10
 def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> None:
     """No case log of vLLM < 0.21 prints both budget and tokens, so one is written here: Qwen2.5-0.5B,
     0.018310546875 GiB ÷ 196,608 B per block = 100 blocks, L = 1,000. vLLM 0.10.2 printed
-    100 // 1 group × 16 = 1,600 (vllm.md §5 History); today's rule gives int(100/63 × 1,000) = 1,587."""
+    100 // 1 group × 16 = 1,600 (docs/engines/vllm.md §5 History); today's rule gives int(100/63 × 1,000) = 1,587."""
     model = _qwen25_05b(tmp_path)
     old = parse_engine_log(V2_VERSION + V2_LINES)
     assert old.engine_version == "0.10.2"
@@ -214,7 +214,7 @@ def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> 
 
 
 def test_vllm_021_print_rule_is_not_modelled_where_the_two_rules_differ(tmp_path: Path) -> None:
-    """v0.21 came out around PR #41069 (2026-04-28); vllm.md does not say which rule it prints."""
+    """v0.21 came out around PR #41069 (2026-04-28); docs/engines/vllm.md does not say which rule it prints."""
     settings = parse_flags("vllm", ["--engine-version", "0.21.1"])
     result = explain(parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), settings)
     assert result.verdict == "insufficient"

@@ -42,12 +42,12 @@ def test_a_count_below_one_names_the_flag_as_typed(engine: str, flag: str) -> No
 
 
 def test_chunked_prefill_minus_one_keeps_its_meaning() -> None:
-    """SGLang: chunked_prefill_size ≤ 0 turns chunking off (sglang.md §5); -1 is the spelling it uses."""
+    """SGLang: chunked_prefill_size ≤ 0 turns chunking off (docs/engines/sglang.md §5); -1 is the spelling it uses."""
     assert parse_flags("sglang", ["--chunked-prefill-size", "-1"]).chunked_prefill_size == -1
 
 
 def test_vllm_auto_fit_length_is_refused_not_misread() -> None:
-    """vLLM's `--max-model-len -1` auto-fits (vllm.md §4.2); kvtop does not model it, so it says so."""
+    """vLLM's `--max-model-len -1` auto-fits (docs/engines/vllm.md §4.2); kvtop does not model it, so it says so."""
     with pytest.raises(InputError, match=r"^--max-model-len: -1 \(vLLM's auto-fit"):
         parse_flags("vllm", ["--max-model-len", "-1"])
 

@@ -1,4 +1,4 @@
-"""SGLang budget rules for VLMs (sglang.md §4 multimodal reserve, §5 VLM fraction) and hybrid SWA under PP (§6.2)."""
+"""SGLang budget rules for VLMs (docs/engines/sglang.md §4 multimodal reserve, §5 VLM fraction) and hybrid SWA under PP (§6.2)."""
 
 from __future__ import annotations
 

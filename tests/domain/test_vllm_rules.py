@@ -1,4 +1,4 @@
-"""vLLM's blocks per request (engines/vllm.md §3), its default batch (§3), decode context parallel
+"""vLLM's blocks per request (docs/engines/vllm.md §3), its default batch (§3), decode context parallel
 (§3, §3.2) and the era of its `GPU KV cache size` print (§5 History), on real configs."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def test_token_print_rule_by_version(version: str | None, rule: str) -> None:
 
 
 def test_before_pr_41069_tokens_are_blocks_per_group_times_block_size() -> None:
-    """gpt-oss has 2 groups: 19,129 // 2 × 16 = 153,024 (vllm.md §5 History), not 287,762."""
+    """gpt-oss has 2 groups: 19,129 // 2 × 16 = 153,024 (docs/engines/vllm.md §5 History), not 287,762."""
     flags = ["--engine-version", "0.20.1", "--gpu-memory-utilization", "0.92"]
     engine = _plan(GPT_OSS, flags, H100_BYTES, "H100").engine
     assert engine.num_blocks == 19_129

@@ -73,7 +73,7 @@ def test_rank_prefixes(prefix: str, rank: RankKey) -> None:
     assert rank_of(f"{prefix} Memory pool end. avail mem=11.87 GB") == rank
 
 
-# Lines no case shows, written from the format strings in engines/sglang.md §11 and vllm.md §6.
+# Lines no case shows, written from the format strings in docs/engines/sglang.md §11 and docs/engines/vllm.md §6.
 SPEC_LINES: list[tuple[str, Callable[[EngineLog], Any], Any]] = [
     (
         "[2026-01-01 00:00:00 TP0] Init torch distributed ends. elapsed=1.25 s, mem usage=0.51 GB",

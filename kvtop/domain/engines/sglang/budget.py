@@ -26,12 +26,12 @@ _NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
 
 def default_page_size(model: ModelSpec) -> int:
-    """Page 1, except DSA on CUDA: 64 (sglang.md §6.6)."""
+    """Page 1, except DSA on CUDA: 64 (docs/engines/sglang.md §6.6)."""
     return 64 if model.attention_kind is AttentionKind.DSA else 1
 
 
 class SglangBudget:
-    """`solve`: the budget of one rank set, from the tightest rank's memory (sglang.md §4, §6, §7)."""
+    """`solve`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured

@@ -62,7 +62,7 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:
-    """Rule 5: a `mem_fraction_static` below SGLang's automatic one (§5)."""
+    """`reserve_larger_than_expected`: a `mem_fraction_static` below SGLang's automatic one (§5)."""
     assert engine.ledger is not None and engine.replay is not None
     settings, replay = engine.ledger.settings, engine.replay
     used = engine.view.engine.live.memory_fraction or settings.mem_fraction_static
@@ -99,7 +99,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
 
 
 def restart_finding(engine: EngineOnNode) -> Finding | None:
-    """Rule 12: a restart on the GPUs as they are now leaves no KV memory, or trips the balance check."""
+    """`restart_will_not_fit`: a restart on the GPUs as they are now leaves no KV memory, or trips the balance check."""
     assert engine.ledger is not None and engine.replay is not None
     now = engine.now()
     tight, loose = min(now, key=lambda g: now[g]), max(now, key=lambda g: now[g])
@@ -148,7 +148,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
 
 
 def _req_to_token(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    """Rule 9: the req_to_token table (§7) takes a large part of the runtime reserve."""
+    """`req_to_token_large`: the req_to_token table (§7) takes a large part of the runtime reserve."""
     eng = ledger.engine
     if eng.req_to_token_bytes <= thresholds.req_to_token_bytes:
         return None
@@ -194,7 +194,7 @@ def _uncapped_requests(ledger: Ledger) -> int:
 
 
 def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    """Rule 10: the linear-attention state pool caps running requests below what the KV pool allows (§4.2)."""
+    """`mamba_state_caps_requests`: the linear-attention state pool caps running requests below what the KV pool allows (§4.2)."""
     eng = ledger.engine
     if not eng.state_pool_bytes or not eng.fits:
         return None

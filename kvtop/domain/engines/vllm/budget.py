@@ -29,7 +29,7 @@ ESTIMATED_NON_KV_BYTES = 2 * GIB
 
 
 def default_batch_limits(total_bytes: int, gpu_name: str | None = None) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (vllm.md §3): 8192 on GPUs with
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (docs/engines/vllm.md §3): 8192 on GPUs with
     ≥ 70 GiB that are not an A100, else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return 8192, 1024
@@ -46,12 +46,12 @@ def is_chunked_local(model: ModelSpec) -> bool:
 
 
 def default_page_size(model: ModelSpec) -> int:
-    """16 tokens per block; MLA backends use 64 (vllm.md §3)."""
+    """16 tokens per block; MLA backends use 64 (docs/engines/vllm.md §3)."""
     return 64 if model.is_mla else 16
 
 
 class VllmBudget:
-    """`solve`: one worker's blocks from its own KV memory and its own layers (vllm.md §3–§5)."""
+    """`solve`: one worker's blocks from its own KV memory and its own layers (docs/engines/vllm.md §3–§5)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
@@ -179,7 +179,7 @@ class VllmBudget:
     def _blocks_per_request(
         m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, in_flight: int, dcp: int
     ) -> int:
-        """Σ over groups of the blocks one request of `max_len` tokens takes (vllm.md §3, §5)."""
+        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §5)."""
         window = m.sliding_window or max_len
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
@@ -194,7 +194,7 @@ class VllmBudget:
 
     @staticmethod
     def _concurrent_batches(s: LaunchSettings, pp: int) -> int:
-        """max_concurrent_batches (vllm.md §3): pp, or 2 with async scheduling at pp 1.
+        """max_concurrent_batches (docs/engines/vllm.md §3): pp, or 2 with async scheduling at pp 1.
 
         With async scheduling and pp > 1 it is pp (V1 runner) or pp + 1 (V2 runner); which runner
         ran is not in the flags, so that case is not modelled.
@@ -219,7 +219,7 @@ class VllmBudget:
         max_len: int,
         dcp: int,
     ) -> tuple[int, str]:
-        """(the `GPU KV cache size` figure, its step label) by the version's print rule (vllm.md §5)."""
+        """(the `GPU KV cache size` figure, its step label) by the version's print rule (docs/engines/vllm.md §5)."""
         by_concurrency = int(num_blocks / blocks_per_request * max_len)
         by_blocks = num_blocks // groups * block * dcp
         rule = token_print_rule(version)

@@ -70,7 +70,7 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:
-    """Rule 5: the engine's KV pool is smaller than the predicted available KV memory."""
+    """`reserve_larger_than_expected`: the engine's KV pool is smaller than the predicted available KV memory."""
     assert engine.ledger is not None and engine.replay is not None
     pools = [r.observed.kv_pool_bytes for r in engine.ranks.values() if r.observed.kv_pool_bytes]
     if not pools:
@@ -106,7 +106,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
 
 
 def restart_finding(engine: EngineOnNode) -> Finding | None:
-    """Rule 12: a restart refuses to start when a GPU has less free than utilisation × total (§2)."""
+    """`restart_will_not_fit`: a restart refuses to start when a GPU has less free than utilisation × total (§2)."""
     assert engine.ledger is not None and engine.replay is not None
     now = engine.now()
     tight = min(now, key=lambda g: now[g])
@@ -139,7 +139,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
 
 
 def _hybrid_manager_disabled(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
-    """Rule 11: `--disable-hybrid-kv-cache-manager` caches sliding-window layers at full length."""
+    """`hybrid_kv_manager_disabled`: `--disable-hybrid-kv-cache-manager` caches sliding-window layers at full length."""
     s = ledger.settings
     swa = len(ledger.model.layers_of(LayerKind.SLIDING))
     if not s.disable_hybrid_kv_cache_manager or not swa:

@@ -47,7 +47,7 @@ class VllmFlags:
     specials: Mapping[str, tuple[int, str]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        if field == "context_length" and value == -1:  # vllm.md §4.2
+        if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2
             raise InputError(
                 "-1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens", field=flag
             )
