@@ -22,6 +22,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.domain.redact import RedactedModel, RedactedStr
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -112,12 +113,10 @@ class RankView(BaseModel):
         return gap if gap > 0 else min(0, gap + prediction.activations_bytes)
 
 
-class EngineView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class EngineView(RedactedModel):
     engine: EngineInstance
     ledger: Ledger | None
-    ledger_error: str | None = None  # why there is no prediction (model not found, not modelled…)
+    ledger_error: RedactedStr | None = None  # why there is no prediction (model not found, not modelled…)
     ranks: tuple[RankView, ...] = ()
 
     @property
@@ -143,13 +142,11 @@ class EngineView(BaseModel):
         return tightest if gap >= margin else None
 
 
-class NodeSnapshot(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class NodeSnapshot(RedactedModel):
     observation: NodeObservation
     engines: tuple[EngineView, ...] = ()
-    source: str = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
-    notice: str | None = None  # e.g. "no NVIDIA driver: showing the demo node"
+    source: RedactedStr = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
+    notice: RedactedStr | None = None  # e.g. "no NVIDIA driver: showing the demo node"
 
     def rank_on_gpu(self, gpu_index: int) -> RankView | None:
         found = self.ranks_by_gpu.get(gpu_index)

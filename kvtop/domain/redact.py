@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 MASK = "***"
 
@@ -360,7 +361,7 @@ def redact_mapping(values: Mapping[str, str | bool]) -> dict[str, str | bool]:
     """Redact a mapping (parsed flags, an environment, headers): values of secret-named keys, and
     secrets inside every other string value."""
     return {
-        key: (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_text(value))
+        key: (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_shown(value))
         for key, value in values.items()
     }
 
@@ -377,6 +378,27 @@ def redact_shown(text: str) -> str:
 
 #: A string field that is redacted whenever its value is built (names, titles, messages, URLs).
 RedactedStr = Annotated[str, AfterValidator(redact_shown)]
+
+_Model = TypeVar("_Model", bound="RedactedModel")
+
+
+class RedactedModel(BaseModel):
+    """A frozen value whose copies are validated too: pydantic's `model_copy(update=…)` skips
+    validators, so a string set through it would escape `RedactedStr`. Here it cannot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def model_copy(self: _Model, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Model:
+        if not update or all(_holds_no_new_text(value) for value in update.values()):
+            return super().model_copy(update=update, deep=deep)  # numbers, states, values already redacted
+        return type(self).model_validate({**super().model_copy(deep=deep).__dict__, **update})
+
+
+def _holds_no_new_text(value: object) -> bool:
+    """Whether a value cannot bring unredacted text into a copy (so validating it can be skipped)."""
+    if value is None or isinstance(value, (RedactedModel, int, float, Enum)):
+        return True
+    return isinstance(value, tuple) and all(_holds_no_new_text(item) for item in value)
 
 
 def _looks_like_flag(token: str) -> bool:

@@ -24,6 +24,7 @@ from prometheus_client.registry import Collector
 from kvtop.domain.errors import InputError
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.ports import SnapshotSource
+from kvtop.domain.redact import redact_text
 
 DEFAULT_LISTEN = "127.0.0.1:9401"
 GPU_LABELS = ("gpu", "uuid", "name")
@@ -241,7 +242,7 @@ class SnapshotCollector(Collector):
             families = snapshot_families(snapshot, self.node, findings)
         except Exception as err:  # any failure of the source is reported in the metrics, not raised
             with self._lock:
-                self._ok, self._error = False, f"{type(err).__name__}: {err}"
+                self._ok, self._error = False, redact_text(f"{type(err).__name__}: {err}")
                 self._duration_s = time.perf_counter() - started
             print(f"kvtop export: collection failed: {self._error}", file=sys.stderr)
             return False

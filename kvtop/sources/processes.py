@@ -11,7 +11,6 @@ through a `ProcessTable`, so tests use a table built from recorded process listi
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,19 +26,13 @@ from kvtop.domain.observe import (
     ProcessInfoState,
     ProcessRole,
 )
-from kvtop.domain.redact import redact_argv as _redact_argv
+from kvtop.domain.redact import redact_argv
 
 DEFAULT_PORTS: dict[EngineName, int] = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
 _RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
 _MAX_ANCESTRY = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """Redaction is pure and command lines repeat every tick: redact each distinct one once."""
-    return _redact_argv(argv)
 
 
 @dataclass(frozen=True)
@@ -193,7 +186,7 @@ class _Attribution:
         known = {
             "name": record.name,
             "title": title,
-            "cmdline": redact_argv(record.cmdline),  # model_copy skips validators: redact here
+            "cmdline": record.cmdline,  # redacted by GpuProcess, like every string it holds
             "user": record.user,
             "parent_pid": record.parent_pid,
             "start_time": record.start_time,
