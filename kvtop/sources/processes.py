@@ -3,8 +3,10 @@
 `attribute_node` takes NVML's view of a node and, for every GPU process, reads its parent,
 user, command line, title and `CUDA_VISIBLE_DEVICES`; it finds the SGLang/vLLM server that
 launched it (the nearest ancestor whose command line is a server launch) and its rank from the
-title the engine gave it (`VLLM::Worker_TP1_EP1`, `sglang::scheduler_DP1_TP3`). Processes of no
-engine are co-tenants, engine workers without a live server are orphans, and pids this
+title the engine gave it (`VLLM::Worker_TP1_EP1`, `sglang::scheduler_DP1_TP3`). The server
+itself, when it holds GPU memory (vLLM's API server keeps its own CUDA context), is its engine's
+server and never a rank: ranks are the workers. Processes of no engine are co-tenants, engine
+workers without a live server are orphans, and pids this
 namespace cannot see or read are unattributed — named, never dropped. The OS is reached only
 through a `ProcessTable`, so tests use a table built from recorded process listings.
 """
@@ -140,8 +142,7 @@ def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservatio
         gpu.model_copy(update={"processes": tuple(attribution.describe(p) for p in gpu.processes)})
         for gpu in node.gpus
     )
-    observed = node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
-    return _rank_servers_that_compute(observed)
+    return node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
 
 
 class _Attribution:
@@ -288,25 +289,3 @@ def endpoint_address(kind: EngineName, settings: LaunchSettings | None) -> tuple
     host = settings.host if settings and settings.host else None
     port = settings.port if settings and settings.port else DEFAULT_PORTS[kind]
     return ("127.0.0.1" if host is None or host in _ANY_ADDRESS else host), port
-
-
-def _rank_servers_that_compute(node: NodeObservation) -> NodeObservation:
-    """A server process holding GPU memory is its engine's first rank (vLLM V0 runs rank 0 in
-    the API server) unless a worker already states that rank."""
-    first = EngineRank()
-
-    def ranked(process: GpuProcess) -> GpuProcess:
-        if process.role is not ProcessRole.ENGINE_SERVER or process.engine_id is None:
-            return process
-        taken = any(
-            worker.rank == first
-            for _, worker in node.engine_processes(process.engine_id)
-            if worker.role is ProcessRole.ENGINE_WORKER
-        )
-        return process if taken else process.model_copy(update={"rank": first})
-
-    gpus = tuple(
-        gpu.model_copy(update={"processes": tuple(ranked(process) for process in gpu.processes)})
-        for gpu in node.gpus
-    )
-    return node.model_copy(update={"gpus": gpus})
