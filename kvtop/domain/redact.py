@@ -35,11 +35,11 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 # Short flags that conventionally take a key.
 _SECRET_SHORT_FLAGS = frozenset({"-k"})
 # Words that contain a secret word but name something else; removed before looking.
-_BENIGN_WORDS = ("tokeniz", "tokens", "tokenid", "authority", "keyword", "keyboard", "keyfile", "monkey",
-                 "bypass", "passthrough", "allowcredentials")  # fmt: skip
+_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile|monkey|bypass"
+                           r"|passthrough|allowcredentials")  # fmt: skip
 # A "token" beside one of these is a count of tokens (`--max-token-len`), not a credential.
 _COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",
-                             "threshold", "per"})  # fmt: skip
+                             "threshold", "per", "capacity", "usage", "total", "used", "rate"})  # fmt: skip
 _SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  # `Authorization: Bearer x`
 _SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -70,9 +70,7 @@ def _is_secret_name(name: str) -> bool:
 
 def _judge_name(name: str) -> bool:
     segments = [part.lower() for part in _SEGMENT_SPLIT.split(_CAMEL.sub("-", name)) if part]
-    compact = "".join(segments)
-    for benign in _BENIGN_WORDS:
-        compact = compact.replace(benign, "|")
+    compact = _BENIGN_WORDS.sub("|", "".join(segments))
     if "token" in compact and not _COUNT_SEGMENTS.isdisjoint(segments):
         compact = compact.replace("token", "|")
     return (
