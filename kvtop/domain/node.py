@@ -23,6 +23,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.domain.redact import RedactedModel, RedactedStr
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -42,6 +43,7 @@ class RankObserved(BaseModel):
     foreign_bytes: int = 0  # co-tenants and other engines' processes on the same GPU
     orphan_bytes: int = 0  # engine workers whose server is gone
     unattributed_bytes: int = 0  # pids kvtop cannot see (containers)
+    server_bytes: int = 0  # this engine's server processes here (their own CUDA context): no rank's
     token_capacity: int | None = None  # as the engine reports it (metrics / server info / log)
     kv_usage_fraction: float | None = None
     weights_bytes: int | None = None  # as the engine reports it
@@ -114,12 +116,10 @@ class RankView(BaseModel):
         return gap if gap > 0 else min(0, gap + prediction.activations_bytes)
 
 
-class EngineView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class EngineView(RedactedModel):
     engine: EngineInstance
     ledger: Ledger | None
-    ledger_error: str | None = None  # why there is no prediction (model not found, not modelled…)
+    ledger_error: RedactedStr | None = None  # why there is no prediction (model not found, not modelled…)
     ranks: tuple[RankView, ...] = ()
 
     @property
@@ -145,13 +145,11 @@ class EngineView(BaseModel):
         return tightest if gap >= margin else None
 
 
-class NodeSnapshot(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class NodeSnapshot(RedactedModel):
     observation: NodeObservation
     engines: tuple[EngineView, ...] = ()
-    source: str = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
-    notice: str | None = None  # e.g. "no NVIDIA driver: showing the demo node"
+    source: RedactedStr = "nvml"  # "nvml", "demo:<scenario>", "prometheus:<url>"
+    notice: RedactedStr | None = None  # e.g. "no NVIDIA driver: showing the demo node"
 
     def rank_on_gpu(self, gpu_index: int) -> RankView | None:
         found = self.ranks_by_gpu.get(gpu_index)
@@ -172,26 +170,30 @@ class NodeSnapshot(BaseModel):
 
 
 class OutsideBytes(NamedTuple):
-    """Bytes on one GPU held by processes outside an engine, by kind."""
+    """Bytes on one GPU held by processes other than an engine's rank worker, by kind."""
 
     foreign: int  # co-tenants, and the workers and servers of other engines
     orphan: int  # engine workers whose server is gone
     unattributed: int  # pids kvtop cannot see (containers)
+    server: int = 0  # engine servers' own memory (vLLM's API server CUDA context): their engine's, no rank's
 
 
 _OTHER_ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
 
 
 def outside_bytes(gpu: GpuObservation, engine_id: str | None) -> OutsideBytes:
-    """What processes outside engine `engine_id` hold on `gpu` (None: outside every engine).
+    """What processes other than engine `engine_id`'s workers hold on `gpu` (None: no engine asked about).
 
     One split for every reader (ranks, bars, the rank ledger): another engine's processes are
-    foreign to this one; an engine process on a GPU where no engine is asked about is not.
+    foreign to this one; an engine server's own memory is its engine's (`server`); any other
+    engine process on a GPU where no engine is asked about is not foreign.
     """
-    foreign = orphan = unattributed = 0
+    foreign = orphan = unattributed = server = 0
     for p in gpu.processes:
         held = p.used_bytes or 0
-        if (
+        if p.role is ProcessRole.ENGINE_SERVER and (engine_id is None or p.engine_id == engine_id):
+            server += held
+        elif (
             p.role is ProcessRole.CO_TENANT
             or p.role in _OTHER_ENGINE_ROLES
             and engine_id is not None
@@ -202,7 +204,7 @@ def outside_bytes(gpu: GpuObservation, engine_id: str | None) -> OutsideBytes:
             orphan += held
         elif p.role is ProcessRole.UNATTRIBUTED:
             unattributed += held
-    return OutsideBytes(foreign, orphan, unattributed)
+    return OutsideBytes(foreign, orphan, unattributed, server)
 
 
 def _ledger_rank(ledger: Ledger, rank: EngineRank) -> RankLedger | None:
@@ -223,6 +225,7 @@ def _observed(gpu: GpuObservation, process: GpuProcess, engine: EngineInstance) 
         foreign_bytes=outside.foreign,
         orphan_bytes=outside.orphan,
         unattributed_bytes=outside.unattributed,
+        server_bytes=outside.server,
         token_capacity=(
             live_rank.token_capacity if live_rank and live_rank.token_capacity else live.token_capacity
         ),

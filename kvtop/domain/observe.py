@@ -4,22 +4,23 @@
 rank (or names it a co-tenant, an orphan or unattributed), `sources/engine_http.py` adds each
 engine's live endpoint facts. The UI, diagnose and the exporter read one `NodeObservation`.
 Every failure is a named state with a message; a number that could not be read is `None`,
-never a zero. Command lines are redacted when a value is built, so no secret can be shown.
+never a zero. Command lines and every string from outside (names, titles, messages, URLs) are
+redacted when a value is built or copied, so no surface can show a secret.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.redact import redact_argv, redact_mapping
+from kvtop.domain.redact import RedactedModel, RedactedStr, redact_argv, redact_mapping, redact_shown
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class _Frozen(RedactedModel):
+    """Frozen; copies are validated, so redaction cannot be skipped."""
 
 
 class NvmlState(str, Enum):
@@ -110,15 +111,15 @@ class GpuProcess(_Frozen):
     used_bytes: int | None  # None: NVML cannot say (WDDM, MIG, some vGPU)
     kind: ProcessKind = ProcessKind.COMPUTE
     gpu_instance_id: int | None = None  # MIG GPU instance, when NVML reports one
-    name: str | None = None
-    title: str | None = None  # the process title an engine set (`VLLM::Worker_TP0`, `sglang::scheduler_TP1`)
+    name: RedactedStr | None = None
+    title: RedactedStr | None = None  # the title an engine set (`VLLM::Worker_TP0`, `sglang::scheduler_TP1`)
     cmdline: tuple[str, ...] = ()  # always redacted
-    user: str | None = None
+    user: RedactedStr | None = None
     parent_pid: int | None = None
     start_time: float | None = None  # seconds since the epoch
-    cuda_visible_devices: str | None = None
+    cuda_visible_devices: RedactedStr | None = None
     info_state: ProcessInfoState = ProcessInfoState.NOT_READ
-    info_message: str | None = None
+    info_message: RedactedStr | None = None
     role: ProcessRole = ProcessRole.UNATTRIBUTED
     engine_id: str | None = None
     engine_kind: EngineId | None = None  # also set for orphans (from their title)
@@ -135,7 +136,7 @@ class MigInstance(_Frozen):
 
     index: int
     uuid: str | None
-    name: str | None
+    name: RedactedStr | None
     total_bytes: int | None
     used_bytes: int | None
     free_bytes: int | None
@@ -149,7 +150,7 @@ class GpuObservation(_Frozen):
     index: int
     uuid: str | None = None
     pci_bus_id: str | None = None
-    name: str | None = None
+    name: RedactedStr | None = None
     total_bytes: int | None = None
     used_bytes: int | None = None  # v2: excludes reserved; v1: includes it
     free_bytes: int | None = None
@@ -157,7 +158,7 @@ class GpuObservation(_Frozen):
     memory_api: MemoryApi | None = None
     utilization_percent: int | None = None
     state: GpuState = GpuState.OK
-    state_message: str | None = None
+    state_message: RedactedStr | None = None
     processes: tuple[GpuProcess, ...] = ()
     mig_instances: tuple[MigInstance, ...] = ()
 
@@ -190,9 +191,9 @@ class EngineLive(_Frozen):
     engine printed to two decimals."""
 
     state: EndpointState = EndpointState.NOT_QUERIED
-    message: str | None = None
-    base_url: str | None = None
-    version: str | None = None
+    message: RedactedStr | None = None
+    base_url: RedactedStr | None = None
+    version: RedactedStr | None = None
     token_capacity: int | None = None  # SGLang max_total_num_tokens; vLLM kv_cache_size_tokens
     num_gpu_blocks: int | None = None  # vLLM, includes the null block
     block_size: int | None = None  # tokens per KV page (vLLM block_size, SGLang page_size)
@@ -204,7 +205,11 @@ class EngineLive(_Frozen):
     weight_bytes: int | None = None
     kv_cache_bytes: int | None = None
     ranks: tuple[EngineLiveRank, ...] = ()
-    notes: tuple[str, ...] = ()  # partial failures, e.g. SGLang started without --enable-metrics
+    notes: tuple[RedactedStr, ...] = ()  # partial failures, e.g. SGLang started without --enable-metrics
+
+
+# LaunchSettings fields that hold free text from a command line (the rest are numbers and choices)
+_SETTINGS_TEXT = ("model", "host", "quantization", "dtype", "kv_cache_memory_bytes", "engine_version")
 
 
 class EngineInstance(_Frozen):
@@ -213,10 +218,10 @@ class EngineInstance(_Frozen):
     engine_id: str  # "<kind>:<server pid>"
     kind: EngineId
     server_pid: int
-    model: str | None = None
+    model: RedactedStr | None = None
     settings: LaunchSettings | None = None  # None when the command line could not be parsed
-    settings_message: str | None = None
-    host: str  # where kvtop reads its endpoints (127.0.0.1 when it binds every address)
+    settings_message: RedactedStr | None = None
+    host: RedactedStr  # where kvtop reads its endpoints (127.0.0.1 when it binds every address)
     port: int
     live: EngineLive = EngineLive()
 
@@ -225,7 +230,10 @@ class EngineInstance(_Frozen):
     def _redact_flags(cls, value: LaunchSettings | None) -> LaunchSettings | None:
         if value is None:
             return None
-        return value.model_copy(update={"flags": redact_mapping(value.flags)})
+        return value.model_copy(update={
+            "flags": redact_mapping(value.flags),
+            **{field: redact_shown(getattr(value, field)) for field in _SETTINGS_TEXT if getattr(value, field)},
+        })  # fmt: skip
 
 
 class NodeObservation(_Frozen):
@@ -233,8 +241,8 @@ class NodeObservation(_Frozen):
 
     taken_at: float
     nvml_state: NvmlState = NvmlState.OK
-    nvml_message: str | None = None
-    driver_version: str | None = None
+    nvml_message: RedactedStr | None = None
+    driver_version: RedactedStr | None = None
     gpus: tuple[GpuObservation, ...] = ()
     engines: tuple[EngineInstance, ...] = ()
 

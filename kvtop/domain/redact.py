@@ -1,92 +1,402 @@
 """Secret redaction: values of API keys, tokens, passwords and credentials become `***`.
 
-kvtop reads other processes' command lines; anything it shows or exports passes through here
-first. A flag or variable is secret by its *name* (`--api-key`, `--hf-token`, `HF_TOKEN`,
-`OPENAI_API_KEY`, `DB_PASSWORD`, `Authorization`), never by guessing at values, so
+kvtop reads other processes' command lines; every string it shows, exports or writes passes
+through here when the value holding it is built (`RedactedStr`, `redact_argv`). A value is
+secret by the *name* it is given (`--api-key`, `HF_TOKEN`, `"hf_token":`, `?sig=`) or by where
+it sits (the user-info of a URL), never by guessing at the value itself, so
 `--max-total-tokens 4096` and `--tokenizer x` stay readable.
+
+The text is parsed, not pattern-matched as a whole: maximal name runs are found with a
+regex that cannot backtrack, and the value after a secret name is measured from its first
+character (a quoted string to its closing quote, a bracketed structure to its matching
+bracket, a bare word to its delimiter). Every character is looked at a bounded number of
+times, so the work is linear in the input (a 1 MB argument is redacted in well under a second).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
+from enum import Enum
+from functools import lru_cache
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 MASK = "***"
 
-# Whole name segments (split on '-', '_' and case-insensitively) that mark a secret.
-_SECRET_SEGMENTS = frozenset(
-    {"token", "password", "passwd", "pwd", "secret", "apikey", "auth", "authorization", "credential",
-     "credentials", "cookie"}
-)  # fmt: skip
-# Adjacent segment pairs that mark a secret ("api-key", "access-key", "private-key").
-_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key")})
+# --- names -----------------------------------------------------------------------------------
 
-_ENV_ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S*)$")
-_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]{8,}")
-_AUTH_HEADER = re.compile(
-    r"(?i)\b(authorization|x-api-key|api-key)(\s*[:=]\s*)(?!(?:bearer|basic)\b)[^\s'\",;]+"
-)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<password>[^@/\s]+)@")
-_FLAG_IN_TEXT = re.compile(
-    r"(?P<flag>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)"
-)
-_ENV_IN_TEXT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)")
+# Anywhere in a name with its separators removed ("HFTOKEN", "PGPASSWORD", "apiKey", "x-api-key").
+_SECRET_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential", "signature",
+                 "token", "auth", "key", "pwd", "cookie")  # fmt: skip
+# Only as a whole segment of the name ("DB_PASS", "GITHUB_PAT", "?sig=") — too short to match inside words.
+_SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "pw"})
+# Short flags that conventionally take a key.
+_SECRET_SHORT_FLAGS = frozenset({"-k"})
+# Words that contain a secret word but name something else; removed before looking.
+_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile|monkey|bypass"
+                           r"|passthrough|allowcredentials")  # fmt: skip
+# A "token" beside one of these is a count of tokens (`--max-token-len`), not a credential.
+_COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",
+                             "threshold", "per", "capacity", "usage", "total", "used", "rate"})  # fmt: skip
+_SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  # `Authorization: Bearer x`
+_SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Cheap first look: a name (or a text) without any of these cannot hold a secret name.
+_TRIGGERS = ("pw", "pass", "secret", "cred", "sig", "token", "auth", "key", "cookie", "pat", "jwt", "bearer",
+             "basic", "-k")  # fmt: skip
+
+
+def _has_trigger(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGERS)
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a flag or variable name (`--api-key`, `HF_TOKEN`, `db.password`) names a secret."""
-    segments = [part for part in re.split(r"[-_.\s]+", name.strip().lstrip("-").lower()) if part]
-    if any(segment in _SECRET_SEGMENTS for segment in segments):
+    """Whether a flag, variable or key name (`--api-key`, `HF_TOKEN`, `db.password`, `apiKey`) names a secret."""
+    name = name.strip()
+    if name in _SECRET_SHORT_FLAGS:
         return True
-    return any(pair in _SECRET_PAIRS for pair in pairwise(segments))
+    if not _has_trigger(name):
+        return False
+    return _is_secret_name(name) if len(name) <= 64 else _judge_name(name)
+
+
+@lru_cache(maxsize=4096)
+def _is_secret_name(name: str) -> bool:
+    return _judge_name(name)
+
+
+def _judge_name(name: str) -> bool:
+    segments = [part.lower() for part in _SEGMENT_SPLIT.split(_CAMEL.sub("-", name)) if part]
+    compact = _BENIGN_WORDS.sub("|", "".join(segments))
+    if "token" in compact and not _COUNT_SEGMENTS.isdisjoint(segments):
+        compact = compact.replace("token", "|")
+    return (
+        any(word in compact for word in _SECRET_WORDS)
+        or any(segment in _SECRET_SEGMENTS for segment in segments)
+        or compact.endswith("pass")
+    )
+
+
+# --- text ------------------------------------------------------------------------------------
+
+_RUN = re.compile(r"[A-Za-z0-9_.\-]+")  # a name: maximal, so finditer never backtracks
+_QUOTES = "\"'`"
+_SPACE = " \t\r\n\f\v"
+_FLAG_START_AFTER = _SPACE + _QUOTES + "([{,="  # a run starting with '-' after one of these is a flag
+_AFTER_KEY = re.compile(r"(\\*[\"'`])?(\])?([ \t]*)(?:(=|:(?!//))|(,)(?=\s*\\*[\"']))?([ \t]*)")
+_SPACES = re.compile(r"\s*")
+_BLANKS = re.compile(r"[ \t]*")  # spaces within one line
+_LONG_FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*(?:=|\s|$)")
+_WORD = re.compile(r"\S*")
+_SHELL_WORD = re.compile(r"[^\s;|&]*")  # a bare value in a line of text ends where a shell word would
+_QUERY_VALUE = re.compile(r"[^\s\"'`&#;]*")
+_MAPPING_VALUE = re.compile(r"[^\s\"'`,;}\])]*")
+_SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]{8,}")  # what follows a bare `Bearer`
+_BRACKETS = re.compile(r"[\[\]{}\"'\\]")
+_BACKSLASHES = re.compile(r"\\*")
 
 
 def redact_text(text: str) -> str:
-    """Redact secrets inside one free-text string (a shell line, a header, a URL)."""
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
-    text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
-    text = _FLAG_IN_TEXT.sub(
-        lambda m: f"{m['flag']}{m['sep']}{MASK}" if is_secret_name(m["flag"]) else m[0], text
-    )
-    return _ENV_IN_TEXT.sub(lambda m: f"{m['name']}={MASK}" if is_secret_name(m["name"]) else m[0], text)
+    """Redact secrets inside one free-text string: a shell line, a header, a URL, JSON, a message."""
+    if "@" in text:
+        text = _redact_userinfo(text)
+    if _has_trigger(text):
+        text = _redact_pairs(text)
+    return text
+
+
+def _redact_pairs(text: str) -> str:
+    """Mask the value after every secret name: `name=v`, `name: v`, `"name": "v"`, `--name v`, `Bearer v`."""
+    out: list[str] = []
+    done = 0  # text[:done] is in `out`
+    for run in _RUN.finditer(text):
+        start, end = run.span()
+        if start < done:
+            continue  # inside a value already masked
+        name = run.group()
+        if name.lower() in ("bearer", "basic"):
+            span = _scheme_value(text, end)
+        elif is_secret_name(name):
+            span = _value_after(text, start, end, name)
+        else:
+            continue
+        if span is not None and span[1] > span[0]:
+            out += (text[done : span[0]], MASK)
+            done = span[1]
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _value_after(text: str, start: int, end: int, name: str) -> tuple[int, int] | None:
+    """The span of the value that secret name `text[start:end]` gives, or None when it gives none."""
+    before = text[start - 1] if start else ""
+    if before and before in "/@":
+        return None  # a path or host component (`…/keycloak.example.com:8080`), not a key
+    enclosing = before if before and before in _QUOTES else None
+    is_flag = name.startswith("-") and (not before or before in _FLAG_START_AFTER)
+    after = _AFTER_KEY.match(text, end)
+    assert after is not None  # every group is optional
+    close_quote, _bracket, _gap, separator, comma, _ = after.groups()
+    if comma:  # ("HF_TOKEN", "value") or ['--api-key', 'value']: a quoted key, then a quoted value
+        return _quoted_or_word(text, _skip_spaces(text, after.end()), enclosing=None)
+    if separator is None:
+        if not is_flag or (close_quote and close_quote[-1] != enclosing):
+            return None
+        value_at = _skip_spaces(text, end + len(close_quote or ""))
+        if (
+            value_at == end + len(close_quote or "")
+            or value_at >= len(text)
+            or _LONG_FLAG.match(text, value_at)
+        ):
+            return None  # no gap, nothing after, or `--allow-credentials --port 8000`: no value here
+        return _quoted_or_word(text, value_at, enclosing=None if close_quote else enclosing)
+    value_at = after.end()
+    if separator == ":" or close_quote:  # "key": value, key: value, header: value
+        return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_MAPPING_VALUE, scheme=True)
+    if before and before in "?&;":  # a query parameter
+        return _quoted_or_word(text, value_at, enclosing=enclosing, bare=_QUERY_VALUE)
+    return _quoted_or_word(text, value_at, enclosing=enclosing)  # --name=v, NAME=v, name=v
+
+
+def _skip_spaces(text: str, at: int) -> int:
+    return _SPACES.match(text, at).end()  # type: ignore[union-attr]
+
+
+def _quoted_or_word(
+    text: str, at: int, *, enclosing: str | None, bare: re.Pattern[str] = _SHELL_WORD, scheme: bool = False
+) -> tuple[int, int] | None:
+    """The span of the value starting at `at`: a quoted string's inside, a whole {…}/[…], or a bare word."""
+    if at >= len(text):
+        return None
+    first = text[at]
+    if first == "\\" or first in _QUOTES:
+        return _quoted(text, at)
+    if first in "{[":
+        return at, _matching_bracket(text, at)
+    word_end = bare.match(text, at).end()  # type: ignore[union-attr]
+    if enclosing is not None:  # `"--api-key=abc"`: the enclosing quote ends the value
+        closing = text.find(enclosing, at, word_end)
+        word_end = word_end if closing == -1 else closing
+    else:  # a closing quote glued to the word ends it (`bash -c "… --api-key abc"`)
+        while word_end > at + 1 and text[word_end - 1] in _QUOTES:
+            word_end -= 1
+    if scheme and text[at:word_end].lower() in _SCHEME_WORDS:  # `Bearer abc`: keep the scheme, mask the token
+        token_at = _BLANKS.match(text, word_end).end()  # type: ignore[union-attr]
+        if word_end < token_at < len(text) and text[token_at] not in _SPACE:
+            return _quoted_or_word(text, token_at, enclosing=enclosing, bare=bare)
+    return at, word_end
+
+
+def _quoted(text: str, at: int) -> tuple[int, int]:
+    """The inside of the quoted string opening at `at`, which may be escaped (`\\"…\\"`); to the end when unclosed."""
+    quote_at = _BACKSLASHES.match(text, at).end()  # type: ignore[union-attr]
+    slashes = quote_at - at
+    if quote_at >= len(text) or text[quote_at] not in _QUOTES:
+        return at, _WORD.match(text, at).end()  # type: ignore[union-attr]
+    quote, inside = text[quote_at], quote_at + 1
+    position = inside
+    while True:
+        closing = text.find(quote, position)
+        if closing == -1:
+            return inside, len(text)
+        run = closing
+        while run > position and text[run - 1] == "\\":
+            run -= 1
+        backslashes = closing - run
+        if slashes and backslashes >= slashes:  # `\\"` closes a string opened with `\\"`
+            return inside, closing - slashes
+        if not slashes and backslashes % 2 == 0:  # an unescaped quote
+            return inside, closing
+        position = closing + 1
+
+
+def _matching_bracket(text: str, at: int) -> int:
+    """The end of the bracketed structure opening at `at` (quotes honoured); the end of text when unclosed."""
+    depth = 0
+    quote: str | None = None
+    escaped_at = -2  # the position a backslash escapes
+    for mark in _BRACKETS.finditer(text, at):
+        char, position = mark.group(), mark.start()
+        if position == escaped_at:
+            continue
+        if char == "\\":
+            escaped_at = position + 1
+        elif quote is not None:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return len(text)
+
+
+def _scheme_value(text: str, end: int) -> tuple[int, int] | None:
+    """After `Bearer`/`Basic`: the token that follows it, when one does."""
+    at = _BLANKS.match(text, end).end()  # type: ignore[union-attr]
+    if at == end:
+        return None
+    token = _SCHEME_TOKEN.match(text, at)
+    return token.span() if token else None
+
+
+# --- URL user-info ---------------------------------------------------------------------------
+
+_LAST_BOUND = re.compile(r"[\s\"'`][^\s\"'`]*\Z")  # searched up to an '@': where its word begins
+_AUTHORITY_END = re.compile(r"[/?#]")
+_PLAUSIBLE_HOST = re.compile(
+    r"(?:\[[0-9A-Fa-f:.]+\]|localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)(?::\d+)?", re.IGNORECASE
+)
+_ASSIGNED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*=")  # `--db-url=` or `DATABASE_URL=` before a value
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_URL_WORD_END = re.compile(r"[^\s\"'`]*")
+
+
+def _redact_userinfo(text: str) -> str:
+    """`scheme://user:password@host` → `scheme://***@host`, also without a scheme (`user:pass@host`)."""
+    out: list[str] = []
+    done = 0
+    for at in re.finditer("@", text):
+        if at.start() < done:
+            continue
+        bound = _LAST_BOUND.search(text, done, at.start())
+        word_start = bound.start() + 1 if bound else done
+        word_end = _URL_WORD_END.match(text, at.start()).end()  # type: ignore[union-attr]
+        span = _userinfo_span(text[word_start:word_end])
+        if span is None:
+            out.append(text[done:word_end])
+        else:
+            out += (text[done : word_start + span[0]], MASK, text[word_start + span[1] : word_end])
+        done = word_end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _userinfo_span(word: str) -> tuple[int, int] | None:
+    """The span of the user-info in one word holding an '@', or None when it has none."""
+    last_at = word.rfind("@")
+    assigned = _ASSIGNED.match(word)
+    start = assigned.end() if assigned else 0  # `--db-url=…`, `DATABASE_URL=…`
+    scheme = _SCHEME.match(word, start)
+    if scheme is not None and scheme.end() <= last_at:
+        start = scheme.end()
+        found = _AUTHORITY_END.search(word, start)
+        authority_end = found.start() if found else len(word)
+        at_in_authority = word.rfind("@", start, authority_end)
+        if at_in_authority != -1:  # `TOKEN@host`, `:pass@host`, `user:p@ss@host`
+            has_password = word.find(":", start, at_in_authority) != -1
+            return start, last_at if has_password else at_in_authority  # `user:p@s/s@host`: to the last '@'
+        # an '@' after a '/': a password holding '/' (`user:pa/ss@host`), unless a real host came first
+        if start == authority_end or _PLAUSIBLE_HOST.fullmatch(word, start, authority_end):
+            return None
+        return start, last_at
+    colon = word.find(":", start, last_at)  # `user:pass@host` without a scheme
+    if colon == -1 or "/" in word[start:colon] or last_at + 1 >= len(word) or not word[last_at + 1].isalnum():
+        return None
+    return start, last_at
+
+
+# --- argv and mappings -----------------------------------------------------------------------
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Values are built again every tick: redactions of command lines and strings up to these sizes are
+# remembered (at most ~8 MB of text each, however many processes come and go).
+_CACHED_ARGV_CHARS = 8_192
+_CACHED_TEXT_CHARS = 4_096
+
+
+@lru_cache(maxsize=1024)
+def _redact_argv_cached(argv: tuple[str, ...]) -> tuple[str, ...]:
+    return _redact_argv(argv)
 
 
 def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """Redact an argv: `--api-key X` → `--api-key ***`, `--api-key=X` → `--api-key=***`,
-    `HF_TOKEN=X` → `HF_TOKEN=***`, and secrets inside any single argument (`bash -c "…"`)."""
+    `HF_TOKEN=X` → `HF_TOKEN=***`, and secrets inside any one argument (`bash -c "…"`, JSON, URLs).
+
+    Command lines repeat every tick, so short ones are remembered (redacting is pure)."""
+    argv = tuple(argv)
+    if sum(len(arg) for arg in argv) <= _CACHED_ARGV_CHARS:
+        return _redact_argv_cached(argv)
+    return _redact_argv(argv)
+
+
+def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     hide_next = False
-    for token in argv:
-        if hide_next and not _looks_like_flag(token):
-            out.append(MASK)
+    for index, arg in enumerate(argv):
+        if index and argv[index - 1] == "-c":  # `bash -c "HF_TOKEN=x vllm serve …"`: a script, read as text
+            out.append(redact_text(arg))
+            continue
+        if hide_next:
             hide_next = False
-            continue
-        hide_next = False
-        if _looks_like_flag(token):
-            name, eq, _value = token.partition("=")
-            if is_secret_name(name):
-                if eq:
-                    out.append(f"{name}={MASK}")
-                else:
-                    out.append(token)
-                    hide_next = True
+            if not _LONG_FLAG.match(arg + " "):  # `--api-key -abc`: a value may start with a dash
+                out.append(MASK)
                 continue
-        assignment = _ENV_ASSIGNMENT.match(token)
-        if assignment and is_secret_name(assignment["name"]):
-            out.append(f"{assignment['name']}={MASK}")
+        if arg[:2] in _SECRET_SHORT_FLAGS and len(arg) > 2:  # `-kVALUE`
+            out.append(arg[:2] + MASK)
             continue
-        out.append(redact_text(token))
+        name, eq, _value = arg.partition("=")
+        if (_looks_like_flag(arg) or (eq and _ENV_NAME.fullmatch(name))) and is_secret_name(name):
+            hide_next = not eq and name.startswith("-")
+            out.append(f"{name}={MASK}" if eq else arg)
+            continue
+        out.append(redact_text(arg))
     return tuple(out)
 
 
 def redact_mapping(values: Mapping[str, str | bool]) -> dict[str, str | bool]:
-    """Redact the values of secret-named keys (an environment, parsed flags, headers)."""
+    """Redact a mapping (parsed flags, an environment, headers): values of secret-named keys, and
+    secrets inside every other string value."""
     return {
-        key: (MASK if is_secret_name(key) and not isinstance(value, bool) else value)
+        key: (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_shown(value))
         for key, value in values.items()
     }
+
+
+@lru_cache(maxsize=2048)
+def _redact_short_text(text: str) -> str:
+    return redact_text(text)
+
+
+def redact_shown(text: str) -> str:
+    """`redact_text`, remembered for short strings: values are built again every tick."""
+    return _redact_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else redact_text(text)
+
+
+#: A string field that is redacted whenever its value is built (names, titles, messages, URLs).
+RedactedStr = Annotated[str, AfterValidator(redact_shown)]
+
+_Model = TypeVar("_Model", bound="RedactedModel")
+
+
+class RedactedModel(BaseModel):
+    """A frozen value whose copies are validated too: pydantic's `model_copy(update=…)` skips
+    validators, so a string set through it would escape `RedactedStr`. Here it cannot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def model_copy(self: _Model, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Model:
+        if not update or all(_holds_no_new_text(value) for value in update.values()):
+            return super().model_copy(update=update, deep=deep)  # numbers, states, values already redacted
+        return type(self).model_validate({**super().model_copy(deep=deep).__dict__, **update})
+
+
+def _holds_no_new_text(value: object) -> bool:
+    """Whether a value cannot bring unredacted text into a copy (so validating it can be skipped)."""
+    if value is None or isinstance(value, (RedactedModel, int, float, Enum)):
+        return True
+    return isinstance(value, tuple) and all(_holds_no_new_text(item) for item in value)
 
 
 def _looks_like_flag(token: str) -> bool:

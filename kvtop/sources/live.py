@@ -50,14 +50,20 @@ class EnginePredictor:
         self._cache: dict[tuple[str, str, int, str | None], Ledger | str] = {}
 
     def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
-        """engine_id → its Ledger, or one line saying why there is none."""
-        gpus_of: dict[str, list[GpuObservation]] = {}
+        """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
+        GPUs of its ranks, or of its other processes (a server alone) when it has no rank."""
+        rank_gpus: dict[str, list[GpuObservation]] = {}
+        process_gpus: dict[str, list[GpuObservation]] = {}
         for gpu in node.gpus:
             for process in gpu.processes:
-                if process.engine_id is not None and process.rank is not None:
-                    gpus_of.setdefault(process.engine_id, []).append(gpu)
+                if process.engine_id is not None:
+                    process_gpus.setdefault(process.engine_id, []).append(gpu)
+                    if process.rank is not None:
+                        rank_gpus.setdefault(process.engine_id, []).append(gpu)
         return {
-            engine.engine_id: self.ledger(engine, gpus_of.get(engine.engine_id, []))
+            engine.engine_id: self.ledger(
+                engine, rank_gpus.get(engine.engine_id) or process_gpus.get(engine.engine_id, [])
+            )
             for engine in node.engines
         }
 

@@ -3,15 +3,16 @@
 `attribute_node` takes NVML's view of a node and, for every GPU process, reads its parent,
 user, command line, title and `CUDA_VISIBLE_DEVICES`; it finds the SGLang/vLLM server that
 launched it (the nearest ancestor whose command line is a server launch) and its rank from the
-title the engine gave it (`VLLM::Worker_TP1_EP1`, `sglang::scheduler_DP1_TP3`). Processes of no
-engine are co-tenants, engine workers without a live server are orphans, and pids this
+title the engine gave it (`VLLM::Worker_TP1_EP1`, `sglang::scheduler_DP1_TP3`). The server
+itself, when it holds GPU memory (vLLM's API server keeps its own CUDA context), is its engine's
+server and never a rank: ranks are the workers. Processes of no engine are co-tenants, engine
+workers without a live server are orphans, and pids this
 namespace cannot see or read are unattributed — named, never dropped. The OS is reached only
 through a `ProcessTable`, so tests use a table built from recorded process listings.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,19 +29,13 @@ from kvtop.domain.observe import (
     ProcessInfoState,
     ProcessRole,
 )
-from kvtop.domain.redact import redact_argv as _redact_argv
+from kvtop.domain.redact import redact_argv
 
 DEFAULT_PORTS: dict[EngineId, int] = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
 _RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
 _MAX_ANCESTRY = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """Redaction is pure and command lines repeat every tick: redact each distinct one once."""
-    return _redact_argv(argv)
 
 
 @dataclass(frozen=True)
@@ -148,8 +143,7 @@ def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservatio
         gpu.model_copy(update={"processes": tuple(attribution.describe(p) for p in gpu.processes)})
         for gpu in node.gpus
     )
-    observed = node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
-    return _rank_servers_that_compute(observed)
+    return node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
 
 
 class _Attribution:
@@ -194,7 +188,7 @@ class _Attribution:
         known = {
             "name": record.name,
             "title": title,
-            "cmdline": redact_argv(record.cmdline),  # model_copy skips validators: redact here
+            "cmdline": record.cmdline,  # redacted by GpuProcess, like every string it holds
             "user": record.user,
             "parent_pid": record.parent_pid,
             "start_time": record.start_time,
@@ -296,25 +290,3 @@ def endpoint_address(kind: EngineId, settings: LaunchSettings | None) -> tuple[s
     host = settings.host if settings and settings.host else None
     port = settings.port if settings and settings.port else DEFAULT_PORTS[kind]
     return ("127.0.0.1" if host is None or host in _ANY_ADDRESS else host), port
-
-
-def _rank_servers_that_compute(node: NodeObservation) -> NodeObservation:
-    """A server process holding GPU memory is its engine's first rank (vLLM V0 runs rank 0 in
-    the API server) unless a worker already states that rank."""
-    first = EngineRank()
-
-    def ranked(process: GpuProcess) -> GpuProcess:
-        if process.role is not ProcessRole.ENGINE_SERVER or process.engine_id is None:
-            return process
-        taken = any(
-            worker.rank == first
-            for _, worker in node.engine_processes(process.engine_id)
-            if worker.role is ProcessRole.ENGINE_WORKER
-        )
-        return process if taken else process.model_copy(update={"rank": first})
-
-    gpus = tuple(
-        gpu.model_copy(update={"processes": tuple(ranked(process) for process in gpu.processes)})
-        for gpu in node.gpus
-    )
-    return node.model_copy(update={"gpus": gpus})

@@ -107,8 +107,12 @@ def _outside_rows(gpu: GpuObservation, rank: RankView | None, given: bool) -> li
         LedgerRow("orphan engine workers", outside.orphan if given else None, outside.orphan),
         LedgerRow("unattributed (hidden)", outside.unattributed if given else None, outside.unattributed),
     ]
+    if outside.server:  # the engine's own server process (its CUDA context): the engine's, no rank's
+        rows.append(LedgerRow("engine server process", outside.server if given else None, outside.server))
     if gpu.used_bytes is not None:
-        other = gpu.used_bytes - worker - outside.foreign - outside.orphan - outside.unattributed
+        other = (
+            gpu.used_bytes - worker - outside.foreign - outside.orphan - outside.unattributed - outside.server
+        )
         if other:
             rows.append(LedgerRow("other used (no process)", other if given else None, other))
     return rows

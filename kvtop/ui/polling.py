@@ -16,11 +16,12 @@ from textual.worker import get_current_worker
 
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.redact import redact_text
 
 
 def failure_reason(err: Exception) -> str:
-    """A KvtopError's own message; any other failure named by its type (never a traceback)."""
-    return str(err) if isinstance(err, KvtopError) else f"{type(err).__name__}: {err}"
+    """A KvtopError's own message; any other failure named by its type (never a traceback, never a secret)."""
+    return redact_text(str(err) if isinstance(err, KvtopError) else f"{type(err).__name__}: {err}")
 
 
 def diagnose_quietly(snapshot: NodeSnapshot) -> tuple[object, ...]:

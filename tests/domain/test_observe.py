@@ -49,16 +49,18 @@ def test_unattributed_bytes_are_summed_per_gpu() -> None:
 
 
 def test_outside_bytes_one_split_by_engine() -> None:
-    """Another engine's worker is foreign to this engine; an orphan and a hidden pid keep their kinds;
-    with no engine asked about, an engine's own worker is nobody's co-tenant."""
+    """Another engine's worker and server are foreign to this engine; an orphan and a hidden pid keep
+    their kinds; an engine's own server is its `server` bytes; with no engine asked about, an
+    engine's own worker is nobody's co-tenant and any engine's server is its server's."""
     gib = 1 << 30
-    gpu = GpuObservation(index=0, total_bytes=80 * gib, used_bytes=40 * gib, processes=(
+    gpu = GpuObservation(index=0, total_bytes=80 * gib, used_bytes=41 * gib, processes=(
         GpuProcess(pid=1, used_bytes=20 * gib, role=ProcessRole.ENGINE_WORKER, engine_id="sglang:10"),
         GpuProcess(pid=2, used_bytes=8 * gib, role=ProcessRole.ENGINE_WORKER, engine_id="vllm:20"),
         GpuProcess(pid=3, used_bytes=6 * gib, role=ProcessRole.CO_TENANT),
         GpuProcess(pid=4, used_bytes=4 * gib, role=ProcessRole.ORPHAN),
         GpuProcess(pid=5, used_bytes=2 * gib, role=ProcessRole.UNATTRIBUTED),
+        GpuProcess(pid=20, used_bytes=1 * gib, role=ProcessRole.ENGINE_SERVER, engine_id="vllm:20"),
     ))  # fmt: skip
-    assert outside_bytes(gpu, "sglang:10") == (14 * gib, 4 * gib, 2 * gib)  # vLLM's 8 + the co-tenant's 6
-    assert outside_bytes(gpu, "vllm:20") == (26 * gib, 4 * gib, 2 * gib)  # SGLang's 20 + 6
-    assert outside_bytes(gpu, None) == (6 * gib, 4 * gib, 2 * gib)
+    assert outside_bytes(gpu, "sglang:10") == (15 * gib, 4 * gib, 2 * gib, 0)  # vLLM's 8 + 1, the co-tenant's 6
+    assert outside_bytes(gpu, "vllm:20") == (26 * gib, 4 * gib, 2 * gib, 1 * gib)  # SGLang's 20 + 6; its server
+    assert outside_bytes(gpu, None) == (6 * gib, 4 * gib, 2 * gib, 1 * gib)

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from kvtop.domain.observe import NodeObservation
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.processes import ProcessRecord
-from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib, read_compute_apps_csv, read_smi_processes
+from tests.fakes.fake_pynvml import (
+    FakeGpu,
+    FakePynvml,
+    gpu_from_mib,
+    read_compute_apps_csv,
+    read_smi_processes,
+)
 
 # cases/sglang/C01/engine.log (its --tp 4 set to the listing's two schedulers)
 SGLANG_TP2_LAUNCH = [
@@ -136,3 +142,26 @@ def vllm_tp8_node() -> tuple[NodeObservation, FakeProcessTable]:
         *(titled(pid, name, VLLM_TP8_ENGINE_CORE_PID) for _gpu, pid, _kind, name, _mib in rows),
     ])  # fmt: skip
     return node, table
+
+
+#: The vLLM API server's own CUDA context on GPU 0 (issue 21's example; made up, like the server pids).
+API_SERVER_CONTEXT_MIB = 500
+
+
+def vllm_tp8_node_with_api_server(*, workers: bool = True) -> tuple[NodeObservation, FakeProcessTable]:
+    """`vllm_tp8_node` with its API server (the `vllm serve` process) holding 500 MiB on GPU 0, as
+    vLLM's API server does when it initialises CUDA. Without `workers`, the server is alone: its
+    engine core and workers are not (or not yet) on the GPUs."""
+    node, table = vllm_tp8_node()
+    context = API_SERVER_CONTEXT_MIB << 20
+    gpus = []
+    for gpu in node.gpus:
+        compute = [(p.pid, p.used_bytes) for p in gpu.processes] if workers else []
+        used = (gpu.used_bytes or 0) if workers else 0
+        if gpu.index == 0:
+            compute.append((VLLM_TP8_SERVER_PID, context))
+            used += context
+        total, reserved = gpu.total_bytes or 0, gpu.reserved_bytes or 0
+        gpus.append(FakeGpu(name=gpu.name or "", uuid=gpu.uuid or "", pci_bus_id=gpu.pci_bus_id or "", total=total,
+                            used=used, free=total - reserved - used, reserved=reserved, compute=compute))  # fmt: skip
+    return NvmlSource(nvml_module=FakePynvml(gpus, driver_version="570.195.03")).read(), table

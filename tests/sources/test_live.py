@@ -23,6 +23,7 @@ from tests.fakes.fake_process_table import (
     VLLM_SERVER_PID,
     two_engine_node,
     vllm_tp8_node,
+    vllm_tp8_node_with_api_server,
 )
 from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml
 
@@ -148,6 +149,15 @@ def test_no_driver_falls_back_to_the_demo_node_only_for_the_tui(error, reason: s
     with pytest.raises(KvtopError) as refused:
         open_node_source(None, nvml=NvmlSource(nvml_module=FakePynvml([], init_error=error)))
     assert str(refused.value).startswith(f"{reason}: no node to read on this machine; add --demo")
+
+
+def test_an_engine_whose_server_alone_holds_memory_is_predicted_on_the_servers_gpu() -> None:
+    node, table = vllm_tp8_node_with_api_server(workers=False)  # no rank: the server is no rank
+    source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
+                        http_client=refused())  # fmt: skip
+    [view] = source.collect().engines
+    assert view.ranks == () and view.ledger is not None
+    assert view.ledger.gpu_total_bytes == 81559 * MIB  # the H100 the server holds memory on
 
 
 def test_a_node_with_a_driver_is_read_live() -> None:

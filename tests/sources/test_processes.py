@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+from kvtop.domain.node import OutsideBytes, build_snapshot, outside_bytes
 from kvtop.domain.observe import EngineRank, ProcessInfoState, ProcessRole
 from kvtop.sources.processes import (
     ProcessRecord,
@@ -15,6 +16,7 @@ from kvtop.sources.processes import (
     read_host_memory,
 )
 from tests.fakes.fake_process_table import (
+    API_SERVER_CONTEXT_MIB,
     CONTAINER_PID,
     SGLANG_SERVER_PID,
     SGLANG_TP2_LAUNCH,
@@ -26,6 +28,7 @@ from tests.fakes.fake_process_table import (
     titled,
     two_engine_node,
     vllm_tp8_node,
+    vllm_tp8_node_with_api_server,
 )
 from tests.fakes.fake_pynvml import MIB
 
@@ -110,6 +113,43 @@ def test_vllm_tp8_workers_map_through_the_engine_core_to_the_server() -> None:
     assert node.engines[0].settings is not None and node.engines[0].settings.tp == 8
 
 
+def test_a_vllm_api_server_holding_gpu_memory_is_its_engines_server_not_a_rank() -> None:
+    """Issue 21: the API server's own CUDA context (500 MiB) beside the TP8 workers."""
+    observed = attribute_node(*vllm_tp8_node_with_api_server())
+    engine_id = f"vllm:{VLLM_TP8_SERVER_PID}"
+    gpu_index, server = process(observed, VLLM_TP8_SERVER_PID)
+    assert (gpu_index, server.role, server.engine_id, server.rank) == (
+        0,
+        ProcessRole.ENGINE_SERVER,
+        engine_id,
+        None,
+    )
+    snapshot = build_snapshot(observed, {})
+    [view] = snapshot.engines
+    assert [(rank.gpu_index, rank.rank.tp) for rank in view.ranks] == [(i, i) for i in range(8)]
+    assert VLLM_TP8_SERVER_PID not in {rank.pid for rank in view.ranks}
+    # GPU 0 holds the TP0 worker (79,028 MiB in the listing) and the server: the server's bytes are
+    # its engine's, apart from the worker, and not foreign, orphaned, hidden or "no process"
+    gpu0 = observed.gpus[0]
+    assert outside_bytes(gpu0, engine_id) == OutsideBytes(0, 0, 0, API_SERVER_CONTEXT_MIB * MIB)
+    assert outside_bytes(gpu0, None) == OutsideBytes(0, 0, 0, API_SERVER_CONTEXT_MIB * MIB)
+    rank0 = view.ranks[0].observed
+    assert (rank0.process_bytes, rank0.server_bytes, rank0.foreign_bytes) == (
+        79028 * MIB, API_SERVER_CONTEXT_MIB * MIB, 0,
+    )  # fmt: skip
+    # another engine's server on the same GPU is foreign to that engine
+    assert outside_bytes(gpu0, "sglang:1").foreign == (79028 + API_SERVER_CONTEXT_MIB) * MIB
+
+
+def test_a_server_alone_on_its_gpu_is_no_rank_and_its_bytes_are_its_engines() -> None:
+    """The server holds memory while its workers are not on the GPUs (not started, not visible)."""
+    observed = attribute_node(*vllm_tp8_node_with_api_server(workers=False))
+    _, server = process(observed, VLLM_TP8_SERVER_PID)
+    assert (server.role, server.rank) == (ProcessRole.ENGINE_SERVER, None)
+    assert [view.ranks for view in build_snapshot(observed, {}).engines] == [()]
+    assert outside_bytes(observed.gpus[0], None).server == API_SERVER_CONTEXT_MIB * MIB
+
+
 def test_rank_parts_from_engine_titles() -> None:
     assert rank_parts("sglang::scheduler_DP1_TP3") == {"dp": 1, "tp": 3}
     assert rank_parts("VLLM::Worker_TP2_EP2") == {"tp": 2, "ep": 2}
@@ -161,14 +201,17 @@ def test_secrets_in_launch_commands_are_redacted_everywhere() -> None:
     secret_launch = [
         "env", "HF_TOKEN=hf_abcdefghijklmnop", *VLLM_LAUNCH, "--api-key", "sk-live-123456", "--port", "8001",
     ]  # fmt: skip
-    # vLLM V0 style: the launching server itself holds the GPU
+    # the launching server itself holds the GPU
     table = FakeProcessTable.of([launched(2332308, [*secret_launch, "--hf-token=hf_x1"])])
     observed = attribute_node(node, table)
     dumped = observed.model_dump_json()
     for secret in ("hf_abcdefghijklmnop", "sk-live-123456", "hf_x1"):
         assert secret not in dumped
     _, server = process(observed, 2332308)
-    assert (server.role, server.rank) == (ProcessRole.ENGINE_SERVER, EngineRank())
+    assert (server.role, server.rank) == (
+        ProcessRole.ENGINE_SERVER,
+        None,
+    )  # its engine's server, never a rank
     assert server.cmdline[:2] == ("env", "HF_TOKEN=***")
     assert server.cmdline[-3:] == ("--port", "8001", "--hf-token=***")
     engine = observed.engine("vllm:2332308")

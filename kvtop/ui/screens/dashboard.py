@@ -17,7 +17,15 @@ from kvtop.ui.widgets.box import Box
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
 from kvtop.ui.widgets.gpu_list import GpuList
-from kvtop.ui.widgets.memory_bar import LEGEND_ORDER, ORPHAN, WORKER, SegmentKind, legend, observed_segments
+from kvtop.ui.widgets.memory_bar import (
+    LEGEND_ORDER,
+    ORPHAN,
+    SERVER,
+    WORKER,
+    SegmentKind,
+    legend,
+    observed_segments,
+)
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import GpuRowData
 from kvtop.ui.widgets.typed_input import TypedInput
@@ -34,6 +42,11 @@ def shows_unsplit_worker(row: GpuRowData) -> bool:
 def shows_orphan(row: GpuRowData) -> bool:
     """Whether the row's observed bar has an "orphan worker" segment (asked every tick: no bar is built)."""
     return any(p.role is ProcessRole.ORPHAN and p.used_bytes for p in row.gpu.processes)
+
+
+def shows_server(row: GpuRowData) -> bool:
+    """Whether the row's observed bar has an "engine server" segment (an engine server's own memory)."""
+    return any(p.role is ProcessRole.ENGINE_SERVER and p.used_bytes for p in row.gpu.processes)
 
 
 def gpu_rows(state: NodeState) -> list[GpuRowData]:
@@ -111,6 +124,7 @@ class DashboardScreen(NodeScreen):
         extra = (
             *((ORPHAN,) if any(shows_orphan(row) for row in rows) else ()),
             *((WORKER,) if any(shows_unsplit_worker(row) for row in rows) else ()),
+            *((SERVER,) if any(shows_server(row) for row in rows) else ()),
         )
         if extra != self._legend_extra:
             self._legend_extra = extra

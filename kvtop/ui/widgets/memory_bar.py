@@ -36,6 +36,7 @@ FOREIGN = SegmentKind("foreign", "×", "bold $kv-foreign")
 ORPHAN = SegmentKind("orphan worker", "⊘", "$kv-foreign")  # an engine worker whose server is gone
 FREE = SegmentKind("free", "·", "$kv-free")
 WORKER = SegmentKind("engine worker", "░", "$kv-runtime")  # a worker's bytes that no figure splits
+SERVER = SegmentKind("engine server", "▞", "$kv-runtime")  # an engine server's own memory (its CUDA context)
 LEGEND_ORDER = (WEIGHTS, KV_POOL, RUNTIME, DRIVER, FOREIGN, FREE)
 
 Segments = tuple[tuple[SegmentKind, int], ...]
@@ -55,10 +56,14 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         return None
     if rank is not None:  # the split the snapshot made once for this rank
         seen = rank.observed
-        foreign, orphan = seen.foreign_bytes + seen.unattributed_bytes, seen.orphan_bytes
+        foreign, orphan, server = (
+            seen.foreign_bytes + seen.unattributed_bytes,
+            seen.orphan_bytes,
+            seen.server_bytes,
+        )
     else:
         outside = outside_bytes(gpu, None)
-        foreign, orphan = outside.foreign + outside.unattributed, outside.orphan
+        foreign, orphan, server = outside.foreign + outside.unattributed, outside.orphan, outside.server
     if rank is not None and rank.observed.process_bytes is not None:
         worker = rank.observed.process_bytes
         predicted = rank.predicted
@@ -70,7 +75,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         runtime, unsplit = (rest, 0) if split else (0, rest)
     else:
         worker, weights, pool, runtime, unsplit = 0, 0, 0, 0, 0
-    driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign - orphan)
+    driver = (gpu.reserved_bytes or 0) + max(0, gpu.used_bytes - worker - foreign - orphan - server)
     free = (
         gpu.free_bytes
         if gpu.free_bytes is not None
@@ -81,6 +86,7 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
         (KV_POOL, pool),
         (RUNTIME, runtime),
         (WORKER, unsplit),
+        (SERVER, server),
         (DRIVER, driver),
         (FOREIGN, foreign),
         (ORPHAN, orphan),
