@@ -30,10 +30,10 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 from kvtop.domain.redact import redact_argv
+from kvtop.sources.engines.registry import default_port, title_prefixes
 
-DEFAULT_PORTS: dict[EngineId, int] = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
-_TITLE = re.compile(r"^(?P<prefix>VLLM|sglang)::(?P<role>\S+)$", re.IGNORECASE)
+_TITLE = re.compile(r"^(?P<prefix>[A-Za-z][\w.-]{0,30})::(?P<role>\S+)$")
 _RANK_PART = re.compile(r"(?:^|_)(DP|PP|TP|EP)(\d+)(?=_|$)")
 _MAX_ANCESTRY = 64
 
@@ -116,7 +116,7 @@ def _trim(argv: list[str]) -> tuple[str, ...]:
 def title_of(record: ProcessRecord) -> str | None:
     """The engine-given process title (`VLLM::EngineCore`, `sglang::scheduler_TP0`), if any."""
     for candidate in (record.cmdline[0] if len(record.cmdline) == 1 else None, record.name):
-        if candidate and _TITLE.match(candidate.strip()):
+        if candidate and engine_kind_of_title(candidate.strip()) is not None:
             return candidate.strip()
     return None
 
@@ -125,7 +125,7 @@ def engine_kind_of_title(title: str | None) -> EngineId | None:
     match = _TITLE.match(title or "")
     if match is None:
         return None
-    return "vllm" if match["prefix"].upper() == "VLLM" else "sglang"
+    return title_prefixes().get(match["prefix"].upper())
 
 
 def rank_parts(title: str | None) -> dict[str, int]:
@@ -288,5 +288,5 @@ def endpoint_address(kind: EngineId, settings: LaunchSettings | None) -> tuple[s
     """Where to reach a server: its --host/--port, with the engine's defaults; an any-address
     bind (0.0.0.0) is reached on 127.0.0.1."""
     host = settings.host if settings and settings.host else None
-    port = settings.port if settings and settings.port else DEFAULT_PORTS[kind]
+    port = settings.port if settings and settings.port else default_port(kind)
     return ("127.0.0.1" if host is None or host in _ANY_ADDRESS else host), port

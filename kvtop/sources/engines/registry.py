@@ -43,3 +43,14 @@ def endpoint_reader(engine: EngineId) -> EndpointReader:
     """How to read the engine's live state from its HTTP endpoints."""
     reader: EndpointReader = import_module(_PACKAGES[engine]).read_live
     return reader
+
+
+def default_port(engine: EngineId) -> int:
+    """Where the engine's server listens when its command line does not say."""
+    port: int = import_module(_PACKAGES[engine]).DEFAULT_PORT
+    return port
+
+
+def title_prefixes() -> dict[str, EngineId]:
+    """The prefix each engine gives its process titles (`VLLM::`, `sglang::`), upper-cased, to its id."""
+    return {import_module(_PACKAGES[engine]).TITLE_PREFIX.upper(): engine for engine in ENGINE_IDS}

@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 from kvtop.sources.engines.sglang import demo as SIMULATION
 from kvtop.sources.engines.sglang.log_lines import DIALECT as LOG_DIALECT
 
+# How the engine names its processes (`sglang::…`) and where its server listens unless told.
+TITLE_PREFIX = "sglang"
+DEFAULT_PORT = 30000
+
 if TYPE_CHECKING:
     import httpx
 
@@ -20,4 +24,4 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
     return read(http, base_url, timeout_s)
 
 
-__all__ = ["LOG_DIALECT", "SIMULATION", "read_live"]
+__all__ = ["DEFAULT_PORT", "LOG_DIALECT", "SIMULATION", "TITLE_PREFIX", "read_live"]
