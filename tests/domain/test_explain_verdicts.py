@@ -213,14 +213,16 @@ def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> 
     assert unversioned.verdict == "mismatch" and unversioned.gap_tokens == 13
 
 
-def test_vllm_021_print_rule_is_not_modelled_where_the_two_rules_differ(tmp_path: Path) -> None:
-    """v0.21 came out around PR #41069 (2026-04-28); docs/engines/vllm.md does not say which rule it prints."""
-    settings = parse_flags("vllm", ["--engine-version", "0.21.1"])
+def test_vllm_020_1_onward_prints_the_concurrency_expression(tmp_path: Path) -> None:
+    """PR #41069 ships in v0.20.1 (in its sdist, not in v0.20.0's): int(blocks ÷ cdiv(1,000, 16) × 1,000) = 1,587,
+    not the 1,600 = 100 blocks × 16 these lines print, so at v0.20.1 kvtop's figure differs."""
+    settings = parse_flags("vllm", ["--engine-version", "0.20.1"])
     result = explain(parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), settings)
-    assert result.verdict == "insufficient"
-    assert (
-        "1,600" in result.missing[0] and "1,587" in result.missing[0] and "not modelled" in result.missing[0]
+    assert result.token_capacity == 1_587 and result.verdict == "mismatch"
+    old = explain(
+        parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), parse_flags("vllm", ["--engine-version", "0.20.0"])
     )
+    assert old.token_capacity == 1_600 and old.verdict == "match"
 
 
 GPT_OSS_LINES = """\
@@ -296,6 +298,8 @@ def test_c13_with_a_70b_model_never_asks_for_more_memory_than_the_gpu_has() -> N
     result = explain(log, model, parse_flags("sglang", ["--mem-fraction-static", "0.88"]))
     assert result.verdict == "mismatch" and result.cause is not None
     # 444,500 logged tokens × 327,680 B = 135.65 GiB, against 63.72 GiB (+ rounding) free after load
-    assert result.cause.startswith("cause unknown: the logged 444,500 tokens at 327,680 B per token would need 135.65 GiB")
+    assert result.cause.startswith(
+        "cause unknown: the logged 444,500 tokens at 327,680 B per token would need 135.65 GiB"
+    )
     assert "63.73 GiB free after weight load" in result.cause and "geometry differs" in result.cause
     assert "more memory than" not in result.cause

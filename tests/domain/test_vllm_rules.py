@@ -104,16 +104,17 @@ def test_dcp_keeps_vllms_kv_heads_per_rank_and_halves_the_length_a_request_needs
 
 @pytest.mark.parametrize(
     ("version", "rule"),
-    [("0.10.2", "blocks"), ("0.20.1", "blocks"), ("0.21.1", "either"), ("0.26.0", "concurrency"),
+    [("0.10.2", "blocks"), ("0.20.0", "blocks"), ("0.20.1", "concurrency"), ("0.21.1", "concurrency"),
      ("0.29.1rc1.dev17+gd2d649e67", "concurrency"), (None, "concurrency")],
 )  # fmt: skip
 def test_token_print_rule_by_version(version: str | None, rule: str) -> None:
+    """PR #41069 is in the v0.20.1 sdist's kv_cache_utils.py and not in v0.20.0's (docs/engines/vllm.md §5)."""
     assert token_print_rule(ResolvedVersion(text=version)) == rule
 
 
 def test_before_pr_41069_tokens_are_blocks_per_group_times_block_size() -> None:
     """gpt-oss has 2 groups: 19,129 // 2 × 16 = 153,024 (docs/engines/vllm.md §5 History), not 287,762."""
-    flags = ["--engine-version", "0.20.1", "--gpu-memory-utilization", "0.92"]
+    flags = ["--engine-version", "0.20.0", "--gpu-memory-utilization", "0.92"]
     engine = _plan(GPT_OSS, flags, H100_BYTES, "H100").engine
     assert engine.num_blocks == 19_129
     assert engine.token_capacity == 153_024 == 19_129 // 2 * 16

@@ -181,7 +181,9 @@ class EngineRules(Protocol):
     diagnosis: EngineDiagnosis
     explainer: EngineExplainer
 
-    def default_page_size(self, model: ModelSpec) -> int: ...
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
+        """Tokens per KV page when no flag says (the default attention backend may force one)."""
+        ...
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""

@@ -17,21 +17,24 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-Release = tuple[int, ...]
-"""A release as numbers: 'v0.4.3.post2' is (0, 4, 3), '0.26' is (0, 26)."""
+Release = tuple[int, int, int, int, int]
+"""A release as a sortable key: (major, minor, patch, stage, n); stage −1 rc, 0 final, 1 post.
+'v0.4.3.post2' is (0, 4, 3, 1, 2), '0.5.3rc2' is (0, 5, 3, −1, 2), '0.26' is (0, 26, 0, 0, 0)."""
 
-_RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
+_RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.?(rc|post)(\d{1,4}))?")
+_STAGES = {"rc": -1, None: 0, "post": 1}
 T = TypeVar("T")
 
 
 def parse_release(text: str | None) -> Release | None:
-    """(major, minor[, patch]) of '0.10.2', 'v0.26', '0.29.1rc1.dev17+g…', '≈0.4.6'; None if none."""
+    """The sortable key of '0.10.2', 'v0.26', '0.4.3.post2', '0.5.3rc2', '0.29.1rc1.dev17+g…', '≈0.4.6'."""
     if not text:
         return None
     match = _RELEASE.search(text[:80])
     if match is None:
         return None
-    return tuple(int(part) for part in match.groups() if part is not None)
+    major, minor, patch, stage, number = match.groups()
+    return (int(major), int(minor), int(patch or 0), _STAGES[stage], int(number or 0))
 
 
 class VersionSource(str, Enum):
@@ -74,7 +77,7 @@ NOT_STATED = ResolvedVersion()
 class Era(Generic[T]):
     """One era of a rule: its value from release `since` on, and where in the engine it comes from."""
 
-    since: Release  # the first release that has it; () for "from the start"
+    since: str  # the first release that has it ('0.4.5.post3'); "" for "from the start"
     value: T
     source: str  # engine file and function, or the PR that changed it
 
@@ -86,7 +89,7 @@ def era_for(eras: Sequence[Era[T]], version: ResolvedVersion) -> Era[T]:
         return eras[-1]
     current = eras[0]
     for era in eras:
-        if release >= era.since:
+        if release >= (parse_release(era.since) or (0, 0, 0, 0, 0)):
             current = era
     return current
 
@@ -97,6 +100,15 @@ class ReleaseDate:
 
     release: str
     day: date
+
+    @classmethod
+    def table(cls, text: str) -> tuple[ReleaseDate, ...]:
+        """Releases from 'release YYYY-MM-DD release YYYY-MM-DD …' (whitespace-separated pairs), in date order."""
+        words = text.split()
+        pairs = [
+            cls(release=words[i], day=date.fromisoformat(words[i + 1])) for i in range(0, len(words) - 1, 2)
+        ]
+        return tuple(sorted(pairs, key=lambda entry: entry.day))
 
 
 def release_on(calendar: Sequence[ReleaseDate], day: date) -> str | None:

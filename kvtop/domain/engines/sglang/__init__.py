@@ -10,8 +10,8 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.sglang import diagnosis as _diagnosis
 from kvtop.domain.engines.sglang import explain as _explain
-from kvtop.domain.engines.sglang.budget import SglangBudget, default_page_size
-from kvtop.domain.engines.sglang.eras import resolve_version
+from kvtop.domain.engines.sglang.budget import SglangBudget
+from kvtop.domain.engines.sglang.eras import default_page_size, resolve_version
 from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
@@ -41,8 +41,8 @@ class SglangRules(SglangBudget):
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain
 
-    def default_page_size(self, model: ModelSpec) -> int:
-        return default_page_size(model)
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
+        return default_page_size(model, gpu_name, version)[0]
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -14,10 +14,16 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
-from kvtop.domain.engines.sglang.eras import VLM_CACHE_MIB, auto_mem_fraction_static, multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.eras import (
+    VLM_CACHE_MIB,
+    auto_mem_fraction_static,
+    default_page_size,
+    multimodal_reserve_bytes,
+    runner_multiplier,
+)
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
+from kvtop.domain.model import LayerKind, ModelSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
@@ -25,23 +31,26 @@ DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 _NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
 
-def default_page_size(model: ModelSpec) -> int:
-    """Page 1, except DSA on CUDA: 64 (docs/engines/sglang.md §6.6)."""
-    return 64 if model.attention_kind is AttentionKind.DSA else 1
-
-
 class SglangBudget:
     """`solve`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
-        page = s.page_size or default_page_size(m)
         steps: list[BudgetStep] = []
         notes: list[str] = []
+        if s.page_size:
+            page = s.page_size
+        else:
+            page, why = default_page_size(m, inputs.gpu_name, inputs.version)
+            if page > 1:
+                notes.append(f"page size {page}: {why}")
         if s.mem_fraction_static is not None:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:
             mfs, mfs_source = auto_mem_fraction_static(inputs)
+        runner = runner_multiplier(m, inputs.version)
+        if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
+            mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
         if meas.free_before_load_bytes is not None:
@@ -73,7 +82,7 @@ class SglangBudget:
             )
         )
         rest_gib = avail / GIB - slack_gib
-        mm_reserve = multimodal_reserve_bytes(m, s)
+        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version)
         if mm_reserve:
             steps.append(
                 BudgetStep(

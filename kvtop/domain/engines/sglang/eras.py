@@ -1,60 +1,147 @@
-"""SGLang's rules that changed between releases: each era with the first release it holds for and its
+"""SGLang's rules that changed between releases, each era with the first release it holds for and its
 source (docs/engines/sglang.md §5, §14), and how a log says which release printed it.
+
+Read at every release tag of sgl-project/sglang (v0.4.0 … v0.5.18) and in the v0.5.19 … v0.5.23
+wheels. The automatic `mem_fraction_static` went through six shapes: a TP-size table, that table
+or a 13 GiB reserve on GPUs above 80 GiB, a table on tp × pp with an H200 relaxation, a B200 0.79,
+a reserve by GPU class, and today's activation + CUDA-graph reserve. VLMs had their fraction cut
+by a runner multiplier, then by a tower-size factor; a 100 MiB multimodal reserve came later.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MIB, EngineInputs
-from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion, resolve
+from kvtop.domain.engines.versions import (
+    Era,
+    ReleaseDate,
+    ResolvedVersion,
+    VersionSource,
+    era_for,
+    parse_release,
+    resolve,
+)
+from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import ModelSpec, VisionSpec
+from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 
-# The automatic fractions of the TP-size table, by TP ≥ 1/2/4/8/16 (early 2025; see AUTO_FRACTION_ERAS).
+FractionRule = Callable[[EngineInputs, int], tuple[float, str]]
+"""(inputs, GPU memory in MiB) -> (mem_fraction_static, how it was reached)."""
+
+
+# The automatic fractions of the TP-size table (v0.4.0 … v0.4.7 on GPUs up to 80 GiB), by TP ≥ 1/2/4/8/16.
 TP_TABLE_FRACTIONS = (0.88, 0.87, 0.85, 0.81, 0.79)
 
-# Release tags and their dates (PyPI uploads of sglang), to map a log's date to a release.
-CALENDAR: tuple[ReleaseDate, ...] = ()
+
+def _table(parallel: int, tp8: float = 0.81) -> float:
+    """The TP-size table: ≥ 16 0.79, ≥ 8 0.81 (0.82 before v0.4.0), ≥ 4 0.85, ≥ 2 0.87, else 0.88."""
+    for at_least, fraction in ((16, 0.79), (8, tp8), (4, 0.85), (2, 0.87)):
+        if parallel >= at_least:
+            return fraction
+    return 0.88
 
 
-def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The release whose rules read this log: its version line, else its dates."""
-    return resolve(
-        engine_name="SGLang",
-        stated=log.engine_version,
-        stated_line=log.engine_version_line,
-        hint=None,
-        first_date=log.first_date,
-        calendar=CALENDAR,
-    )
+def _s1_table(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    tp = inputs.layout.tp
+    return _table(tp, tp8=0.82), f"TP-size table at TP {tp} (before v0.4.0: 0.82 at TP ≥ 8)"
 
 
-# §4 `mm_runtime_reservation_gb`: SGLANG_VLM_CACHE_SIZE_MB (default 100), plus SGLANG_MM_FEATURE_CACHE_MB
-# (default 1024) when `--mm-feature-transport` is cuda_ipc or cuda_vmm.
-VLM_CACHE_MIB = 100
-MM_FEATURE_CACHE_MIB = 1024
-# §5 `adjust_mem_fraction_for_vlm`: every VLM's auto fraction × 0.95 × a tower-size factor.
-VLM_FRACTION_SCALE = 0.95
-_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
+def _s2_table(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    tp = inputs.layout.tp
+    return _table(tp), f"TP-size table at TP {tp} (0.88/0.87/0.85/0.81/0.79 at TP ≥ 1/2/4/8/16)"
 
-# (upper bound of gpu memory in MiB, chunked_prefill_size, decode cuda-graph max bs (tp<4, tp>=4))
-_GPU_CLASSES = (
+
+def _s3_table_or_13gib(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    if gpu_mib <= 81920:
+        return _s2_table(inputs, gpu_mib)
+    return (gpu_mib - 13 * 1024) / gpu_mib, f"({gpu_mib} MiB − 13 GiB) ÷ {gpu_mib} MiB, above 80 GiB"
+
+
+def _s4_parallel_table(inputs: EngineInputs, gpu_mib: int, *, b200: bool = False) -> tuple[float, str]:
+    parallel = inputs.layout.tp * inputs.layout.pp
+    base = _table(parallel) if gpu_mib <= 81920 else 0.88
+    how = f"table at tp × pp = {parallel}" if gpu_mib <= 81920 else "0.88 above 80 GiB"
+    if b200 and gpu_mib > 180 * 1000:
+        return 0.79, f"0.79 on a GPU above 180,000 MiB (B200, {gpu_mib} MiB)"
+    if gpu_mib > 96 * 1024:
+        relaxed = min(base + 48 * 1024 * (1 - base) / gpu_mib, (gpu_mib - 18 * 1024) / gpu_mib)
+        return (
+            relaxed,
+            f"{how}, relaxed above 96 GiB: min(f + 48 GiB × (1 − f) ÷ total, (total − 18 GiB) ÷ total)",
+        )
+    return base, how
+
+
+def _s5_b200(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    return _s4_parallel_table(inputs, gpu_mib, b200=True)
+
+
+# (GPU memory below, MiB) -> reserved MiB before extras, as a function of tp × pp (v0.4.7.post1 … v0.5.3rc0)
+_S6_RESERVE: tuple[tuple[float, Callable[[int], float]], ...] = (
+    (20 * 1024, lambda parallel: (2.8 + parallel / 10) * 1024),
+    (35 * 1024, lambda parallel: (2.8 + parallel / 10) * 1024),
+    (90 * 1024, lambda parallel: (9.5 + parallel / 2) * 1024),
+    (100 * 1024, lambda parallel: (12 + parallel / 2) * 1024),
+    (160 * 1024, lambda parallel: (12 + parallel / 2) * 1024),
+    (math.inf, lambda parallel: 32 * 1024),
+)
+
+
+def _s6_gpu_class(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    parallel = inputs.layout.tp * inputs.layout.pp
+    reserved = next(rule(parallel) for below, rule in _S6_RESERVE if gpu_mib < below)
+    if inputs.layout.dp_attention:
+        reserved += 4 * 1024
+    return round(
+        (gpu_mib - reserved) / gpu_mib, 3
+    ), f"({gpu_mib} − {reserved:.0f} MiB reserve by GPU class) ÷ {gpu_mib}"
+
+
+# (GPU memory below, MiB) -> (chunked_prefill_size, decode CUDA-graph max bs at tp < 4, at tp ≥ 4), by era
+_GPU_CLASSES_0_5_3: tuple[tuple[float, int, tuple[int, int]], ...] = (
     (20 * 1024, 2048, (8, 8)),
-    (35 * 1024, 4096, (48, 160)),
+    (35 * 1024, 2048, (16, 80)),
     (60 * 1024, 4096, (32, 160)),
     (90 * 1024, 8192, (256, 512)),
     (160 * 1024, 8192, (256, 512)),
     (math.inf, 16384, (512, 512)),
 )
+_GPU_CLASSES_0_5_4_POST1 = tuple(
+    (b, c, (24, 80)) if b == 35 * 1024 else (b, c, g) for b, c, g in _GPU_CLASSES_0_5_3
+)
+_GPU_CLASSES_0_5_20 = tuple(
+    (b, 4096, (48, 160)) if b == 35 * 1024 else (b, c, g) for b, c, g in _GPU_CLASSES_0_5_3
+)
+GPU_CLASS_ERAS = (
+    Era("0.5.3rc2", _GPU_CLASSES_0_5_3, "server_args.py _handle_gpu_memory_settings (#10372)"),
+    Era("0.5.4.post1", _GPU_CLASSES_0_5_4_POST1, "#12124: decode max bs 24 below 35 GiB"),
+    Era("0.5.20", _GPU_CLASSES_0_5_20, "memory_hook.py: 4096 / 48|160 below 35 GiB"),
+)
+# Piecewise (prefill) CUDA graph, on by default from v0.5.10rc0 (#16331): +8 MiB per captured size
+# (non-MLA) or +1.5 GiB (MLA). Sizes up to max tokens, v0.5.9 onward:
+_PCG_SIZES = [
+    *range(4, 33, 4),
+    *range(48, 257, 16),
+    *range(288, 513, 32),
+    *range(576, 1025, 64),
+    *range(1280, 4097, 256),
+]
+PCG_DEFAULT_SINCE = "0.5.10rc0"
 
 
-def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
-    """§5 `handle_gpu_memory_settings`: the reserve-based default (piecewise prefill graph off)."""
-    s, lay = inputs.settings, inputs.layout
-    gpu_mib = inputs.gpu_total_bytes // MIB
-    _, chunked_default, graph_bs = next(c for c in _GPU_CLASSES if gpu_mib < c[0])
+def pcg_sizes(max_tokens: int) -> int:
+    """How many prefill sizes SGLang captures up to `max_tokens` (v0.5.9+ list: 42 at 2048, 58 at 8192)."""
+    return len([s for s in _PCG_SIZES if s <= max_tokens]) + len(range(4608, max_tokens + 1, 512))
+
+
+def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
+    """§5 `handle_gpu_memory_settings`: metadata + prefill activations + CUDA graphs + parallel padding."""
+    s, lay, version = inputs.settings, inputs.layout, inputs.version
+    classes = era_for(GPU_CLASS_ERAS, version).value
+    _, chunked_default, graph_bs = next(c for c in classes if gpu_mib < c[0])
     chunked = s.chunked_prefill_size if s.chunked_prefill_size is not None else chunked_default
     max_bs = s.cuda_graph_max_bs or graph_bs[0 if lay.tp < 4 else 1]
     activation_tokens = max(chunked if chunked > 0 else s.max_prefill_tokens or 16384, 2048)
@@ -62,19 +149,86 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     if lay.dp_attention:
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
     reserved = 512 + 1.5 * activation_tokens + lay.tp * lay.pp / 8 * 1024 + graph
+    parts = ""
+    release = version.release
+    if release is None or release >= (parse_release(PCG_DEFAULT_SINCE) or release):
+        if inputs.model.mla is not None:
+            pcg = 1.5 * 1024
+        else:
+            max_tokens = min(chunked if chunked > 0 else 8192, s.max_total_tokens or math.inf)
+            if "llama-2" in (s.model or "").lower():
+                max_tokens = min(max_tokens, 4096)
+            pcg = 8 * pcg_sizes(int(max_tokens))
+        reserved += pcg
+        parts = f", {pcg:.0f} MiB of it the piecewise prefill graph (on since v0.5.10rc0)"
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    mfs = round((gpu_mib - reserved) / gpu_mib, 3)
-    source = f"auto: ({gpu_mib} MiB − {reserved:.0f} MiB reserve) ÷ {gpu_mib} MiB"
+    fraction = round((gpu_mib - reserved) / gpu_mib, 3)
+    return fraction, f"({gpu_mib} MiB − {reserved:.0f} MiB reserve{parts}) ÷ {gpu_mib} MiB"
+
+
+AUTO_FRACTION_ERAS: tuple[Era[FractionRule], ...] = (
+    Era("", _s1_table, "server_args.py __post_init__: the TP-size table of v0.3.x (0.82 at TP ≥ 8)"),
+    Era("0.4.0", _s2_table, "server_args.py __post_init__: TP-size table (#2325, 2024-12-02)"),
+    Era("0.4.5.post3", _s3_table_or_13gib, "server_args.py: 13 GiB reserve above 80 GiB (#5604, 2025-04-21)"),
+    Era(
+        "0.4.6.post2", _s4_parallel_table, "server_args.py: table on tp × pp, H200 relaxation (#5893, #5724)"
+    ),
+    Era("0.4.7", _s5_b200, "server_args.py: 0.79 on B200 (#6718, 2025-05-29)"),
+    Era("0.4.7.post1", _s6_gpu_class, "server_args.py: reserve by GPU class (#7054, 2025-06-10)"),
+    Era("0.5.3rc2", _s7_activation_reserve, "_handle_gpu_memory_settings / memory_hook.py (#10372, #11076)"),
+)
+
+# VLMs: a multiplier on the model runner's copy (also with a given --mem-fraction-static), then a
+# factor on the automatic value only, from the vision tower's size.
+VlmRule = tuple[str, float]  # ("runner" | "auto" | "tower", factor)
+VLM_ERAS: tuple[Era[VlmRule], ...] = (
+    Era("", ("runner", 0.95), "model_runner.py: is_multimodal → mem_fraction_static × 0.95"),
+    Era("0.4.4.post4", ("runner", 0.90), "model_runner.py: × 0.90 (#4754, 2025-03-31)"),
+    Era("0.4.9", ("auto", 0.90), "server_args.py: the automatic value × 0.90 (#7748, 2025-07-04)"),
+    Era("0.4.9.post3", ("tower", 0.95), "adjust_mem_fraction_for_vlm: × 0.95 × tower factor (#6881)"),
+)
+VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
+MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
+MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
+_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
+
+
+# The eras whose automatic fraction does not read the GPU's memory (a TP-size table alone).
+_GPU_BLIND = (_s1_table, _s2_table)
+
+
+def auto_fraction_reads_gpu(version: ResolvedVersion) -> bool:
+    """Whether this release's automatic fraction depends on the GPU's memory (every era since v0.4.5.post3)."""
+    return era_for(AUTO_FRACTION_ERAS, version).value not in _GPU_BLIND
+
+
+def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
+    """The automatic `mem_fraction_static` of the engine's release (§5), with the VLM factor of its era."""
+    gpu_mib = inputs.gpu_total_bytes // MIB
+    era = era_for(AUTO_FRACTION_ERAS, inputs.version)
+    fraction, how = era.value(inputs, gpu_mib)
+    source = f"auto ({_era_name(inputs.version)}): {how}"
+    vlm = era_for(VLM_ERAS, inputs.version).value
     vision = inputs.model.vision
-    if inputs.model.multimodal and vision is not None:  # the VLM rule is not rounded again
+    if inputs.model.multimodal and vlm[0] == "auto":
+        fraction *= vlm[1]
+        source += f" × {vlm[1]:g} for a multimodal model"
+    elif inputs.model.multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
         tower = vit_size_factor(vision)
-        mfs *= VLM_FRACTION_SCALE * tower
-        source += (
-            f" × {VLM_FRACTION_SCALE:g} × {tower:.5f} for the vision tower"
-            f" ({vision.num_layers} layers of width {vision.hidden_size})"
-        )
-    return mfs, source
+        fraction *= vlm[1] * tower
+        source += f" × {vlm[1]:g} × {tower:.5f} for the vision tower ({vision.num_layers} layers of width {vision.hidden_size})"
+    return fraction, source
+
+
+def runner_multiplier(model: ModelSpec, version: ResolvedVersion) -> float:
+    """Before v0.4.9 the model runner cut every VLM's fraction (given or automatic) by 0.95, then 0.90."""
+    kind, factor = era_for(VLM_ERAS, version).value
+    return factor if model.multimodal and kind == "runner" else 1.0
+
+
+def _era_name(version: ResolvedVersion) -> str:
+    return f"SGLang {version.label}" if version.text else "latest SGLang"
 
 
 def vit_size_factor(vision: VisionSpec) -> float:
@@ -87,11 +241,131 @@ def vit_size_factor(vision: VisionSpec) -> float:
     return min(max(1 - 0.1 * (size_ratio - 1), 0.8), 1.05)
 
 
-def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings) -> int:
-    """§4 `mm_runtime_reservation_gb`: what a multimodal model keeps off the KV budget (0 otherwise)."""
-    if not model.multimodal:
+def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
+    release, since = version.release, parse_release(MM_RESERVE_SINCE)
+    if not model.multimodal or (release is not None and since is not None and release < since):
         return 0
     reserved_mib = VLM_CACHE_MIB
     if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
         reserved_mib += MM_FEATURE_CACHE_MIB
     return reserved_mib * MIB
+
+
+# The default page size when no --page-size is given (§6.6): 1, unless the default attention
+# backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): DeepSeek-V3-architecture MLA
+# (trtllm_mla, v0.5.3.post2+), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
+# v0.5.6.post1+) take 64.
+def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> tuple[int, str]:
+    """(page size, why) for this model, GPU and release."""
+    release = version.release
+
+    def since(text: str) -> bool:
+        return release is None or release >= (parse_release(text) or release)
+
+    if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
+        return 64, "DSA on CUDA pages by 64"
+    blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
+    if (
+        blackwell
+        and model.mla is not None
+        and model.architecture == "DeepseekV3ForCausalLM"
+        and since("0.5.3.post2")
+    ):
+        return 64, "trtllm_mla, the default for DeepSeek-V3 on Blackwell, pages by 64"
+    if blackwell and model.mla is None and model.model_type == "gpt_oss" and since("0.5.0rc2"):
+        return 64, "trtllm_mha, GPT-OSS's default on Blackwell, pages by 64"
+    if blackwell and model.mla is None and since("0.5.6.post1"):
+        return 64, "trtllm_mha, the default MHA backend on Blackwell, pages by 64"
+    return 1, "page 1 (the default backend does not force one)"
+
+
+# Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
+_RELEASE_DAYS = """
+0.4.0 2024-12-03 0.4.0.post1 2024-12-06 0.4.0.post2 2024-12-21 0.4.1 2024-12-25 0.4.1.post1 2024-12-27
+0.4.1.post2 2024-12-29 0.4.1.post3 2024-12-29 0.4.1.post4 2025-01-05 0.4.1.post5 2025-01-11
+0.4.1.post6 2025-01-15 0.4.1.post7 2025-01-20 0.4.2 2025-01-27 0.4.2.post1 2025-01-31 0.4.2.post2 2025-02-05
+0.4.2.post3 2025-02-07 0.4.2.post4 2025-02-10 0.4.3 2025-02-14 0.4.3.post1 2025-02-17 0.4.3.post2 2025-02-17
+0.4.3.post3 2025-03-06 0.4.3.post4 2025-03-06 0.4.4 2025-03-13 0.4.4.post1 2025-03-14 0.4.4.post2 2025-03-27
+0.4.4.post3 2025-03-29 0.4.4.post4 2025-04-05 0.4.5 2025-04-07 0.4.5.post1 2025-04-16 0.4.5.post2 2025-04-20
+0.4.5.post3 2025-04-22 0.4.6 2025-04-27 0.4.6.post1 2025-04-28 0.4.6.post2 2025-05-01 0.4.6.post3 2025-05-09
+0.4.6.post4 2025-05-13 0.4.6.post5 2025-05-24 0.4.7 2025-06-10 0.4.7.post1 2025-06-16 0.4.8 2025-06-24
+0.4.8.post1 2025-06-26 0.4.9 2025-07-06 0.4.9.post1 2025-07-09 0.4.9.post2 2025-07-12 0.4.9.post3 2025-07-22
+0.4.9.post4 2025-07-26 0.4.9.post5 2025-07-28 0.4.9.post6 2025-07-29 0.4.10 2025-07-31 0.4.10.post1 2025-08-01
+0.4.10.post2 2025-08-03 0.5.0rc0 2025-08-08 0.5.0rc1 2025-08-13 0.5.0rc2 2025-08-14 0.5.1 2025-08-23
+0.5.1.post1 2025-08-24 0.5.1.post2 2025-08-25 0.5.1.post3 2025-08-27 0.5.2rc0 2025-09-01 0.5.2rc1 2025-09-02
+0.5.2rc2 2025-09-05 0.5.2 2025-09-11 0.5.3rc0 2025-09-15 0.5.3rc2 2025-10-06 0.5.3 2025-10-06
+0.5.3.post1 2025-10-09 0.5.3.post2 2025-10-15 0.5.3.post3 2025-10-16 0.5.4 2025-10-24 0.5.4.post1 2025-10-27
+0.5.4.post2 2025-11-01 0.5.4.post3 2025-11-05 0.5.5 2025-11-06 0.5.5.post1 2025-11-10 0.5.5.post2 2025-11-12
+0.5.5.post3 2025-11-17 0.5.6 2025-12-03 0.5.6.post1 2025-12-08 0.5.6.post2 2025-12-11 0.5.7 2026-01-01
+0.5.8 2026-01-23 0.5.8.post1 2026-02-05 0.5.9 2026-02-23 0.5.10rc0 2026-03-27 0.5.10 2026-04-05
+0.5.10.post1 2026-04-08 0.5.11 2026-05-05 0.5.12 2026-05-16 0.5.12.post1 2026-05-23 0.5.13 2026-06-11
+0.5.13.post1 2026-06-15 0.5.14 2026-06-26 0.5.15 2026-07-10 0.5.15.post1 2026-07-14 0.5.16 2026-07-25
+0.5.17 2026-08-08 0.5.18 2026-08-21 0.5.19 2026-09-04 0.5.20 2026-09-18 0.5.21 2026-10-01 0.5.22 2026-10-16
+0.5.23 2026-10-30
+"""
+CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table(_RELEASE_DAYS)
+
+# Fields of the printed `server_args=ServerArgs(…)` that exist only from a release on (each field's first
+# release; read with `ast` over `class ServerArgs` at every tag). The newest one present bounds the
+# release from below; an absent field that a later release always prints bounds it from above.
+_FIELD_SINCE = {
+    "ep_size": "0.4.0.post1", "speculative_algorithm": "0.4.1.post4", "enable_hierarchical_cache": "0.4.2.post1",
+    "reasoning_parser": "0.4.3.post3", "page_size": "0.4.4", "disaggregation_mode": "0.4.4.post2",
+    "pp_size": "0.4.6.post2", "enable_eplb": "0.4.6.post5", "num_reserved_decode_tokens": "0.4.7.post1",
+    "swa_full_tokens_ratio": "0.4.9.post3", "prefill_attention_backend": "0.4.9.post5",
+    "moe_a2a_backend": "0.4.10.post2", "moe_runner_backend": "0.5.1", "max_mamba_cache_size": "0.5.2",
+    "enable_deterministic_inference": "0.5.3rc2", "mamba_full_memory_ratio": "0.5.3.post2",
+    "dllm_algorithm": "0.5.6", "language_only": "0.5.7", "admin_api_key": "0.5.8", "attn_cp_size": "0.5.9",
+    "enable_hisparse": "0.5.10rc0", "tokenizer_backend": "0.5.11", "detokenizer_worker_num": "0.5.12",
+    "dsa_prefill_backend": "0.5.13", "cuda_graph_config": "0.5.14", "dcp_size": "0.5.15",
+    "mm_feature_transport": "0.5.16", "dcp_comm_backend": "0.5.17", "language_model_only": "0.5.18",
+    "dsv4_prefill_backend": "0.5.19", "dsv4_attn_backend": "0.5.20", "boundary_reduction": "0.5.21",
+    "attn_dp_size": "0.5.22", "enable_paged_experts": "0.5.23",
+}  # fmt: skip
+
+
+def _field_range(log: EngineLog) -> tuple[str, str | None] | None:
+    """(oldest release, first release not possible) the printed arguments' fields allow; None: no whole line."""
+    fields = set(log.server_args)
+    if len(fields) < 20:  # not a whole ServerArgs line: absent fields say nothing
+        return None
+    present = [since for field, since in _FIELD_SINCE.items() if field in fields]
+    if not present:
+        return None
+    low = max(present, key=_key)
+    later_absent = [
+        since for field, since in _FIELD_SINCE.items() if field not in fields and _key(since) > _key(low)
+    ]
+    return low, min(later_absent, key=_key, default=None)
+
+
+def _key(text: str) -> tuple[int, int, int, int, int]:
+    return parse_release(text) or (0, 0, 0, 0, 0)
+
+
+def resolve_version(log: EngineLog) -> ResolvedVersion:
+    """The release whose rules read this log: a version line, else the printed argument fields (the
+    newest release within them that the log's dates allow), else the log's dates."""
+    found = _field_range(log)
+    hint = None
+    if found is not None:
+        low, high = found
+        dated = resolve(engine_name="SGLang", stated=None, stated_line=None, hint=None,
+                        first_date=log.first_date, calendar=CALENDAR)  # fmt: skip
+        text, detail = (
+            low,
+            f"from the printed server_args fields: SGLang {low} or later"
+            + (f", before {high}" if high else ""),
+        )
+        if dated.text and _key(dated.text) >= _key(low) and (high is None or _key(dated.text) < _key(high)):
+            text, detail = dated.text, f"{detail}; {dated.detail}"
+        hint = ResolvedVersion(text=text, approximate=True, source=VersionSource.SERVER_ARGS, detail=detail)
+    return resolve(
+        engine_name="SGLang",
+        stated=log.engine_version,
+        stated_line=log.engine_version_line,
+        hint=hint,
+        first_date=log.first_date,
+        calendar=CALENDAR,
+    )

@@ -10,9 +10,9 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
-from kvtop.domain.engines.sglang.budget import default_page_size
-from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS
+from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu, default_page_size
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
@@ -36,6 +36,13 @@ _FACTS = {
     "memory_pool_end": lambda r: r.memory_pool_end_avail or None,
     "scheduler_summary": lambda r: r.scheduler_summaries or None,
 }
+
+
+def _page(model: ModelSpec, settings: LaunchSettings) -> int:
+    """The page size the engine ran with: the flag, else its release's default (a log states its GPU rarely)."""
+    return (
+        settings.page_size or default_page_size(model, None, ResolvedVersion(text=settings.engine_version))[0]
+    )
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:
@@ -164,7 +171,7 @@ def explain(
     given: MeasuredInputs,
     load_mtp: bool,
 ) -> Explanation:
-    page = settings.page_size or default_page_size(model)
+    page = _page(model, settings)
     logged = _logged(log, page)
     before, after = _tightest(log)
     before, after, notes = _given(before, after, given)
@@ -175,7 +182,8 @@ def explain(
         )
     if after is None:
         missing.append("`Load weight end. avail mem` (or --free-after-load)")
-    if settings.mem_fraction_static is None and gpu_total_bytes is None:
+    version = ResolvedVersion(text=settings.engine_version)
+    if settings.mem_fraction_static is None and gpu_total_bytes is None and auto_fraction_reads_gpu(version):
         missing.append(
             "mem_fraction_static (in server_args, or --mem-fraction-static, or --gpu for the automatic value)"
         )
@@ -262,9 +270,7 @@ def cause_candidates(
         if fraction != current:
             what = f"mem_fraction_static {fraction:g}" + (f" (not {current:g})" if current else "")
             found.append((what, changed(settings, mem_fraction_static=fraction)))
-    found += geometry_candidates(
-        model, settings, settings.page_size or default_page_size(model), ("bf16", "fp8_e4m3")
-    )
+    found += geometry_candidates(model, settings, _page(model, settings), ("bf16", "fp8_e4m3"))
     if has_windowed_layers(model):
         flip = not settings.disable_hybrid_swa_memory
         found.append(
@@ -278,7 +284,7 @@ def cause_candidates(
 
 def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
     """The mem_fraction_static that the logged tokens imply (§4: rest = after − pre × (1 − mfs)), to 3 decimals."""
-    page = settings.page_size or default_page_size(model)
+    page = _page(model, settings)
     logged = _logged(log, page)
     before, after = _tightest(log)
     if logged.token_capacity is None or before is None or after is None:

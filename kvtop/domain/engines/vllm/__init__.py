@@ -35,7 +35,7 @@ class VllmRules(VllmBudget):
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain
 
-    def default_page_size(self, model: ModelSpec) -> int:
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

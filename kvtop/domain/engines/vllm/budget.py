@@ -222,15 +222,7 @@ class VllmBudget:
         """(the `GPU KV cache size` figure, its step label) by the version's print rule (docs/engines/vllm.md §5)."""
         by_concurrency = int(num_blocks / blocks_per_request * max_len)
         by_blocks = num_blocks // groups * block * dcp
-        rule = token_print_rule(version)
-        if rule == "blocks" or (rule == "either" and by_blocks == by_concurrency):
+        if token_print_rule(version) == "blocks":
             times_dcp = f" × {dcp}" if dcp > 1 else ""
             return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version.label})"
-        if rule == "either":
-            raise UnsupportedModelError(
-                f"vLLM {version.label}: whether it prints tokens as blocks × block size ({by_blocks:,}) or as "
-                f"int(blocks ÷ {blocks_per_request} × {max_len:,}) ({by_concurrency:,}) is not known "
-                "(PR #41069, 2026-04-28, around v0.21): not modelled",
-                field="--engine-version",
-            )
         return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"

@@ -13,38 +13,47 @@ from kvtop.domain.engines.versions import (
     ResolvedVersion,
     VersionSource,
     era_for,
+    parse_release,
     resolve,
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 
 DEFAULT_UTILIZATION_ERAS: tuple[Era[float], ...] = (
-    Era((), 0.9, "vllm/config/cache.py CacheConfig.gpu_memory_utilization = 0.9"),
+    Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
     Era(
-        (0, 21),
-        0.92,
-        "PR #38284 (2026-04-21, v0.21.0): CUDA-graph memory profiling on by default, 0.9 → 0.92",
+        "0.20.0", 0.92, "PR #38284 (2026-04-21, first in v0.20.0): CUDA-graph memory profiling on, 0.9 → 0.92"
     ),
 )
 
-TokenPrint = Literal["concurrency", "blocks", "either"]
-# `GPU KV cache size: N tokens` (§5 History). v0.21.0 shipped PR #38284 of 2026-04-21, before #41069
-# (2026-04-28); whether any v0.21.x carries #41069 is not known, so a v0.21.x log is "either".
+TokenPrint = Literal["concurrency", "blocks"]
+# `GPU KV cache size: N tokens` (§5): blocks × block size (per group, × dcp), until PR #41069
+# (2026-04-28, first in v0.20.1: present in the v0.20.1 sdist, absent from v0.20.0's).
 TOKEN_PRINT_ERAS: tuple[Era[TokenPrint], ...] = (
-    Era((), "blocks", "vllm/v1/core/kv_cache_utils.py: num_blocks // len(groups) × block_size (× dcp)"),
-    Era(
-        (0, 21),
-        "either",
-        "v0.21.x: released around PR #41069 (2026-04-28); which print it carries is not known",
-    ),
-    Era(
-        (0, 22), "concurrency", "PR #41069 (2026-04-28): int(num_blocks / blocks_per_request × max_model_len)"
-    ),
+    Era("", "blocks", "vllm/v1/core/kv_cache_utils.py: num_blocks // len(groups) × block_size (× dcp)"),
+    Era("0.20.1", "concurrency", "PR #41069: int(num_blocks / blocks_per_request × max_model_len)"),
 )
+# How pipeline stages share the block count (§4): before v0.8.2 the executor took the least memory
+# over all workers and divided by the largest stage's layers; from v0.8.2 (#14079) each worker sizes
+# its blocks from its own memory and its own layers, and the least block count wins.
+PER_WORKER_STAGES_SINCE = "0.8.2"
 
-# Release tags and their dates (github.com/vllm-project/vllm/releases), to map a log's date to a release.
-CALENDAR: tuple[ReleaseDate, ...] = ()
+# Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
+CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
+0.6.0 2024-09-05 0.6.1 2024-09-11 0.6.1.post1 2024-09-13 0.6.1.post2 2024-09-13 0.6.2 2024-09-25
+0.6.3 2024-10-14 0.6.3.post1 2024-10-17 0.6.4 2024-11-15 0.6.4.post1 2024-11-15 0.6.5 2024-12-18
+0.6.6 2024-12-27 0.6.6.post1 2024-12-27 0.7.0 2025-01-27 0.7.1 2025-02-01 0.7.2 2025-02-06 0.7.3 2025-02-20
+0.8.0 2025-03-18 0.8.1 2025-03-19 0.8.2 2025-03-25 0.8.3 2025-04-06 0.8.4 2025-04-15 0.8.5 2025-04-28
+0.8.5.post1 2025-05-02 0.9.0 2025-05-28 0.9.0.1 2025-05-30 0.9.1 2025-06-10 0.9.2 2025-07-08
+0.10.0 2025-07-25 0.10.1 2025-08-19 0.10.1.1 2025-08-20 0.10.2 2025-09-13 0.11.0 2025-10-04
+0.11.1 2025-11-19 0.11.2 2025-11-20 0.12.0 2025-12-03 0.13.0 2025-12-19 0.14.0 2026-01-20 0.14.1 2026-01-24
+0.15.0 2026-01-29 0.15.1 2026-02-05 0.16.0 2026-02-26 0.17.0 2026-03-07 0.17.1 2026-03-11 0.18.0 2026-03-20
+0.18.1 2026-03-31 0.19.0 2026-04-03 0.19.1 2026-04-18 0.20.0 2026-04-27 0.20.1 2026-05-03 0.20.2 2026-05-10
+0.21.0 2026-05-15 0.22.0 2026-05-29 0.22.1 2026-06-05 0.23.0 2026-06-13 0.24.0 2026-06-30 0.25.0 2026-07-11
+0.25.1 2026-07-14 0.26.0 2026-07-25 0.27.0 2026-08-10 0.27.1 2026-08-11 0.28.0 2026-08-26 0.29.0 2026-09-09
+0.30.0 2026-09-22 0.31.0 2026-10-05 0.32.0 2026-10-18 0.33.0 2026-11-02
+""")
 
-V0_SINCE_RELEASE = "0.7"  # what a V0 log with no version line is read as (V0's last defaults: 0.9, blocks)
+V0_RELEASE = "0.7.3"  # what a V0 log with no version line or date is read as (V0's defaults: 0.9, blocks)
 
 
 def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
@@ -63,6 +72,13 @@ def token_print_rule(version: ResolvedVersion) -> TokenPrint:
     return era_for(TOKEN_PRINT_ERAS, version).value
 
 
+def per_worker_stages(version: ResolvedVersion) -> bool:
+    """Whether each pipeline stage is sized from its own memory and layers (v0.8.2+), or the least memory
+    over all workers is divided by the largest stage's layers (before)."""
+    release, since = version.release, parse_release(PER_WORKER_STAGES_SINCE)
+    return release is None or since is None or release >= since
+
+
 def _v0_lines(log: EngineLog) -> bool:
     """V0's own lines: `# GPU blocks` / `# cuda blocks` with no `GPU KV cache size`, or its profiling summary."""
     ranks = log.ranks(VllmRankLog)
@@ -73,12 +89,12 @@ def _v0_lines(log: EngineLog) -> bool:
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: its version line, else V0's lines, else its dates."""
     hint = None
-    if not log.engine_version and _v0_lines(log):
+    if not log.engine_version and not log.first_date and _v0_lines(log):
         hint = ResolvedVersion(
-            text=V0_SINCE_RELEASE,
+            text=V0_RELEASE,
             approximate=True,
             source=VersionSource.LOG,
-            detail="V0 lines (`# GPU blocks`, `Memory profiling results`): the V0 engine, before v0.8's V1 default",
+            detail="V0 lines (`# GPU blocks`, `Memory profiling results`): the V0 engine (the default before v0.8.0)",
         )
     return resolve(
         engine_name="vLLM",

@@ -14,7 +14,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.budget import default_page_size
-from kvtop.domain.engines.vllm.eras import token_print_rule
+from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
@@ -90,7 +90,9 @@ def _least_by_stage(log: EngineLog, stages: int) -> tuple[RankedValue, ...] | No
 
 def _logged(log: EngineLog, block: int) -> Logged:
     ranked = log.least(VllmRankLog, _rank_available)
-    tokens = log.first(VllmRankLog, lambda r: r.kv_cache_tokens[0] if r.kv_cache_tokens else None)
+    # ≤ v0.11.0 every worker prints its own figure before the engine takes the least (§5): the least is the pool
+    printed = [r.kv_cache_tokens[0] for r in log.ranks(VllmRankLog) if r.kv_cache_tokens]
+    tokens = min(printed) if printed else None
     blocks = _logged_blocks(log) if tokens is None else None
     concurrency = log.first(VllmRankLog, lambda r: r.max_concurrency[0] if r.max_concurrency else None)
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
@@ -197,7 +199,8 @@ def explain(
         )
 
     if available is not None:
-        stages = _least_by_stage(log, settings.pp)
+        version = ResolvedVersion(text=settings.engine_version)
+        stages = _least_by_stage(log, settings.pp) if per_worker_stages(version) else None
 
         def at(end: str) -> MeasuredInputs:
             value: int = getattr(available, end)
