@@ -233,6 +233,7 @@ _PLAIN = {
     "model_attributes_type": "must be an object",
     "float_type": "must be a number",
     "finite_number": "must be a finite number",
+    "missing": "missing",
 }
 _BOUND_WORDS = {
     "less_than_equal": "at most",
