@@ -228,6 +228,7 @@ _PLAIN = {
     "bool_type": "must be true or false",
     "string_type": "must be a string",
     "list_type": "must be a list",
+    "tuple_type": "must be a list",
     "dict_type": "must be an object",
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
@@ -250,6 +251,8 @@ def _expectation(error: Any) -> str:
     if kind in ("less_than_equal", "greater_than_equal", "greater_than", "less_than"):
         bound = next(iter(ctx.values()))
         return f"must be {_BOUND_WORDS[kind]} {_number(bound)}"
+    if kind == "too_short":
+        return f"must have at least {_number(ctx.get('min_length', 0))} items"
     if kind == "too_long":
         return f"must have at most {_number(ctx.get('max_length', 0))} items"
     if kind == "string_too_long":

@@ -185,7 +185,7 @@ def model_from_config(
     quant = quant_from_config(
         quant_cfg, hf_quant_config, source=source, prefix=quant_prefix, hf_source=hf_source
     )
-    return build_spec(
+    spec = build_spec(
         Fields(text, source=source, prefix=prefix, family=chosen, defaulted=frozenset(absent)),
         architecture=architecture,
         name=name or outer.name_or_path or architecture,
@@ -196,6 +196,10 @@ def model_from_config(
         tie_word_embeddings=tie,
         config_model_type=stated_type,
     )
+    if family is None or family == stated_type:
+        return spec
+    forced = f"model_type {stated_type!r} read as {family} (--model-family): fields {family} does not read are left out"
+    return spec.model_copy(update={"not_modelled": (*spec.not_modelled, forced)})
 
 
 def _family(stated_type: str, architecture: str, text: TextConfig, forced: str | None, source: str) -> Family:

@@ -201,4 +201,4 @@ def nearest_family(model_type: str, fields: frozenset[str]) -> tuple[str, str]:
     close = difflib.get_close_matches(model_type, list(FAMILIES), n=1, cutoff=0.6)
     if close:
         return close[0], f"its name is closest to {close[0]!r}"
-    return "llama", "its fields are the common decoder's (hidden_size, num_attention_heads, …)"
+    return "llama", "the common decoder's fields: hidden_size, num_attention_heads, num_key_value_heads, …"

@@ -228,7 +228,7 @@ def _experts(f: Fields, count_field: str) -> tuple[int, int]:
 
 def _qwen_moe(f: Fields, facts: dict[str, Any], notes: list[str]) -> None:
     layers = facts["num_layers"]
-    step = f.need("decoder_sparse_step")
+    step = f.opt("decoder_sparse_step", 1)
     dense_only = set(f.get("mlp_only_layers") or ())
     facts["layer_mlp"] = tuple(
         MlpKind.MOE if i not in dense_only and (i + 1) % step == 0 else MlpKind.DENSE for i in range(layers)
@@ -264,7 +264,7 @@ def _gpt_oss(f: Fields, facts: dict[str, Any], notes: list[str]) -> None:
 
 def _llama4(f: Fields, facts: dict[str, Any], notes: list[str]) -> None:
     layers = facts["num_layers"]
-    step = f.need("interleave_moe_layer_step")
+    step = f.opt("interleave_moe_layer_step", 1)
     facts["layer_mlp"] = tuple(MlpKind.MOE if (i + 1) % step == 0 else MlpKind.DENSE for i in range(layers))
     expert = f.need("intermediate_size")
     facts["intermediate_size"] = f.opt("intermediate_size_mlp") or expert
