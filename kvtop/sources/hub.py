@@ -212,7 +212,7 @@ def _reach_error(repo_id: str) -> InputError | None:
         try:
             get_hf_file_metadata(hf_hub_url(repo_id, "config.json"), timeout=HUB_REACH_DEADLINE_S)
             outcome.append(None)
-        except BaseException as err:  # noqa: BLE001 - any failure of the probe is reported, by kind, below
+        except Exception as err:  # noqa: BLE001 - any failure of the probe is reported, by kind, below
             outcome.append(err)
 
     worker = threading.Thread(target=probe, name="kvtop-hub-probe", daemon=True)
