@@ -189,7 +189,7 @@ def model_from_config(
         Fields(text, source=source, prefix=prefix, family=chosen, defaulted=frozenset(absent)),
         architecture=architecture,
         name=name or outer.name_or_path or architecture,
-        dtype_bytes=_dtype_bytes(outer.torch_dtype or outer.dtype or text.torch_dtype or text.dtype, source),
+        dtype_bytes=_dtype_bytes(outer, text, prefix, source),
         quant=quant,
         multimodal=outer.vision_config is not None,
         vision=_vision_from_config(outer.vision_config, source),
@@ -198,7 +198,7 @@ def model_from_config(
     )
     if family is None or family == stated_type:
         return spec
-    forced = f"model_type {stated_type!r} read as {family} (--model-family): fields {family} does not read are left out"
+    forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
     return spec.model_copy(update={"not_modelled": (*spec.not_modelled, forced)})
 
 
@@ -212,9 +212,10 @@ def _family(stated_type: str, architecture: str, text: TextConfig, forced: str |
         return FAMILIES[forced]
     if stated_type in FAMILIES:
         return FAMILIES[stated_type]
-    nearest, why = nearest_family(stated_type, frozenset(text.model_fields_set))
+    nearest, why = nearest_family(stated_type, frozenset(text.model_fields_set), architecture)
+    what = f"model_type {stated_type!r}" if stated_type else "no model_type"
     raise UnsupportedModelError(
-        f"architecture {architecture!r} (model_type {stated_type!r}) is not modelled by kvtop; nearest: "
+        f"architecture {architecture!r} ({what}) is not modelled by kvtop; nearest: "
         f"{nearest} ({why}); to read it as {nearest}, pass --model-family {nearest} (every field {nearest} "
         f"reads must then be in the file). Modelled: {', '.join(modelled_types())}",
         field="model_type",
@@ -222,16 +223,18 @@ def _family(stated_type: str, architecture: str, text: TextConfig, forced: str |
     )
 
 
-def _dtype_bytes(dtype: str | None, source: str) -> int:
+def _dtype_bytes(outer: OuterConfig, text: TextConfig, prefix: str, source: str) -> int:
     """Bytes per element of the checkpoint dtype (bfloat16 when the config does not say)."""
-    if dtype is None:
-        return 2
+    stated = (
+        ("torch_dtype", outer.torch_dtype),
+        ("dtype", outer.dtype),
+        (prefix + "torch_dtype", text.torch_dtype),
+        (prefix + "dtype", text.dtype),
+    )
+    field, dtype = next(((k, v) for k, v in stated if v is not None), ("torch_dtype", "bfloat16"))
     if dtype not in _DTYPE_BYTES:
-        raise InputError(
-            f"unknown dtype {dtype!r} (known: {', '.join(sorted(_DTYPE_BYTES))})",
-            field="torch_dtype",
-            source=source,
-        )
+        known = ", ".join(sorted(_DTYPE_BYTES))
+        raise InputError(f"unknown dtype {dtype!r} (known: {known})", field=field, source=source)
     return _DTYPE_BYTES[dtype]
 
 

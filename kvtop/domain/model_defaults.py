@@ -11,6 +11,7 @@ models, Kimi-K2, …) are families of their own with their own defaults, read by
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from enum import Enum
 from typing import NamedTuple
@@ -193,12 +194,14 @@ _SHAPES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def nearest_family(model_type: str, fields: frozenset[str]) -> tuple[str, str]:
-    """(the modelled family an unknown config is most like, why): by its fields, then its name."""
+def nearest_family(model_type: str, fields: frozenset[str], architecture: str = "") -> tuple[str, str]:
+    """(the modelled family an unknown config is most like, why): by its fields, then its names."""
     for field, family, why in _SHAPES:
         if field in fields:
             return family, f"it has {why}"
-    close = difflib.get_close_matches(model_type, list(FAMILIES), n=1, cutoff=0.6)
-    if close:
-        return close[0], f"its name is closest to {close[0]!r}"
+    stem = re.sub(r"(For(CausalLM|ConditionalGeneration)|Model)$", "", architecture).lower()
+    for name in (model_type, stem):
+        close = difflib.get_close_matches(name, list(FAMILIES), n=1, cutoff=0.6) if name else []
+        if close:
+            return close[0], f"its name is closest to {close[0]!r}"
     return "llama", "the common decoder's fields: hidden_size, num_attention_heads, num_key_value_heads, …"

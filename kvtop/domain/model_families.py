@@ -109,7 +109,7 @@ def build_spec(
     if kv_heads > heads or heads % kv_heads:
         raise f.error(
             "num_key_value_heads",
-            f"{kv_heads} KV heads cannot serve {heads} attention heads (they must divide num_attention_heads)",
+            f"{kv_heads} KV heads cannot serve {heads} attention heads (they must divide them)",
         )
     head_dim = f.opt("head_dim", hidden // heads)
     if head_dim < 1:

@@ -19,7 +19,7 @@ MAX_MODULES = 1 << 20
 
 
 def _digits_to_int(value: Any) -> Any:
-    """ "4" → 4 (ASCII digits only, an optional leading minus); anything else is left for strict checking."""
+    """ "4" → 4 (ASCII digits, an optional leading minus); anything else is left to strict checking."""
     if isinstance(value, str) and value.removeprefix("-").isascii() and value.removeprefix("-").isdigit():
         return int(value[:8])
     return value

@@ -126,7 +126,7 @@ def load_model(ref: str, *, family: str | None = None) -> ModelSpec:
 
 
 def nearest_preset(repo_id: str) -> str | None:
-    """The preset sharing most name parts with the repo (Qwen/Qwen3-235B-A22B-Instruct-2507 → qwen3-235b-a22b).
+    """The preset sharing most name parts with the repo (Qwen/Qwen3-235B-A22B-2507 → qwen3-235b-a22b).
 
     Parts are the name split at - _ . ; a preset must share its first part (the family) with one of
     the repo name's first two (Meta-Llama-3-70B) to count.
