@@ -166,7 +166,7 @@ def test_malformed_and_unknown_configs_name_the_field(tmp_path) -> None:
     (tmp_path / "trunc.json").write_text('{"hidden_size": 4096,')
     (tmp_path / "frob.json").write_text('{"architectures": ["FrobForCausalLM"], "model_type": "frob"}')
     cfg = json.loads((CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json").read_text())
-    cfg.pop("num_hidden_layers")
+    cfg["num_hidden_layers"] = "28"  # absent, it would be Qwen2Config's default (32), as transformers reads it
     (tmp_path / "nolayers.json").write_text(json.dumps(cfg))
     for name, needle in (
         ("trunc", "malformed JSON"),

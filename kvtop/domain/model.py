@@ -1,8 +1,11 @@
 """ModelSpec: the architecture facts kvtop needs, normalised from any config family.
 
 `model_from_config` reads a Hugging Face `config.json` (as a dict) and returns one frozen
-`ModelSpec`. Every fact is read from a named field; a missing field is an `InputError` naming
-it and the file, an architecture kvtop does not model is an `UnsupportedModelError`.
+`ModelSpec`, as transformers would: every field kvtop reads is validated at the door
+(`config_schema`), a field the file leaves out takes the class default of its `model_type`
+(`model_defaults`), and the family's reader (`model_families`) turns fields into facts. A bad
+field is an `InputError` naming it and the file; an architecture kvtop does not model is an
+`UnsupportedModelError` that names the nearest modelled family and `--model-family`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.model_defaults import FAMILIES, Family, modelled_types, nearest_family, text_model_type
 from kvtop.domain.quant import NO_QUANT, QuantSpec, quant_from_config
 
 
@@ -117,6 +122,8 @@ class ModelSpec(BaseModel):
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
+    config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
+    defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)
@@ -126,59 +133,19 @@ class ModelSpec(BaseModel):
         return self.mla is not None
 
 
-def _need(cfg: dict[str, Any], source: str, *names: str) -> Any:
-    """The first present field of `names`; a clear error naming it when none is."""
-    for name in names:
-        if name in cfg and cfg[name] is not None:
-            return cfg[name]
-    raise InputError("missing field (needed for the ledger)", field=" / ".join(names), source=source)
-
-
-def _positive_int(cfg: dict[str, Any], source: str, *names: str) -> int:
-    value = _need(cfg, source, *names)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"must be a positive integer (got {value!r})", field=names[0], source=source)
-    return value
-
-
-def _optional_int(cfg: dict[str, Any], source: str, name: str, default: int = 0) -> int:
-    value = cfg.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"must be a non-negative integer (got {value!r})", field=name, source=source)
-    return value
-
-
 _DTYPE_BYTES = {
     "bfloat16": 2,
+    "bf16": 2,
     "float16": 2,
+    "fp16": 2,
     "half": 2,
     "float32": 4,
+    "fp32": 4,
     "float": 4,
     "fp8": 1,
     "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
 }
-
-# Families kvtop models, by `model_type` of the text config.
-_DENSE = {
-    "llama",
-    "qwen2",
-    "qwen3",
-    "mistral",
-    "phi3",
-    "gemma",
-    "gemma2",
-    "gemma3_text",
-    "gemma3",
-    "granite",
-    "olmo2",
-    "internlm2",
-}
-_MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "llama4_text", "llama4", "gpt_oss"}
-_MLA = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
-_HYBRID = {"qwen3_next", "nemotron_h"}
-SUPPORTED_MODEL_TYPES = tuple(sorted(_DENSE | _MOE | _MLA | _HYBRID))
 
 
 def model_from_config(
@@ -187,66 +154,100 @@ def model_from_config(
     source: str = "config.json",
     name: str | None = None,
     hf_quant_config: dict[str, Any] | None = None,
+    hf_source: str = "hf_quant_config.json",
+    family: str | None = None,
 ) -> ModelSpec:
-    """Normalise a Hugging Face `config.json` into a ModelSpec (see module docstring)."""
-    if not isinstance(config, dict):
-        raise InputError("a config must be a JSON object", source=source)
-    text = config.get("text_config") or config
-    if not isinstance(text, dict):
-        raise InputError("must be an object", field="text_config", source=source)
-    architectures = config.get("architectures") or []
-    architecture = str(architectures[0]) if architectures else str(config.get("model_type", "?"))
-    model_type = str(text.get("model_type") or config.get("model_type") or "")
-    if model_type not in SUPPORTED_MODEL_TYPES:
-        raise UnsupportedModelError(
-            f"architecture {architecture!r} (model_type {model_type!r}) is not modelled by kvtop; "
-            f"modelled: {', '.join(SUPPORTED_MODEL_TYPES)}",
-            field="model_type",
-            source=source,
+    """Normalise a Hugging Face `config.json` into a ModelSpec (see module docstring).
+
+    `family` forces the modelled family to read the config as (`--model-family`); the config's
+    own class defaults then do not apply, so every field that family reads must be in the file.
+    """
+    # the per-family readers import this module, so they are imported when first used
+    from kvtop.domain.model_families import Fields, build_spec
+
+    outer = validated(OuterConfig, config, source=source)
+    nested_key = next((key for key in ("text_config", "llm_config") if config.get(key) is not None), None)
+    prefix = f"{nested_key}." if nested_key else ""
+    text = validated(TextConfig, outer.text_config if nested_key else config, source=source, prefix=prefix)
+    architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
+    stated_type = text_model_type(outer.model_type or "", text.model_type)
+    chosen = _family(stated_type, architecture, text, family, source)
+    stated = frozenset(text.model_fields_set)
+    tie = text.tie_word_embeddings if "tie_word_embeddings" in stated else outer.tie_word_embeddings
+    absent = {} if family is not None else {k: v for k, v in chosen.defaults.items() if k not in stated}
+    text = text.model_copy(update=absent)
+    quant_cfg, quant_prefix = outer.quantization_config, "quantization_config."
+    if quant_cfg is None and outer.text_config is not None:
+        quant_cfg, quant_prefix = (
+            outer.text_config.get("quantization_config"),
+            f"{prefix}quantization_config.",
         )
-    from kvtop.domain.model_families import build_spec  # the per-family readers
-
-    quant_cfg = config.get("quantization_config") or text.get("quantization_config")
-    quant = quant_from_config(quant_cfg, hf_quant_config, source=source)
-    dtype_name = str(
-        config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or "bfloat16"
+    quant = quant_from_config(
+        quant_cfg, hf_quant_config, source=source, prefix=quant_prefix, hf_source=hf_source
     )
-    dtype_bytes = _DTYPE_BYTES.get(dtype_name, 2)
-    tie = text.get("tie_word_embeddings", config.get("tie_word_embeddings"))
-    return build_spec(
-        text,
-        model_type=model_type,
+    spec = build_spec(
+        Fields(text, source=source, prefix=prefix, family=chosen, defaulted=frozenset(absent)),
         architecture=architecture,
-        source=source,
-        name=name or str(config.get("_name_or_path") or architecture),
-        dtype_bytes=dtype_bytes,
+        name=name or outer.name_or_path or architecture,
+        dtype_bytes=_dtype_bytes(outer, text, prefix, source),
         quant=quant,
-        multimodal="vision_config" in config,
-        vision=_vision_from_config(config.get("vision_config"), source),
-        tie_word_embeddings=None if tie is None else bool(tie),
+        multimodal=outer.vision_config is not None,
+        vision=_vision_from_config(outer.vision_config, source),
+        tie_word_embeddings=tie,
+        config_model_type=stated_type,
+    )
+    if family is None or family == stated_type:
+        return spec
+    forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
+    return spec.model_copy(update={"not_modelled": (*spec.not_modelled, forced)})
+
+
+def _family(stated_type: str, architecture: str, text: TextConfig, forced: str | None, source: str) -> Family:
+    """The Family to read with: the forced one, else the config's own; an unknown one names the nearest."""
+    if forced is not None:
+        if forced not in FAMILIES:
+            raise InputError(
+                f"unknown family {forced!r}; families: {', '.join(sorted(FAMILIES))}", field="--model-family"
+            )
+        return FAMILIES[forced]
+    if stated_type in FAMILIES:
+        return FAMILIES[stated_type]
+    nearest, why = nearest_family(stated_type, frozenset(text.model_fields_set), architecture)
+    what = f"model_type {stated_type!r}" if stated_type else "no model_type"
+    raise UnsupportedModelError(
+        f"architecture {architecture!r} ({what}) is not modelled by kvtop; nearest: "
+        f"{nearest} ({why}); to read it as {nearest}, pass --model-family {nearest} (every field {nearest} "
+        f"reads must then be in the file). Modelled: {', '.join(modelled_types())}",
+        field="model_type",
+        source=source,
     )
 
 
-def _vision_from_config(vision: Any, source: str) -> VisionSpec | None:
+def _dtype_bytes(outer: OuterConfig, text: TextConfig, prefix: str, source: str) -> int:
+    """Bytes per element of the checkpoint dtype (bfloat16 when the config does not say)."""
+    stated = (
+        ("torch_dtype", outer.torch_dtype),
+        ("dtype", outer.dtype),
+        (prefix + "torch_dtype", text.torch_dtype),
+        (prefix + "dtype", text.dtype),
+    )
+    field, dtype = next(((k, v) for k, v in stated if v is not None), ("torch_dtype", "bfloat16"))
+    if dtype not in _DTYPE_BYTES:
+        known = ", ".join(sorted(_DTYPE_BYTES))
+        raise InputError(f"unknown dtype {dtype!r} (known: {known})", field=field, source=source)
+    return _DTYPE_BYTES[dtype]
+
+
+def _vision_from_config(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
     """`vision_config`'s layer count and width; SGLang's defaults (24, 1024) stand in for absent ones."""
     if vision is None:
         return None
-    if not isinstance(vision, dict):
-        raise InputError("must be an object", field="vision_config", source=source)
-    sizes: dict[str, int] = {}
-    for name, field in (("num_layers", "num_hidden_layers"), ("hidden_size", "hidden_size")):
-        value = vision.get(field)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InputError(
-                f"must be a positive integer (got {value!r})", field=f"vision_config.{field}", source=source
-            )
-        sizes[name] = value
-    return VisionSpec(**sizes)
+    tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
+    sizes = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
+    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None})
 
 
 __all__ = [
     "AttentionKind", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec", "StateSpec", "VisionSpec",
-    "SUPPORTED_MODEL_TYPES", "model_from_config",
+    "model_from_config",
 ]  # fmt: skip

@@ -12,7 +12,9 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError
+from kvtop.domain.quant_schema import CompressedWeights, HfQuantConfig, ModeloptQuant, QuantizationConfig
 
 
 class QuantSpec(BaseModel):
@@ -67,11 +69,11 @@ class QuantSpec(BaseModel):
 NO_QUANT = QuantSpec()
 
 
-def _exclusions(block: dict[str, object], *keys: str) -> tuple[str, ...]:
-    for key in keys:
-        value = block.get(key)
-        if isinstance(value, list):
-            return tuple(str(item).removesuffix(".weight") for item in value)
+def _exclusions(*lists: list[str] | None) -> tuple[str, ...]:
+    """The first module list given, each name without its `.weight` suffix."""
+    for names in lists:
+        if names is not None:
+            return tuple(name.removesuffix(".weight") for name in names)
     return ()
 
 
@@ -80,63 +82,75 @@ def quant_from_config(
     hf_quant_config: dict[str, object] | None = None,
     *,
     source: str = "config.json",
+    prefix: str = "quantization_config.",
+    hf_source: str = "hf_quant_config.json",
 ) -> QuantSpec:
-    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`."""
+    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`.
+
+    Both are validated first (`quant_schema`): a bad field is an InputError naming it and the file.
+    """
     if hf_quant_config is not None:
-        block = hf_quant_config.get("quantization", hf_quant_config)
-        if not isinstance(block, dict):
-            raise InputError("expected an object", field="quantization", source="hf_quant_config.json")
-        return _modelopt(block, "hf_quant_config.json")
-    if not quantization_config:
+        outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
+        if outer.quantization is not None:
+            return _modelopt(outer.quantization, hf_source, "quantization.")
+        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "")
+    if quantization_config is None:
         return NO_QUANT
-    qc = quantization_config
-    method = str(qc.get("quant_method", "")).lower()
-    if method == "modelopt" or "quant_algo" in qc:
-        return _modelopt(qc, source)
-    if method == "fp8" or method == "fbgemm_fp8":
-        block = qc.get("weight_block_size")
-        block_tuple = (int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None
+    qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)
+    method = (qc.quant_method or "").lower()
+    if not method and qc.quant_algo is None and not quantization_config:
+        return NO_QUANT
+    if method == "modelopt" or qc.quant_algo is not None:
+        return _modelopt(qc, source, prefix)
+    if method in ("fp8", "fbgemm_fp8"):
         return QuantSpec(
-            method="fp8", weight_bits=8, block=block_tuple, scale_bytes=4,
-            excluded=_exclusions(qc, "modules_to_not_convert", "ignored_layers"), source=source,
-        )  # fmt: skip
+            method="fp8",
+            weight_bits=8,
+            block=qc.weight_block_size,
+            scale_bytes=4,
+            excluded=_exclusions(qc.modules_to_not_convert, qc.ignored_layers),
+            source=source,
+        )
     if method == "mxfp4":
         return QuantSpec(
-            method="mxfp4", weight_bits=4, group_size=32, scale_bytes=1,
-            excluded=_exclusions(qc, "modules_to_not_convert"), source=source,
-        )  # fmt: skip
-    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
-        bits = int(str(qc.get("bits", qc.get("w_bit", 4))))
-        group = int(str(qc.get("group_size", qc.get("q_group_size", 128))))
-        return QuantSpec(
-            method=f"int{bits}", weight_bits=bits, group_size=group if group > 0 else None,
-            scale_bytes=2, zero_point_bits=bits, excluded=_exclusions(qc, "modules_to_not_convert"),
+            method="mxfp4",
+            weight_bits=4,
+            group_size=32,
+            scale_bytes=1,
+            excluded=_exclusions(qc.modules_to_not_convert),
             source=source,
-        )  # fmt: skip
+        )
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+        bits = qc.bits or qc.w_bit or 4
+        group = qc.group_size or qc.q_group_size or 128
+        return QuantSpec(
+            method=f"int{bits}",
+            weight_bits=bits,
+            group_size=group if group > 0 else None,
+            scale_bytes=2,
+            zero_point_bits=bits,
+            excluded=_exclusions(qc.modules_to_not_convert),
+            source=source,
+        )
     if method == "compressed-tensors":
-        return _compressed_tensors(qc, source)
+        return _compressed_tensors(qc, source, prefix)
     if method == "quark":
-        global_config = qc.get("global_quant_config")
-        weight = global_config.get("weight") if isinstance(global_config, dict) else None
-        dtype = str(weight.get("dtype", "")) if isinstance(weight, dict) else ""
-        if dtype.startswith("fp8"):
+        weight = qc.global_quant_config.weight if qc.global_quant_config else None
+        if weight is not None and (weight.dtype or "").startswith("fp8"):
             return QuantSpec(
-                method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc, "exclude"), source=source
+                method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc.exclude), source=source
             )
     raise InputError(
-        f"quantization method {method!r} is not modelled yet",
-        field="quantization_config.quant_method",
-        source=source,
+        f"quantization method {method!r} is not modelled yet", field=f"{prefix}quant_method", source=source
     )
 
 
-def _modelopt(block: dict[str, object], source: str) -> QuantSpec:
-    algo = str(block.get("quant_algo", "")).upper()
-    kv_algo = block.get("kv_cache_quant_algo")
-    excluded = _exclusions(block, "exclude_modules", "ignore")
-    kv = str(kv_algo) if kv_algo else None
+def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
+    algo = (block.quant_algo or "").upper()
+    excluded = _exclusions(block.exclude_modules, block.ignore)
+    kv = block.kv_cache_quant_algo or None
     if algo == "NVFP4":
-        group = int(str(block.get("group_size", 16)))
+        group = block.group_size if block.group_size and block.group_size > 0 else 16
         return QuantSpec(
             method="nvfp4",
             weight_bits=4,
@@ -156,37 +170,36 @@ def _modelopt(block: dict[str, object], source: str) -> QuantSpec:
             source=source,
         )
     raise InputError(
-        f"ModelOpt algorithm {algo!r} is not modelled yet", field="quantization.quant_algo", source=source
+        f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )
 
 
-def _compressed_tensors(qc: dict[str, object], source: str) -> QuantSpec:
-    groups = qc.get("config_groups")
-    if not isinstance(groups, dict) or not groups:
+def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    if not qc.config_groups:
         raise InputError(
-            "compressed-tensors config has no config_groups",
-            field="quantization_config.config_groups",
-            source=source,
+            "compressed-tensors config has no config_groups", field=f"{prefix}config_groups", source=source
         )
-    first = next(iter(groups.values()))
-    weights = first.get("weights", {}) if isinstance(first, dict) else {}
-    bits = int(weights.get("num_bits", 8))
-    kind = str(weights.get("type", "int"))
-    group = weights.get("group_size")
-    excluded = _exclusions(qc, "ignore")
-    if kind == "float" and bits == 8:
+    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
+    bits, group = weights.num_bits, weights.group_size
+    excluded = _exclusions(qc.ignore)
+    if weights.type == "float" and bits == 8:
         return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, source=source)
-    if kind == "float" and bits == 4:
+    if weights.type == "float" and bits == 4:
         return QuantSpec(
             method="nvfp4",
             weight_bits=4,
-            group_size=int(group or 16),
+            group_size=group if group and group > 0 else 16,
             scale_bytes=1,
             excluded=excluded,
             source=source,
         )
-    zero = 0 if weights.get("symmetric", True) else bits
+    zero = 0 if weights.symmetric is not False else bits
     return QuantSpec(
-        method=f"int{bits}", weight_bits=bits, group_size=int(group) if group else None,
-        scale_bytes=2, zero_point_bits=zero, excluded=excluded, source=source,
-    )  # fmt: skip
+        method=f"int{bits}",
+        weight_bits=bits,
+        group_size=group if group and group > 0 else None,
+        scale_bytes=2,
+        zero_point_bits=zero,
+        excluded=excluded,
+        source=source,
+    )

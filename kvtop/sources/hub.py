@@ -1,28 +1,33 @@
 """Model configs from a path, a checkpoint folder, a built-in preset, or the Hugging Face cache/hub.
 
 The only importer of huggingface_hub. Offline first: the local cache is tried before the
-network, and `HF_HUB_OFFLINE=1` is honoured. Weight bytes of a local checkpoint come from its
-safetensors headers (the 8-byte length and the JSON header only; no tensor is read).
+network, and `HF_HUB_OFFLINE=1` is honoured. A hub that cannot be reached is known within
+`HUB_REACH_DEADLINE_S` (one HEAD request, on a daemon thread so that not even a DNS lookup can
+hold the answer, and no retries), and the error names the nearest preset, a local config path
+and HF_HUB_OFFLINE=1. With the hub reachable, the checkpoint's exact bytes come from its
+safetensors headers over HTTP range requests (huggingface_hub's `get_safetensors_metadata`),
+never from the weights; a local checkpoint folder's headers are read from disk (the 8-byte
+length and the JSON header only). Every header is validated (`domain.safetensors_header`).
 """
 
 from __future__ import annotations
 
-import json
 import os
+import re
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec, model_from_config
-from kvtop.sources.json_file import read_json_object
+from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
+from kvtop.sources.json_file import parse_json_object, read_json_object
 
 PRESET_DIR_ENV = "KVTOP_PRESETS"
-_SAFETENSORS_DTYPE_BYTES = {
-    "F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
-    "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I8": 1, "U8": 1, "BOOL": 1,
-}  # fmt: skip
+HUB_REACH_DEADLINE_S = 2.0  # a hub that has not answered one HEAD by then is "unreachable"
+HUB_READ_TIMEOUT_S = 10.0  # per request once the hub has answered
 
 
 def preset_dir() -> Path:
@@ -38,14 +43,14 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def _sibling_quant_config(config_path: Path) -> dict[str, Any] | None:
+def _sibling_quant_config(config_path: Path) -> tuple[dict[str, Any], str] | None:
     """ModelOpt's hf_quant_config.json beside config.json (or `<stem>.hf_quant_config.json`)."""
     for candidate in (
         config_path.parent / "hf_quant_config.json",
         config_path.with_name(config_path.stem + ".hf_quant_config.json"),
     ):
         if candidate.is_file():
-            return read_json_object(candidate, "hf_quant_config")
+            return read_json_object(candidate, "hf_quant_config"), str(candidate)
     return None
 
 
@@ -54,49 +59,66 @@ def safetensors_bytes(folder: Path) -> int | None:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return None
-    total = 0
-    for file in files:
+    return sum(_local_header_bytes(file) for file in files)
+
+
+def _local_header_bytes(file: Path) -> int:
+    source = str(file)
+    try:
+        if not file.is_file():
+            raise InputError("not a regular file", source=source)
+        size = file.stat().st_size
         with file.open("rb") as handle:
             head = handle.read(8)
             if len(head) != 8:
-                raise InputError("truncated safetensors header", source=str(file))
+                raise InputError("truncated safetensors file (no 8-byte header length)", source=source)
             (length,) = struct.unpack("<Q", head)
-            try:
-                header = json.loads(handle.read(length))
-            except json.JSONDecodeError:
-                raise InputError("malformed safetensors header", source=str(file)) from None
-        for name, info in header.items():
-            if name == "__metadata__":
-                continue
-            count = 1
-            for dim in info["shape"]:
-                count *= dim
-            total += count * _SAFETENSORS_DTYPE_BYTES.get(info["dtype"], 2)
-    return total
+            if length > min(MAX_HEADER_BYTES, size - 8):
+                raise InputError(
+                    f"safetensors header length {length:,} exceeds the file or the format's limit",
+                    source=source,
+                )
+            raw = handle.read(length)
+    except OSError as err:
+        raise InputError(f"cannot read safetensors header: {err.__class__.__name__}", source=source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("safetensors header is not UTF-8 JSON", source=source) from None
+    return header_bytes(parse_json_object(text, "safetensors header", source=source), source=source)
 
 
-def load_config_file(path: Path, name: str | None = None) -> ModelSpec:
+def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
     config = read_json_object(path, "config")
+    quant = _sibling_quant_config(path)
     return model_from_config(
-        config, source=str(path), name=name or path.stem, hf_quant_config=_sibling_quant_config(path)
+        config,
+        source=str(path),
+        name=name or path.stem,
+        hf_quant_config=quant[0] if quant else None,
+        hf_source=quant[1] if quant else "hf_quant_config.json",
+        family=family,
     )
 
 
-def load_model(ref: str) -> ModelSpec:
-    """Resolve a model reference: a config path, a checkpoint folder, a preset, or a hub id."""
+def load_model(ref: str, *, family: str | None = None) -> ModelSpec:
+    """Resolve a model reference: a config path, a checkpoint folder, a preset, or a hub id.
+
+    `family` forces the modelled family the config is read as (`--model-family`).
+    """
     path = Path(ref).expanduser()
-    if path.is_file():
-        return load_config_file(path)
     if path.is_dir():
-        spec = load_config_file(path / "config.json", name=path.name)
+        spec = load_config_file(path / "config.json", name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
+    if path.exists():
+        return load_config_file(path, family=family)
     preset = preset_dir() / f"{ref.lower()}.json"
-    if preset.is_file():
-        return load_config_file(preset, name=ref)
+    if "/" not in ref and preset.is_file():
+        return load_config_file(preset, name=ref, family=family)
     if ref.endswith(".json") or ref.startswith((".", "/", "~")):
         raise InputError("config file not found", field="--model", source=ref)
     if ref.count("/") == 1:
-        return _from_hub(ref)
+        return _from_hub(ref, family)
     raise InputError(
         f"not a file, folder, preset or hub id (presets: {', '.join(preset_names()) or 'none found'})",
         field="--model",
@@ -104,40 +126,180 @@ def load_model(ref: str) -> ModelSpec:
     )
 
 
-def _from_hub(repo_id: str) -> ModelSpec:
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+def nearest_preset(repo_id: str) -> str | None:
+    """The preset sharing most name parts with the repo (Qwen/Qwen3-235B-A22B-2507 → qwen3-235b-a22b).
 
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    Parts are the name split at - _ . ; a preset must share its first part (the family) with one of
+    the repo name's first two (Meta-Llama-3-70B) to count.
+    """
+    parts = re.split(r"[-_.]", repo_id.rsplit("/", 1)[-1].lower())
+    best: tuple[int, float, str] | None = None
+    for preset in preset_names():
+        theirs = re.split(r"[-_.]", preset)
+        if theirs[0] not in parts[:2]:
+            continue
+        score = (len(set(parts) & set(theirs)), -len(set(theirs) - set(parts)), preset)
+        best = score if best is None or score > best else best
+    return best[2] if best else None
+
+
+def _offline_hints(repo_id: str, *, offline: bool = False) -> str:
+    """What to use instead: the nearest preset, a local config, and (unless set) HF_HUB_OFFLINE=1."""
+    preset = nearest_preset(repo_id)
+    nearest = (
+        f"--model {preset} (the nearest preset)" if preset else f"a preset ({', '.join(preset_names())})"
+    )
+    local = f"--model ./{repo_id.rsplit('/', 1)[-1]}/config.json"
+    if offline:
+        return f"use {nearest} or a local config ({local}), or fetch it once with network"
+    return f"use {nearest}, a local config ({local}), or HF_HUB_OFFLINE=1 to read only the cache"
+
+
+def _from_hub(repo_id: str, family: str | None) -> ModelSpec:
+    import huggingface_hub as hf
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HFValidationError
+
+    offline = constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
     try:
-        config_path = Path(hf_hub_download(repo_id, "config.json", local_files_only=True))
-    except LocalEntryNotFoundError:
-        if offline:
-            raise InputError(
-                "not in the Hugging Face cache and HF_HUB_OFFLINE is set", field="--model", source=repo_id
-            ) from None
-        try:
-            config_path = Path(hf_hub_download(repo_id, "config.json"))
-        except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as err:
-            raise InputError(
-                f"cannot fetch config.json from the hub ({err.__class__.__name__})",
-                field="--model",
-                source=repo_id,
-            ) from None
-    except (HfHubHTTPError, OSError, ValueError) as err:
+        cached = hf.try_to_load_from_cache(repo_id, "config.json")
+    except HFValidationError:
+        raise InputError("not a valid Hugging Face repo id", field="--model", source=repo_id) from None
+    if isinstance(cached, str):
+        config_path = Path(cached)
+        quant_path = hf.try_to_load_from_cache(repo_id, "hf_quant_config.json")
+        quant_file = Path(quant_path) if isinstance(quant_path, str) else None
+        reachable = not offline and _reach_error(repo_id) is None
+        where = "HF cache"
+    elif offline:
         raise InputError(
-            f"cannot resolve on the hub ({err.__class__.__name__})", field="--model", source=repo_id
-        ) from None
-    quant = None
-    try:
-        quant = read_json_object(
-            Path(hf_hub_download(repo_id, "hf_quant_config.json", local_files_only=True)), "hf_quant_config"
+            f"{repo_id} is not in the Hugging Face cache and HF_HUB_OFFLINE is set; "
+            f"{_offline_hints(repo_id, offline=True)}",
+            field="--model",
         )
-    except (LocalEntryNotFoundError, HfHubHTTPError, OSError):
-        quant = None
-    return model_from_config(
+    else:
+        unreachable = _reach_error(repo_id)
+        if unreachable is not None:
+            raise unreachable
+        config_path, quant_file = _download_config(repo_id)
+        reachable, where = True, "Hugging Face hub"
+    quant = read_json_object(quant_file, "hf_quant_config") if quant_file else None
+    spec = model_from_config(
         read_json_object(config_path, "config"),
-        source=f"{repo_id} (HF cache)",
+        source=f"{repo_id} ({where})",
         name=repo_id,
         hf_quant_config=quant,
+        hf_source=f"{repo_id}/hf_quant_config.json",
+        family=family,
     )
+    if not reachable:
+        return spec
+    return spec.model_copy(update={"checkpoint_bytes": hub_safetensors_bytes(repo_id)})
+
+
+def _reach_error(repo_id: str) -> InputError | None:
+    """None if the hub answers a HEAD for the repo's config.json within the deadline, else the error."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+    )
+
+    outcome: list[BaseException | None] = []
+
+    def probe() -> None:
+        try:
+            get_hf_file_metadata(hf_hub_url(repo_id, "config.json"), timeout=HUB_REACH_DEADLINE_S)
+            outcome.append(None)
+        except Exception as err:  # noqa: BLE001 - any failure of the probe is reported, by kind, below
+            outcome.append(err)
+
+    worker = threading.Thread(target=probe, name="kvtop-hub-probe", daemon=True)
+    worker.start()
+    worker.join(HUB_REACH_DEADLINE_S)
+    if not outcome:
+        return InputError(
+            f"the Hugging Face hub did not answer within {HUB_REACH_DEADLINE_S:g} s for {repo_id}; "
+            f"{_offline_hints(repo_id)}",
+            field="--model",
+        )
+    err = outcome[0]
+    if err is None:
+        return None
+    if isinstance(err, GatedRepoError):
+        why = "is gated: accept its licence on the hub and set HF_TOKEN, or pass a local config"
+    elif isinstance(err, RepositoryNotFoundError):
+        why = "is not on the hub (or is private: set HF_TOKEN)"
+    elif isinstance(err, EntryNotFoundError):
+        why = "has no config.json on the hub"
+    elif isinstance(err, HfHubHTTPError):
+        status = err.response.status_code if err.response is not None else "an error"
+        why = f"could not be read: the hub answered {status}"
+    else:
+        detail = str(err).splitlines()[0][:120] if str(err) else ""
+        return InputError(
+            f"cannot reach the Hugging Face hub for {repo_id} ({err.__class__.__name__}: {detail}); "
+            f"{_offline_hints(repo_id)}",
+            field="--model",
+        )
+    return InputError(f"{repo_id} {why}", field="--model")
+
+
+def _download_config(repo_id: str) -> tuple[Path, Path | None]:
+    """config.json (and hf_quant_config.json where the repo has one) into the cache."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    try:
+        config = Path(hf_hub_download(repo_id, "config.json", etag_timeout=HUB_READ_TIMEOUT_S))
+    except (HfHubHTTPError, EntryNotFoundError, OSError) as err:
+        raise InputError(
+            f"cannot fetch config.json from the hub ({err.__class__.__name__})",
+            field="--model",
+            source=repo_id,
+        ) from None
+    try:
+        quant: Path | None = Path(
+            hf_hub_download(repo_id, "hf_quant_config.json", etag_timeout=HUB_READ_TIMEOUT_S)
+        )
+    except (HfHubHTTPError, EntryNotFoundError, OSError):
+        quant = None
+    return config, quant
+
+
+def hub_safetensors_bytes(repo_id: str) -> int | None:
+    """The repo's tensor bytes from its safetensors headers (HTTP range requests); None if it has none.
+
+    A network failure here leaves the bytes unknown (the config was read); a malformed header is
+    an InputError naming the shard and the tensor.
+    """
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, NotASafetensorsRepoError, SafetensorsParsingError
+    from huggingface_hub.utils.tqdm import disable_progress_bars
+
+    disable_progress_bars()  # its per-shard progress bar would land on kvtop's stderr
+    try:
+        metadata = HfApi().get_safetensors_metadata(repo_id)
+    except NotASafetensorsRepoError:
+        return None
+    except SafetensorsParsingError as err:
+        raise InputError(f"unreadable safetensors header: {str(err)[:160]}", source=repo_id) from None
+    except Exception as err:
+        if isinstance(err, (HfHubHTTPError, OSError, TimeoutError)) or _is_transport_error(err):
+            return None
+        raise
+    total = 0
+    for filename, file_metadata in sorted(metadata.files_metadata.items()):
+        header = {
+            name: {"dtype": info.dtype, "shape": list(info.shape), "data_offsets": list(info.data_offsets)}
+            for name, info in file_metadata.tensors.items()
+        }
+        total += header_bytes(header, source=f"{repo_id}/{filename}")
+    return total
+
+
+def _is_transport_error(err: BaseException) -> bool:
+    """A connection or timeout error of the HTTP client huggingface_hub uses (httpx or requests)."""
+    return any(cls.__name__ in ("TransportError", "RequestException") for cls in type(err).__mro__)

@@ -1,28 +1,70 @@
-"""Read a JSON object from a file, every failure an InputError that names the file and what it is."""
+"""Read a JSON object from a file, every failure an InputError that names the file and what it is.
+
+Bounded: only a regular file is opened (a FIFO would block, /dev/zero never end), at most
+`max_bytes` are read, and nesting too deep for the parser, digits beyond Python's int limit,
+or bytes that are not UTF-8 are each one line, never a traceback.
+"""
 
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
 from kvtop.domain.errors import InputError
 
+MAX_JSON_BYTES = 16 << 20  # 16 MiB: a config.json is a few KB, one with every excluded module a few MB
 
-def read_json_object(path: Path, what: str) -> dict[str, Any]:
+
+def read_json_object(path: Path, what: str, *, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
     """The JSON object in `path` (`what`: 'config', 'scenario', … for the messages)."""
+    data = read_regular_file(path, what, max_bytes=max_bytes)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(
+            f"not UTF-8 text at byte {err.start:,} (is it a {what} file?)", source=str(path)
+        ) from None
+    return parse_json_object(text, what, source=str(path))
+
+
+def read_regular_file(path: Path, what: str, *, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (refused, not truncated, beyond that)."""
+    try:
+        info = path.stat()
     except FileNotFoundError:
         raise InputError(f"{what} file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
         raise InputError(f"cannot read {what}: {err.__class__.__name__}", source=str(path)) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
+        raise InputError(f"{kind}: a {what} is read from a file", source=str(path))
+    too_big = InputError(f"larger than {max_bytes:,} bytes: not a {what} file kvtop reads", source=str(path))
+    if info.st_size > max_bytes:
+        raise too_big
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as err:
+        raise InputError(f"cannot read {what}: {err.__class__.__name__}", source=str(path)) from None
+    if len(data) > max_bytes:
+        raise too_big
+    return data
+
+
+def parse_json_object(text: str, what: str, *, source: str) -> dict[str, Any]:
+    """`text` as a JSON object; malformed, too deep or too long a number is one InputError."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(
-            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=str(path)
+            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=source
         ) from None
+    except RecursionError:
+        raise InputError("malformed JSON: nested too deeply", source=source) from None
+    except ValueError as err:  # an integer beyond Python's digit limit
+        raise InputError(f"malformed JSON: {str(err).split(':')[0]}", source=source) from None
     if not isinstance(data, dict):
-        raise InputError(f"a {what} must be a JSON object", source=str(path))
+        raise InputError(f"a {what} must be a JSON object", source=source)
     return data

@@ -1,4 +1,9 @@
-"""Every config in tests/data/configs loads and plans at TP 1/2/4/8, checked by independent arithmetic."""
+"""Every config in tests/data/configs loads and plans at TP 1/2/4/8, checked by independent arithmetic.
+
+KV bytes per token are recomputed here from the raw JSON (layers × KV heads per rank × 2 × head_dim
+× 2 B); the weights of the checkpoints whose published safetensors index states a `total_size`
+(tests/data/configs/SOURCES.md) must equal it at TP 1.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +16,10 @@ from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import model_from_config
+from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
-#: Configs kept for the cases of engines kvtop does not read yet (LMDeploy), of an architecture not modelled yet.
-NOT_MODELLED = {"internlm--internlm-20b": "InternLM v1 (model_type 'internlm') is not modelled yet"}
-CONFIG_FILES = [
-    pytest.param(p, marks=pytest.mark.xfail(reason=NOT_MODELLED[p.stem], strict=True)) if p.stem in NOT_MODELLED else p
-    for p in sorted(CONFIGS.glob("*.json"))
-    if "hf_quant_config" not in p.name
-]
+CONFIG_FILES = sorted(p for p in CONFIGS.glob("*.json") if "hf_quant_config" not in p.name)
 
 
 def expected_kv_bytes_per_token(cfg: dict, tp: int) -> int:
@@ -61,3 +61,34 @@ def test_config_plans_at_tp(path: Path, tp: int) -> None:
     assert ledger.kv_bytes_per_token == expected_kv_bytes_per_token(cfg, tp)
     assert ledger.weights_bytes > 0
     assert ledger.engine.fits == (ledger.token_capacity > 0)
+
+
+# model.safetensors.index.json "total_size" of the published checkpoints (SOURCES.md, "Weights total_size").
+PUBLISHED_TOTAL_SIZE = {
+    "Qwen--Qwen2.5-7B.json": 15_231_233_024,
+    "Qwen--Qwen2.5-7B-Instruct.json": 15_231_233_024,
+    "meta-llama--Llama-3.1-8B.json": 16_060_522_496,
+    "meta-llama--Llama-3.1-8B-Instruct.json": 16_060_522_496,
+    "meta-llama--Llama-3.1-70B.json": 141_107_412_992,
+    "meta-llama--Llama-3.1-70B-Instruct.json": 141_107_412_992,
+    "meta-llama--Llama-3.3-70B-Instruct.json": 141_107_412_992,
+    "meta-llama--Meta-Llama-3-70B.json": 141_107_412_992,
+    "mistralai--Mistral-7B-v0.1.json": 14_483_464_192,
+    "mistralai--Mixtral-8x7B-v0.1.json": 93_405_585_408,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_TOTAL_SIZE))
+def test_weights_at_tp1_are_the_published_checkpoint(name: str) -> None:
+    ledger = predict(load_model(str(CONFIGS / name)), parse_flags("sglang", []), gpu_total_bytes=143771 << 20)
+    assert ledger.weights_bytes == PUBLISHED_TOTAL_SIZE[name]
+
+
+@pytest.mark.parametrize("path", CONFIG_FILES, ids=lambda p: p.stem)
+def test_config_loads_through_the_cli_path_as_the_domain_reads_it(path: Path) -> None:
+    """load_model (file checks, sibling hf_quant_config) and model_from_config agree on every config."""
+    raw = json.loads(path.read_text())
+    direct = model_from_config(raw, source=str(path), name=path.stem)
+    loaded = load_model(str(path))
+    assert loaded.model_dump(exclude={"quant"}) == direct.model_dump(exclude={"quant"})
+    assert loaded.num_layers == (raw.get("text_config") or raw)["num_hidden_layers"]

@@ -1,0 +1,283 @@
+"""config.json as typed values: every field kvtop reads, checked where the file enters.
+
+A Hugging Face config is outside input: any field may have the wrong type, be negative, be
+astronomically large or not a number at all. These pydantic models take the raw sections
+(the outer config, `text_config`/`llm_config`, `vision_config`, `rope_scaling`) and turn each
+field kvtop reads into a bounded value, so nothing downstream sees a float where it indexes, a
+string where it counts, or a count that cannot fit a tuple. A failure is one `InputError`
+naming the file and the field path (`text_config.num_hidden_layers`).
+
+Bounds are what any GPU node could hold, not what today's models use; the largest published
+configs have 126 layers, hidden 16,384, 128 heads, 512 experts, vocab 262,208 and 10M positions:
+  layers ≤ 10,000 · hidden ≤ 2^20 · heads ≤ 2^14 · head_dim ≤ 2^14 · intermediate ≤ 2^24
+  vocab ≤ 2^24 · positions and windows ≤ 2^32 · experts ≤ 2^16 · MLA / linear / Mamba dims ≤ 2^16.
+Within them every tuple of layers fits memory and every product of counts fits a float.
+Absent fields are `None` here; the family's class defaults are applied afterwards
+(`model_defaults`), so "absent" and "explicitly null" stay distinguishable (`model_fields_set`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kvtop.domain.errors import InputError
+
+MAX_LAYERS = 10_000
+MAX_HIDDEN = 1 << 20
+MAX_HEADS = 1 << 14
+MAX_HEAD_DIM = 1 << 14
+MAX_INTERMEDIATE = 1 << 24
+MAX_VOCAB = 1 << 24
+MAX_POSITIONS = 1 << 32
+MAX_EXPERTS = 1 << 16
+MAX_DIM = 1 << 16
+MAX_NAME = 256
+
+Layers = Annotated[int, Field(strict=True, ge=1, le=MAX_LAYERS)]
+LayerCount = Annotated[int, Field(strict=True, ge=0, le=MAX_LAYERS)]  # a count of layers that may be 0
+LayerIndex = Annotated[int, Field(strict=True, ge=0, le=MAX_LAYERS)]
+Hidden = Annotated[int, Field(strict=True, ge=1, le=MAX_HIDDEN)]
+Heads = Annotated[int, Field(strict=True, ge=1, le=MAX_HEADS)]
+HeadDim = Annotated[int, Field(strict=True, ge=1, le=MAX_HEAD_DIM)]
+Intermediate = Annotated[int, Field(strict=True, ge=0, le=MAX_INTERMEDIATE)]
+Vocab = Annotated[int, Field(strict=True, ge=1, le=MAX_VOCAB)]
+Positions = Annotated[int, Field(strict=True, ge=1, le=MAX_POSITIONS)]
+Window = Annotated[int, Field(strict=True, ge=0, le=MAX_POSITIONS)]  # 0: no window
+Experts = Annotated[int, Field(strict=True, ge=0, le=MAX_EXPERTS)]
+Dim = Annotated[int, Field(strict=True, ge=1, le=MAX_DIM)]
+Name = Annotated[str, Field(strict=True, max_length=MAX_NAME)]
+Flag = Annotated[bool, Field(strict=True)]
+Bit = Annotated[int, Field(strict=True, ge=0, le=1)]
+Factor = Annotated[float, Field(strict=True, gt=0, le=1e6, allow_inf_nan=False)]
+
+
+class ConfigSection(BaseModel):
+    """A raw config section: unknown keys are ignored (configs carry many kvtop never reads)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+
+_SectionT = TypeVar("_SectionT", bound=ConfigSection)
+
+
+class RopeScaling(ConfigSection):
+    """`rope_scaling` / `rope_parameters`: not used for bytes, but a malformed one is a broken config."""
+
+    rope_type: Name | None = Field(default=None, validation_alias=AliasChoices("rope_type", "type"))
+    factor: Factor | None = None
+    original_max_position_embeddings: Positions | None = None
+
+
+class VisionConfig(ConfigSection):
+    """`vision_config`: the tower size SGLang's VLM fraction rule reads."""
+
+    num_hidden_layers: Layers | None = Field(
+        default=None, validation_alias=AliasChoices("num_hidden_layers", "depth")
+    )
+    hidden_size: Hidden | None = Field(
+        default=None, validation_alias=AliasChoices("hidden_size", "embed_dim")
+    )
+
+
+# Geometry every family needs: an explicit null is refused rather than read as "use the default".
+CORE_FIELDS = frozenset(
+    {"hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "max_position_embeddings"}
+)
+
+
+class TextConfig(ConfigSection):
+    """The language model's section (the whole config for text-only models)."""
+
+    model_type: Name | None = None
+    hidden_size: Hidden | None = Field(default=None, validation_alias=AliasChoices("hidden_size", "d_model"))
+    num_hidden_layers: Layers | None = Field(
+        default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer")
+    )
+    num_attention_heads: Heads | None = Field(
+        default=None, validation_alias=AliasChoices("num_attention_heads", "n_head")
+    )
+    num_key_value_heads: Heads | None = Field(
+        default=None, validation_alias=AliasChoices("num_key_value_heads", "n_head_kv", "num_kv_heads")
+    )
+    head_dim: HeadDim | None = Field(
+        default=None, validation_alias=AliasChoices("head_dim", "attention_head_dim")
+    )
+    vocab_size: Vocab | None = None
+    intermediate_size: Intermediate | None = None
+    max_position_embeddings: Positions | None = Field(
+        default=None,
+        validation_alias=AliasChoices("max_position_embeddings", "max_sequence_length", "seq_length"),
+    )
+    tie_word_embeddings: Flag | None = None
+    attention_bias: Flag | None = None
+    qkv_bias: Flag | None = None  # Qwen2-MoE: q, k, v projections carry a bias (its class default: true)
+    bias: Flag | None = None  # InternLM / InternLM2: q, k, v (and o) projections carry a bias
+    use_qk_norm: Flag | None = None
+    torch_dtype: Name | None = None
+    dtype: Name | None = None
+    rope_scaling: RopeScaling | None = None
+    # sliding / chunked attention
+    layer_types: Annotated[list[Name], Field(max_length=MAX_LAYERS)] | None = None
+    sliding_window: Window | None = None
+    use_sliding_window: Flag | None = None
+    max_window_layers: LayerCount | None = None
+    sliding_window_pattern: Layers | None = Field(
+        default=None, validation_alias=AliasChoices("sliding_window_pattern", "_sliding_window_pattern")
+    )
+    attention_chunk_size: Positions | None = None
+    no_rope_layers: Annotated[list[Bit], Field(max_length=MAX_LAYERS)] | None = None
+    no_rope_layer_interval: Layers | None = None
+    # mixture of experts
+    num_experts: Experts | None = None
+    num_local_experts: Experts | None = None
+    n_routed_experts: Experts | None = None
+    num_experts_per_tok: Experts | None = None
+    moe_intermediate_size: Intermediate | None = None
+    shared_expert_intermediate_size: Intermediate | None = None
+    n_shared_experts: Experts | None = None
+    moe_shared_expert_intermediate_size: Intermediate | None = None
+    decoder_sparse_step: Layers | None = None
+    mlp_only_layers: Annotated[list[LayerIndex], Field(max_length=MAX_LAYERS)] | None = None
+    first_k_dense_replace: LayerCount | None = None
+    moe_layer_freq: Layers | None = None
+    interleave_moe_layer_step: Layers | None = None
+    intermediate_size_mlp: Intermediate | None = None
+    # multi-head latent attention (DeepSeek) and its sparse indexer
+    kv_lora_rank: Dim | None = None
+    q_lora_rank: Dim | None = None
+    qk_rope_head_dim: Dim | None = None
+    qk_nope_head_dim: Dim | None = None
+    v_head_dim: Dim | None = None
+    index_head_dim: Dim | None = None
+    index_n_heads: Heads | None = None
+    num_nextn_predict_layers: LayerCount | None = None
+    # linear attention (Qwen3-Next) and Mamba2 (Nemotron-H)
+    full_attention_interval: Layers | None = None
+    linear_num_key_heads: Dim | None = None
+    linear_key_head_dim: Dim | None = None
+    linear_num_value_heads: Dim | None = None
+    linear_value_head_dim: Dim | None = None
+    linear_conv_kernel_dim: Dim | None = None
+    hybrid_override_pattern: Annotated[str, Field(strict=True, max_length=MAX_LAYERS)] | None = None
+    mamba_num_heads: Dim | None = None
+    mamba_head_dim: Dim | None = None
+    n_groups: Dim | None = Field(default=None, validation_alias=AliasChoices("mamba_n_groups", "n_groups"))
+    ssm_state_size: Dim | None = None
+    conv_kernel: Dim | None = Field(
+        default=None, validation_alias=AliasChoices("mamba_d_conv", "conv_kernel")
+    )
+    mamba_ssm_cache_dtype: Name | None = None
+
+    @field_validator(*sorted(CORE_FIELDS), mode="before")
+    @classmethod
+    def _core_is_not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("must be an integer")
+        return value
+
+
+class OuterConfig(ConfigSection):
+    """The top of config.json: what it is, how it is stored, and where its sub-configs are."""
+
+    model_type: Name | None = None
+    architectures: Annotated[list[Name], Field(max_length=64)] | None = None
+    name_or_path: Annotated[str, Field(strict=True, max_length=4096)] | None = Field(
+        default=None, validation_alias="_name_or_path"
+    )
+    torch_dtype: Name | None = None
+    dtype: Name | None = None
+    tie_word_embeddings: Flag | None = None
+    text_config: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("text_config", "llm_config")
+    )
+    vision_config: dict[str, Any] | None = None
+    quantization_config: dict[str, Any] | None = None
+
+
+def validated(model: type[_SectionT], data: Any, *, source: str, prefix: str = "") -> _SectionT:
+    """`data` as `model`, or one InputError naming the first bad field (with `prefix`) and the file."""
+    if not isinstance(data, dict):
+        field = prefix.rstrip(".") or None
+        raise InputError(f"must be an object (got {shown(data)})", field=field, source=source)
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise error_from(err, source=source, prefix=prefix) from None
+
+
+def error_from(err: ValidationError, *, source: str, prefix: str = "") -> InputError:
+    """The first of pydantic's errors as kvtop's one line: the field path, what it must be, what it was."""
+    first = err.errors(include_url=False)[0]
+    path = prefix + _path(first["loc"])
+    return InputError(f"{_expectation(first)} (got {shown(first.get('input'))})", field=path, source=source)
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+_PLAIN = {
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "float_type": "must be a number",
+    "finite_number": "must be a finite number",
+    "missing": "missing",
+}
+_BOUND_WORDS = {
+    "less_than_equal": "at most",
+    "greater_than_equal": "at least",
+    "greater_than": "more than",
+    "less_than": "less than",
+}
+
+
+def _expectation(error: Any) -> str:
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind in _PLAIN:
+        return _PLAIN[kind]
+    if kind in ("less_than_equal", "greater_than_equal", "greater_than", "less_than"):
+        bound = next(iter(ctx.values()))
+        return f"must be {_BOUND_WORDS[kind]} {_number(bound)}"
+    if kind == "too_short":
+        return f"must have at least {_number(ctx.get('min_length', 0))} items"
+    if kind == "too_long":
+        return f"must have at most {_number(ctx.get('max_length', 0))} items"
+    if kind == "string_too_long":
+        return f"must be at most {_number(ctx.get('max_length', 0))} characters"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ").replace("Input should be", "must be")
+
+
+def _number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def shown(value: Any) -> str:
+    """A short, one-line rendering of an offending value (never the whole of a huge one)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return f"a list of {len(value):,}"
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return (
+            f"{float(value):.3g}" if value.bit_length() < 1000 else f"an integer of {value.bit_length()} bits"
+        )
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"

@@ -1,0 +1,93 @@
+"""Quantization sections as typed values: `quantization_config` and ModelOpt's `hf_quant_config.json`.
+
+Checked where they enter, like the rest of the config (`config_schema`): bit widths are 1–16
+(`bits: 0` is refused, not divided by), group sizes are positive or -1 (per channel), block
+sizes are two positive integers, module lists are lists of strings. Digit strings ("4") are
+accepted for bit widths and group sizes, which some exporters write as text.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, field_validator
+
+from kvtop.domain.config_schema import ConfigSection, Dim, Flag, Name
+
+MAX_GROUP = 1 << 20
+MAX_MODULES = 1 << 20
+
+
+def _digits_to_int(value: Any) -> Any:
+    """ "4" → 4 (ASCII digits, an optional leading minus); anything else is left to strict checking."""
+    if isinstance(value, str) and value.removeprefix("-").isascii() and value.removeprefix("-").isdigit():
+        return int(value[:8])
+    return value
+
+
+Bits = Annotated[int, BeforeValidator(_digits_to_int), Field(strict=True, ge=1, le=16)]
+GroupSize = Annotated[int, BeforeValidator(_digits_to_int), Field(strict=True, ge=-1, le=MAX_GROUP)]
+ModuleName = Annotated[str, Field(strict=True, max_length=4096)]
+ModuleList = Annotated[list[ModuleName], Field(max_length=MAX_MODULES)]
+
+
+def _group_is_not_zero(value: int | None) -> int | None:
+    if value == 0:
+        raise ValueError("must be a positive group size or -1 (per channel), not 0")
+    return value
+
+
+class ModeloptQuant(ConfigSection):
+    """ModelOpt's block (`hf_quant_config.json` → `quantization`, or inline with `quant_algo`)."""
+
+    quant_algo: Name | None = None
+    kv_cache_quant_algo: Name | None = None
+    group_size: GroupSize | None = None
+    exclude_modules: ModuleList | None = None
+    ignore: ModuleList | None = None
+
+    _nonzero_group = field_validator("group_size")(_group_is_not_zero)
+
+
+class HfQuantConfig(ConfigSection):
+    """`hf_quant_config.json`: the ModelOpt block under `quantization`."""
+
+    quantization: ModeloptQuant | None = None
+
+
+class CompressedWeights(ConfigSection):
+    num_bits: Bits = 8
+    type: Name = "int"
+    group_size: GroupSize | None = None
+    symmetric: Flag | None = None
+
+    _nonzero_group = field_validator("group_size")(_group_is_not_zero)
+
+
+class CompressedGroup(ConfigSection):
+    weights: CompressedWeights | None = None
+
+
+class QuarkWeight(ConfigSection):
+    dtype: Name | None = None
+
+
+class QuarkGlobal(ConfigSection):
+    weight: QuarkWeight | None = None
+
+
+class QuantizationConfig(ModeloptQuant):
+    """config.json's `quantization_config`, every method's fields that kvtop reads."""
+
+    quant_method: Name | None = None
+    weight_block_size: tuple[Dim, Dim] | None = None
+    modules_to_not_convert: ModuleList | None = None
+    ignored_layers: ModuleList | None = None
+    exclude: ModuleList | None = None
+    bits: Bits | None = None
+    w_bit: Bits | None = None
+    q_group_size: GroupSize | None = None
+    config_groups: Annotated[dict[Name, CompressedGroup], Field(max_length=1024)] | None = None
+    global_quant_config: QuarkGlobal | None = None
+
+    _nonzero_q_group = field_validator("q_group_size")(_group_is_not_zero)

@@ -1,0 +1,59 @@
+"""Config files are read bounded: regular files only, a size cap, and every parse failure one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.errors import InputError
+from kvtop.sources.hub import load_model
+from kvtop.sources.json_file import MAX_JSON_BYTES, read_json_object
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer came
+    with pytest.raises(
+        InputError, match=r"not a regular file \(a device, pipe or socket\): a config is read"
+    ):
+        load_model(str(fifo))
+
+
+def test_a_device_is_refused() -> None:
+    with pytest.raises(InputError, match=r"^not a regular file .* in /dev/zero$"):
+        load_model("/dev/zero")
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    big = tmp_path / "config.json"
+    with big.open("wb") as handle:
+        handle.truncate(MAX_JSON_BYTES + 1)  # sparse: nothing is written
+    with pytest.raises(InputError, match=r"larger than 16,777,216 bytes: not a config file"):
+        read_json_object(big, "config")
+
+
+@pytest.mark.parametrize(
+    ("raw", "pattern"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", r"^not UTF-8 text at byte 0 \(is it a config file\?\)"),
+        (b"[" * 100_000 + b"]" * 100_000, r"^malformed JSON: nested too deeply"),
+        (b'{"hidden_size": ' + b"9" * 5000 + b"}", r"^malformed JSON: Exceeds the limit \(4300 digits\)"),
+        (b'{"hidden_size": 4096,', r"^malformed JSON at line 1, column 22"),
+        (b"[1, 2]", r"^a config must be a JSON object"),
+        (b"", r"^malformed JSON at line 1, column 1: Expecting value"),
+    ],
+)
+def test_a_malformed_file_is_one_line(tmp_path: Path, raw: bytes, pattern: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=pattern) as caught:
+        read_json_object(path, "config")
+    assert str(caught.value).endswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"model_type": "llama"}')
+    assert read_json_object(path, "config") == {"model_type": "llama"}
