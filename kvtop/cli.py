@@ -16,18 +16,24 @@ from collections.abc import Sequence
 from kvtop import __version__
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.redact import redact_argv, redact_text
 
 # Options whose value may look like a flag ("-5GiB"): joined as --opt=value before argparse sees them.
 _VALUE_OPTIONS = ("--gpu-memory", "--free-memory", "--free-after-load", "--weights-memory", "--non-kv-memory",
                   "--reserve", "--memory-limit", "--tokens")  # fmt: skip
 
 
+def _redacted(text: str) -> str:
+    """An error line with any secret in it masked (the redaction is imported only when an error is shown)."""
+    from kvtop.domain.redact import redact_text
+
+    return redact_text(text)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: a person reads one clear line, never a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: error: {redact_text(message)} (see {self.prog} --help)", file=sys.stderr)
+        print(f"{self.prog}: error: {_redacted(message)} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -100,15 +106,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command is None:
             if extra:
-                parser.error(f"unrecognized arguments: {' '.join(redact_argv(extra))}")
+                parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
             from kvtop.commands.tui import run_tui
 
             return run_tui(args)
         if extra and not getattr(args, "accepts_engine_flags", False):
-            parser.error(f"unrecognized arguments: {' '.join(redact_argv(extra))}")
+            parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
         return int(args.handler(args, extra))
     except KvtopError as err:
-        print(f"kvtop: error: {redact_text(str(err))}", file=sys.stderr)
+        print(f"kvtop: error: {_redacted(str(err))}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("kvtop: interrupted", file=sys.stderr)

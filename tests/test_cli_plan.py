@@ -79,8 +79,9 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
     weights = 70_553_706_496 * 2  # 141.1 GB whole on one rank
     assert out["ranks"][0]["weights_bytes"] == weights
     pre = (81559 << 20) - (1 << 30)  # H100 total − the estimated CUDA context
-    mfs = round((81559 - (512 + 1.5 * 8192 + 128 + 2 * 256)) / 81559, 3)  # SGLang's auto rule at TP1
-    assert out["memory_fraction"]["value"] == mfs == 0.835
+    # SGLang's latest auto rule at TP1, with 58 piecewise prefill-graph sizes of 8 MiB (on since v0.5.10rc0)
+    mfs = round((81559 - (512 + 1.5 * 8192 + 128 + 2 * 256 + 58 * 8)) / 81559, 3)
+    assert out["memory_fraction"]["value"] == mfs == 0.830
     shortfall = -int(((pre - weights) / 2**30 - pre / 2**30 * (1 - mfs)) * 2**30)
     assert abs(out["shortfall_bytes"] - shortfall) <= 1
     assert main(["plan", "--model", LLAMA, "--tp", "1", "--require-fit"]) == 1
@@ -149,8 +150,9 @@ def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.Ca
     unchunked = plan_json(
         capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", "--chunked-prefill-size", "-1"
     )
-    # -1 turns chunking off: the activation reserve follows max_prefill_tokens (16,384), not 8,192
-    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (362_010, 167_438)
+    # -1 turns chunking off: the activation reserve follows max_prefill_tokens (16,384), not 8,192, and no
+    # prefill sizes are captured; chunked: (81,559 − 14,032) / 81,559 = 0.828 at 65,536 B per token (TP2)
+    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (354_279, 167_438)
     vllm_ep = plan_json(
         capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
     )

@@ -79,6 +79,12 @@ def add_model_arguments(
     group.add_argument("--model", "--model-path", dest="model", required=False, metavar="MODEL",
                        help="config.json path, checkpoint folder, preset name (e.g. llama-3-70b) or hub id")  # fmt: skip
     group.add_argument(
+        "--model-family",
+        default=None,
+        metavar="FAMILY",
+        help="read the config as this modelled family (e.g. llama) when its model_type is not modelled",
+    )
+    group.add_argument(
         "--engine", choices=ENGINE_IDS, default=None, help=f"budget rules to apply (default {DEFAULT_ENGINE})"
     )
     group.add_argument(

@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
         )
-    model = load_model(settings.model)
+    model = load_model(settings.model, family=args.model_family)
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total

@@ -25,12 +25,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
-    parser.add_argument(
-        "--model-family",
-        default=None,
-        metavar="FAMILY",
-        help="read the config as this modelled family (e.g. llama) when its model_type is not modelled",
-    )
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     parser.add_argument("--require-fit", action="store_true", help="exit 1 when the layout does not fit")
     parser.set_defaults(handler=run, accepts_engine_flags=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtop.domain.engines.registry import display_name
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
@@ -23,7 +24,8 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
 def ledger_json(ledger: Ledger) -> dict[str, Any]:
     e = ledger.engine
     return {
-        "engine": e.engine, "model": ledger.model.name, "model_source": ledger.model.source,
+        "engine": e.engine, "engine_version": ledger.version.text, "version_source": ledger.version.source.value,
+        "version_detail": ledger.version.detail, "model": ledger.model.name, "model_source": ledger.model.source,
         "layout": ledger.layout.model_dump() | {"gpus": ledger.layout.gpus, "attn_tp": ledger.layout.attn_tp},
         "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes},
         "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
@@ -58,7 +60,7 @@ def _distinct_ranks(ledger: Ledger) -> list[tuple[str, RankLedger]]:
 def ledger_text(ledger: Ledger) -> str:
     e, m = ledger.engine, ledger.model
     lines = [
-        f"{m.name}  ·  {e.engine}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
+        f"{m.name}  ·  {display_name(e.engine)} {ledger.version.label}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
         f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})  ·  KV {ledger.kv_format}  ·  "
         f"context {ledger.context_length:,}",
         "",
@@ -88,7 +90,7 @@ def ledger_text(ledger: Ledger) -> str:
                     f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
                 )
         lines.append("")
-    lines.append(f"Budget ({e.engine} rules, tightest rank)")
+    lines.append(f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})")
     for step in e.steps:
         if step.bytes is not None:
             figure = fmt_both(step.bytes) if abs(step.bytes) >= 1 << 20 else f"{step.bytes:,} B"

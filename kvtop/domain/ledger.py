@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
 from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings
@@ -63,6 +63,7 @@ class Ledger(BaseModel):
     ranks: tuple[RankLedger, ...]
     measured: MeasuredInputs = MeasuredInputs()  # the measured inputs it was solved with
     load_mtp: bool = False
+    version: ResolvedVersion = NOT_STATED  # whose rules solved it, and how kvtop knows
 
     @property
     def token_capacity(self) -> int:
@@ -102,16 +103,22 @@ def predict(
     gpu_name: str | None = None,
     measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
+    version: ResolvedVersion | None = None,
 ) -> Ledger:
     """Solve both books for every rank with the engine's own rules (see module docstring).
+
+    The rules are those of `settings.engine_version`'s release (unset: the latest); `version` says
+    how that release was found (default: the flag that set it, or not stated).
 
     Remembered: the same model object with equal settings and measurements gives the same
     ledger object (diagnose re-solves its what-ifs every tick; the planner every keystroke).
     """
     measured = measured or MeasuredInputs()
-    key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp)
+    if version is None or version.text != settings.engine_version:
+        version = from_flag(settings.engine_version) if settings.engine_version else NOT_STATED
+    key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp, version)
     return _LEDGERS.get(
-        key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp)
+        key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, version)
     )
 
 
@@ -140,7 +147,7 @@ def _stage_measured(measured: MeasuredInputs, pp_rank: int) -> MeasuredInputs:
 
 def _solve(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
-    measured: MeasuredInputs, load_mtp: bool,
+    measured: MeasuredInputs, load_mtp: bool, version: ResolvedVersion,
 ) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
@@ -184,7 +191,7 @@ def _solve(
                 context_length=context,
                 measured=_stage_measured(measured, pp_rank),
                 pp_rank=pp_rank,
-                version=ResolvedVersion(text=cap.engine_version),
+                version=version,
             )
         )
 
@@ -220,4 +227,5 @@ def _solve(
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
         kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks), measured=measured, load_mtp=load_mtp,
+        version=version,
     )  # fmt: skip

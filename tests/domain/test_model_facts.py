@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.sglang import RULES as SGLANG
 from kvtop.domain.kv import KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import parse_flags
@@ -45,7 +46,7 @@ def test_gemma3_without_the_key_stays_tied() -> None:
 
 def test_sglang_dp_attention_keeps_the_deepseek_embedding_whole() -> None:
     model = load("deepseek-ai--DeepSeek-V3.json")
-    flags = ["--tp", "8", "--dp", "8", "--enable-dp-attention"]
+    flags = ["--tp", "8", "--dp", "8", "--enable-dp-attention", "--engine-version", "0.5.9"]  # before the graph reserve
     ledger = predict(model, parse_flags("sglang", flags), gpu_total_bytes=H200)
     rows = rows_of(ledger)
     assert rows["embedding"].bytes == 129_280 * 7_168 * 2 == 1_853_358_080  # whole: enable_tp off
@@ -85,6 +86,7 @@ def _sglang_tp8(
             model=model, layout=layout, settings=parse_flags("sglang", ["--tp", "8"]),
             gpu_total_bytes=gpu_total_bytes, weights_bytes=weights.total_bytes, kv=kv,
             context_length=model.max_position_embeddings,
+            version=ResolvedVersion(text="0.5.9"),  # the automatic fraction before the piecewise-graph reserve
         )
     )  # fmt: skip
     return kv.full_bytes_per_token, result.token_capacity

@@ -41,12 +41,14 @@ def test_vision_config_without_sizes_takes_sglangs_defaults() -> None:
 
 def test_gemma3_auto_fraction_and_reserve() -> None:
     ledger = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
-    # §5: round((81,559 − 13,440) / 81,559, 3) = 0.835; tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
-    assert ledger.engine.memory_fraction == pytest.approx(0.835 * 0.95 * 0.9576171875, abs=1e-12)
-    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,017,359,360: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75963)
-    # − 100/1024 GiB (§4) → 10,026,295,406 B ÷ 507,904 B per token = 19,740.3 (was 32,478 at 0.835, no reserve)
-    assert ledger.engine.kv_budget_bytes == 10_026_295_406
-    assert ledger.token_capacity == 19_740
+    # §5 (latest): 512 + 1.5 × 8,192 + 2 × 256 + 1/8 × 1,024 = 13,440 MiB, + 58 piecewise prefill sizes
+    # × 8 MiB = 464 (on since v0.5.10rc0) → round((81,559 − 13,904) / 81,559, 3) = 0.830;
+    # tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
+    assert ledger.engine.memory_fraction == pytest.approx(0.830 * 0.95 * 0.9576171875, abs=1e-12)
+    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,017,359,360: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75508)
+    # − 100/1024 GiB (§4) → 9,642,172,578 B ÷ 507,904 B per token = 18,984.2
+    assert ledger.engine.kv_budget_bytes == 9_642_172_578
+    assert ledger.token_capacity == 18_984
 
 
 def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
@@ -70,14 +72,15 @@ def test_feature_transport_pool_adds_to_the_reserve() -> None:
 
 def test_llama4_scout_tp4_auto_fraction() -> None:
     ledger = predict(load(SCOUT), parse_flags("sglang", ["--tp", "4"]), gpu_total_bytes=H100)
-    # 0.824 × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.65142
-    assert ledger.engine.memory_fraction == pytest.approx(0.65142, abs=1e-5)
+    # (81,559 − (512 + 12,288 + 2 × 512 + 4/8 × 1,024 + 464 piecewise)) / 81,559 = 0.819;
+    # × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.64746
+    assert ledger.engine.memory_fraction == pytest.approx(0.64746, abs=1e-5)
 
 
 def test_text_only_model_keeps_the_rounded_auto_fraction() -> None:
     ledger = predict(load(GPT_OSS), parse_flags("sglang", []), gpu_total_bytes=H100)
-    assert ledger.engine.memory_fraction == 0.835
-    assert ledger.engine.reserve_bytes == 13_933_766_246  # pre × 0.165; no multimodal reserve
+    assert ledger.engine.memory_fraction == 0.830  # (81,559 − 13,904) / 81,559, as Gemma-3's before its factor
+    assert ledger.engine.reserve_bytes == 14_356_001_587  # pre × 0.170; no multimodal reserve
 
 
 def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
@@ -86,23 +89,25 @@ def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
     # 8 KV heads × (64 + 64) × 2 B = 2,048 B per layer; 18 full + 0.8 × 18 sliding layers of the
     # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2
     assert cell.value == pytest.approx(66_355.2)
-    assert ledger.engine.kv_budget_bytes == 37_804_543_165
-    assert ledger.token_capacity == 569_729  # 37,804,543,165 // 66,355.2; was 1,139,459 with the stage's cell
-    assert ledger.engine.swa_token_capacity == 455_783  # int(569,729 × 0.8)
+    # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024 + 464)) / 81,559 = 0.828; weights 32,624,311,680 per stage:
+    # (84,447,068,160 − 32,624,311,680) − 84,447,068,160 × 0.172 = 37,297,860,756
+    assert ledger.engine.kv_budget_bytes == 37_297_860_756
+    assert ledger.token_capacity == 562_094  # 37,297,860,756 // 66,355.2; 1,124,188 with the stage's cell
+    assert ledger.engine.swa_token_capacity == 449_675  # int(562,094 × 0.8)
 
 
 def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:
     ledger = predict(load(GPT_OSS), parse_flags("sglang", []), gpu_total_bytes=H100)
-    assert ledger.token_capacity == 79_340  # 5,264,684,313 // 66,355.2
+    assert ledger.token_capacity == 72_977  # (84,447,068,160 − 65,248,617,600) − pre × 0.17 = 4,842,448,972 // 66,355.2
 
 
 def test_explain_matches_a_gemma3_log_with_the_multimodal_reserve(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
     log.write_text(
-        "[2026-02-01 00:00:00 TP0] Load weight begin. avail mem=70.00 GB\n"
-        "[2026-02-01 00:00:10 TP0] Load weight end. elapsed=10.00 s, type=Gemma3ForConditionalGeneration,"
+        "[2026-09-01 00:00:00 TP0] Load weight begin. avail mem=70.00 GB\n"
+        "[2026-09-01 00:00:10 TP0] Load weight end. elapsed=10.00 s, type=Gemma3ForConditionalGeneration,"
         " avail mem=15.00 GB, mem usage=55.00 GB.\n"
-        "[2026-02-01 00:00:10 TP0] KV Cache is allocated. #tokens: 9306, K size: 2.20 GB, V size: 2.20 GB\n"
+        "[2026-09-01 00:00:10 TP0] KV Cache is allocated. #tokens: 9306, K size: 2.20 GB, V size: 2.20 GB\n"
     )
     result = explain(
         read_engine_log(log), load(GEMMA3), parse_flags("sglang", ["--mem-fraction-static", "0.85"])

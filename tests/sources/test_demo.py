@@ -27,7 +27,7 @@ from kvtop.sources.scenario import (
 GIB = 1 << 30
 MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
-LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics"
+LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics --engine-version 0.5.9"  # the scenarios' SGLang
 
 
 def collect(name: str, tick: int = 0):

@@ -83,7 +83,17 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
     assert finding.rule == "bf16_kv_where_fp8_supported"
     assert finding.fix_settings.kv_cache_dtype == "fp8_e4m3"
     fixed = parse_flags(
-        "sglang", ["--model-path", str(LLAMA_70B_CONFIG), "--tp-size", "8", "--kv-cache-dtype", "fp8_e4m3"]
+        "sglang",
+        [
+            "--model-path",
+            str(LLAMA_70B_CONFIG),
+            "--tp-size",
+            "8",
+            "--kv-cache-dtype",
+            "fp8_e4m3",
+            "--engine-version",
+            "0.5.9",
+        ],
     )
     expected_after = predict(llama_model(), fixed, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
     live = llama_ledger()

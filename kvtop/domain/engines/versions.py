@@ -56,7 +56,7 @@ class ResolvedVersion(BaseModel):
     text: str | None = None  # as stated ('0.8.2'); None when not stated
     approximate: bool = False  # inferred (from dates or argument fields), not printed
     source: VersionSource = VersionSource.NOT_STATED
-    detail: str = "not stated: the latest rules"
+    detail: str = "version not stated: the latest release's rules"
 
     @property
     def release(self) -> Release | None:

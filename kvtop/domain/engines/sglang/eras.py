@@ -155,16 +155,17 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
         if inputs.model.mla is not None:
             pcg = 1.5 * 1024
         else:
-            max_tokens = min(chunked if chunked > 0 else 8192, s.max_total_tokens or math.inf)
+            # the largest captured size is chunked_prefill_size (-1, chunking off: no sizes)
+            max_tokens = min(max(chunked, 0), s.max_total_tokens or math.inf)
             if "llama-2" in (s.model or "").lower():
                 max_tokens = min(max_tokens, 4096)
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
-        parts = f", {pcg:.0f} MiB of it the piecewise prefill graph (on since v0.5.10rc0)"
+        parts = f", {pcg:.0f} of it prefill graphs"
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
-    return fraction, f"({gpu_mib} MiB − {reserved:.0f} MiB reserve{parts}) ÷ {gpu_mib} MiB"
+    return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}) ÷ {gpu_mib} MiB"
 
 
 AUTO_FRACTION_ERAS: tuple[Era[FractionRule], ...] = (
@@ -208,7 +209,7 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     gpu_mib = inputs.gpu_total_bytes // MIB
     era = era_for(AUTO_FRACTION_ERAS, inputs.version)
     fraction, how = era.value(inputs, gpu_mib)
-    source = f"auto ({_era_name(inputs.version)}): {how}"
+    source = f"auto {inputs.version.label}: {how}"
     vlm = era_for(VLM_ERAS, inputs.version).value
     vision = inputs.model.vision
     if inputs.model.multimodal and vlm[0] == "auto":
@@ -225,10 +226,6 @@ def runner_multiplier(model: ModelSpec, version: ResolvedVersion) -> float:
     """Before v0.4.9 the model runner cut every VLM's fraction (given or automatic) by 0.95, then 0.90."""
     kind, factor = era_for(VLM_ERAS, version).value
     return factor if model.multimodal and kind == "runner" else 1.0
-
-
-def _era_name(version: ResolvedVersion) -> str:
-    return f"SGLang {version.label}" if version.text else "latest SGLang"
 
 
 def vit_size_factor(vision: VisionSpec) -> float:
