@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.sglang import RULES as SGLANG
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
