@@ -11,10 +11,13 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 
 GIB = 1 << 30
 MIB = 1 << 20
 GB = 10**9
+
+__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_tokens", "gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")

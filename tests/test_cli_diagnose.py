@@ -39,7 +39,7 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     # the demo's H100s (336 MiB driver-reserved, a 1 GiB CUDA context at a restart).
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
-    clean = ledger.gpu_total_bytes - 336 * MIB - GIB
+    clean = ledger.gpu_total_bytes - 336 * MIB - 688 * MIB  # the demo worker's 688 MiB context
 
     def capacity(free: int) -> int:
         measured = MeasuredInputs(free_before_load_bytes=free)
@@ -48,9 +48,11 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
         ).token_capacity
 
     assert (
-        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_661
+        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_660
     )
     assert finding["bytes"] == 6 * GIB
+    # the finding is the waterfall's term: what the rank holds against clean, all of it this cause
+    assert finding["cause"] == "other_processes" and finding["term_tokens"] == -128_660
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,7 +83,7 @@ def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[
 def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "WARNING  co_tenant  GPU 3  −128,661 tokens/rank" in text
+    assert "WARNING  co_tenant  GPU 3  −128,660 tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")
 

@@ -26,7 +26,7 @@ GPU_KEYS = {
     "state",
     "processes",
 }
-RANK_KEYS = {"gpu_index", "pid", "rank", "observed", "predicted", "unexplained_bytes"}
+RANK_KEYS = {"gpu_index", "pid", "rank", "observed", "predicted", "unexplained_bytes", "capacity"}
 
 
 def snapshot_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -62,7 +62,7 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     assert len(engine["ranks"]) == 8 and all(set(rank) >= RANK_KEYS for rank in engine["ranks"])
     rank = engine["ranks"][0]
     assert (
-        rank["observed"]["token_capacity"] == 1_256_790 and rank["predicted"]["kv_bytes_per_token"] == 40_960
+        rank["observed"]["token_capacity"] == 1_255_785 and rank["predicted"]["kv_bytes_per_token"] == 40_960
     )
     # the demo worker sits a few hundred MiB below its predicted resident bytes, less than the graphs +
     # activations reserve it has not claimed (free memory, not a mystery): nothing is unexplained
@@ -100,14 +100,33 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
     assert main(["snapshot", "--demo", "llama70b-tp8-foreign-gpu3"]) == 0
     text = capsys.readouterr().out
     assert "NVIDIA H100 80GB HBM3" in text and "co-tenant" in text and "python (ada)" in text
-    assert "unexplained GiB" in text and "1,255,785" in text and "1,128,130" in text
+    assert "unexplained GiB" in text and "1,255,785" in text and "1,127,125" in text
     row = next(line for line in text.splitlines() if line.lstrip().startswith("TP3 "))
+    # tokens clean, tokens now, vs clean, and the cause that costs the most, on every rank
+    assert row.split()[6:9] == ["1,255,785", "1,127,125", "−128,660"]
+    assert row.endswith("other processes −128,660 (GPU 3, pid 4242)")
     assert row.split()[1:3] == ["3", "41013"]
     # observed and predicted as NVML counts the worker (the TUI's "= worker" row): they differ by
     # the unexplained bytes, here none (the resident figure, 79.65 GiB, holds the context too)
     observed, predicted, unexplained = (float(cell) for cell in row.split()[3:6])
     assert predicted == 73.32 and unexplained == 0.0
     assert abs(observed - predicted) < 0.1  # the demo's allocator drift, within the reserve
+
+
+def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    out = snapshot_json(capsys, "snapshot", "--demo", "llama70b-tp8-foreign-gpu3", "--json")
+    [engine] = out["engines"]
+    for rank in engine["ranks"]:
+        capacity = rank["capacity"]
+        assert capacity["clean_tokens"] == engine["predicted"]["token_capacity"] == 1_255_785
+        assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_127_125
+        assert capacity["actual_source"] == "live"
+        # SGLang sizes every rank by the least free GPU: GPU 3's 6 GiB co-tenant costs each rank
+        # 6 GiB × 0.818 ÷ 40,960 B = 128,660.3 tokens, and nothing else is missing
+        assert [(t["cause"], t["tokens"], t["bytes"], t["gpu_index"], t["pid"]) for t in capacity["terms"]] == [
+            ("other_processes", -128_660, 6 * (1 << 30), 3, 4242)
+        ]
+        assert capacity["clean_tokens"] + sum(t["tokens"] for t in capacity["terms"]) == capacity["actual_tokens"]
 
 
 def test_unknown_scenario_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.commands.render_ledger import ledger_json, rank_json
+from kvtop.domain.capacity import CapacityWaterfall
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState, NvmlState
-from kvtop.units import gib
+from kvtop.units import fmt_signed, fmt_tokens, gib
 
 #: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
 SIMULATED = "a simulated node, not this machine"
@@ -84,12 +85,28 @@ def engine_json(view: EngineView) -> dict[str, Any]:
 
 def rank_view_json(rank: RankView) -> dict[str, Any]:
     return {
-        "gpu_index": rank.gpu_index, "pid": rank.pid, "rank": rank.rank.model_dump(),
+        "gpu_index": rank.gpu_index,
+        "pid": rank.pid,
+        "rank": rank.rank.model_dump(),
         "observed": rank.observed.model_dump(mode="json"),
         "predicted": rank_json(rank.predicted) if rank.predicted else None,
         "predicted_resident_bytes": rank.predicted_resident_bytes,
-        "predicted_worker_bytes": _worker_bytes(rank), "unexplained_bytes": rank.unexplained_bytes,
-    }  # fmt: skip
+        "predicted_worker_bytes": _worker_bytes(rank),
+        "unexplained_bytes": rank.unexplained_bytes,
+        "capacity": capacity_json(rank.capacity),
+    }
+
+
+def capacity_json(waterfall: CapacityWaterfall | None) -> dict[str, Any] | None:
+    """The rank's waterfall: clean_tokens + Σ terms[].tokens == actual_tokens."""
+    if waterfall is None:
+        return None
+    return {
+        "clean_tokens": waterfall.clean_tokens,
+        "actual_tokens": waterfall.actual_tokens,
+        "actual_source": waterfall.actual_source.value,
+        "terms": [term.model_dump(mode="json") for term in waterfall.terms],
+    }
 
 
 def _worker_bytes(rank: RankView) -> int | None:
@@ -108,7 +125,7 @@ def _gib(num_bytes: int | None, width: int) -> str:
 
 
 def _tokens(tokens: int | None, width: int) -> str:
-    return f"{'—' if tokens is None else f'{tokens:,}':>{width}}"
+    return f"{'—' if tokens is None else fmt_tokens(tokens):>{width}}"
 
 
 def rank_label(rank: EngineRank, *, show_dp: bool, show_pp: bool) -> str:
@@ -161,7 +178,7 @@ def _engine_rows(view: EngineView) -> list[str]:
     endpoint = live.state.value + (f" {live.base_url}" if live.base_url else "")
     head = f"{engine.engine_id}  {engine.model or '—'}{preset} · {layout} · endpoint {endpoint}"
     if ledger:
-        head += f" · predicted {ledger.token_capacity:,} tokens per rank"
+        head += f" · clean {ledger.token_capacity:,} tokens per rank"
     lines = [head]
     if view.ledger_error:
         lines.append(f"  {view.ledger_error}")
@@ -171,7 +188,7 @@ def _engine_rows(view: EngineView) -> list[str]:
     show_pp = len({r.rank.pp for r in view.ranks}) > 1
     lines.append(
         f"  {'rank':<10}{'GPU':>4}{'pid':>10}{'observed GiB':>14}{'predicted GiB':>15}{'unexplained GiB':>17}"
-        f"{'tokens predicted':>18}{'tokens live':>13}{'KV used':>9}"
+        f"{'tokens clean':>14}{'tokens now':>12}{'vs clean':>10}  {'KV used':>7}  largest cause"
     )
     for rank in view.ranks:
         usage = rank.observed.kv_usage_fraction
@@ -179,12 +196,23 @@ def _engine_rows(view: EngineView) -> list[str]:
             f"  {rank_label(rank.rank, show_dp=show_dp, show_pp=show_pp):<10}{rank.gpu_index:>4}{rank.pid:>10}"
             f"{_gib(rank.observed.process_bytes, 14)}{_gib(_worker_bytes(rank), 15)}"
             f"{_gib(rank.unexplained_bytes, 17)}"
-            f"{_tokens(rank.predicted.token_capacity if rank.predicted else None, 18)}"
-            f"{_tokens(rank.observed.token_capacity, 13)}{'—' if usage is None else f'{usage:.0%}':>9}"
+            f"{_tokens(rank.capacity.clean_tokens if rank.capacity else None, 14)}"
+            f"{_tokens(rank.capacity.actual_tokens if rank.capacity else None, 12)}"
+            f"{fmt_signed(rank.capacity.change_tokens) if rank.capacity else '—':>10}"
+            f"  {'—' if usage is None else f'{usage:.0%}':>7}  {_largest(rank.capacity)}"
         )
     if not view.ranks:
         lines.append("  (no rank of this engine holds GPU memory that kvtop can see)")
     return lines
+
+
+def _largest(waterfall: CapacityWaterfall | None) -> str:
+    """'other processes −128,660 (GPU 3, pid 4242)' for the term that costs the most, else '—'."""
+    term = waterfall.largest_loss if waterfall else None
+    if term is None:
+        return "—"
+    where = f" (GPU {term.gpu_index}" + (f", pid {term.pid})" if term.pid else ")") if term.gpu_index is not None else ""
+    return f"{term.cause.value.replace('_', ' ')} {fmt_signed(term.tokens)}{where}"
 
 
 def snapshot_text(snapshot: NodeSnapshot) -> str:

@@ -11,11 +11,13 @@ free memory plus the rank's own worker, less a fresh CUDA context.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
+from kvtop.domain.capacity import CapacityCause, CapacityTerm
 from kvtop.domain.diagnose_rules import (
     SEVERITY_ORDER,
     Finding,
-    Replay,
+    Rule,
     Severity,
     Thresholds,
     ledger_findings,
@@ -27,7 +29,9 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole
-from kvtop.domain.wording import gib
+from kvtop.domain.waterfall import held_before_start
+from kvtop.domain.whatif import Replay
+from kvtop.domain.wording import gib, signed
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -52,25 +56,11 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
     for e in engines:
         found += e.co_tenants(thresholds)
         found += [f for f in (e.imbalance(thresholds), e.weights(thresholds), e.reserve(thresholds), e.restart(), e.unexplained(thresholds)) if f]  # fmt: skip
-        found += [e.relabel(f) for f in ledger_findings(e.ledger, thresholds)] if e.ledger else []
+        basis = (
+            e.view.explained or e.ledger
+        )  # advice is priced on the engine as measured, as the planner does
+        found += [e.relabel(f) for f in ledger_findings(basis, thresholds)] if basis else []
     return sort_findings(found)
-
-
-def free_before_load_now(snapshot: NodeSnapshot, view: EngineView) -> int | None:
-    """SGLang's free memory before weight load if this engine restarted now (least over its GPUs).
-
-    A ledger solved with a measured figure (a startup log) keeps it; otherwise its assumption
-    less the most that other processes (co-tenants, orphans) hold on one of its GPUs now, so a
-    healthy node plans at the engine's own capacity and a co-tenant's bytes cost what diagnose
-    says they cost. None without a ledger.
-    """
-    if view.ledger is None:
-        return None
-    if view.ledger.measured.free_before_load_bytes is not None:
-        return view.ledger.measured.free_before_load_bytes
-    engine = EngineOnNode(snapshot, view)
-    held = max((engine.outside(g) for g in engine.gpus), default=0)
-    return Replay(view.ledger).free_before_load_bytes - held
 
 
 def _describe(process: GpuProcess, gpu: int, *, pid: bool = True) -> str:
@@ -85,6 +75,27 @@ def _gpu_list(gpus: Iterable[int]) -> str:
     return ("GPU " if len(ordered) == 1 else "GPUs ") + ", ".join(map(str, ordered))
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a cause costs each rank now (tokens), what its fix gains, and the waterfall term it is."""
+
+    tokens: int
+    gain_tokens: int
+    cause: CapacityCause | None
+    term_tokens: int | None
+
+    def fields(self) -> dict[str, object]:
+        return {
+            "tokens": self.tokens,
+            "gain_tokens": self.gain_tokens,
+            "cause": self.cause,
+            "term_tokens": self.term_tokens,
+        }
+
+
+NO_COST = Cost(tokens=0, gain_tokens=0, cause=None, term_tokens=None)
+
+
 class EngineOnNode:
     """One engine as the node rules see it: its ranks by GPU, what else each GPU holds, the planner,
     and its own rules (`kvtop.domain.engines.<engine>`), which price causes and spell fixes."""
@@ -95,6 +106,8 @@ class EngineOnNode:
         self.replay = Replay(view.ledger) if view.ledger else None
         self.settings = view.engine.settings or (view.ledger.settings if view.ledger else None)
         self.ranks = {rank.gpu_index: rank for rank in view.ranks}
+        starts = [p.start_time for _, p in snapshot.observation.engine_processes(self.id) if p.start_time]
+        self.started_at = min(starts) if starts else None  # when the engine's first process started
         self.gpus: dict[int, GpuObservation] = {
             g: gpu for g in self.ranks if (gpu := snapshot.observation.gpu(g))
         }
@@ -161,35 +174,98 @@ class EngineOnNode:
 
     # --- rules ---------------------------------------------------------------------------------
 
+    def term(self, cause: CapacityCause, gpu: int | None = None) -> CapacityTerm | None:
+        """The waterfall's term of `cause` (on `gpu`, when given): every rank shares the engine's terms."""
+        waterfall = next((r.capacity for r in self.view.ranks if r.capacity is not None), None)
+        found = waterfall.term(cause) if waterfall else None
+        return found if found is not None and (gpu is None or found.gpu_index == gpu) else None
+
+    def costed(self, cause: CapacityCause, gpu: int | None, freed: Mapping[int, int]) -> Cost:
+        """A finding's cost: the waterfall's term where the cause is one (its tokens, as a cost; the fix
+        gains them back), else nothing now and what freeing the bytes gains at a restart."""
+        term = self.term(cause, gpu)
+        if term is not None:
+            return Cost(tokens=-term.tokens, gain_tokens=-term.tokens, cause=cause, term_tokens=term.tokens)
+        return Cost(tokens=0, gain_tokens=self.price(freed)[1], cause=cause, term_tokens=None)
+
+    def waterfall_evidence(self) -> str | None:
+        """'GPU 3 rank: clean 1,255,785 → other processes −128,660 (GPU 3, pid 4242) → … → 1,128,130 live'."""
+        ranked = [r for r in self.view.ranks if r.capacity is not None]
+        if not ranked:
+            return None
+        w = ranked[0].capacity
+        assert w is not None
+        steps = [f"clean {w.clean_tokens:,}"]
+        for t in w.terms:
+            where = (
+                f" (GPU {t.gpu_index}" + (f", pid {t.pid})" if t.pid else ")")
+                if t.gpu_index is not None
+                else ""
+            )
+            steps.append(f"{t.cause.value.replace('_', ' ')} {signed(t.tokens)}{where}")
+        steps.append(f"{w.actual_tokens:,} {w.actual_source.value}")
+        return "tokens per rank: " + " → ".join(steps)
+
     def co_tenants(self, thresholds: Thresholds) -> list[Finding]:
-        """`co_tenant` / `unattributed_bytes`: processes of no engine (or another engine) on this engine's GPUs; unseen pids apart."""
+        """`co_tenant` / `unattributed_bytes`: processes of no engine (or another engine) on this engine's GPUs."""
         found = []
         for g, gpu in sorted(self.gpus.items()):
             others = [p for p in gpu.processes if p.engine_id != self.id and p.role in _OTHERS]
-            held, hidden = (
-                sum(p.used_bytes or 0 for p in others),
-                self.outside(g, (ProcessRole.UNATTRIBUTED,)),
-            )
+            held = sum(p.used_bytes or 0 for p in others)
+            hidden = self.outside(g, (ProcessRole.UNATTRIBUTED,))
             if held:
-                tokens, gain = self.price({g: held})
-                evidence = [f"pid {_describe(p, g)} next to {self.label(g)}" for p in others] + [self.spread_evidence(tokens)]  # fmt: skip
-                live = self.view.engine.live.token_capacity
-                if live is not None and self.rules.sizes_every_rank_from_least_free:
-                    evidence.append(f"engine reports {live:,} tokens per rank; a restart without it: {self.restart_capacity({**self.now(), g: self.now()[g] + held}):,}")  # fmt: skip
-                found.append(self.finding(
-                    rule="co_tenant", severity=Severity.WARNING if tokens or gain else Severity.INFO,
-                    summary=f"{gib(held)} of other processes on GPU {g} cost {tokens:,} tokens per rank",
-                    gpus=(g,), bytes=held, tokens=tokens, gain_tokens=gain, evidence=tuple(evidence),
-                    fix=("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(_describe(p, g) for p in others),
-                ))  # fmt: skip
+                cost = self.costed(CapacityCause.OTHER_PROCESSES, g, {g: held})
+                tokens, gain = cost.tokens, cost.gain_tokens
+                evidence = [f"pid {_describe(p, g)} next to {self.label(g)}" for p in others]
+                if cost.term_tokens is not None:
+                    evidence.append(self.spread_evidence(tokens))
+                elif not all(held_before_start(p, self.started_at) for p in others):
+                    evidence.append(
+                        f"it came after the engine started: it costs nothing now; a restart would lose {gain:,} tokens per rank to it"
+                    )
+                else:
+                    evidence.append(self.spread_evidence(gain))
+                    evidence.append(
+                        f"the engine's budget did not shrink for it: it costs nothing now; a restart would lose {gain:,} tokens per rank to it"
+                    )
+                if (line := self.waterfall_evidence()) is not None:
+                    evidence.append(line)
+                pids = ("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(
+                    _describe(p, g) for p in others
+                )
+                found.append(
+                    self.finding(
+                        rule=Rule.CO_TENANT,
+                        severity=Severity.WARNING if tokens or gain else Severity.INFO,
+                        summary=f"{gib(held)} of other processes on GPU {g} "
+                        + (f"cost {tokens:,} tokens per rank" if tokens else "cost nothing until a restart"),
+                        gpus=(g,),
+                        bytes=held,
+                        evidence=tuple(evidence),
+                        fix=pids,
+                        **cost.fields(),
+                    )
+                )
             if hidden >= thresholds.unexplained_bytes:
-                tokens, gain = self.price({g: hidden})
-                found.append(self.finding(
-                    rule="unattributed_bytes", severity=Severity.WARNING, gpus=(g,), bytes=hidden, tokens=tokens, gain_tokens=gain,
-                    summary=f"{gib(hidden)} on GPU {g} held by processes kvtop cannot see",
-                    fix=f"run kvtop in the host PID namespace (e.g. docker run --pid=host) to name what holds {gib(hidden)} on GPU {g}",
-                    evidence=("NVML lists pids of another PID namespace (a container) that kvtop cannot read", self.spread_evidence(tokens)),
-                ))  # fmt: skip
+                cost = self.costed(CapacityCause.HIDDEN_PROCESSES, g, {g: hidden})
+                found.append(
+                    self.finding(
+                        rule=Rule.UNATTRIBUTED_BYTES,
+                        severity=Severity.WARNING,
+                        gpus=(g,),
+                        bytes=hidden,
+                        summary=f"{gib(hidden)} on GPU {g} held by processes kvtop cannot see",
+                        fix=(
+                            "run kvtop in the host PID namespace (e.g. docker run --pid=host) "
+                            f"to name what holds {gib(hidden)} on GPU {g}"
+                        ),
+                        evidence=(
+                            "NVML lists pids of another PID namespace (a container) that kvtop cannot read",
+                            self.spread_evidence(cost.tokens),
+                        ),
+                        **cost.fields(),
+                    )
+                )
         return found
 
     def imbalance(self, thresholds: Thresholds) -> Finding | None:
@@ -225,19 +301,43 @@ class EngineOnNode:
         excess, base = observed - predicted, self.replay.weights_bytes
         if excess <= thresholds.weights_excess_fraction * predicted:
             return None
-        tokens = max(0, self.replay.capacity(weights_shift=predicted - base) - self.replay.capacity(weights_shift=observed - base))  # fmt: skip
+        term = self.term(CapacityCause.WEIGHTS)
+        tokens = (
+            -term.tokens
+            if term
+            else max(
+                0,
+                self.replay.capacity(weights_shift=predicted - base)
+                - self.replay.capacity(weights_shift=observed - base),
+            )
+        )
         cause, fix = weights_cause(self.ledger, self.replay, observed, excess)
         return self.finding(
-            rule="weights_larger_than_predicted", severity=Severity.WARNING, bytes=excess, tokens=tokens, fix=fix, gain_tokens=tokens,
+            rule=Rule.WEIGHTS_LARGER_THAN_PREDICTED,
+            severity=Severity.WARNING,
+            bytes=excess,
+            tokens=tokens,
+            fix=fix,
+            gain_tokens=tokens,
+            cause=CapacityCause.WEIGHTS,
+            term_tokens=term.tokens if term else None,
             summary=f"weights take {gib(observed)} per rank, {gib(excess)} (+{excess / predicted:.0%}) more than predicted",
-            evidence=(f"engine reports {gib(observed)} of weights per rank; kvtop predicts {gib(predicted)} for {self.ledger.model.name}", cause),
-        )  # fmt: skip
+            evidence=(
+                f"engine reports {gib(observed)} of weights per rank; kvtop predicts {gib(predicted)} for {self.ledger.model.name}",
+                cause,
+            ),
+        )
 
     def reserve(self, thresholds: Thresholds) -> Finding | None:
         """`reserve_larger_than_expected`: a runtime reserve larger than the engine's automatic one."""
         if self.ledger is None or self.replay is None:
             return None
-        return self.rules.diagnosis.reserve_finding(self, thresholds)
+        finding = self.rules.diagnosis.reserve_finding(self, thresholds)
+        term = self.term(CapacityCause.RUNTIME_RESERVE)
+        if finding is None or term is None:
+            return finding
+        update = {"tokens": -term.tokens, "cause": CapacityCause.RUNTIME_RESERVE, "term_tokens": term.tokens}
+        return finding.model_copy(update=update)
 
     def restart(self) -> Finding | None:
         """`restart_will_not_fit`: would the engine start again on the GPUs as they are now?"""
@@ -250,7 +350,9 @@ class EngineOnNode:
         if self.ledger is None:
             return None
         weights = [r.observed.weights_bytes for r in self.ranks.values() if r.observed.weights_bytes]
-        excess = max(0, max(weights) - self.ledger.weights_bytes) if weights else 0  # weights_larger_than_predicted names it already
+        excess = (
+            max(0, max(weights) - self.ledger.weights_bytes) if weights else 0
+        )  # weights_larger_than_predicted names it already
         over = {
             g: u - excess
             for g, r in self.ranks.items()
@@ -308,16 +410,34 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
         per_gpu: dict[int, int] = {}
         for g, process in members:
             per_gpu[g] = per_gpu.get(g, 0) + (process.used_bytes or 0)
-        priced = [(e, *e.price({g: b for g, b in per_gpu.items() if g in e.clean})) for e in engines if set(per_gpu) & set(e.clean)]  # fmt: skip
-        engine, tokens, gain = max(priced, key=lambda item: item[1]) if priced else (None, 0, 0)
+        priced = [
+            (
+                e,
+                e.costed(
+                    CapacityCause.ORPHANED_WORKERS, None, {g: b for g, b in per_gpu.items() if g in e.clean}
+                ),
+            )
+            for e in engines
+            if set(per_gpu) & set(e.clean)
+        ]
+        engine, cost = max(priced, key=lambda item: item[1].tokens) if priced else (None, NO_COST)
+        tokens = cost.tokens
         pids = sorted({p.pid for _, p in members})
         evidence = [f"pid {_describe(p, g)}, parent {p.parent_pid or '?'} gone" for g, p in sorted(members, key=lambda m: (m[0], m[1].pid))]  # fmt: skip
         evidence.append(engine.spread_evidence(tokens) if engine else f"no running engine on {_gpu_list(per_gpu)}: nothing to price in tokens")  # fmt: skip
-        found.append(Finding(
-            rule="orphan_worker", severity=Severity.WARNING, engine_id=engine.id if engine else None,
-            summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
-            gpus=tuple(sorted(per_gpu)), ranks=engine.labels() if engine else (), bytes=max(per_gpu.values()),
-            tokens=tokens, gain_tokens=gain, fix="kill " + " ".join(map(str, pids)) + f" ({'; '.join(_describe(p, g, pid=False) for g, p in members[:4])}; server gone)",
-            evidence=tuple(evidence),
-        ))  # fmt: skip
+        described = "; ".join(_describe(p, g, pid=False) for g, p in members[:4])
+        found.append(
+            Finding(
+                rule=Rule.ORPHAN_WORKER,
+                severity=Severity.WARNING,
+                engine_id=engine.id if engine else None,
+                summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
+                gpus=tuple(sorted(per_gpu)),
+                ranks=engine.labels() if engine else (),
+                bytes=max(per_gpu.values()),
+                fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)",
+                evidence=tuple(evidence),
+                **cost.fields(),
+            )
+        )
     return found

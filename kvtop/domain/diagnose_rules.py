@@ -13,11 +13,11 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
+from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, RankLedger, predict
+from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import GIB, gib
 
 
@@ -25,6 +25,29 @@ class Severity(str, Enum):
     CRITICAL = "critical"  # the engine cannot serve, or will not start again as configured
     WARNING = "warning"  # capacity is lost now and a stated change wins it back
     INFO = "info"  # a trade-off worth knowing (e.g. FP8 KV); not a fault
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Rule(str, Enum):
+    """What a finding is about: one id per rule, stable in JSON, metrics and the UI."""
+
+    CO_TENANT = "co_tenant"
+    UNATTRIBUTED_BYTES = "unattributed_bytes"
+    ORPHAN_WORKER = "orphan_worker"
+    RANK_IMBALANCE = "rank_imbalance"
+    WEIGHTS_LARGER_THAN_PREDICTED = "weights_larger_than_predicted"
+    RESERVE_LARGER_THAN_EXPECTED = "reserve_larger_than_expected"
+    RESTART_WILL_NOT_FIT = "restart_will_not_fit"
+    UNEXPLAINED_BYTES = "unexplained_bytes"
+    GPU_LOST = "gpu_lost"
+    BF16_KV_WHERE_FP8_SUPPORTED = "bf16_kv_where_fp8_supported"
+    TP_ABOVE_KV_HEADS = "tp_above_kv_heads"
+    MLA_UNDER_ATTENTION_TP = "mla_under_attention_tp"
+    REQ_TO_TOKEN_LARGE = "req_to_token_large"
+    MAMBA_STATE_CAPS_REQUESTS = "mamba_state_caps_requests"
+    HYBRID_KV_MANAGER_DISABLED = "hybrid_kv_manager_disabled"
 
     def __str__(self) -> str:
         return self.value
@@ -42,7 +65,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    rule: str  # stable id, e.g. "co_tenant"
+    rule: Rule
     severity: Severity
     summary: str  # one line a person reads first
     engine_id: str | None = None
@@ -54,6 +77,9 @@ class Finding(BaseModel):
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers
     fix_settings: LaunchSettings | None = None  # the settings with the fix applied (planner what-if)
+    # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)
+    cause: CapacityCause | None = None
+    term_tokens: int | None = None  # the term's own (signed) tokens: clean + Σ terms = actual
 
 
 class Thresholds(BaseModel):
@@ -80,76 +106,6 @@ def rank_label(row: RankLedger, ledger: Ledger, engine_id: str | None = None) ->
     parts.append(f"tp{row.tp_rank}")
     label = "/".join(parts)
     return f"{engine_id}/{label}" if engine_id else label
-
-
-def _measured_of(ledger: Ledger) -> MeasuredInputs:
-    """The measured inputs a ledger was solved with (the GPU total made explicit)."""
-    return ledger.measured.model_copy(update={"gpu_total_bytes": ledger.gpu_total_bytes})
-
-
-class Replay:
-    """Re-solve a ledger with one thing changed; everything else as the ledger had it."""
-
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-        self.measured = _measured_of(ledger)
-        self.load_mtp = ledger.load_mtp
-
-    @property
-    def free_before_load_bytes(self) -> int:
-        """SGLang's pre-load free memory (min over ranks) the ledger assumed."""
-        return self.measured.free_before_load_bytes or self.ledger.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
-
-    @property
-    def weights_bytes(self) -> int:
-        """The resident weights per rank the ledger was solved with (measured, else predicted)."""
-        return self.measured.weights_bytes or self.ledger.weights_bytes
-
-    def solve(
-        self, settings: LaunchSettings | None = None, *, free_shift: int = 0, weights_shift: int = 0,
-        available_kv_bytes: int | None = None, new_layout: bool = False,
-    ) -> Ledger | None:  # fmt: skip
-        """The ledger with `settings`, free memory moved by `free_shift`, weights by `weights_shift`.
-
-        `available_kv_bytes` replaces vLLM's KV memory; `new_layout` drops the measurements that
-        belong to the current layout (weights, free after load, the logged KV memory).
-        """  # fmt: skip
-        m = self.measured
-        if new_layout:
-            m = MeasuredInputs(
-                gpu_total_bytes=m.gpu_total_bytes, free_before_load_bytes=m.free_before_load_bytes
-            )
-        update: dict[str, int] = {}
-        if free_shift:
-            update["free_before_load_bytes"] = self.free_before_load_bytes + free_shift
-        if m.free_after_load_bytes is not None and (free_shift or weights_shift):
-            update["free_after_load_bytes"] = m.free_after_load_bytes + free_shift - weights_shift
-        if weights_shift:
-            update["weights_bytes"] = self.weights_bytes + weights_shift
-            if m.available_kv_bytes is not None:
-                update["available_kv_bytes"] = m.available_kv_bytes - weights_shift
-        if available_kv_bytes is not None:
-            update["available_kv_bytes"] = available_kv_bytes
-        try:
-            return predict(
-                self.ledger.model, settings or self.ledger.settings, gpu_total_bytes=self.ledger.gpu_total_bytes,
-                gpu_name=self.ledger.gpu_name, measured=m.model_copy(update=update), load_mtp=self.load_mtp,
-            )  # fmt: skip
-        except KvtopError:
-            return None  # the what-if is not a valid layout: it gains nothing
-
-    def capacity(
-        self, settings: LaunchSettings | None = None, *, free_shift: int = 0, weights_shift: int = 0,
-        available_kv_bytes: int | None = None,
-    ) -> int:  # fmt: skip
-        """Token capacity per rank of `solve(...)`; 0 when it does not fit or is not a valid layout."""
-        solved = self.solve(
-            settings,
-            free_shift=free_shift,
-            weights_shift=weights_shift,
-            available_kv_bytes=available_kv_bytes,
-        )
-        return solved.token_capacity if solved else 0
 
 
 def node_tokens(ledger: Ledger) -> int:

@@ -7,12 +7,13 @@ predicted `Ledger` per engine. Everything here is a frozen value that the TUI, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.capacity import CapacitySource, CapacityWaterfall
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import (
@@ -24,6 +25,7 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 from kvtop.domain.redact import RedactedModel, RedactedStr
+from kvtop.domain.waterfall import EngineCapacity, RankActual, engine_capacity
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -69,6 +71,7 @@ class RankView(BaseModel):
     pid: int
     observed: RankObserved
     predicted: RankLedger | None
+    capacity: CapacityWaterfall | None = None  # clean → named causes → what the engine holds (None: no ledger)
     # Bytes the worker is smaller by because of memory others hold: SGLang sizes every rank from
     # the least free GPU, so the largest outside holding on any of its GPUs shrinks every worker
     # (at most by the shortfall really seen: a process that came after start-up shrank nothing).
@@ -118,9 +121,12 @@ class RankView(BaseModel):
 
 class EngineView(RedactedModel):
     engine: EngineInstance
-    ledger: Ledger | None
+    ledger: Ledger | None  # on empty GPUs: the clean prediction
     ledger_error: RedactedStr | None = None  # why there is no prediction (model not found, not modelled…)
     ranks: tuple[RankView, ...] = ()
+    # the ledger with every measured cause applied (the waterfall's explained state): the planner's
+    # before, and the basis every fix is priced on
+    explained: Ledger | None = None
 
     @property
     def tightest_rank(self) -> RankView | None:
@@ -274,15 +280,40 @@ def build_snapshot(
             ranks = [
                 r.model_copy(update={"attributed_outside_bytes": _attributed(r, outside)}) for r in ranks
             ]
+        explained = None
+        if ledger is not None and ranks:
+            capacity = _capacity(observation, engine, ledger, ranks)
+            explained = capacity.explained
+            ranks = [r.model_copy(update={"capacity": capacity.waterfalls.get(r.gpu_index)}) for r in ranks]
         views.append(
             EngineView(
                 engine=engine,
                 ledger=ledger,
                 ledger_error=None if ledger else str(prediction),
                 ranks=tuple(sorted(ranks, key=lambda r: r.gpu_index)),
-            )  # fmt: skip
+                explained=explained,
+            )
         )
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
+
+
+def _capacity(
+    observation: NodeObservation, engine: EngineInstance, ledger: Ledger, ranks: Sequence[RankView]
+) -> EngineCapacity:
+    """The engine's waterfalls: its GPUs, its workers' start, what its endpoint (or log) reports."""
+    gpus = [gpu for index in sorted({r.gpu_index for r in ranks}) if (gpu := observation.gpu(index)) is not None]
+    starts = [p.start_time for _, p in observation.engine_processes(engine.engine_id) if p.start_time is not None]
+    source = CapacitySource.LOGGED if engine.live.token_capacity_logged else CapacitySource.LIVE
+    actuals = [RankActual(gpu_index=r.gpu_index, tokens=r.observed.token_capacity, source=source) for r in ranks]
+    return engine_capacity(
+        ledger,
+        gpus,
+        engine.engine_id,
+        actuals,
+        started_at=min(starts) if starts else None,
+        reported_weights_bytes=engine.live.weight_bytes,
+        reported_kv_pool_bytes=engine.live.kv_cache_bytes,
+    )
 
 
 def _attributed(rank: RankView, outside_bytes: int) -> int:

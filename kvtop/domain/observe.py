@@ -195,6 +195,7 @@ class EngineLive(_Frozen):
     base_url: RedactedStr | None = None
     version: RedactedStr | None = None
     token_capacity: int | None = None  # SGLang max_total_num_tokens; vLLM kv_cache_size_tokens
+    token_capacity_logged: bool = False  # the figure came from the engine's startup log, not its endpoint
     num_gpu_blocks: int | None = None  # vLLM, includes the null block
     block_size: int | None = None  # tokens per KV page (vLLM block_size, SGLang page_size)
     kv_usage_fraction: float | None = None  # 0..1

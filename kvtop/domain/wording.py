@@ -12,3 +12,8 @@ GIB = 1 << 30
 def gib(num_bytes: int | float) -> str:
     """'6.00 GiB'."""
     return f"{num_bytes / GIB:,.2f} GiB"
+
+
+def signed(count: int) -> str:
+    """'+1,005', '−128,660', '0': a change, its sign always shown (a typographic minus)."""
+    return f"{count:+,}".replace("-", "−") if count else "0"

@@ -14,11 +14,11 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from kvtop.domain.node import EngineView, NodeSnapshot, RankView
+from kvtop.domain.capacity import CapacitySource
+from kvtop.domain.node import NodeSnapshot, RankView
 
 GPU_LABELS = ("gpu", "uuid", "name")
 RANK_LABELS = ("engine", "rank", "gpu")
-LOGGED_CAPACITY_NOTE = "token capacity from the engine log"  # what sources/live.py notes
 DEMO_SOURCE_PREFIX = "demo:"  # SnapshotSource.label and NodeSnapshot.source of a simulated node
 DEMO_LABELS = {"demo": "1"}
 
@@ -83,12 +83,6 @@ def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
     return rows
 
 
-def _capacity_source(engine: EngineView) -> str:
-    """`logged` when the live source took the number from the engine's startup log, else `live`."""
-    notes = engine.engine.live.notes
-    return "logged" if any(note.startswith(LOGGED_CAPACITY_NOTE) for note in notes) else "live"
-
-
 def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
     predicted = _gauge(
         "kvtop_rank_predicted_bytes", "Predicted resident bytes per ledger row", (*RANK_LABELS, "component")
@@ -106,6 +100,11 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
         "kvtop_rank_kv_bytes_per_token", "Predicted KV bytes per token on the rank", RANK_LABELS
     )
     usage = _gauge("kvtop_rank_kv_usage_ratio", "KV-cache usage the engine reports (0-1)", RANK_LABELS)
+    change = _gauge(
+        "kvtop_rank_capacity_change_tokens",
+        "Tokens each cause adds to (or, negative, takes from) the clean capacity; clean + sum == actual",
+        (*RANK_LABELS, "cause"),
+    )
     for engine in snapshot.engines:
         for rank in engine.ranks:
             labels = [engine.engine.engine_id, rank_label(rank), str(rank.gpu_index)]
@@ -123,13 +122,21 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
             if rank.predicted is not None:
                 capacity.add_metric([*labels, "predicted"], rank.predicted.token_capacity)
                 per_token.add_metric(labels, rank.predicted.kv_bytes_per_token)
-            if seen.token_capacity is not None:
-                capacity.add_metric([*labels, _capacity_source(engine)], seen.token_capacity)
+            waterfall = rank.capacity
+            if waterfall is not None:
+                capacity.add_metric([*labels, "clean"], waterfall.clean_tokens)
+                capacity.add_metric([*labels, "explained"], waterfall.explained_tokens)
+                if waterfall.actual_source is not CapacitySource.PREDICTED:
+                    capacity.add_metric([*labels, waterfall.actual_source.value], waterfall.actual_tokens)
+                for term in waterfall.terms:
+                    change.add_metric([*labels, term.cause.value], term.tokens)
+            elif seen.token_capacity is not None:
+                capacity.add_metric([*labels, CapacitySource.LIVE.value], seen.token_capacity)
             if rank.unexplained_bytes is not None:
                 unexplained.add_metric(labels, rank.unexplained_bytes)
             if seen.kv_usage_fraction is not None:
                 usage.add_metric(labels, seen.kv_usage_fraction)
-    return [predicted, observed, capacity, unexplained, per_token, usage]
+    return [predicted, observed, capacity, change, unexplained, per_token, usage]
 
 
 def _text(value: Any) -> str:

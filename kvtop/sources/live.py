@@ -124,7 +124,8 @@ def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObs
     if target.live.token_capacity is not None:
         return node, None
     live = target.live.model_copy(update={
-        "token_capacity": capacity, "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
+        "token_capacity": capacity, "token_capacity_logged": True,
+        "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
     })  # fmt: skip
     engines = tuple(e.model_copy(update={"live": live}) if e is target else e for e in node.engines)
     return node.model_copy(update={"engines": engines}), None

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.cluster import (
     ClusterEngine,
     ClusterGpu,
@@ -34,6 +35,8 @@ from kvtop.domain.errors import InputError, KvtopError
 MIB = 1 << 20
 TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 DEFAULT_STALE_AFTER_S = 120.0
+#: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
+ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
 QUERIES = {
     "up": "up",
@@ -274,7 +277,10 @@ def join_answers(
         engine = parts(node_of(instance), instance).engines.setdefault(
             (instance, labels.get("engine", "?")), {"source": "kvtop"}
         )
-        key = "predicted_token_capacity" if labels.get("source") == "predicted" else "live_token_capacity"
+        source = labels.get("source")
+        if source not in ("predicted", *ENGINE_REPORTED):
+            continue  # clean / explained: the waterfall's steps, not an engine figure
+        key = "predicted_token_capacity" if source == "predicted" else "live_token_capacity"
         engine[key] = min(int(value), engine.get(key, int(value)))
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")

@@ -30,7 +30,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
-from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, MIB, PrometheusClient, Series
+from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ENGINE_REPORTED, MIB, PrometheusClient, Series
 
 NOT_EXPORTED = "prediction not exported"
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's
@@ -243,7 +243,7 @@ def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank]) -> EngineInst
     kind, _, pid = engine_id.partition(":")
     if kind not in ENGINE_IDS:
         return None
-    live_capacity = [c for r in ranks for s, c in r.capacity.items() if s != "predicted"]
+    live_capacity = [c for r in ranks for s, c in r.capacity.items() if s in ENGINE_REPORTED]
     usage = [r.kv_usage for r in ranks if r.kv_usage is not None]
     live = EngineLive(
         token_capacity=min(live_capacity) if live_capacity else None, kv_usage_fraction=max(usage) if usage else None,
@@ -275,7 +275,7 @@ def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineV
 
 
 def _rank_view(rank: _Rank, gpu: GpuObservation | None, engine: EngineInstance) -> RankView:
-    live = [c for s, c in rank.capacity.items() if s != "predicted"]
+    live = [c for s, c in rank.capacity.items() if s in ENGINE_REPORTED]
     observed = RankObserved(
         process_bytes=rank.observed.get("process"),
         gpu_total_bytes=gpu.total_bytes if gpu else None, gpu_used_bytes=gpu.used_bytes if gpu else None,

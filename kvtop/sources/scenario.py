@@ -78,7 +78,10 @@ class EngineSpec(_Strict):
     )
     server_pid: int = Field(ge=2)
     version: str | None = None
-    cuda_context: Size = 640 * MIB  # what each worker holds before its weights (CUDA context, NCCL)
+    # What each worker holds before its weights (CUDA context, NCCL). 688 MiB: with the driver's 336 MiB
+    # reserve, the 1 GiB taken before load that the clean prediction assumes, so a healthy demo node
+    # shows no unexplained tokens (a scenario that sets it otherwise shows what a different context costs)
+    cuda_context: Size = 688 * MIB
     # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was
     # sized (NCCL or all-reduce buffers, a second CUDA context): the engine budgets around them
     extra_bytes: dict[int, Size] = {}

@@ -17,9 +17,6 @@ from textual import on, work
 from textual.binding import Binding
 from textual.reactive import reactive
 
-from kvtop.domain.diagnose import free_before_load_now
-from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import ModelLoader, SnapshotSource
@@ -233,27 +230,21 @@ class KvtopApp(KvtopBaseApp):
         return named or next((v for g in finding.gpus if (v := snapshot.engine_of_gpu(g))), None)
 
     def _plan_basis(self, view: EngineView | None) -> PlanBasis | None:
+        """The planner starts from the engine as measured: its explained ledger (its release's rules, what
+        others hold on its GPUs, what it reports), the same basis every finding's fix is priced on."""
         snapshot = self.node.snapshot
         if snapshot is None or view is None or view.engine.settings is None:
             return None
-        totals = [
-            (g.total_bytes, g.name)
-            for r in view.ranks
-            if (g := snapshot.observation.gpu(r.gpu_index)) and g.total_bytes
-        ]
-        if totals:
-            total, name = min(totals, key=lambda pair: pair[0] or 0)
-        elif view.ledger is not None:
-            total, name = view.ledger.gpu_total_bytes, view.ledger.gpu_name
-        else:
+        basis = view.explained or view.ledger
+        if basis is None:
             return None
-        # an engine sized by the least free GPU plans with what is free now; vLLM budgets a share of the total
-        rules = engine_rules(view.engine.settings.engine)
-        free_now = free_before_load_now(snapshot, view) if rules.sizes_every_rank_from_least_free else None
-        measured = MeasuredInputs(free_before_load_bytes=free_now)
         return PlanBasis(
-            engine_label=f"{view.engine.kind} pid {view.engine.server_pid}", settings=view.engine.settings,
-            model=view.ledger.model if view.ledger else None, gpu_total_bytes=total or 0, gpu_name=name,
-            live_token_capacity=view.engine.live.token_capacity, measured=measured,
+            engine_label=f"{view.engine.kind} pid {view.engine.server_pid}",
+            settings=basis.settings,
+            model=basis.model,
+            gpu_total_bytes=basis.gpu_total_bytes,
+            gpu_name=basis.gpu_name,
+            live_token_capacity=view.engine.live.token_capacity,
+            measured=basis.measured,
             node_gpus=len(snapshot.observation.gpus),
-        )  # fmt: skip
+        )

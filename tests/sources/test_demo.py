@@ -69,13 +69,15 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
     assert view.ledger.token_capacity == 1_255_785  # from the launch command alone
-    # The engine solved with its measured free memory: H100 total − 336 MiB reserved − 640 MiB context.
+    # The engine solved with its measured free memory: H100 total − 336 MiB reserved − 688 MiB context,
+    # the 1 GiB taken before load that the prediction assumes: what it solved is the prediction.
     settings = parse_launch_command(LLAMA_TP8)
-    free = gpu_total_bytes("H100") - 336 * MIB - 640 * MIB
+    free = gpu_total_bytes("H100") - 336 * MIB - 688 * MIB
     solved = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                      measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_256_790
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_256_790}
+    assert solved.token_capacity == 1_255_785
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_255_785}
+    assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
 
 
 def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> None:
@@ -92,12 +94,16 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
     tightest = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
-                       measured=MeasuredInputs(free_before_load_bytes=total - 336 * MIB - 640 * MIB - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_128_130
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_128_130}
+                       measured=MeasuredInputs(free_before_load_bytes=total - 336 * MIB - 688 * MIB - 6 * GIB))  # fmt: skip
+    assert tightest.token_capacity == 1_127_125
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_127_125}
     assert (
-        healthy.engines[0].ranks[0].observed.token_capacity - 1_128_130 == 128_660
-    )  # 6 GiB × mfs 0.818 ÷ 40,960 B
+        healthy.engines[0].ranks[0].observed.token_capacity - 1_127_125 == 128_660
+    )  # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3
+    # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
+    for rank in view.ranks:
+        (term,) = rank.capacity.terms
+        assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_255_785
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
@@ -150,8 +156,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     assert (
-        view.ranks[0].observed.token_capacity == 1_256_790 - 42_887
-    )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B
+        view.ranks[0].observed.token_capacity == 1_255_785 - 42_887
+    )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:

@@ -15,10 +15,11 @@ from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose import EngineOnNode
-    from kvtop.domain.diagnose_rules import Finding, LedgerRule, Replay, Thresholds
+    from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.explanation import Explanation, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
+    from kvtop.domain.whatif import Replay
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -115,6 +116,11 @@ class EngineDiagnosis(Protocol):
 
     def layout_alternatives(self, ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
         """Layouts over the same GPUs whose attention TP is `attn_tp` (fewer KV copies)."""
+        ...
+
+    def reported_kv_memory(self, ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+        """The KV memory to re-solve with when the engine's own report shows it kept more outside its KV
+        pool than predicted (an engine that budgets a share of the total); None: the report says nothing."""
         ...
 
     def reserve_finding(self, engine: EngineOnNode, thresholds: Thresholds) -> Finding | None: ...

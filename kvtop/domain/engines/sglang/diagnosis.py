@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from kvtop.domain.diagnose_rules import (
     Finding,
     LedgerRule,
-    Replay,
     Severity,
     Thresholds,
     advice_severity,
@@ -22,6 +21,7 @@ from kvtop.domain.diagnose_rules import (
 )
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
+from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
     dp = groups * (1 if s.enable_dp_attention else s.dp)
     out.append(s.model_copy(update={"tp": attn_tp, "dp": dp, "enable_dp_attention": False}))
     return out
+
+
+def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+    """SGLang's pool is what the free memory allows: a smaller one is measured, not reserved (§4)."""
+    return None
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

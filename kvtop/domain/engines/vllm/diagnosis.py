@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from kvtop.domain.diagnose_rules import (
     Finding,
     LedgerRule,
-    Replay,
     Severity,
     Thresholds,
     advice_severity,
@@ -22,6 +21,7 @@ from kvtop.domain.diagnose_rules import (
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import AttentionKind, LayerKind
+from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
@@ -67,6 +67,20 @@ def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
     if ledger.model.moe is not None:
         update["enable_expert_parallel"] = True
     return [s.model_copy(update=update)]
+
+
+RESERVE_EXCESS_BYTES = 1 << 30  # a KV pool this much below the prediction is a reserve, not rounding
+
+
+def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+    """vLLM's reported KV pool, when it is below the predicted available KV memory by a GiB or more:
+    its runtime reserve (CUDA-graph estimate, activations) took the difference (§2)."""
+    if (
+        reported_kv_pool_bytes is None
+        or ledger.engine.kv_budget_bytes - reported_kv_pool_bytes <= RESERVE_EXCESS_BYTES
+    ):
+        return None
+    return reported_kv_pool_bytes
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

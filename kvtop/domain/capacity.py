@@ -1,0 +1,91 @@
+"""The capacity waterfall: from the clean prediction to what the engine holds, every step a named cause.
+
+For each rank:
+
+    clean   the engine's own allocation (its release's rules) on an empty GPU of this model and launch,
+            without a token cap
+    terms   one per cause, in this order, each re-solved by the engine's rules on top of the last:
+            other processes → hidden processes → orphaned workers   (bytes held on the engine's GPUs
+                                                                      before it started: an engine
+                                                                      sized by the least free GPU
+                                                                      loses them on every rank)
+            weights larger than predicted                            (what the engine reports)
+            runtime reserve larger than predicted                    (the engine's own KV pool, where
+                                                                      the engine budgets a share of
+                                                                      the total)
+            a cap (--max-total-tokens, a block override)
+            unexplained                                              (the rest: actual − all above)
+    actual  the engine's live figure, else the one its log printed, else the prediction
+
+so that `clean + Σ terms == actual` exactly, in integer tokens. The state after every explained
+term is the engine "as measured": the planner's before, and the basis every fix is priced on
+(`kvtop.domain.whatif`). Page rounding is inside every figure: the engine floors each one to its page.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class CapacityCause(str, Enum):
+    """Why a rank holds fewer (or more) tokens than the clean prediction."""
+
+    OTHER_PROCESSES = "other_processes"  # co-tenants and other engines' processes on the engine's GPUs
+    HIDDEN_PROCESSES = "hidden_processes"  # pids kvtop cannot see (another PID namespace)
+    ORPHANED_WORKERS = "orphaned_workers"  # engine workers whose server is gone
+    WEIGHTS = "weights"  # the engine reports more resident weights than predicted
+    RUNTIME_RESERVE = "runtime_reserve"  # the engine kept more outside its KV pool than predicted
+    CAP = "cap"  # --max-total-tokens, --num-gpu-blocks-override
+    UNEXPLAINED = "unexplained"  # the engine's own figure, less everything above
+
+
+class CapacitySource(str, Enum):
+    """Where a rank's actual capacity comes from."""
+
+    LIVE = "live"  # the engine's endpoint said it now
+    LOGGED = "logged"  # the engine's startup log printed it
+    PREDICTED = "predicted"  # nothing said it: kvtop's prediction with every measured cause
+
+
+class CapacityTerm(BaseModel):
+    """One step of the waterfall: what a cause did to the rank's tokens (negative: fewer)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cause: CapacityCause
+    tokens: int
+    bytes: int = 0  # what the cause holds or adds (0 where it is not a byte figure)
+    gpu_index: int | None = None  # the GPU the cause sits on (the least free one sizes every rank)
+    pid: int | None = None  # the process behind it, when one process is
+
+
+class CapacityWaterfall(BaseModel):
+    """One rank's capacity, from the clean prediction to the actual figure, every token accounted for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    clean_tokens: int
+    terms: tuple[CapacityTerm, ...] = ()
+    actual_tokens: int
+    actual_source: CapacitySource
+
+    @property
+    def explained_tokens(self) -> int:
+        """The prediction with every measured cause: clean + every term but the unexplained one."""
+        return self.clean_tokens + sum(t.tokens for t in self.terms if t.cause is not CapacityCause.UNEXPLAINED)
+
+    @property
+    def change_tokens(self) -> int:
+        """What the rank holds against the clean prediction: Σ terms (negative: fewer tokens)."""
+        return self.actual_tokens - self.clean_tokens
+
+    def term(self, cause: CapacityCause) -> CapacityTerm | None:
+        return next((t for t in self.terms if t.cause is cause), None)
+
+    @property
+    def largest_loss(self) -> CapacityTerm | None:
+        """The term that costs the most tokens (None when nothing costs any)."""
+        losses = [t for t in self.terms if t.tokens < 0]
+        return min(losses, key=lambda t: t.tokens) if losses else None

@@ -1,0 +1,98 @@
+"""What if: the same engine on the same GPUs with one thing changed, re-solved by its own rules.
+
+`Replay(ledger)` holds a ledger's model, GPU and measured inputs; `solve` re-solves it with other
+settings, free memory moved, weights moved or another KV memory. The planner, diagnose's fixes, the
+capacity waterfall and `kvtop plan` all price a change this way, on the same measured state, so the
+figure a fix promises is the figure the planner shows for it.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+
+
+def _measured_of(ledger: Ledger) -> MeasuredInputs:
+    """The measured inputs a ledger was solved with (the GPU total made explicit)."""
+    return ledger.measured.model_copy(update={"gpu_total_bytes": ledger.gpu_total_bytes})
+
+
+class Replay:
+    """Re-solve a ledger with one thing changed; everything else as the ledger had it."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.measured = _measured_of(ledger)
+        self.load_mtp = ledger.load_mtp
+
+    @property
+    def free_before_load_bytes(self) -> int:
+        """SGLang's pre-load free memory (min over ranks) the ledger assumed."""
+        return self.measured.free_before_load_bytes or self.ledger.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+
+    @property
+    def weights_bytes(self) -> int:
+        """The resident weights per rank the ledger was solved with (measured, else predicted)."""
+        return self.measured.weights_bytes or self.ledger.weights_bytes
+
+    def solve(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+        new_layout: bool = False,
+    ) -> Ledger | None:
+        """The ledger with `settings`, free memory moved by `free_shift`, weights by `weights_shift`.
+
+        `available_kv_bytes` replaces the engine's KV memory where it budgets one (vLLM); `new_layout`
+        drops the measurements that belong to the current layout (weights, free after load, KV memory).
+        """
+        m = self.measured
+        if new_layout:
+            m = MeasuredInputs(
+                gpu_total_bytes=m.gpu_total_bytes, free_before_load_bytes=m.free_before_load_bytes
+            )
+        update: dict[str, int] = {}
+        if free_shift:
+            update["free_before_load_bytes"] = self.free_before_load_bytes + free_shift
+        if m.free_after_load_bytes is not None and (free_shift or weights_shift):
+            update["free_after_load_bytes"] = m.free_after_load_bytes + free_shift - weights_shift
+        if weights_shift:
+            update["weights_bytes"] = self.weights_bytes + weights_shift
+            if m.available_kv_bytes is not None:
+                update["available_kv_bytes"] = m.available_kv_bytes - weights_shift
+        if available_kv_bytes is not None:
+            update["available_kv_bytes"] = available_kv_bytes
+        try:
+            return predict(
+                self.ledger.model,
+                settings or self.ledger.settings,
+                gpu_total_bytes=self.ledger.gpu_total_bytes,
+                gpu_name=self.ledger.gpu_name,
+                measured=m.model_copy(update=update),
+                load_mtp=self.load_mtp,
+                version=self.ledger.version,
+            )
+        except KvtopError:
+            return None  # the what-if is not a valid layout: it gains nothing
+
+    def capacity(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+    ) -> int:
+        """Token capacity per rank of `solve(...)`; 0 when it does not fit or is not a valid layout."""
+        solved = self.solve(
+            settings,
+            free_shift=free_shift,
+            weights_shift=weights_shift,
+            available_kv_bytes=available_kv_bytes,
+        )
+        return solved.token_capacity if solved else 0
