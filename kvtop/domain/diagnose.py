@@ -195,6 +195,7 @@ class _Engine:
                     rule="co_tenant", severity=Severity.WARNING if tokens or gain else Severity.INFO,
                     summary=f"{gib(held)} of other processes on GPU {g} cost {tokens:,} tokens per rank",
                     gpus=(g,), bytes=held, tokens=tokens, gain_tokens=gain, evidence=tuple(evidence),
+                    gain_needs_restart=True, pids=tuple(p.pid for p in others),
                     fix=("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(_describe(p, g) for p in others),
                 ))  # fmt: skip
             if hidden >= thresholds.unexplained_bytes:
@@ -427,7 +428,8 @@ def _orphans(snapshot: NodeSnapshot, engines: list[_Engine]) -> list[Finding]:
             rule="orphan_worker", severity=Severity.WARNING, engine_id=engine.id if engine else None,
             summary=f"{len(pids)} orphaned {kind or 'engine'} worker(s) hold {gib(sum(per_gpu.values()))} on {_gpu_list(per_gpu)}",
             gpus=tuple(sorted(per_gpu)), ranks=engine.labels() if engine else (), bytes=max(per_gpu.values()),
-            tokens=tokens, gain_tokens=gain, fix="kill " + " ".join(map(str, pids)) + f" ({'; '.join(_describe(p, g, pid=False) for g, p in members[:4])}; server gone)",
+            tokens=tokens, gain_tokens=gain, gain_needs_restart=engine is not None, pids=tuple(pids),
+            fix="kill " + " ".join(map(str, pids)) + f" ({'; '.join(_describe(p, g, pid=False) for g, p in members[:4])}; server gone)",
             evidence=tuple(evidence),
         ))  # fmt: skip
     return found
