@@ -64,7 +64,9 @@ class ActionLog:
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(json.dumps(line, ensure_ascii=False) + "\n")
         except OSError as error:
-            return outcome.model_copy(update={"log_error": f"cannot write {self.path}: {error.strerror or error}"})
+            return outcome.model_copy(
+                update={"log_error": f"cannot write {self.path}: {error.strerror or error}"}
+            )
         return outcome.model_copy(update={"log_path": str(self.path)})
 
 
@@ -93,17 +95,21 @@ class PsutilSignalSender:
             started = process.create_time()
             if request.start_time is not None and abs(started - request.start_time) > START_TIME_TOLERANCE_S:
                 return _outcome(
-                    request, SignalState.PID_REUSED,
+                    request,
+                    SignalState.PID_REUSED,
                     f"pid {pid} now names another process (started {time.ctime(started)}): {name} not sent",
-                )  # fmt: skip
+                )
             process.send_signal(_SIGNALS[request.signal])
         except psutil.NoSuchProcess:
-            return _outcome(request, SignalState.NO_SUCH_PROCESS, f"pid {pid} has already exited: {name} not sent")
+            return _outcome(
+                request, SignalState.NO_SUCH_PROCESS, f"pid {pid} has already exited: {name} not sent"
+            )
         except psutil.AccessDenied:
             return _outcome(
-                request, SignalState.ACCESS_DENIED,
+                request,
+                SignalState.ACCESS_DENIED,
                 f"not allowed to signal pid {pid} (another user's process): run kvtop as that user or root",
-            )  # fmt: skip
+            )
         except OSError as error:
             return _outcome(request, SignalState.ERROR, f"{name} to pid {pid} failed: {error}")
         return _outcome(request, SignalState.SENT, f"{name} sent to pid {pid}")
@@ -117,10 +123,7 @@ class SimulatedSignalSender:
         self._node = node_label
 
     def send(self, request: SignalRequest) -> SignalOutcome:
-        message = (
-            f"{request.signal.value} to pid {request.pid} not sent: {self._node} is simulated, "
-            "its pids are not processes of this machine"
-        )
+        message = f"{request.signal.value} to pid {request.pid} not sent: {self._node} is simulated"
         return self._log.record(_outcome(request, SignalState.SIMULATED, message))
 
 

@@ -16,7 +16,9 @@ from kvtop.sources.signals import ActionLog, PsutilSignalSender, SimulatedSignal
 @pytest.fixture
 def child():
     """A sleeping Python child; killed at the end whatever the test did to it."""
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stderr=subprocess.DEVNULL
+    )
     yield process
     if process.poll() is None:
         process.kill()
@@ -26,9 +28,13 @@ def child():
 def request_for(process: subprocess.Popen[bytes], signal: ProcessSignal, **changes: object) -> SignalRequest:
     started = psutil.Process(process.pid).create_time()
     fields: dict[str, object] = {
-        "pid": process.pid, "signal": signal, "start_time": started, "gpu_index": 3, "used_bytes": 6 << 30,
+        "pid": process.pid,
+        "signal": signal,
+        "start_time": started,
+        "gpu_index": 3,
+        "used_bytes": 6 << 30,
         "command": "python -c sleep --token=[REDACTED]",
-    }  # fmt: skip
+    }
     fields.update(changes)
     return SignalRequest.model_validate(fields)
 
@@ -46,8 +52,13 @@ def test_sigterm_ends_the_process_and_is_logged(tmp_path, child):
     assert outcome.log_path == str(log)
     (line,) = log_lines(log)
     assert {k: line[k] for k in ("signal", "pid", "gpu", "used_bytes", "forced", "state")} == {
-        "signal": "SIGTERM", "pid": child.pid, "gpu": 3, "used_bytes": 6 << 30, "forced": False, "state": "sent",
-    }  # fmt: skip
+        "signal": "SIGTERM",
+        "pid": child.pid,
+        "gpu": 3,
+        "used_bytes": 6 << 30,
+        "forced": False,
+        "state": "sent",
+    }
     assert line["command"] == "python -c sleep --token=[REDACTED]"
 
 
@@ -96,7 +107,9 @@ def test_kvtop_itself_and_init_are_never_signalled(tmp_path):
 def test_a_log_that_cannot_be_written_is_said_and_the_signal_still_goes(tmp_path, child):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    outcome = PsutilSignalSender(ActionLog(blocker / "actions.log")).send(request_for(child, ProcessSignal.KILL))
+    outcome = PsutilSignalSender(ActionLog(blocker / "actions.log")).send(
+        request_for(child, ProcessSignal.KILL)
+    )
     assert outcome.state is SignalState.SENT
     assert outcome.log_path is None and outcome.log_error is not None
     assert outcome.log_error.startswith(f"cannot write {blocker / 'actions.log'}")
@@ -109,7 +122,9 @@ def test_the_demo_sender_sends_nothing_and_logs_it(tmp_path, child):
         request_for(child, ProcessSignal.KILL)
     )
     assert outcome.state is SignalState.SIMULATED
-    assert "not sent: demo:llama70b-tp8-foreign-gpu3 is simulated" in outcome.message
+    assert (
+        outcome.message == f"SIGKILL to pid {child.pid} not sent: demo:llama70b-tp8-foreign-gpu3 is simulated"
+    )
     assert child.poll() is None  # a real process with the demo's pid would live on
     assert log_lines(log)[0]["state"] == "simulated"
 
