@@ -7,7 +7,8 @@ state:lost  state:tight        the GPU's state (ok, lost, error, mig, …), `tig
                                (named by a warning or critical finding), `short` (the rank is short,
                                once the rows carry the capacity waterfall's state)
 engine:sglang  engine:41000    the engine's kind, id or server pid (substring)
-llama   jupyter   tp3          plain text: model, process names and titles, user, rank label
+llama   jupyter   tp3          plain text: model, process names and titles, user, rank label;
+                               a state's name (`tight`, `lost`) typed plain matches that state too
 ```
 
 Plain text never reads the GPU's marketing name: `/3` would otherwise match every "HBM3". An
@@ -94,6 +95,8 @@ def _matches(term: Term, row: GpuRowData) -> bool:
         if row.engine is not None:
             names += [row.engine.engine.engine_id, row.engine.engine.kind, str(row.engine.engine.server_pid)]
         return any(term.value in name.lower() for name in names)
+    if term.value in _STATES and _state_matches(term.value, row):
+        return True  # `tight`, `lost`, … typed plain read as the state they name
     return term.value in row_text(row)
 
 

@@ -39,6 +39,7 @@ def matching(snapshot, text: str) -> list[int]:
         ("9001", [3]),
         ("pid:4244", [1]),  # rank TP1's worker
         ("state:tight", [3]),
+        ("tight", [3]),  # a state's name typed plain
         ("state:finding", [3]),  # named by the co-tenant warning (the FP8 advice is info)
         ("state:ok", list(range(8))),
         ("engine:sglang", list(range(8))),

@@ -64,6 +64,6 @@ async def test_the_worst_gpu_is_on_screen_and_the_findings_take_the_rest(make_ap
 def test_the_layout_rule():
     assert list_layout(8, 43, 160) == (False, 16)  # 160×48: two lines each, 27 for the findings
     assert list_layout(8, 19, 80) == (True, 8)  # 80×24: two-line rows would leave 3 lines: compact
-    assert list_layout(8, 10, 60) == (True, 8)  # 60×15: compact, 2 lines of findings
-    assert list_layout(8, 6, 60) == (True, 4)  # shorter still: the list scrolls
+    assert list_layout(8, 9, 60) == (True, 8)  # 60×15: compact, the worst finding's head below
+    assert list_layout(8, 6, 60) == (True, 5)  # shorter still: the list scrolls
     assert list_layout(8, 43, 60) == (True, 8)  # too narrow for the two-line bars

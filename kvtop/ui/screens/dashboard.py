@@ -45,8 +45,8 @@ def shows_orphan(row: GpuRowData) -> bool:
 
 #: Lines the findings keep below two-line GPU rows (the first finding, whole, on an 80×24 terminal).
 MIN_FINDINGS_LINES = 8
-#: Lines the findings keep below one-line GPU rows before the list scrolls.
-MIN_COMPACT_FINDINGS_LINES = 2
+#: Lines the findings keep below one-line GPU rows before the list scrolls (the worst finding's head).
+MIN_COMPACT_FINDINGS_LINES = 1
 #: Below this height the bar legend goes (the rows need the line more).
 LEGEND_MIN_HEIGHT = 20
 

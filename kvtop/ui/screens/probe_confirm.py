@@ -162,10 +162,13 @@ def confirmation_text(plan: ProbePlan) -> Content:
         )
     )
     lines.append(_row("will try", _attempt_text(plan)))
-    why = "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
-    lines.append(
-        _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
-    )
+    if plan.simulated:
+        lines.append(_row("reserve", "none: the stand-in's limit is already what the simulated GPU has free"))
+    else:
+        why = "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
+        lines.append(
+            _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
+        )
     lines.append(
         _row("timeout", f"{request.timeout_s:g} s: the child is killed then, on Esc, or when kvtop exits")
     )

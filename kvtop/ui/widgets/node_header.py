@@ -126,7 +126,7 @@ class NodeHeader(Widget):
             top += [(snapshot.notice, "$warning"), " │ "]
         if state.paused:
             top.append(
-                Content.styled("⏸ PAUSED: the screen is frozen, polling goes on · z resumes", "bold $warning")
+                Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning")
             )
         else:
             top.append(freshness(state, self.now, self._interval_s))
