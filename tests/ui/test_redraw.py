@@ -97,3 +97,16 @@ async def test_a_terminal_too_narrow_for_two_line_rows_draws_one_line_per_gpu_un
         first = lines.index(rows[0])
         assert lines[first : first + 8] == rows  # no wrapped tail between them
         assert all(len(line) <= 50 and line.rstrip().endswith("%") for line in rows)  # the KV % fits
+
+
+async def test_a_new_kv_usage_shows_in_every_one_line_row(make_app):
+    source = FakeSource(llama_snapshot(kv_usage=0.42))
+    app = make_app(source)
+    async with app.run_test(size=(80, 24)) as pilot:  # one line per GPU at this size
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: screen_text(app).count("KV  42%") == 8)
+        source.push(llama_snapshot(kv_usage=0.9, co_tenant_gpu=3))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen_text(app).count("KV  90%") == 8)
+        assert "KV  42%" not in screen_text(app)
+        assert sum("×" in line for line in screen_lines(app) if re.match(r"^\s*[0-7] sglang", line)) == 1

@@ -165,7 +165,9 @@ def confirmation_text(plan: ProbePlan) -> Content:
     if plan.simulated:
         lines.append(_row("reserve", "none: the stand-in's limit is already what the simulated GPU has free"))
     else:
-        why = "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
+        why = (
+            "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
+        )
         lines.append(
             _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
         )

@@ -125,9 +125,7 @@ class NodeHeader(Widget):
         if snapshot is not None and snapshot.notice:
             top += [(snapshot.notice, "$warning"), " │ "]
         if state.paused:
-            top.append(
-                Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning")
-            )
+            top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
         else:
             top.append(freshness(state, self.now, self._interval_s))
         lines = [Content.assemble(*top)]
