@@ -103,7 +103,7 @@ async def test_s_sorts_problems_first_then_least_free(make_app):
         gpus = app.screen.query_one(GpuList)
         await pilot.press("s")
         await wait_for(pilot, lambda: gpus.shown_gpus[:2] == (5, 3))  # lost first, then the warning
-        assert "sort: problems first" in app.screen.query_one("#legend").render().plain
+        assert app.screen.query_one("#legend").render().plain.startswith("sorted: problems first (s) │ ")
         await pilot.press("s")  # least free: the co-tenant's GPU, then the others by index
         await wait_for(pilot, lambda: gpus.shown_gpus[0] == 3)
         await pilot.press("s", "s", "s")  # back to the GPU index

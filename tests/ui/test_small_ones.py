@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from kvtop.domain.diagnose import diagnose
 from kvtop.sources.demo import DemoSource
 from kvtop.ui.keys import CLUSTER_KEYS, KEYS, key_label
 from kvtop.ui.screens.dashboard import DashboardScreen
@@ -72,9 +73,10 @@ async def test_token_figures_carry_their_sign(make_app, co_tenant_snapshot):
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
+        co_tenant, fp8 = diagnose(co_tenant_snapshot)
         heads = [item.render().plain.splitlines()[0] for item in app.screen.query(".finding")]
-        assert heads[0] == "● warning co_tenant · GPU 3 · −128,660 tokens"  # a cost
-        assert heads[1].endswith("· +1,255,785 tokens with the fix")  # advice: a gain
+        assert heads[0] == f"● warning co_tenant · GPU 3 · −{co_tenant.tokens:,} tokens"  # a cost
+        assert heads[1].endswith(f"· +{fp8.gain_tokens:,} tokens with the fix")  # advice: a gain
 
 
 async def test_a_few_megabytes_free_read_as_such_not_as_zero(make_app):

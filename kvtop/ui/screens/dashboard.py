@@ -143,16 +143,17 @@ class DashboardScreen(NodeScreen):
     def _legend(self) -> Content:
         compact = self.size.width < 100
         if self.is_mounted and self.query_one(GpuList).compact:  # one line per GPU: index, rank, state
-            head = f"{'GPU':<3}{'engine rank':<{RANK_WIDTH}}{'state':<{COMPACT_STATE_WIDTH}}"
+            head = f"{'#':>2} {'rank':<{RANK_WIDTH}}{'state':<{COMPACT_STATE_WIDTH}}"
         else:
             head = f"{'GPU':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
-        sort = f" · sort: {SORT_KEYS[self.sort_index].name}" if self.sort_index else ""
+        if self.sort_index:  # said first: on a narrow terminal the legend's end is cut
+            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s) │ "
+            return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
         return Content.assemble(
             (head, "bold $text-muted"),
             legend(compact, kinds),
             ("│ NVML used │ KV · history", "$text-muted"),
-            (sort, "bold $accent"),
         )
 
     def _fit_layout(self) -> None:
