@@ -1,10 +1,10 @@
 """The signal dialog: what sending SIGTERM / SIGKILL / SIGINT to a process would do, stated before it is sent.
 
-It names the pid and its command, the bytes NVML says it holds (on every GPU), and what the
-finding that names the pid says stopping it buys (its `gain_tokens` per rank, and whether the
-engine must restart to use them); where no finding prices it, it says so rather than guess. A
-process of a serving engine is refused: `F` forces it. Dismissed with the `SignalRequest` to
-send, or None.
+It names the pid, the bytes NVML says it holds (on every GPU) and what the finding that names
+the pid says stopping it buys (its `gain_tokens` per rank, and whether the engine must restart to
+use them), then whose the process is and its command; where no finding prices it, it says so
+rather than guess. A process of a serving engine is refused: `F` forces it. Dismissed with the
+`SignalRequest` to send, or None.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def frees_text(facts: SignalFacts) -> str:
     places = [f"{fmt_gib(used) if used is not None else '? GiB'} on GPU {gpu}" for gpu, used in facts.held]
     if not places:
         return "nothing NVML reports on any GPU"
-    return " + ".join(places) + " once it exits (NVML's figures for this process)"
+    return " + ".join(places) + " once it exits (NVML's figure)"
 
 
 def buys_text(facts: SignalFacts) -> Content:
@@ -64,6 +64,12 @@ def buys_text(facts: SignalFacts) -> Content:
     return Content.assemble(gain, f"{when}{scope} (finding {finding.rule})")
 
 
+def role_text(facts: SignalFacts) -> str:
+    """'co-tenant · user ada', 'engine worker · sglang:41000 TP3 · user root'."""
+    engine = "" if facts.engine == "—" else f" · {facts.engine}"
+    return f"{role_name(facts.role)}{engine} · user {facts.user}"
+
+
 def dialog_text(facts: SignalFacts, signal: ProcessSignal) -> Content:
     """The dialog's body for sending `signal` to the process `facts` describe."""
     lines = [
@@ -71,16 +77,11 @@ def dialog_text(facts: SignalFacts, signal: ProcessSignal) -> Content:
             (f"Send {signal.value} to pid {facts.pid}?", "bold $primary"),
             (f" ({SIGNAL_WORDS[signal]})", "$text-muted"),
         ),
-        _row("command", facts.command),
-        _row(
-            "role",
-            f"{role_name(facts.role)}"
-            + ("" if facts.engine == "—" else f" · {facts.engine}")
-            + f" · user {facts.user}",
-        ),
         _row("frees", frees_text(facts)),
         Content.assemble((f"{'buys':<{LABEL_WIDTH}}", "bold"), buys_text(facts)),
-        _row("log", ("every signal, sent or not, is recorded in kvtop's action log", "$text-muted")),
+        _row("role", role_text(facts)),
+        _row("command", facts.command),
+        _row("log", ("kvtop's action log records every signal, sent or not", "$text-muted")),
     ]
     if facts.refusal:
         lines.append(Content.styled(f"REFUSED: {facts.refusal}. F sends it anyway.", "bold $error"))
@@ -128,7 +129,9 @@ class SignalScreen(ModalScreen[SignalRequest | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#signal-cancel", Button).focus()  # Enter on the dialog cancels: sending takes y or F
+        # Enter on the dialog cancels (sending takes y or F); the dialog opens on its first line,
+        # the pid, however short the terminal (focusing the button would scroll to it)
+        self.set_focus(self.query_one("#signal-cancel", Button), scroll_visible=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
