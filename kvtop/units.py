@@ -17,7 +17,7 @@ GIB = 1 << 30
 MIB = 1 << 20
 GB = 10**9
 
-__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_tokens", "gib", "parse_size"]
+__all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_tokens", "fmt_tokens_brief", "gib", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -80,3 +80,12 @@ def fmt_bytes(num_bytes: int | float) -> str:
 def fmt_tokens(tokens: int | float) -> str:
     """'1,512,448'."""
     return f"{int(tokens):,}"
+
+
+def fmt_tokens_brief(change: int) -> str:
+    """A signed token change in at most six cells, for a table cell: '−1,005', '−129k', '+1.1M', '0'."""
+    size = abs(change)
+    if size < 10_000:
+        return fmt_signed(change)
+    sign = "−" if change < 0 else "+"
+    return f"{sign}{size / 1e6:.1f}M" if size >= 999_500 else f"{sign}{round(size / 1000)}k"

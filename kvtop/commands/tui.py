@@ -3,19 +3,25 @@
 This is where the app meets the outside world: the UI itself never imports a concrete source.
 `--demo [SCENARIO]` runs on a simulated node; without it kvtop watches this node live (or, with
 no NVIDIA driver, the default demo node with a notice saying so: the TUI may, a headless command
-never does). Unless `--read-only`, the
-app is handed the real probe runner for `P` (kvtop.sources.probe).
+never does). Unless `--read-only`, the app is handed the probe runner for `P` (kvtop.sources.probe)
+and a signal sender for the process panel (kvtop.sources.signals, logging to its action log). On a
+demo node both stand in for the real thing: the probe runs on this machine's CPU with the demo GPU's
+free memory as its limit, and signals are logged but never sent (the demo's pids are not this machine's).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import threading
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.ports import SnapshotSource
+from kvtop.domain.ports import SignalSender, SnapshotSource
 from kvtop.domain.probe import ProbeRequest, ProbeResult
+
+#: What the TUI says instead of offering a probe when torch is not installed.
+NO_TORCH = "the probe allocates with torch, which is not installed here: pip install 'kvtop-ledger[probe]'"
 
 
 def build_source(args: argparse.Namespace) -> SnapshotSource:
@@ -43,14 +49,33 @@ def run_tui(args: argparse.Namespace) -> int:
         return run_cluster_tui(args)
     source = build_source(args)
     read_only = bool(getattr(args, "read_only", False))
-    probe_runner = None if read_only else _probe_runner
+    simulated = _is_demo(source)
+    torch_missing = importlib.util.find_spec("torch") is None
+    probe_runner = None if read_only or torch_missing else _probe_runner
     app = KvtopApp(
         source, load_model, theme=getattr(args, "theme", None), read_only=read_only,
-        interval_s=interval, probe_runner=probe_runner,
+        interval_s=interval, probe_runner=probe_runner, probe_simulated=simulated,
+        probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
+        signal_sender=None if read_only else _signal_sender(source, simulated),
     )  # fmt: skip
     settle_heap()
     app.run()
     return app.return_code or 0
+
+
+def _is_demo(source: SnapshotSource) -> bool:
+    """A simulated node: its GPUs and pids are not this machine's."""
+    from kvtop.sources.demo import DemoSource
+
+    return isinstance(source, DemoSource)
+
+
+def _signal_sender(source: SnapshotSource, simulated: bool) -> SignalSender:
+    """psutil on this node; on a demo node a sender that logs and sends nothing."""
+    from kvtop.sources.signals import ActionLog, PsutilSignalSender, SimulatedSignalSender, default_action_log
+
+    log = ActionLog(default_action_log())
+    return SimulatedSignalSender(log, source.label) if simulated else PsutilSignalSender(log)
 
 
 def _probe_runner(request: ProbeRequest, cancel: threading.Event) -> ProbeResult:

@@ -244,6 +244,8 @@ class EngineOnNode:
                         evidence=tuple(evidence),
                         fix=pids,
                         **cost.fields(),
+                        gain_needs_restart=True,
+                        pids=tuple(p.pid for p in others),
                     )
                 )
             if hidden >= thresholds.unexplained_bytes:
@@ -438,6 +440,8 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
                 fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)",
                 evidence=tuple(evidence),
                 **cost.fields(),
+                gain_needs_restart=engine is not None,
+                pids=tuple(pids),
             )
         )
     return found

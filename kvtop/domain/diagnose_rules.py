@@ -75,6 +75,8 @@ class Finding(BaseModel):
     tokens: int = 0  # KV tokens per rank it costs (planner: without − with); layout rules: node total
     fix: str  # the exact change: a flag string, or "kill 4243 (…)"
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)
+    gain_needs_restart: bool = False  # the KV pool is sized at start-up: the gain needs a restart
+    pids: tuple[int, ...] = ()  # the processes the fix stops (co-tenants, orphans), when it names any
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers
     fix_settings: LaunchSettings | None = None  # the settings with the fix applied (planner what-if)
     # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.model import ModelSpec
@@ -27,3 +30,59 @@ class ClusterReaderPort(Protocol):
     """Reads the whole cluster once, blocking (a Prometheus server); raises a KvtopError naming why not."""
 
     def read(self) -> ClusterView: ...
+
+
+class ProcessSignal(str, Enum):
+    """The signals kvtop sends from its process panel (nvitop's T, K, I)."""
+
+    TERMINATE = "SIGTERM"  # ask the process to exit (it may clean up, or ignore it)
+    KILL = "SIGKILL"  # end it now; the driver frees its GPU memory once it is gone
+    INTERRUPT = "SIGINT"  # as Ctrl-C would
+
+
+class SignalRequest(BaseModel):
+    """One signal to one process, with what the operator was shown when confirming it.
+
+    `start_time` is the process's start as the snapshot saw it: a sender refuses when the pid
+    now belongs to a process started at another time (the pid was reused).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    signal: ProcessSignal
+    start_time: float | None = None
+    gpu_index: int | None = None
+    used_bytes: int | None = None  # what NVML said the process held on that GPU
+    command: str = ""  # its command line, already redacted (what the log records)
+    forced: bool = False  # the operator overrode the refusal to signal an engine's own process
+
+
+class SignalState(str, Enum):
+    """What became of a signal request."""
+
+    SENT = "sent"
+    SIMULATED = "simulated"  # a demo node: its pids are not this machine's, nothing was sent
+    NO_SUCH_PROCESS = "no_such_process"  # gone already
+    PID_REUSED = "pid_reused"  # the pid now names a process started at another time: not sent
+    ACCESS_DENIED = "access_denied"  # another user's process, and kvtop is not allowed to signal it
+    ERROR = "error"
+
+
+class SignalOutcome(BaseModel):
+    """The answer of a `SignalSender`: a state, one line a person can act on, and where it was logged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: SignalRequest
+    state: SignalState
+    message: str
+    log_path: str | None = None  # the action log the line went to (None: it could not be written)
+    log_error: str | None = None  # why the action log could not be written
+
+
+class SignalSender(Protocol):
+    """Sends a signal to a process and records it in kvtop's action log, blocking; never raises for an
+    outside failure (each is a `SignalState`)."""
+
+    def send(self, request: SignalRequest) -> SignalOutcome: ...

@@ -15,37 +15,59 @@ from pathlib import Path
 
 from textual import on, work
 from textual.binding import Binding
+from textual.message import Message
 from textual.reactive import reactive
 
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
-from kvtop.domain.ports import ModelLoader, SnapshotSource
+from kvtop.domain.ports import (
+    ModelLoader,
+    SignalOutcome,
+    SignalRequest,
+    SignalSender,
+    SignalState,
+    SnapshotSource,
+)
 from kvtop.domain.probe import ProbeResult
+from kvtop.ui.attention import worst_gpu
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.polling import diagnose_quietly, poll
+from kvtop.ui.process_rows import gpus_of_pid
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
 from kvtop.ui.screens.probe import ProbeFinished, ProbeRunner, ProbeScreen
-from kvtop.ui.screens.probe_confirm import plan_probe
+from kvtop.ui.screens.probe_confirm import ProbePlan, plan_probe
+from kvtop.ui.screens.processes import ProcessScreen, SignalRequested
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 
+class SignalAnswered(Message):
+    """The signal sender's answer (posted by its worker thread)."""
+
+    def __init__(self, outcome: SignalOutcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
 class KvtopApp(KvtopBaseApp):
     TITLE = "kvtop"
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit_unless_typing", "Quit"),
         Binding("question_mark", "help", "Help"),
         Binding("p", "planner", "Planner"),
         Binding("P", "probe", "Probe"),
-        Binding("t", "next_theme", "Theme"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("x", "processes", "Processes"),
+        # in the help, the command palette and the footer of a wide terminal's … menu: not in the footer
+        Binding("z", "pause", "Pause", show=False),
+        Binding("t", "next_theme", "Next theme", show=False),
+        Binding("r", "refresh", "Refresh", show=False),
     ]
 
     node: reactive[NodeState] = reactive(NodeState(source_label=""), init=False, repaint=False)
@@ -61,14 +83,21 @@ class KvtopApp(KvtopBaseApp):
         clock: Callable[[], float] = time.monotonic,
         themes_dir: Path | None = None,
         probe_runner: ProbeRunner | None = None,
+        probe_simulated: bool = False,
+        probe_unavailable: str | None = None,
+        signal_sender: SignalSender | None = None,
     ) -> None:
         super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
         self._source = source
+        self._signal_sender = None if read_only else signal_sender
+        self._held: NodeState | None = None  # the newest state while the screen is paused
         self._model_loader = model_loader
         self._read_only = read_only
         self._history = GpuHistory()
         self._collecting = threading.Event()
         self._probe_runner = None if read_only else probe_runner
+        self._probe_simulated = probe_simulated  # a demo node: probe on the CPU within the GPU's free memory
+        self._probe_unavailable = probe_unavailable  # why no probe can run here (torch missing)
         self._probe_cancel: threading.Event | None = None  # the latest probe's; set on exit
         self.probe_results: dict[int, ProbeResult] = {}  # the last probe of each GPU
         self._planner_drafts: dict[str, PlannerDraft] = {}  # by engine: edits kept when the planner closes
@@ -100,20 +129,41 @@ class KvtopApp(KvtopBaseApp):
     def show_snapshot(self, message: SnapshotArrived) -> None:
         self._history.record(message.snapshot)
         now = self._clock()
-        self.node = NodeState(
+        state = NodeState(
             source_label=self._source.label,
             snapshot=message.snapshot,
             received_at=now,
             trends=self._history.view(),
             findings=tuple(message.findings),  # type: ignore[arg-type]
         )
+        if self._held is not None:  # paused: keep polling, show nothing new
+            self._held = state
+            return
+        self.node = state
         # `now` stays: a snapshot that just arrived reads "live" at any earlier clock (its age
         # counts as 0), and the clock tick moves `now` once the marker would read otherwise.
         self.show_findings(message.findings)  # type: ignore[arg-type]
 
     @on(SourceFailed)
     def show_failure(self, message: SourceFailed) -> None:
+        if self._held is not None:
+            self._held = replace(self._held, failure=message.reason, failed_at=self._clock())
+            return
         self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+
+    @property
+    def paused(self) -> bool:
+        return self._held is not None
+
+    def action_pause(self) -> None:
+        """Freeze what the screens show (polling goes on); again: show the newest state."""
+        if self._held is None:
+            self._held = self.node
+            self.node = replace(self.node, paused=True)
+            return
+        held, self._held = self._held, None
+        self.node = replace(held, paused=False)
+        self.show_findings(held.findings)
 
     def watch_node(self, state: NodeState) -> None:
         for screen in self.screen_stack:
@@ -121,6 +171,8 @@ class KvtopApp(KvtopBaseApp):
                 screen.node = state
 
     def freshness_reading(self, now: float) -> object:
+        if self.node.paused:
+            return "paused"  # the marker says so and counts nothing: no redraw while paused
         return reading(self.node.age_s(now), self.node.failure, self._interval_s)
 
     def watch_now(self, now: float) -> None:
@@ -141,10 +193,69 @@ class KvtopApp(KvtopBaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "probe" and self._read_only:
             return False
-        return not (action in ("planner", "probe", "help") and not isinstance(self.screen, NodeScreen))
+        if action == "quit_unless_typing":
+            return super().check_action(action, parameters)
+        screen = self.action_screen
+        if action == "processes":
+            return isinstance(screen, DashboardScreen | RankLedgerScreen)
+        return not (action in ("planner", "probe", "help", "pause") and not isinstance(screen, NodeScreen))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self._read_only))
+
+    def action_processes(self) -> None:
+        """The process panel of the focused GPU."""
+        gpu = self.focused_gpu()
+        if gpu is None:
+            self.notify("no GPU is selected", severity="warning")
+            return
+        self.open_processes(gpu)
+
+    def open_processes(self, gpu_index: int, pid: int | None = None) -> None:
+        self.push_screen(
+            ProcessScreen(
+                gpu_index,
+                self.node,
+                self.now,
+                self._interval_s,
+                select_pid=pid,
+                can_signal=self._signal_sender is not None,
+            )
+        )
+
+    @on(FindingsPane.ProcessesChosen)
+    def open_finding_processes(self, message: FindingsPane.ProcessesChosen) -> None:
+        """A fix that stops processes: the panel of its (worst) GPU, its first pid selected there."""
+        finding = message.finding
+        pids: tuple[int, ...] = getattr(finding, "pids", ())
+        snapshot = self.node.snapshot
+        gpu = worst_gpu(finding, snapshot)
+        if snapshot is not None and pids:  # where the fix's first pid runs, among the finding's GPUs
+            gpu = next((g for g in finding.gpus if g in gpus_of_pid(snapshot, pids[0])), gpu)
+        if gpu is not None:
+            self.open_processes(gpu, pids[0] if pids else None)
+
+    @on(SignalRequested)
+    def send_signal(self, message: SignalRequested) -> None:
+        if self._signal_sender is not None:
+            self._send_signal(self._signal_sender, message.request)
+
+    @work(thread=True, group="signals", exit_on_error=False)
+    def _send_signal(self, sender: SignalSender, request: SignalRequest) -> None:
+        """The sender blocks (psutil, the action log): never on the event loop."""
+        self.post_message(SignalAnswered(sender.send(request)))
+
+    @on(SignalAnswered)
+    def show_signal_outcome(self, message: SignalAnswered) -> None:
+        """Say what happened (and where it is logged); collect again so the panel shows the change."""
+        outcome = message.outcome
+        logged = (
+            f" · logged in {outcome.log_path}" if outcome.log_path else f" · NOT LOGGED: {outcome.log_error}"
+        )
+        severity = "information" if outcome.state in (SignalState.SENT, SignalState.SIMULATED) else "error"
+        self.notify(outcome.message + logged, severity=severity, timeout=8)  # type: ignore[arg-type]
+        if outcome.state is SignalState.SENT and not self._collecting.is_set():
+            self.stream_snapshots()
 
     @on(GpuList.Opened)
     def open_ledger(self, message: GpuList.Opened) -> None:
@@ -191,7 +302,9 @@ class KvtopApp(KvtopBaseApp):
             self.notify("the probe allocates memory and is disabled by --read-only", severity="warning")
             return
         gpu = self.focused_gpu()
-        plan = plan_probe(self.node.snapshot, gpu) if self._probe_runner is not None else None
+        plan: ProbePlan | str | None = self._probe_unavailable
+        if self._probe_runner is not None:
+            plan = plan_probe(self.node.snapshot, gpu, simulated=self._probe_simulated)
         self._probe_cancel = threading.Event()
         self.push_screen(ProbeScreen(gpu, plan, self._probe_runner, self._probe_cancel))
 

@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
-from textual.app import App
+from textual.app import App, SystemCommand
+from textual.command import CommandPalette
+from textual.dom import DOMNode
 from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Input, OptionList, Select, TextArea
 
 from kvtop.domain.errors import InputError
 from kvtop.ui.theming import KV_TOKENS, install_palettes
+
+#: Widgets where `q` is typed, not a command: it never quits from them (ctrl+q always does).
+TYPING_WIDGETS = (Input, Select, OptionList, TextArea)  # a Select's open list is an OptionList
+#: Keys that move a selection or scroll: not commands worth a palette entry.
+_MOVES = {"up", "down", "k", "j", "home", "end", "pageup", "pagedown", "left", "right", "tab", "shift+tab"}
+#: Actions of the framework's own (scrolling, focus, copying, the palette itself, ctrl+q).
+_NOT_COMMANDS = (
+    "scroll_",
+    "page_",
+    "move",
+    "jump",
+    "app.focus_",
+    "screen.copy_text",
+    "command_palette",
+    "quit",
+)
 
 
 class KvtopBaseApp(App[int]):
@@ -22,7 +43,7 @@ class KvtopBaseApp(App[int]):
     """
 
     CSS_PATH = "kvtop.tcss"
-    ENABLE_COMMAND_PALETTE = False
+    COMMAND_PALETTE_DISPLAY = "ctrl+p"
 
     now: reactive[float] = reactive(0.0, init=False, repaint=False)
 
@@ -52,6 +73,41 @@ class KvtopBaseApp(App[int]):
     def freshness_reading(self, now: float) -> object:
         """What the app's freshness markers would say at `now` (subclasses: their sources' ages)."""
         return now
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """ctrl+p: every action the screen answers to now (by the name its key shows), then Textual's own."""
+        titles: set[str] = set()
+        for key, (node, binding, enabled, _) in screen.active_bindings.items():
+            if not enabled or binding.system or key in _MOVES or binding.action.startswith(_NOT_COMMANDS):
+                continue
+            title = binding.description or binding.action
+            if title in titles:
+                continue
+            titles.add(title)
+            help_text = f"key {binding.key_display or key}" + (
+                f": {binding.tooltip}" if binding.tooltip else ""
+            )
+            yield SystemCommand(title, help_text, partial(self._run_from_palette, node, binding.action))
+        yield from (command for command in super().get_system_commands(screen) if command.title not in titles)
+
+    def _run_from_palette(self, node: DOMNode, action: str) -> None:
+        self.call_after_refresh(self.run_action, action, node)  # once the palette has closed
+
+    @property
+    def action_screen(self) -> Screen[object]:
+        """The screen actions act on: the one on top, or the one under the command palette."""
+        if isinstance(self.screen, CommandPalette) and len(self.screen_stack) > 1:
+            return self.screen_stack[-2]
+        return self.screen
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "quit_unless_typing":
+            return not isinstance(self.focused, TYPING_WIDGETS)  # `q` is typed there; ctrl+q quits
+        return True
+
+    def action_quit_unless_typing(self) -> None:
+        """`q`: quit (check_action keeps it from firing while a field or a list has the focus)."""
+        self.exit()
 
     def action_next_theme(self) -> None:
         names = self.palette_names

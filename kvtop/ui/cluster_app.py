@@ -25,9 +25,11 @@ from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
+from kvtop.ui.keys import CLUSTER_KEYS, CLUSTER_SECTIONS
 from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
+from kvtop.ui.screens.help import HelpScreen, help_text
 from kvtop.ui.state import GpuHistory, NodeState
 from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
 from kvtop.ui.widgets.findings import FindingsPane
@@ -104,8 +106,9 @@ def exported_findings(node: ClusterNode | None) -> tuple[ExportedFindings, ...]:
 class ClusterApp(KvtopBaseApp):
     TITLE = "kvtop cluster"
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("t", "next_theme", "Theme"),
+        Binding("q", "quit_unless_typing", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("t", "next_theme", "Next theme"),
         Binding("r", "refresh", "Refresh"),
     ]
 
@@ -241,6 +244,17 @@ class ClusterApp(KvtopBaseApp):
     @on(FindingsPane.FixChosen)
     def no_planner(self, message: FindingsPane.FixChosen) -> None:
         self.notify(f"no planner here: run kvtop on the node to plan {message.finding.fix!r}", timeout=4)
+
+    @on(FindingsPane.ProcessesChosen)
+    def no_processes(self, message: FindingsPane.ProcessesChosen) -> None:
+        self.notify(
+            f"no process panel here (read-only): run kvtop on the node to {message.finding.fix}", timeout=4
+        )
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            note = "The cluster view only reads: run kvtop on a node to plan, probe or signal there."
+            self.push_screen(HelpScreen(True, help_text(True, CLUSTER_KEYS, CLUSTER_SECTIONS, note)))
 
     def action_refresh(self) -> None:
         """Read now: restart the workers unless a read is already under way."""

@@ -13,13 +13,24 @@ class KeyHelp:
     changes_something: bool = False  # hidden with --read-only
 
 
-SECTIONS = ("everywhere", "dashboard", "findings pane", "rank ledger", "planner")
+SECTIONS = (
+    "everywhere",
+    "dashboard",
+    "findings pane",
+    "rank ledger",
+    "process panel",
+    "signal dialog",
+    "planner",
+)
 
 KEYS: tuple[KeyHelp, ...] = (
-    KeyHelp("q", "quit", "everywhere"),
+    KeyHelp("q", "quit (not while typing in a field or an open list: there it is a letter)", "everywhere"),
+    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
     KeyHelp("tab,shift+tab", "cycle panes and fields", "everywhere"),
     KeyHelp("r", "refresh now", "everywhere"),
+    KeyHelp("z", "pause: freeze the screen (polling goes on); again to resume", "everywhere"),
     KeyHelp("p", "planner: what if TP, KV dtype, memory … changed", "everywhere"),
     KeyHelp("P", "probe: prove that the planned KV pool fits", "everywhere", changes_something=True),
     KeyHelp("y", "in the probe dialog: run the probe it states", "everywhere", changes_something=True),
@@ -35,21 +46,60 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("down,j", "select the GPU below", "dashboard"),
     KeyHelp("home,end", "first / last GPU", "dashboard"),
     KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
-    KeyHelp("slash", "filter GPUs by index, name, engine, state", "dashboard"),
+    KeyHelp("x", "process panel of the selected GPU", "dashboard"),
+    KeyHelp(
+        "slash",
+        "filter: gpu:3 pid:4242 state:lost|tight|finding engine:sglang, or model/process text",
+        "dashboard",
+    ),
+    KeyHelp("s", "sort: GPU index, problems first, least free, most used, KV in use", "dashboard"),
     KeyHelp("f", "findings pane (its GPUs get a coloured edge)", "dashboard"),
-    KeyHelp("up,k", "previous finding", "findings pane"),
-    KeyHelp("down,j", "next finding", "findings pane"),
-    KeyHelp("enter", "planner with the fix applied (or double-click the finding)", "findings pane"),
+    KeyHelp("up,k", "previous finding (selects its worst GPU)", "findings pane"),
+    KeyHelp("down,j", "next finding (selects its worst GPU)", "findings pane"),
+    KeyHelp(
+        "enter",
+        "planner with the fix applied; for a fix that stops processes, their process panel",
+        "findings pane",
+    ),
     KeyHelp("up,k", "scroll up", "rank ledger"),
     KeyHelp("down,j", "scroll down", "rank ledger"),
     KeyHelp("pageup,pagedown", "scroll a page", "rank ledger"),
+    KeyHelp("up,down", "select a process", "process panel"),
+    KeyHelp("s", "sort: bytes, pid, user, role, age, command", "process panel"),
+    KeyHelp("T", "terminate the selected process (SIGTERM), after a confirmation", "process panel", True),
+    KeyHelp("K", "kill the selected process (SIGKILL), after a confirmation", "process panel", True),
+    KeyHelp("I", "interrupt the selected process (SIGINT), after a confirmation", "process panel", True),
+    KeyHelp("y", "send the signal the dialog states", "signal dialog", True),
+    KeyHelp("F", "force it: a process of a serving engine is refused otherwise", "signal dialog", True),
+    KeyHelp("n,escape", "cancel", "signal dialog", True),
     KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
     KeyHelp("ctrl+r", "reset every field to the live settings", "planner"),
     KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
 )
 
+CLUSTER_SECTIONS = ("everywhere", "node list", "node dashboard")
+
+#: The cluster view (`kvtop --prometheus URL`): read-only, no planner, probe or signals.
+CLUSTER_KEYS: tuple[KeyHelp, ...] = (
+    KeyHelp("q", "quit (not while typing in the filter: there it is a letter)", "everywhere"),
+    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
+    KeyHelp("question_mark", "this help", "everywhere"),
+    KeyHelp("r", "read Prometheus now", "everywhere"),
+    KeyHelp("t", "next theme (dark, light, high-contrast)", "everywhere"),
+    KeyHelp("up,down", "select a node (worst first)", "node list"),
+    KeyHelp("enter", "that node's dashboard, from its Prometheus series", "node list"),
+    KeyHelp("escape", "clear the filter, else back to the node list", "node dashboard"),
+    KeyHelp("up,k,down,j", "select a GPU", "node dashboard"),
+    KeyHelp(
+        "slash", "filter: gpu:3 pid:4242 state:lost engine:sglang, or model/process text", "node dashboard"
+    ),
+    KeyHelp("s", "sort: GPU index, problems first, least free, most used, KV in use", "node dashboard"),
+    KeyHelp("f", "findings pane (the node's own kvtop export counts them)", "node dashboard"),
+)
+
 
 def key_label(keys: str) -> str:
     """'question_mark' → '?', 'up,k' → 'up / k'."""
-    names = {"question_mark": "?", "slash": "/", "ctrl+r": "ctrl+r", "shift+tab": "shift+tab"}
+    names = {"question_mark": "?", "slash": "/"}
     return " / ".join(names.get(key, key) for key in keys.split(","))

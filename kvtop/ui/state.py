@@ -76,6 +76,7 @@ class NodeState:
     failed_at: float | None = None
     trends: Mapping[int, GpuTrend] = field(default_factory=lambda: MappingProxyType({}))
     findings: tuple[Finding, ...] = ()  # what the worker diagnosed on this snapshot, worst first
+    paused: bool = False  # the operator froze the screens (`z`); the worker keeps polling
 
     def age_s(self, now: float) -> float | None:
         """Seconds since the shown snapshot arrived (None before the first one)."""

@@ -62,3 +62,12 @@ async def wait_for_snapshot(pilot: Pilot[object]) -> None:
     assert isinstance(app, KvtopApp)
     await wait_for(pilot, lambda: app.node.snapshot is not None)
     await pilot.pause()
+
+
+def footer_keys(app: KvtopApp) -> list[str]:
+    """The keys the footer of the screen on top lists (as Textual names them), left to right."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    footer = app.screen.query_one(Footer)
+    return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]

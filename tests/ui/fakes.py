@@ -67,10 +67,12 @@ def llama_ledger(tp: int = 8, measured: MeasuredInputs = MeasuredInputs()) -> Le
     )
 
 
-def _worker_bytes(ledger: Ledger, rank: int, kv_pool_bytes: int) -> int:
+def _worker_bytes(
+    ledger: Ledger, rank: int, kv_pool_bytes: int, unclaimed: int = UNTOUCHED_RESERVE_BYTES
+) -> int:
     """A healthy worker: weights, its KV pool, context, and its runtime reserve less what it has not claimed."""
     row = ledger.ranks[rank]
-    return row.weights_bytes + kv_pool_bytes + row.reserve_bytes + row.context_bytes - UNTOUCHED_RESERVE_BYTES
+    return row.weights_bytes + kv_pool_bytes + row.reserve_bytes + row.context_bytes - unclaimed
 
 
 def _gpu(index: int, worker_bytes: int, others: tuple[GpuProcess, ...]) -> GpuObservation:
@@ -88,9 +90,16 @@ def _gpu(index: int, worker_bytes: int, others: tuple[GpuProcess, ...]) -> GpuOb
 
 
 def llama_snapshot(
-    *, co_tenant_gpu: int | None = None, lost_gpu: int | None = None, kv_usage: float = 0.42
+    *,
+    co_tenant_gpu: int | None = None,
+    lost_gpu: int | None = None,
+    kv_usage: float = 0.42,
+    unclaimed_bytes: int = UNTOUCHED_RESERVE_BYTES,
 ) -> NodeSnapshot:
-    """Llama-3-70B TP8 on 8× H100; optionally a 6 GiB co-tenant on one GPU or one GPU lost."""
+    """Llama-3-70B TP8 on 8× H100; optionally a 6 GiB co-tenant on one GPU or one GPU lost.
+
+    `unclaimed_bytes`: the runtime reserve each worker has not claimed yet (it shows as free memory).
+    """
     settings = llama_settings()
     ledger = llama_ledger()
     live_capacity, kv_pool_bytes = ledger.token_capacity, ledger.engine.kv_pool_bytes
@@ -118,7 +127,7 @@ def llama_snapshot(
                     role=ProcessRole.CO_TENANT,
                 ),
             )
-        gpus.append(_gpu(index, _worker_bytes(ledger, index, kv_pool_bytes), others))
+        gpus.append(_gpu(index, _worker_bytes(ledger, index, kv_pool_bytes, unclaimed_bytes), others))
     live = EngineLive(
         state=EndpointState.OK, base_url="http://127.0.0.1:30000", version="0.4.9", token_capacity=live_capacity,
         kv_usage_fraction=kv_usage, used_tokens=int(live_capacity * kv_usage), running_requests=37, waiting_requests=0,

@@ -19,7 +19,14 @@ from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.widgets.findings import FindingItem, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 from tests.ui.conftest import wait_for, wait_for_snapshot
-from tests.ui.fakes import H100_NAME, H100_TOTAL_BYTES, LLAMA_70B_CONFIG, llama_ledger, llama_model
+from tests.ui.fakes import (
+    H100_NAME,
+    H100_TOTAL_BYTES,
+    LLAMA_70B_CONFIG,
+    llama_ledger,
+    llama_model,
+    llama_snapshot,
+)
 
 
 def marked_gpus(app) -> dict[int, str]:
@@ -121,22 +128,23 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
         assert isinstance(app.screen, DashboardScreen)
 
 
-async def test_enter_on_a_fix_that_is_no_flag_change_says_so_inline(make_app, co_tenant_snapshot):
-    co_tenant = diagnose(co_tenant_snapshot)[0]
-    assert co_tenant.fix_settings is None
-    app = make_app(co_tenant_snapshot)
+async def test_enter_on_a_fix_that_opens_nothing_says_so_inline(make_app):
+    lost = llama_snapshot(lost_gpu=5)
+    gpu_lost = diagnose(lost)[0]
+    assert gpu_lost.rule == "gpu_lost" and gpu_lost.fix_settings is None and not gpu_lost.pids
+    app = make_app(lost)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.press("f", "enter")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)
         assert (
-            "this fix is not a flag change: stop pid 9001 (jupyter-kernel, 6.00 GiB on GPU 3)"
-            in items_text(app)[0]
+            "Enter has nothing to open here (not a flag change, no process to stop): reset GPU 5 "
+            "(nvidia-smi --gpu-reset -i 5) or reboot the node" in " ".join(items_text(app)[0].split())
         )
         await pilot.press("j")  # the note belongs to the finding it answered
         await pilot.pause()
-        assert "not a flag change" not in "\n".join(items_text(app))
+        assert "nothing to open" not in "\n".join(items_text(app))
 
 
 async def test_a_click_selects_a_finding_and_a_double_click_opens_its_fix(make_app, co_tenant_snapshot):

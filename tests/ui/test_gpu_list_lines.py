@@ -70,3 +70,22 @@ async def test_kept_lines_follow_a_scroll(make_app):
         assert_lines_as_textual_draws_them(gpus)
         await pilot.press("up")
         assert_lines_as_textual_draws_them(gpus)
+
+
+async def test_kept_lines_follow_the_switch_to_one_line_rows_and_back(make_app):
+    app = make_app(FakeSource(llama_snapshot(kv_usage=0.42, co_tenant_gpu=3)))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        gpus = app.query_one(GpuList)
+        assert not gpus.compact
+        assert_lines_as_textual_draws_them(gpus)
+        await pilot.resize_terminal(80, 24)  # two-line rows would leave the findings 3 lines
+        await wait_for(pilot, lambda: gpus.compact and gpus.size.height == 8)
+        assert_lines_as_textual_draws_them(gpus)
+        await pilot.press("down", "down")
+        gpus.mark_gpus([3], "warning")
+        await pilot.pause()
+        assert_lines_as_textual_draws_them(gpus)
+        await pilot.resize_terminal(160, 48)
+        await wait_for(pilot, lambda: not gpus.compact and gpus.size.height == 16)
+        assert_lines_as_textual_draws_them(gpus)

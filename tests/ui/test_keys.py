@@ -7,8 +7,11 @@ import pytest
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.screens.processes import ProcessScreen
+from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
@@ -17,7 +20,17 @@ DOCUMENTED = {key for entry in KEYS for key in entry.keys.split(",")}
 
 @pytest.mark.parametrize(
     "owner",
-    [KvtopApp, DashboardScreen, RankLedgerScreen, PlannerScreen, GpuList, FindingsPane],
+    [
+        KvtopApp,
+        DashboardScreen,
+        RankLedgerScreen,
+        PlannerScreen,
+        GpuList,
+        FindingsPane,
+        HelpScreen,
+        ProcessScreen,
+        SignalScreen,
+    ],
     ids=lambda c: c.__name__,
 )
 def test_every_binding_is_in_the_help_table(owner):
@@ -28,10 +41,12 @@ def test_every_binding_is_in_the_help_table(owner):
 def test_the_issue_keys_are_bound():
     app_keys = {binding.key: binding.action for binding in KvtopApp.BINDINGS}  # type: ignore[union-attr]
     assert app_keys == {
-        "q": "quit",
+        "q": "quit_unless_typing",
         "question_mark": "help",
         "p": "planner",
         "P": "probe",
+        "x": "processes",
+        "z": "pause",
         "t": "next_theme",
         "r": "refresh",
     }

@@ -138,7 +138,7 @@ async def test_findings_pane_shows_findings_handed_to_the_app(make_app, co_tenan
         text = "\n".join(
             static.render().plain for static in app.screen.query_one(FindingsPane).query(".finding")
         )
-        assert "co-tenant · GPU 3 · 128,660 tokens" in text
+        assert "co-tenant · GPU 3 · −128,660 tokens" in text  # a cost: signed
         assert "fix: move pid 9001 off GPU 3" in text
 
 
@@ -153,7 +153,7 @@ async def test_findings_pane_accepts_diagnose_findings(make_app, co_tenant_snaps
         statics = list(app.screen.query_one(FindingsPane).query(".finding"))
         assert len(statics) == len(findings)
         text = "\n".join(static.render().plain for static in statics)
-        assert f"● warning co_tenant · GPU 3 · {co_tenant.tokens:,} tokens" in text
+        assert f"● warning co_tenant · GPU 3 · −{co_tenant.tokens:,} tokens" in text
         assert f"fix: {co_tenant.fix}" in text
 
 
@@ -184,11 +184,9 @@ async def test_q_quits_with_status_zero(make_app, healthy_snapshot):
 
 
 def selected_rows_visible(app) -> bool:
-    """Both lines of the selected GPU's row lie inside the list's visible lines."""
+    """Every line of the selected GPU's row lies inside the list's visible lines."""
     gpus = app.screen.query_one(GpuList)
-    top = gpus.shown_gpus.index(gpus.selected) * 2
-    first_shown, height = gpus.scroll_offset.y, gpus.scrollable_content_region.height
-    return first_shown <= top and top + 2 <= first_shown + height
+    return gpus.selected in gpus.visible_gpus()
 
 
 async def test_the_selected_gpu_stays_on_screen_through_a_resize_and_a_cleared_filter(

@@ -55,7 +55,7 @@ async def test_tp_8_to_4_gives_exactly_what_predict_gives_for_tp_4(make_app, hea
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,255,785 →     418,768" in result
+        assert "1,255,785 →     418,768 (−837,017)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -198,12 +198,49 @@ async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reac
         assert shown(screen, "#plan-flags") == "engine flags: --model-path llama-3.1-8b --tp-size 8"
 
 
-async def test_a_layout_larger_than_the_node_says_so(make_app, healthy_snapshot):
+async def test_a_layout_larger_than_the_node_is_red_and_not_copyable(make_app, healthy_snapshot):
     app = make_app(healthy_snapshot)
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-tp", "16")
-        assert "needs 16 GPUs, the node has 8" in shown(screen, "#plan-error")
+        error = screen.query_one("#plan-error", Static).render()
+        assert error.plain == "✗ needs 16 GPUs, the node has 8: not copyable"
+        assert "✓" not in error.plain
+        assert screen.query_one("#plan-tp").has_class("-invalid")
+        assert screen.flags_text is None
+        assert "not copyable, needs 16 GPUs, the node has 8" in shown(screen, "#plan-flags")
+        await pilot.click("#plan-copy")
+        await pilot.pause()
+        assert copied == []
+        await retype(pilot, "#plan-tp", "4")  # back within the node: copyable again
+        assert shown(screen, "#plan-error").startswith("✓ valid")
+        await pilot.click("#plan-copy")
+        await pilot.pause()
+        assert copied == ["--tp-size 4"]
+
+
+async def test_q_in_a_dropdown_or_a_field_never_quits_and_ctrl_q_does(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "4")
+        dtype = screen.query_one("#plan-kv_cache_dtype", Select)
+        dtype.focus()
+        await pilot.press("q")  # the closed dropdown has the focus
+        await pilot.pause()
+        assert app.is_running and app.screen is screen
+        await pilot.press("enter", "q")  # the open list has the focus
+        await pilot.pause()
+        assert app.is_running and screen.query_one("#plan-tp", Input).value == "4"
+        await pilot.press("escape")
+        screen.query_one("#plan-max_running_requests", Input).focus()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and screen.query_one("#plan-max_running_requests", Input).value == "q"
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
 
 
 async def test_a_context_longer_than_the_models_positions_says_the_engine_refuses_it(

@@ -3,27 +3,38 @@
 The runners are fakes handed to the app as the composition point would hand the real one,
 except the last test, which drives the real child-process runner on host memory (`cpu`).
 Node: Llama-3-70B at SGLang TP8 on 8× H100, 40,960 B of KV per token per rank, SGLang's runtime
-reserve 14.31 GiB; GPU 3 has a 6 GiB co-tenant (pid 9001).
+reserve 14.31 GiB; GPU 3 has a 6 GiB co-tenant (pid 9001). There nothing fits (0.41 GiB free), so
+the runs use `roomy`: the same node whose workers have not claimed 18 GiB of their reserve yet
+(16.41 GiB free on GPU 3, 2.10 GiB above the reserve).
 """
 
 from __future__ import annotations
 
 import threading
 
+import pytest
+
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.domain.probe_plan import tokens_within, tui_probe_request
+from kvtop.sources.demo import DemoSource
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.probe import ProbeScreen
-from tests.ui.conftest import wait_for, wait_for_snapshot
-from tests.ui.fakes import llama_snapshot
+from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
+from tests.ui.fakes import FakeSource, llama_snapshot
 
 MIB = 2**20
 GIB = 2**30
 KV_BYTES_PER_TOKEN = 40_960
 FILLED_TOKENS = 26_213  # what 1 GiB holds at 40,960 B/token, the padding page included
+
+
+@pytest.fixture(scope="module")
+def roomy():
+    """The co-tenant node with 18 GiB of every worker's reserve unclaimed: a fill on GPU 3 has room."""
+    return llama_snapshot(co_tenant_gpu=3, unclaimed_bytes=18 * GIB)
 
 
 def filled(request: ProbeRequest) -> ProbeResult:
@@ -99,9 +110,9 @@ async def wait_for_result(pilot, screen: ProbeScreen, *, rounds: int = 200) -> N
     )
 
 
-async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(make_app, co_tenant_snapshot):
+async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(make_app, roomy):
     runner = FakeRunner()
-    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         assert screen.phase == "confirm" and screen.gpu_index == 3
@@ -111,16 +122,32 @@ async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(ma
         assert "full_k 80 × (1, 128) bfloat16 · full_v 80 × (1, 128) bfloat16" in plan
         assert "40,960 B predicted (ledger 40,960 B)" in plan
         assert "reserve   14.31 GiB kept free (the engine's runtime reserve" in plan
-        assert "fill: nothing fits (free 0.41 GiB − reserve 14.31 GiB)" in plan
+        assert "(free 16.41 GiB − reserve 14.31 GiB)" in plan
         assert "GPU 3 with 2 other process(es)" in plan
         assert "pid 9001 python3 (jupyter-kernel) 6.00 GiB · co tenant" in plan
-        assert "pid 4246 python3 (sglang::scheduler_TP3) 72.74 GiB · engine worker" in plan
+        assert "pid 4246 python3 (sglang::scheduler_TP3) 56.74 GiB · engine worker" in plan
+        assert {"y", "n"} <= set(footer_keys(app))
         assert runner.requests == []
 
 
-async def test_cancel_allocates_nothing_and_keeps_no_result(make_app, co_tenant_snapshot):
+async def test_where_nothing_fits_the_dialog_says_so_and_offers_no_run(make_app, co_tenant_snapshot):
     runner = FakeRunner()
     app = make_app(co_tenant_snapshot, probe_runner=runner)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_probe_of_gpu_3(pilot)
+        assert screen.phase == "unavailable"
+        reason = " ".join(text(app, "#probe-result").split())
+        assert "nothing fits on GPU 3: free 0.41 GiB − reserve 14.31 GiB leaves no room" in reason
+        assert not screen.query("#probe-run")
+        assert "y" not in footer_keys(app)
+        await pilot.press("y")
+        await pilot.pause()
+        assert runner.requests == [] and screen.phase == "unavailable"
+
+
+async def test_cancel_allocates_nothing_and_keeps_no_result(make_app, roomy):
+    runner = FakeRunner()
+    app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         await open_probe_of_gpu_3(pilot)
         await pilot.click("#probe-cancel")
@@ -130,9 +157,9 @@ async def test_cancel_allocates_nothing_and_keeps_no_result(make_app, co_tenant_
         assert runner.requests == [] and app.probe_results == {}
 
 
-async def test_run_shows_progress_then_the_result(make_app, co_tenant_snapshot):
+async def test_run_shows_progress_then_the_result(make_app, roomy):
     runner = FakeRunner(gate=True)
-    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -159,8 +186,8 @@ async def test_run_shows_progress_then_the_result(make_app, co_tenant_snapshot):
         assert app.probe_results[3].tokens_allocated == FILLED_TOKENS
 
 
-async def test_the_rank_ledger_shows_the_probe_rows(make_app, co_tenant_snapshot):
-    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner())
+async def test_the_rank_ledger_shows_the_probe_rows(make_app, roomy):
+    app = make_app(roomy, probe_runner=FakeRunner())
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.press("down", "down", "down", "enter")
@@ -182,9 +209,9 @@ async def test_the_rank_ledger_shows_the_probe_rows(make_app, co_tenant_snapshot
         assert "probe: tokens proven" in text(app, "#ledger-table")
 
 
-async def test_escape_while_running_sets_the_cancel_event_and_shows_cancelled(make_app, co_tenant_snapshot):
+async def test_escape_while_running_sets_the_cancel_event_and_shows_cancelled(make_app, roomy):
     runner = FakeRunner(gate=True)
-    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -197,9 +224,9 @@ async def test_escape_while_running_sets_the_cancel_event_and_shows_cancelled(ma
         assert app.probe_results[3].outcome is ProbeOutcome.CANCELLED
 
 
-async def test_leaving_kvtop_while_a_probe_runs_cancels_it(make_app, co_tenant_snapshot):
+async def test_leaving_kvtop_while_a_probe_runs_cancels_it(make_app, roomy):
     runner = FakeRunner(gate=True)
-    app = make_app(co_tenant_snapshot, probe_runner=runner)
+    app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -246,8 +273,8 @@ async def test_a_lost_gpu_says_why_it_cannot_be_probed(make_app):
         assert runner.requests == []
 
 
-async def test_no_cuda_is_shown_as_its_message_not_a_crash(make_app, co_tenant_snapshot):
-    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(no_cuda))
+async def test_no_cuda_is_shown_as_its_message_not_a_crash(make_app, roomy):
+    app = make_app(roomy, probe_runner=FakeRunner(no_cuda))
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -258,8 +285,8 @@ async def test_no_cuda_is_shown_as_its_message_not_a_crash(make_app, co_tenant_s
         assert "allocated" not in result
 
 
-async def test_memory_not_released_is_said_loudly(make_app, co_tenant_snapshot):
-    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(not_released))
+async def test_memory_not_released_is_said_loudly(make_app, roomy):
+    app = make_app(roomy, probe_runner=FakeRunner(not_released))
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -267,11 +294,11 @@ async def test_memory_not_released_is_said_loudly(make_app, co_tenant_snapshot):
         assert "NO — MEMORY NOT RELEASED: check nvidia-smi" in text(app, "#probe-result")
 
 
-async def test_a_runner_that_raises_ends_in_a_named_state(make_app, co_tenant_snapshot):
+async def test_a_runner_that_raises_ends_in_a_named_state(make_app, roomy):
     def broken(request: ProbeRequest) -> ProbeResult:
         raise OSError("no such file: python")
 
-    app = make_app(co_tenant_snapshot, probe_runner=FakeRunner(broken))
+    app = make_app(roomy, probe_runner=FakeRunner(broken))
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -287,9 +314,9 @@ def test_the_probe_dialog_keys_are_in_the_help_table():
     assert bound <= documented, bound - documented
 
 
-async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_tenant_snapshot, needs_torch):
+async def test_the_real_runner_fills_host_memory_through_the_app(make_app, roomy, needs_torch):
     """The app's request for GPU 3, re-aimed at 512 MiB of host memory, through the real child process."""
-    ledger = co_tenant_snapshot.engine_of_gpu(3).ledger
+    ledger = roomy.engine_of_gpu(3).ledger
     cpu_request = tui_probe_request(ledger, 3, 512 * MIB, device="cpu")
     asked: list[ProbeRequest] = []
 
@@ -297,7 +324,7 @@ async def test_the_real_runner_fills_host_memory_through_the_app(make_app, co_te
         asked.append(request)
         return run_probe(cpu_request, cancel=cancel)
 
-    app = make_app(co_tenant_snapshot, probe_runner=on_cpu)
+    app = make_app(roomy, probe_runner=on_cpu)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
         await pilot.press("y")
@@ -323,3 +350,38 @@ async def test_with_every_gpu_filtered_out_the_probe_says_no_gpu_is_selected(mak
         assert "no GPU is selected" in text(app, "#probe-result")
         await pilot.press("y")
         assert runner.requests == []
+
+
+async def test_on_a_demo_node_the_probe_runs_on_the_cpu_within_the_demo_gpus_free_memory(make_app):
+    node = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)
+    free = node.observation.gpu(0).free_bytes
+    runner = FakeRunner()
+    app = make_app(
+        FakeSource(node, label="demo:llama70b-tp8-foreign-gpu3"), probe_runner=runner, probe_simulated=True
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        screen = app.screen
+        assert screen.phase == "confirm"
+        plan = " ".join(text(app, "#probe-plan").split())
+        assert "in a child process on this machine's CPU, standing in for the simulated GPU 0" in plan
+        assert f"the limit is GPU 0's free memory in the demo, {free / GIB:,.2f} GiB" in plan
+        assert "cuda:" not in plan
+        await pilot.press("y")
+        await wait_for_result(pilot, screen)
+        request = runner.requests[0]
+        assert (request.device, request.memory_limit_bytes, request.reserve_bytes) == ("cpu", free, 0)
+
+
+async def test_without_torch_the_probe_says_what_to_install_before_anything(make_app, roomy):
+    reason = "the probe allocates with torch, which is not installed here: pip install 'kvtop-ledger[probe]'"
+    app = make_app(roomy, probe_unavailable=reason)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
+        assert app.screen.phase == "unavailable"
+        assert " ".join(text(app, "#probe-result").split()) == reason
+        assert "y" not in footer_keys(app) and not app.screen.query("#probe-run")

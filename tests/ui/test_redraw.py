@@ -85,14 +85,28 @@ async def test_a_clock_tick_moves_now_only_when_a_freshness_marker_reads_differe
         await wait_for(pilot, lambda: "● late · 7301 s ago" in screen_text(app))
 
 
-async def test_a_terminal_too_narrow_for_a_row_cuts_both_lines_rather_than_wrapping_one(
+async def test_a_terminal_too_narrow_for_two_line_rows_draws_one_line_per_gpu_uncut(
     make_app, healthy_snapshot
 ):
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(50, 20)) as pilot:
         await wait_for_snapshot(pilot)
         lines = screen_lines(app)
-        first = lines.index(gpu_line(app, 0))
-        assert "obs" in lines[first] and len(lines[first]) <= 50
-        assert "pred" in lines[first + 1]  # the predicted bar, not the first line's wrapped tail
-        assert lines[first + 2] == gpu_line(app, 1)
+        rows = [line for line in lines if re.match(r"^\s*[0-7] sglang TP[0-7] ", line)]
+        assert [int(line.split()[0]) for line in rows] == list(range(8))  # one line each, in order
+        first = lines.index(rows[0])
+        assert lines[first : first + 8] == rows  # no wrapped tail between them
+        assert all(len(line) <= 50 and line.rstrip().endswith("%") for line in rows)  # the KV % fits
+
+
+async def test_a_new_kv_usage_shows_in_every_one_line_row(make_app):
+    source = FakeSource(llama_snapshot(kv_usage=0.42))
+    app = make_app(source)
+    async with app.run_test(size=(80, 24)) as pilot:  # one line per GPU at this size
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: screen_text(app).count("KV  42%") == 8)
+        source.push(llama_snapshot(kv_usage=0.9, co_tenant_gpu=3))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen_text(app).count("KV  90%") == 8)
+        assert "KV  42%" not in screen_text(app)
+        assert sum("×" in line for line in screen_lines(app) if re.match(r"^\s*[0-7] sglang", line)) == 1

@@ -1,4 +1,5 @@
-"""SVG snapshots of the dashboard, the rank ledger and the planner at 80×24 and 160×48.
+"""SVG snapshots of the dashboard, the rank ledger, the planner, the process panel and the signal
+dialog at 80×24 and 160×48.
 
 Deterministic: a fixed clock (age 0 s), one collect (the interval is an hour), a fixed
 `taken_at`, history of one sample, the dark palette, and no blinking cursor.
@@ -12,6 +13,8 @@ from textual.widgets import Input
 
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
+from kvtop.ui.screens.processes import ProcessScreen
+from kvtop.ui.screens.signal_confirm import SignalScreen
 from tests.ui.conftest import wait_for, wait_for_snapshot
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
@@ -59,3 +62,38 @@ def test_rank_ledger(snap_compare, make_app, co_tenant_snapshot, size):
 @pytest.mark.parametrize("size", SIZES)
 def test_planner(snap_compare, make_app, co_tenant_snapshot, size):
     assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_planner_at_tp_4)
+
+
+async def show_signal_dialog_of_the_co_tenant(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await pilot.press("f", "enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
+    await pilot.press("T")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SignalScreen))
+    await _steady(pilot)
+
+
+async def show_process_panel_of_gpu_3(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await pilot.press("f", "enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
+    await _steady(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_process_panel(snap_compare, make_app, co_tenant_snapshot, size):
+    app = make_app(co_tenant_snapshot, signal_sender=_NoSender())
+    assert snap_compare(app, terminal_size=size, run_before=show_process_panel_of_gpu_3)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_signal_dialog(snap_compare, make_app, co_tenant_snapshot, size):
+    app = make_app(co_tenant_snapshot, signal_sender=_NoSender())
+    assert snap_compare(app, terminal_size=size, run_before=show_signal_dialog_of_the_co_tenant)
+
+
+class _NoSender:
+    """A signal sender for pictures: the snapshots never confirm a dialog."""
+
+    def send(self, request):  # pragma: no cover - never called
+        raise AssertionError("a snapshot test sent a signal")

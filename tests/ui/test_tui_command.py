@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from kvtop.commands.tui import build_source, run_tui
+from kvtop.commands.tui import _is_demo, _signal_sender, build_source, run_tui
 from kvtop.domain.errors import InputError
 from kvtop.domain.node import NodeSnapshot
 
@@ -43,3 +43,13 @@ def test_prometheus_routes_to_the_cluster_view_which_reads_its_token_first(tmp_p
 def test_a_non_positive_interval_is_refused_before_anything_starts():
     with pytest.raises(InputError, match="--interval: must be positive"):
         run_tui(options(demo="default", interval=0))
+
+
+def test_a_demo_node_gets_a_signal_sender_that_sends_nothing(monkeypatch, tmp_path):
+    from kvtop.sources.signals import PsutilSignalSender, SimulatedSignalSender
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    source = build_source(options(demo="llama70b-tp8-foreign-gpu3"))
+    assert _is_demo(source)
+    assert isinstance(_signal_sender(source, simulated=True), SimulatedSignalSender)
+    assert isinstance(_signal_sender(source, simulated=False), PsutilSignalSender)

@@ -1,4 +1,10 @@
-"""The node dashboard: header, one row per GPU (observed over predicted), findings, filter."""
+"""The node dashboard: header, one row per GPU (observed over predicted), findings, filter.
+
+The layout fits any terminal: GPU rows take two lines while they leave the findings at least
+`MIN_FINDINGS_LINES`, else one line each (`GpuList.compact`); the findings pane takes every line
+the rows leave. The GPU in the most trouble (the worst GPU of the worst finding) is selected when
+the first findings arrive and kept on screen beside the selection whenever both fit.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,9 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Footer, Input, Static
 
-from kvtop.domain.observe import ProcessRole
+from kvtop.domain.node import RankView
+from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
+from kvtop.ui.attention import SORT_KEYS, node_worst_gpu, ordered, tones_by_gpu, worst_gpu
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.box import Box
@@ -27,8 +35,15 @@ from kvtop.ui.widgets.memory_bar import (
     observed_segments,
 )
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.row_parts import GpuRowData
+from kvtop.ui.widgets.row_parts import (
+    COMPACT_STATE_WIDTH,
+    MIN_TWO_LINE_WIDTH,
+    RANK_WIDTH,
+    CapacityCell,
+    GpuRowData,
+)
 from kvtop.ui.widgets.typed_input import TypedInput
+from kvtop.units import fmt_tokens_brief
 
 
 def shows_unsplit_worker(row: GpuRowData) -> bool:
@@ -49,6 +64,14 @@ def shows_server(row: GpuRowData) -> bool:
     return any(p.role is ProcessRole.ENGINE_SERVER and p.used_bytes for p in row.gpu.processes)
 
 
+#: Lines the findings keep below two-line GPU rows (the first finding, whole, on an 80×24 terminal).
+MIN_FINDINGS_LINES = 8
+#: Lines the findings keep below one-line GPU rows before the list scrolls (the worst finding's head).
+MIN_COMPACT_FINDINGS_LINES = 1
+#: Below this height the bar legend goes (the rows need the line more).
+LEGEND_MIN_HEIGHT = 20
+
+
 def gpu_rows(state: NodeState) -> list[GpuRowData]:
     snapshot = state.snapshot
     if snapshot is None:
@@ -58,6 +81,7 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
         for view in snapshot.engines
         if view.tightest_rank and len(view.ranks) > 1
     }
+    tones = tones_by_gpu(state.findings)
     return [
         GpuRowData(
             gpu=gpu,
@@ -65,9 +89,38 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
             engine=snapshot.engine_of_gpu(gpu.index),
             tightest=gpu.index in tightest,
             trend=state.trends.get(gpu.index, GpuTrend()),
-        )  # fmt: skip
+            finding_tone=tones.get(gpu.index),
+            capacity=capacity_cell(snapshot.rank_on_gpu(gpu.index), gpu),
+        )
         for gpu in snapshot.observation.gpus
     ]
+
+
+def capacity_cell(rank: RankView | None, gpu: GpuObservation) -> CapacityCell | None:
+    """The rank's tokens against its clean prediction (the domain's waterfall), where they moved and
+    the GPU itself is fine (a lost GPU's state says more)."""
+    if rank is None or rank.capacity is None or gpu.state is not GpuState.OK:
+        return None
+    change = rank.capacity.change_tokens
+    if change == 0:
+        return None
+    brief = fmt_tokens_brief(change)
+    return CapacityCell(f"{brief} tok", "warning" if change < 0 else "success", change < 0, brief)
+
+
+def list_layout(gpus: int, room: int, width: int) -> tuple[bool, int]:
+    """(compact, lines of GPU list) for `gpus` rows in `room` lines shared with the findings.
+
+    Two lines per GPU while the findings keep `MIN_FINDINGS_LINES` (and the width draws the bars);
+    else one line each while the findings keep `MIN_COMPACT_FINDINGS_LINES`; else the list scrolls
+    in what the findings leave (at least one line).
+    """
+    gpus = max(gpus, 1)
+    if width >= MIN_TWO_LINE_WIDTH and 2 * gpus + MIN_FINDINGS_LINES <= room:
+        return False, 2 * gpus
+    if gpus + MIN_COMPACT_FINDINGS_LINES <= room:
+        return True, gpus
+    return True, max(1, room - MIN_COMPACT_FINDINGS_LINES)
 
 
 class DashboardScreen(NodeScreen):
@@ -80,8 +133,16 @@ class DashboardScreen(NodeScreen):
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
         Binding("f", "findings", "Findings"),
+        Binding("s", "sort", "Sort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+
+    def __init__(self, state: NodeState, now: float, interval_s: float) -> None:
+        super().__init__(state, now, interval_s)
+        self.sort_index = 0  # SORT_KEYS: GPU index first
+        self._worst: int | None = None
+        self._selected_worst = False  # the worst GPU was selected once, on the first findings
+        self._rows: list[GpuRowData] = []
 
     def compose(self) -> ComposeResult:
         # What is above and below the GPU list sits in two boxes: a tick that repaints GPU rows
@@ -98,9 +159,10 @@ class DashboardScreen(NodeScreen):
             yield Static(FINDINGS_TITLE, id="findings-title")
             yield FindingsPane(id="findings")
             yield TypedInput(
-                placeholder="filter GPUs: index, name, engine, state (Enter keeps, Esc clears)", id="filter"
+                placeholder="gpu:3 pid:4242 state:lost engine:sglang or model/process text (Esc clears)",
+                id="filter",
             )
-            yield Footer()
+            yield Footer(show_command_palette=False)  # ctrl+p is in the help: the footer keeps its room
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -109,18 +171,57 @@ class DashboardScreen(NodeScreen):
 
     def on_resize(self) -> None:
         self.query_one("#legend", Static).update(self._legend())
+        self._fit_layout()
+        self.call_after_refresh(self._fit_layout)  # again once the header has its height at this width
 
     def _legend(self) -> Content:
         compact = self.size.width < 100
-        head = f"{'GPU':<13}{'engine rank':<11}     "
+        if self.is_mounted and self.query_one(GpuList).compact:  # one line per GPU: index, rank, state
+            head = f"{'#':>2} {'rank':<{RANK_WIDTH}}{'state':<{COMPACT_STATE_WIDTH}}"
+        else:
+            head = f"{'GPU':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
+        if self.sort_index:  # said first: on a narrow terminal the legend's end is cut
+            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s) │ "
+            return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
         return Content.assemble(
-            (head, "bold $text-muted"), legend(compact, kinds), ("│ NVML used │ KV · history", "$text-muted")
+            (head, "bold $text-muted"),
+            legend(compact, kinds),
+            ("│ NVML used │ KV · history", "$text-muted"),
         )
+
+    def _fit_layout(self) -> None:
+        """Size the GPU list (two lines per GPU or one) and leave the findings every other line."""
+        if not self.is_mounted or not self.size.height:
+            return
+        legend_box = self.query_one("#legend", Static)
+        show_legend = self.size.height >= LEGEND_MIN_HEIGHT
+        if legend_box.display != show_legend:
+            legend_box.display = show_legend
+        gpus = self.query_one(GpuList)
+        box = self.query_one("#findings-box")
+        chrome = sum(
+            child.outer_size.height for child in box.children if child.display and child.id != "findings"
+        )
+        top = self.query_one("#header").outer_size.height + (1 if show_legend else 0)
+        room = self.size.height - top - max(chrome, 2)
+        compact, lines = list_layout(len(gpus.shown_gpus) or gpus.row_count, room, self.size.width)
+        if gpus.compact != compact:
+            gpus.compact = compact
+            legend_box.update(self._legend())
+        if not gpus.shown_gpus and gpus.row_count:
+            lines = 0  # the filter hides every GPU: the line saying so takes their place
+        if gpus.styles.height is None or gpus.styles.height.value != lines:
+            gpus.styles.height = lines
 
     def show_node(self, state: NodeState) -> None:
         rows = gpu_rows(state)
-        self.query_one(GpuList).show_rows(rows)
+        self._rows = rows
+        gpus = self.query_one(GpuList)
+        if self.sort_index:
+            gpus.set_order(ordered(rows, SORT_KEYS[self.sort_index]))
+        counted = len(gpus.shown_gpus)
+        gpus.show_rows(rows)
         extra = (
             *((ORPHAN,) if any(shows_orphan(row) for row in rows) else ()),
             *((WORKER,) if any(shows_unsplit_worker(row) for row in rows) else ()),
@@ -130,6 +231,29 @@ class DashboardScreen(NodeScreen):
             self._legend_extra = extra
             self.query_one("#legend", Static).update(self._legend())
         self._say_why_empty(state, bool(rows))
+        self._watch_worst(state)
+        if len(gpus.shown_gpus) != counted:
+            self._fit_layout()
+
+    def _watch_worst(self, state: NodeState) -> None:
+        """Keep the GPU in the most trouble on screen beside the selection; when the list cannot show
+        every GPU and the first problem leaves it below the fold, select it (once, before any move)."""
+        worst = node_worst_gpu(state.findings, state.snapshot)
+        gpus = self.query_one(GpuList)
+        if worst != self._worst:
+            self._worst = worst
+            gpus.keep_on_screen(worst)
+        if worst is not None and not self._selected_worst:
+            self._selected_worst = True
+            self.call_after_refresh(self._select_if_hidden, worst)
+
+    def _select_if_hidden(self, worst: int) -> None:
+        gpus = self.query_one(GpuList)
+        shown = gpus.shown_gpus
+        if not shown or worst not in shown or worst in gpus.visible_gpus():
+            return
+        if gpus.selected in (None, shown[0]):  # the operator has not moved the selection yet
+            gpus.selected = worst
 
     def _say_why_empty(self, state: NodeState, has_rows: bool) -> None:
         """Where the list shows no GPU, one line saying why (no data yet, a failing source, the filter)."""
@@ -138,7 +262,10 @@ class DashboardScreen(NodeScreen):
         filtered_out = has_rows and not gpus.shown_gpus
         if empty.display != (not has_rows or filtered_out):
             empty.display = not has_rows or filtered_out
-        if filtered_out:
+        if gpus.filter_error:
+            empty.display = True
+            empty.update(Content.styled(f"filter: {gpus.filter_error}", "$error"))
+        elif filtered_out:
             empty.update(f"no GPU matches {gpus.filter_text!r} (Esc clears the filter)")
         elif not has_rows:
             reason = (
@@ -163,35 +290,47 @@ class DashboardScreen(NodeScreen):
         box = self.query_one("#filter", Input)
         box.display = True
         box.focus()
+        self.call_after_refresh(self._fit_layout)
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.value = ""
         box.display = False
         self.query_one(GpuList).focus()
+        self.call_after_refresh(self._fit_layout)
 
     def action_findings(self) -> None:
+        """Focus the findings (or back to the GPUs) now, not after the keys already typed: `f` and
+        Enter typed together act on the findings."""
         pane = self.query_one(FindingsPane)
-        if pane.has_focus:
-            self.query_one(GpuList).focus()
-        else:
-            pane.focus()
+        self.set_focus(self.query_one(GpuList) if pane.has_focus else pane)
+
+    def action_sort(self) -> None:
+        """The next order of the GPU list (index, problems first, least free, most used, KV in use)."""
+        self.sort_index = (self.sort_index + 1) % len(SORT_KEYS)
+        gpus = self.query_one(GpuList)
+        gpus.set_order(ordered(self._rows, SORT_KEYS[self.sort_index]) if self.sort_index else None)
+        self.query_one("#legend", Static).update(self._legend())
 
     @on(FindingsPane.Selected)
     def mark_finding_gpus(self, message: FindingsPane.Selected) -> None:
-        """The GPUs of the finding being looked at get a coloured edge in the GPU list."""
+        """The GPUs of the finding being looked at get a coloured edge; its worst GPU is selected."""
         finding = message.finding
         gpus = self.query_one(GpuList)
         if finding is None:
             gpus.mark_gpus(())
-        else:
-            gpus.mark_gpus(finding.gpus, finding_tone(finding))
+            return
+        gpus.mark_gpus(finding.gpus, finding_tone(finding))
+        worst = worst_gpu(finding, self.node.snapshot)
+        if worst is not None and worst in gpus.shown_gpus:
+            gpus.selected = worst
 
     @on(Input.Changed, "#filter")
     def apply_filter(self, event: Input.Changed) -> None:
         gpus = self.query_one(GpuList)
         gpus.filter_text = event.value
         self._say_why_empty(self.node, gpus.row_count > 0)
+        self._fit_layout()
 
     @on(Input.Submitted, "#filter")
     def keep_filter(self) -> None:

@@ -7,20 +7,30 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
-from kvtop.ui.keys import KEYS, SECTIONS, key_label
+from kvtop.ui.keys import KEYS, SECTIONS, KeyHelp, key_label
+
+READ_ONLY_NOTE = "--read-only: actions that change anything (the probe, signals) are hidden."
 
 
-def help_text(read_only: bool) -> Content:
+def help_text(
+    read_only: bool,
+    keys: tuple[KeyHelp, ...] = KEYS,
+    sections: tuple[str, ...] = SECTIONS,
+    read_only_note: str = READ_ONLY_NOTE,
+) -> Content:
+    """The key table by section; every key column as wide as the widest key, plus two spaces."""
+    shown = [entry for entry in keys if not (read_only and entry.changes_something)]
+    width = max((len(key_label(entry.keys)) for entry in shown), default=0) + 2
     lines = [Content.styled("kvtop keys", "bold $primary")]
-    for section in SECTIONS:
+    for section in sections:
         lines.append(Content.styled(section, "bold underline $text-muted"))
-        for entry in KEYS:
-            if entry.where != section or (read_only and entry.changes_something):
+        for entry in shown:
+            if entry.where != section:
                 continue
             lines.append(
-                Content.assemble((f"  {key_label(entry.keys):<16}", "bold $accent"), entry.description)
+                Content.assemble((f"  {key_label(entry.keys):<{width}}", "bold $accent"), entry.description)
             )
     lines += [
         Content(""),
@@ -32,22 +42,27 @@ def help_text(read_only: bool) -> Content:
         ),
     ]
     if read_only:
-        lines.append(
-            Content.styled("--read-only: actions that change anything (the probe) are hidden.", "$warning")
-        )
+        lines.append(Content.styled(read_only_note, "$warning"))
     return Content("\n").join(lines)
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,question_mark,q", "app.pop_screen", "Close"),
+        Binding("up,k", "scroll('up')", "Scroll", show=False),
+        Binding("down,j", "scroll('down')", "Scroll", show=False),
     ]
 
-    def __init__(self, read_only: bool) -> None:
+    def __init__(self, read_only: bool, text: Content | None = None) -> None:
         super().__init__()
         self._read_only = read_only
+        self._text = text
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(help_text(self._read_only), id="help-text")
-        yield Static(Content.styled("Esc, ? or q closes", "$text-muted"), id="help-hint")
+            yield Static(self._text or help_text(self._read_only), id="help-text")
+        yield Footer()  # this dialog's keys, over the screen's below
+
+    def action_scroll(self, direction: str) -> None:
+        box = self.query_one("#help-box", VerticalScroll)
+        box.scroll_up(animate=False) if direction == "up" else box.scroll_down(animate=False)

@@ -27,10 +27,16 @@ TOKENS_WIDTH = 10
 PROBE_LABEL_WIDTH = 27  # "probe: bytes/token measured"
 
 
+def bytes_digits(value: int) -> int:
+    """Decimals that keep a small figure from reading 0: 1 from 1 GB, 2 from 0.1 GB, else 3 (7 MB: 0.007 GB)."""
+    size = abs(value)
+    return 1 if size >= 10**9 or size == 0 else 2 if size >= 10**8 else 3
+
+
 def _bytes_cell(value: int | None, style: str) -> Content:
     if value is None:
         return Content.styled(f"{'—':>{BYTES_WIDTH}}", "$text-muted")
-    return Content.styled(f"{fmt_both(value, 1):>{BYTES_WIDTH}}", style)
+    return Content.styled(f"{fmt_both(value, bytes_digits(value)):>{BYTES_WIDTH}}", style)
 
 
 def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:

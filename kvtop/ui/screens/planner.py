@@ -64,6 +64,10 @@ class PlannerDraft:
     live_model: ModelSpec | None
 
 
+#: The fields whose product is the GPUs a layout needs (marked when it needs more than the node has).
+LAYOUT_FIELDS = ("tp", "pp", "dp")
+
+
 class PlannerScreen(NodeScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -203,7 +207,12 @@ class PlannerScreen(NodeScreen):
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
         pending = values["model"].strip() != self._model_ref
-        if self.outcome.error is not None:
+        too_large = self.too_large()
+        if self.outcome.error is None and too_large is not None:
+            error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))
+            for key in LAYOUT_FIELDS:
+                self.query_one(f"#plan-{key}").add_class("-invalid")
+        elif self.outcome.error is not None:
             error.update(Content.styled(f"✗ {self.outcome.error}", "bold $error"))
             if self.outcome.error_field is not None:
                 self.query_one(f"#plan-{self.outcome.error_field}").add_class("-invalid")
@@ -225,6 +234,10 @@ class PlannerScreen(NodeScreen):
             )
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
+        elif too_large is not None:
+            with_model = self.outcome.settings.model != basis.settings.model
+            shown = engine_flags(self.outcome.settings, with_model=with_model)
+            flags.update(Content.styled(f"engine flags (not copyable, {too_large}): {shown}", "$error"))
         else:
             with_model = self.outcome.settings.model != basis.settings.model
             flags.update(
@@ -234,15 +247,20 @@ class PlannerScreen(NodeScreen):
                 )
             )
 
-    def _notes(self) -> str:
-        """What a valid plan should still tell: a layout larger than the node, a context longer than
-        the model's positions (the engines refuse it unless told to allow it)."""
+    def too_large(self) -> str | None:
+        """'needs 16 GPUs, the node has 8' when the edited layout cannot run here (None: it can)."""
         after, gpus = self.outcome.after if self.outcome else None, self.basis.node_gpus
+        if after is None or gpus is None or after.layout.gpus <= gpus:
+            return None
+        return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
+
+    def _notes(self) -> str:
+        """What a valid plan should still tell: a context longer than the model's positions (the
+        engines refuse it unless told to allow it)."""
+        after = self.outcome.after if self.outcome else None
         if after is None:
             return ""
         notes = []
-        if gpus is not None and after.layout.gpus > gpus:
-            notes.append(f"needs {after.layout.gpus} GPUs, the node has {gpus}")
         positions = after.model.max_position_embeddings
         if after.context_length > positions:
             notes.append(
@@ -277,7 +295,8 @@ class PlannerScreen(NodeScreen):
 
     @property
     def flags_text(self) -> str | None:
-        if self.outcome is None or self.outcome.settings is None:
+        """The flags `c` copies; None when the edit is invalid or the layout needs more GPUs than the node has."""
+        if self.outcome is None or self.outcome.settings is None or self.too_large() is not None:
             return None
         return engine_flags(
             self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model
@@ -322,7 +341,8 @@ class PlannerScreen(NodeScreen):
     def action_copy_flags(self) -> None:
         text = self.flags_text
         if text is None:
-            self.notify("nothing to copy: the edit is not valid", severity="warning")
+            why = self.too_large() or "the edit is not valid"
+            self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
         self.notify(f"copied: {text or '(engine defaults)'}")

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, ProgressBar, Static
+from textual.widgets import Button, Footer, ProgressBar, Static
 
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.ui.screens.probe_confirm import ProbePlan, confirmation_text
@@ -146,7 +146,7 @@ class ProbeScreen(ModalScreen[None]):
                     yield Button("Cancel (n)", compact=True, id="probe-cancel")
             else:
                 yield Static(Content.styled(f"Probe GPU {gpu}", "bold $primary"), id="probe-plan")
-                reason = UNAVAILABLE.format(gpu=gpu) if self.runner is None else str(self.plan)
+                reason = UNAVAILABLE.format(gpu=gpu) if self.plan is None else str(self.plan)
                 yield Static(Content.styled(reason, "$warning"), id="probe-result")
             with Horizontal(id="probe-progress"):
                 yield ProgressBar(total=None, show_percentage=False, show_eta=False)
@@ -154,12 +154,18 @@ class ProbeScreen(ModalScreen[None]):
             if self.phase == "confirm":
                 yield Static(id="probe-result")
         yield Static(Content.styled(self._hint(), "$text-muted"), id="probe-hint")
+        yield Footer()  # this dialog's keys, over the dashboard's
 
     def on_mount(self) -> None:
         self.query_one("#probe-progress").display = False
         if self.phase == "confirm":
             self.query_one("#probe-result").display = False
             self.query_one("#probe-run", Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "run":
+            return self.phase == "confirm"  # listed (and working) only while the plan awaits a yes
+        return True
 
     def _hint(self) -> str:
         return {
@@ -171,6 +177,7 @@ class ProbeScreen(ModalScreen[None]):
     def _set_phase(self, phase: str) -> None:
         self.phase = phase
         self.query_one("#probe-hint", Static).update(Content.styled(self._hint(), "$text-muted"))
+        self.refresh_bindings()
 
     @on(Button.Pressed, "#probe-run")
     def _run_pressed(self) -> None:

@@ -2,7 +2,10 @@
 
 `plan_probe` turns the snapshot and the selected GPU into a `ProbePlan` (the request built from
 that rank's predicted ledger, the free memory last read, the processes that share the GPU), or
-into the one-line reason no probe can be planned. `confirmation_text` is the dialog's body.
+into the one-line reason no probe can be planned, nothing fitting included: the dialog never
+offers to run a probe that would allocate nothing. On a simulated node (`simulated=True`) the
+probe runs on this machine's CPU with the simulated GPU's free memory as its limit, and says so.
+`confirmation_text` is the dialog's body.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class ProbePlan:
     ledger_bytes_per_token: int | None  # the rank's predicted KV bytes per token
     sharing: tuple[GpuProcess, ...]  # every process the snapshot saw on this GPU
     source: str  # the snapshot's source ("nvml", "demo:…")
+    simulated: bool = False  # a demo GPU: the probe runs on the CPU within its free memory
 
     @property
     def budget_bytes(self) -> int | None:
@@ -51,8 +55,14 @@ class ProbePlan:
         return None if budget is None else tokens_within(self.request, budget)
 
 
-def plan_probe(snapshot: NodeSnapshot | None, gpu_index: int | None) -> ProbePlan | str:
-    """The plan for the GPU, or why the selected GPU cannot be probed from the TUI."""
+def plan_probe(
+    snapshot: NodeSnapshot | None, gpu_index: int | None, *, simulated: bool = False
+) -> ProbePlan | str:
+    """The plan for the GPU, or why the selected GPU cannot be probed from the TUI.
+
+    `simulated`: the node's GPUs are not this machine's (a demo): the probe runs on the CPU with
+    the GPU's free memory (as simulated) for its limit.
+    """
     if snapshot is None:
         return "no snapshot of the node yet: wait for the first reading"
     if gpu_index is None:
@@ -72,10 +82,12 @@ def plan_probe(snapshot: NodeSnapshot | None, gpu_index: int | None) -> ProbePla
         why = engine.ledger_error or "the engine's settings are not known"
         return f"no prediction for {engine.engine.kind} pid {engine.engine.server_pid}: {why}"
     try:
-        request = tui_probe_request(engine.ledger, gpu_index, gpu.free_bytes)
+        request = tui_probe_request(
+            engine.ledger, gpu_index, gpu.free_bytes, device="cpu" if simulated else None
+        )
     except KvtopError as error:
         return f"cannot plan a probe of GPU {gpu_index}: {error}"
-    return ProbePlan(
+    plan = ProbePlan(
         gpu_index=gpu_index,
         gpu_name=gpu.name,
         engine_label=f"{engine.engine.kind} pid {engine.engine.server_pid}",
@@ -84,7 +96,15 @@ def plan_probe(snapshot: NodeSnapshot | None, gpu_index: int | None) -> ProbePla
         ledger_bytes_per_token=rank.predicted.kv_bytes_per_token if rank.predicted else None,
         sharing=gpu.processes,
         source=snapshot.source,
+        simulated=simulated,
     )
+    if plan.fill_tokens == 0 and plan.free_bytes is not None:
+        return (
+            f"nothing fits on GPU {gpu_index}: free {fmt_gib(plan.free_bytes)} − reserve "
+            f"{fmt_gib(request.reserve_bytes)} leaves no room for one page of this rank's KV, "
+            "so the probe would allocate nothing"
+        )
+    return plan
 
 
 def process_line(process: GpuProcess) -> str:
@@ -111,6 +131,11 @@ def _row(label: str, text: str | Content, style: str = "") -> Content:
 def confirmation_text(plan: ProbePlan) -> Content:
     """The dialog's body: GPU, buffers, tokens it will try, reserve kept, who shares the GPU."""
     request = plan.request
+    where = (
+        f"on this machine's CPU, standing in for the simulated GPU {plan.gpu_index}"
+        if plan.simulated
+        else f"on {request.device}"
+    )
     lines = [
         Content.assemble(
             (
@@ -120,7 +145,7 @@ def confirmation_text(plan: ProbePlan) -> Content:
             f" · rank of {plan.engine_label}",
         ),
         Content(
-            f"Allocates, in a child process on {request.device}, the KV buffers this rank's ledger "
+            f"Allocates, in a child process {where}, the KV buffers this rank's ledger "
             "predicts, measures what one token really costs, then gives every byte back."
         ),
         _row("buffers", _buffers_line(request)),
@@ -137,10 +162,15 @@ def confirmation_text(plan: ProbePlan) -> Content:
         )
     )
     lines.append(_row("will try", _attempt_text(plan)))
-    why = "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
-    lines.append(
-        _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
-    )
+    if plan.simulated:
+        lines.append(_row("reserve", "none: the stand-in's limit is already what the simulated GPU has free"))
+    else:
+        why = (
+            "the engine's runtime reserve" if request.reserve_bytes > MIN_GPU_RESERVE_BYTES else "the minimum"
+        )
+        lines.append(
+            _row("reserve", f"{fmt_gib(request.reserve_bytes)} kept free ({why}; at least 2 GiB on a GPU)")
+        )
     lines.append(
         _row("timeout", f"{request.timeout_s:g} s: the child is killed then, on Esc, or when kvtop exits")
     )
@@ -154,7 +184,16 @@ def confirmation_text(plan: ProbePlan) -> Content:
         lines.append(Content.styled(f"{'':<10}the probe competes with them for free memory", "$warning"))
     else:
         lines.append(_row("shares", "no other process was seen on this GPU"))
-    if plan.source not in LOCAL_SOURCES:
+    if plan.simulated:
+        limit = fmt_gib(request.memory_limit_bytes or 0)
+        lines.append(
+            Content.styled(
+                f"Simulated GPU ({plan.source}): the limit is GPU {plan.gpu_index}'s free memory in the demo, "
+                f"{limit}; the probe takes up to {limit} of this machine's RAM and gives it back.",
+                "bold $accent",
+            )
+        )
+    elif plan.source not in LOCAL_SOURCES:
         lines.append(
             Content.styled(
                 f"The node shown comes from {plan.source}; the probe runs on this machine's {request.device}.",
@@ -170,10 +209,6 @@ def _attempt_text(plan: ProbePlan) -> Content:
         return Content(f"prove {fmt_tokens(request.target_tokens)} tokens fit above the reserve")
     if plan.free_bytes is None or plan.budget_bytes is None:
         return Content("fill: as many tokens as fit above the reserve (free memory was not read)")
-    tokens = plan.fill_tokens or 0
+    tokens = plan.fill_tokens or 0  # above zero: plan_probe turns "nothing fits" into its reason
     arithmetic = f"(free {fmt_gib(plan.free_bytes)} − reserve {fmt_gib(request.reserve_bytes)})"
-    if tokens == 0:
-        return Content.styled(
-            f"fill: nothing fits {arithmetic}; the probe would allocate nothing and say so", "bold $warning"
-        )
     return Content(f"fill: up to {fmt_tokens(tokens)} tokens · {fmt_bytes(plan.budget_bytes)} {arithmetic}")

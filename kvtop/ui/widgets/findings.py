@@ -3,8 +3,13 @@
 `show_findings` takes any objects with `rule`, `severity`, `gpus`, `tokens`, `fix` and `evidence`
 (the diagnose module's findings, worst first); until it is called the pane says what it will show.
 Focused (`f`, tab, a click), one finding is selected: up/down (or j/k) move, and the pane posts
-`Selected` so the dashboard can mark that finding's GPUs. Enter asks for the fix in the planner
-(`FixChosen`) when the fix is a flag change (`fix_settings`); otherwise the finding says why not.
+`Selected` so the dashboard can mark that finding's GPUs and select the worst of them. Enter asks
+for the fix in the planner (`FixChosen`) when the fix is a flag change (`fix_settings`), for the
+process panel of its GPU (`ProcessesChosen`) when the fix stops processes (`pids`); otherwise the
+finding says why Enter does nothing.
+
+Token figures carry their sign: a finding's cost reads `−128,661 tokens`, advice's gain
+`+1,255,785 tokens`.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ class FindingLike(Protocol):
     """What the pane needs of a finding (`kvtop.domain.diagnose_rules.Finding` has it all).
 
     Optional, read with getattr: `summary`, `engine_id`, `fix_settings` (the settings with the
-    fix applied; None when the fix is not a flag change).
+    fix applied; None when the fix is not a flag change), `pids` (the processes the fix stops),
+    `gain_tokens`.
     """
 
     @property
@@ -69,8 +75,17 @@ def finding_tone(finding: FindingLike) -> str:
 
 
 def not_a_flag_change(finding: FindingLike) -> str:
-    """What the pane says when Enter cannot open the planner with the fix."""
-    return f"this fix is not a flag change: {finding.fix}"
+    """What the pane says when Enter can open neither the planner nor the process panel."""
+    return f"Enter has nothing to open here (not a flag change, no process to stop): {finding.fix}"
+
+
+def signed_tokens(finding: FindingLike) -> str | None:
+    """' · −128,661 tokens' for what a problem costs, ' · +1,255,785 tokens with the fix' for advice."""
+    tone = finding_tone(finding)
+    if tone in ("error", "warning"):
+        return f" · −{fmt_tokens(finding.tokens)} tokens" if finding.tokens else None
+    gain = getattr(finding, "gain_tokens", 0) or finding.tokens
+    return f" · +{fmt_tokens(gain)} tokens with the fix" if gain else None
 
 
 def finding_text(finding: FindingLike, note: str | None = None) -> Content:
@@ -81,8 +96,9 @@ def finding_text(finding: FindingLike, note: str | None = None) -> Content:
         (f"● {severity}", _SEVERITY_STYLES.get(severity.lower(), "bold")),
         f" {finding.rule} · GPU {gpus}",
     ]
-    if finding.tokens:
-        head.append((f" · {fmt_tokens(finding.tokens)} tokens", "bold"))
+    tokens = signed_tokens(finding)
+    if tokens:
+        head.append((tokens, "bold"))
     lines = [Content.assemble(*head)]
     summary = getattr(finding, "summary", None)
     if summary:
@@ -117,7 +133,7 @@ class FindingsPane(VerticalScroll, can_focus=True):
     BINDINGS = [
         Binding("up,k", "move(-1)", "Previous finding", show=False),
         Binding("down,j", "move(1)", "Next finding", show=False),
-        Binding("enter", "apply_fix", "Fix in planner"),
+        Binding("enter", "apply_fix", "Act on the fix"),
     ]
 
     class Selected(Message):
@@ -129,6 +145,13 @@ class FindingsPane(VerticalScroll, can_focus=True):
 
     class FixChosen(Message):
         """Open the planner from this finding's `fix_settings` (never None here)."""
+
+        def __init__(self, finding: FindingLike) -> None:
+            super().__init__()
+            self.finding = finding
+
+    class ProcessesChosen(Message):
+        """Open the process panel of this finding's GPU with its first process (`pids`) selected."""
 
         def __init__(self, finding: FindingLike) -> None:
             super().__init__()
@@ -205,11 +228,17 @@ class FindingsPane(VerticalScroll, can_focus=True):
         self.select(self.selected_index + step)
 
     def action_apply_fix(self) -> None:
-        """The planner with the fix applied, or, when the fix is no flag change, say so under it."""
+        """The planner with the fix applied, the process panel for a fix that stops processes, or
+        (neither) say so under the finding."""
         finding = self.selected_finding
         if finding is None:
             return
-        if getattr(finding, "fix_settings", None) is None:
+        flag_change = getattr(finding, "fix_settings", None) is not None
+        stops: tuple[int, ...] = getattr(finding, "pids", ())
+        if not flag_change and stops and finding.gpus:
+            self.post_message(self.ProcessesChosen(finding))
+            return
+        if not flag_change:
             items = list(self.query(FindingItem))
             if self.selected_index < len(items):
                 items[self.selected_index].show(finding, not_a_flag_change(finding))

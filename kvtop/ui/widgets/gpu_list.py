@@ -1,4 +1,5 @@
-"""The dashboard's GPU list: two lines per GPU, a selection, a filter, finding marks, keys and mouse.
+"""The dashboard's GPU list: two lines per GPU (one when compact), a selection, a filter, an order,
+finding marks, keys and mouse.
 
 One scrollable widget paints every row itself (Textual's line API) rather than one widget per
 GPU: a refresh tick then repaints only the cells that changed, without Textual visiting eight
@@ -28,12 +29,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
+from kvtop.ui.gpu_filter import FilterError, GpuFilter, parse_filter
 from kvtop.ui.widgets.row_painter import RowPainter
 from kvtop.ui.widgets.row_parts import GpuRowData, Line, render_row
 from kvtop.ui.widgets.row_strips import StyleBook
 
 FINDING_TONES = ("error", "warning", "info")
-ROW_LINES = 2
+ROW_LINES = 2  # lines per GPU (one when compact)
 EDGE_WIDTH = 1
 EDGE_GLYPH = "▌"
 
@@ -44,6 +46,7 @@ class _Pass:
 
     width: int
     top: int  # the first line shown (scrolling)
+    row_lines: int  # 2, or 1 when compact
     normal: Style
     selected: Style
     edges: dict[str | None, Segment]  # by finding tone; None: no mark
@@ -88,15 +91,20 @@ class GpuList(ScrollView, can_focus=True):
 
     selected: reactive[int | None] = reactive(None)  # the selected GPU's NVML index
     filter_text: reactive[str] = reactive("")
+    compact: reactive[bool] = reactive(False)  # one line per GPU (a short or narrow terminal)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._painters: dict[int, RowPainter] = {}  # by GPU index, in the snapshot's order
         self._shown: tuple[int, ...] = ()  # the GPUs the filter lets through, in order
+        self._order: tuple[int, ...] | None = None  # GPU indices in the order to list them (None: as given)
+        self._filter = GpuFilter()
+        self.filter_error: str | None = None  # why the filter text cannot be read (it then filters nothing)
+        self._watched: int | None = None  # a GPU kept on screen beside the selection when both fit
         self._marked: frozenset[int] = frozenset()
         self._mark_tone = "info"
         self._styles = StyleBook()
-        self._pass = _Pass(0, 0, Style(), Style(), {})
+        self._pass = _Pass(0, 0, ROW_LINES, Style(), Style(), {})
         self._drawn_pass: tuple[object, ...] = ()  # what the strips in `_drawn_lines` were drawn with
         self._drawn_lines: dict[int, tuple[_LineKey, Strip]] = {}  # by line on screen
 
@@ -129,12 +137,34 @@ class GpuList(ScrollView, can_focus=True):
         return self._mark_tone if gpu_index in self._marked else None
 
     def row_text(self, gpu_index: int) -> str:
-        """The row's two lines as plain text, at the width it is drawn."""
-        return render_row(self._painters[gpu_index].data, self._row_width).plain
+        """The row's lines as plain text, at the width and in the mode it is drawn."""
+        return render_row(self._painters[gpu_index].data, self._row_width, self.compact).plain
+
+    def row_data(self, gpu_index: int) -> GpuRowData | None:
+        painter = self._painters.get(gpu_index)
+        return painter.data if painter else None
+
+    @property
+    def row_lines(self) -> int:
+        """Lines per GPU: 2, or 1 when compact."""
+        return 1 if self.compact else ROW_LINES
 
     @property
     def _row_width(self) -> int:
         return max(1, self.scrollable_content_region.width - EDGE_WIDTH)
+
+    def lines_needed(self) -> int:
+        """Lines that show every listed GPU in the current mode."""
+        return self.row_lines * len(self._shown)
+
+    def visible_gpus(self) -> tuple[int, ...]:
+        """The listed GPUs whose every line is inside the list's window now."""
+        lines, top, height = self.row_lines, self.scroll_offset.y, self.scrollable_content_region.height
+        return tuple(
+            index
+            for position, index in enumerate(self._shown)
+            if position * lines >= top and (position + 1) * lines <= top + height
+        )
 
     # --- updates -------------------------------------------------------------------------------
 
@@ -150,35 +180,47 @@ class GpuList(ScrollView, can_focus=True):
         if not self._filter_rows():
             self._refresh_changed_cells()
 
+    def set_order(self, order: Sequence[int] | None) -> None:
+        """List the GPUs in this order of indices (None: the snapshot's order); GPUs not named go last."""
+        self._order = None if order is None else tuple(order)
+        self._filter_rows()
+
+    def _ordered(self) -> list[int]:
+        indices = list(self._painters)
+        if self._order is None:
+            return indices
+        rank = {index: position for position, index in enumerate(self._order)}
+        return sorted(indices, key=lambda index: rank.get(index, len(rank)))
+
     def _filter_rows(self) -> bool:
-        """Apply the filter; True when the rows listed changed (and the whole list was repainted)."""
-        needle = self.filter_text.strip().lower()
-        shown = tuple(
-            index
-            for index, painter in self._painters.items()
-            if not needle or needle in painter.data.search_text()
-        )
+        """Apply the filter and the order; True when the rows listed changed (and the whole list was repainted)."""
+        keep = self._filter.matches
+        shown = tuple(index for index in self._ordered() if keep(self._painters[index].data))
         if shown == self._shown:
             return False
         self._shown = shown
-        self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(shown))
+        self._size_to_rows()
         self.refresh()
         self.call_after_refresh(self._keep_selection_in_view)  # rows moved under the selection
         return True
 
+    def _size_to_rows(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, self.lines_needed())
+
     def _refresh_changed_cells(self) -> None:
-        width, top = self._row_width, self.scroll_offset.y
+        width, top, lines, compact = self._row_width, self.scroll_offset.y, self.row_lines, self.compact
         spans = [
-            (x, cells, position * ROW_LINES + y - top)
+            (x, cells, position * lines + y - top)
             for position, index in enumerate(self._shown)
-            for y, x, cells in self._painters[index].changed_spans(width)
+            for y, x, cells in self._painters[index].changed_spans(width, compact)
         ]
         if spans:
             self.refresh(*_columns(spans))
 
     def _refresh_gpu(self, gpu_index: int | None) -> None:
         if gpu_index in self._shown:
-            self.refresh_lines(self._shown.index(gpu_index) * ROW_LINES, ROW_LINES)
+            lines = self.row_lines
+            self.refresh_lines(self._shown.index(gpu_index) * lines, lines)
 
     def mark_gpus(self, gpus: Collection[int], tone: str = "info") -> None:
         """Mark these GPUs' rows in `tone` ('error', 'warning', 'info'); no GPUs clears the marks."""
@@ -190,16 +232,41 @@ class GpuList(ScrollView, can_focus=True):
         self._refresh_gpu(new)
         self._keep_selection_in_view()
 
-    def _keep_selection_in_view(self) -> None:
-        """Scroll so that both lines of the selected GPU are on screen."""
-        if self.selected in self._shown:
-            top = self._shown.index(self.selected) * ROW_LINES
-            self.scroll_to_region(Region(0, top, 1, ROW_LINES), animate=False, immediate=True)
+    def keep_on_screen(self, gpu_index: int | None) -> None:
+        """Keep this GPU on screen too (the one in the most trouble) whenever it fits beside the selection."""
+        if gpu_index != self._watched:
+            self._watched = gpu_index
+            self.call_after_refresh(self._keep_selection_in_view)
 
-    def watch_filter_text(self) -> None:
+    def _keep_selection_in_view(self) -> None:
+        """Scroll so that every line of the selected GPU is on screen, and the watched GPU with it
+        when both fit in the window."""
+        if self.selected not in self._shown:
+            return
+        lines = self.row_lines
+        top = self._shown.index(self.selected) * lines
+        region = Region(0, top, 1, lines)
+        if self._watched in self._shown and self._watched != self.selected:
+            watched = self._shown.index(self._watched) * lines
+            first, last = min(top, watched), max(top, watched) + lines
+            if last - first <= self.scrollable_content_region.height:
+                self.scroll_to_region(Region(0, first, 1, last - first), animate=False, immediate=True)
+        self.scroll_to_region(region, animate=False, immediate=True)
+
+    def watch_filter_text(self, text: str) -> None:
+        try:
+            self._filter, self.filter_error = parse_filter(text), None
+        except FilterError as error:
+            self._filter, self.filter_error = GpuFilter(), str(error)
         self._filter_rows()
         if self._shown and self.selected not in self._shown:
             self.selected = self._shown[0]
+
+    def watch_compact(self) -> None:
+        self._size_to_rows()
+        self._drawn_lines = {}
+        self.refresh()
+        self.call_after_refresh(self._keep_selection_in_view)
 
     # --- drawing -------------------------------------------------------------------------------
 
@@ -213,9 +280,13 @@ class GpuList(ScrollView, can_focus=True):
             edges[tone] = Segment(EDGE_GLYPH, self.get_visual_style(f"gpu-list--finding-{tone}").rich_style)
         edges = dict(zip(edges, book.filtered(list(edges.values())), strict=True))
         self._pass = _Pass(
-            self.scrollable_content_region.width, self.scroll_offset.y,
-            normal, self.get_visual_style("gpu-list--selected"), edges,
-        )  # fmt: skip
+            self.scrollable_content_region.width,
+            self.scroll_offset.y,
+            self.row_lines,
+            normal,
+            self.get_visual_style("gpu-list--selected"),
+            edges,
+        )
         return self._pass
 
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -239,15 +310,15 @@ class GpuList(ScrollView, can_focus=True):
     def _line_keys(self, crop: Region, drawing: _Pass) -> list[_LineKey]:
         """What each line in `crop` shows (the selection read once: a reactive is slow to read)."""
         shown, painters, selected = self._shown, self._painters, self.selected
-        row_width = drawing.width - EDGE_WIDTH
+        row_width, compact = drawing.width - EDGE_WIDTH, drawing.row_lines == 1
         keys: list[_LineKey] = []
         for y in crop.line_range:
-            position, line = divmod(y + drawing.top, ROW_LINES)
+            position, line = divmod(y + drawing.top, drawing.row_lines)
             if position >= len(shown):
                 keys.append(None)
                 continue
             index = shown[position]
-            pieces = painters[index].parts(row_width).lines[line]
+            pieces = painters[index].parts(row_width, compact).lines[line]
             keys.append((index, pieces, index == selected, self.mark_of(index)))
         return keys
 
@@ -264,19 +335,20 @@ class GpuList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         """Line `y` of the list (its app line filters applied: see row_strips.py)."""
         drawing = self._pass
-        position, line = divmod(y + drawing.top, ROW_LINES)
+        position, line = divmod(y + drawing.top, drawing.row_lines)
         if position >= len(self._shown) or drawing.width <= EDGE_WIDTH:
             blank = Segment(" " * drawing.width, drawing.normal.rich_style)
             return Strip(self._styles.filtered([blank]), drawing.width)
         index = self._shown[position]
         base = drawing.selected if index == self.selected else drawing.normal
         row_width = drawing.width - EDGE_WIDTH
-        segments, cells = self._painters[index].line(self, line, row_width, base, self._styles)
+        compact = drawing.row_lines == 1
+        segments, cells = self._painters[index].line(self, line, row_width, base, self._styles, compact)
         strip = Strip([drawing.edges[self.mark_of(index)], *segments], EDGE_WIDTH + cells)
         return strip if cells <= row_width else strip.crop(0, drawing.width)  # too narrow: cut, never wrap
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, ROW_LINES * len(self._shown))
+        self._size_to_rows()
         self.call_after_refresh(self._keep_selection_in_view)
 
     # --- keys and mouse ------------------------------------------------------------------------
@@ -299,7 +371,7 @@ class GpuList(ScrollView, can_focus=True):
 
     def gpu_at(self, y: int) -> int | None:
         """The GPU whose row is drawn on line `y` of the list (as on screen, scrolling included)."""
-        position = (y + self.scroll_offset.y) // ROW_LINES
+        position = (y + self.scroll_offset.y) // self.row_lines
         return self._shown[position] if 0 <= position < len(self._shown) else None
 
     def on_click(self, event: events.Click) -> None:

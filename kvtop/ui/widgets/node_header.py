@@ -99,7 +99,7 @@ class NodeHeader(Widget):
         state = self.state
         inputs = (
             header_inputs(state),
-            None if state is None else freshness(state, self.now, self._interval_s).plain,
+            None if state is None else state.paused or freshness(state, self.now, self._interval_s).plain,
             self.size.width < 110,
         )
         if inputs == self._inputs:
@@ -124,7 +124,10 @@ class NodeHeader(Widget):
         top: list[str | tuple[str, str] | Content] = [("kvtop", "bold $primary"), f" │ {source} │ "]
         if snapshot is not None and snapshot.notice:
             top += [(snapshot.notice, "$warning"), " │ "]
-        top.append(freshness(state, self.now, self._interval_s))
+        if state.paused:
+            top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
+        else:
+            top.append(freshness(state, self.now, self._interval_s))
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation

@@ -66,6 +66,15 @@ def _line(label: str, before: str, after: str, changed: bool) -> Content:
     )  # fmt: skip
 
 
+def token_delta(before: int, after: int) -> Content:
+    """' (+128,660)' / ' (−837,017)' after a changed token figure; nothing when it did not change."""
+    change = after - before
+    if change == 0:
+        return Content("")
+    sign, style = ("+", "$success") if change > 0 else ("−", "$error")
+    return Content.styled(f" ({sign}{fmt_tokens(abs(change))})", style)
+
+
 def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
     before, after = outcome.before, outcome.after
     lines = [
@@ -76,7 +85,10 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
     for label, value in _ROWS:
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
-        lines.append(_line(label, shown_before, shown_after, shown_before != shown_after))
+        line = _line(label, shown_before, shown_after, shown_before != shown_after)
+        if label == "tokens per rank" and before is not None and after is not None:
+            line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
+        lines.append(line)
     if live_tokens is not None:
         lines.append(
             Content.assemble(

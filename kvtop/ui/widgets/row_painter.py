@@ -15,32 +15,35 @@ from __future__ import annotations
 from textual.style import Style
 from textual.widget import Widget
 
-from kvtop.ui.widgets.row_parts import GpuRowData, RowParts, row_parts
+from kvtop.ui.widgets.row_parts import GpuRowData, RowParts, compact_row_parts, row_parts
 from kvtop.ui.widgets.row_strips import Drawn, RowStrips, StyleBook
 
 Span = tuple[int, int, int]  # line (0 or 1), first cell, cells
 
 
 class RowPainter:
-    """Draws one GPU's two lines; keeps the parts it drew to tell what a new snapshot changes."""
+    """Draws one GPU's lines (two, or one when compact); keeps the parts it drew to tell what a new
+    snapshot changes."""
 
     def __init__(self, data: GpuRowData) -> None:
         self.data = data
-        self._parts: tuple[GpuRowData, RowParts] | None = None  # the parts of `data` at the last width
+        self._parts: tuple[GpuRowData, bool, RowParts] | None = None  # the parts of `data` at the last width
         self._strips = RowStrips()
         self._drawn: RowParts | None = None  # what the screen shows now
 
-    def parts(self, width: int) -> RowParts:
-        """The parts of the current data at `width` (computed once per data and width)."""
-        if self._parts is None or self._parts[0] is not self.data or self._parts[1].width != width:
-            self._parts = (self.data, row_parts(self.data, width))
-        return self._parts[1]
+    def parts(self, width: int, compact: bool = False) -> RowParts:
+        """The parts of the current data at `width` (computed once per data, width and mode)."""
+        kept = self._parts
+        if kept is None or kept[0] is not self.data or kept[1] != compact or kept[2].width != width:
+            parts = compact_row_parts(self.data, width) if compact else row_parts(self.data, width)
+            self._parts = kept = (self.data, compact, parts)
+        return kept[2]
 
-    def changed_spans(self, width: int) -> list[Span]:
+    def changed_spans(self, width: int, compact: bool = False) -> list[Span]:
         """What differs between the current data at `width` and what is drawn."""
-        drawn, parts = self._drawn, self.parts(width)
-        if drawn is None or parts.body_width != drawn.body_width:
-            return [(0, 0, width), (1, 0, width)]
+        drawn, parts = self._drawn, self.parts(width, compact)
+        if drawn is None or parts.body_width != drawn.body_width or len(parts.lines) != len(drawn.lines):
+            return [(y, 0, width) for y in range(len(parts.lines))]
         spans: list[Span] = []
         for y, ((body, trend), (old_body, old_trend)) in enumerate(
             zip(parts.lines, drawn.lines, strict=True)
@@ -51,8 +54,10 @@ class RowPainter:
                 spans.append((y, parts.body_width, width - parts.body_width))
         return spans
 
-    def line(self, widget: Widget, y: int, width: int, base: Style, book: StyleBook) -> Drawn:
+    def line(
+        self, widget: Widget, y: int, width: int, base: Style, book: StyleBook, compact: bool = False
+    ) -> Drawn:
         """Line `y` of the row at `width` cells on the `base` style: its segments and cells."""
-        parts = self.parts(width)
+        parts = self.parts(width, compact)
         self._drawn = parts
         return self._strips.line(widget, parts, y, base, book)

@@ -11,6 +11,17 @@ list (`row_painter.RowPainter`) compares them to skip redraws. `render_row` is t
  0 H100 80GB sglang TP0 obs  █████▓▓▓▓▓▓▓▓▓▓▒▒▚··  77.6 GiB  KV  42% ▂▃▅▆
    79.6 GiB  OK ★tight pred █████▓▓▓▓▓▓▓▓▓▓▒▒▒··  79.6 GiB  mem     ▅▅▅▅
 ```
+
+On a short or narrow terminal each GPU takes one line (`compact=True`): index, rank, state, the
+observed bar, NVML used and the KV pool's use.
+
+```
+ 3 sglang TP3 OK ★ ▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▒▒▒×× 79.3 GiB KV  38% ▄▄▄
+```
+
+The state cell (`OK`, `LOST`, …) shows a rank's capacity against its clean prediction when the
+capacity waterfall has moved it (`GpuRowData.capacity`, e.g. `−129k tok`: the tokens every rank
+lost; the findings and the ledger say to which cause): the row draws that cell, it never derives a figure.
 """
 
 from __future__ import annotations
@@ -51,6 +62,19 @@ _STATE_LABELS = {
 }
 
 
+class CapacityCell(NamedTuple):
+    """A rank's tokens and state as the domain's capacity waterfall states them, ready to draw.
+
+    Filled from the domain's figures by whoever builds the rows (None until the rows carry the
+    waterfall); the row only draws it, in place of the GPU state, in `tone`'s colour.
+    """
+
+    text: str  # e.g. "−129k tok": fits the two-line row's state cell with " ★"
+    tone: str  # "error", "warning", "success"
+    short: bool  # the rank holds fewer tokens than its clean prediction (the filter's `state:short`)
+    brief: str = ""  # e.g. "−129k": the one-line row's cell (the text when empty)
+
+
 class GpuRowData(NamedTuple):
     """Everything one row shows (a tuple: eight of these are built every tick)."""
 
@@ -59,15 +83,8 @@ class GpuRowData(NamedTuple):
     engine: EngineView | None
     tightest: bool
     trend: GpuTrend
-
-    def search_text(self) -> str:
-        """What the `/` filter matches against."""
-        parts = [str(self.gpu.index), self.gpu.name or "", self.gpu.state.value, self.gpu.state_message or ""]
-        if self.engine is not None:
-            parts += [self.engine.engine.engine_id, self.engine.engine.model or ""]
-        if self.rank is not None:
-            parts.append(rank_label(self.rank, self.engine))
-        return " ".join(parts).lower()
+    finding_tone: str | None = None  # the worst finding naming this GPU: "error", "warning", "info"
+    capacity: CapacityCell | None = None
 
 
 def short_gpu_name(name: str | None) -> str:
@@ -152,14 +169,15 @@ class RowTrend(NamedTuple):
 class RowParts(NamedTuple):
     """A row split where it changes: `body` over `body_width` cells, then `trend` (None: body spans all).
 
-    `lines` holds each line's (body, trend) pieces; the trend is empty when the body spans the row.
+    `lines` holds each line's (body, trend) pieces (two, or one when compact); the trend is empty
+    when the body spans the row.
     """
 
     body: RowBody
     trend: RowTrend | None
     body_width: int
     width: int
-    lines: tuple[tuple[Line, Line], tuple[Line, Line]]
+    lines: tuple[tuple[Line, Line], ...]
 
 
 def _parts(body: RowBody, trend: RowTrend | None, body_width: int, width: int) -> RowParts:
@@ -211,12 +229,21 @@ def _figure(num_bytes: int) -> str:
     return f"{fmt_gib(num_bytes, 1):>{FIGURE_WIDTH}}"
 
 
+def state_cell(data: GpuRowData, *, compact: bool = False) -> tuple[str, str]:
+    """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's."""
+    if data.capacity is not None:
+        text = data.capacity.brief if compact and data.capacity.brief else data.capacity.text
+        return text, f"bold ${data.capacity.tone}"
+    gpu = data.gpu
+    return _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
+
+
 def row_parts(data: GpuRowData, width: int) -> RowParts:
     """What the row draws at `width` cells, as plain values (cheap; compared to skip redraws)."""
     gpu, rank = data.gpu, data.rank
     at = _geometry(width)
     id_lines = _id_lines(gpu.index, gpu.name, gpu.total_bytes)
-    state = _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
+    state = state_cell(data)
     who, has_rank = _who(data), rank is not None
     observed = observed_segments(gpu, rank)
     if observed is None:
@@ -240,17 +267,26 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         )
         predicted_cells, predicted_figure = None, _fit(f"pred {reason}", LABEL_WIDTH + at.bar + FIGURE_WIDTH)
     body = RowBody(
-        id_lines, who, has_rank, state, data.tightest, observed=_cells_of(observed, at.bar), observed_figure=_figure(used_bytes),
-        predicted=predicted_cells, predicted_figure=predicted_figure,
-    )  # fmt: skip
+        id_lines,
+        who,
+        has_rank,
+        state,
+        data.tightest,
+        observed=_cells_of(observed, at.bar),
+        observed_figure=_figure(used_bytes),
+        predicted=predicted_cells,
+        predicted_figure=predicted_figure,
+    )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
     kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
     spark_width = at.trend - len(kv_text)
     trend = RowTrend(
-        kv_text=kv_text, kv_spark=data.trend.kv_sparkline(spark_width),
-        used_label=_fit(" mem", len(kv_text)), used_spark=data.trend.used_sparkline(spark_width),
-    )  # fmt: skip
+        kv_text=kv_text,
+        kv_spark=data.trend.kv_sparkline(spark_width),
+        used_label=_fit(" mem", len(kv_text)),
+        used_spark=data.trend.used_sparkline(spark_width),
+    )
     return _parts(body, trend, at.body, width)
 
 
@@ -263,14 +299,25 @@ def _drawn_bar(cells: tuple[tuple[SegmentKind, int], ...]) -> Line:
 
 
 @lru_cache(maxsize=64)  # a tick mostly moves the trend: the body of the tick before, drawn again
+def _tight_mark(tightest: bool, state_width: int) -> str:
+    """' ★tight' where the state leaves room, else ' ★', else nothing (a space stays before the bar)."""
+    if not tightest:
+        return ""
+    if state_width + 7 < RANK_WIDTH:
+        return " ★tight"
+    return " ★" if state_width + 2 < RANK_WIDTH else ""
+
+
 def body_lines(body: RowBody) -> tuple[Line, Line]:
     """The body's two lines, as styled pieces."""
     first: Line = ((body.id_lines[0], "bold"), (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"))  # fmt: skip
     state_text, state_style = body.state
     second: Line = (
-        (body.id_lines[1], ""), (state_text, state_style), (" ★tight" if body.tightest else "", "bold $warning"),
-        (" " * (RANK_WIDTH - len(state_text) - (7 if body.tightest else 0)), ""),
-    )  # fmt: skip
+        (body.id_lines[1], ""),
+        (state_text, state_style),
+        (_tight_mark(body.tightest, len(state_text)), "bold $warning"),
+        (" " * (RANK_WIDTH - len(state_text) - len(_tight_mark(body.tightest, len(state_text)))), ""),
+    )
     if body.observed is None:
         return first + ((body.message[0], "bold $error"),), second + ((body.message[1], "$error"),)
     first += (("obs  ", "$text-muted"), *_drawn_bar(body.observed), (body.observed_figure, ""))
@@ -303,6 +350,84 @@ def parts_content(parts: RowParts) -> Content:
     return Content("\n").join([line_content(body + trend) for body, trend in parts.lines])
 
 
-def render_row(data: GpuRowData, width: int) -> Content:
-    """The row's two lines at `width` cells."""
-    return parts_content(row_parts(data, width))
+def render_row(data: GpuRowData, width: int, compact: bool = False) -> Content:
+    """The row's lines (two, or one when `compact`) at `width` cells."""
+    return parts_content(compact_row_parts(data, width) if compact else row_parts(data, width))
+
+
+# --- one line per GPU --------------------------------------------------------------------------
+
+COMPACT_INDEX_WIDTH = 3
+COMPACT_STATE_WIDTH = 9  # "NO-PMEM ★"
+#: Below this width the two-line row cannot draw its bars: the list goes compact.
+MIN_TWO_LINE_WIDTH = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + MIN_BAR_WIDTH + FIGURE_WIDTH + 15
+
+
+@dataclass(frozen=True)
+class _CompactGeometry:
+    spark: int
+    bar: int
+    body: int  # index, rank, state, bar and figure
+
+
+@lru_cache(maxsize=16)
+def _compact_geometry(width: int) -> _CompactGeometry:
+    spark = min(30, max(0, (width - 60) // 3))
+    fixed = COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + FIGURE_WIDTH + len(" KV 100% ") + spark
+    bar = max(6, width - fixed)
+    return _CompactGeometry(
+        spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + bar + FIGURE_WIDTH
+    )
+
+
+def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
+    """The row as one line at `width` cells: index, rank, state, observed bar, NVML used, KV use."""
+    gpu, rank = data.gpu, data.rank
+    at = _compact_geometry(width)
+    state = state_cell(data, compact=True)
+    index = _fit(f"{gpu.index:>2}", COMPACT_INDEX_WIDTH)
+    who, has_rank = _who(data), rank is not None
+    observed = observed_segments(gpu, rank)
+    if observed is None:
+        message = f"{state[0]}: {gpu.state_message or 'no memory figures from NVML'}"
+        rest = max(0, width - COMPACT_INDEX_WIDTH - RANK_WIDTH)
+        text = textwrap.shorten(message, rest, placeholder="…") if len(message) > rest else message
+        body = RowBody(
+            (index, ""), who, has_rank, state, data.tightest, observed=None, message=(_fit(text, rest), "")
+        )
+        return RowParts(body, None, width, width, ((compact_body_line(body), ()),))
+    body = RowBody(
+        (index, ""),
+        who,
+        has_rank,
+        state,
+        data.tightest,
+        observed=_cells_of(observed, at.bar),
+        observed_figure=_figure(gpu.used_bytes or 0),
+    )
+    kv_values = data.trend.kv_usage
+    kv_now = kv_values[-1] if kv_values else None
+    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
+    trend = RowTrend(
+        kv_text=kv_text, kv_spark=data.trend.kv_sparkline(at.spark), used_label="", used_spark=""
+    )
+    kv, _ = trend_lines(trend)
+    return RowParts(body, trend, at.body, width, ((compact_body_line(body), kv),))
+
+
+@lru_cache(maxsize=64)
+def compact_body_line(body: RowBody) -> Line:
+    """The one-line body: index, rank, state (★ when tightest), observed bar and figure."""
+    state_text, state_style = body.state
+    star = " ★" if body.tightest else ""
+    state_width = COMPACT_STATE_WIDTH - len(star)
+    line: Line = (
+        (body.id_lines[0], "bold"),
+        (_fit(body.who, RANK_WIDTH), "$text-primary" if body.has_rank else "$text-muted"),
+        (state_text[:state_width], state_style),
+        (star, "bold $warning"),
+        (" " * max(0, state_width - len(state_text)), ""),
+    )
+    if body.observed is None:
+        return line[:2] + ((body.message[0], "bold $error"),)
+    return line + (*_drawn_bar(body.observed), (body.observed_figure, ""))

@@ -1,0 +1,119 @@
+"""Issue 18, item 7, one pilot test each: the help's key column, dialog footers, where toasts go,
+signed token figures, small ledger figures that must not read 0, and help in the cluster view."""
+
+from __future__ import annotations
+
+import re
+
+from kvtop.domain.diagnose import diagnose
+from kvtop.sources.demo import DemoSource
+from kvtop.ui.keys import CLUSTER_KEYS, KEYS, key_label
+from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.help import HelpScreen
+from kvtop.ui.screens.ledger import RankLedgerScreen, bytes_digits
+from kvtop.ui.screens.probe import ProbeScreen
+from kvtop.ui.widgets.findings import FindingsPane
+from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
+from tests.ui.fakes import FakeSource
+from tests.ui.test_cluster_app import FakeReader, three_nodes
+from tests.ui.test_cluster_app import make_app as make_cluster_app
+
+#: Keys only the dashboard answers to: a dialog's footer must not list them.
+DASHBOARD_ONLY = {"slash", "f", "enter", "x", "p", "P", "question_mark"}
+
+
+async def test_every_help_line_has_a_gap_between_key_and_words(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("question_mark")
+        text = app.screen.query_one("#help-text").render().plain
+        assert "pageup / pagedown  scroll a page" in text  # was "pageup / pagedownscroll a page"
+        for entry in KEYS:
+            label = key_label(entry.keys)
+            assert re.search(
+                rf"^  {re.escape(label)}\s{{2,}}{re.escape(entry.description[:12])}", text, re.M
+            ), label
+
+
+async def test_dialog_footers_list_only_keys_that_work_there(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot, probe_runner=lambda request, cancel: None)  # type: ignore[arg-type,return-value]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert {"slash", "f", "enter"} <= set(footer_keys(app))  # the dashboard's own
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        shown = set(footer_keys(app))
+        assert "escape" in shown and not shown & DASHBOARD_ONLY, shown
+        await pilot.press("escape", "P")  # nothing fits on a healthy rank: the dialog only explains
+        assert isinstance(app.screen, ProbeScreen)
+        shown = set(footer_keys(app))
+        assert "n" in shown and "y" not in shown and not shown & DASHBOARD_ONLY, shown
+        for key in shown - {"t", "r"}:  # each listed key acts: cancel closes the dialog
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, DashboardScreen), key
+            await pilot.press("P")
+
+
+async def test_a_toast_never_covers_the_findings(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.screen.query("Toast"))
+        await pilot.pause()
+        findings = app.screen.query_one(FindingsPane).region
+        for toast in app.screen.query("Toast"):
+            assert not toast.region.overlaps(findings), (toast.region, findings)
+            assert toast.region.y < findings.y
+
+
+async def test_token_figures_carry_their_sign(make_app, co_tenant_snapshot):
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        co_tenant, fp8 = diagnose(co_tenant_snapshot)
+        heads = [item.render().plain.splitlines()[0] for item in app.screen.query(".finding")]
+        assert heads[0] == f"● warning co_tenant · GPU 3 · −{co_tenant.tokens:,} tokens"  # a cost
+        assert heads[1].endswith(f"· +{fp8.gain_tokens:,} tokens with the fix")  # advice: a gain
+
+
+async def test_a_few_megabytes_free_read_as_such_not_as_zero(make_app):
+    """Demo GPU 3: 14 MB free, 343 tokens' worth; one decimal said "free 0.0 GB"."""
+    node = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)
+    free = node.observation.gpu(3).free_bytes
+    assert 10**6 < free < 10**8
+    app = make_app(FakeSource(node, label="demo:llama70b-tp8-foreign-gpu3"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("down", "down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
+        row = next(
+            line
+            for line in app.screen.query_one("#ledger-table").render().plain.splitlines()
+            if line.startswith("free ")
+        )
+        shown = f"{free / 10**9:.3f} GB ({free / 2**30:.3f} GiB)"
+        assert shown in row and "0.0 GB" not in row
+        assert row.split()[-1] == f"{free // 40_960:,}"  # the tokens it is worth, at 40,960 B per token
+    assert (bytes_digits(0), bytes_digits(7 * 10**6), bytes_digits(3 * 10**8), bytes_digits(2 * 10**9)) == (
+        1,
+        3,
+        2,
+        1,
+    )
+
+
+async def test_question_mark_opens_the_cluster_views_own_help():
+    app = make_cluster_app(FakeReader(three_nodes()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = app.screen.query_one("#help-text").render().plain
+        for entry in CLUSTER_KEYS:
+            assert entry.description in " ".join(text.split()), entry.description
+        assert "planner:" not in text and "probe:" not in text and "T  " not in text  # none of those here
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
