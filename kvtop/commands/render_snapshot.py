@@ -209,10 +209,7 @@ def _engine_rows(view: EngineView) -> list[str]:
 def _largest(waterfall: CapacityWaterfall | None) -> str:
     """'other processes −128,660 (GPU 3, pid 4242)' for the term that costs the most, else '—'."""
     term = waterfall.largest_loss if waterfall else None
-    if term is None:
-        return "—"
-    where = f" (GPU {term.gpu_index}" + (f", pid {term.pid})" if term.pid else ")") if term.gpu_index is not None else ""
-    return f"{term.cause.value.replace('_', ' ')} {fmt_signed(term.tokens)}{where}"
+    return "—" if term is None else term.describe()
 
 
 def snapshot_text(snapshot: NodeSnapshot) -> str:

@@ -28,6 +28,8 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.wording import signed
+
 
 class CapacityCause(str, Enum):
     """Why a rank holds fewer (or more) tokens than the clean prediction."""
@@ -60,6 +62,13 @@ class CapacityTerm(BaseModel):
     gpu_index: int | None = None  # the GPU the cause sits on (the least free one sizes every rank)
     pid: int | None = None  # the process behind it, when one process is
 
+    def describe(self) -> str:
+        """'other processes −128,660 (GPU 3, pid 4242)'."""
+        where = ""
+        if self.gpu_index is not None:
+            where = f" (GPU {self.gpu_index}" + (f", pid {self.pid})" if self.pid else ")")
+        return f"{self.cause.value.replace('_', ' ')} {signed(self.tokens)}{where}"
+
 
 class CapacityWaterfall(BaseModel):
     """One rank's capacity, from the clean prediction to the actual figure, every token accounted for."""
@@ -80,6 +89,11 @@ class CapacityWaterfall(BaseModel):
     def change_tokens(self) -> int:
         """What the rank holds against the clean prediction: Σ terms (negative: fewer tokens)."""
         return self.actual_tokens - self.clean_tokens
+
+    def describe(self) -> str:
+        """'clean 1,255,785 → other processes −128,660 (GPU 3, pid 4242) → 1,127,125 live'."""
+        steps = [f"clean {self.clean_tokens:,}", *(t.describe() for t in self.terms)]
+        return " → ".join([*steps, f"{self.actual_tokens:,} {self.actual_source.value}"])
 
     def term(self, cause: CapacityCause) -> CapacityTerm | None:
         return next((t for t in self.terms if t.cause is cause), None)

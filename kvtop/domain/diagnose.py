@@ -31,7 +31,7 @@ from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole
 from kvtop.domain.waterfall import held_before_start
 from kvtop.domain.whatif import Replay
-from kvtop.domain.wording import gib, signed
+from kvtop.domain.wording import gib
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -189,22 +189,9 @@ class EngineOnNode:
         return Cost(tokens=0, gain_tokens=self.price(freed)[1], cause=cause, term_tokens=None)
 
     def waterfall_evidence(self) -> str | None:
-        """'GPU 3 rank: clean 1,255,785 → other processes −128,660 (GPU 3, pid 4242) → … → 1,128,130 live'."""
-        ranked = [r for r in self.view.ranks if r.capacity is not None]
-        if not ranked:
-            return None
-        w = ranked[0].capacity
-        assert w is not None
-        steps = [f"clean {w.clean_tokens:,}"]
-        for t in w.terms:
-            where = (
-                f" (GPU {t.gpu_index}" + (f", pid {t.pid})" if t.pid else ")")
-                if t.gpu_index is not None
-                else ""
-            )
-            steps.append(f"{t.cause.value.replace('_', ' ')} {signed(t.tokens)}{where}")
-        steps.append(f"{w.actual_tokens:,} {w.actual_source.value}")
-        return "tokens per rank: " + " → ".join(steps)
+        """'tokens per rank: clean 1,255,785 → other processes −128,660 (GPU 3, pid 4242) → 1,127,125 live'."""
+        waterfall = next((r.capacity for r in self.view.ranks if r.capacity is not None), None)
+        return None if waterfall is None else "tokens per rank: " + waterfall.describe()
 
     def co_tenants(self, thresholds: Thresholds) -> list[Finding]:
         """`co_tenant` / `unattributed_bytes`: processes of no engine (or another engine) on this engine's GPUs."""

@@ -81,6 +81,8 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
             ("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"
         )
     )
+    if rank.capacity is not None and rank.capacity.terms:
+        lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
     if view.kv_bytes_per_token and view.tokens_per_gib:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
