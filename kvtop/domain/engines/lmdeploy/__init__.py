@@ -14,6 +14,7 @@ from kvtop.domain.engines.lmdeploy import explain as _explain
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_MLA_SHARED_SINCE,
+    TURBOMIND_ONLINE_KV_QUANT_SINCE,
     resolve_version,
     since,
     turbomind_block_len,
@@ -21,7 +22,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
@@ -31,6 +32,8 @@ _NAMES = tuple(QUANT_POLICIES.items())
 # §2.1: int8/int4 with an fp16/bf16 scale and zero per token-head per K/V; the MLA latent stored once (v0.12.2+)
 TURBOMIND_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True)
 TURBOMIND_STORAGE_MLA_TWICE = TURBOMIND_STORAGE.model_copy(update={"mla_latent_as_k_and_v": True})
+# before v0.4.0: `--quant-policy 4` was offline int8 KV with per-layer scales (no per-token parameters)
+TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none", "auto"), ("4", "int8")))
 # §4.1: the same int formats; FP8 on a DSA model is the 656 B fp8_ds_mla latent ("--quant-policy" help)
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
 
@@ -60,6 +63,11 @@ class LmdeployRules(LmdeployBudget):
             backend = "turbomind"
         if backend == "pytorch":
             return PYTORCH_STORAGE
+        if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
+            if settings.kv_cache_dtype.strip().lower() not in ("auto", "0", "none", "4"):
+                raise InputError(f"LMDeploy {version.label} has only --quant-policy 4 (offline int8 KV); "
+                                 "int4 and online int8 came in v0.4.0", field="--quant-policy")  # fmt: skip
+            return TURBOMIND_STORAGE_OFFLINE_INT8
         if model.mla is not None and not since(TURBOMIND_MLA_SHARED_SINCE, version):
             return TURBOMIND_STORAGE_MLA_TWICE
         return TURBOMIND_STORAGE

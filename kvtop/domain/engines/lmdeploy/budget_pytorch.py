@@ -18,6 +18,7 @@ from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.eras import (
     PYTORCH_ALIGNED_SINCE,
     PYTORCH_FP8_SINCE,
+    PYTORCH_KV_QUANT_SINCE,
     default_max_batch,
     pytorch_budget,
     pytorch_prefill,
@@ -93,6 +94,9 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     if kv.kv_format in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and not since(PYTORCH_FP8_SINCE, version):
         raise InputError(f"LMDeploy {version.label} has no FP8 KV (quant_policy 16/17 from v0.14.0)",
                          field="--quant-policy")  # fmt: skip
+    if kv.kv_format in ("int8", "int4") and not since(PYTORCH_KV_QUANT_SINCE, version):
+        raise InputError(f"LMDeploy {version.label}'s PyTorch engine has no int8/int4 KV (from v0.6.2)",
+                         field="--quant-policy")  # fmt: skip
     ratio = s.cache_max_entry_count or DEFAULT_RATIO
     ratio_source = "--cache-max-entry-count" if s.cache_max_entry_count else f"default {DEFAULT_RATIO:g}"
     if ratio >= 1:
@@ -132,7 +136,7 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
             budget = int((free - runtime) * ratio)
             blocks = int((free - runtime) * ratio / per_block) if free > runtime else 0
         steps.append(BudgetStep(label=f"(free − runtime) × {ratio:g}", bytes=budget, note=ratio_source))
-    steps.append(BudgetStep(label=f"block: {block} tokens over every layer", bytes=per_block))
+    steps.append(BudgetStep(label=f"bytes per block: {block} tokens, every layer's descriptors", value=per_block))
     steps.append(BudgetStep(label="blocks (num_gpu_blocks)", value=blocks))
     tokens = blocks * block
     steps.append(BudgetStep(label=f"tokens: blocks × {block}", value=tokens))

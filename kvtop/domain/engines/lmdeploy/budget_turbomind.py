@@ -66,7 +66,7 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
             )
         state_bytes = kv.state_bytes_per_request * max_batch
     budget, blocks = _blocks(inputs, share.value, ratio, ratio_source, state_bytes, block_bytes, steps, notes)
-    steps.append(BudgetStep(label=f"block: {block_len} tokens × {per_token:,} B", bytes=block_bytes))
+    steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes))
     steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks))
     tokens = blocks * block_len
     steps.append(BudgetStep(label=f"tokens: blocks × {block_len}", value=tokens))

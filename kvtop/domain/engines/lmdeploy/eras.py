@@ -48,6 +48,13 @@ TURBOMIND_CHUNK_ERAS: tuple[Era[int], ...] = (
 )
 # §2.1: the MLA latent (head_dim 576) is stored once (`share_kv`) from v0.12.2; twice (K and V) before.
 TURBOMIND_MLA_SHARED_SINCE = Era("0.12.2", True, "PR #4373 (2026-03-02) 'Reduce MLA kv-cache memory': share_kv")
+# §2.1: `quant_policy` before v0.4.0 was offline int8 KV (4 = kCacheKVInt8, calibrated per-layer scales, no
+# per-token parameters); from v0.4.0 it is online int4 (4) / int8 (8) with a scale and zero per token-head.
+TURBOMIND_ONLINE_KV_QUANT_SINCE = Era(
+    "0.4.0", True, "PR #1377 (2024-04-11) 'Online 8/4-bit KV-cache quantization'; before, 4 = kCacheKVInt8"
+)
+# §4.1: the PyTorch engine quantises KV (int4/int8 with scale-zero tensors) from v0.6.2.
+PYTORCH_KV_QUANT_SINCE = Era("0.6.2", True, "PR #2438 'Support pytorch engine kv int4/int8 quantization'")
 # §2.2: hybrid linear attention: the pooled linear state is carved out of the budget first.
 TURBOMIND_LINEAR_STATE_SINCE = Era("0.13.0", True, "SequenceManager v0.13.0: 'Adjusting block_count … linear'")
 # §2.4: the block-size print: integer MiB (`block_size_ >> 20`) until v0.8.0, then `%.3f` MiB.
