@@ -124,7 +124,7 @@ def _kv_quant_policy(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> 
         tokens=gain, fix="--quant-policy 8", gain_tokens=gain,
         evidence=(
             f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
-            "(int8 + an fp16 scale and zero per token and head)",
+            f"(int8 + a {ledger.model.dtype_bytes * 8}-bit scale and zero per token and head)",
             f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
             "quality: LMDeploy reports int8 KV close to fp16 on its evals; int4 (--quant-policy 4) costs more; check yours",
         ),

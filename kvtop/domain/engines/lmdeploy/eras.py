@@ -180,16 +180,16 @@ def _bounds(log: EngineLog) -> list[tuple[str, str | None, str]]:
     found: list[tuple[str, str | None, str]] = []
     sizes = [size for rank in ranks for size in rank.block_sizes]
     if any(size.decimals == 0 for size in sizes):
-        found.append((*_INTEGER_PRINT, f"`block_size = {sizes[0].text} MB` (integer MiB, before v0.8.0)"))
+        found.append((*_INTEGER_PRINT, f"'block_size = {sizes[0].text} MB' (integer MiB, before v0.8.0)"))
     elif sizes:
-        found.append((*_FLOAT_PRINT, f"`block_size = {sizes[0].text} MB` (%.3f MiB, v0.8.0 on)"))
+        found.append((*_FLOAT_PRINT, f"'block_size = {sizes[0].text} MB' (%.3f MiB, v0.8.0 on)"))
     truncations = [t for rank in ranks for t in rank.session_truncations]
     if any(t.wording == "no_enough_blocks" for t in truncations):
-        found.append((*_OLD_TRUNCATION, "`No enough blocks for `session_len`` (v0.2 – v0.11)"))
+        found.append((*_OLD_TRUNCATION, "'No enough blocks for session_len' (v0.2 – v0.11)"))
     if any(t.wording == "limited_memory" for t in truncations) or any(r.max_cached_tokens for r in ranks):
-        found.append((*_NEW_TRUNCATION, "`max cached tokens` / `truncated … due to limited KV cache memory` (v0.12+)"))
+        found.append((*_NEW_TRUNCATION, "'max cached tokens' / 'truncated … due to limited KV cache memory' (v0.12+)"))
     if any(rank.object_cache_budgets for rank in ranks):
-        found.append((*_OBJECT_CACHE, "`Object cache budget` (v0.15.0 on)"))
+        found.append((*_OBJECT_CACHE, "'Object cache budget' (v0.15.0 on)"))
     return found
 
 
