@@ -38,6 +38,7 @@ _FREE = re.compile(r"free gpu memory: (\d{1,12}) mb")
 _RUNTIME = re.compile(r"estimated max runtime memory: (\d{1,12}) mb")
 _PREFILL_UPDATE = re.compile(r"(?i)update max_prefill_token_num=(\d{1,12})")
 _INITIALISED = re.compile(r"Initialize cache engine with (\d{1,15}) gpu blocks")
+_CACHE_CONFIG = re.compile(r"(?<![A-Za-z])CacheConfig\(")
 _ENUM = re.compile(r"<\w{1,60}\.\w{1,60}: (-?\d{1,12})>")
 _CACHE_CONFIG_FIELDS = ("num_gpu_blocks", "block_size", "num_cpu_blocks", "max_batches",
                         "cache_max_entry_count", "max_prefill_token_num")  # fmt: skip
@@ -102,9 +103,18 @@ def _object_cache(text: str, fields: Fields) -> bool:
     return True
 
 
+def _cache_config_start(text: str) -> int:
+    """Where the PyTorch engine's own `CacheConfig(` opens (not TensorRT-LLM's `KvCacheConfig(`), else −1."""
+    match = _CACHE_CONFIG.search(text)
+    return match.end() if match and "num_gpu_blocks=" in text else -1
+
+
 def _cache_config(text: str, fields: Fields) -> bool:
     """`CacheConfig(max_batches=…, block_size=64, num_cpu_blocks=…, num_gpu_blocks=N, …)`."""
-    args = _numbers(parse_call_args(text, text.find("CacheConfig(") + len("CacheConfig(")))
+    start = _cache_config_start(text)
+    if start < 0:
+        return False
+    args = _numbers(parse_call_args(text, start))
     values: dict[str, int | float] = {}
     for key in _CACHE_CONFIG_FIELDS:
         value = args.get(key)
@@ -177,6 +187,8 @@ def _turbomind(line: str, facts: LogFacts) -> bool:
 
 def _pytorch(line: str, facts: LogFacts) -> bool:
     """The PyTorch engine's `CacheConfig(…)`: the PyTorch engine runs."""
+    if _cache_config_start(line) < 0:
+        return False
     facts.decided("backend=pytorch")
     return True
 
