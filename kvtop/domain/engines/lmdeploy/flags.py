@@ -59,10 +59,6 @@ class LmdeployFlags:
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        if field == "pp" and isinstance(value, int) and value > 1:
-            raise InputError("LMDeploy has no pipeline parallelism (use --tp, or --dp for replicas)", field=flag)
-        if field == "dcp" and isinstance(value, int) and value > 1:
-            raise InputError("TurboMind's context parallelism (--cp) is not modelled by kvtop", field=flag)
         if field == "backend" and value not in BACKENDS:
             raise InputError(f"must be turbomind or pytorch (got {str(value)[:40]!r})", field=flag)
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too
