@@ -25,7 +25,8 @@ from kvtop.domain.launch import (
 )
 from kvtop.units import GIB, parse_size
 
-_PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D"}
+_PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D",
+                 "backend": "turbomind|pytorch"}  # fmt: skip
 
 
 def _placeholder(field: str, dtypes: tuple[str, ...]) -> str:

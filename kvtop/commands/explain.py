@@ -209,6 +209,10 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                      "from the log's 2-decimal rounding)")  # fmt: skip
     for check in result.pool_checks:
         mark = "ok" if check.within_rounding else "DIFFERS"
+        if check.unit != "GiB":  # a block as the engine prints it (LMDeploy's TurboMind: MiB)
+            lines.append(f"  {check.name} size: logged {check.logged_text} {check.unit}, predicted {check.rows:,} tokens × "
+                         f"{check.predicted_bytes_per_token:,} B = {check.predicted_bytes:,} B  {mark}")  # fmt: skip
+            continue
         lines.append(f"  {check.name} size: logged {check.logged_text} GiB, predicted (#tokens {check.tokens:,} + page) × bytes "
                      f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
     if result.verdict == "match":

@@ -48,6 +48,9 @@ class Rule(str, Enum):
     REQ_TO_TOKEN_LARGE = "req_to_token_large"
     MAMBA_STATE_CAPS_REQUESTS = "mamba_state_caps_requests"
     HYBRID_KV_MANAGER_DISABLED = "hybrid_kv_manager_disabled"
+    BF16_KV_WHERE_INT8_SUPPORTED = "bf16_kv_where_int8_supported"  # LMDeploy's --quant-policy 8
+    SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
+    KV_CAP_BINDS = "kv_cap_binds"  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
 
     def __str__(self) -> str:
         return self.value

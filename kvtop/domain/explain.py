@@ -64,7 +64,7 @@ def _geometry_mismatch(
     logged = sum(check.logged_bytes for check in failed)
     predicted = sum(check.predicted_bytes for check in failed)
     names = "+".join(check.name for check in failed)
-    texts = " + ".join(f"{check.logged_text} GiB" for check in failed)
+    texts = " + ".join(f"{check.logged_text} {check.unit}" for check in failed)
     per_token = sum(check.predicted_bytes_per_token for check in failed)
     cause = (
         f"KV geometry: the log's {names} pool ({texts} for {rows:,} rows, about {logged // rows:,} B per token) "

@@ -57,6 +57,7 @@ class PoolSizeCheck(BaseModel):
     predicted_bytes_per_token: int
     kv_dtype: str  # the KV dtype the prediction used
     within_rounding: bool
+    unit: str = "GiB"  # the unit the log printed it in (LMDeploy's TurboMind prints a block in MiB)
 
 
 class Explanation(BaseModel):

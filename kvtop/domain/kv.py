@@ -4,7 +4,9 @@ Per layer and token, MHA/GQA/MQA keep `kv_heads_per_rank × (head_dim + v_head_d
 (K and V widths may differ); MLA keeps one latent of `kv_lora_rank + qk_rope_head_dim`,
 never divided by attention TP; DSA adds the indexer key. Linear-attention / Mamba layers
 keep a fixed state per request instead. FP8 is one byte per element; FP4 is half a byte plus
-a one-byte scale per 16 elements; MXFP8 one byte plus a scale per 32.
+a one-byte scale per 16 elements; MXFP8 one byte plus a scale per 32. INT8 / INT4 (LMDeploy's
+`quant_policy` 8 / 4) are one byte / half a byte per element, plus a scale and a zero point in the
+model's dtype per token, per head, for K and for V where the engine keeps them (`KvStorage`).
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
-KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8"]
+KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
 
 _ALIASES: dict[str, KvFormat] = {
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
     "fp32": "fp32", "float32": "fp32", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3",
     "fp8_ds_mla": "fp8_ds_mla", "fp8_e5m2": "fp8_e5m2", "fp4": "fp4", "nvfp4": "fp4", "fp4_e2m1": "fp4",
-    "mxfp8": "mxfp8",
+    "mxfp8": "mxfp8", "int8": "int8", "int4": "int4",
 }  # fmt: skip
 _ELEMENT_BYTES: dict[KvFormat, int] = {
     "bf16": 2,
@@ -34,10 +36,13 @@ _ELEMENT_BYTES: dict[KvFormat, int] = {
     "fp8_ds_mla": 1,
     "fp4": 1,
     "mxfp8": 1,
+    "int8": 1,
+    "int4": 1,  # half a byte: `_int_layer_bytes` packs two per byte
 }
 TORCH_DTYPE: dict[KvFormat, str] = {
     "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8_e4m3": "float8_e4m3fn",
     "fp8_e5m2": "float8_e5m2", "fp8_ds_mla": "uint8", "fp4": "uint8", "mxfp8": "float8_e4m3fn",
+    "int8": "uint8", "int4": "uint8",
 }  # fmt: skip
 
 
@@ -55,13 +60,19 @@ class KvStorage(BaseModel):
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
+    # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
+    format_names: tuple[tuple[str, str], ...] = ()
+    int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
+    mla_latent_as_k_and_v: bool = False  # the MLA latent is stored twice, as K and as V (TurboMind < v0.12.2)
 
 
 def resolve_kv_format(
     requested: str, model: ModelSpec, storage: KvStorage, *, gpu_name: str | None = None
 ) -> KvFormat:
     """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
-    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10)."""
+    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10).
+    The engine's own names (`storage.format_names`) are read first."""
+    requested = dict(storage.format_names).get(requested.strip().lower(), requested)
     if requested == "auto":
         if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
             return "fp8_e4m3"
@@ -149,8 +160,12 @@ def _attention_layer_bytes(
     model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
+    if fmt in ("int8", "int4"):
+        return _int_layer_bytes(model, heads, fmt, storage)
     if model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
+            return float(2 * width * _ELEMENT_BYTES[fmt]), (1, width), 2
         if _ds_mla_layout(model, fmt, storage):
             rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
             return (
@@ -174,6 +189,24 @@ def _attention_layer_bytes(
     if fmt == "mxfp8":
         return float(heads * (k + v) + heads * (k + v) / 32), (heads, k + k // 32), 2
     return float(heads * (k + v) * _ELEMENT_BYTES[fmt]), (heads, k), 2
+
+
+def _int_layer_bytes(
+    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage
+) -> tuple[float, tuple[int, ...], int]:
+    """INT8 / INT4 KV of one attention layer: the packed elements, plus a scale and a zero in the model's
+    dtype per token, head and K/V where the engine keeps them (docs/engines/lmdeploy.md §2.1, §4.1)."""
+    params = 2 * model.dtype_bytes if storage.int_kv_scale_zero else 0
+
+    def packed(width: int) -> int:
+        return width if fmt == "int8" else width // 2
+
+    if model.mla is not None:
+        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        copies = 2 if storage.mla_latent_as_k_and_v else 1
+        return float(copies * (packed(width) + params)), (1, packed(width)), copies
+    k, v = model.head_dim, model.v_head_dim
+    return float(heads * (packed(k) + packed(v) + 2 * params)), (heads, packed(k)), 2
 
 
 def kv_book(

@@ -31,6 +31,8 @@ FIELD_TYPES: dict[str, type] = {
     "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
     "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
     "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
+    # LMDeploy
+    "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
 }  # fmt: skip
 HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
 # kvtop's own spellings, the same for every engine
@@ -60,7 +62,9 @@ class EngineFlags(Protocol):
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses)."""
+        """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
+
+        Called for every field that is set, after the generic count and fraction checks."""
 
     def check_parallel(self, settings: LaunchSettings) -> None:
         """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
@@ -110,6 +114,11 @@ class LaunchSettings(BaseModel):
     cuda_graph_max_bs: int | None = None
     engine_version: str | None = None  # which era of the engine's rules applies (see engines/versions.py)
     flags: dict[str, str | bool] = {}
+    # LMDeploy
+    backend: str | None = None  # "turbomind" | "pytorch"; None: TurboMind where it supports the model
+    cache_max_entry_count: float | None = None  # a share of free (or, before v0.2.2, total) memory; ≥ 1: blocks
+    cache_chunk_size: int | None = None  # TurboMind blocks allocated per chunk (1: lazily, −1: all at start)
+    prefix_cache_state_budget: int | None = None  # PyTorch engine: extra SSM state slots for prefix caching
 
     @field_validator("engine")
     @classmethod
@@ -171,6 +180,9 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
         if isinstance(value, float) and not 0 < value <= 1:  # NaN fails too
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
+    for field, value in values.items():  # the engine's own refusals of its other settings
+        if field in FIELD_TYPES and field not in POSITIVE_COUNTS and value is not None:
+            flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
 
 
 def _check_kv_dtype(engine: EngineId, dtype: object, flag: str | None) -> None:

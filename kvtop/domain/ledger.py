@@ -154,7 +154,8 @@ def _solve(
     rules = engine_rules(settings.engine)
     layout = layout_from_settings(settings)
     validate_layout(model, layout)
-    fmt = resolve_kv_format(settings.kv_cache_dtype, model, rules.kv_storage, gpu_name=gpu_name)
+    storage = rules.kv_storage_for(model, settings, version)
+    fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
     draft_layers = model.mtp_layers if load_mtp and rules.pools_draft_kv else 0
     context = settings.context_length or model.max_position_embeddings
     stages = []
@@ -172,7 +173,7 @@ def _solve(
             (
                 layers,
                 weights,
-                kv_book(model, layout, layers, fmt, rules.kv_storage, draft_layers=draft_layers),
+                kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers),
             )
         )
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)

@@ -137,9 +137,9 @@ class DemoSource:
         )
         return round(min(0.99, max(0.0, spec.kv_usage + self.scenario.kv_usage_swing * wave)), 4)
 
-    def _process_bytes(self, pid: int, tick: int) -> int:
-        """What NVML reports for `pid` at `tick`: a worker moves below its base by the jitter."""
-        worker = self._plan.worker_by_pid.get(pid)
+    def _process_bytes(self, gpu: int, pid: int, tick: int) -> int:
+        """What NVML reports for `pid` on `gpu` at `tick`: a worker moves below its base by the jitter."""
+        worker = self._plan.worker_at.get((gpu, pid))
         if worker is None:
             return self._plan.fixed_bytes[pid]
         return worker.base_bytes - int(
@@ -158,15 +158,15 @@ class DemoSource:
         return GpuObservation(
             index=index, uuid=gpu_uuid(self.scenario, index), pci_bus_id=bus_id(index), name=plan.gpu_name,
             total_bytes=plan.total_bytes, reserved_bytes=spec.reserved, memory_api=MemoryApi.V2,
-            processes=tuple(GpuProcess(pid=pid, used_bytes=self._process_bytes(pid, 0)) for pid in sorted(pids)),
+            processes=tuple(GpuProcess(pid=pid, used_bytes=self._process_bytes(index, pid, 0)) for pid in sorted(pids)),
         )  # fmt: skip
 
     def _gpu(self, template: GpuObservation, tick: int) -> GpuObservation:
         if template.state is GpuState.LOST:
             return template
-        moving = self._plan.worker_by_pid
+        moving, index = self._plan.worker_at, template.index
         processes = tuple(  # frozen values: a process whose bytes do not move is shared between ticks
-            p.model_copy(update={"used_bytes": self._process_bytes(p.pid, tick)}) if p.pid in moving else p
+            p.model_copy(update={"used_bytes": self._process_bytes(index, p.pid, tick)}) if (index, p.pid) in moving else p
             for p in template.processes
         )
         used = sum(process.used_bytes or 0 for process in processes)
@@ -183,6 +183,7 @@ class DemoSource:
         engine = self._plan.engines[engine_index]
         spec, truth = engine.spec, engine.truth
         reports_bytes = simulation(engine.settings.engine).reports_memory_bytes
+        reports_capacity = simulation(engine.settings.engine).reports_capacity
         if spec.endpoint is not EndpointState.OK:
             reason = ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
             return EngineLive(
@@ -194,7 +195,9 @@ class DemoSource:
         ]
         return EngineLive(
             state=EndpointState.OK, base_url=engine.base_url, version=spec.version,
-            token_capacity=truth.token_capacity, num_gpu_blocks=truth.engine.num_blocks, block_size=truth.engine.page_size,
+            token_capacity=truth.token_capacity if reports_capacity else None,
+            num_gpu_blocks=truth.engine.num_blocks if reports_capacity else None,
+            block_size=truth.engine.page_size if reports_capacity else None,
             kv_usage_fraction=max(r.kv_usage_fraction or 0.0 for r in ranks),
             used_tokens=sum(r.used_tokens or 0 for r in ranks), running_requests=sum(r.running_requests or 0 for r in ranks),
             waiting_requests=sum(r.waiting_requests or 0 for r in ranks), memory_fraction=truth.engine.memory_fraction,
@@ -207,12 +210,14 @@ class DemoSource:
         engine = self._plan.engines[engine_index]
         spec, truth = engine.spec, engine.truth
         by_pid = simulation(engine.settings.engine).labels_ranks_by_pid
+        capacity = truth.token_capacity if simulation(engine.settings.engine).reports_capacity else None
         usage = self._usage(engine_index, dp_rank, tick)
         wobble = int(unit_noise(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
         return EngineLiveRank(
             dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if by_pid else str(dp_rank),
             pid=self._plan.first_pid[(engine_index, dp_rank)] if by_pid else None,
-            token_capacity=truth.token_capacity, num_gpu_blocks=truth.engine.num_blocks,
-            block_size=truth.engine.page_size, kv_usage_fraction=usage, used_tokens=int(usage * truth.token_capacity),
+            token_capacity=capacity, num_gpu_blocks=truth.engine.num_blocks if capacity else None,
+            block_size=truth.engine.page_size if capacity else None, kv_usage_fraction=usage,
+            used_tokens=int(usage * truth.token_capacity) if capacity else None,
             running_requests=max(0, spec.running_requests + wobble), waiting_requests=spec.waiting_requests,
         )  # fmt: skip

@@ -92,7 +92,8 @@ class NodePlan:
         self.workers_by_gpu: dict[int, list[PlannedWorker]] = {}
         for worker in self.workers:
             self.workers_by_gpu.setdefault(worker.gpu_index, []).append(worker)
-        self.worker_by_pid = {worker.pid: worker for worker in self.workers}
+        # by (GPU, pid): one process may drive several GPUs (TurboMind's server runs every rank itself)
+        self.worker_at = {(worker.gpu_index, worker.pid): worker for worker in self.workers}
         self.first_pid: dict[tuple[int, int], int] = {}  # (engine, DP rank) → its first worker's pid
         for worker in self.workers:
             self.first_pid.setdefault((worker.engine_index, worker.ledger_rank.dp_rank), worker.pid)
@@ -162,7 +163,8 @@ class NodePlan:
                     _titled(parent, simulation(settings.engine).parent_title(settings, rank.dp_rank), spec.server_pid, visible),
                     f"{where}.server_pid",
                 )
-            self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
+            if pid != spec.server_pid:  # else the server runs the rank itself (its record is there)
+                self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
             base = self._worker_bytes(spec, settings, rank, gpu, pid)
             self.workers.append(
                 PlannedWorker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)

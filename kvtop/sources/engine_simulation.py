@@ -26,7 +26,8 @@ class EngineSimulation(Protocol):
     def worker_identity(
         self, server_pid: int, settings: LaunchSettings, rank: RankLedger, position: int
     ) -> tuple[int, int, str]:
-        """(pid, parent pid, process title) of a rank's GPU process, as the engine names and parents it."""
+        """(pid, parent pid, process title) of a rank's GPU process, as the engine names and parents it;
+        the server's own pid where the server runs the rank itself (TurboMind: one thread per GPU)."""
         ...
 
     def parent_title(self, settings: LaunchSettings, dp_rank: int) -> str:
@@ -39,4 +40,5 @@ class EngineSimulation(Protocol):
         ...
 
     reports_memory_bytes: bool  # its endpoint reports weight and KV bytes (SGLang's server info)
+    reports_capacity: bool  # its endpoint reports the token capacity and blocks (LMDeploy's /metrics does not)
     labels_ranks_by_pid: bool  # its metrics label a rank by the scheduler's pid (SGLang), else by engine index

@@ -24,13 +24,14 @@ from kvtop.domain.launch import LaunchSettings, detect_engine, parse_launch_comm
 from kvtop.domain.observe import (
     EngineInstance,
     EngineRank,
+    GpuObservation,
     GpuProcess,
     NodeObservation,
     ProcessInfoState,
     ProcessRole,
 )
 from kvtop.domain.redact import redact_argv
-from kvtop.sources.engines.registry import default_port, title_prefixes
+from kvtop.sources.engines.registry import default_port, ranks_by_gpu_order, title_prefixes
 
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>[A-Za-z][\w.-]{0,30})::(?P<role>\S+)$")
@@ -143,7 +144,45 @@ def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservatio
         gpu.model_copy(update={"processes": tuple(attribution.describe(p) for p in gpu.processes)})
         for gpu in node.gpus
     )
-    return node.model_copy(update={"gpus": gpus, "engines": tuple(attribution.engines.values())})
+    engines = tuple(attribution.engines.values())
+    for engine in engines:
+        if ranks_by_gpu_order(engine.kind):
+            gpus = _ranked_by_gpu_order(gpus, engine)
+    return node.model_copy(update={"gpus": gpus, "engines": engines})
+
+
+def _gpu_order(gpus: tuple[GpuObservation, ...], engine: EngineInstance) -> list[int]:
+    """The engine's GPUs (NVML indices) in its device order: its server's CUDA_VISIBLE_DEVICES where that
+    lists them all as indices, else by index."""
+    held = sorted({g.index for g in gpus for p in g.processes if p.engine_id == engine.engine_id})
+    server = next((p for g in gpus for p in g.processes if p.pid == engine.server_pid), None)
+    visible = [part.strip() for part in str(server.cuda_visible_devices or "").split(",")] if server else []
+    if visible and all(part.isdigit() for part in visible) and set(held) <= {int(part) for part in visible}:
+        return [int(part) for part in visible if int(part) in held]
+    return held
+
+
+def _ranked_by_gpu_order(gpus: tuple[GpuObservation, ...], engine: EngineInstance) -> tuple[GpuObservation, ...]:
+    """An engine whose titles state no rank: on each of its GPUs its worker (else its server, which then
+    runs that rank itself: TurboMind's threads) is the rank at that GPU's position, TP within DP."""
+    order = _gpu_order(gpus, engine)
+    tp = engine.settings.tp if engine.settings else max(len(order), 1)
+    out = []
+    for gpu in gpus:
+        mine = [p for p in gpu.processes if p.engine_id == engine.engine_id]
+        if gpu.index not in order or not mine:
+            out.append(gpu)
+            continue
+        workers = [p for p in mine if p.role is ProcessRole.ENGINE_WORKER]
+        runner = workers[0] if workers else mine[0]
+        position = order.index(gpu.index)
+        rank = EngineRank(dp=position // tp, tp=position % tp)
+        processes = tuple(
+            p.model_copy(update={"role": ProcessRole.ENGINE_WORKER, "rank": rank}) if p is runner else p
+            for p in gpu.processes
+        )
+        out.append(gpu.model_copy(update={"processes": processes}))
+    return tuple(out)
 
 
 class _Attribution:

@@ -10,6 +10,7 @@ import pytest
 
 from kvtop.domain.engine_log import Measured
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import ENGINE_IDS, display_name
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags
@@ -143,7 +144,8 @@ def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
-    with pytest.raises(InputError, match="no SGLang or vLLM startup lines in weird.log"):
+    names = " or ".join(display_name(engine) for engine in ENGINE_IDS)
+    with pytest.raises(InputError, match=f"no {names} startup lines in weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 
 

@@ -23,6 +23,7 @@ from kvtop.domain.engine_log import (
     Rounded,
     first_over_ranks,
 )
+from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
@@ -93,6 +94,19 @@ VLLM_PICKS: dict[str, Callable[[VllmRankLog], Any]] = {
     "max_concurrency_for_len": lambda r: _attr(r.max_concurrency, 0, "tokens_per_request"),
     "num_gpu_blocks": lambda r: _nth(r.num_gpu_blocks, 0),
 }
+# LMDeploy (docs/engines/lmdeploy.md §2.4): TurboMind's `[BlockManager]` triple and the session-length
+# truncation, printed once per TP rank thread with no rank in the line.
+LMDEPLOY_PICKS: dict[str, Callable[[LmdeployRankLog], Any]] = {
+    "block_size_mib": lambda r: _nth(r.block_sizes, 0),
+    "block_size_mib_integer": lambda r: _nth(r.block_sizes, 0),
+    "max_block_count": lambda r: _nth(r.max_block_counts, 0),
+    "chunk_size": lambda r: _nth(r.chunk_sizes, 0),
+    "session_len_requested": lambda r: _attr(r.session_truncations, 0, "requested"),
+    "session_len_truncated": lambda r: _attr(r.session_truncations, 0, "truncated"),
+    "tokens_stated": lambda r: None,
+    "nvidia_smi_total_mib": lambda r: None,
+    "nvidia_smi_used_mib": lambda r: None,
+}
 
 # Where case.json's number is not on the line its key names, the line it is on, and why.
 SOURCE_OVERRIDES: dict[tuple[str, str], Callable[[VllmRankLog], Any]] = {
@@ -129,6 +143,15 @@ NOT_IN_LOG: dict[tuple[str, str, str | None], str] = {
         "78.43 = 77.45 + 0.98 is derived in case.json; engine.log has no 'Load weight begin' line"
     ),
     ("C21", "other.cuda_graph_mem_usage_gb", None): "0.09 GB is not in engine.log: it has no CUDA-graph line",
+    ("lmdeploy-3411-internvl25-8b-a100-80g", "tokens_stated", None): (
+        "397,696 is the maintainer's sentence (6214 × 64), not an engine line"
+    ),
+    ("lmdeploy-tutorial-v010-internlm-chat-7b-vgpu", "nvidia_smi_total_mib", None): (
+        "20,470 MiB is an nvidia-smi row pasted after the log, not an LMDeploy line (explain takes it as --gpu-memory)"
+    ),
+    ("lmdeploy-tutorial-v010-internlm-chat-7b-vgpu", "nvidia_smi_used_mib", None): (
+        "14,750 MiB is an nvidia-smi row pasted after the log, not an LMDeploy line"
+    ),
 }
 
 
@@ -178,7 +201,8 @@ def _same_as_printed(found: Any, expected: Any) -> bool:
     if isinstance(found, Measured):
         quantum = Decimal(1).scaleb(-found.decimals)
         same_text = Decimal(found.text).quantize(quantum) == Decimal(str(expected)).quantize(quantum)
-        return same_text and found.contains(round(Decimal(str(expected)) * GIB_BYTES))
+        scale = 1 << 20 if found.unit == "MiB" else GIB_BYTES  # LMDeploy prints MiB ("MB"), the others GiB
+        return same_text and found.contains(round(Decimal(str(expected)) * scale))
     if isinstance(found, Rounded):
         return Decimal(found.text) == Decimal(str(expected))
     return found is not None and found == expected
@@ -188,6 +212,8 @@ def _recover(log: EngineLog, engine: str, case_id: str, key: str, label: str | N
     if engine == "sglang":
         ranks: tuple[Any, ...] = log.ranks(SglangRankLog)
         pick: Callable[[Any], Any] = SGLANG_PICKS[key]
+    elif engine == "lmdeploy":
+        ranks, pick = log.ranks(LmdeployRankLog), LMDEPLOY_PICKS[key]
     else:
         ranks = log.ranks(VllmRankLog)
         pick = SOURCE_OVERRIDES.get((case_id, key), VLLM_PICKS[key])

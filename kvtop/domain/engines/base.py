@@ -187,6 +187,14 @@ class EngineRules(Protocol):
     diagnosis: EngineDiagnosis
     explainer: EngineExplainer
 
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """How this launch stores KV: `kv_storage`, unless the engine's backend or release changes it
+        (LMDeploy: TurboMind and its PyTorch engine differ, and TurboMind stored the MLA latent twice
+        before v0.12.2)."""
+        ...
+
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """Tokens per KV page when no flag says (the default attention backend may force one)."""
         ...

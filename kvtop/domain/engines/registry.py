@@ -23,6 +23,7 @@ EngineId = str
 _ENGINES: dict[EngineId, tuple[str, str]] = {
     "sglang": ("SGLang", "kvtop.domain.engines.sglang"),
     "vllm": ("vLLM", "kvtop.domain.engines.vllm"),
+    "lmdeploy": ("LMDeploy", "kvtop.domain.engines.lmdeploy"),
 }
 ENGINE_IDS: tuple[EngineId, ...] = tuple(_ENGINES)
 DEFAULT_ENGINE: EngineId = "sglang"

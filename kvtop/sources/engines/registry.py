@@ -25,6 +25,7 @@ EndpointReader = Callable[["httpx.Client", str, float], "EngineLive"]
 _PACKAGES: dict[EngineId, str] = {
     "sglang": "kvtop.sources.engines.sglang",
     "vllm": "kvtop.sources.engines.vllm",
+    "lmdeploy": "kvtop.sources.engines.lmdeploy",
 }
 
 
@@ -54,3 +55,11 @@ def default_port(engine: EngineId) -> int:
 def title_prefixes() -> dict[str, EngineId]:
     """The prefix each engine gives its process titles (`VLLM::`, `sglang::`), upper-cased, to its id."""
     return {import_module(_PACKAGES[engine]).TITLE_PREFIX.upper(): engine for engine in ENGINE_IDS}
+
+
+def ranks_by_gpu_order(engine: EngineId) -> bool:
+    """Whether the engine's processes state no rank in their titles, so a process's rank is the position
+    of its GPU among the engine's GPUs (LMDeploy: TurboMind's threads of one server process, the PyTorch
+    engine's spawned workers); False where titles state ranks (`sglang::scheduler_TP3`, `VLLM::Worker_TP1`)."""
+    by_order: bool = import_module(_PACKAGES[engine]).RANKS_BY_GPU_ORDER
+    return by_order

@@ -41,6 +41,11 @@ class SglangRules(SglangBudget):
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain
 
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        return self.kv_storage  # one storage for every release
+
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]
 

@@ -35,6 +35,11 @@ class VllmRules(VllmBudget):
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain
 
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        return self.kv_storage  # one storage for every release
+
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model)
 

@@ -9,6 +9,7 @@ from kvtop.sources.engines.vllm.log_lines import DIALECT as LOG_DIALECT
 
 # How the engine names its processes (`VLLM::…`) and where its server listens unless told.
 TITLE_PREFIX = "VLLM"
+RANKS_BY_GPU_ORDER = False  # titles state each worker's rank
 DEFAULT_PORT = 8000
 
 if TYPE_CHECKING:
@@ -24,4 +25,4 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
     return read(http, base_url, timeout_s)
 
 
-__all__ = ["DEFAULT_PORT", "LOG_DIALECT", "SIMULATION", "TITLE_PREFIX", "read_live"]
+__all__ = ["DEFAULT_PORT", "LOG_DIALECT", "RANKS_BY_GPU_ORDER", "SIMULATION", "TITLE_PREFIX", "read_live"]

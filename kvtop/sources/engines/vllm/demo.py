@@ -12,6 +12,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
 
 reports_memory_bytes = False
+reports_capacity = True
 labels_ranks_by_pid = False
 
 

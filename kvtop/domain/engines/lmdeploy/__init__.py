@@ -1,0 +1,88 @@
+"""LMDeploy's rules: flags, KV storage, TurboMind's and the PyTorch engine's block budgets.
+
+`cache_max_entry_count` is a share of the memory left *after* the weights (before v0.2.2, TurboMind's
+was a share of total memory; a value ≥ 1 is a block count), and the free memory is the least over
+the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md §1, §6).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.lmdeploy import diagnosis as _diagnosis
+from kvtop.domain.engines.lmdeploy import explain as _explain
+from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
+from kvtop.domain.engines.lmdeploy.eras import (
+    TURBOMIND_MLA_SHARED_SINCE,
+    TURBOMIND_ONLINE_KV_QUANT_SINCE,
+    resolve_version,
+    since,
+    turbomind_block_len,
+)
+from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
+from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.kv import KvStorage
+from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import PpRemainder
+from kvtop.domain.model import ModelSpec
+
+_NAMES = tuple(QUANT_POLICIES.items())
+# §2.1: int8/int4 with an fp16/bf16 scale and zero per token-head per K/V; the MLA latent stored once (v0.12.2+)
+TURBOMIND_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True)
+TURBOMIND_STORAGE_MLA_TWICE = TURBOMIND_STORAGE.model_copy(update={"mla_latent_as_k_and_v": True})
+# before v0.4.0: `--quant-policy 4` was offline int8 KV with per-layer scales (no per-token parameters)
+TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none", "auto"), ("4", "int8")))
+# §4.1: the same int formats; FP8 on a DSA model is the 656 B fp8_ds_mla latent ("--quant-policy" help)
+PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
+
+
+class LmdeployRules(LmdeployBudget):
+    id = "lmdeploy"
+    display_name = "LMDeploy"
+    kv_storage = TURBOMIND_STORAGE
+    pp_remainder: PpRemainder = "last"  # no pipeline parallelism: one stage
+    sizes_every_rank_from_least_free = True  # §6: free memory MIN-reduced over the TP group
+    pools_draft_kv = False
+    dcp_splits_kv_heads = False
+    context_holds_driver_reserved = False
+    memory_fraction_field = "cache_max_entry_count"
+    memory_fraction_flag = "--cache-max-entry-count"
+
+    diagnosis: EngineDiagnosis = _diagnosis
+    explainer: EngineExplainer = _explain
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """TurboMind's int8/int4 layout (the MLA latent twice before v0.12.2), or the PyTorch engine's."""
+        try:
+            backend, _ = resolve_backend(model, settings, version)
+        except KvtopError:  # the budget says why; the storage is TurboMind's until then
+            backend = "turbomind"
+        if backend == "pytorch":
+            return PYTORCH_STORAGE
+        if not since(TURBOMIND_ONLINE_KV_QUANT_SINCE, version):
+            if settings.kv_cache_dtype.strip().lower() not in ("auto", "0", "none", "4"):
+                raise InputError(f"LMDeploy {version.label} has only --quant-policy 4 (offline int8 KV); "
+                                 "int4 and online int8 came in v0.4.0", field="--quant-policy")  # fmt: skip
+            return TURBOMIND_STORAGE_OFFLINE_INT8
+        if model.mla is not None and not since(TURBOMIND_MLA_SHARED_SINCE, version):
+            return TURBOMIND_STORAGE_MLA_TWICE
+        return TURBOMIND_STORAGE
+
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
+        """TurboMind's block length: 128 tokens before v0.3.0, 64 after (the PyTorch engine: 64)."""
+        return turbomind_block_len(version)
+
+    def resolve_version(self, log: EngineLog) -> ResolvedVersion:
+        return resolve_version(log)
+
+    def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """One pipeline stage only: the settings hold as they are."""
+        return settings
+
+
+RULES: EngineRules = LmdeployRules()  # mypy checks the package against the protocols
+FLAGS: EngineFlags = LmdeployFlags()

@@ -1,0 +1,124 @@
+"""TurboMind's KV blocks (docs/engines/lmdeploy.md §2, §3, §7).
+
+    block_bytes = Σ attention layers × kv_heads_per_rank × (K, V) × block_len × bytes per element (+ scales)
+    v0.1.0 – v0.2.1   blocks = size_t(total × ratio) // block_bytes           ratio 0.5 by default
+    v0.2.2 – v0.14    blocks = size_t(free × ratio) // block_bytes            ratio 0.8; free: least over ranks
+                      (v0.13+ hybrid models: the linear state of max_batch_size slots comes off first)
+    v0.15+            cache = size_t(free × ratio): one object cache; blocks ≤ cache // block_bytes
+    ratio ≥ 1         blocks = int(ratio) (before v0.15)
+    tokens = blocks × block_len; session_len is truncated to it when longer
+
+Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.lmdeploy.eras import (
+    TURBOMIND_LINEAR_STATE_SINCE,
+    default_chunk_size,
+    default_max_batch,
+    default_ratio,
+    since,
+    turbomind_block_len,
+    turbomind_share,
+)
+from kvtop.domain.engines.lmdeploy.memory import free_after_weights
+from kvtop.domain.errors import InputError, UnsupportedModelError
+
+RATIO_FLAG = "--cache-max-entry-count"
+
+
+def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
+    s, kv, version = inputs.settings, inputs.kv, inputs.version
+    share = turbomind_share(version)
+    if share.value == "sequences":
+        raise UnsupportedModelError(
+            f"LMDeploy {version.label} counted cached sequences, not KV blocks ({share.source}): not modelled",
+            field="--engine-version",
+        )
+    if kv.kv_format in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"):
+        raise InputError("TurboMind has no FP8 KV cache (quant_policy 16/17 are the PyTorch engine's): "
+                         "use --quant-policy 8 (int8) or --backend pytorch", field="--quant-policy")  # fmt: skip
+    steps: list[BudgetStep] = []
+    notes: list[str] = [f"backend: {backend_why}"]
+    block_len = s.page_size or turbomind_block_len(version)
+    if block_len % 16:
+        raise InputError(f"TurboMind's block length must be a multiple of 32 (16 before SM80), got {block_len}",
+                         field="--cache-block-seq-len")  # fmt: skip
+    per_token = kv.full_bytes_per_token + kv.swa_bytes_per_token
+    block_bytes = per_token * block_len
+    if kv.swa_bytes_per_token:
+        notes.append("sliding-window layers are cached at full length: TurboMind keeps every attention layer's KV")
+    if s.max_running_requests is not None:
+        max_batch, batch_source = s.max_running_requests, "--max-batch-size"
+    else:
+        max_batch, batch_source = default_max_batch(version, inputs.gpu_name)
+    default = default_ratio(version)
+    ratio, ratio_source = (s.cache_max_entry_count, RATIO_FLAG) if s.cache_max_entry_count else (
+        default.value, f"default of LMDeploy {version.label}: {default.value:g} ({default.source})")  # fmt: skip
+    state_bytes = 0
+    if kv.state_bytes_per_request:
+        if not since(TURBOMIND_LINEAR_STATE_SINCE, version):
+            raise UnsupportedModelError(
+                f"TurboMind {version.label} has no linear-attention layers (from v0.13.0): --backend pytorch",
+                field="--backend",
+            )
+        state_bytes = kv.state_bytes_per_request * max_batch
+    budget, blocks = _blocks(inputs, share.value, ratio, ratio_source, state_bytes, block_bytes, steps, notes)
+    steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes))
+    steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks))
+    tokens = blocks * block_len
+    steps.append(BudgetStep(label=f"tokens: blocks × {block_len}", value=tokens))
+    if 0 < tokens < inputs.context_length:
+        steps.append(BudgetStep(label="session_len truncated to the tokens", value=tokens,
+                                note=f"asked {inputs.context_length:,}: TurboMind prints the truncation"))  # fmt: skip
+    chunk = s.cache_chunk_size if s.cache_chunk_size is not None else default_chunk_size(version)
+    if chunk > 0:
+        notes.append(f"cache_chunk_size {chunk}: blocks are allocated {chunk} at a time as requests need them, "
+                     "so the GPU holds less than the pool until it fills")  # fmt: skip
+    notes.append("TurboMind's runtime buffers (allocated after the cache is sized) are not in this plan")
+    fits = budget > 0 and blocks >= 1
+    return EngineResult(
+        engine="lmdeploy", token_capacity=tokens if fits else 0, page_size=block_len, num_blocks=blocks,
+        kv_budget_bytes=max(budget, 0), kv_pool_bytes=(blocks * block_bytes + state_bytes) if fits else 0,
+        state_pool_bytes=state_bytes if fits else 0, max_running_requests=max_batch, max_concurrency=None,
+        reserve_bytes=0, memory_fraction=ratio, memory_fraction_source=ratio_source, fits=fits,
+        shortfall_bytes=0 if fits else max(block_bytes - budget, 1), steps=tuple(steps),
+        notes=(*notes, f"max_batch_size {max_batch}: {batch_source}"),
+    )  # fmt: skip
+
+
+def _blocks(
+    inputs: EngineInputs, share: str, ratio: float, ratio_source: str, state_bytes: int, block_bytes: int,
+    steps: list[BudgetStep], notes: list[str],
+) -> tuple[int, int]:  # fmt: skip
+    """(bytes given to KV, block count) by the era's share (§1, §2.2, §3)."""
+    s = inputs.settings
+    if ratio >= 1:
+        if share == "object_cache":
+            raise InputError(f"LMDeploy {inputs.version.label} takes a share below 1 (TM_CHECK_LT(cache_ratio, 1.)): "
+                             "a block count is no longer accepted", field=RATIO_FLAG)  # fmt: skip
+        blocks = int(ratio)
+        steps.append(BudgetStep(label=f"cache_max_entry_count {ratio:g} ≥ 1: a block count", value=blocks,
+                                note=ratio_source))  # fmt: skip
+        return blocks * block_bytes, blocks
+    if share == "total":
+        total = inputs.gpu_total_bytes
+        steps.append(BudgetStep(label="GPU memory (cudaMemGetInfo total)", bytes=total,
+                                measured=inputs.measured.gpu_total_bytes is not None))  # fmt: skip
+        budget = int(total * ratio)
+        steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source))
+        return budget, budget // block_bytes
+    free = free_after_weights(inputs, steps, notes)
+    budget = int(free * ratio)
+    label = "object cache: size_t(free × {:g})" if share == "object_cache" else "size_t(free × {:g})"
+    steps.append(BudgetStep(label=label.format(ratio), bytes=budget, note=ratio_source))
+    if share == "object_cache":
+        notes.append("v0.15+: KV blocks share the object cache with prefix-cache checkpoints and linear state; "
+                     "the token count is an upper bound")  # fmt: skip
+    if state_bytes:
+        steps.append(BudgetStep(label=f"− linear state ({s.max_running_requests or 'max_batch_size'} slots)",
+                                bytes=-state_bytes))  # fmt: skip
+        budget -= state_bytes
+    return budget, budget // block_bytes if budget > 0 else 0

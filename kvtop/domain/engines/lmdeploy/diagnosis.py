@@ -1,0 +1,173 @@
+"""How LMDeploy's rules price a cause and what its fixes are (docs/engines/lmdeploy.md §1–§6).
+
+LMDeploy gives `cache_max_entry_count` of the memory left after the weights to KV, the least over its
+TP ranks: a GiB held by anyone on one GPU costs every rank `ratio` GiB of KV at a restart. Its KV is
+quantised by `--quant-policy` (int8/int4 on both engines, FP8 on the PyTorch engine from v0.14.0),
+and TurboMind cuts `session_len` down to what its blocks hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kvtop.domain.diagnose_rules import (
+    Finding,
+    LedgerRule,
+    Severity,
+    Thresholds,
+    advice_severity,
+    all_ranks,
+)
+from kvtop.domain.engines.lmdeploy.flags import quant_policy
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.whatif import Replay
+from kvtop.domain.wording import gib
+
+if TYPE_CHECKING:
+    from kvtop.domain.diagnose import EngineOnNode
+
+DEFAULT_RATIO = 0.8  # TurboMind from v0.2.2, the PyTorch engine always (§5)
+HIGHEST_RATIO = 0.95  # the largest share kvtop proposes: the rest holds runtime buffers and CUDA graphs
+
+
+def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
+    """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all (§6)."""
+    least = min(free.values())
+    return replay.capacity(free_shift=least - replay.free_before_load_bytes)
+
+
+def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+    ratio = ledger.engine.memory_fraction
+    share = f"{ratio:g} of each byte it loses" if ratio < 1 else "a fixed block count"
+    return (
+        f"LMDeploy sizes every rank by the least free GPU (a MIN over the TP ranks): −{tokens:,} tokens on each of "
+        f"{ranks} ranks; KV takes {share}"
+    )
+
+
+def fp8_kv_dtype(ledger: Ledger) -> str:
+    """LMDeploy spells KV quantisation `--quant-policy`, which the generic FP8 rule cannot write: the
+    current format is returned (the generic rule then gains nothing) and `_kv_quant_policy` advises instead."""
+    return ledger.settings.kv_cache_dtype
+
+
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+    """Smaller-TP replicas over the same GPUs (`--tp` × `--dp`)."""
+    s = ledger.settings
+    groups = max(1, s.tp // attn_tp)
+    return [s.model_copy(update={"tp": attn_tp, "dp": groups * s.dp, "ep": 1})]
+
+
+def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+    """LMDeploy sizes its pool from the memory free after the weights (TurboMind from v0.2.2, the
+    PyTorch engine always): a smaller pool is measured free memory, not a larger reserve (§5)."""
+    return None
+
+
+def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:
+    """`reserve_larger_than_expected`: a `cache_max_entry_count` below LMDeploy's default 0.8 leaves
+    the rest of the free memory to the runtime."""
+    assert engine.ledger is not None and engine.replay is not None
+    settings, replay = engine.ledger.settings, engine.replay
+    ratio = settings.cache_max_entry_count
+    if ratio is None or ratio >= DEFAULT_RATIO or engine.ledger.engine.memory_fraction != ratio:
+        return None  # the default, a block count, or an era whose default differs
+    fixed = settings.model_copy(update={"cache_max_entry_count": DEFAULT_RATIO})
+    gain = replay.capacity(fixed) - replay.capacity()
+    if gain <= 0:
+        return None
+    budget = engine.ledger.engine.kv_budget_bytes
+    extra = round(budget / ratio * (DEFAULT_RATIO - ratio))
+    return engine.finding(
+        rule="reserve_larger_than_expected",
+        severity=advice_severity(gain, engine.ledger.token_capacity, thresholds),
+        summary=f"cache_max_entry_count {ratio:g} is below LMDeploy's default {DEFAULT_RATIO:g}: −{gain:,} tokens per rank",
+        bytes=extra, tokens=gain, gain_tokens=gain, fix=f"--cache-max-entry-count {DEFAULT_RATIO:g}",
+        evidence=(
+            f"KV gets {ratio:g} of the free memory after the weights; {gib(extra)} more stays free for the runtime",
+            "lower it only for runtime OOMs (activations, CUDA graphs, a vision tower)",
+        ),
+        fix_settings=fixed,
+    )  # fmt: skip
+
+
+def restart_finding(engine: EngineOnNode) -> Finding | None:
+    """`restart_will_not_fit`: a restart on the GPUs as they are now leaves no KV block (TurboMind) or ≤ 2
+    (the PyTorch engine: 'No enough gpu memory for kv cache.')."""
+    assert engine.ledger is not None and engine.replay is not None
+    now = engine.now()
+    tight = min(now, key=lambda g: now[g])
+    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
+    if solved is None or solved.engine.fits:
+        return None
+    held = engine.clean[tight] - now[tight]
+    capacity = engine.ledger.token_capacity
+    return engine.finding(
+        rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes,
+        tokens=capacity, gain_tokens=capacity,
+        summary=f"a restart of {engine.id} leaves no KV blocks: GPU {tight} would have {gib(now[tight])} free",
+        fix=f"free {gib(held)} on GPU {tight} (stop its other processes)" if held else f"free memory on GPU {tight}, or use more GPUs",
+        evidence=("LMDeploy: 'No enough gpu memory for kv cache.' (PyTorch engine) / max_block_count = 0 (TurboMind)",),
+    )  # fmt: skip
+
+
+def _kv_quant_policy(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+    """`bf16_kv_where_int8_supported`: 16-bit KV where `--quant-policy 8` (int8 + per-token scales) doubles it."""
+    if ledger.kv_format not in ("bf16", "fp16") or not ledger.engine.fits:
+        return None
+    fixed = ledger.settings.model_copy(update={"kv_cache_dtype": "8"})
+    alt = replay.solve(fixed)
+    if alt is None or alt.token_capacity <= ledger.token_capacity:
+        return None
+    gain = alt.token_capacity - ledger.token_capacity
+    gpus, ranks = all_ranks(ledger)
+    return Finding(
+        rule="bf16_kv_where_int8_supported", severity=Severity.INFO,
+        summary=f"KV cache is {ledger.kv_format}; LMDeploy's int8 KV (--quant-policy 8): +{gain:,} tokens per rank",
+        gpus=gpus, ranks=ranks, bytes=(ledger.kv_bytes_per_token - alt.kv_bytes_per_token) * ledger.token_capacity,
+        tokens=gain, fix="--quant-policy 8", gain_tokens=gain,
+        evidence=(
+            f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
+            f"(int8 + a {ledger.model.dtype_bytes * 8}-bit scale and zero per token and head)",
+            f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
+            "quality: LMDeploy reports int8 KV close to fp16 on its evals; int4 (--quant-policy 4) costs more; check yours",
+        ),
+        fix_settings=fixed,
+    )  # fmt: skip
+
+
+def _session_truncated(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+    """`session_len_truncated`: the blocks hold fewer tokens than `session_len`, so TurboMind cuts it (§2.3)."""
+    tokens, wanted = ledger.token_capacity, ledger.context_length
+    if not ledger.engine.fits or tokens >= wanted:
+        return None
+    s = ledger.settings
+    fix, fixed, gain = f"--session-len {tokens}", s.model_copy(update={"context_length": tokens}), 0
+    ratio = ledger.engine.memory_fraction
+    shares = [r / 100 for r in range(int(ratio * 100) + 5, int(HIGHEST_RATIO * 100) + 1, 5)] if ratio < 1 else []
+    candidates = [(f"--cache-max-entry-count {r:g}", s.model_copy(update={"cache_max_entry_count": r})) for r in shares]
+    if quant_policy(s.kv_cache_dtype) == 0:
+        candidates.append(("--quant-policy 8", s.model_copy(update={"kv_cache_dtype": "8"})))
+    for flags, candidate in candidates:
+        capacity = replay.capacity(candidate)
+        if capacity >= wanted:
+            fix, fixed, gain = flags, candidate, capacity - tokens
+            break
+    gpus, ranks = all_ranks(ledger)
+    return Finding(
+        rule="session_len_truncated", severity=Severity.WARNING,
+        summary=f"session_len {wanted:,} does not fit: LMDeploy truncates it to {tokens:,} tokens",
+        gpus=gpus, ranks=ranks, bytes=(wanted - tokens) * ledger.kv_bytes_per_token, tokens=wanted - tokens,
+        fix=fix, gain_tokens=gain,
+        evidence=(
+            f"{ledger.engine.num_blocks or 0:,} blocks × {ledger.engine.page_size} tokens = {tokens:,} < {wanted:,}",
+            "TurboMind: 'No enough blocks for `session_len` …, `session_len` truncated to …' (v0.12+: "
+            "'… due to limited KV cache memory'); one request then holds every block",
+        ),
+        fix_settings=fixed,
+    )  # fmt: skip
+
+
+ledger_rules: Sequence[LedgerRule] = (_kv_quant_policy, _session_truncated)

@@ -1,0 +1,92 @@
+"""LMDeploy's command line: `lmdeploy serve api_server MODEL` (and `serve gradio`), and the fields of
+`TurbomindEngineConfig` / `PytorchEngineConfig` a log prints, as flags.
+
+Spellings from `lmdeploy/cli/utils.py` (`ArgumentHelper`) and `lmdeploy/messages.py` (the engine
+configs; a printed field `cache_block_seq_len=64` reads as `--cache-block-seq-len 64`). The KV cache
+is quantised by `--quant-policy` (0/4/8/16/17 or its names, `QuantPolicy`), kvtop's KV dtype
+(docs/engines/lmdeploy.md §2.1, §4.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+
+SPELLINGS: Mapping[str, str] = {
+    "--server-name": "host", "--server-port": "port",
+    "--tp": "tp", "--dp": "dp", "--ep": "ep", "--cp": "dcp",
+    "--backend": "backend",
+    "--cache-max-entry-count": "cache_max_entry_count",
+    "--session-len": "context_length",
+    "--max-batch-size": "max_running_requests",
+    "--quant-policy": "kv_cache_dtype",
+    "--cache-block-seq-len": "page_size", "--block-size": "page_size",
+    "--max-prefill-token-num": "max_prefill_tokens",
+    "--num-gpu-blocks": "num_gpu_blocks_override",
+    "--cache-chunk-size": "cache_chunk_size",
+    "--prefix-cache-state-budget": "prefix_cache_state_budget",
+    "--dtype": "dtype",
+}  # fmt: skip
+PREFERRED: Mapping[str, str] = {
+    "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",
+    "cache_max_entry_count": "--cache-max-entry-count", "context_length": "--session-len",
+    "max_running_requests": "--max-batch-size", "page_size": "--cache-block-seq-len",
+    "max_prefill_tokens": "--max-prefill-token-num", "num_gpu_blocks_override": "--num-gpu-blocks",
+}  # fmt: skip
+# `--quant-policy` values (QuantPolicy: NONE 0, INT4 4, INT8 8, FP8 16, FP8_E5M2 17) and their names
+QUANT_POLICIES: Mapping[str, str] = {
+    "0": "auto", "none": "auto", "4": "int4", "int4": "int4", "8": "int8", "int8": "int8",
+    "16": "fp8_e4m3", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "17": "fp8_e5m2", "fp8_e5m2": "fp8_e5m2",
+}  # fmt: skip
+POLICY_OF_FORMAT: Mapping[str, int] = {"int4": 4, "int8": 8, "fp8_e4m3": 16, "fp8": 16, "fp8_e5m2": 17}
+KV_CACHE_DTYPES = ("auto", *QUANT_POLICIES)
+BACKENDS = ("turbomind", "pytorch")
+_NOT_MODELLED_POLICIES = ("42", "turbo_quant")
+
+
+def quant_policy(kv_cache_dtype: str) -> int:
+    """The `--quant-policy` number of a KV dtype as kvtop or LMDeploy names it (0: none)."""
+    name = QUANT_POLICIES.get(kv_cache_dtype.strip().lower(), kv_cache_dtype)
+    return POLICY_OF_FORMAT.get(name, 0)
+
+
+class LmdeployFlags:
+    spellings: Mapping[str, str] = SPELLINGS
+    kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
+    specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        if field == "backend" and value not in BACKENDS:
+            raise InputError(f"must be turbomind or pytorch (got {str(value)[:40]!r})", field=flag)
+        if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too
+            raise InputError(f"must be above 0 (got {value:g})", field=flag)
+        if field == "kv_cache_dtype" and str(value).strip().lower() in _NOT_MODELLED_POLICIES:
+            raise InputError("TurboQuant KV (quant_policy 42: 4-bit K, 2-bit V) is not modelled by kvtop", field=flag)
+        if field == "prefix_cache_state_budget" and isinstance(value, int) and value < 0:
+            raise InputError(f"must be 0 or more (got {value})", field=flag)
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """LMDeploy spreads experts over every tp × dp rank (`--ep` with `--dp`), or not at all."""
+        ranks = settings.tp * settings.dp
+        if settings.ep not in (1, ranks):
+            raise InputError(
+                f"LMDeploy's expert parallelism spans all tp × dp = {ranks} ranks (got --ep {settings.ep})",
+                field="--ep",
+            )
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        out = written_flags(settings, PREFERRED)
+        policy = quant_policy(settings.kv_cache_dtype)
+        return [*out, "--quant-policy", str(policy)] if policy else out
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        """`lmdeploy serve api_server MODEL …` (or `serve gradio`, or `python -m lmdeploy serve …`)."""
+        for index, token in enumerate(argv):
+            if token.rsplit("/", 1)[-1] != "lmdeploy" or index + 2 >= len(argv):
+                continue
+            if argv[index + 1] == "serve" and argv[index + 2] in ("api_server", "gradio"):
+                return index + 3, positional_model(argv[index + 3 :])
+        return None

@@ -1,0 +1,59 @@
+"""Which LMDeploy engine serves the model (TurboMind or the PyTorch engine), and the memory both
+measure before sizing their cache (docs/engines/lmdeploy.md §1, §2.2, §4.2, §6).
+
+Both measure free memory once every weight is resident (with the CUDA context, NCCL and any other
+process's bytes gone from it), take the least over the TP ranks, and give `cache_max_entry_count`
+of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *after* the weights
+(before v0.2.2, TurboMind's was of the total).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, BudgetStep, EngineInputs
+from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
+from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+BACKEND_FLAG = "--backend"
+
+
+def resolve_backend(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[str, str]:
+    """(backend, why): `--backend`, else TurboMind where its release supports the architecture
+    (`lmdeploy.archs.autoget_backend`), else the PyTorch engine."""
+    if settings.backend is not None:
+        backend, why = settings.backend, f"{BACKEND_FLAG} {settings.backend}"
+    else:
+        era = era_for(TURBOMIND_ARCHITECTURE_ERAS, version)
+        if model.architecture in era.value:
+            backend, why = "turbomind", f"TurboMind: it supports {model.architecture} ({era.source})"
+        else:
+            backend = "pytorch"
+            why = f"the PyTorch engine: TurboMind does not support {model.architecture} ({era.source})"
+    if backend == "pytorch":
+        first, release = parse_release(PYTORCH_SINCE), version.release
+        if release is not None and first is not None and release < first:
+            raise InputError(f"LMDeploy {version.label} has no PyTorch engine (it first shipped in v{PYTORCH_SINCE})",
+                             field=BACKEND_FLAG)  # fmt: skip
+    return backend, why
+
+
+def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: list[str]) -> int:
+    """The free memory the engine divides: measured after the weights (least over ranks), else the GPU
+    less the CUDA context and NCCL (measured before load, else 1 GiB) less the weights."""
+    meas, total = inputs.measured, inputs.gpu_total_bytes
+    steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
+    if meas.free_after_load_bytes is not None:
+        free = meas.free_after_load_bytes
+        steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free, measured=True))
+        return free
+    before = meas.free_before_load_bytes if meas.free_before_load_bytes is not None else total - DEFAULT_CONTEXT_BYTES
+    if meas.free_before_load_bytes is None:
+        notes.append("free memory after the weights is estimated: GPU total − 1 GiB (CUDA context, NCCL) − weights; "
+                     "--free-after-load gives the engine's own figure")  # fmt: skip
+    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total, measured=meas.free_before_load_bytes is not None))  # fmt: skip
+    steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
+    free = before - inputs.weights_bytes
+    steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))
+    return free

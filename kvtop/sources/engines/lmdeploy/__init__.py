@@ -1,0 +1,31 @@
+"""LMDeploy seen from outside: its startup-log lines (`log_lines`), its `/metrics` (`endpoint`) and how
+it behaves on a demo node (`demo`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.sources.engines.lmdeploy import demo as SIMULATION
+from kvtop.sources.engines.lmdeploy.log_lines import DIALECT as LOG_DIALECT
+
+# LMDeploy gives its processes no title of its own (TurboMind drives every GPU from threads of the
+# server process; the PyTorch engine's workers are spawned Python processes): the prefix is never
+# matched by a `prefix::role` title, and ranks are read from the GPUs the engine's processes hold.
+TITLE_PREFIX = "lmdeploy"
+DEFAULT_PORT = 23333  # `lmdeploy serve api_server --server-port` default
+RANKS_BY_GPU_ORDER = True
+
+if TYPE_CHECKING:
+    import httpx
+
+    from kvtop.domain.observe import EngineLive
+
+
+def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
+    """The engine's live state from its endpoints (httpx is imported only when a live node is read)."""
+    from kvtop.sources.engines.lmdeploy.endpoint import read_live as read
+
+    return read(http, base_url, timeout_s)
+
+
+__all__ = ["DEFAULT_PORT", "LOG_DIALECT", "RANKS_BY_GPU_ORDER", "SIMULATION", "TITLE_PREFIX", "read_live"]
