@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
@@ -23,6 +24,7 @@ from kvtop.domain.launch import (
     parse_launch_command,
     split_command,
 )
+from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, parse_size
 
 _PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D"}
@@ -146,7 +148,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged[field] = getattr(direct, field)
     if args.model:
         merged["model"] = args.model
-    settings = LaunchSettings.model_validate(merged)
+    settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())
     check_parallel(settings)
     return settings
 

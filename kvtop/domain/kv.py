@@ -55,6 +55,7 @@ class KvStorage(BaseModel):
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
+    kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
 
 
 def resolve_kv_format(
@@ -186,7 +187,12 @@ def kv_book(
     draft_layers: int = 0,
 ) -> KvBook:
     """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded."""
-    heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
+    if model.mla is not None:
+        heads = 1
+    elif storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
+        heads = -(-model.num_kv_heads // layout.attn_tp)
+    else:
+        heads = layout.kv_heads_per_rank(model.num_kv_heads)
     per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage)
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage) else TORCH_DTYPE[fmt]
     kinds = [model.layer_attention[i] for i in layers]

@@ -31,6 +31,9 @@ FIELD_TYPES: dict[str, type] = {
     "num_gpu_blocks_override": int, "swa_full_tokens_ratio": float, "disable_hybrid_swa_memory": bool,
     "disable_hybrid_kv_cache_manager": bool, "disable_radix_cache": bool, "enforce_eager": bool,
     "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
+    # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
+    "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
+    "max_beam_width": int, "backend": str, "extra_llm_api_options": str,
 }  # fmt: skip
 HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
 # kvtop's own spellings, the same for every engine
@@ -43,8 +46,13 @@ POSITIVE_COUNTS = (
     "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
     "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
     "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
+    # TensorRT-LLM
+    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
 )  # fmt: skip
-FRACTIONS = ("mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio")
+FRACTIONS = (
+    "mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio",
+    "free_gpu_memory_fraction",  # TensorRT-LLM
+)  # fmt: skip
 # No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096
@@ -58,6 +66,9 @@ class EngineFlags(Protocol):
     spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
     kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
+
+    # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
+    passthrough: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses)."""
@@ -109,6 +120,14 @@ class LaunchSettings(BaseModel):
     dtype: str | None = None
     cuda_graph_max_bs: int | None = None
     engine_version: str | None = None  # which era of the engine's rules applies (see engines/versions.py)
+    # TensorRT-LLM (docs/engines/trtllm.md §3, §6): kv_cache_config.free_gpu_memory_fraction, .max_tokens,
+    # .max_gpu_total_bytes (0: unset), the beam width, the runtime (pytorch | tensorrt) and the YAML's path
+    free_gpu_memory_fraction: float | None = None
+    kv_cache_max_tokens: int | None = None
+    max_gpu_total_bytes: int | None = None
+    max_beam_width: int | None = None
+    backend: str | None = None
+    extra_llm_api_options: str | None = None
     flags: dict[str, str | bool] = {}
 
     @field_validator("engine")
@@ -272,6 +291,9 @@ def parse_flags(
         field = _field_of(engine, spelling)
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
+        if field is None and spelling in engine_flags(engine).passthrough:
+            extra[spelling.lstrip("-")] = raw
+            continue
         if field is None:
             if strict:
                 reason = _other_engines_flag(engine, spelling)

@@ -143,7 +143,7 @@ def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
-    with pytest.raises(InputError, match="no SGLang or vLLM startup lines in weird.log"):
+    with pytest.raises(InputError, match="no SGLang, vLLM or TensorRT-LLM startup lines in weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 
 

@@ -23,6 +23,7 @@ EngineId = str
 _ENGINES: dict[EngineId, tuple[str, str]] = {
     "sglang": ("SGLang", "kvtop.domain.engines.sglang"),
     "vllm": ("vLLM", "kvtop.domain.engines.vllm"),
+    "trtllm": ("TensorRT-LLM", "kvtop.domain.engines.trtllm"),
 }
 ENGINE_IDS: tuple[EngineId, ...] = tuple(_ENGINES)
 DEFAULT_ENGINE: EngineId = "sglang"

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId
+from kvtop.domain.launch import LaunchSettings
 from kvtop.sources.engine_simulation import EngineSimulation
 from kvtop.sources.log_dialect import LogDialect
 
@@ -25,6 +27,7 @@ EndpointReader = Callable[["httpx.Client", str, float], "EngineLive"]
 _PACKAGES: dict[EngineId, str] = {
     "sglang": "kvtop.sources.engines.sglang",
     "vllm": "kvtop.sources.engines.vllm",
+    "trtllm": "kvtop.sources.engines.trtllm",
 }
 
 
@@ -54,3 +57,21 @@ def default_port(engine: EngineId) -> int:
 def title_prefixes() -> dict[str, EngineId]:
     """The prefix each engine gives its process titles (`VLLM::`, `sglang::`), upper-cased, to its id."""
     return {import_module(_PACKAGES[engine]).TITLE_PREFIX.upper(): engine for engine in ENGINE_IDS}
+
+
+def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+    """The settings with what files the launch names add (TensorRT-LLM's --extra_llm_api_options YAML):
+    each package reads its own, a relative path from `base_dir` (None: only absolute paths are read)."""
+    complete: Callable[[LaunchSettings, Path | None], LaunchSettings] = import_module(
+        _PACKAGES[settings.engine]
+    ).complete_settings
+    return complete(settings, base_dir)
+
+
+def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:
+    """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
+    ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
+    rank: Callable[[LaunchSettings, int], dict[str, int] | None] = import_module(
+        _PACKAGES[settings.engine]
+    ).rank_of_device
+    return rank(settings, position)
