@@ -133,6 +133,19 @@ def estimation_tokens(
     return blocks * tpb * (settings.max_beam_width or 1)
 
 
+def _context_parallel(settings: LaunchSettings) -> int:
+    """`--cp_size` / `--context_parallel_size` as typed (kept verbatim: kvtop does not model it)."""
+    for key in ("cp_size", "context_parallel_size"):
+        raw = settings.flags.get(key)
+        if raw is None or isinstance(raw, bool):
+            continue
+        try:
+            return int(str(raw).strip()[:20])
+        except ValueError:
+            raise InputError(f"expected a whole number, got {str(raw)[:40]!r}", field=f"--{key}") from None
+    return 1
+
+
 class TrtllmBudget:
     """`solve`: one rank's pool from its memory; the engine MIN-reduces the tokens over every rank (§5)."""
 
@@ -144,11 +157,7 @@ class TrtllmBudget:
                 field="engine",
                 source=m.source,
             )
-        if any(
-            int(str(s.flags.get(key, 1))) > 1
-            for key in ("cp_size", "context_parallel_size")
-            if key in s.flags
-        ):
+        if _context_parallel(s) > 1:
             raise UnsupportedModelError(
                 "TensorRT-LLM skips its KV estimation under context parallelism (--cp_size): not modelled",
                 field="--cp_size",
