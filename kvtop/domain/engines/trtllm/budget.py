@@ -284,7 +284,7 @@ class TrtllmBudget:
         steps.insert(
             1,
             BudgetStep(
-                label="temporary pool of the profiling run (first `Allocated` line)",
+                label="temporary pool of the profiling run",
                 bytes=temporary,
                 note=f"{temporary // manager:,} tokens" if manager else "",
             ),
