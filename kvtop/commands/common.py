@@ -27,7 +27,14 @@ from kvtop.domain.launch import (
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, parse_size
 
-_PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D"}
+_PLACEHOLDERS = {
+    "kv_cache_memory_bytes": "SIZE",
+    "engine_version": "V",
+    "quantization": "Q",
+    "dtype": "D",
+    "backend": "pytorch|tensorrt",  # TensorRT-LLM
+    "extra_llm_api_options": "YAML",  # TensorRT-LLM
+}
 
 
 def _placeholder(field: str, dtypes: tuple[str, ...]) -> str:
