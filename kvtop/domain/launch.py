@@ -50,9 +50,11 @@ POSITIVE_COUNTS = (
     "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
 )  # fmt: skip
 FRACTIONS = (
-    "mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio",
+    "mem_fraction_static",
+    "gpu_memory_utilization",
+    "swa_full_tokens_ratio",
     "free_gpu_memory_fraction",  # TensorRT-LLM
-)  # fmt: skip
+)
 # No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096

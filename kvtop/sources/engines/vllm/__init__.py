@@ -37,5 +37,11 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | 
 
 
 __all__ = [
-    "DEFAULT_PORT", "LOG_DIALECT", "SIMULATION", "TITLE_PREFIX", "complete_settings", "rank_of_device", "read_live",
-]  # fmt: skip
+    "DEFAULT_PORT",
+    "LOG_DIALECT",
+    "SIMULATION",
+    "TITLE_PREFIX",
+    "complete_settings",
+    "rank_of_device",
+    "read_live",
+]
