@@ -76,6 +76,8 @@ def engine_flags_help() -> str:
     for engine in ENGINE_IDS:
         flags = engine_flags(engine)
         lines += _wrapped(f"{display_name(engine)} (--engine {engine})", _listing(flags.spellings, flags.kv_cache_dtypes))
+        if flags.passthrough:  # the engine's other options: accepted as typed, no KV sizing of their own
+            lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough))
     return "\n".join(lines)
 
 
