@@ -114,7 +114,9 @@ def estimation_tokens(
 
     Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens are
     used, each rounded up to whole blocks with one generated token (two with the overlap scheduler
-    before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks.
+    before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks (an unset
+    cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only
+    the first `Allocated` line and the spring-2025 budget depend on it.
     """
     budget_tokens = settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
     overlap = not settings.flags.get("disable_overlap_scheduler")

@@ -83,7 +83,7 @@ ESTIMATION_ERAS: tuple[Era[EstimationRule], ...] = (
         "1.3.0rc0",
         "dummy_requests_and_graphs",
         "2026 tree (00043967…): at least the CUDA-graph warm-up and "
-        "max_batch_size blocks, capped by fraction × free; not pinned: after 1.2.0rc2, whose log shows 257 "
+        "max_batch_size blocks (its cap by fraction × free is not modelled); not pinned: after 1.2.0rc2, whose log shows 257 "
         "blocks at the default max_batch_size 2048 (case qwen3-8b)",
     ),
 )
