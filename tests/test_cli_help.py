@@ -28,7 +28,7 @@ from kvtop.units import parse_size
 
 REPO = Path(__file__).resolve().parents[1]
 NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}}
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+FLAG = re.compile(r"(?<![\w-])--[a-z](?:[a-z0-9_.-]*[a-z0-9])?")  # TensorRT-LLM: --tp_size, --kv_cache_config.dtype
 EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
 STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
 ERRORS = {"InputError", "KvtopError", "LayoutError", "UnsupportedModelError"}
@@ -138,18 +138,18 @@ def _engine_sections(text: str) -> dict[str, str]:
 
 
 def test_every_engine_flag_the_help_lists_is_accepted_and_every_accepted_one_listed() -> None:
-    values = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16"}  # SIZE: vLLM's 1G
+    values = {"N": "2", "F": "0.9", "SIZE": "1G", "V": "0.20.1", "Q": "fp8", "D": "bfloat16", "YAML": "x.yaml"}  # SIZE: vLLM's 1G
     sections = _engine_sections(engine_flags_help())
     assert set(sections) == {"kvtop", *ENGINE_IDS}
     for engine in ENGINE_IDS:
-        listed = re.findall(r"((?:--?[a-z0-9-]+/?)+)(?: (N|F|SIZE|V|Q|D|[a-z0-9_|]+))?", sections[engine] + sections["kvtop"])
+        listed = re.findall(r"((?:--?[a-z0-9_.-]+/?)+)(?: (N|F|SIZE|V|Q|D|YAML|[a-z0-9_|]+))?", sections[engine] + sections["kvtop"])
         assert len(listed) > 10
         for spellings, placeholder in listed:
             value = values.get(placeholder, placeholder.split("|")[0]) if placeholder else None
             for flag in spellings.rstrip("/").split("/"):
                 tokens = [flag] if value is None else [flag, value]
                 if flag in ("--ep", "--ep-size", "--expert-parallel-size", "--dcp", "--dcp-size", "-dcp",
-                            "--decode-context-parallel-size"):  # fmt: skip
+                            "--decode-context-parallel-size", "--ep_size", "--moe_expert_parallel_size"):  # fmt: skip
                     tokens = ["--tp", "2", *tokens]  # expert / context parallel need as many GPUs
                 if flag in ("--ep", "--ep-size", "--expert-parallel-size") and engine == "vllm":
                     tokens = ["--tp", "2", "--ep", "2"]  # vLLM has no EP size: the whole TP group

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
@@ -23,21 +24,31 @@ from kvtop.domain.launch import (
     parse_launch_command,
     split_command,
 )
+from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, parse_size
 
-_PLACEHOLDERS = {"kv_cache_memory_bytes": "SIZE", "engine_version": "V", "quantization": "Q", "dtype": "D",
-                 "backend": "turbomind|pytorch"}  # fmt: skip
+_PLACEHOLDERS = {
+    "kv_cache_memory_bytes": "SIZE",
+    "engine_version": "V",
+    "quantization": "Q",
+    "dtype": "D",
+    "extra_llm_api_options": "YAML",  # TensorRT-LLM
+}
 
 
-def _placeholder(field: str, dtypes: tuple[str, ...]) -> str:
+def _placeholder(field: str, dtypes: tuple[str, ...], choices: Mapping[str, tuple[str, ...]]) -> str:
     """What a flag takes, as its help writes it: N, F, SIZE, a KV dtype list… ('' for a switch)."""
     if field == "kv_cache_dtype":
         return "|".join(dtypes)
+    if field in choices:
+        return "|".join(choices[field])
     kind = FIELD_TYPES[field]
     return "" if kind is bool else _PLACEHOLDERS.get(field, "N" if kind is int else "F" if kind is float else "S")
 
 
-def _listing(spellings: Mapping[str, str], dtypes: tuple[str, ...]) -> list[str]:
+def _listing(
+    spellings: Mapping[str, str], dtypes: tuple[str, ...], choices: Mapping[str, tuple[str, ...]]
+) -> list[str]:
     """'--tp-size/--tensor-parallel-size N' per field (the model, host and port have options of their own)."""
     by_field: dict[str, list[str]] = {}
     for flag, field in spellings.items():
@@ -45,7 +56,7 @@ def _listing(spellings: Mapping[str, str], dtypes: tuple[str, ...]) -> list[str]
             by_field.setdefault(field, []).append(flag)
     items = []
     for field, flags in by_field.items():
-        placeholder = _placeholder(field, dtypes)
+        placeholder = _placeholder(field, dtypes, choices)
         items.append("/".join(flags) + (f" {placeholder}" if placeholder else ""))
     return items
 
@@ -64,10 +75,12 @@ def _wrapped(title: str, items: list[str], width: int = 104) -> list[str]:
 def engine_flags_help() -> str:
     """The engine flags of every engine kvtop models, as each engine's package spells them."""
     lines = ["engine flags (each engine's own spelling; kvtop's apply to every engine):"]
-    lines += _wrapped("kvtop", _listing(KVTOP_SPELLINGS, ()))
+    lines += _wrapped("kvtop", _listing(KVTOP_SPELLINGS, (), {}))
     for engine in ENGINE_IDS:
         flags = engine_flags(engine)
-        lines += _wrapped(f"{display_name(engine)} (--engine {engine})", _listing(flags.spellings, flags.kv_cache_dtypes))
+        lines += _wrapped(f"{display_name(engine)} (--engine {engine})", _listing(flags.spellings, flags.kv_cache_dtypes, flags.choices))
+        if flags.passthrough:  # the engine's other options: accepted as typed, no KV sizing of their own
+            lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough))
     return "\n".join(lines)
 
 
@@ -147,7 +160,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged[field] = getattr(direct, field)
     if args.model:
         merged["model"] = args.model
-    settings = LaunchSettings.model_validate(merged)
+    settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())
     check_parallel(settings)
     return settings
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from kvtop.commands import SUMMARIES
@@ -20,6 +21,7 @@ from kvtop.domain.launch import (
     parse_launch_command,
     split_command,
 )
+from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import fmt_both, fmt_tokens
 
 
@@ -29,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
-        "log", help="an SGLang or vLLM startup log (prefixes, ranks and colours do not matter)"
+        "log", help="an engine's startup log (SGLang, vLLM, TensorRT-LLM; prefixes, ranks and colours do not matter)"
     )
     add_model_arguments(parser, model_required=False)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (one line)")
@@ -85,7 +87,7 @@ def settings_for_log(
             merged[field] = getattr(layer, field)
     if model_ref:
         merged["model"] = model_ref
-    settings = LaunchSettings.model_validate(merged)
+    settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())
     check_parallel(settings)
     return settings
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, RankLedger, predict
 from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import GIB, gib
@@ -141,7 +141,8 @@ def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding |
     return Finding(
         rule="bf16_kv_where_fp8_supported", severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
-        bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, fix=f"--kv-cache-dtype {dtype}", gain_tokens=gain,
+        bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, gain_tokens=gain,
+        fix=f"{spelling_of(ledger.settings.engine, 'kv_cache_dtype')} {dtype}",
         evidence=(
             f"KV bytes per token per rank: {cell:,} B ({ledger.kv_format}) → {cell8:,} B (FP8)",
             f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",

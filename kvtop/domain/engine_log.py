@@ -115,7 +115,8 @@ class EngineLog(_Frozen):
         """
         seen = {engine: count for engine, count in self.lines_by_engine.items() if count}
         if not seen:
-            names = " or ".join(display_name(engine) for engine in ENGINE_IDS)
+            shown = [display_name(engine) for engine in ENGINE_IDS]
+            names = ", ".join(shown[:-1]) + f" or {shown[-1]}" if len(shown) > 1 else shown[0]
             raise InputError(f"no {names} startup lines", field="log", source=self.source)
         if requested is None:
             return self.engine or max(seen, key=lambda engine: seen[engine])

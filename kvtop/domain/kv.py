@@ -64,6 +64,7 @@ class KvStorage(BaseModel):
     format_names: tuple[tuple[str, str], ...] = ()
     int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
     mla_latent_as_k_and_v: bool = False  # the MLA latent is stored twice, as K and as V (TurboMind < v0.12.2)
+    kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
 
 
 def resolve_kv_format(
@@ -219,7 +220,12 @@ def kv_book(
     draft_layers: int = 0,
 ) -> KvBook:
     """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded."""
-    heads = 1 if model.mla is not None else layout.kv_heads_per_rank(model.num_kv_heads)
+    if model.mla is not None:
+        heads = 1
+    elif storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
+        heads = -(-model.num_kv_heads // layout.attn_tp)
+    else:
+        heads = layout.kv_heads_per_rank(model.num_kv_heads)
     per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage)
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage) else TORCH_DTYPE[fmt]
     kinds = [model.layer_attention[i] for i in layers]

@@ -33,6 +33,9 @@ FIELD_TYPES: dict[str, type] = {
     "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
     # LMDeploy
     "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
+    # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
+    "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
+    "max_beam_width": int, "extra_llm_api_options": str,
 }  # fmt: skip
 HUMAN_READABLE_INTS = frozenset({"kv_cache_memory_bytes"})  # "20G", "8GiB"-style sizes the engines accept
 # kvtop's own spellings, the same for every engine
@@ -45,8 +48,15 @@ POSITIVE_COUNTS = (
     "tp", "pp", "dp", "ep", "dcp", "port", "page_size", "context_length", "max_running_requests",
     "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "max_num_batched_tokens",
     "num_gpu_blocks_override", "cuda_graph_max_bs", "kv_cache_memory_bytes",
+    # TensorRT-LLM
+    "kv_cache_max_tokens", "max_gpu_total_bytes", "max_beam_width",
 )  # fmt: skip
-FRACTIONS = ("mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio")
+FRACTIONS = (
+    "mem_fraction_static",
+    "gpu_memory_utilization",
+    "swa_full_tokens_ratio",
+    "free_gpu_memory_fraction",  # TensorRT-LLM
+)
 # No node has more than this many GPUs per engine, nor tokens beyond int64 page tables: anything
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096
@@ -60,6 +70,10 @@ class EngineFlags(Protocol):
     spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
     kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
+    choices: Mapping[str, tuple[str, ...]]  # field -> the words it accepts (e.g. the runtime: backend)
+
+    # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
+    passthrough: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).
@@ -113,9 +127,18 @@ class LaunchSettings(BaseModel):
     dtype: str | None = None
     cuda_graph_max_bs: int | None = None
     engine_version: str | None = None  # which era of the engine's rules applies (see engines/versions.py)
+    # TensorRT-LLM (docs/engines/trtllm.md §3, §6): kv_cache_config.free_gpu_memory_fraction, .max_tokens,
+    # .max_gpu_total_bytes (0: unset), the beam width, the runtime (pytorch | tensorrt) and the YAML's path
+    free_gpu_memory_fraction: float | None = None
+    kv_cache_max_tokens: int | None = None
+    max_gpu_total_bytes: int | None = None
+    max_beam_width: int | None = None
+    extra_llm_api_options: str | None = None
     flags: dict[str, str | bool] = {}
     # LMDeploy
-    backend: str | None = None  # "turbomind" | "pytorch"; None: TurboMind where it supports the model
+    # the runtime: LMDeploy "turbomind" | "pytorch" (None: TurboMind where it supports the model);
+    # TensorRT-LLM "pytorch" | "tensorrt" (None: its release's default)
+    backend: str | None = None
     cache_max_entry_count: float | None = None  # a share of free (or, before v0.2.2, total) memory; ≥ 1: blocks
     cache_chunk_size: int | None = None  # TurboMind blocks allocated per chunk (1: lazily, −1: all at start)
     prefix_cache_state_budget: int | None = None  # PyTorch engine: extra SSM state slots for prefix caching
@@ -180,6 +203,11 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
         if isinstance(value, float) and not 0 < value <= 1:  # NaN fails too
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
+    for field, words in flags.choices.items():
+        value = values.get(field)
+        if value is not None and value not in words:
+            flag = spelled.get(field) or spelling_of(engine, field)
+            raise InputError(f"must be {' or '.join(words)} (got {str(value)[:40]!r})", field=flag)
     for field, value in values.items():  # the engine's own refusals of its other settings
         if field in FIELD_TYPES and field not in POSITIVE_COUNTS and value is not None:
             flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
@@ -284,6 +312,9 @@ def parse_flags(
         field = _field_of(engine, spelling)
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
+        if field is None and spelling in engine_flags(engine).passthrough:
+            extra[spelling.lstrip("-")] = raw
+            continue
         if field is None:
             if strict:
                 reason = _other_engines_flag(engine, spelling)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.model import AttentionKind, ModelSpec
 
-PpRemainder = Literal["last", "second_to_last"]
+PpRemainder = Literal["last", "second_to_last", "first"]
 
 
 class ParallelLayout(BaseModel):
@@ -129,11 +129,15 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
 def pp_layer_range(num_layers: int, pp_rank: int, pp: int, remainder: PpRemainder) -> range:
     """The layers a pipeline stage holds.
 
-    SGLang gives the remainder to the last stages; vLLM to the stages before the last.
+    SGLang gives the remainder to the last stages; vLLM to the stages before the last; TensorRT-LLM
+    to the first (`Mapping.pp_layers`: torch.tensor_split).
     """
     base, extra = divmod(num_layers, pp)
     sizes = [base] * pp
-    if remainder == "last":
+    if remainder == "first":
+        for index in range(extra):
+            sizes[index] += 1
+    elif remainder == "last":
         for index in range(extra):
             sizes[pp - 1 - index] += 1
     else:

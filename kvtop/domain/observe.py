@@ -210,7 +210,16 @@ class EngineLive(_Frozen):
 
 
 # LaunchSettings fields that hold free text from a command line (the rest are numbers and choices)
-_SETTINGS_TEXT = ("model", "host", "quantization", "dtype", "kv_cache_memory_bytes", "engine_version")
+_SETTINGS_TEXT = (
+    "model",
+    "host",
+    "quantization",
+    "dtype",
+    "kv_cache_memory_bytes",
+    "engine_version",
+    "backend",  # TensorRT-LLM
+    "extra_llm_api_options",  # TensorRT-LLM
+)
 
 
 class EngineInstance(_Frozen):

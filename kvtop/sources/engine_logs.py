@@ -159,7 +159,29 @@ def _rank_tuple(line: str) -> RankTuple:
         return _rank_from_tags(sglang.group(1), None)
     if vllm:  # one or more processes, e.g. `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`
         return _rank_from_processes(vllm.group())
+    for pattern in _rank_prefixes():  # an engine's own global-rank prefix, e.g. `[RANK 3]`
+        match = pattern.search(head)
+        if match:
+            return (None, None, None, None, int(match.group(1)))
     return _UNRANKED
+
+
+@lru_cache(maxsize=1)
+def _rank_prefixes() -> tuple[re.Pattern[str], ...]:
+    return tuple(dialect.rank_prefix for dialect in _vocabulary()[0] if dialect.rank_prefix is not None)
+
+
+def _first_date(line: str) -> str | None:
+    """The ISO date a line's prefix carries (`2025-01-23`), or an engine's own date written as ISO."""
+    head = line[:_PREFIX_CHARS]
+    iso = _DATE.search(head)
+    if iso:
+        return iso.group()
+    for dialect in _vocabulary()[0]:
+        match = dialect.date.search(head) if dialect.date is not None else None
+        if match:
+            return f"{match['y']}-{match['m']}-{match['d']}"
+    return None
 
 
 @lru_cache(maxsize=1024)
@@ -282,9 +304,10 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     for line, used in _logical_lines(physical):
         number += used
         state.facts.line_number = number - used + 1
-        if state.first_date is None and (date := _DATE.search(line[:_PREFIX_CHARS])):
-            state.first_date = date.group()
-        extra = _launch(line, physical[number:], state) if "serve" in line or "launch_server" in line or "api_server" in line else -1
+        if state.first_date is None:
+            state.first_date = _first_date(line)
+        launches = "serve" in line or "launch_server" in line or "api_server" in line or "dynamo.trtllm" in line
+        extra = _launch(line, physical[number:], state) if launches else -1
         if extra >= 0:
             lines_parsed += used + extra
             continue

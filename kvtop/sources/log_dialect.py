@@ -56,3 +56,8 @@ class LogDialect:
     launch: re.Pattern[str]  # a pasted launch command of this engine (from its entry point on)
     own_failures: re.Pattern[str] | None  # a refused start in the engine's own words (counts as its line)
     freeze: Callable[[RankKey, Fields], RankLog]
+    # A prefix naming the process's global rank (group 1), for engines whose lines carry no DP/TP tags
+    # (TensorRT-LLM's `[RANK 3]`): the rank is kept as `RankKey.worker`.
+    rank_prefix: re.Pattern[str] | None = None
+    # A date written other than ISO (named groups y, m, d), e.g. TensorRT-LLM's `[12/20/2025-04:20:04]`.
+    date: re.Pattern[str] | None = None

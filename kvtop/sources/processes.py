@@ -31,7 +31,13 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 from kvtop.domain.redact import redact_argv
-from kvtop.sources.engines.registry import default_port, ranks_by_gpu_order, title_prefixes
+from kvtop.sources.engines.registry import (
+    complete_settings,
+    default_port,
+    rank_of_device,
+    ranks_by_gpu_order,
+    title_prefixes,
+)
 
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>[A-Za-z][\w.-]{0,30})::(?P<role>\S+)$")
@@ -141,7 +147,7 @@ def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservatio
     """Fill in who every GPU process is, and the engines they belong to."""
     attribution = _Attribution(table)
     gpus = tuple(
-        gpu.model_copy(update={"processes": tuple(attribution.describe(p) for p in gpu.processes)})
+        gpu.model_copy(update={"processes": tuple(attribution.describe(p, gpu.index) for p in gpu.processes)})
         for gpu in node.gpus
     )
     engines = tuple(attribution.engines.values())
@@ -213,7 +219,7 @@ class _Attribution:
             seen.add(parent_pid)
         return chain
 
-    def describe(self, process: GpuProcess) -> GpuProcess:
+    def describe(self, process: GpuProcess, gpu_index: int | None = None) -> GpuProcess:
         record = self.lookup(process.pid)
         if record is None:
             return process.model_copy(update={
@@ -244,7 +250,11 @@ class _Attribution:
             server_index, server_kind = server
             engine = self.engine_for(chain[server_index], server_kind)
             role = ProcessRole.ENGINE_SERVER if server_index == 0 else ProcessRole.ENGINE_WORKER
-            rank = _worker_rank(chain[:server_index], engine) if role is ProcessRole.ENGINE_WORKER else None
+            rank = (
+                _worker_rank(chain[:server_index], engine, gpu_index)
+                if role is ProcessRole.ENGINE_WORKER
+                else None
+            )
             return process.model_copy(update={
                 **known, "role": role, "engine_id": engine.engine_id, "engine_kind": engine.kind, "rank": rank,
             })  # fmt: skip
@@ -290,11 +300,30 @@ def _stated_rank(chain: list[ProcessRecord]) -> dict[str, int]:
     return parts
 
 
-def _worker_rank(chain: list[ProcessRecord], engine: EngineInstance) -> EngineRank | None:
+def _device_position(record: ProcessRecord, gpu_index: int | None) -> int | None:
+    """The place of GPU `gpu_index` among the GPUs the process sees (CUDA_VISIBLE_DEVICES, else all)."""
+    if gpu_index is None:
+        return None
+    visible = record.cuda_visible_devices
+    if visible is None or not visible.strip():
+        return gpu_index
+    listed = [item.strip() for item in visible.split(",")]
+    return listed.index(str(gpu_index)) if str(gpu_index) in listed else None
+
+
+def _worker_rank(
+    chain: list[ProcessRecord], engine: EngineInstance, gpu_index: int | None = None
+) -> EngineRank | None:
     """The worker's rank; None when no title states it and the engine spans several GPUs
-    (a silent rank 0 would be a wrong number)."""
+    (a silent rank 0 would be a wrong number). Engines whose workers bind GPUs in rank order and
+    carry no title (TensorRT-LLM's MPI workers) are ranked by the GPU's place among those they see."""
     parts = _stated_rank(chain)
     settings = engine.settings
+    if not parts and settings is not None and chain:
+        position = _device_position(chain[0], gpu_index)
+        by_device = rank_of_device(settings, position) if position is not None else None
+        if by_device:
+            parts = by_device
     single_gpu = settings is not None and settings.tp * settings.pp == 1 and settings.dp == 1
     if not parts and not single_gpu:
         return None
@@ -310,6 +339,11 @@ def _engine_from_server(server: ProcessRecord, kind: EngineId) -> EngineInstance
     except InputError as error:
         settings = None
         message = f"the launch command of pid {server.pid} could not be read: {error}"
+    if settings is not None:
+        try:  # files the launch names (an absolute path only: the server's working directory is not ours)
+            settings = complete_settings(settings, None)
+        except InputError as error:
+            message = f"a file the launch of pid {server.pid} names could not be read: {error}"
     host, port = endpoint_address(kind, settings)
     return EngineInstance(
         engine_id=f"{kind}:{server.pid}",

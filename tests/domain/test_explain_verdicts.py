@@ -144,7 +144,8 @@ def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
-    names = " or ".join(display_name(engine) for engine in ENGINE_IDS)
+    shown = [display_name(engine) for engine in ENGINE_IDS]
+    names = ", ".join(shown[:-1]) + f" or {shown[-1]}"  # "SGLang, vLLM, LMDeploy or TensorRT-LLM"
     with pytest.raises(InputError, match=f"no {names} startup lines in weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 

@@ -26,6 +26,7 @@ from kvtop.domain.engine_log import (
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.sources.engine_logs import (
     parse_engine_log,
@@ -35,7 +36,7 @@ from tests.data_paths import CASES
 
 
 def _nth(items: tuple[Any, ...], index: int) -> Any:
-    return items[index] if len(items) > index else None
+    return items[index] if 0 <= index < len(items) else None
 
 
 def _attr(items: tuple[Any, ...], index: int, name: str) -> Any:
@@ -106,6 +107,47 @@ LMDEPLOY_PICKS: dict[str, Callable[[LmdeployRankLog], Any]] = {
     "tokens_stated": lambda r: None,
     "nvidia_smi_total_mib": lambda r: None,
     "nvidia_smi_used_mib": lambda r: None,
+}
+
+
+def _last(items: tuple[Any, ...]) -> Any:
+    return items[-1] if items else None
+
+
+def _mib(found: Measured | None) -> Rounded | None:
+    """A MiB figure as printed (case.json states it in MiB, not GiB)."""
+    return Rounded.from_text(found.text) if found is not None else None
+
+
+# TensorRT-LLM prints the KV pool twice in the PyTorch flow: `estimation_*` is the first (temporary)
+# pool, `final_*` and `pool_*` the last (docs/engines/trtllm.md §7).
+TRTLLM_PICKS: dict[str, Callable[[TrtllmRankLog], Any]] = {
+    "kv_bytes": lambda r: _nth(r.legacy_pool_bytes, 0),
+    "pool_tokens": lambda r: _attr(r.allocations, len(r.allocations) - 1, "tokens") or _nth(r.legacy_pool_tokens, 0),
+    "pool_gib": lambda r: _attr(r.allocations, len(r.allocations) - 1, "memory"),
+    "total_gib": lambda r: _attr(r.cpp_memory, 0, "total"),
+    "available_gib": lambda r: _attr(r.cpp_memory, 0, "available"),
+    "primary_blocks": lambda r: _nth(r.primary_pool_blocks, 0) or _attr(r.blocks_per_sequence, 0, "primary_blocks"),
+    "tokens_per_block": lambda r: _nth(r.tokens_per_block, 0),
+    "estimation_pool_tokens": lambda r: _attr(r.allocations, 0, "tokens"),
+    "estimation_pool_gib": lambda r: _attr(r.allocations, 0, "memory"),
+    "final_pool_tokens": lambda r: _attr(r.allocations, len(r.allocations) - 1, "tokens"),
+    "final_pool_gib": lambda r: _attr(r.allocations, len(r.allocations) - 1, "memory"),
+    "final_primary_blocks": lambda r: _attr(r.blocks_per_sequence, len(r.blocks_per_sequence) - 1, "primary_blocks"),
+    "max_blocks_per_seq": lambda r: _attr(r.blocks_per_sequence, 0, "max_blocks_per_sequence"),
+    "weights_inside_torch_gib": lambda r: _nth(r.weights_inside_torch, 0),
+    "outside_torch_after_load_gib": lambda r: _nth(r.outside_torch_after_load, 0),
+    "activation_gib": lambda r: _nth(r.activation, 0),
+    "outside_torch_profiling_gib": lambda r: _nth(r.outside_torch_profiling, 0),
+    "peak_gib": lambda r: _attr(r.profiles, 0, "peak"),
+    "available_kv_gib": lambda r: _attr(r.profiles, 0, "available"),
+    "fraction": lambda r: _attr(r.profiles, 0, "fraction"),
+    "kv_bytes_per_token": lambda r: _attr(r.profiles, 0, "kv_bytes_per_token"),
+    "device_total_gib": lambda r: _attr(r.profiles, 0, "device_total"),
+    "tmp_kv_gib": lambda r: _attr(r.profiles, 0, "temporary_pool"),
+    "estimated_max_memory_gib": lambda r: _nth(r.estimated_max_memory, 0),
+    "max_tokens_exact": lambda r: _last(r.max_tokens_set),
+    "execution_context_mib": lambda r: _mib(_nth(r.execution_context, 0)),
 }
 
 # Where case.json's number is not on the line its key names, the line it is on, and why.
@@ -214,6 +256,9 @@ def _recover(log: EngineLog, engine: str, case_id: str, key: str, label: str | N
         pick: Callable[[Any], Any] = SGLANG_PICKS[key]
     elif engine == "lmdeploy":
         ranks, pick = log.ranks(LmdeployRankLog), LMDEPLOY_PICKS[key]
+    elif engine == "trtllm":
+        ranks = log.ranks(TrtllmRankLog)
+        pick = TRTLLM_PICKS[key]
     else:
         ranks = log.ranks(VllmRankLog)
         pick = SOURCE_OVERRIDES.get((case_id, key), VLLM_PICKS[key])

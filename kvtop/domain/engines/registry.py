@@ -24,6 +24,7 @@ _ENGINES: dict[EngineId, tuple[str, str]] = {
     "sglang": ("SGLang", "kvtop.domain.engines.sglang"),
     "vllm": ("vLLM", "kvtop.domain.engines.vllm"),
     "lmdeploy": ("LMDeploy", "kvtop.domain.engines.lmdeploy"),
+    "trtllm": ("TensorRT-LLM", "kvtop.domain.engines.trtllm"),
 }
 ENGINE_IDS: tuple[EngineId, ...] = tuple(_ENGINES)
 DEFAULT_ENGINE: EngineId = "sglang"

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId
+from kvtop.domain.launch import LaunchSettings
 from kvtop.sources.engine_simulation import EngineSimulation
 from kvtop.sources.log_dialect import LogDialect
 
@@ -26,6 +28,7 @@ _PACKAGES: dict[EngineId, str] = {
     "sglang": "kvtop.sources.engines.sglang",
     "vllm": "kvtop.sources.engines.vllm",
     "lmdeploy": "kvtop.sources.engines.lmdeploy",
+    "trtllm": "kvtop.sources.engines.trtllm",
 }
 
 
@@ -63,3 +66,21 @@ def ranks_by_gpu_order(engine: EngineId) -> bool:
     engine's spawned workers); False where titles state ranks (`sglang::scheduler_TP3`, `VLLM::Worker_TP1`)."""
     by_order: bool = import_module(_PACKAGES[engine]).RANKS_BY_GPU_ORDER
     return by_order
+
+
+def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+    """The settings with what files the launch names add (TensorRT-LLM's --extra_llm_api_options YAML):
+    each package reads its own, a relative path from `base_dir` (None: only absolute paths are read)."""
+    complete: Callable[[LaunchSettings, Path | None], LaunchSettings] = import_module(
+        _PACKAGES[settings.engine]
+    ).complete_settings
+    return complete(settings, base_dir)
+
+
+def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:
+    """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
+    ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
+    rank: Callable[[LaunchSettings, int], dict[str, int] | None] = import_module(
+        _PACKAGES[settings.engine]
+    ).rank_of_device
+    return rank(settings, position)

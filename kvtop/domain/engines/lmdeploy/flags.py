@@ -57,10 +57,10 @@ class LmdeployFlags:
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
+    choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
+    passthrough: frozenset[str] = frozenset()  # every flag it does not model is refused when typed to kvtop
 
     def refuse(self, field: str, value: object, flag: str) -> None:
-        if field == "backend" and value not in BACKENDS:
-            raise InputError(f"must be turbomind or pytorch (got {str(value)[:40]!r})", field=flag)
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too
             raise InputError(f"must be above 0 (got {value:g})", field=flag)
         if field == "kv_cache_dtype" and str(value).strip().lower() in _NOT_MODELLED_POLICIES:

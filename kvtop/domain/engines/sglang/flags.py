@@ -48,8 +48,10 @@ KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1
 class SglangFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    passthrough: frozenset[str] = frozenset()  # every flag it does not model is refused when typed to kvtop
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
+    choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         return None

@@ -44,7 +44,9 @@ KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_ml
 class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    passthrough: frozenset[str] = frozenset()  # every flag it does not model is refused when typed to kvtop
     specials: Mapping[str, tuple[int, str]] = {}
+    choices: Mapping[str, tuple[str, ...]] = {}
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "context_length" and value == -1:  # docs/engines/vllm.md §4.2

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvtop.domain.launch import LaunchSettings
 from kvtop.sources.engines.sglang import demo as SIMULATION
 from kvtop.sources.engines.sglang.log_lines import DIALECT as LOG_DIALECT
 
@@ -25,4 +27,23 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
     return read(http, base_url, timeout_s)
 
 
-__all__ = ["DEFAULT_PORT", "LOG_DIALECT", "RANKS_BY_GPU_ORDER", "SIMULATION", "TITLE_PREFIX", "read_live"]
+def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+    """Its launch names no file kvtop reads: the settings as they are."""
+    return settings
+
+
+def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:
+    """Its workers' titles name their ranks."""
+    return None
+
+
+__all__ = [
+    "DEFAULT_PORT",
+    "LOG_DIALECT",
+    "RANKS_BY_GPU_ORDER",
+    "SIMULATION",
+    "TITLE_PREFIX",
+    "complete_settings",
+    "rank_of_device",
+    "read_live",
+]

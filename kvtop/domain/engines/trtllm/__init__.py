@@ -1,0 +1,61 @@
+"""TensorRT-LLM's rules: flags, KV storage, the profiled budget and how it spreads over ranks.
+
+TensorRT-LLM budgets a fraction of the memory free at its profiled peak (PyTorch backend) or free
+once the engine is resident (TensorRT engines), not of total memory, and MIN-reduces the token count
+over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–§5).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.trtllm import diagnosis as _diagnosis
+from kvtop.domain.engines.trtllm import explain as _explain
+from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
+from kvtop.domain.engines.trtllm.eras import resolve_version
+from kvtop.domain.engines.trtllm.flags import TrtllmFlags
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.kv import KvStorage
+from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import PpRemainder
+from kvtop.domain.model import ModelSpec
+
+
+class TrtllmRules(TrtllmBudget):
+    id = "trtllm"
+    display_name = "TensorRT-LLM"
+    kv_storage = KvStorage(
+        honours_checkpoint_kv_dtype=True,  # §2: `auto` follows ModelOpt's kv_cache_quant_algo FP8
+        kv_heads_round_up=True,  # §1.2: (kv_heads + tp − 1) // tp per rank
+    )
+    pp_remainder: PpRemainder = (
+        "first"  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
+    )
+    sizes_every_rank_from_least_free = True  # §5: max_tokens is MIN-reduced over every rank
+    pools_draft_kv = False  # a draft's KV is its own pool, added to the estimator cost (§1.1), not modelled
+    dcp_splits_kv_heads = False
+    context_holds_driver_reserved = True
+    memory_fraction_field = "free_gpu_memory_fraction"
+    memory_fraction_flag = "--kv_cache_free_gpu_memory_fraction"
+
+    diagnosis: EngineDiagnosis = _diagnosis
+    explainer: EngineExplainer = _explain
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        return self.kv_storage  # one storage for every release
+
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
+        return tokens_per_block(LaunchSettings(engine="trtllm"), version)
+
+    def resolve_version(self, log: EngineLog) -> ResolvedVersion:
+        return resolve_version(log)
+
+    def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """§5: every pipeline stage takes the MIN-reduced max_tokens."""
+        return settings.model_copy(update={"kv_cache_max_tokens": tightest.token_capacity})
+
+
+RULES: EngineRules = TrtllmRules()  # mypy checks the package against the protocols
+FLAGS: EngineFlags = TrtllmFlags()

@@ -1,0 +1,371 @@
+"""TensorRT-LLM's KV budget, as docs/engines/trtllm.md states it, for both runtimes that print it.
+
+PyTorch backend (§3, §4.1), from the memory free at the profiled peak:
+
+    free at peak = free after weights − (activation peak + non-torch: NCCL, CUDA graphs)    = T − P + M
+    budget       = free at peak × fraction        (spring 2025: the temporary pool M is not added back)
+    budget       = min(budget, max_tokens × estimator cost, max_gpu_total_bytes)
+    tokens       = budget // estimator cost                                             §1.1
+    blocks       = ceil(tokens / tpb)   (≤ 1.1; floor later)       N = MIN over ranks(blocks) × tpb
+
+C++ runtime of a TensorRT engine (§4.2), from the memory free once the engine is resident:
+
+    tokens = int(fraction(float) × free / bytes per token) ;  blocks = ceil(tokens / tpb)
+
+The pool holds N tokens at the manager's cost (§1.2: KV heads per rank rounded up, MLA one latent).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.trtllm.eras import (
+    DEFAULT_FRACTION,
+    PYTORCH_TOKENS_PER_BLOCK,
+    Backend,
+    Rounding,
+    as_engine_fraction,
+    caps_by_total_bytes,
+    default_backend,
+    engine_prints_tokens,
+    engine_tokens_per_block,
+    estimation_rule,
+    estimator_head,
+    profile_rule,
+    rounding_rule,
+)
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.kv import KvBook
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+
+# Activation peak at max_num_tokens + NCCL + CUDA graphs beyond the CUDA context, when nothing measured it.
+ESTIMATED_NON_KV_BYTES = 2 * GIB
+DEFAULT_MAX_BATCH_SIZE = 2048  # BuildConfig.max_batch_size, passed on by trtllm-serve (§6)
+DEFAULT_MAX_NUM_TOKENS = 8192  # BuildConfig.max_num_tokens (§6)
+
+
+def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
+    """`--backend` as the engine reads it ('trt' is 'tensorrt'), else the release's default."""
+    backend = settings.backend
+    if backend is None:
+        return default_backend(version)
+    if backend in ("tensorrt", "trt"):
+        return "tensorrt"
+    if backend == "pytorch":
+        return "pytorch"
+    if backend == "_autodeploy":
+        raise UnsupportedModelError(
+            "TensorRT-LLM's AutoDeploy backend sizes its cache its own way: not modelled", field="--backend"
+        )
+    raise InputError(
+        f"no such backend {backend[:40]!r} (one of pytorch, tensorrt, _autodeploy)", field="--backend"
+    )
+
+
+def tokens_per_block(settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """`kv_cache_config.tokens_per_block`, else 32 (PyTorch) or the engine build's default of the release."""
+    if settings.page_size:
+        return settings.page_size
+    if runtime(settings, version) == "tensorrt":
+        return engine_tokens_per_block(version)
+    return PYTORCH_TOKENS_PER_BLOCK
+
+
+def round_blocks(tokens: int, tpb: int, rounding: Rounding) -> int:
+    """Blocks of the final pool (§4.1): ceil up to 1.1, floor in the later tree ('either' reads as floor)."""
+    return -(-tokens // tpb) if rounding == "ceil" else tokens // tpb
+
+
+def estimator_bytes_per_token(
+    model: ModelSpec, layout: ParallelLayout, kv: KvBook, version: ResolvedVersion
+) -> int:
+    """`KVCacheManager.get_cache_size_per_token` (§1.1): what the profiled budget is divided by.
+
+    `head_dim × kv_heads // tp`, floored on the product (tp = 1 under attention DP); the spring-2025
+    estimator took the head width from hidden_size. FP8 is 1 byte, NVFP4 ceil(e/2) + ceil(e/16), else 2.
+    """
+    layers = sum(pool.layers for pool in kv.pools if pool.name in ("full", "swa"))
+    layers = max(layers, 1)
+    if model.mla is not None:
+        head: float = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        factor = 1
+    else:
+        tp = 1 if layout.dp_attention else layout.tp
+        if estimator_head(version) == "hidden_size":
+            head = model.hidden_size * model.num_kv_heads / model.num_attention_heads / tp
+        else:
+            head = model.head_dim * model.num_kv_heads // tp
+        factor = 2
+    if kv.kv_format == "fp4":
+        elements = math.ceil(factor * layers * head)
+        return -(-elements // 2) + -(-elements // 16)
+    element = 1 if kv.kv_format in ("fp8_e4m3", "fp8_e5m2") else 2
+    return int(element * layers * head * factor)
+
+
+def estimation_tokens(
+    settings: LaunchSettings, context_length: int, tpb: int, version: ResolvedVersion
+) -> int:
+    """Tokens of the temporary pool the profiling run gets (§3 step 1).
+
+    Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens are
+    used, each rounded up to whole blocks with one generated token (two with the overlap scheduler
+    before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks (an unset
+    cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only
+    the first `Allocated` line and the spring-2025 budget depend on it.
+    """
+    budget_tokens = settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+    overlap = not settings.flags.get("disable_overlap_scheduler")
+    rule = estimation_rule(version)
+    extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)
+    length = min(budget_tokens, max(1, context_length - 1))
+    blocks, remaining = 0, budget_tokens
+    while remaining > 0:
+        request = min(length, remaining)
+        blocks += -(-(request + extra) // tpb)
+        remaining -= request
+    if rule == "dummy_requests_and_graphs":
+        batch = settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+        graphs = min(batch, settings.cuda_graph_max_bs or batch)
+        blocks = max(blocks, -(-(context_length + 1) // tpb) + graphs - 1, batch)
+    return blocks * tpb * (settings.max_beam_width or 1)
+
+
+def _context_parallel(settings: LaunchSettings) -> int:
+    """`--cp_size` / `--context_parallel_size` as typed (kept verbatim: kvtop does not model it)."""
+    for key in ("cp_size", "context_parallel_size"):
+        raw = settings.flags.get(key)
+        if raw is None or isinstance(raw, bool):
+            continue
+        try:
+            return int(str(raw).strip()[:20])
+        except ValueError:
+            raise InputError(f"expected a whole number, got {str(raw)[:40]!r}", field=f"--{key}") from None
+    return 1
+
+
+class TrtllmBudget:
+    """`solve`: one rank's pool from its memory; the engine MIN-reduces the tokens over every rank (§5)."""
+
+    def solve(self, inputs: EngineInputs) -> EngineResult:
+        m, s, kv, version = inputs.model, inputs.settings, inputs.kv, inputs.version
+        if kv.pool("state") is not None:
+            raise UnsupportedModelError(
+                "TensorRT-LLM's hybrid Mamba cache managers are not modelled yet",
+                field="engine",
+                source=m.source,
+            )
+        if _context_parallel(s) > 1:
+            raise UnsupportedModelError(
+                "TensorRT-LLM skips its KV estimation under context parallelism (--cp_size): not modelled",
+                field="--cp_size",
+            )
+        backend = runtime(s, version)
+        tpb = tokens_per_block(s, version)
+        given = s.free_gpu_memory_fraction
+        fraction = as_engine_fraction(given if given is not None else DEFAULT_FRACTION, version, backend)
+        source = "--kv_cache_free_gpu_memory_fraction" if given is not None else "TensorRT-LLM's default 0.9"
+        if fraction != (given if given is not None else DEFAULT_FRACTION):
+            source += " (a C++ float)"
+        manager = kv.full_bytes_per_token + kv.swa_bytes_per_token
+        steps = [
+            BudgetStep(
+                label="GPU memory",
+                bytes=inputs.gpu_total_bytes,
+                measured=inputs.measured.gpu_total_bytes is not None,
+            )
+        ]
+        notes: list[str] = []
+        if kv.pool("swa") is not None:
+            notes.append(
+                "sliding-window layers are sized at full length (no kv_cache_config.max_attention_window given)"
+            )
+        if backend == "tensorrt":
+            budget, tokens, reserve = self._engine_runtime(inputs, fraction, manager, steps, notes)
+            rounding: Rounding = "ceil"  # C++ ceilDiv in every era (§4.2)
+        else:
+            budget, tokens, reserve = self._pytorch(inputs, fraction, manager, tpb, steps, notes)
+            rounding = rounding_rule(version)
+            if rounding == "either":
+                notes.append(f"final blocks rounded down: TensorRT-LLM {version.label} may round up (§12)")
+        blocks = round_blocks(tokens, tpb, rounding) if tokens > 0 else 0
+        capacity = blocks * tpb
+        shown = "floor: the release's rounding is not pinned" if rounding == "either" else rounding
+        steps.append(BudgetStep(label=f"blocks of {tpb} tokens ({shown})", value=blocks))
+        if backend == "tensorrt" and engine_prints_tokens(version):  # ≤ v0.8 prints tokens before rounding
+            capacity = tokens
+        steps.append(BudgetStep(label="tokens", value=capacity, note=f"{tpb} per block"))
+        fits = blocks > 0
+        batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+        return EngineResult(
+            engine="trtllm",
+            token_capacity=capacity if fits else 0,
+            page_size=tpb,
+            num_blocks=blocks,
+            kv_budget_bytes=max(budget, 0),
+            kv_pool_bytes=capacity * manager if fits else 0,
+            max_running_requests=batch,
+            max_concurrency=None,
+            reserve_bytes=max(reserve, 0),
+            memory_fraction=fraction,
+            memory_fraction_source=source,
+            fits=fits,
+            shortfall_bytes=0 if fits else max(-budget, tpb * manager, 1),
+            steps=tuple(steps),
+            notes=tuple(notes),
+        )
+
+    @staticmethod
+    def _pytorch(
+        inputs: EngineInputs,
+        fraction: float,
+        manager: int,
+        tpb: int,
+        steps: list[BudgetStep],
+        notes: list[str],
+    ) -> tuple[int, int, int]:
+        """(budget, tokens before block rounding, runtime reserve) of the profiled PyTorch backend (§3)."""
+        m, s, meas, version = inputs.model, inputs.settings, inputs.measured, inputs.version
+        estimator = estimator_bytes_per_token(m, inputs.layout, inputs.kv, version)
+        temporary = estimation_tokens(s, inputs.context_length, tpb, version) * manager
+        reserve = 0
+        if meas.available_kv_bytes is not None:
+            budget = meas.available_kv_bytes
+            steps.append(BudgetStep(label="available KV memory (logged)", bytes=budget, measured=True))
+        else:
+            before = meas.free_before_load_bytes
+            if before is None:
+                before = inputs.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+                notes.append(
+                    "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
+                )
+            steps.append(
+                BudgetStep(
+                    label="free before weight load (min over ranks)",
+                    bytes=before,
+                    measured=meas.free_before_load_bytes is not None,
+                )
+            )
+            if meas.free_after_load_bytes is not None:
+                after = meas.free_after_load_bytes
+                steps.append(BudgetStep(label="free after weight load", bytes=after, measured=True))
+            else:
+                after = before - inputs.weights_bytes
+                steps.append(
+                    BudgetStep(
+                        label="− weights",
+                        bytes=-inputs.weights_bytes,
+                        measured=meas.weights_bytes is not None,
+                    )
+                )
+            reserve = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
+            if meas.non_kv_bytes is None:
+                notes.append(
+                    "activation peak, NCCL and CUDA graphs of the profiling run are estimated at 2 GiB"
+                )
+            steps.append(
+                BudgetStep(
+                    label="− activation peak, NCCL, CUDA graphs (profiled)",
+                    bytes=-reserve,
+                    measured=meas.non_kv_bytes is not None,
+                )
+            )
+            free = after - reserve
+            if profile_rule(version) == "peak":
+                free -= temporary
+                steps.append(
+                    BudgetStep(label="− temporary pool (not added back before mid-2025)", bytes=-temporary)
+                )
+            steps.append(BudgetStep(label="free at the profiled peak", bytes=free))
+            budget = int(free * fraction)
+            steps.append(BudgetStep(label=f"× free_gpu_memory_fraction {fraction:.9g}", bytes=budget))
+        steps.insert(
+            1,
+            BudgetStep(
+                label="temporary pool of the profiling run",
+                bytes=temporary,
+                note=f"{temporary // manager:,} tokens" if manager else "",
+            ),
+        )
+        if s.kv_cache_max_tokens is not None and s.kv_cache_max_tokens * estimator < budget:
+            budget = s.kv_cache_max_tokens * estimator
+            steps.append(
+                BudgetStep(
+                    label=f"capped by kv_cache_config.max_tokens {s.kv_cache_max_tokens:,}", bytes=budget
+                )
+            )
+        if s.max_gpu_total_bytes and caps_by_total_bytes(version) and s.max_gpu_total_bytes < budget:
+            budget = s.max_gpu_total_bytes
+            steps.append(BudgetStep(label="capped by kv_cache_config.max_gpu_total_bytes", bytes=budget))
+        tokens = budget // estimator if budget > 0 and estimator else 0
+        steps.append(
+            BudgetStep(
+                label="max_tokens: budget ÷ estimator bytes per token",
+                value=tokens,
+                note=f"{estimator:,} B per token (§1.1); the pool stores {manager:,} B",
+            )
+        )
+        return budget, tokens, reserve
+
+    @staticmethod
+    def _engine_runtime(
+        inputs: EngineInputs, fraction: float, manager: int, steps: list[BudgetStep], notes: list[str]
+    ) -> tuple[int, int, int]:
+        """(budget, tokens, reserve) of a TensorRT engine's C++ runtime (§4.2)."""
+        s, meas = inputs.settings, inputs.measured
+        reserve = 0
+        if meas.free_after_load_bytes is not None:
+            free = meas.free_after_load_bytes
+            steps.append(
+                BudgetStep(
+                    label="free once the engine and its buffers are resident", bytes=free, measured=True
+                )
+            )
+        else:
+            before = meas.free_before_load_bytes
+            if before is None:
+                before = inputs.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+                notes.append(
+                    "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
+                )
+            reserve = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
+            if meas.non_kv_bytes is None:
+                notes.append(
+                    "the engine's execution context, runtime buffers and decoder are estimated at 2 GiB"
+                )
+            free = before - inputs.weights_bytes - reserve
+            steps.append(
+                BudgetStep(
+                    label="free before load", bytes=before, measured=meas.free_before_load_bytes is not None
+                )
+            )
+            steps.append(
+                BudgetStep(
+                    label="− engine weights",
+                    bytes=-inputs.weights_bytes,
+                    measured=meas.weights_bytes is not None,
+                )
+            )
+            steps.append(
+                BudgetStep(
+                    label="− execution context, runtime buffers, decoder",
+                    bytes=-reserve,
+                    measured=meas.non_kv_bytes is not None,
+                )
+            )
+        budget = int(fraction * free)
+        tokens = int(fraction * free / manager) if free > 0 and manager else 0
+        steps.append(BudgetStep(label=f"× free_gpu_memory_fraction {fraction:.9g}", bytes=budget))
+        if s.kv_cache_max_tokens is not None and s.kv_cache_max_tokens < tokens:
+            tokens = s.kv_cache_max_tokens
+            steps.append(BudgetStep(label="capped by kv_cache_config.max_tokens", value=tokens))
+        steps.append(
+            BudgetStep(
+                label="max tokens: budget ÷ bytes per token", value=tokens, note=f"{manager:,} B per token"
+            )
+        )
+        return budget, tokens, reserve

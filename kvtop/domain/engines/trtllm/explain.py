@@ -1,0 +1,374 @@
+"""`kvtop explain` for TensorRT-LLM: rebuild the logged pool from the memory the log says it was sized from.
+
+The PyTorch backend prints its budget (`available KV cache memory when calculating max tokens: A GiB`,
+two decimals of GiB) and, at INFO, the exact `max_tokens` it handed the pool; the C++ runtime of a
+TensorRT engine prints the free memory it multiplied by the fraction (`available: A GiB`). The
+capacity is the **last** `Allocated … for max tokens in paged KV cache (N)` line: in the PyTorch flow
+the first is the temporary pool of the profiling run (docs/engines/trtllm.md §7, §8). Logs without a
+budget line still show each pool's size: N × bytes per token must print as the logged GiB.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog, Measured
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.cause_search import changed, geometry_candidates
+from kvtop.domain.engines.trtllm.budget import (
+    estimation_tokens,
+    estimator_bytes_per_token,
+    round_blocks,
+    runtime,
+    tokens_per_block,
+)
+from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, rounding_rule
+from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+
+record_type = TrtllmRankLog
+_FACTS = {
+    "kv_cache_allocated": lambda r: r.allocations or r.legacy_pool_tokens or None,
+    "kv_budget": lambda r: [p for p in r.profiles if p.available] or r.cpp_memory or None,
+    "tokens_per_block": lambda r: r.tokens_per_block or None,
+}
+_BUDGET_LINES = (
+    "`Peak memory during memory usage profiling … available KV cache memory when calculating max tokens: A GiB` "
+    "(PyTorch backend) or `Memory usage when calculating max tokens in paged kv cache: total: T GiB, available: "
+    "A GiB` (TensorRT engine); INFO lines (TLLM_LOG_LEVEL=INFO / --log_level info)"
+)
+
+
+_LEGACY_BUDGET = (
+    "the free memory the pool was sized from: ≤ v0.8 prints none (`Memory usage when calculating max tokens in "
+    "paged kv cache: … available: A GiB` came with v0.9)"
+)
+
+
+def missing_facts(log: EngineLog) -> tuple[str, ...]:
+    """Headline facts the log does not state."""
+    return tuple(name for name, pick in _FACTS.items() if log.first(TrtllmRankLog, pick) is None)
+
+
+def _allocations(log: EngineLog) -> list[tuple[Measured, int]]:
+    """Every `Allocated X GiB … (N)` in printed order (C++ lines carry no rank: one record holds them)."""
+    return [(a.memory, a.tokens) for rank in log.ranks(TrtllmRankLog) for a in rank.allocations]
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """The last `Allocated … (N)` (the real pool), else ≤ v0.8's `Using N tokens in paged KV cache`."""
+    pools = _allocations(log)
+    if pools:
+        return pools[-1][1]
+    return log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens[-1] if r.legacy_pool_tokens else None)
+
+
+def log_kv_dtype(log: EngineLog) -> str | None:
+    """TensorRT-LLM prints the requested `kv_cache_dtype="auto"`, never the dtype it resolved."""
+    return None
+
+
+def _logged_tokens_per_block(log: EngineLog) -> int | None:
+    return log.first(
+        TrtllmRankLog,
+        lambda r: (
+            r.tokens_per_block[-1]
+            if r.tokens_per_block
+            else next((b.tokens_per_block for b in r.blocks_per_sequence if b.tokens_per_block), None)
+        ),
+    )
+
+
+def _python_lines(log: EngineLog) -> bool:
+    return any(
+        r.pytorch_backend or r.profiles or r.weights_inside_torch or r.max_tokens_set
+        for r in log.ranks(TrtllmRankLog)
+    )
+
+
+def with_log_facts(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
+    """The settings with what the log states and the flags left unsaid: tokens per block, the runtime,
+    the batch limits the executor printed."""
+    update: dict[str, object] = {}
+    tpb = _logged_tokens_per_block(log)
+    if settings.page_size is None and tpb:
+        update["page_size"] = tpb
+    if settings.backend is None:
+        if _python_lines(log):
+            update["backend"] = "pytorch"
+        elif log.first(
+            TrtllmRankLog, lambda r: r.cpp_memory or r.primary_pool_blocks or r.legacy_pool_tokens or None
+        ):
+            update["backend"] = "tensorrt"
+    summary = log.first(TrtllmRankLog, lambda r: r.executor_summaries[0] if r.executor_summaries else None)
+    if summary is not None:
+        if settings.max_running_requests is None and summary.max_batch_size:
+            update["max_running_requests"] = summary.max_batch_size
+        if settings.max_num_batched_tokens is None and summary.max_num_tokens:
+            update["max_num_batched_tokens"] = summary.max_num_tokens
+    if settings.free_gpu_memory_fraction is None:
+        fraction = log.first(
+            TrtllmRankLog, lambda r: next((p.fraction for p in r.profiles if p.fraction), None)
+        )
+        if fraction is not None and 0 < fraction <= 1:
+            update["free_gpu_memory_fraction"] = fraction
+    return settings.model_copy(update=update) if update else settings
+
+
+def _available(rank: TrtllmRankLog) -> Measured | None:
+    """The PyTorch backend's budget before caps (`available KV cache memory …`)."""
+    return next((p.available for p in rank.profiles if p.available), None)
+
+
+def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
+    return rank.cpp_memory[0].available if rank.cpp_memory else None
+
+
+def _logged(log: EngineLog) -> Logged:
+    profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
+    ranked = log.least(TrtllmRankLog, _available) or log.least(TrtllmRankLog, _cpp_free)
+    weights = log.first(
+        TrtllmRankLog, lambda r: r.weights_inside_torch[0] if r.weights_inside_torch else None
+    )
+    ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
+    return Logged(
+        token_capacity=logged_token_capacity(log),
+        num_gpu_blocks=log.first(
+            TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None
+        ),
+        kv_bytes_per_token=profile.kv_bytes_per_token if profile else None,
+        available_kv_bytes=ranked.value.value_bytes if ranked else None,
+        available_kv_rank=ranked.rank.label if ranked else None,
+        weights_bytes=weights.value_bytes if weights else None,
+        max_running_requests=log.first(
+            TrtllmRankLog, lambda r: r.executor_summaries[-1].max_batch_size if r.executor_summaries else None
+        ),
+        ranks_seen=len(ranks),
+    )
+
+
+def _exact_max_tokens(log: EngineLog) -> int | None:
+    """The `max_tokens` the final pool was given, printed exactly (the last one printed)."""
+    return log.first(TrtllmRankLog, lambda r: r.max_tokens_set[-1] if len(r.max_tokens_set) > 1 else None)
+
+
+def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
+    """What the log lets kvtop check besides the capacity: the estimator cost, the temporary pool, the rounding."""
+    notes: list[str] = []
+    version = ResolvedVersion(text=settings.engine_version)
+    try:
+        ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES)
+    except KvtopError:
+        return notes
+    profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
+    rank = ledger.ranks[0]
+    estimator = estimator_bytes_per_token(model, ledger.layout, rank.kv, version)
+    if profile and profile.kv_bytes_per_token is not None:
+        same = "=" if profile.kv_bytes_per_token == estimator else "≠"
+        notes.append(
+            f"the log's kv size per token {profile.kv_bytes_per_token:,} B {same} kvtop's estimator cost {estimator:,} B (§1.1)"
+        )
+    if profile and profile.peak and profile.device_total and profile.temporary_pool and profile.fraction:
+        a = (profile.device_total.gib - profile.peak.gib + profile.temporary_pool.gib) * profile.fraction
+        notes.append(
+            f"(total {profile.device_total.text} − peak {profile.peak.text} + temporary pool {profile.temporary_pool.text}) "
+            f"× {profile.fraction:.9g} = {a:.3f} GiB; the log prints {profile.available.text if profile.available else '?'}"
+        )
+    pools = _allocations(log)
+    tpb = ledger.engine.page_size
+    if len(pools) > 1 and runtime(settings, version) == "pytorch":
+        context = settings.context_length or _first_seq_len(log) or model.max_position_embeddings
+        predicted = estimation_tokens(settings, context, tpb, version)
+        same = "=" if predicted == pools[0][1] else "≠"
+        notes.append(
+            f"temporary pool of the profiling run: logged {pools[0][1]:,} tokens {same} kvtop's {predicted:,} "
+            f"(max_num_tokens {settings.max_num_batched_tokens or 8192:,}, {tpb} per block); the capacity is the last line"
+        )
+    exact = _exact_max_tokens(log)
+    if exact is not None:
+        up, down = round_blocks(exact, tpb, "ceil") * tpb, round_blocks(exact, tpb, "floor") * tpb
+        logged = logged_token_capacity(log)
+        which = (
+            "rounds up"
+            if logged == up != down
+            else "rounds down"
+            if logged == down != up
+            else "rounding unseen"
+        )
+        notes.append(
+            f"the log prints max_tokens {exact:,}: ceil → {up:,}, floor → {down:,}; logged {logged:,}: the engine {which} (§4.1)"
+        )
+    return notes
+
+
+def _first_seq_len(log: EngineLog) -> int | None:
+    return log.first(TrtllmRankLog, lambda r: r.inferred_max_seq_len[0] if r.inferred_max_seq_len else None)
+
+
+def explain(
+    log: EngineLog,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    gpu_total_bytes: int | None,
+    gpu_name: str | None,
+    given: MeasuredInputs,
+    load_mtp: bool,
+) -> Explanation:
+    settings = with_log_facts(log, settings)
+    version = ResolvedVersion(text=settings.engine_version)
+    logged = _logged(log)
+    backend = runtime(settings, version)
+    pick = _available if backend == "pytorch" else _cpp_free
+    ranked = log.least(TrtllmRankLog, pick)
+    notes = [
+        f"{flag} not used: the log states the memory the pool was sized from"
+        for flag, value in (
+            ("--free-memory", given.free_before_load_bytes),
+            ("--free-after-load", given.free_after_load_bytes),
+            ("--weights-memory", given.weights_bytes),
+            ("--non-kv-memory", given.non_kv_bytes),
+        )
+        if value is not None
+    ]
+    missing = []
+    if ranked is None:
+        legacy = log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens or None)
+        missing.append(_LEGACY_BUDGET if legacy else _BUDGET_LINES)
+    if logged.token_capacity is None:
+        missing.append(
+            "`[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)` (≤ v0.8: `Using N tokens`)"
+        )
+    if missing or ranked is None:
+        notes += _profile_notes(log, model, settings)
+        return Explanation(
+            engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
+        )
+    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+
+    def solve(end: int, s: LaunchSettings) -> Ledger:
+        measured = (
+            MeasuredInputs(available_kv_bytes=end)
+            if backend == "pytorch"
+            else MeasuredInputs(free_after_load_bytes=end)
+        )
+        return predict(
+            model, s, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
+        )
+
+    available = ranked.value
+    central = solve(available.value_bytes, settings)
+    low = solve(available.low_bytes, settings).token_capacity
+    ceil_settings = settings
+    if (
+        backend == "pytorch" and rounding_rule(version) == "either"
+    ):  # the upper end as a release that rounds up
+        ceil_settings = settings.model_copy(update={"engine_version": LAST_CEIL_RELEASE})
+    high = solve(available.high_bytes, ceil_settings).token_capacity
+    if logged.ranks_seen > 1:
+        notes.append(
+            f"sized from the least budget over {logged.ranks_seen} ranks ({ranked.rank.label}): "
+            "TensorRT-LLM MIN-reduces max_tokens over every rank"
+        )
+    notes += _profile_notes(log, model, settings)
+    result = judge(
+        "trtllm",
+        logged,
+        central,
+        low,
+        high,
+        settings,
+        available.high_bytes,
+        gpu_total_bytes,
+        kv_memory_logged=True,
+    )
+    return result.model_copy(update={"notes": tuple(notes)})
+
+
+def pool_size_checks(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+) -> tuple[PoolSizeCheck, ...]:
+    """Each pool's printed size against N × the manager's bytes per token (§1.2): the final pool first."""
+    pools = _allocations(log)
+    legacy = [
+        (
+            Measured(
+                value_bytes=b, low_bytes=b, high_bytes=b, decimals=0, text=f"{b / (1 << 30):.2f}", unit="GiB"
+            ),
+            t,
+        )
+        for r in log.ranks(TrtllmRankLog)
+        for b, t in zip(r.legacy_pool_bytes, r.legacy_pool_tokens, strict=False)
+    ]
+    shown = [*reversed(pools), *legacy]
+    if not shown:
+        return ()
+    settings = with_log_facts(log, settings)
+    ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, load_mtp=load_mtp)
+    per_token = ledger.kv_bytes_per_token
+    full = ledger.ranks[0].kv.pool("full") or ledger.ranks[0].kv.pool("swa")
+    dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
+    return tuple(
+        PoolSizeCheck(
+            name="KV",
+            tokens=tokens,
+            rows=tokens,
+            logged_text=memory.text,
+            logged_bytes=memory.value_bytes,
+            predicted_bytes=tokens * per_token,
+            predicted_bytes_per_token=per_token,
+            kv_dtype=dtype,
+            within_rounding=memory.contains(tokens * per_token),
+        )
+        for memory, tokens in shown
+    )
+
+
+def cause_candidates(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings
+) -> list[tuple[str, LaunchSettings]]:
+    """Another KV dtype, tokens per block or TP; the other rounding era; the fraction the tokens imply."""
+    settings = with_log_facts(log, settings)
+    version = ResolvedVersion(text=settings.engine_version)
+    page = tokens_per_block(settings, version)
+    found: list[tuple[str, LaunchSettings | None]] = list(
+        geometry_candidates(model, settings, page, ("auto", "fp8"))
+    )
+    if settings.kv_cache_dtype != "nvfp4":
+        found.append(
+            (f"KV dtype nvfp4 (not {settings.kv_cache_dtype})", changed(settings, kv_cache_dtype="nvfp4"))
+        )
+    if runtime(settings, version) == "pytorch":
+        if rounding_rule(version) == "ceil":
+            found.append(("the 2026 tree's final rounding (floor)", changed(settings, engine_version=None)))
+        else:
+            found.append(
+                (
+                    f"rounding up, as {LAST_CEIL_RELEASE} does",
+                    changed(settings, engine_version=LAST_CEIL_RELEASE),
+                )
+            )
+    implied = _implied_fraction(log, model, settings)
+    if implied is not None and implied != settings.free_gpu_memory_fraction:
+        found.append(
+            (f"free_gpu_memory_fraction {implied:g}", changed(settings, free_gpu_memory_fraction=implied))
+        )
+    return [(what, candidate) for what, candidate in found if candidate is not None]
+
+
+def _implied_fraction(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> float | None:
+    """The C++ runtime's fraction that the logged tokens imply (tokens × bytes ÷ free), to 2 decimals."""
+    version = ResolvedVersion(text=settings.engine_version)
+    if runtime(settings, version) != "tensorrt":
+        return None
+    ranked, tokens = log.least(TrtllmRankLog, _cpp_free), logged_token_capacity(log)
+    if ranked is None or not tokens:
+        return None
+    try:
+        per_token = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES).kv_bytes_per_token
+    except KvtopError:
+        return None
+    fraction = round(tokens * per_token / ranked.value.value_bytes, 2)
+    return fraction if 0 < fraction <= 1 else None

@@ -1,0 +1,270 @@
+"""TensorRT-LLM's command line: `trtllm-serve [serve] MODEL` (click, underscores), its
+`--extra_llm_api_options` / `--config` YAML, and Dynamo's `python -m dynamo.trtllm` (hyphens).
+
+Spellings from `tensorrt_llm/commands/serve.py` (`serve`'s click options) and
+docs/engines/trtllm.md §6, §8. The YAML's `kv_cache_config` keys have no flag of their own; kvtop
+spells each as `--kv_cache_config.<key>` (the YAML path, written as a flag), so a plan, a cause and a
+fix can say them. `settings_with_options` maps a read YAML onto the settings: the YAML wins over the
+command line, as `update_llm_args_with_extra_dict` makes it win in trtllm-serve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+
+SPELLINGS: Mapping[str, str] = {
+    # trtllm-serve (the first spelling of each field is the one kvtop names)
+    "--host": "host",
+    "--port": "port",
+    "--tp_size": "tp",
+    "--tensor_parallel_size": "tp",
+    "--pp_size": "pp",
+    "--pipeline_parallel_size": "pp",
+    "--ep_size": "ep",
+    "--moe_expert_parallel_size": "ep",
+    "--kv_cache_free_gpu_memory_fraction": "free_gpu_memory_fraction",
+    "--free_gpu_memory_fraction": "free_gpu_memory_fraction",
+    "--max_batch_size": "max_running_requests",
+    "--max_num_tokens": "max_num_batched_tokens",
+    "--max_seq_len": "context_length",
+    "--max_beam_width": "max_beam_width",
+    "--backend": "backend",
+    "--extra_llm_api_options": "extra_llm_api_options",
+    "--config": "extra_llm_api_options",
+    # the YAML's keys, written as flags
+    "--kv_cache_config.dtype": "kv_cache_dtype",
+    "--kv_cache_config.tokens_per_block": "page_size",
+    "--kv_cache_config.max_tokens": "kv_cache_max_tokens",
+    "--kv_cache_config.max_gpu_total_bytes": "max_gpu_total_bytes",
+    "--kv_cache_config.free_gpu_memory_fraction": "free_gpu_memory_fraction",
+    "--enable_attention_dp": "enable_dp_attention",
+    "--cuda_graph_config.max_batch_size": "cuda_graph_max_bs",
+    # trtllm-build / quantize.py: a TensorRT engine's KV dtype and block size are built in
+    "--kv_cache_dtype": "kv_cache_dtype",
+    "--tokens_per_block": "page_size",
+    # Dynamo (`python -m dynamo.trtllm`, docs/engines/trtllm.md §8)
+    "--model-path": "model",
+    "--tensor-parallel-size": "tp",
+    "--pipeline-parallel-size": "pp",
+    "--expert-parallel-size": "ep",
+    "--max-seq-len": "context_length",
+    "--max-num-tokens": "max_num_batched_tokens",
+    "--max-batch-size": "max_running_requests",
+    "--free-gpu-memory-fraction": "free_gpu_memory_fraction",
+    "--extra-engine-args": "extra_llm_api_options",
+    "--kv-block-size": "page_size",
+}
+# trtllm-serve's other options: they do not change the KV budget kvtop models (kept verbatim)
+PASSTHROUGH = frozenset(
+    {
+        "--tokenizer",
+        "--custom_tokenizer",
+        "--custom_module_dirs",
+        "--log_level",
+        "--context_parallel_size",
+        "--cp_size",
+        "--moe_cluster_parallel_size",
+        "--cluster_size",
+        "--gpus_per_node",
+        "--num_postprocess_workers",
+        "--trust_remote_code",
+        "--revision",
+        "--reasoning_parser",
+        "--tool_parser",
+        "--metadata_server_config_file",
+        "--server_role",
+        "--fail_fast_on_attention_window_too_large",
+        "--otlp_traces_endpoint",
+        "--disagg_cluster_uri",
+        "--enable_chunked_prefill",
+        "--media_io_kwargs",
+        "--chat_template",
+        "--kv_cache_config.enable_block_reuse",
+        "--override-engine-args",
+    }
+)
+PREFERRED: Mapping[str, str] = {
+    "tp": "--tp_size",
+    "pp": "--pp_size",
+    "ep": "--ep_size",
+    "backend": "--backend",
+    "max_running_requests": "--max_batch_size",
+    "max_num_batched_tokens": "--max_num_tokens",
+    "context_length": "--max_seq_len",
+    "max_beam_width": "--max_beam_width",
+    "free_gpu_memory_fraction": "--kv_cache_free_gpu_memory_fraction",
+    "kv_cache_dtype": "--kv_cache_config.dtype",
+    "page_size": "--kv_cache_config.tokens_per_block",
+    "kv_cache_max_tokens": "--kv_cache_config.max_tokens",
+    "max_gpu_total_bytes": "--kv_cache_config.max_gpu_total_bytes",
+    "enable_dp_attention": "--enable_attention_dp",
+    "dp": "--dp",
+}
+KV_CACHE_DTYPES = ("auto", "fp8", "nvfp4")  # KvCacheConfig.dtype (llm_args.py): "auto" follows the checkpoint
+BACKENDS = ("pytorch", "tensorrt", "trt", "_autodeploy")
+ENTRY_MODULES = ("tensorrt_llm.commands.serve", "dynamo.trtllm")
+
+# the YAML's keys kvtop reads (dotted path -> LaunchSettings field); the rest is kept verbatim
+_OPTION_FIELDS: Mapping[str, str] = {
+    "kv_cache_config.free_gpu_memory_fraction": "free_gpu_memory_fraction",
+    "kv_cache_config.max_tokens": "kv_cache_max_tokens",
+    "kv_cache_config.max_gpu_total_bytes": "max_gpu_total_bytes",
+    "kv_cache_config.dtype": "kv_cache_dtype",
+    "kv_cache_config.tokens_per_block": "page_size",
+    "tensor_parallel_size": "tp",
+    "pipeline_parallel_size": "pp",
+    "moe_expert_parallel_size": "ep",
+    "max_batch_size": "max_running_requests",
+    "max_num_tokens": "max_num_batched_tokens",
+    "max_seq_len": "context_length",
+    "max_beam_width": "max_beam_width",
+    "backend": "backend",
+    "enable_attention_dp": "enable_dp_attention",
+    "cuda_graph_config.max_batch_size": "cuda_graph_max_bs",
+}
+_OPTION_TYPES: Mapping[str, type] = {
+    "free_gpu_memory_fraction": float,
+    "kv_cache_max_tokens": int,
+    "max_gpu_total_bytes": int,
+    "kv_cache_dtype": str,
+    "page_size": int,
+    "tp": int,
+    "pp": int,
+    "ep": int,
+    "max_running_requests": int,
+    "max_num_batched_tokens": int,
+    "context_length": int,
+    "max_beam_width": int,
+    "backend": str,
+    "enable_dp_attention": bool,
+    "cuda_graph_max_bs": int,
+}
+_MAX_OPTION_KEYS = 4096
+
+
+class TrtllmFlags:
+    spellings: Mapping[str, str] = SPELLINGS
+    kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
+    passthrough: frozenset[str] = PASSTHROUGH
+    # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
+    specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
+    choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        return None
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """TensorRT-LLM splits experts inside the TP group (moe_tp × moe_ep = tp); attention DP makes every
+        one of the tp ranks its own attention rank; it has no decode context parallelism."""
+        if settings.ep > 1 and settings.tp % settings.ep:
+            raise InputError(
+                f"expert parallel size {settings.ep} must divide tp {settings.tp} "
+                "(TensorRT-LLM splits the experts inside the TP group)",
+                field="--ep_size",
+            )
+        if settings.dcp > 1:
+            raise InputError(
+                "TensorRT-LLM has no decode context parallelism (its --cp_size is not modelled)",
+                field="--dcp",
+            )
+        if settings.enable_dp_attention and settings.dp != settings.tp:
+            raise InputError(
+                f"TensorRT-LLM's attention DP gives each of the tp {settings.tp} ranks its own attention: "
+                f"add --dp {settings.tp} (or set enable_attention_dp in the --extra_llm_api_options YAML)",
+                field="--enable_attention_dp",
+            )
+        if not settings.enable_dp_attention and settings.dp > 1:
+            raise InputError(
+                "one trtllm-serve runs one replica: data parallelism is several servers "
+                "(or enable_attention_dp: true)",
+                field="--dp",
+            )
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        return written_flags(settings, PREFERRED)
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        for index, token in enumerate(argv):
+            nxt = argv[index + 1] if index + 1 < len(argv) else ""
+            if token.rsplit("/", 1)[-1] == "trtllm-serve":
+                if nxt == "serve":
+                    return index + 2, positional_model(argv[index + 2 :])
+                return index + 1, positional_model(argv[index + 1 :])
+            if token in ENTRY_MODULES:
+                if token == "dynamo.trtllm":
+                    return index + 1, None
+                return index + 1, positional_model(argv[index + 1 :])
+        return None
+
+
+def _flatten(options: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """{'kv_cache_config': {'max_tokens': 8}} -> {'kv_cache_config.max_tokens': 8}."""
+    flat: dict[str, object] = {}
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _typed(key: str, value: object, kind: type, source: str) -> object:
+    """A YAML value as the field's type; an InputError naming the key when it is not one."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+    elif kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(value, str):
+        return value
+    shown = repr(value)[:40]
+    raise InputError(f"expected {kind.__name__}, got {shown}", field=key, source=source)
+
+
+def settings_with_options(
+    settings: LaunchSettings, options: Mapping[str, object], source: str
+) -> LaunchSettings:
+    """`settings` with what an --extra_llm_api_options YAML states (it wins over the command line).
+
+    `enable_attention_dp: true` gives every one of the tp ranks its own attention (dp = tp); a
+    `max_gpu_total_bytes` of 0 is unset. Keys kvtop does not read are kept in `flags` as their path.
+    """
+    flat = _flatten(options)
+    if len(flat) > _MAX_OPTION_KEYS:
+        raise InputError(
+            f"{len(flat):,} keys: not an --extra_llm_api_options file", field="YAML", source=source
+        )
+    update: dict[str, object] = {}
+    extra: dict[str, str | bool] = {}
+    for key, value in flat.items():
+        field = _OPTION_FIELDS.get(key)
+        if field is None:
+            extra[key] = value if isinstance(value, bool) else str(value)[:200]
+            continue
+        if value is None:
+            continue
+        typed = _typed(key, value, _OPTION_TYPES[field], source)
+        if field == "kv_cache_dtype" and typed not in KV_CACHE_DTYPES:
+            raise InputError(
+                f"TensorRT-LLM has no KV cache dtype {str(typed)[:40]!r} (one of {', '.join(KV_CACHE_DTYPES)})",
+                field=key,
+                source=source,
+            )
+        if field == "max_gpu_total_bytes" and typed == 0:
+            typed = None
+        update[field] = typed
+    if update.get("enable_dp_attention"):
+        update["dp"] = update.get("tp", settings.tp)
+    merged = {**settings.model_dump(), **update, "flags": {**settings.flags, **extra}}
+    try:
+        return LaunchSettings.model_validate(merged)
+    except InputError as error:  # a value out of range: name the file it came from
+        raise InputError(str(error), source=source) from None

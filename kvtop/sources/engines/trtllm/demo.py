@@ -1,0 +1,44 @@
+"""TensorRT-LLM on a simulated node: trtllm-serve and, under it, one MPI worker per rank
+(`python3 -m mpi4py.futures.server`, no title of its own); every rank is sized from the least memory
+free at the profiled peak over all ranks (docs/engines/trtllm.md §3, §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.trtllm.budget import ESTIMATED_NON_KV_BYTES
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import RankLedger
+
+reports_memory_bytes = False  # trtllm-serve reports blocks, not bytes
+reports_capacity = True  # /prometheus/metrics: its KV gauges state the blocks
+labels_ranks_by_pid = False
+WORKER_COMMAND = "python3 -m mpi4py.futures.server"
+
+
+def measured_for_truth(
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+) -> MeasuredInputs:
+    """The least free GPU before the weights; a rank's extra bytes are outside torch at the profiled peak."""
+    extra = max(extra_bytes.values(), default=0)
+    return MeasuredInputs(
+        free_before_load_bytes=total_bytes - max(taken_before_load.values()),
+        non_kv_bytes=ESTIMATED_NON_KV_BYTES + extra if extra else None,
+    )
+
+
+def worker_identity(
+    server_pid: int, settings: LaunchSettings, rank: RankLedger, position: int
+) -> tuple[int, int, str]:
+    """MPI workers spawned under trtllm-serve, in rank order (their command line is all they show)."""
+    return server_pid + 10 + position, server_pid, WORKER_COMMAND
+
+
+def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
+    return WORKER_COMMAND
+
+
+def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+    """The profiled peak already left room for the largest rank's extra bytes."""
+    return cuda_context + extra - max(extra_bytes.values(), default=0)

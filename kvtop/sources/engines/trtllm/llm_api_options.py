@@ -1,0 +1,65 @@
+"""The `--extra_llm_api_options` / `--config` YAML a trtllm-serve launch names (PyYAML owns this module).
+
+The file is read when it exists (a relative path from `base_dir`: the working directory for a command
+kvtop was given, never guessed for a process found running elsewhere); its values reach the settings
+through the domain (`kvtop.domain.engines.trtllm.flags.settings_with_options`). A file that exists but
+is not a YAML mapping is an `InputError` naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from kvtop.domain.engines.trtllm.flags import settings_with_options
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+
+MAX_OPTIONS_BYTES = 1 << 20  # an LLM-API options file is a few hundred bytes; anything past 1 MiB is not one
+_FLAG = "--extra_llm_api_options"
+
+
+def options_path(settings: LaunchSettings, base_dir: Path | None) -> Path | None:
+    """The YAML's path if the settings name one that can be found from here, else None."""
+    named = settings.extra_llm_api_options
+    if not named:
+        return None
+    path = Path(named).expanduser()
+    if not path.is_absolute():
+        if base_dir is None:
+            return None
+        path = base_dir / path
+    return path if path.is_file() else None
+
+
+def read_options(path: Path) -> dict[str, object]:
+    """The YAML as a mapping (empty for an empty file); an InputError naming the file otherwise."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_OPTIONS_BYTES + 1)
+    except OSError as error:
+        raise InputError(
+            f"cannot read it ({error.strerror or type(error).__name__})", field=_FLAG, source=str(path)
+        ) from None
+    if len(raw) > MAX_OPTIONS_BYTES:
+        raise InputError("larger than 1 MiB: not an LLM-API options file", field=_FLAG, source=str(path))
+    try:
+        data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise InputError(f"not valid YAML{where}", field=_FLAG, source=str(path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("not a YAML mapping of LLM-API options", field=_FLAG, source=str(path))
+    return {str(key): value for key, value in data.items()}
+
+
+def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+    """`settings` with the YAML its launch names, when the file is there to read (the YAML wins)."""
+    path = options_path(settings, base_dir)
+    if path is None:
+        return settings
+    return settings_with_options(settings, read_options(path), str(path))
