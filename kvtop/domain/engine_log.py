@@ -15,7 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankKey, RankLog, Rounded, StartupFailure
-from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name
+from kvtop.domain.engines.registry import EngineId, display_name, display_names
 from kvtop.domain.errors import InputError
 
 ArgValue = str | int | float | bool | None
@@ -115,9 +115,7 @@ class EngineLog(_Frozen):
         """
         seen = {engine: count for engine, count in self.lines_by_engine.items() if count}
         if not seen:
-            shown = [display_name(engine) for engine in ENGINE_IDS]
-            names = ", ".join(shown[:-1]) + f" or {shown[-1]}" if len(shown) > 1 else shown[0]
-            raise InputError(f"no {names} startup lines", field="log", source=self.source)
+            raise InputError(f"no {display_names()} startup lines", field="log", source=self.source)
         if requested is None:
             return self.engine or max(seen, key=lambda engine: seen[engine])
         if self.recognised_lines(requested) == 0:

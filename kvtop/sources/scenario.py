@@ -19,6 +19,7 @@ from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
+from kvtop.sources.engines.registry import title_prefixes
 from kvtop.sources.json_file import read_json_object
 from kvtop.units import MIB, parse_size
 
@@ -115,8 +116,11 @@ class OrphanProcess(_Strict):
     @field_validator("title")
     @classmethod
     def _engine_title(cls, value: str) -> str:
-        if not value.lower().startswith(("vllm::", "sglang::")):
-            raise ValueError("an orphan's title starts with VLLM:: or sglang:: (e.g. VLLM::Worker_TP1)")
+        prefixes = tuple(f"{prefix}::" for prefix in title_prefixes())
+        if not value.upper().startswith(prefixes):
+            raise ValueError(
+                f"an orphan's title starts with an engine's title prefix, one of {', '.join(prefixes)} (e.g. VLLM::Worker_TP1)"
+            )
         return value
 
 

@@ -48,6 +48,12 @@ def display_name(engine: EngineId) -> str:
     return _ENGINES[engine][0] if engine in _ENGINES else engine
 
 
+def display_names() -> str:
+    """'SGLang, vLLM, LMDeploy or TensorRT-LLM': every engine kvtop models, for a message."""
+    shown = [display_name(engine) for engine in ENGINE_IDS]
+    return ", ".join(shown[:-1]) + f" or {shown[-1]}" if len(shown) > 1 else shown[0]
+
+
 def engine_rules(engine: EngineId) -> EngineRules:
     """The engine's budget, storage and version rules."""
     rules: EngineRules = _package(engine).RULES  # type: ignore[attr-defined]

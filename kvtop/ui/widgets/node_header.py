@@ -6,6 +6,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kvtop.domain.engines.registry import display_names
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.ui.freshness import Wording
@@ -140,5 +141,5 @@ class NodeHeader(Widget):
         if self._engines and snapshot is not None:
             lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
             if not snapshot.engines:
-                lines.append(Content.styled("no SGLang or vLLM engine found on this node", "$text-muted"))
+                lines.append(Content.styled(f"no {display_names()} engine found on this node", "$text-muted"))
         return Content("\n").join(lines)
