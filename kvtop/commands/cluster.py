@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--ca-file", default=None, metavar="PATH", help="a CA bundle to verify the server's certificate with"
     )
-    parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS", help="per query (default 5)")
+    parser.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
+                        help="the whole answer's deadline, every query within it (default 15)")  # fmt: skip
     parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
                         help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the cluster view as JSON")
@@ -41,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _text(view: ClusterView) -> str:
     lines = [f"{view.prometheus_url}: {len(view.nodes)} nodes, {view.nodes_not_up} not up (worst first)"]
+    if view.missing:
+        lines.append(f"partial: no answer within --timeout {view.deadline_s:g} s for: {', '.join(view.missing)}")
     for node in view.nodes:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
@@ -58,11 +61,13 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     url = args.prometheus_url or getattr(args, "prometheus", None)
     if not url:
         raise InputError("no Prometheus server given (use --prometheus URL)", field="--prometheus")
+    if not args.timeout > 0:  # NaN too
+        raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
     client = PrometheusClient(
         url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
     )
     try:
-        view = ClusterReader(client, stale_after_s=args.stale_after).read()
+        view = ClusterReader(client, stale_after_s=args.stale_after, deadline_s=args.timeout).read()
     finally:
         client.close()
     if args.json:

@@ -43,7 +43,11 @@ def _placeholder(field: str, dtypes: tuple[str, ...], choices: Mapping[str, tupl
     if field in choices:
         return "|".join(choices[field])
     kind = FIELD_TYPES[field]
-    return "" if kind is bool else _PLACEHOLDERS.get(field, "N" if kind is int else "F" if kind is float else "S")
+    return (
+        ""
+        if kind is bool
+        else _PLACEHOLDERS.get(field, "N" if kind is int else "F" if kind is float else "S")
+    )
 
 
 def _listing(
@@ -78,10 +82,30 @@ def engine_flags_help() -> str:
     lines += _wrapped("kvtop", _listing(KVTOP_SPELLINGS, (), {}))
     for engine in ENGINE_IDS:
         flags = engine_flags(engine)
-        lines += _wrapped(f"{display_name(engine)} (--engine {engine})", _listing(flags.spellings, flags.kv_cache_dtypes, flags.choices))
+        lines += _wrapped(
+            f"{display_name(engine)} (--engine {engine})",
+            _listing(flags.spellings, flags.kv_cache_dtypes, flags.choices),
+        )
         if flags.passthrough:  # the engine's other options: accepted as typed, no KV sizing of their own
             lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough))
     return "\n".join(lines)
+
+
+HUB_TIMEOUT_S = 30.0  # the default deadline of a command that reads its model from the hub
+
+
+def add_hub_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`: the whole command's deadline, which only a hub read can approach."""
+    parser.add_argument("--timeout", dest="hub_timeout", type=float, default=HUB_TIMEOUT_S, metavar="SECONDS",
+                        help=f"deadline for reading the model from the Hugging Face hub (default {HUB_TIMEOUT_S:g} s)")  # fmt: skip
+
+
+def hub_deadline(args: argparse.Namespace) -> float:
+    """The hub deadline asked for, checked (a probe, which has its own --timeout, gets the default)."""
+    seconds = float(getattr(args, "hub_timeout", HUB_TIMEOUT_S))
+    if not seconds > 0:  # NaN too
+        raise InputError(f"must be positive (got {seconds:g})", field="--timeout")
+    return seconds
 
 
 def add_model_arguments(
@@ -126,7 +150,10 @@ def add_model_arguments(
     group.add_argument("--free-after-load", default=None, metavar="SIZE",
                        help="measured free memory after weight load, e.g. 63.72GiB (SGLang's 'GB' is GiB)")  # fmt: skip
     group.add_argument(
-        "--weights-memory", default=None, metavar="SIZE", help="measured resident weights per rank, e.g. 15GiB"
+        "--weights-memory",
+        default=None,
+        metavar="SIZE",
+        help="measured resident weights per rank, e.g. 15GiB",
     )
     group.add_argument(
         "--non-kv-memory",

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from kvtop.commands import SUMMARIES
-from kvtop.commands.common import add_model_arguments, engine_flags_help, gpu_from_args, measured_from_args
+from kvtop.commands.common import (
+    add_hub_timeout,
+    add_model_arguments,
+    engine_flags_help,
+    gpu_from_args,
+    hub_deadline,
+    measured_from_args,
+)
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
@@ -34,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "log", help="an engine's startup log (SGLang, vLLM, TensorRT-LLM; prefixes, ranks and colours do not matter)"
     )
     add_model_arguments(parser, model_required=False)
+    add_hub_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (one line)")
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
@@ -137,7 +145,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
         )
-    model = load_model(settings.model, family=args.model_family)
+    model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total

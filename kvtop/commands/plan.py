@@ -9,9 +9,11 @@ from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
+    add_hub_timeout,
     add_model_arguments,
     engine_flags_help,
     gpu_from_args,
+    hub_deadline,
     measured_from_args,
     settings_from_args,
 )
@@ -25,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
+    add_hub_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     parser.add_argument("--require-fit", action="store_true", help="exit 1 when the layout does not fit")
     parser.set_defaults(handler=run, accepts_engine_flags=True)
@@ -39,7 +42,9 @@ def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
         raise InputError(
             "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"
         )
-    model = load_model(settings.model, family=getattr(args, "model_family", None))
+    model = load_model(
+        settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args)
+    )
     measured = measured_from_args(args)
     total, name = gpu_from_args(args, measured)
     return predict(

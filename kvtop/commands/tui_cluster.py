@@ -25,9 +25,10 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     if interval <= 0:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
     stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
+    timeout_s = float(getattr(args, "timeout", None) or 5.0)  # each refresh's deadline, every query within it
     client = PrometheusClient(
         args.prometheus, token=load_token(getattr(args, "token_file", None)),
-        timeout_s=float(getattr(args, "timeout", None) or 5.0), ca_file=getattr(args, "ca_file", None),
+        timeout_s=timeout_s, ca_file=getattr(args, "ca_file", None),
     )  # fmt: skip
 
     def node_source(name: str) -> SnapshotSource:
@@ -35,7 +36,7 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
 
     try:
         app = ClusterApp(
-            ClusterReader(client, stale_after_s=stale_after_s), node_source, load_model,
+            ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s), node_source, load_model,
             theme=getattr(args, "theme", None), interval_s=interval, label=client.shown_url,
         )  # fmt: skip
         settle_heap()

@@ -150,6 +150,9 @@ class ClusterView(_Frozen):
     prometheus_url: str  # without credentials
     taken_at: float
     nodes: tuple[ClusterNode, ...] = ()
+    # the queries that got no answer before the command's deadline ran out (the view is partial)
+    missing: tuple[str, ...] = ()
+    deadline_s: float | None = None  # the deadline that ran out, when some are missing
 
     @computed_field  # type: ignore[prop-decorator]
     @property

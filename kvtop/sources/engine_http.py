@@ -8,6 +8,7 @@ is down, slow or answers garbage becomes a named `EndpointState` with a message.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import httpx
@@ -15,9 +16,20 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
+from kvtop.sources.bounded_http import (
+    AnswerTooLarge,
+    Deadline,
+    DeadlineExpired,
+    UnreadableEncoding,
+    read_bounded,
+)
 from kvtop.sources.engines.registry import endpoint_reader
 
 DEFAULT_TIMEOUT_S = 1.0
+MAX_PAGE_BYTES = 16 << 20  # an engine's /metrics or server-info page; a real one is a few hundred KiB
+# The deadline of the command reading the node (`with_live_state`), seen by every request it makes:
+# the engines' readers keep their plain (http, base_url, timeout_s) signature.
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("kvtop_engine_http_deadline", default=None)
 _GIB = 1 << 30
 
 _FRACTIONS = {"kv_usage_fraction"}
@@ -60,20 +72,32 @@ def fetch_engine_live(
 
 
 def with_live_state(
-    node: NodeObservation, *, client: httpx.Client | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+    node: NodeObservation,
+    *,
+    client: httpx.Client | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    deadline: Deadline | None = None,
 ) -> NodeObservation:
-    """The node with every engine's `live` read from its endpoints (one engine after another)."""
-    engines = tuple(
-        engine.model_copy(
-            update={
-                "live": fetch_engine_live(
+    """The node with every engine's `live` read from its endpoints (one engine after another).
+
+    With a `deadline`, no request outlives it; an engine not read in time is named TIMEOUT."""
+    engines = []
+    token = _DEADLINE.set(deadline)
+    try:
+        for engine in node.engines:
+            if deadline is not None and deadline.expired:
+                live = EngineLive(
+                    state=EndpointState.TIMEOUT,
+                    message=f"not read: the command's --timeout of {deadline.seconds:g} s ran out first",
+                )
+            else:
+                live = fetch_engine_live(
                     engine.kind, engine.host, engine.port, client=client, timeout_s=timeout_s
                 )
-            }
-        )
-        for engine in node.engines
-    )
-    return node.model_copy(update={"engines": engines})
+            engines.append(engine.model_copy(update={"live": live}))
+    finally:
+        _DEADLINE.reset(token)
+    return node.model_copy(update={"engines": tuple(engines)})
 
 
 def _host_for_url(host: str) -> str:
@@ -81,8 +105,20 @@ def _host_for_url(host: str) -> str:
 
 
 def get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
+    """The whole answer of `url`, read within `timeout_s` per operation, the command's deadline and
+    `MAX_PAGE_BYTES` (inflated); every failure is an `EndpointFailure` naming its state."""
+    deadline = _DEADLINE.get()
     try:
-        response = http.get(url, timeout=timeout_s)
+        response = read_bounded(
+            http, url, timeout_s=timeout_s, deadline=deadline, max_bytes=MAX_PAGE_BYTES
+        ).as_response(url)
+    except DeadlineExpired:
+        seconds = deadline.seconds if deadline is not None else timeout_s
+        raise EndpointFailure(
+            EndpointState.TIMEOUT, f"{url}: the command's --timeout of {seconds:g} s ran out while reading it"
+        ) from None
+    except (AnswerTooLarge, UnreadableEncoding) as error:
+        raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{url}: {error}") from None
     except httpx.TimeoutException:
         raise EndpointFailure(
             EndpointState.TIMEOUT, f"{url} did not answer within {timeout_s:g} s: the server is busy or hung"
@@ -109,7 +145,9 @@ def metric_families(http: httpx.Client, url: str, timeout_s: float, prefix: str)
         raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{url} is not a Prometheus page: {error}") from None
     ours = [family for family in families if family.name.startswith(prefix)]
     if not ours:
-        raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{url} has no {prefix} metrics: is this the right server?")
+        raise EndpointFailure(
+            EndpointState.BAD_PAYLOAD, f"{url} has no {prefix} metrics: is this the right server?"
+        )
     return ours
 
 

@@ -16,8 +16,10 @@ import os
 import re
 import struct
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
@@ -25,9 +27,12 @@ from kvtop.domain.model import ModelSpec, model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
 from kvtop.sources.json_file import parse_json_object, read_json_object
 
+T = TypeVar("T")
+
 PRESET_DIR_ENV = "KVTOP_PRESETS"
 HUB_REACH_DEADLINE_S = 2.0  # a hub that has not answered one HEAD by then is "unreachable"
 HUB_READ_TIMEOUT_S = 10.0  # per request once the hub has answered
+HUB_DEADLINE_S = 30.0  # the whole read of one model from the hub (`--timeout` of plan and explain)
 
 
 def preset_dir() -> Path:
@@ -101,10 +106,11 @@ def load_config_file(path: Path, name: str | None = None, *, family: str | None 
     )
 
 
-def load_model(ref: str, *, family: str | None = None) -> ModelSpec:
+def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_DEADLINE_S) -> ModelSpec:
     """Resolve a model reference: a config path, a checkpoint folder, a preset, or a hub id.
 
-    `family` forces the modelled family the config is read as (`--model-family`).
+    `family` forces the modelled family the config is read as (`--model-family`); a hub read takes
+    at most `deadline_s` (the config, else an InputError; the checkpoint's size, else unknown).
     """
     path = Path(ref).expanduser()
     if path.is_dir():
@@ -118,7 +124,7 @@ def load_model(ref: str, *, family: str | None = None) -> ModelSpec:
     if ref.endswith(".json") or ref.startswith((".", "/", "~")):
         raise InputError("config file not found", field="--model", source=ref)
     if ref.count("/") == 1:
-        return _from_hub(ref, family)
+        return _from_hub(ref, family, time.monotonic() + deadline_s)
     raise InputError(
         f"not a file, folder, preset or hub id (presets: {', '.join(preset_names()) or 'none found'})",
         field="--model",
@@ -155,7 +161,34 @@ def _offline_hints(repo_id: str, *, offline: bool = False) -> str:
     return f"use {nearest}, a local config ({local}), or HF_HUB_OFFLINE=1 to read only the cache"
 
 
-def _from_hub(repo_id: str, family: str | None) -> ModelSpec:
+class _Late(Exception):
+    """A hub step did not finish before the command's deadline."""
+
+
+def _within(ends_at: float, step: Callable[[], T]) -> T:
+    """`step()`'s result, run on a daemon thread so that nothing (not even DNS) outlives `ends_at`
+    (a `time.monotonic()` instant); `_Late` when it has not finished by then."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, step()))
+        except BaseException as err:  # noqa: BLE001 - handed back to the caller's thread below
+            outcome.append((False, err))
+
+    worker = threading.Thread(target=run, name="kvtop-hub", daemon=True)
+    worker.start()
+    worker.join(max(0.0, ends_at - time.monotonic()))
+    if not outcome:
+        raise _Late
+    done, value = outcome[0]
+    if not done:
+        raise value
+    result: T = value
+    return result
+
+
+def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
     import huggingface_hub as hf
     from huggingface_hub import constants
     from huggingface_hub.errors import HFValidationError
@@ -181,7 +214,14 @@ def _from_hub(repo_id: str, family: str | None) -> ModelSpec:
         unreachable = _reach_error(repo_id)
         if unreachable is not None:
             raise unreachable
-        config_path, quant_file = _download_config(repo_id)
+        try:
+            config_path, quant_file = _within(ends_at, lambda: _download_config(repo_id))
+        except _Late:
+            raise InputError(
+                f"the Hugging Face hub did not hand over {repo_id}'s config.json within --timeout; "
+                f"{_offline_hints(repo_id)}",
+                field="--model",
+            ) from None
         reachable, where = True, "Hugging Face hub"
     quant = read_json_object(quant_file, "hf_quant_config") if quant_file else None
     spec = model_from_config(
@@ -194,7 +234,11 @@ def _from_hub(repo_id: str, family: str | None) -> ModelSpec:
     )
     if not reachable:
         return spec
-    return spec.model_copy(update={"checkpoint_bytes": hub_safetensors_bytes(repo_id)})
+    try:
+        checkpoint = _within(ends_at, lambda: hub_safetensors_bytes(repo_id))
+    except _Late:  # the config is read: the plan stands, without the checkpoint's measured size
+        return spec.model_copy(update={"source": f"{spec.source}; checkpoint size not read within --timeout"})
+    return spec.model_copy(update={"checkpoint_bytes": checkpoint})
 
 
 def _reach_error(repo_id: str) -> InputError | None:

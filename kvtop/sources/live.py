@@ -145,24 +145,30 @@ class LiveSource:
         engine_log: Path | None = None,
         *,
         http_client: httpx.Client | None = None,
+        deadline_s: float | None = None,
     ) -> None:
         self._nvml = nvml if nvml is not None else NvmlSource()
         self._http_client = http_client  # None: a client per engine read; tests pass a MockTransport one
         self._table = table if table is not None else PsutilProcessTable()
         self._predictor = EnginePredictor(model_loader)
         self._http_timeout_s = http_timeout_s
+        self._deadline_s = deadline_s  # every engine endpoint of one collection within it (None: no bound)
         self._log = read_log(engine_log) if engine_log is not None else None
 
     def collect(self) -> NodeSnapshot:
         """One observation of the whole node with every engine's predicted ledger (blocking)."""
-        from kvtop.sources.engine_http import with_live_state  # httpx only when the live node is read
+        from kvtop.sources.bounded_http import Deadline  # httpx only when the live node is read
+        from kvtop.sources.engine_http import with_live_state
 
         node = self._nvml.read()
         if node.nvml_state is not NvmlState.OK:
             return build_snapshot(node, {}, source=self.label, notice=node.nvml_message)
         node = attribute_node(node, self._table)
         if node.engines:
-            node = with_live_state(node, client=self._http_client, timeout_s=self._http_timeout_s)
+            deadline = Deadline(self._deadline_s) if self._deadline_s is not None else None
+            node = with_live_state(
+                node, client=self._http_client, timeout_s=self._http_timeout_s, deadline=deadline
+            )
         log_notice = None
         if self._log is not None:
             node, log_notice = with_logged_capacity(node, self._log)
@@ -216,6 +222,7 @@ def open_node_source(
     http_timeout_s: float = 1.0,
     nvml: NvmlSource | None = None,
     demo_without_driver: bool = False,
+    deadline_s: float | None = None,
 ) -> SnapshotSource:
     """The node to show: the demo scenario `demo` (a name, a path or 'default') when given, else
     this node, read live.
@@ -236,5 +243,9 @@ def open_node_source(
         notice = f"{reason}: showing the demo node '{DEFAULT_SCENARIO}'"
         return DemoSource.open(DEFAULT_SCENARIO, notice=notice, engine_log=engine_log)
     if reason is not None:
-        raise KvtopError(f"{reason}: no node to read on this machine; add --demo [SCENARIO] for a simulated node")
-    return LiveSource(nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log)
+        raise KvtopError(
+            f"{reason}: no node to read on this machine; add --demo [SCENARIO] for a simulated node"
+        )
+    return LiveSource(
+        nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log, deadline_s=deadline_s
+    )

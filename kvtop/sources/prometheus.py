@@ -31,10 +31,18 @@ from kvtop.domain.cluster import (
     rank_nodes,
 )
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.sources.bounded_http import (
+    AnswerTooLarge,
+    Deadline,
+    DeadlineExpired,
+    UnreadableEncoding,
+    read_bounded,
+)
 
 MIB = 1 << 20
 TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 DEFAULT_STALE_AFTER_S = 120.0
+MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster's answer is a few MiB
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
 ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
@@ -138,29 +146,40 @@ class PrometheusClient:
     def close(self) -> None:
         self._http.close()
 
-    def query(self, expr: str) -> Series:
+    def query(self, expr: str, deadline: Deadline | None = None) -> Series:
+        """One instant query, read within the per-request timeout, `deadline` and MAX_ANSWER_BYTES."""
+        url = f"{self.url}/api/v1/query"
         try:
-            response = self._http.get(f"{self.url}/api/v1/query", params={"query": expr})
+            answer = read_bounded(
+                self._http, url, timeout_s=self.timeout_s, deadline=deadline,
+                max_bytes=MAX_ANSWER_BYTES, params={"query": expr},
+            )  # fmt: skip
+        except DeadlineExpired as err:
+            seconds = deadline.seconds if deadline is not None else self.timeout_s
+            raise PrometheusError(
+                PrometheusState.TIMEOUT,
+                f"{self.shown_url} gave no whole answer within --timeout {seconds:g} s",
+            ) from err
         except httpx.TimeoutException as err:
             raise PrometheusError(
                 PrometheusState.TIMEOUT, f"{self.shown_url} did not answer within {self.timeout_s:g} s"
             ) from err
+        except (AnswerTooLarge, UnreadableEncoding) as err:
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"{self.shown_url}: {err}") from err
         except httpx.HTTPError as err:
             raise PrometheusError(
                 PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})"
             ) from err
-        if response.status_code in (401, 403):
-            raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {response.status_code}); "
+        if answer.status_code in (401, 403):
+            raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {answer.status_code}); "
                                   f"give a token with --token-file or ${TOKEN_ENV}")  # fmt: skip
         try:
-            payload = json.loads(response.content)
+            payload = json.loads(answer.content)
         except ValueError:
             payload = None
-        if response.status_code >= 400 and not (
-            isinstance(payload, dict) and payload.get("status") == "error"
-        ):
+        if answer.status_code >= 400 and not (isinstance(payload, dict) and payload.get("status") == "error"):
             raise PrometheusError(
-                PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {response.status_code}"
+                PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {answer.status_code}"
             )
         return _vector(payload, expr)
 
@@ -186,15 +205,38 @@ class ClusterReader:
     """Reads the cluster: `read()` runs the queries in QUERIES and joins them per node."""
 
     def __init__(self, client: PrometheusClient, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
-                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.time, deadline_s: float | None = None) -> None:  # fmt: skip
         self.client = client
+        self.deadline_s = deadline_s
         self.stale_after_s = stale_after_s
         self._clock = clock
 
     def read(self) -> ClusterView:
-        answers = {key: self.client.query(expr) for key, expr in QUERIES.items()}
-        return join_answers(
-            answers, url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s
+        """Every query's answer within one deadline (`deadline_s`; None: each query its own timeout).
+
+        When the deadline runs out after some answers came, the view is built from those and names
+        the missing ones (`missing`); with no answer at all it is a TIMEOUT error."""
+        deadline = Deadline(self.deadline_s) if self.deadline_s is not None else None
+        answers: dict[str, Series] = {}
+        missing: list[str] = []
+        for key, expr in QUERIES.items():
+            if missing:  # the deadline has passed: the rest cannot be asked
+                missing.append(key)
+                continue
+            try:
+                answers[key] = self.client.query(expr, deadline)
+            except PrometheusError as err:
+                if err.state is not PrometheusState.TIMEOUT or deadline is None or not deadline.expired:
+                    raise
+                if not answers:
+                    raise
+                missing.append(key)
+        view = join_answers(
+            {key: answers.get(key, []) for key in QUERIES},
+            url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s,
+        )  # fmt: skip
+        return view.model_copy(
+            update={"missing": tuple(missing), "deadline_s": self.deadline_s if missing else None}
         )
 
 
@@ -350,7 +392,9 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
             gpus.append(ClusterGpu(**gpu))
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
         if node.demo_scenario is not None:
-            notes.append(f"simulated: kvtop export serves the demo scenario '{node.demo_scenario}', not this host's GPUs")
+            notes.append(
+                f"simulated: kvtop export serves the demo scenario '{node.demo_scenario}', not this host's GPUs"
+            )
         notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")
                   for t in by_node.get(name, []) if t.health is not TargetHealth.UP]  # fmt: skip
         built.append(ClusterNode(
