@@ -35,7 +35,7 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 # Short flags that conventionally take a key.
 _SECRET_SHORT_FLAGS = frozenset({"-k"})
 # Words that contain a secret word but name something else; removed before looking.
-_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile|monkey|bypass"
+_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile|keyvalue|monkey|bypass"
                            r"|passthrough|allowcredentials")  # fmt: skip
 # A "token" beside one of these is a count of tokens (`--max-token-len`), not a credential.
 _COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",

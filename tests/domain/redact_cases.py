@@ -152,4 +152,6 @@ PLAIN_TEXT: list[tuple[str, str]] = [
     ("a KV line", "GPU KV cache size: 1,204,432 tokens"),
     ("an endpoint failure", "http://127.0.0.1:8000: connection refused"),
     ("a key-value cache", "key and value caches of 80 layers"),
+    # a config field named in an error: its count is the message, not a secret
+    ("a KV-head count", "num_key_value_heads: 64 KV heads cannot serve 32 attention heads"),
 ]  # fmt: skip
