@@ -1,0 +1,124 @@
+"""One truth per question: every surface shows the domain's one figure, on every demo node.
+
+For each rank: the capacity waterfall (`RankView.capacity`) is the answer to "how many tokens, and
+where did the rest go"; the snapshot JSON, the dashboard row, the exporter's series and the
+findings must read it, never recompute it. The planner's "before" must be the waterfall's
+explained state. The waterfall itself must sum exactly.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.commands.render_snapshot import snapshot_json
+from kvtop.domain.capacity import CapacityCause
+from kvtop.domain.diagnose import diagnose
+from kvtop.sources.demo import DemoSource, load_scenario
+from kvtop.sources.exporter_series import rank_label, snapshot_families
+from kvtop.sources.scenario import scenario_names
+from kvtop.ui.planning import plan
+from kvtop.ui.screens.dashboard import gpu_rows
+from kvtop.ui.state import NodeState
+from kvtop.units import fmt_tokens_brief
+
+SCENARIOS = scenario_names()
+
+
+def _snapshot(name: str):  # type: ignore[no-untyped-def]
+    return DemoSource(load_scenario(name)).collect_at(0)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_waterfall_sums_exactly(name: str) -> None:
+    for view in _snapshot(name).engines:
+        for rank in view.ranks:
+            waterfall = rank.capacity
+            assert waterfall is not None, (name, view.engine.engine_id, rank.gpu_index)
+            assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
+            if rank.observed.token_capacity is not None:  # the engine's own figure is the actual one
+                assert waterfall.actual_tokens == rank.observed.token_capacity
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_snapshot_json_is_the_waterfall(name: str) -> None:
+    snapshot = _snapshot(name)
+    out = snapshot_json(snapshot)
+    for view, shown in zip(snapshot.engines, out["engines"], strict=True):
+        for rank, row in zip(view.ranks, shown["ranks"], strict=True):
+            capacity = row["capacity"]
+            assert capacity["clean_tokens"] == rank.capacity.clean_tokens
+            assert capacity["actual_tokens"] == rank.capacity.actual_tokens
+            assert [(t["cause"], t["tokens"]) for t in capacity["terms"]] == [
+                (t.cause.value, t.tokens) for t in rank.capacity.terms
+            ]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_dashboard_row_is_the_waterfalls_change(name: str) -> None:
+    snapshot = _snapshot(name)
+    for row in gpu_rows(NodeState(source_label=name, snapshot=snapshot)):
+        if row.rank is None or row.rank.capacity is None or row.gpu.state.value != "ok":
+            continue
+        change = row.rank.capacity.actual_tokens - row.rank.capacity.clean_tokens
+        if change == 0:
+            assert row.capacity is None  # nothing moved: the GPU's own state shows
+        else:
+            assert row.capacity is not None and row.capacity.brief == fmt_tokens_brief(change)
+            assert row.capacity.short == (change < 0)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_exporter_series_are_the_waterfall(name: str) -> None:
+    snapshot = _snapshot(name)
+    families = {family.name: family for family in snapshot_families(snapshot, "n", None)}
+    change = {
+        (s.labels["engine"], s.labels["rank"], s.labels["cause"]): s.value
+        for s in families["kvtop_rank_capacity_change_tokens"].samples
+    }
+    capacity = {
+        (s.labels["engine"], s.labels["rank"], s.labels["source"]): s.value
+        for s in families["kvtop_rank_token_capacity"].samples
+    }
+    for view in snapshot.engines:
+        for rank in view.ranks:
+            key = (view.engine.engine_id, rank_label(rank))
+            assert capacity[(*key, "clean")] == rank.capacity.clean_tokens
+            assert capacity[(*key, "explained")] == rank.capacity.explained_tokens
+            for term in rank.capacity.terms:
+                assert change[(*key, term.cause.value)] == term.tokens
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_findings_cost_is_its_waterfall_term(name: str) -> None:
+    snapshot = _snapshot(name)
+    for finding in diagnose(snapshot):
+        if finding.term_tokens is None:
+            continue
+        view = next(v for v in snapshot.engines if v.engine.engine_id == finding.engine_id)
+        terms = {t.cause: t for r in view.ranks for t in r.capacity.terms}
+        assert finding.cause in terms and finding.term_tokens == terms[finding.cause].tokens
+        assert finding.tokens == -finding.term_tokens
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_planners_before_is_the_explained_state(name: str) -> None:
+    for view in _snapshot(name).engines:
+        if view.explained is None or not view.ranks:
+            continue
+        basis = view.explained  # what the app's planner opens on (KvtopApp._plan_basis)
+        outcome = plan(
+            basis.model, basis.settings, {}, gpu_total_bytes=basis.gpu_total_bytes, gpu_name=basis.gpu_name,
+            measured=basis.measured,
+        )  # fmt: skip
+        assert outcome.before is not None
+        explained = {rank.capacity.explained_tokens for rank in view.ranks}
+        assert explained == {outcome.before.token_capacity}, (name, view.engine.engine_id)
+
+
+def test_the_co_tenant_node_has_one_named_cause() -> None:
+    """The scenario's 6 GiB notebook on GPU 3 is the one cause on every rank: 6 GiB × 0.818 ÷
+    40,960 B = 128,660.3 tokens (SGLang 0.5.9's auto fraction on an H100, Llama-3-70B TP8)."""
+    view = _snapshot("llama70b-tp8-foreign-gpu3").engines[0]
+    for rank in view.ranks:
+        (term,) = rank.capacity.terms
+        assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -128_660)
