@@ -39,6 +39,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
         "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
+        "config_defaults_used": list(ledger.model.defaults_used),
         "engine_flags": ledger.settings.to_flags(),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
@@ -90,7 +91,9 @@ def ledger_text(ledger: Ledger) -> str:
                     f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
                 )
         lines.append("")
-    lines.append(f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})")
+    lines.append(
+        f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})"
+    )
     for step in e.steps:
         if step.bytes is not None:
             figure = fmt_both(step.bytes) if abs(step.bytes) >= 1 << 20 else f"{step.bytes:,} B"
@@ -123,7 +126,12 @@ def ledger_text(ledger: Ledger) -> str:
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
-    for note in (*e.notes, *(f"not modelled: {n}" for n in m.not_modelled)):
+    defaulted = (
+        (f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",)
+        if m.defaults_used
+        else ()
+    )
+    for note in (*e.notes, *defaulted, *(f"not modelled: {n}" for n in m.not_modelled)):
         lines.append(f"note: {note}")
     flags = " ".join(ledger.settings.to_flags())
     if flags:

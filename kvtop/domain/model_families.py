@@ -36,6 +36,11 @@ _LAYER_TYPES = {
 }
 
 
+# Every real config states these: a class default for them (transformers' 32 layers, 4096 wide)
+# would describe another model than the checkpoint, so their absence is an error, not a default.
+STRUCTURAL_FIELDS = frozenset({"hidden_size", "num_hidden_layers"})
+
+
 class Fields:
     """A validated text section with its file, field prefix and family, for readers that need values."""
 
@@ -66,9 +71,9 @@ class Fields:
         return tuple(f"{name}={value}" for name, value in sorted(self._defaults_read.items()))
 
     def need(self, name: str) -> int:
-        """A count the family cannot be read without."""
+        """A count the family cannot be read without (the model's shape: never a class default)."""
         value = self.get(name)
-        if value is None:
+        if value is None or (name in STRUCTURAL_FIELDS and name in self._defaulted):
             raise self.error(name, f"missing (a {self.family.model_type} config needs it)")
         return int(value)
 

@@ -230,10 +230,16 @@ def test_a_forced_family_takes_no_defaults_from_it() -> None:
         model_from_config(cfg, source="x", family="frob")
 
 
-def test_an_absent_core_field_is_the_class_default_and_an_explicit_null_is_refused() -> None:
+def test_an_absent_head_count_is_the_class_default_but_the_models_shape_never_is() -> None:
     cfg = load("Qwen--Qwen2.5-7B-Instruct.json")
-    del cfg["num_hidden_layers"]
-    model = model_from_config(cfg, source="x")
-    assert model.num_layers == 32 and "num_hidden_layers=32" in model.defaults_used  # Qwen2Config
+    # a head count left out is transformers' class default, and kvtop says it used it (Gemma-3's real
+    # configs leave theirs out); LlamaConfig's num_key_value_heads is None: num_attention_heads
+    llama = load("meta-llama--Llama-2-7b-hf.json")
+    model = model_from_config({k: v for k, v in llama.items() if k != "num_key_value_heads"}, source="x")
+    assert model.num_kv_heads == 32 == llama["num_attention_heads"]
+    # but the shape (layers, width) is stated by every real config: a default would plan another model
+    for field in ("num_hidden_layers", "hidden_size"):
+        with pytest.raises(InputError, match=rf"^{field}: missing \(a qwen2 config needs it\) in x$"):
+            model_from_config({k: v for k, v in cfg.items() if k != field}, source="x")
     with pytest.raises(InputError, match=r"^num_hidden_layers: must be an integer \(got null\) in x$"):
         model_from_config({**cfg, "num_hidden_layers": None}, source="x")
