@@ -17,8 +17,12 @@ from kvtop.commands.common import (
     measured_from_args,
     settings_from_args,
 )
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,14 +34,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_hub_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     parser.add_argument("--require-fit", action="store_true", help="exit 1 when the layout does not fit")
+    parser.add_argument(
+        "--compare",
+        default=None,
+        metavar="ENGINES",
+        help="solve the launch under each engine's default rules side by side, and the flags that give each "
+        f"the first one's KV budget: a comma list of {', '.join(ENGINE_IDS)}, or all",
+    )
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
 
 def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     """The ledger described by the command line (shared by plan, probe and explain)."""
+    settings = settings_from_args(args, extra)
+    model, measured, total, name = _model_and_device(args, settings)
+    return predict(
+        model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
+    )
+
+
+def _model_and_device(
+    args: argparse.Namespace, settings: LaunchSettings
+) -> tuple[ModelSpec, MeasuredInputs, int, str | None]:
+    """The model the settings name, the measured inputs, and the GPU's (total bytes, name)."""
     from kvtop.sources.hub import load_model
 
-    settings = settings_from_args(args, extra)
     if not settings.model:
         raise InputError(
             "no model given (use --model PATH|PRESET|HUB_ID or --cmd '<launch command>')", field="--model"
@@ -47,14 +68,14 @@ def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     )
     measured = measured_from_args(args)
     total, name = gpu_from_args(args, measured)
-    return predict(
-        model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
-    )
+    return model, measured, total, name
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_ledger import ledger_json, ledger_text
 
+    if args.compare is not None:
+        return run_compare(args, extra)
     ledger = build_ledger(args, extra)
     if args.json:
         json.dump(ledger_json(ledger), sys.stdout, indent=1)
@@ -62,3 +83,29 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     else:
         print(ledger_text(ledger))
     return 1 if args.require_fit and not ledger.engine.fits else 0
+
+
+def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """`--compare`: the launch under each engine's defaults. Flags are spelled as the first engine listed
+    spells them (or as the --cmd's engine does); nothing is loaded before they are found comparable."""
+    from kvtop.commands.render_compare import comparison_json, comparison_text
+    from kvtop.domain.compare import COMPARE_FLAG, check_comparable, compare_engines, engines_named
+
+    engines = engines_named(args.compare)
+    if args.engine is not None:
+        raise InputError(f"{COMPARE_FLAG} names the engines (the first is the reference); drop it", field="--engine")
+    if args.require_fit:
+        raise InputError(f"{COMPARE_FLAG} has no single plan to require: read each engine's fits", field="--require-fit")
+    spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else engines[0]})
+    settings = settings_from_args(spelling, extra)
+    check_comparable(settings)
+    model, measured, total, name = _model_and_device(args, settings)
+    comparison = compare_engines(
+        model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
+    )
+    if args.json:
+        json.dump(comparison_json(comparison), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(comparison_text(comparison))
+    return 0

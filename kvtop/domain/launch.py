@@ -213,7 +213,7 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
             flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
 
 
-def _check_kv_dtype(engine: EngineId, dtype: object, flag: str | None) -> None:
+def check_kv_dtype(engine: EngineId, dtype: object, flag: str | None) -> None:
     """A KV dtype typed as a flag must be one the engine accepts (a log's own dtype is read as kvtop's name)."""
     accepted = engine_flags(engine).kv_cache_dtypes
     if isinstance(dtype, str) and dtype not in accepted:
@@ -328,7 +328,7 @@ def parse_flags(
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled)
-    _check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
+    check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
     values["flags"] = extra
     return LaunchSettings.model_validate(values)
 

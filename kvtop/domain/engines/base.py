@@ -123,6 +123,12 @@ class EngineDiagnosis(Protocol):
         pool than predicted (an engine that budgets a share of the total); None: the report says nothing."""
         ...
 
+    def absolute_budget(self, ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+        """The settings update that gives this launch `kv_bytes` of KV per rank through an absolute setting
+        of the ledger's release (bytes, tokens or blocks), or None where it has none that reaches it (a
+        cap that would have to raise the budget, a release without the setting): then a share is searched."""
+        ...
+
     def reserve_finding(self, engine: EngineOnNode, thresholds: Thresholds) -> Finding | None: ...
 
     def restart_finding(self, engine: EngineOnNode) -> Finding | None: ...
@@ -184,6 +190,7 @@ class EngineRules(Protocol):
     context_holds_driver_reserved: bool
     memory_fraction_field: str  # the LaunchSettings field of the engine's memory share
     memory_fraction_flag: str  # … as the engine spells it
+    memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)
     diagnosis: EngineDiagnosis
     explainer: EngineExplainer
 

@@ -49,6 +49,9 @@ class LmdeployRules(LmdeployBudget):
     context_holds_driver_reserved = False
     memory_fraction_field = "cache_max_entry_count"
     memory_fraction_flag = "--cache-max-entry-count"
+    memory_fraction_of = (  # what the share is of
+        "the memory free after the weights (the PyTorch engine: less its runtime reserve); all of it is KV"
+    )
 
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain

@@ -19,7 +19,10 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
+from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
+from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay
@@ -64,6 +67,22 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
     """LMDeploy sizes its pool from the memory free after the weights (TurboMind from v0.2.2, the
     PyTorch engine always): a smaller pool is measured free memory, not a larger reserve (§5)."""
     return None
+
+
+def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+    """A block count that holds `kv_bytes` per rank: the PyTorch engine's `--num-gpu-blocks` (memory not
+    consulted, §4.3; more than 2 blocks), TurboMind's `--cache-max-entry-count` ≥ 1 before v0.15 (§1);
+    None for TurboMind's object cache (v0.15+ takes only a share below 1)."""
+    model, version = ledger.model, ledger.version
+    backend, _ = resolve_backend(model, ledger.settings, version)
+    if backend == "pytorch":
+        per_block = block_bytes(model, ledger.ranks[0].kv, ledger.engine.page_size, since(PYTORCH_ALIGNED_SINCE, version))
+        blocks = kv_bytes // per_block if per_block else 0
+        return {"num_gpu_blocks_override": blocks} if blocks > 2 else None
+    if turbomind_share(version).value not in ("total", "free"):
+        return None
+    blocks = kv_bytes // (ledger.kv_bytes_per_token * ledger.engine.page_size)
+    return {"cache_max_entry_count": float(blocks)} if blocks >= 1 else None
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

@@ -37,6 +37,9 @@ class SglangRules(SglangBudget):
     context_holds_driver_reserved = True
     memory_fraction_field = "mem_fraction_static"
     memory_fraction_flag = "--mem-fraction-static"
+    memory_fraction_of = (  # what the share is of
+        "the memory free before the weights load; weights and KV share it, the rest is its reserve"
+    )
 
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain

@@ -66,6 +66,17 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
     return None
 
 
+def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+    """`--max-total-tokens` of `kv_bytes` ÷ the KV bytes per token: a cap on the tokens the budget buys
+    (§4, `max_total_tokens=… is larger than the profiled value` beyond it), so only below SGLang's own
+    budget, and only where one cell prices a token (no sliding-window or linear-attention pool)."""
+    engine = ledger.engine
+    if kv_bytes >= engine.kv_budget_bytes or engine.swa_token_capacity is not None or engine.state_pool_bytes:
+        return None
+    tokens = kv_bytes // ledger.kv_bytes_per_token
+    return {"max_total_tokens": tokens} if tokens >= engine.page_size else None
+
+
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:
     """`reserve_larger_than_expected`: a `mem_fraction_static` below SGLang's automatic one (§5)."""
     assert engine.ledger is not None and engine.replay is not None

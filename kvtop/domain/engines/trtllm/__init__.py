@@ -37,6 +37,9 @@ class TrtllmRules(TrtllmBudget):
     context_holds_driver_reserved = True
     memory_fraction_field = "free_gpu_memory_fraction"
     memory_fraction_flag = "--kv_cache_free_gpu_memory_fraction"
+    memory_fraction_of = (  # what the share is of
+        "the memory free at its profiled peak (after weights, activations, CUDA graphs); all of it is KV"
+    )
 
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain

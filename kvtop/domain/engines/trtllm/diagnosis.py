@@ -20,7 +20,8 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
-from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION
+from kvtop.domain.engines.trtllm.budget import runtime
+from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay
@@ -65,6 +66,16 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
     """TensorRT-LLM sizes its pool from the memory free at its profiled peak: a smaller pool is measured
     free memory, not a larger reserve kvtop could name (§4)."""
     return None
+
+
+def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+    """`kv_cache_config.max_gpu_total_bytes` (from 1.1, PR #5933; the PyTorch backend's profiled budget):
+    a cap on that budget (§3 step 5), so only below TensorRT-LLM's own."""
+    if not caps_by_total_bytes(ledger.version) or runtime(ledger.settings, ledger.version) != "pytorch":
+        return None
+    if not 0 < kv_bytes < ledger.engine.kv_budget_bytes:
+        return None
+    return {"max_gpu_total_bytes": kv_bytes}
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

@@ -31,6 +31,9 @@ class VllmRules(VllmBudget):
     context_holds_driver_reserved = False
     memory_fraction_field = "gpu_memory_utilization"
     memory_fraction_flag = "--gpu-memory-utilization"
+    memory_fraction_of = (  # what the share is of
+        "total GPU memory; weights, activations, CUDA graphs and KV share it"
+    )
 
     diagnosis: EngineDiagnosis = _diagnosis
     explainer: EngineExplainer = _explain

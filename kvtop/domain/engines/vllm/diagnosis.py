@@ -18,6 +18,7 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import AttentionKind, LayerKind
@@ -81,6 +82,14 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
     ):
         return None
     return reported_kv_pool_bytes
+
+
+def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+    """`--kv-cache-memory-bytes`: vLLM skips its profile and gives KV exactly that, whatever the
+    utilisation (§2 Override); None before the release that has it."""
+    if not has_kv_cache_memory_bytes(ledger.version) or kv_bytes < 1:
+        return None
+    return {"kv_cache_memory_bytes": kv_bytes}
 
 
 def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:

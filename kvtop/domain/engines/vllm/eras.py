@@ -36,6 +36,9 @@ TOKEN_PRINT_ERAS: tuple[Era[TokenPrint], ...] = (
 # over all workers and divided by the largest stage's layers; from v0.8.2 (#14079) each worker sizes
 # its blocks from its own memory and its own layers, and the least block count wins.
 PER_WORKER_STAGES_SINCE = "0.8.2"
+# `--kv-cache-memory-bytes` (§2 Override): PR #21489, merged 2025-09; v0.11.0 (2025-10-04) is the first
+# release read to have it (v0.10.2 of 2025-09-13 is left out: an older server gets a searched share instead).
+KV_CACHE_MEMORY_BYTES_SINCE = "0.11.0"
 
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
@@ -76,6 +79,12 @@ def per_worker_stages(version: ResolvedVersion) -> bool:
     """Whether each pipeline stage is sized from its own memory and layers (v0.8.2+), or the least memory
     over all workers is divided by the largest stage's layers (before)."""
     release, since = version.release, parse_release(PER_WORKER_STAGES_SINCE)
+    return release is None or since is None or release >= since
+
+
+def has_kv_cache_memory_bytes(version: ResolvedVersion) -> bool:
+    """Whether `--kv-cache-memory-bytes` exists in this release (not stated: the latest, so yes)."""
+    release, since = version.release, parse_release(KV_CACHE_MEMORY_BYTES_SINCE)
     return release is None or since is None or release >= since
 
 

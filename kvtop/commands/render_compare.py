@@ -1,0 +1,124 @@
+"""`kvtop plan --compare`: a Comparison as the stable JSON contract and as a side-by-side table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
+from kvtop.domain.engines.registry import display_name
+from kvtop.units import fmt_both, fmt_gib, fmt_tokens
+
+_METHOD_NOTES = {
+    SameBudgetMethod.ABSOLUTE: "",
+    SameBudgetMethod.SHARE: "  (share searched: no absolute setting reaches it)",
+    SameBudgetMethod.MOST: "  (falls short: its largest share)",
+}
+
+
+def row_json(row: EngineRow) -> dict[str, Any]:
+    return {
+        "engine": row.engine,
+        "engine_version": row.version.text,
+        "version_source": row.version.source.value,
+        "memory_fraction_flag": row.memory_fraction_flag,
+        "memory_fraction": row.memory_fraction,
+        "memory_fraction_source": row.memory_fraction_source,
+        "memory_fraction_of": row.memory_fraction_of,
+        "kv_cache_dtype": row.kv_cache_dtype,
+        "kv_budget_bytes": row.kv_budget_bytes,
+        "kv_bytes_per_token": row.kv_bytes_per_token,
+        "token_capacity": row.token_capacity,
+        "max_running_requests": row.max_running_requests,
+        "fits": row.fits,
+        "engine_flags": list(row.engine_flags),
+        "error": row.error,
+    }
+
+
+def same_budget_json(same: SameBudget) -> dict[str, Any]:
+    return {
+        "engine": same.engine,
+        "method": same.method.value if same.method else None,
+        "flags": list(same.flags),
+        "kv_budget_bytes": same.kv_budget_bytes,
+        "token_capacity": same.token_capacity,
+        "reached": same.reached,
+        "error": same.error,
+    }
+
+
+def comparison_json(comparison: Comparison) -> dict[str, Any]:
+    c = comparison
+    return {
+        "model": c.model_name,
+        "gpu": {"name": c.gpu_name, "total_bytes": c.gpu_total_bytes},
+        "layout": c.layout.model_dump(exclude={"dcp_splits_kv_heads"}) | {"gpus": c.layout.gpus},  # an engine's rule
+        "context_length": c.context_length,
+        "kv_cache_dtype": c.kv_cache_dtype,
+        "reference": c.reference,
+        "engines": [row_json(row) for row in c.rows],
+        "target_kv_budget_bytes": c.target_kv_budget_bytes,
+        "same_budget": [same_budget_json(same) for same in c.same_budget],
+        "not_carried": list(c.not_carried),
+    }
+
+
+def _share(value: float) -> str:
+    return f"{round(value, 3):g}"
+
+
+def _engine_line(row: EngineRow) -> str:
+    name = f"{display_name(row.engine)} {row.version.label}"
+    if row.error is not None:
+        return f"  {name:<21}{row.error}"
+    setting = f"{row.memory_fraction_flag} {_share(row.memory_fraction or 0.0)}"
+    per_token = f"{row.kv_bytes_per_token or 0:,} B {row.kv_cache_dtype}"
+    return (
+        f"  {name:<21}{setting:<42}{fmt_both(row.kv_budget_bytes or 0):>22}  {per_token:<16}"
+        f"{fmt_tokens(row.token_capacity or 0):>13}{row.max_running_requests or 0:>10,}  {'yes' if row.fits else 'no'}"
+    )
+
+
+def _same_line(same: SameBudget) -> str:
+    name = display_name(same.engine)
+    if same.error is not None or same.method is None:
+        return f"  {name:<15}{same.error}"
+    flags = " ".join(same.flags)
+    return (
+        f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}  "
+        f"{flags}{_METHOD_NOTES[same.method]}"
+    )
+
+
+def comparison_text(comparison: Comparison) -> str:
+    c = comparison
+    dtype = "auto (each engine's default)" if c.kv_cache_dtype == "auto" else c.kv_cache_dtype
+    lines = [
+        f"{c.model_name}  ·  {c.layout.describe()} on {c.layout.gpus}× {c.gpu_name or 'GPU'} "
+        f"({fmt_gib(c.gpu_total_bytes)})  ·  KV {dtype}  ·  context {c.context_length:,}",
+        "",
+        f"  {'engine (rules)':<21}{'memory setting (default)':<42}{'KV budget per rank':>22}  {'KV per token':<16}"
+        f"{'tokens per rank':>13}{'max reqs':>10}  fits",
+    ]
+    lines += [_engine_line(row) for row in c.rows]
+    solved = [row for row in c.rows if row.error is None]
+    if solved:
+        lines += ["", "What each memory setting is a share of (why one share gives each engine a different cache):"]
+        for row in solved:
+            lines.append(f"  {display_name(row.engine):<15}{row.memory_fraction_of}")
+            lines.append(f"  {'':<15}{row.memory_fraction_flag} {_share(row.memory_fraction or 0.0)}: "
+                         f"{row.memory_fraction_source}")
+    reference = display_name(c.reference)
+    if c.target_kv_budget_bytes is None:
+        lines += ["", f"Same KV budget: {reference} holds no KV budget for this launch, so there is none to match"]
+    elif c.same_budget:
+        lines += [
+            "",
+            f"Same KV budget per rank as {reference}, {fmt_both(c.target_kv_budget_bytes)}, "
+            "re-solved under each engine's rules:",
+            f"  {'engine':<15}{'KV memory per rank':>22}{'tokens per rank':>17}  flags",
+        ]
+        lines += [_same_line(same) for same in c.same_budget]
+    if c.not_carried:
+        lines.append(f"note: not carried to the other engines (kvtop does not model them): {' '.join(c.not_carried)}")
+    return "\n".join(lines)

@@ -1,0 +1,283 @@
+"""`kvtop plan --compare`: one model, GPU and layout solved under each engine's default rules, and the
+settings that give every other engine the reference engine's KV budget per rank.
+
+The engines' memory settings are shares of different things (SGLang's `mem_fraction_static` of the
+memory free before the weights load, vLLM's `gpu_memory_utilization` of total memory, TensorRT-LLM's
+`free_gpu_memory_fraction` and LMDeploy's `cache_max_entry_count` of what is left after the weights),
+so one share gives each a different cache. Every figure here comes from an engine's own `predict`: the
+same budget is set through the engine's absolute setting where its release has one
+(`EngineDiagnosis.absolute_budget`), else by searching its share, and then re-solved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.base import EngineResult, MeasuredInputs
+from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.ledger import Ledger, layout_from_settings, predict
+from kvtop.domain.model import ModelSpec
+
+ALL_ENGINES = "all"
+COMPARE_FLAG = "--compare"
+# What carries to every engine: the model, kvtop's layout, and the fields every engine spells.
+CARRIED_FIELDS = ("model", "tp", "pp", "dp", "ep", "dcp", "context_length", "max_running_requests", "kv_cache_dtype")
+# Fields that do not size anything: neither carried nor refused (`flags` are reported as not carried).
+IGNORED_FIELDS = ("engine", "host", "port", "flags")
+SHARE_STEPS = 1000  # a searched share is shown, and re-solved, to 3 decimals
+
+
+class SameBudgetMethod(str, Enum):
+    """How an engine was given the reference's KV budget."""
+
+    ABSOLUTE = "absolute"  # its absolute setting (bytes, tokens or blocks) for the release
+    SHARE = "share"  # its memory share, searched to 3 decimals (the largest not above the budget)
+    MOST = "most"  # even its largest share falls short: the most it reaches
+
+
+class EngineRow(BaseModel):
+    """One engine's plan of the launch under its default rules (or why there is none)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: EngineId
+    version: ResolvedVersion = ResolvedVersion()
+    memory_fraction_flag: str
+    memory_fraction_of: str  # what the engine's share is a share of
+    memory_fraction: float | None = None
+    memory_fraction_source: str | None = None
+    kv_cache_dtype: str | None = None  # the KV format the engine stores
+    kv_budget_bytes: int | None = None  # per rank (the tightest)
+    kv_bytes_per_token: int | None = None  # per rank (the largest)
+    token_capacity: int | None = None  # per rank, as the engine would log it
+    max_running_requests: int | None = None
+    fits: bool = False
+    engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling
+    error: str | None = None  # the named state when the engine cannot plan this launch
+
+
+class SameBudget(BaseModel):
+    """One engine given the reference's KV budget per rank, re-solved under its own rules."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: EngineId
+    method: SameBudgetMethod | None = None
+    flags: tuple[str, ...] = ()  # the whole launch in the engine's own spelling
+    # the KV memory the re-solved launch holds per rank: its budget, or its pool where a token or block
+    # cap keeps the pool below the budget (SGLang's --max-total-tokens)
+    kv_budget_bytes: int = 0
+    token_capacity: int = 0
+    reached: bool = False  # whether the engine can hold the reference's budget at all
+    error: str | None = None
+
+
+class Comparison(BaseModel):
+    """The launch under every engine named, the reference first."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_name: str
+    layout: ParallelLayout
+    gpu_total_bytes: int
+    gpu_name: str | None
+    context_length: int
+    kv_cache_dtype: str  # as asked ("auto": each engine's default)
+    reference: EngineId
+    rows: tuple[EngineRow, ...]
+    target_kv_budget_bytes: int | None  # the reference's KV budget per rank (None: it has none to match)
+    same_budget: tuple[SameBudget, ...]
+    not_carried: tuple[str, ...] = ()  # flags kept verbatim (kvtop does not model them), not carried
+
+
+def engines_named(text: str) -> tuple[EngineId, ...]:
+    """'sglang,vllm' or 'all' as engine ids, in the order given (`all`: the registry's order)."""
+    names = [name.strip() for name in text.split(",")]
+    if names == [ALL_ENGINES]:
+        return ENGINE_IDS
+    valid = f"one of {', '.join(ENGINE_IDS)}, or {ALL_ENGINES}"
+    for name in names:
+        if name == ALL_ENGINES:
+            raise InputError(f"{ALL_ENGINES} names every engine: give it alone, or list engines ({valid})", field=COMPARE_FLAG)
+        if not name:
+            raise InputError(f"an empty engine name in {text[:80]!r} ({valid})", field=COMPARE_FLAG)
+        if name not in ENGINE_IDS:
+            raise InputError(f"unknown engine {name[:40]!r} ({valid})", field=COMPARE_FLAG)
+        if names.count(name) > 1:
+            raise InputError(f"{name} is named twice", field=COMPARE_FLAG)
+    if len(names) < 2:
+        raise InputError(f"name two engines or more, comma-separated ({valid})", field=COMPARE_FLAG)
+    return tuple(names)
+
+
+def check_comparable(settings: LaunchSettings) -> tuple[str, ...]:
+    """Raise InputError naming the first engine-specific setting (the comparison is of every engine's
+    defaults); return the flags kept verbatim, which are not carried to the other engines."""
+    for name, field in LaunchSettings.model_fields.items():
+        if name in CARRIED_FIELDS or name in IGNORED_FIELDS or getattr(settings, name) == field.default:
+            continue
+        flag = spelling_of(settings.engine, name)
+        if name == "engine_version":
+            raise InputError(f"{COMPARE_FLAG} solves every engine under its latest modelled rules; drop it", field=flag)
+        raise InputError(
+            f"{display_name(settings.engine)}'s own setting: {COMPARE_FLAG} solves every engine at its defaults "
+            "(the model, GPU, layout, context length, max running requests and KV dtype carry); drop it",
+            field=flag,
+        )
+    return tuple(f"--{name}" for name in settings.flags)
+
+
+def compare_engines(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    engines: tuple[EngineId, ...],
+    *,
+    gpu_total_bytes: int,
+    gpu_name: str | None,
+    measured: MeasuredInputs | None = None,
+    load_mtp: bool = False,
+) -> Comparison:
+    """Solve the launch under each engine's rules, then give every other engine the first one's budget."""
+    not_carried = check_comparable(settings)
+    measured = measured or MeasuredInputs()
+
+    def solve(launch: LaunchSettings) -> Ledger:
+        return predict(
+            model, launch, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
+        )
+
+    ledgers: dict[EngineId, Ledger] = {}
+    rows = []
+    for engine in engines:
+        try:
+            ledgers[engine] = solve(_engine_settings(settings, engine))
+        except KvtopError as error:
+            rows.append(_failed_row(engine, str(error)))
+            continue
+        rows.append(_row(ledgers[engine]))
+    reference = ledgers.get(engines[0])
+    target = reference.engine.kv_budget_bytes if reference is not None and reference.engine.fits else None
+    same: tuple[SameBudget, ...] = ()
+    if target is not None:
+        same = tuple(_same_budget(ledgers[e], target, solve) for e in engines[1:] if e in ledgers)
+    first = next(iter(ledgers.values()), None)
+    return Comparison(
+        model_name=model.name,
+        layout=layout_from_settings(settings),
+        gpu_total_bytes=gpu_total_bytes,
+        gpu_name=gpu_name,
+        context_length=first.context_length if first else settings.context_length or model.max_position_embeddings,
+        kv_cache_dtype=settings.kv_cache_dtype,
+        reference=engines[0],
+        rows=tuple(rows),
+        target_kv_budget_bytes=target,
+        same_budget=same,
+        not_carried=not_carried,
+    )
+
+
+def _engine_settings(settings: LaunchSettings, engine: EngineId) -> LaunchSettings:
+    """The carried settings under `engine`; a KV dtype only where the engine accepts that same value."""
+    values: dict[str, object] = {name: getattr(settings, name) for name in CARRIED_FIELDS}
+    if settings.kv_cache_dtype != "auto":
+        check_kv_dtype(engine, settings.kv_cache_dtype, spelling_of(engine, "kv_cache_dtype"))
+    launch = LaunchSettings.model_validate({**values, "engine": engine})
+    check_parallel(launch)
+    return launch
+
+
+def _failed_row(engine: EngineId, error: str) -> EngineRow:
+    rules = engine_rules(engine)
+    return EngineRow(
+        engine=engine,
+        memory_fraction_flag=rules.memory_fraction_flag,
+        memory_fraction_of=rules.memory_fraction_of,
+        error=error,
+    )
+
+
+def _row(ledger: Ledger) -> EngineRow:
+    rules, result = engine_rules(ledger.settings.engine), ledger.engine
+    return EngineRow(
+        engine=ledger.settings.engine,
+        version=ledger.version,
+        memory_fraction_flag=rules.memory_fraction_flag,
+        memory_fraction_of=rules.memory_fraction_of,
+        memory_fraction=result.memory_fraction,
+        memory_fraction_source=result.memory_fraction_source,
+        kv_cache_dtype=ledger.kv_format,
+        kv_budget_bytes=result.kv_budget_bytes,
+        kv_bytes_per_token=ledger.kv_bytes_per_token,
+        token_capacity=result.token_capacity,
+        max_running_requests=result.max_running_requests,
+        fits=result.fits,
+        engine_flags=tuple(ledger.settings.to_flags()),
+    )
+
+
+def held_bytes(result: EngineResult) -> int:
+    """The KV memory a plan holds per rank: its budget, or its pool where a cap on tokens or blocks keeps
+    the pool below the budget (a pool padded past its budget, SGLang's extra page, counts the budget)."""
+    return min(result.kv_budget_bytes, result.kv_pool_bytes) if result.fits else result.kv_budget_bytes
+
+
+def _with(settings: LaunchSettings, update: dict[str, int | float]) -> LaunchSettings:
+    """`settings` with `update`, validated again (the engine's own ranges)."""
+    return LaunchSettings.model_validate({**settings.model_dump(), **update})
+
+
+def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], Ledger]) -> SameBudget:
+    """`ledger`'s engine given `target` bytes of KV per rank: its absolute setting where it has one that
+    reaches it, else the largest share (to 3 decimals) whose budget is not above it; re-solved either way."""
+    engine = ledger.settings.engine
+    field = engine_rules(engine).memory_fraction_field
+
+    def at_share(steps: int) -> Ledger | None:
+        try:
+            return solve(_with(ledger.settings, {field: steps / SHARE_STEPS}))
+        except KvtopError:  # a share the engine refuses (LMDeploy takes none of 1)
+            return None
+
+    # the largest share the engine takes (1, else 0.999): the most KV it can be given
+    tops = [(steps, solved) for steps in (SHARE_STEPS, SHARE_STEPS - 1) if (solved := at_share(steps)) is not None]
+    if not tops:
+        return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
+    top_steps, most = max(tops, key=lambda item: item[1].engine.kv_budget_bytes)
+    if most.engine.kv_budget_bytes < target:
+        return _resolved(most, SameBudgetMethod.MOST, reached=False)
+    update = engine_rules(engine).diagnosis.absolute_budget(ledger, target)
+    if update is not None:
+        try:
+            return _resolved(solve(_with(ledger.settings, update)), SameBudgetMethod.ABSOLUTE, reached=True)
+        except KvtopError:
+            pass  # the engine refuses that setting here: search its share instead
+    low, high, best = 1, top_steps, None
+    while low <= high:  # the largest share whose budget is not above the target
+        middle = (low + high) // 2
+        solved = at_share(middle)
+        if solved is not None and solved.engine.kv_budget_bytes <= target:
+            best, low = solved, middle + 1
+        else:
+            high = middle - 1
+    best = best or at_share(1)  # even the smallest share is above it: the smallest
+    if best is None:
+        return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
+    return _resolved(best, SameBudgetMethod.SHARE, reached=True)
+
+
+def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> SameBudget:
+    return SameBudget(
+        engine=ledger.settings.engine,
+        method=method,
+        flags=tuple(ledger.settings.to_flags()),
+        kv_budget_bytes=held_bytes(ledger.engine),
+        token_capacity=ledger.engine.token_capacity,
+        reached=reached,
+    )

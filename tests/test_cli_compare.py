@@ -1,0 +1,108 @@
+"""`kvtop plan --compare` as a user runs it: the side-by-side table, the JSON contract, and bad input
+refused with one line naming the flag (exit 2).
+
+Llama-3.1-70B at TP4 on H100s; the figures are worked by hand in tests/domain/test_compare.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from tests.conftest import CONFIGS
+
+LLAMA70 = str(CONFIGS / "meta-llama--Llama-3.1-70B.json")
+BASE = ["plan", "--model", LLAMA70, "--tp", "4"]
+SGLANG_BUDGET = 33_883_317_207  # SGLang's KV budget per rank (tests/domain/test_compare.py)
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main([*BASE, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--compare", "all")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("meta-llama--Llama-3.1-70B  ·  TP4 on 4× H100 (79.65 GiB)")
+    rows = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()[1:2] == ["latest"]}
+    assert list(rows) == ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM"]
+    # each row: the engine's own flag and value, the budget in GB and GiB, bytes per token, tokens per rank
+    assert "--mem-fraction-static 0.819" in rows["SGLang"] and "33.88 GB (31.56 GiB)" in rows["SGLang"]
+    assert "413,614" in rows["SGLang"]
+    assert "--gpu-memory-utilization 0.92" in rows["vLLM"] and "503,568" in rows["vLLM"]
+    assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and "480,128" in rows["LMDeploy"]
+    assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and "516,576" in rows["TensorRT-LLM"]
+    assert all("81,920 B bf16" in row for row in rows.values())
+    assert "Same KV budget per rank as SGLang, 33.88 GB (31.56 GiB), re-solved under each engine's rules:" in lines
+    assert any(
+        line.startswith("  vLLM ") and "413,600" in line and f"--kv-cache-memory-bytes {SGLANG_BUDGET}" in line
+        for line in lines
+    )
+    assert any("--cache-max-entry-count 0.689" in line and "share searched" in line for line in lines)
+    assert "total GPU memory" in out and "the memory free after the weights" in out  # what each share is of
+
+
+def test_json_gives_each_engines_row_and_the_same_budget_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--compare", "trtllm,sglang", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["reference"] == "trtllm" and [row["engine"] for row in data["engines"]] == ["trtllm", "sglang"]
+    row = data["engines"][1]
+    for key in ("engine_version", "version_source", "memory_fraction_flag", "memory_fraction",
+                "memory_fraction_source", "kv_budget_bytes", "kv_bytes_per_token", "token_capacity",
+                "max_running_requests", "fits", "error"):
+        assert key in row
+    assert (row["engine_version"], row["version_source"], row["kv_budget_bytes"]) == (None, "not_stated", SGLANG_BUDGET)
+    # SGLang's budget is below TensorRT-LLM's: SGLang's cap cannot raise it, so its share is searched
+    same = data["same_budget"][0]
+    assert set(same) >= {"engine", "flags", "kv_budget_bytes", "token_capacity", "reached"}
+    assert same["engine"] == "sglang" and same["method"] == "share" and same["reached"] is True
+    assert "--mem-fraction-static" in same["flags"]
+    assert same["kv_budget_bytes"] <= data["target_kv_budget_bytes"] == data["engines"][0]["kv_budget_bytes"]
+
+
+def test_a_dtype_one_engine_lacks_is_that_rows_message(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--compare", "sglang,trtllm", "--kv-cache-dtype", "fp8_e4m3")
+    assert code == 0
+    assert "TensorRT-LLM has no KV cache dtype 'fp8_e4m3' (one of auto, fp8, nvfp4)" in out
+    assert "40,960 B fp8_e4m3" in out  # SGLang's row still solves: 80 × 2 × 2 × 128 × 1 B
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--compare", "all", "--mem-fraction-static", "0.8"], "--mem-fraction-static: SGLang's own setting"),
+        (["--compare", "vllm,sglang", "--gpu-memory-utilization", "0.8"], "--gpu-memory-utilization: vLLM's own setting"),
+        (["--compare", "all", "--engine-version", "0.5.9"], "--engine-version: --compare solves every engine under"),
+        (["--compare", "sglang,tgi"], "--compare: unknown engine 'tgi' (one of sglang, vllm, lmdeploy, trtllm, or all)"),
+        (["--compare", "all", "--engine", "vllm"], "--engine: --compare names the engines"),
+        (["--compare", "all", "--require-fit"], "--require-fit:"),
+        (["--compare", "all", "--max-model-len", "8192"], "--max-model-len: is vLLM's flag: SGLang spells it --context-length"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"kvtop: error: {message}")
+
+
+def test_a_launch_command_is_compared_with_what_kvtop_does_not_model_named(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4 --max-model-len 32768 --trust-remote-code"
+    code = main(["plan", "--cmd", command, "--model", LLAMA70, "--compare", "sglang,vllm"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "context 32,768" in out.splitlines()[0]
+    assert "note: not carried to the other engines (kvtop does not model them): --trust-remote-code" in out
+
+
+def test_plan_help_lists_compare(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "--compare ENGINES" in capsys.readouterr().out
