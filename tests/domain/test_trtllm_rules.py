@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import struct
 
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.trtllm.budget import estimation_tokens, estimator_bytes_per_token, round_blocks
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_BACKEND_ERAS,
@@ -278,3 +279,19 @@ def test_pipeline_stages_give_the_remainder_to_the_first() -> None:
 def test_the_layout_kvtop_builds_keeps_tensorrt_llms_attention_dp() -> None:
     settings = parse_flags("trtllm", ["--tp_size", "8", "--enable_attention_dp", "--dp", "8"])
     assert layout_from_settings(settings).attn_tp == 1
+
+
+def test_tp_above_the_kv_heads_is_bounded_by_what_the_pool_really_stores() -> None:
+    """Qwen3-30B-A3B (48 layers, 4 KV heads of 128) at TP 8: the estimator counts 128 × 4 // 8 = 64
+    elements per head term, 2 × 48 × 64 × 2 B = 12,288 B per token (§1.1), but the pool stores one
+    whole head per rank, 2 × 48 × 1 × 128 × 2 B = 24,576 B (§1.2). The budget ÷ the estimator would
+    hold twice what fits; §4.1 re-sizes at the pool's own cost from the memory free after the weights:
+    int(0.9 × 70 GiB ÷ 24,576 B) = 2,752,512 tokens = 86,016 blocks of 32."""
+    model = load_model(str(CONFIGS / "Qwen--Qwen3-30B-A3B.json"))
+    settings = parse_flags("trtllm", ["--tp_size", "8"])
+    ledger = predict(
+        model, settings, gpu_total_bytes=80 * GIB, measured=MeasuredInputs(free_after_load_bytes=70 * GIB)
+    )
+    assert ledger.kv_bytes_per_token == 24_576
+    assert ledger.token_capacity == 2_752_512
+    assert ledger.engine.kv_pool_bytes <= int(0.9 * 70 * GIB)  # the pool fits what is free

@@ -233,6 +233,7 @@ class TrtllmBudget:
         estimator = estimator_bytes_per_token(m, inputs.layout, inputs.kv, version)
         temporary = estimation_tokens(s, inputs.context_length, tpb, version) * manager
         reserve = 0
+        free_now: int | None = None  # free once the profiling executor is gone (§4.1): after the weights
         if meas.available_kv_bytes is not None:
             budget = meas.available_kv_bytes
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=budget, measured=True))
@@ -274,6 +275,7 @@ class TrtllmBudget:
                     measured=meas.non_kv_bytes is not None,
                 )
             )
+            free_now = after
             free = after - reserve
             if profile_rule(version) == "peak":
                 free -= temporary
@@ -309,6 +311,19 @@ class TrtllmBudget:
                 note=f"{estimator:,} B per token (§1.1); the pool stores {manager:,} B",
             )
         )
+        # §4.1: the pool is sized again at the manager's own cost, from the memory free once the
+        # profiling executor is gone; it binds where the estimator under-counts (TP above the KV heads)
+        if free_now is not None and manager and estimator < manager:
+            bound = int(fraction * free_now / manager)
+            if bound < tokens:
+                tokens = bound
+                steps.append(
+                    BudgetStep(
+                        label="max_tokens: fraction × free after the weights ÷ pool bytes per token (§4.1)",
+                        value=tokens,
+                        note=f"{manager:,} B per token: the estimator's {estimator:,} B under-counts",
+                    )
+                )
         return budget, tokens, reserve
 
     @staticmethod
