@@ -1,0 +1,199 @@
+"""docs/fidelity.md: kvtop against the engines' own sizing code, from the committed fixtures.
+
+Each fixture row (one engine run) is paired with kvtop's answer for the same inputs, recomputed
+here; the verdict compares tokens, bytes per block (vLLM: all layer slots of one block; SGLang:
+the cell, bytes per token), block/page size and num_blocks (vLLM) or max running requests
+(SGLang). Rows whose three GPU generations read the same on both sides are shown once.
+Every difference carries a reading from readings.py; one without is "unexplained".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from benchmarks.engine_diff.readings import reading_for
+from benchmarks.engine_diff.venvs import REPO
+
+FIXTURES = REPO / "tests" / "data" / "engine_diff"
+DOC = REPO / "docs" / "fidelity.md"
+GPU_ORDER = ("sm80", "sm90", "sm100")
+
+
+@dataclass(frozen=True)
+class Side:
+    status: str  # ok | refused
+    tokens: int | None = None
+    bytes_per_block: int | None = None
+    block_size: int | None = None
+    extra: int | None = None  # vLLM: num_blocks; SGLang: max running requests
+    message: str = ""
+
+    def cells(self) -> tuple[str, str, str, str]:
+        if self.status != "ok":
+            return ("refuses", "", "", "")
+        return (f"{self.tokens:,}", f"{self.bytes_per_block:,}", str(self.block_size), f"{self.extra:,}")
+
+
+@dataclass(frozen=True)
+class Row:
+    engine: str
+    version: str
+    config: str
+    tp: int
+    kv_dtype: str
+    gpus: tuple[str, ...]
+    kvtop: Side
+    engine_side: Side
+    verdict: str  # equal | different | kvtop refuses | engine refuses | both refuse
+    reading: str
+
+
+def engine_side(engine: str, result: dict[str, Any]) -> Side:
+    if result["status"] != "ok":
+        return Side("refused", message=result.get("message", ""))
+    if engine == "vllm":
+        return Side(
+            "ok", tokens=result["tokens_logged"], bytes_per_block=result["bytes_per_block"],
+            block_size=result["block_size"], extra=result["num_blocks"],
+        )  # fmt: skip
+    return Side(
+        "ok", tokens=result["max_total_num_tokens"], bytes_per_block=result["cell_size"],
+        block_size=result["page_size"], extra=result["max_running_requests"],
+    )  # fmt: skip
+
+
+def kvtop_side(engine: str, version: str, result: dict[str, Any]) -> Side:
+    plan = kvtop_plan(engine, version, result)
+    if plan["status"] != "ok":
+        return Side("refused", message=plan["message"])
+    if engine == "vllm":
+        per_block = plan["kv_pool_bytes"] // plan["num_blocks"] if plan["num_blocks"] else 0
+        return Side("ok", plan["tokens"], per_block, plan["block_size"], plan["num_blocks"])
+    return Side("ok", plan["tokens"], plan["bytes_per_token"], plan["block_size"], plan["max_running_requests"])
+
+
+def verdict(kvtop: Side, engine: Side) -> str:
+    if kvtop.status != "ok" and engine.status != "ok":
+        return "both refuse"
+    if kvtop.status != "ok":
+        return "kvtop refuses"
+    if engine.status != "ok":
+        return "engine refuses"
+    return "equal" if kvtop == engine else "different"
+
+
+def load_fixtures() -> list[dict[str, Any]]:
+    fixtures = [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    return sorted(fixtures, key=lambda f: (f["engine"], [-int(x) for x in f["version"].split(".")[:3] if x.isdigit()]))
+
+
+def rows() -> list[Row]:
+    out: list[Row] = []
+    for fixture in load_fixtures():
+        engine, version = fixture["engine"], fixture["version"]
+        grouped: dict[tuple[str, int, str], list[tuple[str, Side, Side]]] = {}
+        for result in fixture["results"]:
+            key = (result["config"], result["tp"], result["kv_dtype"])
+            grouped.setdefault(key, []).append(
+                (result["gpu"], kvtop_side(engine, version, result), engine_side(engine, result))
+            )
+        for (config, tp, dtype), by_gpu in sorted(grouped.items()):
+            by_gpu.sort(key=lambda g: GPU_ORDER.index(g[0]))
+            merged: list[tuple[tuple[str, ...], Side, Side]] = []
+            for gpu, kv, en in by_gpu:
+                if merged and merged[-1][1] == kv and merged[-1][2] == en:
+                    merged[-1] = (merged[-1][0] + (gpu,), kv, en)
+                else:
+                    merged.append(((gpu,), kv, en))
+            for gpus, kv, en in merged:
+                v = verdict(kv, en)
+                reading = "" if v in ("equal", "both refuse") else reading_for(engine, version, config, tp, dtype, gpus, kv, en)
+                out.append(Row(engine, version, config, tp, dtype, gpus, kv, en, v, reading))
+    return out
+
+
+def _counts(table: list[Row]) -> dict[tuple[str, str], Counter[str]]:
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for row in table:
+        weight = len(row.gpus)  # one count per engine run
+        counts.setdefault((row.engine, row.version), Counter())[row.verdict] += weight
+    return counts
+
+
+HEADER = """# Fidelity: kvtop against the engines' own sizing code
+
+Generated by `python benchmarks/engine_diff/run.py` (see benchmarks/README.md) from the engines'
+figures in `tests/data/engine_diff/`; kvtop's side is recomputed from the same inputs, and
+`tests/test_fidelity_table.py` fails when this file no longer matches the kvtop it runs with.
+Do not edit by hand: rerun `python benchmarks/engine_diff/run.py --table-only`.
+
+Inputs of every run: the config (with its `hf_quant_config.json` where it has one), TP 1/2/4/8,
+KV dtype auto (bf16) and fp8 (e4m3), GPU generation sm80 (A100-80GB), sm90 (H100), sm100 (B200),
+context 32,768 tokens (or the model's `max_position_embeddings` where smaller).
+Budgets — vLLM: 40 GiB of KV memory (`--kv-cache-memory-bytes 42949672960`); SGLang: free memory
+80 GiB before and 60 GiB after weight load, `--mem-fraction-static 0.75` (rest memory 40 GiB).
+
+Columns: tokens (vLLM: the `GPU KV cache size` figure; SGLang: `max_total_num_tokens`);
+bytes (vLLM: bytes of one block over all its layer slots; SGLang: the cell, bytes per token per
+rank); block (vLLM block size / SGLang page size); last (vLLM: num_blocks; SGLang: max running
+requests). kvtop's figure first, the engine's second where they differ.
+"""
+
+
+def _fmt_pair(a: str, b: str) -> str:
+    return a if a == b else f"{a} / {b}"
+
+
+def render(table: list[Row]) -> str:
+    lines = [HEADER, "## Counts (one per engine run)", "",
+             "| engine | version | equal | different | kvtop refuses | engine refuses | both refuse |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for (engine, version), c in _counts(table).items():
+        lines.append(
+            f"| {engine} | {version} | {c['equal']} | {c['different']} | {c['kvtop refuses']} | "
+            f"{c['engine refuses']} | {c['both refuse']} |"
+        )
+    readings = Counter(r.reading for r in table if r.reading)
+    lines += ["", "## Readings of the differences", "", "| rows | reading |", "|---|---|"]
+    for text, n in sorted(readings.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {n} | {text} |")
+    current = None
+    for row in table:
+        if (row.engine, row.version) != current:
+            current = (row.engine, row.version)
+            last = "num_blocks" if row.engine == "vllm" else "max running reqs"
+            lines += ["", f"## {row.engine} {row.version}", "",
+                      f"| config | TP | KV | GPU | tokens kvtop / engine | bytes | block | {last} | verdict | reading |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        k, e = row.kvtop.cells(), row.engine_side.cells()
+        if row.kvtop.status != "ok" or row.engine_side.status != "ok":
+            msg = row.kvtop.message if row.kvtop.status != "ok" else row.engine_side.message
+            who = "kvtop" if row.kvtop.status != "ok" else "engine"
+            if row.verdict == "both refuse":
+                who, msg = "both", f"kvtop: {row.kvtop.message} — engine: {row.engine_side.message}"
+            cells = [f"{k[0]} / {e[0]}", _fmt_pair(k[1], e[1]), _fmt_pair(k[2], e[2]), _fmt_pair(k[3], e[3])]
+            reading = (row.reading + " — " if row.reading else "") + f"{who}: {_clip(msg)}"
+        else:
+            cells = [_fmt_pair(k[0], e[0]), _fmt_pair(k[1], e[1]), _fmt_pair(k[2], e[2]), _fmt_pair(k[3], e[3])]
+            reading = row.reading
+        lines.append(
+            f"| {row.config} | {row.tp} | {row.kv_dtype} | {'/'.join(row.gpus)} | " + " | ".join(cells)
+            + f" | {row.verdict} | {reading} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _clip(message: str) -> str:
+    text = message.replace("|", "/").replace("\n", " ")
+    return text if len(text) <= 200 else text[:197] + "…"
+
+
+def write_table(path: Path = DOC) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(rows()))
+    return path

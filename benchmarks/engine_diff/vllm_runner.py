@@ -1,0 +1,524 @@
+"""Runs vLLM's own KV-cache sizing path on a machine without a GPU, one case per line of output.
+
+Runs inside the (engine, version) venv that `run.py` makes: it imports vLLM and the standard
+library only, never kvtop. For each case (a config folder, TP, KV dtype, max_model_len and a fixed
+KV memory budget) it runs the engine's own code in the order the engine runs it:
+
+  EngineArgs(...).create_engine_config()        ModelConfig, CacheConfig, ParallelConfig, quantization
+  initialize_model(vllm_config) on "meta"       every Attention / MLA / Mamba layer, as on rank 0 of TP
+  Platform.update_block_size_for_backend        the attention backend and its block size
+  EngineCore._initialize_kv_caches              specs, groups, get_kv_cache_configs, num_blocks, the
+                                                scheduler's config and the "GPU KV cache size" figure
+
+and writes what the engine decided: bytes per token per rank (Σ page bytes of one block / block
+size), block size, num_blocks, the logged tokens, the groups; or the refusal and its message.
+
+Stand-ins (each minimal; none computes a number the comparison reads):
+  compiled-extensions    vLLM's compiled modules (`vllm/*.so`: _C, _moe_C, flash-attn, FlashMLA, …)
+                         load as empty modules (and `torch.ops.load_library` of them does
+                         nothing): they need libcuda.so.1. Availability checks that import
+                         them (FA2/FA3, FlashMLA, DeepGEMM) answer as on a GPU machine with
+                         the same wheel.
+  absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
+                         image processors import it at module level) resolves to placeholders.
+  torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
+                         returning False (import-time capability queries; layer constructors only
+                         look ops up); fake-tensor registrations for them are skipped.
+  triton-config          vLLM's Triton placeholder gets a `Config` that keeps its fields (autotune
+                         lists are filtered by them at import).
+  cuda-platform          a CUDA platform reporting the case's compute capability (sm80 A100, sm90
+                         H100, sm100 B200), its name and memory, without NVML.
+  model-inspection       the model registry inspects a model class in-process (vLLM uses a
+                         subprocess only to keep CUDA uninitialised; the subprocess lacks these stand-ins).
+  parallel-groups        torch.distributed groups: rank 0 of each group with the case's TP size.
+  meta-device            the model is built under `torch.device("meta")`; the `cuda` device and
+                         CUDA streams/events created in constructors go to meta / a placeholder.
+  executor               EngineCore's model executor: answers get_kv_cache_specs with
+                         GPUModelRunner.get_kv_cache_spec (the engine's own), determine_available_memory
+                         with the case's fixed budget (what the worker returns when
+                         kv_cache_memory_bytes is set), the supported KV layouts with the worker's
+                         own method; allocation, warm-up and compilation do nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.abc
+import importlib.machinery
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+import types
+from typing import Any
+
+STAND_INS = [
+    "compiled-extensions",
+    "absent-packages",
+    "torch-ops",
+    "triton-config",
+    "cuda-platform",
+    "model-inspection",
+    "parallel-groups",
+    "meta-device",
+    "executor",
+]
+
+# GPU generation -> (compute capability, device name, total bytes) the stood-in platform reports.
+GPUS = {
+    "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920),
+    "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984),
+    "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784),
+}
+
+# torch.ops namespaces of vLLM's compiled libraries (absent here).
+COMPILED_OP_NAMESPACES = (
+    "_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_qutlass_C", "_flashmla_C",
+    "_flashmla_extension_C", "_vllm_fa2_C", "_vllm_fa3_C", "_C_stable_libtorch", "_deepselect_C", "deep_gemm",
+)  # fmt: skip
+
+
+class _EmptyModule(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return types.ModuleType(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _CompiledExtensions(importlib.abc.MetaPathFinder):
+    """compiled-extensions: any `vllm.*` module that is a shared object loads empty."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not name.startswith("vllm."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.origin and spec.origin.endswith(".so"):
+            return importlib.machinery.ModuleSpec(name, _EmptyModule())
+        return None
+
+
+class _Anything:
+    """absent-packages: any attribute or call of a package that is not installed here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
+        return _Anything()
+
+    def __getattr__(self, attr: str) -> _Anything:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Anything()
+
+
+class _AnythingModule(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+
+        def __getattr__(attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            return _Anything()
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _AbsentPackages(importlib.abc.MetaPathFinder):
+    """absent-packages: torchvision (a CUDA build that cannot sit beside CPU torch 2.13; transformers'
+    image processors import it at module level) resolves to placeholder modules. transformers has
+    already decided torchvision is absent, as it is, so it never takes a torchvision path."""
+
+    NAMES = ("torchvision",)
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name.split(".")[0] in self.NAMES:
+            return importlib.machinery.ModuleSpec(name, _AnythingModule(), is_package=True)
+        return None
+
+
+class _AbsentOp:
+    """torch-ops: an op of a compiled library that is not loaded; calling it answers False."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> _AbsentOp:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _AbsentOp(f"{self._name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> bool:
+        return False
+
+
+class _Placeholder:
+    """meta-device: a CUDA stream/event made in a constructor (never used)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return lambda *a, **k: None
+
+
+def _is_accelerator(device: Any) -> bool:
+    import torch
+
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.split(":")[0] == "cuda"
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
+def cuda_to_meta() -> Any:
+    """meta-device: tensors a constructor puts on `cuda` (explicitly) go to meta."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class CudaToMeta(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if _is_accelerator(kwargs.get("device")):
+                kwargs["device"] = "meta"
+            if func is torch.Tensor.cuda:
+                return args[0].to("meta")
+            if func is torch.Tensor.to:
+                args = tuple("meta" if i and _is_accelerator(a) else a for i, a in enumerate(args))
+            return func(*args, **kwargs)
+
+    return CudaToMeta()
+
+
+def install_import_stand_ins(gpu: str) -> Any:
+    """Everything that must be in place before vLLM is imported; returns the platform."""
+    import torch
+    import torch.library
+
+    sys.meta_path.insert(0, _CompiledExtensions())
+    for namespace in COMPILED_OP_NAMESPACES:
+        setattr(torch.ops, namespace, _AbsentOp(namespace))
+    register_fake = torch.library.register_fake
+
+    def _register_fake(op: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(op, str) and op.split("::")[0] in COMPILED_OP_NAMESPACES:
+            return args[0] if args else (lambda fn: fn)
+        return register_fake(op, *args, **kwargs)
+
+    torch.library.register_fake = _register_fake  # type: ignore[assignment]
+    load_library = torch.ops.load_library
+
+    def _load_library(path: Any) -> None:  # compiled-extensions: vLLM's own .so files, loaded by path
+        if "/vllm/" in str(path) and str(path).endswith(".so"):
+            return None
+        return load_library(path)
+
+    torch.ops.load_library = _load_library  # type: ignore[method-assign]
+    import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
+
+    sys.meta_path.insert(0, _AbsentPackages())
+    torch.cuda.Stream = _Placeholder  # type: ignore[misc,assignment]
+    torch.cuda.Event = _Placeholder  # type: ignore[misc,assignment]
+
+    import vllm.platforms as platforms
+    import vllm.triton_utils as triton_utils
+
+    if not triton_utils.HAS_TRITON:
+
+        class _TritonConfig:
+            def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, **rest: Any):
+                self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+        triton_utils.triton.Config = _TritonConfig
+
+    from vllm.platforms.cuda import CudaPlatformBase
+    from vllm.platforms.interface import DeviceCapability
+
+    capability, device_name, total_bytes = GPUS[gpu]
+
+    class StandInCudaPlatform(CudaPlatformBase):
+        @classmethod
+        def get_device_capability(cls, device_id: int = 0) -> DeviceCapability:
+            return DeviceCapability(*capability)
+
+        @classmethod
+        def get_device_name(cls, device_id: int = 0) -> str:
+            return device_name
+
+        @classmethod
+        def get_device_total_memory(cls, device_id: int = 0) -> int:
+            return total_bytes
+
+        @classmethod
+        def is_fully_connected(cls, physical_device_ids: list[int]) -> bool:
+            return True
+
+        @classmethod
+        def device_count(cls) -> int:
+            return 8
+
+        @classmethod
+        def get_device_numa_node(cls, device_id: int = 0) -> int | None:
+            return None
+
+        @classmethod
+        def get_all_device_numa_nodes(cls) -> list[int] | None:
+            return None
+
+    platform = StandInCudaPlatform()
+    platforms.current_platform = platform
+    torch.cuda.get_device_capability = lambda device=None: capability  # type: ignore[assignment]
+    torch.cuda.get_device_name = lambda device=None: device_name  # type: ignore[assignment]
+    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
+
+    import vllm.model_executor.models.registry as registry
+
+    registry._run_in_subprocess = lambda fn: fn()  # model-inspection
+    return platform
+
+
+class _ProcessGroup:
+    """parallel-groups: a torch ProcessGroup's size and rank (rank 0)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def size(self) -> int:
+        return self._size
+
+    def rank(self) -> int:
+        return 0
+
+
+class _Group:
+    """parallel-groups: rank 0 of a group of `size` ranks."""
+
+    def __init__(self, name: str, size: int) -> None:
+        self.unique_name = name
+        self.world_size = size
+        self.rank_in_group = 0
+        self.rank = 0
+        self.local_rank = 0
+        self.ranks = list(range(size))
+        self.device_group = _ProcessGroup(size)
+        self.cpu_group = _ProcessGroup(size)
+        self.use_device_communicator = False
+        self.device_communicator = None
+        self.is_first_rank = True
+        self.is_last_rank = True
+        self.first_rank = 0
+        self.last_rank = size - 1
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in group {self.unique_name} has no {attr}")
+
+
+def install_parallel_groups(tp: int) -> None:
+    import vllm.distributed.parallel_state as ps
+
+    sizes = {"_WORLD": tp, "_TP": tp, "_PP": 1, "_DP": 1, "_EP": tp, "_DCP": 1, "_PCP": 1, "_EPLB": tp, "_ETP": tp}
+    for name, size in sizes.items():
+        if hasattr(ps, name):
+            setattr(ps, name, _Group(name, size))
+
+
+class _Capture(logging.Handler):
+    """The engine's own log records of one case (the `GPU KV cache size` line among them)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self.messages.append(record.getMessage())
+
+
+def _clear_once_caches() -> None:
+    import vllm.logger as vlog
+
+    for name in ("_print_debug_once", "_print_info_once", "_print_warning_once", "_print_error_once"):
+        fn = getattr(vlog, name, None)
+        if fn is not None and hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+class _Executor:
+    """executor: the parts of the model executor that EngineCore's KV initialisation calls."""
+
+    def __init__(self, vllm_config: Any, budget: int) -> None:
+        self.vllm_config = vllm_config
+        self.budget = budget
+        self.shared_kv_cache_layers: dict[str, str] = {}
+        self.kv_cache_configs: list[Any] = []
+
+    def get_kv_cache_specs(self) -> list[dict[str, Any]]:
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+        return [GPUModelRunner.get_kv_cache_spec(self)]  # type: ignore[arg-type]
+
+    def determine_available_memory(self) -> list[int]:
+        return [self.budget]
+
+    def get_supported_kv_cache_layouts(self) -> list[list[str]]:
+        from vllm.v1.worker.worker_base import WorkerBase
+
+        return [WorkerBase.get_supported_kv_cache_layouts(self)]  # type: ignore[arg-type]
+
+    def set_kv_cache_layout(self, layout: str, interleave: int) -> None:
+        from vllm.v1.worker.worker_base import WorkerBase
+
+        WorkerBase.set_kv_cache_layout(self, layout, interleave)  # type: ignore[arg-type]
+
+    def initialize_from_config(self, kv_cache_configs: list[Any]) -> None:
+        self.kv_cache_configs = list(kv_cache_configs)
+
+    def compile_or_warm_up_model(self) -> None:
+        return None
+
+    def collective_rpc(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        return [None]
+
+
+def _spec_row(spec: Any) -> dict[str, Any]:
+    inner = getattr(spec, "kv_cache_specs", None)
+    kind = type(spec).__name__
+    if inner:
+        kind += "[" + ",".join(sorted({type(s).__name__ for s in inner.values()})) + "]"
+    row = {"kind": kind, "block_size": spec.block_size, "page_size_bytes": spec.page_size_bytes}
+    for attr in ("sliding_window", "attention_chunk_size", "dtype"):
+        value = getattr(spec, attr, None)
+        if value is not None:
+            row[attr] = str(value)
+    return row
+
+
+def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
+    import torch
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.usage.usage_lib import UsageContext
+    from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.utils.torch_utils import set_default_torch_dtype
+    from vllm.v1.engine.core import EngineCore
+
+    out: dict[str, Any] = {k: case[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len", "budget_bytes")}
+    capture = _Capture()
+    vllm_logger = logging.getLogger("vllm")
+    vllm_logger.addHandler(capture)
+    _clear_once_caches()
+    try:
+        install_parallel_groups(case["tp"])
+        args = EngineArgs(
+            model=case["dir"], tensor_parallel_size=case["tp"], kv_cache_dtype=case["kv_dtype"],
+            max_model_len=case["max_model_len"], kv_cache_memory_bytes=case["budget_bytes"],
+            load_format="dummy", skip_tokenizer_init=True, trust_remote_code=False,
+        )  # fmt: skip
+        vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+        with set_default_torch_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta():
+            initialize_model(vllm_config=vllm_config)
+        from vllm.config import set_current_vllm_config
+
+        with set_current_vllm_config(vllm_config):
+            platform.update_block_size_for_backend(vllm_config)
+            vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
+            vllm_logger.addHandler(capture)
+            executor = _Executor(vllm_config, case["budget_bytes"])
+            core = types.SimpleNamespace(model_executor=executor, collective_rpc=executor.collective_rpc)
+            scheduler_config = EngineCore._initialize_kv_caches(core, vllm_config)  # type: ignore[arg-type]
+        worker = executor.kv_cache_configs[0]
+        groups = worker.kv_cache_groups
+        cache = vllm_config.cache_config
+        block = min(g.kv_cache_spec.block_size for g in groups) if groups else None
+        page_bytes_per_block = sum(t.size for t in worker.kv_cache_tensors) // max(worker.num_blocks, 1)
+        logged = [m for m in capture.messages if "KV cache size:" in m]
+        out.update(
+            status="ok",
+            block_size=block,
+            num_blocks=worker.num_blocks,
+            bytes_per_block=page_bytes_per_block,
+            bytes_per_token=page_bytes_per_block / block if block else None,
+            tokens_logged=_tokens_from_log(logged[-1]) if logged else None,
+            kv_cache_size_tokens=getattr(cache, "kv_cache_size_tokens", None),
+            max_concurrency=getattr(cache, "kv_cache_max_concurrency", None),
+            cache_dtype=cache.cache_dtype,
+            kv_cache_memory_bytes=cache.kv_cache_memory_bytes,
+            max_model_len=vllm_config.model_config.max_model_len,
+            groups=[{"layers": len(g.layer_names), **_spec_row(g.kv_cache_spec)} for g in groups],
+            scheduler_groups=[_spec_row(g.kv_cache_spec) for g in scheduler_config.kv_cache_groups],
+            attention_backends=_backends(vllm_config),
+            log=[m for m in capture.messages if _worth_keeping(m)][-12:],
+        )
+    except BaseException as exc:  # noqa: BLE001 — a refusal is a result
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out.update(
+            status="refused",
+            error_type=type(exc).__name__,
+            message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
+            traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
+        )
+    finally:
+        vllm_logger.removeHandler(capture)
+    return out
+
+
+def _tokens_from_log(message: str) -> int | None:
+    import re
+
+    match = re.search(r"KV cache size: ([\d,]+) tokens", message)
+    return int(match.group(1).replace(",", "")) if match else None
+
+
+def _worth_keeping(message: str) -> bool:
+    words = ("block size", "KV cache", "padding", "Padding", "mamba", "Mamba", "backend", "fp8", "window")
+    return any(w in message for w in words)
+
+
+def _backends(vllm_config: Any) -> list[str]:
+    names = set()
+    for layer in vllm_config.compilation_config.static_forward_context.values():
+        get = getattr(layer, "get_attn_backend", None)
+        if get is not None:
+            with contextlib.suppress(Exception):
+                names.add(get().get_name())
+    return sorted(names)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", required=True, help="JSON list of cases (one GPU generation)")
+    parser.add_argument("--out", required=True, help="JSON-lines output, appended case by case")
+    args = parser.parse_args()
+    cases = json.loads(open(args.cases).read())
+    gpus = {c["gpu"] for c in cases}
+    if len(gpus) != 1:
+        raise SystemExit("one GPU generation per run (the platform is fixed at import)")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO")
+    platform = install_import_stand_ins(gpus.pop())
+    import vllm.engine.arg_utils  # noqa: F401  (vLLM configures its loggers on import)
+    logging.getLogger("vllm").setLevel(logging.INFO)
+    for case in cases:
+        started = time.monotonic()
+        result = run_case(case, platform)
+        result["seconds"] = round(time.monotonic() - started, 2)
+        with open(args.out, "a") as fh:
+            fh.write(json.dumps(result) + "\n")
+        print(f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
+              f"{result.get('tokens_logged') or result.get('message', '')} ({result['seconds']} s)", flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
