@@ -29,6 +29,9 @@ class EngineSpec:
     kv_dtypes: tuple[str, ...]  # the engine's spelling: bf16/auto and fp8
     imports_need: tuple[str, ...]  # pure-Python distributions its import path needs
     versions: tuple[str, ...]
+    # Installed with --no-deps at the engine's pin: Python packages whose own dependencies would
+    # pull CUDA wheels, but whose presence decides what the engine picks (FlashInfer backends).
+    no_deps: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -42,9 +45,11 @@ VLLM = EngineSpec(
         "msgspec", "cloudpickle", "pillow", "pybase64", "cachetools", "uvloop", "py-cpuinfo",
         "prometheus_client", "xgrammar", "fastapi", "partial_json_parser", "llguidance", "einops",
         "compressed-tensors", "blake3", "gguf", "regex", "sentencepiece", "tiktoken", "pyyaml", "numba",
-        "setproctitle", "watchfiles", "diskcache", "lark", "ijson", "python-json-logger",
+        "setproctitle", "watchfiles", "diskcache", "lark", "ijson", "python-json-logger", "nvidia-ml-py",
+        "apache-tvm-ffi",
     ),  # fmt: skip
     versions=("0.33.0", "0.13.0"),
+    no_deps=("flashinfer-python",),
 )
 
 SGLANG = EngineSpec(
@@ -57,7 +62,7 @@ SGLANG = EngineSpec(
         "pillow", "pybase64", "uvloop", "prometheus-client", "fastapi", "partial_json_parser", "einops",
         "compressed-tensors", "orjson", "setproctitle", "huggingface_hub", "packaging", "pydantic",
         "numpy", "tqdm", "uvicorn", "python-multipart", "interegular", "sentencepiece", "tiktoken",
-        "xgrammar", "llguidance", "blobfile", "gguf", "scipy", "nvidia-ml-py", "IPython",
+        "xgrammar", "llguidance", "blobfile", "gguf", "scipy", "nvidia-ml-py", "IPython", "dill", "triton",
     ),  # fmt: skip
     versions=("0.5.23", "0.5.6.post2"),
 )
@@ -66,7 +71,6 @@ ENGINES = {spec.name: spec for spec in (VLLM, SGLANG)}
 
 # Never installed: CUDA builds, or packages that would pull a CUDA torch.
 NEVER_INSTALL = {
-    "torch", "torchvision", "torchaudio", "torchcodec", "triton", "flashinfer-python", "flashinfer_python",
-    "flashinfer-cubin", "flashinfer_cubin", "sgl-kernel", "sgl_kernel", "xformers", "torchao", "ray",
+    "torch", "torchvision", "torchaudio", "torchcodec", "flashinfer-cubin", "flashinfer_cubin", "sgl-kernel", "sgl_kernel", "xformers", "torchao", "ray",
     "nvidia-cutlass-dsl", "cuda-python", "torch_memory_saver", "torch-memory-saver", "decord2", "mooncake",
 }  # fmt: skip

@@ -20,7 +20,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          them (FA2/FA3, FlashMLA, DeepGEMM) answer as on a GPU machine with
                          the same wheel.
   absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
-                         image processors import it at module level) resolves to placeholders.
+                         image processors import it at module level) and flashinfer.comm (its
+                         import opens libcudart; all-reduce fusion only) resolve to placeholders.
   torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
                          returning False (import-time capability queries; layer constructors only
                          look ops up); fake-tensor registrations for them are skipped.
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import json
@@ -138,10 +140,10 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
     image processors import it at module level) resolves to placeholder modules. transformers has
     already decided torchvision is absent, as it is, so it never takes a torchvision path."""
 
-    NAMES = ("torchvision",)
+    NAMES = ("torchvision", "flashinfer.comm")
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name.split(".")[0] in self.NAMES:
+        if any(name == n or name.startswith(n + ".") for n in self.NAMES):
             return importlib.machinery.ModuleSpec(name, _AnythingModule(), is_package=True)
         return None
 
@@ -283,6 +285,20 @@ def install_import_stand_ins(gpu: str) -> Any:
     torch.cuda.get_device_name = lambda device=None: device_name  # type: ignore[assignment]
     torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
 
+    class Properties:
+        name = device_name
+        major, minor = capability
+        total_memory = total_bytes
+        multi_processor_count = {"sm80": 108, "sm90": 132, "sm100": 148}[gpu]
+        is_integrated = False
+
+    torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
+
+    with contextlib.suppress(ImportError, AttributeError):  # older releases count GPUs here, not on the platform
+        import vllm.utils.torch_utils as torch_utils
+
+        if hasattr(torch_utils, "_cuda_device_count_stateless"):
+            torch_utils._cuda_device_count_stateless = lambda *args: 8
     import vllm.model_executor.models.registry as registry
 
     registry._run_in_subprocess = lambda fn: fn()  # model-inspection
@@ -420,23 +436,34 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
     _clear_once_caches()
     try:
         install_parallel_groups(case["tp"])
+        extra: dict[str, Any] = {}
+        if "swap_space" in {f.name for f in dataclasses.fields(EngineArgs)}:
+            extra["swap_space"] = 0  # older releases check CPU swap against this machine's host memory
         args = EngineArgs(
             model=case["dir"], tensor_parallel_size=case["tp"], kv_cache_dtype=case["kv_dtype"],
             max_model_len=case["max_model_len"], kv_cache_memory_bytes=case["budget_bytes"],
-            load_format="dummy", skip_tokenizer_init=True, trust_remote_code=False,
+            load_format="dummy", skip_tokenizer_init=True, trust_remote_code=False, **extra,
         )  # fmt: skip
         vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+        with contextlib.suppress(ImportError):  # the worker makes it in init_device (newer releases)
+            from vllm.v1.worker.workspace import init_workspace_manager
+
+            init_workspace_manager(torch.device("meta"))
         with set_default_torch_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta():
             initialize_model(vllm_config=vllm_config)
         from vllm.config import set_current_vllm_config
 
         with set_current_vllm_config(vllm_config):
-            platform.update_block_size_for_backend(vllm_config)
+            update_block_size = getattr(platform, "update_block_size_for_backend", None)
+            if callable(update_block_size):  # newer releases; older ones decide in check_and_update_config
+                update_block_size(vllm_config)
             vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
             vllm_logger.addHandler(capture)
             executor = _Executor(vllm_config, case["budget_bytes"])
             core = types.SimpleNamespace(model_executor=executor, collective_rpc=executor.collective_rpc)
             scheduler_config = EngineCore._initialize_kv_caches(core, vllm_config)  # type: ignore[arg-type]
+        if isinstance(scheduler_config, tuple):  # older releases: (gpu blocks, cpu blocks, config)
+            scheduler_config = scheduler_config[-1]
         worker = executor.kv_cache_configs[0]
         groups = worker.kv_cache_groups
         cache = vllm_config.cache_config
@@ -464,7 +491,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         if isinstance(exc, KeyboardInterrupt):
             raise
         out.update(
-            status="refused",
+            status=refusal_or_harness_error(exc, "vllm"),
             error_type=type(exc).__name__,
             message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
@@ -479,6 +506,18 @@ def _tokens_from_log(message: str) -> int | None:
 
     match = re.search(r"KV cache size: ([\d,]+) tokens", message)
     return int(match.group(1).replace(",", "")) if match else None
+
+
+HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
+
+
+def refusal_or_harness_error(exc: BaseException, package: str) -> str:
+    """"refused" when the engine's own code raised it (a check it makes on a real GPU too);
+    "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    innermost = frames[-1].filename if frames else ""
+    in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
+    return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 
 
 def _worth_keeping(message: str) -> bool:
