@@ -56,8 +56,10 @@ def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any
         return {"status": "refused", "message": str(err)}
     if not plan["fits"]:
         return {"status": "refused", "message": f"does not fit (shortfall {plan['shortfall_bytes']:,} B)"}
+    cells = [step["value"] for step in plan["steps"] if step["label"].startswith("cell") and step.get("value")]
     return {
         "status": "ok",
+        "cell_bytes": int(cells[0]) if cells else plan["kv_bytes_per_token"],  # SGLang's cell, as its step says
         "tokens": plan["token_capacity"],
         "bytes_per_token": plan["kv_bytes_per_token"],
         "block_size": plan["page_size"],

@@ -1,10 +1,167 @@
-"""The reading of each difference between kvtop and an engine (filled in from the sweep)."""
+"""The reading of each difference between kvtop and an engine's own code.
+
+Every row that is not equal gets one reading, the first rule that matches. A reading is one of:
+  kvtop: …          a rule kvtop gets wrong for that engine version (a fix request: the engine
+                    file/function that decides it and the number the engine gives)
+  stand-in: …       the harness's stand-in changed what the engine did; on a GPU it would differ
+  harness: …        the harness cannot give the engine an input it needs (not a result)
+  version: …        a known difference between engine versions that kvtop models for the version
+A difference no rule matches reads "unexplained" (the report lists them).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+MLA = ("DeepSeek-V3", "DeepSeek-R1", "Kimi-K2", "DeepSeek-V3-0324-NVFP4")
+SWA_IN_CONFIG = ("Mistral-7B-v0.1", "Phi-3-mini-4k")
+WINDOWED_GROUPS = ("gpt-oss", "gemma-3", "Llama-4-Scout")
+MAMBA_HYBRIDS = ("Qwen3-Next", "Nemotron-H", "Nemotron-3-Nano")
+CHECKPOINT_FP8_KV = ("Llama-3.1-70B-Instruct-FP8", "Qwen3-235B-A22B-NVFP4")
 
-def reading_for(engine: str, version: str, config: str, tp: int, dtype: str, gpus: tuple[str, ...],
-                kvtop: Any, engine_side: Any) -> str:  # fmt: skip
+
+@dataclass(frozen=True)
+class Case:
+    engine: str
+    version: str
+    config: str
+    tp: int
+    kv_dtype: str
+    gpus: tuple[str, ...]
+    kvtop: Any  # table.Side
+    side: Any  # table.Side (the engine's)
+    raw: dict[str, Any]  # the engine's result for the first GPU of the row
+
+    def has(self, *names: str) -> bool:
+        return any(n in self.config for n in names)
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.version.split(".")[:2])
+
+
+Rule = tuple[Callable[[Case], bool], str]
+
+
+def _kvtop_refuses(c: Case) -> bool:
+    return c.kvtop.status != "ok" and c.side.status == "ok"
+
+
+def _engine_refuses(c: Case, *words: str) -> bool:
+    return c.side.status != "ok" and c.kvtop.status == "ok" and all(w in c.side.message for w in words)
+
+
+def _backends(c: Case) -> str:
+    return ",".join(c.raw.get("attention_backends") or [])
+
+
+VLLM_RULES: list[Rule] = [
+    (
+        lambda c: c.has(*MAMBA_HYBRIDS) and _kvtop_refuses(c),
+        "kvtop: vLLM's Mamba/linear-attention hybrids are refused (VllmRules.solve raises on a 'state' "
+        "pool); vLLM sizes them: Platform._align_hybrid_block_size (vllm/platforms/interface.py) raises "
+        "the attention block until its page covers the Mamba state page, then get_kv_cache_groups "
+        "(kv_cache_planning.py / kv_cache_utils.py) groups them as vllm.md §4.1/§4.4 say; expected "
+        "numbers in this row",
+    ),
+    (
+        lambda c: c.has(*CHECKPOINT_FP8_KV) and c.kv_dtype == "auto" and "fp8" in str(c.raw.get("cache_dtype")),
+        "kvtop: --kv-cache-dtype auto keeps bf16 under vLLM, but vLLM takes the checkpoint's "
+        "kv_cache_quant_algo FP8 (hf_quant_config.json): EngineArgs.create_engine_config -> "
+        "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py) makes cache_dtype fp8_e4m3, "
+        "half the bytes per token (VllmRules.honours_checkpoint_kv_dtype should be True)",
+    ),
+    (
+        lambda c: c.has(*MLA) and c.kvtop.block_size == 64 and c.side.block_size != 64,
+        "kvtop: vLLM's MLA block size is the backend's, not 64 for every GPU: in 0.33 "
+        "_get_backend_priorities (vllm/platforms/cuda.py) puts FLASH_ATTN_MLA first below sm100 "
+        "(FlashAttnMLABackend.get_supported_kernel_block_sizes = MultipleOf(16): block 16), "
+        "FLASHINFER_MLA first on sm100 ('Setting kv cache block size to 32 for FLASHINFER_MLA'), "
+        "TRITON_MLA on sm80 (block 16); VllmRules.default_page_size returns 64",
+    ),
+    (
+        lambda c: c.has(*SWA_IN_CONFIG) and c.kvtop.status == "ok" and c.side.status == "ok",
+        "kvtop: the config's sliding_window is honoured by vLLM (every layer a SlidingWindowSpec: "
+        "ModelConfig.get_sliding_window -> Attention.get_kv_cache_spec), so a request needs "
+        "cdiv(min(window - 1 + in-flight, L), block) + 1 blocks; kvtop sizes these models as full "
+        "attention (its ModelSpec has no window for them)",
+    ),
+    (
+        lambda c: c.has(*WINDOWED_GROUPS) and c.kvtop.extra == c.side.extra and c.kvtop.tokens != c.side.tokens,
+        "kvtop: tokens in flight are max_concurrent_batches x max_num_batched_tokens with "
+        "max_concurrent_batches = 2 when async scheduling is on (VllmConfig.max_concurrent_batches, "
+        "vllm/config/vllm.py), and vLLM turns async scheduling on by default; kvtop counts 1 batch "
+        "unless --async-scheduling is given (VllmRules._concurrent_batches); num_blocks agree",
+    ),
+    (
+        lambda c: _engine_refuses(c, "FP8 KV cache is not supported", "A100"),
+        "kvtop: vLLM 0.33 refuses FP8 KV on sm80 (the backend's own check: 'native FP8 (fp8e4nv) "
+        "requires SM89+'; FA2 stores no FP8 KV, so the Triton backend is chosen and refuses); kvtop "
+        "plans it (should refuse FP8 KV under vLLM on compute capability < 8.9)",
+    ),
+    (
+        lambda c: _engine_refuses(c, "must be divisible by tensor parallel size"),
+        "kvtop: vLLM refuses a TP that does not divide the attention heads "
+        "(ModelConfig.verify_with_parallel_config: 28 heads at TP 8); kvtop plans it",
+    ),
+    (
+        lambda c: _engine_refuses(c, "No valid attention backend"),
+        "kvtop: no vLLM attention backend runs DeepSeek sparse MLA (DSA) on sm80 "
+        "(CudaPlatform.get_attn_backend_cls finds none); kvtop plans it",
+    ),
+    (
+        lambda c: _engine_refuses(c, "Min capability: 89"),
+        "kvtop: the checkpoint's FP8 weight scheme needs sm89+ (vLLM's quantization scheme check); "
+        "kvtop does not check weight formats against the GPU",
+    ),
+    (
+        lambda c: _engine_refuses(c, "No FP8 MoE backend"),
+        "stand-in: on sm80 vLLM's FP8 MoE backends (Triton, Marlin) need Triton, which this harness "
+        "does not install (triton-config stand-in); a GPU machine has it and runs FP8 MoE weight-only",
+    ),
+]
+
+SGLANG_RULES: list[Rule] = [
+    (
+        lambda c: _kvtop_refuses(c) and "do not divide" in c.kvtop.message,
+        "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
+        "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "
+        "harness does not do (model-shell); kvtop's refusal is what a launch does",
+    ),
+    (
+        lambda c: c.has(*MAMBA_HYBRIDS) and c.kvtop.tokens == c.side.tokens and c.kvtop.extra != c.side.extra,
+        "kvtop: max running requests of a Mamba hybrid are max_mamba_cache_size // ratio with "
+        "ratio = 3 + 2 = 5 (KVCacheConfigurator._calculate_mamba_ratio, "
+        "sglang/srt/mem_cache/kv_cache_configurator.py: the Mamba extra buffer with the overlap "
+        "schedule is on by default, get_mamba_tracking_slots adds 2); kvtop divides by 3; tokens agree",
+    ),
+    (
+        lambda c: c.has("Llama-4-Scout", "gemma-3") and c.kvtop.extra == c.side.extra
+        and c.kvtop.bytes_per_block == c.side.bytes_per_block and c.side.tokens - c.kvtop.tokens > 0,
+        "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3: ModelConfig "
+        "(sglang/srt/configs/model_config.py) lists both in mm_disabled_models, so is_multimodal is "
+        "False unless --enable-multimodal and mm_runtime_reservation_gb is 0; kvtop subtracts it",
+    ),
+    (
+        lambda c: c.has("Llama-4-Scout", "gemma-3") and c.kvtop.status == "ok" and c.side.status == "ok"
+        and c.kvtop.tokens != c.side.tokens,
+        "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3 (ModelConfig's "
+        "mm_disabled_models: is_multimodal False unless --enable-multimodal); kvtop subtracts it, and "
+        "the tokens and the requests derived from them follow",
+    ),
+]
+
+VERSION_NOTES: dict[tuple[str, str], list[Rule]] = {}
+
+
+def reading_for(case: Case) -> str:
+    rules = VLLM_RULES if case.engine == "vllm" else SGLANG_RULES
+    for applies, text in VERSION_NOTES.get((case.engine, case.version), []) + rules:
+        try:
+            if applies(case):
+                return text
+        except (KeyError, TypeError, ValueError):
+            continue
     return "unexplained"

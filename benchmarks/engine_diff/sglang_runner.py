@@ -21,20 +21,28 @@ and --mem-fraction-static m: rest = A − F × (1 − m).
 
 Stand-ins (each minimal; none computes a number the comparison reads):
   device-queries   torch.cuda answers as the case's GPU (sm80 A100-80GB, sm90 H100, sm100 B200):
-                   is_available, capability, name, properties, device count, current device;
+                   is_available, capability, name, properties, device count, current device
+                   (and, where no nvidia-smi exists, one that prints nothing: older releases
+                   then take SGLang's own mem_get_info fallback, as 0.5.2x does);
                    `mem_get_info` answers the case's free memory after weight load (what
                    `get_available_gpu_memory` reads, one line of SGLang's own code around it).
   absent-packages  torchvision (a CUDA build that cannot sit beside CPU torch 2.13), sgl-kernel,
                    flashinfer and other CUDA kernel packages resolve to placeholder modules:
                    kernels are imported at module level, never called when sizing.
   min-all-reduce   torch.distributed.all_reduce(MIN) over one value (the free memory of the
-                   only rank measured) leaves it as it is.
+                   only rank measured) leaves it as it is; barriers return at once.
   parallel-groups  the WORLD group (never built: NCCL/Gloo are not started) is rank 0 of TP ranks;
                    SGLang reads only its size and hands its cpu_group to the all-reduce above.
   model-shell      the model class (SGLang's registry picks it) without its __init__, holding
                    the HF config: SGLang reads the sliding window and layer range from the model
-                   object; the weights and layers are never built.
-  runner-shell     ModelRunner without its __init__ (which starts NCCL and loads weights); the
+                   object; the weights and layers are never built. Where the model's window
+                   method needs a submodule the shell lacks (Gemma-3's language_model), the same
+                   SGLang function's config branch answers (recorded as window_from_config).
+  cpu-device       (releases before the KVCacheConfigurator only) tensors ModelRunner.__init__
+                   puts on cuda before the pools (expert maps, buffers) are made on the CPU.
+  pool-sentinel    (releases before the KVCacheConfigurator only) the request pool constructor
+                   stops the engine's ModelRunner.__init__ where sizing ends and allocation starts.
+  runner-shell     (0.5.2x) ModelRunner without its __init__ (which starts NCCL and loads weights); the
                    attributes its __init__ sets for the configurator come from the same SGLang
                    calls (get_schedule().page_size, model_config fields, SpeculativeAlgorithm).
 """
@@ -47,22 +55,28 @@ import importlib.abc
 import importlib.machinery
 import json
 import logging
+import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 import types
 from typing import Any
 
-STAND_INS = ["device-queries", "absent-packages", "min-all-reduce", "parallel-groups", "model-shell", "runner-shell"]
+from standins import cuda_to_meta
+
+STAND_INS = ["device-queries", "absent-packages", "min-all-reduce", "parallel-groups", "model-shell", "runner-shell",
+             "cpu-device", "pool-sentinel"]  # fmt: skip
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920, 108),
     "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984, 132),
     "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784, 148),
 }
-ABSENT_PACKAGES = ("torchvision", "torchaudio", "quack", "cutlass", "deep_gemm", "sgl_kernel", "flashinfer")  # fmt: skip
+ABSENT_PACKAGES = ("torchvision", "torchao", "torchaudio", "quack", "cutlass", "deep_gemm", "sgl_kernel", "flashinfer")  # fmt: skip
 
-FREE_BYTES = {"now": 0}  # what mem_get_info answers: the case's free memory after weight load
+FREE_BYTES = {"now": 0}  # what mem_get_info answers: free memory before, then after, weight load
 
 
 class _Anything:
@@ -147,9 +161,25 @@ def install_stand_ins(gpu: str) -> None:
     torch.cuda.Stream = _Anything  # type: ignore[misc,assignment]
     torch.cuda.Event = _Anything  # type: ignore[misc,assignment]
     torch.distributed.all_reduce = lambda tensor, *a, **k: None  # type: ignore[assignment]
+    torch.distributed.monitored_barrier = lambda *a, **k: None  # type: ignore[assignment]
+    torch.distributed.barrier = lambda *a, **k: None  # type: ignore[assignment]
+    register_fake = torch.library.register_fake
+
+    def _register_fake(op: Any, *args: Any, **kwargs: Any) -> Any:  # absent-packages: their ops
+        if isinstance(op, str) and op.split("::")[0] in ABSENT_PACKAGES:
+            return args[0] if args else (lambda fn: fn)
+        return register_fake(op, *args, **kwargs)
+
+    torch.library.register_fake = _register_fake  # type: ignore[assignment]
     import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
 
     sys.meta_path.insert(0, _AbsentPackages())
+    if shutil.which("nvidia-smi") is None:  # device-queries: an nvidia-smi that reports nothing, so
+        folder = tempfile.mkdtemp(prefix="engine-diff-")  # SGLang takes its own mem_get_info fallback
+        with open(os.path.join(folder, "nvidia-smi"), "w") as fh:
+            fh.write("#!/bin/sh\nexit 0\n")
+        os.chmod(os.path.join(folder, "nvidia-smi"), 0o755)
+        os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
 
 
 class _Capture(logging.Handler):
@@ -163,6 +193,10 @@ class _Capture(logging.Handler):
 
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    try:
+        import sglang.srt.runtime_context  # noqa: F401  (0.5.2x: publish + KVCacheConfigurator)
+    except ImportError:
+        return run_case_legacy(case)
     from sglang.srt.configs.model_config import AttentionArch, ModelConfig
     from sglang.srt.model_executor.model_runner import ModelRunner
     from sglang.srt.model_executor.pool_configurator import create_memory_pool_configurator
@@ -205,6 +239,8 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
             attention_backend=_attention_backend(),
             is_hybrid_swa=bool(model_config.is_hybrid_swa),
             use_mla_backend=bool(runner.use_mla_backend),
+            sliding_window_size=runner.sliding_window_size,
+            window_from_config=bool(getattr(runner, "sliding_window_from_config", False)),
             log=[m for m in capture.messages if _worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result
@@ -219,6 +255,134 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         )
     finally:
         root.removeHandler(capture)
+    return out
+
+
+class _PoolsReached(Exception):
+    """pool-sentinel: the first request pool is where sizing ends and GPU allocation starts."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"request pool of {size}")
+        self.size = size
+
+
+def _pool_sentinel(*args: Any, size: int, **kwargs: Any) -> None:
+    raise _PoolsReached(size)
+
+
+class _LegacyGroup:
+    """parallel-groups (older releases): rank 0 of a group of `size` ranks."""
+
+    def __init__(self, size: int) -> None:
+        self.world_size = size
+        self.rank_in_group = 0
+        self.rank = 0
+        self.local_rank = 0
+        self.ranks = list(range(size))
+        self.cpu_group = None
+        self.device_group = None
+        self.is_first_rank = True
+        self.is_last_rank = True
+
+
+def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
+    """Releases before the KVCacheConfigurator (late 2025): ModelRunner.__init__ sizes the pools
+    in init_memory_pool (profile_max_num_token, max_num_reqs, page alignment, hybrid SWA split)
+    and then allocates them. The engine's __init__ runs as it is, with three stand-ins:
+    init_distributed_environment / initialize_model_parallel (parallel-groups), get_model (the
+    model-shell, after which free memory reads as after weight load) and the request pool
+    constructors (pool-sentinel: the run stops where allocation starts)."""
+    import sglang.srt.distributed.parallel_state as ps
+    import sglang.srt.model_executor.model_runner as mr
+    from sglang.srt.configs.model_config import ModelConfig
+    from sglang.srt.server_args import prepare_server_args
+
+    keys = ("config", "tp", "kv_dtype", "gpu", "max_model_len", "free_before_bytes", "free_after_bytes",
+            "mem_fraction_static")  # fmt: skip
+    out: dict[str, Any] = {k: case[k] for k in keys}
+    tp = case["tp"]
+    FREE_BYTES["now"] = case["free_before_bytes"]
+
+    def initialize_model_parallel(*args: Any, **kwargs: Any) -> None:
+        for name in ("_TP", "_PP", "_WORLD", "_MOE_EP", "_MOE_TP", "_ATTN_TP", "_ATTN_CP"):
+            if hasattr(ps, name):
+                setattr(ps, name, _LegacyGroup(1 if name == "_PP" else tp))
+
+    def get_model(*, model_config: Any, **kwargs: Any) -> Any:
+        import torch.nn
+        from sglang.srt.model_loader.utils import get_model_architecture
+
+        model_class, _ = get_model_architecture(model_config)
+        model = model_class.__new__(model_class)
+        torch.nn.Module.__init__(model)
+        model.config = model_config.hf_config
+        FREE_BYTES["now"] = case["free_after_bytes"]  # the weights are now resident
+        return model
+
+    ps._WORLD = _LegacyGroup(tp)
+    with contextlib.suppress(ImportError):  # process-wide state of the previous case
+        import sglang.srt.eplb.expert_location as expert_location
+
+        expert_location._global_expert_location_metadata = None
+    import torch.distributed
+
+    import sglang.srt.layers.dp_attention as dp_attention
+
+    torch.distributed.get_backend = lambda *a, **k: "nccl"  # type: ignore[assignment]
+    dp_attention.GroupCoordinator = lambda group_ranks, *a, **k: _LegacyGroup(len(group_ranks[0]))
+    mr.init_distributed_environment = lambda *a, **k: None
+    mr.initialize_model_parallel = initialize_model_parallel
+    mr.get_model = get_model
+    for name in ("ReqToTokenPool", "HybridReqToTokenPool"):
+        setattr(mr, name, _pool_sentinel)
+    try:
+        argv = ["--model-path", case["dir"], "--tp-size", str(tp), "--kv-cache-dtype", case["kv_dtype"],
+                "--mem-fraction-static", str(case["mem_fraction_static"]),
+                "--context-length", str(case["max_model_len"])]  # fmt: skip
+        server_args = prepare_server_args(argv)
+        with contextlib.suppress(ImportError, AttributeError):
+            from sglang.srt.server_args import set_global_server_args_for_scheduler
+
+            set_global_server_args_for_scheduler(server_args)
+        model_config = ModelConfig.from_server_args(server_args)
+        runner = mr.ModelRunner.__new__(mr.ModelRunner)
+        try:
+            with cuda_to_meta("cpu"):  # cpu-device: the constructor's small cuda tensors (read back with
+                # .item()) go to the CPU; the run stops before the pools, the only large allocations
+                mr.ModelRunner.__init__(
+                    runner, model_config=model_config, mem_fraction_static=server_args.mem_fraction_static,
+                    gpu_id=0, tp_rank=0, tp_size=tp, moe_ep_rank=0, moe_ep_size=server_args.ep_size, pp_rank=0,
+                    pp_size=1, nccl_port=0, server_args=server_args,
+                )  # fmt: skip
+            raise RuntimeError("ModelRunner finished without building a request pool")
+        except _PoolsReached as reached:
+            pool_size = reached.size
+        out.update(
+            status="ok",
+            max_total_num_tokens=runner.max_total_num_tokens,
+            full_max_total_num_tokens=getattr(runner, "full_max_total_num_tokens", None),
+            swa_max_total_num_tokens=getattr(runner, "swa_max_total_num_tokens", None),
+            max_running_requests=None,  # TpModelWorker derives it after the pools exist (not run)
+            request_pool_size=pool_size,
+            page_size=server_args.page_size,
+            cell_size=None,  # a local of profile_max_num_token in these releases
+            kv_cache_dtype=str(runner.kv_cache_dtype),
+            max_mamba_cache_size=getattr(server_args, "max_mamba_cache_size", None),
+            attention_backend=getattr(server_args, "attention_backend", None),
+            is_hybrid_swa=bool(runner.is_hybrid_swa),
+            use_mla_backend=bool(runner.use_mla_backend),
+            sliding_window_size=getattr(runner, "sliding_window_size", None),
+        )
+    except BaseException as exc:  # noqa: BLE001 — a refusal is a result
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        text = str(exc).strip()
+        out.update(
+            status=refusal_or_harness_error(exc, "sglang"),
+            error_type=type(exc).__name__,
+            message=text.splitlines()[0][:600] if text else type(exc).__name__,
+            traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
+        )
     return out
 
 
@@ -255,7 +419,11 @@ def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, Attenti
     runner.use_mla_backend = model_config.attention_arch == AttentionArch.MLA
     runner.dtype = model_config.dtype
     runner.init_spec_aux_hidden_state()
-    runner.sliding_window_size = resolve_sliding_window_size(model, model_config)
+    try:
+        runner.sliding_window_size = resolve_sliding_window_size(model, model_config)
+    except AttributeError:  # the model's method needs a submodule the shell lacks: SGLang's own
+        runner.sliding_window_size = resolve_sliding_window_size(None, model_config)  # config branch
+        runner.sliding_window_from_config = True
     runner.layer_info = resolve_layer_indices(
         model=model, model_config=model_config, is_draft_worker=False, draft_model_idx=None
     )
@@ -280,6 +448,8 @@ def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
+    if "trust_remote_code" in str(exc) or "custom code" in str(exc):
+        return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
-from benchmarks.engine_diff.readings import reading_for
+from benchmarks.engine_diff.readings import Case, reading_for
 from benchmarks.engine_diff.venvs import REPO
 
 FIXTURES = REPO / "tests" / "data" / "engine_diff"
@@ -34,9 +34,27 @@ class Side:
     message: str = ""
 
     def cells(self) -> tuple[str, str, str, str]:
+        if self.status == "harness-error":
+            return ("not run", "", "", "")
         if self.status != "ok":
             return ("refuses", "", "", "")
-        return (f"{self.tokens:,}", f"{self.bytes_per_block:,}", str(self.block_size), f"{self.extra:,}")
+        return (_num(self.tokens), _num(self.bytes_per_block), _num(self.block_size), _num(self.extra))
+
+
+def _num(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def _same_columns(kvtop: Side, engine: Side) -> Side:
+    """kvtop's side without the columns the engine run could not report (older SGLang keeps the
+    cell in a local and derives max running requests after the pools exist)."""
+    if kvtop.status != "ok" or engine.status != "ok":
+        return kvtop
+    if engine.bytes_per_block is None:
+        kvtop = replace(kvtop, bytes_per_block=None)
+    if engine.extra is None:
+        kvtop = replace(kvtop, extra=None)
+    return kvtop
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,8 @@ class Row:
 
 
 def engine_side(engine: str, result: dict[str, Any]) -> Side:
+    if result["status"] == "harness-error":
+        return Side("harness-error", message=result.get("message", ""))
     if result["status"] != "ok":
         return Side("refused", message=result.get("message", ""))
     if engine == "vllm":
@@ -62,8 +82,8 @@ def engine_side(engine: str, result: dict[str, Any]) -> Side:
             block_size=result["block_size"], extra=result["num_blocks"],
         )  # fmt: skip
     return Side(
-        "ok", tokens=result["max_total_num_tokens"], bytes_per_block=result["cell_size"],
-        block_size=result["page_size"], extra=result["max_running_requests"],
+        "ok", tokens=result["max_total_num_tokens"], bytes_per_block=result.get("cell_size"),
+        block_size=result["page_size"], extra=result.get("max_running_requests"),
     )  # fmt: skip
 
 
@@ -74,10 +94,12 @@ def kvtop_side(engine: str, version: str, result: dict[str, Any]) -> Side:
     if engine == "vllm":
         per_block = plan["kv_pool_bytes"] // plan["num_blocks"] if plan["num_blocks"] else 0
         return Side("ok", plan["tokens"], per_block, plan["block_size"], plan["num_blocks"])
-    return Side("ok", plan["tokens"], plan["bytes_per_token"], plan["block_size"], plan["max_running_requests"])
+    return Side("ok", plan["tokens"], plan["cell_bytes"], plan["block_size"], plan["max_running_requests"])
 
 
 def verdict(kvtop: Side, engine: Side) -> str:
+    if engine.status == "harness-error":
+        return "not run"
     if kvtop.status != "ok" and engine.status != "ok":
         return "both refuse"
     if kvtop.status != "ok":
@@ -97,10 +119,13 @@ def rows() -> list[Row]:
     for fixture in load_fixtures():
         engine, version = fixture["engine"], fixture["version"]
         grouped: dict[tuple[str, int, str], list[tuple[str, Side, Side]]] = {}
+        raw: dict[tuple[str, int, str, str], dict[str, Any]] = {}
         for result in fixture["results"]:
             key = (result["config"], result["tp"], result["kv_dtype"])
+            raw[(*key, result["gpu"])] = result
+            theirs = engine_side(engine, result)
             grouped.setdefault(key, []).append(
-                (result["gpu"], kvtop_side(engine, version, result), engine_side(engine, result))
+                (result["gpu"], _same_columns(kvtop_side(engine, version, result), theirs), theirs)
             )
         for (config, tp, dtype), by_gpu in sorted(grouped.items()):
             by_gpu.sort(key=lambda g: GPU_ORDER.index(g[0]))
@@ -112,7 +137,8 @@ def rows() -> list[Row]:
                     merged.append(((gpu,), kv, en))
             for gpus, kv, en in merged:
                 v = verdict(kv, en)
-                reading = "" if v in ("equal", "both refuse") else reading_for(engine, version, config, tp, dtype, gpus, kv, en)
+                case = Case(engine, version, config, tp, dtype, gpus, kv, en, raw[(config, tp, dtype, gpus[0])])
+                reading = "" if v in ("equal", "both refuse", "not run") else reading_for(case)
                 out.append(Row(engine, version, config, tp, dtype, gpus, kv, en, v, reading))
     return out
 
@@ -140,8 +166,16 @@ Budgets — vLLM: 40 GiB of KV memory (`--kv-cache-memory-bytes 42949672960`); S
 
 Columns: tokens (vLLM: the `GPU KV cache size` figure; SGLang: `max_total_num_tokens`);
 bytes (vLLM: bytes of one block over all its layer slots; SGLang: the cell, bytes per token per
-rank); block (vLLM block size / SGLang page size); last (vLLM: num_blocks; SGLang: max running
-requests). kvtop's figure first, the engine's second where they differ.
+rank, for hybrid SWA full + ratio × SWA); block (vLLM block size / SGLang page size); last (vLLM:
+num_blocks; SGLang: max running requests). kvtop's figure first, the engine's second where they
+differ; – where that engine version does not report the figure (SGLang before the
+KVCacheConfigurator keeps the cell in a local and derives max running requests after allocating
+the pools, which the harness does not do). Verdicts: equal (all four agree), different, kvtop refuses / engine refuses (one side
+answers), both refuse, not run (the harness could not give the engine what it needs; not a result).
+Readings: `kvtop:` a rule kvtop gets wrong (a fix request naming the engine code that decides it),
+`stand-in:` the harness changed what the engine did, `harness:` an input the harness lacks.
+The stand-ins are listed in each runner's docstring (benchmarks/engine_diff/*_runner.py) and in
+each fixture; GPU generations whose figures are the same on both sides share one row.
 """
 
 
@@ -151,12 +185,12 @@ def _fmt_pair(a: str, b: str) -> str:
 
 def render(table: list[Row]) -> str:
     lines = [HEADER, "## Counts (one per engine run)", "",
-             "| engine | version | equal | different | kvtop refuses | engine refuses | both refuse |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| engine | version | equal | different | kvtop refuses | engine refuses | both refuse | not run |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for (engine, version), c in _counts(table).items():
         lines.append(
             f"| {engine} | {version} | {c['equal']} | {c['different']} | {c['kvtop refuses']} | "
-            f"{c['engine refuses']} | {c['both refuse']} |"
+            f"{c['engine refuses']} | {c['both refuse']} | {c['not run']} |"
         )
     readings = Counter(r.reading for r in table if r.reading)
     lines += ["", "## Readings of the differences", "", "| rows | reading |", "|---|---|"]
@@ -174,6 +208,8 @@ def render(table: list[Row]) -> str:
         if row.kvtop.status != "ok" or row.engine_side.status != "ok":
             msg = row.kvtop.message if row.kvtop.status != "ok" else row.engine_side.message
             who = "kvtop" if row.kvtop.status != "ok" else "engine"
+            if row.verdict == "not run":
+                who, msg = "harness", row.engine_side.message
             if row.verdict == "both refuse":
                 who, msg = "both", f"kvtop: {row.kvtop.message} — engine: {row.engine_side.message}"
             cells = [f"{k[0]} / {e[0]}", _fmt_pair(k[1], e[1]), _fmt_pair(k[2], e[2]), _fmt_pair(k[3], e[3])]

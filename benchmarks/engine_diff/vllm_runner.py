@@ -57,6 +57,8 @@ import traceback
 import types
 from typing import Any
 
+from standins import cuda_to_meta
+
 STAND_INS = [
     "compiled-extensions",
     "absent-packages",
@@ -173,35 +175,6 @@ class _Placeholder:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return lambda *a, **k: None
-
-
-def _is_accelerator(device: Any) -> bool:
-    import torch
-
-    if isinstance(device, torch.device):
-        return device.type == "cuda"
-    if isinstance(device, str):
-        return device.split(":")[0] == "cuda"
-    return isinstance(device, int) and not isinstance(device, bool)
-
-
-def cuda_to_meta() -> Any:
-    """meta-device: tensors a constructor puts on `cuda` (explicitly) go to meta."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    class CudaToMeta(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            kwargs = dict(kwargs or {})
-            if _is_accelerator(kwargs.get("device")):
-                kwargs["device"] = "meta"
-            if func is torch.Tensor.cuda:
-                return args[0].to("meta")
-            if func is torch.Tensor.to:
-                args = tuple("meta" if i and _is_accelerator(a) else a for i, a in enumerate(args))
-            return func(*args, **kwargs)
-
-    return CudaToMeta()
 
 
 def install_import_stand_ins(gpu: str) -> Any:
@@ -424,8 +397,8 @@ def _spec_row(spec: Any) -> dict[str, Any]:
 def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
     import torch
     from vllm.engine.arg_utils import EngineArgs
-    from vllm.usage.usage_lib import UsageContext
     from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.usage.usage_lib import UsageContext
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.engine.core import EngineCore
 
@@ -468,13 +441,19 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         groups = worker.kv_cache_groups
         cache = vllm_config.cache_config
         block = min(g.kv_cache_spec.block_size for g in groups) if groups else None
-        page_bytes_per_block = sum(t.size for t in worker.kv_cache_tensors) // max(worker.num_blocks, 1)
+        tensors = worker.kv_cache_tensors
+        if tensors and hasattr(tensors[0], "layer_stride"):  # one backing allocation that the groups alias
+            pool_bytes = max(t.size for t in tensors)
+        else:  # older releases: one tensor per layer slot, each shared by one layer of every group
+            pool_bytes = sum(t.size for t in tensors)
+        page_bytes_per_block = pool_bytes // max(worker.num_blocks, 1)
         logged = [m for m in capture.messages if "KV cache size:" in m]
         out.update(
             status="ok",
             block_size=block,
             num_blocks=worker.num_blocks,
             bytes_per_block=page_bytes_per_block,
+            pool_bytes=pool_bytes,
             bytes_per_token=page_bytes_per_block / block if block else None,
             tokens_logged=_tokens_from_log(logged[-1]) if logged else None,
             kv_cache_size_tokens=getattr(cache, "kv_cache_size_tokens", None),
@@ -485,6 +464,9 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             groups=[{"layers": len(g.layer_names), **_spec_row(g.kv_cache_spec)} for g in groups],
             scheduler_groups=[_spec_row(g.kv_cache_spec) for g in scheduler_config.kv_cache_groups],
             attention_backends=_backends(vllm_config),
+            async_scheduling=getattr(vllm_config.scheduler_config, "async_scheduling", None),
+            max_num_batched_tokens=vllm_config.scheduler_config.max_num_batched_tokens,
+            max_in_flight_tokens=getattr(vllm_config, "max_in_flight_tokens", None),
             log=[m for m in capture.messages if _worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result
@@ -517,6 +499,8 @@ def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
+    if "trust_remote_code" in str(exc) or "custom code" in str(exc):
+        return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 
 
@@ -540,7 +524,8 @@ def main() -> int:
     parser.add_argument("--cases", required=True, help="JSON list of cases (one GPU generation)")
     parser.add_argument("--out", required=True, help="JSON-lines output, appended case by case")
     args = parser.parse_args()
-    cases = json.loads(open(args.cases).read())
+    with open(args.cases) as fh:
+        cases = json.load(fh)
     gpus = {c["gpu"] for c in cases}
     if len(gpus) != 1:
         raise SystemExit("one GPU generation per run (the platform is fixed at import)")
