@@ -125,6 +125,21 @@ VLLM_RULES: list[Rule] = [
 
 SGLANG_RULES: list[Rule] = [
     (
+        lambda c: c.has("DeepSeek-V3.2") and c.raw.get("attention_backend") == "dsa"
+        and c.kvtop.bytes_per_block != c.side.bytes_per_block,
+        "kvtop: on sm100 SGLang's DSA backends are trtllm and calculate_mla_kv_cache_dim "
+        "(sglang/srt/mem_cache/kv_cache_configurator.py) keeps the raw 576-B latent (fp8: 576 B, "
+        "+ 132 B indexer = 708 B per layer) instead of the 656-B fp8_ds_mla layout; the DSA KV is FP8 "
+        "there under auto (kv_cache_dtype.py); kvtop uses 656 + 132",
+    ),
+    (
+        lambda c: c.side.status == "ok" and c.kvtop.status == "ok" and c.side.block_size == 64
+        and c.kvtop.block_size != 64 and str(c.raw.get("attention_backend", "")).startswith("trtllm"),
+        "kvtop: on sm100 SGLang defaults to the trtllm_mha / trtllm_mla attention backends and "
+        "_mla_backend_page_constraints (sglang/srt/arg_groups/overrides.py) sets page_size 64; "
+        "max_total_num_tokens is floored to whole pages; kvtop keeps page 1",
+    ),
+    (
         lambda c: _kvtop_refuses(c) and "do not divide" in c.kvtop.message,
         "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
         "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "

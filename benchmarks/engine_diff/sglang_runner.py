@@ -53,6 +53,7 @@ import argparse
 import contextlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import json
 import logging
 import os
@@ -313,9 +314,7 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
         from sglang.srt.model_loader.utils import get_model_architecture
 
         model_class, _ = get_model_architecture(model_config)
-        model = model_class.__new__(model_class)
-        torch.nn.Module.__init__(model)
-        model.config = model_config.hf_config
+        model = _model_shell(model_class, model_config)
         FREE_BYTES["now"] = case["free_after_bytes"]  # the weights are now resident
         return model
 
@@ -386,6 +385,25 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _model_shell(model_class: Any, model_config: Any) -> Any:
+    """model-shell: the model class without its __init__, holding what its __init__ stores and
+    SGLang reads back when sizing: the HF config, and the quantization config the loader hands the
+    constructor (`_get_quantization_config`; its kv_cache_quant_algo decides an FP8 KV cache)."""
+    import torch.nn
+    from sglang.srt.configs.load_config import LoadConfig
+    from sglang.srt.model_loader import loader
+
+    model = model_class.__new__(model_class)
+    torch.nn.Module.__init__(model)
+    model.config = model_config.hf_config
+    get_quantization_config = loader._get_quantization_config
+    args: list[Any] = [model_config, LoadConfig(load_format="dummy")]
+    if "packed_modules_mapping" in inspect.signature(get_quantization_config).parameters:  # older releases
+        args.append(getattr(model_class, "packed_modules_mapping", {}))
+    model.quant_config = get_quantization_config(*args)
+    return model
+
+
 def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, AttentionArch: Any) -> Any:
     """runner-shell: the attributes ModelRunner.__init__ gives the configurator, from SGLang's calls."""
     from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
@@ -396,9 +414,7 @@ def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, Attenti
 
     runner = ModelRunner.__new__(ModelRunner)
     model_class, _ = get_model_architecture(model_config)
-    model = model_class.__new__(model_class)  # model-shell
-    with contextlib.suppress(Exception):
-        object.__setattr__(model, "config", model_config.hf_config)
+    model = _model_shell(model_class, model_config)
     runner.server_args = server_args
     runner.model_config = model_config
     runner.model = model
