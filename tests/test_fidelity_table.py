@@ -28,7 +28,9 @@ def test_every_engine_has_two_versions_with_figures() -> None:
     for fixture in _fixtures():
         versions.setdefault(fixture["engine"], set()).add(fixture["version"])
     for engine in ENGINES:
-        assert len(versions.get(engine, set())) >= 2, f"{engine}: fixtures for {sorted(versions.get(engine, []))}"
+        assert len(versions.get(engine, set())) >= 2, (
+            f"{engine}: fixtures for {sorted(versions.get(engine, []))}"
+        )
 
 
 def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
@@ -40,7 +42,9 @@ def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
             for c in config_names() for tp in TPS for d in spec.kv_dtypes for g in GPU_GENERATIONS
             if (c, tp, d, g) not in seen
         ]  # fmt: skip
-        assert not missing, f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
+        assert not missing, (
+            f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
+        )
         assert fixture["stand_ins"], "every stand-in is named in the fixture"
 
 
@@ -52,7 +56,11 @@ def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
         r for r in fixture["results"]
         if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == ("meta-llama--Llama-3.1-8B", 1, "auto", "sm90")
     )  # fmt: skip
-    assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (20_480, 327_680, 16 * 131_072)
+    assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (
+        20_480,
+        327_680,
+        16 * 131_072,
+    )
 
 
 def test_committed_table_matches_the_kvtop_it_describes() -> None:

@@ -27,7 +27,9 @@ SGLANG_MEM_FRACTION = 0.75  # rest = 60 GiB − 80 GiB × 0.25 = 40 GiB, exact i
 
 
 def config_names() -> list[str]:
-    return sorted(p.name[: -len(".json")] for p in CONFIGS.glob("*.json") if not p.name.endswith(QUANT_SUFFIX))
+    return sorted(
+        p.name[: -len(".json")] for p in CONFIGS.glob("*.json") if not p.name.endswith(QUANT_SUFFIX)
+    )
 
 
 def model_dir(name: str) -> Path:

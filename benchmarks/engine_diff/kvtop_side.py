@@ -36,6 +36,16 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
 
 
 _PARSER: Any = None
+_MODELS: dict[str, Any] = {}
+_ORIGINAL_LOAD: list[Any] = []
+
+
+def _load_model_once(source: str) -> Any:
+    """kvtop's own load_model, once per config: its ledger and weights memos key on the model
+    object, so the TP/dtype/GPU variants of one config reuse them (the table takes seconds)."""
+    if source not in _MODELS:
+        _MODELS[source] = _ORIGINAL_LOAD[0](source)
+    return _MODELS[source]
 
 
 def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any]:
@@ -49,17 +59,28 @@ def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any
 
     if _PARSER is None:
         _PARSER = build_parser("plan")
+    import kvtop.sources.hub as hub
+
     args, extra = _PARSER.parse_known_args(plan_argv(engine, version, case))
+    if not _ORIGINAL_LOAD:
+        _ORIGINAL_LOAD.append(hub.load_model)
+    load_model, hub.load_model = hub.load_model, _load_model_once  # type: ignore[assignment]
     try:
         plan = ledger_json(build_ledger(args, extra))
     except KvtopError as err:
         return {"status": "refused", "message": str(err)}
+    finally:
+        hub.load_model = load_model  # type: ignore[assignment]
     if not plan["fits"]:
         return {"status": "refused", "message": f"does not fit (shortfall {plan['shortfall_bytes']:,} B)"}
-    cells = [step["value"] for step in plan["steps"] if step["label"].startswith("cell") and step.get("value")]
+    cells = [
+        step["value"] for step in plan["steps"] if step["label"].startswith("cell") and step.get("value")
+    ]
     return {
         "status": "ok",
-        "cell_bytes": int(cells[0]) if cells else plan["kv_bytes_per_token"],  # SGLang's cell, as its step says
+        "cell_bytes": int(cells[0])
+        if cells
+        else plan["kv_bytes_per_token"],  # SGLang's cell, as its step says
         "tokens": plan["token_capacity"],
         "bytes_per_token": plan["kv_bytes_per_token"],
         "block_size": plan["page_size"],

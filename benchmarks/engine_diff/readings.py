@@ -42,7 +42,7 @@ class Case:
         return tuple(int(p) for p in self.version.split(".")[:2])
 
 
-Rule = tuple[Callable[[Case], bool], str]
+Rule = tuple[str, str, Callable[[Case], bool], str]  # id, title, applies, the reading
 
 
 def _kvtop_refuses(c: Case) -> bool:
@@ -59,6 +59,8 @@ def _backends(c: Case) -> str:
 
 VLLM_RULES: list[Rule] = [
     (
+        "V1",
+        "kvtop: vLLM hybrid Mamba refused",
         lambda c: c.has(*MAMBA_HYBRIDS) and _kvtop_refuses(c),
         "kvtop: vLLM's Mamba/linear-attention hybrids are refused (VllmRules.solve raises on a 'state' "
         "pool); vLLM sizes them: Platform._align_hybrid_block_size (vllm/platforms/interface.py) raises "
@@ -67,13 +69,19 @@ VLLM_RULES: list[Rule] = [
         "numbers in this row",
     ),
     (
-        lambda c: c.has(*CHECKPOINT_FP8_KV) and c.kv_dtype == "auto" and "fp8" in str(c.raw.get("cache_dtype")),
+        "V2",
+        "kvtop: checkpoint FP8 KV ignored",
+        lambda c: (
+            c.has(*CHECKPOINT_FP8_KV) and c.kv_dtype == "auto" and "fp8" in str(c.raw.get("cache_dtype"))
+        ),
         "kvtop: --kv-cache-dtype auto keeps bf16 under vLLM, but vLLM takes the checkpoint's "
         "kv_cache_quant_algo FP8 (hf_quant_config.json): EngineArgs.create_engine_config -> "
         "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py) makes cache_dtype fp8_e4m3, "
         "half the bytes per token (VllmRules.honours_checkpoint_kv_dtype should be True)",
     ),
     (
+        "V3",
+        "kvtop: MLA block size by backend",
         lambda c: c.has(*MLA) and c.kvtop.block_size == 64 and c.side.block_size != 64,
         "kvtop: vLLM's MLA block size is the backend's, not 64 for every GPU: in 0.33 "
         "_get_backend_priorities (vllm/platforms/cuda.py) puts FLASH_ATTN_MLA first below sm100 "
@@ -82,6 +90,8 @@ VLLM_RULES: list[Rule] = [
         "TRITON_MLA on sm80 (block 16); VllmRules.default_page_size returns 64",
     ),
     (
+        "V4",
+        "kvtop: config sliding window ignored",
         lambda c: c.has(*SWA_IN_CONFIG) and c.kvtop.status == "ok" and c.side.status == "ok",
         "kvtop: the config's sliding_window is honoured by vLLM (every layer a SlidingWindowSpec: "
         "ModelConfig.get_sliding_window -> Attention.get_kv_cache_spec), so a request needs "
@@ -89,63 +99,100 @@ VLLM_RULES: list[Rule] = [
         "attention (its ModelSpec has no window for them)",
     ),
     (
-        lambda c: c.has(*WINDOWED_GROUPS) and c.kvtop.extra == c.side.extra and c.kvtop.tokens != c.side.tokens,
+        "V5",
+        "kvtop: 2 batches in flight (async)",
+        lambda c: (
+            c.has(*WINDOWED_GROUPS) and c.kvtop.extra == c.side.extra and c.kvtop.tokens != c.side.tokens
+        ),
         "kvtop: tokens in flight are max_concurrent_batches x max_num_batched_tokens with "
         "max_concurrent_batches = 2 when async scheduling is on (VllmConfig.max_concurrent_batches, "
         "vllm/config/vllm.py), and vLLM turns async scheduling on by default; kvtop counts 1 batch "
         "unless --async-scheduling is given (VllmRules._concurrent_batches); num_blocks agree",
     ),
     (
+        "V6",
+        "kvtop: FP8 KV on sm80 refused by vLLM",
         lambda c: _engine_refuses(c, "FP8 KV cache is not supported", "A100"),
         "kvtop: vLLM 0.33 refuses FP8 KV on sm80 (the backend's own check: 'native FP8 (fp8e4nv) "
         "requires SM89+'; FA2 stores no FP8 KV, so the Triton backend is chosen and refuses); kvtop "
         "plans it (should refuse FP8 KV under vLLM on compute capability < 8.9)",
     ),
     (
+        "V7",
+        "kvtop: heads not divisible by TP",
         lambda c: _engine_refuses(c, "must be divisible by tensor parallel size"),
         "kvtop: vLLM refuses a TP that does not divide the attention heads "
         "(ModelConfig.verify_with_parallel_config: 28 heads at TP 8); kvtop plans it",
     ),
     (
+        "V8",
+        "kvtop: DSA needs sm90+",
         lambda c: _engine_refuses(c, "No valid attention backend"),
         "kvtop: no vLLM attention backend runs DeepSeek sparse MLA (DSA) on sm80 "
         "(CudaPlatform.get_attn_backend_cls finds none); kvtop plans it",
     ),
     (
+        "V9",
+        "kvtop: FP8 weights need sm89+",
         lambda c: _engine_refuses(c, "Min capability: 89"),
         "kvtop: the checkpoint's FP8 weight scheme needs sm89+ (vLLM's quantization scheme check); "
         "kvtop does not check weight formats against the GPU",
     ),
     (
+        "V10",
+        "stand-in: no Triton for FP8 MoE",
         lambda c: _engine_refuses(c, "No FP8 MoE backend"),
         "stand-in: on sm80 vLLM's FP8 MoE backends (Triton, Marlin) need Triton, which this harness "
         "does not install (triton-config stand-in); a GPU machine has it and runs FP8 MoE weight-only",
     ),
 ]
 
+S5_TEXT = (
+    "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3: ModelConfig "
+    "(sglang/srt/configs/model_config.py) lists both in mm_disabled_models, so is_multimodal is False "
+    "unless --enable-multimodal and mm_runtime_reservation_gb is 0; kvtop subtracts it (tokens, and the "
+    "max running requests derived from them, follow)"
+)
+
 SGLANG_RULES: list[Rule] = [
     (
-        lambda c: c.has("DeepSeek-V3.2") and c.raw.get("attention_backend") == "dsa"
-        and c.kvtop.bytes_per_block != c.side.bytes_per_block,
+        "S1",
+        "kvtop: DSA layout on sm100",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and c.raw.get("attention_backend") == "dsa"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
         "kvtop: on sm100 SGLang's DSA backends are trtllm and calculate_mla_kv_cache_dim "
         "(sglang/srt/mem_cache/kv_cache_configurator.py) keeps the raw 576-B latent (fp8: 576 B, "
         "+ 132 B indexer = 708 B per layer) instead of the 656-B fp8_ds_mla layout; the DSA KV is FP8 "
         "there under auto (kv_cache_dtype.py); kvtop uses 656 + 132",
     ),
     (
-        lambda c: c.side.status == "ok" and c.kvtop.status == "ok" and c.side.block_size == 64
-        and c.kvtop.block_size != 64 and str(c.raw.get("attention_backend", "")).startswith("trtllm"),
+        "S2",
+        "kvtop: page 64 on sm100",
+        lambda c: (
+            c.side.status == "ok"
+            and c.kvtop.status == "ok"
+            and c.side.block_size == 64
+            and c.kvtop.block_size != 64
+            and str(c.raw.get("attention_backend", "")).startswith("trtllm")
+        ),
         "kvtop: on sm100 SGLang defaults to the trtllm_mha / trtllm_mla attention backends and "
         "_mla_backend_page_constraints (sglang/srt/arg_groups/overrides.py) sets page_size 64; "
         "max_total_num_tokens is floored to whole pages; kvtop keeps page 1",
     ),
     (
+        "S3",
+        "stand-in: model not built",
         lambda c: _kvtop_refuses(c) and "do not divide" in c.kvtop.message,
         "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
         "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "
         "harness does not do (model-shell); kvtop's refusal is what a launch does",
     ),
     (
+        "S4",
+        "kvtop: Mamba ratio 5",
         lambda c: c.has(*MAMBA_HYBRIDS) and c.kvtop.tokens == c.side.tokens and c.kvtop.extra != c.side.extra,
         "kvtop: max running requests of a Mamba hybrid are max_mamba_cache_size // ratio with "
         "ratio = 3 + 2 = 5 (KVCacheConfigurator._calculate_mamba_ratio, "
@@ -153,30 +200,42 @@ SGLANG_RULES: list[Rule] = [
         "schedule is on by default, get_mamba_tracking_slots adds 2); kvtop divides by 3; tokens agree",
     ),
     (
-        lambda c: c.has("Llama-4-Scout", "gemma-3") and c.kvtop.extra == c.side.extra
-        and c.kvtop.bytes_per_block == c.side.bytes_per_block and c.side.tokens - c.kvtop.tokens > 0,
-        "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3: ModelConfig "
-        "(sglang/srt/configs/model_config.py) lists both in mm_disabled_models, so is_multimodal is "
-        "False unless --enable-multimodal and mm_runtime_reservation_gb is 0; kvtop subtracts it",
+        "S5",
+        "kvtop: no multimodal reserve",
+        lambda c: (
+            c.has("Llama-4-Scout", "gemma-3")
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and c.side.tokens - c.kvtop.tokens > 0
+        ),
+        S5_TEXT,
     ),
     (
-        lambda c: c.has("Llama-4-Scout", "gemma-3") and c.kvtop.status == "ok" and c.side.status == "ok"
-        and c.kvtop.tokens != c.side.tokens,
-        "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3 (ModelConfig's "
-        "mm_disabled_models: is_multimodal False unless --enable-multimodal); kvtop subtracts it, and "
-        "the tokens and the requests derived from them follow",
+        "S5",
+        "kvtop: no multimodal reserve",
+        lambda c: (
+            c.has("Llama-4-Scout", "gemma-3")
+            and c.kvtop.status == "ok"
+            and c.side.status == "ok"
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        S5_TEXT,
     ),
 ]
 
 VERSION_NOTES: dict[tuple[str, str], list[Rule]] = {}
 
 
-def reading_for(case: Case) -> str:
+UNEXPLAINED = ("?", "unexplained", "no rule matches: see the report")
+
+
+def reading_for(case: Case) -> tuple[str, str, str]:
+    """(id, title, the reading) of the first rule that matches the row."""
     rules = VLLM_RULES if case.engine == "vllm" else SGLANG_RULES
-    for applies, text in VERSION_NOTES.get((case.engine, case.version), []) + rules:
+    for rule_id, title, applies, text in VERSION_NOTES.get((case.engine, case.version), []) + rules:
         try:
             if applies(case):
-                return text
+                return rule_id, title, text
         except (KeyError, TypeError, ValueError):
             continue
-    return "unexplained"
+    return UNEXPLAINED

@@ -33,7 +33,9 @@ HERE = Path(__file__).resolve().parent
 
 def stand_ins(python: Path, spec: EngineSpec) -> list[str]:
     code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import {spec.runner[:-3]} as r; print('\\n'.join(r.STAND_INS))"
-    done = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True, env=_env(spec))
+    done = subprocess.run(
+        [str(python), "-c", code], check=True, capture_output=True, text=True, env=_env(spec)
+    )
     return done.stdout.split()
 
 

@@ -217,7 +217,9 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
                 "--context-length", str(case["max_model_len"])]  # fmt: skip
         server_args = prepare_server_args(argv)
         publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=0, gpu_id=0))
-        world = types.SimpleNamespace(world_size=case["tp"], rank_in_group=0, cpu_group=None, device_group=None)
+        world = types.SimpleNamespace(
+            world_size=case["tp"], rank_in_group=0, cpu_group=None, device_group=None
+        )
         get_parallel().override_permanently(world_group=world)  # parallel-groups
         model_config = ModelConfig.from_server_args(server_args)
         runner = _runner_shell(ModelRunner, server_args, model_config, AttentionArch)
@@ -310,7 +312,6 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
                 setattr(ps, name, _LegacyGroup(1 if name == "_PP" else tp))
 
     def get_model(*, model_config: Any, **kwargs: Any) -> Any:
-        import torch.nn
         from sglang.srt.model_loader.utils import get_model_architecture
 
         model_class, _ = get_model_architecture(model_config)
@@ -323,9 +324,8 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
         import sglang.srt.eplb.expert_location as expert_location
 
         expert_location._global_expert_location_metadata = None
-    import torch.distributed
-
     import sglang.srt.layers.dp_attention as dp_attention
+    import torch.distributed
 
     torch.distributed.get_backend = lambda *a, **k: "nccl"  # type: ignore[assignment]
     dp_attention.GroupCoordinator = lambda group_ranks, *a, **k: _LegacyGroup(len(group_ranks[0]))
@@ -427,7 +427,9 @@ def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, Attenti
     runner.req_to_token_pool = None
     runner.token_to_kv_pool_allocator = None
     runner.forward_stream = None
-    runner.pp_group = types.SimpleNamespace(world_size=1, rank_in_group=0, is_first_rank=True, is_last_rank=True)
+    runner.pp_group = types.SimpleNamespace(
+        world_size=1, rank_in_group=0, is_first_rank=True, is_last_rank=True
+    )
     runner.spec_algorithm = SpeculativeAlgorithm.from_string(get_spec().speculative_algorithm)
     runner.page_size = get_schedule().page_size
     runner.is_hybrid_swa = model_config.is_hybrid_swa
@@ -459,7 +461,7 @@ HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
-    """"refused" when the engine's own code raised it (a check it makes on a real GPU too);
+    """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""

@@ -67,8 +67,8 @@ class Row:
     gpus: tuple[str, ...]
     kvtop: Side
     engine_side: Side
-    verdict: str  # equal | different | kvtop refuses | engine refuses | both refuse
-    reading: str
+    verdict: str  # equal | different | kvtop refuses | engine refuses | both refuse | not run
+    reading: tuple[str, str, str] | None  # (id, title, text) from readings.py
 
 
 def engine_side(engine: str, result: dict[str, Any]) -> Side:
@@ -111,7 +111,9 @@ def verdict(kvtop: Side, engine: Side) -> str:
 
 def load_fixtures() -> list[dict[str, Any]]:
     fixtures = [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
-    return sorted(fixtures, key=lambda f: (f["engine"], [-int(x) for x in f["version"].split(".")[:3] if x.isdigit()]))
+    return sorted(
+        fixtures, key=lambda f: (f["engine"], [-int(x) for x in f["version"].split(".")[:3] if x.isdigit()])
+    )
 
 
 def rows() -> list[Row]:
@@ -120,7 +122,8 @@ def rows() -> list[Row]:
         engine, version = fixture["engine"], fixture["version"]
         grouped: dict[tuple[str, int, str], list[tuple[str, Side, Side]]] = {}
         raw: dict[tuple[str, int, str, str], dict[str, Any]] = {}
-        for result in fixture["results"]:
+        ordered = sorted(fixture["results"], key=lambda r: (r["config"], r["tp"], r["kv_dtype"], r["gpu"]))
+        for result in ordered:  # config by config: kvtop's weights memo then serves each TP's variants
             key = (result["config"], result["tp"], result["kv_dtype"])
             raw[(*key, result["gpu"])] = result
             theirs = engine_side(engine, result)
@@ -137,8 +140,10 @@ def rows() -> list[Row]:
                     merged.append(((gpu,), kv, en))
             for gpus, kv, en in merged:
                 v = verdict(kv, en)
-                case = Case(engine, version, config, tp, dtype, gpus, kv, en, raw[(config, tp, dtype, gpus[0])])
-                reading = "" if v in ("equal", "both refuse", "not run") else reading_for(case)
+                case = Case(
+                    engine, version, config, tp, dtype, gpus, kv, en, raw[(config, tp, dtype, gpus[0])]
+                )
+                reading = None if v in ("equal", "both refuse", "not run") else reading_for(case)
                 out.append(Row(engine, version, config, tp, dtype, gpus, kv, en, v, reading))
     return out
 
@@ -192,10 +197,14 @@ def render(table: list[Row]) -> str:
             f"| {engine} | {version} | {c['equal']} | {c['different']} | {c['kvtop refuses']} | "
             f"{c['engine refuses']} | {c['both refuse']} | {c['not run']} |"
         )
-    readings = Counter(r.reading for r in table if r.reading)
-    lines += ["", "## Readings of the differences", "", "| rows | reading |", "|---|---|"]
-    for text, n in sorted(readings.items(), key=lambda kv: (-kv[1], kv[0])):
-        lines.append(f"| {n} | {text} |")
+    readings: Counter[tuple[str, str, str]] = Counter()
+    for r in table:
+        if r.reading:
+            readings[r.reading] += len(r.gpus)
+    lines += ["", "## Readings of the differences (runs per reading)", "", "| id | runs | reading |",
+              "|---|---|---|"]  # fmt: skip
+    for (rule_id, title, text), n in sorted(readings.items(), key=lambda kv: _rule_order(kv[0][0])):
+        lines.append(f"| {rule_id} | {n} | **{title}** — {text} |")
     current = None
     for row in table:
         if (row.engine, row.version) != current:
@@ -213,15 +222,30 @@ def render(table: list[Row]) -> str:
             if row.verdict == "both refuse":
                 who, msg = "both", f"kvtop: {row.kvtop.message} — engine: {row.engine_side.message}"
             cells = [f"{k[0]} / {e[0]}", _fmt_pair(k[1], e[1]), _fmt_pair(k[2], e[2]), _fmt_pair(k[3], e[3])]
-            reading = (row.reading + " — " if row.reading else "") + f"{who}: {_clip(msg)}"
+            reading = (_short(row.reading) + " — " if row.reading else "") + f"{who}: {_clip(msg)}"
         else:
-            cells = [_fmt_pair(k[0], e[0]), _fmt_pair(k[1], e[1]), _fmt_pair(k[2], e[2]), _fmt_pair(k[3], e[3])]
-            reading = row.reading
+            cells = [
+                _fmt_pair(k[0], e[0]),
+                _fmt_pair(k[1], e[1]),
+                _fmt_pair(k[2], e[2]),
+                _fmt_pair(k[3], e[3]),
+            ]
+            reading = _short(row.reading) if row.reading else ""
         lines.append(
-            f"| {row.config} | {row.tp} | {row.kv_dtype} | {'/'.join(row.gpus)} | " + " | ".join(cells)
+            f"| {row.config} | {row.tp} | {row.kv_dtype} | {'/'.join(row.gpus)} | "
+            + " | ".join(cells)
             + f" | {row.verdict} | {reading} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _short(reading: tuple[str, str, str]) -> str:
+    return f"{reading[0]} {reading[1]}"
+
+
+def _rule_order(rule_id: str) -> tuple[str, int]:
+    digits = "".join(ch for ch in rule_id if ch.isdigit())
+    return (rule_id.rstrip("0123456789"), int(digits) if digits else 999)
 
 
 def _clip(message: str) -> str:

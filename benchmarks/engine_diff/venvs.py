@@ -77,8 +77,17 @@ def ensure_venv(spec: EngineSpec, version: str) -> Path:
         wanted.append(name + requires.get(key, ""))
     _pip(python, *wanted, log=log)
     if spec.no_deps:
-        _pip(python, "--no-deps", *[n + requires.get(n.lower().replace("_", "-"), "") for n in spec.no_deps], log=log)
-    (root / "pins.json").write_text(json.dumps({"engine_requires": requires, "installed": wanted, "no_deps": list(spec.no_deps)}, indent=1))
+        _pip(
+            python,
+            "--no-deps",
+            *[n + requires.get(n.lower().replace("_", "-"), "") for n in spec.no_deps],
+            log=log,
+        )
+    (root / "pins.json").write_text(
+        json.dumps(
+            {"engine_requires": requires, "installed": wanted, "no_deps": list(spec.no_deps)}, indent=1
+        )
+    )
     (root / ".ready").write_text("ok\n")
     return python
 

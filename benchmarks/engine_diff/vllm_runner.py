@@ -267,7 +267,9 @@ def install_import_stand_ins(gpu: str) -> Any:
 
     torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
 
-    with contextlib.suppress(ImportError, AttributeError):  # older releases count GPUs here, not on the platform
+    with contextlib.suppress(
+        ImportError, AttributeError
+    ):  # older releases count GPUs here, not on the platform
         import vllm.utils.torch_utils as torch_utils
 
         if hasattr(torch_utils, "_cuda_device_count_stateless"):
@@ -317,7 +319,17 @@ class _Group:
 def install_parallel_groups(tp: int) -> None:
     import vllm.distributed.parallel_state as ps
 
-    sizes = {"_WORLD": tp, "_TP": tp, "_PP": 1, "_DP": 1, "_EP": tp, "_DCP": 1, "_PCP": 1, "_EPLB": tp, "_ETP": tp}
+    sizes = {
+        "_WORLD": tp,
+        "_TP": tp,
+        "_PP": 1,
+        "_DP": 1,
+        "_EP": tp,
+        "_DCP": 1,
+        "_PCP": 1,
+        "_EPLB": tp,
+        "_ETP": tp,
+    }
     for name, size in sizes.items():
         if hasattr(ps, name):
             setattr(ps, name, _Group(name, size))
@@ -402,7 +414,9 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.engine.core import EngineCore
 
-    out: dict[str, Any] = {k: case[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len", "budget_bytes")}
+    out: dict[str, Any] = {
+        k: case[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len", "budget_bytes")
+    }
     capture = _Capture()
     vllm_logger = logging.getLogger("vllm")
     vllm_logger.addHandler(capture)
@@ -494,7 +508,7 @@ HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
-    """"refused" when the engine's own code raised it (a check it makes on a real GPU too);
+    """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
@@ -532,6 +546,7 @@ def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO")
     platform = install_import_stand_ins(gpus.pop())
     import vllm.engine.arg_utils  # noqa: F401  (vLLM configures its loggers on import)
+
     logging.getLogger("vllm").setLevel(logging.INFO)
     for case in cases:
         started = time.monotonic()
