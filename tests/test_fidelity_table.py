@@ -39,9 +39,12 @@ def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
         seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in fixture["results"]}
         missing = [
             (c, tp, d, g)
-            for c in config_names() for tp in TPS for d in spec.kv_dtypes for g in GPU_GENERATIONS
+            for c in config_names()
+            for tp in TPS
+            for d in spec.kv_dtypes
+            for g in GPU_GENERATIONS
             if (c, tp, d, g) not in seen
-        ]  # fmt: skip
+        ]
         assert not missing, (
             f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
         )
@@ -53,9 +56,10 @@ def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
     × 2 B = 131,072 B per token; 40 GiB / (16 × 131,072 B) = 20,480 blocks = 327,680 tokens."""
     fixture = next(f for f in _fixtures() if f["engine"] == "vllm" and f["version"] == "0.33.0")
     row = next(
-        r for r in fixture["results"]
+        r
+        for r in fixture["results"]
         if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == ("meta-llama--Llama-3.1-8B", 1, "auto", "sm90")
-    )  # fmt: skip
+    )
     assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (
         20_480,
         327_680,

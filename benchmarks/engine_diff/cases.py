@@ -68,7 +68,14 @@ def cases(spec: EngineSpec, gpus: tuple[str, ...], configs: list[str] | None = N
             for tp in TPS:
                 for dtype in spec.kv_dtypes:
                     out.append(
-                        {"config": name, "dir": str(folder), "tp": tp, "kv_dtype": dtype, "gpu": gpu,
-                         "max_model_len": context_length(name), **budget(spec)}
-                    )  # fmt: skip
+                        {
+                            "config": name,
+                            "dir": str(folder),
+                            "tp": tp,
+                            "kv_dtype": dtype,
+                            "gpu": gpu,
+                            "max_model_len": context_length(name),
+                            **budget(spec),
+                        }
+                    )
     return out

@@ -78,7 +78,7 @@ VLLM = EngineSpec(
         "python-json-logger",
         "nvidia-ml-py",
         "apache-tvm-ffi",
-    ),  # fmt: skip
+    ),
     versions=("0.33.0", "0.13.0"),
     no_deps=("flashinfer-python",),
 )
@@ -126,7 +126,7 @@ SGLANG = EngineSpec(
         "IPython",
         "dill",
         "triton",
-    ),  # fmt: skip
+    ),
     versions=("0.5.23", "0.5.6.post2"),
 )
 
@@ -134,6 +134,21 @@ ENGINES = {spec.name: spec for spec in (VLLM, SGLANG)}
 
 # Never installed: CUDA builds, or packages that would pull a CUDA torch.
 NEVER_INSTALL = {
-    "torch", "torchvision", "torchaudio", "torchcodec", "flashinfer-cubin", "flashinfer_cubin", "sgl-kernel", "sgl_kernel", "xformers", "torchao", "ray",
-    "nvidia-cutlass-dsl", "cuda-python", "torch_memory_saver", "torch-memory-saver", "decord2", "mooncake",
-}  # fmt: skip
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "torchcodec",
+    "flashinfer-cubin",
+    "flashinfer_cubin",
+    "sgl-kernel",
+    "sgl_kernel",
+    "xformers",
+    "torchao",
+    "ray",
+    "nvidia-cutlass-dsl",
+    "cuda-python",
+    "torch_memory_saver",
+    "torch-memory-saver",
+    "decord2",
+    "mooncake",
+}

@@ -20,18 +20,34 @@ KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
 
 def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
     argv = [
-        "plan", "--model", str(CONFIGS / f"{case['config']}.json"), "--engine", engine,
-        "--tp", str(case["tp"]), "--kv-cache-dtype", KV_DTYPE[case["kv_dtype"]], "--gpu", KVTOP_GPU[case["gpu"]],
-        "--context-length", str(case["max_model_len"]), "--engine-version", version, "--json",
-    ]  # fmt: skip
+        "plan",
+        "--model",
+        str(CONFIGS / f"{case['config']}.json"),
+        "--engine",
+        engine,
+        "--tp",
+        str(case["tp"]),
+        "--kv-cache-dtype",
+        KV_DTYPE[case["kv_dtype"]],
+        "--gpu",
+        KVTOP_GPU[case["gpu"]],
+        "--context-length",
+        str(case["max_model_len"]),
+        "--engine-version",
+        version,
+        "--json",
+    ]
     if engine == "vllm":
         argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"])]
     else:
         argv += [
-            "--free-memory", f"{case['free_before_bytes'] / (1 << 30):g}GiB",
-            "--free-after-load", f"{case['free_after_bytes'] / (1 << 30):g}GiB",
-            "--mem-fraction-static", str(case["mem_fraction_static"]),
-        ]  # fmt: skip
+            "--free-memory",
+            f"{case['free_before_bytes'] / (1 << 30):g}GiB",
+            "--free-after-load",
+            f"{case['free_after_bytes'] / (1 << 30):g}GiB",
+            "--mem-fraction-static",
+            str(case["mem_fraction_static"]),
+        ]
     return argv
 
 

@@ -43,9 +43,13 @@ def _env(spec: EngineSpec) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the runner sees the engine's venv only, never kvtop
     env.update(
-        VLLM_CACHE_ROOT=str(CACHE / "vllm-cache"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-        SGLANG_CACHE_ROOT=str(CACHE / "sglang-cache"), CUDA_VISIBLE_DEVICES="", TOKENIZERS_PARALLELISM="false",
-    )  # fmt: skip
+        VLLM_CACHE_ROOT=str(CACHE / "vllm-cache"),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        SGLANG_CACHE_ROOT=str(CACHE / "sglang-cache"),
+        CUDA_VISIBLE_DEVICES="",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.update(spec.env)
     return env
 
@@ -69,11 +73,28 @@ def sweep(spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[s
             if attempt:
                 crashed = left.pop(0)
                 with out.open("a") as fh:
-                    fh.write(json.dumps({**{k: crashed[k] for k in ("config", "tp", "kv_dtype", "gpu")},
-                                         "status": "crashed", "message": "the runner process died"}) + "\n")  # fmt: skip
+                    fh.write(
+                        json.dumps(
+                            {
+                                **{k: crashed[k] for k in ("config", "tp", "kv_dtype", "gpu")},
+                                "status": "crashed",
+                                "message": "the runner process died",
+                            }
+                        )
+                        + "\n"
+                    )
             (work / f"{gpu}.cases.json").write_text(json.dumps(left))
-            cmd = ["nice", "-n", "10", str(python), str(HERE / spec.runner),
-                   "--cases", str(work / f"{gpu}.cases.json"), "--out", str(out)]  # fmt: skip
+            cmd = [
+                "nice",
+                "-n",
+                "10",
+                str(python),
+                str(HERE / spec.runner),
+                "--cases",
+                str(work / f"{gpu}.cases.json"),
+                "--out",
+                str(out),
+            ]
             with (work / f"{gpu}.log").open("a") as log:
                 subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(spec), cwd=work)
         results += [json.loads(line) for line in out.read_text().splitlines()]

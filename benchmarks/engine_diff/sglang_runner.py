@@ -67,15 +67,32 @@ from typing import Any
 
 from standins import cuda_to_meta
 
-STAND_INS = ["device-queries", "absent-packages", "min-all-reduce", "parallel-groups", "model-shell", "runner-shell",
-             "cpu-device", "pool-sentinel"]  # fmt: skip
+STAND_INS = [
+    "device-queries",
+    "absent-packages",
+    "min-all-reduce",
+    "parallel-groups",
+    "model-shell",
+    "runner-shell",
+    "cpu-device",
+    "pool-sentinel",
+]
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920, 108),
     "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984, 132),
     "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784, 148),
 }
-ABSENT_PACKAGES = ("torchvision", "torchao", "torchaudio", "quack", "cutlass", "deep_gemm", "sgl_kernel", "flashinfer")  # fmt: skip
+ABSENT_PACKAGES = (
+    "torchvision",
+    "torchao",
+    "torchaudio",
+    "quack",
+    "cutlass",
+    "deep_gemm",
+    "sgl_kernel",
+    "flashinfer",
+)
 
 FREE_BYTES = {"now": 0}  # what mem_get_info answers: free memory before, then after, weight load
 
@@ -204,17 +221,34 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     from sglang.srt.runtime_context import SpawnRanks, get_parallel, get_schedule, publish
     from sglang.srt.server_args import prepare_server_args
 
-    keys = ("config", "tp", "kv_dtype", "gpu", "max_model_len", "free_before_bytes", "free_after_bytes",
-            "mem_fraction_static")  # fmt: skip
+    keys = (
+        "config",
+        "tp",
+        "kv_dtype",
+        "gpu",
+        "max_model_len",
+        "free_before_bytes",
+        "free_after_bytes",
+        "mem_fraction_static",
+    )
     out: dict[str, Any] = {k: case[k] for k in keys}
     capture = _Capture()
     root = logging.getLogger()
     root.addHandler(capture)
     try:
         FREE_BYTES["now"] = case["free_after_bytes"]
-        argv = ["--model-path", case["dir"], "--tp-size", str(case["tp"]), "--kv-cache-dtype", case["kv_dtype"],
-                "--mem-fraction-static", str(case["mem_fraction_static"]),
-                "--context-length", str(case["max_model_len"])]  # fmt: skip
+        argv = [
+            "--model-path",
+            case["dir"],
+            "--tp-size",
+            str(case["tp"]),
+            "--kv-cache-dtype",
+            case["kv_dtype"],
+            "--mem-fraction-static",
+            str(case["mem_fraction_static"]),
+            "--context-length",
+            str(case["max_model_len"]),
+        ]
         server_args = prepare_server_args(argv)
         publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=0, gpu_id=0))
         world = types.SimpleNamespace(
@@ -300,8 +334,16 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
     from sglang.srt.configs.model_config import ModelConfig
     from sglang.srt.server_args import prepare_server_args
 
-    keys = ("config", "tp", "kv_dtype", "gpu", "max_model_len", "free_before_bytes", "free_after_bytes",
-            "mem_fraction_static")  # fmt: skip
+    keys = (
+        "config",
+        "tp",
+        "kv_dtype",
+        "gpu",
+        "max_model_len",
+        "free_before_bytes",
+        "free_after_bytes",
+        "mem_fraction_static",
+    )
     out: dict[str, Any] = {k: case[k] for k in keys}
     tp = case["tp"]
     FREE_BYTES["now"] = case["free_before_bytes"]
@@ -335,9 +377,18 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
     for name in ("ReqToTokenPool", "HybridReqToTokenPool"):
         setattr(mr, name, _pool_sentinel)
     try:
-        argv = ["--model-path", case["dir"], "--tp-size", str(tp), "--kv-cache-dtype", case["kv_dtype"],
-                "--mem-fraction-static", str(case["mem_fraction_static"]),
-                "--context-length", str(case["max_model_len"])]  # fmt: skip
+        argv = [
+            "--model-path",
+            case["dir"],
+            "--tp-size",
+            str(tp),
+            "--kv-cache-dtype",
+            case["kv_dtype"],
+            "--mem-fraction-static",
+            str(case["mem_fraction_static"]),
+            "--context-length",
+            str(case["max_model_len"]),
+        ]
         server_args = prepare_server_args(argv)
         with contextlib.suppress(ImportError, AttributeError):
             from sglang.srt.server_args import set_global_server_args_for_scheduler
@@ -349,10 +400,19 @@ def run_case_legacy(case: dict[str, Any]) -> dict[str, Any]:
             with cuda_to_meta("cpu"):  # cpu-device: the constructor's small cuda tensors (read back with
                 # .item()) go to the CPU; the run stops before the pools, the only large allocations
                 mr.ModelRunner.__init__(
-                    runner, model_config=model_config, mem_fraction_static=server_args.mem_fraction_static,
-                    gpu_id=0, tp_rank=0, tp_size=tp, moe_ep_rank=0, moe_ep_size=server_args.ep_size, pp_rank=0,
-                    pp_size=1, nccl_port=0, server_args=server_args,
-                )  # fmt: skip
+                    runner,
+                    model_config=model_config,
+                    mem_fraction_static=server_args.mem_fraction_static,
+                    gpu_id=0,
+                    tp_rank=0,
+                    tp_size=tp,
+                    moe_ep_rank=0,
+                    moe_ep_size=server_args.ep_size,
+                    pp_rank=0,
+                    pp_size=1,
+                    nccl_port=0,
+                    server_args=server_args,
+                )
             raise RuntimeError("ModelRunner finished without building a request pool")
         except _PoolsReached as reached:
             pool_size = reached.size
@@ -495,8 +555,11 @@ def main() -> int:
         result["seconds"] = round(time.monotonic() - started, 2)
         with open(args.out, "a") as fh:
             fh.write(json.dumps(result) + "\n")
-        print(f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
-              f"{result.get('max_total_num_tokens') or result.get('message', '')} ({result['seconds']} s)", flush=True)  # fmt: skip
+        print(
+            f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
+            f"{result.get('max_total_num_tokens') or result.get('message', '')} ({result['seconds']} s)",
+            flush=True,
+        )
     return 0
 
 

@@ -78,13 +78,19 @@ def engine_side(engine: str, result: dict[str, Any]) -> Side:
         return Side("refused", message=result.get("message", ""))
     if engine == "vllm":
         return Side(
-            "ok", tokens=result["tokens_logged"], bytes_per_block=result["bytes_per_block"],
-            block_size=result["block_size"], extra=result["num_blocks"],
-        )  # fmt: skip
+            "ok",
+            tokens=result["tokens_logged"],
+            bytes_per_block=result["bytes_per_block"],
+            block_size=result["block_size"],
+            extra=result["num_blocks"],
+        )
     return Side(
-        "ok", tokens=result["max_total_num_tokens"], bytes_per_block=result.get("cell_size"),
-        block_size=result["page_size"], extra=result.get("max_running_requests"),
-    )  # fmt: skip
+        "ok",
+        tokens=result["max_total_num_tokens"],
+        bytes_per_block=result.get("cell_size"),
+        block_size=result["page_size"],
+        extra=result.get("max_running_requests"),
+    )
 
 
 def kvtop_side(engine: str, version: str, result: dict[str, Any]) -> Side:
@@ -189,9 +195,13 @@ def _fmt_pair(a: str, b: str) -> str:
 
 
 def render(table: list[Row]) -> str:
-    lines = [HEADER, "## Counts (one per engine run)", "",
-             "| engine | version | equal | different | kvtop refuses | engine refuses | both refuse | not run |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        HEADER,
+        "## Counts (one per engine run)",
+        "",
+        "| engine | version | equal | different | kvtop refuses | engine refuses | both refuse | not run |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for (engine, version), c in _counts(table).items():
         lines.append(
             f"| {engine} | {version} | {c['equal']} | {c['different']} | {c['kvtop refuses']} | "
@@ -201,8 +211,13 @@ def render(table: list[Row]) -> str:
     for r in table:
         if r.reading:
             readings[r.reading] += len(r.gpus)
-    lines += ["", "## Readings of the differences (runs per reading)", "", "| id | runs | reading |",
-              "|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Readings of the differences (runs per reading)",
+        "",
+        "| id | runs | reading |",
+        "|---|---|---|",
+    ]
     for (rule_id, title, text), n in sorted(readings.items(), key=lambda kv: _rule_order(kv[0][0])):
         lines.append(f"| {rule_id} | {n} | **{title}** — {text} |")
     current = None
@@ -210,9 +225,13 @@ def render(table: list[Row]) -> str:
         if (row.engine, row.version) != current:
             current = (row.engine, row.version)
             last = "num_blocks" if row.engine == "vllm" else "max running reqs"
-            lines += ["", f"## {row.engine} {row.version}", "",
-                      f"| config | TP | KV | GPU | tokens kvtop / engine | bytes | block | {last} | verdict | reading |",
-                      "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            lines += [
+                "",
+                f"## {row.engine} {row.version}",
+                "",
+                f"| config | TP | KV | GPU | tokens kvtop / engine | bytes | block | {last} | verdict | reading |",
+                "|---|---|---|---|---|---|---|---|---|---|",
+            ]
         k, e = row.kvtop.cells(), row.engine_side.cells()
         if row.kvtop.status != "ok" or row.engine_side.status != "ok":
             msg = row.kvtop.message if row.kvtop.status != "ok" else row.engine_side.message

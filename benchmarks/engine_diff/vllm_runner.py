@@ -80,9 +80,19 @@ GPUS = {
 
 # torch.ops namespaces of vLLM's compiled libraries (absent here).
 COMPILED_OP_NAMESPACES = (
-    "_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_qutlass_C", "_flashmla_C",
-    "_flashmla_extension_C", "_vllm_fa2_C", "_vllm_fa3_C", "_C_stable_libtorch", "_deepselect_C", "deep_gemm",
-)  # fmt: skip
+    "_C",
+    "_moe_C",
+    "_C_cache_ops",
+    "_C_custom_ar",
+    "_qutlass_C",
+    "_flashmla_C",
+    "_flashmla_extension_C",
+    "_vllm_fa2_C",
+    "_vllm_fa3_C",
+    "_C_stable_libtorch",
+    "_deepselect_C",
+    "deep_gemm",
+)
 
 
 class _EmptyModule(importlib.abc.Loader):
@@ -427,10 +437,16 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         if "swap_space" in {f.name for f in dataclasses.fields(EngineArgs)}:
             extra["swap_space"] = 0  # older releases check CPU swap against this machine's host memory
         args = EngineArgs(
-            model=case["dir"], tensor_parallel_size=case["tp"], kv_cache_dtype=case["kv_dtype"],
-            max_model_len=case["max_model_len"], kv_cache_memory_bytes=case["budget_bytes"],
-            load_format="dummy", skip_tokenizer_init=True, trust_remote_code=False, **extra,
-        )  # fmt: skip
+            model=case["dir"],
+            tensor_parallel_size=case["tp"],
+            kv_cache_dtype=case["kv_dtype"],
+            max_model_len=case["max_model_len"],
+            kv_cache_memory_bytes=case["budget_bytes"],
+            load_format="dummy",
+            skip_tokenizer_init=True,
+            trust_remote_code=False,
+            **extra,
+        )
         vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
         with contextlib.suppress(ImportError):  # the worker makes it in init_device (newer releases)
             from vllm.v1.worker.workspace import init_workspace_manager
@@ -554,8 +570,11 @@ def main() -> int:
         result["seconds"] = round(time.monotonic() - started, 2)
         with open(args.out, "a") as fh:
             fh.write(json.dumps(result) + "\n")
-        print(f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
-              f"{result.get('tokens_logged') or result.get('message', '')} ({result['seconds']} s)", flush=True)  # fmt: skip
+        print(
+            f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
+            f"{result.get('tokens_logged') or result.get('message', '')} ({result['seconds']} s)",
+            flush=True,
+        )
     return 0
 
 
