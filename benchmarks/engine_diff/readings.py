@@ -53,11 +53,64 @@ def _engine_refuses(c: Case, *words: str) -> bool:
     return c.side.status != "ok" and c.kvtop.status == "ok" and all(w in c.side.message for w in words)
 
 
-def _backends(c: Case) -> str:
-    return ",".join(c.raw.get("attention_backends") or [])
+def _both_ok(c: Case) -> bool:
+    return c.kvtop.status == "ok" and c.side.status == "ok"
+
+
+def _logged(c: Case, words: str) -> bool:
+    return any(words in m for m in c.raw.get("log") or [])
 
 
 VLLM_RULES: list[Rule] = [
+    (
+        "V14",
+        "kvtop: block-FP8 shard not a multiple of 128",
+        lambda c: _engine_refuses(c, "is not divisible by weight quantization block_n"),
+        "kvtop: vLLM refuses block-FP8 weights whose TP shard breaks the 128 x 128 blocks (Qwen3 MoE "
+        "moe_intermediate_size 768 / TP 4 = 192: 'not divisible by weight quantization block_n = 128', "
+        "Fp8 create_weights' block-shape check; seen on sm80 in 0.13); kvtop plans it",
+    ),
+    (
+        "V11",
+        "kvtop: 0.13 sizes chunked local attention as full",
+        lambda c: (
+            c.has("Llama-4-Scout") and _both_ok(c) and _logged(c, "latency regression when using chunked")
+        ),
+        "kvtop: vLLM 0.13 turns the hybrid KV cache manager off for chunked local attention "
+        "(VllmConfig.__post_init__, vllm/config/vllm.py: 'There is a latency regression when using "
+        "chunked local attention with the hybrid KV cache manager. Disabling it, by default' unless "
+        "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1), so Llama-4's 48 layers are one "
+        "full-attention group; kvtop with --engine-version 0.13.0 still builds chunked groups",
+    ),
+    (
+        "V12",
+        "kvtop: old token print divides by groups, not kinds",
+        lambda c: (
+            _both_ok(c)
+            and c.release < (0, 21)
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.tokens != c.side.tokens
+            and c.has(*WINDOWED_GROUPS)
+        ),
+        "kvtop: before PR #41069 vLLM printed num_blocks // len(kv_cache_groups) * block_size "
+        "(_report_kv_cache_config, vllm/v1/core/kv_cache_utils.py in 0.13) with every group counted "
+        "(Gemma-3: 1 full + 6 sliding-window groups = 7); VllmRules.solve passes len(groups), the "
+        "number of group kinds (2), to _logged_tokens",
+    ),
+    (
+        "V13",
+        "kvtop: 0.13 stores fp8 DSA as fp8_ds_mla",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and _both_ok(c)
+            and c.raw.get("cache_dtype") == "fp8_ds_mla"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: vLLM 0.13 turns --kv-cache-dtype fp8 into fp8_ds_mla for DeepSeek-V3.2 "
+        "(DeepseekV32ForCausalLM.verify_and_update_config, vllm/model_executor/models/config.py): "
+        "656 B latent (fp8 + scales + bf16 rope) + 132 B indexer per layer; kvtop uses 576 + 132. "
+        "0.33 keeps plain fp8 unless FLASHMLA_SPARSE is forced",
+    ),
     (
         "V1",
         "kvtop: vLLM hybrid Mamba refused",
@@ -82,12 +135,13 @@ VLLM_RULES: list[Rule] = [
     (
         "V3",
         "kvtop: MLA block size by backend",
-        lambda c: c.has(*MLA) and c.kvtop.block_size == 64 and c.side.block_size != 64,
-        "kvtop: vLLM's MLA block size is the backend's, not 64 for every GPU: in 0.33 "
-        "_get_backend_priorities (vllm/platforms/cuda.py) puts FLASH_ATTN_MLA first below sm100 "
-        "(FlashAttnMLABackend.get_supported_kernel_block_sizes = MultipleOf(16): block 16), "
-        "FLASHINFER_MLA first on sm100 ('Setting kv cache block size to 32 for FLASHINFER_MLA'), "
-        "TRITON_MLA on sm80 (block 16); VllmRules.default_page_size returns 64",
+        lambda c: c.has(*MLA) and _both_ok(c) and c.kvtop.block_size == 64 and c.side.block_size != 64,
+        "kvtop: vLLM's MLA block size is the attention backend's, not 64 everywhere "
+        "(VllmRules.default_page_size): 0.33 picks FLASH_ATTN_MLA below sm100 "
+        "(_get_backend_priorities, vllm/platforms/cuda.py; FlashAttnMLABackend.get_supported_kernel_block_sizes "
+        "= MultipleOf(16): block 16) and FLASHINFER_MLA on sm100 ('Setting kv cache block size to 32 for "
+        "FLASHINFER_MLA'); on sm80 both versions fall to TRITON_MLA (block 16); 0.13's FLASH_ATTN_MLA on "
+        "sm90 and its sm100 backend use 64 (equal there)",
     ),
     (
         "V4",
@@ -126,17 +180,26 @@ VLLM_RULES: list[Rule] = [
     ),
     (
         "V8",
-        "kvtop: DSA needs sm90+",
+        "kvtop: no vLLM backend for it on sm80",
         lambda c: _engine_refuses(c, "No valid attention backend"),
-        "kvtop: no vLLM attention backend runs DeepSeek sparse MLA (DSA) on sm80 "
-        "(CudaPlatform.get_attn_backend_cls finds none); kvtop plans it",
+        "kvtop: no vLLM attention backend serves this on sm80 (MLA with FP8 KV, or DeepSeek sparse "
+        "MLA: CudaPlatform.get_attn_backend_cls finds none and raises 'No valid attention backend'); "
+        "kvtop plans it (should refuse per GPU generation)",
     ),
     (
         "V9",
-        "kvtop: FP8 weights need sm89+",
-        lambda c: _engine_refuses(c, "Min capability: 89"),
-        "kvtop: the checkpoint's FP8 weight scheme needs sm89+ (vLLM's quantization scheme check); "
-        "kvtop does not check weight formats against the GPU",
+        "kvtop: weight format needs a newer GPU",
+        lambda c: (
+            c.side.status != "ok"
+            and c.kvtop.status == "ok"
+            and any(
+                w in c.side.message
+                for w in ("Min capability: 89", "Minimum capability: 89", "No quark compatible")
+            )
+        ),
+        "kvtop: the checkpoint's FP8 weights need sm89+ on this vLLM (the quantization method's "
+        "get_min_capability / quark scheme check refuses sm80); kvtop does not check weight formats "
+        "against the GPU",
     ),
     (
         "V10",
@@ -156,17 +219,63 @@ S5_TEXT = (
 
 SGLANG_RULES: list[Rule] = [
     (
+        "S9",
+        "kvtop: 0.5.6 keeps Llama-4 in the full pool",
+        lambda c: (
+            c.has("Llama-4-Scout")
+            and _both_ok(c)
+            and c.raw.get("is_hybrid_swa") is False
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: SGLang 0.5.6 never makes Llama-4 hybrid-SWA (ModelRunner.__init__, "
+        "sglang/srt/model_executor/model_runner.py: the sliding-window switch skips architectures "
+        "containing 'Llama4'), so all 48 layers share the full pool; kvtop with --engine-version "
+        "0.5.6.post2 splits a chunked/SWA pool (and subtracts the 100 MiB multimodal reserve, S5)",
+    ),
+    (
+        "S6",
+        "kvtop: block-FP8 MoE shard not a multiple of 128",
+        lambda c: _engine_refuses(c, "weight_block_size_n"),
+        "kvtop: SGLang 0.5.6 refuses block-FP8 MoE checkpoints whose expert shard breaks the 128 blocks "
+        "('(moe_intermediate_size / moe_tp_size) % weight_block_size_n == 0', checked while resolving "
+        "the server arguments); kvtop plans it. 0.5.23 checks it when building the MoE layers, which "
+        "the harness does not do (model-shell), so those rows read equal there",
+    ),
+    (
+        "S7",
+        "kvtop: 0.5.6 turns gpt-oss's SWA pool off",
+        lambda c: (
+            c.has("gpt-oss")
+            and _both_ok(c)
+            and c.raw.get("is_hybrid_swa") is False
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: SGLang 0.5.6 sets disable_hybrid_swa_memory = True for GptOssForCausalLM "
+        "(ServerArgs' model-specific adjustments, sglang/srt/server_args.py), so all 36 (24) layers live "
+        "in the one full pool; kvtop with --engine-version 0.5.6.post2 still splits a sliding-window pool",
+    ),
+    (
+        "S8",
+        "kvtop: weight format needs a newer GPU",
+        lambda c: _engine_refuses(c, "Minimum capability"),
+        "kvtop: SGLang refuses the checkpoint's weight format on this GPU (ModelOpt FP8: sm89+, NVFP4: "
+        "sm100; the quantization config's get_min_capability, checked in ModelConfig); kvtop does not "
+        "check weight formats against the GPU",
+    ),
+    (
         "S1",
-        "kvtop: DSA layout on sm100",
+        "kvtop: DSA fp8 layout (576 B, not 656 B)",
         lambda c: (
             c.has("DeepSeek-V3.2")
-            and c.raw.get("attention_backend") == "dsa"
-            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+            and _both_ok(c)
+            and "float8" in str(c.raw.get("kv_cache_dtype"))
+            and c.kvtop.tokens != c.side.tokens
         ),
-        "kvtop: on sm100 SGLang's DSA backends are trtllm and calculate_mla_kv_cache_dim "
-        "(sglang/srt/mem_cache/kv_cache_configurator.py) keeps the raw 576-B latent (fp8: 576 B, "
-        "+ 132 B indexer = 708 B per layer) instead of the 656-B fp8_ds_mla layout; the DSA KV is FP8 "
-        "there under auto (kv_cache_dtype.py); kvtop uses 656 + 132",
+        "kvtop: SGLang stores DeepSeek-V3.2's FP8 KV as the raw 576-B latent + 132-B indexer (708 B per "
+        "layer): calculate_mla_kv_cache_dim (sglang/srt/mem_cache/kv_cache_configurator.py) keeps "
+        "kv_lora_rank + qk_rope_head_dim for the trtllm DSA backends (0.5.23 on sm100), and 0.5.6's NSA "
+        "pool uses the same width on every GPU; the KV is FP8 there under auto on sm100 "
+        "(kv_cache_dtype.py); kvtop uses the 656-B fp8_ds_mla layout + 132",
     ),
     (
         "S2",

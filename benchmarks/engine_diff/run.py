@@ -54,7 +54,9 @@ def _env(spec: EngineSpec) -> dict[str, str]:
     return env
 
 
-def sweep(spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[str] | None) -> Path:
+def sweep(
+    spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[str] | None, run: bool = True
+) -> Path:
     python = ensure_venv(spec, version)
     work = CACHE / "runs" / f"{spec.name}-{version}"
     work.mkdir(parents=True, exist_ok=True)
@@ -63,8 +65,11 @@ def sweep(spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[s
     for gpu in gpus:
         todo = cases(spec, (gpu,), configs)
         out = work / f"{gpu}.jsonl"
-        out.unlink(missing_ok=True)
-        for attempt in range(5):  # a crash of the runner process resumes after the case it died on
+        if run:
+            out.unlink(missing_ok=True)
+        for attempt in range(
+            5 if run else 0
+        ):  # a crash of the runner process resumes after the case it died on
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             keys = {(d["config"], d["tp"], d["kv_dtype"]) for d in done}
             left = [c for c in todo if (c["config"], c["tp"], c["kv_dtype"]) not in keys]
@@ -77,8 +82,8 @@ def sweep(spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[s
                         json.dumps(
                             {
                                 **{k: crashed[k] for k in ("config", "tp", "kv_dtype", "gpu")},
-                                "status": "crashed",
-                                "message": "the runner process died",
+                                "status": "harness-error",
+                                "message": "the runner process died on this case",
                             }
                         )
                         + "\n"
@@ -99,18 +104,37 @@ def sweep(spec: EngineSpec, version: str, gpus: tuple[str, ...], configs: list[s
                 subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(spec), cwd=work)
         results += [json.loads(line) for line in out.read_text().splitlines()]
         print(f"{spec.name} {version} {gpu}: {len(todo)} cases", file=sys.stderr)
+    path = FIXTURES / f"{spec.name}-{version}.json"
+    seconds = round(time.monotonic() - started)
+    if not run and path.exists():
+        seconds = json.loads(path.read_text()).get("seconds", seconds)
+    if configs and path.exists():  # a partial rerun replaces those configs' rows, keeps the rest
+        kept = [r for r in json.loads(path.read_text())["results"] if r["config"] not in configs]
+        results = kept + [r for r in results if r["config"] in configs]
     fixture = {
         "engine": spec.name,
         "version": version,
         "packages": installed_versions(python, (spec.package, "torch", "transformers")),
         "stand_ins": stand_ins(python, spec),
-        "seconds": round(time.monotonic() - started),
-        "results": [{k: v for k, v in r.items() if k not in ("dir", "traceback_tail")} for r in results],
+        "seconds": seconds,
+        "results": [_for_fixture(r) for r in results],
     }
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    path = FIXTURES / f"{spec.name}-{version}.json"
     path.write_text(json.dumps(fixture, indent=1, sort_keys=True) + "\n")
     return path
+
+
+def _for_fixture(result: dict[str, object]) -> dict[str, object]:
+    """A result as committed: no machine paths or tracebacks; pydantic's 'N validation error'
+    first line replaced by the engine's own 'Value error, …' text."""
+    out = {k: v for k, v in result.items() if k not in ("dir", "traceback_tail")}
+    message = str(out.get("message", ""))
+    if "validation error for" in message:
+        for line in result.get("traceback_tail") or []:  # type: ignore[union-attr]
+            if "Value error, " in str(line):
+                out["message"] = str(line).split("Value error, ", 1)[1].split(" [type=")[0][:600]
+                break
+    return out
 
 
 def main() -> int:
@@ -120,13 +144,18 @@ def main() -> int:
     parser.add_argument("--gpus", default=",".join(GPU_GENERATIONS), help="sm80,sm90,sm100")
     parser.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
     parser.add_argument("--table-only", action="store_true", help="only rewrite docs/fidelity.md")
+    parser.add_argument(
+        "--from-runs",
+        action="store_true",
+        help="rebuild the fixtures from the last runs under .cache (no engine run)",
+    )
     args = parser.parse_args()
     if not args.table_only:
         specs = [ENGINES[args.engine]] if args.engine else list(ENGINES.values())
         for spec in specs:
             for version in [args.version] if args.version else spec.versions:
                 configs = args.configs.split(",") if args.configs else None
-                path = sweep(spec, version, tuple(args.gpus.split(",")), configs)
+                path = sweep(spec, version, tuple(args.gpus.split(",")), configs, run=not args.from_runs)
                 print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
     from benchmarks.engine_diff.table import write_table
 
