@@ -167,9 +167,11 @@ VLLM_RULES: list[Rule] = [
         "V6",
         "kvtop: FP8 KV on sm80 refused by vLLM",
         lambda c: _engine_refuses(c, "FP8 KV cache is not supported", "A100"),
-        "kvtop: vLLM 0.33 refuses FP8 KV on sm80 (the backend's own check: 'native FP8 (fp8e4nv) "
-        "requires SM89+'; FA2 stores no FP8 KV, so the Triton backend is chosen and refuses); kvtop "
-        "plans it (should refuse FP8 KV under vLLM on compute capability < 8.9)",
+        "kvtop: vLLM 0.33 refuses FP8 KV on sm80: the backend it falls to checks the capability itself "
+        "('FP8 KV cache is not supported by the Triton attention backend … native FP8 (fp8e4nv) requires "
+        "SM89+', also for Triton MLA); FLASH_ATTN (FA2 on sm80) and FLASHINFER decline FP8 KV there. The "
+        "check is the backend's, not an import (Triton is absent here); kvtop plans it and should refuse "
+        "FP8 KV under vLLM 0.33 below sm89",
     ),
     (
         "V7",
@@ -194,12 +196,12 @@ VLLM_RULES: list[Rule] = [
             and c.kvtop.status == "ok"
             and any(
                 w in c.side.message
-                for w in ("Min capability: 89", "Minimum capability: 89", "No quark compatible")
+                for w in ("Min capability: ", "Minimum capability: ", "No quark compatible")
             )
         ),
-        "kvtop: the checkpoint's FP8 weights need sm89+ on this vLLM (the quantization method's "
-        "get_min_capability / quark scheme check refuses sm80); kvtop does not check weight formats "
-        "against the GPU",
+        "kvtop: the checkpoint's weight format needs a newer GPU on this vLLM (FP8 schemes: sm89+; "
+        "modelopt_fp4 / NVFP4: sm100 in 0.13; the quantization method's get_min_capability or the "
+        "quark scheme check refuses); kvtop does not check weight formats against the GPU",
     ),
     (
         "V10",

@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: the repository root on the path
@@ -61,7 +60,6 @@ def sweep(
     work = CACHE / "runs" / f"{spec.name}-{version}"
     work.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, object]] = []
-    started = time.monotonic()
     for gpu in gpus:
         todo = cases(spec, (gpu,), configs)
         out = work / f"{gpu}.jsonl"
@@ -105,9 +103,6 @@ def sweep(
         results += [json.loads(line) for line in out.read_text().splitlines()]
         print(f"{spec.name} {version} {gpu}: {len(todo)} cases", file=sys.stderr)
     path = FIXTURES / f"{spec.name}-{version}.json"
-    seconds = round(time.monotonic() - started)
-    if not run and path.exists():
-        seconds = json.loads(path.read_text()).get("seconds", seconds)
     if configs and path.exists():  # a partial rerun replaces those configs' rows, keeps the rest
         kept = [r for r in json.loads(path.read_text())["results"] if r["config"] not in configs]
         results = kept + [r for r in results if r["config"] in configs]
@@ -116,7 +111,6 @@ def sweep(
         "version": version,
         "packages": installed_versions(python, (spec.package, "torch", "transformers")),
         "stand_ins": stand_ins(python, spec),
-        "seconds": seconds,
         "results": [_for_fixture(r) for r in results],
     }
     FIXTURES.mkdir(parents=True, exist_ok=True)

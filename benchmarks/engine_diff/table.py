@@ -169,6 +169,10 @@ figures in `tests/data/engine_diff/`; kvtop's side is recomputed from the same i
 `tests/test_fidelity_table.py` fails when this file no longer matches the kvtop it runs with.
 Do not edit by hand: rerun `python benchmarks/engine_diff/run.py --table-only`.
 
+Engines: vLLM 0.33.0 and 0.13.0 (December 2025), SGLang 0.5.23 and 0.5.6.post2 (December 2025),
+each run from its own wheel on a CPU machine (no GPU) with named stand-ins; kvtop is given the same
+version (`--engine-version`), so its version rules are what is checked.
+
 Inputs of every run: the config (with its `hf_quant_config.json` where it has one), TP 1/2/4/8,
 KV dtype auto (bf16) and fp8 (e4m3), GPU generation sm80 (A100-80GB), sm90 (H100), sm100 (B200),
 context 32,768 tokens (or the model's `max_position_embeddings` where smaller).

@@ -55,7 +55,7 @@ import traceback
 import types
 from typing import Any
 
-from standins import cuda_to_meta
+from standins import cuda_to_meta, refusal_or_harness_error
 from vllm_standins import install_import_stand_ins, install_parallel_groups
 
 STAND_INS = [
@@ -245,20 +245,6 @@ def _tokens_from_log(message: str) -> int | None:
 
     match = re.search(r"KV cache size: ([\d,]+) tokens", message)
     return int(match.group(1).replace(",", "")) if match else None
-
-
-HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
-
-
-def refusal_or_harness_error(exc: BaseException, package: str) -> str:
-    """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
-    "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    innermost = frames[-1].filename if frames else ""
-    in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
-    if "trust_remote_code" in str(exc) or "custom code" in str(exc):
-        return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
-    return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 
 
 def _worth_keeping(message: str) -> bool:
