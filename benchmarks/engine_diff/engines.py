@@ -2,8 +2,10 @@
 
 The engine goes in with `--no-deps`; then only the pure-Python packages its imports need, each at
 the version the engine's own metadata asks for (so an older engine gets its older transformers).
-torch and what is built against a CUDA torch (torchvision, flashinfer, sgl-kernel, …) are never
-installed: torch is the CPU build 2.13.0 and every pip call is constrained to it.
+torch and what is built against a CUDA torch (torchvision, sgl-kernel, …) are never installed:
+torch is the CPU build 2.13.0 and every pip call is constrained to it. FlashInfer's Python package
+goes in for vLLM with `--no-deps` (its import decides vLLM's backend on sm100; its CUDA parts are
+never loaded); Triton goes in for SGLang (imported at module level everywhere; no torch pin).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.engine_diff.cases import cases
+from benchmarks.engine_diff.cases import cases, config_names
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, EngineSpec
 from benchmarks.engine_diff.venvs import CACHE, REPO, ensure_venv, installed_versions
 
@@ -103,9 +103,11 @@ def sweep(
         results += [json.loads(line) for line in out.read_text().splitlines()]
         print(f"{spec.name} {version} {gpu}: {len(todo)} cases", file=sys.stderr)
     path = FIXTURES / f"{spec.name}-{version}.json"
-    if configs and path.exists():  # a partial rerun replaces those configs' rows, keeps the rest
-        kept = [r for r in json.loads(path.read_text())["results"] if r["config"] not in configs]
-        results = kept + [r for r in results if r["config"] in configs]
+    if (configs or set(gpus) != set(GPU_GENERATIONS)) and path.exists():  # a partial rerun replaces its rows
+        old = json.loads(path.read_text())["results"]
+        chosen = set(configs or config_names())
+        kept = [r for r in old if not (r["config"] in chosen and r["gpu"] in gpus)]
+        results = kept + results
     fixture = {
         "engine": spec.name,
         "version": version,

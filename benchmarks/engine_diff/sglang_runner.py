@@ -1,7 +1,8 @@
 """Runs SGLang's own KV-cache sizing path on a machine without a GPU, one case per line of output.
 
 Runs inside the (engine, version) venv that `run.py` makes: it imports SGLang and the standard
-library only, never kvtop. For each case it runs the engine's own code in the engine's order:
+library only, never kvtop. For each case it runs the engine's own code in the engine's order (0.5.2x; for
+releases before the KVCacheConfigurator, ModelRunner.__init__ itself, see sglang_shells.py):
 
   prepare_server_args(argv) + resolve_once     the CLI, defaults by GPU (page size, backends, …)
   publish(server_args, role="scheduler")       the process-wide config bags, TP rank 0
@@ -34,7 +35,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   parallel-groups  the WORLD group (never built: NCCL/Gloo are not started) is rank 0 of TP ranks;
                    SGLang reads only its size and hands its cpu_group to the all-reduce above.
   model-shell      the model class (SGLang's registry picks it) without its __init__, holding
-                   the HF config: SGLang reads the sliding window and layer range from the model
+                   the HF config and the quantization config SGLang's loader hands the constructor
+                   (`_get_quantization_config`: its kv_cache_quant_algo decides an FP8 KV cache):
+                   SGLang reads the sliding window, layer range and KV quant from the model
                    object; the weights and layers are never built. Where the model's window
                    method needs a submodule the shell lacks (Gemma-3's language_model), the same
                    SGLang function's config branch answers (recorded as window_from_config).
