@@ -205,10 +205,13 @@ VLLM_RULES: list[Rule] = [
     ),
     (
         "V10",
-        "stand-in: no Triton for FP8 MoE",
+        "kvtop: no sm80 FP8 MoE kernel for a broken 128 block",
         lambda c: _engine_refuses(c, "No FP8 MoE backend"),
-        "stand-in: on sm80 vLLM's FP8 MoE backends (Triton, Marlin) need Triton, which this harness "
-        "does not install (triton-config stand-in); a GPU machine has it and runs FP8 MoE weight-only",
+        "kvtop: on sm80 vLLM 0.33 finds no FP8 MoE kernel (select_fp8_moe_backend, "
+        "vllm/model_executor/layers/fused_moe/oracle/fp8.py: every backend's is_supported_config "
+        "declines) exactly where the block-FP8 expert shard breaks the 128 blocks (Qwen3-235B TP 8: "
+        "1536 / 8 = 192; Qwen3-30B TP 4 and 8: 192, 96), the sharding 0.13 refuses outright (V14); "
+        "the same with Triton installed (a fresh venv has it), so not a stand-in; kvtop plans it",
     ),
 ]
 

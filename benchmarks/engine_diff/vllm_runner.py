@@ -25,8 +25,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
                          returning False (import-time capability queries; layer constructors only
                          look ops up); fake-tensor registrations for them are skipped.
-  triton-config          vLLM's Triton placeholder gets a `Config` that keeps its fields (autotune
-                         lists are filtered by them at import).
+  triton-config          only where Triton is not installed (a fresh venv has it: xgrammar needs
+                         it): vLLM's Triton placeholder gets a `Config` keeping its fields.
   cuda-platform          a CUDA platform reporting the case's compute capability (sm80 A100, sm90
                          H100, sm100 B200), its name and memory, without NVML.
   model-inspection       the model registry inspects a model class in-process (vLLM uses a
