@@ -99,17 +99,19 @@ VLLM_RULES: list[Rule] = [
     ),
     (
         "V13",
-        "kvtop: 0.13 stores fp8 DSA as fp8_ds_mla",
+        "kvtop: fp8 DSA stored as fp8_ds_mla",
         lambda c: (
             c.has("DeepSeek-V3.2")
             and _both_ok(c)
             and c.raw.get("cache_dtype") == "fp8_ds_mla"
             and c.kvtop.bytes_per_block != c.side.bytes_per_block
         ),
-        "kvtop: vLLM 0.13 turns --kv-cache-dtype fp8 into fp8_ds_mla for DeepSeek-V3.2 "
-        "(DeepseekV32ForCausalLM.verify_and_update_config, vllm/model_executor/models/config.py): "
-        "656 B latent (fp8 + scales + bf16 rope) + 132 B indexer per layer; kvtop uses 576 + 132. "
-        "0.33 keeps plain fp8 unless FLASHMLA_SPARSE is forced",
+        "kvtop: with --kv-cache-dtype fp8 vLLM stores DeepSeek-V3.2's latent as fp8_ds_mla (656 B: fp8 "
+        "NoPE + scales + bf16 RoPE) + 132-B indexer per layer wherever FLASHMLA_SPARSE runs it: 0.13 "
+        "rewrites fp8 to fp8_ds_mla (DeepseekV32ForCausalLM.verify_and_update_config, "
+        "vllm/model_executor/models/config.py); 0.33 on sm90 picks FLASHMLA_SPARSE ('Using fp8_ds_mla "
+        "KV cache format for FLASHMLA_SPARSE backend'), while its sm100 FLASHINFER_MLA_SPARSE keeps "
+        "plain fp8 (576 + 132, equal to kvtop); kvtop always uses 576 + 132",
     ),
     (
         "V1",
