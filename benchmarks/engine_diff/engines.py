@@ -1,0 +1,156 @@
+"""What each engine needs to run its own sizing code here, and the sweep the issue asks for.
+
+The engine goes in with `--no-deps`; then only the pure-Python packages its imports need, each at
+the version the engine's own metadata asks for (so an older engine gets its older transformers).
+torch and what is built against a CUDA torch (torchvision, sgl-kernel, …) are never installed:
+torch is the CPU build 2.13.0 and every pip call is constrained to it. FlashInfer's Python package
+goes in for vLLM with `--no-deps` (its import decides vLLM's backend on sm100; its CUDA parts are
+never loaded); Triton goes in for SGLang (imported at module level everywhere; no torch pin).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TORCH = "torch==2.13.0"
+GIB = 1 << 30
+
+# Configs × TP × KV dtype × GPU generation; one budget per engine (the issue's sweep).
+TPS = (1, 2, 4, 8)
+GPU_GENERATIONS = ("sm80", "sm90", "sm100")
+# kvtop's --gpu for each generation (the stood-in platform reports the same device).
+KVTOP_GPU = {"sm80": "A100-80GB", "sm90": "H100", "sm100": "B200"}
+MAX_CONTEXT = 32_768  # capped at the model's max_position_embeddings (both sides get the same)
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    name: str
+    package: str
+    runner: str  # file in this folder, run with the venv's python
+    kv_dtypes: tuple[str, ...]  # the engine's spelling: bf16/auto and fp8
+    imports_need: tuple[str, ...]  # pure-Python distributions its import path needs
+    versions: tuple[str, ...]
+    # Installed with --no-deps at the engine's pin: Python packages whose own dependencies would
+    # pull CUDA wheels, but whose presence decides what the engine picks (FlashInfer backends).
+    no_deps: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+VLLM = EngineSpec(
+    name="vllm",
+    package="vllm",
+    runner="vllm_runner.py",
+    kv_dtypes=("auto", "fp8"),
+    imports_need=(
+        "transformers",
+        "requests",
+        "psutil",
+        "pyzmq",
+        "cbor2",
+        "aiohttp",
+        "openai-harmony",
+        "openai",
+        "msgspec",
+        "cloudpickle",
+        "pillow",
+        "pybase64",
+        "cachetools",
+        "uvloop",
+        "py-cpuinfo",
+        "prometheus_client",
+        "xgrammar",
+        "fastapi",
+        "partial_json_parser",
+        "llguidance",
+        "einops",
+        "compressed-tensors",
+        "blake3",
+        "gguf",
+        "regex",
+        "sentencepiece",
+        "tiktoken",
+        "pyyaml",
+        "numba",
+        "setproctitle",
+        "watchfiles",
+        "diskcache",
+        "lark",
+        "ijson",
+        "python-json-logger",
+        "nvidia-ml-py",
+        "apache-tvm-ffi",
+    ),
+    versions=("0.33.0", "0.13.0"),
+    no_deps=("flashinfer-python",),
+)
+
+SGLANG = EngineSpec(
+    name="sglang",
+    package="sglang",
+    runner="sglang_runner.py",
+    kv_dtypes=("auto", "fp8_e4m3"),
+    imports_need=(
+        "transformers",
+        "requests",
+        "psutil",
+        "pyzmq",
+        "aiohttp",
+        "openai",
+        "openai-harmony",
+        "msgspec",
+        "pillow",
+        "pybase64",
+        "uvloop",
+        "prometheus-client",
+        "fastapi",
+        "partial_json_parser",
+        "einops",
+        "compressed-tensors",
+        "orjson",
+        "setproctitle",
+        "huggingface_hub",
+        "packaging",
+        "pydantic",
+        "numpy",
+        "tqdm",
+        "uvicorn",
+        "python-multipart",
+        "interegular",
+        "sentencepiece",
+        "tiktoken",
+        "xgrammar",
+        "llguidance",
+        "blobfile",
+        "gguf",
+        "scipy",
+        "nvidia-ml-py",
+        "IPython",
+        "dill",
+        "triton",
+    ),
+    versions=("0.5.23", "0.5.6.post2"),
+)
+
+ENGINES = {spec.name: spec for spec in (VLLM, SGLANG)}
+
+# Never installed: CUDA builds, or packages that would pull a CUDA torch.
+NEVER_INSTALL = {
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "torchcodec",
+    "flashinfer-cubin",
+    "flashinfer_cubin",
+    "sgl-kernel",
+    "sgl_kernel",
+    "xformers",
+    "torchao",
+    "ray",
+    "nvidia-cutlass-dsl",
+    "cuda-python",
+    "torch_memory_saver",
+    "torch-memory-saver",
+    "decord2",
+    "mooncake",
+}

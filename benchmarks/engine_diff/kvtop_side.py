@@ -1,0 +1,106 @@
+"""kvtop's answer for one case of the sweep: `kvtop plan ... --json`, run in-process.
+
+The same argv a person would type, through kvtop's own plan entry (parser, `build_ledger`,
+`ledger_json`), with the same budget the engine run had:
+  vLLM:   --kv-cache-memory-bytes B (profiling skipped; the engine run had the same fixed KV memory)
+  SGLang: --free-memory F --free-after-load A --mem-fraction-static m (rest = A − F × (1 − m)),
+          the same three numbers the engine's `_profile_available_bytes` was given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.engine_diff.engines import KVTOP_GPU
+from tests.conftest import CONFIGS
+
+# The engine's spelling of a KV dtype -> kvtop's flag value.
+KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
+
+
+def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
+    argv = [
+        "plan",
+        "--model",
+        str(CONFIGS / f"{case['config']}.json"),
+        "--engine",
+        engine,
+        "--tp",
+        str(case["tp"]),
+        "--kv-cache-dtype",
+        KV_DTYPE[case["kv_dtype"]],
+        "--gpu",
+        KVTOP_GPU[case["gpu"]],
+        "--context-length",
+        str(case["max_model_len"]),
+        "--engine-version",
+        version,
+        "--json",
+    ]
+    if engine == "vllm":
+        argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"])]
+    else:
+        argv += [
+            "--free-memory",
+            f"{case['free_before_bytes'] / (1 << 30):g}GiB",
+            "--free-after-load",
+            f"{case['free_after_bytes'] / (1 << 30):g}GiB",
+            "--mem-fraction-static",
+            str(case["mem_fraction_static"]),
+        ]
+    return argv
+
+
+_PARSER: Any = None
+_MODELS: dict[str, Any] = {}
+_ORIGINAL_LOAD: list[Any] = []
+
+
+def _load_model_once(source: str) -> Any:
+    """kvtop's own load_model, once per config: its ledger and weights memos key on the model
+    object, so the TP/dtype/GPU variants of one config reuse them (the table takes seconds)."""
+    if source not in _MODELS:
+        _MODELS[source] = _ORIGINAL_LOAD[0](source)
+    return _MODELS[source]
+
+
+def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any]:
+    """{"status": "ok", tokens, bytes_per_token, block_size, num_blocks, max_running_requests}
+    or {"status": "refused", "message"} (kvtop's one-line error)."""
+    global _PARSER
+    from kvtop.cli import build_parser
+    from kvtop.commands.plan import build_ledger
+    from kvtop.commands.render_ledger import ledger_json
+    from kvtop.domain.errors import KvtopError
+
+    if _PARSER is None:
+        _PARSER = build_parser("plan")
+    import kvtop.sources.hub as hub
+
+    args, extra = _PARSER.parse_known_args(plan_argv(engine, version, case))
+    if not _ORIGINAL_LOAD:
+        _ORIGINAL_LOAD.append(hub.load_model)
+    load_model, hub.load_model = hub.load_model, _load_model_once  # type: ignore[assignment]
+    try:
+        plan = ledger_json(build_ledger(args, extra))
+    except KvtopError as err:
+        return {"status": "refused", "message": str(err)}
+    finally:
+        hub.load_model = load_model  # type: ignore[assignment]
+    if not plan["fits"]:
+        return {"status": "refused", "message": f"does not fit (shortfall {plan['shortfall_bytes']:,} B)"}
+    cells = [
+        step["value"] for step in plan["steps"] if step["label"].startswith("cell") and step.get("value")
+    ]
+    return {
+        "status": "ok",
+        "cell_bytes": int(cells[0])
+        if cells
+        else plan["kv_bytes_per_token"],  # SGLang's cell, as its step says
+        "tokens": plan["token_capacity"],
+        "bytes_per_token": plan["kv_bytes_per_token"],
+        "block_size": plan["page_size"],
+        "num_blocks": plan["num_blocks"],
+        "kv_pool_bytes": plan["kv_pool_bytes"],
+        "max_running_requests": plan["max_running_requests"],
+    }

@@ -1,0 +1,357 @@
+"""The reading of each difference between kvtop and an engine's own code.
+
+Every row that is not equal gets one reading, the first rule that matches. A reading is one of:
+  kvtop: …          a rule kvtop gets wrong for that engine version (a fix request: the engine
+                    file/function that decides it and the number the engine gives)
+  stand-in: …       the harness's stand-in changed what the engine did; on a GPU it would differ
+  harness: …        the harness cannot give the engine an input it needs (not a result)
+  version: …        a known difference between engine versions that kvtop models for the version
+A difference no rule matches reads "unexplained" (the report lists them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MLA = ("DeepSeek-V3", "DeepSeek-R1", "Kimi-K2", "DeepSeek-V3-0324-NVFP4")
+SWA_IN_CONFIG = ("Mistral-7B-v0.1", "Phi-3-mini-4k")
+WINDOWED_GROUPS = ("gpt-oss", "gemma-3", "Llama-4-Scout")
+MAMBA_HYBRIDS = ("Qwen3-Next", "Nemotron-H", "Nemotron-3-Nano")
+CHECKPOINT_FP8_KV = ("Llama-3.1-70B-Instruct-FP8", "Qwen3-235B-A22B-NVFP4")
+
+
+@dataclass(frozen=True)
+class Case:
+    engine: str
+    version: str
+    config: str
+    tp: int
+    kv_dtype: str
+    gpus: tuple[str, ...]
+    kvtop: Any  # table.Side
+    side: Any  # table.Side (the engine's)
+    raw: dict[str, Any]  # the engine's result for the first GPU of the row
+
+    def has(self, *names: str) -> bool:
+        return any(n in self.config for n in names)
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.version.split(".")[:2])
+
+
+Rule = tuple[str, str, Callable[[Case], bool], str]  # id, title, applies, the reading
+
+
+def _kvtop_refuses(c: Case) -> bool:
+    return c.kvtop.status != "ok" and c.side.status == "ok"
+
+
+def _engine_refuses(c: Case, *words: str) -> bool:
+    return c.side.status != "ok" and c.kvtop.status == "ok" and all(w in c.side.message for w in words)
+
+
+def _both_ok(c: Case) -> bool:
+    return c.kvtop.status == "ok" and c.side.status == "ok"
+
+
+def _logged(c: Case, words: str) -> bool:
+    return any(words in m for m in c.raw.get("log") or [])
+
+
+VLLM_RULES: list[Rule] = [
+    (
+        "V14",
+        "kvtop: block-FP8 shard not a multiple of 128",
+        lambda c: _engine_refuses(c, "is not divisible by weight quantization block_n"),
+        "kvtop: vLLM refuses block-FP8 weights whose TP shard breaks the 128 x 128 blocks (Qwen3 MoE "
+        "moe_intermediate_size 768 / TP 4 = 192: 'not divisible by weight quantization block_n = 128', "
+        "Fp8 create_weights' block-shape check; seen on sm80 in 0.13); kvtop plans it",
+    ),
+    (
+        "V11",
+        "kvtop: 0.13 sizes chunked local attention as full",
+        lambda c: (
+            c.has("Llama-4-Scout") and _both_ok(c) and _logged(c, "latency regression when using chunked")
+        ),
+        "kvtop: vLLM 0.13 turns the hybrid KV cache manager off for chunked local attention "
+        "(VllmConfig.__post_init__, vllm/config/vllm.py: 'There is a latency regression when using "
+        "chunked local attention with the hybrid KV cache manager. Disabling it, by default' unless "
+        "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1), so Llama-4's 48 layers are one "
+        "full-attention group; kvtop with --engine-version 0.13.0 still builds chunked groups",
+    ),
+    (
+        "V12",
+        "kvtop: old token print divides by groups, not kinds",
+        lambda c: (
+            _both_ok(c)
+            and c.release < (0, 21)
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.tokens != c.side.tokens
+            and c.has(*WINDOWED_GROUPS)
+        ),
+        "kvtop: before PR #41069 vLLM printed num_blocks // len(kv_cache_groups) * block_size "
+        "(_report_kv_cache_config, vllm/v1/core/kv_cache_utils.py in 0.13) with every group counted "
+        "(Gemma-3: 1 full + 6 sliding-window groups = 7); VllmRules.solve passes len(groups), the "
+        "number of group kinds (2), to _logged_tokens",
+    ),
+    (
+        "V13",
+        "kvtop: fp8 DSA stored as fp8_ds_mla",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and _both_ok(c)
+            and c.raw.get("cache_dtype") == "fp8_ds_mla"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: with --kv-cache-dtype fp8 vLLM stores DeepSeek-V3.2's latent as fp8_ds_mla (656 B: fp8 "
+        "NoPE + scales + bf16 RoPE) + 132-B indexer per layer wherever FLASHMLA_SPARSE runs it: 0.13 "
+        "rewrites fp8 to fp8_ds_mla (DeepseekV32ForCausalLM.verify_and_update_config, "
+        "vllm/model_executor/models/config.py); 0.33 on sm90 picks FLASHMLA_SPARSE ('Using fp8_ds_mla "
+        "KV cache format for FLASHMLA_SPARSE backend'), while its sm100 FLASHINFER_MLA_SPARSE keeps "
+        "plain fp8 (576 + 132, equal to kvtop); kvtop always uses 576 + 132",
+    ),
+    (
+        "V1",
+        "kvtop: vLLM hybrid Mamba refused",
+        lambda c: c.has(*MAMBA_HYBRIDS) and _kvtop_refuses(c),
+        "kvtop: vLLM's Mamba/linear-attention hybrids are refused (VllmRules.solve raises on a 'state' "
+        "pool); vLLM sizes them: Platform._align_hybrid_block_size (vllm/platforms/interface.py) raises "
+        "the attention block until its page covers the Mamba state page, then get_kv_cache_groups "
+        "(kv_cache_planning.py / kv_cache_utils.py) groups them as vllm.md §4.1/§4.4 say; expected "
+        "numbers in this row",
+    ),
+    (
+        "V2",
+        "kvtop: checkpoint FP8 KV ignored",
+        lambda c: (
+            c.has(*CHECKPOINT_FP8_KV) and c.kv_dtype == "auto" and "fp8" in str(c.raw.get("cache_dtype"))
+        ),
+        "kvtop: --kv-cache-dtype auto keeps bf16 under vLLM, but vLLM takes the checkpoint's "
+        "kv_cache_quant_algo FP8 (hf_quant_config.json): EngineArgs.create_engine_config -> "
+        "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py) makes cache_dtype fp8_e4m3, "
+        "half the bytes per token (VllmRules.honours_checkpoint_kv_dtype should be True)",
+    ),
+    (
+        "V3",
+        "kvtop: MLA block size by backend",
+        lambda c: c.has(*MLA) and _both_ok(c) and c.kvtop.block_size == 64 and c.side.block_size != 64,
+        "kvtop: vLLM's MLA block size is the attention backend's, not 64 everywhere "
+        "(VllmRules.default_page_size): 0.33 picks FLASH_ATTN_MLA below sm100 "
+        "(_get_backend_priorities, vllm/platforms/cuda.py; FlashAttnMLABackend.get_supported_kernel_block_sizes "
+        "= MultipleOf(16): block 16) and FLASHINFER_MLA on sm100 ('Setting kv cache block size to 32 for "
+        "FLASHINFER_MLA'); on sm80 both versions fall to TRITON_MLA (block 16); 0.13's FLASH_ATTN_MLA on "
+        "sm90 and its sm100 backend use 64 (equal there)",
+    ),
+    (
+        "V4",
+        "kvtop: config sliding window ignored",
+        lambda c: c.has(*SWA_IN_CONFIG) and c.kvtop.status == "ok" and c.side.status == "ok",
+        "kvtop: the config's sliding_window is honoured by vLLM (every layer a SlidingWindowSpec: "
+        "ModelConfig.get_sliding_window -> Attention.get_kv_cache_spec), so a request needs "
+        "cdiv(min(window - 1 + in-flight, L), block) + 1 blocks; kvtop sizes these models as full "
+        "attention (its ModelSpec has no window for them)",
+    ),
+    (
+        "V5",
+        "kvtop: 2 batches in flight (async)",
+        lambda c: (
+            c.has(*WINDOWED_GROUPS) and c.kvtop.extra == c.side.extra and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: tokens in flight are max_concurrent_batches x max_num_batched_tokens with "
+        "max_concurrent_batches = 2 when async scheduling is on (VllmConfig.max_concurrent_batches, "
+        "vllm/config/vllm.py), and vLLM turns async scheduling on by default; kvtop counts 1 batch "
+        "unless --async-scheduling is given (VllmRules._concurrent_batches); num_blocks agree",
+    ),
+    (
+        "V6",
+        "kvtop: FP8 KV on sm80 refused by vLLM",
+        lambda c: _engine_refuses(c, "FP8 KV cache is not supported", "A100"),
+        "kvtop: vLLM 0.33 refuses FP8 KV on sm80: the backend it falls to checks the capability itself "
+        "('FP8 KV cache is not supported by the Triton attention backend … native FP8 (fp8e4nv) requires "
+        "SM89+', also for Triton MLA); FLASH_ATTN (FA2 on sm80) and FLASHINFER decline FP8 KV there. The "
+        "check is the backend's, not an import (Triton is absent here); kvtop plans it and should refuse "
+        "FP8 KV under vLLM 0.33 below sm89",
+    ),
+    (
+        "V7",
+        "kvtop: heads not divisible by TP",
+        lambda c: _engine_refuses(c, "must be divisible by tensor parallel size"),
+        "kvtop: vLLM refuses a TP that does not divide the attention heads "
+        "(ModelConfig.verify_with_parallel_config: 28 heads at TP 8); kvtop plans it",
+    ),
+    (
+        "V8",
+        "kvtop: no vLLM backend for it on sm80",
+        lambda c: _engine_refuses(c, "No valid attention backend"),
+        "kvtop: no vLLM attention backend serves this on sm80 (MLA with FP8 KV, or DeepSeek sparse "
+        "MLA: CudaPlatform.get_attn_backend_cls finds none and raises 'No valid attention backend'); "
+        "kvtop plans it (should refuse per GPU generation)",
+    ),
+    (
+        "V9",
+        "kvtop: weight format needs a newer GPU",
+        lambda c: (
+            c.side.status != "ok"
+            and c.kvtop.status == "ok"
+            and any(
+                w in c.side.message
+                for w in ("Min capability: ", "Minimum capability: ", "No quark compatible")
+            )
+        ),
+        "kvtop: the checkpoint's weight format needs a newer GPU on this vLLM (FP8 schemes: sm89+; "
+        "modelopt_fp4 / NVFP4: sm100 in 0.13; the quantization method's get_min_capability or the "
+        "quark scheme check refuses); kvtop does not check weight formats against the GPU",
+    ),
+    (
+        "V10",
+        "kvtop: no sm80 FP8 MoE kernel for a broken 128 block",
+        lambda c: _engine_refuses(c, "No FP8 MoE backend"),
+        "kvtop: on sm80 vLLM 0.33 finds no FP8 MoE kernel (select_fp8_moe_backend, "
+        "vllm/model_executor/layers/fused_moe/oracle/fp8.py: every backend's is_supported_config "
+        "declines) exactly where the block-FP8 expert shard breaks the 128 blocks (Qwen3-235B TP 8: "
+        "1536 / 8 = 192; Qwen3-30B TP 4 and 8: 192, 96), the sharding 0.13 refuses outright (V14); "
+        "the same with Triton installed (a fresh venv has it), so not a stand-in; kvtop plans it",
+    ),
+]
+
+S5_TEXT = (
+    "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3: ModelConfig "
+    "(sglang/srt/configs/model_config.py) lists both in mm_disabled_models, so is_multimodal is False "
+    "unless --enable-multimodal and mm_runtime_reservation_gb is 0; kvtop subtracts it (tokens, and the "
+    "max running requests derived from them, follow)"
+)
+
+SGLANG_RULES: list[Rule] = [
+    (
+        "S9",
+        "kvtop: 0.5.6 keeps Llama-4 in the full pool",
+        lambda c: (
+            c.has("Llama-4-Scout")
+            and _both_ok(c)
+            and c.raw.get("is_hybrid_swa") is False
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: SGLang 0.5.6 never makes Llama-4 hybrid-SWA (ModelRunner.__init__, "
+        "sglang/srt/model_executor/model_runner.py: the sliding-window switch skips architectures "
+        "containing 'Llama4'), so all 48 layers share the full pool; kvtop with --engine-version "
+        "0.5.6.post2 splits a chunked/SWA pool (and subtracts the 100 MiB multimodal reserve, S5)",
+    ),
+    (
+        "S6",
+        "kvtop: block-FP8 MoE shard not a multiple of 128",
+        lambda c: _engine_refuses(c, "weight_block_size_n"),
+        "kvtop: SGLang 0.5.6 refuses block-FP8 MoE checkpoints whose expert shard breaks the 128 blocks "
+        "('(moe_intermediate_size / moe_tp_size) % weight_block_size_n == 0', checked while resolving "
+        "the server arguments); kvtop plans it. 0.5.23 checks it when building the MoE layers, which "
+        "the harness does not do (model-shell), so those rows read equal there",
+    ),
+    (
+        "S7",
+        "kvtop: 0.5.6 turns gpt-oss's SWA pool off",
+        lambda c: (
+            c.has("gpt-oss")
+            and _both_ok(c)
+            and c.raw.get("is_hybrid_swa") is False
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: SGLang 0.5.6 sets disable_hybrid_swa_memory = True for GptOssForCausalLM "
+        "(ServerArgs' model-specific adjustments, sglang/srt/server_args.py), so all 36 (24) layers live "
+        "in the one full pool; kvtop with --engine-version 0.5.6.post2 still splits a sliding-window pool",
+    ),
+    (
+        "S8",
+        "kvtop: weight format needs a newer GPU",
+        lambda c: _engine_refuses(c, "Minimum capability"),
+        "kvtop: SGLang refuses the checkpoint's weight format on this GPU (ModelOpt FP8: sm89+, NVFP4: "
+        "sm100; the quantization config's get_min_capability, checked in ModelConfig); kvtop does not "
+        "check weight formats against the GPU",
+    ),
+    (
+        "S1",
+        "kvtop: DSA fp8 layout (576 B, not 656 B)",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and _both_ok(c)
+            and "float8" in str(c.raw.get("kv_cache_dtype"))
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: SGLang stores DeepSeek-V3.2's FP8 KV as the raw 576-B latent + 132-B indexer (708 B per "
+        "layer): calculate_mla_kv_cache_dim (sglang/srt/mem_cache/kv_cache_configurator.py) keeps "
+        "kv_lora_rank + qk_rope_head_dim for the trtllm DSA backends (0.5.23 on sm100), and 0.5.6's NSA "
+        "pool uses the same width on every GPU; the KV is FP8 there under auto on sm100 "
+        "(kv_cache_dtype.py); kvtop uses the 656-B fp8_ds_mla layout + 132",
+    ),
+    (
+        "S2",
+        "kvtop: page 64 on sm100",
+        lambda c: (
+            c.side.status == "ok"
+            and c.kvtop.status == "ok"
+            and c.side.block_size == 64
+            and c.kvtop.block_size != 64
+            and str(c.raw.get("attention_backend", "")).startswith("trtllm")
+        ),
+        "kvtop: on sm100 SGLang defaults to the trtllm_mha / trtllm_mla attention backends and "
+        "_mla_backend_page_constraints (sglang/srt/arg_groups/overrides.py) sets page_size 64; "
+        "max_total_num_tokens is floored to whole pages; kvtop keeps page 1",
+    ),
+    (
+        "S3",
+        "stand-in: model not built",
+        lambda c: _kvtop_refuses(c) and "do not divide" in c.kvtop.message,
+        "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
+        "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "
+        "harness does not do (model-shell); kvtop's refusal is what a launch does",
+    ),
+    (
+        "S4",
+        "kvtop: Mamba ratio 5",
+        lambda c: c.has(*MAMBA_HYBRIDS) and c.kvtop.tokens == c.side.tokens and c.kvtop.extra != c.side.extra,
+        "kvtop: max running requests of a Mamba hybrid are max_mamba_cache_size // ratio with "
+        "ratio = 3 + 2 = 5 (KVCacheConfigurator._calculate_mamba_ratio, "
+        "sglang/srt/mem_cache/kv_cache_configurator.py: the Mamba extra buffer with the overlap "
+        "schedule is on by default, get_mamba_tracking_slots adds 2); kvtop divides by 3; tokens agree",
+    ),
+    (
+        "S5",
+        "kvtop: no multimodal reserve",
+        lambda c: (
+            c.has("Llama-4-Scout", "gemma-3")
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and c.side.tokens - c.kvtop.tokens > 0
+        ),
+        S5_TEXT,
+    ),
+    (
+        "S5",
+        "kvtop: no multimodal reserve",
+        lambda c: (
+            c.has("Llama-4-Scout", "gemma-3")
+            and c.kvtop.status == "ok"
+            and c.side.status == "ok"
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        S5_TEXT,
+    ),
+]
+
+VERSION_NOTES: dict[tuple[str, str], list[Rule]] = {}
+
+
+UNEXPLAINED = ("?", "unexplained", "no rule matches: see the report")
+
+
+def reading_for(case: Case) -> tuple[str, str, str]:
+    """(id, title, the reading) of the first rule that matches the row."""
+    rules = VLLM_RULES if case.engine == "vllm" else SGLANG_RULES
+    for rule_id, title, applies, text in VERSION_NOTES.get((case.engine, case.version), []) + rules:
+        try:
+            if applies(case):
+                return rule_id, title, text
+        except (KeyError, TypeError, ValueError):
+            continue
+    return UNEXPLAINED

@@ -1,0 +1,285 @@
+"""vLLM's stand-ins (see the list in vllm_runner.py's docstring): what must be in place before vLLM
+is imported on a machine without a GPU, and the parallel groups of rank 0. Standard library and
+torch only; imported by vllm_runner.py inside the engine's venv."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Any
+
+GPUS = {
+    "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920),
+    "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984),
+    "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784),
+}
+
+# torch.ops namespaces of vLLM's compiled libraries (absent here).
+COMPILED_OP_NAMESPACES = (
+    "_C",
+    "_moe_C",
+    "_C_cache_ops",
+    "_C_custom_ar",
+    "_qutlass_C",
+    "_flashmla_C",
+    "_flashmla_extension_C",
+    "_vllm_fa2_C",
+    "_vllm_fa3_C",
+    "_C_stable_libtorch",
+    "_deepselect_C",
+    "deep_gemm",
+)
+
+
+class _EmptyModule(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return types.ModuleType(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _CompiledExtensions(importlib.abc.MetaPathFinder):
+    """compiled-extensions: any `vllm.*` module that is a shared object loads empty."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not name.startswith("vllm."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.origin and spec.origin.endswith(".so"):
+            return importlib.machinery.ModuleSpec(name, _EmptyModule())
+        return None
+
+
+class _Anything:
+    """absent-packages: any attribute or call of a package that is not installed here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
+        return _Anything()
+
+    def __getattr__(self, attr: str) -> _Anything:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Anything()
+
+
+class _AnythingModule(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+
+        def __getattr__(attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            return _Anything()
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _AbsentPackages(importlib.abc.MetaPathFinder):
+    """absent-packages: torchvision (a CUDA build that cannot sit beside CPU torch 2.13; transformers'
+    image processors import it at module level) resolves to placeholder modules. transformers has
+    already decided torchvision is absent, as it is, so it never takes a torchvision path."""
+
+    NAMES = ("torchvision", "flashinfer.comm")
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if any(name == n or name.startswith(n + ".") for n in self.NAMES):
+            return importlib.machinery.ModuleSpec(name, _AnythingModule(), is_package=True)
+        return None
+
+
+class _AbsentOp:
+    """torch-ops: an op of a compiled library that is not loaded; calling it answers False."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> _AbsentOp:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _AbsentOp(f"{self._name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> bool:
+        return False
+
+
+class _Placeholder:
+    """meta-device: a CUDA stream/event made in a constructor (never used)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return lambda *a, **k: None
+
+
+def install_import_stand_ins(gpu: str) -> Any:
+    """Everything that must be in place before vLLM is imported; returns the platform."""
+    import torch
+    import torch.library
+
+    sys.meta_path.insert(0, _CompiledExtensions())
+    for namespace in COMPILED_OP_NAMESPACES:
+        setattr(torch.ops, namespace, _AbsentOp(namespace))
+    register_fake = torch.library.register_fake
+
+    def _register_fake(op: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(op, str) and op.split("::")[0] in COMPILED_OP_NAMESPACES:
+            return args[0] if args else (lambda fn: fn)
+        return register_fake(op, *args, **kwargs)
+
+    torch.library.register_fake = _register_fake  # type: ignore[assignment]
+    load_library = torch.ops.load_library
+
+    def _load_library(path: Any) -> None:  # compiled-extensions: vLLM's own .so files, loaded by path
+        if "/vllm/" in str(path) and str(path).endswith(".so"):
+            return None
+        return load_library(path)
+
+    torch.ops.load_library = _load_library  # type: ignore[method-assign]
+    import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
+
+    sys.meta_path.insert(0, _AbsentPackages())
+    torch.cuda.Stream = _Placeholder  # type: ignore[misc,assignment]
+    torch.cuda.Event = _Placeholder  # type: ignore[misc,assignment]
+
+    import vllm.platforms as platforms
+    import vllm.triton_utils as triton_utils
+
+    if not triton_utils.HAS_TRITON:
+
+        class _TritonConfig:
+            def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, **rest: Any):
+                self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+        triton_utils.triton.Config = _TritonConfig
+
+    from vllm.platforms.cuda import CudaPlatformBase
+    from vllm.platforms.interface import DeviceCapability
+
+    capability, device_name, total_bytes = GPUS[gpu]
+
+    class StandInCudaPlatform(CudaPlatformBase):
+        @classmethod
+        def get_device_capability(cls, device_id: int = 0) -> DeviceCapability:
+            return DeviceCapability(*capability)
+
+        @classmethod
+        def get_device_name(cls, device_id: int = 0) -> str:
+            return device_name
+
+        @classmethod
+        def get_device_total_memory(cls, device_id: int = 0) -> int:
+            return total_bytes
+
+        @classmethod
+        def is_fully_connected(cls, physical_device_ids: list[int]) -> bool:
+            return True
+
+        @classmethod
+        def device_count(cls) -> int:
+            return 8
+
+        @classmethod
+        def get_device_numa_node(cls, device_id: int = 0) -> int | None:
+            return None
+
+        @classmethod
+        def get_all_device_numa_nodes(cls) -> list[int] | None:
+            return None
+
+    platform = StandInCudaPlatform()
+    platforms.current_platform = platform
+    torch.cuda.get_device_capability = lambda device=None: capability  # type: ignore[assignment]
+    torch.cuda.get_device_name = lambda device=None: device_name  # type: ignore[assignment]
+    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
+
+    class Properties:
+        name = device_name
+        major, minor = capability
+        total_memory = total_bytes
+        multi_processor_count = {"sm80": 108, "sm90": 132, "sm100": 148}[gpu]
+        is_integrated = False
+
+    torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
+    torch.accelerator.empty_cache = lambda: None  # type: ignore[assignment]  (workspace resizes call it)
+
+    with contextlib.suppress(
+        ImportError, AttributeError
+    ):  # older releases count GPUs here, not on the platform
+        import vllm.utils.torch_utils as torch_utils
+
+        if hasattr(torch_utils, "_cuda_device_count_stateless"):
+            torch_utils._cuda_device_count_stateless = lambda *args: 8
+    import vllm.model_executor.models.registry as registry
+
+    registry._run_in_subprocess = lambda fn: fn()  # model-inspection
+    return platform
+
+
+class _ProcessGroup:
+    """parallel-groups: a torch ProcessGroup's size and rank (rank 0)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def size(self) -> int:
+        return self._size
+
+    def rank(self) -> int:
+        return 0
+
+
+class _Group:
+    """parallel-groups: rank 0 of a group of `size` ranks."""
+
+    def __init__(self, name: str, size: int) -> None:
+        self.unique_name = name
+        self.world_size = size
+        self.rank_in_group = 0
+        self.rank = 0
+        self.local_rank = 0
+        self.ranks = list(range(size))
+        self.device_group = _ProcessGroup(size)
+        self.cpu_group = _ProcessGroup(size)
+        self.use_device_communicator = False
+        self.device_communicator = None
+        self.is_first_rank = True
+        self.is_last_rank = True
+        self.first_rank = 0
+        self.last_rank = size - 1
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in group {self.unique_name} has no {attr}")
+
+
+def install_parallel_groups(tp: int) -> None:
+    import vllm.distributed.parallel_state as ps
+
+    sizes = {
+        "_WORLD": tp,
+        "_TP": tp,
+        "_PP": 1,
+        "_DP": 1,
+        "_EP": tp,
+        "_DCP": 1,
+        "_PCP": 1,
+        "_EPLB": tp,
+        "_ETP": tp,
+    }
+    for name, size in sizes.items():
+        if hasattr(ps, name):
+            setattr(ps, name, _Group(name, size))

@@ -1,0 +1,81 @@
+"""docs/fidelity.md is what the kvtop under test says against the engines' committed figures.
+
+The engines' figures (tests/data/engine_diff/<engine>-<version>.json) come from running their own
+sizing code (benchmarks/engine_diff/run.py, minutes per engine); kvtop's side of the table is
+recomputed here from the same inputs, so the committed table cannot drift from the kvtop it
+describes. After a change to kvtop's rules: `python benchmarks/engine_diff/run.py --table-only`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.engine_diff.cases import config_names
+from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS
+from benchmarks.engine_diff.table import DOC, FIXTURES, render, rows
+
+REGENERATE = "rerun `python benchmarks/engine_diff/run.py --table-only` and commit docs/fidelity.md"
+
+
+def _fixtures() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+
+
+def test_every_engine_has_two_versions_with_figures() -> None:
+    versions: dict[str, set[str]] = {}
+    for fixture in _fixtures():
+        versions.setdefault(fixture["engine"], set()).add(fixture["version"])
+    for engine in ENGINES:
+        assert len(versions.get(engine, set())) >= 2, (
+            f"{engine}: fixtures for {sorted(versions.get(engine, []))}"
+        )
+
+
+def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
+    for fixture in _fixtures():
+        spec = ENGINES[fixture["engine"]]
+        seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in fixture["results"]}
+        missing = [
+            (c, tp, d, g)
+            for c in config_names()
+            for tp in TPS
+            for d in spec.kv_dtypes
+            for g in GPU_GENERATIONS
+            if (c, tp, d, g) not in seen
+        ]
+        assert not missing, (
+            f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
+        )
+        assert fixture["stand_ins"], "every stand-in is named in the fixture"
+
+
+def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
+    """Llama-3.1-8B, TP 1, bf16 KV, 40 GiB of KV memory under vLLM: 32 layers × 8 KV heads × 128 × 2 (K, V)
+    × 2 B = 131,072 B per token; 40 GiB / (16 × 131,072 B) = 20,480 blocks = 327,680 tokens."""
+    fixture = next(f for f in _fixtures() if f["engine"] == "vllm" and f["version"] == "0.33.0")
+    row = next(
+        r
+        for r in fixture["results"]
+        if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == ("meta-llama--Llama-3.1-8B", 1, "auto", "sm90")
+    )
+    assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (
+        20_480,
+        327_680,
+        16 * 131_072,
+    )
+
+
+def test_committed_table_matches_the_kvtop_it_describes() -> None:
+    if not DOC.exists():
+        pytest.fail(f"{DOC} is missing: {REGENERATE}")
+    expected = DOC.read_text().splitlines()
+    actual = render(rows()).splitlines()
+    if actual == expected:
+        return
+    changed = [
+        f"  committed: {e}\n  now:       {a}" for e, a in zip(expected, actual, strict=False) if e != a
+    ][:8]
+    detail = "\n".join(changed) or f"  {len(expected)} lines committed, {len(actual)} now"
+    pytest.fail(f"docs/fidelity.md no longer matches kvtop ({REGENERATE}):\n{detail}")
