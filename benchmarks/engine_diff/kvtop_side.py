@@ -19,6 +19,8 @@ KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
 
 
 def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
+    from kvtop.domain.launch import spelling_of
+
     argv = [
         "plan",
         "--model",
@@ -31,7 +33,7 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
         KV_DTYPE[case["kv_dtype"]],
         "--gpu",
         KVTOP_GPU[case["gpu"]],
-        "--context-length",
+        spelling_of(engine, "context_length"),  # each engine's own flag (another's is refused)
         str(case["max_model_len"]),
         "--engine-version",
         version,
@@ -56,11 +58,11 @@ _MODELS: dict[str, Any] = {}
 _ORIGINAL_LOAD: list[Any] = []
 
 
-def _load_model_once(source: str) -> Any:
+def _load_model_once(source: str, **options: Any) -> Any:
     """kvtop's own load_model, once per config: its ledger and weights memos key on the model
     object, so the TP/dtype/GPU variants of one config reuse them (the table takes seconds)."""
     if source not in _MODELS:
-        _MODELS[source] = _ORIGINAL_LOAD[0](source)
+        _MODELS[source] = _ORIGINAL_LOAD[0](source, **options)
     return _MODELS[source]
 
 

@@ -262,6 +262,11 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
+    if model.state is not None:
+        # MambaRadixCache's default `no_buffer` strategy works with page size 1 only ("extra_buffer
+        # … is compatible with features like page size > 1": docs/basic_usage/qwen3.md); checked
+        # against SGLang 0.5.6.post2 and 0.5.23 on sm100 (tests/data/engine_diff: Qwen3-Next, page 1)
+        return 1, "page 1 (a linear-attention hybrid: MambaRadixCache without its extra buffer)"
     blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
     if (
         blackwell
