@@ -251,3 +251,29 @@ async def test_a_context_longer_than_the_models_positions_says_the_engine_refuse
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-context_length", "10000000")
         assert "context 10,000,000 exceeds the model's 8,192 positions" in shown(screen, "#plan-error")
+
+
+async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_says_so(
+    make_app, healthy_snapshot
+):
+    """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
+    14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
+    pre-load × 0.05 = (79.65 − 1) GiB × 0.05 = 3.93 GiB: the pool fits, the graphs may not."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-memory_fraction", "0.95")
+        after = screen.outcome.after
+        assert after.engine.fits and after.engine.reserve_bytes == round(
+            (H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES) * 0.05
+        )
+        assert after.engine.reserve_needed_bytes == round(
+            (H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES) * (1 - 0.818)
+        )
+        result = shown(screen, "#plan-result")
+        assert re.search(r"fits\s+yes → +at risk", result)
+        assert f"✗ runtime reserve {fmt_gib(after.engine.reserve_bytes)} < " in result
+        await retype(pilot, "#plan-memory_fraction", "0.8")  # below the automatic: nothing to warn of
+        assert screen.outcome.after.engine.reserve_short_bytes == 0 and "✗ runtime" not in shown(
+            screen, "#plan-result"
+        )

@@ -91,12 +91,22 @@ class EngineResult(BaseModel):
     max_concurrency: float | None  # vLLM's expression; None where the engine has none
     req_to_token_bytes: int = 0
     reserve_bytes: int  # runtime reserve kept outside weights and KV
+    # the reserve the engine's own rules would keep (SGLang: its automatic fraction's), where a given
+    # setting can leave less; None where the budget measures what it needs (a profiling run)
+    reserve_needed_bytes: int | None = None
     memory_fraction: float  # mem_fraction_static or gpu_memory_utilization actually used
     memory_fraction_source: str
     fits: bool
     shortfall_bytes: int = 0
     steps: tuple[BudgetStep, ...]
     notes: tuple[str, ...] = ()
+
+    @property
+    def reserve_short_bytes(self) -> int:
+        """How far the reserve falls below what the engine's own rules keep (0: none, or not known).
+
+        A pool that fits can still run out of memory capturing CUDA graphs or under load then."""
+        return max(0, self.reserve_needed_bytes - self.reserve_bytes) if self.reserve_needed_bytes else 0
 
 
 class EngineDiagnosis(Protocol):

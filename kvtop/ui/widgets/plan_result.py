@@ -30,11 +30,27 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
     ("layout", lambda ledger: ledger.layout.describe()),
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
-    (
-        "fits",
-        lambda ledger: "yes" if ledger.engine.fits else f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short",
-    ),
+    ("fits", lambda ledger: _fits(ledger)),
 )
+
+
+def _fits(ledger: Ledger) -> str:
+    """'yes', 'no, 3.20 GiB short', or 'at risk' where the runtime reserve is below the engine's own."""
+    if not ledger.engine.fits:
+        return f"no, {fmt_gib(ledger.engine.shortfall_bytes)} short"
+    return "at risk" if ledger.engine.reserve_short_bytes else "yes"
+
+
+def reserve_warning(ledger: Ledger) -> Content | None:
+    """The line under the table when the plan's runtime reserve is below what the engine keeps itself."""
+    e = ledger.engine
+    if not e.reserve_short_bytes or e.reserve_needed_bytes is None:
+        return None
+    return Content.styled(
+        f"✗ runtime reserve {fmt_gib(e.reserve_bytes)} < {fmt_gib(e.reserve_needed_bytes)} the engine keeps for "
+        "CUDA graphs and activations: it may run out of memory",
+        "bold $error",
+    )
 
 
 _RANK_ROWS: tuple[tuple[str, Callable[[RankLedger], str]], ...] = (
@@ -105,6 +121,8 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
             for name, pick in _RANK_ROWS:
                 shown_old, shown_new = (pick(old) if old else "—"), pick(rank)
                 lines.append(_line(name, shown_old, shown_new, shown_old != shown_new))
+    if after is not None and (warning := reserve_warning(after)) is not None:
+        lines.append(warning)
     if outcome.before_error:
         lines.append(Content.styled(f"live settings: {outcome.before_error}", "$warning"))
     return Content("\n").join(lines)

@@ -44,10 +44,11 @@ class SglangBudget:
             page, why = default_page_size(m, inputs.gpu_name, inputs.version)
             if page > 1:
                 notes.append(f"page size {page}: {why}")
+        auto_mfs, auto_source = auto_mem_fraction_static(inputs)
         if s.mem_fraction_static is not None:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:
-            mfs, mfs_source = auto_mem_fraction_static(inputs)
+            mfs, mfs_source = auto_mfs, auto_source
         runner = runner_multiplier(m, inputs.version)
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
@@ -76,6 +77,15 @@ class SglangBudget:
                 )
             )
         slack_gib = pre / GIB * (1 - mfs)
+        # what the automatic fraction would keep for CUDA graphs and activations (§5): a larger
+        # given fraction leaves less, which SGLang does not check before it captures its graphs
+        needed = round(pre * (1 - auto_mfs * runner)) if s.mem_fraction_static is not None else None
+        if needed is not None and needed > round(slack_gib * GIB):
+            notes.append(
+                f"--mem-fraction-static {mfs:g} leaves a {slack_gib:.2f} GiB runtime reserve; SGLang's automatic "
+                f"{auto_mfs:.3f} keeps {needed / GIB:.2f} GiB for CUDA graphs and activations: it may run out "
+                "of memory capturing its graphs or under load"
+            )
         steps.append(
             BudgetStep(
                 label=f"− reserve: pre-load × (1 − {mfs:g})", bytes=-round(slack_gib * GIB), note=mfs_source
@@ -125,6 +135,7 @@ class SglangBudget:
             kv_budget_bytes=budget, kv_pool_bytes=pool_bytes + state_bytes, state_pool_bytes=state_bytes,
             max_running_requests=requests, max_concurrency=None, req_to_token_bytes=req_to_token,
             reserve_bytes=round(slack_gib * GIB) + mm_reserve, memory_fraction=mfs, memory_fraction_source=mfs_source,
+            reserve_needed_bytes=None if needed is None else needed + mm_reserve,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
         )  # fmt: skip
 
