@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kvtop import __version__
 from kvtop.commands import SUMMARIES
@@ -30,7 +31,19 @@ def _redacted(text: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: a person reads one clear line, never a usage dump."""
+    """argparse with one-line errors: a person reads one clear line, never a usage dump.
+
+    `epilog_fn` builds the epilog only when help is printed (the engine-flag listing imports every
+    engine's package: a command that runs needs only its own engine's)."""
+
+    def __init__(self, *args: Any, epilog_fn: Callable[[], str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_fn = epilog_fn
+
+    def format_help(self) -> str:
+        if self._epilog_fn is not None and self.epilog is None:
+            self.epilog = self._epilog_fn()
+        return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"{self.prog}: error: {_redacted(message)} (see {self.prog} --help)", file=sys.stderr)

@@ -35,7 +35,7 @@ from kvtop.units import fmt_both, fmt_tokens
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "explain", help=SUMMARIES["explain"],
-        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
         "log", help="an engine's startup log (SGLang, vLLM, TensorRT-LLM; prefixes, ranks and colours do not matter)"

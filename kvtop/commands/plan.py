@@ -28,7 +28,7 @@ from kvtop.domain.model import ModelSpec
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "plan", help=SUMMARIES["plan"],
-        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
     add_hub_timeout(parser)

@@ -284,7 +284,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     parser = subparsers.add_parser(
         "probe", help=SUMMARIES["probe"],
-        epilog=engine_flags_help(), formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+        epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser, model_required=True, gpu_model=False)  # the probe's --gpu is an index
     add_probe_arguments(parser)

@@ -201,8 +201,12 @@ class EngineRules(Protocol):
     memory_fraction_field: str  # the LaunchSettings field of the engine's memory share
     memory_fraction_flag: str  # … as the engine spells it
     memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)
-    diagnosis: EngineDiagnosis
-    explainer: EngineExplainer
+
+    @property
+    def diagnosis(self) -> EngineDiagnosis: ...
+
+    @property
+    def explainer(self) -> EngineExplainer: ...
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId
 from kvtop.domain.launch import LaunchSettings
-from kvtop.sources.engine_simulation import EngineSimulation
-from kvtop.sources.log_dialect import LogDialect
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: a command that reads no log and no demo never imports them
     import httpx
 
     from kvtop.domain.observe import EngineLive
+    from kvtop.sources.engine_simulation import EngineSimulation
+    from kvtop.sources.log_dialect import LogDialect
 
 EndpointReader = Callable[["httpx.Client", str, float], "EngineLive"]
 """(client, base URL, timeout in seconds) -> the engine's live state (never raises on a bad answer)."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
-from kvtop.domain.engines.lmdeploy import diagnosis as _diagnosis
-from kvtop.domain.engines.lmdeploy import explain as _explain
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_MLA_SHARED_SINCE,
@@ -53,8 +51,19 @@ class LmdeployRules(LmdeployBudget):
         "the memory free after the weights (the PyTorch engine: less its runtime reserve); all of it is KV"
     )
 
-    diagnosis: EngineDiagnosis = _diagnosis
-    explainer: EngineExplainer = _explain
+    @property
+    def diagnosis(self) -> EngineDiagnosis:
+        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
+        from kvtop.domain.engines.lmdeploy import diagnosis
+
+        return diagnosis  # a module satisfies the protocol
+
+    @property
+    def explainer(self) -> EngineExplainer:
+        """How it rebuilds a logged capacity (imported on first use)."""
+        from kvtop.domain.engines.lmdeploy import explain
+
+        return explain
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

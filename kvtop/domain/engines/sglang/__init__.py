@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
-from kvtop.domain.engines.sglang import diagnosis as _diagnosis
-from kvtop.domain.engines.sglang import explain as _explain
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, resolve_version
 from kvtop.domain.engines.sglang.flags import SglangFlags
@@ -41,8 +39,19 @@ class SglangRules(SglangBudget):
         "the memory free before the weights load; weights and KV share it, the rest is its reserve"
     )
 
-    diagnosis: EngineDiagnosis = _diagnosis
-    explainer: EngineExplainer = _explain
+    @property
+    def diagnosis(self) -> EngineDiagnosis:
+        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
+        from kvtop.domain.engines.sglang import diagnosis
+
+        return diagnosis  # a module satisfies the protocol
+
+    @property
+    def explainer(self) -> EngineExplainer:
+        """How it rebuilds a logged capacity (imported on first use)."""
+        from kvtop.domain.engines.sglang import explain
+
+        return explain
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

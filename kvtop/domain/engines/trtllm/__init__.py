@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
-from kvtop.domain.engines.trtllm import diagnosis as _diagnosis
-from kvtop.domain.engines.trtllm import explain as _explain
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
@@ -41,8 +39,19 @@ class TrtllmRules(TrtllmBudget):
         "the memory free at its profiled peak (after weights, activations, CUDA graphs); all of it is KV"
     )
 
-    diagnosis: EngineDiagnosis = _diagnosis
-    explainer: EngineExplainer = _explain
+    @property
+    def diagnosis(self) -> EngineDiagnosis:
+        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
+        from kvtop.domain.engines.trtllm import diagnosis
+
+        return diagnosis  # a module satisfies the protocol
+
+    @property
+    def explainer(self) -> EngineExplainer:
+        """How it rebuilds a logged capacity (imported on first use)."""
+        from kvtop.domain.engines.trtllm import explain
+
+        return explain
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

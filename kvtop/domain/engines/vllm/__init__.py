@@ -9,8 +9,6 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm import diagnosis as _diagnosis
-from kvtop.domain.engines.vllm import explain as _explain
 from kvtop.domain.engines.vllm.budget import VllmBudget, default_page_size
 from kvtop.domain.engines.vllm.eras import resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
@@ -35,8 +33,19 @@ class VllmRules(VllmBudget):
         "total GPU memory; weights, activations, CUDA graphs and KV share it"
     )
 
-    diagnosis: EngineDiagnosis = _diagnosis
-    explainer: EngineExplainer = _explain
+    @property
+    def diagnosis(self) -> EngineDiagnosis:
+        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
+        from kvtop.domain.engines.vllm import diagnosis
+
+        return diagnosis  # a module satisfies the protocol
+
+    @property
+    def explainer(self) -> EngineExplainer:
+        """How it rebuilds a logged capacity (imported on first use)."""
+        from kvtop.domain.engines.vllm import explain
+
+        return explain
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

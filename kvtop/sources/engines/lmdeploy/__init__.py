@@ -4,11 +4,9 @@ it behaves on a demo node (`demo`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvtop.domain.launch import LaunchSettings
-from kvtop.sources.engines.lmdeploy import demo as SIMULATION
-from kvtop.sources.engines.lmdeploy.log_lines import DIALECT as LOG_DIALECT
 
 # LMDeploy gives its processes no title of its own (TurboMind drives every GPU from threads of the
 # server process; the PyTorch engine's workers are spawned Python processes): the prefix is never
@@ -39,6 +37,20 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | 
     """Not per worker: one process may hold every rank (`RANKS_BY_GPU_ORDER` ranks them by GPU)."""
     return None
 
+
+
+def __getattr__(name: str) -> Any:
+    """`SIMULATION` (its demo behaviour) and `LOG_DIALECT` (its log lines), imported on first use:
+    a command that reads neither a demo nor a log never loads them."""
+    if name == "SIMULATION":
+        from kvtop.sources.engines.lmdeploy import demo
+
+        return demo
+    if name == "LOG_DIALECT":
+        from kvtop.sources.engines.lmdeploy.log_lines import DIALECT
+
+        return DIALECT
+    raise AttributeError(name)
 
 __all__ = [
     "DEFAULT_PORT",

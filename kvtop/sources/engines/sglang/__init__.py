@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvtop.domain.launch import LaunchSettings
-from kvtop.sources.engines.sglang import demo as SIMULATION
-from kvtop.sources.engines.sglang.log_lines import DIALECT as LOG_DIALECT
 
 # How the engine names its processes (`sglang::…`) and where its server listens unless told.
 TITLE_PREFIX = "sglang"
@@ -36,6 +34,20 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | 
     """Its workers' titles name their ranks."""
     return None
 
+
+
+def __getattr__(name: str) -> Any:
+    """`SIMULATION` (its demo behaviour) and `LOG_DIALECT` (its log lines), imported on first use:
+    a command that reads neither a demo nor a log never loads them."""
+    if name == "SIMULATION":
+        from kvtop.sources.engines.sglang import demo
+
+        return demo
+    if name == "LOG_DIALECT":
+        from kvtop.sources.engines.sglang.log_lines import DIALECT
+
+        return DIALECT
+    raise AttributeError(name)
 
 __all__ = [
     "DEFAULT_PORT",

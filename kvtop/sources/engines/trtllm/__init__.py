@@ -11,11 +11,9 @@ GPUs it sees (`rank_of_device`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvtop.domain.launch import LaunchSettings
-from kvtop.sources.engines.trtllm import demo as SIMULATION
-from kvtop.sources.engines.trtllm.log_lines import DIALECT as LOG_DIALECT
 
 # TensorRT-LLM sets no process titles; the registry wants a prefix, and this one names nothing it runs.
 TITLE_PREFIX = "trtllm"
@@ -53,6 +51,20 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int]:
         parts["dp"] = position % tp
     return parts
 
+
+
+def __getattr__(name: str) -> Any:
+    """`SIMULATION` (its demo behaviour) and `LOG_DIALECT` (its log lines), imported on first use:
+    a command that reads neither a demo nor a log never loads them."""
+    if name == "SIMULATION":
+        from kvtop.sources.engines.trtllm import demo
+
+        return demo
+    if name == "LOG_DIALECT":
+        from kvtop.sources.engines.trtllm.log_lines import DIALECT
+
+        return DIALECT
+    raise AttributeError(name)
 
 __all__ = [
     "DEFAULT_PORT",
