@@ -18,7 +18,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, RankLedger, predict
 from kvtop.domain.whatif import Replay
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.wording import GIB, gib, signed
 
 
 class Severity(str, Enum):
@@ -50,7 +50,8 @@ class Rule(str, Enum):
     HYBRID_KV_MANAGER_DISABLED = "hybrid_kv_manager_disabled"
     BF16_KV_WHERE_INT8_SUPPORTED = "bf16_kv_where_int8_supported"  # LMDeploy's --quant-policy 8
     SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
-    KV_CAP_BINDS = "kv_cap_binds"  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
+    KV_CAP_BINDS = "kv_cap_binds"
+    RESERVE_BELOW_ENGINES_OWN = "reserve_below_engines_own"  # a memory share above the engine's own  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
 
     def __str__(self) -> str:
         return self.value
@@ -152,6 +153,35 @@ def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding |
     )  # fmt: skip
 
 
+def _reserve_below_engines_own(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+    """A memory share above the one the engine would choose leaves less runtime reserve than the engine
+    keeps for CUDA graphs and activations itself: the pool fits, the graphs or a busy batch may not."""
+    e = ledger.engine
+    if not e.fits or e.reserve_short_bytes < thresholds.reserve_excess_bytes or e.reserve_needed_bytes is None:
+        return None
+    rules = engine_rules(ledger.settings.engine)
+    fixed = ledger.settings.model_copy(update={rules.memory_fraction_field: None})
+    alt = replay.solve(fixed)
+    flag = spelling_of(ledger.settings.engine, rules.memory_fraction_field)
+    return Finding(
+        rule=Rule.RESERVE_BELOW_ENGINES_OWN, severity=Severity.WARNING,
+        summary=f"{flag} {e.memory_fraction:g} leaves {gib(e.reserve_bytes)} of runtime reserve; "
+        f"{rules.display_name} keeps {gib(e.reserve_needed_bytes)} itself: out-of-memory risk",
+        bytes=e.reserve_short_bytes, fix=f"drop {flag} (the engine's own share)",
+        evidence=(
+            f"runtime reserve {gib(e.reserve_bytes)} at {flag} {e.memory_fraction:g}; the engine's own share keeps "
+            f"{gib(e.reserve_needed_bytes)} for CUDA graphs, activations and the multimodal cache",
+            "a reserve below the engine's own can fail its CUDA-graph capture at start, or a large batch later",
+            *(
+                (f"at the engine's own share: {alt.token_capacity:,} tokens per rank "
+                 f"({signed(alt.token_capacity - ledger.token_capacity)}), the price of the safety",)
+                if alt else ()
+            ),
+        ),
+        fix_settings=fixed,
+    )  # fmt: skip
+
+
 def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
     """(settings, ledger) of the alternative with the most node tokens, and the current layout solved alike."""
     base = replay.solve(new_layout=True)
@@ -248,7 +278,7 @@ def _mtp_bytes(ledger: Ledger) -> int:
 
 
 LedgerRule = Callable[[Ledger, Replay, Thresholds], "Finding | None"]
-LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp)
+LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp, _reserve_below_engines_own)
 
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:

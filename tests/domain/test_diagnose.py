@@ -8,6 +8,7 @@ Variants add one cause each. Token figures are asserted against predict() re-sol
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -305,7 +306,9 @@ def test_bf16_kv_advice_states_the_fp8_gain_and_the_quality_caveat() -> None:
 def test_tp_above_kv_heads_recomputes_with_dp_attention() -> None:
     plan = ledger("Qwen--Qwen3-235B-A22B.json", "sglang", "--tp", "8", gpu=H200)  # 4 KV heads
     finding = only(diagnose_ledger(plan), "tp_above_kv_heads")
-    alt = ledger("Qwen--Qwen3-235B-A22B.json", "sglang", "--tp", "8", "--dp", "2", "--enable-dp-attention", gpu=H200)
+    alt = ledger(
+        "Qwen--Qwen3-235B-A22B.json", "sglang", "--tp", "8", "--dp", "2", "--enable-dp-attention", gpu=H200
+    )
     assert finding.fix == "--tp-size 8 --dp-size 2 --enable-dp-attention"
     assert finding.gain_tokens == 2 * alt.token_capacity - plan.token_capacity == 1_300_087
     assert finding.severity is Severity.WARNING
@@ -447,3 +450,27 @@ def test_ledger_rules_replay_the_measured_inputs_of_a_logged_ledger() -> None:
     finding = only(diagnose_ledger(plan), "bf16_kv_where_fp8_supported")
     assert plan.token_capacity == 444_520  # the log's 444,500 to rounding
     assert finding.gain_tokens == fp8.token_capacity - plan.token_capacity == 444_521
+
+
+def test_a_memory_share_above_sglangs_own_is_an_out_of_memory_risk() -> None:
+    """SGLang 0.5.9 on an H100 keeps pre-load × (1 − 0.818) for CUDA graphs and activations
+    (docs/engines/sglang.md §5); --mem-fraction-static 0.95 keeps pre-load × 0.05: with the estimated
+    pre-load of 79.65 − 1 GiB, 3.93 GiB against 14.31 GiB."""
+    plan = llama("sglang", "--mem-fraction-static", "0.95")
+    finding = next(f for f in diagnose_ledger(plan) if f.rule == "reserve_below_engines_own")
+    pre = plan.gpu_total_bytes - GIB
+    assert (
+        finding.severity is Severity.WARNING
+        and finding.fix == "drop --mem-fraction-static (the engine's own share)"
+    )
+    assert finding.bytes == round(pre * (1 - 0.818)) - round(pre * 0.05)
+    assert finding.fix_settings is not None and finding.fix_settings.mem_fraction_static is None
+    assert not [f for f in diagnose_ledger(llama()) if f.rule == "reserve_below_engines_own"]  # auto: none
+
+
+def test_every_finding_id_is_documented() -> None:
+    """docs/findings.md names every rule a finding can carry (the exporter's `rule` label too)."""
+    from kvtop.domain.diagnose_rules import Rule
+
+    text = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
+    assert [rule.value for rule in Rule if f"| `{rule.value}` |" not in text] == []
