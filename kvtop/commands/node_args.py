@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kvtop.cli_args import positive_seconds
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
 
@@ -19,7 +20,7 @@ def add_node_arguments(parser: argparse.ArgumentParser, *, verb: str, http_timeo
     parser.add_argument("--engine-log", dest="node_engine_log", default=None, metavar="PATH",
                         help="an engine startup log: its token capacity is used when the engine's endpoints give none")  # fmt: skip
     if http_timeout:
-        parser.add_argument("--http-timeout", type=float, default=1.0, metavar="SECONDS",
+        parser.add_argument("--http-timeout", type=positive_seconds, default=1.0, metavar="SECONDS",
                             help="timeout for each engine endpoint (default 1 s)")  # fmt: skip
 
 

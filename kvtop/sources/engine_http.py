@@ -2,12 +2,21 @@
 
 Which endpoints and metrics an engine has is its package's (`kvtop/sources/engines/<id>/endpoint.py`);
 this module fetches, names failures and sums per-rank facts for every engine alike. Fetching is synchronous with an explicit timeout, meant for a worker thread; an endpoint that
-is down, slow or answers garbage becomes a named `EndpointState` with a message.
+is down, slow or answers garbage becomes a named `EndpointState` with a one-line message.
+
+Typed at the door: a page is read up to `MAX_PAGE_BYTES` and within `ANSWER_DEADLINES` × the timeout
+(a server that drips bytes is as late as one that is silent); a figure the engine reports must be a
+finite, non-negative number below 2^53 (`figure`: NaN is an absent sample, anything else is a
+bad payload naming the metric), and a label or JSON value that is not one is unknown (`int_label`).
 """
 
 from __future__ import annotations
 
+import json
+import math
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -18,6 +27,10 @@ from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, Node
 from kvtop.sources.engines.registry import endpoint_reader
 
 DEFAULT_TIMEOUT_S = 1.0
+MAX_PAGE_BYTES = 32 << 20  # a /metrics page of many DP ranks is a few MB; past this it is not one
+ANSWER_DEADLINES = 3  # a whole answer (headers and body) must arrive within this many timeouts
+MAX_FIGURE = 1 << 53  # counts and bytes beyond float's exact integers are no engine's figures
+_MESSAGE_CHARS = 300
 _GIB = 1 << 30
 
 _FRACTIONS = {"kv_usage_fraction"}
@@ -33,9 +46,18 @@ class EndpointFailure(Exception):
     """One endpoint's named failure."""
 
     def __init__(self, state: EndpointState, message: str) -> None:
+        message = one_line(message)
         super().__init__(message)
         self.state = state
         self.message = message
+
+
+def one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
+    """`text` as one short line: what a page quotes (its lines, binary bytes) never spans lines or runs on."""
+    text = " ".join(text.split())
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fetch_engine_live(
@@ -53,6 +75,8 @@ def fetch_engine_live(
     http = httpx.Client(timeout=timeout_s) if client is None else client
     try:
         live = endpoint_reader(kind)(http, base_url, timeout_s)
+    except EndpointFailure as failure:  # a figure no engine reports (`figure`), wherever it was read
+        live = EngineLive(state=failure.state, message=one_line(f"{base_url}: {failure.message}"))
     finally:
         if own_client:
             http.close()
@@ -80,9 +104,46 @@ def _host_for_url(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
+@dataclass(frozen=True)
+class Page:
+    """An endpoint's whole answer, read within the size and time bounds."""
+
+    url: str
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON; anything else (not UTF-8, malformed, nested too deeply) is a bad payload."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{self.url} is not JSON") from None
+
+
+def get(http: httpx.Client, url: str, timeout_s: float) -> Page:
+    """The answer at `url`, at most MAX_PAGE_BYTES, whole within ANSWER_DEADLINES × `timeout_s`."""
+    deadline = time.monotonic() + ANSWER_DEADLINES * timeout_s
+    body = bytearray()
     try:
-        response = http.get(url, timeout=timeout_s)
+        with http.stream("GET", url, timeout=timeout_s) as response:
+            if response.status_code >= 400:
+                raise EndpointFailure(EndpointState.HTTP_ERROR, f"{url} answered HTTP {response.status_code}")
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_PAGE_BYTES:
+                    raise EndpointFailure(
+                        EndpointState.BAD_PAYLOAD,
+                        f"{url} answered more than {MAX_PAGE_BYTES >> 20} MiB: not a page kvtop reads",
+                    )
+                if time.monotonic() > deadline:  # a byte now and then never trips httpx's per-read timeout
+                    raise EndpointFailure(
+                        EndpointState.TIMEOUT,
+                        f"{url} did not finish its answer within {ANSWER_DEADLINES * timeout_s:g} s: "
+                        "the server is busy or hung",
+                    )
     except httpx.TimeoutException:
         raise EndpointFailure(
             EndpointState.TIMEOUT, f"{url} did not answer within {timeout_s:g} s: the server is busy or hung"
@@ -96,9 +157,7 @@ def get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
             EndpointState.UNREACHABLE,
             f"cannot connect to {url} ({type(error).__name__}): is the server up and listening there?",
         ) from None
-    if response.status_code >= 400:
-        raise EndpointFailure(EndpointState.HTTP_ERROR, f"{url} answered HTTP {response.status_code}")
-    return response
+    return Page(url=url, body=bytes(body))
 
 
 def metric_families(http: httpx.Client, url: str, timeout_s: float, prefix: str) -> list[Any]:
@@ -119,8 +178,23 @@ def rank_labels(key: tuple[str | None, ...]) -> dict[str, Any]:
     }
 
 
-def set_fact(facts: dict[str, Any], field: str, value: float) -> None:
-    facts[field] = float(value) if field in _FRACTIONS else int(value)
+def figure(value: float, metric: str) -> float | None:
+    """A reported figure: None for NaN (Prometheus's absent sample); an infinity, a negative figure or one
+    beyond MAX_FIGURE is a bad payload naming `metric`."""
+    if math.isnan(value):
+        return None
+    if not 0 <= value <= MAX_FIGURE:
+        raise EndpointFailure(
+            EndpointState.BAD_PAYLOAD, f"{metric} = {value:g}: not a count, size or share an engine reports"
+        )
+    return value
+
+
+def set_fact(facts: dict[str, Any], field: str, value: float, metric: str) -> None:
+    """`facts[field]` from the sample `metric` reported (checked by `figure`; NaN leaves it unset)."""
+    number = figure(value, metric)
+    if number is not None:
+        facts[field] = float(number) if field in _FRACTIONS else int(number)
 
 
 def summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
@@ -159,15 +233,24 @@ def summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
 
 
 def int_label(value: Any) -> int | None:
-    """An integer from a label or JSON value; None for absent, 'None' or non-numbers."""
+    """A whole number from a label or JSON value; None where `float_label` gives none ('None', absent)."""
     number = float_label(value)
     return None if number is None else int(number)
 
 
 def float_label(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
+    """A number from a label or JSON value: finite, at least 0 and at most MAX_FIGURE, else None (unknown)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value[:40] if isinstance(value, str) else value)
+    except (ValueError, OverflowError):
         return None  # vLLM writes unset settings as the string "None"
+    return number if 0 <= number <= MAX_FIGURE else None
+
+
+def label_text(value: Any, limit: int = 40) -> str | None:
+    """A short text from a label or JSON value (a version): one line, at most `limit` characters."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return one_line(str(value), limit) or None
