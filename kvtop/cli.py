@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvtop import __version__
+from kvtop.cli_args import ca_file, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
 
@@ -24,10 +25,15 @@ _VALUE_OPTIONS = ("--gpu-memory", "--free-memory", "--free-after-load", "--weigh
 
 
 def _redacted(text: str) -> str:
-    """An error line with any secret in it masked (the redaction is imported only when an error is shown)."""
+    """An error line with any secret in it masked (the redaction is imported only when an error is shown),
+    kept on one line: a line break or control character quoted from a file is shown escaped, so it can
+    neither split the line nor drive the terminal."""
     from kvtop.domain.redact import redact_text
 
-    return redact_text(text)
+    text = redact_text(text)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,15 +98,27 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     )
     parser.add_argument("--engine-log", default=None, metavar="PATH", help="attach an engine startup log")
     parser.add_argument(
-        "--prometheus", default=None, metavar="URL", help="cluster view from a Prometheus server"
+        "--prometheus",
+        default=None,
+        metavar="URL",
+        type=prometheus_url,
+        help="cluster view from a Prometheus server",
     )
-    parser.add_argument("--token-file", default=None, metavar="PATH",
+    parser.add_argument("--token-file", default=None, metavar="PATH", type=token_file,
                         help="bearer token for --prometheus (else $KVTOP_PROMETHEUS_TOKEN); never printed")  # fmt: skip
     parser.add_argument(
-        "--ca-file", default=None, metavar="PATH", help="CA bundle to verify --prometheus over TLS"
+        "--ca-file",
+        default=None,
+        metavar="PATH",
+        type=ca_file,
+        help="CA bundle to verify --prometheus over TLS",
     )
     parser.add_argument(
-        "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh interval (default 1 s)"
+        "--interval",
+        type=positive_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="refresh interval (default 1 s)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -16,6 +16,7 @@ from kvtop.domain.wording import signed as fmt_signed  # one formatter for a sig
 GIB = 1 << 30
 MIB = 1 << 20
 GB = 10**9
+MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
 __all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_signed", "fmt_tokens", "fmt_tokens_brief", "gib", "parse_size"]
 
@@ -29,14 +30,16 @@ def parse_size(text: str, *, field: str = "size") -> int:
     A bare number is bytes. Negative sizes are an error naming `field`.
     """
     raw = str(text).strip()
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
     if raw.startswith("-"):
-        raise InputError(f"a size cannot be negative (got {raw!r})", field=field)
-    if _NUMBER.match(raw):
-        return int(float(raw))
+        raise InputError(f"a size cannot be negative (got {shown!r})", field=field)
     try:
-        return int(_BYTESIZE.validate_python(raw))
+        size = float(raw) if _NUMBER.match(raw) else _BYTESIZE.validate_python(raw)
     except ValidationError:
-        raise InputError(f"not a size: {raw!r} (write e.g. 80GiB, 81.5GB or 512MiB)", field=field) from None
+        raise InputError(f"not a size: {shown!r} (write e.g. 80GiB, 81.5GB or 512MiB)", field=field) from None
+    if not size <= MAX_SIZE:  # 400 digits read as infinity; no memory or disk holds an exbibyte
+        raise InputError(f"{shown!r} is larger than any memory (at most 1 EiB)", field=field)
+    return int(size)
 
 
 def gib(num_bytes: int | float) -> float:

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
@@ -21,20 +22,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "cluster", help=SUMMARIES["cluster"], allow_abbrev=False
     )
-    parser.add_argument("--prometheus", dest="prometheus_url", default=None, metavar="URL",
-                        help="the Prometheus server, e.g. https://prometheus.example:9090")  # fmt: skip
+    parser.add_argument(
+        "--prometheus",
+        dest="prometheus_url",
+        default=None,
+        metavar="URL",
+        type=prometheus_url,
+        help="the Prometheus server, e.g. https://prometheus.example:9090",
+    )
     parser.add_argument(
         "--token-file",
         default=None,
         metavar="PATH",
+        type=token_file,
         help="a file holding a bearer token (else $KVTOP_PROMETHEUS_TOKEN); never printed",
     )
     parser.add_argument(
-        "--ca-file", default=None, metavar="PATH", help="a CA bundle to verify the server's certificate with"
+        "--ca-file",
+        default=None,
+        metavar="PATH",
+        type=ca_file,
+        help="a CA bundle to verify the server's certificate with",
     )
-    parser.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, default=15.0, metavar="SECONDS",
                         help="the whole answer's deadline, every query within it (default 15)")  # fmt: skip
-    parser.add_argument("--stale-after", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--stale-after", type=positive_seconds, default=120.0, metavar="SECONDS",
                         help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the cluster view as JSON")
     parser.set_defaults(handler=run)
@@ -56,13 +68,12 @@ def _text(view: ClusterView) -> str:
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    from kvtop.sources.prometheus import ClusterReader, PrometheusClient, load_token
+    from kvtop.sources.prometheus import TOKEN_ENV, ClusterReader, PrometheusClient, load_token
 
     url = args.prometheus_url or getattr(args, "prometheus", None)
     if not url:
         raise InputError("no Prometheus server given (use --prometheus URL)", field="--prometheus")
-    if not args.timeout > 0:  # NaN too
-        raise InputError(f"must be positive (got {args.timeout:g})", field="--timeout")
+    check_env_token(TOKEN_ENV)
     client = PrometheusClient(
         url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
     )

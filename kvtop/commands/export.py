@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from kvtop.cli_args import positive_seconds
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, open_source
 
@@ -35,14 +36,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--interval",
         dest="export_interval",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_INTERVAL_S,
         metavar="SECONDS",
         help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one",
     )
     parser.add_argument(
         "--stale-after",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="/healthz answers 503 once the served collection is older than this (default 3 × --interval)",

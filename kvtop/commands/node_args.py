@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kvtop.domain.errors import InputError
+from kvtop.cli_args import positive_seconds
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
 
@@ -20,9 +20,9 @@ def add_node_arguments(parser: argparse.ArgumentParser, *, verb: str, http_timeo
     parser.add_argument("--engine-log", dest="node_engine_log", default=None, metavar="PATH",
                         help="an engine startup log: its token capacity is used when the engine's endpoints give none")  # fmt: skip
     if http_timeout:
-        parser.add_argument("--http-timeout", type=float, default=1.0, metavar="SECONDS",
+        parser.add_argument("--http-timeout", type=positive_seconds, default=1.0, metavar="SECONDS",
                             help="timeout for each engine endpoint (default 1 s)")  # fmt: skip
-        parser.add_argument("--timeout", dest="node_timeout", type=float, default=10.0, metavar="SECONDS",
+        parser.add_argument("--timeout", dest="node_timeout", type=positive_seconds, default=10.0, metavar="SECONDS",
                             help="deadline for reading every engine's endpoints (default 10 s); an engine "
                             "not read in time is named 'timeout'")  # fmt: skip
 
@@ -37,12 +37,6 @@ def open_source(args: argparse.Namespace) -> SnapshotSource:
     from kvtop.sources.live import open_node_source
 
     log = getattr(args, "node_engine_log", None) or getattr(args, "engine_log", None)
-    for flag, value in (
-        ("--http-timeout", getattr(args, "http_timeout", 1.0)),
-        ("--timeout", getattr(args, "node_timeout", 10.0)),
-    ):
-        if not value > 0:  # NaN too
-            raise InputError(f"must be positive (got {value:g})", field=flag)
     return open_node_source(
         demo_of(args),
         engine_log=Path(log) if log else None,

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from kvtop.cli_args import positive_seconds
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
@@ -73,7 +74,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--timeout",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
         help=f"kill the probe after this long (default {DEFAULT_TIMEOUT_S:g})",

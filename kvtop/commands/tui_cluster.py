@@ -15,8 +15,15 @@ from kvtop.domain.ports import SnapshotSource
 
 def run_cluster_tui(args: argparse.Namespace) -> int:
     """Run the cluster app until the operator quits; the exit status is the app's return code (0)."""
+    from kvtop.cli_args import check_env_token
     from kvtop.sources.hub import load_model
-    from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ClusterReader, PrometheusClient, load_token
+    from kvtop.sources.prometheus import (
+        DEFAULT_STALE_AFTER_S,
+        TOKEN_ENV,
+        ClusterReader,
+        PrometheusClient,
+        load_token,
+    )
     from kvtop.sources.prometheus_node import PrometheusNodeSource
     from kvtop.ui.cluster_app import ClusterApp
     from kvtop.ui.heap import settle_heap
@@ -26,6 +33,7 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
     stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
     timeout_s = float(getattr(args, "timeout", None) or 5.0)  # each refresh's deadline, every query within it
+    check_env_token(TOKEN_ENV)
     client = PrometheusClient(
         args.prometheus, token=load_token(getattr(args, "token_file", None)),
         timeout_s=timeout_s, ca_file=getattr(args, "ca_file", None),

@@ -2,13 +2,21 @@
 
 Which endpoints and metrics an engine has is its package's (`kvtop/sources/engines/<id>/endpoint.py`);
 this module fetches, names failures and sums per-rank facts for every engine alike. Fetching is synchronous with an explicit timeout, meant for a worker thread; an endpoint that
-is down, slow or answers garbage becomes a named `EndpointState` with a message.
+is down, slow or answers garbage becomes a named `EndpointState` with a one-line message.
+
+Typed at the door: a page is read up to `MAX_PAGE_BYTES` and within `ANSWER_DEADLINES` × the timeout
+(a server that drips bytes is as late as one that is silent); a figure the engine reports must be a
+finite, non-negative number below 2^53 (`figure`: NaN is an absent sample, anything else is a
+bad payload naming the metric), and a label or JSON value that is not one is unknown (`int_label`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -26,7 +34,10 @@ from kvtop.sources.bounded_http import (
 from kvtop.sources.engines.registry import endpoint_reader
 
 DEFAULT_TIMEOUT_S = 1.0
-MAX_PAGE_BYTES = 16 << 20  # an engine's /metrics or server-info page; a real one is a few hundred KiB
+MAX_PAGE_BYTES = 32 << 20  # a /metrics page of many DP ranks is a few MB; past this it is not one
+ANSWER_DEADLINES = 3  # a whole answer (headers and body) must arrive within this many timeouts
+MAX_FIGURE = 1 << 53  # counts and bytes beyond float's exact integers are no engine's figures
+_MESSAGE_CHARS = 300
 # The deadline of the command reading the node (`with_live_state`), seen by every request it makes:
 # the engines' readers keep their plain (http, base_url, timeout_s) signature.
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("kvtop_engine_http_deadline", default=None)
@@ -45,9 +56,18 @@ class EndpointFailure(Exception):
     """One endpoint's named failure."""
 
     def __init__(self, state: EndpointState, message: str) -> None:
+        message = one_line(message)
         super().__init__(message)
         self.state = state
         self.message = message
+
+
+def one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
+    """`text` as one short line: what a page quotes (its lines, binary bytes) never spans lines or runs on."""
+    text = " ".join(text.split())
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fetch_engine_live(
@@ -65,6 +85,8 @@ def fetch_engine_live(
     http = httpx.Client(timeout=timeout_s) if client is None else client
     try:
         live = endpoint_reader(kind)(http, base_url, timeout_s)
+    except EndpointFailure as failure:  # a figure no engine reports (`figure`), wherever it was read
+        live = EngineLive(state=failure.state, message=one_line(f"{base_url}: {failure.message}"))
     finally:
         if own_client:
             http.close()
@@ -104,20 +126,44 @@ def _host_for_url(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
-    """The whole answer of `url`, read within `timeout_s` per operation, the command's deadline and
-    `MAX_PAGE_BYTES` (inflated); every failure is an `EndpointFailure` naming its state."""
-    deadline = _DEADLINE.get()
+@dataclass(frozen=True)
+class Page:
+    """An endpoint's whole answer, read within the size and time bounds."""
+
+    url: str
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON; anything else (not UTF-8, malformed, nested too deeply) is a bad payload."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{self.url} is not JSON") from None
+
+
+def get(http: httpx.Client, url: str, timeout_s: float) -> Page:
+    """The answer at `url`: at most MAX_PAGE_BYTES inflated, whole within ANSWER_DEADLINES × `timeout_s`
+    and the command's deadline (`with_live_state`); every failure is an `EndpointFailure` naming it."""
+    command = _DEADLINE.get()
+    answer = Deadline(ANSWER_DEADLINES * timeout_s)
+    deadline = command if command is not None and command.remaining() < answer.remaining() else answer
     try:
-        response = read_bounded(
-            http, url, timeout_s=timeout_s, deadline=deadline, max_bytes=MAX_PAGE_BYTES
-        ).as_response(url)
+        read = read_bounded(http, url, timeout_s=timeout_s, deadline=deadline, max_bytes=MAX_PAGE_BYTES)
     except DeadlineExpired:
-        seconds = deadline.seconds if deadline is not None else timeout_s
+        if deadline is command:
+            why = f"the command's --timeout of {deadline.seconds:g} s ran out while reading it"
+        else:  # a byte now and then never trips httpx's per-read timeout
+            why = f"did not finish its answer within {answer.seconds:g} s: the server is busy or hung"
+        raise EndpointFailure(EndpointState.TIMEOUT, f"{url}: {why}") from None
+    except AnswerTooLarge:
         raise EndpointFailure(
-            EndpointState.TIMEOUT, f"{url}: the command's --timeout of {seconds:g} s ran out while reading it"
+            EndpointState.BAD_PAYLOAD, f"{url} answered more than {MAX_PAGE_BYTES >> 20} MiB: not a page kvtop reads"
         ) from None
-    except (AnswerTooLarge, UnreadableEncoding) as error:
+    except UnreadableEncoding as error:
         raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{url}: {error}") from None
     except httpx.TimeoutException:
         raise EndpointFailure(
@@ -132,9 +178,9 @@ def get(http: httpx.Client, url: str, timeout_s: float) -> httpx.Response:
             EndpointState.UNREACHABLE,
             f"cannot connect to {url} ({type(error).__name__}): is the server up and listening there?",
         ) from None
-    if response.status_code >= 400:
-        raise EndpointFailure(EndpointState.HTTP_ERROR, f"{url} answered HTTP {response.status_code}")
-    return response
+    if read.status_code >= 400:
+        raise EndpointFailure(EndpointState.HTTP_ERROR, f"{url} answered HTTP {read.status_code}")
+    return Page(url=url, body=read.content)
 
 
 def metric_families(http: httpx.Client, url: str, timeout_s: float, prefix: str) -> list[Any]:
@@ -157,8 +203,23 @@ def rank_labels(key: tuple[str | None, ...]) -> dict[str, Any]:
     }
 
 
-def set_fact(facts: dict[str, Any], field: str, value: float) -> None:
-    facts[field] = float(value) if field in _FRACTIONS else int(value)
+def figure(value: float, metric: str) -> float | None:
+    """A reported figure: None for NaN (Prometheus's absent sample); an infinity, a negative figure or one
+    beyond MAX_FIGURE is a bad payload naming `metric`."""
+    if math.isnan(value):
+        return None
+    if not 0 <= value <= MAX_FIGURE:
+        raise EndpointFailure(
+            EndpointState.BAD_PAYLOAD, f"{metric} = {value:g}: not a count, size or share an engine reports"
+        )
+    return value
+
+
+def set_fact(facts: dict[str, Any], field: str, value: float, metric: str) -> None:
+    """`facts[field]` from the sample `metric` reported (checked by `figure`; NaN leaves it unset)."""
+    number = figure(value, metric)
+    if number is not None:
+        facts[field] = float(number) if field in _FRACTIONS else int(number)
 
 
 def summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
@@ -197,15 +258,24 @@ def summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
 
 
 def int_label(value: Any) -> int | None:
-    """An integer from a label or JSON value; None for absent, 'None' or non-numbers."""
+    """A whole number from a label or JSON value; None where `float_label` gives none ('None', absent)."""
     number = float_label(value)
     return None if number is None else int(number)
 
 
 def float_label(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
+    """A number from a label or JSON value: finite, at least 0 and at most MAX_FIGURE, else None (unknown)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value[:40] if isinstance(value, str) else value)
+    except (ValueError, OverflowError):
         return None  # vLLM writes unset settings as the string "None"
+    return number if 0 <= number <= MAX_FIGURE else None
+
+
+def label_text(value: Any, limit: int = 40) -> str | None:
+    """A short text from a label or JSON value (a version): one line, at most `limit` characters."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return one_line(str(value), limit) or None

@@ -60,6 +60,7 @@ _MAX_QUOTE = 400
 _MAX_JOINED = 8
 _MAX_LINE_CHARS = 256 * 1024  # a log line longer than this is cut (a startup log's longest is its arguments)
 _PREFIX_CHARS = 200
+_MAX_VALUES = 32  # of one kind per rank, at each end (`_bounded`)
 MAX_LOG_BYTES = 64 << 20  # a startup log is read up to here (its sizing lines come first)
 
 
@@ -291,6 +292,16 @@ def _model_path(state: _State) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
+def _bounded(fields: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A rank's values with each kind's first and last `_MAX_VALUES` kept: a startup log prints a sizing
+    line a few times per rank, so thousands of one (a log pasted in a loop) say nothing more, and every
+    kept value is a candidate the explanation checks."""
+    return {
+        name: values if len(values) <= 2 * _MAX_VALUES else values[:_MAX_VALUES] + values[-_MAX_VALUES:]
+        for name, values in fields.items()
+    }
+
+
 def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     """Everything an engine's startup log states, per rank; never raises on odd text."""
     physical = text.splitlines()
@@ -318,7 +329,7 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     facts = state.facts
     dialect_of = {dialect.engine: dialect for dialect in dialects}
     records = tuple(
-        dialect_of[engine].freeze(_rank_key(rank), fields)
+        dialect_of[engine].freeze(_rank_key(rank), _bounded(fields))
         for engine, ranks in state.ranks.items()
         for rank, fields in sorted(ranks.items(), key=_rank_order)
         if any(fields.values())

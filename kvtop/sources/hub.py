@@ -112,11 +112,18 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
     `family` forces the modelled family the config is read as (`--model-family`); a hub read takes
     at most `deadline_s` (the config, else an InputError; the checkpoint's size, else unknown).
     """
-    path = Path(ref).expanduser()
-    if path.is_dir():
+    try:
+        path = Path(ref).expanduser()
+        is_dir, exists = path.is_dir(), path.exists()
+    except (RuntimeError, OSError) as err:  # `~name/…` with no such user; a name longer than the OS allows
+        reason = (
+            "no such user's home" if isinstance(err, RuntimeError) else err.strerror or type(err).__name__
+        )
+        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=ref[:200]) from None
+    if is_dir:
         spec = load_config_file(path / "config.json", name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
-    if path.exists():
+    if exists:
         return load_config_file(path, family=family)
     preset = preset_dir() / f"{ref.lower()}.json"
     if "/" not in ref and preset.is_file():

@@ -9,6 +9,7 @@ joins them into one `ClusterNode` per host. Every failure is a `PrometheusError`
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +41,7 @@ from kvtop.sources.bounded_http import (
 )
 
 MIB = 1 << 20
+_MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
 TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 DEFAULT_STALE_AFTER_S = 120.0
 MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster's answer is a few MiB
@@ -102,27 +104,41 @@ Series = list[tuple[dict[str, str], float]]
 
 
 def _vector(payload: Any, expr: str) -> Series:
-    """The (labels, value) pairs of an instant-vector answer; NaN samples dropped."""
+    """The (labels, value) pairs of an instant-vector answer, typed at the door: labels are text, values
+    finite numbers below 2^63 (NaN samples dropped); anything else is a BAD_PAYLOAD naming the query."""
     if not isinstance(payload, dict) or "status" not in payload:
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
     if payload["status"] != "success":
-        kind = payload.get("errorType", "error")
-        raise PrometheusError(
-            PrometheusState.QUERY_ERROR, f"{kind}: {payload.get('error', 'no message')} (query {expr!r})"
-        )
-    data = payload.get("data") or {}
-    if data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
-        raise PrometheusError(
-            PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {data.get('resultType')!r}"
-        )
+        kind, message = str(payload.get("errorType", "error"))[:40], str(payload.get("error", "no message"))
+        raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {message[:200]} (query {expr!r})")
+    data = payload.get("data")
+    result = data.get("result") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(result, list):
+        got = str(data.get("resultType"))[:40] if isinstance(data, dict) else type(data).__name__
+        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {got!r}")
     series: Series = []
-    try:
-        for item in data["result"]:
-            number = float(item["value"][1])
-            if number == number:  # NaN samples say nothing
-                series.append((item["metric"], number))
-    except (KeyError, IndexError, TypeError, ValueError) as err:
-        raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {err!r}") from err
+    for item in result:
+        labels = item.get("metric") if isinstance(item, dict) else None
+        pair = item.get("value") if isinstance(item, dict) else None
+        if not (
+            isinstance(labels, dict)
+            and all(isinstance(v, str) for v in labels.values())
+            and isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[1], str)
+        ):
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {str(item)[:80]}")
+        try:
+            number = float(pair[1])
+        except ValueError:
+            number = math.inf
+        if number != number:  # NaN samples say nothing
+            continue
+        if not abs(number) < _MAX_SAMPLE:
+            raise PrometheusError(
+                PrometheusState.BAD_PAYLOAD, f"sample {pair[1][:40]!r} in {expr!r} is no figure kvtop reads"
+            )
+        series.append((labels, number))
     return series
 
 
@@ -290,7 +306,9 @@ def join_answers(
                 "uuid": labels.get("UUID"),
                 "name": labels.get("modelName"),
             }
-        gpu[_DCGM_FIELDS[labels["__name__"]]] = int(value) * MIB
+        field_name = _DCGM_FIELDS.get(labels.get("__name__", ""))
+        if field_name is not None:
+            gpu[field_name] = int(value) * MIB
     for labels, value in answers["gpu"]:
         instance = labels.get("instance", "")
         node = parts(node_of(instance), instance)
@@ -301,7 +319,9 @@ def join_answers(
             gpu = node.gpus[f"kvtop:{index}"] = {
                 "source": "kvtop", "gpu": index, "uuid": labels.get("uuid") or None, "name": labels.get("name") or None,
             }  # fmt: skip
-        kind = labels["__name__"].removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
+        kind = labels.get("__name__", "").removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
+        if kind not in ("total", "used", "reserved", "free"):
+            continue
         gpu[f"{kind}_bytes"] = int(value)
     for labels, _ in answers["node"]:
         node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
@@ -326,7 +346,7 @@ def join_answers(
         engine[key] = min(int(value), engine.get(key, int(value)))
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
-        kind, _, metric = labels["__name__"].partition(":")
+        kind, _, metric = labels.get("__name__", "?:?").partition(":")
         engine = parts(node_of(instance), instance).engines.setdefault((instance, kind), {"source": kind})
         if metric == "max_total_num_tokens":
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))

@@ -41,7 +41,7 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
             continue
         for sample in family.samples:
             engine = sample.labels.get("engine")
-            set_fact(ranks.setdefault(engine, {"engine_index": engine}), field, sample.value)
+            set_fact(ranks.setdefault(engine, {"engine_index": engine}), field, sample.value, sample.name)
     if not ranks:
         return EngineLive(
             state=EndpointState.BAD_PAYLOAD,

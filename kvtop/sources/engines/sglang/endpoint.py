@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -12,9 +11,11 @@ from kvtop.domain.observe import EndpointState, EngineLive
 from kvtop.sources.engine_http import (
     FAILURE_PRECEDENCE,
     EndpointFailure,
+    figure,
     float_label,
     get,
     int_label,
+    label_text,
     metric_families,
     rank_labels,
     set_fact,
@@ -61,13 +62,14 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
                 facts = ranks.setdefault(key, rank_labels(key))
                 facts.setdefault("pid", int_label(sample.labels.get("pid")))
             if family.name in _SGLANG_GAUGES:
-                set_fact(facts, _SGLANG_GAUGES[family.name], sample.value)
+                set_fact(facts, _SGLANG_GAUGES[family.name], sample.value, sample.name)
             elif family.name in _SGLANG_MEMORY_GIB:
-                field = _SGLANG_MEMORY_GIB[family.name]
-                memory[field] = max(memory.get(field, 0), round(sample.value * _GIB))
+                field, gib = _SGLANG_MEMORY_GIB[family.name], figure(sample.value, sample.name)
+                if gib is not None:
+                    memory[field] = max(memory.get(field, 0), round(gib * _GIB))
     if not ranks:
-        for dp_rank, state in enumerate(info.get("internal_states") or []):
-            usage = (state.get("memory_usage") or {}) if isinstance(state, dict) else {}
+        for dp_rank, internal in enumerate(_states(info)):
+            usage = _mapping(internal.get("memory_usage"))
             ranks[(str(dp_rank),)] = {
                 "dp_rank": dp_rank,
                 "token_capacity": int_label(usage.get("token_capacity")),
@@ -89,10 +91,7 @@ def _sglang_server_info(http: httpx.Client, base_url: str, timeout_s: float) -> 
         if failure.state is not EndpointState.HTTP_ERROR:
             raise
         response = get(http, f"{base_url}/server_info", timeout_s)
-    try:
-        payload = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{response.url} is not JSON") from None
+    payload = response.json()
     if not isinstance(payload, dict) or not {"max_total_num_tokens", "internal_states", "version"} & set(
         payload
     ):
@@ -106,10 +105,10 @@ def _server_info_facts(info: dict[str, Any], live: EngineLive) -> dict[str, Any]
     """Facts `/get_server_info` adds where `/metrics` was silent."""
     if not info:
         return {}
-    states = [state for state in info.get("internal_states") or [] if isinstance(state, dict)]
-    usage = (states[0].get("memory_usage") or {}) if states else {}
+    states = _states(info)
+    usage = _mapping(states[0].get("memory_usage")) if states else {}
     facts: dict[str, Any] = {
-        "version": info.get("version"),
+        "version": label_text(info.get("version")),
         "memory_fraction": float_label(info.get("mem_fraction_static")),
         "token_capacity": live.token_capacity or int_label(info.get("max_total_num_tokens")),
         "block_size": live.block_size or int_label(info.get("page_size")),
@@ -119,3 +118,13 @@ def _server_info_facts(info: dict[str, Any], live: EngineLive) -> dict[str, Any]
         if gib is not None:
             facts[field] = round(gib * _GIB)
     return facts
+
+
+def _states(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """`internal_states`, one object per DP rank (anything else in the answer is no rank's state)."""
+    states = info.get("internal_states")
+    return [state for state in states if isinstance(state, dict)] if isinstance(states, list) else []
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -15,13 +15,21 @@ Capacity in tokens is `maxNumBlocks × tokensPerBlock` of the tightest rank.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
 
 from kvtop.domain.observe import EndpointState, EngineLive
-from kvtop.sources.engine_http import EndpointFailure, get, int_label, metric_families, set_fact, summarise
+from kvtop.sources.engine_http import (
+    EndpointFailure,
+    figure,
+    get,
+    int_label,
+    label_text,
+    metric_families,
+    set_fact,
+    summarise,
+)
 
 _GAUGES = {
     "trtllm_kv_cache_utilization": "kv_usage_fraction",
@@ -63,10 +71,7 @@ def _version(http: httpx.Client, base_url: str, timeout_s: float) -> tuple[str |
         payload = get(http, f"{base_url}/version", timeout_s).json()
     except EndpointFailure as failure:
         return None, [failure.message]
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None, [f"{base_url}/version is not JSON"]
-    version = payload.get("version") if isinstance(payload, dict) else None
-    return (str(version)[:40] if version is not None else None), []
+    return label_text(payload.get("version") if isinstance(payload, dict) else None), []
 
 
 def _prometheus(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
@@ -76,9 +81,10 @@ def _prometheus(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLi
     for family in families:
         for sample in family.samples:
             if sample.name in _GAUGES:
-                set_fact(facts, _GAUGES[sample.name], sample.value)
+                set_fact(facts, _GAUGES[sample.name], sample.value, sample.name)
             elif sample.name == _USED_BLOCKS:
-                used = int(sample.value)
+                count = figure(sample.value, sample.name)
+                used = int(count) if count is not None else used
     live = summarise([facts])
     blocks, size = live.num_gpu_blocks, live.block_size
     update: dict[str, Any] = {}
@@ -93,18 +99,15 @@ def _prometheus(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLi
 
 def _iteration_stats(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:
     response = get(http, f"{base_url}/metrics", timeout_s)
-    try:
-        stats = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise EndpointFailure(EndpointState.BAD_PAYLOAD, f"{response.url} is not JSON") from None
+    stats = response.json()
     if not isinstance(stats, list):
         raise EndpointFailure(
             EndpointState.BAD_PAYLOAD, f"{response.url} is not TensorRT-LLM's iteration stats"
         )
-    latest: dict[object, dict[str, Any]] = {}
+    latest: dict[int | None, dict[str, Any]] = {}
     for stat in stats:  # oldest first: the last stat of each rank is its current state
         if isinstance(stat, dict) and isinstance(stat.get("kvCacheStats"), dict):
-            latest[stat.get("attentionDpRank")] = stat
+            latest[int_label(stat.get("attentionDpRank"))] = stat
     if not latest:
         raise EndpointFailure(
             EndpointState.BAD_PAYLOAD,
@@ -113,13 +116,13 @@ def _iteration_stats(http: httpx.Client, base_url: str, timeout_s: float) -> Eng
     return summarise(_rank_facts(dp_rank, stat) for dp_rank, stat in latest.items())
 
 
-def _rank_facts(dp_rank: object, stat: dict[str, Any]) -> dict[str, Any]:
+def _rank_facts(dp_rank: int | None, stat: dict[str, Any]) -> dict[str, Any]:
     kv = stat["kvCacheStats"]
     blocks, used, size = (
         int_label(kv.get(key)) for key in ("maxNumBlocks", "usedNumBlocks", "tokensPerBlock")
     )
     facts: dict[str, Any] = {
-        "dp_rank": int_label(dp_rank),
+        "dp_rank": dp_rank,
         "num_gpu_blocks": blocks,
         "block_size": size,
         "token_capacity": blocks * size if blocks is not None and size else None,

@@ -17,6 +17,8 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 
 MAX_OPTIONS_BYTES = 1 << 20  # an LLM-API options file is a few hundred bytes; anything past 1 MiB is not one
+MAX_VALUES = 10_000  # values once YAML's aliases are expanded (the file itself holds a few dozen)
+MAX_DEPTH = 32
 _FLAG = "--extra_llm_api_options"
 
 
@@ -50,11 +52,38 @@ def read_options(path: Path) -> dict[str, object]:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise InputError(f"not valid YAML{where}", field=_FLAG, source=str(path)) from None
+    except RecursionError:
+        raise InputError(
+            "nested too deeply: not an LLM-API options file", field=_FLAG, source=str(path)
+        ) from None
+    except ValueError:  # an integer beyond Python's digit limit
+        raise InputError(
+            "a number of thousands of digits: not an LLM-API option", field=_FLAG, source=str(path)
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise InputError("not a YAML mapping of LLM-API options", field=_FLAG, source=str(path))
+    _check_expansion(data, str(path))
     return {str(key): value for key, value in data.items()}
+
+
+def _check_expansion(data: object, source: str) -> None:
+    """Refuse a document that YAML aliases expand past MAX_VALUES values or MAX_DEPTH levels (an alias
+    bomb, a mapping that holds itself): reading it on would take minutes or never end."""
+    budget, stack = MAX_VALUES, [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        budget -= 1
+        if budget < 0 or depth > MAX_DEPTH:
+            raise InputError(
+                f"expands to more than {MAX_VALUES:,} values or {MAX_DEPTH} levels (YAML aliases?): "
+                "not an LLM-API options file",
+                field=_FLAG,
+                source=source,
+            )
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children)
 
 
 def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:

@@ -48,6 +48,6 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
                     facts[field] = int_label(sample.labels.get(label))
                 memory_fraction = float_label(sample.labels.get("gpu_memory_utilization"))
             elif family.name in _VLLM_GAUGES:
-                set_fact(facts, _VLLM_GAUGES[family.name], sample.value)
+                set_fact(facts, _VLLM_GAUGES[family.name], sample.value, sample.name)
     live = summarise(ranks.values())
     return live.model_copy(update={"memory_fraction": memory_fraction})

@@ -1,0 +1,129 @@
+"""Flags typed at the door (argparse `type=`s): a positive, finite number of seconds (every timeout and
+interval), and for Prometheus a URL httpx can send to, a CA bundle that loads, a token file that is
+one word of printable ASCII.
+
+Each refusal is argparse's one line naming the flag (`kvtop cluster: error: argument --ca-file: …`),
+never a traceback from the TLS or HTTP layer later (`ssl.SSLError`, `Invalid IPv6 URL`, a non-ASCII
+token in a header). Nothing here prints a URL's password or the token (and the CLI's redaction masks
+the word after `--token-file:`, so those messages open with the file's name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from kvtop.domain.errors import InputError
+
+MAX_URL_CHARS = 2048
+MAX_TOKEN_BYTES = 64 << 10  # a bearer token (a JWT included) is a few KB
+MAX_CA_BYTES = 16 << 20  # a CA bundle (every public root) is ~200 KB
+
+
+def positive_seconds(text: str) -> float:
+    """A duration: a finite number above 0 (`nan`, `inf`, 0 and negatives are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {text[:40]!r})") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds (got {text[:40]!r})")
+    return value
+
+
+def prometheus_url(text: str) -> str:
+    """An http(s) URL with a host and a valid port, one httpx can send to (the URL is not echoed: it may
+    hold a password)."""
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    if len(text) > MAX_URL_CHARS:
+        raise argparse.ArgumentTypeError(f"a URL of {len(text):,} characters (at most {MAX_URL_CHARS:,})")
+    if not text.isprintable() or any(char.isspace() for char in text):
+        raise argparse.ArgumentTypeError("the URL holds spaces or control characters")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - reading it checks it: a port that is not a number in 0-65535 raises
+        httpx.URL(text)
+    except (ValueError, httpx.InvalidURL) as error:  # 'Invalid IPv6 URL', a bad port, a host IDNA refuses
+        raise argparse.ArgumentTypeError(f"not a URL kvtop can send to ({str(error)[:80]})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise argparse.ArgumentTypeError(
+            "expected an http:// or https:// URL, e.g. https://prometheus.example:9090"
+        )
+    if not parts.hostname:
+        raise argparse.ArgumentTypeError("the URL names no host, e.g. https://prometheus.example:9090")
+    return text
+
+
+def _regular_file(text: str, what: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (a FIFO or /dev/zero would block or never end)."""
+    path = Path(text)
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a regular file: a {what} is read from a file")
+        if info.st_size > max_bytes:
+            raise argparse.ArgumentTypeError(f"{text!r} is larger than {max_bytes:,} bytes: not a {what}")
+        with path.open("rb") as handle:
+            return handle.read(max_bytes + 1)[:max_bytes]
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: cannot read it ({error.strerror or type(error).__name__})"
+        ) from None
+
+
+def token_file(text: str) -> str:
+    """A file holding one bearer token: UTF-8, printable ASCII once stripped (an HTTP header carries it)."""
+    raw = _regular_file(text, "token file", MAX_TOKEN_BYTES)
+    try:
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8 text: not a token file") from None
+    if not token:
+        raise argparse.ArgumentTypeError(f"{text!r} is empty")
+    if not _one_word(token):
+        raise argparse.ArgumentTypeError(f"{text!r} {_NOT_ONE_WORD}")
+    return text
+
+
+_NOT_ONE_WORD = (
+    "holds a token with spaces, line breaks or non-ASCII characters: a bearer token is one word of ASCII"
+)
+
+
+def _one_word(token: str) -> bool:
+    """Whether an HTTP header can carry the token as it is (it is never shown, only what is wrong)."""
+    return token.isascii() and token.isprintable() and not any(char.isspace() for char in token)
+
+
+def check_env_token(name: str, env: Mapping[str, str] = os.environ) -> None:
+    """The token in the environment variable `name`, checked like a token file (its value is never shown)."""
+    token = env.get(name, "").strip()
+    if token and not _one_word(token):
+        raise InputError(f"the variable {name} {_NOT_ONE_WORD}")
+
+
+def ca_file(text: str) -> str:
+    """A PEM CA bundle (or a folder of hashed certificates, as OpenSSL's capath) that TLS can load."""
+    import ssl
+
+    try:
+        is_dir = Path(text).is_dir()
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        _regular_file(text, "CA bundle", MAX_CA_BYTES)
+    try:
+        ssl.create_default_context(capath=text) if is_dir else ssl.create_default_context(cafile=text)
+    except (ssl.SSLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or error.__class__.__name__
+        raise argparse.ArgumentTypeError(
+            f"{text!r} holds no CA certificate TLS can load ({reason})"
+        ) from None
+    return text
