@@ -11,8 +11,9 @@ from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineRe
 from kvtop.domain.engines.sglang import diagnosis as _diagnosis
 from kvtop.domain.engines.sglang import explain as _explain
 from kvtop.domain.engines.sglang.budget import SglangBudget
-from kvtop.domain.engines.sglang.eras import default_page_size, resolve_version
+from kvtop.domain.engines.sglang.eras import default_page_size
 from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.sglang.releases import resolve_version
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
