@@ -240,15 +240,6 @@ SGLANG_RULES: list[Rule] = [
         "0.5.6.post2 splits a chunked/SWA pool (and subtracts the 100 MiB multimodal reserve, S5)",
     ),
     (
-        "S6",
-        "kvtop: block-FP8 MoE shard not a multiple of 128",
-        lambda c: _engine_refuses(c, "weight_block_size_n"),
-        "kvtop: SGLang 0.5.6 refuses block-FP8 MoE checkpoints whose expert shard breaks the 128 blocks "
-        "('(moe_intermediate_size / moe_tp_size) % weight_block_size_n == 0', checked while resolving "
-        "the server arguments); kvtop plans it. 0.5.23 checks it when building the MoE layers, which "
-        "the harness does not do (model-shell), so those rows read equal there",
-    ),
-    (
         "S7",
         "kvtop: 0.5.6 turns gpt-oss's SWA pool off",
         lambda c: (
@@ -260,14 +251,6 @@ SGLANG_RULES: list[Rule] = [
         "kvtop: SGLang 0.5.6 sets disable_hybrid_swa_memory = True for GptOssForCausalLM "
         "(ServerArgs' model-specific adjustments, sglang/srt/server_args.py), so all 36 (24) layers live "
         "in the one full pool; kvtop with --engine-version 0.5.6.post2 still splits a sliding-window pool",
-    ),
-    (
-        "S8",
-        "kvtop: weight format needs a newer GPU",
-        lambda c: _engine_refuses(c, "Minimum capability"),
-        "kvtop: SGLang refuses the checkpoint's weight format on this GPU (ModelOpt FP8: sm89+, NVFP4: "
-        "sm100; the quantization config's get_min_capability, checked in ModelConfig); kvtop does not "
-        "check weight formats against the GPU",
     ),
     (
         "S1",
@@ -305,6 +288,16 @@ SGLANG_RULES: list[Rule] = [
         "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
         "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "
         "harness does not do (model-shell); kvtop's refusal is what a launch does",
+    ),
+    (
+        "S10",
+        "stand-in: MoE shard checks not run",
+        lambda c: _kvtop_refuses(c) and "block-FP8 MoE" in c.kvtop.message,
+        "stand-in: SGLang 0.5.23 refuses a block-FP8 MoE expert shard that breaks the 128-wide blocks in "
+        "ModelRunner.__init__ (check_quantized_moe_compatibility) and again when it builds the MoE layers "
+        "(Fp8MoEMethod.create_weights, sglang/srt/layers/quantization/fp8.py), neither of which the harness "
+        "runs for 0.5.23 (KVCacheConfigurator alone, model-shell); 0.5.6's run reaches the ModelRunner "
+        "check, so both refuse there; kvtop's refusal is what a launch does",
     ),
     (
         "S4",

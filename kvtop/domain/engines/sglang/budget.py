@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.eras import (
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
@@ -36,6 +37,7 @@ class SglangBudget:
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
+        check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
         if s.page_size:

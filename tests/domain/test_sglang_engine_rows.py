@@ -1,0 +1,98 @@
+"""SGLang's rules where its own sizing code showed kvtop wrong (issue 20, docs/fidelity.md S1–S9).
+
+The expected figures are the engine's: SGLang 0.5.23 and 0.5.6.post2 run over the test configs by
+benchmarks/engine_diff (tests/data/engine_diff/sglang-<version>.json, each row read back here), with
+the harness's budget: 80 GiB free before the weights load, 60 GiB after, --mem-fraction-static 0.75
+(rest 40 GiB = 42,949,672,960 B). Releases between the two are checked by hand arithmetic from the rule
+each era names (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+from kvtop.sources.hub import load_model
+from tests.data_paths import CONFIGS, DATA
+
+GIB = 1 << 30
+GPU = {"sm80": "A100-80GB", "sm90": "H100", "sm100": "B200"}  # the harness's --gpu per generation
+BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
+DSV32, QWEN3_NEXT = "deepseek-ai--DeepSeek-V3.2", "Qwen--Qwen3-Next-80B-A3B-Thinking"
+NEMOTRON_H = "nvidia--Nemotron-H-56B-Base-8K"
+GEMMA3, SCOUT = "google--gemma-3-27b-it", "meta-llama--Llama-4-Scout-17B-16E-Instruct"
+GPT_OSS, QWEN3_30B_FP8 = "openai--gpt-oss-120b", "Qwen--Qwen3-30B-A3B-FP8"
+LLAMA_MODELOPT_FP8, QWEN3_NVFP4 = "nvidia--Llama-3.1-70B-Instruct-FP8", "nvidia--Qwen3-235B-A22B-NVFP4"
+
+
+@cache
+def model(config: str) -> ModelSpec:
+    return load_model(str(CONFIGS / f"{config}.json"))
+
+
+@cache
+def _fixture(version: str) -> list[dict[str, Any]]:
+    fixture = json.loads((DATA / "engine_diff" / f"sglang-{version}.json").read_text())
+    rows: list[dict[str, Any]] = fixture["results"]
+    return rows
+
+
+def engine_row(version: str, config: str, tp: int, kv: str, gpu: str) -> dict[str, Any]:
+    """SGLang's own result for one run of the sweep (kv: `auto` or `fp8`, the fixture's `fp8_e4m3`)."""
+    key = (config, tp, "fp8_e4m3" if kv == "fp8" else kv, gpu)
+    return next(r for r in _fixture(version) if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == key)
+
+
+def plan(version: str, config: str, tp: int, kv: str, gpu: str, *flags: str) -> Ledger:
+    """kvtop with the harness's inputs (its context: 32,768 or the model's own limit, as the row says)."""
+    context = engine_row("0.5.23", config, tp, kv, gpu)["max_model_len"]
+    argv = ["--tp", str(tp), "--kv-cache-dtype", "fp8_e4m3" if kv == "fp8" else "auto"]
+    argv += ["--context-length", str(context), "--mem-fraction-static", "0.75", "--engine-version", version]
+    settings = parse_flags("sglang", [*argv, *flags])
+    name = GPU[gpu]
+    total = gpu_total_bytes(name)
+    return predict(model(config), settings, gpu_total_bytes=total, gpu_name=name, measured=BUDGET)
+
+
+# S6, S8 — launches SGLang refuses (§4.5)
+
+
+def test_block_fp8_moe_shard_off_the_128_blocks_is_refused() -> None:
+    """Qwen3-30B-A3B-FP8: moe_intermediate_size 768 ÷ TP 4 = 192, not a multiple of 128 (0.5.6 refuses it
+    in ModelRunner; 0.5.23 when it builds the MoE layers). 768 ÷ 2 = 384 = 3 × 128 runs."""
+    message = engine_row("0.5.6.post2", QWEN3_30B_FP8, 4, "auto", "sm90")["message"]
+    assert "(moe_intermediate_size=768 / moe_tp_size=4) % weight_block_size_n=128" in message
+    for version in ("0.5.6.post2", "0.5.23"):
+        with pytest.raises(InputError) as err:
+            plan(version, QWEN3_30B_FP8, 4, "auto", "sm90")
+        assert err.value.field == "--tp" and "768 ÷ (tp 4 ÷ ep 1) = 192" in str(err.value)
+        assert plan(version, QWEN3_30B_FP8, 2, "auto", "sm90").engine.fits
+
+
+def test_weight_formats_the_gpu_cannot_run_are_refused() -> None:
+    """ModelOpt FP8 needs SM89; ModelOpt NVFP4 SM100 until 0.5.13 lowered it to SM80."""
+    refused = (
+        ("0.5.23", LLAMA_MODELOPT_FP8, "sm80", "modelopt_fp8"),
+        ("0.5.6.post2", QWEN3_NVFP4, "sm90", "modelopt_fp4"),
+        ("0.5.6.post2", QWEN3_NVFP4, "sm80", "modelopt_fp4"),
+        ("0.5.12.post1", QWEN3_NVFP4, "sm90", "modelopt_fp4"),
+    )
+    for version, config, gpu, name in refused:
+        if version in ("0.5.23", "0.5.6.post2"):
+            assert "Minimum capability" in engine_row(version, config, 4, "auto", gpu)["message"]
+        with pytest.raises(InputError) as err:
+            plan(version, config, 4, "auto", gpu)
+        assert err.value.field == "--gpu" and name in str(err.value)
+    assert engine_row("0.5.23", QWEN3_NVFP4, 4, "auto", "sm90")["status"] == "ok"
+    assert plan("0.5.23", QWEN3_NVFP4, 4, "auto", "sm90").engine.fits
+    assert plan("0.5.13", QWEN3_NVFP4, 4, "auto", "sm80").engine.fits
+    assert plan("0.5.6.post2", LLAMA_MODELOPT_FP8, 4, "auto", "sm90").engine.fits
