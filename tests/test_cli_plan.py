@@ -18,6 +18,7 @@ MIXTRAL = str(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")
 DEEPSEEK = str(CONFIGS / "deepseek-ai--DeepSeek-V3.json")
 QWEN3_30B_FP8 = str(CONFIGS / "Qwen--Qwen3-30B-A3B-FP8.json")
 NVFP4 = str(CONFIGS / "nvidia--Qwen3-235B-A22B-NVFP4.json")
+GEMMA3 = str(CONFIGS / "google--gemma-3-27b-it.json")
 C17_LOG = str(CASES / "sglang" / "C17" / "engine.log")
 
 
@@ -149,6 +150,13 @@ def test_explain_rejects_a_gpu_memory_without_a_unit(gpu_memory: str) -> None:
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and "--gpu-memory" in result.stderr and "80GiB" in result.stderr
+
+
+def test_sglang_enable_multimodal_typed_to_kvtop_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemma-3 is text-only to SGLang unless --enable-multimodal (sglang.md §4.4): then 100 MiB is reserved."""
+    text = plan_json(capsys, "--model", GEMMA3, "--gpu", "H100", "--mem-fraction-static", "0.85")
+    vlm = plan_json(capsys, "--model", GEMMA3, "--gpu", "H100", "--mem-fraction-static", "0.85", "--enable-multimodal")
+    assert text["kv_budget_bytes"] - vlm["kv_budget_bytes"] == 100 << 20
 
 
 def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.CaptureFixture[str]) -> None:

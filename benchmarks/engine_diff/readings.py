@@ -217,13 +217,6 @@ VLLM_RULES: list[Rule] = [
     ),
 ]
 
-S5_TEXT = (
-    "kvtop: SGLang reserves no 100 MiB multimodal memory for Llama-4 / Gemma-3: ModelConfig "
-    "(sglang/srt/configs/model_config.py) lists both in mm_disabled_models, so is_multimodal is False "
-    "unless --enable-multimodal and mm_runtime_reservation_gb is 0; kvtop subtracts it (tokens, and the "
-    "max running requests derived from them, follow)"
-)
-
 SGLANG_RULES: list[Rule] = [
     (
         "S9",
@@ -307,28 +300,6 @@ SGLANG_RULES: list[Rule] = [
         "ratio = 3 + 2 = 5 (KVCacheConfigurator._calculate_mamba_ratio, "
         "sglang/srt/mem_cache/kv_cache_configurator.py: the Mamba extra buffer with the overlap "
         "schedule is on by default, get_mamba_tracking_slots adds 2); kvtop divides by 3; tokens agree",
-    ),
-    (
-        "S5",
-        "kvtop: no multimodal reserve",
-        lambda c: (
-            c.has("Llama-4-Scout", "gemma-3")
-            and c.kvtop.extra == c.side.extra
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-            and c.side.tokens - c.kvtop.tokens > 0
-        ),
-        S5_TEXT,
-    ),
-    (
-        "S5",
-        "kvtop: no multimodal reserve",
-        lambda c: (
-            c.has("Llama-4-Scout", "gemma-3")
-            and c.kvtop.status == "ok"
-            and c.side.status == "ok"
-            and c.kvtop.tokens != c.side.tokens
-        ),
-        S5_TEXT,
     ),
 ]
 

@@ -63,6 +63,24 @@ def plan(version: str, config: str, tp: int, kv: str, gpu: str, *flags: str) -> 
     return predict(model(config), settings, gpu_total_bytes=total, gpu_name=name, measured=BUDGET)
 
 
+# S5 — Gemma-3 and Llama-4 are text-only to SGLang (§4.4)
+
+
+def test_gemma3_and_llama4_get_no_multimodal_reserve() -> None:
+    """40 GiB // 63,488 B = 676,500 (Gemma-3 TP4 FP8): no 100 MiB taken off for a VLM cache."""
+    for version, config, tp, kv, expected in (
+        ("0.5.23", GEMMA3, 4, "fp8", 676_500),
+        ("0.5.23", SCOUT, 8, "auto", 2_056_031),
+    ):
+        assert engine_row(version, config, tp, kv, "sm80")["max_total_num_tokens"] == expected
+        assert plan(version, config, tp, kv, "sm80").token_capacity == expected
+
+
+def test_enable_multimodal_brings_the_reserve_back() -> None:
+    """(40 GiB − 100 MiB) = 42,844,815,360 B // 63,488 = 674,849 (the figure kvtop gave before)."""
+    assert plan("0.5.23", GEMMA3, 4, "fp8", "sm80", "--enable-multimodal").token_capacity == 674_849
+
+
 # S6, S8 — launches SGLang refuses (§4.5)
 
 

@@ -50,7 +50,7 @@ class SglangBudget:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:
             mfs, mfs_source = auto_mem_fraction_static(inputs)
-        runner = runner_multiplier(m, inputs.version)
+        runner = runner_multiplier(m, s, inputs.version)
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes

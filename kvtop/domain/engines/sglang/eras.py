@@ -191,6 +191,31 @@ MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
 _MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
 
 
+# §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
+# then `is_multimodal` is False, so neither the VLM fraction factor nor the multimodal reserve applies.
+_MM_DISABLED_0_4_6 = frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration"})
+MM_DISABLED_ERAS: tuple[Era[frozenset[str]], ...] = (
+    Era("", frozenset(), "configs/model_config.py: every architecture with a vision tower is multimodal"),
+    Era("0.4.6", _MM_DISABLED_0_4_6, "ModelConfig: mm_disabled_models = Gemma-3, Llama-4 (not in 0.4.5.post3)"),
+    Era("0.5.0rc0", _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration"}, "mm_disabled_models += Step3-VL"),
+    Era(
+        "0.5.16",
+        _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration", "InklingForConditionalGeneration"},
+        "mm_disabled_models += Inkling (read in 0.5.16 … 0.5.23)",
+    ),
+)
+
+
+def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """SGLang's `model_config.is_multimodal`: a vision tower, and not an architecture SGLang serves as
+    text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
+    if not model.multimodal:
+        return False
+    if settings.flags.get("enable-multimodal") not in (None, False):
+        return True
+    return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
+
+
 # The eras whose automatic fraction does not read the GPU's memory (a TP-size table alone).
 _GPU_BLIND = (_s1_table, _s2_table)
 
@@ -208,20 +233,21 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     source = f"auto {inputs.version.label}: {how}"
     vlm = era_for(VLM_ERAS, inputs.version).value
     vision = inputs.model.vision
-    if inputs.model.multimodal and vlm[0] == "auto":
+    multimodal = is_multimodal(inputs.model, inputs.settings, inputs.version)
+    if multimodal and vlm[0] == "auto":
         fraction *= vlm[1]
         source += f" × {vlm[1]:g} for a multimodal model"
-    elif inputs.model.multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
+    elif multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
         tower = vit_size_factor(vision)
         fraction *= vlm[1] * tower
         source += f" × {vlm[1]:g} × {tower:.5f} for the vision tower ({vision.num_layers} layers of width {vision.hidden_size})"
     return fraction, source
 
 
-def runner_multiplier(model: ModelSpec, version: ResolvedVersion) -> float:
+def runner_multiplier(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> float:
     """Before v0.4.9 the model runner cut every VLM's fraction (given or automatic) by 0.95, then 0.90."""
     kind, factor = era_for(VLM_ERAS, version).value
-    return factor if model.multimodal and kind == "runner" else 1.0
+    return factor if kind == "runner" and is_multimodal(model, settings, version) else 1.0
 
 
 def vit_size_factor(vision: VisionSpec) -> float:
@@ -237,7 +263,9 @@ def vit_size_factor(vision: VisionSpec) -> float:
 def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
     release, since = version.release, parse_release(MM_RESERVE_SINCE)
-    if not model.multimodal or (release is not None and since is not None and release < since):
+    if not is_multimodal(model, settings, version) or (
+        release is not None and since is not None and release < since
+    ):
         return 0
     reserved_mib = VLM_CACHE_MIB
     if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
