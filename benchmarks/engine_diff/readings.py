@@ -219,33 +219,6 @@ VLLM_RULES: list[Rule] = [
 
 SGLANG_RULES: list[Rule] = [
     (
-        "S9",
-        "kvtop: 0.5.6 keeps Llama-4 in the full pool",
-        lambda c: (
-            c.has("Llama-4-Scout")
-            and _both_ok(c)
-            and c.raw.get("is_hybrid_swa") is False
-            and c.kvtop.tokens != c.side.tokens
-        ),
-        "kvtop: SGLang 0.5.6 never makes Llama-4 hybrid-SWA (ModelRunner.__init__, "
-        "sglang/srt/model_executor/model_runner.py: the sliding-window switch skips architectures "
-        "containing 'Llama4'), so all 48 layers share the full pool; kvtop with --engine-version "
-        "0.5.6.post2 splits a chunked/SWA pool (and subtracts the 100 MiB multimodal reserve, S5)",
-    ),
-    (
-        "S7",
-        "kvtop: 0.5.6 turns gpt-oss's SWA pool off",
-        lambda c: (
-            c.has("gpt-oss")
-            and _both_ok(c)
-            and c.raw.get("is_hybrid_swa") is False
-            and c.kvtop.tokens != c.side.tokens
-        ),
-        "kvtop: SGLang 0.5.6 sets disable_hybrid_swa_memory = True for GptOssForCausalLM "
-        "(ServerArgs' model-specific adjustments, sglang/srt/server_args.py), so all 36 (24) layers live "
-        "in the one full pool; kvtop with --engine-version 0.5.6.post2 still splits a sliding-window pool",
-    ),
-    (
         "S1",
         "kvtop: DSA fp8 layout (576 B, not 656 B)",
         lambda c: (

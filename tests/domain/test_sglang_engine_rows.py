@@ -81,6 +81,34 @@ def test_enable_multimodal_brings_the_reserve_back() -> None:
     assert plan("0.5.23", GEMMA3, 4, "fp8", "sm80", "--enable-multimodal").token_capacity == 674_849
 
 
+# S7, S9 — which releases keep GPT-OSS and Llama-4 in one full pool (§8.4.1)
+
+
+def test_gpt_oss_has_no_swa_pool_in_0_5_6() -> None:
+    """disable_hybrid_swa_memory: all 36 layers × 8 heads × 128 × 1 B in one pool = 9,216 B (TP4 FP8)."""
+    row = engine_row("0.5.6.post2", GPT_OSS, 4, "fp8", "sm80")
+    assert (row["is_hybrid_swa"], row["max_total_num_tokens"]) == (False, 4_660_337)
+    ledger = plan("0.5.6.post2", GPT_OSS, 4, "fp8", "sm80")
+    assert (ledger.token_capacity, ledger.engine.swa_token_capacity) == (4_660_337, None)
+
+
+def test_gpt_oss_swa_pool_by_release_and_gpu() -> None:
+    """0.5.8–0.5.9 turn it off only with trtllm_mha (SM100's default); 0.5.10rc0 on keeps the SWA pool."""
+    assert plan("0.5.8", GPT_OSS, 4, "fp8", "sm100").engine.swa_token_capacity is None
+    assert plan("0.5.8", GPT_OSS, 4, "fp8", "sm90").engine.swa_token_capacity is not None
+    assert plan("0.5.10rc0", GPT_OSS, 4, "fp8", "sm100").engine.swa_token_capacity is not None
+    assert plan("0.5.23", GPT_OSS, 4, "fp8", "sm80").token_capacity == 5_178_153  # the engine's 0.5.23 row
+    assert engine_row("0.5.23", GPT_OSS, 4, "fp8", "sm80")["max_total_num_tokens"] == 5_178_153
+
+
+def test_llama4_is_one_full_pool_before_0_5_8() -> None:
+    """48 layers × 8 heads / TP4 × 128 × 2 (K, V) × 1 B = 24,576 B: 40 GiB // 24,576 = 1,747,626."""
+    row = engine_row("0.5.6.post2", SCOUT, 4, "fp8", "sm80")
+    assert (row["is_hybrid_swa"], row["max_total_num_tokens"]) == (False, 1_747_626)
+    assert plan("0.5.6.post2", SCOUT, 4, "fp8", "sm80").token_capacity == 1_747_626
+    assert plan("0.5.8", SCOUT, 4, "fp8", "sm80").engine.swa_token_capacity is not None
+
+
 # S6, S8 — launches SGLang refuses (§4.5)
 
 

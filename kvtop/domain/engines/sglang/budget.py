@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.eras import (
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
     default_page_size,
+    full_pool_reason,
     multimodal_reserve_bytes,
     runner_multiplier,
 )
@@ -28,8 +29,6 @@ from kvtop.domain.model import LayerKind, ModelSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
-# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
-_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
 
 class SglangBudget:
@@ -100,7 +99,8 @@ class SglangBudget:
             rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
-        tokens, swa_tokens, cell, pool_bytes = self._pools(m, s, kv, budget, page, steps, notes)
+        swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
+        tokens, swa_tokens, cell, pool_bytes = self._pools(m, s, kv, budget, page, swa_off, steps, notes)
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
             tokens = s.max_total_tokens // page * page
             steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
@@ -151,17 +151,14 @@ class SglangBudget:
         kv: KvBook,
         budget: int,
         page: int,
+        swa_off: str | None,
         steps: list[BudgetStep],
         notes: list[str],
     ) -> tuple[int, int | None, int, int]:
         swa_pool = kv.pool("swa")
-        hybrid = (
-            swa_pool is not None and not s.disable_hybrid_swa_memory and m.model_type not in _NO_HYBRID_SWA
-        )
+        hybrid = swa_pool is not None and swa_off is None
         if swa_pool is not None and not hybrid:
-            notes.append(
-                "sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)"
-            )
+            notes.append(f"sliding-window layers use the full pool (no hybrid SWA memory: {swa_off})")
         if hybrid and swa_pool is not None:
             # §6.2/§8.3: the cell counts the whole model's full and sliding layers, not this PP stage's.
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO

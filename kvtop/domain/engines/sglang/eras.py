@@ -20,7 +20,7 @@ from kvtop.domain.engines.versions import (
     era_for,
     parse_release,
 )
-from kvtop.domain.gpus import BLACKWELL_GPUS
+from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 
@@ -304,3 +304,39 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
     if blackwell and model.mla is None and since("0.5.6.post1"):
         return 64, "trtllm_mha, the default MHA backend on Blackwell, pages by 64"
     return 1, "page 1 (the default backend does not force one)"
+
+
+# §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
+# sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
+# layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
+GPT_OSS_FULL_POOL_ERAS: tuple[Era[frozenset[str] | None], ...] = (  # None: every GPU
+    Era("", None, "server_args.py GptOssForCausalLM: disable_hybrid_swa_memory = True (v0.5.0rc0 … v0.5.7)"),
+    Era("0.5.8", BLACKWELL_GPUS, "… only with the trtllm_mha backend (the SM100 default) or speculative decoding"),
+    Era("0.5.10rc0", frozenset(), "no GPT-OSS switch: its sliding layers get their own pool"),
+)
+LLAMA4_HYBRID_SINCE = "0.5.8"  # configs/model_config.py is_hybrid_swa_model lists Llama4ForConditionalGeneration
+
+
+def full_pool_reason(
+    model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion
+) -> str | None:
+    """Why this release keeps a sliding-window model in the one full pool (None: it splits a SWA pool)."""
+    if settings.disable_hybrid_swa_memory:
+        return "--disable-hybrid-swa-memory"
+    if model.model_type in _NO_HYBRID_SWA:
+        return "SGLang turns hybrid SWA memory off for Gemma 2/3"
+    if model.architecture == "GptOssForCausalLM":
+        gpus = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
+        if gpus is None or gpu_key(gpu_name) in gpus:
+            return f"SGLang {version.label} turns hybrid SWA memory off for GPT-OSS" + (
+                "" if gpus is None else " with trtllm_mha (Blackwell)"
+            )
+    if model.architecture == "Llama4ForConditionalGeneration":
+        release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)
+        if release is not None and since is not None and release < since:
+            return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
+    return None
+
+
+# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
+_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
