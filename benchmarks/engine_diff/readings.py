@@ -265,15 +265,6 @@ SGLANG_RULES: list[Rule] = [
         "runs for 0.5.23 (KVCacheConfigurator alone, model-shell); 0.5.6's run reaches the ModelRunner "
         "check, so both refuse there; kvtop's refusal is what a launch does",
     ),
-    (
-        "S4",
-        "kvtop: Mamba ratio 5",
-        lambda c: c.has(*MAMBA_HYBRIDS) and c.kvtop.tokens == c.side.tokens and c.kvtop.extra != c.side.extra,
-        "kvtop: max running requests of a Mamba hybrid are max_mamba_cache_size // ratio with "
-        "ratio = 3 + 2 = 5 (KVCacheConfigurator._calculate_mamba_ratio, "
-        "sglang/srt/mem_cache/kv_cache_configurator.py: the Mamba extra buffer with the overlap "
-        "schedule is on by default, get_mamba_tracking_slots adds 2); kvtop divides by 3; tokens agree",
-    ),
 ]
 
 VERSION_NOTES: dict[tuple[str, str], list[Rule]] = {}

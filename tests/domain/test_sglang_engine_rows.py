@@ -63,6 +63,43 @@ def plan(version: str, config: str, tp: int, kv: str, gpu: str, *flags: str) -> 
     return predict(model(config), settings, gpu_total_bytes=total, gpu_name=name, measured=BUDGET)
 
 
+# S4 — Mamba slots per running request (§4.2.1)
+
+
+def test_mamba_hybrids_take_five_slots_per_request_in_0_5_23() -> None:
+    """extra_buffer with the overlap schedule: 3 + 2; max running requests = max_mamba_cache_size // 5."""
+    for config, tp, expected in ((QWEN3_NEXT, 8, 421), (QWEN3_NEXT, 1, 52), (NEMOTRON_H, 8, 35)):
+        row = engine_row("0.5.23", config, tp, "auto", "sm90")
+        assert row["max_running_requests"] == expected == row["max_mamba_cache_size"] // 5
+        assert plan("0.5.23", config, tp, "auto", "sm90").engine.max_running_requests == expected
+
+
+def test_mamba_ratio_is_three_before_0_5_14_and_four_under_pp() -> None:
+    """0.5.13: `auto` is no_buffer (3). Under PP the strategy is chosen before PP turns the overlap
+    schedule off: extra_buffer without overlap, 3 + 1."""
+    slots = _state_slots(plan("0.5.13", QWEN3_NEXT, 8, "auto", "sm90"))
+    assert plan("0.5.13", QWEN3_NEXT, 8, "auto", "sm90").engine.max_running_requests == slots // 3
+    pp = plan("0.5.23", QWEN3_NEXT, 4, "auto", "sm90", "--pp", "2")
+    assert pp.engine.max_running_requests == _state_slots(pp) // 4
+
+
+def test_mamba_slots_before_0_5_17_leave_out_the_padding_slot() -> None:
+    """0.5.6: K = share // per_req = 263 (Qwen3-Next TP1); 0.5.23: (share − per_req) // per_req = 262.
+    Both charge 263 slots, so the token counts agree (920,754)."""
+    old = plan("0.5.6.post2", QWEN3_NEXT, 1, "auto", "sm90")
+    new = plan("0.5.23", QWEN3_NEXT, 1, "auto", "sm90")
+    assert engine_row("0.5.6.post2", QWEN3_NEXT, 1, "auto", "sm90")["max_mamba_cache_size"] == 263
+    assert engine_row("0.5.23", QWEN3_NEXT, 1, "auto", "sm90")["max_mamba_cache_size"] == 262
+    assert (_state_slots(old), _state_slots(new)) == (263, 262)
+    assert old.token_capacity == new.token_capacity == 920_754
+
+
+def _state_slots(ledger: Ledger) -> int:
+    """Slots of the state pool (it allocates slots + 1 rows)."""
+    per_request = ledger.ranks[0].kv.state_bytes_per_request
+    return ledger.engine.state_pool_bytes // per_request - 1
+
+
 # S5 — Gemma-3 and Llama-4 are text-only to SGLang (§4.4)
 
 

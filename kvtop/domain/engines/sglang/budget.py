@@ -20,9 +20,12 @@ from kvtop.domain.engines.sglang.eras import (
     auto_mem_fraction_static,
     default_page_size,
     full_pool_reason,
+    mamba_padding_counted,
+    mamba_ratio,
     multimodal_reserve_bytes,
     runner_multiplier,
 )
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import LayerKind, ModelSpec
@@ -96,7 +99,7 @@ class SglangBudget:
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
-            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, steps)
+            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
@@ -110,13 +113,9 @@ class SglangBudget:
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
+        slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
         requests = self._max_requests(
-            tokens,
-            inputs.context_length,
-            s.max_running_requests,
-            lay.attn_dp,
-            state_slots,
-            s.disable_radix_cache,
+            tokens, inputs.context_length, s.max_running_requests, lay.attn_dp, state_slots, slots_per_request
         )
         req_to_token = (requests + 1) * (inputs.context_length + 4) * 4 if fits else 0
         state_bytes = (state_slots + 1) * state if state_slots else 0
@@ -131,17 +130,26 @@ class SglangBudget:
         )  # fmt: skip
 
     def _mamba(
-        self, rest_gib: float, per_req: int, s: LaunchSettings, attn_dp: int, steps: list[BudgetStep]
+        self,
+        rest_gib: float,
+        per_req: int,
+        s: LaunchSettings,
+        attn_dp: int,
+        version: ResolvedVersion,
+        steps: list[BudgetStep],
     ) -> tuple[float, int]:
-        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off)."""
+        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off); §4.2.1:
+        before v0.5.17 K = share // per_req charged K slots, since (share − per_req) // per_req charged K + 1."""
+        padding = mamba_padding_counted(version)
         if s.disable_radix_cache and s.max_running_requests:
             slots = s.max_running_requests // attn_dp
         else:
             ratio = DEFAULT_MAMBA_FULL_MEMORY_RATIO
             state_budget = rest_gib * ratio / (1 + ratio) * GIB
-            slots = int((state_budget - per_req) // per_req)
-        used = (slots + 1) * per_req
-        steps.append(BudgetStep(label=f"− linear-attention state ({slots} slots + 1)", bytes=-used))
+            slots = int((state_budget - per_req) // per_req) if padding else int(state_budget // per_req)
+        used = (slots + padding) * per_req
+        label = f"− linear-attention state ({slots} slots{' + 1' if padding else ''})"
+        steps.append(BudgetStep(label=label, bytes=-used))
         return rest_gib - used / GIB, max(slots, 0)
 
     def _pools(
@@ -193,9 +201,9 @@ class SglangBudget:
 
     @staticmethod
     def _max_requests(
-        tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, radix_off: bool
+        tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, slots_per_request: int
     ) -> int:
-        """§7 resolve_max_num_reqs."""
+        """§7 resolve_max_num_reqs; a Mamba hybrid at most its slots ÷ slots per request (§4.2.1)."""
         if tokens <= 0:
             return 0
         if requested:
@@ -203,5 +211,5 @@ class SglangBudget:
         else:
             n = min(max(2048, min(4096, int(tokens / context * 512))), tokens // 2)
         if state_slots:
-            n = min(n, state_slots // (1 if radix_off else 3))
+            n = min(n, state_slots // slots_per_request)
         return n

@@ -306,6 +306,54 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
     return 1, "page 1 (the default backend does not force one)"
 
 
+# §4.2.1 Hybrid Mamba / linear attention: Mamba slots per running request, and how the slot count is solved.
+# From v0.5.14 `--mamba-radix-cache-strategy auto` picks `extra_buffer` for these architectures (with the
+# overlap schedule on, the default), whose tracking slots add 2 to the base ratio 3 (1 once PP turns the
+# overlap schedule off, which it does after the strategy is chosen); before, `auto` was `no_buffer`.
+# The list as v0.5.14 has it (`_support_mamba_cache_extra_buffer`, with the default triton linear-attention
+# backend); architectures added to it later (Kimi-Linear, Bailing V3 …) are counted 3 by kvtop.
+MAMBA_EXTRA_BUFFER_ARCHS = frozenset(
+    {
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "InternS2PreviewForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+    }
+)
+MAMBA_STRATEGY_ERAS: tuple[Era[str], ...] = (
+    Era("", "no_buffer", "server_args.py: mamba_scheduler_strategy auto → no_buffer (ratio 3)"),
+    Era("0.5.14", "auto", "_handle_mamba_radix_cache: auto → extra_buffer with the overlap schedule or page > 1"),
+)
+# Slots K from the Mamba share B of the rest: K = B // per_req charged K × per_req, then (v0.5.17)
+# K = (B − per_req) // per_req charged (K + 1) × per_req, the pool's padding slot counted. Same bytes.
+MAMBA_SLOT_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "model_runner handle_max_mamba_cache: int(budget // mamba_cache_per_req)"),
+    Era("0.5.17", True, "KVCacheConfigurator._handle_max_mamba_cache: (budget − per_req) // per_req, + 1 slot"),
+)
+
+
+def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str]:
+    """(Mamba slots per running request, why): `_calculate_mamba_ratio`."""
+    if settings.disable_radix_cache:
+        return 1, "radix cache off: 1 Mamba slot per request"
+    strategy = era_for(MAMBA_STRATEGY_ERAS, version).value
+    if strategy != "auto" or model.architecture not in MAMBA_EXTRA_BUFFER_ARCHS:
+        return 3, "3 Mamba slots per request (no_buffer)"
+    if settings.pp > 1:
+        return 4, "3 + 1 Mamba slots per request (extra_buffer; PP turns the overlap schedule off)"
+    return 5, "3 + 2 Mamba slots per request (extra_buffer with the overlap schedule)"
+
+
+def mamba_padding_counted(version: ResolvedVersion) -> bool:
+    return era_for(MAMBA_SLOT_ERAS, version).value
+
+
 # §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
 # sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
 # layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
