@@ -219,21 +219,6 @@ VLLM_RULES: list[Rule] = [
 
 SGLANG_RULES: list[Rule] = [
     (
-        "S1",
-        "kvtop: DSA fp8 layout (576 B, not 656 B)",
-        lambda c: (
-            c.has("DeepSeek-V3.2")
-            and _both_ok(c)
-            and "float8" in str(c.raw.get("kv_cache_dtype"))
-            and c.kvtop.tokens != c.side.tokens
-        ),
-        "kvtop: SGLang stores DeepSeek-V3.2's FP8 KV as the raw 576-B latent + 132-B indexer (708 B per "
-        "layer): calculate_mla_kv_cache_dim (sglang/srt/mem_cache/kv_cache_configurator.py) keeps "
-        "kv_lora_rank + qk_rope_head_dim for the trtllm DSA backends (0.5.23 on sm100), and 0.5.6's NSA "
-        "pool uses the same width on every GPU; the KV is FP8 there under auto on sm100 "
-        "(kv_cache_dtype.py); kvtop uses the 656-B fp8_ds_mla layout + 132",
-    ),
-    (
         "S2",
         "kvtop: page 64 on sm100",
         lambda c: (

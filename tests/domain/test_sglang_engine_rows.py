@@ -63,6 +63,47 @@ def plan(version: str, config: str, tp: int, kv: str, gpu: str, *flags: str) -> 
     return predict(model(config), settings, gpu_total_bytes=total, gpu_name=name, measured=BUDGET)
 
 
+# S1 — DeepSeek-V3.2 with FP8 KV (§6.1.1)
+
+
+def test_dsa_fp8_on_blackwell_keeps_the_raw_latent_in_0_5_23() -> None:
+    """trtllm DSA (FP8's default on SM100) stores kv_lora_rank + rope = 576 B: 61 × (576 + 132) = 43,188 B."""
+    for kv in ("auto", "fp8"):  # `auto` is FP8 for DSA on Blackwell
+        row, ledger = engine_row("0.5.23", DSV32, 1, kv, "sm100"), plan("0.5.23", DSV32, 1, kv, "sm100")
+        assert (row["max_total_num_tokens"], row["cell_size"]) == (994_432, 43_188)
+        assert (ledger.token_capacity, ledger.kv_bytes_per_token) == (994_432, 43_188)
+
+
+def test_dsa_fp8_on_hopper_is_the_656_byte_layout_in_0_5_23() -> None:
+    """flashmla_kv: 512 fp8 + 4 × 4 B scales + 64 × 2 B rope = 656 B; 61 × (656 + 132) = 48,068 B."""
+    row, ledger = engine_row("0.5.23", DSV32, 1, "fp8", "sm90"), plan("0.5.23", DSV32, 1, "fp8", "sm90")
+    assert (row["max_total_num_tokens"], row["cell_size"]) == (893_504, 48_068)
+    assert (ledger.token_capacity, ledger.kv_bytes_per_token) == (893_504, 48_068)
+
+
+def test_dsa_fp8_in_0_5_6_sizes_by_the_raw_latent_on_every_gpu() -> None:
+    """0.5.6's profile_max_num_token divides by (576 + 132) × 61 = 43,188 B, though NSATokenToKVPool
+    allocates 656-B rows: 40 GiB // 43,188 = 994,475 → 994,432 in pages of 64."""
+    for gpu in ("sm80", "sm90", "sm100"):
+        assert engine_row("0.5.6.post2", DSV32, 8, "fp8", gpu)["max_total_num_tokens"] == 994_432
+        ledger = plan("0.5.6.post2", DSV32, 8, "fp8", gpu)
+        assert ledger.token_capacity == 994_432
+        assert ledger.kv_bytes_per_token == 48_068  # the pool's own rows
+        assert ledger.engine.kv_pool_bytes == (994_432 + 64) * 48_068
+
+
+def test_dsa_fp8_raw_layout_on_blackwell_from_0_5_10() -> None:
+    """_set_default_nsa_backends: FP8 on SM100 → trtllm from 0.5.10 (0.5.10rc0: only at dp_size 1)."""
+    assert plan("0.5.9", DSV32, 8, "fp8", "sm100").kv_bytes_per_token == 48_068
+    assert plan("0.5.10", DSV32, 8, "fp8", "sm100").kv_bytes_per_token == 43_188
+    assert plan("0.5.10rc0", DSV32, 8, "fp8", "sm100").kv_bytes_per_token == 43_188
+    dp = plan("0.5.10rc0", DSV32, 8, "fp8", "sm100", "--dp", "8", "--enable-dp-attention")
+    assert dp.kv_bytes_per_token == 48_068
+    # 0.5.16 still sizes by the latent where the pool is 656 B (Hopper); 0.5.17 by the pool
+    assert plan("0.5.16", DSV32, 8, "fp8", "sm90").token_capacity == 994_432
+    assert plan("0.5.17", DSV32, 8, "fp8", "sm90").token_capacity == 893_504  # 40 GiB // 48,068 → pages of 64
+
+
 # S4 — Mamba slots per running request (§4.2.1)
 
 

@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.eras import (
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
     default_page_size,
+    dsa_cell_is_latent,
     full_pool_reason,
     mamba_padding_counted,
     mamba_ratio,
@@ -28,7 +29,7 @@ from kvtop.domain.engines.sglang.eras import (
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
@@ -103,7 +104,9 @@ class SglangBudget:
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
-        tokens, swa_tokens, cell, pool_bytes = self._pools(m, s, kv, budget, page, swa_off, steps, notes)
+        tokens, swa_tokens, cell, pool_bytes = self._pools(
+            m, s, kv, budget, page, swa_off, inputs.version, steps, notes
+        )
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
             tokens = s.max_total_tokens // page * page
             steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
@@ -160,6 +163,7 @@ class SglangBudget:
         budget: int,
         page: int,
         swa_off: str | None,
+        version: ResolvedVersion,
         steps: list[BudgetStep],
         notes: list[str],
     ) -> tuple[int, int | None, int, int]:
@@ -188,10 +192,34 @@ class SglangBudget:
                 )
             )  # fmt: skip
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)
-        cell = kv.full_bytes_per_token + kv.swa_bytes_per_token
-        steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell))
+        cell = self._sizing_book(m, kv, version).full_bytes_per_token + kv.swa_bytes_per_token
+        note = ""
+        if cell != kv.full_bytes_per_token + kv.swa_bytes_per_token:
+            note = "the raw FP8 latent + indexer per layer; the pool allocates 656 B rows (§6.1.1)"
+        steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell, note=note))
         tokens = budget // cell // page * page if budget > 0 and cell else 0
         return tokens, None, cell, self._pool_bytes(kv, tokens, None, page)
+
+    @staticmethod
+    def _sizing_book(m: ModelSpec, kv: KvBook, version: ResolvedVersion) -> KvBook:
+        """§6.1.1: the book the token count divides by. Before v0.5.17 SGLang sized DeepSeek-V3.2's FP8 KV
+        by the raw latent (kv_lora_rank + rope, 1 B each) + indexer, though its pool allocates 656 B rows."""
+        full = kv.pool("full")
+        if (
+            m.mla is None
+            or m.attention_kind is not AttentionKind.DSA
+            or full is None
+            or kv.kv_format not in ("fp8_e4m3", "fp8_e5m2")
+            or full.torch_dtype != "uint8"  # already the raw latent (trtllm)
+            or not dsa_cell_is_latent(version)
+        ):
+            return kv
+        latent = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+        raw = full.model_copy(
+            update={"bytes_per_token": latent * full.layers, "bytes_per_layer_token": float(latent)}
+        )
+        return kv.model_copy(update={"pools": tuple(raw if p.name == "full" else p for p in kv.pools)})
+
 
     @staticmethod
     def _pool_bytes(kv: KvBook, tokens: int, swa_tokens: int | None, page: int) -> int:

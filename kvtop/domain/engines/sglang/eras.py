@@ -306,6 +306,37 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
     return 1, "page 1 (the default backend does not force one)"
 
 
+# §6.1.1 DeepSeek-V3.2 (DSA) with FP8 KV. The pool allocates `calculate_mla_kv_cache_dim` bytes a row: the
+# 656-B layout (fp8 NoPE + fp32 scale per 128 + bf16 RoPE), or the raw 576-B latent where the trtllm DSA
+# backends run (the FP8 default on SM100, which these eras name). The token count divided the budget by
+# the raw 576-B latent + indexer whatever the pool allocated, until the cell came from the pool's own
+# width in v0.5.17.
+DSA_RAW_FP8_ERAS: tuple[Era[tuple[frozenset[str], bool]], ...] = (  # (GPUs, only without --dp)
+    Era("", (frozenset(), False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
+    Era(
+        "0.5.10rc0",
+        (BLACKWELL_GPUS, True),
+        "server_args._set_default_nsa_backends: FP8 on SM100 at dp_size 1 → trtllm, raw 576-B rows",
+    ),
+    Era("0.5.10", (BLACKWELL_GPUS, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
+)
+DSA_CELL_ERAS: tuple[Era[str], ...] = (
+    Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
+    Era("0.5.17", "pool", "pool_configurator._compute_cell_size: calculate_mla_kv_cache_dim × layers + indexer"),
+)
+
+
+def raw_fp8_dsa_gpus(settings: LaunchSettings, version: ResolvedVersion) -> frozenset[str]:
+    """The GPUs where this release keeps FP8 DSA KV as the raw 576-B latent (its trtllm DSA default)."""
+    gpus, single_dp_only = era_for(DSA_RAW_FP8_ERAS, version).value
+    return frozenset() if single_dp_only and settings.dp > 1 else gpus
+
+
+def dsa_cell_is_latent(version: ResolvedVersion) -> bool:
+    """Before v0.5.17 the token count used the raw latent width even where the pool allocates 656 B."""
+    return era_for(DSA_CELL_ERAS, version).value == "latent"
+
+
 # §4.2.1 Hybrid Mamba / linear attention: Mamba slots per running request, and how the slot count is solved.
 # From v0.5.14 `--mamba-radix-cache-strategy auto` picks `extra_buffer` for these architectures (with the
 # overlap schedule on, the default), whose tracking slots add 2 to the base ratio 3 (1 once PP turns the
