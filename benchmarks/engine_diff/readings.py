@@ -217,21 +217,10 @@ VLLM_RULES: list[Rule] = [
     ),
 ]
 
+# SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
+# S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
+# (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins.
 SGLANG_RULES: list[Rule] = [
-    (
-        "S2",
-        "kvtop: page 64 on sm100",
-        lambda c: (
-            c.side.status == "ok"
-            and c.kvtop.status == "ok"
-            and c.side.block_size == 64
-            and c.kvtop.block_size != 64
-            and str(c.raw.get("attention_backend", "")).startswith("trtllm")
-        ),
-        "kvtop: on sm100 SGLang defaults to the trtllm_mha / trtllm_mla attention backends and "
-        "_mla_backend_page_constraints (sglang/srt/arg_groups/overrides.py) sets page_size 64; "
-        "max_total_num_tokens is floored to whole pages; kvtop keeps page 1",
-    ),
     (
         "S3",
         "stand-in: model not built",

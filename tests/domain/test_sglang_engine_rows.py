@@ -220,3 +220,19 @@ def test_weight_formats_the_gpu_cannot_run_are_refused() -> None:
     assert plan("0.5.23", QWEN3_NVFP4, 4, "auto", "sm90").engine.fits
     assert plan("0.5.13", QWEN3_NVFP4, 4, "auto", "sm80").engine.fits
     assert plan("0.5.6.post2", LLAMA_MODELOPT_FP8, 4, "auto", "sm90").engine.fits
+
+
+# S2 — Nemotron-H's page on Blackwell (§6.6.1)
+
+
+def test_nemotron_h_pages_by_64_on_blackwell_where_trtllm_mha_runs() -> None:
+    """40 GiB less the Mamba share, // 40,960 B = 558,407 tokens; trtllm_mha floors it to 558,400."""
+    for version in ("0.5.23", "0.5.6.post2"):
+        row = engine_row(version, NEMOTRON_H, 1, "auto", "sm100")
+        assert (row["page_size"], row["max_total_num_tokens"]) == (64, 558_400)
+        ledger = plan(version, NEMOTRON_H, 1, "auto", "sm100")
+        assert (ledger.engine.page_size, ledger.token_capacity) == (64, 558_400)
+    # 0.5.7 … 0.5.18 choose flashinfer for it on SM100: page 1
+    assert plan("0.5.12", NEMOTRON_H, 1, "auto", "sm100").engine.page_size == 1
+    assert engine_row("0.5.23", QWEN3_NEXT, 1, "auto", "sm100")["page_size"] == 1  # triton
+    assert plan("0.5.23", QWEN3_NEXT, 1, "auto", "sm100").engine.page_size == 1

@@ -220,7 +220,6 @@ class SglangBudget:
         )
         return kv.model_copy(update={"pools": tuple(raw if p.name == "full" else p for p in kv.pools)})
 
-
     @staticmethod
     def _pool_bytes(kv: KvBook, tokens: int, swa_tokens: int | None, page: int) -> int:
         if swa_tokens is None:

@@ -273,6 +273,17 @@ def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version
     return reserved_mib * MIB
 
 
+# §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic
+# trtllm_mha default (page 64) at v0.5.6.post1/.post2, flashinfer (page 1) from v0.5.7, trtllm_mha again from
+# v0.5.19 (model_overrides/nemotron_h.py). Checked against SGLang 0.5.6.post2 and 0.5.23 on sm100 (page 64).
+NEMOTRON_H_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+NEMOTRON_H_SM100_ERAS: tuple[Era[str], ...] = (
+    Era("", "generic", "server_args.py: no Nemotron-H backend choice; the MHA default applies"),
+    Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
+    Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
+)
+
+
 # The default page size when no --page-size is given (§6.6): 1, unless the default attention
 # backend forces one. DSA on CUDA: 64 (v0.5.3+). On Blackwell (SM100): DeepSeek-V3-architecture MLA
 # (trtllm_mla, v0.5.3.post2+), GPT-OSS (trtllm_mha, v0.5.0rc2+) and every MHA model (trtllm_mha,
@@ -286,12 +297,17 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
+    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
     if model.state is not None:
-        # MambaRadixCache's default `no_buffer` strategy works with page size 1 only ("extra_buffer
-        # … is compatible with features like page size > 1": docs/basic_usage/qwen3.md); checked
-        # against SGLang 0.5.6.post2 and 0.5.23 on sm100 (tests/data/engine_diff: Qwen3-Next, page 1)
-        return 1, "page 1 (a linear-attention hybrid: MambaRadixCache without its extra buffer)"
-    blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
+        if blackwell and model.architecture in NEMOTRON_H_ARCHS:
+            era = era_for(NEMOTRON_H_SM100_ERAS, version)
+            if era.value != "generic":
+                page = 64 if era.value == "trtllm_mha" else 1
+                return page, f"{era.value}, Nemotron-H's attention backend on Blackwell, pages by {page}"
+        else:
+            # Qwen3-Next / Qwen3.5 (GDN) run triton on SM100 (the model's override, v0.5.6 … v0.5.23); other
+            # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
+            return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
     if (
         blackwell
         and model.mla is not None
