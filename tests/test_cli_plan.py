@@ -16,6 +16,9 @@ LLAMA = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")
 GPT_OSS = str(CONFIGS / "openai--gpt-oss-120b.json")
 MIXTRAL = str(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")
 DEEPSEEK = str(CONFIGS / "deepseek-ai--DeepSeek-V3.json")
+QWEN3_30B_FP8 = str(CONFIGS / "Qwen--Qwen3-30B-A3B-FP8.json")
+NVFP4 = str(CONFIGS / "nvidia--Qwen3-235B-A22B-NVFP4.json")
+GEMMA3 = str(CONFIGS / "google--gemma-3-27b-it.json")
 C17_LOG = str(CASES / "sglang" / "C17" / "engine.log")
 
 
@@ -118,6 +121,10 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
         (["--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "2", "--ep", "8"], "tp × dp = 4"),
         (["--model", QWEN, "--engine", "vllm", "--tp", "4", "--dcp", "3"], "--dcp: decode context parallel"),
         (["--model", QWEN, "--engine", "vllm", "--dcp", "16"], "must divide tp 1"),
+        # launches SGLang refuses (docs/engines/sglang.md §4.5): 768 ÷ 4 = 192 breaks the 128-wide FP8 blocks;
+        # ModelOpt NVFP4 needs compute capability 10.0 before SGLang 0.5.13
+        (["--model", QWEN3_30B_FP8, "--tp", "4"], "--tp: SGLang refuses block-FP8 MoE weights"),
+        (["--model", NVFP4, "--tp", "4", "--gpu", "H100", "--engine-version", "0.5.12"], "--gpu: SGLang 0.5.12"),
         # a memory size without a unit would be read as bytes
         (["--model", QWEN, "--gpu-memory", "80"], "--gpu-memory: '80' has no unit"),
         (["--model", QWEN, "--gpu-memory", "100B"], "too small for a GPU"),
@@ -143,6 +150,13 @@ def test_explain_rejects_a_gpu_memory_without_a_unit(gpu_memory: str) -> None:
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and "--gpu-memory" in result.stderr and "80GiB" in result.stderr
+
+
+def test_sglang_enable_multimodal_typed_to_kvtop_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemma-3 is text-only to SGLang unless --enable-multimodal (sglang.md §4.4): then 100 MiB is reserved."""
+    text = plan_json(capsys, "--model", GEMMA3, "--gpu", "H100", "--mem-fraction-static", "0.85")
+    vlm = plan_json(capsys, "--model", GEMMA3, "--gpu", "H100", "--mem-fraction-static", "0.85", "--enable-multimodal")
+    assert text["kv_budget_bytes"] - vlm["kv_budget_bytes"] == 100 << 20
 
 
 def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.CaptureFixture[str]) -> None:

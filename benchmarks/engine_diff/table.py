@@ -272,7 +272,9 @@ def _rule_order(rule_id: str) -> tuple[str, int]:
 
 
 def _clip(message: str) -> str:
-    text = message.replace("|", "/").replace("\n", " ")
+    """One table cell: no pipes or newlines, paths inside this checkout relative to it (the table must not
+    depend on where the checkout lives), at most 200 characters."""
+    text = message.replace(f"{REPO}/", "").replace("|", "/").replace("\n", " ")
     return text if len(text) <= 200 else text[:197] + "…"
 
 

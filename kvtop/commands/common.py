@@ -185,6 +185,8 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
     merged["engine"] = engine
     for field in direct.model_fields_set - {"engine", "flags"}:
         merged[field] = getattr(direct, field)
+    if direct.flags:  # the engine's pass-through flags typed here (e.g. SGLang's --enable-multimodal) are kept
+        merged["flags"] = {**(base.flags if base else {}), **direct.flags}
     if args.model:
         merged["model"] = args.model
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())

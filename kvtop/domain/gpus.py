@@ -31,3 +31,22 @@ def gpu_total_bytes(name: str) -> int:
 
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
+
+# CUDA compute capability (major × 10 + minor) of the GPUs above, as engines compare it with a weight
+# format's minimum (e.g. SGLang's `quant_config.get_min_capability()`, docs/engines/sglang.md §4.5).
+GPU_CAPABILITY: dict[str, int] = {
+    "H100": 90, "H100-SXM": 90, "H100-PCIE": 90, "H100-NVL": 90, "H200": 90, "H20": 90,
+    "B200": 100, "GB200": 100, "B300": 103, "GB300": 103,
+    "A100-80GB": 80, "A100": 80, "A100-40GB": 80, "A10": 86, "RTX3090": 86,
+    "L40S": 89, "L40": 89, "L4": 89, "RTX4090": 89, "RTX5090": 120, "T4": 75, "V100": 70, "V100-32GB": 70,
+}
+
+
+def gpu_key(name: str | None) -> str:
+    """A GPU name as the tables above spell it: 'b200' → 'B200', 'H100 SXM' → 'H100-SXM'."""
+    return (name or "").upper().replace(" ", "-").replace("_", "-")
+
+
+def gpu_capability(name: str | None) -> int | None:
+    """The compute capability of a known GPU (H100 → 90, B200 → 100); None for a name kvtop does not know."""
+    return GPU_CAPABILITY.get(gpu_key(name))

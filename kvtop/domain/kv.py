@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import gpu_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
@@ -58,6 +59,7 @@ class KvStorage(BaseModel):
     fp4_scales_per_head: bool = False  # each head's K and V packed apart (k//2 + k//16 B), not the total
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
+    raw_fp8_dsa_gpus: frozenset[str] = frozenset()  # … except on these GPUs: the raw 576 B latent (trtllm)
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
     # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
@@ -77,8 +79,7 @@ def resolve_kv_format(
     if requested == "auto":
         if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
             return "fp8_e4m3"
-        gpu = (gpu_name or "").upper().replace(" ", "-").replace("_", "-")
-        if model.attention_kind is AttentionKind.DSA and gpu in storage.auto_fp8_dsa_gpus:
+        if model.attention_kind is AttentionKind.DSA and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"
         return "fp32" if model.dtype_bytes == 4 else "bf16"
     try:
@@ -143,22 +144,25 @@ class KvBook(BaseModel):
         return pool.bytes_per_request if pool else 0
 
 
-def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage) -> bool:
+def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name: str | None = None) -> bool:
     """Whether the MLA latent is stored as fp8 NoPE + fp32 scale per 128 + bf16 RoPE (656 B).
 
     Engines with `ds_mla_on_fp8_dsa` use it for FP8 KV on a DSA model, where `fp8_ds_mla` names
-    that same FP8 (docs/engines/sglang.md §6.1); the others only for `--kv-cache-dtype fp8_ds_mla` (docs/engines/vllm.md §3;
-    their plain fp8 is 576 × 1 B).
+    that same FP8 (docs/engines/sglang.md §6.1), except on `raw_fp8_dsa_gpus` (SGLang's trtllm DSA
+    backends keep the raw latent, §6.1.1); the others only for `--kv-cache-dtype fp8_ds_mla`
+    (docs/engines/vllm.md §3; their plain fp8 is 576 × 1 B).
     """
     if model.mla is None:
         return False
     if storage.ds_mla_on_fp8_dsa:
+        if gpu_key(gpu_name) in storage.raw_fp8_dsa_gpus:
+            return fmt == "fp8_ds_mla"
         return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
     return fmt == "fp8_ds_mla"
 
 
 def _attention_layer_bytes(
-    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage
+    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage, gpu_name: str | None
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
     if fmt in ("int8", "int4"):
@@ -167,7 +171,7 @@ def _attention_layer_bytes(
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
             return float(2 * width * _ELEMENT_BYTES[fmt]), (1, width), 2
-        if _ds_mla_layout(model, fmt, storage):
+        if _ds_mla_layout(model, fmt, storage, gpu_name):
             rank = model.mla.kv_lora_rank  # fp8 latent + fp32 scale per 128 + bf16 rope
             return (
                 float(rank + rank // 128 * 4 + model.mla.qk_rope_head_dim * 2),
@@ -218,16 +222,18 @@ def kv_book(
     storage: KvStorage,
     *,
     draft_layers: int = 0,
+    gpu_name: str | None = None,
 ) -> KvBook:
-    """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded."""
+    """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded;
+    `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     if model.mla is not None:
         heads = 1
     elif storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
         heads = -(-model.num_kv_heads // layout.attn_tp)
     else:
         heads = layout.kv_heads_per_rank(model.num_kv_heads)
-    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage)
-    dtype = "uint8" if _ds_mla_layout(model, fmt, storage) else TORCH_DTYPE[fmt]
+    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage, gpu_name)
+    dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
     full = kinds.count(LayerKind.FULL)

@@ -173,7 +173,7 @@ def _solve(
             (
                 layers,
                 weights,
-                kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers),
+                kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name),
             )
         )
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)

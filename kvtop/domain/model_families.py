@@ -160,7 +160,8 @@ def build_spec(
             raise f.error("sliding_window", "missing (the config has sliding-window layers)")
         facts["sliding_window"] = window
     not_modelled: list[str] = (
-        ["vision tower weights (not in the weights book; SGLang's VLM fraction and reserve are applied)"]
+        ["vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it "
+         "serves the model as multimodal)"]
         if multimodal
         else []
     )

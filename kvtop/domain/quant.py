@@ -31,6 +31,9 @@ class QuantSpec(BaseModel):
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
     kv_cache_quant_algo: str | None = None  # e.g. "FP8" from the checkpoint
+    # who wrote the format, as the checkpoint names it: modelopt, fp8, fbgemm_fp8, mxfp4, awq, gptq,
+    # compressed-tensors, quark (engines check some against the GPU: docs/engines/sglang.md §4.5)
+    scheme: str = ""
     source: str = "config.json"
 
     @property
@@ -109,6 +112,7 @@ def quant_from_config(
             block=qc.weight_block_size,
             scale_bytes=4,
             excluded=_exclusions(qc.modules_to_not_convert, qc.ignored_layers),
+            scheme=method,
             source=source,
         )
     if method == "mxfp4":
@@ -118,6 +122,7 @@ def quant_from_config(
             group_size=32,
             scale_bytes=1,
             excluded=_exclusions(qc.modules_to_not_convert),
+            scheme=method,
             source=source,
         )
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
@@ -130,6 +135,7 @@ def quant_from_config(
             scale_bytes=2,
             zero_point_bits=bits,
             excluded=_exclusions(qc.modules_to_not_convert),
+            scheme=method,
             source=source,
         )
     if method == "compressed-tensors":
@@ -138,7 +144,12 @@ def quant_from_config(
         weight = qc.global_quant_config.weight if qc.global_quant_config else None
         if weight is not None and (weight.dtype or "").startswith("fp8"):
             return QuantSpec(
-                method="fp8", weight_bits=8, scale_bytes=4, excluded=_exclusions(qc.exclude), source=source
+                method="fp8",
+                weight_bits=8,
+                scale_bytes=4,
+                excluded=_exclusions(qc.exclude),
+                scheme="quark",
+                source=source,
             )
     raise InputError(
         f"quantization method {method!r} is not modelled yet", field=f"{prefix}quant_method", source=source
@@ -158,6 +169,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scale_bytes=1,
             excluded=excluded,
             kv_cache_quant_algo=kv,
+            scheme="modelopt",
             source=source,
         )
     if algo == "FP8":
@@ -167,11 +179,15 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scale_bytes=4,
             excluded=excluded,
             kv_cache_quant_algo=kv,
+            scheme="modelopt",
             source=source,
         )
     raise InputError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )
+
+
+CT = "compressed-tensors"
 
 
 def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
@@ -183,7 +199,9 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
     bits, group = weights.num_bits, weights.group_size
     excluded = _exclusions(qc.ignore)
     if weights.type == "float" and bits == 8:
-        return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, source=source)
+        return QuantSpec(
+            method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme=CT, source=source
+        )
     if weights.type == "float" and bits == 4:
         return QuantSpec(
             method="nvfp4",
@@ -191,6 +209,7 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
             group_size=group if group and group > 0 else 16,
             scale_bytes=1,
             excluded=excluded,
+            scheme=CT,
             source=source,
         )
     zero = 0 if weights.symmetric is not False else bits
@@ -201,5 +220,6 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
         scale_bytes=2,
         zero_point_bits=zero,
         excluded=excluded,
+        scheme=CT,
         source=source,
     )

@@ -97,7 +97,10 @@ def test_sglang_auto_kv_on_blackwell_is_fp8_for_dsa() -> None:
     blackwell = resolve_kv_format("auto", model, SGLANG.kv_storage, gpu_name="B200")
     hopper = resolve_kv_format("auto", model, SGLANG.kv_storage, gpu_name="H200")
     assert (blackwell, hopper) == ("fp8_e4m3", "bf16")
-    assert _sglang_tp8(model, B200, blackwell) == (61 * (656 + 132), 1_599_296)  # 48,068 B per token
+    # SGLang 0.5.9's pool allocates the 656-B FP8 rows (its NSA default on Blackwell is not trtllm yet), but
+    # get_cell_size_per_token divides by the raw latent: 61 × (576 + 132) = 43,188 B (docs/engines/sglang.md
+    # §6.1.1): 76,875,817,169 B // 43,188 = 1,780,027 → 1,779,968 in pages of 64 (1,599,296 at 48,068 B)
+    assert _sglang_tp8(model, B200, blackwell) == (61 * (656 + 132), 1_779_968)
 
 
 def test_sglang_mtp_inflates_the_cell_by_the_draft_layer() -> None:

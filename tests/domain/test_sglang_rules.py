@@ -1,4 +1,8 @@
-"""SGLang budget rules for VLMs (docs/engines/sglang.md §4 multimodal reserve, §5 VLM fraction) and hybrid SWA under PP (§6.2)."""
+"""SGLang budget rules for VLMs (docs/engines/sglang.md §4 multimodal reserve, §5 VLM fraction) and hybrid SWA under PP (§6.2).
+
+Gemma-3 and Llama-4 are text-only to SGLang unless launched with --enable-multimodal (§4.4), so the VLM
+rules are exercised with that flag; without it neither the factor nor the reserve applies.
+"""
 
 from __future__ import annotations
 
@@ -39,8 +43,21 @@ def test_vision_config_without_sizes_takes_sglangs_defaults() -> None:
     assert vision is not None and vit_size_factor(vision) == 1.0  # 24·1024² / (24·1024²) = 1
 
 
-def test_gemma3_auto_fraction_and_reserve() -> None:
+MM = "--enable-multimodal"
+
+
+def test_gemma3_is_text_only_without_enable_multimodal() -> None:
     ledger = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
+    # §5: round((81,559 − 13,904) / 81,559, 3) = 0.830, no tower factor; no 100 MiB reserve (§4.4)
+    assert ledger.engine.memory_fraction == 0.830
+    # (84,447,068,160 − 54,017,359,360) − 84,447,068,160 × 0.17 = 16,073,707,212 B ÷ 507,904 = 31,647.0
+    assert ledger.engine.kv_budget_bytes == 16_073_707_212
+    assert ledger.token_capacity == 31_647
+    assert not any(step.label == "− multimodal reserve" for step in ledger.engine.steps)
+
+
+def test_gemma3_auto_fraction_and_reserve() -> None:
+    ledger = predict(load(GEMMA3), parse_flags("sglang", [MM]), gpu_total_bytes=H100)
     # §5 (latest): 512 + 1.5 × 8,192 + 2 × 256 + 1/8 × 1,024 = 13,440 MiB, + 58 piecewise prefill sizes
     # × 8 MiB = 464 (on since v0.5.10rc0) → round((81,559 − 13,904) / 81,559, 3) = 0.830;
     # tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
@@ -52,7 +69,7 @@ def test_gemma3_auto_fraction_and_reserve() -> None:
 
 
 def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
-    flags = parse_flags("sglang", ["--mem-fraction-static", "0.85"])
+    flags = parse_flags("sglang", ["--mem-fraction-static", "0.85", MM])
     ledger = predict(load(GEMMA3), flags, gpu_total_bytes=H100)
     assert ledger.engine.memory_fraction == 0.85
     # 30,429,708,800 after load − 84,447,068,160 × 0.15 − 104,857,600 = 17,657,790,976 ÷ 507,904 = 34,766.2
@@ -61,9 +78,9 @@ def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
 
 
 def test_feature_transport_pool_adds_to_the_reserve() -> None:
-    plain = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
+    plain = predict(load(GEMMA3), parse_flags("sglang", [MM]), gpu_total_bytes=H100)
     ipc = predict(
-        load(GEMMA3), parse_flags("sglang", ["--mm-feature-transport", "cuda_ipc"]), gpu_total_bytes=H100
+        load(GEMMA3), parse_flags("sglang", [MM, "--mm-feature-transport", "cuda_ipc"]), gpu_total_bytes=H100
     )
     assert (
         plain.engine.kv_budget_bytes - ipc.engine.kv_budget_bytes == 1024 << 20
@@ -71,7 +88,7 @@ def test_feature_transport_pool_adds_to_the_reserve() -> None:
 
 
 def test_llama4_scout_tp4_auto_fraction() -> None:
-    ledger = predict(load(SCOUT), parse_flags("sglang", ["--tp", "4"]), gpu_total_bytes=H100)
+    ledger = predict(load(SCOUT), parse_flags("sglang", ["--tp", "4", MM]), gpu_total_bytes=H100)
     # (81,559 − (512 + 12,288 + 2 × 512 + 4/8 × 1,024 + 464 piecewise)) / 81,559 = 0.819;
     # × 0.95 × (1 − 0.1·(34·1408²/(24·1024²) − 1) = 0.83216…) = 0.64746
     assert ledger.engine.memory_fraction == pytest.approx(0.64746, abs=1e-5)
@@ -110,7 +127,7 @@ def test_explain_matches_a_gemma3_log_with_the_multimodal_reserve(tmp_path: Path
         "[2026-09-01 00:00:10 TP0] KV Cache is allocated. #tokens: 9306, K size: 2.20 GB, V size: 2.20 GB\n"
     )
     result = explain(
-        read_engine_log(log), load(GEMMA3), parse_flags("sglang", ["--mem-fraction-static", "0.85"])
+        read_engine_log(log), load(GEMMA3), parse_flags("sglang", ["--mem-fraction-static", "0.85", MM])
     )
     # (15 − 70 × 0.15 − 100/1024) GiB = 4.40234375 GiB = 4,726,979,379 B ÷ 507,904 = 9,306.8
     assert result.token_capacity == 9_306

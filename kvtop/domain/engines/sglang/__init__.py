@@ -9,8 +9,9 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
-from kvtop.domain.engines.sglang.eras import default_page_size, resolve_version
+from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.sglang.releases import resolve_version
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
@@ -24,7 +25,7 @@ class SglangRules(SglangBudget):
     display_name = "SGLang"
     kv_storage = KvStorage(
         fp4_dequant_workspace=True,  # §6.1: one shared FP8 dequant row per token
-        ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent
+        ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent (raw 576 B under trtllm)
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
     )
@@ -56,7 +57,9 @@ class SglangRules(SglangBudget):
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
-        return self.kv_storage  # one storage for every release
+        """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent."""
+        gpus = raw_fp8_dsa_gpus(settings, version)
+        return self.kv_storage.model_copy(update={"raw_fp8_dsa_gpus": gpus}) if gpus else self.kv_storage
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]

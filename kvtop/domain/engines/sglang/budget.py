@@ -14,21 +14,25 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.eras import (
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
     default_page_size,
+    dsa_cell_is_latent,
+    full_pool_reason,
+    mamba_padding_counted,
+    mamba_ratio,
     multimodal_reserve_bytes,
     runner_multiplier,
 )
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
-# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
-_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
 
 
 class SglangBudget:
@@ -36,6 +40,7 @@ class SglangBudget:
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
+        check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
         if s.page_size:
@@ -49,7 +54,7 @@ class SglangBudget:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"
         else:
             mfs, mfs_source = auto_mfs, auto_source
-        runner = runner_multiplier(m, inputs.version)
+        runner = runner_multiplier(m, s, inputs.version)
         if runner != 1.0:  # before v0.4.9 the model runner cut a VLM's fraction, given or automatic
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes
@@ -105,10 +110,13 @@ class SglangBudget:
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
-            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, steps)
+            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
-        tokens, swa_tokens, cell, pool_bytes = self._pools(m, s, kv, budget, page, steps, notes)
+        swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
+        tokens, swa_tokens, cell, pool_bytes = self._pools(
+            m, s, kv, budget, page, swa_off, inputs.version, steps, notes
+        )
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
             tokens = s.max_total_tokens // page * page
             steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
@@ -118,13 +126,9 @@ class SglangBudget:
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
+        slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
         requests = self._max_requests(
-            tokens,
-            inputs.context_length,
-            s.max_running_requests,
-            lay.attn_dp,
-            state_slots,
-            s.disable_radix_cache,
+            tokens, inputs.context_length, s.max_running_requests, lay.attn_dp, state_slots, slots_per_request
         )
         req_to_token = (requests + 1) * (inputs.context_length + 4) * 4 if fits else 0
         state_bytes = (state_slots + 1) * state if state_slots else 0
@@ -140,17 +144,26 @@ class SglangBudget:
         )  # fmt: skip
 
     def _mamba(
-        self, rest_gib: float, per_req: int, s: LaunchSettings, attn_dp: int, steps: list[BudgetStep]
+        self,
+        rest_gib: float,
+        per_req: int,
+        s: LaunchSettings,
+        attn_dp: int,
+        version: ResolvedVersion,
+        steps: list[BudgetStep],
     ) -> tuple[float, int]:
-        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off)."""
+        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off); §4.2.1:
+        before v0.5.17 K = share // per_req charged K slots, since (share − per_req) // per_req charged K + 1."""
+        padding = mamba_padding_counted(version)
         if s.disable_radix_cache and s.max_running_requests:
             slots = s.max_running_requests // attn_dp
         else:
             ratio = DEFAULT_MAMBA_FULL_MEMORY_RATIO
             state_budget = rest_gib * ratio / (1 + ratio) * GIB
-            slots = int((state_budget - per_req) // per_req)
-        used = (slots + 1) * per_req
-        steps.append(BudgetStep(label=f"− linear-attention state ({slots} slots + 1)", bytes=-used))
+            slots = int((state_budget - per_req) // per_req) if padding else int(state_budget // per_req)
+        used = (slots + padding) * per_req
+        label = f"− linear-attention state ({slots} slots{' + 1' if padding else ''})"
+        steps.append(BudgetStep(label=label, bytes=-used))
         return rest_gib - used / GIB, max(slots, 0)
 
     def _pools(
@@ -160,17 +173,15 @@ class SglangBudget:
         kv: KvBook,
         budget: int,
         page: int,
+        swa_off: str | None,
+        version: ResolvedVersion,
         steps: list[BudgetStep],
         notes: list[str],
     ) -> tuple[int, int | None, int, int]:
         swa_pool = kv.pool("swa")
-        hybrid = (
-            swa_pool is not None and not s.disable_hybrid_swa_memory and m.model_type not in _NO_HYBRID_SWA
-        )
+        hybrid = swa_pool is not None and swa_off is None
         if swa_pool is not None and not hybrid:
-            notes.append(
-                "sliding-window layers use the full pool (no hybrid SWA memory for this model/flags)"
-            )
+            notes.append(f"sliding-window layers use the full pool (no hybrid SWA memory: {swa_off})")
         if hybrid and swa_pool is not None:
             # §6.2/§8.3: the cell counts the whole model's full and sliding layers, not this PP stage's.
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
@@ -192,10 +203,33 @@ class SglangBudget:
                 )
             )  # fmt: skip
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)
-        cell = kv.full_bytes_per_token + kv.swa_bytes_per_token
-        steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell))
+        cell = self._sizing_book(m, kv, version).full_bytes_per_token + kv.swa_bytes_per_token
+        note = ""
+        if cell != kv.full_bytes_per_token + kv.swa_bytes_per_token:
+            note = "the raw FP8 latent + indexer per layer; the pool allocates 656 B rows (§6.1.1)"
+        steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell, note=note))
         tokens = budget // cell // page * page if budget > 0 and cell else 0
         return tokens, None, cell, self._pool_bytes(kv, tokens, None, page)
+
+    @staticmethod
+    def _sizing_book(m: ModelSpec, kv: KvBook, version: ResolvedVersion) -> KvBook:
+        """§6.1.1: the book the token count divides by. Before v0.5.17 SGLang sized DeepSeek-V3.2's FP8 KV
+        by the raw latent (kv_lora_rank + rope, 1 B each) + indexer, though its pool allocates 656 B rows."""
+        full = kv.pool("full")
+        if (
+            m.mla is None
+            or m.attention_kind is not AttentionKind.DSA
+            or full is None
+            or kv.kv_format not in ("fp8_e4m3", "fp8_e5m2")
+            or full.torch_dtype != "uint8"  # already the raw latent (trtllm)
+            or not dsa_cell_is_latent(version)
+        ):
+            return kv
+        latent = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+        raw = full.model_copy(
+            update={"bytes_per_token": latent * full.layers, "bytes_per_layer_token": float(latent)}
+        )
+        return kv.model_copy(update={"pools": tuple(raw if p.name == "full" else p for p in kv.pools)})
 
     @staticmethod
     def _pool_bytes(kv: KvBook, tokens: int, swa_tokens: int | None, page: int) -> int:
@@ -205,9 +239,9 @@ class SglangBudget:
 
     @staticmethod
     def _max_requests(
-        tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, radix_off: bool
+        tokens: int, context: int, requested: int | None, attn_dp: int, state_slots: int, slots_per_request: int
     ) -> int:
-        """§7 resolve_max_num_reqs."""
+        """§7 resolve_max_num_reqs; a Mamba hybrid at most its slots ÷ slots per request (§4.2.1)."""
         if tokens <= 0:
             return 0
         if requested:
@@ -215,5 +249,5 @@ class SglangBudget:
         else:
             n = min(max(2048, min(4096, int(tokens / context * 512))), tokens // 2)
         if state_slots:
-            n = min(n, state_slots // (1 if radix_off else 3))
+            n = min(n, state_slots // slots_per_request)
         return n

@@ -19,6 +19,7 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay
@@ -223,6 +224,7 @@ def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds)
     gain = (alt.token_capacity if alt else 0) - ledger.token_capacity
     gpus, ranks = all_ranks(ledger)
     severity = Severity.WARNING if 2 * eng.max_running_requests < uncapped else Severity.INFO
+    slots, why = mamba_ratio(ledger.model, ledger.settings, ledger.version)
     return Finding(
         rule="mamba_state_caps_requests",
         severity=severity,
@@ -237,7 +239,8 @@ def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds)
         fix="--disable-radix-cache",
         gain_tokens=max(gain, 0),
         evidence=(
-            f"state pool {gib(eng.state_pool_bytes)} per rank; with the radix cache each running request takes 3 state slots",
+            f"state pool {gib(eng.state_pool_bytes)} per rank; with the radix cache each running request "
+            f"takes {slots} state slots ({why.split(' (', 1)[-1].rstrip(')')})",
             f"--disable-radix-cache: 1 slot per request → {alt_requests:,} running requests (no prefix reuse)",
         ),
         fix_settings=fixed,

@@ -1,5 +1,5 @@
 """SGLang's rules that changed between releases, each era with the first release it holds for and its
-source (docs/engines/sglang.md §5, §14), and how a log says which release printed it.
+source (docs/engines/sglang.md §5, §14). Which release printed a log: `releases.py`.
 
 Read at every release tag of sgl-project/sglang (v0.4.0 … v0.5.18) and in the v0.5.19 … v0.5.23
 wheels. The automatic `mem_fraction_static` went through six shapes: a TP-size table, that table
@@ -13,18 +13,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MIB, EngineInputs
 from kvtop.domain.engines.versions import (
     Era,
-    ReleaseDate,
     ResolvedVersion,
-    VersionSource,
     era_for,
     parse_release,
-    resolve,
 )
-from kvtop.domain.gpus import BLACKWELL_GPUS
+from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
 
@@ -195,6 +191,31 @@ MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
 _MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
 
 
+# §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
+# then `is_multimodal` is False, so neither the VLM fraction factor nor the multimodal reserve applies.
+_MM_DISABLED_0_4_6 = frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration"})
+MM_DISABLED_ERAS: tuple[Era[frozenset[str]], ...] = (
+    Era("", frozenset(), "configs/model_config.py: every architecture with a vision tower is multimodal"),
+    Era("0.4.6", _MM_DISABLED_0_4_6, "ModelConfig: mm_disabled_models = Gemma-3, Llama-4 (not in 0.4.5.post3)"),
+    Era("0.5.0rc0", _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration"}, "mm_disabled_models += Step3-VL"),
+    Era(
+        "0.5.16",
+        _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration", "InklingForConditionalGeneration"},
+        "mm_disabled_models += Inkling (read in 0.5.16 … 0.5.23)",
+    ),
+)
+
+
+def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """SGLang's `model_config.is_multimodal`: a vision tower, and not an architecture SGLang serves as
+    text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
+    if not model.multimodal:
+        return False
+    if settings.flags.get("enable-multimodal") not in (None, False):
+        return True
+    return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
+
+
 # The eras whose automatic fraction does not read the GPU's memory (a TP-size table alone).
 _GPU_BLIND = (_s1_table, _s2_table)
 
@@ -212,20 +233,21 @@ def auto_mem_fraction_static(inputs: EngineInputs) -> tuple[float, str]:
     source = f"auto {inputs.version.label}: {how}"
     vlm = era_for(VLM_ERAS, inputs.version).value
     vision = inputs.model.vision
-    if inputs.model.multimodal and vlm[0] == "auto":
+    multimodal = is_multimodal(inputs.model, inputs.settings, inputs.version)
+    if multimodal and vlm[0] == "auto":
         fraction *= vlm[1]
         source += f" × {vlm[1]:g} for a multimodal model"
-    elif inputs.model.multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
+    elif multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again
         tower = vit_size_factor(vision)
         fraction *= vlm[1] * tower
         source += f" × {vlm[1]:g} × {tower:.5f} for the vision tower ({vision.num_layers} layers of width {vision.hidden_size})"
     return fraction, source
 
 
-def runner_multiplier(model: ModelSpec, version: ResolvedVersion) -> float:
+def runner_multiplier(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> float:
     """Before v0.4.9 the model runner cut every VLM's fraction (given or automatic) by 0.95, then 0.90."""
     kind, factor = era_for(VLM_ERAS, version).value
-    return factor if model.multimodal and kind == "runner" else 1.0
+    return factor if kind == "runner" and is_multimodal(model, settings, version) else 1.0
 
 
 def vit_size_factor(vision: VisionSpec) -> float:
@@ -241,12 +263,25 @@ def vit_size_factor(vision: VisionSpec) -> float:
 def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
     release, since = version.release, parse_release(MM_RESERVE_SINCE)
-    if not model.multimodal or (release is not None and since is not None and release < since):
+    if not is_multimodal(model, settings, version) or (
+        release is not None and since is not None and release < since
+    ):
         return 0
     reserved_mib = VLM_CACHE_MIB
     if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
         reserved_mib += MM_FEATURE_CACHE_MIB
     return reserved_mib * MIB
+
+
+# §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic
+# trtllm_mha default (page 64) at v0.5.6.post1/.post2, flashinfer (page 1) from v0.5.7, trtllm_mha again from
+# v0.5.19 (model_overrides/nemotron_h.py). Checked against SGLang 0.5.6.post2 and 0.5.23 on sm100 (page 64).
+NEMOTRON_H_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+NEMOTRON_H_SM100_ERAS: tuple[Era[str], ...] = (
+    Era("", "generic", "server_args.py: no Nemotron-H backend choice; the MHA default applies"),
+    Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
+    Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
+)
 
 
 # The default page size when no --page-size is given (§6.6): 1, unless the default attention
@@ -262,12 +297,17 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 
     if model.attention_kind is AttentionKind.DSA and since("0.5.3"):
         return 64, "DSA on CUDA pages by 64"
+    blackwell = gpu_key(gpu_name) in BLACKWELL_GPUS
     if model.state is not None:
-        # MambaRadixCache's default `no_buffer` strategy works with page size 1 only ("extra_buffer
-        # … is compatible with features like page size > 1": docs/basic_usage/qwen3.md); checked
-        # against SGLang 0.5.6.post2 and 0.5.23 on sm100 (tests/data/engine_diff: Qwen3-Next, page 1)
-        return 1, "page 1 (a linear-attention hybrid: MambaRadixCache without its extra buffer)"
-    blackwell = (gpu_name or "").upper().replace(" ", "-").replace("_", "-") in BLACKWELL_GPUS
+        if blackwell and model.architecture in NEMOTRON_H_ARCHS:
+            era = era_for(NEMOTRON_H_SM100_ERAS, version)
+            if era.value != "generic":
+                page = 64 if era.value == "trtllm_mha" else 1
+                return page, f"{era.value}, Nemotron-H's attention backend on Blackwell, pages by {page}"
+        else:
+            # Qwen3-Next / Qwen3.5 (GDN) run triton on SM100 (the model's override, v0.5.6 … v0.5.23); other
+            # hybrids: MambaRadixCache's `no_buffer` works with page 1 only (§6.6.1 for what is not pinned)
+            return 1, "page 1 (a linear-attention hybrid: triton / MambaRadixCache)"
     if (
         blackwell
         and model.mla is not None
@@ -282,92 +322,116 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
     return 1, "page 1 (the default backend does not force one)"
 
 
-# Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
-_RELEASE_DAYS = """
-0.4.0 2024-12-03 0.4.0.post1 2024-12-06 0.4.0.post2 2024-12-21 0.4.1 2024-12-25 0.4.1.post1 2024-12-27
-0.4.1.post2 2024-12-29 0.4.1.post3 2024-12-29 0.4.1.post4 2025-01-05 0.4.1.post5 2025-01-11
-0.4.1.post6 2025-01-15 0.4.1.post7 2025-01-20 0.4.2 2025-01-27 0.4.2.post1 2025-01-31 0.4.2.post2 2025-02-05
-0.4.2.post3 2025-02-07 0.4.2.post4 2025-02-10 0.4.3 2025-02-14 0.4.3.post1 2025-02-17 0.4.3.post2 2025-02-17
-0.4.3.post3 2025-03-06 0.4.3.post4 2025-03-06 0.4.4 2025-03-13 0.4.4.post1 2025-03-14 0.4.4.post2 2025-03-27
-0.4.4.post3 2025-03-29 0.4.4.post4 2025-04-05 0.4.5 2025-04-07 0.4.5.post1 2025-04-16 0.4.5.post2 2025-04-20
-0.4.5.post3 2025-04-22 0.4.6 2025-04-27 0.4.6.post1 2025-04-28 0.4.6.post2 2025-05-01 0.4.6.post3 2025-05-09
-0.4.6.post4 2025-05-13 0.4.6.post5 2025-05-24 0.4.7 2025-06-10 0.4.7.post1 2025-06-16 0.4.8 2025-06-24
-0.4.8.post1 2025-06-26 0.4.9 2025-07-06 0.4.9.post1 2025-07-09 0.4.9.post2 2025-07-12 0.4.9.post3 2025-07-22
-0.4.9.post4 2025-07-26 0.4.9.post5 2025-07-28 0.4.9.post6 2025-07-29 0.4.10 2025-07-31 0.4.10.post1 2025-08-01
-0.4.10.post2 2025-08-03 0.5.0rc0 2025-08-08 0.5.0rc1 2025-08-13 0.5.0rc2 2025-08-14 0.5.1 2025-08-23
-0.5.1.post1 2025-08-24 0.5.1.post2 2025-08-25 0.5.1.post3 2025-08-27 0.5.2rc0 2025-09-01 0.5.2rc1 2025-09-02
-0.5.2rc2 2025-09-05 0.5.2 2025-09-11 0.5.3rc0 2025-09-15 0.5.3rc2 2025-10-06 0.5.3 2025-10-06
-0.5.3.post1 2025-10-09 0.5.3.post2 2025-10-15 0.5.3.post3 2025-10-16 0.5.4 2025-10-24 0.5.4.post1 2025-10-27
-0.5.4.post2 2025-11-01 0.5.4.post3 2025-11-05 0.5.5 2025-11-06 0.5.5.post1 2025-11-10 0.5.5.post2 2025-11-12
-0.5.5.post3 2025-11-17 0.5.6 2025-12-03 0.5.6.post1 2025-12-08 0.5.6.post2 2025-12-11 0.5.7 2026-01-01
-0.5.8 2026-01-23 0.5.8.post1 2026-02-05 0.5.9 2026-02-23 0.5.10rc0 2026-03-27 0.5.10 2026-04-05
-0.5.10.post1 2026-04-08 0.5.11 2026-05-05 0.5.12 2026-05-16 0.5.12.post1 2026-05-23 0.5.13 2026-06-11
-0.5.13.post1 2026-06-15 0.5.14 2026-06-26 0.5.15 2026-07-10 0.5.15.post1 2026-07-14 0.5.16 2026-07-25
-0.5.17 2026-08-08 0.5.18 2026-08-21 0.5.19 2026-09-04 0.5.20 2026-09-18 0.5.21 2026-10-01 0.5.22 2026-10-16
-0.5.23 2026-10-30
-"""
-CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table(_RELEASE_DAYS)
-
-# Fields of the printed `server_args=ServerArgs(…)` that exist only from a release on (each field's first
-# release; read with `ast` over `class ServerArgs` at every tag). The newest one present bounds the
-# release from below; an absent field that a later release always prints bounds it from above.
-_FIELD_SINCE = {
-    "ep_size": "0.4.0.post1", "speculative_algorithm": "0.4.1.post4", "enable_hierarchical_cache": "0.4.2.post1",
-    "reasoning_parser": "0.4.3.post3", "page_size": "0.4.4", "disaggregation_mode": "0.4.4.post2",
-    "pp_size": "0.4.6.post2", "enable_eplb": "0.4.6.post5", "num_reserved_decode_tokens": "0.4.7.post1",
-    "swa_full_tokens_ratio": "0.4.9.post3", "prefill_attention_backend": "0.4.9.post5",
-    "moe_a2a_backend": "0.4.10.post2", "moe_runner_backend": "0.5.1", "max_mamba_cache_size": "0.5.2",
-    "enable_deterministic_inference": "0.5.3rc2", "mamba_full_memory_ratio": "0.5.3.post2",
-    "dllm_algorithm": "0.5.6", "language_only": "0.5.7", "admin_api_key": "0.5.8", "attn_cp_size": "0.5.9",
-    "enable_hisparse": "0.5.10rc0", "tokenizer_backend": "0.5.11", "detokenizer_worker_num": "0.5.12",
-    "dsa_prefill_backend": "0.5.13", "cuda_graph_config": "0.5.14", "dcp_size": "0.5.15",
-    "mm_feature_transport": "0.5.16", "dcp_comm_backend": "0.5.17", "language_model_only": "0.5.18",
-    "dsv4_prefill_backend": "0.5.19", "dsv4_attn_backend": "0.5.20", "boundary_reduction": "0.5.21",
-    "attn_dp_size": "0.5.22", "enable_paged_experts": "0.5.23",
-}  # fmt: skip
+# §6.1.1 DeepSeek-V3.2 (DSA) with FP8 KV. The pool allocates `calculate_mla_kv_cache_dim` bytes a row: the
+# 656-B layout (fp8 NoPE + fp32 scale per 128 + bf16 RoPE), or the raw 576-B latent where the trtllm DSA
+# backends run (the FP8 default on SM100, which these eras name). The token count divided the budget by
+# the raw 576-B latent + indexer whatever the pool allocated, until the cell came from the pool's own
+# width in v0.5.17.
+DSA_RAW_FP8_ERAS: tuple[Era[tuple[frozenset[str], bool]], ...] = (  # (GPUs, only without --dp)
+    Era("", (frozenset(), False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
+    Era(
+        "0.5.10rc0",
+        (BLACKWELL_GPUS, True),
+        "server_args._set_default_nsa_backends: FP8 on SM100 at dp_size 1 → trtllm, raw 576-B rows",
+    ),
+    Era("0.5.10", (BLACKWELL_GPUS, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
+)
+DSA_CELL_ERAS: tuple[Era[str], ...] = (
+    Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
+    Era("0.5.17", "pool", "pool_configurator._compute_cell_size: calculate_mla_kv_cache_dim × layers + indexer"),
+)
 
 
-def _field_range(log: EngineLog) -> tuple[str, str | None] | None:
-    """(oldest release, first release not possible) the printed arguments' fields allow; None: no whole line."""
-    fields = set(log.server_args)
-    if len(fields) < 20:  # not a whole ServerArgs line: absent fields say nothing
-        return None
-    present = [since for field, since in _FIELD_SINCE.items() if field in fields]
-    if not present:
-        return None
-    low = max(present, key=_key)
-    later_absent = [
-        since for field, since in _FIELD_SINCE.items() if field not in fields and _key(since) > _key(low)
-    ]
-    return low, min(later_absent, key=_key, default=None)
+def raw_fp8_dsa_gpus(settings: LaunchSettings, version: ResolvedVersion) -> frozenset[str]:
+    """The GPUs where this release keeps FP8 DSA KV as the raw 576-B latent (its trtllm DSA default)."""
+    gpus, single_dp_only = era_for(DSA_RAW_FP8_ERAS, version).value
+    return frozenset() if single_dp_only and settings.dp > 1 else gpus
 
 
-def _key(text: str) -> tuple[int, int, int, int, int]:
-    return parse_release(text) or (0, 0, 0, 0, 0)
+def dsa_cell_is_latent(version: ResolvedVersion) -> bool:
+    """Before v0.5.17 the token count used the raw latent width even where the pool allocates 656 B."""
+    return era_for(DSA_CELL_ERAS, version).value == "latent"
 
 
-def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The release whose rules read this log: a version line, else the printed argument fields (the
-    newest release within them that the log's dates allow), else the log's dates."""
-    found = _field_range(log)
-    hint = None
-    if found is not None:
-        low, high = found
-        dated = resolve(engine_name="SGLang", stated=None, stated_line=None, hint=None,
-                        first_date=log.first_date, calendar=CALENDAR)  # fmt: skip
-        text, detail = (
-            low,
-            f"from the printed server_args fields: SGLang {low} or later"
-            + (f", before {high}" if high else ""),
-        )
-        if dated.text and _key(dated.text) >= _key(low) and (high is None or _key(dated.text) < _key(high)):
-            text, detail = dated.text, f"{detail}; {dated.detail}"
-        hint = ResolvedVersion(text=text, approximate=True, source=VersionSource.SERVER_ARGS, detail=detail)
-    return resolve(
-        engine_name="SGLang",
-        stated=log.engine_version,
-        stated_line=log.engine_version_line,
-        hint=hint,
-        first_date=log.first_date,
-        calendar=CALENDAR,
-    )
+# §4.2.1 Hybrid Mamba / linear attention: Mamba slots per running request, and how the slot count is solved.
+# From v0.5.14 `--mamba-radix-cache-strategy auto` picks `extra_buffer` for these architectures (with the
+# overlap schedule on, the default), whose tracking slots add 2 to the base ratio 3 (1 once PP turns the
+# overlap schedule off, which it does after the strategy is chosen); before, `auto` was `no_buffer`.
+# The list as v0.5.14 has it (`_support_mamba_cache_extra_buffer`, with the default triton linear-attention
+# backend); architectures added to it later (Kimi-Linear, Bailing V3 …) are counted 3 by kvtop.
+MAMBA_EXTRA_BUFFER_ARCHS = frozenset(
+    {
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "InternS2PreviewForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+    }
+)
+MAMBA_STRATEGY_ERAS: tuple[Era[str], ...] = (
+    Era("", "no_buffer", "server_args.py: mamba_scheduler_strategy auto → no_buffer (ratio 3)"),
+    Era("0.5.14", "auto", "_handle_mamba_radix_cache: auto → extra_buffer with the overlap schedule or page > 1"),
+)
+# Slots K from the Mamba share B of the rest: K = B // per_req charged K × per_req, then (v0.5.17)
+# K = (B − per_req) // per_req charged (K + 1) × per_req, the pool's padding slot counted. Same bytes.
+MAMBA_SLOT_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "model_runner handle_max_mamba_cache: int(budget // mamba_cache_per_req)"),
+    Era("0.5.17", True, "KVCacheConfigurator._handle_max_mamba_cache: (budget − per_req) // per_req, + 1 slot"),
+)
+
+
+def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str]:
+    """(Mamba slots per running request, why): `_calculate_mamba_ratio`."""
+    if settings.disable_radix_cache:
+        return 1, "radix cache off: 1 Mamba slot per request"
+    strategy = era_for(MAMBA_STRATEGY_ERAS, version).value
+    if strategy != "auto" or model.architecture not in MAMBA_EXTRA_BUFFER_ARCHS:
+        return 3, "3 Mamba slots per request (no_buffer)"
+    if settings.pp > 1:
+        return 4, "3 + 1 Mamba slots per request (extra_buffer; PP turns the overlap schedule off)"
+    return 5, "3 + 2 Mamba slots per request (extra_buffer with the overlap schedule)"
+
+
+def mamba_padding_counted(version: ResolvedVersion) -> bool:
+    return era_for(MAMBA_SLOT_ERAS, version).value
+
+
+# §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
+# sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
+# layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
+GPT_OSS_FULL_POOL_ERAS: tuple[Era[frozenset[str] | None], ...] = (  # None: every GPU
+    Era("", None, "server_args.py GptOssForCausalLM: disable_hybrid_swa_memory = True (v0.5.0rc0 … v0.5.7)"),
+    Era("0.5.8", BLACKWELL_GPUS, "… only with the trtllm_mha backend (the SM100 default) or speculative decoding"),
+    Era("0.5.10rc0", frozenset(), "no GPT-OSS switch: its sliding layers get their own pool"),
+)
+LLAMA4_HYBRID_SINCE = "0.5.8"  # configs/model_config.py is_hybrid_swa_model lists Llama4ForConditionalGeneration
+
+
+def full_pool_reason(
+    model: ModelSpec, settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion
+) -> str | None:
+    """Why this release keeps a sliding-window model in the one full pool (None: it splits a SWA pool)."""
+    if settings.disable_hybrid_swa_memory:
+        return "--disable-hybrid-swa-memory"
+    if model.model_type in _NO_HYBRID_SWA:
+        return "SGLang turns hybrid SWA memory off for Gemma 2/3"
+    if model.architecture == "GptOssForCausalLM":
+        gpus = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
+        if gpus is None or gpu_key(gpu_name) in gpus:
+            return f"SGLang {version.label} turns hybrid SWA memory off for GPT-OSS" + (
+                "" if gpus is None else " with trtllm_mha (Blackwell)"
+            )
+    if model.architecture == "Llama4ForConditionalGeneration":
+        release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)
+        if release is not None and since is not None and release < since:
+            return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
+    return None
+
+
+# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
+_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}

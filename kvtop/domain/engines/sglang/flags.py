@@ -48,7 +48,9 @@ KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1
 class SglangFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    passthrough: frozenset[str] = frozenset()  # every flag it does not model is refused when typed to kvtop
+    # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
+    # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
+    passthrough: frozenset[str] = frozenset({"--enable-multimodal"})
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}
