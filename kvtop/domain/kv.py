@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
@@ -58,6 +59,8 @@ class KvStorage(BaseModel):
     fp4_scales_per_head: bool = False  # each head's K and V packed apart (k//2 + k//16 B), not the total
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
+    # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
+    fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
     # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
@@ -72,7 +75,17 @@ def resolve_kv_format(
 ) -> KvFormat:
     """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
     or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10).
-    The engine's own names (`storage.format_names`) are read first."""
+    The engine's own names (`storage.format_names`) are read first. FP8 on a DSA model is `fp8_ds_mla` on the
+    GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
+    fmt = _requested_format(requested, model, storage, gpu_name)
+    if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
+        major = (compute_capability(gpu_name) or (0, 0))[0]
+        if major in storage.fp8_dsa_ds_mla_majors:
+            return "fp8_ds_mla"
+    return fmt
+
+
+def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
     if requested == "auto":
         if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":

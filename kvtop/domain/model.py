@@ -111,6 +111,9 @@ class ModelSpec(BaseModel):
     layer_attention: tuple[LayerKind, ...]
     layer_mlp: tuple[MlpKind, ...]
     sliding_window: int | None = None
+    # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
+    # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)
+    config_sliding_window: int | None = None
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

@@ -159,6 +159,8 @@ def build_spec(
         if window < 1:
             raise f.error("sliding_window", "missing (the config has sliding-window layers)")
         facts["sliding_window"] = window
+    elif family.layer_pattern is LayerPattern.NONE and f.get("layer_types") is None:
+        facts["config_sliding_window"] = f.opt("sliding_window") or None
     not_modelled: list[str] = (
         ["vision tower weights (not in the weights book; SGLang's VLM fraction and reserve are applied)"]
         if multimodal

@@ -31,6 +31,9 @@ class QuantSpec(BaseModel):
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
     kv_cache_quant_algo: str | None = None  # e.g. "FP8" from the checkpoint
+    # the checkpoint's own `quant_method` (modelopt, quark, fp8, compressed-tensors, …): engines check their
+    # kernels per method, e.g. vLLM's minimum compute capability (docs/engines/vllm.md §3.3)
+    checkpoint_method: str = ""
     source: str = "config.json"
 
     @property
@@ -102,6 +105,11 @@ def quant_from_config(
         return NO_QUANT
     if method == "modelopt" or qc.quant_algo is not None:
         return _modelopt(qc, source, prefix)
+    return _by_method(qc, method, source, prefix).model_copy(update={"checkpoint_method": method})
+
+
+def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) -> QuantSpec:
+    """A `quantization_config` by its `quant_method` (ModelOpt's are read by `_modelopt`)."""
     if method in ("fp8", "fbgemm_fp8"):
         return QuantSpec(
             method="fp8",
@@ -158,6 +166,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scale_bytes=1,
             excluded=excluded,
             kv_cache_quant_algo=kv,
+            checkpoint_method="modelopt",
             source=source,
         )
     if algo == "FP8":
@@ -167,6 +176,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scale_bytes=4,
             excluded=excluded,
             kv_cache_quant_algo=kv,
+            checkpoint_method="modelopt",
             source=source,
         )
     raise InputError(
