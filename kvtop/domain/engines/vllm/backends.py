@@ -9,7 +9,8 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import backend_selection
+from kvtop.domain.engines.vllm.eras import backend_selection, triton_fp8
+from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvFormat
 from kvtop.domain.model import AttentionKind, ModelSpec
@@ -59,6 +60,53 @@ def block_size(
             return 64, f"64: FLASHMLA (FLASH_ATTN_MLA takes no FP8 KV){guess}"
         return 16, f"16: FLASH_ATTN_MLA on Hopper{guess}"
     return 16, f"16: TRITON_MLA{guess}"
+
+
+def _falls_to_triton(model: ModelSpec, cap: Capability) -> bool:
+    """Below sm89 a plain-attention model runs on TRITON_ATTN where FLASH_ATTN (FA2: no FP8 KV) and
+    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5)."""
+    mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
+    head_sizes_ok = model.head_dim in FLASHINFER_HEAD_SIZES and model.v_head_dim in FLASHINFER_HEAD_SIZES
+    return cap < (8, 0) or not head_sizes_ok or model.attention_sinks or mm_prefix
+
+
+def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, version: ResolvedVersion) -> None:
+    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5)."""
+    cap = compute_capability(gpu_name)
+    if cap is None or model.mla is None and not is_quantized(fmt):
+        return
+    where = f"{gpu_name} (sm{cap[0]}{cap[1]})"
+    fp8 = fmt.startswith("fp8")
+    platform = backend_selection(version) == "platform"
+    if model.attention_kind is AttentionKind.DSA:
+        if cap[0] < 9 or (platform and cap[0] not in (9, 10)):
+            raise InputError(
+                f"vLLM {version.label} has no attention backend for DeepSeek sparse MLA on {where}: "
+                "FLASHMLA_SPARSE / FLASHINFER_MLA_SPARSE need Hopper or Blackwell ('No valid attention backend')",
+                field="--gpu",
+            )
+        return
+    era = triton_fp8(version)
+    if model.mla is not None and fp8:
+        if era == "attention_only" and cap[0] not in (9, 10):
+            raise InputError(
+                f"vLLM {version.label} has no MLA backend for FP8 KV on {where}: FLASHMLA, CUTLASS_MLA and "
+                "FLASHINFER_MLA need Hopper or Blackwell, TRITON_MLA takes no FP8 KV; use --kv-cache-dtype auto",
+                field="--kv-cache-dtype",
+            )
+        if era == "sm89" and cap < FP8_NATIVE:
+            raise InputError(
+                f"vLLM {version.label} refuses FP8 KV on {where}: it runs TRITON_MLA there, whose FP8 "
+                "(native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
+                field="--kv-cache-dtype",
+            )
+        return
+    if fp8 and era == "sm89" and cap < FP8_NATIVE and _falls_to_triton(model, cap):
+        raise InputError(
+            f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
+            "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
+            field="--kv-cache-dtype",
+        )
 
 
 def fp8_dsa_ds_mla_majors(version: ResolvedVersion) -> frozenset[int] | None:

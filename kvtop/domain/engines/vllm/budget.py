@@ -18,9 +18,10 @@ import math
 
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.backends import block_size, is_quantized
+from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
+from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
@@ -45,6 +46,8 @@ class VllmBudget:
                 field="engine",
                 source=m.source,
             )
+        check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
+        check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
         block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
         block = s.page_size or block
         total = inputs.gpu_total_bytes
