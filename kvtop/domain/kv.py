@@ -68,6 +68,8 @@ class KvStorage(BaseModel):
     int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
     mla_latent_as_k_and_v: bool = False  # the MLA latent is stored twice, as K and as V (TurboMind < v0.12.2)
     kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
+    # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
+    unstated_ssm_dtype_bytes: int | None = None
 
 
 def resolve_kv_format(
@@ -265,7 +267,7 @@ def kv_book(
     if linear and model.state is not None:
         pools.append(
             KvPool(
-                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout) * linear
+                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
             )
         )
     workspace = 0
@@ -277,16 +279,19 @@ def kv_book(
     )  # fmt: skip
 
 
-def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout) -> int:
+def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: KvStorage | None = None) -> int:
     """Conv (bf16) + temporal (ssm dtype) state of one request in one linear layer, per rank."""
     s = model.state
     if s is None:
         return 0
+    ssm_bytes = s.ssm_dtype_bytes
+    if storage is not None and storage.unstated_ssm_dtype_bytes is not None and not s.ssm_dtype_stated:
+        ssm_bytes = storage.unstated_ssm_dtype_bytes
     tp = layout.attn_tp
     groups = s.n_groups
     while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP
         groups += 1
     conv_dim = s.inner_size + 2 * groups * s.state_size
     conv = conv_dim // tp * (s.conv_kernel - 1) * 2
-    temporal = s.num_heads // tp * s.head_dim * s.state_size * s.ssm_dtype_bytes
+    temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
     return conv + temporal

@@ -73,6 +73,7 @@ class StateSpec(BaseModel):
     n_groups: int
     inner_size: int  # value width (heads × head_dim)
     ssm_dtype_bytes: int = 4
+    ssm_dtype_stated: bool = False  # the config names it (NemotronH's mamba_ssm_cache_dtype); else a default
 
 
 class VisionSpec(BaseModel):

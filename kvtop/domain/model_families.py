@@ -371,6 +371,7 @@ def _nemotron_h(f: Fields, facts: dict[str, Any], notes: list[str]) -> None:
         n_groups=groups,
         inner_size=heads * head_dim,
         ssm_dtype_bytes=2 if ssm_dtype in ("bfloat16", "float16") else 4,
+        ssm_dtype_stated=f.get("mamba_ssm_cache_dtype") is not None,
     )
     if "E" in pattern:
         expert_size = f.need("moe_intermediate_size")

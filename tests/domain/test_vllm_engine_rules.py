@@ -26,6 +26,9 @@ GEMMA = "google--gemma-3-27b-it"
 PHI3 = "microsoft--Phi-3-mini-4k-instruct"
 MISTRAL = "mistralai--Mistral-7B-v0.1"
 LLAMA4 = "meta-llama--Llama-4-Scout-17B-16E-Instruct"
+QWEN_NEXT = "Qwen--Qwen3-Next-80B-A3B-Thinking"
+NANO = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+NEMOTRON_H = "nvidia--Nemotron-H-56B-Base-8K"
 
 
 def _same_as_engine(version: str, config: str, tp: int, kv: str, gpu: str) -> tuple[int, int, int, int]:
@@ -159,3 +162,37 @@ def test_backend_eras_and_gpu_generations() -> None:
         (8, 9),
     ]
     assert compute_capability("TPU-v5") is None and compute_capability(None) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "config", "tp", "kv", "gpu", "expected"),
+    [
+        # align mode (0.33): 16 × cdiv(137,216, 16 × 1,024) = 144; 228 + 3 groups × 2 state blocks = 234 a request
+        ("0.33.0", QWEN_NEXT, 8, "auto", "sm80", (3_398_909, 24_272, 144, 1_769_472)),
+        # H100: FlashInfer's GDN prefill checkpoints on 64: 64 × cdiv(137,216, 65,536) = 192; 171 + 3 × 3 = 180
+        ("0.33.0", QWEN_NEXT, 8, "auto", "sm90", (3_313_937, 18_204, 192, 2_359_296)),
+        ("0.33.0", QWEN_NEXT, 8, "fp8", "sm90", (6_391_222, 21_845, 320, 1_966_080)),
+        ("0.33.0", NANO, 8, "auto", "sm80", (11_568_851, 26_479, 528, 1_622_016)),  # Mamba2: 3 state blocks
+        ("0.33.0", NEMOTRON_H, 1, "auto", "sm90", (104_038, 254, 4_128, 169_082_880)),  # L 8,192: 2 + 6 × 3
+        # 0.13: no prefix caching for hybrids, 16-aligned (32 on Blackwell for head size 256); blocks // 4 × block
+        ("0.13.0", QWEN_NEXT, 8, "auto", "sm90", (873_792, 24_272, 144, 1_769_472)),
+        ("0.13.0", QWEN_NEXT, 8, "auto", "sm100", (873_760, 21_845, 160, 1_966_080)),
+    ],
+)
+def test_hybrid_mamba_block_covers_the_state_page(
+    version: str, config: str, tp: int, kv: str, gpu: str, expected: tuple[int, int, int, int]
+) -> None:
+    """V1 (vllm-<version>.json): the attention block grows until its page covers one Mamba layer's state
+    (docs/engines/vllm.md §4.4); Mamba layers group with the attention layers (§4.1)."""
+    assert _same_as_engine(version, config, tp, kv, gpu) == expected
+
+
+def test_gdn_state_page_is_conv_and_ssm_in_the_model_dtype() -> None:
+    """Qwen3-Next TP8: conv (2 × 16 × 128 + 32 × 128) / 8 × 3 × 2 B + ssm 32 / 8 × 128 × 128 × 2 B = 137,216 B;
+    vLLM pads it to the 144-token attention page: 144 × 1,024 B = 147,456 ('Padding mamba page size by 7.46%')."""
+    state = plan("0.33.0", QWEN_NEXT, 8, "auto", "sm80").ranks[0].kv.pool("state")
+    assert state is not None and state.layers == 36
+    assert state.bytes_per_request == 36 * (1_024 * 3 * 2 + 4 * 128 * 128 * 2) == 36 * 137_216
+    log = engine_row("0.33.0", QWEN_NEXT, 8, "auto", "sm80")["log"]
+    assert any("Padding mamba page size by 7.46%" in line for line in log)
+    assert round(100 * (147_456 - 137_216) / 137_216, 2) == 7.46

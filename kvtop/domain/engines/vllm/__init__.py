@@ -15,6 +15,7 @@ from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
 from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
+from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
@@ -43,13 +44,14 @@ class VllmRules(VllmBudget):
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
         """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
-        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE)."""
+        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE); §4.4: the Mamba SSM state's dtype."""
         majors = fp8_dsa_ds_mla_majors(version)
         return self.kv_storage.model_copy(
             update={
                 "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
                 "ds_mla_on_fp8_dsa": majors is None,
                 "fp8_dsa_ds_mla_majors": majors or frozenset(),
+                "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
             }
         )
 

@@ -21,8 +21,8 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
+from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
-from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
 
@@ -40,16 +40,15 @@ class VllmBudget:
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
-        if kv.pool("state") is not None:
-            raise UnsupportedModelError(
-                "vLLM's hybrid Mamba/linear-attention page alignment is not modelled yet (use --engine sglang)",
-                field="engine",
-                source=m.source,
-            )
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
-        block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
-        block = s.page_size or block
+        hybrid = None
+        if kv.pool("state") is not None:  # §4.4: the block grows until its page covers a Mamba state
+            hybrid = hybrid_blocks(m, kv, inputs.layout, s, inputs.gpu_name, inputs.version)
+            block, block_why = hybrid.block, hybrid.why
+        else:
+            block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
+            block = s.page_size or block
         total = inputs.gpu_total_bytes
         steps: list[BudgetStep] = [
             BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)
@@ -98,9 +97,9 @@ class VllmBudget:
         unify = s.disable_hybrid_kv_cache_manager or (
             is_chunked_local(m) and not chunked_local_hybrid(inputs.version)
         )
-        groups, group_size, page_bytes = self._groups(m, kv, block, unify)
+        groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid)
         in_flight = 0
-        if any(kind != "full" for kind, _ in groups):  # only windowed groups read the in-flight tokens
+        if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched = s.max_num_batched_tokens or min(batched_default, max_seqs * max_len)
             batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version)
             in_flight = batches * batched
@@ -118,7 +117,8 @@ class VllmBudget:
                     "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
                 )
         dcp = inputs.layout.dcp
-        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp)
+        mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
+        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks)
         num_blocks = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         if s.num_gpu_blocks_override is not None:
             num_blocks = s.num_gpu_blocks_override
@@ -126,7 +126,7 @@ class VllmBudget:
             BudgetStep(
                 label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
                 value=num_blocks,
-                note="" if s.page_size else block_why,
+                note="" if s.page_size and hybrid is None else block_why,
             )
         )
         needed = blocks_per_request * page_bytes * group_size
@@ -148,9 +148,18 @@ class VllmBudget:
         )  # fmt: skip
 
     @staticmethod
-    def _groups(m: ModelSpec, kv: KvBook, block: int, unify: bool) -> tuple[list[tuple[str, int]], int, int]:
-        """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer slot)."""
+    def _groups(
+        m: ModelSpec, kv: KvBook, block: int, unify: bool, hybrid: HybridBlocks | None
+    ) -> tuple[list[tuple[str, int]], int, int]:
+        """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer
+        slot); §4.1 step 6: group_size is the least layer count of a kind, or the most if under 1.5 × the least."""
         full = kv.pool("full")
+        state = kv.pool("state")
+        if hybrid is not None and full is not None and state is not None:
+            low, high = min(full.layers, state.layers), max(full.layers, state.layers)
+            size = high if high < 1.5 * low else low
+            kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]
+            return kinds, size, hybrid.page_bytes
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         attention = full or swa
@@ -173,15 +182,23 @@ class VllmBudget:
 
     @staticmethod
     def _blocks_per_request(
-        m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, in_flight: int, dcp: int
+        m: ModelSpec,
+        groups: list[tuple[str, int]],
+        block: int,
+        max_len: int,
+        in_flight: int,
+        dcp: int,
+        mamba_blocks: int,
     ) -> int:
-        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §5)."""
+        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5)."""
         window = m.sliding_window or m.config_sliding_window or max_len
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
         for kind, count in groups:
             if kind == "full":
                 total += count * math.ceil(local_len / block)
+            elif kind == "mamba":  # MambaSpec.max_memory_usage_bytes ÷ page
+                total += count * mamba_blocks
             elif kind == "chunked":
                 total += count * math.ceil(min(window + in_flight, max_len) / block)
             else:

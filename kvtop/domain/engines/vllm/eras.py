@@ -140,6 +140,33 @@ CHUNKED_LOCAL_HYBRID_ERAS: tuple[Era[bool], ...] = (
         "regression it caused between v0.22 and v0.23), not pinned",
     ),
 )
+# Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with
+# mamba_cache_mode 'align' (Platform._align_hybrid_block_size).
+HybridCacheMode = Literal["none-v0.13", "align"]
+HYBRID_CACHE_MODE_ERAS: tuple[Era[HybridCacheMode], ...] = (
+    Era(
+        "",
+        "none-v0.13",
+        "v0.13.0: ModelConfig.is_prefix_caching_supported is False for hybrids; "
+        "HybridAttentionMambaModelConfig.verify_and_update_config sizes the block",
+    ),
+    Era(
+        "0.28.0",
+        "align",
+        "PR #50991 (2026-08-04): prefix caching on for hybrids, mamba_cache_mode 'align' "
+        "(MambaModelConfig); read as first in v0.28.0, not pinned",
+    ),
+)
+# NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
+NEMOTRON_H_SSM_DTYPE_ERAS: tuple[Era[int], ...] = (
+    Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
+    Era(
+        "0.33.0",
+        4,
+        "v0.33.0: DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32; the release that changed it is not pinned (read "
+        "as v0.33.0, the first seen with it)",
+    ),
+)
 
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
@@ -220,6 +247,14 @@ def block_fp8_shard(version: ResolvedVersion) -> BlockFp8Shard:
 def chunked_local_hybrid(version: ResolvedVersion) -> bool:
     """Whether Llama 4's chunked layers get their own groups by default (else all layers are full)."""
     return era_for(CHUNKED_LOCAL_HYBRID_ERAS, version).value
+
+
+def nemotron_h_ssm_dtype_bytes(version: ResolvedVersion) -> int:
+    return era_for(NEMOTRON_H_SSM_DTYPE_ERAS, version).value
+
+
+def hybrid_cache_mode(version: ResolvedVersion) -> HybridCacheMode:
+    return era_for(HYBRID_CACHE_MODE_ERAS, version).value
 
 
 def _v0_lines(log: EngineLog) -> bool:
