@@ -196,3 +196,19 @@ def test_gdn_state_page_is_conv_and_ssm_in_the_model_dtype() -> None:
     log = engine_row("0.33.0", QWEN_NEXT, 8, "auto", "sm80")["log"]
     assert any("Padding mamba page size by 7.46%" in line for line in log)
     assert round(100 * (147_456 - 137_216) / 137_216, 2) == 7.46
+
+
+def test_hybrid_without_prefix_caching_takes_one_state_block_and_no_checkpoint_alignment() -> None:
+    """`--no-enable-prefix-caching` (mamba_cache_mode 'none', MambaSpec.max_memory_usage_bytes = one page):
+    Qwen3-Next TP8 on H100, hand arithmetic from §4.4: block 16 × cdiv(137,216, 16 × 1,024) = 144 (no FlashInfer
+    checkpoint alignment), 18,204 → 24,272 blocks of 12 × 144 × 1,024 B; a request 228 + 3 × 1 = 231 blocks."""
+    ledger = plan("0.33.0", QWEN_NEXT, 8, "auto", "sm90", "--no-enable-prefix-caching")
+    assert figures(ledger)[1:3] == (24_272, 144)
+    assert ledger.token_capacity == int(24_272 / 231 * 32_768)
+
+
+def test_hybrid_under_pipeline_parallelism_is_refused_by_name() -> None:
+    from kvtop.domain.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only"):
+        plan("0.33.0", QWEN_NEXT, 4, "auto", "sm90", "--pp", "2")

@@ -79,7 +79,7 @@ def hybrid_blocks(
         cap = compute_capability(gpu_name) or (9, 0)
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
         block = max(align * math.ceil(state / (align * attention)), settings.page_size or 0)
-        why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (v0.13 hybrid rule)"
+        why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK)
     checkpoints = 0
@@ -97,8 +97,9 @@ def hybrid_blocks(
 
 
 def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
-    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): the release's default, `none` under
-    --no-enable-prefix-caching; v0.13's rule when hybrids kept prefix caching off."""
+    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
+    PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix
+    caching off (v0.13's rule)."""
     default = hybrid_cache_mode(version)
     flags = settings.flags
     asked = flags.get("mamba-cache-mode")
@@ -112,9 +113,10 @@ def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
         return default
     if flags.get("no-enable-prefix-caching") not in (None, False):
         return "none"
-    if asked not in (None, "align"):
+    if asked not in (None, "align", "none"):  # with prefix caching on, 'none' becomes 'align'
         raise UnsupportedModelError(
-            f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' and 'none' are)",
+            f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' is, and 'none' under "
+            "--no-enable-prefix-caching)",
             field="--mamba-cache-mode",
         )
     return "align"
