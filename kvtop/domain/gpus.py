@@ -32,14 +32,27 @@ def gpu_total_bytes(name: str) -> int:
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
 
-# CUDA compute capability (major × 10 + minor) of the GPUs above, as engines compare it with a weight
-# format's minimum (e.g. SGLang's `quant_config.get_min_capability()`, docs/engines/sglang.md §4.5).
-GPU_CAPABILITY: dict[str, int] = {
-    "H100": 90, "H100-SXM": 90, "H100-PCIE": 90, "H100-NVL": 90, "H200": 90, "H20": 90,
-    "B200": 100, "GB200": 100, "B300": 103, "GB300": 103,
-    "A100-80GB": 80, "A100": 80, "A100-40GB": 80, "A10": 86, "RTX3090": 86,
-    "L40S": 89, "L40": 89, "L4": 89, "RTX4090": 89, "RTX5090": 120, "T4": 75, "V100": 70, "V100-32GB": 70,
-}
+# CUDA compute capability (major, minor) of GPU models by name: engines choose attention kernels, KV formats
+# and weight kernels by it (vLLM: `current_platform.get_device_capability()`). Names as `--gpu` takes them;
+# an NVML name ("NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4090") is read by its model token.
+GPU_CAPABILITY: dict[str, tuple[int, int]] = {
+    "V100": (7, 0), "T4": (7, 5), "A100": (8, 0), "A10": (8, 6), "RTX3090": (8, 6),
+    "L40S": (8, 9), "L40": (8, 9), "L4": (8, 9), "RTX4090": (8, 9),
+    "H100": (9, 0), "H200": (9, 0), "H20": (9, 0), "H800": (9, 0), "GH200": (9, 0),
+    "B200": (10, 0), "GB200": (10, 0), "B300": (10, 3), "GB300": (10, 3), "RTX5090": (12, 0),
+}  # fmt: skip
+
+
+def compute_capability(name: str | None) -> tuple[int, int] | None:
+    """The compute capability of a GPU model by name ('A100-80GB' → (8, 0)); None when the name is unknown."""
+    if not name:
+        return None
+    key = name.upper().replace(" ", "-").replace("_", "-")
+    for prefix in ("NVIDIA-", "GEFORCE-"):
+        key = key.removeprefix(prefix)
+    key = key.replace("RTX-", "RTX")
+    known = [model for model in GPU_CAPABILITY if key == model or key.startswith(model + "-")]
+    return GPU_CAPABILITY[max(known, key=len)] if known else None
 
 
 def gpu_key(name: str | None) -> str:
@@ -48,5 +61,7 @@ def gpu_key(name: str | None) -> str:
 
 
 def gpu_capability(name: str | None) -> int | None:
-    """The compute capability of a known GPU (H100 → 90, B200 → 100); None for a name kvtop does not know."""
-    return GPU_CAPABILITY.get(gpu_key(name))
+    """The compute capability as engines compare it with a format's minimum (major × 10 + minor:
+    H100 → 90, B200 → 100), from `compute_capability`; None for a name kvtop does not know."""
+    found = compute_capability(name)
+    return None if found is None else found[0] * 10 + found[1]

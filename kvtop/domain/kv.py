@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.gpus import gpu_key
+from kvtop.domain.gpus import compute_capability, gpu_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 
@@ -60,6 +60,8 @@ class KvStorage(BaseModel):
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
     raw_fp8_dsa_gpus: frozenset[str] = frozenset()  # … except on these GPUs: the raw 576 B latent (trtllm)
+    # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
+    fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
     # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
@@ -67,6 +69,8 @@ class KvStorage(BaseModel):
     int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
     mla_latent_as_k_and_v: bool = False  # the MLA latent is stored twice, as K and as V (TurboMind < v0.12.2)
     kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
+    # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
+    unstated_ssm_dtype_bytes: int | None = None
 
 
 def resolve_kv_format(
@@ -74,7 +78,17 @@ def resolve_kv_format(
 ) -> KvFormat:
     """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
     or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10).
-    The engine's own names (`storage.format_names`) are read first."""
+    The engine's own names (`storage.format_names`) are read first. FP8 on a DSA model is `fp8_ds_mla` on the
+    GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
+    fmt = _requested_format(requested, model, storage, gpu_name)
+    if fmt in ("fp8_e4m3", "fp8_e5m2") and model.attention_kind is AttentionKind.DSA:
+        major = (compute_capability(gpu_name) or (0, 0))[0]
+        if major in storage.fp8_dsa_ds_mla_majors:
+            return "fp8_ds_mla"
+    return fmt
+
+
+def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
     if requested == "auto":
         if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
@@ -258,7 +272,7 @@ def kv_book(
     if linear and model.state is not None:
         pools.append(
             KvPool(
-                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout) * linear
+                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
             )
         )
     workspace = 0
@@ -270,16 +284,19 @@ def kv_book(
     )  # fmt: skip
 
 
-def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout) -> int:
+def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: KvStorage | None = None) -> int:
     """Conv (bf16) + temporal (ssm dtype) state of one request in one linear layer, per rank."""
     s = model.state
     if s is None:
         return 0
+    ssm_bytes = s.ssm_dtype_bytes
+    if storage is not None and storage.unstated_ssm_dtype_bytes is not None and not s.ssm_dtype_stated:
+        ssm_bytes = storage.unstated_ssm_dtype_bytes
     tp = layout.attn_tp
     groups = s.n_groups
     while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP
         groups += 1
     conv_dim = s.inner_size + 2 * groups * s.state_size
     conv = conv_dim // tp * (s.conv_kernel - 1) * 2
-    temporal = s.num_heads // tp * s.head_dim * s.state_size * s.ssm_dtype_bytes
+    temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
     return conv + temporal

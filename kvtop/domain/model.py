@@ -73,6 +73,7 @@ class StateSpec(BaseModel):
     n_groups: int
     inner_size: int  # value width (heads × head_dim)
     ssm_dtype_bytes: int = 4
+    ssm_dtype_stated: bool = False  # the config names it (NemotronH's mamba_ssm_cache_dtype); else a default
 
 
 class VisionSpec(BaseModel):
@@ -111,6 +112,9 @@ class ModelSpec(BaseModel):
     layer_attention: tuple[LayerKind, ...]
     layer_mlp: tuple[MlpKind, ...]
     sliding_window: int | None = None
+    # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
+    # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)
+    config_sliding_window: int | None = None
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

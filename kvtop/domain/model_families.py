@@ -159,6 +159,8 @@ def build_spec(
         if window < 1:
             raise f.error("sliding_window", "missing (the config has sliding-window layers)")
         facts["sliding_window"] = window
+    elif family.layer_pattern is LayerPattern.NONE and f.get("layer_types") is None:
+        facts["config_sliding_window"] = f.opt("sliding_window") or None
     not_modelled: list[str] = (
         ["vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it "
          "serves the model as multimodal)"]
@@ -370,6 +372,7 @@ def _nemotron_h(f: Fields, facts: dict[str, Any], notes: list[str]) -> None:
         n_groups=groups,
         inner_size=heads * head_dim,
         ssm_dtype_bytes=2 if ssm_dtype in ("bfloat16", "float16") else 4,
+        ssm_dtype_stated=f.get("mamba_ssm_cache_dtype") is not None,
     )
     if "E" in pattern:
         expert_size = f.need("moe_intermediate_size")

@@ -105,6 +105,11 @@ def quant_from_config(
         return NO_QUANT
     if method == "modelopt" or qc.quant_algo is not None:
         return _modelopt(qc, source, prefix)
+    return _by_method(qc, method, source, prefix)
+
+
+def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) -> QuantSpec:
+    """A `quantization_config` by its `quant_method` (ModelOpt's are read by `_modelopt`)."""
     if method in ("fp8", "fbgemm_fp8"):
         return QuantSpec(
             method="fp8",

@@ -238,16 +238,18 @@ GPT_OSS_LINES = """\
 
 
 def test_vllm_window_blocks_need_the_batch_or_the_gpu_never_the_stand_in() -> None:
-    """gpt-oss-120b: 10.5 GiB ÷ 589,824 B = 19,114 blocks; with H100's default 8,192 tokens in flight a
-    request takes 8,192 + cdiv(8,319, 16) + 1 = 8,713 blocks ⇒ int(19,114/8,713 × 131,072) = 287,537.
-    With neither --gpu nor --max-num-batched-tokens the default (8192, or 2048 on A100) is unknown."""
+    """gpt-oss-120b: 10.5 GiB ÷ 589,824 B = 19,114 blocks; with H100's default 8,192 tokens in flight (one
+    batch: --no-async-scheduling) a request takes 8,192 + cdiv(8,319, 16) + 1 = 8,713 blocks ⇒
+    int(19,114/8,713 × 131,072) = 287,537. With neither --gpu nor --max-num-batched-tokens the default
+    (8192, or 2048 on A100) is unknown."""
     log = parse_engine_log(GPT_OSS_LINES)
     model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
-    unknown = explain(log, model, parse_flags("vllm", []))
+    one_batch = ["--no-async-scheduling"]
+    unknown = explain(log, model, parse_flags("vllm", one_batch))
     assert unknown.verdict == "insufficient" and "--max-num-batched-tokens, or --gpu" in unknown.missing[0]
-    on_h100 = explain(log, model, parse_flags("vllm", []), H100_BYTES, "H100")
+    on_h100 = explain(log, model, parse_flags("vllm", one_batch), H100_BYTES, "H100")
     assert on_h100.verdict == "match" and on_h100.token_capacity == 287_537
-    flagged = explain(log, model, parse_flags("vllm", ["--max-num-batched-tokens", "2048"]))
+    flagged = explain(log, model, parse_flags("vllm", ["--max-num-batched-tokens", "2048", *one_batch]))
     assert (
         flagged.token_capacity == int(19_114 / 8_329 * 131_072) == 300_793 and flagged.verdict == "mismatch"
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.budget import default_batch_limits
+from kvtop.domain.engines.vllm.batching import default_batch_limits
 from kvtop.domain.engines.vllm.eras import token_print_rule
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import parse_flags
@@ -37,10 +37,14 @@ GPT_OSS = "openai--gpt-oss-120b.json"
     ("flags", "blocks_per_request", "tokens"),
     [
         # 12 full groups' worth: 8192 blocks; the window: cdiv(min(128 − 1 + in-flight, L), 16) + 1
-        (["--max-num-batched-tokens", "2048"], 8192 + 136 + 1, 301_029),  # cdiv(2175, 16) = 136
-        (["--max-num-batched-tokens", "32768"], 8192 + 2056 + 1, 244_636),  # cdiv(32895, 16) = 2056
-        ([], 8192 + 520 + 1, 287_762),  # H100: vLLM's default 8192, cdiv(8319, 16) = 520
+        # one batch (--no-async-scheduling): cdiv(2175, 16) = 136, cdiv(32895, 16) = 2056, and at H100's
+        # default 8192, cdiv(8319, 16) = 520
+        (["--max-num-batched-tokens", "2048", "--no-async-scheduling"], 8192 + 136 + 1, 301_029),
+        (["--max-num-batched-tokens", "32768", "--no-async-scheduling"], 8192 + 2056 + 1, 244_636),
+        (["--no-async-scheduling"], 8192 + 520 + 1, 287_762),
         (["--max-num-batched-tokens", "2048", "--async-scheduling"], 8192 + 264 + 1, 296_473),  # 2 × 2048
+        # async scheduling is on by default (§3): 2 × 8192 in flight, cdiv(16,511, 16) = 1,032
+        ([], 8192 + 1032 + 1, 271_791),
     ],
 )
 def test_gpt_oss_window_blocks_follow_the_tokens_in_flight(
@@ -73,9 +77,10 @@ def test_default_batch_follows_the_gpu(total: int, gpu: str, limits: tuple[int, 
 
 
 def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block() -> None:
-    """12 full + 36 chunked layers ⇒ 1 full + 3 chunked groups of 12; chunk 8192 + 8192 in flight:
-    2048 + 3 × cdiv(16384, 16) = 11,264 blocks per request (the sliding-window rule gave 11,267)."""
-    flags = ["--tp", "4", "--max-model-len", "131072"]
+    """12 full + 36 chunked layers ⇒ 1 full + 3 chunked groups of 12; chunk 8192 + 8192 in flight (one
+    batch): cdiv(131,072, 16) + 3 × cdiv(16384, 16) = 11,264 blocks per request (the sliding-window rule
+    gave 11,267)."""
+    flags = ["--tp", "4", "--max-model-len", "131072", "--no-async-scheduling"]
     engine = _plan("meta-llama--Llama-4-Scout-17B-16E-Instruct.json", flags, H100_BYTES, "H100").engine
     assert engine.num_blocks == 115_153
     assert engine.steps[-1].label == "tokens: int(blocks ÷ 11264 × 131,072)"
@@ -85,7 +90,7 @@ def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block(
 @pytest.mark.parametrize(("dcp", "blocks_per_request", "tokens"), [(1, 2560, 731_520), (2, 1280, 1_463_040)])
 def test_dcp_divides_the_length_a_request_needs(dcp: int, blocks_per_request: int, tokens: int) -> None:
     """DeepSeek-V3 (MLA, block 64, L 163,840): L′ = cdiv(163,840, dcp); the pool is unchanged."""
-    flags = ["--tp", "8", "--dcp", str(dcp)]
+    flags = ["--tp", "8", "--dcp", str(dcp), "--block-size", "64"]
     engine = _plan("deepseek-ai--DeepSeek-V3.json", flags, H200_BYTES, "H200").engine
     assert engine.num_blocks == 11_430
     assert engine.token_capacity == tokens == int(11_430 / blocks_per_request * 163_840)

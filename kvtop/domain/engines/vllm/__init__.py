@@ -9,9 +9,11 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.budget import VllmBudget, default_page_size
-from kvtop.domain.engines.vllm.eras import resolve_version
+from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
+from kvtop.domain.engines.vllm.budget import VllmBudget
+from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
+from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
@@ -50,10 +52,21 @@ class VllmRules(VllmBudget):
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
-        return self.kv_storage  # one storage for every release
+        """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
+        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE); §4.4: the Mamba SSM state's dtype."""
+        majors = fp8_dsa_ds_mla_majors(version)
+        return self.kv_storage.model_copy(
+            update={
+                "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
+                "ds_mla_on_fp8_dsa": majors is None,
+                "fp8_dsa_ds_mla_majors": majors or frozenset(),
+                "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
+            }
+        )
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
-        return default_page_size(model)
+        """§3.1: the block of the backend vLLM runs with `--kv-cache-dtype auto` (an FP8 KV may differ)."""
+        return block_size(model, False, gpu_name, version)[0]
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

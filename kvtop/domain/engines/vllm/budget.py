@@ -18,26 +18,16 @@ import math
 
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import default_utilization, token_print_rule
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
+from kvtop.domain.engines.vllm.batching import concurrent_batches, default_batch_limits
+from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
+from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
+from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.kv import KvBook
-from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
-
-
-def default_batch_limits(total_bytes: int, gpu_name: str | None = None) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (docs/engines/vllm.md §3): 8192 on GPUs with
-    ≥ 70 GiB that are not an A100, else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
-    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
-        return 8192, 1024
-    return 2048, 256
-
-
-def is_a100(gpu_name: str | None) -> bool:
-    return gpu_name is not None and "A100" in gpu_name.upper()
 
 
 def is_chunked_local(model: ModelSpec) -> bool:
@@ -45,23 +35,20 @@ def is_chunked_local(model: ModelSpec) -> bool:
     return model.model_type.startswith("llama4")
 
 
-def default_page_size(model: ModelSpec) -> int:
-    """16 tokens per block; MLA backends use 64 (docs/engines/vllm.md §3)."""
-    return 64 if model.is_mla else 16
-
-
 class VllmBudget:
     """`solve`: one worker's blocks from its own KV memory and its own layers (docs/engines/vllm.md §3–§5)."""
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
-        if kv.pool("state") is not None:
-            raise UnsupportedModelError(
-                "vLLM's hybrid Mamba/linear-attention page alignment is not modelled yet (use --engine sglang)",
-                field="engine",
-                source=m.source,
-            )
-        block = s.page_size or default_page_size(m)
+        check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
+        check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
+        hybrid = None
+        if kv.pool("state") is not None:  # §4.4: the block grows until its page covers a Mamba state
+            hybrid = hybrid_blocks(m, kv, inputs.layout, s, inputs.gpu_name, inputs.version)
+            block, block_why = hybrid.block, hybrid.why
+        else:
+            block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
+            block = s.page_size or block
         total = inputs.gpu_total_bytes
         steps: list[BudgetStep] = [
             BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)
@@ -76,7 +63,7 @@ class VllmBudget:
             BudgetStep(label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source)
         )
         gpu_name = inputs.gpu_name
-        batched_default, seqs_default = default_batch_limits(total, gpu_name)
+        batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version)
         max_seqs = s.max_running_requests or seqs_default
         if s.kv_cache_memory_bytes is not None:
             available = s.kv_cache_memory_bytes
@@ -107,18 +94,21 @@ class VllmBudget:
             available = requested - inputs.weights_bytes - non_kv
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
-        groups, group_size, page_bytes = self._groups(m, kv, block, s.disable_hybrid_kv_cache_manager)
+        unify = s.disable_hybrid_kv_cache_manager or (
+            is_chunked_local(m) and not chunked_local_hybrid(inputs.version)
+        )
+        groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid)
         in_flight = 0
-        if any(kind != "full" for kind, _ in groups):  # only windowed groups read the in-flight tokens
+        if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched = s.max_num_batched_tokens or min(batched_default, max_seqs * max_len)
-            batches = self._concurrent_batches(s, inputs.layout.pp)
+            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version)
             in_flight = batches * batched
             source = "--max-num-batched-tokens" if s.max_num_batched_tokens else "vLLM's default"
             steps.append(
                 BudgetStep(
                     label=f"tokens in flight: {batches} × max_num_batched_tokens {batched:,}",
                     value=in_flight,
-                    note=source,
+                    note=f"{source}; batches: {batches_why}",
                 )
             )
             if s.max_num_batched_tokens is None and total >= 70 * GIB and gpu_name is None:
@@ -127,13 +117,16 @@ class VllmBudget:
                     "not known (2048 on an A100): --max-num-batched-tokens makes it exact"
                 )
         dcp = inputs.layout.dcp
-        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp)
+        mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
+        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks)
         num_blocks = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         if s.num_gpu_blocks_override is not None:
             num_blocks = s.num_gpu_blocks_override
         steps.append(
             BudgetStep(
-                label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)", value=num_blocks
+                label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
+                value=num_blocks,
+                note="" if s.page_size and hybrid is None else block_why,
             )
         )
         needed = blocks_per_request * page_bytes * group_size
@@ -141,8 +134,9 @@ class VllmBudget:
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
         if fits:
+            every_group = sum(count for _, count in groups)  # §5 History: each group of each kind
             tokens, tokens_label = self._logged_tokens(
-                inputs.version, num_blocks, blocks_per_request, len(groups), block, max_len, dcp
+                inputs.version, num_blocks, blocks_per_request, every_group, block, max_len, dcp
             )
         steps.append(BudgetStep(label=tokens_label, value=tokens))
         return EngineResult(
@@ -154,9 +148,18 @@ class VllmBudget:
         )  # fmt: skip
 
     @staticmethod
-    def _groups(m: ModelSpec, kv: KvBook, block: int, unify: bool) -> tuple[list[tuple[str, int]], int, int]:
-        """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer slot)."""
+    def _groups(
+        m: ModelSpec, kv: KvBook, block: int, unify: bool, hybrid: HybridBlocks | None
+    ) -> tuple[list[tuple[str, int]], int, int]:
+        """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer
+        slot); §4.1 step 6: group_size is the least layer count of a kind, or the most if under 1.5 × the least."""
         full = kv.pool("full")
+        state = kv.pool("state")
+        if hybrid is not None and full is not None and state is not None:
+            low, high = min(full.layers, state.layers), max(full.layers, state.layers)
+            size = high if high < 1.5 * low else low
+            kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]
+            return kinds, size, hybrid.page_bytes
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         attention = full or swa
@@ -164,6 +167,8 @@ class VllmBudget:
         if index is not None:  # one group of per-layer sizes: latent + indexer key
             per_layer += index.bytes_per_layer_token
         page = int(block * per_layer)
+        if swa is None and m.config_sliding_window:  # §3.4: the config's window over every layer
+            return [("swa", 1)], full.layers if full else 0, page
         if swa is None or unify:
             layers = (full.layers if full else 0) + (swa.layers if swa else 0)
             return [("full", 1)], layers, page
@@ -177,37 +182,28 @@ class VllmBudget:
 
     @staticmethod
     def _blocks_per_request(
-        m: ModelSpec, groups: list[tuple[str, int]], block: int, max_len: int, in_flight: int, dcp: int
+        m: ModelSpec,
+        groups: list[tuple[str, int]],
+        block: int,
+        max_len: int,
+        in_flight: int,
+        dcp: int,
+        mamba_blocks: int,
     ) -> int:
-        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §5)."""
-        window = m.sliding_window or max_len
+        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5)."""
+        window = m.sliding_window or m.config_sliding_window or max_len
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
         for kind, count in groups:
             if kind == "full":
                 total += count * math.ceil(local_len / block)
+            elif kind == "mamba":  # MambaSpec.max_memory_usage_bytes ÷ page
+                total += count * mamba_blocks
             elif kind == "chunked":
                 total += count * math.ceil(min(window + in_flight, max_len) / block)
             else:
                 total += count * (math.ceil(min(window - 1 + in_flight, max_len) / block) + 1)
         return total
-
-    @staticmethod
-    def _concurrent_batches(s: LaunchSettings, pp: int) -> int:
-        """max_concurrent_batches (docs/engines/vllm.md §3): pp, or 2 with async scheduling at pp 1.
-
-        With async scheduling and pp > 1 it is pp (V1 runner) or pp + 1 (V2 runner); which runner
-        ran is not in the flags, so that case is not modelled.
-        """
-        if not s.flags.get("async-scheduling"):
-            return pp
-        if pp == 1:
-            return 2
-        raise UnsupportedModelError(
-            "vLLM's in-flight tokens with --async-scheduling at pp > 1 depend on the model runner "
-            "(pp or pp + 1 batches): not modelled",
-            field="--async-scheduling",
-        )
 
     @staticmethod
     def _logged_tokens(

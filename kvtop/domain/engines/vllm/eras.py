@@ -40,6 +40,134 @@ PER_WORKER_STAGES_SINCE = "0.8.2"
 # release read to have it (v0.10.2 of 2025-09-13 is left out: an older server gets a searched share instead).
 KV_CACHE_MEMORY_BYTES_SINCE = "0.11.0"
 
+
+# Releases below are pinned where a wheel was read (v0.13.0 and v0.33.0, installed by benchmarks/engine_diff);
+# where a rule changed between the two, the release is read from the PR's date and marked "not pinned".
+
+# `--kv-cache-dtype auto` follows a ModelOpt checkpoint's `kv_cache_quant_algo` (FP8 → fp8_e4m3, §3.3).
+CHECKPOINT_KV_DTYPE_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "v0.13.0: kv_cache_dtype_str_to_dtype: auto is the model dtype"),
+    Era(
+        "0.14.0",
+        True,
+        "PR #30785 (opened 2025-12-16, absent from v0.13.0): EngineArgs.create_engine_config → "
+        "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py); read as first in v0.14.0, not pinned",
+    ),
+)
+# Async scheduling on unless asked off (§3: max_concurrent_batches 2 at pp 1).
+ASYNC_SCHEDULING_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "v0.13.0: SchedulerConfig.async_scheduling = False"),
+    Era(
+        "0.14.0",
+        True,
+        "PR #27614 (vLLM issue #27679): async_scheduling None → on unless incompatible (VllmConfig."
+        "__post_init__); after v0.13.0, before #31998 (2026-01-08); read as first in v0.14.0, not pinned",
+    ),
+)
+# Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
+LARGE_GPU_BATCH_ERAS: tuple[Era[int | None], ...] = (
+    Era("", None, "EngineArgs.get_batch_defaults: top tier ≥ 70 GiB and not A100 → 8192"),
+    Era(
+        "0.28.0",
+        16384,
+        "EngineArgs.get_batch_defaults: `device_memory >= 160 * GiB_bytes` → 16384 (present in v0.33.0; "
+        "read as new in v0.28.0 from a third-party reading of arg_utils.py at v0.27.0 / v0.28.0)",
+    ),
+)
+# How the attention backend and its block size are chosen (§3.1): forced by the platform, or the backend's.
+BackendSelection = Literal["platform", "backend"]
+BACKEND_SELECTION_ERAS: tuple[Era[BackendSelection], ...] = (
+    Era(
+        "",
+        "platform",
+        "v0.13.0 CudaPlatform.check_and_update_config: MLA block 64 (FlashMLA) on Hopper, 128 (CUTLASS_MLA) "
+        "on Blackwell, 64 for sparse MLA, else 16; DeepseekV32ForCausalLM.verify_and_update_config: "
+        "fp8 → fp8_ds_mla",
+    ),
+    Era(
+        "0.18.0",
+        "backend",
+        "PR #35122: Platform.update_block_size_for_backend takes the chosen backend's preferred size "
+        "(FLASH_ATTN_MLA / TRITON_MLA 16, FLASHMLA 64, FLASHINFER_MLA 32); read as first in v0.18.0, "
+        "not pinned",
+    ),
+)
+# FP8 KV on the Triton backends (§3.5): TRITON_MLA has none; then both need native fp8e4nv (sm89+).
+TritonFp8 = Literal["attention_only", "sm89"]
+TRITON_FP8_ERAS: tuple[Era[TritonFp8], ...] = (
+    Era("", "attention_only", "v0.13.0: TRITON_MLA takes only `auto` KV; TRITON_ATTN takes FP8 on any GPU"),
+    Era(
+        "0.23.0",
+        "sm89",
+        "PR #43914 (opened 2026-05-28): TritonAttentionImpl / TritonMLAImpl refuse FP8 KV below sm89; "
+        "read as first in v0.23.0, not pinned",
+    ),
+)
+# ModelOpt FP8 weights' minimum compute capability (§3.6).
+MODELOPT_FP8_CAPABILITY_ERAS: tuple[Era[tuple[int, int]], ...] = (
+    Era("", (8, 9), "v0.13.0: ModelOptFp8Config.get_min_capability = 89"),
+    Era(
+        "0.27.0",
+        (8, 0),
+        "PR #50019 (opened 2026-07-27, FP8 emulation on sm80): 89 → 80; read as first in v0.27.0, not pinned",
+    ),
+)
+# Block-FP8 MoE experts whose TP shard is not a multiple of the 128 block (§3.6): refused everywhere, or
+# only where no FP8 MoE kernel takes it (sm80).
+BlockFp8Shard = Literal["every_gpu", "below_sm89"]
+BLOCK_FP8_SHARD_ERAS: tuple[Era[BlockFp8Shard], ...] = (
+    Era("", "every_gpu", "v0.13.0 Fp8MoEMethod.create_weights: 'not divisible by … block_n'"),
+    Era(
+        "0.33.0",
+        "below_sm89",
+        "v0.33.0 select_fp8_moe_backend (fused_moe/oracle/fp8.py): no backend on sm80; the release that "
+        "dropped the create_weights check is not pinned (read as v0.33.0, the first one seen without it)",
+    ),
+)
+# Llama 4's chunked local attention under the hybrid KV cache manager (§4.1).
+CHUNKED_LOCAL_HYBRID_ERAS: tuple[Era[bool], ...] = (
+    Era("", True, "PR #19351: ChunkedLocalAttentionSpec groups"),
+    Era(
+        "0.10.1",
+        False,
+        "PR #21761 (2025-07-28): VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0 turns the "
+        "manager off (VllmConfig.__post_init__)",
+    ),
+    Era(
+        "0.23.0",
+        True,
+        "PR #29627: the env default becomes 1; read as first in v0.23.0 (PR #46553 dates the ROCm Llama-4 "
+        "regression it caused between v0.22 and v0.23), not pinned",
+    ),
+)
+# Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with
+# mamba_cache_mode 'align' (Platform._align_hybrid_block_size).
+HybridCacheMode = Literal["none-v0.13", "align"]
+HYBRID_CACHE_MODE_ERAS: tuple[Era[HybridCacheMode], ...] = (
+    Era(
+        "",
+        "none-v0.13",
+        "v0.13.0: ModelConfig.is_prefix_caching_supported is False for hybrids; "
+        "HybridAttentionMambaModelConfig.verify_and_update_config sizes the block",
+    ),
+    Era(
+        "0.28.0",
+        "align",
+        "PR #50991 (2026-08-04): prefix caching on for hybrids, mamba_cache_mode 'align' "
+        "(MambaModelConfig); read as first in v0.28.0, not pinned",
+    ),
+)
+# NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
+NEMOTRON_H_SSM_DTYPE_ERAS: tuple[Era[int], ...] = (
+    Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
+    Era(
+        "0.33.0",
+        4,
+        "v0.33.0: DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32; the release that changed it is not pinned (read "
+        "as v0.33.0, the first seen with it)",
+    ),
+)
+
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
 0.6.0 2024-09-05 0.6.1 2024-09-11 0.6.1.post1 2024-09-13 0.6.1.post2 2024-09-13 0.6.2 2024-09-25
@@ -86,6 +214,47 @@ def has_kv_cache_memory_bytes(version: ResolvedVersion) -> bool:
     """Whether `--kv-cache-memory-bytes` exists in this release (not stated: the latest, so yes)."""
     release, since = version.release, parse_release(KV_CACHE_MEMORY_BYTES_SINCE)
     return release is None or since is None or release >= since
+
+
+def honours_checkpoint_kv_dtype(version: ResolvedVersion) -> bool:
+    return era_for(CHECKPOINT_KV_DTYPE_ERAS, version).value
+
+
+def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
+    return era_for(ASYNC_SCHEDULING_ERAS, version)
+
+
+def large_gpu_batch(version: ResolvedVersion) -> int | None:
+    return era_for(LARGE_GPU_BATCH_ERAS, version).value
+
+
+def backend_selection(version: ResolvedVersion) -> BackendSelection:
+    return era_for(BACKEND_SELECTION_ERAS, version).value
+
+
+def triton_fp8(version: ResolvedVersion) -> TritonFp8:
+    return era_for(TRITON_FP8_ERAS, version).value
+
+
+def modelopt_fp8_capability(version: ResolvedVersion) -> tuple[int, int]:
+    return era_for(MODELOPT_FP8_CAPABILITY_ERAS, version).value
+
+
+def block_fp8_shard(version: ResolvedVersion) -> BlockFp8Shard:
+    return era_for(BLOCK_FP8_SHARD_ERAS, version).value
+
+
+def chunked_local_hybrid(version: ResolvedVersion) -> bool:
+    """Whether Llama 4's chunked layers get their own groups by default (else all layers are full)."""
+    return era_for(CHUNKED_LOCAL_HYBRID_ERAS, version).value
+
+
+def nemotron_h_ssm_dtype_bytes(version: ResolvedVersion) -> int:
+    return era_for(NEMOTRON_H_SSM_DTYPE_ERAS, version).value
+
+
+def hybrid_cache_mode(version: ResolvedVersion) -> HybridCacheMode:
+    return era_for(HYBRID_CACHE_MODE_ERAS, version).value
 
 
 def _v0_lines(log: EngineLog) -> bool:

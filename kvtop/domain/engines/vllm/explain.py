@@ -13,7 +13,7 @@ from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_r
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.budget import default_page_size
+from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
@@ -108,6 +108,12 @@ def _logged(log: EngineLog, block: int) -> Logged:
     )
 
 
+def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> int:
+    """The block vLLM's backend takes for these flags on this GPU (§3.1), the KV dtype as the flag says."""
+    quantized = settings.kv_cache_dtype.lower() not in ("auto", "bfloat16", "bf16", "float16", "fp16", "half")
+    return block_size(model, quantized, gpu_name, ResolvedVersion(text=settings.engine_version))[0]
+
+
 def _batch_unknown(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> bool:
     """Sliding-window / chunked blocks per request read max_num_batched_tokens (§3), whose default
     depends on the GPU (8192 on ≥ 70 GiB GPUs that are not A100, else 2048): with neither the flag
@@ -163,7 +169,7 @@ def explain(
     given: MeasuredInputs,
     load_mtp: bool,
 ) -> Explanation:
-    block = settings.page_size or default_page_size(model)
+    block = settings.page_size or _default_block(model, settings, gpu_name)
     logged = _logged(log, block)
     ranked = log.least(VllmRankLog, _rank_available)
     available = ranked.value if ranked else None
@@ -238,7 +244,7 @@ def cause_candidates(
     """vLLM logs the KV memory it had, so only geometry and the token print can differ."""
     found: list[tuple[str, LaunchSettings | None]] = list(
         geometry_candidates(
-            model, settings, settings.page_size or default_page_size(model), ("auto", "fp8_e4m3")
+            model, settings, settings.page_size or _default_block(model, settings, None), ("auto", "fp8_e4m3")
         )
     )
     rule = token_print_rule(ResolvedVersion(text=settings.engine_version))

@@ -1,0 +1,116 @@
+"""The attention backend vLLM runs on a GPU generation, and what follows from it (docs/engines/vllm.md §3.1,
+§3.5): the tokens a KV block holds, the launches no backend serves, and DeepSeek V3.2's FP8 layout.
+
+vLLM picks the first backend of `_get_backend_priorities` (vllm/platforms/cuda.py) that takes the model,
+the KV dtype and the GPU's compute capability. The GPU comes from its name (kvtop/domain/gpus.py); an
+unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block size and refuses nothing.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import backend_selection, triton_fp8
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.kv import KvFormat
+from kvtop.domain.model import AttentionKind, ModelSpec
+
+Capability = tuple[int, int]
+HOPPER: Capability = (9, 0)
+FP8_NATIVE: Capability = (8, 9)  # Triton's fp8e4nv
+FLASHINFER_HEAD_SIZES = (64, 128, 256, 512)  # FlashInferBackend.get_supported_head_sizes
+# ModelArchConfigConvertorBase.is_mm_prefix_lm: bidirectional attention over image tokens, which
+# FLASH_ATTN and FLASHINFER do not serve (supports_mm_prefix)
+MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
+
+
+def capability(gpu_name: str | None) -> Capability:
+    """The GPU's compute capability, Hopper when kvtop does not know the GPU."""
+    return compute_capability(gpu_name) or HOPPER
+
+
+def is_quantized(fmt: KvFormat) -> bool:
+    return fmt not in ("bf16", "fp16", "fp32")
+
+
+def block_size(
+    model: ModelSpec, quantized_kv: bool, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[int, str]:
+    """(tokens per KV block, why) when no `--block-size` says: 16 (`CacheConfig.DEFAULT_BLOCK_SIZE`, which
+    FLASH_ATTN, FLASHINFER and TRITON_ATTN take; no reason said) unless an MLA backend needs another (§3.1)."""
+    if model.mla is None:
+        return 16, ""
+    if model.attention_kind is AttentionKind.DSA:
+        return 64, "64: the sparse MLA backends (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE) take only 64"
+    major = capability(gpu_name)[0]
+    guess = "" if compute_capability(gpu_name) else " (GPU unknown: Hopper assumed)"
+    if backend_selection(version) == "platform":
+        if major == 10:
+            return (
+                128,
+                f"128: CUTLASS_MLA on Blackwell (forced by CudaPlatform.check_and_update_config){guess}",
+            )
+        if major == 9:
+            return 64, f"64: forced for FlashMLA on Hopper (CudaPlatform.check_and_update_config){guess}"
+        return 16, f"16: TRITON_MLA (FlashMLA needs Hopper){guess}"
+    if major == 10:
+        return 32, f"32: FLASHINFER_MLA on Blackwell (its smallest block){guess}"
+    if major == 9:
+        if quantized_kv:
+            return 64, f"64: FLASHMLA (FLASH_ATTN_MLA takes no FP8 KV){guess}"
+        return 16, f"16: FLASH_ATTN_MLA on Hopper{guess}"
+    return 16, f"16: TRITON_MLA{guess}"
+
+
+def _falls_to_triton(model: ModelSpec, cap: Capability) -> bool:
+    """Below sm89 a plain-attention model runs on TRITON_ATTN where FLASH_ATTN (FA2: no FP8 KV) and
+    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5)."""
+    mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
+    head_sizes_ok = model.head_dim in FLASHINFER_HEAD_SIZES and model.v_head_dim in FLASHINFER_HEAD_SIZES
+    return cap < (8, 0) or not head_sizes_ok or model.attention_sinks or mm_prefix
+
+
+def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, version: ResolvedVersion) -> None:
+    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5)."""
+    cap = compute_capability(gpu_name)
+    if cap is None or model.mla is None and not is_quantized(fmt):
+        return
+    where = f"{gpu_name} (sm{cap[0]}{cap[1]})"
+    fp8 = fmt.startswith("fp8")
+    platform = backend_selection(version) == "platform"
+    if model.attention_kind is AttentionKind.DSA:
+        if cap[0] < 9 or (platform and cap[0] not in (9, 10)):
+            raise InputError(
+                f"vLLM {version.label} has no attention backend for DeepSeek sparse MLA on {where}: "
+                "FLASHMLA_SPARSE / FLASHINFER_MLA_SPARSE need Hopper or Blackwell ('No valid attention backend')",
+                field="--gpu",
+            )
+        return
+    era = triton_fp8(version)
+    if model.mla is not None and fp8:
+        if era == "attention_only" and cap[0] not in (9, 10):
+            raise InputError(
+                f"vLLM {version.label} has no MLA backend for FP8 KV on {where}: FLASHMLA, CUTLASS_MLA and "
+                "FLASHINFER_MLA need Hopper or Blackwell, TRITON_MLA takes no FP8 KV; use --kv-cache-dtype auto",
+                field="--kv-cache-dtype",
+            )
+        if era == "sm89" and cap < FP8_NATIVE:
+            raise InputError(
+                f"vLLM {version.label} refuses FP8 KV on {where}: it runs TRITON_MLA there, whose FP8 "
+                "(native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
+                field="--kv-cache-dtype",
+            )
+        return
+    if fp8 and era == "sm89" and cap < FP8_NATIVE and _falls_to_triton(model, cap):
+        raise InputError(
+            f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
+            "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
+            field="--kv-cache-dtype",
+        )
+
+
+def fp8_dsa_ds_mla_majors(version: ResolvedVersion) -> frozenset[int] | None:
+    """Compute-capability majors where FP8 KV on DeepSeek V3.2 is stored as `fp8_ds_mla` (656 B latent + 132 B
+    index key per layer): every GPU (None) while DeepseekV32ForCausalLM rewrites fp8 to it, then only where
+    FLASHMLA_SPARSE runs FP8 (Hopper; Blackwell prefers FLASHINFER_MLA_SPARSE, plain fp8)."""
+    return None if backend_selection(version) == "platform" else frozenset({9})

@@ -1,0 +1,64 @@
+"""vLLM's batch defaults and the batches it keeps in flight (docs/engines/vllm.md §3): sliding-window and
+chunked-local groups reserve blocks for `max_concurrent_batches × max_num_batched_tokens` tokens.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import GIB
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import async_scheduling_default, large_gpu_batch
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
+
+
+def default_batch_limits(
+    total_bytes: int, gpu_name: str | None = None, version: ResolvedVersion | None = None
+) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
+    GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
+    else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
+    largest = large_gpu_batch(version or ResolvedVersion())
+    if largest is not None and total_bytes >= 160 * GIB:
+        return largest, 1024
+    if total_bytes >= 70 * GIB and not is_a100(gpu_name):
+        return 8192, 1024
+    return 2048, 256
+
+
+def is_a100(gpu_name: str | None) -> bool:
+    return gpu_name is not None and "A100" in gpu_name.upper()
+
+
+def async_scheduling(settings: LaunchSettings, version: ResolvedVersion) -> tuple[bool, str]:
+    """(on, why): `--async-scheduling` / `--no-async-scheduling`, else the release's default."""
+    if settings.flags.get("no-async-scheduling") not in (None, False):
+        return False, "--no-async-scheduling"
+    stated = settings.flags.get("async-scheduling")
+    if stated is not None:
+        on = stated is True or str(stated).lower() not in ("0", "false", "no", "off")
+        return on, "--async-scheduling"
+    era = async_scheduling_default(version)
+    if era.value:
+        return True, f"on by default since v{era.since}"
+    return False, f"off by default in vLLM {version.label}"
+
+
+def concurrent_batches(settings: LaunchSettings, pp: int, version: ResolvedVersion) -> tuple[int, str]:
+    """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
+    pp 1. With async scheduling and pp > 1 the V1 runner turns it off (pp) and the V2 runner keeps it
+    (pp + 1): asked for, that is not modelled; by default, the V1 runner's pp is assumed and said."""
+    on, why = async_scheduling(settings, version)
+    if not on:
+        return pp, why
+    if pp == 1:
+        return 2, f"async scheduling {why}"
+    if why == "--async-scheduling":
+        raise UnsupportedModelError(
+            "vLLM's in-flight tokens with --async-scheduling at pp > 1 depend on the model runner "
+            "(pp or pp + 1 batches): not modelled",
+            field="--async-scheduling",
+        )
+    return (
+        pp,
+        "async scheduling at pp > 1: off as the V1 runner turns it (the V2 runner keeps pp + 1 batches)",
+    )

@@ -1,0 +1,122 @@
+"""vLLM's Mamba / linear-attention hybrids (docs/engines/vllm.md §4.4): one block holds an attention layer's
+tokens or one Mamba layer's whole state, so the attention block grows until its page covers the state page,
+and the state page is padded to it; Mamba layers then group with the attention layers (§4.1).
+
+The state page is the KV book's state pool per layer and rank, with vLLM's SSM dtype (`unstated_ssm_dtype_bytes`:
+GDN keeps the model dtype; NemotronH the config's `mamba_ssm_cache_dtype`, else the release's default); the
+attention page of one token is the book's full pool. Which alignment and how many state blocks a request takes follow `mamba_cache_mode` (§4.4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import hybrid_cache_mode, nemotron_h_ssm_dtype_bytes
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.kv import KvBook
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+
+GDN_MODEL_TYPES = ("qwen3_next",)  # gated delta net layers (GatedDeltaNetAttention); the rest are Mamba2
+BACKEND_BLOCK = 16  # the smallest kernel block of FLASH_ATTN / FLASHINFER / TRITON_ATTN
+FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64  # vllm/v1/attention/backends/gdn_attn.py
+
+
+@dataclass(frozen=True)
+class HybridBlocks:
+    """The attention block, one layer slot's page, and the Mamba groups' share of a request."""
+
+    block: int
+    page_bytes: int  # attention page of one layer = the padded Mamba page
+    state_bytes: int  # one Mamba layer's state per rank, before padding
+    mamba_blocks_per_request: int  # per Mamba group
+    why: str
+
+
+def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int | None:
+    """The SSM state's element bytes when the config names no `mamba_ssm_cache_dtype`: GDN keeps the model
+    dtype (`MambaStateDtypeCalculator`, cache dtype `auto`); NemotronH the release's default (§4.4)."""
+    if model.state is None:
+        return None
+    if model.model_type in GDN_MODEL_TYPES:
+        return model.dtype_bytes
+    return nemotron_h_ssm_dtype_bytes(version)
+
+
+def _flashinfer_gdn(model: ModelSpec, gpu_name: str | None) -> bool:
+    """`_resolve_gdn_prefill_backend`: FlashInfer's GDN prefill on Hopper (Blackwell also needs CUDA runtime ≥ 13,
+    which kvtop cannot see: assumed older, as on the engine-diff machine); an unknown GPU is read as Hopper."""
+    cap = compute_capability(gpu_name) or (9, 0)
+    return model.model_type in GDN_MODEL_TYPES and cap == (9, 0)
+
+
+def hybrid_blocks(
+    model: ModelSpec,
+    kv: KvBook,
+    layout: ParallelLayout,
+    settings: LaunchSettings,
+    gpu_name: str | None,
+    version: ResolvedVersion,
+) -> HybridBlocks:
+    """§4.4 for this rank: the block that makes the attention page ≥ the Mamba state page."""
+    full = kv.pool("full")
+    if model.mla is not None or full is None or kv.pool("swa") is not None or layout.pp > 1:
+        raise UnsupportedModelError(
+            "vLLM's hybrid Mamba layout is modelled for full-attention (not MLA, not sliding-window) hybrids at "
+            "pp 1 only",
+            field="engine",
+            source=model.source,
+        )
+    attention = int(full.bytes_per_layer_token)  # one token of one attention layer
+    state_pool = kv.pool("state")
+    state = state_pool.bytes_per_request // state_pool.layers if state_pool and state_pool.layers else 0
+    mode = _cache_mode(settings, version)
+    if mode == "none-v0.13":  # HybridAttentionMambaModelConfig (no prefix caching for hybrids)
+        cap = compute_capability(gpu_name) or (9, 0)
+        align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
+        block = max(align * math.ceil(state / (align * attention)), settings.page_size or 0)
+        why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
+        return HybridBlocks(block, block * attention, state, 1, why)
+    align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK)
+    checkpoints = 0
+    if mode == "align":
+        if model.model_type not in GDN_MODEL_TYPES:
+            checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1)
+        elif _flashinfer_gdn(model, gpu_name):
+            checkpoints = 1
+            align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
+    block = align * math.ceil(state / (align * attention))
+    block = max(BACKEND_BLOCK * math.ceil(block / BACKEND_BLOCK), settings.page_size or 0)
+    per_request = (2 if mode == "align" else 1) + checkpoints
+    why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (mamba_cache_mode {mode})"
+    return HybridBlocks(block, block * attention, state, per_request, why)
+
+
+def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
+    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
+    PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix
+    caching off (v0.13's rule)."""
+    default = hybrid_cache_mode(version)
+    flags = settings.flags
+    asked = flags.get("mamba-cache-mode")
+    if default == "none-v0.13":
+        if flags.get("enable-prefix-caching") not in (None, False) or asked not in (None, "none"):
+            raise UnsupportedModelError(
+                "vLLM before PR #50991 with prefix caching on a hybrid model (the Mamba chunk alignment) is "
+                "not modelled",
+                field="--enable-prefix-caching",
+            )
+        return default
+    if flags.get("no-enable-prefix-caching") not in (None, False):
+        return "none"
+    if asked not in (None, "align", "none"):  # with prefix caching on, 'none' becomes 'align'
+        raise UnsupportedModelError(
+            f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' is, and 'none' under "
+            "--no-enable-prefix-caching)",
+            field="--mamba-cache-mode",
+        )
+    return "align"

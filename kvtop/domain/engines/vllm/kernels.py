@@ -1,0 +1,78 @@
+"""Checkpoint weight formats vLLM refuses on a GPU generation (docs/engines/vllm.md §3.6).
+
+Each quantization method names the least compute capability its kernels need (`get_min_capability`,
+checked while the config is built), and block-FP8 MoE experts need a TP shard that is whole 128-wide
+blocks. kvtop plans the KV cache; it refuses the launches vLLM would not start, with vLLM's reason.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.eras import block_fp8_shard, modelopt_fp8_capability
+from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+
+FP8_NATIVE = (8, 9)
+
+
+def check_weights(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    layout: ParallelLayout,
+    gpu_name: str | None,
+    version: ResolvedVersion,
+) -> None:
+    """Raise where vLLM refuses this checkpoint's weight format on this GPU (an unknown GPU refuses nothing)."""
+    cap = compute_capability(gpu_name)
+    if cap is None or not model.quant.quantized:
+        return
+    where = f"{gpu_name} (sm{cap[0]}{cap[1]})"
+    quant = model.quant
+    if quant.method == "fp8" and quant.scheme in ("modelopt", "quark"):
+        need = modelopt_fp8_capability(version) if quant.scheme == "modelopt" else FP8_NATIVE
+        if cap < need:
+            raise InputError(
+                f"vLLM {version.label} refuses {quant.scheme} FP8 weights on {where}: the "
+                f"quantization method needs compute capability {need[0]}.{need[1]}+ (get_min_capability)",
+                field="--gpu",
+                source=model.source,
+            )
+    _check_block_fp8_experts(model, settings, layout, cap, where, version)
+
+
+def _check_block_fp8_experts(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    layout: ParallelLayout,
+    cap: tuple[int, int],
+    where: str,
+    version: ResolvedVersion,
+) -> None:
+    """Block-FP8 experts split over TP (no expert parallelism) must keep whole blocks per rank."""
+    block = model.quant.block
+    if model.moe is None or block is None or settings.effective_ep > 1 or settings.enable_expert_parallel:
+        return
+    shards = layout.expert_ranks  # vLLM flattens TP × DP for the experts without expert parallelism
+    size = model.moe.expert_intermediate_size
+    if size % shards == 0 and (size // shards) % block[0] == 0:
+        return
+    shard = f"{size} / {shards} = {size / shards:g}"
+    if block_fp8_shard(version) == "every_gpu":
+        raise InputError(
+            f"vLLM {version.label} refuses block-FP8 experts whose TP shard is not whole {block[0]}-wide blocks "
+            f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'); "
+            "use a TP that keeps whole blocks, or --enable-expert-parallel",
+            field="--tp",
+            source=model.source,
+        )
+    if cap < FP8_NATIVE:
+        raise InputError(
+            f"vLLM {version.label} has no FP8 MoE kernel on {where} for experts whose TP shard breaks the "
+            f"{block[0]}-wide blocks (moe_intermediate_size {shard}: 'No FP8 MoE backend supports the "
+            "deployment configuration'); use a TP that keeps whole blocks, or --enable-expert-parallel",
+            field="--tp",
+            source=model.source,
+        )
