@@ -137,7 +137,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
     if settings.engine_version is not None:
-        version = from_flag(settings.engine_version)
+        version = from_flag(settings.engine_version, engine_rules(engine).calendar)
     else:
         version = engine_rules(engine).resolve_version(log)
         settings = settings.model_copy(update={"engine_version": version.text})

@@ -18,6 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_flags
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.units_parse import parse_vllm_bytes
 
@@ -139,7 +140,9 @@ class LaunchSettings(BaseModel):
     # the runtime: LMDeploy "turbomind" | "pytorch" (None: TurboMind where it supports the model);
     # TensorRT-LLM "pytorch" | "tensorrt" (None: its release's default)
     backend: str | None = None
-    cache_max_entry_count: float | None = None  # a share of free (or, before v0.2.2, total) memory; ≥ 1: blocks
+    cache_max_entry_count: float | None = (
+        None  # a share of free (or, before v0.2.2, total) memory; ≥ 1: blocks
+    )
     cache_chunk_size: int | None = None  # TurboMind blocks allocated per chunk (1: lazily, −1: all at start)
     prefix_cache_state_budget: int | None = None  # PyTorch engine: extra SSM state slots for prefix caching
 
@@ -173,7 +176,9 @@ def spelling_of(engine: EngineId, field: str) -> str:
     own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
     if own:
         return own[0]
-    return next((flag for flag, name in KVTOP_SPELLINGS.items() if name == field), "--" + field.replace("_", "-"))
+    return next(
+        (flag for flag, name in KVTOP_SPELLINGS.items() if name == field), "--" + field.replace("_", "-")
+    )
 
 
 def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mapping[str, str]) -> None:
@@ -203,6 +208,12 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
         if isinstance(value, float) and not 0 < value <= 1:  # NaN fails too
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
+    version = values.get("engine_version")
+    if version is not None and parse_release(str(version)) is None:
+        flag = spelled.get("engine_version") or spelling_of(engine, "engine_version")
+        raise InputError(
+            f"not a release: {str(version)[:40]!r} (write e.g. 0.5.9, v0.10.2 or 0.4.3.post2)", field=flag
+        )
     for field, words in flags.choices.items():
         value = values.get(field)
         if value is not None and value not in words:
@@ -245,7 +256,9 @@ def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
     try:
         return int(text) if kind is int else float(text)
     except ValueError:
-        raise InputError(f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}", field=spelling) from None
+        raise InputError(
+            f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}", field=spelling
+        ) from None
 
 
 def _split(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
@@ -293,7 +306,11 @@ def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
         if field is None:
             continue
         own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
-        there = f"{display_name(engine)} spells it {own[0]}" if own else f"{display_name(engine)} has no such setting"
+        there = (
+            f"{display_name(engine)} spells it {own[0]}"
+            if own
+            else f"{display_name(engine)} has no such setting"
+        )
         return f"is {display_name(other)}'s flag: {there}"
     return None
 
@@ -318,7 +335,9 @@ def parse_flags(
         if field is None:
             if strict:
                 reason = _other_engines_flag(engine, spelling)
-                raise InputError(reason or f"not a flag of {display_name(engine)} that kvtop knows", field=spelling)
+                raise InputError(
+                    reason or f"not a flag of {display_name(engine)} that kvtop knows", field=spelling
+                )
             extra[spelling.lstrip("-")] = raw
             continue
         values[field] = _convert(field, FIELD_TYPES[field], raw, spelling)
@@ -353,7 +372,9 @@ def split_command(command: str) -> list[str]:
     """A launch command as argv: backslash continuations joined; an unclosed quote or an absurd length
     is an InputError naming --cmd, never a traceback (and never minutes in `shlex`)."""
     if len(command) > MAX_COMMAND_CHARS:
-        raise InputError(f"a launch command of {len(command):,} characters (at most {MAX_COMMAND_CHARS:,})", field="--cmd")
+        raise InputError(
+            f"a launch command of {len(command):,} characters (at most {MAX_COMMAND_CHARS:,})", field="--cmd"
+        )
     joined = command.replace("\\\r\n", " ").replace("\\\n", " ")
     try:
         return shlex.split(joined)
@@ -386,5 +407,9 @@ def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> lis
             continue
         if field == "kv_cache_dtype" and value == "auto":
             continue
-        out += [spelling] if value is True else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
+        out += (
+            [spelling]
+            if value is True
+            else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
+        )
     return out

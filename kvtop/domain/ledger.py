@@ -115,7 +115,11 @@ def predict(
     """
     measured = measured or MeasuredInputs()
     if version is None or version.text != settings.engine_version:
-        version = from_flag(settings.engine_version) if settings.engine_version else NOT_STATED
+        version = (
+            from_flag(settings.engine_version, engine_rules(settings.engine).calendar)
+            if settings.engine_version
+            else NOT_STATED
+        )
     key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp, version)
     return _LEDGERS.get(
         key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, version)

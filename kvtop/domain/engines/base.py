@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder
@@ -198,6 +198,7 @@ class EngineRules(Protocol):
     # The worker's context ("total − free before load") holds the driver's reserved bytes, which
     # NVML counts apart from every process.
     context_holds_driver_reserved: bool
+    calendar: tuple[ReleaseDate, ...]  # the releases kvtop models, with the day each came out
     memory_fraction_field: str  # the LaunchSettings field of the engine's memory share
     memory_fraction_flag: str  # … as the engine spells it
     memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)

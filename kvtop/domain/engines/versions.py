@@ -120,8 +120,21 @@ def release_on(calendar: Sequence[ReleaseDate], day: date) -> str | None:
     return found
 
 
-def from_flag(text: str) -> ResolvedVersion:
-    return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=f"--engine-version {text}")
+def from_flag(text: str, calendar: Sequence[ReleaseDate] = ()) -> ResolvedVersion:
+    """The release `--engine-version` names; outside the releases kvtop models (`calendar`), it says
+    which rules apply instead: the newest's above them, the oldest era's below."""
+    detail = f"--engine-version {text}"
+    release = parse_release(text)
+    known = [key for day in calendar if (key := parse_release(day.release)) is not None]
+    if release is not None and known:
+        newest, oldest = max(known), min(known)
+        if release > newest:
+            name = next(day.release for day in calendar if parse_release(day.release) == newest)
+            detail += f" (newer than {name}, the newest release kvtop models: its rules apply)"
+        elif release < oldest:
+            name = next(day.release for day in calendar if parse_release(day.release) == oldest)
+            detail += f" (older than {name}, the oldest release kvtop models: the oldest rules apply)"
+    return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=detail)
 
 
 def from_dates(calendar: Sequence[ReleaseDate], first_day: date, engine_name: str) -> ResolvedVersion:

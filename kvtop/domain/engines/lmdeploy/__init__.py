@@ -11,6 +11,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
+    CALENDAR,
     TURBOMIND_MLA_SHARED_SINCE,
     TURBOMIND_ONLINE_KV_QUANT_SINCE,
     resolve_version,
@@ -45,6 +46,7 @@ class LmdeployRules(LmdeployBudget):
     pools_draft_kv = False
     dcp_splits_kv_heads = False
     context_holds_driver_reserved = False
+    calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "cache_max_entry_count"
     memory_fraction_flag = "--cache-max-entry-count"
     memory_fraction_of = (  # what the share is of

@@ -11,7 +11,7 @@ from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineRe
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
-from kvtop.domain.engines.sglang.releases import resolve_version
+from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
@@ -34,6 +34,7 @@ class SglangRules(SglangBudget):
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True
     context_holds_driver_reserved = True
+    calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "mem_fraction_static"
     memory_fraction_flag = "--mem-fraction-static"
     memory_fraction_of = (  # what the share is of

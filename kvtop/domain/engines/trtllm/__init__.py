@@ -10,7 +10,7 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
-from kvtop.domain.engines.trtllm.eras import resolve_version
+from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage
@@ -33,6 +33,7 @@ class TrtllmRules(TrtllmBudget):
     pools_draft_kv = False  # a draft's KV is its own pool, added to the estimator cost (§1.1), not modelled
     dcp_splits_kv_heads = False
     context_holds_driver_reserved = True
+    calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "free_gpu_memory_fraction"
     memory_fraction_flag = "--kv_cache_free_gpu_memory_fraction"
     memory_fraction_of = (  # what the share is of

@@ -11,7 +11,7 @@ from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineRe
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
-from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype, resolve_version
+from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.kv import KvStorage
@@ -29,6 +29,7 @@ class VllmRules(VllmBudget):
     pools_draft_kv = False
     dcp_splits_kv_heads = False  # §3: KV heads over tp, DCP or not
     context_holds_driver_reserved = False
+    calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "gpu_memory_utilization"
     memory_fraction_flag = "--gpu-memory-utilization"
     memory_fraction_of = (  # what the share is of
