@@ -15,10 +15,10 @@ from kvtop.sources.signals import ActionLog, PsutilSignalSender, SimulatedSignal
 
 @pytest.fixture
 def child():
-    """A sleeping Python child; killed at the end whatever the test did to it."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"], stderr=subprocess.DEVNULL
-    )
+    """A sleeping Python child; killed at the end whatever the test did to it. It restores SIGINT's
+    default handler: a child of a background job inherits SIGINT ignored, and would not stop."""
+    code = "import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler); time.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
     yield process
     if process.poll() is None:
         process.kill()
