@@ -122,3 +122,21 @@ def test_the_co_tenant_node_has_one_named_cause() -> None:
     for rank in view.ranks:
         (term,) = rank.capacity.terms
         assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -128_660)
+
+
+def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
+    """The same 6 GiB notebook, started an hour after the engine: SGLang sized its pool without it,
+    so the waterfall has no term and the finding prices only a restart."""
+    scenario = load_scenario("llama70b-tp8-foreign-gpu3")
+    late = scenario.model_copy(
+        update={"foreign_processes": tuple(
+            f.model_copy(update={"started_before_engines": False}) for f in scenario.foreign_processes
+        )}
+    )  # fmt: skip
+    snapshot = DemoSource(late).collect_at(0)
+    view = snapshot.engines[0]
+    assert {rank.capacity.terms for rank in view.ranks} == {()}
+    assert {rank.capacity.actual_tokens for rank in view.ranks} == {1_255_785}  # the clean prediction
+    (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
+    assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
+    assert any(line.startswith("it came after the engine started") for line in finding.evidence)

@@ -66,7 +66,7 @@ class DemoSource:
         self.notice = notice
         self._clock = clock
         self._period_s = period_s
-        self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}")
+        self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}", opened_at=clock())
         self._log = read_log(engine_log) if engine_log is not None else None
         self._usage_memo: dict[tuple[int, int, int], float] = {}
         # NVML's state is "demo" and no driver version is claimed: no figure here was read from a driver

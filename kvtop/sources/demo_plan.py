@@ -25,7 +25,9 @@ from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 
 _GIB = 1 << 30
-_SERVER_START = 1_760_000_000.0  # process start times are fixed, so a scenario always looks the same
+# How long the demo's engines have been up when the demo opens: process start times are this far
+# before the demo's clock, so ages read as on a node that has run a while (and two runs look alike).
+DEMO_UPTIME_S = 2 * 86400 + 3 * 3600
 ENDPOINT_MESSAGES = {
     EndpointState.UNREACHABLE: "connection refused (is the server up, and listening on this address?)",
     EndpointState.TIMEOUT: "no answer within 1 s (the server is busy or hung)",
@@ -64,8 +66,9 @@ class PlannedEngine:
 class NodePlan:
     """Everything about a scenario that does not change from tick to tick."""
 
-    def __init__(self, scenario: Scenario, source: str) -> None:
+    def __init__(self, scenario: Scenario, source: str, *, opened_at: float) -> None:
         self.scenario = scenario
+        self.engines_started = opened_at - DEMO_UPTIME_S  # when the engines' servers started
         self.source = source
         spec = scenario.gpu
         self.total_bytes = spec.total or gpu_total_bytes(spec.model)  # the model was checked when loaded
@@ -82,12 +85,13 @@ class NodePlan:
         for foreign in scenario.foreign_processes:
             self._add_record(ProcessRecord(
                 pid=foreign.pid, parent_pid=foreign.parent_pid, name=foreign.cmdline[0].rsplit("/", 1)[-1][:15],
-                cmdline=foreign.cmdline, user=foreign.user, start_time=_SERVER_START - 3600,
+                cmdline=foreign.cmdline, user=foreign.user,
+                start_time=self.engines_started + (-3600 if foreign.started_before_engines else 3600),
             ), "foreign_processes")  # fmt: skip
         for orphan in scenario.orphans:
             self._add_record(ProcessRecord(
                 pid=orphan.pid, parent_pid=1, name=orphan.title[:15], cmdline=(orphan.title,), user=orphan.user,
-                start_time=_SERVER_START - 86400,
+                start_time=self.engines_started - 86400,
             ), "orphans")  # fmt: skip
         self.workers_by_gpu: dict[int, list[PlannedWorker]] = {}
         for worker in self.workers:
@@ -153,18 +157,18 @@ class NodePlan:
         argv = tuple(shlex.split(spec.command))
         self._add_record(ProcessRecord(
             pid=spec.server_pid, parent_pid=1, name=argv[0].rsplit("/", 1)[-1][:15], cmdline=argv, user="root",
-            start_time=_SERVER_START,
+            start_time=self.engines_started,
         ), f"{where}.server_pid")  # fmt: skip
         visible = ",".join(str(gpu) for gpu in gpus)
         for position, (rank, gpu) in enumerate(zip(truth.ranks, gpus, strict=True)):
             pid, parent, title = simulation(settings.engine).worker_identity(spec.server_pid, settings, rank, position)
             if parent != spec.server_pid and parent not in self.records:
                 self._add_record(
-                    _titled(parent, simulation(settings.engine).parent_title(settings, rank.dp_rank), spec.server_pid, visible),
+                    _titled(parent, simulation(settings.engine).parent_title(settings, rank.dp_rank), spec.server_pid, visible, self.engines_started + 5),
                     f"{where}.server_pid",
                 )
             if pid != spec.server_pid:  # else the server runs the rank itself (its record is there)
-                self._add_record(_titled(pid, title, parent, visible), f"{where}.server_pid")
+                self._add_record(_titled(pid, title, parent, visible, self.engines_started + 5), f"{where}.server_pid")
             base = self._worker_bytes(spec, settings, rank, gpu, pid)
             self.workers.append(
                 PlannedWorker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
@@ -211,9 +215,9 @@ class NodePlan:
         return min(resident, ceiling) - noise
 
 
-def _titled(pid: int, title: str, parent_pid: int, visible: str) -> ProcessRecord:
+def _titled(pid: int, title: str, parent_pid: int, visible: str, started: float) -> ProcessRecord:
     return ProcessRecord(pid=pid, parent_pid=parent_pid, name=title[:15], cmdline=(title,), user="root",
-                         start_time=_SERVER_START + 5, cuda_visible_devices=visible)  # fmt: skip
+                         start_time=started, cuda_visible_devices=visible)  # fmt: skip
 
 
 class ScenarioProcessTable:
