@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -142,6 +143,11 @@ def _vector(payload: Any, expr: str) -> Series:
     return series
 
 
+def _tls_context(ca: str) -> ssl.SSLContext:
+    """A verifying TLS context from a CA bundle file or a folder of hashed certificates (OpenSSL's capath)."""
+    return ssl.create_default_context(capath=ca) if Path(ca).is_dir() else ssl.create_default_context(cafile=ca)
+
+
 class PrometheusClient:
     """Instant queries against one Prometheus server (bearer token optional, TLS verified)."""
 
@@ -155,7 +161,8 @@ class PrometheusClient:
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
-            headers=headers, timeout=timeout_s, verify=ca_file or True, transport=transport
+            headers=headers, timeout=timeout_s, transport=transport,
+            verify=_tls_context(ca_file) if ca_file else True,
         )
         self.timeout_s = timeout_s
 
