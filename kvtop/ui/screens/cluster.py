@@ -14,13 +14,14 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from kvtop.domain.cluster import rank_nodes
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable
+from kvtop.ui.widgets.footer import Footer
 
 _WORDING = Wording(
     failing="prometheus failing", silent="prometheus has not answered", first="the first answer"

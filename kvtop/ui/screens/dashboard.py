@@ -14,7 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from kvtop.domain.node import RankView
 from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
@@ -24,6 +24,7 @@ from kvtop.ui.state import GpuTrend, NodeState
 from kvtop.ui.widgets.box import Box
 from kvtop.ui.widgets.findings import TITLE as FINDINGS_TITLE
 from kvtop.ui.widgets.findings import FindingLike, FindingsPane, finding_tone
+from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.gpu_list import GpuList
 from kvtop.ui.widgets.memory_bar import (
     LEGEND_ORDER,

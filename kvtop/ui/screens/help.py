@@ -7,9 +7,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from kvtop.ui.keys import KEYS, SECTIONS, KeyHelp, key_label
+from kvtop.ui.widgets.footer import Footer
 
 READ_ONLY_NOTE = "--read-only: actions that change anything (the probe, signals) are hidden."
 

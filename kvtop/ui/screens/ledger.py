@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.ledger_rows import RankLedgerView, probe_rows, rank_ledger
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
+from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import rank_label, short_gpu_name
 from kvtop.units import fmt_both, fmt_bytes, fmt_tokens

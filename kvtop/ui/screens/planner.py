@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Button, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
@@ -31,6 +31,7 @@ from kvtop.domain.ports import ModelLoader
 from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_texts, plan
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
+from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.plan_result import outcome_table
 from kvtop.ui.widgets.typed_input import TypedInput

@@ -20,10 +20,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, ProgressBar, Static
+from textual.widgets import Button, ProgressBar, Static
 
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.ui.screens.probe_confirm import ProbePlan, confirmation_text
+from kvtop.ui.widgets.footer import Footer
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
 #: Runs one probe to its end; must return (never hang) once the event is set.

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
 from kvtop.ui.process_rows import (
@@ -27,6 +27,7 @@ from kvtop.ui.process_rows import (
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.state import NodeState
+from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import short_gpu_name
 from kvtop.units import fmt_gib

@@ -15,10 +15,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
 from kvtop.ui.process_rows import SignalFacts, role_name
+from kvtop.ui.widgets.footer import Footer
 from kvtop.units import fmt_gib, fmt_tokens
 
 SIGNAL_WORDS = {
