@@ -219,6 +219,7 @@ async def cycles_leave_nothing(driver: NodeDriver | ClusterDriver, cycles: int) 
     strays.subtract(strays_warm)
     grown = live_objects() - warm
     said = f"after {cycles} cycles: {grown:+,} live objects (bound {OBJECT_BOUND:,})"
+    print(f"{type(driver).__name__}: {said}; widgets outside the DOM: {dict(+strays) or 'none'}")
     assert (+strays).total() < STRAY_BOUND, f"widgets left behind {said}: {dict(+strays)}"
     assert grown < OBJECT_BOUND, said
 
