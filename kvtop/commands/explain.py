@@ -29,7 +29,7 @@ from kvtop.domain.launch import (
     split_command,
 )
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import fmt_both, fmt_tokens
+from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -185,6 +185,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
+        "log_cut_at_bytes": result.log_cut_at_bytes,
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
     }  # fmt: skip
     if findings:
@@ -206,6 +207,9 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
     if logged.available_kv_bytes is not None and logged.ranks_seen > 1:
         lines.append(f"  {'':<20} (the least over {logged.ranks_seen} ranks, {logged.available_kv_rank}: "
                      "the engine sizes every rank's pool from the tightest)")  # fmt: skip
+    if result.log_cut_at_bytes is not None:
+        lines.append(f"  note: the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
+                     "were parsed (a restart after that is not in this explanation: cut the log to the start you want)")  # fmt: skip
     for note in result.notes:
         lines.append(f"  note: {note}")
     if result.ledger is not None:

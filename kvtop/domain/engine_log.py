@@ -96,6 +96,8 @@ class EngineLog(_Frozen):
     """Lines recognised as each engine's (a value or a launch command was read from them)."""
     startup_failures: tuple[StartupFailure, ...] = ()
     """Error lines showing the engine refused to start, in printed order."""
+    cut_at_bytes: int | None = None
+    """The log was longer than kvtop reads: only its first `cut_at_bytes` bytes were parsed."""
 
     def recognised_lines(self, engine: EngineId) -> int:
         """How many lines were recognised as `engine`'s."""

@@ -166,11 +166,13 @@ def explain(
     except KvtopError as err:
         if startup_error is not None:
             failed = Explanation(engine=settings.engine, logged=Logged(), verdict="failed_start")
-            return failed.model_copy(update={"engine_version": version, "startup_error": startup_error})
+            return failed.model_copy(
+                update={"engine_version": version, "startup_error": startup_error, "log_cut_at_bytes": log.cut_at_bytes}
+            )
         unsolved = Explanation(
             engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),)
         )
-        return unsolved.model_copy(update={"engine_version": version})
+        return unsolved.model_copy(update={"engine_version": version, "log_cut_at_bytes": log.cut_at_bytes})
     result = _geometry_mismatch(result, checks, log_dtype, model, settings)
     if result.verdict == "mismatch" and (result.gap_tokens or result.gap_bytes):
         result = _with_reproducing_cause(
@@ -186,6 +188,7 @@ def explain(
         "startup_error": startup_error,
         "notes": (*dtype_notes, *result.notes),
         "engine_version": version,
+        "log_cut_at_bytes": log.cut_at_bytes,
     }
     if gpu_total_bytes is None and result.ledger is not None:
         update["ledger"] = stand_in_gpu_said(result.ledger)

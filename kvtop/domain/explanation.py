@@ -81,6 +81,7 @@ class Explanation(BaseModel):
     ledger: Ledger | None = None  # the central prediction, with the engine's steps
     pool_checks: tuple[PoolSizeCheck, ...] = ()
     startup_error: str | None = None  # the engine's own error line, when the log shows a refused start
+    log_cut_at_bytes: int | None = None  # only this much of a longer log was read (EngineLog.cut_at_bytes)
     notes: tuple[str, ...] = ()  # inputs not read from the log (a flag, the log's KV dtype), said once each
 
 

@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -60,8 +60,27 @@ _MAX_QUOTE = 400
 _MAX_JOINED = 8
 _MAX_LINE_CHARS = 256 * 1024  # a log line longer than this is cut (a startup log's longest is its arguments)
 _PREFIX_CHARS = 200
-_MAX_VALUES = 32  # of one kind per rank, at each end (`_bounded`)
+_MAX_VALUES = 32  # of one kind per rank, at each end (`_FirstAndLast`)
 MAX_LOG_BYTES = 64 << 20  # a startup log is read up to here (its sizing lines come first)
+_MAX_LAUNCH_LINES = 64  # continuation lines joined into one pasted launch command
+
+
+class _FirstAndLast(list[Any]):
+    """A rank's values of one kind as they are read: the first and the last `_MAX_VALUES`.
+
+    A startup log prints a sizing line a few times per rank, so thousands of one (a log pasted in a
+    loop) say nothing more, and every kept value is a candidate the explanation checks. The middle
+    is dropped while reading, not at the end: a 64 MiB log of one block-size line held a million
+    values (958 MB of RSS) before."""
+
+    def append(self, value: Any) -> None:
+        super().append(value)
+        if len(self) > 2 * _MAX_VALUES:
+            del self[_MAX_VALUES]
+
+    def extend(self, values: Iterable[Any]) -> None:
+        for value in values:
+            self.append(value)
 
 
 class _State:
@@ -69,7 +88,7 @@ class _State:
 
     def __init__(self, dialects: tuple[LogDialect, ...]) -> None:
         self.ranks: dict[EngineId, defaultdict[RankTuple, defaultdict[str, list[Any]]]] = {
-            dialect.engine: defaultdict(lambda: defaultdict(list)) for dialect in dialects
+            dialect.engine: defaultdict(lambda: defaultdict(_FirstAndLast)) for dialect in dialects
         }
         self.hits: dict[EngineId, int] = {dialect.engine: 0 for dialect in dialects}
         self.first_engine: EngineId | None = None
@@ -228,17 +247,18 @@ def _read(line: str, state: _State) -> bool:
     return took
 
 
-def _launch(line: str, following: list[str], state: _State) -> int:
-    """A pasted launch command (backslash continuations and indented flag lines joined): the extra
-    physical lines it took, or -1 when the line launches no engine."""
+def _launch(line: str, physical: list[str], next_line: int, state: _State) -> int:
+    """A pasted launch command (backslash continuations and indented flag lines joined, from
+    `physical[next_line]` on): the extra physical lines it took, or -1 when the line launches no
+    engine. The log's lines are indexed, not sliced: a log of launch lines would copy its rest once
+    a line (quadratic: 16 MiB of them took 16 s)."""
     for dialect in _vocabulary()[0]:
         match = dialect.launch.search(line)
         if match is None:
             continue
         command, used = match.group().strip(), 0
-        while used < 64 and used < len(following) and (
-            command.endswith("\\") or following[used].lstrip().startswith("--")
-        ):
+        following = physical[next_line : next_line + _MAX_LAUNCH_LINES]
+        while used < len(following) and (command.endswith("\\") or following[used].lstrip().startswith("--")):
             command = command.rstrip("\\").rstrip() + " " + following[used].strip()
             used += 1
         if state.launch_command is None:
@@ -292,18 +312,9 @@ def _model_path(state: _State) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
-def _bounded(fields: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """A rank's values with each kind's first and last `_MAX_VALUES` kept: a startup log prints a sizing
-    line a few times per rank, so thousands of one (a log pasted in a loop) say nothing more, and every
-    kept value is a candidate the explanation checks."""
-    return {
-        name: values if len(values) <= 2 * _MAX_VALUES else values[:_MAX_VALUES] + values[-_MAX_VALUES:]
-        for name, values in fields.items()
-    }
-
-
-def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
-    """Everything an engine's startup log states, per rank; never raises on odd text."""
+def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None = None) -> EngineLog:
+    """Everything an engine's startup log states, per rank; never raises on odd text.
+    `cut_at_bytes`: the text is the start of a longer log, cut there (said with the result)."""
     physical = text.splitlines()
     if "\x1b" in text:
         physical = [_ANSI.sub("", line) if "\x1b" in line else line for line in physical]
@@ -318,7 +329,7 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
         if state.first_date is None:
             state.first_date = _first_date(line)
         launches = "serve" in line or "launch_server" in line or "api_server" in line or "dynamo.trtllm" in line
-        extra = _launch(line, physical[number:], state) if launches else -1
+        extra = _launch(line, physical, number, state) if launches else -1
         if extra >= 0:
             lines_parsed += used + extra
             continue
@@ -329,7 +340,7 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
     facts = state.facts
     dialect_of = {dialect.engine: dialect for dialect in dialects}
     records = tuple(
-        dialect_of[engine].freeze(_rank_key(rank), _bounded(fields))
+        dialect_of[engine].freeze(_rank_key(rank), {name: list(values) for name, values in fields.items()})
         for engine, ranks in state.ranks.items()
         for rank, fields in sorted(ranks.items(), key=_rank_order)
         if any(fields.values())
@@ -351,6 +362,7 @@ def parse_engine_log(text: str, source: str = "<log>") -> EngineLog:
         unrecognised_engine_lines=unrecognised,
         lines_by_engine=dict(state.hits),
         startup_failures=tuple(StartupFailure(rank=_rank_key(rank), text=text) for rank, text in state.failures),
+        cut_at_bytes=cut_at_bytes,
     )
 
 
@@ -362,8 +374,7 @@ def read_engine_log(path: str | Path) -> EngineLog:
     cap: a startup log states its sizing in its first lines.
     """
     if str(path) == "-":
-        raw = sys.stdin.buffer.read(MAX_LOG_BYTES)
-        return parse_engine_log(raw.decode("utf-8", errors="replace"), source="<stdin>")
+        return _parse_start(sys.stdin.buffer.read(MAX_LOG_BYTES + 1), "<stdin>")
     log_path = Path(path)
     try:
         kind = log_path.stat().st_mode
@@ -376,10 +387,17 @@ def read_engine_log(path: str | Path) -> EngineLog:
                 source=str(log_path),
             )
         with log_path.open("rb") as handle:
-            raw = handle.read(MAX_LOG_BYTES)
+            raw = handle.read(MAX_LOG_BYTES + 1)
     except FileNotFoundError:
         raise InputError("no such engine log file", field="log", source=str(log_path)) from None
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputError(f"cannot read the engine log ({reason})", field="log", source=str(log_path)) from None
-    return parse_engine_log(raw.decode("utf-8", errors="replace"), source=str(log_path))
+    return _parse_start(raw, str(log_path))
+
+
+def _parse_start(raw: bytes, source: str) -> EngineLog:
+    """Parse what was read: all of it, or the first `MAX_LOG_BYTES` of a longer log (said so)."""
+    cut = len(raw) > MAX_LOG_BYTES
+    text = raw[:MAX_LOG_BYTES].decode("utf-8", errors="replace")
+    return parse_engine_log(text, source=source, cut_at_bytes=MAX_LOG_BYTES if cut else None)
