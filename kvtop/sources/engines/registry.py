@@ -1,7 +1,10 @@
 """The engines kvtop can observe, by id: the only place in `sources` that lists them.
 
 Each id is also in the domain's registry (`kvtop.domain.engines.registry`); its package here
-(`kvtop/sources/engines/<id>/`) holds what the engine looks like from outside.
+(`kvtop/sources/engines/<id>/`) holds what the engine looks like from outside: the package itself
+its process titles, port and launch completion, and three modules imported only when used (a
+command that reads no log, no demo and no live node never loads them): `log_lines` (`DIALECT`),
+`demo` (its behaviour on a demo node) and `endpoint` (`read_live`, which needs httpx).
 """
 
 from __future__ import annotations
@@ -34,18 +37,18 @@ _PACKAGES: dict[EngineId, str] = {
 
 def log_dialects() -> tuple[LogDialect, ...]:
     """Every engine's log vocabulary, in the registry's order."""
-    return tuple(import_module(_PACKAGES[engine]).LOG_DIALECT for engine in ENGINE_IDS)
+    return tuple(import_module(f"{_PACKAGES[engine]}.log_lines").DIALECT for engine in ENGINE_IDS)
 
 
 def simulation(engine: EngineId) -> EngineSimulation:
     """How the engine behaves on a demo node."""
-    sim: EngineSimulation = import_module(_PACKAGES[engine]).SIMULATION
+    sim: EngineSimulation = import_module(f"{_PACKAGES[engine]}.demo")  # a module satisfies the protocol
     return sim
 
 
 def endpoint_reader(engine: EngineId) -> EndpointReader:
     """How to read the engine's live state from its HTTP endpoints."""
-    reader: EndpointReader = import_module(_PACKAGES[engine]).read_live
+    reader: EndpointReader = import_module(f"{_PACKAGES[engine]}.endpoint").read_live
     return reader
 
 
