@@ -8,6 +8,8 @@ figure a fix promises is the figure the planner shows for it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
@@ -96,3 +98,8 @@ class Replay:
             available_kv_bytes=available_kv_bytes,
         )
         return solved.token_capacity if solved else 0
+
+    def capacity_at_least_free(self, free: Mapping[int, int]) -> int:
+        """Tokens per rank a restart gets with `free` bytes free on each GPU, for an engine that sizes
+        every rank from the least free GPU of the world (`EngineRules.sizes_every_rank_from_least_free`)."""
+        return self.capacity(free_shift=min(free.values()) - self.free_before_load_bytes)

@@ -37,8 +37,7 @@ HIGHEST_RATIO = 0.95  # the largest share kvtop proposes: the rest holds runtime
 
 def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all (§6)."""
-    least = min(free.values())
-    return replay.capacity(free_shift=least - replay.free_before_load_bytes)
+    return replay.capacity_at_least_free(free)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:

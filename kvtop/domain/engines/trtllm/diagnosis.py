@@ -36,8 +36,7 @@ MAX_SUGGESTED_FRACTION = 0.95  # the rest of the free memory is the runtime's he
 
 def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all."""
-    least = min(free.values())
-    return replay.capacity(free_shift=least - replay.free_before_load_bytes)
+    return replay.capacity_at_least_free(free)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
