@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from kvtop.domain.engine_log import EngineLog
 from kvtop.sources.engine_logs import parse_call_args, parse_dict_args, parse_engine_log
 from tests.data_paths import CASES
+from tests.fuzz.text import JUNK  # the junk the fuzz suite puts into lines
 
 REAL_LINES = sorted(
     {
@@ -16,25 +17,6 @@ REAL_LINES = sorted(
         for line in path.read_text().splitlines()
         if line
     }
-)
-JUNK = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
-    [
-        "\x1b[31m",
-        "\x00",
-        ",",
-        "(",
-        "[",
-        "{",
-        "'",
-        '"',
-        "=",
-        "GB",
-        "GiB",
-        " pid=1)",
-        "[12:00:00 TP",
-        "\n",
-        "9" * 60,
-    ]
 )
 
 
