@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, EngineInputs, EngineResult, MeasuredInputs
+from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
 from kvtop.domain.errors import InputError
@@ -206,7 +206,7 @@ def _solve(
         capped = rules.at_shared_capacity(settings, tightest)
         results = [solve(pp, w, kv, capped) for pp, (_, w, kv) in enumerate(stages)]
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
-    free_before = measured.free_before_load_bytes or gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+    free_before = measured.free_before_load(gpu_total_bytes)
     context_bytes = gpu_total_bytes - free_before
     ranks: list[RankLedger] = []
     for dp_rank in range(layout.replicas):

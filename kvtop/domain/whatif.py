@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -31,8 +31,8 @@ class Replay:
 
     @property
     def free_before_load_bytes(self) -> int:
-        """SGLang's pre-load free memory (min over ranks) the ledger assumed."""
-        return self.measured.free_before_load_bytes or self.ledger.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+        """The pre-load free memory (min over ranks) the ledger assumed."""
+        return self.measured.free_before_load(self.ledger.gpu_total_bytes)
 
     @property
     def weights_bytes(self) -> int:

@@ -43,6 +43,16 @@ class MeasuredInputs(BaseModel):
     # order; every worker sizes its blocks from its own memory and its own layers, then the least wins
     available_kv_bytes_by_stage: tuple[int, ...] | None = None
 
+    def free_before_load(self, gpu_total_bytes: int) -> int:
+        """The memory free before the weights load (min over ranks): measured, else the GPU's total
+        less the CUDA context and NCCL (`DEFAULT_CONTEXT_BYTES`, said by `FREE_BEFORE_LOAD_ESTIMATED`)."""
+        if self.free_before_load_bytes is not None:
+            return self.free_before_load_bytes
+        return gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+
+
+FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
+
 
 class BudgetStep(BaseModel):
     """One line of the engine's own arithmetic, shown to the operator in order."""

@@ -9,7 +9,7 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, BudgetStep, EngineInputs
+from kvtop.domain.engines.base import BudgetStep, EngineInputs
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError
@@ -48,7 +48,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         free = meas.free_after_load_bytes
         steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free, measured=True))
         return free
-    before = meas.free_before_load_bytes if meas.free_before_load_bytes is not None else total - DEFAULT_CONTEXT_BYTES
+    before = meas.free_before_load(total)
     if meas.free_before_load_bytes is None:
         notes.append("free memory after the weights is estimated: GPU total − 1 GiB (CUDA context, NCCL) − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip

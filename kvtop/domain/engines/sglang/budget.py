@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, MIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import (
+    FREE_BEFORE_LOAD_ESTIMATED,
+    GIB,
+    MIB,
+    BudgetStep,
+    EngineInputs,
+    EngineResult,
+)
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.eras import (
     VLM_CACHE_MIB,
@@ -59,11 +66,9 @@ class SglangBudget:
             mfs, mfs_source = mfs * runner, f"{mfs_source} × {runner:g} (the model runner's VLM cut)"
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
-        if meas.free_before_load_bytes is not None:
-            pre = meas.free_before_load_bytes
-        else:
-            pre = total - DEFAULT_CONTEXT_BYTES
-            notes.append("free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)")
+        pre = meas.free_before_load(total)
+        if meas.free_before_load_bytes is None:
+            notes.append(FREE_BEFORE_LOAD_ESTIMATED)
         steps.append(
             BudgetStep(
                 label="free before weight load (min over ranks)",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import FREE_BEFORE_LOAD_ESTIMATED, GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
     PYTORCH_TOKENS_PER_BLOCK,
@@ -238,12 +238,9 @@ class TrtllmBudget:
             budget = meas.available_kv_bytes
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=budget, measured=True))
         else:
-            before = meas.free_before_load_bytes
-            if before is None:
-                before = inputs.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
-                notes.append(
-                    "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
-                )
+            before = meas.free_before_load(inputs.gpu_total_bytes)
+            if meas.free_before_load_bytes is None:
+                notes.append(FREE_BEFORE_LOAD_ESTIMATED)
             steps.append(
                 BudgetStep(
                     label="free before weight load (min over ranks)",
@@ -341,12 +338,9 @@ class TrtllmBudget:
                 )
             )
         else:
-            before = meas.free_before_load_bytes
-            if before is None:
-                before = inputs.gpu_total_bytes - DEFAULT_CONTEXT_BYTES
-                notes.append(
-                    "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
-                )
+            before = meas.free_before_load(inputs.gpu_total_bytes)
+            if meas.free_before_load_bytes is None:
+                notes.append(FREE_BEFORE_LOAD_ESTIMATED)
             reserve = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
             if meas.non_kv_bytes is None:
                 notes.append(
