@@ -16,10 +16,16 @@ from kvtop.sources.signals import ActionLog, PsutilSignalSender, SimulatedSignal
 @pytest.fixture
 def child():
     """A sleeping Python child; killed at the end whatever the test did to it. It restores SIGINT's
-    default handler: a child of a background job inherits SIGINT ignored, and would not stop."""
-    code = "import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler); time.sleep(60)"
-    process = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    default handler (a child of a background job inherits SIGINT ignored, and would not stop) and
+    says so before the test signals it: a SIGINT sent while it starts would be ignored and lost."""
+    code = (
+        "import signal, sys, time; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None and process.stdout.readline() == b"ready\n"
     yield process
+    process.stdout.close()
     if process.poll() is None:
         process.kill()
     process.wait(timeout=10)
