@@ -63,6 +63,7 @@ _PREFIX_CHARS = 200
 _MAX_VALUES = 32  # of one kind per rank, at each end (`_FirstAndLast`)
 MAX_LOG_BYTES = 64 << 20  # a startup log is read up to here (its sizing lines come first)
 _MAX_LAUNCH_LINES = 64  # continuation lines joined into one pasted launch command
+_DATED_WITHIN_LINES = 10_000  # a log's date (its version era) is looked for in its first lines only
 
 
 class _FirstAndLast(list[Any]):
@@ -326,7 +327,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
     for line, used in _logical_lines(physical):
         number += used
         state.facts.line_number = number - used + 1
-        if state.first_date is None:
+        if state.first_date is None and number <= _DATED_WITHIN_LINES:
             state.first_date = _first_date(line)
         launches = "serve" in line or "launch_server" in line or "api_server" in line or "dynamo.trtllm" in line
         extra = _launch(line, physical, number, state) if launches else -1

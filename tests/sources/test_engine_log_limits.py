@@ -57,3 +57,10 @@ def test_a_log_longer_than_the_cap_is_cut_and_said(
     assert main(["explain", str(long_log), "--model", "qwen3-235b-a22b", "--gpu", "H100"]) == 0
     out = capsys.readouterr().out
     assert "only its first 4.00 KiB were parsed" in out
+
+
+def test_the_logs_date_is_looked_for_in_its_first_10000_lines() -> None:
+    """The date sets the version era of a log that names no version; a log's date is at its start."""
+    dated = "[2025-06-30 10:00:01 TP0] " + _KV_LINE.format(tokens=367_404)
+    assert parse_engine_log("\n".join(["undated"] * 9_999 + [dated])).first_date == "2025-06-30"
+    assert parse_engine_log("\n".join(["undated"] * 10_000 + [dated])).first_date is None
