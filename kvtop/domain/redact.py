@@ -35,11 +35,15 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 # Short flags that conventionally take a key.
 _SECRET_SHORT_FLAGS = frozenset({"-k"})
 # Words that contain a secret word but name something else; removed before looking.
-_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile|keyvalue|monkey|bypass"
-                           r"|passthrough|allowcredentials")  # fmt: skip
-# A "token" beside one of these is a count of tokens (`--max-token-len`), not a credential.
+# `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
+_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile"
+                           r"|keyvalue(?=head|cache|dim|proj|layer)|monkey|bypass|passthrough|allowcredentials")  # fmt: skip
+# A "token" beside one of these anywhere in the name is a count of tokens (`--max-token-len`).
 _COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",
-                             "threshold", "per", "capacity", "usage", "total", "used", "rate"})  # fmt: skip
+                             "threshold", "capacity"})  # fmt: skip
+# ...and one of these only as the word right after a final "token" (`token_usage`), not inside a
+# name (`--access-token-per-user`, `TOKEN_USAGE_KEY` stay secret).
+_COUNT_SUFFIXES = frozenset({"usage", "total", "used", "rate"})
 _SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  # `Authorization: Bearer x`
 _SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -71,7 +75,8 @@ def _is_secret_name(name: str) -> bool:
 def _judge_name(name: str) -> bool:
     segments = [part.lower() for part in _SEGMENT_SPLIT.split(_CAMEL.sub("-", name)) if part]
     compact = _BENIGN_WORDS.sub("|", "".join(segments))
-    if "token" in compact and not _COUNT_SEGMENTS.isdisjoint(segments):
+    counted = segments[-2:-1] == ["token"] and segments[-1] in _COUNT_SUFFIXES
+    if "token" in compact and (counted or not _COUNT_SEGMENTS.isdisjoint(segments)):
         compact = compact.replace("token", "|")
     return (
         any(word in compact for word in _SECRET_WORDS)

@@ -61,11 +61,14 @@ def test_messages_without_secrets_survive_unchanged(text: str) -> None:
 def test_secret_names() -> None:
     secret = ["--api-key", "HF_TOKEN", "HFTOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY",
               "MY_PASSWORD", "PGPASSWORD", "DB_PASS", "GITHUB_PAT", "Authorization", "X-Amz-Signature", "sig",
-              "apiKey", "--openai-key", "--api-keys", "-k", "client_secret", "Cookie", "oauth_token", "Authorization", "authorise"]  # fmt: skip
+              "apiKey", "--openai-key", "--api-keys", "-k", "client_secret", "Cookie", "oauth_token", "Authorization", "authorise",
+              # a key's value and a per-user token are secrets, not KV heads or token counts (a review found both shown)
+              "API_KEY_VALUE", "ENCRYPTION_KEY_VALUE", "--access-token-per-user", "TOKEN_USAGE_KEY"]  # fmt: skip
     plain = ["--max-total-tokens", "--tokenizer", "--max-num-batched-tokens", "--served-model-name", "--port",
              "CUDA_VISIBLE_DEVICES", "--kv-cache-dtype", "--return-tokens-as-token-ids", "--skip-tokenizer-init",
              "--allow-credentials", "--ssl-keyfile", "--max-token-len", "max_total_num_tokens", "--bypass-cache",
-             "path", "pattern", "signal", "--num-passes", "Author", "authority", "token_capacity", "token_usage"]  # fmt: skip
+             "path", "pattern", "signal", "--num-passes", "Author", "authority", "token_capacity", "token_usage",
+             "num_key_value_heads", "--num-key-value-heads", "key_value_cache", "tokens_per_user"]  # fmt: skip
     assert [name for name in secret if not is_secret_name(name)] == []
     assert [name for name in plain if is_secret_name(name)] == []
 
