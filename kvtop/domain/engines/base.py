@@ -12,6 +12,7 @@ from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout, PpRemainder
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose import EngineOnNode
@@ -82,6 +83,19 @@ class EngineInputs(BaseModel):
     measured: MeasuredInputs = MeasuredInputs()
     pp_rank: int = 0  # the pipeline stage these books belong to
     version: ResolvedVersion = ResolvedVersion()  # which era of the engine's rules applies
+
+    def fixed_pool_overflow(self, pool_bytes: int, flag: str, notes: list[str]) -> int:
+        """Bytes by which a pool sized by a flag rather than by memory (`flag`) exceeds the memory free
+        once the weights are resident (0: it fits), said in `notes`. The engine does not check it
+        against memory: it allocates the pool and fails at start with CUDA out of memory."""
+        room = self.measured.free_before_load(self.gpu_total_bytes) - self.weights_bytes
+        over = pool_bytes - room
+        if over > 0:
+            notes.append(
+                f"{flag} asks for a {gib(pool_bytes)} pool where {gib(max(room, 0))} is free after the weights: "
+                "the engine would run out of memory allocating it at start"
+            )
+        return max(over, 0)
 
 
 class EngineResult(BaseModel):

@@ -140,13 +140,14 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     steps.append(BudgetStep(label="blocks (num_gpu_blocks)", value=blocks))
     tokens = blocks * block
     steps.append(BudgetStep(label=f"tokens: blocks × {block}", value=tokens))
-    fits = blocks > (2 if era.value == "per_rank" else 0)
+    over = inputs.fixed_pool_overflow(blocks * per_block + state, "--num-gpu-blocks", notes) if s.num_gpu_blocks_override else 0
+    fits = blocks > (2 if era.value == "per_rank" else 0) and over == 0
     return EngineResult(
         engine="lmdeploy", token_capacity=tokens if fits else 0, page_size=block, num_blocks=blocks,
         kv_budget_bytes=max(budget, 0), kv_pool_bytes=(blocks * per_block + state) if fits else 0,
         state_pool_bytes=state if fits else 0, max_running_requests=max_batches, max_concurrency=None,
         reserve_bytes=runtime, memory_fraction=ratio, memory_fraction_source=ratio_source, fits=fits,
-        shortfall_bytes=0 if fits else max(3 * per_block - budget, 1), steps=tuple(steps), notes=tuple(notes),
+        shortfall_bytes=0 if fits else over or max(3 * per_block - budget, 1), steps=tuple(steps), notes=tuple(notes),
     )  # fmt: skip
 
 

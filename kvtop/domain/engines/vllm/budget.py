@@ -130,7 +130,10 @@ class VllmBudget:
             )
         )
         needed = blocks_per_request * page_bytes * group_size
-        fits = available > 0 and num_blocks >= blocks_per_request
+        fixed_by = "--num-gpu-blocks-override" if s.num_gpu_blocks_override is not None else (
+            "--kv-cache-memory-bytes" if s.kv_cache_memory_bytes is not None else None)  # fmt: skip
+        over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by else 0
+        fits = available > 0 and num_blocks >= blocks_per_request and over == 0
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
         if fits:
@@ -144,7 +147,7 @@ class VllmBudget:
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0),
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
-            shortfall_bytes=0 if fits else needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
+            shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
         )  # fmt: skip
 
     @staticmethod

@@ -1,0 +1,59 @@
+"""A KV pool sized by a flag rather than by memory is checked against the memory left after the
+weights (a review found `plan` calling a 500 GiB vLLM pool on an 80 GiB H100 a fit).
+
+vLLM's `--kv-cache-memory-bytes` and `--num-gpu-blocks-override` and LMDeploy PyTorch's
+`--num-gpu-blocks` skip the engine's memory profiling: it allocates what it is told and fails at
+start with CUDA out of memory when that is more than is free.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+
+GIB = 1 << 30
+# Llama-3.1-8B: 32 layers × 8 KV heads × 128 dims × (K + V) × 2 bytes (BF16) = 131,072 B per token;
+# vLLM's block of 16 tokens is 2 MiB.
+BLOCK_BYTES = 32 * 8 * 128 * 2 * 2 * 16
+
+
+def plan(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "H100", "--json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_vllm_pool_that_fits_is_the_blocks_the_bytes_make(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM reads `20G` as 20 GiB (uppercase: binary; `20g` would be 20 × 10^9)."""
+    out = plan(capsys, "--engine", "vllm", "--kv-cache-memory-bytes", "20G")
+    assert out["fits"] is True
+    assert out["num_blocks"] == 20 * GIB // BLOCK_BYTES == 10_240
+    assert out["token_capacity"] == 10_240 * 16
+
+
+def test_a_vllm_pool_larger_than_the_gpu_does_not_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    out = plan(capsys, "--engine", "vllm", "--kv-cache-memory-bytes", "500G")
+    room = out["gpu"]["total_bytes"] - GIB - out["weights_bytes"]  # free before load: total − 1 GiB context
+    assert (out["fits"], out["token_capacity"]) == (False, 0)
+    assert out["shortfall_bytes"] == 500 * GIB - room
+    assert any("--kv-cache-memory-bytes asks for a 500.00 GiB pool" in note for note in out["notes"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "pool_bytes"),
+    [
+        (("--engine", "vllm", "--num-gpu-blocks-override", "100000"), 100_000 * BLOCK_BYTES),
+        # LMDeploy PyTorch: a block of 64 tokens × 131,072 B
+        (("--engine", "lmdeploy", "--backend", "pytorch", "--num-gpu-blocks", "100000"), 100_000 * 64 * 131_072),
+    ],
+    ids=["vllm blocks", "lmdeploy blocks"],
+)
+def test_a_block_count_larger_than_the_gpu_does_not_fit(
+    capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], pool_bytes: int
+) -> None:
+    out = plan(capsys, *flags)
+    room = out["gpu"]["total_bytes"] - GIB - out["weights_bytes"]
+    assert out["fits"] is False
+    assert out["shortfall_bytes"] == pool_bytes - room
