@@ -140,3 +140,21 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
     assert any(line.startswith("it came after the engine started") for line in finding.evidence)
+
+
+def test_an_unexplained_loss_holds_bytes_like_every_other_cause() -> None:
+    """A term's bytes are what the cause holds: positive where tokens were lost (a review found the
+    unexplained term signed the other way from the rest)."""
+    from kvtop.domain.capacity import CapacitySource
+    from kvtop.domain.waterfall import RankActual, engine_capacity
+
+    view = _snapshot("llama70b-tp8-sglang").engines[0]
+    clean = view.explained
+    assert clean is not None
+    lost = 10_000
+    capacity = engine_capacity(
+        clean, (), view.engine.engine_id, [RankActual(gpu_index=0, tokens=clean.token_capacity - lost, source=CapacitySource.LIVE)]
+    )
+    (term,) = capacity.waterfalls[0].terms
+    assert term.cause is CapacityCause.UNEXPLAINED
+    assert (term.tokens, term.bytes) == (-lost, lost * clean.kv_bytes_per_token)
