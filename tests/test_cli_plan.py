@@ -55,6 +55,19 @@ def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> Non
     assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720
 
 
+def test_a_reserve_below_the_engines_own_is_in_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5): it keeps
+    pre-load × 0.182; 0.95 keeps pre-load × 0.05. The pool fits; the JSON says by how much the
+    reserve is short, as the planner's "at risk" does (a review found it only in a note)."""
+    out = plan_json(capsys, "--model", LLAMA, "--tp", "8", "--gpu", "H100", "--engine-version", "0.5.9",
+                    "--mem-fraction-static", "0.95")  # fmt: skip
+    pre_load = out["gpu"]["total_bytes"] - (1 << 30)
+    assert out["fits"] is True
+    assert out["reserve_bytes"] == round(pre_load * 0.05)
+    assert out["reserve_needed_bytes"] == round(pre_load * (1 - 0.818))
+    assert out["reserve_short_bytes"] == out["reserve_needed_bytes"] - out["reserve_bytes"]
+
+
 def test_every_spelling_of_tp_and_cmd_agree(capsys: pytest.CaptureFixture[str]) -> None:
     a = plan_json(capsys, "--model", LLAMA, "--tp-size", "4", "--mem-fraction-static", "0.85")
     b = plan_json(
