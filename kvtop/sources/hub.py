@@ -55,7 +55,7 @@ def _sibling_quant_config(config_path: Path) -> tuple[dict[str, Any], str] | Non
         config_path.with_name(config_path.stem + ".hf_quant_config.json"),
     ):
         if candidate.is_file():
-            return read_json_object(candidate, "hf_quant_config"), str(candidate)
+            return read_json_object(candidate, "hf_quant_config", field="--model"), str(candidate)
     return None
 
 
@@ -94,7 +94,7 @@ def _local_header_bytes(file: Path) -> int:
 
 
 def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
-    config = read_json_object(path, "config")
+    config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
     return model_from_config(
         config,
@@ -230,9 +230,9 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float) -> ModelSpec:
                 field="--model",
             ) from None
         reachable, where = True, "Hugging Face hub"
-    quant = read_json_object(quant_file, "hf_quant_config") if quant_file else None
+    quant = read_json_object(quant_file, "hf_quant_config", field="--model") if quant_file else None
     spec = model_from_config(
-        read_json_object(config_path, "config"),
+        read_json_object(config_path, "config", field="--model"),
         source=f"{repo_id} ({where})",
         name=repo_id,
         hf_quant_config=quant,

@@ -17,54 +17,57 @@ from kvtop.domain.errors import InputError
 MAX_JSON_BYTES = 16 << 20  # 16 MiB: a config.json is a few KB, one with every excluded module a few MB
 
 
-def read_json_object(path: Path, what: str, *, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
-    """The JSON object in `path` (`what`: 'config', 'scenario', … for the messages)."""
-    data = read_regular_file(path, what, max_bytes=max_bytes)
+def read_json_object(
+    path: Path, what: str, *, field: str | None = None, max_bytes: int = MAX_JSON_BYTES
+) -> dict[str, Any]:
+    """The JSON object in `path` (`what`: 'config', 'scenario', … for the messages; `field`: the
+    flag that named the file, said first in every message)."""
+    data = read_regular_file(path, what, field=field, max_bytes=max_bytes)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise InputError(
-            f"not UTF-8 text at byte {err.start:,} (is it a {what} file?)", source=str(path)
+            f"not UTF-8 text at byte {err.start:,} (is it a {what} file?)", field=field, source=str(path)
         ) from None
-    return parse_json_object(text, what, source=str(path))
+    return parse_json_object(text, what, field=field, source=str(path))
 
 
-def read_regular_file(path: Path, what: str, *, max_bytes: int) -> bytes:
+def read_regular_file(path: Path, what: str, *, max_bytes: int, field: str | None = None) -> bytes:
     """The bytes of a regular file of at most `max_bytes` (refused, not truncated, beyond that)."""
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise InputError(f"{what} file not found", source=str(path)) from None
+        raise InputError(f"{what} file not found", field=field, source=str(path)) from None
     except OSError as err:
-        raise InputError(f"cannot read {what}: {err.__class__.__name__}", source=str(path)) from None
+        raise InputError(f"cannot read {what}: {err.__class__.__name__}", field=field, source=str(path)) from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
-        raise InputError(f"{kind}: a {what} is read from a file", source=str(path))
-    too_big = InputError(f"larger than {max_bytes:,} bytes: not a {what} file kvtop reads", source=str(path))
+        raise InputError(f"{kind}: a {what} is read from a file", field=field, source=str(path))
+    too_big = InputError(f"larger than {max_bytes:,} bytes: not a {what} file kvtop reads", field=field, source=str(path))
     if info.st_size > max_bytes:
         raise too_big
     try:
         with path.open("rb") as handle:
             data = handle.read(max_bytes + 1)
     except OSError as err:
-        raise InputError(f"cannot read {what}: {err.__class__.__name__}", source=str(path)) from None
+        raise InputError(f"cannot read {what}: {err.__class__.__name__}", field=field, source=str(path)) from None
     if len(data) > max_bytes:
         raise too_big
     return data
 
 
-def parse_json_object(text: str, what: str, *, source: str) -> dict[str, Any]:
+def parse_json_object(text: str, what: str, *, source: str, field: str | None = None) -> dict[str, Any]:
     """`text` as a JSON object; malformed, too deep or too long a number is one InputError."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(
-            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=source
+            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", field=field, source=source
         ) from None
     except RecursionError:
-        raise InputError("malformed JSON: nested too deeply", source=source) from None
+        raise InputError("malformed JSON: nested too deeply", field=field, source=source) from None
     except ValueError as err:  # an integer beyond Python's digit limit
-        raise InputError(f"malformed JSON: {str(err).split(':')[0]}", source=source) from None
+        raise InputError(f"malformed JSON: {str(err).split(':')[0]}", field=field, source=source) from None
     if not isinstance(data, dict):
-        raise InputError(f"a {what} must be a JSON object", source=source)
+        raise InputError(f"a {what} must be a JSON object", field=field, source=source)
     return data

@@ -180,7 +180,7 @@ def scenario_path(ref: str) -> Path:
 def load_scenario(ref: str) -> Scenario:
     """Read and validate a scenario by name or path; a bad file is an InputError naming the field."""
     path = scenario_path(ref)
-    data = read_json_object(path, "scenario")
+    data = read_json_object(path, "scenario", field="--demo")
     data.setdefault("name", path.stem)
     return parse_scenario(data, source=str(path))
 

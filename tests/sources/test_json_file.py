@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.errors import InputError
+from kvtop.sources.demo import load_scenario
 from kvtop.sources.hub import load_model
 from kvtop.sources.json_file import MAX_JSON_BYTES, read_json_object
 
@@ -22,7 +23,7 @@ def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:
 
 
 def test_a_device_is_refused() -> None:
-    with pytest.raises(InputError, match=r"^not a regular file .* in /dev/zero$"):
+    with pytest.raises(InputError, match=r"^--model: not a regular file .* in /dev/zero$"):
         load_model("/dev/zero")
 
 
@@ -57,3 +58,16 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_bytes(b"\xef\xbb\xbf" + b'{"model_type": "llama"}')
     assert read_json_object(path, "config") == {"model_type": "llama"}
+
+
+def test_an_unreadable_model_or_scenario_names_its_flag(tmp_path: Path) -> None:
+    """Every JSON failure names the flag that pointed at the file (a review found plan's and the
+    demo's said only 'malformed JSON' or 'config file not found')."""
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    with pytest.raises(InputError, match=r"^--model: malformed JSON at line 1, column 1"):
+        load_model(str(empty))
+    with pytest.raises(InputError, match=r"^--model: config file not found in .*config\.json$"):
+        load_model(str(tmp_path))
+    with pytest.raises(InputError, match=r"^--demo: malformed JSON at line 1, column 1"):
+        load_scenario(str(empty))
