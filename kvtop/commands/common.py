@@ -189,7 +189,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged["flags"] = {**(base.flags if base else {}), **direct.flags}
     if args.model:
         merged["model"] = args.model
-    settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd())
+    settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd(), strict=True)
     check_parallel(settings)
     return settings
 

@@ -170,7 +170,11 @@ def test_the_yaml_a_launch_names_is_read_when_it_exists(tmp_path: Path) -> None:
     assert (read.enable_dp_attention, read.dp) == (True, 4)
     assert complete_settings(launch, None) == launch  # a running server's relative path: its cwd is not ours
     missing = launch.model_copy(update={"extra_llm_api_options": str(tmp_path / "gone.yaml")})
-    assert complete_settings(missing, tmp_path) == missing
+    assert complete_settings(missing, tmp_path) == missing  # a launch from a log: the file is elsewhere
+    # typed by the operator (`plan`): a file that is not there is refused, not planned on the defaults
+    # it would have changed (a review found a typo planned at fraction 0.9 where the file said 0.5)
+    with pytest.raises(InputError, match="^--extra_llm_api_options: no such file .* in .*gone.yaml$"):
+        complete_settings(missing, tmp_path, strict=True)
 
 
 @pytest.mark.parametrize(

@@ -71,13 +71,15 @@ def ranks_by_gpu_order(engine: EngineId) -> bool:
     return by_order
 
 
-def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+def complete_settings(
+    settings: LaunchSettings, base_dir: Path | None, *, strict: bool = False
+) -> LaunchSettings:
     """The settings with what files the launch names add (TensorRT-LLM's --extra_llm_api_options YAML):
-    each package reads its own, a relative path from `base_dir` (None: only absolute paths are read)."""
-    complete: Callable[[LaunchSettings, Path | None], LaunchSettings] = import_module(
-        _PACKAGES[settings.engine]
-    ).complete_settings
-    return complete(settings, base_dir)
+    each package reads its own, a relative path from `base_dir` (None: only absolute paths are read).
+    `strict`: the operator typed the launch here, so a named file that is not there is an InputError
+    (a launch read from a log or a running process may name files of another machine)."""
+    complete: Callable[..., LaunchSettings] = import_module(_PACKAGES[settings.engine]).complete_settings
+    return complete(settings, base_dir, strict=strict)
 
 
 def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:

@@ -15,7 +15,9 @@ DEFAULT_PORT = 23333  # `lmdeploy serve api_server --server-port` default
 RANKS_BY_GPU_ORDER = True
 
 
-def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+def complete_settings(
+    settings: LaunchSettings, base_dir: Path | None, *, strict: bool = False
+) -> LaunchSettings:
     """Its launch names no file kvtop reads: the settings as they are."""
     return settings
 

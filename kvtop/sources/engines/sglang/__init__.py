@@ -12,7 +12,9 @@ RANKS_BY_GPU_ORDER = False  # titles state each worker's rank
 DEFAULT_PORT = 30000
 
 
-def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+def complete_settings(
+    settings: LaunchSettings, base_dir: Path | None, *, strict: bool = False
+) -> LaunchSettings:
     """Its launch names no file kvtop reads: the settings as they are."""
     return settings
 

@@ -20,13 +20,15 @@ DEFAULT_PORT = 8000  # trtllm-serve --port
 RANKS_BY_GPU_ORDER = False  # one MPI worker per rank, ranked per worker by `rank_of_device`
 
 
-def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
+def complete_settings(
+    settings: LaunchSettings, base_dir: Path | None, *, strict: bool = False
+) -> LaunchSettings:
     """The settings with the --extra_llm_api_options YAML the launch names (PyYAML imported only then)."""
     if not settings.extra_llm_api_options:
         return settings
     from kvtop.sources.engines.trtllm.llm_api_options import complete_settings as complete
 
-    return complete(settings, base_dir)
+    return complete(settings, base_dir, strict=strict)
 
 
 def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int]:

@@ -86,9 +86,19 @@ def _check_expansion(data: object, source: str) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def complete_settings(settings: LaunchSettings, base_dir: Path | None) -> LaunchSettings:
-    """`settings` with the YAML its launch names, when the file is there to read (the YAML wins)."""
+def complete_settings(
+    settings: LaunchSettings, base_dir: Path | None, *, strict: bool = False
+) -> LaunchSettings:
+    """`settings` with the YAML its launch names, when the file is there to read (the YAML wins).
+    `strict` (the operator typed the launch): a named file that is not there is an InputError, not a
+    plan on the defaults the file would have changed."""
     path = options_path(settings, base_dir)
     if path is None:
+        if strict and settings.extra_llm_api_options:
+            raise InputError(
+                "no such file (a relative path is read from the working directory)",
+                field=_FLAG,
+                source=settings.extra_llm_api_options,
+            )
         return settings
     return settings_with_options(settings, read_options(path), str(path))
