@@ -183,6 +183,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
             "token_capacity_max": result.token_capacity_max, "kv_bytes_per_token": result.kv_bytes_per_token,
         },
         "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
+        "pool_gap_bytes": result.pool_gap_bytes,
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
         "log_cut_at_bytes": result.log_cut_at_bytes,
@@ -236,9 +237,10 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
             f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}"
         )
     elif result.verdict == "mismatch":
-        gap = result.gap_bytes or 0
+        gap = result.pool_gap_bytes or 0
         agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
-        lines.append(f"verdict: MISMATCH{agree} — the logged KV pool is {fmt_both(abs(gap))} "
+        printed = "block" if any(check.name == "block" for check in result.pool_checks) else "KV pool"
+        lines.append(f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both(abs(gap))} "
                      f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
     elif result.verdict == "failed_start":
         lines.append(

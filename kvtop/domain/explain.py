@@ -66,8 +66,9 @@ def _geometry_mismatch(
     names = "+".join(check.name for check in failed)
     texts = " + ".join(f"{check.logged_text} {check.unit}" for check in failed)
     per_token = sum(check.predicted_bytes_per_token for check in failed)
+    printed = names if names == "block" else f"{names} pool"  # LMDeploy's TurboMind prints one block
     cause = (
-        f"KV geometry: the log's {names} pool ({texts} for {rows:,} rows, about {logged // rows:,} B per token) "
+        f"KV geometry: the log's {printed} ({texts} for {rows:,} rows, about {logged // rows:,} B per token) "
         f"is not what {model.name} with {failed[0].kv_dtype} KV at TP {settings.tp} gives "
         f"({per_token:,} B per token): the model, KV dtype or TP differ from what the engine ran"
         + (f" (the log's KV dtype: {log_dtype})" if log_dtype else "")
@@ -81,7 +82,8 @@ def _geometry_mismatch(
         "verdict": "mismatch",
         "cause": cause,
         "gap_tokens": gap_tokens,
-        "gap_bytes": logged - predicted,
+        "gap_bytes": result.gap_bytes if result.verdict == "mismatch" else None,
+        "pool_gap_bytes": logged - predicted,
     }
     return result.model_copy(update=update)
 

@@ -74,7 +74,8 @@ class Explanation(BaseModel):
     kv_bytes_per_token: int | None = None
     verdict: Verdict
     gap_tokens: int | None = None
-    gap_bytes: int | None = None
+    gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
+    pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
     cause_flags: tuple[str, ...] | None = None  # the engine flags with which kvtop rebuilds the logged figure
     missing: tuple[str, ...] = ()

@@ -84,7 +84,10 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
     if out["verdict"] == "insufficient":
         assert out["missing"], "an insufficient verdict names what the log lacks"
     if out["verdict"] == "mismatch":  # a capacity gap, or a pool whose size the geometry cannot give
-        assert out["cause"] and (out["gap_tokens"] is not None or out["gap_bytes"] is not None)
+        gaps = (out["gap_tokens"], out["gap_bytes"], out["pool_gap_bytes"])
+        assert out["cause"] and any(gap is not None for gap in gaps)
+        if out["gap_tokens"]:  # the capacity gap in bytes is the tokens at the predicted bytes per token
+            assert out["gap_bytes"] == out["gap_tokens"] * out["predicted"]["kv_bytes_per_token"]
     if out["verdict"] == "failed_start":
         assert out["startup_error"] and not out["missing"]
 
