@@ -3,6 +3,7 @@
 The same argv a person would type, through kvtop's own plan entry (parser, `build_ledger`,
 `ledger_json`), with the same budget the engine run had:
   vLLM:   --kv-cache-memory-bytes B (profiling skipped; the engine run had the same fixed KV memory)
+          and --free-memory 1PiB (the run had no GPU: memory never limited the fixed pool)
   SGLang: --free-memory F --free-after-load A --mem-fraction-static m (rest = A − F × (1 − m)),
           the same three numbers the engine's `_profile_available_bytes` was given.
 """
@@ -16,6 +17,7 @@ from tests.conftest import CONFIGS
 
 # The engine's spelling of a KV dtype -> kvtop's flag value.
 KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
+UNLIMITED_FREE = "1PiB"  # the free memory kvtop is told for a vLLM row (see plan_argv)
 
 
 def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
@@ -40,7 +42,10 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
         "--json",
     ]
     if engine == "vllm":
-        argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"])]
+        # The engine's sizing ran on no GPU with this fixed KV memory: memory never limited it. kvtop
+        # refuses a fixed pool larger than what is free after the weights (a 671B model at TP 8 on an
+        # 80 GB GPU, in many rows), so it is told the memory is there (vLLM reads no free memory).
+        argv += ["--kv-cache-memory-bytes", str(case["budget_bytes"]), "--free-memory", UNLIMITED_FREE]
     else:
         argv += [
             "--free-memory",
