@@ -82,7 +82,7 @@ def _geometry_mismatch(
         "verdict": "mismatch",
         "cause": cause,
         "gap_tokens": gap_tokens,
-        "gap_bytes": result.gap_bytes if result.verdict == "mismatch" else None,
+        "gap_bytes": result.gap_bytes if result.verdict == "mismatch" else (0 if gap_tokens == 0 else None),
         "pool_gap_bytes": logged - predicted,
     }
     return result.model_copy(update=update)
@@ -176,7 +176,7 @@ def explain(
         )
         return unsolved.model_copy(update={"engine_version": version, "log_cut_at_bytes": log.cut_at_bytes})
     result = _geometry_mismatch(result, checks, log_dtype, model, settings)
-    if result.verdict == "mismatch" and (result.gap_tokens or result.gap_bytes):
+    if result.verdict == "mismatch" and (result.gap_tokens or result.gap_bytes or result.pool_gap_bytes):
         result = _with_reproducing_cause(
             result, log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp
         )
