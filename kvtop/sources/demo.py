@@ -95,11 +95,12 @@ class DemoSource:
     def collect_at(self, tick: int, *, taken_at: float | None = None) -> NodeSnapshot:
         """The node as it is at `tick` (deterministic: the same tick gives the same snapshot)."""
         node = self.observe_at(tick, taken_at=tick * self._period_s if taken_at is None else taken_at)
+        ledgers = self._predictor.ledgers(node)
         log_notice = None
         if self._log is not None:
-            node, log_notice = with_logged_capacity(node, self._log)
+            node, log_notice = with_logged_capacity(node, self._log, ledgers)
         notice = join_notices(self.notice, log_notice)
-        return build_snapshot(node, self._predictor.ledgers(node), source=self.label, notice=notice)
+        return build_snapshot(node, ledgers, source=self.label, notice=notice)
 
     def observe_at(self, tick: int, *, taken_at: float) -> NodeObservation:
         """What NVML, the process table and the endpoints say at `tick`, attributed. Processes keep

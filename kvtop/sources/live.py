@@ -10,7 +10,7 @@ node when asked for, else the live node; without an NVIDIA driver the TUI shows 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,11 +102,15 @@ def logged_token_capacity(log: EngineLog) -> int | None:
     return engine_rules(log.engine).explainer.logged_token_capacity(log)
 
 
-def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObservation, str | None]:
+def with_logged_capacity(
+    node: NodeObservation, log: EngineLog, ledgers: Mapping[str, Ledger | str]
+) -> tuple[NodeObservation, str | None]:
     """Give the log's token capacity to the engine it belongs to when its endpoints report none.
 
     The engine is the only one of the log's kind (narrowed by the log's model path when several
-    are); returns the node and a notice when the log matched no engine or several.
+    are), and the KV pools the log printed must be what that engine's model gives (its predicted
+    `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
+    matched no engine, several, or another model.
     """
     capacity = logged_token_capacity(log)
     if capacity is None:
@@ -123,6 +127,17 @@ def with_logged_capacity(node: NodeObservation, log: EngineLog) -> tuple[NodeObs
     target = candidates[0]
     if target.live.token_capacity is not None:
         return node, None
+    ledger = ledgers.get(target.engine_id)
+    if isinstance(ledger, Ledger):
+        checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(
+            log, ledger.model, ledger.settings, ledger.load_mtp
+        )
+        differ = [check.name for check in checks if not check.within_rounding]
+        if differ:
+            return node, (
+                f"the engine log {log.source} printed a KV {'/'.join(differ)} that {ledger.model.name} "
+                f"does not give ({target.engine_id}): a log of another model or layout, not attached"
+            )
     live = target.live.model_copy(update={
         "token_capacity": capacity, "token_capacity_logged": True,
         "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
@@ -169,11 +184,12 @@ class LiveSource:
             node = with_live_state(
                 node, client=self._http_client, timeout_s=self._http_timeout_s, deadline=deadline
             )
+        ledgers = self._predictor.ledgers(node)
         log_notice = None
         if self._log is not None:
-            node, log_notice = with_logged_capacity(node, self._log)
+            node, log_notice = with_logged_capacity(node, self._log, ledgers)
         notice = join_notices(_ownerless_notice(node), log_notice)
-        return build_snapshot(node, self._predictor.ledgers(node), source=self.label, notice=notice)
+        return build_snapshot(node, ledgers, source=self.label, notice=notice)
 
     def close(self) -> None:
         self._nvml.close()

@@ -1,0 +1,59 @@
+"""`--engine-log` gives a log's token capacity to the engine it belongs to, and only to it: the KV
+pools the log printed must be what that engine's model and layout give (a review found an
+InternVL-8B log attached to a Llama-3-70B engine, and the waterfall calling the difference
+"unexplained").
+
+The node: the LMDeploy demo with its Llama-3-70B TurboMind engine alone (TP 4, int8 KV, 64-token
+blocks). Its block is 64 tokens × 42,240 B = 2,703,360 B = 2.578 MiB: 80 layers × 2 KV heads per
+rank × 128 dims × (K + V) × (1 B + the per-head fp16 scale and zero point, 4 B ÷ 128 dims).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.domain.capacity import CapacitySource
+from kvtop.sources.demo import DemoSource
+from kvtop.sources.scenario import scenario_dir
+from tests.data_paths import CASES
+
+BLOCK_BYTES = 64 * 80 * 2 * 128 * 2 * (1 * 128 + 4) // 128
+assert BLOCK_BYTES == 2_703_360
+
+
+def one_engine_node(tmp_path: Path) -> Path:
+    scenario = json.loads((scenario_dir() / "llama70b-tp4-lmdeploy.json").read_text())
+    scenario["engines"] = scenario["engines"][:1]  # the Llama-3-70B server alone
+    path = tmp_path / "lmdeploy-one.json"
+    path.write_text(json.dumps(scenario))
+    return path
+
+
+def turbomind_log(tmp_path: Path, block_mib: str, blocks: int) -> Path:
+    """The three BlockManager lines TurboMind prints (tests/data/cases/lmdeploy/…-3411…/engine.log)."""
+    log = tmp_path / "engine.log"
+    log.write_text(
+        f"[TM][INFO] [BlockManager] block_size = {block_mib} MB\n"
+        f"[TM][INFO] [BlockManager] max_block_count = {blocks}\n"
+        f"[TM][INFO] [BlockManager] chunk_size = {blocks}\n"
+    )
+    return log
+
+
+def test_a_log_of_the_engines_own_geometry_gives_its_capacity(tmp_path: Path) -> None:
+    log = turbomind_log(tmp_path, f"{BLOCK_BYTES / (1 << 20):.3f}", 6_214)
+    snapshot = DemoSource.open(str(one_engine_node(tmp_path)), engine_log=log).collect_at(0)
+    (view,) = snapshot.engines
+    assert snapshot.notice is None or "not attached" not in snapshot.notice
+    assert {(r.capacity.actual_tokens, r.capacity.actual_source) for r in view.ranks if r.capacity} == {
+        (6_214 * 64, CapacitySource.LOGGED)
+    }
+
+
+def test_a_log_of_another_model_is_not_attached_and_says_so(tmp_path: Path) -> None:
+    log = CASES / "lmdeploy/lmdeploy-3411-internvl25-8b-a100-80g/engine.log"  # InternVL2.5-8B: 8 MB blocks
+    snapshot = DemoSource.open(str(one_engine_node(tmp_path)), engine_log=log).collect_at(0)
+    (view,) = snapshot.engines
+    assert snapshot.notice is not None and "printed a KV block that llama-3-70b does not give" in snapshot.notice
+    assert {r.capacity.actual_source for r in view.ranks if r.capacity} == {CapacitySource.PREDICTED}
