@@ -140,6 +140,16 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
     assert any(line.startswith("it came after the engine started") for line in finding.evidence)
+    # the signal dialog does not promise tokens over today's: stopping it keeps what a restart would lose
+    from kvtop.domain.observe import ProcessRole
+    from kvtop.ui.process_rows import SignalFacts
+    from kvtop.ui.screens.signal_confirm import buys_text
+
+    facts = SignalFacts(pid=4242, command="python train.py", role=ProcessRole.CO_TENANT, engine="—", user="ada",
+                        held=((3, 6 << 30),), finding=finding, refusal=None)  # fmt: skip
+    said = buys_text(facts).plain
+    assert said.startswith(f"nothing now; keeps +{finding.gain_tokens:,} tokens per rank that ")
+    assert "next restart would lose to it" in said and "once it restarts" not in said
 
 
 def test_an_unexplained_loss_holds_bytes_like_every_other_cause() -> None:

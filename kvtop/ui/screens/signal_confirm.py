@@ -57,6 +57,10 @@ def buys_text(facts: SignalFacts) -> Content:
     if not finding.gain_tokens:
         return Content(f"no tokens for {engine}{scope} (finding {finding.rule})")
     gain = Content.styled(f"+{fmt_tokens(finding.gain_tokens)} tokens per rank", "bold $success")
+    if finding.gain_needs_restart and finding.term_tokens is None:  # it costs nothing now (came later)
+        return Content.assemble(
+            "nothing now; keeps ", gain, f" that {engine}'s next restart would lose to it{scope} (finding {finding.rule})"
+        )
     when = (
         f" for {engine} once it restarts: its KV pool is sized at start-up"
         if finding.gain_needs_restart
