@@ -176,8 +176,10 @@ version (`--engine-version`), so its version rules are what is checked.
 Inputs of every run: the config (with its `hf_quant_config.json` where it has one), TP 1/2/4/8,
 KV dtype auto (bf16) and fp8 (e4m3), GPU generation sm80 (A100-80GB), sm90 (H100), sm100 (B200),
 context 32,768 tokens (or the model's `max_position_embeddings` where smaller).
-Budgets — vLLM: 40 GiB of KV memory (`--kv-cache-memory-bytes 42949672960`); SGLang: free memory
-80 GiB before and 60 GiB after weight load, `--mem-fraction-static 0.75` (rest memory 40 GiB).
+Budgets — vLLM: 40 GiB of KV memory (`--kv-cache-memory-bytes 42949672960`; the run had no GPU, so
+kvtop is told the memory is there, `--free-memory 1PiB`, rather than refuse a pool the weights leave
+no room for); SGLang: free memory 80 GiB before and 60 GiB after weight load,
+`--mem-fraction-static 0.75` (rest memory 40 GiB).
 
 Columns: tokens (vLLM: the `GPU KV cache size` figure; SGLang: `max_total_num_tokens`);
 bytes (vLLM: bytes of one block over all its layer slots; SGLang: the cell, bytes per token per
