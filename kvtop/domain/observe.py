@@ -10,7 +10,9 @@ redacted when a value is built or copied, so no surface can show a secret.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from enum import Enum
+from typing import Any
 
 from pydantic import field_validator
 
@@ -207,6 +209,30 @@ class EngineLive(_Frozen):
     kv_cache_bytes: int | None = None
     ranks: tuple[EngineLiveRank, ...] = ()
     notes: tuple[RedactedStr, ...] = ()  # partial failures, e.g. SGLang started without --enable-metrics
+
+    @classmethod
+    def of_ranks(cls, ranks: Sequence[EngineLiveRank]) -> EngineLive:
+        """An answering engine's figures from its ranks': capacity and pages of the tightest, usage of
+        the fullest, tokens and requests summed; a figure no rank states stays unknown (None), not 0."""
+
+        def known(field: str) -> list[Any]:
+            return [value for rank in ranks if (value := getattr(rank, field)) is not None]
+
+        def combined(field: str, how: Callable[[list[Any]], Any]) -> Any:
+            found = known(field)
+            return how(found) if found else None
+
+        return cls(
+            state=EndpointState.OK,
+            token_capacity=combined("token_capacity", min),
+            num_gpu_blocks=combined("num_gpu_blocks", min),
+            block_size=combined("block_size", min),
+            kv_usage_fraction=combined("kv_usage_fraction", max),
+            used_tokens=combined("used_tokens", sum),
+            running_requests=combined("running_requests", sum),
+            waiting_requests=combined("waiting_requests", sum),
+            ranks=tuple(ranks),
+        )
 
 
 # LaunchSettings fields that hold free text from a command line (the rest are numbers and choices)

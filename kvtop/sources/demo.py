@@ -194,17 +194,18 @@ class DemoSource:
             self._live_rank(engine_index, dp_rank, tick)
             for dp_rank in sorted({r.dp_rank for r in truth.ranks})
         ]
+        summary = EngineLive.of_ranks(ranks)  # usage and requests as a live engine's ranks add up
         return EngineLive(
             state=EndpointState.OK, base_url=engine.base_url, version=spec.version,
             token_capacity=truth.token_capacity if reports_capacity else None,
             num_gpu_blocks=truth.engine.num_blocks if reports_capacity else None,
             block_size=truth.engine.page_size if reports_capacity else None,
-            kv_usage_fraction=max(r.kv_usage_fraction or 0.0 for r in ranks),
-            used_tokens=sum(r.used_tokens or 0 for r in ranks), running_requests=sum(r.running_requests or 0 for r in ranks),
-            waiting_requests=sum(r.waiting_requests or 0 for r in ranks), memory_fraction=truth.engine.memory_fraction,
+            kv_usage_fraction=summary.kv_usage_fraction, used_tokens=summary.used_tokens,
+            running_requests=summary.running_requests, waiting_requests=summary.waiting_requests,
+            memory_fraction=truth.engine.memory_fraction,
             weight_bytes=printed_gib(truth.ranks[0].weights_bytes) if reports_bytes else None,
             kv_cache_bytes=printed_gib(truth.ranks[0].kv_pool_bytes) if reports_bytes else None,
-            ranks=tuple(ranks),
+            ranks=summary.ranks,
         )  # fmt: skip
 
     def _live_rank(self, engine_index: int, dp_rank: int, tick: int) -> EngineLiveRank:

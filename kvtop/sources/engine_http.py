@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -223,38 +223,12 @@ def set_fact(facts: dict[str, Any], field: str, value: float, metric: str) -> No
 
 
 def summarise(rank_facts: Iterable[dict[str, Any]]) -> EngineLive:
-    """Engine-wide figures from per-rank ones: capacity and pages of the tightest rank, usage of
-    the fullest, tokens and requests summed."""
-    ranks = tuple(
-        sorted(
-            (EngineLiveRank(**facts) for facts in rank_facts),
-            key=lambda rank: (
-                rank.engine_index or "",
-                rank.dp_rank or 0,
-                rank.pp_rank or 0,
-                rank.tp_rank or 0,
-            ),
-        )
+    """Engine-wide figures from per-rank ones (`EngineLive.of_ranks`), the ranks in a stable order."""
+    ranks = sorted(
+        (EngineLiveRank(**facts) for facts in rank_facts),
+        key=lambda rank: (rank.engine_index or "", rank.dp_rank or 0, rank.pp_rank or 0, rank.tp_rank or 0),
     )
-
-    def values(field: str) -> list[Any]:
-        return [getattr(rank, field) for rank in ranks if getattr(rank, field) is not None]
-
-    def combined(field: str, how: Callable[[list[Any]], Any]) -> Any:
-        found = values(field)
-        return how(found) if found else None
-
-    return EngineLive(
-        state=EndpointState.OK,
-        token_capacity=combined("token_capacity", min),
-        num_gpu_blocks=combined("num_gpu_blocks", min),
-        block_size=combined("block_size", min),
-        kv_usage_fraction=combined("kv_usage_fraction", max),
-        used_tokens=combined("used_tokens", sum),
-        running_requests=combined("running_requests", sum),
-        waiting_requests=combined("waiting_requests", sum),
-        ranks=ranks,
-    )
+    return EngineLive.of_ranks(ranks)
 
 
 def int_label(value: Any) -> int | None:
