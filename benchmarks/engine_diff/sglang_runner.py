@@ -68,7 +68,7 @@ import types
 from typing import Any
 
 from sglang_shells import model_shell, run_case_legacy
-from standins import FREE_BYTES, refusal_or_harness_error
+from standins import FREE_BYTES, PlaceholderModule, refusal_or_harness_error
 
 STAND_INS = [
     "device-queries",
@@ -120,23 +120,6 @@ class _Anything:
         return (_Anything,)  # `class X(absent.Base)` builds a class of placeholders
 
 
-class _AnythingModule(importlib.abc.Loader):
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-
-        def __getattr__(attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            return _Anything()
-
-        module.__getattr__ = __getattr__  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
-
-
 _ABSENT_CHECKED: dict[str, bool] = {}
 
 
@@ -148,7 +131,7 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
         if top not in _ABSENT_CHECKED:  # an installed package is used as it is
             _ABSENT_CHECKED[top] = importlib.machinery.PathFinder.find_spec(top) is None
         if _ABSENT_CHECKED[top]:
-            return importlib.machinery.ModuleSpec(name, _AnythingModule(), is_package=True)
+            return importlib.machinery.ModuleSpec(name, PlaceholderModule(_Anything), is_package=True)
         return None
 
 

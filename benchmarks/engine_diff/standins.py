@@ -3,12 +3,40 @@ engine's venv, beside the runner)."""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import traceback
+import types
+from collections.abc import Callable
 from typing import Any
 
 # What the device-queries stand-in's mem_get_info answers (SGLang): free memory before, then after,
 # weight load, in bytes.
 FREE_BYTES = {"now": 0}
+
+
+class PlaceholderModule(importlib.abc.Loader):
+    """absent-packages: a package that is not installed here loads as a module (and package) whose
+    every attribute is `placeholder()` (each runner brings the placeholder its engine needs)."""
+
+    def __init__(self, placeholder: Callable[[], Any]) -> None:
+        self._placeholder = placeholder
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        placeholder = self._placeholder
+
+        def __getattr__(attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            return placeholder()
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
 
 
 def _is_accelerator(device: Any) -> bool:

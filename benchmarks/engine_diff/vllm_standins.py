@@ -11,6 +11,8 @@ import sys
 import types
 from typing import Any
 
+from standins import PlaceholderModule
+
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920),
     "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984),
@@ -69,23 +71,6 @@ class _Anything:
         return _Anything()
 
 
-class _AnythingModule(importlib.abc.Loader):
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-
-        def __getattr__(attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            return _Anything()
-
-        module.__getattr__ = __getattr__  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
-
-
 class _AbsentPackages(importlib.abc.MetaPathFinder):
     """absent-packages: torchvision (a CUDA build that cannot sit beside CPU torch 2.13; transformers'
     image processors import it at module level) resolves to placeholder modules. transformers has
@@ -95,7 +80,7 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if any(name == n or name.startswith(n + ".") for n in self.NAMES):
-            return importlib.machinery.ModuleSpec(name, _AnythingModule(), is_package=True)
+            return importlib.machinery.ModuleSpec(name, PlaceholderModule(_Anything), is_package=True)
         return None
 
 
