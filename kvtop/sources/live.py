@@ -129,9 +129,12 @@ def with_logged_capacity(
         return node, None
     ledger = ledgers.get(target.engine_id)
     if isinstance(ledger, Ledger):
-        checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(
-            log, ledger.model, ledger.settings, ledger.load_mtp
-        )
+        try:
+            checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(
+                log, ledger.model, ledger.settings, ledger.load_mtp
+            )
+        except KvtopError as error:  # the geometry cannot be rebuilt for these settings: not checked
+            return node, f"the engine log {log.source} could not be checked against {target.engine_id} ({error}): not attached"
         differ = [check.name for check in checks if not check.within_rounding]
         if differ:
             return node, (
