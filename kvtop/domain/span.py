@@ -58,6 +58,15 @@ class EngineSpan(BaseModel):
         return ("local", local_id)
 
     @property
+    def no_api_reason(self) -> str | None:
+        """Why this node serves no engine API (None: it serves one)."""
+        if self.serves_api:
+            return None
+        if self.nnodes > 1:
+            return f"node rank {self.node_rank} of {self.nnodes} runs no API server: the engine's is on node rank 0"
+        return "a headless launch runs no API server"
+
+    @property
     def pair_key(self) -> tuple[str, ...] | None:
         """Prefill and decode engines with equal keys serve one model together (None: not disaggregated)."""
         if self.role is ServingRole.WHOLE or not self.served_model:
