@@ -32,6 +32,7 @@ from kvtop.domain.cluster import (
     TargetHealth,
     rank_nodes,
 )
+from kvtop.domain.cluster_engines import group_disaggregated, join_engines
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
@@ -40,6 +41,7 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
+from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces
 
 MIB = 1 << 20
 _MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
@@ -58,9 +60,11 @@ QUERIES = {
     "gpu": '{__name__=~"kvtop_gpu_memory_(total|used|reserved|free)_bytes"}',
     "unexplained": "sum by (instance) (kvtop_rank_unexplained_bytes)",
     "findings": "sum by (instance, severity) (kvtop_findings)",
-    "capacity": "min by (instance, engine, source) (kvtop_rank_token_capacity)",
+    # the tightest rank of each engine on each node, per source, with its rank and GPU labels
+    "capacity": "bottomk by (instance, engine, source) (1, kvtop_rank_token_capacity)",
     "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
 }
+QUERIES |= ENGINE_QUERIES  # each node's part of every engine (prometheus_engines.py)
 _DCGM_FIELDS = {
     "DCGM_FI_DEV_FB_USED": "used_bytes",
     "DCGM_FI_DEV_FB_FREE": "free_bytes",
@@ -359,8 +363,10 @@ def join_answers(
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
+    engines = join_engines(engine_pieces(answers, node_of))
     return ClusterView(prometheus_url=url, taken_at=taken_at,
-                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)))  # fmt: skip
+                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)),
+                       engines=engines, disaggregated=group_disaggregated(engines))  # fmt: skip
 
 
 def _demo_scenario(labels: Mapping[str, str]) -> str | None:
