@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     nodes = parser.add_argument_group("across nodes")
     nodes.add_argument("--nodes", type=int, default=None, metavar="N",
                        help="lay the ranks over N nodes by the engine's rule (default: the launch's --nnodes, else 1)")
-    nodes.add_argument("--gpus-per-node", type=int, default=None, metavar="G",
+    nodes.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
                        help="GPUs each node has (default: the ranks each node runs)")
     nodes.add_argument("--layouts", nargs="+", default=None, metavar="LAYOUT",
                        help="solve several layouts side by side, each NODESxGPUS and sizes: '2x8 tp16' '4x8 tp8 dp4' "
