@@ -39,14 +39,16 @@ def _unquote(text: str) -> str:
 
 
 def parse_targets(targets: Sequence[ScrapeTarget]) -> Series:
-    """Every sample of every target that is up, labelled with its job and instance."""
+    """Every sample of every target that is up, labelled with its job and instance (empty labels dropped)."""
     out: Series = []
     for target in targets:
         if not target.up:
             continue  # a failed scrape leaves stale markers: its series vanish
         for family in text_string_to_metric_families(target.page):
             for sample in family.samples:
-                labels = {**sample.labels, "__name__": sample.name, "job": target.job, "instance": target.instance}
+                # an empty label is no label in Prometheus: it stores and answers without it
+                labels = {k: v for k, v in sample.labels.items() if v != ""}
+                labels.update({"__name__": sample.name, "job": target.job, "instance": target.instance})
                 out.append((labels, sample.value))
     return out
 
