@@ -83,6 +83,9 @@ def test_a_layout_that_cannot_run_is_a_row_that_says_why(capsys: pytest.CaptureF
         (["--layouts", "2x8 tp16", "--nodes", "2"], "--nodes"),
         (["--tp", "16", "--nodes", "3"], "--nodes"),
         (["--tp", "16", "--nodes", "2", "--gpus-per-node", "4"], "--gpus-per-node"),
+        (["--tp", "16", "--nodes", "2", "--gpus-per-node", "0"], "--gpus-per-node"),
+        (["--tp", "16", "--nodes", "0"], "--nodes"),
+        (["--tp", "16", "--nodes", "2", "--engine", "lmdeploy"], "--nodes"),
     ],
 )
 def test_bad_node_input_is_one_line_naming_the_flag(

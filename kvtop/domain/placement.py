@@ -63,7 +63,7 @@ def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Place
     layout = ledger.layout
     engine_rules(ledger.settings.engine).span_rule.check_nodes(layout, nodes)
     per_node = ranks_per_node(layout, nodes)
-    gpus = gpus_per_node or per_node
+    gpus = per_node if gpus_per_node is None else gpus_per_node
     if gpus < 1:
         raise LayoutError(f"must be at least 1 (got {gpus})", field="--gpus-per-node")
     if per_node > gpus:
