@@ -1,4 +1,4 @@
-"""How LMDeploy spreads over nodes: not modelled (docs/engines/lmdeploy.md §12).
+"""How LMDeploy spreads over nodes: not modelled (docs/engines/lmdeploy.md §11).
 
 LMDeploy's multi-node serving (the PyTorch engine over a Ray cluster, `--nnodes`/`--node-rank`) places
 its workers through Ray; kvtop neither joins such an engine's nodes nor plans it across nodes, and says

@@ -1,4 +1,4 @@
-"""How SGLang spreads one engine over nodes, and pairs prefill with decode (docs/engines/sglang.md §12).
+"""How SGLang spreads one engine over nodes, and pairs prefill with decode (docs/engines/sglang.md §16).
 
 One engine on N nodes is N launches of the same command with `--nnodes N --node-rank i` and the same
 `--dist-init-addr HOST:PORT` (alias `--nccl-init-addr`), the rendezvous of its torch.distributed world:

@@ -1,4 +1,4 @@
-"""How vLLM spreads one engine over nodes, and pairs prefill with decode (docs/engines/vllm.md §13).
+"""How vLLM spreads one engine over nodes, and pairs prefill with decode (docs/engines/vllm.md §11).
 
 Multiprocessing across nodes (`vllm serve M --tensor-parallel-size 8 --pipeline-parallel-size 2
 --nnodes 2 --node-rank i --master-addr HEAD [--master-port P]`, `--headless` on the others): the
