@@ -7,13 +7,12 @@ token or answers with an error (the state is named in the line).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
+from kvtop.commands.common import emit
 from kvtop.commands.render_cluster import cluster_json, engines_text
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
@@ -109,9 +108,5 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         view = reader.read()
     finally:
         client.close()
-    if args.json:
-        json.dump(cluster_json(view), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(_text(view))
+    emit(args.json, lambda: cluster_json(view), lambda: _text(view))
     return 0

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     add_hub_timeout,
     add_model_arguments,
+    emit,
     engine_flags_help,
     gpu_from_args,
     hub_deadline,
@@ -90,12 +89,11 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
     ledger = build_ledger(args, extra)
     placement = _placement(args, ledger)
-    if args.json:
-        json.dump(ledger_json(ledger) | {"placement": placement_json(placement)}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        text = ledger_text(ledger)
-        print(text if placement is None else text.replace("\n\n", "\n" + placement_text(ledger, placement) + "\n\n", 1))
+    def text() -> str:  # the placement under the header line
+        shown = ledger_text(ledger)
+        return shown if placement is None else shown.replace("\n\n", f"\n{placement_text(ledger, placement)}\n\n", 1)
+
+    emit(args.json, lambda: ledger_json(ledger) | {"placement": placement_json(placement)}, text)
     return 1 if args.require_fit and not ledger.engine.fits else 0
 
 
@@ -125,11 +123,7 @@ def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
     model, measured, total, name = _model_and_device(args, settings)
     plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
                          load_mtp=args.load_mtp)  # fmt: skip
-    if args.json:
-        json.dump(layouts_json(plans), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(layouts_text(plans))
+    emit(args.json, lambda: layouts_json(plans), lambda: layouts_text(plans))
     return 0
 
 
@@ -151,9 +145,5 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     comparison = compare_engines(
         model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
     )
-    if args.json:
-        json.dump(comparison_json(comparison), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(comparison_text(comparison))
+    emit(args.json, lambda: comparison_json(comparison), lambda: comparison_text(comparison))
     return 0
