@@ -85,3 +85,11 @@ def test_a_cluster_file_with_a_node_twice_names_the_field(tmp_path: Path, capsys
     path.write_text(json.dumps({"nodes": [node, node]}))
     assert main(["cluster", "--demo-cluster", str(path)]) == 2
     assert "nodes" in capsys.readouterr().err
+
+
+def test_a_node_whose_scenario_is_unknown_names_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"nodes": [{"name": "a", "scenario": "no-such-scenario", "instance": "10.0.0.1:9401"}]}))
+    assert main(["cluster", "--demo-cluster", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: nodes[0].scenario: node 'a': ") and "no-such-scenario" in err

@@ -73,6 +73,14 @@ def load_cluster(ref: str) -> DemoClusterSpec:
     return spec
 
 
+def _source(node: DemoNode, position: int, clock: Callable[[], float]) -> DemoSource:
+    """The node's demo scenario; one that cannot be read names the cluster file's field."""
+    try:
+        return DemoSource.open(node.scenario, clock=clock)
+    except InputError as error:
+        raise InputError(f"node {node.name!r}: {error}", field=f"nodes[{position}].scenario") from None
+
+
 class DemoCluster:
     """The cluster's nodes as exporter pages behind a synthetic Prometheus (`transport()` for httpx)."""
 
@@ -82,9 +90,8 @@ class DemoCluster:
         self._period_s = period_s
         findings = default_findings()
         self._collectors = {
-            node.name: SnapshotCollector(DemoSource.open(node.scenario, clock=clock), node=node.name,
-                                         findings=findings, clock=clock)  # fmt: skip
-            for node in spec.nodes
+            node.name: SnapshotCollector(_source(node, position, clock), node=node.name, findings=findings, clock=clock)
+            for position, node in enumerate(spec.nodes)
         }
         self._lock = threading.Lock()
         self._server: SyntheticPrometheus | None = None
