@@ -104,6 +104,8 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
         type=prometheus_url,
         help="cluster view from a Prometheus server",
     )
+    parser.add_argument("--demo-cluster", nargs="?", const="default", default=None, metavar="NAME",
+                        help="cluster view of a simulated cluster (examples/clusters; default 'demo')")  # fmt: skip
     parser.add_argument("--token-file", default=None, metavar="PATH", type=token_file,
                         help="bearer token for --prometheus (else $KVTOP_PROMETHEUS_TOKEN); never printed")  # fmt: skip
     parser.add_argument(

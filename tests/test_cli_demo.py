@@ -119,7 +119,8 @@ def test_the_cluster_view_marks_a_node_whose_exporter_serves_a_demo() -> None:
     nodes = {node.name: node for node in view.nodes}
     assert nodes["demo-node"].demo_scenario == "llama70b-tp8-sglang" and nodes["real-node"].demo_scenario is None
     assert "simulated: kvtop export serves the demo scenario 'llama70b-tp8-sglang'" in nodes["demo-node"].notes[0]
-    rows = {line.split()[0]: line for line in _text(view).splitlines()[1:] if not line.startswith(" ")}
+    node_lines = _text(view).split("\n\n")[0].splitlines()[1:]  # the engines follow after a blank line
+    rows = {line.split()[0]: line for line in node_lines if not line.startswith(" ")}
     assert rows["demo-node"].startswith("demo-node (demo) ") and "(demo)" not in rows["real-node"]
     assert node_cells(nodes["demo-node"])[0].text == "demo-node (demo)"
     assert node_cells(nodes["real-node"])[0].text == "real-node"

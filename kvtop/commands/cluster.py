@@ -7,15 +7,20 @@ token or answers with an error (the state is named in the line).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
+from kvtop.commands.common import emit
+from kvtop.commands.render_cluster import cluster_json, engines_text
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib
+
+if TYPE_CHECKING:
+    from kvtop.domain.ports import ClusterReaderPort
+    from kvtop.sources.prometheus import PrometheusClient
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the whole answer's deadline, every query within it (default 15)")  # fmt: skip
     parser.add_argument("--stale-after", type=positive_seconds, default=120.0, metavar="SECONDS",
                         help="a target whose newest sample is older is marked stale (default 120)")  # fmt: skip
+    parser.add_argument("--demo-cluster", nargs="?", const="default", default=None, metavar="NAME",
+                        help="read a simulated cluster (examples/clusters; default 'demo') through a synthetic "
+                        "Prometheus instead of a server")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the cluster view as JSON")
     parser.set_defaults(handler=run)
 
@@ -64,26 +72,41 @@ def _text(view: ClusterView) -> str:
         lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
                      f"findings {node.findings_total:>2}  tokens short {shortfall}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
-    return "\n".join(lines)
+    return "\n".join(lines + engines_text(view))
+
+
+def demo_reader(name: str, timeout_s: float, stale_after_s: float) -> tuple[PrometheusClient, ClusterReaderPort]:
+    """A client of the demo cluster's synthetic Prometheus (every node a demo scenario's exporter page) and
+    the reader that collects the nodes before each read."""
+    from kvtop.sources.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
+    from kvtop.sources.prometheus import ClusterReader, PrometheusClient
+
+    cluster = DemoCluster.open(name)
+    client = PrometheusClient(DEMO_PROMETHEUS_URL, timeout_s=timeout_s, transport=cluster.transport())
+    reader = ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s)
+    return client, DemoClusterReader(cluster, reader)
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.sources.prometheus import TOKEN_ENV, ClusterReader, PrometheusClient, load_token
 
     url = args.prometheus_url or getattr(args, "prometheus", None)
-    if not url:
-        raise InputError("no Prometheus server given (use --prometheus URL)", field="--prometheus")
-    check_env_token(TOKEN_ENV)
-    client = PrometheusClient(
-        url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
-    )
+    reader: ClusterReaderPort
+    if args.demo_cluster is not None:
+        if url:
+            raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
+        client, reader = demo_reader(args.demo_cluster, args.timeout, args.stale_after)
+    elif not url:
+        raise InputError("no Prometheus server given (use --prometheus URL, or --demo-cluster)", field="--prometheus")
+    else:
+        check_env_token(TOKEN_ENV)
+        client = PrometheusClient(
+            url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
+        )
+        reader = ClusterReader(client, stale_after_s=args.stale_after, deadline_s=args.timeout)
     try:
-        view = ClusterReader(client, stale_after_s=args.stale_after, deadline_s=args.timeout).read()
+        view = reader.read()
     finally:
         client.close()
-    if args.json:
-        json.dump(view.model_dump(mode="json"), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(_text(view))
+    emit(args.json, lambda: cluster_json(view), lambda: _text(view))
     return 0

@@ -8,8 +8,11 @@ so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works e
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
@@ -234,3 +237,12 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[i
         return measured.gpu_total_bytes, args.gpu
     name = args.gpu or "H100"
     return gpu_total_bytes(name), name.upper()
+
+
+def emit(as_json: bool, data: Callable[[], Any], text: Callable[[], str]) -> None:
+    """Print `data()` as indented JSON with `--json`, else `text()` (only the one asked for is built)."""
+    if as_json:
+        json.dump(data(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(text())

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     add_hub_timeout,
     add_model_arguments,
+    emit,
     engine_flags_help,
     gpu_from_args,
     hub_deadline,
@@ -23,6 +22,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.placement import Placement
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +41,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="solve the launch under each engine's default rules side by side, and the flags that give each "
         f"the first one's KV budget: a comma list of {', '.join(ENGINE_IDS)}, or all",
     )
+    nodes = parser.add_argument_group("across nodes")
+    nodes.add_argument("--nodes", type=int, default=None, metavar="N",
+                       help="lay the ranks over N nodes by the engine's rule (default: the launch's --nnodes, else 1)")
+    nodes.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
+                       help="GPUs each node has (default: the ranks each node runs)")
+    nodes.add_argument("--layouts", nargs="+", default=None, metavar="LAYOUT",
+                       help="solve several layouts side by side, each NODESxGPUS and sizes: '2x8 tp16' '4x8 tp8 dp4' "
+                       "(dpa: DP attention)")
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
 
@@ -72,17 +80,51 @@ def _model_and_device(
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    from kvtop.commands.render_layouts import placement_json, placement_text
     from kvtop.commands.render_ledger import ledger_json, ledger_text
 
-    if args.compare is not None:
-        return run_compare(args, extra)
+    if args.compare is not None or args.layouts is not None:
+        if args.compare is not None and args.layouts is not None:
+            raise InputError("compare engines or layouts, not both", field="--layouts")
+        return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
     ledger = build_ledger(args, extra)
-    if args.json:
-        json.dump(ledger_json(ledger), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(ledger_text(ledger))
+    placement = _placement(args, ledger)
+    def text() -> str:  # the placement under the header line
+        shown = ledger_text(ledger)
+        return shown if placement is None else shown.replace("\n\n", f"\n{placement_text(ledger, placement)}\n\n", 1)
+
+    emit(args.json, lambda: ledger_json(ledger) | {"placement": placement_json(placement)}, text)
     return 1 if args.require_fit and not ledger.engine.fits else 0
+
+
+def _placement(args: argparse.Namespace, ledger: Ledger) -> Placement | None:
+    """Where the ranks run: over --nodes (else the launch's own node count), None on one node."""
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.placement import place
+
+    nodes = args.nodes if args.nodes is not None else engine_rules(ledger.settings.engine).span_rule.span(ledger.settings).nnodes
+    if nodes == 1 and args.gpus_per_node is None:
+        return None
+    return place(ledger, nodes, args.gpus_per_node)
+
+
+def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """`--layouts`: the launch solved on each multi-node layout, side by side."""
+    from kvtop.commands.render_layouts import layouts_json, layouts_text
+    from kvtop.domain.layouts import LAYOUTS_FLAG, parse_layout, plan_layouts
+
+    for flag, value in (("--nodes", args.nodes), ("--gpus-per-node", args.gpus_per_node)):
+        if value is not None:
+            raise InputError(f"each of {LAYOUTS_FLAG} names its own nodes and GPUs; drop it", field=flag)
+    if args.require_fit:
+        raise InputError(f"{LAYOUTS_FLAG} has no single plan to require: read each layout's fits", field="--require-fit")
+    specs = [parse_layout(text) for text in args.layouts]
+    settings = settings_from_args(args, extra)
+    model, measured, total, name = _model_and_device(args, settings)
+    plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
+                         load_mtp=args.load_mtp)  # fmt: skip
+    emit(args.json, lambda: layouts_json(plans), lambda: layouts_text(plans))
+    return 0
 
 
 def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -103,9 +145,5 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     comparison = compare_engines(
         model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
     )
-    if args.json:
-        json.dump(comparison_json(comparison), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(comparison_text(comparison))
+    emit(args.json, lambda: comparison_json(comparison), lambda: comparison_text(comparison))
     return 0

@@ -43,7 +43,7 @@ def run_tui(args: argparse.Namespace) -> int:
     interval = float(getattr(args, "interval", 1.0))
     if interval <= 0:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
-    if getattr(args, "prometheus", None):
+    if getattr(args, "prometheus", None) or getattr(args, "demo_cluster", None):
         from kvtop.commands.tui_cluster import run_cluster_tui
 
         return run_cluster_tui(args)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.ports import SnapshotSource
+from kvtop.domain.ports import ClusterReaderPort, SnapshotSource
 
 
 def run_cluster_tui(args: argparse.Namespace) -> int:
@@ -33,18 +33,28 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
     stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
     timeout_s = float(getattr(args, "timeout", None) or 5.0)  # each refresh's deadline, every query within it
-    check_env_token(TOKEN_ENV)
-    client = PrometheusClient(
-        args.prometheus, token=load_token(getattr(args, "token_file", None)),
-        timeout_s=timeout_s, ca_file=getattr(args, "ca_file", None),
-    )  # fmt: skip
+    demo = getattr(args, "demo_cluster", None)
+    reader: ClusterReaderPort
+    if demo is not None:
+        if getattr(args, "prometheus", None):
+            raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
+        from kvtop.commands.cluster import demo_reader
+
+        client, reader = demo_reader(demo, timeout_s, stale_after_s)
+    else:
+        check_env_token(TOKEN_ENV)
+        client = PrometheusClient(
+            args.prometheus, token=load_token(getattr(args, "token_file", None)),
+            timeout_s=timeout_s, ca_file=getattr(args, "ca_file", None),
+        )  # fmt: skip
+        reader = ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s)
 
     def node_source(name: str) -> SnapshotSource:
         return PrometheusNodeSource(client, name, stale_after_s=stale_after_s)
 
     try:
         app = ClusterApp(
-            ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s), node_source, load_model,
+            reader, node_source, load_model,
             theme=getattr(args, "theme", None), interval_s=interval, label=client.shown_url,
         )  # fmt: skip
         settle_heap()

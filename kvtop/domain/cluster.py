@@ -12,6 +12,8 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from kvtop.domain.cluster_engines import DisaggregatedGroup, JoinedEngine
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -150,6 +152,8 @@ class ClusterView(_Frozen):
     prometheus_url: str  # without credentials
     taken_at: float
     nodes: tuple[ClusterNode, ...] = ()
+    engines: tuple[JoinedEngine, ...] = ()  # every engine with its parts on every node, joined by its identity
+    disaggregated: tuple[DisaggregatedGroup, ...] = ()  # prefill and decode engines by the model they serve
     # the queries that got no answer before the command's deadline ran out (the view is partial)
     missing: tuple[str, ...] = ()
     deadline_s: float | None = None  # the deadline that ran out, when some are missing

@@ -32,6 +32,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
+from kvtop.domain.span import span_of
 from kvtop.sources.demo_plan import (
     ENDPOINT_MESSAGES,
     NodePlan,
@@ -185,6 +186,9 @@ class DemoSource:
         spec, truth = engine.spec, engine.truth
         reports_bytes = simulation(engine.settings.engine).reports_memory_bytes
         reports_capacity = simulation(engine.settings.engine).reports_capacity
+        no_api = span_of(engine.settings.engine, engine.settings).no_api_reason
+        if no_api is not None:  # as the live node: a worker node of a multi-node engine serves no API
+            return EngineLive(state=EndpointState.NOT_QUERIED, message=no_api)
         if spec.endpoint is not EndpointState.OK:
             reason = ENDPOINT_MESSAGES.get(spec.endpoint, spec.endpoint.value)
             return EngineLive(

@@ -19,6 +19,8 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
 )
+from kvtop.domain.placement import place
+from kvtop.domain.span import ranks_per_node, span_of
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
@@ -28,6 +30,7 @@ _GIB = 1 << 30
 # How long the demo's engines have been up when the demo opens: process start times are this far
 # before the demo's clock, so ages read as on a node that has run a while (and two runs look alike).
 DEMO_UPTIME_S = 2 * 86400 + 3 * 3600
+ELSEWHERE = -1  # the key of an engine's GPU on another node in `taken_before_load` (no index here)
 ENDPOINT_MESSAGES = {
     EndpointState.UNREACHABLE: "connection refused (is the server up, and listening on this address?)",
     EndpointState.TIMEOUT: "no answer within 1 s (the server is busy or hung)",
@@ -137,12 +140,18 @@ class NodePlan:
             model = load_model(spec.model)
         except InputError as error:
             raise self._error(str(error), f"{where}.model") from None
-        wanted = layout_from_settings(settings).gpus
+        span = span_of(settings.engine, settings)
+        layout = layout_from_settings(settings)
+        try:  # an engine over several nodes runs only this node's ranks here (its engine's own rule)
+            wanted = ranks_per_node(layout, span.nnodes) if span.spans_nodes else layout.gpus
+        except KvtopError as error:
+            raise self._error(str(error), f"{where}.command") from None
         gpus = spec.gpus or tuple(i for i in range(self.scenario.gpu.count) if i not in taken)[:wanted]
         truth = self._solve(where, spec, settings, model, gpus)
-        if len(gpus) != len(truth.ranks):
+        local = self._local_ranks(where, truth, span.nnodes, span.node_rank) if span.spans_nodes else truth.ranks
+        if len(gpus) != len(local):
             raise self._error(
-                f"the launch command runs {len(truth.ranks)} ranks but {len(gpus)} GPUs are listed",
+                f"the launch command runs {len(local)} ranks here but {len(gpus)} GPUs are listed",
                 f"{where}.gpus",
             )
         for gpu in gpus:
@@ -160,7 +169,7 @@ class NodePlan:
             start_time=self.engines_started,
         ), f"{where}.server_pid")  # fmt: skip
         visible = ",".join(str(gpu) for gpu in gpus)
-        for position, (rank, gpu) in enumerate(zip(truth.ranks, gpus, strict=True)):
+        for position, (rank, gpu) in enumerate(zip(local, gpus, strict=True)):
             pid, parent, title = simulation(settings.engine).worker_identity(spec.server_pid, settings, rank, position)
             if parent != spec.server_pid and parent not in self.records:
                 self._add_record(
@@ -174,6 +183,14 @@ class NodePlan:
                 PlannedWorker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
             )
 
+    def _local_ranks(self, where: str, truth: Ledger, nnodes: int, node_rank: int) -> tuple[RankLedger, ...]:
+        """The ranks of node `node_rank` of an engine over `nnodes` nodes (its engine's placement rule)."""
+        try:
+            placement = place(truth, nnodes)
+        except KvtopError as error:
+            raise self._error(str(error), f"{where}.command") from None
+        return tuple(truth.ranks[index] for index in placement.by_node[node_rank].ranks)
+
     def _solve(
         self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]
     ) -> Ledger:
@@ -184,6 +201,8 @@ class NodePlan:
         taken = {
             gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0) for gpu in gpus
         }
+        if spec.elsewhere_before_load:  # the most-used GPU of its other nodes, where the engine spans several
+            taken[ELSEWHERE] = reserved + spec.cuda_context + spec.elsewhere_before_load
         measured = simulation(settings.engine).measured_for_truth(
             total_bytes=self.total_bytes,
             taken_before_load=taken,

@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
+from kvtop.domain.span import span_of
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
     Deadline,
@@ -107,7 +108,10 @@ def with_live_state(
     token = _DEADLINE.set(deadline)
     try:
         for engine in node.engines:
-            if deadline is not None and deadline.expired:
+            no_api = span_of(engine.kind, engine.settings).no_api_reason
+            if no_api is not None:  # a worker node of a multi-node engine, or a headless one
+                live = EngineLive(state=EndpointState.NOT_QUERIED, message=no_api)
+            elif deadline is not None and deadline.expired:
                 live = EngineLive(
                     state=EndpointState.TIMEOUT,
                     message=f"not read: the command's --timeout of {deadline.seconds:g} s ran out first",

@@ -15,7 +15,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from kvtop.domain.capacity import CapacitySource
-from kvtop.domain.node import NodeSnapshot, RankView
+from kvtop.domain.ledger import layout_from_settings
+from kvtop.domain.node import EngineView, NodeSnapshot, RankView
+from kvtop.domain.span import ranks_label, span_of
 
 GPU_LABELS = ("gpu", "uuid", "name")
 RANK_LABELS = ("engine", "rank", "gpu")
@@ -139,6 +141,38 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
     return [predicted, observed, capacity, change, unexplained, per_token, usage]
 
 
+ENGINE_INFO_LABELS = (
+    "engine", "kind", "model", "rendezvous", "nnodes", "node_rank", "serves_api", "role", "transfer",
+    "layout", "ranks_here", "ranks", "context_length", "pools", "not_joined", "tightest_gpu", "tightest_rank",
+)  # fmt: skip
+
+
+def engine_info_labels(view: EngineView) -> list[str]:
+    """`kvtop_engine_info`'s label values: the engine this node's part belongs to, by its launch's own flags
+    (`kvtop.domain.span`), and which of its ranks run here."""
+    engine, ledger = view.engine, view.ledger
+    span = span_of(engine.kind, engine.settings)
+    layout = ledger.layout if ledger else (layout_from_settings(engine.settings) if engine.settings else None)
+    positions = [(r.rank.dp, r.rank.pp, r.rank.tp) for r in view.ranks]
+    ranks = ranks_label(positions, show_dp=bool(layout and layout.dp > 1), show_pp=bool(layout and layout.pp > 1))
+    return [
+        engine.engine_id, engine.kind, span.served_model or "", span.rendezvous or "", str(span.nnodes),
+        str(span.node_rank), "1" if span.serves_api else "0", span.role.value, span.transfer or "",
+        layout.describe() if layout else "", str(len(view.ranks)), ranks if view.ranks else "",
+        str(ledger.context_length) if ledger else "", str(layout.replicas * layout.attn_dp) if layout else "",
+        span.not_modelled or "",
+        str(tight.gpu_index) if (tight := view.tightest_rank) else "", rank_label(tight) if tight else "",
+    ]  # fmt: skip
+
+
+def _engine_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
+    info = _gauge("kvtop_engine_info", "One per engine: the engine its ranks here belong to, across nodes",
+                  ENGINE_INFO_LABELS)  # fmt: skip
+    for view in snapshot.engines:
+        info.add_metric(engine_info_labels(view), 1)
+    return [info]
+
+
 def _text(value: Any) -> str:
     return str(getattr(value, "value", value))
 
@@ -156,7 +190,7 @@ def findings_family(findings: Iterable[Any]) -> GaugeMetricFamily:
 
 
 # The snapshot's families after kvtop_node_info and kvtop_snapshot_timestamp_seconds, in page order.
-SNAPSHOT_FAMILIES: tuple[FamilyBuilder, ...] = (_gpu_families, _rank_families)
+SNAPSHOT_FAMILIES: tuple[FamilyBuilder, ...] = (_gpu_families, _engine_families, _rank_families)
 
 
 def snapshot_families(

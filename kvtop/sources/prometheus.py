@@ -32,6 +32,7 @@ from kvtop.domain.cluster import (
     TargetHealth,
     rank_nodes,
 )
+from kvtop.domain.cluster_engines import group_disaggregated, join_engines
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
@@ -40,6 +41,7 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
+from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces
 
 MIB = 1 << 20
 _MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
@@ -58,9 +60,11 @@ QUERIES = {
     "gpu": '{__name__=~"kvtop_gpu_memory_(total|used|reserved|free)_bytes"}',
     "unexplained": "sum by (instance) (kvtop_rank_unexplained_bytes)",
     "findings": "sum by (instance, severity) (kvtop_findings)",
-    "capacity": "min by (instance, engine, source) (kvtop_rank_token_capacity)",
+    # the tightest rank of each engine on each node, per source, with its rank and GPU labels
+    "capacity": "bottomk by (instance, engine, source) (1, kvtop_rank_token_capacity)",
     "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
 }
+QUERIES |= ENGINE_QUERIES  # each node's part of every engine (prometheus_engines.py)
 _DCGM_FIELDS = {
     "DCGM_FI_DEV_FB_USED": "used_bytes",
     "DCGM_FI_DEV_FB_FREE": "free_bytes",
@@ -104,6 +108,15 @@ def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> s
 Series = list[tuple[dict[str, str], float]]
 
 
+def _all_text(labels: dict[Any, Any]) -> bool:
+    """Every label value is text: `str.join` refuses any other type (a 1,000-node answer holds 70,000 series)."""
+    try:
+        "".join(labels.values())
+    except TypeError:
+        return False
+    return True
+
+
 def _vector(payload: Any, expr: str) -> Series:
     """The (labels, value) pairs of an instant-vector answer, typed at the door: labels are text, values
     finite numbers below 2^63 (NaN samples dropped); anything else is a BAD_PAYLOAD naming the query."""
@@ -123,7 +136,7 @@ def _vector(payload: Any, expr: str) -> Series:
         pair = item.get("value") if isinstance(item, dict) else None
         if not (
             isinstance(labels, dict)
-            and all(isinstance(v, str) for v in labels.values())
+            and _all_text(labels)
             and isinstance(pair, list)
             and len(pair) == 2
             and isinstance(pair[1], str)
@@ -300,22 +313,6 @@ def join_answers(
             node.instances.add(instance)
         return node
 
-    for labels, value in answers["dcgm"]:
-        instance = labels.get("instance", "")
-        name = labels.get("Hostname") or labels.get("hostname") or node_of(instance)
-        gpus = parts(name, instance).gpus
-        index = labels.get("gpu", "?")
-        gpu = gpus.get(f"dcgm:{index}")
-        if gpu is None:
-            gpu = gpus[f"dcgm:{index}"] = {
-                "source": "dcgm",
-                "gpu": index,
-                "uuid": labels.get("UUID"),
-                "name": labels.get("modelName"),
-            }
-        field_name = _DCGM_FIELDS.get(labels.get("__name__", ""))
-        if field_name is not None:
-            gpu[field_name] = int(value) * MIB
     for labels, value in answers["gpu"]:
         instance = labels.get("instance", "")
         node = parts(node_of(instance), instance)
@@ -330,6 +327,24 @@ def join_answers(
         if kind not in ("total", "used", "reserved", "free"):
             continue
         gpu[f"{kind}_bytes"] = int(value)
+    for labels, value in answers["dcgm"]:
+        instance = labels.get("instance", "")
+        name = labels.get("Hostname") or labels.get("hostname") or node_of(instance)
+        gpus = parts(name, instance).gpus
+        index = labels.get("gpu", "?")
+        if f"kvtop:{index}" in gpus:
+            continue  # kvtop's NVML v2 numbers win over DCGM's MiB for the same GPU (read first, above)
+        gpu = gpus.get(f"dcgm:{index}")
+        if gpu is None:
+            gpu = gpus[f"dcgm:{index}"] = {
+                "source": "dcgm",
+                "gpu": index,
+                "uuid": labels.get("UUID"),
+                "name": labels.get("modelName"),
+            }
+        field_name = _DCGM_FIELDS.get(labels.get("__name__", ""))
+        if field_name is not None:
+            gpu[field_name] = int(value) * MIB
     for labels, _ in answers["node"]:
         node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
         node.has_kvtop = True
@@ -359,8 +374,10 @@ def join_answers(
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
+    engines = join_engines(engine_pieces(answers, node_of))
     return ClusterView(prometheus_url=url, taken_at=taken_at,
-                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)))  # fmt: skip
+                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)),
+                       engines=engines, disaggregated=group_disaggregated(engines))  # fmt: skip
 
 
 def _demo_scenario(labels: Mapping[str, str]) -> str | None:
@@ -416,7 +433,7 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
                     if parts_[0] is not None and parts_[1] is not None
                     else None
                 )
-            gpus.append(ClusterGpu(**gpu))
+            gpus.append(ClusterGpu.model_construct(**gpu))  # typed above: ints and text, read at the door
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
         if node.demo_scenario is not None:
             notes.append(

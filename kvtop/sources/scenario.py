@@ -86,6 +86,9 @@ class EngineSpec(_Strict):
     # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was
     # sized (NCCL or all-reduce buffers, a second CUDA context): the engine budgets around them
     extra_bytes: dict[int, Size] = {}
+    # An engine over several nodes (its command's --nnodes): what others held before it started on the
+    # most-used of its GPUs on its other nodes (an engine sized by the least free GPU feels it here too)
+    elsewhere_before_load: Size = 0
     kv_usage: float = Field(default=0.35, ge=0.0, le=1.0)  # mean fraction of the KV pool in use
     running_requests: int = Field(default=8, ge=0)
     waiting_requests: int = Field(default=0, ge=0)

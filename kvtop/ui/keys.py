@@ -77,7 +77,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("c", "copy the engine flags (outside a field)", "planner"),
 )
 
-CLUSTER_SECTIONS = ("everywhere", "node list", "node dashboard")
+CLUSTER_SECTIONS = ("everywhere", "node list", "engine list", "node dashboard")
 
 #: The cluster view (`kvtop --prometheus URL`): read-only, no planner, probe or signals.
 CLUSTER_KEYS: tuple[KeyHelp, ...] = (
@@ -89,6 +89,10 @@ CLUSTER_KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("t", "next theme (dark, light, high-contrast)", "everywhere"),
     KeyHelp("up,down", "select a node (worst first)", "node list"),
     KeyHelp("enter", "that node's dashboard, from its Prometheus series", "node list"),
+    KeyHelp("e", "the engines: one row each, its ranks on every node joined", "node list"),
+    KeyHelp("up,down", "select an engine (its waterfall and pair below)", "engine list"),
+    KeyHelp("enter", "the dashboard of the node of its tightest rank", "engine list"),
+    KeyHelp("n", "back to the node list", "engine list"),
     KeyHelp("escape", "clear the filter, else back to the node list", "node dashboard"),
     KeyHelp("up,k,down,j", "select a GPU", "node dashboard"),
     KeyHelp(

@@ -49,7 +49,9 @@ def test_every_scenario_collects_with_a_ledger_for_every_engine(name: str) -> No
     for view in snapshot.engines:
         assert view.ledger is not None, view.ledger_error
         assert view.ranks and all(rank.predicted is not None for rank in view.ranks)
-        assert view.engine.live.state is EndpointState.OK
+        # a worker node of a multi-node engine serves no API: it is not asked, and says why
+        worker_node = " runs no API server" in (view.engine.live.message or "")
+        assert view.engine.live.state is (EndpointState.NOT_QUERIED if worker_node else EndpointState.OK)
     for gpu in snapshot.observation.gpus:
         if gpu.state is GpuState.OK:  # NVML v2: total = used + reserved + free, nothing negative
             assert gpu.used_bytes + gpu.reserved_bytes + gpu.free_bytes == gpu.total_bytes
@@ -265,3 +267,21 @@ def test_a_co_tenant_that_came_after_the_engine_leaves_the_other_ranks_fully_exp
     path.write_text(json.dumps(scenario))
     view = DemoSource.open(str(path)).collect_at(0).engines[0]
     assert {rank.unexplained_bytes for rank in view.ranks} == {0}  # was 0.33 GiB on the seven others
+
+
+def test_a_node_of_a_two_node_engine_runs_that_nodes_ranks() -> None:
+    """SGLang's `_calculate_rank_ranges` for TP16 over 2 nodes gives node rank 1 the TP ranks 8–15, on its
+    GPUs 0–7 (gpu_id = base_gpu_id + tp_rank % tp_size_per_node); node rank 1 runs no HTTP API."""
+    snapshot = DemoSource.open("dsv3-tp16-sglang-node1").collect_at(0)
+    (view,) = snapshot.engines
+    assert [(r.rank.tp, r.gpu_index) for r in view.ranks] == [(8 + gpu, gpu) for gpu in range(8)]
+    assert view.ledger is not None and view.ledger.layout.tp == 16
+    assert view.engine.live.message == "node rank 1 of 2 runs no API server: the engine's is on node rank 0"
+
+
+def test_a_node_with_gpus_for_the_wrong_share_of_a_multi_node_engine_is_refused() -> None:
+    data = json.loads((scenario_dir() / "dsv3-tp16-sglang-node1.json").read_text())
+    data["engines"][0]["gpus"] = [0, 1, 2, 3]
+    with pytest.raises(InputError) as error:
+        DemoSource(parse_scenario(data))
+    assert error.value.field == "engines[0].gpus" and "runs 8 ranks here" in str(error.value)

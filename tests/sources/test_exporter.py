@@ -282,3 +282,20 @@ def test_export_refuses_a_stale_after_within_the_interval_with_one_line() -> Non
     assert result.stderr.strip().splitlines() == [
         "kvtop: error: --stale-after: must be longer than --interval (5 s; got 4)"
     ]
+
+
+def test_engine_info_says_which_engine_and_which_of_its_ranks_run_here() -> None:
+    """dsv3-tp16-sglang-node1's launch: `--tp 16 --dist-init-addr 10.0.1.10:5000 --nnodes 2 --node-rank 1`;
+    SGLang gives node rank 1 the TP ranks 8–15, and its co-tenant holds GPU 3 (clearly least free)."""
+    from kvtop.sources.demo import DemoSource
+
+    collector = SnapshotCollector(DemoSource.open("dsv3-tp16-sglang-node1", clock=lambda: 1.0), node="h20-b")
+    assert collector.refresh()
+    (labels,) = [dict(key[1]) for key in scrape(collector) if key[0] == "kvtop_engine_info"]
+    assert {k: labels[k] for k in ("kind", "model", "rendezvous", "nnodes", "node_rank", "serves_api", "role",
+                                   "layout", "ranks_here", "ranks", "tightest_gpu")} == {
+        "kind": "sglang", "model": "deepseek-ai/DeepSeek-V3", "rendezvous": "10.0.1.10:5000", "nnodes": "2",
+        "node_rank": "1", "serves_api": "0", "role": "whole", "layout": "TP16", "ranks_here": "8",
+        "ranks": "TP8–TP15", "tightest_gpu": "3",
+    }  # fmt: skip
+    assert labels["not_joined"] == "" and labels["demo"] == "1"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.explanation import Explanation, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
+    from kvtop.domain.span import EngineSpanRule
     from kvtop.domain.whatif import Replay
 
 GIB = 1 << 30
@@ -232,6 +233,11 @@ class EngineRules(Protocol):
 
     @property
     def explainer(self) -> EngineExplainer: ...
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How the engine spreads over nodes and pairs prefill with decode (its `span` module)."""
+        ...
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

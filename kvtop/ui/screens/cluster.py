@@ -1,8 +1,10 @@
-"""The cluster view: every node worst-first; Enter opens one node's dashboard (read-only).
+"""The cluster view: every node worst-first, every engine with its parts on every node; Enter opens one
+node's dashboard (read-only).
 
-`ClusterScreen` mirrors the app's `cluster` state (a `ClusterState`); choosing a row posts
-`NodeChosen`, and the app pushes a `ClusterNodeScreen`, the local dashboard fed by that node's
-Prometheus series, where Esc comes back (after clearing a filter, as on the local dashboard).
+`ClusterScreen` mirrors the app's `cluster` state (a `ClusterState`); choosing a node row posts
+`NodeChosen`, and so does choosing an engine row, for the node of its tightest rank. The app pushes a
+`ClusterNodeScreen`, the local dashboard fed by that node's Prometheus series, where Esc comes back
+(after clearing a filter, as on the local dashboard). `e` and `n` move between the two tables.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable
+from kvtop.ui.widgets.engine_table import EngineTable
 from kvtop.ui.widgets.footer import Footer
 
 _WORDING = Wording(
@@ -54,9 +57,15 @@ class ClusterScreen(Screen[None]):
     DEFAULT_CSS = """
     #cluster-header { height: auto; padding: 0 1; background: $panel; }
     #cluster-table { height: 1fr; }
+    #engine-table { height: auto; max-height: 12; border-top: solid $panel-lighten-2; }
     #cluster-empty { height: 1fr; content-align: center middle; color: $text-muted; }
     #cluster-notes { height: auto; max-height: 6; padding: 0 1; background: $panel; color: $text-muted; }
     """
+
+    BINDINGS = [
+        Binding("e", "focus_engines", "Engines"),
+        Binding("n", "focus_nodes", "Nodes"),
+    ]
 
     cluster: reactive[ClusterState] = reactive(ClusterState(source_label=""), repaint=False)
     now: reactive[float] = reactive(0.0, repaint=False)
@@ -77,6 +86,7 @@ class ClusterScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="cluster-header")
         yield ClusterTable(id="cluster-table")
+        yield EngineTable(id="engine-table")
         yield Static(id="cluster-empty")
         yield Static(id="cluster-notes")
         yield Footer()
@@ -100,6 +110,9 @@ class ClusterScreen(Screen[None]):
         nodes = rank_nodes(state.view.nodes) if state.view else ()
         table.show_nodes(nodes)
         table.display = bool(nodes)
+        engines = self.query_one(EngineTable)
+        engines.show_engines(state.view.engines if state.view else (), state.view.disaggregated if state.view else ())
+        engines.display = bool(engines.row_count)
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
         if state.failure is not None and state.view is None:
@@ -108,7 +121,10 @@ class ClusterScreen(Screen[None]):
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:
             empty.update(f"waiting for {state.source_label}…")
-        self._show_notes(table.selected_node)
+        if self.query_one(EngineTable).has_focus:
+            self._show_engine_notes(self.query_one(EngineTable).selected_engine)
+        else:
+            self._show_notes(table.selected_node)
 
     def _show_notes(self, name: str | None) -> None:
         node = self.query_one(ClusterTable).node_named(name)
@@ -121,13 +137,62 @@ class ClusterScreen(Screen[None]):
             ]
             notes.update(Content("\n").join(Content(line) for line in lines))
 
+    def _show_engine_notes(self, name: str | None) -> None:
+        engine = self.query_one(EngineTable).engine_named(name)
+        notes = self.query_one("#cluster-notes", Static)
+        notes.display = engine is not None
+        if engine is None:
+            return
+        lines = [f"{engine.name}: {engine.describe_waterfall()}"]
+        if engine.span.not_modelled:
+            lines.append(f"not joined across nodes: {engine.span.not_modelled}")
+        groups = self.cluster.view.disaggregated if self.cluster.view else ()
+        for group in groups:
+            if engine in (*group.prefill, *group.decode):
+                transfer = " / ".join(group.transfer) or "no transfer path named"
+                lines.append(f"{group.served_model}: prefill {len(group.prefill)} · decode {len(group.decode)} · KV over {transfer}")
+                if group.finding is not None:
+                    lines.append(f"decode_pool_limits_concurrency: {group.finding.message}")
+        lines.append(f"Enter: the dashboard of {self._node_of(engine.name) or '?'} (its tightest rank's node)")
+        notes.update(Content("\n").join(Content(line) for line in lines))
+
+    def _node_of(self, engine_name: str | None) -> str | None:
+        engine = self.query_one(EngineTable).engine_named(engine_name)
+        if engine is None:
+            return None
+        tightest = engine.tightest
+        return tightest.node if tightest is not None else engine.pieces[0].node
+
+    def action_focus_engines(self) -> None:
+        table = self.query_one(EngineTable)
+        if table.display:
+            table.focus()
+            self._show_engine_notes(table.selected_engine)
+
+    def action_focus_nodes(self) -> None:
+        table = self.query_one(ClusterTable)
+        table.focus()
+        self._show_notes(table.selected_node)
+
+    @on(DataTable.RowHighlighted, "#engine-table")
+    def _engine_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.query_one(EngineTable).has_focus:  # a refresh re-highlights rows of an unfocused table too
+            self._show_engine_notes(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#engine-table")
+    def _engine_selected(self, event: DataTable.RowSelected) -> None:
+        node = self._node_of(event.row_key.value)
+        if node is not None:
+            self.post_message(self.NodeChosen(node))
+
     @property
     def selected_node(self) -> str | None:
         return self.query_one(ClusterTable).selected_node
 
     @on(DataTable.RowHighlighted, "#cluster-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_notes(event.row_key.value)
+        if not self.query_one(EngineTable).has_focus:
+            self._show_notes(event.row_key.value)
 
     @on(DataTable.RowSelected, "#cluster-table")
     def _selected(self, event: DataTable.RowSelected) -> None:

@@ -26,6 +26,7 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import EngineSpanRule
 
 _NAMES = tuple(QUANT_POLICIES.items())
 # §2.1: int8/int4 with an fp16/bf16 scale and zero per token-head per K/V; the MLA latent stored once (v0.12.2+)
@@ -66,6 +67,13 @@ class LmdeployRules(LmdeployBudget):
         from kvtop.domain.engines.lmdeploy import explain
 
         return explain
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
+        from kvtop.domain.engines.lmdeploy import span
+
+        return span
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

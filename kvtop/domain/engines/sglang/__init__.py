@@ -18,6 +18,7 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import EngineSpanRule
 
 
 class SglangRules(SglangBudget):
@@ -54,6 +55,13 @@ class SglangRules(SglangBudget):
         from kvtop.domain.engines.sglang import explain
 
         return explain
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
+        from kvtop.domain.engines.sglang import span
+
+        return span
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -17,6 +17,7 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.span import EngineSpanRule
 
 
 class TrtllmRules(TrtllmBudget):
@@ -53,6 +54,13 @@ class TrtllmRules(TrtllmBudget):
         from kvtop.domain.engines.trtllm import explain
 
         return explain
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
+        from kvtop.domain.engines.trtllm import span
+
+        return span
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

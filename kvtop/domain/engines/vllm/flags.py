@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
 
@@ -44,7 +45,7 @@ KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_ml
 class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    passthrough: frozenset[str] = frozenset()  # every flag it does not model is refused when typed to kvtop
+    passthrough: frozenset[str] = SPAN_FLAGS  # span.py reads these; every other flag it does not model is refused
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
@@ -79,6 +80,8 @@ class VllmFlags:
             if token.startswith("vllm.entrypoints") and ("api_server" in token or "cli" in token):
                 if token.endswith("cli.main") and nxt == "serve":
                     return index + 2, positional_model(argv[index + 2 :])
+                return index + 1, None
+            if token in ("dynamo.vllm", "dynamo.vllm.unified_main"):  # NVIDIA Dynamo's worker: vLLM's EngineArgs
                 return index + 1, None
             if token.rsplit("/", 1)[-1] == "vllm" and nxt == "serve":
                 return index + 2, positional_model(argv[index + 2 :])

@@ -1,0 +1,27 @@
+"""How LMDeploy spreads over nodes: not modelled (docs/engines/lmdeploy.md §11).
+
+LMDeploy's multi-node serving (the PyTorch engine over a Ray cluster, `--nnodes`/`--node-rank`) places
+its workers through Ray; kvtop neither joins such an engine's nodes nor plans it across nodes, and says
+so rather than guessing a placement.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.errors import LayoutError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.span import EngineSpan, flag_count
+
+FLAGS = frozenset({"--nnodes", "--node-rank"})
+
+
+def span(settings: LaunchSettings) -> EngineSpan:
+    nnodes = flag_count(settings, "nnodes", 1, least=1)
+    note = f"LMDeploy over {nnodes} nodes (Ray places its workers) is not modelled" if nnodes > 1 else None
+    return EngineSpan(kind="lmdeploy", served_model=settings.model, nnodes=nnodes,
+                      node_rank=flag_count(settings, "node-rank", 0, least=0), not_modelled=note)  # fmt: skip
+
+
+def check_nodes(layout: ParallelLayout, nodes: int) -> None:
+    if nodes > 1:
+        raise LayoutError("LMDeploy across nodes (Ray places its workers) is not modelled", field="--nodes")

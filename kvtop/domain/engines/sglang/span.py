@@ -1,0 +1,81 @@
+"""How SGLang spreads one engine over nodes, and pairs prefill with decode (docs/engines/sglang.md §16).
+
+One engine on N nodes is N launches of the same command with `--nnodes N --node-rank i` and the same
+`--dist-init-addr HOST:PORT` (alias `--nccl-init-addr`), the rendezvous of its torch.distributed world:
+that address, with the served model and N, names the engine. `_calculate_rank_ranges`
+(python/sglang/srt/entrypoints/engine.py) gives node i the pipeline stages
+`[pp_per_node · (i // nodes_per_stage), …)` and the TP ranks `[tp_per_node · (i % nodes_per_stage), …)`,
+with `pp_per_node = max(pp // N, 1)`, `nodes_per_stage = max(N // pp, 1)`, `tp_per_node = tp //
+nodes_per_stage`: consecutive ranks, stage by stage. Only node rank 0 runs the tokenizer and the HTTP
+API; the others run their schedulers behind a health-check stub. `--disaggregation-mode prefill|decode`
+makes the engine one side of a disaggregated pair, its KV sent over `--disaggregation-transfer-backend`
+(default mooncake). NVIDIA Dynamo launches the same server arguments as `python -m dynamo.sglang`.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.errors import LayoutError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.span import EngineSpan, ServingRole, flag_count, flag_text, ranks_per_node
+
+#: `--disaggregation-transfer-backend` words as the transfer libraries name themselves
+TRANSFER_NAMES = {"mooncake": "Mooncake", "nixl": "NIXL", "ascend": "Ascend", "mori": "MORI", "fake": "none (fake)"}
+DEFAULT_TRANSFER = "mooncake"  # ServerArgs.disaggregation_transfer_backend
+#: the flags the span reads, accepted as typed when given to kvtop (they do not change a rank's memory)
+FLAGS = frozenset({
+    "--nnodes", "--node-rank", "--dist-init-addr", "--nccl-init-addr", "--served-model-name",
+    "--disaggregation-mode", "--disaggregation-transfer-backend", "--disaggregation-bootstrap-port",
+})  # fmt: skip
+
+
+def span(settings: LaunchSettings) -> EngineSpan:
+    """The engine this launch belongs to: its rendezvous, its node rank, its side of a pair."""
+    nnodes = flag_count(settings, "nnodes", 1, least=1)
+    node_rank = flag_count(settings, "node-rank", 0, least=0)
+    rendezvous = flag_text(settings, "dist-init-addr", "nccl-init-addr")
+    mode = flag_text(settings, "disaggregation-mode") or "null"
+    role = {"prefill": ServingRole.PREFILL, "decode": ServingRole.DECODE}.get(mode, ServingRole.WHOLE)
+    backend = (flag_text(settings, "disaggregation-transfer-backend") or DEFAULT_TRANSFER).lower()
+    not_modelled = None
+    if nnodes > 1 and rendezvous is None:
+        not_modelled = f"--nnodes {nnodes} without --dist-init-addr: its nodes cannot be told apart"
+    elif node_rank >= nnodes:
+        not_modelled = f"--node-rank {node_rank} is not below --nnodes {nnodes}"
+    return EngineSpan(
+        kind="sglang", served_model=flag_text(settings, "served-model-name") or settings.model,
+        rendezvous=rendezvous if nnodes > 1 else None, nnodes=nnodes, node_rank=node_rank,
+        serves_api=node_rank == 0, role=role,
+        transfer=TRANSFER_NAMES.get(backend, backend) if role is not ServingRole.WHOLE else None,
+        not_modelled=not_modelled,
+    )  # fmt: skip
+
+
+def check_nodes(layout: ParallelLayout, nodes: int) -> None:
+    """SGLang's `_calculate_rank_ranges`: stages split over nodes, or nodes over stages; a stage's TP ranks
+    split evenly over its nodes. DP replicas without DP attention are separate servers, one per replica."""
+    ranks_per_node(layout, nodes)
+    if nodes == 1:
+        return
+    per_replica = max(nodes // layout.replicas, 1)
+    if layout.replicas > 1 and nodes % layout.replicas and layout.replicas % nodes:
+        raise LayoutError(
+            f"SGLang runs each of the {layout.replicas} DP replicas as its own server: "
+            f"{nodes} nodes do not hold them evenly",
+            field="--nodes",
+        )
+    if layout.replicas > 1 and per_replica == 1:
+        return  # one or more whole replicas per node: each is a one-node server
+    pp = layout.pp
+    if (pp < per_replica and per_replica % pp) or (pp >= per_replica and pp % per_replica):
+        raise LayoutError(
+            f"SGLang splits the pipeline stages over the nodes or the nodes over the stages: "
+            f"pp {pp} and {per_replica} nodes per replica do not divide",
+            field="--nodes",
+        )
+    nodes_per_stage = max(per_replica // pp, 1)
+    if layout.tp % nodes_per_stage:
+        raise LayoutError(
+            f"SGLang splits each stage's tp {layout.tp} over {nodes_per_stage} nodes: they do not divide",
+            field="--nodes",
+        )

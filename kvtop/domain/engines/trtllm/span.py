@@ -1,0 +1,25 @@
+"""How TensorRT-LLM spreads over nodes (docs/engines/trtllm.md §13).
+
+A multi-node TensorRT-LLM engine is one MPI world (`mpirun`/`srun … trtllm-llmapi-launch trtllm-serve`):
+`Mapping` numbers its ranks pipeline stage by stage, TP fastest, and MPI fills each host's slots with
+consecutive ranks, so the planner lays it out like the others. Its launch command names no rendezvous
+kvtop could read (the MPI world is in the environment), so kvtop does not join its nodes: each node's
+ranks show as an engine of that node, and the span says why.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.span import EngineSpan, ranks_per_node
+
+FLAGS: frozenset[str] = frozenset()
+
+
+def span(settings: LaunchSettings) -> EngineSpan:
+    return EngineSpan(kind="trtllm", served_model=settings.model)
+
+
+def check_nodes(layout: ParallelLayout, nodes: int) -> None:
+    """MPI ranks fill each node's slots in order: every node the same number of consecutive ranks."""
+    ranks_per_node(layout, nodes)

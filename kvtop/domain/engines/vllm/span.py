@@ -1,0 +1,101 @@
+"""How vLLM spreads one engine over nodes, and pairs prefill with decode (docs/engines/vllm.md §11).
+
+Multiprocessing across nodes (`vllm serve M --tensor-parallel-size 8 --pipeline-parallel-size 2
+--nnodes 2 --node-rank i --master-addr HEAD [--master-port P]`, `--headless` on the others): the
+`MultiprocExecutor` of node i starts the workers of global ranks `local_world_size · i + local_rank`,
+ranks ordered pipeline stage by stage, TP fastest (vllm/v1/executor/multiproc_executor.py), so with
+TP8 PP2 node 0 is stage 0 and node 1 stage 1. Data parallel across nodes (`--data-parallel-size D
+--data-parallel-size-local L --data-parallel-start-rank S --data-parallel-address HEAD
+--data-parallel-rpc-port P`, `--headless` on all but the head) runs L engine cores per node. The
+master (or DP) address, the served model and the node count name the engine. A headless node runs no
+API server. Ray places workers on other nodes as Ray actors with no vLLM command line: kvtop cannot
+join those (said, not guessed). Disaggregated serving (NVIDIA Dynamo's `python -m dynamo.vllm
+--disaggregation-mode prefill|decode`, the older `--is-prefill-worker`) moves KV over the connector
+of `--kv-transfer-config` (NixlConnector, LMCacheConnectorV1, MooncakeConnector, P2pNcclConnector).
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.span import EngineSpan, ServingRole, flag_count, flag_set, flag_text, ranks_per_node
+
+#: `kv_connector` of --kv-transfer-config (and Dynamo's older `--connector` words) → the transfer path
+CONNECTORS = {
+    "nixlconnector": "NIXL", "nixl": "NIXL", "lmcacheconnectorv1": "LMCache", "lmcacheconnector": "LMCache",
+    "lmcache": "LMCache", "mooncakeconnector": "Mooncake", "mooncakeconnectorv1": "Mooncake",
+    "mooncakestoreconnector": "Mooncake", "p2pncclconnector": "NCCL", "pyncclconnector": "NCCL",
+}  # fmt: skip
+#: `kv_role` of --kv-transfer-config: a producer prefills, a consumer decodes (kv_both says neither)
+KV_ROLES = {"kv_producer": ServingRole.PREFILL, "kv_consumer": ServingRole.DECODE}
+FLAGS = frozenset({
+    "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless", "--served-model-name",
+    "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-size-local",
+    "--data-parallel-start-rank", "--distributed-executor-backend", "--kv-transfer-config",
+})  # fmt: skip
+
+
+def _transfer_config(settings: LaunchSettings) -> dict[str, object]:
+    text = flag_text(settings, "kv-transfer-config")
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _role_and_transfer(settings: LaunchSettings) -> tuple[ServingRole, str | None]:
+    config = _transfer_config(settings)
+    connector = str(config.get("kv_connector") or flag_text(settings, "connector") or "")
+    transfer = CONNECTORS.get(connector.lower(), connector or None)
+    mode = (flag_text(settings, "disaggregation-mode") or "").lower()
+    if mode in ("prefill", "decode"):
+        role = ServingRole(mode)
+    elif flag_set(settings, "is-prefill-worker"):
+        role = ServingRole.PREFILL
+    else:
+        role = KV_ROLES.get(str(config.get("kv_role", "")), ServingRole.WHOLE)
+    return role, transfer if role is not ServingRole.WHOLE else None
+
+
+def span(settings: LaunchSettings) -> EngineSpan:
+    """The engine this launch belongs to: across nodes by the master (or DP) address."""
+    served = flag_text(settings, "served-model-name")
+    role, transfer = _role_and_transfer(settings)
+    base = EngineSpan(kind="vllm", served_model=served.split()[0] if served else settings.model, role=role,
+                      transfer=transfer)  # fmt: skip
+    nnodes = flag_count(settings, "nnodes", 1, least=1)
+    headless = flag_set(settings, "headless")
+    if nnodes > 1:
+        node_rank = flag_count(settings, "node-rank", 0, least=0)
+        address = flag_text(settings, "master-addr")
+        port = flag_text(settings, "master-port")
+        return base.model_copy(update={
+            "nnodes": nnodes, "node_rank": node_rank, "serves_api": node_rank == 0 and not headless,
+            "rendezvous": f"{address}:{port}" if address and port else address,
+            "not_modelled": None if address else f"--nnodes {nnodes} without --master-addr: its nodes cannot be told apart",
+        })  # fmt: skip
+    local = flag_count(settings, "data-parallel-size-local", settings.dp, least=1)
+    if settings.dp > local:  # data parallel over nodes: `local` engine cores here
+        address = flag_text(settings, "data-parallel-address")
+        port = flag_text(settings, "data-parallel-rpc-port")
+        start = flag_count(settings, "data-parallel-start-rank", 0, least=0)
+        return base.model_copy(update={
+            "nnodes": -(-settings.dp // local), "node_rank": start // local, "serves_api": not headless,
+            "rendezvous": f"{address}:{port}" if address and port else address,
+            "not_modelled": None if address else "data parallel over nodes without --data-parallel-address",
+        })  # fmt: skip
+    if (flag_text(settings, "distributed-executor-backend") or "").lower() == "ray":
+        return base.model_copy(update={
+            "not_modelled": "Ray places the workers: those on other nodes are Ray actors kvtop cannot join"
+        })  # fmt: skip
+    return base.model_copy(update={"serves_api": not headless})
+
+
+def check_nodes(layout: ParallelLayout, nodes: int) -> None:
+    """Every node holds the same number of consecutive ranks (`local_world_size`)."""
+    ranks_per_node(layout, nodes)
