@@ -7,6 +7,7 @@ memory and its own layers, and the engine takes the least block count (docs/engi
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
@@ -49,6 +50,13 @@ class VllmRules(VllmBudget):
         from kvtop.domain.engines.vllm import explain
 
         return explain
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (imported on first use)."""
+        from kvtop.domain.engines.vllm import calibration
+
+        return calibration  # a module satisfies the protocol
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -1,0 +1,68 @@
+"""Features the engines' fitted terms share (GiB), and the step from a fit to a `TermEstimate`.
+
+What a profiling run allocates follows what it executes: a forward over N tokens keeps the MLP's
+transient (the gate-up output and its activation, or a fused MoE's caches per routed expert) and the
+sampler keeps float32 logits over the vocabulary; NCCL's buffers grow with the ranks of the group.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.model import MlpKind
+
+CONTEXT_FEATURES = ("1 GiB", "log2(TP)")
+
+
+def mlp_transient_gib(inputs: CalibrationInputs, tokens: int) -> float:
+    """tokens × experts per token × (3 × intermediate ÷ shards + hidden) × 2 B (dense: one 'expert')."""
+    m, tp = inputs.model, inputs.layout.tp
+    if m.moe is not None and MlpKind.MOE in m.layer_mlp:
+        routed = m.moe.experts_per_token * (3 * m.moe.expert_intermediate_size / max(inputs.layout.moe_shards, 1)
+                                            + m.hidden_size)  # fmt: skip
+        width = routed + 3 * m.moe.shared_intermediate_size / tp
+    else:
+        width = 3 * m.intermediate_size / tp + m.hidden_size
+    return tokens * width * 2 / GIB
+
+
+def logits_gib(requests: int, inputs: CalibrationInputs) -> float:
+    """requests × vocabulary × 4 B: one float32 copy of the sampler's logits."""
+    return requests * inputs.model.vocab_size * 4 / GIB
+
+
+def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+    """(1, log2 TP): a constant and a part per doubling of the TP group (NCCL, all-reduce buffers)."""
+    return (1.0, math.log2(max(inputs.layout.tp, 1)))
+
+
+def fitted_estimate(
+    term: Term,
+    label: str,
+    fit: LinearTerm | None,
+    values: tuple[float, ...] | None,
+    basis: str,
+) -> TermEstimate | None:
+    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead)."""
+    if fit is None or values is None:
+        return None
+    return TermEstimate(
+        term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=fit.error_bytes,
+        source="calibrated", basis=f"{fit.key}, fitted on {fit.records} logs: {basis}",
+    )  # fmt: skip
+
+
+def assumed_estimate(term: Term, label: str, value_bytes: int, error_bytes: int, basis: str) -> TermEstimate:
+    """A stated assumption where no fit reaches (its error as wide as the figure's plausible range)."""
+    return TermEstimate(term=term, label=label, bytes=value_bytes, error_bytes=error_bytes, source="assumed", basis=basis)
+
+
+def context_estimate(key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> TermEstimate:
+    """The memory taken before the weights load (CUDA context, NCCL): fitted by TP, else 1 GiB assumed."""
+    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), tp_features(inputs), f"TP {inputs.layout.tp}")
+    return found or assumed_estimate(
+        Term.CONTEXT, label, GIB, GIB, "1 GiB assumed (CUDA context and NCCL): no log in the corpus measured it"
+    )

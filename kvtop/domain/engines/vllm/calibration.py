@@ -1,0 +1,121 @@
+"""vLLM's pre-load memory terms, by what its profiling run executes (docs/engines/vllm.md §2, docs/calibration.md).
+
+    available KV = ceil(CUDA total × util) − weights − non-torch − activation peak − CUDA graphs (v0.21+)
+
+- activation peak (`torch_peak_increase`): `profile_run` runs the model on `max_num_batched_tokens`
+  tokens, then the sampler on `max_num_seqs` requests. The forward's largest transient is the MLP's
+  (gate-up output, its activation, the expert caches of a fused MoE: tokens × experts per token ×
+  (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
+  softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
+  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
+- non-torch memory (`non_torch_increase`): grows while profiling with the TP group's NCCL and
+  custom all-reduce buffers: a constant plus a part per doubling of TP.
+- CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
+  graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    assumed_estimate,
+    fitted_estimate,
+    logits_gib,
+    mlp_transient_gib,
+    tp_features,
+)
+from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.versions import Era, era_for
+from kvtop.domain.engines.vllm.batching import default_batch_limits
+
+V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+ENGINE_ERAS: tuple[Era[str], ...] = (
+    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
+    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
+)
+GRAPHS_CHARGED: tuple[Era[bool], ...] = (
+    Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
+    Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
+)
+
+ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
+# the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
+FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
+    "vllm.activation.v0": (Term.ACTIVATION, ACTIVATION_FEATURES),
+    "vllm.activation.v1": (Term.ACTIVATION, ACTIVATION_FEATURES),
+    "vllm.non_torch.v0": (Term.NON_TORCH, CONTEXT_FEATURES),
+    "vllm.non_torch.v1": (Term.NON_TORCH, CONTEXT_FEATURES),
+    "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
+}
+
+# Written by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md).
+FITS: dict[str, LinearTerm] = {}
+
+
+def engine_era(inputs: CalibrationInputs) -> str:
+    return era_for(ENGINE_ERAS, inputs.version).value
+
+
+def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
+    s = inputs.settings
+    if engine_era(inputs) == "v0":
+        chunked = inputs.context_length > V0_CHUNKED_ABOVE
+        tokens = 2048 if chunked else max(inputs.context_length, V0_MIN_TOKENS)
+        why = "V0 defaults: 256 seqs, max(context, 2048) tokens (2048 with chunked prefill above 32K)"
+        return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
+    batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
+    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, "vllm serve's defaults for the GPU"
+
+
+def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """Feature values (GiB) of fit `key` for this launch; None where it does not apply."""
+    era = engine_era(inputs)
+    if key == f"vllm.activation.{era}":
+        return None if inputs.model.multimodal else _activation_features(inputs)  # no encoder profile modelled
+    if key == f"vllm.non_torch.{era}":
+        return tp_features(inputs)
+    if key == "vllm.cuda_graphs" and graphs_charged(inputs):
+        return (1.0,)
+    return None
+
+
+def graphs_charged(inputs: CalibrationInputs) -> bool:
+    return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
+
+
+def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
+    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
+    fits = FITS if fits is None else fits
+    era = engine_era(inputs)
+    tokens, seqs, why = batch_limits(inputs)
+    key = f"vllm.activation.{era}"
+    label = "vLLM's profiled activation peak"
+    activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
+                                 f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
+    if activation is None:  # a multimodal model: the text model's figure, said to be a guess
+        fit = fits.get(key)
+        guess = max(fit.predict(_activation_features(inputs)), 0) if fit else 2 * GIB
+        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
+                                      "the text model's fit: the vision encoder's profile run is not modelled")  # fmt: skip
+    key = f"vllm.non_torch.{era}"
+    non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
+                                f"TP {inputs.layout.tp}") or assumed_estimate(
+        Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes), weights_estimate(inputs), activation, non_torch]
+    if graphs_charged(inputs):
+        label = "vLLM's CUDA-graph estimate"
+        graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
+                                 fit_features("vllm.cuda_graphs", inputs), "charged since v0.21.0")  # fmt: skip
+        found.append(graphs or assumed_estimate(Term.CUDA_GRAPHS, label, GIB, 2 * GIB,
+                                                "charged since v0.21.0; no fit: 1 GiB assumed"))  # fmt: skip
+    return tuple(found)
+
+
+def _activation_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+    tokens, seqs, _ = batch_limits(inputs)
+    return (1.0, logits_gib(seqs, inputs), mlp_transient_gib(inputs, tokens))
