@@ -99,6 +99,8 @@ class CapacityPlan(BaseModel):
     estimate: PreloadEstimate
     token_capacity_min: int
     token_capacity_max: int
+    kv_budget_min_bytes: int
+    kv_budget_max_bytes: int
 
     @property
     def dominant(self) -> TermEstimate | None:
@@ -134,4 +136,6 @@ def planned_capacity(
         estimate=estimate,
         token_capacity_min=min(low.token_capacity, central.token_capacity),
         token_capacity_max=max(high.token_capacity, central.token_capacity),
+        kv_budget_min_bytes=min(low.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
+        kv_budget_max_bytes=max(high.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
     )

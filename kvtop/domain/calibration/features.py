@@ -12,16 +12,20 @@ import math
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.model import MlpKind
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
 
 CONTEXT_FEATURES = ("1 GiB", "log2(TP)")
+# the context assumed where no fit reaches: (GiB alone, GiB per doubling of TP), and its half-width
+ASSUMED_CONTEXT_GIB = (0.75, 0.75)
+ASSUMED_CONTEXT_ERROR_GIB = 0.75
 
 
-def mlp_transient_gib(inputs: CalibrationInputs, tokens: int) -> float:
+def mlp_transient_gib(m: ModelSpec, layout: ParallelLayout, tokens: int) -> float:
     """tokens × experts per token × (3 × intermediate ÷ shards + hidden) × 2 B (dense: one 'expert')."""
-    m, tp = inputs.model, inputs.layout.tp
+    tp = layout.tp
     if m.moe is not None and MlpKind.MOE in m.layer_mlp:
-        routed = m.moe.experts_per_token * (3 * m.moe.expert_intermediate_size / max(inputs.layout.moe_shards, 1)
+        routed = m.moe.experts_per_token * (3 * m.moe.expert_intermediate_size / max(layout.moe_shards, 1)
                                             + m.hidden_size)  # fmt: skip
         width = routed + 3 * m.moe.shared_intermediate_size / tp
     else:
@@ -29,9 +33,9 @@ def mlp_transient_gib(inputs: CalibrationInputs, tokens: int) -> float:
     return tokens * width * 2 / GIB
 
 
-def logits_gib(requests: int, inputs: CalibrationInputs) -> float:
+def logits_gib(requests: int, m: ModelSpec) -> float:
     """requests × vocabulary × 4 B: one float32 copy of the sampler's logits."""
-    return requests * inputs.model.vocab_size * 4 / GIB
+    return requests * m.vocab_size * 4 / GIB
 
 
 def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
@@ -63,6 +67,12 @@ def assumed_estimate(term: Term, label: str, value_bytes: int, error_bytes: int,
 def context_estimate(key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> TermEstimate:
     """The memory taken before the weights load (CUDA context, NCCL): fitted by TP, else 1 GiB assumed."""
     found = fitted_estimate(Term.CONTEXT, label, fits.get(key), tp_features(inputs), f"TP {inputs.layout.tp}")
-    return found or assumed_estimate(
-        Term.CONTEXT, label, GIB, GIB, "1 GiB assumed (CUDA context and NCCL): no log in the corpus measured it"
+    if found is not None:
+        return found
+    tp = max(inputs.layout.tp, 1)
+    value = ASSUMED_CONTEXT_GIB[0] + ASSUMED_CONTEXT_GIB[1] * math.log2(tp)
+    return assumed_estimate(
+        Term.CONTEXT, label, round(value * GIB), round(ASSUMED_CONTEXT_ERROR_GIB * GIB),
+        f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP: SGLang logs show 0.75–1.6 GiB "
+        "at TP 1–2 and about 3 GiB at TP 8); too few logs in the corpus to fit it",
     )

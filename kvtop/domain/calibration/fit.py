@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 Row = TypeVar("Row")
+Fitted = TypeVar("Fitted")
 
 
 def solve_linear(matrix: list[list[float]], rhs: list[float]) -> list[float]:
@@ -80,8 +81,8 @@ def median(values: Sequence[float]) -> float:
 
 def leave_one_out(
     rows: Sequence[Row],
-    fit: Callable[[Sequence[Row]], object],
-    predict: Callable[[object, Row], float],
+    fit: Callable[[Sequence[Row]], Fitted],
+    predict: Callable[[Fitted, Row], float],
 ) -> list[float]:
     """For each row, the prediction of a fit made on every other row (same order as `rows`)."""
     predictions = []

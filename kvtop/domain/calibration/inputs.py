@@ -19,7 +19,7 @@ class CalibrationInputs(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    model: ModelSpec
+    model: ModelSpec | None  # None only in the corpus, for a record whose model has no config at hand
     settings: LaunchSettings
     layout: ParallelLayout
     gpu_name: str | None

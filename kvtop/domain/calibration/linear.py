@@ -40,23 +40,23 @@ class LinearTerm(BaseModel):
 FitRow = tuple[tuple[float, ...], float]  # (feature values in GiB, measured GiB)
 
 
-def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow]) -> LinearTerm:
-    """The term fitted on `rows`, with its error measured by leaving each row out in turn."""
+def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow], error_gib: float | None = None) -> LinearTerm:
+    """The term fitted on `rows`, with its error measured by leaving each row out in turn (or `error_gib`,
+    measured elsewhere: a term of one row has no held-out error of its own)."""
     coefficients = tuple(non_negative_least_squares([row[0] for row in rows], [row[1] for row in rows]))
 
-    def refit(others: Sequence[FitRow]) -> object:
+    def refit(others: Sequence[FitRow]) -> list[float]:
         return non_negative_least_squares([row[0] for row in others], [row[1] for row in others])
 
-    def predict(fitted: object, row: FitRow) -> float:
-        assert isinstance(fitted, list)
-        return sum(c * v for c, v in zip(fitted, row[0], strict=True))
+    def predict(fitted: list[float], row: FitRow) -> float:
+        return float(sum(c * v for c, v in zip(fitted, row[0], strict=True)))
 
     held_out = leave_one_out(rows, refit, predict) if len(rows) > 1 else []
-    errors = [abs(p - row[1]) for p, row in zip(held_out, rows, strict=True)]
+    errors = [abs(p - row[1]) for p, row in zip(held_out, rows, strict=False)]  # none for one row: 0, the caller decides
     return LinearTerm(
         key=key,
         features=features,
         coefficients=tuple(round(c, 6) for c in coefficients),
-        error_bytes=round(quantile(errors, ERROR_QUANTILE) * GIB),
+        error_bytes=round(quantile(errors, ERROR_QUANTILE) * GIB) if error_gib is None else round(error_gib * GIB),
         records=len(rows),
     )

@@ -8,7 +8,7 @@ the blocks, not the free memory, so the corpus measures the context only through
 from __future__ import annotations
 
 from kvtop.domain.calibration.features import CONTEXT_FEATURES, context_estimate, tp_features
-from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -16,8 +16,10 @@ from kvtop.domain.calibration.weights import weights_estimate
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
-# Written by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md).
-FITS: dict[str, LinearTerm] = {}
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+}  # fmt: skip
+# END FITTED
 
 
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -26,9 +28,9 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights."""
-    fits = FITS if fits is None else fits
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     return (
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes),
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context_estimate("lmdeploy.context", "CUDA context and NCCL before the weights load", fits, inputs),
         weights_estimate(inputs),
     )

@@ -18,7 +18,7 @@ from kvtop.domain.calibration.features import (
     mlp_transient_gib,
     tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -32,8 +32,10 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.non_torch": (Term.NON_TORCH, CONTEXT_FEATURES),
 }
 
-# Written by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md).
-FITS: dict[str, LinearTerm] = {}
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+}  # fmt: skip
+# END FITTED
 
 
 def _profiled(inputs: CalibrationInputs) -> bool:
@@ -43,13 +45,15 @@ def _profiled(inputs: CalibrationInputs) -> bool:
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
     if key == "trtllm.context":
         return tp_features(inputs)
-    if not _profiled(inputs) or (key == "trtllm.activation" and inputs.model.multimodal):
+    if not _profiled(inputs):
         return None
     if key == "trtllm.activation":
+        if inputs.model is None or inputs.model.multimodal:
+            return None
         s = inputs.settings
         tokens = s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
         batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
-        return (1.0, logits_gib(batch, inputs), mlp_transient_gib(inputs, tokens))
+        return (1.0, logits_gib(batch, inputs.model), mlp_transient_gib(inputs.model, inputs.layout, tokens))
     if key == "trtllm.non_torch":
         return tp_features(inputs)
     return None
@@ -57,9 +61,9 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context, the weights, and the profiled activation peak and non-torch growth."""
-    fits = FITS if fits is None else fits
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     found = [
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes),
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs),
         weights_estimate(inputs),
     ]

@@ -24,18 +24,35 @@ from kvtop.domain.calibration.features import (
     mlp_transient_gib,
     tp_features,
 )
-from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, era_for
 from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.model import ModelSpec
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
 ENGINE_ERAS: tuple[Era[str], ...] = (
     Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
     Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
+)
+# The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
+# in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
+ACTIVATION_ERAS: tuple[Era[str], ...] = (
+    Era("", "v0", "V0: profile_run over max_num_batched_tokens, the sampler over max_num_seqs"),
+    Era("0.8.0", "v1", "V1's _dummy_run and _dummy_sampler_run"),
+    Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
+)
+# What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
+# workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 more of the TP
+# group's all-reduce buffers land in it (about 2.1 GiB per GPU at TP 2–4 on H100).
+NON_TORCH_ERAS: tuple[Era[str], ...] = (
+    Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
+    Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
+    Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
+    Era("0.18.0", "v18", "V1 from v0.18.0: the TP group's all-reduce buffers grow with it"),
 )
 GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
@@ -45,15 +62,35 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
-    "vllm.activation.v0": (Term.ACTIVATION, ACTIVATION_FEATURES),
-    "vllm.activation.v1": (Term.ACTIVATION, ACTIVATION_FEATURES),
-    "vllm.non_torch.v0": (Term.NON_TORCH, CONTEXT_FEATURES),
-    "vllm.non_torch.v1": (Term.NON_TORCH, CONTEXT_FEATURES),
+    **{f"vllm.activation.{era.value}": (Term.ACTIVATION, ACTIVATION_FEATURES) for era in ACTIVATION_ERAS},
+    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, CONTEXT_FEATURES) for era in NON_TORCH_ERAS},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
 }
 
-# Written by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md).
-FITS: dict[str, LinearTerm] = {}
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+    'vllm.activation.v1': LinearTerm(
+        key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
+        coefficients=(0.168732, 9.321773, 0.077991), error_bytes=73146161, records=9,
+    ),
+    'vllm.activation.v17': LinearTerm(
+        key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
+        coefficients=(0.134754, 3.571483, 0.017752), error_bytes=16185337, records=8,
+    ),
+    'vllm.non_torch.v0': LinearTerm(
+        key='vllm.non_torch.v0', features=('1 GiB', 'log2(TP)'),
+        coefficients=(0.11, 0.14), error_bytes=136007298, records=5,
+    ),
+    'vllm.non_torch.v1': LinearTerm(
+        key='vllm.non_torch.v1', features=('1 GiB', 'log2(TP)'),
+        coefficients=(0.132222, 0.412778), error_bytes=10737418, records=11,
+    ),
+    'vllm.non_torch.v18': LinearTerm(
+        key='vllm.non_torch.v18', features=('1 GiB', 'log2(TP)'),
+        coefficients=(0.351053, 0.838684), error_bytes=1113705372, records=10,
+    ),
+}  # fmt: skip
+# END FITTED
 
 
 def engine_era(inputs: CalibrationInputs) -> str:
@@ -72,12 +109,27 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, "vllm serve's defaults for the GPU"
 
 
+def lora(inputs: CalibrationInputs) -> bool:
+    """`--enable-lora`: the adapters' buffers join the profile run (not modelled)."""
+    return inputs.settings.flags.get("enable-lora") not in (None, False)
+
+
+def activation_key(inputs: CalibrationInputs) -> str:
+    return f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
+
+
+def non_torch_key(inputs: CalibrationInputs) -> str:
+    return f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"
+
+
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """Feature values (GiB) of fit `key` for this launch; None where it does not apply."""
-    era = engine_era(inputs)
-    if key == f"vllm.activation.{era}":
-        return None if inputs.model.multimodal else _activation_features(inputs)  # no encoder profile modelled
-    if key == f"vllm.non_torch.{era}":
+    """Feature values (GiB) of fit `key` for this launch; None where it does not apply (another era; a
+    multimodal model, whose encoder profile is not modelled; pipeline stages, whose peaks differ)."""
+    if key == activation_key(inputs):
+        if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
+            return None
+        return _activation_features(inputs, inputs.model)
+    if key == non_torch_key(inputs):
         return tp_features(inputs)
     if key == "vllm.cuda_graphs" and graphs_charged(inputs):
         return (1.0,)
@@ -90,23 +142,23 @@ def graphs_charged(inputs: CalibrationInputs) -> bool:
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
-    fits = FITS if fits is None else fits
-    era = engine_era(inputs)
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     tokens, seqs, why = batch_limits(inputs)
-    key = f"vllm.activation.{era}"
+    key = activation_key(inputs)
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
     if activation is None:  # a multimodal model: the text model's figure, said to be a guess
         fit = fits.get(key)
-        guess = max(fit.predict(_activation_features(inputs)), 0) if fit else 2 * GIB
+        guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
         activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
-                                      "the text model's fit: the vision encoder's profile run is not modelled")  # fmt: skip
-    key = f"vllm.non_torch.{era}"
+                                      "the text model's fit: a vision encoder's profile run, pipeline stages and LoRA "
+                                      "buffers are not modelled")  # fmt: skip
+    key = non_torch_key(inputs)
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}") or assumed_estimate(
         Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes), weights_estimate(inputs), activation, non_torch]
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs), activation, non_torch]
     if graphs_charged(inputs):
         label = "vLLM's CUDA-graph estimate"
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
@@ -116,6 +168,6 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     return tuple(found)
 
 
-def _activation_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
     tokens, seqs, _ = batch_limits(inputs)
-    return (1.0, logits_gib(seqs, inputs), mlp_transient_gib(inputs, tokens))
+    return (1.0, logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens))
