@@ -13,9 +13,11 @@ import json
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 
 MIB = 1 << 20
@@ -78,3 +80,32 @@ def latest_match(
     """The newest start of the same launch (None: this node never started it)."""
     found = [m for m in measures if m.matches(engine, version, gpu_name, model, settings)]
     return max(found, key=lambda m: m.date) if found else None
+
+
+def measure_of_start(
+    ledger: Ledger, *, date: str, free_before_load_bytes: int | None, weights_bytes: int | None,
+    runtime_measured: bool,
+) -> NodeMeasure | None:  # fmt: skip
+    """What one start measured, as a store line: `ledger` rebuilt from the start's log (its measured inputs
+    applied), the free memory before load and the weights the log printed, and (`runtime_measured`: the log
+    printed its KV memory, so the engine's charge besides the weights is known) the runtime terms together.
+    None when the GPU model is not known (a plan could never match it)."""
+    if not ledger.gpu_name:
+        return None
+    terms: dict[Term, int] = {}
+    if free_before_load_bytes is not None:
+        cuda_total = cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS).bytes
+        terms[Term.CUDA_TOTAL] = cuda_total
+        terms[Term.CONTEXT] = cuda_total - free_before_load_bytes
+    if weights_bytes is not None:
+        terms[Term.WEIGHTS] = weights_bytes
+    if runtime_measured:
+        terms[Term.ACTIVATION] = ledger.engine.reserve_bytes  # the engine's non-KV charge, measured together
+        terms[Term.NON_TORCH] = terms[Term.CUDA_GRAPHS] = 0
+    if not terms:
+        return None
+    return NodeMeasure(
+        date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
+        gpu=gpu_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
+        model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms,
+    )  # fmt: skip

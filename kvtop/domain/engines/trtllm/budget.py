@@ -263,7 +263,7 @@ class TrtllmBudget:
                     )
                 )
             reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
-            if meas.non_kv_source() == "assumed":
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "activation peak, NCCL and CUDA graphs of the profiling run are estimated at 2 GiB"
                 )
@@ -346,7 +346,7 @@ class TrtllmBudget:
             if before_note:
                 notes.append(before_note)
             reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
-            if meas.non_kv_source() == "assumed":
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "the engine's execution context, runtime buffers and decoder are estimated at 2 GiB"
                 )

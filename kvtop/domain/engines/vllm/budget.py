@@ -82,7 +82,7 @@ class VllmBudget:
         else:
             non_kv = meas.non_kv(ESTIMATED_NON_KV_BYTES)
             non_kv_source = meas.non_kv_source()
-            if non_kv_source == "assumed":
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB"
                 )

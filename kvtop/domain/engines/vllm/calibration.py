@@ -17,12 +17,10 @@
 from __future__ import annotations
 
 from kvtop.domain.calibration.features import (
-    CONTEXT_FEATURES,
     assumed_estimate,
     fitted_estimate,
     logits_gib,
     mlp_transient_gib,
-    tp_features,
 )
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -60,10 +58,11 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
 )
 
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
+NON_TORCH_FEATURES = ("1 GiB", "1 GiB when TP > 1")  # the TP group's all-reduce buffers appear once TP > 1
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     **{f"vllm.activation.{era.value}": (Term.ACTIVATION, ACTIVATION_FEATURES) for era in ACTIVATION_ERAS},
-    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, CONTEXT_FEATURES) for era in NON_TORCH_ERAS},
+    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
 }
 
@@ -78,16 +77,16 @@ FITS: dict[str, LinearTerm] = {
         coefficients=(0.134754, 3.571483, 0.017752), error_bytes=16185337, records=8,
     ),
     'vllm.non_torch.v0': LinearTerm(
-        key='vllm.non_torch.v0', features=('1 GiB', 'log2(TP)'),
+        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
         coefficients=(0.11, 0.14), error_bytes=136007298, records=5,
     ),
     'vllm.non_torch.v1': LinearTerm(
-        key='vllm.non_torch.v1', features=('1 GiB', 'log2(TP)'),
+        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when TP > 1'),
         coefficients=(0.132222, 0.412778), error_bytes=10737418, records=11,
     ),
     'vllm.non_torch.v18': LinearTerm(
-        key='vllm.non_torch.v18', features=('1 GiB', 'log2(TP)'),
-        coefficients=(0.351053, 0.838684), error_bytes=1113705372, records=10,
+        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(0.176, 1.692), error_bytes=439697277, records=10,
     ),
 }  # fmt: skip
 # END FITTED
@@ -130,7 +129,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None
         return _activation_features(inputs, inputs.model)
     if key == non_torch_key(inputs):
-        return tp_features(inputs)
+        return (1.0, 1.0 if inputs.layout.tp > 1 else 0.0)
     if key == "vllm.cuda_graphs" and graphs_charged(inputs):
         return (1.0,)
     return None
@@ -163,8 +162,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         label = "vLLM's CUDA-graph estimate"
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), "charged since v0.21.0")  # fmt: skip
-        found.append(graphs or assumed_estimate(Term.CUDA_GRAPHS, label, GIB, 2 * GIB,
-                                                "charged since v0.21.0; no fit: 1 GiB assumed"))  # fmt: skip
+        found.append(graphs or assumed_estimate(
+            Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
+            "charged since v0.21.0; too few logs print it to fit (0.36 GiB on a small TP 2 model, 4.99 GiB on GLM-5.2 "
+            "TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
 
 
