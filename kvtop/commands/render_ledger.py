@@ -163,13 +163,12 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
 
 def interval_line(plan: CapacityPlan) -> str:
     """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak'."""
-    low, high, central = plan.token_capacity_min, plan.token_capacity_max, plan.ledger.token_capacity
-    if low == high:
-        return f"exactly {fmt_tokens(central)} tokens: every input is measured"
-    spread = max(central - low, high - central)
+    if plan.exact:
+        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
     dominant = plan.dominant
-    mostly = f", mostly {dominant.label}" if dominant else ""
-    return f"{fmt_tokens(low)} – {fmt_tokens(high)} tokens (± {fmt_tokens(spread)}){mostly}"
+    mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
+    return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
+            f"(± {fmt_tokens(plan.spread_tokens)}){mostly}")  # fmt: skip
 
 
 def plan_text(plan: CapacityPlan) -> str:

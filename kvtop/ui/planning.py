@@ -10,12 +10,13 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, spelling_of
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 
 
@@ -136,6 +137,7 @@ class PlanOutcome:
     error: str | None = None
     error_field: str | None = None  # the key of the field the error names
     before_error: str | None = None
+    after_plan: CapacityPlan | None = None  # the after side's interval and the terms it rests on
 
 
 def _predict(
@@ -144,9 +146,10 @@ def _predict(
     gpu_total_bytes: int,
     gpu_name: str | None,
     measured: MeasuredInputs | None,
-) -> Ledger:
+) -> CapacityPlan:
+    """The plan `kvtop plan` makes: what the GPUs measure now, every other term calibrated, and the interval."""
     try:
-        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
 
@@ -173,7 +176,7 @@ def plan(
     before_error: str | None = "the live model is not loaded"
     if model is not None:
         try:
-            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured), None
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured).ledger, None
         except KvtopError as err:
             before_error = str(err)
     try:
@@ -181,7 +184,7 @@ def plan(
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
-        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
+        after_plan = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
     except KvtopError as err:
         return PlanOutcome(
             before=before,
@@ -191,4 +194,5 @@ def plan(
             error_field=field_of_error(err),
             before_error=before_error,
         )
-    return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error)
+    return PlanOutcome(before=before, after=after_plan.ledger, settings=settings, before_error=before_error,
+                       after_plan=after_plan)  # fmt: skip

@@ -32,22 +32,35 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
     )  # fmt: skip
 
 
-def _measured_terms(measured: MeasuredInputs) -> dict[Term, str]:
-    """Terms the measured inputs fix, with what measured them."""
-    fixed: dict[Term, str] = {}
-    if measured.gpu_total_bytes is not None:
-        fixed[Term.CUDA_TOTAL] = "--gpu-memory"
-    if measured.free_before_load_bytes is not None:
-        fixed[Term.CUDA_TOTAL] = fixed[Term.CONTEXT] = "the free memory before load"
-    if measured.weights_bytes is not None or measured.free_after_load_bytes is not None:
-        fixed[Term.WEIGHTS] = "the resident weights"
-    if measured.non_kv_bytes is not None:
-        for term in RUNTIME_TERMS:
-            fixed[term] = "the runtime memory"
+def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
+    return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "source": "measured", "basis": f"measured: {what}"})
+
+
+def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs) -> tuple[TermEstimate, ...]:
+    """The estimates with what `measured` fixes put in their place, at the figures measured."""
+    by_term = {estimate.term: estimate for estimate in estimates}
+    total, context = by_term.get(Term.CUDA_TOTAL), by_term.get(Term.CONTEXT)
+    if total is not None and measured.gpu_total_bytes is not None:
+        by_term[Term.CUDA_TOTAL] = total = _measured(total, measured.gpu_total_bytes, "--gpu-memory")
+    if total is not None and context is not None and measured.free_before_load_bytes is not None:
+        by_term[Term.CUDA_TOTAL] = _measured(total, total.bytes, "the free memory before load (the total with it)")
+        by_term[Term.CONTEXT] = _measured(context, total.bytes - measured.free_before_load_bytes,
+                                          "the free memory before load")  # fmt: skip
+    weights = by_term.get(Term.WEIGHTS)
+    if weights is not None and measured.weights_bytes is not None:
+        by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
+    elif weights is not None and measured.free_after_load_bytes is not None:
+        by_term[Term.WEIGHTS] = _measured(weights, weights.bytes, "the free memory after load (the weights with it)")
+    runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
+    if runtime:
+        by_term[Term.ACTIVATION] = _measured(
+            runtime[0].model_copy(update={"label": "runtime memory besides the weights", "term": Term.ACTIVATION}),
+            measured.non_kv_bytes or 0, "the runtime memory",
+        )
     if measured.available_kv_bytes is not None or measured.available_kv_bytes_by_stage:
-        for term in Term:
-            fixed[term] = "the KV memory"
-    return fixed
+        by_term = {term: _measured(estimate, estimate.bytes, "the KV memory") for term, estimate in by_term.items()}
+    order = [estimate.term for estimate in estimates]
+    return tuple(sorted(by_term.values(), key=lambda estimate: order.index(estimate.term)))
 
 
 def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings) -> TermEstimate:
@@ -77,12 +90,7 @@ def preload_estimate(
                         ledger.model, ledger.settings)  # fmt: skip
     if node is not None:
         estimates = tuple(_from_node(estimate, node, ledger.settings) for estimate in estimates)
-    fixed = _measured_terms(ledger.measured)
-    estimates = tuple(
-        estimate.model_copy(update={"error_bytes": 0, "source": "measured", "basis": f"measured: {fixed[estimate.term]}"})
-        if estimate.term in fixed else estimate
-        for estimate in estimates
-    )  # fmt: skip
+    estimates = _with_measured(estimates, ledger.measured)
     return PreloadEstimate(
         engine=ledger.settings.engine,
         terms=estimates,
@@ -104,7 +112,19 @@ class CapacityPlan(BaseModel):
 
     @property
     def dominant(self) -> TermEstimate | None:
+        """The term whose error widens the interval most: the one to measure first."""
         return self.estimate.dominant
+
+    @property
+    def spread_tokens(self) -> int:
+        """The interval's half-width in tokens (the wider side: the budget's arithmetic is not symmetric)."""
+        central = self.ledger.token_capacity
+        return max(central - self.token_capacity_min, self.token_capacity_max - central)
+
+    @property
+    def exact(self) -> bool:
+        """Every term measured: the interval is the capacity itself."""
+        return self.token_capacity_min == self.token_capacity_max
 
 
 def planned_capacity(

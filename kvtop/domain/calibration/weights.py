@@ -41,16 +41,16 @@ def weights_estimate(
     cast = runtime_cast(inputs)
     if cast is not None:
         return TermEstimate(
-            term=Term.WEIGHTS, label="weights (kvtop's weights book)", bytes=inputs.weights_bytes,
+            term=Term.WEIGHTS, label="weights", bytes=inputs.weights_bytes,
             error_bytes=round(inputs.weights_bytes * RUNTIME_CAST_ERROR), source="assumed",
             basis=f"the checkpoint's bytes: the book does not model {cast} at load (± 50 %)",
         )  # fmt: skip
     return TermEstimate(
         term=Term.WEIGHTS,
-        label="weights (kvtop's weights book)",
+        label="weights",
         bytes=inputs.weights_bytes,
         error_bytes=round(inputs.weights_bytes * relative_error),
         source="calibrated",
-        basis=f"parameters × bytes per parameter ÷ shards; ± {relative_error:.1%} (the corpus's 90th percentile "
+        basis=f"kvtop's weights book (parameters × bytes per parameter ÷ shards); ± {relative_error:.1%} (the corpus's 90th percentile "
         f"over {records} logged weights)",
     )

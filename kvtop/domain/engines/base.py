@@ -67,10 +67,11 @@ class MeasuredInputs(BaseModel):
 
     def free_before_load_note(self) -> str | None:
         """The note a plan carries for the free memory it assumed (None: measured)."""
-        source = self.free_before_load_source()
-        if source == "measured":
+        if self.free_before_load_bytes is not None:
             return None
-        return FREE_BEFORE_LOAD_CALIBRATED if source == "calibrated" else FREE_BEFORE_LOAD_ESTIMATED
+        if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
+            return FREE_BEFORE_LOAD_CALIBRATED
+        return FREE_BEFORE_LOAD_ESTIMATED
 
     def non_kv(self, assumed_bytes: int) -> int:
         """The runtime memory a profiling engine charges besides the weights (vLLM's activation peak,
@@ -111,7 +112,8 @@ class MeasuredInputs(BaseModel):
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
 FREE_BEFORE_LOAD_CALIBRATED = (
-    "free memory before load is calibrated: CUDA's total less the context fitted by GPU and TP (docs/calibration.md)"
+    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP (the terms above, "
+    "docs/calibration.md)"
 )
 
 

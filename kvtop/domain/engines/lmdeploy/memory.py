@@ -51,8 +51,8 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     before = meas.free_before_load(total)
     source = meas.free_before_load_source()
     if source != "measured":
-        how = "CUDA's total less the context calibrated by GPU and TP" if source == "calibrated" else (
-            "GPU total − 1 GiB (CUDA context, NCCL)")  # fmt: skip
+        how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else (
+            "CUDA's total less the CUDA context and NCCL by TP (the terms above)")  # fmt: skip
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total,
