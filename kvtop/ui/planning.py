@@ -16,7 +16,7 @@ from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, spelling_of
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 
 
@@ -137,7 +137,9 @@ class PlanOutcome:
     error: str | None = None
     error_field: str | None = None  # the key of the field the error names
     before_error: str | None = None
-    after_plan: CapacityPlan | None = None  # the after side's interval and the terms it rests on
+    # what a fresh start of the edit would log, as `kvtop plan` plans it (calibrated terms, the interval);
+    # before/after stay on the dashboard's clean prediction so that an unchanged edit changes nothing
+    after_plan: CapacityPlan | None = None
 
 
 def _predict(
@@ -146,12 +148,23 @@ def _predict(
     gpu_total_bytes: int,
     gpu_name: str | None,
     measured: MeasuredInputs | None,
-) -> CapacityPlan:
-    """The plan `kvtop plan` makes: what the GPUs measure now, every other term calibrated, and the interval."""
+) -> Ledger:
     try:
-        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
+
+
+def _fresh_start(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
+    measured: MeasuredInputs | None,
+) -> CapacityPlan | None:  # fmt: skip
+    """What a fresh start of the edited launch would log, as `kvtop plan` plans it: the GPUs' measured memory,
+    every other term calibrated, and the interval (None where it cannot be computed: the table says why)."""
+    try:
+        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+    except (KvtopError, ArithmeticError, ValueError):
+        return None
 
 
 def plan(
@@ -176,7 +189,7 @@ def plan(
     before_error: str | None = "the live model is not loaded"
     if model is not None:
         try:
-            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured).ledger, None
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured), None
         except KvtopError as err:
             before_error = str(err)
     try:
@@ -184,7 +197,7 @@ def plan(
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
-        after_plan = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
     except KvtopError as err:
         return PlanOutcome(
             before=before,
@@ -194,5 +207,5 @@ def plan(
             error_field=field_of_error(err),
             before_error=before_error,
         )
-    return PlanOutcome(before=before, after=after_plan.ledger, settings=settings, before_error=before_error,
-                       after_plan=after_plan)  # fmt: skip
+    return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
+                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured))  # fmt: skip

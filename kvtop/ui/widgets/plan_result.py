@@ -84,13 +84,14 @@ def _line(label: str, before: str, after: str, changed: bool) -> Content:
 
 
 def interval_line(plan: CapacityPlan) -> Content:
-    """'interval     440,112 – 480,000 (± 20k), mostly vLLM's CUDA-graph estimate': the after side's capacity
-    at both ends of its terms' errors, and the term to measure first."""
+    """'fresh start   420,112 – 460,000 (± 20k), mostly vLLM's CUDA-graph estimate (assumed)': what a fresh start
+    of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first."""
+    label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
     if plan.exact:
-        return Content.assemble((f"{'interval (after)':<{LABEL_WIDTH}}", "$text-muted"), "exact: every input measured")
+        return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
     dominant = plan.dominant
     return Content.assemble(
-        (f"{'interval (after)':<{LABEL_WIDTH}}", "$text-muted"),
+        label,
         f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} (± {fmt_tokens(plan.spread_tokens)})",
         (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted"),
         (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),
