@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from benchmarks.calibration.corpus import GIB, MIB, Record
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
 from kvtop.domain.calibration.fit import quantile
+from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
 from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, fit_term
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs

@@ -78,7 +78,7 @@ def stale(blocks: dict[Path, str]) -> list[Path]:
 def write(blocks: dict[Path, str]) -> None:
     for path, block in blocks.items():
         text = path.read_text()
-        path.write_text(BLOCK.sub(lambda m: m.group(1) + block + m.group(2), text, count=1))
+        path.write_text(BLOCK.sub(lambda m, block=block: m.group(1) + block + m.group(2), text, count=1))
 
 
 def main() -> int:

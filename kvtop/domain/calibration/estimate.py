@@ -18,9 +18,9 @@ from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, 
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.launch import LaunchSettings
 
 
 def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
@@ -66,8 +66,11 @@ def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs
 def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings) -> TermEstimate:
     """A term this node measured at an earlier start of the same launch, else the estimate."""
     value = node.terms.get(estimate.term)
-    if value is None or (estimate.term in RUNTIME_TERMS and not node.same_runtime(settings)):
+    runtime_applies = Term.ACTIVATION in node.terms and node.same_runtime(settings)
+    if value is None or (estimate.term in RUNTIME_TERMS and not runtime_applies):
         return estimate
+    if estimate.term is Term.CUDA_TOTAL and Term.CONTEXT not in node.terms and not runtime_applies:
+        return estimate  # the total was kept only as the one the runtime charge was solved against
     if estimate.term is Term.WEIGHTS:  # the node's weights stand beside the book's, whatever its version
         value = value if value > 0 else estimate.bytes
     return estimate.model_copy(update={

@@ -93,13 +93,16 @@ def measure_of_start(
     if not ledger.gpu_name:
         return None
     terms: dict[Term, int] = {}
+    # the total the runtime charge was solved against, kept with it so that a replay gives the logged KV memory
+    total = (ledger.measured.engine_total(ledger.gpu_total_bytes) if runtime_measured
+             else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS).bytes)  # fmt: skip
     if free_before_load_bytes is not None:
-        cuda_total = cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS).bytes
-        terms[Term.CUDA_TOTAL] = cuda_total
-        terms[Term.CONTEXT] = cuda_total - free_before_load_bytes
+        terms[Term.CUDA_TOTAL] = total
+        terms[Term.CONTEXT] = total - free_before_load_bytes
     if weights_bytes is not None:
         terms[Term.WEIGHTS] = weights_bytes
     if runtime_measured:
+        terms[Term.CUDA_TOTAL] = total
         terms[Term.ACTIVATION] = ledger.engine.reserve_bytes  # the engine's non-KV charge, measured together
         terms[Term.NON_TORCH] = terms[Term.CUDA_GRAPHS] = 0
     if not terms:

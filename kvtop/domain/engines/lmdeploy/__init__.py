@@ -7,8 +7,8 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
-from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.calibration.inputs import EngineCalibration
+from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (

@@ -6,8 +6,8 @@ load and again at profiling), so one busy GPU shrinks every rank (docs/engines/s
 
 from __future__ import annotations
 
-from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.calibration.inputs import EngineCalibration
+from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus

@@ -6,8 +6,8 @@ memory and its own layers, and the engine takes the least block count (docs/engi
 
 from __future__ import annotations
 
-from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.calibration.inputs import EngineCalibration
+from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
