@@ -76,3 +76,16 @@ def context_estimate(key: str, label: str, fits: dict[str, LinearTerm], inputs: 
         f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP: SGLang logs show 0.75–1.6 GiB "
         "at TP 1–2 and about 3 GiB at TP 8); too few logs in the corpus to fit it",
     )
+
+
+def free_memory_terms(key: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> tuple[TermEstimate, ...]:
+    """The terms of an engine that sizes from the memory free around the weights load (SGLang, LMDeploy):
+    CUDA's total, the context taken before the weights load (fit `key`, else assumed), the weights."""
+    from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+    from kvtop.domain.calibration.weights import weights_estimate
+
+    return (
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        context_estimate(key, "CUDA context and NCCL before the weights load", fits, inputs),
+        weights_estimate(inputs),
+    )

@@ -75,10 +75,6 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def median(values: Sequence[float]) -> float:
-    return quantile(values, 0.5)
-
-
 def leave_one_out(
     rows: Sequence[Row],
     fit: Callable[[Sequence[Row]], Fitted],

@@ -3,9 +3,9 @@
 nvidia-smi's total (kvtop's GPU table, `kvtop/domain/gpus.py`) is not what `cudaMemGetInfo` says: an
 H100 80GB shows 81,559 MiB to nvidia-smi and about 81,090 MiB to CUDA, the driver keeping the rest.
 vLLM multiplies CUDA's total by `--gpu-memory-utilization`; SGLang, TensorRT-LLM and LMDeploy start
-from CUDA's free memory. Each GPU model's figure is a fit (`cuda_total.<GPU>`: the median of the totals
+from CUDA's free memory. Each GPU model's figure is a fit (`cuda_total.<GPU>`: the mean of the totals
 the corpus's logs printed, docs/calibration.md); a GPU without one takes nvidia-smi's total less the
-median gap of those that have one.
+mean gap of those that have one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import GIB, LinearTerm
-from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
 from kvtop.domain.gpus import gpu_key
 
 MIB = 1 << 20
@@ -54,26 +54,21 @@ def cuda_total_key(gpu_name: str | None) -> str:
     return KEY_PREFIX + gpu_key(gpu_name)
 
 
+def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstimate:
+    return TermEstimate(term=Term.CUDA_TOTAL, label="GPU memory as CUDA reports it", bytes=value, error_bytes=error,
+                        source=source, basis=basis, more_is_more_kv=True)  # fmt: skip
+
+
 def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm]) -> TermEstimate:
     """CUDA's total for this GPU model: its fit, else nvidia-smi's total less the usual gap, else (no fit
     at all) nvidia-smi's total, said to be assumed."""
-    label = "GPU memory as CUDA reports it"
     fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
     if fit is not None:
-        return TermEstimate(
-            term=Term.CUDA_TOTAL, label=label, bytes=fit.predict((1.0,)), error_bytes=fit.error_bytes,
-            source="calibrated", basis=f"the median of {fit.records} logged totals of the {gpu_key(gpu_name)}",
-            more_is_more_kv=True,
-        )  # fmt: skip
+        return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",
+                      f"the mean of {fit.records} logged totals of the {gpu_key(gpu_name)}")  # fmt: skip
     gap = fits.get(FALLBACK_KEY)
     if gap is not None:
-        return TermEstimate(
-            term=Term.CUDA_TOTAL, label=label, bytes=gpu_total_bytes - gap.predict((1.0,)), error_bytes=gap.error_bytes,
-            source="calibrated", more_is_more_kv=True,
-            basis=f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the median gap over {gap.records} GPU "
-            "models; no log of this GPU in the corpus)",
-        )  # fmt: skip
-    return TermEstimate(
-        term=Term.CUDA_TOTAL, label=label, bytes=gpu_total_bytes, error_bytes=GIB // 2, source="assumed",
-        basis="nvidia-smi's total (no calibration)", more_is_more_kv=True,
-    )  # fmt: skip
+        return _total(gpu_total_bytes - gap.predict((1.0,)), gap.error_bytes, "calibrated",
+                      f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} GPU "
+                      "models; no log of this GPU in the corpus)")  # fmt: skip
+    return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

@@ -7,12 +7,11 @@ the blocks, not the free memory, so the corpus measures the context only through
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.features import CONTEXT_FEATURES, context_estimate, tp_features
-from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.features import CONTEXT_FEATURES, free_memory_terms, tp_features
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.calibration.weights import weights_estimate
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
@@ -28,9 +27,4 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights."""
-    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
-    return (
-        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
-        context_estimate("lmdeploy.context", "CUDA context and NCCL before the weights load", fits, inputs),
-        weights_estimate(inputs),
-    )
+    return free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
