@@ -16,3 +16,10 @@ def needs_torch() -> None:
     """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
     if find_spec("torch") is None:
         pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")
+
+
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own XDG state directory: the calibration store and the actions log of the
+    person running the tests are never read or written."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

@@ -59,8 +59,10 @@ def test_a_reserve_below_the_engines_own_is_in_the_json(capsys: pytest.CaptureFi
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5): it keeps
     pre-load × 0.182; 0.95 keeps pre-load × 0.05. The pool fits; the JSON says by how much the
     reserve is short, as the planner's "at risk" does (a review found it only in a note)."""
+    # the free memory before load given (80,535 MiB: the H100's 81,559 less 1 GiB), so that the engine's
+    # arithmetic, not the calibrated context, is what this checks
     out = plan_json(capsys, "--model", LLAMA, "--tp", "8", "--gpu", "H100", "--engine-version", "0.5.9",
-                    "--mem-fraction-static", "0.95")  # fmt: skip
+                    "--mem-fraction-static", "0.95", "--free-memory", "80535MiB")  # fmt: skip
     pre_load = out["gpu"]["total_bytes"] - (1 << 30)
     assert out["fits"] is True
     assert out["reserve_bytes"] == round(pre_load * 0.05)
@@ -90,7 +92,7 @@ def test_every_spelling_of_tp_and_cmd_agree(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    out = plan_json(capsys, "--model", LLAMA, "--tp", "1", "--gpu", "H100")
+    out = plan_json(capsys, "--model", LLAMA, "--tp", "1", "--gpu", "H100", "--free-memory", "80535MiB")
     assert out["fits"] is False and out["token_capacity"] == 0
     weights = 70_553_706_496 * 2  # 141.1 GB whole on one rank
     assert out["ranks"][0]["weights_bytes"] == weights
@@ -173,9 +175,10 @@ def test_sglang_enable_multimodal_typed_to_kvtop_is_kept(capsys: pytest.CaptureF
 
 
 def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    chunked = plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100")
+    given = ("--free-memory", "80535MiB")  # the H100 less 1 GiB: the engine's arithmetic, not the calibration
+    chunked = plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", *given)
     unchunked = plan_json(
-        capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", "--chunked-prefill-size", "-1"
+        capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", "--chunked-prefill-size", "-1", *given
     )
     # -1 turns chunking off: the activation reserve follows max_prefill_tokens (16,384), not 8,192, and no
     # prefill sizes are captured; chunked: (81,559 − 14,032) / 81,559 = 0.828 at 65,536 B per token (TP2)

@@ -92,7 +92,8 @@ def audited_reads(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     (work / "hook").mkdir()
     (work / "hook" / "sitecustomize.py").write_text(HOOK)
     log = work / "opened.log"
-    env = dict(os.environ, KVTOP_OPEN_LOG=str(log), HF_HUB_OFFLINE="1")
+    # the calibration store of whoever runs the tests stays out of it: a private state directory
+    env = dict(os.environ, KVTOP_OPEN_LOG=str(log), HF_HUB_OFFLINE="1", XDG_STATE_HOME=str(work / "state"))
     env["PYTHONPATH"] = os.pathsep.join([str(work / "hook"), str(ROOT)])
     runs = [
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests"],

@@ -94,6 +94,12 @@ def engine_flags_help() -> str:
     return "\n".join(lines)
 
 
+def add_calibration_store(parser: argparse.ArgumentParser) -> None:
+    """`--no-calibration-store`: neither read nor write this node's measured starts (docs/calibration.md)."""
+    parser.add_argument("--no-calibration-store", action="store_true",
+                        help="do not use or add to this node's calibration store (also KVTOP_NO_CALIBRATION_STORE=1)")  # fmt: skip
+
+
 HUB_TIMEOUT_S = 30.0  # the default deadline of a command that reads its model from the hub
 
 

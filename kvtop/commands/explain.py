@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
+    add_calibration_store,
     add_hub_timeout,
     add_model_arguments,
     engine_flags_help,
@@ -43,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_model_arguments(parser, model_required=False)
     add_hub_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (one line)")
+    add_calibration_store(parser)
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
 
@@ -157,7 +160,29 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
     else:
         print(explanation_text(result, findings, args.log))
+    _remember_start(args, result, log.first_date)
     return 0
+
+
+def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str | None) -> None:
+    """Keep what this start measured in the local calibration store (docs/calibration.md), unless it is off;
+    a store that cannot be written says so on stderr in one line."""
+    import datetime
+
+    from kvtop.domain.calibration.node import measure_of_start
+    from kvtop.sources.calibration_store import append_measure, store_disabled
+
+    if result.ledger is None or store_disabled(args.no_calibration_store):
+        return
+    logged = result.logged
+    measure = measure_of_start(
+        result.ledger, date=log_date or datetime.date.today().isoformat(),
+        free_before_load_bytes=logged.free_before_load_bytes, weights_bytes=logged.weights_bytes,
+        runtime_measured=logged.available_kv_bytes is not None,
+    )  # fmt: skip
+    notice = append_measure(measure) if measure is not None else None
+    if notice:
+        print(f"note: {notice}", file=sys.stderr)
 
 
 def _findings(result: Explanation) -> list[Any]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
+    add_calibration_store,
     add_hub_timeout,
     add_model_arguments,
     emit,
@@ -24,6 +27,9 @@ from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.placement import Placement
 
+if TYPE_CHECKING:
+    from kvtop.domain.calibration.estimate import CapacityPlan
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
@@ -32,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     add_model_arguments(parser)
     add_hub_timeout(parser)
+    add_calibration_store(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     parser.add_argument("--require-fit", action="store_true", help="exit 1 when the layout does not fit")
     parser.add_argument(
@@ -79,22 +86,40 @@ def _model_and_device(
     return model, measured, total, name
 
 
+def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
+    """The plan the command line describes: its ledger with every unmeasured term calibrated, and the
+    capacity interval (this node's earlier starts of the same launch used unless the store is off)."""
+    from kvtop.domain.calibration.estimate import planned_capacity
+    from kvtop.sources.calibration_store import read_store, store_disabled
+
+    settings = settings_from_args(args, extra)
+    model, measured, total, name = _model_and_device(args, settings)
+    store = read_store() if not store_disabled(args.no_calibration_store) else None
+    if store is not None and store.notice:
+        print(f"note: {store.notice}", file=sys.stderr)
+    return planned_capacity(model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
+                            load_mtp=args.load_mtp, node_measures=store.measures if store else ())  # fmt: skip
+
+
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_layouts import placement_json, placement_text
-    from kvtop.commands.render_ledger import ledger_json, ledger_text
+    from kvtop.commands.render_ledger import plan_json, plan_text
 
     if args.compare is not None or args.layouts is not None:
         if args.compare is not None and args.layouts is not None:
             raise InputError("compare engines or layouts, not both", field="--layouts")
         return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
-    ledger = build_ledger(args, extra)
-    placement = _placement(args, ledger)
-    def text() -> str:  # the placement under the header line
-        shown = ledger_text(ledger)
-        return shown if placement is None else shown.replace("\n\n", f"\n{placement_text(ledger, placement)}\n\n", 1)
+    plan = build_plan(args, extra)
+    placement = _placement(args, plan.ledger)
 
-    emit(args.json, lambda: ledger_json(ledger) | {"placement": placement_json(placement)}, text)
-    return 1 if args.require_fit and not ledger.engine.fits else 0
+    def text() -> str:  # the placement under the header line
+        shown = plan_text(plan)
+        if placement is None:
+            return shown
+        return shown.replace("\n\n", f"\n{placement_text(plan.ledger, placement)}\n\n", 1)
+
+    emit(args.json, lambda: plan_json(plan) | {"placement": placement_json(placement)}, text)
+    return 1 if args.require_fit and not plan.ledger.engine.fits else 0
 
 
 def _placement(args: argparse.Namespace, ledger: Ledger) -> Placement | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtop.domain.calibration.estimate import CapacityPlan
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
@@ -104,7 +106,7 @@ def ledger_text(ledger: Ledger) -> str:
                 if step.value is not None and float(step.value).is_integer()
                 else f"{step.value}"
             )
-        source = "measured" if step.measured else ""
+        source = step.source or ("measured" if step.measured else "")
         note = f"  {step.note}" if step.note else ""
         lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
     lines.append("")
@@ -138,3 +140,45 @@ def ledger_text(ledger: Ledger) -> str:
     if flags:
         lines.append(f"engine flags: {flags}")
     return "\n".join(lines)
+
+
+def term_json(term: TermEstimate) -> dict[str, Any]:
+    return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
+            "source": term.source, "basis": term.basis}  # fmt: skip
+
+
+def plan_json(plan: CapacityPlan) -> dict[str, Any]:
+    """The ledger's contract, with the capacity interval and every pre-load term (docs/calibration.md)."""
+    dominant = plan.dominant
+    return ledger_json(plan.ledger) | {
+        "token_capacity_min": plan.token_capacity_min,
+        "token_capacity_max": plan.token_capacity_max,
+        "kv_budget_min_bytes": plan.kv_budget_min_bytes,
+        "kv_budget_max_bytes": plan.kv_budget_max_bytes,
+        "interval_term": dominant.term.value if dominant else None,
+        "calibrated_on_node": plan.estimate.node_note,
+        "terms": [term_json(term) for term in plan.estimate.terms],
+    }
+
+
+def interval_line(plan: CapacityPlan) -> str:
+    """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak'."""
+    if plan.exact:
+        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
+    dominant = plan.dominant
+    mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
+    return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
+            f"(± {fmt_tokens(plan.spread_tokens)}){mostly}")  # fmt: skip
+
+
+def plan_text(plan: CapacityPlan) -> str:
+    """The ledger's table, with the interval after the capacity and the terms the plan rests on."""
+    lines = ledger_text(plan.ledger).split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
+    lines.insert(at + 1, f"Interval            {interval_line(plan)}")
+    terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
+    for term in plan.estimate.terms:
+        error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"
+        terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
+    budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
+    return "\n".join([*lines[:budget], *terms, "", *lines[budget:]])

@@ -1,8 +1,8 @@
 """Several multi-node layouts of one launch, side by side: "2 × 8 H20 at TP16 vs 4 × 8 at TP8 DP4".
 
 A layout is N nodes of G GPUs and the parallel sizes (`2x8 tp16`, `4x8 tp8 dp4`, `1x8 tp8 dp8 dpa ep8`
-for DP attention). Each is solved with the engine's own rules (`predict`) and laid over its nodes
-(`place`); what the operator compares is per rank (weights, KV per token, tokens) and per deployment:
+for DP attention). Each is solved with the engine's own rules as `plan` solves one (`planned_capacity`:
+unmeasured terms calibrated) and laid over its nodes (`place`); what the operator compares is per rank (weights, KV per token, tokens) and per deployment:
 the KV pools it runs (one per DP replica, one per attention-DP rank) and the tokens and full-context
 requests they hold together.
 """
@@ -14,10 +14,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, check_parallel
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.placement import Placement, place
 
@@ -111,8 +112,8 @@ def plan_layouts(
             })  # fmt: skip
             laid = LaunchSettings.model_validate(laid.model_dump())
             check_parallel(laid)
-            ledger = predict(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                             load_mtp=load_mtp)  # fmt: skip
+            ledger = planned_capacity(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
+                                      measured=measured, load_mtp=load_mtp).ledger  # fmt: skip
             placement = place(ledger, spec.nodes, spec.gpus_per_node)
         except KvtopError as error:
             plans.append(LayoutPlan(spec=spec, error=str(error)))

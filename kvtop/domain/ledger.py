@@ -191,7 +191,7 @@ def _solve(
                 settings=cap,
                 gpu_total_bytes=gpu_total_bytes,
                 gpu_name=gpu_name,
-                weights_bytes=tightest_weights if shared else weights.total_bytes,
+                weights_bytes=(tightest_weights if shared else weights.total_bytes) + measured.weights_extra_bytes,
                 kv=kv,
                 context_length=context,
                 measured=_stage_measured(measured, pp_rank),

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
@@ -136,6 +137,9 @@ class PlanOutcome:
     error: str | None = None
     error_field: str | None = None  # the key of the field the error names
     before_error: str | None = None
+    # what a fresh start of the edit would log, as `kvtop plan` plans it (calibrated terms, the interval);
+    # before/after stay on the dashboard's clean prediction so that an unchanged edit changes nothing
+    after_plan: CapacityPlan | None = None
 
 
 def _predict(
@@ -149,6 +153,18 @@ def _predict(
         return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
+
+
+def _fresh_start(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
+    measured: MeasuredInputs | None,
+) -> CapacityPlan | None:  # fmt: skip
+    """What a fresh start of the edited launch would log, as `kvtop plan` plans it: the GPUs' measured memory,
+    every other term calibrated, and the interval (None where it cannot be computed: the table says why)."""
+    try:
+        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+    except (KvtopError, ArithmeticError, ValueError):
+        return None
 
 
 def plan(
@@ -191,4 +207,5 @@ def plan(
             error_field=field_of_error(err),
             before_error=before_error,
         )
-    return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error)
+    return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
+                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured))  # fmt: skip

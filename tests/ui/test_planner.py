@@ -277,3 +277,19 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
         assert screen.outcome.after.engine.reserve_short_bytes == 0 and "✗ runtime" not in shown(
             screen, "#plan-result"
         )
+
+
+async def test_the_fresh_start_interval_is_shown_and_moves_with_the_edit(make_app, healthy_snapshot):
+    """The planner shows what `kvtop plan` would plan for the edit (calibrated terms), and the term to
+    measure first; halving TP moves the interval with the capacity."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_planner(pilot)
+        first = screen.outcome.after_plan
+        assert first is not None and first.token_capacity_min < first.ledger.token_capacity < first.token_capacity_max
+        line = next(row for row in shown(screen, "#plan-result").splitlines() if row.startswith("fresh start"))
+        assert f"{first.token_capacity_min:,} – {first.token_capacity_max:,}" in line
+        assert f"mostly {first.dominant.label} ({first.dominant.source})" in line
+        await retype(pilot, "#plan-tp", "4")
+        moved = screen.outcome.after_plan
+        assert moved is not None and moved.token_capacity_max < first.token_capacity_min

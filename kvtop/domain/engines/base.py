@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
@@ -15,6 +16,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
+    from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.diagnose import EngineOnNode
     from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
     from kvtop.domain.engine_log import EngineLog
@@ -44,16 +46,76 @@ class MeasuredInputs(BaseModel):
     # vLLM under PP: each stage's own `Available KV cache memory` (least over its TP ranks), in stage
     # order; every worker sizes its blocks from its own memory and its own layers, then the least wins
     available_kv_bytes_by_stage: tuple[int, ...] | None = None
+    # the pre-load estimate's figures (docs/calibration.md), read where nothing above measured them
+    calibrated: CalibratedFigures | None = None
 
     def free_before_load(self, gpu_total_bytes: int) -> int:
-        """The memory free before the weights load (min over ranks): measured, else the GPU's total
-        less the CUDA context and NCCL (`DEFAULT_CONTEXT_BYTES`, said by `FREE_BEFORE_LOAD_ESTIMATED`)."""
+        """The memory free before the weights load (min over ranks): measured, else calibrated (CUDA's
+        total less the context the corpus fits), else the GPU's total less `DEFAULT_CONTEXT_BYTES`
+        (said by `FREE_BEFORE_LOAD_ESTIMATED`)."""
         if self.free_before_load_bytes is not None:
             return self.free_before_load_bytes
+        if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
+            return self.calibrated.free_before_load_bytes
         return gpu_total_bytes - DEFAULT_CONTEXT_BYTES
+
+    def free_before_load_source(self) -> TermSource:
+        if self.free_before_load_bytes is not None:
+            return "measured"
+        if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
+            return self.calibrated.free_before_load_source
+        return "assumed"
+
+    def free_before_load_note(self) -> str | None:
+        """The note a plan carries for the free memory it assumed (None: measured)."""
+        if self.free_before_load_bytes is not None:
+            return None
+        if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
+            return FREE_BEFORE_LOAD_CALIBRATED
+        return FREE_BEFORE_LOAD_ESTIMATED
+
+    def non_kv(self, assumed_bytes: int) -> int:
+        """The runtime memory a profiling engine charges besides the weights (vLLM's activation peak,
+        non-torch memory and CUDA graphs; TensorRT-LLM's profiled reserve): measured, else calibrated,
+        else the engine's stated assumption."""
+        if self.non_kv_bytes is not None:
+            return self.non_kv_bytes
+        if self.calibrated is not None and self.calibrated.non_kv_bytes is not None:
+            return self.calibrated.non_kv_bytes
+        return assumed_bytes
+
+    def non_kv_source(self) -> TermSource:
+        if self.non_kv_bytes is not None:
+            return "measured"
+        if self.calibrated is not None and self.calibrated.non_kv_bytes is not None:
+            return self.calibrated.non_kv_source
+        return "assumed"
+
+    def engine_total(self, gpu_total_bytes: int) -> int:
+        """The total an engine multiplies its share by (vLLM): the GPU memory given, else CUDA's total
+        as calibrated per GPU model (below nvidia-smi's), else the GPU's total."""
+        if self.gpu_total_bytes is None and self.calibrated is not None and self.calibrated.cuda_total_bytes:
+            return self.calibrated.cuda_total_bytes
+        return gpu_total_bytes
+
+    def engine_total_source(self) -> TermSource | None:
+        if self.gpu_total_bytes is not None:
+            return "measured"
+        if self.calibrated is not None and self.calibrated.cuda_total_bytes:
+            return self.calibrated.cuda_total_source
+        return None
+
+    @property
+    def weights_extra_bytes(self) -> int:
+        """Bytes added to the predicted weights of every rank (a node's measure or an interval's end)."""
+        return self.calibrated.weights_extra_bytes if self.calibrated is not None else 0
 
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
+FREE_BEFORE_LOAD_CALIBRATED = (
+    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP (the terms above, "
+    "docs/calibration.md)"
+)
 
 
 class BudgetStep(BaseModel):
@@ -66,6 +128,7 @@ class BudgetStep(BaseModel):
     value: float | None = None
     note: str = ""
     measured: bool = False
+    source: TermSource | None = None  # where an input figure came from (None: the engine's arithmetic)
 
 
 class EngineInputs(BaseModel):
@@ -237,6 +300,11 @@ class EngineRules(Protocol):
     @property
     def span_rule(self) -> EngineSpanRule:
         """How the engine spreads over nodes and pairs prefill with decode (its `span` module)."""
+        ...
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (docs/calibration.md)."""
         ...
 
     def kv_storage_for(

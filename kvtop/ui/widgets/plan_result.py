@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from textual.content import Content
 
+from kvtop.domain.calibration.estimate import CapacityPlan
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
@@ -82,6 +83,21 @@ def _line(label: str, before: str, after: str, changed: bool) -> Content:
     )  # fmt: skip
 
 
+def interval_line(plan: CapacityPlan) -> Content:
+    """'fresh start   420,112 – 460,000 (± 20k), mostly vLLM's CUDA-graph estimate (assumed)': what a fresh start
+    of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first."""
+    label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
+    if plan.exact:
+        return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
+    dominant = plan.dominant
+    return Content.assemble(
+        label,
+        f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} (± {fmt_tokens(plan.spread_tokens)})",
+        (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted"),
+        (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),
+    )  # fmt: skip
+
+
 def token_delta(before: int, after: int) -> Content:
     """' (+128,660)' / ' (−837,017)' after a changed token figure; nothing when it did not change."""
     change = after - before
@@ -105,6 +121,8 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         if label == "tokens per rank" and before is not None and after is not None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
+    if outcome.after_plan is not None:
+        lines.append(interval_line(outcome.after_plan))
     if live_tokens is not None:
         lines.append(
             Content.assemble(

@@ -7,6 +7,7 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
@@ -74,6 +75,13 @@ class LmdeployRules(LmdeployBudget):
         from kvtop.domain.engines.lmdeploy import span
 
         return span
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (imported on first use)."""
+        from kvtop.domain.engines.lmdeploy import calibration
+
+        return calibration  # a module satisfies the protocol
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -49,10 +49,14 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free, measured=True))
         return free
     before = meas.free_before_load(total)
-    if meas.free_before_load_bytes is None:
-        notes.append("free memory after the weights is estimated: GPU total − 1 GiB (CUDA context, NCCL) − weights; "
+    source = meas.free_before_load_source()
+    if source != "measured":
+        how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else (
+            "CUDA's total less the CUDA context and NCCL by TP (the terms above)")  # fmt: skip
+        notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
-    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total, measured=meas.free_before_load_bytes is not None))  # fmt: skip
+    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total,
+                            measured=meas.free_before_load_bytes is not None, source=source))  # fmt: skip
     steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
     free = before - inputs.weights_bytes
     steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))

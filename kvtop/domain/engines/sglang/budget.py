@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import (
-    FREE_BEFORE_LOAD_ESTIMATED,
     GIB,
     MIB,
     BudgetStep,
@@ -67,13 +66,15 @@ class SglangBudget:
         total = inputs.gpu_total_bytes
         steps.append(BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None))
         pre = meas.free_before_load(total)
-        if meas.free_before_load_bytes is None:
-            notes.append(FREE_BEFORE_LOAD_ESTIMATED)
+        pre_note = meas.free_before_load_note()
+        if pre_note:
+            notes.append(pre_note)
         steps.append(
             BudgetStep(
                 label="free before weight load (min over ranks)",
                 bytes=pre,
                 measured=meas.free_before_load_bytes is not None,
+                source=meas.free_before_load_source(),
             )
         )
         if meas.free_after_load_bytes is not None:

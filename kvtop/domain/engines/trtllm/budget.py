@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import FREE_BEFORE_LOAD_ESTIMATED, GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
     PYTORCH_TOKENS_PER_BLOCK,
@@ -239,13 +239,15 @@ class TrtllmBudget:
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=budget, measured=True))
         else:
             before = meas.free_before_load(inputs.gpu_total_bytes)
-            if meas.free_before_load_bytes is None:
-                notes.append(FREE_BEFORE_LOAD_ESTIMATED)
+            before_note = meas.free_before_load_note()
+            if before_note:
+                notes.append(before_note)
             steps.append(
                 BudgetStep(
                     label="free before weight load (min over ranks)",
                     bytes=before,
                     measured=meas.free_before_load_bytes is not None,
+                    source=meas.free_before_load_source(),
                 )
             )
             if meas.free_after_load_bytes is not None:
@@ -260,8 +262,8 @@ class TrtllmBudget:
                         measured=meas.weights_bytes is not None,
                     )
                 )
-            reserve = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
-            if meas.non_kv_bytes is None:
+            reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "activation peak, NCCL and CUDA graphs of the profiling run are estimated at 2 GiB"
                 )
@@ -270,6 +272,7 @@ class TrtllmBudget:
                     label="− activation peak, NCCL, CUDA graphs (profiled)",
                     bytes=-reserve,
                     measured=meas.non_kv_bytes is not None,
+                    source=meas.non_kv_source(),
                 )
             )
             free_now = after
@@ -339,17 +342,21 @@ class TrtllmBudget:
             )
         else:
             before = meas.free_before_load(inputs.gpu_total_bytes)
-            if meas.free_before_load_bytes is None:
-                notes.append(FREE_BEFORE_LOAD_ESTIMATED)
-            reserve = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
-            if meas.non_kv_bytes is None:
+            before_note = meas.free_before_load_note()
+            if before_note:
+                notes.append(before_note)
+            reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "the engine's execution context, runtime buffers and decoder are estimated at 2 GiB"
                 )
             free = before - inputs.weights_bytes - reserve
             steps.append(
                 BudgetStep(
-                    label="free before load", bytes=before, measured=meas.free_before_load_bytes is not None
+                    label="free before load",
+                    bytes=before,
+                    measured=meas.free_before_load_bytes is not None,
+                    source=meas.free_before_load_source(),
                 )
             )
             steps.append(
@@ -364,6 +371,7 @@ class TrtllmBudget:
                     label="− execution context, runtime buffers, decoder",
                     bytes=-reserve,
                     measured=meas.non_kv_bytes is not None,
+                    source=meas.non_kv_source(),
                 )
             )
         budget = int(fraction * free)

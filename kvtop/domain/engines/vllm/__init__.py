@@ -6,6 +6,7 @@ memory and its own layers, and the engine takes the least block count (docs/engi
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -57,6 +58,13 @@ class VllmRules(VllmBudget):
         from kvtop.domain.engines.vllm import span
 
         return span
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (imported on first use)."""
+        from kvtop.domain.engines.vllm import calibration
+
+        return calibration  # a module satisfies the protocol
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -49,9 +49,15 @@ class VllmBudget:
         else:
             block, block_why = block_size(m, is_quantized(kv.kv_format), inputs.gpu_name, inputs.version)
             block = s.page_size or block
-        total = inputs.gpu_total_bytes
+        total = meas.engine_total(inputs.gpu_total_bytes)  # CUDA's total where calibrated (§2.1)
+        total_source = meas.engine_total_source()
         steps: list[BudgetStep] = [
-            BudgetStep(label="GPU memory", bytes=total, measured=meas.gpu_total_bytes is not None)
+            BudgetStep(
+                label="GPU memory" if total == inputs.gpu_total_bytes else "GPU memory as CUDA reports it",
+                bytes=total,
+                measured=meas.gpu_total_bytes is not None,
+                source=total_source,
+            )
         ]
         notes: list[str] = []
         if s.gpu_memory_utilization is not None:
@@ -74,8 +80,9 @@ class VllmBudget:
             non_kv = requested - inputs.weights_bytes - available
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=available, measured=True))
         else:
-            non_kv = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
-            if meas.non_kv_bytes is None:
+            non_kv = meas.non_kv(ESTIMATED_NON_KV_BYTES)
+            non_kv_source = meas.non_kv_source()
+            if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
                     "non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB"
                 )
@@ -89,6 +96,7 @@ class VllmBudget:
                     label="− activation peak, non-torch, CUDA graphs",
                     bytes=-non_kv,
                     measured=meas.non_kv_bytes is not None,
+                    source=non_kv_source,
                 )
             )
             available = requested - inputs.weights_bytes - non_kv

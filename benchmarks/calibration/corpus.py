@@ -1,0 +1,135 @@
+"""The calibration corpus (tests/data/calibration/<engine>.jsonl), read into records kvtop can solve.
+
+Each line is one engine start a public log printed: its source, the engine and release, the GPU, the
+layout, the model's config (in tests/data/configs or tests/data/calibration/configs; null when none is at
+hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
+printed, tokens as counts). `exclude` names the terms a record must not be fitted on, and why.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.engines.vllm.eras import V0_RELEASE
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
+from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.ledger import Ledger, layout_from_settings, predict
+from kvtop.domain.model import ModelSpec
+from kvtop.sources.hub import load_config_file
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+CORPUS = DATA / "calibration"
+GIB = 1 << 30
+MIB = 1 << 20
+FIGURES = ("cuda_total", "free_before_load", "free_after_load", "context", "weights", "activation", "non_torch",
+           "cuda_graphs", "runtime", "kv")  # fmt: skip
+
+
+def gib_bytes(text: str) -> int:
+    """A printed GiB figure as bytes ('8.23' → 8.23 × 2**30, exactly as printed)."""
+    return round(Decimal(text) * GIB)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One corpus line, resolved: the model (None without a config), the settings and release."""
+
+    raw: dict[str, object]
+    model: ModelSpec | None
+    settings: LaunchSettings
+    version: ResolvedVersion
+    figures: dict[str, int] = field(default_factory=dict)  # logged figures, bytes
+    tokens: int | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.raw["id"])
+
+    @property
+    def engine(self) -> str:
+        return str(self.raw["engine"])
+
+    @property
+    def gpu(self) -> str | None:
+        gpu = self.raw.get("gpu")
+        return str(gpu) if gpu else None
+
+    @property
+    def gpu_total_bytes(self) -> int | None:
+        """nvidia-smi's total of the GPU model (kvtop's table); None for an unnamed or unlisted GPU."""
+        key = gpu_key(self.gpu) if self.gpu else None
+        return GPU_TOTAL_MIB[key] * MIB if key in GPU_TOTAL_MIB else None
+
+    def excluded(self, term: Term) -> bool:
+        exclude = self.raw.get("exclude") or {}
+        assert isinstance(exclude, dict)
+        return "*" in exclude or term.value in exclude
+
+    @property
+    def util(self) -> float | None:
+        return self.settings.gpu_memory_utilization
+
+    def ledger(self, **kwargs: object) -> Ledger | None:
+        """kvtop's plan of this launch (None without a config or a GPU kvtop knows)."""
+        if self.model is None or self.gpu_total_bytes is None:
+            return None
+        return predict(self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=gpu_key(self.gpu),
+                       version=self.version, **kwargs)  # type: ignore[arg-type]  # fmt: skip
+
+    def inputs(self) -> CalibrationInputs:
+        """The launch as the term models read it (the book's weights where the model is known)."""
+        layout = layout_from_settings(self.settings)
+        ledger = self.ledger()
+        weights = ledger.weights_bytes if ledger is not None else self.figures.get("weights", 0)
+        context = self.settings.context_length or (self.model.max_position_embeddings if self.model else 8192)
+        return CalibrationInputs(
+            model=self.model, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
+            gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
+            context_length=context,
+        )  # fmt: skip
+
+
+def _config_path(name: str) -> Path:
+    return DATA / name if name.startswith("calibration/") else DATA / "configs" / name
+
+
+def _version(raw: dict[str, object]) -> ResolvedVersion:
+    engine = str(raw["engine"])
+    text = V0_RELEASE if raw.get("v0") else raw.get("version")
+    return from_flag(str(text), engine_rules(engine).calendar) if text else NOT_STATED
+
+
+def resolve(raw: dict[str, object]) -> Record:
+    engine = str(raw["engine"])
+    flags = [str(flag) for flag in raw.get("flags") or []]  # type: ignore[union-attr]
+    layout = [f"--{name}" for name in ("tp", "pp")]
+    for name, value in zip(layout, (raw.get("tp") or 1, raw.get("pp") or 1), strict=True):
+        flags += [name, str(value)]
+    settings = parse_flags(engine, flags)
+    version = _version(raw)
+    settings = settings.model_copy(update={"engine_version": version.text})
+    config = raw.get("config")
+    model = load_config_file(_config_path(str(config))) if config else None
+    logged = raw.get("logged") or {}
+    assert isinstance(logged, dict)
+    figures = {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged}
+    tokens = logged.get("tokens")
+    return Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
+                  tokens=int(tokens) if tokens is not None else None)  # fmt: skip
+
+
+def load(engine: str) -> list[Record]:
+    """Every record of one engine's corpus file, in file order."""
+    path = CORPUS / f"{engine}.jsonl"
+    return [resolve(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_all() -> dict[str, list[Record]]:
+    return {engine: load(engine) for engine in ENGINE_IDS if (CORPUS / f"{engine}.jsonl").exists()}

@@ -1,0 +1,172 @@
+"""Fit every term on the corpus, and judge a blind plan of each record with fits that never saw it.
+
+`fit_all(corpus, leave_out)` fits each engine's terms (`<engine>.calibration.FIT_TERMS`) and every GPU's
+CUDA total on the records other than `leave_out`; each fit carries its own held-out error (leave one
+out within the rest). `blind(record, fits)` then plans the record's launch with kvtop's `planned_capacity`
+as an operator would before the start (model, GPU, engine release, flags), optionally given the weights
+the log printed, and compares the capacity (or the KV memory, where the log printed no tokens) with the
+log's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from benchmarks.calibration.corpus import GIB, MIB, Record
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.fit import quantile
+from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
+from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, fit_term
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
+
+Corpus = dict[str, list[Record]]
+SPARE_ROWS = 2  # a term needs this many records beyond its constants, or its held-out error means nothing: assumed
+PRINTED_HALF_GIB = 0.005  # a figure printed with 2 decimals stands for ± 0.005 GiB
+
+
+def _records(corpus: Corpus, leave_out: str | None) -> Iterable[Record]:
+    return (record for records in corpus.values() for record in records if record.id != leave_out)
+
+
+def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
+    """Each GPU model's CUDA total (the mean of the logged totals) and the gap to nvidia-smi's total."""
+    by_gpu: dict[str, list[FitRow]] = {}
+    for record in _records(corpus, leave_out):
+        total = record.figures.get("cuda_total")
+        if total is None or not record.gpu or record.excluded(Term.CUDA_TOTAL):
+            continue
+        by_gpu.setdefault(gpu_key(record.gpu), []).append(((1.0,), total / GIB))
+    spread = [abs(row[1] - sum(r[1] for r in rows if r is not row) / (len(rows) - 1))
+              for rows in by_gpu.values() if len(rows) > 1 for row in rows]  # fmt: skip
+    error = quantile(spread, ERROR_QUANTILE) if spread else 0.05  # pooled over the GPUs logged twice or more
+    fits = {cuda_total_key(gpu): fit_term(cuda_total_key(gpu), ("1 GiB",), rows, error_gib=error)
+            for gpu, rows in by_gpu.items()}  # fmt: skip
+    gaps: list[FitRow] = [((1.0,), GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
+                          for gpu in by_gpu if gpu in GPU_TOTAL_MIB]  # fmt: skip
+    if gaps:
+        fits[FALLBACK_KEY] = fit_term(FALLBACK_KEY, ("1 GiB",), gaps)
+    return fits
+
+
+def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int | None:
+    """The bytes of `term` the record's log measured (the context from CUDA's total less the free memory)."""
+    f = record.figures
+    if term is Term.CONTEXT:
+        if "context" in f:
+            return f["context"]
+        total = f.get("cuda_total")
+        if total is None and record.gpu and cuda_total_key(record.gpu) in totals:
+            total = totals[cuda_total_key(record.gpu)].predict((1.0,))
+        if total is None:
+            return None
+        if "free_before_load" in f:
+            return total - f["free_before_load"]
+        if "free_after_load" in f and "weights" in f and "runtime" in f:  # a TensorRT engine's C++ runtime
+            return total - f["free_after_load"] - f["weights"] - f["runtime"]
+        return None
+    return f.get(term.value)
+
+
+def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
+    """Every engine's fits and the CUDA totals, on every record but `leave_out`."""
+    fits = cuda_total_fits(corpus, leave_out)
+    for engine, records in corpus.items():
+        calibration = engine_rules(engine).calibration
+        for key, (term, names) in calibration.FIT_TERMS.items():
+            rows: list[FitRow] = []
+            for record in records:
+                if record.id == leave_out or record.excluded(term):
+                    continue
+                values = calibration.fit_features(key, record.inputs())
+                measured = observed(record, term, fits)
+                if values is not None and measured is not None:
+                    rows.append((values, measured / GIB))
+            if len(rows) >= len(names) + SPARE_ROWS:
+                fits[key] = fit_term(key, names, rows)
+    return fits
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One record's blind plan against its log."""
+
+    record: Record
+    kind: str  # "tokens" or "KV GiB": what the log printed to compare with
+    truth: float
+    predicted: float
+    low: float
+    high: float
+    dominant: str
+    truth_half: float = 0.0  # the log's figure stands for truth ± this (its printed rounding)
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.truth - 1 if self.truth else math.inf
+
+    @property
+    def covered(self) -> bool:
+        """The interval meets the figures that print as the log's."""
+        return self.low <= self.truth + self.truth_half and self.truth - self.truth_half <= self.high
+
+
+def _kv_truth(record: Record) -> tuple[int, float] | None:
+    """The KV memory the log printed, else (vLLM) the budget its printed terms leave, with its rounding (GiB)."""
+    f = record.figures
+    if "kv" in f:
+        return f["kv"], PRINTED_HALF_GIB
+    util = record.util
+    terms = ("cuda_total", "weights", "activation", "non_torch")
+    if util and all(name in f for name in terms):
+        kv = math.ceil(f["cuda_total"] * util) - f["weights"] - f["activation"] - f["non_torch"] - f.get("cuda_graphs", 0)
+        return kv, PRINTED_HALF_GIB * (len(terms) + ("cuda_graphs" in f))
+    return None
+
+
+def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) -> Judged | None:
+    """The record's launch planned before the start, with `fits`; None where it cannot be planned or judged."""
+    if record.model is None or record.gpu_total_bytes is None or record.excluded(Term.ACTIVATION) and record.excluded(Term.CONTEXT):
+        return None
+    weights = record.figures.get("weights") if weights_logged else None
+    if weights_logged and weights is None:
+        return None
+    measured = MeasuredInputs(weights_bytes=weights)
+    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
+    dominant = plan.dominant.label if plan.dominant else "—"
+    if record.tokens:
+        return Judged(record, "tokens", record.tokens, plan.ledger.token_capacity, plan.token_capacity_min,
+                      plan.token_capacity_max, dominant)  # fmt: skip
+    found = _kv_truth(record)
+    if found is None or found[0] <= 0:
+        return None
+    kv, half = found
+    return Judged(record, "KV GiB", kv / GIB, plan.ledger.engine.kv_budget_bytes / GIB, plan.kv_budget_min_bytes / GIB,
+                  plan.kv_budget_max_bytes / GIB, dominant, half)  # fmt: skip
+
+
+def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[Record, float]]:
+    """(record, (book − logged) ÷ logged) for every record whose log printed its weights and whose model
+    kvtop can read: the weights book against the engine's own count."""
+    found = []
+    for record in _records(corpus, leave_out):
+        logged = record.figures.get("weights")
+        ledger = record.ledger()
+        if logged and ledger is not None and not record.excluded(Term.WEIGHTS):
+            found.append((record, ledger.weights_bytes / logged - 1))
+    return found
+
+
+def judge_all(corpus: Corpus, *, weights_logged: bool) -> dict[str, list[Judged]]:
+    """Every record planned blind with fits that left it out (leave-one-out), by engine."""
+    judged: dict[str, list[Judged]] = {}
+    for engine, records in corpus.items():
+        for record in records:
+            result = blind(record, fit_all(corpus, leave_out=record.id), weights_logged=weights_logged)
+            if result is not None:
+                judged.setdefault(engine, []).append(result)
+    return judged

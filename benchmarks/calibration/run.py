@@ -1,0 +1,105 @@
+"""Fit kvtop's pre-load terms on the corpus, judge every record blind, and write docs/calibration.md.
+
+    python benchmarks/calibration/run.py            # print the summary, check the committed fits and doc
+    python benchmarks/calibration/run.py --write    # rewrite the fitted constants and docs/calibration.md
+
+The fitted constants live in each engine's package (`kvtop/domain/engines/<engine>/calibration.py`
+FITS), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
+`kvtop/domain/calibration/weights.py`, each between `# BEGIN FITTED` and `# END FITTED`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.calibration.corpus import load_all  # noqa: E402
+from benchmarks.calibration.evaluate import Corpus, fit_all, judge_all, weights_errors  # noqa: E402
+from benchmarks.calibration.report import render  # noqa: E402
+from kvtop.domain.calibration.fit import quantile  # noqa: E402
+from kvtop.domain.calibration.linear import ERROR_QUANTILE, LinearTerm  # noqa: E402
+
+DOC = ROOT / "docs" / "calibration.md"
+DOMAIN = ROOT / "kvtop" / "domain"
+BLOCK = re.compile(r"(# BEGIN FITTED[^\n]*\n).*?(\n# END FITTED)", re.S)
+
+
+def _literal(fits: dict[str, LinearTerm], name: str) -> str:
+    lines = [f"{name}: dict[str, LinearTerm] = {{"]
+    for key in sorted(fits):
+        fit = fits[key]
+        lines.append(f"    {key!r}: LinearTerm(")
+        lines.append(f"        key={key!r}, features={fit.features!r},")
+        lines.append(f"        coefficients={fit.coefficients!r}, error_bytes={fit.error_bytes}, records={fit.records},")
+        lines.append("    ),")
+    lines.append("}  # fmt: skip")
+    return "\n".join(lines)
+
+
+def fitted_blocks(corpus: Corpus) -> dict[Path, str]:
+    """Each file's fitted block, as --write would write it."""
+    fits = fit_all(corpus)
+    blocks: dict[Path, str] = {}
+    for engine in corpus:
+        mine = {key: fit for key, fit in fits.items() if key.startswith(f"{engine}.")}
+        blocks[DOMAIN / "engines" / engine / "calibration.py"] = _literal(mine, "FITS")
+    totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
+    blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
+    errors = [abs(error) for record, error in weights_errors(corpus) if not _runtime_cast(record)]
+    blocks[DOMAIN / "calibration" / "weights.py"] = (
+        f"WEIGHTS_RELATIVE_ERROR = {round(quantile(errors, ERROR_QUANTILE), 4)!r}\nWEIGHTS_RECORDS = {len(errors)}"
+    )
+    return blocks
+
+
+def _runtime_cast(record: object) -> bool:
+    from benchmarks.calibration.corpus import Record
+    from kvtop.domain.calibration.weights import runtime_cast
+
+    assert isinstance(record, Record)
+    return runtime_cast(record.inputs()) is not None
+
+
+def stale(blocks: dict[Path, str]) -> list[Path]:
+    """Files whose committed block differs from the fit's."""
+    out = []
+    for path, block in blocks.items():
+        found = BLOCK.search(path.read_text())
+        if found is None or path.read_text()[found.end(1) : found.start(2)] != block:
+            out.append(path)
+    return out
+
+
+def write(blocks: dict[Path, str]) -> None:
+    for path, block in blocks.items():
+        text = path.read_text()
+        path.write_text(BLOCK.sub(lambda m, block=block: m.group(1) + block + m.group(2), text, count=1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="rewrite the fitted constants and docs/calibration.md")
+    args = parser.parse_args()
+    corpus = load_all()
+    blocks = fitted_blocks(corpus)
+    if args.write:
+        write(blocks)
+    doc = render(corpus, fit_all(corpus), judge_all(corpus, weights_logged=True), judge_all(corpus, weights_logged=False))
+    if args.write:
+        DOC.write_text(doc)
+    print(doc.split("## The corpus")[0])
+    problems = [f"{path.relative_to(ROOT)} holds fits the corpus does not give" for path in stale(blocks)]
+    if DOC.read_text() != doc:
+        problems.append("docs/calibration.md is not what the corpus gives")
+    for problem in problems:
+        print(f"STALE: {problem} (run with --write)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

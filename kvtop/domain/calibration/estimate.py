@@ -1,0 +1,164 @@
+"""THE pre-load estimate: every figure a plan needs before the engine starts, and the interval it gives.
+
+`preload_estimate` is the one entry point (plan, the planner, and anything else that predicts an
+engine's start call it): the engine's calibration estimates each term; what was measured (the
+operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier start of the
+same launch replaces the terms it measured. `planned_capacity` then solves the ledger at the centre
+and at both ends of the interval: the engines' budgets are monotone in every term, so the two ends
+bracket the capacity, and the dominant term names what to measure first.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+
+
+def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
+    """The launch a ledger solved, as the term models read it."""
+    return CalibrationInputs(
+        model=ledger.model, settings=ledger.settings, layout=ledger.layout, gpu_name=ledger.gpu_name,
+        gpu_total_bytes=ledger.gpu_total_bytes, version=ledger.version, weights_bytes=ledger.weights_bytes,
+        context_length=ledger.context_length,
+    )  # fmt: skip
+
+
+def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
+    return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "source": "measured", "basis": f"measured: {what}"})
+
+
+def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs) -> tuple[TermEstimate, ...]:
+    """The estimates with what `measured` fixes put in their place, at the figures measured."""
+    by_term = {estimate.term: estimate for estimate in estimates}
+    total, context = by_term.get(Term.CUDA_TOTAL), by_term.get(Term.CONTEXT)
+    if total is not None and measured.gpu_total_bytes is not None:
+        by_term[Term.CUDA_TOTAL] = total = _measured(total, measured.gpu_total_bytes, "--gpu-memory")
+    if total is not None and context is not None and measured.free_before_load_bytes is not None:
+        by_term[Term.CUDA_TOTAL] = _measured(total, total.bytes, "the free memory before load (the total with it)")
+        by_term[Term.CONTEXT] = _measured(context, total.bytes - measured.free_before_load_bytes,
+                                          "the free memory before load")  # fmt: skip
+    weights = by_term.get(Term.WEIGHTS)
+    if weights is not None and measured.weights_bytes is not None:
+        by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
+    elif weights is not None and measured.free_after_load_bytes is not None:
+        by_term[Term.WEIGHTS] = _measured(weights, weights.bytes, "the free memory after load (the weights with it)")
+    runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
+    if runtime:
+        by_term[Term.ACTIVATION] = _measured(
+            runtime[0].model_copy(update={"label": "runtime memory besides the weights", "term": Term.ACTIVATION}),
+            measured.non_kv_bytes or 0, "the runtime memory",
+        )
+    if measured.available_kv_bytes is not None or measured.available_kv_bytes_by_stage:
+        by_term = {term: _measured(estimate, estimate.bytes, "the KV memory") for term, estimate in by_term.items()}
+    order = [estimate.term for estimate in estimates]
+    return tuple(sorted(by_term.values(), key=lambda estimate: order.index(estimate.term)))
+
+
+def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettings) -> TermEstimate:
+    """A term this node measured at an earlier start of the same launch, else the estimate."""
+    value = node.terms.get(estimate.term)
+    runtime_applies = Term.ACTIVATION in node.terms and node.same_runtime(settings)
+    if value is None or (estimate.term in RUNTIME_TERMS and not runtime_applies):
+        return estimate
+    if estimate.term is Term.CUDA_TOTAL and Term.CONTEXT not in node.terms and not runtime_applies:
+        return estimate  # the total was kept only as the one the runtime charge was solved against
+    if estimate.term is Term.WEIGHTS:  # the node's weights stand beside the book's, whatever its version
+        value = value if value > 0 else estimate.bytes
+    return estimate.model_copy(update={
+        "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "source": "measured",
+        "basis": f"measured on this node at a start on {node.date}",
+    })  # fmt: skip
+
+
+def preload_estimate(
+    ledger: Ledger,
+    *,
+    fits: dict[str, LinearTerm] | None = None,
+    node_measures: tuple[NodeMeasure, ...] = (),
+) -> PreloadEstimate:
+    """Every term `ledger`'s launch rests on: fitted (`fits`, default the committed ones), replaced by
+    what `ledger.measured` fixes and by this node's latest start of the same launch."""
+    rules = engine_rules(ledger.settings.engine)
+    estimates = rules.calibration.terms(calibration_inputs(ledger), fits)
+    node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
+                        ledger.model, ledger.settings)  # fmt: skip
+    if node is not None:
+        estimates = tuple(_from_node(estimate, node, ledger.settings) for estimate in estimates)
+    estimates = _with_measured(estimates, ledger.measured)
+    return PreloadEstimate(
+        engine=ledger.settings.engine,
+        terms=estimates,
+        node_note=f"calibrated on this node, {node.date}" if node is not None else None,
+    )
+
+
+class CapacityPlan(BaseModel):
+    """A plan's ledger at the estimate's centre, and the capacity at both ends of its interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ledger: Ledger
+    estimate: PreloadEstimate
+    token_capacity_min: int
+    token_capacity_max: int
+    kv_budget_min_bytes: int
+    kv_budget_max_bytes: int
+
+    @property
+    def dominant(self) -> TermEstimate | None:
+        """The term whose error widens the interval most: the one to measure first."""
+        return self.estimate.dominant
+
+    @property
+    def spread_tokens(self) -> int:
+        """The interval's half-width in tokens (the wider side: the budget's arithmetic is not symmetric)."""
+        central = self.ledger.token_capacity
+        return max(central - self.token_capacity_min, self.token_capacity_max - central)
+
+    @property
+    def exact(self) -> bool:
+        """Every term measured: the interval is the capacity itself."""
+        return self.token_capacity_min == self.token_capacity_max
+
+
+def planned_capacity(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    *,
+    gpu_total_bytes: int,
+    gpu_name: str | None = None,
+    measured: MeasuredInputs | None = None,
+    load_mtp: bool = False,
+    fits: dict[str, LinearTerm] | None = None,
+    node_measures: tuple[NodeMeasure, ...] = (),
+) -> CapacityPlan:
+    """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it."""
+    measured = measured or MeasuredInputs()
+    first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+                    load_mtp=load_mtp)  # fmt: skip
+    estimate = preload_estimate(first, fits=fits, node_measures=node_measures)
+
+    def solved(side: str) -> Ledger:
+        figures = estimate.figures("low" if side == "low" else "high" if side == "high" else "central")
+        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
+                       measured=measured.model_copy(update={"calibrated": figures}), load_mtp=load_mtp)  # fmt: skip
+
+    central = solved("central")
+    low, high = solved("low"), solved("high")
+    return CapacityPlan(
+        ledger=central,
+        estimate=estimate,
+        token_capacity_min=min(low.token_capacity, central.token_capacity),
+        token_capacity_max=max(high.token_capacity, central.token_capacity),
+        kv_budget_min_bytes=min(low.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
+        kv_budget_max_bytes=max(high.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
+    )

@@ -1,0 +1,91 @@
+"""Features the engines' fitted terms share (GiB), and the step from a fit to a `TermEstimate`.
+
+What a profiling run allocates follows what it executes: a forward over N tokens keeps the MLP's
+transient (the gate-up output and its activation, or a fused MoE's caches per routed expert) and the
+sampler keeps float32 logits over the vocabulary; NCCL's buffers grow with the ranks of the group.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
+
+CONTEXT_FEATURES = ("1 GiB", "log2(TP)")
+# the context assumed where no fit reaches: (GiB alone, GiB per doubling of TP), and its half-width
+ASSUMED_CONTEXT_GIB = (0.75, 0.75)
+ASSUMED_CONTEXT_ERROR_GIB = 0.75
+
+
+def mlp_transient_gib(m: ModelSpec, layout: ParallelLayout, tokens: int) -> float:
+    """tokens × experts per token × (3 × intermediate ÷ shards + hidden) × 2 B (dense: one 'expert')."""
+    tp = layout.tp
+    if m.moe is not None and MlpKind.MOE in m.layer_mlp:
+        routed = m.moe.experts_per_token * (3 * m.moe.expert_intermediate_size / max(layout.moe_shards, 1)
+                                            + m.hidden_size)  # fmt: skip
+        width = routed + 3 * m.moe.shared_intermediate_size / tp
+    else:
+        width = 3 * m.intermediate_size / tp + m.hidden_size
+    return tokens * width * 2 / GIB
+
+
+def logits_gib(requests: int, m: ModelSpec) -> float:
+    """requests × vocabulary × 4 B: one float32 copy of the sampler's logits."""
+    return requests * m.vocab_size * 4 / GIB
+
+
+def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
+    """(1, log2 TP): a constant and a part per doubling of the TP group (NCCL, all-reduce buffers)."""
+    return (1.0, math.log2(max(inputs.layout.tp, 1)))
+
+
+def fitted_estimate(
+    term: Term,
+    label: str,
+    fit: LinearTerm | None,
+    values: tuple[float, ...] | None,
+    basis: str,
+) -> TermEstimate | None:
+    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead)."""
+    if fit is None or values is None:
+        return None
+    return TermEstimate(
+        term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=fit.error_bytes,
+        source="calibrated", basis=f"{fit.key}, fitted on {fit.records} logs: {basis}",
+    )  # fmt: skip
+
+
+def assumed_estimate(term: Term, label: str, value_bytes: int, error_bytes: int, basis: str) -> TermEstimate:
+    """A stated assumption where no fit reaches (its error as wide as the figure's plausible range)."""
+    return TermEstimate(term=term, label=label, bytes=value_bytes, error_bytes=error_bytes, source="assumed", basis=basis)
+
+
+def context_estimate(key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> TermEstimate:
+    """The memory taken before the weights load (CUDA context, NCCL): fitted by TP, else 1 GiB assumed."""
+    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), tp_features(inputs), f"TP {inputs.layout.tp}")
+    if found is not None:
+        return found
+    tp = max(inputs.layout.tp, 1)
+    value = ASSUMED_CONTEXT_GIB[0] + ASSUMED_CONTEXT_GIB[1] * math.log2(tp)
+    return assumed_estimate(
+        Term.CONTEXT, label, round(value * GIB), round(ASSUMED_CONTEXT_ERROR_GIB * GIB),
+        f"{value:.2f} GiB assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP: SGLang logs show 0.75–1.6 GiB "
+        "at TP 1–2 and about 3 GiB at TP 8); too few logs in the corpus to fit it",
+    )
+
+
+def free_memory_terms(key: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> tuple[TermEstimate, ...]:
+    """The terms of an engine that sizes from the memory free around the weights load (SGLang, LMDeploy):
+    CUDA's total, the context taken before the weights load (fit `key`, else assumed), the weights."""
+    from kvtop.domain.calibration.gpu_totals import cuda_total_estimate
+    from kvtop.domain.calibration.weights import weights_estimate
+
+    return (
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        context_estimate(key, "CUDA context and NCCL before the weights load", fits, inputs),
+        weights_estimate(inputs),
+    )

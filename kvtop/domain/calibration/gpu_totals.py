@@ -1,0 +1,74 @@
+"""The memory CUDA reports for each GPU model, which is what the engines size from.
+
+nvidia-smi's total (kvtop's GPU table, `kvtop/domain/gpus.py`) is not what `cudaMemGetInfo` says: an
+H100 80GB shows 81,559 MiB to nvidia-smi and about 81,090 MiB to CUDA, the driver keeping the rest.
+vLLM multiplies CUDA's total by `--gpu-memory-utilization`; SGLang, TensorRT-LLM and LMDeploy start
+from CUDA's free memory. Each GPU model's figure is a fit (`cuda_total.<GPU>`: the mean of the totals
+the corpus's logs printed, docs/calibration.md); a GPU without one takes nvidia-smi's total less the
+mean gap of those that have one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
+from kvtop.domain.gpus import gpu_key
+
+MIB = 1 << 20
+KEY_PREFIX = "cuda_total."
+FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
+    'cuda_total.GB200': LinearTerm(
+        key='cuda_total.GB200', features=('1 GiB',),
+        coefficients=(184.31,), error_bytes=36755008, records=1,
+    ),
+    'cuda_total.H100': LinearTerm(
+        key='cuda_total.H100', features=('1 GiB',),
+        coefficients=(79.187037,), error_bytes=36755008, records=27,
+    ),
+    'cuda_total.RTX3090': LinearTerm(
+        key='cuda_total.RTX3090', features=('1 GiB',),
+        coefficients=(23.58,), error_bytes=36755008, records=1,
+    ),
+    'cuda_total.RTX5090': LinearTerm(
+        key='cuda_total.RTX5090', features=('1 GiB',),
+        coefficients=(31.84,), error_bytes=36755008, records=1,
+    ),
+    'cuda_total.V100': LinearTerm(
+        key='cuda_total.V100', features=('1 GiB',),
+        coefficients=(15.77,), error_bytes=36755008, records=1,
+    ),
+    'cuda_total.gap': LinearTerm(
+        key='cuda_total.gap', features=('1 GiB',),
+        coefficients=(0.366694,), error_bytes=482894105, records=5,
+    ),
+}  # fmt: skip
+# END FITTED
+
+
+def cuda_total_key(gpu_name: str | None) -> str:
+    return KEY_PREFIX + gpu_key(gpu_name)
+
+
+def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstimate:
+    return TermEstimate(term=Term.CUDA_TOTAL, label="GPU memory as CUDA reports it", bytes=value, error_bytes=error,
+                        source=source, basis=basis, more_is_more_kv=True)  # fmt: skip
+
+
+def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm]) -> TermEstimate:
+    """CUDA's total for this GPU model: its fit, else nvidia-smi's total less the usual gap, else (no fit
+    at all) nvidia-smi's total, said to be assumed."""
+    fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
+    if fit is not None:
+        return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",
+                      f"the mean of {fit.records} logged totals of the {gpu_key(gpu_name)}")  # fmt: skip
+    gap = fits.get(FALLBACK_KEY)
+    if gap is not None:
+        return _total(gpu_total_bytes - gap.predict((1.0,)), gap.error_bytes, "calibrated",
+                      f"nvidia-smi's total less {gap.predict_gib((1.0,)):.2f} GiB (the mean gap over {gap.records} GPU "
+                      "models; no log of this GPU in the corpus)")  # fmt: skip
+    return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

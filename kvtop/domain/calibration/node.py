@@ -1,0 +1,114 @@
+"""What one engine start measured on this node, kept so that later plans of the same launch use it.
+
+A line of the local calibration store (`kvtop/sources/calibration_store.py`): the engine, its release,
+the GPU model, the layout, a key of the model's architecture (never its path), the settings the
+runtime terms depend on, and the bytes of each term the start's log measured. Nothing in it is a
+secret: no path, no host, no argument value besides those counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.gpus import gpu_key
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.model import ModelSpec
+
+MIB = 1 << 20
+NODE_REPEAT_ERROR_BYTES = 64 * MIB  # how far two starts of the same launch on one node differ (an assumption)
+STORE_SCHEMA = 1
+
+
+def model_key(model: ModelSpec) -> str:
+    """A short hash of the model's architecture facts (not its name or path): equal for the same model
+    wherever it is stored, different when any fact the books read differs."""
+    facts = model.model_dump(exclude={"name", "source", "not_modelled", "defaults_used", "config_model_type"})
+    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def runtime_settings(settings: LaunchSettings) -> dict[str, int | bool | str | None]:
+    """The settings the runtime terms depend on (the batch the profile runs, eager mode, the KV dtype)."""
+    return {
+        "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "max_running_requests": settings.max_running_requests,
+        "enforce_eager": settings.enforce_eager,
+        "quantization": settings.quantization,
+        "dtype": settings.dtype,
+    }
+
+
+class NodeMeasure(BaseModel):
+    """One engine start on this node: when, what launch, and each term its log measured (bytes)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    schema_version: int = STORE_SCHEMA
+    date: str  # ISO day of the start (the log's date, else the day kvtop read it)
+    engine: str
+    engine_version: str | None
+    gpu: str  # the GPU model's key (`gpu_key`), e.g. 'H100'
+    tp: int
+    pp: int
+    model_key: str
+    model_type: str  # for a person reading the store: 'llama', 'qwen3_moe'
+    settings: dict[str, int | bool | str | None]
+    terms: dict[Term, int]
+
+    def matches(self, engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,
+                settings: LaunchSettings) -> bool:  # fmt: skip
+        """The same engine release, GPU model, layout and model: its context and totals apply."""
+        return (
+            self.engine == engine and self.engine_version == version and self.gpu == gpu_key(gpu_name)
+            and self.tp == settings.tp and self.pp == settings.pp and self.model_key == model_key(model)
+        )  # fmt: skip
+
+    def same_runtime(self, settings: LaunchSettings) -> bool:
+        """The runtime terms (activation, non-torch, graphs) apply only to the same profiled batch."""
+        return self.settings == runtime_settings(settings)
+
+
+def latest_match(
+    measures: tuple[NodeMeasure, ...], engine: str, version: str | None, gpu_name: str | None, model: ModelSpec,
+    settings: LaunchSettings,
+) -> NodeMeasure | None:  # fmt: skip
+    """The newest start of the same launch (None: this node never started it)."""
+    found = [m for m in measures if m.matches(engine, version, gpu_name, model, settings)]
+    return max(found, key=lambda m: m.date) if found else None
+
+
+def measure_of_start(
+    ledger: Ledger, *, date: str, free_before_load_bytes: int | None, weights_bytes: int | None,
+    runtime_measured: bool,
+) -> NodeMeasure | None:  # fmt: skip
+    """What one start measured, as a store line: `ledger` rebuilt from the start's log (its measured inputs
+    applied), the free memory before load and the weights the log printed, and (`runtime_measured`: the log
+    printed its KV memory, so the engine's charge besides the weights is known) the runtime terms together.
+    None when the GPU model is not known (a plan could never match it)."""
+    if not ledger.gpu_name:
+        return None
+    terms: dict[Term, int] = {}
+    # the total the runtime charge was solved against, kept with it so that a replay gives the logged KV memory
+    total = (ledger.measured.engine_total(ledger.gpu_total_bytes) if runtime_measured
+             else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, CUDA_TOTAL_FITS).bytes)  # fmt: skip
+    if free_before_load_bytes is not None:
+        terms[Term.CUDA_TOTAL] = total
+        terms[Term.CONTEXT] = total - free_before_load_bytes
+    if weights_bytes is not None:
+        terms[Term.WEIGHTS] = weights_bytes
+    if runtime_measured:
+        terms[Term.CUDA_TOTAL] = total
+        terms[Term.ACTIVATION] = ledger.engine.reserve_bytes  # the engine's non-KV charge, measured together
+        terms[Term.NON_TORCH] = terms[Term.CUDA_GRAPHS] = 0
+    if not terms:
+        return None
+    return NodeMeasure(
+        date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
+        gpu=gpu_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
+        model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms,
+    )  # fmt: skip

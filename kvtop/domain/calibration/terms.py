@@ -1,0 +1,127 @@
+"""The memory terms a plan must know before the engine starts, each with where its figure comes from.
+
+A plan made before the engine runs needs figures only the engine's start measures: the memory CUDA
+reports (below nvidia-smi's), what the CUDA context and NCCL take before the weights load, the
+profiled activation peak, non-torch memory and CUDA graphs. Each is a `TermEstimate`: its bytes, the
+half-width of the interval its held-out error gives, and its source — `measured` (a log, NVML, the
+operator, this node's store), `calibrated` (a model fitted on the corpus, docs/calibration.md) or
+`assumed` (a stated default where no fit reaches). `CalibratedFigures` is what the engines' budgets
+read from them; `MeasuredInputs` carries it beside the measured values.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+TermSource = Literal["measured", "calibrated", "assumed"]
+
+
+class Term(str, Enum):
+    """A memory term of the budget, as every engine's calibration names it."""
+
+    CUDA_TOTAL = "cuda_total"  # the GPU's memory as CUDA reports it (the engines' 'total')
+    CONTEXT = "context"  # CUDA context, NCCL and the driver's share, taken before the weights load
+    WEIGHTS = "weights"  # resident weights per rank
+    ACTIVATION = "activation"  # the profiled activation peak (torch)
+    NON_TORCH = "non_torch"  # memory outside torch that grows while profiling (NCCL buffers, workspaces)
+    CUDA_GRAPHS = "cuda_graphs"  # CUDA-graph memory charged to the budget before KV is sized
+
+
+# Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
+# TensorRT-LLM's profiled reserve): their sum is `CalibratedFigures.non_kv_bytes`.
+RUNTIME_TERMS = (Term.ACTIVATION, Term.NON_TORCH, Term.CUDA_GRAPHS)
+
+
+class TermEstimate(BaseModel):
+    """One term's figure before the engine starts, and how far it may be off."""
+
+    model_config = ConfigDict(frozen=True)
+
+    term: Term
+    label: str  # the engine's own name for it, e.g. "vLLM's profiled activation peak"
+    bytes: int
+    error_bytes: int  # half-width of its interval: the held-out error the corpus measured (0: exact)
+    source: TermSource
+    basis: str  # the fit, the measurement or the assumption, in words
+    more_is_more_kv: bool = False  # CUDA's total: more of it is more KV; every other term takes from KV
+
+
+class CalibratedFigures(BaseModel):
+    """The figures the engines' budgets read where nothing measured them (`MeasuredInputs.calibrated`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cuda_total_bytes: int | None = None
+    cuda_total_source: TermSource = "assumed"
+    free_before_load_bytes: int | None = None
+    free_before_load_source: TermSource = "assumed"
+    non_kv_bytes: int | None = None  # the runtime terms together (vLLM's non-KV, TensorRT-LLM's reserve)
+    non_kv_source: TermSource = "assumed"
+    weights_extra_bytes: int = 0  # added to the predicted weights of every rank (a node's own measure, a bound)
+
+
+_STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
+
+
+def weakest(sources: list[TermSource]) -> TermSource:
+    """The source of a figure made of several terms: its weakest term's ('assumed' for none)."""
+    return min(sources, key=lambda source: _STRENGTH[source]) if sources else "assumed"
+
+
+class PreloadEstimate(BaseModel):
+    """Every term one launch's plan rests on, as the engine's calibration gives them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str
+    terms: tuple[TermEstimate, ...]
+    node_note: str | None = None  # "calibrated on this node, 2026-11-30" when the store was used
+
+    def term(self, term: Term) -> TermEstimate | None:
+        return next((estimate for estimate in self.terms if estimate.term is term), None)
+
+    @property
+    def dominant(self) -> TermEstimate | None:
+        """The term whose error is the largest (the one to measure first)."""
+        uncertain = [estimate for estimate in self.terms if estimate.error_bytes > 0]
+        return max(uncertain, key=lambda estimate: estimate.error_bytes) if uncertain else None
+
+    @property
+    def combined_error_bytes(self) -> int:
+        """The terms' errors together, as independent errors add: the root of their squares."""
+        return round(math.sqrt(sum(estimate.error_bytes**2 for estimate in self.terms)))
+
+    def figures(self, side: Literal["central", "low", "high"] = "central") -> CalibratedFigures:
+        """The budget's figures at the centre or at one end of the interval.
+
+        At an end each term moves by its error × (combined ÷ Σ errors) towards less KV (`low`) or more
+        (`high`), so that the moves add up to the combined error rather than to the worst case of all.
+        """
+        total_error = sum(estimate.error_bytes for estimate in self.terms)
+        scale = self.combined_error_bytes / total_error if total_error else 0.0
+        sign = {"central": 0, "low": -1, "high": 1}[side]
+
+        def value(estimate: TermEstimate) -> int:
+            towards_kv = 1 if estimate.more_is_more_kv else -1
+            return estimate.bytes + round(sign * towards_kv * estimate.error_bytes * scale)
+
+        by_term = {estimate.term: value(estimate) for estimate in self.terms}
+        source = {estimate.term: estimate.source for estimate in self.terms}
+        cuda_total = by_term.get(Term.CUDA_TOTAL)
+        context = by_term.get(Term.CONTEXT)
+        runtime = [term for term in RUNTIME_TERMS if term in by_term]
+        weights = self.term(Term.WEIGHTS)
+        free_known = cuda_total is not None and context is not None
+        return CalibratedFigures(
+            cuda_total_bytes=cuda_total,
+            cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
+            free_before_load_bytes=cuda_total - context if cuda_total is not None and context is not None else None,
+            free_before_load_source=weakest([source[Term.CUDA_TOTAL], source[Term.CONTEXT]]) if free_known else "assumed",
+            non_kv_bytes=sum(by_term[term] for term in runtime) if runtime else None,
+            non_kv_source=weakest([source[term] for term in runtime]),
+            weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes if weights is not None else 0,
+        )

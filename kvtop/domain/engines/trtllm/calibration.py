@@ -1,0 +1,79 @@
+"""TensorRT-LLM's pre-load terms (docs/engines/trtllm.md §3, §4, docs/calibration.md).
+
+The PyTorch backend profiles a forward of `max_num_tokens` and sizes KV from what is free at the
+peak: CUDA's total less the memory outside torch once the weights are in (CUDA context, NCCL), the
+weights, what the run allocated inside torch (the activation peak) and what grew outside it (NCCL
+buffers, CUDA graphs). A TensorRT engine's C++ runtime sizes from what is free once the engine, its
+execution context and buffers are resident: only the context is fitted there, the rest assumed.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    assumed_estimate,
+    context_estimate,
+    fitted_estimate,
+    logits_gib,
+    mlp_transient_gib,
+    tp_features,
+)
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+
+ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
+FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
+    "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
+    "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
+    "trtllm.non_torch": (Term.NON_TORCH, CONTEXT_FEATURES),
+}
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+}  # fmt: skip
+# END FITTED
+
+
+def _profiled(inputs: CalibrationInputs) -> bool:
+    return runtime(inputs.settings, inputs.version) == "pytorch"
+
+
+def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    if key == "trtllm.context":
+        return tp_features(inputs)
+    if not _profiled(inputs):
+        return None
+    if key == "trtllm.activation":
+        if inputs.model is None or inputs.model.multimodal:
+            return None
+        s = inputs.settings
+        tokens = s.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
+        batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+        return (1.0, logits_gib(batch, inputs.model), mlp_transient_gib(inputs.model, inputs.layout, tokens))
+    if key == "trtllm.non_torch":
+        return tp_features(inputs)
+    return None
+
+
+def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
+    """CUDA's total, the context, the weights, and the profiled activation peak and non-torch growth."""
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    found = [
+        cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
+        context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs),
+        weights_estimate(inputs),
+    ]
+    if not _profiled(inputs):
+        found.append(assumed_estimate(Term.ACTIVATION, "TensorRT engine's execution context, buffers, decoder",
+                                      2 * GIB, 2 * GIB, "2 GiB assumed: the C++ runtime's buffers are not fitted"))  # fmt: skip
+        return tuple(found)
+    for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", 2 * GIB),
+                                ("trtllm.non_torch", "NCCL and CUDA graphs outside torch", GIB // 2)):  # fmt: skip
+        term = FIT_TERMS[key][0]
+        found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
+                     or assumed_estimate(term, label, assumed, assumed, f"{assumed / GIB:g} GiB assumed: no fit"))  # fmt: skip
+    return tuple(found)

@@ -1,0 +1,174 @@
+"""vLLM's pre-load memory terms, by what its profiling run executes (docs/engines/vllm.md §2, docs/calibration.md).
+
+    available KV = ceil(CUDA total × util) − weights − non-torch − activation peak − CUDA graphs (v0.21+)
+
+- activation peak (`torch_peak_increase`): `profile_run` runs the model on `max_num_batched_tokens`
+  tokens, then the sampler on `max_num_seqs` requests. The forward's largest transient is the MLP's
+  (gate-up output, its activation, the expert caches of a fused MoE: tokens × experts per token ×
+  (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
+  softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
+  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
+- non-torch memory (`non_torch_increase`): grows while profiling with the TP group's NCCL and
+  custom all-reduce buffers: a constant plus a part per doubling of TP.
+- CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
+  graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.features import (
+    assumed_estimate,
+    fitted_estimate,
+    logits_gib,
+    mlp_transient_gib,
+)
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.versions import Era, era_for
+from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.model import ModelSpec
+
+V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+ENGINE_ERAS: tuple[Era[str], ...] = (
+    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
+    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
+)
+# The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
+# in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
+ACTIVATION_ERAS: tuple[Era[str], ...] = (
+    Era("", "v0", "V0: profile_run over max_num_batched_tokens, the sampler over max_num_seqs"),
+    Era("0.8.0", "v1", "V1's _dummy_run and _dummy_sampler_run"),
+    Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
+)
+# What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
+# workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 more of the TP
+# group's all-reduce buffers land in it (about 2.1 GiB per GPU at TP 2–4 on H100).
+NON_TORCH_ERAS: tuple[Era[str], ...] = (
+    Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
+    Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
+    Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
+    Era("0.18.0", "v18", "V1 from v0.18.0: the TP group's all-reduce buffers grow with it"),
+)
+GRAPHS_CHARGED: tuple[Era[bool], ...] = (
+    Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
+    Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
+)
+
+ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
+NON_TORCH_FEATURES = ("1 GiB", "1 GiB when TP > 1")  # the TP group's all-reduce buffers appear once TP > 1
+# the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
+FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
+    **{f"vllm.activation.{era.value}": (Term.ACTIVATION, ACTIVATION_FEATURES) for era in ACTIVATION_ERAS},
+    **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS},
+    "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
+}
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+    'vllm.activation.v1': LinearTerm(
+        key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
+        coefficients=(0.168732, 9.321773, 0.077991), error_bytes=73146161, records=9,
+    ),
+    'vllm.activation.v17': LinearTerm(
+        key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
+        coefficients=(0.134754, 3.571483, 0.017752), error_bytes=16185337, records=8,
+    ),
+    'vllm.non_torch.v0': LinearTerm(
+        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(0.11, 0.14), error_bytes=136007298, records=5,
+    ),
+    'vllm.non_torch.v1': LinearTerm(
+        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(0.132222, 0.412778), error_bytes=10737418, records=11,
+    ),
+    'vllm.non_torch.v18': LinearTerm(
+        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(0.176, 1.692), error_bytes=439697277, records=10,
+    ),
+}  # fmt: skip
+# END FITTED
+
+
+def engine_era(inputs: CalibrationInputs) -> str:
+    return era_for(ENGINE_ERAS, inputs.version).value
+
+
+def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
+    s = inputs.settings
+    if engine_era(inputs) == "v0":
+        chunked = inputs.context_length > V0_CHUNKED_ABOVE
+        tokens = 2048 if chunked else max(inputs.context_length, V0_MIN_TOKENS)
+        why = "V0 defaults: 256 seqs, max(context, 2048) tokens (2048 with chunked prefill above 32K)"
+        return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
+    batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
+    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, "vllm serve's defaults for the GPU"
+
+
+def lora(inputs: CalibrationInputs) -> bool:
+    """`--enable-lora`: the adapters' buffers join the profile run (not modelled)."""
+    return inputs.settings.flags.get("enable-lora") not in (None, False)
+
+
+def activation_key(inputs: CalibrationInputs) -> str:
+    return f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
+
+
+def non_torch_key(inputs: CalibrationInputs) -> str:
+    return f"vllm.non_torch.{era_for(NON_TORCH_ERAS, inputs.version).value}"
+
+
+def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """Feature values (GiB) of fit `key` for this launch; None where it does not apply (another era; a
+    multimodal model, whose encoder profile is not modelled; pipeline stages, whose peaks differ)."""
+    if key == activation_key(inputs):
+        if inputs.model is None or inputs.model.multimodal or inputs.layout.pp > 1 or lora(inputs):
+            return None
+        return _activation_features(inputs, inputs.model)
+    if key == non_torch_key(inputs):
+        return (1.0, 1.0 if inputs.layout.tp > 1 else 0.0)
+    if key == "vllm.cuda_graphs" and graphs_charged(inputs):
+        return (1.0,)
+    return None
+
+
+def graphs_charged(inputs: CalibrationInputs) -> bool:
+    return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
+
+
+def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
+    """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    tokens, seqs, why = batch_limits(inputs)
+    key = activation_key(inputs)
+    label = "vLLM's profiled activation peak"
+    activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
+                                 f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
+    if activation is None:  # a multimodal model: the text model's figure, said to be a guess
+        fit = fits.get(key)
+        guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
+        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
+                                      "the text model's fit: a vision encoder's profile run, pipeline stages and LoRA "
+                                      "buffers are not modelled")  # fmt: skip
+    key = non_torch_key(inputs)
+    non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
+                                f"TP {inputs.layout.tp}") or assumed_estimate(
+        Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs), activation, non_torch]
+    if graphs_charged(inputs):
+        label = "vLLM's CUDA-graph estimate"
+        graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
+                                 fit_features("vllm.cuda_graphs", inputs), "charged since v0.21.0")  # fmt: skip
+        found.append(graphs or assumed_estimate(
+            Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
+            "charged since v0.21.0; too few logs print it to fit (0.36 GiB on a small TP 2 model, 4.99 GiB on GLM-5.2 "
+            "TP 4): 2 GiB assumed"))  # fmt: skip
+    return tuple(found)
+
+
+def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
+    tokens, seqs, _ = batch_limits(inputs)
+    return (1.0, logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens))

@@ -1,0 +1,80 @@
+"""The local calibration store: what engine starts on this node measured, one JSON line per start.
+
+`$XDG_STATE_HOME/kvtop/calibration.jsonl` (else `~/.local/state/kvtop/calibration.jsonl`). Written when
+kvtop reads an engine's start (`kvtop explain`), read by later plans of the same launch
+(`kvtop.domain.calibration.node`). Each line holds counts and an architecture hash, never a path, host
+or argument value. `--no-calibration-store` (or `KVTOP_NO_CALIBRATION_STORE=1`) turns both off; a line
+that does not read is skipped and the plan says so in one line; a store that cannot be written is a
+one-line notice, never a failed command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kvtop.domain.calibration.node import NodeMeasure
+
+STORE_NAME = "calibration.jsonl"
+OFF_ENV = "KVTOP_NO_CALIBRATION_STORE"
+MAX_STORE_BYTES = 4 << 20  # a store grown past this is read from its end (the newest starts)
+
+
+def store_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "kvtop" / STORE_NAME
+
+
+def store_disabled(flag: bool = False) -> bool:
+    """Whether the store is off (the flag, or the environment variable set to anything but 0/empty)."""
+    return flag or os.environ.get(OFF_ENV, "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class StoreRead:
+    """What the store held, and a one-line notice when part of it could not be read."""
+
+    measures: tuple[NodeMeasure, ...] = ()
+    notice: str | None = None
+
+
+def read_store(path: Path | None = None) -> StoreRead:
+    """Every readable start in the store (none when it does not exist)."""
+    path = path or store_path()
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - MAX_STORE_BYTES))
+            raw = handle.read()
+    except FileNotFoundError:
+        return StoreRead()
+    except OSError as err:
+        return StoreRead(notice=f"calibration store {path} not read ({err.strerror or err}): plans use the corpus's fits")
+    measures, bad = [], 0
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            measures.append(NodeMeasure.model_validate(json.loads(line)))
+        except (ValueError, ValidationError):
+            bad += 1
+    notice = (
+        f"calibration store {path}: {bad} unreadable line(s) ignored (delete the file to start afresh)" if bad else None
+    )
+    return StoreRead(measures=tuple(measures), notice=notice)
+
+
+def append_measure(measure: NodeMeasure, path: Path | None = None) -> str | None:
+    """Add one start to the store; a one-line notice when it cannot be written (None: written)."""
+    path = path or store_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(measure.model_dump(mode="json"), sort_keys=True) + "\n")
+    except OSError as err:
+        return f"calibration store {path} not written ({err.strerror or err}); --no-calibration-store turns it off"
+    return None

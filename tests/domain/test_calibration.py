@@ -1,0 +1,129 @@
+"""The calibration's arithmetic (fits, held-out errors, intervals) and the pre-load estimate's terms.
+
+Expected values come from hand arithmetic written here and from the figures real logs printed
+(tests/data/calibration/, each record's source there)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.calibration.estimate import planned_capacity, preload_estimate
+from kvtop.domain.calibration.fit import least_squares, non_negative_least_squares, quantile
+from kvtop.domain.calibration.linear import GIB, fit_term
+from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
+H100 = gpu_total_bytes("H100")
+
+
+def test_least_squares_recovers_a_line_and_drops_a_negative_part() -> None:
+    rows = [(1.0, 0.0), (1.0, 1.0), (1.0, 2.0)]
+    assert least_squares(rows, [2.0, 5.0, 8.0]) == pytest.approx([2.0, 3.0])  # y = 2 + 3x
+    # y = 5 − x: memory cannot be given back, so the slope is dropped and the constant is the mean
+    assert non_negative_least_squares(rows, [5.0, 4.0, 3.0]) == pytest.approx([4.0, 0.0])
+
+
+def test_a_terms_error_is_the_90th_percentile_of_its_held_out_errors() -> None:
+    # a constant fitted on 1, 2, 3 GiB: leaving each out predicts 2.5, 2.0, 1.5 → |errors| 1.5, 0, 1.5
+    fit = fit_term("t", ("1 GiB",), [((1.0,), 1.0), ((1.0,), 2.0), ((1.0,), 3.0)])
+    assert fit.coefficients == (2.0,)
+    assert quantile([1.5, 0.0, 1.5], 0.9) == 1.5
+    assert fit.error_bytes == round(1.5 * GIB) and fit.records == 3
+
+
+def vllm_plan(*flags: str, measured: MeasuredInputs | None = None):  # type: ignore[no-untyped-def]
+    model = load_config_file(LLAMA_8B)
+    settings = parse_flags("vllm", [*flags]).model_copy(update={"model": str(LLAMA_8B)})
+    return planned_capacity(model, settings, gpu_total_bytes=H100, gpu_name="H100", measured=measured)
+
+
+def test_the_v019_fit_gives_the_activation_and_total_an_h100_log_printed() -> None:
+    """llm-d-planner's v0.19.0 run of Llama-3.1-8B-Instruct on an H100 printed an activation peak of
+    1.89 GiB and a total of 79.19 GiB (tests/data/calibration/vllm.jsonl): the committed fits (which that
+    record is one of) give both within their stated errors."""
+    plan = vllm_plan("--engine-version", "0.19.0", "--max-model-len", "8192", "--gpu-memory-utilization", "0.95")
+    activation, total = plan.estimate.term(Term.ACTIVATION), plan.estimate.term(Term.CUDA_TOTAL)
+    assert activation is not None and total is not None
+    assert activation.source == total.source == "calibrated"
+    assert abs(activation.bytes - 1.89 * GIB) <= activation.error_bytes + 0.005 * GIB
+    assert abs(total.bytes - 79.19 * GIB) <= total.error_bytes + 0.005 * GIB
+    # and the KV memory it logged (58.11 GiB) lies in the plan's interval
+    assert plan.kv_budget_min_bytes <= 58.11 * GIB <= plan.kv_budget_max_bytes
+
+
+def test_the_interval_brackets_the_plan_and_its_widest_term_is_named() -> None:
+    plan = vllm_plan("--engine-version", "0.19.0")
+    assert plan.token_capacity_min < plan.ledger.token_capacity < plan.token_capacity_max
+    widest = max(plan.estimate.terms, key=lambda term: term.error_bytes)
+    assert plan.dominant == widest
+    assert plan.spread_tokens == max(plan.ledger.token_capacity - plan.token_capacity_min,
+                                     plan.token_capacity_max - plan.ledger.token_capacity)  # fmt: skip
+
+
+def test_a_what_if_moves_the_interval() -> None:
+    """The sampler's logits are max_num_seqs × vocab × 4 B: a quarter of the seqs takes most of the peak off."""
+    full = vllm_plan("--engine-version", "0.19.0")
+    fewer = vllm_plan("--engine-version", "0.19.0", "--max-num-seqs", "256")
+    assert fewer.estimate.term(Term.ACTIVATION).bytes < full.estimate.term(Term.ACTIVATION).bytes  # type: ignore[union-attr]
+    assert fewer.token_capacity_min > full.token_capacity_min and fewer.ledger.token_capacity > full.ledger.token_capacity
+
+
+def test_what_was_measured_replaces_its_term_at_the_figure_measured() -> None:
+    """The README's seed case: total, weights and runtime memory given, so the interval is the capacity."""
+    model = load_config_file(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
+    settings = parse_flags("vllm", ["--gpu-memory-utilization", "0.9", "--max-model-len", "32768"])
+    measured = MeasuredInputs(gpu_total_bytes=24 * GIB, weights_bytes=15 * GIB, non_kv_bytes=2 * GIB)
+    plan = planned_capacity(model, settings, gpu_total_bytes=24 * GIB, measured=measured)
+    assert {term.source for term in plan.estimate.terms} == {"measured"}
+    by_term = {term.term: term.bytes for term in plan.estimate.terms}
+    assert by_term == {Term.CUDA_TOTAL: 24 * GIB, Term.WEIGHTS: 15 * GIB, Term.ACTIVATION: 2 * GIB}
+    assert plan.exact and plan.ledger.token_capacity == 86_128  # int(5,383 blocks ÷ 2,048 × 32,768)
+
+
+def test_an_sglang_plan_given_its_free_memory_measures_the_context() -> None:
+    model = load_config_file(LLAMA_8B)
+    settings = parse_flags("sglang", ["--tp", "1"])
+    plan = planned_capacity(model, settings, gpu_total_bytes=H100, gpu_name="H100",
+                            measured=MeasuredInputs(free_before_load_bytes=78 * GIB))  # fmt: skip
+    context, total = plan.estimate.term(Term.CONTEXT), plan.estimate.term(Term.CUDA_TOTAL)
+    assert context is not None and total is not None
+    assert context.source == "measured" and total.bytes - context.bytes == 78 * GIB
+
+
+def test_a_launch_that_recasts_its_weights_widens_the_weights_term() -> None:
+    """`--dtype float32` on a BF16 checkpoint doubles the resident weights (llm-d-planner: 29.98 GiB against
+    14.99): the book does not model it, so the term is assumed with ± 50 % rather than a narrow error."""
+    weights = vllm_plan("--dtype", "float32").estimate.term(Term.WEIGHTS)
+    assert weights is not None and weights.source == "assumed" and weights.error_bytes == round(weights.bytes * 0.5)
+
+
+def node(model_path=LLAMA_8B, gpu: str = "H100", **settings: object) -> NodeMeasure:  # type: ignore[no-untyped-def]
+    model = load_config_file(model_path)
+    launch = parse_flags("vllm", ["--engine-version", "0.19.0"]).model_copy(update=settings)
+    return NodeMeasure(date="2026-11-30", engine="vllm", engine_version="0.19.0", gpu=gpu, tp=1, pp=1,
+                       model_key=model_key(model), model_type=model.model_type, settings=runtime_settings(launch),
+                       terms={Term.CUDA_TOTAL: 79 * GIB, Term.WEIGHTS: 15 * GIB, Term.ACTIVATION: 3 * GIB,
+                              Term.NON_TORCH: 0, Term.CUDA_GRAPHS: 0})  # fmt: skip
+
+
+def test_this_nodes_own_start_of_the_same_launch_replaces_the_fits() -> None:
+    model = load_config_file(LLAMA_8B)
+    settings = parse_flags("vllm", ["--engine-version", "0.19.0"])
+    ledger = predict(model, settings, gpu_total_bytes=H100, gpu_name="H100")
+    mine = preload_estimate(ledger, node_measures=(node(),))
+    assert mine.node_note == "calibrated on this node, 2026-11-30"
+    assert {term.term: (term.bytes, term.source) for term in mine.terms}[Term.ACTIVATION] == (3 * GIB, "measured")
+    # another GPU model, another model, another profiled batch: not the same launch's figures
+    assert preload_estimate(ledger, node_measures=(node(gpu="H200"),)).node_note is None
+    other = CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"
+    assert preload_estimate(ledger, node_measures=(node(model_path=other),)).node_note is None
+    batch = preload_estimate(ledger, node_measures=(node(max_num_batched_tokens=2048),))
+    assert batch.node_note is not None  # the weights still apply
+    assert batch.term(Term.ACTIVATION).source == "calibrated"  # type: ignore[union-attr]

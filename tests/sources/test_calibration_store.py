@@ -1,0 +1,59 @@
+"""The local calibration store: one JSON line per engine start, nothing secret, robust to a bad file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.calibration.node import NodeMeasure
+from kvtop.domain.calibration.terms import Term
+from kvtop.sources.calibration_store import OFF_ENV, append_measure, read_store, store_disabled, store_path
+
+MEASURE = NodeMeasure(
+    date="2026-11-30", engine="vllm", engine_version="0.19.0", gpu="H100", tp=2, pp=1, model_key="0123456789abcdef",
+    model_type="llama", settings={"max_num_batched_tokens": None, "enforce_eager": False},
+    terms={Term.WEIGHTS: 7 * 2**30, Term.ACTIVATION: 2 * 2**30},
+)  # fmt: skip
+
+
+def test_a_start_written_is_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "kvtop" / "calibration.jsonl"
+    assert append_measure(MEASURE, path) is None and append_measure(MEASURE, path) is None
+    assert read_store(path).measures == (MEASURE, MEASURE)
+    line = json.loads(path.read_text().splitlines()[0])
+    assert set(line) == {"date", "engine", "engine_version", "gpu", "tp", "pp", "model_key", "model_type", "settings",
+                         "terms", "schema_version"}  # fmt: skip
+
+
+def test_the_store_lives_in_the_xdg_state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert store_path() == tmp_path / "kvtop" / "calibration.jsonl"
+
+
+def test_unreadable_lines_are_skipped_and_said_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "calibration.jsonl"
+    append_measure(MEASURE, path)
+    with path.open("a") as handle:
+        handle.write("{not json\n" + json.dumps({"engine": "vllm"}) + "\n\x00\xff garbage\n")
+    read = read_store(path)
+    assert read.measures == (MEASURE,)
+    assert read.notice is not None and "3 unreadable line(s) ignored" in read.notice and "\n" not in read.notice
+
+
+def test_a_missing_store_is_empty_and_an_unwritable_one_a_notice(tmp_path: Path) -> None:
+    assert read_store(tmp_path / "none.jsonl").measures == ()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    notice = append_measure(MEASURE, blocker / "kvtop" / "calibration.jsonl")
+    assert notice is not None and "not written" in notice and "--no-calibration-store" in notice
+
+
+def test_the_flag_and_the_environment_turn_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(OFF_ENV, raising=False)
+    assert not store_disabled() and store_disabled(True)
+    monkeypatch.setenv(OFF_ENV, "1")
+    assert store_disabled()
+    monkeypatch.setenv(OFF_ENV, "0")
+    assert not store_disabled()
