@@ -32,7 +32,7 @@ ESTIMATED_NON_KV_BYTES = 2 * GIB
 
 def is_chunked_local(model: ModelSpec) -> bool:
     """Llama 4: its windowed layers are chunked local attention (ChunkedLocalAttentionSpec), not SWA."""
-    return model.model_type.startswith("llama4")
+    return model.chunked_local
 
 
 class VllmBudget:
@@ -167,8 +167,8 @@ class VllmBudget:
         index = kv.pool("dsa_index")
         attention = full or swa
         per_layer = attention.bytes_per_layer_token if attention is not None else 0.0
-        if index is not None:  # one group of per-layer sizes: latent + indexer key
-            per_layer += index.bytes_per_layer_token
+        if index is not None and attention is not None:  # one group of per-layer sizes: latent + indexer key
+            per_layer += index.bytes_per_token / attention.layers  # (fewer indexers than layers: GLM-5.2)
         page = int(block * per_layer)
         if swa is None and m.config_sliding_window:  # §3.4: the config's window over every layer
             return [("swa", 1)], full.layers if full else 0, page
