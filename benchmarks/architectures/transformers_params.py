@@ -4,11 +4,12 @@ An oracle independent of kvtop for the weights book: the checkpoint holds the te
 for its `model_type` (the language model; a multimodal wrapper's towers are counted apart). Run in a venv
 with transformers and torch (not kvtop's dependencies):
 
-    python benchmarks/architectures/transformers_params.py tests/data/configs/heldout > tests/data/configs/heldout/transformers_params.json
+    python benchmarks/architectures/transformers_params.py tests/data/configs/heldout \
+        tests/data/configs/heldout/transformers_params.json
 
 Each config gets {"transformers": version, "class": the model class, "language_params": parameters outside
-the towers (tied matrices counted once), "tower_params": the rest, "tied": whether the LM head is the
-embedding}, or {"skipped": why} where transformers has no class for it (remote code) or cannot build it.
+the towers (tied matrices counted once, and the routers' `e_score_correction_bias`, a buffer in transformers but
+a checkpoint tensor every engine loads), "tower_params": the rest, "tied": whether the LM head is the embedding}, or {"skipped": why} where transformers has no class for it (remote code) or cannot build it.
 `quantization_config` is dropped first: counts are of parameters, whatever their storage.
 """
 
@@ -30,6 +31,7 @@ def count(path: Path) -> dict[str, object]:
 
     raw = json.loads(path.read_text())
     raw.pop("quantization_config", None)
+    raw.pop("auto_map", None)  # remote code is never run: a config transformers has no class for is skipped
     for key in ("text_config", "llm_config"):
         if isinstance(raw.get(key), dict):
             raw[key].pop("quantization_config", None)
@@ -62,6 +64,11 @@ def count(path: Path) -> dict[str, object]:
             tower += param.numel()
         else:
             language += param.numel()
+    for name, buffer in built.named_buffers():
+        if name.endswith(
+            "e_score_correction_bias"
+        ):  # a buffer in transformers, a checkpoint tensor the engines load
+            language += buffer.numel()
     out_emb = built.get_output_embeddings()
     in_emb = built.get_input_embeddings()
     tied = out_emb is not None and in_emb is not None and out_emb.weight is in_emb.weight
@@ -74,16 +81,15 @@ def count(path: Path) -> dict[str, object]:
     }
 
 
-def main(folder: str) -> None:
+def main(folder: str, out: str) -> None:
     results = {}
     for path in sorted(Path(folder).glob("*.json")):
         if path.name.endswith(".hf_quant_config.json") or path.name == "transformers_params.json":
             continue
         results[path.stem] = count(path)
         print(path.stem, results[path.stem], file=sys.stderr)
-    json.dump(results, sys.stdout, indent=1, sort_keys=True)
-    print()
+    Path(out).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

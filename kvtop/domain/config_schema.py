@@ -143,6 +143,14 @@ class LinearAttnConfig(ConfigSection):
     short_conv_kernel_size: Dim | None = None
 
 
+class SparseAttentionConfig(ConfigSection):
+    """MiniMax-M3's `sparse_attention_config`: which layers run the indexed sparse branch, and its index key."""
+
+    sparse_attention_freq: PerLayerFlags | None = None
+    sparse_index_dim: HeadDim | None = None
+    sparse_num_index_heads: Heads | None = None
+
+
 class BlockAttention(ConfigSection):
     n_heads_in_group: Heads | None = None
     no_op: Flag | None = None
@@ -318,11 +326,13 @@ class TextConfig(ConfigSection):
     mamba_n_heads: Dim | None = None
     mamba_d_head: Dim | None = None
     mamba_d_ssm: Dim | None = None
+    mamba_rms_norm: Flag | None = None  # Falcon-H1: a gated RMSNorm in its Mamba2 mixer
     expand: Dim | None = None
     state_size: Dim | None = None  # MambaConfig
     time_step_rank: Dim | None = None
     conv_L_cache: Dim | None = None  # LFM2's short conv
     linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
+    sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
     block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM
 
     @field_validator(*sorted(CORE_FIELDS), mode="before")

@@ -273,8 +273,8 @@ def kv_book(
         )  # fmt: skip
     full = len(full_layers)
     indexed = sum(1 for i in full_layers if model.indexed(i))
-    if model.attention_kind is AttentionKind.DSA and model.dsa_index_head_dim and indexed:
-        index = model.dsa_index_head_dim + model.dsa_index_head_dim // 128 * 4
+    if model.dsa_index_head_dim and indexed:
+        index = model.index_key_bytes
         pools.append(
             KvPool(name="dsa_index", layers=indexed, bytes_per_token=index * indexed,
                    bytes_per_layer_token=float(index), row_shape=(1, index), tensors_per_layer=1, torch_dtype="uint8")

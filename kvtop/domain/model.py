@@ -62,6 +62,8 @@ class MoeSpec(BaseModel):
     router_bias: bool = False  # an fp32 bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
     router_fp32: bool = False  # the router's matrix is kept in fp32 (GLM-4.5's and MiMo-V2's gate)
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
+    extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
+    per_expert_scale: bool = False  # a scale per expert on the router (Gemma-4)
 
 
 class StateKind(str, Enum):
@@ -93,6 +95,8 @@ class StateSpec(BaseModel):
     ssm_dtype_bytes: int = 4
     ssm_dtype_stated: bool = False  # the config names it (NemotronH's mamba_ssm_cache_dtype); else a default
     dt_rank: int = 0  # Mamba1's dt projection rank (weights only)
+    gated_norm: bool = True  # Mamba2's gated RMSNorm over the inner width (Falcon-H1 without mamba_rms_norm: none)
+    dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
 
 
 class AttentionGeometry(BaseModel):
@@ -166,6 +170,9 @@ class ModelSpec(BaseModel):
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None
     dsa_indexed: tuple[bool, ...] = ()  # per layer: it keeps its own indexer (empty: every attention layer)
+    # the index key cache: DeepSeek's FP8 key with an fp32 scale per 128 (index_head_dim + dim/128 × 4 B), or a
+    # bf16 key (MiniMax-M3's lightning indexer: MLAAttentionSpec of one head of sparse_index_dim, 2 B each)
+    index_key_bf16: bool = False
     state: StateSpec | None = None
     mtp_layers: int = 0
     max_position_embeddings: int
@@ -206,6 +213,12 @@ class ModelSpec(BaseModel):
     def indexed(self, layer: int) -> bool:
         """Whether `layer` keeps its own DSA indexer (and its key cache)."""
         return self.dsa_index_head_dim is not None and (not self.dsa_indexed or self.dsa_indexed[layer])
+
+    @property
+    def index_key_bytes(self) -> int:
+        """Bytes one token's index key takes in one indexed layer (0 without an indexer)."""
+        dim = self.dsa_index_head_dim or 0
+        return 2 * dim if self.index_key_bf16 else dim + dim // 128 * 4
 
     def intermediate(self, layer: int) -> int:
         """The dense MLP width of `layer`."""

@@ -35,10 +35,26 @@ class QuantSpec(BaseModel):
     # compressed-tensors, quark (engines check some against the GPU: docs/engines/sglang.md §4.5)
     scheme: str = ""
     source: str = "config.json"
+    # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
+    # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
+    mixed: tuple[tuple[str, QuantSpec], ...] = ()
 
     @property
     def quantized(self) -> bool:
         return self.method != "none"
+
+    def format_of(self, module_names: tuple[str, ...]) -> QuantSpec | None:
+        """The format a module (any of its representative names) is stored in; None: the checkpoint dtype."""
+        if self.mixed:
+            for name in module_names:
+                key = _from_layers(name)
+                for module, fmt in self.mixed:
+                    if module == key or module.startswith(key + "."):
+                        return fmt
+            return None
+        if not self.quantized or self.spares(module_names):
+            return None
+        return self
 
     def matrix_bytes(self, rows: int, cols: int, dtype_bytes: int) -> int:
         """Bytes of one (rows × cols) weight matrix stored in this format, scales included."""
@@ -70,6 +86,12 @@ class QuantSpec(BaseModel):
 
 
 NO_QUANT = QuantSpec()
+
+
+def _from_layers(name: str) -> str:
+    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`)."""
+    at = name.find("layers.")
+    return name[at:] if at >= 0 else name
 
 
 def _exclusions(*lists: list[str] | None) -> tuple[str, ...]:
@@ -165,7 +187,26 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
     algo = (block.quant_algo or "").upper()
     excluded = _exclusions(block.exclude_modules, block.ignore)
     kv = block.kv_cache_quant_algo or None
-    if algo == "NVFP4":
+    if algo == "MIXED_PRECISION":  # vLLM ModelOptMixedPrecisionConfig: each listed module its own algorithm
+        layers = block.quantized_layers or {}
+        if not layers:
+            raise InputError("MIXED_PRECISION needs a quantized_layers map", field=f"{prefix}quantized_layers",
+                             source=source)  # fmt: skip
+        by_recipe: dict[tuple[str, int | None], QuantSpec] = {}
+        for module, entry in layers.items():
+            recipe = ((entry.quant_algo or "").upper(), entry.group_size)
+            if recipe not in by_recipe:
+                by_recipe[recipe] = _modelopt(
+                    ModeloptQuant(quant_algo=recipe[0], group_size=recipe[1]), source,
+                    f"{prefix}quantized_layers.{module}.",
+                )  # fmt: skip
+        return QuantSpec(
+            method="mixed", weight_bits=4, excluded=excluded, kv_cache_quant_algo=kv, scheme="modelopt",
+            source=source, mixed=tuple(
+                (_from_layers(m), by_recipe[((e.quant_algo or "").upper(), e.group_size)]) for m, e in layers.items()
+            ),
+        )  # fmt: skip
+    if algo in ("NVFP4", "W4A16_NVFP4"):  # W4A16: the same packed FP4 weights, bf16 activations
         group = block.group_size if block.group_size and block.group_size > 0 else 16
         return QuantSpec(
             method="nvfp4",
@@ -187,6 +228,13 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scheme="modelopt",
             source=source,
         )
+    if algo == "MXFP8":  # OCP MX: FP8 (E4M3) with one E8M0 (1 B) scale per 32 weights
+        return QuantSpec(method="mxfp8", weight_bits=8, group_size=32, scale_bytes=1, excluded=excluded,
+                         kv_cache_quant_algo=kv, scheme="modelopt", source=source)  # fmt: skip
+    if algo in ("FP8_PB_WO", "FP8_BLOCK_SCALES"):  # block-scaled FP8 (vLLM _BLOCK_FP8_MOE_ALGOS: group × group)
+        size = block.group_size if block.group_size and block.group_size > 0 else 128
+        return QuantSpec(method="fp8", weight_bits=8, block=(size, size), scale_bytes=4, excluded=excluded,
+                         kv_cache_quant_algo=kv, scheme="modelopt", source=source)  # fmt: skip
     raise InputError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )

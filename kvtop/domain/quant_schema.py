@@ -37,6 +37,15 @@ def _group_is_not_zero(value: int | None) -> int | None:
     return value
 
 
+class ModeloptLayer(ConfigSection):
+    """One module of a MIXED_PRECISION checkpoint's `quantized_layers`."""
+
+    quant_algo: Name | None = None
+    group_size: GroupSize | None = None
+
+    _nonzero_group = field_validator("group_size")(_group_is_not_zero)
+
+
 class ModeloptQuant(ConfigSection):
     """ModelOpt's block (`hf_quant_config.json` → `quantization`, or inline with `quant_algo`)."""
 
@@ -45,6 +54,7 @@ class ModeloptQuant(ConfigSection):
     group_size: GroupSize | None = None
     exclude_modules: ModuleList | None = None
     ignore: ModuleList | None = None
+    quantized_layers: Annotated[dict[ModuleName, ModeloptLayer], Field(max_length=MAX_MODULES)] | None = None
 
     _nonzero_group = field_validator("group_size")(_group_is_not_zero)
 

@@ -102,9 +102,9 @@ class _Rank:
         modules: tuple[str, ...],
         quantizable: bool = True,
     ) -> None:
-        quant = self.model.quant
-        if quantizable and quant.quantized and not quant.spares(modules):
-            nbytes = quant.matrix_bytes(rows, cols, self.model.dtype_bytes)
+        fmt = self.model.quant.format_of(modules) if quantizable else None
+        if fmt is not None:
+            nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
         self.acc.add(component, rows * cols / shards, nbytes / shards, shards)
@@ -141,6 +141,10 @@ def _attention(rank: _Rank, layer: int) -> None:
         rank.vector("attention", h)
     if m.attention_sinks or g.sinks:
         rank.vector("attention", g.heads, tp)
+    if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
+        rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
+        rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
+        rank.vector("norms", 2 * m.dsa_index_head_dim)  # the index q and k norms
     if m.qk_norm:
         if m.body.qk_norm_width == "all":  # one norm over all heads, whole on every rank (OLMo-2)
             rank.vector("norms", g.heads * hd)
@@ -201,6 +205,8 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.matrix("linear_attention", s.dt_rank + 2 * s.state_size, s.inner_size, tp, names)
         rank.matrix("linear_attention", s.inner_size, s.dt_rank, tp, names)
         rank.vector("linear_attention", s.inner_size * (s.state_size + 2), tp)  # A_log, D, dt_proj bias
+        if s.dt_bc_norms:
+            rank.vector("norms", s.dt_rank + 2 * s.state_size)
     elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
         rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
@@ -221,7 +227,8 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.vector("linear_attention", s.conv_dim, tp)  # conv bias
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
         rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D, dt_bias
-        rank.vector("norms", s.inner_size)
+        if s.gated_norm:
+            rank.vector("norms", s.inner_size)
     rank.matrix("linear_attention", h, s.inner_size, tp, names)
 
 
@@ -263,6 +270,10 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    if moe.extra_norms:
+        rank.vector("norms", moe.extra_norms * h)
+    if moe.per_expert_scale:
+        rank.vector("router", moe.num_routed_experts)
     if moe.router_bias:
         rank.vector("router", moe.num_routed_experts, dtype_bytes=4)  # router bias / score correction
     if lay.ep > 1:
@@ -288,12 +299,12 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer))  # fmt: skip
-    if not model.quant.excluded:
+    if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"
     probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
               ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj")  # fmt: skip
-    return (*kinds, *(model.quant.spares((prefix + probe,)) for probe in probes))
+    return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))
 
 
 def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:

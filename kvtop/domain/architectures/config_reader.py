@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
+from kvtop.domain.architectures.coverage import reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
@@ -19,7 +20,7 @@ from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_typ
 from kvtop.domain.architectures.reader import read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.quant import quant_from_config
 
@@ -112,6 +113,11 @@ def _entry(
             entry,
             f"architecture entry {entry.model_type} ({entry.config_class}), by its class {architecture} ({what})",
         )
+    why = reason_not_modelled(architecture)
+    if why is not None:
+        what = f"model_type {stated_type!r}" if stated_type else "no model_type"
+        raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
+                                    source=source)  # fmt: skip
     return generic_entry(stated_type, architecture, text, raw_keys, source)
 
 

@@ -310,3 +310,12 @@ JAIS2: dict[str, DefaultValue] = {
     128, "vocab_size": 150272, "intermediate_size": 26624, "max_position_embeddings": 8192, "tie_word_embeddings":
     False, "attention_bias": True, "mlp_bias": True
 }  # fmt: skip
+# MiniMaxM3TextConfig — vLLM 0.33.0 vllm/transformers_utils/configs/minimax_m3.py (no transformers class); its
+# moe_layer_freq default is [0] × 3 + [1] × 57: first_k_dense_replace 3 here
+MINIMAX_M3: dict[str, DefaultValue] = {
+    "vocab_size": 200064, "hidden_size": 6144, "intermediate_size": 3072, "dense_intermediate_size": 12288,
+    "shared_intermediate_size": 3072, "num_hidden_layers": 60, "num_attention_heads": 64, "num_key_value_heads": 4,
+    "head_dim": 128, "max_position_embeddings": 524288, "use_qk_norm": True, "num_local_experts": 128,
+    "num_experts_per_tok": 4, "n_shared_experts": 1, "use_routing_bias": True, "tie_word_embeddings": False,
+    "first_k_dense_replace": 3,
+}  # fmt: skip

@@ -88,6 +88,18 @@ class Latent:
 
 
 @dataclass(frozen=True)
+class SparseIndex:
+    """A lightning indexer beside standard attention (MiniMax-M3): `sparse_attention_config`'s layer flags and
+    index key; the key cache is one bf16 head of `sparse_index_dim` per indexed layer."""
+
+    section: str = "sparse_attention_config"
+    # where the config has no sparse_attention_config, the class default (vLLM MiniMaxM3TextConfig): every
+    # layer from the 4th, an index key of 128
+    absent_first_plain: int = 3
+    absent_index_dim: int = 128
+
+
+@dataclass(frozen=True)
 class Towers:
     """What a multimodal wrapper holds beside its language model (read from `vision_config` / `audio_config`)."""
 
@@ -112,6 +124,7 @@ class Architecture:
     attention: Attention = Attention()
     kind_geometry: tuple[KindGeometry, ...] = ()
     latent: Latent | None = None
+    sparse_index: SparseIndex | None = None
     moe: Moe | None = None
     state: StateRule | None = None
     parallel_state: bool = False  # a state mixer beside attention in every attention layer (Falcon-H1)

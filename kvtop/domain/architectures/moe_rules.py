@@ -128,6 +128,10 @@ class Moe:
     router_fp32: bool = False  # the router matrix in fp32 (GLM-4.5, MiMo-V2: the engines' gate params_dtype)
     latent_size_field: str | None = None  # experts in a latent width (NemotronH moe_latent_size)
     optional: bool = False  # a dense model when the experts field is absent or null (Gemma-4 31B, MiniCPM)
+    extra_norms: int = (
+        0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
+    )
+    per_expert_scale: bool = False
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
@@ -153,6 +157,8 @@ class Moe:
             ),
             router_fp32=self.router_fp32,
             latent_size=f.opt(self.latent_size_field) if self.latent_size_field else 0,
+            extra_norms=self.extra_norms,
+            per_expert_scale=self.per_expert_scale,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:

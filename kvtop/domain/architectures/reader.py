@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtop.domain.architectures.description import Architecture, KindGeometry, Latent
+from kvtop.domain.architectures.description import Architecture, KindGeometry, Latent, SparseIndex
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
 from kvtop.domain.model import (
@@ -136,6 +136,8 @@ def read_architecture(
         facts["intermediate_size"] = max(widths, default=0)
     if arch.latent is not None:
         _latent(f, arch, facts)
+    if arch.sparse_index is not None:
+        _sparse_index(f, arch.sparse_index, facts)
     if arch.moe is not None and arch.moe.present(f):
         if mlp is None:
             facts["layer_mlp"] = arch.moe.placement.kinds(f, layers)
@@ -263,6 +265,25 @@ def _latent(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
         facts["dsa_index_head_dim"] = f.need(latent.index_dim)
         facts["dsa_index_heads"] = f.need(latent.index_heads)
         facts["dsa_indexed"] = _indexed_layers(f, latent, facts["num_layers"])
+
+
+def _sparse_index(f: Fields, rule: SparseIndex, facts: dict[str, Any]) -> None:
+    """MiniMax-M3's indexer: the layers `sparse_attention_freq` marks, one bf16 key of `sparse_index_dim` each
+    (absent: the class default, every layer from `absent_first_plain`)."""
+    layers = facts["num_layers"]
+    sparse = f.get(rule.section)
+    flags = tuple(i >= rule.absent_first_plain for i in range(layers))
+    dim = rule.absent_index_dim
+    if sparse is not None and sparse.sparse_attention_freq is not None:
+        if len(sparse.sparse_attention_freq) != layers:
+            raise f.error(f"{rule.section}.sparse_attention_freq", f"must list one flag per layer ({layers})")
+        flags = tuple(bool(flag) for flag in sparse.sparse_attention_freq)
+    if sparse is not None and sparse.sparse_index_dim is not None:
+        dim = sparse.sparse_index_dim
+    facts["dsa_index_head_dim"] = dim
+    facts["dsa_index_heads"] = facts["num_kv_heads"]  # index_q heads equal the KV heads (vLLM asserts it)
+    facts["dsa_indexed"] = flags
+    facts["index_key_bf16"] = True
 
 
 def _indexed_layers(f: Fields, latent: Latent, layers: int) -> tuple[bool, ...]:

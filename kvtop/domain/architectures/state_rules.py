@@ -36,6 +36,9 @@ class Mamba2State(StateRule):
     kernel_field: str = "conv_kernel"
     ssm_dtype_field: str | None = "mamba_ssm_cache_dtype"
     expand_field: str | None = None  # heads from expand × hidden ÷ head_dim when the heads field is absent
+    norm_field: str | None = (
+        None  # a flag for the gated RMSNorm (Falcon-H1's mamba_rms_norm); None: always one
+    )
 
     def spec(self, f: Fields) -> StateSpec:
         head_dim = f.need(self.head_dim_field)
@@ -57,6 +60,7 @@ class Mamba2State(StateRule):
             inner_size=heads * head_dim,
             ssm_dtype_bytes=2 if (dtype or "float32") in _HALF else 4,
             ssm_dtype_stated=dtype is not None,
+            gated_norm=f.flag(self.norm_field) if self.norm_field else True,
         )
 
 
@@ -94,6 +98,7 @@ class Mamba1State(StateRule):
     kernel_field: str = "conv_kernel"
     dt_rank_field: str = "mamba_dt_rank"
     inner_field: str | None = None  # d_inner stated directly (MambaConfig's intermediate_size)
+    dt_bc_norms: bool = True  # Jamba's RMSNorms on dt, B and C (JambaMambaMixer)
 
     def spec(self, f: Fields) -> StateSpec:
         hidden = f.need("hidden_size")
@@ -109,6 +114,7 @@ class Mamba1State(StateRule):
             n_groups=0,
             inner_size=inner,
             dt_rank=-(-hidden // 16) if dt_rank in (None, "auto") else int(dt_rank),
+            dt_bc_norms=self.dt_bc_norms,
         )
 
 

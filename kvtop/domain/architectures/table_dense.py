@@ -26,7 +26,7 @@ DENSE: tuple[Architecture, ...] = (
     A("llama", "LlamaConfig", tf("llama"), d.LLAMA,
       ("LlamaForCausalLM", "LLaMAForCausalLM", "AquilaForCausalLM", "AquilaModel", "CwmForCausalLM",
        "IQuestCoderForCausalLM", "TeleChat3ForCausalLM", "Fairseq2LlamaForCausalLM",
-       "MotifForCausalLM", "XverseForCausalLM", "YiForCausalLM")),
+       "MotifForCausalLM", "XverseForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM")),
     A("granite", "GraniteConfig", tf("granite"), d.LLAMA, ("GraniteForCausalLM", "GraniteSWAForCausalLM")),
     A("olmo", "OlmoConfig", tf("olmo"), d.OLMO2, ("OlmoForCausalLM",),
       body=BodyShape(norms_per_layer=0, final_norm=False)),  # OlmoLayerNorm: no parameters
@@ -41,7 +41,7 @@ DENSE: tuple[Architecture, ...] = (
     A("internlm3", "InternLM3Config", tf("internlm3"), d.INTERNLM3, ("InternLM3ForCausalLM",)),
     A("mistral", "MistralConfig", tf("mistral"), d.MISTRAL, ("MistralForCausalLM",)),
     A("ministral", "MinistralConfig", tf("ministral"), d.MISTRAL, ("MinistralForCausalLM",), layers=AllSliding()),
-    A("phi3", "Phi3Config", tf("phi3"), d.PHI3, ("Phi3ForCausalLM",)),
+    A("phi3", "Phi3Config", tf("phi3"), d.PHI3, ("Phi3ForCausalLM", "TorchNativePhi3ForCausalLM")),
     A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM",),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
     A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),

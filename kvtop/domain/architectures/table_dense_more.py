@@ -53,7 +53,7 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("hunyuan_v1_dense", "HunYuanDenseV1Config", tf("hunyuan_v1_dense"), m.HUNYUAN_V1_DENSE,
       ("HunYuanDenseV1ForCausalLM",), attention=QK_NORM),
     # ERNIE 4.5 (dense): every linear layer biased where use_bias
-    A("ernie4_5", "Ernie4_5Config", tf("ernie4_5"), m.ERNIE4_5, ("Ernie4_5ForCausalLM",),
+    A("ernie4_5", "Ernie4_5Config", tf("ernie4_5"), m.ERNIE4_5, ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",)),
     # MiniCPM (1/2): Llama's modules with scaled residuals (remote code: openbmb/MiniCPM-2B configuration_minicpm.py)
     A("minicpm", "MiniCPMConfig (remote code)", "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py", d.LLAMA,

@@ -40,10 +40,10 @@ HYBRID: tuple[Architecture, ...] = (
               placement=SparseStep())),
     A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,
       ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"), layers=BlockPattern(), mlp_gated=False,
-      state=Mamba2State(),
+      state=Mamba2State(), body=BodyShape(norms_per_layer=1),  # NemotronHBlock: one norm, one mixer
       moe=Moe("n_routed_experts",
-              shared=Shared(size_field="moe_shared_expert_intermediate_size", count_field="n_shared_experts")),
-      ),
+              shared=Shared(size_field="moe_shared_expert_intermediate_size", count_field="n_shared_experts"),
+              router_bias=True, latent_size_field="moe_latent_size")),
     # Qwen3.5: Qwen3-Next's layers (gated delta net, full attention with an output gate) as layer_types lists
     # them; the SSM state in the config's mamba_ssm_dtype (both engines honour it)
     A("qwen3_5_text", "Qwen3_5TextConfig", tf("qwen3_5"), m.QWEN3_5_TEXT,
@@ -61,7 +61,9 @@ HYBRID: tuple[Architecture, ...] = (
       moe=Moe("num_experts", expert_size_field="intermediate_size", placement=ExpertPeriod())),
     # Falcon-H1: attention and a Mamba2 mixer side by side in every layer, then an MLP
     A("falcon_h1", "FalconH1Config", tf("falcon_h1"), m.FALCON_H1, ("FalconH1ForCausalLM",),
-      layers=IndexList(), parallel_state=True, state=GRANITE_MAMBA),
+      layers=IndexList(), parallel_state=True,
+      state=Mamba2State(heads_field="mamba_n_heads", head_dim_field="mamba_d_head", state_field="mamba_d_state",
+                        norm_field="mamba_rms_norm")),
     # Granite-4.0-H: layer_types mamba / attention; experts and a shared MLP (shared_intermediate_size)
     A("granitemoehybrid", "GraniteMoeHybridConfig", tf("granitemoehybrid"), m.GRANITEMOEHYBRID,
       ("GraniteMoeHybridForCausalLM",), state=GRANITE_MAMBA,

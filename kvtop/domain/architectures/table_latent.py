@@ -36,8 +36,14 @@ def deepseek(
 
 
 LATENT: tuple[Architecture, ...] = (
-    deepseek("deepseek_v2", "DeepseekV2Config", tf("deepseek_v2"), d.DEEPSEEK_V2, "DeepseekV2ForCausalLM",
-             moe=DEEPSEEK_V2_MOE),
+    deepseek(
+        "deepseek_v2",
+        "DeepseekV2Config",
+        tf("deepseek_v2"),
+        d.DEEPSEEK_V2,
+        "DeepseekV2ForCausalLM",
+        moe=DEEPSEEK_V2_MOE,
+    ),
     deepseek("deepseek_v3", "DeepseekV3Config", tf("deepseek_v3"), d.DEEPSEEK_V3, "DeepseekV3ForCausalLM"),
     deepseek(
         "deepseek_v32", "DeepseekV32Config", tf("deepseek_v32"), d.DEEPSEEK_V32, "DeepseekV32ForCausalLM"

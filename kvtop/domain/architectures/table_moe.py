@@ -5,7 +5,13 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Attention, Geometry, KindGeometry
+from kvtop.domain.architectures.description import (
+    Architecture,
+    Attention,
+    Geometry,
+    KindGeometry,
+    SparseIndex,
+)
 from kvtop.domain.architectures.layer_rules import (
     Alternate,
     ChunkedNoRope,
@@ -58,6 +64,15 @@ MOE: tuple[Architecture, ...] = (
       moe=Moe("num_local_experts", expert_size_field="intermediate_size",
               shared=Shared(size_field="shared_intermediate_size"), router_bias_when=("use_routing_bias", True),
               router_fp32=True)),
+    # MiniMax-M3: GQA on every layer, a lightning indexer (its bf16 index key cached) on the layers
+    # sparse_attention_config marks; per-head q/k norms; experts where moe_layer_freq says, dense layers of
+    # dense_intermediate_size (vLLM models/minimax_m3: FullAttentionSpec + MiniMaxM3IndexerCache)
+    A("minimax_m3", "MiniMaxM3Config (vLLM transformers_utils/configs/minimax_m3.py)",
+      "vllm-project/vllm vllm/transformers_utils/configs/minimax_m3.py", m.MINIMAX_M3,
+      ("MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"),
+      geometry=Geometry(intermediate="dense_intermediate_size"), attention=QK_NORM, sparse_index=SparseIndex(),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size", shared=Shared(count_field="n_shared_experts"),
+              placement=FirstDense(), router_bias_when=("use_routing_bias", True), router_fp32=True)),
     # MiMo-V2-Flash: sliding layers (hybrid_layer_pattern 1) with their own heads and dims and a sink per head;
     # K 192 / V 128 wide; experts where moe_layer_freq (a list) says, the gate in fp32
     A("mimo_v2_flash", "MiMoV2FlashConfig", tf("mimo_v2_flash"), m.MIMO_V2_FLASH,
@@ -111,5 +126,6 @@ MOE: tuple[Architecture, ...] = (
       kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
                                   k_eq_v_field="attention_k_eq_v"),),
       kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
-      moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True)),
+      moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
+              extra_norms=4, per_expert_scale=True)),  # pre/post-feedforward norms 1 and 2, router scale
 )  # fmt: skip
