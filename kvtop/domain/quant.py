@@ -28,6 +28,11 @@ class QuantSpec(BaseModel):
     block: tuple[int, int] | None = None  # FP8 block scales (rows, cols)
     scale_bytes: int = 0  # bytes per scale
     zero_point_bits: int = 0  # asymmetric int formats store a zero point per group
+    per_tensor: bool = False  # one scale per matrix (FP8 per-tensor), not one per output row
+    # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
+    second_group: int = 0
+    second_scale_bytes: int = 0
+    act_order: bool = False  # GPTQ desc_act: quantized in activation order (a g_idx in the checkpoint)
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
     kv_cache_quant_algo: str | None = None  # e.g. "FP8" from the checkpoint
@@ -62,14 +67,17 @@ class QuantSpec(BaseModel):
         if not self.quantized:
             return params * dtype_bytes
         data = params * self.weight_bits // 8
-        if self.block is not None:
+        if self.per_tensor:
+            scales = 1
+        elif self.block is not None:
             scales = math.ceil(rows / self.block[0]) * math.ceil(cols / self.block[1])
         elif self.group_size:
             scales = rows * math.ceil(cols / self.group_size)
-        else:  # per-tensor or per-channel scale: one per output row at most
+        else:  # per-channel: one scale per output row
             scales = rows
         zeros = scales * self.zero_point_bits // 8
-        return data + scales * self.scale_bytes + zeros
+        second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
+        return data + scales * self.scale_bytes + zeros + second
 
     def spares(self, module_names: tuple[str, ...]) -> bool:
         """True if the checkpoint leaves a module (any of its representative names) unquantized."""
@@ -155,16 +163,23 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = qc.bits or qc.w_bit or 4
         group = qc.group_size or qc.q_group_size or 128
+        # packed weights, an fp16 scale per group and output; zero points where the format is asymmetric
+        # (AWQ always; GPTQ sym=false: the marlin kernels drop a symmetric checkpoint's qzeros, and vLLM the
+        # g_idx: base_config.get_checkpoint_weight_mapper)
+        asymmetric = method.startswith("awq") or qc.sym is False
         return QuantSpec(
             method=f"int{bits}",
             weight_bits=bits,
             group_size=group if group > 0 else None,
             scale_bytes=2,
-            zero_point_bits=bits,
+            zero_point_bits=bits if asymmetric else 0,
+            act_order=bool(qc.desc_act) and group > 0,
             excluded=_exclusions(qc.modules_to_not_convert),
             scheme=method,
             source=source,
         )
+    if method == "bitsandbytes":
+        return _bitsandbytes(qc, source, prefix)
     if method == "compressed-tensors":
         return _compressed_tensors(qc, source, prefix)
     if method == "quark":
@@ -240,37 +255,59 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
     )
 
 
+def _bitsandbytes(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    """bitsandbytes: 4-bit packs two weights a byte (SGLang BitsAndBytesLinearMethod: uint8 of params ÷ 2) with
+    an fp32 absmax per block of 64, or a uint8 one and an fp32 per 256 of them under double quantization;
+    8-bit (LLM.int8) keeps int8 weights and an fp32 scale per output row (SCB)."""
+    excluded = _exclusions(qc.modules_to_not_convert, qc.llm_int8_skip_modules)
+    if qc.load_in_8bit:
+        return QuantSpec(method="int8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme="bitsandbytes",
+                         source=source)  # fmt: skip
+    if not qc.load_in_4bit:
+        raise InputError("bitsandbytes config loads neither 4- nor 8-bit weights", field=f"{prefix}load_in_4bit",
+                         source=source)  # fmt: skip
+    double = bool(qc.bnb_4bit_use_double_quant)
+    return QuantSpec(method="int4", weight_bits=4, group_size=64, scale_bytes=1 if double else 4,
+                     second_group=256 if double else 0, second_scale_bytes=4 if double else 0, excluded=excluded,
+                     scheme="bitsandbytes", source=source)  # fmt: skip
+
+
 CT = "compressed-tensors"
 
 
 def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    """compressed-tensors, as vLLM's schemes create the weights (compressed_tensors/schemes/*.py)."""
     if not qc.config_groups:
         raise InputError(
             "compressed-tensors config has no config_groups", field=f"{prefix}config_groups", source=source
         )
-    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
-    bits, group = weights.num_bits, weights.group_size
-    excluded = _exclusions(qc.ignore)
-    if weights.type == "float" and bits == 8:
-        return QuantSpec(
-            method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme=CT, source=source
-        )
-    if weights.type == "float" and bits == 4:
-        return QuantSpec(
-            method="nvfp4",
-            weight_bits=4,
-            group_size=group if group and group > 0 else 16,
-            scale_bytes=1,
-            excluded=excluded,
-            scheme=CT,
+    if qc.sparsity_config is not None and qc.sparsity_config.format not in (None, "dense"):
+        raise InputError(
+            f"{qc.sparsity_config.format} sparse weights are not modelled (vLLM 0.33.0 refuses compressed-tensors "
+            "sparsity: 'Sparsity support has been removed')",
+            field=f"{prefix}sparsity_config",
             source=source,
         )
+    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
+    bits, group, strategy = weights.num_bits, weights.group_size, (weights.strategy or "").lower()
+    excluded = _exclusions(qc.ignore)
+    if weights.type == "float" and bits == 8:  # W8A8 / W8A16 FP8: an fp32 scale per row, per tensor or per block
+        return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, per_tensor=strategy == "tensor",
+                         block=weights.block_structure if strategy == "block" else None, excluded=excluded,
+                         scheme=CT, source=source)  # fmt: skip
+    if weights.type == "float" and bits == 4:  # NVFP4 (an FP8 scale per 16) or MXFP4 (an E8M0 scale per 32)
+        size = group if group and group > 0 else 16
+        return QuantSpec(method="mxfp4" if size == 32 else "nvfp4", weight_bits=4, group_size=size, scale_bytes=1,
+                         excluded=excluded, scheme=CT, source=source)  # fmt: skip
     zero = 0 if weights.symmetric is not False else bits
+    grouped = group is not None and group > 0
     return QuantSpec(
         method=f"int{bits}",
         weight_bits=bits,
-        group_size=group if group and group > 0 else None,
-        scale_bytes=2,
+        group_size=group if grouped else None,
+        # W8A8 int8 channel-wise: an fp32 scale per row (ChannelQuantScaleParameter); WNA16 groups: the model dtype
+        scale_bytes=2 if grouped else 4,
+        per_tensor=strategy == "tensor",
         zero_point_bits=zero,
         excluded=excluded,
         scheme=CT,

@@ -130,8 +130,10 @@ def _attention(rank: _Rank, layer: int) -> None:
     rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
-    if kv_width:
-        rank.matrix("attention", kv_width, h, 1, names)
+    if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
+        rank.matrix("attention", kv_rank * hd, h, 1, names)
+        if g.kv_projections == 2:
+            rank.matrix("attention", kv_rank * vd, h, 1, names)
     rank.matrix("attention", h, g.heads * vd, tp, names)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
@@ -383,7 +385,10 @@ def _weights_book(
         if model.body.final_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if not model.tie_word_embeddings or not first_stage:
-            rank.acc.add("lm_head", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+            # a MIXED_PRECISION checkpoint may list its LM head (quantized_layers: lm_head); others keep it whole
+            head = model.quant.format_of(("lm_head",)) if model.quant.mixed else None
+            head_bytes = head.matrix_bytes(vocab_rows, h, model.dtype_bytes) if head else vocab_rows * h * model.dtype_bytes
+            rank.acc.add("lm_head", vocab_rows * h, head_bytes, layout.tp)
         if model.body.lm_head_bias:
             rank.vector("lm_head", padded_vocab, layout.tp)
         if model.mtp_layers:
