@@ -118,23 +118,31 @@ def quant_from_config(
     prefix: str = "quantization_config.",
     hf_source: str = "hf_quant_config.json",
 ) -> QuantSpec:
-    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`.
+    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`, as the engines pick
+    them: config.json's block when it has one, the separate file only when it has none (vLLM
+    transformers_utils/config.py: "ModelOpt 0.29.0 and before saves the quantization config in a separate
+    hf_quant_config.json"). Both are validated first (`quant_schema`): a bad field is an InputError naming it.
 
-    Both are validated first (`quant_schema`): a bad field is an InputError naming it and the file.
+    The checkpoint's KV cache dtype (`kv_cache_quant_algo` / `kv_cache_scheme`) is read where the engines read
+    it: for a block they take as ModelOpt's (a `modelopt*` quant_method, or ModelOpt's producer with its
+    `quantization` section: `_normalize_quantization_config`), not for a bare top-level `quant_algo`
+    (`get_kv_cache_quant_algo_string` returns None there, and `--kv-cache-dtype auto` stays the model dtype).
     """
-    if hf_quant_config is not None:
+    if quantization_config is None and hf_quant_config is not None:
         outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
         if outer.quantization is not None:
             return _modelopt(outer.quantization, hf_source, "quantization.")
-        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "")
+        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "", kv=False)
     if quantization_config is None:
         return NO_QUANT
     qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)
     method = (qc.quant_method or "").lower()
     if not method and qc.quant_algo is None and not quantization_config:
         return NO_QUANT
-    if method == "modelopt" or qc.quant_algo is not None:
+    if method.startswith("modelopt"):
         return _modelopt(qc, source, prefix)
+    if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
+        return _modelopt(qc, source, prefix, kv=False)
     return _by_method(qc, method, source, prefix)
 
 
@@ -198,10 +206,21 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     )
 
 
-def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
+def _kv_algo(block: ModeloptQuant) -> str | None:
+    """`get_kv_cache_quant_algo_string`: kv_cache_scheme (a name, or {num_bits 8, type float}: FP8; 4: NVFP4),
+    else kv_cache_quant_algo."""
+    scheme = block.kv_cache_scheme
+    if isinstance(scheme, str):
+        return scheme.upper()
+    if scheme is not None and scheme.type == "float":
+        return {8: "FP8", 4: "NVFP4"}.get(scheme.num_bits or 0)
+    return block.kv_cache_quant_algo or None
+
+
+def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True) -> QuantSpec:
     algo = (block.quant_algo or "").upper()
     excluded = _exclusions(block.exclude_modules, block.ignore)
-    kv = block.kv_cache_quant_algo or None
+    kv_algo = _kv_algo(block) if kv else None
     if algo == "MIXED_PRECISION":  # vLLM ModelOptMixedPrecisionConfig: each listed module its own algorithm
         layers = block.quantized_layers or {}
         if not layers:
@@ -216,7 +235,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
                     f"{prefix}quantized_layers.{module}.",
                 )  # fmt: skip
         return QuantSpec(
-            method="mixed", weight_bits=4, excluded=excluded, kv_cache_quant_algo=kv, scheme="modelopt",
+            method="mixed", weight_bits=4, excluded=excluded, kv_cache_quant_algo=kv_algo, scheme="modelopt",
             source=source, mixed=tuple(
                 (_from_layers(m), by_recipe[((e.quant_algo or "").upper(), e.group_size)]) for m, e in layers.items()
             ),
@@ -229,7 +248,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             group_size=group,
             scale_bytes=1,
             excluded=excluded,
-            kv_cache_quant_algo=kv,
+            kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
             source=source,
         )
@@ -239,17 +258,17 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             weight_bits=8,
             scale_bytes=4,
             excluded=excluded,
-            kv_cache_quant_algo=kv,
+            kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
             source=source,
         )
     if algo == "MXFP8":  # OCP MX: FP8 (E4M3) with one E8M0 (1 B) scale per 32 weights
         return QuantSpec(method="mxfp8", weight_bits=8, group_size=32, scale_bytes=1, excluded=excluded,
-                         kv_cache_quant_algo=kv, scheme="modelopt", source=source)  # fmt: skip
+                         kv_cache_quant_algo=kv_algo, scheme="modelopt", source=source)  # fmt: skip
     if algo in ("FP8_PB_WO", "FP8_BLOCK_SCALES"):  # block-scaled FP8 (vLLM _BLOCK_FP8_MOE_ALGOS: group × group)
         size = block.group_size if block.group_size and block.group_size > 0 else 128
         return QuantSpec(method="fp8", weight_bits=8, block=(size, size), scale_bytes=4, excluded=excluded,
-                         kv_cache_quant_algo=kv, scheme="modelopt", source=source)  # fmt: skip
+                         kv_cache_quant_algo=kv_algo, scheme="modelopt", source=source)  # fmt: skip
     raise InputError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )

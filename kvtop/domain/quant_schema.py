@@ -46,11 +46,19 @@ class ModeloptLayer(ConfigSection):
     _nonzero_group = field_validator("group_size")(_group_is_not_zero)
 
 
+class KvCacheScheme(ConfigSection):
+    """ModelOpt's `kv_cache_scheme` as compressed-tensors writes it ({num_bits, type, dynamic})."""
+
+    num_bits: Bits | None = None
+    type: Name | None = None
+
+
 class ModeloptQuant(ConfigSection):
     """ModelOpt's block (`hf_quant_config.json` → `quantization`, or inline with `quant_algo`)."""
 
     quant_algo: Name | None = None
     kv_cache_quant_algo: Name | None = None
+    kv_cache_scheme: Name | KvCacheScheme | None = None
     group_size: GroupSize | None = None
     exclude_modules: ModuleList | None = None
     ignore: ModuleList | None = None

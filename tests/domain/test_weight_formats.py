@@ -122,3 +122,26 @@ def test_vllm_refuses_gptq_in_activation_order() -> None:
     with pytest.raises(InputError, match=r"^quantization_config.desc_act: vLLM .* refuses GPTQ"):
         predict(model, parse_flags("vllm", ["--engine-version", "0.33.0"]), gpu_total_bytes=80 << 30)
     assert predict(model, parse_flags("sglang", []), gpu_total_bytes=80 << 30).token_capacity > 0
+
+
+def test_the_checkpoint_kv_dtype_is_read_where_vllm_reads_it() -> None:
+    """vLLM utils/torch_utils.get_kv_cache_quant_algo_string reads kv_cache_scheme / kv_cache_quant_algo only
+    for a block whose quant_method is modelopt* (transformers_utils model_arch_config_convertor sets it from
+    ModelOpt's producer and `quantization` section); config.json's block wins over hf_quant_config.json
+    (transformers_utils/config.py). Qwen3-32B-FP8-Static-PerTensor's config.json block has neither, so
+    `--kv-cache-dtype auto` stays bf16 though its hf_quant_config.json says FP8 KV; Gemma-4-31B-NVFP4's
+    modelopt block carries kv_cache_scheme {num_bits 8, type float}: FP8."""
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+    from kvtop.sources.hub import load_model
+
+    heldout = CONFIGS / "heldout"
+    static = load_model(
+        str(heldout / "Qwen--Qwen3-32B-FP8-Static-PerTensor.json")
+    )  # with its sibling quant file
+    assert static.quant.method == "fp8" and static.quant.kv_cache_quant_algo is None
+    flags = parse_flags("vllm", ["--engine-version", "0.33.0"])
+    ledger = predict(static, flags, gpu_total_bytes=80 << 30)
+    assert ledger.kv_bytes_per_token == 64 * 8 * 128 * 2 * 2  # 64 layers × 8 KV heads × 128 × (K, V) × bf16
+    gemma = load_model(str(heldout / "nvidia--Gemma-4-31B-IT-NVFP4.json"))
+    assert gemma.quant.kv_cache_quant_algo == "FP8"
