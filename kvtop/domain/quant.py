@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import re
 import math
+import re
 
 from pydantic import BaseModel, ConfigDict
 
