@@ -299,6 +299,7 @@ class TextConfig(ConfigSection):
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
+    routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3's latent experts (not modelled)
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
     dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers

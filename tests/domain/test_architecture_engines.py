@@ -49,3 +49,21 @@ def test_vllm_names_the_page_unification_it_does_not_model() -> None:
     flags = parse_flags("vllm", ["--tp", "2", "--disable-hybrid-kv-cache-manager"])
     ledger = predict(model, flags, gpu_total_bytes=H200, gpu_name="H200")
     assert ledger.kv_bytes_per_token == 25 * 4_096 + 5 * 2_048 == 112_640
+
+
+def test_what_a_kimi_k3_reading_leaves_out_is_said_and_only_for_kimi_k3() -> None:
+    """Kimi-K3's text model is a KimiLinearConfig with latent experts (routed_expert_hidden_size) the entry does not
+    read: its plan says so; a Kimi-Linear config without that field says nothing of it."""
+    k3 = load_model(str(HELDOUT / "moonshotai--Kimi-K3.json"))
+    assert any("routed_expert_hidden_size" in note for note in k3.not_modelled)
+    linear = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 2304,
+              "num_hidden_layers": 27, "num_attention_heads": 32, "vocab_size": 163840, "max_position_embeddings": 1048576,
+              "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "num_heads": 32, "head_dim": 128,
+                                     "short_conv_kernel_size": 4}}  # fmt: skip
+    from kvtop.domain.model import model_from_config
+
+    model = model_from_config(linear, source="kimi-linear")  # KimiLinearConfig's defaults for the rest
+    assert not any("routed_expert_hidden_size" in note for note in model.not_modelled)
+    assert (
+        model.layer_attention.count(model.layer_attention[3]) == 7
+    )  # full (MLA) on the 7 listed, KDA between

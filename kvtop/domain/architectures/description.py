@@ -10,7 +10,7 @@ its latent attention, and the small tensors its modules hold (`BodyShape`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kvtop.domain.architectures.defaults import DefaultValue
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LayerRule
@@ -100,14 +100,6 @@ class SparseIndex:
 
 
 @dataclass(frozen=True)
-class Towers:
-    """What a multimodal wrapper holds beside its language model (read from `vision_config` / `audio_config`)."""
-
-    vision: bool = True
-    audio: bool = False
-
-
-@dataclass(frozen=True)
 class Architecture:
     """One `model_type` as kvtop reads it (see the module docstring)."""
 
@@ -134,6 +126,5 @@ class Architecture:
     body: BodyShape = BodyShape()
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
-    towers: Towers | None = None
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
-    notes: tuple[str, ...] = field(default=())  # engines that size it differently, and how
+    not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)

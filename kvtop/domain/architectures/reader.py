@@ -114,7 +114,7 @@ def read_architecture(
     }
     _window(f, arch, facts)
     _per_layer_intermediate(f, arch, facts)
-    not_modelled: list[str] = [*arch.not_modelled]
+    not_modelled: list[str] = [*arch.not_modelled, *(note for name, note in arch.not_modelled_when if f.get(name))]
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)
     mlp = arch.layers.mlp(f, layers)

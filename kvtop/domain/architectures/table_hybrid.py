@@ -78,6 +78,6 @@ HYBRID: tuple[Architecture, ...] = (
       state=KimiDeltaState(),
       moe=Moe("num_experts", per_token_field="num_experts_per_token",
               shared=Shared(count_field="num_shared_experts"), placement=FirstDense(), router_bias=True),
-      notes=("Kimi-K3's latent experts (routed_expert_hidden_size) and attention residual blocks are read as "
-             "Kimi-Linear's",)),
+      not_modelled_when=(("routed_expert_hidden_size", "Kimi-K3's latent experts (routed_expert_hidden_size) and "
+                          "attention residual blocks: its weights are read as Kimi-Linear's"),)),
 )  # fmt: skip

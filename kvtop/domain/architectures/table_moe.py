@@ -88,8 +88,7 @@ MOE: tuple[Architecture, ...] = (
       {}, ("Step3p7FlashForCausalLM", "Step3p7ForConditionalGeneration", "Step3p5ForCausalLM"), attention=QK_NORM,
       moe=Moe("num_experts", shared=Shared(size_field="share_expert_dim", count_field="n_shared_experts"),
               placement=FirstDense(), router_bias_when=("use_moe_router_bias", True)),
-      mtp_fields=MTP, notes=("the config read here is AIConfigurator's trimmed copy: head-wise gates and the "
-                             "sliding layers' own head counts (attention_other_setting) are not in it",)),
+      mtp_fields=MTP),
     # OLMoE: q/k norms over all heads; experts on every layer
     A("olmoe", "OlmoeConfig", tf("olmoe"), m.OLMOE, ("OlmoeForCausalLM",), attention=QK_NORM,
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
