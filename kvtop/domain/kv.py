@@ -176,11 +176,11 @@ def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name
 
 
 def _attention_layer_bytes(
-    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage, gpu_name: str | None
+    model: ModelSpec, heads: int, dims: tuple[int, int], fmt: KvFormat, storage: KvStorage, gpu_name: str | None
 ) -> tuple[float, tuple[int, ...], int]:
-    """(bytes per layer per token, row shape, tensors per layer) for one attention layer."""
+    """(bytes per layer per token, row shape, tensors per layer) for one attention layer of `dims` (K, V)."""
     if fmt in ("int8", "int4"):
-        return _int_layer_bytes(model, heads, fmt, storage)
+        return _int_layer_bytes(model, heads, dims, fmt, storage)
     if model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
@@ -197,7 +197,7 @@ def _attention_layer_bytes(
         if fmt == "mxfp8":
             return float(width + width // 32), (1, width + width // 32), 1
         return float(width * _ELEMENT_BYTES[fmt]), (1, width), 1
-    k, v = model.head_dim, model.v_head_dim
+    k, v = dims
     per: float
     if fmt == "fp4":
         if storage.fp4_scales_per_head:
@@ -211,7 +211,7 @@ def _attention_layer_bytes(
 
 
 def _int_layer_bytes(
-    model: ModelSpec, heads: int, fmt: KvFormat, storage: KvStorage
+    model: ModelSpec, heads: int, dims: tuple[int, int], fmt: KvFormat, storage: KvStorage
 ) -> tuple[float, tuple[int, ...], int]:
     """INT8 / INT4 KV of one attention layer: the packed elements, plus a scale and a zero in the model's
     dtype per token, head and K/V where the engine keeps them (docs/engines/lmdeploy.md §2.1, §4.1)."""
@@ -224,7 +224,7 @@ def _int_layer_bytes(
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         copies = 2 if storage.mla_latent_as_k_and_v else 1
         return float(copies * (packed(width) + params)), (1, packed(width)), copies
-    k, v = model.head_dim, model.v_head_dim
+    k, v = dims
     return float(heads * (packed(k) + packed(v) + 2 * params)), (heads, packed(k)), 2
 
 
@@ -240,44 +240,57 @@ def kv_book(
 ) -> KvBook:
     """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded;
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
-    if model.mla is not None:
-        heads = 1
-    elif storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
-        heads = -(-model.num_kv_heads // layout.attn_tp)
-    else:
-        heads = layout.kv_heads_per_rank(model.num_kv_heads)
-    per_layer, row, tensors = _attention_layer_bytes(model, heads, fmt, storage, gpu_name)
+    def heads_of(layer: int) -> int:
+        if model.mla is not None:
+            return 1
+        kv_heads = model.geometry(layer).kv_heads
+        if storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
+            return -(-kv_heads // layout.attn_tp)
+        return layout.kv_heads_per_rank(kv_heads)
+
+    by_geometry: dict[tuple[int, int, int], tuple[float, tuple[int, ...], int]] = {}
+
+    def layer_bytes(layer: int) -> tuple[float, tuple[int, ...], int]:
+        g = model.geometry(layer)
+        key = (heads_of(layer), g.head_dim, g.v_head_dim)
+        if key not in by_geometry:
+            by_geometry[key] = _attention_layer_bytes(
+                model, key[0], (g.head_dim, g.v_head_dim), fmt, storage, gpu_name
+            )
+        return by_geometry[key]
+
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
-    kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
-    full = kinds.count(LayerKind.FULL)
-    if full:
+    full_layers = [i for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    for name, members in (("full", full_layers), ("swa", [i for i in layers if model.layer_attention[i] is LayerKind.SLIDING])):
+        if not members:
+            continue
+        each = [layer_bytes(i) for i in members]
+        total = sum(per for per, _, _ in each)
         pools.append(
-            KvPool(name="full", layers=full, bytes_per_token=int(per_layer * full), bytes_per_layer_token=per_layer,
-                   row_shape=row, tensors_per_layer=tensors, torch_dtype=dtype)
+            KvPool(name=name, layers=len(members), bytes_per_token=int(total), bytes_per_layer_token=total / len(members),
+                   row_shape=each[0][1], tensors_per_layer=each[0][2], torch_dtype=dtype)
         )  # fmt: skip
-    swa = kinds.count(LayerKind.SLIDING)
-    if swa:
+    full = len(full_layers)
+    indexed = sum(1 for i in full_layers if model.indexed(i))
+    if model.dsa_index_head_dim and indexed:
+        index = model.index_key_bytes
         pools.append(
-            KvPool(name="swa", layers=swa, bytes_per_token=int(per_layer * swa), bytes_per_layer_token=per_layer,
-                   row_shape=row, tensors_per_layer=tensors, torch_dtype=dtype)
+            KvPool(name="dsa_index", layers=indexed, bytes_per_token=index * indexed,
+                   bytes_per_layer_token=float(index), row_shape=(1, index), tensors_per_layer=1, torch_dtype="uint8")
         )  # fmt: skip
-    if model.attention_kind is AttentionKind.DSA and model.dsa_index_head_dim and full:
-        index = model.dsa_index_head_dim + model.dsa_index_head_dim // 128 * 4
-        pools.append(
-            KvPool(name="dsa_index", layers=full, bytes_per_token=index * full, bytes_per_layer_token=float(index),
-                   row_shape=(1, index), tensors_per_layer=1, torch_dtype="uint8")
-        )  # fmt: skip
-    linear = kinds.count(LayerKind.LINEAR)
+    linear = sum(1 for i in layers if model.has_state(i))
     if linear and model.state is not None:
         pools.append(
             KvPool(
                 name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
             )
         )
+    first = full_layers[0] if full_layers else layers.start
+    heads = heads_of(first) if first < model.num_layers else 1
     workspace = 0
     if fmt == "fp4" and storage.fp4_dequant_workspace and model.mla is None:
-        workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
+        workspace = heads * model.geometry(first).head_dim * 2  # one shared FP8 dequant row per token
     return KvBook(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
         draft_layers=draft_layers if full else 0, target_layers=full,

@@ -81,21 +81,23 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
     if layout.dp_attention and layout.tp % layout.dp:
         raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
     attn_tp = layout.attn_tp
-    if model.num_attention_heads % attn_tp:
-        raise LayoutError(
-            f"{model.num_attention_heads} attention heads do not divide over attention TP {attn_tp}",
-            field="--tp",
-            source=model.source,
-        )
-    kv = model.num_kv_heads
-    if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA) and (
-        (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
-    ):
-        raise LayoutError(
-            f"{kv} KV heads and attention TP {attn_tp}: one must divide the other",
-            field="--tp",
-            source=model.source,
-        )
+    shapes = {model.geometry(i) for i in range(model.num_layers)} if model.layer_geometry else {model.own_geometry}
+    for shape in sorted(shapes, key=lambda g: (g.heads, g.kv_heads)):
+        if shape.heads % attn_tp:
+            raise LayoutError(
+                f"{shape.heads} attention heads do not divide over attention TP {attn_tp}",
+                field="--tp",
+                source=model.source,
+            )
+        kv = shape.kv_heads
+        if model.attention_kind not in (AttentionKind.MLA, AttentionKind.DSA) and (
+            (kv >= attn_tp and kv % attn_tp) or (kv < attn_tp and attn_tp % kv)
+        ):
+            raise LayoutError(
+                f"{kv} KV heads and attention TP {attn_tp}: one must divide the other",
+                field="--tp",
+                source=model.source,
+            )
     if model.state is not None and model.state.num_heads % attn_tp:
         raise LayoutError(
             f"{model.state.num_heads} linear-attention heads do not divide over attention TP {attn_tp}",

@@ -2,23 +2,22 @@
 
 `model_from_config` reads a Hugging Face `config.json` (as a dict) and returns one frozen
 `ModelSpec`, as transformers would: every field kvtop reads is validated at the door
-(`config_schema`), a field the file leaves out takes the class default of its `model_type`
-(`model_defaults`), and the family's reader (`model_families`) turns fields into facts. A bad
-field is an `InputError` naming it and the file; an architecture kvtop does not model is an
-`UnsupportedModelError` that names the nearest modelled family and `--model-family`.
+(`config_schema`), a field the file leaves out takes the class default of its `model_type`, and
+the family's entry in `kvtop.domain.architectures` (data, read by one reader) turns fields into
+facts. A bad field is an `InputError` naming it and the file; a `model_type` without an entry is
+read generically where its fields allow (and says so), else an `UnsupportedModelError` names the
+field that stops it, the nearest entry and `--model-family`.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from functools import cached_property
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
-from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.model_defaults import FAMILIES, Family, modelled_types, nearest_family, text_model_type
-from kvtop.domain.quant import NO_QUANT, QuantSpec, quant_from_config
+from kvtop.domain.quant import NO_QUANT, QuantSpec
 
 
 class AttentionKind(str, Enum):
@@ -34,6 +33,7 @@ class LayerKind(str, Enum):
     SLIDING = "sliding"  # sliding-window (or chunked) attention: its own, smaller pool
     LINEAR = "linear"  # linear attention / Mamba: a fixed state per request, no KV
     NONE = "none"  # an MLP-only block (Nemotron-H '-'/'E' layers): neither KV nor state
+    SHARED = "kv_shared"  # attention reading another layer's KV (Gemma-3n/4, CLA): weights, no KV of its own
 
 
 class MlpKind(str, Enum):
@@ -59,12 +59,32 @@ class MoeSpec(BaseModel):
     shared_intermediate_size: int  # all shared experts together; 0 if none
     shared_expert_gate: bool = False  # Qwen-style sigmoid gate on the shared expert
     expert_bias: bool = False  # gpt-oss experts carry biases
+    router_bias: bool = False  # an fp32 bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
+    router_fp32: bool = False  # the router's matrix is kept in fp32 (GLM-4.5's and MiMo-V2's gate)
+    latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
+    extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
+    per_expert_scale: bool = False  # a scale per expert on the router (Gemma-4)
+
+
+class StateKind(str, Enum):
+    """Which recurrent mixer a state layer runs: its weights differ; its state is read from `StateSpec`."""
+
+    MAMBA2 = "mamba2"  # z, x, B, C, dt in one projection (Nemotron-H, Granite-4, Falcon-H1, Mamba2)
+    MAMBA1 = "mamba1"  # x/z in, conv, x_proj (dt, B, C), dt_proj (Jamba, Mamba, FalconMamba)
+    GATED_DELTA_NET = "gated_delta_net"  # qkvz and beta/alpha projections (Qwen3-Next, Qwen3.5)
+    KIMI_DELTA = "kimi_delta"  # KDA: q, k, v each with a short conv, a gate and beta (Kimi-Linear)
+    SHORT_CONV = "short_conv"  # a gated short convolution, conv state only (LFM2)
 
 
 class StateSpec(BaseModel):
-    """Per-layer recurrent state of a linear-attention / Mamba2 layer (whole model, before TP)."""
+    """Per-layer recurrent state of a linear-attention / Mamba layer (whole model, before TP).
+
+    Conv state: (inner_size + 2 × n_groups × state_size) channels × (conv_kernel − 1); temporal state:
+    num_heads × head_dim × state_size elements. Mamba1 reads as num_heads = d_inner, head_dim 1.
+    """
 
     model_config = ConfigDict(frozen=True)
+    kind: StateKind = StateKind.MAMBA2
     conv_dim: int  # channels of the causal conv
     conv_kernel: int
     num_heads: int
@@ -74,6 +94,37 @@ class StateSpec(BaseModel):
     inner_size: int  # value width (heads × head_dim)
     ssm_dtype_bytes: int = 4
     ssm_dtype_stated: bool = False  # the config names it (NemotronH's mamba_ssm_cache_dtype); else a default
+    dt_rank: int = 0  # Mamba1's dt projection rank (weights only)
+    gated_norm: bool = True  # Mamba2's gated RMSNorm over the inner width (Falcon-H1 without mamba_rms_norm: none)
+    dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
+
+
+class AttentionGeometry(BaseModel):
+    """One attention layer's shape where layers differ (Gemma-4's global layers, MiMo's SWA layers, DeciLM)."""
+
+    model_config = ConfigDict(frozen=True)
+    heads: int
+    kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    kv_projections: int = 2  # K and V projection matrices the checkpoint holds (1: V is K, Gemma-4 global)
+    sinks: bool = False  # a learned sink logit per head on this layer (MiMo-V2's sliding layers)
+
+
+class BodyShape(BaseModel):
+    """The small tensors around the big matrices, as the family's modules hold them (weights only)."""
+
+    model_config = ConfigDict(frozen=True)
+    norms_per_layer: int = 2  # input + post-attention; Gemma-2/3/4 four; parallel blocks (GPT-J, Cohere) one
+    norm_bias: bool = False  # LayerNorm (weight and bias) rather than RMSNorm (weight)
+    mlp_bias: bool = False  # up/gate/down carry biases
+    o_bias: bool = False  # the attention output projection carries a bias
+    # head: RMSNorm over head_dim; all: over every head, whole (OLMo-2); all_split: split over TP (MiniMax-M2)
+    qk_norm_width: Literal["head", "all", "all_split"] = "head"
+    learned_positions: bool = False  # a learned position table of max_position_embeddings rows (GPT-2, BigCode)
+    lm_head_bias: bool = False
+    final_norm: bool = True
+    q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
 
 
 class VisionSpec(BaseModel):
@@ -118,9 +169,22 @@ class ModelSpec(BaseModel):
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None
+    dsa_indexed: tuple[bool, ...] = ()  # per layer: it keeps its own indexer (empty: every attention layer)
+    # the index key cache: DeepSeek's FP8 key with an fp32 scale per 128 (index_head_dim + dim/128 × 4 B), or a
+    # bf16 key (MiniMax-M3's lightning indexer: MLAAttentionSpec of one head of sparse_index_dim, 2 B each)
+    index_key_bf16: bool = False
     state: StateSpec | None = None
     mtp_layers: int = 0
     max_position_embeddings: int
+    # per layer where attention layers differ in shape (empty: every layer is the model's own heads and dims)
+    layer_geometry: tuple[AttentionGeometry, ...] = ()
+    layer_intermediate: tuple[int, ...] = ()  # per layer where dense MLP widths differ (empty: intermediate_size)
+    parallel_state: bool = False  # every attention layer also runs a state mixer beside it (Falcon-H1)
+    chunked_local: bool = False  # its windowed layers are chunked local attention (Llama 4), not a sliding window
+    body: BodyShape = BodyShape()
+    # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)
+    embedding_whole_under_dp_attention: bool = False
+    reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
@@ -132,24 +196,42 @@ class ModelSpec(BaseModel):
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)
 
+    def geometry(self, layer: int) -> AttentionGeometry:
+        """The attention shape of `layer` (the model's own unless its layers differ)."""
+        return self.layer_geometry[layer] if self.layer_geometry else self.own_geometry
+
+    @cached_property  # frozen: built once (the books ask for it per layer)
+    def own_geometry(self) -> AttentionGeometry:
+        """The model's own attention shape: its heads, KV heads and head dims."""
+        return AttentionGeometry(
+            heads=self.num_attention_heads,
+            kv_heads=self.num_kv_heads,
+            head_dim=self.head_dim,
+            v_head_dim=self.v_head_dim,
+        )
+
+    def indexed(self, layer: int) -> bool:
+        """Whether `layer` keeps its own DSA indexer (and its key cache)."""
+        return self.dsa_index_head_dim is not None and (not self.dsa_indexed or self.dsa_indexed[layer])
+
+    @property
+    def index_key_bytes(self) -> int:
+        """Bytes one token's index key takes in one indexed layer (0 without an indexer)."""
+        dim = self.dsa_index_head_dim or 0
+        return 2 * dim if self.index_key_bf16 else dim + dim // 128 * 4
+
+    def intermediate(self, layer: int) -> int:
+        """The dense MLP width of `layer`."""
+        return self.layer_intermediate[layer] if self.layer_intermediate else self.intermediate_size
+
+    def has_state(self, layer: int) -> bool:
+        """Whether `layer` keeps a recurrent state (a linear layer, or any attention layer of a parallel hybrid)."""
+        kind = self.layer_attention[layer]
+        return kind is LayerKind.LINEAR or (self.parallel_state and kind in (LayerKind.FULL, LayerKind.SLIDING))
+
     @property
     def is_mla(self) -> bool:
         return self.mla is not None
-
-
-_DTYPE_BYTES = {
-    "bfloat16": 2,
-    "bf16": 2,
-    "float16": 2,
-    "fp16": 2,
-    "half": 2,
-    "float32": 4,
-    "fp32": 4,
-    "float": 4,
-    "fp8": 1,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-}
 
 
 def model_from_config(
@@ -161,97 +243,21 @@ def model_from_config(
     hf_source: str = "hf_quant_config.json",
     family: str | None = None,
 ) -> ModelSpec:
-    """Normalise a Hugging Face `config.json` into a ModelSpec (see module docstring).
+    """Normalise a Hugging Face `config.json` into a ModelSpec, through its architecture entry
+    (`kvtop.domain.architectures`).
 
-    `family` forces the modelled family to read the config as (`--model-family`); the config's
-    own class defaults then do not apply, so every field that family reads must be in the file.
+    `family` forces the entry to read the config as (`--model-family`); the config's own class defaults
+    then do not apply, so every field that entry reads must be in the file.
     """
-    # the per-family readers import this module, so they are imported when first used
-    from kvtop.domain.model_families import Fields, build_spec
+    # the architecture entries import this module's types, so they are imported when first used
+    from kvtop.domain.architectures.config_reader import read_config
 
-    outer = validated(OuterConfig, config, source=source)
-    nested_key = next((key for key in ("text_config", "llm_config") if config.get(key) is not None), None)
-    prefix = f"{nested_key}." if nested_key else ""
-    text = validated(TextConfig, outer.text_config if nested_key else config, source=source, prefix=prefix)
-    architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
-    stated_type = text_model_type(outer.model_type or "", text.model_type)
-    chosen = _family(stated_type, architecture, text, family, source)
-    stated = frozenset(text.model_fields_set)
-    tie = text.tie_word_embeddings if "tie_word_embeddings" in stated else outer.tie_word_embeddings
-    absent = {} if family is not None else {k: v for k, v in chosen.defaults.items() if k not in stated}
-    text = text.model_copy(update=absent)
-    quant_cfg, quant_prefix = outer.quantization_config, "quantization_config."
-    if quant_cfg is None and outer.text_config is not None:
-        quant_cfg, quant_prefix = (
-            outer.text_config.get("quantization_config"),
-            f"{prefix}quantization_config.",
-        )
-    quant = quant_from_config(
-        quant_cfg, hf_quant_config, source=source, prefix=quant_prefix, hf_source=hf_source
+    return read_config(
+        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family
     )
-    spec = build_spec(
-        Fields(text, source=source, prefix=prefix, family=chosen, defaulted=frozenset(absent)),
-        architecture=architecture,
-        name=name or outer.name_or_path or architecture,
-        dtype_bytes=_dtype_bytes(outer, text, prefix, source),
-        quant=quant,
-        multimodal=outer.vision_config is not None,
-        vision=_vision_from_config(outer.vision_config, source),
-        tie_word_embeddings=tie,
-        config_model_type=stated_type,
-    )
-    if family is None or family == stated_type:
-        return spec
-    forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
-    return spec.model_copy(update={"not_modelled": (*spec.not_modelled, forced)})
-
-
-def _family(stated_type: str, architecture: str, text: TextConfig, forced: str | None, source: str) -> Family:
-    """The Family to read with: the forced one, else the config's own; an unknown one names the nearest."""
-    if forced is not None:
-        if forced not in FAMILIES:
-            raise InputError(
-                f"unknown family {forced!r}; families: {', '.join(sorted(FAMILIES))}", field="--model-family"
-            )
-        return FAMILIES[forced]
-    if stated_type in FAMILIES:
-        return FAMILIES[stated_type]
-    nearest, why = nearest_family(stated_type, frozenset(text.model_fields_set), architecture)
-    what = f"model_type {stated_type!r}" if stated_type else "no model_type"
-    raise UnsupportedModelError(
-        f"architecture {architecture!r} ({what}) is not modelled by kvtop; nearest: "
-        f"{nearest} ({why}); to read it as {nearest}, pass --model-family {nearest} (every field {nearest} "
-        f"reads must then be in the file). Modelled: {', '.join(modelled_types())}",
-        field="model_type",
-        source=source,
-    )
-
-
-def _dtype_bytes(outer: OuterConfig, text: TextConfig, prefix: str, source: str) -> int:
-    """Bytes per element of the checkpoint dtype (bfloat16 when the config does not say)."""
-    stated = (
-        ("torch_dtype", outer.torch_dtype),
-        ("dtype", outer.dtype),
-        (prefix + "torch_dtype", text.torch_dtype),
-        (prefix + "dtype", text.dtype),
-    )
-    field, dtype = next(((k, v) for k, v in stated if v is not None), ("torch_dtype", "bfloat16"))
-    if dtype not in _DTYPE_BYTES:
-        known = ", ".join(sorted(_DTYPE_BYTES))
-        raise InputError(f"unknown dtype {dtype!r} (known: {known})", field=field, source=source)
-    return _DTYPE_BYTES[dtype]
-
-
-def _vision_from_config(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
-    """`vision_config`'s layer count and width; SGLang's defaults (24, 1024) stand in for absent ones."""
-    if vision is None:
-        return None
-    tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
-    sizes = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
-    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None})
 
 
 __all__ = [
-    "AttentionKind", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec", "StateSpec", "VisionSpec",
-    "model_from_config",
+    "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
+    "StateKind", "StateSpec", "VisionSpec", "model_from_config",
 ]  # fmt: skip

@@ -8,7 +8,9 @@ block. Modules a checkpoint leaves unquantized stay at the checkpoint dtype.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +30,11 @@ class QuantSpec(BaseModel):
     block: tuple[int, int] | None = None  # FP8 block scales (rows, cols)
     scale_bytes: int = 0  # bytes per scale
     zero_point_bits: int = 0  # asymmetric int formats store a zero point per group
+    per_tensor: bool = False  # one scale per matrix (FP8 per-tensor), not one per output row
+    # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
+    second_group: int = 0
+    second_scale_bytes: int = 0
+    act_order: bool = False  # GPTQ desc_act: quantized in activation order (a g_idx in the checkpoint)
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
     kv_cache_quant_algo: str | None = None  # e.g. "FP8" from the checkpoint
@@ -35,10 +42,26 @@ class QuantSpec(BaseModel):
     # compressed-tensors, quark (engines check some against the GPU: docs/engines/sglang.md §4.5)
     scheme: str = ""
     source: str = "config.json"
+    # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
+    # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
+    mixed: tuple[tuple[str, QuantSpec], ...] = ()
 
     @property
     def quantized(self) -> bool:
         return self.method != "none"
+
+    def format_of(self, module_names: tuple[str, ...]) -> QuantSpec | None:
+        """The format a module (any of its representative names) is stored in; None: the checkpoint dtype."""
+        if self.mixed:
+            for name in module_names:
+                key = _from_layers(name)
+                for module, fmt in self.mixed:
+                    if module == key or module.startswith(key + "."):
+                        return fmt
+            return None
+        if not self.quantized or self.spares(module_names):
+            return None
+        return self
 
     def matrix_bytes(self, rows: int, cols: int, dtype_bytes: int) -> int:
         """Bytes of one (rows × cols) weight matrix stored in this format, scales included."""
@@ -46,30 +69,51 @@ class QuantSpec(BaseModel):
         if not self.quantized:
             return params * dtype_bytes
         data = params * self.weight_bits // 8
-        if self.block is not None:
+        if self.per_tensor:
+            scales = 1
+        elif self.block is not None:
             scales = math.ceil(rows / self.block[0]) * math.ceil(cols / self.block[1])
         elif self.group_size:
             scales = rows * math.ceil(cols / self.group_size)
-        else:  # per-tensor or per-channel scale: one per output row at most
+        else:  # per-channel: one scale per output row
             scales = rows
         zeros = scales * self.zero_point_bits // 8
-        return data + scales * self.scale_bytes + zeros
+        second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
+        return data + scales * self.scale_bytes + zeros + second
 
     def spares(self, module_names: tuple[str, ...]) -> bool:
         """True if the checkpoint leaves a module (any of its representative names) unquantized."""
-        for name in module_names:
-            for pattern in self.excluded:
-                if (
-                    name == pattern
-                    or name.startswith(pattern + ".")
-                    or fnmatch.fnmatchcase(name, pattern)
-                    or fnmatch.fnmatchcase(name, pattern + ".*")
-                ):
-                    return True
-        return False
+        return any(_spared(self.excluded, name) for name in module_names)
+
+
+@functools.lru_cache(maxsize=256)
+def _exclusion_index(excluded: tuple[str, ...]) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
+    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds."""
+    plain = frozenset(p for p in excluded if not any(c in p for c in "*?["))
+    globs = tuple(
+        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})") for p in excluded if p not in plain
+    )
+    return plain, globs
+
+
+@functools.lru_cache(maxsize=65_536)
+def _spared(excluded: tuple[str, ...], name: str) -> bool:
+    """Whether `name` is an excluded module or inside one (the name itself or a dotted prefix of it), or matches
+    an excluded wildcard pattern."""
+    plain, globs = _exclusion_index(excluded)
+    parts = name.split(".")
+    if any(".".join(parts[:end]) in plain for end in range(1, len(parts) + 1)):
+        return True
+    return any(pattern.match(name) for pattern in globs)
 
 
 NO_QUANT = QuantSpec()
+
+
+def _from_layers(name: str) -> str:
+    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`)."""
+    at = name.find("layers.")
+    return name[at:] if at >= 0 else name
 
 
 def _exclusions(*lists: list[str] | None) -> tuple[str, ...]:
@@ -88,23 +132,31 @@ def quant_from_config(
     prefix: str = "quantization_config.",
     hf_source: str = "hf_quant_config.json",
 ) -> QuantSpec:
-    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`.
+    """Normalise `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`, as the engines pick
+    them: config.json's block when it has one, the separate file only when it has none (vLLM
+    transformers_utils/config.py: "ModelOpt 0.29.0 and before saves the quantization config in a separate
+    hf_quant_config.json"). Both are validated first (`quant_schema`): a bad field is an InputError naming it.
 
-    Both are validated first (`quant_schema`): a bad field is an InputError naming it and the file.
+    The checkpoint's KV cache dtype (`kv_cache_quant_algo` / `kv_cache_scheme`) is read where the engines read
+    it: for a block they take as ModelOpt's (a `modelopt*` quant_method, or ModelOpt's producer with its
+    `quantization` section: `_normalize_quantization_config`), not for a bare top-level `quant_algo`
+    (`get_kv_cache_quant_algo_string` returns None there, and `--kv-cache-dtype auto` stays the model dtype).
     """
-    if hf_quant_config is not None:
+    if quantization_config is None and hf_quant_config is not None:
         outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
         if outer.quantization is not None:
             return _modelopt(outer.quantization, hf_source, "quantization.")
-        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "")
+        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "", kv=False)
     if quantization_config is None:
         return NO_QUANT
     qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)
     method = (qc.quant_method or "").lower()
     if not method and qc.quant_algo is None and not quantization_config:
         return NO_QUANT
-    if method == "modelopt" or qc.quant_algo is not None:
+    if method.startswith("modelopt"):
         return _modelopt(qc, source, prefix)
+    if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
+        return _modelopt(qc, source, prefix, kv=False)
     return _by_method(qc, method, source, prefix)
 
 
@@ -133,16 +185,23 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = qc.bits or qc.w_bit or 4
         group = qc.group_size or qc.q_group_size or 128
+        # packed weights, an fp16 scale per group and output; zero points where the format is asymmetric
+        # (AWQ always; GPTQ sym=false: the marlin kernels drop a symmetric checkpoint's qzeros, and vLLM the
+        # g_idx: base_config.get_checkpoint_weight_mapper)
+        asymmetric = method.startswith("awq") or qc.sym is False
         return QuantSpec(
             method=f"int{bits}",
             weight_bits=bits,
             group_size=group if group > 0 else None,
             scale_bytes=2,
-            zero_point_bits=bits,
+            zero_point_bits=bits if asymmetric else 0,
+            act_order=bool(qc.desc_act) and group > 0,
             excluded=_exclusions(qc.modules_to_not_convert),
             scheme=method,
             source=source,
         )
+    if method == "bitsandbytes":
+        return _bitsandbytes(qc, source, prefix)
     if method == "compressed-tensors":
         return _compressed_tensors(qc, source, prefix)
     if method == "quark":
@@ -161,11 +220,41 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     )
 
 
-def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
+def _kv_algo(block: ModeloptQuant) -> str | None:
+    """`get_kv_cache_quant_algo_string`: kv_cache_scheme (a name, or {num_bits 8, type float}: FP8; 4: NVFP4),
+    else kv_cache_quant_algo."""
+    scheme = block.kv_cache_scheme
+    if isinstance(scheme, str):
+        return scheme.upper()
+    if scheme is not None and scheme.type == "float":
+        return {8: "FP8", 4: "NVFP4"}.get(scheme.num_bits or 0)
+    return block.kv_cache_quant_algo or None
+
+
+def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True) -> QuantSpec:
     algo = (block.quant_algo or "").upper()
     excluded = _exclusions(block.exclude_modules, block.ignore)
-    kv = block.kv_cache_quant_algo or None
-    if algo == "NVFP4":
+    kv_algo = _kv_algo(block) if kv else None
+    if algo == "MIXED_PRECISION":  # vLLM ModelOptMixedPrecisionConfig: each listed module its own algorithm
+        layers = block.quantized_layers or {}
+        if not layers:
+            raise InputError("MIXED_PRECISION needs a quantized_layers map", field=f"{prefix}quantized_layers",
+                             source=source)  # fmt: skip
+        by_recipe: dict[tuple[str, int | None], QuantSpec] = {}
+        for module, entry in layers.items():
+            recipe = ((entry.quant_algo or "").upper(), entry.group_size)
+            if recipe not in by_recipe:
+                by_recipe[recipe] = _modelopt(
+                    ModeloptQuant(quant_algo=recipe[0], group_size=recipe[1]), source,
+                    f"{prefix}quantized_layers.{module}.",
+                )  # fmt: skip
+        return QuantSpec(
+            method="mixed", weight_bits=4, excluded=excluded, kv_cache_quant_algo=kv_algo, scheme="modelopt",
+            source=source, mixed=tuple(
+                (_from_layers(m), by_recipe[((e.quant_algo or "").upper(), e.group_size)]) for m, e in layers.items()
+            ),
+        )  # fmt: skip
+    if algo in ("NVFP4", "W4A16_NVFP4"):  # W4A16: the same packed FP4 weights, bf16 activations
         group = block.group_size if block.group_size and block.group_size > 0 else 16
         return QuantSpec(
             method="nvfp4",
@@ -173,7 +262,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             group_size=group,
             scale_bytes=1,
             excluded=excluded,
-            kv_cache_quant_algo=kv,
+            kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
             source=source,
         )
@@ -183,46 +272,75 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             weight_bits=8,
             scale_bytes=4,
             excluded=excluded,
-            kv_cache_quant_algo=kv,
+            kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
             source=source,
         )
+    if algo == "MXFP8":  # OCP MX: FP8 (E4M3) with one E8M0 (1 B) scale per 32 weights
+        return QuantSpec(method="mxfp8", weight_bits=8, group_size=32, scale_bytes=1, excluded=excluded,
+                         kv_cache_quant_algo=kv_algo, scheme="modelopt", source=source)  # fmt: skip
+    if algo in ("FP8_PB_WO", "FP8_BLOCK_SCALES"):  # block-scaled FP8 (vLLM _BLOCK_FP8_MOE_ALGOS: group × group)
+        size = block.group_size if block.group_size and block.group_size > 0 else 128
+        return QuantSpec(method="fp8", weight_bits=8, block=(size, size), scale_bytes=4, excluded=excluded,
+                         kv_cache_quant_algo=kv_algo, scheme="modelopt", source=source)  # fmt: skip
     raise InputError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )
+
+
+def _bitsandbytes(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    """bitsandbytes: 4-bit packs two weights a byte (SGLang BitsAndBytesLinearMethod: uint8 of params ÷ 2) with
+    an fp32 absmax per block of 64, or a uint8 one and an fp32 per 256 of them under double quantization;
+    8-bit (LLM.int8) keeps int8 weights and an fp32 scale per output row (SCB)."""
+    excluded = _exclusions(qc.modules_to_not_convert, qc.llm_int8_skip_modules)
+    if qc.load_in_8bit:
+        return QuantSpec(method="int8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme="bitsandbytes",
+                         source=source)  # fmt: skip
+    if not qc.load_in_4bit:
+        raise InputError("bitsandbytes config loads neither 4- nor 8-bit weights", field=f"{prefix}load_in_4bit",
+                         source=source)  # fmt: skip
+    double = bool(qc.bnb_4bit_use_double_quant)
+    return QuantSpec(method="int4", weight_bits=4, group_size=64, scale_bytes=1 if double else 4,
+                     second_group=256 if double else 0, second_scale_bytes=4 if double else 0, excluded=excluded,
+                     scheme="bitsandbytes", source=source)  # fmt: skip
 
 
 CT = "compressed-tensors"
 
 
 def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    """compressed-tensors, as vLLM's schemes create the weights (compressed_tensors/schemes/*.py)."""
     if not qc.config_groups:
         raise InputError(
             "compressed-tensors config has no config_groups", field=f"{prefix}config_groups", source=source
         )
-    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
-    bits, group = weights.num_bits, weights.group_size
-    excluded = _exclusions(qc.ignore)
-    if weights.type == "float" and bits == 8:
-        return QuantSpec(
-            method="fp8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme=CT, source=source
-        )
-    if weights.type == "float" and bits == 4:
-        return QuantSpec(
-            method="nvfp4",
-            weight_bits=4,
-            group_size=group if group and group > 0 else 16,
-            scale_bytes=1,
-            excluded=excluded,
-            scheme=CT,
+    if qc.sparsity_config is not None and qc.sparsity_config.format not in (None, "dense"):
+        raise InputError(
+            f"{qc.sparsity_config.format} sparse weights are not modelled (vLLM 0.33.0 refuses compressed-tensors "
+            "sparsity: 'Sparsity support has been removed')",
+            field=f"{prefix}sparsity_config",
             source=source,
         )
+    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
+    bits, group, strategy = weights.num_bits, weights.group_size, (weights.strategy or "").lower()
+    excluded = _exclusions(qc.ignore)
+    if weights.type == "float" and bits == 8:  # W8A8 / W8A16 FP8: an fp32 scale per row, per tensor or per block
+        return QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, per_tensor=strategy == "tensor",
+                         block=weights.block_structure if strategy == "block" else None, excluded=excluded,
+                         scheme=CT, source=source)  # fmt: skip
+    if weights.type == "float" and bits == 4:  # NVFP4 (an FP8 scale per 16) or MXFP4 (an E8M0 scale per 32)
+        size = group if group and group > 0 else 16
+        return QuantSpec(method="mxfp4" if size == 32 else "nvfp4", weight_bits=4, group_size=size, scale_bytes=1,
+                         excluded=excluded, scheme=CT, source=source)  # fmt: skip
     zero = 0 if weights.symmetric is not False else bits
+    grouped = group is not None and group > 0
     return QuantSpec(
         method=f"int{bits}",
         weight_bits=bits,
-        group_size=group if group and group > 0 else None,
-        scale_bytes=2,
+        group_size=group if grouped else None,
+        # W8A8 int8 channel-wise: an fp32 scale per row (ChannelQuantScaleParameter); WNA16 groups: the model dtype
+        scale_bytes=2 if grouped else 4,
+        per_tensor=strategy == "tensor",
         zero_point_bits=zero,
         excluded=excluded,
         scheme=CT,

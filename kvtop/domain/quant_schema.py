@@ -37,14 +37,32 @@ def _group_is_not_zero(value: int | None) -> int | None:
     return value
 
 
+class ModeloptLayer(ConfigSection):
+    """One module of a MIXED_PRECISION checkpoint's `quantized_layers`."""
+
+    quant_algo: Name | None = None
+    group_size: GroupSize | None = None
+
+    _nonzero_group = field_validator("group_size")(_group_is_not_zero)
+
+
+class KvCacheScheme(ConfigSection):
+    """ModelOpt's `kv_cache_scheme` as compressed-tensors writes it ({num_bits, type, dynamic})."""
+
+    num_bits: Bits | None = None
+    type: Name | None = None
+
+
 class ModeloptQuant(ConfigSection):
     """ModelOpt's block (`hf_quant_config.json` → `quantization`, or inline with `quant_algo`)."""
 
     quant_algo: Name | None = None
     kv_cache_quant_algo: Name | None = None
+    kv_cache_scheme: Name | KvCacheScheme | None = None
     group_size: GroupSize | None = None
     exclude_modules: ModuleList | None = None
     ignore: ModuleList | None = None
+    quantized_layers: Annotated[dict[ModuleName, ModeloptLayer], Field(max_length=MAX_MODULES)] | None = None
 
     _nonzero_group = field_validator("group_size")(_group_is_not_zero)
 
@@ -60,6 +78,8 @@ class CompressedWeights(ConfigSection):
     type: Name = "int"
     group_size: GroupSize | None = None
     symmetric: Flag | None = None
+    strategy: Name | None = None  # tensor | channel | group | block
+    block_structure: tuple[Dim, Dim] | None = None
 
     _nonzero_group = field_validator("group_size")(_group_is_not_zero)
 
@@ -76,12 +96,26 @@ class QuarkGlobal(ConfigSection):
     weight: QuarkWeight | None = None
 
 
+class SparsityConfig(ConfigSection):
+    """compressed-tensors' `sparsity_config` (2:4 sparse weights)."""
+
+    format: Name | None = None
+
+
 class QuantizationConfig(ModeloptQuant):
     """config.json's `quantization_config`, every method's fields that kvtop reads."""
+
+    sym: Flag | None = None  # GPTQ: symmetric (no zero points in the engines' marlin layout)
+    desc_act: Flag | None = None  # GPTQ: activation order (a g_idx per input row)
+    load_in_4bit: Flag | None = None  # bitsandbytes
+    load_in_8bit: Flag | None = None
+    bnb_4bit_use_double_quant: Flag | None = None
+    sparsity_config: SparsityConfig | None = None
 
     quant_method: Name | None = None
     weight_block_size: tuple[Dim, Dim] | None = None
     modules_to_not_convert: ModuleList | None = None
+    llm_int8_skip_modules: ModuleList | None = None  # bitsandbytes
     ignored_layers: ModuleList | None = None
     exclude: ModuleList | None = None
     bits: Bits | None = None

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind
 
 
 class WeightRow(BaseModel):
@@ -102,9 +102,9 @@ class _Rank:
         modules: tuple[str, ...],
         quantizable: bool = True,
     ) -> None:
-        quant = self.model.quant
-        if quantizable and quant.quantized and not quant.spares(modules):
-            nbytes = quant.matrix_bytes(rows, cols, self.model.dtype_bytes)
+        fmt = self.model.quant.format_of(modules) if quantizable else None
+        if fmt is not None:
+            nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
         self.acc.add(component, rows * cols / shards, nbytes / shards, shards)
@@ -117,65 +117,120 @@ class _Rank:
 def _attention(rank: _Rank, layer: int) -> None:
     m, lay = rank.model, rank.layout
     tp = lay.attn_tp
-    h, hd, vd = m.hidden_size, m.head_dim, m.v_head_dim
+    h = m.hidden_size
     names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
     if m.mla is not None:
-        mla = m.mla
-        q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
-        if mla.q_lora_rank:
-            rank.matrix("attention", mla.q_lora_rank, h, 1, names)  # q_a: whole on every rank
-            rank.matrix("attention", q_width, mla.q_lora_rank, tp, names)
-            rank.vector("norms", mla.q_lora_rank)
-        else:
-            rank.matrix("attention", q_width, h, tp, names)
-        rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
-        rank.matrix(
-            "attention",
-            m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim),
-            mla.kv_lora_rank,
-            tp,
-            names,
-        )
-        rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
-        rank.vector("norms", mla.kv_lora_rank)
-        if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads:
-            index = m.dsa_index_head_dim
-            rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
-            rank.matrix("attention", index, h, 1, names)
-            rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
-            rank.vector("norms", 2 * index)
+        _latent_attention(rank, names, layer)
         return
-    kv_rank = lay.kv_heads_per_rank(m.num_kv_heads)
-    q_params = m.num_attention_heads * hd
-    rank.matrix("attention", q_params, h, tp, names)
+    g = m.geometry(layer)
+    hd, vd = g.head_dim, g.v_head_dim
+    shared_kv = m.layer_attention[layer] is LayerKind.SHARED  # q and o only: K and V are another layer's
+    kv_rank = lay.kv_heads_per_rank(g.kv_heads)
+    q_params = g.heads * hd
+    rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
-    rank.matrix("attention", kv_rank * (hd + vd), h, 1, names)
-    rank.matrix("attention", h, m.num_attention_heads * vd, tp, names)
+    kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
+    if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
+        rank.matrix("attention", kv_rank * hd, h, 1, names)
+        if g.kv_projections == 2:
+            rank.matrix("attention", kv_rank * vd, h, 1, names)
+    rank.matrix("attention", h, g.heads * vd, tp, names)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
-        rank.vector("attention", kv_rank * (hd + vd))
-    if m.attention_sinks:
-        rank.vector("attention", m.num_attention_heads, tp)
+        if kv_width:
+            rank.vector("attention", kv_width)
+    if m.body.o_bias:
+        rank.vector("attention", h)
+    if m.attention_sinks or g.sinks:
+        rank.vector("attention", g.heads, tp)
+    if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
+        rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
+        rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
+        rank.vector("norms", 2 * m.dsa_index_head_dim)  # the index q and k norms
     if m.qk_norm:
-        rank.vector("norms", 2 * hd)
+        if m.body.qk_norm_width == "all":  # one norm over all heads, whole on every rank (OLMo-2)
+            rank.vector("norms", g.heads * hd)
+            rank.vector("norms", 0 if shared_kv else g.kv_heads * hd)
+        elif m.body.qk_norm_width == "all_split":  # … split over attention TP (MiniMax-M2's TP norm)
+            rank.vector("norms", g.heads * hd, tp)
+            rank.vector("norms", 0 if shared_kv else g.kv_heads * hd, tp)
+        else:
+            rank.vector("norms", (1 if shared_kv else 2) * hd)
+
+
+def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
+    m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
+    mla = m.mla
+    assert mla is not None
+    q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    if mla.q_lora_rank:
+        rank.matrix("attention", mla.q_lora_rank, h, 1, names)  # q_a: whole on every rank
+        rank.matrix("attention", q_width, mla.q_lora_rank, tp, names)
+        rank.vector("norms", mla.q_lora_rank)
+    else:
+        rank.matrix("attention", q_width, h, tp, names)
+    rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
+    rank.matrix(
+        "attention",
+        m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim),
+        mla.kv_lora_rank,
+        tp,
+        names,
+    )
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
+    rank.vector("norms", mla.kv_lora_rank)
+    if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
+        index = m.dsa_index_head_dim
+        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
+        rank.matrix("attention", index, h, 1, names)
+        rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
+        rank.vector("norms", 2 * index)
 
 
 def _linear_attention(rank: _Rank, layer: int) -> None:
+    """One state mixer's weights, by its kind (`StateKind`): the projections in and out, conv, per-head terms."""
     m, tp = rank.model, rank.layout.attn_tp
     s = m.state
     assert s is not None
     names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
     h = m.hidden_size
     key_width = s.n_groups * s.state_size
-    if m.model_type == "qwen3_next":  # gated delta net: qkvz and beta/alpha projections
+    if s.kind is StateKind.GATED_DELTA_NET:  # qkvz and beta/alpha projections
         rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
         rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D
+        rank.matrix("linear_attention", 2 * s.inner_size, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * (s.conv_kernel + 1), tp)
+        rank.matrix("linear_attention", s.dt_rank + 2 * s.state_size, s.inner_size, tp, names)
+        rank.matrix("linear_attention", s.inner_size, s.dt_rank, tp, names)
+        rank.vector("linear_attention", s.inner_size * (s.state_size + 2), tp)  # A_log, D, dt_proj bias
+        if s.dt_bc_norms:
+            rank.vector("norms", s.dt_rank + 2 * s.state_size)
+    elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
+        rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.matrix("linear_attention", s.num_heads, h, tp, names)  # beta
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # f_a
+        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # f_b
+        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # g_a
+        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # g_b
+        rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
+        rank.matrix("linear_attention", 3 * h, h, tp, names)
+        rank.vector("linear_attention", h * s.conv_kernel, tp)
+        rank.matrix("linear_attention", h, h, tp, names)
+        return
     else:  # Mamba2: z, x, B, C, dt in one projection
         rank.matrix("linear_attention", 2 * s.inner_size + 2 * key_width + s.num_heads, h, tp, names)
         rank.vector("linear_attention", s.conv_dim, tp)  # conv bias
-    rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-    rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D / dt_bias
-    rank.vector("norms", s.inner_size if m.model_type != "qwen3_next" else s.head_dim)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D, dt_bias
+        if s.gated_norm:
+            rank.vector("norms", s.inner_size)
     rank.matrix("linear_attention", h, s.inner_size, tp, names)
 
 
@@ -185,17 +240,25 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     mats = 3 if m.mlp_gated else 2
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
+        width = m.intermediate(layer)
         for _ in range(mats):
-            rank.matrix("mlp", m.intermediate_size, h, lay.tp, (prefix, prefix + ".down_proj"))
+            rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
+        if m.body.mlp_bias:
+            rank.vector("mlp", (mats - 1) * width, lay.tp)
+            rank.vector("mlp", h)
         return
     moe = m.moe
     assert moe is not None
     shards = lay.moe_shards
+    width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     for _ in range(mats):
         rank.matrix(
-            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, h, shards,
+            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
             (prefix + ".experts", prefix + ".experts.0.down_proj"),
         )  # fmt: skip
+    if moe.latent_size:
+        for _ in range(2):
+            rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
     if moe.expert_bias:
         rank.vector("routed_experts", moe.num_routed_experts * (2 * moe.expert_intermediate_size + h), shards)
     if moe.shared_intermediate_size:
@@ -208,8 +271,12 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
             rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
-    rank.vector("router", moe.num_routed_experts * h)
-    if moe.expert_bias or m.mla is not None:
+    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    if moe.extra_norms:
+        rank.vector("norms", moe.extra_norms * h)
+    if moe.per_expert_scale:
+        rank.vector("router", moe.num_routed_experts)
+    if moe.router_bias:
         rank.vector("router", moe.num_routed_experts, dtype_bytes=4)  # router bias / score correction
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
@@ -220,38 +287,37 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
 def _layer(rank: _Rank, layer: int) -> None:
     model = rank.model
     kind = model.layer_attention[layer]
-    if kind in (LayerKind.FULL, LayerKind.SLIDING):
+    if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         _attention(rank, layer)
-    elif kind is LayerKind.LINEAR:
+    if model.has_state(layer):
         _linear_attention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:
         _mlp(rank, layer, model.layer_mlp[layer])
-    rank.vector("norms", 2 * model.hidden_size)
+    norms = model.body.norms_per_layer
+    rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
 
 
 def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
-    kinds = (model.layer_attention[layer], model.layer_mlp[layer])
-    if not model.quant.excluded:
+    kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
+             model.indexed(layer))  # fmt: skip
+    if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"
     probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
               ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj")  # fmt: skip
-    return (*kinds, *(model.quant.spares((prefix + probe,)) for probe in probes))
-
-
-# SGLang models whose vocab embedding is built with TP off under DP attention
-# (`VocabParallelEmbedding(..., enable_tp=not <dp attention>)` in DeepseekV2Model, which DeepSeek
-# V3/V3.2 and Kimi-K2 reuse, and in Llama4Model). Their LM head stays split over the whole TP
-# group (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
-_WHOLE_EMBEDDING_UNDER_DP_ATTENTION = frozenset(
-    {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "llama4", "llama4_text"}
-)
+    return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))
 
 
 def embedding_tp(model: ModelSpec, layout: ParallelLayout) -> int:
-    """How many ranks split the vocab embedding: TP, or 1 where DP attention replicates it."""
-    if layout.dp_attention and model.model_type in _WHOLE_EMBEDDING_UNDER_DP_ATTENTION:
+    """How many ranks split the vocab embedding: TP, or 1 where DP attention replicates it.
+
+    SGLang builds the vocab embedding with TP off under DP attention in the models whose entry says so
+    (`VocabParallelEmbedding(..., enable_tp=not <dp attention>)` in DeepseekV2Model, which DeepSeek
+    V3/V3.2 and Kimi-K2 reuse, and in Llama4Model); their LM head stays split over the whole TP group
+    (`ParallelLMHead` uses the attention-TP group only with --enable-dp-lm-head).
+    """
+    if layout.dp_attention and model.embedding_whole_under_dp_attention:
         return 1
     return layout.tp
 
@@ -302,6 +368,8 @@ def _weights_book(
             rank.acc.notes["embedding"] = (
                 "whole on every rank: SGLang builds it without TP under DP attention"
             )
+        if model.body.learned_positions:  # a learned position table, whole on every rank
+            rank.vector("embedding", model.max_position_embeddings * h)
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[object, ...], list[int]] = {}
@@ -314,9 +382,15 @@ def _weights_book(
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
     if last_stage:
-        rank.vector("norms", h)
+        if model.body.final_norm:
+            rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if not model.tie_word_embeddings or not first_stage:
-            rank.acc.add("lm_head", vocab_rows * h, vocab_rows * h * model.dtype_bytes, layout.tp)
+            # a MIXED_PRECISION checkpoint may list its LM head (quantized_layers: lm_head); others keep it whole
+            head = model.quant.format_of(("lm_head",)) if model.quant.mixed else None
+            head_bytes = head.matrix_bytes(vocab_rows, h, model.dtype_bytes) if head else vocab_rows * h * model.dtype_bytes
+            rank.acc.add("lm_head", vocab_rows * h, head_bytes, layout.tp)
+        if model.body.lm_head_bias:
+            rank.vector("lm_head", padded_vocab, layout.tp)
         if model.mtp_layers:
             if load_mtp:
                 _mtp(rank, model)

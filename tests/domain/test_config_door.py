@@ -230,11 +230,8 @@ def test_sizes_at_the_bounds_still_plan_and_stay_integers() -> None:
     assert model.num_layers == 10_000 and model.head_dim == (1 << 20) // 32
 
 
-def test_a_config_without_model_type_says_so_and_names_the_flag() -> None:
+def test_a_config_without_model_type_is_read_by_its_class_name() -> None:
     cfg = config(LLAMA)
     del cfg["model_type"]
-    with pytest.raises(
-        InputError,
-        match=r"^model_type: architecture 'LlamaForCausalLM' \(no model_type\) .*nearest: llama \(its name is closest to 'llama'\).* --model-family llama",
-    ):
-        model_from_config(cfg, source="x")
+    model = model_from_config(cfg, source="x")
+    assert model.model_type == "llama" and model.reading.endswith("by its class LlamaForCausalLM (no model_type)")

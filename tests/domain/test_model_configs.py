@@ -198,10 +198,11 @@ def test_gemma2_alternates_sliding_and_full_layers() -> None:
     assert model.head_dim == 256 and "head_dim=256" in model.defaults_used  # its class default, not 4096 / 32
 
 
-def test_an_unknown_model_type_names_the_nearest_family_and_the_flag() -> None:
+def test_an_unknown_model_type_with_the_standard_fields_is_a_visible_generic_reading() -> None:
+    """Issue 26 item 5: no entry is not a dead end. GLM-4-9B's geometry under a name kvtop has no entry for."""
     glm = {
-        "architectures": ["Glm4ForCausalLM"],
-        "model_type": "glm4",
+        "architectures": ["FrobForCausalLM"],
+        "model_type": "frob",
         "hidden_size": 4096,
         "num_hidden_layers": 40,
         "num_attention_heads": 32,
@@ -211,14 +212,34 @@ def test_an_unknown_model_type_names_the_nearest_family_and_the_flag() -> None:
         "intermediate_size": 13696,
         "max_position_embeddings": 131072,
     }
-    with pytest.raises(UnsupportedModelError, match=r"nearest: llama .*pass --model-family llama"):
-        model_from_config(glm, source="glm4")
-    forced = model_from_config(glm, source="glm4", family="llama")
-    assert kv_bytes_per_token(forced) == 40 * 2 * 128 * 2 * 2 == 40_960  # GLM-4-9B: 40 layers, 2 KV groups
-    assert forced.config_model_type == "glm4" and any("read as llama" in n for n in forced.not_modelled)
-    mla = {**load("deepseek-ai--DeepSeek-V3.json"), "model_type": "deepseek_v9"}
-    with pytest.raises(UnsupportedModelError, match=r"nearest: deepseek_v3 \(it has multi-head latent"):
-        model_from_config(mla, source="x")
+    model = model_from_config(glm, source="frob")
+    assert kv_bytes_per_token(model) == 40 * 2 * 128 * 2 * 2 == 40_960  # 40 layers × 2 KV heads × (K, V) × 2 B
+    assert model.reading.startswith("generic reading: no architecture entry for 'frob'; assumed a Llama-shaped")
+    assert model.reading in model.not_modelled  # said wherever what kvtop leaves out is said
+    # no class defaults in a generic reading: a field it needs must be in the file, and is named
+    with pytest.raises(InputError, match=r"^vocab_size: missing \(a generic reading of 'frob' needs it\) in frob$"):
+        model_from_config({k: v for k, v in glm.items() if k != "vocab_size"}, source="frob")
+    forced = model_from_config(glm, source="frob", family="llama")
+    assert forced.config_model_type == "frob" and any("read as llama" in n for n in forced.not_modelled)
+
+
+def test_an_unknown_model_type_with_a_kv_layout_field_is_refused_naming_that_field() -> None:
+    mamba = {**load("meta-llama--Llama-3.1-8B.json"), "model_type": "frob", "architectures": ["FrobLM"],
+             "ssm_state_size": 128}  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match=r"^ssm_state_size: .*has no architecture entry.*\(Mamba state.*nearest: nemotron_h"):
+        model_from_config(mamba, source="x")
+    mla = {**load("deepseek-ai--DeepSeek-V3.json"), "model_type": "deepseek_v9", "architectures": ["V9"]}
+    model = model_from_config(mla, source="x")  # latent attention is read as DeepSeek reads it, and said
+    assert "multi-head latent attention" in model.reading
+    assert kv_bytes_per_token(model) == 61 * (512 + 64) * 2  # 61 layers × one latent of 576 × 2 B
+
+
+def test_a_config_names_its_class_and_the_engines_load_by_it() -> None:
+    """An unknown or missing model_type with a class an entry serves is read by that entry (as vLLM's registry
+    picks the model class by `architectures`)."""
+    cfg = {**load("meta-llama--Llama-3.1-8B.json"), "model_type": "frob"}
+    model = model_from_config(cfg, source="x")
+    assert model.model_type == "llama" and "by its class LlamaForCausalLM" in model.reading
 
 
 def test_a_forced_family_takes_no_defaults_from_it() -> None:

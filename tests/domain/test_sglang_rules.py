@@ -50,9 +50,10 @@ def test_gemma3_is_text_only_without_enable_multimodal() -> None:
     ledger = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
     # §5: round((81,559 − 13,904) / 81,559, 3) = 0.830, no tower factor; no 100 MiB reserve (§4.4)
     assert ledger.engine.memory_fraction == 0.830
-    # (84,447,068,160 − 54,017,359,360) − 84,447,068,160 × 0.17 = 16,073,707,212 B ÷ 507,904 = 31,647.0
-    assert ledger.engine.kv_budget_bytes == 16_073_707_212
-    assert ledger.token_capacity == 31_647
+    # weights 54,018,692,608 B (Gemma3DecoderLayer's four norms a layer: 62 × 4 × 5,376 × 2 B of them):
+    # (84,447,068,160 − 54,018,692,608) − 84,447,068,160 × 0.17 = 16,072,373,964 B ÷ 507,904 = 31,644.4
+    assert ledger.engine.kv_budget_bytes == 16_072_373_964
+    assert ledger.token_capacity == 31_644
     assert not any(step.label == "− multimodal reserve" for step in ledger.engine.steps)
 
 
@@ -62,19 +63,19 @@ def test_gemma3_auto_fraction_and_reserve() -> None:
     # × 8 MiB = 464 (on since v0.5.10rc0) → round((81,559 − 13,904) / 81,559, 3) = 0.830;
     # tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
     assert ledger.engine.memory_fraction == pytest.approx(0.830 * 0.95 * 0.9576171875, abs=1e-12)
-    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,017,359,360: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75508)
-    # − 100/1024 GiB (§4) → 9,642,172,578 B ÷ 507,904 B per token = 18,984.2
-    assert ledger.engine.kv_budget_bytes == 9_642_172_578
-    assert ledger.token_capacity == 18_984
+    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,018,692,608: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75508)
+    # − 100/1024 GiB (§4) → 9,640,839,330 B ÷ 507,904 B per token = 18,981.6
+    assert ledger.engine.kv_budget_bytes == 9_640_839_330
+    assert ledger.token_capacity == 18_981
 
 
 def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
     flags = parse_flags("sglang", ["--mem-fraction-static", "0.85", MM])
     ledger = predict(load(GEMMA3), flags, gpu_total_bytes=H100)
     assert ledger.engine.memory_fraction == 0.85
-    # 30,429,708,800 after load − 84,447,068,160 × 0.15 − 104,857,600 = 17,657,790,976 ÷ 507,904 = 34,766.2
-    assert ledger.engine.kv_budget_bytes == 17_657_790_976
-    assert ledger.token_capacity == 34_766  # 34,972 without the 100 MiB reserve
+    # 30,428,375,552 after load − 84,447,068,160 × 0.15 − 104,857,600 = 17,656,457,728 ÷ 507,904 = 34,763.6
+    assert ledger.engine.kv_budget_bytes == 17_656_457_728
+    assert ledger.token_capacity == 34_763  # 34,969 without the 100 MiB reserve
 
 
 def test_feature_transport_pool_adds_to_the_reserve() -> None:
@@ -106,16 +107,17 @@ def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
     # 8 KV heads × (64 + 64) × 2 B = 2,048 B per layer; 18 full + 0.8 × 18 sliding layers of the
     # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2
     assert cell.value == pytest.approx(66_355.2)
-    # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024 + 464)) / 81,559 = 0.828; weights 32,624,311,680 per stage:
-    # (84,447,068,160 − 32,624,311,680) − 84,447,068,160 × 0.172 = 37,297,860,756
-    assert ledger.engine.kv_budget_bytes == 37_297_860_756
-    assert ledger.token_capacity == 562_094  # 37,297,860,756 // 66,355.2; 1,124,188 with the stage's cell
-    assert ledger.engine.swa_token_capacity == 449_675  # int(562,094 × 0.8)
+    # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024 + 464)) / 81,559 = 0.828; weights 32,624,415,360 per stage
+    # (o_proj's bias included: GptOssAttention's o_proj has bias=True):
+    # (84,447,068,160 − 32,624,415,360) − 84,447,068,160 × 0.172 = 37,297,757,076
+    assert ledger.engine.kv_budget_bytes == 37_297_757_076
+    assert ledger.token_capacity == 562_092  # 37,297,757,076 // 66,355.2; about twice that with the stage's cell
+    assert ledger.engine.swa_token_capacity == 449_673  # int(562,092 × 0.8)
 
 
 def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:
     ledger = predict(load(GPT_OSS), parse_flags("sglang", []), gpu_total_bytes=H100)
-    assert ledger.token_capacity == 72_977  # (84,447,068,160 − 65,248,617,600) − pre × 0.17 = 4,842,448,972 // 66,355.2
+    assert ledger.token_capacity == 72_974  # (84,447,068,160 − 65,248,824,960) − pre × 0.17 = 4,842,241,612 // 66,355.2
 
 
 def test_explain_matches_a_gemma3_log_with_the_multimodal_reserve(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm.batching import concurrent_batches, default_batch
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.model import ModelSpec
 
@@ -32,7 +33,7 @@ ESTIMATED_NON_KV_BYTES = 2 * GIB
 
 def is_chunked_local(model: ModelSpec) -> bool:
     """Llama 4: its windowed layers are chunked local attention (ChunkedLocalAttentionSpec), not SWA."""
-    return model.model_type.startswith("llama4")
+    return model.chunked_local
 
 
 class VllmBudget:
@@ -175,14 +176,22 @@ class VllmBudget:
         index = kv.pool("dsa_index")
         attention = full or swa
         per_layer = attention.bytes_per_layer_token if attention is not None else 0.0
-        if index is not None:  # one group of per-layer sizes: latent + indexer key
-            per_layer += index.bytes_per_layer_token
+        if index is not None and attention is not None:  # one group of per-layer sizes: latent + indexer key
+            per_layer += index.bytes_per_token / attention.layers  # (fewer indexers than layers: GLM-5.2)
         page = int(block * per_layer)
         if swa is None and m.config_sliding_window:  # §3.4: the config's window over every layer
             return [("swa", 1)], full.layers if full else 0, page
         if swa is None or unify:
             layers = (full.layers if full else 0) + (swa.layers if swa else 0)
             return [("full", 1)], layers, page
+        if full is not None and full.bytes_per_layer_token != swa.bytes_per_layer_token:
+            raise UnsupportedModelError(  # kv_cache_planning.unify_kv_cache_spec_page_size pads or rescales pages
+                "vLLM's page-size unification for full and sliding-window layers of different KV sizes "
+                f"({full.bytes_per_layer_token:g} and {swa.bytes_per_layer_token:g} B per token and layer, as in "
+                "Gemma-4 and MiMo-V2) is not modelled; --disable-hybrid-kv-cache-manager keeps one group and is",
+                field="engine",
+                source=m.source,
+            )
         windowed = "chunked" if is_chunked_local(m) else "swa"
         nf, ns = (full.layers if full else 0), swa.layers
         if nf == 0:

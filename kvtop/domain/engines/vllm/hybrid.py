@@ -19,9 +19,8 @@ from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.model import ModelSpec, StateKind
 
-GDN_MODEL_TYPES = ("qwen3_next",)  # gated delta net layers (GatedDeltaNetAttention); the rest are Mamba2
 BACKEND_BLOCK = 16  # the smallest kernel block of FLASH_ATTN / FLASHINFER / TRITON_ATTN
 FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64  # vllm/v1/attention/backends/gdn_attn.py
 
@@ -37,12 +36,17 @@ class HybridBlocks:
     why: str
 
 
+def _gdn(model: ModelSpec) -> bool:
+    """Gated delta net layers (GatedDeltaNetAttention); the rest are Mamba2."""
+    return model.state is not None and model.state.kind is StateKind.GATED_DELTA_NET
+
+
 def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int | None:
     """The SSM state's element bytes when the config names no `mamba_ssm_cache_dtype`: GDN keeps the model
     dtype (`MambaStateDtypeCalculator`, cache dtype `auto`); NemotronH the release's default (§4.4)."""
     if model.state is None:
         return None
-    if model.model_type in GDN_MODEL_TYPES:
+    if _gdn(model):
         return model.dtype_bytes
     return nemotron_h_ssm_dtype_bytes(version)
 
@@ -51,7 +55,7 @@ def _flashinfer_gdn(model: ModelSpec, gpu_name: str | None) -> bool:
     """`_resolve_gdn_prefill_backend`: FlashInfer's GDN prefill on Hopper (Blackwell also needs CUDA runtime ≥ 13,
     which kvtop cannot see: assumed older, as on the engine-diff machine); an unknown GPU is read as Hopper."""
     cap = compute_capability(gpu_name) or (9, 0)
-    return model.model_type in GDN_MODEL_TYPES and cap == (9, 0)
+    return _gdn(model) and cap == (9, 0)
 
 
 def hybrid_blocks(
@@ -84,7 +88,7 @@ def hybrid_blocks(
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK)
     checkpoints = 0
     if mode == "align":
-        if model.model_type not in GDN_MODEL_TYPES:
+        if not _gdn(model):
             checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1)
         elif _flashinfer_gdn(model, gpu_name):
             checkpoints = 1

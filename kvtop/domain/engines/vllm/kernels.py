@@ -7,7 +7,7 @@ blocks. kvtop plans the KV cache; it refuses the launches vLLM would not start, 
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import block_fp8_shard, modelopt_fp8_capability
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
@@ -16,6 +16,13 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 FP8_NATIVE = (8, 9)
+# GPTQ checkpoints quantized in activation order (desc_act with groups): refused by
+# gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") in v0.33.0; the release that first
+# refused them is not pinned (v0.13.0's act-order path was not read: assumed to load them)
+GPTQ_ACT_ORDER_REFUSED_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "gptq_marlin's act-order path (g_idx sorted); v0.13.0 not read, assumed"),
+    Era("0.33.0", True, "gptq_utils.normalize_and_validate_gptq_desc_act: refuses desc_act=True with groups"),
+)
 
 
 def check_weights(
@@ -26,6 +33,13 @@ def check_weights(
     version: ResolvedVersion,
 ) -> None:
     """Raise where vLLM refuses this checkpoint's weight format on this GPU (an unknown GPU refuses nothing)."""
+    if model.quant.act_order and era_for(GPTQ_ACT_ORDER_REFUSED_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label} refuses GPTQ checkpoints quantized in activation order (desc_act with "
+            "groups): 'GPTQ group activation ordering (desc_act=True) is no longer supported'",
+            field="quantization_config.desc_act",
+            source=model.source,
+        )
     cap = compute_capability(gpu_name)
     if cap is None or not model.quant.quantized:
         return

@@ -8,7 +8,10 @@ Only fields kvtop reads are listed; `num_key_value_heads` / `head_dim` None mean
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 DefaultValue = int | bool | str | None
+Defaults = Mapping[str, DefaultValue]
 
 
 def tf(model: str) -> str:

@@ -1,0 +1,130 @@
+"""`config.json` (a dict) → `ModelSpec`: the door, the nesting, the entry, its class defaults, the reader.
+
+Every field kvtop reads is validated at the door (`config_schema`); a composite config's language model is
+found under its text section (`nesting`); a field the file leaves out takes the class default of its
+`model_type` (the entry's `defaults`); the entry is read by `reader.read_architecture`. A `model_type`
+without an entry is read generically where its fields allow (`generic`), visibly, or refused naming the
+field that stops it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
+from kvtop.domain.architectures.coverage import reason_not_modelled
+from kvtop.domain.architectures.description import Architecture
+from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
+from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
+from kvtop.domain.architectures.reader import read_architecture
+from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
+from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.model import ModelSpec, VisionSpec
+from kvtop.domain.quant import quant_from_config
+
+
+def read_config(
+    config: dict[str, Any],
+    *,
+    source: str,
+    name: str | None,
+    hf_quant_config: dict[str, Any] | None,
+    hf_source: str,
+    family: str | None,
+) -> ModelSpec:
+    """See the module docstring; `family` forces the entry to read the config as (`--model-family`): the
+    config's own class defaults then do not apply, so every field that entry reads must be in the file."""
+    outer = validated(OuterConfig, config, source=source)
+    nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
+    prefix = f"{nested_key}." if nested_key else ""
+    text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
+    architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
+    stated_type = text_model_type(outer.model_type or "", text.model_type)
+    section = config[nested_key] if nested_key else config
+    raw_keys = frozenset(k for k, v in section.items() if v not in (None, False, 0, [], {}, ""))
+    entry, reading = _entry(stated_type, architecture, text, raw_keys, family, source)
+    stated = frozenset(text.model_fields_set)
+    tie = text.tie_word_embeddings if "tie_word_embeddings" in stated else outer.tie_word_embeddings
+    absent = {} if family is not None else {k: v for k, v in entry.defaults.items() if k not in stated}
+    text = text.model_copy(update=absent)
+    quant_cfg, quant_prefix = outer.quantization_config, "quantization_config."
+    if quant_cfg is None and nested_key is not None:
+        quant_cfg, quant_prefix = (
+            config[nested_key].get("quantization_config"),
+            f"{prefix}quantization_config.",
+        )
+    quant = quant_from_config(
+        quant_cfg, hf_quant_config, source=source, prefix=quant_prefix, hf_source=hf_source
+    )
+    spec = read_architecture(
+        Fields(
+            text,
+            source=source,
+            prefix=prefix,
+            model_type=entry.model_type,
+            defaulted=frozenset(absent),
+            structural_defaults=nested_key is not None,
+            generic=entry.config_class == GENERIC_CLASS,
+        ),
+        entry,
+        architecture=architecture,
+        name=name or outer.name_or_path or architecture,
+        dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
+        quant=quant,
+        multimodal=outer.vision_config is not None,
+        vision=_vision(outer.vision_config, source),
+        tie_word_embeddings=tie,
+        config_model_type=stated_type,
+        reading=reading,
+    )
+    if family is None or family == stated_type:
+        return spec
+    forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
+    return spec.model_copy(update={"not_modelled": (*spec.not_modelled, forced)})
+
+
+def _entry(
+    stated_type: str,
+    architecture: str,
+    text: TextConfig,
+    raw_keys: frozenset[str],
+    forced: str | None,
+    source: str,
+) -> tuple[Architecture, str]:
+    """(the entry to read with, how it reads): the forced one, the config's own, else a generic reading."""
+    if forced is not None:
+        if forced not in ARCHITECTURES:
+            raise InputError(
+                f"unknown family {forced!r}; families: {', '.join(sorted(ARCHITECTURES))}",
+                field="--model-family",
+            )
+        return ARCHITECTURES[forced], f"read as {forced} (--model-family)"
+    if stated_type in ARCHITECTURES:
+        entry = ARCHITECTURES[stated_type]
+        return entry, f"architecture entry {entry.model_type} ({entry.config_class})"
+    if (
+        architecture in BY_CLASS_NAME
+    ):  # the engines load the class this name registers, whatever model_type says
+        entry = BY_CLASS_NAME[architecture]
+        what = f"model_type {stated_type!r}" if stated_type else "no model_type"
+        return (
+            entry,
+            f"architecture entry {entry.model_type} ({entry.config_class}), by its class {architecture} ({what})",
+        )
+    why = reason_not_modelled(architecture)
+    if why is not None:
+        what = f"model_type {stated_type!r}" if stated_type else "no model_type"
+        raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
+                                    source=source)  # fmt: skip
+    return generic_entry(stated_type, architecture, text, raw_keys, source)
+
+
+def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
+    """`vision_config`'s layer count and width; SGLang's defaults (24, 1024) stand in for absent ones."""
+    if vision is None:
+        return None
+    tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
+    sizes = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
+    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None})

@@ -1,0 +1,168 @@
+"""Every architecture class the engines register, and what kvtop does with it: plans it through an entry, reads
+its language model through a wrapper's text section, or names it "not modelled" with the reason.
+
+The engines pick a model class by the name in config.json's `architectures`; kvtop picks an entry by
+`model_type`, and by that class name where the model_type is unknown (`registry.BY_CLASS_NAME`). The lists
+here cover the rest of vLLM's and SGLang's registries (tests/data/architectures/engine_registries.json), so a
+class without an entry is a stated decision, and a config naming one is refused with its reason rather than
+misread (`reason_not_modelled`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from kvtop.domain.architectures.registry import BY_CLASS_NAME
+
+Verdict = Literal["entry", "wrapper", "not_modelled", "generic"]
+
+# Multimodal wrappers whose language model kvtop reads through their text section (`nesting`); their towers
+# are not in the weights book (said in the ModelSpec's not_modelled).
+WRAPPERS: frozenset[str] = frozenset({
+    "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "LlavaNextVideoForConditionalGeneration",
+    "LlavaOnevisionForConditionalGeneration", "Mistral3ForConditionalGeneration", "PixtralForConditionalGeneration",
+    "InternVLChatModel", "InternVLForConditionalGeneration", "H2OVLChatModel", "SkyworkR1VChatModel", "NVLM_D",
+    "KimiVLForConditionalGeneration", "DeepseekVL2ForCausalLM", "DeepseekVLV2ForCausalLM",
+    "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
+    "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2", "Gemma4UnifiedForConditionalGeneration",
+})  # fmt: skip
+
+# Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
+_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"NextN|MTP|Eagle|DSpark|DFlash|Draft|Assistant|LiLiCorr"),
+        "a speculative-decoding draft: its KV is planned with its target model's (--speculative flags)",
+    ),
+    (
+        re.compile(
+            r"Classification|RewardModel|Embedding|Contriever|^Bert|Roberta|CLIPModel|^Qwen3Model$"
+            r"|^MistralModel$|Bidirectional|PixtralVisionModel"
+        ),
+        "a pooling or encoder model: it generates no tokens, so there is no KV cache to plan",
+    ),
+    (
+        re.compile(r"ASR|Asr|Whisper|Audio|Speech|Voxtral|Ultravox|Transcri|Parakeet|Kimia|MiDashengLM|Omni"),
+        "a speech or omni model: its audio encoder and talker are not modelled",
+    ),
+    (
+        re.compile(r"^Transformers"),
+        "the Transformers backend: the model is the one its config names (read that)",
+    ),
+    (
+        re.compile(r"OCR|Ocr|Parse|LocateAnything|OpenVLA|Image|Bagel|Diffusion|LLaDA|SDAR"),
+        "OCR, image-generation, action or diffusion-decoding model: not a KV-cache decoder kvtop plans",
+    ),
+)
+
+# Decoders whose KV layout or state no entry reads yet, with what stops it.
+NOT_MODELLED: Mapping[str, str] = {
+    "DeepseekV4ForCausalLM": "compressed attention (a ratio per layer, compressor state, SWA cache): not modelled",
+    "DeepseekV4ForConditionalGeneration": "DeepSeek-V4's compressed attention: not modelled",
+    "DeepseekV41ForCausalLM": "DeepSeek-V4's compressed attention: not modelled",
+    "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
+    "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
+    "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
+    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
+    "Gemma3nForCausalLM": "Gemma-3n's per-layer embeddings and AltUp (weights no entry reads)",
+    "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
+    "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
+    "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
+    "BloomForCausalLM": "ALiBi attention with a fused query_key_value and word-embedding norms (no entry yet)",
+    "FalconForCausalLM": "Falcon's three attention layouts (multi-query, grouped, parallel): no entry yet",
+    "OPTForCausalLM": "OPT's learned positions with an offset and its projection dims (no entry yet)",
+    "DbrxForCausalLM": "DBRX's nested attn_config / ffn_config (no entry yet)",
+    "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
+    "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
+    "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
+    "Grok1ModelForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
+    "MllamaForConditionalGeneration": "cross-attention image layers (an encoder-decoder KV layout)",
+    "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
+    "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
+    "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
+    "OlmoHybridForCausalLM": "OLMo's hybrid linear-attention layers (their state shape has no entry yet)",
+    "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
+    "KimiK3LinearForCausalLM": "Kimi-K3's latent experts and attention residual blocks (read as Kimi-Linear's "
+    "only through KimiK3ForConditionalGeneration)",
+    "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
+    "JetNemotronForCausalLM": "JetBlock linear attention (no entry)",
+    "JetVLMForConditionalGeneration": "JetBlock linear attention (no entry)",
+    "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
+    "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
+    "Glm5NextForCausalLM": "GLM-5-Next's layout (no entry yet)",
+    "Glm5NextForConditionalGeneration": "GLM-5-Next's layout (no entry yet)",
+    "Qwen4ExpForCausalLM": "Qwen4-Exp's per-layer embedding table (no entry yet)",
+    "Qwen4ExpForConditionalGeneration": "Qwen4-Exp's per-layer embedding table (no entry yet)",
+    "Step5ForCausalLM": "Step-5's layout (no entry yet)",
+    "Step5ForConditionalGeneration": "Step-5's layout (no entry yet)",
+    "Step3TextForCausalLM": "Step-3's attention-FFN disaggregated layout (no entry yet)",
+    "Step3VLForConditionalGeneration": "Step-3's attention-FFN disaggregated layout (no entry yet)",
+    "HYV3ForCausalLM": "Hunyuan-V3's layout (no entry yet)",
+    "HYV4ForCausalLM": "Hunyuan-V4's indexer and layer types (no entry yet)",
+    "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
+    "InklingForCausalLM": "Inkling's layout (no entry yet)",
+    "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
+    "MuseGlimmerForCausalLM": "Muse's layout (no entry yet)",
+    "MuseGlimmerForConditionalGeneration": "Muse's layout (no entry yet)",
+    "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
+    "BeamForCausalLM": "Beam's layout (no entry yet)",
+}
+
+# Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
+# the plan, "generic reading: …"), or refuses naming the field that stops it.
+GENERIC: frozenset[str] = frozenset({
+    "AXK1ForCausalLM", "AfmoeForCausalLM", "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
+    "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
+    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
+    "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
+    "Cohere2MoeForCausalLM", "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
+    "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
+    "DoryForCausalLM", "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
+    "Exaone4_5_ForConditionalGeneration", "ExaoneForCausalLM", "FlintForCausalLM", "GLM4VForCausalLM",
+    "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
+    "HunYuanMoEV1ForCausalLM", "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
+    "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
+    "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
+    "LagunaForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
+    "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
+    "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM", "MiniCPMO",
+    "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
+    "Moondream3ForCausalLM", "MossVLForConditionalGeneration", "MultiModalityCausalLM",
+    "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration", "NanbeigeForCausalLM",
+    "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
+    "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
+    "PanguEmbeddedForCausalLM", "PanguProMoEV2ForCausalLM", "PanguUltraMoEForCausalLM", "Param2MoEForCausalLM",
+    "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
+    "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
+    "SolarForCausalLM", "Spark2_5ForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
+    "TeleChat2ForCausalLM", "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
+    "ZayaForCausalLM",
+})  # fmt: skip
+
+
+def verdict(class_name: str) -> tuple[Verdict, str]:
+    """(what kvtop does with an engine's architecture class, why)."""
+    if class_name in BY_CLASS_NAME:
+        entry = BY_CLASS_NAME[class_name]
+        return "entry", f"architecture entry {entry.model_type} ({entry.config_class})"
+    if class_name in WRAPPERS:
+        return "wrapper", "a multimodal wrapper: its language model is read through its text section"
+    if class_name in NOT_MODELLED:
+        return "not_modelled", NOT_MODELLED[class_name]
+    for pattern, why in _KINDS:
+        if pattern.search(class_name):
+            return "not_modelled", why
+    if class_name in GENERIC:
+        return "generic", "no entry: read generically where its config has only standard decoder fields"
+    return (
+        "generic",
+        "not in the engines' registries kvtop read (vLLM 0.33.0, SGLang 0.5.23): read generically",
+    )
+
+
+def reason_not_modelled(class_name: str) -> str | None:
+    """Why a config of this class is refused (None: it is planned, through an entry, a wrapper or generically)."""
+    kind, why = verdict(class_name)
+    return why if kind == "not_modelled" else None

@@ -1,0 +1,130 @@
+"""One architecture, described as data: which config fields mean what, and how its layers are laid out.
+
+An `Architecture` is read by one generic reader (`reader.read_architecture`) into a `ModelSpec`, which the
+weights book, the KV book, every engine and explain read. A new family is a new entry in a table module
+(`table_*.py`) and its test, not a new code path: its config class defaults, the field names of its
+geometry, its layer rule (`layer_rules`), its experts (`moe_rules`), its recurrent state (`state_rules`),
+its latent attention, and the small tensors its modules hold (`BodyShape`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kvtop.domain.architectures.defaults import DefaultValue
+from kvtop.domain.architectures.layer_rules import ALL_FULL, LayerRule
+from kvtop.domain.architectures.moe_rules import Moe
+from kvtop.domain.architectures.state_rules import StateRule
+from kvtop.domain.model import BodyShape, LayerKind
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The config fields of the decoder's shape, where a family names them its own way (ChatGLM, Qwen-1)."""
+
+    layers: str = "num_hidden_layers"
+    heads: str = "num_attention_heads"
+    kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
+    kv_heads_if: str | None = (
+        None  # a flag that must be on for `kv_heads` to apply (ChatGLM multi_query_attention)
+    )
+    multi_query_flag: str | None = None  # a flag that makes one KV head (GPTBigCode multi_query, Falcon)
+    head_dim: str | None = "head_dim"  # None: hidden ÷ heads
+    intermediate: str = "intermediate_size"
+    intermediate_divisor: int = 1  # Qwen-1 states twice the MLP width
+    intermediate_default_factor: int = 0  # absent width = factor × hidden (GPT-2's n_inner None: 4)
+    vocab: str = "vocab_size"
+    positions: str = "max_position_embeddings"
+
+
+@dataclass(frozen=True)
+class Attention:
+    """The attention projections' extras: biases, per-head norms, sinks."""
+
+    qkv_bias: bool = False  # q, k, v carry a bias whatever the config says (Qwen2Attention: bias=True)
+    bias_fields: tuple[str, ...] = ("attention_bias",)  # config flags that add q, k, v biases when true
+    o_bias_fields: tuple[str, ...] = ()  # config flags that add an o_proj bias when true
+    qk_norm: bool = False  # per-head RMSNorm on q and k whatever the config says
+    qk_norm_field: str | None = "use_qk_norm"
+    sinks: bool = False  # a learned sink logit per head (gpt-oss)
+    output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
+    output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """The shape of one kind of layer where it differs from the model's own (fields; None keeps the model's).
+
+    Gemma-4's global layers: `num_global_key_value_heads` × `global_head_dim`, V = K where `attention_k_eq_v`;
+    MiMo-V2's sliding layers: `swa_num_key_value_heads` × `swa_head_dim` / `swa_v_head_dim`.
+    """
+
+    kind: LayerKind
+    heads: str | None = None
+    kv_heads: str | None = None
+    head_dim: str | None = None
+    v_head_dim: str | None = None
+    k_eq_v_field: str | None = None
+    sinks_field: str | None = None  # a flag: this kind's layers carry a sink logit per head
+
+
+@dataclass(frozen=True)
+class Latent:
+    """Multi-head latent attention (and DeepSeek's sparse indexer): the fields of its ranks and dims."""
+
+    kv_lora: str = "kv_lora_rank"
+    q_lora: str = "q_lora_rank"
+    rope: str = "qk_rope_head_dim"
+    nope: str = "qk_nope_head_dim"
+    v_dim: str = "v_head_dim"
+    index_dim: str | None = "index_head_dim"
+    index_heads: str = "index_n_heads"
+    # which layers keep their own indexer: `indexer_types` ("shared": reuse the previous top-k), else every
+    # `index_topk_freq`-th from `index_skip_topk_offset` (vLLM's default offset 2; GLM-5.2)
+    index_types: str = "indexer_types"
+    index_freq: str = "index_topk_freq"
+    index_offset: str = "index_skip_topk_offset"
+
+
+@dataclass(frozen=True)
+class SparseIndex:
+    """A lightning indexer beside standard attention (MiniMax-M3): `sparse_attention_config`'s layer flags and
+    index key; the key cache is one bf16 head of `sparse_index_dim` per indexed layer."""
+
+    section: str = "sparse_attention_config"
+    # where the config has no sparse_attention_config, the class default (vLLM MiniMaxM3TextConfig): every
+    # layer from the 4th, an index key of 128
+    absent_first_plain: int = 3
+    absent_index_dim: int = 128
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One `model_type` as kvtop reads it (see the module docstring)."""
+
+    model_type: str
+    config_class: str
+    source: str  # where the class defaults and the reading come from
+    defaults: Mapping[str, DefaultValue]
+    architectures: tuple[str, ...] = ()  # the engines' architecture class names this entry serves
+    geometry: Geometry = Geometry()
+    layers: LayerRule = ALL_FULL
+    layer_type_words: Mapping[str, LayerKind] | None = None  # `layer_types` vocabulary (None: the shared one)
+    window_field: str = "sliding_window"
+    chunked_local: bool = False  # windowed layers are chunked local attention (Llama 4)
+    attention: Attention = Attention()
+    kind_geometry: tuple[KindGeometry, ...] = ()
+    latent: Latent | None = None
+    sparse_index: SparseIndex | None = None
+    moe: Moe | None = None
+    state: StateRule | None = None
+    parallel_state: bool = False  # a state mixer beside attention in every attention layer (Falcon-H1)
+    mtp_fields: tuple[str, ...] = ("num_nextn_predict_layers",)  # the first one stated counts MTP layers
+    mlp_gated: bool = True
+    mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
+    body: BodyShape = BodyShape()
+    kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
+    embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
+    not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
+    not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)

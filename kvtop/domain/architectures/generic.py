@@ -1,0 +1,111 @@
+"""A `model_type` with no entry: read as a generic decoder where its fields allow, visibly; else refused.
+
+Most new families are a Llama-shaped decoder with their own names for a few extras. When the config has
+the standard decoder fields and nothing that changes the KV layout in a way only an entry can say, kvtop
+plans it with the fields it has (no class defaults: every field it reads must be in the file) and says
+so: "generic reading: no architecture entry for 'foo'; assumed …". Latent attention (`kv_lora_rank`),
+`layer_types` and experts under the common names are read as their entries read them, and named in the
+reading. A field below that changes the KV layout stops it, and the refusal names that field.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures.description import Architecture, Latent
+from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
+from kvtop.domain.architectures.registry import nearest_entry
+from kvtop.domain.config_schema import TextConfig
+from kvtop.domain.errors import UnsupportedModelError
+
+GENERIC_CLASS = "(none: generic reading)"
+
+# Fields whose KV-layout meaning only an entry can give (a recurrent state, layers that share or skip KV,
+# per-kind head shapes, compressed or block-sparse attention), with what each means.
+KV_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("hybrid_override_pattern", "a Mamba/attention layer pattern"),
+    ("layers_block_type", "a Mamba/attention block per layer"),
+    ("linear_num_key_heads", "linear-attention (gated delta net) layers"),
+    ("linear_attn_config", "linear-attention layers"),
+    ("ssm_state_size", "Mamba state layers"),
+    ("mamba_d_state", "Mamba state layers"),
+    ("attn_layer_period", "attention on some layers only (Mamba between)"),
+    ("attn_layer_indices", "attention on some layers only"),
+    ("block_configs", "a per-layer block configuration (heads, no-op layers)"),
+    ("num_kv_shared_layers", "layers that read another layer's KV"),
+    ("cla_share_factor", "cross-layer attention (layers sharing KV)"),
+    ("global_head_dim", "global layers with their own head size"),
+    ("num_global_key_value_heads", "global layers with their own KV heads"),
+    ("swa_num_key_value_heads", "sliding-window layers with their own KV heads"),
+    ("hybrid_layer_pattern", "a per-layer attention pattern"),
+    ("compress_ratios", "compressed attention per layer"),
+    ("sparse_attention_config", "block-sparse attention with its own index"),
+    ("no_rope_layers", "chunked local attention (Llama 4's pattern)"),
+    ("attention_chunk_size", "chunked local attention"),
+)
+
+
+def generic_entry(
+    stated_type: str, architecture: str, text: TextConfig, raw_keys: frozenset[str], source: str
+) -> tuple[Architecture, str]:
+    """(a generic entry for this config, the reading that says what it assumed), or UnsupportedModelError.
+
+    `raw_keys`: the text section's keys with a value (not null, false, 0 or empty), whether kvtop types them or not.
+    """
+    stated = raw_keys | frozenset(
+        n for n in text.model_fields_set if getattr(text, n) not in (None, 0, [], False)
+    )
+    blocking = next(((name, why) for name, why in KV_LAYOUT_FIELDS if name in stated), None)
+    what = f"model_type {stated_type!r}" if stated_type else "no model_type"
+    if blocking is not None:
+        field, why = blocking
+        nearest, reason = nearest_entry(stated_type, stated, architecture)
+        raise UnsupportedModelError(
+            f"architecture {architecture!r} ({what}) has no architecture entry in kvtop, and its config has "
+            f"{field} ({why}), which kvtop reads only with one; nearest: {nearest} ({reason}); to read it as "
+            f"{nearest}, pass --model-family {nearest} (every field {nearest} reads must then be in the file)",
+            field=field,
+            source=source,
+        )
+    assumed: list[str] = ["a Llama-shaped decoder (q, k, v, o; a gated MLP; RMSNorm)"]
+    latent = moe = None
+    if "kv_lora_rank" in stated:
+        latent = Latent()
+        assumed.append(
+            "multi-head latent attention from kv_lora_rank + qk_rope_head_dim (DeepSeek's reading)"
+        )
+    experts = next(
+        (name for name in ("n_routed_experts", "num_experts", "num_local_experts") if name in stated), None
+    )
+    if experts is not None:
+        size = "moe_intermediate_size" if "moe_intermediate_size" in stated else "intermediate_size"
+        placement = (
+            FirstDense() if "first_k_dense_replace" in stated or "moe_layer_freq" in stated else SparseStep()
+        )
+        shared = (
+            Shared(size_field="shared_expert_intermediate_size")
+            if "shared_expert_intermediate_size" in stated
+            else Shared(count_field="n_shared_experts")
+            if "n_shared_experts" in stated
+            else Shared()
+        )
+        moe = Moe(experts, expert_size_field=size, shared=shared, placement=placement)
+        assumed.append(f"experts from {experts} × {size}")
+    if "layer_types" in stated:
+        assumed.append("each layer's attention from layer_types")
+    elif text.sliding_window:
+        assumed.append("full attention on every layer (the config's sliding_window is not read as a pattern)")
+    reading = (
+        f"generic reading: no architecture entry for {stated_type or architecture!r}; assumed "
+        + "; ".join(assumed)
+        + "; not checked against the engines' model code"
+    )
+    entry = Architecture(
+        stated_type or "generic",
+        GENERIC_CLASS,
+        "kvtop's generic decoder reading",
+        {},
+        latent=latent,
+        moe=moe,
+        mtp_fields=("num_nextn_predict_layers",) if latent is not None else (),
+        not_modelled=(reading,),
+    )
+    return entry, reading

@@ -1,0 +1,173 @@
+"""Mixture of experts as data: which layers route to experts, and how big the experts are.
+
+`Moe` names the config fields of one family's experts; its `placement` rule says which layers are MoE
+(the rest dense), the way the family's model code decides it: every layer, every `decoder_sparse_step`-th
+minus `mlp_only_layers` (Qwen), from `first_k_dense_replace` on every `moe_layer_freq`-th or as a per-layer
+list (DeepSeek, GLM, MiMo-V2, MiniMax-M3), every `interleave_moe_layer_step`-th (Llama 4), on a period and
+offset (Jamba), or over an index range (ERNIE 4.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.model import MlpKind, MoeSpec
+
+MOE, DENSE = MlpKind.MOE, MlpKind.DENSE
+
+
+class Placement:
+    """Which layers hold experts."""
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        return (MOE,) * layers
+
+
+EVERY_LAYER = Placement()
+
+
+@dataclass(frozen=True)
+class SparseStep(Placement):
+    """Qwen2MoE / Qwen3MoE: MoE where `(i + 1) % decoder_sparse_step == 0` and i not in `mlp_only_layers`."""
+
+    step_field: str = "decoder_sparse_step"
+    dense_list_field: str = "mlp_only_layers"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        step = f.opt(self.step_field, 1)
+        dense_only = set(f.get(self.dense_list_field) or ())
+        return tuple(MOE if i not in dense_only and (i + 1) % step == 0 else DENSE for i in range(layers))
+
+
+@dataclass(frozen=True)
+class FirstDense(Placement):
+    """DeepSeek-V2/V3 and their kin: dense below `first_k_dense_replace`, then MoE where `i % moe_layer_freq == 0`;
+    a `moe_layer_freq` list gives each layer's flag itself (1: MoE), as MiMo-V2 and MiniMax-M3 write it."""
+
+    first_field: str = "first_k_dense_replace"
+    freq_field: str = "moe_layer_freq"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        first = f.opt(self.first_field)
+        freq = f.get(self.freq_field)
+        if isinstance(freq, list):
+            flags = f.per_layer(self.freq_field, layers)
+            return tuple(MOE if flag and i >= first else DENSE for i, flag in enumerate(flags))
+        step = 1 if freq is None else int(freq)
+        return tuple(MOE if i >= first and i % step == 0 else DENSE for i in range(layers))
+
+
+@dataclass(frozen=True)
+class Interleaved(Placement):
+    """Llama 4: MoE on every `interleave_moe_layer_step`-th layer ((i + 1) % step == 0)."""
+
+    step_field: str = "interleave_moe_layer_step"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        step = f.opt(self.step_field, 1)
+        return tuple(MOE if (i + 1) % step == 0 else DENSE for i in range(layers))
+
+
+@dataclass(frozen=True)
+class PeriodOffset(Placement):
+    """Jamba: MoE where `i % expert_layer_period == expert_layer_offset`."""
+
+    period_field: str = "expert_layer_period"
+    offset_field: str = "expert_layer_offset"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        period, offset = f.opt(self.period_field, 1), f.opt(self.offset_field)
+        return tuple(MOE if i % period == offset else DENSE for i in range(layers))
+
+
+@dataclass(frozen=True)
+class IndexRange(Placement):
+    """ERNIE 4.5: MoE on layers start … end (inclusive) every `interval` from start."""
+
+    start_field: str = "moe_layer_start_index"
+    end_field: str = "moe_layer_end_index"
+    interval_field: str = "moe_layer_interval"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        start = f.opt(self.start_field)
+        end = f.opt(self.end_field, layers - 1)
+        end = layers - 1 if end < 0 else end
+        interval = f.opt(self.interval_field, 1)
+        return tuple(
+            MOE if start <= i <= end and (i - start) % interval == 0 else DENSE for i in range(layers)
+        )
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The shared experts' total width: a field (`size_field`), or `count_field` × a size (`size_field`, else
+    the routed expert's size); `dense_beside`: the layer's dense MLP runs beside the experts (Gemma-4)."""
+
+    size_field: str | None = None
+    count_field: str | None = None
+    gate: bool = False  # Qwen's sigmoid gate on the shared expert (a hidden-wide vector)
+    same_as_expert: bool = False  # one shared expert as wide as a routed one (Llama 4)
+    dense_beside: bool = False
+
+
+@dataclass(frozen=True)
+class Moe:
+    """One family's experts: the fields that count and size them, and where they are."""
+
+    experts_field: str
+    per_token_field: str = "num_experts_per_tok"
+    expert_size_field: str = "moe_intermediate_size"
+    shared: Shared = Shared()
+    placement: Placement = EVERY_LAYER
+    expert_bias: bool = False  # gpt-oss experts carry biases
+    router_bias: bool = False  # an fp32 routing bias per expert (DeepSeek-V3's e_score_correction_bias)
+    router_bias_when: tuple[str, str | bool] | None = (
+        None  # … only where this field has this value (topk_method)
+    )
+    router_fp32: bool = False  # the router matrix in fp32 (GLM-4.5, MiMo-V2: the engines' gate params_dtype)
+    latent_size_field: str | None = None  # experts in a latent width (NemotronH moe_latent_size)
+    optional: bool = False  # a dense model when the experts field is absent or null (Gemma-4 31B, MiniCPM)
+    extra_norms: int = (
+        0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
+    )
+    per_expert_scale: bool = False
+
+    def present(self, f: Fields) -> bool:
+        """Whether this config has experts at all (an optional layout is absent without its count)."""
+        return not self.optional or bool(f.get(self.experts_field))
+
+    def spec(self, f: Fields) -> MoeSpec:
+        experts = f.need(self.experts_field)
+        per_token = f.need(self.per_token_field)
+        if per_token > experts or experts < 1:
+            raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
+        expert_size = f.need(self.expert_size_field)
+        return MoeSpec(
+            num_routed_experts=experts,
+            experts_per_token=per_token,
+            expert_intermediate_size=expert_size,
+            shared_intermediate_size=self._shared_size(f, expert_size),
+            shared_expert_gate=self.shared.gate and self._shared_size(f, expert_size) > 0,
+            expert_bias=self.expert_bias,
+            router_bias=self.router_bias
+            or (
+                self.router_bias_when is not None
+                and f.get(self.router_bias_when[0]) == self.router_bias_when[1]
+            ),
+            router_fp32=self.router_fp32,
+            latent_size=f.opt(self.latent_size_field) if self.latent_size_field else 0,
+            extra_norms=self.extra_norms,
+            per_expert_scale=self.per_expert_scale,
+        )
+
+    def _shared_size(self, f: Fields, expert_size: int) -> int:
+        s = self.shared
+        if s.dense_beside:
+            return f.need("intermediate_size")
+        if s.same_as_expert:
+            return expert_size
+        size = f.opt(s.size_field) if s.size_field else expert_size
+        if s.count_field is not None:
+            return f.opt(s.count_field) * size
+        return size if s.size_field else 0

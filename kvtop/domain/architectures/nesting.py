@@ -1,0 +1,57 @@
+"""Composite (multimodal) configs: where the language model's section is, and which entry reads it.
+
+A wrapper's `config.json` keeps its language model under `text_config` (transformers), `llm_config`
+(InternVL's remote code) or `language_config` (DeepSeek-VL2); transformers reads that section with a
+fixed class for some wrappers whatever its nested `model_type` says, and through AutoConfig from the
+nested `model_type` (with a default) for others. Both tables are data: a new wrapper is a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TEXT_SECTION_KEYS = ("text_config", "llm_config", "language_config")
+
+# Wrappers whose text model has a fixed class (`sub_configs` with a concrete class in the wrapper's file)
+FIXED_TEXT: Mapping[str, str] = {
+    "gemma3": "gemma3_text",  # Gemma3Config
+    "gemma3n": "gemma3n_text",  # Gemma3nConfig
+    "gemma4": "gemma4_text",  # Gemma4Config
+    "llama4": "llama4_text",  # Llama4Config
+    "qwen2_vl": "qwen2_vl_text",  # Qwen2VLConfig
+    "qwen2_5_vl": "qwen2_5_vl_text",  # Qwen2_5_VLConfig
+    "qwen3_vl": "qwen3_vl_text",  # Qwen3VLConfig
+    "qwen3_vl_moe": "qwen3_vl_moe_text",  # Qwen3VLMoeConfig
+    "qwen3_5": "qwen3_5_text",  # Qwen3_5Config
+    "qwen3_5_moe": "qwen3_5_moe_text",  # Qwen3_5MoeConfig
+    "glm4v": "glm4v_text",  # Glm4vConfig
+    "glm4v_moe": "glm4v_moe_text",  # Glm4vMoeConfig
+    "minimax_m3_vl": "minimax_m3",  # MiniMax-M3's VL wrapper (its text section names no model_type)
+    "kimi_k3": "kimi_linear",  # KimiK3Config: text_config is a KimiLinearConfig
+}
+# Wrappers that resolve it through AutoConfig from the nested `model_type`, with a default.
+AUTO_TEXT: Mapping[str, str] = {
+    "mistral3": "mistral",  # Mistral3Config: SubConfigSpec(AutoConfig, model_type="mistral")
+    "llava": "llama",  # LlavaConfig: SubConfigSpec(AutoConfig, model_type="llama")
+    "llava_next": "llama",  # LlavaNextConfig
+    "llava_onevision": "qwen2",  # LlavaOnevisionConfig
+    "internvl_chat": "internlm2",  # InternVL's remote InternVLChatConfig: `llm_config`
+    "internvl": "qwen2",  # InternVLConfig (transformers)
+    "kimi_vl": "deepseek_v3",  # KimiVLConfig: text_config a DeepseekV3Config
+    "kimi_k25": "deepseek_v3",  # Kimi-K2.5: text_config a DeepseekV3Config (kimi_k2 in some exports)
+    "deepseek_vl_v2": "deepseek_v2",  # DeepSeek-VL2: language_config
+    "paligemma": "gemma",  # PaliGemmaConfig
+    "idefics3": "llama",  # Idefics3Config
+    "smolvlm": "llama",  # SmolVLMConfig
+    "aya_vision": "cohere2",  # AyaVisionConfig
+    "pixtral": "mistral",
+}
+
+
+def text_model_type(outer_type: str, nested_type: str | None) -> str:
+    """The `model_type` transformers reads the language model as (see the two tables above)."""
+    if outer_type in FIXED_TEXT:
+        return FIXED_TEXT[outer_type]
+    if outer_type in AUTO_TEXT:
+        return nested_type if nested_type and nested_type != outer_type else AUTO_TEXT[outer_type]
+    return nested_type or outer_type

@@ -1,0 +1,313 @@
+"""The one reader of architecture entries: a validated text section and an `Architecture` → `ModelSpec`.
+
+Shared facts first (width, heads, KV heads, head dim, vocab, positions, each layer's attention kind and
+window), then what the entry declares: per-kind geometry, latent attention, experts, recurrent state, MTP,
+KV-shared layers. Nothing here names a family: a family's differences are its entry's values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.architectures.description import Architecture, KindGeometry, Latent, SparseIndex
+from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
+from kvtop.domain.model import (
+    AttentionGeometry,
+    AttentionKind,
+    LayerKind,
+    MlaSpec,
+    MlpKind,
+    ModelSpec,
+    VisionSpec,
+)
+from kvtop.domain.quant import QuantSpec
+
+VISION_NOT_MODELLED = (
+    "vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it serves "
+    "the model as multimodal)"
+)
+
+
+def read_architecture(
+    f: Fields,
+    arch: Architecture,
+    *,
+    architecture: str,
+    name: str,
+    dtype_bytes: int,
+    quant: QuantSpec,
+    multimodal: bool,
+    tie_word_embeddings: bool | None,
+    vision: VisionSpec | None,
+    config_model_type: str,
+    reading: str,
+) -> ModelSpec:
+    """The ModelSpec of a config read by `arch` (see the module docstring).
+
+    `tie_word_embeddings` is the config's own value when it states one (the text config's, else the outer
+    config's); when neither does, the entry's class default decides.
+    """
+    g = arch.geometry
+    hidden = f.need("hidden_size")
+    heads = f.need(g.heads)
+    counted = arch.layers.count(f) if f.get(g.layers) is None else None
+    layers = counted if counted else f.need(g.layers)
+    kv_heads = _kv_heads(f, arch, heads)
+    if kv_heads > heads or heads % kv_heads:
+        raise f.error(
+            g.kv_heads or "num_key_value_heads",
+            f"{kv_heads} KV heads cannot serve {heads} attention heads (they must divide them)",
+        )
+    head_dim = f.opt(g.head_dim, hidden // heads) if g.head_dim else hidden // heads
+    if head_dim < 1:
+        raise f.error(g.heads, f"{heads} heads leave no width of hidden_size {hidden} (head_dim 0)")
+    tied = f.flag("tie_word_embeddings") if tie_word_embeddings is None else tie_word_embeddings
+    kinds = _layer_kinds(f, arch, layers)
+    facts: dict[str, Any] = {
+        "name": name,
+        "source": f.source,
+        "architecture": architecture,
+        "model_type": arch.model_type,
+        "config_model_type": config_model_type,
+        "dtype_bytes": dtype_bytes,
+        "hidden_size": hidden,
+        "num_layers": layers,
+        "num_attention_heads": heads,
+        "num_kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "v_head_dim": head_dim,
+        "attention_kind": (
+            AttentionKind.MHA
+            if kv_heads == heads
+            else AttentionKind.MQA
+            if kv_heads == 1
+            else AttentionKind.GQA
+        ),
+        "attention_bias": _attention_bias(f, arch),
+        "qk_norm": arch.attention.qk_norm
+        or (f.flag(arch.attention.qk_norm_field) if arch.attention.qk_norm_field else False),
+        "attention_sinks": arch.attention.sinks,
+        "vocab_size": f.need(g.vocab),
+        "tie_word_embeddings": tied,
+        "intermediate_size": _intermediate(f, arch, hidden),
+        "mlp_gated": arch.mlp_gated,
+        "max_position_embeddings": f.need(g.positions),
+        "quant": quant,
+        "multimodal": multimodal,
+        "vision": vision,
+        "layer_attention": kinds,
+        "layer_mlp": (MlpKind.DENSE,) * layers,
+        "chunked_local": arch.chunked_local,
+        "parallel_state": arch.parallel_state,
+        "body": arch.body.model_copy(
+            update={
+                "o_bias": arch.body.o_bias or _any_flag(f, arch.attention.o_bias_fields),
+                "mlp_bias": arch.body.mlp_bias or _any_flag(f, arch.mlp_bias_fields),
+                "lm_head_bias": arch.body.lm_head_bias or f.flag("lm_head_bias"),
+                "q_output_gate": arch.attention.output_gate
+                or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
+            }
+        ),
+        "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
+        "reading": reading,
+    }
+    _window(f, arch, facts)
+    _per_layer_intermediate(f, arch, facts)
+    not_modelled: list[str] = [*arch.not_modelled, *(note for name, note in arch.not_modelled_when if f.get(name))]
+    if multimodal:
+        not_modelled.append(VISION_NOT_MODELLED)
+    mlp = arch.layers.mlp(f, layers)
+    if mlp is not None:
+        facts["layer_mlp"] = mlp
+    if arch.kind_geometry:
+        facts["layer_geometry"] = _kind_geometry(f, arch.kind_geometry, facts)
+    per_layer_kv = arch.layers.kv_heads(f, layers, heads)
+    if per_layer_kv is not None:
+        facts["layer_geometry"] = tuple(
+            AttentionGeometry(heads=heads, kv_heads=kv, head_dim=head_dim, v_head_dim=head_dim)
+            for kv in per_layer_kv
+        )
+        attending = [kv for kv, kind in zip(per_layer_kv, kinds, strict=True) if kind is not LayerKind.NONE]
+        facts["num_kv_heads"] = max(attending, default=kv_heads)
+    widths = arch.layers.widths(f, layers, hidden)
+    if widths is not None:
+        facts["layer_intermediate"] = widths
+        facts["intermediate_size"] = max(widths, default=0)
+    if arch.latent is not None:
+        _latent(f, arch, facts)
+    if arch.sparse_index is not None:
+        _sparse_index(f, arch.sparse_index, facts)
+    if arch.moe is not None and arch.moe.present(f):
+        if mlp is None:
+            facts["layer_mlp"] = arch.moe.placement.kinds(f, layers)
+        if MlpKind.MOE in facts["layer_mlp"]:
+            facts["moe"] = arch.moe.spec(f)
+    if arch.state is not None:
+        facts["state"] = arch.state.spec(f)
+    facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
+    if arch.kv_shared_field is not None:
+        facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
+    facts["not_modelled"] = tuple(not_modelled)
+    facts["defaults_used"] = f.defaults_read()
+    return ModelSpec(**facts)
+
+
+def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:
+    g = arch.geometry
+    if g.multi_query_flag is not None and f.flag(g.multi_query_flag):
+        return 1
+    if g.kv_heads is None or (g.kv_heads_if is not None and not f.flag(g.kv_heads_if)):
+        return heads
+    return f.opt(g.kv_heads, heads)
+
+
+def _any_flag(f: Fields, names: tuple[str, ...]) -> bool:
+    return any(f.flag(name) for name in names)
+
+
+def _attention_bias(f: Fields, arch: Architecture) -> bool:
+    """q, k, v biases: the family's own, `qkv_bias`, then `attention_bias` (InternLM's `bias` where it is absent)."""
+    if arch.attention.qkv_bias or f.flag("qkv_bias") or _any_flag(f, arch.attention.bias_fields[1:]):
+        return True
+    first = arch.attention.bias_fields[0] if arch.attention.bias_fields else None
+    stated = f.get(first) if first else None
+    return f.flag("bias") if stated is None else bool(stated)
+
+
+def _intermediate(f: Fields, arch: Architecture, hidden: int) -> int:
+    g = arch.geometry
+    value = f.get(g.intermediate)
+    if isinstance(value, list):
+        return max(value) if value else 0  # the widest; each layer's own is in layer_intermediate
+    if value is None:
+        return g.intermediate_default_factor * hidden
+    return int(value) // g.intermediate_divisor
+
+
+def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
+    """A per-layer `intermediate_size` list (OpenELM-style configs, DeciLM's reading) as each layer's width."""
+    value = f.get(arch.geometry.intermediate)
+    if isinstance(value, list):
+        widths = f.per_layer(arch.geometry.intermediate, facts["num_layers"])
+        facts["layer_intermediate"] = tuple(w // arch.geometry.intermediate_divisor for w in widths)
+
+
+def _layer_kinds(f: Fields, arch: Architecture, layers: int) -> tuple[LayerKind, ...]:
+    """`layer_types` as stated, else the entry's layer rule as its config class derives it."""
+    words = arch.layer_type_words if arch.layer_type_words is not None else LAYER_TYPE_WORDS
+    stated = stated_layer_types(f, layers, words)
+    return stated if stated is not None else arch.layers.attention(f, layers)
+
+
+def _window(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
+    kinds = facts["layer_attention"]
+    if LayerKind.SLIDING in kinds:
+        field = "attention_chunk_size" if arch.chunked_local else arch.window_field
+        window = f.opt(field)
+        if window < 1:
+            raise f.error(field, "missing (the config has sliding-window layers)")
+        facts["sliding_window"] = window
+    elif arch.layers is ALL_FULL and f.get("layer_types") is None:
+        # the config's window where the family gives no pattern (Mistral, Phi-3): kvtop reads those layers as
+        # full attention; vLLM windows every layer with it (docs/engines/vllm.md §3.4)
+        facts["config_sliding_window"] = f.opt(arch.window_field) or None
+
+
+def _kind_geometry(
+    f: Fields, overrides: tuple[KindGeometry, ...], facts: dict[str, Any]
+) -> tuple[AttentionGeometry, ...]:
+    """Each layer's shape: the model's own, or its kind's where the entry gives one."""
+    own = AttentionGeometry(
+        heads=facts["num_attention_heads"],
+        kv_heads=facts["num_kv_heads"],
+        head_dim=facts["head_dim"],
+        v_head_dim=facts["v_head_dim"],
+    )
+    by_kind: dict[LayerKind, AttentionGeometry] = {}
+    for o in overrides:
+        head_dim = f.opt(o.head_dim, own.head_dim) if o.head_dim else own.head_dim
+        heads = f.opt(o.heads, own.heads) if o.heads else own.heads
+        kv_heads = f.opt(o.kv_heads, own.kv_heads) if o.kv_heads else own.kv_heads
+        if kv_heads > heads or heads % kv_heads:
+            raise f.error(
+                o.kv_heads or "num_key_value_heads", f"{kv_heads} KV heads cannot serve {heads} heads"
+            )
+        by_kind[o.kind] = AttentionGeometry(
+            heads=heads,
+            kv_heads=kv_heads,
+            head_dim=head_dim,
+            v_head_dim=f.opt(o.v_head_dim, head_dim) if o.v_head_dim else head_dim,
+            kv_projections=1 if o.k_eq_v_field and f.flag(o.k_eq_v_field) else 2,
+            sinks=bool(o.sinks_field and f.flag(o.sinks_field)),
+        )
+    geometry = tuple(by_kind.get(kind, own) for kind in facts["layer_attention"])
+    return () if all(g == own for g in geometry) else geometry
+
+
+def _latent(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
+    latent = arch.latent
+    assert latent is not None
+    rope, nope, v_dim = f.need(latent.rope), f.need(latent.nope), f.need(latent.v_dim)
+    facts["mla"] = MlaSpec(
+        kv_lora_rank=f.need(latent.kv_lora),
+        q_lora_rank=f.get(latent.q_lora),
+        qk_rope_head_dim=rope,
+        qk_nope_head_dim=nope,
+        v_head_dim=v_dim,
+    )
+    facts["attention_kind"] = AttentionKind.MLA
+    facts["head_dim"] = nope + rope
+    facts["v_head_dim"] = v_dim
+    facts["num_kv_heads"] = facts["num_attention_heads"]
+    if latent.index_dim is not None and f.get(latent.index_dim):
+        facts["attention_kind"] = AttentionKind.DSA
+        facts["dsa_index_head_dim"] = f.need(latent.index_dim)
+        facts["dsa_index_heads"] = f.need(latent.index_heads)
+        facts["dsa_indexed"] = _indexed_layers(f, latent, facts["num_layers"])
+
+
+def _sparse_index(f: Fields, rule: SparseIndex, facts: dict[str, Any]) -> None:
+    """MiniMax-M3's indexer: the layers `sparse_attention_freq` marks, one bf16 key of `sparse_index_dim` each
+    (absent: the class default, every layer from `absent_first_plain`)."""
+    layers = facts["num_layers"]
+    sparse = f.get(rule.section)
+    flags = tuple(i >= rule.absent_first_plain for i in range(layers))
+    dim = rule.absent_index_dim
+    if sparse is not None and sparse.sparse_attention_freq is not None:
+        if len(sparse.sparse_attention_freq) != layers:
+            raise f.error(f"{rule.section}.sparse_attention_freq", f"must list one flag per layer ({layers})")
+        flags = tuple(bool(flag) for flag in sparse.sparse_attention_freq)
+    if sparse is not None and sparse.sparse_index_dim is not None:
+        dim = sparse.sparse_index_dim
+    facts["dsa_index_head_dim"] = dim
+    facts["dsa_index_heads"] = facts["num_kv_heads"]  # index_q heads equal the KV heads (vLLM asserts it)
+    facts["dsa_indexed"] = flags
+    facts["index_key_bf16"] = True
+
+
+def _indexed_layers(f: Fields, latent: Latent, layers: int) -> tuple[bool, ...]:
+    """Per layer, whether it keeps its own indexer (and its key cache); () when every layer does."""
+    types = f.get(latent.index_types)
+    if types is not None:
+        if len(types) != layers:
+            raise f.error(latent.index_types, f"must list one type per layer ({layers}), not {len(types)}")
+        indexed = tuple(kind != "shared" for kind in types)
+    else:
+        freq, offset = f.opt(latent.index_freq, 1), f.opt(latent.index_offset, 2)
+        indexed = tuple(max(i - offset + 1, 0) % freq == 0 for i in range(layers))
+    return () if all(indexed) else indexed
+
+
+def _kv_shared(f: Fields, field: str, kinds: tuple[LayerKind, ...]) -> tuple[LayerKind, ...]:
+    """The last `field` layers read the KV of an earlier layer of their type: attention weights, no KV."""
+    shared = f.opt(field)
+    if shared >= len(kinds):
+        raise f.error(field, f"{shared} KV-shared layers leave none of the {len(kinds)} to hold KV")
+    if shared == 0:
+        return kinds
+    first = len(kinds) - shared
+    return tuple(
+        LayerKind.SHARED if i >= first and kind in (LayerKind.FULL, LayerKind.SLIDING) else kind
+        for i, kind in enumerate(kinds)
+    )

@@ -1,0 +1,161 @@
+"""Recurrent state layers as data: the config fields that size one layer's conv and temporal state.
+
+Every kind reduces to `StateSpec`'s terms, as the engines shape it (vLLM `mamba_utils.MambaStateShapeCalculator`,
+SGLang `configs/mamba_utils.py`): conv channels `inner + 2 × groups × state` over `kernel − 1` positions, and a
+temporal state of `heads × head_dim × state` elements.
+
+- Mamba2 (NemotronH, Granite-4, Falcon-H1, Mamba2): heads × head_dim values, B and C per group.
+- Gated DeltaNet (Qwen3-Next, Qwen3.5): q and k per key head (key_dim), v per value head; state v × k per head.
+- Mamba1 (Jamba, Mamba, FalconMamba): d_inner = expand × hidden channels, state d_inner × d_state
+  (read as d_inner heads of head_dim 1; SGLang's `create_full_rank`).
+- Kimi Delta Attention: q, k, v each head × head_dim with a short conv; state head_dim × head_dim per head.
+- Short conv (LFM2): the conv state only, hidden × (L_cache − 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.model import StateKind, StateSpec
+
+_HALF = ("bfloat16", "float16", "bf16", "fp16")
+
+
+class StateRule:
+    def spec(self, f: Fields) -> StateSpec:  # pragma: no cover - every rule overrides it
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Mamba2State(StateRule):
+    heads_field: str = "mamba_num_heads"
+    head_dim_field: str = "mamba_head_dim"
+    groups_field: str = "n_groups"
+    state_field: str = "ssm_state_size"
+    kernel_field: str = "conv_kernel"
+    ssm_dtype_field: str | None = "mamba_ssm_cache_dtype"
+    expand_field: str | None = None  # heads from expand × hidden ÷ head_dim when the heads field is absent
+    norm_field: str | None = (
+        None  # a flag for the gated RMSNorm (Falcon-H1's mamba_rms_norm); None: always one
+    )
+
+    def spec(self, f: Fields) -> StateSpec:
+        head_dim = f.need(self.head_dim_field)
+        if f.get(self.heads_field) is None and self.expand_field is not None:
+            heads = f.need(self.expand_field) * f.need("hidden_size") // head_dim
+        else:
+            heads = f.need(self.heads_field)
+        groups = f.need(self.groups_field)
+        state = f.need(self.state_field)
+        dtype = f.get(self.ssm_dtype_field) if self.ssm_dtype_field else None
+        return StateSpec(
+            kind=StateKind.MAMBA2,
+            conv_dim=heads * head_dim + 2 * groups * state,
+            conv_kernel=f.need(self.kernel_field),
+            num_heads=heads,
+            head_dim=head_dim,
+            state_size=state,
+            n_groups=groups,
+            inner_size=heads * head_dim,
+            ssm_dtype_bytes=2 if (dtype or "float32") in _HALF else 4,
+            ssm_dtype_stated=dtype is not None,
+            gated_norm=f.flag(self.norm_field) if self.norm_field else True,
+        )
+
+
+@dataclass(frozen=True)
+class GatedDeltaNetState(StateRule):
+    key_heads_field: str = "linear_num_key_heads"
+    key_dim_field: str = "linear_key_head_dim"
+    value_heads_field: str = "linear_num_value_heads"
+    value_dim_field: str = "linear_value_head_dim"
+    kernel_field: str = "linear_conv_kernel_dim"
+    ssm_dtype_field: str | None = None  # Qwen3.5's mamba_ssm_dtype (both engines honour it)
+
+    def spec(self, f: Fields) -> StateSpec:
+        key_heads, key_dim = f.need(self.key_heads_field), f.need(self.key_dim_field)
+        value_heads, value_dim = f.need(self.value_heads_field), f.need(self.value_dim_field)
+        dtype = f.get(self.ssm_dtype_field) if self.ssm_dtype_field else None
+        return StateSpec(
+            kind=StateKind.GATED_DELTA_NET,
+            conv_dim=2 * key_heads * key_dim + value_heads * value_dim,
+            conv_kernel=f.need(self.kernel_field),
+            num_heads=value_heads,
+            head_dim=value_dim,
+            state_size=key_dim,
+            n_groups=key_heads,
+            inner_size=value_heads * value_dim,
+            ssm_dtype_bytes=2 if (dtype or "float32") in _HALF else 4,
+            ssm_dtype_stated=dtype is not None,
+        )
+
+
+@dataclass(frozen=True)
+class Mamba1State(StateRule):
+    expand_field: str = "mamba_expand"
+    state_field: str = "mamba_d_state"
+    kernel_field: str = "conv_kernel"
+    dt_rank_field: str = "mamba_dt_rank"
+    inner_field: str | None = None  # d_inner stated directly (MambaConfig's intermediate_size)
+    dt_bc_norms: bool = True  # Jamba's RMSNorms on dt, B and C (JambaMambaMixer)
+
+    def spec(self, f: Fields) -> StateSpec:
+        hidden = f.need("hidden_size")
+        inner = f.need(self.inner_field) if self.inner_field else f.need(self.expand_field) * hidden
+        dt_rank = f.get(self.dt_rank_field)
+        return StateSpec(
+            kind=StateKind.MAMBA1,
+            conv_dim=inner,
+            conv_kernel=f.need(self.kernel_field),
+            num_heads=inner,
+            head_dim=1,
+            state_size=f.need(self.state_field),
+            n_groups=0,
+            inner_size=inner,
+            dt_rank=-(-hidden // 16) if dt_rank in (None, "auto") else int(dt_rank),
+            dt_bc_norms=self.dt_bc_norms,
+        )
+
+
+@dataclass(frozen=True)
+class KimiDeltaState(StateRule):
+    """Kimi-Linear's KDA: `linear_attn_config` (num_heads, head_dim, short_conv_kernel_size)."""
+
+    def spec(self, f: Fields) -> StateSpec:
+        linear = f.get("linear_attn_config")
+        if linear is None:
+            raise f.error("linear_attn_config", f"missing (a {f.model_type} config needs it)")
+        heads, head_dim, kernel = linear.num_heads, linear.head_dim, linear.short_conv_kernel_size
+        if heads is None or head_dim is None or kernel is None:
+            raise f.error("linear_attn_config", "must give num_heads, head_dim and short_conv_kernel_size")
+        return StateSpec(
+            kind=StateKind.KIMI_DELTA,
+            conv_dim=3 * heads * head_dim,
+            conv_kernel=kernel,
+            num_heads=heads,
+            head_dim=head_dim,
+            state_size=head_dim,
+            n_groups=heads,
+            inner_size=heads * head_dim,
+        )
+
+
+@dataclass(frozen=True)
+class ShortConvState(StateRule):
+    """LFM2's gated short convolution: hidden channels over `conv_L_cache − 1` positions, no temporal state."""
+
+    kernel_field: str = "conv_L_cache"
+
+    def spec(self, f: Fields) -> StateSpec:
+        hidden = f.need("hidden_size")
+        return StateSpec(
+            kind=StateKind.SHORT_CONV,
+            conv_dim=hidden,
+            conv_kernel=f.need(self.kernel_field),
+            num_heads=0,
+            head_dim=0,
+            state_size=0,
+            n_groups=0,
+            inner_size=hidden,
+        )

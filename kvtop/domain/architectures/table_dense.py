@@ -1,0 +1,61 @@
+"""Dense decoders (every layer attention + one MLP): Llama and its many twins, Qwen, Gemma, Phi, GPT-2 …
+
+Each entry names its config class and the file its defaults come from (`defaults.py`), and what its modules
+hold beyond Llama's (biases, extra norms, LayerNorm with bias, an ungated MLP, learned positions).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry
+from kvtop.domain.architectures.layer_rules import (
+    AllSliding,
+    Alternate,
+    EveryNthFull,
+    Qwen2Window,
+)
+from kvtop.domain.model import BodyShape
+
+A = Architecture
+QK_NORM = Attention(qk_norm=True)
+GEMMA_BODY = BodyShape(norms_per_layer=4)  # input, post-attention, pre- and post-feedforward
+LAYERNORM = BodyShape(norm_bias=True)
+
+DENSE: tuple[Architecture, ...] = (
+    A("llama", "LlamaConfig", tf("llama"), d.LLAMA,
+      ("LlamaForCausalLM", "LLaMAForCausalLM", "AquilaForCausalLM", "AquilaModel", "CwmForCausalLM",
+       "IQuestCoderForCausalLM", "TeleChat3ForCausalLM", "Fairseq2LlamaForCausalLM",
+       "MotifForCausalLM", "XverseForCausalLM", "YiForCausalLM", "TorchNativeLlamaForCausalLM")),
+    A("granite", "GraniteConfig", tf("granite"), d.LLAMA, ("GraniteForCausalLM", "GraniteSWAForCausalLM")),
+    A("olmo", "OlmoConfig", tf("olmo"), d.OLMO2, ("OlmoForCausalLM",),
+      body=BodyShape(norms_per_layer=0, final_norm=False)),  # OlmoLayerNorm: no parameters
+    A("olmo2", "Olmo2Config", tf("olmo2"), d.OLMO2, ("Olmo2ForCausalLM",),
+      attention=QK_NORM, body=BodyShape(qk_norm_width="all")),
+    A("olmo3", "Olmo3Config", tf("olmo3"), d.OLMO3, ("Olmo3ForCausalLM",),
+      layers=EveryNthFull(every_field=None, every=4), attention=QK_NORM, body=BodyShape(qk_norm_width="all")),
+    A("internlm", "InternLMConfig", "internlm/internlm-7b configuration_internlm.py", d.INTERNLM,
+      ("InternLMForCausalLM",), attention=Attention(o_bias_fields=("bias",))),
+    A("internlm2", "InternLM2Config", "internlm/internlm2-7b configuration_internlm2.py", d.INTERNLM,
+      ("InternLM2ForCausalLM",)),
+    A("internlm3", "InternLM3Config", tf("internlm3"), d.INTERNLM3, ("InternLM3ForCausalLM",)),
+    A("mistral", "MistralConfig", tf("mistral"), d.MISTRAL, ("MistralForCausalLM",)),
+    A("ministral", "MinistralConfig", tf("ministral"), d.MISTRAL, ("MinistralForCausalLM",), layers=AllSliding()),
+    A("phi3", "Phi3Config", tf("phi3"), d.PHI3, ("Phi3ForCausalLM", "TorchNativePhi3ForCausalLM")),
+    A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM",),
+      layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+    A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),
+      layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+    A("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", tf("qwen2_5_vl"), d.QWEN2_VL_TEXT,
+      ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+    A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3, ("Qwen3ForCausalLM",), layers=Qwen2Window(), attention=QK_NORM),
+    A("qwen3_vl_text", "Qwen3VLTextConfig", tf("qwen3_vl"), d.QWEN3_VL_TEXT, ("Qwen3VLForConditionalGeneration",),
+      attention=QK_NORM),
+    A("gemma", "GemmaConfig", tf("gemma"), d.GEMMA, ("GemmaForCausalLM",)),
+    A("gemma2", "Gemma2Config", tf("gemma2"), d.GEMMA2, ("Gemma2ForCausalLM",), layers=Alternate(), body=GEMMA_BODY),
+    A("gemma3_text", "Gemma3TextConfig", tf("gemma3"), d.GEMMA3_TEXT,
+      ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
+      body=GEMMA_BODY),
+)  # fmt: skip
+
+__all__ = ["DENSE", "Geometry", "LAYERNORM"]

@@ -1,0 +1,85 @@
+"""More dense decoders: Llama-shaped families with their own names, norms, biases or window patterns.
+
+Sources: each family's config class and modeling file in transformers v5.24.0, or its remote code where it
+has no transformers class (named in the entry), and the engines' model files for what they load.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry
+from kvtop.domain.architectures.layer_rules import DeciBlocks, EveryNthFull, Qwen2Window
+from kvtop.domain.model import BodyShape
+
+A = Architecture
+QK_NORM = Attention(qk_norm=True)
+POST_NORMS = BodyShape(norms_per_layer=4)  # pre and post norms around attention and MLP
+LAYERNORM = BodyShape(norm_bias=True)
+MTP = ("num_nextn_predict_layers",)
+
+DENSE_MORE: tuple[Architecture, ...] = (
+    # GLM-4-0414: input, post-attention, post-self-attention and post-MLP norms; q, k, v biases (attention_bias)
+    A("glm4", "Glm4Config", tf("glm4"), m.GLM4, ("Glm4ForCausalLM",), body=POST_NORMS),
+    A("glm4v_text", "Glm4vTextConfig", tf("glm4v"), m.GLM4V_TEXT, ("Glm4vForConditionalGeneration",),
+      attention=Attention(qkv_bias=True), body=POST_NORMS),
+    # MiMo-7B: Qwen2's modules (q, k, v biases) and MTP layers (loaded only for speculative decoding)
+    A("mimo", "MiMoConfig (remote code)", "XiaomiMiMo/MiMo-7B-Base configuration_mimo.py", d.QWEN2,
+      ("MiMoForCausalLM",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), mtp_fields=MTP),
+    A("ministral3", "Ministral3Config", tf("ministral3"), m.MINISTRAL3, ("Ministral3ForCausalLM",)),
+    A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),
+    # Seed-OSS: q, k, v biases (attention_bias), o_proj's own flag (attention_out_bias)
+    A("seed_oss", "SeedOssConfig", tf("seed_oss"), m.SEED_OSS, ("SeedOssForCausalLM",)),
+    # Apertus: per-head q/k norms; an ungated MLP (up, down: xIELU)
+    A("apertus", "ApertusConfig", tf("apertus"), m.APERTUS, ("ApertusForCausalLM",), attention=QK_NORM,
+      mlp_gated=False),
+    # Arcee (AFM): an ungated MLP (up, down: ReLU²)
+    A("arcee", "ArceeConfig", tf("arcee"), m.ARCEE, ("ArceeForCausalLM",), mlp_gated=False),
+    # Nemotron-4 / Minitron: LayerNorm1P (weight and bias), an ungated MLP, o_proj biased with attention_bias
+    A("nemotron", "NemotronConfig", tf("nemotron"), m.NEMOTRON, ("NemotronForCausalLM",), mlp_gated=False,
+      attention=Attention(o_bias_fields=("attention_bias",)), body=LAYERNORM),
+    # Jais-2: LayerNorm with biases, an ungated MLP, q, k, v and o biased with attention_bias
+    A("jais2", "Jais2Config", tf("jais2"), m.JAIS2, ("Jais2ForCausalLM",), mlp_gated=False,
+      attention=Attention(o_bias_fields=("attention_bias",)), body=LAYERNORM),
+    A("helium", "HeliumConfig", tf("helium"), m.HELIUM, ("HeliumForCausalLM",)),
+    # EXAONE-4: q/k norms per head; post-attention and post-feedforward norms only; "LLLG" window letters
+    A("exaone4", "Exaone4Config", tf("exaone4"), m.EXAONE4, ("Exaone4ForCausalLM",), layers=EveryNthFull(),
+      attention=QK_NORM),
+    # Cohere-2 / Command-A: Cohere's one LayerNorm for the parallel block; 3 sliding then 1 full
+    A("cohere2", "Cohere2Config", tf("cohere2"), m.COHERE2, ("Cohere2ForCausalLM",),
+      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1)),
+    # HunYuan dense: per-head query/key layernorms
+    A("hunyuan_v1_dense", "HunYuanDenseV1Config", tf("hunyuan_v1_dense"), m.HUNYUAN_V1_DENSE,
+      ("HunYuanDenseV1ForCausalLM",), attention=QK_NORM),
+    # ERNIE 4.5 (dense): every linear layer biased where use_bias
+    A("ernie4_5", "Ernie4_5Config", tf("ernie4_5"), m.ERNIE4_5, ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"),
+      attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",)),
+    # MiniCPM (1/2): Llama's modules with scaled residuals (remote code: openbmb/MiniCPM-2B configuration_minicpm.py)
+    A("minicpm", "MiniCPMConfig (remote code)", "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py", d.LLAMA,
+      ("MiniCPMForCausalLM",)),
+    # Baichuan-7B/13B: W_pack (q, k, v) without bias, RMSNorm (remote code; vLLM dropped it in 0.23)
+    A("baichuan", "BaichuanConfig (remote code)", "baichuan-inc/Baichuan2-7B-Base configuration_baichuan.py",
+      d.LLAMA, ("BaichuanForCausalLM", "BaiChuanForCausalLM"), geometry=Geometry(kv_heads=None)),
+    # Qwen-1: c_attn (q, k, v) with a bias; the MLP's two halves are intermediate_size ÷ 2 wide
+    A("qwen", "QWenConfig (remote code)", "Qwen/Qwen-7B configuration_qwen.py", d.QWEN2, ("QWenLMHeadModel",),
+      geometry=Geometry(kv_heads=None, head_dim="kv_channels", intermediate_divisor=2),
+      attention=Attention(qkv_bias=True)),
+    # Orion: LayerNorm with biases
+    A("orion", "OrionConfig (remote code)", "OrionStarAI/Orion-14B-Base configuration_orion.py", d.LLAMA,
+      ("OrionForCausalLM",), body=LAYERNORM),
+    # ChatGLM-2/3 and GLM-4-9B's original release: its own field names, q, k, v bias (add_qkv_bias)
+    A("chatglm", "ChatGLMConfig (remote code)", "THUDM/chatglm3-6b configuration_chatglm.py", {},
+      ("ChatGLMModel", "ChatGLMForConditionalGeneration"),
+      geometry=Geometry(layers="num_layers", kv_heads="multi_query_group_num", kv_heads_if="multi_query_attention",
+                        head_dim="kv_channels", intermediate="ffn_hidden_size", vocab="padded_vocab_size"),
+      attention=Attention(bias_fields=("add_qkv_bias",))),
+    # DeciLM / Llama-Nemotron-Super/Ultra (Nemotron-NAS): block_configs give each layer its KV heads or no
+    # attention, and its MLP width (ffn_mult) or none
+    A("nemotron-nas", "DeciLMConfig (remote code)", "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py",
+      d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks()),
+    # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (not modelled)
+    A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,
+      ("Phi3VForCausalLM",),
+      not_modelled=("the CLIP vision tower and its projector (img_processor): not in the weights book",)),
+)  # fmt: skip

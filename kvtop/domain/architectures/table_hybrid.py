@@ -1,0 +1,83 @@
+"""Hybrids of attention and a recurrent state (Mamba, gated delta net, short conv): the state layers hold a
+fixed state per request, reserved before the KV pool; the attention layers hold KV as usual."""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.description import Architecture, Attention, Latent
+from kvtop.domain.architectures.layer_rules import (
+    BlockPattern,
+    EveryNthFullOf,
+    IndexList,
+    KimiLinearLayers,
+    PeriodOffset,
+)
+from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
+from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
+from kvtop.domain.architectures.state_rules import (
+    GatedDeltaNetState,
+    KimiDeltaState,
+    Mamba1State,
+    Mamba2State,
+    ShortConvState,
+)
+from kvtop.domain.model import BodyShape
+
+A = Architecture
+QWEN_MOE = Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
+               placement=SparseStep())  # fmt: skip
+QWEN3_5_STATE = GatedDeltaNetState(ssm_dtype_field="mamba_ssm_cache_dtype")
+GRANITE_MAMBA = Mamba2State(
+    heads_field="mamba_n_heads", head_dim_field="mamba_d_head", state_field="mamba_d_state"
+)
+
+HYBRID: tuple[Architecture, ...] = (
+    A("qwen3_next", "Qwen3NextConfig", tf("qwen3_next"), d.QWEN3_NEXT, ("Qwen3NextForCausalLM",),
+      layers=EveryNthFullOf(), attention=Attention(qk_norm=True), state=GatedDeltaNetState(),
+      moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
+              placement=SparseStep())),
+    A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,
+      ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"), layers=BlockPattern(), mlp_gated=False,
+      state=Mamba2State(), body=BodyShape(norms_per_layer=1),  # NemotronHBlock: one norm, one mixer
+      moe=Moe("n_routed_experts",
+              shared=Shared(size_field="moe_shared_expert_intermediate_size", count_field="n_shared_experts"),
+              router_bias=True, latent_size_field="moe_latent_size")),
+    # Qwen3.5: Qwen3-Next's layers (gated delta net, full attention with an output gate) as layer_types lists
+    # them; the SSM state in the config's mamba_ssm_dtype (both engines honour it)
+    A("qwen3_5_text", "Qwen3_5TextConfig", tf("qwen3_5"), m.QWEN3_5_TEXT,
+      ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"), layers=EveryNthFullOf(),
+      attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE,
+      mtp_fields=("mtp_num_hidden_layers",)),
+    A("qwen3_5_moe_text", "Qwen3_5MoeTextConfig", tf("qwen3_5_moe"), m.QWEN3_5_MOE_TEXT,
+      ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"), layers=EveryNthFullOf(),
+      attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE, moe=QWEN_MOE,
+      mtp_fields=("mtp_num_hidden_layers",)),
+    # Jamba: attention every attn_layer_period-th layer (from the offset), Mamba1 between (its dt/B/C norms);
+    # experts every expert_layer_period-th layer
+    A("jamba", "JambaConfig", tf("jamba"), m.JAMBA, ("JambaForCausalLM",), layers=PeriodOffset(),
+      state=Mamba1State(kernel_field="conv_kernel"),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", placement=ExpertPeriod())),
+    # Falcon-H1: attention and a Mamba2 mixer side by side in every layer, then an MLP
+    A("falcon_h1", "FalconH1Config", tf("falcon_h1"), m.FALCON_H1, ("FalconH1ForCausalLM",),
+      layers=IndexList(), parallel_state=True,
+      state=Mamba2State(heads_field="mamba_n_heads", head_dim_field="mamba_d_head", state_field="mamba_d_state",
+                        norm_field="mamba_rms_norm")),
+    # Granite-4.0-H: layer_types mamba / attention; experts and a shared MLP (shared_intermediate_size)
+    A("granitemoehybrid", "GraniteMoeHybridConfig", tf("granitemoehybrid"), m.GRANITEMOEHYBRID,
+      ("GraniteMoeHybridForCausalLM",), state=GRANITE_MAMBA,
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size",
+              shared=Shared(size_field="shared_intermediate_size"), optional=True)),
+    # LFM2: gated short-conv layers and full attention from layer_types; per-head q/k norms
+    A("lfm2", "Lfm2Config", tf("lfm2"), m.LFM2, ("Lfm2ForCausalLM",), attention=Attention(qk_norm=True),
+      state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
+    # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts
+    A("kimi_linear", "KimiLinearConfig", tf("kimi_linear"), m.KIMI_LINEAR,
+      ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration"), layers=KimiLinearLayers(), latent=Latent(),
+      state=KimiDeltaState(),
+      moe=Moe("num_experts", per_token_field="num_experts_per_token",
+              shared=Shared(count_field="num_shared_experts"), placement=FirstDense(), router_bias=True),
+      not_modelled_when=(("routed_expert_hidden_size", "Kimi-K3's latent experts (routed_expert_hidden_size) and "
+                          "attention residual blocks: its weights are read as Kimi-Linear's"),)),
+)  # fmt: skip

@@ -1,0 +1,79 @@
+"""Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2, GLM-4.7-Flash, MiniCPM3) and DeepSeek's sparse
+attention (DeepSeek-V3.2, GLM-5): one latent of `kv_lora_rank + qk_rope_head_dim` per token and layer, plus
+the indexer's key where the config has `index_head_dim`."""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.description import Architecture, Latent
+from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared
+
+A = Architecture
+# DeepSeek-V3's noaux_tc routing keeps an fp32 score-correction bias per expert (every V3-shaped checkpoint);
+# V2's only where its topk_method is noaux_tc (its class default is greedy)
+DEEPSEEK_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+                   router_bias=True)  # fmt: skip
+DEEPSEEK_V2_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+                      router_bias_when=("topk_method", "noaux_tc"))  # fmt: skip
+GLM_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True)  # fmt: skip
+MTP = ("num_nextn_predict_layers",)
+
+
+def deepseek(
+    model_type: str,
+    config_class: str,
+    source: str,
+    defaults: d.Defaults,
+    *archs: str,
+    moe: Moe = DEEPSEEK_MOE,
+) -> Architecture:
+    """A DeepSeek-V3-shaped entry: MLA (DSA where the config has an indexer), DeepSeek's experts, MTP."""
+    return A(model_type, config_class, source, defaults, archs, latent=Latent(), moe=moe,
+             mtp_fields=MTP, embedding_whole_under_dp_attention=True)  # fmt: skip
+
+
+LATENT: tuple[Architecture, ...] = (
+    deepseek(
+        "deepseek_v2",
+        "DeepseekV2Config",
+        tf("deepseek_v2"),
+        d.DEEPSEEK_V2,
+        "DeepseekV2ForCausalLM",
+        moe=DEEPSEEK_V2_MOE,
+    ),
+    deepseek("deepseek_v3", "DeepseekV3Config", tf("deepseek_v3"), d.DEEPSEEK_V3, "DeepseekV3ForCausalLM"),
+    deepseek(
+        "deepseek_v32", "DeepseekV32Config", tf("deepseek_v32"), d.DEEPSEEK_V32, "DeepseekV32ForCausalLM"
+    ),
+    # Kimi-K2 ships remote code whose class is DeepseekV3Config (auto_map in its config.json)
+    deepseek(
+        "kimi_k2",
+        "DeepseekV3Config",
+        tf("deepseek_v3"),
+        d.DEEPSEEK_V3,
+        "DeepseekV3ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+    ),
+    # GLM-5 (DSA), GLM-4.7-Flash (MLA): DeepSeek-V3.2's and V3's attention, GLM's fp32 gate (both engines)
+    deepseek(
+        "glm_moe_dsa",
+        "GlmMoeDsaConfig",
+        tf("glm_moe_dsa"),
+        m.GLM_MOE_DSA,
+        "GlmMoeDsaForCausalLM",
+        moe=GLM_MOE,
+    ),
+    deepseek(
+        "glm4_moe_lite",
+        "Glm4MoeLiteConfig",
+        tf("glm4_moe_lite"),
+        m.GLM4_MOE_LITE,
+        "Glm4MoeLiteForCausalLM",
+        moe=GLM_MOE,
+    ),
+    # MiniCPM3: latent attention, a dense MLP
+    A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
+)

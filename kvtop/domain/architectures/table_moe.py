@@ -1,0 +1,130 @@
+"""Mixture-of-experts decoders with standard (MHA/GQA) attention: Mixtral, Qwen-MoE, Llama 4, gpt-oss …"""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures.defaults import tf
+from kvtop.domain.architectures.description import (
+    Architecture,
+    Attention,
+    Geometry,
+    KindGeometry,
+    SparseIndex,
+)
+from kvtop.domain.architectures.layer_rules import (
+    Alternate,
+    ChunkedNoRope,
+    EveryNthFull,
+    PerLayerFlags,
+    Qwen2Window,
+)
+from kvtop.domain.architectures.moe_rules import FirstDense, IndexRange, Interleaved, Moe, Shared, SparseStep
+from kvtop.domain.model import BodyShape, LayerKind
+
+A = Architecture
+QK_NORM = Attention(qk_norm=True)
+MTP = ("num_nextn_predict_layers",)
+QWEN_MOE = Moe(
+    "num_experts",
+    shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
+    placement=SparseStep(),
+)
+
+MOE: tuple[Architecture, ...] = (
+    A("mixtral", "MixtralConfig", tf("mixtral"), d.MIXTRAL, ("MixtralForCausalLM", "QuantMixtralForCausalLM"),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
+    A("qwen2_moe", "Qwen2MoeConfig", tf("qwen2_moe"), d.QWEN2_MOE, ("Qwen2MoeForCausalLM",),
+      layers=Qwen2Window(moe=True), moe=QWEN_MOE),
+    A("qwen3_moe", "Qwen3MoeConfig", tf("qwen3_moe"), d.QWEN3_MOE, ("Qwen3MoeForCausalLM",),
+      attention=QK_NORM, moe=QWEN_MOE),
+    A("qwen3_vl_moe_text", "Qwen3VLMoeTextConfig", tf("qwen3_vl_moe"), d.QWEN3_VL_MOE_TEXT,
+      ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE),
+    A("llama4_text", "Llama4TextConfig", tf("llama4"), d.LLAMA4_TEXT,
+      ("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), layers=ChunkedNoRope(), chunked_local=True,
+      geometry=Geometry(intermediate="intermediate_size_mlp"),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size", shared=Shared(same_as_expert=True),
+              placement=Interleaved()),
+      embedding_whole_under_dp_attention=True),
+    A("gpt_oss", "GptOssConfig", tf("gpt_oss"), d.GPT_OSS, ("GptOssForCausalLM",), layers=Alternate(),
+      attention=Attention(qkv_bias=True, sinks=True), body=BodyShape(o_bias=True),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size", expert_bias=True, router_bias=True)),
+    # GLM-4.5/4.6/4.7: DeepSeek's expert layout, the gate and its bias in fp32 in both engines (Glm4MoeGate,
+    # GateLinear params_dtype float32); q, k, v biases (attention_bias), q/k norms where use_qk_norm; MTP layers
+    A("glm4_moe", "Glm4MoeConfig", tf("glm4_moe"), m.GLM4_MOE, ("Glm4MoeForCausalLM",),
+      moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True), mtp_fields=MTP),
+    A("glm4v_moe_text", "Glm4vMoeTextConfig", tf("glm4v_moe"), m.GLM4V_MOE_TEXT, ("Glm4vMoeForConditionalGeneration",),
+      moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True), mtp_fields=MTP),
+    # MiniMax-M2: q/k norms over all heads split over TP (MiniMaxText01RMSNormTP); experts on every layer, the
+    # gate in fp32 with an fp32 routing bias (use_routing_bias); MTP modules not loaded
+    A("minimax_m2", "MiniMaxM2Config", tf("minimax_m2"), m.MINIMAX_M2, ("MiniMaxM2ForCausalLM",),
+      attention=QK_NORM, body=BodyShape(qk_norm_width="all_split"),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size",
+              shared=Shared(size_field="shared_intermediate_size"), router_bias_when=("use_routing_bias", True),
+              router_fp32=True)),
+    # MiniMax-M3: GQA on every layer, a lightning indexer (its bf16 index key cached) on the layers
+    # sparse_attention_config marks; per-head q/k norms; experts where moe_layer_freq says, dense layers of
+    # dense_intermediate_size (vLLM models/minimax_m3: FullAttentionSpec + MiniMaxM3IndexerCache)
+    A("minimax_m3", "MiniMaxM3Config (vLLM transformers_utils/configs/minimax_m3.py)",
+      "vllm-project/vllm vllm/transformers_utils/configs/minimax_m3.py", m.MINIMAX_M3,
+      ("MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"),
+      geometry=Geometry(intermediate="dense_intermediate_size"), attention=QK_NORM, sparse_index=SparseIndex(),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size", shared=Shared(count_field="n_shared_experts"),
+              placement=FirstDense(), router_bias_when=("use_routing_bias", True), router_fp32=True)),
+    # MiMo-V2-Flash: sliding layers (hybrid_layer_pattern 1) with their own heads and dims and a sink per head;
+    # K 192 / V 128 wide; experts where moe_layer_freq (a list) says, the gate in fp32
+    A("mimo_v2_flash", "MiMoV2FlashConfig", tf("mimo_v2_flash"), m.MIMO_V2_FLASH,
+      ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"), layers=PerLayerFlags(),
+      kind_geometry=(KindGeometry(LayerKind.SLIDING, heads="swa_num_attention_heads",
+                                  kv_heads="swa_num_key_value_heads", head_dim="swa_head_dim",
+                                  v_head_dim="swa_v_head_dim", sinks_field="add_swa_attention_sink_bias"),
+                     KindGeometry(LayerKind.FULL, v_head_dim="v_head_dim")),
+      moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True), mtp_fields=MTP),
+    # Step-3.5/3.7 Flash: per-head q/k norms, sliding layers from layer_types; a shared expert (share_expert_dim)
+    A("step3p7", "Step3p7Config (SGLang configs/step3p7.py)", "sgl-project/sglang python/sglang/srt/configs/step3p5.py",
+      {}, ("Step3p7FlashForCausalLM", "Step3p7ForConditionalGeneration", "Step3p5ForCausalLM"), attention=QK_NORM,
+      moe=Moe("num_experts", shared=Shared(size_field="share_expert_dim", count_field="n_shared_experts"),
+              placement=FirstDense(), router_bias_when=("use_moe_router_bias", True)),
+      mtp_fields=MTP),
+    # OLMoE: q/k norms over all heads; experts on every layer
+    A("olmoe", "OlmoeConfig", tf("olmoe"), m.OLMOE, ("OlmoeForCausalLM",), attention=QK_NORM,
+      body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
+    A("flex_olmo", "FlexOlmoConfig", tf("flex_olmo"), m.FLEX_OLMO, ("FlexOlmoForCausalLM",), attention=QK_NORM,
+      body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
+    # Phi-3.5-MoE: LayerNorm with biases, q, k, v, o biases (attention_bias), lm_head bias (lm_head_bias)
+    A("phimoe", "PhimoeConfig", tf("phimoe"), m.PHIMOE, ("PhiMoEForCausalLM",),
+      attention=Attention(o_bias_fields=("attention_bias",)), body=BodyShape(norm_bias=True),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
+    A("granitemoe", "GraniteMoeConfig", tf("granitemoe"), m.GRANITEMOE, ("GraniteMoeForCausalLM",),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
+    A("granitemoeshared", "GraniteMoeSharedConfig", tf("granitemoeshared"), m.GRANITEMOESHARED,
+      ("GraniteMoeSharedForCausalLM", "GraniteMoeSWAForCausalLM"),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size",
+              shared=Shared(size_field="shared_intermediate_size"))),
+    # ERNIE 4.5 MoE: experts over an index range; biases where use_bias; the gate in fp32 with a bias
+    A("ernie4_5_moe", "Ernie4_5_MoeConfig", tf("ernie4_5_moe"), m.ERNIE4_5_MOE, ("Ernie4_5_MoeForCausalLM",),
+      attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),
+      moe=Moe("moe_num_experts", per_token_field="moe_k", shared=Shared(count_field="moe_num_shared_experts"),
+              placement=IndexRange(), router_bias=True, router_fp32=True)),
+    # DeepSeek-MoE (v1): standard attention, DeepSeek's experts
+    A("deepseek", "DeepseekConfig (remote code)", "deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py",
+      d.DEEPSEEK_V2, ("DeepseekForCausalLM",),
+      moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense())),
+    # EXAONE-MoE: EXAONE-4's attention (q/k norms, LLLG), DeepSeek-style experts from first_k_dense_replace
+    A("exaone_moe", "ExaoneMoeConfig", tf("exaone_moe"), m.EXAONE_MOE, ("ExaoneMoeForCausalLM", "ExaoneMoEForCausalLM"),
+      layers=EveryNthFull(), attention=QK_NORM,
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True), mtp_fields=MTP),
+    # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
+    # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP
+    A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,
+      ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
+      kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
+                                  k_eq_v_field="attention_k_eq_v"),),
+      kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
+      moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
+              extra_norms=4, per_expert_scale=True)),  # pre/post-feedforward norms 1 and 2, router scale
+)  # fmt: skip

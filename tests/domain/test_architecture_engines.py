@@ -1,0 +1,69 @@
+"""New families through the engines' rules: what each engine holds per token and per request, by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
+from tests.conftest import CONFIGS
+
+H200 = 143771 << 20
+HELDOUT = CONFIGS / "heldout"
+
+
+def test_qwen3_5_keeps_an_fp32_state_per_request_in_both_engines() -> None:
+    """Qwen3.5-35B-A3B: 30 gated-delta-net layers, 10 full ones (layer_types). One request's state per layer:
+    conv (2 × 16 × 128 + 32 × 128 = 8,192 channels) × (4 − 1) × bf16 + 32 heads × 128 × 128 × fp32 (the config's
+    mamba_ssm_dtype, honoured by vLLM's Qwen3_5ForConditionalGenerationConfig and SGLang's mamba2_state_dtype);
+    KV per token: 10 × 2 KV heads × 256 × (K, V) × 2 B."""
+    model = load_model(str(HELDOUT / "Qwen--Qwen3.5-35B-A3B.json"))
+    per_layer = 8_192 * 3 * 2 + 32 * 128 * 128 * 4
+    for engine in ("sglang", "vllm"):
+        ledger = predict(model, parse_flags(engine, []), gpu_total_bytes=H200, gpu_name="H200")
+        pools = {pool.name: pool for pool in ledger.ranks[0].kv.pools}
+        assert pools["state"].bytes_per_request == 30 * per_layer == 64_389_120
+        assert ledger.kv_bytes_per_token == 10 * 2 * 256 * 2 * 2 == 20_480
+
+
+def test_minimax_m3_cell_holds_the_index_keys_beside_kv() -> None:
+    """MiniMax-M3 at TP 8: 60 layers × max(1, 4 KV heads ÷ 8) × 128 × (K, V) × 2 B = 30,720 B, and 57 sparse layers'
+    index keys (one bf16 head of 128: vLLM MiniMaxM3IndexerCache) = 14,592 B: SGLang's cell is both."""
+    model = load_model(str(HELDOUT / "MiniMaxAI--MiniMax-M3.json"))
+    ledger = predict(model, parse_flags("sglang", ["--tp", "8"]), gpu_total_bytes=H200, gpu_name="H200")
+    assert ledger.kv_bytes_per_token == 60 * 1 * 128 * 2 * 2 + 57 * 128 * 2 == 45_312
+
+
+def test_vllm_names_the_page_unification_it_does_not_model() -> None:
+    """Gemma-4-26B-A4B at TP 2: sliding layers 8 ÷ 2 KV heads × 256 × 2 × 2 B = 4,096 B a token, global layers
+    max(1, 2 ÷ 2) × 512 × 2 × 2 B = 2,048 B: vLLM pads or rescales the pages (kv_cache_planning
+    .unify_kv_cache_spec_page_size), which kvtop does not model; with one group (--disable-hybrid-kv-cache-manager)
+    every layer counts at full length: 25 × 4,096 + 5 × 2,048."""
+    model = load_model(str(HELDOUT / "google--gemma-4-26B-A4B.json"))
+    with pytest.raises(
+        UnsupportedModelError, match=r"^engine: vLLM.s page-size unification .*\(2048 and 4096 B"
+    ):
+        predict(model, parse_flags("vllm", ["--tp", "2"]), gpu_total_bytes=H200, gpu_name="H200")
+    flags = parse_flags("vllm", ["--tp", "2", "--disable-hybrid-kv-cache-manager"])
+    ledger = predict(model, flags, gpu_total_bytes=H200, gpu_name="H200")
+    assert ledger.kv_bytes_per_token == 25 * 4_096 + 5 * 2_048 == 112_640
+
+
+def test_what_a_kimi_k3_reading_leaves_out_is_said_and_only_for_kimi_k3() -> None:
+    """Kimi-K3's text model is a KimiLinearConfig with latent experts (routed_expert_hidden_size) the entry does not
+    read: its plan says so; a Kimi-Linear config without that field says nothing of it."""
+    k3 = load_model(str(HELDOUT / "moonshotai--Kimi-K3.json"))
+    assert any("routed_expert_hidden_size" in note for note in k3.not_modelled)
+    linear = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 2304,
+              "num_hidden_layers": 27, "num_attention_heads": 32, "vocab_size": 163840, "max_position_embeddings": 1048576,
+              "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "num_heads": 32, "head_dim": 128,
+                                     "short_conv_kernel_size": 4}}  # fmt: skip
+    from kvtop.domain.model import model_from_config
+
+    model = model_from_config(linear, source="kimi-linear")  # KimiLinearConfig's defaults for the rest
+    assert not any("routed_expert_hidden_size" in note for note in model.not_modelled)
+    assert (
+        model.layer_attention.count(model.layer_attention[3]) == 7
+    )  # full (MLA) on the 7 listed, KDA between

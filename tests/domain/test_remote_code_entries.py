@@ -1,0 +1,48 @@
+"""Families whose config class is remote code (no transformers class to build): their weights by hand from the
+modules the engines build (vLLM chatglm.py, SGLang qwen.py / baichuan.py), checked against published sizes."""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.weights import weights_book
+from tests.conftest import CONFIGS
+
+
+def params(name: str) -> tuple[ModelSpec, int]:
+    model = model_from_config(json.loads((CONFIGS / "heldout" / f"{name}.json").read_text()), source=name)
+    book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
+    return model, book.total_params
+
+
+def test_chatglm3_reads_its_own_field_names() -> None:
+    """ChatGLM3-6B: query_key_value 4,096 → 32 × 128 + 2 × 2 × 128 (multi_query_group_num 2) with a bias,
+    dense 4,096², dense_h_to_4h 4,096 → 2 × 13,696, dense_4h_to_h back, two RMSNorms; 28 layers; embedding
+    and output_layer 65,024 × 4,096 (a multiple of 64: no padding); final norm. 6.24B, as published."""
+    layer = 4_096 * 4_608 + 4_608 + 4_096 * 4_096 + 3 * 4_096 * 13_696 + 2 * 4_096
+    model, total = params("mlc--chatglm")
+    assert total == 28 * layer + 2 * 65_024 * 4_096 + 4_096 == 6_243_584_000
+    assert (model.num_kv_heads, model.head_dim, model.max_position_embeddings) == (
+        2,
+        128,
+        8_192,
+    )  # seq_length
+
+
+def test_qwen1_halves_its_stated_mlp_width() -> None:
+    """Qwen-1.8B: c_attn 2,048 → 3 × 2,048 with a bias, c_proj; w1, w2 and c_proj of intermediate_size ÷ 2 =
+    5,504 (QWenMLP); ln_1, ln_2; 24 layers; wte and lm_head 151,936 × 2,048. 1.84B, as published."""
+    layer = 2_048 * 6_144 + 6_144 + 2_048 * 2_048 + 3 * 2_048 * 5_504 + 2 * 2_048
+    model, total = params("mlc--qwen")
+    assert total == 24 * layer + 2 * 151_936 * 2_048 + 2_048 == 1_836_828_672
+    assert model.intermediate_size == 5_504 and model.num_kv_heads == 16  # MHA
+
+
+def test_baichuan2_packs_qkv_without_bias() -> None:
+    """Baichuan2-7B: W_pack 4,096 → 3 × 4,096 (no bias), o_proj, a gated MLP of 11,008, two RMSNorms; 32 layers;
+    embed_tokens and lm_head 125,696 × 4,096. 7,505,973,248 parameters, Baichuan2-7B's published count."""
+    layer = 4_096 * 12_288 + 4_096 * 4_096 + 3 * 4_096 * 11_008 + 2 * 4_096
+    _, total = params("mlc--baichuan")
+    assert total == 32 * layer + 2 * 125_696 * 4_096 + 4_096 == 7_505_973_248
