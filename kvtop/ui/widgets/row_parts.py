@@ -69,7 +69,7 @@ class CapacityCell(NamedTuple):
     waterfall); the row only draws it, in place of the GPU state, in `tone`'s colour.
     """
 
-    text: str  # e.g. "−129k tok": fits the two-line row's state cell with " ★"
+    text: str  # e.g. "−129k tok": the two-line row's state cell (the brief one where the ★ needs the room)
     tone: str  # "error", "warning", "success"
     short: bool  # the rank holds fewer tokens than its clean prediction (the filter's `state:short`)
     brief: str = ""  # e.g. "−129k": the one-line row's cell (the text when empty)
@@ -232,7 +232,10 @@ def _figure(num_bytes: int) -> str:
 def state_cell(data: GpuRowData, *, compact: bool = False) -> tuple[str, str]:
     """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's."""
     if data.capacity is not None:
-        text = data.capacity.brief if compact and data.capacity.brief else data.capacity.text
+        text = data.capacity.text
+        # the brief form where the full one would leave no room for the tightest rank's ★
+        if data.capacity.brief and (compact or (data.tightest and len(text) + len(" ★") >= RANK_WIDTH)):
+            text = data.capacity.brief
         return text, f"bold ${data.capacity.tone}"
     gpu = data.gpu
     return _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
