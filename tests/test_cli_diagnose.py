@@ -34,7 +34,7 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     assert code == 1
     (finding,) = out["findings"]
     assert finding["rule"] == "co_tenant" and finding["gpus"] == [3] and len(finding["ranks"]) == 8
-    assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)"
+    assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000"
     # The planner: SGLang's pre-load free memory (min over ranks) with and without the 6 GiB, on
     # the demo's H100s (336 MiB driver-reserved, a 1 GiB CUDA context at a restart).
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
@@ -84,7 +84,7 @@ def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFi
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
     assert "WARNING  co_tenant  GPU 3  −128,660 tokens/rank" in text
-    assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)" in text
+    assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")
 
 

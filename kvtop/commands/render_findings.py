@@ -43,6 +43,11 @@ def _where(finding: Finding) -> str:
     return ("GPU " if len(finding.gpus) == 1 else "GPUs ") + ",".join(map(str, finding.gpus))
 
 
+def _when(finding: Finding) -> str:
+    """When a flag fix's gain arrives: the KV pool is sized at start (a fix that frees memory says it in its text)."""
+    return " once relaunched with it" if finding.fix_settings is not None else ""
+
+
 def finding_text(finding: Finding) -> list[str]:
     if not is_problem(finding):
         cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
@@ -52,7 +57,7 @@ def finding_text(finding: Finding) -> list[str]:
         f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}  ({fmt_bytes(finding.bytes)})",
         f"  {finding.summary}",
     ]
-    gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank)" if finding.gain_tokens else ""
+    gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank{_when(finding)})" if finding.gain_tokens else ""
     lines.append(f"  fix: {finding.fix}{gain}")
     lines += [f"    · {fact}" for fact in finding.evidence]
     return lines

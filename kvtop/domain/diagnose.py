@@ -147,6 +147,11 @@ class EngineOnNode:
         }
         return finding.model_copy(update=update)
 
+    def restart_words(self, *, costs_now: bool) -> str:
+        """What a fix that frees memory must add: the KV pool is sized at start, so a running engine wins
+        nothing back until it restarts (and a process that costs nothing yet must go before it does)."""
+        return f", then restart {self.id}" if costs_now else f", before {self.id} restarts"
+
     def finding(self, **fields: object) -> Finding:
         """A finding of this engine (every rank unless `ranks` says otherwise)."""
         return Finding.model_validate({"engine_id": self.id, "gpus": tuple(sorted(self.ranks)), "ranks": self.labels(), **fields})  # fmt: skip
@@ -220,6 +225,7 @@ class EngineOnNode:
                 pids = ("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(
                     _describe(p, g) for p in others
                 )
+                pids += self.restart_words(costs_now=cost.term_tokens is not None)
                 found.append(
                     self.finding(
                         rule=Rule.CO_TENANT,
@@ -424,7 +430,8 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
                 gpus=tuple(sorted(per_gpu)),
                 ranks=engine.labels() if engine else (),
                 bytes=max(per_gpu.values()),
-                fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)",
+                fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)"
+                + (engine.restart_words(costs_now=cost.term_tokens is not None) if engine else ""),
                 evidence=tuple(evidence),
                 **cost.fields(),
                 gain_needs_restart=engine is not None,

@@ -163,7 +163,7 @@ def test_co_tenant_on_gpu3_costs_every_sglang_rank_the_planners_tokens() -> None
     assert finding.tokens == finding.gain_tokens == expected == 128_660  # 6 GiB × mfs 0.818 ÷ 40,960 B
     assert finding.severity is Severity.WARNING and finding.gpus == (3,) and finding.bytes == 6 * GIB
     assert finding.ranks == tuple(f"sglang:4242/tp{i}" for i in range(8))  # every rank pays
-    assert finding.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3)"
+    assert finding.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3), then restart sglang:4242"
     assert problems(found) == {"co_tenant"}  # not also a rank imbalance: the co-tenant explains it
     assert found[0] is finding  # worst first
 
@@ -186,6 +186,7 @@ def test_vllm_co_tenant_blocks_a_restart_and_costs_the_utilization_that_would_fi
     assert tenant.tokens == 0 and tenant.term_tokens is None
     assert tenant.gain_tokens == plan.token_capacity - at_fit.token_capacity > 0
     assert tenant.summary.endswith("cost nothing until a restart")
+    assert tenant.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3), before vllm:4242 restarts"
 
 
 def test_vllm_co_tenant_inside_the_headroom_is_advice_not_a_fault() -> None:
@@ -209,7 +210,7 @@ def test_orphaned_worker_on_an_engine_gpu_is_priced_and_killed_by_pid() -> None:
     )
     finding = only(diagnose(node(plan, others={5: (orphan,)})), "orphan_worker")
     assert finding.tokens == sglang_capacity(plan, CLEAN) - sglang_capacity(plan, CLEAN - 3 * GIB)
-    assert finding.fix == "kill 5555 (sglang::scheduler_TP5, user alice, 3.00 GiB on GPU 5; server gone)"
+    assert finding.fix == "kill 5555 (sglang::scheduler_TP5, user alice, 3.00 GiB on GPU 5; server gone), then restart sglang:4242"
     assert finding.gpus == (5,) and finding.bytes == 3 * GIB and finding.severity is Severity.WARNING
 
 
