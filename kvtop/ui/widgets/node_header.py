@@ -28,20 +28,26 @@ def short_model_name(name: str) -> str:
 
 
 def engine_line(view: EngineView, compact: bool = False) -> Content:
-    """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,255,785 predicted / 1,255,785 live · 26,214 tok/GiB'."""
+    """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,127,125 predicted (clean 1,255,785) / 1,127,125 live · …'.
+
+    "predicted" is the explained ledger's figure (every measured cause applied: what the engine should
+    hold now, as the findings and the planner have it); "clean" the same launch on empty GPUs."""
     engine = view.engine
     ledger = view.ledger
+    predicted = view.explained or ledger
     model = short_model_name(ledger.model.name if ledger else (engine.model or "model unknown"))
     parts: list[str | tuple[str, str] | Content] = [(engine.engine_id, "bold $text-primary"), f" · {model}"]
-    if ledger is not None:
+    if ledger is not None and predicted is not None:
         parts.append(
-            f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} {'pred' if compact else 'predicted'}"
+            f" · {ledger.layout.describe()} · tokens {fmt_tokens(predicted.token_capacity)} {'pred' if compact else 'predicted'}"
         )
+        if predicted.token_capacity != ledger.token_capacity:
+            parts.append((f" (clean {fmt_tokens(ledger.token_capacity)})", "$text-muted"))
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
     if live.token_capacity is not None:
-        mismatch = ledger is not None and live.token_capacity != ledger.token_capacity
+        mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
         parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
     elif live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
@@ -63,7 +69,7 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
         return (state.source_label,)
     observation = snapshot.observation
     engines = tuple(
-        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.ledger_error,
+        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.explained, view.ledger_error,
          view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
         for view in snapshot.engines
     )  # fmt: skip
