@@ -217,3 +217,16 @@ def test_domain_and_plan_help_load_neither_textual_nor_torch() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert "LOADED []" in result.stdout, result.stdout[-300:] + result.stderr[-300:]
+
+
+def test_kv_cache_memory_bytes_in_gib_is_the_byte_count_handed_to_vllm(capsys) -> None:
+    """`--kv-cache-memory-bytes 20GiB` plans as vLLM's own `20G` (2^30 per G) and copies as bytes."""
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--kv-cache-memory-bytes", "20GiB"]) == 0
+    gib_text = capsys.readouterr().out
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--kv-cache-memory-bytes", "20G"]) == 0
+    assert capsys.readouterr().out == gib_text
+    assert "engine flags: --kv-cache-memory-bytes 21474836480" in gib_text
+    # 20 GiB of 16-token blocks of 131,072 B (Llama-3.1-8B bf16: 32 layers × 2 × 8 heads × 128 × 2 B)
+    assert f"Token capacity      {20 * (1 << 30) // (16 * 131_072) * 16:,} tokens per rank" in gib_text
