@@ -230,3 +230,32 @@ def test_kv_cache_memory_bytes_in_gib_is_the_byte_count_handed_to_vllm(capsys) -
     assert "engine flags: --kv-cache-memory-bytes 21474836480" in gib_text
     # 20 GiB of 16-token blocks of 131,072 B (Llama-3.1-8B bf16: 32 layers × 2 × 8 heads × 128 × 2 B)
     assert f"Token capacity      {20 * (1 << 30) // (16 * 131_072) * 16:,} tokens per rank" in gib_text
+
+
+def test_a_layout_refusal_names_the_flag_as_the_engine_spells_it(capsys) -> None:
+    """LMDeploy's `--cp 2` on one GPU: the refusal leads with --cp, the flag typed, then kvtop's --dcp."""
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "lmdeploy", "--cp", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: --cp/--dcp: decode context parallel size 2 must divide attention TP 1")
+
+
+def test_engine_version_latest_asks_for_the_latest_rules_as_headers_print_it(capsys) -> None:
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine-version", "latest"]) == 0
+    latest = capsys.readouterr().out
+    assert main(["plan", "--model", "llama-3.1-8b"]) == 0
+    assert latest == capsys.readouterr().out and "SGLang latest" in latest.splitlines()[0]
+
+
+def test_a_checkpoints_config_json_is_named_by_its_folder(tmp_path, capsys) -> None:
+    from kvtop.cli import main
+    from tests.data_paths import CONFIGS
+
+    folder = tmp_path / "Llama-3.1-8B-Instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    assert main(["plan", "--model", str(folder / "config.json")]) == 0
+    assert capsys.readouterr().out.startswith("Llama-3.1-8B-Instruct  ·  SGLang latest")

@@ -57,7 +57,8 @@ def field_of_error(err: KvtopError) -> str | None:
     if not name:
         return None
     by_label = next((field.key for field in FIELDS if field.label == name), None)
-    return by_label or _FIELD_BY_FLAG.get(name.split("/")[0])
+    by_flag = (_FIELD_BY_FLAG.get(part) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
+    return by_label or next((key for key in by_flag if key), None)
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str:
