@@ -259,3 +259,22 @@ def test_a_checkpoints_config_json_is_named_by_its_folder(tmp_path, capsys) -> N
     (folder / "config.json").write_text((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
     assert main(["plan", "--model", str(folder / "config.json")]) == 0
     assert capsys.readouterr().out.startswith("Llama-3.1-8B-Instruct  ·  SGLang latest")
+
+
+def test_budget_left_by_a_fixed_kv_size_is_unused_not_runtime_reserve(capsys) -> None:
+    """vLLM with --kv-cache-memory-bytes skips profiling: of its 0.92 share, the runtime keeps the 2 GiB
+    estimate and the rest stays free; it was all called "runtime reserve"."""
+    import json
+
+    from kvtop.cli import main
+
+    args = ["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu-memory", "80GiB",
+            "--gpu-memory-utilization", "0.9", "--kv-cache-memory-bytes", "20GiB"]  # fmt: skip
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    requested = -(-80 * (1 << 30) * 9 // 10)  # ceil(total × 0.9)
+    rest = requested - out["weights_bytes"] - 20 * (1 << 30)
+    assert out["reserve_bytes"] == 2 * (1 << 30)
+    assert out["unused_budget_bytes"] == rest - 2 * (1 << 30) + out["kv_budget_bytes"] - out["kv_pool_bytes"]
+    assert main(args) == 0
+    assert "; unused budget " in capsys.readouterr().out

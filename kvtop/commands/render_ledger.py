@@ -6,7 +6,10 @@ from typing import Any
 
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+
+#: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
+UNUSED_SHOWN = 256 * MIB
 
 
 def rank_json(rank: RankLedger) -> dict[str, Any]:
@@ -34,7 +37,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "max_running_requests": e.max_running_requests, "max_concurrency": e.max_concurrency,
         "requests_at_context_length": e.token_capacity / ledger.context_length if ledger.context_length else None,
         "num_blocks": e.num_blocks, "kv_budget_bytes": e.kv_budget_bytes, "kv_pool_bytes": e.kv_pool_bytes,
-        "reserve_bytes": e.reserve_bytes, "reserve_needed_bytes": e.reserve_needed_bytes,
+        "reserve_bytes": e.reserve_bytes, "unused_budget_bytes": e.unused_budget_bytes, "reserve_needed_bytes": e.reserve_needed_bytes,
         "reserve_short_bytes": e.reserve_short_bytes,
         "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
@@ -112,8 +115,10 @@ def ledger_text(ledger: Ledger) -> str:
         concurrency = e.token_capacity / ledger.context_length
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
+        unused = e.unused_budget_bytes
         lines.append(
             f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
+            + (f"; unused budget {fmt_both(unused)} (a cap or a fixed KV size leaves it)" if unused >= UNUSED_SHOWN else "")
         )
         lines.append(f"Max running reqs    {e.max_running_requests:,}")
         if e.max_concurrency is not None:
