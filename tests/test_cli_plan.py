@@ -278,3 +278,25 @@ def test_budget_left_by_a_fixed_kv_size_is_unused_not_runtime_reserve(capsys) ->
     assert out["unused_budget_bytes"] == rest - 2 * (1 << 30) + out["kv_budget_bytes"] - out["kv_pool_bytes"]
     assert main(args) == 0
     assert "; unused budget " in capsys.readouterr().out
+
+
+def test_a_plan_that_does_not_fit_names_its_defaults_and_the_smallest_layout_that_fits(capsys) -> None:
+    """Llama-3-70B (the first preset) on kvtop's default TP1 H100 does not fit; TP4 is the fewest GPUs
+    that do under SGLang (TP2: 70.5 GB of weights per rank leave no room for the reserve)."""
+    import json
+
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3-70b"]) == 0
+    text = capsys.readouterr().out
+    assert "DOES NOT FIT" in text and "assumed (not given): --tp 1 and --gpu H100" in text
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "4", "--json"]) == 0
+    at_tp4 = json.loads(capsys.readouterr().out)
+    assert at_tp4["fits"] and at_tp4["smallest_fit"] is None and at_tp4["assumed"] == ["--gpu H100"]
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "2", "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["fits"]  # so TP4 is the smallest
+    tokens = f"{at_tp4['token_capacity']:,}"
+    assert f"smallest layout that fits: 4× H100 (79.65 GiB), {tokens} tokens per rank (engine flags: --tp-size 4)" in text
+    assert main(["plan", "--model", "llama-3-70b", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"]}

@@ -11,6 +11,7 @@ from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     add_hub_timeout,
     add_model_arguments,
+    defaults_taken,
     engine_flags_help,
     gpu_from_args,
     hub_deadline,
@@ -74,14 +75,19 @@ def _model_and_device(
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_ledger import ledger_json, ledger_text
 
+    from kvtop.commands.render_ledger import fitting_json, fitting_lines
+    from kvtop.domain.fit import smallest_fitting_layout
+
     if args.compare is not None:
         return run_compare(args, extra)
     ledger = build_ledger(args, extra)
+    smallest = smallest_fitting_layout(ledger)
+    defaults = defaults_taken(args, extra)
     if args.json:
-        json.dump(ledger_json(ledger), sys.stdout, indent=1)
+        json.dump(ledger_json(ledger) | fitting_json(smallest, defaults), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(ledger_text(ledger))
+        print("\n".join([ledger_text(ledger), *fitting_lines(ledger, smallest, defaults)]))
     return 1 if args.require_fit and not ledger.engine.fits else 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.engines.registry import display_name
+from kvtop.domain.fit import FittingLayout
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
@@ -143,3 +144,29 @@ def ledger_text(ledger: Ledger) -> str:
     if flags:
         lines.append(f"engine flags: {flags}")
     return "\n".join(lines)
+
+
+def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:
+    """Under a plan that does not fit: which inputs were kvtop's defaults, and the fewest GPUs that fit."""
+    if ledger.engine.fits:
+        return []
+    lines = []
+    if defaults:
+        lines.append(f"assumed (not given): {' and '.join(defaults)}")
+    gpu = f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})"
+    if smallest is None:
+        lines.append(f"no layout up to 32× {gpu} fits this launch")
+    else:
+        lines.append(
+            f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
+            f"(engine flags: {' '.join(smallest.settings.to_flags())})"
+        )
+    return lines
+
+
+def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
+    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
+    fit = None
+    if smallest is not None:
+        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
+    return {"smallest_fit": fit, "assumed": list(defaults)}
