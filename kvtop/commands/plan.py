@@ -73,9 +73,7 @@ def _model_and_device(
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    from kvtop.commands.render_ledger import ledger_json, ledger_text
-
-    from kvtop.commands.render_ledger import fitting_json, fitting_lines
+    from kvtop.commands.render_ledger import fitting_json, fitting_lines, ledger_json, ledger_text
     from kvtop.domain.fit import smallest_fitting_layout
 
     if args.compare is not None:
