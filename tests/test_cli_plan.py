@@ -300,3 +300,17 @@ def test_a_plan_that_does_not_fit_names_its_defaults_and_the_smallest_layout_tha
     assert main(["plan", "--model", "llama-3-70b", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "says"),
+    [(["--context-length", "262144"], "--context-length", "SGLang latest refuses --context-length 262,144 above the model's 131,072 positions"),
+     (["--engine", "vllm", "--kv-cache-dtype", "fp8_ds_mla"], "--kv-cache-dtype", "vLLM latest has no attention backend for fp8_ds_mla"),
+     (["--engine", "vllm", "--kv-cache-dtype", "nvfp4", "--gpu", "H100"], "--kv-cache-dtype", "vLLM latest refuses nvfp4 KV on H100 (sm90)")],
+)  # fmt: skip
+def test_a_launch_the_engine_refuses_is_refused_in_one_line_naming_the_flag(capsys, args, field, says) -> None:
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kvtop: error: {field}: {says}") and err.count("\n") == 1

@@ -75,10 +75,14 @@ def _model_and_device(
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_ledger import fitting_json, fitting_lines, ledger_json, ledger_text
     from kvtop.domain.fit import smallest_fitting_layout
+    from kvtop.domain.refusals import launch_refusals
 
     if args.compare is not None:
         return run_compare(args, extra)
     ledger = build_ledger(args, extra)
+    refused = launch_refusals(ledger)
+    if refused:  # the engine would not start it: a plan of it would read as valid
+        raise InputError("; ".join(refusal.describe() for refusal in refused), field=refused[0].field)
     smallest = smallest_fitting_layout(ledger)
     defaults = defaults_taken(args, extra)
     if args.json:

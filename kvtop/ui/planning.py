@@ -51,6 +51,11 @@ _FIELD_BY_FLAG = {
 }  # fmt: skip
 
 
+def field_of_flag(flag: str) -> str | None:
+    """The planner field an engine flag sets ('--max-model-len' → 'context_length'), if any."""
+    return _FIELD_BY_FLAG.get(flag)
+
+
 def field_of_error(err: KvtopError) -> str | None:
     """The planner field an error names (by label or by engine flag), if any."""
     name = getattr(err, "field", None)

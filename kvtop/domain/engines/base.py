@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.explanation import Explanation, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
+    from kvtop.domain.refusals import Refusal
     from kvtop.domain.whatif import Replay
 
 GIB = 1 << 30
@@ -262,4 +263,9 @@ class EngineRules(Protocol):
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """Settings that hold every pipeline stage at the tightest stage's capacity."""
+        ...
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """What this engine, at the ledger's release, refuses to start although kvtop sizes it
+        (`kvtop.domain.refusals`); empty where it refuses nothing kvtop knows of."""
         ...
