@@ -267,6 +267,12 @@ class KvtopApp(KvtopBaseApp):
         )  # fmt: skip
 
     def action_planner(self) -> None:
+        gpu, snapshot = self.focused_gpu(), self.node.snapshot
+        if gpu is not None and snapshot is not None and snapshot.engine_of_gpu(gpu) is None:
+            engines = ", ".join(view.engine.engine_id for view in snapshot.engines)
+            where = f": select a GPU of {engines}" if engines else ""
+            self.notify(f"GPU {gpu} runs no engine, so there is nothing to plan on it{where}", severity="warning")
+            return
         basis = self._plan_basis(self._engine_to_plan())
         if basis is None:
             self.notify("no engine with known settings on this node to plan from", severity="warning")

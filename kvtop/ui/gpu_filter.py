@@ -5,7 +5,8 @@ gpu:3   gpu:3,5   gpu3   3     the GPU with that NVML index (a bare number also 
 pid:4242                       a GPU one of whose processes has that pid
 state:lost  state:tight        the GPU's state (ok, lost, error, mig, …), `tight` (★), `finding`
                                (named by a warning or critical finding), `short` (the rank is short,
-                               once the rows carry the capacity waterfall's state)
+                               once the rows carry the capacity waterfall's state), `orphan` (held by a
+                               dead server's workers), `idle` (no process)
 engine:sglang  engine:41000    the engine's kind, id or server pid (substring)
 llama   jupyter   tp3          plain text: model, process names and titles, user, rank label;
                                a state's name (`tight`, `lost`) typed plain matches that state too
@@ -21,11 +22,11 @@ import re
 from dataclasses import dataclass
 
 from kvtop.domain.observe import GpuState
-from kvtop.ui.widgets.row_parts import GpuRowData, rank_label
+from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, state_cell
 
 KEYS = ("gpu", "pid", "state", "engine")
 #: States the filter knows beyond `GpuState`'s values.
-ROW_STATES = ("tight", "finding", "short")
+ROW_STATES = ("tight", "finding", "short", "orphan", "idle")
 _GPU_WORD = re.compile(r"^gpu(\d+)$")
 
 
@@ -107,6 +108,8 @@ def _state_matches(value: str, row: GpuRowData) -> bool:
         return row.finding_tone in ("error", "warning")
     if value == "short":
         return row.capacity is not None and row.capacity.short
+    if value in ("orphan", "idle"):
+        return state_cell(row)[0] == value.upper()  # the state the row shows
     return row.gpu.state.value == value
 
 

@@ -69,6 +69,8 @@ def shows_server(row: GpuRowData) -> bool:
 MIN_FINDINGS_LINES = 8
 #: Lines the findings keep below one-line GPU rows before the list scrolls (the worst finding's head).
 MIN_COMPACT_FINDINGS_LINES = 1
+#: The id Textual gives each screen's rack of notifications.
+TOAST_RACK_ID = "textual-toastrack"
 #: Below this height the bar legend goes (the rows need the line more).
 LEGEND_MIN_HEIGHT = 20
 
@@ -135,12 +137,14 @@ class DashboardScreen(NodeScreen):
         Binding("slash", "filter", "Filter"),
         Binding("f", "findings", "Findings"),
         Binding("s", "sort", "Sort", show=False),
+        Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self, state: NodeState, now: float, interval_s: float) -> None:
         super().__init__(state, now, interval_s)
         self.sort_index = 0  # SORT_KEYS: GPU index first
+        self.sort_reverse = False  # `S`: the same order, highest first
         self._worst: int | None = None
         self._selected_worst = False  # the worst GPU was selected once, on the first findings
         self._rows: list[GpuRowData] = []
@@ -182,8 +186,9 @@ class DashboardScreen(NodeScreen):
         else:
             head = f"{'GPU':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
-        if self.sort_index:  # said first: on a narrow terminal the legend's end is cut
-            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s) │ "
+        if self.sort_index or self.sort_reverse:  # said first: on a narrow terminal the legend's end is cut
+            reverse = " ↑ reversed (S)" if self.sort_reverse else ""
+            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s){reverse} │ "
             return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
         return Content.assemble(
             (head, "bold $text-muted"),
@@ -205,6 +210,7 @@ class DashboardScreen(NodeScreen):
             child.outer_size.height for child in box.children if child.display and child.id != "findings"
         )
         top = self.query_one("#header").outer_size.height + (1 if show_legend else 0)
+        self._toasts_below(top)
         room = self.size.height - top - max(chrome, 2)
         compact, lines = list_layout(len(gpus.shown_gpus) or gpus.row_count, room, self.size.width)
         if gpus.compact != compact:
@@ -215,12 +221,19 @@ class DashboardScreen(NodeScreen):
         if gpus.styles.height is None or gpus.styles.height.value != lines:
             gpus.styles.height = lines
 
+    def _toasts_below(self, top: int) -> None:
+        """Notifications start under the header and the legend (over the rows' trend column): never over
+        the engine lines' token figures, nor over the findings below."""
+        rack = next(iter(self.query_children(f"#{TOAST_RACK_ID}")), None)  # Textual's rack of this screen
+        if rack is not None and rack.styles.margin.top != top:
+            rack.styles.margin = (top, 0, 0, 0)
+
     def show_node(self, state: NodeState) -> None:
         rows = gpu_rows(state)
         self._rows = rows
         gpus = self.query_one(GpuList)
-        if self.sort_index:
-            gpus.set_order(ordered(rows, SORT_KEYS[self.sort_index]))
+        if self.sort_index or self.sort_reverse:
+            gpus.set_order(self._order_of(rows, previous=gpus.order or ()))
         counted = len(gpus.shown_gpus)
         gpus.show_rows(rows)
         extra = (
@@ -309,8 +322,21 @@ class DashboardScreen(NodeScreen):
     def action_sort(self) -> None:
         """The next order of the GPU list (index, problems first, least free, most used, KV in use)."""
         self.sort_index = (self.sort_index + 1) % len(SORT_KEYS)
+        self._apply_order()
+
+    def action_reverse_sort(self) -> None:
+        """The same order, highest first (nvitop's reverse)."""
+        self.sort_reverse = not self.sort_reverse
+        self._apply_order()
+
+    def _order_of(self, rows: Sequence[GpuRowData], previous: Sequence[int] = ()) -> tuple[int, ...]:
+        return ordered(rows, SORT_KEYS[self.sort_index], previous=previous, reverse=self.sort_reverse)
+
+    def _apply_order(self) -> None:
+        """Sort afresh (a new order owes nothing to the last one) and say so in the legend."""
         gpus = self.query_one(GpuList)
-        gpus.set_order(ordered(self._rows, SORT_KEYS[self.sort_index]) if self.sort_index else None)
+        plain = not self.sort_index and not self.sort_reverse
+        gpus.set_order(None if plain else self._order_of(self._rows))
         self.query_one("#legend", Static).update(self._legend())
 
     @on(FindingsPane.Selected)

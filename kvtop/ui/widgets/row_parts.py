@@ -34,7 +34,7 @@ from typing import NamedTuple
 from textual.content import Content
 
 from kvtop.domain.node import EngineView, RankView
-from kvtop.domain.observe import GpuObservation, GpuState
+from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
 from kvtop.ui.ledger_rows import predicted_used_bytes
 from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import (
@@ -60,6 +60,10 @@ _STATE_LABELS = {
     GpuState.MIG: ("MIG", "$warning"),
     GpuState.PROCESS_MEMORY_UNAVAILABLE: ("NO-PMEM", "$warning"),
 }
+
+
+#: A GPU no engine uses, held by a dead server's workers; one with no process at all.
+ORPHAN_STATE, IDLE_STATE = "ORPHAN", "IDLE"
 
 
 class CapacityCell(NamedTuple):
@@ -238,6 +242,11 @@ def state_cell(data: GpuRowData, *, compact: bool = False) -> tuple[str, str]:
             text = data.capacity.brief
         return text, f"bold ${data.capacity.tone}"
     gpu = data.gpu
+    if gpu.state is GpuState.OK and data.rank is None:  # no engine here: what holds the GPU, if anything
+        if any(process.role is ProcessRole.ORPHAN for process in gpu.processes):
+            return ORPHAN_STATE, "bold $warning"  # a dead server's worker: the whole GPU is out of service
+        if not gpu.processes:
+            return IDLE_STATE, "$text-muted"
     return _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
 
 
