@@ -65,7 +65,7 @@ def test_orphaned_vllm_worker_is_named_with_its_kill(capsys: pytest.CaptureFixtu
     (finding,) = out["findings"]
     assert code == 1 and finding["rule"] == "orphan_worker" and finding["gpus"] == [1]
     assert finding["fix"].startswith("kill 2753461 (VLLM::Worker_TP1") and finding["bytes"] == 72090 * MIB
-    assert finding["tokens"] == 0  # no engine runs on GPU 1: bytes, not tokens
+    assert finding["tokens"] == 0 and finding["whole_gpus"] == 1  # no engine runs on GPU 1: a GPU, not tokens
 
 
 def test_lost_gpu_is_critical(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,3 +93,10 @@ def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error:") and err.count("\n") == 1
 
+
+
+def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--demo", "gpu5-lost"]) == 1
+    text = capsys.readouterr().out
+    assert "CRITICAL gpu_lost  GPU 5  a whole GPU out of service  (79.65 GiB)" in text
+    assert "INFO     idle_gpu  GPU 4  a whole GPU unused" in text and "no token cost" not in text

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
+from kvtop.domain.wording import whole_gpus
 from kvtop.units import fmt_bytes, fmt_tokens
 
 
@@ -49,7 +50,9 @@ def _when(finding: Finding) -> str:
 
 
 def finding_text(finding: Finding) -> list[str]:
-    if not is_problem(finding):
+    if finding.whole_gpus and not finding.tokens:
+        cost = whole_gpus(finding.whole_gpus, unused=not is_problem(finding))
+    elif not is_problem(finding):
         cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
     else:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"

@@ -221,6 +221,7 @@ def test_orphan_on_a_gpu_without_engine_holds_bytes_but_no_tokens() -> None:
     finding = only(diagnose(node(llama(), others={8: (orphan,)}, gpus=9)), "orphan_worker")
     assert (finding.tokens, finding.bytes, finding.engine_id) == (0, 70 * GIB, None)
     assert "no running engine on GPU 8" in finding.evidence[-1]
+    assert finding.whole_gpus == 1  # the GPU serves nothing while it holds it: not "no token cost"
 
 
 # --- rule 3: rank imbalance -------------------------------------------------------------------
@@ -480,3 +481,19 @@ def test_every_finding_id_is_documented() -> None:
 
     text = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
     assert [rule.value for rule in Rule if f"| `{rule.value}` |" not in text] == []
+
+
+def test_a_lost_gpu_outside_every_engine_is_a_whole_gpu_lost_and_an_empty_gpu_is_advice() -> None:
+    """The gpu5-lost demo: GPU 5 belongs to no engine (its bytes from its siblings: NVML reads none of
+    a lost GPU); GPU 4 runs nothing on a node whose engines could use it."""
+    from kvtop.sources.demo import DemoSource
+    from kvtop.sources.scenario import load_scenario
+
+    snapshot = DemoSource(load_scenario("gpu5-lost")).collect_at(0)
+    found = diagnose(snapshot)
+    lost, idle = only(found, "gpu_lost"), only(found, "idle_gpu")
+    assert (lost.whole_gpus, lost.tokens, lost.engine_id) == (1, 0, None)
+    assert lost.bytes == snapshot.observation.gpu(0).total_bytes  # an H100 like its siblings
+    assert (idle.gpus, idle.severity, idle.whole_gpus) == ((4,), Severity.INFO, 1)
+    assert idle.bytes == snapshot.observation.gpu(4).free_bytes
+    assert found[0] is lost  # critical first; among equals, whole GPUs before token figures
