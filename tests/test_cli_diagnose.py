@@ -100,3 +100,13 @@ def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.Cap
     text = capsys.readouterr().out
     assert "CRITICAL gpu_lost  GPU 5  a whole GPU out of service  (79.65 GiB)" in text
     assert "INFO     idle_gpu  GPU 4  a whole GPU unused" in text and "no token cost" not in text
+
+
+def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """The sentence a person pastes into a ticket: the finding's GPU, rank, tokens, pid, bytes and fix."""
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
+    (finding,) = out["findings"]
+    assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) is {finding['tokens']:,} tokens short: pid 4242 (python, 6.00 GiB, started ")
+    assert out["answer"].endswith(" ago) holds it — stop it, then restart sglang:41000 to recover them")
+    assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
+    assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"

@@ -28,11 +28,12 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 
 def findings_json(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, answer: str | None = None
 ) -> dict[str, Any]:
     return {
         "source": source,
         "notice": notice,
+        "answer": answer,
         "findings": [finding_json(f) for f in findings if is_problem(f)],
         "advice": [finding_json(f) for f in findings if not is_problem(f)],
     }
@@ -67,17 +68,20 @@ def finding_text(finding: Finding) -> list[str]:
 
 
 def findings_text(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, simulated: bool = False
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, simulated: bool = False,
+    answer: str | None = None,
 ) -> str:
-    """The findings, then the advice; `simulated` marks a demo node in the header line."""
+    """The incident's answer in one line, the findings, then the advice; `simulated` marks a demo node."""
     problems = [f for f in findings if is_problem(f)]
     advice = [f for f in findings if not is_problem(f)]
     shown = f"{source or 'node'} ({SIMULATED})" if simulated else source or "node"
     head = f"kvtop diagnose — {shown}: {len(problems)} finding(s), {len(advice)} advice"
     lines = [head]
+    if answer:
+        lines.append(f"answer: {answer}")
     if notice:
         lines.append(f"note: {notice}")
-    if not problems:
+    if not problems and not answer:
         lines.append("no capacity lost to a fault: every rank holds what its plan predicts")
     for finding in problems:
         lines += ["", *finding_text(finding)]

@@ -168,3 +168,30 @@ async def test_p_on_a_gpu_without_an_engine_says_so_and_opens_no_other_gpus_plan
         await pilot.press("up", "p")  # GPU 3: sglang's rank
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
         assert app.screen.basis.engine_label.startswith("sglang")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_it(make_app, co_tenant_snapshot, size):
+    from kvtop.domain.incident import incident_answer
+
+    _, answer = incident_answer(co_tenant_snapshot, diagnose(co_tenant_snapshot))
+    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
+    assert answer.endswith("holds it — stop it, then restart sglang:4242 to recover them")
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=size) as pilot:
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: bool(app.node.findings))
+        await pilot.pause()
+        lines = app.screen.query_one("#header").render().plain.split("\n")
+        assert lines[1] == f"▶ {answer}"
+
+
+async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: app.node.findings != ())
+        await pilot.pause()
+        assert app.screen.query_one("#header").render().plain.split("\n")[1] == (
+            "✓ nothing lost to a fault: every rank holds what its plan predicts"
+        )

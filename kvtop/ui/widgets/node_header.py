@@ -6,7 +6,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kvtop.domain.diagnose_rules import Severity
 from kvtop.domain.engines.registry import display_names
+from kvtop.domain.incident import incident_answer
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
 from kvtop.ui.freshness import Wording
@@ -41,7 +43,7 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         parts.append(
             f" · {ledger.layout.describe()} · tokens {fmt_tokens(predicted.token_capacity)} {'pred' if compact else 'predicted'}"
         )
-        if predicted.token_capacity != ledger.token_capacity:
+        if predicted.token_capacity != ledger.token_capacity and not compact:  # the rows' "−129k" say it narrow
             parts.append((f" (clean {fmt_tokens(ledger.token_capacity)})", "$text-muted"))
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
@@ -54,6 +56,19 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
     return Content.assemble(*parts)
+
+
+_ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
+
+
+def answer_line(state: NodeState) -> Content:
+    """The incident's answer in one sentence (`kvtop.domain.incident`, as `kvtop diagnose` prints it)."""
+    if state.snapshot is None:
+        return Content("")
+    severity, answer = incident_answer(state.snapshot, state.findings)
+    if severity is None:
+        return Content.assemble(("✓ ", "bold $success"), (answer, "$text-muted"))
+    return Content.assemble(("▶ ", _ANSWER_STYLES.get(severity, "bold")), (answer, _ANSWER_STYLES.get(severity, "")))
 
 
 def header_inputs(state: NodeState | None) -> tuple[object, ...]:
@@ -73,7 +88,7 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
          view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
         for view in snapshot.engines
     )  # fmt: skip
-    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines
+    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines, state.findings
 
 
 class NodeHeader(Widget):
@@ -145,6 +160,7 @@ class NodeHeader(Widget):
                 )
             )
         if self._engines and snapshot is not None:
+            lines.append(answer_line(state))
             lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
             if not snapshot.engines:
                 lines.append(Content.styled(f"no {display_names()} engine found on this node", "$text-muted"))
