@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -10,18 +12,23 @@ from kvtop.domain.diagnose_rules import Severity
 from kvtop.domain.engines.registry import display_names
 from kvtop.domain.incident import incident_answer
 from kvtop.domain.node import EngineView
-from kvtop.domain.observe import EndpointState
+from kvtop.domain.observe import EndpointState, NvmlState
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_tokens
 
 _WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
+#: A demo node is never "live": its figures are simulated, whatever their age.
+_DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
 
 def freshness(state: NodeState, now: float, interval_s: float) -> Content:
-    """'● live · every 1 s', '● late · 2 s ago', '▲ STALE 12 s · …' or 'waiting for the first snapshot'."""
-    return shared_freshness(state.age_s(now), state.failure, interval_s, _WORDING)
+    """'● live · every 1 s' ('● simulated · …' on a demo node), '● late · 2 s ago', '▲ STALE 12 s · …' or
+    'waiting for the first snapshot'."""
+    snapshot = state.snapshot
+    demo = snapshot is not None and snapshot.observation.nvml_state is NvmlState.DEMO
+    return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def short_model_name(name: str) -> str:
