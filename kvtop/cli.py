@@ -89,7 +89,7 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
         description="KV-cache capacity per GPU rank: live, predicted, and where the gap went.",
         allow_abbrev=False,
     )
-    parser.add_argument("--version", action="version", version=f"kvtop {__version__}")
+    parser.add_argument("--version", action="version", version=f"kvtop {__version__} (package kvtop-ledger)")
     parser.add_argument("--demo", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
     parser.add_argument("--theme", default=None, metavar="NAME", help="colour theme, e.g. dark (also light, high-contrast)")
