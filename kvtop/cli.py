@@ -94,7 +94,8 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
     parser.add_argument("--theme", default=None, metavar="NAME", help="colour theme, e.g. dark (also light, high-contrast)")
     parser.add_argument(
-        "--read-only", action="store_true", help="hide actions that change anything (the probe)"
+        "--read-only", "--readonly", action="store_true",
+        help="hide actions that change anything (the probe, signals); the header says READ-ONLY",
     )
     parser.add_argument("--engine-log", default=None, metavar="PATH", help="attach an engine startup log")
     parser.add_argument(

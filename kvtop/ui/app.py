@@ -152,6 +152,11 @@ class KvtopApp(KvtopBaseApp):
         self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
 
     @property
+    def read_only(self) -> bool:
+        """`--read-only`: no probe, no signals (the header says so)."""
+        return self._read_only
+
+    @property
     def paused(self) -> bool:
         return self._held is not None
 

@@ -25,7 +25,7 @@ SECTIONS = (
 
 KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit (not while typing in a field or an open list: there it is a letter)", "everywhere"),
-    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+q,ctrl+c", "quit, from anywhere", "everywhere"),
     KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
     KeyHelp("tab,shift+tab", "cycle panes and fields", "everywhere"),
@@ -53,6 +53,7 @@ KEYS: tuple[KeyHelp, ...] = (
         "dashboard",
     ),
     KeyHelp("s", "sort: GPU index, problems first, least free, most used, KV in use", "dashboard"),
+    KeyHelp("S", "reverse the sort (highest first)", "dashboard"),
     KeyHelp("f", "findings pane (its GPUs get a coloured edge)", "dashboard"),
     KeyHelp("up,k", "previous finding (selects its worst GPU)", "findings pane"),
     KeyHelp("down,j", "next finding (selects its worst GPU)", "findings pane"),
@@ -82,7 +83,7 @@ CLUSTER_SECTIONS = ("everywhere", "node list", "node dashboard")
 #: The cluster view (`kvtop --prometheus URL`): read-only, no planner, probe or signals.
 CLUSTER_KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit (not while typing in the filter: there it is a letter)", "everywhere"),
-    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+q,ctrl+c", "quit, from anywhere", "everywhere"),
     KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
     KeyHelp("r", "read Prometheus now", "everywhere"),

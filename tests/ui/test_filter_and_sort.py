@@ -50,6 +50,13 @@ def matching(snapshot, text: str) -> list[int]:
         ("llama tp5", [5]),  # model and rank: every word must match
         # every rank is short: SGLang sized all eight by GPU 3, where the co-tenant was before it started
         ("state:short", list(range(8))),
+        # regular expressions over the same text, and any word negated (k9s's and nvitop's habits)
+        ("re:TP[0-2]$", [0, 1, 2]),  # case-insensitive: the rank label ends the row's text
+        (r"re:\bjupyter-\w+", [3]),  # \b and \w kept as typed (never lowered to \B, \W)
+        ("!jupyter", [0, 1, 2, 4, 5, 6, 7]),
+        ("!state:tight !gpu:0", [1, 2, 4, 5, 6, 7]),
+        ("!re:tp[0-6]$", [7]),
+        ("!engine:sglang", []),
     ],
 )
 def test_the_filter_grammar_on_the_co_tenant_node(co_tenant_snapshot, text, gpus):
@@ -72,7 +79,9 @@ def test_state_lost_and_state_short_read_the_row():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("foo:bar", "unknown filter key 'foo' (known: gpu, pid, state, engine; or plain text)"),
+        ("foo:bar", "unknown filter key 'foo' (known: gpu, pid, state, engine, re; or plain text)"),
+        ("re:tp[", "re: not a regular expression 'tp['"),
+        ("re:", "re: needs a pattern"),
         ("gpu:x", "gpu: takes numbers (got 'x'), e.g. gpu:3 or gpu:3,5"),
         ("state:sleepy", "state: one of ok, lost, error"),
         ("pid:", "pid: needs a value, e.g. pid:4242"),

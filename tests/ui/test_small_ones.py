@@ -195,3 +195,29 @@ async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):
         assert app.screen.query_one("#header").render().plain.split("\n")[1] == (
             "✓ nothing lost to a fault: every rank holds what its plan predicts"
         )
+
+
+async def test_ctrl_c_quits_from_anywhere_even_a_field(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("slash", "g")  # typing in the filter field
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
+
+
+async def test_read_only_says_so_in_the_header(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert " READ-ONLY " in app.screen.query_one("#header").render().plain.split("\n")[0]
+
+
+def test_readonly_is_the_same_flag_as_read_only():
+    """nvitop's and htop's spelling (--readonly) beside kvtop's own (--read-only)."""
+    from kvtop.cli import build_parser
+
+    parser = build_parser("probe")
+    assert parser.parse_args(["--readonly"]).read_only and parser.parse_args(["--read-only"]).read_only
+    assert parser.parse_args(["probe", "--readonly", "--gpu", "0", "--model", "x", "--fill"]).read_only

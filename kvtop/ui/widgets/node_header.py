@@ -151,6 +151,8 @@ class NodeHeader(Widget):
         snapshot = state.snapshot
         source = snapshot.source if snapshot else state.source_label
         top: list[str | tuple[str, str] | Content] = [("kvtop", "bold $primary"), f" │ {source} │ "]
+        if getattr(self.app, "read_only", False):  # nothing here can change the node: said up front
+            top += [(" READ-ONLY ", "bold reverse $accent"), " │ "]
         if snapshot is not None and snapshot.notice:
             top += [(snapshot.notice, "$warning"), " │ "]
         if state.paused:
