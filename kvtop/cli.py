@@ -117,10 +117,15 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     parser.add_argument(
         "--interval",
         type=positive_seconds,
-        default=1.0,
+        default=None,
         metavar="SECONDS",
-        help="refresh interval (default 1 s)",
+        help="refresh interval (default: the config file's, else 1 s)",
     )
+    parser.add_argument(
+        "--config", default=None, metavar="PATH",
+        help="the terminal UI's settings file (default $XDG_CONFIG_HOME/kvtop/config.toml, else "
+        "~/.config/kvtop/config.toml): theme, sort, columns and interval, saved when you change them",
+    )  # fmt: skip
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if not full or (only is not None and name != only):

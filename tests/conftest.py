@@ -16,3 +16,10 @@ def needs_torch() -> None:
     """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""
     if find_spec("torch") is None:
         pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")
+
+
+@pytest.fixture(autouse=True)
+def _own_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal UI saves its settings under $XDG_CONFIG_HOME: a test (and every kvtop it starts)
+    writes into a directory of its own, never the home of the person running the tests."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))

@@ -22,12 +22,14 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import (
     ModelLoader,
+    PreferencesStore,
     SignalOutcome,
     SignalRequest,
     SignalSender,
     SignalState,
     SnapshotSource,
 )
+from kvtop.domain.preferences import Preferences
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.attention import worst_gpu
 from kvtop.ui.base_app import KvtopBaseApp
@@ -36,7 +38,7 @@ from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.process_rows import gpus_of_pid
 from kvtop.ui.screens.base import NodeScreen
-from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.dashboard import DashboardScreen, PreferencesChanged
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
@@ -86,8 +88,12 @@ class KvtopApp(KvtopBaseApp):
         probe_simulated: bool = False,
         probe_unavailable: str | None = None,
         signal_sender: SignalSender | None = None,
+        preferences: Preferences | None = None,
+        preferences_store: PreferencesStore | None = None,
     ) -> None:
         super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
+        self.preferences = preferences or Preferences()  # what the operator chose, kept by the store
+        self._preferences_store = preferences_store
         self._source = source
         self._signal_sender = None if read_only else signal_sender
         self._held: NodeState | None = None  # the newest state while the screen is paused
@@ -108,8 +114,31 @@ class KvtopApp(KvtopBaseApp):
         return self.dashboard
 
     def on_mount(self) -> None:
+        self.dashboard.apply_preferences(self.preferences)
         self.stream_snapshots()
         self.set_interval(1.0, self._tick)
+
+    @on(PreferencesChanged)
+    def keep_preferences(self) -> None:
+        self._remember(self.dashboard.preferences(self.preferences))
+
+    def action_next_theme(self) -> None:
+        super().action_next_theme()
+        self._remember(self.preferences.model_copy(update={"theme": self.theme}))
+
+    def _remember(self, preferences: Preferences) -> None:
+        """Keep what the operator chose for the next run (a file write: in a worker, never on the loop)."""
+        if preferences == self.preferences:
+            return
+        self.preferences = preferences
+        if self._preferences_store is not None:
+            self._save_preferences(self._preferences_store, preferences)
+
+    @work(thread=True, exclusive=True, group="preferences", exit_on_error=False)
+    def _save_preferences(self, store: PreferencesStore, preferences: Preferences) -> None:
+        failure = store.save(preferences)
+        if failure is not None:
+            self.call_from_thread(self.notify, failure, severity="warning", timeout=6)
 
     def on_unmount(self) -> None:
         if self._probe_cancel is not None:
