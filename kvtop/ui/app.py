@@ -39,6 +39,7 @@ from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.process_rows import gpus_of_pid
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen, PreferencesChanged
+from kvtop.ui.screens.engines import EngineTreeScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
@@ -66,6 +67,7 @@ class KvtopApp(KvtopBaseApp):
         Binding("p", "planner", "Planner"),
         Binding("P", "probe", "Probe"),
         Binding("x", "processes", "Processes"),
+        Binding("g", "engine_tree", "Tree", tooltip="engines → processes → ranks"),
         # in the help, the command palette and the footer of a wide terminal's … menu: not in the footer
         Binding("z", "pause", "Pause", show=False),
         Binding("t", "next_theme", "Next theme", show=False),
@@ -232,7 +234,13 @@ class KvtopApp(KvtopBaseApp):
         screen = self.action_screen
         if action == "processes":
             return isinstance(screen, DashboardScreen | RankLedgerScreen)
+        if action == "engine_tree":
+            return isinstance(screen, DashboardScreen)
         return not (action in ("planner", "probe", "help", "pause") and not isinstance(screen, NodeScreen))
+
+    def action_engine_tree(self) -> None:
+        """The node as a tree: engines → processes → ranks (nvitop's tree view)."""
+        self.push_screen(EngineTreeScreen(self.node, self.now, self._interval_s))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self._read_only))

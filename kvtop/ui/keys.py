@@ -47,6 +47,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("home,end", "first / last GPU", "dashboard"),
     KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
     KeyHelp("x", "process panel of the selected GPU", "dashboard"),
+    KeyHelp("g", "tree: engines → their processes → the ranks each holds (Enter: a rank's ledger)", "dashboard"),
     KeyHelp(
         "slash",
         "filter: gpu:3 pid:4242 state:lost|tight|finding|orphan|idle engine:sglang, re:PATTERN, !word, or text",
