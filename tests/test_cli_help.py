@@ -183,6 +183,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
+    ("kvtop/sources/preferences_file.py", ("kvtop",)),  # the TUI's settings file (--config)
     ("kvtop/domain/engine_log*.py", ("explain",)),
     ("kvtop/sources/engine_log*.py", ("explain",)),
     ("kvtop/commands/*", ("plan", "explain", "probe")),  # common.py, probe_gpu.py, render_*.py
