@@ -26,10 +26,10 @@ def incident_answer(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> tupl
     if not faults:
         return None, ALL_CLEAR
     worst = min(faults, key=lambda f: SEVERITY_ORDER[f.severity])  # the first of the worst severity
-    return worst.severity, _sentence(snapshot, worst, faults)
+    return worst.severity, _sentence(snapshot, worst)
 
 
-def _sentence(snapshot: NodeSnapshot, finding: Finding, faults: Sequence[Finding]) -> str:
+def _sentence(snapshot: NodeSnapshot, finding: Finding) -> str:
     where = _where(snapshot, finding)
     loss = f"is {finding.tokens:,} tokens short" if finding.tokens else f"is {whole_gpus(finding.whole_gpus)}"
     held = [p for pid in finding.pids if (p := _process(snapshot, pid)) is not None]
@@ -38,16 +38,8 @@ def _sentence(snapshot: NodeSnapshot, finding: Finding, faults: Sequence[Finding
         verb = "stop it" if finding.rule is Rule.CO_TENANT else "kill it"
         verb = verb.replace("it", "them") if len(held) > 1 else verb
         restart = f", then restart {finding.engine_id} to recover them" if finding.gain_needs_restart else ""
-        sentence = f"{where} {loss}: {who} holds it — {verb}{restart}"
-    else:  # the finding's own words: its summary names the place and the loss
-        sentence = f"{finding.summary} — {finding.fix}"
-    alternative = next(
-        (f for f in faults if f.rule is Rule.RESTART_WILL_NOT_FIT and f is not finding and f.fix_settings is not None),
-        None,
-    )
-    if alternative is not None:
-        sentence += f"; or restart with {alternative.fix}: {alternative.gain_tokens:,} tokens per rank"
-    return sentence
+        return f"{where} {loss}: {who} {'hold' if len(held) > 1 else 'holds'} it — {verb}{restart}"
+    return f"{finding.summary} — {finding.fix}"  # the finding's own words: its summary names the place and the loss
 
 
 def _where(snapshot: NodeSnapshot, finding: Finding) -> str:
