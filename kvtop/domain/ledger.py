@@ -84,10 +84,10 @@ class Ledger(BaseModel):
 
 
 def _respelled(err: LayoutError, engine: str) -> LayoutError:
-    """The layout's refusal naming the engine's own flag first ('--cp/--dcp' for LMDeploy's --cp): the
-    layout knows kvtop's names only, and a person typed the engine's."""
+    """The layout's refusal naming the engine's own flag first where kvtop's is its own coinage: '--dcp'
+    ('--cp/--dcp' for LMDeploy's --cp); --tp, --pp, --dp and --ep are every engine's words already."""
     flag = err.field or ""
-    own = spelling_of(engine, flag.removeprefix("--")) if flag.startswith("--") else flag
+    own = spelling_of(engine, "dcp") if flag == "--dcp" else flag
     if own == flag:
         return err
     where = f" in {err.source}" if err.source else ""
