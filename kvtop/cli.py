@@ -89,12 +89,13 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
         description="KV-cache capacity per GPU rank: live, predicted, and where the gap went.",
         allow_abbrev=False,
     )
-    parser.add_argument("--version", action="version", version=f"kvtop {__version__}")
+    parser.add_argument("--version", action="version", version=f"kvtop {__version__} (package kvtop-ledger)")
     parser.add_argument("--demo", nargs="?", const="default", default=None, metavar="SCENARIO",
                         help="run on a simulated node (a scenario name or file)")  # fmt: skip
     parser.add_argument("--theme", default=None, metavar="NAME", help="colour theme, e.g. dark (also light, high-contrast)")
     parser.add_argument(
-        "--read-only", action="store_true", help="hide actions that change anything (the probe)"
+        "--read-only", "--readonly", action="store_true",
+        help="hide actions that change anything (the probe, signals); the header says READ-ONLY",
     )
     parser.add_argument("--engine-log", default=None, metavar="PATH", help="attach an engine startup log")
     parser.add_argument(
@@ -118,10 +119,15 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     parser.add_argument(
         "--interval",
         type=positive_seconds,
-        default=1.0,
+        default=None,
         metavar="SECONDS",
-        help="refresh interval (default 1 s)",
+        help="refresh interval (default: the config file's, else 1 s)",
     )
+    parser.add_argument(
+        "--config", default=None, metavar="PATH",
+        help="the terminal UI's settings file (default $XDG_CONFIG_HOME/kvtop/config.toml, else "
+        "~/.config/kvtop/config.toml): theme, sort, columns and interval, saved when you change them",
+    )  # fmt: skip
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if not full or (only is not None and name != only):

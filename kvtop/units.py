@@ -22,17 +22,27 @@ __all__ = ["GB", "GIB", "MIB", "fmt_both", "fmt_bytes", "fmt_gb", "fmt_gib", "fm
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
+#: '20G', '512m': a prefix without B, which one tool reads as GB and another (vLLM: upper case) as GiB
+_BARE_PREFIX = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*([kmgtpe])\s*$", re.IGNORECASE)
 
 
 def parse_size(text: str, *, field: str = "size") -> int:
     """Parse '80GiB', '80 GB', '1.5TiB', '512MiB' or a plain byte count into int bytes.
 
-    A bare number is bytes. Negative sizes are an error naming `field`.
+    A bare number is bytes. Negative sizes are an error naming `field`; so is a prefix without its
+    unit ('20G', '20g'): GB or GiB is always written, never guessed.
     """
     raw = str(text).strip()
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
     if raw.startswith("-"):
         raise InputError(f"a size cannot be negative (got {shown!r})", field=field)
+    bare = _BARE_PREFIX.match(raw)
+    if bare:
+        number, prefix = raw[: bare.start(2)].strip(), bare.group(2).upper()
+        raise InputError(
+            f"{shown!r} does not say GB or GiB: write {number}{prefix}iB (2^{_POWERS[prefix]}) or {number}{prefix}B (10^{_POWERS[prefix] * 3 // 10})",
+            field=field,
+        )
     try:
         size = float(raw) if _NUMBER.match(raw) else _BYTESIZE.validate_python(raw)
     except ValidationError:
@@ -40,6 +50,9 @@ def parse_size(text: str, *, field: str = "size") -> int:
     if not size <= MAX_SIZE:  # 400 digits read as infinity; no memory or disk holds an exbibyte
         raise InputError(f"{shown!r} is larger than any memory (at most 1 EiB)", field=field)
     return int(size)
+
+
+_POWERS = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50, "E": 60}
 
 
 def gib(num_bytes: int | float) -> float:

@@ -19,7 +19,9 @@ def needs_torch() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own XDG state directory: the calibration store and the actions log of the
-    person running the tests are never read or written."""
+def _private_xdg_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test (and every kvtop it starts) gets its own XDG state and config directories: the
+    calibration store, the actions log and the TUI's settings of the person running the tests are
+    never read or written."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))

@@ -34,7 +34,7 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     assert code == 1
     (finding,) = out["findings"]
     assert finding["rule"] == "co_tenant" and finding["gpus"] == [3] and len(finding["ranks"]) == 8
-    assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)"
+    assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000"
     # The planner: SGLang's pre-load free memory (min over ranks) with and without the 6 GiB, on
     # the demo's H100s (336 MiB driver-reserved, a 1 GiB CUDA context at a restart).
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
@@ -65,7 +65,7 @@ def test_orphaned_vllm_worker_is_named_with_its_kill(capsys: pytest.CaptureFixtu
     (finding,) = out["findings"]
     assert code == 1 and finding["rule"] == "orphan_worker" and finding["gpus"] == [1]
     assert finding["fix"].startswith("kill 2753461 (VLLM::Worker_TP1") and finding["bytes"] == 72090 * MIB
-    assert finding["tokens"] == 0  # no engine runs on GPU 1: bytes, not tokens
+    assert finding["tokens"] == 0 and finding["whole_gpus"] == 1  # no engine runs on GPU 1: a GPU, not tokens
 
 
 def test_lost_gpu_is_critical(capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,7 +84,7 @@ def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFi
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
     assert "WARNING  co_tenant  GPU 3  −128,660 tokens/rank" in text
-    assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3)" in text
+    assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")
 
 
@@ -93,3 +93,20 @@ def test_unknown_scenario_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error:") and err.count("\n") == 1
 
+
+
+def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--demo", "gpu5-lost"]) == 1
+    text = capsys.readouterr().out
+    assert "CRITICAL gpu_lost  GPU 5  a whole GPU out of service  (79.65 GiB)" in text
+    assert "INFO     idle_gpu  GPU 4  a whole GPU unused" in text and "no token cost" not in text
+
+
+def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """The sentence a person pastes into a ticket: the finding's GPU, rank, tokens, pid, bytes and fix."""
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
+    (finding,) = out["findings"]
+    assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) is {finding['tokens']:,} tokens short: pid 4242 (python, 6.00 GiB, started ")
+    assert out["answer"].endswith(" ago) holds it — stop it, then restart sglang:41000 to recover them")
+    assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
+    assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"

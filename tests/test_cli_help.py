@@ -188,6 +188,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/domain/engines/*/span.py", ("plan",)),
     ("kvtop/domain/placement.py", ("plan",)),
     ("kvtop/domain/layouts.py", ("plan",)),
+    ("kvtop/sources/preferences_file.py", ("kvtop",)),  # the TUI's settings file (--config)
     ("kvtop/domain/engine_log*.py", ("explain",)),
     ("kvtop/sources/engine_log*.py", ("explain",)),
     ("kvtop/commands/*", ("plan", "explain", "probe")),  # common.py, probe_gpu.py, render_*.py
@@ -236,3 +237,15 @@ def test_plan_help_lists_engine_version_which_plan_accepts(capsys: pytest.Captur
     assert main(["plan", "--model", "qwen2.5-7b-instruct", "--engine", "vllm", "--engine-version", "0.20.1"]) == 0
     with pytest.raises(InputError):
         launch.parse_flags("vllm", ["--no-such-flag", "1"], strict=True)
+
+
+def test_explain_help_names_every_engine_and_standard_input(capsys) -> None:
+    """Each engine whose log kvtop reads (LMDeploy too), and `-` for a log piped in."""
+    from kvtop.cli import main
+    from kvtop.domain.engines.registry import ENGINE_IDS, display_name
+
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(display_name(engine) in text for engine in ENGINE_IDS) and "LMDeploy" in text
+    assert "or - to read it from standard input" in text

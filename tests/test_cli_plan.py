@@ -220,3 +220,100 @@ def test_domain_and_plan_help_load_neither_textual_nor_torch() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert "LOADED []" in result.stdout, result.stdout[-300:] + result.stderr[-300:]
+
+
+def test_kv_cache_memory_bytes_in_gib_is_the_byte_count_handed_to_vllm(capsys) -> None:
+    """`--kv-cache-memory-bytes 20GiB` plans as vLLM's own `20G` (2^30 per G) and copies as bytes."""
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--kv-cache-memory-bytes", "20GiB"]) == 0
+    gib_text = capsys.readouterr().out
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--kv-cache-memory-bytes", "20G"]) == 0
+    assert capsys.readouterr().out == gib_text
+    assert "engine flags: --kv-cache-memory-bytes 21474836480" in gib_text
+    # 20 GiB of 16-token blocks of 131,072 B (Llama-3.1-8B bf16: 32 layers × 2 × 8 heads × 128 × 2 B)
+    assert f"Token capacity      {20 * (1 << 30) // (16 * 131_072) * 16:,} tokens per rank" in gib_text
+
+
+def test_a_layout_refusal_names_the_flag_as_the_engine_spells_it(capsys) -> None:
+    """LMDeploy's `--cp 2` on one GPU: the refusal leads with --cp, the flag typed, then kvtop's --dcp."""
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine", "lmdeploy", "--cp", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: --cp/--dcp: decode context parallel size 2 must divide attention TP 1")
+
+
+def test_engine_version_latest_asks_for_the_latest_rules_as_headers_print_it(capsys) -> None:
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--engine-version", "latest"]) == 0
+    latest = capsys.readouterr().out
+    assert main(["plan", "--model", "llama-3.1-8b"]) == 0
+    assert latest == capsys.readouterr().out and "SGLang latest" in latest.splitlines()[0]
+
+
+def test_a_checkpoints_config_json_is_named_by_its_folder(tmp_path, capsys) -> None:
+    from kvtop.cli import main
+    from tests.data_paths import CONFIGS
+
+    folder = tmp_path / "Llama-3.1-8B-Instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json").read_text())
+    assert main(["plan", "--model", str(folder / "config.json")]) == 0
+    assert capsys.readouterr().out.startswith("Llama-3.1-8B-Instruct  ·  SGLang latest")
+
+
+def test_budget_left_by_a_fixed_kv_size_is_unused_not_runtime_reserve(capsys) -> None:
+    """vLLM with --kv-cache-memory-bytes skips profiling: of its 0.92 share, the runtime keeps the 2 GiB
+    estimate and the rest stays free; it was all called "runtime reserve"."""
+    import json
+
+    from kvtop.cli import main
+
+    args = ["plan", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu-memory", "80GiB",
+            "--gpu-memory-utilization", "0.9", "--kv-cache-memory-bytes", "20GiB"]  # fmt: skip
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    requested = -(-80 * (1 << 30) * 9 // 10)  # ceil(total × 0.9)
+    rest = requested - out["weights_bytes"] - 20 * (1 << 30)
+    assert out["reserve_bytes"] == 2 * (1 << 30)
+    assert out["unused_budget_bytes"] == rest - 2 * (1 << 30) + out["kv_budget_bytes"] - out["kv_pool_bytes"]
+    assert main(args) == 0
+    assert "; unused budget " in capsys.readouterr().out
+
+
+def test_a_plan_that_does_not_fit_names_its_defaults_and_the_smallest_layout_that_fits(capsys) -> None:
+    """Llama-3-70B (the first preset) on kvtop's default TP1 H100 does not fit; TP4 is the fewest GPUs
+    that do under SGLang (TP2: 70.5 GB of weights per rank leave no room for the reserve)."""
+    import json
+
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3-70b"]) == 0
+    text = capsys.readouterr().out
+    assert "DOES NOT FIT" in text and "assumed (not given): --tp 1 and --gpu H100" in text
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "4", "--json"]) == 0
+    at_tp4 = json.loads(capsys.readouterr().out)
+    assert at_tp4["fits"] and at_tp4["smallest_fit"] is None and at_tp4["assumed"] == ["--gpu H100"]
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "2", "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["fits"]  # so TP4 is the smallest
+    tokens = f"{at_tp4['token_capacity']:,}"
+    assert f"smallest layout that fits: 4× H100 (79.65 GiB), {tokens} tokens per rank (engine flags: --tp-size 4)" in text
+    assert main(["plan", "--model", "llama-3-70b", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "says"),
+    [(["--context-length", "262144"], "--context-length", "SGLang latest refuses --context-length 262,144 above the model's 131,072 positions"),
+     (["--engine", "vllm", "--kv-cache-dtype", "fp8_ds_mla"], "--kv-cache-dtype", "vLLM latest has no attention backend for fp8_ds_mla"),
+     (["--engine", "vllm", "--kv-cache-dtype", "nvfp4", "--gpu", "H100"], "--kv-cache-dtype", "vLLM latest refuses nvfp4 KV on H100 (sm90)")],
+)  # fmt: skip
+def test_a_launch_the_engine_refuses_is_refused_in_one_line_naming_the_flag(capsys, args, field, says) -> None:
+    from kvtop.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kvtop: error: {field}: {says}") and err.count("\n") == 1

@@ -95,7 +95,10 @@ def test_each_readme_example_prints_what_the_readme_shows(
     monkeypatch.chdir(REPO)  # the README's relative paths are from the repository's root
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(DemoSource, "tick", lambda self: DEMO_TICK)
-    code = main(list(example.argv))
+    try:
+        code = main(list(example.argv))
+    except SystemExit as done:  # --version and --help end through argparse
+        code = int(done.code or 0)
     out, err = capsys.readouterr()
     assert code == example.exit_code, f"{example.name}: exit {code}, the README says {example.exit_code}\n{err}"
     if "--json" in example.argv:

@@ -133,3 +133,15 @@ def test_unknown_scenario_is_one_clear_line(capsys: pytest.CaptureFixture[str]) 
     assert main(["snapshot", "--demo", "no-such-node"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error: --demo: no demo scenario 'no-such-node'") and err.count("\n") == 1
+
+
+def test_json_carries_nvmls_vitals(capsys) -> None:
+    """The demo's simulated vitals (a demo node: its own figures) under NVML's names and units."""
+    import json
+
+    from kvtop.cli import main
+
+    assert main(["snapshot", "--demo", "llama70b-tp8-sglang", "--json"]) == 0
+    gpu = json.loads(capsys.readouterr().out)["gpus"][0]
+    assert {"temperature_c", "power_mw", "power_limit_mw", "sm_clock_mhz"} <= set(gpu)
+    assert gpu["power_limit_mw"] == 700_000 and 0 < gpu["power_mw"] <= gpu["power_limit_mw"]  # an H100's 700 W

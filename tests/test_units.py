@@ -10,3 +10,28 @@ def test_sizes_read_in_both_units_and_a_few_negative_bytes_read_zero():
     assert fmt_gib(-6 * GIB, 1) == "-6.0 GiB"  # a real deficit keeps its sign
     assert fmt_both(-20_000_000, 1) == "0.0 GB (0.0 GiB)"  # −20 MB rounds to zero, not "-0.0"
     assert fmt_gb(1_255_785 * 40_960) == "51.44 GB"
+
+
+def test_a_size_without_gb_or_gib_is_refused_naming_both_readings():
+    """'20G' is 20 GB to pydantic and 20 GiB to vLLM: kvtop's own sizes say which, or are refused."""
+    import pytest
+
+    from kvtop.domain.errors import InputError
+    from kvtop.units import parse_size
+
+    assert parse_size("20GiB") == 20 * GIB and parse_size("20GB") == 20 * 10**9 and parse_size("20gib") == 20 * GIB
+    for bare in ("20G", "20g", " 1.5T "):
+        with pytest.raises(InputError) as refused:
+            parse_size(bare, field="--gpu-memory")
+        assert refused.value.field == "--gpu-memory" and "GB or GiB" in str(refused.value)
+    with pytest.raises(InputError, match=r"write 20GiB \(2\^30\) or 20GB \(10\^9\)"):
+        parse_size("20g")
+
+
+def test_vllms_kv_cache_memory_bytes_takes_its_own_spelling_and_kvtops():
+    """vLLM's human_readable_int: lower case is decimal, upper case binary; 20GiB / 20GB are written out."""
+    from kvtop.domain.units_parse import parse_vllm_bytes
+
+    assert parse_vllm_bytes("20g") == 20 * 10**9 and parse_vllm_bytes("20G") == 20 * GIB
+    assert parse_vllm_bytes("20GiB") == parse_vllm_bytes("20 gib") == 20 * GIB
+    assert parse_vllm_bytes("20GB") == 20 * 10**9 and parse_vllm_bytes("21474836480") == 20 * GIB

@@ -92,7 +92,10 @@ def test_version_is_the_pyprojects(wheel: InstalledWheel) -> None:
     declared = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
     assert declared is not None
     result = wheel.run(wheel.kvtop, "--version")
-    assert (result.returncode, result.stdout.strip()) == (0, f"kvtop {declared.group(1)}")
+    assert (result.returncode, result.stdout.strip()) == (0, f"kvtop {declared.group(1)} (package kvtop-ledger)")
+    # the package's own name is a second command: kvcached installs a `kvtop` of its own
+    ledger = wheel.run(wheel.kvtop.with_name("kvtop-ledger"), "--version")
+    assert (ledger.returncode, ledger.stdout) == (0, result.stdout)
 
 
 def test_plan_finds_the_shipped_preset_and_answers_as_the_checkout_does(wheel: InstalledWheel) -> None:

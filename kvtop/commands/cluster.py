@@ -67,10 +67,14 @@ def _text(view: ClusterView) -> str:
     for node in view.nodes:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)
-        shortfall = "—" if node.capacity_shortfall_tokens is None else f"{node.capacity_shortfall_tokens:,}"
+        worst = node.worst_engine
+        shortfall = "—" if worst is None or worst.shortfall_tokens is None else (
+            f"{worst.shortfall_tokens:,} per rank of {worst.engine} ({worst.shortfall_fraction:.1%})"
+        )  # fmt: skip
         name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
-        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}  unexplained {unexplained:>10}  "
-                     f"findings {node.findings_total:>2}  tokens short {shortfall}")  # fmt: skip
+        lost = f" ({node.gpus_lost} lost)" if node.gpus_lost else ""
+        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}{lost}  unexplained {unexplained:>10}  "
+                     f"findings {node.findings_total:>2}  advice {node.advice_total:>2}  tokens short {shortfall}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
     return "\n".join(lines + engines_text(view))
 

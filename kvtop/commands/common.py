@@ -203,6 +203,20 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
     return settings
 
 
+def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str, ...]:
+    """What kvtop assumed because the command line did not say it: the layout (one GPU) and the GPU (an
+    H100), as '--tp 1' / '--gpu H100', so a plan that does not fit says which of its inputs nobody chose."""
+    stated = set(parse_flags(args.engine or DEFAULT_ENGINE, list(extra), strict=True).model_fields_set)
+    cmd = getattr(args, "cmd", None)
+    if cmd:
+        launched = parse_launch_command(split_command(cmd))
+        stated |= set(launched.model_fields_set) if launched is not None else set()
+    taken = [] if stated & {"tp", "pp", "dp"} else ["--tp 1"]
+    if getattr(args, "gpu", None) is None and getattr(args, "gpu_memory", None) is None:
+        taken.append("--gpu H100")
+    return tuple(taken)
+
+
 def memory_size(text: str, flag: str, *, whole_gpu: bool) -> int:
     """A memory flag's bytes. A unit is required: a bare `80` would read as 80 bytes.
 

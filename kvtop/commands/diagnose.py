@@ -33,17 +33,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_findings import findings_json, findings_text, is_problem
     from kvtop.domain.diagnose import diagnose
+    from kvtop.domain.incident import incident_answer
 
     snapshot = collect_once(args)
     if snapshot.observation.nvml_state.failed:
         raise KvtopError(f"cannot read this node: {snapshot.observation.nvml_message or snapshot.notice}")
     findings = diagnose(snapshot)
+    _, answer = incident_answer(snapshot, findings)
     if args.json:
         json.dump(
-            findings_json(findings, source=snapshot.source, notice=snapshot.notice), sys.stdout, indent=1
+            findings_json(findings, source=snapshot.source, notice=snapshot.notice, answer=answer), sys.stdout, indent=1
         )
         sys.stdout.write("\n")
     else:
         simulated = snapshot.observation.nvml_state is NvmlState.DEMO
-        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated))
+        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated, answer=answer))
     return 1 if any(is_problem(f) for f in findings) else 0

@@ -19,7 +19,7 @@ from kvtop.commands.common import (
     hub_deadline,
     measured_from_args,
 )
-from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import Explanation, explain
@@ -40,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     parser.add_argument(
-        "log", help="an engine's startup log (SGLang, vLLM, TensorRT-LLM; prefixes, ranks and colours do not matter)"
+        "log",
+        help=f"an engine's startup log ({display_names()}; prefixes, ranks and colours do not matter), or - to "
+        "read it from standard input (e.g. docker logs ENGINE 2>&1 | kvtop explain - --model M); the first 64 MiB are read",
     )
     add_model_arguments(parser, model_required=False)
     add_hub_timeout(parser)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
     add_calibration_store,
     add_hub_timeout,
     add_model_arguments,
+    defaults_taken,
     emit,
     engine_flags_help,
     gpu_from_args,
@@ -103,22 +104,32 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_layouts import placement_json, placement_text
-    from kvtop.commands.render_ledger import plan_json, plan_text
+    from kvtop.commands.render_ledger import fitting_json, fitting_lines, plan_json, plan_text
+    from kvtop.domain.fit import smallest_fitting_layout
+    from kvtop.domain.refusals import launch_refusals
 
     if args.compare is not None or args.layouts is not None:
         if args.compare is not None and args.layouts is not None:
             raise InputError("compare engines or layouts, not both", field="--layouts")
         return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
     plan = build_plan(args, extra)
+    refused = launch_refusals(plan.ledger)
+    if refused:  # the engine would not start it: a plan of it would read as valid
+        raise InputError("; ".join(refusal.describe() for refusal in refused), field=refused[0].field)
+    smallest = smallest_fitting_layout(plan.ledger)
+    defaults = defaults_taken(args, extra)
     placement = _placement(args, plan.ledger)
 
-    def text() -> str:  # the placement under the header line
-        shown = plan_text(plan)
+    def text() -> str:  # the placement under the header line, what fits under a plan that does not
+        shown = "\n".join([plan_text(plan), *fitting_lines(plan.ledger, smallest, defaults)])
         if placement is None:
             return shown
         return shown.replace("\n\n", f"\n{placement_text(plan.ledger, placement)}\n\n", 1)
 
-    emit(args.json, lambda: plan_json(plan) | {"placement": placement_json(placement)}, text)
+    def data() -> dict[str, Any]:
+        return plan_json(plan) | fitting_json(smallest, defaults) | {"placement": placement_json(placement)}
+
+    emit(args.json, data, text)
     return 1 if args.require_fit and not plan.ledger.engine.fits else 0
 
 

@@ -90,6 +90,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     with contextlib.suppress(argparse.ArgumentError):
         group.add_argument(
             "--read-only",
+            "--readonly",
             action="store_true",
             default=argparse.SUPPRESS,
             help="never allocate: the probe refuses to run",

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
+from kvtop.domain.wording import whole_gpus
 from kvtop.units import fmt_bytes, fmt_tokens
 
 
@@ -27,11 +28,12 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 
 def findings_json(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, answer: str | None = None
 ) -> dict[str, Any]:
     return {
         "source": source,
         "notice": notice,
+        "answer": answer,
         "findings": [finding_json(f) for f in findings if is_problem(f)],
         "advice": [finding_json(f) for f in findings if not is_problem(f)],
     }
@@ -43,8 +45,15 @@ def _where(finding: Finding) -> str:
     return ("GPU " if len(finding.gpus) == 1 else "GPUs ") + ",".join(map(str, finding.gpus))
 
 
+def _when(finding: Finding) -> str:
+    """When a flag fix's gain arrives: the KV pool is sized at start (a fix that frees memory says it in its text)."""
+    return " once relaunched with it" if finding.fix_settings is not None else ""
+
+
 def finding_text(finding: Finding) -> list[str]:
-    if not is_problem(finding):
+    if finding.whole_gpus and not finding.tokens:
+        cost = whole_gpus(finding.whole_gpus, unused=not is_problem(finding))
+    elif not is_problem(finding):
         cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
     else:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
@@ -52,24 +61,27 @@ def finding_text(finding: Finding) -> list[str]:
         f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}  ({fmt_bytes(finding.bytes)})",
         f"  {finding.summary}",
     ]
-    gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank)" if finding.gain_tokens else ""
+    gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank{_when(finding)})" if finding.gain_tokens else ""
     lines.append(f"  fix: {finding.fix}{gain}")
     lines += [f"    · {fact}" for fact in finding.evidence]
     return lines
 
 
 def findings_text(
-    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, simulated: bool = False
+    findings: Sequence[Finding], *, source: str | None = None, notice: str | None = None, simulated: bool = False,
+    answer: str | None = None,
 ) -> str:
-    """The findings, then the advice; `simulated` marks a demo node in the header line."""
+    """The incident's answer in one line, the findings, then the advice; `simulated` marks a demo node."""
     problems = [f for f in findings if is_problem(f)]
     advice = [f for f in findings if not is_problem(f)]
     shown = f"{source or 'node'} ({SIMULATED})" if simulated else source or "node"
     head = f"kvtop diagnose — {shown}: {len(problems)} finding(s), {len(advice)} advice"
     lines = [head]
+    if answer:
+        lines.append(f"answer: {answer}")
     if notice:
         lines.append(f"note: {notice}")
-    if not problems:
+    if not problems and not answer:
         lines.append("no capacity lost to a fault: every rank holds what its plan predicts")
     for finding in problems:
         lines += ["", *finding_text(finding)]

@@ -7,8 +7,12 @@ from typing import Any
 from kvtop.domain.calibration.estimate import CapacityPlan
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
+from kvtop.domain.fit import FittingLayout
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+
+#: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
+UNUSED_SHOWN = 256 * MIB
 
 
 def rank_json(rank: RankLedger) -> dict[str, Any]:
@@ -36,7 +40,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "max_running_requests": e.max_running_requests, "max_concurrency": e.max_concurrency,
         "requests_at_context_length": e.token_capacity / ledger.context_length if ledger.context_length else None,
         "num_blocks": e.num_blocks, "kv_budget_bytes": e.kv_budget_bytes, "kv_pool_bytes": e.kv_pool_bytes,
-        "reserve_bytes": e.reserve_bytes, "reserve_needed_bytes": e.reserve_needed_bytes,
+        "reserve_bytes": e.reserve_bytes, "unused_budget_bytes": e.unused_budget_bytes, "reserve_needed_bytes": e.reserve_needed_bytes,
         "reserve_short_bytes": e.reserve_short_bytes,
         "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
@@ -114,8 +118,10 @@ def ledger_text(ledger: Ledger) -> str:
         concurrency = e.token_capacity / ledger.context_length
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
+        unused = e.unused_budget_bytes
         lines.append(
             f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
+            + (f"; unused budget {fmt_both(unused)} (a cap or a fixed KV size leaves it)" if unused >= UNUSED_SHOWN else "")
         )
         lines.append(f"Max running reqs    {e.max_running_requests:,}")
         if e.max_concurrency is not None:
@@ -182,3 +188,28 @@ def plan_text(plan: CapacityPlan) -> str:
         terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     return "\n".join([*lines[:budget], *terms, "", *lines[budget:]])
+
+def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:
+    """Under a plan that does not fit: which inputs were kvtop's defaults, and the fewest GPUs that fit."""
+    if ledger.engine.fits:
+        return []
+    lines = []
+    if defaults:
+        lines.append(f"assumed (not given): {' and '.join(defaults)}")
+    gpu = f"{ledger.gpu_name or 'GPU'} ({fmt_gib(ledger.gpu_total_bytes)})"
+    if smallest is None:
+        lines.append(f"no layout up to 32× {gpu} fits this launch")
+    else:
+        lines.append(
+            f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
+            f"(engine flags: {' '.join(smallest.settings.to_flags())})"
+        )
+    return lines
+
+
+def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
+    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
+    fit = None
+    if smallest is not None:
+        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
+    return {"smallest_fit": fit, "assumed": list(defaults)}

@@ -41,7 +41,9 @@ def gpu_json(gpu: GpuObservation) -> dict[str, Any]:
         "index": gpu.index, "uuid": gpu.uuid, "pci_bus_id": gpu.pci_bus_id, "name": gpu.name,
         "total_bytes": gpu.total_bytes, "used_bytes": gpu.used_bytes, "reserved_bytes": gpu.reserved_bytes,
         "free_bytes": gpu.free_bytes, "memory_api": gpu.memory_api.value if gpu.memory_api else None,
-        "utilization_percent": gpu.utilization_percent, "state": gpu.state.value, "state_message": gpu.state_message,
+        "utilization_percent": gpu.utilization_percent, "temperature_c": gpu.temperature_c, "power_mw": gpu.power_mw,
+        "power_limit_mw": gpu.power_limit_mw, "sm_clock_mhz": gpu.sm_clock_mhz,
+        "state": gpu.state.value, "state_message": gpu.state_message,
         "processes": [process_json(process) for process in gpu.processes],
         "mig_instances": [instance.model_dump(mode="json") for instance in gpu.mig_instances],
     }  # fmt: skip

@@ -15,10 +15,15 @@ import argparse
 import importlib.util
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.ports import SignalSender, SnapshotSource
+from kvtop.domain.preferences import Preferences
 from kvtop.domain.probe import ProbeRequest, ProbeResult
+
+if TYPE_CHECKING:
+    from kvtop.sources.preferences_file import PreferencesFile
 
 #: What the TUI says instead of offering a probe when torch is not installed.
 NO_TORCH = "the probe allocates with torch, which is not installed here: pip install 'kvtop-ledger[probe]'"
@@ -40,9 +45,9 @@ def run_tui(args: argparse.Namespace) -> int:
     from kvtop.ui.app import KvtopApp
     from kvtop.ui.heap import settle_heap
 
-    interval = float(getattr(args, "interval", 1.0))
-    if interval <= 0:
-        raise InputError(f"must be positive (got {interval:g})", field="--interval")
+    store = preferences_store(args)
+    preferences = store.load()  # a file kvtop cannot read is an error naming it, before anything opens
+    interval = interval_of(args, preferences)
     if getattr(args, "prometheus", None) or getattr(args, "demo_cluster", None):
         from kvtop.commands.tui_cluster import run_cluster_tui
 
@@ -53,14 +58,32 @@ def run_tui(args: argparse.Namespace) -> int:
     torch_missing = importlib.util.find_spec("torch") is None
     probe_runner = None if read_only or torch_missing else _probe_runner
     app = KvtopApp(
-        source, load_model, theme=getattr(args, "theme", None), read_only=read_only,
+        source, load_model, theme=getattr(args, "theme", None) or preferences.theme, read_only=read_only,
         interval_s=interval, probe_runner=probe_runner, probe_simulated=simulated,
         probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
         signal_sender=None if read_only else _signal_sender(source, simulated),
+        preferences=preferences, preferences_store=store,
     )  # fmt: skip
     settle_heap()
     app.run()
     return app.return_code or 0
+
+
+def preferences_store(args: argparse.Namespace) -> PreferencesFile:
+    """The settings file `--config` names, else the XDG one."""
+    from kvtop.sources.preferences_file import PreferencesFile, default_config_path
+
+    given = getattr(args, "config", None)
+    return PreferencesFile(Path(given).expanduser() if given else default_config_path())
+
+
+def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
+    """--interval, else the settings file's, else 1 s."""
+    given = getattr(args, "interval", None)
+    interval = float(given if given is not None else preferences.interval_s or 1.0)
+    if interval <= 0:
+        raise InputError(f"must be positive (got {interval:g})", field="--interval")
+    return interval
 
 
 def _is_demo(source: SnapshotSource) -> bool:

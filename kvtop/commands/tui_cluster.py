@@ -16,6 +16,7 @@ from kvtop.domain.ports import ClusterReaderPort, SnapshotSource
 def run_cluster_tui(args: argparse.Namespace) -> int:
     """Run the cluster app until the operator quits; the exit status is the app's return code (0)."""
     from kvtop.cli_args import check_env_token
+    from kvtop.commands.tui import interval_of, preferences_store
     from kvtop.sources.hub import load_model
     from kvtop.sources.prometheus import (
         DEFAULT_STALE_AFTER_S,
@@ -28,9 +29,8 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     from kvtop.ui.cluster_app import ClusterApp
     from kvtop.ui.heap import settle_heap
 
-    interval = float(getattr(args, "interval", 1.0))
-    if interval <= 0:
-        raise InputError(f"must be positive (got {interval:g})", field="--interval")
+    preferences = preferences_store(args).load()
+    interval = interval_of(args, preferences)
     stale_after_s = float(getattr(args, "stale_after", None) or DEFAULT_STALE_AFTER_S)
     timeout_s = float(getattr(args, "timeout", None) or 5.0)  # each refresh's deadline, every query within it
     demo = getattr(args, "demo_cluster", None)
@@ -55,7 +55,7 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     try:
         app = ClusterApp(
             reader, node_source, load_model,
-            theme=getattr(args, "theme", None), interval_s=interval, label=client.shown_url,
+            theme=getattr(args, "theme", None) or preferences.theme, interval_s=interval, label=client.shown_url,
         )  # fmt: skip
         settle_heap()
         app.run()

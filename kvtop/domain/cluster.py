@@ -41,6 +41,7 @@ class TargetHealth(str, Enum):
 
 _HEALTH_ORDER = {TargetHealth.DOWN: 0, TargetHealth.STALE: 1, TargetHealth.UP: 2}
 SEVERITY_WEIGHT = {"critical": 1000, "error": 1000, "warning": 10, "warn": 10, "info": 1}
+ADVICE = ("info",)  # severities that are advice (trade-offs), not findings
 
 
 class ClusterTarget(_Frozen):
@@ -63,17 +64,43 @@ class ClusterGpu(_Frozen):
     free_bytes: int | None = None
     reserved_bytes: int | None = None
     source: str  # "dcgm" or "kvtop"
+    state: str | None = None  # kvtop's GPU state ("ok", "lost", …); None where only DCGM reported it
+
+    @property
+    def lost(self) -> bool:
+        """Out of service (lost or failing): counted among the node's GPUs, never as capacity."""
+        return self.state in ("lost", "error")
 
 
 class ClusterEngine(_Frozen):
-    """One engine seen on a node: kvtop's per-engine capacity, or an engine's own metrics."""
+    """One engine seen on a node: kvtop's per-rank capacity (tightest rank), or an engine's own metrics.
+
+    Tokens are per rank of this engine: figures of two engines are never added (a rank of one model
+    holds tokens of another size)."""
 
     instance: str
     engine: str  # kvtop's engine id ("sglang:4242") or the engine kind for engine metrics
     source: str  # "kvtop", or the engine id whose own metrics gave the figure
-    predicted_token_capacity: int | None = None
+    clean_token_capacity: int | None = None  # kvtop: the launch on empty GPUs
+    predicted_token_capacity: int | None = None  # kvtop: clean with every measured cause applied
     live_token_capacity: int | None = None  # live or logged, as the engine reports it
     kv_usage_fraction: float | None = None
+
+    @property
+    def now_token_capacity(self) -> int | None:
+        """What a rank holds now: the engine's own figure, else kvtop's prediction."""
+        return self.live_token_capacity if self.live_token_capacity is not None else self.predicted_token_capacity
+
+    @property
+    def shortfall_tokens(self) -> int | None:
+        """Clean minus now, per rank (positive: capacity missing); None where either is unknown."""
+        now = self.now_token_capacity
+        return None if now is None or self.clean_token_capacity is None else self.clean_token_capacity - now
+
+    @property
+    def shortfall_fraction(self) -> float:
+        shortfall, clean = self.shortfall_tokens, self.clean_token_capacity
+        return shortfall / clean if shortfall and clean else 0.0
 
 
 class ClusterNode(_Frozen):
@@ -104,40 +131,32 @@ class ClusterNode(_Frozen):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def findings_total(self) -> int:
-        return sum(self.findings.values())
+        """Open findings of severity warning or worse (info findings are advice, not faults)."""
+        return sum(count for severity, count in self.findings.items() if severity.lower() not in ADVICE)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def predicted_token_capacity(self) -> int | None:
-        values = [e.predicted_token_capacity for e in self.engines if e.predicted_token_capacity is not None]
-        return sum(values) if values else None
+    def advice_total(self) -> int:
+        return sum(count for severity, count in self.findings.items() if severity.lower() in ADVICE)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def live_token_capacity(self) -> int | None:
-        values = [e.live_token_capacity for e in self.engines if e.live_token_capacity is not None]
-        return sum(values) if values else None
+    def gpus_lost(self) -> int:
+        """GPUs kvtop's exporter reports lost or failing (whole GPUs out of service)."""
+        return sum(1 for gpu in self.gpus if gpu.lost)
+
+    @property
+    def worst_engine(self) -> ClusterEngine | None:
+        """The engine missing the largest share of its clean capacity (else the first with a figure)."""
+        known = [e for e in self.engines if e.now_token_capacity is not None]
+        return max(known, key=lambda e: e.shortfall_fraction, default=None)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def capacity_shortfall_tokens(self) -> int | None:
-        """Predicted minus live tokens, over the engines that report both (positive: capacity missing)."""
-        both = [
-            e
-            for e in self.engines
-            if e.predicted_token_capacity is not None and e.live_token_capacity is not None
-        ]
-        if not both:
-            return None
-        return sum((e.predicted_token_capacity or 0) - (e.live_token_capacity or 0) for e in both)
-
-    @property
-    def shortfall_fraction(self) -> float:
-        predicted = sum(
-            e.predicted_token_capacity or 0 for e in self.engines if e.live_token_capacity is not None
-        )
-        shortfall = self.capacity_shortfall_tokens
-        return shortfall / predicted if shortfall and predicted > 0 else 0.0
+    def capacity_shortfall_fraction(self) -> float:
+        """The largest share of an engine's clean capacity missing now (engines are never summed)."""
+        worst = self.worst_engine
+        return worst.shortfall_fraction if worst is not None else 0.0
 
     @property
     def findings_weight(self) -> int:
@@ -164,14 +183,15 @@ class ClusterView(_Frozen):
         return sum(1 for node in self.nodes if node.health is not TargetHealth.UP)
 
 
-def worst_first_key(node: ClusterNode) -> tuple[int, int, int, float, str]:
-    """Down, then stale targets; then more unexplained bytes; then heavier findings; then the
-    larger share of predicted capacity missing; ties by name."""
+def worst_first_key(node: ClusterNode) -> tuple[int, int, int, int, float, str]:
+    """Down, then stale targets; then more GPUs lost; then more unexplained bytes; then heavier
+    findings; then the larger share of an engine's clean capacity missing; ties by name."""
     return (
         _HEALTH_ORDER[node.health],
+        -node.gpus_lost,
         -max(node.unexplained_bytes or 0, 0),
         -node.findings_weight,
-        -node.shortfall_fraction,
+        -node.capacity_shortfall_fraction,
         node.name,
     )
 

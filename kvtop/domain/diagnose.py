@@ -40,8 +40,8 @@ _OTHERS = (ProcessRole.CO_TENANT, ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_
 
 
 def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """Worst first: severity, then tokens lost, then rule and GPUs for a stable order."""
-    return tuple(sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], -f.tokens, f.rule, f.gpus)))
+    """Worst first: severity, then whole GPUs lost, then tokens lost, then rule and GPUs for a stable order."""
+    return tuple(sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], -f.whole_gpus, -f.tokens, f.rule, f.gpus)))
 
 
 def diagnose_ledger(ledger: Ledger, *, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> tuple[Finding, ...]:
@@ -52,7 +52,7 @@ def diagnose_ledger(ledger: Ledger, *, thresholds: Thresholds = DEFAULT_THRESHOL
 def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> tuple[Finding, ...]:
     """Every finding on the node, worst first."""
     engines = [EngineOnNode(snapshot, view) for view in snapshot.engines]
-    found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines)]
+    found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines), *_idle_gpus(snapshot)]
     for e in engines:
         found += e.co_tenants(thresholds)
         found += [f for f in (e.imbalance(thresholds), e.weights(thresholds), e.reserve(thresholds), e.restart(), e.unexplained(thresholds)) if f]  # fmt: skip
@@ -147,6 +147,11 @@ class EngineOnNode:
         }
         return finding.model_copy(update=update)
 
+    def restart_words(self, *, costs_now: bool) -> str:
+        """What a fix that frees memory must add: the KV pool is sized at start, so a running engine wins
+        nothing back until it restarts (and a process that costs nothing yet must go before it does)."""
+        return f", then restart {self.id}" if costs_now else f", before {self.id} restarts"
+
     def finding(self, **fields: object) -> Finding:
         """A finding of this engine (every rank unless `ranks` says otherwise)."""
         return Finding.model_validate({"engine_id": self.id, "gpus": tuple(sorted(self.ranks)), "ranks": self.labels(), **fields})  # fmt: skip
@@ -220,6 +225,7 @@ class EngineOnNode:
                 pids = ("stop pid " if len(others) == 1 else "stop pids ") + ", ".join(
                     _describe(p, g) for p in others
                 )
+                pids += self.restart_words(costs_now=cost.term_tokens is not None)
                 found.append(
                     self.finding(
                         rule=Rule.CO_TENANT,
@@ -377,14 +383,40 @@ def _lost_gpus(snapshot: NodeSnapshot) -> list[Finding]:
             if len(missing) == 1:
                 ranks = (rank_label(missing[0], ledger, view.engine.engine_id),)
         restart = f", then restart {view.engine.engine_id}" if view else ""
+        size = ledger.gpu_total_bytes if ledger else _sibling_total(snapshot)
         found.append(Finding(
             rule="gpu_lost", severity=Severity.CRITICAL, engine_id=view.engine.engine_id if view else None,
-            summary=f"GPU {gpu.index} is lost" + (f": {view.engine.engine_id} cannot serve" if view else ""),
-            gpus=(gpu.index,), ranks=ranks, bytes=ledger.gpu_total_bytes if ledger else 0,
+            summary=f"GPU {gpu.index} is lost" + (f": {view.engine.engine_id} cannot serve" if view else f": a whole GPU ({gib(size)}) out of service"),
+            gpus=(gpu.index,), ranks=ranks, bytes=size, whole_gpus=1,
             tokens=ledger.token_capacity if ledger else 0, gain_tokens=ledger.token_capacity if ledger else 0,
             fix=f"reset GPU {gpu.index} (nvidia-smi --gpu-reset -i {gpu.index}) or reboot the node{restart}",
             evidence=(gpu.state_message or "NVML reports the GPU as lost",
                       *((f"{view.engine.engine_id} shows {len(view.ranks)} of {ledger.layout.gpus} ranks",) if view and ledger else ())),
+        ))  # fmt: skip
+    return found
+
+
+def _sibling_total(snapshot: NodeSnapshot) -> int:
+    """A lost GPU's size when no engine's ledger says it: NVML reads none, so the largest of the node's
+    other GPUs (a node's GPUs are of one model but for mixed nodes, where this is the upper bound)."""
+    return max((gpu.total_bytes or 0 for gpu in snapshot.observation.gpus), default=0)
+
+
+def _idle_gpus(snapshot: NodeSnapshot) -> list[Finding]:
+    """`idle_gpu` (advice): a GPU no process uses on a node that runs engines: a whole GPU of capacity unused."""
+    engines = [view.engine.engine_id for view in snapshot.engines]
+    if not engines:
+        return []  # a node with no engine is idle as a whole: nothing to compare with
+    found = []
+    for gpu in snapshot.observation.gpus:
+        if gpu.state is not GpuState.OK or gpu.processes or snapshot.engine_of_gpu(gpu.index) is not None:
+            continue
+        free = gpu.free_bytes if gpu.free_bytes is not None else gpu.total_bytes or 0
+        found.append(Finding(
+            rule=Rule.IDLE_GPU, severity=Severity.INFO, gpus=(gpu.index,), bytes=free, whole_gpus=1,
+            summary=f"GPU {gpu.index} runs nothing: {gib(free)} free that none of {', '.join(engines)} uses",
+            fix=f"serve on GPU {gpu.index} (another replica, or a layout over more GPUs), or lend it out",
+            evidence=(f"NVML lists no process on GPU {gpu.index}; {gib(gpu.used_bytes or 0)} used",),
         ))  # fmt: skip
     return found
 
@@ -411,9 +443,11 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
         ]
         engine, cost = max(priced, key=lambda item: item[1].tokens) if priced else (None, NO_COST)
         tokens = cost.tokens
+        # a GPU the orphans hold where no engine runs is a whole GPU out of service until they are killed
+        held_whole = [g for g in per_gpu if not any(g in e.clean for e in engines)]
         pids = sorted({p.pid for _, p in members})
         evidence = [f"pid {_describe(p, g)}, parent {p.parent_pid or '?'} gone" for g, p in sorted(members, key=lambda m: (m[0], m[1].pid))]  # fmt: skip
-        evidence.append(engine.spread_evidence(tokens) if engine else f"no running engine on {_gpu_list(per_gpu)}: nothing to price in tokens")  # fmt: skip
+        evidence.append(engine.spread_evidence(tokens) if engine else f"no running engine on {_gpu_list(per_gpu)}: the whole GPU serves nothing until they are killed")  # fmt: skip
         described = "; ".join(_describe(p, g, pid=False) for g, p in members[:4])
         found.append(
             Finding(
@@ -424,11 +458,13 @@ def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Findin
                 gpus=tuple(sorted(per_gpu)),
                 ranks=engine.labels() if engine else (),
                 bytes=max(per_gpu.values()),
-                fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)",
+                fix="kill " + " ".join(map(str, pids)) + f" ({described}; server gone)"
+                + (engine.restart_words(costs_now=cost.term_tokens is not None) if engine else ""),
                 evidence=tuple(evidence),
                 **cost.fields(),
                 gain_needs_restart=engine is not None,
                 pids=tuple(pids),
+                whole_gpus=len(held_whole),
             )
         )
     return found

@@ -51,6 +51,7 @@ class Rule(str, Enum):
     BF16_KV_WHERE_INT8_SUPPORTED = "bf16_kv_where_int8_supported"  # LMDeploy's --quant-policy 8
     SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
     KV_CAP_BINDS = "kv_cap_binds"
+    IDLE_GPU = "idle_gpu"  # a GPU no process uses on a node whose engines could
     RESERVE_BELOW_ENGINES_OWN = "reserve_below_engines_own"  # a memory share above the engine's own  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
 
     def __str__(self) -> str:
@@ -80,6 +81,9 @@ class Finding(BaseModel):
     fix: str  # the exact change: a flag string, or "kill 4243 (…)"
     gain_tokens: int = 0  # what the fix wins back, per rank (planner)
     gain_needs_restart: bool = False  # the KV pool is sized at start-up: the gain needs a restart
+    # whole GPUs out of service (lost, or held by a dead server's workers with no engine on them) or unused:
+    # the largest capacity loss there is, counted in GPUs where no engine's tokens can price it
+    whole_gpus: int = 0
     pids: tuple[int, ...] = ()  # the processes the fix stops (co-tenants, orphans), when it names any
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers
     fix_settings: LaunchSettings | None = None  # the settings with the fix applied (planner what-if)

@@ -18,7 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_flags
-from kvtop.domain.engines.versions import parse_release
+from kvtop.domain.engines.versions import LATEST, parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.units_parse import parse_vllm_bytes
 
@@ -153,6 +153,12 @@ class LaunchSettings(BaseModel):
             raise ValueError(f"unknown engine {value!r} (one of {', '.join(ENGINE_IDS)})")
         return value
 
+    @field_validator("engine_version")
+    @classmethod
+    def _latest_is_not_stated(cls, value: str | None) -> str | None:
+        """'latest' (what every header prints for no stated version) asks for the latest rules: unset."""
+        return None if value is not None and value.strip().lower() == LATEST else value
+
     @model_validator(mode="after")
     def _values_in_range(self) -> LaunchSettings:
         """Settings merged from several sources are checked again (flags named as the engine spells them)."""
@@ -209,10 +215,10 @@ def check_values(engine: EngineId, values: Mapping[str, object], spelled: Mappin
             flag = spelled.get(field) or spelling_of(engine, field)
             raise InputError(f"must be in (0, 1] (got {value:g})", field=flag)
     version = values.get("engine_version")
-    if version is not None and parse_release(str(version)) is None:
+    if version is not None and str(version).strip().lower() != LATEST and parse_release(str(version)) is None:
         flag = spelled.get("engine_version") or spelling_of(engine, "engine_version")
         raise InputError(
-            f"not a release: {str(version)[:40]!r} (write e.g. 0.5.9, v0.10.2 or 0.4.3.post2)", field=flag
+            f"not a release: {str(version)[:40]!r} (write e.g. 0.5.9, v0.10.2, 0.4.3.post2 or latest)", field=flag
         )
     for field, words in flags.choices.items():
         value = values.get(field)

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
-from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
@@ -81,6 +81,18 @@ class Ledger(BaseModel):
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
         return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
+
+
+def _respelled(err: LayoutError, engine: str) -> LayoutError:
+    """The layout's refusal naming the engine's own flag first where kvtop's is its own coinage: '--dcp'
+    ('--cp/--dcp' for LMDeploy's --cp); --tp, --pp, --dp and --ep are every engine's words already."""
+    flag = err.field or ""
+    own = spelling_of(engine, "dcp") if flag == "--dcp" else flag
+    if own == flag:
+        return err
+    where = f" in {err.source}" if err.source else ""
+    message = str(err).removeprefix(f"{flag}: ").removesuffix(where)
+    return LayoutError(message, field=f"{own}/{flag}", source=err.source)
 
 
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
@@ -157,7 +169,10 @@ def _solve(
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     rules = engine_rules(settings.engine)
     layout = layout_from_settings(settings)
-    validate_layout(model, layout)
+    try:
+        validate_layout(model, layout)
+    except LayoutError as err:
+        raise _respelled(err, settings.engine) from None
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
     draft_layers = model.mtp_layers if load_mtp and rules.pools_draft_kv else 0

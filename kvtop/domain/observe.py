@@ -159,6 +159,11 @@ class GpuObservation(_Frozen):
     reserved_bytes: int | None = None  # None unless the v2 call answered
     memory_api: MemoryApi | None = None
     utilization_percent: int | None = None
+    # NVML's vitals (nvitop's row): None where the GPU does not report them (MIG, some vGPUs)
+    temperature_c: int | None = None
+    power_mw: int | None = None  # drawn now, milliwatts
+    power_limit_mw: int | None = None  # the enforced limit, milliwatts
+    sm_clock_mhz: int | None = None
     state: GpuState = GpuState.OK
     state_message: RedactedStr | None = None
     processes: tuple[GpuProcess, ...] = ()

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.preferences import Preferences
 
 
 class SnapshotSource(Protocol):
@@ -86,3 +87,16 @@ class SignalSender(Protocol):
     outside failure (each is a `SignalState`)."""
 
     def send(self, request: SignalRequest) -> SignalOutcome: ...
+
+
+class PreferencesStore(Protocol):
+    """Where the terminal UI keeps what the operator chose (a TOML file in the XDG config directory)."""
+
+    @property
+    def location(self) -> str:
+        """Where it keeps them, for a person (a path)."""
+        ...
+
+    def save(self, preferences: Preferences) -> str | None:
+        """Keep `preferences`; None when saved, else one line saying why not (the UI shows it)."""
+        ...

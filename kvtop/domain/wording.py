@@ -17,3 +17,9 @@ def gib(num_bytes: int | float) -> str:
 def signed(count: int) -> str:
     """'+1,005', '−128,660', '0': a change, its sign always shown (a typographic minus)."""
     return f"{count:+,}".replace("-", "−") if count else "0"
+
+
+def whole_gpus(count: int, *, unused: bool = False) -> str:
+    """'a whole GPU out of service', '2 whole GPUs unused': a loss no engine's tokens price."""
+    gpus = "a whole GPU" if count == 1 else f"{count} whole GPUs"
+    return f"{gpus} {'unused' if unused else 'out of service'}"

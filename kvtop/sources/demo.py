@@ -48,6 +48,23 @@ from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_log
 from kvtop.sources.processes import attribute_node
 from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
 
+#: Board power limits (W) of the demo's GPU models (their data sheets' TDP); others: 700 W.
+_POWER_LIMIT_W = {"A100-40GB": 400, "A100-80GB": 400, "H100": 700, "H200": 700, "B200": 1000, "L40S": 350}
+_IDLE_W, _IDLE_C, _IDLE_MHZ, _BUSY_MHZ = 70, 30, 345, 1980  # an idle H100: ~70 W, 30 °C, 345 MHz SM
+
+
+def simulated_vitals(model: str, utilization: int) -> dict[str, int]:
+    """A simulated GPU's temperature, power and SM clock, rising with its utilisation (the demo's own
+    figures: a demo node is never read as a real one)."""
+    limit_w = _POWER_LIMIT_W.get(model.upper(), 700)
+    load = utilization / 100
+    return {
+        "temperature_c": round(_IDLE_C + 40 * load),
+        "power_mw": round((_IDLE_W + (limit_w - _IDLE_W) * 0.75 * load) * 1000),
+        "power_limit_mw": limit_w * 1000,
+        "sm_clock_mhz": _BUSY_MHZ if utilization else _IDLE_MHZ,
+    }
+
 
 class DemoSource:
     """A simulated node (`SnapshotSource`). `clock` gives the time; one tick per `period_s`."""
@@ -174,9 +191,11 @@ class DemoSource:
         used = sum(process.used_bytes or 0 for process in processes)
         workers = self._plan.workers_by_gpu.get(template.index, ())
         busy = self._usage(workers[0].engine_index, workers[0].ledger_rank.dp_rank, tick) if workers else 0.0
+        utilization = round(100 * min(1.0, busy * 1.6)) if workers else 0
         return template.model_copy(update={
             "used_bytes": used, "free_bytes": self._plan.total_bytes - self.scenario.gpu.reserved - used,
-            "utilization_percent": round(100 * min(1.0, busy * 1.6)) if workers else 0, "processes": processes,
+            "utilization_percent": utilization, "processes": processes,
+            **simulated_vitals(self.scenario.gpu.model, utilization),
         })  # fmt: skip
 
     def _live(self, engine_index: int, tick: int) -> EngineLive:

@@ -121,10 +121,12 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
                 ("unattributed", seen.unattributed_bytes),
             ):
                 observed.add_metric([*labels, kind], value)
-            if rank.predicted is not None:
-                capacity.add_metric([*labels, "predicted"], rank.predicted.token_capacity)
-                per_token.add_metric(labels, rank.predicted.kv_bytes_per_token)
             waterfall = rank.capacity
+            if rank.predicted is not None:
+                # "predicted" is what every view calls predicted: the explained figure where the waterfall has it
+                predicted_tokens = waterfall.explained_tokens if waterfall else rank.predicted.token_capacity
+                capacity.add_metric([*labels, "predicted"], predicted_tokens)
+                per_token.add_metric(labels, rank.predicted.kv_bytes_per_token)
             if waterfall is not None:
                 capacity.add_metric([*labels, "clean"], waterfall.clean_tokens)
                 capacity.add_metric([*labels, "explained"], waterfall.explained_tokens)

@@ -93,13 +93,21 @@ def _local_header_bytes(file: Path) -> int:
     return header_bytes(parse_json_object(text, "safetensors header", source=source), source=source)
 
 
+def _model_name(path: Path) -> str:
+    """A config file's model name: its stem ('meta-llama--Llama-3.1-8B'), or for a checkpoint's own
+    `config.json` the folder holding it ('Llama-3.1-8B/config.json' names Llama-3.1-8B, not 'config')."""
+    if path.stem == "config" and path.resolve().parent.name:
+        return path.resolve().parent.name
+    return path.stem
+
+
 def load_config_file(path: Path, name: str | None = None, *, family: str | None = None) -> ModelSpec:
     config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
     return model_from_config(
         config,
         source=str(path),
-        name=name or path.stem,
+        name=name or _model_name(path),
         hf_quant_config=quant[0] if quant else None,
         hf_source=quant[1] if quant else "hf_quant_config.json",
         family=family,

@@ -26,6 +26,8 @@ from kvtop.domain.observe import (
 HostMemoryReader = Callable[[], tuple[int, int]]  # () -> (total_bytes, available_bytes)
 
 _NO_INSTANCE = 0xFFFFFFFF  # NVML's "no MIG instance" for gpuInstanceId
+NVML_TEMPERATURE_GPU = 0  # nvmlTemperatureSensors_t: the GPU die
+NVML_CLOCK_SM = 1  # nvmlClockType_t: the streaming multiprocessors' clock
 
 _INIT_STATES: tuple[tuple[str, NvmlState, str], ...] = (
     ("NVMLError_LibraryNotFound", NvmlState.LIBRARY_NOT_FOUND,
@@ -177,6 +179,7 @@ class _GpuReader:
             name=_text(nvml.nvmlDeviceGetName(handle)),
             **memory,
             utilization_percent=self._utilization(handle),
+            **self._vitals(handle),
             state=state,
             state_message=message,
             processes=processes,
@@ -215,6 +218,25 @@ class _GpuReader:
             "reserved_bytes": None,
             "memory_api": MemoryApi.HOST,
         }
+
+    def _vitals(self, handle: Any) -> dict[str, int | None]:
+        """Temperature, power drawn and its limit, SM clock: each None where NVML has no answer."""
+        nvml = self.nvml
+        calls: dict[str, tuple[str, tuple[Any, ...]]] = {
+            "temperature_c": ("nvmlDeviceGetTemperature", (handle, NVML_TEMPERATURE_GPU)),
+            "power_mw": ("nvmlDeviceGetPowerUsage", (handle,)),
+            "power_limit_mw": ("nvmlDeviceGetEnforcedPowerLimit", (handle,)),
+            "sm_clock_mhz": ("nvmlDeviceGetClockInfo", (handle, NVML_CLOCK_SM)),
+        }
+        vitals: dict[str, int | None] = {}
+        for name, (function, arguments) in calls.items():
+            try:
+                vitals[name] = int(getattr(nvml, function)(*arguments))
+            except nvml.NVMLError_GpuIsLost:
+                raise
+            except (nvml.NVMLError, AttributeError):  # not supported here, or a pynvml without the call
+                vitals[name] = None
+        return vitals
 
     def _utilization(self, handle: Any) -> int | None:
         try:

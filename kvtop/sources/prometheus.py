@@ -58,6 +58,7 @@ QUERIES = {
     "dcgm": '{__name__=~"DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED"}',
     "node": "kvtop_node_info",
     "gpu": '{__name__=~"kvtop_gpu_memory_(total|used|reserved|free)_bytes"}',
+    "gpu_state": "kvtop_gpu_info",
     "unexplained": "sum by (instance) (kvtop_rank_unexplained_bytes)",
     "findings": "sum by (instance, severity) (kvtop_findings)",
     # the tightest rank of each engine on each node, per source, with its rank and GPU labels
@@ -65,6 +66,8 @@ QUERIES = {
     "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
 }
 QUERIES |= ENGINE_QUERIES  # each node's part of every engine (prometheus_engines.py)
+#: kvtop's own capacity sources, by the `ClusterEngine` field each fills
+_CAPACITY_KEYS = {"clean": "clean_token_capacity", "predicted": "predicted_token_capacity"}
 _DCGM_FIELDS = {
     "DCGM_FI_DEV_FB_USED": "used_bytes",
     "DCGM_FI_DEV_FB_FREE": "free_bytes",
@@ -345,6 +348,13 @@ def join_answers(
         field_name = _DCGM_FIELDS.get(labels.get("__name__", ""))
         if field_name is not None:
             gpu[field_name] = int(value) * MIB
+    for labels, _ in answers.get("gpu_state", ()):  # a lost GPU has no memory series: it is counted here
+        instance = labels.get("instance", "")
+        node = parts(node_of(instance), instance)
+        index = labels.get("gpu", "?")
+        gpu = node.gpus.setdefault(f"kvtop:{index}", {"source": "kvtop", "gpu": index, "uuid": labels.get("uuid") or None,
+                                                      "name": labels.get("name") or None})  # fmt: skip
+        gpu["state"] = labels.get("state") or None
     for labels, _ in answers["node"]:
         node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
         node.has_kvtop = True
@@ -362,9 +372,9 @@ def join_answers(
             (instance, labels.get("engine", "?")), {"source": "kvtop"}
         )
         source = labels.get("source")
-        if source not in ("predicted", *ENGINE_REPORTED):
-            continue  # clean / explained: the waterfall's steps, not an engine figure
-        key = "predicted_token_capacity" if source == "predicted" else "live_token_capacity"
+        key = _CAPACITY_KEYS.get(source or "") or ("live_token_capacity" if source in ENGINE_REPORTED else None)
+        if key is None:
+            continue  # explained: the same figure as predicted
         engine[key] = min(int(value), engine.get(key, int(value)))
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")

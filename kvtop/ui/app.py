@@ -22,12 +22,14 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import (
     ModelLoader,
+    PreferencesStore,
     SignalOutcome,
     SignalRequest,
     SignalSender,
     SignalState,
     SnapshotSource,
 )
+from kvtop.domain.preferences import Preferences
 from kvtop.domain.probe import ProbeResult
 from kvtop.ui.attention import worst_gpu
 from kvtop.ui.base_app import KvtopBaseApp
@@ -36,7 +38,8 @@ from kvtop.ui.messages import SnapshotArrived, SourceFailed
 from kvtop.ui.polling import diagnose_quietly, poll
 from kvtop.ui.process_rows import gpus_of_pid
 from kvtop.ui.screens.base import NodeScreen
-from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.dashboard import DashboardScreen, PreferencesChanged
+from kvtop.ui.screens.engines import EngineTreeScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlanBasis, PlannerDraft, PlannerScreen
@@ -64,6 +67,7 @@ class KvtopApp(KvtopBaseApp):
         Binding("p", "planner", "Planner"),
         Binding("P", "probe", "Probe"),
         Binding("x", "processes", "Processes"),
+        Binding("g", "engine_tree", "Tree", tooltip="engines → processes → ranks"),
         # in the help, the command palette and the footer of a wide terminal's … menu: not in the footer
         Binding("z", "pause", "Pause", show=False),
         Binding("t", "next_theme", "Next theme", show=False),
@@ -86,8 +90,12 @@ class KvtopApp(KvtopBaseApp):
         probe_simulated: bool = False,
         probe_unavailable: str | None = None,
         signal_sender: SignalSender | None = None,
+        preferences: Preferences | None = None,
+        preferences_store: PreferencesStore | None = None,
     ) -> None:
         super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
+        self.preferences = preferences or Preferences()  # what the operator chose, kept by the store
+        self._preferences_store = preferences_store
         self._source = source
         self._signal_sender = None if read_only else signal_sender
         self._held: NodeState | None = None  # the newest state while the screen is paused
@@ -108,8 +116,31 @@ class KvtopApp(KvtopBaseApp):
         return self.dashboard
 
     def on_mount(self) -> None:
+        self.dashboard.apply_preferences(self.preferences)
         self.stream_snapshots()
         self.set_interval(1.0, self._tick)
+
+    @on(PreferencesChanged)
+    def keep_preferences(self) -> None:
+        self._remember(self.dashboard.preferences(self.preferences))
+
+    def action_next_theme(self) -> None:
+        super().action_next_theme()
+        self._remember(self.preferences.model_copy(update={"theme": self.theme}))
+
+    def _remember(self, preferences: Preferences) -> None:
+        """Keep what the operator chose for the next run (a file write: in a worker, never on the loop)."""
+        if preferences == self.preferences:
+            return
+        self.preferences = preferences
+        if self._preferences_store is not None:
+            self._save_preferences(self._preferences_store, preferences)
+
+    @work(thread=True, exclusive=True, group="preferences", exit_on_error=False)
+    def _save_preferences(self, store: PreferencesStore, preferences: Preferences) -> None:
+        failure = store.save(preferences)
+        if failure is not None:
+            self.call_from_thread(self.notify, failure, severity="warning", timeout=6)
 
     def on_unmount(self) -> None:
         if self._probe_cancel is not None:
@@ -150,6 +181,11 @@ class KvtopApp(KvtopBaseApp):
             self._held = replace(self._held, failure=message.reason, failed_at=self._clock())
             return
         self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+
+    @property
+    def read_only(self) -> bool:
+        """`--read-only`: no probe, no signals (the header says so)."""
+        return self._read_only
 
     @property
     def paused(self) -> bool:
@@ -198,7 +234,13 @@ class KvtopApp(KvtopBaseApp):
         screen = self.action_screen
         if action == "processes":
             return isinstance(screen, DashboardScreen | RankLedgerScreen)
+        if action == "engine_tree":
+            return isinstance(screen, DashboardScreen)
         return not (action in ("planner", "probe", "help", "pause") and not isinstance(screen, NodeScreen))
+
+    def action_engine_tree(self) -> None:
+        """The node as a tree: engines → processes → ranks (nvitop's tree view)."""
+        self.push_screen(EngineTreeScreen(self.node, self.now, self._interval_s))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self._read_only))
@@ -267,6 +309,12 @@ class KvtopApp(KvtopBaseApp):
         )  # fmt: skip
 
     def action_planner(self) -> None:
+        gpu, snapshot = self.focused_gpu(), self.node.snapshot
+        if gpu is not None and snapshot is not None and snapshot.engine_of_gpu(gpu) is None:
+            engines = ", ".join(view.engine.engine_id for view in snapshot.engines)
+            where = f": select a GPU of {engines}" if engines else ""
+            self.notify(f"GPU {gpu} runs no engine, so there is nothing to plan on it{where}", severity="warning")
+            return
         basis = self._plan_basis(self._engine_to_plan())
         if basis is None:
             self.notify("no engine with known settings on this node to plan from", severity="warning")

@@ -19,6 +19,7 @@ from kvtop.ui.widgets.row_parts import GpuRowData
 PROBLEM_TONES = ("error", "warning")
 _TONE_RANK = {"error": 0, "warning": 1, "info": 2}
 _BROKEN = (GpuState.LOST, GpuState.ERROR)
+GIB = 1 << 30
 
 
 def is_problem(finding: FindingLike) -> bool:
@@ -68,10 +69,13 @@ def tones_by_gpu(findings: Sequence[FindingLike]) -> dict[int, str]:
 
 @dataclass(frozen=True)
 class SortKey:
-    """One order of the GPU list: its name in the legend and how a row ranks (lowest first)."""
+    """One order of the GPU list: its name in the legend, how a row ranks (lowest first) and how far
+    apart two rows' first figures must be to change places (a figure that jitters tick to tick, such
+    as free memory, must not reshuffle the rows every refresh)."""
 
     name: str
     rank: Callable[[GpuRowData], tuple[float, ...]]
+    tolerance: float = 0.0  # in the units of the rank's first figure; 0: the whole tuple decides
 
 
 def _problems(row: GpuRowData) -> tuple[float, ...]:
@@ -98,12 +102,36 @@ def _kv_in_use(row: GpuRowData) -> tuple[float, ...]:
 SORT_KEYS: tuple[SortKey, ...] = (
     SortKey("GPU index", lambda row: (row.gpu.index,)),
     SortKey("problems first", _problems),
-    SortKey("least free", _least_free),
-    SortKey("most used", _most_used),
-    SortKey("KV in use", _kv_in_use),
+    SortKey("least free", _least_free, tolerance=GIB),
+    SortKey("most used", _most_used, tolerance=0.01),
+    SortKey("KV in use", _kv_in_use, tolerance=0.02),
 )
 
 
-def ordered(rows: Sequence[GpuRowData], key: SortKey) -> tuple[int, ...]:
-    """The rows' GPU indices in `key`'s order."""
-    return tuple(row.gpu.index for row in sorted(rows, key=key.rank))
+def _before(a: tuple[float, ...], b: tuple[float, ...], tolerance: float) -> bool:
+    """Whether a row ranked `a` goes before one ranked `b`; within the tolerance neither moves."""
+    if not tolerance:
+        return a < b
+    apart = abs(a[0] - b[0])
+    return apart > tolerance and a[0] < b[0]  # an infinite gap (no figure) is apart; inf − inf (nan) is not
+
+
+def ordered(
+    rows: Sequence[GpuRowData], key: SortKey, *, previous: Sequence[int] = (), reverse: bool = False
+) -> tuple[int, ...]:
+    """The rows' GPU indices in `key`'s order (reversed: highest first). Rows whose figures lie within the
+    key's tolerance keep the order they had (`previous`, else by index), so a refresh that moves free
+    memory by a few MiB moves no row."""
+    by_index = {row.gpu.index: row for row in rows}
+    start = [i for i in previous if i in by_index] + sorted(i for i in by_index if i not in previous)
+    ranks = {i: key.rank(by_index[i]) for i in start}
+    result: list[int] = []
+    for index in start:  # insertion: a row moves up only past rows it clearly goes before
+        place = len(result)
+        while place and (
+            _before(ranks[result[place - 1]], ranks[index], key.tolerance) if reverse
+            else _before(ranks[index], ranks[result[place - 1]], key.tolerance)
+        ):  # fmt: skip
+            place -= 1
+        result.insert(place, index)
+    return tuple(result)

@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.dom import DOMNode
 from textual.reactive import reactive
@@ -44,6 +45,8 @@ class KvtopBaseApp(App[int]):
 
     CSS_PATH = "kvtop.tcss"
     COMMAND_PALETTE_DISPLAY = "ctrl+p"
+    # htop's, k9s's, nvitop's habit: ctrl+c quits from anywhere (Textual would copy a selection)
+    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
 
     now: reactive[float] = reactive(0.0, init=False, repaint=False)
 

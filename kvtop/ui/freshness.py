@@ -27,6 +27,7 @@ class Wording:
     failing: str
     silent: str
     first: str
+    fresh: str = "live"  # on time: 'live', or 'simulated' for a demo node (no real GPU is read)
 
 
 def freshness(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
@@ -39,7 +40,8 @@ def freshness(age_s: float | None, failure: str | None, interval_s: float, wordi
     if is_stale(age_s, False, interval_s):
         return Content.styled(f"▲ STALE {age_s:.0f} s · {wording.silent}", "bold $warning")
     if age_s < max(2.0, LATE_AFTER_INTERVALS * interval_s):
-        return Content.styled(f"● live · every {interval_s:g} s", "$success")
+        style = "$success" if wording.fresh == "live" else "bold $warning"
+        return Content.styled(f"● {wording.fresh} · every {interval_s:g} s", style)
     return Content.styled(f"● late · {age_s:.0f} s ago", "$warning")
 
 

@@ -5,10 +5,13 @@ gpu:3   gpu:3,5   gpu3   3     the GPU with that NVML index (a bare number also 
 pid:4242                       a GPU one of whose processes has that pid
 state:lost  state:tight        the GPU's state (ok, lost, error, mig, …), `tight` (★), `finding`
                                (named by a warning or critical finding), `short` (the rank is short,
-                               once the rows carry the capacity waterfall's state)
+                               once the rows carry the capacity waterfall's state), `orphan` (held by a
+                               dead server's workers), `idle` (no process)
 engine:sglang  engine:41000    the engine's kind, id or server pid (substring)
 llama   jupyter   tp3          plain text: model, process names and titles, user, rank label;
                                a state's name (`tight`, `lost`) typed plain matches that state too
+re:sglang.*tp[0-3]$            a regular expression over the same text (case-insensitive)
+!engine:vllm  !state:ok        any word negated: the GPUs it does not match
 ```
 
 Plain text never reads the GPU's marketing name: `/3` would otherwise match every "HBM3". An
@@ -21,11 +24,11 @@ import re
 from dataclasses import dataclass
 
 from kvtop.domain.observe import GpuState
-from kvtop.ui.widgets.row_parts import GpuRowData, rank_label
+from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, state_cell
 
-KEYS = ("gpu", "pid", "state", "engine")
+KEYS = ("gpu", "pid", "state", "engine", "re")
 #: States the filter knows beyond `GpuState`'s values.
-ROW_STATES = ("tight", "finding", "short")
+ROW_STATES = ("tight", "finding", "short", "orphan", "idle")
 _GPU_WORD = re.compile(r"^gpu(\d+)$")
 
 
@@ -37,6 +40,8 @@ class FilterError(ValueError):
 class Term:
     key: str  # one of KEYS, or "text"; "number" for a bare number (GPU index or pid)
     value: str
+    negated: bool = False  # `!term`: rows the term does not match
+    pattern: re.Pattern[str] | None = None  # `re:…`, compiled once
 
 
 @dataclass(frozen=True)
@@ -46,22 +51,28 @@ class GpuFilter:
     terms: tuple[Term, ...] = ()
 
     def matches(self, row: GpuRowData) -> bool:
-        return all(_matches(term, row) for term in self.terms)
+        return all(_matches(term, row) != term.negated for term in self.terms)
 
 
 def parse_filter(text: str) -> GpuFilter:
     """The filter `text` states; FilterError names the first word it cannot read."""
     terms: list[Term] = []
-    for word in text.lower().split():
+    for given in text.split():
+        negated = given.startswith("!") and len(given) > 1
+        given = given[1:] if negated else given
+        if given.lower().startswith("re:"):
+            terms.append(_regex_term(given[3:], negated))
+            continue
+        word = given.lower()
         key, colon, value = word.partition(":")
         if not colon:
             gpu = _GPU_WORD.match(word)
             if gpu:
-                terms.append(Term("gpu", gpu.group(1)))
+                terms.append(Term("gpu", gpu.group(1), negated))
             elif word.isdigit():
-                terms.append(Term("number", word))
+                terms.append(Term("number", word, negated))
             else:
-                terms.append(Term("text", word))
+                terms.append(Term("text", word, negated))
             continue
         if key not in KEYS:
             raise FilterError(f"unknown filter key {key!r} (known: {', '.join(KEYS)}; or plain text)")
@@ -71,11 +82,23 @@ def parse_filter(text: str) -> GpuFilter:
             raise FilterError(f"{key}: takes numbers (got {value!r}), e.g. {_EXAMPLES[key]}")
         if key == "state" and value not in _STATES:
             raise FilterError(f"state: one of {', '.join(_STATES)} (got {value!r})")
-        terms.append(Term(key, value))
+        terms.append(Term(key, value, negated))
     return GpuFilter(tuple(terms))
 
 
-_EXAMPLES = {"gpu": "gpu:3 or gpu:3,5", "pid": "pid:4242", "state": "state:lost", "engine": "engine:sglang"}
+def _regex_term(pattern: str, negated: bool) -> Term:
+    """`re:PATTERN`: a regular expression searched in what plain words match (case-insensitive)."""
+    if not pattern:
+        raise FilterError(f"re: needs a pattern, e.g. {_EXAMPLES['re']}")
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        raise FilterError(f"re: not a regular expression {pattern!r} ({error})") from None
+    return Term("re", pattern, negated, compiled)
+
+
+_EXAMPLES = {"gpu": "gpu:3 or gpu:3,5", "pid": "pid:4242", "state": "state:lost", "engine": "engine:sglang",
+             "re": "re:'tp[0-3]$'"}  # fmt: skip
 _STATES = (*(state.value for state in GpuState), *ROW_STATES)
 
 
@@ -90,6 +113,8 @@ def _matches(term: Term, row: GpuRowData) -> bool:
         return str(gpu.index) == term.value or any(str(p.pid) == term.value for p in gpu.processes)
     if term.key == "state":
         return _state_matches(term.value, row)
+    if term.pattern is not None:
+        return term.pattern.search(row_text(row)) is not None
     if term.key == "engine":
         names = [p.engine_id or "" for p in gpu.processes] + [p.engine_kind or "" for p in gpu.processes]
         if row.engine is not None:
@@ -107,6 +132,8 @@ def _state_matches(value: str, row: GpuRowData) -> bool:
         return row.finding_tone in ("error", "warning")
     if value == "short":
         return row.capacity is not None and row.capacity.short
+    if value in ("orphan", "idle"):
+        return state_cell(row)[0] == value.upper()  # the state the row shows
     return row.gpu.state.value == value
 
 

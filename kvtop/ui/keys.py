@@ -25,7 +25,7 @@ SECTIONS = (
 
 KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit (not while typing in a field or an open list: there it is a letter)", "everywhere"),
-    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+q,ctrl+c", "quit, from anywhere", "everywhere"),
     KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
     KeyHelp("tab,shift+tab", "cycle panes and fields", "everywhere"),
@@ -47,12 +47,16 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("home,end", "first / last GPU", "dashboard"),
     KeyHelp("enter", "rank ledger of the selected GPU (or click twice)", "dashboard"),
     KeyHelp("x", "process panel of the selected GPU", "dashboard"),
+    KeyHelp("g", "tree: engines → their processes → the ranks each holds (Enter: a rank's ledger)", "dashboard"),
     KeyHelp(
         "slash",
-        "filter: gpu:3 pid:4242 state:lost|tight|finding engine:sglang, or model/process text",
+        "filter: gpu:3 pid:4242 state:lost|tight|finding|orphan|idle engine:sglang, re:PATTERN, !word, or text",
         "dashboard",
     ),
     KeyHelp("s", "sort: GPU index, problems first, least free, most used, KV in use", "dashboard"),
+    KeyHelp("S", "reverse the sort (highest first)", "dashboard"),
+    KeyHelp("V", "show or hide NVML's vitals: GPU utilisation and its history, temperature, power, SM clock", "dashboard"),
+    KeyHelp("H", "show or hide the KV and memory history", "dashboard"),
     KeyHelp("f", "findings pane (its GPUs get a coloured edge)", "dashboard"),
     KeyHelp("up,k", "previous finding (selects its worst GPU)", "findings pane"),
     KeyHelp("down,j", "next finding (selects its worst GPU)", "findings pane"),
@@ -82,7 +86,7 @@ CLUSTER_SECTIONS = ("everywhere", "node list", "engine list", "node dashboard")
 #: The cluster view (`kvtop --prometheus URL`): read-only, no planner, probe or signals.
 CLUSTER_KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("q", "quit (not while typing in the filter: there it is a letter)", "everywhere"),
-    KeyHelp("ctrl+q", "quit, from anywhere", "everywhere"),
+    KeyHelp("ctrl+q,ctrl+c", "quit, from anywhere", "everywhere"),
     KeyHelp("ctrl+p", "command palette: every action of this screen, by name", "everywhere"),
     KeyHelp("question_mark", "this help", "everywhere"),
     KeyHelp("r", "read Prometheus now", "everywhere"),

@@ -52,13 +52,19 @@ _FIELD_BY_FLAG = {
 }  # fmt: skip
 
 
+def field_of_flag(flag: str) -> str | None:
+    """The planner field an engine flag sets ('--max-model-len' → 'context_length'), if any."""
+    return _FIELD_BY_FLAG.get(flag)
+
+
 def field_of_error(err: KvtopError) -> str | None:
     """The planner field an error names (by label or by engine flag), if any."""
     name = getattr(err, "field", None)
     if not name:
         return None
     by_label = next((field.key for field in FIELDS if field.label == name), None)
-    return by_label or _FIELD_BY_FLAG.get(name.split("/")[0])
+    by_flag = (_FIELD_BY_FLAG.get(part) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
+    return by_label or next((key for key in by_flag if key), None)
 
 
 def memory_fraction_field(settings: LaunchSettings) -> str:

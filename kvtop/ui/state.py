@@ -36,9 +36,10 @@ def sparkline(values: Sequence[float | None], width: int) -> str:
 
 @dataclass(frozen=True)
 class GpuTrend:
-    """Recent samples of one GPU, oldest first: used fraction of total and KV-pool usage (0..1).
+    """Recent samples of one GPU, oldest first: used fraction of total, KV-pool usage and NVML's
+    utilisation (0..1).
 
-    `used_glyphs` and `kv_glyphs`, when given, are the same samples as sparkline glyphs (the
+    `used_glyphs`, `kv_glyphs` and `utilization_glyphs`, when given, are the same samples as sparkline glyphs (the
     history draws each sample once, not once per redraw).
     """
 
@@ -46,12 +47,17 @@ class GpuTrend:
     kv_usage: tuple[float | None, ...] = ()
     used_glyphs: str = ""
     kv_glyphs: str = ""
+    utilization: tuple[float | None, ...] = ()  # NVML's GPU utilisation, 0..1
+    utilization_glyphs: str = ""
 
     def used_sparkline(self, width: int) -> str:
         return _drawn(self.used_fraction, self.used_glyphs, width)
 
     def kv_sparkline(self, width: int) -> str:
         return _drawn(self.kv_usage, self.kv_glyphs, width)
+
+    def utilization_sparkline(self, width: int) -> str:
+        return _drawn(self.utilization, self.utilization_glyphs, width)
 
 
 def _drawn(values: tuple[float | None, ...], glyphs: str, width: int) -> str:
@@ -102,12 +108,15 @@ class GpuHistory:
                 used = (gpu.used_bytes + (gpu.reserved_bytes or 0)) / gpu.total_bytes
             rank = snapshot.rank_on_gpu(gpu.index)
             kv = rank.observed.kv_usage_fraction if rank else None
+            util = None if gpu.utilization_percent is None else gpu.utilization_percent / 100
             past = self._trends.get(gpu.index, GpuTrend())
             self._trends[gpu.index] = GpuTrend(
                 (*past.used_fraction, used)[-keep:],
                 (*past.kv_usage, kv)[-keep:],
                 (past.used_glyphs + spark_glyph(used))[-keep:],
                 (past.kv_glyphs + spark_glyph(kv))[-keep:],
+                (*past.utilization, util)[-keep:],
+                (past.utilization_glyphs + spark_glyph(util))[-keep:],
             )
 
     def view(self) -> Mapping[int, GpuTrend]:

@@ -163,7 +163,7 @@ def test_co_tenant_on_gpu3_costs_every_sglang_rank_the_planners_tokens() -> None
     assert finding.tokens == finding.gain_tokens == expected == 128_660  # 6 GiB × mfs 0.818 ÷ 40,960 B
     assert finding.severity is Severity.WARNING and finding.gpus == (3,) and finding.bytes == 6 * GIB
     assert finding.ranks == tuple(f"sglang:4242/tp{i}" for i in range(8))  # every rank pays
-    assert finding.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3)"
+    assert finding.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3), then restart sglang:4242"
     assert problems(found) == {"co_tenant"}  # not also a rank imbalance: the co-tenant explains it
     assert found[0] is finding  # worst first
 
@@ -186,6 +186,7 @@ def test_vllm_co_tenant_blocks_a_restart_and_costs_the_utilization_that_would_fi
     assert tenant.tokens == 0 and tenant.term_tokens is None
     assert tenant.gain_tokens == plan.token_capacity - at_fit.token_capacity > 0
     assert tenant.summary.endswith("cost nothing until a restart")
+    assert tenant.fix == "stop pid 9001 (python, user alice, 6.00 GiB on GPU 3), before vllm:4242 restarts"
 
 
 def test_vllm_co_tenant_inside_the_headroom_is_advice_not_a_fault() -> None:
@@ -209,7 +210,7 @@ def test_orphaned_worker_on_an_engine_gpu_is_priced_and_killed_by_pid() -> None:
     )
     finding = only(diagnose(node(plan, others={5: (orphan,)})), "orphan_worker")
     assert finding.tokens == sglang_capacity(plan, CLEAN) - sglang_capacity(plan, CLEAN - 3 * GIB)
-    assert finding.fix == "kill 5555 (sglang::scheduler_TP5, user alice, 3.00 GiB on GPU 5; server gone)"
+    assert finding.fix == "kill 5555 (sglang::scheduler_TP5, user alice, 3.00 GiB on GPU 5; server gone), then restart sglang:4242"
     assert finding.gpus == (5,) and finding.bytes == 3 * GIB and finding.severity is Severity.WARNING
 
 
@@ -220,6 +221,7 @@ def test_orphan_on_a_gpu_without_engine_holds_bytes_but_no_tokens() -> None:
     finding = only(diagnose(node(llama(), others={8: (orphan,)}, gpus=9)), "orphan_worker")
     assert (finding.tokens, finding.bytes, finding.engine_id) == (0, 70 * GIB, None)
     assert "no running engine on GPU 8" in finding.evidence[-1]
+    assert finding.whole_gpus == 1  # the GPU serves nothing while it holds it: not "no token cost"
 
 
 # --- rule 3: rank imbalance -------------------------------------------------------------------
@@ -480,3 +482,19 @@ def test_every_finding_id_is_documented() -> None:
 
     text = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
     assert [rule.value for rule in Rule if f"| `{rule.value}` |" not in text] == []
+
+
+def test_a_lost_gpu_outside_every_engine_is_a_whole_gpu_lost_and_an_empty_gpu_is_advice() -> None:
+    """The gpu5-lost demo: GPU 5 belongs to no engine (its bytes from its siblings: NVML reads none of
+    a lost GPU); GPU 4 runs nothing on a node whose engines could use it."""
+    from kvtop.sources.demo import DemoSource
+    from kvtop.sources.scenario import load_scenario
+
+    snapshot = DemoSource(load_scenario("gpu5-lost")).collect_at(0)
+    found = diagnose(snapshot)
+    lost, idle = only(found, "gpu_lost"), only(found, "idle_gpu")
+    assert (lost.whole_gpus, lost.tokens, lost.engine_id) == (1, 0, None)
+    assert lost.bytes == snapshot.observation.gpu(0).total_bytes  # an H100 like its siblings
+    assert (idle.gpus, idle.severity, idle.whole_gpus) == ((4,), Severity.INFO, 1)
+    assert idle.bytes == snapshot.observation.gpu(4).free_bytes
+    assert found[0] is lost  # critical first; among equals, whole GPUs before token figures

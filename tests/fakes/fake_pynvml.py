@@ -35,6 +35,10 @@ class FakeGpu:
     free: int
     reserved: int
     utilization: int = 0
+    temperature_c: int | None = None  # None: NVML answers NotSupported (each vital alike)
+    power_mw: int | None = None
+    power_limit_mw: int | None = None
+    sm_clock_mhz: int | None = None
     compute: list[tuple[int, int | None]] = field(default_factory=list)  # (pid, usedGpuMemory)
     graphics: list[tuple[int, int | None]] = field(default_factory=list)
     lost: bool = False  # every call raises NVMLError_GpuIsLost
@@ -124,6 +128,26 @@ class FakePynvml:
         if gpu.mig_instances:
             raise pynvml.NVMLError_NotSupported()
         return SimpleNamespace(gpu=gpu.utilization, memory=0)
+
+    def _vital(self, handle: FakeGpu, value: int | None) -> int:
+        self._gpu(handle)
+        if value is None:
+            raise pynvml.NVMLError_NotSupported()
+        return value
+
+    def nvmlDeviceGetTemperature(self, handle: FakeGpu, sensor: int) -> int:
+        assert sensor == pynvml.NVML_TEMPERATURE_GPU
+        return self._vital(handle, handle.temperature_c)
+
+    def nvmlDeviceGetPowerUsage(self, handle: FakeGpu) -> int:
+        return self._vital(handle, handle.power_mw)
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: FakeGpu) -> int:
+        return self._vital(handle, handle.power_limit_mw)
+
+    def nvmlDeviceGetClockInfo(self, handle: FakeGpu, clock: int) -> int:
+        assert clock == pynvml.NVML_CLOCK_SM
+        return self._vital(handle, handle.sm_clock_mhz)
 
     def _processes(self, handle: FakeGpu, entries: list[tuple[int, int | None]]) -> list[SimpleNamespace]:
         gpu = self._gpu(handle)

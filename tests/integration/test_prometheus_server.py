@@ -150,8 +150,8 @@ def exporter_numbers(address: str) -> dict[str, float]:
     capacity = [s for s in samples if s.name == "kvtop_rank_token_capacity"]
     return {
         "unexplained": sum(s.value for s in samples if s.name == "kvtop_rank_unexplained_bytes"),
-        "predicted": min(s.value for s in capacity if s.labels["source"] == "predicted"),
-        "live": min(s.value for s in capacity if s.labels["source"] != "predicted"),
+        "clean": min(s.value for s in capacity if s.labels["source"] == "clean"),
+        "live": min(s.value for s in capacity if s.labels["source"] in ("live", "logged")),
         "gpus": len([s for s in samples if s.name == "kvtop_gpu_memory_total_bytes"]),
         "used_gpu0": next(
             s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes" and s.labels["gpu"] == "0"
@@ -167,13 +167,14 @@ def test_the_cluster_view_holds_the_exporters_numbers(cluster: dict) -> None:
         node = next(n for n in view.nodes if n.name == name)
         assert node.health is TargetHealth.UP
         assert node.unexplained_bytes == expected["unexplained"]
-        assert node.predicted_token_capacity == expected["predicted"]
-        assert node.live_token_capacity == expected["live"]
+        (engine,) = node.engines
+        assert engine.clean_token_capacity == expected["clean"]
+        assert engine.live_token_capacity == expected["live"]
         assert len(node.gpus) == expected["gpus"] == 8
         assert node.gpus[0].used_bytes == expected["used_gpu0"]
     # the co-tenant on node-b's GPU 3 shrank its live pool below node-a's
     a, b = (next(n for n in view.nodes if n.name == name) for name in ("node-a", "node-b"))
-    assert (b.capacity_shortfall_tokens or 0) > (a.capacity_shortfall_tokens or 0)
+    assert b.capacity_shortfall_fraction > a.capacity_shortfall_fraction
     l40s = next(n for n in view.nodes if n.name == "gpu1-wl8sg")
     assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s.gpus] == [
         (45459 * MIB, 0, 608 * MIB)

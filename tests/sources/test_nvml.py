@@ -178,3 +178,20 @@ def test_real_pynvml_without_a_driver_gives_a_named_state() -> None:
             NvmlState.VERSION_MISMATCH,
         )
         assert node.nvml_message and node.gpus == ()
+
+
+def test_vitals_are_read_in_nvmls_units_and_a_gpu_without_them_reads_none() -> None:
+    """The first B200 of samples/nvidia_smi/b200-8gpu-default-table…: 29C, 187W / 1000W, 100 %; the SM
+    clock of the H100 in query-gpu-csv-h100sxm-index-name-total-clock-driver.txt: 345 MHz. NVML answers
+    in °C, milliwatts and MHz."""
+    b200 = gpu_from_mib(
+        "NVIDIA B200", 0, total_mib=183359, reserved_mib=0, used_mib=100536, bus_id="00000000:1B:00.0",
+        utilization=100, temperature_c=29, power_mw=187_000, power_limit_mw=1_000_000, sm_clock_mhz=345,
+    )  # fmt: skip
+    gpu = read_one(b200)
+    assert (gpu.utilization_percent, gpu.temperature_c, gpu.power_mw, gpu.power_limit_mw, gpu.sm_clock_mhz) == (
+        100, 29, 187_000, 1_000_000, 345,
+    )  # fmt: skip
+    bare = read_one(h100_from_nvml_sample())  # NotSupported for each (a vGPU, a MIG slice)
+    assert (bare.temperature_c, bare.power_mw, bare.power_limit_mw, bare.sm_clock_mhz) == (None,) * 4
+    assert bare.state is GpuState.OK and bare.total_bytes == H100_TOTAL

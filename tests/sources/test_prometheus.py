@@ -16,6 +16,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kvtop.domain.cluster import ClusterView, PrometheusState, TargetHealth
+from kvtop.domain.diagnose import diagnose
 from kvtop.domain.errors import InputError
 from kvtop.sources.exporter import SnapshotCollector
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient, PrometheusError, load_token, redact_url
@@ -28,8 +29,9 @@ DCGM = SAMPLES / "dcgm_metrics"
 URL = "http://prometheus.test:9090"
 
 
-def kvtop_page(node: str, **snapshot: int) -> str:
-    collector = SnapshotCollector(FakeSource(llama_snapshot(**snapshot)), node=node, clock=lambda: NOW)
+def kvtop_page(node: str, *, diagnosed: bool = False, **snapshot: int) -> str:
+    findings = diagnose if diagnosed else None
+    collector = SnapshotCollector(FakeSource(llama_snapshot(**snapshot)), node=node, findings=findings, clock=lambda: NOW)
     collector.refresh()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
@@ -89,9 +91,12 @@ def test_kvtop_series_give_unexplained_bytes_findingless_capacity_and_gpus() -> 
     node_a = node(view, "node-a")
     assert len(node_a.gpus) == 8 and {g.source for g in node_a.gpus} == {"kvtop"}
     assert node_a.gpus[3].used_bytes == 84_545_891_205 and node_a.gpus[3].total_bytes == 81559 * MIB
-    assert node_a.predicted_token_capacity == 1_255_785
-    assert node_a.live_token_capacity == 1_127_125  # the co-tenant squeezed every rank
-    assert node_a.capacity_shortfall_tokens == 128_660
+    (engine,) = node_a.engines
+    assert engine.clean_token_capacity == 1_255_785
+    assert engine.live_token_capacity == 1_127_125  # the co-tenant squeezed every rank
+    assert engine.predicted_token_capacity == 1_127_125  # and kvtop's prediction, with the co-tenant, says so
+    assert engine.shortfall_tokens == 128_660 and node_a.worst_engine == engine
+    assert node_a.capacity_shortfall_fraction == pytest.approx(128_660 / 1_255_785)
     # each worker holds 7,417,397,248 B less than predicted: 6 GiB the co-tenant's doing, the rest an
     # activations reserve not claimed yet (free memory), so nothing is unexplained
     assert node_a.unexplained_bytes == 0
@@ -206,3 +211,26 @@ def test_token_file_wins_over_the_environment(tmp_path) -> None:
 
 def test_credentials_in_the_url_are_never_shown() -> None:
     assert redact_url("https://admin:hunter2@prom.example:9443/prefix") == "https://prom.example:9443/prefix"
+
+
+def test_a_lost_gpu_counts_among_the_nodes_gpus_and_advice_is_not_a_finding() -> None:
+    """GPU 5 fell off the bus: kvtop's exporter serves it in kvtop_gpu_info only (no memory figures)."""
+    lost = node(read(FakePrometheus([Target("kvtop", "127.0.0.1:9401", kvtop_page("node-l", diagnosed=True, lost_gpu=5))])), "node-l")
+    assert len(lost.gpus) == 8 and lost.gpus_lost == 1
+    assert [(g.gpu, g.state, g.used_bytes) for g in lost.gpus if g.lost] == [("5", "lost", None)]
+    # diagnose on that node: gpu_lost (critical) and the FP8 KV advice (info), which is no finding
+    assert dict(lost.findings) == {"critical": 1, "info": 1}
+    assert (lost.findings_total, lost.advice_total) == (1, 1)
+
+
+def test_two_engines_are_never_summed_the_worst_share_is_shown() -> None:
+    from kvtop.domain.cluster import ClusterEngine, ClusterNode
+
+    squeezed = ClusterEngine(instance="a", engine="sglang:1", source="kvtop", clean_token_capacity=1_255_785,
+                             predicted_token_capacity=1_127_125, live_token_capacity=1_127_125)  # fmt: skip
+    small = ClusterEngine(instance="a", engine="vllm:2", source="kvtop", clean_token_capacity=448_304,
+                          predicted_token_capacity=448_304)  # fmt: skip
+    both = ClusterNode(name="a", engines=(small, squeezed))
+    assert both.worst_engine == squeezed and small.shortfall_tokens == 0
+    assert both.capacity_shortfall_fraction == pytest.approx((1_255_785 - 1_127_125) / 1_255_785)
+    assert "predicted_token_capacity" not in both.model_dump()  # no node-wide sum of two engines' tokens

@@ -101,7 +101,7 @@ def test_kvtop_rank_series_become_engine_ranks_without_a_prediction() -> None:
         4242,
     )
     assert engine.ledger is None
-    assert engine.ledger_error == f"{NOT_EXPORTED} (kvtop export predicts 1,255,785 tokens)"
+    assert engine.ledger_error == f"{NOT_EXPORTED} (kvtop export predicts 1,127,125 tokens)"  # with the co-tenant's cost
     assert engine.engine.live.token_capacity == 1_127_125  # the co-tenant squeezed every rank
     assert [r.rank.tp for r in engine.ranks] == list(range(8))
     rank3 = engine.ranks[3]

@@ -62,7 +62,8 @@ def three_nodes() -> ClusterView:
         targets=(ClusterTarget(job="kvtop", instance="10.0.0.1:9401", health=TargetHealth.UP, age_seconds=5.0),),
         gpus=_kvtop_gpus(squeezed),
         engines=(ClusterEngine(instance="10.0.0.1:9401", engine="sglang:4242", source="kvtop",
-                               predicted_token_capacity=1_255_785, live_token_capacity=1_127_125),),
+                               clean_token_capacity=1_255_785, predicted_token_capacity=1_127_125,
+                               live_token_capacity=1_127_125),),
         unexplained_bytes=2 * GIB, findings={"warning": 1, "info": 2},
     )  # fmt: skip
     node_03 = ClusterNode(
@@ -144,7 +145,7 @@ async def test_nodes_are_listed_worst_first_with_ages_and_figures():
         used = sum(g.used_bytes or 0 for g in llama_snapshot(co_tenant_gpu=3).observation.gpus)
         assert shown["gpu-node-01"][1:] == [
             "● up 5 s", "8", f"{used / GIB:,.1f} / {8 * H100_TOTAL_BYTES / GIB:,.1f} GiB", "+2.00 GiB",
-            "1 warning · 2 info", "1,127,125 / 1,255,785 (-10.2%)",
+            "1 warning · 2 advice", "1,127,125 / 1,255,785 (-10.2%) sglang:4242",
         ]  # fmt: skip
         assert f"kvtop cluster │ {URL} │ 3 nodes · 2 not up │ ● live · every 3600 s" in header(app)
         notes = app.cluster_screen.query_one("#cluster-notes").render().plain
@@ -183,7 +184,7 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
         head = " ".join(app.screen.query_one(NodeHeader).render().plain.split())
         assert f"prometheus:{URL} node gpu-node-01" in head
         assert (
-            "no prediction: prediction not exported (kvtop export predicts 1,255,785 tokens) / 1,127,125 live"
+            "no prediction: prediction not exported (kvtop export predicts 1,127,125 tokens) / 1,127,125 live"
             in head
         )
         row3 = app.screen.query_one(GpuList).row_text(3)

@@ -50,6 +50,13 @@ def matching(snapshot, text: str) -> list[int]:
         ("llama tp5", [5]),  # model and rank: every word must match
         # every rank is short: SGLang sized all eight by GPU 3, where the co-tenant was before it started
         ("state:short", list(range(8))),
+        # regular expressions over the same text, and any word negated (k9s's and nvitop's habits)
+        ("re:TP[0-2]$", [0, 1, 2]),  # case-insensitive: the rank label ends the row's text
+        (r"re:\bjupyter-\w+", [3]),  # \b and \w kept as typed (never lowered to \B, \W)
+        ("!jupyter", [0, 1, 2, 4, 5, 6, 7]),
+        ("!state:tight !gpu:0", [1, 2, 4, 5, 6, 7]),
+        ("!re:tp[0-6]$", [7]),
+        ("!engine:sglang", []),
     ],
 )
 def test_the_filter_grammar_on_the_co_tenant_node(co_tenant_snapshot, text, gpus):
@@ -72,7 +79,9 @@ def test_state_lost_and_state_short_read_the_row():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("foo:bar", "unknown filter key 'foo' (known: gpu, pid, state, engine; or plain text)"),
+        ("foo:bar", "unknown filter key 'foo' (known: gpu, pid, state, engine, re; or plain text)"),
+        ("re:tp[", "re: not a regular expression 'tp['"),
+        ("re:", "re: needs a pattern"),
         ("gpu:x", "gpu: takes numbers (got 'x'), e.g. gpu:3 or gpu:3,5"),
         ("state:sleepy", "state: one of ok, lost, error"),
         ("pid:", "pid: needs a value, e.g. pid:4242"),
@@ -180,3 +189,42 @@ def test_the_rows_state_cell_is_the_waterfalls_change(co_tenant_snapshot):
         assert change < -100_000  # the co-tenant's 6 GiB on GPU 3, on every rank
         assert row.capacity.short and row.capacity.brief == f"−{round(-change / 1000)}k"
         assert row.capacity.text == row.capacity.brief + " tok"
+
+
+def _rows_with_free(snapshot, jitter: dict[int, int]):
+    """The dashboard's rows, each GPU's free memory moved by `jitter[index]` bytes (a refresh's drift)."""
+    from kvtop.ui.screens.dashboard import gpu_rows
+    from kvtop.ui.state import NodeState
+
+    rows = gpu_rows(NodeState(source_label="t", snapshot=snapshot))
+    return [
+        row._replace(gpu=row.gpu.model_copy(update={"free_bytes": row.gpu.free_bytes + jitter.get(row.gpu.index, 0)}))
+        for row in rows
+    ]
+
+
+def test_least_free_keeps_its_order_while_free_memory_drifts_by_mib():
+    """GPUs 0–7 hold the same worker; a strict sort by free bytes reshuffled them on every refresh."""
+    from kvtop.ui.attention import SORT_KEYS, ordered
+
+    least_free = next(key for key in SORT_KEYS if key.name == "least free")
+    snapshot = llama_snapshot(co_tenant_gpu=3)
+    MIB = 1 << 20
+    first = ordered(_rows_with_free(snapshot, {i: (i % 2) * 50 * MIB for i in range(8)}), least_free)
+    assert first[0] == 3  # the co-tenant's GPU: 6 GiB less free than every other
+    drifted = _rows_with_free(snapshot, {i: ((i + 1) % 2) * 50 * MIB for i in range(8)})  # the parity flips
+    assert tuple(row.gpu.index for row in sorted(drifted, key=least_free.rank))[1:] != first[1:]  # strict: moves
+    assert ordered(drifted, least_free, previous=first) == first  # within 1 GiB: nobody moves
+    assert ordered(drifted, least_free, previous=first, reverse=True)[-1] == 3  # highest free first
+
+
+async def test_S_reverses_the_order_and_says_so(make_app):
+    app = make_app(llama_snapshot(co_tenant_gpu=3))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        gpus = app.screen.query_one(GpuList)
+        await pilot.press("s", "s")  # least free
+        await wait_for(pilot, lambda: gpus.shown_gpus[0] == 3)
+        await pilot.press("S")
+        await wait_for(pilot, lambda: gpus.shown_gpus[-1] == 3)
+        assert "sorted: least free (s) ↑ reversed (S)" in app.screen.query_one("#legend").render().plain

@@ -46,7 +46,16 @@ def test_the_issue_keys_are_bound():
         "p": "planner",
         "P": "probe",
         "x": "processes",
+        "g": "engine_tree",  # issue 32: nvitop's tree view
         "z": "pause",
         "t": "next_theme",
         "r": "refresh",
     }
+
+
+def test_ctrl_c_quits_from_every_app():
+    """htop's, k9s's and nvitop's habit: bound on the base of both apps, with priority over a field's copy."""
+    from kvtop.ui.base_app import KvtopBaseApp
+
+    (binding,) = [b for b in KvtopBaseApp.BINDINGS if b.key == "ctrl+c"]  # type: ignore[union-attr]
+    assert binding.action == "quit" and binding.priority

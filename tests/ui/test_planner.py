@@ -164,7 +164,8 @@ async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_t
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected
-        assert f"free before load now {fmt_gib(free_now)}" in shown(screen, "#planner-title")
+        title = " ".join(shown(screen, "#planner-title").split())
+        assert f"free before load {free_now:,} B ({fmt_gib(free_now)}), least over its GPUs" in title
 
 
 async def test_edits_survive_closing_the_planner_until_ctrl_r(make_app, healthy_snapshot):
@@ -250,7 +251,8 @@ async def test_a_context_longer_than_the_models_positions_says_the_engine_refuse
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-context_length", "10000000")
-        assert "context 10,000,000 exceeds the model's 8,192 positions" in shown(screen, "#plan-error")
+        said = " ".join(shown(screen, "#plan-error").split())
+        assert said.startswith("✗ SGLang 0.5.9 refuses --context-length 10,000,000 above the model's 8,192 positions")
 
 
 async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_says_so(
@@ -293,3 +295,46 @@ async def test_the_fresh_start_interval_is_shown_and_moves_with_the_edit(make_ap
         await retype(pilot, "#plan-tp", "4")
         moved = screen.outcome.after_plan
         assert moved is not None and moved.token_capacity_max < first.token_capacity_min
+
+async def test_a_context_above_the_models_positions_is_refused_not_valid(make_app, co_tenant_snapshot):
+    """Llama-3-70B holds 8,192 positions: SGLang refuses 16,384 at start unless its override is set."""
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-context_length", "16384")
+        assert screen.outcome.after is not None  # kvtop sizes it …
+        said = " ".join(shown(screen, "#plan-error").split())
+        assert said.startswith("✗ SGLang 0.5.9 refuses --context-length 16,384 above the model's 8,192 positions")
+        assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in said and "✓ valid" not in said
+        assert screen.query_one("#plan-context_length", Input).has_class("-invalid")
+        assert screen.flags_text is None  # … but its flags are not copyable
+        await retype(pilot, "#plan-context_length", "8192")
+        assert shown(screen, "#plan-error").startswith("✓ valid")
+
+
+async def test_the_title_names_the_release_and_the_exact_free_memory_plan_agrees_with(make_app, co_tenant_snapshot):
+    """`kvtop plan` given the release and the free bytes the planner shows gives the planner's tokens."""
+    from kvtop.cli import main
+
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-tp", "4")
+        title = " ".join(shown(screen, "#planner-title").split())
+        free = screen.basis.measured.free_before_load_bytes
+        assert "rules of SGLang 0.5.9 (--engine-version 0.5.9)" in title
+        assert f"free before load {free:,} B ({fmt_gib(free)}), least over its GPUs" in title
+        after = screen.outcome.after.token_capacity
+    argv = ["plan", "--model", "llama-3-70b", "--tp", "4", "--engine-version", "0.5.9", "--gpu", "H100",
+            "--gpu-memory", f"{H100_TOTAL_BYTES}B", "--free-memory", f"{free}B", "--json"]  # fmt: skip
+    import json
+    import sys
+    from io import StringIO
+
+    out, sys.stdout = sys.stdout, StringIO()
+    try:
+        assert main(argv) == 0
+        planned = json.loads(sys.stdout.getvalue())
+    finally:
+        sys.stdout = out
+    assert planned["token_capacity"] == after

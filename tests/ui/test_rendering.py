@@ -210,3 +210,17 @@ def test_a_dp_layout_names_dp0_too():
     assert labels[0] == "DP0 TP0" and labels[1] == "DP1 TP0"
     healthy = llama_snapshot()
     assert rank_label(healthy.rank_on_gpu(0), healthy.engines[0]) == "TP0"  # no DP, no PP: TP alone
+
+
+@pytest.mark.parametrize("width", [119, 159, 199])
+def test_the_tightest_rank_keeps_its_star_when_its_tokens_fill_the_state_cell(co_tenant_snapshot, width):
+    """'−129k tok' is 9 of the state cell's 11 characters: with the ★ the row says '−129k ★' instead."""
+    from kvtop.ui.widgets.row_parts import CapacityCell
+
+    view = co_tenant_snapshot.engines[0]
+    cell = CapacityCell("−129k tok", "warning", True, "−129k")
+    tight = GpuRowData(co_tenant_snapshot.observation.gpu(3), view.ranks[3], view, True, GpuTrend(), capacity=cell)
+    loose = tight._replace(tightest=False)
+    assert "−129k ★" in render_row(tight, width).plain.split("\n")[1]
+    assert "−129k tok" in render_row(loose, width).plain.split("\n")[1]
+    assert "★" not in render_row(loose, width).plain

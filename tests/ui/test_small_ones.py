@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from kvtop.domain.diagnose import diagnose
 from kvtop.sources.demo import DemoSource
+from kvtop.sources.scenario import load_scenario
 from kvtop.ui.keys import CLUSTER_KEYS, KEYS, key_label
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
@@ -117,3 +120,104 @@ async def test_question_mark_opens_the_cluster_views_own_help():
         assert "planner:" not in text and "probe:" not in text and "T  " not in text  # none of those here
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_a_notification_never_covers_the_engine_line_with_its_token_figures(make_app, co_tenant_snapshot, size):
+    from textual.widgets._toast import Toast
+
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("t")  # 'theme: …', a toast
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause()
+        header = app.screen.query_one("#header").region
+        toast = app.screen.query(Toast).first().region
+        assert toast.y >= header.bottom, (toast, header)
+
+
+def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
+    """The orphan-vllm-worker demo: GPU 1 holds 70 GiB of a dead server's worker and no engine; gpu5-lost:
+    GPU 4 holds nothing. Both read 'OK' before."""
+    from kvtop.ui.gpu_filter import parse_filter
+    from kvtop.ui.screens.dashboard import gpu_rows
+    from kvtop.ui.state import NodeState
+    from kvtop.ui.widgets.row_parts import render_row, state_cell
+
+    orphaned = gpu_rows(NodeState(source_label="t", snapshot=DemoSource(load_scenario("orphan-vllm-worker")).collect_at(0)))
+    assert [state_cell(row)[0] for row in orphaned] == ["OK", "ORPHAN"]
+    assert "ORPHAN" in render_row(orphaned[1], 120).plain and "ORPHAN" in render_row(orphaned[1], 80, compact=True).plain
+    lost = gpu_rows(NodeState(source_label="t", snapshot=DemoSource(load_scenario("gpu5-lost")).collect_at(0)))
+    assert [state_cell(row)[0] for row in lost] == ["OK"] * 4 + ["IDLE", "LOST", "OK", "OK"]
+    assert [row.gpu.index for row in lost if parse_filter("state:idle").matches(row)] == [4]
+    assert [row.gpu.index for row in orphaned if parse_filter("orphan").matches(row)] == [1]
+
+
+async def test_p_on_a_gpu_without_an_engine_says_so_and_opens_no_other_gpus_planner(make_app):
+    from kvtop.ui.screens.planner import PlannerScreen
+
+    app = make_app(DemoSource(load_scenario("gpu5-lost")).collect_at(0))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("down", "down", "down", "down", "p")  # GPU 4: idle
+        await pilot.pause()
+        assert not isinstance(app.screen, PlannerScreen)
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("GPU 4 runs no engine, so there is nothing to plan on it") for m in said), said
+        await pilot.press("up", "p")  # GPU 3: sglang's rank
+        await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+        assert app.screen.basis.engine_label.startswith("sglang")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_it(make_app, co_tenant_snapshot, size):
+    from kvtop.domain.incident import incident_answer
+
+    _, answer = incident_answer(co_tenant_snapshot, diagnose(co_tenant_snapshot))
+    assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
+    assert answer.endswith("holds it — stop it, then restart sglang:4242 to recover them")
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=size) as pilot:
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: bool(app.node.findings))
+        await pilot.pause()
+        lines = app.screen.query_one("#header").render().plain.split("\n")
+        assert lines[1] == f"▶ {answer}"
+
+
+async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await wait_for(pilot, lambda: app.node.findings != ())
+        await pilot.pause()
+        assert app.screen.query_one("#header").render().plain.split("\n")[1] == (
+            "✓ nothing lost to a fault: every rank holds what its plan predicts"
+        )
+
+
+async def test_ctrl_c_quits_from_anywhere_even_a_field(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("slash", "g")  # typing in the filter field
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
+
+
+async def test_read_only_says_so_in_the_header(make_app, healthy_snapshot):
+    app = make_app(healthy_snapshot, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_snapshot(pilot)
+        assert " READ-ONLY " in app.screen.query_one("#header").render().plain.split("\n")[0]
+
+
+def test_readonly_is_the_same_flag_as_read_only():
+    """nvitop's and htop's spelling (--readonly) beside kvtop's own (--read-only)."""
+    from kvtop.cli import build_parser
+
+    parser = build_parser("probe")
+    assert parser.parse_args(["--readonly"]).read_only and parser.parse_args(["--read-only"]).read_only
+    assert parser.parse_args(["probe", "--readonly", "--gpu", "0", "--model", "x", "--fill"]).read_only

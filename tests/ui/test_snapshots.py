@@ -1,5 +1,5 @@
-"""SVG snapshots of the dashboard, the rank ledger, the planner, the process panel and the signal
-dialog at 80×24 and 160×48.
+"""SVG snapshots of the dashboard, the rank ledger, the planner, the engine tree, the process panel and
+the signal dialog at 80×24, 120×40 and 200×60.
 
 Deterministic: a fixed clock (age 0 s), one collect (the interval is an hour), a fixed
 `taken_at`, history of one sample, the dark palette, and no blinking cursor.
@@ -11,13 +11,14 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
+from kvtop.ui.screens.engines import EngineTreeScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
 from tests.ui.conftest import wait_for, wait_for_snapshot
 
-SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"), pytest.param((200, 60), id="200x60")]
 
 
 async def _steady(pilot) -> None:
@@ -97,3 +98,15 @@ class _NoSender:
 
     def send(self, request):  # pragma: no cover - never called
         raise AssertionError("a snapshot test sent a signal")
+
+
+async def show_engine_tree(pilot) -> None:
+    await wait_for_snapshot(pilot)
+    await pilot.press("g")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, EngineTreeScreen))
+    await _steady(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_engine_tree(snap_compare, make_app, co_tenant_snapshot, size):
+    assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_engine_tree)

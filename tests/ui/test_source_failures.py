@@ -113,3 +113,14 @@ def test_no_answer_for_three_intervals_reads_stale_with_its_age(healthy_snapshot
     assert freshness(state, now=112.0, interval_s=1.0).plain == "▲ STALE 12 s · the source has not answered"
     assert freshness(state, now=109.0, interval_s=5.0).plain == "● live · every 5 s"
     assert freshness(state, now=112.0, interval_s=5.0).plain == "● late · 12 s ago"
+
+
+def test_a_demo_node_is_never_called_live():
+    """`--demo`: on time it reads '● simulated · every 1 s'; a real node's reads '● live'."""
+    from kvtop.sources.demo import DemoSource
+    from kvtop.sources.scenario import load_scenario
+
+    demo = DemoSource(load_scenario("llama70b-tp8-sglang")).collect_at(0)
+    state = NodeState(source_label=demo.source, snapshot=demo, received_at=100.0)
+    assert freshness(state, now=100.5, interval_s=1.0).plain == "● simulated · every 1 s"
+    assert "live" not in freshness(state, now=100.5, interval_s=1.0).plain

@@ -53,3 +53,13 @@ def test_a_demo_node_gets_a_signal_sender_that_sends_nothing(monkeypatch, tmp_pa
     assert _is_demo(source)
     assert isinstance(_signal_sender(source, simulated=True), SimulatedSignalSender)
     assert isinstance(_signal_sender(source, simulated=False), PsutilSignalSender)
+
+
+def test_a_settings_file_kvtop_cannot_read_stops_the_tui_with_one_line(tmp_path, capsys) -> None:
+    from kvtop.cli import main
+
+    bad = tmp_path / "kvtop.toml"
+    bad.write_text("interval_s = 'soon'\n")
+    assert main(["--config", str(bad), "--demo"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: interval_s: ") and str(bad) in err and err.count("\n") == 1

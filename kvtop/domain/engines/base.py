@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.explanation import Explanation, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
+    from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
     from kvtop.domain.whatif import Replay
 
@@ -182,12 +183,21 @@ class EngineResult(BaseModel):
     # the reserve the engine's own rules would keep (SGLang: its automatic fraction's), where a given
     # setting can leave less; None where the budget measures what it needs (a profiling run)
     reserve_needed_bytes: int | None = None
+    # memory the launch's own share hands to neither the KV pool nor the runtime: a fixed KV size below
+    # what the share allows (vLLM's --kv-cache-memory-bytes leaves the rest of its utilization unused)
+    unused_bytes: int = 0
     memory_fraction: float  # mem_fraction_static or gpu_memory_utilization actually used
     memory_fraction_source: str
     fits: bool
     shortfall_bytes: int = 0
     steps: tuple[BudgetStep, ...]
     notes: tuple[str, ...] = ()
+
+    @property
+    def unused_budget_bytes(self) -> int:
+        """Budget no pool and no reserve takes: `unused_bytes`, plus KV budget a token or block cap (or the
+        page rounding) leaves outside the pool. Never called runtime reserve: nothing claims it."""
+        return self.unused_bytes + max(0, self.kv_budget_bytes - self.kv_pool_bytes)
 
     @property
     def reserve_short_bytes(self) -> int:
@@ -327,4 +337,9 @@ class EngineRules(Protocol):
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """Settings that hold every pipeline stage at the tightest stage's capacity."""
+        ...
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """What this engine, at the ledger's release, refuses to start although kvtop sizes it
+        (`kvtop.domain.refusals`); empty where it refuses nothing kvtop knows of."""
         ...

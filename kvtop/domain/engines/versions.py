@@ -37,6 +37,9 @@ def parse_release(text: str | None) -> Release | None:
     return (int(major), int(minor), int(patch or 0), _STAGES[stage], int(number or 0))
 
 
+#: what a header prints for no stated version, and what `--engine-version latest` asks for
+LATEST = "latest"
+
 class VersionSource(str, Enum):
     """How kvtop knows which release of the engine it is looking at."""
 
@@ -66,7 +69,7 @@ class ResolvedVersion(BaseModel):
     def label(self) -> str:
         """'0.8.2', '~0.4.6', or 'latest' — for one-line reports."""
         if self.text is None:
-            return "latest"
+            return LATEST
         return f"~{self.text}" if self.approximate else self.text
 
 

@@ -14,10 +14,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Input, Static
 
 from kvtop.domain.node import RankView
 from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
+from kvtop.domain.preferences import Preferences
 from kvtop.ui.attention import SORT_KEYS, node_worst_gpu, ordered, tones_by_gpu, worst_gpu
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import GpuTrend, NodeState
@@ -40,6 +42,7 @@ from kvtop.ui.widgets.row_parts import (
     COMPACT_STATE_WIDTH,
     MIN_TWO_LINE_WIDTH,
     RANK_WIDTH,
+    VITALS_MIN_WIDTH,
     CapacityCell,
     GpuRowData,
 )
@@ -69,11 +72,13 @@ def shows_server(row: GpuRowData) -> bool:
 MIN_FINDINGS_LINES = 8
 #: Lines the findings keep below one-line GPU rows before the list scrolls (the worst finding's head).
 MIN_COMPACT_FINDINGS_LINES = 1
+#: The id Textual gives each screen's rack of notifications.
+TOAST_RACK_ID = "textual-toastrack"
 #: Below this height the bar legend goes (the rows need the line more).
 LEGEND_MIN_HEIGHT = 20
 
 
-def gpu_rows(state: NodeState) -> list[GpuRowData]:
+def gpu_rows(state: NodeState, hidden: frozenset[str] = frozenset()) -> list[GpuRowData]:
     snapshot = state.snapshot
     if snapshot is None:
         return []
@@ -92,6 +97,7 @@ def gpu_rows(state: NodeState) -> list[GpuRowData]:
             trend=state.trends.get(gpu.index, GpuTrend()),
             finding_tone=tones.get(gpu.index),
             capacity=capacity_cell(snapshot.rank_on_gpu(gpu.index), gpu),
+            hidden=hidden,
         )
         for gpu in snapshot.observation.gpus
     ]
@@ -124,6 +130,10 @@ def list_layout(gpus: int, room: int, width: int) -> tuple[bool, int]:
     return True, max(1, room - MIN_COMPACT_FINDINGS_LINES)
 
 
+class PreferencesChanged(Message):
+    """The operator changed the order or the columns: the app keeps them for the next run."""
+
+
 class DashboardScreen(NodeScreen):
     """The first screen; the GPU list has the focus."""
 
@@ -135,12 +145,17 @@ class DashboardScreen(NodeScreen):
         Binding("slash", "filter", "Filter"),
         Binding("f", "findings", "Findings"),
         Binding("s", "sort", "Sort", show=False),
+        Binding("S", "reverse_sort", "Reverse sort", show=False),
+        Binding("V", "toggle_column('vitals')", "Vitals", show=False, tooltip="GPU utilisation, temperature, power, clock"),
+        Binding("H", "toggle_column('history')", "History", show=False, tooltip="the KV and memory sparklines"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self, state: NodeState, now: float, interval_s: float) -> None:
         super().__init__(state, now, interval_s)
         self.sort_index = 0  # SORT_KEYS: GPU index first
+        self.sort_reverse = False  # `S`: the same order, highest first
+        self.hidden_columns: frozenset[str] = frozenset()  # `V`, `H`: optional parts of the rows hidden
         self._worst: int | None = None
         self._selected_worst = False  # the worst GPU was selected once, on the first findings
         self._rows: list[GpuRowData] = []
@@ -182,13 +197,16 @@ class DashboardScreen(NodeScreen):
         else:
             head = f"{'GPU':<13}{'engine rank':<11}     "
         kinds = (*LEGEND_ORDER, *self._legend_extra)
-        if self.sort_index:  # said first: on a narrow terminal the legend's end is cut
-            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s) │ "
+        if self.sort_index or self.sort_reverse:  # said first: on a narrow terminal the legend's end is cut
+            reverse = " ↑ reversed (S)" if self.sort_reverse else ""
+            sort = f"sorted: {SORT_KEYS[self.sort_index].name} (s){reverse} │ "
             return Content.assemble((sort, "bold $accent"), legend(compact, kinds))
+        vitals = "vitals" not in self.hidden_columns and self.size.width - 1 >= VITALS_MIN_WIDTH
+        history = " · history" if "history" not in self.hidden_columns else ""
         return Content.assemble(
             (head, "bold $text-muted"),
             legend(compact, kinds),
-            ("│ NVML used │ KV · history", "$text-muted"),
+            (f"│ NVML used │ {'GPU util · °C · W · SM clock │ ' if vitals else ''}KV{history}", "$text-muted"),
         )
 
     def _fit_layout(self) -> None:
@@ -205,6 +223,7 @@ class DashboardScreen(NodeScreen):
             child.outer_size.height for child in box.children if child.display and child.id != "findings"
         )
         top = self.query_one("#header").outer_size.height + (1 if show_legend else 0)
+        self._toasts_below(top)
         room = self.size.height - top - max(chrome, 2)
         compact, lines = list_layout(len(gpus.shown_gpus) or gpus.row_count, room, self.size.width)
         if gpus.compact != compact:
@@ -215,12 +234,19 @@ class DashboardScreen(NodeScreen):
         if gpus.styles.height is None or gpus.styles.height.value != lines:
             gpus.styles.height = lines
 
+    def _toasts_below(self, top: int) -> None:
+        """Notifications start under the header and the legend (over the rows' trend column): never over
+        the engine lines' token figures, nor over the findings below."""
+        rack = next(iter(self.query_children(f"#{TOAST_RACK_ID}")), None)  # Textual's rack of this screen
+        if rack is not None and rack.styles.margin.top != top:
+            rack.styles.margin = (top, 0, 0, 0)
+
     def show_node(self, state: NodeState) -> None:
-        rows = gpu_rows(state)
+        rows = gpu_rows(state, self.hidden_columns)
         self._rows = rows
         gpus = self.query_one(GpuList)
-        if self.sort_index:
-            gpus.set_order(ordered(rows, SORT_KEYS[self.sort_index]))
+        if self.sort_index or self.sort_reverse:
+            gpus.set_order(self._order_of(rows, previous=gpus.order or ()))
         counted = len(gpus.shown_gpus)
         gpus.show_rows(rows)
         extra = (
@@ -309,9 +335,47 @@ class DashboardScreen(NodeScreen):
     def action_sort(self) -> None:
         """The next order of the GPU list (index, problems first, least free, most used, KV in use)."""
         self.sort_index = (self.sort_index + 1) % len(SORT_KEYS)
-        gpus = self.query_one(GpuList)
-        gpus.set_order(ordered(self._rows, SORT_KEYS[self.sort_index]) if self.sort_index else None)
+        self._apply_order()
+
+    def action_reverse_sort(self) -> None:
+        """The same order, highest first (nvitop's reverse)."""
+        self.sort_reverse = not self.sort_reverse
+        self._apply_order()
+
+    def action_toggle_column(self, column: str) -> None:
+        """Show or hide an optional part of the rows (NVML's vitals, the history sparklines)."""
+        self.hidden_columns = self.hidden_columns ^ {column}
+        self.show_node(self.node)
         self.query_one("#legend", Static).update(self._legend())
+        self.post_message(PreferencesChanged())
+
+    def apply_preferences(self, preferences: Preferences) -> None:
+        """Start from what the operator chose last time: order, direction, columns."""
+        names = [key.name for key in SORT_KEYS]
+        self.sort_index = names.index(preferences.sort) if preferences.sort in names else 0
+        self.sort_reverse = preferences.reverse_sort
+        self.hidden_columns = frozenset(preferences.hidden_columns)
+        if self.is_mounted:
+            self.show_node(self.node)
+            self._apply_order()
+
+    def preferences(self, base: Preferences) -> Preferences:
+        """`base` with this screen's order, direction and columns."""
+        return base.model_copy(update={
+            "sort": SORT_KEYS[self.sort_index].name if self.sort_index else None,
+            "reverse_sort": self.sort_reverse, "hidden_columns": tuple(sorted(self.hidden_columns)),
+        })  # fmt: skip
+
+    def _order_of(self, rows: Sequence[GpuRowData], previous: Sequence[int] = ()) -> tuple[int, ...]:
+        return ordered(rows, SORT_KEYS[self.sort_index], previous=previous, reverse=self.sort_reverse)
+
+    def _apply_order(self) -> None:
+        """Sort afresh (a new order owes nothing to the last one) and say so in the legend."""
+        gpus = self.query_one(GpuList)
+        plain = not self.sort_index and not self.sort_reverse
+        gpus.set_order(None if plain else self._order_of(self._rows))
+        self.query_one("#legend", Static).update(self._legend())
+        self.post_message(PreferencesChanged())
 
     @on(FindingsPane.Selected)
     def mark_finding_gpus(self, message: FindingsPane.Selected) -> None:

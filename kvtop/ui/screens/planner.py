@@ -23,12 +23,14 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
-from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_texts, plan
+from kvtop.domain.refusals import Refusal, launch_refusals
+from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_of_flag, field_texts, plan
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
@@ -112,14 +114,7 @@ class PlannerScreen(NodeScreen):
             state=NodeScreen.node, now=NodeScreen.now
         )
         basis = self.basis
-        yield Static(
-            Content.assemble(
-                ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
-                (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
-                (_measured_note(basis.measured), "$text-muted"),
-            ),
-            id="planner-title",
-        )  # fmt: skip
+        yield Static(self._title(), id="planner-title")
         with Horizontal(id="planner-body"):
             with VerticalScroll(id="plan-form"):
                 for field in FIELDS:
@@ -204,12 +199,19 @@ class PlannerScreen(NodeScreen):
             after_model=self._model,
         )
         self._show_defaults(self.outcome)
+        self.query_one("#planner-title", Static).update(self._title())
         result.update(outcome_table(self.outcome, basis.live_token_capacity))
         for field in FIELDS:
             self.query_one(f"#plan-{field.key}").remove_class("-invalid")
         pending = values["model"].strip() != self._model_ref
         too_large = self.too_large()
-        if self.outcome.error is None and too_large is not None:
+        refused = self.refusals()
+        if self.outcome.error is None and too_large is None and refused:
+            error.update(Content.styled("✗ " + "; ".join(r.brief() for r in refused), "bold $error"))
+            for refusal in refused:
+                if (key := field_of_flag(refusal.field)) is not None:
+                    self.query_one(f"#plan-{key}").add_class("-invalid")
+        elif self.outcome.error is None and too_large is not None:
             error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))
             for key in LAYOUT_FIELDS:
                 self.query_one(f"#plan-{key}").add_class("-invalid")
@@ -228,17 +230,14 @@ class PlannerScreen(NodeScreen):
                 Content.styled(f"model: press Enter to load {values['model'].strip()!r}", "$warning")
             )
         else:
-            error.update(
-                Content.styled(
-                    f"✓ valid{self._notes()}: edit any field, every keystroke re-solves", "$success"
-                )
-            )
+            error.update(Content.styled("✓ valid: edit any field, every keystroke re-solves", "$success"))
         if self.outcome.settings is None:
             flags.update(Content.styled("engine flags: — (fix the edit above first)", "$text-muted"))
-        elif too_large is not None:
+        elif too_large is not None or refused:
             with_model = self.outcome.settings.model != basis.settings.model
             shown = engine_flags(self.outcome.settings, with_model=with_model)
-            flags.update(Content.styled(f"engine flags (not copyable, {too_large}): {shown}", "$error"))
+            why = too_large or f"{display_name(basis.settings.engine)} refuses them"
+            flags.update(Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error"))
         else:
             with_model = self.outcome.settings.model != basis.settings.model
             flags.update(
@@ -255,19 +254,30 @@ class PlannerScreen(NodeScreen):
             return None
         return f"needs {after.layout.gpus} GPUs, the node has {gpus}"
 
-    def _notes(self) -> str:
-        """What a valid plan should still tell: a context longer than the model's positions (the
-        engines refuse it unless told to allow it)."""
-        after = self.outcome.after if self.outcome else None
-        if after is None:
-            return ""
-        notes = []
-        positions = after.model.max_position_embeddings
-        if after.context_length > positions:
-            notes.append(
-                f"context {after.context_length:,} exceeds the model's {positions:,} positions: the engine refuses it unless allowed"
-            )
-        return "".join(f" · {note}" for note in notes)
+    def refusals(self) -> tuple[Refusal, ...]:
+        """What the engine refuses at start in the edited launch and not in the live one (a live engine that
+        runs such a launch was told to accept it, e.g. with the long-context override)."""
+        outcome = self.outcome
+        if outcome is None or outcome.after is None:
+            return ()
+        live = launch_refusals(outcome.before) if outcome.before is not None else ()
+        return tuple(refusal for refusal in launch_refusals(outcome.after) if refusal not in live)
+
+    def _title(self) -> Content:
+        """'Planner · sglang pid 4242 · H100 79.65 GiB · rules of SGLang 0.5.9 (…) · free before load …': the
+        release whose rules solve both sides and the exact free memory they start from (what `kvtop plan`
+        needs, as --engine-version and --free-memory, to agree to the token)."""
+        basis = self.basis
+        solved = self.outcome.before or self.outcome.after if self.outcome else None
+        rules = (
+            f" · rules of {display_name(basis.settings.engine)} {solved.version.label} ({solved.version.detail})"
+            if solved is not None else ""
+        )  # fmt: skip
+        return Content.assemble(
+            ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
+            (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
+            (rules, "$text-muted"), (_measured_note(basis.measured), "$text-muted"),
+        )  # fmt: skip
 
     def _keep(self, values: dict[str, str]) -> None:
         """Hand the edits to the app (none when they equal the live settings), for the next opening."""
@@ -297,7 +307,7 @@ class PlannerScreen(NodeScreen):
     @property
     def flags_text(self) -> str | None:
         """The flags `c` copies; None when the edit is invalid or the layout needs more GPUs than the node has."""
-        if self.outcome is None or self.outcome.settings is None or self.too_large() is not None:
+        if self.outcome is None or self.outcome.settings is None or self.too_large() is not None or self.refusals():
             return None
         return engine_flags(
             self.outcome.settings, with_model=self.outcome.settings.model != self.basis.settings.model
@@ -342,7 +352,8 @@ class PlannerScreen(NodeScreen):
     def action_copy_flags(self) -> None:
         text = self.flags_text
         if text is None:
-            why = self.too_large() or "the edit is not valid"
+            refused = self.refusals()
+            why = self.too_large() or (refused[0].message if refused else "the edit is not valid")
             self.notify(f"nothing to copy: {why}", severity="warning")
             return
         self.app.copy_to_clipboard(text)
@@ -368,7 +379,9 @@ class PlannerScreen(NodeScreen):
 
 
 def _measured_note(measured: MeasuredInputs) -> str:
-    """' · free before load now 72.65 GiB (least over its GPUs)' when planning on measured memory."""
-    if measured.free_before_load_bytes is None:
+    """' · free before load 78,004,617,216 B (72.65 GiB), least over its GPUs' when planning on measured
+    memory: the exact bytes, which `kvtop plan --free-memory 78004617216B` takes to agree to the token."""
+    free = measured.free_before_load_bytes
+    if free is None:
         return ""
-    return f" · free before load now {fmt_gib(measured.free_before_load_bytes)} (least over its GPUs)"
+    return f" · free before load {free:,} B ({fmt_gib(free)}), least over its GPUs"

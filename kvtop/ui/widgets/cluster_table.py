@@ -1,10 +1,14 @@
 """The cluster's node list: one row per node, worst first, read from a frozen `ClusterView`.
 
 ```
-node         health       GPUs  used / total GiB   unexplained   findings       tokens live / predicted
-10.0.0.3     ▼ down 4 s      —  —                  —             —              —
-node-b       ● up 5 s        8  633.9 / 637.2 GiB  -55.27 GiB    1 warning      1,127,125 / 1,255,785 (-10.2%)
+node         health       GPUs     used / total GiB   unexplained   findings             tokens per rank now / clean
+10.0.0.3     ▼ down 4 s      —     —                  —             —                    —
+node-b       ● up 5 s        8     633.9 / 637.2 GiB  -55.27 GiB    1 warning · 2 advice  1,127,125 / 1,255,785 (-10.2%) sglang:4242
+node-c       ● up 5 s        8 (1 lost) …
 ```
+
+Tokens are per rank of one engine, never summed across engines (a rank of another model holds
+tokens of another size): the cell shows the engine missing the largest share of its clean capacity.
 
 `ClusterState` is what the screen shows; `node_cells` turns one node into tone-tagged text
 (pure, so the tests read it without a terminal); `ClusterTable` draws them in a DataTable whose
@@ -19,10 +23,10 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import DataTable
 
-from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView, TargetHealth
+from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, TargetHealth
 from kvtop.units import fmt_gib, fmt_tokens, gib
 
-COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens live / predicted")
+COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens per rank now / clean")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
 _TONES = {"error": "error", "warning": "warning", "success": "success", "muted": "text-muted"}
 NONE = "—"
@@ -95,27 +99,41 @@ def findings_cell(node: ClusterNode) -> Cell:
     """'1 error · 2 warning', 'none', or '—' without kvtop's exporter."""
     if not has_kvtop(node):
         return Cell(NONE, "muted")
-    open_ = [(s, n) for s, n in node.findings.items() if n > 0]
+    open_ = [(s, n) for s, n in node.findings.items() if n > 0 and s.lower() not in ADVICE]
+    advice = f"{node.advice_total} advice" if node.advice_total else ""
     if not open_:
-        return Cell("none", "success")
+        return Cell(" · ".join(("none", advice)) if advice else "none", "success")
     open_.sort(key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
     worst = SEVERITY_WEIGHT.get(open_[0][0].lower(), 1)
     tone = "error" if worst >= 1000 else "warning" if worst >= 10 else ""
-    return Cell(" · ".join(f"{count} {severity}" for severity, count in open_), tone)
+    return Cell(" · ".join([*(f"{count} {severity}" for severity, count in open_), *([advice] if advice else [])]), tone)
 
 
 def capacity_cell(node: ClusterNode) -> Cell:
-    """Live over predicted KV tokens, with the share missing where both are known."""
-    live, predicted = node.live_token_capacity, node.predicted_token_capacity
-    if live is None and predicted is None:
+    """The worst engine's tokens per rank now over its clean prediction, the share missing and its id
+    (engines are never summed: their ranks hold tokens of different sizes)."""
+    engine = node.worst_engine
+    if engine is None or engine.now_token_capacity is None:
         return Cell(NONE, "muted")
-    if predicted is None:
-        return Cell(f"{fmt_tokens(live or 0)} live")
-    text = f"{NONE if live is None else fmt_tokens(live)} / {fmt_tokens(predicted)}"
-    shortfall = node.shortfall_fraction
+    more = len(node.engines) - 1
+    who = f" {engine.engine}" + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else "")
+    now = fmt_tokens(engine.now_token_capacity)
+    if engine.clean_token_capacity is None:
+        return Cell(f"{now} live{who}")
+    text = f"{now} / {fmt_tokens(engine.clean_token_capacity)}"
+    shortfall = engine.shortfall_fraction
     if shortfall > 0:
-        return Cell(f"{text} (-{shortfall * 100:.1f}%)", "warning")
-    return Cell(text)
+        return Cell(f"{text} (-{shortfall * 100:.1f}%){who}", "warning")
+    return Cell(text + who)
+
+
+def gpus_cell(node: ClusterNode) -> Cell:
+    """'8', or '8 (1 lost)' when kvtop's exporter reports a GPU lost or failing."""
+    if not node.gpus:
+        return Cell(NONE, "muted")
+    if node.gpus_lost:
+        return Cell(f"{len(node.gpus)} ({node.gpus_lost} lost)", "error")
+    return Cell(str(len(node.gpus)))
 
 
 def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
@@ -123,7 +141,7 @@ def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
     return (
         Cell(f"{node.name} (demo)", "warning") if node.demo_scenario is not None else Cell(node.name),
         health_cell(node),
-        Cell(str(len(node.gpus)) if node.gpus else NONE, "" if node.gpus else "muted"),
+        gpus_cell(node),
         memory_cell(node),
         unexplained_cell(node),
         findings_cell(node),

@@ -26,6 +26,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.widgets import Static
 
+from kvtop.domain.wording import whole_gpus
 from kvtop.units import fmt_tokens
 
 TITLE = "Findings (f) · each gap's cause, its fix and the tokens at stake"
@@ -82,6 +83,9 @@ def not_a_flag_change(finding: FindingLike) -> str:
 def signed_tokens(finding: FindingLike) -> str | None:
     """' · −128,661 tokens' for what a problem costs, ' · +1,255,785 tokens with the fix' for advice."""
     tone = finding_tone(finding)
+    gpus = getattr(finding, "whole_gpus", 0)
+    if gpus and not finding.tokens:  # a lost or orphan-held GPU, an idle one: counted in GPUs
+        return f" · {whole_gpus(gpus, unused=tone not in ('error', 'warning'))}"
     if tone in ("error", "warning"):
         return f" · −{fmt_tokens(finding.tokens)} tokens" if finding.tokens else None
     gain = getattr(finding, "gain_tokens", 0) or finding.tokens

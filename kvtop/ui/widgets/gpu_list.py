@@ -180,6 +180,11 @@ class GpuList(ScrollView, can_focus=True):
         if not self._filter_rows():
             self._refresh_changed_cells()
 
+    @property
+    def order(self) -> tuple[int, ...] | None:
+        """The GPU indices in the order they are listed (None: the snapshot's order)."""
+        return self._order
+
     def set_order(self, order: Sequence[int] | None) -> None:
         """List the GPUs in this order of indices (None: the snapshot's order); GPUs not named go last."""
         self._order = None if order is None else tuple(order)

@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kvtop.domain.diagnose_rules import Severity
 from kvtop.domain.engines.registry import display_names
+from kvtop.domain.incident import incident_answer
 from kvtop.domain.node import EngineView
-from kvtop.domain.observe import EndpointState
+from kvtop.domain.observe import EndpointState, NvmlState
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_tokens
 
 _WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
+#: A demo node is never "live": its figures are simulated, whatever their age.
+_DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
 
 def freshness(state: NodeState, now: float, interval_s: float) -> Content:
-    """'● live · every 1 s', '● late · 2 s ago', '▲ STALE 12 s · …' or 'waiting for the first snapshot'."""
-    return shared_freshness(state.age_s(now), state.failure, interval_s, _WORDING)
+    """'● live · every 1 s' ('● simulated · …' on a demo node), '● late · 2 s ago', '▲ STALE 12 s · …' or
+    'waiting for the first snapshot'."""
+    snapshot = state.snapshot
+    demo = snapshot is not None and snapshot.observation.nvml_state is NvmlState.DEMO
+    return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def short_model_name(name: str) -> str:
@@ -28,26 +37,45 @@ def short_model_name(name: str) -> str:
 
 
 def engine_line(view: EngineView, compact: bool = False) -> Content:
-    """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,255,785 predicted / 1,255,785 live · 26,214 tok/GiB'."""
+    """'sglang:4242 · Meta-Llama-3-70B · TP8 · tokens 1,127,125 predicted (clean 1,255,785) / 1,127,125 live · …'.
+
+    "predicted" is the explained ledger's figure (every measured cause applied: what the engine should
+    hold now, as the findings and the planner have it); "clean" the same launch on empty GPUs."""
     engine = view.engine
     ledger = view.ledger
+    predicted = view.explained or ledger
     model = short_model_name(ledger.model.name if ledger else (engine.model or "model unknown"))
     parts: list[str | tuple[str, str] | Content] = [(engine.engine_id, "bold $text-primary"), f" · {model}"]
-    if ledger is not None:
+    if ledger is not None and predicted is not None:
         parts.append(
-            f" · {ledger.layout.describe()} · tokens {fmt_tokens(ledger.token_capacity)} {'pred' if compact else 'predicted'}"
+            f" · {ledger.layout.describe()} · tokens {fmt_tokens(predicted.token_capacity)} {'pred' if compact else 'predicted'}"
         )
+        if predicted.token_capacity != ledger.token_capacity and not compact:  # the rows' "−129k" say it narrow
+            parts.append((f" (clean {fmt_tokens(ledger.token_capacity)})", "$text-muted"))
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
     if live.token_capacity is not None:
-        mismatch = ledger is not None and live.token_capacity != ledger.token_capacity
+        mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
         parts.append((f" / {fmt_tokens(live.token_capacity)} live", "bold $warning" if mismatch else ""))
     elif live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
     return Content.assemble(*parts)
+
+
+_ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
+
+
+def answer_line(state: NodeState) -> Content:
+    """The incident's answer in one sentence (`kvtop.domain.incident`, as `kvtop diagnose` prints it)."""
+    if state.snapshot is None:
+        return Content("")
+    severity, answer = incident_answer(state.snapshot, state.findings)
+    if severity is None:
+        return Content.assemble(("✓ ", "bold $success"), (answer, "$text-muted"))
+    return Content.assemble(("▶ ", _ANSWER_STYLES.get(severity, "bold")), (answer, _ANSWER_STYLES.get(severity, "")))
 
 
 def header_inputs(state: NodeState | None) -> tuple[object, ...]:
@@ -63,11 +91,11 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
         return (state.source_label,)
     observation = snapshot.observation
     engines = tuple(
-        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.ledger_error,
+        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.explained, view.ledger_error,
          view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
         for view in snapshot.engines
     )  # fmt: skip
-    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines
+    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines, state.findings
 
 
 class NodeHeader(Widget):
@@ -123,6 +151,8 @@ class NodeHeader(Widget):
         snapshot = state.snapshot
         source = snapshot.source if snapshot else state.source_label
         top: list[str | tuple[str, str] | Content] = [("kvtop", "bold $primary"), f" │ {source} │ "]
+        if getattr(self.app, "read_only", False):  # nothing here can change the node: said up front
+            top += [(" READ-ONLY ", "bold reverse $accent"), " │ "]
         if snapshot is not None and snapshot.notice:
             top += [(snapshot.notice, "$warning"), " │ "]
         if state.paused:
@@ -139,6 +169,7 @@ class NodeHeader(Widget):
                 )
             )
         if self._engines and snapshot is not None:
+            lines.append(answer_line(state))
             lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
             if not snapshot.engines:
                 lines.append(Content.styled(f"no {display_names()} engine found on this node", "$text-muted"))

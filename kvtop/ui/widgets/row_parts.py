@@ -34,7 +34,7 @@ from typing import NamedTuple
 from textual.content import Content
 
 from kvtop.domain.node import EngineView, RankView
-from kvtop.domain.observe import GpuObservation, GpuState
+from kvtop.domain.observe import GpuObservation, GpuState, ProcessRole
 from kvtop.ui.ledger_rows import predicted_used_bytes
 from kvtop.ui.state import GpuTrend
 from kvtop.ui.widgets.memory_bar import (
@@ -62,6 +62,10 @@ _STATE_LABELS = {
 }
 
 
+#: A GPU no engine uses, held by a dead server's workers; one with no process at all.
+ORPHAN_STATE, IDLE_STATE = "ORPHAN", "IDLE"
+
+
 class CapacityCell(NamedTuple):
     """A rank's tokens and state as the domain's capacity waterfall states them, ready to draw.
 
@@ -69,7 +73,7 @@ class CapacityCell(NamedTuple):
     waterfall); the row only draws it, in place of the GPU state, in `tone`'s colour.
     """
 
-    text: str  # e.g. "−129k tok": fits the two-line row's state cell with " ★"
+    text: str  # e.g. "−129k tok": the two-line row's state cell (the brief one where the ★ needs the room)
     tone: str  # "error", "warning", "success"
     short: bool  # the rank holds fewer tokens than its clean prediction (the filter's `state:short`)
     brief: str = ""  # e.g. "−129k": the one-line row's cell (the text when empty)
@@ -85,6 +89,7 @@ class GpuRowData(NamedTuple):
     trend: GpuTrend
     finding_tone: str | None = None  # the worst finding naming this GPU: "error", "warning", "info"
     capacity: CapacityCell | None = None
+    hidden: frozenset[str] = frozenset()  # optional columns the operator hid ("vitals", "history")
 
 
 def short_gpu_name(name: str | None) -> str:
@@ -158,12 +163,13 @@ class RowBody(NamedTuple):
 
 
 class RowTrend(NamedTuple):
-    """The right of both lines: KV-pool use now and the two sparklines."""
+    """The right of both lines: NVML's vitals (when shown), KV-pool use now and the two sparklines."""
 
     kv_text: str
     kv_spark: str
     used_label: str
     used_spark: str
+    vitals: tuple[str, str] = ("", "")
 
 
 class RowParts(NamedTuple):
@@ -201,19 +207,39 @@ _cells = lru_cache(maxsize=256)(_cells_of)  # the predicted bar: the same sizes 
 class _Geometry:
     """Where a row's columns fall at one width."""
 
-    trend: int
+    trend: int  # the KV and memory history (its label alone when the history is hidden)
     bar: int
     body: int  # identity, rank, label, bar and figure
-    rest: int  # what follows the rank column: label, bar, figure and trend
+    rest: int  # what follows the rank column: label, bar, figure, vitals and trend
     line: int
+    vitals: int = 0  # NVML's vitals column (0: not shown)
 
 
-@lru_cache(maxsize=16)
-def _geometry(width: int) -> _Geometry:
-    trend = trend_width(width)
-    bar = max(MIN_BAR_WIDTH, width - ID_WIDTH - RANK_WIDTH - LABEL_WIDTH - FIGURE_WIDTH - trend)
+@lru_cache(maxsize=64)
+def _geometry(width: int, vitals: bool = True, history: bool = True) -> _Geometry:
+    trend = trend_width(width) if history else len(KV_TEXT_NONE)
+    shown = VITALS_WIDTH if vitals and width >= VITALS_MIN_WIDTH else 0
+    bar = max(MIN_BAR_WIDTH, width - ID_WIDTH - RANK_WIDTH - LABEL_WIDTH - FIGURE_WIDTH - shown - trend)
     body = ID_WIDTH + RANK_WIDTH + LABEL_WIDTH + bar + FIGURE_WIDTH
-    return _Geometry(trend, bar, body, LABEL_WIDTH + bar + FIGURE_WIDTH + trend, body + trend)
+    return _Geometry(trend, bar, body, LABEL_WIDTH + bar + FIGURE_WIDTH + shown + trend, body + shown + trend, shown)
+
+
+#: NVML's vitals beside the bars: utilisation and its history, then temperature, power and SM clock.
+VITALS_WIDTH = 20
+#: Narrower rows leave the vitals out (the bars need the room); `V` hides them anywhere.
+VITALS_MIN_WIDTH = 110
+KV_TEXT_NONE = " KV   —  "
+
+
+def vitals_lines(gpu: GpuObservation, trend: GpuTrend, width: int) -> tuple[str, str]:
+    """' GPU  64% ▃▄▅▆▆▇▆▅▄▃' over ' 56°C  372W 1980MHz': NVML's own figures, '—' where it has none."""
+    util = "  —" if gpu.utilization_percent is None else f"{gpu.utilization_percent:>3}"
+    head = f" GPU {util}% "
+    first = head + trend.utilization_sparkline(width - len(head))
+    temp = "—" if gpu.temperature_c is None else f"{gpu.temperature_c}°C"
+    power = "—" if gpu.power_mw is None else f"{gpu.power_mw / 1000:.0f}W"
+    clock = "—" if gpu.sm_clock_mhz is None else f"{gpu.sm_clock_mhz}MHz"
+    return _fit(first, width), _fit(f" {temp:>4} {power:>5} {clock:>7}", width)
 
 
 @lru_cache(maxsize=64)
@@ -232,16 +258,24 @@ def _figure(num_bytes: int) -> str:
 def state_cell(data: GpuRowData, *, compact: bool = False) -> tuple[str, str]:
     """The row's state cell (text, style): the capacity waterfall's state when the row has it, else the GPU's."""
     if data.capacity is not None:
-        text = data.capacity.brief if compact and data.capacity.brief else data.capacity.text
+        text = data.capacity.text
+        # the brief form where the full one would leave no room for the tightest rank's ★
+        if data.capacity.brief and (compact or (data.tightest and len(text) + len(" ★") >= RANK_WIDTH)):
+            text = data.capacity.brief
         return text, f"bold ${data.capacity.tone}"
     gpu = data.gpu
+    if gpu.state is GpuState.OK and data.rank is None:  # no engine here: what holds the GPU, if anything
+        if any(process.role is ProcessRole.ORPHAN for process in gpu.processes):
+            return ORPHAN_STATE, "bold $warning"  # a dead server's worker: the whole GPU is out of service
+        if not gpu.processes:
+            return IDLE_STATE, "$text-muted"
     return _STATE_LABELS.get(gpu.state) or (gpu.state.value.upper(), "$warning")
 
 
 def row_parts(data: GpuRowData, width: int) -> RowParts:
     """What the row draws at `width` cells, as plain values (cheap; compared to skip redraws)."""
     gpu, rank = data.gpu, data.rank
-    at = _geometry(width)
+    at = _geometry(width, "vitals" not in data.hidden, "history" not in data.hidden)
     id_lines = _id_lines(gpu.index, gpu.name, gpu.total_bytes)
     state = state_cell(data)
     who, has_rank = _who(data), rank is not None
@@ -279,13 +313,14 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
     )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
+    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else KV_TEXT_NONE
     spark_width = at.trend - len(kv_text)
     trend = RowTrend(
         kv_text=kv_text,
         kv_spark=data.trend.kv_sparkline(spark_width),
         used_label=_fit(" mem", len(kv_text)),
         used_spark=data.trend.used_sparkline(spark_width),
+        vitals=vitals_lines(gpu, data.trend, at.vitals) if at.vitals else ("", ""),
     )
     return _parts(body, trend, at.body, width)
 
@@ -333,10 +368,12 @@ def body_lines(body: RowBody) -> tuple[Line, Line]:
 
 
 def trend_lines(trend: RowTrend) -> tuple[Line, Line]:
-    """The trend's two lines: KV % and its sparkline, then used memory's."""
+    """The trend's two lines: the vitals (utilisation and its history; temperature, power, clock), then
+    KV % and its sparkline over used memory's."""
+    first, second = trend.vitals
     return (
-        ((trend.kv_text, "$text-muted"), (trend.kv_spark, "$kv-pool")),
-        ((trend.used_label, "$text-muted"), (trend.used_spark, "$kv-runtime")),
+        ((first, "$text-muted"), (trend.kv_text, "$text-muted"), (trend.kv_spark, "$kv-pool")),
+        ((second, "$text-muted"), (trend.used_label, "$text-muted"), (trend.used_spark, "$kv-runtime")),
     )
 
 
@@ -368,22 +405,29 @@ class _CompactGeometry:
     spark: int
     bar: int
     body: int  # index, rank, state, bar and figure
+    util: int = 0  # NVML's utilisation ('GPU  64% '), 0: not shown
 
 
-@lru_cache(maxsize=16)
-def _compact_geometry(width: int) -> _CompactGeometry:
-    spark = min(30, max(0, (width - 60) // 3))
-    fixed = COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + FIGURE_WIDTH + len(" KV 100% ") + spark
+@lru_cache(maxsize=64)
+def _compact_geometry(width: int, vitals: bool = True, history: bool = True) -> _CompactGeometry:
+    spark = min(30, max(0, (width - 60) // 3)) if history else 0
+    util = len(COMPACT_UTIL_NONE) if vitals and width >= COMPACT_UTIL_MIN_WIDTH else 0
+    fixed = COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + FIGURE_WIDTH + len(" KV 100% ") + util + spark
     bar = max(6, width - fixed)
     return _CompactGeometry(
-        spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + bar + FIGURE_WIDTH
+        spark, bar, COMPACT_INDEX_WIDTH + RANK_WIDTH + COMPACT_STATE_WIDTH + bar + FIGURE_WIDTH, util
     )
+
+
+#: One line per GPU shows NVML's utilisation from this width (`V` hides it).
+COMPACT_UTIL_MIN_WIDTH = 100
+COMPACT_UTIL_NONE = "GPU   —  "
 
 
 def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
     """The row as one line at `width` cells: index, rank, state, observed bar, NVML used, KV use."""
     gpu, rank = data.gpu, data.rank
-    at = _compact_geometry(width)
+    at = _compact_geometry(width, "vitals" not in data.hidden, "history" not in data.hidden)
     state = state_cell(data, compact=True)
     index = _fit(f"{gpu.index:>2}", COMPACT_INDEX_WIDTH)
     who, has_rank = _who(data), rank is not None
@@ -407,7 +451,10 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
     )
     kv_values = data.trend.kv_usage
     kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else " KV   —  "
+    kv_text = f" KV {kv_now * 100:>3.0f}% " if kv_now is not None else KV_TEXT_NONE
+    if at.util:
+        util = COMPACT_UTIL_NONE if gpu.utilization_percent is None else f"GPU {gpu.utilization_percent:>3}% "
+        kv_text += util
     trend = RowTrend(
         kv_text=kv_text, kv_spark=data.trend.kv_sparkline(at.spark), used_label="", used_spark=""
     )

@@ -7,6 +7,8 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
@@ -37,6 +39,11 @@ TURBOMIND_STORAGE_MLA_TWICE = TURBOMIND_STORAGE.model_copy(update={"mla_latent_a
 TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none", "auto"), ("4", "int8")))
 # §4.1: the same int formats; FP8 on a DSA model is the 656 B fp8_ds_mla latent ("--quant-policy" help)
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
+
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.refusals import Refusal
 
 
 class LmdeployRules(LmdeployBudget):
@@ -108,6 +115,10 @@ class LmdeployRules(LmdeployBudget):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/lmdeploy.md)."""
+        return ()
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """One pipeline stage only: the settings hold as they are."""

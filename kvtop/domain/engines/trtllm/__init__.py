@@ -7,6 +7,8 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
@@ -19,6 +21,10 @@ from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.span import EngineSpanRule
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.refusals import Refusal
 
 
 class TrtllmRules(TrtllmBudget):
@@ -80,6 +86,10 @@ class TrtllmRules(TrtllmBudget):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/trtllm.md)."""
+        return ()
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """§5: every pipeline stage takes the MIN-reduced max_tokens."""

@@ -6,6 +6,8 @@ memory and its own layers, and the engine takes the least block count (docs/engi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvtop.domain.calibration.inputs import EngineCalibration
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
@@ -20,6 +22,10 @@ from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.span import EngineSpanRule
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.refusals import Refusal
 
 
 class VllmRules(VllmBudget):
@@ -87,6 +93,12 @@ class VllmRules(VllmBudget):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """The launches it refuses at start although kvtop sizes them (refusals.py)."""
+        from kvtop.domain.engines.vllm import refusals
+
+        return refusals.launch_refusals(ledger)
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """§4: every worker takes the least block count over the workers."""

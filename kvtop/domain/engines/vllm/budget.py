@@ -72,10 +72,15 @@ class VllmBudget:
         gpu_name = inputs.gpu_name
         batched_default, seqs_default = default_batch_limits(total, gpu_name, inputs.version)
         max_seqs = s.max_running_requests or seqs_default
+        unused = 0
         if s.kv_cache_memory_bytes is not None:
             available = s.kv_cache_memory_bytes
             steps.append(BudgetStep(label="--kv-cache-memory-bytes (profiling skipped)", bytes=available))
-            non_kv = requested - inputs.weights_bytes - available
+            # the utilization's share beyond weights and this KV size: the runtime's (measured, else the
+            # estimate) and what no one claims, which stays free
+            rest = requested - inputs.weights_bytes - available
+            non_kv = min(rest, meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES)
+            unused = max(rest - max(non_kv, 0), 0)
         elif meas.available_kv_bytes is not None:
             available = meas.available_kv_bytes
             non_kv = requested - inputs.weights_bytes - available
@@ -154,7 +159,7 @@ class VllmBudget:
         return EngineResult(
             engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
-            max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0),
+            max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
         )  # fmt: skip

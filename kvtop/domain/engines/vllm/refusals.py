@@ -1,0 +1,49 @@
+"""Launches vLLM sizes but refuses at start (docs/engines/vllm.md §3.7), as `kvtop.domain.refusals` values.
+
+- A `--max-model-len` above the model's positions: `_get_and_verify_max_len` (vllm/config) raises
+  ValueError ("User-specified max_model_len (…) is greater than the derived max_model_len …") unless
+  VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
+- `--kv-cache-dtype fp8_ds_mla` on a model without MLA: only the sparse-MLA backends (FLASHMLA_SPARSE and
+  kin) list `fp8_ds_mla` in `supported_kv_cache_dtypes`; FLASH_ATTN, FLASHINFER and TRITON_ATTN do not, so
+  the selector finds no backend ("No valid attention backend found"), on every GPU.
+- `--kv-cache-dtype nvfp4` outside Blackwell's SM100 family: the TRTLLM backend's
+  `supports_kv_cache_dtype("nvfp4")` needs `is_device_capability_family(100)` (the trtllm-gen kernels),
+  and no other backend lists nvfp4 ("--kv-cache-dtype nvfp4 requires the SM100 trtllm-gen FlashInfer
+  path"); checked only where the GPU is named (an unnamed GPU refuses nothing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.refusals import Refusal, context_above_positions
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger import Ledger
+
+CONTEXT_SOURCE = "vllm/config: _get_and_verify_max_len, max_model_len > the derived max_model_len"
+CONTEXT_OVERRIDE = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+DTYPE_FLAG = "--kv-cache-dtype"
+
+
+def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
+    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE)]
+    dtype, version = ledger.settings.kv_cache_dtype, ledger.version.label
+    if dtype == "fp8_ds_mla" and ledger.model.mla is None:
+        found.append(Refusal(
+            field=DTYPE_FLAG,
+            message=f"vLLM {version} has no attention backend for fp8_ds_mla on {ledger.model.name}: it is "
+            "DeepSeek's MLA latent layout and the model has no MLA ('No valid attention backend found'); "
+            "use fp8_e4m3",
+            source="supported_kv_cache_dtypes: only the sparse MLA backends list fp8_ds_mla",
+        ))  # fmt: skip
+    capability = compute_capability(ledger.gpu_name)
+    if dtype == "nvfp4" and capability is not None and capability[0] != 10:
+        found.append(Refusal(
+            field=DTYPE_FLAG,
+            message=f"vLLM {version} refuses nvfp4 KV on {ledger.gpu_name} (sm{capability[0]}{capability[1]}): "
+            "it needs Blackwell's SM100 family (B200, GB200, B300); use fp8_e4m3",
+            source="TRTLLMBackend.supports_kv_cache_dtype: nvfp4 only on is_device_capability_family(100)",
+        ))  # fmt: skip
+    return tuple(refusal for refusal in found if refusal is not None)

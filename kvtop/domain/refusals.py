@@ -1,0 +1,64 @@
+"""Launches an engine refuses at start although kvtop can size them: a planner must not call them valid.
+
+kvtop's budget rules already refuse what no sizing can follow (a weight format a GPU cannot run, heads
+that do not divide); these are the launches whose KV kvtop sizes well enough but the engine stops before
+serving: a context longer than the model's positions, a KV dtype no attention backend of the GPU takes.
+Each engine's package says which (`EngineRules.launch_refusals`), from its own code; an engine that lists
+none refuses nothing kvtop knows of. Live engines are never checked: one that runs was accepted (an
+override such as the engines' long-context variables may have been set).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.launch import spelling_of
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger import Ledger
+
+
+class Refusal(BaseModel):
+    """One reason the engine would not start this launch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str  # the flag as the engine spells it
+    message: str  # what the engine refuses, one line with the figures
+    source: str  # the engine's code that refuses it
+    override: str | None = None  # how the engine is told to accept it anyway (an environment variable)
+
+    def brief(self) -> str:
+        """The message and the override, without the source (a planner's one line)."""
+        return self.message + (f"; it starts anyway with {self.override}" if self.override else "")
+
+    def describe(self) -> str:
+        """'SGLang 0.5.9 refuses … (model_config.py …); it accepts it with SGLANG_…=1'."""
+        override = f"; it starts anyway with {self.override}" if self.override else ""
+        return f"{self.message} ({self.source}){override}"
+
+
+def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
+    """What the ledger's engine, at its release, refuses in this launch (empty: it starts)."""
+    return engine_rules(ledger.settings.engine).launch_refusals(ledger)
+
+
+def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Refusal | None:
+    """A context length given above the model's `max_position_embeddings`: SGLang and vLLM refuse it
+    unless told to allow it (kvtop reads the positions as the config states them; a rope scaling the
+    engine multiplies them by is not read, so such a model may start where this says it would not)."""
+    stated, positions = ledger.settings.context_length, ledger.model.max_position_embeddings
+    if stated is None or stated <= positions:
+        return None
+    engine = ledger.settings.engine
+    flag = spelling_of(engine, "context_length")
+    return Refusal(
+        field=flag,
+        message=f"{display_name(engine)} {ledger.version.label} refuses {flag} {stated:,} above the model's "
+        f"{positions:,} positions (max_position_embeddings)",
+        source=source,
+        override=override,
+    )
