@@ -7,12 +7,11 @@ token or answers with an error (the state is named in the line).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
+from kvtop.commands.output import print_json, print_text
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.units import fmt_gib
@@ -82,8 +81,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     finally:
         client.close()
     if args.json:
-        json.dump(view.model_dump(mode="json"), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(view.model_dump(mode="json"))
     else:
-        print(_text(view))
+        print_text(_text(view))
     return 0

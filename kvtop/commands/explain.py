@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from kvtop.commands.common import (
     hub_deadline,
     measured_from_args,
 )
+from kvtop.commands.output import print_json, print_text
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
@@ -154,9 +154,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     )
     findings = _findings(result)
     if args.json:
-        print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
+        print_json(explanation_json(result, findings), indent=None, compact=True)
     else:
-        print(explanation_text(result, findings, args.log))
+        print_text(explanation_text(result, findings, args.log))
     return 0
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
@@ -17,6 +15,7 @@ from kvtop.commands.common import (
     measured_from_args,
     settings_from_args,
 )
+from kvtop.commands.output import print_json, print_text
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
@@ -78,10 +77,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         return run_compare(args, extra)
     ledger = build_ledger(args, extra)
     if args.json:
-        json.dump(ledger_json(ledger), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(ledger_json(ledger))
     else:
-        print(ledger_text(ledger))
+        print_text(ledger_text(ledger))
     return 1 if args.require_fit and not ledger.engine.fits else 0
 
 
@@ -104,8 +102,7 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
         model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
     )
     if args.json:
-        json.dump(comparison_json(comparison), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(comparison_json(comparison))
     else:
-        print(comparison_text(comparison))
+        print_text(comparison_text(comparison))
     return 0

@@ -18,7 +18,7 @@ from pydantic import field_validator
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.redact import RedactedModel, RedactedStr, redact_argv, redact_mapping, redact_shown
+from kvtop.domain.redact import RedactedModel, RedactedStr, redact_mapping, redact_shown, shown_argv
 
 
 class _Frozen(RedactedModel):
@@ -130,7 +130,7 @@ class GpuProcess(_Frozen):
     @field_validator("cmdline")
     @classmethod
     def _redact_cmdline(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return redact_argv(value)
+        return shown_argv(value)
 
 
 class MigInstance(_Frozen):

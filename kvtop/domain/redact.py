@@ -23,6 +23,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from kvtop.domain.terminal import safe_line
+
 MASK = "***"
 
 # --- names -----------------------------------------------------------------------------------
@@ -362,24 +364,32 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 def redact_mapping(values: Mapping[str, str | bool]) -> dict[str, str | bool]:
     """Redact a mapping (parsed flags, an environment, headers): values of secret-named keys, and
-    secrets inside every other string value."""
+    secrets inside every other string value; keys and values made terminal-safe lines."""
     return {
-        key: (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_shown(value))
+        safe_line(key): (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_shown(value))
         for key, value in values.items()
     }
 
 
 @lru_cache(maxsize=2048)
-def _redact_short_text(text: str) -> str:
-    return redact_text(text)
+def _shown_short_text(text: str) -> str:
+    return safe_line(redact_text(text))
 
 
 def redact_shown(text: str) -> str:
-    """`redact_text`, remembered for short strings: values are built again every tick."""
-    return _redact_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else redact_text(text)
+    """A string from outside as any surface may show it: secrets masked (`redact_text`) and one
+    terminal-safe line (`safe_line`: control characters escaped). Remembered for short strings:
+    values are built again every tick."""
+    return _shown_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else safe_line(redact_text(text))
 
 
-#: A string field that is redacted whenever its value is built (names, titles, messages, URLs).
+def shown_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """A command line as any surface may show it: `redact_argv`, then each argument a safe line."""
+    return tuple(safe_line(arg) for arg in redact_argv(argv))
+
+
+#: A string field that is redacted and made terminal-safe whenever its value is built (names,
+#: titles, messages, URLs): what a process or a server chose cannot drive the operator's terminal.
 RedactedStr = Annotated[str, AfterValidator(redact_shown)]
 
 _Model = TypeVar("_Model", bound="RedactedModel")

@@ -33,6 +33,7 @@ from kvtop.domain.cluster import (
     rank_nodes,
 )
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.redact import redact_mapping
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
     Deadline,
@@ -139,8 +140,14 @@ def _vector(payload: Any, expr: str) -> Series:
             raise PrometheusError(
                 PrometheusState.BAD_PAYLOAD, f"sample {pair[1][:40]!r} in {expr!r} is no figure kvtop reads"
             )
-        series.append((labels, number))
+        series.append((_shown_labels(labels), number))
     return series
+
+
+def _shown_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Label names and values as kvtop may show them: a value under a secret's name masked, any secret
+    of a known shape masked, and each one terminal-safe line (a peer chooses its labels)."""
+    return {key: value for key, value in redact_mapping(labels).items() if isinstance(value, str)}
 
 
 def _tls_context(ca: str) -> ssl.SSLContext:

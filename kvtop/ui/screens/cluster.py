@@ -103,11 +103,11 @@ class ClusterScreen(Screen[None]):
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
         if state.failure is not None and state.view is None:
-            empty.update(f"prometheus failing: {state.failure}")
+            empty.update(Content(f"prometheus failing: {state.failure}"))
         elif state.view is not None:
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:
-            empty.update(f"waiting for {state.source_label}…")
+            empty.update(Content(f"waiting for {state.source_label}…"))
         self._show_notes(table.selected_node)
 
     def _show_notes(self, name: str | None) -> None:

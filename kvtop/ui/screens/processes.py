@@ -8,6 +8,7 @@ sender (never with `--read-only`). A confirmed request goes to the app as `Signa
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -122,7 +123,7 @@ class ProcessScreen(NodeScreen):
         self.show_node(self.node)
 
     def _show_rows(self, rows: tuple[ProcessRow, ...]) -> None:
-        table: DataTable[str] = self.query_one(DataTable)
+        table: DataTable[Text] = self.query_one(DataTable)
         keep = self._wanted_pid if self._wanted_pid is not None else self.selected_pid
         ordered = sorted_rows(rows, PROCESS_SORTS[self.sort_index])
         width = command_width(self.size.width)
@@ -145,7 +146,7 @@ class ProcessScreen(NodeScreen):
                     age_text(row.age_s),
                     _cut(row.command, width),
                 )
-                table.add_row(*cells, key=str(row.pid))
+                table.add_row(*(Text(cell) for cell in cells), key=str(row.pid))  # plain text, never markup
         pids = [row.pid for row in ordered]
         if keep in pids:
             table.move_cursor(row=pids.index(keep), animate=False)
