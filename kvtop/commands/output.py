@@ -4,7 +4,8 @@ A command's text quotes what others chose (process titles, labels, paths, log li
 error): printed raw, an ESC or C1 character in it would drive the operator's terminal. Every
 command writes its text, its JSON and its error lines here and nowhere else, so no control
 character reaches the terminal whatever a figure's source (`tests/test_terminal_injection.py`
-runs every command over hostile input).
+runs every command over hostile input). The values were redacted when built; here, last, any
+token of a known secret shape still in the text is masked too (`mask_secret_shapes`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import json
 import sys
 from typing import Any, TextIO
 
+from kvtop.domain.secret_shapes import mask_secret_shapes
 from kvtop.domain.terminal import safe_line, safe_text
 
 
 def print_text(text: str, *, file: TextIO | None = None, flush: bool = False) -> None:
     """A rendered block (lines kept, every other control character escaped), then a line break."""
     stream = sys.stdout if file is None else file
-    stream.write(safe_text(text) + "\n")
+    stream.write(safe_text(mask_secret_shapes(text)) + "\n")
     if flush:
         stream.flush()
 
@@ -32,7 +34,7 @@ def print_json(
     stream = sys.stdout if file is None else file
     separators = (",", ":") if compact else None
     document = json.dumps(value, indent=indent, ensure_ascii=True, separators=separators)
-    stream.write(document.replace("\x7f", "\\u007f") + "\n")  # DEL: the one control JSON leaves raw
+    stream.write(mask_secret_shapes(document).replace("\x7f", "\\u007f") + "\n")  # DEL: the one control JSON leaves raw
 
 
 def error_line(text: str) -> str:
