@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
@@ -20,6 +21,7 @@ from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
     detect_engine,
+    ignored_flags_note,
     parse_flags,
     parse_launch_command,
     split_command,
@@ -191,6 +193,9 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged["model"] = args.model
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd(), strict=True)
     check_parallel(settings)
+    note = ignored_flags_note(base) if base is not None else None
+    if note is not None:  # on stderr: the plan (and its --json) on stdout stays as it is
+        print_error(note, prefix="kvtop: note: ")
     return settings
 
 
