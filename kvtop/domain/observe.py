@@ -283,6 +283,7 @@ class EngineInstance(_Frozen):
             return None
         return value.model_copy(update={
             "flags": redact_mapping(value.flags),
+            "unknown_flags": tuple(redact_shown(flag) for flag in value.unknown_flags),
             **{field: redact_shown(getattr(value, field)) for field in _SETTINGS_TEXT if getattr(value, field)},
         })  # fmt: skip
 
