@@ -23,6 +23,7 @@ the end, the growth from the first `--baseline` refreshes on.
   python benchmarks/ui_soak.py --refreshes 2000 --screens ledger,processes
   python benchmarks/ui_soak.py --screens none           # refreshes only (the flat baseline)
   python benchmarks/ui_soak.py --app cluster --refreshes 3000
+  python benchmarks/ui_soak.py --visits 400 --every 200 --baseline 200 --limit-mib 5   # issue 25: 400 screens
 
 Numbers only, no assertions (goal, issue 17: < 5 MB of RSS and flat live objects after GC).
 """
@@ -375,8 +376,10 @@ async def soak(args: argparse.Namespace, names: list[str]) -> list[Sample]:
         await d.until(ready, "the first data")
         before: Counter[str] | None = None
         next_sample = args.every
-        while d.refreshes < args.refreshes:
+        visited = 0
+        while d.refreshes < args.refreshes and (args.visits is None or visited < args.visits):
             await next(plan)(d)
+            visited += 1
             if d.refreshes >= next_sample:
                 samples.append(s := sample(d.refreshes, started))
                 print(
@@ -392,17 +395,25 @@ async def soak(args: argparse.Namespace, names: list[str]) -> list[Sample]:
             print(f"live objects by type, growth from {samples[0].refreshes:,} refreshes to the end:")
             for name, count in grown.most_common(args.types):
                 print(f"  {count:+8,}  {name}")
+        samples.append(s := sample(d.refreshes, started))  # where it stopped
+        print(f"{s.refreshes:>10,} {s.rss_bytes / MIB:>8.1f} {s.objects:>13,} {s.seconds:>10.0f}  ({visited:,} visits)")
     return samples
 
 
-def report(samples: list[Sample], baseline: int) -> None:
+def report(samples: list[Sample], baseline: int, limit_mib: float | None) -> int:
+    """Print the growth; with `limit_mib`, exit 1 when RSS grew more (the issue's goal: < 5 MB)."""
     first = next((s for s in samples if s.refreshes >= baseline), samples[0])
     last = samples[-1]
+    grown_mib = (last.rss_bytes - first.rss_bytes) / MIB
     print(
         f"growth from {first.refreshes:,} to {last.refreshes:,} refreshes: "
-        f"RSS {(last.rss_bytes - first.rss_bytes) / MIB:+.1f} MiB, "
+        f"RSS {grown_mib:+.1f} MiB, "
         f"live objects {last.objects - first.objects:+,} ({first.objects:,} → {last.objects:,})"
     )
+    if limit_mib is not None and grown_mib >= limit_mib:
+        print(f"RSS grew {grown_mib:.1f} MiB: at or over the limit of {limit_mib:g} MiB")
+        return 1
+    return 0
 
 
 def main() -> None:
@@ -425,6 +436,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1000, help="refreshes between samples (default: 1000)")
     parser.add_argument("--baseline", type=int, default=1000, help="growth is counted from this refresh")
     parser.add_argument("--types", type=int, default=0, help="also list the N types that grew most")
+    parser.add_argument("--visits", type=int, default=None,
+                        help="stop after this many screen visits (e.g. 400), whatever --refreshes says")  # fmt: skip
+    parser.add_argument("--limit-mib", type=float, default=None, help="exit 1 when RSS grew this much or more")
     args = parser.parse_args()
     visits = CLUSTER_VISITS if args.app == "cluster" else NODE_VISITS
     screens = args.screens if args.screens is not None else ",".join(visits)
@@ -437,7 +451,7 @@ def main() -> None:
         f"kvtop UI soak · {args.app} app · {where} · {SIZE[0]}×{SIZE[1]} headless · {args.refreshes:,} refreshes"
         f" · {args.stay} per screen · visits: {', '.join(names) or 'none'}"
     )
-    report(asyncio.run(soak(args, names)), args.baseline)
+    raise SystemExit(report(asyncio.run(soak(args, names)), args.baseline, args.limit_mib))
 
 
 if __name__ == "__main__":

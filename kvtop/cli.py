@@ -25,15 +25,11 @@ _VALUE_OPTIONS = ("--gpu-memory", "--free-memory", "--free-after-load", "--weigh
 
 
 def _redacted(text: str) -> str:
-    """An error line with any secret in it masked (the redaction is imported only when an error is shown),
-    kept on one line: a line break or control character quoted from a file is shown escaped, so it can
-    neither split the line nor drive the terminal."""
-    from kvtop.domain.redact import redact_text
+    """An error line with any secret in it masked, kept on one line: a line break or control character
+    quoted from a file is shown escaped, so it can neither split the line nor drive the terminal."""
+    from kvtop.commands.output import error_line  # only when an error is shown: `kvtop --help` stays light
 
-    text = redact_text(text)
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+    return error_line(text)
 
 
 class _Parser(argparse.ArgumentParser):

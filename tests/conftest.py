@@ -18,6 +18,34 @@ def needs_torch() -> None:
         pytest.skip("torch is not installed: the probe's real allocations need it (pip install '.[probe]')")
 
 
+#: A failing test prints at most this many lines of its report, and of each captured section: a
+#: screenful, even when an exception quotes a huge input (a 100,000-line message printed three times
+#: made one run's output 900k lines).
+FAILURE_LINES = 60
+
+
+def screenful(text: str, lines: int = FAILURE_LINES) -> str:
+    """`text` cut to its first and last lines, saying how many were left out."""
+    parts = text.splitlines()
+    if len(parts) <= lines:
+        return text
+    head, tail = parts[: lines // 2], parts[-(lines // 2) :]
+    return "\n".join([*head, f"… {len(parts) - len(head) - len(tail):,} lines left out …", *tail])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Bound a failure's report (its traceback and captured output) to a screenful each."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        if report.longrepr is not None:
+            text = str(report.longrepr)
+            if text.count("\n") > FAILURE_LINES:
+                report.longrepr = screenful(text)
+        report.sections = [(title, screenful(content)) for title, content in report.sections]
+
+
 @pytest.fixture(autouse=True)
 def _private_xdg_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test (and every kvtop it starts) gets its own XDG state and config directories: the

@@ -64,6 +64,8 @@ def _text(view: ClusterView) -> str:
     lines = [f"{view.prometheus_url}: {len(view.nodes)} nodes, {view.nodes_not_up} not up (worst first)"]
     if view.missing:
         lines.append(f"partial: no answer within --timeout {view.deadline_s:g} s for: {', '.join(view.missing)}")
+    if view.ignored:
+        lines.append(f"ignored {len(view.ignored)} sample(s) that cannot be true (see each node's notes)")
     for node in view.nodes:
         age = f" {node.age_seconds:.0f}s" if node.age_seconds is not None else ""
         unexplained = "—" if node.unexplained_bytes is None else fmt_gib(node.unexplained_bytes)

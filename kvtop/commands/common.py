@@ -8,12 +8,11 @@ so every engine spelling (`--tp`, `--tp-size`, `--tensor-parallel-size`) works e
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
@@ -23,6 +22,7 @@ from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
     detect_engine,
+    ignored_flags_note,
     parse_flags,
     parse_launch_command,
     split_command,
@@ -200,6 +200,9 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged["model"] = args.model
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd(), strict=True)
     check_parallel(settings)
+    note = ignored_flags_note(base) if base is not None else None
+    if note is not None:  # on stderr: the plan (and its --json) on stdout stays as it is
+        print_error(note, prefix="kvtop: note: ")
     return settings
 
 
@@ -260,9 +263,11 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[i
 
 
 def emit(as_json: bool, data: Callable[[], Any], text: Callable[[], str]) -> None:
-    """Print `data()` as indented JSON with `--json`, else `text()` (only the one asked for is built)."""
+    """Print `data()` as indented JSON with `--json`, else `text()` (only the one asked for is built),
+    through the one sanitiser (`kvtop.commands.output`)."""
+    from kvtop.commands.output import print_json, print_text
+
     if as_json:
-        json.dump(data(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(data())
     else:
-        print(text())
+        print_text(text())

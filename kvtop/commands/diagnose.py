@@ -9,12 +9,11 @@ Without a driver kvtop does not diagnose the demo node in place of this one: it 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
+from kvtop.commands.output import print_json, print_text
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.observe import NvmlState
 
@@ -41,11 +40,8 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     findings = diagnose(snapshot)
     _, answer = incident_answer(snapshot, findings)
     if args.json:
-        json.dump(
-            findings_json(findings, source=snapshot.source, notice=snapshot.notice, answer=answer), sys.stdout, indent=1
-        )
-        sys.stdout.write("\n")
+        print_json(findings_json(findings, source=snapshot.source, notice=snapshot.notice, answer=answer))
     else:
         simulated = snapshot.observation.nvml_state is NvmlState.DEMO
-        print(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated, answer=answer))
+        print_text(findings_text(findings, source=snapshot.source, notice=snapshot.notice, simulated=simulated, answer=answer))
     return 1 if any(is_problem(f) for f in findings) else 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from kvtop.commands.common import (
     hub_deadline,
     measured_from_args,
 )
+from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
@@ -159,9 +158,9 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     )
     findings = _findings(result)
     if args.json:
-        print(json.dumps(explanation_json(result, findings), separators=(",", ":")))
+        print_json(explanation_json(result, findings), indent=None, compact=True)
     else:
-        print(explanation_text(result, findings, args.log))
+        print_text(explanation_text(result, findings, args.log))
     _remember_start(args, result, log.first_date)
     return 0
 
@@ -184,7 +183,7 @@ def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str
     )  # fmt: skip
     notice = append_measure(measure) if measure is not None else None
     if notice:
-        print(f"note: {notice}", file=sys.stderr)
+        print_error(notice, prefix="note: ")
 
 
 def _findings(result: Explanation) -> list[Any]:

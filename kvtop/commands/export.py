@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from kvtop.cli_args import positive_seconds
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, open_source
+from kvtop.commands.output import print_text
 
 DEFAULT_INTERVAL_S = 5.0
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     previous = signal.signal(signal.SIGTERM, lambda *_: exporter.stop())
     shown = f"[{address.host}]" if ":" in address.host else address.host
     demo = ' (a simulated node: every series carries demo="1")' if collector.demo else ""
-    print(
+    print_text(
         f"kvtop export: serving {source.label}{demo} on http://{shown}:{exporter.port}/metrics "
         f"and /healthz (every {exporter.interval_s:g} s, stale after {exporter.stale_after_s:g} s; "
         "Ctrl-C stops)",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from kvtop.commands.common import (
     measured_from_args,
     settings_from_args,
 )
+from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
@@ -97,7 +97,7 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     model, measured, total, name = _model_and_device(args, settings)
     store = read_store() if not store_disabled(args.no_calibration_store) else None
     if store is not None and store.notice:
-        print(f"note: {store.notice}", file=sys.stderr)
+        print_error(store.notice, prefix="note: ")
     return planned_capacity(model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
                             load_mtp=args.load_mtp, node_measures=store.measures if store else ())  # fmt: skip
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from typing import TextIO
 
 from kvtop.cli_args import positive_seconds
 from kvtop.commands import SUMMARIES
+from kvtop.commands.output import error_line, print_json
 from kvtop.domain.errors import InputError
 from kvtop.domain.probe import (
     ProbeBuffer,
@@ -32,6 +32,7 @@ from kvtop.domain.probe import (
     predicted_bytes_per_token,
 )
 from kvtop.domain.probe_plan import DEFAULT_TIMEOUT_S, buffers_from_ledger, reserve_for, validated_request
+from kvtop.domain.terminal import safe_text
 from kvtop.sources.probe import run_probe
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
 
@@ -210,11 +211,11 @@ def run_probe_command(
         return _report_unrun(args, ProbeOutcome.REFUSED, refusal, out, err)
     result = run_probe(request, cancel=cancel, free_memory_reader=free_memory_reader)
     if args.json:
-        out.write(json.dumps(result.to_json_dict(), indent=2) + "\n")
+        print_json(result.to_json_dict(), indent=2, file=out)
     else:
-        out.write(render_probe_result(result))
+        out.write(safe_text(render_probe_result(result)))
     if result.outcome is not ProbeOutcome.CANCELLED and not result.released:
-        err.write(f"kvtop probe: WARNING: MEMORY NOT RELEASED on {result.device}: {result.message}\n")
+        err.write(f"kvtop probe: WARNING: MEMORY NOT RELEASED on {result.device}: {error_line(result.message)}\n")
     return exit_code(result)
 
 
@@ -229,9 +230,9 @@ def _report_unrun(
         release_check="nothing was allocated",
     )
     if args.json:
-        out.write(json.dumps(result.to_json_dict(), indent=2) + "\n")
+        print_json(result.to_json_dict(), indent=2, file=out)
     else:
-        err.write(f"kvtop probe: {outcome.value}: {message}\n")
+        err.write(f"kvtop probe: {outcome.value}: {error_line(message)}\n")
     return exit_code(result)
 
 

@@ -9,12 +9,11 @@ every output says so (`"source": "demo:<scenario>"`, `"nvml": {"state": "demo"}`
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, collect_once
+from kvtop.commands.output import print_error, print_json, print_text
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,11 +30,10 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     snapshot = collect_once(args)
     if args.json:
-        json.dump(snapshot_json(snapshot), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(snapshot_json(snapshot))
     else:
-        print(snapshot_text(snapshot))
+        print_text(snapshot_text(snapshot))
     if snapshot.observation.nvml_state.failed:
-        print(f"kvtop: error: {snapshot.observation.nvml_message}", file=sys.stderr)
+        print_error(snapshot.observation.nvml_message or "NVML failed")
         return 1
     return 0

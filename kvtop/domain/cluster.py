@@ -35,11 +35,46 @@ class TargetHealth(str, Enum):
     """A scrape target's state, worst first."""
 
     DOWN = "down"  # up == 0: the last scrape failed
+    INVALID = "invalid"  # `up` is neither 0 nor 1: the server's answer cannot be believed
     STALE = "stale"  # its newest sample is older than the stale threshold
     UP = "up"
 
 
-_HEALTH_ORDER = {TargetHealth.DOWN: 0, TargetHealth.STALE: 1, TargetHealth.UP: 2}
+_HEALTH_ORDER = {TargetHealth.DOWN: 0, TargetHealth.INVALID: 1, TargetHealth.STALE: 2, TargetHealth.UP: 3}
+
+
+class SampleLie(str, Enum):
+    """Why a sample Prometheus answered was not used: it cannot be what its series measures."""
+
+    NOT_A_NUMBER = "nan"  # NaN: no figure at all
+    NEGATIVE = "negative"  # bytes, a count, tokens or an age below zero
+    FUTURE = "future"  # a sample dated after the server's own clock (a negative age)
+    NOT_UP_OR_DOWN = "not_0_or_1"  # `up` is 1 or 0, nothing else
+    OUT_OF_RANGE = "out_of_range"  # a fraction outside 0–1
+
+
+_LIE_WORDS = {
+    SampleLie.NOT_A_NUMBER: "is NaN",
+    SampleLie.NEGATIVE: "is negative",
+    SampleLie.FUTURE: "is dated in the future (a negative age)",
+    SampleLie.NOT_UP_OR_DOWN: "is neither 0 nor 1",
+    SampleLie.OUT_OF_RANGE: "is outside 0–1",
+}
+
+
+class IgnoredSample(_Frozen):
+    """One sample kvtop did not use, and why (a lying or broken server is named, never believed)."""
+
+    query: str  # the key of the query that answered it (kvtop.sources.prometheus.QUERIES)
+    instance: str
+    lie: SampleLie
+    value: str  # the sample as Prometheus wrote it
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def text(self) -> str:
+        where = f" of {self.instance}" if self.instance else ""
+        return f"{self.query} sample{where} {self.value} {_LIE_WORDS[self.lie]}: not used"
 SEVERITY_WEIGHT = {"critical": 1000, "error": 1000, "warning": 10, "warn": 10, "info": 1}
 ADVICE = ("info",)  # severities that are advice (trade-offs), not findings
 
@@ -176,6 +211,7 @@ class ClusterView(_Frozen):
     # the queries that got no answer before the command's deadline ran out (the view is partial)
     missing: tuple[str, ...] = ()
     deadline_s: float | None = None  # the deadline that ran out, when some are missing
+    ignored: tuple[IgnoredSample, ...] = ()  # samples that cannot be true, named and not used
 
     @computed_field  # type: ignore[prop-decorator]
     @property

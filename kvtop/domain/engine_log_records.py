@@ -14,6 +14,8 @@ from decimal import Decimal, InvalidOperation
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.redact import RedactedStr
+
 GIB_BYTES = 1 << 30
 _NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?")
 
@@ -146,4 +148,4 @@ class StartupFailure(_Frozen):
     """
 
     rank: RankKey
-    text: str
+    text: RedactedStr  # quoted from a file: redacted and one terminal-safe line

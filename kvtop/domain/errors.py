@@ -6,11 +6,26 @@ message on one line and exits non-zero, the TUI shows it inline and keeps runnin
 
 from __future__ import annotations
 
+#: The most characters of an error's message: one screenful, whatever the input it quotes.
+MAX_MESSAGE_CHARS = 2_000
+
+
+def bounded(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`message`, cut to `limit` characters with how much was left out (an error quoting a 1 MB
+    input, or pydantic's 100,000 errors, stays one screenful wherever it is printed)."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}… ({len(message) - limit:,} more characters)"
+
 
 class KvtopError(Exception):
-    """Base of every error kvtop reports to a person (never a traceback)."""
+    """Base of every error kvtop reports to a person (never a traceback); its message is bounded."""
 
     exit_code = 2
+
+    def __init__(self, message: str = "", *rest: object) -> None:
+        # the last guard: room for a bounded message with the field and the file that frame it
+        super().__init__(bounded(str(message), 2 * MAX_MESSAGE_CHARS), *rest)
 
 
 class InputError(KvtopError):
@@ -24,7 +39,7 @@ class InputError(KvtopError):
         self.source = source
         where = f" in {source}" if source else ""
         what = f"{field}: " if field else ""
-        super().__init__(f"{what}{message}{where}")
+        super().__init__(f"{what}{bounded(message)}{where}")  # the field and the file are never cut off
 
 
 class UnsupportedModelError(InputError):

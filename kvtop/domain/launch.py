@@ -11,6 +11,7 @@ flag, is an error naming it.
 
 from __future__ import annotations
 
+import difflib
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -136,6 +137,7 @@ class LaunchSettings(BaseModel):
     max_beam_width: int | None = None
     extra_llm_api_options: str | None = None
     flags: dict[str, str | bool] = {}
+    unknown_flags: tuple[str, ...] = ()  # flags as spelled that neither the engine nor kvtop knows (kvtop ignored them)
     # LMDeploy
     # the runtime: LMDeploy "turbomind" | "pytorch" (None: TurboMind where it supports the model);
     # TensorRT-LLM "pytorch" | "tensorrt" (None: its release's default)
@@ -330,6 +332,7 @@ def parse_flags(
     positionals, pairs = _split(tokens)
     values: dict[str, object] = {"engine": engine}
     extra: dict[str, str | bool] = {}
+    unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
     for spelling, raw in pairs:
         field = _field_of(engine, spelling)
@@ -345,6 +348,7 @@ def parse_flags(
                     reason or f"not a flag of {display_name(engine)} that kvtop knows", field=spelling
                 )
             extra[spelling.lstrip("-")] = raw
+            unknown.append(spelling)
             continue
         values[field] = _convert(field, FIELD_TYPES[field], raw, spelling)
         spelled[field] = spelling
@@ -355,7 +359,21 @@ def parse_flags(
     check_values(engine, values, spelled)
     check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
     values["flags"] = extra
+    values["unknown_flags"] = tuple(unknown)
     return LaunchSettings.model_validate(values)
+
+
+def ignored_flags_note(settings: LaunchSettings) -> str | None:
+    """One line naming each flag of a launch command kvtop ignored, with the flag it most looks like
+    (`--max-totl-tokens (like --max-total-tokens)`), or None when it ignored none."""
+    if not settings.unknown_flags:
+        return None
+    known = [*engine_flags(settings.engine).spellings, *engine_flags(settings.engine).passthrough, *KVTOP_SPELLINGS]
+    named = []
+    for flag in dict.fromkeys(settings.unknown_flags):
+        alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
+        named.append(f"{flag} (like {alike[0]}?)" if alike else flag)
+    return f"--cmd: kvtop ignored {len(named)} flag(s) it does not know for {display_name(settings.engine)}: {', '.join(named)}"
 
 
 def detect_engine(argv: Sequence[str]) -> tuple[EngineId, int, str | None] | None:

@@ -18,7 +18,8 @@ from pydantic import field_validator
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.redact import RedactedModel, RedactedStr, redact_argv, redact_mapping, redact_shown
+from kvtop.domain.process_identity import PidNamespace, ProcessIdentity
+from kvtop.domain.redact import RedactedModel, RedactedStr, redact_mapping, redact_shown, shown_argv
 
 
 class _Frozen(RedactedModel):
@@ -126,11 +127,25 @@ class GpuProcess(_Frozen):
     engine_id: str | None = None
     engine_kind: EngineId | None = None  # also set for orphans (from their title)
     rank: EngineRank | None = None
+    identity: ProcessIdentity | None = None  # None: kvtop cannot name it (and never signals it)
 
     @field_validator("cmdline")
     @classmethod
     def _redact_cmdline(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return redact_argv(value)
+        return shown_argv(value)
+
+    def unidentified_reason(self) -> str | None:
+        """Why kvtop cannot name this process (so offers no signal to it), or None when it can."""
+        if self.identity is not None:
+            return None
+        if self.info_state is ProcessInfoState.NOT_VISIBLE:
+            return f"{self.info_message or f'pid {self.pid} is not visible here'}: kvtop cannot tell which process it is"
+        if self.info_state is ProcessInfoState.NOT_READ:
+            return f"pid {self.pid} was not looked up: kvtop cannot tell which process it is"
+        return (
+            f"kvtop could not read pid {self.pid}'s start time, user id and executable (all three name a "
+            "process, a pid alone does not): run kvtop as root or as the process's user"
+        )
 
 
 class MigInstance(_Frozen):
@@ -273,6 +288,7 @@ class EngineInstance(_Frozen):
             return None
         return value.model_copy(update={
             "flags": redact_mapping(value.flags),
+            "unknown_flags": tuple(redact_shown(flag) for flag in value.unknown_flags),
             **{field: redact_shown(getattr(value, field)) for field in _SETTINGS_TEXT if getattr(value, field)},
         })  # fmt: skip
 
@@ -286,6 +302,7 @@ class NodeObservation(_Frozen):
     driver_version: RedactedStr | None = None
     gpus: tuple[GpuObservation, ...] = ()
     engines: tuple[EngineInstance, ...] = ()
+    pid_namespace: PidNamespace = PidNamespace.UNKNOWN  # whose pids kvtop looked NVML's up among
 
     def gpu(self, index: int) -> GpuObservation | None:
         """The GPU with NVML index `index`, if observed."""

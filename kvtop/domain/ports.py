@@ -11,6 +11,7 @@ from kvtop.domain.cluster import ClusterView
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.preferences import Preferences
+from kvtop.domain.process_identity import ProcessIdentity
 
 
 class SnapshotSource(Protocol):
@@ -42,21 +43,25 @@ class ProcessSignal(str, Enum):
 
 
 class SignalRequest(BaseModel):
-    """One signal to one process, with what the operator was shown when confirming it.
+    """One signal to one named process, with what the operator was shown when confirming it.
 
-    `start_time` is the process's start as the snapshot saw it: a sender refuses when the pid
-    now belongs to a process started at another time (the pid was reused).
+    `identity` is the process as the snapshot named it (pid, start, user id, executable): a sender
+    names the pid again before sending and refuses when it now names another process. A process
+    kvtop could not name has no identity, so no request can be made for it.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    pid: int
+    identity: ProcessIdentity
     signal: ProcessSignal
-    start_time: float | None = None
     gpu_index: int | None = None
     used_bytes: int | None = None  # what NVML said the process held on that GPU
     command: str = ""  # its command line, already redacted (what the log records)
     forced: bool = False  # the operator overrode the refusal to signal an engine's own process
+
+    @property
+    def pid(self) -> int:
+        return self.identity.pid
 
 
 class SignalState(str, Enum):
@@ -66,6 +71,7 @@ class SignalState(str, Enum):
     SIMULATED = "simulated"  # a demo node: its pids are not this machine's, nothing was sent
     NO_SUCH_PROCESS = "no_such_process"  # gone already
     PID_REUSED = "pid_reused"  # the pid now names a process started at another time: not sent
+    IDENTITY_CHANGED = "identity_changed"  # same start, another user id or executable: not sent
     ACCESS_DENIED = "access_denied"  # another user's process, and kvtop is not allowed to signal it
     ERROR = "error"
 

@@ -1,10 +1,19 @@
 """Secret redaction: values of API keys, tokens, passwords and credentials become `***`.
 
 kvtop reads other processes' command lines; every string it shows, exports or writes passes
-through here when the value holding it is built (`RedactedStr`, `redact_argv`). A value is
-secret by the *name* it is given (`--api-key`, `HF_TOKEN`, `"hf_token":`, `?sig=`) or by where
-it sits (the user-info of a URL), never by guessing at the value itself, so
-`--max-total-tokens 4096` and `--tokenizer x` stay readable.
+through here when the value holding it is built (`RedactedStr`, `redact_argv`). `redact_text` is
+the one function, by name and by shape:
+
+- by the *name* a value is given (`--api-key`, `HF_TOKEN`, `"hf_token":`, `?sig=`). A name whose
+  secret word stands for a secret outright (password, secret, api key, credential) masks any
+  value; one whose word has other senses in an engine's flags (token, key, auth, sig) *and* a
+  word of setting beside it (`--speculative-token-map`, `--key-cache-dtype`, `--bucket-time-to-
+  first-token`, `--token-file`) masks a value only when it is not a figure, a path or a word;
+- by *shape*: tokens of a known issuer's form anywhere (`hf_…`, `sk-…`, `AKIA…`, `ghp_…`, JWTs,
+  `kvtop.domain.secret_shapes`), a random-looking value under a loosely key-like name
+  (`--hf-tok X`), and the user-info of a URL.
+
+So `--max-total-tokens 4096`, `--kv-cache-dtype fp8_e4m3` and `--tokenizer x` stay readable.
 
 The text is parsed, not pattern-matched as a whole: maximal name runs are found with a
 regex that cannot backtrack, and the value after a secret name is measured from its first
@@ -22,6 +31,9 @@ from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from kvtop.domain.secret_shapes import is_benign_value, is_path, looks_random, mask_secret_shapes
+from kvtop.domain.terminal import safe_line
 
 MASK = "***"
 
@@ -48,13 +60,49 @@ _SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  
 _SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Cheap first look: a name (or a text) without any of these cannot hold a secret name.
-_TRIGGERS = ("pw", "pass", "secret", "cred", "sig", "token", "auth", "key", "cookie", "pat", "jwt", "bearer",
-             "basic", "-k")  # fmt: skip
+_TRIGGERS = ("pw", "pass", "secret", "cred", "sig", "tok", "auth", "key", "cookie", "pat", "jwt", "bearer",
+             "basic", "-k", "session", "priv")  # fmt: skip
 
 
 def _has_trigger(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in _TRIGGERS)
+
+
+# Secret words that name a secret outright: any value under them is masked.
+_OUTRIGHT_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential", "apikey", "accesskey",
+                   "privatekey", "pwd", "jwt", "bearer")  # fmt: skip
+_OUTRIGHT_SEGMENTS = frozenset({"pat", "creds", "pw"})
+# Words of a setting: beside a secret word of many senses (token, key, auth, sig), the name is a setting's
+# (`--speculative-token-map`, `--key-cache-dtype`), and a figure, a path or a word under it is shown.
+_SETTING_SEGMENTS = frozenset({
+    "file", "path", "dir", "folder", "name", "mode", "type", "dtype", "format", "version", "size", "len", "length",
+    "map", "latency", "histogram", "bucket", "logging", "log", "healing", "throughput", "time", "first", "last",
+    "watermark", "low", "high", "figs", "helper", "backend", "heads", "head", "interval", "level", "count",
+    "usage", "budget", "threshold", "num", "max", "min", "per", "ratio", "capacity", "limit", "ids", "enable",
+    "disable", "use", "cache", "window", "bits", "algorithm", "scheme", "public", "ssl", "tls", "timeout", "ttl",
+    "expiry", "policy", "parser", "template", "dim", "cls", "class",
+})  # fmt: skip
+# Where a name says its value is a location: even under an outright secret word, a path is shown.
+_LOCATION_SEGMENTS = frozenset({"file", "path", "dir", "folder"})
+# Names that only resemble a key's (`--hf-tok`, `MY_APIKEY2`): a value is masked when it looks generated.
+_KEYLIKE = re.compile(r"tok|key|pass|pwd|secret|auth|cred|sig|cookie|session|bearer|priv", re.IGNORECASE)
+
+
+def _segments(name: str) -> list[str]:
+    return [part.lower() for part in _SEGMENT_SPLIT.split(_CAMEL.sub("-", name)) if part]
+
+
+def masks_value(name: str, value: str) -> bool:
+    """Whether the value `name` gives is masked: by the name's strength and the value's shape."""
+    if not is_secret_name(name):
+        return bool(_KEYLIKE.search(name)) and looks_random(value)
+    segments = _segments(name)
+    compact = "".join(segments)
+    outright = any(word in compact for word in _OUTRIGHT_WORDS) or not _OUTRIGHT_SEGMENTS.isdisjoint(segments)
+    if outright:
+        return not (not _LOCATION_SEGMENTS.isdisjoint(segments) and is_path(value.strip("\"'`")))
+    return _SETTING_SEGMENTS.isdisjoint(segments) or not is_benign_value(value)
 
 
 def is_secret_name(name: str) -> bool:
@@ -105,9 +153,11 @@ _BACKSLASHES = re.compile(r"\\*")
 
 
 def redact_text(text: str) -> str:
-    """Redact secrets inside one free-text string: a shell line, a header, a URL, JSON, a message."""
+    """Redact secrets inside one free-text string (a shell line, a header, a URL, JSON, a message): URL
+    user-info, tokens of a known shape, and values by the name they are given."""
     if "@" in text:
         text = _redact_userinfo(text)
+    text = mask_secret_shapes(text)
     if _has_trigger(text):
         text = _redact_pairs(text)
     return text
@@ -124,8 +174,12 @@ def _redact_pairs(text: str) -> str:
         name = run.group()
         if name.lower() in ("bearer", "basic"):
             span = _scheme_value(text, end)
-        elif is_secret_name(name):
+        elif name[:2] in _SECRET_SHORT_FLAGS and looks_random(name[2:]):  # `-kVALUE`, a key glued to its flag
+            span = (start + 2, end)
+        elif is_secret_name(name) or _KEYLIKE.search(name):
             span = _value_after(text, start, end, name)
+            if span is not None and not masks_value(name, text[span[0] : span[1]]):
+                continue
         else:
             continue
         if span is not None and span[1] > span[0]:
@@ -338,23 +392,28 @@ def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
 
 def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
-    hide_next = False
+    giving: str | None = None  # the flag whose value the next argument is
     for index, arg in enumerate(argv):
         if index and argv[index - 1] == "-c":  # `bash -c "HF_TOKEN=x vllm serve …"`: a script, read as text
             out.append(redact_text(arg))
             continue
-        if hide_next:
-            hide_next = False
+        if giving is not None:
+            flag, giving = giving, None
             if not _LONG_FLAG.match(arg + " "):  # `--api-key -abc`: a value may start with a dash
-                out.append(MASK)
+                out.append(MASK if masks_value(flag, arg) else redact_text(arg))
                 continue
         if arg[:2] in _SECRET_SHORT_FLAGS and len(arg) > 2:  # `-kVALUE`
             out.append(arg[:2] + MASK)
             continue
-        name, eq, _value = arg.partition("=")
-        if (_looks_like_flag(arg) or (eq and _ENV_NAME.fullmatch(name))) and is_secret_name(name):
-            hide_next = not eq and name.startswith("-")
-            out.append(f"{name}={MASK}" if eq else arg)
+        name, eq, value = arg.partition("=")
+        if (_looks_like_flag(arg) or (eq and _ENV_NAME.fullmatch(name))) and (
+            is_secret_name(name) or _KEYLIKE.search(name)
+        ):
+            if not eq:
+                giving = name if name.startswith("-") else None
+                out.append(arg)
+            else:
+                out.append(f"{name}={MASK}" if masks_value(name, value) else redact_text(arg))
             continue
         out.append(redact_text(arg))
     return tuple(out)
@@ -362,24 +421,34 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 def redact_mapping(values: Mapping[str, str | bool]) -> dict[str, str | bool]:
     """Redact a mapping (parsed flags, an environment, headers): values of secret-named keys, and
-    secrets inside every other string value."""
+    secrets inside every other string value; keys and values made terminal-safe lines."""
     return {
-        key: (value if isinstance(value, bool) else MASK if is_secret_name(key) else redact_shown(value))
+        safe_line(key): (
+            value if isinstance(value, bool) else MASK if masks_value(key, value) else redact_shown(value)
+        )
         for key, value in values.items()
     }
 
 
 @lru_cache(maxsize=2048)
-def _redact_short_text(text: str) -> str:
-    return redact_text(text)
+def _shown_short_text(text: str) -> str:
+    return safe_line(redact_text(text))
 
 
 def redact_shown(text: str) -> str:
-    """`redact_text`, remembered for short strings: values are built again every tick."""
-    return _redact_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else redact_text(text)
+    """A string from outside as any surface may show it: secrets masked (`redact_text`) and one
+    terminal-safe line (`safe_line`: control characters escaped). Remembered for short strings:
+    values are built again every tick."""
+    return _shown_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else safe_line(redact_text(text))
 
 
-#: A string field that is redacted whenever its value is built (names, titles, messages, URLs).
+def shown_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """A command line as any surface may show it: `redact_argv`, then each argument a safe line."""
+    return tuple(safe_line(arg) for arg in redact_argv(argv))
+
+
+#: A string field that is redacted and made terminal-safe whenever its value is built (names,
+#: titles, messages, URLs): what a process or a server chose cannot drive the operator's terminal.
 RedactedStr = Annotated[str, AfterValidator(redact_shown)]
 
 _Model = TypeVar("_Model", bound="RedactedModel")

@@ -20,6 +20,7 @@ from kvtop.domain.observe import (
     EndpointState,
 )
 from kvtop.domain.placement import place
+from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
@@ -90,11 +91,12 @@ class NodePlan:
                 pid=foreign.pid, parent_pid=foreign.parent_pid, name=foreign.cmdline[0].rsplit("/", 1)[-1][:15],
                 cmdline=foreign.cmdline, user=foreign.user,
                 start_time=self.engines_started + (-3600 if foreign.started_before_engines else 3600),
+                uid=_uid(foreign.user), exe=_SIMULATED_EXE,
             ), "foreign_processes")  # fmt: skip
         for orphan in scenario.orphans:
             self._add_record(ProcessRecord(
                 pid=orphan.pid, parent_pid=1, name=orphan.title[:15], cmdline=(orphan.title,), user=orphan.user,
-                start_time=self.engines_started - 86400,
+                start_time=self.engines_started - 86400, uid=_uid(orphan.user), exe=_SIMULATED_EXE,
             ), "orphans")  # fmt: skip
         self.workers_by_gpu: dict[int, list[PlannedWorker]] = {}
         for worker in self.workers:
@@ -166,7 +168,7 @@ class NodePlan:
         argv = tuple(shlex.split(spec.command))
         self._add_record(ProcessRecord(
             pid=spec.server_pid, parent_pid=1, name=argv[0].rsplit("/", 1)[-1][:15], cmdline=argv, user="root",
-            start_time=self.engines_started,
+            start_time=self.engines_started, uid=0, exe=_SIMULATED_EXE,
         ), f"{where}.server_pid")  # fmt: skip
         visible = ",".join(str(gpu) for gpu in gpus)
         for position, (rank, gpu) in enumerate(zip(local, gpus, strict=True)):
@@ -236,7 +238,16 @@ class NodePlan:
 
 def _titled(pid: int, title: str, parent_pid: int, visible: str, started: float) -> ProcessRecord:
     return ProcessRecord(pid=pid, parent_pid=parent_pid, name=title[:15], cmdline=(title,), user="root",
-                         start_time=started, cuda_visible_devices=visible)  # fmt: skip
+                         start_time=started, cuda_visible_devices=visible, uid=0, exe=_SIMULATED_EXE)  # fmt: skip
+
+
+#: The executable every simulated process runs (a demo node's processes are named, like a real node's).
+_SIMULATED_EXE = "/usr/bin/python3"
+
+
+def _uid(user: str) -> int:
+    """A simulated user id: root's is 0, every other user's 1000."""
+    return 0 if user == "root" else 1000
 
 
 class ScenarioProcessTable:
@@ -247,6 +258,9 @@ class ScenarioProcessTable:
 
     def lookup(self, pid: int) -> ProcessRecord | None:
         return self._records.get(pid)
+
+    def pid_namespace(self) -> PidNamespace:
+        return PidNamespace.HOST  # the scenario's pids are its own node's
 
 
 def printed_gib(num_bytes: int) -> int:

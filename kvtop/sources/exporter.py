@@ -33,7 +33,7 @@ from prometheus_client.registry import Collector
 from kvtop.domain.errors import InputError
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SnapshotSource
-from kvtop.domain.redact import redact_text
+from kvtop.domain.redact import redact_shown
 from kvtop.sources.exporter_http import HttpServer, Request, Response, ServerLimits, plain
 from kvtop.sources.exporter_series import DEMO_LABELS, is_demo_source, labelled, snapshot_families
 
@@ -174,7 +174,7 @@ class SnapshotCollector(Collector):
             families = snapshot_families(snapshot, self.node, findings)
         except Exception as err:  # any failure of the source is reported in the metrics, not raised
             with self._lock:
-                self._ok, self._error = False, redact_text(f"{type(err).__name__}: {err}")
+                self._ok, self._error = False, redact_shown(f"{type(err).__name__}: {err}")
                 self._duration_s = time.perf_counter() - started
                 self._generation += 1
             print(f"kvtop export: collection failed: {self._error}", file=sys.stderr)

@@ -13,6 +13,7 @@ through a `ProcessTable`, so tests use a table built from recorded process listi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from kvtop.domain.observe import (
     ProcessInfoState,
     ProcessRole,
 )
+from kvtop.domain.process_identity import PidNamespace, identity_of
 from kvtop.domain.redact import redact_argv
 from kvtop.sources.engines.registry import (
     complete_settings,
@@ -57,12 +59,30 @@ class ProcessRecord:
     start_time: float | None = None
     cuda_visible_devices: str | None = None
     unreadable: tuple[str, ...] = ()
+    uid: int | None = None  # the real user id
+    exe: str | None = None  # the executable's path (what /proc/PID/exe links to)
 
 
 class ProcessTable(Protocol):
     """The seam to the OS: a process by pid, or None when this namespace cannot see it."""
 
     def lookup(self, pid: int) -> ProcessRecord | None: ...
+
+    def pid_namespace(self) -> PidNamespace:
+        """Whose pids `lookup` sees: the host's (NVML's) or a container's own."""
+        ...
+
+
+#: /proc/self/ns/pid of the initial (host) PID namespace: the kernel's PROC_PID_INIT_INO, 0xEFFFFFFC.
+HOST_PID_NAMESPACE = "pid:[4026531836]"
+
+
+def read_pid_namespace(link: str = "/proc/self/ns/pid") -> PidNamespace:
+    """The host's PID namespace or another (a container's), from the namespace link's inode."""
+    try:
+        return PidNamespace.HOST if os.readlink(link) == HOST_PID_NAMESPACE else PidNamespace.FOREIGN
+    except OSError:
+        return PidNamespace.UNKNOWN
 
 
 class PsutilProcessTable:
@@ -89,6 +109,8 @@ class PsutilProcessTable:
                 user = read("user", process.username)
                 start_time = read("start time", process.create_time)
                 environ = read("environment", process.environ)
+                uids = read("user id", process.uids)
+                exe = read("executable", process.exe)
         except psutil.NoSuchProcess:  # also a zombie: it holds no GPU memory of its own any more
             return None
         except psutil.AccessDenied:
@@ -102,7 +124,12 @@ class PsutilProcessTable:
             start_time=start_time if isinstance(start_time, float) else None,
             cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES") if isinstance(environ, dict) else None,
             unreadable=tuple(unreadable),
+            uid=getattr(uids, "real", None),
+            exe=exe if isinstance(exe, str) and exe else None,
         )
+
+    def pid_namespace(self) -> PidNamespace:
+        return read_pid_namespace()
 
 
 def read_host_memory() -> tuple[int, int]:
@@ -144,7 +171,12 @@ def rank_parts(title: str | None) -> dict[str, int]:
 
 
 def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservation:
-    """Fill in who every GPU process is, and the engines they belong to."""
+    """Fill in who every GPU process is, and the engines they belong to. In another PID namespace
+    than the host's, NVML's pids are not looked up at all: the process a pid names here is not the
+    GPU's (every one is unattributed, and the observation says why)."""
+    namespace = table.pid_namespace()
+    if namespace is PidNamespace.FOREIGN:
+        return _foreign(node)
     attribution = _Attribution(table)
     gpus = tuple(
         gpu.model_copy(update={"processes": tuple(attribution.describe(p, gpu.index) for p in gpu.processes)})
@@ -154,7 +186,23 @@ def attribute_node(node: NodeObservation, table: ProcessTable) -> NodeObservatio
     for engine in engines:
         if ranks_by_gpu_order(engine.kind):
             gpus = _ranked_by_gpu_order(gpus, engine)
-    return node.model_copy(update={"gpus": gpus, "engines": engines})
+    return node.model_copy(update={"gpus": gpus, "engines": engines, "pid_namespace": namespace})
+
+
+def _foreign(node: NodeObservation) -> NodeObservation:
+    """Every GPU process unattributed: its pid is the host's, not one of this namespace."""
+    gpus = tuple(
+        gpu.model_copy(update={"processes": tuple(
+            process.model_copy(update={
+                "info_state": ProcessInfoState.NOT_VISIBLE, "role": ProcessRole.UNATTRIBUTED,
+                "info_message": f"pid {process.pid} is the host's and kvtop runs in another PID namespace "
+                "(a container; run kvtop with the host's PID namespace, e.g. --pid=host)",
+            })
+            for process in gpu.processes
+        )})
+        for gpu in node.gpus
+    )  # fmt: skip
+    return node.model_copy(update={"gpus": gpus, "engines": (), "pid_namespace": PidNamespace.FOREIGN})
 
 
 def _gpu_order(gpus: tuple[GpuObservation, ...], engine: EngineInstance) -> list[int]:
@@ -238,6 +286,7 @@ class _Attribution:
             "parent_pid": record.parent_pid,
             "start_time": record.start_time,
             "cuda_visible_devices": record.cuda_visible_devices,
+            "identity": identity_of(record.pid, record.start_time, record.uid, record.exe),
             "info_state": ProcessInfoState.ACCESS_DENIED if record.unreadable else ProcessInfoState.OK,
             "info_message": (
                 f"access denied reading the {', '.join(record.unreadable)} of pid {record.pid}: "

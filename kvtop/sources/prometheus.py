@@ -28,12 +28,15 @@ from kvtop.domain.cluster import (
     ClusterNode,
     ClusterTarget,
     ClusterView,
+    IgnoredSample,
     PrometheusState,
+    SampleLie,
     TargetHealth,
     rank_nodes,
 )
 from kvtop.domain.cluster_engines import group_disaggregated, join_engines
 from kvtop.domain.errors import InputError, KvtopError
+from kvtop.domain.redact import redact_mapping
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
     Deadline,
@@ -120,9 +123,10 @@ def _all_text(labels: dict[Any, Any]) -> bool:
     return True
 
 
-def _vector(payload: Any, expr: str) -> Series:
+def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
     """The (labels, value) pairs of an instant-vector answer, typed at the door: labels are text, values
-    finite numbers below 2^63 (NaN samples dropped); anything else is a BAD_PAYLOAD naming the query."""
+    numbers below 2^63 (NaN samples dropped, or kept with `keep_nan` for the caller to name); anything
+    else is a BAD_PAYLOAD naming the query."""
     if not isinstance(payload, dict) or "status" not in payload:
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
     if payload["status"] != "success":
@@ -149,14 +153,20 @@ def _vector(payload: Any, expr: str) -> Series:
             number = float(pair[1])
         except ValueError:
             number = math.inf
-        if number != number:  # NaN samples say nothing
+        if number != number and not keep_nan:  # NaN samples say nothing
             continue
-        if not abs(number) < _MAX_SAMPLE:
+        if number == number and not abs(number) < _MAX_SAMPLE:
             raise PrometheusError(
                 PrometheusState.BAD_PAYLOAD, f"sample {pair[1][:40]!r} in {expr!r} is no figure kvtop reads"
             )
-        series.append((labels, number))
+        series.append((_shown_labels(labels), number))
     return series
+
+
+def _shown_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Label names and values as kvtop may show them: a value under a secret's name masked, any secret
+    of a known shape masked, and each one terminal-safe line (a peer chooses its labels)."""
+    return {key: value for key, value in redact_mapping(labels).items() if isinstance(value, str)}
 
 
 def _tls_context(ca: str) -> ssl.SSLContext:
@@ -185,8 +195,9 @@ class PrometheusClient:
     def close(self) -> None:
         self._http.close()
 
-    def query(self, expr: str, deadline: Deadline | None = None) -> Series:
-        """One instant query, read within the per-request timeout, `deadline` and MAX_ANSWER_BYTES."""
+    def query(self, expr: str, deadline: Deadline | None = None, *, keep_nan: bool = False) -> Series:
+        """One instant query, read within the per-request timeout, `deadline` and MAX_ANSWER_BYTES
+        (NaN samples dropped, or kept with `keep_nan`)."""
         url = f"{self.url}/api/v1/query"
         try:
             answer = read_bounded(
@@ -220,7 +231,7 @@ class PrometheusClient:
             raise PrometheusError(
                 PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {answer.status_code}"
             )
-        return _vector(payload, expr)
+        return _vector(payload, expr, keep_nan=keep_nan)
 
 
 def _host(instance: str) -> str:
@@ -263,7 +274,7 @@ class ClusterReader:
                 missing.append(key)
                 continue
             try:
-                answers[key] = self.client.query(expr, deadline)
+                answers[key] = self.client.query(expr, deadline, keep_nan=True)
             except PrometheusError as err:
                 if err.state is not PrometheusState.TIMEOUT or deadline is None or not deadline.expired:
                     raise
@@ -298,7 +309,9 @@ def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str
 def join_answers(
     answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float
 ) -> ClusterView:
-    """Join the answers of QUERIES into nodes, worst-first (pure: no I/O)."""
+    """Join the answers of QUERIES into nodes, worst-first (pure: no I/O). Samples that cannot be true
+    (NaN, negative bytes or ages, `up` neither 0 nor 1) are named in `ignored` and not used."""
+    answers, ignored = typed_answers(answers)
     names, by_host = _node_names(answers)
     nodes: dict[str, _NodeParts] = {}
 
@@ -385,9 +398,45 @@ def join_answers(
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
     engines = join_engines(engine_pieces(answers, node_of))
-    return ClusterView(prometheus_url=url, taken_at=taken_at,
-                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s)),
+    return ClusterView(prometheus_url=url, taken_at=taken_at, ignored=ignored,
+                       nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s, ignored)),
                        engines=engines, disaggregated=group_disaggregated(engines))  # fmt: skip
+
+
+# Queries whose samples are bytes, counts, tokens or ages (never below zero), and fractions (0–1).
+_NON_NEGATIVE = ("dcgm", "gpu", "findings", "capacity")
+_AGES = ("age", "snapshot_age")
+_FRACTION_METRICS = ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage")
+
+
+def typed_answers(answers: Mapping[str, Series]) -> tuple[dict[str, Series], tuple[IgnoredSample, ...]]:
+    """The answers with every sample that cannot be true taken out (an `up` neither 0 nor 1 is kept:
+    its target is INVALID), and each such sample named."""
+    kept: dict[str, Series] = {}
+    ignored: list[IgnoredSample] = []
+    for key, series in answers.items():
+        kept[key] = []
+        for labels, value in series:
+            lie = _lie(key, labels, value)
+            if lie is not None:
+                ignored.append(IgnoredSample(query=key, instance=labels.get("instance", ""), lie=lie, value=f"{value:g}"))
+            if lie is None or lie is SampleLie.NOT_UP_OR_DOWN:
+                kept[key].append((labels, value))
+    return kept, tuple(ignored)
+
+
+def _lie(key: str, labels: Mapping[str, str], value: float) -> SampleLie | None:
+    if value != value:
+        return SampleLie.NOT_A_NUMBER
+    if key == "up":
+        return None if value in (0.0, 1.0) else SampleLie.NOT_UP_OR_DOWN
+    if key in _AGES:
+        return SampleLie.FUTURE if value < 0 else None
+    if key == "engine" and labels.get("__name__", "").partition(":")[2] in _FRACTION_METRICS:
+        return None if 0.0 <= value <= 1.0 else SampleLie.OUT_OF_RANGE
+    if key in _NON_NEGATIVE or key == "engine":
+        return SampleLie.NEGATIVE if value < 0 else None
+    return None
 
 
 def _demo_scenario(labels: Mapping[str, str]) -> str | None:
@@ -411,6 +460,8 @@ def _targets(answers: Mapping[str, Series], stale_after_s: float) -> list[Cluste
         health = (
             TargetHealth.DOWN
             if value == 0
+            else TargetHealth.INVALID
+            if value != 1
             else TargetHealth.STALE
             if age is not None and age > stale_after_s
             else TargetHealth.UP
@@ -419,8 +470,8 @@ def _targets(answers: Mapping[str, Series], stale_after_s: float) -> list[Cluste
     return targets
 
 
-def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
-                 node_of: Callable[[str], str], stale_after_s: float) -> list[ClusterNode]:  # fmt: skip
+def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series], node_of: Callable[[str], str],
+                 stale_after_s: float, ignored: tuple[IgnoredSample, ...] = ()) -> list[ClusterNode]:  # fmt: skip
     by_node: dict[str, list[ClusterTarget]] = {}
     for target in _targets(answers, stale_after_s):
         name = node_of(target.instance)
@@ -451,6 +502,7 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series],
             )
         notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")
                   for t in by_node.get(name, []) if t.health is not TargetHealth.UP]  # fmt: skip
+        notes += [sample.text for sample in ignored if sample.instance and sample.instance in node.instances]
         built.append(ClusterNode(
             name=name, targets=tuple(sorted(by_node.get(name, []), key=lambda t: t.instance)),
             gpus=tuple(sorted(gpus, key=lambda g: (g.gpu.zfill(4), g.source))),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -11,11 +11,15 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.dom import DOMNode
+from textual.filter import LineFilter
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Input, OptionList, Select, TextArea
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.terminal import safe_text
+from kvtop.ui.safe_lines import TerminalSafe
 from kvtop.ui.theming import KV_TOKENS, install_palettes
 
 #: Widgets where `q` is typed, not a command: it never quits from them (ctrl+q always does).
@@ -62,6 +66,24 @@ class KvtopBaseApp(App[int]):
         self.palette_names = install_palettes(self, theme, themes_dir)
         self.set_reactive(KvtopBaseApp.now, clock())
         self._clock_reading: object = None  # what the markers said at the last tick
+        self._terminal_safe = TerminalSafe()
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then `TerminalSafe`: no line the TUI draws can drive the terminal."""
+        return [*super().get_line_filters(), self._terminal_safe]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast whose text is never markup and drives no terminal: a message quoting a fix, a path
+        or a server's answer (`[@click=app.quit]`, an ESC) is shown as written, escaped."""
+        super().notify(safe_text(message), title=title, severity=severity, timeout=timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(KV_TOKENS)

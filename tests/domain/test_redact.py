@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvtop.domain.redact import MASK, is_secret_name, redact_argv, redact_mapping, redact_text
+from kvtop.domain.secret_shapes import has_secret_shape, mask_secret_shapes
 from tests.domain.redact_cases import PLAIN_ARGV, PLAIN_TEXT, SECRET_ARGV, SECRET_TEXT, S
+from tests.domain.redact_corpus import BENIGN, TOKENS, secret_cases
 
 
 def leaked(secret: str, shown: str, fixed: str = "", window: int = 6) -> bool:
@@ -199,3 +201,39 @@ def test_a_one_megabyte_argument_is_redacted_in_linear_time(text: str) -> None:
         shown = redact_argv(["vllm", "serve", text])
     assert len(shown[2]) <= len(text) + 3  # a mask never grows the text by more than itself
     assert redact_argv(["x", text, "--api-key", S])[2:] == ("--api-key", MASK)
+
+
+# --- issue 25, item 4: by name and by shape, both directions, one function -------------------------
+
+CORPUS_SECRETS = secret_cases()
+
+
+def test_the_corpus_is_as_large_as_the_issue_asks() -> None:
+    assert len(CORPUS_SECRETS) >= 150 and len(BENIGN) >= 100
+    assert len({case[0] for case in CORPUS_SECRETS}) == len(CORPUS_SECRETS)
+    assert len({case[0] for case in BENIGN}) == len(BENIGN)
+
+
+@pytest.mark.parametrize(
+    ("argv", "secret"), [case[1:] for case in CORPUS_SECRETS], ids=[case[0] for case in CORPUS_SECRETS]
+)
+def test_no_secret_of_the_corpus_survives_as_argv_or_as_text(argv: tuple[str, ...], secret: str) -> None:
+    """The same function masks it whether kvtop holds an argv (a process) or a line (a log, a label)."""
+    fixed = "\x00".join(argv).replace(secret, "")
+    shown_argv, shown_text = "\x00".join(redact_argv(argv)), redact_text(" ".join(argv))
+    assert not leaked(secret, shown_argv, fixed, window=8), "survived in the argv"
+    assert not leaked(secret, shown_text, fixed, window=8), "survived in the text"
+    assert MASK in shown_argv and MASK in shown_text
+
+
+@pytest.mark.parametrize("argv", [case[1] for case in BENIGN], ids=[case[0] for case in BENIGN])
+def test_every_benign_value_of_the_corpus_is_shown_as_it_is(argv: tuple[str, ...]) -> None:
+    assert redact_argv(argv) == argv
+    assert redact_text(" ".join(argv)) == " ".join(argv)
+
+
+@pytest.mark.parametrize("token", list(TOKENS.values()), ids=list(TOKENS))
+def test_each_issuers_shape_is_masked_wherever_it_stands(token: str) -> None:
+    assert has_secret_shape(token)
+    for text in (f"x {token} y", f"'{token}'", f"key={token}", f"/v1/{token}/x", f'{{"a": "{token}"}}'):
+        assert token[:12] not in mask_secret_shapes(text), "the token survived"

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kvtop.domain.observe import NodeObservation
+from kvtop.domain.process_identity import PidNamespace
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.processes import ProcessRecord
 from tests.fakes.fake_pynvml import (
@@ -56,27 +57,36 @@ VLLM_TP8_LAUNCH = [*VLLM_LAUNCH, "--tensor-parallel-size", "8"]
 
 @dataclass
 class FakeProcessTable:
-    """Answers `lookup` from a fixed set of records; any other pid is invisible (None)."""
+    """Answers `lookup` from a fixed set of records; any other pid is invisible (None). `namespace`:
+    whose pids it holds (a container's own, `FOREIGN`, where kvtop runs without --pid=host)."""
 
     records: dict[int, ProcessRecord]
+    namespace: PidNamespace = PidNamespace.HOST
 
     @classmethod
-    def of(cls, records: Iterable[ProcessRecord]) -> FakeProcessTable:
-        return cls({record.pid: record for record in records})
+    def of(cls, records: Iterable[ProcessRecord], namespace: PidNamespace = PidNamespace.HOST) -> FakeProcessTable:
+        return cls({record.pid: record for record in records}, namespace)
 
     def lookup(self, pid: int) -> ProcessRecord | None:
         return self.records.get(pid)
+
+    def pid_namespace(self) -> PidNamespace:
+        return self.namespace
+
+
+def _uid(user: str) -> int:
+    return 0 if user == "root" else 1000
 
 
 def titled(pid: int, title: str, parent_pid: int, user: str = "root") -> ProcessRecord:
     """A process that renamed itself (setproctitle): its argv is its title."""
     return ProcessRecord(pid=pid, parent_pid=parent_pid, name=title[:15], cmdline=(title,), user=user,
-                         start_time=1_700_000_000.0)  # fmt: skip
+                         start_time=1_700_000_000.0, uid=_uid(user), exe="/usr/bin/python3.11")  # fmt: skip
 
 
 def launched(pid: int, argv: list[str], parent_pid: int = 1, user: str = "root") -> ProcessRecord:
     return ProcessRecord(pid=pid, parent_pid=parent_pid, name=argv[0].rsplit("/", 1)[-1], cmdline=tuple(argv),
-                         user=user, start_time=1_699_999_000.0)  # fmt: skip
+                         user=user, start_time=1_699_999_000.0, uid=_uid(user), exe="/usr/bin/python3.11")  # fmt: skip
 
 
 # samples/process_tables/compute-apps-csv-a100-80gb-sglang-tp2-and-vllm.txt, spread over 4 GPUs:

@@ -33,20 +33,29 @@ class Hang(BaseException):
     """Raised by the watchdog's SIGALRM (a BaseException, so no `except Exception` swallows it)."""
 
 
+#: A wait that burns no CPU (a socket, a lock) is a hang after this many times the CPU allowance.
+WALL_FACTOR = 30
+
+
 @contextmanager
 def watchdog(seconds: int) -> Iterator[None]:
-    """Raise `Hang` in the main thread when the block runs past `seconds`."""
+    """Raise `Hang` in the main thread when the block has used `seconds` of CPU (a loop that never ends),
+    or WALL_FACTOR times that of wall time (a wait that never ends): a guard against hangs that a
+    loaded machine does not trip, never a speed budget."""
 
     def alarm(signum: int, frame: Any) -> None:
         raise Hang
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
+    previous = signal.signal(signal.SIGALRM, alarm), signal.signal(signal.SIGPROF, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.alarm(seconds * WALL_FACTOR)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous[0])
+        signal.signal(signal.SIGPROF, previous[1])
 
 
 def guarded(call: Callable[[], T], watchdog_s: int) -> tuple[T | None, Outcome | None, str]:
@@ -55,7 +64,7 @@ def guarded(call: Callable[[], T], watchdog_s: int) -> tuple[T | None, Outcome |
         with watchdog(watchdog_s):
             return call(), None, ""
     except Hang:
-        return None, Outcome.HANG, f"still running after {watchdog_s} s"
+        return None, Outcome.HANG, f"still running after {watchdog_s} s of CPU (or {watchdog_s * WALL_FACTOR} s)"
     except BaseException:  # noqa: BLE001 - what escapes is exactly what is being counted
         return None, Outcome.TRACEBACK, traceback.format_exc()
 

@@ -221,7 +221,7 @@ def test_a_server_that_drips_bytes_is_late_within_the_deadline() -> None:
         conn.recv(4096)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
         try:
-            for _ in range(100):  # 10 s of a byte every 0.1 s
+            for _ in range(1200):  # 120 s of a byte every 0.1 s
                 conn.sendall(b"#")
                 time.sleep(0.1)
         except OSError:
@@ -233,7 +233,7 @@ def test_a_server_that_drips_bytes_is_late_within_the_deadline() -> None:
     result = fetch_engine_live("vllm", "127.0.0.1", port, timeout_s=0.3)
     took = time.monotonic() - began
     server.close()
-    assert result.state is EndpointState.TIMEOUT and took < 5, (result.message, took)
+    assert result.state is EndpointState.TIMEOUT and took < 60, (result.message, took)  # a hang guard, not a speed target
 
 
 # --- the Prometheus flags --------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """A real Prometheus server scrapes two `kvtop export --demo` processes and a recorded DCGM page;
 `kvtop cluster` then reads the numbers back through its HTTP API.
 
-Needs the `prometheus` binary (Debian: `apt-get install -y prometheus`); skipped without it.
+Needs a `prometheus` binary: `$KVTOP_PROMETHEUS`, else the one `.ci/prometheus` unpacked into its
+cache folder (Debian's package, never installed), else one on PATH; skipped without it.
 Every process started here is killed in a `finally`; each wait is bounded (≤ 30 s).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -28,9 +30,20 @@ from kvtop.domain.cluster import ClusterView, TargetHealth
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from tests.conftest import SAMPLES
 
-PROMETHEUS = shutil.which("prometheus")
+
+def prometheus_binary() -> str | None:
+    """$KVTOP_PROMETHEUS, else .ci/prometheus's cached binary, else `prometheus` on PATH."""
+    named = os.environ.get("KVTOP_PROMETHEUS")
+    if named:
+        return named
+    cache = Path(os.environ.get("KVTOP_CI_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvtop-ci")
+    cached = cache / "prometheus-root" / "usr" / "bin" / "prometheus"
+    return str(cached) if cached.is_file() else shutil.which("prometheus")
+
+
+PROMETHEUS = prometheus_binary()
 pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None, reason="the prometheus binary is absent (apt-get install -y prometheus)"
+    PROMETHEUS is None, reason="no prometheus binary: run `bash .ci/prometheus` (unpacks Debian's package into a cache)"
 )
 MIB = 1 << 20
 WAIT_S = 30.0

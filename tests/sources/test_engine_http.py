@@ -166,13 +166,15 @@ def slow_server(delay_s: float) -> Iterator[int]:
 
 
 def test_a_slow_endpoint_times_out_within_the_given_timeout() -> None:
-    with slow_server(delay_s=2.0) as port:
+    """The server answers after 60 s; the 0.2 s timeout ends the read long before (the bound is a hang
+    guard far above a loaded machine's figure, not a speed target)."""
+    with slow_server(delay_s=60.0) as port:
         started = time.monotonic()
         live = fetch_engine_live("vllm", "127.0.0.1", port, timeout_s=0.2)
         elapsed = time.monotonic() - started
     assert live.state is EndpointState.TIMEOUT
     assert "0.2 s" in (live.message or "")
-    assert elapsed < 1.5
+    assert elapsed < 30
 
 
 def test_every_engine_on_the_node_gets_its_live_state() -> None:

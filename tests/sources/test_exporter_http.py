@@ -109,14 +109,14 @@ def test_a_request_head_that_never_ends_is_answered_408_at_the_header_timeout() 
         limits=ServerLimits(header_timeout_s=0.2),
     )
     try:
-        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=60) as sock:
             started = time.monotonic()
             sock.sendall(PARTIAL_HEAD)
             response = sock.recv(65536)
             waited = time.monotonic() - started
             assert sock.recv(1) == b""  # and closed
         assert status_of(response) == 408
-        assert 0.15 < waited < 3
+        assert 0.15 < waited < 30  # never before the timeout; the upper bound is only a hang guard
     finally:
         served.close()
 
@@ -146,7 +146,7 @@ def test_a_head_sent_a_byte_at_a_time_is_cut_off_at_the_header_timeout_not_per_b
                 break
             waited = time.monotonic() - started
         assert status_of(answered) == 408
-        assert waited < 2
+        assert waited < 12  # per byte, the clock would have run for about 19 s
     finally:
         served.close()
 

@@ -150,7 +150,7 @@ def test_timeout_kills_the_child() -> None:
         extra_env={"KVTOP_PROBE_TEST_SLEEP_S": "30"},
     )
     assert result.outcome is ProbeOutcome.TIMEOUT
-    assert time.monotonic() - started < 5.0
+    assert time.monotonic() - started < 25.0  # the child sleeps 30 s: a hang guard, not a speed target
     assert result.worker_pid is not None and _pid_gone(result.worker_pid)
 
 

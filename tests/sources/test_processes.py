@@ -8,12 +8,14 @@ import sys
 
 from kvtop.domain.node import OutsideBytes, build_snapshot, outside_bytes
 from kvtop.domain.observe import EngineRank, ProcessInfoState, ProcessRole
+from kvtop.domain.process_identity import PidNamespace
 from kvtop.sources.processes import (
     ProcessRecord,
     PsutilProcessTable,
     attribute_node,
     rank_parts,
     read_host_memory,
+    read_pid_namespace,
 )
 from tests.fakes.fake_process_table import (
     API_SERVER_CONTEXT_MIB,
@@ -103,6 +105,39 @@ def test_a_pid_this_namespace_cannot_see_is_unattributed_bytes() -> None:
     )
     assert "--pid=host" in (hidden.info_message or "")
     assert node.unattributed_bytes_by_gpu() == {1: 1706 * MIB}
+
+
+def test_in_a_containers_pid_namespace_no_pid_is_looked_up() -> None:
+    """NVML's pids are the host's. In a container's own namespace the table answers for the same numbers
+    with other processes: before, they were attributed (a wrong engine, a wrong process to signal)."""
+    node, table = two_engine_node()
+    assert all(table.lookup(p.pid) is not None for gpu in node.gpus for p in gpu.processes if p.pid != CONTAINER_PID)
+    foreign = attribute_node(node, FakeProcessTable(table.records, PidNamespace.FOREIGN))
+    shown = [p for gpu in foreign.gpus for p in gpu.processes]
+    assert foreign.pid_namespace is PidNamespace.FOREIGN and foreign.engines == ()
+    assert {(p.role, p.info_state, p.identity) for p in shown} == {
+        (ProcessRole.UNATTRIBUTED, ProcessInfoState.NOT_VISIBLE, None)
+    }
+    assert all(p.cmdline == () and "kvtop runs in another PID namespace" in (p.unidentified_reason() or "") for p in shown)
+    assert attributed_two_engine_node().pid_namespace is PidNamespace.HOST
+
+
+def test_the_pid_namespace_is_read_from_its_inode(tmp_path) -> None:
+    """The host's PID namespace has the kernel's fixed inode 0xEFFFFFFC; a container's has another."""
+    host, container = tmp_path / "host", tmp_path / "container"
+    host.symlink_to("pid:[4026531836]")
+    container.symlink_to("pid:[4026532594]")
+    assert read_pid_namespace(str(host)) is PidNamespace.HOST
+    assert read_pid_namespace(str(container)) is PidNamespace.FOREIGN
+    assert read_pid_namespace(str(tmp_path / "absent")) is PidNamespace.UNKNOWN
+
+
+def test_a_process_is_named_only_by_its_start_user_and_executable() -> None:
+    node = attributed_two_engine_node()
+    _, worker = process(node, 2160317)
+    assert worker.identity is not None and (worker.identity.uid, worker.identity.exe) == (0, "/usr/bin/python3.11")
+    _, hidden = process(node, CONTAINER_PID)
+    assert hidden.identity is None and "kvtop cannot tell which process it is" in (hidden.unidentified_reason() or "")
 
 
 def test_vllm_tp8_workers_map_through_the_engine_core_to_the_server() -> None:
@@ -226,6 +261,7 @@ def test_psutil_table_reads_this_process() -> None:
     assert record.parent_pid == os.getppid()
     assert record.cmdline and "pytest" in " ".join(record.cmdline)
     assert record.start_time is not None and record.user
+    assert (record.uid, record.exe) == (os.getuid(), os.path.realpath(sys.executable))  # what names it
 
 
 def test_psutil_table_returns_none_for_an_exited_pid() -> None:

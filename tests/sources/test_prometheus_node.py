@@ -170,7 +170,7 @@ def test_node_names_are_quoted_for_promql() -> None:
 
 
 @pytest.mark.skipif(
-    PROMETHEUS is None, reason="the prometheus binary is absent (apt-get install -y prometheus)"
+    PROMETHEUS is None, reason="no prometheus binary: run `bash .ci/prometheus` (unpacks Debian's package into a cache)"
 )
 def test_a_real_prometheus_gives_back_the_exporters_gpu_totals(cluster: dict) -> None:  # noqa: F811
     client = PrometheusClient(cluster["url"])

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import psutil
 import pytest
+from pydantic import ValidationError
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest, SignalState
-from kvtop.sources.signals import ActionLog, PsutilSignalSender, SimulatedSignalSender, default_action_log
+from kvtop.domain.process_identity import ProcessIdentity
+from kvtop.sources.signals import (
+    START_TIME_TOLERANCE_S,
+    ActionLog,
+    PsutilSignalSender,
+    SimulatedSignalSender,
+    default_action_log,
+)
 
 
 @pytest.fixture
@@ -31,18 +40,18 @@ def child():
     process.wait(timeout=10)
 
 
+def identity_of(process: subprocess.Popen[bytes], **changes: object) -> ProcessIdentity:
+    """The child as the OS names it (psutil, as the process table reads it), with `changes`."""
+    found = psutil.Process(process.pid)
+    fields = {"pid": process.pid, "start_time": found.create_time(), "uid": found.uids().real, "exe": found.exe()}
+    return ProcessIdentity.model_validate({**fields, **changes})
+
+
 def request_for(process: subprocess.Popen[bytes], signal: ProcessSignal, **changes: object) -> SignalRequest:
-    started = psutil.Process(process.pid).create_time()
-    fields: dict[str, object] = {
-        "pid": process.pid,
-        "signal": signal,
-        "start_time": started,
-        "gpu_index": 3,
-        "used_bytes": 6 << 30,
-        "command": "python -c sleep --token=[REDACTED]",
-    }
-    fields.update(changes)
-    return SignalRequest.model_validate(fields)
+    return SignalRequest(
+        identity=identity_of(process, **changes), signal=signal, gpu_index=3, used_bytes=6 << 30,
+        command="python -c sleep --token=[REDACTED]",
+    )  # fmt: skip
 
 
 def log_lines(path) -> list[dict[str, object]]:
@@ -102,12 +111,47 @@ def test_a_process_gone_already_is_said_so(tmp_path, child):
 
 
 def test_kvtop_itself_and_init_are_never_signalled(tmp_path):
-    import os
-
     sender = PsutilSignalSender(ActionLog(tmp_path / "a.log"))
-    for pid in (os.getpid(), 1, 0):
-        outcome = sender.send(SignalRequest(pid=pid, signal=ProcessSignal.KILL))
+    me = psutil.Process()
+    for pid in (os.getpid(), 1):
+        named = ProcessIdentity(pid=pid, start_time=me.create_time(), uid=me.uids().real, exe=me.exe())
+        outcome = sender.send(SignalRequest(identity=named, signal=ProcessSignal.KILL))
         assert outcome.state is SignalState.ERROR and f"never signals pid {pid}" in outcome.message
+
+
+def test_no_request_can_be_made_for_a_process_kvtop_did_not_name():
+    """Before: a row without a start time made a request without one, and the reuse check was skipped."""
+    with pytest.raises(ValidationError):
+        SignalRequest.model_validate({"pid": 4242, "signal": ProcessSignal.TERMINATE})
+    with pytest.raises(ValidationError):
+        SignalRequest.model_validate({"identity": None, "signal": ProcessSignal.TERMINATE})
+
+
+def test_the_start_is_compared_to_one_clock_tick_not_a_second(tmp_path, child):
+    """Linux keeps a process's start in clock ticks (1/CLK_TCK s): a start 0.5 s off is another
+    process (before: anything within 1.0 s passed)."""
+    assert os.sysconf("SC_CLK_TCK") * START_TIME_TOLERANCE_S == pytest.approx(1.0)
+    started = psutil.Process(child.pid).create_time()
+    sender = PsutilSignalSender(ActionLog(tmp_path / "a.log"))
+    outcome = sender.send(request_for(child, ProcessSignal.KILL, start_time=started + 0.5))
+    assert outcome.state is SignalState.PID_REUSED and child.poll() is None
+    assert sender.send(request_for(child, ProcessSignal.KILL, start_time=started)).state is SignalState.SENT
+    assert child.wait(timeout=10) == -9
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"uid": 4242}, "now runs as user id"),
+        ({"exe": "/usr/bin/jupyter-innocent"}, "now runs another executable"),
+    ],
+)
+def test_a_pid_that_now_runs_as_another_user_or_program_is_not_signalled(tmp_path, child, changes, says):
+    outcome = PsutilSignalSender(ActionLog(tmp_path / "a.log")).send(
+        request_for(child, ProcessSignal.TERMINATE, **changes)
+    )
+    assert outcome.state is SignalState.IDENTITY_CHANGED and says in outcome.message
+    assert "SIGTERM not sent" in outcome.message and child.poll() is None
 
 
 def test_a_log_that_cannot_be_written_is_said_and_the_signal_still_goes(tmp_path, child):

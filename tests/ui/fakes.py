@@ -27,6 +27,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.domain.process_identity import ProcessIdentity
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
@@ -75,10 +76,16 @@ def _worker_bytes(
     return row.weights_bytes + kv_pool_bytes + row.reserve_bytes + row.context_bytes - unclaimed
 
 
+def _named(pid: int, uid: int = 0) -> ProcessIdentity:
+    """What the OS said of a process (its start, user id and executable): kvtop can name and signal it."""
+    return ProcessIdentity(pid=pid, start_time=1_700_000_000.0, uid=uid, exe="/usr/bin/python3.11")
+
+
 def _gpu(index: int, worker_bytes: int, others: tuple[GpuProcess, ...]) -> GpuObservation:
     worker = GpuProcess(
         pid=SERVER_PID + 1 + index, used_bytes=worker_bytes, name="python3", title=f"sglang::scheduler_TP{index}",
         role=ProcessRole.ENGINE_WORKER, engine_id=ENGINE_ID, engine_kind="sglang", rank=EngineRank(tp=index),
+        identity=_named(SERVER_PID + 1 + index),
     )  # fmt: skip
     processes = (worker, *others)
     used = sum(p.used_bytes or 0 for p in processes)
@@ -125,6 +132,7 @@ def llama_snapshot(
                     name="python3",
                     title="jupyter-kernel",
                     role=ProcessRole.CO_TENANT,
+                    identity=_named(9001, uid=1000),
                 ),
             )
         gpus.append(_gpu(index, _worker_bytes(ledger, index, kv_pool_bytes, unclaimed_bytes), others))

@@ -163,7 +163,7 @@ class NodeDriver(Driver):
         await self.refresh()
         await self.press("escape")  # the filter clears
         await self.opens("question_mark", "HelpScreen")
-        await self.opens("ctrl+p", "CommandPalette")
+        await self.opens("ctrl+p", "CommandPalette", "s", "o", "r", "escape")  # closed as its search runs
         await self.press("z")
         await self.refresh()
         await self.press("z")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
+import pytest
 from textual import events
 from textual.widgets import Input, Select, Static
 
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
+from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.units import fmt_gib
 from tests.ui.conftest import wait_for, wait_for_snapshot
@@ -338,3 +341,20 @@ async def test_the_title_names_the_release_and_the_exact_free_memory_plan_agrees
     finally:
         sys.stdout = out
     assert planned["token_capacity"] == after
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2])
+async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(make_app, co_tenant_snapshot, turns):
+    """Under load the planner can be closed before its `on_mount` runs (issue 25, item 5): before, that
+    mount looked for `#plan-tp` on a screen with no form any more, and NoMatches ended the app."""
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        app.action_planner()
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        app.pop_screen()
+        await pilot.pause(0.1)
+        assert app.is_running and isinstance(app.screen, DashboardScreen)
+        await pilot.press("p")  # and the planner still opens
+        await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))

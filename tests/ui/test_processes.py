@@ -13,11 +13,16 @@ import threading
 
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.ports import ProcessSignal, SignalOutcome, SignalRequest, SignalState
+from kvtop.domain.process_identity import PidNamespace
 from kvtop.sources.demo import DemoSource
+from kvtop.sources.live import LiveSource
+from kvtop.sources.nvml import NvmlSource
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.screens.signal_confirm import SignalScreen
 from kvtop.ui.widgets.gpu_list import GpuList
+from tests.fakes.fake_process_table import FakeProcessTable, launched
+from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
 from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
 from tests.ui.fakes import FakeSource
 
@@ -206,3 +211,77 @@ async def test_selecting_a_finding_selects_its_worst_gpu(make_app, co_tenant_sna
         assert gpus.selected == 3
         await pilot.press("f", "enter")  # back on the list: Enter opens GPU 3's ledger
         await wait_for(pilot, lambda: getattr(app.screen, "gpu_index", None) == 3)
+
+
+# --- signals only to a process kvtop can name (issue 25, item 3) ----------------------------------
+
+NAMED_PID, UNSEEN_PID = 5001, 6001
+
+
+def _source(namespace: PidNamespace) -> LiveSource:
+    """One A100-80GB (samples/process_tables figures): a co-tenant kvtop can name (pid 5001) and a pid it
+    cannot see (6001: another PID namespace, or gone)."""
+    gpu = gpu_from_mib("NVIDIA A100-SXM4-80GB", 0, total_mib=81_920, reserved_mib=557, used_mib=3_000,
+                       bus_id="00000000:07:00.0", compute=[(NAMED_PID, 1_000 << 20), (UNSEEN_PID, 2_000 << 20)])  # fmt: skip
+    table = FakeProcessTable.of([launched(NAMED_PID, ["python", "train.py"], user="ada")], namespace)
+    return LiveSource(nvml=NvmlSource(nvml_module=FakePynvml([gpu])), table=table)
+
+
+async def _panel_of_gpu_0(pilot) -> ProcessScreen:
+    await wait_for_snapshot(pilot)
+    await pilot.press("x")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def _select(pilot, panel: ProcessScreen, pid: int) -> None:
+    panel.query_one("#processes-table").move_cursor(row=[r.pid for r in panel._rows].index(pid))
+    await pilot.pause()
+    assert panel.selected_pid == pid
+
+
+async def test_a_pid_kvtop_cannot_name_offers_no_signal_and_says_why(make_app):
+    """Before: the unattributed row (`user ? · command ?`) opened the T/K/I dialog, and its request had no
+    start time, so the sender could not tell the process it signalled from another."""
+    sender = FakeSignalSender()
+    app = make_app(_source(PidNamespace.HOST), signal_sender=sender)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        panel = await _panel_of_gpu_0(pilot)
+        await _select(pilot, panel, UNSEEN_PID)
+        assert not {"T", "K", "I"} & set(footer_keys(app))
+        detail = text(panel, "#processes-detail")
+        assert "no signals pid 6001 is not visible here: it runs in another PID namespace" in detail
+        assert "kvtop cannot tell which process it is" in detail
+        await pilot.press("T", "K", "I")
+        await pilot.pause()
+        assert isinstance(app.screen, ProcessScreen) and sender.requests == []
+        await _select(pilot, panel, NAMED_PID)  # the process kvtop named keeps its signals
+        assert {"T", "K", "I"} <= set(footer_keys(app))
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, SignalScreen))
+        await pilot.press("y")
+        await wait_for(pilot, sender.sent.is_set)
+        named = sender.requests[0].identity
+        assert (named.pid, named.uid, named.exe, named.start_time) == (
+            NAMED_PID, 1000, "/usr/bin/python3.11", 1_699_999_000.0,
+        )  # fmt: skip
+
+
+async def test_in_a_containers_pid_namespace_the_panel_says_so_and_signals_nothing(make_app):
+    """NVML's pids are the host's: in a container's own namespace pid 5001 is some other process (the
+    table answers for it), so kvtop must not name it, nor offer to signal it."""
+    sender = FakeSignalSender()
+    app = make_app(_source(PidNamespace.FOREIGN), signal_sender=sender)
+    async with app.run_test(size=(200, 30)) as pilot:
+        panel = await _panel_of_gpu_0(pilot)
+        assert "kvtop runs in another PID namespace (a container without --pid=host)" in text(
+            panel, "#processes-title"
+        )
+        for pid in (NAMED_PID, UNSEEN_PID):
+            await _select(pilot, panel, pid)
+            assert not {"T", "K", "I"} & set(footer_keys(app))
+            assert f"pid {pid} is the host's and kvtop runs in another PID namespace" in text(panel, "#processes-detail")
+            await pilot.press("T")
+            await pilot.pause()
+            assert isinstance(app.screen, ProcessScreen) and sender.requests == []

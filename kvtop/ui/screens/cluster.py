@@ -116,11 +116,11 @@ class ClusterScreen(Screen[None]):
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
         if state.failure is not None and state.view is None:
-            empty.update(f"prometheus failing: {state.failure}")
+            empty.update(Content(f"prometheus failing: {state.failure}"))
         elif state.view is not None:
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:
-            empty.update(f"waiting for {state.source_label}…")
+            empty.update(Content(f"waiting for {state.source_label}…"))
         if self.query_one(EngineTable).has_focus:
             self._show_engine_notes(self.query_one(EngineTable).selected_engine)
         else:

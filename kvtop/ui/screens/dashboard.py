@@ -293,7 +293,7 @@ class DashboardScreen(NodeScreen):
             empty.display = True
             empty.update(Content.styled(f"filter: {gpus.filter_error}", "$error"))
         elif filtered_out:
-            empty.update(f"no GPU matches {gpus.filter_text!r} (Esc clears the filter)")
+            empty.update(Content(f"no GPU matches {gpus.filter_text!r} (Esc clears the filter)"))
         elif not has_rows:
             reason = (
                 "no GPUs in this snapshot"
@@ -302,7 +302,7 @@ class DashboardScreen(NodeScreen):
             )
             if state.failure:
                 reason = f"source failing: {state.failure}"
-            empty.update(reason)
+            empty.update(Content(reason))
 
     @property
     def selected_gpu(self) -> int | None:

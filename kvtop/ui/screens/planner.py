@@ -157,8 +157,17 @@ class PlannerScreen(NodeScreen):
             yield Button("Reset (^r)", id="plan-reset", compact=True)
         yield Footer()
 
+    @property
+    def form_present(self) -> bool:
+        """Whether the form's widgets are in the DOM: a planner closed before it mounted (Escape under
+        load) has none, and its late mount, edits or model load must not look for them."""
+        wanted = ("#plan-error", "#plan-result", "#plan-flags", *(f"#plan-{field.key}" for field in FIELDS))
+        return all(self.query(selector) for selector in wanted)
+
     def on_mount(self) -> None:
         super().on_mount()
+        if not self.form_present:
+            return
         live, start = field_texts(self.basis.settings), self._start_texts
         changed = next((field.key for field in FIELDS if live[field.key] != start[field.key]), "tp")
         self.query_one(f"#plan-{changed}").focus()  # a fix's (or the last edit's) changed field, else TP
@@ -178,6 +187,8 @@ class PlannerScreen(NodeScreen):
 
     def recompute(self) -> None:
         """Solve before and after for the current texts; show the result or the reason it fails."""
+        if not self.form_present:
+            return
         error = self.query_one("#plan-error", Static)
         result = self.query_one("#plan-result", Static)
         flags = self.query_one("#plan-flags", Static)

@@ -3,11 +3,15 @@
 Opened with `x` on the dashboard (the selected GPU), or with Enter on a finding whose fix stops
 processes (its GPU, the first pid selected). `s` cycles the sort, `T`/`K`/`I` open the signal
 dialog for the selected process; the signals are there only when the app was handed a signal
-sender (never with `--read-only`). A confirmed request goes to the app as `SignalRequested`.
+sender (never with `--read-only`), and only for a process kvtop could name (its start, user id and
+executable: `GpuProcess.identity`). For any other row the keys are absent and the detail line says
+why; where kvtop runs in another PID namespace than the host's, the title says so. A confirmed
+request goes to the app as `SignalRequested`.
 """
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +20,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
+from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace
 from kvtop.ui.process_rows import (
     PROCESS_SORTS,
     ProcessRow,
@@ -122,7 +127,7 @@ class ProcessScreen(NodeScreen):
         self.show_node(self.node)
 
     def _show_rows(self, rows: tuple[ProcessRow, ...]) -> None:
-        table: DataTable[str] = self.query_one(DataTable)
+        table: DataTable[Text] = self.query_one(DataTable)
         keep = self._wanted_pid if self._wanted_pid is not None else self.selected_pid
         ordered = sorted_rows(rows, PROCESS_SORTS[self.sort_index])
         width = command_width(self.size.width)
@@ -145,7 +150,7 @@ class ProcessScreen(NodeScreen):
                     age_text(row.age_s),
                     _cut(row.command, width),
                 )
-                table.add_row(*cells, key=str(row.pid))
+                table.add_row(*(Text(cell) for cell in cells), key=str(row.pid))  # plain text, never markup
         pids = [row.pid for row in ordered]
         if keep in pids:
             table.move_cursor(row=pids.index(keep), animate=False)
@@ -164,13 +169,16 @@ class ProcessScreen(NodeScreen):
             return
         used = f" · NVML used {fmt_gib(gpu.used_bytes)}" if gpu.used_bytes is not None else ""
         signals = "T terminate · K kill · I interrupt" if self.can_signal else "signals off (--read-only)"
-        title.update(
+        parts: list[Content] = [
             Content.assemble(
                 (f"Processes · GPU {gpu.index} {short_gpu_name(gpu.name)}", "bold $primary"),
                 f" · {len(self._rows)} process(es){used}",
                 (f" · sorted by {PROCESS_SORTS[self.sort_index].name} (s) · {signals}", "$text-muted"),
             )
-        )
+        ]
+        if snapshot is not None and snapshot.observation.pid_namespace is PidNamespace.FOREIGN:
+            parts.append(Content.styled(FOREIGN_NAMESPACE_NOTE, "bold $warning"))
+        title.update(Content("\n").join(parts))
 
     def _show_detail(self) -> None:
         row = self.selected_row
@@ -178,11 +186,20 @@ class ProcessScreen(NodeScreen):
         if row is None:
             detail.update(Content.styled("no process on this GPU in the current snapshot", "$text-muted"))
             return
-        detail.update(Content.assemble(("command ", "bold"), row.command))
+        unnamed = row.process.unidentified_reason()
+        if unnamed is None or not self.can_signal:
+            detail.update(Content.assemble(("command ", "bold"), row.command))
+            return
+        detail.update(
+            Content.assemble(
+                ("command ", "bold"), row.command, "\n", ("no signals ", "bold $warning"), (unnamed, "$text-muted")
+            )
+        )
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self) -> None:
         self._show_detail()
+        self.refresh_bindings()  # T/K/I only for a process kvtop can name
 
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(PROCESS_SORTS)
@@ -190,21 +207,26 @@ class ProcessScreen(NodeScreen):
         self.show_node(self.node)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "signal":
-            return self.can_signal  # absent without a signal sender (--read-only)
+        if action == "signal":  # absent without a signal sender (--read-only) or a process kvtop can name
+            row = self.selected_row if self.is_mounted else None
+            return self.can_signal and (row is None or row.process.identity is not None)
         return True
 
     def action_signal(self, name: str) -> None:
-        """The dialog for sending `name` (TERMINATE, KILL, INTERRUPT) to the selected process."""
+        """The dialog for sending `name` (TERMINATE, KILL, INTERRUPT) to the selected process, when kvtop
+        can name it; else the reason it cannot, and no dialog."""
         row, snapshot = self.selected_row, self.node.snapshot
         if not self.can_signal or row is None or snapshot is None:
+            return
+        identity = row.process.identity
+        if identity is None:
+            self.notify(f"no signal to pid {row.pid}: {row.process.unidentified_reason()}", severity="warning")
             return
         signal = ProcessSignal[name]
         facts = signal_facts(snapshot, self.node.findings, row)
         request = SignalRequest(
-            pid=row.pid,
+            identity=identity,
             signal=signal,
-            start_time=row.process.start_time,
             gpu_index=self.gpu_index,
             used_bytes=row.used_bytes,
             command=row.command,

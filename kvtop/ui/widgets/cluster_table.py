@@ -63,6 +63,8 @@ def health_cell(node: ClusterNode) -> Cell:
     age = _age(node.age_seconds)
     if node.health is TargetHealth.DOWN:
         return Cell(f"▼ down{age}", "error")
+    if node.health is TargetHealth.INVALID:
+        return Cell(f"✗ invalid{age}", "error")
     if node.health is TargetHealth.STALE:
         return Cell(f"▲ stale{age}", "warning")
     return Cell(f"● up{age}", "success")

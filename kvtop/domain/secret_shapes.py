@@ -1,0 +1,209 @@
+"""Secrets by their shape: what a credential looks like, whatever name it goes by (or none).
+
+`kvtop.domain.redact` masks the value a secret *name* gives (`--api-key X`, `HF_TOKEN=X`). A secret
+also travels without a telling name: a positional argument, a process title, a Prometheus label,
+a quoted log line, an error message. Issuers give their tokens recognisable forms, and those are
+masked wherever they stand (`mask_secret_shapes`):
+
+- a prefix an issuer chose, followed by a random body: Hugging Face `hf_`, OpenAI and Anthropic
+  `sk-`, NVIDIA `nvapi-`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, Slack `xoxb-`, Google `AIza`,
+  AWS key ids `AKIA…`, Stripe, npm, PyPI, Vault, Databricks and others (`_PREFIXED`);
+- a JSON Web Token (three base64url parts, the first two starting `eyJ`) and a PEM private key;
+- the secret part of a webhook URL (Slack, Discord) and a Telegram bot token.
+
+A body must look random (letters of both cases or digits among letters, as generated tokens do),
+so words that happen to start alike (`sk-learn-model-card`, `hf_transfer_enabled`) stay readable.
+
+`looks_random` is the test for a value under a *loose* key-like name (`--hf-tok X`, `MY_APIKEY2=X`),
+which `kvtop.domain.redact` applies: long, of several character classes or high entropy, and not
+a number, a size, a path, a model id, a UUID or a hex digest (revisions, GPU UUIDs stay visible).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+MASK = "***"
+
+_B = r"(?<![A-Za-z0-9])"  # a token starts at a boundary (not inside a longer word; after - or _ it may)
+_E = r"(?![A-Za-z0-9_\-])"  # ...and ends at one
+_BODY = r"[A-Za-z0-9_\-]"
+
+# (issuer, pattern of the whole token, whether its body must look random)
+_PREFIXED: tuple[tuple[str, str, bool], ...] = (
+    ("Hugging Face", r"hf_[A-Za-z0-9]{30,64}", True),
+    ("Hugging Face (org)", r"api_org_[A-Za-z0-9]{30,64}", True),
+    ("OpenAI / Anthropic / DeepSeek", rf"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?{_BODY}{{20,200}}", True),
+    ("NVIDIA API", rf"nvapi-{_BODY}{{20,128}}", False),
+    ("GitHub", r"gh[pousr]_[A-Za-z0-9]{30,255}", False),
+    ("GitHub fine-grained", r"github_pat_[A-Za-z0-9_]{22,255}", False),
+    ("GitLab", rf"gl(?:pat|dt|rt|ft|cbt|imt|ptt|agent|oas)-{_BODY}{{20,128}}", False),
+    ("Slack", r"xox[abposre]-[A-Za-z0-9\-]{10,255}", False),
+    ("Slack app", r"xapp-\d-[A-Za-z0-9\-]{10,255}", False),
+    ("Google API", r"AIza[0-9A-Za-z_\-]{35}", False),
+    ("Google OAuth", r"ya29\.[0-9A-Za-z_\-]{20,2048}", False),
+    ("Google OAuth client", r"GOCSPX-[0-9A-Za-z_\-]{20,64}", False),
+    ("AWS key id", r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z2-7]{16}", False),
+    ("Stripe", r"(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,255}", False),
+    ("npm", r"npm_[A-Za-z0-9]{36}", False),
+    ("PyPI", rf"pypi-AgE{_BODY}{{40,512}}", False),
+    ("Vault", r"hv[sbr]\.[A-Za-z0-9_\-]{20,512}", False),
+    ("Databricks", r"dapi[0-9a-f]{32}(?:-\d)?", False),
+    ("DigitalOcean", r"do[por]_v1_[a-f0-9]{64}", False),
+    ("SendGrid", rf"SG\.{_BODY}{{16,64}}\.{_BODY}{{16,128}}", False),
+    ("Replicate", r"r8_[A-Za-z0-9]{30,64}", True),
+    ("Groq", r"gsk_[A-Za-z0-9]{40,64}", True),
+    ("Perplexity", r"pplx-[A-Za-z0-9]{40,64}", True),
+    ("Together", rf"tgp_v1_{_BODY}{{30,64}}", False),
+    ("Fireworks", r"fw_[A-Za-z0-9]{20,64}", True),
+    ("LangSmith", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", False),
+    ("Tavily", r"tvly-[A-Za-z0-9]{20,64}", True),
+    ("Notion", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,64})", True),
+    ("Linear", r"lin_api_[A-Za-z0-9]{40}", False),
+    ("Postman", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", False),
+    ("Shopify", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", False),
+    ("Atlassian", rf"ATATT3{_BODY}{{50,300}}", False),
+    ("Doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{30,64}", False),
+    ("Terraform Cloud", rf"[A-Za-z0-9]{{14}}\.atlasv1\.{_BODY}{{60,100}}", False),
+    ("Mailgun", r"key-[0-9a-f]{32}", False),
+    ("Twilio", r"SK[0-9a-f]{32}", False),
+    ("age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", False),
+    ("JSON Web Token", r"eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,2048}", False),
+    ("Telegram bot", r"\d{8,10}:AA[A-Za-z0-9_\-]{33}", False),
+)
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)", re.S)
+# Webhook URLs carry their secret in the path: keep the host, mask the rest.
+_WEBHOOK = re.compile(
+    r"(?P<keep>https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|(?:discord(?:app)?\.com|canary\.discord\.com)"
+    r"/api/webhooks|outlook\.office\.com/webhook|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)/)(?P<secret>[^\s\"'`<>]+)",
+    re.IGNORECASE,
+)
+_TOKENS = re.compile(_B + "(?:" + "|".join(f"(?P<g{i}>{pattern})" for i, (_, pattern, _) in enumerate(_PREFIXED)) + ")" + _E)
+_RANDOM_BODY = tuple(randomised for _, _, randomised in _PREFIXED)
+# Cheap first look: a text holding none of these holds no shaped secret.
+_TRIGGERS = re.compile(
+    r"hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox|xapp-|AIza|ya29\.|GOCSPX-|A[KSGIRPNBC][A-Z]{2}[A-Z2-7]"
+    r"|_live_|_test_|npm_|pypi-|hv[sbr]\.|dapi|do[por]_v1_|SG\.|r8_|gsk_|pplx-|tgp_|fw_|lsv2_|tvly-|secret_|ntn_|lin_api_"
+    r"|PMAK-|shp|ATATT|dp\.|atlasv1|key-|SK[0-9a-f]|AGE-SECRET|eyJ|:AA|PRIVATE KEY|webhook|hooks\.slack"
+)
+
+
+def _body_is_random(token: str) -> bool:
+    """A generated token's body: letters of both cases, or digits among letters (never a word)."""
+    body = re.split(r"[_\-.]", token, maxsplit=1)[-1] if re.search(r"[_\-.]", token) else token
+    upper, lower, digit = (any(test(c) for c in body) for test in (str.isupper, str.islower, str.isdigit))
+    return (upper and lower) or (digit and (upper or lower) and sum(c.isdigit() for c in body) >= 2)
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    index = int(next(name for name, value in match.groupdict().items() if value is not None)[1:])
+    if _RANDOM_BODY[index] and not _body_is_random(match.group()):
+        return match.group()
+    return MASK
+
+
+# A token cut short where the text ends (the kernel keeps 15 characters of a process's name; a message
+# is cut to a line): its issuer's prefix and what is left of a random body.
+_CUT = re.compile(
+    _B + r"(?P<prefix>hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|AIza|ya29\.|gsk_|r8_|pplx-"
+    r"|tvly-|npm_|hvs\.|dapi|eyJ)(?P<body>[A-Za-z0-9_\-]{4,})(?=…?\Z)"
+)
+
+
+def _mask_cut(match: re.Match[str]) -> str:
+    body = match.group("body")
+    randomish = (any(c.isupper() for c in body) and any(c.islower() for c in body)) or sum(c.isdigit() for c in body) >= 2
+    return match.group("prefix") + MASK if randomish else match.group()
+
+
+def mask_secret_shapes(text: str) -> str:
+    """`text` with every token of a known secret shape replaced by `***` (whatever names it), and a
+    token cut short at the end of the text masked after its issuer's prefix."""
+    if not _TRIGGERS.search(text):
+        return text
+    text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))
+    if "PRIVATE KEY" in text:
+        text = _PEM.sub(MASK, text)
+    if "hook" in text.lower():
+        text = _WEBHOOK.sub(lambda m: m.group("keep") + MASK, text)
+    return text
+
+
+def has_secret_shape(text: str) -> bool:
+    """Whether `text` holds a token of a known secret shape."""
+    return mask_secret_shapes(text) != text
+
+
+# --- values that are figures, switches, paths or words (benign shapes) ------------------------
+
+_NUMBERS = re.compile(
+    r"[+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:\s*[,:x]\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)*"
+)
+_SIZE_VALUE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGTP]i?B?|B|[kmgt]i?b)", re.IGNORECASE)
+_SWITCHES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "auto", "default", "enabled", "disabled"})
+# One segment of a word: how people name things (`fp8`, `e4m3`, `Llama`, `70B`, `v2`, `lru`), never the
+# case-mixed run of a generated token (`Zq7vK2pL`).
+_WORDY = re.compile(r"[A-Za-z][a-z]*\d*[a-z]{0,3}|[A-Z]+\d*[a-z]{0,1}|\d+[A-Za-z]{0,3}\d*|v\d+(?:\.\d+)*")
+_SEGMENTS = re.compile(r"[_\-.:+=,@]")
+_PATH_START = re.compile(r"(?:/|\./|\.\./|~/)")
+_LONG_HEX = re.compile(r"[0-9a-fA-F]{16,}")
+
+
+def is_wordy(value: str) -> bool:
+    """Words joined by separators (`fp8_e4m3`, `meta-llama`, `Llama-3-70B-Instruct`, `lru`), not a token."""
+    parts = [part for part in _SEGMENTS.split(value) if part]
+    return (
+        bool(parts)
+        and len(value) <= 64
+        and all(len(part) <= 5 or _WORDY.fullmatch(part) for part in parts)  # `e4m3`: too short for a token
+        and not _LONG_HEX.search(value)
+    )
+
+
+def is_path(value: str) -> bool:
+    """A file path or a model id (`/models/x`, `./a.json`, `meta-llama/Meta-Llama-3-8B`): where something is."""
+    if "://" in value or any(c.isspace() for c in value):
+        return False
+    if _PATH_START.match(value):
+        return True
+    parts = value.split("/")
+    return len(parts) >= 2 and all(part and is_wordy(part) for part in parts)
+
+
+def is_figure(value: str) -> bool:
+    """A number, a list of numbers, a size, or a switch (`4096`, `0.9`, `1,2,4`, `80GiB`, `true`, `auto`)."""
+    return bool(_NUMBERS.fullmatch(value) or _SIZE_VALUE.fullmatch(value)) or value.lower() in _SWITCHES
+
+
+def is_benign_value(value: str) -> bool:
+    """A figure, a switch, a path or a word: a setting an operator reads, never a generated secret."""
+    value = value.strip("\"'`")
+    return is_figure(value) or is_path(value) or is_wordy(value)
+
+
+# --- values that look random (for loose key-like names) --------------------------------------
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_UUID = re.compile(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def looks_random(value: str) -> bool:
+    """Whether `value` looks generated (a key, a token, a password): long, not a benign shape (a figure,
+    a path, words), not a UUID, and of three character classes or high entropy (hex digests stay)."""
+    value = value.strip("\"'`")
+    if len(value) < 16 or len(value) > 4096 or any(c.isspace() for c in value) or "://" in value:
+        return False
+    if is_benign_value(value) or _UUID.fullmatch(value) or _HEX.fullmatch(value):
+        return False
+    classes = sum(
+        any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit, lambda c: not c.isalnum())
+    )
+    return classes >= 3 or _entropy_bits(value) >= 3.5
+
+
+def _entropy_bits(value: str) -> float:
+    """Shannon entropy per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
