@@ -24,14 +24,19 @@ MAX_TOKEN_BYTES = 64 << 10  # a bearer token (a JWT included) is a few KB
 MAX_CA_BYTES = 16 << 20  # a CA bundle (every public root) is ~200 KB
 
 
+MAX_SECONDS = 86_400.0  # a deadline longer than a day is a typo (and beyond what a timer thread can wait)
+
+
 def positive_seconds(text: str) -> float:
-    """A duration: a finite number above 0 (`nan`, `inf`, 0 and negatives are refused)."""
+    """A duration: a finite number above 0 and at most a day (`nan`, `inf`, 0, negatives and
+    longer are refused)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {text[:40]!r})") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds (got {text[:40]!r})")
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {text[:40]!r})")
     return value
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kvtop.cli_args import positive_seconds
 from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
@@ -105,7 +106,7 @@ HUB_TIMEOUT_S = 30.0  # the default deadline of a command that reads its model f
 
 def add_hub_timeout(parser: argparse.ArgumentParser) -> None:
     """`--timeout`: the whole command's deadline, which only a hub read can approach."""
-    parser.add_argument("--timeout", dest="hub_timeout", type=float, default=HUB_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--timeout", dest="hub_timeout", type=positive_seconds, default=HUB_TIMEOUT_S, metavar="SECONDS",
                         help=f"deadline for reading the model from the Hugging Face hub (default {HUB_TIMEOUT_S:g} s)")  # fmt: skip
 
 

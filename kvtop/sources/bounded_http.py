@@ -106,7 +106,7 @@ class _Watchdog:
         self.fired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer = threading.Timer(min(max(0.0, seconds), threading.TIMEOUT_MAX), self._fire)
         self._timer.daemon = True
 
     def trace(self, event: str, info: Mapping[str, Any]) -> None:

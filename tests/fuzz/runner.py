@@ -91,6 +91,7 @@ def run_main(argv: Sequence[str], *, watchdog_s: int = 10) -> tuple[Outcome | No
 _ERROR_LINE = re.compile(
     r"kvtop(?: [a-z-]+)?: error: "
 )  # `kvtop: error:`, or argparse's `kvtop plan: error:`
+_NOTE_LINE = re.compile(r"kvtop: note: ")  # what kvtop did with the input (e.g. --cmd flags it ignored)
 
 
 def classify(
@@ -106,7 +107,8 @@ def classify(
 
     Exit 0 prints the command's output (with `json_out`, a JSON object holding `json_key` where given)
     and at most one stderr line; a code in `findings_codes` is a result too; exit 2 is one line
-    `kvtop: error: …` (argparse's form names the command). Anything else broke the contract."""
+    `kvtop: error: …` (argparse's form names the command), after any `kvtop: note: …` lines.
+    Anything else broke the contract."""
     lines = stderr.splitlines()
     if "Traceback" in stderr:
         return Outcome.TRACEBACK, f"exit {code}: {stderr[-2000:]}"
@@ -124,8 +126,8 @@ def classify(
         if len(lines) > 1:
             return Outcome.TRACEBACK, f"exit {code} with {len(lines)} stderr lines: {stderr[-2000:]}"
         return Outcome.OK, ""
-    if code == 2 and len(lines) == 1 and _ERROR_LINE.match(lines[0]):
-        return Outcome.CLEAN_ERROR, lines[0]
+    if code == 2 and lines and _ERROR_LINE.match(lines[-1]) and all(_NOTE_LINE.match(n) for n in lines[:-1]):
+        return Outcome.CLEAN_ERROR, lines[-1]
     return Outcome.TRACEBACK, f"exit {code}: {stderr[-2000:]}"
 
 
