@@ -13,7 +13,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.config_schema import validated
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.quant_schema import CompressedWeights, HfQuantConfig, ModeloptQuant, QuantizationConfig
 
 
@@ -156,7 +156,7 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
                 scheme="quark",
                 source=source,
             )
-    raise InputError(
+    raise UnsupportedModelError(
         f"quantization method {method!r} is not modelled yet", field=f"{prefix}quant_method", source=source
     )
 
@@ -187,7 +187,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str) -> QuantSpec:
             scheme="modelopt",
             source=source,
         )
-    raise InputError(
+    raise UnsupportedModelError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )
 

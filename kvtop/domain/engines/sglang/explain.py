@@ -14,6 +14,7 @@ from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_r
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_estimate import free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
@@ -176,12 +177,6 @@ def explain(
     before, after = _tightest(log)
     before, after, notes = _given(before, after, given)
     missing = []
-    if before is None:
-        missing.append(
-            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)"
-        )
-    if after is None:
-        missing.append("`Load weight end. avail mem` (or --free-after-load)")
     version = ResolvedVersion(text=settings.engine_version)
     if settings.mem_fraction_static is None and gpu_total_bytes is None and auto_fraction_reads_gpu(version):
         missing.append(
@@ -189,12 +184,21 @@ def explain(
         )
     if logged.token_capacity is None:
         missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
+    if logged.context_length and settings.context_length is None:
+        settings = settings.model_copy(update={"context_length": logged.context_length})
+    if before is None and gpu_total_bytes is not None and not missing:
+        return _with_estimate(logged, model, settings, after, gpu_total_bytes, gpu_name, load_mtp, notes)
+    if before is None:
+        missing.append(
+            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory; "
+            "or --gpu to estimate it)"
+        )
+    if after is None:
+        missing.append("`Load weight end. avail mem` (or --free-after-load)")
     if missing or before is None or after is None:
         return Explanation(
             engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    if logged.context_length and settings.context_length is None:
-        settings = settings.model_copy(update={"context_length": logged.context_length})
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
     def solve(pre: int, post: int) -> Ledger:
@@ -212,6 +216,40 @@ def explain(
         "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
     )
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def _with_estimate(
+    logged: Logged,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    after: Ends | None,
+    gpu_total_bytes: int,
+    gpu_name: str | None,
+    load_mtp: bool,
+    notes: list[str],
+) -> Explanation:
+    """No `Load weight begin` line, but the GPU is named: the free memory before load estimated as `plan` does
+    (the free memory after load from the log when it states it, else less the predicted weights)."""
+
+    def solve(pre: int) -> Ledger:
+        measured = MeasuredInputs(
+            free_before_load_bytes=pre,
+            free_after_load_bytes=after[1] if after else None,
+            gpu_total_bytes=gpu_total_bytes,
+        )
+        return predict(
+            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+            load_mtp=load_mtp,
+        )  # fmt: skip
+
+    estimate = free_before_load_estimate(gpu_total_bytes)
+    return rebuild_with_estimate("sglang", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    """What the log states, read without a model (bytes per token only where the page size is given)."""
+    logged = _logged(log, settings.page_size or 1)
+    return logged if settings.page_size else logged.model_copy(update={"kv_bytes_per_token": None})
 
 
 def pool_size_checks(
