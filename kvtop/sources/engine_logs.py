@@ -306,23 +306,37 @@ def _failure(line: str, state: _State) -> bool:
 def _refusal(line: str, state: _State) -> str | None:
     """The refusal an engine states in its own words on this line (from the exception name before the
     phrase, if any, to the end), counted as that engine's line; None when the line holds none."""
-    for dialect in _vocabulary()[0]:
-        start = next((at for phrase in dialect.refusals if (at := line.find(phrase)) >= 0), -1)
+    keys, phrases, _ = _markers()
+    if not any(key in line for key in keys):  # an ordinary line costs a few substring checks
+        return None
+    for engine, phrase in phrases:
+        start = line.find(phrase)
         if start < 0:
             continue
-        state.count(dialect.engine)
+        state.count(engine)
         named = _EXCEPTION_BEFORE.search(line, max(start - 48, 0), start)
         return line[named.start() if named else start :].strip()
     return None
 
 
+_REFUSAL_KEYS = ("emory", "failed", "max seq len", "maxTokens", "serve at least")
+
+
+@lru_cache(maxsize=1)
+def _markers() -> tuple[tuple[str, ...], tuple[tuple[EngineId, str], ...], tuple[str, ...]]:
+    """(substrings every refusal phrase holds, (engine, refusal phrase), "the server is up" lines), built once."""
+    dialects = _vocabulary()[0]
+    phrases = tuple((dialect.engine, phrase) for dialect in dialects for phrase in dialect.refusals)
+    keys = tuple(
+        {next((key for key in _REFUSAL_KEYS if key in phrase), phrase) for _, phrase in phrases}
+    )
+    ready = _SERVER_READY + tuple(marker for dialect in dialects for marker in dialect.ready)
+    return keys, phrases, ready
+
+
 def _server_ready(line: str, state: _State) -> None:
     """The server said it is up (uvicorn's lines, or an engine's own): later errors are not a refused start."""
-    if state.ready:
-        return
-    if any(marker in line for marker in _SERVER_READY) or any(
-        marker in line for dialect in _vocabulary()[0] for marker in dialect.ready
-    ):
+    if not state.ready and any(marker in line for marker in _markers()[2]):
         state.ready = True
 
 
