@@ -107,3 +107,11 @@ def test_an_unmodelled_weight_format_is_a_model_kvtop_does_not_model() -> None:
         assert "quantization method 'bitsandbytes' is not modelled yet" in str(error)
     else:
         raise AssertionError("bitsandbytes is not modelled: the reader must say so")
+
+
+def test_the_estimates_range_never_goes_below_nothing() -> None:
+    """On a 1 GiB GPU the assumed 0.25–2 GiB of context leaves 0–0.75 GiB free, not −1 GiB."""
+    from kvtop.domain.engines.base import MeasuredInputs
+
+    assert MeasuredInputs().free_before_load_range(GIB) == (0, 0, GIB - GIB // 4)
+    assert MeasuredInputs(free_before_load_bytes=5 * GIB).free_before_load_range(80 * GIB) == (5 * GIB,) * 3

@@ -61,7 +61,7 @@ class MeasuredInputs(BaseModel):
         if self.free_before_load_bytes is not None:
             return central, central, central
         most, least = CONTEXT_BYTES_RANGE[1], CONTEXT_BYTES_RANGE[0]
-        return gpu_total_bytes - most, central, gpu_total_bytes - least
+        return max(gpu_total_bytes - most, 0), max(central, 0), max(gpu_total_bytes - least, 0)
 
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
