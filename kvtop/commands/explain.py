@@ -152,7 +152,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     try:
         model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
     except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
-        result = explain_unsolved(log, settings, f"a model kvtop models (this one is not: {err})", version)
+        result = explain_unsolved(log, settings, str(err), version)
     else:
         result = explain(
             log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp, version=version
@@ -192,7 +192,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
         "log_cut_at_bytes": result.log_cut_at_bytes,
-        "capacity_verdict": result.capacity_verdict,
+        "capacity_verdict": result.capacity_verdict, "unsolved": result.unsolved,
         "estimated": result.estimated.model_dump() if result.estimated else None,
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
     }  # fmt: skip
@@ -266,6 +266,8 @@ def verdict_line(result: Explanation) -> str:
                 f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
     if result.verdict == "failed_start":
         return "verdict: FAILED START — " + _refusal_said(result)
+    if result.unsolved is not None:
+        return f"verdict: INSUFFICIENT — kvtop cannot rebuild this log: {result.unsolved}"
     return "verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing)
 
 
@@ -288,6 +290,7 @@ def _refusal_said(result: Explanation) -> str:
     rebuilt = {
         "match": "kvtop rebuilds it (inside the predicted interval)",
         "mismatch": f"kvtop does not rebuild it ({result.cause})" if result.cause else "kvtop does not rebuild it",
-        "insufficient": "kvtop cannot rebuild it (the note says what that needs)",
+        "insufficient": f"kvtop cannot rebuild it: {result.unsolved}" if result.unsolved
+        else "kvtop cannot rebuild it (the note says what that needs)",
     }[result.capacity_verdict]
     return f"the engine refused to start after sizing its KV pool at {fmt_tokens(tokens)} tokens; {rebuilt}"

@@ -196,6 +196,8 @@ def _refused(result: Explanation, log: EngineLog) -> Explanation:
     notes = result.notes
     if result.missing and capacity_verdict == "insufficient":
         notes = (*notes, "the capacity printed before the refusal is not rebuilt; that needs " + "; ".join(result.missing))
+    if result.unsolved and capacity_verdict == "insufficient":
+        notes = (*notes, f"the capacity printed before the refusal is not rebuilt: {result.unsolved}")
     if zero and log.startup_error is None:
         notes = (*notes, "the engine sized a KV pool of 0 tokens, with which it cannot start (its error is not in the log)")
     return result.model_copy(
@@ -215,7 +217,7 @@ def explain_unsolved(
     """What the log says when kvtop cannot rebuild it (a model or setting kvtop does not model, named in
     `reason`): the figures it printed and a refused start, read without a model."""
     logged = engine_rules(settings.engine).explainer.logged_figures(log, settings)
-    unsolved = Explanation(engine=settings.engine, logged=logged, verdict="insufficient", missing=(reason,))
+    unsolved = Explanation(engine=settings.engine, logged=logged, verdict="insufficient", unsolved=reason)
     result = _refused(unsolved, log)
     update = {"engine_version": version or ResolvedVersion(), "log_cut_at_bytes": log.cut_at_bytes}
     return result.model_copy(update=update)

@@ -102,6 +102,9 @@ class Explanation(BaseModel):
     # an input the log lacks, estimated as `plan` does because the operator named the GPU (match/mismatch
     # are then "with an estimated input")
     estimated: EstimatedInput | None = None
+    # why kvtop cannot rebuild this log at all (a model, weight format or setting it does not model): the
+    # log's own figures and refusal are still read (`insufficient`, or `failed_start` when it refused)
+    unsolved: str | None = None
     # a refused start (`failed_start`) after the engine printed its capacity: how that figure rebuilds
     capacity_verdict: Literal["match", "mismatch", "insufficient"] | None = None
 

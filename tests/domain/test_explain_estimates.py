@@ -94,7 +94,8 @@ def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read() -> N
     out = json.loads(completed.stdout)
     assert out["verdict"] == "failed_start" and out["logged"]["token_capacity"] == 1_280
     assert out["startup_error"].startswith("The model's max seq len (8192)")
-    assert out["capacity_verdict"] == "insufficient"
+    assert out["capacity_verdict"] == "insufficient" and not out["missing"]
+    assert "'Qwen3_5ForConditionalGeneration' (model_type 'qwen3_5_text') is not modelled by kvtop" in out["unsolved"]
     assert any("is not modelled by kvtop" in note for note in out["notes"])
 
 
