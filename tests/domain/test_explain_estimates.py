@@ -87,7 +87,8 @@ def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read() -> N
     still read: its 1,280 tokens and its refusal, exit 0, with what cannot be derived named."""
     completed = subprocess.run(
         [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
-         "--model", str(CONFIGS / "Qwen--Qwen3.5-27B.json"), "--json"],
+         "--model", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/unmodelled-qwen3.5-27b-config.json"),
+         "--json"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert completed.returncode == 0 and "Traceback" not in completed.stderr, completed.stderr

@@ -65,9 +65,9 @@ def test_a_workers_refusal_without_an_exception_name_is_read() -> None:
 def test_an_engine_core_that_failed_after_printing_its_capacity_did_not_start() -> None:
     """The vLLM source build's log prints `GPU KV cache size: 163,568 tokens`, then `RuntimeError: Engine core
     initialization failed` (its KV connector): whatever matched before, the engine did not start."""
-    result = _explain(
-        "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed", "Qwen--Qwen3-VL-8B-Instruct.json"
-    )
+    log = read_engine_log(CASES / "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed/engine.log")
+    model = load_model(str(CASES / "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed/config.json"))
+    result = explain(log, model, parse_flags("vllm", []))
     assert result.verdict == "failed_start"
     assert result.startup_error == (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
