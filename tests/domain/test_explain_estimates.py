@@ -117,3 +117,22 @@ def test_the_estimates_range_never_goes_below_nothing() -> None:
 
     assert MeasuredInputs().free_before_load_range(GIB) == (0, 0, GIB - GIB // 4)
     assert MeasuredInputs(free_before_load_bytes=5 * GIB).free_before_load_range(80 * GIB) == (5 * GIB,) * 3
+
+
+def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_said() -> None:
+    """SGLang C13 without `Load weight end`: the free memory after the load is the logged 78.81 GiB before it
+    less the predicted weights (16,060,522,496 B), ±5 % of them assumed. The logged 444,500 tokens imply the
+    free memory after the load the engine printed and this excerpt dropped: 63.72 GiB (0.88 fraction:
+    444,500 × 131,072 B + 78.81 GiB × 0.12 = 63.72 GiB)."""
+    text = (CASES / "sglang/C13/engine.log").read_text()
+    excerpt = "\n".join(line for line in text.splitlines() if "Load weight end" not in line)
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=gpu_total_bytes("H100"))
+    assert result.verdict == "match" and result.estimated is not None
+    assert result.estimated.field == "free_after_load_bytes"
+    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496
+    by_hand = (444_500 * 131_072 + 78.81 * GIB * 0.12) / GIB
+    assert abs(by_hand - 63.72) < 0.005
+    assert result.estimated.implied_bytes is not None
+    assert abs(result.estimated.implied_bytes / GIB - 63.72) < 0.005  # the dropped line's own figure

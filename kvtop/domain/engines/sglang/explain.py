@@ -18,6 +18,7 @@ from kvtop.domain.explain_estimate import free_before_load_estimate, rebuild_wit
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
+    EstimatedInput,
     Explanation,
     Logged,
     PoolSizeCheck,
@@ -188,6 +189,8 @@ def explain(
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if before is None and gpu_total_bytes is not None and not missing:
         return _with_estimate(logged, model, settings, after, gpu_total_bytes, gpu_name, load_mtp, notes)
+    if after is None and before is not None and gpu_total_bytes is not None and not missing:
+        return _with_weights_estimate(logged, model, settings, before, gpu_total_bytes, gpu_name, load_mtp, notes)
     if before is None:
         missing.append(
             "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory; "
@@ -243,6 +246,46 @@ def _with_estimate(
         )  # fmt: skip
 
     estimate = free_before_load_estimate(gpu_total_bytes)
+    return rebuild_with_estimate("sglang", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
+
+
+# how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed
+WEIGHTS_SPREAD = 0.05
+
+
+def _with_weights_estimate(
+    logged: Logged,
+    model: ModelSpec,
+    settings: LaunchSettings,
+    before: Ends,
+    gpu_total_bytes: int,
+    gpu_name: str | None,
+    load_mtp: bool,
+    notes: list[str],
+) -> Explanation:
+    """A `Load weight begin` line without its `Load weight end`, the GPU named: the free memory after the load
+    is the logged free memory before it less kvtop's predicted weights (±5 % assumed), as `plan` does."""
+
+    def solve(post: int) -> Ledger:
+        measured = MeasuredInputs(
+            free_before_load_bytes=before[1], free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
+        )
+        return predict(
+            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+            load_mtp=load_mtp,
+        )  # fmt: skip
+
+    weights = max(rank.weights_bytes for rank in solve(before[1]).ranks)
+    spread = int(weights * WEIGHTS_SPREAD)
+    estimate = EstimatedInput(
+        field="free_after_load_bytes",
+        label="free memory after the weights load",
+        low_bytes=max(before[1] - weights - spread, 0),
+        value_bytes=max(before[1] - weights, 0),
+        high_bytes=max(before[1] - weights + spread, 0),
+        basis=f"the logged free memory before the load less kvtop's predicted weights (±{WEIGHTS_SPREAD:.0%} of "
+        "them assumed)",
+    )
     return rebuild_with_estimate("sglang", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
 
 
