@@ -11,27 +11,50 @@ capacity ("free memory ≈ 23.25 GiB implied"). A match says "with an estimated 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, GIB, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedInput, Explanation, Logged, judge
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
 
 _MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class EstimateRun:
+    """What the engine's budget is solved for: the model, its settings, the GPU the operator named."""
+
+    model: ModelSpec
+    settings: LaunchSettings
+    gpu_total_bytes: int
+    gpu_name: str | None
+    load_mtp: bool
+
+    def solve(self, measured: MeasuredInputs) -> Ledger:
+        return predict(
+            self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=self.gpu_name,
+            measured=measured, load_mtp=self.load_mtp,
+        )  # fmt: skip
 
 
 def rebuild_with_estimate(
     engine: str,
     logged: Logged,
-    settings: LaunchSettings,
+    run: EstimateRun,
     estimate: EstimatedInput,
-    solve: Callable[[int], Ledger],
-    gpu_total_bytes: int,
+    measured_at: Callable[[int], MeasuredInputs],
     notes: tuple[str, ...] = (),
 ) -> Explanation:
-    """The logged capacity against the capacities at the estimate's ends (`solve(value)` solves the engine's
-    budget with the estimated input at `value`), with the value the logged capacity implies."""
+    """The logged capacity against the capacities at the estimate's ends (`measured_at(value)`: the engine's
+    measured inputs with the estimated one at `value`), with the value the logged capacity implies."""
+    settings, gpu_total_bytes = run.settings, run.gpu_total_bytes
+
+    def solve(value: int) -> Ledger:
+        return run.solve(measured_at(value))
+
     central = solve(estimate.value_bytes)
     ends = (solve(estimate.low_bytes).token_capacity, solve(estimate.high_bytes).token_capacity)
     low, high = min(ends), max(ends)
@@ -39,16 +62,15 @@ def rebuild_with_estimate(
     implied = _implied(solve, logged.token_capacity, gpu_total_bytes)
     said = estimate.model_copy(update={"implied_bytes": implied})
     if result.verdict == "mismatch":
-        gib = 1 << 30
         needs = (
             "no value of it gives the logged capacity: the model, KV dtype or layout differ from what kvtop was told"
             if implied is None
-            else f"the logged capacity needs {implied / gib:.2f} GiB of it, outside that range: the estimate is what "
+            else f"the logged capacity needs {implied / GIB:.2f} GiB of it, outside that range: the estimate is what "
             f"differs most likely (pass the measured figure to settle it)"
         )
         cause = (
-            f"{estimate.label} estimated at {estimate.value_bytes / gib:.2f} GiB ({estimate.low_bytes / gib:.2f}–"
-            f"{estimate.high_bytes / gib:.2f} GiB assumed); {needs}"
+            f"{estimate.label} estimated at {estimate.value_bytes / GIB:.2f} GiB ({estimate.low_bytes / GIB:.2f}–"
+            f"{estimate.high_bytes / GIB:.2f} GiB assumed); {needs}"
         )
         result = result.model_copy(update={"cause": cause})
     return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes)})

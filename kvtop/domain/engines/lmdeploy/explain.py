@@ -29,7 +29,7 @@ from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.explain_estimate import free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -185,7 +185,11 @@ def explain(
         notes.append(f"free after the weights: --free-after-load {gib(given.free_after_load_bytes)}, not the log")
     needs_free = ratio < 1 and share != "total" and not settings.num_gpu_blocks_override
     if needs_free and free is None and gpu_total_bytes is not None and not missing:
-        return _with_estimate(logged, model, settings, gpu_total_bytes, gpu_name, load_mtp, notes)
+        # TurboMind before v0.15 prints no free memory: estimated as `plan` does, the weights predicted
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        estimate = free_before_load_estimate(gpu_total_bytes)
+        at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
+        return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))
     if needs_free and free is None:
         missing.append(_FREE_MISSING if backend == "turbomind" else _PYTORCH_FREE_MISSING)
     if ratio < 1 and share == "total" and gpu_total_bytes is None:
@@ -218,29 +222,6 @@ def explain(
         kv_memory_logged=False,
     )  # fmt: skip
     return result.model_copy(update={"notes": tuple(notes)})
-
-
-def _with_estimate(
-    logged: Logged,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int,
-    gpu_name: str | None,
-    load_mtp: bool,
-    notes: list[str],
-) -> Explanation:
-    """No free-memory line (TurboMind before v0.15 prints none), but the GPU is named: the free memory before
-    the weights load estimated as `plan` does, the free memory divided what the predicted weights leave."""
-
-    def solve(pre: int) -> Ledger:
-        measured = MeasuredInputs(free_before_load_bytes=pre)
-        return predict(
-            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-            load_mtp=load_mtp,
-        )  # fmt: skip
-
-    estimate = free_before_load_estimate(gpu_total_bytes)
-    return rebuild_with_estimate("lmdeploy", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
 
 
 def _geometry_ledger(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> Ledger | None:

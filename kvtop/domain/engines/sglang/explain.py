@@ -14,7 +14,7 @@ from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_r
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.explain_estimate import free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
@@ -188,9 +188,18 @@ def explain(
     if logged.context_length and settings.context_length is None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if before is None and gpu_total_bytes is not None and not missing:
-        return _with_estimate(logged, model, settings, after, gpu_total_bytes, gpu_name, load_mtp, notes)
+        # no `Load weight begin`: the free memory before the load estimated as `plan` does
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        post = after[1] if after else None
+        at = lambda pre: MeasuredInputs(  # noqa: E731
+            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
+        )
+        return rebuild_with_estimate(
+            "sglang", logged, run, free_before_load_estimate(gpu_total_bytes), at, tuple(notes)
+        )
     if after is None and before is not None and gpu_total_bytes is not None and not missing:
-        return _with_weights_estimate(logged, model, settings, before, gpu_total_bytes, gpu_name, load_mtp, notes)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        return _with_weights_estimate(logged, run, before, tuple(notes))
     if before is None:
         missing.append(
             "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory; "
@@ -221,61 +230,20 @@ def explain(
     return result.model_copy(update={"notes": tuple(notes)})
 
 
-def _with_estimate(
-    logged: Logged,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    after: Ends | None,
-    gpu_total_bytes: int,
-    gpu_name: str | None,
-    load_mtp: bool,
-    notes: list[str],
-) -> Explanation:
-    """No `Load weight begin` line, but the GPU is named: the free memory before load estimated as `plan` does
-    (the free memory after load from the log when it states it, else less the predicted weights)."""
-
-    def solve(pre: int) -> Ledger:
-        measured = MeasuredInputs(
-            free_before_load_bytes=pre,
-            free_after_load_bytes=after[1] if after else None,
-            gpu_total_bytes=gpu_total_bytes,
-        )
-        return predict(
-            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-            load_mtp=load_mtp,
-        )  # fmt: skip
-
-    estimate = free_before_load_estimate(gpu_total_bytes)
-    return rebuild_with_estimate("sglang", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
-
-
 # how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed
 WEIGHTS_SPREAD = 0.05
 
 
-def _with_weights_estimate(
-    logged: Logged,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    before: Ends,
-    gpu_total_bytes: int,
-    gpu_name: str | None,
-    load_mtp: bool,
-    notes: list[str],
-) -> Explanation:
+def _with_weights_estimate(logged: Logged, run: EstimateRun, before: Ends, notes: tuple[str, ...]) -> Explanation:
     """A `Load weight begin` line without its `Load weight end`, the GPU named: the free memory after the load
     is the logged free memory before it less kvtop's predicted weights (±5 % assumed), as `plan` does."""
 
-    def solve(post: int) -> Ledger:
-        measured = MeasuredInputs(
-            free_before_load_bytes=before[1], free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
+    def at(post: int) -> MeasuredInputs:
+        return MeasuredInputs(
+            free_before_load_bytes=before[1], free_after_load_bytes=post, gpu_total_bytes=run.gpu_total_bytes
         )
-        return predict(
-            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-            load_mtp=load_mtp,
-        )  # fmt: skip
 
-    weights = max(rank.weights_bytes for rank in solve(before[1]).ranks)
+    weights = max(rank.weights_bytes for rank in run.solve(at(before[1])).ranks)
     spread = int(weights * WEIGHTS_SPREAD)
     estimate = EstimatedInput(
         field="free_after_load_bytes",
@@ -286,7 +254,7 @@ def _with_weights_estimate(
         basis=f"the logged free memory before the load less kvtop's predicted weights (±{WEIGHTS_SPREAD:.0%} of "
         "them assumed)",
     )
-    return rebuild_with_estimate("sglang", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
+    return rebuild_with_estimate("sglang", logged, run, estimate, at, notes)
 
 
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:

@@ -24,7 +24,7 @@ from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.explain_estimate import free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -258,8 +258,9 @@ def explain(
             "`[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)` (≤ v0.8: `Using N tokens`)"
         )
     if ranked is None and logged.token_capacity is not None and (said or gpu_total_bytes is not None):
-        profile = _profile_notes(log, model, settings)
-        return _without_budget_line(log, logged, model, settings, gpu_total_bytes, gpu_name, given, load_mtp, profile)
+        run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp)
+        profile = (*notes, *_profile_notes(log, model, settings))
+        return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:
         notes += _profile_notes(log, model, settings)
         return Explanation(
@@ -318,41 +319,26 @@ def _refusal_notes(log: EngineLog) -> list[str]:
 
 
 def _without_budget_line(
-    log: EngineLog,
-    logged: Logged,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs,
-    load_mtp: bool,
-    notes: list[str],
+    logged: Logged, run: EstimateRun, given: MeasuredInputs, named_gpu: bool, notes: tuple[str, ...]
 ) -> Explanation:
     """A log without its budget line (INFO lines missing, ≤ v0.8): the free memory the operator measured
     (--free-memory, --free-after-load, with --weights-memory/--non-kv-memory), else the pre-load estimate
     `plan` uses, on the GPU the operator named."""
-    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
     measured = MeasuredInputs(
         free_before_load_bytes=given.free_before_load_bytes, free_after_load_bytes=given.free_after_load_bytes,
         weights_bytes=given.weights_bytes, non_kv_bytes=given.non_kv_bytes,
     )  # fmt: skip
-
-    def solve(pre: int) -> Ledger:
-        at = measured.model_copy(update={"free_before_load_bytes": pre})
-        return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=at, load_mtp=load_mtp)
-
-    if given.free_before_load_bytes is not None or given.free_after_load_bytes is not None:
-        central = predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp)
-        said = "free memory: from " + " and ".join(
-            flag for flag, value in (("--free-memory", given.free_before_load_bytes),
-                                     ("--free-after-load", given.free_after_load_bytes)) if value is not None
-        ) + ", not the log"  # fmt: skip
-        tokens = central.token_capacity
-        result = judge("trtllm", logged, central, tokens, tokens, settings, None, gpu_total_bytes, kv_memory_logged=False)
-        return result.model_copy(update={"notes": (said, *notes, *result.notes)})
-    assert gpu_total_bytes is not None  # the caller estimates only on a GPU the operator named
-    estimate = free_before_load_estimate(gpu_total_bytes)
-    return rebuild_with_estimate("trtllm", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
+    flags = (("--free-memory", given.free_before_load_bytes), ("--free-after-load", given.free_after_load_bytes))
+    said = [flag for flag, value in flags if value is not None]
+    if said:
+        central = run.solve(measured)
+        tokens, gpu = central.token_capacity, run.gpu_total_bytes if named_gpu else None
+        result = judge("trtllm", logged, central, tokens, tokens, run.settings, None, gpu, kv_memory_logged=False)
+        source = f"free memory: from {' and '.join(said)}, not the log"
+        return result.model_copy(update={"notes": (source, *notes, *result.notes)})
+    estimate = free_before_load_estimate(run.gpu_total_bytes)
+    at = lambda pre: measured.model_copy(update={"free_before_load_bytes": pre})  # noqa: E731
+    return rebuild_with_estimate("trtllm", logged, run, estimate, at, notes)
 
 
 def pool_size_checks(

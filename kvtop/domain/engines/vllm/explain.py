@@ -9,6 +9,8 @@ tokens`; V0 prints `# GPU blocks: N` (`# cuda blocks` in some releases), i.e. N 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
 from kvtop.domain.engines.base import GIB, MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
@@ -17,7 +19,7 @@ from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.explain_estimate import rebuild_with_estimate
+from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     EstimatedInput,
@@ -231,7 +233,8 @@ def explain(
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
-        return _with_estimate(log, logged, model, settings, gpu_total_bytes, gpu_name, load_mtp, notes)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        return _with_estimate(log, logged, run, notes)
     if available is None and from_flags is None:
         missing.append(
             "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
@@ -282,29 +285,13 @@ def explain(
     return result.model_copy(update={"notes": tuple(notes)})
 
 
-def _with_estimate(
-    log: EngineLog,
-    logged: Logged,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int,
-    gpu_name: str | None,
-    load_mtp: bool,
-    notes: list[str],
-) -> Explanation:
+def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str]) -> Explanation:
     """No KV-memory line, but the GPU is named: the non-KV runtime memory estimated as `plan` does (the
     weights as the log states them, else predicted), the KV memory what the utilisation leaves."""
     override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
-    if override is not None and settings.num_gpu_blocks_override is None:
-        settings = settings.model_copy(update={"num_gpu_blocks_override": override.override})
-
-    def solve(non_kv: int) -> Ledger:
-        measured = MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes)
-        return predict(
-            model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-            load_mtp=load_mtp,
-        )  # fmt: skip
-
+    if override is not None and run.settings.num_gpu_blocks_override is None:
+        settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
+        run = replace(run, settings=settings)
     least, most = ESTIMATED_NON_KV_RANGE
     estimate = EstimatedInput(
         field="non_kv_bytes",
@@ -316,8 +303,9 @@ def _with_estimate(
         f"{most / GIB:g} GiB assumed)",
     )
     weights = "the log's" if logged.weights_bytes is not None else "kvtop's predicted"
-    notes = [*notes, f"the KV memory is total × utilisation − {weights} weights − the estimated non-KV memory"]
-    return rebuild_with_estimate("vllm", logged, settings, estimate, solve, gpu_total_bytes, tuple(notes))
+    said = (*notes, f"the KV memory is total × utilisation − {weights} weights − the estimated non-KV memory")
+    at = lambda non_kv: MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes)  # noqa: E731
+    return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
 
 
 def pool_size_checks(
