@@ -20,8 +20,9 @@ from kvtop.commands.common import (
 from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.versions import from_flag
-from kvtop.domain.errors import InputError
-from kvtop.domain.explain import Explanation, explain
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.explain import Explanation, explain, explain_unsolved
+from kvtop.domain.explanation import EstimatedInput
 from kvtop.domain.launch import (
     LaunchSettings,
     check_parallel,
@@ -30,7 +31,7 @@ from kvtop.domain.launch import (
     split_command,
 )
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
+from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -149,13 +150,17 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(
             "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
         )
-    model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu or args.gpu_memory) else (None, None)
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
-    result = explain(
-        log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp, version=version
-    )
+    try:
+        model = load_model(settings.model, family=args.model_family, deadline_s=hub_deadline(args))
+    except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
+        result = explain_unsolved(log, settings, str(err), version)
+    else:
+        result = explain(
+            log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp, version=version
+        )
     findings = _findings(result)
     if args.json:
         print_json(explanation_json(result, findings), indent=None, compact=True)
@@ -213,6 +218,8 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
         "log_cut_at_bytes": result.log_cut_at_bytes,
+        "capacity_verdict": result.capacity_verdict, "unsolved": result.unsolved,
+        "estimated": result.estimated.model_dump() if result.estimated else None,
         "steps": [s.model_dump() for s in result.ledger.engine.steps] if result.ledger else [],
     }  # fmt: skip
     if findings:
@@ -245,9 +252,14 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
             figure = fmt_both(step.bytes) if step.bytes is not None and abs(step.bytes) >= 1 << 20 else (
                 f"{step.bytes:,} B" if step.bytes is not None else f"{step.value:,.0f}")  # fmt: skip
             lines.append(f"  {step.label:<48}{figure:>30}")
+        source = (
+            f"from the estimated {result.estimated.label}'s assumed range"
+            if result.estimated is not None
+            else "from the log's 2-decimal rounding"
+        )
         lines.append(f"  predicted            {fmt_tokens(result.token_capacity or 0)} tokens "
                      f"(interval {fmt_tokens(result.token_capacity_min or 0)}–{fmt_tokens(result.token_capacity_max or 0)} "
-                     "from the log's 2-decimal rounding)")  # fmt: skip
+                     f"{source})")  # fmt: skip
     for check in result.pool_checks:
         mark = "ok" if check.within_rounding else "DIFFERS"
         if check.unit != "GiB":  # a block as the engine prints it (LMDeploy's TurboMind: MiB)
@@ -256,24 +268,55 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
             continue
         lines.append(f"  {check.name} size: logged {check.logged_text} GiB, predicted (#tokens {check.tokens:,} + page) × bytes "
                      f"= {check.predicted_bytes / 2**30:.3f} GiB  {mark}")  # fmt: skip
-    if result.verdict == "match":
-        lines.append("verdict: MATCH — the logged capacity lies inside the predicted interval")
-    elif result.verdict == "mismatch" and result.gap_tokens:
-        lines.append(
-            f"verdict: MISMATCH by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): {result.cause}"
-        )
-    elif result.verdict == "mismatch":
-        gap = result.pool_gap_bytes or 0
-        agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
-        printed = "block" if any(check.name == "block" for check in result.pool_checks) else "KV pool"
-        lines.append(f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both(abs(gap))} "
-                     f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
-    elif result.verdict == "failed_start":
-        lines.append(
-            "verdict: FAILED START — the engine refused to start, so it printed no KV capacity to rebuild"
-        )
-    else:
-        lines.append("verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing))
+    lines.append(verdict_line(result))
     for finding in findings:
         lines.append(f"finding [{finding.severity}] {finding.rule}: {finding.fix}")
     return "\n".join(lines)
+
+
+def verdict_line(result: Explanation) -> str:
+    """The one-line verdict: what kvtop concludes, and what it rests on (an estimate, a refusal)."""
+    estimated = result.estimated
+    with_estimate = " with an estimated input" if estimated is not None else ""
+    if result.verdict == "match":
+        line = f"verdict: MATCH{with_estimate} — the logged capacity lies inside the predicted interval"
+        return line + (f": {_implied(estimated)}" if estimated is not None else "")
+    if result.verdict == "mismatch" and result.gap_tokens:
+        return (f"verdict: MISMATCH{with_estimate} by {result.gap_tokens:+,} tokens ({fmt_both(result.gap_bytes or 0)}): "
+                f"{result.cause}")  # fmt: skip
+    if result.verdict == "mismatch":
+        gap = result.pool_gap_bytes or 0
+        agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""
+        printed = "block" if any(check.name == "block" for check in result.pool_checks) else "KV pool"
+        return (f"verdict: MISMATCH{agree} — the logged {printed} is {fmt_both(abs(gap))} "
+                f"{'smaller' if gap < 0 else 'larger'} than predicted. {result.cause}")  # fmt: skip
+    if result.verdict == "failed_start":
+        return "verdict: FAILED START — " + _refusal_said(result)
+    if result.unsolved is not None:
+        return f"verdict: INSUFFICIENT — kvtop cannot rebuild this log: {result.unsolved}"
+    return "verdict: INSUFFICIENT — the log lacks: " + "; ".join(result.missing)
+
+
+def _implied(estimated: EstimatedInput) -> str:
+    """'free memory before the weights load ≈ 23.25 GiB implied (kvtop's estimate 22.99 GiB: …)'."""
+    implied = (
+        f"≈ {fmt_gib(estimated.implied_bytes)} implied" if estimated.implied_bytes is not None else "not implied"
+    )
+    return (f"{estimated.label} {implied} (kvtop's estimate {fmt_gib(estimated.value_bytes)}: "
+            f"{estimated.basis})")  # fmt: skip
+
+
+def _refusal_said(result: Explanation) -> str:
+    """A refused start, and how the capacity the engine printed before it rebuilds."""
+    tokens = result.logged.token_capacity
+    if not tokens or result.capacity_verdict is None:
+        if tokens == 0:
+            return "the engine sized a KV pool of 0 tokens, with which it cannot start"
+        return "the engine refused to start, so it printed no KV capacity to rebuild"
+    rebuilt = {
+        "match": "kvtop rebuilds it (inside the predicted interval)",
+        "mismatch": f"kvtop does not rebuild it ({result.cause})" if result.cause else "kvtop does not rebuild it",
+        "insufficient": f"kvtop cannot rebuild it: {result.unsolved}" if result.unsolved
+        else "kvtop cannot rebuild it (the note says what that needs)",
+    }[result.capacity_verdict]
+    return f"the engine refused to start after sizing its KV pool at {fmt_tokens(tokens)} tokens; {rebuilt}"

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankKey, RankLog, Rounded, StartupFailure
 from kvtop.domain.engines.registry import EngineId, display_name, display_names
+from kvtop.domain.engines.versions import names_no_release
 from kvtop.domain.errors import InputError
 
 ArgValue = str | int | float | bool | None
@@ -98,6 +99,11 @@ class EngineLog(_Frozen):
     """Error lines showing the engine refused to start, in printed order."""
     cut_at_bytes: int | None = None
     """The log was longer than kvtop reads: only its first `cut_at_bytes` bytes were parsed."""
+
+    @property
+    def release_version(self) -> str | None:
+        """The stated version when it names a release (None for a source build's `0.1.dev7548+g…`)."""
+        return None if names_no_release(self.engine_version) else self.engine_version
 
     def recognised_lines(self, engine: EngineId) -> int:
         """How many lines were recognised as `engine`'s."""

@@ -43,7 +43,8 @@ class InputError(KvtopError):
 
 
 class UnsupportedModelError(InputError):
-    """The architecture is recognised as outside what kvtop models (never a silent guess)."""
+    """The architecture or weight format is recognised as outside what kvtop models (never a silent guess);
+    `explain` still reads the log's own figures and refusal."""
 
 
 class LayoutError(InputError):

@@ -157,7 +157,6 @@ def explain(
     is whose rules apply and why (it is reported with the result)."""
     explainer = engine_rules(settings.engine).explainer
     version = version or ResolvedVersion()
-    startup_error = log.startup_error
     log_dtype = explainer.log_kv_dtype(log)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
     try:
@@ -166,34 +165,61 @@ def explain(
         )
         checks = explainer.pool_size_checks(log, model, settings, load_mtp)
     except KvtopError as err:
-        if startup_error is not None:
-            failed = Explanation(engine=settings.engine, logged=Logged(), verdict="failed_start")
-            return failed.model_copy(
-                update={"engine_version": version, "startup_error": startup_error, "log_cut_at_bytes": log.cut_at_bytes}
-            )
-        unsolved = Explanation(
-            engine=settings.engine, logged=Logged(), verdict="insufficient", missing=(str(err),)
-        )
-        return unsolved.model_copy(update={"engine_version": version, "log_cut_at_bytes": log.cut_at_bytes})
+        return explain_unsolved(log, settings, str(err), version)
     result = _geometry_mismatch(result, checks, log_dtype, model, settings)
-    if result.verdict == "mismatch" and (result.gap_tokens or result.gap_bytes or result.pool_gap_bytes):
+    gap = result.gap_tokens or result.gap_bytes or result.pool_gap_bytes
+    if result.verdict == "mismatch" and gap and result.estimated is None:
         result = _with_reproducing_cause(
             result, log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp
         )
-    if startup_error is not None and not result.logged.token_capacity:
-        # a refused start never prints a capacity (or prints 0): say what the engine said, ask for nothing more
-        result = Explanation(
-            engine=result.engine, logged=result.logged, verdict="failed_start", startup_error=startup_error
-        )
+    result = _refused(result, log)
     update: dict[str, object] = {
         "pool_checks": checks,
-        "startup_error": startup_error,
         "notes": (*dtype_notes, *result.notes),
         "engine_version": version,
         "log_cut_at_bytes": log.cut_at_bytes,
     }
     if gpu_total_bytes is None and result.ledger is not None:
         update["ledger"] = stand_in_gpu_said(result.ledger)
+    return result.model_copy(update=update)
+
+
+def _refused(result: Explanation, log: EngineLog) -> Explanation:
+    """A refused start wins over a printed capacity, for every engine: the verdict is `failed_start`, and
+    how the capacity printed before the refusal rebuilds is kept (`capacity_verdict`). A pool of 0 tokens
+    is a refusal too (no engine starts without KV blocks), even where the log stops before the error."""
+    zero = result.logged.token_capacity == 0
+    if log.startup_error is None and not zero:
+        return result
+    printed = result.logged.token_capacity is not None and result.verdict != "failed_start"
+    capacity_verdict = result.verdict if printed and result.verdict != "failed_start" else None
+    notes = result.notes
+    if result.missing and capacity_verdict == "insufficient":
+        notes = (*notes, "the capacity printed before the refusal is not rebuilt; that needs " + "; ".join(result.missing))
+    if result.unsolved and capacity_verdict == "insufficient":
+        notes = (*notes, f"the capacity printed before the refusal is not rebuilt: {result.unsolved}")
+    if zero and log.startup_error is None:
+        notes = (*notes, "the engine sized a KV pool of 0 tokens, with which it cannot start (its error is not in the log)")
+    return result.model_copy(
+        update={
+            "verdict": "failed_start",
+            "capacity_verdict": capacity_verdict,
+            "startup_error": log.startup_error,
+            "missing": (),
+            "notes": notes,
+        }
+    )
+
+
+def explain_unsolved(
+    log: EngineLog, settings: LaunchSettings, reason: str, version: ResolvedVersion | None = None
+) -> Explanation:
+    """What the log says when kvtop cannot rebuild it (a model or setting kvtop does not model, named in
+    `reason`): the figures it printed and a refused start, read without a model."""
+    logged = engine_rules(settings.engine).explainer.logged_figures(log, settings)
+    unsolved = Explanation(engine=settings.engine, logged=logged, verdict="insufficient", unsolved=reason)
+    result = _refused(unsolved, log)
+    update = {"engine_version": version or ResolvedVersion(), "log_cut_at_bytes": log.cut_at_bytes}
     return result.model_copy(update=update)
 
 

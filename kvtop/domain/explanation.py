@@ -20,6 +20,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 
 Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
+EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes"]
 PLACEHOLDER_GPU_BYTES = 80 << 30  # only the automatic memory fraction reads the GPU total; a log states it
 Ends = tuple[int, int, int]  # (low, value, high) bytes of a rounded figure
 
@@ -60,6 +61,20 @@ class PoolSizeCheck(BaseModel):
     unit: str = "GiB"  # the unit the log printed it in (LMDeploy's TurboMind prints a block in MiB)
 
 
+class EstimatedInput(BaseModel):
+    """One input the log lacks, as kvtop estimated it, and the value the logged capacity implies."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: EstimatedField  # the MeasuredInputs field estimated
+    label: str  # in words: "free memory before the weights load"
+    low_bytes: int
+    value_bytes: int
+    high_bytes: int
+    basis: str  # how kvtop estimates it, and that the range is assumed
+    implied_bytes: int | None = None  # the value that rebuilds the logged capacity (None: no value does)
+
+
 class Explanation(BaseModel):
     """The engine's logged capacity rebuilt from the same inputs, with a verdict."""
 
@@ -84,6 +99,14 @@ class Explanation(BaseModel):
     startup_error: str | None = None  # the engine's own error line, when the log shows a refused start
     log_cut_at_bytes: int | None = None  # only this much of a longer log was read (EngineLog.cut_at_bytes)
     notes: tuple[str, ...] = ()  # inputs not read from the log (a flag, the log's KV dtype), said once each
+    # an input the log lacks, estimated as `plan` does because the operator named the GPU (match/mismatch
+    # are then "with an estimated input")
+    estimated: EstimatedInput | None = None
+    # why kvtop cannot rebuild this log at all (a model, weight format or setting it does not model): the
+    # log's own figures and refusal are still read (`insufficient`, or `failed_start` when it refused)
+    unsolved: str | None = None
+    # a refused start (`failed_start`) after the engine printed its capacity: how that figure rebuilds
+    capacity_verdict: Literal["match", "mismatch", "insufficient"] | None = None
 
 
 def judge(
@@ -97,10 +120,12 @@ def judge(
     gpu_total_bytes: int | None,
     *,
     kv_memory_logged: bool,
+    predicted_tokens: int | None = None,
 ) -> Explanation:
     """`match` when the logged capacity lies in [low, high], else `mismatch` with the gap and its likely cause.
 
     `kv_memory_logged`: the log states the KV memory itself (vLLM), so only geometry can differ.
+    `predicted_tokens`: the central figure as the engine prints it, where that is not the ledger's capacity.
     """
     got = logged.token_capacity
     assert got is not None
@@ -108,7 +133,7 @@ def judge(
     base = Explanation(
         engine=engine,
         logged=logged,
-        token_capacity=central.token_capacity,
+        token_capacity=central.token_capacity if predicted_tokens is None else predicted_tokens,
         token_capacity_min=low,
         token_capacity_max=high,
         kv_bytes_per_token=cell,

@@ -15,7 +15,7 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.config_schema import validated
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.quant_schema import CompressedWeights, HfQuantConfig, ModeloptQuant, QuantizationConfig
 
 
@@ -215,7 +215,7 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
                 scheme="quark",
                 source=source,
             )
-    raise InputError(
+    raise UnsupportedModelError(
         f"quantization method {method!r} is not modelled yet", field=f"{prefix}quant_method", source=source
     )
 
@@ -283,7 +283,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True
         size = block.group_size if block.group_size and block.group_size > 0 else 128
         return QuantSpec(method="fp8", weight_bits=8, block=(size, size), scale_bytes=4, excluded=excluded,
                          kv_cache_quant_algo=kv_algo, scheme="modelopt", source=source)  # fmt: skip
-    raise InputError(
+    raise UnsupportedModelError(
         f"ModelOpt algorithm {algo!r} is not modelled yet", field=f"{prefix}quant_algo", source=source
     )
 

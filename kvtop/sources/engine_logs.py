@@ -36,16 +36,18 @@ _CONTINUATION = re.compile(r"\s*(?:[a-z]|\d{1,12}(?:\.\d{1,12})?\s*[A-Za-z(%])")
 _SGLANG_PREFIX = re.compile(
     r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?((?:\s+[A-Z]{2,4}\d{1,5}){0,8})\s*\]"
 )
-_VLLM_PROCESS = re.compile(r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?\s+pid=\d{1,10}\)")
+_VLLM_PROCESS = re.compile(
+    r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
+)
 _VLLM_PROCESSES = re.compile(
-    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?\s+pid=\d{1,10}\)"
-    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
+    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
+    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
 )
 _TAG = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)(\d{1,5})(?!\d)")
 _ENGINE_LINE = re.compile(
     r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"
     r"|(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
-    r"|\([\w-]{1,60}(?: rank=\d{1,6})? pid=\d{1,10}\)"
+    r"|\([\w-]{1,60}(?: rank=\d{1,6})?(?: engine_index=\d{1,6})? pid=\d{1,10}\)"
 )
 _DATE = re.compile(r"(?<!\d)(20\d\d)-([01]\d)-([0-3]\d)(?!\d)")
 _LAUNCH_MODEL = re.compile(
@@ -56,6 +58,10 @@ _FAILURE = re.compile(
     r"|(EngineCore failed to start|Engine core initialization failed).*|CUDA out of memory.*"
 )
 _FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
+_EXCEPTION_BEFORE = re.compile(r"((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]{0,40}(?:Error|Exception)): $")
+_TRACEBACK_AFTER = re.compile(r",? Traceback \(most recent call last\):.*$")
+# Uvicorn's own lines: every engine's HTTP server says it is up with them (what comes after is not a start)
+_SERVER_READY = ("Application startup complete", "Uvicorn running on")
 _MAX_QUOTE = 400
 _MAX_JOINED = 8
 _MAX_LINE_CHARS = 256 * 1024  # a log line longer than this is cut (a startup log's longest is its arguments)
@@ -97,6 +103,7 @@ class _State:
         self.launch_command: str | None = None
         self.first_date: str | None = None
         self.failures: list[tuple[RankTuple, str]] = []
+        self.ready = False  # the server said it is up: errors after this are not a refused start
 
     def count(self, engine: EngineId) -> None:
         """One more line recognised as `engine`'s."""
@@ -270,13 +277,23 @@ def _launch(line: str, physical: list[str], next_line: int, state: _State) -> in
 
 
 def _failure(line: str, state: _State) -> bool:
-    """Keep an error line that shows a refused start (KV sizing, memory, `failed to start`)."""
-    if "rror" not in line and "failed" not in line:
+    """Keep an error line that shows a refused start (KV sizing, memory, `failed to start`, or a refusal
+    in an engine's own words); once the server said it is up, errors are no longer a refused start."""
+    refusal = _refusal(line, state)
+    if refusal is None and "rror" not in line and "failed" not in line:
         return False
-    match = _FAILURE.search(line)
-    if match is None or (match.group(1) and not _FAILURE_TOPIC.search(line)):
+    match = _FAILURE.search(line) if "rror" in line or "failed" in line else None
+    if match is not None and match.group(1) and not _FAILURE_TOPIC.search(line):
+        match = None
+    if match is not None:
+        text = match.group().strip()
+    elif refusal is not None:
+        text = refusal
+    else:
         return False
-    text = match.group().strip()
+    if state.ready:
+        return True
+    text = _TRACEBACK_AFTER.sub("", text)
     text = text if len(text) <= _MAX_QUOTE else text[: _MAX_QUOTE - 1] + "…"
     for dialect in _vocabulary()[0]:  # a refused start in an engine's own words is that engine's line
         if dialect.own_failures is not None and dialect.own_failures.search(text):
@@ -284,6 +301,43 @@ def _failure(line: str, state: _State) -> bool:
     if all(text != seen for _, seen in state.failures):
         state.failures.append((_rank_tuple(line), text))
     return True
+
+
+def _refusal(line: str, state: _State) -> str | None:
+    """The refusal an engine states in its own words on this line (from the exception name before the
+    phrase, if any, to the end), counted as that engine's line; None when the line holds none."""
+    keys, phrases, _ = _markers()
+    if not any(key in line for key in keys):  # an ordinary line costs a few substring checks
+        return None
+    for engine, phrase in phrases:
+        start = line.find(phrase)
+        if start < 0:
+            continue
+        state.count(engine)
+        named = _EXCEPTION_BEFORE.search(line, max(start - 48, 0), start)
+        return line[named.start() if named else start :].strip()
+    return None
+
+
+_REFUSAL_KEYS = ("emory", "failed", "max seq len", "maxTokens", "serve at least")
+
+
+@lru_cache(maxsize=1)
+def _markers() -> tuple[tuple[str, ...], tuple[tuple[EngineId, str], ...], tuple[str, ...]]:
+    """(substrings every refusal phrase holds, (engine, refusal phrase), "the server is up" lines), built once."""
+    dialects = _vocabulary()[0]
+    phrases = tuple((dialect.engine, phrase) for dialect in dialects for phrase in dialect.refusals)
+    keys = tuple(
+        {next((key for key in _REFUSAL_KEYS if key in phrase), phrase) for _, phrase in phrases}
+    )
+    ready = _SERVER_READY + tuple(marker for dialect in dialects for marker in dialect.ready)
+    return keys, phrases, ready
+
+
+def _server_ready(line: str, state: _State) -> None:
+    """The server said it is up (uvicorn's lines, or an engine's own): later errors are not a refused start."""
+    if not state.ready and any(marker in line for marker in _markers()[2]):
+        state.ready = True
 
 
 def _rank_order(item: tuple[RankTuple, Any]) -> tuple[int, ...]:
@@ -334,6 +388,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         if extra >= 0:
             lines_parsed += used + extra
             continue
+        _server_ready(line, state)
         if _read(line, state) | _failure(line, state):
             lines_parsed += used
         elif _ENGINE_LINE.search(line):

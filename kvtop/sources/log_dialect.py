@@ -61,3 +61,9 @@ class LogDialect:
     rank_prefix: re.Pattern[str] | None = None
     # A date written other than ISO (named groups y, m, d), e.g. TensorRT-LLM's `[12/20/2025-04:20:04]`.
     date: re.Pattern[str] | None = None
+    # A refused start in the engine's own words, with or without an exception name before it (vLLM V0's
+    # `The model's max seq len (N) is larger than …`, TensorRT-LLM's `Executor creation failed due to
+    # insufficient GPU memory`): the quoted error starts at the phrase, and the line counts as the engine's.
+    refusals: tuple[str, ...] = ()
+    # The engine's own "the server is up" line: an error after it is not a refused start.
+    ready: tuple[str, ...] = ()

@@ -94,6 +94,9 @@ VLLM_PICKS: dict[str, Callable[[VllmRankLog], Any]] = {
     "max_concurrency": lambda r: _attr(r.max_concurrency, 0, "concurrency"),
     "max_concurrency_for_len": lambda r: _attr(r.max_concurrency, 0, "tokens_per_request"),
     "num_gpu_blocks": lambda r: _nth(r.num_gpu_blocks, 0),
+    "kv_cache_size_gib": lambda r: next((v.figures.get("kv_cache_size") for v in r.v0_profiles), None),
+    "refusal_kv_tokens": lambda r: _attr(r.token_shortfalls, 0, "kv_tokens"),
+    "refusal_max_seq_len": lambda r: _attr(r.token_shortfalls, 0, "max_seq_len"),
 }
 # LMDeploy (docs/engines/lmdeploy.md §2.4): TurboMind's `[BlockManager]` triple and the session-length
 # truncation, printed once per TP rank thread with no rank in the line.
@@ -104,6 +107,7 @@ LMDEPLOY_PICKS: dict[str, Callable[[LmdeployRankLog], Any]] = {
     "chunk_size": lambda r: _nth(r.chunk_sizes, 0),
     "session_len_requested": lambda r: _attr(r.session_truncations, 0, "requested"),
     "session_len_truncated": lambda r: _attr(r.session_truncations, 0, "truncated"),
+    "max_cached_tokens": lambda r: _nth(r.max_cached_tokens, 0),
     "tokens_stated": lambda r: None,
     "nvidia_smi_total_mib": lambda r: None,
     "nvidia_smi_used_mib": lambda r: None,
@@ -129,6 +133,10 @@ TRTLLM_PICKS: dict[str, Callable[[TrtllmRankLog], Any]] = {
     "available_gib": lambda r: _attr(r.cpp_memory, 0, "available"),
     "primary_blocks": lambda r: _nth(r.primary_pool_blocks, 0) or _attr(r.blocks_per_sequence, 0, "primary_blocks"),
     "tokens_per_block": lambda r: _nth(r.tokens_per_block, 0),
+    "blocks_per_sequence": lambda r: _nth(r.legacy_blocks_per_sequence, 0),
+    "creation_total_gib": lambda r: _nth(r.creation_total, 0),
+    "free_before_kv_creation_gib": lambda r: _nth(r.free_before_creation, 0),
+    "component_not_created": lambda r: _nth(r.components_not_created, 0),
     "estimation_pool_tokens": lambda r: _attr(r.allocations, 0, "tokens"),
     "estimation_pool_gib": lambda r: _attr(r.allocations, 0, "memory"),
     "final_pool_tokens": lambda r: _attr(r.allocations, len(r.allocations) - 1, "tokens"),

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kvtop.domain.diagnose import EngineOnNode
     from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
     from kvtop.domain.engine_log import EngineLog
-    from kvtop.domain.explanation import Explanation, PoolSizeCheck
+    from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
@@ -31,6 +31,9 @@ MIB = 1 << 20
 # Memory the CUDA context and NCCL take before weights load, when nothing measured it
 # (SGLang logs it as `Init torch distributed ends. mem usage=…`: ≈ 0.6–1.2 GiB on H100 nodes).
 DEFAULT_CONTEXT_BYTES = 1 * GIB
+# The range kvtop assumes around it where an estimate needs one (explain with --gpu): from a lone GPU
+# that loads lazily to a TP8 node's NCCL buffers and custom all-reduce (assumed, not calibrated).
+CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 
 
 class MeasuredInputs(BaseModel):
@@ -110,6 +113,15 @@ class MeasuredInputs(BaseModel):
     def weights_extra_bytes(self) -> int:
         """Bytes added to the predicted weights of every rank (a node's measure or an interval's end)."""
         return self.calibrated.weights_extra_bytes if self.calibrated is not None else 0
+
+    def free_before_load_range(self, gpu_total_bytes: int) -> tuple[int, int, int]:
+        """(low, central, high) of `free_before_load`: the measured figure three times, else the estimate
+        within `CONTEXT_BYTES_RANGE` of CUDA context and NCCL."""
+        central = self.free_before_load(gpu_total_bytes)
+        if self.free_before_load_bytes is not None:
+            return central, central, central
+        most, least = CONTEXT_BYTES_RANGE[1], CONTEXT_BYTES_RANGE[0]
+        return max(gpu_total_bytes - most, 0), max(central, 0), max(gpu_total_bytes - least, 0)
 
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
@@ -250,6 +262,10 @@ class EngineExplainer(Protocol):
         ...
 
     def logged_token_capacity(self, log: EngineLog) -> int | None: ...
+
+    def logged_figures(self, log: EngineLog, settings: LaunchSettings) -> Logged:
+        """What the log states, read without a model (a model kvtop does not model still gets its log read)."""
+        ...
 
     def log_kv_dtype(self, log: EngineLog) -> str | None:
         """The KV dtype the log prints, as printed (None: it prints none)."""

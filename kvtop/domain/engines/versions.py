@@ -17,24 +17,71 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-Release = tuple[int, int, int, int, int]
-"""A release as a sortable key: (major, minor, patch, stage, n); stage −1 rc, 0 final, 1 post.
-'v0.4.3.post2' is (0, 4, 3, 1, 2), '0.5.3rc2' is (0, 5, 3, −1, 2), '0.26' is (0, 26, 0, 0, 0)."""
+Release = tuple[int, int, int, int, int, int, int, int]
+"""A release as a sortable key, in PEP 440 order: (major, minor, micro, fourth, pre stage, pre number,
+post number, dev number). Pre stage: −4 a dev build of the release itself (`0.13.0.dev2024082000`),
+−3 alpha, −2 beta, −1 rc, 0 none; post −1 when none; dev `NO_DEV` when none, so that
+`0.6.4.dev3 < 0.6.4rc1.dev2 < 0.6.4rc1 < 0.6.4 < 0.6.4.post1.dev1 < 0.6.4.post1`. A local part
+(`+gbaba038`) does not order."""
 
-_RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.?(rc|post)(\d{1,4}))?")
-_STAGES = {"rc": -1, None: 0, "post": 1}
+_RELEASE = re.compile(
+    r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.(\d{1,4}))?"
+    r"(?:[-_.]?(alpha|a|beta|b|rc)[-_.]?(\d{0,4})(?![a-z]))?"
+    r"(?:[-_.]?post[-_.]?(\d{0,4})(?![a-z]))?"
+    r"(?:[-_.]?dev[-_.]?(\d{0,12})(?![a-z]))?"
+    r"(?:\+([a-z0-9][a-z0-9.]{0,60}))?",
+    re.IGNORECASE,
+)
+_PRE_STAGES = {"a": -3, "alpha": -3, "b": -2, "beta": -2, "rc": -1}
+_DEV_ONLY = -4
+NO_DEV = 1 << 40
+FIRST_RELEASE: Release = (0, 0, 0, 0, _DEV_ONLY, 0, -1, 0)
+"""Below every release: the key of an era that holds "from the start"."""
 T = TypeVar("T")
 
 
 def parse_release(text: str | None) -> Release | None:
-    """The sortable key of '0.10.2', 'v0.26', '0.4.3.post2', '0.5.3rc2', '0.29.1rc1.dev17+g…', '≈0.4.6'."""
+    """The PEP 440 sortable key of '0.10.2', 'v0.26', '0.4.3.post2', '0.5.3rc2', '0.9.0.1',
+    '0.29.1rc1.dev17+g…', '0.13.0.dev2024082000', '≈0.4.6' (the first release-like text in it)."""
     if not text:
         return None
     match = _RELEASE.search(text[:80])
     if match is None:
         return None
-    major, minor, patch, stage, number = match.groups()
-    return (int(major), int(minor), int(patch or 0), _STAGES[stage], int(number or 0))
+    major, minor, micro, fourth, pre, pre_n, post, dev, _ = match.groups()
+    stage = _PRE_STAGES[pre.lower()] if pre else 0
+    if stage == 0 and post is None and dev is not None:
+        stage = _DEV_ONLY
+    return (
+        int(major), int(minor), int(micro or 0), int(fourth or 0),
+        stage, int(pre_n or 0), -1 if post is None else int(post or 0), NO_DEV if dev is None else int(dev or 0),
+    )  # fmt: skip
+
+
+def names_no_release(text: str | None) -> bool:
+    """A source build whose version names no release: setuptools-scm's fallback for a checkout without
+    tags (`0.1.dev7548+gbaba038`, `0.0.0.dev0`): its number says nothing of the code it was built from."""
+    match = _RELEASE.search(text[:80]) if text else None
+    if match is None:
+        return False
+    major, minor, micro, fourth, pre, _, post, dev, _ = match.groups()
+    base = (int(major), int(minor), int(micro or 0), int(fourth or 0))
+    return dev is not None and pre is None and post is None and base in ((0, 1, 0, 0), (0, 0, 0, 0))
+
+
+_DIRTY_DATE = re.compile(r"\+[\w.]{0,60}?\bd(20\d\d)([01]\d)([0-3]\d)\b")
+
+
+def build_date(text: str | None) -> str | None:
+    """The day a source build was made, where its version says (setuptools-scm's `.dYYYYMMDD` of a build from
+    a modified checkout, `0.1.dev8331+g74e7551.d20250806`), as ISO; None when it does not."""
+    match = _DIRTY_DATE.search(text[:120]) if text else None
+    if match is None:
+        return None
+    try:
+        return date(int(match.group(1)), int(match.group(2)), int(match.group(3))).isoformat()
+    except ValueError:
+        return None
 
 
 #: what a header prints for no stated version, and what `--engine-version latest` asks for
@@ -92,7 +139,7 @@ def era_for(eras: Sequence[Era[T]], version: ResolvedVersion) -> Era[T]:
         return eras[-1]
     current = eras[0]
     for era in eras:
-        if release >= (parse_release(era.since) or (0, 0, 0, 0, 0)):
+        if release >= (parse_release(era.since) or FIRST_RELEASE):
             current = era
     return current
 
@@ -163,7 +210,22 @@ def resolve(
     calendar: Sequence[ReleaseDate],
 ) -> ResolvedVersion:
     """The version a log's rules come from, best evidence first: a line that states it, what the
-    log's own lines imply (`hint`), the log's first date, else not stated (the latest rules)."""
+    log's own lines imply (`hint`), the log's first date, else not stated (the latest rules).
+
+    A stated version that names no release (a source build without tags, `0.1.dev7548+gbaba038`) is
+    no evidence: the rest decides, and the detail says why the stated number was not used."""
+    if stated and names_no_release(stated):
+        built = None if first_date or hint else build_date(stated)
+        found = resolve(
+            engine_name=engine_name, stated=None, stated_line=None, hint=hint,
+            first_date=first_date or built, calendar=calendar,
+        )  # fmt: skip
+        where = f"log line {stated_line}" if stated_line else "the log"
+        why = f"{engine_name} {stated} ({where}) is a source build whose version names no release"
+        detail = found.detail
+        if built and found.text:
+            detail = f"built {built} (the date in its version) → {engine_name} {found.text} or older"
+        return found.model_copy(update={"detail": f"{why}; {detail}"})
     if stated:
         where = f"log line {stated_line}" if stated_line else "the log"
         return ResolvedVersion(

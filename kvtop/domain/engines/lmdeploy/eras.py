@@ -209,7 +209,7 @@ def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: a version line; else the log's date (the release out
     then), unless its TurboMind lines rule that release out; else the newest release its lines allow."""
     bounds = _bounds(log)
-    if log.engine_version or not bounds:
+    if log.release_version or not bounds:
         return resolve(
             engine_name="LMDeploy", stated=log.engine_version, stated_line=log.engine_version_line,
             hint=None, first_date=log.first_date, calendar=CALENDAR,

@@ -29,6 +29,7 @@ from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -105,15 +106,28 @@ def log_kv_dtype(log: EngineLog) -> str | None:
 
 
 def _logged(log: EngineLog, block_len: int, free: Measured | None) -> Logged:
+    """The blocks and tokens the log states: v0.12+'s `max cached tokens: N` is the engine's own token figure
+    (blocks × block length × attention CP, §2.3); before it, the blocks × the block length."""
     counts = _counts(log)
     config = _cache_config_blocks(log)
     blocks = config[0] if config else (min(counts) if counts else None)
     tokens = blocks * block_len if blocks is not None else None
+    cached = [count for rank in _ranks(log) for count in rank.max_cached_tokens]
+    if cached:
+        tokens = min(cached)
+        if blocks is None and tokens % block_len == 0:
+            blocks = tokens // block_len
     return Logged(
         token_capacity=tokens, num_gpu_blocks=blocks,
         free_after_load_bytes=free.value_bytes if free else None,
-        ranks_seen=max(len(counts), sum(len(r.cache_configs) for r in _ranks(log))),
+        ranks_seen=max(len(counts), len(cached), sum(len(r.cache_configs) for r in _ranks(log))),
     )  # fmt: skip
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    """What the log states, read without a model."""
+    version = _version(log, settings)
+    return _logged(log, _block_len(log, settings, version), _logged_free(log))
 
 
 def _logged_free(log: EngineLog) -> Measured | None:
@@ -170,6 +184,12 @@ def explain(
         free = given.free_after_load_bytes
         notes.append(f"free after the weights: --free-after-load {gib(given.free_after_load_bytes)}, not the log")
     needs_free = ratio < 1 and share != "total" and not settings.num_gpu_blocks_override
+    if needs_free and free is None and gpu_total_bytes is not None and not missing:
+        # TurboMind before v0.15 prints no free memory: estimated as `plan` does, the weights predicted
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        estimate = free_before_load_estimate(gpu_total_bytes)
+        at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
+        return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))
     if needs_free and free is None:
         missing.append(_FREE_MISSING if backend == "turbomind" else _PYTORCH_FREE_MISSING)
     if ratio < 1 and share == "total" and gpu_total_bytes is None:

@@ -14,9 +14,11 @@ from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_r
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
+    EstimatedInput,
     Explanation,
     Logged,
     PoolSizeCheck,
@@ -176,12 +178,6 @@ def explain(
     before, after = _tightest(log)
     before, after, notes = _given(before, after, given)
     missing = []
-    if before is None:
-        missing.append(
-            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory)"
-        )
-    if after is None:
-        missing.append("`Load weight end. avail mem` (or --free-after-load)")
     version = ResolvedVersion(text=settings.engine_version)
     if settings.mem_fraction_static is None and gpu_total_bytes is None and auto_fraction_reads_gpu(version):
         missing.append(
@@ -189,12 +185,32 @@ def explain(
         )
     if logged.token_capacity is None:
         missing.append("the logged capacity (`KV Cache is allocated … #tokens` or `max_total_num_tokens=`)")
+    if logged.context_length and settings.context_length is None:
+        settings = settings.model_copy(update={"context_length": logged.context_length})
+    if before is None and gpu_total_bytes is not None and not missing:
+        # no `Load weight begin`: the free memory before the load estimated as `plan` does
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        post = after[1] if after else None
+        at = lambda pre: MeasuredInputs(  # noqa: E731
+            free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
+        )
+        return rebuild_with_estimate(
+            "sglang", logged, run, free_before_load_estimate(gpu_total_bytes), at, tuple(notes)
+        )
+    if after is None and before is not None and gpu_total_bytes is not None and not missing:
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        return _with_weights_estimate(logged, run, before, tuple(notes))
+    if before is None:
+        missing.append(
+            "`Load weight begin. avail mem` (or `Load weight end` with `mem usage`, or --free-memory; "
+            "or --gpu to estimate it)"
+        )
+    if after is None:
+        missing.append("`Load weight end. avail mem` (or --free-after-load)")
     if missing or before is None or after is None:
         return Explanation(
             engine="sglang", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    if logged.context_length and settings.context_length is None:
-        settings = settings.model_copy(update={"context_length": logged.context_length})
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
 
     def solve(pre: int, post: int) -> Ledger:
@@ -212,6 +228,39 @@ def explain(
         "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
     )
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+# how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed
+WEIGHTS_SPREAD = 0.05
+
+
+def _with_weights_estimate(logged: Logged, run: EstimateRun, before: Ends, notes: tuple[str, ...]) -> Explanation:
+    """A `Load weight begin` line without its `Load weight end`, the GPU named: the free memory after the load
+    is the logged free memory before it less kvtop's predicted weights (±5 % assumed), as `plan` does."""
+
+    def at(post: int) -> MeasuredInputs:
+        return MeasuredInputs(
+            free_before_load_bytes=before[1], free_after_load_bytes=post, gpu_total_bytes=run.gpu_total_bytes
+        )
+
+    weights = max(rank.weights_bytes for rank in run.solve(at(before[1])).ranks)
+    spread = int(weights * WEIGHTS_SPREAD)
+    estimate = EstimatedInput(
+        field="free_after_load_bytes",
+        label="free memory after the weights load",
+        low_bytes=max(before[1] - weights - spread, 0),
+        value_bytes=max(before[1] - weights, 0),
+        high_bytes=max(before[1] - weights + spread, 0),
+        basis=f"the logged free memory before the load less kvtop's predicted weights (±{WEIGHTS_SPREAD:.0%} of "
+        "them assumed)",
+    )
+    return rebuild_with_estimate("sglang", logged, run, estimate, at, notes)
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    """What the log states, read without a model (bytes per token only where the page size is given)."""
+    logged = _logged(log, settings.page_size or 1)
+    return logged if settings.page_size else logged.model_copy(update={"kv_bytes_per_token": None})
 
 
 def pool_size_checks(

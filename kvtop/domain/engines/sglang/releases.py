@@ -7,7 +7,15 @@ sgl-project/sglang (v0.4.0 … v0.5.18) and in the v0.5.19 … v0.5.23 wheels (d
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion, VersionSource, parse_release, resolve
+from kvtop.domain.engines.versions import (
+    FIRST_RELEASE,
+    Release,
+    ReleaseDate,
+    ResolvedVersion,
+    VersionSource,
+    parse_release,
+    resolve,
+)
 
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 _RELEASE_DAYS = """
@@ -69,8 +77,8 @@ def _field_range(log: EngineLog) -> tuple[str, str | None] | None:
     return low, min(later_absent, key=_key, default=None)
 
 
-def _key(text: str) -> tuple[int, int, int, int, int]:
-    return parse_release(text) or (0, 0, 0, 0, 0)
+def _key(text: str) -> Release:
+    return parse_release(text) or FIRST_RELEASE
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:

@@ -213,7 +213,7 @@ def _wording_hint(log: EngineLog) -> ResolvedVersion | None:
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: its version line, else its wording, else its dates."""
-    hint = None if log.engine_version or log.first_date else _wording_hint(log)
+    hint = None if log.release_version or log.first_date else _wording_hint(log)
     return resolve(
         engine_name="TensorRT-LLM",
         stated=log.engine_version,

@@ -24,6 +24,7 @@ from kvtop.domain.engines.trtllm.eras import LAST_CEIL_RELEASE, rounding_rule
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -127,7 +128,18 @@ def _cpp_free(rank: TrtllmRankLog) -> Measured | None:
     return rank.cpp_memory[0].available if rank.cpp_memory else None
 
 
-def _logged(log: EngineLog) -> Logged:
+def _primary_pool_tokens(log: EngineLog, settings: LaunchSettings) -> int | None:
+    """A capacity printed only as `Number of blocks in KV cache primary pool: B` (a 2024 C++ runtime at INFO
+    without its `Allocated …` line): the engine's own figure is B × tokens per block (§4.2), the tokens per
+    block as the log or the flags state, else the engine build's default of the release."""
+    blocks = log.first(TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None)
+    if blocks is None:
+        return None
+    version = ResolvedVersion(text=settings.engine_version)
+    return blocks * (_logged_tokens_per_block(log) or tokens_per_block(settings, version))
+
+
+def _logged(log: EngineLog, settings: LaunchSettings) -> Logged:
     profile = log.first(TrtllmRankLog, lambda r: r.profiles[-1] if r.profiles else None)
     ranked = log.least(TrtllmRankLog, _available) or log.least(TrtllmRankLog, _cpp_free)
     weights = log.first(
@@ -135,7 +147,7 @@ def _logged(log: EngineLog) -> Logged:
     )
     ranks = [r for r in log.ranks(TrtllmRankLog) if r.profiles or r.cpp_memory]
     return Logged(
-        token_capacity=logged_token_capacity(log),
+        token_capacity=logged_token_capacity(log) or _primary_pool_tokens(log, settings),
         num_gpu_blocks=log.first(
             TrtllmRankLog, lambda r: r.primary_pool_blocks[-1] if r.primary_pool_blocks else None
         ),
@@ -148,6 +160,11 @@ def _logged(log: EngineLog) -> Logged:
         ),
         ranks_seen=len(ranks),
     )
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    """What the log states, read without a model."""
+    return _logged(log, with_log_facts(log, settings))
 
 
 def _exact_max_tokens(log: EngineLog) -> int | None:
@@ -219,20 +236,19 @@ def explain(
 ) -> Explanation:
     settings = with_log_facts(log, settings)
     version = ResolvedVersion(text=settings.engine_version)
-    logged = _logged(log)
+    logged = _logged(log, settings)
     backend = runtime(settings, version)
     pick = _available if backend == "pytorch" else _cpp_free
     ranked = log.least(TrtllmRankLog, pick)
-    notes = [
-        f"{flag} not used: the log states the memory the pool was sized from"
-        for flag, value in (
-            ("--free-memory", given.free_before_load_bytes),
-            ("--free-after-load", given.free_after_load_bytes),
-            ("--weights-memory", given.weights_bytes),
-            ("--non-kv-memory", given.non_kv_bytes),
-        )
-        if value is not None
-    ]
+    flags = (
+        ("--free-memory", given.free_before_load_bytes),
+        ("--free-after-load", given.free_after_load_bytes),
+        ("--weights-memory", given.weights_bytes),
+        ("--non-kv-memory", given.non_kv_bytes),
+    )
+    said = [(flag, value) for flag, value in flags if value is not None]
+    notes = [f"{flag} not used: the log states the memory the pool was sized from" for flag, _ in said]
+    notes += _refusal_notes(log)
     missing = []
     if ranked is None:
         legacy = log.first(TrtllmRankLog, lambda r: r.legacy_pool_tokens or None)
@@ -241,6 +257,10 @@ def explain(
         missing.append(
             "`[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)` (≤ v0.8: `Using N tokens`)"
         )
+    if ranked is None and logged.token_capacity is not None and (said or gpu_total_bytes is not None):
+        run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp)
+        profile = (*notes, *_profile_notes(log, model, settings))
+        return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:
         notes += _profile_notes(log, model, settings)
         return Explanation(
@@ -285,6 +305,40 @@ def explain(
         kv_memory_logged=True,
     )
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def _refusal_notes(log: EngineLog) -> list[str]:
+    """The PyTorch backend's insufficient-memory summary (1.0+): the component it could not create, and the
+    memory free before it tried."""
+    record = log.first(TrtllmRankLog, lambda r: r if r.components_not_created else None)
+    if record is None:
+        return []
+    free = f" with {record.free_before_creation[-1].text} GiB free" if record.free_before_creation else ""
+    total = f" of {record.creation_total[-1].text} GiB" if record.creation_total else ""
+    return [f"the executor could not create its {record.components_not_created[-1]}{free}{total}"]
+
+
+def _without_budget_line(
+    logged: Logged, run: EstimateRun, given: MeasuredInputs, named_gpu: bool, notes: tuple[str, ...]
+) -> Explanation:
+    """A log without its budget line (INFO lines missing, ≤ v0.8): the free memory the operator measured
+    (--free-memory, --free-after-load, with --weights-memory/--non-kv-memory), else the pre-load estimate
+    `plan` uses, on the GPU the operator named."""
+    measured = MeasuredInputs(
+        free_before_load_bytes=given.free_before_load_bytes, free_after_load_bytes=given.free_after_load_bytes,
+        weights_bytes=given.weights_bytes, non_kv_bytes=given.non_kv_bytes,
+    )  # fmt: skip
+    flags = (("--free-memory", given.free_before_load_bytes), ("--free-after-load", given.free_after_load_bytes))
+    said = [flag for flag, value in flags if value is not None]
+    if said:
+        central = run.solve(measured)
+        tokens, gpu = central.token_capacity, run.gpu_total_bytes if named_gpu else None
+        result = judge("trtllm", logged, central, tokens, tokens, run.settings, None, gpu, kv_memory_logged=False)
+        source = f"free memory: from {' and '.join(said)}, not the log"
+        return result.model_copy(update={"notes": (source, *notes, *result.notes)})
+    estimate = free_before_load_estimate(run.gpu_total_bytes)
+    at = lambda pre: measured.model_copy(update={"free_before_load_bytes": pre})  # noqa: E731
+    return rebuild_with_estimate("trtllm", logged, run, estimate, at, notes)
 
 
 def pool_size_checks(

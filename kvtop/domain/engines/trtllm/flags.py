@@ -45,6 +45,10 @@ SPELLINGS: Mapping[str, str] = {
     # trtllm-build / quantize.py: a TensorRT engine's KV dtype and block size are built in
     "--kv_cache_dtype": "kv_cache_dtype",
     "--tokens_per_block": "page_size",
+    # the Triton `tensorrtllm` backend's model parameters (config.pbtxt, tensorrtllm_backend ≤ v0.8 era on):
+    # the same executor settings under the backend's own names
+    "--kv_cache_free_gpu_mem_fraction": "free_gpu_memory_fraction",
+    "--max_tokens_in_paged_kv_cache": "kv_cache_max_tokens",
     # Dynamo (`python -m dynamo.trtllm`, docs/engines/trtllm.md §8)
     "--model-path": "model",
     "--tensor-parallel-size": "tp",

@@ -91,7 +91,12 @@ class TrtllmRankLog(RankLog):
     tokens_per_block: tuple[int, ...] = ()  # `Number of tokens per block: T.`
     allocations: tuple[PoolAllocation, ...] = ()
     legacy_pool_bytes: tuple[int, ...] = ()  # ≤ v0.8 `Allocate N bytes for k/v cache.`
-    legacy_pool_tokens: tuple[int, ...] = ()  # ≤ v0.8 `Using N tokens in paged KV cache.`
+    legacy_pool_tokens: tuple[int, ...] = ()  # ≤ v0.8 `Using N [total ]tokens in paged KV cache[, and M blocks …]`
+    legacy_blocks_per_sequence: tuple[int, ...] = ()  # ≤ v0.7 `…, and M blocks per sequence`
+    # 1.0+ PyTorch backend, `Executor creation failed due to insufficient GPU memory.` and its summary:
+    components_not_created: tuple[str, ...] = ()  # `The following component could not be created: KV cache`
+    free_before_creation: tuple[Measured, ...] = ()  # `Free GPU memory before component creation attempt (GiB): F`
+    creation_total: tuple[Measured, ...] = ()  # `Total GPU memory (GiB): T`
     engine_size: tuple[Measured, ...] = ()  # `Loaded engine size: N MiB`
     execution_context: tuple[
         Measured, ...

@@ -29,6 +29,9 @@ from kvtop.domain.model import ModelSpec
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
+# The range kvtop assumes around it where an estimate needs one (explain with --gpu): the real logs' profiles
+# run from a few hundred MiB (small model, eager) to several GiB (large batches, CUDA graphs); not calibrated.
+ESTIMATED_NON_KV_RANGE = (GIB // 2, 6 * GIB)
 
 
 def is_chunked_local(model: ModelSpec) -> bool:

@@ -267,7 +267,7 @@ def _v0_lines(log: EngineLog) -> bool:
 def resolve_version(log: EngineLog) -> ResolvedVersion:
     """The release whose rules read this log: its version line, else V0's lines, else its dates."""
     hint = None
-    if not log.engine_version and not log.first_date and _v0_lines(log):
+    if not log.release_version and not log.first_date and _v0_lines(log):
         hint = ResolvedVersion(
             text=V0_RELEASE,
             approximate=True,

@@ -9,14 +9,25 @@ tokens`; V0 prints `# GPU blocks: N` (`# cuda blocks` in some releases), i.e. N 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.base import GIB, MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size
+from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
+from kvtop.domain.explanation import (
+    PLACEHOLDER_GPU_BYTES,
+    EstimatedInput,
+    Explanation,
+    Logged,
+    PoolSizeCheck,
+    judge,
+)
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import LayerKind, ModelSpec
@@ -74,13 +85,26 @@ def _is_worker(rank: VllmRankLog) -> bool:
     )
 
 
-def _least_by_stage(log: EngineLog, stages: int) -> tuple[RankedValue, ...] | None:
+def _stage_of(rank: VllmRankLog, tp: int, stages: int) -> int | None:
+    """The pipeline stage a process belongs to: its `PPn` tag (`Worker_PP1_TP0`), else the stage its own
+    `… is assigned as DP rank d, PP rank p …` line states, else its global worker rank (`VllmWorker rank=N`,
+    numbered TP-fastest: rank = stage × TP + TP rank, §4), else none."""
+    if rank.rank.pp is not None:
+        return rank.rank.pp
+    if rank.pipeline_stages:
+        return rank.pipeline_stages[-1]
+    if rank.rank.worker is not None:
+        return (rank.rank.worker // tp) % stages
+    return None
+
+
+def _least_by_stage(log: EngineLog, stages: int, tp: int) -> tuple[RankedValue, ...] | None:
     """Each pipeline stage's least KV memory (its TP ranks), when every stage printed its own."""
     if stages < 2:
         return None
     found = []
     for stage in range(stages):
-        ranks = [r for r in log.ranks(VllmRankLog) if r.rank.pp == stage]
+        ranks = [r for r in log.ranks(VllmRankLog) if _stage_of(r, tp, stages) == stage]
         least = min_over_ranks((r.rank, _rank_available(r)) for r in ranks)
         if least is None:
             return None
@@ -88,16 +112,25 @@ def _least_by_stage(log: EngineLog, stages: int) -> tuple[RankedValue, ...] | No
     return tuple(found)
 
 
-def _logged(log: EngineLog, block: int) -> Logged:
+def _refused_tokens(log: EngineLog) -> int | None:
+    """V0's refusal `… stored in KV cache (N)`: N is the pool (blocks × block size) it had sized."""
+    return log.first(VllmRankLog, lambda r: r.token_shortfalls[0].kv_tokens if r.token_shortfalls else None)
+
+
+def _logged(log: EngineLog, block: int | None) -> Logged:
     ranked = log.least(VllmRankLog, _rank_available)
     # ≤ v0.11.0 every worker prints its own figure before the engine takes the least (§5): the least is the pool
     printed = [r.kv_cache_tokens[0] for r in log.ranks(VllmRankLog) if r.kv_cache_tokens]
     tokens = min(printed) if printed else None
     blocks = _logged_blocks(log) if tokens is None else None
+    if blocks is not None and block is None:  # no block size known: the refusal's tokens are blocks × block
+        tokens, blocks = _refused_tokens(log), None
+    elif blocks is None and tokens is None:
+        tokens = _refused_tokens(log)
     concurrency = log.first(VllmRankLog, lambda r: r.max_concurrency[0] if r.max_concurrency else None)
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
     return Logged(
-        token_capacity=tokens if blocks is None else blocks * block,
+        token_capacity=tokens if blocks is None or block is None else blocks * block,
         num_gpu_blocks=blocks,
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
         available_kv_rank=ranked.rank.label if ranked else None,
@@ -106,6 +139,21 @@ def _logged(log: EngineLog, block: int) -> Logged:
         context_length=concurrency.tokens_per_request if concurrency else None,
         ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
     )
+
+
+def _printed(ledger: Ledger, logged: Logged) -> int:
+    """The figure the engine prints: V0's `# GPU blocks: N` is the block count whether or not one request fits
+    (it refuses after printing it, §9), so it is compared as blocks × block size; else the token capacity."""
+    if logged.num_gpu_blocks is not None and ledger.engine.num_blocks is not None:
+        return ledger.engine.num_blocks * ledger.engine.page_size
+    return ledger.token_capacity
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
+    the log states (`Setting … block size to N`), else by the refusal's own token count."""
+    block = settings.page_size or log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
+    return _logged(log, block)
 
 
 def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> int:
@@ -175,11 +223,6 @@ def explain(
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     missing = []
-    if available is None and from_flags is None:
-        missing.append(
-            "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
-            "V0's `kv_cache_size`, or --non-kv-memory with --gpu)"
-        )
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")
     if _batch_unknown(model, settings, gpu_total_bytes):
@@ -187,12 +230,20 @@ def explain(
             "--max-num-batched-tokens, or --gpu for vLLM's default (8192; 2048 on A100 or under 70 GiB): "
             "it sets the sliding-window blocks per request"
         )
+    if settings.context_length is None and logged.context_length is not None:
+        settings = settings.model_copy(update={"context_length": logged.context_length})
+    if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        return _with_estimate(log, logged, run, notes)
+    if available is None and from_flags is None:
+        missing.append(
+            "`Available KV cache memory: X GiB` (or the `Current kv cache memory in use` ledger line, "
+            "V0's `kv_cache_size`, or --non-kv-memory with --gpu; or --gpu to estimate it)"
+        )
     if missing:
         return Explanation(
             engine="vllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    if settings.context_length is None and logged.context_length is not None:
-        settings = settings.model_copy(update={"context_length": logged.context_length})
     # else: the model's max_position_embeddings, which is vLLM's own default max_model_len
     override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
     if override is not None and settings.num_gpu_blocks_override is None:
@@ -206,7 +257,7 @@ def explain(
 
     if available is not None:
         version = ResolvedVersion(text=settings.engine_version)
-        stages = _least_by_stage(log, settings.pp) if per_worker_stages(version) else None
+        stages = _least_by_stage(log, settings.pp, settings.tp) if per_worker_stages(version) else None
 
         def at(end: str) -> MeasuredInputs:
             value: int = getattr(available, end)
@@ -214,8 +265,8 @@ def explain(
             return MeasuredInputs(available_kv_bytes=value, available_kv_bytes_by_stage=by_stage)
 
         central = solve(at("value_bytes"))
-        low = solve(at("low_bytes")).token_capacity
-        high = solve(at("high_bytes")).token_capacity
+        low = _printed(solve(at("low_bytes")), logged)
+        high = _printed(solve(at("high_bytes")), logged)
         room = available.high_bytes
         if stages:
             notes.append(
@@ -225,10 +276,36 @@ def explain(
     else:
         assert from_flags is not None
         central = solve(from_flags)
-        low = high = central.token_capacity
+        low = high = _printed(central, logged)
         room = None
-    result = judge("vllm", logged, central, low, high, settings, room, gpu_total_bytes, kv_memory_logged=True)
+    result = judge(
+        "vllm", logged, central, low, high, settings, room, gpu_total_bytes, kv_memory_logged=True,
+        predicted_tokens=_printed(central, logged),
+    )  # fmt: skip
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str]) -> Explanation:
+    """No KV-memory line, but the GPU is named: the non-KV runtime memory estimated as `plan` does (the
+    weights as the log states them, else predicted), the KV memory what the utilisation leaves."""
+    override = log.first(VllmRankLog, lambda r: r.blocks_overrides[0] if r.blocks_overrides else None)
+    if override is not None and run.settings.num_gpu_blocks_override is None:
+        settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
+        run = replace(run, settings=settings)
+    least, most = ESTIMATED_NON_KV_RANGE
+    estimate = EstimatedInput(
+        field="non_kv_bytes",
+        label="non-KV runtime memory (activation peak, non-torch, CUDA graphs)",
+        low_bytes=least,
+        value_bytes=ESTIMATED_NON_KV_BYTES,
+        high_bytes=most,
+        basis=f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–"
+        f"{most / GIB:g} GiB assumed)",
+    )
+    weights = "the log's" if logged.weights_bytes is not None else "kvtop's predicted"
+    said = (*notes, f"the KV memory is total × utilisation − {weights} weights − the estimated non-KV memory")
+    at = lambda non_kv: MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes)  # noqa: E731
+    return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
 
 
 def pool_size_checks(

@@ -159,3 +159,5 @@ class VllmRankLog(RankLog):
     init_engine_seconds: tuple[float, ...] = ()
     block_sizes: tuple[int, ...] = ()
     """`Setting kv cache block size to N …` / `Setting attention block size to N tokens …`."""
+    pipeline_stages: tuple[int, ...] = ()
+    """`rank N in world size W is assigned as DP rank d, PP rank p, … TP rank t`: the process's stage p."""

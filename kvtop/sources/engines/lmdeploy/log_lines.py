@@ -213,4 +213,5 @@ DIALECT = LogDialect(
     launch=re.compile(r"(?:python[\d.]*\s+-m\s+)?lmdeploy\s+serve\s+(?:api_server|gradio)\b.*"),
     own_failures=re.compile(r"No enough gpu memory for (?:kv|state) cache"),
     freeze=freeze,
+    refusals=("No enough gpu memory for kv cache", "No enough gpu memory for state cache"),
 )

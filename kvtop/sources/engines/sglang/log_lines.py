@@ -353,4 +353,6 @@ DIALECT = LogDialect(
     launch=re.compile(r"(?:python[\d.]*\s+-m\s+)?(?:sglang\.launch_server|sglang serve)\b.*"),
     own_failures=None,
     freeze=freeze,
+    refusals=("Not enough memory. Please try to increase --mem-fraction-static",),
+    ready=("The server is fired up and ready to roll",),
 )

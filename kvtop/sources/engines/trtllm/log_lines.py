@@ -31,7 +31,11 @@ _MIB = 1 << 20
 
 _ALLOCATED = re.compile(rf"Allocated ({_NUM}) GiB for max tokens in paged KV cache \({_COUNT}\)")
 _LEGACY_BYTES = re.compile(rf"Allocate {_COUNT} bytes for k/v cache")
-_LEGACY_TOKENS = re.compile(rf"Using {_COUNT} tokens in paged KV cache")
+_LEGACY_TOKENS = re.compile(rf"Using {_COUNT} (?:total )?tokens in paged KV cache")
+_LEGACY_PER_SEQUENCE = re.compile(rf"tokens in paged KV cache, and {_COUNT} blocks per sequence")
+_NOT_CREATED = re.compile(r"The following component could not be created: ([A-Za-z][\w ()-]{0,60}?)\s*$")
+_CREATION_FREE = re.compile(rf"Free GPU memory before component creation attempt \(GiB\): ({_NUM})")
+_CREATION_TOTAL = re.compile(rf"Total GPU memory \(GiB\): ({_NUM})")
 _CPP_MEMORY = re.compile(
     rf"Memory usage when calculating max tokens in paged kv cache: total: ({_NUM}) GiB, available: ({_NUM}) GiB"
 )
@@ -188,6 +192,10 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("GiB for max tokens in paged KV cache", _allocated),
     ("bytes for k/v cache", _single("legacy_pool_bytes", _LEGACY_BYTES, int)),
     ("tokens in paged KV cache", _single("legacy_pool_tokens", _LEGACY_TOKENS, int)),
+    ("blocks per sequence", _single("legacy_blocks_per_sequence", _LEGACY_PER_SEQUENCE, int)),
+    ("could not be created:", _single("components_not_created", _NOT_CREATED, str)),
+    ("before component creation attempt (GiB):", _single("free_before_creation", _CREATION_FREE, _gib)),
+    ("Total GPU memory (GiB):", _single("creation_total", _CREATION_TOTAL, _gib)),
     ("Memory usage when calculating max tokens in paged kv cache", _cpp_memory),
     ("Number of blocks in KV cache primary pool", _single("primary_pool_blocks", _PRIMARY, int)),
     ("Max KV cache blocks per sequence", _per_sequence),
@@ -241,4 +249,11 @@ DIALECT = LogDialect(
     freeze=freeze,
     rank_prefix=_RANK,
     date=_DATE,
+    # the PyTorch backend's executor creation (1.0+) and the C++ runtime's one-sequence check (≤ v0.8)
+    refusals=(
+        "Executor creation failed due to insufficient GPU memory",
+        "maxTokensInPagedKvCache must be large enough",
+        "maxTokensInPagedKvCache (",
+    ),
+    ready=("successfully loaded 'tensorrt_llm'",),  # the Triton backend's model is up
 )

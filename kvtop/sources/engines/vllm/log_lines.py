@@ -95,6 +95,7 @@ _PROFILE_KEYS = {
     "the rest of the memory reserved for KV Cache is": "kv_cache_size",
 }
 _BLOCK_SIZE = re.compile(r"Setting (?:kv cache|attention) block size to (\d{1,12})")
+_ASSIGNED_PP = re.compile(r"in world size \d{1,6} is assigned as DP rank \d{1,6}, PP rank (\d{1,6})")
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({_NUM})\s*s")
 
 
@@ -373,6 +374,7 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
     (" take", _profile_sentences),
     ("warmup model) took", _single("init_engine_seconds", _INIT_ENGINE, float)),
     ("block size to ", _single("block_sizes", _BLOCK_SIZE, int)),
+    ("is assigned as DP rank", _single("pipeline_stages", _ASSIGNED_PP, int)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 
@@ -421,6 +423,13 @@ def _version(line: str, facts: LogFacts) -> bool:
     return match is not None
 
 
+def _hybrid_off(line: str, facts: LogFacts) -> bool:
+    """`Turning off hybrid kv cache manager because …` (a KV connector, a feature it lacks): every layer is
+    sized as full attention (§3.4), as `--disable-hybrid-kv-cache-manager` would."""
+    facts.decided("disable_hybrid_kv_cache_manager=True")
+    return True
+
+
 def _engine_config(line: str, facts: LogFacts) -> bool:
     """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
     found_version = _version(line, facts)
@@ -439,10 +448,20 @@ DIALECT = LogDialect(
         ("Namespace(", _namespace_args),
         ("LLM engine (v", _engine_config),
         ("server version ", _version),
+        ("Turning off hybrid kv cache manager", _hybrid_off),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve)\b.*"
     ),
     own_failures=re.compile(r"EngineCore failed to start|Engine core initialization failed"),
     freeze=freeze,
+    # V0 `raise_if_cache_size_invalid` (its message is logged without the exception name by the engine
+    # process and the workers), and V1 `_check_enough_kv_cache_memory` (docs/engines/vllm.md §9)
+    refusals=(
+        "The model's max seq len (",
+        "No available memory for the cache blocks",
+        "To serve at least one request with the model",
+        "EngineCore failed to start",
+        "Engine core initialization failed",
+    ),
 )

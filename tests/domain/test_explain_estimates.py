@@ -1,0 +1,138 @@
+"""A log that lacks an input, with the GPU named: estimate it as `plan` does (issue 28, causes 7, 2, 8).
+
+`explain` never says "insufficient" where the operator gave enough to estimate: it solves the engine's budget
+with the pre-load estimate `plan` uses (`MeasuredInputs.free_before_load_range`: GPU total − 1 GiB, 0.25–2 GiB
+of context assumed), judges the logged capacity against that interval, and says which value of the input the
+logged capacity implies. And a model kvtop does not model still gets its log and refusal read.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from kvtop.domain.engines.base import GIB
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.explain import explain
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.quant import quant_from_config
+from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
+from kvtop.sources.hub import load_model
+from tests.conftest import CASES, CONFIGS
+
+
+def test_an_excerpt_without_its_load_lines_matches_with_an_estimated_input() -> None:
+    """SGLang C13 (docs.sglang.ai) without its two `Load weight` lines, as excerpts are pasted: on an H100
+    (81,559 MiB) the pre-load estimate is 79.65 − 1 = 78.65 GiB. The logged 444,500 tokens × 131,072 B =
+    54.26 GiB of KV = 0.88 × before − weights (Llama-3.1-8B, 16,060,522,496 B predicted) → before ≈
+    (54.26 + 14.96) ÷ 0.88 ≈ 78.66 GiB implied; the log's own line said 78.81 GiB (its weights were 15.09 GiB)."""
+    text = (CASES / "sglang/C13/engine.log").read_text()
+    excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    h100 = gpu_total_bytes("H100")
+    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=h100, gpu_name="H100")
+    assert result.verdict == "match" and not result.missing
+    assert result.estimated is not None and result.estimated.field == "free_before_load_bytes"
+    assert result.estimated.value_bytes == h100 - GIB
+    implied = (444_500 * 131_072 + 16_060_522_496) / 0.88  # the budget read backwards, by hand
+    assert result.estimated.implied_bytes is not None
+    assert abs(result.estimated.implied_bytes - implied) <= 2 << 20  # to the MiB grid the search walks
+    assert abs(result.estimated.implied_bytes / GIB - 78.81) < 0.2  # the log's own figure, within 0.25 %
+    without_gpu = explain(parse_engine_log(excerpt), model, settings)
+    assert without_gpu.verdict == "insufficient"  # no GPU named: nothing to estimate from
+
+
+def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_named_gpu() -> None:
+    """TensorRT-LLM#224 (A10, Triton, fraction 0.95, tokens per block 16): `Using 10718 tokens` alone. On the
+    A10 the estimate is judged, never 'insufficient': the logged tokens need a free memory outside the assumed
+    range (the engine's 4096-token, 25-request context memory is far above the 2 GiB kvtop assumes)."""
+    log = read_engine_log(CASES / "trtllm/trtllm-224-llama2-7b-a10-fraction/engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Llama-2-7b-hf.json"))
+    settings = parse_flags("trtllm", ["--kv_cache_free_gpu_mem_fraction", "0.95", "--tokens_per_block", "16"])
+    a10 = gpu_total_bytes("A10")
+    result = explain(log, model, settings, gpu_total_bytes=a10, gpu_name="A10")
+    assert result.verdict == "mismatch" and result.estimated is not None
+    assert result.token_capacity_min is not None and result.token_capacity_max is not None
+    assert not result.token_capacity_min <= 10_718 <= result.token_capacity_max
+    implied = result.estimated.implied_bytes
+    assert implied is not None and implied < result.estimated.low_bytes
+    assert "outside that range" in (result.cause or "")
+    assert explain(log, model, settings).verdict == "insufficient"
+
+
+def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
+    excerpt = tmp_path / "c13-excerpt.log"
+    excerpt.write_text(
+        "\n".join(line for line in (CASES / "sglang/C13/engine.log").read_text().splitlines() if "Load weight" not in line)
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", str(excerpt), "--model",
+         str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--mem-fraction-static", "0.88", "--gpu", "H100"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    verdict = next(line for line in completed.stdout.splitlines() if line.startswith("verdict:"))
+    assert verdict.startswith(
+        "verdict: MATCH with an estimated input — the logged capacity lies inside the predicted interval: "
+        "free memory before the weights load ≈ 78.6"
+    )
+    assert "GiB implied (kvtop's estimate 78.65 GiB" in verdict
+
+
+def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read() -> None:
+    """DeepSeek-V4 (`deepseek_v4`, compressed attention) is not modelled; the refused vLLM start of vllm#11230 is
+    still read: its 1,280 tokens and its refusal, exit 0, with what cannot be derived named."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
+         "--model", str(CONFIGS / "heldout/deepseek-ai--DeepSeek-V4-Flash.json"),
+         "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert completed.returncode == 0 and "Traceback" not in completed.stderr, completed.stderr
+    out = json.loads(completed.stdout)
+    assert out["verdict"] == "failed_start" and out["logged"]["token_capacity"] == 1_280
+    assert out["startup_error"].startswith("The model's max seq len (8192)")
+    assert out["capacity_verdict"] == "insufficient" and not out["missing"]
+    assert "DeepseekV4ForCausalLM (model_type 'deepseek_v4') is not modelled by kvtop" in out["unsolved"]
+    assert any("is not modelled by kvtop" in note for note in out["notes"])
+
+
+def test_an_unmodelled_weight_format_is_a_model_kvtop_does_not_model() -> None:
+    """An unmodelled `quant_method` (HQQ here) stopped explain with exit 2 before it read the log; it is now the
+    same 'not modelled' error as an architecture, which explain answers by reading the log."""
+    try:
+        quant_from_config({"quant_method": "hqq", "nbits": 4, "group_size": 64})
+    except UnsupportedModelError as error:
+        assert "quantization method 'hqq' is not modelled yet" in str(error)
+    else:
+        raise AssertionError("HQQ is not modelled: the reader must say so")
+
+
+def test_the_estimates_range_never_goes_below_nothing() -> None:
+    """On a 1 GiB GPU the assumed 0.25–2 GiB of context leaves 0–0.75 GiB free, not −1 GiB."""
+    from kvtop.domain.engines.base import MeasuredInputs
+
+    assert MeasuredInputs().free_before_load_range(GIB) == (0, 0, GIB - GIB // 4)
+    assert MeasuredInputs(free_before_load_bytes=5 * GIB).free_before_load_range(80 * GIB) == (5 * GIB,) * 3
+
+
+def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_said() -> None:
+    """SGLang C13 without `Load weight end`: the free memory after the load is the logged 78.81 GiB before it
+    less the predicted weights (16,060,522,496 B), ±5 % of them assumed. The logged 444,500 tokens imply the
+    free memory after the load the engine printed and this excerpt dropped: 63.72 GiB (0.88 fraction:
+    444,500 × 131,072 B + 78.81 GiB × 0.12 = 63.72 GiB)."""
+    text = (CASES / "sglang/C13/engine.log").read_text()
+    excerpt = "\n".join(line for line in text.splitlines() if "Load weight end" not in line)
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=gpu_total_bytes("H100"))
+    assert result.verdict == "match" and result.estimated is not None
+    assert result.estimated.field == "free_after_load_bytes"
+    assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496
+    by_hand = (444_500 * 131_072 + 78.81 * GIB * 0.12) / GIB
+    assert abs(by_hand - 63.72) < 0.005
+    assert result.estimated.implied_bytes is not None
+    assert abs(result.estimated.implied_bytes / GIB - 63.72) < 0.005  # the dropped line's own figure
