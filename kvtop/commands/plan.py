@@ -16,6 +16,7 @@ from kvtop.commands.common import (
     measured_from_args,
     settings_from_args,
 )
+from kvtop.commands.deployment_args import add_deployment_arguments, deployment_from_args
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import InputError
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
+    add_deployment_arguments(parser)
     add_hub_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
     parser.add_argument("--require-fit", action="store_true", help="exit 1 when the layout does not fit")
@@ -55,10 +57,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     """The ledger described by the command line (shared by plan, probe and explain)."""
     settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    deployment = deployment_from_args(args, settings)
+    model, measured, total, name = _model_and_device(args, deployment.settings)
+    if deployment.draft_weights_bytes is not None:
+        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     return predict(
-        model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
-    )
+        model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
+        load_mtp=args.load_mtp, draft=deployment.draft,
+    )  # fmt: skip
 
 
 def _model_and_device(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
@@ -18,6 +19,7 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
         "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"}) for pool in rank.kv.pools],
+        "resident_terms_bytes": rank.resident_terms_bytes, "terms": [term_json(term) for term in rank.terms],
     }  # fmt: skip
 
 
@@ -42,6 +44,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": list(ledger.model.defaults_used),
         "engine_flags": ledger.settings.to_flags(),
+        "deployment": deployment_json(ledger),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
 
@@ -92,6 +95,7 @@ def ledger_text(ledger: Ledger) -> str:
                     f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
                 )
         lines.append("")
+    lines += deployment_lines(ledger)
     lines.append(
         f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})"
     )

@@ -71,6 +71,9 @@ class KvStorage(BaseModel):
     kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
+    # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
+    # than inflating the cell by `draft_layers / layers` (SGLang, docs/engines/sglang.md §6.1)
+    draft_kv_as_layers: bool = False
 
 
 def resolve_kv_format(
@@ -251,9 +254,11 @@ def kv_book(
     kinds = [model.layer_attention[i] for i in layers]
     pools: list[KvPool] = []
     full = kinds.count(LayerKind.FULL)
+    as_layers = draft_layers if storage.draft_kv_as_layers and full else 0
     if full:
+        held = full + as_layers
         pools.append(
-            KvPool(name="full", layers=full, bytes_per_token=int(per_layer * full), bytes_per_layer_token=per_layer,
+            KvPool(name="full", layers=held, bytes_per_token=int(per_layer * held), bytes_per_layer_token=per_layer,
                    row_shape=row, tensors_per_layer=tensors, torch_dtype=dtype)
         )  # fmt: skip
     swa = kinds.count(LayerKind.SLIDING)
@@ -280,7 +285,7 @@ def kv_book(
         workspace = heads * model.head_dim * 2  # one shared FP8 dequant row per token
     return KvBook(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
-        draft_layers=draft_layers if full else 0, target_layers=full,
+        draft_layers=draft_layers if full and not as_layers else 0, target_layers=full,
     )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
@@ -74,6 +75,13 @@ class LmdeployRules(LmdeployBudget):
         from kvtop.domain.engines.lmdeploy import span
 
         return span
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
+        from kvtop.domain.engines.lmdeploy import deployment
+
+        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -6,6 +6,7 @@ load and again at profiling), so one busy GPU shrinks every rank (docs/engines/s
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
@@ -62,6 +63,13 @@ class SglangRules(SglangBudget):
         from kvtop.domain.engines.sglang import span
 
         return span
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
+        from kvtop.domain.engines.sglang import deployment
+
+        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

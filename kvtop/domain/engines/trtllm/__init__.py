@@ -7,6 +7,7 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
@@ -61,6 +62,13 @@ class TrtllmRules(TrtllmBudget):
         from kvtop.domain.engines.trtllm import span
 
         return span
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
+        from kvtop.domain.engines.trtllm import deployment
+
+        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -68,10 +68,10 @@ class VllmBudget:
         if s.kv_cache_memory_bytes is not None:
             available = s.kv_cache_memory_bytes
             steps.append(BudgetStep(label="--kv-cache-memory-bytes (profiling skipped)", bytes=available))
-            non_kv = requested - inputs.weights_bytes - available
+            non_kv = requested - inputs.resident_bytes - available
         elif meas.available_kv_bytes is not None:
             available = meas.available_kv_bytes
-            non_kv = requested - inputs.weights_bytes - available
+            non_kv = requested - inputs.resident_bytes - available
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=available, measured=True))
         else:
             non_kv = meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
@@ -79,11 +79,7 @@ class VllmBudget:
                 notes.append(
                     "non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB"
                 )
-            steps.append(
-                BudgetStep(
-                    label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None
-                )
-            )
+            steps += inputs.weight_steps()
             steps.append(
                 BudgetStep(
                     label="− activation peak, non-torch, CUDA graphs",
@@ -91,7 +87,7 @@ class VllmBudget:
                     measured=meas.non_kv_bytes is not None,
                 )
             )
-            available = requested - inputs.weights_bytes - non_kv
+            available = requested - inputs.resident_bytes - non_kv
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
         unify = s.disable_hybrid_kv_cache_manager or (

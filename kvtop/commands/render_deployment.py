@@ -1,0 +1,83 @@
+"""The deployment beside the model (draft, experts, encoder, LoRA, host KV) as JSON and as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.deployment import BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.ledger import Ledger
+from kvtop.units import fmt_both, fmt_tokens
+
+_CHARGED = {
+    Charge.WEIGHTS: "in the weights",
+    Charge.RESIDENT: "before the pool",
+    Charge.KV_CELL: "per cached token",
+    Charge.RESERVE: "engine's reserve",
+    Charge.AFTER_POOL: "after the pool",
+    Charge.HOST: "host memory",
+}
+
+
+def term_json(term: BudgetTerm) -> dict[str, Any]:
+    return term.model_dump(mode="json")
+
+
+def host_tier_json(host: HostTier | None) -> dict[str, Any] | None:
+    if host is None:
+        return None
+    return host.model_dump(mode="json") | {"total_bytes": host.total_bytes}
+
+
+def deployment_json(ledger: Ledger) -> dict[str, Any]:
+    """`plan --json`'s `deployment`: what the launch turns on and every term of the tightest rank."""
+    return {
+        "features": [feature.value for feature in ledger.setup.features],
+        "setup": ledger.setup.model_dump(mode="json"),
+        "terms": [term_json(term) for term in ledger.terms],
+        "host_tier": host_tier_json(ledger.host_tier),
+    }
+
+
+def _figure(term: BudgetTerm) -> str:
+    if not term.modelled:
+        return "not modelled"
+    if term.charge is Charge.KV_CELL:
+        return f"+{term.bytes_per_token:,} B/token" + (f" = {fmt_both(term.bytes)}" if term.bytes else "")
+    return fmt_both(term.bytes)
+
+
+def deployment_lines(ledger: Ledger) -> list[str]:
+    """'Beside the model' for `plan`: one line per term (its figure, how it is charged, its basis), the
+    host tier, and each term's detail; nothing when the launch turns nothing on."""
+    terms, host = ledger.terms, ledger.host_tier
+    if not terms and host is None:
+        return []
+    lines = ["Beside the model (tightest rank)"]
+    for term in terms:
+        basis = "" if not term.modelled else term.basis.value
+        lines.append(
+            f"  {term.feature.value:<16}{term.label:<44}{_figure(term):>32}  {_CHARGED[term.charge]:<17}{basis}"
+        )
+    if host is not None:
+        lines.append(host_tier_line(host))
+    for term in terms:
+        if term.detail:
+            lines.append(f"  · {term.label}: {term.detail}")
+    if host is not None and host.detail:
+        lines.append(f"  · host tier: {host.detail}")
+    if host is not None and host.problem:
+        lines.append(f"  ! host tier: {host.problem}")
+    lines.append("")
+    return lines
+
+
+def host_tier_line(host: HostTier) -> str:
+    """'host_kv  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
+    if host.state is not TermState.MODELLED:
+        return f"  {'host_kv':<16}{host.connector:<44}{'not modelled':>32}"
+    scale = f", {host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool" if host.gpu_tokens_per_rank else ""
+    return (
+        f"  {'host_kv':<16}{host.connector + ': ' + fmt_tokens(host.tokens_per_rank) + ' tokens per rank' + scale:<44}"
+        f"{fmt_both(host.bytes_per_rank):>32}  {'host, per rank':<17}{host.basis.value}"
+        f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<44}{fmt_both(host.total_bytes):>32}  host memory"
+    )
