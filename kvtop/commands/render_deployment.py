@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.deployment import BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.diagnose_headroom import headroom_short
+from kvtop.domain.diagnose_rules import Thresholds
+from kvtop.domain.headroom import Headroom, headroom_of
 from kvtop.domain.ledger import Ledger
+from kvtop.domain.whatif import Replay
 from kvtop.units import fmt_both, fmt_tokens
 
 _CHARGED = {
@@ -35,7 +39,14 @@ def deployment_json(ledger: Ledger) -> dict[str, Any]:
         "setup": ledger.setup.model_dump(mode="json"),
         "terms": [term_json(term) for term in ledger.terms],
         "host_tier": host_tier_json(ledger.host_tier),
+        "headroom": headroom_json(headroom_of(ledger)),
     }
+
+
+def headroom_json(headroom: Headroom | None) -> dict[str, Any] | None:
+    if headroom is None:
+        return None
+    return headroom.model_dump(mode="json") | {"needed_bytes": headroom.needed_bytes, "short_bytes": headroom.short_bytes}
 
 
 def _figure(term: BudgetTerm) -> str:
@@ -67,8 +78,23 @@ def deployment_lines(ledger: Ledger) -> list[str]:
         lines.append(f"  · host tier: {host.detail}")
     if host is not None and host.problem:
         lines.append(f"  ! host tier: {host.problem}")
+    lines += headroom_lines(ledger)
     lines.append("")
     return lines
+
+
+def headroom_lines(ledger: Ledger) -> list[str]:
+    """What the pool leaves against what later phases allocate, when the deployment allocates after the pool."""
+    headroom = headroom_of(ledger)
+    if headroom is None or not any(t.charge is Charge.AFTER_POOL for t in ledger.terms):
+        return []
+    needs = "; ".join(f"{n.label} {fmt_both(n.bytes) if n.bytes is not None else 'not modelled'}" for n in headroom.needs)
+    line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}"
+    finding = headroom_short(ledger, Replay(ledger), Thresholds())
+    if finding is not None:
+        gain = f" ({finding.gain_tokens:+,} tokens per rank)" if finding.gain_tokens else ""
+        return [line, f"  ! {finding.summary}", f"    fix: {finding.fix}{gain}"]
+    return [line]
 
 
 def host_tier_line(host: HostTier) -> str:

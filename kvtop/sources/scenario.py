@@ -92,6 +92,9 @@ class EngineSpec(_Strict):
     kv_usage: float = Field(default=0.35, ge=0.0, le=1.0)  # mean fraction of the KV pool in use
     running_requests: int = Field(default=8, ge=0)
     waiting_requests: int = Field(default=0, ge=0)
+    # pressure its metrics show: requests preempted (vLLM) or retracted (SGLang) per minute, drafts accepted
+    evictions_per_min: float = Field(default=0.0, ge=0.0, le=1e6)
+    spec_acceptance: float | None = Field(default=None, ge=0.0, le=1.0)
     endpoint: EndpointState = EndpointState.OK  # what reading its HTTP endpoints gives
 
 

@@ -9,6 +9,7 @@ from textual.widget import Widget
 from kvtop.domain.engines.registry import display_names
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState
+from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
@@ -64,10 +65,16 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
     observation = snapshot.observation
     engines = tuple(
         (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.ledger_error,
-         view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
+         view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message,
+         _pressure_line(view))
         for view in snapshot.engines
     )  # fmt: skip
     return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines
+
+
+def _pressure_line(view: EngineView) -> str | None:
+    pressure = pressure_of(view.engine.live)
+    return pressure.line() if pressure is not None and pressure.notable else None
 
 
 class NodeHeader(Widget):
@@ -139,7 +146,12 @@ class NodeHeader(Widget):
                 )
             )
         if self._engines and snapshot is not None:
-            lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
+            for view in snapshot.engines:
+                lines.append(engine_line(view, compact=self.size.width < 110))
+                pressure = pressure_of(view.engine.live)
+                if pressure is not None and pressure.notable:
+                    style = "bold $warning" if pressure.preempting else "$text-muted"
+                    lines.append(Content.styled(f"  pressure: {pressure.line()}", style))
             if not snapshot.engines:
                 lines.append(Content.styled(f"no {display_names()} engine found on this node", "$text-muted"))
         return Content("\n").join(lines)

@@ -265,20 +265,35 @@ def _experts(inputs: TermInputs) -> list[BudgetTerm]:
             detail=f"{physical} physical experts for {model.moe.num_routed_experts} logical, loaded with the weights",
         ))  # fmt: skip
     if setup.a2a_backend == "deepep":
-        mib, source = deepep_reserve_mib(inputs.version)
-        graphs = not flag_set(inputs.settings, "disable-cuda-graph")
-        prefill = (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
-        if mib and graphs and not prefill and inputs.settings.mem_fraction_static is None:
-            found.append(BudgetTerm(feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, bytes=mib * MIB,
-                                    label="reserve for DeepEP all-to-all buffers", setting="--moe-a2a-backend deepep",
-                                    source=source, detail=f"{mib} MiB more reserve in the automatic "
-                                    "--mem-fraction-static"))  # fmt: skip
-        found.append(BudgetTerm(feature=Feature.EXPERT_PARALLEL, charge=Charge.AFTER_POOL, label="DeepEP buffers",
-                                state=TermState.NOT_MODELLED, setting="--moe-a2a-backend deepep",
-                                source="layers/moe/token_dispatcher/deepep.py DeepEPBuffer.get_deepep_buffer",
-                                detail="NVL/RDMA buffers sized by DeepEP's hints at the first MoE forward, after the "
-                                "pool: not modelled"))  # fmt: skip
+        found += _deepep(inputs)
     return found
+
+
+def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
+    """§17.2: the buffers are allocated at the first MoE forward, after the pool. From v0.5.15 the engine's
+    own automatic reserve keeps 2 GiB for them (a RESERVE term, or inside the reserve its rule needs when a
+    share is given); before, nothing did: they come out of the runtime reserve (an AFTER_POOL term sized
+    by the figure v0.5.15 adopted)."""
+    mib, source = deepep_reserve_mib(inputs.version)
+    graphs = not flag_set(inputs.settings, "disable-cuda-graph")
+    prefill = (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
+    if not graphs or prefill:
+        return []
+    setting = "--moe-a2a-backend deepep"
+    if mib and inputs.settings.mem_fraction_static is None:
+        return [BudgetTerm(feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, bytes=mib * MIB, setting=setting,
+                           label="reserve for DeepEP all-to-all buffers", source=source,
+                           detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static")]  # fmt: skip
+    if mib:
+        return []  # the reserve SGLang's own rule needs (reserve_needed_bytes) counts them
+    later = deepep_reserve_mib(ResolvedVersion())[0]
+    return [BudgetTerm(
+        feature=Feature.EXPERT_PARALLEL, charge=Charge.AFTER_POOL, bytes=later * MIB, basis=Basis.CALIBRATED,
+        label="DeepEP buffers after the pool", setting=setting,
+        source="layers/moe/token_dispatcher/deepep.py (allocated at the first MoE forward); " + source,
+        detail=f"{inputs.version.label}'s automatic reserve does not count them; {later} MiB is the reserve "
+        "SGLang v0.5.15 adopted for them (arg_groups/memory_hook.py reserve_for_deepep_a2a_mb)",
+    )]  # fmt: skip
 
 
 def _lora(inputs: TermInputs) -> BudgetTerm:
