@@ -86,7 +86,7 @@ def test_two_readings_give_a_preemption_rate() -> None:
 
 
 def test_a_counter_that_went_down_gives_no_rate() -> None:
-    from kvtop.domain.observe import EngineLive, EndpointState
+    from kvtop.domain.observe import EndpointState, EngineLive
 
     live = EngineLive(state=EndpointState.OK, preemptions_total=3, taken_at=100.0, running_requests=5,
                       previous=EngineCounters(taken_at=40.0, preemptions=90))  # fmt: skip
@@ -95,7 +95,7 @@ def test_a_counter_that_went_down_gives_no_rate() -> None:
 
 
 def test_vllm_acceptance_is_over_the_window() -> None:
-    from kvtop.domain.observe import EngineLive, EndpointState
+    from kvtop.domain.observe import EndpointState, EngineLive
 
     live = EngineLive(state=EndpointState.OK, spec_accepted_tokens_total=2400, spec_draft_tokens_total=3000,
                       taken_at=100.0, previous=EngineCounters(taken_at=40.0, spec_accepted=1600, spec_drafted=2000))  # fmt: skip
