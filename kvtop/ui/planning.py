@@ -10,7 +10,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.deployment import HostKvRequest
+from kvtop.domain.engines.base import GIB, MeasuredInputs
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
@@ -25,7 +26,7 @@ class PlanField:
 
     key: str  # input id suffix and key in the values mapping
     label: str
-    kind: str  # "int", "int?", "float?", "bool", "dtype", "text"
+    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
 
 
 FIELDS: tuple[PlanField, ...] = (
@@ -40,7 +41,15 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("page_size", "page size", "int?"),
     PlanField("context_length", "context length", "int?"),
     PlanField("max_running_requests", "max requests", "int?"),
+    # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
+    PlanField("spec_method", "speculative", "text?"),
+    PlanField("redundant_experts", "redundant experts", "int0"),
+    PlanField("lora_slots", "LoRA slots", "slots?"),
+    PlanField("lora_rank", "LoRA rank", "int?"),
+    PlanField("host_kv_gib", "host KV GiB/rank", "gib?"),
 )
+#: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
+DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 _FIELD_BY_FLAG = {
     "--tp": "tp", "--pp": "pp", "--ep": "ep", "--dp": "dp", "--enable-dp-attention": "enable_dp_attention",
@@ -65,10 +74,50 @@ def memory_fraction_field(settings: LaunchSettings) -> str:
     return engine_rules(settings.engine).memory_fraction_field
 
 
+def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
+    """The deployment fields' texts from the launch's flags (blank where it turns a feature off, or where
+    its flags cannot be read: the launch's own message says why)."""
+    try:
+        setup = engine_rules(settings.engine).deployment.setup(settings)
+    except KvtopError:
+        return dict.fromkeys(DEPLOYMENT_KEYS, "")
+    host = setup.host_kv.bytes_per_rank if setup.host_kv and setup.host_kv.bytes_per_rank else None
+    return {
+        "spec_method": setup.spec_method or "",
+        "redundant_experts": str(setup.redundant_experts),
+        "lora_slots": str(setup.max_loras or "default") if setup.lora else "",
+        "lora_rank": str(setup.max_lora_rank or "") if setup.lora else "",
+        "host_kv_gib": f"{host / GIB:g}" if host else "",
+    }
+
+
+def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> LaunchSettings:
+    """The launch with the deployment fields' values, in the engine's own flags."""
+    rules = engine_rules(settings.engine).deployment
+    setup = rules.setup(settings)
+    method = values.get("spec_method")
+    slots, rank, host = values.get("lora_slots"), values.get("lora_rank"), values.get("host_kv_gib")
+    update: dict[str, object] = {
+        "spec_method": method if isinstance(method, str) and method.lower() != "none" else None,
+        "redundant_experts": values.get("redundant_experts") or 0,
+        "lora": slots is not None,
+        "max_loras": slots if isinstance(slots, int) else None,
+        "max_lora_rank": rank,
+        "host_kv": None if host is None else HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(host)) * GIB)),
+    }
+    if update["spec_method"] != setup.spec_method:
+        update["draft_model"] = None  # another method: the launch's draft was the old one's
+    edited = rules.with_setup(settings, setup.model_copy(update=update))
+    rules.setup(edited)  # the engine's own checks of the values (a bad one names its flag)
+    return edited
+
+
 def field_texts(settings: LaunchSettings) -> dict[str, str]:
     """The text each input starts with (blank: the engine's default)."""
-    texts: dict[str, str] = {}
+    texts: dict[str, str] = _deployment_texts(settings)
     for field in FIELDS:
+        if field.key in DEPLOYMENT_KEYS:
+            continue
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
         value = getattr(settings, attribute)
         texts[field.key] = (
@@ -87,6 +136,22 @@ def _parse(field: PlanField, text: str) -> object:
         return raw.lower() in ("on", "true", "yes", "1")
     if field.kind == "dtype":  # the engine's own list is checked when the settings are built
         return raw
+    if field.kind == "text?":
+        return raw or None
+    if field.kind == "int0" and not raw:
+        return 0
+    if field.kind == "slots?" and raw.lower() in ("", "default", "on"):
+        return raw.lower() or None  # blank: off; "default": on with the engine's own count
+    if field.kind == "gib?":
+        if not raw:
+            return None
+        try:
+            size = float(raw)
+        except ValueError:
+            size = float("nan")
+        if not 0 < size < 1 << 20:
+            raise InputError(f"needs a size in GiB above 0, got {raw!r}", field=field.label)
+        return size
     if not raw:
         if field.kind.endswith("?"):
             return None
@@ -98,16 +163,20 @@ def _parse(field: PlanField, text: str) -> object:
         raise InputError(f"needs {kind}, got {raw!r}", field=field.label) from None
     if field.kind.startswith("float") and not 0 < value <= 1:
         raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
-    if field.kind.startswith("int") and value < 1:
-        raise InputError(f"must be at least 1 (got {raw})", field=field.label)
+    if field.kind.startswith("int") and value < (0 if field.kind == "int0" else 1):
+        raise InputError(f"must be at least {0 if field.kind == 'int0' else 1} (got {raw})", field=field.label)
     return value
 
 
 def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSettings:
     """The base settings with every field replaced by its text; InputError names the first bad field."""
     update: dict[str, object] = {}
+    deployment: dict[str, object] = {}
     for key, text in texts.items():
         field = FIELD_BY_KEY[key]
+        if key in DEPLOYMENT_KEYS:
+            deployment[key] = _parse(field, text)
+            continue
         attribute = memory_fraction_field(base) if key == "memory_fraction" else key
         update[attribute] = _parse(field, text)
     dtype = update.get("kv_cache_dtype")
@@ -115,7 +184,8 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
     if isinstance(dtype, str) and dtype not in accepted:
         name = display_name(base.engine)
         raise InputError(f"{name} has no KV cache dtype {dtype!r} (one of {', '.join(accepted)})", field="KV dtype")
-    return base.model_copy(update=update)
+    edited = base.model_copy(update=update)
+    return _with_deployment(edited, deployment) if deployment else edited
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:

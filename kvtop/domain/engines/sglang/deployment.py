@@ -157,7 +157,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         "max-loras-per-batch": str(setup.max_loras) if setup.lora and setup.max_loras else None,
         "max-lora-rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,
         "enable-hierarchical-cache": host is not None,
-        "hicache-size": f"{host.bytes_per_rank / 1e9:g}" if host and host.bytes_per_rank else None,
+        "hicache-size": f"{host.bytes_per_rank / 1e9:.9g}" if host and host.bytes_per_rank else None,
         "hicache-ratio": f"{host.ratio_to_gpu_pool:g}" if host and host.ratio_to_gpu_pool and host.stated else None,
     })  # fmt: skip
 
