@@ -45,9 +45,26 @@ def deployment_from_args(args: argparse.Namespace, settings: LaunchSettings) -> 
         from kvtop.sources.hub import load_model
 
         draft = load_model(args.draft_model, deadline_s=hub_deadline(args))
+        settings = _naming_the_draft(settings, args.draft_model)
     weights = getattr(args, "draft_weights", None)
     measured = memory_size(weights, "--draft-weights", whole_gpu=False) if weights is not None else None
     return DeploymentArgs(settings=settings, draft=draft, draft_weights_bytes=measured)
+
+
+def _naming_the_draft(settings: LaunchSettings, ref: str) -> LaunchSettings:
+    """The launch with `--draft-model` as its draft where it names none (SGLang's
+    `--speculative-draft-model-path`, vLLM's speculative config `model`); a launch with no speculative
+    method is refused, naming the flag."""
+    from kvtop.domain.deployment import SpecKind
+
+    rules = engine_rules(settings.engine).deployment
+    setup = rules.setup(settings)
+    if setup.spec_kind is None:
+        raise InputError("the launch has no speculative method for a draft (e.g. --speculative-algorithm EAGLE3)",
+                         field="--draft-model")  # fmt: skip
+    if setup.spec_kind is SpecKind.NGRAM or setup.draft_model:
+        return settings
+    return rules.with_setup(settings, setup.model_copy(update={"draft_model": ref, "spec_kind": SpecKind.DRAFT_MODEL}))
 
 
 def with_host_cache(settings: LaunchSettings, node_bytes: int) -> LaunchSettings:

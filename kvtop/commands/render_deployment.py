@@ -67,7 +67,7 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     for term in terms:
         basis = "" if not term.modelled else term.basis.value
         lines.append(
-            f"  {term.feature.value:<16}{term.label:<44}{_figure(term):>32}  {_CHARGED[term.charge]:<17}{basis}"
+            f"  {term.feature.value:<16}{term.label:<54}{_figure(term):>30}  {_CHARGED[term.charge]:<17}{basis}"
         )
     if host is not None:
         lines.append(host_tier_line(host))
@@ -100,10 +100,10 @@ def headroom_lines(ledger: Ledger) -> list[str]:
 def host_tier_line(host: HostTier) -> str:
     """'host_kv  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
     if host.state is not TermState.MODELLED:
-        return f"  {'host_kv':<16}{host.connector:<44}{'not modelled':>32}"
-    scale = f", {host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool" if host.gpu_tokens_per_rank else ""
+        return f"  {'host_kv':<16}{host.connector:<54}{'not modelled':>30}"
+    scale = f" ({host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool)" if host.gpu_tokens_per_rank else ""
+    label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
     return (
-        f"  {'host_kv':<16}{host.connector + ': ' + fmt_tokens(host.tokens_per_rank) + ' tokens per rank' + scale:<44}"
-        f"{fmt_both(host.bytes_per_rank):>32}  {'host, per rank':<17}{host.basis.value}"
-        f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<44}{fmt_both(host.total_bytes):>32}  host memory"
+        f"  {'host_kv':<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"
+        f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<54}{fmt_both(host.total_bytes):>30}  host memory"
     )

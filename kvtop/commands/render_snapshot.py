@@ -193,7 +193,7 @@ def _engine_rows(view: EngineView) -> list[str]:
     if live.message:
         lines.append(f"  endpoint: {live.message}")
     pressure = pressure_of(live)
-    if pressure is not None:
+    if pressure is not None and pressure.notable:  # as the dashboard: when requests wait, it preempts or drafts
         lines.append(f"  pressure: {pressure.line()}")
     show_dp = len({r.rank.dp for r in view.ranks}) > 1
     show_pp = len({r.rank.pp for r in view.ranks}) > 1
