@@ -44,7 +44,11 @@ def deployment_from_args(args: argparse.Namespace, settings: LaunchSettings) -> 
     if getattr(args, "draft_model", None):
         from kvtop.sources.hub import load_model
 
-        draft = load_model(args.draft_model, deadline_s=hub_deadline(args))
+        try:
+            draft = load_model(args.draft_model, deadline_s=hub_deadline(args))
+        except InputError as error:  # the loader names --model: this is the draft's
+            raise InputError(str(error).removeprefix(f"{error.field}: ") if error.field else str(error),
+                             field="--draft-model") from None  # fmt: skip
         settings = _naming_the_draft(settings, args.draft_model)
     weights = getattr(args, "draft_weights", None)
     measured = memory_size(weights, "--draft-weights", whole_gpu=False) if weights is not None else None

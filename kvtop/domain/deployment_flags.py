@@ -31,7 +31,7 @@ def flag_int(settings: LaunchSettings, spelling: str, *, least: int = 0) -> int 
     text = flag_text(settings, spelling)
     if text is None:
         return None
-    if not text.isdigit() or len(text) > 9 or int(text) < least:
+    if not text.isdigit() or len(text) > 18 or int(text) < least:
         raise InputError(f"expected a whole number ≥ {least}, got {text[:40]!r}", field=f"--{spelling}")
     return int(text)
 
@@ -50,7 +50,7 @@ def flag_float(settings: LaunchSettings, spelling: str, *, above: float = 0.0) -
     return value
 
 
-def flag_json(settings: LaunchSettings, spelling: str) -> dict[str, object]:
+def flag_json(settings: LaunchSettings, spelling: str, example: str = '{"method": "eagle3"}') -> dict[str, object]:
     """The JSON object given to `--spelling` ({} when not given); malformed JSON names the flag."""
     text = flag_text(settings, spelling)
     if text is None:
@@ -60,7 +60,7 @@ def flag_json(settings: LaunchSettings, spelling: str) -> dict[str, object]:
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        raise InputError('expected a JSON object, e.g. \'{"method": "eagle3"}\'', field=f"--{spelling}")
+        raise InputError(f"expected a JSON object, e.g. '{example}'", field=f"--{spelling}")
     return value
 
 

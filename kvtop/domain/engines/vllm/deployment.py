@@ -107,7 +107,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
         kind = SpecKind.MTP
     elif method is not None:
         kind = SpecKind.DRAFT_MODEL
-    eplb = flag_json(settings, "eplb-config")
+    eplb = flag_json(settings, "eplb-config", '{"num_redundant_experts": 32}')
     redundant = eplb.get("num_redundant_experts", flag_int(settings, "num-redundant-experts") or 0)
     if not isinstance(redundant, int) or isinstance(redundant, bool) or redundant < 0:
         raise InputError(
@@ -132,7 +132,7 @@ def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
         if backend == "lmcache":
             return HostKvRequest(connector="LMCache (multi-process server)", stated=False)
         return HostKvRequest(connector="OffloadingConnector", bytes_total=int(size * (1 << 30)))
-    transfer = flag_json(settings, "kv-transfer-config")
+    transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "OffloadingConnector"}')
     connector = str(transfer.get("kv_connector") or "")
     extra = transfer.get("kv_connector_extra_config")
     extra = extra if isinstance(extra, dict) else {}
