@@ -128,7 +128,7 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
     for term in predicted.terms:  # the deployment's resident terms: a draft, redundant experts, LoRA slots
         if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
-            rows.append(LedgerRow(f"{term.feature.value} · {term.label}", term.bytes, None))
+            rows.append(LedgerRow(term.label.split(" (")[0], term.bytes, None))
     live_pool, derived = observed_kv_pool_bytes(rank)
     token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
     rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))

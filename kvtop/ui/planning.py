@@ -46,7 +46,7 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("redundant_experts", "redundant experts", "int0"),
     PlanField("lora_slots", "LoRA slots", "slots?"),
     PlanField("lora_rank", "LoRA rank", "int?"),
-    PlanField("host_kv_gib", "host KV GiB/rank", "gib?"),
+    PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
 )
 #: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
@@ -81,13 +81,18 @@ def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
         setup = engine_rules(settings.engine).deployment.setup(settings)
     except KvtopError:
         return dict.fromkeys(DEPLOYMENT_KEYS, "")
-    host = setup.host_kv.bytes_per_rank if setup.host_kv and setup.host_kv.bytes_per_rank else None
+    request, host_text = setup.host_kv, ""
+    if request is not None and request.ratio_to_gpu_pool:
+        host_text = f"x{request.ratio_to_gpu_pool:g}"
+    elif request is not None and (request.bytes_per_rank or request.bytes_total):
+        per_rank = request.bytes_per_rank or (request.bytes_total or 0) // max(settings.tp * settings.pp, 1)
+        host_text = f"{per_rank / GIB:g}"
     return {
         "spec_method": setup.spec_method or "",
         "redundant_experts": str(setup.redundant_experts),
         "lora_slots": str(setup.max_loras or "default") if setup.lora else "",
         "lora_rank": str(setup.max_lora_rank or "") if setup.lora else "",
-        "host_kv_gib": f"{host / GIB:g}" if host else "",
+        "host_kv_gib": host_text,
     }
 
 
@@ -103,13 +108,24 @@ def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> 
         "lora": slots is not None,
         "max_loras": slots if isinstance(slots, int) else None,
         "max_lora_rank": rank,
-        "host_kv": None if host is None else HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(host)) * GIB)),
+        "host_kv": _host_request(host),
     }
     if update["spec_method"] != setup.spec_method:
         update["draft_model"] = None  # another method: the launch's draft was the old one's
     edited = rules.with_setup(settings, setup.model_copy(update=update))
-    rules.setup(edited)  # the engine's own checks of the values (a bad one names its flag)
+    if rules.setup(edited).host_kv is None and update["host_kv"] is not None:  # the engine's own checks ran too
+        kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
+        raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
     return edited
+
+
+def _host_request(value: object) -> HostKvRequest | None:
+    """The host field's value as a request: GiB per rank, or ('x', ratio) of the GPU pool."""
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return HostKvRequest(connector="host cache", ratio_to_gpu_pool=float(value[1]))
+    return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
 
 
 def field_texts(settings: LaunchSettings) -> dict[str, str]:
@@ -145,13 +161,14 @@ def _parse(field: PlanField, text: str) -> object:
     if field.kind == "gib?":
         if not raw:
             return None
+        ratio = raw[:1].lower() in ("x", "×")
         try:
-            size = float(raw)
+            size = float(raw[1:] if ratio else raw)
         except ValueError:
             size = float("nan")
         if not 0 < size < 1 << 20:
-            raise InputError(f"needs a size in GiB above 0, got {raw!r}", field=field.label)
-        return size
+            raise InputError(f"needs a size in GiB above 0 (or x2: twice the GPU pool), got {raw!r}", field=field.label)
+        return ("x", size) if ratio else size
     if not raw:
         if field.kind.endswith("?"):
             return None

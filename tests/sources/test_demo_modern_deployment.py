@@ -61,7 +61,7 @@ def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: No
     ledger = rank_ledger(snapshot, view.ranks[0].gpu_index)
     assert ledger is not None
     labels = [row.label for row in ledger.rows]
-    assert "lora · LoRA slots: 4 × rank 64" in labels
+    assert "LoRA slots: 4 × rank 64" in labels
     worker = next(row for row in ledger.rows if row.label.startswith("= worker"))
     parts = ledger.rows[: ledger.rows.index(worker)]
     items = [r for r in parts if r.kind == "item" and not r.label.startswith("weights ·")]

@@ -40,6 +40,15 @@ def test_lora_slots_cost_gpu_tokens_before_to_after(llama) -> None:
     assert outcome.after.settings.flags == {"enable-lora": True, "max-loras-per-batch": "8", "max-lora-rank": "16"}
 
 
+def test_host_kv_as_a_share_of_the_gpu_pool_is_hicaches_only() -> None:
+    sglang = apply_edits(llama_settings(), {"host_kv_gib": "x3"})
+    assert sglang.flags == {"enable-hierarchical-cache": True, "hicache-ratio": "3"}
+    with pytest.raises(InputError, match="host KV GiB: vLLM has no host KV sized as a share of the GPU pool"):
+        apply_edits(llama_settings().model_copy(update={"engine": "vllm"}), {"host_kv_gib": "x3"})
+    offloading = llama_settings().model_copy(update={"engine": "vllm", "flags": {"kv-offloading-size": "200"}})
+    assert field_texts(offloading)["host_kv_gib"] == "25"  # 200 GiB over TP8, per rank
+
+
 def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
     settings = llama_settings().model_copy(update={"engine": "vllm"})
     edited = apply_edits(settings, {"spec_method": "ngram", "redundant_experts": "0"})
@@ -49,7 +58,7 @@ def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
 @pytest.mark.parametrize(
     ("texts", "message"),
     [
-        ({"host_kv_gib": "lots"}, "host KV GiB/rank: needs a size in GiB above 0"),
+        ({"host_kv_gib": "lots"}, "host KV GiB: needs a size in GiB above 0"),
         ({"redundant_experts": "-2"}, "redundant experts: must be at least 0"),
         ({"spec_method": "WARP9"}, "--speculative-algorithm: must be one of"),
     ],
