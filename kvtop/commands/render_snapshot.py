@@ -32,6 +32,7 @@ def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
             "message": node.nvml_message,
             "driver_version": node.driver_version,
         },
+        "host_memory": node.host_memory.model_dump(mode="json") if node.host_memory else None,
         "gpus": [gpu_json(gpu) for gpu in node.gpus],
         "engines": [engine_json(view) for view in snapshot.engines],
     }
@@ -192,6 +193,11 @@ def _engine_rows(view: EngineView) -> list[str]:
         lines.append(f"  {view.ledger_error}")
     if live.message:
         lines.append(f"  endpoint: {live.message}")
+    tier = ledger.host_tier if ledger else None
+    if tier is not None:
+        lines.append(f"  host KV: {tier.connector} {tier.tokens_per_rank:,} tokens per rank beside the GPU pool's "
+                     f"{tier.gpu_tokens_per_rank:,}, {_gib(tier.bytes_per_rank, 0).strip()} GiB per rank, "
+                     f"{_gib(tier.total_bytes, 0).strip()} GiB over {tier.ranks} ranks")  # fmt: skip
     pressure = pressure_of(live)
     if pressure is not None and pressure.notable:  # as the dashboard: when requests wait, it preempts or drafts
         lines.append(f"  pressure: {pressure.line()}")
@@ -234,6 +240,10 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
     lines = [head]
     if snapshot.notice:
         lines.append(f"notice: {snapshot.notice}")
+    if node.host_memory is not None:
+        host = node.host_memory
+        lines.append(f"host memory {_gib(host.available_bytes, 0).strip()} GiB available of "
+                     f"{_gib(host.total_bytes, 0).strip()} GiB")  # fmt: skip
     lines.append("")
     lines += _gpu_rows(snapshot) if node.gpus else ["no GPUs observed"]
     processes = _process_rows(snapshot)

@@ -172,6 +172,7 @@ class HostTier(BaseModel):
     source: str = ""
     detail: str = ""
     problem: str | None = None  # why the engine would refuse this tier at start (None: it accepts it)
+    host_reserve_bytes: int = 0  # host memory the engine insists stays available beside the tier (SGLang: 10 GiB)
 
     @property
     def total_bytes(self) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.diagnose_rules import Finding, Rule, Severity
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.ledger import Ledger
+from kvtop.domain.observe import HostMemory
 from kvtop.domain.pressure import EnginePressure, pressure_of
 from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import GIB, gib
@@ -112,3 +113,23 @@ def _pool_full(engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, r
                   f"the least free GPU has {gib(max(room + SAFETY_MARGIN_BYTES, 0))} free: under "
                   f"{gib(SAFETY_MARGIN_BYTES)} beyond one more step of the memory share"),
     )  # fmt: skip
+
+
+def host_tier_findings(engine: EngineOnNode, host: HostMemory | None) -> list[Finding]:
+    """`host_tier_would_not_fit`: a restart would ask the host for the engine's host KV tier again (what it
+    pins now comes back first) and for the free memory the engine keeps beside it; the host has less."""
+    ledger = engine.ledger
+    tier = ledger.host_tier if ledger is not None else None
+    if tier is None or host is None or not tier.host_reserve_bytes:
+        return []
+    if host.available_bytes >= tier.host_reserve_bytes:
+        return []
+    return [engine.finding(
+        rule=Rule.HOST_TIER_WOULD_NOT_FIT, severity=Severity.CRITICAL, bytes=tier.total_bytes,
+        summary=f"{tier.connector} would not start again: the host has {gib(host.available_bytes)} available beside "
+        f"the tier's {gib(tier.total_bytes)}, and the engine keeps {gib(tier.host_reserve_bytes)} free",
+        fix=f"free host memory, or a smaller tier than {tier.setting}", gain_needs_restart=True,
+        evidence=(f"host memory: {gib(host.available_bytes)} available of {gib(host.total_bytes)}",
+                  f"{tier.connector}: {tier.tokens_per_rank:,} tokens per rank, {gib(tier.bytes_per_rank)} per rank "
+                  f"over {tier.ranks} ranks", tier.detail),
+    )]  # fmt: skip

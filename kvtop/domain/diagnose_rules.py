@@ -53,7 +53,8 @@ class Rule(str, Enum):
     KV_CAP_BINDS = "kv_cap_binds"
     PREEMPTING_WITH_ROOM = "preempting_with_room"  # the pool preempts while the GPUs have room to grow it
     PREEMPTING_POOL_FULL = "preempting_pool_full"  # the pool preempts with no room: admit fewer requests
-    HEADROOM_SHORT = "headroom_short"  # what the pool leaves is short of what later phases allocate
+    HEADROOM_SHORT = "headroom_short"
+    HOST_TIER_WOULD_NOT_FIT = "host_tier_would_not_fit"  # a restart's host KV tier exceeds the host's memory  # what the pool leaves is short of what later phases allocate
     RESERVE_BELOW_ENGINES_OWN = "reserve_below_engines_own"  # a memory share above the engine's own  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
 
     def __str__(self) -> str:

@@ -321,10 +321,18 @@ class EngineInstance(_Frozen):
         })  # fmt: skip
 
 
+class HostMemory(_Frozen):
+    """The node's host memory (what offloaded KV tiers pin), as the OS reports it."""
+
+    total_bytes: int
+    available_bytes: int  # what a new allocation can take without swapping (Linux MemAvailable)
+
+
 class NodeObservation(_Frozen):
     """Everything kvtop observed on one node at `taken_at` (seconds since the epoch)."""
 
     taken_at: float
+    host_memory: HostMemory | None = None  # None: not read (a remote node, a read that failed)
     nvml_state: NvmlState = NvmlState.OK
     nvml_message: RedactedStr | None = None
     driver_version: RedactedStr | None = None

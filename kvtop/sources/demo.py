@@ -28,6 +28,7 @@ from kvtop.domain.observe import (
     GpuObservation,
     GpuProcess,
     GpuState,
+    HostMemory,
     MemoryApi,
     NodeObservation,
     NvmlState,
@@ -118,7 +119,17 @@ class DemoSource:
             else engine
             for engine in self._template.engines
         )
-        return self._template.model_copy(update={"taken_at": taken_at, "gpus": gpus, "engines": engines})
+        return self._template.model_copy(update={
+            "taken_at": taken_at, "gpus": gpus, "engines": engines, "host_memory": self._host_memory(),
+        })  # fmt: skip
+
+    def _host_memory(self) -> HostMemory | None:
+        """The scenario's host memory less what its engines' host tiers pin (their planned ledgers say)."""
+        total = self.scenario.host_memory
+        if total is None:
+            return None
+        pinned = sum(e.truth.host_tier.total_bytes for e in self._plan.engines if e.truth.host_tier is not None)
+        return HostMemory(total_bytes=total, available_bytes=max(0, total - pinned - total // 20))
 
     # --- one tick ---
 

@@ -31,6 +31,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.domain.ports import SnapshotSource
 from kvtop.domain.pressure import with_counter_history
+from kvtop.sources.host_memory import read_host_memory
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.processes import ProcessTable, PsutilProcessTable, attribute_node
@@ -206,7 +207,7 @@ class LiveSource:
         node = self._nvml.read()
         if node.nvml_state is not NvmlState.OK:
             return build_snapshot(node, {}, source=self.label, notice=node.nvml_message)
-        node = attribute_node(node, self._table)
+        node = attribute_node(node, self._table).model_copy(update={"host_memory": read_host_memory()})
         if node.engines:
             deadline = Deadline(self._deadline_s) if self._deadline_s is not None else None
             node = with_live_state(

@@ -77,3 +77,21 @@ def test_pressure_and_its_finding(snapshot: NodeSnapshot) -> None:
     findings = [f for f in diagnose(snapshot) if f.rule == "preempting_with_room"]
     assert len(findings) == 1 and findings[0].engine_id == "vllm:53000"
     assert findings[0].gain_tokens > 0 and findings[0].fix.startswith("--gpu-memory-utilization 0.")
+
+
+def test_host_memory_beside_the_host_tiers(snapshot: NodeSnapshot) -> None:
+    host = snapshot.observation.host_memory
+    assert host is not None and host.total_bytes == 2 << 40
+    # the scenario's 2 TiB less what both host tiers pin (HiCache 4 ranks, offloading 200 GiB) and 5% for the OS
+    pinned = sum(v.ledger.host_tier.total_bytes for v in snapshot.engines if v.ledger and v.ledger.host_tier)
+    assert host.available_bytes == (2 << 40) - pinned - (2 << 40) // 20
+    assert not [f for f in diagnose(snapshot) if f.rule == "host_tier_would_not_fit"]
+
+
+def test_hicache_that_would_not_start_again_is_critical() -> None:
+    scenario = load_scenario("modern-deployment").model_copy(update={"host_memory": 260 << 30})
+    small = DemoSource(scenario).collect_at(TICK)
+    host = small.observation.host_memory
+    assert host is not None and host.available_bytes < 10 << 30  # HostKVCache keeps 10 GiB free
+    (finding,) = [f for f in diagnose(small) if f.rule == "host_tier_would_not_fit"]
+    assert finding.engine_id == "sglang:43000" and finding.severity == "critical"

@@ -13,7 +13,7 @@ from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
-from kvtop.units import fmt_tokens
+from kvtop.units import fmt_gib, fmt_tokens
 
 _WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
 
@@ -48,6 +48,8 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
+    if ledger is not None and ledger.host_tier is not None:
+        parts.append(f" · host KV {fmt_tokens(ledger.host_tier.tokens_per_rank)} tok/rank")
     return Content.assemble(*parts)
 
 
@@ -69,7 +71,8 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
          _pressure_line(view))
         for view in snapshot.engines
     )  # fmt: skip
-    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines
+    return (snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines,
+            observation.host_memory)  # fmt: skip
 
 
 def _pressure_line(view: EngineView) -> str | None:
@@ -136,6 +139,9 @@ class NodeHeader(Widget):
             top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
         else:
             top.append(freshness(state, self.now, self._interval_s))
+        if snapshot is not None and snapshot.observation.host_memory is not None:
+            host = snapshot.observation.host_memory
+            top.append(f" │ host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}")
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation

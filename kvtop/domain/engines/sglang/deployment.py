@@ -52,6 +52,7 @@ from kvtop.domain.engines.base import MIB
 from kvtop.domain.engines.sglang.deployment_eras import (
     HICACHE_ALIGN_ERAS,
     HICACHE_DEFAULT_RATIO,
+    HICACHE_HOST_RESERVE_BYTES,
     HICACHE_SMALLER_ERAS,
     deepep_reserve_mib,
     spec_reserve_mib,
@@ -345,6 +346,7 @@ def host_tier(
         f"{version.label} refuses to start (HostKVCache asserts it); raise --hicache-size or --hicache-ratio"
         if refuses else None,
         connector="HiCache", setting=setting, bytes_per_rank=size * kv_bytes_per_token, tokens_per_rank=size,
+        host_reserve_bytes=HICACHE_HOST_RESERVE_BYTES,
         gpu_tokens_per_rank=gpu_tokens, ranks=ranks, source=era.source,
         basis=Basis.COMPUTED if request.stated else Basis.ASSUMED,
         detail="pinned host memory per rank (GB = 10⁹ B); SGLang refuses to start when it exceeds the host's "
