@@ -239,3 +239,13 @@ def test_every_engine_reads_only_flags_it_lets_through() -> None:
 
 def test_version_flag_picks_the_era() -> None:
     assert from_flag("0.5.9", engine_rules("sglang").calendar).release is not None
+
+
+def test_sglang_multimodal_reserve_is_the_encoder_term() -> None:
+    # mm_runtime_reservation_gb (v0.5.18 on): SGLANG_VLM_CACHE_SIZE_MB, 100 MiB by default, off the KV budget
+    gemma = load("google--gemma-3-27b-it.json")
+    ledger = plan(gemma, "sglang", ["--enable-multimodal"])
+    encoder = term(ledger, Feature.ENCODER, Charge.RESERVE)
+    assert encoder.bytes == 100 * MIB and encoder.basis is Basis.ASSUMED
+    assert any(step.label == "− multimodal reserve" and step.bytes == -100 * MIB for step in ledger.engine.steps)
+    assert not plan(gemma, "sglang", ["--enable-multimodal", "--engine-version", "0.5.17"]).terms

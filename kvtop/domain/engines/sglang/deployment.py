@@ -180,7 +180,25 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
         found += _experts(inputs)
     if inputs.setup.lora:
         found.append(_lora(inputs))
+    found += _encoder(inputs)
     return tuple(found)
+
+
+def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
+    """§4, §17.5: a multimodal model's reserve for the encoder's embedding cache and feature pools, off the
+    KV budget (the budget's own step; shown here beside the other terms, not a waterfall term)."""
+    from kvtop.domain.engines.sglang.eras import multimodal_reserve_bytes  # eras reads this module's setup
+
+    reserve = multimodal_reserve_bytes(inputs.model, inputs.settings, inputs.version)
+    if not reserve:
+        return []
+    return [BudgetTerm(
+        feature=Feature.ENCODER, charge=Charge.RESERVE, bytes=reserve, setting="(multimodal model)",
+        label="multimodal reserve: encoder cache and feature pools",
+        source="mm_runtime_reservation_gb: SGLANG_VLM_CACHE_SIZE_MB (+ SGLANG_MM_FEATURE_CACHE_MB with "
+        "--mm-feature-transport cuda_ipc|cuda_vmm), v0.5.18 on",
+        detail="the default environment values assumed (SGLANG_VLM_CACHE_SIZE_MB 100)", basis=Basis.ASSUMED,
+    )]  # fmt: skip
 
 
 def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
