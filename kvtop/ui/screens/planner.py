@@ -28,7 +28,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
-from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_texts, plan
+from kvtop.ui.planning import DEPLOYMENT_KEYS, FIELDS, PlanOutcome, engine_flags, field_texts, plan
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
@@ -148,6 +148,8 @@ class PlannerScreen(NodeScreen):
                             )
                         else:
                             placeholder = "engine default" if field.kind.endswith("?") else ""
+                            if field.key in DEPLOYMENT_KEYS:  # a deployment feature: blank turns it off
+                                placeholder = "off"
                             yield TypedInput(
                                 texts[field.key],
                                 placeholder=placeholder,
