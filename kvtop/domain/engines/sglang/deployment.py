@@ -118,6 +118,8 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     host = None
     if flag_set(settings, "enable-hierarchical-cache"):
         size_gb = flag_float(settings, "hicache-size", above=-1.0) or 0.0
+        if size_gb < 0:
+            raise InputError(f"must be at least 0 GB (got {size_gb:g})", field="--hicache-size")
         ratio = flag_float(settings, "hicache-ratio")
         host = HostKvRequest(
             connector="HiCache", bytes_per_rank=int(size_gb * 1e9) if size_gb > 0 else None,
@@ -150,6 +152,10 @@ def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
 def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
     """The planner's edit in SGLang's flags."""
     host = setup.host_kv
+    if setup.spec_method is None:  # drafting off: none of its flags stays behind
+        settings = without_flags(settings, SPEC_FLAGS)
+    if not setup.lora:
+        settings = without_flags(settings, LORA_FLAGS)
     return with_flags(settings, {
         "speculative-algorithm": setup.spec_method,
         "speculative-draft-model-path": setup.draft_model,

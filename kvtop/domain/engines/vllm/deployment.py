@@ -172,6 +172,9 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         "speculative-config": json.dumps(spec) if spec else None,
         "enable-eplb": setup.redundant_experts > 0,
         "eplb-config": json.dumps({"num_redundant_experts": setup.redundant_experts}) if setup.redundant_experts else None,
+        "num-redundant-experts": None,  # the older spelling: the config above states it now
+        "speculative-model": None,  # the older spellings: the speculative config above states them now
+        "num-speculative-tokens": None,
         "enable-lora": setup.lora,
         "max-loras": str(setup.max_loras) if setup.lora and setup.max_loras else None,
         "max-lora-rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,
