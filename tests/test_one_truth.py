@@ -108,7 +108,7 @@ def test_the_planners_before_is_the_explained_state(name: str) -> None:
         basis = view.explained  # what the app's planner opens on (KvtopApp._plan_basis)
         outcome = plan(
             basis.model, basis.settings, {}, gpu_total_bytes=basis.gpu_total_bytes, gpu_name=basis.gpu_name,
-            measured=basis.measured,
+            measured=basis.measured, draft=basis.draft,
         )  # fmt: skip
         assert outcome.before is not None
         explained = {rank.capacity.explained_tokens for rank in view.ranks}

@@ -19,6 +19,7 @@ from kvtop.commands.common import (
     measured_from_args,
     settings_from_args,
 )
+from kvtop.commands.deployment_args import add_deployment_arguments, deployment_from_args
 from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog_fn=engine_flags_help, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )  # fmt: skip
     add_model_arguments(parser)
+    add_deployment_arguments(parser)
     add_hub_timeout(parser)
     add_calibration_store(parser)
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract")
@@ -63,10 +65,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
     """The ledger described by the command line (shared by plan, probe and explain)."""
     settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    deployment = deployment_from_args(args, settings)
+    model, measured, total, name = _model_and_device(args, deployment.settings)
+    if deployment.draft_weights_bytes is not None:
+        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     return predict(
-        model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
-    )
+        model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
+        load_mtp=args.load_mtp, draft=deployment.draft,
+    )  # fmt: skip
 
 
 def _model_and_device(
@@ -93,13 +99,16 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     from kvtop.domain.calibration.estimate import planned_capacity
     from kvtop.sources.calibration_store import read_store, store_disabled
 
-    settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    deployment = deployment_from_args(args, settings_from_args(args, extra))
+    model, measured, total, name = _model_and_device(args, deployment.settings)
+    if deployment.draft_weights_bytes is not None:
+        measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
     store = read_store() if not store_disabled(args.no_calibration_store) else None
     if store is not None and store.notice:
         print_error(store.notice, prefix="note: ")
-    return planned_capacity(model, settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
-                            load_mtp=args.load_mtp, node_measures=store.measures if store else ())  # fmt: skip
+    return planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
+                            load_mtp=args.load_mtp, draft=deployment.draft,
+                            node_measures=store.measures if store else ())  # fmt: skip
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.domain.calibration.estimate import CapacityPlan
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
@@ -24,6 +25,7 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
         "kv_pools": [pool.model_dump(exclude={"row_shape", "tensors_per_layer", "torch_dtype"}) for pool in rank.kv.pools],
+        "resident_terms_bytes": rank.resident_terms_bytes, "terms": [term_json(term) for term in rank.terms],
     }  # fmt: skip
 
 
@@ -48,6 +50,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "not_modelled": list(ledger.model.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": list(ledger.model.defaults_used),
         "engine_flags": ledger.settings.to_flags(),
+        "deployment": deployment_json(ledger),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
 
@@ -98,6 +101,7 @@ def ledger_text(ledger: Ledger) -> str:
                     f"  {pool.name:<10} {pool.layers:>4} layers  {pool.bytes_per_token:>14,} B per token"
                 )
         lines.append("")
+    lines += deployment_lines(ledger)
     lines.append(
         f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})"
     )
@@ -148,7 +152,7 @@ def ledger_text(ledger: Ledger) -> str:
     return "\n".join(lines)
 
 
-def term_json(term: TermEstimate) -> dict[str, Any]:
+def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
             "source": term.source, "basis": term.basis}  # fmt: skip
 
@@ -163,7 +167,7 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "kv_budget_max_bytes": plan.kv_budget_max_bytes,
         "interval_term": dominant.term.value if dominant else None,
         "calibrated_on_node": plan.estimate.node_note,
-        "terms": [term_json(term) for term in plan.estimate.terms],
+        "terms": [estimate_term_json(term) for term in plan.estimate.terms],
     }
 
 

@@ -14,6 +14,7 @@ from kvtop.commands.render_ledger import ledger_json, rank_json
 from kvtop.domain.capacity import CapacityWaterfall
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState, NvmlState
+from kvtop.domain.pressure import pressure_of
 from kvtop.units import fmt_signed, fmt_tokens, gib
 
 #: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
@@ -31,6 +32,7 @@ def snapshot_json(snapshot: NodeSnapshot) -> dict[str, Any]:
             "message": node.nvml_message,
             "driver_version": node.driver_version,
         },
+        "host_memory": node.host_memory.model_dump(mode="json") if node.host_memory else None,
         "gpus": [gpu_json(gpu) for gpu in node.gpus],
         "engines": [engine_json(view) for view in snapshot.engines],
     }
@@ -81,8 +83,14 @@ def engine_json(view: EngineView) -> dict[str, Any]:
         "host": engine.host, "port": engine.port, "settings_message": engine.settings_message,
         "layout": _layout(engine, view), "endpoint": engine.live.model_dump(mode="json"),
         "ledger_error": view.ledger_error, "predicted": predicted,
+        "pressure": _pressure_json(view),
         "ranks": [rank_view_json(rank) for rank in view.ranks],
     }  # fmt: skip
+
+
+def _pressure_json(view: EngineView) -> dict[str, Any] | None:
+    pressure = pressure_of(view.engine.live)
+    return None if pressure is None else pressure.model_dump(mode="json") | {"line": pressure.line()}
 
 
 def rank_view_json(rank: RankView) -> dict[str, Any]:
@@ -179,13 +187,22 @@ def _engine_rows(view: EngineView) -> list[str]:
     layout = ledger.layout.describe() if ledger else "layout unknown"
     endpoint = live.state.value + (f" {live.base_url}" if live.base_url else "")
     head = f"{engine.engine_id}  {engine.model or '—'}{preset} · {layout} · endpoint {endpoint}"
-    if ledger:
-        head += f" · clean {ledger.token_capacity:,} tokens per rank"
+    clean = next((r.capacity.clean_tokens for r in view.ranks if r.capacity is not None), None)
+    if ledger:  # the waterfall's clean (the launch without its deployment features), as the table's column
+        head += f" · clean {clean if clean is not None else ledger.token_capacity:,} tokens per rank"
     lines = [head]
     if view.ledger_error:
         lines.append(f"  {view.ledger_error}")
     if live.message:
         lines.append(f"  endpoint: {live.message}")
+    tier = ledger.host_tier if ledger else None
+    if tier is not None:
+        lines.append(f"  host KV: {tier.connector} {tier.tokens_per_rank:,} tokens per rank beside the GPU pool's "
+                     f"{tier.gpu_tokens_per_rank:,}, {_gib(tier.bytes_per_rank, 0).strip()} GiB per rank, "
+                     f"{_gib(tier.total_bytes, 0).strip()} GiB over {tier.ranks} ranks")  # fmt: skip
+    pressure = pressure_of(live)
+    if pressure is not None and pressure.notable:  # as the dashboard: when requests wait, it preempts or drafts
+        lines.append(f"  pressure: {pressure.line()}")
     show_dp = len({r.rank.dp for r in view.ranks}) > 1
     show_pp = len({r.rank.pp for r in view.ranks}) > 1
     lines.append(
@@ -225,6 +242,10 @@ def snapshot_text(snapshot: NodeSnapshot) -> str:
     lines = [head]
     if snapshot.notice:
         lines.append(f"notice: {snapshot.notice}")
+    if node.host_memory is not None:
+        host = node.host_memory
+        lines.append(f"host memory {_gib(host.available_bytes, 0).strip()} GiB available of "
+                     f"{_gib(host.total_bytes, 0).strip()} GiB")  # fmt: skip
     lines.append("")
     lines += _gpu_rows(snapshot) if node.gpus else ["no GPUs observed"]
     processes = _process_rows(snapshot)

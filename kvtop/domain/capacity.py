@@ -3,8 +3,11 @@
 For each rank:
 
     clean   the engine's own allocation (its release's rules) on an empty GPU of this model and launch,
-            without a token cap
+            without a token cap and without the deployment beside the model
     terms   one per cause, in this order, each re-solved by the engine's rules on top of the last:
+            speculative draft → expert parallelism → encoder → LoRA   (the launch's deployment features,
+                                                                      kvtop.domain.deployment: what each
+                                                                      takes from the pool)
             other processes → hidden processes → orphaned workers   (bytes held on the engine's GPUs
                                                                       before it started: an engine
                                                                       sized by the least free GPU
@@ -34,6 +37,10 @@ from kvtop.domain.wording import signed
 class CapacityCause(str, Enum):
     """Why a rank holds fewer (or more) tokens than the clean prediction."""
 
+    SPECULATIVE = "speculative"  # a draft's weights and KV, the engine's reserve for it (deployment.Feature)
+    EXPERT_PARALLEL = "expert_parallel"  # EPLB's redundant experts, the engine's all-to-all reserve
+    ENCODER = "encoder"  # a multimodal encoder's cache / profile peak
+    LORA = "lora"  # LoRA adapter slots
     OTHER_PROCESSES = "other_processes"  # co-tenants and other engines' processes on the engine's GPUs
     HIDDEN_PROCESSES = "hidden_processes"  # pids kvtop cannot see (another PID namespace)
     ORPHANED_WORKERS = "orphaned_workers"  # engine workers whose server is gone

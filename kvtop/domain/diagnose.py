@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
+from kvtop.domain.diagnose_pressure import host_tier_findings, pressure_findings
 from kvtop.domain.diagnose_rules import (
     SEVERITY_ORDER,
     Finding,
@@ -55,6 +56,7 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
     found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines), *_idle_gpus(snapshot)]
     for e in engines:
         found += e.co_tenants(thresholds)
+        found += pressure_findings(e) + host_tier_findings(e, snapshot.observation.host_memory)
         found += [f for f in (e.imbalance(thresholds), e.weights(thresholds), e.reserve(thresholds), e.restart(), e.unexplained(thresholds)) if f]  # fmt: skip
         basis = (
             e.view.explained or e.ledger

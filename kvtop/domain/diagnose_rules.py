@@ -52,6 +52,10 @@ class Rule(str, Enum):
     SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
     KV_CAP_BINDS = "kv_cap_binds"
     IDLE_GPU = "idle_gpu"  # a GPU no process uses on a node whose engines could
+    PREEMPTING_WITH_ROOM = "preempting_with_room"  # the pool preempts while the GPUs have room to grow it
+    PREEMPTING_POOL_FULL = "preempting_pool_full"  # the pool preempts with no room: admit fewer requests
+    HEADROOM_SHORT = "headroom_short"  # what the pool leaves is short of what later phases allocate
+    HOST_TIER_WOULD_NOT_FIT = "host_tier_would_not_fit"  # a restart's host KV tier exceeds the host's memory
     RESERVE_BELOW_ENGINES_OWN = "reserve_below_engines_own"  # a memory share above the engine's own  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
 
     def __str__(self) -> str:
@@ -287,6 +291,8 @@ LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:
     """The ledger-only rules: what the plan alone says (no live node needed); the engine adds its own."""
+    from kvtop.domain.diagnose_headroom import headroom_short  # it builds on this module's Finding
+
     replay = Replay(ledger)
-    rules = (*LEDGER_RULES, *engine_rules(ledger.settings.engine).diagnosis.ledger_rules)
+    rules = (*LEDGER_RULES, headroom_short, *engine_rules(ledger.settings.engine).diagnosis.ledger_rules)
     return [f for rule in rules if (f := rule(ledger, replay, thresholds))]

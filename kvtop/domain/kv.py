@@ -71,6 +71,9 @@ class KvStorage(BaseModel):
     kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
+    # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
+    # than inflating the cell by `draft_layers / layers` (SGLang, docs/engines/sglang.md §6.1)
+    draft_kv_as_layers: bool = False
 
 
 def resolve_kv_format(
@@ -262,13 +265,17 @@ def kv_book(
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     pools: list[KvPool] = []
     full_layers = [i for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    # drafts an engine stores as extra full layers (docs/engines: the draft's KV beside the target's)
+    as_layers = draft_layers if storage.draft_kv_as_layers and full_layers else 0
     for name, members in (("full", full_layers), ("swa", [i for i in layers if model.layer_attention[i] is LayerKind.SLIDING])):
         if not members:
             continue
         each = [layer_bytes(i) for i in members]
-        total = sum(per for per, _, _ in each)
+        extra = as_layers if name == "full" else 0
+        total = sum(per for per, _, _ in each) + extra * each[0][0]
+        held = len(members) + extra
         pools.append(
-            KvPool(name=name, layers=len(members), bytes_per_token=int(total), bytes_per_layer_token=total / len(members),
+            KvPool(name=name, layers=held, bytes_per_token=int(total), bytes_per_layer_token=total / held,
                    row_shape=each[0][1], tensors_per_layer=each[0][2], torch_dtype=dtype)
         )  # fmt: skip
     full = len(full_layers)
@@ -293,7 +300,7 @@ def kv_book(
         workspace = heads * model.geometry(first).head_dim * 2  # one shared FP8 dequant row per token
     return KvBook(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
-        draft_layers=draft_layers if full else 0, target_layers=full,
+        draft_layers=draft_layers if full and not as_layers else 0, target_layers=full,
     )  # fmt: skip
 
 

@@ -175,8 +175,18 @@ class LaunchSettings(BaseModel):
         return self.ep
 
     def to_flags(self) -> list[str]:
-        """The settings as the engine's own flags, for copy and paste."""
-        return engine_flags(self.engine).to_flags(self)
+        """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
+        deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment)."""
+        from kvtop.domain.engines.registry import engine_rules
+
+        deployment = engine_rules(self.engine).deployment.flags
+        kept = [
+            token
+            for key, value in self.flags.items()
+            if f"--{key}" in deployment and value is not False
+            for token in ([f"--{key}"] if value is True else [f"--{key}", str(value)])
+        ]
+        return [*engine_flags(self.engine).to_flags(self), *kept]
 
 
 def spelling_of(engine: EngineId, field: str) -> str:

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.deployment import (
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    HostTier,
+    TermInputs,
+    resident_bytes,
+)
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
@@ -41,10 +49,16 @@ class RankLedger(BaseModel):
     reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
     context_bytes: int  # CUDA context, NCCL and anything resident before weights
     token_capacity: int
+    terms: tuple[BudgetTerm, ...] = ()  # the deployment beside the model: draft, experts, LoRA (deployment.py)
 
     @property
     def weights_bytes(self) -> int:
         return self.weights.total_bytes
+
+    @property
+    def resident_terms_bytes(self) -> int:
+        """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
+        return resident_bytes(self.terms)
 
 
 class Ledger(BaseModel):
@@ -64,6 +78,14 @@ class Ledger(BaseModel):
     measured: MeasuredInputs = MeasuredInputs()  # the measured inputs it was solved with
     load_mtp: bool = False
     version: ResolvedVersion = NOT_STATED  # whose rules solved it, and how kvtop knows
+    draft: ModelSpec | None = None  # a speculative draft's architecture, when kvtop was given its config
+    setup: DeploymentSetup = DeploymentSetup()  # what the launch turns on beside the model
+    host_tier: HostTier | None = None  # KV kept in host memory, per rank
+
+    @property
+    def terms(self) -> tuple[BudgetTerm, ...]:
+        """The deployment's terms of the rank that holds the most beside its weights (the tightest)."""
+        return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
 
     @property
     def token_capacity(self) -> int:
@@ -116,8 +138,11 @@ def predict(
     measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
     version: ResolvedVersion | None = None,
+    draft: ModelSpec | None = None,
 ) -> Ledger:
     """Solve both books for every rank with the engine's own rules (see module docstring).
+
+    `draft` is a speculative draft model's architecture (its weights and KV layers), when known.
 
     The rules are those of `settings.engine_version`'s release (unset: the latest); `version` says
     how that release was found (default: the flag that set it, or not stated).
@@ -132,9 +157,9 @@ def predict(
             if settings.engine_version
             else NOT_STATED
         )
-    key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp, version)
+    key = (id(model), settings_key(settings), gpu_total_bytes, gpu_name, measured, load_mtp, version, id(draft))
     return _LEDGERS.get(
-        key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, version)
+        key, model, lambda: _solve(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, version, draft)
     )
 
 
@@ -163,11 +188,13 @@ def _stage_measured(measured: MeasuredInputs, pp_rank: int) -> MeasuredInputs:
 
 def _solve(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
-    measured: MeasuredInputs, load_mtp: bool, version: ResolvedVersion,
+    measured: MeasuredInputs, load_mtp: bool, version: ResolvedVersion, draft: ModelSpec | None,
 ) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     rules = engine_rules(settings.engine)
+    deployment = rules.deployment
+    setup = deployment.setup(settings)
     layout = layout_from_settings(settings)
     try:
         validate_layout(model, layout)
@@ -175,29 +202,32 @@ def _solve(
         raise _respelled(err, settings.engine) from None
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
-    draft_layers = model.mtp_layers if load_mtp and rules.pools_draft_kv else 0
+    mtp = load_mtp or setup.loads_mtp(model)
     context = settings.context_length or model.max_position_embeddings
-    stages = []
+    stages: list[tuple[range, WeightsBook, KvBook, tuple[BudgetTerm, ...]]] = []
+    plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):
+        is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
-        weights = weights_book(
-            model,
-            layout,
-            layers,
-            first_stage=pp_rank == 0,
-            last_stage=pp_rank == layout.pp - 1,
-            load_mtp=load_mtp,
-        )
-        stages.append(
-            (
-                layers,
-                weights,
-                kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name),
+        weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp)
+        plain = kv_book(model, layout, layers, fmt, storage, gpu_name=gpu_name)
+        draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
+        if not draft_layers and load_mtp and rules.pools_draft_kv:  # --load-mtp alone: the MTP layers' KV
+            draft_layers = model.mtp_layers
+        kv = kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name) if draft_layers else plain
+        terms = deployment.terms(
+            TermInputs(
+                model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,
+                kv_with_draft=kv, version=version, first_stage=is_first, last_stage=is_last, draft=draft,
+                stage_layers=(layers.start, layers.stop),
+                measured_draft_bytes=measured.draft_weights_bytes,
             )
-        )
-    tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _ in stages)
+        )  # fmt: skip
+        stages.append((layers, weights, kv, terms))
+    tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _, _ in stages)
+    tightest_terms = max((t for *_, t in stages), key=resident_bytes)
 
-    def solve(pp_rank: int, weights: WeightsBook, kv: KvBook, cap: LaunchSettings) -> EngineResult:
+    def solve(pp_rank: int, weights: WeightsBook, kv: KvBook, terms: tuple[BudgetTerm, ...], cap: LaunchSettings) -> EngineResult:
         shared = rules.sizes_every_rank_from_least_free or measured.weights_bytes
         return rules.solve(
             EngineInputs(
@@ -212,27 +242,30 @@ def _solve(
                 measured=_stage_measured(measured, pp_rank),
                 pp_rank=pp_rank,
                 version=version,
+                terms=tightest_terms if shared else terms,
             )
         )
 
-    results = [solve(pp, w, kv, settings) for pp, (_, w, kv) in enumerate(stages)]
+    results = [solve(pp, w, kv, t, settings) for pp, (_, w, kv, t) in enumerate(stages)]
     tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
     if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
         capped = rules.at_shared_capacity(settings, tightest)
-        results = [solve(pp, w, kv, capped) for pp, (_, w, kv) in enumerate(stages)]
+        results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
     free_before = measured.free_before_load(gpu_total_bytes)
     context_bytes = gpu_total_bytes - free_before
     ranks: list[RankLedger] = []
+    shared_tokens = tightest.token_capacity
     for dp_rank in range(layout.replicas):
-        for pp_rank, ((layers, weights, kv), result) in enumerate(zip(stages, results, strict=True)):
+        for pp_rank, ((layers, weights, kv, terms), result) in enumerate(zip(stages, results, strict=True)):
             first = RankLedger(
                 rank=len(ranks), gpu_index=len(ranks), dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
                 layers=(layers.start, layers.stop), weights=weights, kv=kv,
                 kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
                 kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
-                context_bytes=context_bytes, token_capacity=tightest.token_capacity,
+                context_bytes=context_bytes, token_capacity=shared_tokens,
+                terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
             for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books
                 # under DP attention, the DP ranks are consecutive blocks of the TP group
@@ -244,8 +277,21 @@ def _solve(
                     )
                 )
     engine = results[[r.token_capacity for r in results].index(min(r.token_capacity for r in results))]
+    host = deployment.host_tier(
+        setup, gpu_tokens=engine.token_capacity if engine.fits else 0,
+        kv_bytes_per_token=plain.full_bytes_per_token + plain.swa_bytes_per_token if plain else 0,
+        page_size=engine.page_size, ranks=layout.gpus, world=layout.tp * layout.pp, version=version,
+    ) if setup.host_kv is not None else None  # fmt: skip
     return Ledger(
         model=model, settings=settings, layout=layout, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
         kv_format=fmt, context_length=context, engine=engine, ranks=tuple(ranks), measured=measured, load_mtp=load_mtp,
-        version=version,
+        version=version, draft=draft, setup=setup, host_tier=host,
     )  # fmt: skip
+
+
+def _with_cell_bytes(terms: tuple[BudgetTerm, ...], pool_tokens: int) -> tuple[BudgetTerm, ...]:
+    """The terms with each per-token (`kv_cell`) term's bytes over the pool's tokens."""
+    return tuple(
+        t.model_copy(update={"bytes": t.bytes_per_token * pool_tokens}) if t.charge is Charge.KV_CELL else t
+        for t in terms
+    )

@@ -79,11 +79,12 @@ class RankView(BaseModel):
 
     @property
     def predicted_resident_bytes(self) -> int | None:
-        """Weights + KV pools + req_to_token + runtime reserve + context, as predicted."""
+        """Weights + the deployment's resident terms (draft, LoRA slots…) + KV pools + req_to_token + runtime
+        reserve + context, as predicted."""
         p = self.predicted
         if p is None:
             return None
-        return p.weights_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
+        return p.weights_bytes + p.resident_terms_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
 
     @property  # not cached: `model_copy` (attributed bytes set later) would carry a stale value along
     def worker_prediction(self) -> WorkerPrediction | None:

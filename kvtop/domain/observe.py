@@ -205,6 +205,25 @@ class EngineLiveRank(_Frozen):
     used_tokens: int | None = None
     running_requests: int | None = None
     waiting_requests: int | None = None
+    # pressure (kvtop.domain.pressure): counters are cumulative since the engine started
+    swapped_requests: int | None = None  # vLLM V0: requests whose KV was swapped to CPU
+    preemptions_total: int | None = None  # vLLM: requests preempted (their KV freed) for lack of blocks
+    retractions_total: int | None = None  # SGLang: requests retracted (decode ran out of KV)
+    evicted_tokens_total: int | None = None  # SGLang: tokens evicted from the GPU pool (to host with HiCache)
+    spec_accepted_tokens_total: int | None = None  # vLLM: draft tokens the target accepted
+    spec_draft_tokens_total: int | None = None  # vLLM: draft tokens proposed
+    spec_acceptance: float | None = None  # SGLang: accepted ÷ proposed drafts in the last batches (0..1)
+
+
+class EngineCounters(_Frozen):
+    """An engine's cumulative counters at one reading: two readings give rates (kvtop.domain.pressure)."""
+
+    taken_at: float
+    preemptions: int | None = None
+    retractions: int | None = None
+    evicted_tokens: int | None = None
+    spec_accepted: int | None = None
+    spec_drafted: int | None = None
 
 
 class EngineLive(_Frozen):
@@ -227,6 +246,16 @@ class EngineLive(_Frozen):
     memory_fraction: float | None = None  # vLLM gpu_memory_utilization / SGLang mem_fraction_static
     weight_bytes: int | None = None
     kv_cache_bytes: int | None = None
+    swapped_requests: int | None = None  # pressure figures, summed over ranks (see EngineLiveRank)
+    preemptions_total: int | None = None
+    retractions_total: int | None = None
+    evicted_tokens_total: int | None = None
+    spec_accepted_tokens_total: int | None = None
+    spec_draft_tokens_total: int | None = None
+    spec_acceptance: float | None = None  # the mean over ranks
+    taken_at: float | None = None  # when the endpoint was read (seconds since the epoch), for counter rates
+    # the counters of the previous reading, kept by the live source: rates are their differences
+    previous: EngineCounters | None = None
     ranks: tuple[EngineLiveRank, ...] = ()
     notes: tuple[RedactedStr, ...] = ()  # partial failures, e.g. SGLang started without --enable-metrics
 
@@ -251,8 +280,28 @@ class EngineLive(_Frozen):
             used_tokens=combined("used_tokens", sum),
             running_requests=combined("running_requests", sum),
             waiting_requests=combined("waiting_requests", sum),
+            swapped_requests=combined("swapped_requests", sum),
+            preemptions_total=combined("preemptions_total", sum),
+            retractions_total=combined("retractions_total", sum),
+            evicted_tokens_total=combined("evicted_tokens_total", sum),
+            spec_accepted_tokens_total=combined("spec_accepted_tokens_total", sum),
+            spec_draft_tokens_total=combined("spec_draft_tokens_total", sum),
+            spec_acceptance=combined("spec_acceptance", lambda v: sum(v) / len(v)),
             ranks=tuple(ranks),
         )
+
+    @property
+    def counters(self) -> EngineCounters | None:
+        """This reading's cumulative counters (None: the reading has no time or no counter)."""
+        values = (self.preemptions_total, self.retractions_total, self.evicted_tokens_total,
+                  self.spec_accepted_tokens_total, self.spec_draft_tokens_total)  # fmt: skip
+        if self.taken_at is None or all(v is None for v in values):
+            return None
+        return EngineCounters(
+            taken_at=self.taken_at, preemptions=self.preemptions_total, retractions=self.retractions_total,
+            evicted_tokens=self.evicted_tokens_total, spec_accepted=self.spec_accepted_tokens_total,
+            spec_drafted=self.spec_draft_tokens_total,
+        )  # fmt: skip
 
 
 # LaunchSettings fields that hold free text from a command line (the rest are numbers and choices)
@@ -293,10 +342,18 @@ class EngineInstance(_Frozen):
         })  # fmt: skip
 
 
+class HostMemory(_Frozen):
+    """The node's host memory (what offloaded KV tiers pin), as the OS reports it."""
+
+    total_bytes: int
+    available_bytes: int  # what a new allocation can take without swapping (Linux MemAvailable)
+
+
 class NodeObservation(_Frozen):
     """Everything kvtop observed on one node at `taken_at` (seconds since the epoch)."""
 
     taken_at: float
+    host_memory: HostMemory | None = None  # None: not read (a remote node, a read that failed)
     nvml_state: NvmlState = NvmlState.OK
     nvml_message: RedactedStr | None = None
     driver_version: RedactedStr | None = None

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kvtop.domain.capacity import CapacityCause, CapacitySource, CapacityTerm, CapacityWaterfall
+from kvtop.domain.deployment import GPU_FEATURES, Charge, Feature
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import GpuObservation, GpuProcess, ProcessRole
@@ -84,10 +85,11 @@ def engine_capacity(
     uncapped_settings = clean.settings.model_copy(update=dict.fromkeys(CAP_FIELDS))
     replay = Replay(clean)
     uncapped = replay.solve(uncapped_settings) or clean
-    replay = Replay(uncapped)
     steps: list[
         tuple[CapacityCause, int, int, int | None, int | None]
     ] = []  # cause, tokens after, bytes, gpu, pid
+    bare_tokens, steps = _deployment_steps(replay, uncapped)
+    replay = Replay(uncapped)
     level = uncapped.token_capacity
     held_by_gpu: dict[int, int] = {}
     free_shift = 0
@@ -131,7 +133,7 @@ def engine_capacity(
     if explained.token_capacity != level:
         steps.append((CapacityCause.CAP, explained.token_capacity, 0, None, None))
     terms: list[CapacityTerm] = []
-    previous = uncapped.token_capacity
+    previous = bare_tokens
     for cause, after, held, gpu_index, pid in steps:
         if after != previous:
             terms.append(
@@ -152,9 +154,39 @@ def engine_capacity(
                 )
             )
         waterfalls[actual.gpu_index] = CapacityWaterfall(
-            clean_tokens=uncapped.token_capacity,
+            clean_tokens=bare_tokens,
             terms=tuple(rank_terms),
             actual_tokens=tokens,
             actual_source=source,
         )
     return EngineCapacity(explained=explained, waterfalls=waterfalls)
+
+
+def _deployment_steps(
+    replay: Replay, uncapped: Ledger
+) -> tuple[int, list[tuple[CapacityCause, int, int, int | None, int | None]]]:
+    """The clean tokens (the launch without its deployment features) and one step per feature, each
+    re-solved with it added back in waterfall order; the last step ends on `uncapped`."""
+    deployment = engine_rules(uncapped.settings.engine).deployment
+    features = [f for f in GPU_FEATURES if f in uncapped.setup.features]
+    if not features:
+        return uncapped.token_capacity, []
+    bare = uncapped.settings
+    for feature in features:
+        bare = deployment.without(bare, feature)
+    solved = replay.solve(bare)
+    clean = solved.token_capacity if solved else uncapped.token_capacity
+    steps: list[tuple[CapacityCause, int, int, int | None, int | None]] = []
+    for index, feature in enumerate(features):
+        settings = uncapped.settings
+        for later in features[index + 1 :]:
+            settings = deployment.without(settings, later)
+        ledger = uncapped if index == len(features) - 1 else replay.solve(settings)
+        level = ledger.token_capacity if ledger else 0
+        steps.append((CapacityCause(feature.value), level, _feature_bytes(uncapped, feature), None, None))
+    return clean, steps
+
+
+def _feature_bytes(ledger: Ledger, feature: Feature) -> int:
+    """What a feature's modelled terms hold on the tightest rank (the KV it adds per cached token included)."""
+    return sum(t.bytes for t in ledger.terms if t.feature is feature and t.modelled and t.charge is not Charge.HOST)

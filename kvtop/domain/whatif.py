@@ -78,6 +78,7 @@ class Replay:
                 measured=m.model_copy(update=update),
                 load_mtp=self.load_mtp,
                 version=self.ledger.version,
+                draft=self.ledger.draft,
             )
         except KvtopError:
             return None  # the what-if is not a valid layout: it gains nothing

@@ -28,10 +28,12 @@ from kvtop.domain.observe import (
     GpuObservation,
     GpuProcess,
     GpuState,
+    HostMemory,
     MemoryApi,
     NodeObservation,
     NvmlState,
 )
+from kvtop.domain.pressure import RATE_WINDOW_S
 from kvtop.domain.span import span_of
 from kvtop.sources.demo_plan import (
     ENDPOINT_MESSAGES,
@@ -134,7 +136,17 @@ class DemoSource:
             else engine
             for engine in self._template.engines
         )
-        return self._template.model_copy(update={"taken_at": taken_at, "gpus": gpus, "engines": engines})
+        return self._template.model_copy(update={
+            "taken_at": taken_at, "gpus": gpus, "engines": engines, "host_memory": self._host_memory(),
+        })  # fmt: skip
+
+    def _host_memory(self) -> HostMemory | None:
+        """The scenario's host memory less what its engines' host tiers pin (their planned ledgers say)."""
+        total = self.scenario.host_memory
+        if total is None:
+            return None
+        pinned = sum(e.truth.host_tier.total_bytes for e in self._plan.engines if e.truth.host_tier is not None)
+        return HostMemory(total_bytes=total, available_bytes=max(0, total - pinned - total // 20))
 
     # --- one tick ---
 
@@ -218,7 +230,13 @@ class DemoSource:
             for dp_rank in sorted({r.dp_rank for r in truth.ranks})
         ]
         summary = EngineLive.of_ranks(ranks)  # usage and requests as a live engine's ranks add up
+        taken_at = tick * self._period_s
+        back = max(1, math.ceil(RATE_WINDOW_S / self._period_s))  # as the live source: rates over a minute
+        earlier = EngineLive.of_ranks([self._live_rank(engine_index, r.dp_rank or 0, tick - back) for r in ranks])
         return EngineLive(
+            taken_at=taken_at, previous=earlier.model_copy(update={"taken_at": taken_at - back * self._period_s}).counters,
+            preemptions_total=summary.preemptions_total, retractions_total=summary.retractions_total,
+            spec_acceptance=summary.spec_acceptance,
             state=EndpointState.OK, base_url=engine.base_url, version=spec.version,
             token_capacity=truth.token_capacity if reports_capacity else None,
             num_gpu_blocks=truth.engine.num_blocks if reports_capacity else None,
@@ -238,7 +256,11 @@ class DemoSource:
         capacity = truth.token_capacity if simulation(engine.settings.engine).reports_capacity else None
         usage = self._usage(engine_index, dp_rank, tick)
         wobble = int(unit_noise(self.scenario.seed, "run", engine_index, dp_rank, tick) * 5) - 2
+        counter = simulation(engine.settings.engine).evictions_counter
+        ranks = len({r.dp_rank for r in truth.ranks})
+        evicted = {counter: int(spec.evictions_per_min * max(tick, 0) * self._period_s / 60 / ranks)} if counter else {}
         return EngineLiveRank(
+            **evicted, spec_acceptance=spec.spec_acceptance,
             dp_rank=dp_rank, tp_rank=0, pp_rank=0, engine_index=None if by_pid else str(dp_rank),
             pid=self._plan.first_pid[(engine_index, dp_rank)] if by_pid else None,
             token_capacity=capacity, num_gpu_blocks=truth.engine.num_blocks if capacity else None,

@@ -24,6 +24,7 @@ from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
+from kvtop.sources.live import draft_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 
@@ -185,6 +186,12 @@ class NodePlan:
                 PlannedWorker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
             )
 
+    def _load_draft(self, ref: str) -> ModelSpec:
+        """A draft named by a launch: a preset or config the model loader reads (kept for the predictor)."""
+        draft = load_model(ref)
+        self.models[ref] = draft
+        return draft
+
     def _local_ranks(self, where: str, truth: Ledger, nnodes: int, node_rank: int) -> tuple[RankLedger, ...]:
         """The ranks of node `node_rank` of an engine over `nnodes` nodes (its engine's placement rule)."""
         try:
@@ -211,9 +218,11 @@ class NodePlan:
             extra_bytes={gpu: spec.extra_bytes[gpu] for gpu in gpus if gpu in spec.extra_bytes},
         )
         try:
+            draft = draft_model(settings, self._load_draft)
             truth = predict(
-                model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured
-            )
+                model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured,
+                draft=draft,
+            )  # fmt: skip
         except KvtopError as error:
             raise self._error(str(error), f"{where}.command") from None
         if not truth.engine.fits:
@@ -230,7 +239,7 @@ class NodePlan:
         own = simulation(settings.engine).worker_own_bytes(
             spec.cuda_context, spec.extra_bytes.get(gpu, 0), spec.extra_bytes
         )
-        resident = rank.weights_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
+        resident = rank.weights_bytes + rank.resident_terms_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
         ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)
         noise = int(unit_noise(self.scenario.seed, "noise", pid) * self.scenario.noise)
         return min(resident, ceiling) - noise

@@ -45,7 +45,13 @@ _MESSAGE_CHARS = 300
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("kvtop_engine_http_deadline", default=None)
 _GIB = 1 << 30
 
-_FRACTIONS = {"kv_usage_fraction"}
+_FRACTIONS = {"kv_usage_fraction", "spec_acceptance"}
+
+
+def own_sample(family: Any, sample: Any) -> bool:
+    """Whether `sample` is its family's own figure: a counter's `_total`, not the `_created` timestamp
+    prometheus_client adds beside it."""
+    return bool(sample.name == family.name or sample.name == family.name + "_total")
 FAILURE_PRECEDENCE = (
     EndpointState.BAD_PAYLOAD,
     EndpointState.HTTP_ERROR,

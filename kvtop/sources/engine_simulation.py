@@ -42,3 +42,6 @@ class EngineSimulation(Protocol):
     reports_memory_bytes: bool  # its endpoint reports weight and KV bytes (SGLang's server info)
     reports_capacity: bool  # its endpoint reports the token capacity and blocks (LMDeploy's /metrics does not)
     labels_ranks_by_pid: bool  # its metrics label a rank by the scheduler's pid (SGLang), else by engine index
+    # the counter its metrics count requests evicted for room by (EngineLiveRank field: vLLM preemptions,
+    # SGLang retractions); None: its metrics count none
+    evictions_counter: str | None

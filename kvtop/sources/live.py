@@ -21,8 +21,17 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot, build_snapshot
-from kvtop.domain.observe import EngineInstance, GpuObservation, NodeObservation, NvmlState, ProcessRole
+from kvtop.domain.observe import (
+    EngineCounters,
+    EngineInstance,
+    GpuObservation,
+    NodeObservation,
+    NvmlState,
+    ProcessRole,
+)
 from kvtop.domain.ports import SnapshotSource
+from kvtop.domain.pressure import with_counter_history
+from kvtop.sources.host_memory import read_host_memory
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.processes import ProcessTable, PsutilProcessTable, attribute_node
@@ -90,9 +99,25 @@ class EnginePredictor:
     def _predict(self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None) -> Ledger | str:
         try:
             model = self._load_model(ref)
-            return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name)
+            draft = draft_model(settings, self._load_model)
+            return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, draft=draft)
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
+
+
+def draft_model(settings: LaunchSettings, loader: ModelLoaderFn) -> ModelSpec | None:
+    """The speculative draft the launch names (`--speculative-draft-model-path`, a vLLM `model`…), read with
+    the same loader as the model; None where it names none or it cannot be read (its weights are then a
+    named not-modelled term of the ledger, never a guess)."""
+    from kvtop.domain.deployment import SpecKind
+
+    setup = engine_rules(settings.engine).deployment.setup(settings)
+    if setup.spec_kind is not SpecKind.DRAFT_MODEL or not setup.draft_model:
+        return None
+    try:
+        return loader(setup.draft_model)
+    except KvtopError:
+        return None
 
 
 def logged_token_capacity(log: EngineLog) -> int | None:
@@ -172,6 +197,7 @@ class LiveSource:
         self._http_timeout_s = http_timeout_s
         self._deadline_s = deadline_s  # every engine endpoint of one collection within it (None: no bound)
         self._log = read_log(engine_log) if engine_log is not None else None
+        self._counters: dict[str, tuple[EngineCounters, ...]] = {}  # each engine's recent counters
 
     def collect(self) -> NodeSnapshot:
         """One observation of the whole node with every engine's predicted ledger (blocking)."""
@@ -181,12 +207,13 @@ class LiveSource:
         node = self._nvml.read()
         if node.nvml_state is not NvmlState.OK:
             return build_snapshot(node, {}, source=self.label, notice=node.nvml_message)
-        node = attribute_node(node, self._table)
+        node = attribute_node(node, self._table).model_copy(update={"host_memory": read_host_memory()})
         if node.engines:
             deadline = Deadline(self._deadline_s) if self._deadline_s is not None else None
             node = with_live_state(
                 node, client=self._http_client, timeout_s=self._http_timeout_s, deadline=deadline
             )
+            node, self._counters = with_counter_history(node, self._counters)  # rates need the last reading
         ledgers = self._predictor.ledgers(node)
         log_notice = None
         if self._log is not None:

@@ -92,6 +92,9 @@ class EngineSpec(_Strict):
     kv_usage: float = Field(default=0.35, ge=0.0, le=1.0)  # mean fraction of the KV pool in use
     running_requests: int = Field(default=8, ge=0)
     waiting_requests: int = Field(default=0, ge=0)
+    # pressure its metrics show: requests preempted (vLLM) or retracted (SGLang) per minute, drafts accepted
+    evictions_per_min: float = Field(default=0.0, ge=0.0, le=1e6)
+    spec_acceptance: float | None = Field(default=None, ge=0.0, le=1.0)
     endpoint: EndpointState = EndpointState.OK  # what reading its HTTP endpoints gives
 
 
@@ -148,6 +151,7 @@ class Scenario(_Strict):
     noise: Size = 8 * MIB  # bound of each worker's fixed deviation below its ledger
     jitter: Size = 24 * MIB  # bound of each worker's movement from one tick to the next
     kv_usage_swing: float = Field(default=0.08, ge=0.0, le=0.5)  # how far KV usage moves around its mean
+    host_memory: Size | None = None  # the node's host memory (offloaded KV tiers pin part of it); None: not shown
 
     def non_engine_processes(self) -> tuple[ForeignProcess | OrphanProcess, ...]:
         """Co-tenants and orphans: the processes whose bytes the scenario states."""

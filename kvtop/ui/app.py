@@ -408,4 +408,5 @@ class KvtopApp(KvtopBaseApp):
             live_token_capacity=view.engine.live.token_capacity,
             measured=basis.measured,
             node_gpus=len(snapshot.observation.gpus),
+            draft=basis.draft,
         )

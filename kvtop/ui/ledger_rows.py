@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kvtop.domain.deployment import Charge
 from kvtop.domain.diagnose_rules import Finding
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
@@ -125,6 +126,9 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
         return [LedgerRow(f"worker pid {rank.pid}", None, observed.process_bytes, "total")], None
     rows = [LedgerRow(f"weights · {row.component}", row.bytes, None) for row in predicted.weights.rows]
     rows.append(LedgerRow("weights", predicted.weights_bytes, observed.weights_bytes, "total"))
+    for term in predicted.terms:  # the deployment's resident terms: a draft, redundant experts, LoRA slots
+        if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
+            rows.append(LedgerRow(term.label.split(" (")[0], term.bytes, None))
     live_pool, derived = observed_kv_pool_bytes(rank)
     token_pools = predicted.kv_pool_bytes - predicted.state_pool_bytes
     rows.append(LedgerRow("KV pool (live tok × B)" if derived else "KV pool", token_pools, live_pool))

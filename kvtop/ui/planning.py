@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.deployment import HostKvRequest
+from kvtop.domain.engines.base import GIB, MeasuredInputs
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
@@ -26,7 +27,7 @@ class PlanField:
 
     key: str  # input id suffix and key in the values mapping
     label: str
-    kind: str  # "int", "int?", "float?", "bool", "dtype", "text"
+    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
 
 
 FIELDS: tuple[PlanField, ...] = (
@@ -41,7 +42,15 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("page_size", "page size", "int?"),
     PlanField("context_length", "context length", "int?"),
     PlanField("max_running_requests", "max requests", "int?"),
+    # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
+    PlanField("spec_method", "speculative", "text?"),
+    PlanField("redundant_experts", "redundant experts", "int0"),
+    PlanField("lora_slots", "LoRA slots", "slots?"),
+    PlanField("lora_rank", "LoRA rank", "int?"),
+    PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
 )
+#: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
+DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 _FIELD_BY_FLAG = {
     "--tp": "tp", "--pp": "pp", "--ep": "ep", "--dp": "dp", "--enable-dp-attention": "enable_dp_attention",
@@ -72,10 +81,66 @@ def memory_fraction_field(settings: LaunchSettings) -> str:
     return engine_rules(settings.engine).memory_fraction_field
 
 
+def _deployment_texts(settings: LaunchSettings) -> dict[str, str]:
+    """The deployment fields' texts from the launch's flags (blank where it turns a feature off, or where
+    its flags cannot be read: the launch's own message says why)."""
+    try:
+        setup = engine_rules(settings.engine).deployment.setup(settings)
+    except KvtopError:
+        return dict.fromkeys(DEPLOYMENT_KEYS, "")
+    request, host_text = setup.host_kv, ""
+    if request is not None and request.ratio_to_gpu_pool:
+        host_text = f"x{request.ratio_to_gpu_pool:g}"
+    elif request is not None and (request.bytes_per_rank or request.bytes_total):
+        per_rank = request.bytes_per_rank or (request.bytes_total or 0) // max(settings.tp * settings.pp, 1)
+        host_text = f"{per_rank / GIB:g}"
+    return {
+        "spec_method": setup.spec_method or "",
+        "redundant_experts": str(setup.redundant_experts),
+        "lora_slots": str(setup.max_loras or "default") if setup.lora else "",
+        "lora_rank": str(setup.max_lora_rank or "") if setup.lora else "",
+        "host_kv_gib": host_text,
+    }
+
+
+def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> LaunchSettings:
+    """The launch with the deployment fields' values, in the engine's own flags."""
+    rules = engine_rules(settings.engine).deployment
+    setup = rules.setup(settings)
+    method = values.get("spec_method")
+    slots, rank, host = values.get("lora_slots"), values.get("lora_rank"), values.get("host_kv_gib")
+    update: dict[str, object] = {
+        "spec_method": method if isinstance(method, str) and method.lower() != "none" else None,
+        "redundant_experts": values.get("redundant_experts") or 0,
+        "lora": slots is not None,
+        "max_loras": slots if isinstance(slots, int) else None,
+        "max_lora_rank": rank,
+        "host_kv": _host_request(host),
+    }
+    if update["spec_method"] != setup.spec_method:
+        update["draft_model"] = None  # another method: the launch's draft was the old one's
+    edited = rules.with_setup(settings, setup.model_copy(update=update))
+    if rules.setup(edited).host_kv is None and update["host_kv"] is not None:  # the engine's own checks ran too
+        kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
+        raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
+    return edited
+
+
+def _host_request(value: object) -> HostKvRequest | None:
+    """The host field's value as a request: GiB per rank, or ('x', ratio) of the GPU pool."""
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return HostKvRequest(connector="host cache", ratio_to_gpu_pool=float(value[1]))
+    return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
+
+
 def field_texts(settings: LaunchSettings) -> dict[str, str]:
     """The text each input starts with (blank: the engine's default)."""
-    texts: dict[str, str] = {}
+    texts: dict[str, str] = _deployment_texts(settings)
     for field in FIELDS:
+        if field.key in DEPLOYMENT_KEYS:
+            continue
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
         value = getattr(settings, attribute)
         texts[field.key] = (
@@ -94,6 +159,23 @@ def _parse(field: PlanField, text: str) -> object:
         return raw.lower() in ("on", "true", "yes", "1")
     if field.kind == "dtype":  # the engine's own list is checked when the settings are built
         return raw
+    if field.kind == "text?":
+        return raw or None
+    if field.kind == "int0" and not raw:
+        return 0
+    if field.kind == "slots?" and raw.lower() in ("", "default", "on"):
+        return raw.lower() or None  # blank: off; "default": on with the engine's own count
+    if field.kind == "gib?":
+        if not raw:
+            return None
+        ratio = raw[:1].lower() in ("x", "×")
+        try:
+            size = float(raw[1:] if ratio else raw)
+        except ValueError:
+            size = float("nan")
+        if not 0 < size < 1 << 20:
+            raise InputError(f"needs a size in GiB above 0 (or x2: twice the GPU pool), got {raw!r}", field=field.label)
+        return ("x", size) if ratio else size
     if not raw:
         if field.kind.endswith("?"):
             return None
@@ -105,16 +187,20 @@ def _parse(field: PlanField, text: str) -> object:
         raise InputError(f"needs {kind}, got {raw!r}", field=field.label) from None
     if field.kind.startswith("float") and not 0 < value <= 1:
         raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
-    if field.kind.startswith("int") and value < 1:
-        raise InputError(f"must be at least 1 (got {raw})", field=field.label)
+    if field.kind.startswith("int") and value < (0 if field.kind == "int0" else 1):
+        raise InputError(f"must be at least {0 if field.kind == 'int0' else 1} (got {raw})", field=field.label)
     return value
 
 
 def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSettings:
     """The base settings with every field replaced by its text; InputError names the first bad field."""
     update: dict[str, object] = {}
+    deployment: dict[str, object] = {}
     for key, text in texts.items():
         field = FIELD_BY_KEY[key]
+        if key in DEPLOYMENT_KEYS:
+            deployment[key] = _parse(field, text)
+            continue
         attribute = memory_fraction_field(base) if key == "memory_fraction" else key
         update[attribute] = _parse(field, text)
     dtype = update.get("kv_cache_dtype")
@@ -122,7 +208,8 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
     if isinstance(dtype, str) and dtype not in accepted:
         name = display_name(base.engine)
         raise InputError(f"{name} has no KV cache dtype {dtype!r} (one of {', '.join(accepted)})", field="KV dtype")
-    return base.model_copy(update=update)
+    edited = base.model_copy(update=update)
+    return _with_deployment(edited, deployment) if deployment else edited
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
@@ -154,21 +241,24 @@ def _predict(
     gpu_total_bytes: int,
     gpu_name: str | None,
     measured: MeasuredInputs | None,
+    draft: ModelSpec | None = None,
 ) -> Ledger:
     try:
-        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+                       draft=draft)  # fmt: skip
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
 
 
 def _fresh_start(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
-    measured: MeasuredInputs | None,
+    measured: MeasuredInputs | None, draft: ModelSpec | None = None,
 ) -> CapacityPlan | None:  # fmt: skip
     """What a fresh start of the edited launch would log, as `kvtop plan` plans it: the GPUs' measured memory,
     every other term calibrated, and the interval (None where it cannot be computed: the table says why)."""
     try:
-        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured)
+        return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+                                draft=draft)  # fmt: skip
     except (KvtopError, ArithmeticError, ValueError):
         return None
 
@@ -183,19 +273,22 @@ def plan(
     base: LaunchSettings | None = None,
     measured: MeasuredInputs | None = None,
     after_model: ModelSpec | None = None,
+    draft: ModelSpec | None = None,
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each).
 
     `model` is the live model (None: not loaded, so no "before"); `after_model` the one the
     edit plans with (default: the live one). The edits replace values of `base` (default:
     `live`), so a start such as a finding's fix keeps the settings no field shows. `measured`
-    holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides.
+    holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides;
+    `draft` the launch's speculative draft as the live ledger was solved with it (an edit that turns
+    speculative decoding off leaves it unused).
     """
     before: Ledger | None = None
     before_error: str | None = "the live model is not loaded"
     if model is not None:
         try:
-            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured), None
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft), None
         except KvtopError as err:
             before_error = str(err)
     try:
@@ -203,7 +296,7 @@ def plan(
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
-        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured)
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured, draft)
     except KvtopError as err:
         return PlanOutcome(
             before=before,
@@ -214,4 +307,4 @@ def plan(
             before_error=before_error,
         )
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
-                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured))  # fmt: skip
+                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured, draft))  # fmt: skip

@@ -138,19 +138,22 @@ def planned_capacity(
     gpu_name: str | None = None,
     measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
+    draft: ModelSpec | None = None,
     fits: dict[str, LinearTerm] | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
 ) -> CapacityPlan:
-    """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it."""
+    """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it
+    (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
     measured = measured or MeasuredInputs()
     first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                    load_mtp=load_mtp)  # fmt: skip
+                    load_mtp=load_mtp, draft=draft)  # fmt: skip
     estimate = preload_estimate(first, fits=fits, node_measures=node_measures)
 
     def solved(side: str) -> Ledger:
         figures = estimate.figures("low" if side == "low" else "high" if side == "high" else "central")
         return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-                       measured=measured.model_copy(update={"calibrated": figures}), load_mtp=load_mtp)  # fmt: skip
+                       measured=measured.model_copy(update={"calibrated": figures}), load_mtp=load_mtp,
+                       draft=draft)  # fmt: skip
 
     central = solved("central")
     low, high = solved("low"), solved("high")

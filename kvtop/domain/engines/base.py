@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
+from kvtop.domain.deployment import Basis, BudgetTerm, Charge, DeploymentRules, resident_bytes
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
@@ -52,6 +53,7 @@ class MeasuredInputs(BaseModel):
     available_kv_bytes_by_stage: tuple[int, ...] | None = None
     # the pre-load estimate's figures (docs/calibration.md), read where nothing above measured them
     calibrated: CalibratedFigures | None = None
+    draft_weights_bytes: int | None = None  # a speculative draft's resident weights per rank (its own load)
 
     def free_before_load(self, gpu_total_bytes: int) -> int:
         """The memory free before the weights load (min over ranks): measured, else calibrated (CUDA's
@@ -160,12 +162,30 @@ class EngineInputs(BaseModel):
     measured: MeasuredInputs = MeasuredInputs()
     pp_rank: int = 0  # the pipeline stage these books belong to
     version: ResolvedVersion = ResolvedVersion()  # which era of the engine's rules applies
+    # the deployment's terms beside the target model (draft, experts, LoRA…: kvtop.domain.deployment)
+    terms: tuple[BudgetTerm, ...] = ()
+
+    @property
+    def resident_bytes(self) -> int:
+        """Everything resident before the KV pool is sized: the weights and the resident terms."""
+        return self.weights_bytes + resident_bytes(self.terms)
+
+    def weight_steps(self, label: str = "− weights") -> list[BudgetStep]:
+        """The budget lines that charge the weights, then each resident term by name."""
+        steps = [BudgetStep(label=label, bytes=-self.weights_bytes, measured=self.measured.weights_bytes is not None)]
+        for term in self.terms:
+            if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
+                steps.append(
+                    BudgetStep(label=f"− {term.label}", bytes=-term.bytes, note=term.setting,
+                               measured=term.basis is Basis.MEASURED)
+                )  # fmt: skip
+        return steps
 
     def fixed_pool_overflow(self, pool_bytes: int, flag: str, notes: list[str]) -> int:
         """Bytes by which a pool sized by a flag rather than by memory (`flag`) exceeds the memory free
         once the weights are resident (0: it fits), said in `notes`. The engine does not check it
         against memory: it allocates the pool and fails at start with CUDA out of memory."""
-        room = self.measured.free_before_load(self.gpu_total_bytes) - self.weights_bytes
+        room = self.measured.free_before_load(self.gpu_total_bytes) - self.resident_bytes
         over = pool_bytes - room
         if over > 0:
             notes.append(
@@ -331,6 +351,11 @@ class EngineRules(Protocol):
     @property
     def calibration(self) -> EngineCalibration:
         """Its fitted pre-load terms (docs/calibration.md)."""
+        ...
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment features beside the model: drafts, experts, LoRA, host KV (its `deployment` module)."""
         ...
 
     def kv_storage_for(

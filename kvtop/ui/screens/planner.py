@@ -30,7 +30,15 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal, launch_refusals
-from kvtop.ui.planning import FIELDS, PlanOutcome, engine_flags, field_of_flag, field_texts, plan
+from kvtop.ui.planning import (
+    DEPLOYMENT_KEYS,
+    FIELDS,
+    PlanOutcome,
+    engine_flags,
+    field_of_flag,
+    field_texts,
+    plan,
+)
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
@@ -54,6 +62,7 @@ class PlanBasis:
     start_label: str | None = None  # what the start is, e.g. "fix of co_tenant"
     measured: MeasuredInputs = dataclasses.field(default_factory=MeasuredInputs)  # what the GPUs measure now
     node_gpus: int | None = None  # GPUs on the node, to say when a layout needs more
+    draft: ModelSpec | None = None  # the launch's speculative draft, as the live ledger was solved with it
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,8 @@ class PlannerScreen(NodeScreen):
                             )
                         else:
                             placeholder = "engine default" if field.kind.endswith("?") else ""
+                            if field.key in DEPLOYMENT_KEYS:  # a deployment feature: blank turns it off
+                                placeholder = "off"
                             yield TypedInput(
                                 texts[field.key],
                                 placeholder=placeholder,
@@ -208,6 +219,7 @@ class PlannerScreen(NodeScreen):
             base=self._edit_base,
             measured=basis.measured,
             after_model=self._model,
+            draft=basis.draft,
         )
         self._show_defaults(self.outcome)
         self.query_one("#planner-title", Static).update(self._title())

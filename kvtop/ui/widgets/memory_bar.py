@@ -100,9 +100,10 @@ def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
     if predicted is None:
         return None
     runtime = predicted.reserve_bytes + predicted.context_bytes
-    resident = predicted.weights_bytes + predicted.kv_pool_bytes + runtime
+    weights = predicted.weights_bytes + predicted.resident_terms_bytes  # a draft, LoRA slots: resident like weights
+    resident = weights + predicted.kv_pool_bytes + runtime
     return (
-        (WEIGHTS, predicted.weights_bytes),
+        (WEIGHTS, weights),
         (KV_POOL, predicted.kv_pool_bytes),
         (RUNTIME, runtime),
         (FREE, max(0, total_bytes - resident)),

@@ -13,10 +13,11 @@ from kvtop.domain.engines.registry import display_names
 from kvtop.domain.incident import incident_answer
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState, NvmlState
+from kvtop.domain.pressure import pressure_of
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
-from kvtop.units import fmt_tokens
+from kvtop.units import fmt_gib, fmt_tokens
 
 _WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
 #: A demo node is never "live": its figures are simulated, whatever their age.
@@ -62,6 +63,8 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         parts.append((f" · endpoint {live.state.value}: {live.message or 'no detail'}", "$warning"))
     if ledger is not None and ledger.tokens_per_gib and not compact:
         parts.append(f" · {ledger.tokens_per_gib:,.0f} tok/GiB")
+    if ledger is not None and ledger.host_tier is not None:
+        parts.append(f" · host KV {fmt_tokens(ledger.host_tier.tokens_per_rank)} tok/rank")
     return Content.assemble(*parts)
 
 
@@ -92,10 +95,17 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
     observation = snapshot.observation
     engines = tuple(
         (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.explained, view.ledger_error,
-         view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message)
+         view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message,
+         _pressure_line(view))
         for view in snapshot.engines
     )  # fmt: skip
-    return snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines, state.findings
+    return (snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines,
+            observation.host_memory, state.findings)  # fmt: skip
+
+
+def _pressure_line(view: EngineView) -> str | None:
+    pressure = pressure_of(view.engine.live)
+    return pressure.line() if pressure is not None and pressure.notable else None
 
 
 class NodeHeader(Widget):
@@ -159,6 +169,9 @@ class NodeHeader(Widget):
             top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
         else:
             top.append(freshness(state, self.now, self._interval_s))
+        if snapshot is not None and snapshot.observation.host_memory is not None:
+            host = snapshot.observation.host_memory
+            top.append(f" │ host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}")
         lines = [Content.assemble(*top)]
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation
@@ -170,7 +183,12 @@ class NodeHeader(Widget):
             )
         if self._engines and snapshot is not None:
             lines.append(answer_line(state))
-            lines += [engine_line(view, compact=self.size.width < 110) for view in snapshot.engines]
+            for view in snapshot.engines:
+                lines.append(engine_line(view, compact=self.size.width < 110))
+                pressure = pressure_of(view.engine.live)
+                if pressure is not None and pressure.notable:
+                    style = "bold $warning" if pressure.preempting else "$text-muted"
+                    lines.append(Content.styled(f"  pressure: {pressure.line()}", style))
             if not snapshot.engines:
                 lines.append(Content.styled(f"no {display_names()} engine found on this node", "$text-muted"))
         return Content("\n").join(lines)

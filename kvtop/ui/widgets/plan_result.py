@@ -29,10 +29,18 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
     ("KV B/token/rank", lambda ledger: fmt_bytes(ledger.kv_bytes_per_token)),
     ("tokens per GiB", lambda ledger: f"{ledger.tokens_per_gib:,.0f}"),
+    ("beside the model", lambda ledger: _beside(ledger)),
+    ("host KV tokens", lambda ledger: fmt_tokens(ledger.host_tier.tokens_per_rank) if ledger.host_tier else "—"),
     ("layout", lambda ledger: ledger.layout.describe()),
     ("GPUs", lambda ledger: str(ledger.layout.gpus)),
     ("fits", lambda ledger: _fits(ledger)),
 )
+
+
+def _beside(ledger: Ledger) -> str:
+    """What the tightest rank's draft, redundant experts and LoRA slots hold before the pool ('—': none)."""
+    held = max((rank.resident_terms_bytes for rank in ledger.ranks), default=0)
+    return fmt_gib(held) if held else "—"
 
 
 def _fits(ledger: Ledger) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.lmdeploy.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.lmdeploy.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
@@ -59,7 +60,8 @@ class LmdeployFlags:
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
-    passthrough: frozenset[str] = SPAN_FLAGS  # span.py reads these; every other flag it does not model is refused
+    # span.py and deployment.py read these; every other flag it does not model is refused
+    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

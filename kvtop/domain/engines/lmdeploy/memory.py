@@ -57,7 +57,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=before - total,
                             measured=meas.free_before_load_bytes is not None, source=source))  # fmt: skip
-    steps.append(BudgetStep(label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None))
-    free = before - inputs.weights_bytes
+    steps += inputs.weight_steps()
+    free = before - inputs.resident_bytes
     steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))
     return free

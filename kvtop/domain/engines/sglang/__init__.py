@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.calibration.inputs import EngineCalibration
+from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
@@ -76,6 +77,13 @@ class SglangRules(SglangBudget):
         from kvtop.domain.engines.sglang import calibration
 
         return calibration  # a module satisfies the protocol
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
+        from kvtop.domain.engines.sglang import deployment
+
+        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

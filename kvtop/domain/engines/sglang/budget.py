@@ -81,12 +81,8 @@ class SglangBudget:
             avail = meas.free_after_load_bytes
             steps.append(BudgetStep(label="free after weight load", bytes=avail, measured=True))
         else:
-            avail = pre - inputs.weights_bytes
-            steps.append(
-                BudgetStep(
-                    label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None
-                )
-            )
+            avail = pre - inputs.resident_bytes
+            steps += inputs.weight_steps()
         slack_gib = pre / GIB * (1 - mfs)
         # what the automatic fraction would keep for CUDA graphs and activations (§5): a larger
         # given fraction leaves less, which SGLang does not check before it captures its graphs

@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import MIB, EngineInputs
+from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.versions import (
     Era,
     ResolvedVersion,
@@ -91,9 +94,11 @@ def _s6_gpu_class(inputs: EngineInputs, gpu_mib: int) -> tuple[float, str]:
     reserved = next(rule(parallel) for below, rule in _S6_RESERVE if gpu_mib < below)
     if inputs.layout.dp_attention:
         reserved += 4 * 1024
+    extra, why = deployment_reserve_mib(inputs)
+    reserved += extra
     return round(
         (gpu_mib - reserved) / gpu_mib, 3
-    ), f"({gpu_mib} − {reserved:.0f} MiB reserve by GPU class) ÷ {gpu_mib}"
+    ), f"({gpu_mib} − {reserved:.0f} MiB reserve by GPU class{why}) ÷ {gpu_mib}"
 
 
 # (GPU memory below, MiB) -> (chunked_prefill_size, decode CUDA-graph max bs at tp < 4, at tp ≥ 4), by era
@@ -160,8 +165,31 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int) -> tuple[float, s
         parts = f", {pcg:.0f} of it prefill graphs"
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
+    extra, why = deployment_reserve_mib(inputs)  # on top of the floor (§17.1, §17.2)
+    reserved += extra
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
-    return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}) ÷ {gpu_mib} MiB"
+    return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB"
+
+
+def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
+    """MiB the automatic fraction adds for a speculative draft (§17.1) and DeepEP buffers (§17.2), and how
+    the reason reads ('' when none)."""
+    setup = deployment_setup(inputs.settings)
+    parts: list[str] = []
+    total = 0
+    if setup.spec_method:
+        mib = spec_reserve_mib(setup.spec_method, inputs.version)[0]
+        if mib:
+            total += mib
+            parts.append(f"{mib} of it the {setup.spec_method} draft")
+    if setup.a2a_backend == "deepep" and not flag_set(inputs.settings, "disable-cuda-graph") and (
+        flag_text(inputs.settings, "disaggregation-mode") or ""
+    ) != "prefill":
+        mib = deepep_reserve_mib(inputs.version)[0]
+        if mib:
+            total += mib
+            parts.append(f"{mib} of it DeepEP")
+    return total, "".join(f", {part}" for part in parts)
 
 
 AUTO_FRACTION_ERAS: tuple[Era[FractionRule], ...] = (

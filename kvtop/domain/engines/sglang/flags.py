@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
@@ -51,7 +52,9 @@ class SglangFlags:
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
-    passthrough: frozenset[str] = frozenset({"--enable-multimodal"}) | SPAN_FLAGS  # span.py reads these
+    passthrough: frozenset[str] = (  # span.py and deployment.py read these
+        frozenset({"--enable-multimodal"}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
+    )
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

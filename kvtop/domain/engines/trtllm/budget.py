@@ -254,14 +254,8 @@ class TrtllmBudget:
                 after = meas.free_after_load_bytes
                 steps.append(BudgetStep(label="free after weight load", bytes=after, measured=True))
             else:
-                after = before - inputs.weights_bytes
-                steps.append(
-                    BudgetStep(
-                        label="− weights",
-                        bytes=-inputs.weights_bytes,
-                        measured=meas.weights_bytes is not None,
-                    )
-                )
+                after = before - inputs.resident_bytes
+                steps += inputs.weight_steps()
             reserve = meas.non_kv(ESTIMATED_NON_KV_BYTES)
             if meas.non_kv_bytes is None and (meas.calibrated is None or meas.calibrated.non_kv_bytes is None):
                 notes.append(
@@ -350,7 +344,7 @@ class TrtllmBudget:
                 notes.append(
                     "the engine's execution context, runtime buffers and decoder are estimated at 2 GiB"
                 )
-            free = before - inputs.weights_bytes - reserve
+            free = before - inputs.resident_bytes - reserve
             steps.append(
                 BudgetStep(
                     label="free before load",
@@ -359,13 +353,7 @@ class TrtllmBudget:
                     source=meas.free_before_load_source(),
                 )
             )
-            steps.append(
-                BudgetStep(
-                    label="− engine weights",
-                    bytes=-inputs.weights_bytes,
-                    measured=meas.weights_bytes is not None,
-                )
-            )
+            steps += inputs.weight_steps("− engine weights")
             steps.append(
                 BudgetStep(
                     label="− execution context, runtime buffers, decoder",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
 
@@ -89,7 +90,7 @@ PASSTHROUGH = frozenset(
         "--kv_cache_config.enable_block_reuse",
         "--override-engine-args",
     }
-)
+) | DEPLOYMENT_FLAGS  # deployment.py reads these
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
     "pp": "--pp_size",

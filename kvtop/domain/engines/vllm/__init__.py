@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.calibration.inputs import EngineCalibration
+from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 class VllmRules(VllmBudget):
     id = "vllm"
     display_name = "vLLM"
-    kv_storage = KvStorage(fp4_scales_per_head=True)  # §3: nvfp4_full(h) = h//2 + h//16 per head
+    # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
+    kv_storage = KvStorage(fp4_scales_per_head=True, draft_kv_as_layers=True)
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False
     pools_draft_kv = False
@@ -71,6 +73,13 @@ class VllmRules(VllmBudget):
         from kvtop.domain.engines.vllm import calibration
 
         return calibration  # a module satisfies the protocol
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
+        from kvtop.domain.engines.vllm import deployment
+
+        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

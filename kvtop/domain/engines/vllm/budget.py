@@ -81,12 +81,12 @@ class VllmBudget:
             steps.append(BudgetStep(label="--kv-cache-memory-bytes (profiling skipped)", bytes=available))
             # the utilization's share beyond weights and this KV size: the runtime's (measured, else the
             # estimate) and what no one claims, which stays free
-            rest = requested - inputs.weights_bytes - available
+            rest = requested - inputs.resident_bytes - available
             non_kv = min(rest, meas.non_kv_bytes if meas.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES)
             unused = max(rest - max(non_kv, 0), 0)
         elif meas.available_kv_bytes is not None:
             available = meas.available_kv_bytes
-            non_kv = requested - inputs.weights_bytes - available
+            non_kv = requested - inputs.resident_bytes - available
             steps.append(BudgetStep(label="available KV memory (logged)", bytes=available, measured=True))
         else:
             non_kv = meas.non_kv(ESTIMATED_NON_KV_BYTES)
@@ -95,11 +95,7 @@ class VllmBudget:
                 notes.append(
                     "non-KV runtime memory (activations, non-torch, CUDA graphs) is estimated at 2 GiB"
                 )
-            steps.append(
-                BudgetStep(
-                    label="− weights", bytes=-inputs.weights_bytes, measured=meas.weights_bytes is not None
-                )
-            )
+            steps += inputs.weight_steps()
             steps.append(
                 BudgetStep(
                     label="− activation peak, non-torch, CUDA graphs",
@@ -108,7 +104,7 @@ class VllmBudget:
                     source=non_kv_source,
                 )
             )
-            available = requested - inputs.weights_bytes - non_kv
+            available = requested - inputs.resident_bytes - non_kv
             steps.append(BudgetStep(label="available KV memory", bytes=available))
         max_len = inputs.context_length
         unify = s.disable_hybrid_kv_cache_manager or (

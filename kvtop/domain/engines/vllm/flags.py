@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
@@ -45,7 +46,8 @@ KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_ml
 class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    passthrough: frozenset[str] = SPAN_FLAGS  # span.py reads these; every other flag it does not model is refused
+    # span.py and deployment.py read these; every other flag it does not model is refused
+    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 

@@ -14,6 +14,7 @@ from kvtop.domain.ledger import RankLedger
 reports_memory_bytes = False  # /metrics states the cache usage only
 reports_capacity = False
 labels_ranks_by_pid = False  # its metrics label a DP engine by `engine`
+evictions_counter: str | None = None
 SPAWNED_WORKER = "python -c from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7) --multiprocessing-fork"
 
 

@@ -12,6 +12,7 @@ from kvtop.domain.ledger import RankLedger
 reports_memory_bytes = True
 reports_capacity = True
 labels_ranks_by_pid = True
+evictions_counter: str | None = "retractions_total"  # sglang:num_retracted_requests_total
 
 
 def measured_for_truth(

@@ -17,6 +17,7 @@ from kvtop.sources.engine_http import (
     int_label,
     label_text,
     metric_families,
+    own_sample,
     rank_labels,
     set_fact,
     summarise,
@@ -31,6 +32,12 @@ _SGLANG_GAUGES = {
     "sglang:num_running_reqs": "running_requests",
     "sglang:num_queue_reqs": "waiting_requests",
     "sglang:page_size": "block_size",
+    # pressure (kvtop.domain.pressure): counters by family name (prometheus_client drops `_total`)
+    "sglang:num_retracted_requests": "retractions_total",
+    "sglang:num_retracted_requests_total": "retractions_total",
+    "sglang:evicted_tokens": "evicted_tokens_total",
+    "sglang:evicted_tokens_total": "evicted_tokens_total",
+    "sglang:spec_accept_rate": "spec_acceptance",
 }
 _SGLANG_MEMORY_GIB = {
     "sglang:weight_memory_usage_gb": "weight_bytes",
@@ -61,7 +68,9 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
             if family.name in _SGLANG_GAUGES or any(key):  # every rank that reports is listed
                 facts = ranks.setdefault(key, rank_labels(key))
                 facts.setdefault("pid", int_label(sample.labels.get("pid")))
-            if family.name in _SGLANG_GAUGES:
+            if family.name == "sglang:spec_accept_rate" and not sample.value:
+                continue  # reported as 0 by a server that drafts nothing
+            if family.name in _SGLANG_GAUGES and own_sample(family, sample):
                 set_fact(facts, _SGLANG_GAUGES[family.name], sample.value, sample.name)
             elif family.name in _SGLANG_MEMORY_GIB:
                 field, gib = _SGLANG_MEMORY_GIB[family.name], figure(sample.value, sample.name)

@@ -14,6 +14,7 @@ from kvtop.domain.ledger import RankLedger
 reports_memory_bytes = False  # trtllm-serve reports blocks, not bytes
 reports_capacity = True  # /prometheus/metrics: its KV gauges state the blocks
 labels_ranks_by_pid = False
+evictions_counter: str | None = None
 WORKER_COMMAND = "python3 -m mpi4py.futures.server"
 
 

@@ -14,6 +14,7 @@ from kvtop.domain.ledger import RankLedger
 reports_memory_bytes = False
 reports_capacity = True
 labels_ranks_by_pid = False
+evictions_counter: str | None = "preemptions_total"  # vllm:num_preemptions_total
 
 
 def measured_for_truth(

@@ -13,6 +13,7 @@ from kvtop.sources.engine_http import (
     float_label,
     int_label,
     metric_families,
+    own_sample,
     set_fact,
     summarise,
 )
@@ -24,6 +25,12 @@ _VLLM_GAUGES = {
     "vllm:gpu_cache_usage_perc": "kv_usage_fraction",  # the name before vLLM PR #29330 (2025-11)
     "vllm:num_requests_running": "running_requests",
     "vllm:num_requests_waiting": "waiting_requests",
+    # pressure (kvtop.domain.pressure): V0's swapped requests; counters, by family name (`_total` dropped)
+    "vllm:num_requests_swapped": "swapped_requests",
+    "vllm:num_preemptions": "preemptions_total",
+    "vllm:num_preemptions_total": "preemptions_total",  # a page without TYPE lines keeps the suffix
+    "vllm:spec_decode_num_accepted_tokens": "spec_accepted_tokens_total",
+    "vllm:spec_decode_num_draft_tokens": "spec_draft_tokens_total",
 }
 _VLLM_CACHE_LABELS = {"num_gpu_blocks": "num_gpu_blocks", "block_size": "block_size",
                       "kv_cache_size_tokens": "token_capacity"}  # fmt: skip
@@ -47,7 +54,7 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
                 for label, field in _VLLM_CACHE_LABELS.items():
                     facts[field] = int_label(sample.labels.get(label))
                 memory_fraction = float_label(sample.labels.get("gpu_memory_utilization"))
-            elif family.name in _VLLM_GAUGES:
+            elif family.name in _VLLM_GAUGES and own_sample(family, sample):
                 set_fact(facts, _VLLM_GAUGES[family.name], sample.value, sample.name)
     live = summarise(ranks.values())
     return live.model_copy(update={"memory_fraction": memory_fraction})

@@ -1,0 +1,109 @@
+"""The deployment beside the model (draft, experts, encoder, LoRA, host KV) as JSON and as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.domain.deployment import BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.diagnose_headroom import headroom_short
+from kvtop.domain.diagnose_rules import Thresholds
+from kvtop.domain.headroom import Headroom, headroom_of
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.whatif import Replay
+from kvtop.units import fmt_both, fmt_tokens
+
+_CHARGED = {
+    Charge.WEIGHTS: "in the weights",
+    Charge.RESIDENT: "before the pool",
+    Charge.KV_CELL: "per cached token",
+    Charge.RESERVE: "engine's reserve",
+    Charge.AFTER_POOL: "after the pool",
+    Charge.HOST: "host memory",
+}
+
+
+def term_json(term: BudgetTerm) -> dict[str, Any]:
+    return term.model_dump(mode="json")
+
+
+def host_tier_json(host: HostTier | None) -> dict[str, Any] | None:
+    if host is None:
+        return None
+    return host.model_dump(mode="json") | {"total_bytes": host.total_bytes}
+
+
+def deployment_json(ledger: Ledger) -> dict[str, Any]:
+    """`plan --json`'s `deployment`: what the launch turns on and every term of the tightest rank."""
+    return {
+        "features": [feature.value for feature in ledger.setup.features],
+        "setup": ledger.setup.model_dump(mode="json"),
+        "terms": [term_json(term) for term in ledger.terms],
+        "host_tier": host_tier_json(ledger.host_tier),
+        "headroom": headroom_json(headroom_of(ledger)),
+    }
+
+
+def headroom_json(headroom: Headroom | None) -> dict[str, Any] | None:
+    if headroom is None:
+        return None
+    return headroom.model_dump(mode="json") | {"needed_bytes": headroom.needed_bytes, "short_bytes": headroom.short_bytes}
+
+
+def _figure(term: BudgetTerm) -> str:
+    if not term.modelled:
+        return "not modelled"
+    if term.charge is Charge.KV_CELL:
+        return f"+{term.bytes_per_token:,} B/token" + (f" = {fmt_both(term.bytes)}" if term.bytes else "")
+    return fmt_both(term.bytes)
+
+
+def deployment_lines(ledger: Ledger) -> list[str]:
+    """'Beside the model' for `plan`: one line per term (its figure, how it is charged, its basis), the
+    host tier, and each term's detail; nothing when the launch turns nothing on."""
+    terms, host = ledger.terms, ledger.host_tier
+    if not terms and host is None:
+        return []
+    lines = ["Beside the model (tightest rank)"]
+    for term in terms:
+        basis = "" if not term.modelled else term.basis.value
+        lines.append(
+            f"  {term.feature.value:<16}{term.label:<54}{_figure(term):>30}  {_CHARGED[term.charge]:<17}{basis}"
+        )
+    if host is not None:
+        lines.append(host_tier_line(host))
+    for term in terms:
+        if term.detail:
+            lines.append(f"  · {term.label}: {term.detail}")
+    if host is not None and host.detail:
+        lines.append(f"  · host tier: {host.detail}")
+    if host is not None and host.problem:
+        lines.append(f"  ! host tier: {host.problem}")
+    lines += headroom_lines(ledger)
+    lines.append("")
+    return lines
+
+
+def headroom_lines(ledger: Ledger) -> list[str]:
+    """What the pool leaves against what later phases allocate, when the deployment allocates after the pool."""
+    headroom = headroom_of(ledger)
+    if headroom is None or not any(t.charge is Charge.AFTER_POOL for t in ledger.terms):
+        return []
+    needs = "; ".join(f"{n.label} {fmt_both(n.bytes) if n.bytes is not None else 'not modelled'}" for n in headroom.needs)
+    line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}"
+    finding = headroom_short(ledger, Replay(ledger), Thresholds())
+    if finding is not None:
+        gain = f" ({finding.gain_tokens:+,} tokens per rank)" if finding.gain_tokens else ""
+        return [line, f"  ! {finding.summary}", f"    fix: {finding.fix}{gain}"]
+    return [line]
+
+
+def host_tier_line(host: HostTier) -> str:
+    """'host_kv  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
+    if host.state is not TermState.MODELLED:
+        return f"  {'host_kv':<16}{host.connector:<54}{'not modelled':>30}"
+    scale = f" ({host.tokens_per_rank / host.gpu_tokens_per_rank:.1f}× the GPU pool)" if host.gpu_tokens_per_rank else ""
+    label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
+    return (
+        f"  {'host_kv':<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"
+        f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<54}{fmt_both(host.total_bytes):>30}  host memory"
+    )

@@ -1,0 +1,242 @@
+"""The whole budget of a deployment beside the target model, as named terms of the ledger.
+
+A modern launch spends GPU memory on more than the model's weights and its KV pool: a speculative
+draft (its weights, its KV, the engine's reserve for its graphs), redundant experts and all-to-all
+buffers of expert parallelism, an encoder cache, LoRA slots; and it may keep KV in host memory.
+Each engine package reads its own flags into a `DeploymentSetup` and prices every feature by its own
+rules and release (`kvtop/domain/engines/<engine>/deployment.py`); a `BudgetTerm` says how the engine
+charges it, so the budget, the waterfall, the planner and `plan --json` all read the same figure:
+
+    weights     inside the weights book already (a model's own MTP layers): shown, never added twice
+    resident    allocated before the KV pool is sized (draft weights, redundant experts, LoRA slots):
+                every engine's pool shrinks by it as it does by the weights
+    kv_cell     stored beside every cached token (a draft's KV layers): a larger cell, fewer tokens
+    reserve     kept off the KV budget by the engine's own rule (SGLang's automatic share)
+    after_pool  allocated after the pool: it must fit in what the pool leaves (the headroom check)
+    host        host memory (offloaded KV), never the GPU's
+
+A term kvtop cannot price for this launch or release is `not_modelled`, with the reason, never 0 said
+as a fact; every figure says where it comes from (`Basis`).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.kv import KvBook
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import WeightsBook
+
+
+class Feature(str, Enum):
+    """What part of a deployment a term belongs to (one waterfall term each)."""
+
+    SPECULATIVE = "speculative"  # a draft model or MTP layers, their KV and the engine's reserve for them
+    EXPERT_PARALLEL = "expert_parallel"  # EPLB redundant experts, all-to-all (DeepEP) buffers
+    ENCODER = "encoder"  # a multimodal encoder's cache and profile peak
+    LORA = "lora"  # LoRA adapter slots
+    HOST_KV = "host_kv"  # KV kept in host memory (HiCache, offloading connectors, swap space)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The order features are taken off the clean prediction in the waterfall (host KV holds no GPU bytes).
+GPU_FEATURES: tuple[Feature, ...] = (
+    Feature.SPECULATIVE,
+    Feature.EXPERT_PARALLEL,
+    Feature.ENCODER,
+    Feature.LORA,
+)
+
+
+class Charge(str, Enum):
+    """How the engine charges a term (see the module docstring)."""
+
+    WEIGHTS = "weights"
+    RESIDENT = "resident"
+    KV_CELL = "kv_cell"
+    RESERVE = "reserve"
+    AFTER_POOL = "after_pool"
+    HOST = "host"
+
+
+class Basis(str, Enum):
+    """Where a term's figure comes from."""
+
+    MEASURED = "measured"  # the engine's log or the operator said it
+    COMPUTED = "computed"  # the engine's own arithmetic on stated inputs (flags, configs)
+    CALIBRATED = "calibrated"  # fitted to recorded runs
+    ASSUMED = "assumed"  # an input nobody stated was assumed (the detail says which)
+
+
+class TermState(str, Enum):
+    MODELLED = "modelled"
+    NOT_MODELLED = "not_modelled"  # the feature is on, but kvtop cannot price it here (detail says why)
+
+
+class BudgetTerm(BaseModel):
+    """One named line of a rank's budget beside weights and KV."""
+
+    model_config = ConfigDict(frozen=True)
+
+    feature: Feature
+    charge: Charge
+    label: str  # 'draft weights (EAGLE3, 1 layer)'
+    bytes: int = 0  # per rank; for `kv_cell` the bytes the pool gives up for it (0 before the solve)
+    bytes_per_token: int = 0  # `kv_cell`: what each cached token costs more per rank
+    basis: Basis = Basis.COMPUTED
+    state: TermState = TermState.MODELLED
+    setting: str = ""  # the flags that set it, as the engine spells them
+    source: str = ""  # the engine's code (file, function) and the release its rule is read at
+    detail: str = ""  # how the figure is made, or why it is not modelled
+
+    @property
+    def modelled(self) -> bool:
+        return self.state is TermState.MODELLED
+
+
+class SpecKind(str, Enum):
+    """What a speculative method drafts with."""
+
+    DRAFT_MODEL = "draft_model"  # a separate (usually small) model: EAGLE, EAGLE-3, a standalone draft
+    MTP = "mtp"  # the target's own multi-token-prediction layers
+    NGRAM = "ngram"  # no model: drafts from the prompt's n-grams
+
+
+class HostKvRequest(BaseModel):
+    """What a launch asks of host memory for KV (one of: bytes per rank, bytes over the engine, a ratio)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    connector: str  # 'HiCache', 'OffloadingConnector', 'LMCache', 'swap space', 'secondary pool'
+    bytes_per_rank: int | None = None
+    bytes_total: int | None = None  # over every rank of the engine (vLLM's --kv-offloading-size)
+    ratio_to_gpu_pool: float | None = None  # SGLang's --hicache-ratio
+    stated: bool = True  # False: the engine's default size, the launch gave none
+
+
+class DeploymentSetup(BaseModel):
+    """What a launch turns on beside the target model, read from its flags by the engine's own rules."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec_method: str | None = None  # as the engine spells it: 'EAGLE3', 'deepseek_mtp', 'ngram'
+    spec_kind: SpecKind | None = None
+    draft_model: str | None = None  # the draft's path or hub id, as given
+    draft_tokens: int | None = None  # tokens drafted per step
+    redundant_experts: int = 0  # EPLB's extra physical experts over the expert-parallel group
+    a2a_backend: str | None = None  # the MoE all-to-all backend: 'deepep', …
+    lora: bool = False
+    max_loras: int | None = None  # LoRA slots on the GPU (None: the engine's default)
+    max_lora_rank: int | None = None  # None: the adapters decide (the engine reads them at start)
+    lora_modules: tuple[str, ...] | None = None  # None: the engine's default set
+    host_kv: HostKvRequest | None = None
+
+    @property
+    def features(self) -> tuple[Feature, ...]:
+        """The features this launch turns on, in waterfall order."""
+        on = {
+            Feature.SPECULATIVE: self.spec_kind is not None,
+            Feature.EXPERT_PARALLEL: self.redundant_experts > 0 or self.a2a_backend is not None,
+            Feature.LORA: self.lora,
+            Feature.HOST_KV: self.host_kv is not None,
+        }
+        return tuple(feature for feature in (*GPU_FEATURES, Feature.HOST_KV) if on.get(feature))
+
+    def loads_mtp(self, model: ModelSpec) -> bool:
+        """Whether the draft is the model's own MTP layers."""
+        return self.spec_kind is SpecKind.MTP and model.mtp_layers > 0
+
+
+class HostTier(BaseModel):
+    """KV kept in host memory, per rank: what the engine allocates there and how many tokens it holds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    connector: str
+    setting: str
+    bytes_per_rank: int  # host memory the engine asks for on each rank
+    pinned_bytes_per_rank: int | None = None  # what stays pinned and unreclaimable, where it differs
+    tokens_per_rank: int  # KV tokens it holds per rank
+    gpu_tokens_per_rank: int  # the GPU pool beside it, for scale
+    ranks: int  # ranks of the engine on this layout (each holds its own host pool)
+    basis: Basis = Basis.COMPUTED
+    state: TermState = TermState.MODELLED
+    source: str = ""
+    detail: str = ""
+    problem: str | None = None  # why the engine would refuse this tier at start (None: it accepts it)
+    host_reserve_bytes: int = 0  # host memory the engine insists stays available beside the tier (SGLang: 10 GiB)
+
+    @property
+    def total_bytes(self) -> int:
+        """Host memory over every rank of the engine (what the node must have free)."""
+        return (self.pinned_bytes_per_rank or self.bytes_per_rank) * self.ranks
+
+
+class TermInputs(BaseModel):
+    """What an engine's deployment rules price a stage's terms from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelSpec
+    settings: LaunchSettings
+    setup: DeploymentSetup
+    layout: ParallelLayout
+    weights: WeightsBook  # this stage's weights book (MTP layers in it when the draft is MTP)
+    kv: KvBook  # this stage's KV book without the draft's layers
+    kv_with_draft: KvBook  # … with them
+    version: ResolvedVersion
+    first_stage: bool
+    last_stage: bool
+    stage_layers: tuple[int, int]  # [first, last) layer of this pipeline stage
+    draft: ModelSpec | None = None  # the draft model's architecture, when kvtop was given its config
+    measured_draft_bytes: int | None = None  # the draft's resident weights, when a log or the operator said
+
+
+class DeploymentRules(Protocol):
+    """One engine's deployment features: its flags, its terms and its host tier (each package's module)."""
+
+    flags: frozenset[str]  # the engine's flags these rules read (kept verbatim in `LaunchSettings.flags`)
+
+    def setup(self, settings: LaunchSettings) -> DeploymentSetup:
+        """What the launch turns on; a malformed value is an InputError naming the flag."""
+        ...
+
+    def without(self, settings: LaunchSettings, feature: Feature) -> LaunchSettings:
+        """The same launch with `feature` off (its flags removed)."""
+        ...
+
+    def with_setup(self, settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
+        """The launch with the deployment features of `setup`, in the engine's own flags (the planner)."""
+        ...
+
+    def draft_kv_layers(self, model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+        """Attention layers the draft keeps KV for beside the target's (0: none)."""
+        ...
+
+    def terms(self, inputs: TermInputs) -> tuple[BudgetTerm, ...]:
+        """The stage's terms, before the budget is solved."""
+        ...
+
+    def host_tier(
+        self, setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
+        version: ResolvedVersion,
+    ) -> HostTier | None:  # fmt: skip
+        """The host tier of the launch, once the GPU pool is solved (None: none asked for)."""
+        ...
+
+
+def resident_bytes(terms: tuple[BudgetTerm, ...]) -> int:
+    """Bytes the terms hold before the KV pool is sized (the engine charges them like weights)."""
+    return sum(t.bytes for t in terms if t.charge is Charge.RESIDENT and t.modelled)
+
+
+def terms_of(terms: tuple[BudgetTerm, ...], feature: Feature) -> tuple[BudgetTerm, ...]:
+    return tuple(t for t in terms if t.feature is feature)

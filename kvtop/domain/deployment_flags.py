@@ -1,0 +1,89 @@
+"""Reading and writing the deployment flags an engine keeps verbatim in `LaunchSettings.flags`.
+
+The engines' deployment flags (speculative decoding, EPLB, LoRA, host KV) are read by each engine's
+own `deployment` module at the seam, into a typed `DeploymentSetup`; these helpers read one value,
+name the flag in every error, and write a planner edit back in the engine's own spelling.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_set, flag_text
+
+__all__ = [
+    "flag_set",
+    "flag_text",
+    "flag_int",
+    "flag_float",
+    "flag_json",
+    "flag_words",
+    "without_flags",
+    "with_flags",
+]
+
+
+def flag_int(settings: LaunchSettings, spelling: str, *, least: int = 0) -> int | None:
+    """A whole number given to `--spelling` (None: not given); anything else names the flag."""
+    text = flag_text(settings, spelling)
+    if text is None:
+        return None
+    if not text.isdigit() or len(text) > 18 or int(text) < least:
+        raise InputError(f"expected a whole number ≥ {least}, got {text[:40]!r}", field=f"--{spelling}")
+    return int(text)
+
+
+def flag_float(settings: LaunchSettings, spelling: str, *, above: float = 0.0) -> float | None:
+    """A number above `above` given to `--spelling` (None: not given); anything else names the flag."""
+    text = flag_text(settings, spelling)
+    if text is None:
+        return None
+    try:
+        value = float(text) if len(text) <= 40 else float("nan")
+    except ValueError:
+        value = float("nan")
+    if not value > above or value == float("inf"):
+        raise InputError(f"expected a number above {above:g}, got {text[:40]!r}", field=f"--{spelling}")
+    return value
+
+
+def flag_json(settings: LaunchSettings, spelling: str, example: str = '{"method": "eagle3"}') -> dict[str, object]:
+    """The JSON object given to `--spelling` ({} when not given); malformed JSON names the flag."""
+    text = flag_text(settings, spelling)
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text) if len(text) <= 64 * 1024 else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, e.g. '{example}'", field=f"--{spelling}")
+    return value
+
+
+def flag_words(settings: LaunchSettings, spelling: str) -> tuple[str, ...] | None:
+    """A list of words given to `--spelling` (space- or comma-separated; None: not given)."""
+    text = flag_text(settings, spelling)
+    if text is None:
+        return None
+    return tuple(word for word in text.replace(",", " ").split() if word)
+
+
+def without_flags(settings: LaunchSettings, spellings: Iterable[str]) -> LaunchSettings:
+    """The launch with every flag of `spellings` (without dashes) removed."""
+    gone = set(spellings)
+    return settings.model_copy(update={"flags": {k: v for k, v in settings.flags.items() if k not in gone}})
+
+
+def with_flags(settings: LaunchSettings, values: Mapping[str, str | bool | None]) -> LaunchSettings:
+    """The launch with each flag (without dashes) set to its value; None or False removes it."""
+    flags = dict(settings.flags)
+    for spelling, value in values.items():
+        if value is None or value is False:
+            flags.pop(spelling, None)
+        else:
+            flags[spelling] = value
+    return settings.model_copy(update={"flags": flags})

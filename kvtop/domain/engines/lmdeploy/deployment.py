@@ -1,0 +1,77 @@
+"""LMDeploy's deployment beside the model (docs/engines/lmdeploy.md §13).
+
+Named as not modelled: speculative decoding (`--speculative-algorithm`, the PyTorch engine's draft
+spec cache added to each rank's block bytes, §4.3) and LoRA adapters (`--adapters`). LMDeploy has no
+expert-parallel redundancy or host KV tier kvtop reads from its flags.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment import (
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    Feature,
+    HostTier,
+    SpecKind,
+    TermInputs,
+    TermState,
+)
+from kvtop.domain.deployment_flags import flag_int, flag_text, with_flags, without_flags
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-num-draft-tokens")
+LORA_FLAGS = ("adapters",)
+FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *LORA_FLAGS))
+flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+_FEATURE_FLAGS = {Feature.SPECULATIVE: SPEC_FLAGS, Feature.LORA: LORA_FLAGS}
+
+
+def setup(settings: LaunchSettings) -> DeploymentSetup:
+    algorithm = flag_text(settings, "speculative-algorithm")
+    kind = None
+    if algorithm is not None:
+        kind = SpecKind.MTP if algorithm.lower() in ("deepseek_mtp", "mtp") else SpecKind.DRAFT_MODEL
+    return DeploymentSetup(
+        spec_method=algorithm, spec_kind=kind, draft_model=flag_text(settings, "speculative-draft-model"),
+        draft_tokens=flag_int(settings, "speculative-num-draft-tokens", least=1),
+        lora=flag_text(settings, "adapters") is not None,
+    )  # fmt: skip
+
+
+def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
+    return without_flags(settings, _FEATURE_FLAGS.get(feature, ()))
+
+
+def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
+    return with_flags(settings, {"speculative-algorithm": setup.spec_method})
+
+
+def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+    return 0
+
+
+def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
+    found: list[BudgetTerm] = []
+    if inputs.setup.spec_kind is not None:
+        found.append(BudgetTerm(
+            feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, label=f"draft weights and KV ({inputs.setup.spec_method})",
+            state=TermState.NOT_MODELLED, setting=f"--speculative-algorithm {inputs.setup.spec_method}",
+            source="pytorch/engine/cache_engine.py: block bytes of the target + the draft's spec cache (§4.3)",
+            detail="LMDeploy's speculative decoding is not modelled",
+        ))  # fmt: skip
+    if inputs.setup.lora:
+        found.append(BudgetTerm(
+            feature=Feature.LORA, charge=Charge.RESIDENT, label="LoRA adapters", state=TermState.NOT_MODELLED,
+            setting="--adapters", source="pytorch/adapter", detail="LMDeploy's adapter weights are not modelled",
+        ))  # fmt: skip
+    return tuple(found)
+
+
+def host_tier(
+    setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
+    version: ResolvedVersion,
+) -> HostTier | None:  # fmt: skip
+    return None

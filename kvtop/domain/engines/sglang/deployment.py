@@ -1,0 +1,380 @@
+"""SGLang's deployment beside the model: speculative drafts, EPLB and DeepEP, LoRA slots, HiCache
+(docs/engines/sglang.md §19).
+
+- Speculative decoding (`--speculative-algorithm`): the draft's weights load before the KV profile, so
+  they are resident (§2); the draft reuses the target's token count, so the target's cell grows by
+  `draft layers ÷ layers` (§6.1); the automatic fraction keeps a reserve for the draft's graphs by era
+  (§19.1). NEXTN, or EAGLE without a draft path, drafts with the model's own MTP layers.
+- `--ep-num-redundant-experts R`: physical experts = logical + R, split as the logical ones
+  (eplb/expert_location.py `_init_common`); they load with the weights.
+- `--moe-a2a-backend deepep`: the automatic fraction keeps 2 GiB for its buffers from v0.5.15 (§19.2);
+  the buffers themselves are allocated at the first MoE forward, after the pool (not modelled).
+- LoRA (`--enable-lora` / `--lora-paths`): `LoRAMemoryPool.init_buffers` allocates A and B buffers for
+  `--max-loras-per-batch` (default 8) slots at `--max-lora-rank`, in `ModelRunner.initialize` before
+  the KV pool (§19.3).
+- HiCache (`--enable-hierarchical-cache`): a pinned host pool of `--hicache-ratio` (2.0) × the device
+  pool's tokens, or `--hicache-size` GB (10⁹ B) per rank, aligned to the page by era (§19.4).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.deployment import (
+    Basis,
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    Feature,
+    HostKvRequest,
+    HostTier,
+    SpecKind,
+    TermInputs,
+    TermState,
+)
+from kvtop.domain.deployment_flags import (
+    flag_float,
+    flag_int,
+    flag_set,
+    flag_text,
+    flag_words,
+    with_flags,
+    without_flags,
+)
+from kvtop.domain.deployment_math import (
+    DRAFT_CONFIG_DETAIL,
+    LORA_MODULE_NAMES,
+    LORA_MODULES,
+    draft_weights_bytes,
+    lora_slot_bytes,
+    lora_unmodelled_reason,
+    redundant_expert_bytes,
+)
+from kvtop.domain.engines.base import MIB
+from kvtop.domain.engines.sglang.deployment_eras import (
+    HICACHE_ALIGN_ERAS,
+    HICACHE_DEFAULT_RATIO,
+    HICACHE_HOST_RESERVE_BYTES,
+    HICACHE_SMALLER_ERAS,
+    deepep_reserve_mib,
+    spec_reserve_mib,
+)
+from kvtop.domain.engines.versions import ResolvedVersion, era_for
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model-path", "speculative-draft-model",
+              "speculative-num-draft-tokens", "speculative-num-steps", "speculative-eagle-topk")  # fmt: skip
+EXPERT_FLAGS = (
+    "enable-eplb",
+    "ep-num-redundant-experts",
+    "moe-a2a-backend",
+    "enable-deepep-moe",
+    "deepep-mode",
+)
+LORA_FLAGS = ("enable-lora", "lora-paths", "max-loras-per-batch", "max-lora-rank", "lora-target-modules")
+HOST_FLAGS = ("enable-hierarchical-cache", "hicache-ratio", "hicache-size")
+FLAGS: frozenset[str] = frozenset(
+    "--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS, "disable-cuda-graph")
+)
+flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+_FEATURE_FLAGS = {
+    Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
+    Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),
+}  # fmt: skip
+# SpeculativeAlgorithm (speculative/spec_info.py): NEXTN is EAGLE with the model's own next-n layers
+ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "LOOKAHEAD", "DFLASH", "DSPARK", "UNO",
+              "FROZEN_KV_MTP")  # fmt: skip
+_OWN_KV_TERM = ("DFLASH", "DSPARK", "UNO", "FROZEN_KV_MTP")  # §6.1: their own cell terms, not modelled
+DEFAULT_MAX_LORAS_PER_BATCH = 8  # ServerArgs.max_loras_per_batch
+SOURCE_SPEC = (
+    "model_runner.py (draft ModelRunner loads before the KV profile, §2); kv_cache_configurator.py §6.1"
+)
+SOURCE_LORA = "lora/mem_pool.py LoRAMemoryPool.init_buffers (read at v0.5.6.post2, v0.5.23)"
+SOURCE_EPLB = "eplb/expert_location.py _init_common: physical = logical + ep_num_redundant_experts (v0.5.23)"
+
+
+def setup(settings: LaunchSettings) -> DeploymentSetup:
+    """What the launch turns on beside the model (a malformed value names the flag)."""
+    algorithm = (flag_text(settings, "speculative-algorithm") or "").upper() or None
+    if algorithm is not None and algorithm not in ALGORITHMS:
+        raise InputError(f"must be one of {', '.join(ALGORITHMS)} (got {algorithm[:40]!r})",
+                         field="--speculative-algorithm")  # fmt: skip
+    draft = flag_text(settings, "speculative-draft-model-path", "speculative-draft-model")
+    kind = None
+    if algorithm in ("NGRAM", "LOOKAHEAD"):
+        kind = SpecKind.NGRAM
+    elif algorithm == "NEXTN" or (algorithm is not None and (draft is None or draft == settings.model)):
+        kind = SpecKind.MTP  # the model's own next-n layers (or a draft kvtop was not told of)
+    elif algorithm is not None:
+        kind = SpecKind.DRAFT_MODEL
+    backend = (flag_text(settings, "moe-a2a-backend") or "").lower() or None
+    if flag_set(settings, "enable-deepep-moe"):
+        backend = "deepep"
+    modules = flag_words(settings, "lora-target-modules")
+    for module in modules or ():
+        if module not in LORA_MODULE_NAMES:
+            raise InputError(f"not a LoRA target module kvtop models: {module[:40]!r} (one of "
+                             f"{', '.join(LORA_MODULE_NAMES)})", field="--lora-target-modules")  # fmt: skip
+    host = None
+    if flag_set(settings, "enable-hierarchical-cache"):
+        size_gb = flag_float(settings, "hicache-size", above=-1.0) or 0.0
+        if size_gb < 0:
+            raise InputError(f"must be at least 0 GB (got {size_gb:g})", field="--hicache-size")
+        ratio = flag_float(settings, "hicache-ratio")
+        host = HostKvRequest(
+            connector="HiCache", bytes_per_rank=int(size_gb * 1e9) if size_gb > 0 else None,
+            ratio_to_gpu_pool=None if size_gb > 0 else ratio or HICACHE_DEFAULT_RATIO,
+            stated=size_gb > 0 or ratio is not None,
+        )  # fmt: skip
+    return DeploymentSetup(
+        spec_method=algorithm, spec_kind=kind, draft_model=draft if kind is SpecKind.DRAFT_MODEL else None,
+        draft_tokens=flag_int(settings, "speculative-num-draft-tokens", least=1),
+        redundant_experts=flag_int(settings, "ep-num-redundant-experts") or 0,
+        a2a_backend=None if backend in (None, "none") else backend,
+        lora=flag_set(settings, "enable-lora") or flag_text(settings, "lora-paths") is not None,
+        max_loras=flag_int(settings, "max-loras-per-batch", least=1),
+        max_lora_rank=flag_int(settings, "max-lora-rank", least=1),
+        lora_modules=_stacked(modules), host_kv=host,
+    )  # fmt: skip
+
+
+def _stacked(modules: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    if modules is None:
+        return None
+    names = {LORA_MODULE_NAMES[m] for m in modules}
+    return LORA_MODULES if "all" in names else tuple(m for m in LORA_MODULES if m in names)
+
+
+def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
+    return without_flags(settings, _FEATURE_FLAGS[feature])
+
+
+def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
+    """The planner's edit in SGLang's flags."""
+    host = setup.host_kv
+    if setup.spec_method is None:  # drafting off: none of its flags stays behind
+        settings = without_flags(settings, SPEC_FLAGS)
+    if not setup.lora:
+        settings = without_flags(settings, LORA_FLAGS)
+    return with_flags(settings, {
+        "speculative-algorithm": setup.spec_method,
+        "speculative-draft-model-path": setup.draft_model,
+        "ep-num-redundant-experts": str(setup.redundant_experts) if setup.redundant_experts else None,
+        "enable-lora": setup.lora,
+        "max-loras-per-batch": str(setup.max_loras) if setup.lora and setup.max_loras else None,
+        "max-lora-rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,
+        "enable-hierarchical-cache": host is not None,
+        "hicache-size": f"{host.bytes_per_rank / 1e9:.9g}" if host and host.bytes_per_rank else None,
+        "hicache-ratio": f"{host.ratio_to_gpu_pool:g}" if host and host.ratio_to_gpu_pool and host.stated else None,
+    })  # fmt: skip
+
+
+def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+    """§6.1: the draft's layers the target's cell makes room for (EAGLE heads: one layer when not told)."""
+    if setup.spec_kind is SpecKind.MTP:
+        return model.mtp_layers
+    if setup.spec_kind is SpecKind.DRAFT_MODEL and (setup.spec_method or "") not in _OWN_KV_TERM:
+        return draft.num_layers if draft is not None else 1
+    return 0
+
+
+def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
+    found: list[BudgetTerm] = []
+    if inputs.setup.spec_kind is not None:
+        found += _speculative(inputs)
+    if inputs.setup.redundant_experts or inputs.setup.a2a_backend:
+        found += _experts(inputs)
+    if inputs.setup.lora:
+        found.append(_lora(inputs))
+    found += _encoder(inputs)
+    return tuple(found)
+
+
+def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
+    """§4, §19.5: a multimodal model's reserve for the encoder's embedding cache and feature pools, off the
+    KV budget (the budget's own step; shown here beside the other terms, not a waterfall term)."""
+    from kvtop.domain.engines.sglang.eras import multimodal_reserve_bytes  # eras reads this module's setup
+
+    reserve = multimodal_reserve_bytes(inputs.model, inputs.settings, inputs.version)
+    if not reserve:
+        return []
+    return [BudgetTerm(
+        feature=Feature.ENCODER, charge=Charge.RESERVE, bytes=reserve, setting="(multimodal model)",
+        label="multimodal reserve: encoder cache and feature pools",
+        source="mm_runtime_reservation_gb: SGLANG_VLM_CACHE_SIZE_MB (+ SGLANG_MM_FEATURE_CACHE_MB with "
+        "--mm-feature-transport cuda_ipc|cuda_vmm), v0.5.18 on",
+        detail="the default environment values assumed (SGLANG_VLM_CACHE_SIZE_MB 100)", basis=Basis.ASSUMED,
+    )]  # fmt: skip
+
+
+def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
+    setup, model = inputs.setup, inputs.model
+    method = setup.spec_method or ""
+    setting = f"--speculative-algorithm {method}" + (f" --speculative-draft-model-path {setup.draft_model}"
+                                                      if setup.draft_model else "")  # fmt: skip
+    found: list[BudgetTerm] = []
+    base = BudgetTerm(
+        feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="", setting=setting, source=SOURCE_SPEC
+    )
+    if setup.spec_kind is SpecKind.MTP:
+        mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
+        if model.mtp_layers:
+            found.append(_term(base, charge=Charge.WEIGHTS, label=f"draft weights: {model.mtp_layers} MTP "
+                                    "layer(s), in the weights book", bytes=mtp if inputs.last_stage else 0,
+                                    source=SOURCE_SPEC))  # fmt: skip
+        else:
+            found.append(_term(base, charge=Charge.RESIDENT, label="draft weights",
+                                    state=TermState.NOT_MODELLED, source=SOURCE_SPEC,
+                                    detail="the config states no MTP layers and no draft model was named "
+                                    "(--speculative-draft-model-path)"))  # fmt: skip
+    elif setup.spec_kind is SpecKind.DRAFT_MODEL:
+        found.append(_draft_weights(inputs, base))
+    cell = inputs.kv_with_draft.full_bytes_per_token - inputs.kv.full_bytes_per_token
+    if method in _OWN_KV_TERM:
+        found.append(_term(base, charge=Charge.KV_CELL, label=f"draft KV ({method})",
+                                state=TermState.NOT_MODELLED, source=SOURCE_SPEC,
+                                detail=f"{method}'s own cell term (scale_kv_cell_size_per_token_for_dflash) is not "
+                                "modelled"))  # fmt: skip
+    elif cell:
+        layers = inputs.kv_with_draft.draft_layers
+        assumed = setup.spec_kind is SpecKind.DRAFT_MODEL and inputs.draft is None
+        found.append(_term(
+            base, charge=Charge.KV_CELL, label=f"draft KV: cell × (1 + {layers} ÷ {inputs.kv.target_layers} layers)",
+            bytes_per_token=cell, basis=Basis.ASSUMED if assumed else Basis.COMPUTED, source=SOURCE_SPEC,
+            detail="the draft reuses the target's token count; one draft layer assumed (EAGLE heads)" if assumed else
+            "the draft reuses the target's token count (§4.3)",
+        ))  # fmt: skip
+    if inputs.settings.mem_fraction_static is None:
+        mib, source = spec_reserve_mib(method, inputs.version)
+        if mib:
+            found.append(_term(base, charge=Charge.RESERVE, label="reserve for the draft and its CUDA graphs",
+                                    bytes=mib * MIB, source=source,
+                                    detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static"))  # fmt: skip
+    return found
+
+
+def _term(base: BudgetTerm, **update: object) -> BudgetTerm:
+    """`base` with `update` (the feature, setting and source a feature's terms share)."""
+    return base.model_copy(update=update)
+
+
+def _draft_weights(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm:
+    label = "draft weights" + (
+        f" ({inputs.draft.name}, {inputs.draft.num_layers} layer(s))" if inputs.draft else ""
+    )
+    if inputs.measured_draft_bytes is not None:
+        return _term(base, charge=Charge.RESIDENT, label="draft weights", bytes=inputs.measured_draft_bytes,
+                          basis=Basis.MEASURED, source=SOURCE_SPEC, detail="the draft's own weight load")  # fmt: skip
+    if inputs.draft is not None:
+        return _term(base, charge=Charge.RESIDENT, label=label,
+                          bytes=draft_weights_bytes(inputs.draft, inputs.layout), source=SOURCE_SPEC,
+                          basis=Basis.ASSUMED, detail=DRAFT_CONFIG_DETAIL)  # fmt: skip
+    return _term(base, charge=Charge.RESIDENT, label="draft weights", state=TermState.NOT_MODELLED,
+                      source=SOURCE_SPEC, detail="the draft model's config is not known: give it with --draft-model "
+                      "(a config.json or preset) or its weights with --draft-weights")  # fmt: skip
+
+
+def _experts(inputs: TermInputs) -> list[BudgetTerm]:
+    setup, model = inputs.setup, inputs.model
+    found: list[BudgetTerm] = []
+    if setup.redundant_experts and model.moe is not None:
+        physical = model.moe.num_routed_experts + setup.redundant_experts
+        if physical % inputs.layout.moe_shards and inputs.layout.ep > 1:
+            raise InputError(f"{model.moe.num_routed_experts} experts + {setup.redundant_experts} redundant do not "
+                             f"split over EP{inputs.layout.ep}", field="--ep-num-redundant-experts")  # fmt: skip
+        extra = redundant_expert_bytes(model, inputs.weights, setup.redundant_experts)
+        found.append(BudgetTerm(
+            feature=Feature.EXPERT_PARALLEL, charge=Charge.RESIDENT, bytes=extra, source=SOURCE_EPLB,
+            label=f"redundant experts: {setup.redundant_experts} over {inputs.layout.moe_shards} ranks",
+            setting=f"--ep-num-redundant-experts {setup.redundant_experts}",
+            detail=f"{physical} physical experts for {model.moe.num_routed_experts} logical, loaded with the weights",
+        ))  # fmt: skip
+    if setup.a2a_backend == "deepep":
+        found += _deepep(inputs)
+    return found
+
+
+def _deepep(inputs: TermInputs) -> list[BudgetTerm]:
+    """§19.2: the buffers are allocated at the first MoE forward, after the pool. From v0.5.15 the engine's
+    own automatic reserve keeps 2 GiB for them (a RESERVE term, or inside the reserve its rule needs when a
+    share is given); before, nothing did: they come out of the runtime reserve (an AFTER_POOL term sized
+    by the figure v0.5.15 adopted)."""
+    mib, source = deepep_reserve_mib(inputs.version)
+    graphs = not flag_set(inputs.settings, "disable-cuda-graph")
+    prefill = (flag_text(inputs.settings, "disaggregation-mode") or "") == "prefill"
+    if not graphs or prefill:
+        return []
+    setting = "--moe-a2a-backend deepep"
+    if mib and inputs.settings.mem_fraction_static is None:
+        return [BudgetTerm(feature=Feature.EXPERT_PARALLEL, charge=Charge.RESERVE, bytes=mib * MIB, setting=setting,
+                           label="reserve for DeepEP all-to-all buffers", source=source,
+                           detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static")]  # fmt: skip
+    if mib:
+        return []  # the reserve SGLang's own rule needs (reserve_needed_bytes) counts them
+    later = deepep_reserve_mib(ResolvedVersion())[0]
+    return [BudgetTerm(
+        feature=Feature.EXPERT_PARALLEL, charge=Charge.AFTER_POOL, bytes=later * MIB, basis=Basis.CALIBRATED,
+        label="DeepEP buffers after the pool", setting=setting,
+        source="layers/moe/token_dispatcher/deepep.py (allocated at the first MoE forward); " + source,
+        detail=f"{inputs.version.label}'s automatic reserve does not count them; {later} MiB is the reserve "
+        "SGLang v0.5.15 adopted for them (arg_groups/memory_hook.py reserve_for_deepep_a2a_mb)",
+    )]  # fmt: skip
+
+
+def _lora(inputs: TermInputs) -> BudgetTerm:
+    setup, model = inputs.setup, inputs.model
+    slots = setup.max_loras or DEFAULT_MAX_LORAS_PER_BATCH
+    setting = f"--max-loras-per-batch {slots}" + (
+        f" --max-lora-rank {setup.max_lora_rank}" if setup.max_lora_rank else ""
+    )
+    base = BudgetTerm(
+        feature=Feature.LORA, charge=Charge.RESIDENT, label="", setting=setting, source=SOURCE_LORA
+    )
+    reason = lora_unmodelled_reason(model)
+    if reason is None and setup.max_lora_rank is None:
+        reason = "the rank comes from the adapters SGLang reads at start: give --max-lora-rank"
+    if reason is not None:
+        return _term(base, label=f"LoRA slots ({slots})", state=TermState.NOT_MODELLED, detail=reason)
+    modules = setup.lora_modules or LORA_MODULES
+    layers = range(model.num_layers)  # LoRAMemoryPool: base_hf_config.num_hidden_layers, every layer
+    size = lora_slot_bytes(model, inputs.layout, layers, slots=slots, rank=setup.max_lora_rank or 0,
+                           modules=modules, dtype_bytes=model.dtype_bytes)  # fmt: skip
+    return _term(
+        base, label=f"LoRA slots: {slots} × rank {setup.max_lora_rank}", bytes=size,
+        basis=Basis.COMPUTED if setup.lora_modules else Basis.ASSUMED,
+        detail=f"A and B buffers of {', '.join(modules)} on {model.num_layers} layers"
+        + ("" if setup.lora_modules else "; every module assumed (the adapters' own set when none is given)"),
+    )  # fmt: skip
+
+
+def host_tier(
+    setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
+    version: ResolvedVersion,
+) -> HostTier | None:  # fmt: skip
+    """§19.4 HostKVCache: the host pool's tokens from the ratio or the size, aligned to the page by era."""
+    request = setup.host_kv
+    if request is None or not kv_bytes_per_token:
+        return None
+    era = era_for(HICACHE_ALIGN_ERAS, version)
+    if request.bytes_per_rank:
+        size = int(request.bytes_per_rank // kv_bytes_per_token)
+        setting = f"--enable-hierarchical-cache --hicache-size {request.bytes_per_rank / 1e9:g}"
+    else:
+        ratio = request.ratio_to_gpu_pool or HICACHE_DEFAULT_RATIO
+        size = int(gpu_tokens * ratio)
+        setting = f"--enable-hierarchical-cache --hicache-ratio {ratio:g}"
+    size = (size // page_size + 1) * page_size if era.value == "up" else size - size % page_size
+    refuses = era_for(HICACHE_SMALLER_ERAS, version).value and size <= gpu_tokens
+    return HostTier(
+        problem=f"the host pool ({size:,} tokens) is not larger than the GPU pool ({gpu_tokens:,}): SGLang "
+        f"{version.label} refuses to start (HostKVCache asserts it); raise --hicache-size or --hicache-ratio"
+        if refuses else None,
+        connector="HiCache", setting=setting, bytes_per_rank=size * kv_bytes_per_token, tokens_per_rank=size,
+        host_reserve_bytes=HICACHE_HOST_RESERVE_BYTES,
+        gpu_tokens_per_rank=gpu_tokens, ranks=ranks, source=era.source,
+        basis=Basis.COMPUTED if request.stated else Basis.ASSUMED,
+        detail="pinned host memory per rank (GB = 10⁹ B); SGLang refuses to start when it exceeds the host's "
+        "available memory less 10 GiB" + ("" if request.stated else "; --hicache-ratio 2.0 is SGLang's default")
+        + ("; no larger than the GPU pool, so the host tier adds little (SGLang warns)"
+           if size <= gpu_tokens and not refuses else ""),
+    )  # fmt: skip

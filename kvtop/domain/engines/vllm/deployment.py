@@ -1,0 +1,336 @@
+"""vLLM's deployment beside the model: speculative drafts, EPLB, LoRA slots, KV offloading
+(docs/engines/vllm.md §14). Read in the v0.33.0 wheel unless an era says otherwise.
+
+- `--speculative-config '{"method": …, "model": …, "num_speculative_tokens": k}'`
+  (config/speculative.py): the draft loads with the model ("Model loading took" counts it), so its
+  weights are resident; its attention layers get KV specs of their own beside the target's and share
+  the blocks (kv_cache_utils: EAGLE/MTP draft layers are included, docs/engines/vllm.md §4.1), on the
+  last pipeline stage. `mtp` and the `*_mtp` methods draft with the model's own MTP layers; `ngram`,
+  `suffix` and `ngram_gpu` with none.
+- `--enable-eplb --eplb-config '{"num_redundant_experts": R}'` (older `--num-redundant-experts`):
+  `n_physical_experts = n_logical + R`, `n_local = n_physical // ep` (models/deepseek_v2.py).
+- `--enable-lora`: `create_lora_weights` stacks A and B for `--max-loras` (1) slots at `--max-lora-rank`
+  (16) on every wrapped linear layer of the rank, at model load (lora/layers/*.py).
+- `--kv-offloading-size GiB` (total over the TP ranks, config/cache.py) with the native backend becomes
+  the OffloadingConnector's `cpu_bytes_to_use` (config/vllm.py `_post_init_kv_transfer_config`); the
+  CPU pool holds `cpu_bytes // (world × bytes per block per worker)` blocks (v1/kv_offload/cpu/spec.py).
+- V0 (before v0.11.0): `--swap-space` GiB (4) per worker of pinned CPU blocks, `int(swap // block bytes)`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.deployment import (
+    Basis,
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    Feature,
+    HostKvRequest,
+    HostTier,
+    SpecKind,
+    TermInputs,
+    TermState,
+)
+from kvtop.domain.deployment_flags import (
+    flag_float,
+    flag_int,
+    flag_json,
+    flag_set,
+    flag_text,
+    with_flags,
+    without_flags,
+)
+from kvtop.domain.deployment_math import (
+    DRAFT_CONFIG_DETAIL,
+    LORA_MODULES,
+    draft_weights_bytes,
+    lora_slot_bytes,
+    lora_unmodelled_reason,
+    redundant_expert_bytes,
+)
+from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
+EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
+LORA_FLAGS = ("enable-lora", "max-loras", "max-lora-rank", "fully-sharded-loras", "max-cpu-loras")
+HOST_FLAGS = ("kv-offloading-size", "kv-offloading-backend", "swap-space")
+FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS))
+flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+_FEATURE_FLAGS = {
+    Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
+    Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),
+}  # fmt: skip
+NO_DRAFT_METHODS = ("ngram", "suffix", "ngram_gpu")
+NO_KV_METHODS = ("medusa", "mlp_speculator")  # heads without attention: no KV of their own
+DEFAULT_MAX_LORAS = 1  # LoRAConfig.max_loras
+DEFAULT_MAX_LORA_RANK = 16  # LoRAConfig.max_lora_rank
+DEFAULT_SWAP_SPACE_GIB = 4  # V0 CacheConfig.swap_space
+LMCACHE_DEFAULT_CPU_BYTES = 5 * 10**9  # LMCache's max_local_cpu_size default (5.0 GB per worker)
+SOURCE_SPEC = (
+    "config/speculative.py; v1/spec_decode (draft loaded with the model, its layers in the KV specs)"
+)
+SOURCE_LORA = "lora/layers/base_linear.py, column_parallel_linear.py create_lora_weights (v0.33.0)"
+SOURCE_EPLB = "models/deepseek_v2.py: n_physical_experts = n_logical + n_redundant (v0.33.0)"
+# V0's CPU swap pool: pinned blocks per worker; the V1 engine (v0.11.0 on) has none
+SWAP_ERAS: tuple[Era[bool], ...] = (
+    Era("", True, "worker/cache_engine.py (V0): num_cpu_blocks = int(swap_space_bytes // cache_block_size)"),
+    Era("0.11.0", False, "V1 only (V0 removed): --swap-space allocates no KV pool"),
+)
+
+
+def setup(settings: LaunchSettings) -> DeploymentSetup:
+    """What the launch turns on beside the model (a malformed value names the flag)."""
+    spec = flag_json(settings, "speculative-config")
+    method = str(spec.get("method") or "") or None
+    draft = spec.get("model") or flag_text(settings, "speculative-model")
+    if method is None and draft is not None:
+        method = (
+            "eagle3"
+            if "eagle3" in str(draft).lower()
+            else "eagle"
+            if "eagle" in str(draft).lower()
+            else "draft_model"
+        )
+    tokens = spec.get("num_speculative_tokens") or flag_int(settings, "num-speculative-tokens", least=1)
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
+        raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",
+                         field="--speculative-config")  # fmt: skip
+    kind = None
+    if method in NO_DRAFT_METHODS:
+        kind = SpecKind.NGRAM
+    elif method is not None and (method == "mtp" or method.endswith("_mtp")):
+        kind = SpecKind.MTP
+    elif method is not None:
+        kind = SpecKind.DRAFT_MODEL
+    eplb = flag_json(settings, "eplb-config", '{"num_redundant_experts": 32}')
+    redundant = eplb.get("num_redundant_experts", flag_int(settings, "num-redundant-experts") or 0)
+    if not isinstance(redundant, int) or isinstance(redundant, bool) or redundant < 0:
+        raise InputError(
+            f"num_redundant_experts must be a whole number ≥ 0 (got {redundant!r})", field="--eplb-config"
+        )
+    if redundant and not flag_set(settings, "enable-eplb"):
+        raise InputError("vLLM refuses redundant experts without --enable-eplb", field="--eplb-config")
+    backend = (flag_text(settings, "all2all-backend") or "").lower() or None
+    return DeploymentSetup(
+        spec_method=method, spec_kind=kind, draft_model=str(draft) if draft and kind is SpecKind.DRAFT_MODEL else None,
+        draft_tokens=tokens, redundant_experts=redundant,
+        a2a_backend=backend if backend and backend.startswith("deepep") else None,
+        lora=flag_set(settings, "enable-lora"), max_loras=flag_int(settings, "max-loras", least=1),
+        max_lora_rank=flag_int(settings, "max-lora-rank", least=1), host_kv=_host_request(settings),
+    )  # fmt: skip
+
+
+def _host_request(settings: LaunchSettings) -> HostKvRequest | None:
+    size = flag_float(settings, "kv-offloading-size")
+    if size is not None:
+        backend = (flag_text(settings, "kv-offloading-backend") or "native").lower()
+        if backend == "lmcache":
+            return HostKvRequest(connector="LMCache (multi-process server)", stated=False)
+        return HostKvRequest(connector="OffloadingConnector", bytes_total=int(size * (1 << 30)))
+    transfer = flag_json(settings, "kv-transfer-config", '{"kv_connector": "OffloadingConnector"}')
+    connector = str(transfer.get("kv_connector") or "")
+    extra = transfer.get("kv_connector_extra_config")
+    extra = extra if isinstance(extra, dict) else {}
+    if connector in ("OffloadingConnector", "SimpleCPUOffloadConnector"):
+        cpu_bytes = extra.get("cpu_bytes_to_use")
+        if isinstance(cpu_bytes, (int, float)) and cpu_bytes > 0:
+            return HostKvRequest(connector=connector, bytes_total=int(cpu_bytes))
+        return HostKvRequest(connector=connector, stated=False)
+    if connector.startswith("LMCache"):
+        return HostKvRequest(connector=connector, bytes_per_rank=LMCACHE_DEFAULT_CPU_BYTES, stated=False)
+    swap = flag_float(settings, "swap-space", above=-1.0)
+    if swap is not None and swap > 0:
+        return HostKvRequest(connector="swap space", bytes_per_rank=int(swap * (1 << 30)))
+    return None
+
+
+def without(settings: LaunchSettings, feature: Feature) -> LaunchSettings:
+    stripped = without_flags(settings, _FEATURE_FLAGS[feature])
+    if feature is Feature.HOST_KV and _host_request(stripped) is not None:  # an offloading connector
+        stripped = without_flags(stripped, ("kv-transfer-config",))
+    return stripped
+
+
+def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettings:
+    """The planner's edit in vLLM's flags."""
+    spec = None
+    if setup.spec_method:
+        spec = {"method": setup.spec_method, "num_speculative_tokens": setup.draft_tokens or 1}
+        if setup.draft_model:
+            spec["model"] = setup.draft_model
+    host = setup.host_kv
+    world = settings.tp * settings.pp  # --kv-offloading-size is over one engine's TP × PP workers
+    host_gib = None
+    if host is not None and (host.bytes_total or host.bytes_per_rank):
+        host_gib = (host.bytes_per_rank * world if host.bytes_per_rank else host.bytes_total or 0) / (1 << 30)
+    return with_flags(settings, {
+        "speculative-config": json.dumps(spec) if spec else None,
+        "enable-eplb": setup.redundant_experts > 0,
+        "eplb-config": json.dumps({"num_redundant_experts": setup.redundant_experts}) if setup.redundant_experts else None,
+        "num-redundant-experts": None,  # the older spelling: the config above states it now
+        "speculative-model": None,  # the older spellings: the speculative config above states them now
+        "num-speculative-tokens": None,
+        "enable-lora": setup.lora,
+        "max-loras": str(setup.max_loras) if setup.lora and setup.max_loras else None,
+        "max-lora-rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,
+        "kv-offloading-size": f"{host_gib:g}" if host_gib else None,
+    })  # fmt: skip
+
+
+def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+    """The draft's attention layers that get KV specs of their own (on the last stage)."""
+    if setup.spec_kind is SpecKind.MTP:
+        return model.mtp_layers
+    if setup.spec_kind is SpecKind.DRAFT_MODEL and setup.spec_method not in NO_KV_METHODS:
+        return draft.num_layers if draft is not None else 1
+    return 0
+
+
+def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
+    found: list[BudgetTerm] = []
+    setup = inputs.setup
+    if setup.spec_kind is not None:
+        found += _speculative(inputs)
+    if setup.redundant_experts and inputs.model.moe is not None:
+        moe = inputs.model.moe
+        found.append(BudgetTerm(
+            feature=Feature.EXPERT_PARALLEL, charge=Charge.RESIDENT, source=SOURCE_EPLB,
+            label=f"redundant experts: {setup.redundant_experts} over {inputs.layout.moe_shards} ranks",
+            bytes=redundant_expert_bytes(inputs.model, inputs.weights, setup.redundant_experts),
+            setting=f"--enable-eplb --eplb-config '{{\"num_redundant_experts\": {setup.redundant_experts}}}'",
+            detail=f"{moe.num_routed_experts + setup.redundant_experts} physical experts for {moe.num_routed_experts} "
+            "logical, loaded with the weights",
+        ))  # fmt: skip
+    if setup.a2a_backend:
+        found.append(BudgetTerm(
+            feature=Feature.EXPERT_PARALLEL, charge=Charge.RESIDENT, label=f"{setup.a2a_backend} all-to-all buffers",
+            state=TermState.NOT_MODELLED, setting=f"--all2all-backend {setup.a2a_backend}",
+            source="distributed/device_communicators/all2all.py",
+            detail="allocated before the profile run and measured there as non-torch memory; not modelled apart",
+        ))  # fmt: skip
+    if setup.lora:
+        found.append(_lora(inputs))
+    if inputs.model.multimodal or inputs.model.vision is not None:
+        found.append(BudgetTerm(
+            feature=Feature.ENCODER, charge=Charge.RESERVE, label="encoder cache and vision tower profile peak",
+            state=TermState.NOT_MODELLED, source="v1/worker/gpu_model_runner.py profile_run (encoder budget)",
+            detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate "
+            "does not split them out",
+        ))  # fmt: skip
+    return tuple(found)
+
+
+def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
+    setup, model = inputs.setup, inputs.model
+    setting = f"--speculative-config method={setup.spec_method}" + (
+        f" model={setup.draft_model}" if setup.draft_model else ""
+    )
+    found: list[BudgetTerm] = []
+    if setup.spec_kind is SpecKind.NGRAM:
+        return [BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label=f"{setup.spec_method}: no draft "
+                           "model, no draft KV", setting=setting, source=SOURCE_SPEC)]  # fmt: skip
+    if setup.spec_kind is SpecKind.MTP:
+        if model.mtp_layers:
+            mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
+            found.append(BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.WEIGHTS, bytes=mtp, setting=setting,
+                                    label=f"draft weights: {model.mtp_layers} MTP layer(s), in the weights book",
+                                    source=SOURCE_SPEC))  # fmt: skip
+        else:
+            found.append(BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="draft weights",
+                                    state=TermState.NOT_MODELLED, setting=setting, source=SOURCE_SPEC,
+                                    detail="the config states no MTP layers (num_nextn_predict_layers)"))  # fmt: skip
+    else:
+        found.append(_draft_weights(inputs, setting))
+    cell = inputs.kv_with_draft.full_bytes_per_token - inputs.kv.full_bytes_per_token
+    if cell:
+        with_draft, plain = inputs.kv_with_draft.pool("full"), inputs.kv.pool("full")
+        extra = (with_draft.layers if with_draft else 0) - (plain.layers if plain else 0)
+        assumed = setup.spec_kind is SpecKind.DRAFT_MODEL and inputs.draft is None
+        found.append(BudgetTerm(
+            feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, bytes_per_token=cell, setting=setting, source=SOURCE_SPEC,
+            label=f"draft KV: {extra} layer(s) beside the target's", basis=Basis.ASSUMED if assumed else Basis.COMPUTED,
+            detail="one draft layer assumed (EAGLE heads), with the target's KV heads" if assumed
+            else "the draft's layers share the target's blocks",
+        ))  # fmt: skip
+    return found
+
+
+def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
+    base = BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="draft weights", setting=setting,
+                      source=SOURCE_SPEC)  # fmt: skip
+    if inputs.measured_draft_bytes is not None:
+        return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
+    if inputs.draft is not None:
+        return base.model_copy(update={
+            "label": f"draft weights ({inputs.draft.name}, {inputs.draft.num_layers} layer(s))",
+            "bytes": draft_weights_bytes(inputs.draft, inputs.layout),
+            "basis": Basis.ASSUMED,
+            "detail": DRAFT_CONFIG_DETAIL,
+        })  # fmt: skip
+    return base.model_copy(update={
+        "state": TermState.NOT_MODELLED,
+        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights",
+    })  # fmt: skip
+
+
+def _lora(inputs: TermInputs) -> BudgetTerm:
+    setup, model = inputs.setup, inputs.model
+    slots = setup.max_loras or DEFAULT_MAX_LORAS
+    rank = setup.max_lora_rank or DEFAULT_MAX_LORA_RANK
+    base = BudgetTerm(feature=Feature.LORA, charge=Charge.RESIDENT, label=f"LoRA slots: {slots} × rank {rank}",
+                      setting=f"--enable-lora --max-loras {slots} --max-lora-rank {rank}", source=SOURCE_LORA)  # fmt: skip
+    reason = lora_unmodelled_reason(model)
+    if reason is None and flag_set(inputs.settings, "fully-sharded-loras"):
+        reason = "--fully-sharded-loras splits the slots differently: not modelled"
+    if reason is not None:
+        return base.model_copy(update={"state": TermState.NOT_MODELLED, "detail": reason})
+    layers = range(*inputs.stage_layers)  # the wrapped linear layers of this rank's stage
+    size = lora_slot_bytes(model, inputs.layout, layers, slots=slots, rank=rank, modules=LORA_MODULES,
+                           dtype_bytes=model.dtype_bytes)  # fmt: skip
+    return base.model_copy(update={
+        "bytes": size, "detail": f"A and B of {', '.join(LORA_MODULES)} on the rank's {len(layers)} layers",
+    })  # fmt: skip
+
+
+def host_tier(
+    setup: DeploymentSetup, *, gpu_tokens: int, kv_bytes_per_token: int, page_size: int, ranks: int, world: int,
+    version: ResolvedVersion,
+) -> HostTier | None:  # fmt: skip
+    request = setup.host_kv
+    if request is None or not kv_bytes_per_token:
+        return None
+    block_bytes = kv_bytes_per_token * page_size
+    if request.connector == "swap space":
+        era = era_for(SWAP_ERAS, version)
+        per_rank = request.bytes_per_rank or DEFAULT_SWAP_SPACE_GIB << 30
+        blocks = per_rank // block_bytes if era.value else 0
+        return HostTier(
+            connector="swap space (V0)", setting=f"--swap-space {per_rank / (1 << 30):g}", bytes_per_rank=per_rank,
+            tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks, source=era.source,
+            state=TermState.MODELLED if era.value else TermState.NOT_MODELLED,
+            detail="pinned CPU blocks for preempted requests' KV, per worker" if era.value
+            else "the V1 engine keeps no swap pool",
+        )  # fmt: skip
+    if request.bytes_total:  # over the TP × PP workers of one engine (each DP replica has its own)
+        per_rank = request.bytes_total // max(world, 1)
+        blocks = request.bytes_total // (max(world, 1) * block_bytes)
+        return HostTier(
+            connector=request.connector, setting=f"--kv-offloading-size {request.bytes_total / (1 << 30):g}",
+            bytes_per_rank=per_rank, tokens_per_rank=blocks * page_size, gpu_tokens_per_rank=gpu_tokens, ranks=ranks,
+            source="v1/kv_offload/cpu/spec.py: num_chunks = cpu_bytes_to_use // (world × bytes per block) (v0.33.0)",
+            detail="the size is over every TP rank; one block per chunk, before the chunk's alignment padding",
+        )  # fmt: skip
+    per_rank = request.bytes_per_rank or 0
+    return HostTier(
+        connector=request.connector, setting="--kv-transfer-config", bytes_per_rank=per_rank,
+        tokens_per_rank=per_rank // kv_bytes_per_token if per_rank else 0, gpu_tokens_per_rank=gpu_tokens,
+        ranks=ranks, basis=Basis.ASSUMED, state=TermState.MODELLED if per_rank else TermState.NOT_MODELLED,
+        source="LMCache config max_local_cpu_size" if per_rank else "kv_connector_extra_config",
+        detail="LMCache's default 5 GB of local CPU cache per worker assumed (LMCACHE_MAX_LOCAL_CPU_SIZE sets it)"
+        if per_rank else "the connector's CPU size is not stated: not modelled",
+    )  # fmt: skip

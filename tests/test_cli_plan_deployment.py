@@ -1,0 +1,88 @@
+"""`kvtop plan` with the deployment beside the model (issue 30): the terms in text and JSON, --host-cache in
+the engine's own flags, the headroom finding, and bad input naming its flag (exit 2, one line)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.diagnose import diagnose_ledger
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
+
+GIB = 1 << 30
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["plan", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_json_carries_every_term_and_the_host_tier(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _plan(capsys, "--model", "llama-3-70b", "--tp", "8", "--engine", "vllm", "--gpu", "H100",
+                         "--host-cache", "200GiB", "--enable-lora", "--max-loras", "4", "--max-lora-rank", "64", "--json")  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    deployment = data["deployment"]
+    assert deployment["features"] == ["lora", "host_kv"]
+    (lora,) = deployment["terms"]
+    # Llama-3-70B at TP8: per layer and slot, qkv A 3·64·8192 + B (1024 + 2·128)·64, o A 64·1024 + B 8192·64,
+    # gate_up A 2·64·8192 + B 2·3584·64, down A 64·3584 + B 8192·64; 4 slots, 80 layers, bf16
+    per_layer = (3 * 64 * 8192 + (1024 + 2 * 128) * 64) + (64 * 1024 + 8192 * 64) + (2 * 64 * 8192 + 2 * 3584 * 64) \
+        + (64 * 3584 + 8192 * 64)  # fmt: skip
+    assert lora["bytes"] == 4 * 2 * 80 * per_layer
+    assert (lora["feature"], lora["charge"], lora["state"], lora["basis"]) == ("lora", "resident", "modelled", "computed")
+    assert data["ranks"][0]["resident_terms_bytes"] == lora["bytes"]
+    host = deployment["host_tier"]
+    assert host["bytes_per_rank"] == 25 * GIB and host["total_bytes"] == 200 * GIB
+    assert data["engine_flags"][-2:] == ["--kv-offloading-size", "200"]
+    assert deployment["headroom"]["short_bytes"] == 0
+
+
+def test_plan_text_names_each_term_and_how_it_is_charged(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _plan(capsys, "--model", "qwen3-235b-a22b", "--tp", "8", "--ep-size", "8", "--gpu", "H200",
+                         "--speculative-algorithm", "EAGLE3", "--draft-model", "qwen3-235b-a22b-eagle3",
+                         "--ep-num-redundant-experts", "16")  # fmt: skip
+    assert code == 0
+    assert "Beside the model (tightest rank)" in out
+    assert "draft weights (qwen3-235b-a22b-eagle3, 1 layer(s))" in out and "before the pool  assumed" in out
+    assert "redundant experts: 16 over 8 ranks" in out
+    assert "− redundant experts: 16 over 8 ranks" in out  # a line of the budget too
+    assert "--speculative-draft-model-path qwen3-235b-a22b-eagle3" in out  # the draft written in SGLang's flags
+
+
+def test_headroom_short_is_found_before_the_oom() -> None:
+    # SGLang v0.5.14's automatic share keeps nothing for DeepEP's buffers; v0.5.15 added 2 GiB for them
+    model = load_model("qwen3-235b-a22b")
+    flags = ["--tp-size", "8", "--ep-size", "8", "--moe-a2a-backend", "deepep", "--engine-version", "0.5.14"]
+    ledger = predict(model, parse_flags("sglang", flags, strict=True), gpu_total_bytes=81559 << 20, gpu_name="H100")
+    (finding,) = [f for f in diagnose_ledger(ledger) if f.rule == "headroom_short"]
+    assert finding.bytes == 2048 << 20
+    assert finding.fix.startswith("--mem-fraction-static 0.") and finding.gain_tokens < 0
+    fixed = finding.fix_settings
+    assert fixed is not None
+    again = predict(model, fixed, gpu_total_bytes=81559 << 20, gpu_name="H100")
+    assert not [f for f in diagnose_ledger(again) if f.rule == "headroom_short"]
+    # the reserve the fixed share leaves holds the engine's own need and the buffers
+    assert again.engine.reserve_bytes >= ledger.engine.reserve_bytes + (2048 << 20)
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--speculative-algorithm", "WARP"], "--speculative-algorithm"),
+        (["--host-cache", "lots"], "--host-cache"),
+        (["--draft-model", "llama-3.1-8b"], "--draft-model"),
+        (["--engine", "lmdeploy", "--host-cache", "1TiB"], "--host-cache"),
+    ],
+)
+def test_bad_deployment_input_exits_2_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    code, out, err = _plan(capsys, "--model", "llama-3.1-8b", *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and f"{flag}:" in err and "Traceback" not in err

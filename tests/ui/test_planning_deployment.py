@@ -1,0 +1,68 @@
+"""The planner's what-if fields for the deployment beside the model (issue 30): each edit is written in the
+engine's own flags and re-solved, before → after, on the same GPUs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.domain.errors import InputError
+from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
+from tests.ui.fakes import H100_TOTAL_BYTES, llama_settings
+
+GIB = 1 << 30
+
+
+def test_the_deployment_fields_start_from_the_launch() -> None:
+    settings = llama_settings().model_copy(update={"flags": {"enable-lora": True, "max-lora-rank": "64"}})
+    texts = field_texts(settings)
+    assert (texts["lora_slots"], texts["lora_rank"], texts["spec_method"], texts["host_kv_gib"]) == (
+        "default", "64", "", ""
+    )
+    assert texts["redundant_experts"] == "0"
+
+
+def test_host_kv_per_rank_answers_how_many_tokens_it_adds(llama) -> None:
+    # Llama-3-70B TP8 under SGLang (latest): 40,960 B per token per rank; 25 GiB of host memory per rank is
+    # int(25 × 2³⁰ ÷ 10⁹ × 10⁹ // 40,960) tokens, up one page of 1 (HiCache, v0.5.5.post3 on)
+    outcome = plan(llama, llama_settings(), {"host_kv_gib": "25"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
+    assert outcome.after is not None and outcome.after.host_tier is not None
+    hicache_bytes = int(float(f"{25 * GIB / 1e9:.9g}") * 1e9)
+    assert outcome.after.host_tier.tokens_per_rank == hicache_bytes // 40_960 + 1
+    assert outcome.after.token_capacity == outcome.before.token_capacity  # the GPU pool is unchanged
+    assert "--enable-hierarchical-cache --hicache-size 26.8435456" in engine_flags(outcome.after.settings, with_model=False)
+
+
+def test_lora_slots_cost_gpu_tokens_before_to_after(llama) -> None:
+    outcome = plan(llama, llama_settings(), {"lora_slots": "8", "lora_rank": "16"},
+                   gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")  # fmt: skip
+    assert outcome.after is not None and outcome.before is not None
+    assert outcome.after.token_capacity < outcome.before.token_capacity
+    assert outcome.after.settings.flags == {"enable-lora": True, "max-loras-per-batch": "8", "max-lora-rank": "16"}
+
+
+def test_host_kv_as_a_share_of_the_gpu_pool_is_hicaches_only() -> None:
+    sglang = apply_edits(llama_settings(), {"host_kv_gib": "x3"})
+    assert sglang.flags == {"enable-hierarchical-cache": True, "hicache-ratio": "3"}
+    with pytest.raises(InputError, match="host KV GiB: vLLM has no host KV sized as a share of the GPU pool"):
+        apply_edits(llama_settings().model_copy(update={"engine": "vllm"}), {"host_kv_gib": "x3"})
+    offloading = llama_settings().model_copy(update={"engine": "vllm", "flags": {"kv-offloading-size": "200"}})
+    assert field_texts(offloading)["host_kv_gib"] == "25"  # 200 GiB over TP8, per rank
+
+
+def test_a_draft_method_for_vllm_is_written_as_its_speculative_config() -> None:
+    settings = llama_settings().model_copy(update={"engine": "vllm"})
+    edited = apply_edits(settings, {"spec_method": "ngram", "redundant_experts": "0"})
+    assert edited.flags["speculative-config"] == '{"method": "ngram", "num_speculative_tokens": 1}'
+
+
+@pytest.mark.parametrize(
+    ("texts", "message"),
+    [
+        ({"host_kv_gib": "lots"}, "host KV GiB: needs a size in GiB above 0"),
+        ({"redundant_experts": "-2"}, "redundant experts: must be at least 0"),
+        ({"spec_method": "WARP9"}, "--speculative-algorithm: must be one of"),
+    ],
+)
+def test_bad_deployment_text_names_its_field(texts: dict[str, str], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        apply_edits(llama_settings(), texts)
