@@ -87,6 +87,7 @@ class FamilyFields(ConfigSection):
     num_layers: Layers | None = None  # ChatGLM, Exaone
     n_inner: Intermediate | None = None  # GPT-2, GPT-J, BigCode (None: 4 × hidden)
     parallel_attn: Flag | None = None  # Falcon: attention and MLP from one norm
+    num_ln_in_parallel_attn: Annotated[int, Field(strict=True, ge=1, le=2)] | None = None  # Falcon: norms a block
     # per-kind geometry (Gemma-4's global layers, MiMo-V2's sliding layers)
     global_head_dim: HeadDim | None = None
     num_global_key_value_heads: Heads | None = None

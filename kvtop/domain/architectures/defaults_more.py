@@ -137,6 +137,13 @@ GPT_NEOX: dict[str, DefaultValue] = {
 GPT_BIGCODE: dict[str, DefaultValue] = {
     "num_key_value_heads": 1, "vocab_size": 50257, "tie_word_embeddings": True, "multi_query": True
 }  # fmt: skip
+# FalconConfig — models/falcon/configuration_falcon.py (no tie_word_embeddings of its own: PreTrainedConfig's
+# True, as vLLM falcon.py reads an absent one)
+FALCON: dict[str, DefaultValue] = {
+    "num_attention_heads": 71, "num_key_value_heads": None, "vocab_size": 65024, "max_position_embeddings": 2048,
+    "tie_word_embeddings": True, "multi_query": True, "parallel_attn": True, "new_decoder_architecture": False,
+    "bias": False
+}  # fmt: skip
 # PhiConfig — models/phi/configuration_phi.py
 PHI: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,
