@@ -27,31 +27,14 @@ from pydantic import (
     field_validator,
 )
 
-from kvtop.domain.config_schema_families import (  # noqa: F401 - re-exported
-    BlockAttention,
-    BlockConfig,
-    BlockFfn,
-    FamilyFields,
-    LinearAttnConfig,
-    SparseAttentionConfig,
-)
-from kvtop.domain.config_types import (  # noqa: F401 - re-exported: the schema's types
-    MAX_DIM,
-    MAX_EXPERTS,
-    MAX_HEAD_DIM,
-    MAX_HEADS,
-    MAX_HIDDEN,
-    MAX_INTERMEDIATE,
+from kvtop.domain.config_schema_families import FamilyFields
+from kvtop.domain.config_types import (
     MAX_LAYERS,
-    MAX_NAME,
-    MAX_POSITIONS,
-    MAX_VOCAB,
     Bit,
     ConfigSection,
     Dim,
     Experts,
     Factor,
-    FieldName,
     Flag,
     HeadDim,
     Heads,
@@ -59,12 +42,10 @@ from kvtop.domain.config_types import (  # noqa: F401 - re-exported: the schema'
     Intermediate,
     LayerCount,
     LayerIndex,
-    LayerIndices,
     LayerNames,
     Layers,
     Name,
     PerLayerCount,
-    PerLayerFlags,
     PerLayerIntermediate,
     Positions,
     Vocab,
