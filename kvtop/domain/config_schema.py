@@ -87,7 +87,7 @@ class TextConfig(FamilyFields):
 
     model_type: Name | None = None
     hidden_size: Hidden | None = Field(
-        default=None, validation_alias=AliasChoices("hidden_size", "d_model", "n_embd")
+        default=None, validation_alias=AliasChoices("hidden_size", "d_model", "n_embd", "n_embed")
     )
     num_hidden_layers: Layers | None = Field(
         default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer")

@@ -137,3 +137,8 @@ class FamilyFields(ConfigSection):
     linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
     sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
     block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM
+    # OPT: its MLP width, biases, pre-norm (a final norm only then) and embedding width (projected in and out)
+    ffn_dim: Intermediate | None = None
+    enable_bias: Flag | None = None
+    do_layer_norm_before: Flag | None = None
+    word_embed_proj_dim: Dim | None = None

@@ -65,3 +65,39 @@ def test_falcon_new_decoder_reads_num_kv_heads_before_multi_query() -> None:
     assert (two.num_kv_heads, two.body.norms_per_layer, one.body.norms_per_layer) == (8, 2, 1)
     assert total_two - total_one == 32 * 2 * 4_096  # one LayerNorm (weight and bias) a layer
     assert kv_per_token(two) == 32 * 8 * 64 * 2 * 2
+
+
+def test_opt_350m_projects_its_narrow_embedding_and_has_no_final_norm() -> None:
+    """OPT-350m (vLLM opt.py): embed_tokens 50,272 (→ 50,304, a multiple of 64) × word_embed_proj_dim 512, tied
+    LM head; project_in 512 → 1,024 and project_out back (no bias); positions (2,048 + 2) × 1,024; per layer
+    qkv_proj 1,024 → 3,072, out_proj, fc1 → 4,096, fc2 back, all biased, two LayerNorms; do_layer_norm_before
+    false: no final LayerNorm. 331,196,416 parameters unpadded (its fp16 checkpoint: 662,392,832 B)."""
+    layer = (1_024 * 3_072 + 3_072) + (1_024**2 + 1_024) + (1_024 * 4_096 + 4_096) + (4_096 * 1_024 + 1_024) + 4 * 1_024
+    unpadded = 50_272 * 512 + 2_050 * 1_024 + 2 * 512 * 1_024 + 24 * layer
+    model, total = params(raw("facebook--opt-350m"))
+    assert unpadded == 331_196_416 == 662_392_832 // 2
+    assert total == unpadded + (50_304 - 50_272) * 512
+    assert (model.embedding_size, model.body.final_norm, model.num_kv_heads) == (512, False, 16)
+    assert kv_per_token(model) == 24 * 16 * 64 * 2 * 2
+
+
+def test_opt_125m_keeps_its_final_norm() -> None:
+    """OPT-125m: word_embed_proj_dim = hidden (no projections), a final LayerNorm. 125,239,296 parameters
+    unpadded (fp16: 250,478,592 B)."""
+    layer = (768 * 2_304 + 2_304) + (768**2 + 768) + (768 * 3_072 + 3_072) + (3_072 * 768 + 768) + 4 * 768
+    unpadded = 50_272 * 768 + 2_050 * 768 + 12 * layer + 2 * 768
+    model, total = params(raw("facebook--opt-125m"))
+    assert unpadded == 125_239_296 == 250_478_592 // 2
+    assert total == unpadded + 32 * 768
+    assert model.embedding_size is None and model.body.final_norm
+
+
+def test_bloom_560m_has_an_embedding_norm_and_a_4x_mlp() -> None:
+    """BLOOM-560m (vLLM bloom.py): word_embeddings 250,880 × 1,024 (tied) and word_embeddings_layernorm; per layer
+    query_key_value 1,024 → 3,072, dense, dense_h_to_4h 4,096 and back, all biased, two LayerNorms; ln_f; ALiBi (no
+    position table; n_head and n_layer read as the heads and layers). 559,214,592 parameters, as published."""
+    layer = (1_024 * 3_072 + 3_072) + (1_024**2 + 1_024) + (1_024 * 4_096 + 4_096) + (4_096 * 1_024 + 1_024) + 4 * 1_024
+    model, total = params(raw("bigscience--bloom-560m"))
+    assert total == 250_880 * 1_024 + 2 * 1_024 + 24 * layer + 2 * 1_024 == 559_214_592
+    assert (model.num_layers, model.num_kv_heads, model.intermediate_size) == (24, 16, 4_096)
+    assert "max_position_embeddings=2048" in model.defaults_used  # BLOOM states no length: vLLM's 2,048

@@ -69,8 +69,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
     "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "BloomForCausalLM": "ALiBi attention with a fused query_key_value and word-embedding norms (no entry yet)",
-    "OPTForCausalLM": "OPT's learned positions with an offset and its projection dims (no entry yet)",
     "DbrxForCausalLM": "DBRX's nested attn_config / ffn_config (no entry yet)",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",

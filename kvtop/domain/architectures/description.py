@@ -31,11 +31,12 @@ class Geometry:
     )
     multi_query_flag: str | None = None  # … a flag that makes one KV head (GPTBigCode multi_query, Falcon)
     head_dim: str | None = "head_dim"  # None: hidden ÷ heads
-    intermediate: str = "intermediate_size"
+    intermediate: str | None = "intermediate_size"  # None: always `intermediate_default_factor` × hidden (BLOOM)
     intermediate_divisor: int = 1  # Qwen-1 states twice the MLP width
     intermediate_default_factor: int = 0  # absent width = factor × hidden (GPT-2's n_inner None: 4)
     vocab: str = "vocab_size"
     positions: str = "max_position_embeddings"
+    embedding_width: str | None = None  # the embedding's own width where it may differ from hidden (OPT)
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ class Architecture:
     mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
     body: BodyShape = BodyShape()
     norms: ParallelNorms | None = None  # norms per layer from the config (else `body.norms_per_layer`)
+    final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
