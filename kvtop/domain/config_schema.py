@@ -90,10 +90,10 @@ class TextConfig(FamilyFields):
         default=None, validation_alias=AliasChoices("hidden_size", "d_model", "n_embd", "n_embed")
     )
     num_hidden_layers: Layers | None = Field(
-        default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer")
+        default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer", "n_layers")
     )
     num_attention_heads: Heads | None = Field(
-        default=None, validation_alias=AliasChoices("num_attention_heads", "n_head")
+        default=None, validation_alias=AliasChoices("num_attention_heads", "n_head", "n_heads")
     )
     num_key_value_heads: Heads | None = Field(
         default=None, validation_alias=AliasChoices("num_key_value_heads", "n_head_kv", "num_kv_heads", "num_attention_groups")
@@ -106,7 +106,8 @@ class TextConfig(FamilyFields):
     max_position_embeddings: Positions | None = Field(
         default=None,
         validation_alias=AliasChoices(
-            "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length"
+            "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length",
+            "max_seq_len",
         ),
     )
     tie_word_embeddings: Flag | None = None

@@ -2,7 +2,8 @@
 blocks), typed and bounded like the common ones; `config_schema.TextConfig` extends `FamilyFields`.
 
 Each field names the families that state it; a family's own nested sections (Kimi-Linear's `linear_attn_config`,
-MiniMax-M3's `sparse_attention_config`, DeciLM's `block_configs`) are typed here too.
+MiniMax-M3's `sparse_attention_config`, DeciLM's `block_configs`, DBRX's `attn_config` / `ffn_config`) are typed
+here too.
 """
 
 from __future__ import annotations
@@ -64,6 +65,20 @@ class BlockConfig(ConfigSection):
 
     attention: BlockAttention = BlockAttention()
     ffn: BlockFfn = BlockFfn()
+
+
+class DbrxAttnConfig(ConfigSection):
+    """DBRX's `attn_config`: its KV heads."""
+
+    kv_n_heads: Heads | None = None
+
+
+class DbrxFfnConfig(ConfigSection):
+    """DBRX's `ffn_config`: its experts."""
+
+    ffn_hidden_size: Intermediate | None = None
+    moe_num_experts: Experts | None = None
+    moe_top_k: Experts | None = None
 
 
 class FamilyFields(ConfigSection):
@@ -142,3 +157,5 @@ class FamilyFields(ConfigSection):
     enable_bias: Flag | None = None
     do_layer_norm_before: Flag | None = None
     word_embed_proj_dim: Dim | None = None
+    attn_config: DbrxAttnConfig | None = None  # DBRX
+    ffn_config: DbrxFfnConfig | None = None

@@ -53,7 +53,7 @@ def test_the_lists_hold_no_stale_or_doubled_names() -> None:
 
 def test_most_text_generation_architectures_are_planned_by_an_entry() -> None:
     counts = Counter(verdict(name)[0] for name in REGISTRIES["vllm_text_generation"])
-    assert counts["entry"] >= 72, counts  # 28 more are read generically, 24 named not modelled (coverage.py)
+    assert counts["entry"] >= 73, counts  # 28 more are read generically, 23 named not modelled (coverage.py)
     assert len(ARCHITECTURES) >= 80
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvStorage, kv_book
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec, model_from_config
@@ -101,3 +104,27 @@ def test_bloom_560m_has_an_embedding_norm_and_a_4x_mlp() -> None:
     assert total == 250_880 * 1_024 + 2 * 1_024 + 24 * layer + 2 * 1_024 == 559_214_592
     assert (model.num_layers, model.num_kv_heads, model.intermediate_size) == (24, 16, 4_096)
     assert "max_position_embeddings=2048" in model.defaults_used  # BLOOM states no length: vLLM's 2,048
+
+
+def test_dbrx_reads_its_nested_sections() -> None:
+    """DBRX (vLLM dbrx.py): d_model 6,144, n_heads 48 of 128, n_layers 40, attn_config.kv_n_heads 8; Wqkv
+    6,144 → (48 + 16) × 128 and out_proj, no biases; on every layer 16 experts (ffn_config) of w1, v1, w2 at
+    10,752 and a 16 × 6,144 router; two LayerNorms with the bias vLLM's nn.LayerNorm allocates; wte and an untied
+    LM head of 100,352 × 6,144; norm_f. 131,596,523,520 parameters in the checkpoint (its norms without bias)
+    plus 81 × 6,144 bias vectors vLLM holds."""
+    layer = 6_144 * 8_192 + 6_144**2 + 16 * 6_144 + 16 * 3 * 10_752 * 6_144 + 2 * 6_144
+    checkpoint = 40 * layer + 2 * 100_352 * 6_144 + 6_144
+    model, total = params(raw("databricks--dbrx-instruct"))
+    assert checkpoint == 131_596_523_520
+    assert total == checkpoint + 81 * 6_144
+    assert model.moe is not None
+    assert (model.moe.num_routed_experts, model.moe.experts_per_token, model.moe.expert_intermediate_size) == (16, 4, 10_752)
+    assert (model.num_kv_heads, model.head_dim, model.max_position_embeddings) == (8, 128, 32_768)
+    assert kv_per_token(model) == 40 * 8 * 128 * 2 * 2
+
+
+def test_dbrx_names_a_bad_nested_field() -> None:
+    """A nested field out of bounds is refused naming its whole path."""
+    cfg = raw("databricks--dbrx-instruct")
+    with pytest.raises(InputError, match=r"ffn_config\.moe_top_k"):
+        model_from_config({**cfg, "ffn_config": {**cfg["ffn_config"], "moe_top_k": "four"}}, source="test")

@@ -69,7 +69,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
     "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "DbrxForCausalLM": "DBRX's nested attn_config / ffn_config (no entry yet)",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
     "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",

@@ -154,6 +154,10 @@ OPT: dict[str, DefaultValue] = {
 BLOOM: dict[str, DefaultValue] = {
     "vocab_size": 250880, "num_attention_heads": 8, "max_position_embeddings": 2048, "tie_word_embeddings": True
 }  # fmt: skip
+# DbrxConfig — models/dbrx/configuration_dbrx.py (d_model, n_heads, n_layers, max_seq_len: read under their aliases)
+DBRX: dict[str, DefaultValue] = {
+    "vocab_size": 32000, "num_attention_heads": 16, "max_position_embeddings": 2048, "tie_word_embeddings": False
+}  # fmt: skip
 # PhiConfig — models/phi/configuration_phi.py
 PHI: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,
