@@ -75,6 +75,14 @@ def generic_entry(
     experts = next(
         (name for name in ("n_routed_experts", "num_experts", "num_local_experts") if name in stated), None
     )
+    # the MLP's width (or the experts'): without it the reading would drop the MLP's bytes
+    if "intermediate_size" not in stated and not (experts and "moe_intermediate_size" in stated):
+        raise UnsupportedModelError(
+            f"architecture {architecture!r} ({what}) has no architecture entry in kvtop, and its config states no "
+            "intermediate_size (the MLP width a generic reading needs); it names its shape its own way",
+            field="intermediate_size",
+            source=source,
+        )
     if experts is not None:
         size = "moe_intermediate_size" if "moe_intermediate_size" in stated else "intermediate_size"
         placement = (
