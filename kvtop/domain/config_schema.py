@@ -22,88 +22,37 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
 )
 
+from kvtop.domain.config_schema_families import FamilyFields
+from kvtop.domain.config_types import (
+    MAX_LAYERS,
+    Bit,
+    ConfigSection,
+    Dim,
+    Experts,
+    Factor,
+    Flag,
+    HeadDim,
+    Heads,
+    Hidden,
+    Intermediate,
+    LayerCount,
+    LayerIndex,
+    LayerNames,
+    Layers,
+    Name,
+    PerLayerCount,
+    PerLayerIntermediate,
+    Positions,
+    Vocab,
+    Window,
+    WindowPattern,
+)
 from kvtop.domain.errors import InputError
-
-MAX_LAYERS = 10_000
-MAX_HIDDEN = 1 << 20
-MAX_HEADS = 1 << 14
-MAX_HEAD_DIM = 1 << 14
-MAX_INTERMEDIATE = 1 << 24
-MAX_VOCAB = 1 << 24
-MAX_POSITIONS = 1 << 32
-MAX_EXPERTS = 1 << 16
-MAX_DIM = 1 << 16
-MAX_NAME = 256
-
-Layers = Annotated[int, Field(strict=True, ge=1, le=MAX_LAYERS)]
-LayerCount = Annotated[int, Field(strict=True, ge=0, le=MAX_LAYERS)]  # a count of layers that may be 0
-LayerIndex = Annotated[int, Field(strict=True, ge=0, le=MAX_LAYERS)]
-Hidden = Annotated[int, Field(strict=True, ge=1, le=MAX_HIDDEN)]
-Heads = Annotated[int, Field(strict=True, ge=1, le=MAX_HEADS)]
-HeadDim = Annotated[int, Field(strict=True, ge=1, le=MAX_HEAD_DIM)]
-Intermediate = Annotated[int, Field(strict=True, ge=0, le=MAX_INTERMEDIATE)]
-Vocab = Annotated[int, Field(strict=True, ge=1, le=MAX_VOCAB)]
-Positions = Annotated[int, Field(strict=True, ge=1, le=MAX_POSITIONS)]
-Window = Annotated[int, Field(strict=True, ge=0, le=MAX_POSITIONS)]  # 0: no window
-Experts = Annotated[int, Field(strict=True, ge=0, le=MAX_EXPERTS)]
-Dim = Annotated[int, Field(strict=True, ge=1, le=MAX_DIM)]
-Name = Annotated[str, Field(strict=True, max_length=MAX_NAME)]
-Flag = Annotated[bool, Field(strict=True)]
-Bit = Annotated[int, Field(strict=True, ge=0, le=1)]
-Factor = Annotated[float, Field(strict=True, gt=0, le=1e6, allow_inf_nan=False)]
-FieldName = Annotated[str, Field(strict=True, max_length=64)]
-
-
-def _one_or_per_layer(bound: int) -> Any:
-    """An integer, or a list with one per layer (real checkpoints write both: `intermediate_size`,
-    `moe_layer_freq`), each in 0 … `bound`."""
-
-    def check(value: Any) -> Any:
-        items = value if isinstance(value, list) else [value]
-        if isinstance(value, list) and len(value) > MAX_LAYERS:
-            raise ValueError(f"must have at most {MAX_LAYERS:,} items")
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, int):
-                raise ValueError("must be an integer or a list of integers (one per layer)")
-            if not 0 <= item <= bound:
-                raise ValueError(f"must be between 0 and {bound:,} (or a list of such, one per layer)")
-        return value
-
-    return BeforeValidator(check)
-
-
-def _window_pattern(value: Any) -> Any:
-    """Gemma-3's every-n-th layer (an integer ≥ 1), or EXAONE-4's letters ("LLLG": L local, G global)."""
-    if isinstance(value, str):
-        if not value or len(value) > 64 or set(value) - {"L", "G"}:
-            raise ValueError("must be an integer or letters L and G (at most 64)")
-        return value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LAYERS:
-        raise ValueError(f"must be an integer from 1 to {MAX_LAYERS:,} or letters L and G")
-    return value
-
-
-WindowPattern = Annotated[int | str, BeforeValidator(_window_pattern)]
-PerLayerIntermediate = Annotated[int | list[int], _one_or_per_layer(MAX_INTERMEDIATE)]
-PerLayerCount = Annotated[int | list[int], _one_or_per_layer(MAX_LAYERS)]
-PerLayerFlags = Annotated[list[Bit], Field(max_length=MAX_LAYERS)]
-LayerNames = Annotated[list[Name], Field(max_length=MAX_LAYERS)]
-LayerIndices = Annotated[list[LayerIndex], Field(max_length=MAX_LAYERS)]
-
-
-class ConfigSection(BaseModel):
-    """A raw config section: unknown keys are ignored (configs carry many kvtop never reads)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
-
 
 _SectionT = TypeVar("_SectionT", bound=ConfigSection)
 
@@ -133,55 +82,18 @@ CORE_FIELDS = frozenset(
 )
 
 
-class LinearAttnConfig(ConfigSection):
-    """Kimi-Linear's `linear_attn_config`: which layers are KDA (1-based) and their heads."""
-
-    full_attn_layers: Annotated[list[Layers], Field(max_length=MAX_LAYERS)] | None = None
-    kda_layers: Annotated[list[Layers], Field(max_length=MAX_LAYERS)] | None = None
-    num_heads: Heads | None = None
-    head_dim: HeadDim | None = None
-    short_conv_kernel_size: Dim | None = None
-
-
-class SparseAttentionConfig(ConfigSection):
-    """MiniMax-M3's `sparse_attention_config`: which layers run the indexed sparse branch, and its index key."""
-
-    sparse_attention_freq: PerLayerFlags | None = None
-    sparse_index_dim: HeadDim | None = None
-    sparse_num_index_heads: Heads | None = None
-
-
-class BlockAttention(ConfigSection):
-    n_heads_in_group: Heads | None = None
-    no_op: Flag | None = None
-    replace_with_linear: Flag | None = None
-
-
-class BlockFfn(ConfigSection):
-    ffn_mult: Factor | None = None
-    no_op: Flag | None = None
-    replace_with_linear: Flag | None = None
-
-
-class BlockConfig(ConfigSection):
-    """One layer of DeciLM's (Nemotron-NAS) `block_configs`."""
-
-    attention: BlockAttention = BlockAttention()
-    ffn: BlockFfn = BlockFfn()
-
-
-class TextConfig(ConfigSection):
+class TextConfig(FamilyFields):
     """The language model's section (the whole config for text-only models)."""
 
     model_type: Name | None = None
     hidden_size: Hidden | None = Field(
-        default=None, validation_alias=AliasChoices("hidden_size", "d_model", "n_embd")
+        default=None, validation_alias=AliasChoices("hidden_size", "d_model", "n_embd", "n_embed")
     )
     num_hidden_layers: Layers | None = Field(
-        default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer")
+        default=None, validation_alias=AliasChoices("num_hidden_layers", "n_layer", "n_layers")
     )
     num_attention_heads: Heads | None = Field(
-        default=None, validation_alias=AliasChoices("num_attention_heads", "n_head")
+        default=None, validation_alias=AliasChoices("num_attention_heads", "n_head", "n_heads")
     )
     num_key_value_heads: Heads | None = Field(
         default=None, validation_alias=AliasChoices("num_key_value_heads", "n_head_kv", "num_kv_heads", "num_attention_groups")
@@ -194,7 +106,8 @@ class TextConfig(ConfigSection):
     max_position_embeddings: Positions | None = Field(
         default=None,
         validation_alias=AliasChoices(
-            "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length"
+            "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length",
+            "max_seq_len",
         ),
     )
     tie_word_embeddings: Flag | None = None
@@ -268,73 +181,6 @@ class TextConfig(ConfigSection):
         default=None, validation_alias=AliasChoices("mamba_ssm_cache_dtype", "mamba_ssm_dtype")
     )
     layers_block_type: LayerNames | None = None  # NemotronH's newer configs: one block word per layer
-    # attention fields of other families
-    use_qkv_bias: Flag | None = None  # StableLM
-    add_qkv_bias: Flag | None = None  # ChatGLM
-    use_bias: Flag | None = None  # StarCoder2, Ernie: every linear layer carries a bias
-    mlp_bias: Flag | None = None
-    qk_layernorm: Flag | None = None  # StableLM 2
-    qk_norm: Flag | None = None  # Apertus
-    attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
-    multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
-    multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
-    multi_query_group_num: Heads | None = None
-    new_decoder_architecture: Flag | None = None  # Falcon-40B/180B: grouped KV heads (num_kv_heads)
-    kv_channels: HeadDim | None = None  # ChatGLM, Qwen-1: the head size
-    ffn_hidden_size: Intermediate | None = None  # ChatGLM
-    padded_vocab_size: Vocab | None = None  # ChatGLM
-    num_layers: Layers | None = None  # ChatGLM, Exaone
-    n_inner: Intermediate | None = None  # GPT-2, GPT-J, BigCode (None: 4 × hidden)
-    parallel_attn: Flag | None = None  # Falcon: attention and MLP from one norm
-    # per-kind geometry (Gemma-4's global layers, MiMo-V2's sliding layers)
-    global_head_dim: HeadDim | None = None
-    num_global_key_value_heads: Heads | None = None
-    attention_k_eq_v: Flag | None = None
-    num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
-    swa_num_attention_heads: Heads | None = None
-    swa_num_key_value_heads: Heads | None = None
-    swa_head_dim: HeadDim | None = None
-    swa_v_head_dim: HeadDim | None = None
-    hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
-    # more expert layouts
-    num_experts_per_token: Experts | None = None  # Kimi-Linear
-    num_shared_experts: Experts | None = None  # Kimi-Linear
-    routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3's latent experts (not modelled)
-    shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
-    share_expert_dim: Intermediate | None = None  # Step-3.x
-    dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers
-    top_k_experts: Experts | None = None  # Gemma-4
-    expert_intermediate_size: Intermediate | None = None  # Gemma-4's alternative name
-    moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width
-    moe_num_experts: Experts | None = None  # ERNIE 4.5
-    moe_k: Experts | None = None
-    moe_num_shared_experts: Experts | None = None
-    moe_layer_start_index: LayerCount | None = None
-    moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
-    moe_layer_interval: Layers | None = None
-    expert_layer_period: Layers | None = None  # Jamba
-    expert_layer_offset: LayerCount | None = None
-    # multi-token prediction layers, under each family's name
-    mtp_num_hidden_layers: LayerCount | None = None  # Qwen3.5
-    num_mtp_modules: LayerCount | None = None  # MiniMax
-    # Mamba fields of Jamba, Falcon-H1, Granite-4 and Mamba itself
-    attn_layer_period: Layers | None = None
-    attn_layer_offset: LayerCount | None = None
-    attn_layer_indices: LayerIndices | None = None
-    mamba_d_state: Dim | None = None
-    mamba_expand: Dim | None = None
-    mamba_dt_rank: Dim | None = None
-    mamba_n_heads: Dim | None = None
-    mamba_d_head: Dim | None = None
-    mamba_d_ssm: Dim | None = None
-    mamba_rms_norm: Flag | None = None  # Falcon-H1: a gated RMSNorm in its Mamba2 mixer
-    expand: Dim | None = None
-    state_size: Dim | None = None  # MambaConfig
-    time_step_rank: Dim | None = None
-    conv_L_cache: Dim | None = None  # LFM2's short conv
-    linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
-    sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
-    block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM
 
     @field_validator(*sorted(CORE_FIELDS), mode="before")
     @classmethod

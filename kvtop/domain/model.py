@@ -125,6 +125,8 @@ class BodyShape(BaseModel):
     lm_head_bias: bool = False
     final_norm: bool = True
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
+    embedding_norm: bool = False  # a norm right after the embedding (BLOOM word_embeddings_layernorm)
+    positions_offset: int = 0  # rows of a learned position table beyond max_position_embeddings (OPT: 2)
 
 
 class VisionSpec(BaseModel):
@@ -176,6 +178,9 @@ class ModelSpec(BaseModel):
     state: StateSpec | None = None
     mtp_layers: int = 0
     max_position_embeddings: int
+    # the embedding's (and a tied LM head's) width where it differs from hidden_size, with a projection in and out
+    # (OPT-350m's word_embed_proj_dim 512 under hidden 1,024); None: hidden_size
+    embedding_size: int | None = None
     # per layer where attention layers differ in shape (empty: every layer is the model's own heads and dims)
     layer_geometry: tuple[AttentionGeometry, ...] = ()
     layer_intermediate: tuple[int, ...] = ()  # per layer where dense MLP widths differ (empty: intermediate_size)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from kvtop.domain.config_schema import ConfigSection, Dim, Flag, Name
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Name
 
 MAX_GROUP = 1 << 20
 MAX_MODULES = 1 << 20

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from kvtop.domain.config_schema import ConfigSection, Name, error_from
+from kvtop.domain.config_schema import error_from
+from kvtop.domain.config_types import ConfigSection, Name
 from kvtop.domain.errors import InputError
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors format's own limit on the JSON header

@@ -356,20 +356,25 @@ def _weights_book(
 ) -> WeightsBook:
     rank = _Rank(model, layout)
     h = model.hidden_size
+    width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
     vocab_rows = math.ceil(padded_vocab / layout.tp)
     if first_stage:
         embedding_shards = embedding_tp(model, layout)
         embedding_rows = math.ceil(padded_vocab / embedding_shards)
         rank.acc.add(
-            "embedding", embedding_rows * h, embedding_rows * h * model.dtype_bytes, embedding_shards
+            "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
                 "whole on every rank: SGLang builds it without TP under DP attention"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank
-            rank.vector("embedding", model.max_position_embeddings * h)
+            rank.vector("embedding", (model.max_position_embeddings + model.body.positions_offset) * h)
+        if width != h:  # project_in: the embedding's width to hidden (ReplicatedLinear, whole on every rank)
+            rank.matrix("embedding", h, width, 1, ("model.decoder.project_in",), quantizable=False)
+        if model.body.embedding_norm:
+            rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[object, ...], list[int]] = {}
@@ -387,8 +392,12 @@ def _weights_book(
         if not model.tie_word_embeddings or not first_stage:
             # a MIXED_PRECISION checkpoint may list its LM head (quantized_layers: lm_head); others keep it whole
             head = model.quant.format_of(("lm_head",)) if model.quant.mixed else None
-            head_bytes = head.matrix_bytes(vocab_rows, h, model.dtype_bytes) if head else vocab_rows * h * model.dtype_bytes
-            rank.acc.add("lm_head", vocab_rows * h, head_bytes, layout.tp)
+            head_bytes = (
+                head.matrix_bytes(vocab_rows, width, model.dtype_bytes) if head else vocab_rows * width * model.dtype_bytes
+            )
+            rank.acc.add("lm_head", vocab_rows * width, head_bytes, layout.tp)
+        if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
+            rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:
             rank.vector("lm_head", padded_vocab, layout.tp)
         if model.mtp_layers:

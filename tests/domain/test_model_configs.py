@@ -223,6 +223,16 @@ def test_an_unknown_model_type_with_the_standard_fields_is_a_visible_generic_rea
     assert forced.config_model_type == "frob" and any("read as llama" in n for n in forced.not_modelled)
 
 
+def test_a_generic_reading_without_an_mlp_width_is_refused_naming_it() -> None:
+    """MPT-7B's shape (d_model, n_heads, n_layers read as aliases) with its MLP as `expansion_ratio`, a field no
+    generic reading knows: a Llama-shaped reading would give it an MLP 0 wide (6.7B read as 1.6B), so it is
+    refused naming intermediate_size."""
+    mpt = {"architectures": ["MPTForCausalLM"], "model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32,
+           "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432}  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match=r"^intermediate_size: architecture 'MPTForCausalLM'.*states no"):
+        model_from_config(mpt, source="mpt")
+
+
 def test_an_unknown_model_type_with_a_kv_layout_field_is_refused_naming_that_field() -> None:
     mamba = {**load("meta-llama--Llama-3.1-8B.json"), "model_type": "frob", "architectures": ["FrobLM"],
              "ssm_state_size": 128}  # fmt: skip

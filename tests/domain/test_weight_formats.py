@@ -124,6 +124,21 @@ def test_vllm_refuses_gptq_in_activation_order() -> None:
     assert predict(model, parse_flags("sglang", []), gpu_total_bytes=80 << 30).token_capacity > 0
 
 
+@pytest.mark.parametrize("block", [BNB4, BNB8], ids=["nf4", "int8"])
+def test_vllm_refuses_bitsandbytes_checkpoints(block: dict[str, Any]) -> None:
+    """vLLM 0.33.0's QuantizationMethods has no "bitsandbytes" (config/model.py _verify_quantization: "Unknown
+    quantization method"); an older vLLM and SGLang (quantization/bitsandbytes.py) load it."""
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+
+    cfg = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    model = model_from_config({**cfg, "quantization_config": block}, source="llama")
+    with pytest.raises(InputError, match=r"^quantization_config.quant_method: vLLM 0.33.0 has no bitsandbytes"):
+        predict(model, parse_flags("vllm", ["--engine-version", "0.33.0"]), gpu_total_bytes=80 << 30)
+    assert predict(model, parse_flags("vllm", ["--engine-version", "0.21.0"]), gpu_total_bytes=80 << 30).token_capacity > 0
+    assert predict(model, parse_flags("sglang", []), gpu_total_bytes=80 << 30).token_capacity > 0
+
+
 def test_the_checkpoint_kv_dtype_is_read_where_vllm_reads_it() -> None:
     """vLLM utils/torch_utils.get_kv_cache_quant_algo_string reads kv_cache_scheme / kv_cache_quant_algo only
     for a block whose quant_method is modelopt* (transformers_utils model_arch_config_convertor sets it from

@@ -56,11 +56,23 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
 )
 
+# DeepSeek-V4's attention as vLLM 0.33.0 sizes it (models/deepseek_v4/attention.py, compressor.py): a layer
+# whose `compress_ratios` entry is 4 or 128 keeps one 512-wide latent per that many tokens (MLAAttentionSpec,
+# tokens_per_state 4 or 128; 584 B a row as fp8_ds_mla), a compressor state over a sliding 8 or 128 tokens
+# (SlidingWindowMLASpec, fp32) and, on ratio-4 layers, FP8 indexer keys per compressed token; every layer also a
+# sliding-window cache allocated apart (DeepseekV4SWACache). kvtop's KV book has no spec of several tokens per
+# entry, nor the page unification of these five kinds (alignment 576), so it names it rather than guess.
+DEEPSEEK_V4 = (
+    "compressed attention: a latent per 4 or 128 tokens by layer (compress_ratios), compressor states, FP8 "
+    "indexer keys and a separate sliding-window cache per layer (vLLM models/deepseek_v4: tokens_per_state): "
+    "not modelled"
+)
+
 # Decoders whose KV layout or state no entry reads yet, with what stops it.
 NOT_MODELLED: Mapping[str, str] = {
-    "DeepseekV4ForCausalLM": "compressed attention (a ratio per layer, compressor state, SWA cache): not modelled",
-    "DeepseekV4ForConditionalGeneration": "DeepSeek-V4's compressed attention: not modelled",
-    "DeepseekV41ForCausalLM": "DeepSeek-V4's compressed attention: not modelled",
+    "DeepseekV4ForCausalLM": DEEPSEEK_V4,
+    "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
+    "DeepseekV41ForCausalLM": DEEPSEEK_V4,
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
@@ -69,10 +81,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
     "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "BloomForCausalLM": "ALiBi attention with a fused query_key_value and word-embedding norms (no entry yet)",
-    "FalconForCausalLM": "Falcon's three attention layouts (multi-query, grouped, parallel): no entry yet",
-    "OPTForCausalLM": "OPT's learned positions with an offset and its projection dims (no entry yet)",
-    "DbrxForCausalLM": "DBRX's nested attn_config / ffn_config (no entry yet)",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
     "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",

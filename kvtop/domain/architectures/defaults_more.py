@@ -137,6 +137,27 @@ GPT_NEOX: dict[str, DefaultValue] = {
 GPT_BIGCODE: dict[str, DefaultValue] = {
     "num_key_value_heads": 1, "vocab_size": 50257, "tie_word_embeddings": True, "multi_query": True
 }  # fmt: skip
+# FalconConfig — models/falcon/configuration_falcon.py (no tie_word_embeddings of its own: PreTrainedConfig's
+# True, as vLLM falcon.py reads an absent one)
+FALCON: dict[str, DefaultValue] = {
+    "num_attention_heads": 71, "num_key_value_heads": None, "vocab_size": 65024, "max_position_embeddings": 2048,
+    "tie_word_embeddings": True, "multi_query": True, "parallel_attn": True, "new_decoder_architecture": False,
+    "bias": False
+}  # fmt: skip
+# OPTConfig — models/opt/configuration_opt.py (word_embed_proj_dim None: hidden_size)
+OPT: dict[str, DefaultValue] = {
+    "vocab_size": 50272, "num_attention_heads": 12, "ffn_dim": 3072, "max_position_embeddings": 2048,
+    "do_layer_norm_before": True, "word_embed_proj_dim": None, "enable_bias": True, "tie_word_embeddings": True
+}  # fmt: skip
+# BloomConfig — models/bloom/configuration_bloom.py: no position field (ALiBi); 2,048 is what vLLM derives for a
+# config that states no length (config/model.py _get_and_verify_max_len's default), said in defaults_used
+BLOOM: dict[str, DefaultValue] = {
+    "vocab_size": 250880, "num_attention_heads": 8, "max_position_embeddings": 2048, "tie_word_embeddings": True
+}  # fmt: skip
+# DbrxConfig — models/dbrx/configuration_dbrx.py (d_model, n_heads, n_layers, max_seq_len: read under their aliases)
+DBRX: dict[str, DefaultValue] = {
+    "vocab_size": 32000, "num_attention_heads": 16, "max_position_embeddings": 2048, "tie_word_embeddings": False
+}  # fmt: skip
 # PhiConfig — models/phi/configuration_phi.py
 PHI: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,

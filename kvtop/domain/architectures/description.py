@@ -27,15 +27,16 @@ class Geometry:
     heads: str = "num_attention_heads"
     kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
     kv_heads_if: str | None = (
-        None  # a flag that must be on for `kv_heads` to apply (ChatGLM multi_query_attention)
+        None  # a flag that must be on for `kv_heads` to apply (ChatGLM multi_query_attention); it wins over …
     )
-    multi_query_flag: str | None = None  # a flag that makes one KV head (GPTBigCode multi_query, Falcon)
+    multi_query_flag: str | None = None  # … a flag that makes one KV head (GPTBigCode multi_query, Falcon)
     head_dim: str | None = "head_dim"  # None: hidden ÷ heads
-    intermediate: str = "intermediate_size"
+    intermediate: str | None = "intermediate_size"  # None: always `intermediate_default_factor` × hidden (BLOOM)
     intermediate_divisor: int = 1  # Qwen-1 states twice the MLP width
     intermediate_default_factor: int = 0  # absent width = factor × hidden (GPT-2's n_inner None: 4)
     vocab: str = "vocab_size"
     positions: str = "max_position_embeddings"
+    embedding_width: str | None = None  # the embedding's own width where it may differ from hidden (OPT)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,16 @@ class Attention:
     sinks: bool = False  # a learned sink logit per head (gpt-oss)
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
+
+
+@dataclass(frozen=True)
+class ParallelNorms:
+    """Norms a layer holds where the config decides (Falcon, vLLM `FalconDecoderLayer`): a sequential block
+    (`parallel_field` false) two; a parallel one `count_field`, absent: two where `two_when` is on, else one."""
+
+    parallel_field: str = "parallel_attn"
+    count_field: str = "num_ln_in_parallel_attn"
+    two_when: str = "new_decoder_architecture"
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,8 @@ class Architecture:
     mlp_gated: bool = True
     mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
     body: BodyShape = BodyShape()
+    norms: ParallelNorms | None = None  # norms per layer from the config (else `body.norms_per_layer`)
+    final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud

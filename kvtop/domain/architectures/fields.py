@@ -3,7 +3,8 @@
 Entries name config fields as strings; `Fields` reads them from the typed `TextConfig` (every field kvtop
 reads is bounded there), records which class defaults were used, and turns a missing or malformed value
 into an `InputError` naming the field. A field may be one integer or a list with one per layer (real
-checkpoints have both: `moe_layer_freq`, `intermediate_size`): `per_layer` reads either.
+checkpoints have both: `moe_layer_freq`, `intermediate_size`): `per_layer` reads either. A dotted name reads a
+field of a nested section (DBRX's `ffn_config.moe_num_experts`), typed in the schema like the rest.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ class Fields:
         self._defaults_read: dict[str, Any] = {}
 
     def get(self, name: str) -> Any:
-        value = getattr(self.text, name)
+        """The field's value; a dotted name reads a nested section (DBRX's `attn_config.kv_n_heads`)."""
+        value: Any = self.text
+        for part in name.split("."):
+            value = getattr(value, part) if value is not None else None
         if name in self._defaulted and value is not None:
             self._defaults_read[name] = value
         return value

@@ -75,6 +75,16 @@ def generic_entry(
     experts = next(
         (name for name in ("n_routed_experts", "num_experts", "num_local_experts") if name in stated), None
     )
+    # the MLP's width (or the experts'): without it the reading would drop the MLP's bytes (a config without its
+    # width states no shape at all: the reader names hidden_size first)
+    mlp_unstated = "intermediate_size" not in stated and not (experts and "moe_intermediate_size" in stated)
+    if mlp_unstated and text.hidden_size is not None:
+        raise UnsupportedModelError(
+            f"architecture {architecture!r} ({what}) has no architecture entry in kvtop, and its config states no "
+            "intermediate_size (the MLP width a generic reading needs); it names its shape its own way",
+            field="intermediate_size",
+            source=source,
+        )
     if experts is not None:
         size = "moe_intermediate_size" if "moe_intermediate_size" in stated else "intermediate_size"
         placement = (

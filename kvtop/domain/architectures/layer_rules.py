@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kvtop.domain.architectures.fields import Fields
-from kvtop.domain.config_schema import BlockConfig
+from kvtop.domain.config_schema_families import BlockConfig
 from kvtop.domain.model import LayerKind, MlpKind
 
 FULL, SLIDING, LINEAR, NONE = LayerKind.FULL, LayerKind.SLIDING, LayerKind.LINEAR, LayerKind.NONE

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtop.domain.architectures.description import Architecture, KindGeometry, Latent, SparseIndex
+from kvtop.domain.architectures.description import (
+    Architecture,
+    KindGeometry,
+    Latent,
+    ParallelNorms,
+    SparseIndex,
+)
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
 from kvtop.domain.model import (
@@ -105,11 +111,15 @@ def read_architecture(
                 "o_bias": arch.body.o_bias or _any_flag(f, arch.attention.o_bias_fields),
                 "mlp_bias": arch.body.mlp_bias or _any_flag(f, arch.mlp_bias_fields),
                 "lm_head_bias": arch.body.lm_head_bias or f.flag("lm_head_bias"),
+                "norms_per_layer": _norms(f, arch.norms) if arch.norms else arch.body.norms_per_layer,
+                "final_norm": arch.body.final_norm
+                and (f.flag(arch.final_norm_field) if arch.final_norm_field else True),
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
+        "embedding_size": _embedding_width(f, arch, hidden),
         "reading": reading,
     }
     _window(f, arch, facts)
@@ -154,12 +164,30 @@ def read_architecture(
 
 
 def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:
+    """KV heads: `kv_heads` where its flag is on (Falcon's new decoder: num_kv_heads, before multi_query),
+    one under the multi-query flag, else `kv_heads` or every head."""
     g = arch.geometry
+    if g.kv_heads is not None and g.kv_heads_if is not None and f.flag(g.kv_heads_if):
+        return f.opt(g.kv_heads, heads)
     if g.multi_query_flag is not None and f.flag(g.multi_query_flag):
         return 1
     if g.kv_heads is None or (g.kv_heads_if is not None and not f.flag(g.kv_heads_if)):
         return heads
     return f.opt(g.kv_heads, heads)
+
+
+def _embedding_width(f: Fields, arch: Architecture, hidden: int) -> int | None:
+    """The embedding's width where the entry names a field for it and the config makes it differ from hidden."""
+    name = arch.geometry.embedding_width
+    width = f.opt(name, hidden) if name else hidden
+    return None if width == hidden else width
+
+
+def _norms(f: Fields, norms: ParallelNorms) -> int:
+    """Norms a layer holds where the config decides (see `ParallelNorms`)."""
+    if not f.flag(norms.parallel_field):
+        return 2
+    return f.opt(norms.count_field, 2 if f.flag(norms.two_when) else 1)
 
 
 def _any_flag(f: Fields, names: tuple[str, ...]) -> bool:
@@ -177,7 +205,7 @@ def _attention_bias(f: Fields, arch: Architecture) -> bool:
 
 def _intermediate(f: Fields, arch: Architecture, hidden: int) -> int:
     g = arch.geometry
-    value = f.get(g.intermediate)
+    value = f.get(g.intermediate) if g.intermediate else None
     if isinstance(value, list):
         return max(value) if value else 0  # the widest; each layer's own is in layer_intermediate
     if value is None:
@@ -187,9 +215,9 @@ def _intermediate(f: Fields, arch: Architecture, hidden: int) -> int:
 
 def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     """A per-layer `intermediate_size` list (OpenELM-style configs, DeciLM's reading) as each layer's width."""
-    value = f.get(arch.geometry.intermediate)
-    if isinstance(value, list):
-        widths = f.per_layer(arch.geometry.intermediate, facts["num_layers"])
+    name = arch.geometry.intermediate
+    if name and isinstance(f.get(name), list):
+        widths = f.per_layer(name, facts["num_layers"])
         facts["layer_intermediate"] = tuple(w // arch.geometry.intermediate_divisor for w in widths)
 
 

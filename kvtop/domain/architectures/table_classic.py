@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Attention, Geometry
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry, ParallelNorms
 from kvtop.domain.model import BodyShape
 
 A = Architecture
@@ -48,6 +48,30 @@ CLASSIC: tuple[Architecture, ...] = (
     A("starcoder2", "Starcoder2Config", tf("starcoder2"), m.STARCODER2, ("Starcoder2ForCausalLM",),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_gated=False,
       body=BodyShape(norm_bias=True, mlp_bias=True)),
+    # OPT (vLLM opt.py): qkv_proj, out_proj, fc1 / fc2 (ungated, ffn_dim) biased where enable_bias; two LayerNorms
+    # a layer; learned positions with 2 rows beyond max_position_embeddings; the embedding (and the tied LM head)
+    # word_embed_proj_dim wide with project_in / project_out where that differs from hidden; a final LayerNorm
+    # only under do_layer_norm_before (OPT-350m has none)
+    A("opt", "OPTConfig", tf("opt"), m.OPT, ("OPTForCausalLM",),
+      geometry=Geometry(kv_heads=None, head_dim=None, intermediate="ffn_dim", embedding_width="word_embed_proj_dim"),
+      attention=Attention(bias_fields=("enable_bias",), o_bias_fields=("enable_bias",)), mlp_gated=False,
+      mlp_bias_fields=("enable_bias",), final_norm_field="do_layer_norm_before",
+      body=BodyShape(norm_bias=True, learned_positions=True, positions_offset=2)),
+    # BLOOM (vLLM bloom.py): query_key_value and dense with biases, dense_h_to_4h / dense_4h_to_h 4 × hidden with
+    # biases, two LayerNorms a layer, a LayerNorm after the embedding (word_embeddings_layernorm); ALiBi
+    A("bloom", "BloomConfig", tf("bloom"), m.BLOOM, ("BloomForCausalLM",),
+      geometry=Geometry(kv_heads=None, head_dim=None, intermediate=None, intermediate_default_factor=4),
+      attention=Attention(qkv_bias=True), mlp_gated=False,
+      body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True, embedding_norm=True)),
+    # Falcon (vLLM falcon.py): KV heads num_kv_heads under new_decoder_architecture, else one under multi_query,
+    # else every head; query_key_value, dense, dense_h_to_4h / dense_4h_to_h biased where `bias`; the MLP
+    # 4 × hidden (vLLM builds 4 × hidden whatever ffn_hidden_size says); LayerNorms with biases, as many a layer
+    # as `ParallelNorms` says; rotary or ALiBi, no position table; the LM head tied unless stated otherwise
+    A("falcon", "FalconConfig", tf("falcon"), m.FALCON, ("FalconForCausalLM",),
+      geometry=Geometry(kv_heads_if="new_decoder_architecture", multi_query_flag="multi_query", head_dim=None,
+                        intermediate="ffn_hidden_size", intermediate_default_factor=4),
+      attention=Attention(bias_fields=("bias",), o_bias_fields=("bias",)), mlp_gated=False,
+      mlp_bias_fields=("bias",), body=BodyShape(norm_bias=True), norms=ParallelNorms()),
     # Cohere / Command-R: one LayerNorm (weight only) for the parallel block; q/k norms per head where use_qk_norm
     A("cohere", "CohereConfig", tf("cohere"), m.COHERE, ("CohereForCausalLM",),
       body=BodyShape(norms_per_layer=1, qk_norm_width="all_split")),

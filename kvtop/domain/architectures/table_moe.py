@@ -49,6 +49,15 @@ MOE: tuple[Architecture, ...] = (
     A("gpt_oss", "GptOssConfig", tf("gpt_oss"), d.GPT_OSS, ("GptOssForCausalLM",), layers=Alternate(),
       attention=Attention(qkv_bias=True, sinks=True), body=BodyShape(o_bias=True),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size", expert_bias=True, router_bias=True)),
+    # DBRX (vLLM dbrx.py): its shape under d_model / n_heads / n_layers, KV heads and experts in nested sections
+    # (attn_config.kv_n_heads; ffn_config's ffn_hidden_size, moe_num_experts, moe_top_k); Wqkv and out_proj without
+    # biases; gated experts (w1, v1, w2) on every layer behind a bias-free router; norm_1, norm_2 and norm_f are
+    # nn.LayerNorm, which keeps a bias vLLM allocates though the checkpoint has none; the LM head never tied
+    A("dbrx", "DbrxConfig", tf("dbrx"), m.DBRX, ("DbrxForCausalLM",),
+      geometry=Geometry(kv_heads="attn_config.kv_n_heads", head_dim=None, intermediate="ffn_config.ffn_hidden_size"),
+      moe=Moe("ffn_config.moe_num_experts", per_token_field="ffn_config.moe_top_k",
+              expert_size_field="ffn_config.ffn_hidden_size"),
+      body=BodyShape(norm_bias=True)),
     # GLM-4.5/4.6/4.7: DeepSeek's expert layout, the gate and its bias in fp32 in both engines (Glm4MoeGate,
     # GateLinear params_dtype float32); q, k, v biases (attention_bias), q/k norms where use_qk_norm; MTP layers
     A("glm4_moe", "Glm4MoeConfig", tf("glm4_moe"), m.GLM4_MOE, ("Glm4MoeForCausalLM",),

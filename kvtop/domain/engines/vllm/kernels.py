@@ -23,6 +23,14 @@ GPTQ_ACT_ORDER_REFUSED_ERAS: tuple[Era[bool], ...] = (
     Era("", False, "gptq_marlin's act-order path (g_idx sorted); v0.13.0 not read, assumed"),
     Era("0.33.0", True, "gptq_utils.normalize_and_validate_gptq_desc_act: refuses desc_act=True with groups"),
 )
+# bitsandbytes checkpoints: vLLM 0.33.0 has no such quantization method (QuantizationMethods lacks it, no override
+# claims quant_method "bitsandbytes"), so config/model.py _verify_quantization raises "Unknown quantization
+# method"; earlier vLLMs had BitsAndBytesConfig (read at a main commit of the 0.1x line); the release that
+# dropped it is not pinned
+BITSANDBYTES_REFUSED_ERAS: tuple[Era[bool], ...] = (
+    Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (a 0.1x main commit; removal not pinned)"),
+    Era("0.33.0", True, "QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown quantization method'"),
+)
 
 
 def check_weights(
@@ -38,6 +46,13 @@ def check_weights(
             f"vLLM {version.label} refuses GPTQ checkpoints quantized in activation order (desc_act with "
             "groups): 'GPTQ group activation ordering (desc_act=True) is no longer supported'",
             field="quantization_config.desc_act",
+            source=model.source,
+        )
+    if model.quant.scheme == "bitsandbytes" and era_for(BITSANDBYTES_REFUSED_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label} has no bitsandbytes quantization method ('Unknown quantization method: "
+            "bitsandbytes'): serve this checkpoint with SGLang, or a GPTQ/AWQ/FP8 export of the model",
+            field="quantization_config.quant_method",
             source=model.source,
         )
     cap = compute_capability(gpu_name)

@@ -1,0 +1,161 @@
+"""The config fields of particular families (their own names for shape, biases, norms, experts, Mamba, per-layer
+blocks), typed and bounded like the common ones; `config_schema.TextConfig` extends `FamilyFields`.
+
+Each field names the families that state it; a family's own nested sections (Kimi-Linear's `linear_attn_config`,
+MiniMax-M3's `sparse_attention_config`, DeciLM's `block_configs`, DBRX's `attn_config` / `ffn_config`) are typed
+here too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from kvtop.domain.config_types import (
+    MAX_LAYERS,
+    ConfigSection,
+    Dim,
+    Experts,
+    Factor,
+    Flag,
+    HeadDim,
+    Heads,
+    Intermediate,
+    LayerCount,
+    LayerIndices,
+    Layers,
+    PerLayerFlags,
+    Vocab,
+)
+
+
+class LinearAttnConfig(ConfigSection):
+    """Kimi-Linear's `linear_attn_config`: which layers are KDA (1-based) and their heads."""
+
+    full_attn_layers: Annotated[list[Layers], Field(max_length=MAX_LAYERS)] | None = None
+    kda_layers: Annotated[list[Layers], Field(max_length=MAX_LAYERS)] | None = None
+    num_heads: Heads | None = None
+    head_dim: HeadDim | None = None
+    short_conv_kernel_size: Dim | None = None
+
+
+class SparseAttentionConfig(ConfigSection):
+    """MiniMax-M3's `sparse_attention_config`: which layers run the indexed sparse branch, and its index key."""
+
+    sparse_attention_freq: PerLayerFlags | None = None
+    sparse_index_dim: HeadDim | None = None
+    sparse_num_index_heads: Heads | None = None
+
+
+class BlockAttention(ConfigSection):
+    n_heads_in_group: Heads | None = None
+    no_op: Flag | None = None
+    replace_with_linear: Flag | None = None
+
+
+class BlockFfn(ConfigSection):
+    ffn_mult: Factor | None = None
+    no_op: Flag | None = None
+    replace_with_linear: Flag | None = None
+
+
+class BlockConfig(ConfigSection):
+    """One layer of DeciLM's (Nemotron-NAS) `block_configs`."""
+
+    attention: BlockAttention = BlockAttention()
+    ffn: BlockFfn = BlockFfn()
+
+
+class DbrxAttnConfig(ConfigSection):
+    """DBRX's `attn_config`: its KV heads."""
+
+    kv_n_heads: Heads | None = None
+
+
+class DbrxFfnConfig(ConfigSection):
+    """DBRX's `ffn_config`: its experts."""
+
+    ffn_hidden_size: Intermediate | None = None
+    moe_num_experts: Experts | None = None
+    moe_top_k: Experts | None = None
+
+
+class FamilyFields(ConfigSection):
+    """Fields only some families state (see the module docstring)."""
+
+    # attention fields of other families
+    use_qkv_bias: Flag | None = None  # StableLM
+    add_qkv_bias: Flag | None = None  # ChatGLM
+    use_bias: Flag | None = None  # StarCoder2, Ernie: every linear layer carries a bias
+    mlp_bias: Flag | None = None
+    qk_layernorm: Flag | None = None  # StableLM 2
+    qk_norm: Flag | None = None  # Apertus
+    attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
+    multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
+    multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
+    multi_query_group_num: Heads | None = None
+    new_decoder_architecture: Flag | None = None  # Falcon-40B/180B: grouped KV heads (num_kv_heads)
+    kv_channels: HeadDim | None = None  # ChatGLM, Qwen-1: the head size
+    ffn_hidden_size: Intermediate | None = None  # ChatGLM
+    padded_vocab_size: Vocab | None = None  # ChatGLM
+    num_layers: Layers | None = None  # ChatGLM, Exaone
+    n_inner: Intermediate | None = None  # GPT-2, GPT-J, BigCode (None: 4 × hidden)
+    parallel_attn: Flag | None = None  # Falcon: attention and MLP from one norm
+    num_ln_in_parallel_attn: Annotated[int, Field(strict=True, ge=1, le=2)] | None = None  # Falcon: norms a block
+    # per-kind geometry (Gemma-4's global layers, MiMo-V2's sliding layers)
+    global_head_dim: HeadDim | None = None
+    num_global_key_value_heads: Heads | None = None
+    attention_k_eq_v: Flag | None = None
+    num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
+    swa_num_attention_heads: Heads | None = None
+    swa_num_key_value_heads: Heads | None = None
+    swa_head_dim: HeadDim | None = None
+    swa_v_head_dim: HeadDim | None = None
+    hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
+    # more expert layouts
+    num_experts_per_token: Experts | None = None  # Kimi-Linear
+    num_shared_experts: Experts | None = None  # Kimi-Linear
+    routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3's latent experts (not modelled)
+    shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
+    share_expert_dim: Intermediate | None = None  # Step-3.x
+    dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers
+    top_k_experts: Experts | None = None  # Gemma-4
+    expert_intermediate_size: Intermediate | None = None  # Gemma-4's alternative name
+    moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width
+    moe_num_experts: Experts | None = None  # ERNIE 4.5
+    moe_k: Experts | None = None
+    moe_num_shared_experts: Experts | None = None
+    moe_layer_start_index: LayerCount | None = None
+    moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
+    moe_layer_interval: Layers | None = None
+    expert_layer_period: Layers | None = None  # Jamba
+    expert_layer_offset: LayerCount | None = None
+    # multi-token prediction layers, under each family's name
+    mtp_num_hidden_layers: LayerCount | None = None  # Qwen3.5
+    num_mtp_modules: LayerCount | None = None  # MiniMax
+    # Mamba fields of Jamba, Falcon-H1, Granite-4 and Mamba itself
+    attn_layer_period: Layers | None = None
+    attn_layer_offset: LayerCount | None = None
+    attn_layer_indices: LayerIndices | None = None
+    mamba_d_state: Dim | None = None
+    mamba_expand: Dim | None = None
+    mamba_dt_rank: Dim | None = None
+    mamba_n_heads: Dim | None = None
+    mamba_d_head: Dim | None = None
+    mamba_d_ssm: Dim | None = None
+    mamba_rms_norm: Flag | None = None  # Falcon-H1: a gated RMSNorm in its Mamba2 mixer
+    expand: Dim | None = None
+    state_size: Dim | None = None  # MambaConfig
+    time_step_rank: Dim | None = None
+    conv_L_cache: Dim | None = None  # LFM2's short conv
+    linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
+    sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
+    block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM
+    # OPT: its MLP width, biases, pre-norm (a final norm only then) and embedding width (projected in and out)
+    ffn_dim: Intermediate | None = None
+    enable_bias: Flag | None = None
+    do_layer_norm_before: Flag | None = None
+    word_embed_proj_dim: Dim | None = None
+    attn_config: DbrxAttnConfig | None = None  # DBRX
+    ffn_config: DbrxFfnConfig | None = None
