@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 import threading
 from pathlib import Path
 
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.errors import InputError
 from kvtop.domain.ports import SignalSender, SnapshotSource
 from kvtop.domain.probe import ProbeRequest, ProbeResult
@@ -57,10 +59,24 @@ def run_tui(args: argparse.Namespace) -> int:
         interval_s=interval, probe_runner=probe_runner, probe_simulated=simulated,
         probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
         signal_sender=None if read_only else _signal_sender(source, simulated),
+        node_measures=() if simulated else _node_measures(args),
     )  # fmt: skip
     settle_heap()
     app.run()
     return app.return_code or 0
+
+
+def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
+    """This node's earlier starts from the local calibration store, for the planner (none when it is off);
+    a store that cannot be read is said in one line and planned without."""
+    from kvtop.sources.calibration_store import read_store, store_disabled
+
+    if store_disabled(bool(getattr(args, "no_calibration_store", False))):
+        return ()
+    store = read_store()
+    if store.notice:
+        print(store.notice, file=sys.stderr)
+    return store.measures
 
 
 def _is_demo(source: SnapshotSource) -> bool:
