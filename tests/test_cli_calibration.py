@@ -43,7 +43,7 @@ def test_plan_text_shows_the_interval_and_its_widest_term(capsys: pytest.Capture
     assert main(["plan", "--model", LLAMA_8B, "--gpu", "H100", "--tp", "8"]) == 0
     text = capsys.readouterr().out
     line = next(line for line in text.splitlines() if line.startswith("Interval"))
-    assert "tokens (±" in line and "mostly CUDA context and NCCL before the weights load (assumed)" in line
+    assert "tokens (±" in line and "mostly CUDA context and NCCL before the weights load (calibrated)" in line
     assert "Before the start (docs/calibration.md): what the plan assumes, per rank" in text
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
-from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
-from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
+from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.eras import V0_RELEASE
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings, parse_flags
@@ -63,7 +64,11 @@ class Record:
 
     @property
     def gpu_total_bytes(self) -> int | None:
-        """nvidia-smi's total of the GPU model (kvtop's table); None for an unnamed or unlisted GPU."""
+        """nvidia-smi's total of the GPU: as the source printed it (`gpu_total_mib`), else kvtop's table;
+        None for an unnamed or unlisted GPU."""
+        printed = self.raw.get("gpu_total_mib")
+        if printed is not None:
+            return int(str(printed)) * MIB
         key = gpu_key(self.gpu) if self.gpu else None
         return GPU_TOTAL_MIB[key] * MIB if key in GPU_TOTAL_MIB else None
 
@@ -101,9 +106,32 @@ def _config_path(name: str) -> Path:
 
 
 def _version(raw: dict[str, object]) -> ResolvedVersion:
+    """The release stated, else (`version_from: date`) the release out on the source's date, as kvtop
+    reads a log that prints no version (`from_dates`), else none (the latest rules)."""
     engine = str(raw["engine"])
     text = V0_RELEASE if raw.get("v0") else raw.get("version")
-    return from_flag(str(text), engine_rules(engine).calendar) if text else NOT_STATED
+    if text:
+        return from_flag(str(text), engine_rules(engine).calendar)
+    if raw.get("version_from") == "date":
+        return from_dates(engine_rules(engine).calendar, date.fromisoformat(str(raw["date"])), display_name(engine))
+    return NOT_STATED
+
+
+# Figures a source does not print but its engine's own definition gives from printed ones (`derived`
+# names them with the reason): SGLang's `mem usage` is the free memory before the load less after it.
+DERIVATIONS = {
+    "free_before_load": lambda f: f["free_after_load"] + f["weights"],
+    "weights": lambda f: f["free_before_load"] - f["free_after_load"],
+}
+
+
+def _derived(raw: dict[str, object], figures: dict[str, int]) -> dict[str, int]:
+    derived = raw.get("derived") or {}
+    assert isinstance(derived, dict)
+    out = dict(figures)
+    for name in derived:
+        out[str(name)] = DERIVATIONS[str(name)](figures)
+    return out
 
 
 def resolve(raw: dict[str, object]) -> Record:
@@ -119,7 +147,7 @@ def resolve(raw: dict[str, object]) -> Record:
     model = load_config_file(_config_path(str(config))) if config else None
     logged = raw.get("logged") or {}
     assert isinstance(logged, dict)
-    figures = {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged}
+    figures = _derived(raw, {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged})
     tokens = logged.get("tokens")
     return Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
                   tokens=int(tokens) if tokens is not None else None)  # fmt: skip
@@ -133,3 +161,21 @@ def load(engine: str) -> list[Record]:
 
 def load_all() -> dict[str, list[Record]]:
     return {engine: load(engine) for engine in ENGINE_IDS if (CORPUS / f"{engine}.jsonl").exists()}
+
+
+@dataclass(frozen=True)
+class GpuTotal:
+    """CUDA's total of a GPU model as a source printed it outside an engine's log (`gpus.jsonl`: a
+    torch out-of-memory message's `total capacity`), with the source and the line quoted."""
+
+    id: str
+    gpu: str
+    total_bytes: int
+    source: str
+
+
+def load_gpu_totals() -> list[GpuTotal]:
+    path = CORPUS / "gpus.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return [GpuTotal(id=str(r["id"]), gpu=str(r["gpu"]), total_bytes=gib_bytes(str(r["cuda_total"])),
+                     source=str(r["source"])) for r in rows]  # fmt: skip

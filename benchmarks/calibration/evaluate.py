@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from benchmarks.calibration.corpus import GIB, MIB, Record
+from benchmarks.calibration.corpus import GIB, MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
@@ -22,9 +22,10 @@ from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, 
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
 
 Corpus = dict[str, list[Record]]
+GPU_TOTALS = load_gpu_totals()
 SPARE_ROWS = 2  # a term needs this many records beyond its constants, or its held-out error means nothing: assumed
 PRINTED_HALF_GIB = 0.005  # a figure printed with 2 decimals stands for ± 0.005 GiB
 
@@ -40,7 +41,10 @@ def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, L
         total = record.figures.get("cuda_total")
         if total is None or not record.gpu or record.excluded(Term.CUDA_TOTAL):
             continue
-        by_gpu.setdefault(gpu_key(record.gpu), []).append(((1.0,), total / GIB))
+        by_gpu.setdefault(gpu_model_key(record.gpu), []).append(((1.0,), total / GIB))
+    for printed in GPU_TOTALS:
+        if printed.id != leave_out:
+            by_gpu.setdefault(gpu_model_key(printed.gpu), []).append(((1.0,), printed.total_bytes / GIB))
     spread = [abs(row[1] - sum(r[1] for r in rows if r is not row) / (len(rows) - 1))
               for rows in by_gpu.values() if len(rows) > 1 for row in rows]  # fmt: skip
     error = quantile(spread, ERROR_QUANTILE) if spread else 0.05  # pooled over the GPUs logged twice or more
@@ -133,6 +137,8 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) 
         return None
     weights = record.figures.get("weights") if weights_logged else None
     if weights_logged and weights is None:
+        return None
+    if not weights_logged and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no blind plan
         return None
     measured = MeasuredInputs(weights_bytes=weights)
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,

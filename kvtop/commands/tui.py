@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.errors import InputError
 from kvtop.domain.ports import SignalSender, SnapshotSource
 from kvtop.domain.preferences import Preferences
@@ -63,6 +64,7 @@ def run_tui(args: argparse.Namespace) -> int:
         probe_unavailable=NO_TORCH if torch_missing and not read_only else None,
         signal_sender=None if read_only else _signal_sender(source, simulated),
         preferences=preferences, preferences_store=store,
+        node_measures=() if simulated else _node_measures(args),
     )  # fmt: skip
     settle_heap()
     app.run()
@@ -84,6 +86,21 @@ def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
     if interval <= 0:
         raise InputError(f"must be positive (got {interval:g})", field="--interval")
     return interval
+
+
+def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
+    """This node's earlier starts from the local calibration store, for the planner (none when it is off);
+    a store that cannot be read is said in one line and planned without."""
+    from kvtop.sources.calibration_store import read_store, store_disabled
+
+    if store_disabled(bool(getattr(args, "no_calibration_store", False))):
+        return ()
+    store = read_store()
+    if store.notice:
+        from kvtop.commands.output import print_error
+
+        print_error(store.notice, prefix="kvtop: note: ")
+    return store.measures
 
 
 def _is_demo(source: SnapshotSource) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kvtop.domain.calibration.estimate import start_overhead
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
 from kvtop.domain.diagnose_pressure import host_tier_findings, pressure_findings
 from kvtop.domain.diagnose_rules import (
@@ -114,13 +115,18 @@ class EngineOnNode:
             g: gpu for g in self.ranks if (gpu := snapshot.observation.gpu(g))
         }
         total = view.ledger.gpu_total_bytes if view.ledger else 0
+        # what a restart takes before its weights (the calibrated estimate: the driver's share and the
+        # engine's CUDA context and NCCL by TP and GPU); NVML's free memory, where read, stays measured
+        overhead = start_overhead(view.ledger) if view.ledger else None
+        driver = overhead.driver_bytes if overhead else 0  # no ledger: no restart is priced (no replay)
+        context = overhead.context_bytes if overhead else DEFAULT_CONTEXT_BYTES
         self.clean: dict[int, int] = {}  # free at a restart if nothing but this engine were on the GPU
         for g, gpu in self.gpus.items():
             if gpu.free_bytes is None:
-                self.clean[g] = (gpu.total_bytes or total) - DEFAULT_CONTEXT_BYTES
+                self.clean[g] = (gpu.total_bytes or total) - driver - context
             else:
                 mine = self.ranks[g].observed.process_bytes or 0
-                self.clean[g] = gpu.free_bytes + mine + self.outside(g) - DEFAULT_CONTEXT_BYTES
+                self.clean[g] = gpu.free_bytes + mine + self.outside(g) - context
 
     def outside(self, g: int, roles: tuple[ProcessRole, ...] | None = None) -> int:
         """Bytes on GPU g held by processes not of this engine (of `roles`, when given)."""

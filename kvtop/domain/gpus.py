@@ -6,6 +6,8 @@ an "80 GB" H100 reports 81,559 MiB = 79.65 GiB.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kvtop.domain.errors import InputError
 
 MIB = 1 << 20
@@ -32,6 +34,14 @@ def gpu_total_bytes(name: str) -> int:
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
 
+# GPU models whose servers join the GPUs with NVLink (SXM boards; the A100 names are taken as SXM4): the
+# engines' custom all-reduce maps peer buffers on each rank there, and not across PCIe GeForce or L40S cards
+# (no peer access, or not every pair linked), so what a start takes before its weights grows with TP there.
+NVLINK_GPUS = frozenset({
+    "H100", "H100-SXM", "H200", "H20", "H800", "GH200", "A100", "A100-80GB", "A100-40GB", "A800",
+    "B200", "GB200", "B300", "GB300",
+})  # fmt: skip
+
 # CUDA compute capability (major, minor) of GPU models by name: engines choose attention kernels, KV formats
 # and weight kernels by it (vLLM: `current_platform.get_device_capability()`). Names as `--gpu` takes them;
 # an NVML name ("NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4090") is read by its model token.
@@ -43,16 +53,33 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 
 
+def _model_token(name: str) -> str:
+    key = name.upper().replace(" ", "-").replace("_", "-")
+    for prefix in ("NVIDIA-", "GEFORCE-"):
+        key = key.removeprefix(prefix)
+    return key.replace("RTX-", "RTX")
+
+
+def _known_model(key: str, known: Iterable[str]) -> str | None:
+    found = [model for model in known if key == model or key.startswith(model + "-")]
+    return max(found, key=len) if found else None
+
+
 def compute_capability(name: str | None) -> tuple[int, int] | None:
     """The compute capability of a GPU model by name ('A100-80GB' → (8, 0)); None when the name is unknown."""
     if not name:
         return None
-    key = name.upper().replace(" ", "-").replace("_", "-")
-    for prefix in ("NVIDIA-", "GEFORCE-"):
-        key = key.removeprefix(prefix)
-    key = key.replace("RTX-", "RTX")
-    known = [model for model in GPU_CAPABILITY if key == model or key.startswith(model + "-")]
-    return GPU_CAPABILITY[max(known, key=len)] if known else None
+    known = _known_model(_model_token(name), GPU_CAPABILITY)
+    return GPU_CAPABILITY[known] if known else None
+
+
+def gpu_model_key(name: str | None) -> str:
+    """The GPU model a name stands for, as kvtop's tables key it: an NVML name ('NVIDIA H100 80GB HBM3',
+    'NVIDIA GeForce RTX 4090') by its model token ('H100', 'RTX4090'); a name no table knows as `gpu_key`."""
+    if not name:
+        return ""
+    token = _model_token(name)
+    return _known_model(token, (*GPU_TOTAL_MIB, *GPU_CAPABILITY)) or gpu_key(name)
 
 
 def gpu_key(name: str | None) -> str:

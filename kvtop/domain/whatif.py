@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
-
-
-def _measured_of(ledger: Ledger) -> MeasuredInputs:
-    """The measured inputs a ledger was solved with (the GPU total made explicit)."""
-    return ledger.measured.model_copy(update={"gpu_total_bytes": ledger.gpu_total_bytes})
 
 
 class Replay:
@@ -26,7 +22,7 @@ class Replay:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        self.measured = _measured_of(ledger)
+        self.measured = ledger.measured  # what was measured, and the calibrated figures of its launch
         self.load_mtp = ledger.load_mtp
 
     @property
@@ -52,12 +48,18 @@ class Replay:
 
         `available_kv_bytes` replaces the engine's KV memory where it budgets one (vLLM); `new_layout`
         drops the measurements that belong to the current layout (weights, free after load, KV memory).
+        Other settings or another layout re-estimate the pre-load terms the launch did not measure (the
+        calibrated estimate of the new launch: its context by TP, its profiled runtime by batch); the
+        ledger's own settings keep its figures, so an unchanged replay gives the ledger back.
         """
         m = self.measured
         if new_layout:
             m = MeasuredInputs(
-                gpu_total_bytes=m.gpu_total_bytes, free_before_load_bytes=m.free_before_load_bytes
-            )
+                gpu_total_bytes=m.gpu_total_bytes, free_before_load_bytes=m.free_before_load_bytes,
+                calibrated=m.calibrated,
+            )  # fmt: skip
+        launch = settings or self.ledger.settings
+        recalibrate = m.calibrated is not None and (new_layout or launch != self.ledger.settings)
         update: dict[str, int] = {}
         if free_shift:
             update["free_before_load_bytes"] = self.free_before_load_bytes + free_shift
@@ -70,9 +72,15 @@ class Replay:
         if available_kv_bytes is not None:
             update["available_kv_bytes"] = available_kv_bytes
         try:
+            if recalibrate:
+                return calibrated_ledger(
+                    self.ledger.model, launch, gpu_total_bytes=self.ledger.gpu_total_bytes,
+                    gpu_name=self.ledger.gpu_name, measured=m.model_copy(update={**update, "calibrated": None}),
+                    load_mtp=self.load_mtp,
+                )  # fmt: skip
             return predict(
                 self.ledger.model,
-                settings or self.ledger.settings,
+                launch,
                 gpu_total_bytes=self.ledger.gpu_total_bytes,
                 gpu_name=self.ledger.gpu_name,
                 measured=m.model_copy(update=update),

@@ -179,7 +179,7 @@ class DemoSource:
 
     def _raw_gpu(self, index: int) -> GpuObservation:
         """One GPU as NVML lists it (processes by pid and bytes, nobody attributed yet)."""
-        plan, spec = self._plan, self.scenario.gpu
+        plan = self._plan
         if index in plan.lost:
             message = plan.lost[index] or (f"GPU {index} is lost (fell off the bus): check `dmesg` for Xid errors; "
                                            "it needs a GPU reset or a reboot")  # fmt: skip
@@ -188,7 +188,7 @@ class DemoSource:
         pids += [p.pid for p in self.scenario.non_engine_processes() if p.gpu == index]
         return GpuObservation(
             index=index, uuid=gpu_uuid(self.scenario, index), pci_bus_id=bus_id(index), name=plan.gpu_name,
-            total_bytes=plan.total_bytes, reserved_bytes=spec.reserved, memory_api=MemoryApi.V2,
+            total_bytes=plan.total_bytes, reserved_bytes=plan.reserved, memory_api=MemoryApi.V2,
             processes=tuple(GpuProcess(pid=pid, used_bytes=self._process_bytes(index, pid, 0)) for pid in sorted(pids)),
         )  # fmt: skip
 
@@ -205,7 +205,7 @@ class DemoSource:
         busy = self._usage(workers[0].engine_index, workers[0].ledger_rank.dp_rank, tick) if workers else 0.0
         utilization = round(100 * min(1.0, busy * 1.6)) if workers else 0
         return template.model_copy(update={
-            "used_bytes": used, "free_bytes": self._plan.total_bytes - self.scenario.gpu.reserved - used,
+            "used_bytes": used, "free_bytes": self._plan.total_bytes - self._plan.reserved - used,
             "utilization_percent": utilization, "processes": processes,
             **simulated_vitals(self.scenario.gpu.model, utilization),
         })  # fmt: skip

@@ -1,7 +1,9 @@
 """The demo node's static plan: which processes a scenario puts on which GPU, and their bytes.
 
-Built once per scenario from the real prediction path (`predict`) and the real process
-attribution; `DemoSource` (demo.py) then moves the numbers a little every tick.
+Built once per scenario from the real prediction path (the calibrated clean prediction,
+`calibrated_ledger`) and the real process attribution; `DemoSource` (demo.py) then moves the numbers a
+little every tick. What a scenario does not set (the driver's reserve, each worker's CUDA context) is
+what that prediction expects, so a healthy node shows nothing to explain.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import shlex
 import uuid
 from dataclasses import dataclass
 
+from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings, parse_launch_command
-from kvtop.domain.ledger import Ledger, RankLedger, layout_from_settings, predict
+from kvtop.domain.ledger import Ledger, RankLedger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
@@ -78,6 +82,10 @@ class NodePlan:
         spec = scenario.gpu
         self.total_bytes = spec.total or gpu_total_bytes(spec.model)  # the model was checked when loaded
         self.gpu_name = spec.name or f"NVIDIA {spec.model}"
+        # NVML's reserve: the scenario's, else nvidia-smi's total less CUDA's as calibrated for the model
+        cuda_total = cuda_total_estimate(self.gpu_name, self.total_bytes, CUDA_TOTAL_FITS).bytes
+        self.reserved = spec.reserved if spec.reserved is not None else max(self.total_bytes - cuda_total, 0)
+        self.contexts: dict[int, int] = {}  # engine index → what each of its workers holds before its weights
         self.lost = {lost.gpu: lost.message for lost in scenario.lost_gpus}
         self.other_bytes = self._non_engine_bytes(before_engines_only=False)
         self.models: dict[str, ModelSpec] = {}
@@ -150,7 +158,7 @@ class NodePlan:
         except KvtopError as error:
             raise self._error(str(error), f"{where}.command") from None
         gpus = spec.gpus or tuple(i for i in range(self.scenario.gpu.count) if i not in taken)[:wanted]
-        truth = self._solve(where, spec, settings, model, gpus)
+        truth = self._solve(where, index, spec, settings, model, gpus)
         local = self._local_ranks(where, truth, span.nnodes, span.node_rank) if span.spans_nodes else truth.ranks
         if len(gpus) != len(local):
             raise self._error(
@@ -181,7 +189,7 @@ class NodePlan:
                 )
             if pid != spec.server_pid:  # else the server runs the rank itself (its record is there)
                 self._add_record(_titled(pid, title, parent, visible, self.engines_started + 5), f"{where}.server_pid")
-            base = self._worker_bytes(spec, settings, rank, gpu, pid)
+            base = self._worker_bytes(spec, self.contexts[index], settings, rank, gpu, pid)
             self.workers.append(
                 PlannedWorker(pid=pid, gpu_index=gpu, engine_index=index, ledger_rank=rank, base_bytes=base)
             )
@@ -201,25 +209,32 @@ class NodePlan:
         return tuple(truth.ranks[index] for index in placement.by_node[node_rank].ranks)
 
     def _solve(
-        self, where: str, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec, gpus: tuple[int, ...]
-    ) -> Ledger:
+        self, where: str, index: int, spec: EngineSpec, settings: LaunchSettings, model: ModelSpec,
+        gpus: tuple[int, ...],
+    ) -> Ledger:  # fmt: skip
         """The ledger the engine itself solved on this node, from what it measured there (each engine
-        measures its own way: `kvtop/sources/engines/<engine>/demo.py`)."""
+        measures its own way: `kvtop/sources/engines/<engine>/demo.py`), about the clean prediction."""
+        try:
+            expected = calibrated_ledger(model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name)
+        except KvtopError as error:
+            raise self._error(str(error), f"{where}.command") from None
+        context = spec.cuda_context if spec.cuda_context is not None else start_overhead(expected).context_bytes
+        self.contexts[index] = context
         before = self._non_engine_bytes(before_engines_only=True)
-        reserved = self.scenario.gpu.reserved
         taken = {
-            gpu: reserved + spec.cuda_context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0) for gpu in gpus
+            gpu: self.reserved + context + spec.extra_bytes.get(gpu, 0) + before.get(gpu, 0) for gpu in gpus
         }
         if spec.elsewhere_before_load:  # the most-used GPU of its other nodes, where the engine spans several
-            taken[ELSEWHERE] = reserved + spec.cuda_context + spec.elsewhere_before_load
+            taken[ELSEWHERE] = self.reserved + context + spec.elsewhere_before_load
         measured = simulation(settings.engine).measured_for_truth(
             total_bytes=self.total_bytes,
             taken_before_load=taken,
             extra_bytes={gpu: spec.extra_bytes[gpu] for gpu in gpus if gpu in spec.extra_bytes},
+            expected=expected.measured.calibrated,
         )
         try:
             draft = draft_model(settings, self._load_draft)
-            truth = predict(
+            truth = calibrated_ledger(
                 model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured,
                 draft=draft,
             )  # fmt: skip
@@ -232,15 +247,13 @@ class NodePlan:
         return truth
 
     def _worker_bytes(
-        self, spec: EngineSpec, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int
+        self, spec: EngineSpec, context: int, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int
     ) -> int:
         """The ledger's resident bytes (with this worker's own CUDA context and extra bytes in place
         of what the engine budgeted for them), less a fixed few MiB; never more than the GPU has left."""
-        own = simulation(settings.engine).worker_own_bytes(
-            spec.cuda_context, spec.extra_bytes.get(gpu, 0), spec.extra_bytes
-        )
+        own = simulation(settings.engine).worker_own_bytes(context, spec.extra_bytes.get(gpu, 0), spec.extra_bytes)
         resident = rank.weights_bytes + rank.resident_terms_bytes + rank.kv_pool_bytes + rank.reserve_bytes + own
-        ceiling = self.total_bytes - self.scenario.gpu.reserved - self.other_bytes.get(gpu, 0)
+        ceiling = self.total_bytes - self.reserved - self.other_bytes.get(gpu, 0)
         noise = int(unit_noise(self.scenario.seed, "noise", pid) * self.scenario.noise)
         return min(resident, ceiling) - noise
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
@@ -17,10 +18,12 @@ from kvtop.domain.ledger import RankLedger
 
 class EngineSimulation(Protocol):
     def measured_for_truth(
-        self, *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
-    ) -> MeasuredInputs:
+        self, *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
+        expected: CalibratedFigures | None,
+    ) -> MeasuredInputs:  # fmt: skip
         """What the engine measured before sizing its cache on these GPUs (`taken_before_load`: bytes
-        in use on each GPU before the weights loaded; `extra_bytes`: allocations its ranks made)."""
+        in use on each GPU before the weights loaded; `extra_bytes`: allocations its ranks made;
+        `expected`: the clean prediction's calibrated figures, which a healthy start measures)."""
         ...
 
     def worker_identity(

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot, build_snapshot
 from kvtop.domain.observe import (
@@ -100,7 +101,8 @@ class EnginePredictor:
         try:
             model = self._load_model(ref)
             draft = draft_model(settings, self._load_model)
-            return predict(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, draft=draft)
+            # the clean prediction: NVML's total and GPU name, every pre-load term calibrated (docs/calibration.md)
+            return calibrated_ledger(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, draft=draft)
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
 

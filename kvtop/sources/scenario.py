@@ -56,7 +56,9 @@ class GpuSpec(_Strict):
     count: int = Field(ge=1, le=1024)
     name: str | None = None  # the name NVML reports; default "NVIDIA <model>"
     total: Size | None = None  # default: the driver-reported memory of `model`
-    reserved: Size = 336 * MIB  # NVML v2 `reserved` (driver); 336 MiB on an H100 SXM
+    # NVML v2 `reserved` (the driver's); default: nvidia-smi's total less CUDA's total for the GPU model as
+    # kvtop's calibration has it (docs/calibration.md), so the engines see the memory the clean prediction expects
+    reserved: Size | None = None
     driver_version: str = "550.90.07"
 
     @field_validator("model")
@@ -79,10 +81,10 @@ class EngineSpec(_Strict):
     )
     server_pid: int = Field(ge=2)
     version: str | None = None
-    # What each worker holds before its weights (CUDA context, NCCL). 688 MiB: with the driver's 336 MiB
-    # reserve, the 1 GiB taken before load that the clean prediction assumes, so a healthy demo node
-    # shows no unexplained tokens (a scenario that sets it otherwise shows what a different context costs)
-    cuda_context: Size = 688 * MIB
+    # What each worker holds before its weights (CUDA context, NCCL). Default: the context the clean
+    # prediction's calibrated estimate expects for this launch (by engine, TP and GPU), so a healthy demo
+    # node shows no unexplained tokens (a scenario that sets it otherwise shows what a different context costs)
+    cuda_context: Size | None = None
     # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was
     # sized (NCCL or all-reduce buffers, a second CUDA context): the engine budgets around them
     extra_bytes: dict[int, Size] = {}
@@ -227,7 +229,7 @@ def _check_references(scenario: Scenario, source: str) -> None:
         held[process.gpu] = held.get(process.gpu, 0) + process.used
         if (
             held[process.gpu]
-            > (scenario.gpu.total or gpu_total_bytes(scenario.gpu.model)) - scenario.gpu.reserved
+            > (scenario.gpu.total or gpu_total_bytes(scenario.gpu.model)) - (scenario.gpu.reserved or 0)
         ):
             raise InputError(
                 f"the processes on GPU {process.gpu} hold more than its memory",

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
 from kvtop.domain.ports import (
@@ -92,10 +93,12 @@ class KvtopApp(KvtopBaseApp):
         signal_sender: SignalSender | None = None,
         preferences: Preferences | None = None,
         preferences_store: PreferencesStore | None = None,
+        node_measures: tuple[NodeMeasure, ...] = (),
     ) -> None:
         super().__init__(theme=theme, interval_s=interval_s, clock=clock, themes_dir=themes_dir)
         self.preferences = preferences or Preferences()  # what the operator chose, kept by the store
         self._preferences_store = preferences_store
+        self._node_measures = node_measures  # this node's earlier starts, for the planner (calibration store)
         self._source = source
         self._signal_sender = None if read_only else signal_sender
         self._held: NodeState | None = None  # the newest state while the screen is paused
@@ -329,7 +332,8 @@ class KvtopApp(KvtopBaseApp):
                 self._planner_drafts[basis.engine_label] = draft
 
         self.push_screen(
-            PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s, draft=draft, keep_draft=keep)
+            PlannerScreen(basis, self._model_loader, self.node, self.now, self._interval_s, draft=draft, keep_draft=keep,
+                          node_measures=self._node_measures)  # fmt: skip
         )  # fmt: skip
 
     @on(FindingsPane.FixChosen)

@@ -10,14 +10,15 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
+from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, planned_capacity
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import HostKvRequest
 from kvtop.domain.engines.base import GIB, MeasuredInputs
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, spelling_of
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 
 
@@ -230,8 +231,8 @@ class PlanOutcome:
     error: str | None = None
     error_field: str | None = None  # the key of the field the error names
     before_error: str | None = None
-    # what a fresh start of the edit would log, as `kvtop plan` plans it (calibrated terms, the interval);
-    # before/after stay on the dashboard's clean prediction so that an unchanged edit changes nothing
+    # what a fresh start of the edit would log, as `kvtop plan` plans it: the interval around `after` (the
+    # same calibrated estimate as before/after and the dashboard, so an unchanged edit changes nothing)
     after_plan: CapacityPlan | None = None
 
 
@@ -242,23 +243,26 @@ def _predict(
     gpu_name: str | None,
     measured: MeasuredInputs | None,
     draft: ModelSpec | None = None,
+    node_measures: tuple[NodeMeasure, ...] = (),
 ) -> Ledger:
+    """The clean prediction of `settings` on these GPUs: what the GPUs measure now, every other pre-load
+    term calibrated (this node's own earlier start of the same launch first), as `kvtop plan` has it."""
     try:
-        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                       draft=draft)  # fmt: skip
+        return calibrated_ledger(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
+                                 measured=measured, draft=draft, node_measures=node_measures)  # fmt: skip
     except (ArithmeticError, ValueError) as err:  # a combination the domain did not foresee: say so, inline
         raise InputError(f"cannot compute this layout ({type(err).__name__}: {err})") from None
 
 
 def _fresh_start(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
-    measured: MeasuredInputs | None, draft: ModelSpec | None = None,
+    measured: MeasuredInputs | None, draft: ModelSpec | None, node_measures: tuple[NodeMeasure, ...],
 ) -> CapacityPlan | None:  # fmt: skip
     """What a fresh start of the edited launch would log, as `kvtop plan` plans it: the GPUs' measured memory,
     every other term calibrated, and the interval (None where it cannot be computed: the table says why)."""
     try:
         return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                                draft=draft)  # fmt: skip
+                                draft=draft, node_measures=node_measures)  # fmt: skip
     except (KvtopError, ArithmeticError, ValueError):
         return None
 
@@ -274,6 +278,7 @@ def plan(
     measured: MeasuredInputs | None = None,
     after_model: ModelSpec | None = None,
     draft: ModelSpec | None = None,
+    node_measures: tuple[NodeMeasure, ...] = (),
 ) -> PlanOutcome:
     """Predict the live settings and the edited ones (about a millisecond each).
 
@@ -282,13 +287,14 @@ def plan(
     `live`), so a start such as a finding's fix keeps the settings no field shows. `measured`
     holds what the GPUs measure now (e.g. the free memory a restart would find), for both sides;
     `draft` the launch's speculative draft as the live ledger was solved with it (an edit that turns
-    speculative decoding off leaves it unused).
+    speculative decoding off leaves it unused); `node_measures` what this node's earlier starts measured
+    (the local calibration store).
     """
     before: Ledger | None = None
     before_error: str | None = "the live model is not loaded"
     if model is not None:
         try:
-            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft), None
+            before, before_error = _predict(model, live, gpu_total_bytes, gpu_name, measured, draft, node_measures), None
         except KvtopError as err:
             before_error = str(err)
     try:
@@ -296,7 +302,7 @@ def plan(
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
-        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured, draft)
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured, draft, node_measures)
     except KvtopError as err:
         return PlanOutcome(
             before=before,
@@ -307,4 +313,5 @@ def plan(
             before_error=before_error,
         )
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
-                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured, draft))  # fmt: skip
+                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured, draft,
+                                               node_measures))  # fmt: skip

@@ -127,3 +127,27 @@ def test_this_nodes_own_start_of_the_same_launch_replaces_the_fits() -> None:
     batch = preload_estimate(ledger, node_measures=(node(max_num_batched_tokens=2048),))
     assert batch.node_note is not None  # the weights still apply
     assert batch.term(Term.ACTIVATION).source == "calibrated"  # type: ignore[union-attr]
+
+
+def test_an_nvml_name_keys_the_gpu_model_its_totals_are_fitted_on() -> None:
+    """NVML's names ('NVIDIA H100 80GB HBM3', 'NVIDIA GeForce RTX 4090') and `--gpu`'s ('H100') meet on
+    one key, so a live node's GPU finds the CUDA total its logs printed; an unknown name keeps its own."""
+    from kvtop.domain.gpus import gpu_model_key
+
+    assert gpu_model_key("NVIDIA H100 80GB HBM3") == gpu_model_key("H100") == "H100"
+    assert gpu_model_key("NVIDIA GeForce RTX 4090") == "RTX4090"
+    assert gpu_model_key("NVIDIA H200") == "H200"
+    assert gpu_model_key(None) == ""
+
+
+def test_the_context_grows_per_doubling_of_tp_only_where_nvlink_joins_the_gpus() -> None:
+    """(1, log2 TP on NVLink, log2 TP on PCIe): TP 8 on H100s is 3 doublings on NVLink; on RTX 4090s on PCIe."""
+    from kvtop.domain.calibration.estimate import calibration_inputs
+    from kvtop.domain.calibration.features import tp_features
+
+    model = load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+    h100 = predict(model, parse_flags("sglang", ["--tp", "8"]), gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    rtx = predict(model, parse_flags("sglang", ["--tp", "8"]), gpu_total_bytes=gpu_total_bytes("RTX4090"),
+                  gpu_name="NVIDIA GeForce RTX 4090")  # fmt: skip
+    assert tp_features(calibration_inputs(h100)) == (1.0, 3.0, 0.0)
+    assert tp_features(calibration_inputs(rtx)) == (1.0, 0.0, 3.0)

@@ -4,6 +4,7 @@ time, and scenario files that are wrong in one field."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,12 @@ from kvtop.sources.scenario import (
 GIB = 1 << 30
 MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
+# The clean prediction's pre-load terms on an H100 (docs/calibration.md), written out by hand: CUDA's total is
+# the mean of the H100 totals the corpus's logs printed, 79.188769 GiB; SGLang's CUDA context and NCCL before the
+# weights are 0.939754 GiB + 0.425082 GiB per doubling of TP on NVLink GPUs (2.215 GiB at TP 8). A scenario that
+# sets neither the driver's reserve nor the context gets these, so its engines measure what the prediction expects.
+H100_CUDA_TOTAL = round(79.188769 * GIB)
+SGLANG_TP8_CONTEXT = round((0.939754 + 0.425082 * 3) * GIB)
 LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics --engine-version 0.5.9"  # the scenarios' SGLang
 
 
@@ -70,15 +77,15 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert view.engine.engine_id == "sglang:41000"
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
-    assert view.ledger.token_capacity == 1_255_785  # from the launch command alone
-    # The engine solved with its measured free memory: H100 total − 336 MiB reserved − 688 MiB context,
-    # the 1 GiB taken before load that the prediction assumes: what it solved is the prediction.
+    assert view.ledger.token_capacity == 1_219_895  # from the launch command alone
+    # The engine solved with its measured free memory: CUDA's H100 total less SGLang's TP 8 context (the
+    # driver's reserve is nvidia-smi's total less CUDA's): what it solved is the prediction.
     settings = parse_launch_command(LLAMA_TP8)
-    free = gpu_total_bytes("H100") - 336 * MIB - 688 * MIB
+    free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
     solved = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                      measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_255_785
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_255_785}
+    assert solved.token_capacity == 1_219_895
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_219_895}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
 
 
@@ -96,18 +103,18 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
     tightest = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
-                       measured=MeasuredInputs(free_before_load_bytes=total - 336 * MIB - 688 * MIB - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_127_125
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_127_125}
+                       measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
+    assert tightest.token_capacity == 1_091_235
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_091_235}
     assert (
-        healthy.engines[0].ranks[0].observed.token_capacity - 1_127_125 == 128_660
+        healthy.engines[0].ranks[0].observed.token_capacity - 1_091_235 == 128_660
     )  # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3
     # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
     for rank in view.ranks:
         (term,) = rank.capacity.terms
         assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_255_785
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_219_895
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         assert after.attributed_outside_bytes == 6 * GIB
@@ -124,7 +131,8 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     }  # MLA latent, whole on each rank
     # the endpoint reports vLLM 0.11.0, whose default utilisation is 0.9 (0.92 only since v0.21)
     assert view.ledger.engine.memory_fraction == 0.9
-    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {465_152}
+    # the engines measured what the clean prediction expects (CUDA's H200 total, the calibrated runtime terms)
+    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {410_112}
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
 
@@ -140,7 +148,10 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     assert orphan.used_bytes == 72_090 * MIB and orphan.engine_kind == "vllm"
     view = snapshot.engines[0]
     assert [rank.gpu_index for rank in view.ranks] == [0]
-    assert view.ranks[0].observed.token_capacity == 448_304  # vLLM 0.11.0: utilisation 0.9 of 79.65 GiB
+    # vLLM 0.11.0: utilisation 0.9 of CUDA's 79.19 GiB (not nvidia-smi's 79.65), less the weights and the
+    # calibrated activation peak and non-torch memory (4.93 GiB for gpt-oss-120b), in blocks of 16 tokens
+    budget = math.ceil(H100_CUDA_TOTAL * 0.9) - view.ledger.weights_bytes - view.ledger.measured.calibrated.non_kv_bytes
+    assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_912
 
 
 def test_gpu5_lost_names_the_state_and_the_other_gpus_keep_running() -> None:
@@ -158,7 +169,7 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     assert (
-        view.ranks[0].observed.token_capacity == 1_255_785 - 42_887
+        view.ranks[0].observed.token_capacity == 1_219_895 - 42_887
     )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, predict
@@ -43,6 +44,11 @@ H100_NAME = "NVIDIA H100 80GB HBM3"
 DRIVER_RESERVED_BYTES = 512 * MIB  # NVML v2 `reserved`
 UNTOUCHED_RESERVE_BYTES = 2 * GIB  # runtime reserve a healthy worker has not claimed yet
 CO_TENANT_BYTES = 6 * GIB
+# The planner's pre-load terms on an H100 (docs/calibration.md), written out by hand: CUDA's total, the mean of
+# the H100 totals the corpus's logs printed; SGLang's CUDA context and NCCL at TP 8 on NVLink GPUs
+# (0.939754 GiB + 0.425082 GiB per doubling of TP)
+H100_CUDA_TOTAL_BYTES = round(79.188769 * GIB)
+SGLANG_TP8_CONTEXT_BYTES = round((0.939754 + 0.425082 * 3) * GIB)
 TAKEN_AT = 1_750_000_000.0
 SERVER_PID = 4242
 ENGINE_ID = f"sglang:{SERVER_PID}"
@@ -56,6 +62,14 @@ def llama_model() -> ModelSpec:
 def llama_settings(tp: int = 8) -> LaunchSettings:
     # an SGLang 0.5.9 server, as the demo scenarios run (its automatic fraction: 0.818 at TP8 on H100)
     return parse_flags("sglang", ["--model-path", LLAMA_70B_REF, "--tp-size", str(tp), "--engine-version", "0.5.9"])
+
+
+def llama_plan(tp: int = 8, measured: MeasuredInputs = MeasuredInputs()) -> Ledger:
+    """What `kvtop plan` and the planner give for the fake node's launch: every pre-load term that nothing
+    measured at its calibrated figure (the one estimate, `calibrated_ledger`)."""
+    return calibrated_ledger(
+        llama_model(), llama_settings(tp), gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100", measured=measured
+    )
 
 
 def llama_ledger(tp: int = 8, measured: MeasuredInputs = MeasuredInputs()) -> Ledger:

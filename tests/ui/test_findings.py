@@ -11,9 +11,9 @@ import re
 from textual.color import Color
 from textual.widgets import Select, Static
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.ledger import predict
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.widgets.findings import FindingItem, FindingsPane
@@ -23,8 +23,8 @@ from tests.ui.fakes import (
     H100_NAME,
     H100_TOTAL_BYTES,
     LLAMA_70B_CONFIG,
-    llama_ledger,
     llama_model,
+    llama_plan,
     llama_snapshot,
 )
 
@@ -102,9 +102,11 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
             "0.5.9",
         ],
     )
-    expected_after = predict(llama_model(), fixed, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
-    live = llama_ledger()
-    assert (live.token_capacity, expected_after.token_capacity) == (1_255_785, 2_511_570)
+    # the planner's before and after are `kvtop plan`'s calibrated prediction; FP8 KV halves the 40,960 B cell,
+    # so the same budget holds twice the tokens (one more than twice the floor at 40,960 B)
+    expected_after = calibrated_ledger(llama_model(), fixed, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name=H100_NAME)
+    live = llama_plan()
+    assert (live.token_capacity, expected_after.token_capacity) == (1_219_895, 2_439_791)
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for_snapshot(pilot)
@@ -118,7 +120,7 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
         assert screen.query_one("#plan-kv_cache_dtype", Select).value == "fp8_e4m3"
         assert screen.query_one("#plan-kv_cache_dtype", Select).has_focus  # the field the fix changed
         result = screen.query_one("#plan-result", Static).render().plain
-        assert re.search(r"tokens per rank\s+1,255,785 →\s+2,511,570", result)
+        assert re.search(r"tokens per rank\s+1,219,895 →\s+2,439,791", result)
         assert "after starts from the fix of bf16_kv_where_fp8_supported" in (
             screen.query_one("#planner-title", Static).render().plain
         )

@@ -9,14 +9,23 @@ import pytest
 from textual import events
 from textual.widgets import Input, Select, Static
 
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES, MeasuredInputs
-from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.units import fmt_gib
 from tests.ui.conftest import wait_for, wait_for_snapshot
-from tests.ui.fakes import CO_TENANT_BYTES, H100_TOTAL_BYTES, llama_ledger, llama_model, llama_settings
+from tests.ui.fakes import (
+    CO_TENANT_BYTES,
+    H100_CUDA_TOTAL_BYTES,
+    H100_TOTAL_BYTES,
+    SGLANG_TP8_CONTEXT_BYTES,
+    llama_ledger,
+    llama_model,
+    llama_plan,
+    llama_settings,
+)
 
 
 async def open_planner(pilot) -> PlannerScreen:
@@ -45,20 +54,20 @@ async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(ma
         assert screen.query_one("#plan-tp", Input).value == "8"
         assert screen.query_one("#plan-kv_cache_dtype", Select).value == "auto"
         assert screen.basis.gpu_total_bytes == H100_TOTAL_BYTES
-        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_255_785
+        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_219_895
         assert screen.query_one("#plan-memory_fraction", Input).placeholder == "auto: 0.818"
 
 
-async def test_tp_8_to_4_gives_exactly_what_predict_gives_for_tp_4(make_app, healthy_snapshot):
-    expected = llama_ledger(tp=4).token_capacity
-    assert expected == 418_768
+async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, healthy_snapshot):
+    expected = llama_plan(tp=4).token_capacity
+    assert expected == 405_283
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,255,785 →     418,768 (−837,017)" in result  # the change, signed
+        assert "1,219,895 →     405,283 (−814,612)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -76,7 +85,7 @@ async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healt
         for _ in range(3):  # a backspace run late would land here
             await pilot.pause()
         assert tp.value == "4"
-        assert screen.outcome.after.token_capacity == 418_768
+        assert screen.outcome.after.token_capacity == 405_283
         await pilot.press("1", "2", "backspace")  # one backspace deletes one character
         assert tp.value == "41"
 
@@ -92,7 +101,7 @@ async def test_tp_3_shows_the_reason_inline_and_keeps_the_edit(make_app, healthy
         assert "64 attention heads do not divide over attention TP 3" in shown(screen, "#plan-error")
         assert screen.outcome.after is None
         await pilot.press("backspace", "2")  # the edit goes on from where it was
-        assert screen.outcome.after.token_capacity == llama_ledger(tp=2).token_capacity
+        assert screen.outcome.after.token_capacity == llama_plan(tp=2).token_capacity
 
 
 async def test_a_field_that_is_not_a_number_is_named_inline(make_app, healthy_snapshot):
@@ -106,7 +115,7 @@ async def test_a_field_that_is_not_a_number_is_named_inline(make_app, healthy_sn
 
 async def test_kv_dtype_and_memory_fraction_edits_recompute(make_app, healthy_snapshot):
     settings = llama_settings().model_copy(update={"kv_cache_dtype": "fp8_e4m3", "mem_fraction_static": 0.9})
-    expected = predict(llama_model(), settings, gpu_total_bytes=H100_TOTAL_BYTES).token_capacity
+    expected = calibrated_ledger(llama_model(), settings, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100").token_capacity
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
@@ -125,15 +134,15 @@ async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_sn
         assert app.clipboard == "--tp-size 4"
         await pilot.press("ctrl+r")
         assert screen.query_one("#plan-tp", Input).value == "8"
-        assert screen.outcome.after.token_capacity == 1_255_785
+        assert screen.outcome.after.token_capacity == 1_219_895
         screen.query_one("#plan-copy").focus()
         await pilot.press("c")
         assert app.clipboard == "--tp-size 8"
 
 
 async def test_a_new_model_is_loaded_off_the_event_loop_on_enter(make_app, healthy_snapshot):
-    expected = predict(load_model("llama-3.1-8b"), llama_settings().model_copy(update={"model": "llama-3.1-8b"}),
-                       gpu_total_bytes=H100_TOTAL_BYTES).token_capacity  # fmt: skip
+    expected = calibrated_ledger(load_model("llama-3.1-8b"), llama_settings().model_copy(update={"model": "llama-3.1-8b"}),
+                                 gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100").token_capacity  # fmt: skip
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
@@ -162,7 +171,7 @@ async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_t
     free_now = H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES - CO_TENANT_BYTES
     expected = llama_ledger(measured=MeasuredInputs(free_before_load_bytes=free_now)).token_capacity
     engine_reports = co_tenant_snapshot.engines[0].engine.live.token_capacity
-    assert expected == engine_reports < 1_255_785
+    assert expected == engine_reports < 1_219_895
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
@@ -195,7 +204,7 @@ async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reac
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
         assert screen.outcome.before.model.name == "meta-llama--Meta-Llama-3-70B"
-        assert screen.outcome.before.token_capacity == 1_255_785
+        assert screen.outcome.before.token_capacity == 1_219_895
         await retype(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
@@ -263,18 +272,16 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
 ):
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
     14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
-    pre-load × 0.05 = (79.65 − 1) GiB × 0.05 = 3.93 GiB: the pool fits, the graphs may not."""
+    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.22) GiB ×
+    0.05 = 3.85 GiB: the pool fits, the graphs may not."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-memory_fraction", "0.95")
         after = screen.outcome.after
-        assert after.engine.fits and after.engine.reserve_bytes == round(
-            (H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES) * 0.05
-        )
-        assert after.engine.reserve_needed_bytes == round(
-            (H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES) * (1 - 0.818)
-        )
+        pre_load = H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES
+        assert after.engine.fits and abs(after.engine.reserve_bytes - pre_load * 0.05) <= 1
+        assert abs(after.engine.reserve_needed_bytes - pre_load * (1 - 0.818)) <= 1
         result = shown(screen, "#plan-result")
         assert re.search(r"fits\s+yes → +at risk", result)
         assert f"✗ runtime reserve {fmt_gib(after.engine.reserve_bytes)} < " in result
@@ -358,3 +365,21 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
         assert app.is_running and isinstance(app.screen, DashboardScreen)
         await pilot.press("p")  # and the planner still opens
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+
+
+async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):
+    """The app hands the calibration store's starts to the planner: a start of the same launch that measured
+    3 GiB of context before the weights replaces SGLang's calibrated 2.22 GiB on both sides."""
+    from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
+    from kvtop.domain.calibration.terms import Term
+
+    settings, model = llama_settings(), llama_model()
+    mine = NodeMeasure(date="2026-11-30", engine="sglang", engine_version=settings.engine_version, gpu="H100", tp=8,
+                       pp=1, model_key=model_key(model), model_type=model.model_type, settings=runtime_settings(settings),
+                       terms={Term.CUDA_TOTAL: H100_CUDA_TOTAL_BYTES, Term.CONTEXT: 3 * 2**30})  # fmt: skip
+    free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
+    app = make_app(healthy_snapshot, node_measures=(mine,))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_planner(pilot)
+        expected = llama_ledger(measured=free).token_capacity
+        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < 1_219_895

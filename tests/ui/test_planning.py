@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
-from tests.ui.fakes import H100_TOTAL_BYTES, llama_ledger, llama_settings
+from tests.ui.fakes import (
+    H100_CUDA_TOTAL_BYTES,
+    H100_TOTAL_BYTES,
+    SGLANG_TP8_CONTEXT_BYTES,
+    llama_ledger,
+    llama_plan,
+    llama_settings,
+)
 
 
 def test_field_texts_start_from_the_live_settings():
@@ -36,10 +44,14 @@ def test_bad_text_names_its_field(texts, message):
         apply_edits(llama_settings(), texts)
 
 
-def test_plan_gives_the_same_capacity_as_predict(llama):
+def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
+    """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
+    context (the free memory before load, had it been measured, gives the same figure)."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
-    assert outcome.before.token_capacity == llama_ledger(tp=8).token_capacity == 1_255_785
-    assert outcome.after.token_capacity == llama_ledger(tp=4).token_capacity == 418_768
+    free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_219_895
+    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_219_895
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 405_283
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -57,3 +69,22 @@ def test_engine_flags_use_the_engines_spelling():
         engine_flags(vllm, with_model=True)
         == "--model meta-llama/Meta-Llama-3-70B --tensor-parallel-size 4 --kv-cache-dtype fp8_e4m3"
     )
+
+
+def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
+    """A start of the same launch on this node that measured 3 GiB of context before the weights (the
+    calibration store): the planner's before and after plan on it, as `kvtop plan` does. SGLang then sizes
+    from CUDA's total less 3 GiB, not less its calibrated 2.22 GiB: fewer tokens."""
+    from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
+    from kvtop.domain.calibration.terms import Term
+
+    settings = llama_settings()
+    mine = NodeMeasure(date="2026-11-30", engine="sglang", engine_version=settings.engine_version, gpu="H100", tp=8,
+                       pp=1, model_key=model_key(llama), model_type=llama.model_type, settings=runtime_settings(settings),
+                       terms={Term.CUDA_TOTAL: H100_CUDA_TOTAL_BYTES, Term.CONTEXT: 3 * 2**30})  # fmt: skip
+    outcome = plan(llama, settings, {}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="NVIDIA H100 80GB HBM3",
+                   node_measures=(mine,))  # fmt: skip
+    free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
+    assert outcome.before.token_capacity == outcome.after.token_capacity == llama_ledger(measured=free).token_capacity
+    assert outcome.after.token_capacity < 1_219_895
+    assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"

@@ -1,21 +1,27 @@
 """THE pre-load estimate: every figure a plan needs before the engine starts, and the interval it gives.
 
-`preload_estimate` is the one entry point (plan, the planner, and anything else that predicts an
-engine's start call it): the engine's calibration estimates each term; what was measured (the
-operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier start of the
-same launch replaces the terms it measured. `planned_capacity` then solves the ledger at the centre
-and at both ends of the interval: the engines' budgets are monotone in every term, so the two ends
-bracket the capacity, and the dominant term names what to measure first.
+`preload_estimate` is the one entry point: the engine's calibration estimates each term; what was
+measured (the operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier
+start of the same launch replaces the terms it measured. On it rest, and nowhere else:
+
+- `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
+- `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
+  are monotone in every term, so the two ends bracket it; the dominant term names what to measure first);
+- `start_overhead`: what a (re)start finds taken before its weights (the driver's share of nvidia-smi's
+  total and the engine's CUDA context and NCCL), which diagnose's restart arithmetic and the demo use.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
-from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate, TermSource
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
@@ -130,6 +136,77 @@ class CapacityPlan(BaseModel):
         return self.token_capacity_min == self.token_capacity_max
 
 
+def _estimate_of(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
+    measured: MeasuredInputs, load_mtp: bool, fits: dict[str, LinearTerm] | None,
+    node_measures: tuple[NodeMeasure, ...], draft: ModelSpec | None,
+) -> PreloadEstimate:  # fmt: skip
+    first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+                    load_mtp=load_mtp, draft=draft)  # fmt: skip
+    return preload_estimate(first, fits=fits, node_measures=node_measures)
+
+
+def _solved(
+    model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
+    measured: MeasuredInputs, load_mtp: bool, estimate: PreloadEstimate, side: Literal["central", "low", "high"],
+    draft: ModelSpec | None,
+) -> Ledger:  # fmt: skip
+    return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
+                   measured=measured.model_copy(update={"calibrated": estimate.figures(side)}), load_mtp=load_mtp,
+                   draft=draft)  # fmt: skip
+
+
+def calibrated_ledger(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    *,
+    gpu_total_bytes: int,
+    gpu_name: str | None = None,
+    measured: MeasuredInputs | None = None,
+    load_mtp: bool = False,
+    draft: ModelSpec | None = None,
+    fits: dict[str, LinearTerm] | None = None,
+    node_measures: tuple[NodeMeasure, ...] = (),
+) -> Ledger:
+    """The clean prediction: the ledger with what `measured` holds at the figures measured and every other
+    pre-load term at its calibrated figure (docs/calibration.md) — never a flat guess where a fit exists
+    (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
+    measured = measured or MeasuredInputs()
+    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, node_measures, draft)
+    return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft)
+
+
+class StartOverhead(BaseModel):
+    """What a start of one launch finds taken on each of its GPUs before its weights load, besides other
+    processes: the driver's share (nvidia-smi's total less CUDA's) and the CUDA context and NCCL."""
+
+    model_config = ConfigDict(frozen=True)
+
+    driver_bytes: int
+    context_bytes: int
+    source: TermSource  # measured (the ledger's free memory before load), else the calibration's
+
+    @property
+    def taken_bytes(self) -> int:
+        return self.driver_bytes + self.context_bytes
+
+
+def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) -> StartOverhead:
+    """The overhead of a start of `ledger`'s launch on its GPU model: CUDA's total per GPU model and the
+    engine's context fit (by TP and GPU), or, where the ledger measured the free memory before load, the
+    context that measurement leaves against CUDA's total."""
+    rules = engine_rules(ledger.settings.engine)
+    fits = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
+    given = ledger.measured.gpu_total_bytes  # the engine's total as the operator gave it (--gpu-memory)
+    total = given if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
+    driver = max(ledger.gpu_total_bytes - total, 0)
+    measured_free = ledger.measured.free_before_load_bytes
+    if measured_free is not None:
+        return StartOverhead(driver_bytes=driver, context_bytes=max(total - measured_free, 0), source="measured")
+    context = rules.calibration.context(calibration_inputs(ledger), fits)
+    return StartOverhead(driver_bytes=driver, context_bytes=context.bytes, source=context.source)
+
+
 def planned_capacity(
     model: ModelSpec,
     settings: LaunchSettings,
@@ -145,15 +222,10 @@ def planned_capacity(
     """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it
     (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
     measured = measured or MeasuredInputs()
-    first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
-                    load_mtp=load_mtp, draft=draft)  # fmt: skip
-    estimate = preload_estimate(first, fits=fits, node_measures=node_measures)
+    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, node_measures, draft)
 
-    def solved(side: str) -> Ledger:
-        figures = estimate.figures("low" if side == "low" else "high" if side == "high" else "central")
-        return predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-                       measured=measured.model_copy(update={"calibrated": figures}), load_mtp=load_mtp,
-                       draft=draft)  # fmt: skip
+    def solved(side: Literal["central", "low", "high"]) -> Ledger:
+        return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, side, draft)
 
     central = solved("central")
     low, high = solved("low"), solved("high")

@@ -12,10 +12,11 @@ import math
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 
-CONTEXT_FEATURES = ("1 GiB", "log2(TP)")
+CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs")
 # the context assumed where no fit reaches: (GiB alone, GiB per doubling of TP), and its half-width
 ASSUMED_CONTEXT_GIB = (0.75, 0.75)
 ASSUMED_CONTEXT_ERROR_GIB = 0.75
@@ -39,8 +40,11 @@ def logits_gib(requests: int, m: ModelSpec) -> float:
 
 
 def tp_features(inputs: CalibrationInputs) -> tuple[float, ...]:
-    """(1, log2 TP): a constant and a part per doubling of the TP group (NCCL, all-reduce buffers)."""
-    return (1.0, math.log2(max(inputs.layout.tp, 1)))
+    """(1, log2 TP on NVLink GPUs, log2 TP on PCIe GPUs): a constant and a part per doubling of the TP
+    group (NCCL's communicators; the custom all-reduce's peer buffers only where NVLink joins the GPUs)."""
+    doublings = math.log2(max(inputs.layout.tp, 1))
+    linked = gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
+    return (1.0, doublings if linked else 0.0, 0.0 if linked else doublings)
 
 
 def fitted_estimate(
@@ -64,9 +68,15 @@ def assumed_estimate(term: Term, label: str, value_bytes: int, error_bytes: int,
     return TermEstimate(term=term, label=label, bytes=value_bytes, error_bytes=error_bytes, source="assumed", basis=basis)
 
 
-def context_estimate(key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs) -> TermEstimate:
-    """The memory taken before the weights load (CUDA context, NCCL): fitted by TP, else 1 GiB assumed."""
-    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), tp_features(inputs), f"TP {inputs.layout.tp}")
+CONTEXT_LABEL = "CUDA context and NCCL before the weights load"
+
+
+def context_estimate(
+    key: str, label: str, fits: dict[str, LinearTerm], inputs: CalibrationInputs, values: tuple[float, ...] | None
+) -> TermEstimate:
+    """The memory taken before the weights load (CUDA context, NCCL): fitted (on the fit's feature
+    `values`; None where they are not known), else 0.75 GiB + 0.75 GiB per doubling of TP assumed."""
+    found = fitted_estimate(Term.CONTEXT, label, fits.get(key), values, f"TP {inputs.layout.tp}")
     if found is not None:
         return found
     tp = max(inputs.layout.tp, 1)
@@ -86,6 +96,6 @@ def free_memory_terms(key: str, fits: dict[str, LinearTerm], inputs: Calibration
 
     return (
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
-        context_estimate(key, "CUDA context and NCCL before the weights load", fits, inputs),
+        context_estimate(key, CONTEXT_LABEL, fits, inputs, tp_features(inputs)),
         weights_estimate(inputs),
     )

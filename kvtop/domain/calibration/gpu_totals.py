@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
-from kvtop.domain.gpus import gpu_key
+from kvtop.domain.gpus import gpu_model_key
 
 MIB = 1 << 20
 KEY_PREFIX = "cuda_total."
@@ -24,34 +24,42 @@ FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU wit
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
-        coefficients=(184.31,), error_bytes=36755008, records=1,
+        coefficients=(184.31,), error_bytes=9563014, records=1,
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.187037,), error_bytes=36755008, records=27,
+        coefficients=(79.188769,), error_bytes=9563014, records=65,
+    ),
+    'cuda_total.H200': LinearTerm(
+        key='cuda_total.H200', features=('1 GiB',),
+        coefficients=(139.81,), error_bytes=9563014, records=1,
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
-        coefficients=(23.58,), error_bytes=36755008, records=1,
+        coefficients=(23.58,), error_bytes=9563014, records=2,
+    ),
+    'cuda_total.RTX4090': LinearTerm(
+        key='cuda_total.RTX4090', features=('1 GiB',),
+        coefficients=(23.52,), error_bytes=9563014, records=1,
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
-        coefficients=(31.84,), error_bytes=36755008, records=1,
+        coefficients=(31.84,), error_bytes=9563014, records=1,
     ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
-        coefficients=(15.77,), error_bytes=36755008, records=1,
+        coefficients=(15.77,), error_bytes=9563014, records=1,
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.366694,), error_bytes=482894105, records=5,
+        coefficients=(0.413055,), error_bytes=436494907, records=7,
     ),
 }  # fmt: skip
 # END FITTED
 
 
 def cuda_total_key(gpu_name: str | None) -> str:
-    return KEY_PREFIX + gpu_key(gpu_name)
+    return KEY_PREFIX + gpu_model_key(gpu_name)
 
 
 def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstimate:
@@ -65,7 +73,7 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
     fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
     if fit is not None:
         return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",
-                      f"the mean of {fit.records} logged totals of the {gpu_key(gpu_name)}")  # fmt: skip
+                      f"the mean of {fit.records} logged totals of the {gpu_model_key(gpu_name)}")  # fmt: skip
     gap = fits.get(FALLBACK_KEY)
     if gap is not None:
         return _total(gpu_total_bytes - gap.predict((1.0,)), gap.error_bytes, "calibrated",

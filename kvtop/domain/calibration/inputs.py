@@ -40,6 +40,12 @@ class EngineCalibration(Protocol):
         fit that left a record out when the corpus checks itself)."""
         ...
 
+    def context(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+        """What a start of this launch takes on each GPU before its weights load (CUDA context, NCCL and
+        the engine's own buffers): fitted by the engine's mechanism, else a stated assumption. An engine
+        that sizes from it has it among `terms`; every engine has it for a restart's free memory."""
+        ...
+
     def fit_features(self, key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
         """The feature values (GiB) of fit `key` for this launch; None where that fit does not apply
         (another era, a part it does not model)."""

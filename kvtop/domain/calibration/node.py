@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
-from kvtop.domain.gpus import gpu_key
+from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
@@ -64,7 +64,7 @@ class NodeMeasure(BaseModel):
                 settings: LaunchSettings) -> bool:  # fmt: skip
         """The same engine release, GPU model, layout and model: its context and totals apply."""
         return (
-            self.engine == engine and self.engine_version == version and self.gpu == gpu_key(gpu_name)
+            self.engine == engine and self.engine_version == version and self.gpu == gpu_model_key(gpu_name)
             and self.tp == settings.tp and self.pp == settings.pp and self.model_key == model_key(model)
         )  # fmt: skip
 
@@ -109,6 +109,6 @@ def measure_of_start(
         return None
     return NodeMeasure(
         date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
-        gpu=gpu_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
+        gpu=gpu_model_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
         model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms,
     )  # fmt: skip

@@ -22,6 +22,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
@@ -102,9 +103,11 @@ class PlannerScreen(NodeScreen):
         *,
         draft: PlannerDraft | None = None,
         keep_draft: Callable[[PlannerDraft | None], None] | None = None,
+        node_measures: tuple[NodeMeasure, ...] = (),
     ) -> None:
         super().__init__(state, now, interval_s)
         self.basis = basis
+        self._node_measures = node_measures  # this node's earlier starts (the local calibration store)
         self._loader = loader
         self._keep_draft = keep_draft
         self._live_model: ModelSpec | None = basis.model or (draft.live_model if draft else None)
@@ -220,6 +223,7 @@ class PlannerScreen(NodeScreen):
             measured=basis.measured,
             after_model=self._model,
             draft=basis.draft,
+            node_measures=self._node_measures,
         )
         self._show_defaults(self.outcome)
         self.query_one("#planner-title", Static).update(self._title())

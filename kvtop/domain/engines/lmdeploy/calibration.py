@@ -7,7 +7,13 @@ the blocks, not the free memory, so the corpus measures the context only through
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.features import CONTEXT_FEATURES, free_memory_terms, tp_features
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    CONTEXT_LABEL,
+    context_estimate,
+    free_memory_terms,
+    tp_features,
+)
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -28,3 +34,10 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights."""
     return free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+
+
+def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+    """The memory a start takes before the weights load (its term among `terms`)."""
+    return context_estimate(
+        "lmdeploy.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
+    )

@@ -9,7 +9,13 @@ GiB at TP 8). The weights come from kvtop's book.
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.features import CONTEXT_FEATURES, free_memory_terms, tp_features
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    CONTEXT_LABEL,
+    context_estimate,
+    free_memory_terms,
+    tp_features,
+)
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -19,6 +25,10 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
+    'sglang.context': LinearTerm(
+        key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
+        coefficients=(0.939754, 0.425082, 0.0), error_bytes=853558662, records=7,
+    ),
 }  # fmt: skip
 # END FITTED
 
@@ -30,3 +40,10 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the context before the weights load, the weights."""
     return free_memory_terms("sglang.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+
+
+def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+    """The memory a start takes before the weights load (its term among `terms`)."""
+    return context_estimate(
+        "sglang.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
+    )

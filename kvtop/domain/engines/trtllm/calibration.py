@@ -64,7 +64,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
-        context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs),
+        context(inputs, fits),
         weights_estimate(inputs),
     ]
     if not _profiled(inputs):
@@ -77,3 +77,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                      or assumed_estimate(term, label, assumed, assumed, f"{assumed / GIB:g} GiB assumed: no fit"))  # fmt: skip
     return tuple(found)
+
+
+def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+    """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`."""
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    return context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs, tp_features(inputs))

@@ -17,7 +17,9 @@
 from __future__ import annotations
 
 from kvtop.domain.calibration.features import (
+    CONTEXT_LABEL,
     assumed_estimate,
+    context_estimate,
     fitted_estimate,
     logits_gib,
     mlp_transient_gib,
@@ -57,24 +59,42 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
 )
 
-ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
+# V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
+# dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
+ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
+                       "MoE transient of max_num_batched_tokens")
+V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
 NON_TORCH_FEATURES = ("1 GiB", "1 GiB when TP > 1")  # the TP group's all-reduce buffers appear once TP > 1
+# What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
+# communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
+# vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
+CONTEXT_FEATURES = ("1 GiB", "1 GiB when TP × PP > 1", "1 GiB for an MoE model when TP > 1")
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
-    **{f"vllm.activation.{era.value}": (Term.ACTIVATION, ACTIVATION_FEATURES) for era in ACTIVATION_ERAS},
+    **{f"vllm.activation.{era.value}": (Term.ACTIVATION, V0_ACTIVATION_FEATURES if era.value == "v0" else ACTIVATION_FEATURES)
+       for era in ACTIVATION_ERAS},
     **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
+    "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
+    'vllm.activation.v0': LinearTerm(
+        key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
+        coefficients=(0.0, 6.833529, 0.796852), error_bytes=403093661, records=5,
+    ),
     'vllm.activation.v1': LinearTerm(
-        key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.168732, 9.321773, 0.077991), error_bytes=73146161, records=9,
+        key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
+        coefficients=(0.28339, 9.109508, 0.079617, 0.154737), error_bytes=80802052, records=9,
     ),
     'vllm.activation.v17': LinearTerm(
-        key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.134754, 3.571483, 0.017752), error_bytes=16185337, records=8,
+        key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
+        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=198412443, records=25,
+    ),
+    'vllm.context': LinearTerm(
+        key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
+        coefficients=(0.51, 1.025714, 0.494286), error_bytes=17895698, records=37,
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
@@ -86,7 +106,7 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when TP > 1'),
-        coefficients=(0.176, 1.692), error_bytes=439697277, records=10,
+        coefficients=(0.252188, 1.785312), error_bytes=198877768, records=48,
     ),
 }  # fmt: skip
 # END FITTED
@@ -132,7 +152,24 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
         return (1.0, 1.0 if inputs.layout.tp > 1 else 0.0)
     if key == "vllm.cuda_graphs" and graphs_charged(inputs):
         return (1.0,)
+    if key == "vllm.context":
+        return _context_features(inputs)
     return None
+
+
+def _context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(1, several ranks, MoE across TP ranks); None where the model is not known and TP > 1."""
+    layout = inputs.layout
+    if inputs.model is None and layout.tp > 1:
+        return None
+    moe = inputs.model is not None and inputs.model.moe is not None and layout.tp > 1
+    return (1.0, 1.0 if layout.tp * layout.pp > 1 else 0.0, 1.0 if moe else 0.0)
+
+
+def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+    """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free)."""
+    fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
+    return context_estimate("vllm.context", CONTEXT_LABEL, fits, inputs, _context_features(inputs))
 
 
 def graphs_charged(inputs: CalibrationInputs) -> bool:
@@ -170,5 +207,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 
 
 def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
+    """(1, logits, the forward's transient): V0's as one feature, V1's split into dense and MoE parts."""
     tokens, seqs, _ = batch_limits(inputs)
-    return (1.0, logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens))
+    logits, mlp = logits_gib(seqs, model), mlp_transient_gib(model, inputs.layout, tokens)
+    if activation_key(inputs) == "vllm.activation.v0":
+        return (1.0, logits, mlp)
+    moe = model.moe is not None
+    return (1.0, logits, 0.0 if moe else mlp, mlp if moe else 0.0)

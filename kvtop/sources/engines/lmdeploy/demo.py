@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
@@ -19,7 +20,8 @@ SPAWNED_WORKER = "python -c from multiprocessing.spawn import spawn_main; spawn_
 
 
 def measured_for_truth(
-    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
+    expected: CalibratedFigures | None,
 ) -> MeasuredInputs:
     """Every rank is sized from the least free GPU (LMDeploy measures after the weights; what was taken
     before the load is still taken then)."""

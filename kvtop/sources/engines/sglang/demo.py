@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
@@ -16,7 +17,8 @@ evictions_counter: str | None = "retractions_total"  # sglang:num_retracted_requ
 
 
 def measured_for_truth(
-    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
+    expected: CalibratedFigures | None,
 ) -> MeasuredInputs:
     """Every rank is sized from the least free GPU before the weights loaded."""
     return MeasuredInputs(free_before_load_bytes=total_bytes - max(taken_before_load.values()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.launch import LaunchSettings
@@ -18,12 +19,15 @@ evictions_counter: str | None = "preemptions_total"  # vllm:num_preemptions_tota
 
 
 def measured_for_truth(
-    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int]
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
+    expected: CalibratedFigures | None,
 ) -> MeasuredInputs:
-    """The largest non-KV runtime memory a worker profiled (a rank's extra bytes count in it)."""
+    """The largest non-KV runtime memory a worker profiled: the clean prediction's, with a rank's extra
+    bytes counted in it."""
     if not extra_bytes:
         return MeasuredInputs()
-    return MeasuredInputs(non_kv_bytes=ESTIMATED_NON_KV_BYTES + max(extra_bytes.values()))
+    base = expected.non_kv_bytes if expected is not None and expected.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
+    return MeasuredInputs(non_kv_bytes=base + max(extra_bytes.values()))
 
 
 def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
