@@ -41,6 +41,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import short_gpu_name
+from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
 #: Columns and their widths; the command takes what the screen has left (the detail line shows it whole).
@@ -112,7 +113,11 @@ class ProcessScreen(NodeScreen):
             state=NodeScreen.node, now=NodeScreen.now
         )
         yield Static(id="processes-title")
-        filter_box = Input(placeholder="filter: gpu:3 pid:4242 user:ada role:co-tenant engine:sglang, text, !word", id="processes-filter")
+        filter_box = TypedInput(
+            placeholder="filter: gpu:3 pid:4242 user:ada role:co-tenant engine:sglang, text, !word (Esc clears)",
+            id="processes-filter",
+            compact=True,
+        )
         filter_box.display, filter_box.disabled = False, True  # hidden and never focused (nor typed into) until `/` opens it
         yield filter_box
         yield DataTable(id="processes-table", cursor_type="row", zebra_stripes=True)
@@ -273,7 +278,7 @@ class ProcessScreen(NodeScreen):
     def action_filter(self) -> None:
         box = self.query_one("#processes-filter", Input)
         box.display, box.disabled = True, False
-        box.focus()
+        self.set_focus(box)  # now, not after the keys already typed behind `/`
 
     def action_back(self) -> None:
         """Close the filter (clearing it) when it is open, else go back."""
