@@ -55,6 +55,36 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     assert finding["cause"] == "other_processes" and finding["term_tokens"] == -128_660
 
 
+def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Left running, the 6 GiB notebook leaves a restart total − 336 MiB (driver) − 1 GiB (a fresh context)
+    − 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83 takes it 0.87 GiB
+    below (0.012 × 74,055 MiB), 0.84 would take 1.59 GiB: kvtop's tolerance is 1 GiB."""
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
+    alternative = out["findings"][0]["alternative"]
+    ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
+    assert ledger is not None
+    left = ledger.gpu_total_bytes - 336 * MIB - GIB - 6 * GIB
+    assert left == 74_055 * MIB and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+
+    def capacity(**settings: float) -> int:
+        measured = MeasuredInputs(free_before_load_bytes=left)
+        return predict(
+            ledger.model, ledger.settings.model_copy(update=settings), gpu_total_bytes=ledger.gpu_total_bytes,
+            measured=measured,
+        ).token_capacity  # fmt: skip
+
+    assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83)
+    assert alternative["restart_tokens"] == capacity()
+    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_750
+    assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
+    assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
+    text = capsys.readouterr().out
+    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens" in text
+
+
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3", "diagnose")
     assert code == 1 and out["source"] == "demo:llama70b-tp8-foreign-gpu3"
@@ -107,6 +137,10 @@ def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     (finding,) = out["findings"]
     assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) is {finding['tokens']:,} tokens short: pid 4242 (python, 6.00 GiB, started ")
-    assert out["answer"].endswith(" ago) holds it — stop it, then restart sglang:41000 to recover them")
+    alternative = finding["alternative"]
+    assert out["answer"].endswith(
+        " ago) holds it — stop it, then restart sglang:41000 to recover them; or keep it and restart with "
+        f"--mem-fraction-static 0.83 to win back {alternative['gain_tokens']:,} tokens per rank"
+    )
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"

@@ -21,9 +21,19 @@ def is_problem(finding: Finding) -> bool:
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
-    """rule, severity, summary, engine_id, gpus, ranks, bytes, tokens, fix, gain_tokens, evidence, fix_flags."""
-    out = finding.model_dump(mode="json", exclude={"fix_settings"})
+    """rule, severity, summary, engine_id, gpus, ranks, bytes, tokens, fix, gain_tokens, evidence, fix_flags,
+    alternative (the memory flag that leaves the processes running: its fix, figures and flags)."""
+    out = finding.model_dump(mode="json", exclude={"fix_settings", "alternative"})
     out["fix_flags"] = finding.fix_settings.to_flags() if finding.fix_settings is not None else None
+    alternative = finding.alternative
+    out["alternative"] = None
+    if alternative is not None:
+        out["alternative"] = {
+            **alternative.model_dump(mode="json", exclude={"settings"}),
+            "fix": alternative.fix,
+            "gain_tokens": alternative.gain_tokens,
+            "flags": alternative.settings.to_flags(),
+        }
     return out
 
 
@@ -63,6 +73,8 @@ def finding_text(finding: Finding) -> list[str]:
     ]
     gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank{_when(finding)})" if finding.gain_tokens else ""
     lines.append(f"  fix: {finding.fix}{gain}")
+    if finding.alternative is not None:
+        lines.append(f"  or:  {finding.alternative.describe()}")
     lines += [f"    · {fact}" for fact in finding.evidence]
     return lines
 

@@ -28,6 +28,7 @@ from kvtop.domain.diagnose_rules import (
 )
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.keep_running import flag_alternative
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot
 from kvtop.domain.observe import GpuObservation, GpuProcess, GpuState, ProcessRole
@@ -234,6 +235,7 @@ class EngineOnNode:
                     _describe(p, g) for p in others
                 )
                 pids += self.restart_words(costs_now=cost.term_tokens is not None)
+                alternative = flag_alternative(self, tuple(p.pid for p in others), {g: held}, thresholds) if tokens or gain else None
                 found.append(
                     self.finding(
                         rule=Rule.CO_TENANT,
@@ -247,6 +249,7 @@ class EngineOnNode:
                         **cost.fields(),
                         gain_needs_restart=True,
                         pids=tuple(p.pid for p in others),
+                        alternative=alternative,
                     )
                 )
             if hidden >= thresholds.unexplained_bytes:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.keep_running import FlagAlternative
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, RankLedger, predict
 from kvtop.domain.whatif import Replay
@@ -91,6 +92,8 @@ class Finding(BaseModel):
     pids: tuple[int, ...] = ()  # the processes the fix stops (co-tenants, orphans), when it names any
     evidence: tuple[str, ...] = ()  # one-line facts with their numbers
     fix_settings: LaunchSettings | None = None  # the settings with the fix applied (planner what-if)
+    # the other way out of a fix that stops processes: leave them running, move the engine's memory flag
+    alternative: FlagAlternative | None = None
     # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)
     cause: CapacityCause | None = None
     term_tokens: int | None = None  # the term's own (signed) tokens: clean + Σ terms = actual

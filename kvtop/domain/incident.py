@@ -1,16 +1,22 @@
 """The incident's answer in one sentence a person can paste into a ticket, from the worst finding.
 
 "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB, started 2d
-ago) holds it — stop it, then restart sglang:41000 to recover them". Every figure is the finding's (the
-waterfall's term, the pid's bytes): the sentence only arranges them. The dashboard's top line and
-`kvtop diagnose` print the same sentence.
+ago) holds it — stop it, then restart sglang:41000 to recover them; or keep it and restart with
+--mem-fraction-static 0.83 to win back 22,750 of them". Every figure is the finding's (the waterfall's
+term, the pid's bytes, the alternative `keep_running` priced): the sentence only arranges them. The
+dashboard's top line and `kvtop diagnose` print the same sentence; where a terminal is too narrow for
+it, the line takes the longest of its shorter forms that fits (`IncidentAnswer.within`), each the
+same facts with fewer words, and the findings pane shows it whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from kvtop.domain.diagnose_rules import SEVERITY_ORDER, Finding, Rule, Severity
+from kvtop.domain.keep_running import AlternativeLimit, FlagAlternative
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess
 from kvtop.domain.wording import gib, whole_gpus
@@ -20,26 +26,96 @@ ALL_CLEAR = "nothing lost to a fault: every rank holds what its plan predicts"
 _PROCESS_RULES = (Rule.CO_TENANT, Rule.ORPHAN_WORKER)
 
 
-def incident_answer(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> tuple[Severity | None, str]:
-    """(the severity of the worst fault, the sentence); (None, ALL_CLEAR) when nothing is wrong."""
+class IncidentAnswer(BaseModel):
+    """The answer (`sentence`) and its shorter forms, longest first; `severity` None when all is clear."""
+
+    model_config = ConfigDict(frozen=True)
+
+    severity: Severity | None
+    forms: tuple[str, ...] = Field(min_length=1)
+
+    @property
+    def sentence(self) -> str:
+        """The whole answer, as `diagnose` prints it."""
+        return self.forms[0]
+
+    def within(self, width: int) -> str:
+        """The longest form of at most `width` characters; the shortest cut with '…' when none fits."""
+        fitting = next((form for form in self.forms if len(form) <= width), None)
+        if fitting is not None:
+            return fitting
+        shortest = self.forms[-1]
+        return shortest[: max(width - 1, 0)] + "…" if width > 0 else ""
+
+
+def incident(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> IncidentAnswer:
+    """The worst fault's answer (the first of the worst severity), or ALL_CLEAR when nothing is wrong."""
     faults = [f for f in findings if f.severity is not Severity.INFO]
     if not faults:
-        return None, ALL_CLEAR
-    worst = min(faults, key=lambda f: SEVERITY_ORDER[f.severity])  # the first of the worst severity
-    return worst.severity, _sentence(snapshot, worst)
+        return IncidentAnswer(severity=None, forms=(ALL_CLEAR,))
+    worst = min(faults, key=lambda f: SEVERITY_ORDER[f.severity])
+    return IncidentAnswer(severity=worst.severity, forms=_forms(snapshot, worst))
 
 
-def _sentence(snapshot: NodeSnapshot, finding: Finding) -> str:
-    where = _where(snapshot, finding)
-    loss = f"is {finding.tokens:,} tokens short" if finding.tokens else f"is {whole_gpus(finding.whole_gpus)}"
+def incident_answer(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> tuple[Severity | None, str]:
+    """(the severity of the worst fault, the sentence); (None, ALL_CLEAR) when nothing is wrong."""
+    answer = incident(snapshot, findings)
+    return answer.severity, answer.sentence
+
+
+def _forms(snapshot: NodeSnapshot, finding: Finding) -> tuple[str, ...]:
     held = [p for pid in finding.pids if (p := _process(snapshot, pid)) is not None]
-    if finding.rule in _PROCESS_RULES and held and (finding.tokens or finding.whole_gpus):
-        who = ", ".join(_describe(p, snapshot.observation.taken_at) for p in held)
-        verb = "stop it" if finding.rule is Rule.CO_TENANT else "kill it"
-        verb = verb.replace("it", "them") if len(held) > 1 else verb
-        restart = f", then restart {finding.engine_id} to recover them" if finding.gain_needs_restart else ""
-        return f"{where} {loss}: {who} {'hold' if len(held) > 1 else 'holds'} it — {verb}{restart}"
-    return f"{finding.summary} — {finding.fix}"  # the finding's own words: its summary names the place and the loss
+    if not (finding.rule in _PROCESS_RULES and held and (finding.tokens or finding.whole_gpus)):
+        # the finding's own words: its summary names the place and the loss
+        alternative = f"; or {_keep_it(finding.alternative, 'it')}" if finding.alternative else ""
+        return _unique(f"{finding.summary} — {finding.fix}{alternative}", f"{finding.summary} — {finding.fix}", finding.summary)
+    many = len(held) > 1
+    it = "them" if many else "it"
+    verb = "stop" if finding.rule is Rule.CO_TENANT else "kill"
+    now = snapshot.observation.taken_at
+    where, gpu = _where(snapshot, finding), _gpu(finding)
+    loss = f"is {finding.tokens:,} tokens short" if finding.tokens else f"is {whole_gpus(finding.whole_gpus)}"
+    brief_loss = f"−{finding.tokens:,} tokens" if finding.tokens else loss
+    who = ", ".join(_describe(p, now) for p in held)
+    who_brief = ", ".join(_describe(p, None) for p in held)
+    who_named = ", ".join(f"pid {p.pid} ({p.title or p.name or '?'})" for p in held)
+    pids = ("pids " if many else "pid ") + ", ".join(str(p.pid) for p in held)
+    hold = "hold" if many else "holds"
+    restart = f", then restart {finding.engine_id}" if finding.gain_needs_restart else ""
+    recover = f"{restart} to recover them" if restart else ""
+    alternative, brief_alternative = "", ""
+    if finding.alternative is not None:
+        alternative = f"; or {_keep_it(finding.alternative, it)}"
+        brief_alternative = f"; or {finding.alternative.fix}"
+    return _unique(
+        f"{where} {loss}: {who} {hold} it — {verb} {it}{recover}{alternative}",
+        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{recover}{alternative}",
+        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}{brief_alternative}",
+        f"{where} {loss}: {who_brief} {hold} it — {verb} {it}{restart}",
+        f"{gpu} {brief_loss}: {verb} {who_brief}{restart}{brief_alternative}",
+        f"{gpu} {brief_loss}: {verb} {who_brief}{restart}",
+        f"{gpu} {brief_loss}: {verb} {who_named}{restart}",
+        f"{gpu} {brief_loss}: {verb} {pids}{restart}",
+        f"{gpu} {brief_loss}: {verb} {pids}",
+    )
+
+
+def _keep_it(alternative: FlagAlternative, it: str) -> str:
+    """'keep it and restart with --mem-fraction-static 0.83 to win back 22,750 of them'."""
+    head = f"keep {it} and restart with {alternative.fix}"
+    if not alternative.restart_tokens:
+        return f"{head}: {alternative.tokens:,} tokens per rank (as launched it would not start)"
+    if alternative.limit is AlternativeLimit.REACHED:
+        return f"{head} for the same +{alternative.gain_tokens:,} tokens per rank"
+    return f"{head} to win back {alternative.gain_tokens:,} tokens per rank"
+
+
+def _unique(*forms: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(forms))
+
+
+def _gpu(finding: Finding) -> str:
+    return f"GPU {finding.gpus[0]}" if finding.gpus else "the node"
 
 
 def _where(snapshot: NodeSnapshot, finding: Finding) -> str:
@@ -60,10 +136,10 @@ def _process(snapshot: NodeSnapshot, pid: int) -> GpuProcess | None:
     return next((p for gpu in snapshot.observation.gpus for p in gpu.processes if p.pid == pid), None)
 
 
-def _describe(process: GpuProcess, now: float) -> str:
-    """'pid 4242 (python, 6.00 GiB, started 2d ago)'."""
+def _describe(process: GpuProcess, now: float | None) -> str:
+    """'pid 4242 (python, 6.00 GiB, started 2d ago)'; without `now`, no age."""
     facts = [process.title or process.name or "?", gib(process.used_bytes or 0)]
-    if process.start_time is not None and now >= process.start_time:
+    if now is not None and process.start_time is not None and now >= process.start_time:
         facts.append(f"started {age(now - process.start_time)} ago")
     return f"pid {process.pid} ({', '.join(facts)})"
 

@@ -112,3 +112,8 @@ class Replay:
         """Tokens per rank a restart gets with `free` bytes free on each GPU, for an engine that sizes
         every rank from the least free GPU of the world (`EngineRules.sizes_every_rank_from_least_free`)."""
         return self.capacity(free_shift=min(free.values()) - self.free_before_load_bytes)
+
+    def at_least_free(self, free: Mapping[int, int], settings: LaunchSettings | None = None) -> Ledger | None:
+        """The ledger a restart with `settings` solves with `free` bytes free on each GPU, for an engine
+        that sizes every rank from the least free GPU (None: not a valid launch)."""
+        return self.solve(settings, free_shift=min(free.values()) - self.free_before_load_bytes)

@@ -68,6 +68,7 @@ class KvtopApp(KvtopBaseApp):
         Binding("p", "planner", "Planner"),
         Binding("P", "probe", "Probe"),
         Binding("x", "processes", "Processes"),
+        Binding("X", "node_processes", "All processes", show=False, tooltip="every GPU's processes in one table"),
         Binding("g", "engine_tree", "Tree", tooltip="engines → processes → ranks"),
         # in the help, the command palette and the footer of a wide terminal's … menu: not in the footer
         Binding("z", "pause", "Pause", show=False),
@@ -235,7 +236,7 @@ class KvtopApp(KvtopBaseApp):
         if action == "quit_unless_typing":
             return super().check_action(action, parameters)
         screen = self.action_screen
-        if action == "processes":
+        if action in ("processes", "node_processes"):
             return isinstance(screen, DashboardScreen | RankLedgerScreen)
         if action == "engine_tree":
             return isinstance(screen, DashboardScreen)
@@ -256,7 +257,11 @@ class KvtopApp(KvtopBaseApp):
             return
         self.open_processes(gpu)
 
-    def open_processes(self, gpu_index: int, pid: int | None = None) -> None:
+    def action_node_processes(self) -> None:
+        """Every GPU's processes in one table (nvitop's); `a` there narrows it to one GPU."""
+        self.open_processes(None)
+
+    def open_processes(self, gpu_index: int | None, pid: int | None = None) -> None:
         self.push_screen(
             ProcessScreen(
                 gpu_index,

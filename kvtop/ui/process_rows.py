@@ -1,7 +1,7 @@
-"""The process panel's rows and the signal dialog's facts, free of widgets.
+"""The process table's rows and the signal dialog's facts, free of widgets.
 
-A row is one process on one GPU as the snapshot saw it: pid, user, role, engine and rank, bytes,
-age and command (redacted when the observation was built). `signal_facts` gathers what the
+A row is one process on one GPU as the snapshot saw it (a process on two GPUs is two rows, as in
+nvitop): GPU, pid, user, role, engine and rank, bytes, age and command (redacted when the observation was built). `signal_facts` gathers what the
 confirmation states: the bytes the process holds (on every GPU), what the finding that names its
 pid says stopping it buys (`gain_tokens`, and whether the engine must restart to use them), or
 that no finding prices it; and whether kvtop refuses to signal it (a process of a running engine).
@@ -30,8 +30,9 @@ _ROLE_NAMES = {
 
 @dataclass(frozen=True)
 class ProcessRow:
-    """One process on the panel's GPU."""
+    """One process on one GPU."""
 
+    gpu: int  # NVML index
     pid: int
     user: str
     role: ProcessRole
@@ -51,17 +52,18 @@ def role_name(role: ProcessRole) -> str:
     return _ROLE_NAMES.get(role, role.value)
 
 
-def process_rows(snapshot: NodeSnapshot, gpu_index: int) -> tuple[ProcessRow, ...]:
-    """Every process the snapshot saw on GPU `gpu_index`, in NVML's order."""
-    gpu = snapshot.observation.gpu(gpu_index)
-    if gpu is None:
-        return ()
+def process_rows(snapshot: NodeSnapshot, gpu_index: int | None = None) -> tuple[ProcessRow, ...]:
+    """Every process the snapshot saw on GPU `gpu_index` (None: on every GPU), in NVML's order."""
+    gpus = snapshot.observation.gpus
+    if gpu_index is not None:
+        gpus = tuple(gpu for gpu in gpus if gpu.index == gpu_index)
     taken_at = snapshot.observation.taken_at
     rows = []
-    for process in gpu.processes:
+    for gpu, process in ((each, process) for each in gpus for process in each.processes):
         age = None if process.start_time is None else max(0.0, taken_at - process.start_time)
         rows.append(
             ProcessRow(
+                gpu=gpu.index,
                 pid=process.pid,
                 user=process.user or "?",
                 role=process.role,
@@ -127,12 +129,13 @@ class ProcessSort:
 
 
 PROCESS_SORTS: tuple[ProcessSort, ...] = (
-    ProcessSort("bytes", lambda row: (-(row.used_bytes or 0), row.pid)),
-    ProcessSort("pid", lambda row: (row.pid,)),
-    ProcessSort("user", lambda row: (row.user, row.pid)),
-    ProcessSort("role", lambda row: (row.role_name, row.pid)),
-    ProcessSort("age", lambda row: (-(row.age_s or 0.0), row.pid)),
-    ProcessSort("command", lambda row: (row.command, row.pid)),
+    ProcessSort("bytes", lambda row: (-(row.used_bytes or 0), row.pid, row.gpu)),
+    ProcessSort("pid", lambda row: (row.pid, row.gpu)),
+    ProcessSort("user", lambda row: (row.user, row.pid, row.gpu)),
+    ProcessSort("role", lambda row: (row.role_name, row.pid, row.gpu)),
+    ProcessSort("age", lambda row: (-(row.age_s or 0.0), row.pid, row.gpu)),
+    ProcessSort("command", lambda row: (row.command, row.pid, row.gpu)),
+    ProcessSort("GPU", lambda row: (row.gpu, -(row.used_bytes or 0), row.pid)),
 )
 
 

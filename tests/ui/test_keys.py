@@ -46,6 +46,7 @@ def test_the_issue_keys_are_bound():
         "p": "planner",
         "P": "probe",
         "x": "processes",
+        "X": "node_processes",  # nvitop's one process table
         "g": "engine_tree",  # issue 32: nvitop's tree view
         "z": "pause",
         "t": "next_theme",

@@ -170,20 +170,39 @@ async def test_p_on_a_gpu_without_an_engine_says_so_and_opens_no_other_gpus_plan
         assert app.screen.basis.engine_label.startswith("sglang")
 
 
+#: The co-tenant's answer as the header's one line has room for it (the width less the padding and '▶ ').
+_ANSWER_BY_WIDTH = {
+    80: "GPU 3 −128,660 tokens: stop pid 9001, then restart sglang:4242",
+    120: "GPU 3 −128,660 tokens: stop pid 9001 (jupyter-kernel, 6.00 GiB), then restart sglang:4242",
+    200: "GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB) holds it — "
+    "stop it, then restart sglang:4242; or --mem-fraction-static 0.83",
+}
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
 async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_it(make_app, co_tenant_snapshot, size):
+    """One line at every width (at 80 columns the whole sentence took 3 and pushed the findings' fix below
+    the fold); the whole sentence, as `diagnose` prints it, and the alternative are on the findings pane."""
     from kvtop.domain.incident import incident_answer
 
     _, answer = incident_answer(co_tenant_snapshot, diagnose(co_tenant_snapshot))
     assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
-    assert answer.endswith("holds it — stop it, then restart sglang:4242 to recover them")
+    assert answer.endswith(
+        "holds it — stop it, then restart sglang:4242 to recover them; or keep it and restart with "
+        "--mem-fraction-static 0.83 to win back 22,695 tokens per rank"
+    )
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=size) as pilot:
         await wait_for_snapshot(pilot)
         await wait_for(pilot, lambda: bool(app.node.findings))
         await pilot.pause()
-        lines = app.screen.query_one("#header").render().plain.split("\n")
-        assert lines[1] == f"▶ {answer}"
+        header = app.screen.query_one("#header")
+        lines = header.render().plain.split("\n")
+        assert lines[1] == f"▶ {_ANSWER_BY_WIDTH[size[0]]}"
+        assert header.size.height == len(lines) == 3  # source line, answer, one engine: no wrapped line
+        pane = app.screen.query_one("#findings").query_one(".finding").render().plain
+        assert "  fix: stop pid 9001" in pane
+        assert "  or:  keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +22,695 tokens" in pane
 
 
 async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):

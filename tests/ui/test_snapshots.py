@@ -1,5 +1,5 @@
 """SVG snapshots of the dashboard, the rank ledger, the planner, the engine tree, the process panel and
-the signal dialog at 80×24, 120×40 and 200×60.
+the signal dialog, the node's process table with two tagged and their dialog at 80×24, 120×40 and 200×60.
 
 Deterministic: a fixed clock (age 0 s), one collect (the interval is an hour), a fixed
 `taken_at`, history of one sample, the dark palette, and no blinking cursor.
@@ -110,3 +110,35 @@ async def show_engine_tree(pilot) -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_engine_tree(snap_compare, make_app, co_tenant_snapshot, size):
     assert snap_compare(make_app(co_tenant_snapshot), terminal_size=size, run_before=show_engine_tree)
+
+
+async def show_node_table_with_two_tagged(pilot) -> None:
+    """`X`: every GPU's processes; the co-tenant (pid 9001) and SGLang's TP0 worker (pid 4243) tagged."""
+    await wait_for_snapshot(pilot)
+    await pilot.press("X")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessScreen))
+    table = pilot.app.screen
+    for pid in (9001, 4243):
+        table.query_one("#processes-table").move_cursor(row=[row.pid for row in table._rows].index(pid))
+        await pilot.pause()
+        await pilot.press("space")
+    await _steady(pilot)
+
+
+async def show_dialog_of_the_two_tagged(pilot) -> None:
+    await show_node_table_with_two_tagged(pilot)
+    await pilot.press("T")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SignalScreen))
+    await _steady(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_node_process_table(snap_compare, make_app, co_tenant_snapshot, size):
+    app = make_app(co_tenant_snapshot, signal_sender=_NoSender())
+    assert snap_compare(app, terminal_size=size, run_before=show_node_table_with_two_tagged)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_signal_dialog_of_tagged(snap_compare, make_app, co_tenant_snapshot, size):
+    app = make_app(co_tenant_snapshot, signal_sender=_NoSender())
+    assert snap_compare(app, terminal_size=size, run_before=show_dialog_of_the_two_tagged)

@@ -248,6 +248,11 @@ class EngineDiagnosis(Protocol):
         """Tokens per rank a restart gets with `free` bytes free on each GPU (by GPU index)."""
         ...
 
+    def restart_ledger(self, replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+        """The ledger a restart with `settings` solves with `free` bytes free on each GPU (by GPU index);
+        None where the engine would refuse to start (vLLM: less free than its share asks)."""
+        ...
+
     def spread_evidence(self, ledger: Ledger, tokens: int, ranks: int) -> str:
         """One line saying how a loss on one GPU spreads over the engine's ranks."""
         ...

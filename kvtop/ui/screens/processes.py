@@ -1,12 +1,16 @@
-"""The process panel of one GPU: who holds its memory, sortable, and signals to send (nvitop's T, K, I).
+"""The process table: every GPU process of the node in one table (nvitop's), or one GPU's; sortable,
+filterable, and signals to send (nvitop's T, K, I, and its space to tag several).
 
-Opened with `x` on the dashboard (the selected GPU), or with Enter on a finding whose fix stops
-processes (its GPU, the first pid selected). `s` cycles the sort, `T`/`K`/`I` open the signal
-dialog for the selected process; the signals are there only when the app was handed a signal
-sender (never with `--read-only`), and only for a process kvtop could name (its start, user id and
-executable: `GpuProcess.identity`). For any other row the keys are absent and the detail line says
-why; where kvtop runs in another PID namespace than the host's, the title says so. A confirmed
-request goes to the app as `SignalRequested`.
+Opened with `X` on the dashboard (every GPU), `x` (the selected GPU), or with Enter on a finding whose
+fix stops processes (its GPU, the first pid selected); `a` switches between the node and that GPU:
+one table, filtered. `s` cycles the sort, `/` filters (`kvtop.ui.process_filter`), space tags or
+untags the selected process, `T`/`K`/`I` open the signal dialog for the tagged processes, else the
+selected one. Signals are there only when the app was handed a signal sender (never with
+`--read-only`), and only for a process kvtop could name (its start, user id and executable:
+`GpuProcess.identity`): such a row is never tagged, its keys are absent and the detail line says
+why; where kvtop runs in another PID namespace than the host's, the title says so. A tag remembers
+the process it named: a pid that comes to name another process loses its tag. Each confirmed
+request goes to the app as one `SignalRequested`.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
-from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace
+from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace, ProcessIdentity
+from kvtop.ui.gpu_filter import FilterError
+from kvtop.ui.process_filter import ProcessFilter, parse_process_filter
 from kvtop.ui.process_rows import (
     PROCESS_SORTS,
     ProcessRow,
@@ -35,12 +41,15 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import short_gpu_name
+from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
 #: Columns and their widths; the command takes what the screen has left (the detail line shows it whole).
-COLUMNS = (("pid", 7), ("user", 6), ("role", 13), ("engine / rank", 16), ("GiB", 6), ("age", 8))
+#: A tagged process's GPU cell starts with TAG_MARK ('● 3') and its row is bold.
+COLUMNS = (("GPU", 4), ("pid", 7), ("user", 6), ("role", 13), ("engine / rank", 16), ("GiB", 6), ("age", 6))
+TAG_MARK = "●"
 CELL_PADDING = 2  # DataTable's default: a cell each side
-MIN_COMMAND_WIDTH = 10
+MIN_COMMAND_WIDTH = 6
 
 
 def command_width(screen_width: int) -> int:
@@ -64,11 +73,14 @@ class SignalRequested(Message):
 
 
 class ProcessScreen(NodeScreen):
-    """One GPU's processes; Escape goes back."""
+    """The node's processes, or one GPU's (`gpu_index`); Escape closes the filter, else goes back."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "back", "Back"),
         Binding("s", "sort", "Sort"),
+        Binding("slash", "filter", "Filter"),
+        Binding("a", "scope", "All GPUs / one"),
+        Binding("space", "tag", "Tag"),
         Binding("T", "signal('TERMINATE')", "Terminate"),
         Binding("K", "signal('KILL')", "Kill"),
         Binding("I", "signal('INTERRUPT')", "Interrupt"),
@@ -76,7 +88,7 @@ class ProcessScreen(NodeScreen):
 
     def __init__(
         self,
-        gpu_index: int,
+        gpu_index: int | None,
         state: NodeState,
         now: float,
         interval_s: float,
@@ -85,11 +97,15 @@ class ProcessScreen(NodeScreen):
         can_signal: bool = False,
     ) -> None:
         super().__init__(state, now, interval_s)
-        self.gpu_index = gpu_index
+        self.gpu_index = gpu_index  # None: every GPU of the node
+        self.home_gpu = gpu_index  # the GPU `a` comes back to
         self.can_signal = can_signal
+        self.tagged: dict[int, ProcessIdentity] = {}  # pid → the process it named when tagged
+        self.row_filter = ProcessFilter()
         self.sort_index = 0
         self._wanted_pid = select_pid  # the pid to select once the rows are in
         self._rows: tuple[ProcessRow, ...] = ()
+        self._drawn_tags: tuple[int, ...] = ()
         self._command_width = 0  # the command column's width the table was built with
 
     def compose(self) -> ComposeResult:
@@ -97,6 +113,13 @@ class ProcessScreen(NodeScreen):
             state=NodeScreen.node, now=NodeScreen.now
         )
         yield Static(id="processes-title")
+        filter_box = TypedInput(
+            placeholder="filter: gpu:3 pid:4242 user:ada role:co-tenant engine:sglang, text, !word (Esc clears)",
+            id="processes-filter",
+            compact=True,
+        )
+        filter_box.display, filter_box.disabled = False, True  # hidden and never focused (nor typed into) until `/` opens it
+        yield filter_box
         yield DataTable(id="processes-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="processes-detail")
         yield Footer(show_command_palette=False)
@@ -106,29 +129,43 @@ class ProcessScreen(NodeScreen):
         self.query_one(DataTable).focus()
 
     @property
-    def selected_pid(self) -> int | None:
+    def selected_row(self) -> ProcessRow | None:
         table = self.query_one(DataTable)
         if not self._rows or table.cursor_row < 0 or table.cursor_row >= len(self._rows):
             return None
-        return self._rows[table.cursor_row].pid
+        return self._rows[table.cursor_row]
 
     @property
-    def selected_row(self) -> ProcessRow | None:
-        pid = self.selected_pid
-        return next((row for row in self._rows if row.pid == pid), None)
+    def selected_pid(self) -> int | None:
+        row = self.selected_row
+        return None if row is None else row.pid
 
     def show_node(self, state: NodeState) -> None:
         snapshot = state.snapshot
         rows = process_rows(snapshot, self.gpu_index) if snapshot is not None else ()
-        self._show_rows(rows)
+        self._keep_tags(process_rows(snapshot) if snapshot is not None else ())
+        self._show_rows(tuple(row for row in rows if self.row_filter.matches(row)))
         self._show_title(state)
+
+    def _keep_tags(self, rows: tuple[ProcessRow, ...]) -> None:
+        """Drop the tag of a pid that has exited or now names another process."""
+        named = {row.pid: row.process.identity for row in rows}
+        for pid, identity in list(self.tagged.items()):
+            if named.get(pid) != identity:
+                del self.tagged[pid]
+                self.notify(f"pid {pid} untagged: it exited or now names another process", severity="warning")
 
     def on_resize(self) -> None:
         self.show_node(self.node)
 
     def _show_rows(self, rows: tuple[ProcessRow, ...]) -> None:
         table: DataTable[Text] = self.query_one(DataTable)
-        keep = self._wanted_pid if self._wanted_pid is not None else self.selected_pid
+        selected = self.selected_row
+        keep: tuple[int | None, int] | None = None  # (GPU, pid) to keep selected; GPU None: the pid's first row
+        if self._wanted_pid is not None:
+            keep = (None, self._wanted_pid)
+        elif selected is not None:
+            keep = (selected.gpu, selected.pid)
         ordered = sorted_rows(rows, PROCESS_SORTS[self.sort_index])
         width = command_width(self.size.width)
         if width != self._command_width:
@@ -136,12 +173,14 @@ class ProcessScreen(NodeScreen):
             table.clear(columns=True)
             for label, column in (*COLUMNS, ("command", width)):
                 table.add_column(label, key=label, width=column)
-        if ordered != self._rows:
-            self._rows = ordered
+        tags = tuple(sorted(self.tagged))
+        if (ordered, tags) != (self._rows, self._drawn_tags):
+            self._rows, self._drawn_tags = ordered, tags
             table.clear()
             for row in ordered:
                 used = "?" if row.used_bytes is None else fmt_gib(row.used_bytes).removesuffix(" GiB")
                 cells = (
+                    f"{TAG_MARK} {row.gpu}" if row.pid in self.tagged else f"  {row.gpu}",
                     str(row.pid),
                     _cut(row.user, 6),
                     row.role_name,
@@ -150,33 +189,47 @@ class ProcessScreen(NodeScreen):
                     age_text(row.age_s),
                     _cut(row.command, width),
                 )
-                table.add_row(*(Text(cell) for cell in cells), key=str(row.pid))  # plain text, never markup
-        pids = [row.pid for row in ordered]
-        if keep in pids:
-            table.move_cursor(row=pids.index(keep), animate=False)
-            if self._wanted_pid is not None and self._rows:
-                self._wanted_pid = None
+                style = "bold" if row.pid in self.tagged else ""
+                table.add_row(*(Text(cell, style=style) for cell in cells), key=f"{row.gpu}:{row.pid}")  # never markup
+        if keep:
+            gpu, pid = keep
+            place = next((i for i, row in enumerate(ordered) if row.pid == pid and gpu in (None, row.gpu)), None)
+            if place is not None:
+                table.move_cursor(row=place, animate=False)
+                if self._wanted_pid is not None:
+                    self._wanted_pid = None
         self._show_detail()
 
     def _show_title(self, state: NodeState) -> None:
         snapshot = state.snapshot
-        gpu = snapshot.observation.gpu(self.gpu_index) if snapshot else None
         title = self.query_one("#processes-title", Static)
-        if gpu is None:
-            title.update(
-                Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error")
-            )
+        if snapshot is None:
+            title.update(Content.styled("waiting for the first snapshot", "$text-muted"))
             return
-        used = f" · NVML used {fmt_gib(gpu.used_bytes)}" if gpu.used_bytes is not None else ""
-        signals = "T terminate · K kill · I interrupt" if self.can_signal else "signals off (--read-only)"
+        if self.gpu_index is None:
+            used_bytes = [gpu.used_bytes for gpu in snapshot.observation.gpus if gpu.used_bytes is not None]
+            where = f"Processes · every GPU ({len(snapshot.observation.gpus)})"
+            scope = f" · a: GPU {self.home_gpu}" if self.home_gpu is not None else ""
+        else:
+            gpu = snapshot.observation.gpu(self.gpu_index)
+            if gpu is None:
+                title.update(Content.styled(f"GPU {self.gpu_index} is not in the current snapshot", "bold $error"))
+                return
+            used_bytes = [gpu.used_bytes] if gpu.used_bytes is not None else []
+            where, scope = f"Processes · GPU {gpu.index} {short_gpu_name(gpu.name)}", " · a: every GPU"
+        used = f" · NVML used {fmt_gib(sum(used_bytes))}" if used_bytes else ""
+        shown = f"{len(self._rows)} process(es)" + (" (filtered)" if self.row_filter.terms else "")
+        signals = "space tag · T terminate · K kill · I interrupt" if self.can_signal else "signals off (--read-only)"
+        tagged = f" · {len(self.tagged)} tagged" if self.tagged else ""
         parts: list[Content] = [
             Content.assemble(
-                (f"Processes · GPU {gpu.index} {short_gpu_name(gpu.name)}", "bold $primary"),
-                f" · {len(self._rows)} process(es){used}",
-                (f" · sorted by {PROCESS_SORTS[self.sort_index].name} (s) · {signals}", "$text-muted"),
+                (where, "bold $primary"),
+                f" · {shown}{used}",
+                ((tagged, "bold $warning")),
+                (f" · sorted by {PROCESS_SORTS[self.sort_index].name} (s){scope} · {signals}", "$text-muted"),
             )
         ]
-        if snapshot is not None and snapshot.observation.pid_namespace is PidNamespace.FOREIGN:
+        if snapshot.observation.pid_namespace is PidNamespace.FOREIGN:
             parts.append(Content.styled(FOREIGN_NAMESPACE_NOTE, "bold $warning"))
         title.update(Content("\n").join(parts))
 
@@ -184,7 +237,9 @@ class ProcessScreen(NodeScreen):
         row = self.selected_row
         detail = self.query_one("#processes-detail", Static)
         if row is None:
-            detail.update(Content.styled("no process on this GPU in the current snapshot", "$text-muted"))
+            where = "on this GPU" if self.gpu_index is not None else "on any GPU"
+            matching = " that matches the filter" if self.row_filter.terms else ""
+            detail.update(Content.styled(f"no process {where}{matching} in the current snapshot", "$text-muted"))
             return
         unnamed = row.process.unidentified_reason()
         if unnamed is None or not self.can_signal:
@@ -206,34 +261,116 @@ class ProcessScreen(NodeScreen):
         self._rows = ()  # reorder
         self.show_node(self.node)
 
+    def action_scope(self) -> None:
+        """Every GPU's processes, or back to the GPU the table was opened for."""
+        if self.gpu_index is not None:
+            self.gpu_index = None
+        elif self.home_gpu is not None:
+            self.gpu_index = self.home_gpu
+        else:
+            selected = self.selected_row
+            if selected is None:
+                self.notify("no process selected: its GPU is the one to show", severity="warning")
+                return
+            self.gpu_index = selected.gpu
+        self.show_node(self.node)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#processes-filter", Input)
+        box.display, box.disabled = True, False
+        self.set_focus(box)  # now, not after the keys already typed behind `/`
+
+    def action_back(self) -> None:
+        """Close the filter (clearing it) when it is open, else go back."""
+        box = self.query_one("#processes-filter", Input)
+        if box.display:
+            box.value = ""
+            box.display, box.disabled = False, True
+            self.query_one(DataTable).focus()
+            return
+        self.app.pop_screen()
+
+    @on(Input.Changed, "#processes-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        try:
+            self.row_filter = parse_process_filter(event.value)
+        except FilterError as error:
+            self.query_one("#processes-detail", Static).update(Content.styled(f"filter: {error}", "bold $error"))
+            return
+        self.show_node(self.node)
+
+    @on(Input.Submitted, "#processes-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.input.display = bool(event.value)
+        event.input.disabled = not event.value
+        self.query_one(DataTable).focus()
+
+    def action_tag(self) -> None:
+        """Tag or untag the selected process for a signal; a process kvtop cannot name is never tagged."""
+        row = self.selected_row
+        if row is None:
+            return
+        if not self.can_signal:
+            self.notify("signals are off (--read-only): nothing to tag for", severity="warning")
+            return
+        if row.pid in self.tagged:
+            del self.tagged[row.pid]
+        elif row.process.identity is None:
+            self.notify(f"pid {row.pid} cannot be tagged: {row.process.unidentified_reason()}", severity="warning")
+            return
+        else:
+            self.tagged[row.pid] = row.process.identity
+        self._show_rows(self._rows)
+        self._show_title(self.node)
+        self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "signal":  # absent without a signal sender (--read-only) or a process kvtop can name
             row = self.selected_row if self.is_mounted else None
-            return self.can_signal and (row is None or row.process.identity is not None)
+            return self.can_signal and (bool(self.tagged) or row is None or row.process.identity is not None)
+        if action == "tag":
+            return self.can_signal
         return True
 
+    def _targets(self) -> tuple[ProcessRow, ...]:
+        """The tagged processes (one row each: the first GPU NVML lists it on), else the selected one."""
+        snapshot = self.node.snapshot
+        if self.tagged and snapshot is not None:
+            every = process_rows(snapshot)
+            firsts = {row.pid: row for row in reversed(every)}
+            return tuple(firsts[pid] for pid in sorted(self.tagged) if pid in firsts)
+        row = self.selected_row
+        return () if row is None else (row,)
+
     def action_signal(self, name: str) -> None:
-        """The dialog for sending `name` (TERMINATE, KILL, INTERRUPT) to the selected process, when kvtop
-        can name it; else the reason it cannot, and no dialog."""
-        row, snapshot = self.selected_row, self.node.snapshot
-        if not self.can_signal or row is None or snapshot is None:
+        """The dialog for sending `name` (TERMINATE, KILL, INTERRUPT) to the tagged processes, else the
+        selected one when kvtop can name it; else the reason it cannot, and no dialog."""
+        targets, snapshot = self._targets(), self.node.snapshot
+        if not self.can_signal or not targets or snapshot is None:
             return
-        identity = row.process.identity
-        if identity is None:
-            self.notify(f"no signal to pid {row.pid}: {row.process.unidentified_reason()}", severity="warning")
+        unnamed = next((row for row in targets if row.process.identity is None), None)
+        if unnamed is not None:
+            self.notify(f"no signal to pid {unnamed.pid}: {unnamed.process.unidentified_reason()}", severity="warning")
             return
         signal = ProcessSignal[name]
-        facts = signal_facts(snapshot, self.node.findings, row)
-        request = SignalRequest(
-            identity=identity,
-            signal=signal,
-            gpu_index=self.gpu_index,
-            used_bytes=row.used_bytes,
-            command=row.command,
-        )
+        pairs = tuple(
+            (
+                signal_facts(snapshot, self.node.findings, row),
+                SignalRequest(
+                    identity=row.process.identity, signal=signal, gpu_index=row.gpu, used_bytes=row.used_bytes,
+                    command=row.command,
+                ),
+            )
+            for row in targets
+            if row.process.identity is not None
+        )  # fmt: skip
 
-        def send(confirmed: SignalRequest | None) -> None:
-            if confirmed is not None:
-                self.post_message(SignalRequested(confirmed))
+        def send(confirmed: tuple[SignalRequest, ...] | None) -> None:
+            if confirmed is None:
+                return
+            for request in confirmed:
+                self.post_message(SignalRequested(request))
+            self.tagged.clear()
+            self.show_node(self.node)
 
-        self.app.push_screen(SignalScreen(facts, signal, request), send)
+        self.app.push_screen(SignalScreen(pairs, signal), send)

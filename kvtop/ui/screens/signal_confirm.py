@@ -1,10 +1,11 @@
-"""The signal dialog: what sending SIGTERM / SIGKILL / SIGINT to a process would do, stated before it is sent.
+"""The signal dialog: what sending SIGTERM / SIGKILL / SIGINT to one process, or to each of the tagged
+ones, would do, stated before anything is sent.
 
-It names the pid, the bytes NVML says it holds (on every GPU) and what the finding that names
-the pid says stopping it buys (its `gain_tokens` per rank, and whether the engine must restart to
-use them), then whose the process is and its command; where no finding prices it, it says so
-rather than guess. A process of a serving engine is refused: `F` forces it. Dismissed with the
-`SignalRequest` to send, or None.
+For each process it names the pid, the bytes NVML says it holds (on every GPU) and what the finding
+that names the pid says stopping it buys (its `gain_tokens` per rank, and whether the engine must
+restart to use them), then whose the process is and its command; where no finding prices it, it
+says so rather than guess. A process of a serving engine is refused: `y` sends the others, `F`
+forces every one. Dismissed with the `SignalRequest`s to send (one per process), or None.
 """
 
 from __future__ import annotations
@@ -77,24 +78,44 @@ def role_text(facts: SignalFacts) -> str:
 
 def dialog_text(facts: SignalFacts, signal: ProcessSignal) -> Content:
     """The dialog's body for sending `signal` to the process `facts` describe."""
+    return several_text((facts,), signal)
+
+
+def several_text(targets: tuple[SignalFacts, ...], signal: ProcessSignal) -> Content:
+    """The dialog's body for sending `signal` to each process of `targets` (one: as `dialog_text`)."""
+    one = len(targets) == 1
+    whom = f"pid {targets[0].pid}" if one else f"{len(targets)} tagged processes, one by one"
     lines = [
-        Content.assemble(
-            (f"Send {signal.value} to pid {facts.pid}?", "bold $primary"),
-            (f" ({SIGNAL_WORDS[signal]})", "$text-muted"),
-        ),
-        _row("frees", frees_text(facts)),
-        Content.assemble((f"{'buys':<{LABEL_WIDTH}}", "bold"), buys_text(facts)),
-        _row("role", role_text(facts)),
-        _row("command", facts.command),
-        _row("log", ("kvtop's action log records every signal, sent or not", "$text-muted")),
+        Content.assemble((f"Send {signal.value} to {whom}?", "bold $primary"), (f" ({SIGNAL_WORDS[signal]})", "$text-muted"))
     ]
-    if facts.refusal:
-        lines.append(Content.styled(f"REFUSED: {facts.refusal}. F sends it anyway.", "bold $error"))
+    refused = [facts for facts in targets if facts.refusal]
+    refusals = [
+        Content.styled(
+            f"REFUSED: {facts.refusal}. F sends it anyway{'; y sends the others' if len(refused) < len(targets) else ''}.",
+            "bold $error",
+        )
+        for facts in refused
+    ]
+    if not one:  # what y leaves out, before the list: the dialog may scroll
+        lines += refusals
+    for facts in targets:
+        if not one:
+            lines.append(Content.styled(f"pid {facts.pid}", "bold $primary"))
+        lines += [
+            _row("frees", frees_text(facts)),
+            Content.assemble((f"{'buys':<{LABEL_WIDTH}}", "bold"), buys_text(facts)),
+            _row("role", role_text(facts)),
+            _row("command", facts.command),
+        ]
+    lines.append(_row("log", ("kvtop's action log records every signal, sent or not", "$text-muted")))
+    if one:
+        lines += refusals
     return Content("\n").join(lines)
 
 
-class SignalScreen(ModalScreen[SignalRequest | None]):
-    """Confirm (y) or, for a serving engine's process, force (F); n or Esc cancels."""
+class SignalScreen(ModalScreen[tuple[SignalRequest, ...] | None]):
+    """Confirm (y: every process kvtop does not refuse) or force (F: every one, a serving engine's
+    process too); n or Esc cancels. `targets`: each process's facts and the request that signals it."""
 
     DEFAULT_CSS = """
     SignalScreen { align: center middle; background: $background 60%; }
@@ -112,24 +133,33 @@ class SignalScreen(ModalScreen[SignalRequest | None]):
         Binding("n,escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, facts: SignalFacts, signal: ProcessSignal, request: SignalRequest) -> None:
+    def __init__(self, targets: tuple[tuple[SignalFacts, SignalRequest], ...], signal: ProcessSignal) -> None:
         super().__init__()
-        self.facts = facts
+        self.targets = targets
         self.signal = signal
-        self.request = request
+
+    @property
+    def allowed(self) -> tuple[SignalRequest, ...]:
+        """What `y` sends: every request kvtop does not refuse."""
+        return tuple(request for facts, request in self.targets if facts.refusal is None)
+
+    @property
+    def refused(self) -> bool:
+        return any(facts.refusal for facts, _ in self.targets)
 
     def compose(self) -> ComposeResult:
+        many = len(self.targets) > 1
         with VerticalScroll(id="signal-dialog"):
-            yield Static(dialog_text(self.facts, self.signal), id="signal-text")
+            yield Static(several_text(tuple(facts for facts, _ in self.targets), self.signal), id="signal-text")
             with Horizontal(id="signal-buttons"):
-                if self.facts.refusal:
-                    yield Button(
-                        f"Force {self.signal.value} (F)", variant="error", compact=True, id="signal-force"
-                    )
-                else:
-                    yield Button(
-                        f"Send {self.signal.value} (y)", variant="error", compact=True, id="signal-send"
-                    )
+                if self.allowed:
+                    others = f" to {len(self.allowed)}" if many else ""
+                    label = f"Send {self.signal.value}{others} (y)"
+                    yield Button(label, variant="error", compact=True, id="signal-send")
+                if self.refused:
+                    every = f" to all {len(self.targets)}" if many else ""
+                    label = f"Force {self.signal.value}{every} (F)"
+                    yield Button(label, variant="error", compact=True, id="signal-force")
                 yield Button("Cancel (n)", compact=True, id="signal-cancel")
         yield Footer()
 
@@ -140,20 +170,23 @@ class SignalScreen(ModalScreen[SignalRequest | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
-            return self.facts.refusal is None
+            return bool(self.allowed)
         if action == "force":
-            return self.facts.refusal is not None
+            return self.refused
         return True
 
     @on(Button.Pressed, "#signal-send")
     def action_send(self) -> None:
-        if self.facts.refusal is None:
-            self.dismiss(self.request)
+        if self.allowed:
+            self.dismiss(self.allowed)
 
     @on(Button.Pressed, "#signal-force")
     def action_force(self) -> None:
-        if self.facts.refusal is not None:
-            self.dismiss(self.request.model_copy(update={"forced": True}))
+        if self.refused:
+            forced = tuple(
+                request.model_copy(update={"forced": True}) if facts.refusal else request for facts, request in self.targets
+            )
+            self.dismiss(forced)
 
     @on(Button.Pressed, "#signal-cancel")
     def action_cancel(self) -> None:

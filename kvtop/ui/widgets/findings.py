@@ -48,7 +48,7 @@ class FindingLike(Protocol):
 
     Optional, read with getattr: `summary`, `engine_id`, `fix_settings` (the settings with the
     fix applied; None when the fix is not a flag change), `pids` (the processes the fix stops),
-    `gain_tokens`.
+    `gain_tokens`, `alternative` (`keep_running.FlagAlternative`: the memory flag that leaves them running).
     """
 
     @property
@@ -110,6 +110,9 @@ def finding_text(finding: FindingLike, note: str | None = None) -> Content:
     evidence = [finding.evidence] if isinstance(finding.evidence, str) else list(finding.evidence)
     lines += [Content.styled(f"  {fact}", "$text-muted") for fact in evidence if fact]
     lines.append(Content.assemble("  fix: ", (finding.fix, "$success")))
+    alternative = getattr(finding, "alternative", None)  # the memory flag that leaves the processes running
+    if alternative is not None:
+        lines.append(Content.assemble("  or:  ", (alternative.describe(), "$success")))
     if note:
         lines.append(Content.styled(f"  {note}", "bold $warning"))
     return Content("\n").join(lines)

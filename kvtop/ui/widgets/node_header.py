@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 from kvtop.domain.diagnose_rules import Severity
 from kvtop.domain.engines.registry import display_names
-from kvtop.domain.incident import incident_answer
+from kvtop.domain.incident import incident
 from kvtop.domain.node import EngineView
 from kvtop.domain.observe import EndpointState, NvmlState
 from kvtop.domain.pressure import pressure_of
@@ -71,11 +71,14 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
 _ANSWER_STYLES = {Severity.CRITICAL: "bold $error", Severity.WARNING: "bold $warning"}
 
 
-def answer_line(state: NodeState) -> Content:
-    """The incident's answer in one sentence (`kvtop.domain.incident`, as `kvtop diagnose` prints it)."""
+def answer_line(state: NodeState, width: int | None = None) -> Content:
+    """The incident's answer in one sentence (`kvtop.domain.incident`, as `kvtop diagnose` prints it); at
+    `width` columns the longest of its shorter forms that fits one line (the findings pane has it whole)."""
     if state.snapshot is None:
         return Content("")
-    severity, answer = incident_answer(state.snapshot, state.findings)
+    found = incident(state.snapshot, state.findings)
+    severity = found.severity
+    answer = found.sentence if width is None else found.within(max(width - 2, 1))  # after the '▶ ' mark
     if severity is None:
         return Content.assemble(("✓ ", "bold $success"), (answer, "$text-muted"))
     return Content.assemble(("▶ ", _ANSWER_STYLES.get(severity, "bold")), (answer, _ANSWER_STYLES.get(severity, "")))
@@ -139,7 +142,7 @@ class NodeHeader(Widget):
         inputs = (
             header_inputs(state),
             None if state is None else state.paused or freshness(state, self.now, self._interval_s).plain,
-            self.size.width < 110,
+            self.content_size.width,  # the incident line's form and the engines' compact lines follow the width
         )
         if inputs == self._inputs:
             return  # what the header reads is the same, and its freshness reads the same
@@ -182,7 +185,7 @@ class NodeHeader(Widget):
                 )
             )
         if self._engines and snapshot is not None:
-            lines.append(answer_line(state))
+            lines.append(answer_line(state, self.content_size.width or None))
             for view in snapshot.engines:
                 lines.append(engine_line(view, compact=self.size.width < 110))
                 pressure = pressure_of(view.engine.live)

@@ -39,6 +39,11 @@ def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
     return replay.capacity_at_least_free(free)
 
 
+def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+    """A restart with `settings`: the least free GPU sizes every rank."""
+    return replay.at_least_free(free, settings)
+
+
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
     fraction = ledger.engine.memory_fraction
     return (

@@ -46,6 +46,15 @@ def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
     return replay.capacity(ledger.settings.model_copy(update={"gpu_memory_utilization": fitting}))
 
 
+def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+    """A restart with `settings`: its budget is a share of the total whatever is free, and it refuses to
+    start where a GPU has less free than that share (§2)."""
+    solved = replay.solve(settings)
+    if solved is None or min(free.values()) < math.ceil(solved.gpu_total_bytes * solved.engine.memory_fraction):
+        return None
+    return solved
+
+
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
     share = ledger.engine.memory_fraction
     needed = math.ceil(ledger.gpu_total_bytes * share)

@@ -1,0 +1,124 @@
+"""The co-tenant's other way out (kvtop.domain.keep_running): leave it running, move the engine's memory flag.
+
+The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
+driver-reserved), a 1 GiB CUDA context at a restart. Every figure below is re-solved by `predict` with the
+free memory written out by hand, and the share's bounds by SGLang's and vLLM's own arithmetic:
+
+- SGLang keeps `pre-load × (1 − mem_fraction_static)` as its runtime reserve; its automatic share here is
+  0.818, so the reserve it keeps itself is pre-load × 0.182. A share kvtop proposes may take the reserve
+  less than 1 GiB (`Thresholds.reserve_excess_bytes`) below that.
+- vLLM refuses to start when a GPU has less free than `ceil(total × gpu_memory_utilization)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.diagnose import diagnose
+from kvtop.domain.incident import incident
+from kvtop.domain.keep_running import AlternativeLimit
+from kvtop.domain.ledger import predict
+from kvtop.sources.demo import DemoSource
+from tests.domain.test_diagnose import CLEAN, GIB, H100, MIB, co_tenant, llama, node, only, sglang_capacity
+
+AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
+
+
+def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,023 − 6,144 = 73,879 MiB free.
+    At 0.83 the reserve is 73,879 MiB × 0.17, 0.012 × 73,879 MiB = 0.87 GiB below SGLang's own
+    (× 0.182); at 0.84 it would be 0.022 × 73,879 MiB = 1.59 GiB below: 0.83 is the most it may take."""
+    plan = llama()
+    assert plan.engine.memory_fraction == AUTO
+    finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
+    alternative = finding.alternative
+    assert alternative is not None
+    left = CLEAN - 6 * GIB
+    assert left == 73_879 * MIB
+    assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.59 GiB
+    assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
+    assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
+    assert alternative.tokens == sglang_capacity(plan, left, mem_fraction_static=0.83)
+    assert alternative.restart_tokens == sglang_capacity(plan, left)  # the automatic share, as launched
+    assert alternative.stopped_tokens == sglang_capacity(plan, CLEAN)
+    assert alternative.gain_tokens == alternative.tokens - alternative.restart_tokens > 0
+    assert alternative.reserve_bytes == round(left * (1 - 0.83))
+    assert alternative.reserve_needed_bytes == round(left * (1 - AUTO))
+    assert alternative.pids == (9001,) and alternative.engine_id == "sglang:4242"
+    assert alternative.settings.mem_fraction_static == 0.83
+    assert alternative.describe().startswith(
+        f"keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{alternative.gain_tokens:,} "
+        f"tokens per rank over a restart as launched ({alternative.tokens:,} against {alternative.restart_tokens:,}); "
+        f"runtime reserve {73_879 * 0.17 / 1024:.2f} GiB (SGLang keeps {73_879 * 0.182 / 1024:.2f} GiB itself)"
+    )
+
+
+def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token_back() -> None:
+    """At --mem-fraction-static 0.7, stopping the notebook gives 80,023 MiB × 0.7 of budget back; with it
+    left running the share must be 0.7 × 80,023 ÷ 73,879 = 0.7582 or more: 0.76 reaches it, 0.75 does not,
+    and its reserve (73,879 MiB × 0.24 = 17.3 GiB) is above SGLang's own."""
+    plan = llama("sglang", "--mem-fraction-static", "0.7")
+    finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
+    alternative = finding.alternative
+    assert alternative is not None
+    left = CLEAN - 6 * GIB
+    assert 0.75 < 0.7 * CLEAN / left < 0.76
+    assert (alternative.share, alternative.limit) == (0.76, AlternativeLimit.REACHED)
+    stopped = sglang_capacity(plan, CLEAN)
+    assert alternative.stopped_tokens == stopped
+    assert alternative.tokens == sglang_capacity(plan, left, mem_fraction_static=0.76) >= stopped
+    assert sglang_capacity(plan, left, mem_fraction_static=0.75) < stopped
+    assert alternative.restart_tokens == sglang_capacity(plan, left)
+
+
+def test_vllm_lowers_its_share_to_the_largest_it_starts_with() -> None:
+    """vLLM budgets 0.92 × total whatever is free: with 6 GiB held it would not start (73,879 MiB free <
+    0.92 × 81,559 MiB); the largest hundredth that starts is floor(73,879 ÷ 81,559 × 100) = 0.90 — the
+    share the restart_will_not_fit finding names too."""
+    plan = llama("vllm")
+    found = diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
+    alternative = only(found, "co_tenant").alternative
+    assert alternative is not None
+    left = CLEAN - 6 * GIB
+    assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 90
+    assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.90", AlternativeLimit.START)
+    assert alternative.restart_tokens == 0  # as launched it would not start
+    at_090 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.9}), gpu_total_bytes=H100)
+    assert alternative.tokens == at_090.token_capacity
+    assert only(found, "restart_will_not_fit").fix == alternative.fix  # one share for one question
+    assert "(as launched it would not start)" in alternative.describe()
+
+
+def test_no_alternative_where_no_share_beats_a_restart_as_launched() -> None:
+    """vLLM with 2 GiB held still starts at 0.92 and budgets the same (advice, no alternative); LMDeploy's
+    demo runs --cache-max-entry-count 0.9, above its own 0.8: kvtop does not raise it further."""
+    vllm = only(diagnose(node(llama("vllm"), others={3: (co_tenant(9001, 2 * GIB),)})), "co_tenant")
+    assert vllm.alternative is None
+    lmdeploy = DemoSource.open("llama70b-tp4-lmdeploy").collect_at(0)
+    tenant = only(diagnose(lmdeploy), "co_tenant")
+    assert tenant.tokens > 0 and tenant.alternative is None
+
+
+def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
+    """The demo incident: the sentence ends with the alternative; narrower, the same facts in fewer words."""
+    snapshot = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)
+    found = diagnose(snapshot)
+    tenant = only(found, "co_tenant")
+    alternative = tenant.alternative
+    assert alternative is not None and alternative.fix == "--mem-fraction-static 0.83"
+    answer = incident(snapshot, found)
+    assert answer.sentence.endswith(
+        "— stop it, then restart sglang:41000 to recover them; or keep it and restart with "
+        f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
+    )
+    assert answer.within(200) == (
+        "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
+        "stop it, then restart sglang:41000; or --mem-fraction-static 0.83"
+    )
+    assert answer.within(118) == (
+        "GPU 3 −128,660 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
+    )
+    assert answer.within(77) == "GPU 3 −128,660 tokens: stop pid 4242 (python), then restart sglang:41000"
+    assert answer.within(40) == "GPU 3 −128,660 tokens: stop pid 4242"
+    assert answer.within(20) == "GPU 3 −128,660 toke…"
+    assert all(len(answer.within(width)) <= width for width in range(1, 300))
