@@ -15,6 +15,7 @@ import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -166,10 +167,29 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
     return series
 
 
+#: a label longer than this (name and value) is redacted every time rather than remembered
+_REMEMBERED_LABEL_CHARS = 256
+
+
+@lru_cache(maxsize=1 << 16)
+def _shown_label(name: str, value: str) -> tuple[str, str]:
+    """One label as `redact_mapping` shows it (it treats each pair on its own), remembered: a refresh reads
+    the same labels again, and a 1,000-node answer holds about 50,000 of them."""
+    ((shown_name, shown_value),) = redact_mapping({name: value}).items()
+    return shown_name, str(shown_value)
+
+
 def _shown_labels(labels: dict[str, str]) -> dict[str, str]:
     """Label names and values as kvtop may show them: a value under a secret's name masked, any secret
     of a known shape masked, and each one terminal-safe line (a peer chooses its labels)."""
-    return {key: value for key, value in redact_mapping(labels).items() if isinstance(value, str)}
+    shown = {}
+    for name, value in labels.items():
+        if len(name) + len(value) <= _REMEMBERED_LABEL_CHARS:
+            name, value = _shown_label(name, value)
+        else:
+            name, value = _shown_label.__wrapped__(name, value)
+        shown[name] = value
+    return shown
 
 
 def _tls_context(ca: str) -> ssl.SSLContext:

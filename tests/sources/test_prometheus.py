@@ -263,3 +263,18 @@ def test_two_engines_are_never_summed_the_worst_share_is_shown() -> None:
     assert both.worst_engine == squeezed and small.shortfall_tokens == 0
     assert both.capacity_shortfall_fraction == pytest.approx((1_255_785 - 1_127_125) / 1_255_785)
     assert "predicted_token_capacity" not in both.model_dump()  # no node-wide sum of two engines' tokens
+
+
+@pytest.mark.parametrize("padding", [0, 300], ids=["remembered", "longer than remembered"])
+def test_labels_are_redacted_and_made_safe_on_every_read(padding: int) -> None:
+    """Labels are remembered per (name, value) (a refresh reads the same ones again); a long one is not, and
+    both are shown as `redact_mapping` shows them, on the first read and the next."""
+    from kvtop.sources.prometheus import _shown_labels
+
+    labels = {"api_key": "x" * padding + "plain-word-value", "pod": f"{'p' * padding} ghp_{'a1B2' * 9}",
+              "node": f"{'n' * padding}node\x1b]0;PWNED\x07"}  # fmt: skip
+    for _ in range(2):
+        shown = _shown_labels(labels)
+        assert shown["api_key"] == "***"  # a value under a secret's name
+        assert "ghp_" not in shown["pod"] and shown["pod"].startswith("p" * padding)  # a secret by its shape
+        assert shown["node"] == "n" * padding + "node\\x1b]0;PWNED\\x07"  # one terminal-safe line
