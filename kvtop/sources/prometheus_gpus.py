@@ -2,8 +2,8 @@
 
 The node list needs of a node's GPUs only their count, how many are lost and used over total memory.
 Prometheus sums them itself (`GPU_SUMMARY_QUERIES`: one series per exporter and figure), so a refresh of
-1,000 nodes × 8 GPUs reads about 5,000 series instead of the 64,000 per-GPU series that were 80 % of its
-answer bytes. Every GPU's series (`GPU_LIST_QUERIES`) are read only for `kvtop cluster --gpus`; the
+1,000 nodes × 8 GPUs reads 7,000 GPU series instead of 64,000 (benchmarks/cluster_scale_bench.py: the
+refresh's answers went from 14.8 to 3.2 MiB of JSON). Every GPU's series (`GPU_LIST_QUERIES`) are read only for `kvtop cluster --gpus`; the
 drill-down reads one node's own series (prometheus_node.py).
 
 Which exporter speaks for a node: kvtop's (NVML v2 bytes) wherever it reports GPUs, else DCGM's (MiB,
