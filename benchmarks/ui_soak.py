@@ -48,10 +48,11 @@ from textual.pilot import Pilot
 
 from kvtop.domain.cluster import (
     ClusterEngine,
-    ClusterGpu,
     ClusterNode,
     ClusterTarget,
     ClusterView,
+    GpuSource,
+    NodeGpus,
     TargetHealth,
     rank_nodes,
 )
@@ -122,11 +123,9 @@ class DemoCluster:
 
     def _node(self, name: str, snapshot: NodeSnapshot) -> ClusterNode:
         instance = f"{name}:9401"
-        gpus = tuple(
-            ClusterGpu(gpu=str(g.index), name=g.name, total_bytes=g.total_bytes, used_bytes=g.used_bytes,
-                       free_bytes=g.free_bytes, reserved_bytes=g.reserved_bytes, source="kvtop")
-            for g in snapshot.observation.gpus
-        )  # fmt: skip
+        observed = snapshot.observation.gpus
+        gpus = NodeGpus(source=GpuSource.KVTOP, count=len(observed), used_bytes=sum(g.used_bytes or 0 for g in observed),
+                        total_bytes=sum(g.total_bytes or 0 for g in observed))  # as Prometheus sums them (`sum by`)
         engines = tuple(
             ClusterEngine(
                 instance=instance, engine=view.engine.engine_id, source="kvtop",
@@ -138,7 +137,7 @@ class DemoCluster:
         )  # fmt: skip
         findings = Counter(str(finding.severity.value) for finding in diagnose(snapshot))
         return ClusterNode(
-            name=name, gpus=gpus, engines=engines, findings=findings, demo_scenario=name,
+            name=name, gpu_summary=gpus, engines=engines, findings=findings, demo_scenario=name,
             targets=(ClusterTarget(job="kvtop", instance=instance, health=TargetHealth.UP, age_seconds=1.0),),
         )  # fmt: skip
 

@@ -43,6 +43,13 @@ def test_the_tp16_sglang_engine_over_two_nodes_is_one_engine_with_its_tightest_r
     assert sglang["clean_tokens"] + sum(t["tokens"] for t in sglang["terms"]) == sglang["actual_tokens"]
 
 
+def test_the_demo_cluster_names_no_sample_a_lie(demo_json: dict) -> None:
+    """Before: the synthetic server's `time()` was read before the pages were collected, so every node's
+    snapshot was dated in its future ("snapshot_age sample … is dated in the future": 10 ignored)."""
+    assert demo_json["ignored"] == []
+    assert all(node["age_seconds"] is not None and node["age_seconds"] >= 0 for node in demo_json["nodes"])
+
+
 def test_the_pp2_vllm_engine_over_two_nodes(demo_json: dict) -> None:
     vllm = engine(demo_json, "10.0.2.10")  # --master-addr of both launches
     assert (vllm["kind"], vllm["layout"]) == ("vllm", "TP8 PP2")

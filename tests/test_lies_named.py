@@ -16,14 +16,14 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.cluster import SampleLie, TargetHealth
-from kvtop.sources.prometheus import QUERIES, join_answers
+from kvtop.sources.prometheus import ALL_QUERIES, QUERIES, join_answers
 from tests.local_http import serving
 
 INSTANCE = "10.0.0.1:9400"
 
 
 def answers(**series: list[tuple[dict[str, str], float]]) -> dict[str, list[tuple[dict[str, str], float]]]:
-    return {key: series.get(key, []) for key in QUERIES}
+    return {key: series.get(key, []) for key in ALL_QUERIES}
 
 
 def dcgm(field: str, value: float) -> tuple[dict[str, str], float]:
@@ -57,10 +57,10 @@ def test_negative_bytes_nan_and_a_usage_past_one_are_not_used() -> None:
                   dcgm("DCGM_FI_DEV_FB_RESERVED", 557.0)],
             engine=[({"__name__": "vllm:kv_cache_usage_perc", "instance": INSTANCE}, 7.5)],
         ),
-        url="http://prometheus", taken_at=0.0, stale_after_s=120.0,
+        url="http://prometheus", taken_at=0.0, stale_after_s=120.0, gpus=True,
     )  # fmt: skip
     (node,) = view.nodes
-    (gpu,) = node.gpus
+    (gpu,) = node.gpus or ()
     assert (gpu.used_bytes, gpu.free_bytes, gpu.reserved_bytes) == (None, None, 557 << 20)
     assert all(engine.kv_usage_fraction is None for engine in node.engines)
     assert sorted(sample.lie.value for sample in view.ignored) == ["nan", "negative", "out_of_range"]

@@ -24,7 +24,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.sources.hub import load_model
 from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
-from kvtop.sources.prometheus import QUERIES
+from kvtop.sources.prometheus import ALL_QUERIES
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.screens.processes import ProcessScreen
 from tests.data_paths import CASES
@@ -112,13 +112,14 @@ def test_no_shaped_secret_reaches_explain_from_a_quoted_log_line(tmp_path: Path,
 def labelled(handler: BaseHTTPRequestHandler) -> None:
     """A Prometheus whose series carry tokens in their label values."""
     query = parse_qs(urlsplit(handler.path).query)["query"][0]
-    key = next(k for k, expr in QUERIES.items() if expr == query)
+    key = next(k for k, expr in ALL_QUERIES.items() if expr == query)
     instance = "10.0.0.1:9400"
     labels = {
         "up": {"__name__": "up", "job": "dcgm", "instance": instance, "note": T["Google API key"]},
         "dcgm": {"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "0", "modelName": f"H100 {T['npm token']}",
                  "Hostname": f"node-{T['Databricks token']}", "instance": instance, "pod": T["Vault service token"],
                  "api_key": "plain-word-value"},
+        "dcgm_gpus": {"Hostname": f"node-{T['Databricks token']}", "instance": instance, "hostname": T["npm token"]},
     }.get(key)  # fmt: skip
     result = [] if labels is None else [{"metric": labels, "value": [1_750_000_000.0, "1000"]}]
     body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
@@ -131,7 +132,9 @@ def labelled(handler: BaseHTTPRequestHandler) -> None:
 
 def test_no_shaped_secret_reaches_cluster_from_prometheus_labels(capsys: pytest.CaptureFixture[str]) -> None:
     with serving(labelled) as url:
-        for argv in (["cluster", "--prometheus", url], ["cluster", "--prometheus", url, "--json"]):
+        # each twice: the second read finds its labels remembered (sources/prometheus.py `_shown_label`)
+        for argv in 2 * (["cluster", "--prometheus", url], ["cluster", "--prometheus", url, "--json"],
+                         ["cluster", "--prometheus", url, "--gpus"]):  # fmt: skip
             assert main(argv) == 0
             out, err = capsys.readouterr()
             assert "node-" in out and (found_in(out), found_in(err)) == ([], [])

@@ -31,7 +31,7 @@ from kvtop.domain.terminal import first_control, safe_line, safe_text
 from kvtop.sources.hub import load_model
 from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
-from kvtop.sources.prometheus import QUERIES
+from kvtop.sources.prometheus import ALL_QUERIES
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.processes import ProcessScreen
@@ -191,13 +191,14 @@ def hostile_prometheus(handler: BaseHTTPRequestHandler) -> None:
     from urllib.parse import parse_qs, urlsplit
 
     query = parse_qs(urlsplit(handler.path).query)["query"][0]
-    key = next(k for k, expr in QUERIES.items() if expr == query)
+    key = next(k for k, expr in ALL_QUERIES.items() if expr == query)
     instance = f"10.0.0.1:9400{OSC_TITLE}"
     labels = {
         "up": {"__name__": "up", "job": f"dcgm{CLEAR}", "instance": instance},
         "age": {"job": f"dcgm{CLEAR}", "instance": instance},
         "dcgm": {"__name__": "DCGM_FI_DEV_FB_USED", "gpu": f"0{C1_CSI}", "modelName": f"H100{C1_OSC}",
                  "Hostname": f"node{PAYLOAD}", "instance": instance},
+        "dcgm_gpus": {"Hostname": f"node{PAYLOAD}", "instance": instance},
         "engine": {"__name__": "sglang:token_usage", "instance": instance},
     }.get(key)  # fmt: skip
     result = [] if labels is None else [{"metric": labels, "value": [1_750_000_000.0, "1000"]}]
@@ -215,8 +216,11 @@ def test_prometheus_labels_are_shown_escaped(capsys: pytest.CaptureFixture[str])
         text, err = capsys.readouterr()
         assert main(["cluster", "--prometheus", url, "--json"]) == 0
         document, err_json = capsys.readouterr()
-    assert [control_in(part) for part in (text, err, document, err_json)] == [None] * 4
+        assert main(["cluster", "--prometheus", url, "--gpus"]) == 0  # every GPU listed, its labels shown
+        listed, err_listed = capsys.readouterr()
+    assert [control_in(part) for part in (text, err, document, err_json, listed, err_listed)] == [None] * 6
     assert f"node{safe_line(OSC_TITLE)}" in text
+    assert f"GPU 0{safe_line(C1_CSI)} H100{safe_line(C1_OSC)}: 1.0 / — used (dcgm)" in listed
     assert json.loads(document)["nodes"][0]["name"].startswith(f"node{safe_line(OSC_TITLE)}")
 
 

@@ -14,9 +14,9 @@ from kvtop.cli_args import ca_file, check_env_token, positive_seconds, prometheu
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import emit
 from kvtop.commands.render_cluster import cluster_json, engines_text
-from kvtop.domain.cluster import ClusterView
+from kvtop.domain.cluster import ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
-from kvtop.units import fmt_gib
+from kvtop.units import fmt_gib, gib
 
 if TYPE_CHECKING:
     from kvtop.domain.ports import ClusterReaderPort
@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--demo-cluster", nargs="?", const="default", default=None, metavar="NAME",
                         help="read a simulated cluster (examples/clusters; default 'demo') through a synthetic "
                         "Prometheus instead of a server")  # fmt: skip
+    parser.add_argument("--gpus", action="store_true",
+                        help="also read and list every GPU of every node (the node list needs only the per-node "
+                        "sums Prometheus computes; a 1,000-node cluster's per-GPU series are ~10x the answer)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the cluster view as JSON")
     parser.set_defaults(handler=run)
 
@@ -75,13 +78,26 @@ def _text(view: ClusterView) -> str:
         )  # fmt: skip
         name = node.name if node.demo_scenario is None else f"{node.name} (demo)"
         lost = f" ({node.gpus_lost} lost)" if node.gpus_lost else ""
-        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {len(node.gpus):>2}{lost}  unexplained {unexplained:>10}  "
+        count = node.gpu_summary.count if node.gpu_summary is not None else 0
+        lines.append(f"{name:<28} {node.health.value}{age:<6} gpus {count:>2}{lost}  unexplained {unexplained:>10}  "
                      f"findings {node.findings_total:>2}  advice {node.advice_total:>2}  tokens short {shortfall}")  # fmt: skip
         lines += [f"    {note}" for note in node.notes]
+        lines += [f"    {line}" for line in gpu_lines(node)]
     return "\n".join(lines + engines_text(view))
 
 
-def demo_reader(name: str, timeout_s: float, stale_after_s: float) -> tuple[PrometheusClient, ClusterReaderPort]:
+def gpu_lines(node: ClusterNode) -> list[str]:
+    """One line per GPU when every GPU was read (`--gpus`): 'GPU 3 NVIDIA H20: 90.1 / 95.6 GiB used (kvtop)'."""
+    lines = []
+    for gpu in node.gpus or ():
+        used = "—" if gpu.used_bytes is None else f"{gib(gpu.used_bytes):,.1f}"
+        total = "—" if gpu.total_bytes is None else fmt_gib(gpu.total_bytes, 1)
+        state = f", {gpu.state}" if gpu.state not in (None, "ok") else ""
+        lines.append(f"GPU {gpu.gpu} {gpu.name or '?'}: {used} / {total} used ({gpu.source.value}{state})")
+    return lines
+
+
+def demo_reader(name: str, timeout_s: float, stale_after_s: float, *, gpus: bool = False) -> tuple[PrometheusClient, ClusterReaderPort]:
     """A client of the demo cluster's synthetic Prometheus (every node a demo scenario's exporter page) and
     the reader that collects the nodes before each read."""
     from kvtop.sources.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
@@ -89,7 +105,7 @@ def demo_reader(name: str, timeout_s: float, stale_after_s: float) -> tuple[Prom
 
     cluster = DemoCluster.open(name)
     client = PrometheusClient(DEMO_PROMETHEUS_URL, timeout_s=timeout_s, transport=cluster.transport())
-    reader = ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s)
+    reader = ClusterReader(client, stale_after_s=stale_after_s, deadline_s=timeout_s, gpus=gpus)
     return client, DemoClusterReader(cluster, reader)
 
 
@@ -101,7 +117,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     if args.demo_cluster is not None:
         if url:
             raise InputError("a demo cluster or a Prometheus server, not both", field="--demo-cluster")
-        client, reader = demo_reader(args.demo_cluster, args.timeout, args.stale_after)
+        client, reader = demo_reader(args.demo_cluster, args.timeout, args.stale_after, gpus=args.gpus)
     elif not url:
         raise InputError("no Prometheus server given (use --prometheus URL, or --demo-cluster)", field="--prometheus")
     else:
@@ -109,7 +125,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         client = PrometheusClient(
             url, token=load_token(args.token_file), timeout_s=args.timeout, ca_file=args.ca_file
         )
-        reader = ClusterReader(client, stale_after_s=args.stale_after, deadline_s=args.timeout)
+        reader = ClusterReader(client, stale_after_s=args.stale_after, deadline_s=args.timeout, gpus=args.gpus)
     try:
         view = reader.read()
     finally:

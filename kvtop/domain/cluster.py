@@ -88,6 +88,17 @@ class ClusterTarget(_Frozen):
     age_seconds: float | None = None
 
 
+class GpuSource(str, Enum):
+    """Which exporter a GPU's figures came from."""
+
+    KVTOP = "kvtop"  # kvtop's exporter: NVML v2 bytes (used excludes reserved)
+    DCGM = "dcgm"  # DCGM exporter: framebuffer MiB, converted
+
+
+#: kvtop GPU states (`kvtop_gpu_info{state}`) that are out of service: counted as GPUs, never as capacity
+OUT_OF_SERVICE = ("lost", "error")
+
+
 class ClusterGpu(_Frozen):
     """One GPU's memory as DCGM (MiB, converted) or kvtop's exporter (bytes) reported it."""
 
@@ -98,13 +109,26 @@ class ClusterGpu(_Frozen):
     used_bytes: int | None = None
     free_bytes: int | None = None
     reserved_bytes: int | None = None
-    source: str  # "dcgm" or "kvtop"
+    source: GpuSource
     state: str | None = None  # kvtop's GPU state ("ok", "lost", …); None where only DCGM reported it
 
     @property
     def lost(self) -> bool:
         """Out of service (lost or failing): counted among the node's GPUs, never as capacity."""
-        return self.state in ("lost", "error")
+        return self.state in OUT_OF_SERVICE
+
+
+class NodeGpus(_Frozen):
+    """A node's GPUs as one exporter reports them, summed by Prometheus itself (`count by`, `sum by`):
+    all the node list shows, without reading every GPU's series (a 1,000-node cluster has 8,000 GPUs).
+    Where kvtop's exporter and DCGM both report a node, kvtop's figures are the node's."""
+
+    source: GpuSource
+    count: int  # GPUs reported (lost ones included); DCGM: distinct `gpu` labels, a MIG GPU counted once
+    lost: int = 0  # out of service (kvtop's state lost or error; DCGM names none)
+    # summed over the GPUs (DCGM: the MIG instances) that report both used and total; None when none does
+    used_bytes: int | None = None
+    total_bytes: int | None = None
 
 
 class ClusterEngine(_Frozen):
@@ -143,7 +167,9 @@ class ClusterNode(_Frozen):
 
     name: str
     targets: tuple[ClusterTarget, ...] = ()
-    gpus: tuple[ClusterGpu, ...] = ()
+    gpu_summary: NodeGpus | None = None  # None: no exporter reports a GPU of the node
+    # every GPU, only when asked for (`kvtop cluster --gpus`); None: not read (the summary holds the counts)
+    gpus: tuple[ClusterGpu, ...] | None = None
     engines: tuple[ClusterEngine, ...] = ()
     unexplained_bytes: int | None = None  # summed over kvtop's ranks (negative: less than predicted)
     findings: Mapping[str, int] = {}  # open kvtop findings by severity
@@ -178,7 +204,7 @@ class ClusterNode(_Frozen):
     @property
     def gpus_lost(self) -> int:
         """GPUs kvtop's exporter reports lost or failing (whole GPUs out of service)."""
-        return sum(1 for gpu in self.gpus if gpu.lost)
+        return self.gpu_summary.lost if self.gpu_summary is not None else 0
 
     @property
     def worst_engine(self) -> ClusterEngine | None:

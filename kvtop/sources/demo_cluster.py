@@ -116,7 +116,9 @@ class DemoCluster:
                     ScrapeTarget("kvtop", node.instance, self._page(self._collectors[node.name]), age_s=1.0)
                     for node in self.spec.nodes
                 ]
-                self._server = SyntheticPrometheus(targets, now=now)
+                # asked after every page was collected, as a server is after its scrapes: a snapshot
+                # taken during the collection is never dated after the server's `time()`
+                self._server = SyntheticPrometheus(targets, now=self._clock())
                 self._collected_at = now
             return self._server
 

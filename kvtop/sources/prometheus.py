@@ -15,6 +15,7 @@ import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +29,7 @@ from kvtop.domain.cluster import (
     ClusterNode,
     ClusterTarget,
     ClusterView,
+    GpuSource,
     IgnoredSample,
     PrometheusState,
     SampleLie,
@@ -45,8 +47,15 @@ from kvtop.sources.bounded_http import (
     read_bounded,
 )
 from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces
+from kvtop.sources.prometheus_gpus import (
+    GPU_LIST_QUERIES,
+    GPU_SUMMARY_QUERIES,
+    NodeGpuReport,
+    dcgm_host,
+    gpu_lists,
+    gpu_summaries,
+)
 
-MIB = 1 << 20
 _MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
 TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 DEFAULT_STALE_AFTER_S = 120.0
@@ -58,10 +67,8 @@ QUERIES = {
     "up": "up",
     "age": "time() - timestamp(up)",
     "snapshot_age": "time() - max by (instance) (kvtop_snapshot_timestamp_seconds)",
-    "dcgm": '{__name__=~"DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED"}',
     "node": "kvtop_node_info",
-    "gpu": '{__name__=~"kvtop_gpu_memory_(total|used|reserved|free)_bytes"}',
-    "gpu_state": "kvtop_gpu_info",
+    **GPU_SUMMARY_QUERIES,  # each node's GPUs summed by the server (prometheus_gpus.py)
     "unexplained": "sum by (instance) (kvtop_rank_unexplained_bytes)",
     "findings": "sum by (instance, severity) (kvtop_findings)",
     # the tightest rank of each engine on each node, per source, with its rank and GPU labels
@@ -69,13 +76,10 @@ QUERIES = {
     "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
 }
 QUERIES |= ENGINE_QUERIES  # each node's part of every engine (prometheus_engines.py)
+#: every query kvtop may send: the refresh's, and every GPU's series for `kvtop cluster --gpus`
+ALL_QUERIES = QUERIES | GPU_LIST_QUERIES
 #: kvtop's own capacity sources, by the `ClusterEngine` field each fills
 _CAPACITY_KEYS = {"clean": "clean_token_capacity", "predicted": "predicted_token_capacity"}
-_DCGM_FIELDS = {
-    "DCGM_FI_DEV_FB_USED": "used_bytes",
-    "DCGM_FI_DEV_FB_FREE": "free_bytes",
-    "DCGM_FI_DEV_FB_RESERVED": "reserved_bytes",
-}
 
 
 class PrometheusError(KvtopError):
@@ -163,10 +167,29 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
     return series
 
 
+#: a label longer than this (name and value) is redacted every time rather than remembered
+_REMEMBERED_LABEL_CHARS = 256
+
+
+@lru_cache(maxsize=1 << 16)
+def _shown_label(name: str, value: str) -> tuple[str, str]:
+    """One label as `redact_mapping` shows it (it treats each pair on its own), remembered: a refresh reads
+    the same labels again, and a 1,000-node answer holds about 50,000 of them."""
+    ((shown_name, shown_value),) = redact_mapping({name: value}).items()
+    return shown_name, str(shown_value)
+
+
 def _shown_labels(labels: dict[str, str]) -> dict[str, str]:
     """Label names and values as kvtop may show them: a value under a secret's name masked, any secret
     of a known shape masked, and each one terminal-safe line (a peer chooses its labels)."""
-    return {key: value for key, value in redact_mapping(labels).items() if isinstance(value, str)}
+    shown = {}
+    for name, value in labels.items():
+        if len(name) + len(value) <= _REMEMBERED_LABEL_CHARS:
+            name, value = _shown_label(name, value)
+        else:
+            name, value = _shown_label.__wrapped__(name, value)
+        shown[name] = value
+    return shown
 
 
 def _tls_context(ca: str) -> ssl.SSLContext:
@@ -243,22 +266,25 @@ class _NodeParts:
     """What accumulates for one node while the answers are joined."""
 
     instances: set[str] = field(default_factory=set)
-    gpus: dict[str, dict[str, Any]] = field(default_factory=dict)
     engines: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     unexplained: int | None = None
     findings: dict[str, int] = field(default_factory=dict)
     has_kvtop: bool = False
     demo_scenario: str | None = None  # kvtop export there serves a --demo scenario
+    gpus: NodeGpuReport | None = None
+    gpu_list: list[ClusterGpu] | None = None  # every GPU, when asked for
 
 
 class ClusterReader:
-    """Reads the cluster: `read()` runs the queries in QUERIES and joins them per node."""
+    """Reads the cluster: `read()` runs the queries in QUERIES (and GPU_LIST_QUERIES with `gpus`) and joins
+    them per node."""
 
     def __init__(self, client: PrometheusClient, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
-                 clock: Callable[[], float] = time.time, deadline_s: float | None = None) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.time, deadline_s: float | None = None, gpus: bool = False) -> None:  # fmt: skip
         self.client = client
         self.deadline_s = deadline_s
         self.stale_after_s = stale_after_s
+        self.gpus = gpus  # also read every GPU's series (`ClusterNode.gpus`); the node list needs only the sums
         self._clock = clock
 
     def read(self) -> ClusterView:
@@ -267,9 +293,10 @@ class ClusterReader:
         When the deadline runs out after some answers came, the view is built from those and names
         the missing ones (`missing`); with no answer at all it is a TIMEOUT error."""
         deadline = Deadline(self.deadline_s) if self.deadline_s is not None else None
+        queries = ALL_QUERIES if self.gpus else QUERIES
         answers: dict[str, Series] = {}
         missing: list[str] = []
-        for key, expr in QUERIES.items():
+        for key, expr in queries.items():
             if missing:  # the deadline has passed: the rest cannot be asked
                 missing.append(key)
                 continue
@@ -282,12 +309,12 @@ class ClusterReader:
                     raise
                 missing.append(key)
         view = join_answers(
-            {key: answers.get(key, []) for key in QUERIES},
-            url=self.client.shown_url, taken_at=self._clock(), stale_after_s=self.stale_after_s,
+            {key: answers.get(key, []) for key in queries}, url=self.client.shown_url, taken_at=self._clock(),
+            stale_after_s=self.stale_after_s, gpus=self.gpus,
         )  # fmt: skip
-        return view.model_copy(
-            update={"missing": tuple(missing), "deadline_s": self.deadline_s if missing else None}
-        )
+        if not missing:
+            return view
+        return view.model_copy(update={"missing": tuple(missing), "deadline_s": self.deadline_s})
 
 
 def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str, set[str]]]:
@@ -296,8 +323,8 @@ def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str
     for labels, _ in answers["node"]:
         if labels.get("instance") and labels.get("node"):
             names[labels["instance"]] = labels["node"]
-    for labels, _ in answers["dcgm"]:
-        host = labels.get("Hostname") or labels.get("hostname")
+    for labels, _ in answers["dcgm_gpus"]:
+        host = dcgm_host(labels)
         if labels.get("instance") and host:
             names.setdefault(labels["instance"], host)
     by_host: dict[str, set[str]] = {}
@@ -307,10 +334,11 @@ def _node_names(answers: Mapping[str, Series]) -> tuple[dict[str, str], dict[str
 
 
 def join_answers(
-    answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float
+    answers: Mapping[str, Series], *, url: str, taken_at: float, stale_after_s: float, gpus: bool = False
 ) -> ClusterView:
-    """Join the answers of QUERIES into nodes, worst-first (pure: no I/O). Samples that cannot be true
-    (NaN, negative bytes or ages, `up` neither 0 nor 1) are named in `ignored` and not used."""
+    """Join the answers of QUERIES (and, with `gpus`, GPU_LIST_QUERIES) into nodes, worst-first (pure: no
+    I/O). Samples that cannot be true (NaN, negative bytes or ages, `up` neither 0 nor 1) are named in
+    `ignored` and not used."""
     answers, ignored = typed_answers(answers)
     names, by_host = _node_names(answers)
     nodes: dict[str, _NodeParts] = {}
@@ -329,45 +357,16 @@ def join_answers(
             node.instances.add(instance)
         return node
 
-    for labels, value in answers["gpu"]:
-        instance = labels.get("instance", "")
-        node = parts(node_of(instance), instance)
-        node.has_kvtop = True
-        index = labels.get("gpu", "?")
-        gpu = node.gpus.get(f"kvtop:{index}")
-        if gpu is None:
-            gpu = node.gpus[f"kvtop:{index}"] = {
-                "source": "kvtop", "gpu": index, "uuid": labels.get("uuid") or None, "name": labels.get("name") or None,
-            }  # fmt: skip
-        kind = labels.get("__name__", "").removeprefix("kvtop_gpu_memory_").removesuffix("_bytes")
-        if kind not in ("total", "used", "reserved", "free"):
-            continue
-        gpu[f"{kind}_bytes"] = int(value)
-    for labels, value in answers["dcgm"]:
-        instance = labels.get("instance", "")
-        name = labels.get("Hostname") or labels.get("hostname") or node_of(instance)
-        gpus = parts(name, instance).gpus
-        index = labels.get("gpu", "?")
-        if f"kvtop:{index}" in gpus:
-            continue  # kvtop's NVML v2 numbers win over DCGM's MiB for the same GPU (read first, above)
-        gpu = gpus.get(f"dcgm:{index}")
-        if gpu is None:
-            gpu = gpus[f"dcgm:{index}"] = {
-                "source": "dcgm",
-                "gpu": index,
-                "uuid": labels.get("UUID"),
-                "name": labels.get("modelName"),
-            }
-        field_name = _DCGM_FIELDS.get(labels.get("__name__", ""))
-        if field_name is not None:
-            gpu[field_name] = int(value) * MIB
-    for labels, _ in answers.get("gpu_state", ()):  # a lost GPU has no memory series: it is counted here
-        instance = labels.get("instance", "")
-        node = parts(node_of(instance), instance)
-        index = labels.get("gpu", "?")
-        gpu = node.gpus.setdefault(f"kvtop:{index}", {"source": "kvtop", "gpu": index, "uuid": labels.get("uuid") or None,
-                                                      "name": labels.get("name") or None})  # fmt: skip
-        gpu["state"] = labels.get("state") or None
+    for name, report in gpu_summaries(answers, node_of).items():
+        node = parts(name, "")
+        node.instances.update(report.instances)
+        node.gpus = report
+        node.has_kvtop = node.has_kvtop or (report.summary is not None and report.summary.source is GpuSource.KVTOP)
+    if gpus:
+        for name, (instances, listed) in gpu_lists(answers, node_of).items():
+            node = parts(name, "")
+            node.instances.update(instances)
+            node.gpu_list = listed
     for labels, _ in answers["node"]:
         node = parts(node_of(labels.get("instance", "")), labels.get("instance", ""))
         node.has_kvtop = True
@@ -404,7 +403,7 @@ def join_answers(
 
 
 # Queries whose samples are bytes, counts, tokens or ages (never below zero), and fractions (0–1).
-_NON_NEGATIVE = ("dcgm", "gpu", "findings", "capacity")
+_NON_NEGATIVE = ("dcgm", "gpu", "findings", "capacity", *GPU_SUMMARY_QUERIES)
 _AGES = ("age", "snapshot_age")
 _FRACTION_METRICS = ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage")
 
@@ -482,19 +481,6 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series], no
             by_node.setdefault(name, []).append(target)
     built = []
     for name, node in nodes.items():
-        kvtop_gpus = {g["gpu"] for g in node.gpus.values() if g["source"] == "kvtop"}
-        gpus = []
-        for gpu in node.gpus.values():
-            if gpu["source"] == "dcgm":
-                if gpu["gpu"] in kvtop_gpus:
-                    continue  # kvtop's NVML v2 numbers win over DCGM's MiB for the same GPU
-                parts_ = [gpu.get(k) for k in ("used_bytes", "free_bytes", "reserved_bytes")]
-                gpu["total_bytes"] = (
-                    sum(p for p in parts_ if p is not None)
-                    if parts_[0] is not None and parts_[1] is not None
-                    else None
-                )
-            gpus.append(ClusterGpu.model_construct(**gpu))  # typed above: ints and text, read at the door
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
         if node.demo_scenario is not None:
             notes.append(
@@ -502,10 +488,13 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series], no
             )
         notes += [f"target {t.instance} ({t.job}) {t.health.value}" + (f", last sample {t.age_seconds:.0f} s ago" if t.age_seconds is not None else "")
                   for t in by_node.get(name, []) if t.health is not TargetHealth.UP]  # fmt: skip
+        if node.gpus is not None and node.gpus.note:
+            notes.append(node.gpus.note)
         notes += [sample.text for sample in ignored if sample.instance and sample.instance in node.instances]
         built.append(ClusterNode(
             name=name, targets=tuple(sorted(by_node.get(name, []), key=lambda t: t.instance)),
-            gpus=tuple(sorted(gpus, key=lambda g: (g.gpu.zfill(4), g.source))),
+            gpu_summary=node.gpus.summary if node.gpus is not None else None,
+            gpus=tuple(node.gpu_list) if node.gpu_list is not None else None,
             engines=tuple(ClusterEngine(instance=i, engine=e, **v) for (i, e), v in sorted(node.engines.items())),
             unexplained_bytes=node.unexplained, findings=dict(sorted(node.findings.items())), notes=tuple(notes),
             demo_scenario=node.demo_scenario,

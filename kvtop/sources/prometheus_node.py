@@ -30,7 +30,8 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
-from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ENGINE_REPORTED, MIB, PrometheusClient, Series
+from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ENGINE_REPORTED, PrometheusClient, Series
+from kvtop.units import MIB
 
 NOT_EXPORTED = "prediction not exported"
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's

@@ -16,10 +16,15 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from kvtop.sources.prometheus import QUERIES
+from kvtop.sources.prometheus import ALL_QUERIES
 
 Series = list[tuple[dict[str, str], float]]
 _SELECTOR = re.compile(r"([A-Za-z_:][\w:]*)?\{(.*)\}")
+_DCGM_FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
+_DCGM_HOST = ("instance", "Hostname", "hostname")
+_FIGURES = tuple(f"kvtop_gpu_memory_{kind}_bytes" for kind in ("used", "total", "reserved", "free")) + tuple(
+    f"DCGM_FI_DEV_FB_{kind}" for kind in ("USED", "FREE", "RESERVED")
+)
 _MATCHER = re.compile(r'([A-Za-z_]\w*)(=~|=)"((?:[^"\\]|\\.)*)"')
 
 
@@ -53,6 +58,11 @@ def parse_targets(targets: Sequence[ScrapeTarget]) -> Series:
     return out
 
 
+def _identity(labels: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A series' labels but its name: what `and`, `or` and `unless` match on."""
+    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+
+
 class SyntheticPrometheus:
     """Answers kvtop's queries over the series of `targets` (parsed once) at time `now` (epoch)."""
 
@@ -61,7 +71,7 @@ class SyntheticPrometheus:
         self.now = now
         self._series = parse_targets(self.targets)
         self._answers: dict[str, Series] = {}
-        self._by_query = {expr: key for key, expr in QUERIES.items()}
+        self._by_query = {expr: key for key, expr in ALL_QUERIES.items()}
 
     def series(self) -> Series:
         return self._series
@@ -75,9 +85,27 @@ class SyntheticPrometheus:
             groups.setdefault(tuple(labels.get(k, "") for k in by), []).append((labels, value))
         return groups
 
-    def _aggregate(self, name: str, by: tuple[str, ...], op: Callable[[list[float]], float]) -> Series:
-        groups = self._groups(self._named(name), by)
-        return [(dict(zip(by, key, strict=True)), op([v for _, v in members])) for key, members in groups.items()]
+    def _aggregate(self, name: str, by: tuple[str, ...], op: Callable[[list[float]], float], series: Series | None = None) -> Series:
+        """`op by (by) (name)` (or over `series`): a grouping label a series lacks is absent from its group's."""
+        groups = self._groups(self._named(name) if series is None else series, by)
+        return [({k: v for k, v in zip(by, key, strict=True) if v}, op([v for _, v in members]))
+                for key, members in groups.items()]  # fmt: skip
+
+    def _with_all(self, pattern: str, names: tuple[str, ...]) -> Series:
+        """`{__name__=~pattern} >= 0 and names[0] >= 0 and …`: the series that are figures (not negative, not
+        NaN) whose labels but the name are those of a figure of every one of `names`."""
+        having = [{_identity(labels) for labels, v in self._named(name) if v >= 0} for name in names]
+        return [(labels, v) for labels, v in self._named(pattern)
+                if v >= 0 and all(_identity(labels) in ids for ids in having)]  # fmt: skip
+
+    def _lies(self, pattern: str, names: tuple[str, ...]) -> Series:
+        """`{__name__=~pattern} < 0 or names[0] != names[0] or …`: negative samples, then NaN ones; each `or`
+        adds a series only where none with its labels but the name is in the answer so far."""
+        found = [(labels, v) for labels, v in self._named(pattern) if v < 0]
+        for name in names:
+            seen = {_identity(labels) for labels, _ in found}
+            found += [(labels, v) for labels, v in self._named(name) if v != v and _identity(labels) not in seen]
+        return found
 
     def _bottom1(self, series: Series, by: tuple[str, ...]) -> Series:
         """`bottomk by (by) (1, …)`: the series with the least value of each group, its labels kept."""
@@ -102,6 +130,19 @@ class SyntheticPrometheus:
             return self._aggregate("kvtop_rank_unexplained_bytes", ("instance",), sum)
         if key == "findings":
             return self._aggregate("kvtop_findings", ("instance", "severity"), sum)
+        if key == "gpu_states":
+            return self._aggregate("kvtop_gpu_info", ("instance", "state"), len)
+        if key == "gpu_memory":
+            both = self._with_all("kvtop_gpu_memory_(used|total)_bytes", ("kvtop_gpu_memory_used_bytes", "kvtop_gpu_memory_total_bytes"))
+            return self._aggregate("", ("instance", "__name__"), sum, both)
+        if key == "dcgm_gpus":
+            by_gpu = self._aggregate(_DCGM_FB, (*_DCGM_HOST, "gpu"), len)
+            return self._aggregate("", _DCGM_HOST, len, by_gpu)
+        if key == "dcgm_memory":
+            both = self._with_all(_DCGM_FB, ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"))
+            return self._aggregate("", (*_DCGM_HOST, "__name__"), sum, both)
+        if key == "gpu_lies":
+            return self._lies(f"kvtop_gpu_memory_(total|used|reserved|free)_bytes|{_DCGM_FB}", _FIGURES)
         if key == "usage":
             return self._aggregate("kvtop_rank_kv_usage_ratio", ("instance", "engine"), max)
         if key == "capacity":
@@ -113,8 +154,8 @@ class SyntheticPrometheus:
                 (labels, value) for labels, value in self._named("kvtop_rank_capacity_change_tokens")
                 if (labels["instance"], labels.get("engine", ""), labels.get("rank", "")) in tightest
             ]  # fmt: skip
-        match = re.search(r'__name__=~"([^"]+)"', QUERIES[key])
-        return self._named(match.group(1) if match else re.escape(QUERIES[key]))
+        match = re.search(r'__name__=~"([^"]+)"', ALL_QUERIES[key])
+        return self._named(match.group(1) if match else re.escape(ALL_QUERIES[key]))
 
     def select(self, query: str) -> Series | None:
         """An instant selector (`name{label="v"}`, `{__name__=~"re",label="v"}`) over the series; None when

@@ -255,8 +255,9 @@ def endpoint_answers(draw: st.DrawFn) -> EndpointInput:
 
 @lru_cache(maxsize=1)
 def prometheus_answers() -> dict[str, str]:
-    """The JSON answer of every query kvtop sends, from a fake Prometheus scraping the recorded pages."""
-    from kvtop.sources.prometheus import QUERIES
+    """The JSON answer of every query kvtop sends (`--gpus`' three too), from a fake Prometheus scraping the
+    recorded pages."""
+    from kvtop.sources.prometheus import ALL_QUERIES
     from tests.sources.fake_prometheus import FakePrometheus, Target
     from tests.sources.test_prometheus import kvtop_page
 
@@ -274,7 +275,7 @@ def prometheus_answers() -> dict[str, str]:
     ]
     fake = FakePrometheus(targets)
     out = {}
-    for _key, expr in QUERIES.items():
+    for _key, expr in ALL_QUERIES.items():
         response = fake.handler(
             httpx.Request("GET", "http://prometheus.test/api/v1/query", params={"query": expr})
         )
@@ -413,7 +414,10 @@ def _mutated_answer(draw: st.DrawFn, text: str) -> tuple[Page | str, str]:
 @st.composite
 def prometheus_runs(draw: st.DrawFn, *, answers: bool = True, flags: bool = True) -> PrometheusInput:
     """`kvtop cluster --prometheus URL --json` with up to 3 answers mutated and, now and then, each of
-    its flags (with `flags`; with `flags` alone, at least one flag and no answer mutated)."""
+    its flags (with `flags`; with `flags` alone, at least one flag and no answer mutated); `--gpus` when a
+    mutated answer is one only `--gpus` asks for, and now and then otherwise."""
+    from kvtop.sources.prometheus_gpus import GPU_LIST_QUERIES
+
     base = prometheus_answers()
     queries = sorted(base)
     mutated: dict[str, Page | str] = {}
@@ -429,6 +433,8 @@ def prometheus_runs(draw: st.DrawFn, *, answers: bool = True, flags: bool = True
         url = draw(URLS | UNICODE)
         done.append(f"url {url[:60]!r}")
     argv += ["--prometheus", url, "--json"]
+    if set(mutated) & set(GPU_LIST_QUERIES.values()) or draw(st.integers(0, often)) == 0:
+        argv.append("--gpus")  # every GPU's series are asked for, and read
     if flags and draw(st.integers(0, often)) == 0:
         flag = draw(st.sampled_from(["--timeout", "--stale-after"]))
         value = draw(NUMBER_TEXT | st.sampled_from(["nan", "inf", "-1", "0", "1e400", "5"]))

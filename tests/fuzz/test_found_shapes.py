@@ -324,15 +324,17 @@ def test_a_token_in_the_environment_no_header_can_carry_is_one_line(monkeypatch:
 
 def _answer(query_name: str, change) -> tuple[Outcome, str]:  # type: ignore[no-untyped-def]
     """`kvtop cluster --json` against the fake Prometheus of the fuzz suite, one query's answer changed."""
-    from kvtop.sources.prometheus import QUERIES
+    from kvtop.sources.prometheus import ALL_QUERIES
+    from kvtop.sources.prometheus_gpus import GPU_LIST_QUERIES
     from tests.fuzz.kinds_http import PrometheusInput, prometheus_answers
 
-    query = QUERIES[query_name]
+    query = ALL_QUERIES[query_name]
+    gpus = ("--gpus",) if query_name in GPU_LIST_QUERIES else ()  # only `--gpus` asks for every GPU's series
     document = json.loads(prometheus_answers()[query])
     change(document)
     item = PrometheusInput(
         "prometheus",
-        ("cluster", "--prometheus", "http://prometheus.test:9090", "--json"),
+        ("cluster", "--prometheus", "http://prometheus.test:9090", "--json", *gpus),
         ((query, (200, json.dumps(document).encode(), ())),),
         (),
         (),
@@ -372,8 +374,11 @@ def _set(path: str, value: object):  # type: ignore[no-untyped-def]
             _set("data.result.0.metric.instance", ["10.0.0.1:9400"]),
         ),  # TypeError: unhashable type: 'list'
         ("dcgm", _set("data.result.0.metric.__name__", KeyError)),  # KeyError: '__name__'
+        # the same two shapes in the refresh's DCGM sums (every GPU's DCGM series are read only with --gpus)
+        ("dcgm_memory", _set("data.result.0.value.1", "+Inf")),
+        ("dcgm_memory", _set("data.result.0.metric.__name__", KeyError)),
     ],
-    ids=["data-list", "value-inf", "label-list", "no-name"],
+    ids=["data-list", "value-inf", "label-list", "no-name", "sums-value-inf", "sums-no-name"],
 )
 def test_a_prometheus_answer_of_the_wrong_shape_is_one_line(query: str, change) -> None:  # type: ignore[no-untyped-def]
     outcome, detail = _answer(query, change)

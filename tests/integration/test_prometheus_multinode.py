@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from kvtop.domain.capacity import CapacityCause
-from kvtop.sources.prometheus import QUERIES, ClusterReader, PrometheusClient
+from kvtop.sources.prometheus import ALL_QUERIES, ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_synthetic import ScrapeTarget, SyntheticPrometheus
 from tests.integration.test_prometheus_server import PROMETHEUS, free_port, start_exporter, stop, wait_for
 
@@ -32,7 +32,7 @@ NODES = {
     "pd-decode": "llama70b-dynamo-decode",
 }
 #: answers that do not depend on when they are asked (ages do), compared with the synthetic server's
-COMPARED = ("node", "gpu", "unexplained", "findings", "capacity", "terms", "engine_info", "usage")
+COMPARED = ("node", "gpu_states", "gpu_memory", "gpu", "gpu_state", "unexplained", "findings", "capacity", "terms", "engine_info", "usage")
 
 
 @pytest.fixture(scope="module")
@@ -98,5 +98,5 @@ def test_the_synthetic_server_answers_as_prometheus_does(cluster: dict) -> None:
              for address in cluster["exporters"].values()]  # fmt: skip
     synthetic = SyntheticPrometheus(pages, now=0.0)
     for key in COMPARED:
-        real = client.query(QUERIES[key])
+        real = client.query(ALL_QUERIES[key])
         assert _comparable(key, real) == _comparable(key, synthetic.answer(key)), key

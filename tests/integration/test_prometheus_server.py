@@ -26,8 +26,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kvtop.domain.cluster import ClusterView, TargetHealth
-from kvtop.sources.prometheus import ClusterReader, PrometheusClient
+from kvtop.domain.cluster import ClusterView, GpuSource, NodeGpus, TargetHealth
+from kvtop.sources.prometheus import ALL_QUERIES, ClusterReader, PrometheusClient
+from kvtop.sources.prometheus_gpus import GPU_LIST_QUERIES, GPU_SUMMARY_QUERIES
+from kvtop.sources.prometheus_synthetic import ScrapeTarget, SyntheticPrometheus
 from tests.conftest import SAMPLES
 
 
@@ -166,6 +168,8 @@ def exporter_numbers(address: str) -> dict[str, float]:
         "clean": min(s.value for s in capacity if s.labels["source"] == "clean"),
         "live": min(s.value for s in capacity if s.labels["source"] in ("live", "logged")),
         "gpus": len([s for s in samples if s.name == "kvtop_gpu_memory_total_bytes"]),
+        "used": sum(s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes"),
+        "total": sum(s.value for s in samples if s.name == "kvtop_gpu_memory_total_bytes"),
         "used_gpu0": next(
             s.value for s in samples if s.name == "kvtop_gpu_memory_used_bytes" and s.labels["gpu"] == "0"
         ),
@@ -174,6 +178,7 @@ def exporter_numbers(address: str) -> dict[str, float]:
 
 def test_the_cluster_view_holds_the_exporters_numbers(cluster: dict) -> None:
     view = ClusterReader(PrometheusClient(cluster["url"])).read()
+    listed = ClusterReader(PrometheusClient(cluster["url"]), gpus=True).read()  # kvtop cluster --gpus
     assert {n.name for n in view.nodes} == {"node-a", "node-b", "gpu1-wl8sg"}
     for name, (_, address) in cluster["exporters"].items():
         expected = exporter_numbers(address)
@@ -183,15 +188,38 @@ def test_the_cluster_view_holds_the_exporters_numbers(cluster: dict) -> None:
         (engine,) = node.engines
         assert engine.clean_token_capacity == expected["clean"]
         assert engine.live_token_capacity == expected["live"]
-        assert len(node.gpus) == expected["gpus"] == 8
-        assert node.gpus[0].used_bytes == expected["used_gpu0"]
+        # the node list: Prometheus' own per-node sums (`sum by`), equal to the exporter's page summed here
+        assert node.gpus is None and node.gpu_summary is not None
+        assert (node.gpu_summary.source, node.gpu_summary.count) == (GpuSource.KVTOP, expected["gpus"]) == (GpuSource.KVTOP, 8)
+        assert (node.gpu_summary.used_bytes, node.gpu_summary.total_bytes) == (expected["used"], expected["total"])
+        gpus = next(n for n in listed.nodes if n.name == name).gpus
+        assert gpus is not None and len(gpus) == 8 and gpus[0].used_bytes == expected["used_gpu0"]
     # the co-tenant on node-b's GPU 3 shrank its live pool below node-a's
     a, b = (next(n for n in view.nodes if n.name == name) for name in ("node-a", "node-b"))
     assert b.capacity_shortfall_fraction > a.capacity_shortfall_fraction
     l40s = next(n for n in view.nodes if n.name == "gpu1-wl8sg")
-    assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s.gpus] == [
+    # the recorded L40S page: FB_USED 0, FB_FREE 45459, FB_RESERVED 608 MiB
+    assert l40s.gpu_summary == NodeGpus(source=GpuSource.DCGM, count=1, used_bytes=0, total_bytes=(45459 + 608) * MIB)
+    l40s_listed = next(n for n in listed.nodes if n.name == "gpu1-wl8sg")
+    assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s_listed.gpus or ()] == [
         (45459 * MIB, 0, 608 * MIB)
     ]
+
+
+def test_the_synthetic_server_sums_the_gpus_as_prometheus_does(cluster: dict, dcgm_page: str) -> None:
+    """The GPU queries (per-node sums and every GPU's series) over kvtop's pages and the DCGM page: the real
+    server's answers against those of kvtop's synthetic server (the demo cluster's and the benchmark's)."""
+    pages = [ScrapeTarget("kvtop", address, httpx.get(f"http://{address}/metrics", timeout=5).text)
+             for _, address in cluster["exporters"].values()]  # fmt: skip
+    dcgm = (SAMPLES / "dcgm_metrics" / "l40s-single-gpu-full.txt").read_text()
+    synthetic = SyntheticPrometheus([*pages, ScrapeTarget("dcgm", dcgm_page, dcgm)], now=0.0)
+    client = PrometheusClient(cluster["url"])
+
+    def comparable(series: list[tuple[dict[str, str], float]]) -> set[tuple[object, ...]]:
+        return {(tuple(sorted(labels.items())), round(value, 6)) for labels, value in series}
+
+    for key in (*GPU_SUMMARY_QUERIES, *GPU_LIST_QUERIES):
+        assert comparable(client.query(ALL_QUERIES[key])) == comparable(synthetic.answer(key)), key
 
 
 def test_kvtop_cluster_json_from_the_command_line(cluster: dict) -> None:

@@ -14,12 +14,20 @@ import sys
 import httpx
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
-from kvtop.domain.cluster import ClusterView, PrometheusState, TargetHealth
+from kvtop.domain.cluster import ClusterView, GpuSource, NodeGpus, PrometheusState, TargetHealth
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.errors import InputError
 from kvtop.sources.exporter import SnapshotCollector
-from kvtop.sources.prometheus import ClusterReader, PrometheusClient, PrometheusError, load_token, redact_url
+from kvtop.sources.prometheus import (
+    QUERIES,
+    ClusterReader,
+    PrometheusClient,
+    PrometheusError,
+    load_token,
+    redact_url,
+)
 from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
 from tests.ui.fakes import FakeSource, llama_snapshot
@@ -38,9 +46,15 @@ def kvtop_page(node: str, *, diagnosed: bool = False, **snapshot: int) -> str:
     return generate_latest(registry).decode()
 
 
-def read(fake: FakePrometheus, token: str | None = None, stale_after_s: float = 120.0) -> ClusterView:
+def page_sums(page: str, *names: str) -> dict[str, float]:
+    """Each named family's samples summed, as the exporter's own page serves them (the expected figures)."""
+    samples = [s for family in text_string_to_metric_families(page) for s in family.samples]
+    return {name: sum(s.value for s in samples if s.name == name) for name in names}
+
+
+def read(fake: FakePrometheus, token: str | None = None, stale_after_s: float = 120.0, gpus: bool = False) -> ClusterView:
     client = PrometheusClient(URL, token=token, transport=fake.transport())
-    return ClusterReader(client, stale_after_s=stale_after_s, clock=lambda: NOW).read()
+    return ClusterReader(client, stale_after_s=stale_after_s, clock=lambda: NOW, gpus=gpus).read()
 
 
 def node(view: ClusterView, name: str):
@@ -50,7 +64,11 @@ def node(view: ClusterView, name: str):
 def test_dcgm_hostname_label_names_the_node_and_mib_become_bytes() -> None:
     fake = FakePrometheus([Target("dcgm", "10.0.0.7:9400", (DCGM / "l40s-single-gpu-full.txt").read_text())])
     l40s = node(read(fake), "gpu1-wl8sg")
-    (gpu,) = l40s.gpus
+    # the page: FB_USED 0, FB_FREE 45459, FB_RESERVED 608 MiB; total = used + free + reserved
+    assert l40s.gpu_summary == NodeGpus(source=GpuSource.DCGM, count=1, used_bytes=0, total_bytes=46067 * MIB)
+    assert l40s.gpus is None  # every GPU's series are read only when asked for
+    assert fake.queries == list(QUERIES.values())  # and not asked: no per-GPU selector was sent
+    (gpu,) = node(read(fake, gpus=True), "gpu1-wl8sg").gpus
     assert (gpu.gpu, gpu.name, gpu.uuid, gpu.source) == (
         "0",
         "NVIDIA L40S",
@@ -65,7 +83,10 @@ def test_dcgm_hostname_label_names_the_node_and_mib_become_bytes() -> None:
 
 def test_dcgm_lowercase_hostname_label_is_read_too() -> None:
     page = (DCGM / "mixed-rtx2000ada-a30mig-lowercase-hostname-fragment.txt").read_text()
-    mixed = node(read(FakePrometheus([Target("dcgm", "10.0.0.8:9400", page)])), "dcgm-exporter-wwwjh")
+    fake = FakePrometheus([Target("dcgm", "10.0.0.8:9400", page)])
+    # two GPUs (1, and 2 whose MIG instance reports); neither reports FB_USED, so no memory figure
+    assert node(read(fake), "dcgm-exporter-wwwjh").gpu_summary == NodeGpus(source=GpuSource.DCGM, count=2)
+    mixed = node(read(fake, gpus=True), "dcgm-exporter-wwwjh")
     assert [(g.gpu, g.name, g.free_bytes, g.used_bytes, g.total_bytes) for g in mixed.gpus] == [
         ("1", "NVIDIA RTX 2000 Ada Generation", 11275 * MIB, None, None),
         ("2", "NVIDIA A30", 2207 * MIB, None, None),
@@ -87,10 +108,16 @@ def test_engine_metrics_join_the_dcgm_node_by_host() -> None:
 
 
 def test_kvtop_series_give_unexplained_bytes_findingless_capacity_and_gpus() -> None:
-    view = read(FakePrometheus([Target("kvtop", "127.0.0.1:9401", kvtop_page("node-a", co_tenant_gpu=3))]))
+    page = kvtop_page("node-a", co_tenant_gpu=3)
+    view = read(FakePrometheus([Target("kvtop", "127.0.0.1:9401", page)]))
     node_a = node(view, "node-a")
-    assert len(node_a.gpus) == 8 and {g.source for g in node_a.gpus} == {"kvtop"}
-    assert node_a.gpus[3].used_bytes == 84_545_891_205 and node_a.gpus[3].total_bytes == 81559 * MIB
+    served = page_sums(page, "kvtop_gpu_memory_used_bytes", "kvtop_gpu_memory_total_bytes")
+    assert node_a.gpu_summary == NodeGpus(source=GpuSource.KVTOP, count=8, used_bytes=served["kvtop_gpu_memory_used_bytes"],
+                                          total_bytes=served["kvtop_gpu_memory_total_bytes"])  # fmt: skip
+    assert served["kvtop_gpu_memory_total_bytes"] == 8 * 81559 * MIB  # eight H100 80GB
+    listed = node(read(FakePrometheus([Target("kvtop", "127.0.0.1:9401", page)]), gpus=True), "node-a").gpus
+    assert listed is not None and len(listed) == 8 and {g.source for g in listed} == {GpuSource.KVTOP}
+    assert listed[3].used_bytes == 84_545_891_205 and listed[3].total_bytes == 81559 * MIB
     (engine,) = node_a.engines
     assert engine.clean_token_capacity == 1_255_785
     assert engine.live_token_capacity == 1_127_125  # the co-tenant squeezed every rank
@@ -139,8 +166,8 @@ def test_the_bearer_token_is_sent_and_never_in_a_message() -> None:
     fake = FakePrometheus(
         [Target("dcgm", "h:9400", (DCGM / "rtx4000ada-k8s-pod-labels-fb-only.txt").read_text())]
     )
-    view = read(fake, token="s3cret-token")
-    gpu = node(view, "lke529760-766837-0a634ab30000").gpus[0]
+    view = read(fake, token="s3cret-token", gpus=True)
+    (gpu,) = node(view, "lke529760-766837-0a634ab30000").gpus or ()
     assert (gpu.used_bytes, gpu.free_bytes, gpu.reserved_bytes) == (1 * MIB, 20015 * MIB, 457 * MIB)
     assert {h["authorization"] for h in fake.headers} == {"Bearer s3cret-token"}
     assert "s3cret" not in view.model_dump_json()
@@ -215,9 +242,11 @@ def test_credentials_in_the_url_are_never_shown() -> None:
 
 def test_a_lost_gpu_counts_among_the_nodes_gpus_and_advice_is_not_a_finding() -> None:
     """GPU 5 fell off the bus: kvtop's exporter serves it in kvtop_gpu_info only (no memory figures)."""
-    lost = node(read(FakePrometheus([Target("kvtop", "127.0.0.1:9401", kvtop_page("node-l", diagnosed=True, lost_gpu=5))])), "node-l")
-    assert len(lost.gpus) == 8 and lost.gpus_lost == 1
-    assert [(g.gpu, g.state, g.used_bytes) for g in lost.gpus if g.lost] == [("5", "lost", None)]
+    fake = FakePrometheus([Target("kvtop", "127.0.0.1:9401", kvtop_page("node-l", diagnosed=True, lost_gpu=5))])
+    lost = node(read(fake), "node-l")
+    assert lost.gpu_summary is not None and (lost.gpu_summary.count, lost.gpu_summary.lost, lost.gpus_lost) == (8, 1, 1)
+    listed = node(read(fake, gpus=True), "node-l").gpus or ()
+    assert [(g.gpu, g.state, g.used_bytes) for g in listed if g.lost] == [("5", "lost", None)]
     # diagnose on that node: gpu_lost (critical) and the FP8 KV advice (info), which is no finding
     assert dict(lost.findings) == {"critical": 1, "info": 1}
     assert (lost.findings_total, lost.advice_total) == (1, 1)
@@ -234,3 +263,18 @@ def test_two_engines_are_never_summed_the_worst_share_is_shown() -> None:
     assert both.worst_engine == squeezed and small.shortfall_tokens == 0
     assert both.capacity_shortfall_fraction == pytest.approx((1_255_785 - 1_127_125) / 1_255_785)
     assert "predicted_token_capacity" not in both.model_dump()  # no node-wide sum of two engines' tokens
+
+
+@pytest.mark.parametrize("padding", [0, 300], ids=["remembered", "longer than remembered"])
+def test_labels_are_redacted_and_made_safe_on_every_read(padding: int) -> None:
+    """Labels are remembered per (name, value) (a refresh reads the same ones again); a long one is not, and
+    both are shown as `redact_mapping` shows them, on the first read and the next."""
+    from kvtop.sources.prometheus import _shown_labels
+
+    labels = {"api_key": "x" * padding + "plain-word-value", "pod": f"{'p' * padding} ghp_{'a1B2' * 9}",
+              "node": f"{'n' * padding}node\x1b]0;PWNED\x07"}  # fmt: skip
+    for _ in range(2):
+        shown = _shown_labels(labels)
+        assert shown["api_key"] == "***"  # a value under a secret's name
+        assert "ghp_" not in shown["pod"] and shown["pod"].startswith("p" * padding)  # a secret by its shape
+        assert shown["node"] == "n" * padding + "node\\x1b]0;PWNED\\x07"  # one terminal-safe line

@@ -16,10 +16,11 @@ import pytest
 from kvtop.commands.tui_cluster import run_cluster_tui
 from kvtop.domain.cluster import (
     ClusterEngine,
-    ClusterGpu,
     ClusterNode,
     ClusterTarget,
     ClusterView,
+    GpuSource,
+    NodeGpus,
     TargetHealth,
 )
 from kvtop.domain.errors import InputError
@@ -46,12 +47,11 @@ MIB = 1 << 20
 URL = "http://prometheus.test:9090"
 
 
-def _kvtop_gpus(snapshot: NodeSnapshot) -> tuple[ClusterGpu, ...]:
-    return tuple(
-        ClusterGpu(gpu=str(g.index), name=g.name, total_bytes=g.total_bytes, used_bytes=g.used_bytes,
-                   free_bytes=g.free_bytes, reserved_bytes=g.reserved_bytes, source="kvtop")
-        for g in snapshot.observation.gpus
-    )  # fmt: skip
+def _kvtop_gpus(snapshot: NodeSnapshot) -> NodeGpus:
+    """The node's GPUs as Prometheus sums kvtop's exporter's series (`count by`, `sum by`)."""
+    gpus = snapshot.observation.gpus
+    return NodeGpus(source=GpuSource.KVTOP, count=len(gpus), used_bytes=sum(g.used_bytes or 0 for g in gpus),
+                    total_bytes=sum(g.total_bytes or 0 for g in gpus))  # fmt: skip
 
 
 def three_nodes() -> ClusterView:
@@ -60,7 +60,7 @@ def three_nodes() -> ClusterView:
     node_01 = ClusterNode(
         name="gpu-node-01",
         targets=(ClusterTarget(job="kvtop", instance="10.0.0.1:9401", health=TargetHealth.UP, age_seconds=5.0),),
-        gpus=_kvtop_gpus(squeezed),
+        gpu_summary=_kvtop_gpus(squeezed),
         engines=(ClusterEngine(instance="10.0.0.1:9401", engine="sglang:4242", source="kvtop",
                                clean_token_capacity=1_255_785, predicted_token_capacity=1_127_125,
                                live_token_capacity=1_127_125),),
@@ -69,8 +69,7 @@ def three_nodes() -> ClusterView:
     node_03 = ClusterNode(
         name="gpu-node-03",
         targets=(ClusterTarget(job="dcgm", instance="10.0.0.4:9400", health=TargetHealth.STALE, age_seconds=300.0),),
-        gpus=(ClusterGpu(gpu="0", name="NVIDIA L40S", used_bytes=0, free_bytes=45459 * MIB, reserved_bytes=608 * MIB,
-                         total_bytes=46067 * MIB, source="dcgm"),),
+        gpu_summary=NodeGpus(source=GpuSource.DCGM, count=1, used_bytes=0, total_bytes=46067 * MIB),  # one L40S
         notes=("no kvtop exporter: predictions and findings unavailable",
                "target 10.0.0.4:9400 (dcgm) stale, last sample 300 s ago"),
     )  # fmt: skip

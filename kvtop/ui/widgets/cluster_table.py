@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import DataTable
 
-from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, TargetHealth
+from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
 from kvtop.units import fmt_gib, fmt_tokens, gib
 
 COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens per rank now / clean")
@@ -71,13 +71,11 @@ def health_cell(node: ClusterNode) -> Cell:
 
 
 def memory_cell(node: ClusterNode) -> Cell:
-    """Used over total GiB, summed over the GPUs that report both."""
-    known = [g for g in node.gpus if g.used_bytes is not None and g.total_bytes is not None]
-    if not known:
+    """Used over total GiB, summed over the GPUs that report both (`NodeGpus`)."""
+    gpus = node.gpu_summary
+    if gpus is None or gpus.used_bytes is None or gpus.total_bytes is None:
         return Cell(NONE, "muted")
-    used = sum(g.used_bytes or 0 for g in known)
-    total = sum(g.total_bytes or 0 for g in known)
-    return Cell(f"{gib(used):,.1f} / {fmt_gib(total, 1)}")
+    return Cell(f"{gib(gpus.used_bytes):,.1f} / {fmt_gib(gpus.total_bytes, 1)}")
 
 
 def has_kvtop(node: ClusterNode) -> bool:
@@ -85,7 +83,7 @@ def has_kvtop(node: ClusterNode) -> bool:
     return (
         node.unexplained_bytes is not None
         or bool(node.findings)
-        or any(g.source == "kvtop" for g in node.gpus)
+        or (node.gpu_summary is not None and node.gpu_summary.source is GpuSource.KVTOP)
         or any(e.source == "kvtop" for e in node.engines)
     )
 
@@ -131,11 +129,12 @@ def capacity_cell(node: ClusterNode) -> Cell:
 
 def gpus_cell(node: ClusterNode) -> Cell:
     """'8', or '8 (1 lost)' when kvtop's exporter reports a GPU lost or failing."""
-    if not node.gpus:
+    gpus = node.gpu_summary
+    if gpus is None or not gpus.count:
         return Cell(NONE, "muted")
-    if node.gpus_lost:
-        return Cell(f"{len(node.gpus)} ({node.gpus_lost} lost)", "error")
-    return Cell(str(len(node.gpus)))
+    if gpus.lost:
+        return Cell(f"{gpus.count} ({gpus.lost} lost)", "error")
+    return Cell(str(gpus.count))
 
 
 def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
