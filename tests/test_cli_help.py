@@ -191,6 +191,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/sources/preferences_file.py", ("kvtop",)),  # the TUI's settings file (--config)
     ("kvtop/domain/engine_log*.py", ("explain",)),
     ("kvtop/sources/engine_log*.py", ("explain",)),
+    ("kvtop/commands/deployment_args.py", ("plan",)),  # read with getattr: only plan has the flags
     ("kvtop/commands/*", ("plan", "explain", "probe")),  # common.py, probe_gpu.py, render_*.py
     ("kvtop/sources/hub.py", ("plan", "explain", "probe")),
     ("kvtop/domain/*", ("plan", "explain", "probe")),  # the ledger's rules: reached through the model flags

@@ -27,7 +27,7 @@ def load(name: str) -> ModelSpec:
 LLAMA8B = load("meta-llama--Llama-3.1-8B-Instruct.json")
 LLAMA70B = load("meta-llama--Llama-3.1-70B-Instruct.json")
 DSV3 = load("deepseek-ai--DeepSeek-V3.json")
-EAGLE3_70B = load("sgl-project--SpecForge-llama3-70B-eagle3.json")
+EAGLE3_70B = load("drafts/sgl-project--SpecForge-llama3-70B-eagle3.json")
 
 
 def plan(model: ModelSpec, engine: str, flags: list[str], **kw: object) -> Ledger:

@@ -1,8 +1,11 @@
 """The co-tenant's other way out (kvtop.domain.keep_running): leave it running, move the engine's memory flag.
 
 The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
-driver-reserved), a 1 GiB CUDA context at a restart. Every figure below is re-solved by `predict` with the
-free memory written out by hand, and the share's bounds by SGLang's and vLLM's own arithmetic:
+driver-reserved as NVML reads it; the GPU model is not named). A restart finds what NVML leaves free less the
+engine's own context, at its calibrated figure (docs/calibration.md): SGLang's at TP 8 with no NVLink GPU
+named, 0.939754 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
+`predict` with the free memory written out by hand, and the share's bounds by SGLang's and vLLM's own
+arithmetic:
 
 - SGLang keeps `pre-load × (1 − mem_fraction_static)` as its runtime reserve; its automatic share here is
   0.818, so the reserve it keeps itself is pre-load × 0.182. A share kvtop proposes may take the reserve
@@ -19,28 +22,30 @@ from kvtop.domain.incident import incident
 from kvtop.domain.keep_running import AlternativeLimit
 from kvtop.domain.ledger import predict
 from kvtop.sources.demo import DemoSource
-from tests.domain.test_diagnose import CLEAN, GIB, H100, MIB, co_tenant, llama, node, only, sglang_capacity
+from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
+SGLANG_RESTART = H100 - RESERVED - round(0.939754 * GIB)  # 80,084.7 MiB free before the weights
+VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,023 − 6,144 = 73,879 MiB free.
-    At 0.83 the reserve is 73,879 MiB × 0.17, 0.012 × 73,879 MiB = 0.87 GiB below SGLang's own
-    (× 0.182); at 0.84 it would be 0.022 × 73,879 MiB = 1.59 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,084.7 − 6,144 = 73,940.7 MiB free.
+    At 0.83 the reserve is that × 0.17, 0.012 × 73,940.7 MiB = 0.87 GiB below SGLang's own (× 0.182); at
+    0.84 it would be 0.022 × 73,940.7 MiB = 1.59 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
-    left = CLEAN - 6 * GIB
-    assert left == 73_879 * MIB
+    left = SGLANG_RESTART - 6 * GIB
+    assert round(left / MIB, 1) == 73_940.7
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.59 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
     assert alternative.tokens == sglang_capacity(plan, left, mem_fraction_static=0.83)
     assert alternative.restart_tokens == sglang_capacity(plan, left)  # the automatic share, as launched
-    assert alternative.stopped_tokens == sglang_capacity(plan, CLEAN)
+    assert alternative.stopped_tokens == sglang_capacity(plan, SGLANG_RESTART)
     assert alternative.gain_tokens == alternative.tokens - alternative.restart_tokens > 0
     assert alternative.reserve_bytes == round(left * (1 - 0.83))
     assert alternative.reserve_needed_bytes == round(left * (1 - AUTO))
@@ -49,22 +54,22 @@ def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None
     assert alternative.describe().startswith(
         f"keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{alternative.gain_tokens:,} "
         f"tokens per rank over a restart as launched ({alternative.tokens:,} against {alternative.restart_tokens:,}); "
-        f"runtime reserve {73_879 * 0.17 / 1024:.2f} GiB (SGLang keeps {73_879 * 0.182 / 1024:.2f} GiB itself)"
+        f"runtime reserve {left * 0.17 / GIB:.2f} GiB (SGLang keeps {left * 0.182 / GIB:.2f} GiB itself)"
     )
 
 
 def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token_back() -> None:
-    """At --mem-fraction-static 0.7, stopping the notebook gives 80,023 MiB × 0.7 of budget back; with it
-    left running the share must be 0.7 × 80,023 ÷ 73,879 = 0.7582 or more: 0.76 reaches it, 0.75 does not,
-    and its reserve (73,879 MiB × 0.24 = 17.3 GiB) is above SGLang's own."""
+    """At --mem-fraction-static 0.7, stopping the notebook gives 80,084.7 MiB × 0.7 of budget back; with it
+    left running the share must be 0.7 × 80,084.7 ÷ 73,940.7 = 0.7582 or more: 0.76 reaches it, 0.75 does
+    not, and its reserve (73,940.7 MiB × 0.24 = 17.3 GiB) is above SGLang's own."""
     plan = llama("sglang", "--mem-fraction-static", "0.7")
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
-    left = CLEAN - 6 * GIB
-    assert 0.75 < 0.7 * CLEAN / left < 0.76
+    left = SGLANG_RESTART - 6 * GIB
+    assert 0.75 < 0.7 * SGLANG_RESTART / left < 0.76
     assert (alternative.share, alternative.limit) == (0.76, AlternativeLimit.REACHED)
-    stopped = sglang_capacity(plan, CLEAN)
+    stopped = sglang_capacity(plan, SGLANG_RESTART)
     assert alternative.stopped_tokens == stopped
     assert alternative.tokens == sglang_capacity(plan, left, mem_fraction_static=0.76) >= stopped
     assert sglang_capacity(plan, left, mem_fraction_static=0.75) < stopped
@@ -72,19 +77,19 @@ def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token
 
 
 def test_vllm_lowers_its_share_to_the_largest_it_starts_with() -> None:
-    """vLLM budgets 0.92 × total whatever is free: with 6 GiB held it would not start (73,879 MiB free <
-    0.92 × 81,559 MiB); the largest hundredth that starts is floor(73,879 ÷ 81,559 × 100) = 0.90 — the
-    share the restart_will_not_fit finding names too."""
+    """vLLM budgets 0.92 × total whatever is free: with 6 GiB held it would not start (81,559 − 512 −
+    1,572.6 − 6,144 = 73,330.4 MiB free < 0.92 × 81,559 MiB); the largest hundredth that starts is
+    floor(73,330.4 ÷ 81,559 × 100) = 0.89 — the share the restart_will_not_fit finding names too."""
     plan = llama("vllm")
     found = diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
     alternative = only(found, "co_tenant").alternative
     assert alternative is not None
-    left = CLEAN - 6 * GIB
-    assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 90
-    assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.90", AlternativeLimit.START)
+    left = VLLM_RESTART - 6 * GIB
+    assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 89
+    assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.89", AlternativeLimit.START)
     assert alternative.restart_tokens == 0  # as launched it would not start
-    at_090 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.9}), gpu_total_bytes=H100)
-    assert alternative.tokens == at_090.token_capacity
+    at_089 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.89}), gpu_total_bytes=H100)
+    assert alternative.tokens == at_089.token_capacity
     assert only(found, "restart_will_not_fit").fix == alternative.fix  # one share for one question
     assert "(as launched it would not start)" in alternative.describe()
 

@@ -185,11 +185,15 @@ async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_
     the fold); the whole sentence, as `diagnose` prints it, and the alternative are on the findings pane."""
     from kvtop.domain.incident import incident_answer
 
-    _, answer = incident_answer(co_tenant_snapshot, diagnose(co_tenant_snapshot))
+    found = diagnose(co_tenant_snapshot)
+    _, answer = incident_answer(co_tenant_snapshot, found)
+    alternative = next(f for f in found if f.rule == "co_tenant").alternative
+    assert alternative is not None  # its figures: tests/domain/test_keep_running.py (hand arithmetic)
+    gain = alternative.gain_tokens
     assert answer.startswith("GPU 3 (rank TP3 of sglang:4242) is 128,660 tokens short: pid 9001 (jupyter-kernel, 6.00 GiB")
     assert answer.endswith(
         "holds it — stop it, then restart sglang:4242 to recover them; or keep it and restart with "
-        "--mem-fraction-static 0.83 to win back 22,695 tokens per rank"
+        f"--mem-fraction-static 0.83 to win back {gain:,} tokens per rank"
     )
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=size) as pilot:
@@ -202,7 +206,7 @@ async def test_the_dashboard_leads_with_the_incidents_answer_as_diagnose_prints_
         assert header.size.height == len(lines) == 3  # source line, answer, one engine: no wrapped line
         pane = app.screen.query_one("#findings").query_one(".finding").render().plain
         assert "  fix: stop pid 9001" in pane
-        assert "  or:  keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +22,695 tokens" in pane
+        assert f"  or:  keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{gain:,} tokens" in pane
 
 
 async def test_a_healthy_node_says_so_on_top(make_app, healthy_snapshot):
