@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any
 
-from benchmarks.engine_diff.isolation import run_in_child
+from benchmarks.engine_diff.isolation import IMPORTED, run_in_child, run_in_children, warm_imports
 
 _STATE: dict[str, int] = {"calls": 0}
 
@@ -27,9 +27,15 @@ def _case_writing_state(case: dict[str, Any]) -> dict[str, Any]:
     return {"status": "ok", "name": case["name"], **seen, "written_by": globals().get("_written_by")}
 
 
+def _run(name: str) -> dict[str, Any]:
+    result = run_in_child(_case_writing_state, {"name": name})
+    warm_imports(result)
+    return result
+
+
 def test_each_case_sees_the_state_of_the_parent_not_of_the_case_before() -> None:
-    first = [run_in_child(_case_writing_state, {"name": n}) for n in ("A", "B")]
-    second = [run_in_child(_case_writing_state, {"name": n}) for n in ("B", "A")]
+    first = [_run(n) for n in ("A", "B")]
+    second = [_run(n) for n in ("B", "A")]
     by_name = {r["name"]: r for r in first}
     assert {r["name"]: r for r in second} == by_name
     assert by_name["B"] == {"status": "ok", "name": "B", "env": None, "calls": 0, "written_by": "B"}
@@ -73,3 +79,35 @@ def test_a_case_that_dies_raises_or_hangs_is_a_harness_error_not_a_figure() -> N
         "status": "harness-error",
         "message": "the case's process died (no answer within 1 s)",
     }
+
+
+def _imports_a_module(case: dict[str, Any]) -> dict[str, Any]:
+    import colorsys  # noqa: F401  (a module nothing in the test process has imported)
+
+    return {"status": "ok"}
+
+
+def test_the_modules_a_child_imported_are_imported_in_the_parent_for_the_next_children() -> None:
+    sys.modules.pop("colorsys", None)
+    result = run_in_child(_imports_a_module, {})
+    assert "colorsys" in result[IMPORTED] and "colorsys" not in sys.modules
+    warm_imports(result)
+    assert IMPORTED not in result and "colorsys" in sys.modules
+
+
+def _min_over_ranks(case: dict[str, Any], rank: int) -> dict[str, Any]:
+    """What an engine's pipeline stages do: each holds its own count; all_reduce(MIN) over gloo."""
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{case['store']}", rank=rank, world_size=case["ranks"])
+    tokens = torch.tensor(case["tokens"][rank], dtype=torch.int64)
+    dist.all_reduce(tokens, op=dist.ReduceOp.MIN)
+    return {"status": "ok", "rank": rank, "tokens": int(tokens.item())}
+
+
+def test_the_ranks_of_a_case_run_at_once_and_their_collectives_are_real(tmp_path: Any, needs_torch: None) -> None:
+    """Four stages holding 700, 300, 900 and 500 tokens: torch.distributed's MIN gives each 300."""
+    case = {"store": str(tmp_path / "store"), "ranks": 4, "tokens": [700, 300, 900, 500]}
+    results = run_in_children(_min_over_ranks, case, 4, timeout_s=120)
+    assert [(r["rank"], r["tokens"]) for r in results] == [(0, 300), (1, 300), (2, 300), (3, 300)]

@@ -21,6 +21,21 @@ from collections.abc import Callable
 from typing import Any
 
 CASE_TIMEOUT_S = 900  # a case that runs longer is stuck (the slowest real one takes seconds)
+IMPORTED = "_imported"  # the modules a child imported (see warm_imports)
+
+
+def warm_imports(result: dict[str, Any]) -> None:
+    """Import in the parent the modules a case's child imported (its model's module, quantization
+    methods, …), so that the next children do not import them again: an import is what the child
+    would do at its first use, and no case's state is involved. Removes the list from the result."""
+    import importlib
+
+    for name in result.pop(IMPORTED, ()):
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 — a module that cannot be imported alone stays lazy
+                sys.modules.pop(name, None)
 
 
 def run_in_child(
@@ -29,6 +44,24 @@ def run_in_child(
     timeout_s: int = CASE_TIMEOUT_S,
 ) -> dict[str, Any]:
     """`run_case(case)` in a forked child; its JSON result, or a harness error naming how it died."""
+    return run_in_children(lambda c, rank: run_case(c), case, 1, timeout_s)[0]
+
+
+def run_in_children(
+    run_rank: Callable[[dict[str, Any], int], dict[str, Any]],
+    case: dict[str, Any],
+    ranks: int,
+    timeout_s: int = CASE_TIMEOUT_S,
+) -> list[dict[str, Any]]:
+    """`run_rank(case, rank)` for every rank at once, each in its own forked child (the ranks of a
+    pipeline talk to each other through torch.distributed, as an engine's processes do); their JSON
+    results in rank order, a harness error for each that died."""
+    started = [_start(run_rank, case, rank, timeout_s) for rank in range(ranks)]
+    return [_collect(pid, read_fd, timeout_s) for pid, read_fd in started]
+
+
+def _start(run_rank: Callable[[dict[str, Any], int], dict[str, Any]], case: dict[str, Any], rank: int,
+           timeout_s: int) -> tuple[int, int]:  # fmt: skip
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -38,7 +71,10 @@ def run_in_child(
         code = 0
         try:
             signal.alarm(timeout_s)
-            result = run_case(case)
+            before = set(sys.modules)
+            result = run_rank(case, rank)
+            imported = set(result.get(IMPORTED, ())) | (set(sys.modules) - before)  # and its own children's
+            result = {**result, IMPORTED: sorted(imported)}
             payload = json.dumps(result, default=str).encode()
         except BaseException:  # noqa: BLE001 — the parent reports it; nothing may unwind the parent's stack
             payload = json.dumps(
@@ -51,6 +87,10 @@ def run_in_child(
         sys.stderr.flush()
         os._exit(code)
     os.close(write_fd)
+    return pid, read_fd
+
+
+def _collect(pid: int, read_fd: int, timeout_s: int) -> dict[str, Any]:
     with os.fdopen(read_fd, "rb") as inp:
         payload = inp.read()
     _, status = os.waitpid(pid, 0)

@@ -27,7 +27,9 @@ class Case:
     engine: str
     version: str
     config: str
+    variant: str  # "default" or a flag set (cases.FLAG_SETS)
     tp: int
+    pp: int
     kv_dtype: str
     gpus: tuple[str, ...]
     kvtop: Any  # table.Side
