@@ -111,3 +111,46 @@ def test_the_ranks_of_a_case_run_at_once_and_their_collectives_are_real(tmp_path
     case = {"store": str(tmp_path / "store"), "ranks": 4, "tokens": [700, 300, 900, 500]}
     results = run_in_children(_min_over_ranks, case, 4, timeout_s=120)
     assert [(r["rank"], r["tokens"]) for r in results] == [(0, 300), (1, 300), (2, 300), (3, 300)]
+
+
+class _Runner:
+    """An engine class whose __init__ needs a GPU: the harness builds a shell of it instead."""
+
+    def __init__(self, vllm_config: Any) -> None:
+        self.vllm_config = vllm_config
+        self.shared_layers: dict[str, str] = {}
+        self.device = "cuda:0"
+
+    def kv_spec(self) -> tuple[Any, dict[str, str]]:
+        return self.vllm_config, self.shared_layers
+
+    def speculative(self) -> Any:
+        return self.speculator  # a field this class never assigns (the engine's other runner does)
+
+    def profile_run(self) -> None:
+        raise RuntimeError("needs a GPU")
+
+
+def test_a_shell_holds_only_what_it_is_given_and_its_reads_are_checked_against_the_class() -> None:
+    from benchmarks.engine_diff.standins import SHELL_READS, shell, shell_check
+
+    SHELL_READS.clear()
+    runner = shell(_Runner, "runner", vllm_config="cfg", shared_layers={}, methods={"profile_run": lambda: None})
+    assert isinstance(runner, _Runner) and runner.kv_spec() == ("cfg", {})
+    runner.profile_run()  # the stand-in method, not the class's
+    try:
+        runner.speculative()
+    except AttributeError as err:  # never a default: the read fails, the case is a harness error
+        assert "does not hold 'speculator'" in str(err)
+    else:
+        raise AssertionError("a field the shell does not hold was read without an error")
+    assert shell_check({"runner": _Runner}) == {"runner": {"read": ["shared_layers", "vllm_config"], "not_in_class": []}}
+
+
+def test_a_shell_field_the_real_class_never_assigns_fails_the_check() -> None:
+    from benchmarks.engine_diff.standins import SHELL_READS, shell, shell_check
+
+    SHELL_READS.clear()
+    runner = shell(_Runner, "runner", vllm_config="cfg", speculator=None, methods={"no_such_method": lambda: None})
+    assert runner.speculative() is None
+    assert shell_check({"runner": _Runner})["runner"]["not_in_class"] == ["no_such_method", "speculator"]

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.cases import config_names
+from benchmarks.engine_diff.cases import FLAG_SETS, FORKED, IN_PROCESS, config_names, has_experts
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS
 from benchmarks.engine_diff.table import DOC, FIXTURES, render, rows
 
@@ -33,22 +33,41 @@ def test_every_engine_has_two_versions_with_figures() -> None:
         )
 
 
-def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
+CURRENT = {"vllm": "0.33.0", "sglang": "0.5.23"}  # the versions the flag grid runs on
+
+
+def test_fixtures_cover_the_default_grid_and_every_config_in_the_forked_harness() -> None:
+    """The default grid (TP × KV dtype × GPU) of the configs the in-process harness ran is complete;
+    every config (tests/data/configs and the harness's own) has a forked run at TP 8, KV auto, sm90."""
     for fixture in _fixtures():
         spec = ENGINES[fixture["engine"]]
-        seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in fixture["results"]}
+        rows = fixture["results"]
+        seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in rows if r.get("variant", "default") == "default"}
+        first_configs = {r["config"] for r in rows if r.get("harness", IN_PROCESS) == IN_PROCESS}
         missing = [
             (c, tp, d, g)
-            for c in config_names()
+            for c in sorted(first_configs)
             for tp in TPS
             for d in spec.kv_dtypes
             for g in GPU_GENERATIONS
             if (c, tp, d, g) not in seen
         ]
-        assert not missing, (
-            f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
-        )
+        assert not missing, f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
+        forked = {r["config"] for r in rows if r.get("harness") == FORKED and (r["tp"], r["kv_dtype"], r["gpu"]) == (8, spec.kv_dtypes[0], "sm90")}
+        assert set(config_names()) <= forked, f"{fixture['version']}: no forked TP 8 run of {sorted(set(config_names()) - forked)[:5]}"
         assert fixture["stand_ins"], "every stand-in is named in the fixture"
+
+
+def test_the_current_versions_ran_every_flag_set_on_every_config() -> None:
+    for fixture in _fixtures():
+        if CURRENT.get(fixture["engine"]) != fixture["version"]:
+            continue
+        seen = {(r["config"], r.get("variant", "default")) for r in fixture["results"]}
+        missing = [
+            (c, f.name) for c in config_names() for f in FLAG_SETS
+            if (c, f.name) not in seen and not (f.moe_only and not has_experts(c))
+        ]  # fmt: skip
+        assert not missing, f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:4]}"
 
 
 def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
@@ -58,7 +77,8 @@ def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
     row = next(
         r
         for r in fixture["results"]
-        if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == ("meta-llama--Llama-3.1-8B", 1, "auto", "sm90")
+        if (r["config"], r.get("variant", "default"), r["tp"], r["kv_dtype"], r["gpu"])
+        == ("meta-llama--Llama-3.1-8B", "default", 1, "auto", "sm90")
     )
     assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (
         20_480,

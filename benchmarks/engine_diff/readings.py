@@ -11,6 +11,7 @@ A difference no rule matches reads "unexplained" (the report lists them).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +64,81 @@ def _logged(c: Case, words: str) -> bool:
     return any(words in m for m in c.raw.get("log") or [])
 
 
+def _config(c: Case) -> dict[str, Any]:
+    from benchmarks.engine_diff.cases import config_path
+
+    return dict(json.loads(config_path(c.config).read_text()))
+
+
+def _stated_dtype(c: Case) -> str:
+    config = _config(c)
+    text = config.get("text_config") or {}
+    return str(config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or text.get("dtype") or "")
+
+
+def _kvtop_refuses_flag(c: Case) -> bool:
+    return _kvtop_refuses(c) and "not a flag of" in c.kvtop.message
+
+
+def _top_level_modelopt_algo(c: Case) -> bool:
+    quant = _config(c).get("quantization_config") or {}
+    return isinstance(quant, dict) and "quant_algo" in quant and "quant_method" not in quant
+
+
 VLLM_RULES: list[Rule] = [
+    (
+        "V20",
+        "kvtop: ModelOpt quant_algo at the top of config.json",
+        lambda c: _top_level_modelopt_algo(c) and (_both_ok(c) or _engine_refuses(c, "fp8")),
+        "kvtop: this config.json carries a ModelOpt quantization_config with quant_algo FP8 at its top level "
+        "(no quant_method, not under `quantization`; the file's provenance is uncertain, see SOURCES.md). vLLM "
+        "0.33 finds no quant method in it (ModelArchConfigConvertor._normalize_quantization_config reads a "
+        "ModelOpt producer's quantization.quant_algo) and, since config.json has a quantization_config, never "
+        "reads hf_quant_config.json (get_config, vllm/transformers_utils/config.py): it serves bf16 weights and "
+        "a bf16 KV cache. kvtop reads FP8 weights and an FP8 KV cache from it (2× the tokens)",
+    ),
+    (
+        "V15",
+        "kvtop: a vLLM flag kvtop does not know",
+        _kvtop_refuses_flag,
+        "kvtop: vLLM takes `--no-enable-chunked-prefill` and `--no-enable-prefix-caching` "
+        "(EngineArgs.add_cli_args, vllm/engine/arg_utils.py) and sizes the pool with them; kvtop refuses "
+        "them as unknown flags ('not a flag of vLLM that kvtop knows'), so a launch with either gets no plan. "
+        "Chunked prefill off raises max_num_batched_tokens to max(max_model_len, the default) "
+        "(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), which moves a sliding-window or "
+        "chunked-local group's tokens in flight; prefix caching off sets a Mamba hybrid's mamba_cache_mode "
+        "'none' and its Mamba block size to max_model_len (MambaModelConfig.verify_and_update_config, "
+        "vllm/model_executor/models/config.py)",
+    ),
+    (
+        "V16",
+        "kvtop: context past max_position_embeddings",
+        lambda c: _engine_refuses(c, "is greater than the derived max_model_len"),
+        "kvtop: vLLM refuses a --max-model-len above the model's max_position_embeddings "
+        "(ModelConfig's max_model_len check, _get_and_verify_max_len: 'User-specified max_model_len (131072) "
+        "is greater than the derived max_model_len', unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1); kvtop plans it",
+    ),
+    (
+        "V17",
+        "kvtop: float32 config sized in fp32",
+        lambda c: (
+            _both_ok(c)
+            and _stated_dtype(c) == "float32"
+            and c.kvtop.bytes_per_block == 2 * (c.side.bytes_per_block or 0)
+        ),
+        "kvtop: the config states torch_dtype float32 and vLLM serves it in bfloat16 ('Downcasting "
+        "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype, vllm/config/model.py: a "
+        "float32 checkpoint dtype becomes bfloat16 under --dtype auto), so its KV cache is bf16; kvtop sizes "
+        "the KV (and the weights) in fp32: 2× the bytes per token, half the tokens",
+    ),
+    (
+        "V18",
+        "kvtop: fp8_e5m2 KV with an FP8 checkpoint",
+        lambda c: _engine_refuses(c, "fp8_e5m2 kv-cache is not supported with fp8 checkpoints"),
+        "kvtop: vLLM refuses --kv-cache-dtype fp8_e5m2 for an FP8-quantized checkpoint (Fp8KVCacheMethod / "
+        "BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py: 'fp8_e5m2 "
+        "kv-cache is not supported with fp8 checkpoints.'); kvtop plans it",
+    ),
     (
         "V14",
         "kvtop: block-FP8 shard not a multiple of 128",

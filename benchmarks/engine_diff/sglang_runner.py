@@ -51,6 +51,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    SGLang calls (get_schedule().page_size, model_config fields, the model built
                    above, resolve_sliding_window_size, resolve_layer_indices); every field the
                    engine reads from it is checked to be one the class assigns (`shell_check`).
+                   The refusals __init__ makes between load and sizing run: its own
+                   check_quantized_moe_compatibility, and its PP support assertion (two lines).
   cpu-device       (releases before the KVCacheConfigurator only) tensors ModelRunner.__init__
                    puts on cuda before the pools (expert maps, buffers) are made on the CPU.
   pool-sentinel    (releases before the KVCacheConfigurator only) the request pool constructor
@@ -81,7 +83,7 @@ from sglang_standins import (
     placeholder_reads,
     server_argv,
 )
-from standins import FREE_BYTES, fields_assigned, refusal_or_harness_error, shell, shell_check
+from standins import FREE_BYTES, EngineRefusal, fields_assigned, refusal_or_harness_error, shell, shell_check
 
 STAND_INS = [
     "device-queries",
@@ -263,7 +265,22 @@ def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, model: 
     )
     runner.init_spec_aux_hidden_state()
     runner.configure_kv_cache_dtype()
+    _refusals_of_init(runner, model)
     return runner
+
+
+def _refusals_of_init(runner: Any, model: Any) -> None:
+    """What ModelRunner.__init__ refuses between loading the model and sizing the pools (it is not run):
+    its own check_quantized_moe_compatibility, and its PP support assertion, two lines quoted from it:
+    `support_pp = "pp_proxy_tensors" in inspect.signature(self.model.forward).parameters`, then under
+    pp_size > 1 `assert self.support_pp, "Pipeline Parallel is not compatible with this model."`."""
+    import inspect
+
+    from sglang.srt.runtime_context import get_parallel
+
+    runner.check_quantized_moe_compatibility()
+    if get_parallel().pp_size > 1 and "pp_proxy_tensors" not in inspect.signature(model.forward).parameters:
+        raise EngineRefusal("Pipeline Parallel is not compatible with this model.")
 
 
 def _attention_backend() -> str | None:

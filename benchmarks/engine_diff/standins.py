@@ -83,9 +83,15 @@ def cuda_to_meta(target: str = "meta") -> Any:
 HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 
+class EngineRefusal(Exception):
+    """A refusal the engine makes in lines the harness quotes (where it does not run the code that holds them)."""
+
+
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
+    if isinstance(exc, EngineRefusal):
+        return "refused"
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
@@ -128,10 +134,11 @@ def shell(cls: type, label: str, methods: dict[str, Any] | None = None, **fields
 
 @functools.cache
 def fields_assigned(cls: type) -> frozenset[str]:
-    """The `self.X` fields the engine's class (and its bases in the engine) assigns in its own code."""
+    """The `self.X` fields the engine's class (and its bases in the same package) assigns in its own code."""
+    package = cls.__module__.split(".")[0]
     names: set[str] = set()
     for klass in cls.__mro__:
-        if klass is object or getattr(klass, "__module__", "").split(".")[0] not in ("vllm", "sglang"):
+        if klass is object or getattr(klass, "__module__", "").split(".")[0] != package:
             continue
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
