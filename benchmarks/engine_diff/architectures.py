@@ -15,12 +15,20 @@ Towers are reported beside (kvtop's weights book does not hold them: its `not_mo
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from benchmarks.engine_diff.table import Row, load_fixtures
+
+
+def clip(text: str) -> str:
+    from benchmarks.engine_diff.render import clip as render_clip
+
+    return render_clip(text, 400)
 
 # Top-level children of an engine's model that hold the language model (the rest: towers, projectors).
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm")
@@ -29,9 +37,6 @@ KV_KIND = {  # vLLM spec class -> kvtop pool
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
     "MambaSpec": "state", "IndexerSpec": "dsa_index",
 }  # fmt: skip
-ARCH_READINGS: dict[str, str] = {}  # architecture -> a reading of a known difference (filled as they are read)
-
-
 @dataclass(frozen=True)
 class StageCheck:
     """One stage of one run: the engine's figures and kvtop's, and what differs."""
@@ -42,6 +47,61 @@ class StageCheck:
     layout: str
     differences: tuple[str, ...]
     towers_bytes: int
+
+
+def _weights_delta(text: str) -> int | None:
+    """kvtop's weights minus the engine's, from a weights difference's text."""
+    match = re.search(r"weights: kvtop ([\d,]+) B, engine ([\d,]+) B", text)
+    return int(match.group(1).replace(",", "")) - int(match.group(2).replace(",", "")) if match else None
+
+
+def _config_value(config: str, key: str) -> Any:
+    data = json.loads(config_path(config).read_text())
+    return data.get(key, (data.get("text_config") or {}).get(key))
+
+
+# (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
+ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
+    (
+        "A1",
+        lambda arch, c, text: (
+            arch == "Qwen3MoeForCausalLM" and c.engine == "vllm" and "PP" in c.layout and "weights" in text
+        ),
+        "kvtop: vLLM's Qwen3MoeForCausalLM builds embed_tokens, the final norm and lm_head on every pipeline "
+        "stage (Qwen3MoeModel.__init__ and Qwen3MoeForCausalLM.__init__, vllm/model_executor/models/qwen3_moe.py, "
+        "create them with no is_first_rank / is_last_rank guard, where qwen2.py and qwen3.py put a PPMissingLayer); "
+        "kvtop's weights book puts them on the first and last stage only, so it is short by them on the other stages",
+    ),
+    (
+        "A2",
+        lambda arch, c, text: c.engine == "vllm" and 0 < -(_weights_delta(text) or 0) <= 65_536,
+        "kvtop: vLLM gives each attention layer of an FP8 checkpoint four scale scalars (q_scale, k_scale, "
+        "v_scale, prob_scale: BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py), "
+        "2 B each in the model dtype; kvtop's weights book does not count them (8 B per layer)",
+    ),
+    (
+        "A3",
+        lambda arch, c, text: _config_value(c.config, "torch_dtype") == "float32",
+        "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
+        "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype); kvtop sizes weights and KV in fp32 "
+        "(V17)",
+    ),
+    (
+        "A4",
+        lambda arch, c, text: isinstance(_config_value(c.config, "quantization_config"), dict)
+        and "quant_method" not in _config_value(c.config, "quantization_config")
+        and "quant_algo" in _config_value(c.config, "quantization_config"),
+        "kvtop: a ModelOpt quant_algo at the top of config.json's quantization_config: vLLM reads no quant method "
+        "from it and serves bf16 weights and a bf16 KV cache; kvtop reads FP8 (V20)",
+    ),
+]
+
+
+def arch_reading(arch: str, check: StageCheck, text: str) -> str:
+    for rule_id, applies, reading in ARCH_RULES:
+        if applies(arch, check, text):
+            return f"{rule_id} {reading}"
+    return "? unexplained"
 
 
 def architecture(config: str) -> str:
@@ -118,13 +178,11 @@ def architecture_rows(table: list[Row]) -> dict[str, dict[str, Any]]:
             entry = out.setdefault(
                 architecture(result["config"]),
                 {"configs": set(), "layouts": set(), "equal": 0, "different": [], "refused": [], "towers": 0,
-                 "engines": set(), "not_run": 0},
+                 "engines": set(), "not_run": 0, "engine_refused": 0},
             )  # fmt: skip
             entry["configs"].add(result["config"])
             if result["status"] != "ok" or "stages" not in result:
-                entry["not_run" if result["status"] == "harness-error" or result["status"] == "ok" else "refused"] += (
-                    0 if result["status"] == "ok" else 0
-                )
+                entry["engine_refused" if result["status"] == "refused" else "not_run"] += 1
                 continue
             plan = kvtop_plan(engine, version, result)
             if plan["status"] != "ok":
@@ -149,29 +207,41 @@ def render_architectures(table: list[Row]) -> list[str]:
         "Each stage of each run built on meta (sm90, KV auto, the default grid's TP sizes and the PP/EP flag sets):",
         "the language model's parameter bytes per rank against kvtop's weights book, and (vLLM) each layer's KV",
         "cache spec against kvtop's KV pools. Towers: the largest vision/audio tower and projector bytes of one",
-        "rank, which kvtop's weights book does not hold (its `not_modelled`).",
+        "rank, which kvtop's weights book does not hold (its `not_modelled`). Readings: the A-rules below.",
         "",
-        "| architecture | configs | engines | layouts | stages equal | stages different | verdict | first difference / reading |",
+        "| architecture | configs | engines | layouts | stages equal | stages different (by reading) | verdict | first difference |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    used: dict[str, str] = {}
     for arch, entry in sorted(architecture_rows(table).items()):
         different: list[StageCheck] = entry["different"]
+        by_reading: dict[str, int] = {}
+        for check in different:
+            for rule in {arch_reading(arch, check, text) for text in check.differences}:
+                rule_id, _, text = rule.partition(" ")
+                used[rule_id] = text
+                by_reading[rule_id] = by_reading.get(rule_id, 0) + 1
         if entry["equal"] == 0 and not different:
-            verdict = "not modelled" if entry["refused"] else "not run"
-            detail = entry["refused"][0] if entry["refused"] else "no engine run built it"
+            if entry["refused"]:
+                verdict, detail = "not modelled", "kvtop refuses: " + entry["refused"][0]
+            elif entry["engine_refused"]:
+                verdict, detail = "engine refuses", "every engine run of it refused the launch (see the rows)"
+            else:
+                verdict, detail = "not run", "no engine run built it (see the rows: harness errors)"
         else:
             verdict = "different" if different else "equal"
             detail = ""
             if different:
                 first = different[0]
                 detail = f"{first.engine} {first.version} {first.config} {first.layout}: {first.differences[0]}"
-            if arch in ARCH_READINGS:
-                detail = (detail + " — " if detail else "") + ARCH_READINGS[arch]
         if entry["towers"]:
             detail = (detail + "; " if detail else "") + f"towers {entry['towers']:,} B not in kvtop's book"
+        readings = ", ".join(f"{rule_id} {n}" for rule_id, n in sorted(by_reading.items())) or "0"
         lines.append(
             f"| {arch} | {', '.join(sorted(entry['configs']))} | {', '.join(sorted(entry['engines'])) or '–'} | "
-            f"{', '.join(sorted(entry['layouts'])) or '–'} | {entry['equal']} | {len(different)} | {verdict} | "
-            f"{detail.replace('|', '/')[:400]} |"
+            f"{', '.join(sorted(entry['layouts'])) or '–'} | {entry['equal']} | {readings} | {verdict} | "
+            f"{clip(detail)} |"
         )
+    lines += ["", "| id | reading of an architecture difference |", "|---|---|"]
+    lines += [f"| {rule_id} | {text} |" for rule_id, text in sorted(used.items())]
     return lines

@@ -23,6 +23,9 @@ from benchmarks.engine_diff.engines import EngineSpec
 from benchmarks.engine_diff.venvs import CACHE, REPO, ensure_venv
 
 PAIR = ("Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen2.5-VL-7B-Instruct")
+# Where an engine version cannot load the first (SGLang 0.5.6's Qwen3-VL reads `rope_scaling`, which the
+# config's transformers 5 layout no longer has: not run), another multimodal model takes its place.
+PAIRS = {"sglang-0.5.6.post2": ("google--gemma-3-27b-it", "Qwen--Qwen2.5-VL-7B-Instruct")}
 RESULT = REPO / "tests" / "data" / "engine_diff" / "checks" / "order-check.json"
 FIGURES = {
     "vllm": ("status", "tokens_logged", "num_blocks", "bytes_per_block", "block_size", "groups", "stages"),
@@ -30,10 +33,15 @@ FIGURES = {
 }
 
 
-def _pair_cases(spec: EngineSpec) -> list[dict[str, Any]]:
-    chosen = cases(spec, ("sm90",), list(PAIR), ("default",), (1,), (spec.kv_dtypes[0],))
+def pair_for(engine: str, version: str) -> tuple[str, str]:
+    return PAIRS.get(f"{engine}-{version}", PAIR)
+
+
+def _pair_cases(spec: EngineSpec, version: str) -> list[dict[str, Any]]:
+    pair = pair_for(spec.name, version)
+    chosen = cases(spec, ("sm90",), list(pair), ("default",), (1,), (spec.kv_dtypes[0],))
     by_config = {c["config"]: c for c in chosen}
-    return [by_config[name] for name in PAIR]
+    return [by_config[name] for name in pair]
 
 
 def _run(python: Path, spec: EngineSpec, todo: list[dict[str, Any]], work: Path, *extra: str) -> list[dict[str, Any]]:
@@ -67,7 +75,7 @@ def order_check(spec: EngineSpec, version: str) -> dict[str, Any]:
     python = ensure_venv(spec, version)
     work = CACHE / "runs" / f"{spec.name}-{version}"
     work.mkdir(parents=True, exist_ok=True)
-    pair = _pair_cases(spec)
+    pair = _pair_cases(spec, version)
     return {
         "cases": [c["config"] for c in pair],
         "forked": _both_orders(python, spec, pair, work),

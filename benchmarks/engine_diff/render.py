@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from benchmarks.engine_diff.cases import DEFAULT, FLAG_SETS, FORKED, IN_PROCESS
 from benchmarks.engine_diff.table import Row
-from benchmarks.engine_diff.venvs import REPO
 
 VERDICTS = ("equal", "different", "kvtop refuses", "engine refuses", "both refuse", "not run")
 GRIDS = {DEFAULT: "default flags", "flags": "flag sets"}
@@ -190,8 +189,10 @@ def _rule_order(rule_id: str) -> tuple[str, int]:
     return (rule_id.rstrip("0123456789"), int(digits) if digits else 999)
 
 
-def clip(message: str) -> str:
+def clip(message: str, limit: int = 200) -> str:
     """One table cell: no pipes or newlines, paths inside this checkout relative to it (the table must not
-    depend on where the checkout lives), at most 200 characters."""
-    text = message.replace(f"{REPO}/", "").replace("|", "/").replace("\n", " ")
-    return text if len(text) <= 200 else text[:197] + "…"
+    depend on where the checkout lives), at most `limit` characters."""
+    from benchmarks.engine_diff.run import relative_paths
+
+    text = relative_paths(message).replace("|", "/").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,12 +122,16 @@ def _for_fixture(result: dict[str, object]) -> dict[str, object]:
     return out
 
 
+CHECKOUT_PREFIX = re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+?(?=\.cache/engine_diff/|tests/data/|benchmarks/engine_diff/)")
+SITE_PACKAGES = re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+?site-packages/")
+
+
 def relative_paths(text: str) -> str:
-    """Paths of this checkout (the config folders under .cache among them) relative to it, and an
-    engine venv's site-packages named as such: a committed file names no path of this machine."""
-    for venv in sorted(CACHE.glob("*/lib/python*/site-packages"), key=lambda p: -len(str(p))):
-        text = text.replace(f"{venv}/", "site-packages/")
-    return text.replace(f"{REPO}/", "").replace(str(REPO), ".")
+    """Paths of a checkout (this one's or the one an older row was made in: the config folders under
+    .cache among them) relative to it, and a venv's site-packages named as such: a committed file
+    names no path of the machine that made it."""
+    text = text.replace(f"{REPO}/", "").replace(str(REPO), ".")
+    return SITE_PACKAGES.sub("site-packages/", CHECKOUT_PREFIX.sub("", text))
 
 
 def main() -> int:
