@@ -85,7 +85,82 @@ def _top_level_modelopt_algo(c: Case) -> bool:
     return isinstance(quant, dict) and "quant_algo" in quant and "quant_method" not in quant
 
 
+COMMON_RULES: list[Rule] = [
+    (
+        "K1",
+        "kvtop: architecture not modelled",
+        lambda c: _kvtop_refuses(c) and "is not modelled by kvtop" in c.kvtop.message,
+        "kvtop: the config's architecture (model_type) has no entry in kvtop, which refuses it; the engine "
+        "serves it and sizes its pool (the figures in the row). Issue 26 (architectures as data) adds them; the "
+        "architecture table below lists which",
+    ),
+    (
+        "K2",
+        "kvtop: a per-layer list where kvtop reads one integer",
+        lambda c: _kvtop_refuses(c) and "must be an integer" in c.kvtop.message,
+        "kvtop: the config gives a per-layer list (moe_layer_freq, intermediate_size, …) where kvtop reads one "
+        "integer and refuses the file; the engine reads it layer by layer (issue 26)",
+    ),
+]
+
+
 VLLM_RULES: list[Rule] = [
+    (
+        "V21",
+        "kvtop: a class-default sliding window vLLM does not use",
+        lambda c: (
+            _both_ok(c)
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.tokens != c.side.tokens
+            and "sliding_window" not in (_config(c).get("text_config") or _config(c))
+            and all(g.get("kind") == "FullAttentionSpec" for g in c.raw.get("groups") or [{}])
+        ),
+        "kvtop: the config leaves sliding_window out and kvtop takes transformers' class default (4096 for "
+        "qwen3_vl's text config: 'the config leaves out sliding_window=4096'), so its token figure divides the "
+        "blocks by a windowed request's block count; vLLM builds full attention only (every layer a "
+        "FullAttentionSpec: use_sliding_window is false) and prints num_blocks × block_size (get_kv_cache_capacity, "
+        "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
+    ),
+    (
+        "V22",
+        "kvtop: vLLM's V2 runner keeps pp + 1 batches in flight",
+        lambda c: (
+            _both_ok(c)
+            and c.pp > 1
+            and c.raw.get("model_runner") == "V2"
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: vLLM 0.33 picks its Model Runner V2 wherever Triton is importable — every GPU install "
+        "(VllmConfig.use_v2_model_runner) — and V2 keeps async scheduling under PP with pp + 1 batches in "
+        "flight (max_in_flight_tokens 24,576 at PP 2, 40,960 at PP 4 for 8,192-token batches); kvtop assumes the "
+        "V1 runner's pp batches with async off, so a sliding-window or chunked-local group needs fewer blocks per "
+        "request in kvtop and it prints more tokens; num_blocks agree",
+    ),
+    (
+        "V23",
+        "kvtop: PP regroups a sliding-window hybrid",
+        lambda c: _both_ok(c) and c.pp > 1 and c.kvtop.bytes_per_block != c.side.bytes_per_block,
+        "kvtop: under PP vLLM computes the KV cache groups on every stage's specs together and projects them "
+        "onto each worker (get_kv_cache_groups, _project_kv_cache_groups_to_worker, vllm/v1/core/"
+        "kv_cache_planning.py), so a stage's page holds a different number of layer slots from kvtop's per-stage "
+        "grouping (bytes per block differ; the engine's per-stage groups are in the fixture row)",
+    ),
+    (
+        "V24",
+        "kvtop: no vLLM attention backend for this KV dtype / block size",
+        lambda c: _engine_refuses(c, "No valid attention backend"),
+        "kvtop: vLLM finds no attention backend for the combination (CudaPlatform.get_attn_backend_cls, "
+        "vllm/platforms/cuda.py: MLA with fp8_e5m2 KV, or DeepSeek sparse MLA with a block size other than 64, "
+        "on sm90) and refuses the launch; kvtop plans it",
+    ),
+    (
+        "V25",
+        "kvtop: vLLM's hybrid Mamba refused at PP",
+        lambda c: _kvtop_refuses(c) and "hybrids at pp 1 only" in c.kvtop.message,
+        "kvtop: kvtop models vLLM's hybrid Mamba layout at PP 1 only and refuses PP; vLLM sizes it (each stage's "
+        "Mamba and attention layers grouped together, the MIN of num_blocks over the workers): the row's figures",
+    ),
     (
         "V20",
         "kvtop: ModelOpt quant_algo at the top of config.json",
@@ -297,7 +372,51 @@ VLLM_RULES: list[Rule] = [
 # SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
 # S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
 # (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins.
+def _every_stage_holds_every_layer(c: Case) -> bool:
+    stages = c.raw.get("stages") or []
+    return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
+
+
 SGLANG_RULES: list[Rule] = [
+    (
+        "S11",
+        "kvtop: context past the model's context length",
+        lambda c: _engine_refuses(c, "is greater than the derived context_length"),
+        "kvtop: SGLang refuses a --context-length above the model's derived context length (ModelConfig, "
+        "sglang/srt/configs/model_config.py: 'User-specified context_length (131072) is greater than the derived "
+        "context_length', unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1); kvtop plans it",
+    ),
+    (
+        "S12",
+        "kvtop: float32 config sized in fp32",
+        lambda c: (
+            _both_ok(c)
+            and _stated_dtype(c) == "float32"
+            and c.kvtop.bytes_per_block == 2 * (c.side.bytes_per_block or 0)
+        ),
+        "kvtop: the config states torch_dtype float32 and SGLang serves it in 16 bits under --dtype auto "
+        "(_get_and_verify_dtype, sglang/srt/configs/model_config.py: float32 becomes float16, bfloat16 for Gemma), "
+        "so its cell is 2 B an element; kvtop sizes the KV (and the weights) in fp32: 2× the cell, half the tokens",
+    ),
+    (
+        "S13",
+        "kvtop: SGLang sizes each PP stage for every layer",
+        lambda c: _both_ok(c) and _every_stage_holds_every_layer(c) and c.kvtop.tokens != c.side.tokens,
+        "kvtop: under PP SGLang sizes each stage's KV pool for every layer of the model where the model's "
+        "top-level class has no start_layer / end_layer (multimodal wrappers such as Qwen2_5_VLForConditionalGeneration, "
+        "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
+        "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
+        "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
+        "counts the stage's layers, so its cell is smaller and its tokens more",
+    ),
+    (
+        "S14",
+        "kvtop: PP on a model SGLang cannot pipeline",
+        lambda c: _engine_refuses(c, "Pipeline Parallel is not compatible with this model"),
+        "kvtop: SGLang refuses --pp-size > 1 for a model whose forward takes no pp_proxy_tensors "
+        "(ModelRunner.__init__: `assert self.support_pp, 'Pipeline Parallel is not compatible with this model.'`); "
+        "kvtop plans it",
+    ),
     (
         "S3",
         "stand-in: model not built",
@@ -326,7 +445,7 @@ UNEXPLAINED = ("?", "unexplained", "no rule matches: see the report")
 
 def reading_for(case: Case) -> tuple[str, str, str]:
     """(id, title, the reading) of the first rule that matches the row."""
-    rules = VLLM_RULES if case.engine == "vllm" else SGLANG_RULES
+    rules = COMMON_RULES + (VLLM_RULES if case.engine == "vllm" else SGLANG_RULES)
     for rule_id, title, applies, text in VERSION_NOTES.get((case.engine, case.version), []) + rules:
         try:
             if applies(case):
