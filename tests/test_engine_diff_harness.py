@@ -19,14 +19,14 @@ import pytest
 
 from benchmarks.engine_diff.cases import FLAG_SETS, FORKED, config_names
 from benchmarks.engine_diff.order_check import PAIR, RESULT, pair_for
-from benchmarks.engine_diff.table import DOC, FIXTURES
+from benchmarks.engine_diff.table import DOC, load_fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1 << 30
 
 
 def _fixtures() -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    return load_fixtures()
 
 
 def _forked(fixture: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,19 +8,17 @@ describes. After a change to kvtop's rules: `python benchmarks/engine_diff/run.p
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from benchmarks.engine_diff.cases import FLAG_SETS, FORKED, IN_PROCESS, config_names, has_experts
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS
-from benchmarks.engine_diff.table import DOC, FIXTURES, render, rows
+from benchmarks.engine_diff.table import DOC, load_fixtures, render, rows
 
 REGENERATE = "rerun `python benchmarks/engine_diff/run.py --table-only` and commit docs/fidelity.md"
 
 
 def _fixtures() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    return load_fixtures()
 
 
 def test_every_engine_has_two_versions_with_figures() -> None:

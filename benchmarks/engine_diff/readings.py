@@ -377,7 +377,54 @@ def _every_stage_holds_every_layer(c: Case) -> bool:
     return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
 
 
+def _pp_stage0_cell(c: Case) -> bool:
+    """PP with unequal stages: the engine's row is stage 0's cell, kvtop's its tightest rank's."""
+    return _both_ok(c) and c.pp > 1 and c.kvtop.tokens == c.side.tokens and c.kvtop.bytes_per_block != c.side.bytes_per_block
+
+
 SGLANG_RULES: list[Rule] = [
+    (
+        "S15",
+        "harness: stage 0's cell against kvtop's tightest rank's",
+        _pp_stage0_cell,
+        "harness: the row's cell is stage 0's (SGLang splits the layers unevenly, the last stages the larger: "
+        "94 layers over PP 4 are 23, 23, 24, 24), kvtop's is its tightest rank's; the token count, SGLang's own MIN "
+        "over the stages, agrees",
+    ),
+    (
+        "S16",
+        "kvtop: the checkpoint's FP8 KV read from the other quantization file",
+        lambda c: _top_level_modelopt_algo(c) and _both_ok(c) and c.kvtop.bytes_per_block != c.side.bytes_per_block,
+        "kvtop: this config.json carries its own ModelOpt quantization_config (quant_algo FP8 at its top level, "
+        "kv_cache_scheme FP8; provenance uncertain, see SOURCES.md) beside hf_quant_config.json. SGLang takes "
+        "config.json's (FP8 weights: the row's parameter bytes) and finds no kv_cache_quant_algo in it, so its KV "
+        "cache stays bf16 (ModelRunner.configure_kv_cache_dtype); kvtop takes hf_quant_config.json's "
+        "kv_cache_quant_algo FP8: half the cell, twice the tokens",
+    ),
+    (
+        "S17",
+        "kvtop: SGLang's Qwen3-VL serving path on Hopper reserves 1 GiB",
+        lambda c: (
+            _both_ok(c)
+            and "Qwen3VL" in str((_config(c).get("architectures") or [""])[0])
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and (c.kvtop.tokens or 0) > (c.side.tokens or 0)
+        ),
+        "kvtop: on a large Hopper GPU SGLang 0.5.23 serves Qwen3-VL through its profiled path "
+        "(_qwen3vl_hopper_serving_overrides, sglang/srt/arg_groups/model_overrides/qwen3_vl.py): the VLM "
+        "embedding cache off (it sets SGLANG_VLM_CACHE_SIZE_MB=0 in the process environment: the leak issue 33 "
+        "found) and CUDA-IPC feature transport, whose feature cache (SGLANG_MM_FEATURE_CACHE_MB, 1 GiB; 3 GiB at "
+        "--max-running-requests ≥ 400) mm_runtime_reservation_gb (mem_cache/kv_cache_configurator.py) takes from "
+        "the KV budget; kvtop subtracts the default 100 MiB embedding cache: 39 GiB against 40 GiB − 100 MiB of rest",
+    ),
+    (
+        "S18",
+        "kvtop: the model class refuses PP",
+        lambda c: c.pp > 1 and _engine_refuses(c, "AssertionError"),
+        "kvtop: SGLang's model class refuses pipeline parallelism in its constructor (e.g. Qwen3NextForCausalLM: "
+        "`assert self.pp_group.is_first_rank and self.pp_group.is_last_rank`, sglang/srt/models/qwen3_next.py); "
+        "kvtop plans it",
+    ),
     (
         "S11",
         "kvtop: context past the model's context length",

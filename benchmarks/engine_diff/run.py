@@ -23,8 +23,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.engine_diff.cases import FORKED, case_key, cases
+from benchmarks.engine_diff.cases import DEFAULT, FORKED, IN_PROCESS, case_key, cases
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS, EngineSpec
+from benchmarks.engine_diff.table import fixture_paths, read_fixture
 from benchmarks.engine_diff.venvs import CACHE, REPO, ensure_venv, installed_versions
 
 FIXTURES = REPO / "tests" / "data" / "engine_diff"
@@ -89,20 +90,28 @@ def sweep(
                 done[case_key(case)] = {**case, "status": "harness-error", "message": "the runner process died"}
         results += [{**done[case_key(case)], "harness": FORKED} for case in todo]
         print(f"{spec.name} {version} {gpu}: {len(todo)} cases", file=sys.stderr)
-    path = FIXTURES / f"{spec.name}-{version}.json"
-    if path.exists():  # a partial rerun replaces its own rows
-        fresh = {case_key(r) for r in results}
-        results = [r for r in json.loads(path.read_text())["results"] if case_key(r) not in fresh] + results
-    fixture = {
+    main, flags = fixture_paths(spec.name, version)
+    previous = read_fixture(spec.name, version)
+    fresh = {case_key(r) for r in results}  # a partial rerun replaces its own rows, keeps the others
+    results = [r for r in previous.get("results", []) if case_key(r) not in fresh] + results
+    by_harness = previous.get("stand_ins", {})
+    if isinstance(by_harness, list):  # a fixture of the in-process harness alone
+        by_harness = {IN_PROCESS: by_harness}
+    packages = previous.get("packages", {})
+    if packages and not isinstance(next(iter(packages.values())), dict):
+        packages = {IN_PROCESS: packages}
+    head = {
         "engine": spec.name,
         "version": version,
-        "packages": installed_versions(python, (spec.package, "torch", "transformers", "triton")),
-        "stand_ins": stand_ins(python, spec),
-        "results": sorted((_for_fixture(r) for r in results), key=case_key),
+        "packages": {**packages, FORKED: installed_versions(python, (spec.package, "torch", "transformers", "triton"))},
+        "stand_ins": {**by_harness, FORKED: stand_ins(python, spec)},
     }
+    rows = sorted((_for_fixture(r) for r in results), key=case_key)
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(fixture, indent=1, sort_keys=True) + "\n")
-    return path
+    for path, chosen in ((main, [r for r in rows if r.get("variant", DEFAULT) == DEFAULT]),
+                         (flags, [r for r in rows if r.get("variant", DEFAULT) != DEFAULT])):  # fmt: skip
+        path.write_text(json.dumps({**head, "results": chosen}, indent=1, sort_keys=True) + "\n")
+    return main
 
 
 def _for_fixture(result: dict[str, object]) -> dict[str, object]:

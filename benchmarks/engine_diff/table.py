@@ -120,8 +120,28 @@ def verdict(kvtop: Side, engine: Side) -> str:
     return "equal" if kvtop == engine else "different"
 
 
+def fixture_paths(engine: str, version: str) -> tuple[Path, Path]:
+    """An engine version's answers: the default grid's rows, and the flag sets' (a file apart, so that
+    code reading the default grid by config, TP, KV dtype and GPU finds one row for each)."""
+    return FIXTURES / f"{engine}-{version}.json", FIXTURES / f"{engine}-{version}.flags.json"
+
+
+def read_fixture(engine: str, version: str) -> dict[str, Any]:
+    """Both files of an engine version as one fixture (its head from the default grid's file)."""
+    main, flags = fixture_paths(engine, version)
+    fixture: dict[str, Any] = json.loads(main.read_text()) if main.exists() else {}
+    if flags.exists():
+        extra = json.loads(flags.read_text())
+        fixture = {**extra, **fixture, "results": fixture.get("results", []) + extra["results"]}
+    return fixture
+
+
 def load_fixtures() -> list[dict[str, Any]]:
-    fixtures = [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    versions = {
+        tuple(p.name[: -len(".json")].removesuffix(".flags").split("-", 1))
+        for p in FIXTURES.glob("*.json")
+    }
+    fixtures = [read_fixture(engine, version) for engine, version in versions]
     return sorted(
         fixtures, key=lambda f: (f["engine"], [-int(x) for x in f["version"].split(".")[:3] if x.isdigit()])
     )
