@@ -106,6 +106,32 @@ COMMON_RULES: list[Rule] = [
 
 VLLM_RULES: list[Rule] = [
     (
+        "V26",
+        "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and _both_ok(c)
+            and c.kv_dtype == "auto"
+            and c.raw.get("cache_dtype") == "fp8_e4m3"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: with --kv-cache-dtype auto and the checkpoint's FP8 KV (hf_quant_config.json "
+        "kv_cache_quant_algo FP8, nvidia/DeepSeek-V3.2-NVFP4) vLLM 0.33 on sm90 stores plain fp8_e4m3 "
+        "(the row's cache_dtype): 576 B latent + 132 B indexer per layer per token, 2,764,032 B per 64-token "
+        "block over 61 layers (61 × 64 × 708); kvtop sizes it as fp8_ds_mla (656 + 132 = 788 B, "
+        "3,076,352 B per block) as for --kv-cache-dtype fp8 (V13): 893,504 tokens where the engine has 994,432",
+    ),
+    (
+        "V27",
+        "harness: no TP group when vLLM takes a Mamba layer's spec",
+        lambda c: c.side.status != "ok" and "tensor model parallel group is not initialized" in c.side.message,
+        "harness: not an engine refusal. MambaMixer2.get_state_shape (vllm/model_executor/layers/mamba/"
+        "mamba_mixer2.py) reads get_tensor_model_parallel_world_size() when the worker's KV cache spec is "
+        "taken; in the forked harness's TP 2 runs the TP group is not there at that point (AssertionError in "
+        "get_tp_group). On a GPU the group exists; these hybrid-Mamba rows have no engine figure (a harness "
+        "gap to fix before they count)",
+    ),
+    (
         "V21",
         "kvtop: a class-default sliding window vLLM does not use",
         lambda c: (
@@ -383,6 +409,28 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 
 SGLANG_RULES: list[Rule] = [
+    (
+        "S20",
+        "kvtop: a hybrid-SWA cell under PP holds every stage's layers",
+        lambda c: (
+            c.pp > 1
+            and c.has(*WINDOWED_GROUPS)
+            and _both_ok(c)
+            and c.kvtop.bytes_per_block >= 3 * c.side.bytes_per_block // 2
+        ),
+        "kvtop: under PP kvtop's SGLang cell for gpt-oss (full + ratio × SWA) is the unsplit model's (33,177 B at "
+        "TP 2 with or without PP 2; 66,355 B at TP 1 × PP 4), while SGLang sizes each stage's pools from that "
+        "stage's own layers (16,588 B at PP 2, 16,384 B at PP 4): kvtop gives gpt-oss-120b 1,294,538 tokens at "
+        "TP 2 × PP 2 where SGLang gives 2,589,076",
+    ),
+    (
+        "S19",
+        "kvtop: SGLang refuses fp8_e5m2 KV for DeepSeek DSA",
+        lambda c: _engine_refuses(c, "DSA only supports"),
+        "kvtop: SGLang 0.5.23 asserts 'DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype' "
+        "(sglang/srt/arg_groups/overrides.py) for DeepSeek-V3.2's sparse attention; kvtop sizes the "
+        "fp8_e5m2 pool instead of refusing the launch",
+    ),
     (
         "S15",
         "harness: stage 0's cell against kvtop's tightest rank's",

@@ -87,37 +87,49 @@ def sweep(
         done = {case_key(r): r for r in (json.loads(line) for line in out.read_text().splitlines())}
         for case in todo:  # the runner process itself died before this case (never a figure)
             if case_key(case) not in done:
-                done[case_key(case)] = {**case, "status": "harness-error", "message": "the runner process died"}
+                done[case_key(case)] = {**case, "status": "harness-error", "message": "no answer: the runner process stopped before this case (it died or the sweep was stopped)"}
         results += [{**done[case_key(case)], "harness": FORKED} for case in todo]
         print(f"{spec.name} {version} {gpu}: {len(todo)} cases", file=sys.stderr)
     main, flags = fixture_paths(spec.name, version)
     previous = read_fixture(spec.name, version)
+    fresh_rows = results
     fresh = {case_key(r) for r in results}  # a partial rerun replaces its own rows, keeps the others
     results = [r for r in previous.get("results", []) if case_key(r) not in fresh] + results
-    by_harness = previous.get("stand_ins", {})
-    if isinstance(by_harness, list):  # a fixture of the in-process harness alone
-        by_harness = {IN_PROCESS: by_harness}
-    packages = previous.get("packages", {})
-    if packages and not isinstance(next(iter(packages.values())), dict):
-        packages = {IN_PROCESS: packages}
     head = {
         "engine": spec.name,
         "version": version,
-        "packages": {**packages, FORKED: installed_versions(python, (spec.package, "torch", "transformers", "triton"))},
-        "stand_ins": {**by_harness, FORKED: stand_ins(python, spec)},
-    }
+        "packages": {**previous.get("packages", {}),
+                     FORKED: installed_versions(python, (spec.package, "torch", "transformers", "triton"))},
+        "stand_ins": {**previous.get("stand_ins", {}), FORKED: stand_ins(python, spec)},
+    }  # fmt: skip
     rows = sorted((_for_fixture(r) for r in results), key=case_key)
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    for path, chosen in ((main, [r for r in rows if r.get("variant", DEFAULT) == DEFAULT]),
-                         (flags, [r for r in rows if r.get("variant", DEFAULT) != DEFAULT])):  # fmt: skip
-        path.write_text(json.dumps({**head, "results": chosen}, indent=1, sort_keys=True) + "\n")
+    default_rows = [r for r in rows if r.get("variant", DEFAULT) == DEFAULT]
+    flag_rows = [r for r in rows if r.get("variant", DEFAULT) != DEFAULT]
+    # A file is rewritten only where this run answered some of its cases (its other rows kept).
+    if any(r.get("variant", DEFAULT) == DEFAULT for r in fresh_rows):
+        main.write_text(json.dumps({**head, "results": default_rows}, indent=1, sort_keys=True) + "\n")
+    if any(r.get("variant", DEFAULT) != DEFAULT for r in fresh_rows):
+        harnesses = {str(r.get("harness", IN_PROCESS)) for r in flag_rows}  # the head names only these
+        own = {key: {h: v for h, v in head[key].items() if h in harnesses} for key in ("packages", "stand_ins")}
+        flags.write_text(compact_fixture({**head, **own}, flag_rows))
     return main
+
+
+def compact_fixture(head: dict[str, object], rows: list[dict[str, object]]) -> str:
+    """A fixture as JSON with one result a line: the flag sweep's hundreds of rows stay a file of
+    hundreds of lines (and a rerun's diff one line per changed row), not one of 100,000+."""
+    lines = [json.dumps(row, sort_keys=True, separators=(",", ":")) for row in rows]
+    head_text = json.dumps(head, indent=1, sort_keys=True)[: -len("\n}")]
+    return head_text + ',\n "results": [\n' + ",\n".join(lines) + "\n ]\n}\n"
 
 
 def _for_fixture(result: dict[str, object]) -> dict[str, object]:
     """A result as committed: no machine paths or tracebacks; pydantic's 'N validation error'
     first line replaced by the engine's own 'Value error, …' text."""
     out = {k: v for k, v in result.items() if k not in ("dir", "traceback_tail")}
+    if isinstance(out.get("log"), list):  # a line logged by every rank once
+        out["log"] = list(dict.fromkeys(out["log"]))
     message = str(out.get("message", ""))
     if "validation error for" in message:
         for line in result.get("traceback_tail") or []:  # type: ignore[union-attr]
@@ -140,7 +152,12 @@ def relative_paths(text: str) -> str:
     .cache among them) relative to it, and a venv's site-packages named as such: a committed file
     names no path of the machine that made it."""
     text = text.replace(f"{REPO}/", "").replace(str(REPO), ".")
-    return SITE_PACKAGES.sub("site-packages/", CHECKOUT_PREFIX.sub("", text))
+    text = SITE_PACKAGES.sub("site-packages/", CHECKOUT_PREFIX.sub("", text))
+    return OTHER_PATH.sub(lambda m: "<…>/" + "/".join(m.group(0).rsplit("/", 2)[-2:]), text)
+
+
+# Any other absolute path (a build machine's, as in torch's gloo messages): "<…>/" and its last two parts.
+OTHER_PATH = re.compile(r"(?<![\w.:/<>])/(?:[\w.+-]+/)+[\w.+-]+")
 
 
 def main() -> int:

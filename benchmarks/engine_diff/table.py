@@ -126,13 +126,27 @@ def fixture_paths(engine: str, version: str) -> tuple[Path, Path]:
     return FIXTURES / f"{engine}-{version}.json", FIXTURES / f"{engine}-{version}.flags.json"
 
 
+def by_harness(value: Any) -> dict[str, Any]:
+    """A fixture head's stand-ins or packages keyed by harness (a file of the in-process harness
+    alone holds them bare: a list of stand-ins, a {package: version} map)."""
+    if not value:
+        return {}
+    if isinstance(value, list) or not isinstance(next(iter(value.values())), (dict, list)):
+        return {IN_PROCESS: value}
+    return dict(value)
+
+
 def read_fixture(engine: str, version: str) -> dict[str, Any]:
-    """Both files of an engine version as one fixture (its head from the default grid's file)."""
-    main, flags = fixture_paths(engine, version)
-    fixture: dict[str, Any] = json.loads(main.read_text()) if main.exists() else {}
-    if flags.exists():
-        extra = json.loads(flags.read_text())
-        fixture = {**extra, **fixture, "results": fixture.get("results", []) + extra["results"]}
+    """Both files of an engine version as one fixture: the results of both, the stand-ins and
+    packages of each harness that produced some."""
+    fixture: dict[str, Any] = {"engine": engine, "version": version, "results": [], "stand_ins": {}, "packages": {}}
+    for path in fixture_paths(engine, version):
+        if not path.exists():
+            continue
+        part = json.loads(path.read_text())
+        fixture["results"] += part["results"]
+        for key in ("stand_ins", "packages"):
+            fixture[key] = {**fixture[key], **by_harness(part.get(key))}
     return fixture
 
 
