@@ -12,15 +12,16 @@ import json
 
 import pytest
 
-from benchmarks.engine_diff.cases import config_names
+from benchmarks.engine_diff.cases import DEFAULT, FLAG_SETS, IN_PROCESS, config_names, has_experts
 from benchmarks.engine_diff.engines import ENGINES, GPU_GENERATIONS, TPS
-from benchmarks.engine_diff.table import DOC, FIXTURES, render, rows
+from benchmarks.engine_diff.render import render
+from benchmarks.engine_diff.table import DOC, fixture_paths, load_fixtures, rows
 
 REGENERATE = "rerun `python benchmarks/engine_diff/run.py --table-only` and commit docs/fidelity.md"
 
 
 def _fixtures() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    return load_fixtures()
 
 
 def test_every_engine_has_two_versions_with_figures() -> None:
@@ -33,22 +34,54 @@ def test_every_engine_has_two_versions_with_figures() -> None:
         )
 
 
-def test_fixtures_cover_every_config_tp_dtype_and_gpu() -> None:
+CURRENT = {"vllm": "0.33.0", "sglang": "0.5.23"}  # the versions the flag grid runs on
+
+
+def test_fixtures_cover_the_default_grid_and_name_each_harness_stand_ins() -> None:
+    """The default grid (TP × KV dtype × GPU) of every config a version's default grid holds is
+    complete, and every harness that produced a row names its stand-ins and packages in the head."""
     for fixture in _fixtures():
         spec = ENGINES[fixture["engine"]]
-        seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in fixture["results"]}
+        rows = fixture["results"]
+        seen = {(r["config"], r["tp"], r["kv_dtype"], r["gpu"]) for r in rows if r.get("variant", DEFAULT) == DEFAULT}
+        grid_configs = {config for config, *_ in seen}
         missing = [
             (c, tp, d, g)
-            for c in config_names()
+            for c in sorted(grid_configs)
             for tp in TPS
             for d in spec.kv_dtypes
             for g in GPU_GENERATIONS
             if (c, tp, d, g) not in seen
         ]
-        assert not missing, (
-            f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
-        )
-        assert fixture["stand_ins"], "every stand-in is named in the fixture"
+        assert not missing, f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:3]}"
+        harnesses = {r.get("harness", IN_PROCESS) for r in rows}
+        assert harnesses <= set(fixture["stand_ins"]), f"{fixture['version']}: stand-ins of {harnesses} not all named"
+        assert harnesses <= set(fixture["packages"]), f"{fixture['version']}: packages of {harnesses} not all named"
+
+
+def test_the_flag_sets_file_holds_one_row_a_line() -> None:
+    """The flag sweep's rows are a file apart, one row a line (a rerun's diff is one line per row
+    changed, not 100,000+ lines of indented JSON)."""
+    for engine, version in CURRENT.items():
+        _, flags = fixture_paths(engine, version)
+        text = flags.read_text()
+        rows = json.loads(text)["results"]
+        assert len(text.splitlines()) < len(rows) + 60, f"{flags.name}: {len(text.splitlines())} lines"
+        assert all(r.get("variant", DEFAULT) != DEFAULT for r in rows)
+
+
+def test_the_current_versions_have_every_flag_set_on_every_config() -> None:
+    """Each (config, flag set) of the current versions has a row: the engine's answer, or a named
+    "not run" (a harness error, counted apart in the table)."""
+    for fixture in _fixtures():
+        if CURRENT.get(fixture["engine"]) != fixture["version"]:
+            continue
+        seen = {(r["config"], r.get("variant", "default")) for r in fixture["results"]}
+        missing = [
+            (c, f.name) for c in config_names() for f in FLAG_SETS
+            if (c, f.name) not in seen and not (f.moe_only and not has_experts(c))
+        ]  # fmt: skip
+        assert not missing, f"{fixture['engine']} {fixture['version']}: {len(missing)} missing, e.g. {missing[:4]}"
 
 
 def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
@@ -58,7 +91,8 @@ def test_a_plain_dense_row_matches_the_engines_arithmetic() -> None:
     row = next(
         r
         for r in fixture["results"]
-        if (r["config"], r["tp"], r["kv_dtype"], r["gpu"]) == ("meta-llama--Llama-3.1-8B", 1, "auto", "sm90")
+        if (r["config"], r.get("variant", "default"), r["tp"], r["kv_dtype"], r["gpu"])
+        == ("meta-llama--Llama-3.1-8B", "default", 1, "auto", "sm90")
     )
     assert (row["num_blocks"], row["tokens_logged"], row["bytes_per_block"]) == (
         20_480,

@@ -80,6 +80,13 @@ VLLM = EngineSpec(
         "python-json-logger",
         "nvidia-ml-py",
         "apache-tvm-ffi",
+        "mistral_common",  # Mistral3 / Pixtral configs: vLLM's processor and config parser import it
+        # Every GPU install has it (CUDA torch depends on it), and vLLM 0.33 picks its Model Runner V2
+        # only where Triton is importable (VllmConfig.use_v2_model_runner): without it the runner differs
+        "triton",
+        # MiniMax's TP norm imports `from cuda import cudart` (fused all-reduce workspace), which
+        # cuda-python 13 removed; a GPU node has it through FlashInfer's CUTLASS DSL
+        "cuda-python<13",
     ),
     versions=("0.33.0", "0.13.0"),
     no_deps=("flashinfer-python",),
@@ -128,6 +135,8 @@ SGLANG = EngineSpec(
         "IPython",
         "dill",
         "triton",
+        # CuTe DSL layers import `cuda.bindings.driver` when the model is built; a GPU node has it
+        "cuda-python",
     ),
     versions=("0.5.23", "0.5.6.post2"),
 )
@@ -148,7 +157,6 @@ NEVER_INSTALL = {
     "torchao",
     "ray",
     "nvidia-cutlass-dsl",
-    "cuda-python",
     "torch_memory_saver",
     "torch-memory-saver",
     "decord2",

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.engines import KVTOP_GPU
-from tests.conftest import CONFIGS
 
 # The engine's spelling of a KV dtype -> kvtop's flag value.
-KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
+KV_DTYPE = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
 UNLIMITED_FREE = "1PiB"  # the free memory kvtop is told for a vLLM row (see plan_argv)
 
 
@@ -26,7 +26,7 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
     argv = [
         "plan",
         "--model",
-        str(CONFIGS / f"{case['config']}.json"),
+        str(config_path(case["config"])),
         "--engine",
         engine,
         "--tp",
@@ -41,6 +41,7 @@ def plan_argv(engine: str, version: str, case: dict[str, Any]) -> list[str]:
         version,
         "--json",
     ]
+    argv += [str(token) for token in case.get("flags", ())]  # the flag set, as the engine's own tokens
     if engine == "vllm":
         # The engine's sizing ran on no GPU with this fixed KV memory: memory never limited it. kvtop
         # refuses a fixed pool larger than what is free after the weights (a 671B model at TP 8 on an
@@ -71,9 +72,20 @@ def _load_model_once(source: str, **options: Any) -> Any:
     return _MODELS[source]
 
 
+_PLANS: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
 def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any]:
-    """{"status": "ok", tokens, bytes_per_token, block_size, num_blocks, max_running_requests}
-    or {"status": "refused", "message"} (kvtop's one-line error)."""
+    """{"status": "ok", tokens, bytes_per_token, block_size, num_blocks, max_running_requests,
+    stages (each pipeline stage's first rank: layers, weights bytes, KV pools)} or
+    {"status": "refused", "message"} (kvtop's one-line error). Memoised by command line."""
+    argv = tuple(plan_argv(engine, version, case))
+    if argv not in _PLANS:
+        _PLANS[argv] = _plan(argv)
+    return _PLANS[argv]
+
+
+def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
     global _PARSER
     from kvtop.cli import build_parser
     from kvtop.commands.plan import build_ledger
@@ -84,7 +96,7 @@ def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any
         _PARSER = build_parser("plan")
     import kvtop.sources.hub as hub
 
-    args, extra = _PARSER.parse_known_args(plan_argv(engine, version, case))
+    args, extra = _PARSER.parse_known_args(list(argv))
     if not _ORIGINAL_LOAD:
         _ORIGINAL_LOAD.append(hub.load_model)
     load_model, hub.load_model = hub.load_model, _load_model_once  # type: ignore[assignment]
@@ -110,4 +122,10 @@ def kvtop_plan(engine: str, version: str, case: dict[str, Any]) -> dict[str, Any
         "num_blocks": plan["num_blocks"],
         "kv_pool_bytes": plan["kv_pool_bytes"],
         "max_running_requests": plan["max_running_requests"],
+        "stages": [
+            {"pp_rank": r["pp_rank"], "layers": r["layers"], "weights_bytes": r["weights_bytes"],
+             "kv_pools": r["kv_pools"]}
+            for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0
+        ],  # fmt: skip
+        "not_modelled": plan["not_modelled"],
     }

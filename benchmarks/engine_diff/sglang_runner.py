@@ -1,24 +1,30 @@
-"""Runs SGLang's own KV-cache sizing path on a machine without a GPU, one case per line of output.
+"""Runs SGLang's own KV-cache sizing path on a machine without a GPU, one case per forked process.
 
 Runs inside the (engine, version) venv that `run.py` makes: it imports SGLang and the standard
-library only, never kvtop. For each case it runs the engine's own code in the engine's order (0.5.2x; for
-releases before the KVCacheConfigurator, ModelRunner.__init__ itself, see sglang_shells.py):
+library only, never kvtop. SGLang is imported once; each case runs in a child forked from that
+parent (isolation.py), and each pipeline stage of a case in its own process (the stages' MIN of the
+token count is SGLang's own all_reduce, over a real gloo group). For each stage it runs the
+engine's own code in the engine's order (0.5.2x; for releases before the KVCacheConfigurator,
+ModelRunner.__init__ itself, see sglang_legacy.py):
 
-  prepare_server_args(argv) + resolve_once     the CLI, defaults by GPU (page size, backends, …)
-  publish(server_args, role="scheduler")       the process-wide config bags, TP rank 0
+  prepare_server_args(argv)                    the CLI (the case's flags among it), defaults by GPU
+  publish(server_args, role="scheduler",       the process-wide config bags; the stage's TP rank 0
+          ranks=SpawnRanks(world_rank))        (its TP, PP, attention and MoE ranks derived by SGLang)
   ModelConfig.from_server_args                 the model's geometry, quantization, hybrid layout
-  ModelRunner.configure_kv_cache_dtype         the KV dtype (checkpoint KV quant included)
-  resolve_sliding_window_size, resolve_layer_indices, ModelRunner.init_kv_cache_configurator
+  the model, built on meta                     SGLang's model class, its own constructor (start and
+                                               end layer of the stage, sliding window, KV quant)
+  resolve_sliding_window_size, resolve_layer_indices, ModelRunner.configure_kv_cache_dtype,
+  ModelRunner.init_kv_cache_configurator
   KVCacheConfigurator._resolve_memory_pool_config(pre_model_load_memory)
                                                rest memory (`_profile_available_bytes`, with the
                                                multimodal reserve and the Mamba state), the pool
-                                               configurator's cell, max_total_num_tokens, page
-                                               alignment, max running requests
+                                               configurator's cell, max_total_num_tokens (the MIN
+                                               over the stages), page alignment, max running requests
 
 and writes the cell (bytes per token per rank), page size, max_total_num_tokens (and the SWA
-pool's), max running requests and the Mamba state slots; or the refusal and its message.
-The budget: free memory before weight load F and after it A (GiB, as SGLang measures them)
-and --mem-fraction-static m: rest = A − F × (1 − m).
+pool's), max running requests and the Mamba state slots, each stage's layers and parameter bytes;
+or the refusal and its message. The budget: free memory before weight load F and after it A (GiB,
+as SGLang measures them) and --mem-fraction-static m: rest = A − F × (1 − m).
 
 Stand-ins (each minimal; none computes a number the comparison reads):
   device-queries   torch.cuda answers as the case's GPU (sm80 A100-80GB, sm90 H100, sm100 B200):
@@ -29,159 +35,72 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    `get_available_gpu_memory` reads, one line of SGLang's own code around it).
   absent-packages  torchvision (a CUDA build that cannot sit beside CPU torch 2.13), sgl-kernel,
                    flashinfer and other CUDA kernel packages resolve to placeholder modules:
-                   kernels are imported at module level, never called when sizing.
-  min-all-reduce   torch.distributed.all_reduce(MIN) over one value (the free memory of the
-                   only rank measured) leaves it as it is; barriers return at once.
-  parallel-groups  the WORLD group (never built: NCCL/Gloo are not started) is rank 0 of TP ranks;
-                   SGLang reads only its size and hands its cpu_group to the all-reduce above.
-  model-shell      the model class (SGLang's registry picks it) without its __init__, holding
-                   the HF config and the quantization config SGLang's loader hands the constructor
-                   (`_get_quantization_config`: its kv_cache_quant_algo decides an FP8 KV cache):
-                   SGLang reads the sliding window, layer range and KV quant from the model
-                   object; the weights and layers are never built. Where the model's window
-                   method needs a submodule the shell lacks (Gemma-3's language_model), the same
-                   SGLang function's config branch answers (recorded as window_from_config).
+                   kernels are imported at module level; every placeholder a case reads is
+                   recorded in its row (`placeholder_reads`).
+  stage-processes  one process per pipeline stage (its TP rank 0), joined in a real gloo group:
+                   SGLang's collectives (the MIN of the token count, barriers) run between them;
+                   the TP ranks of a stage hold the same values, so a collective over them is one
+                   over their rank 0.
+  parallel-groups  SGLang's own GroupCoordinator class without its __init__ (NCCL communicators),
+                   one per group SGLang builds, sized and ranked as SGLang's published widths and
+                   ranks say, holding the gloo process groups above.
+  meta-device      the model is built under `torch.device("meta")` (tensors a constructor puts on
+                   `cuda` go to meta); the weights are not filled or post-processed.
+  runner-shell     ModelRunner without its __init__ (which starts NCCL and loads weights): the
+                   fields its __init__ and load_model set for the configurator come from the same
+                   SGLang calls (get_schedule().page_size, model_config fields, the model built
+                   above, resolve_sliding_window_size, resolve_layer_indices); every field the
+                   engine reads from it is checked to be one the class assigns (`shell_check`).
+                   The refusals __init__ makes between load and sizing run: its own
+                   check_quantized_moe_compatibility, and its PP support assertion (two lines).
   cpu-device       (releases before the KVCacheConfigurator only) tensors ModelRunner.__init__
                    puts on cuda before the pools (expert maps, buffers) are made on the CPU.
   pool-sentinel    (releases before the KVCacheConfigurator only) the request pool constructor
                    stops the engine's ModelRunner.__init__ where sizing ends and allocation starts.
-  runner-shell     (0.5.2x) ModelRunner without its __init__ (which starts NCCL and loads weights); the
-                   attributes its __init__ sets for the configurator come from the same SGLang
-                   calls (get_schedule().page_size, model_config fields, SpeculativeAlgorithm).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.abc
-import importlib.machinery
 import json
 import logging
 import os
-import shutil
 import sys
 import tempfile
 import time
 import traceback
-import types
 from typing import Any
 
-from sglang_shells import model_shell, run_case_legacy
-from standins import FREE_BYTES, PlaceholderModule, refusal_or_harness_error
+from isolation import IMPORTED, run_in_child, run_in_children, warm_imports
+from sglang_legacy import run_rank_legacy
+from sglang_standins import (
+    build_model,
+    group_shell,
+    install_stand_ins,
+    join_stage_group,
+    param_bytes,
+    placeholder_reads,
+    server_argv,
+)
+from standins import FREE_BYTES, EngineRefusal, fields_assigned, refusal_or_harness_error, shell, shell_check
 
 STAND_INS = [
     "device-queries",
     "absent-packages",
-    "min-all-reduce",
+    "stage-processes",
     "parallel-groups",
-    "model-shell",
+    "meta-device",
     "runner-shell",
     "cpu-device",
     "pool-sentinel",
 ]
-
-GPUS = {
-    "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920, 108),
-    "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984, 132),
-    "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784, 148),
-}
-ABSENT_PACKAGES = (
-    "torchvision",
-    "torchao",
-    "torchaudio",
-    "quack",
-    "cutlass",
-    "deep_gemm",
-    "sgl_kernel",
-    "flashinfer",
-)
-
-
-class _Anything:
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
-        return _Anything()
-
-    def __getattr__(self, attr: str) -> _Anything:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Anything()
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (_Anything,)  # `class X(absent.Base)` builds a class of placeholders
-
-
-_ABSENT_CHECKED: dict[str, bool] = {}
-
-
-class _AbsentPackages(importlib.abc.MetaPathFinder):
-    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        top = name.split(".")[0]
-        if top not in ABSENT_PACKAGES:
-            return None
-        if top not in _ABSENT_CHECKED:  # an installed package is used as it is
-            _ABSENT_CHECKED[top] = importlib.machinery.PathFinder.find_spec(top) is None
-        if _ABSENT_CHECKED[top]:
-            return importlib.machinery.ModuleSpec(name, PlaceholderModule(_Anything), is_package=True)
-        return None
-
-
-def install_stand_ins(gpu: str) -> None:
-    import torch
-    import torch.distributed
-
-    capability, name, total, sms = GPUS[gpu]
-
-    class Properties:
-        major, minor = capability
-        total_memory = total
-        multi_processor_count = sms
-        is_integrated = False
-        uuid = "GPU-stand-in"
-        L2_cache_size = 50 << 20
-
-    Properties.name = name  # type: ignore[attr-defined]
-    torch.cuda.is_available = lambda: True  # type: ignore[assignment]
-    torch.version.cuda = "12.9"  # type: ignore[misc]
-    torch.cuda.device_count = lambda: 8  # type: ignore[assignment]
-    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
-    torch.cuda.get_device_capability = lambda device=None: capability  # type: ignore[assignment]
-    torch.cuda.get_device_name = lambda device=None: name  # type: ignore[assignment]
-    torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
-    torch.cuda.mem_get_info = lambda device=None: (FREE_BYTES["now"], total)  # type: ignore[assignment]
-    torch.cuda.empty_cache = lambda: None  # type: ignore[assignment]
-    torch.cuda.set_device = lambda device: None  # type: ignore[assignment]
-    torch.cuda.Stream = _Anything  # type: ignore[misc,assignment]
-    torch.cuda.Event = _Anything  # type: ignore[misc,assignment]
-    torch.distributed.all_reduce = lambda tensor, *a, **k: None  # type: ignore[assignment]
-    torch.distributed.monitored_barrier = lambda *a, **k: None  # type: ignore[assignment]
-    torch.distributed.barrier = lambda *a, **k: None  # type: ignore[assignment]
-    register_fake = torch.library.register_fake
-
-    def _register_fake(op: Any, *args: Any, **kwargs: Any) -> Any:  # absent-packages: their ops
-        if isinstance(op, str) and op.split("::")[0] in ABSENT_PACKAGES:
-            return args[0] if args else (lambda fn: fn)
-        return register_fake(op, *args, **kwargs)
-
-    torch.library.register_fake = _register_fake  # type: ignore[assignment]
-    import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
-
-    sys.meta_path.insert(0, _AbsentPackages())
-    if shutil.which("nvidia-smi") is None:  # device-queries: an nvidia-smi that reports nothing, so
-        folder = tempfile.mkdtemp(prefix="engine-diff-")  # SGLang takes its own mem_get_info fallback
-        with open(os.path.join(folder, "nvidia-smi"), "w") as fh:
-            fh.write("#!/bin/sh\nexit 0\n")
-        os.chmod(os.path.join(folder, "nvidia-smi"), 0o755)
-        os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+KEYS = (
+    "config", "variant", "flags", "tp", "pp", "kv_dtype", "gpu", "max_model_len",
+    "free_before_bytes", "free_after_bytes", "mem_fraction_static",
+)  # fmt: skip
+# The groups SGLang builds for every model (initialize_model_parallel): context name -> rank stride.
+GROUPS = {"tp": 1, "attn_tp": 1, "attn_cp": 1, "moe_ep": 1, "moe_tp": 1, "moe_dp": 1, "pp": None}
 
 
 class _Capture(logging.Handler):
@@ -195,133 +114,173 @@ class _Capture(logging.Handler):
 
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    """Every pipeline stage of the case at once, each in its own process; stage 0's figures (after
+    SGLang's own MIN over the stages), with each stage's layers and parameter bytes."""
     try:
         import sglang.srt.runtime_context  # noqa: F401  (0.5.2x: publish + KVCacheConfigurator)
-    except ImportError:
-        return run_case_legacy(case)
-    from sglang.srt.configs.model_config import AttentionArch, ModelConfig
-    from sglang.srt.model_executor.model_runner import ModelRunner
-    from sglang.srt.model_executor.pool_configurator import create_memory_pool_configurator
-    from sglang.srt.runtime_context import SpawnRanks, get_parallel, get_schedule, publish
-    from sglang.srt.server_args import prepare_server_args
 
-    keys = (
-        "config",
-        "tp",
-        "kv_dtype",
-        "gpu",
-        "max_model_len",
-        "free_before_bytes",
-        "free_after_bytes",
-        "mem_fraction_static",
-    )
-    out: dict[str, Any] = {k: case[k] for k in keys}
-    capture = _Capture()
-    root = logging.getLogger()
-    root.addHandler(capture)
-    try:
-        FREE_BYTES["now"] = case["free_after_bytes"]
-        argv = [
-            "--model-path",
-            case["dir"],
-            "--tp-size",
-            str(case["tp"]),
-            "--kv-cache-dtype",
-            case["kv_dtype"],
-            "--mem-fraction-static",
-            str(case["mem_fraction_static"]),
-            "--context-length",
-            str(case["max_model_len"]),
-        ]
-        server_args = prepare_server_args(argv)
-        publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=0, gpu_id=0))
-        world = types.SimpleNamespace(
-            world_size=case["tp"], rank_in_group=0, cpu_group=None, device_group=None
-        )
-        get_parallel().override_permanently(world_group=world)  # parallel-groups
-        model_config = ModelConfig.from_server_args(server_args)
-        runner = _runner_shell(ModelRunner, server_args, model_config, AttentionArch)
-        runner.init_kv_cache_configurator()
-        kvc = runner.kv_cache_configurator
-        pool = kvc._resolve_memory_pool_config(pre_model_load_memory=case["free_before_bytes"] / (1 << 30))
-        configurator = create_memory_pool_configurator(kvc)
-        schedule = get_schedule()
-        out.update(
-            status="ok",
-            max_total_num_tokens=pool.max_total_num_tokens,
-            full_max_total_num_tokens=getattr(pool, "full_max_total_num_tokens", None),
-            swa_max_total_num_tokens=getattr(pool, "swa_max_total_num_tokens", None),
-            max_running_requests=pool.max_running_requests,
-            page_size=schedule.page_size,
-            cell_size=int(getattr(configurator, "_cell_size", 0)),
-            configurator=type(configurator).__name__,
-            kv_cache_dtype=str(runner.kv_cache_dtype),
-            max_mamba_cache_size=getattr(schedule, "max_mamba_cache_size", None),
-            attention_backend=_attention_backend(),
-            is_hybrid_swa=bool(model_config.is_hybrid_swa),
-            use_mla_backend=bool(runner.use_mla_backend),
-            sliding_window_size=runner.sliding_window_size,
-            window_from_config=bool(getattr(runner, "sliding_window_from_config", False)),
-            log=[m for m in capture.messages if _worth_keeping(m)][-12:],
-        )
-    except BaseException as exc:  # noqa: BLE001 — a refusal is a result
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        text = str(exc).strip()
-        out.update(
-            status=refusal_or_harness_error(exc, "sglang"),
-            error_type=type(exc).__name__,
-            message=text.splitlines()[0][:600] if text else type(exc).__name__,
-            traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
-        )
-    finally:
-        root.removeHandler(capture)
+        run_rank = _run_rank
+    except ImportError:
+        run_rank = run_rank_legacy
+    out: dict[str, Any] = {k: case[k] for k in KEYS if k in case}
+    pp = case.get("pp", 1)
+    with tempfile.TemporaryDirectory(prefix="engine-diff-store-") as folder:
+        ranks = run_in_children(run_rank, {**case, "store": os.path.join(folder, "store")}, pp)
+    for rank in ranks[1:]:  # the stages' imports are stage 0's too
+        rank.pop(IMPORTED, None)
+    first = ranks[0]
+    failed = next((r for r in ranks if r.get("status") != "ok"), None)
+    if failed is not None:  # a stage refused, or died: that is the launch's answer
+        out.update({k: v for k, v in failed.items() if k not in ("stage",)})
+        return out
+    out.update({k: v for k, v in first.items() if k not in ("stage",)})
+    out["stages"] = [r["stage"] for r in ranks]
+    out["stage_tokens"] = sorted({r["max_total_num_tokens"] for r in ranks})
     return out
 
 
-def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, AttentionArch: Any) -> Any:
-    """runner-shell: the attributes ModelRunner.__init__ gives the configurator, from SGLang's calls."""
+def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
+    from sglang.srt.configs.model_config import AttentionArch, ModelConfig
+    from sglang.srt.model_executor.model_runner import ModelRunner
+    from sglang.srt.model_executor.pool_configurator import create_memory_pool_configurator
+    from sglang.srt.runtime_context import SpawnRanks, get_schedule, publish
+    from sglang.srt.server_args import prepare_server_args
+
+    out: dict[str, Any] = {}
+    capture = _Capture()
+    root = logging.getLogger()
+    root.addHandler(capture)
+    with placeholder_reads() as reads:
+        try:
+            tp, pp = case["tp"], case.get("pp", 1)
+            stage_groups = join_stage_group(case["store"], pp_rank, pp)
+            FREE_BYTES["now"] = case["free_after_bytes"]
+            server_args = prepare_server_args(server_argv(case))
+            publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=pp_rank * tp, gpu_id=0))
+            _install_groups(tp, pp, pp_rank, stage_groups)
+            model_config = ModelConfig.from_server_args(server_args)
+            model = build_model(model_config)
+            runner = _runner_shell(ModelRunner, server_args, model_config, model, AttentionArch)
+            runner.init_kv_cache_configurator()
+            kvc = runner.kv_cache_configurator
+            pool = kvc._resolve_memory_pool_config(pre_model_load_memory=case["free_before_bytes"] / (1 << 30))
+            configurator = create_memory_pool_configurator(kvc)
+            schedule = get_schedule()
+            out.update(
+                status="ok",
+                max_total_num_tokens=pool.max_total_num_tokens,
+                full_max_total_num_tokens=getattr(pool, "full_max_total_num_tokens", None),
+                swa_max_total_num_tokens=getattr(pool, "swa_max_total_num_tokens", None),
+                max_running_requests=pool.max_running_requests,
+                page_size=schedule.page_size,
+                cell_size=int(getattr(configurator, "_cell_size", 0)),
+                configurator=type(configurator).__name__,
+                kv_cache_dtype=str(runner.kv_cache_dtype),
+                max_mamba_cache_size=getattr(schedule, "max_mamba_cache_size", None),
+                attention_backend=_attention_backend(),
+                is_hybrid_swa=bool(model_config.is_hybrid_swa),
+                use_mla_backend=bool(runner.use_mla_backend),
+                sliding_window_size=runner.sliding_window_size,
+                stage={
+                    "pp_rank": pp_rank,
+                    "layers": [runner.layer_info.start_layer, runner.layer_info.end_layer],
+                    "param_bytes": param_bytes(model),
+                    "max_total_num_tokens": pool.max_total_num_tokens,
+                },
+                log=[m for m in capture.messages if _worth_keeping(m)][-12:],
+            )
+        except BaseException as exc:  # noqa: BLE001 — a refusal is a result
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            text = str(exc).strip()
+            out.update(
+                status="refused" if isinstance(exc, SystemExit) else refusal_or_harness_error(exc, "sglang"),
+                error_type=type(exc).__name__,
+                message=text.splitlines()[0][:600] if text else type(exc).__name__,
+                traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
+            )
+        finally:
+            root.removeHandler(capture)
+        out["placeholder_reads"] = sorted(reads)
+    out["shells"] = shell_check({"model-runner": ModelRunner})
+    if out["status"] == "ok" and any(c["not_in_class"] for c in out["shells"].values()):
+        out.update(status="harness-error", message="a stand-in held a field its real class never assigns")
+    return out
+
+
+def _install_groups(tp: int, pp: int, pp_rank: int, stage_groups: dict[int, Any]) -> None:
+    """parallel-groups: one GroupCoordinator per group SGLang builds, as its published widths say."""
+    import torch.distributed as dist
+    from sglang.srt.distributed.parallel_state import GroupCoordinator
+    from sglang.srt.runtime_context import get_parallel
+
+    parallel = get_parallel()
+    rank = pp_rank * tp
+    groups = {"world_group": group_shell(GroupCoordinator, "world", list(range(tp * pp)), rank, dist.group.WORLD)}
+    for name, stride in GROUPS.items():
+        try:
+            size, in_group = getattr(parallel, f"{name}_size"), getattr(parallel, f"{name}_rank")
+        except (AttributeError, RuntimeError, ValueError):
+            continue  # a group this configuration does not size
+        step = tp if stride is None else stride
+        ranks = [rank + (i - in_group) * step for i in range(size)]
+        process_group = dist.group.WORLD if name == "pp" else stage_groups[pp_rank]
+        groups[f"{name}_group"] = group_shell(GroupCoordinator, name, ranks, rank, process_group)
+    parallel.override_permanently(**groups)
+
+
+def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, model: Any, AttentionArch: Any) -> Any:
+    """runner-shell: the fields ModelRunner.__init__ and load_model give the configurator, from SGLang's calls."""
     from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
     from sglang.srt.model_executor.model_runner_components.load_model_utils import resolve_sliding_window_size
-    from sglang.srt.model_loader.utils import get_model_architecture
-    from sglang.srt.runtime_context import get_schedule, get_spec
+    from sglang.srt.runtime_context import get_parallel, get_schedule, get_spec
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    runner = ModelRunner.__new__(ModelRunner)
-    model_class, _ = get_model_architecture(model_config)
-    model = model_shell(model_class, model_config)
-    runner.server_args = server_args
-    runner.model_config = model_config
-    runner.model = model
-    runner.device = "cuda"
-    runner.gpu_id = 0
-    runner.is_draft_worker = False
-    runner.draft_model_idx = None
-    runner.draft_attention_backend = None
-    runner.memory_pool_config = None
-    runner.req_to_token_pool = None
-    runner.token_to_kv_pool_allocator = None
-    runner.forward_stream = None
-    runner.pp_group = types.SimpleNamespace(
-        world_size=1, rank_in_group=0, is_first_rank=True, is_last_rank=True
+    runner = shell(
+        ModelRunner,
+        "model-runner",
+        server_args=server_args,
+        model_config=model_config,
+        model=model,
+        device="cuda",
+        gpu_id=0,
+        is_draft_worker=False,
+        draft_model_idx=None,
+        draft_attention_backend=None,
+        memory_pool_config=None,
+        req_to_token_pool=None,
+        token_to_kv_pool_allocator=None,
+        forward_stream=None,
+        pp_group=get_parallel().pp_group,
+        spec_algorithm=SpeculativeAlgorithm.from_string(get_spec().speculative_algorithm),
+        page_size=get_schedule().page_size,
+        is_hybrid_swa=model_config.is_hybrid_swa,
+        is_hybrid_swa_compress=getattr(model_config, "is_hybrid_swa_compress", False),
+        use_mla_backend=model_config.attention_arch == AttentionArch.MLA,
+        dtype=model_config.dtype,
+        sliding_window_size=resolve_sliding_window_size(model, model_config),
+        layer_info=resolve_layer_indices(
+            model=model, model_config=model_config, is_draft_worker=False, draft_model_idx=None
+        ),
     )
-    runner.spec_algorithm = SpeculativeAlgorithm.from_string(get_spec().speculative_algorithm)
-    runner.page_size = get_schedule().page_size
-    runner.is_hybrid_swa = model_config.is_hybrid_swa
-    runner.is_hybrid_swa_compress = getattr(model_config, "is_hybrid_swa_compress", False)
-    runner.use_mla_backend = model_config.attention_arch == AttentionArch.MLA
-    runner.dtype = model_config.dtype
     runner.init_spec_aux_hidden_state()
-    try:
-        runner.sliding_window_size = resolve_sliding_window_size(model, model_config)
-    except AttributeError:  # the model's method needs a submodule the shell lacks: SGLang's own
-        runner.sliding_window_size = resolve_sliding_window_size(None, model_config)  # config branch
-        runner.sliding_window_from_config = True
-    runner.layer_info = resolve_layer_indices(
-        model=model, model_config=model_config, is_draft_worker=False, draft_model_idx=None
-    )
     runner.configure_kv_cache_dtype()
+    _refusals_of_init(runner, model)
     return runner
+
+
+def _refusals_of_init(runner: Any, model: Any) -> None:
+    """What ModelRunner.__init__ refuses between loading the model and sizing the pools (it is not run):
+    its own check_quantized_moe_compatibility, and its PP support assertion, two lines quoted from it:
+    `support_pp = "pp_proxy_tensors" in inspect.signature(self.model.forward).parameters`, then under
+    pp_size > 1 `assert self.support_pp, "Pipeline Parallel is not compatible with this model."`."""
+    import inspect
+
+    from sglang.srt.runtime_context import get_parallel
+
+    runner.check_quantized_moe_compatibility()
+    if get_parallel().pp_size > 1 and "pp_proxy_tensors" not in inspect.signature(model.forward).parameters:
+        raise EngineRefusal("Pipeline Parallel is not compatible with this model.")
 
 
 def _attention_backend() -> str | None:
@@ -341,6 +300,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cases", required=True, help="JSON list of cases (one GPU generation)")
     parser.add_argument("--out", required=True, help="JSON-lines output, appended case by case")
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="run the cases one after another in this process (the order check's control: state leaks)",
+    )  # fmt: skip
     args = parser.parse_args()
     with open(args.cases) as fh:
         cases = json.load(fh)
@@ -349,18 +312,29 @@ def main() -> int:
         raise SystemExit("one GPU generation per run (the device queries are fixed at import)")
     install_stand_ins(gpus.pop())
     import sglang.srt.server_args  # noqa: F401
+    from sglang.srt.model_executor.model_runner import ModelRunner
 
+    fields_assigned(ModelRunner)  # the shell's class read once here, before the cases fork
     for case in cases:
         started = time.monotonic()
-        result = run_case(case)
+        if args.in_process:
+            answer = _run_rank({**case, "store": tempfile.mktemp(prefix="engine-diff-store-")}, 0)
+        else:
+            answer = run_in_child(run_case, case)
+            warm_imports(answer)
+        result = {**{k: case[k] for k in KEYS if k in case}, **answer}
         result["seconds"] = round(time.monotonic() - started, 2)
         with open(args.out, "a") as fh:
             fh.write(json.dumps(result) + "\n")
         print(
-            f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
+            f"{case['config']} {case.get('variant', 'default')} tp{case['tp']} pp{case.get('pp', 1)} "
+            f"{case['kv_dtype']} {case['gpu']}: {result['status']} "
             f"{result.get('max_total_num_tokens') or result.get('message', '')} ({result['seconds']} s)",
             flush=True,
         )
+    if args.in_process:  # threads the engine started in this process would keep it alive
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

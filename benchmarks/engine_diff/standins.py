@@ -3,8 +3,12 @@ engine's venv, beside the runner)."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib.abc
 import importlib.machinery
+import inspect
+import textwrap
 import traceback
 import types
 from collections.abc import Callable
@@ -15,9 +19,15 @@ from typing import Any
 FREE_BYTES = {"now": 0}
 
 
+# Which placeholders of absent packages (and of absent compiled ops) a case touched: every answer one
+# gives is a default the real package might not give, so each case records the ones it read.
+PLACEHOLDER_READS: set[str] = set()
+
+
 class PlaceholderModule(importlib.abc.Loader):
     """absent-packages: a package that is not installed here loads as a module (and package) whose
-    every attribute is `placeholder()` (each runner brings the placeholder its engine needs)."""
+    every attribute is `placeholder()` (each runner brings the placeholder its engine needs); each
+    attribute read is recorded in PLACEHOLDER_READS."""
 
     def __init__(self, placeholder: Callable[[], Any]) -> None:
         self._placeholder = placeholder
@@ -30,6 +40,7 @@ class PlaceholderModule(importlib.abc.Loader):
         def __getattr__(attr: str) -> Any:
             if attr.startswith("__"):
                 raise AttributeError(attr)
+            PLACEHOLDER_READS.add(f"{spec.name}.{attr}")
             return placeholder()
 
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
@@ -72,12 +83,87 @@ def cuda_to_meta(target: str = "meta") -> Any:
 HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 
+class EngineRefusal(Exception):
+    """A refusal the engine makes in lines the harness quotes (where it does not run the code that holds them)."""
+
+
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
+    if isinstance(exc, EngineRefusal):
+        return "refused"
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
     if "trust_remote_code" in str(exc) or "custom code" in str(exc):
         return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
+
+
+# What each shell's fields the engine read during this case (a case runs in its own process).
+SHELL_READS: dict[str, set[str]] = {}
+
+
+SHELL_METHODS: dict[str, set[str]] = {}
+
+
+def shell(cls: type, label: str, methods: dict[str, Any] | None = None, **fields: Any) -> Any:
+    """An object of the engine's own class `cls` built without its __init__ (which needs a GPU),
+    holding only `fields` (and `methods`, each replacing one of the class's own methods that needs a
+    GPU): every other method and property is the class's own; a field the engine reads that the
+    shell does not hold raises AttributeError (a harness error, never a default); the fields the
+    engine does read are recorded under `label` for `shell_check`."""
+    reads = SHELL_READS.setdefault(label, set())
+    SHELL_METHODS.setdefault(label, set()).update(methods or {})
+    held = frozenset(fields)
+
+    def __getattribute__(self: Any, name: str) -> Any:
+        if name in held:
+            reads.add(name)
+        return cls.__getattribute__(self, name)
+
+    def __getattr__(self: Any, name: str) -> Any:
+        raise AttributeError(f"stand-in {label} ({cls.__name__} without __init__) does not hold {name!r}")
+
+    shell_cls = type(cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__getattr__": __getattr__})
+    obj = object.__new__(shell_cls)
+    for name, value in {**fields, **(methods or {})}.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+@functools.cache
+def fields_assigned(cls: type) -> frozenset[str]:
+    """The `self.X` fields the engine's class (and its bases in the same package) assigns in its own code."""
+    package = cls.__module__.split(".")[0]
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is object or getattr(klass, "__module__", "").split(".")[0] != package:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
+                        names.add(leaf.attr)
+    return frozenset(names)
+
+
+def shell_check(classes: dict[str, type]) -> dict[str, Any]:
+    """For each shell of this case: the fields the engine read from it, and those among them its real
+    class never assigns (a field the real object would not have: the check fails)."""
+    out: dict[str, Any] = {}
+    for label, reads in sorted(SHELL_READS.items()):
+        cls = classes.get(label)
+        real = fields_assigned(cls) if cls is not None else frozenset()
+        not_methods = {m for m in SHELL_METHODS.get(label, ()) if not callable(getattr(cls, m, None))}
+        out[label] = {"read": sorted(reads), "not_in_class": sorted((reads - real) | not_methods)}
+    return out

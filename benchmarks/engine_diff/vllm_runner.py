@@ -1,77 +1,103 @@
-"""Runs vLLM's own KV-cache sizing path on a machine without a GPU, one case per line of output.
+"""Runs vLLM's own KV-cache sizing path on a machine without a GPU, one case per forked process.
 
 Runs inside the (engine, version) venv that `run.py` makes: it imports vLLM and the standard
-library only, never kvtop. For each case (a config folder, TP, KV dtype, max_model_len and a fixed
-KV memory budget) it runs the engine's own code in the order the engine runs it:
+library only, never kvtop. vLLM is imported once; each case then runs in a child forked from that
+parent (isolation.py), so nothing one case writes (environment, module globals, caches) reaches
+another. For each case (a config folder, the engine's own command-line flags, TP and PP, KV dtype,
+max_model_len and a fixed KV memory budget) it runs the engine's own code in the engine's order:
 
-  EngineArgs(...).create_engine_config()        ModelConfig, CacheConfig, ParallelConfig, quantization
-  initialize_model(vllm_config) on "meta"       every Attention / MLA / Mamba layer, as on rank 0 of TP
-  Platform.update_block_size_for_backend        the attention backend and its block size
-  EngineCore._initialize_kv_caches              specs, groups, get_kv_cache_configs, num_blocks, the
-                                                scheduler's config and the "GPU KV cache size" figure
+  EngineArgs.add_cli_args / from_cli_args        the command line, parsed by vLLM's own parser
+  create_engine_config()                         ModelConfig, CacheConfig, ParallelConfig, quantization
+  for each pipeline stage (TP rank 0 of it):
+    initialize_model(vllm_config) on "meta"      the stage's Attention / MLA / Mamba layers (PP split)
+    Platform.update_block_size_for_backend       the attention backend and its block size
+    Worker(vllm_config, …)                       vLLM's own worker, its own __init__
+  EngineCore._initialize_kv_caches               through vLLM's own Executor methods over the
+                                                 workers: specs, groups, get_kv_cache_configs (the
+                                                 MIN of num_blocks over workers), the scheduler's
+                                                 config and the "GPU KV cache size" figure
 
-and writes what the engine decided: bytes per token per rank (Σ page bytes of one block / block
-size), block size, num_blocks, the logged tokens, the groups; or the refusal and its message.
+and writes what the engine decided: bytes per block, block size, num_blocks, the logged tokens,
+the groups, each stage's KV specs layer by layer and the parameter bytes of its model; or the
+refusal and its message.
 
 Stand-ins (each minimal; none computes a number the comparison reads):
   compiled-extensions    vLLM's compiled modules (`vllm/*.so`: _C, _moe_C, flash-attn, FlashMLA, …)
                          load as empty modules (and `torch.ops.load_library` of them does
-                         nothing): they need libcuda.so.1. Availability checks that import
-                         them (FA2/FA3, FlashMLA, DeepGEMM) answer as on a GPU machine with
-                         the same wheel.
+                         nothing): they need libcuda.so.1.
   absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
-                         image processors import it at module level) and flashinfer.comm (its
-                         import opens libcudart; all-reduce fusion only) resolve to placeholders.
+                         image processors import it at module level), flashinfer.comm (its
+                         import opens libcudart; all-reduce fusion only) and cuda-python (fused
+                         all-reduce workspaces) resolve to placeholders; every placeholder a case
+                         reads is recorded in its row (`placeholder_reads`).
   torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
                          returning False (import-time capability queries; layer constructors only
                          look ops up); fake-tensor registrations for them are skipped.
-  triton-config          only where Triton is not installed (a fresh venv has it: xgrammar needs
-                         it): vLLM's Triton placeholder gets a `Config` keeping its fields.
   cuda-platform          a CUDA platform reporting the case's compute capability (sm80 A100, sm90
                          H100, sm100 B200), its name and memory, without NVML.
   model-inspection       the model registry inspects a model class in-process (vLLM uses a
                          subprocess only to keep CUDA uninitialised; the subprocess lacks these stand-ins).
-  parallel-groups        torch.distributed groups: rank 0 of each group with the case's TP size.
+  parallel-groups        vLLM's own GroupCoordinator class without its __init__ (which opens NCCL):
+                         TP rank 0 of the case's pipeline stage, its fields set as __init__ sets them.
   meta-device            the model is built under `torch.device("meta")`; the `cuda` device and
                          CUDA streams/events created in constructors go to meta / a placeholder.
-  executor               EngineCore's model executor: answers get_kv_cache_specs with
-                         GPUModelRunner.get_kv_cache_spec (the engine's own), determine_available_memory
-                         with the case's fixed budget (what the worker returns when
-                         kv_cache_memory_bytes is set), the supported KV layouts with the worker's
-                         own method; allocation, warm-up and compilation do nothing.
+  worker-device          Worker.init_device and load_model are not run (NCCL, a memory snapshot,
+                         weights): the stage's model is built on meta as load_model builds it.
+  model-runner           the worker's model runner is vLLM's own runner class (V1 or V2, as the
+                         config picks) without its __init__ (pinned and UVA buffers need a GPU),
+                         holding the fields its get_kv_cache_spec reads; every field the engine
+                         reads from it is checked to be one the class assigns (`shell_check`).
+  profile-run            the runner's profile_run (a forward pass) does nothing: with
+                         kv_cache_memory_bytes set, vLLM returns that budget after it.
+  executor               vLLM's own Executor class whose collective_rpc calls each worker's method
+                         (TP ranks of a stage answer as its TP rank 0: their specs are the same);
+                         initialize_from_config keeps the configs (allocation is not run).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
+import io
 import json
 import logging
 import os
 import sys
 import time
 import traceback
-import types
 from typing import Any
 
-from standins import cuda_to_meta, refusal_or_harness_error
-from vllm_standins import install_import_stand_ins, install_parallel_groups
+from isolation import run_in_child, warm_imports
+from standins import (
+    PLACEHOLDER_READS,
+    cuda_to_meta,
+    fields_assigned,
+    refusal_or_harness_error,
+    shell,
+    shell_check,
+)
+from vllm_standins import clear_parallel_groups, install_import_stand_ins, install_parallel_groups
 
 STAND_INS = [
     "compiled-extensions",
     "absent-packages",
     "torch-ops",
-    "triton-config",
     "cuda-platform",
     "model-inspection",
     "parallel-groups",
     "meta-device",
+    "worker-device",
+    "model-runner",
+    "profile-run",
     "executor",
 ]
+class CommandLineRefused(ValueError):
+    """vLLM's own argument parser refused the command line (it exits; the launch never starts)."""
 
 
-# GPU generation -> (compute capability, device name, total bytes) the stood-in platform reports.
+KEYS = ("config", "variant", "flags", "tp", "pp", "kv_dtype", "gpu", "max_model_len", "budget_bytes")
+
+
 class _Capture(logging.Handler):
     """The engine's own log records of one case (the `GPU KV cache size` line among them)."""
 
@@ -84,50 +110,145 @@ class _Capture(logging.Handler):
             self.messages.append(record.getMessage())
 
 
-def _clear_once_caches() -> None:
-    import vllm.logger as vlog
+def _engine_args(case: dict[str, Any]) -> Any:
+    """EngineArgs from the command line a person would type, parsed by vLLM's own parser."""
+    import dataclasses
 
-    for name in ("_print_debug_once", "_print_info_once", "_print_warning_once", "_print_error_once"):
-        fn = getattr(vlog, name, None)
-        if fn is not None and hasattr(fn, "cache_clear"):
-            fn.cache_clear()
+    from vllm.engine.arg_utils import EngineArgs
+
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:  # older releases
+        from vllm.utils import FlexibleArgumentParser  # type: ignore[attr-defined,no-redef]
+
+    argv = [
+        "--model", case["dir"], "--tensor-parallel-size", str(case["tp"]),
+        "--kv-cache-dtype", case["kv_dtype"], "--max-model-len", str(case["max_model_len"]),
+        "--kv-cache-memory-bytes", str(case["budget_bytes"]), "--load-format", "dummy", "--skip-tokenizer-init",
+        *case.get("flags", ()),
+    ]  # fmt: skip
+    if "swap_space" in {f.name for f in dataclasses.fields(EngineArgs)}:
+        argv += ["--swap-space", "0"]  # older releases check CPU swap against this machine's host memory
+    parser = EngineArgs.add_cli_args(FlexibleArgumentParser())
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            namespace = parser.parse_args(argv)
+    except SystemExit as exit_:
+        lines = [line for line in errors.getvalue().splitlines() if line.strip()]
+        raise CommandLineRefused(lines[-1] if lines else f"exit {exit_.code}") from None
+    return EngineArgs.from_cli_args(namespace)
 
 
-class _Executor:
-    """executor: the parts of the model executor that EngineCore's KV initialisation calls."""
+def _runner_shell(worker: Any) -> Any:
+    """model-runner: the runner class the worker would build, holding what its get_kv_cache_spec reads."""
+    vllm_config = worker.vllm_config
+    if getattr(worker, "use_v2_model_runner", False):
+        from vllm.v1.worker.gpu.model_runner import GPUModelRunner as Runner
+    else:
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner as Runner  # type: ignore[no-redef]
+    parallel = vllm_config.parallel_config
+    return shell(
+        Runner,
+        "model-runner",
+        vllm_config=vllm_config,
+        model_config=vllm_config.model_config,
+        cache_config=vllm_config.cache_config,
+        parallel_config=parallel,
+        shared_kv_cache_layers={},
+        speculator=None,  # no speculative decoding in the sweep
+        dcp_size=parallel.decode_context_parallel_size,
+        methods={"profile_run": lambda *args, **kwargs: None},  # profile-run
+    )
 
-    def __init__(self, vllm_config: Any, budget: int) -> None:
-        self.vllm_config = vllm_config
-        self.budget = budget
-        self.shared_kv_cache_layers: dict[str, str] = {}
-        self.kv_cache_configs: list[Any] = []
 
-    def get_kv_cache_specs(self) -> list[dict[str, Any]]:
-        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+def _stage(case: dict[str, Any], args: Any, pp_rank: int, platform: Any) -> tuple[Any, Any]:
+    """One pipeline stage: its config, its model on meta, its block size, vLLM's own Worker."""
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.usage.usage_lib import UsageContext
+    from vllm.utils.torch_utils import set_default_torch_dtype
+    from vllm.v1.worker.gpu_worker import Worker
 
-        return [GPUModelRunner.get_kv_cache_spec(self)]  # type: ignore[arg-type]
+    tp, pp = case["tp"], case.get("pp", 1)
+    install_parallel_groups(tp, pp, pp_rank)
+    vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+    with contextlib.suppress(ImportError, TypeError):  # the worker makes it in init_device (newer releases)
+        from vllm.v1.worker.workspace import init_workspace_manager
 
-    def determine_available_memory(self) -> list[int]:
-        return [self.budget]
+        init_workspace_manager(torch.device("meta"))
+    with set_default_torch_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta():
+        model = initialize_model(vllm_config=vllm_config)
+    with set_current_vllm_config(vllm_config):
+        update_block_size = getattr(platform, "update_block_size_for_backend", None)
+        if callable(update_block_size):  # newer releases; older ones decide in check_and_update_config
+            update_block_size(vllm_config)
+    rank = pp_rank * tp
+    worker = Worker(vllm_config, local_rank=rank % 8, rank=rank, distributed_init_method="tcp://stand-in")
+    worker.model_runner = _runner_shell(worker)
+    worker.init_snapshot = _memory_snapshot(platform)
+    return worker, model
 
-    def get_supported_kv_cache_layouts(self) -> list[list[str]]:
-        from vllm.v1.worker.worker_base import WorkerBase
 
-        return [WorkerBase.get_supported_kv_cache_layouts(self)]  # type: ignore[arg-type]
+def _memory_snapshot(platform: Any) -> Any:
+    """worker-device: init_device's memory snapshot, as on an idle GPU (read for a log line only)."""
+    try:
+        from vllm.utils.mem_utils import MemorySnapshot
+    except ImportError:  # older releases
+        from vllm.utils import MemorySnapshot  # type: ignore[attr-defined,no-redef]
+    total = platform.get_device_total_memory()
+    return shell(MemorySnapshot, "memory-snapshot", free_memory=total, total_memory=total)
 
-    def set_kv_cache_layout(self, layout: str, interleave: int) -> None:
-        from vllm.v1.worker.worker_base import WorkerBase
 
-        WorkerBase.set_kv_cache_layout(self, layout, interleave)  # type: ignore[arg-type]
+def _executor(vllm_config: Any, workers: list[Any], tp: int) -> Any:
+    """executor: vLLM's own Executor methods; collective_rpc calls each rank's worker in rank order,
+    in that worker's parallel groups (its own process on a GPU node)."""
+    from vllm.v1.executor.abstract import Executor
 
-    def initialize_from_config(self, kv_cache_configs: list[Any]) -> None:
-        self.kv_cache_configs = list(kv_cache_configs)
+    class StandInExecutor(Executor):
+        kv_cache_configs: list[Any] = []
 
-    def compile_or_warm_up_model(self) -> None:
-        return None
+        def _init_executor(self) -> None:
+            return None
 
-    def collective_rpc(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
-        return [None]
+        def collective_rpc(self, method: Any, timeout: Any = None, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None, non_block: bool = False, **rest: Any) -> Any:  # fmt: skip
+            results = []
+            for stage, worker in enumerate(workers):  # rank order: stage by stage, TP ranks of a stage alike
+                install_parallel_groups(tp, len(workers), stage)
+                if isinstance(method, str):
+                    answer = getattr(worker, method)(*args, **(kwargs or {}))
+                else:
+                    answer = method(worker, *args, **(kwargs or {}))
+                results += [answer] * tp
+            _engine_core_groups(tp * len(workers))
+            return results
+
+        def initialize_from_config(self, kv_cache_configs: list[Any]) -> None:
+            self.kv_cache_configs = list(kv_cache_configs)
+
+        def compile_or_warm_up_model(self) -> Any:
+            return None
+
+        def check_health(self) -> None:
+            return None
+
+    return StandInExecutor(vllm_config)
+
+
+def _engine_core_groups(world: int) -> None:
+    """One process (world 1): the engine core is the worker's process and keeps its groups; with
+    worker processes, the engine core's process has none."""
+    if world > 1:
+        clear_parallel_groups()
+
+
+def _engine_core(executor: Any) -> Any:
+    from vllm.v1.engine.core import EngineCore
+
+    return shell(EngineCore, "engine-core", model_executor=executor, collective_rpc=executor.collective_rpc,
+                 available_gpu_memory_for_kv_cache=-1)  # fmt: skip
 
 
 def _spec_row(spec: Any) -> dict[str, Any]:
@@ -136,62 +257,59 @@ def _spec_row(spec: Any) -> dict[str, Any]:
     if inner:
         kind += "[" + ",".join(sorted({type(s).__name__ for s in inner.values()})) + "]"
     row = {"kind": kind, "block_size": spec.block_size, "page_size_bytes": spec.page_size_bytes}
-    for attr in ("sliding_window", "attention_chunk_size", "dtype"):
+    for attr in ("sliding_window", "attention_chunk_size", "dtype", "num_kv_heads", "head_size"):
         value = getattr(spec, attr, None)
         if value is not None:
-            row[attr] = str(value)
+            row[attr] = value if isinstance(value, int) else str(value)
     return row
 
 
+def _layer_specs(specs: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stage's KV specs layer by layer, runs of identical specs merged (layer order kept)."""
+    out: list[dict[str, Any]] = []
+    for name, spec in specs.items():
+        row = _spec_row(spec)
+        if out and {k: v for k, v in out[-1].items() if k not in ("layers", "first")} == row:
+            out[-1]["layers"] += 1
+        else:
+            out.append({"first": name, "layers": 1, **row})
+    return out
+
+
+def _param_bytes(model: Any) -> dict[str, int]:
+    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child."""
+    out: dict[str, int] = {}
+    for name, param in model.named_parameters(remove_duplicate=True):
+        child = name.split(".", 1)[0]
+        out[child] = out.get(child, 0) + param.numel() * param.element_size()
+    return out
+
+
 def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
-    import torch
-    from vllm.engine.arg_utils import EngineArgs
-    from vllm.model_executor.model_loader.utils import initialize_model
-    from vllm.usage.usage_lib import UsageContext
-    from vllm.utils.torch_utils import set_default_torch_dtype
+    from vllm.config import set_current_vllm_config
     from vllm.v1.engine.core import EngineCore
 
-    out: dict[str, Any] = {
-        k: case[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len", "budget_bytes")
-    }
+    out: dict[str, Any] = {k: case[k] for k in KEYS if k in case}
+    PLACEHOLDER_READS.clear()  # what the parent's imports read is not this case's
     capture = _Capture()
     vllm_logger = logging.getLogger("vllm")
     vllm_logger.addHandler(capture)
-    _clear_once_caches()
     try:
-        install_parallel_groups(case["tp"])
-        extra: dict[str, Any] = {}
-        if "swap_space" in {f.name for f in dataclasses.fields(EngineArgs)}:
-            extra["swap_space"] = 0  # older releases check CPU swap against this machine's host memory
-        args = EngineArgs(
-            model=case["dir"],
-            tensor_parallel_size=case["tp"],
-            kv_cache_dtype=case["kv_dtype"],
-            max_model_len=case["max_model_len"],
-            kv_cache_memory_bytes=case["budget_bytes"],
-            load_format="dummy",
-            skip_tokenizer_init=True,
-            trust_remote_code=False,
-            **extra,
-        )
-        vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
-        with contextlib.suppress(ImportError):  # the worker makes it in init_device (newer releases)
-            from vllm.v1.worker.workspace import init_workspace_manager
+        args = _engine_args(case)
+        stages = [_stage(case, args, r, platform) for r in range(case.get("pp", 1))]
+        workers = [worker for worker, _ in stages]
+        _RUNNER_V2[0] = bool(getattr(workers[0], "use_v2_model_runner", False))
+        vllm_config = workers[0].vllm_config  # one process: the engine core shares the worker's config
+        if case["tp"] * case.get("pp", 1) > 1:  # worker processes: the engine core keeps its own
+            from vllm.usage.usage_lib import UsageContext
 
-            init_workspace_manager(torch.device("meta"))
-        with set_default_torch_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta():
-            initialize_model(vllm_config=vllm_config)
-        from vllm.config import set_current_vllm_config
-
+            vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+        vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
+        vllm_logger.addHandler(capture)
+        executor = _executor(vllm_config, workers, case["tp"])
+        _engine_core_groups(case["tp"] * case.get("pp", 1))
         with set_current_vllm_config(vllm_config):
-            update_block_size = getattr(platform, "update_block_size_for_backend", None)
-            if callable(update_block_size):  # newer releases; older ones decide in check_and_update_config
-                update_block_size(vllm_config)
-            vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
-            vllm_logger.addHandler(capture)
-            executor = _Executor(vllm_config, case["budget_bytes"])
-            core = types.SimpleNamespace(model_executor=executor, collective_rpc=executor.collective_rpc)
-            scheduler_config = EngineCore._initialize_kv_caches(core, vllm_config)  # type: ignore[arg-type]
+            scheduler_config = EngineCore._initialize_kv_caches(_engine_core(executor), vllm_config)
         if isinstance(scheduler_config, tuple):  # older releases: (gpu blocks, cpu blocks, config)
             scheduler_config = scheduler_config[-1]
         worker = executor.kv_cache_configs[0]
@@ -209,6 +327,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             status="ok",
             block_size=block,
             num_blocks=worker.num_blocks,
+            num_blocks_per_worker=sorted({c.num_blocks for c in executor.kv_cache_configs}),
             bytes_per_block=page_bytes_per_block,
             pool_bytes=pool_bytes,
             bytes_per_token=page_bytes_per_block / block if block else None,
@@ -218,26 +337,62 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             cache_dtype=cache.cache_dtype,
             kv_cache_memory_bytes=cache.kv_cache_memory_bytes,
             max_model_len=vllm_config.model_config.max_model_len,
+            max_num_seqs=vllm_config.scheduler_config.max_num_seqs,
             groups=[{"layers": len(g.layer_names), **_spec_row(g.kv_cache_spec)} for g in groups],
             scheduler_groups=[_spec_row(g.kv_cache_spec) for g in scheduler_config.kv_cache_groups],
             attention_backends=_backends(vllm_config),
             async_scheduling=getattr(vllm_config.scheduler_config, "async_scheduling", None),
+            model_runner="V2" if getattr(workers[0], "use_v2_model_runner", False) else "V1",
             max_num_batched_tokens=vllm_config.scheduler_config.max_num_batched_tokens,
             max_in_flight_tokens=getattr(vllm_config, "max_in_flight_tokens", None),
+            stages=[
+                {"layer_specs": _layer_specs(w.get_kv_cache_spec()), "param_bytes": _param_bytes(model)}
+                for w, model in stages
+            ],
             log=[m for m in capture.messages if _worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result
         if isinstance(exc, KeyboardInterrupt):
             raise
         out.update(
-            status=refusal_or_harness_error(exc, "vllm"),
+            status="refused" if isinstance(exc, CommandLineRefused) else refusal_or_harness_error(exc, "vllm"),
             error_type=type(exc).__name__,
             message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
         )
     finally:
         vllm_logger.removeHandler(capture)
+    out["shells"] = _shell_check()
+    out["placeholder_reads"] = sorted(PLACEHOLDER_READS)
+    if out["status"] == "ok" and any(c["not_in_class"] for c in out["shells"].values()):
+        out.update(status="harness-error", message="a stand-in held a field its real class never assigns")
     return out
+
+
+def _shell_classes(v2: bool) -> dict[str, type]:
+    """The engine's real class of each shell (the runner's: V1 or V2, as the config picked)."""
+    from vllm.v1.engine.core import EngineCore
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+    try:
+        from vllm.utils.mem_utils import MemorySnapshot
+    except ImportError:  # older releases
+        from vllm.utils import MemorySnapshot  # type: ignore[attr-defined,no-redef]
+    classes: dict[str, type] = {
+        "engine-core": EngineCore, "model-runner": GPUModelRunner, "memory-snapshot": MemorySnapshot,
+    }  # fmt: skip
+    if v2:
+        from vllm.v1.worker.gpu.model_runner import GPUModelRunner as V2
+
+        classes["model-runner"] = V2
+    return classes
+
+
+def _shell_check() -> dict[str, Any]:
+    return shell_check(_shell_classes(_RUNNER_V2[0]))
+
+
+_RUNNER_V2 = [False]  # which runner class this case's workers took (set in run_case)
 
 
 def _tokens_from_log(message: str) -> int | None:
@@ -248,7 +403,7 @@ def _tokens_from_log(message: str) -> int | None:
 
 
 def _worth_keeping(message: str) -> bool:
-    words = ("block size", "KV cache", "padding", "Padding", "mamba", "Mamba", "backend", "fp8", "window")
+    words = ("block size", "KV cache", "padding", "Padding", "mamba", "Mamba", "backend", "fp8", "window", "Runner")
     return any(w in message for w in words)
 
 
@@ -263,9 +418,13 @@ def _backends(vllm_config: Any) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cases", required=True, help="JSON list of cases (one GPU generation)")
     parser.add_argument("--out", required=True, help="JSON-lines output, appended case by case")
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="run the cases one after another in this process (the order check's control: state leaks)",
+    )  # fmt: skip
     args = parser.parse_args()
     with open(args.cases) as fh:
         cases = json.load(fh)
@@ -275,19 +434,34 @@ def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO")
     platform = install_import_stand_ins(gpus.pop())
     import vllm.engine.arg_utils  # noqa: F401  (vLLM configures its loggers on import)
+    import vllm.v1.engine.core  # noqa: F401  (imported once, before the cases fork)
+    import vllm.v1.worker.gpu_worker  # noqa: F401
 
     logging.getLogger("vllm").setLevel(logging.INFO)
+    for v2 in (False, True):  # the shells' classes read once here, before the cases fork
+        with contextlib.suppress(ImportError):
+            for cls in _shell_classes(v2).values():
+                fields_assigned(cls)
     for case in cases:
         started = time.monotonic()
-        result = run_case(case, platform)
+        if args.in_process:
+            result = run_case(case, platform)
+        else:
+            result = run_in_child(lambda c: run_case(c, platform), case)
+            warm_imports(result)
+        result = {**{k: case[k] for k in KEYS if k in case}, **result}
         result["seconds"] = round(time.monotonic() - started, 2)
         with open(args.out, "a") as fh:
             fh.write(json.dumps(result) + "\n")
         print(
-            f"{case['config']} tp{case['tp']} {case['kv_dtype']} {case['gpu']}: {result['status']} "
+            f"{case['config']} {case.get('variant', 'default')} tp{case['tp']} pp{case.get('pp', 1)} "
+            f"{case['kv_dtype']} {case['gpu']}: {result['status']} "
             f"{result.get('tokens_logged') or result.get('message', '')} ({result['seconds']} s)",
             flush=True,
         )
+    if args.in_process:  # threads the engine started in this process would keep it alive
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -11,7 +11,7 @@ import sys
 import types
 from typing import Any
 
-from standins import PlaceholderModule
+from standins import PLACEHOLDER_READS, PlaceholderModule
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920),
@@ -73,7 +73,9 @@ class _Anything:
 
 class _AbsentPackages(importlib.abc.MetaPathFinder):
     """absent-packages: torchvision (a CUDA build that cannot sit beside CPU torch 2.13; transformers'
-    image processors import it at module level) resolves to placeholder modules. transformers has
+    image processors import it at module level), flashinfer.comm (opens libcudart) and cuda-python
+    (`from cuda import cudart` in layer constructors that set up fused all-reduce workspaces)
+    resolve to placeholder modules. transformers has
     already decided torchvision is absent, as it is, so it never takes a torchvision path."""
 
     NAMES = ("torchvision", "flashinfer.comm")
@@ -96,6 +98,7 @@ class _AbsentOp:
         return _AbsentOp(f"{self._name}.{attr}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> bool:
+        PLACEHOLDER_READS.add(f"torch.ops.{self._name}()")
         return False
 
 
@@ -144,13 +147,8 @@ def install_import_stand_ins(gpu: str) -> Any:
     import vllm.platforms as platforms
     import vllm.triton_utils as triton_utils
 
-    if not triton_utils.HAS_TRITON:
-
-        class _TritonConfig:
-            def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, **rest: Any):
-                self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
-
-        triton_utils.triton.Config = _TritonConfig
+    if not triton_utils.HAS_TRITON:  # every GPU install has it; without it vLLM picks other runners
+        raise SystemExit("Triton is not importable in this venv: install it (engines.py lists it)")
 
     from vllm.platforms.cuda import CudaPlatformBase
     from vllm.platforms.interface import DeviceCapability
@@ -216,55 +214,72 @@ def install_import_stand_ins(gpu: str) -> Any:
 
 
 class _ProcessGroup:
-    """parallel-groups: a torch ProcessGroup's size and rank (rank 0)."""
+    """parallel-groups: a torch ProcessGroup's size and rank (never used to communicate)."""
 
-    def __init__(self, size: int) -> None:
-        self._size = size
+    def __init__(self, size: int, rank: int) -> None:
+        self._size, self._rank = size, rank
 
     def size(self) -> int:
         return self._size
 
     def rank(self) -> int:
-        return 0
+        return self._rank
 
 
-class _Group:
-    """parallel-groups: rank 0 of a group of `size` ranks."""
+def _group(name: str, ranks: list[int], rank: int) -> Any:
+    """parallel-groups: vLLM's own GroupCoordinator class holding `rank` of `ranks`, without its
+    __init__ (which opens NCCL/Gloo groups): the fields that __init__ sets, set the way it sets
+    them (ranks, world_size, rank_in_group = ranks.index(rank), …); its properties (first_rank,
+    is_last_rank, next_rank, …) are the class's own. A field __init__ sets and this does not raises."""
+    from vllm.distributed.parallel_state import GroupCoordinator
 
-    def __init__(self, name: str, size: int) -> None:
-        self.unique_name = name
-        self.world_size = size
-        self.rank_in_group = 0
-        self.rank = 0
-        self.local_rank = 0
-        self.ranks = list(range(size))
-        self.device_group = _ProcessGroup(size)
-        self.cpu_group = _ProcessGroup(size)
-        self.use_device_communicator = False
-        self.device_communicator = None
-        self.is_first_rank = True
-        self.is_last_rank = True
-        self.first_rank = 0
-        self.last_rank = size - 1
-
-    def __getattr__(self, attr: str) -> Any:
-        raise AttributeError(f"stand-in group {self.unique_name} has no {attr}")
+    group = GroupCoordinator.__new__(GroupCoordinator)
+    group.unique_name = name
+    group.rank = rank
+    group.local_rank = rank % 8
+    group.device_index = group.local_rank
+    group.ranks = list(ranks)
+    group.world_size = len(ranks)
+    group.rank_in_group = ranks.index(rank)
+    group.group_ranks = [list(ranks)]
+    group.cpu_group = _ProcessGroup(len(ranks), group.rank_in_group)
+    group.device_group = _ProcessGroup(len(ranks), group.rank_in_group)
+    group.use_device_communicator = False
+    group.device_communicator = None
+    group.mq_broadcaster = None
+    return group
 
 
-def install_parallel_groups(tp: int) -> None:
+def clear_parallel_groups() -> None:
+    """parallel-groups: the engine core's own process, which never joins the workers' groups."""
     import vllm.distributed.parallel_state as ps
 
-    sizes = {
-        "_WORLD": tp,
-        "_TP": tp,
-        "_PP": 1,
-        "_DP": 1,
-        "_EP": tp,
-        "_DCP": 1,
-        "_PCP": 1,
-        "_EPLB": tp,
-        "_ETP": tp,
-    }
-    for name, size in sizes.items():
+    for name in GROUP_NAMES:
         if hasattr(ps, name):
-            setattr(ps, name, _Group(name, size))
+            setattr(ps, name, None)
+
+
+GROUP_NAMES = ("_WORLD", "_TP", "_PP", "_DP", "_EP", "_DCP", "_PCP", "_EPLB", "_ETP")
+
+
+def install_parallel_groups(tp: int, pp: int = 1, pp_rank: int = 0) -> None:
+    """TP rank 0 of pipeline stage `pp_rank`: global rank pp_rank × tp (vLLM orders ranks TP-first).
+    Expert groups span the stage's TP ranks (vLLM's EP = TP × DP within a stage; DP is 1 here)."""
+    import vllm.distributed.parallel_state as ps
+
+    rank = pp_rank * tp
+    stage = list(range(rank, rank + tp))
+    groups = {
+        "_WORLD": list(range(tp * pp)),
+        "_TP": stage,
+        "_PP": [stage_rank * tp for stage_rank in range(pp)],
+        "_DP": [rank],
+        "_EP": stage,
+        "_DCP": [rank],
+        "_PCP": [rank],
+        "_EPLB": stage,
+        "_ETP": stage,
+    }
+    for name, ranks in groups.items():
+        if hasattr(ps, name):
+            setattr(ps, name, _group(name, ranks, rank))

@@ -1,0 +1,247 @@
+"""The architecture table of docs/fidelity.md: the engines' own model classes against kvtop's books.
+
+For every forked row that built the model (each pipeline stage's TP rank 0, on the meta device),
+two comparisons per stage:
+  weights   the parameter bytes of the engine's model, language part (the top-level children that
+            are not a vision/audio tower or projector), against kvtop's weights book for that rank;
+  KV        (vLLM) each layer's KV cache spec — its kind and the bytes one token costs in it (page
+            bytes ÷ block size; a Mamba layer's state bytes per request) — against kvtop's KV pools
+            for that rank (full, sliding-window, DSA index, state), layer counts and bytes per layer.
+An architecture (a config's `architectures[0]`) is equal where every compared row is; different
+(with the first difference and its reading) where one is not; not modelled where kvtop refuses it.
+Towers are reported beside (kvtop's weights book does not hold them: its `not_modelled`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.engine_diff.cases import config_path
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from benchmarks.engine_diff.table import Row, load_fixtures
+
+
+def clip(text: str) -> str:
+    from benchmarks.engine_diff.render import clip as render_clip
+
+    return render_clip(text, 400)
+
+# Top-level children of an engine's model that hold the language model (the rest: towers, projectors).
+LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm")
+KV_KIND = {  # vLLM spec class -> kvtop pool
+    "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
+    "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
+    "MambaSpec": "state", "IndexerSpec": "dsa_index",
+}  # fmt: skip
+@dataclass(frozen=True)
+class StageCheck:
+    """One stage of one run: the engine's figures and kvtop's, and what differs."""
+
+    engine: str
+    version: str
+    config: str
+    layout: str
+    differences: tuple[str, ...]
+    towers_bytes: int
+
+
+def _weights_delta(text: str) -> int | None:
+    """kvtop's weights minus the engine's, from a weights difference's text."""
+    match = re.search(r"weights: kvtop ([\d,]+) B, engine ([\d,]+) B", text)
+    return int(match.group(1).replace(",", "")) - int(match.group(2).replace(",", "")) if match else None
+
+
+def _config_value(config: str, key: str) -> Any:
+    data = json.loads(config_path(config).read_text())
+    return data.get(key, (data.get("text_config") or {}).get(key))
+
+
+# (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
+ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
+    (
+        "A1",
+        lambda arch, c, text: (
+            arch == "Qwen3MoeForCausalLM" and c.engine == "vllm" and "PP" in c.layout and "weights" in text
+        ),
+        "kvtop: vLLM's Qwen3MoeForCausalLM builds embed_tokens, the final norm and lm_head on every pipeline "
+        "stage (Qwen3MoeModel.__init__ and Qwen3MoeForCausalLM.__init__, vllm/model_executor/models/qwen3_moe.py, "
+        "create them with no is_first_rank / is_last_rank guard, where qwen2.py and qwen3.py put a PPMissingLayer); "
+        "kvtop's weights book puts them on the first and last stage only, so it is short by them on the other stages",
+    ),
+    (
+        "A2",
+        lambda arch, c, text: c.engine == "vllm" and 0 < -(_weights_delta(text) or 0) <= 65_536,
+        "kvtop: vLLM gives each attention layer of an FP8 checkpoint four scale scalars (q_scale, k_scale, "
+        "v_scale, prob_scale: BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py), "
+        "2 B each in the model dtype; kvtop's weights book does not count them (8 B per layer)",
+    ),
+    (
+        "A3",
+        lambda arch, c, text: _config_value(c.config, "torch_dtype") == "float32",
+        "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
+        "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype); kvtop sizes weights and KV in fp32 "
+        "(V17)",
+    ),
+    (
+        "A4",
+        lambda arch, c, text: isinstance(_config_value(c.config, "quantization_config"), dict)
+        and "quant_method" not in _config_value(c.config, "quantization_config")
+        and "quant_algo" in _config_value(c.config, "quantization_config"),
+        "kvtop: a ModelOpt quant_algo at the top of config.json's quantization_config: vLLM reads no quant method "
+        "from it and serves bf16 weights and a bf16 KV cache; kvtop reads FP8 (V20)",
+    ),
+]
+
+
+def arch_reading(arch: str, check: StageCheck, text: str) -> str:
+    for rule_id, applies, reading in ARCH_RULES:
+        if applies(arch, check, text):
+            return f"{rule_id} {reading}"
+    return "? unexplained"
+
+
+def architecture(config: str) -> str:
+    data = json.loads(config_path(config).read_text())
+    names = data.get("architectures") or [data.get("model_type", "?")]
+    return str(names[0])
+
+
+def _language_bytes(param_bytes: dict[str, int]) -> tuple[int, int]:
+    language = sum(b for child, b in param_bytes.items() if child in LANGUAGE_CHILDREN or "language" in child)
+    return language, sum(param_bytes.values()) - language
+
+
+def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
+    """kvtop pool name -> (layers, bytes per layer per token; per request for state)."""
+    out: dict[str, tuple[int, float]] = {}
+    for spec in layer_specs:
+        kind = KV_KIND.get(spec["kind"].split("[")[0], spec["kind"])
+        per = spec["page_size_bytes"] if kind == "state" else spec["page_size_bytes"] / spec["block_size"]
+        layers, seen = out.get(kind, (0, per))
+        out[kind] = (layers + spec["layers"], seen if seen == per else -1.0)  # -1: layers of one kind differ
+    return out
+
+
+def _kvtop_kv(pools: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
+    out: dict[str, tuple[int, float]] = {}
+    for pool in pools:
+        if pool["name"] == "state":
+            out["state"] = (pool["layers"], pool["bytes_per_request"] / max(pool["layers"], 1))
+        else:
+            out[pool["name"]] = (pool["layers"], pool["bytes_per_layer_token"])
+    return out
+
+
+def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[str, Any]) -> list[StageCheck]:
+    """Each stage of one engine run against kvtop's rank of the same stage."""
+    layout = f"TP{result['tp']}" + (f"×PP{result.get('pp', 1)}" if result.get("pp", 1) > 1 else "")
+    if result.get("variant", "default") == "ep":
+        layout += "+EP"
+    checks = []
+    for index, stage in enumerate(result.get("stages") or []):
+        ours = next((s for s in plan["stages"] if s["pp_rank"] == index), None)
+        language, towers = _language_bytes(stage["param_bytes"])
+        differences: list[str] = []
+        if ours is None:
+            differences.append(f"stage {index}: kvtop has no rank for it")
+        else:
+            if ours["weights_bytes"] != language:
+                differences.append(
+                    f"stage {index} weights: kvtop {ours['weights_bytes']:,} B, engine {language:,} B "
+                    f"({ours['weights_bytes'] - language:+,})"
+                )
+            if "layer_specs" in stage:
+                theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"])
+                for kind in sorted(set(theirs) | set(mine)):
+                    if theirs.get(kind) != mine.get(kind):
+                        differences.append(
+                            f"stage {index} KV {kind} (layers, B/layer/token): kvtop {mine.get(kind)}, engine {theirs.get(kind)}"
+                        )
+        checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers))
+    return checks
+
+
+def architecture_rows(table: list[Row]) -> dict[str, dict[str, Any]]:
+    """architecture -> {configs, layouts, equal, different (first differences), not modelled, towers}."""
+    out: dict[str, dict[str, Any]] = {}
+    for fixture in load_fixtures():
+        engine, version = fixture["engine"], fixture["version"]
+        for result in fixture["results"]:
+            if result.get("kv_dtype") not in ("auto",) or result.get("variant", "default") not in ("default", "pp2", "pp4", "ep"):
+                continue
+            if result.get("gpu") != "sm90":
+                continue
+            entry = out.setdefault(
+                architecture(result["config"]),
+                {"configs": set(), "layouts": set(), "equal": 0, "different": [], "refused": [], "towers": 0,
+                 "engines": set(), "not_run": 0, "engine_refused": 0},
+            )  # fmt: skip
+            entry["configs"].add(result["config"])
+            if result["status"] != "ok" or "stages" not in result:
+                entry["engine_refused" if result["status"] == "refused" else "not_run"] += 1
+                continue
+            plan = kvtop_plan(engine, version, result)
+            if plan["status"] != "ok":
+                entry["refused"].append(plan["message"])
+                continue
+            for check in stage_checks(result, engine, version, plan):
+                entry["layouts"].add(check.layout)
+                entry["engines"].add(f"{engine} {version}")
+                entry["towers"] = max(entry["towers"], check.towers_bytes)
+                if check.differences:
+                    entry["different"].append(check)
+                else:
+                    entry["equal"] += 1
+    return out
+
+
+def render_architectures(table: list[Row]) -> list[str]:
+    lines = [
+        "",
+        "## Architectures: the engines' own model classes against kvtop's books",
+        "",
+        "Each stage of each run built on meta (sm90, KV auto, the default grid's TP sizes and the PP/EP flag sets):",
+        "the language model's parameter bytes per rank against kvtop's weights book, and (vLLM) each layer's KV",
+        "cache spec against kvtop's KV pools. Towers: the largest vision/audio tower and projector bytes of one",
+        "rank, which kvtop's weights book does not hold (its `not_modelled`). Readings: the A-rules below.",
+        "",
+        "| architecture | configs | engines | layouts | stages equal | stages different (by reading) | verdict | first difference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    used: dict[str, str] = {}
+    for arch, entry in sorted(architecture_rows(table).items()):
+        different: list[StageCheck] = entry["different"]
+        by_reading: dict[str, int] = {}
+        for check in different:
+            for rule in {arch_reading(arch, check, text) for text in check.differences}:
+                rule_id, _, text = rule.partition(" ")
+                used[rule_id] = text
+                by_reading[rule_id] = by_reading.get(rule_id, 0) + 1
+        if entry["equal"] == 0 and not different:
+            if entry["refused"]:
+                verdict, detail = "not modelled", "kvtop refuses: " + entry["refused"][0]
+            elif entry["engine_refused"]:
+                verdict, detail = "engine refuses", "every engine run of it refused the launch (see the rows)"
+            else:
+                verdict, detail = "not run", "no engine run built it (see the rows: harness errors)"
+        else:
+            verdict = "different" if different else "equal"
+            detail = ""
+            if different:
+                first = different[0]
+                detail = f"{first.engine} {first.version} {first.config} {first.layout}: {first.differences[0]}"
+        if entry["towers"]:
+            detail = (detail + "; " if detail else "") + f"towers {entry['towers']:,} B not in kvtop's book"
+        readings = ", ".join(f"{rule_id} {n}" for rule_id, n in sorted(by_reading.items())) or "0"
+        lines.append(
+            f"| {arch} | {', '.join(sorted(entry['configs']))} | {', '.join(sorted(entry['engines'])) or '–'} | "
+            f"{', '.join(sorted(entry['layouts'])) or '–'} | {entry['equal']} | {readings} | {verdict} | "
+            f"{clip(detail)} |"
+        )
+    lines += ["", "| id | reading of an architecture difference |", "|---|---|"]
+    lines += [f"| {rule_id} | {text} |" for rule_id, text in sorted(used.items())]
+    return lines
