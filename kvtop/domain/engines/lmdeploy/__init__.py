@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.calibration.inputs import EngineCalibration
-from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
     CALENDAR,
@@ -24,13 +22,13 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import EngineSpanRule
 
 _NAMES = tuple(QUANT_POLICIES.items())
 # §2.1: int8/int4 with an fp16/bf16 scale and zero per token-head per K/V; the MLA latent stored once (v0.12.2+)
@@ -47,7 +45,7 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class LmdeployRules(LmdeployBudget):
+class LmdeployRules(LmdeployBudget, EngineModules):
     id = "lmdeploy"
     display_name = "LMDeploy"
     kv_storage = TURBOMIND_STORAGE
@@ -62,41 +60,6 @@ class LmdeployRules(LmdeployBudget):
     memory_fraction_of = (  # what the share is of
         "the memory free after the weights (the PyTorch engine: less its runtime reserve); all of it is KV"
     )
-
-    @property
-    def diagnosis(self) -> EngineDiagnosis:
-        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
-        from kvtop.domain.engines.lmdeploy import diagnosis
-
-        return diagnosis  # a module satisfies the protocol
-
-    @property
-    def explainer(self) -> EngineExplainer:
-        """How it rebuilds a logged capacity (imported on first use)."""
-        from kvtop.domain.engines.lmdeploy import explain
-
-        return explain
-
-    @property
-    def span_rule(self) -> EngineSpanRule:
-        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
-        from kvtop.domain.engines.lmdeploy import span
-
-        return span
-
-    @property
-    def calibration(self) -> EngineCalibration:
-        """Its fitted pre-load terms (imported on first use)."""
-        from kvtop.domain.engines.lmdeploy import calibration
-
-        return calibration  # a module satisfies the protocol
-
-    @property
-    def deployment(self) -> DeploymentRules:
-        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
-        from kvtop.domain.engines.lmdeploy import deployment
-
-        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.calibration.inputs import EngineCalibration
-from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult, EngineRules
+from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
@@ -22,14 +21,13 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import EngineSpanRule
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.refusals import Refusal
 
 
-class SglangRules(SglangBudget):
+class SglangRules(SglangBudget, EngineModules):
     id = "sglang"
     display_name = "SGLang"
     kv_storage = KvStorage(
@@ -49,41 +47,6 @@ class SglangRules(SglangBudget):
     memory_fraction_of = (  # what the share is of
         "the memory free before the weights load; weights and KV share it, the rest is its reserve"
     )
-
-    @property
-    def diagnosis(self) -> EngineDiagnosis:
-        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
-        from kvtop.domain.engines.sglang import diagnosis
-
-        return diagnosis  # a module satisfies the protocol
-
-    @property
-    def explainer(self) -> EngineExplainer:
-        """How it rebuilds a logged capacity (imported on first use)."""
-        from kvtop.domain.engines.sglang import explain
-
-        return explain
-
-    @property
-    def span_rule(self) -> EngineSpanRule:
-        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
-        from kvtop.domain.engines.sglang import span
-
-        return span
-
-    @property
-    def calibration(self) -> EngineCalibration:
-        """Its fitted pre-load terms (imported on first use)."""
-        from kvtop.domain.engines.sglang import calibration
-
-        return calibration  # a module satisfies the protocol
-
-    @property
-    def deployment(self) -> DeploymentRules:
-        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
-        from kvtop.domain.engines.sglang import deployment
-
-        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.calibration.inputs import EngineCalibration
-from kvtop.domain.deployment import DeploymentRules
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult, EngineRules
+from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
@@ -22,14 +21,13 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import EngineSpanRule
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.refusals import Refusal
 
 
-class VllmRules(VllmBudget):
+class VllmRules(VllmBudget, EngineModules):
     id = "vllm"
     display_name = "vLLM"
     # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
@@ -45,41 +43,6 @@ class VllmRules(VllmBudget):
     memory_fraction_of = (  # what the share is of
         "total GPU memory; weights, activations, CUDA graphs and KV share it"
     )
-
-    @property
-    def diagnosis(self) -> EngineDiagnosis:
-        """How it prices causes and spells fixes (imported on first use: `plan` never needs it)."""
-        from kvtop.domain.engines.vllm import diagnosis
-
-        return diagnosis  # a module satisfies the protocol
-
-    @property
-    def explainer(self) -> EngineExplainer:
-        """How it rebuilds a logged capacity (imported on first use)."""
-        from kvtop.domain.engines.vllm import explain
-
-        return explain
-
-    @property
-    def span_rule(self) -> EngineSpanRule:
-        """How it spreads over nodes and pairs prefill with decode (imported on first use)."""
-        from kvtop.domain.engines.vllm import span
-
-        return span
-
-    @property
-    def calibration(self) -> EngineCalibration:
-        """Its fitted pre-load terms (imported on first use)."""
-        from kvtop.domain.engines.vllm import calibration
-
-        return calibration  # a module satisfies the protocol
-
-    @property
-    def deployment(self) -> DeploymentRules:
-        """Its deployment beside the model: drafts, experts, LoRA, host KV (imported on first use)."""
-        from kvtop.domain.engines.vllm import deployment
-
-        return deployment
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

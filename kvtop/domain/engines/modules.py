@@ -1,0 +1,51 @@
+"""An engine's rule modules that most commands never need, imported on first use.
+
+Every engine package holds the same five (`diagnosis`, `explain`, `span`, `calibration`, `deployment`),
+each a module that satisfies its protocol; `plan` never imports diagnosis or explain.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from kvtop.domain.calibration.inputs import EngineCalibration
+    from kvtop.domain.deployment import DeploymentRules
+    from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer
+    from kvtop.domain.span import EngineSpanRule
+
+
+class EngineModules:
+    """`kvtop.domain.engines.<id>.<module>` for each rule module, imported when first asked for."""
+
+    id: str
+
+    def _module(self, name: str) -> ModuleType:
+        return importlib.import_module(f"kvtop.domain.engines.{self.id}.{name}")
+
+    @property
+    def diagnosis(self) -> EngineDiagnosis:
+        """How it prices causes and spells fixes."""
+        return cast("EngineDiagnosis", self._module("diagnosis"))
+
+    @property
+    def explainer(self) -> EngineExplainer:
+        """How it rebuilds a logged capacity."""
+        return cast("EngineExplainer", self._module("explain"))
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How it spreads over nodes and pairs prefill with decode."""
+        return cast("EngineSpanRule", self._module("span"))
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (docs/calibration.md)."""
+        return cast("EngineCalibration", self._module("calibration"))
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment beside the model: drafts, experts, LoRA, host KV."""
+        return cast("DeploymentRules", self._module("deployment"))
