@@ -20,28 +20,15 @@ unknown key (`foo:bar`) makes the filter invalid; `FilterError` says which key a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from kvtop.domain.observe import GpuState
+from kvtop.ui.filter_words import FilterError, Term, parse_terms
 from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, state_cell
 
 KEYS = ("gpu", "pid", "state", "engine", "re")
 #: States the filter knows beyond `GpuState`'s values.
 ROW_STATES = ("tight", "finding", "short", "orphan", "idle")
-_GPU_WORD = re.compile(r"^gpu(\d+)$")
-
-
-class FilterError(ValueError):
-    """The filter text names a key or a value the filter does not know."""
-
-
-@dataclass(frozen=True)
-class Term:
-    key: str  # one of KEYS, or "text"; "number" for a bare number (GPU index or pid)
-    value: str
-    negated: bool = False  # `!term`: rows the term does not match
-    pattern: re.Pattern[str] | None = None  # `re:…`, compiled once
 
 
 @dataclass(frozen=True)
@@ -56,45 +43,12 @@ class GpuFilter:
 
 def parse_filter(text: str) -> GpuFilter:
     """The filter `text` states; FilterError names the first word it cannot read."""
-    terms: list[Term] = []
-    for given in text.split():
-        negated = given.startswith("!") and len(given) > 1
-        given = given[1:] if negated else given
-        if given.lower().startswith("re:"):
-            terms.append(_regex_term(given[3:], negated))
-            continue
-        word = given.lower()
-        key, colon, value = word.partition(":")
-        if not colon:
-            gpu = _GPU_WORD.match(word)
-            if gpu:
-                terms.append(Term("gpu", gpu.group(1), negated))
-            elif word.isdigit():
-                terms.append(Term("number", word, negated))
-            else:
-                terms.append(Term("text", word, negated))
-            continue
-        if key not in KEYS:
-            raise FilterError(f"unknown filter key {key!r} (known: {', '.join(KEYS)}; or plain text)")
-        if not value:
-            raise FilterError(f"{key}: needs a value, e.g. {_EXAMPLES[key]}")
-        if key in ("gpu", "pid") and not all(part.isdigit() for part in value.split(",")):
-            raise FilterError(f"{key}: takes numbers (got {value!r}), e.g. {_EXAMPLES[key]}")
-        if key == "state" and value not in _STATES:
-            raise FilterError(f"state: one of {', '.join(_STATES)} (got {value!r})")
-        terms.append(Term(key, value, negated))
-    return GpuFilter(tuple(terms))
+    return GpuFilter(parse_terms(text, KEYS, _EXAMPLES, _check_state))
 
 
-def _regex_term(pattern: str, negated: bool) -> Term:
-    """`re:PATTERN`: a regular expression searched in what plain words match (case-insensitive)."""
-    if not pattern:
-        raise FilterError(f"re: needs a pattern, e.g. {_EXAMPLES['re']}")
-    try:
-        compiled = re.compile(pattern, re.IGNORECASE)
-    except re.error as error:
-        raise FilterError(f"re: not a regular expression {pattern!r} ({error})") from None
-    return Term("re", pattern, negated, compiled)
+def _check_state(key: str, value: str) -> None:
+    if key == "state" and value not in _STATES:
+        raise FilterError(f"state: one of {', '.join(_STATES)} (got {value!r})")
 
 
 _EXAMPLES = {"gpu": "gpu:3 or gpu:3,5", "pid": "pid:4242", "state": "state:lost", "engine": "engine:sglang",

@@ -10,34 +10,25 @@ jupyter   ipykernel             plain text: command, user, role, engine
 re:ipykernel.*json$             a regular expression over the same text (case-insensitive)
 !role:engine                    any word negated: the rows it does not match
 ```
-An unknown key makes the filter invalid; `FilterError` (the GPU list's) says which key and what is known.
+The grammar is the GPU list's (`kvtop.ui.filter_words`): an unknown key makes the filter invalid, and
+`FilterError` says which key and what is known.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from kvtop.ui.gpu_filter import FilterError
+from kvtop.ui.filter_words import Term, parse_terms
 from kvtop.ui.process_rows import ProcessRow
 
 KEYS = ("gpu", "pid", "user", "role", "engine", "re")
-_GPU_WORD = re.compile(r"^gpu(\d+)$")
-
-
-@dataclass(frozen=True)
-class ProcessTerm:
-    key: str  # one of KEYS, "text", or "number" (a bare number: a pid or a GPU index)
-    value: str
-    negated: bool = False
-    pattern: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
 class ProcessFilter:
     """Every term must match (an empty filter lets every row through)."""
 
-    terms: tuple[ProcessTerm, ...] = ()
+    terms: tuple[Term, ...] = ()
 
     def matches(self, row: ProcessRow) -> bool:
         return all(_matches(term, row) != term.negated for term in self.terms)
@@ -45,38 +36,14 @@ class ProcessFilter:
 
 def parse_process_filter(text: str) -> ProcessFilter:
     """The filter `text` states; FilterError names the first word it cannot read."""
-    terms: list[ProcessTerm] = []
-    for given in text.split():
-        negated = given.startswith("!") and len(given) > 1
-        given = given[1:] if negated else given
-        key, colon, value = given.partition(":")
-        key = key.lower()
-        if not colon:
-            word = given.lower()
-            gpu = _GPU_WORD.match(word)
-            kind = "gpu" if gpu else "number" if word.isdigit() else "text"
-            terms.append(ProcessTerm(kind, gpu.group(1) if gpu else word, negated))
-            continue
-        if key not in KEYS:
-            raise FilterError(f"unknown filter key {key!r} (known: {', '.join(KEYS)}; or plain text)")
-        if not value:
-            raise FilterError(f"{key}: needs a value, e.g. {key}:{_EXAMPLES[key]}")
-        if key in ("gpu", "pid") and not all(part.isdigit() for part in value.split(",")):
-            raise FilterError(f"{key}: takes numbers (got {value!r}), e.g. {key}:{_EXAMPLES[key]}")
-        pattern = None
-        if key == "re":
-            try:
-                pattern = re.compile(value, re.IGNORECASE)
-            except re.error as error:
-                raise FilterError(f"re: not a regular expression {value!r} ({error})") from None
-        terms.append(ProcessTerm(key, value if key == "re" else value.lower(), negated, pattern))
-    return ProcessFilter(tuple(terms))
+    return ProcessFilter(parse_terms(text, KEYS, _EXAMPLES))
 
 
-_EXAMPLES = {"gpu": "3,5", "pid": "4242", "user": "ada", "role": "co-tenant", "engine": "sglang", "re": "'kernel.*json$'"}
+_EXAMPLES = {"gpu": "gpu:3,5", "pid": "pid:4242", "user": "user:ada", "role": "role:co-tenant",
+             "engine": "engine:sglang", "re": "re:'kernel.*json$'"}  # fmt: skip
 
 
-def _matches(term: ProcessTerm, row: ProcessRow) -> bool:
+def _matches(term: Term, row: ProcessRow) -> bool:
     if term.key == "gpu":
         return str(row.gpu) in term.value.split(",")
     if term.key == "pid":

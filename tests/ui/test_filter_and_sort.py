@@ -10,7 +10,8 @@ import pytest
 from textual.command import CommandPalette
 
 from kvtop.domain.diagnose import diagnose
-from kvtop.ui.gpu_filter import FilterError, parse_filter
+from kvtop.ui.filter_words import FilterError
+from kvtop.ui.gpu_filter import parse_filter
 from kvtop.ui.screens.dashboard import DashboardScreen, gpu_rows
 from kvtop.ui.screens.processes import ProcessScreen
 from kvtop.ui.state import NodeState

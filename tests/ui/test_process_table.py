@@ -15,7 +15,7 @@ from kvtop.domain.node import NodeSnapshot, build_snapshot
 from kvtop.domain.observe import GpuProcess, ProcessInfoState, ProcessRole
 from kvtop.domain.ports import ProcessSignal
 from kvtop.domain.process_identity import ProcessIdentity
-from kvtop.ui.gpu_filter import FilterError
+from kvtop.ui.filter_words import FilterError
 from kvtop.ui.process_filter import parse_process_filter
 from kvtop.ui.process_rows import process_rows
 from kvtop.ui.screens.processes import ProcessScreen

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Input, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
 from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace, ProcessIdentity
-from kvtop.ui.gpu_filter import FilterError
+from kvtop.ui.filter_words import FilterError
 from kvtop.ui.process_filter import ProcessFilter, parse_process_filter
 from kvtop.ui.process_rows import (
     PROCESS_SORTS,

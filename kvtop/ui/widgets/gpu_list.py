@@ -29,7 +29,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
-from kvtop.ui.gpu_filter import FilterError, GpuFilter, parse_filter
+from kvtop.ui.filter_words import FilterError
+from kvtop.ui.gpu_filter import GpuFilter, parse_filter
 from kvtop.ui.widgets.row_painter import RowPainter
 from kvtop.ui.widgets.row_parts import GpuRowData, Line, render_row
 from kvtop.ui.widgets.row_strips import StyleBook
