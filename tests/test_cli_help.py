@@ -179,7 +179,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/commands/tui*.py", ("kvtop",)),
     ("kvtop/ui/*", ("kvtop",)),
     ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
-    ("kvtop/sources/live.py", ("snapshot", "diagnose", "export")),
+    ("kvtop/commands/node_source.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),

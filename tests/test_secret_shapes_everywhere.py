@@ -83,7 +83,7 @@ def source() -> LiveSource:
 
 @pytest.fixture
 def planted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: source())
 
 
 @pytest.mark.parametrize("argv", [["snapshot"], ["snapshot", "--json"], ["diagnose"], ["diagnose", "--json"]])

@@ -181,7 +181,7 @@ def found_in(surface: str) -> list[str]:
 @pytest.fixture
 def live_node(monkeypatch: pytest.MonkeyPatch) -> None:
     """`kvtop` commands read the planted node (a fresh live source per command, as on a node)."""
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: planted_source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: planted_source())
 
 
 def test_the_planted_node_is_read_as_a_node_would_be() -> None:

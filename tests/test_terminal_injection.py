@@ -114,7 +114,7 @@ def hostile_source() -> LiveSource:
 
 @pytest.fixture
 def hostile_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: hostile_source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: hostile_source())
 
 
 def control_in(text: str) -> str | None:

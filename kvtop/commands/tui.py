@@ -32,7 +32,7 @@ NO_TORCH = "the probe allocates with torch, which is not installed here: pip ins
 
 def build_source(args: argparse.Namespace) -> SnapshotSource:
     """The node the options ask for: a demo scenario, or this node."""
-    from kvtop.sources.live import open_node_source
+    from kvtop.commands.node_source import open_node_source
 
     engine_log = getattr(args, "engine_log", None)
     return open_node_source(

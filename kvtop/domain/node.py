@@ -298,6 +298,12 @@ def build_snapshot(
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
 
 
+def join_notices(*notices: str | None) -> str | None:
+    """The notices that are set, as one line."""
+    present = [notice for notice in notices if notice]
+    return "; ".join(present) if present else None
+
+
 def _capacity(
     observation: NodeObservation, engine: EngineInstance, ledger: Ledger, ranks: Sequence[RankView]
 ) -> EngineCapacity:

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvtop.domain.node import NodeSnapshot, build_snapshot
+from kvtop.domain.logged_capacity import with_logged_capacity
+from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices
 from kvtop.domain.observe import (
     EndpointState,
     EngineLive,
@@ -33,6 +34,7 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
+from kvtop.domain.predictor import EnginePredictor
 from kvtop.domain.pressure import RATE_WINDOW_S
 from kvtop.domain.span import span_of
 from kvtop.sources.demo_plan import (
@@ -45,8 +47,8 @@ from kvtop.sources.demo_plan import (
     resolve_model,
     unit_noise,
 )
+from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.engines.registry import simulation
-from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_logged_capacity
 from kvtop.sources.processes import attribute_node
 from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
 
@@ -87,7 +89,7 @@ class DemoSource:
         self._clock = clock
         self._period_s = period_s
         self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}", opened_at=clock())
-        self._log = read_log(engine_log) if engine_log is not None else None
+        self._log = read_engine_log(engine_log) if engine_log is not None else None
         self._usage_memo: dict[tuple[int, int, int], float] = {}
         # NVML's state is "demo" and no driver version is claimed: no figure here was read from a driver
         raw = NodeObservation(

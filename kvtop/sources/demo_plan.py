@@ -24,11 +24,11 @@ from kvtop.domain.observe import (
     EndpointState,
 )
 from kvtop.domain.placement import place
+from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import draft_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 
