@@ -183,7 +183,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
-    ("kvtop/sources/demo_cluster.py", ("cluster", "kvtop")),
+    ("kvtop/commands/demo_cluster.py", ("cluster", "kvtop")),
     ("kvtop/domain/span.py", ("plan",)),  # nodes: the planner's --nodes, a launch's own node flags
     ("kvtop/domain/engines/*/span.py", ("plan",)),
     ("kvtop/domain/placement.py", ("plan",)),

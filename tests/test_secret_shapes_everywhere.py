@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.prometheus import ALL_QUERIES
 from kvtop.ui.app import KvtopApp

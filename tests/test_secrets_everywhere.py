@@ -21,12 +21,12 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import ProcessRole
 from kvtop.sources.exporter import SnapshotCollector, default_findings
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.screens.ledger import RankLedgerScreen

@@ -105,7 +105,7 @@ def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
 
 def _is_demo(source: SnapshotSource) -> bool:
     """A simulated node: its GPUs and pids are not this machine's."""
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
 
     return isinstance(source, DemoSource)
 

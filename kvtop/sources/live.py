@@ -1,21 +1,16 @@
-"""The live node: NVML, the process table and the engines' endpoints, joined with predictions.
+"""The live node's observations: NVML, the process table and the engines' endpoints.
 
-`LiveSource.collect()` reads NVML, attributes every GPU process to an engine rank, reads each
-engine's live state, predicts each engine's ledger from its own launch command
-(`kvtop.domain.predictor.EnginePredictor`, shared with the demo node) and returns one `NodeSnapshot`.
-Which node to read, live or demo, is chosen in `kvtop.commands.node_source`.
+`LiveObservations.observe()` reads NVML, attributes every GPU process to an engine rank and reads
+each engine's live state. Predicting each engine's ledger and joining the snapshot is the one
+assembler's job (`kvtop.commands.node_source`), the same for the live node and the demo.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.logged_capacity import with_logged_capacity
-from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices
-from kvtop.domain.observe import EngineCounters, NodeObservation, NvmlState, ProcessRole
-from kvtop.domain.predictor import EnginePredictor, ModelLoaderFn
+from kvtop.domain.observe import EngineCounters, NodeObservation, NvmlState
+from kvtop.domain.ports import ModelLoader
 from kvtop.domain.pressure import with_counter_history
 from kvtop.sources.host_memory import read_host_memory
 from kvtop.sources.hub import load_model
@@ -31,18 +26,21 @@ _NO_DRIVER = {
 }
 
 
-class LiveSource:
-    """This node, read through NVML, the OS process table and the engines' endpoints."""
+class LiveObservations:
+    """What this node reports (a `NodeObserver`): NVML, the OS process table and the engines' endpoints.
+
+    It predicts nothing: the assembler (`kvtop.commands.node_source`) does, with `load_model`.
+    """
 
     label = "nvml"
+    notice: str | None = None
 
     def __init__(
         self,
         nvml: NvmlSource | None = None,
         table: ProcessTable | None = None,
-        model_loader: ModelLoaderFn = load_model,
+        model_loader: ModelLoader = load_model,
         http_timeout_s: float = 1.0,
-        engine_log: Path | None = None,
         *,
         http_client: httpx.Client | None = None,
         deadline_s: float | None = None,
@@ -50,20 +48,20 @@ class LiveSource:
         self._nvml = nvml if nvml is not None else NvmlSource()
         self._http_client = http_client  # None: a client per engine read; tests pass a MockTransport one
         self._table = table if table is not None else PsutilProcessTable()
-        self._predictor = EnginePredictor(model_loader)
+        self.load_model = model_loader
         self._http_timeout_s = http_timeout_s
         self._deadline_s = deadline_s  # every engine endpoint of one collection within it (None: no bound)
-        self._log = read_log(engine_log) if engine_log is not None else None
         self._counters: dict[str, tuple[EngineCounters, ...]] = {}  # each engine's recent counters
 
-    def collect(self) -> NodeSnapshot:
-        """One observation of the whole node with every engine's predicted ledger (blocking)."""
+    def observe(self) -> NodeObservation:
+        """One observation of the whole node, processes attributed, endpoints read (blocking). NVML
+        that cannot be read gives the bare failed observation (its state and message say why)."""
         from kvtop.sources.bounded_http import Deadline  # httpx only when the live node is read
         from kvtop.sources.engine_http import with_live_state
 
         node = self._nvml.read()
-        if node.nvml_state is not NvmlState.OK:
-            return build_snapshot(node, {}, source=self.label, notice=node.nvml_message)
+        if node.nvml_state.failed:
+            return node
         node = attribute_node(node, self._table).model_copy(update={"host_memory": read_host_memory()})
         if node.engines:
             deadline = Deadline(self._deadline_s) if self._deadline_s is not None else None
@@ -71,31 +69,10 @@ class LiveSource:
                 node, client=self._http_client, timeout_s=self._http_timeout_s, deadline=deadline
             )
             node, self._counters = with_counter_history(node, self._counters)  # rates need the last reading
-        ledgers = self._predictor.ledgers(node)
-        log_notice = None
-        if self._log is not None:
-            node, log_notice = with_logged_capacity(node, self._log, ledgers)
-        notice = join_notices(_ownerless_notice(node), log_notice)
-        return build_snapshot(node, ledgers, source=self.label, notice=notice)
+        return node
 
     def close(self) -> None:
         self._nvml.close()
-
-
-def read_log(path: Path) -> EngineLog:
-    """Parse an engine startup log (an InputError names an unreadable file)."""
-    from kvtop.sources.engine_logs import read_engine_log
-
-    return read_engine_log(path)
-
-
-def _ownerless_notice(node: NodeObservation) -> str | None:
-    """A notice when GPU memory is held by pids this namespace cannot see (the usual container case)."""
-    hidden = node.processes_with_role(ProcessRole.UNATTRIBUTED)
-    if not hidden:
-        return None
-    return (f"{len(hidden)} GPU process(es) are not visible or not readable here: run kvtop with the host's "
-            "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
 
 
 def missing_driver(nvml: NvmlSource | None = None) -> str | None:
