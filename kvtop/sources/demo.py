@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
@@ -46,7 +45,7 @@ from kvtop.sources.demo_plan import (
 )
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.processes import attribute_node
-from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
+from kvtop.sources.scenario import Scenario
 
 #: Board power limits (W) of the demo's GPU models (their data sheets' TDP); others: 700 W.
 _POWER_LIMIT_W = {"A100-40GB": 400, "A100-80GB": 400, "H100": 700, "H200": 700, "B200": 1000, "L40S": 350}
@@ -93,11 +92,6 @@ class DemoObservations:
             gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)),
         )
         self._template = attribute_node(raw, ScenarioProcessTable(self._plan.records))
-
-    @classmethod
-    def open(cls, ref: str, **options: Any) -> DemoObservations:
-        """The demo node of a scenario name ('default' included) or .json path."""
-        return cls(load_scenario(ref), origin=str(scenario_path(ref)), **options)
 
     def now(self) -> float:
         """The demo's clock."""
