@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import open_node_source
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.ledger import predict
-from kvtop.sources.live import open_node_source
 
 GIB, MIB = 1 << 30, 1 << 20
 

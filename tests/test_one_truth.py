@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.commands.render_snapshot import snapshot_json
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.diagnose import diagnose
-from kvtop.sources.demo import DemoSource, load_scenario
 from kvtop.sources.exporter_series import rank_label, snapshot_families
-from kvtop.sources.scenario import scenario_names
+from kvtop.sources.scenario import load_scenario, scenario_names
 from kvtop.ui.planning import plan
 from kvtop.ui.screens.dashboard import gpu_rows
 from kvtop.ui.state import NodeState

@@ -1,19 +1,15 @@
 """ModelSpec: the architecture facts kvtop needs, normalised from any config family.
 
-`model_from_config` reads a Hugging Face `config.json` (as a dict) and returns one frozen
-`ModelSpec`, as transformers would: every field kvtop reads is validated at the door
-(`config_schema`), a field the file leaves out takes the class default of its `model_type`, and
-the family's entry in `kvtop.domain.architectures` (data, read by one reader) turns fields into
-facts. A bad field is an `InputError` naming it and the file; a `model_type` without an entry is
-read generically where its fields allow (and says so), else an `UnsupportedModelError` names the
-field that stops it, the nearest entry and `--model-family`.
+One frozen `ModelSpec` per model. `kvtop.domain.model_config.model_from_config` builds it from a
+Hugging Face `config.json` through the family's entry in `kvtop.domain.architectures`; those entries
+import these types, so this module imports none of them.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from functools import cached_property
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -239,30 +235,7 @@ class ModelSpec(BaseModel):
         return self.mla is not None
 
 
-def model_from_config(
-    config: dict[str, Any],
-    *,
-    source: str = "config.json",
-    name: str | None = None,
-    hf_quant_config: dict[str, Any] | None = None,
-    hf_source: str = "hf_quant_config.json",
-    family: str | None = None,
-) -> ModelSpec:
-    """Normalise a Hugging Face `config.json` into a ModelSpec, through its architecture entry
-    (`kvtop.domain.architectures`).
-
-    `family` forces the entry to read the config as (`--model-family`); the config's own class defaults
-    then do not apply, so every field that entry reads must be in the file.
-    """
-    # the architecture entries import this module's types, so they are imported when first used
-    from kvtop.domain.architectures.config_reader import read_config
-
-    return read_config(
-        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family
-    )
-
-
 __all__ = [
     "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
-    "StateKind", "StateSpec", "VisionSpec", "model_from_config",
+    "StateKind", "StateSpec", "VisionSpec",
 ]  # fmt: skip

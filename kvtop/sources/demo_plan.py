@@ -1,7 +1,7 @@
 """The demo node's static plan: which processes a scenario puts on which GPU, and their bytes.
 
 Built once per scenario from the real prediction path (the calibrated clean prediction,
-`calibrated_ledger`) and the real process attribution; `DemoSource` (demo.py) then moves the numbers a
+`calibrated_ledger`) and the real process attribution; `DemoObservations` (demo.py) then moves the numbers a
 little every tick. What a scenario does not set (the driver's reserve, each worker's CUDA context) is
 what that prediction expects, so a healthy node shows nothing to explain.
 """
@@ -24,11 +24,11 @@ from kvtop.domain.observe import (
     EndpointState,
 )
 from kvtop.domain.placement import place
+from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
 from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import draft_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 

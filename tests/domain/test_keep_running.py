@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.incident import incident
 from kvtop.domain.keep_running import AlternativeLimit
 from kvtop.domain.ledger import predict
-from kvtop.sources.demo import DemoSource
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)

@@ -15,7 +15,8 @@ from kvtop.domain.engines.sglang.eras import vit_size_factor
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import ModelSpec, VisionSpec, model_from_config
+from kvtop.domain.model import ModelSpec, VisionSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.sources.engine_logs import read_engine_log
 from tests.conftest import CONFIGS
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import (
     DEFAULT_SCENARIO,

@@ -9,12 +9,11 @@ import httpx
 import pynvml
 import pytest
 
+from kvtop.commands.node_source import DemoSource, LiveSource, open_node_source
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource, open_node_source
 from kvtop.sources.nvml import NvmlSource
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (

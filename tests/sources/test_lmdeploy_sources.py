@@ -8,13 +8,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, ProcessRole
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.engine_http import fetch_engine_live
 from kvtop.sources.engine_logs import parse_engine_log
 from kvtop.sources.hub import load_model
