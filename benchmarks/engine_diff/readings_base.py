@@ -78,6 +78,14 @@ def stated_dtype(c: Case) -> str:
     )
 
 
+def hf_quant_config_json(c: Case) -> dict[str, Any]:
+    """The config's hf_quant_config.json beside it ({} where it has none)."""
+    from benchmarks.engine_diff.cases import QUANT_SUFFIX, config_path
+
+    path = config_path(c.config).with_name(c.config + QUANT_SUFFIX)
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
 def kvtop_refuses_flag(c: Case) -> bool:
     return kvtop_refuses(c) and "not a flag of" in c.kvtop.message
 

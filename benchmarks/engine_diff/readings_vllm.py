@@ -12,6 +12,7 @@ from benchmarks.engine_diff.readings_base import (
     both_ok,
     config_json,
     engine_refuses,
+    hf_quant_config_json,
     kvtop_refuses,
     kvtop_refuses_flag,
     logged,
@@ -20,6 +21,48 @@ from benchmarks.engine_diff.readings_base import (
 )
 
 VLLM_RULES: list[Rule] = [
+    (
+        "V28",
+        "kvtop: vLLM registers no class for the architecture",
+        lambda c: engine_refuses(c, "are not supported for now"),
+        "kvtop: vLLM 0.33.0's model registry (_TEXT_GENERATION_MODELS and the others, "
+        "vllm/model_executor/models/registry.py) has no class under the config's architecture name "
+        "(Step3p7FlashForCausalLM: it registers Step3p7ForConditionalGeneration only) and the config has no "
+        "auto_map for the Transformers backend, so _ModelRegistry._raise_for_unsupported raises 'Model architectures "
+        "[…] are not supported for now' and the launch stops; kvtop plans it. Issue 26c gives kvtop each engine's "
+        "architecture registry (kvtop/domain/engines/vllm/architectures.py): with it these rows read both refuse",
+    ),
+    (
+        "V30",
+        "kvtop: FP8 KV read from an hf_quant_config.json without a ModelOpt producer",
+        lambda c: (
+            both_ok(c)
+            and c.raw.get("cache_dtype") == "auto"
+            and "producer" not in hf_quant_config_json(c)
+            and "kv_cache_quant_algo" in (hf_quant_config_json(c).get("quantization") or {})
+            and c.kvtop.block_size != c.side.block_size
+        ),
+        "kvtop: this hf_quant_config.json (the AIC copy of nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8, "
+        "config.json without a quantization_config) holds quant_algo FP8 and kv_cache_quant_algo FP8 but no "
+        "producer. vLLM 0.33 sets a ModelOpt quant_method only from producer.name == 'modelopt' "
+        "(ModelArchConfigConvertor._normalize_quantization_config, vllm/transformers_utils/"
+        "model_arch_config_convertor.py), so it finds no quant method: bf16 weights (120,551,698,432 + 536,870,912 B "
+        "at TP 2 in the row) and a bf16 KV cache (cache_dtype auto: get_kv_cache_quant_algo_string reads a "
+        "quant_method starting 'modelopt' only). kvtop takes FP8 KV from the file: half the attention page, so "
+        "twice vLLM's hybrid block (8,320 where vLLM has 4,160). Whether the real checkpoint's file names its "
+        "producer is not known (tests/data/engine_diff/configs/SOURCES.md)",
+    ),
+    (
+        "V29",
+        "kvtop: vLLM's page-size unification not modelled",
+        lambda c: kvtop_refuses(c) and "page-size unification" in c.kvtop.message,
+        "kvtop: a named not-modelled state. Where full-attention and sliding-window layers hold different KV bytes "
+        "per token (Gemma-4, MiMo-V2-Flash) vLLM raises the block size of the layers with the smaller page until "
+        "every page is the largest (unify_kv_cache_spec_page_size, vllm/v1/core/kv_cache_planning.py: a 2× ratio "
+        "makes the smaller layers' blocks 32 tokens where the others' are 16) before it groups them; kvtop refuses "
+        "the launch with 'is not modelled' and names --disable-hybrid-kv-cache-manager, whose single group it "
+        "sizes. The engine's figures are in the rows",
+    ),
     (
         "V26",
         "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
@@ -35,18 +78,6 @@ VLLM_RULES: list[Rule] = [
         "(the row's cache_dtype): 576 B latent + 132 B indexer per layer per token, 2,764,032 B per 64-token "
         "block over 61 layers (61 × 64 × 708); kvtop sizes it as fp8_ds_mla (656 + 132 = 788 B, "
         "3,076,352 B per block) as for --kv-cache-dtype fp8 (V13): 893,504 tokens where the engine has 994,432",
-    ),
-    (
-        "V27",
-        "harness: no TP group when vLLM takes a Mamba layer's spec",
-        lambda c: (
-            c.side.status != "ok" and "tensor model parallel group is not initialized" in c.side.message
-        ),
-        "harness: not an engine refusal. MambaMixer2.get_state_shape (vllm/model_executor/layers/mamba/"
-        "mamba_mixer2.py) reads get_tensor_model_parallel_world_size() when the worker's KV cache spec is "
-        "taken; in the forked harness's TP 2 runs the TP group is not there at that point (AssertionError in "
-        "get_tp_group). On a GPU the group exists; these hybrid-Mamba rows have no engine figure (a harness "
-        "gap to fix before they count)",
     ),
     (
         "V21",
