@@ -90,6 +90,21 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "comparison reads the pools' names",
     ),
     (
+        "A7",
+        lambda arch, c, text: c.engine == "vllm" and _state_page_padded(text),
+        "harness: vLLM's MambaSpec.page_size_bytes is the Mamba page padded up to the attention page "
+        "(mamba_page_size_padded, Platform._align_hybrid_block_size: 'Padding mamba page size by …'), kvtop's state "
+        "pool the unpadded state (its hybrid block pads it, vllm.md §4.4): the same layers, the engine's figure "
+        "larger by the padding; the rows' block and num_blocks read the padded page on both sides",
+    ),
+    (
+        "A8",
+        lambda arch, c, text: c.engine == "vllm" and "KV full" in text and _kv_read_elsewhere(c, text),
+        "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
+        "by vLLM 0.33 on sm90 (576 B a layer a token; kvtop's fp8_ds_mla 656 B, V26), Nemotron-3-Super's FP8 KV "
+        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16; kvtop 256 B, V30)",
+    ),
+    (
         "A5",
         lambda arch, c, text: c.engine == "sglang" and "PP" in c.layout and _lm_head_short(c, text),
         "kvtop: SGLang's LlamaForCausalLM (also serving Mistral, Phi-3 and Mistral3's language model), Qwen3MoeForCausalLM, "
@@ -122,6 +137,26 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "from it and serves bf16 weights and a bf16 KV cache; kvtop reads FP8 (V20)",
     ),
 ]
+
+
+_KV_PAIR = re.compile(r"kvtop \((\d+), ([\d.]+)\), engine \((\d+), ([\d.]+)\)")
+
+
+def _state_page_padded(text: str) -> bool:
+    """A Mamba state pool of the same layers whose engine page is the larger (the padding)."""
+    match = _KV_PAIR.search(text) if "KV state" in text else None
+    return bool(match and match.group(1) == match.group(3) and float(match.group(4)) > float(match.group(2)))
+
+
+def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
+    """The full pool's bytes a token differ as V26 (DSA FP8 layout) or V30 (a producer-less hf_quant_config) say."""
+    match = _KV_PAIR.search(text)
+    if not match or match.group(1) != match.group(3):
+        return False
+    pair = (float(match.group(2)), float(match.group(4)))
+    return (check.config == "nvidia--DeepSeek-V3.2-NVFP4" and pair == (656.0, 576.0)) or (
+        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and pair == (256.0, 512.0)
+    )
 
 
 def _lm_head_short(check: StageCheck, text: str) -> bool:
