@@ -179,3 +179,21 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
     assert abs(by_hand - 63.72) < 0.005
     assert result.estimated.implied_bytes is not None
     assert abs(result.estimated.implied_bytes / GIB - 63.72) < 0.005  # the dropped line's own figure
+
+
+def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> None:
+    """`--gpu-memory 80GiB` without a GPU name (as `plan --gpu-memory` takes it): the total is measured, so the free
+    memory before load is 80 GiB less SGLang's context fit at TP 1, ± that fit's error alone."""
+    from kvtop.domain.engines.sglang.calibration import FITS
+
+    text = (CASES / "sglang/C13/engine.log").read_text()
+    excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
+    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=80 * GIB)
+    estimated = result.estimated
+    context = FITS["sglang.context"]
+    assert estimated is not None and estimated.source == "calibrated" and "measured: --gpu-memory" in estimated.basis
+    assert estimated.value_bytes == 80 * GIB - round(context.coefficients[0] * GIB)
+    assert estimated.high_bytes - estimated.value_bytes == context.error_bytes
+    assert result.verdict == "match"

@@ -45,7 +45,8 @@ class InputRange(BaseModel):
 
 def _said(estimate: TermEstimate) -> str:
     error = f" ± {estimate.error_bytes / GIB:.2f}" if estimate.error_bytes else ""
-    return f"{estimate.label} {estimate.bytes / GIB:.2f}{error} GiB ({estimate.source}: {estimate.basis})"
+    said = estimate.basis if estimate.basis.startswith(estimate.source) else f"{estimate.source}: {estimate.basis}"
+    return f"{estimate.label} {estimate.bytes / GIB:.2f}{error} GiB ({said})"
 
 
 def _combined(terms: list[TermEstimate]) -> int:
