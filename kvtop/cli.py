@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvtop import __version__
-from kvtop.cli_args import ca_file, positive_seconds, prometheus_url, token_file
+from kvtop.cli_args import add_calibration_store, ca_file, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
 
@@ -145,6 +145,7 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
         help="the terminal UI's settings file (default $XDG_CONFIG_HOME/kvtop/config.toml, else "
         "~/.config/kvtop/config.toml): theme, sort, columns and interval, saved when you change them",
     )  # fmt: skip
+    add_calibration_store(parser)  # the TUI's planner reads the store as `plan` does
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if not full or (only is not None and name != only):

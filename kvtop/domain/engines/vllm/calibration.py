@@ -98,7 +98,11 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
-        coefficients=(0.11, 0.14), error_bytes=136007298, records=5,
+        coefficients=(0.11, 1.065), error_bytes=1986422373, records=6,
+    ),
+    'vllm.non_torch.v06': LinearTerm(
+        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when TP > 1'),
