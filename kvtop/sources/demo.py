@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kvtop.domain.engines.registry import simulation
 from kvtop.domain.node import NodeSnapshot, build_snapshot
 from kvtop.domain.observe import (
     EndpointState,
@@ -45,7 +46,6 @@ from kvtop.sources.demo_plan import (
     resolve_model,
     unit_noise,
 )
-from kvtop.sources.engines.registry import simulation
 from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_logged_capacity
 from kvtop.sources.processes import attribute_node
 from kvtop.sources.scenario import Scenario, load_scenario, scenario_path

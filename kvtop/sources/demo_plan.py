@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.engines.registry import simulation
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings, parse_launch_command
@@ -26,7 +27,6 @@ from kvtop.domain.observe import (
 from kvtop.domain.placement import place
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
-from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
 from kvtop.sources.live import draft_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class SglangRules(SglangBudget, EngineModules):
+class SglangRules(SglangBudget, EngineBase):
     id = "sglang"
     display_name = "SGLang"
     kv_storage = KvStorage(
@@ -47,6 +46,11 @@ class SglangRules(SglangBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "the memory free before the weights load; weights and KV share it, the rest is its reserve"
     )
+    title_prefix = "sglang"  # `sglang::scheduler_TP3`: titles state each worker's rank
+    default_port = 30000
+    cap_fields: tuple[str, ...] = ("max_total_tokens",)  # --max-total-tokens: min(it, what memory allows)
+    usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
+    capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

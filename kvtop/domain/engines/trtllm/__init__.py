@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class TrtllmRules(TrtllmBudget, EngineModules):
+class TrtllmRules(TrtllmBudget, EngineBase):
     id = "trtllm"
     display_name = "TensorRT-LLM"
     kv_storage = KvStorage(
@@ -46,6 +45,12 @@ class TrtllmRules(TrtllmBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "the memory free at its profiled peak (after weights, activations, CUDA graphs); all of it is KV"
     )
+    # No TensorRT-LLM release names its processes: trtllm-serve runs its ranks as MPI workers
+    # (`python3 -m mpi4py.futures.server`), ranked by `rank_of_device`; this prefix names nothing it runs.
+    title_prefix = "trtllm"
+    default_port = 8000  # trtllm-serve --port
+    cap_fields: tuple[str, ...] = ("kv_cache_max_tokens",)  # kv_cache_config.max_tokens: min(it, the fraction's tokens) (§3)
+    usage_metrics: tuple[str, ...] = ("trtllm_kv_cache_utilization",)  # /prometheus/metrics (return_perf_metrics)
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
@@ -65,6 +70,16 @@ class TrtllmRules(TrtllmBudget, EngineModules):
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """§5: every pipeline stage takes the MIN-reduced max_tokens."""
         return settings.model_copy(update={"kv_cache_max_tokens": tightest.token_capacity})
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int]:
+        """A worker's rank from its GPU's place among the GPUs it sees (each binds `rank % gpus_per_node`):
+        TensorRT-LLM's Mapping puts the TP ranks innermost (rank = pp_rank × tp + tp_rank); under attention
+        DP each rank is its own DP rank."""
+        tp = max(settings.tp, 1)
+        parts = {"tp": position % tp, "pp": position // tp}
+        if settings.enable_dp_attention:
+            parts["dp"] = position % tp
+        return parts
 
 
 RULES: EngineRules = TrtllmRules()  # mypy checks the package against the protocols

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class VllmRules(VllmBudget, EngineModules):
+class VllmRules(VllmBudget, EngineBase):
     id = "vllm"
     display_name = "vLLM"
     # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
@@ -43,6 +42,10 @@ class VllmRules(VllmBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "total GPU memory; weights, activations, CUDA graphs and KV share it"
     )
+    title_prefix = "VLLM"  # `VLLM::Worker_TP1`: titles state each worker's rank
+    default_port = 8000
+    cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)  # --num-gpu-blocks-override: the block count, memory aside
+    usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

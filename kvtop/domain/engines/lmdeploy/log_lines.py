@@ -19,8 +19,8 @@ from kvtop.domain.engines.lmdeploy.log_records import (
     SessionTruncation,
     mib_figure,
 )
-from kvtop.sources.log_args import ArgValue, parse_call_args
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_args import ArgValue, parse_call_args
+from kvtop.domain.log_dialect import Fields, LogDialect, LogFacts, RankHandler
 
 _NUM = r"\d{1,15}(?:\.\d{1,6})?"
 _BLOCK_SIZE = re.compile(rf"block_size = ({_NUM}) MB")
@@ -214,4 +214,5 @@ DIALECT = LogDialect(
     own_failures=re.compile(r"No enough gpu memory for (?:kv|state) cache"),
     freeze=freeze,
     refusals=("No enough gpu memory for kv cache", "No enough gpu memory for state cache"),
+    launch_words=("serve",),
 )

@@ -23,7 +23,7 @@ from kvtop.domain.engines.trtllm.log_records import (
     ProfileSummary,
     TrtllmRankLog,
 )
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_dialect import Fields, LogDialect, LogFacts, RankHandler
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d{1,15})"
@@ -256,4 +256,5 @@ DIALECT = LogDialect(
         "maxTokensInPagedKvCache (",
     ),
     ready=("successfully loaded 'tensorrt_llm'",),  # the Triton backend's model is up
+    launch_words=("trtllm-serve", "tensorrt_llm.commands.serve", "dynamo.trtllm"),
 )
