@@ -96,3 +96,7 @@ class LogDialect:
     # when the line's head holds `rank_hint`; the earliest prefix of any engine wins.
     rank_reader: RankReader | None = None
     rank_hint: str = ""
+    # The engine's own words for a start that failed, quoted from there on (vLLM's `EngineCore failed to start`).
+    start_failures: tuple[str, ...] = ()
+    # The prefix its log lines carry (a line of that shape no handler took is counted as unrecognised).
+    line_shape: re.Pattern[str] | None = None

@@ -32,17 +32,9 @@ __all__ = ["parse_call_args", "parse_dict_args", "parse_engine_log", "rank_of", 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTINUATION = re.compile(r"\s*(?:[a-z]|\d{1,12}(?:\.\d{1,12})?\s*[A-Za-z(%])")
-_ENGINE_LINE = re.compile(
-    r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"
-    r"|(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
-    r"|\([\w-]{1,60}(?: rank=\d{1,6})?(?: engine_index=\d{1,6})? pid=\d{1,10}\)"
-)
 _DATE = re.compile(r"(?<!\d)(20\d\d)-([01]\d)-([0-3]\d)(?!\d)")
 _LAUNCH_MODEL = re.compile(r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})")
-_FAILURE = re.compile(
-    r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
-    r"|(EngineCore failed to start|Engine core initialization failed).*|CUDA out of memory.*"
-)
+_EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
 _FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
 _EXCEPTION_BEFORE = re.compile(r"((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]{0,40}(?:Error|Exception)): $")
 _TRACEBACK_AFTER = re.compile(r",? Traceback \(most recent call last\):.*$")
@@ -242,13 +234,27 @@ def _launch(line: str, physical: list[str], next_line: int, state: _State) -> in
     return -1
 
 
+@lru_cache(maxsize=1)
+def _failure_pattern() -> re.Pattern[str]:
+    """An exception about the start, an engine's own "failed to start" words (group 2), or CUDA's OOM."""
+    words = "|".join(re.escape(phrase) for dialect in _vocabulary()[0] for phrase in dialect.start_failures)
+    return re.compile(_EXCEPTION + (f"|({words}).*" if words else "") + "|CUDA out of memory.*")
+
+
+@lru_cache(maxsize=1)
+def _engine_line() -> re.Pattern[str]:
+    """A line in some engine's log format (its prefix): counted as unrecognised when no handler took it."""
+    shapes = [dialect.line_shape.pattern for dialect in _vocabulary()[0] if dialect.line_shape is not None]
+    return re.compile("|".join(shapes) or r"(?!)")
+
+
 def _failure(line: str, state: _State) -> bool:
     """Keep an error line that shows a refused start (KV sizing, memory, `failed to start`, or a refusal
     in an engine's own words); once the server said it is up, errors are no longer a refused start."""
     refusal = _refusal(line, state)
     if refusal is None and "rror" not in line and "failed" not in line:
         return False
-    match = _FAILURE.search(line) if "rror" in line or "failed" in line else None
+    match = _failure_pattern().search(line) if "rror" in line or "failed" in line else None
     if match is not None and match.group(1) and not _FAILURE_TOPIC.search(line):
         match = None
     if match is not None:
@@ -344,6 +350,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
     physical = [line if len(line) <= _MAX_LINE_CHARS else line[:_MAX_LINE_CHARS] for line in physical]
     dialects, _ = _vocabulary()
     launch_words = {word for dialect in dialects for word in dialect.launch_words}
+    engine_line = _engine_line()
     state = _State(dialects)
     lines_parsed = unrecognised = 0
     number = 0
@@ -360,7 +367,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         _server_ready(line, state)
         if _read(line, state) | _failure(line, state):
             lines_parsed += used
-        elif _ENGINE_LINE.search(line):
+        elif engine_line.search(line):
             unrecognised += 1
     facts = state.facts
     dialect_of = {dialect.engine: dialect for dialect in dialects}

@@ -370,4 +370,5 @@ DIALECT = LogDialect(
     positional_model=re.compile(r"sglang serve ([^\s'\"-][^\s'\"]{0,500})"),
     rank_reader=_rank_in_brackets,
     rank_hint="[",
+    line_shape=re.compile(r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"),
 )

@@ -488,4 +488,9 @@ DIALECT = LogDialect(
     positional_model=re.compile(r"vllm serve ([^\s'\"-][^\s'\"]{0,500})"),
     rank_reader=_rank_of_processes,
     rank_hint="pid=",
+    start_failures=("EngineCore failed to start", "Engine core initialization failed"),
+    line_shape=re.compile(
+        r"(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
+        r"|\([\w-]{1,60}(?: rank=\d{1,6})?(?: engine_index=\d{1,6})? pid=\d{1,10}\)"
+    ),
 )
