@@ -2,7 +2,7 @@
 
 The demo builds what NVML, the process table and the endpoints would say; what differs between
 engines (how a rank's process is named and parented, what the engine measured before it sized its
-cache, what its worker holds, what its endpoint reports) lives in `kvtop/sources/engines/<id>/demo.py`.
+cache, what its worker holds, what its endpoint reports) lives in `kvtop/domain/engines/<id>/demo.py`.
 """
 
 from __future__ import annotations

@@ -213,7 +213,7 @@ class NodePlan:
         gpus: tuple[int, ...],
     ) -> Ledger:  # fmt: skip
         """The ledger the engine itself solved on this node, from what it measured there (each engine
-        measures its own way: `kvtop/sources/engines/<engine>/demo.py`), about the clean prediction."""
+        measures its own way: `kvtop/domain/engines/<engine>/demo.py`), about the clean prediction."""
         try:
             expected = calibrated_ledger(model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name)
         except KvtopError as error:

@@ -1,6 +1,6 @@
 """Parse engine startup logs into an `EngineLog` (what the log says, nothing computed).
 
-Each engine's own lines are its `LogDialect` (`kvtop/sources/engines/<engine>/log_lines.py`); this
+Each engine's own lines are its `LogDialect` (`kvtop/domain/engines/<engine>/log_lines.py`); this
 module reads a log once, line by line, and hands every line to the handlers whose trigger it holds.
 
 Prefixes never matter: a line is recognised by a cheap substring check, then its fields are
