@@ -426,12 +426,31 @@ class EngineRules(Protocol):
 class EngineBase(EngineModules):
     """What most engines share, so a package's rules class states only what differs from it.
 
-    Each engine still states its id, names, storage, calendar, memory share and identity."""
+    Each engine still states its id, names, storage, calendar, memory share, identity, cap fields and
+    metric names (the conformance test asks every engine for them), and how it resolves its version,
+    solves its budget, sizes a page and holds its pipeline stages at one capacity."""
 
+    pp_remainder: PpRemainder = "last"  # remainder layers go to the last stages
+    sizes_every_rank_from_least_free = True  # a MIN over the ranks' free memory sizes every rank
+    pools_draft_kv = False  # a speculative draft's KV is not the target's token count
+    dcp_splits_kv_heads = False  # KV heads divide over tp, DCP or not
     ranks_by_gpu_order = False  # titles state each worker's rank
     cap_fields: tuple[str, ...] = ()
     usage_metrics: tuple[str, ...] = ()
     capacity_metrics: tuple[str, ...] = ()
+
+    # the protocol's members each engine states (declared here so the defaults below can read them)
+    kv_storage: KvStorage
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """One storage for every release and backend."""
+        return self.kv_storage
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """None modelled: a launch its budget sizes is one kvtop knows it starts."""
+        return ()
 
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""

@@ -7,8 +7,6 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
@@ -26,7 +24,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 
 _NAMES = tuple(QUANT_POLICIES.items())
@@ -39,19 +36,13 @@ TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none",
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
 
 
-if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger
-    from kvtop.domain.refusals import Refusal
 
 
 class LmdeployRules(LmdeployBudget, EngineBase):
     id = "lmdeploy"
     display_name = "LMDeploy"
     kv_storage = TURBOMIND_STORAGE
-    pp_remainder: PpRemainder = "last"  # no pipeline parallelism: one stage
-    sizes_every_rank_from_least_free = True  # §6: free memory MIN-reduced over the TP group
-    pools_draft_kv = False
-    dcp_splits_kv_heads = False
+    # no pipeline parallelism (one stage); §6: free memory MIN-reduced over the TP group
     context_holds_driver_reserved = False
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "cache_max_entry_count"
@@ -95,10 +86,6 @@ class LmdeployRules(LmdeployBudget, EngineBase):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
-
-    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
-        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/lmdeploy.md)."""
-        return ()
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """One pipeline stage only: the settings hold as they are."""

@@ -18,7 +18,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -35,8 +34,6 @@ class SglangRules(SglangBudget, EngineBase):
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
     )
-    pp_remainder: PpRemainder = "last"  # §8.3: remainder layers go to the last stages
-    sizes_every_rank_from_least_free = True
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True
     context_holds_driver_reserved = True

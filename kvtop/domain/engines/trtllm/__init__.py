@@ -7,8 +7,6 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
@@ -19,10 +17,6 @@ from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-
-if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger
-    from kvtop.domain.refusals import Refusal
 
 
 class TrtllmRules(TrtllmBudget, EngineBase):
@@ -35,9 +29,8 @@ class TrtllmRules(TrtllmBudget, EngineBase):
     pp_remainder: PpRemainder = (
         "first"  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
     )
-    sizes_every_rank_from_least_free = True  # §5: max_tokens is MIN-reduced over every rank
-    pools_draft_kv = False  # a draft's KV is its own pool, added to the estimator cost (§1.1), not modelled
-    dcp_splits_kv_heads = False
+    # §5: max_tokens is MIN-reduced over every rank; a draft's KV is its own pool, added to the estimator
+    # cost (§1.1), not modelled
     context_holds_driver_reserved = True
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "free_gpu_memory_fraction"
@@ -52,20 +45,11 @@ class TrtllmRules(TrtllmBudget, EngineBase):
     cap_fields: tuple[str, ...] = ("kv_cache_max_tokens",)  # kv_cache_config.max_tokens: min(it, the fraction's tokens) (§3)
     usage_metrics: tuple[str, ...] = ("trtllm_kv_cache_utilization",)  # /prometheus/metrics (return_perf_metrics)
 
-    def kv_storage_for(
-        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
-    ) -> KvStorage:
-        return self.kv_storage  # one storage for every release
-
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return tokens_per_block(LaunchSettings(engine="trtllm"), version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
-
-    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
-        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/trtllm.md)."""
-        return ()
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """§5: every pipeline stage takes the MIN-reduced max_tokens."""

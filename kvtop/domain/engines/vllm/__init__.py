@@ -32,9 +32,7 @@ class VllmRules(VllmBudget, EngineBase):
     # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
     kv_storage = KvStorage(fp4_scales_per_head=True, draft_kv_as_layers=True)
     pp_remainder: PpRemainder = "second_to_last"
-    sizes_every_rank_from_least_free = False
-    pools_draft_kv = False
-    dcp_splits_kv_heads = False  # §3: KV heads over tp, DCP or not
+    sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
     context_holds_driver_reserved = False
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "gpu_memory_utilization"
