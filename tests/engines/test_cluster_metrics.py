@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sources.fake_prometheus import Target
+from tests.sources.fake_prometheus import FakePrometheus, Target
 from tests.sources.test_lmdeploy_sources import METRICS_TWO_DP
-from tests.sources.test_prometheus import FakePrometheus, read
+from tests.sources.test_prometheus import read
 
 # trtllm-serve's /prometheus/metrics as tests/sources/test_trtllm_sources.py records it, with the
 # utilization gauge its endpoint reads (`trtllm_kv_cache_utilization`): 25,314 of 101,256 blocks in use

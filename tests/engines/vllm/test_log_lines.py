@@ -15,7 +15,7 @@ def test_its_process_prefix_names_the_rank_where_it_starts() -> None:
     assert DIALECT.rank_reader is not None and DIALECT.rank_hint in LINE
     assert DIALECT.rank_reader(LINE) == (LINE.index("(Worker_TP0"), (None, 0, None, None, None))
     # two processes in one prefix: the engine core's DP rank and the worker's TP rank
-    assert DIALECT.rank_reader("(EngineCore_DP1 pid=1) (Worker_TP2 pid=2) INFO")[1] == (1, 2, None, None, None)
+    assert DIALECT.rank_reader("(EngineCore_DP1 pid=1) (Worker_TP2 pid=2) INFO") == (0, (1, 2, None, None, None))
 
 
 def test_its_line_shape_and_failed_start_words() -> None:
