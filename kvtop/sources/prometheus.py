@@ -37,7 +37,7 @@ from kvtop.domain.cluster import (
     rank_nodes,
 )
 from kvtop.domain.cluster_engines import group_disaggregated, join_engines
-from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, engine_rules
+from kvtop.domain.engines.registry import engine_metrics
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.redact import redact_mapping
 from kvtop.sources.bounded_http import (
@@ -64,19 +64,7 @@ MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster'
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
 ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
-
-def engine_metrics() -> dict[str, tuple[EngineId, bool]]:
-    """Every engine's own Prometheus gauges, by name: (its engine, whether it states the token capacity;
-    else the share of KV in use, 0–1), as each engine package declares them."""
-    metrics: dict[str, tuple[EngineId, bool]] = {}
-    for engine in ENGINE_IDS:
-        rules = engine_rules(engine)
-        metrics |= {name: (engine, False) for name in rules.usage_metrics}
-        metrics |= {name: (engine, True) for name in rules.capacity_metrics}
-    return metrics
-
-
-ENGINE_METRICS = engine_metrics()
+ENGINE_METRICS = engine_metrics()  # name -> (engine, states the token capacity; else the KV usage share)
 
 QUERIES = {
     "up": "up",

@@ -56,6 +56,15 @@ def test_every_engine_package_is_registered_and_every_registered_engine_has_both
 
 
 @engines
+def test_its_sources_package_holds_only_what_touches_the_outside(engine: str) -> None:
+    """Everything pure is the domain package's: each module here reads HTTP or a file (httpx, yaml, Path)."""
+    for module in (ROOT / "kvtop/sources/engines" / engine).glob("*.py"):
+        if module.name != "__init__.py":
+            text = module.read_text()
+            assert "import httpx" in text or "import yaml" in text, module.name
+
+
+@engines
 def test_rules_state_who_they_are_and_what_their_share_is(engine: str) -> None:
     rules = engine_rules(engine)
     assert rules.id == engine and rules.display_name == display_name(engine)

@@ -103,3 +103,14 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | 
     """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
     ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
     return engine_rules(settings.engine).rank_of_device(settings, position)
+
+
+def engine_metrics() -> dict[str, tuple[EngineId, bool]]:
+    """Every engine's own Prometheus gauges, by name: (its engine, whether it states the token capacity;
+    else the share of KV in use, 0–1), as each engine package declares them."""
+    metrics: dict[str, tuple[EngineId, bool]] = {}
+    for engine in ENGINE_IDS:
+        rules = engine_rules(engine)
+        metrics |= {name: (engine, False) for name in rules.usage_metrics}
+        metrics |= {name: (engine, True) for name in rules.capacity_metrics}
+    return metrics
