@@ -67,6 +67,18 @@ class LogFacts:
 LogHandler = Callable[[str, LogFacts], bool]
 
 
+def version_line(pattern: re.Pattern[str]) -> LogHandler:
+    """A whole-log handler keeping the release a version line states (`pattern`'s group 1)."""
+
+    def read(line: str, facts: LogFacts) -> bool:
+        match = pattern.search(line)
+        if match:
+            facts.stated_version(match.group(1))
+        return match is not None
+
+    return read
+
+
 @dataclass(frozen=True)
 class LogDialect:
     """One engine's startup-log vocabulary."""

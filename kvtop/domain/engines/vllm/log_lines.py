@@ -31,7 +31,15 @@ from kvtop.domain.engines.vllm.log_records import (
     VllmRankLog,
 )
 from kvtop.domain.log_args import parse_call_args, parse_dict_args
-from kvtop.domain.log_dialect import Fields, LogDialect, LogFacts, RankHandler, RankTuple, rank_from_tags
+from kvtop.domain.log_dialect import (
+    Fields,
+    LogDialect,
+    LogFacts,
+    RankHandler,
+    RankTuple,
+    rank_from_tags,
+    version_line,
+)
 
 Handler = RankHandler
 
@@ -416,11 +424,7 @@ def _namespace_args(line: str, facts: LogFacts) -> bool:
     return bool(args)
 
 
-def _version(line: str, facts: LogFacts) -> bool:
-    match = _VERSION.search(line)
-    if match:
-        facts.stated_version(match.group(1))
-    return match is not None
+_version = version_line(_VERSION)
 
 
 def _hybrid_off(line: str, facts: LogFacts) -> bool:
