@@ -164,7 +164,8 @@ def add_model_arguments(
         "--non-kv-memory",
         default=None,
         metavar="SIZE",
-        help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs, e.g. 2GiB",
+        help="runtime memory besides weights that a profiling engine measures (vLLM's activation peak + "
+        "non-torch + CUDA graphs), e.g. 2GiB",
     )
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"

@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable
 
+from kvtop.domain.engines.registry import simulation
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
@@ -43,7 +44,6 @@ from kvtop.sources.demo_plan import (
     resolve_model,
     unit_noise,
 )
-from kvtop.sources.engines.registry import simulation
 from kvtop.sources.processes import attribute_node
 from kvtop.sources.scenario import Scenario
 

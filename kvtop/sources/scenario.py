@@ -16,10 +16,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from kvtop.bundled import bundled_dir
+from kvtop.domain.engines.registry import title_prefixes
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
-from kvtop.sources.engines.registry import title_prefixes
 from kvtop.sources.json_file import read_json_object
 from kvtop.units import MIB, parse_size
 

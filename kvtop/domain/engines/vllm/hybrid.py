@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import hybrid_cache_mode, nemotron_h_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.eras import HYBRID_CACHE_MODE_ERAS, NEMOTRON_H_SSM_DTYPE_ERAS
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
@@ -53,7 +53,7 @@ def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int 
     if model.state is None:
         return None
     if model.architecture in NEMOTRON_H_CONFIG_ARCHITECTURES:
-        return nemotron_h_ssm_dtype_bytes(version)
+        return NEMOTRON_H_SSM_DTYPE_ERAS.at(version)
     return model.dtype_bytes
 
 
@@ -110,7 +110,7 @@ def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
     """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
     PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix
     caching off (v0.13's rule)."""
-    default = hybrid_cache_mode(version)
+    default = HYBRID_CACHE_MODE_ERAS.at(version)
     flags = settings.flags
     asked = flags.get("mamba-cache-mode")
     if default == "none-v0.13":
