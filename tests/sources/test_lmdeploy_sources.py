@@ -273,4 +273,4 @@ def test_the_demo_notebook_costs_every_turbomind_rank_its_share() -> None:
     # the finding is the waterfall's term; LMDeploy's endpoint states no capacity, so the rank's
     # actual figure is the prediction with that term
     assert co_tenant.term_tokens == -co_tenant.tokens
-    assert co_tenant.evidence[-1].endswith(f"other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 926,080 predicted")
+    assert co_tenant.evidence[-1].endswith(f"other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 925,696 predicted")
