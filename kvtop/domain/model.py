@@ -197,6 +197,8 @@ class ModelSpec(BaseModel):
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
+    # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
+    auto_map_models: tuple[tuple[str, str], ...] = ()
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)

@@ -79,6 +79,7 @@ def read_config(
         config_model_type=stated_type,
         reading=reading,
     )
+    spec = spec.model_copy(update={"auto_map_models": _auto_models(outer.auto_map)})
     if family is None or family == stated_type:
         return spec
     forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
@@ -119,6 +120,16 @@ def _entry(
         raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
                                     source=source)  # fmt: skip
     return generic_entry(stated_type, architecture, text, raw_keys, source)
+
+
+def _auto_models(auto_map: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """`auto_map`'s model classes (`AutoModel…` keys; a list's last entry is the class, "repo--module.Class")."""
+    found = []
+    for key, value in (auto_map or {}).items():
+        target = value[-1] if isinstance(value, list) and value else value
+        if key.startswith("AutoModel") and isinstance(target, str):
+            found.append((key, target.split("--")[-1]))
+    return tuple(found)
 
 
 def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:

@@ -1,6 +1,7 @@
 """An engine's rule modules that most commands never need, imported on first use.
 
-Every engine package holds the same five (`diagnosis`, `explain`, `span`, `calibration`, `deployment`),
+Every engine package holds the same six (`diagnosis`, `explain`, `span`, `calibration`, `deployment`,
+`architectures`),
 each a module that satisfies its protocol; `plan` never imports diagnosis or explain.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.deployment import DeploymentRules
+    from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer
     from kvtop.domain.span import EngineSpanRule
 
@@ -49,3 +51,8 @@ class EngineModules:
     def deployment(self) -> DeploymentRules:
         """Its deployment beside the model: drafts, experts, LoRA, host KV."""
         return cast("DeploymentRules", self._module("deployment"))
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (a launch of another is refused)."""
+        return cast("EngineArchitectures", self._module("architectures"))
