@@ -17,8 +17,9 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
-from kvtop.domain.architectures.reader import read_architecture
+from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
+from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
@@ -79,7 +80,11 @@ def read_config(
         config_model_type=stated_type,
         reading=reading,
     )
-    spec = spec.model_copy(update={"auto_map_models": _auto_models(outer.auto_map)})
+    update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
+    if entry.tower is not None and outer.vision_config is not None:  # its bytes join the weights book
+        update["tower"] = read_tower(entry.tower, outer.vision_config, source)
+        update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
+    spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec
     forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"

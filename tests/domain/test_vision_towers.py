@@ -1,0 +1,89 @@
+"""Vision tower and projector weights (kvtop.domain.architectures.towers): the weights book counts them per
+rank as the engines shard them.
+
+Two oracles, neither kvtop's: the parameter count of transformers' own classes built on the meta device
+(`tower_params`, tests/data/configs/heldout/transformers_params.json, transformers 5.24.0), and the bytes vLLM
+0.33.0's own model holds per rank in its `visual` child, built on meta by the differential harness
+(tests/data/engine_diff/vllm-0.33.0.flags.json, each stage's `param_bytes`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.weights import weights_book
+from tests.conftest import CONFIGS
+from tests.data_paths import DATA
+
+HELDOUT = CONFIGS / "heldout"
+PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
+WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct", "Qwen--Qwen3-VL-2B-Instruct",
+              "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
+              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct")  # fmt: skip
+
+
+def _model(path) -> ModelSpec:
+    return model_from_config(json.loads(path.read_text()), source=str(path))
+
+
+@pytest.mark.parametrize("name", WITH_TOWER)
+def test_tower_parameters_equal_transformers_classes(name: str) -> None:
+    model = _model(HELDOUT / f"{name}.json")
+    assert model.tower is not None and model.tower.params == PARAMS[name]["tower_params"]
+    assert not any("vision tower" in note for note in model.not_modelled)
+
+
+def _vllm_visual_rows() -> list[tuple[str, int, int, int]]:
+    """(config, tp, pp, the `visual` bytes of stage 0) for every distinct layout vLLM built."""
+    recorded = json.loads((DATA / "engine_diff" / "vllm-0.33.0.flags.json").read_text())
+    rows = {(r["config"], r["tp"], r.get("pp", 1), r["stages"][0]["param_bytes"]["visual"])
+            for r in recorded["results"] if r.get("stages") and "visual" in r["stages"][0]["param_bytes"]}  # fmt: skip
+    return sorted(rows)
+
+
+def test_vllm_visual_bytes_per_rank_are_the_books_vision_row() -> None:
+    rows = _vllm_visual_rows()
+    assert {config for config, *_ in rows} == {
+        "Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B"
+    }  # fmt: skip
+    for config, tp, pp, visual in rows:
+        path = DATA / "engine_diff" / "configs" / f"{config}.json"
+        model = _model(path if path.exists() else CONFIGS / f"{config}.json")
+        book = weights_book(
+            model, ParallelLayout(tp=tp, pp=pp), range(0, 1), first_stage=True, last_stage=False
+        )
+        (row,) = [row for row in book.rows if row.component == "vision"]
+        assert (config, tp, pp, row.bytes) == (config, tp, pp, visual)
+        assert row.shards == tp
+
+
+def test_qwen3_vl_8b_tower_by_hand() -> None:
+    """Qwen3-VL-8B's vision_config: depth 27, width 1152, MLP 4304, patch 16 × 16 × 2 frames × 3 channels,
+    2,304 positions, merge 2 (4,608 wide), out 4096, deepstack at 8, 16, 24 (transformers' Qwen3VLVisionModel):
+    whole 576,388,336; at TP 2 the qkv, fc1, merger fc1 (with their biases), proj, fc2 and merger fc2 halve."""
+    w, i, d, h, out = 1152, 4304, 27, 4608, 4096
+    whole = 3 * 2 * 16 * 16 * w + w + 2304 * w + d * (2 * 2 * w + w + w) + (2 * w + out) + 3 * (2 * h + out)
+    split = d * (3 * w * w + 3 * w + w * w + w * i + i + i * w) + 4 * (h * h + h + h * out)
+    assert whole + split == 576_388_336
+    model = _model(DATA / "engine_diff" / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json")
+    assert model.tower is not None and model.tower.tp_split_params == split
+    assert 2 * (whole + split // 2) == 581_046_128  # vLLM's `visual` bytes per rank at TP 2 (bf16)
+
+
+def test_the_tower_is_on_the_first_stage_only() -> None:
+    model = _model(DATA / "engine_diff" / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json")
+    later = weights_book(model, ParallelLayout(tp=1, pp=2), range(18, 36), first_stage=False, last_stage=True)
+    assert "vision" not in {row.component for row in later.rows}
+
+
+def test_a_bad_vision_field_is_named() -> None:
+    from kvtop.domain.errors import InputError
+
+    config = json.loads((HELDOUT / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
+    config["vision_config"]["depth"] = "27"
+    with pytest.raises(InputError, match="vision_config.depth"):
+        model_from_config(config)
