@@ -175,3 +175,15 @@ def test_explain_names_the_engines_refusal_where_the_log_stops_before_sizing() -
     assert "has no SGlang implementation" in stopped.unsolved
     served = explain(parse_engine_log("\n".join(lines)), jamba, settings, version=version)
     assert any("yet this log sized a pool" in note for note in served.notes)
+
+
+def test_compare_names_the_engines_that_have_no_class_for_the_model() -> None:
+    from kvtop.domain.compare import compare_engines
+
+    jamba = model_from_config(json.loads(JAMBA.read_text()))
+    compared = compare_engines(jamba, parse_flags("sglang", ["--tp-size", "2"]), ("sglang", "vllm", "lmdeploy"),
+                               gpu_total_bytes=H100, gpu_name="H100")  # fmt: skip
+    errors = {row.engine: row.error for row in compared.rows}
+    assert errors["sglang"] is not None and "has no SGlang implementation" in errors["sglang"]
+    assert errors["lmdeploy"] is not None and "Can not found rewrite for architectures" in errors["lmdeploy"]
+    assert errors["vllm"] is None and compared.target_kv_budget_bytes is None  # no SGLang budget to match
