@@ -82,7 +82,7 @@ def read_config(
     )
     update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
     if entry.tower is not None and outer.vision_config is not None:  # its bytes join the weights book
-        update["tower"] = read_tower(entry.tower, outer.vision_config, source)
+        update["tower"] = read_tower(entry.tower, outer.vision_config, source, spec.hidden_size)
         update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:

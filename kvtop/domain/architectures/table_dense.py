@@ -57,7 +57,7 @@ DENSE: tuple[Architecture, ...] = (
     A("gemma2", "Gemma2Config", tf("gemma2"), d.GEMMA2, ("Gemma2ForCausalLM",), layers=Alternate(), body=GEMMA_BODY),
     A("gemma3_text", "Gemma3TextConfig", tf("gemma3"), d.GEMMA3_TEXT,
       ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
-      body=GEMMA_BODY),
+      body=GEMMA_BODY, tower=t.GEMMA3_SIGLIP),
 )  # fmt: skip
 
 __all__ = ["DENSE", "Geometry", "LAYERNORM"]

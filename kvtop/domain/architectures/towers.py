@@ -1,11 +1,12 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch
+Two kinds. The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch
 embedding (in_channels × temporal_patch × patch² → width), an optional learned position table, `depth`
 blocks (two norms, fused qkv with bias, an output projection, a gated or plain MLP with biases), and a patch
 merger (a norm, then width × merge² → the same → the language model's width), Qwen3-VL adding one merger
-per `deepstack_visual_indexes` entry (its norm after the shuffle). Parameter counts are transformers' classes'
+per `deepstack_visual_indexes` entry (its norm after the shuffle). Gemma-3's SigLIP tower and projector are
+the other (`_siglip_gemma3`). Parameter counts are transformers' classes'
 (the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
 
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
@@ -30,13 +31,16 @@ from kvtop.domain.model import TowerSpec
 
 
 class TowerConfig(ConfigSection):
-    """The `vision_config` fields a Qwen vision tower's size reads (absent: the vision config class's default)."""
+    """The `vision_config` fields a tower's size reads (absent: the vision config class's default)."""
 
-    depth: Layers | None = None
+    depth: Layers | None = Field(default=None, validation_alias=AliasChoices("depth", "num_hidden_layers"))
     hidden_size: Hidden | None = None
     intermediate_size: Intermediate | None = None
-    in_channels: Dim | None = Field(default=None, validation_alias=AliasChoices("in_channels", "in_chans"))
+    in_channels: Dim | None = Field(
+        default=None, validation_alias=AliasChoices("in_channels", "in_chans", "num_channels")
+    )
     patch_size: Dim | None = None
+    image_size: Dim | None = None
     temporal_patch_size: Dim | None = None
     spatial_merge_size: Dim | None = None
     out_hidden_size: Hidden | None = None
@@ -51,6 +55,9 @@ class Tower:
     config_class: str
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    kind: Literal["qwen", "siglip_gemma3"] = (
+        "qwen"  # the Qwen ViT and merger, or SigLIP and Gemma-3's projector
+    )
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
     patch_bias: bool = True  # the Conv3d patch embedding carries a bias
     position_table: bool = True  # a learned table of num_position_embeddings rows
@@ -58,11 +65,13 @@ class Tower:
     deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
 
 
-def read_tower(tower: Tower, vision_config: dict[str, Any], source: str) -> TowerSpec:
+def read_tower(tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int) -> TowerSpec:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad)."""
     stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
+    if tower.kind == "siglip_gemma3":
+        return _siglip_gemma3(tower, values, text_hidden)
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     merged, out = width * values["spatial_merge_size"] ** 2, values["out_hidden_size"]
     norm = (2 if tower.norm_bias else 1) * width
@@ -79,6 +88,21 @@ def read_tower(tower: Tower, vision_config: dict[str, Any], source: str) -> Towe
     whole += (2 if tower.norm_bias else 1) * width + out  # the main merger's norm is over width
     if mergers > 1:
         whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
+                     source=tower.source)  # fmt: skip
+
+
+def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
+    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
+    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
+    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
+    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
+    whole += width * text_hidden + width  # the projector and its soft-embedding norm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source)  # fmt: skip
 
@@ -106,3 +130,10 @@ QWEN3_5 = Tower("Qwen3_5VisionConfig", "transformers models/qwen3_5 (Qwen3_5Visi
 QWEN3_5_MOE = Tower(
     "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION
 )
+# Gemma-3's SigLIP tower: SiglipVisionConfig's class defaults where vision_config leaves a field out
+GEMMA3_SIGLIP = Tower(
+    "SiglipVisionConfig", "transformers models/siglip (SiglipVisionModel), models/gemma3 (Gemma3MultiModalProjector)",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
+     "patch_size": 16},
+    kind="siglip_gemma3",
+)  # fmt: skip
