@@ -111,6 +111,8 @@ class RegistryTable:
             read = ", ".join(
                 f"{r.first}" if r.first == r.last else f"{r.first}–{r.last}" for r in self.ranges
             )
+            if len(self.ranges) > 3:  # read at every release of a span (LMDeploy's tags)
+                read = f"each release {self.ranges[0].first}–{self.ranges[-1].last}"
             why = f"kvtop read its registry at {read} only" if read else self.not_read
             return ArchitectureCheck(state="not_checked", architecture=architecture, source="",
                                      message=f"whether {name} {version.label} registers {architecture} is not "
