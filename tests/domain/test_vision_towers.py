@@ -23,7 +23,7 @@ HELDOUT = CONFIGS / "heldout"
 PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
 WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct", "Qwen--Qwen3-VL-2B-Instruct",
               "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
-              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct")  # fmt: skip
+              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
@@ -69,7 +69,7 @@ def test_vllm_tower_bytes_per_rank_are_the_books_vision_row() -> None:
         compared.add(config)
     assert compared == {
         "Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B",
-        "google--gemma-3-27b-it",
+        "google--gemma-3-27b-it", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
     }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
+from kvtop.domain.architectures.towers import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -81,8 +82,9 @@ def read_config(
         reading=reading,
     )
     update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
-    if entry.tower is not None and outer.vision_config is not None:  # its bytes join the weights book
-        update["tower"] = read_tower(entry.tower, outer.vision_config, source, spec.hidden_size)
+    tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
+    if tower is not None and outer.vision_config is not None:  # its bytes join the weights book
+        update["tower"] = read_tower(tower, outer.vision_config, source, spec.hidden_size, config)
         update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:

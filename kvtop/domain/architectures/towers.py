@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.config_schema import validated
-from kvtop.domain.config_types import ConfigSection, Dim, Hidden, Intermediate, LayerIndices, Layers
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, LayerIndices, Layers
 from kvtop.domain.model import TowerSpec
 
 
@@ -48,6 +48,13 @@ class TowerConfig(ConfigSection):
     deepstack_visual_indexes: LayerIndices | None = None
 
 
+class ProjectorConfig(ConfigSection):
+    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
+
+    spatial_merge_size: Dim = 2
+    multimodal_projector_bias: Flag = False
+
+
 @dataclass(frozen=True)
 class Tower:
     """One family's vision tower: its vision config class, defaults and module switches."""
@@ -55,9 +62,8 @@ class Tower:
     config_class: str
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    kind: Literal["qwen", "siglip_gemma3"] = (
-        "qwen"  # the Qwen ViT and merger, or SigLIP and Gemma-3's projector
-    )
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3"] = "qwen"
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
     patch_bias: bool = True  # the Conv3d patch embedding carries a bias
     position_table: bool = True  # a learned table of num_position_embeddings rows
@@ -65,13 +71,19 @@ class Tower:
     deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
 
 
-def read_tower(tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int) -> TowerSpec:
-    """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad)."""
+def read_tower(
+    tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
+) -> TowerSpec:
+    """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
+    projector the outer config sizes (Mistral-3), the outer config."""
     stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
     if tower.kind == "siglip_gemma3":
         return _siglip_gemma3(tower, values, text_hidden)
+    if tower.kind == "pixtral_mistral3":
+        projector = validated(ProjectorConfig, outer, source=source)
+        return _pixtral_mistral3(tower, values, text_hidden, projector)
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     merged, out = width * values["spatial_merge_size"] ** 2, values["out_hidden_size"]
     norm = (2 if tower.norm_bias else 1) * width
@@ -107,6 +119,24 @@ def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) ->
                      source=tower.source)  # fmt: skip
 
 
+def _pixtral_mistral3(
+    tower: Tower, values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig
+) -> TowerSpec:
+    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
+    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
+    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
+    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
+    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
+    split = depth * (4 * width * width + 3 * width * mlp)
+    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
+    split += width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
+                     source=tower.source)  # fmt: skip
+
+
 _QWEN3_VISION = {
     "depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
     "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
@@ -137,3 +167,12 @@ GEMMA3_SIGLIP = Tower(
      "patch_size": 16},
     kind="siglip_gemma3",
 )  # fmt: skip
+PIXTRAL_MISTRAL3 = Tower(
+    "PixtralVisionConfig", "transformers models/pixtral (PixtralVisionModel), models/mistral3 (Mistral3MultiModalProjector)",
+    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3, "patch_size": 16},
+    kind="pixtral_mistral3",
+)  # fmt: skip
+
+# Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
+# language model is Mistral's entry)
+BY_OUTER_TYPE: Mapping[str, Tower] = {"mistral3": PIXTRAL_MISTRAL3}
