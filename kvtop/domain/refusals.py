@@ -5,8 +5,9 @@ that do not divide); these are the launches whose KV kvtop sizes well enough but
 serving: a context longer than the model's positions, a KV dtype no attention backend of the GPU takes.
 Each engine's package says which (`EngineRules.launch_refusals`), from its own code; an engine that lists
 none refuses nothing kvtop knows of. Every engine also refuses a model class its release does not register
-(`architecture_check`: each package's `architectures` lists, `kvtop.domain.engine_architectures`). Live engines are never checked: one that runs was accepted (an
-override such as the engines' long-context variables may have been set).
+(`architecture_check`: each package's `architectures` lists, `kvtop.domain.engine_architectures`). Live
+engines are never checked: one that runs was accepted (an override such as the engines' long-context
+variables may have been set).
 """
 
 from __future__ import annotations
