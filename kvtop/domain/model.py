@@ -133,6 +133,20 @@ class VisionSpec(BaseModel):
     hidden_size: int = 1024
 
 
+class TowerSpec(BaseModel):
+    """A vision tower and its projector (whole model): its parameters, and those split over TP
+    (`kvtop.domain.architectures.towers`); the rest is whole on every rank of the first pipeline stage."""
+
+    model_config = ConfigDict(frozen=True)
+    params: int
+    tp_split_params: int
+    config_class: str
+    source: str
+
+    def params_per_rank(self, tp: int) -> float:
+        return self.params - self.tp_split_params + self.tp_split_params / tp
+
+
 class ModelSpec(BaseModel):
     """One model's geometry, whatever family its config came from."""
 
@@ -189,10 +203,13 @@ class ModelSpec(BaseModel):
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
+    tower: TowerSpec | None = None  # the vision tower's weights, where the entry describes its tower
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
+    # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
+    auto_map_models: tuple[tuple[str, str], ...] = ()
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)
@@ -237,5 +254,5 @@ class ModelSpec(BaseModel):
 
 __all__ = [
     "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
-    "StateKind", "StateSpec", "VisionSpec",
+    "StateKind", "StateSpec", "TowerSpec", "VisionSpec",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.diagnose import EngineOnNode
     from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
+    from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
@@ -393,6 +394,11 @@ class EngineRules(Protocol):
     @property
     def deployment(self) -> DeploymentRules:
         """Its deployment features beside the model: drafts, experts, LoRA, host KV (its `deployment` module)."""
+        ...
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (its `architectures` module)."""
         ...
 
     def kv_storage_for(

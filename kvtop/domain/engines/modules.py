@@ -1,8 +1,8 @@
 """An engine's rule modules that most commands never need, imported on first use.
 
-Every engine package holds the same seven (`diagnosis`, `explain`, `span`, `calibration`, `deployment`,
-`log_lines`, `demo`), each a module that satisfies its protocol; `plan` never imports diagnosis, explain,
-its log reader or its demo behaviour.
+Every engine package holds the same eight (`diagnosis`, `explain`, `span`, `calibration`, `deployment`,
+`log_lines`, `demo`, `architectures`), each a module that satisfies its protocol; `plan` never imports
+diagnosis, explain, its log reader or its demo behaviour.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.deployment import DeploymentRules
+    from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer
     from kvtop.domain.log_dialect import LogDialect
@@ -63,3 +64,8 @@ class EngineModules:
     def simulation(self) -> EngineSimulation:
         """How it behaves on a demo node (its `demo` module)."""
         return cast("EngineSimulation", self._module("demo"))
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (a launch of another is refused)."""
+        return cast("EngineArchitectures", self._module("architectures"))
