@@ -175,17 +175,12 @@ def _remember_start(args: argparse.Namespace, result: Explanation, log_date: str
     a store that cannot be written says so on stderr in one line."""
     import datetime
 
-    from kvtop.domain.calibration.node import measure_of_start
+    from kvtop.domain.calibration.node import measure_of_explanation
     from kvtop.sources.calibration_store import append_measure, store_disabled
 
-    if result.ledger is None or store_disabled(args.no_calibration_store):
+    if store_disabled(args.no_calibration_store):
         return
-    logged = result.logged
-    measure = measure_of_start(
-        result.ledger, date=log_date or datetime.date.today().isoformat(),
-        free_before_load_bytes=logged.free_before_load_bytes, weights_bytes=logged.weights_bytes,
-        runtime_measured=logged.available_kv_bytes is not None,
-    )  # fmt: skip
+    measure = measure_of_explanation(result, date=log_date or datetime.date.today().isoformat())
     notice = append_measure(measure) if measure is not None else None
     if notice:
         print_error(notice, prefix="note: ")

@@ -12,11 +12,14 @@ root, so neither source imports the other. Without an NVIDIA driver the TUI show
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvtop.domain.calibration.node import NodeMeasure, measure_of_explanation
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain import explain
+from kvtop.domain.ledger import Ledger
 from kvtop.domain.logged_capacity import with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
 from kvtop.domain.observe import NodeObservation
@@ -33,16 +36,26 @@ from kvtop.sources.scenario import DEFAULT_SCENARIO, Scenario, load_scenario, sc
 if TYPE_CHECKING:
     import httpx
 
+StoreWriter = Callable[[NodeMeasure], "str | None"]
+"""Appends one start's measure to the local calibration store; a one-line notice when it cannot."""
+
 
 class NodeSource:
     """A node's snapshots (`SnapshotSource`): what `observer` reports, each engine predicted once per
-    change (the predictor's cache), an engine log's capacity attached, joined into one `NodeSnapshot`."""
+    change (the predictor's cache), an engine log's capacity attached, joined into one `NodeSnapshot`.
 
-    def __init__(self, observer: NodeObserver, *, engine_log: Path | None = None) -> None:
+    With `remember` (a live node whose calibration store is on), the start the engine log records is
+    explained once it is attached to its engine, and what it measured is kept in the store, as
+    `kvtop explain` keeps it: later plans for the same model × GPU × release use it."""
+
+    def __init__(
+        self, observer: NodeObserver, *, engine_log: Path | None = None, remember: StoreWriter | None = None
+    ) -> None:
         self.observer = observer
         self.label = observer.label
         self._predictor = EnginePredictor(observer.load_model)
         self._log = read_engine_log(engine_log) if engine_log is not None else None
+        self._remember = remember
 
     @property
     def notice(self) -> str | None:
@@ -61,8 +74,27 @@ class NodeSource:
         log_notice = None
         if self._log is not None:
             node, log_notice = with_logged_capacity(node, self._log, ledgers)
+            if log_notice is None and self._remember is not None:
+                log_notice = self._remember_start(node, ledgers)
         notice = join_notices(self.notice, ownerless_notice(node), log_notice)
         return build_snapshot(node, ledgers, source=self.label, notice=notice)
+
+    def _remember_start(self, node: NodeObservation, ledgers: Mapping[str, Ledger | str]) -> str | None:
+        """Explain the attached log's start with its engine's ledger and keep what it measured (once: the
+        log does not change while the node is watched). A notice when it cannot be kept."""
+        remember, self._remember = self._remember, None
+        log = self._log
+        attached = [e for e in node.engines if e.live.token_capacity_logged and log is not None and e.kind == log.engine]
+        ledger = ledgers.get(attached[0].engine_id) if len(attached) == 1 else None
+        if remember is None or log is None or not isinstance(ledger, Ledger):
+            return None
+        try:
+            result = explain(log, ledger.model, ledger.settings, ledger.gpu_total_bytes, ledger.gpu_name,
+                             load_mtp=ledger.load_mtp, version=ledger.version)  # fmt: skip
+        except KvtopError as error:
+            return f"the engine log {log.source} was not kept in the calibration store ({error})"
+        measure = measure_of_explanation(result, date=log.first_date or time.strftime("%Y-%m-%d"))
+        return remember(measure) if measure is not None else None
 
     def close(self) -> None:
         self.observer.close()
@@ -81,11 +113,12 @@ class LiveSource(NodeSource):
         *,
         http_client: httpx.Client | None = None,
         deadline_s: float | None = None,
+        remember: StoreWriter | None = None,
     ) -> None:
         observer = LiveObservations(
             nvml, table, model_loader, http_timeout_s, http_client=http_client, deadline_s=deadline_s
         )
-        super().__init__(observer, engine_log=engine_log)
+        super().__init__(observer, engine_log=engine_log, remember=remember)
 
 
 class DemoSource(NodeSource):
@@ -131,6 +164,7 @@ def open_node_source(
     nvml: NvmlSource | None = None,
     demo_without_driver: bool = False,
     deadline_s: float | None = None,
+    remember: StoreWriter | None = None,
 ) -> SnapshotSource:
     """The node to show: the demo scenario `demo` (a name, a path or 'default') when given, else
     this node, read live.
@@ -138,7 +172,8 @@ def open_node_source(
     On a machine without an NVIDIA driver there is no node to read. The TUI
     (`demo_without_driver=True`) then shows the default demo node with a notice saying so; a
     headless command gets a KvtopError naming --demo, so that a script never takes a simulated
-    node for this one.
+    node for this one. `remember` keeps a live node's logged start in the calibration store (never a
+    demo's: a simulated start measured nothing).
     """
     if demo is not None:
         return DemoSource.open(demo, engine_log=engine_log)
@@ -152,5 +187,5 @@ def open_node_source(
             f"{reason}: no node to read on this machine; add --demo [SCENARIO] for a simulated node"
         )
     return LiveSource(
-        nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log, deadline_s=deadline_s
+        nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log, deadline_s=deadline_s, remember=remember
     )

@@ -27,10 +27,12 @@ NO_TORCH = "the probe allocates with torch, which is not installed here: pip ins
 def build_source(args: argparse.Namespace) -> SnapshotSource:
     """The node the options ask for: a demo scenario, or this node."""
     from kvtop.commands.node_source import open_node_source
+    from kvtop.sources.calibration_store import append_measure, store_disabled
 
     engine_log = getattr(args, "engine_log", None)
+    remember = None if store_disabled(bool(getattr(args, "no_calibration_store", False))) else append_measure
     return open_node_source(
-        args.demo, engine_log=Path(engine_log) if engine_log else None, demo_without_driver=True
+        args.demo, engine_log=Path(engine_log) if engine_log else None, demo_without_driver=True, remember=remember
     )
 
 

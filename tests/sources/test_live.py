@@ -115,6 +115,29 @@ def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> No
     ]  # not the SGLang one
 
 
+def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> None:
+    """Issue 27 item 4: a live engine given its log keeps what the start measured, as `kvtop explain` does.
+    The log printed `Available KV cache memory: 6.51 GiB`; vLLM's charge besides weights and KV is then
+    0.95 × CUDA's total (80 GiB here) − the weights (gpt-oss-120b, 65,248,824,960 B) − 6.51 GiB."""
+    from kvtop.domain.calibration.terms import Term
+
+    kept: list = []
+    source = live_two_engine_node(engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log", remember=kept.append)[0]
+    source.collect(), source.collect()
+    (measure,) = kept  # once: the log does not change while the node is watched
+    assert (measure.engine, measure.gpu, measure.tp, measure.model_type) == ("vllm", "A100", 1, "gpt_oss")
+    runtime = int(0.95 * 81_920 * MIB) - 65_248_824_960 - int(6.51 * 2**30)
+    assert measure.terms[Term.CUDA_TOTAL] == 81_920 * MIB
+    assert abs(measure.terms[Term.ACTIVATION] - runtime) < 0.005 * 2**30  # the log's two decimals of GiB
+
+
+def test_a_store_that_cannot_be_written_says_so_once() -> None:
+    source = live_two_engine_node(engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log",
+                                  remember=lambda measure: "cannot write /ro/calibration.jsonl (read-only)")[0]  # fmt: skip
+    assert "cannot write /ro/calibration.jsonl" in source.collect().notice
+    assert "cannot write" not in (source.collect().notice or "")
+
+
 def test_a_missing_engine_log_is_an_input_error() -> None:
     with pytest.raises(InputError, match="no such engine log"):
         live_two_engine_node(engine_log=Path("/nonexistent/engine.log"))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.explanation import Explanation
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
@@ -111,4 +112,17 @@ def measure_of_start(
         date=date, engine=ledger.settings.engine, engine_version=ledger.settings.engine_version,
         gpu=gpu_model_key(ledger.gpu_name), tp=ledger.settings.tp, pp=ledger.settings.pp, model_key=model_key(ledger.model),
         model_type=ledger.model.model_type, settings=runtime_settings(ledger.settings), terms=terms,
+    )  # fmt: skip
+
+
+def measure_of_explanation(result: Explanation, *, date: str) -> NodeMeasure | None:
+    """What a start explained from its log measured (its ledger rebuilt with the log's figures), as a store
+    line; None when nothing was rebuilt or the GPU model is not known. One rule for `kvtop explain` and a live
+    node given its engine's log."""
+    if result.ledger is None:
+        return None
+    logged = result.logged
+    return measure_of_start(
+        result.ledger, date=date, free_before_load_bytes=logged.free_before_load_bytes,
+        weights_bytes=logged.weights_bytes, runtime_measured=logged.available_kv_bytes is not None,
     )  # fmt: skip
