@@ -1,7 +1,7 @@
 """The local calibration store: what engine starts on this node measured, one JSON line per start.
 
 `$XDG_STATE_HOME/kvtop/calibration.jsonl` (else `~/.local/state/kvtop/calibration.jsonl`). Written when
-kvtop reads an engine's start (`kvtop explain`), read by later plans of the same launch
+kvtop reads an engine's start (`kvtop explain`; a live node's `--engine-log` once it matches its engine), read by later plans of the same launch
 (`kvtop.domain.calibration.node`). Each line holds counts and an architecture hash, never a path, host
 or argument value. `--no-calibration-store` (or `KVTOP_NO_CALIBRATION_STORE=1`) turns both off; a line
 that does not read is skipped and the plan says so in one line; a store that cannot be written is a
