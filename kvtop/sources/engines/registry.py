@@ -32,6 +32,7 @@ _PACKAGES: dict[EngineId, str] = {
     "vllm": "kvtop.sources.engines.vllm",
     "lmdeploy": "kvtop.sources.engines.lmdeploy",
     "trtllm": "kvtop.sources.engines.trtllm",
+    "llamacpp": "kvtop.sources.engines.llamacpp",
 }
 
 
