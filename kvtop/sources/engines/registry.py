@@ -20,6 +20,7 @@ from kvtop.domain.launch import LaunchSettings
 if TYPE_CHECKING:  # types only: a command that reads no log and no demo never imports them
     import httpx
 
+    from kvtop.domain.model import ModelSpec
     from kvtop.domain.observe import EngineLive
     from kvtop.sources.engine_simulation import EngineSimulation
     from kvtop.sources.log_dialect import LogDialect
@@ -81,6 +82,23 @@ def complete_settings(
     (a launch read from a log or a running process may name files of another machine)."""
     complete: Callable[..., LaunchSettings] = import_module(_PACKAGES[settings.engine]).complete_settings
     return complete(settings, base_dir, strict=strict)
+
+
+def model_file_reader(path: Path) -> Callable[[Path, str | None], ModelSpec] | None:
+    """The reader of a model file in an engine's own format (llama.cpp's `.gguf`), chosen by its suffix: a
+    package that reads one names the module (`MODEL_FILE_MODULE`), which names its suffixes
+    (`MODEL_FILE_SUFFIXES`) and reads it (`read_model_file`); None when no engine reads such a file (it is
+    then read as a config.json)."""
+    for engine in ENGINE_IDS:
+        package = import_module(_PACKAGES[engine])
+        module = getattr(package, "MODEL_FILE_MODULE", None)
+        if module is None:
+            continue
+        reader = import_module(f"{_PACKAGES[engine]}.{module}")
+        if path.name.lower().endswith(reader.MODEL_FILE_SUFFIXES):
+            read: Callable[[Path, str | None], ModelSpec] = reader.read_model_file
+            return read
+    return None
 
 
 def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:

@@ -13,6 +13,7 @@ from kvtop.domain.launch import LaunchSettings
 # and its one GPU is its rank.
 TITLE_PREFIX = "llama-server"
 RANKS_BY_GPU_ORDER = True
+MODEL_FILE_MODULE = "gguf_file"  # its model files (.gguf) are read by `gguf_file.read_model_file`
 
 
 def complete_settings(
@@ -26,4 +27,4 @@ def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | 
     return None
 
 
-__all__ = ["DEFAULT_PORT", "RANKS_BY_GPU_ORDER", "TITLE_PREFIX", "complete_settings", "rank_of_device"]
+__all__ = ["DEFAULT_PORT", "MODEL_FILE_MODULE", "RANKS_BY_GPU_ORDER", "TITLE_PREFIX", "complete_settings", "rank_of_device"]
