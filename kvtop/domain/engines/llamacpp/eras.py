@@ -61,7 +61,7 @@ AUTO_PARALLEL_SLOTS = 4  # tools/server: -np -1 → 4 slots, one unified KV stre
 DEFAULT_UBATCH = 512  # common_params.n_ubatch
 DEFAULT_PORT = 8080  # common_params.port
 
-_BUILD = re.compile(r"\b(?:build|version)(?: =|:) ?(\d{3,6})\b")
+_BUILD = re.compile(r"\b(?:build|version)(?: =|:) (\d{1,6}) \([0-9a-f]{6,12}\)")
 
 
 def build_number(text: str | None) -> int | None:
