@@ -16,7 +16,7 @@ from kvtop.domain.engines.llamacpp.budget import solve
 from kvtop.domain.engines.llamacpp.flags import V_TYPE_FLAGS, LlamacppFlags, flag_value
 from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, cache_type
 from kvtop.domain.engines.modules import EngineModules
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
@@ -49,7 +49,7 @@ class LlamacppRules(EngineModules):
     pools_draft_kv = False
     dcp_splits_kv_heads = False
     context_holds_driver_reserved = False
-    calendar = ()  # releases are build numbers (eras.py)
+    calendar: tuple[ReleaseDate, ...] = ()  # releases are build numbers (eras.py), not in the calendar
     memory_fraction_field = "context_length"
     memory_fraction_flag = "-c"
     memory_fraction_of = "no share of memory: llama.cpp allocates the context -c asks for (all slots together)"

@@ -13,7 +13,13 @@ from __future__ import annotations
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import build_number
-from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, GPU_LAYERS_FLAGS, SPLIT_FLAGS, flag_value
+from kvtop.domain.engines.llamacpp.flags import (
+    FIT_FLAGS,
+    GPU_LAYERS_FLAGS,
+    SPLIT_FLAGS,
+    LlamacppFlags,
+    flag_value,
+)
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import AttentionKind
 
@@ -40,6 +46,7 @@ def _offload_notes(inputs: EngineInputs) -> list[str]:
 
 def solve(inputs: EngineInputs) -> EngineResult:
     model, kv = inputs.model, inputs.kv
+    LlamacppFlags().check_parallel(inputs.settings)  # one GPU: kvtop's --tp/--pp/--dp are refused by name
     if model.mla is not None or model.attention_kind in (AttentionKind.MLA, AttentionKind.DSA):
         raise InputError("llama.cpp's MLA cache (the latent as K, V a view of it) is not modelled by kvtop", field="--model")
     if kv.state_bytes_per_request:
@@ -47,12 +54,13 @@ def solve(inputs: EngineInputs) -> EngineResult:
     build = build_number(inputs.settings.engine_version)
     cells = cache_cells(model, inputs.settings, build)
     full, swa = kv.full_bytes_per_token, kv.swa_bytes_per_token
+    full_pool = kv.pool("full")
     steps = [
         BudgetStep(label="context asked (-c)", value=cells.requested_ctx, note="; ".join(cells.said)),
         BudgetStep(label=f"slots (-np), {'one unified stream' if cells.unified else 'one stream per slot'}",
                    value=cells.n_seq_max),  # fmt: skip
         BudgetStep(label="cells per stream (n_ctx_seq, padded to 256)", value=cells.kv_size),
-        BudgetStep(label=f"bytes per cell, {kv.pool('full').layers if kv.pool('full') else 0} full-attention layers",
+        BudgetStep(label=f"bytes per cell, {full_pool.layers if full_pool else 0} full-attention layers",
                    value=full),  # fmt: skip
     ]
     pool = cells.total_cells * full

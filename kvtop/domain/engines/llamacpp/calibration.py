@@ -6,7 +6,13 @@ llama.cpp case is in the calibration corpus yet, so the context is the generic e
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.features import CONTEXT_FEATURES, CONTEXT_LABEL, context_estimate, free_memory_terms, tp_features
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    CONTEXT_LABEL,
+    context_estimate,
+    free_memory_terms,
+    tp_features,
+)
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm

@@ -11,6 +11,7 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
+from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, build_number
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
@@ -65,10 +66,10 @@ def log_kv_dtype(log: EngineLog) -> str | None:
 
 def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     cache = _full_cache(log)
-    slots = _first(log, "n_seq_max")
+    slots, per_slot = _first(log, "n_seq_max"), _first(log, "n_ctx_seq")
     return Logged(
         token_capacity=logged_token_capacity(log),
-        context_length=_first(log, "n_ctx_seq") if isinstance(_first(log, "n_ctx_seq"), int) else None,  # type: ignore[arg-type]
+        context_length=per_slot if isinstance(per_slot, int) else None,
         max_running_requests=slots if isinstance(slots, int) else (cache.seqs if cache else None),
         ranks_seen=1 if cache is not None else 0,
     )  # fmt: skip
@@ -126,8 +127,10 @@ def explain(
     settings = logged_settings(log, settings)  # the build is not a release kvtop's --engine-version parses
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
     ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
-    cells = ledger.engine.token_capacity
-    result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True)
+    # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
+    cells = cache_cells(model, settings, None).total_cells
+    result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
+                   predicted_tokens=cells)  # fmt: skip
     checks = pool_size_checks(log, model, settings, load_mtp)
     notes = _notes(log, model)
     swa = next((cache for cache in _caches(log) if cache.sliding), None)
@@ -136,11 +139,13 @@ def explain(
         notes.append(f"sliding-window cache: the log prints {swa.total_cells:,} cells, the rule gives {predicted_swa:,} "
                      "(GGML_PAD(min(n_ctx_seq, n_swa × slots + n_ubatch), 256)); pass -ub as launched")  # fmt: skip
     bad = [check for check in checks if not check.within_rounding]
-    if bad and result.verdict == "match":
+    layers = layer_disagreements(log, model)
+    if (bad or layers) and result.verdict == "match":
         gap = sum(check.logged_bytes - check.predicted_bytes for check in bad)
-        return result.model_copy(update={"verdict": "mismatch", "pool_checks": checks, "pool_gap_bytes": gap,
+        cause = "; ".join([*layers, *(["the printed cache sizes differ from cells × layers × row bytes"] if bad else [])])
+        return result.model_copy(update={"verdict": "mismatch", "gap_tokens": 0, "pool_checks": checks, "pool_gap_bytes": gap,
                                          "notes": tuple(notes), "engine_version": version,
-                                         "cause": "the printed cache sizes differ from cells × layers × row bytes"})  # fmt: skip
+                                         "cause": f"another model ran: {cause}"})  # fmt: skip
     return result.model_copy(update={"pool_checks": checks, "notes": tuple(notes), "engine_version": version})
 
 
@@ -178,6 +183,18 @@ def pool_size_checks(
                 unit="MiB",
             ))  # fmt: skip
     return tuple(found)
+
+
+def layer_disagreements(log: EngineLog, model: ModelSpec) -> list[str]:
+    """Each printed cache whose layer count is not the model's layers of that kind (a size can agree by chance)."""
+    found: list[str] = []
+    for cache in _caches(log):
+        kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
+        held = sum(1 for k in model.layer_attention if k is kind)
+        if cache.layers is not None and cache.layers != held:
+            found.append(f"the log's {'sliding-window' if cache.sliding else 'full-attention'} cache holds "
+                         f"{cache.layers} layers; {model.name} has {held}")  # fmt: skip
+    return found
 
 
 def cause_candidates(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[tuple[str, LaunchSettings]]:

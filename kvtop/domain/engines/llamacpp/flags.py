@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.llamacpp.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
-from kvtop.domain.errors import InputError
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, written_flags
 
 SPELLINGS: Mapping[str, str] = {
