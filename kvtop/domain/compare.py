@@ -240,6 +240,8 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     field = engine_rules(engine).memory_fraction_field
 
     def at_share(steps: int) -> Ledger | None:
+        if field is None:  # no share of memory: only its absolute setting (llama.cpp's context) sizes it
+            return None
         try:
             return solve(_with(ledger.settings, {field: steps / SHARE_STEPS}))
         except KvtopError:  # a share the engine refuses (LMDeploy takes none of 1)
@@ -247,6 +249,8 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
 
     # the largest share the engine takes (1, else 0.999): the most KV it can be given
     tops = [(steps, solved) for steps in (SHARE_STEPS, SHARE_STEPS - 1) if (solved := at_share(steps)) is not None]
+    if not tops and field is None:
+        return _absolute_only(ledger, target, solve)
     if not tops:
         return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
     top_steps, most = max(tops, key=lambda item: item[1].engine.kv_budget_bytes)
@@ -270,6 +274,17 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     if best is None:
         return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
     return _resolved(best, SameBudgetMethod.SHARE, reached=True)
+
+
+def _absolute_only(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], Ledger]) -> SameBudget:
+    """An engine with no memory share: the absolute setting that holds `target` bytes (its context), if any."""
+    update = engine_rules(ledger.settings.engine).diagnosis.absolute_budget(ledger, target)
+    if update is None:
+        return SameBudget(engine=ledger.settings.engine, error="no setting of it reaches that budget")
+    try:
+        return _resolved(solve(_with(ledger.settings, update)), SameBudgetMethod.ABSOLUTE, reached=True)
+    except KvtopError as error:
+        return SameBudget(engine=ledger.settings.engine, error=str(error))
 
 
 def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> SameBudget:

@@ -48,6 +48,8 @@ def _larger_share(ledger: Ledger, room: int) -> Ledger | None:
     """The ledger at the largest memory share, 0.01 apart, whose pool grows by at most `room` and that keeps
     the engine's own reserve (None: not even one step fits)."""
     field = _share_field(ledger)
+    if field is None:  # no share of memory to grow
+        return None
     current = ledger.engine.memory_fraction
     replay, best = Replay(ledger), None
     share = round(current + FRACTION_STEP, 2)
@@ -62,7 +64,7 @@ def _larger_share(ledger: Ledger, room: int) -> Ledger | None:
     return best if best is not None and best.token_capacity > ledger.token_capacity else None
 
 
-def _share_field(ledger: Ledger) -> str:
+def _share_field(ledger: Ledger) -> str | None:
     from kvtop.domain.engines.registry import engine_rules
 
     return engine_rules(ledger.settings.engine).memory_fraction_field
@@ -78,6 +80,7 @@ def _evidence(pressure: EnginePressure, ledger: Ledger) -> tuple[str, ...]:
 
 def _with_room(engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, grown: Ledger, room: int) -> Finding:
     field = _share_field(ledger)
+    assert field is not None  # `_larger_share` grew it
     flag = spelling_of(ledger.settings.engine, field)
     before, after = ledger.engine.memory_fraction, grown.engine.memory_fraction
     gain = grown.token_capacity - ledger.token_capacity

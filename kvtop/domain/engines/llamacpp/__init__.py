@@ -50,8 +50,8 @@ class LlamacppRules(EngineModules):
     dcp_splits_kv_heads = False
     context_holds_driver_reserved = False
     calendar: tuple[ReleaseDate, ...] = ()  # releases are build numbers (eras.py), not in the calendar
-    memory_fraction_field = "context_length"
-    memory_fraction_flag = "-c"
+    memory_fraction_field: str | None = None  # no share of memory: the context (-c) sizes the cache
+    memory_fraction_flag = "-c"  # what sizes it instead
     memory_fraction_of = "no share of memory: llama.cpp allocates the context -c asks for (all slots together)"
 
     def kv_storage_for(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> KvStorage:
