@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs, EngineResult, EngineRules
 from kvtop.domain.engines.llamacpp.budget import solve
-from kvtop.domain.engines.llamacpp.flags import V_TYPE_FLAGS, LlamacppFlags, flag_value
+from kvtop.domain.engines.llamacpp.flags import BOTH_TYPES_FLAGS, V_TYPE_FLAGS, LlamacppFlags, flag_value
 from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, cache_type
 from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
@@ -34,10 +34,13 @@ FORMAT_NAMES: tuple[tuple[str, str], ...] = (
 
 
 def cache_types(settings: LaunchSettings) -> tuple[str, str]:
-    """(K type, V type) as llama.cpp names them: `-ctk` and `-ctv`, f16 when not given."""
-    k = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else DEFAULT_CACHE_TYPE
+    """(K type, V type) as llama.cpp names them: `-ctk` and `-ctv`, else Ollama's runner's one
+    `--kv-cache-type` for both, else f16."""
+    both = flag_value(settings, BOTH_TYPES_FLAGS)
+    default = both.strip().lower() if isinstance(both, str) else DEFAULT_CACHE_TYPE
+    k = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" else default
     v = flag_value(settings, V_TYPE_FLAGS)
-    return k.strip().lower(), (v.strip().lower() if isinstance(v, str) else DEFAULT_CACHE_TYPE)
+    return k.strip().lower(), (v.strip().lower() if isinstance(v, str) else default)
 
 
 class LlamacppRules(EngineModules):

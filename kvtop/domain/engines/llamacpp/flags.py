@@ -26,6 +26,7 @@ SPELLINGS: Mapping[str, str] = {
 }  # fmt: skip
 PREFERRED: Mapping[str, str] = {"context_length": "-c", "max_running_requests": "-np", "kv_cache_dtype": "-ctk"}
 V_TYPE_FLAGS = ("ctv", "cache-type-v")
+BOTH_TYPES_FLAGS = ("kv-cache-type",)  # Ollama's runner: one type for K and V (OLLAMA_KV_CACHE_TYPE)
 UNIFIED_FLAGS = ("kvu", "kv-unified")
 NO_UNIFIED_FLAGS = ("no-kv-unified",)
 SWA_FULL_FLAGS = ("swa-full",)
@@ -39,7 +40,7 @@ PASSTHROUGH: frozenset[str] = frozenset({
     "-ngl", "--gpu-layers", "--n-gpu-layers", "-sm", "--split-mode", "-ts", "--tensor-split", "-fit", "--fit",
     "-fitt", "--fit-target", "-fitc", "--fit-ctx", "-fa", "--flash-attn", "-b", "--batch-size", "-t", "--threads",
     "--jinja", "-a", "--alias", "--mlock", "--no-mmap", "-hf", "--hf-repo", "--metrics", "--slots", "--no-slots",
-    "--api-key",
+    "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose",
 }) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
 _DTYPES = ("auto", *KV_CACHE_TYPES)
 
@@ -96,8 +97,13 @@ class LlamacppFlags:
         return out
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
-        """`llama-server …` (its model comes by `-m`, never positionally)."""
+        """`llama-server …` (its model comes by `-m`, never positionally), or Ollama's llama.cpp runner:
+        `ollama_llama_server --model … --ctx-size … --parallel …` (ollama llm/server.go) or `ollama runner …`
+        without `--ollama-engine` (Ollama's own Go engine, which kvtop does not model)."""
         for index, token in enumerate(argv):
-            if token.replace("\\", "/").rsplit("/", 1)[-1] in ("llama-server", "llama-server.exe"):
+            name = token.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe")
+            if name in ("llama-server", "ollama_llama_server"):
                 return index + 1, None
+            if name == "ollama" and argv[index + 1 : index + 2] == ["runner"] and "--ollama-engine" not in argv:
+                return index + 2, None
         return None
