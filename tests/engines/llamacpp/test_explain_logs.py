@@ -87,3 +87,16 @@ def test_a_wrong_cache_type_is_a_mismatch_of_the_printed_sizes(capsys: pytest.Ca
     sizes = {check["name"]: check for check in other["pool_checks"]}
     assert other["verdict"] == "mismatch"
     assert sizes["K"]["predicted_bytes"] == 32768 * 28 * 512 * 2 and not sizes["K"]["within_rounding"]
+
+
+def test_the_older_kv_self_size_line_under_ollamas_four_slots(capsys: pytest.CaptureFixture[str]) -> None:
+    """`KV self size = 1024.00 MiB` prints no cells: they are `n_ctx = 8192` (Ollama's num_ctx 2048 × 4 slots,
+    `n_ctx_per_seq = 2048`); 8192 × 32 layers × 1024 elements × 2 B = 512 MiB for K, as printed."""
+    log = LOGS / "ollama-llama31-8b-np4-kv-self-size.log"
+    out = explain_json(capsys, str(log), "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B.json"))
+    assert out["verdict"] == "match"
+    assert out["logged"]["token_capacity"] == out["predicted"]["token_capacity"] == 8192
+    assert out["logged"]["context_length"] == 2048 and out["logged"]["max_running_requests"] == 4
+    assert [check["name"] for check in out["pool_checks"]] == ["K", "V"]
+    assert all(check["predicted_bytes"] == 8192 * 32 * 1024 * 2 == 512 * MIB for check in out["pool_checks"])
+    assert all(check["within_rounding"] for check in out["pool_checks"])

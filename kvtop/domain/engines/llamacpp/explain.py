@@ -149,9 +149,8 @@ def explain(
     return result.model_copy(update={"pool_checks": checks, "notes": tuple(notes), "engine_version": version})
 
 
-def _predicted(model: ModelSpec, cache: KvCacheSummary, layers: int, part: str) -> int:
-    """cells × streams × Σ layers ggml_row_size(type, n_embd_{k,v}_gqa) for the layers of this cache."""
-    cells = cache.total_cells or 0
+def _predicted(model: ModelSpec, cache: KvCacheSummary, cells: int, layers: int, part: str) -> int:
+    """cells (every stream) × Σ layers ggml_row_size(type, n_embd_{k,v}_gqa) for the layers of this cache."""
     kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
     members = [i for i, k in enumerate(model.layer_attention) if k is kind] or list(range(model.num_layers))
     total = 0
@@ -169,17 +168,18 @@ def pool_size_checks(
     """Each printed cache's K and V size against cells × layers × the model's row bytes in the printed types."""
     found: list[PoolSizeCheck] = []
     for cache in _caches(log):
-        if cache.total_cells is None or cache.k_type not in KV_CACHE_TYPES or cache.v_type not in KV_CACHE_TYPES:
+        # the older `KV self size` line prints no cells: its cache's cells are the log's n_ctx
+        cells = cache.total_cells if cache.total_cells is not None else logged_token_capacity(log)
+        if not cells or cache.k_type not in KV_CACHE_TYPES or cache.v_type not in KV_CACHE_TYPES:
             continue
         kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
         layers = cache.layers or sum(1 for k in model.layer_attention if k is kind)
         for part, printed, dtype in (("K", cache.k_size, cache.k_type), ("V", cache.v_size, cache.v_type)):
-            predicted = _predicted(model, cache, layers, part)
-            per_cell = predicted // cache.total_cells if cache.total_cells else 0
+            predicted = _predicted(model, cache, cells, layers, part)
             found.append(PoolSizeCheck(
-                name=f"{'SWA ' if cache.sliding else ''}{part}", tokens=cache.total_cells, rows=cache.total_cells,
+                name=f"{'SWA ' if cache.sliding else ''}{part}", tokens=cells, rows=cells,
                 logged_text=printed.text, logged_bytes=printed.value_bytes, predicted_bytes=predicted,
-                predicted_bytes_per_token=per_cell, kv_dtype=dtype, within_rounding=printed.contains(predicted),
+                predicted_bytes_per_token=predicted // cells, kv_dtype=dtype, within_rounding=printed.contains(predicted),
                 unit="MiB",
             ))  # fmt: skip
     return tuple(found)
