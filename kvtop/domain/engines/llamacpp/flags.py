@@ -64,7 +64,7 @@ def flag_on(settings: LaunchSettings, names: Sequence[str]) -> bool | None:
 class LlamacppFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = _DTYPES
-    specials: Mapping[str, tuple[int, str]] = {}
+    specials: Mapping[str, tuple[int, str]] = {"context_length": (0, "takes the model's training context")}
     choices: Mapping[str, tuple[str, ...]] = {}
     passthrough: frozenset[str] = PASSTHROUGH
 
@@ -81,6 +81,9 @@ class LlamacppFlags:
         v_type = flag_value(settings, V_TYPE_FLAGS)
         if isinstance(v_type, str):
             cache_type(v_type, "-ctv")
+        ubatch = flag_value(settings, UBATCH_FLAGS)
+        if ubatch is not None and not (isinstance(ubatch, str) and ubatch.strip().isdigit() and int(ubatch) >= 1):
+            raise InputError(f"expected a whole number of at least 1, got {str(ubatch)[:40]!r}", field="-ub")
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         out = written_flags(settings, PREFERRED)
