@@ -100,3 +100,15 @@ def test_the_older_kv_self_size_line_under_ollamas_four_slots(capsys: pytest.Cap
     assert [check["name"] for check in out["pool_checks"]] == ["K", "V"]
     assert all(check["predicted_bytes"] == 8192 * 32 * 1024 * 2 == 512 * MIB for check in out["pool_checks"])
     assert all(check["within_rounding"] for check in out["pool_checks"])
+
+
+def test_a_build_line_chooses_the_rules_and_is_not_taken_for_a_release(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """`main: build = 3673 (4084ca73)` (the banner line of llama.cpp's common code, as printed in
+    ikawrakow/ik_llama.cpp PR #400's log): build 3673 is before the 256-cell padding; the log still explains."""
+    log = tmp_path / "with-build.log"
+    log.write_text("main: build = 3673 (4084ca73)\n" + GEMMA2.read_text())
+    assert read_engine_log(str(log)).ranks(LlamacppRankLog)[0].builds == (3673,)
+    model = write_gguf(tmp_path / "gemma2.gguf", GEMMA2_2B, "Gemma 2 2b It")
+    out = explain_json(capsys, str(log), "--model", str(model))
+    assert out["verdict"] == "match" and "build b3673" in out["version_detail"]

@@ -12,13 +12,13 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.llamacpp.cells import cache_cells
-from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, build_number
+from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind, ModelSpec
 
 record_type = LlamacppRankLog
@@ -36,11 +36,29 @@ def _full_cache(log: EngineLog) -> KvCacheSummary | None:
     return next((cache for cache in _caches(log) if not cache.sliding), None)
 
 
+def log_build(log: EngineLog) -> tuple[int | None, str]:
+    """The build whose rules read `log`, and how kvtop knows: its build line, else the wording of its KV
+    summary (the era's first build, approximate), else None (the latest rules)."""
+    build = _first(log, "builds")
+    if isinstance(build, int):
+        return build, f"build b{build}, from the log's build line"
+    caches = _caches(log)
+    if caches and caches[0].cells is None:
+        era = KV_LOG_DIALECTS[0]
+    elif caches and caches[0].streams is None:
+        era = KV_LOG_DIALECTS[1]
+    else:
+        return None, "no build line: the latest rules"
+    return era.since, f"no build line: its `{era.value}` KV summary wording (before ~b{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
+
+
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The build the log states (`build: N (hash)`), else the dialect of its KV lines, else the latest."""
-    if log.engine_version:
-        return ResolvedVersion(text=log.engine_version, source=VersionSource.LOG, detail="the log's build line")
-    return ResolvedVersion()
+    """The build, said in `detail`: llama.cpp's build numbers are not releases kvtop's `--engine-version`
+    reads, so `text` stays unset and the rules are chosen by `log_build`."""
+    build, why = log_build(log)
+    if build is None:
+        return ResolvedVersion(detail=why)
+    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why)
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:
@@ -108,10 +126,6 @@ def _notes(log: EngineLog, model: ModelSpec) -> list[str]:
     if isinstance(offloaded, tuple) and offloaded[0] < offloaded[1]:
         notes.append(f"the log offloads {offloaded[0]}/{offloaded[1]} layers to the GPU: the KV of the others is in "
                      "host memory (not modelled: the capacity is the same, the GPU's share is not)")  # fmt: skip
-    build = build_number(log.engine_version)
-    dialect = "kv_self" if any(c.cells is None for c in _caches(log)) else None
-    if build is None and dialect is None:
-        notes.append(f"no build line: read with the latest rules ({KV_LOG_DIALECTS[-1].source.split(':')[0]})")
     return notes
 
 
@@ -128,7 +142,7 @@ def explain(
     total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
     ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
     # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
-    cells = cache_cells(model, settings, None).total_cells
+    cells = cache_cells(model, settings, log_build(log)[0]).total_cells
     result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
                    predicted_tokens=cells)  # fmt: skip
     checks = pool_size_checks(log, model, settings, load_mtp)
@@ -211,6 +225,3 @@ def cause_candidates(log: EngineLog, model: ModelSpec, settings: LaunchSettings)
     found += [(f"-ctk {t}", changed(settings, kv_cache_dtype=t)) for t in ("f16", "q8_0", "q4_0") if t != settings.kv_cache_dtype]
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
-
-def geometry_ledger(model: ModelSpec, settings: LaunchSettings) -> Ledger:
-    return predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES)

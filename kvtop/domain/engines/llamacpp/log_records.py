@@ -61,3 +61,4 @@ class LlamacppRankLog(RankLog):
     offloaded_layers: tuple[tuple[int, int], ...] = ()  # `offloaded 15/33 layers to GPU`
     slots: tuple[int, ...] = ()  # `initializing slots, n_slots = 4`
     n_swa: tuple[int, ...] = ()  # print_info: n_swa
+    builds: tuple[int, ...] = ()  # `build: 6980 (5e4f…)` / `main: build = 3673 (…)`: llama.cpp's build number

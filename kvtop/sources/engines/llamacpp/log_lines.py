@@ -13,7 +13,7 @@ import re
 from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.llamacpp.eras import stated_build
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog, mib_figure
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.sources.log_dialect import Fields, LogDialect, RankHandler
 
 _NUM = r"\d{1,9}\.\d{2}"
 _TYPE = r"[a-z0-9_]{2,10}"
@@ -92,6 +92,15 @@ def _int(name: str, pattern: re.Pattern[str]) -> RankHandler:
     return handle
 
 
+def _build(text: str, fields: Fields) -> bool:
+    """`build: N (hash)`: kept as the record's build, not as the log's release (a build number is not a
+    release kvtop's --engine-version reads; `build 1 (hash)` is a distribution's own build and names none)."""
+    build = stated_build(text)
+    if build is not None and build > 1:
+        fields["builds"].append(build)
+    return build is not None
+
+
 HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("size = ", _summary),
     ("KV self size", _summary),
@@ -101,6 +110,8 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("layers to GPU", _offloaded),
     ("n_slots = ", _int("slots", _SLOTS)),
     ("print_info: n_swa", _int("n_swa", _N_SWA)),
+    ("build", _build),
+    ("version: ", _build),
 )
 
 
@@ -109,19 +120,10 @@ def freeze(rank: RankKey, fields: Fields) -> LlamacppRankLog:
     return LlamacppRankLog(rank=rank, **values)
 
 
-# --- whole-log lines ----------------------------------------------------------------------------
-
-def _build(line: str, facts: LogFacts) -> bool:
-    build = stated_build(line)
-    if build is not None and build > 1:  # `build 1 (hash)`: a distribution's own build, no release number
-        facts.stated_version(f"b{build}")
-    return build is not None
-
-
 DIALECT = LogDialect(
     engine="llamacpp",
     rank_handlers=HANDLERS,
-    log_handlers=(("build", _build), ("version: ", _build)),
+    log_handlers=(),
     # `llama-server -m … -c …`, also inside Ollama's `msg="starting llama-server" cmd="…"` (up to the quote)
     launch=re.compile(r"[\w./\\-]*llama-server(?:\.exe)?(?:\s+-[^\"\n]*)"),
     own_failures=re.compile(r"failed to allocate buffer for kv cache|failed to initialize the context"),
