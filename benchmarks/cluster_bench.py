@@ -19,7 +19,7 @@ import time
 import httpx
 from prometheus_client import CollectorRegistry, generate_latest
 
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 from kvtop.sources.exporter import SnapshotCollector
 from kvtop.sources.prometheus import QUERIES, ClusterReader, PrometheusClient
 from kvtop.sources.scenario import load_scenario

@@ -37,7 +37,7 @@ DCGM_LINE = ('DCGM_FI_DEV_FB_{field}{{gpu="{gpu}",UUID="GPU-{node:04d}{gpu:04d}"
 def _page(scenario: str, node: str) -> str:
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
     from kvtop.sources.exporter import SnapshotCollector, default_findings
 
     collector = SnapshotCollector(DemoSource.open(scenario, clock=lambda: NOW), node=node,

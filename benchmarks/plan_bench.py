@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import forget_solved, predict
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = ROOT / "examples" / "models" / "llama-3-70b.json"

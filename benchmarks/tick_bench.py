@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 from kvtop.sources.scenario import generated_scenario
 
 NODES = ((8, 64), (72, 136), (72, 576))

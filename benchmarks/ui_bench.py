@@ -28,9 +28,9 @@ from textual.app import App, ComposeResult
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.node import NodeSnapshot
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import DEFAULT_SCENARIO
 from kvtop.ui.app import KvtopApp

@@ -46,6 +46,7 @@ from textual import events
 from textual.app import App
 from textual.pilot import Pilot
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.cluster import (
     ClusterEngine,
     ClusterNode,
@@ -60,7 +61,6 @@ from kvtop.domain.diagnose import diagnose
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import SignalOutcome, SignalRequest
 from kvtop.domain.probe import ProbeRequest, ProbeResult
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import scenario_names
 from kvtop.ui.app import KvtopApp

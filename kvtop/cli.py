@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvtop import __version__
-from kvtop.cli_args import ca_file, positive_seconds, prometheus_url, token_file
+from kvtop.cli_args import add_calibration_store, ca_file, positive_seconds, prometheus_url, token_file
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
 
-# Options whose value may look like a flag ("-5GiB"): joined as --opt=value before argparse sees them.
-_VALUE_OPTIONS = ("--gpu-memory", "--free-memory", "--free-after-load", "--weights-memory", "--non-kv-memory",
-                  "--reserve", "--memory-limit", "--tokens")  # fmt: skip
+_NEGATIVE_VALUE = re.compile(r"-\.?\d")
+"""A token that starts like a negative figure ("-5GiB", "-0.1", "-.5"): a value, never an option of kvtop's."""
 
 
 def _redacted(text: str) -> str:
@@ -52,18 +52,39 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _join_values(argv: Sequence[str]) -> list[str]:
+def _demo_scenario(argv: Sequence[str]) -> list[str]:
+    """`kvtop --demo snapshot`: the command after --demo is no scenario name."""
+    out = list(argv)
+    for index, token in enumerate(out[:-1]):
+        if token == "--demo" and out[index + 1] in COMMANDS:
+            out[index] = "--demo=default"
+    return out
+
+
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of the parser and its subcommands that takes a value."""
+    found: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _value_options(sub)
+        elif action.option_strings and action.nargs != 0:
+            found.update(action.option_strings)
+    return found
+
+
+def _join_values(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Tokens with `--opt -5GiB` joined as `--opt=-5GiB` for every option that takes a value: argparse
+    reads a value that starts with "-" and is no plain number as a missing value, and the error
+    ("expected one argument") would hide the field's own check ("must be above 0")."""
+    takes_value = _value_options(parser)
     out: list[str] = []
-    items = list(argv)
     index = 0
-    while index < len(items):
-        token = items[index]
-        if token == "--demo" and index + 1 < len(items) and items[index + 1] in COMMANDS:
-            out.append("--demo=default")  # `kvtop --demo snapshot`: the command is no scenario name
-            index += 1
-            continue
-        if token in _VALUE_OPTIONS and index + 1 < len(items) and items[index + 1][:1] == "-":
-            out.append(f"{token}={items[index + 1]}")
+    while index < len(argv):
+        token = argv[index]
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if token in takes_value and token.startswith("--") and _NEGATIVE_VALUE.match(following):
+            out.append(f"{token}={following}")
             index += 2
             continue
         out.append(token)
@@ -124,6 +145,7 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
         help="the terminal UI's settings file (default $XDG_CONFIG_HOME/kvtop/config.toml, else "
         "~/.config/kvtop/config.toml): theme, sort, columns and interval, saved when you change them",
     )  # fmt: skip
+    add_calibration_store(parser)  # the TUI's planner reads the store as `plan` does
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if not full or (only is not None and name != only):
@@ -134,10 +156,10 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    tokens = _join_values(sys.argv[1:] if argv is None else argv)
+    tokens = _demo_scenario(sys.argv[1:] if argv is None else argv)
     named = next((t for t in tokens if t in COMMANDS), None)
     parser = build_parser(named, full=named is not None)
-    args, extra = parser.parse_known_args(tokens)
+    args, extra = parser.parse_known_args(_join_values(tokens, parser))
     try:
         if args.command is None:
             if extra:

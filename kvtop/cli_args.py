@@ -132,3 +132,10 @@ def ca_file(text: str) -> str:
             f"{text!r} holds no CA certificate TLS can load ({reason})"
         ) from None
     return text
+
+
+def add_calibration_store(parser: argparse.ArgumentParser) -> None:
+    """`--no-calibration-store`: neither read nor write this node's measured starts (docs/calibration.md);
+    the TUI's parser and every headless command that plans or reads a start share it."""
+    parser.add_argument("--no-calibration-store", action="store_true",
+                        help="do not use or add to this node's calibration store (also KVTOP_NO_CALIBRATION_STORE=1)")  # fmt: skip

@@ -76,3 +76,19 @@ def test_a_corrupt_store_is_one_line_and_the_plan_goes_on(capsys: pytest.Capture
     captured = capsys.readouterr()
     assert json.loads(captured.out)["token_capacity"] > 0
     assert captured.err.count("\n") == 1 and "unreadable line(s) ignored" in captured.err
+
+
+def test_the_tui_takes_no_calibration_store_like_the_headless_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """`kvtop --no-calibration-store` (the TUI, no subcommand) parses, and its planner then reads nothing from the
+    store an earlier `explain` wrote; without the flag the same store's start reaches the planner."""
+    from kvtop.cli import build_parser
+    from kvtop.commands.tui import _node_measures
+
+    assert main(["explain", CASE_LOG, "--model", LLAMA_8B, "--gpu", "RTX3090"]) == 0
+    capsys.readouterr()
+    parser = build_parser(full=False)
+    on, extra = parser.parse_known_args([])
+    off, extra_off = parser.parse_known_args(["--no-calibration-store"])
+    assert extra == extra_off == [] and off.command is None and off.no_calibration_store is True
+    assert [measure.gpu for measure in _node_measures(on)] == ["RTX3090"]
+    assert _node_measures(off) == ()

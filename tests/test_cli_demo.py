@@ -16,8 +16,8 @@ import pynvml
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import DemoSource
 from kvtop.commands.tui import build_source
-from kvtop.sources.demo import DemoSource
 from tests.fakes.fake_pynvml import FakePynvml
 
 HEADLESS = {

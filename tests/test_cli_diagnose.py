@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import open_node_source
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.ledger import predict
-from kvtop.sources.live import open_node_source
 
 GIB, MIB = 1 << 30, 1 << 20
 
@@ -59,15 +59,15 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Left running, the 6 GiB notebook leaves a restart CUDA's total (an H100's: 79.188769 GiB) less SGLang's
-    context at TP 8 on NVLink (0.939754 + 3 × 0.425082 GiB; both calibrated, docs/calibration.md) less 6 GiB
+    context at TP 8 on NVLink (0.883128 + 3 × 0.393265 GiB; both calibrated, docs/calibration.md) less 6 GiB
     free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83 takes it 0.85 GiB below
-    (0.012 × 72,677.1 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB."""
+    (0.012 × 72,832.9 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
-    left = round(79.188769 * GIB) - round((0.939754 + 3 * 0.425082) * GIB) - 6 * GIB
-    assert round(left / MIB, 1) == 72_677.1 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+    left = round(79.188769 * GIB) - round((0.883128 + 3 * 0.393265) * GIB) - 6 * GIB
+    assert round(left / MIB, 1) == 72_832.9 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
@@ -79,11 +79,11 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
     assert alternative["tokens"] == capacity(mem_fraction_static=0.83)
     assert alternative["restart_tokens"] == capacity()
-    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_326
+    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_374
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,326 tokens" in text
+    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,374 tokens" in text
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:

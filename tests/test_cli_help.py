@@ -179,11 +179,11 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/commands/tui*.py", ("kvtop",)),
     ("kvtop/ui/*", ("kvtop",)),
     ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
-    ("kvtop/sources/live.py", ("snapshot", "diagnose", "export")),
+    ("kvtop/commands/node_source.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
-    ("kvtop/sources/demo_cluster.py", ("cluster", "kvtop")),
+    ("kvtop/commands/demo_cluster.py", ("cluster", "kvtop")),
     ("kvtop/domain/span.py", ("plan",)),  # nodes: the planner's --nodes, a launch's own node flags
     ("kvtop/domain/engines/*/span.py", ("plan",)),
     ("kvtop/domain/placement.py", ("plan",)),

@@ -111,6 +111,9 @@ def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixtur
         (["--model", "/nonexistent/config.json"], "not found"),
         (["--model", QWEN, "--tp", "3"], "--tp"),
         (["--model", QWEN, "--gpu-memory", "-5GiB"], "negative"),
+        # a value like a negative size after any option: the field's own check, not argparse's "expected one argument"
+        (["--model", QWEN, "--host-cache", "-5GiB"], "--host-cache: a size cannot be negative"),
+        (["--model", QWEN, "--tp", "-2"], "--tp: must be at least 1"),
         (["--model", QWEN, "--kv-cache-dtype", "fp3"], "--kv-cache-dtype"),
         (["--model", QWEN, "--tpp", "2"], "--tpp"),
         (

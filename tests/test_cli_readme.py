@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -24,7 +24,7 @@ NOT_FOR_HELP = (
     "pynvml",
     "prometheus_client",
 )
-NOT_FOR_PLAN = ("textual", "torch", "pynvml", "httpx", "psutil", "prometheus_client", "kvtop.ui", "kvtop.sources.live")
+NOT_FOR_PLAN = ("textual", "torch", "pynvml", "httpx", "psutil", "prometheus_client", "kvtop.ui", "kvtop.sources.live", "kvtop.commands.node_source")
 
 
 def loaded_after(*argv: str) -> list[str]:

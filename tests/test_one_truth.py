@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.commands.render_snapshot import snapshot_json
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.diagnose import diagnose
-from kvtop.sources.demo import DemoSource, load_scenario
 from kvtop.sources.exporter_series import rank_label, snapshot_families
-from kvtop.sources.scenario import scenario_names
+from kvtop.sources.scenario import load_scenario, scenario_names
 from kvtop.ui.planning import plan
 from kvtop.ui.screens.dashboard import gpu_rows
 from kvtop.ui.state import NodeState
@@ -136,7 +136,7 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     snapshot = DemoSource(late).collect_at(0)
     view = snapshot.engines[0]
     assert {rank.capacity.terms for rank in view.ranks} == {()}
-    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_219_895}  # the clean prediction
+    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_223_156}  # the clean prediction
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
     assert any(line.startswith("it came after the engine started") for line in finding.evidence)

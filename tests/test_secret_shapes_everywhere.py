@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.prometheus import ALL_QUERIES
 from kvtop.ui.app import KvtopApp
@@ -83,7 +83,7 @@ def source() -> LiveSource:
 
 @pytest.fixture
 def planted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: source())
 
 
 @pytest.mark.parametrize("argv", [["snapshot"], ["snapshot", "--json"], ["diagnose"], ["diagnose", "--json"]])

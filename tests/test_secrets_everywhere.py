@@ -21,12 +21,12 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import ProcessRole
 from kvtop.sources.exporter import SnapshotCollector, default_findings
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.screens.ledger import RankLedgerScreen
@@ -181,7 +181,7 @@ def found_in(surface: str) -> list[str]:
 @pytest.fixture
 def live_node(monkeypatch: pytest.MonkeyPatch) -> None:
     """`kvtop` commands read the planted node (a fresh live source per command, as on a node)."""
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: planted_source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: planted_source())
 
 
 def test_the_planted_node_is_read_as_a_node_would_be() -> None:

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.terminal import first_control, safe_line, safe_text
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.sources.prometheus import ALL_QUERIES
 from kvtop.ui.app import KvtopApp
@@ -114,7 +114,7 @@ def hostile_source() -> LiveSource:
 
 @pytest.fixture
 def hostile_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kvtop.sources.live.open_node_source", lambda *args, **kwargs: hostile_source())
+    monkeypatch.setattr("kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: hostile_source())
 
 
 def control_in(text: str) -> str | None:

@@ -37,6 +37,10 @@ KV_KIND = {  # vLLM spec class -> kvtop pool
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
     "MambaSpec": "state", "IndexerSpec": "dsa_index",
 }  # fmt: skip
+# vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8): its
+# layer name, not its spec class, says it is the index (kvtop's dsa_index pool).
+INDEXER_CACHE_SUFFIX = ".indexer.k_cache"
+VLLM_UNGUARDED_PP = ("Qwen3MoeForCausalLM", "MixtralForCausalLM")  # A1
 @dataclass(frozen=True)
 class StageCheck:
     """One stage of one run: the engine's figures and kvtop's, and what differs."""
@@ -65,12 +69,50 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
     (
         "A1",
         lambda arch, c, text: (
-            arch == "Qwen3MoeForCausalLM" and c.engine == "vllm" and "PP" in c.layout and "weights" in text
+            arch in VLLM_UNGUARDED_PP and c.engine == "vllm" and "PP" in c.layout and "weights" in text
         ),
-        "kvtop: vLLM's Qwen3MoeForCausalLM builds embed_tokens, the final norm and lm_head on every pipeline "
-        "stage (Qwen3MoeModel.__init__ and Qwen3MoeForCausalLM.__init__, vllm/model_executor/models/qwen3_moe.py, "
-        "create them with no is_first_rank / is_last_rank guard, where qwen2.py and qwen3.py put a PPMissingLayer); "
+        "kvtop: vLLM's Qwen3MoeForCausalLM and MixtralForCausalLM build embed_tokens, the final norm and lm_head on "
+        "every pipeline stage (their Model.__init__ and ForCausalLM.__init__, vllm/model_executor/models/qwen3_moe.py "
+        "and mixtral.py, create them with no is_first_rank / is_last_rank guard, where qwen2.py and qwen3.py put a "
+        "PPMissingLayer: Mixtral-8x7B TP1×PP4 stage 1 holds 2 × 262,144,000 B + an 8,192-B norm more than kvtop); "
         "kvtop's weights book puts them on the first and last stage only, so it is short by them on the other stages",
+    ),
+    (
+        "A6",
+        lambda arch, c, text: (
+            c.engine == "vllm"
+            and isinstance(_config_value(c.config, "sliding_window"), int)
+            and (("KV full" in text and "engine None" in text) or ("KV swa" in text and "kvtop None" in text))
+        ),
+        "harness: the config's sliding_window covers every layer (Mistral-7B-v0.1, Phi-3/Phi-4-mini): vLLM gives "
+        "each layer a SlidingWindowSpec and kvtop sizes them as one windowed group (vllm.md §3.4, "
+        "config_sliding_window) but keeps them in its pool named full; the layers and bytes per token agree, the "
+        "comparison reads the pools' names",
+    ),
+    (
+        "A7",
+        lambda arch, c, text: c.engine == "vllm" and _state_page_padded(text),
+        "harness: vLLM's MambaSpec.page_size_bytes is the Mamba page padded up to the attention page "
+        "(mamba_page_size_padded, Platform._align_hybrid_block_size: 'Padding mamba page size by …'), kvtop's state "
+        "pool the unpadded state (its hybrid block pads it, vllm.md §4.4): the same layers, the engine's figure "
+        "larger by the padding; the rows' block and num_blocks read the padded page on both sides",
+    ),
+    (
+        "A8",
+        lambda arch, c, text: c.engine == "vllm" and "KV full" in text and _kv_read_elsewhere(c, text),
+        "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
+        "by vLLM 0.33 on sm90 (576 B a layer a token; kvtop's fp8_ds_mla 656 B, V26), Nemotron-3-Super's FP8 KV "
+        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16; kvtop 256 B, V30)",
+    ),
+    (
+        "A5",
+        lambda arch, c, text: c.engine == "sglang" and "PP" in c.layout and _lm_head_short(c, text),
+        "kvtop: SGLang's LlamaForCausalLM (also serving Mistral, Phi-3 and Mistral3's language model), Qwen3MoeForCausalLM, "
+        "MixtralForCausalLM and Glm4MoeForCausalLM build lm_head (ParallelLMHead, vocab × hidden / TP) on every pipeline stage "
+        "(sglang/srt/models/llama.py, qwen3_moe.py, mixtral.py, glm4_moe.py: no is_last_rank guard around it, "
+        "where the model's embed_tokens and norm have one); kvtop's weights book puts lm_head on the last stage "
+        "only, so each other stage is short by exactly one lm_head shard (Llama-3.1-8B TP1×PP4: 128,256 × 4,096 × "
+        "2 B = 1,050,673,152 B)",
     ),
     (
         "A2",
@@ -97,6 +139,34 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
 ]
 
 
+_KV_PAIR = re.compile(r"kvtop \((\d+), ([\d.]+)\), engine \((\d+), ([\d.]+)\)")
+
+
+def _state_page_padded(text: str) -> bool:
+    """A Mamba state pool of the same layers whose engine page is the larger (the padding)."""
+    match = _KV_PAIR.search(text) if "KV state" in text else None
+    return bool(match and match.group(1) == match.group(3) and float(match.group(4)) > float(match.group(2)))
+
+
+def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
+    """The full pool's bytes a token differ as V26 (DSA FP8 layout) or V30 (a producer-less hf_quant_config) say."""
+    match = _KV_PAIR.search(text)
+    if not match or match.group(1) != match.group(3):
+        return False
+    pair = (float(match.group(2)), float(match.group(4)))
+    return (check.config == "nvidia--DeepSeek-V3.2-NVFP4" and pair == (656.0, 576.0)) or (
+        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and pair == (256.0, 512.0)
+    )
+
+
+def _lm_head_short(check: StageCheck, text: str) -> bool:
+    """kvtop's stage is short by exactly one lm_head shard (vocab × hidden × 2 B ÷ TP)."""
+    vocab, hidden = _config_value(check.config, "vocab_size"), _config_value(check.config, "hidden_size")
+    tp = int(re.search(r"TP(\d+)", check.layout).group(1))  # type: ignore[union-attr]
+    delta = _weights_delta(text)
+    return bool(vocab and hidden and delta is not None and -delta == vocab * hidden * 2 // tp)
+
+
 def arch_reading(arch: str, check: StageCheck, text: str) -> str:
     for rule_id, applies, reading in ARCH_RULES:
         if applies(arch, check, text):
@@ -120,6 +190,8 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     out: dict[str, tuple[int, float]] = {}
     for spec in layer_specs:
         kind = KV_KIND.get(spec["kind"].split("[")[0], spec["kind"])
+        if str(spec.get("first", "")).endswith(INDEXER_CACHE_SUFFIX):
+            kind = "dsa_index"
         per = spec["page_size_bytes"] if kind == "state" else spec["page_size_bytes"] / spec["block_size"]
         layers, seen = out.get(kind, (0, per))
         out[kind] = (layers + spec["layers"], seen if seen == per else -1.0)  # -1: layers of one kind differ

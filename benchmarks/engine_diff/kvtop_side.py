@@ -91,6 +91,7 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
     from kvtop.commands.plan import build_ledger
     from kvtop.commands.render_ledger import ledger_json
     from kvtop.domain.errors import KvtopError
+    from kvtop.domain.refusals import launch_refusals
 
     if _PARSER is None:
         _PARSER = build_parser("plan")
@@ -101,7 +102,14 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         _ORIGINAL_LOAD.append(hub.load_model)
     load_model, hub.load_model = hub.load_model, _load_model_once  # type: ignore[assignment]
     try:
-        plan = ledger_json(build_ledger(args, extra))
+        ledger = build_ledger(args, extra)
+        # what `kvtop plan` refuses after building the ledger (exit 2): a class the release does not
+        # register, a context above the positions, the engine's own launch checks
+        refusals = launch_refusals(ledger)
+        if refusals:  # as `kvtop plan` says it (kvtop.commands.plan.run)
+            joined = "; ".join(refusal.describe() for refusal in refusals)
+            return {"status": "refused", "message": f"{refusals[0].field}: {joined}"}
+        plan = ledger_json(ledger)
     except KvtopError as err:
         return {"status": "refused", "message": str(err)}
     finally:

@@ -32,7 +32,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    (and, where no nvidia-smi exists, one that prints nothing: older releases
                    then take SGLang's own mem_get_info fallback, as 0.5.2x does);
                    `mem_get_info` answers the case's free memory after weight load (what
-                   `get_available_gpu_memory` reads, one line of SGLang's own code around it).
+                   `get_available_gpu_memory` reads, one line of SGLang's own code around it);
+                   DeepGEMM's `get_num_sms` (absent here) answers the device's SM count, as it
+                   does on a GPU (the DSA indexer shapes a schedule buffer with it).
   absent-packages  torchvision (a CUDA build that cannot sit beside CPU torch 2.13), sgl-kernel,
                    flashinfer and other CUDA kernel packages resolve to placeholder modules:
                    kernels are imported at module level; every placeholder a case reads is

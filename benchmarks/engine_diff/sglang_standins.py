@@ -102,6 +102,10 @@ def install_stand_ins(gpu: str) -> None:
     import transformers.utils.import_utils  # noqa: F401  (decides torchvision is absent, as it is)
 
     sys.meta_path.insert(0, _AbsentPackages())
+    if importlib.machinery.PathFinder.find_spec("deep_gemm") is None:  # device-queries: DeepGEMM's SM count
+        import deep_gemm  # the placeholder module
+
+        deep_gemm.get_num_sms = lambda: sms  # is the device's (the DSA indexer sizes its schedule with it)
     if shutil.which("nvidia-smi") is None:  # device-queries: an nvidia-smi that reports nothing, so
         folder = tempfile.mkdtemp(prefix="engine-diff-")  # SGLang takes its own mem_get_info fallback
         with open(os.path.join(folder, "nvidia-smi"), "w") as fh:

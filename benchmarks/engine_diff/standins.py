@@ -87,6 +87,12 @@ class EngineRefusal(Exception):
     """A refusal the engine makes in lines the harness quotes (where it does not run the code that holds them)."""
 
 
+# The config needs the checkpoint's own Python code, which a config folder does not hold: a custom
+# code repository, or a model_type that transformers and the engine's config registry do not know
+# (XiaomiMiMo/MiMo-7B-Base's `mimo`, whose configuration class ships with the checkpoint).
+CHECKPOINT_CODE_MISSING = ("trust_remote_code", "custom code", "Transformers does not recognize this architecture")
+
+
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
@@ -95,7 +101,7 @@ def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
-    if "trust_remote_code" in str(exc) or "custom code" in str(exc):
+    if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING):
         return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 

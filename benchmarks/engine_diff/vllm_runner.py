@@ -276,6 +276,17 @@ def _layer_specs(specs: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _stage_rows(stages: list[tuple[Any, Any]], tp: int) -> list[dict[str, Any]]:
+    """Each stage's KV specs layer by layer and its parameter bytes, each taken in that stage's own
+    parallel groups, as its worker process takes them (a Mamba layer's state shape reads the TP group's
+    size; the engine core's process, where the sizing ended, has no groups)."""
+    rows = []
+    for stage, (worker, model) in enumerate(stages):
+        install_parallel_groups(tp, len(stages), stage)
+        rows.append({"layer_specs": _layer_specs(worker.get_kv_cache_spec()), "param_bytes": _param_bytes(model)})
+    return rows
+
+
 def _param_bytes(model: Any) -> dict[str, int]:
     """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child."""
     out: dict[str, int] = {}
@@ -345,10 +356,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             model_runner="V2" if getattr(workers[0], "use_v2_model_runner", False) else "V1",
             max_num_batched_tokens=vllm_config.scheduler_config.max_num_batched_tokens,
             max_in_flight_tokens=getattr(vllm_config, "max_in_flight_tokens", None),
-            stages=[
-                {"layer_specs": _layer_specs(w.get_kv_cache_spec()), "param_bytes": _param_bytes(model)}
-                for w, model in stages
-            ],
+            stages=_stage_rows(stages, case["tp"]),
             log=[m for m in capture.messages if _worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result

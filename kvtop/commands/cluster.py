@@ -100,7 +100,7 @@ def gpu_lines(node: ClusterNode) -> list[str]:
 def demo_reader(name: str, timeout_s: float, stale_after_s: float, *, gpus: bool = False) -> tuple[PrometheusClient, ClusterReaderPort]:
     """A client of the demo cluster's synthetic Prometheus (every node a demo scenario's exporter page) and
     the reader that collects the nodes before each read."""
-    from kvtop.sources.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
+    from kvtop.commands.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader
     from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 
     cluster = DemoCluster.open(name)

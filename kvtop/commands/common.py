@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kvtop.cli_args import add_calibration_store as add_calibration_store  # the commands take it from here
 from kvtop.cli_args import positive_seconds
 from kvtop.commands.output import print_error
 from kvtop.domain.engines.base import MeasuredInputs
@@ -95,12 +96,6 @@ def engine_flags_help() -> str:
     return "\n".join(lines)
 
 
-def add_calibration_store(parser: argparse.ArgumentParser) -> None:
-    """`--no-calibration-store`: neither read nor write this node's measured starts (docs/calibration.md)."""
-    parser.add_argument("--no-calibration-store", action="store_true",
-                        help="do not use or add to this node's calibration store (also KVTOP_NO_CALIBRATION_STORE=1)")  # fmt: skip
-
-
 HUB_TIMEOUT_S = 30.0  # the default deadline of a command that reads its model from the hub
 
 
@@ -169,7 +164,8 @@ def add_model_arguments(
         "--non-kv-memory",
         default=None,
         metavar="SIZE",
-        help="vLLM runtime memory besides weights: activation peak + non-torch + CUDA graphs, e.g. 2GiB",
+        help="runtime memory besides weights that a profiling engine measures (vLLM's activation peak + "
+        "non-torch + CUDA graphs), e.g. 2GiB",
     )
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"

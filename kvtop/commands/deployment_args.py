@@ -24,8 +24,8 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
                        help="measured resident weights of the draft per rank, e.g. 2.8GiB")  # fmt: skip
     group.add_argument("--host-cache", default=None, metavar="SIZE",
                        help="host memory for offloaded KV over the engine's ranks on this node, e.g. 200GiB: set in "
-                       "the engine's own flags (SGLang HiCache, vLLM --kv-offloading-size, TensorRT-LLM "
-                       "host_cache_size)")  # fmt: skip
+                       "the engine's own host-KV flags (SGLang's HiCache, say; `kvtop plan --help` lists each "
+                       "engine's)")  # fmt: skip
 
 
 @dataclass(frozen=True)

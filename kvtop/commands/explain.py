@@ -253,7 +253,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
                 f"{step.bytes:,} B" if step.bytes is not None else f"{step.value:,.0f}")  # fmt: skip
             lines.append(f"  {step.label:<48}{figure:>30}")
         source = (
-            f"from the estimated {result.estimated.label}'s assumed range"
+            f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
             if result.estimated is not None
             else "from the log's 2-decimal rounding"
         )

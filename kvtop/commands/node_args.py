@@ -34,7 +34,7 @@ def demo_of(args: argparse.Namespace) -> str | None:
 
 
 def open_source(args: argparse.Namespace) -> SnapshotSource:
-    from kvtop.sources.live import open_node_source
+    from kvtop.commands.node_source import open_node_source
 
     log = getattr(args, "node_engine_log", None) or getattr(args, "engine_log", None)
     return open_node_source(

@@ -10,6 +10,7 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.refusals import architecture_check
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
@@ -160,7 +161,10 @@ def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
 def plan_json(plan: CapacityPlan) -> dict[str, Any]:
     """The ledger's contract, with the capacity interval and every pre-load term (docs/calibration.md)."""
     dominant = plan.dominant
+    check = architecture_check(plan.ledger)
     return ledger_json(plan.ledger) | {
+        "architecture_check": {"state": check.state, "architecture": check.architecture, "message": check.message,
+                               "source": check.source},
         "token_capacity_min": plan.token_capacity_min,
         "token_capacity_max": plan.token_capacity_max,
         "kv_budget_min_bytes": plan.kv_budget_min_bytes,
@@ -191,6 +195,10 @@ def plan_text(plan: CapacityPlan) -> str:
         error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"
         terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
+    check = architecture_check(plan.ledger)
+    if check.state != "registered":  # served otherwise, or not checked: said beside the notes
+        flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
+        lines.insert(flags, f"note: {check.message}")
     return "\n".join([*lines[:budget], *terms, "", *lines[budget:]])
 
 def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:

@@ -15,16 +15,10 @@ import argparse
 import importlib.util
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kvtop.domain.calibration.node import NodeMeasure
-from kvtop.domain.errors import InputError
 from kvtop.domain.ports import SignalSender, SnapshotSource
-from kvtop.domain.preferences import Preferences
 from kvtop.domain.probe import ProbeRequest, ProbeResult
-
-if TYPE_CHECKING:
-    from kvtop.sources.preferences_file import PreferencesFile
 
 #: What the TUI says instead of offering a probe when torch is not installed.
 NO_TORCH = "the probe allocates with torch, which is not installed here: pip install 'kvtop-ledger[probe]'"
@@ -32,7 +26,7 @@ NO_TORCH = "the probe allocates with torch, which is not installed here: pip ins
 
 def build_source(args: argparse.Namespace) -> SnapshotSource:
     """The node the options ask for: a demo scenario, or this node."""
-    from kvtop.sources.live import open_node_source
+    from kvtop.commands.node_source import open_node_source
 
     engine_log = getattr(args, "engine_log", None)
     return open_node_source(
@@ -42,6 +36,7 @@ def build_source(args: argparse.Namespace) -> SnapshotSource:
 
 def run_tui(args: argparse.Namespace) -> int:
     """Run the app until the operator quits; the exit status is the app's return code (0)."""
+    from kvtop.commands.tui_settings import interval_of, preferences_store
     from kvtop.sources.hub import load_model
     from kvtop.ui.app import KvtopApp
     from kvtop.ui.heap import settle_heap
@@ -71,23 +66,6 @@ def run_tui(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
-def preferences_store(args: argparse.Namespace) -> PreferencesFile:
-    """The settings file `--config` names, else the XDG one."""
-    from kvtop.sources.preferences_file import PreferencesFile, default_config_path
-
-    given = getattr(args, "config", None)
-    return PreferencesFile(Path(given).expanduser() if given else default_config_path())
-
-
-def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
-    """--interval, else the settings file's, else 1 s."""
-    given = getattr(args, "interval", None)
-    interval = float(given if given is not None else preferences.interval_s or 1.0)
-    if interval <= 0:
-        raise InputError(f"must be positive (got {interval:g})", field="--interval")
-    return interval
-
-
 def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
     """This node's earlier starts from the local calibration store, for the planner (none when it is off);
     a store that cannot be read is said in one line and planned without."""
@@ -105,7 +83,7 @@ def _node_measures(args: argparse.Namespace) -> tuple[NodeMeasure, ...]:
 
 def _is_demo(source: SnapshotSource) -> bool:
     """A simulated node: its GPUs and pids are not this machine's."""
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
 
     return isinstance(source, DemoSource)
 

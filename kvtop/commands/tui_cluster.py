@@ -16,7 +16,7 @@ from kvtop.domain.ports import ClusterReaderPort, SnapshotSource
 def run_cluster_tui(args: argparse.Namespace) -> int:
     """Run the cluster app until the operator quits; the exit status is the app's return code (0)."""
     from kvtop.cli_args import check_env_token
-    from kvtop.commands.tui import interval_of, preferences_store
+    from kvtop.commands.tui_settings import interval_of, preferences_store
     from kvtop.sources.hub import load_model
     from kvtop.sources.prometheus import (
         DEFAULT_STALE_AFTER_S,

@@ -24,6 +24,7 @@ from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, 
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.refusals import architecture_check
 
 ALL_ENGINES = "all"
 COMPARE_FLAG = "--compare"
@@ -160,6 +161,11 @@ def compare_engines(
             ledgers[engine] = solve(_engine_settings(settings, engine))
         except KvtopError as error:
             rows.append(_failed_row(engine, str(error)))
+            continue
+        unregistered = architecture_check(ledgers[engine])
+        if unregistered.refused:  # the engine has no class for the model: it would not start
+            del ledgers[engine]
+            rows.append(_failed_row(engine, unregistered.message))
             continue
         rows.append(_row(ledgers[engine]))
     reference = ledgers.get(engines[0])

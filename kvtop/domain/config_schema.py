@@ -206,6 +206,7 @@ class OuterConfig(ConfigSection):
     )
     vision_config: dict[str, Any] | None = None
     quantization_config: dict[str, Any] | None = None
+    auto_map: dict[str, Any] | None = None  # remote code: "AutoModelForCausalLM": "module.Class" (or a list)
 
 
 def validated(model: type[_SectionT], data: Any, *, source: str, prefix: str = "") -> _SectionT:

@@ -155,8 +155,13 @@ def explain(
     `gpu_name` (e.g. 'A100-80GB') picks GPU-dependent defaults; None: not known. `given` holds
     measured figures from the command line: they fill in what the log lacks, and say so. `version`
     is whose rules apply and why (it is reported with the result)."""
-    explainer = engine_rules(settings.engine).explainer
+    rules = engine_rules(settings.engine)
+    explainer = rules.explainer
     version = version or ResolvedVersion()
+    architecture = rules.architectures.check(model, settings, version)
+    served = explainer.logged_token_capacity(log) is not None
+    if architecture.refused and not served:  # the engine had no class for it: nothing to rebuild
+        return explain_unsolved(log, settings, architecture.message, version)
     log_dtype = explainer.log_kv_dtype(log)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
     try:
@@ -173,9 +178,14 @@ def explain(
             result, log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp
         )
     result = _refused(result, log)
+    unlisted = (
+        (f"{architecture.message}; yet this log sized a pool (a plugin or another build of the engine)",)
+        if architecture.refused
+        else ()
+    )
     update: dict[str, object] = {
         "pool_checks": checks,
-        "notes": (*dtype_notes, *result.notes),
+        "notes": (*dtype_notes, *result.notes, *unlisted),
         "engine_version": version,
         "log_cut_at_bytes": log.cut_at_bytes,
     }

@@ -2,10 +2,12 @@
 
 `kvtop explain --gpu H100` on a log without the free memory (an SGLang excerpt without its `Load weight`
 lines, TurboMind before v0.15, a TensorRT-LLM log at WARNING) estimates the missing input the way
-`plan` does (the same domain function: `MeasuredInputs.free_before_load_range`, vLLM's non-KV estimate),
-solves the engine's budget at the estimate's low, central and high ends, and judges the logged capacity
-against that interval. It also solves the other way: the value of the input that rebuilds the logged
-capacity ("free memory ≈ 23.25 GiB implied"). A match says "with an estimated input", never more.
+`plan` does: the calibrated terms of the launch (`preload_estimate`) and their held-out errors
+(`kvtop.domain.calibration.ranges`), or, where the engine's calibration fits no term of it, the stated
+assumption (`MeasuredInputs.free_before_load_range`, vLLM's 2 GiB of non-KV memory). It solves the engine's
+budget at the estimate's low, central and high ends and judges the logged capacity against that interval.
+It also solves the other way: the value of the input that rebuilds the logged capacity ("free memory ≈
+23.25 GiB implied"). A match says "with an estimated input", never more.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
+from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, GIB, MeasuredInputs
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.explanation import EstimatedInput, Explanation, Logged, judge
+from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
+from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -70,7 +76,7 @@ def rebuild_with_estimate(
         )
         cause = (
             f"{estimate.label} estimated at {estimate.value_bytes / GIB:.2f} GiB ({estimate.low_bytes / GIB:.2f}–"
-            f"{estimate.high_bytes / GIB:.2f} GiB assumed); {needs}"
+            f"{estimate.high_bytes / GIB:.2f} GiB {estimate.source}); {needs}"
         )
         result = result.model_copy(update={"cause": cause})
     return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes)})
@@ -104,16 +110,68 @@ def _implied(solve: Callable[[int], Ledger], tokens: int | None, ceiling: int) -
     return low * _MIB  # where the capacity crosses the logged figure, to the MiB
 
 
-def free_before_load_estimate(gpu_total_bytes: int) -> EstimatedInput:
-    """The memory free before the weights load, estimated as `plan` does (`MeasuredInputs.free_before_load`)."""
-    low, value, high = MeasuredInputs().free_before_load_range(gpu_total_bytes)
+def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
+    """The pre-load terms `plan` would estimate for this launch; None where the launch cannot be planned
+    (its weights do not fit the GPU named). A total that is not the named GPU's listed one came from
+    --gpu-memory: it is the engine's total as measured, as `plan --gpu-memory` takes it."""
+    listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name))
+    given = run.gpu_total_bytes if listed is None or listed * _MIB != run.gpu_total_bytes else None
+    try:
+        return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given)))
+    except KvtopError:
+        return None
+
+
+def engine_total(run: EstimateRun) -> CalibratedFigures | None:
+    """CUDA's total of the GPU named, as the calibration gives it (the total an engine multiplies its share
+    by: below nvidia-smi's); None where it cannot be planned."""
+    estimate = calibrated_preload(run)
+    total = estimate.term(Term.CUDA_TOTAL) if estimate is not None else None
+    if total is None:
+        return None
+    return CalibratedFigures(cuda_total_bytes=total.bytes, cuda_total_source=total.source)
+
+
+def _estimated(field: EstimatedField, label: str, found: InputRange) -> EstimatedInput:
+    return EstimatedInput(
+        field=field, label=label, low_bytes=found.low_bytes, value_bytes=found.value_bytes,
+        high_bytes=found.high_bytes, source=found.source, basis=found.basis,
+    )  # fmt: skip
+
+
+def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
+    """The memory free before the weights load, estimated as `plan` does: CUDA's total less the context fit
+    for this engine, era, GPU and TP, within their held-out errors (calibrated); where the engine's
+    calibration fits no context, GPU total − 1 GiB within the assumed 0.25–2 GiB of context."""
+    label = "free memory before the weights load"
+    estimate = calibrated_preload(run)
+    found = free_before_load_range(estimate) if estimate is not None else None
+    if found is not None:
+        return _estimated("free_before_load_bytes", label, found)
+    low, value, high = MeasuredInputs().free_before_load_range(run.gpu_total_bytes)
     least, most = CONTEXT_BYTES_RANGE
     return EstimatedInput(
         field="free_before_load_bytes",
-        label="free memory before the weights load",
+        label=label,
         low_bytes=low,
         value_bytes=value,
         high_bytes=high,
+        source="assumed",
         basis=f"GPU total − {DEFAULT_CONTEXT_BYTES / GIB:g} GiB of CUDA context and NCCL, the estimate plan uses "
-        f"({least / GIB:g}–{most / GIB:g} GiB assumed)",
+        f"({least / GIB:g}–{most / GIB:g} GiB assumed: no context is fitted for this engine)",
     )
+
+
+def runtime_estimate(run: EstimateRun, label: str, assumed: tuple[int, int, int], assumed_basis: str) -> EstimatedInput:
+    """The runtime memory charged besides the weights (the engine's non-KV memory), estimated as `plan` does:
+    its calibrated terms within their held-out errors; where none is fitted, the engine's stated assumption
+    (`assumed`: low, central, high; `assumed_basis`: the assumption in words)."""
+    estimate = calibrated_preload(run)
+    found = runtime_range(estimate) if estimate is not None else None
+    if found is not None:
+        return _estimated("non_kv_bytes", label, found)
+    low, value, high = assumed
+    return EstimatedInput(
+        field="non_kv_bytes", label=label, low_bytes=low, value_bytes=value, high_bytes=high, source="assumed",
+        basis=assumed_basis,
+    )  # fmt: skip

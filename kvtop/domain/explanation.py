@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
@@ -71,7 +72,8 @@ class EstimatedInput(BaseModel):
     low_bytes: int
     value_bytes: int
     high_bytes: int
-    basis: str  # how kvtop estimates it, and that the range is assumed
+    basis: str  # how kvtop estimates it: the calibrated terms with their errors, or the assumption
+    source: TermSource = "assumed"  # calibrated: from the fitted terms (docs/calibration.md); else assumed
     implied_bytes: int | None = None  # the value that rebuilds the logged capacity (None: no value does)
 
 

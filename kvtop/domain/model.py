@@ -1,19 +1,15 @@
 """ModelSpec: the architecture facts kvtop needs, normalised from any config family.
 
-`model_from_config` reads a Hugging Face `config.json` (as a dict) and returns one frozen
-`ModelSpec`, as transformers would: every field kvtop reads is validated at the door
-(`config_schema`), a field the file leaves out takes the class default of its `model_type`, and
-the family's entry in `kvtop.domain.architectures` (data, read by one reader) turns fields into
-facts. A bad field is an `InputError` naming it and the file; a `model_type` without an entry is
-read generically where its fields allow (and says so), else an `UnsupportedModelError` names the
-field that stops it, the nearest entry and `--model-family`.
+One frozen `ModelSpec` per model. `kvtop.domain.model_config.model_from_config` builds it from a
+Hugging Face `config.json` through the family's entry in `kvtop.domain.architectures`; those entries
+import these types, so this module imports none of them.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from functools import cached_property
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -137,6 +133,20 @@ class VisionSpec(BaseModel):
     hidden_size: int = 1024
 
 
+class TowerSpec(BaseModel):
+    """A vision tower and its projector (whole model): its parameters, and those split over TP
+    (`kvtop.domain.architectures.towers`); the rest is whole on every rank of the first pipeline stage."""
+
+    model_config = ConfigDict(frozen=True)
+    params: int
+    tp_split_params: int
+    config_class: str
+    source: str
+
+    def params_per_rank(self, tp: int) -> float:
+        return self.params - self.tp_split_params + self.tp_split_params / tp
+
+
 class ModelSpec(BaseModel):
     """One model's geometry, whatever family its config came from."""
 
@@ -193,10 +203,13 @@ class ModelSpec(BaseModel):
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
+    tower: TowerSpec | None = None  # the vision tower's weights, where the entry describes its tower
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
+    # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
+    auto_map_models: tuple[tuple[str, str], ...] = ()
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)
@@ -239,30 +252,7 @@ class ModelSpec(BaseModel):
         return self.mla is not None
 
 
-def model_from_config(
-    config: dict[str, Any],
-    *,
-    source: str = "config.json",
-    name: str | None = None,
-    hf_quant_config: dict[str, Any] | None = None,
-    hf_source: str = "hf_quant_config.json",
-    family: str | None = None,
-) -> ModelSpec:
-    """Normalise a Hugging Face `config.json` into a ModelSpec, through its architecture entry
-    (`kvtop.domain.architectures`).
-
-    `family` forces the entry to read the config as (`--model-family`); the config's own class defaults
-    then do not apply, so every field that entry reads must be in the file.
-    """
-    # the architecture entries import this module's types, so they are imported when first used
-    from kvtop.domain.architectures.config_reader import read_config
-
-    return read_config(
-        config, source=source, name=name, hf_quant_config=hf_quant_config, hf_source=hf_source, family=family
-    )
-
-
 __all__ = [
     "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
-    "StateKind", "StateSpec", "VisionSpec", "model_from_config",
+    "StateKind", "StateSpec", "TowerSpec", "VisionSpec",
 ]  # fmt: skip

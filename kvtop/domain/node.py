@@ -298,6 +298,21 @@ def build_snapshot(
     return NodeSnapshot(observation=observation, engines=tuple(views), source=source, notice=notice)
 
 
+def join_notices(*notices: str | None) -> str | None:
+    """The notices that are set, as one line."""
+    present = [notice for notice in notices if notice]
+    return "; ".join(present) if present else None
+
+
+def ownerless_notice(node: NodeObservation) -> str | None:
+    """A notice when GPU memory is held by pids this namespace cannot see (the usual container case)."""
+    hidden = node.processes_with_role(ProcessRole.UNATTRIBUTED)
+    if not hidden:
+        return None
+    return (f"{len(hidden)} GPU process(es) are not visible or not readable here: run kvtop with the host's "
+            "PID namespace (--pid=host) or as root to attribute them")  # fmt: skip
+
+
 def _capacity(
     observation: NodeObservation, engine: EngineInstance, ledger: Ledger, ranks: Sequence[RankView]
 ) -> EngineCapacity:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.observe import NodeObservation
 from kvtop.domain.preferences import Preferences
 from kvtop.domain.process_identity import ProcessIdentity
 
@@ -20,6 +21,21 @@ class SnapshotSource(Protocol):
     label: str  # "nvml", "demo:llama-70b-tp8-healthy", …
 
     def collect(self) -> NodeSnapshot: ...
+
+
+class NodeObserver(Protocol):
+    """What a node reports before anything is predicted: GPUs as NVML gives them, processes attributed to
+    engine ranks, the engines' endpoints. The live node and the demo are both one; the assembler
+    (`kvtop.commands.node_source.NodeSource`) predicts and joins for either, the same way."""
+
+    label: str  # "nvml", "demo:<scenario>": a demo is never presented as a real node
+    notice: str | None  # said with every snapshot of this node (the demo shown for want of a driver)
+
+    def observe(self) -> NodeObservation: ...
+
+    def load_model(self, ref: str) -> ModelSpec: ...
+
+    def close(self) -> None: ...
 
 
 class ModelLoader(Protocol):

@@ -4,8 +4,10 @@ kvtop's budget rules already refuse what no sizing can follow (a weight format a
 that do not divide); these are the launches whose KV kvtop sizes well enough but the engine stops before
 serving: a context longer than the model's positions, a KV dtype no attention backend of the GPU takes.
 Each engine's package says which (`EngineRules.launch_refusals`), from its own code; an engine that lists
-none refuses nothing kvtop knows of. Live engines are never checked: one that runs was accepted (an
-override such as the engines' long-context variables may have been set).
+none refuses nothing kvtop knows of. Every engine also refuses a model class its release does not register
+(`architecture_check`: each package's `architectures` lists, `kvtop.domain.engine_architectures`). Live
+engines are never checked: one that runs was accepted (an override such as the engines' long-context
+variables may have been set).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.launch import spelling_of
 
 if TYPE_CHECKING:
+    from kvtop.domain.engine_architectures import ArchitectureCheck
     from kvtop.domain.ledger import Ledger
+
+MODEL_FLAG = "--model"
 
 
 class Refusal(BaseModel):
@@ -42,8 +47,18 @@ class Refusal(BaseModel):
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    """What the ledger's engine, at its release, refuses in this launch (empty: it starts)."""
-    return engine_rules(ledger.settings.engine).launch_refusals(ledger)
+    """What the ledger's engine, at its release, refuses in this launch (empty: it starts): a model class it
+    does not register first, then the engine's own refusals."""
+    found = architecture_check(ledger)
+    unregistered = (Refusal(field=MODEL_FLAG, message=found.message, source=found.source),) if found.refused else ()
+    return (*unregistered, *engine_rules(ledger.settings.engine).launch_refusals(ledger))
+
+
+def architecture_check(ledger: Ledger) -> ArchitectureCheck:
+    """What the ledger's engine, at its release, does with the model's class (registered, its Transformers
+    backend, remote code, refused, or not checked), from the engine's own lists."""
+    rules = engine_rules(ledger.settings.engine)
+    return rules.architectures.check(ledger.model, ledger.settings, ledger.version)
 
 
 def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Refusal | None:

@@ -22,8 +22,6 @@ from kvtop.domain.whatif import Replay
 
 #: Weights reported above the prediction by less than this share are the engine's rounding, not a cause.
 WEIGHTS_EXCESS_FRACTION = 0.03
-#: Settings that cap the capacity the engine would otherwise solve.
-CAP_FIELDS = ("max_total_tokens", "num_gpu_blocks_override")
 _OTHER_ENGINE_ROLES = (ProcessRole.ENGINE_WORKER, ProcessRole.ENGINE_SERVER)
 
 
@@ -82,7 +80,7 @@ def engine_capacity(
 ) -> EngineCapacity:
     """The waterfall of every rank of one engine (see module docstring)."""
     rules = engine_rules(clean.settings.engine)
-    uncapped_settings = clean.settings.model_copy(update=dict.fromkeys(CAP_FIELDS))
+    uncapped_settings = rules.uncapped(clean.settings)  # without the settings that cap its capacity
     replay = Replay(clean)
     uncapped = replay.solve(uncapped_settings) or clean
     steps: list[

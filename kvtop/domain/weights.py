@@ -81,7 +81,7 @@ class _Acc:
 
 COMPONENT_ORDER = (
     "embedding", "attention", "linear_attention", "mlp", "routed_experts", "shared_experts",
-    "router", "norms", "lm_head", "mtp",
+    "router", "norms", "lm_head", "mtp", "vision",
 )  # fmt: skip
 
 
@@ -375,6 +375,10 @@ def _weights_book(
             rank.matrix("embedding", h, width, 1, ("model.decoder.project_in",), quantizable=False)
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+        if model.tower is not None:  # the vision tower and projector, its big matrices split over TP (towers.py)
+            params = model.tower.params_per_rank(layout.tp)
+            rank.acc.add("vision", params, params * model.dtype_bytes, layout.tp)
+            rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[object, ...], list[int]] = {}

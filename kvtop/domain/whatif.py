@@ -14,7 +14,13 @@ from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger import Ledger, predict, settings_key
+from kvtop.domain.memo import Memo
+
+#: Re-solves by (ledger, question): the capacity waterfall asks its questions again every tick of the same
+#: clean ledger (the predictor hands back the same object while the launch and GPUs stay), the planner and
+#: diagnose's fixes ask the same questions again; each is solved once while it is remembered.
+_SOLVED: Memo[Ledger | None] = Memo(size=256)
 
 
 class Replay:
@@ -52,13 +58,25 @@ class Replay:
         calibrated estimate of the new launch: its context by TP, its profiled runtime by batch); the
         ledger's own settings keep its figures, so an unchanged replay gives the ledger back.
         """
+        unchanged = settings is None or settings == self.ledger.settings
+        if unchanged and not (free_shift or weights_shift or new_layout) and available_kv_bytes is None:
+            return self.ledger  # nothing changed: the ledger itself, not a re-solve of it
+        launch = settings or self.ledger.settings
+        key = (id(self.ledger), settings_key(launch), free_shift, weights_shift, available_kv_bytes, new_layout)
+        return _SOLVED.get(
+            key, self.ledger, lambda: self._solve(launch, free_shift, weights_shift, available_kv_bytes, new_layout)
+        )
+
+    def _solve(
+        self, launch: LaunchSettings, free_shift: int, weights_shift: int, available_kv_bytes: int | None,
+        new_layout: bool,
+    ) -> Ledger | None:  # fmt: skip
         m = self.measured
         if new_layout:
             m = MeasuredInputs(
                 gpu_total_bytes=m.gpu_total_bytes, free_before_load_bytes=m.free_before_load_bytes,
                 calibrated=m.calibrated,
             )  # fmt: skip
-        launch = settings or self.ledger.settings
         recalibrate = m.calibrated is not None and (new_layout or launch != self.ledger.settings)
         update: dict[str, int] = {}
         if free_shift:

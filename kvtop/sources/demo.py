@@ -1,15 +1,15 @@
-"""A simulated node for demos and tests, behind the same interface as the live node.
+"""A simulated node for demos and tests: a source of observations, nothing more.
 
-`DemoSource` turns a `Scenario` into what NVML and the OS would report: GPUs with their
-processes (bytes as NVML v2 gives them) and a process table of servers, workers, co-tenants and
-orphans. From there it takes the live node's own path: `attribute_node` finds engines and ranks,
-`EnginePredictor` predicts each engine's ledger, `build_snapshot` joins them.
+`DemoObservations` turns a `Scenario` into what NVML, the OS and the engines' endpoints would report:
+GPUs with their processes (bytes as NVML v2 gives them), a process table of servers, workers,
+co-tenants and orphans, and each engine's endpoint state. It predicts nothing and builds no snapshot:
+the live node's own assembler (`kvtop.commands.node_source`) attributes, predicts and joins, so a demo
+node is shown exactly as a live one would be (labelled `demo:<scenario>`, never as a real node).
 
-Observed bytes come from the prediction, solved the way the engine itself would solve it on
-this node (SGLang sizes every rank by the least free memory over its ranks, so a co-tenant that
-was there first shrinks every rank's pool). A healthy worker holds its ledger less a few MiB;
-values move a little each tick by a seeded function of (scenario seed, process, tick), so a
-given tick always gives the same node.
+Observed bytes come from the engine's simulated solve on this node (`demo_plan.NodePlan`: SGLang sizes
+every rank by the least free memory over its ranks, so a co-tenant that was there first shrinks every
+rank's pool). A healthy worker holds its ledger less a few MiB; values move a little each tick by a
+seeded function of (scenario seed, process, tick), so a given tick always gives the same node.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from kvtop.domain.node import NodeSnapshot, build_snapshot
+from kvtop.domain.engines.registry import simulation
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
     EngineLive,
@@ -45,10 +44,8 @@ from kvtop.sources.demo_plan import (
     resolve_model,
     unit_noise,
 )
-from kvtop.sources.engines.registry import simulation
-from kvtop.sources.live import EnginePredictor, join_notices, read_log, with_logged_capacity
 from kvtop.sources.processes import attribute_node
-from kvtop.sources.scenario import Scenario, load_scenario, scenario_path
+from kvtop.sources.scenario import Scenario
 
 #: Board power limits (W) of the demo's GPU models (their data sheets' TDP); others: 700 W.
 _POWER_LIMIT_W = {"A100-40GB": 400, "A100-80GB": 400, "H100": 700, "H200": 700, "B200": 1000, "L40S": 350}
@@ -68,8 +65,8 @@ def simulated_vitals(model: str, utilization: int) -> dict[str, int]:
     }
 
 
-class DemoSource:
-    """A simulated node (`SnapshotSource`). `clock` gives the time; one tick per `period_s`."""
+class DemoObservations:
+    """What a simulated node reports (a `NodeObserver`). `clock` gives the time; one tick per `period_s`."""
 
     def __init__(
         self,
@@ -78,7 +75,6 @@ class DemoSource:
         clock: Callable[[], float] = time.time,
         period_s: float = 1.0,
         notice: str | None = None,
-        engine_log: Path | None = None,
         origin: str | None = None,
     ) -> None:
         self.scenario = scenario
@@ -87,7 +83,6 @@ class DemoSource:
         self._clock = clock
         self._period_s = period_s
         self._plan = NodePlan(scenario, origin or f"scenario {scenario.name}", opened_at=clock())
-        self._log = read_log(engine_log) if engine_log is not None else None
         self._usage_memo: dict[tuple[int, int, int], float] = {}
         # NVML's state is "demo" and no driver version is claimed: no figure here was read from a driver
         raw = NodeObservation(
@@ -97,34 +92,32 @@ class DemoSource:
             gpus=tuple(self._raw_gpu(index) for index in range(scenario.gpu.count)),
         )
         self._template = attribute_node(raw, ScenarioProcessTable(self._plan.records))
-        models = self._plan.models
-        self._predictor = EnginePredictor(model_loader=lambda ref: resolve_model(models, ref))
 
-    @classmethod
-    def open(cls, ref: str, **options: Any) -> DemoSource:
-        """The demo node of a scenario name ('default' included) or .json path."""
-        return cls(load_scenario(ref), origin=str(scenario_path(ref)), **options)
+    def now(self) -> float:
+        """The demo's clock."""
+        return self._clock()
 
     def tick(self) -> int:
         """The tick the clock is in now."""
         return math.floor(self._clock() / self._period_s)
 
-    def collect(self) -> NodeSnapshot:
-        return self.collect_at(self.tick(), taken_at=self._clock())
+    def observe(self) -> NodeObservation:
+        """The node as it is now."""
+        return self.observe_at(self.tick(), taken_at=self._clock())
 
-    def collect_at(self, tick: int, *, taken_at: float | None = None) -> NodeSnapshot:
-        """The node as it is at `tick` (deterministic: the same tick gives the same snapshot)."""
-        node = self.observe_at(tick, taken_at=tick * self._period_s if taken_at is None else taken_at)
-        ledgers = self._predictor.ledgers(node)
-        log_notice = None
-        if self._log is not None:
-            node, log_notice = with_logged_capacity(node, self._log, ledgers)
-        notice = join_notices(self.notice, log_notice)
-        return build_snapshot(node, ledgers, source=self.label, notice=notice)
+    def load_model(self, ref: str) -> ModelSpec:
+        """A model the scenario runs (its preset or config, read once when the scenario was planned)."""
+        return resolve_model(self._plan.models, ref)
 
-    def observe_at(self, tick: int, *, taken_at: float) -> NodeObservation:
-        """What NVML, the process table and the endpoints say at `tick`, attributed. Processes keep
-        their identities from tick to tick, so attribution runs once and each tick moves the bytes."""
+    def close(self) -> None:
+        """Nothing to release: a demo opens no driver."""
+
+    def observe_at(self, tick: int, *, taken_at: float | None = None) -> NodeObservation:
+        """What NVML, the process table and the endpoints say at `tick`, attributed (deterministic: the
+        same tick gives the same node; `taken_at` defaults to the tick's start). Processes keep their
+        identities from tick to tick, so attribution runs once and each tick moves the bytes."""
+        if taken_at is None:
+            taken_at = tick * self._period_s
         gpus = tuple(self._gpu(template, tick) for template in self._template.gpus)
         live = {
             engine.spec.server_pid: self._live(position, tick)

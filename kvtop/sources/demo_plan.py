@@ -1,7 +1,7 @@
 """The demo node's static plan: which processes a scenario puts on which GPU, and their bytes.
 
 Built once per scenario from the real prediction path (the calibrated clean prediction,
-`calibrated_ledger`) and the real process attribution; `DemoSource` (demo.py) then moves the numbers a
+`calibrated_ledger`) and the real process attribution; `DemoObservations` (demo.py) then moves the numbers a
 little every tick. What a scenario does not set (the driver's reserve, each worker's CUDA context) is
 what that prediction expects, so a healthy node shows nothing to explain.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.engines.registry import simulation
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings, parse_launch_command
@@ -24,11 +25,10 @@ from kvtop.domain.observe import (
     EndpointState,
 )
 from kvtop.domain.placement import place
+from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node, span_of
-from kvtop.sources.engines.registry import simulation
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import draft_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 
@@ -213,7 +213,7 @@ class NodePlan:
         gpus: tuple[int, ...],
     ) -> Ledger:  # fmt: skip
         """The ledger the engine itself solved on this node, from what it measured there (each engine
-        measures its own way: `kvtop/sources/engines/<engine>/demo.py`), about the clean prediction."""
+        measures its own way: `kvtop/domain/engines/<engine>/demo.py`), about the clean prediction."""
         try:
             expected = calibrated_ledger(model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name)
         except KvtopError as error:

@@ -1,6 +1,6 @@
 """Parse engine startup logs into an `EngineLog` (what the log says, nothing computed).
 
-Each engine's own lines are its `LogDialect` (`kvtop/sources/engines/<engine>/log_lines.py`); this
+Each engine's own lines are its `LogDialect` (`kvtop/domain/engines/<engine>/log_lines.py`); this
 module reads a log once, line by line, and hands every line to the handlers whose trigger it holds.
 
 Prefixes never matter: a line is recognised by a cheap substring check, then its fields are
@@ -23,40 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from kvtop.domain.engine_log import EngineLog, RankKey, StartupFailure
-from kvtop.domain.engines.registry import EngineId
+from kvtop.domain.engines.registry import EngineId, log_dialects
 from kvtop.domain.errors import InputError
-from kvtop.sources.engines.registry import log_dialects
-from kvtop.sources.log_args import parse_call_args, parse_dict_args
-from kvtop.sources.log_dialect import LogDialect, LogFacts, LogHandler, RankHandler
+from kvtop.domain.log_args import parse_call_args, parse_dict_args
+from kvtop.domain.log_dialect import LogDialect, LogFacts, LogHandler, RankHandler, RankReader, RankTuple
 
 __all__ = ["parse_call_args", "parse_dict_args", "parse_engine_log", "rank_of", "read_engine_log"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTINUATION = re.compile(r"\s*(?:[a-z]|\d{1,12}(?:\.\d{1,12})?\s*[A-Za-z(%])")
-_SGLANG_PREFIX = re.compile(
-    r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?((?:\s+[A-Z]{2,4}\d{1,5}){0,8})\s*\]"
-)
-_VLLM_PROCESS = re.compile(
-    r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
-)
-_VLLM_PROCESSES = re.compile(
-    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
-    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
-)
-_TAG = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)(\d{1,5})(?!\d)")
-_ENGINE_LINE = re.compile(
-    r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"
-    r"|(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
-    r"|\([\w-]{1,60}(?: rank=\d{1,6})?(?: engine_index=\d{1,6})? pid=\d{1,10}\)"
-)
 _DATE = re.compile(r"(?<!\d)(20\d\d)-([01]\d)-([0-3]\d)(?!\d)")
-_LAUNCH_MODEL = re.compile(
-    r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})|(?:vllm|sglang) serve ([^\s'\"-][^\s'\"]{0,500})"
-)
-_FAILURE = re.compile(
-    r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
-    r"|(EngineCore failed to start|Engine core initialization failed).*|CUDA out of memory.*"
-)
+_LAUNCH_MODEL = re.compile(r"(?:--model-path|--model)[ =]([^\s'\"]{1,500})")
+_EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?(?:ValueError|RuntimeError|AssertionError|OutOfMemoryError)):.*"
 _FAILURE_TOPIC = re.compile(r"(?i)kv.?cache|memory|mem-fraction|max seq len|cache blocks")
 _EXCEPTION_BEFORE = re.compile(r"((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]{0,40}(?:Error|Exception)): $")
 _TRACEBACK_AFTER = re.compile(r",? Traceback \(most recent call last\):.*$")
@@ -162,32 +140,16 @@ def _logical_lines(physical: list[str]) -> Iterator[tuple[str, int]]:
         index += used
 
 
-RankTuple = tuple[int | None, int | None, int | None, int | None, int | None]
-"""(dp, tp, pp, ep, worker): a hashable rank while reading, made a `RankKey` at the end."""
 _UNRANKED: RankTuple = (None, None, None, None, None)
-
-
-@lru_cache(maxsize=1024)
-def _rank_from_tags(tags: str, worker: str | None) -> RankTuple:
-    ranks = {name: int(number) for name, number in _TAG.findall(tags)}
-    return (
-        ranks.get("DP"),
-        ranks.get("TP"),
-        ranks.get("PP"),
-        ranks.get("EP"),
-        int(worker) if worker else None,
-    )
 
 
 def _rank_tuple(line: str) -> RankTuple:
     head = line[:_PREFIX_CHARS]  # prefixes (journald and docker included) sit at the start
-    sglang = _SGLANG_PREFIX.search(head) if "[" in head else None
-    vllm = _VLLM_PROCESSES.search(head) if "pid=" in head else None
-    if sglang and (vllm is None or sglang.start() < vllm.start()):
-        return _rank_from_tags(sglang.group(1), None)
-    if vllm:  # one or more processes, e.g. `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`
-        return _rank_from_processes(vllm.group())
-    for pattern in _rank_prefixes():  # an engine's own global-rank prefix, e.g. `[RANK 3]`
+    readers, prefixes = _rank_readers()
+    found = [hit for hint, reader in readers if hint in head and (hit := reader(head)) is not None]
+    if found:  # the earliest prefix wins, e.g. `(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)` as one
+        return min(found, key=lambda hit: hit[0])[1]
+    for pattern in prefixes:  # an engine's own global-rank prefix, e.g. `[RANK 3]`
         match = pattern.search(head)
         if match:
             return (None, None, None, None, int(match.group(1)))
@@ -195,8 +157,11 @@ def _rank_tuple(line: str) -> RankTuple:
 
 
 @lru_cache(maxsize=1)
-def _rank_prefixes() -> tuple[re.Pattern[str], ...]:
-    return tuple(dialect.rank_prefix for dialect in _vocabulary()[0] if dialect.rank_prefix is not None)
+def _rank_readers() -> tuple[tuple[tuple[str, RankReader], ...], tuple[re.Pattern[str], ...]]:
+    """Every engine's rank-prefix readers (with the substring each needs), and its global-rank prefixes."""
+    dialects = _vocabulary()[0]
+    readers = tuple((d.rank_hint, d.rank_reader) for d in dialects if d.rank_reader is not None)
+    return readers, tuple(d.rank_prefix for d in dialects if d.rank_prefix is not None)
 
 
 def _first_date(line: str) -> str | None:
@@ -210,13 +175,6 @@ def _first_date(line: str) -> str | None:
         if match:
             return f"{match['y']}-{match['m']}-{match['d']}"
     return None
-
-
-@lru_cache(maxsize=1024)
-def _rank_from_processes(processes: str) -> RankTuple:
-    names = _VLLM_PROCESS.findall(processes)
-    worker = next((rank for _, rank in names if rank), None)
-    return _rank_from_tags(" ".join(name for name, _ in names), worker)
 
 
 def _rank_key(rank: RankTuple) -> RankKey:
@@ -276,13 +234,27 @@ def _launch(line: str, physical: list[str], next_line: int, state: _State) -> in
     return -1
 
 
+@lru_cache(maxsize=1)
+def _failure_pattern() -> re.Pattern[str]:
+    """An exception about the start, an engine's own "failed to start" words (group 2), or CUDA's OOM."""
+    words = "|".join(re.escape(phrase) for dialect in _vocabulary()[0] for phrase in dialect.start_failures)
+    return re.compile(_EXCEPTION + (f"|({words}).*" if words else "") + "|CUDA out of memory.*")
+
+
+@lru_cache(maxsize=1)
+def _engine_line() -> re.Pattern[str]:
+    """A line in some engine's log format (its prefix): counted as unrecognised when no handler took it."""
+    shapes = [dialect.line_shape.pattern for dialect in _vocabulary()[0] if dialect.line_shape is not None]
+    return re.compile("|".join(shapes) or r"(?!)")
+
+
 def _failure(line: str, state: _State) -> bool:
     """Keep an error line that shows a refused start (KV sizing, memory, `failed to start`, or a refusal
     in an engine's own words); once the server said it is up, errors are no longer a refused start."""
     refusal = _refusal(line, state)
     if refusal is None and "rror" not in line and "failed" not in line:
         return False
-    match = _FAILURE.search(line) if "rror" in line or "failed" in line else None
+    match = _failure_pattern().search(line) if "rror" in line or "failed" in line else None
     if match is not None and match.group(1) and not _FAILURE_TOPIC.search(line):
         match = None
     if match is not None:
@@ -363,8 +335,10 @@ def _model_path(state: _State) -> str | None:
         value = args.get(key)
         if isinstance(value, str) and value:
             return value
-    match = _LAUNCH_MODEL.search(state.launch_command or "")
-    return (match.group(1) or match.group(2)) if match else None
+    command = state.launch_command or ""
+    patterns = [_LAUNCH_MODEL, *(d.positional_model for d in _vocabulary()[0] if d.positional_model is not None)]
+    matches = [match for pattern in patterns if (match := pattern.search(command)) is not None]
+    return min(matches, key=lambda match: match.start()).group(1) if matches else None
 
 
 def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None = None) -> EngineLog:
@@ -375,6 +349,8 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         physical = [_ANSI.sub("", line) if "\x1b" in line else line for line in physical]
     physical = [line if len(line) <= _MAX_LINE_CHARS else line[:_MAX_LINE_CHARS] for line in physical]
     dialects, _ = _vocabulary()
+    launch_words = {word for dialect in dialects for word in dialect.launch_words}
+    engine_line = _engine_line()
     state = _State(dialects)
     lines_parsed = unrecognised = 0
     number = 0
@@ -383,7 +359,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         state.facts.line_number = number - used + 1
         if state.first_date is None and number <= _DATED_WITHIN_LINES:
             state.first_date = _first_date(line)
-        launches = "serve" in line or "launch_server" in line or "api_server" in line or "dynamo.trtllm" in line
+        launches = any(word in line for word in launch_words)
         extra = _launch(line, physical, number, state) if launches else -1
         if extra >= 0:
             lines_parsed += used + extra
@@ -391,7 +367,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         _server_ready(line, state)
         if _read(line, state) | _failure(line, state):
             lines_parsed += used
-        elif _ENGINE_LINE.search(line):
+        elif engine_line.search(line):
             unrecognised += 1
     facts = state.facts
     dialect_of = {dialect.engine: dialect for dialect in dialects}

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
 from kvtop.sources.engines.registry import model_file_reader
 from kvtop.sources.json_file import parse_json_object, read_json_object

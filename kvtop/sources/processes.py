@@ -19,7 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kvtop.domain.engines.registry import EngineId
+from kvtop.domain.engines.registry import (
+    EngineId,
+    default_port,
+    rank_of_device,
+    ranks_by_gpu_order,
+    title_prefixes,
+)
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, detect_engine, parse_launch_command
 from kvtop.domain.observe import (
@@ -33,13 +39,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.domain.process_identity import PidNamespace, identity_of
 from kvtop.domain.redact import redact_argv
-from kvtop.sources.engines.registry import (
-    complete_settings,
-    default_port,
-    rank_of_device,
-    ranks_by_gpu_order,
-    title_prefixes,
-)
+from kvtop.sources.engines.registry import complete_settings
 
 _ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 _TITLE = re.compile(r"^(?P<prefix>[A-Za-z][\w.-]{0,30})::(?P<role>\S+)$")

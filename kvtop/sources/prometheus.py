@@ -1,7 +1,7 @@
 """A whole cluster through a Prometheus server's HTTP API (`/api/v1/query`), with httpx.
 
-Reads DCGM-exporter framebuffer series (MiB; host label `Hostname` or `hostname`), vLLM and
-SGLang engine gauges, and kvtop's own exporter series (aggregated server-side per instance), and
+Reads DCGM-exporter framebuffer series (MiB; host label `Hostname` or `hostname`), each engine's own
+KV gauges (the names its package declares: `usage_metrics`, `capacity_metrics`), and kvtop's own exporter series (aggregated server-side per instance), and
 joins them into one `ClusterNode` per host. Every failure is a `PrometheusError` with a named
 `PrometheusState`; a bearer token is sent but never shown, and TLS is always verified.
 """
@@ -37,6 +37,7 @@ from kvtop.domain.cluster import (
     rank_nodes,
 )
 from kvtop.domain.cluster_engines import group_disaggregated, join_engines
+from kvtop.domain.engines.registry import engine_metrics
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.redact import redact_mapping
 from kvtop.sources.bounded_http import (
@@ -63,6 +64,8 @@ MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster'
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
 ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
+ENGINE_METRICS = engine_metrics()  # name -> (engine, states the token capacity; else the KV usage share)
+
 QUERIES = {
     "up": "up",
     "age": "time() - timestamp(up)",
@@ -73,7 +76,7 @@ QUERIES = {
     "findings": "sum by (instance, severity) (kvtop_findings)",
     # the tightest rank of each engine on each node, per source, with its rank and GPU labels
     "capacity": "bottomk by (instance, engine, source) (1, kvtop_rank_token_capacity)",
-    "engine": '{__name__=~"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage|sglang:max_total_num_tokens"}',
+    "engine": '{__name__=~"' + "|".join(ENGINE_METRICS) + '"}',  # every engine's own KV gauges
 }
 QUERIES |= ENGINE_QUERIES  # each node's part of every engine (prometheus_engines.py)
 #: every query kvtop may send: the refresh's, and every GPU's series for `kvtop cluster --gpus`
@@ -390,9 +393,9 @@ def join_answers(
         engine[key] = min(int(value), engine.get(key, int(value)))
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
-        kind, _, metric = labels.get("__name__", "?:?").partition(":")
+        kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
         engine = parts(node_of(instance), instance).engines.setdefault((instance, kind), {"source": kind})
-        if metric == "max_total_num_tokens":
+        if states_capacity:
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
@@ -405,7 +408,6 @@ def join_answers(
 # Queries whose samples are bytes, counts, tokens or ages (never below zero), and fractions (0–1).
 _NON_NEGATIVE = ("dcgm", "gpu", "findings", "capacity", *GPU_SUMMARY_QUERIES)
 _AGES = ("age", "snapshot_age")
-_FRACTION_METRICS = ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage")
 
 
 def typed_answers(answers: Mapping[str, Series]) -> tuple[dict[str, Series], tuple[IgnoredSample, ...]]:
@@ -431,7 +433,7 @@ def _lie(key: str, labels: Mapping[str, str], value: float) -> SampleLie | None:
         return None if value in (0.0, 1.0) else SampleLie.NOT_UP_OR_DOWN
     if key in _AGES:
         return SampleLie.FUTURE if value < 0 else None
-    if key == "engine" and labels.get("__name__", "").partition(":")[2] in _FRACTION_METRICS:
+    if key == "engine" and ENGINE_METRICS.get(labels.get("__name__", ""), ("", True))[1] is False:
         return None if 0.0 <= value <= 1.0 else SampleLie.OUT_OF_RANGE
     if key in _NON_NEGATIVE or key == "engine":
         return SampleLie.NEGATIVE if value < 0 else None

@@ -3,7 +3,7 @@
 A scenario states what an operator would know about a node: the GPU model and count, each
 engine's model preset and launch command, and what is wrong with it (co-tenant processes,
 orphaned workers, lost GPUs, bytes no ledger explains). Every observed byte is derived from the
-prediction in `kvtop.sources.demo`, so a scenario never lists memory figures of healthy ranks.
+engine's simulated solve in `kvtop.sources.demo_plan`, so a scenario never lists memory figures of healthy ranks.
 Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scenarios/NAME.json`
 (shipped inside the package, see `kvtop.bundled`).
 """
@@ -16,10 +16,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from kvtop.bundled import bundled_dir
+from kvtop.domain.engines.registry import title_prefixes
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.observe import EndpointState
-from kvtop.sources.engines.registry import title_prefixes
 from kvtop.sources.json_file import read_json_object
 from kvtop.units import MIB, parse_size
 

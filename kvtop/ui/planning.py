@@ -14,10 +14,10 @@ from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, p
 from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import HostKvRequest
 from kvtop.domain.engines.base import GIB, MeasuredInputs
-from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
-from kvtop.domain.launch import LaunchSettings, spelling_of
+from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 
@@ -53,27 +53,34 @@ FIELDS: tuple[PlanField, ...] = (
 #: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
-_FIELD_BY_FLAG = {
-    "--tp": "tp", "--pp": "pp", "--ep": "ep", "--dp": "dp", "--enable-dp-attention": "enable_dp_attention",
-    "--kv-cache-dtype": "kv_cache_dtype", "--mem-fraction-static": "memory_fraction",
-    "--gpu-memory-utilization": "memory_fraction", "--page-size": "page_size", "--block-size": "page_size",
-    "--context-length": "context_length", "--max-model-len": "context_length",
-    "--max-running-requests": "max_running_requests", "--max-num-seqs": "max_running_requests", "--model": "model",
-}  # fmt: skip
+#: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
+_SETTING_KEYS = frozenset(
+    {"model", "tp", "pp", "ep", "dp", "enable_dp_attention", "kv_cache_dtype", "page_size", "context_length",
+     "max_running_requests"}
+)  # fmt: skip
 
 
-def field_of_flag(flag: str) -> str | None:
-    """The planner field an engine flag sets ('--max-model-len' → 'context_length'), if any."""
-    return _FIELD_BY_FLAG.get(flag)
+def field_of_flag(flag: str, engine: EngineId | None = None) -> str | None:
+    """The planner field an engine flag sets ('--max-model-len' → 'context_length', LMDeploy's
+    '--cache-block-seq-len' → 'page_size'), if any: read from the engine's own spellings (every engine's
+    when `engine` is None), then kvtop's own."""
+    for each in (engine,) if engine is not None else ENGINE_IDS:
+        setting = engine_flags_of(each).spellings.get(flag)
+        if setting is not None and setting == engine_rules(each).memory_fraction_field:
+            return "memory_fraction"
+        if setting in _SETTING_KEYS:
+            return setting
+    setting = KVTOP_SPELLINGS.get(flag)
+    return setting if setting in _SETTING_KEYS else None
 
 
-def field_of_error(err: KvtopError) -> str | None:
+def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | None:
     """The planner field an error names (by label or by engine flag), if any."""
     name = getattr(err, "field", None)
     if not name:
         return None
     by_label = next((field.key for field in FIELDS if field.label == name), None)
-    by_flag = (_FIELD_BY_FLAG.get(part) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
+    by_flag = (field_of_flag(part, engine) for part in name.split("/"))  # '--tp-size/--tp': the engine's, kvtop's
     return by_label or next((key for key in by_flag if key), None)
 
 
@@ -314,7 +321,7 @@ def plan(
             after=None,
             settings=None,
             error=str(err),
-            error_field=field_of_error(err),
+            error_field=field_of_error(err, (base or live).engine),
             before_error=before_error,
         )
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,

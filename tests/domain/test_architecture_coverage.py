@@ -14,7 +14,7 @@ import pytest
 from kvtop.domain.architectures.coverage import GENERIC, NOT_MODELLED, WRAPPERS, verdict
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS, DATA
 
 REGISTRIES = json.loads((DATA / "architectures" / "engine_registries.json").read_text())

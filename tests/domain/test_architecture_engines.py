@@ -60,7 +60,7 @@ def test_what_a_kimi_k3_reading_leaves_out_is_said_and_only_for_kimi_k3() -> Non
               "num_hidden_layers": 27, "num_attention_heads": 32, "vocab_size": 163840, "max_position_embeddings": 1048576,
               "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "num_heads": 32, "head_dim": 128,
                                      "short_conv_kernel_size": 4}}  # fmt: skip
-    from kvtop.domain.model import model_from_config
+    from kvtop.domain.model_config import model_from_config
 
     model = model_from_config(linear, source="kimi-linear")  # KimiLinearConfig's defaults for the rest
     assert not any("routed_expert_hidden_size" in note for note in model.not_modelled)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 

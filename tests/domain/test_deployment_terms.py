@@ -13,7 +13,8 @@ from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 MIB, GIB = 1 << 20, 1 << 30

@@ -8,7 +8,7 @@ import json
 from kvtop.domain.capacity import CapacityCause, CapacitySource
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.waterfall import RankActual, engine_capacity
 from tests.conftest import CONFIGS
 

@@ -490,7 +490,7 @@ def test_every_finding_id_is_documented() -> None:
 def test_a_lost_gpu_outside_every_engine_is_a_whole_gpu_lost_and_an_empty_gpu_is_advice() -> None:
     """The gpu5-lost demo: GPU 5 belongs to no engine (its bytes from its siblings: NVML reads none of
     a lost GPU); GPU 4 runs nothing on a node whose engines could use it."""
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
     from kvtop.sources.scenario import load_scenario
 
     snapshot = DemoSource(load_scenario("gpu5-lost")).collect_at(0)

@@ -15,7 +15,7 @@ import pytest
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 

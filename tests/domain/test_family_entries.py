@@ -11,7 +11,8 @@ import pytest
 from kvtop.domain.errors import InputError
 from kvtop.domain.kv import KvStorage, kv_book
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
 from tests.conftest import CONFIGS
 

@@ -79,12 +79,14 @@ def test_kv_per_token_is_the_engines_per_layer_sum(path: Path) -> None:
 
 
 def _weights_params(model: ModelSpec) -> int:
-    """kvtop's TP 1 parameters, less the rows the engines pad the vocabulary with (the checkpoint has none)."""
+    """kvtop's TP 1 language-model parameters (its vision tower apart: tests/domain/test_vision_towers.py), less
+    the rows the engines pad the vocabulary with (the checkpoint has none)."""
     model = model.model_copy(update={"quant": NO_QUANT})
     book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
     pad = math.ceil(model.vocab_size / 64) * 64 - model.vocab_size
     matrices = 1 if model.tie_word_embeddings else 2
-    return book.total_params - pad * model.hidden_size * matrices - (pad if model.body.lm_head_bias else 0)
+    tower = sum(row.params for row in book.rows if row.component == "vision")
+    return book.total_params - tower - pad * model.hidden_size * matrices - (pad if model.body.lm_head_bias else 0)
 
 
 WITH_ORACLE = [p for p in FILES if "language_params" in PARAMS.get(p.stem, {})

@@ -18,8 +18,8 @@ def test_two_co_tenants_on_one_gpu_are_named_with_their_bytes_and_age() -> None:
     severity, answer = incident_answer(snapshot, found)
     tokens = only(found, "co_tenant").tokens
     # left running, 10 GiB held: a restart finds NVML's free memory less SGLang's calibrated context at TP 8
-    # (0.939754 GiB, docs/calibration.md); its share may rise while 1 GiB > (share − 0.818) × 69,844.7 MiB: to 0.83
-    left = H100 - RESERVED - round(0.939754 * GIB) - 10 * GIB
+    # (0.883128 GiB, docs/calibration.md); its share may rise while 1 GiB > (share − 0.818) × 69,902.7 MiB: to 0.83
+    left = H100 - RESERVED - round(0.883128 * GIB) - 10 * GIB
     gain = sglang_capacity(llama(), left, mem_fraction_static=0.83) - sglang_capacity(llama(), left)
     assert severity is not None and severity.value == "warning"
     assert answer == (

@@ -9,7 +9,7 @@ import pytest
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.layout import ParallelLayout, validate_layout
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 

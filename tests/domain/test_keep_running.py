@@ -3,7 +3,7 @@
 The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
 driver-reserved as NVML reads it; the GPU model is not named). A restart finds what NVML leaves free less the
 engine's own context, at its calibrated figure (docs/calibration.md): SGLang's at TP 8 with no NVLink GPU
-named, 0.939754 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
+named, 0.883128 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
 `predict` with the free memory written out by hand, and the share's bounds by SGLang's and vLLM's own
 arithmetic:
 
@@ -17,29 +17,29 @@ from __future__ import annotations
 
 import math
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.incident import incident
 from kvtop.domain.keep_running import AlternativeLimit
 from kvtop.domain.ledger import predict
-from kvtop.sources.demo import DemoSource
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-SGLANG_RESTART = H100 - RESERVED - round(0.939754 * GIB)  # 80,084.7 MiB free before the weights
+SGLANG_RESTART = H100 - RESERVED - round(0.883128 * GIB)  # 80,142.7 MiB free before the weights
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,084.7 − 6,144 = 73,940.7 MiB free.
-    At 0.83 the reserve is that × 0.17, 0.012 × 73,940.7 MiB = 0.87 GiB below SGLang's own (× 0.182); at
-    0.84 it would be 0.022 × 73,940.7 MiB = 1.59 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,142.7 − 6,144 = 73,998.7 MiB free.
+    At 0.83 the reserve is that × 0.17, 0.012 × 73,998.7 MiB = 0.87 GiB below SGLang's own (× 0.182); at
+    0.84 it would be 0.022 × 73,998.7 MiB = 1.59 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == 73_940.7
+    assert round(left / MIB, 1) == 73_998.7
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.59 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
@@ -59,9 +59,9 @@ def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None
 
 
 def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token_back() -> None:
-    """At --mem-fraction-static 0.7, stopping the notebook gives 80,084.7 MiB × 0.7 of budget back; with it
-    left running the share must be 0.7 × 80,084.7 ÷ 73,940.7 = 0.7582 or more: 0.76 reaches it, 0.75 does
-    not, and its reserve (73,940.7 MiB × 0.24 = 17.3 GiB) is above SGLang's own."""
+    """At --mem-fraction-static 0.7, stopping the notebook gives 80,142.7 MiB × 0.7 of budget back; with it
+    left running the share must be 0.7 × 80,142.7 ÷ 73,998.7 = 0.7582 or more: 0.76 reaches it, 0.75 does
+    not, and its reserve (73,998.7 MiB × 0.24 = 17.3 GiB) is above SGLang's own."""
     plan = llama("sglang", "--mem-fraction-static", "0.7")
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative

@@ -9,7 +9,7 @@ import pytest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 GIB = 1 << 30

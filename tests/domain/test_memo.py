@@ -11,7 +11,7 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import forget_solved, predict
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 H100 = 81559 << 20

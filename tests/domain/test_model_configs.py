@@ -15,7 +15,8 @@ import pytest
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import LayerKind, ModelSpec, model_from_config
+from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.model_config import model_from_config
 from tests.conftest import CONFIGS
 
 H200 = 143771 << 20

@@ -11,7 +11,8 @@ from kvtop.domain.kv import KvFormat, kv_book, resolve_kv_format
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
 from tests.conftest import CONFIGS
 

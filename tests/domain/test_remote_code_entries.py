@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
 from tests.conftest import CONFIGS
 

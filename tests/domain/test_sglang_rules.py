@@ -15,7 +15,8 @@ from kvtop.domain.engines.sglang.eras import vit_size_factor
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import ModelSpec, VisionSpec, model_from_config
+from kvtop.domain.model import ModelSpec, VisionSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.sources.engine_logs import read_engine_log
 from tests.conftest import CONFIGS
 
@@ -50,10 +51,13 @@ def test_gemma3_is_text_only_without_enable_multimodal() -> None:
     ledger = predict(load(GEMMA3), parse_flags("sglang", []), gpu_total_bytes=H100)
     # §5: round((81,559 − 13,904) / 81,559, 3) = 0.830, no tower factor; no 100 MiB reserve (§4.4)
     assert ledger.engine.memory_fraction == 0.830
-    # weights 54,018,692,608 B (Gemma3DecoderLayer's four norms a layer: 62 × 4 × 5,376 × 2 B of them):
-    # (84,447,068,160 − 54,018,692,608) − 84,447,068,160 × 0.17 = 16,072,373,964 B ÷ 507,904 = 31,644.4
-    assert ledger.engine.kv_budget_bytes == 16_072_373_964
-    assert ledger.token_capacity == 31_644
+    # weights 54,018,692,608 B of language model (Gemma3DecoderLayer's four norms a layer: 62 × 4 × 5,376 × 2 B
+    # of them) + 846,120,672 B of SigLIP tower and projector (gemma3_mm.py builds them text-only too) =
+    # 54,864,813,280: (84,447,068,160 − 54,864,813,280) − 84,447,068,160 × 0.17 = 15,226,253,292 B ÷ 507,904
+    # = 29,978.6
+    assert ledger.weights_bytes == 54_018_692_608 + 846_120_672
+    assert ledger.engine.kv_budget_bytes == 15_226_253_292
+    assert ledger.token_capacity == 29_978
     assert not any(step.label == "− multimodal reserve" for step in ledger.engine.steps)
 
 
@@ -63,19 +67,19 @@ def test_gemma3_auto_fraction_and_reserve() -> None:
     # × 8 MiB = 464 (on since v0.5.10rc0) → round((81,559 − 13,904) / 81,559, 3) = 0.830;
     # tower 1 − 0.1·(27·1152²/(24·1024²) − 1) = 0.9576171875
     assert ledger.engine.memory_fraction == pytest.approx(0.830 * 0.95 * 0.9576171875, abs=1e-12)
-    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,018,692,608: rest = (pre − w)/2³⁰ − pre/2³⁰·(1 − 0.75508)
-    # − 100/1024 GiB (§4) → 9,640,839,330 B ÷ 507,904 B per token = 18,981.6
-    assert ledger.engine.kv_budget_bytes == 9_640_839_330
-    assert ledger.token_capacity == 18_981
+    # pre 84,447,068,160 (H100 − 1 GiB), weights 54,864,813,280 (tower included): rest = (pre − w)/2³⁰ −
+    # pre/2³⁰·(1 − 0.75508) − 100/1024 GiB (§4) → 8,794,718,658 B ÷ 507,904 B per token = 17,315.7
+    assert ledger.engine.kv_budget_bytes == 8_794_718_658
+    assert ledger.token_capacity == 17_315
 
 
 def test_explicit_fraction_skips_the_vlm_factor_but_not_the_reserve() -> None:
     flags = parse_flags("sglang", ["--mem-fraction-static", "0.85", MM])
     ledger = predict(load(GEMMA3), flags, gpu_total_bytes=H100)
     assert ledger.engine.memory_fraction == 0.85
-    # 30,428,375,552 after load − 84,447,068,160 × 0.15 − 104,857,600 = 17,656,457,728 ÷ 507,904 = 34,763.6
-    assert ledger.engine.kv_budget_bytes == 17_656_457_728
-    assert ledger.token_capacity == 34_763  # 34,969 without the 100 MiB reserve
+    # 29,582,254,880 after load − 84,447,068,160 × 0.15 − 104,857,600 = 16,810,337,056 ÷ 507,904 = 33,097.5
+    assert ledger.engine.kv_budget_bytes == 16_810_337_055  # 16,810,337,056 less the reserve's rounding
+    assert ledger.token_capacity == 33_097  # 33,303 without the 100 MiB reserve
 
 
 def test_feature_transport_pool_adds_to_the_reserve() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import model_from_config
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
 from tests.conftest import CONFIGS
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacityCause, CapacitySource
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.cluster_engines import JoinedEngine
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.span import ServingRole
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.exporter import SnapshotCollector
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import (
     DEFAULT_SCENARIO,
@@ -30,10 +30,10 @@ MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
 # The clean prediction's pre-load terms on an H100 (docs/calibration.md), written out by hand: CUDA's total is
 # the mean of the H100 totals the corpus's logs printed, 79.188769 GiB; SGLang's CUDA context and NCCL before the
-# weights are 0.939754 GiB + 0.425082 GiB per doubling of TP on NVLink GPUs (2.215 GiB at TP 8). A scenario that
+# weights are 0.883128 GiB + 0.393265 GiB per doubling of TP on NVLink GPUs (2.063 GiB at TP 8). A scenario that
 # sets neither the driver's reserve nor the context gets these, so its engines measure what the prediction expects.
 H100_CUDA_TOTAL = round(79.188769 * GIB)
-SGLANG_TP8_CONTEXT = round((0.939754 + 0.425082 * 3) * GIB)
+SGLANG_TP8_CONTEXT = round((0.883128 + 0.393265 * 3) * GIB)
 LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics --engine-version 0.5.9"  # the scenarios' SGLang
 
 
@@ -77,15 +77,15 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert view.engine.engine_id == "sglang:41000"
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
-    assert view.ledger.token_capacity == 1_219_895  # from the launch command alone
+    assert view.ledger.token_capacity == 1_223_156  # from the launch command alone
     # The engine solved with its measured free memory: CUDA's H100 total less SGLang's TP 8 context (the
     # driver's reserve is nvidia-smi's total less CUDA's): what it solved is the prediction.
     settings = parse_launch_command(LLAMA_TP8)
     free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
     solved = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                      measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_219_895
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_219_895}
+    assert solved.token_capacity == 1_223_156
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_223_156}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
 
 
@@ -104,17 +104,17 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     total = gpu_total_bytes("H100")
     tightest = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                        measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_091_235
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_091_235}
+    assert tightest.token_capacity == 1_094_496
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_094_496}
     assert (
-        healthy.engines[0].ranks[0].observed.token_capacity - 1_091_235 == 128_660
+        healthy.engines[0].ranks[0].observed.token_capacity - 1_094_496 == 128_660
     )  # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3
     # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
     for rank in view.ranks:
         (term,) = rank.capacity.terms
         assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_219_895
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_223_156
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         assert after.attributed_outside_bytes == 6 * GIB
@@ -169,8 +169,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     assert (
-        view.ranks[0].observed.token_capacity == 1_219_895 - 42_887
-    )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8
+        view.ranks[0].observed.token_capacity == 1_223_156 - 42_886
+    )  # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8, floored with the pool
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:

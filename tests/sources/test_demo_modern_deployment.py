@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.deployment import Basis, Charge, Feature
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.pressure import pressure_of
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.ledger_rows import rank_ledger
 

@@ -5,8 +5,8 @@ for an engine that reports no token count, a review found)."""
 
 from __future__ import annotations
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank
-from kvtop.sources.demo import DemoSource
 
 
 def test_ranks_combine_tightest_fullest_and_summed() -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacitySource
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.scenario import scenario_dir
 from tests.data_paths import CASES
 

@@ -215,7 +215,7 @@ def test_export_refuses_a_remote_address_with_one_line() -> None:
 
 
 def test_every_series_of_a_demo_node_says_demo_and_names_the_scenario_not_this_host() -> None:
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
     from kvtop.sources.scenario import load_scenario
 
     source = DemoSource(load_scenario("llama70b-tp8-foreign-gpu3"), clock=lambda: 1000.0)
@@ -233,7 +233,7 @@ def test_every_series_of_a_demo_node_says_demo_and_names_the_scenario_not_this_h
 
 
 def test_a_demo_node_given_a_node_name_keeps_it_and_still_says_demo() -> None:
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
 
     collector = SnapshotCollector(DemoSource.open("default"), node="gpu-node-17")
     assert collector.refresh()
@@ -290,7 +290,7 @@ def test_export_refuses_a_stale_after_within_the_interval_with_one_line() -> Non
 def test_engine_info_says_which_engine_and_which_of_its_ranks_run_here() -> None:
     """dsv3-tp16-sglang-node1's launch: `--tp 16 --dist-init-addr 10.0.1.10:5000 --nnodes 2 --node-rank 1`;
     SGLang gives node rank 1 the TP ranks 8–15, and its co-tenant holds GPU 3 (clearly least free)."""
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
 
     collector = SnapshotCollector(DemoSource.open("dsv3-tp16-sglang-node1", clock=lambda: 1.0), node="h20-b")
     assert collector.refresh()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.errors import InputError
-from kvtop.sources.demo import load_scenario
 from kvtop.sources.hub import load_model
 from kvtop.sources.json_file import MAX_JSON_BYTES, read_json_object
+from kvtop.sources.scenario import load_scenario
 
 
 def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:

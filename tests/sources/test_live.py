@@ -9,12 +9,11 @@ import httpx
 import pynvml
 import pytest
 
+from kvtop.commands.node_source import DemoSource, LiveSource, open_node_source
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
-from kvtop.sources.live import LiveSource, open_node_source
 from kvtop.sources.nvml import NvmlSource
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
@@ -81,16 +80,17 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
-    # vLLM's default) = 8,329 of the 21,025 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
-    # nvidia-smi's less the calibrated gap as the corpus has no A100 total, less the weights — GptOssAttention's
-    # o_proj bias included — and the runtime terms): int(21,025 / 8,329 × 131,072) = 330,866
-    assert vllm.ledger.engine.num_blocks == 21_025
-    assert vllm.ledger.token_capacity == 21_025 * 131_072 // 8_329 == 330_866
+    # vLLM's default) = 8,329 of the 20,995 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
+    # nvidia-smi's less the calibrated gap as the corpus has no A100-80GB total, less the weights — GptOssAttention's
+    # o_proj bias included — and the runtime terms: a KV budget of 12,383,425,993 B at 589,824 B per block):
+    # int(20,995 / 8,329 × 131,072) = 330,394
+    assert vllm.ledger.engine.kv_budget_bytes // 589_824 == vllm.ledger.engine.num_blocks == 20_995
+    assert vllm.ledger.token_capacity == 20_995 * 131_072 // 8_329 == 330_394
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    assert rank.predicted.token_capacity == 330_866
+    assert rank.predicted.token_capacity == 330_394
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}

@@ -8,13 +8,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, ProcessRole
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.engine_http import fetch_engine_live
 from kvtop.sources.engine_logs import parse_engine_log
 from kvtop.sources.hub import load_model
@@ -273,4 +273,4 @@ def test_the_demo_notebook_costs_every_turbomind_rank_its_share() -> None:
     # the finding is the waterfall's term; LMDeploy's endpoint states no capacity, so the rank's
     # actual figure is the prediction with that term
     assert co_tenant.term_tokens == -co_tenant.tokens
-    assert co_tenant.evidence[-1].endswith(f"other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 926,080 predicted")
+    assert co_tenant.evidence[-1].endswith(f"other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 925,696 predicted")

@@ -46,9 +46,9 @@ UNTOUCHED_RESERVE_BYTES = 2 * GIB  # runtime reserve a healthy worker has not cl
 CO_TENANT_BYTES = 6 * GIB
 # The planner's pre-load terms on an H100 (docs/calibration.md), written out by hand: CUDA's total, the mean of
 # the H100 totals the corpus's logs printed; SGLang's CUDA context and NCCL at TP 8 on NVLink GPUs
-# (0.939754 GiB + 0.425082 GiB per doubling of TP)
+# (0.883128 GiB + 0.393265 GiB per doubling of TP)
 H100_CUDA_TOTAL_BYTES = round(79.188769 * GIB)
-SGLANG_TP8_CONTEXT_BYTES = round((0.939754 + 0.425082 * 3) * GIB)
+SGLANG_TP8_CONTEXT_BYTES = round((0.883128 + 0.393265 * 3) * GIB)
 TAKEN_AT = 1_750_000_000.0
 SERVER_PID = 4242
 ENGINE_ID = f"sglang:{SERVER_PID}"

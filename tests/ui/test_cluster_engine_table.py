@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvtop.sources.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader, load_cluster
+from kvtop.commands.demo_cluster import DEMO_PROMETHEUS_URL, DemoCluster, DemoClusterReader, load_cluster
 from kvtop.sources.hub import load_model
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_node import PrometheusNodeSource

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.engine_tree import engine_tree
 from kvtop.ui.screens.engines import EngineTreeScreen

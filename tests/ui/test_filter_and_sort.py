@@ -229,3 +229,24 @@ async def test_S_reverses_the_order_and_says_so(make_app):
         await pilot.press("S")
         await wait_for(pilot, lambda: gpus.shown_gpus[-1] == 3)
         assert "sorted: least free (s) ↑ reversed (S)" in app.screen.query_one("#legend").render().plain
+
+
+@pytest.mark.parametrize("screen_type", [DashboardScreen, ProcessScreen])
+async def test_keys_typed_right_behind_the_slash_land_in_the_filter(make_app, co_tenant_snapshot, screen_type):
+    """Typed fast, "/gpu:3" is queued before `/` is handled: the rest is the filter's, not the screen's
+    keys (the dashboard's `p` opened the planner and the filter stayed empty)."""
+    from textual import events
+    from textual.widgets import Input
+
+    app = make_app(co_tenant_snapshot)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for_snapshot(pilot)
+        if screen_type is ProcessScreen:
+            await pilot.press("X")  # every GPU's processes
+            await wait_for(pilot, lambda: isinstance(app.screen, ProcessScreen))
+        box_id = "#filter" if screen_type is DashboardScreen else "#processes-filter"
+        for key, char in [("slash", "/"), ("g", "g"), ("p", "p"), ("u", "u"), ("colon", ":"), ("3", "3")]:
+            app.post_message(events.Key(key, char))
+        box = app.screen.query_one(box_id, Input)
+        await wait_for(pilot, lambda: box.value == "gpu:3")
+        assert isinstance(app.screen, screen_type)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.geometry import Region
 from textual.widget import Widget
 
-from kvtop.sources.demo import DemoSource
+from kvtop.commands.node_source import DemoSource
 from kvtop.sources.scenario import generated_scenario
 from kvtop.ui.widgets.gpu_list import GpuList
 from tests.ui.conftest import wait_for, wait_for_snapshot

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
-from kvtop.sources.demo import DemoSource
 from kvtop.ui.attention import node_worst_gpu
 from kvtop.ui.screens.dashboard import MIN_FINDINGS_LINES, list_layout
 from kvtop.ui.widgets.findings import FindingsPane

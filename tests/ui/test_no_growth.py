@@ -39,10 +39,10 @@ from textual.app import App
 from textual.dom import DOMNode
 from textual.pilot import Pilot
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.ledger import forget_solved
 from kvtop.domain.ports import SignalOutcome, SignalRequest
 from kvtop.domain.probe import ProbeRequest, ProbeResult
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.hub import load_model
 from kvtop.ui.app import KvtopApp
 from kvtop.ui.cluster_app import ClusterApp, ClusterArrived

@@ -54,20 +54,20 @@ async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(ma
         assert screen.query_one("#plan-tp", Input).value == "8"
         assert screen.query_one("#plan-kv_cache_dtype", Select).value == "auto"
         assert screen.basis.gpu_total_bytes == H100_TOTAL_BYTES
-        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_219_895
+        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_223_156
         assert screen.query_one("#plan-memory_fraction", Input).placeholder == "auto: 0.818"
 
 
 async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, healthy_snapshot):
     expected = llama_plan(tp=4).token_capacity
-    assert expected == 405_283
+    assert expected == 406_582
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,219,895 →     405,283 (−814,612)" in result  # the change, signed
+        assert "1,223,156 →     406,582 (−816,574)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -85,7 +85,7 @@ async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healt
         for _ in range(3):  # a backspace run late would land here
             await pilot.pause()
         assert tp.value == "4"
-        assert screen.outcome.after.token_capacity == 405_283
+        assert screen.outcome.after.token_capacity == 406_582
         await pilot.press("1", "2", "backspace")  # one backspace deletes one character
         assert tp.value == "41"
 
@@ -134,7 +134,7 @@ async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_sn
         assert app.clipboard == "--tp-size 4"
         await pilot.press("ctrl+r")
         assert screen.query_one("#plan-tp", Input).value == "8"
-        assert screen.outcome.after.token_capacity == 1_219_895
+        assert screen.outcome.after.token_capacity == 1_223_156
         screen.query_one("#plan-copy").focus()
         await pilot.press("c")
         assert app.clipboard == "--tp-size 8"
@@ -171,7 +171,7 @@ async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_t
     free_now = H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES - CO_TENANT_BYTES
     expected = llama_ledger(measured=MeasuredInputs(free_before_load_bytes=free_now)).token_capacity
     engine_reports = co_tenant_snapshot.engines[0].engine.live.token_capacity
-    assert expected == engine_reports < 1_219_895
+    assert expected == engine_reports < 1_223_156
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
@@ -204,7 +204,7 @@ async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reac
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
         assert screen.outcome.before.model.name == "meta-llama--Meta-Llama-3-70B"
-        assert screen.outcome.before.token_capacity == 1_219_895
+        assert screen.outcome.before.token_capacity == 1_223_156
         await retype(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
@@ -382,4 +382,4 @@ async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snap
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         expected = llama_ledger(measured=free).token_capacity
-        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < 1_219_895
+        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < 1_223_156

@@ -49,9 +49,9 @@ def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     context (the free memory before load, had it been measured, gives the same figure)."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_219_895
-    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_219_895
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 405_283
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_223_156
+    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_223_156
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_582
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -86,5 +86,5 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
                    node_measures=(mine,))  # fmt: skip
     free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
     assert outcome.before.token_capacity == outcome.after.token_capacity == llama_ledger(measured=free).token_capacity
-    assert outcome.after.token_capacity < 1_219_895
+    assert outcome.after.token_capacity < 1_223_156
     assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"

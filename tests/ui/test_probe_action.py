@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.domain.probe_plan import tokens_within, tui_probe_request
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import threading
 
+from kvtop.commands.node_source import DemoSource, LiveSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.ports import ProcessSignal, SignalOutcome, SignalRequest, SignalState
 from kvtop.domain.process_identity import PidNamespace
-from kvtop.sources.demo import DemoSource
-from kvtop.sources.live import LiveSource
 from kvtop.sources.nvml import NvmlSource
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.processes import ProcessScreen

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from textual.geometry import Region
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.observe import ProcessRole
-from kvtop.sources.demo import DemoSource
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.state import GpuHistory, GpuTrend
 from kvtop.ui.widgets.gpu_list import _columns

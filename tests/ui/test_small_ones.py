@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.keys import CLUSTER_KEYS, KEYS, key_label
 from kvtop.ui.screens.dashboard import DashboardScreen

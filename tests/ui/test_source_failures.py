@@ -117,7 +117,7 @@ def test_no_answer_for_three_intervals_reads_stale_with_its_age(healthy_snapshot
 
 def test_a_demo_node_is_never_called_live():
     """`--demo`: on time it reads '● simulated · every 1 s'; a real node's reads '● live'."""
-    from kvtop.sources.demo import DemoSource
+    from kvtop.commands.node_source import DemoSource
     from kvtop.sources.scenario import load_scenario
 
     demo = DemoSource(load_scenario("llama70b-tp8-sglang")).collect_at(0)

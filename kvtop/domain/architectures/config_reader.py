@@ -17,8 +17,10 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
-from kvtop.domain.architectures.reader import read_architecture
+from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
+from kvtop.domain.architectures.towers import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
+from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
@@ -79,6 +81,12 @@ def read_config(
         config_model_type=stated_type,
         reading=reading,
     )
+    update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
+    tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
+    if tower is not None and outer.vision_config is not None:  # its bytes join the weights book
+        update["tower"] = read_tower(tower, outer.vision_config, source, spec.hidden_size, config)
+        update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
+    spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec
     forced = f"model_type {stated_type!r} read as {family} (--model-family): what it does not read is omitted"
@@ -119,6 +127,16 @@ def _entry(
         raise UnsupportedModelError(f"{architecture} ({what}) is not modelled by kvtop: {why}", field="architectures",
                                     source=source)  # fmt: skip
     return generic_entry(stated_type, architecture, text, raw_keys, source)
+
+
+def _auto_models(auto_map: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """`auto_map`'s model classes (`AutoModel…` keys; a list's last entry is the class, "repo--module.Class")."""
+    found = []
+    for key, value in (auto_map or {}).items():
+        target = value[-1] if isinstance(value, list) and value else value
+        if key.startswith("AutoModel") and isinstance(target, str):
+            found.append((key, target.split("--")[-1]))
+    return tuple(found)
 
 
 def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:

@@ -134,11 +134,14 @@ QWEN3_NEXT: dict[str, DefaultValue] = {
     "num_experts": 512,
     "full_attention_interval": 4,
 }
-# Qwen3VLTextConfig — models/qwen3_vl/configuration_qwen3_vl.py
+# Qwen3VLTextConfig — models/qwen3_vl/configuration_qwen3_vl.py. It has no sliding window at all (Qwen3-MoE-VL's
+# class sets `self.sliding_window = None`), so vLLM's `get_sliding_window` finds none and every layer is full
+# attention: Qwen2's 4,096 is not inherited (issue 28).
 QWEN3_VL_TEXT: dict[str, DefaultValue] = {
     **QWEN3,
     "max_position_embeddings": 128000,
     "num_key_value_heads": 32,
+    "sliding_window": None,
 }
 # Qwen3VLMoeTextConfig — models/qwen3_vl_moe/configuration_qwen3_vl_moe.py
 QWEN3_VL_MOE_TEXT: dict[str, DefaultValue] = {

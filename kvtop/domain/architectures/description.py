@@ -16,6 +16,7 @@ from kvtop.domain.architectures.defaults import DefaultValue
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LayerRule
 from kvtop.domain.architectures.moe_rules import Moe
 from kvtop.domain.architectures.state_rules import StateRule
+from kvtop.domain.architectures.towers import Tower
 from kvtop.domain.model import BodyShape, LayerKind
 
 
@@ -139,5 +140,6 @@ class Architecture:
     final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
+    tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)

@@ -7,6 +7,7 @@ hold beyond Llama's (biases, extra norms, LayerNorm with bias, an ungated MLP, l
 from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
 from kvtop.domain.architectures.layer_rules import (
@@ -47,15 +48,16 @@ DENSE: tuple[Architecture, ...] = (
     A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
     A("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", tf("qwen2_5_vl"), d.QWEN2_VL_TEXT,
-      ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+      ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
+      tower=t.QWEN2_5_VL),
     A("qwen3", "Qwen3Config", tf("qwen3"), d.QWEN3, ("Qwen3ForCausalLM",), layers=Qwen2Window(), attention=QK_NORM),
     A("qwen3_vl_text", "Qwen3VLTextConfig", tf("qwen3_vl"), d.QWEN3_VL_TEXT, ("Qwen3VLForConditionalGeneration",),
-      attention=QK_NORM),
+      attention=QK_NORM, tower=t.QWEN3_VL),
     A("gemma", "GemmaConfig", tf("gemma"), d.GEMMA, ("GemmaForCausalLM",)),
     A("gemma2", "Gemma2Config", tf("gemma2"), d.GEMMA2, ("Gemma2ForCausalLM",), layers=Alternate(), body=GEMMA_BODY),
     A("gemma3_text", "Gemma3TextConfig", tf("gemma3"), d.GEMMA3_TEXT,
       ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
-      body=GEMMA_BODY),
+      body=GEMMA_BODY, tower=t.GEMMA3_SIGLIP),
 )  # fmt: skip
 
 __all__ = ["DENSE", "Geometry", "LAYERNORM"]

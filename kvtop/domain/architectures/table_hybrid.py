@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Latent
 from kvtop.domain.architectures.layer_rules import (
@@ -49,11 +50,11 @@ HYBRID: tuple[Architecture, ...] = (
     A("qwen3_5_text", "Qwen3_5TextConfig", tf("qwen3_5"), m.QWEN3_5_TEXT,
       ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"), layers=EveryNthFullOf(),
       attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE,
-      mtp_fields=("mtp_num_hidden_layers",)),
+      mtp_fields=("mtp_num_hidden_layers",), tower=t.QWEN3_5),
     A("qwen3_5_moe_text", "Qwen3_5MoeTextConfig", tf("qwen3_5_moe"), m.QWEN3_5_MOE_TEXT,
       ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"), layers=EveryNthFullOf(),
       attention=Attention(qk_norm=True, output_gate_field="attn_output_gate"), state=QWEN3_5_STATE, moe=QWEN_MOE,
-      mtp_fields=("mtp_num_hidden_layers",)),
+      mtp_fields=("mtp_num_hidden_layers",), tower=t.QWEN3_5_MOE),
     # Jamba: attention every attn_layer_period-th layer (from the offset), Mamba1 between (its dt/B/C norms);
     # experts every expert_layer_period-th layer
     A("jamba", "JambaConfig", tf("jamba"), m.JAMBA, ("JambaForCausalLM",), layers=PeriodOffset(),

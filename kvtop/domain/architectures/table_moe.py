@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import (
     Architecture,
@@ -39,7 +40,7 @@ MOE: tuple[Architecture, ...] = (
     A("qwen3_moe", "Qwen3MoeConfig", tf("qwen3_moe"), d.QWEN3_MOE, ("Qwen3MoeForCausalLM",),
       attention=QK_NORM, moe=QWEN_MOE),
     A("qwen3_vl_moe_text", "Qwen3VLMoeTextConfig", tf("qwen3_vl_moe"), d.QWEN3_VL_MOE_TEXT,
-      ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE),
+      ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE, tower=t.QWEN3_VL_MOE),
     A("llama4_text", "Llama4TextConfig", tf("llama4"), d.LLAMA4_TEXT,
       ("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), layers=ChunkedNoRope(), chunked_local=True,
       geometry=Geometry(intermediate="intermediate_size_mlp"),

@@ -22,6 +22,10 @@ FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU wit
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
+    'cuda_total.A100-40GB': LinearTerm(
+        key='cuda_total.A100-40GB', features=('1 GiB',),
+        coefficients=(39.445,), error_bytes=9563014, records=2,
+    ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
         coefficients=(184.31,), error_bytes=9563014, records=1,
@@ -52,7 +56,7 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.413055,), error_bytes=436494907, records=7,
+        coefficients=(0.430798,), error_bytes=406230294, records=8,
     ),
 }  # fmt: skip
 # END FITTED

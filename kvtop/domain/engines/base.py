@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, DeploymentRules, resident_bytes
+from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvBook, KvStorage
 from kvtop.domain.launch import LaunchSettings
@@ -20,9 +21,12 @@ if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.diagnose import EngineOnNode
     from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
+    from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
+    from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
+    from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
     from kvtop.domain.whatif import Replay
@@ -340,6 +344,16 @@ class EngineRules(Protocol):
     calendar: tuple[ReleaseDate, ...]  # the releases kvtop models, with the day each came out
     memory_fraction_flag: str  # … as the engine spells it
     memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)
+    # identity: how its processes and server look from outside (read by the process table and the demo)
+    title_prefix: str  # the prefix of its process titles (`sglang::`, `VLLM::`), or one that names nothing
+    default_port: int  # where its server listens when the launch does not say
+    # its processes state no rank, so a process's rank is its GPU's place among the engine's GPUs
+    ranks_by_gpu_order: bool
+    # the settings that cap the capacity its budget would otherwise solve (the waterfall's cap term)
+    cap_fields: tuple[str, ...]
+    # its Prometheus gauges (as scraped from its /metrics): the KV usage share (0–1) and the token capacity
+    usage_metrics: tuple[str, ...]
+    capacity_metrics: tuple[str, ...]
 
     @property
     def memory_fraction_field(self) -> str | None:
@@ -349,6 +363,25 @@ class EngineRules(Protocol):
 
     @property
     def diagnosis(self) -> EngineDiagnosis: ...
+
+    @property
+    def log_dialect(self) -> LogDialect:
+        """What its startup log looks like (its `log_lines` module)."""
+        ...
+
+    @property
+    def simulation(self) -> EngineSimulation:
+        """How it behaves on a demo node (its `demo` module)."""
+        ...
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
+        """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
+        ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
+        ...
+
+    def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
+        """The launch without the settings that cap its capacity (`cap_fields`)."""
+        ...
 
     @property
     def explainer(self) -> EngineExplainer: ...
@@ -366,6 +399,11 @@ class EngineRules(Protocol):
     @property
     def deployment(self) -> DeploymentRules:
         """Its deployment features beside the model: drafts, experts, LoRA, host KV (its `deployment` module)."""
+        ...
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (its `architectures` module)."""
         ...
 
     def kv_storage_for(
@@ -394,3 +432,40 @@ class EngineRules(Protocol):
         """What this engine, at the ledger's release, refuses to start although kvtop sizes it
         (`kvtop.domain.refusals`); empty where it refuses nothing kvtop knows of."""
         ...
+
+
+class EngineBase(EngineModules):
+    """What most engines share, so a package's rules class states only what differs from it.
+
+    Each engine still states its id, names, storage, calendar, memory share, identity, cap fields and
+    metric names (the conformance test asks every engine for them), and how it resolves its version,
+    solves its budget, sizes a page and holds its pipeline stages at one capacity."""
+
+    pp_remainder: PpRemainder = "last"  # remainder layers go to the last stages
+    sizes_every_rank_from_least_free = True  # a MIN over the ranks' free memory sizes every rank
+    pools_draft_kv = False  # a speculative draft's KV is not the target's token count
+    dcp_splits_kv_heads = False  # KV heads divide over tp, DCP or not
+    ranks_by_gpu_order = False  # titles state each worker's rank
+    cap_fields: tuple[str, ...] = ()
+    usage_metrics: tuple[str, ...] = ()
+    capacity_metrics: tuple[str, ...] = ()
+
+    # the protocol's members each engine states (declared here so the defaults below can read them)
+    kv_storage: KvStorage
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """One storage for every release and backend."""
+        return self.kv_storage
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """None modelled: a launch its budget sizes is one kvtop knows it starts."""
+        return ()
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
+        """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""
+        return None
+
+    def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
+        return settings.model_copy(update=dict.fromkeys(self.cap_fields))

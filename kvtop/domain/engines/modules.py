@@ -1,7 +1,8 @@
 """An engine's rule modules that most commands never need, imported on first use.
 
-Every engine package holds the same five (`diagnosis`, `explain`, `span`, `calibration`, `deployment`),
-each a module that satisfies its protocol; `plan` never imports diagnosis or explain.
+Every engine package holds the same eight (`diagnosis`, `explain`, `span`, `calibration`, `deployment`,
+`log_lines`, `demo`, `architectures`), each a module that satisfies its protocol; `plan` never imports
+diagnosis, explain, its log reader or its demo behaviour.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.deployment import DeploymentRules
+    from kvtop.domain.engine_architectures import EngineArchitectures
+    from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer
+    from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.span import EngineSpanRule
 
 
@@ -49,3 +53,19 @@ class EngineModules:
     def deployment(self) -> DeploymentRules:
         """Its deployment beside the model: drafts, experts, LoRA, host KV."""
         return cast("DeploymentRules", self._module("deployment"))
+
+    @property
+    def log_dialect(self) -> LogDialect:
+        """What its startup log looks like (its `log_lines` module's `DIALECT`)."""
+        dialect: LogDialect = self._module("log_lines").DIALECT
+        return dialect
+
+    @property
+    def simulation(self) -> EngineSimulation:
+        """How it behaves on a demo node (its `demo` module)."""
+        return cast("EngineSimulation", self._module("demo"))
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (a launch of another is refused)."""
+        return cast("EngineArchitectures", self._module("architectures"))

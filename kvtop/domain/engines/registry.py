@@ -1,8 +1,12 @@
-"""The engines kvtop models, by id: the only place in the domain that lists them.
+"""The engines kvtop models, by id: the only place in kvtop that says which engines there are.
 
-A new engine is one package here (`kvtop/domain/engines/<id>/`, exposing `RULES` and `FLAGS`),
-one under `kvtop/sources/engines/<id>/`, and one line in each registry. Packages are imported
-when first asked for, so `kvtop --help` pays for none of them.
+Everything an engine knows is its package here (`kvtop/domain/engines/<id>/`): its `RULES` (budget,
+storage, eras, identity — title prefix, port, rank order —, cap fields, metric names, and the modules
+imported on first use: diagnosis, explain, span, calibration, deployment, `log_lines`, `demo`) and its
+`FLAGS`. What touches the outside (its HTTP endpoint, a file its launch names) is its package under
+`kvtop/sources/engines/<id>/`, found by `kvtop.sources.engines.registry` from the ids listed here.
+A new engine is those two packages and one line below. Packages are imported when first asked for,
+so `kvtop --help` pays for none of them.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from typing import TYPE_CHECKING
 from kvtop.domain.errors import InputError
 
 if TYPE_CHECKING:
+    from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.engines.base import EngineRules
-    from kvtop.domain.launch import EngineFlags
+    from kvtop.domain.launch import EngineFlags, LaunchSettings
+    from kvtop.domain.log_dialect import LogDialect
 
 EngineId = str
 """An engine's id as kvtop names it ("sglang", "vllm"): one of `ENGINE_IDS`."""
@@ -65,3 +71,47 @@ def engine_flags(engine: EngineId) -> EngineFlags:
     """The engine's command-line vocabulary."""
     flags: EngineFlags = _package(engine).FLAGS  # type: ignore[attr-defined]
     return flags
+
+
+def log_dialects() -> tuple[LogDialect, ...]:
+    """Every engine's log vocabulary, in the registry's order."""
+    return tuple(engine_rules(engine).log_dialect for engine in ENGINE_IDS)
+
+
+def simulation(engine: EngineId) -> EngineSimulation:
+    """How the engine behaves on a demo node."""
+    return engine_rules(engine).simulation
+
+
+def default_port(engine: EngineId) -> int:
+    """Where the engine's server listens when its command line does not say."""
+    return engine_rules(engine).default_port
+
+
+def title_prefixes() -> dict[str, EngineId]:
+    """The prefix each engine gives its process titles (`VLLM::`, `sglang::`), upper-cased, to its id."""
+    return {engine_rules(engine).title_prefix.upper(): engine for engine in ENGINE_IDS}
+
+
+def ranks_by_gpu_order(engine: EngineId) -> bool:
+    """Whether the engine's processes state no rank in their titles, so a process's rank is the position
+    of its GPU among the engine's GPUs (LMDeploy: TurboMind's threads of one server process, the PyTorch
+    engine's spawned workers); False where titles state ranks (`sglang::scheduler_TP3`, `VLLM::Worker_TP1`)."""
+    return engine_rules(engine).ranks_by_gpu_order
+
+
+def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int] | None:
+    """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
+    ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
+    return engine_rules(settings.engine).rank_of_device(settings, position)
+
+
+def engine_metrics() -> dict[str, tuple[EngineId, bool]]:
+    """Every engine's own Prometheus gauges, by name: (its engine, whether it states the token capacity;
+    else the share of KV in use, 0–1), as each engine package declares them."""
+    metrics: dict[str, tuple[EngineId, bool]] = {}
+    for engine in ENGINE_IDS:
+        rules = engine_rules(engine)
+        metrics |= {name: (engine, False) for name in rules.usage_metrics}
+        metrics |= {name: (engine, True) for name in rules.capacity_metrics}
+    return metrics

@@ -132,6 +132,17 @@ class Era(Generic[T]):
     source: str  # engine file and function, or the PR that changed it
 
 
+class Eras(tuple[Era[T], ...]):
+    """A rule's eras in release order, as one value: `RULE_ERAS.at(version)` is the rule in force at
+    `version`, `RULE_ERAS.era(version)` the era itself (its first release and its source)."""
+
+    def era(self, version: ResolvedVersion) -> Era[T]:
+        return era_for(self, version)
+
+    def at(self, version: ResolvedVersion) -> T:
+        return era_for(self, version).value
+
+
 def era_for(eras: Sequence[Era[T]], version: ResolvedVersion) -> Era[T]:
     """The era in force at `version` (eras in release order); not stated: the latest era."""
     release = version.release

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -185,6 +185,17 @@ class DashboardScreen(NodeScreen):
         self.query_one("#filter", Input).display = False
         self.query_one(GpuList).focus()
 
+    def on_key(self, event: events.Key) -> None:
+        """`/` opens the filter as its key arrives here, so the keys typed right behind it (queued to the
+        widget focused before) belong to the filter, not to the screen (see TypedInput.take_stray_key)."""
+        box = self.query_one("#filter", TypedInput)
+        if event.key == "slash" and not box.is_focused:
+            event.stop()
+            event.prevent_default()
+            self.action_filter()
+            return
+        box.take_stray_key(event)
+
     def on_resize(self) -> None:
         self.query_one("#legend", Static).update(self._legend())
         self._fit_layout()
@@ -316,7 +327,7 @@ class DashboardScreen(NodeScreen):
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        self.set_focus(box)  # now, not after the keys already typed behind `/` ("gpu:3": its "p" opened the planner)
         self.call_after_refresh(self._fit_layout)
 
     def action_clear_filter(self) -> None:

@@ -235,8 +235,9 @@ class PlannerScreen(NodeScreen):
         refused = self.refusals()
         if self.outcome.error is None and too_large is None and refused:
             error.update(Content.styled("✗ " + "; ".join(r.brief() for r in refused), "bold $error"))
+            engine = self.outcome.after.settings.engine if self.outcome.after is not None else None
             for refusal in refused:
-                if (key := field_of_flag(refusal.field)) is not None:
+                if (key := field_of_flag(refusal.field, engine)) is not None:
                     self.query_one(f"#plan-{key}").add_class("-invalid")
         elif self.outcome.error is None and too_large is not None:
             error.update(Content.styled(f"✗ {too_large}: not copyable", "bold $error"))

@@ -16,7 +16,7 @@ request goes to the app as one `SignalRequested`.
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -154,6 +154,17 @@ class ProcessScreen(NodeScreen):
             if named.get(pid) != identity:
                 del self.tagged[pid]
                 self.notify(f"pid {pid} untagged: it exited or now names another process", severity="warning")
+
+    def on_key(self, event: events.Key) -> None:
+        """`/` opens the filter as its key arrives here, so the keys typed right behind it (queued to the
+        widget focused before) belong to the filter, not to the screen (see TypedInput.take_stray_key)."""
+        box = self.query_one("#processes-filter", TypedInput)
+        if event.key == "slash" and not box.is_focused:
+            event.stop()
+            event.prevent_default()
+            self.action_filter()
+            return
+        box.take_stray_key(event)
 
     def on_resize(self) -> None:
         self.show_node(self.node)

@@ -5,6 +5,12 @@ the key has travelled up to the app: a character typed right behind it is insert
 Typed fast, "⌫4" on a field showing "8" (selected on focus) put the 4 in place of the 8 and
 then deleted it, and the planner showed an empty TP. Handled here as the keys arrive, each
 edit lands where it was typed. Used for the planner's fields and the dashboard's filter.
+
+A field opened by a key has the same race one step earlier: the terminal hands over "/gpu:3" at once,
+the app forwards every key to the widget focused *then* (the GPU list), and every one of them bubbles up
+to the screen before `/` reaches its binding; they would run as the screen's keys ("p": the planner). So
+the screen opens its field as `/` arrives (its `on_key`), and `take_stray_key` gives the field the text
+keys that were typed for it but reached the screen.
 """
 
 from __future__ import annotations
@@ -26,3 +32,22 @@ class TypedInput(Input):
             return
         event.stop()
         event.prevent_default()
+
+    def take_stray_key(self, event: events.Key) -> bool:
+        """Insert a text key (or backspace) that reached the screen while this field has the focus: one
+        typed right behind the key that opened the field and queued to the widget focused before."""
+        if not self.is_focused or not (event.is_printable or event.key == "backspace"):
+            return False
+        event.stop()
+        event.prevent_default()
+        if event.key == "backspace":
+            self.action_delete_left()
+        elif event.character is not None:
+            self.insert_text_at_cursor(event.character)
+        return True
+
+    @property
+    def is_focused(self) -> bool:
+        """Whether the screen's focus is this field now (`has_focus` turns true only once the Focus event
+        it was sent has been handled, behind the keys already queued)."""
+        return self.screen.focused is self

@@ -11,13 +11,13 @@ import pytest
 from kvtop.cli import main
 from kvtop.domain.engines.llamacpp.log_records import LlamacppRankLog
 from kvtop.sources.engine_logs import read_engine_log
-from tests.data_paths import CONFIGS, DATA
+from tests.data_paths import CASES, CONFIGS
 from tests.engines.llamacpp.gguf_files import GEMMA2_2B, write_gguf
 
-LOGS = DATA / "llamacpp" / "logs"
-HERMES = LOGS / "ollama-hermes3-llama31-8b-q4_0-rtx2060.log"
-GEMMA2 = LOGS / "gemma2-2b-it-q4_k_m-np-auto-unified.log"
-GPT_OSS = LOGS / "gpt-oss-20b-q8_0-kv-hexagon.log"
+LOGS = CASES / "llamacpp"
+HERMES = LOGS / "ollama-hermes3-llama31-8b-q4_0-rtx2060" / "engine.log"
+GEMMA2 = LOGS / "gemma2-2b-it-q4_k_m-np-auto-unified" / "engine.log"
+GPT_OSS = LOGS / "gpt-oss-20b-q8_0-kv-hexagon" / "engine.log"
 MIB = 1 << 20
 
 
@@ -92,7 +92,7 @@ def test_a_wrong_cache_type_is_a_mismatch_of_the_printed_sizes(capsys: pytest.Ca
 def test_the_older_kv_self_size_line_under_ollamas_four_slots(capsys: pytest.CaptureFixture[str]) -> None:
     """`KV self size = 1024.00 MiB` prints no cells: they are `n_ctx = 8192` (Ollama's num_ctx 2048 × 4 slots,
     `n_ctx_per_seq = 2048`); 8192 × 32 layers × 1024 elements × 2 B = 512 MiB for K, as printed."""
-    log = LOGS / "ollama-llama31-8b-np4-kv-self-size.log"
+    log = LOGS / "ollama-llama31-8b-np4-kv-self-size" / "engine.log"
     out = explain_json(capsys, str(log), "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B.json"))
     assert out["verdict"] == "match"
     assert out["logged"]["token_capacity"] == out["predicted"]["token_capacity"] == 8192

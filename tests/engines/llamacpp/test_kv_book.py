@@ -25,7 +25,7 @@ def ledger(model_ref: str, flags: str, gpu: int = 80 * GIB):  # type: ignore[no-
 
 
 def test_llama_31_8b_gguf_32k_f16_is_the_logs_4096_mib(tmp_path: Path) -> None:
-    """tests/data/llamacpp/logs/ollama-hermes3-…: `size = 4096.00 MiB (32768 cells, 32 layers, 1/1 seqs)`."""
+    """tests/data/cases/llamacpp/ollama-hermes3-…: `size = 4096.00 MiB (32768 cells, 32 layers, 1/1 seqs)`."""
     path = write_gguf(tmp_path / "llama.gguf", LLAMA_31_8B, "Meta Llama 3.1 8B")
     result = ledger(str(path), "-c 32768 -np 1").engine
     assert result.token_capacity == 32768
@@ -56,7 +56,7 @@ def test_context_is_padded_to_256_and_split_over_slots() -> None:
 
 
 def test_defaults_are_the_training_context_and_four_unified_slots(tmp_path: Path) -> None:
-    """tests/data/llamacpp/logs/gemma2-…: no -c, no -np → n_ctx 8192 (its training context), n_seq_max 4,
+    """tests/data/cases/llamacpp/gemma2-…: no -c, no -np → n_ctx 8192 (its training context), n_seq_max 4,
     kv_unified true."""
     path = write_gguf(tmp_path / "llama.gguf", LLAMA_31_8B, "Meta Llama 3.1 8B")
     result = ledger(str(path), "").engine

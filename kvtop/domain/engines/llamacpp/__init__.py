@@ -8,23 +8,16 @@ row per layer of `n_embd_k_gqa` K elements and `n_embd_v_gqa` V elements in the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineInputs, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineBase, EngineInputs, EngineResult, EngineRules
 from kvtop.domain.engines.llamacpp.budget import solve
+from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT
 from kvtop.domain.engines.llamacpp.flags import BOTH_TYPES_FLAGS, V_TYPE_FLAGS, LlamacppFlags, flag_value
 from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, cache_type
-from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
-
-if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger
-    from kvtop.domain.refusals import Refusal
 
 # kvtop's name for each ggml type, for the ledger's one KV format label (the bytes come from `element_bytes`)
 FORMAT_NAMES: tuple[tuple[str, str], ...] = (
@@ -43,19 +36,24 @@ def cache_types(settings: LaunchSettings) -> tuple[str, str]:
     return k.strip().lower(), (v.strip().lower() if isinstance(v, str) else default)
 
 
-class LlamacppRules(EngineModules):
+class LlamacppRules(EngineBase):
     id = "llamacpp"
     display_name = "llama.cpp"
     kv_storage = KvStorage(format_names=FORMAT_NAMES, element_bytes=(2.0, 2.0))
-    pp_remainder: PpRemainder = "last"  # no pipeline ranks
     sizes_every_rank_from_least_free = False  # one process, one cache: sized by -c
-    pools_draft_kv = False
-    dcp_splits_kv_heads = False
     context_holds_driver_reserved = False
     calendar: tuple[ReleaseDate, ...] = ()  # releases are build numbers (eras.py), not in the calendar
     memory_fraction_field: str | None = None  # no share of memory: the context (-c) sizes the cache
     memory_fraction_flag = "-c"  # what sizes it instead
     memory_fraction_of = "no share of memory: llama.cpp allocates the context -c asks for (all slots together)"
+    # llama-server is one process with no title of its own: the prefix matches no `prefix::role` title,
+    # and its one GPU is its rank
+    title_prefix = "llama-server"
+    default_port = DEFAULT_PORT
+    ranks_by_gpu_order = True
+    # nothing caps the cells below what -c asks for: -c is the capacity itself (the waterfall has no cap term)
+    # its /metrics (with --metrics): the cache's share in use, in builds before 2025 only (§7); no capacity gauge
+    usage_metrics: tuple[str, ...] = ("llamacpp:kv_cache_usage_ratio",)
 
     def kv_storage_for(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> KvStorage:
         """K and V in their own ggml types (`-ctk`, `-ctv`): bytes per element of each."""
@@ -77,11 +75,8 @@ class LlamacppRules(EngineModules):
         return solve(inputs)
 
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """One stage only: the settings hold as they are."""
         return settings
-
-    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
-        """None modelled (a cache type whose rows are not whole blocks is refused as an input)."""
-        return ()
 
 
 RULES: EngineRules = LlamacppRules()

@@ -1,4 +1,4 @@
-"""The values llama.cpp's startup log states (read by kvtop.sources.engines.llamacpp.log_lines).
+"""The values llama.cpp's startup log states (read by its `log_lines`).
 
 Each KV cache prints one summary (docs/engines/llamacpp.md §3):
 

@@ -7,10 +7,8 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
     CALENDAR,
@@ -22,12 +20,10 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
-from kvtop.domain.engines.modules import EngineModules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 
 _NAMES = tuple(QUANT_POLICIES.items())
@@ -40,19 +36,13 @@ TURBOMIND_STORAGE_OFFLINE_INT8 = KvStorage(format_names=(("0", "auto"), ("none",
 PYTORCH_STORAGE = KvStorage(format_names=_NAMES, int_kv_scale_zero=True, ds_mla_on_fp8_dsa=True)
 
 
-if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger
-    from kvtop.domain.refusals import Refusal
 
 
-class LmdeployRules(LmdeployBudget, EngineModules):
+class LmdeployRules(LmdeployBudget, EngineBase):
     id = "lmdeploy"
     display_name = "LMDeploy"
     kv_storage = TURBOMIND_STORAGE
-    pp_remainder: PpRemainder = "last"  # no pipeline parallelism: one stage
-    sizes_every_rank_from_least_free = True  # §6: free memory MIN-reduced over the TP group
-    pools_draft_kv = False
-    dcp_splits_kv_heads = False
+    # no pipeline parallelism (one stage); §6: free memory MIN-reduced over the TP group
     context_holds_driver_reserved = False
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "cache_max_entry_count"
@@ -60,6 +50,16 @@ class LmdeployRules(LmdeployBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "the memory free after the weights (the PyTorch engine: less its runtime reserve); all of it is KV"
     )
+    # LMDeploy gives its processes no title of its own (TurboMind drives every GPU from threads of the
+    # server process; the PyTorch engine's workers are spawned Python processes): the prefix is never
+    # matched by a `prefix::role` title, and ranks are read from the GPUs the engine's processes hold.
+    title_prefix = "lmdeploy"
+    default_port = 23333  # `lmdeploy serve api_server --server-port` default
+    ranks_by_gpu_order = True
+    # the PyTorch engine's --num-gpu-blocks (§4.2); TurboMind's block count is a --cache-max-entry-count ≥ 1
+    # (`uncapped` below), since v0.15 refused (§1)
+    cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)
+    usage_metrics: tuple[str, ...] = ("lmdeploy:gpu_cache_usage_perc",)  # /metrics, v0.9.2+
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
@@ -87,13 +87,18 @@ class LmdeployRules(LmdeployBudget, EngineModules):
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
 
-    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
-        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/lmdeploy.md)."""
-        return ()
-
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """One pipeline stage only: the settings hold as they are."""
         return settings
+
+    def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
+        """Without --num-gpu-blocks, and a --cache-max-entry-count ≥ 1 (TurboMind's block count, §1) back to
+        the default share of free memory."""
+        ratio = settings.cache_max_entry_count
+        update: dict[str, object] = dict.fromkeys(self.cap_fields)
+        if ratio is not None and ratio >= 1:
+            update["cache_max_entry_count"] = None
+        return settings.model_copy(update=update)
 
 
 RULES: EngineRules = LmdeployRules()  # mypy checks the package against the protocols

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.eras import (
+    TURBOMIND_CHUNK_ERAS,
     TURBOMIND_LINEAR_STATE_SINCE,
-    default_chunk_size,
     default_max_batch,
     default_ratio,
     since,
@@ -73,7 +73,7 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
     if 0 < tokens < inputs.context_length:
         steps.append(BudgetStep(label="session_len truncated to the tokens", value=tokens,
                                 note=f"asked {inputs.context_length:,}: TurboMind prints the truncation"))  # fmt: skip
-    chunk = s.cache_chunk_size if s.cache_chunk_size is not None else default_chunk_size(version)
+    chunk = s.cache_chunk_size if s.cache_chunk_size is not None else TURBOMIND_CHUNK_ERAS.at(version)
     if chunk > 0:
         notes.append(f"cache_chunk_size {chunk}: blocks are allocated {chunk} at a time as requests need them, "
                      "so the GPU holds less than the pool until it fills")  # fmt: skip

@@ -8,7 +8,7 @@ and TurboMind cuts `session_len` down to what its blocks hold.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_rules import (
@@ -19,6 +19,8 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
+from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
@@ -33,16 +35,6 @@ if TYPE_CHECKING:
 
 DEFAULT_RATIO = 0.8  # TurboMind from v0.2.2, the PyTorch engine always (§5)
 HIGHEST_RATIO = 0.95  # the largest share kvtop proposes: the rest holds runtime buffers and CUDA graphs
-
-
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
-    """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all (§6)."""
-    return replay.capacity_at_least_free(free)
-
-
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
-    """A restart with `settings`: the least free GPU sizes every rank."""
-    return replay.at_least_free(free, settings)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:

@@ -14,6 +14,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.engines.versions import (
     Era,
+    Eras,
     ReleaseDate,
     ResolvedVersion,
     VersionSource,
@@ -25,27 +26,27 @@ from kvtop.domain.engines.versions import (
 
 Share = Literal["sequences", "total", "free", "object_cache"]
 # §1: what TurboMind's `cache_max_entry_count` is a share of.
-TURBOMIND_SHARE_ERAS: tuple[Era[Share], ...] = (
+TURBOMIND_SHARE_ERAS: Eras[Share] = Eras((
     Era("", "sequences", "≤ v0.0.14: `cache_max_entry_count: int = 48` counts cached sequences"),
     Era("0.1.0", "total", "BlockManager::GetBlockCount: static_cast<size_t>(total * ratio) / block_size"),
     Era("0.2.2", "free", "PR #973 (2024-01-26): GetBlockCount takes free * ratio (free after the weights)"),
     Era("0.15.0", "object_cache", "PR #4717 (2026-07-14): one object-cache region of size_t(free × ratio)"),
-)
+))
 # §5: TurboMind's default share: 0.5 of total (v0.1.0–v0.2.1), 0.8 of free from v0.2.2.
-TURBOMIND_DEFAULT_RATIO_ERAS: tuple[Era[float], ...] = (
+TURBOMIND_DEFAULT_RATIO_ERAS: Eras[float] = Eras((
     Era("", 0.5, "target_model/base.py (v0.1.0): cache_max_entry_count = 0.5"),
     Era("0.2.2", 0.8, "messages.py TurbomindEngineConfig: cache_max_entry_count = 0.8 (PR #973)"),
-)
+))
 # §2.1, §5: tokens per TurboMind block.
-TURBOMIND_BLOCK_LEN_ERAS: tuple[Era[int], ...] = (
+TURBOMIND_BLOCK_LEN_ERAS: Eras[int] = Eras((
     Era("", 128, "target_model/base.py ≤ v0.2.6: cache_block_seq_len = 128"),
     Era("0.3.0", 64, "messages.py / target_model/base.py v0.3.0: cache_block_seq_len = 64 (turbomind-2.1, #1218)"),
-)
+))
 # §2.2: blocks allocated per chunk: 1 (lazily, one at a time) in v0.1.0; −1 (the whole pool at start) after.
-TURBOMIND_CHUNK_ERAS: tuple[Era[int], ...] = (
+TURBOMIND_CHUNK_ERAS: Eras[int] = Eras((
     Era("", 1, "target_model/base.py v0.1.0: cache_chunk_size = 1"),
     Era("0.2.0", -1, "target_model/base.py v0.2.0: cache_chunk_size = -1 (PR #909)"),
-)
+))
 # §2.1: the MLA latent (head_dim 576) is stored once (`share_kv`) from v0.12.2; twice (K and V) before.
 TURBOMIND_MLA_SHARED_SINCE = Era("0.12.2", True, "PR #4373 (2026-03-02) 'Reduce MLA kv-cache memory': share_kv")
 # §2.1: `quant_policy` before v0.4.0 was offline int8 KV (4 = kCacheKVInt8, calibrated per-layer scales, no
@@ -61,7 +62,7 @@ TURBOMIND_LINEAR_STATE_SINCE = Era("0.13.0", True, "SequenceManager v0.13.0: 'Ad
 BLOCK_PRINT_FLOAT_SINCE = Era("0.8.0", True, "commit 63b13e834 (PR #3229, 2025-03-24): '%.3f MB'")
 
 # §5: max_batch_size when not given: `get_max_batch_size(device)` (lmdeploy/utils.py), by GPU name.
-MAX_BATCH_ERAS: tuple[Era[tuple[tuple[str, int], ...]], ...] = (
+MAX_BATCH_ERAS: Eras[tuple[tuple[str, int], ...]] = Eras((
     Era("", (), "cli/utils.py ≤ v0.5.x: --max-batch-size default 128"),
     Era("0.6.0", (("a100", 256), ("a800", 256), ("h100", 512), ("h800", 512)), "utils.py v0.6.0 get_max_batch_size"),
     Era(
@@ -69,36 +70,36 @@ MAX_BATCH_ERAS: tuple[Era[tuple[tuple[str, int], ...]], ...] = (
         (("a100", 384), ("a800", 384), ("h100", 1024), ("h800", 1024), ("l20y", 1024), ("h200", 1024)),
         "utils.py v0.10.0 get_max_batch_size",
     ),
-)
+))
 DEFAULT_MAX_BATCH = 128
 
 PytorchBudget = Literal["fixed_share", "share", "runtime_x7", "runtime_x2", "per_rank"]
 # §4.3: how the PyTorch engine turns free memory into blocks.
-PYTORCH_BUDGET_ERAS: tuple[Era[PytorchBudget], ...] = (
+PYTORCH_BUDGET_ERAS: Eras[PytorchBudget] = Eras((
     Era("", "fixed_share", "v0.2.0–v0.2.3 model_agent: gpu_mem_percent = 0.7 of free, cache_max_entry_count ignored"),
     Era("0.2.4", "share", "PR #1166: int(free × cache_max_entry_count / block_bytes)"),
     Era("0.2.6", "runtime_x7", "PR #1272: runtime = max_prefill_token_num × vocab × 7 reserved first"),
     Era("0.9.2", "runtime_x2", "PR #3745: runtime = (max_prefill_token_num + 2 × max_batches) × vocab × 2"),
     Era("0.13.0", "per_rank", "PR #4552 executor/base.py: int(free_r × ratio) // block_bytes, min over ranks"),
-)
+))
 # §4.3: SSM state slots reserved before the KV budget: max_batches + this (+ prefix_cache_state_budget v0.13+).
-PYTORCH_STATE_EXTRA_ERAS: tuple[Era[int], ...] = (
+PYTORCH_STATE_EXTRA_ERAS: Eras[int] = Eras((
     Era("", 0, "no state cache before v0.11.0"),
     Era("0.11.0", 8, "PR #4039 (Qwen3-Next): num_state_caches = max_batches + 8"),
     Era("0.12.3", 1, "PR #4437: num_state_caches = max_batches + 1"),
     Era("0.13.0", 2, "PR #4552: max_batches + 2 + prefix_cache_state_budget"),
-)
+))
 # §4.1: each cache descriptor of a block rounded up to 256 B (CacheDesc.aligned_size).
 PYTORCH_ALIGNED_SINCE = Era("0.11.1", True, "PR #4026 cache_engine.py: CacheDesc.aligned_size, alignment 256")
 # §4.1: FP8 KV (quant_policy 16/17) in the PyTorch engine.
 PYTORCH_FP8_SINCE = Era("0.14.0", True, "PR #4563: QuantPolicy.FP8 / FP8_E5M2")
 # §5: max_prefill_token_num when not given (the runtime reserve reads it).
-PYTORCH_PREFILL_ERAS: tuple[Era[int], ...] = (
+PYTORCH_PREFILL_ERAS: Eras[int] = Eras((
     Era("", 16384, "messages.py v0.2.0 PytorchEngineConfig.max_prefill_token_num = 16384"),
     Era("0.2.4", 8192, "messages.py v0.2.4 PytorchEngineConfig.max_prefill_token_num = 8192"),
     Era("0.2.6", 4096, "messages.py v0.2.6 PytorchEngineConfig.max_prefill_token_num = 4096"),
     Era("0.6.0", 8192, "cli/utils.py v0.6.0: `serve api_server` passes --max-prefill-token-num (default 8192)"),
-)
+))
 TURBOMIND_PREFILL_DEFAULT = 8192
 PYTORCH_SINCE = "0.2.0"  # the PyTorch engine's first release
 
@@ -132,12 +133,7 @@ def default_ratio(version: ResolvedVersion) -> Era[float]:
     return era_for(TURBOMIND_DEFAULT_RATIO_ERAS, version)
 
 
-def turbomind_block_len(version: ResolvedVersion) -> int:
-    return era_for(TURBOMIND_BLOCK_LEN_ERAS, version).value
-
-
-def default_chunk_size(version: ResolvedVersion) -> int:
-    return era_for(TURBOMIND_CHUNK_ERAS, version).value
+turbomind_block_len = TURBOMIND_BLOCK_LEN_ERAS.at
 
 
 def default_max_batch(version: ResolvedVersion, gpu_name: str | None) -> tuple[int, str]:
@@ -254,7 +250,7 @@ _TURBOMIND_V014 = frozenset({
     "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Glm4MoeLiteForCausalLM", "GptOssForCausalLM",
     "MixtralForCausalLM",
 })  # fmt: skip
-TURBOMIND_ARCHITECTURE_ERAS: tuple[Era[frozenset[str]], ...] = (
+TURBOMIND_ARCHITECTURE_ERAS: Eras[frozenset[str]] = Eras((
     Era("", _TURBOMIND_V013, "turbomind/supported_models.py v0.13.0 (the list through v0.13)"),
     Era("0.14.0", _TURBOMIND_V014, "turbomind/supported_models.py v0.14.0 (PR #4557)"),
-)
+))

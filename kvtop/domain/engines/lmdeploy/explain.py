@@ -187,7 +187,7 @@ def explain(
     if needs_free and free is None and gpu_total_bytes is not None and not missing:
         # TurboMind before v0.15 prints no free memory: estimated as `plan` does, the weights predicted
         run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
-        estimate = free_before_load_estimate(gpu_total_bytes)
+        estimate = free_before_load_estimate(run)
         at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
         return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))
     if needs_free and free is None:

@@ -1,4 +1,4 @@
-"""The values LMDeploy's startup log states (read by kvtop.sources.engines.lmdeploy).
+"""The values LMDeploy's startup log states (read by its `log_lines`).
 
 TurboMind prints its block size in MiB (`block_size_ >> 20` as an integer up to v0.7.x, `%.3f` from
 v0.8.0), its block count and chunk size once per TP rank thread, and the session length it had to

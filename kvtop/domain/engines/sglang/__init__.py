@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
@@ -19,7 +18,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class SglangRules(SglangBudget, EngineModules):
+class SglangRules(SglangBudget, EngineBase):
     id = "sglang"
     display_name = "SGLang"
     kv_storage = KvStorage(
@@ -36,8 +34,6 @@ class SglangRules(SglangBudget, EngineModules):
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
     )
-    pp_remainder: PpRemainder = "last"  # §8.3: remainder layers go to the last stages
-    sizes_every_rank_from_least_free = True
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True
     context_holds_driver_reserved = True
@@ -47,6 +43,11 @@ class SglangRules(SglangBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "the memory free before the weights load; weights and KV share it, the rest is its reserve"
     )
+    title_prefix = "sglang"  # `sglang::scheduler_TP3`: titles state each worker's rank
+    default_port = 30000
+    cap_fields: tuple[str, ...] = ("max_total_tokens",)  # --max-total-tokens: min(it, what memory allows)
+    usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
+    capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -22,12 +22,12 @@ from kvtop.domain.engines.base import (
 )
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.eras import (
+    MAMBA_SLOT_ERAS,
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
     default_page_size,
     dsa_cell_is_latent,
     full_pool_reason,
-    mamba_padding_counted,
     mamba_ratio,
     multimodal_reserve_bytes,
     runner_multiplier,
@@ -156,7 +156,7 @@ class SglangBudget:
     ) -> tuple[float, int]:
         """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off); §4.2.1:
         before v0.5.17 K = share // per_req charged K slots, since (share − per_req) // per_req charged K + 1."""
-        padding = mamba_padding_counted(version)
+        padding = MAMBA_SLOT_ERAS.at(version)
         if s.disable_radix_cache and s.max_running_requests:
             slots = s.max_running_requests // attn_dp
         else:

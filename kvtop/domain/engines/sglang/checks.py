@@ -9,21 +9,21 @@ Each is one line naming the flag or GPU and SGLang's reason.
 from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.quant import QuantSpec
 
 # SGLang's name of a ModelOpt FP8 checkpoint's method: `modelopt` (ModelOptFp8Config) until v0.5.4 renamed it.
-MODELOPT_FP8_NAME_ERAS: tuple[Era[str], ...] = (
+MODELOPT_FP8_NAME_ERAS: Eras[str] = Eras((
     Era("", "modelopt", "layers/quantization/modelopt_quant.py ModelOptFp8Config.get_name"),
     Era("0.5.4", "modelopt_fp8", "ModelOptFp8Config.get_name (read in 0.5.4 … 0.5.23)"),
-)
+))
 # ModelOptFp4Config.get_min_capability: SM100 (read at v0.4.6 … v0.5.12.post1), then SM80 (v0.5.13 … v0.5.23).
-MODELOPT_FP4_MIN_CAPABILITY_ERAS: tuple[Era[int], ...] = (
+MODELOPT_FP4_MIN_CAPABILITY_ERAS: Eras[int] = Eras((
     Era("", 100, "modelopt_quant.py ModelOptFp4Config.get_min_capability: 100"),
     Era("0.5.13", 80, "ModelOptFp4Config.get_min_capability: 80"),
-)
+))
 # (kvtop's scheme, method) -> (SGLang's method name, minimum capability), the same in every release read
 # (v0.4.5 … v0.5.23; MXFP4 from v0.5.0rc0): Fp8Config 80, Mxfp4Config 80. ModelOpt FP8 is 89 throughout.
 # AWQ/GPTQ are left out: SGLang swaps them for Marlin kernels by GPU, which kvtop does not follow.

@@ -7,11 +7,11 @@ releases whose code was read, the first of them being where kvtop starts the era
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 
 # §19.1 The automatic mem_fraction_static keeps more in reserve for a speculative draft (MiB): the
 # algorithm's own figure, else "*" (any other algorithm). `{}`: no speculative reserve.
-SPEC_RESERVE_ERAS: tuple[Era[dict[str, int]], ...] = (
+SPEC_RESERVE_ERAS: Eras[dict[str, int]] = Eras((
     Era("", {}, "server_args.py: no speculative reserve in the automatic fraction (read at v0.4.7)"),
     Era("0.4.7.post1", {"*": 2048}, "server_args.py __post_init__: reserved_mem += 2 * 1024 with any "
         "speculative algorithm (read at v0.4.7.post1 – v0.5.1)"),
@@ -22,28 +22,28 @@ SPEC_RESERVE_ERAS: tuple[Era[dict[str, int]], ...] = (
     Era("0.5.10rc0", {"STANDALONE": 6144, "NGRAM": 0, "*": 4096}, "server_args.py: EAGLE-style drafts 4 * 1024 "
         "(read at v0.5.10rc0 – v0.5.13.post1)"),
     Era("0.5.14", {}, "arg_groups/memory_hook.py: no speculative reserve (read at v0.5.14, v0.5.15, v0.5.23)"),
-)  # fmt: skip
+))  # fmt: skip
 
 # §19.2 DeepEP all-to-all buffers captured in the decode graph: reserved on top of the floor (MiB).
-DEEPEP_RESERVE_ERAS: tuple[Era[int], ...] = (
+DEEPEP_RESERVE_ERAS: Eras[int] = Eras((
     Era("", 0, "server_args.py: no DeepEP reserve (read at v0.5.6.post2 – v0.5.14)"),
     Era("0.5.15", 2048, "arg_groups/memory_hook.py reserve_for_deepep_a2a_mb: 2 * 1024 with --moe-a2a-backend "
         "deepep, the decode CUDA graph on and not a prefill server (read at v0.5.15, v0.5.23)"),
-)  # fmt: skip
+))  # fmt: skip
 
 # §19.4 HiCache's host pool: tokens = ratio × the device pool's (or --hicache-size GB ÷ bytes per token),
 # aligned to the page down (`size − size % page`) or up by one page (`(size // page + 1) × page`).
-HICACHE_ALIGN_ERAS: tuple[Era[str], ...] = (
+HICACHE_ALIGN_ERAS: Eras[str] = Eras((
     Era("", "down", "mem_cache/memory_pool.py HostKVCache: size − size % page_size "
         "(read at v0.4.7 – v0.5.5.post2)"),
     Era("0.5.5.post3", "up", "mem_cache/memory_pool_host.py HostKVCache: page_num = size // page_size + 1 "
         "(read at v0.5.5.post3 – v0.5.23, pool_host/base.py)"),
-)  # fmt: skip
+))  # fmt: skip
 # A host pool no larger than the device pool: an assert stops the start-up, later only a warning.
-HICACHE_SMALLER_ERAS: tuple[Era[bool], ...] = (
+HICACHE_SMALLER_ERAS: Eras[bool] = Eras((
     Era("", True, "HostKVCache: assert self.size > device_pool.size (read at v0.4.7 – v0.5.14)"),
     Era("0.5.15", False, "HostKVCache: a warning that L2 effectiveness is reduced (read at v0.5.15, v0.5.23)"),
-)
+))
 HICACHE_SINCE = "0.4.2.post1"  # --enable-hierarchical-cache's first release (releases.py)
 HICACHE_DEFAULT_RATIO = 2.0  # ServerArgs.hicache_ratio
 HICACHE_HOST_RESERVE_BYTES = 10 << 30  # HostKVCache keeps 10 GiB of the host's available memory free

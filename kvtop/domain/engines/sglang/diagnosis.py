@@ -8,7 +8,7 @@ GPU as it is now.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_rules import (
@@ -19,6 +19,8 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
+from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
@@ -29,16 +31,6 @@ if TYPE_CHECKING:
     from kvtop.domain.diagnose import EngineOnNode
 
 BALANCE_RATIO = 0.9  # §2 `_check_tp_memory_balance`: pre-load min < 0.9 × local free warns
-
-
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
-    """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all."""
-    return replay.capacity_at_least_free(free)
-
-
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
-    """A restart with `settings`: the least free GPU sizes every rank."""
-    return replay.at_least_free(free, settings)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:

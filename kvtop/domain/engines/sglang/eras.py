@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.versions import (
     Era,
+    Eras,
     ResolvedVersion,
     era_for,
     parse_release,
@@ -116,11 +117,11 @@ _GPU_CLASSES_0_5_4_POST1 = tuple(
 _GPU_CLASSES_0_5_20 = tuple(
     (b, 4096, (48, 160)) if b == 35 * 1024 else (b, c, g) for b, c, g in _GPU_CLASSES_0_5_3
 )
-GPU_CLASS_ERAS = (
+GPU_CLASS_ERAS = Eras((
     Era("0.5.3rc2", _GPU_CLASSES_0_5_3, "server_args.py _handle_gpu_memory_settings (#10372)"),
     Era("0.5.4.post1", _GPU_CLASSES_0_5_4_POST1, "#12124: decode max bs 24 below 35 GiB"),
     Era("0.5.20", _GPU_CLASSES_0_5_20, "memory_hook.py: 4096 / 48|160 below 35 GiB"),
-)
+))
 # Piecewise (prefill) CUDA graph, on by default from v0.5.10rc0 (#16331): +8 MiB per captured size
 # (non-MLA) or +1.5 GiB (MLA). Sizes up to max tokens, v0.5.9 onward:
 _PCG_SIZES = [
@@ -192,7 +193,7 @@ def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
     return total, "".join(f", {part}" for part in parts)
 
 
-AUTO_FRACTION_ERAS: tuple[Era[FractionRule], ...] = (
+AUTO_FRACTION_ERAS: Eras[FractionRule] = Eras((
     Era("", _s1_table, "server_args.py __post_init__: the TP-size table of v0.3.x (0.82 at TP ≥ 8)"),
     Era("0.4.0", _s2_table, "server_args.py __post_init__: TP-size table (#2325, 2024-12-02)"),
     Era("0.4.5.post3", _s3_table_or_13gib, "server_args.py: 13 GiB reserve above 80 GiB (#5604, 2025-04-21)"),
@@ -202,17 +203,17 @@ AUTO_FRACTION_ERAS: tuple[Era[FractionRule], ...] = (
     Era("0.4.7", _s5_b200, "server_args.py: 0.79 on B200 (#6718, 2025-05-29)"),
     Era("0.4.7.post1", _s6_gpu_class, "server_args.py: reserve by GPU class (#7054, 2025-06-10)"),
     Era("0.5.3rc2", _s7_activation_reserve, "_handle_gpu_memory_settings / memory_hook.py (#10372, #11076)"),
-)
+))
 
 # VLMs: a multiplier on the model runner's copy (also with a given --mem-fraction-static), then a
 # factor on the automatic value only, from the vision tower's size.
 VlmRule = tuple[str, float]  # ("runner" | "auto" | "tower", factor)
-VLM_ERAS: tuple[Era[VlmRule], ...] = (
+VLM_ERAS: Eras[VlmRule] = Eras((
     Era("", ("runner", 0.95), "model_runner.py: is_multimodal → mem_fraction_static × 0.95"),
     Era("0.4.4.post4", ("runner", 0.90), "model_runner.py: × 0.90 (#4754, 2025-03-31)"),
     Era("0.4.9", ("auto", 0.90), "server_args.py: the automatic value × 0.90 (#7748, 2025-07-04)"),
     Era("0.4.9.post3", ("tower", 0.95), "adjust_mem_fraction_for_vlm: × 0.95 × tower factor (#6881)"),
-)
+))
 VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
 MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
 MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
@@ -222,7 +223,7 @@ _MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
 # §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
 # then `is_multimodal` is False, so neither the VLM fraction factor nor the multimodal reserve applies.
 _MM_DISABLED_0_4_6 = frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration"})
-MM_DISABLED_ERAS: tuple[Era[frozenset[str]], ...] = (
+MM_DISABLED_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "configs/model_config.py: every architecture with a vision tower is multimodal"),
     Era("0.4.6", _MM_DISABLED_0_4_6, "ModelConfig: mm_disabled_models = Gemma-3, Llama-4 (not in 0.4.5.post3)"),
     Era("0.5.0rc0", _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration"}, "mm_disabled_models += Step3-VL"),
@@ -231,7 +232,7 @@ MM_DISABLED_ERAS: tuple[Era[frozenset[str]], ...] = (
         _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration", "InklingForConditionalGeneration"},
         "mm_disabled_models += Inkling (read in 0.5.16 … 0.5.23)",
     ),
-)
+))
 
 
 def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -305,11 +306,11 @@ def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version
 # trtllm_mha default (page 64) at v0.5.6.post1/.post2, flashinfer (page 1) from v0.5.7, trtllm_mha again from
 # v0.5.19 (model_overrides/nemotron_h.py). Checked against SGLang 0.5.6.post2 and 0.5.23 on sm100 (page 64).
 NEMOTRON_H_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
-NEMOTRON_H_SM100_ERAS: tuple[Era[str], ...] = (
+NEMOTRON_H_SM100_ERAS: Eras[str] = Eras((
     Era("", "generic", "server_args.py: no Nemotron-H backend choice; the MHA default applies"),
     Era("0.5.7", "flashinfer", "server_args.py NemotronHForCausalLM: flashinfer on sm100 (… v0.5.18 nemotron_h_hook)"),
     Era("0.5.19", "trtllm_mha", "arg_groups/model_overrides/nemotron_h.py: trtllm_mha on sm100"),
-)
+))
 
 
 # The default page size when no --page-size is given (§6.6): 1, unless the default attention
@@ -355,7 +356,7 @@ def default_page_size(model: ModelSpec, gpu_name: str | None, version: ResolvedV
 # backends run (the FP8 default on SM100, which these eras name). The token count divided the budget by
 # the raw 576-B latent + indexer whatever the pool allocated, until the cell came from the pool's own
 # width in v0.5.17.
-DSA_RAW_FP8_ERAS: tuple[Era[tuple[frozenset[str], bool]], ...] = (  # (GPUs, only without --dp)
+DSA_RAW_FP8_ERAS: Eras[tuple[frozenset[str], bool]] = Eras((  # (GPUs, only without --dp)
     Era("", (frozenset(), False), "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)"),
     Era(
         "0.5.10rc0",
@@ -363,11 +364,11 @@ DSA_RAW_FP8_ERAS: tuple[Era[tuple[frozenset[str], bool]], ...] = (  # (GPUs, onl
         "server_args._set_default_nsa_backends: FP8 on SM100 at dp_size 1 → trtllm, raw 576-B rows",
     ),
     Era("0.5.10", (BLACKWELL_GPUS, False), "_set_default_nsa_backends: FP8 on SM100 → trtllm (any dp)"),
-)
-DSA_CELL_ERAS: tuple[Era[str], ...] = (
+))
+DSA_CELL_ERAS: Eras[str] = Eras((
     Era("", "latent", "profile_max_num_token / get_cell_size_per_token: (kv_lora_rank + rope) × 1 B + indexer"),
     Era("0.5.17", "pool", "pool_configurator._compute_cell_size: calculate_mla_kv_cache_dim × layers + indexer"),
-)
+))
 
 
 def raw_fp8_dsa_gpus(settings: LaunchSettings, version: ResolvedVersion) -> frozenset[str]:
@@ -401,16 +402,16 @@ MAMBA_EXTRA_BUFFER_ARCHS = frozenset(
         "NemotronHPuzzleForCausalLM",
     }
 )
-MAMBA_STRATEGY_ERAS: tuple[Era[str], ...] = (
+MAMBA_STRATEGY_ERAS: Eras[str] = Eras((
     Era("", "no_buffer", "server_args.py: mamba_scheduler_strategy auto → no_buffer (ratio 3)"),
     Era("0.5.14", "auto", "_handle_mamba_radix_cache: auto → extra_buffer with the overlap schedule or page > 1"),
-)
+))
 # Slots K from the Mamba share B of the rest: K = B // per_req charged K × per_req, then (v0.5.17)
 # K = (B − per_req) // per_req charged (K + 1) × per_req, the pool's padding slot counted. Same bytes.
-MAMBA_SLOT_ERAS: tuple[Era[bool], ...] = (
+MAMBA_SLOT_ERAS: Eras[bool] = Eras((
     Era("", False, "model_runner handle_max_mamba_cache: int(budget // mamba_cache_per_req)"),
     Era("0.5.17", True, "KVCacheConfigurator._handle_max_mamba_cache: (budget − per_req) // per_req, + 1 slot"),
-)
+))
 
 
 def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str]:
@@ -425,18 +426,14 @@ def mamba_ratio(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
     return 5, "3 + 2 Mamba slots per request (extra_buffer with the overlap schedule)"
 
 
-def mamba_padding_counted(version: ResolvedVersion) -> bool:
-    return era_for(MAMBA_SLOT_ERAS, version).value
-
-
 # §8.4.1 Models whose sliding-window layers SGLang keeps in the one full pool, by release. GPT-OSS: ServerArgs
 # sets disable_hybrid_swa_memory (always, then only with trtllm_mha, the SM100 default). Llama-4's chunked
 # layers were hybrid only with --hybrid-kvcache-ratio until `is_hybrid_swa_model` listed it.
-GPT_OSS_FULL_POOL_ERAS: tuple[Era[frozenset[str] | None], ...] = (  # None: every GPU
+GPT_OSS_FULL_POOL_ERAS: Eras[frozenset[str] | None] = Eras((  # None: every GPU
     Era("", None, "server_args.py GptOssForCausalLM: disable_hybrid_swa_memory = True (v0.5.0rc0 … v0.5.7)"),
     Era("0.5.8", BLACKWELL_GPUS, "… only with the trtllm_mha backend (the SM100 default) or speculative decoding"),
     Era("0.5.10rc0", frozenset(), "no GPT-OSS switch: its sliding layers get their own pool"),
-)
+))
 LLAMA4_HYBRID_SINCE = "0.5.8"  # configs/model_config.py is_hybrid_swa_model lists Llama4ForConditionalGeneration
 
 

@@ -195,7 +195,7 @@ def explain(
             free_before_load_bytes=pre, free_after_load_bytes=post, gpu_total_bytes=gpu_total_bytes
         )
         return rebuild_with_estimate(
-            "sglang", logged, run, free_before_load_estimate(gpu_total_bytes), at, tuple(notes)
+            "sglang", logged, run, free_before_load_estimate(run), at, tuple(notes)
         )
     if after is None and before is not None and gpu_total_bytes is not None and not missing:
         run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)

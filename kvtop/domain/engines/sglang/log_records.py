@@ -1,4 +1,4 @@
-"""The values SGLang's startup log states, per rank (read by kvtop.sources.engines.sglang).
+"""The values SGLang's startup log states, per rank (read by its `log_lines`).
 
 Every memory figure is a `Measured` (bytes and the interval that prints the same text); counts are
 ints; each rank keeps its values in printed order, because a log can hold two weight loads (target

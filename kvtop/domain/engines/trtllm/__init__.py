@@ -7,11 +7,8 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
@@ -21,12 +18,8 @@ from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
 
-if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger
-    from kvtop.domain.refusals import Refusal
 
-
-class TrtllmRules(TrtllmBudget, EngineModules):
+class TrtllmRules(TrtllmBudget, EngineBase):
     id = "trtllm"
     display_name = "TensorRT-LLM"
     kv_storage = KvStorage(
@@ -36,9 +29,8 @@ class TrtllmRules(TrtllmBudget, EngineModules):
     pp_remainder: PpRemainder = (
         "first"  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
     )
-    sizes_every_rank_from_least_free = True  # §5: max_tokens is MIN-reduced over every rank
-    pools_draft_kv = False  # a draft's KV is its own pool, added to the estimator cost (§1.1), not modelled
-    dcp_splits_kv_heads = False
+    # §5: max_tokens is MIN-reduced over every rank; a draft's KV is its own pool, added to the estimator
+    # cost (§1.1), not modelled
     context_holds_driver_reserved = True
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "free_gpu_memory_fraction"
@@ -46,11 +38,12 @@ class TrtllmRules(TrtllmBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "the memory free at its profiled peak (after weights, activations, CUDA graphs); all of it is KV"
     )
-
-    def kv_storage_for(
-        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
-    ) -> KvStorage:
-        return self.kv_storage  # one storage for every release
+    # No TensorRT-LLM release names its processes: trtllm-serve runs its ranks as MPI workers
+    # (`python3 -m mpi4py.futures.server`), ranked by `rank_of_device`; this prefix names nothing it runs.
+    title_prefix = "trtllm"
+    default_port = 8000  # trtllm-serve --port
+    cap_fields: tuple[str, ...] = ("kv_cache_max_tokens",)  # kv_cache_config.max_tokens: min(it, the fraction's tokens) (§3)
+    usage_metrics: tuple[str, ...] = ("trtllm_kv_cache_utilization",)  # /prometheus/metrics (return_perf_metrics)
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return tokens_per_block(LaunchSettings(engine="trtllm"), version)
@@ -58,13 +51,19 @@ class TrtllmRules(TrtllmBudget, EngineModules):
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
 
-    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
-        """None modelled: a launch its budget sizes is one kvtop knows it starts (docs/engines/trtllm.md)."""
-        return ()
-
     def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
         """§5: every pipeline stage takes the MIN-reduced max_tokens."""
         return settings.model_copy(update={"kv_cache_max_tokens": tightest.token_capacity})
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int]:
+        """A worker's rank from its GPU's place among the GPUs it sees (each binds `rank % gpus_per_node`):
+        TensorRT-LLM's Mapping puts the TP ranks innermost (rank = pp_rank × tp + tp_rank); under attention
+        DP each rank is its own DP rank."""
+        tp = max(settings.tp, 1)
+        parts = {"tp": position % tp, "pp": position // tp}
+        if settings.enable_dp_attention:
+            parts["dp"] = position % tp
+        return parts
 
 
 RULES: EngineRules = TrtllmRules()  # mypy checks the package against the protocols

@@ -22,6 +22,7 @@ import math
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
+    ESTIMATOR_HEAD_ERAS,
     PYTORCH_TOKENS_PER_BLOCK,
     Backend,
     Rounding,
@@ -31,7 +32,6 @@ from kvtop.domain.engines.trtllm.eras import (
     engine_prints_tokens,
     engine_tokens_per_block,
     estimation_rule,
-    estimator_head,
     profile_rule,
     rounding_rule,
 )
@@ -95,7 +95,7 @@ def estimator_bytes_per_token(
         factor = 1
     else:
         tp = 1 if layout.dp_attention else layout.tp
-        if estimator_head(version) == "hidden_size":
+        if ESTIMATOR_HEAD_ERAS.at(version) == "hidden_size":
             head = model.hidden_size * model.num_kv_heads / model.num_attention_heads / tp
         else:
             head = model.head_dim * model.num_kv_heads // tp

@@ -9,7 +9,7 @@ fixes are its own knobs: `--kv_cache_free_gpu_memory_fraction`, the YAML's `kv_c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_rules import (
@@ -20,6 +20,8 @@ from kvtop.domain.diagnose_rules import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
+from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
 from kvtop.domain.launch import LaunchSettings
@@ -32,16 +34,6 @@ if TYPE_CHECKING:
 
 FRACTION_FLAG = "--kv_cache_free_gpu_memory_fraction"
 MAX_SUGGESTED_FRACTION = 0.95  # the rest of the free memory is the runtime's headroom after the peak
-
-
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
-    """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all."""
-    return replay.capacity_at_least_free(free)
-
-
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
-    """A restart with `settings`: the least free GPU sizes every rank."""
-    return replay.at_least_free(free, settings)
 
 
 def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:

@@ -14,6 +14,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.versions import (
     Era,
+    Eras,
     ReleaseDate,
     ResolvedVersion,
     VersionSource,
@@ -29,13 +30,13 @@ EstimationRule = Literal["dummy_requests", "dummy_requests_and_graphs"]
 EstimatorHead = Literal["hidden_size", "head_dim"]
 
 # §6: trtllm-serve's runtime when `--backend` is not given.
-DEFAULT_BACKEND_ERAS: tuple[Era[Backend], ...] = (
+DEFAULT_BACKEND_ERAS: Eras[Backend] = Eras((
     Era("", "tensorrt", "trtllm-serve before 1.0: `--backend` unset serves a TensorRT engine (C++ runtime)"),
     Era("1.0.0rc0", "pytorch", "1.0: the PyTorch backend is the default of the LLM API and trtllm-serve"),
-)
+))
 # §6: tokens per block of a TensorRT engine (`trtllm-build` plugin config); the PyTorch backend's
 # `KvCacheConfig.tokens_per_block` is 32 in every release (llm_args.py).
-ENGINE_TOKENS_PER_BLOCK_ERAS: tuple[Era[int], ...] = (
+ENGINE_TOKENS_PER_BLOCK_ERAS: Eras[int] = Eras((
     Era(
         "", 64, "plugin/plugin.py 2023–2024: tokens_per_block 64 (logs of v0.8–v0.13; docs/source/memory.md)"
     ),
@@ -44,19 +45,19 @@ ENGINE_TOKENS_PER_BLOCK_ERAS: tuple[Era[int], ...] = (
         32,
         "later plugin config `_tokens_per_block = 32` (0.19 logs, case 4275); the switch after v0.13 is not pinned",
     ),
-)
+))
 PYTORCH_TOKENS_PER_BLOCK = 32
 # §3 step 4: what `free_gpu_memory_fraction` multiplies in the PyTorch backend's profile.
-PROFILE_ERAS: tuple[Era[ProfileRule], ...] = (
+PROFILE_ERAS: Eras[ProfileRule] = Eras((
     Era("", "peak", "spring 2025 module `cal_max_tokens` (≈ v0.18–v0.19): A = (total − peak) × fraction"),
     Era(
         "0.20.0rc0",
         "peak_plus_temporary_pool",
         "mid-2025 `KvCacheCreator` (`tmp kv_mem`, ≈ v0.20+): A = (total − peak + temporary pool) × fraction",
     ),
-)
+))
 # §4.1: how the final pool rounds `max_tokens` to blocks.
-ROUNDING_ERAS: tuple[Era[Rounding], ...] = (
+ROUNDING_ERAS: Eras[Rounding] = Eras((
     Era(
         "",
         "ceil",
@@ -69,10 +70,10 @@ ROUNDING_ERAS: tuple[Era[Rounding], ...] = (
         "not pinned (docs/engines/trtllm.md §12): int(max_tokens // tokens_per_block) "
         "in the 2026 tree (001541ba…); releases after 1.1 are read as either rule",
     ),
-)
+))
 LAST_CEIL_RELEASE = "1.1.0"  # the latest release known to round up (explain's upper end for "either")
 # §3 step 1: the temporary pool the profiling run is given (`_get_token_num_for_estimation`).
-ESTIMATION_ERAS: tuple[Era[EstimationRule], ...] = (
+ESTIMATION_ERAS: Eras[EstimationRule] = Eras((
     Era(
         "",
         "dummy_requests",
@@ -86,19 +87,19 @@ ESTIMATION_ERAS: tuple[Era[EstimationRule], ...] = (
         "max_batch_size blocks (its cap by fraction × free is not modelled); not pinned: after 1.2.0rc2, whose log shows 257 "
         "blocks at the default max_batch_size 2048 (case qwen3-8b)",
     ),
-)
+))
 # §1.1: the estimator's head width (what the profiled budget is divided by).
-ESTIMATOR_HEAD_ERAS: tuple[Era[EstimatorHead], ...] = (
+ESTIMATOR_HEAD_ERAS: Eras[EstimatorHead] = Eras((
     Era("", "hidden_size", "spring 2025 estimator: hidden_size × kv_heads / attention heads / tp (a float)"),
     Era(
         "0.20.0rc0",
         "head_dim",
         "`KVCacheManager.get_cache_size_per_token` (mid-2025+): head_dim × kv_heads // tp",
     ),
-)
+))
 # §3 step 4 / §4.2: the fraction as the engine multiplies it. The C++ runtime's KvCacheConfig holds a
 # float (kDefaultGpuMemFraction = 0.9f); the 1.1-era PyTorch path passed it through the same C++ value.
-FRACTION_ERAS: tuple[Era[Literal["float32", "float64"]], ...] = (
+FRACTION_ERAS: Eras[Literal["float32", "float64"]] = Eras((
     Era("", "float32", "C++ KvCacheConfig `float` (the 1.1.0rc3 log prints 0.8999999761581421)"),
     Era(
         "1.2.0rc0",
@@ -106,16 +107,16 @@ FRACTION_ERAS: tuple[Era[Literal["float32", "float64"]], ...] = (
         "2026 tree: the LLM API's pydantic KvCacheConfig (a Python float) reaches "
         "`_cal_max_memory`; not pinned",
     ),
-)
+))
 # §4.2: what the C++ runtime prints as the pool's tokens.
-ENGINE_TOKEN_PRINT_ERAS: tuple[Era[Literal["tokens", "blocks"]], ...] = (
+ENGINE_TOKEN_PRINT_ERAS: Eras[Literal["tokens", "blocks"]] = Eras((
     Era(
         "",
         "tokens",
         "≤ v0.8 `Using N tokens in paged KV cache.`: the tokens before block rounding (case 1400)",
     ),
     Era("0.9.0", "blocks", "v0.9+ `[MemUsageChange] Allocated … (N)`: primary blocks × tokens per block"),
-)
+))
 # PR #5933 (1.1): `kv_cache_config.max_gpu_total_bytes` caps the profiled budget.
 MAX_GPU_TOTAL_BYTES_SINCE = "1.1.0rc0"
 DEFAULT_FRACTION = 0.9  # §6: KvCacheConfig / trtllm-serve / C++ kDefaultGpuMemFraction
@@ -146,28 +147,11 @@ PRE_09_RELEASE = "0.8.0"  # `Allocate N bytes for k/v cache.` / `Using N tokens 
 CPP_2024_RELEASE = "0.19.0"  # `Number of blocks in KV cache primary pool:` (before the per-window rewrite)
 
 
-def default_backend(version: ResolvedVersion) -> Backend:
-    return era_for(DEFAULT_BACKEND_ERAS, version).value
-
-
-def engine_tokens_per_block(version: ResolvedVersion) -> int:
-    return era_for(ENGINE_TOKENS_PER_BLOCK_ERAS, version).value
-
-
-def profile_rule(version: ResolvedVersion) -> ProfileRule:
-    return era_for(PROFILE_ERAS, version).value
-
-
-def rounding_rule(version: ResolvedVersion) -> Rounding:
-    return era_for(ROUNDING_ERAS, version).value
-
-
-def estimation_rule(version: ResolvedVersion) -> EstimationRule:
-    return era_for(ESTIMATION_ERAS, version).value
-
-
-def estimator_head(version: ResolvedVersion) -> EstimatorHead:
-    return era_for(ESTIMATOR_HEAD_ERAS, version).value
+default_backend = DEFAULT_BACKEND_ERAS.at
+engine_tokens_per_block = ENGINE_TOKENS_PER_BLOCK_ERAS.at
+profile_rule = PROFILE_ERAS.at
+rounding_rule = ROUNDING_ERAS.at
+estimation_rule = ESTIMATION_ERAS.at
 
 
 def engine_prints_tokens(version: ResolvedVersion) -> bool:

@@ -336,7 +336,7 @@ def _without_budget_line(
         result = judge("trtllm", logged, central, tokens, tokens, run.settings, None, gpu, kv_memory_logged=False)
         source = f"free memory: from {' and '.join(said)}, not the log"
         return result.model_copy(update={"notes": (source, *notes, *result.notes)})
-    estimate = free_before_load_estimate(run.gpu_total_bytes)
+    estimate = free_before_load_estimate(run)
     at = lambda pre: measured.model_copy(update={"free_before_load_bytes": pre})  # noqa: E731
     return rebuild_with_estimate("trtllm", logged, run, estimate, at, notes)
 

@@ -1,4 +1,4 @@
-"""The values TensorRT-LLM's startup log states, per process (read by kvtop.sources.engines.trtllm).
+"""The values TensorRT-LLM's startup log states, per process (read by its `log_lines`).
 
 Python lines (`[TRT-LLM] [RANK n] [I] …`) carry their MPI rank; the C++ runtime's lines
 (`[TensorRT-LLM][INFO] …`) carry none. Memory figures are `Measured` (GiB, or MiB where the line says

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineResult, EngineRules
-from kvtop.domain.engines.modules import EngineModules
+from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
@@ -27,15 +26,13 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-class VllmRules(VllmBudget, EngineModules):
+class VllmRules(VllmBudget, EngineBase):
     id = "vllm"
     display_name = "vLLM"
     # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
     kv_storage = KvStorage(fp4_scales_per_head=True, draft_kv_as_layers=True)
     pp_remainder: PpRemainder = "second_to_last"
-    sizes_every_rank_from_least_free = False
-    pools_draft_kv = False
-    dcp_splits_kv_heads = False  # §3: KV heads over tp, DCP or not
+    sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
     context_holds_driver_reserved = False
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "gpu_memory_utilization"
@@ -43,6 +40,10 @@ class VllmRules(VllmBudget, EngineModules):
     memory_fraction_of = (  # what the share is of
         "total GPU memory; weights, activations, CUDA graphs and KV share it"
     )
+    title_prefix = "VLLM"  # `VLLM::Worker_TP1`: titles state each worker's rank
+    default_port = 8000
+    cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)  # --num-gpu-blocks-override: the block count, memory aside
+    usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

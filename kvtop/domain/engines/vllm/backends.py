@@ -9,7 +9,7 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import backend_selection, triton_fp8
+from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvFormat
@@ -86,7 +86,7 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--gpu",
             )
         return
-    era = triton_fp8(version)
+    era = TRITON_FP8_ERAS.at(version)
     if model.mla is not None and fp8:
         if era == "attention_only" and cap[0] not in (9, 10):
             raise InputError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import GIB
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import async_scheduling_default, large_gpu_batch
+from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 
@@ -17,7 +17,7 @@ def default_batch_limits(
     """(max_num_batched_tokens, max_num_seqs) `vllm serve` picks (`EngineArgs.get_batch_defaults`): 16384 on
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on GPUs with ≥ 70 GiB that are not an A100,
     else 2048. An unnamed GPU of ≥ 70 GiB counts as no A100."""
-    largest = large_gpu_batch(version or ResolvedVersion())
+    largest = LARGE_GPU_BATCH_ERAS.at(version or ResolvedVersion())
     if largest is not None and total_bytes >= 160 * GIB:
         return largest, 1024
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):

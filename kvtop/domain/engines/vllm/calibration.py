@@ -29,31 +29,31 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
-from kvtop.domain.engines.versions import Era, era_for
+from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import default_batch_limits
 from kvtop.domain.model import ModelSpec
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
-ENGINE_ERAS: tuple[Era[str], ...] = (
+ENGINE_ERAS: Eras[str] = Eras((
     Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
     Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
-)
+))
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
-ACTIVATION_ERAS: tuple[Era[str], ...] = (
+ACTIVATION_ERAS: Eras[str] = Eras((
     Era("", "v0", "V0: profile_run over max_num_batched_tokens, the sampler over max_num_seqs"),
     Era("0.8.0", "v1", "V1's _dummy_run and _dummy_sampler_run"),
     Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
-)
+))
 # What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
 # workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 more of the TP
 # group's all-reduce buffers land in it (about 2.1 GiB per GPU at TP 2–4 on H100).
-NON_TORCH_ERAS: tuple[Era[str], ...] = (
+NON_TORCH_ERAS: Eras[str] = Eras((
     Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
     Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
     Era("0.18.0", "v18", "V1 from v0.18.0: the TP group's all-reduce buffers grow with it"),
-)
+))
 GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
     Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
@@ -98,7 +98,11 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
-        coefficients=(0.11, 0.14), error_bytes=136007298, records=5,
+        coefficients=(0.11, 1.065), error_bytes=1986422373, records=6,
+    ),
+    'vllm.non_torch.v06': LinearTerm(
+        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when TP > 1'),
+        coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when TP > 1'),

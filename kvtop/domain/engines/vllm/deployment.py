@@ -50,7 +50,7 @@ from kvtop.domain.deployment_math import (
     lora_unmodelled_reason,
     redundant_expert_bytes,
 )
-from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -77,10 +77,10 @@ SOURCE_SPEC = (
 SOURCE_LORA = "lora/layers/base_linear.py, column_parallel_linear.py create_lora_weights (v0.33.0)"
 SOURCE_EPLB = "models/deepseek_v2.py: n_physical_experts = n_logical + n_redundant (v0.33.0)"
 # V0's CPU swap pool: pinned blocks per worker; the V1 engine (v0.11.0 on) has none
-SWAP_ERAS: tuple[Era[bool], ...] = (
+SWAP_ERAS: Eras[bool] = Eras((
     Era("", True, "worker/cache_engine.py (V0): num_cpu_blocks = int(swap_space_bytes // cache_block_size)"),
     Era("0.11.0", False, "V1 only (V0 removed): --swap-space allocates no KV pool"),
-)
+))
 
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:

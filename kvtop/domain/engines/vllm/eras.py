@@ -9,6 +9,7 @@ from typing import Literal
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.versions import (
     Era,
+    Eras,
     ReleaseDate,
     ResolvedVersion,
     VersionSource,
@@ -18,20 +19,20 @@ from kvtop.domain.engines.versions import (
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 
-DEFAULT_UTILIZATION_ERAS: tuple[Era[float], ...] = (
+DEFAULT_UTILIZATION_ERAS: Eras[float] = Eras((
     Era("", 0.9, "EngineArgs / CacheConfig.gpu_memory_utilization = 0.9"),
     Era(
         "0.20.0", 0.92, "PR #38284 (2026-04-21, first in v0.20.0): CUDA-graph memory profiling on, 0.9 → 0.92"
     ),
-)
+))
 
 TokenPrint = Literal["concurrency", "blocks"]
 # `GPU KV cache size: N tokens` (§5): blocks × block size (per group, × dcp), until PR #41069
 # (2026-04-28, first in v0.20.1: present in the v0.20.1 sdist, absent from v0.20.0's).
-TOKEN_PRINT_ERAS: tuple[Era[TokenPrint], ...] = (
+TOKEN_PRINT_ERAS: Eras[TokenPrint] = Eras((
     Era("", "blocks", "vllm/v1/core/kv_cache_utils.py: num_blocks // len(groups) × block_size (× dcp)"),
     Era("0.20.1", "concurrency", "PR #41069: int(num_blocks / blocks_per_request × max_model_len)"),
-)
+))
 # How pipeline stages share the block count (§4): before v0.8.2 the executor took the least memory
 # over all workers and divided by the largest stage's layers; from v0.8.2 (#14079) each worker sizes
 # its blocks from its own memory and its own layers, and the least block count wins.
@@ -45,7 +46,7 @@ KV_CACHE_MEMORY_BYTES_SINCE = "0.11.0"
 # where a rule changed between the two, the release is read from the PR's date and marked "not pinned".
 
 # `--kv-cache-dtype auto` follows a ModelOpt checkpoint's `kv_cache_quant_algo` (FP8 → fp8_e4m3, §3.3).
-CHECKPOINT_KV_DTYPE_ERAS: tuple[Era[bool], ...] = (
+CHECKPOINT_KV_DTYPE_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.13.0: kv_cache_dtype_str_to_dtype: auto is the model dtype"),
     Era(
         "0.14.0",
@@ -53,9 +54,9 @@ CHECKPOINT_KV_DTYPE_ERAS: tuple[Era[bool], ...] = (
         "PR #30785 (opened 2025-12-16, absent from v0.13.0): EngineArgs.create_engine_config → "
         "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py); read as first in v0.14.0, not pinned",
     ),
-)
+))
 # Async scheduling on unless asked off (§3: max_concurrent_batches 2 at pp 1).
-ASYNC_SCHEDULING_ERAS: tuple[Era[bool], ...] = (
+ASYNC_SCHEDULING_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.13.0: SchedulerConfig.async_scheduling = False"),
     Era(
         "0.14.0",
@@ -63,9 +64,9 @@ ASYNC_SCHEDULING_ERAS: tuple[Era[bool], ...] = (
         "PR #27614 (vLLM issue #27679): async_scheduling None → on unless incompatible (VllmConfig."
         "__post_init__); after v0.13.0, before #31998 (2026-01-08); read as first in v0.14.0, not pinned",
     ),
-)
+))
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
-LARGE_GPU_BATCH_ERAS: tuple[Era[int | None], ...] = (
+LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
     Era("", None, "EngineArgs.get_batch_defaults: top tier ≥ 70 GiB and not A100 → 8192"),
     Era(
         "0.28.0",
@@ -73,10 +74,10 @@ LARGE_GPU_BATCH_ERAS: tuple[Era[int | None], ...] = (
         "EngineArgs.get_batch_defaults: `device_memory >= 160 * GiB_bytes` → 16384 (present in v0.33.0; "
         "read as new in v0.28.0 from a third-party reading of arg_utils.py at v0.27.0 / v0.28.0)",
     ),
-)
+))
 # How the attention backend and its block size are chosen (§3.1): forced by the platform, or the backend's.
 BackendSelection = Literal["platform", "backend"]
-BACKEND_SELECTION_ERAS: tuple[Era[BackendSelection], ...] = (
+BACKEND_SELECTION_ERAS: Eras[BackendSelection] = Eras((
     Era(
         "",
         "platform",
@@ -91,10 +92,10 @@ BACKEND_SELECTION_ERAS: tuple[Era[BackendSelection], ...] = (
         "(FLASH_ATTN_MLA / TRITON_MLA 16, FLASHMLA 64, FLASHINFER_MLA 32); read as first in v0.18.0, "
         "not pinned",
     ),
-)
+))
 # FP8 KV on the Triton backends (§3.5): TRITON_MLA has none; then both need native fp8e4nv (sm89+).
 TritonFp8 = Literal["attention_only", "sm89"]
-TRITON_FP8_ERAS: tuple[Era[TritonFp8], ...] = (
+TRITON_FP8_ERAS: Eras[TritonFp8] = Eras((
     Era("", "attention_only", "v0.13.0: TRITON_MLA takes only `auto` KV; TRITON_ATTN takes FP8 on any GPU"),
     Era(
         "0.23.0",
@@ -102,20 +103,20 @@ TRITON_FP8_ERAS: tuple[Era[TritonFp8], ...] = (
         "PR #43914 (opened 2026-05-28): TritonAttentionImpl / TritonMLAImpl refuse FP8 KV below sm89; "
         "read as first in v0.23.0, not pinned",
     ),
-)
+))
 # ModelOpt FP8 weights' minimum compute capability (§3.6).
-MODELOPT_FP8_CAPABILITY_ERAS: tuple[Era[tuple[int, int]], ...] = (
+MODELOPT_FP8_CAPABILITY_ERAS: Eras[tuple[int, int]] = Eras((
     Era("", (8, 9), "v0.13.0: ModelOptFp8Config.get_min_capability = 89"),
     Era(
         "0.27.0",
         (8, 0),
         "PR #50019 (opened 2026-07-27, FP8 emulation on sm80): 89 → 80; read as first in v0.27.0, not pinned",
     ),
-)
+))
 # Block-FP8 MoE experts whose TP shard is not a multiple of the 128 block (§3.6): refused everywhere, or
 # only where no FP8 MoE kernel takes it (sm80).
 BlockFp8Shard = Literal["every_gpu", "below_sm89"]
-BLOCK_FP8_SHARD_ERAS: tuple[Era[BlockFp8Shard], ...] = (
+BLOCK_FP8_SHARD_ERAS: Eras[BlockFp8Shard] = Eras((
     Era("", "every_gpu", "v0.13.0 Fp8MoEMethod.create_weights: 'not divisible by … block_n'"),
     Era(
         "0.33.0",
@@ -123,9 +124,9 @@ BLOCK_FP8_SHARD_ERAS: tuple[Era[BlockFp8Shard], ...] = (
         "v0.33.0 select_fp8_moe_backend (fused_moe/oracle/fp8.py): no backend on sm80; the release that "
         "dropped the create_weights check is not pinned (read as v0.33.0, the first one seen without it)",
     ),
-)
+))
 # Llama 4's chunked local attention under the hybrid KV cache manager (§4.1).
-CHUNKED_LOCAL_HYBRID_ERAS: tuple[Era[bool], ...] = (
+CHUNKED_LOCAL_HYBRID_ERAS: Eras[bool] = Eras((
     Era("", True, "PR #19351: ChunkedLocalAttentionSpec groups"),
     Era(
         "0.10.1",
@@ -139,11 +140,11 @@ CHUNKED_LOCAL_HYBRID_ERAS: tuple[Era[bool], ...] = (
         "PR #29627: the env default becomes 1; read as first in v0.23.0 (PR #46553 dates the ROCm Llama-4 "
         "regression it caused between v0.22 and v0.23), not pinned",
     ),
-)
+))
 # Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with
 # mamba_cache_mode 'align' (Platform._align_hybrid_block_size).
 HybridCacheMode = Literal["none-v0.13", "align"]
-HYBRID_CACHE_MODE_ERAS: tuple[Era[HybridCacheMode], ...] = (
+HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
     Era(
         "",
         "none-v0.13",
@@ -156,9 +157,9 @@ HYBRID_CACHE_MODE_ERAS: tuple[Era[HybridCacheMode], ...] = (
         "PR #50991 (2026-08-04): prefix caching on for hybrids, mamba_cache_mode 'align' "
         "(MambaModelConfig); read as first in v0.28.0, not pinned",
     ),
-)
+))
 # NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
-NEMOTRON_H_SSM_DTYPE_ERAS: tuple[Era[int], ...] = (
+NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),
     Era(
         "0.33.0",
@@ -166,7 +167,7 @@ NEMOTRON_H_SSM_DTYPE_ERAS: tuple[Era[int], ...] = (
         "v0.33.0: DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32; the release that changed it is not pinned (read "
         "as v0.33.0, the first seen with it)",
     ),
-)
+))
 
 # Release tags and the day each was first on PyPI (UTC), to map a log's date to a release.
 CALENDAR: tuple[ReleaseDate, ...] = ReleaseDate.table("""
@@ -198,9 +199,8 @@ def default_utilization(version: ResolvedVersion) -> tuple[float, str]:
     return era.value, f"default of vLLM {version.label}: {era.value:g} ({era.source})"
 
 
-def token_print_rule(version: ResolvedVersion) -> TokenPrint:
-    """Which expression `GPU KV cache size: N tokens` prints in this version (not stated: the current)."""
-    return era_for(TOKEN_PRINT_ERAS, version).value
+# Which expression `GPU KV cache size: N tokens` prints in this version (not stated: the current).
+token_print_rule = TOKEN_PRINT_ERAS.at
 
 
 def per_worker_stages(version: ResolvedVersion) -> bool:
@@ -216,45 +216,16 @@ def has_kv_cache_memory_bytes(version: ResolvedVersion) -> bool:
     return release is None or since is None or release >= since
 
 
-def honours_checkpoint_kv_dtype(version: ResolvedVersion) -> bool:
-    return era_for(CHECKPOINT_KV_DTYPE_ERAS, version).value
+honours_checkpoint_kv_dtype = CHECKPOINT_KV_DTYPE_ERAS.at
 
 
 def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
     return era_for(ASYNC_SCHEDULING_ERAS, version)
 
 
-def large_gpu_batch(version: ResolvedVersion) -> int | None:
-    return era_for(LARGE_GPU_BATCH_ERAS, version).value
-
-
-def backend_selection(version: ResolvedVersion) -> BackendSelection:
-    return era_for(BACKEND_SELECTION_ERAS, version).value
-
-
-def triton_fp8(version: ResolvedVersion) -> TritonFp8:
-    return era_for(TRITON_FP8_ERAS, version).value
-
-
-def modelopt_fp8_capability(version: ResolvedVersion) -> tuple[int, int]:
-    return era_for(MODELOPT_FP8_CAPABILITY_ERAS, version).value
-
-
-def block_fp8_shard(version: ResolvedVersion) -> BlockFp8Shard:
-    return era_for(BLOCK_FP8_SHARD_ERAS, version).value
-
-
-def chunked_local_hybrid(version: ResolvedVersion) -> bool:
-    """Whether Llama 4's chunked layers get their own groups by default (else all layers are full)."""
-    return era_for(CHUNKED_LOCAL_HYBRID_ERAS, version).value
-
-
-def nemotron_h_ssm_dtype_bytes(version: ResolvedVersion) -> int:
-    return era_for(NEMOTRON_H_SSM_DTYPE_ERAS, version).value
-
-
-def hybrid_cache_mode(version: ResolvedVersion) -> HybridCacheMode:
-    return era_for(HYBRID_CACHE_MODE_ERAS, version).value
+backend_selection = BACKEND_SELECTION_ERAS.at
+# Whether Llama 4's chunked layers get their own groups by default (else all layers are full).
+chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
 
 
 def _v0_lines(log: EngineLog) -> bool:

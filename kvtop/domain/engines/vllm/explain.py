@@ -19,10 +19,9 @@ from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
+from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
-    EstimatedInput,
     Explanation,
     Logged,
     PoolSizeCheck,
@@ -293,18 +292,19 @@ def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list
         settings = run.settings.model_copy(update={"num_gpu_blocks_override": override.override})
         run = replace(run, settings=settings)
     least, most = ESTIMATED_NON_KV_RANGE
-    estimate = EstimatedInput(
-        field="non_kv_bytes",
-        label="non-KV runtime memory (activation peak, non-torch, CUDA graphs)",
-        low_bytes=least,
-        value_bytes=ESTIMATED_NON_KV_BYTES,
-        high_bytes=most,
-        basis=f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–"
-        f"{most / GIB:g} GiB assumed)",
-    )
+    estimate = runtime_estimate(
+        run, "non-KV runtime memory (activation peak, non-torch, CUDA graphs)", (least, ESTIMATED_NON_KV_BYTES, most),
+        f"vLLM's {ESTIMATED_NON_KV_BYTES / GIB:g} GiB estimate, as plan uses it ({least / GIB:g}–{most / GIB:g} GiB "
+        "assumed: no term of it is fitted for this release)",
+    )  # fmt: skip
     weights = "the log's" if logged.weights_bytes is not None else "kvtop's predicted"
     said = (*notes, f"the KV memory is total × utilisation − {weights} weights − the estimated non-KV memory")
-    at = lambda non_kv: MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes)  # noqa: E731
+    # the calibrated terms were fitted against CUDA's total, not nvidia-smi's: solve with it
+    total = engine_total(run) if estimate.source != "assumed" else None
+
+    def at(non_kv: int) -> MeasuredInputs:
+        return MeasuredInputs(non_kv_bytes=non_kv, weights_bytes=logged.weights_bytes, calibrated=total)
+
     return rebuild_with_estimate("vllm", logged, run, estimate, at, said)
 
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import hybrid_cache_mode, nemotron_h_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.eras import HYBRID_CACHE_MODE_ERAS, NEMOTRON_H_SSM_DTYPE_ERAS
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
@@ -41,14 +41,20 @@ def _gdn(model: ModelSpec) -> bool:
     return model.state is not None and model.state.kind is StateKind.GATED_DELTA_NET
 
 
+# The architectures vLLM's MODELS_CONFIG_MAP gives NemotronHForCausalLMConfig (or its VL variant), whose
+# update_mamba_ssm_cache_dtype replaces `auto` (vllm/model_executor/models/config.py).
+NEMOTRON_H_CONFIG_ARCHITECTURES = ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Nano_VL_V2")
+
+
 def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int | None:
-    """The SSM state's element bytes when the config names no `mamba_ssm_cache_dtype`: GDN keeps the model
-    dtype (`MambaStateDtypeCalculator`, cache dtype `auto`); NemotronH the release's default (§4.4)."""
+    """The SSM state's element bytes when the config names no `mamba_ssm_cache_dtype`: NemotronH's config class
+    sets the release's default (§4.4); every other model keeps `auto`, the conv state's dtype = the model dtype
+    (`MambaStateDtypeCalculator._mamba_state_dtype`): GDN, and Falcon-H1, Granite-4 and Jamba alike."""
     if model.state is None:
         return None
-    if _gdn(model):
-        return model.dtype_bytes
-    return nemotron_h_ssm_dtype_bytes(version)
+    if model.architecture in NEMOTRON_H_CONFIG_ARCHITECTURES:
+        return NEMOTRON_H_SSM_DTYPE_ERAS.at(version)
+    return model.dtype_bytes
 
 
 def _flashinfer_gdn(model: ModelSpec, gpu_name: str | None) -> bool:
@@ -88,8 +94,8 @@ def hybrid_blocks(
     align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK)
     checkpoints = 0
     if mode == "align":
-        if not _gdn(model):
-            checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1)
+        if model.state is not None and model.state.kind is StateKind.MAMBA2:
+            checkpoints = 1  # MambaMixer2 exports its block-boundary state (alignment 1); Mamba1 does not
         elif _flashinfer_gdn(model, gpu_name):
             checkpoints = 1
             align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
@@ -104,7 +110,7 @@ def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
     """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
     PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix
     caching off (v0.13's rule)."""
-    default = hybrid_cache_mode(version)
+    default = HYBRID_CACHE_MODE_ERAS.at(version)
     flags = settings.flags
     asked = flags.get("mamba-cache-mode")
     if default == "none-v0.13":

@@ -7,8 +7,8 @@ blocks. kvtop plans the KV cache; it refuses the launches vLLM would not start, 
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import Era, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.eras import block_fp8_shard, modelopt_fp8_capability
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.eras import BLOCK_FP8_SHARD_ERAS, MODELOPT_FP8_CAPABILITY_ERAS
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -19,18 +19,18 @@ FP8_NATIVE = (8, 9)
 # GPTQ checkpoints quantized in activation order (desc_act with groups): refused by
 # gptq_utils.normalize_and_validate_gptq_desc_act ("no longer supported") in v0.33.0; the release that first
 # refused them is not pinned (v0.13.0's act-order path was not read: assumed to load them)
-GPTQ_ACT_ORDER_REFUSED_ERAS: tuple[Era[bool], ...] = (
+GPTQ_ACT_ORDER_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "gptq_marlin's act-order path (g_idx sorted); v0.13.0 not read, assumed"),
     Era("0.33.0", True, "gptq_utils.normalize_and_validate_gptq_desc_act: refuses desc_act=True with groups"),
-)
+))
 # bitsandbytes checkpoints: vLLM 0.33.0 has no such quantization method (QuantizationMethods lacks it, no override
 # claims quant_method "bitsandbytes"), so config/model.py _verify_quantization raises "Unknown quantization
 # method"; earlier vLLMs had BitsAndBytesConfig (read at a main commit of the 0.1x line); the release that
 # dropped it is not pinned
-BITSANDBYTES_REFUSED_ERAS: tuple[Era[bool], ...] = (
+BITSANDBYTES_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (a 0.1x main commit; removal not pinned)"),
     Era("0.33.0", True, "QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown quantization method'"),
-)
+))
 
 
 def check_weights(
@@ -61,7 +61,7 @@ def check_weights(
     where = f"{gpu_name} (sm{cap[0]}{cap[1]})"
     quant = model.quant
     if quant.method == "fp8" and quant.scheme in ("modelopt", "quark"):
-        need = modelopt_fp8_capability(version) if quant.scheme == "modelopt" else FP8_NATIVE
+        need = MODELOPT_FP8_CAPABILITY_ERAS.at(version) if quant.scheme == "modelopt" else FP8_NATIVE
         if cap < need:
             raise InputError(
                 f"vLLM {version.label} refuses {quant.scheme} FP8 weights on {where}: the "
@@ -89,7 +89,7 @@ def _check_block_fp8_experts(
     if size % shards == 0 and (size // shards) % block[0] == 0:
         return
     shard = f"{size} / {shards} = {size / shards:g}"
-    if block_fp8_shard(version) == "every_gpu":
+    if BLOCK_FP8_SHARD_ERAS.at(version) == "every_gpu":
         raise InputError(
             f"vLLM {version.label} refuses block-FP8 experts whose TP shard is not whole {block[0]}-wide blocks "
             f"(moe_intermediate_size {shard}: 'not divisible by weight quantization block_n'); "

@@ -1,4 +1,4 @@
-"""The values vLLM's startup log states, per process (read by kvtop.sources.engines.vllm).
+"""The values vLLM's startup log states, per process (read by its `log_lines`).
 
 Every memory figure is a `Measured` (bytes and the interval that prints the same text); counts are
 ints; each process keeps its values in printed order (docs/engines/vllm.md §2, §5, §8).

@@ -12,7 +12,8 @@ from typing import Any
 
 from kvtop.domain.engines.llamacpp.gguf_metadata import config_from_gguf
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import ModelSpec, model_from_config
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 
 MODEL_FILE_SUFFIXES = (".gguf",)
 NO_GGUF_PACKAGE = "reading a .gguf file needs the gguf package: pip install 'kvtop-ledger[gguf]'"

@@ -1,23 +1,12 @@
-"""TensorRT-LLM seen from outside: its startup-log lines (`log_lines`), trtllm-serve's endpoints
-(`endpoint`), the LLM-API options YAML its launch names (`llm_api_options`) and how it behaves on a
-demo node (`demo`).
-
-No TensorRT-LLM release names its processes: trtllm-serve runs its ranks as MPI workers
-(`python3 -m mpi4py.futures.server`, spawned under it), found by their ancestry; each worker binds
-the GPU of its rank (`device = rank % gpus_per_node`), so its rank is its GPU's place among the
-GPUs it sees (`rank_of_device`).
-"""
+"""TensorRT-LLM seen from outside: trtllm-serve's endpoints (`endpoint`) and the LLM-API options YAML its
+launch names (`llm_api_options`). Everything pure it knows (log lines, demo behaviour, identity and the
+rank of an untitled MPI worker) is `kvtop.domain.engines.trtllm`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from kvtop.domain.launch import LaunchSettings
-
-# TensorRT-LLM sets no process titles; the registry wants a prefix, and this one names nothing it runs.
-TITLE_PREFIX = "trtllm"
-DEFAULT_PORT = 8000  # trtllm-serve --port
-RANKS_BY_GPU_ORDER = False  # one MPI worker per rank, ranked per worker by `rank_of_device`
 
 
 def complete_settings(
@@ -31,20 +20,4 @@ def complete_settings(
     return complete(settings, base_dir, strict=strict)
 
 
-def rank_of_device(settings: LaunchSettings, position: int) -> dict[str, int]:
-    """A worker's rank from its GPU's place among the GPUs it sees: TensorRT-LLM's Mapping puts the
-    TP ranks innermost (rank = pp_rank × tp + tp_rank); under attention DP each rank is its own DP rank."""
-    tp = max(settings.tp, 1)
-    parts = {"tp": position % tp, "pp": position // tp}
-    if settings.enable_dp_attention:
-        parts["dp"] = position % tp
-    return parts
-
-
-__all__ = [
-    "DEFAULT_PORT",
-    "RANKS_BY_GPU_ORDER",
-    "TITLE_PREFIX",
-    "complete_settings",
-    "rank_of_device",
-]
+__all__ = ["complete_settings"]

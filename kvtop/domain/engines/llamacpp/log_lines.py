@@ -13,7 +13,7 @@ import re
 from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.llamacpp.eras import stated_build
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog, mib_figure
-from kvtop.sources.log_dialect import Fields, LogDialect, RankHandler
+from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler
 
 _NUM = r"\d{1,9}\.\d{2}"
 _TYPE = r"[a-z0-9_]{2,10}"
@@ -126,6 +126,7 @@ DIALECT = LogDialect(
     log_handlers=(),
     # `llama-server -m … -c …`, also inside Ollama's `msg="starting llama-server" cmd="…"` (up to the quote)
     launch=re.compile(r"[\w./\\-]*llama-server(?:\.exe)?(?:\s+-[^\"\n]*)"),
+    launch_words=("llama-server",),
     own_failures=re.compile(r"failed to allocate buffer for kv cache|failed to initialize the context"),
     freeze=freeze,
     refusals=("failed to allocate buffer for kv cache",),

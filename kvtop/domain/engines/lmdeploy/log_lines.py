@@ -19,8 +19,8 @@ from kvtop.domain.engines.lmdeploy.log_records import (
     SessionTruncation,
     mib_figure,
 )
-from kvtop.sources.log_args import ArgValue, parse_call_args
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_args import ArgValue, parse_call_args
+from kvtop.domain.log_dialect import Fields, LogDialect, LogFacts, RankHandler, version_line
 
 _NUM = r"\d{1,15}(?:\.\d{1,6})?"
 _BLOCK_SIZE = re.compile(rf"block_size = ({_NUM}) MB")
@@ -193,11 +193,7 @@ def _pytorch(line: str, facts: LogFacts) -> bool:
     return True
 
 
-def _version(line: str, facts: LogFacts) -> bool:
-    match = _VERSION.search(line)
-    if match:
-        facts.stated_version(match.group(1))
-    return match is not None
+_version = version_line(_VERSION)
 
 
 DIALECT = LogDialect(
@@ -214,4 +210,5 @@ DIALECT = LogDialect(
     own_failures=re.compile(r"No enough gpu memory for (?:kv|state) cache"),
     freeze=freeze,
     refusals=("No enough gpu memory for kv cache", "No enough gpu memory for state cache"),
+    launch_words=("serve",),
 )

@@ -23,7 +23,7 @@ from kvtop.domain.engines.trtllm.log_records import (
     ProfileSummary,
     TrtllmRankLog,
 )
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, version_line
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d{1,15})"
@@ -231,11 +231,7 @@ _RANK = re.compile(r"\[RANK (\d{1,6})\]")
 _DATE = re.compile(r"\[(?P<m>[01]\d)/(?P<d>[0-3]\d)/(?P<y>20\d\d)-\d\d:\d\d:\d\d\]")
 
 
-def _version(line: str, facts: LogFacts) -> bool:
-    match = _VERSION.search(line)
-    if match:
-        facts.stated_version(match.group(1))
-    return match is not None
+_version = version_line(_VERSION)
 
 
 DIALECT = LogDialect(
@@ -256,4 +252,5 @@ DIALECT = LogDialect(
         "maxTokensInPagedKvCache (",
     ),
     ready=("successfully loaded 'tensorrt_llm'",),  # the Triton backend's model is up
+    launch_words=("trtllm-serve", "tensorrt_llm.commands.serve", "dynamo.trtllm"),
 )

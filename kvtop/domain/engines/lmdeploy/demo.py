@@ -5,10 +5,7 @@ memory after the weights load (docs/engines/lmdeploy.md §2.2, §4.2, §6)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from kvtop.domain.calibration.terms import CalibratedFigures
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engine_simulation import context_holds_extra, sized_from_least_free_before_load
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
 
@@ -17,15 +14,6 @@ reports_capacity = False
 labels_ranks_by_pid = False  # its metrics label a DP engine by `engine`
 evictions_counter: str | None = None
 SPAWNED_WORKER = "python -c from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7) --multiprocessing-fork"
-
-
-def measured_for_truth(
-    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-    expected: CalibratedFigures | None,
-) -> MeasuredInputs:
-    """Every rank is sized from the least free GPU (LMDeploy measures after the weights; what was taken
-    before the load is still taken then)."""
-    return MeasuredInputs(free_before_load_bytes=total_bytes - max(taken_before_load.values()))
 
 
 def worker_identity(
@@ -40,6 +28,5 @@ def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
     return "lmdeploy"
 
 
-def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
-    """The ledger counts as context all that was taken before the load on the tightest rank."""
-    return cuda_context + extra
+measured_for_truth = sized_from_least_free_before_load  # every rank from the least free GPU
+worker_own_bytes = context_holds_extra

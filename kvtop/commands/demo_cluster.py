@@ -20,9 +20,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kvtop.bundled import bundled_dir
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.errors import InputError
-from kvtop.sources.demo import DemoSource
 from kvtop.sources.exporter import SnapshotCollector, default_findings
 from kvtop.sources.json_file import read_json_object
 from kvtop.sources.prometheus import ClusterReader

@@ -3,10 +3,7 @@ free GPU before weights load (docs/engines/sglang.md §2)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from kvtop.domain.calibration.terms import CalibratedFigures
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engine_simulation import context_holds_extra, sized_from_least_free_before_load
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import RankLedger
 
@@ -14,14 +11,6 @@ reports_memory_bytes = True
 reports_capacity = True
 labels_ranks_by_pid = True
 evictions_counter: str | None = "retractions_total"  # sglang:num_retracted_requests_total
-
-
-def measured_for_truth(
-    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-    expected: CalibratedFigures | None,
-) -> MeasuredInputs:
-    """Every rank is sized from the least free GPU before the weights loaded."""
-    return MeasuredInputs(free_before_load_bytes=total_bytes - max(taken_before_load.values()))
 
 
 def worker_identity(
@@ -40,6 +29,5 @@ def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
     return "sglang::data_parallel_controller"
 
 
-def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
-    """The ledger counts as context all that was taken before the load on the tightest rank."""
-    return cuda_context + extra
+measured_for_truth = sized_from_least_free_before_load  # every rank from the least free GPU
+worker_own_bytes = context_holds_extra

@@ -2,7 +2,7 @@
 
 The demo builds what NVML, the process table and the endpoints would say; what differs between
 engines (how a rank's process is named and parented, what the engine measured before it sized its
-cache, what its worker holds, what its endpoint reports) lives in `kvtop/sources/engines/<id>/demo.py`.
+cache, what its worker holds, what its endpoint reports) lives in `kvtop/domain/engines/<id>/demo.py`.
 """
 
 from __future__ import annotations
@@ -48,3 +48,26 @@ class EngineSimulation(Protocol):
     # the counter its metrics count requests evicted for room by (EngineLiveRank field: vLLM preemptions,
     # SGLang retractions); None: its metrics count none
     evictions_counter: str | None
+
+
+# What most engines share, for their `demo` modules to take as they are.
+
+
+def sized_from_least_free_before_load(
+    *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
+    expected: CalibratedFigures | None,
+) -> MeasuredInputs:  # fmt: skip
+    """Every rank is sized from the least free GPU before the weights loaded (what was taken before the load
+    is still taken when an engine that measures after the weights measures)."""
+    return MeasuredInputs(free_before_load_bytes=total_bytes - max(taken_before_load.values()))
+
+
+def context_holds_extra(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+    """The ledger counts as context all that was taken before the load on the tightest rank."""
+    return cuda_context + extra
+
+
+def budget_left_room_for_extra(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
+    """The engine's budget (a profiled peak, a share of the total) already left room for the largest rank's
+    extra bytes."""
+    return cuda_context + extra - max(extra_bytes.values(), default=0)

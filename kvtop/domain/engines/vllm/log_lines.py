@@ -30,8 +30,16 @@ from kvtop.domain.engines.vllm.log_records import (
     V0MemoryProfile,
     VllmRankLog,
 )
-from kvtop.sources.log_args import parse_call_args, parse_dict_args
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_args import parse_call_args, parse_dict_args
+from kvtop.domain.log_dialect import (
+    Fields,
+    LogDialect,
+    LogFacts,
+    RankHandler,
+    RankTuple,
+    rank_from_tags,
+    version_line,
+)
 
 Handler = RankHandler
 
@@ -416,11 +424,7 @@ def _namespace_args(line: str, facts: LogFacts) -> bool:
     return bool(args)
 
 
-def _version(line: str, facts: LogFacts) -> bool:
-    match = _VERSION.search(line)
-    if match:
-        facts.stated_version(match.group(1))
-    return match is not None
+_version = version_line(_VERSION)
 
 
 def _hybrid_off(line: str, facts: LogFacts) -> bool:
@@ -438,6 +442,26 @@ def _engine_config(line: str, facts: LogFacts) -> bool:
     args = parse_call_args(line, line.find("with config:") + len("with config:"))
     facts.engine_config = {**args, **facts.engine_config}
     return bool(args) or found_version
+
+
+_PROCESS = re.compile(r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)")
+_PROCESSES = re.compile(
+    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
+    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
+)
+
+
+def _rank_of_processes(head: str) -> tuple[int, RankTuple] | None:
+    """`(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`: the rank the process names state, one or more."""
+    match = _PROCESSES.search(head)
+    return (match.start(), _rank_from_processes(match.group())) if match else None
+
+
+@lru_cache(maxsize=1024)
+def _rank_from_processes(processes: str) -> RankTuple:
+    names = _PROCESS.findall(processes)
+    worker = next((rank for _, rank in names if rank), None)
+    return rank_from_tags(" ".join(name for name, _ in names), worker)
 
 
 DIALECT = LogDialect(
@@ -463,5 +487,14 @@ DIALECT = LogDialect(
         "To serve at least one request with the model",
         "EngineCore failed to start",
         "Engine core initialization failed",
+    ),
+    launch_words=("serve", "api_server"),
+    positional_model=re.compile(r"vllm serve ([^\s'\"-][^\s'\"]{0,500})"),
+    rank_reader=_rank_of_processes,
+    rank_hint="pid=",
+    start_failures=("EngineCore failed to start", "Engine core initialization failed"),
+    line_shape=re.compile(
+        r"(?:INFO|WARNING|ERROR|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d"
+        r"|\([\w-]{1,60}(?: rank=\d{1,6})?(?: engine_index=\d{1,6})? pid=\d{1,10}\)"
     ),
 )

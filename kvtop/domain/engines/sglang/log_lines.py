@@ -26,8 +26,8 @@ from kvtop.domain.engines.sglang.log_records import (
     SwaPoolUsage,
     WeightLoad,
 )
-from kvtop.sources.log_args import parse_call_args
-from kvtop.sources.log_dialect import Fields, LogDialect, LogFacts, RankHandler
+from kvtop.domain.log_args import parse_call_args
+from kvtop.domain.log_dialect import Fields, LogDialect, LogFacts, RankHandler, RankTuple, rank_from_tags
 
 Handler = RankHandler
 
@@ -341,6 +341,17 @@ def _swa_off(line: str, facts: LogFacts) -> bool:
     return True
 
 
+_RANK_BRACKETS = re.compile(
+    r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?((?:\s+[A-Z]{2,4}\d{1,5}){0,8})\s*\]"
+)
+
+
+def _rank_in_brackets(head: str) -> tuple[int, RankTuple] | None:
+    """`[2025-01-23 10:00:00 DP1 TP3 EP3]`: the rank tags after the time in SGLang's prefix."""
+    match = _RANK_BRACKETS.search(head)
+    return (match.start(), rank_from_tags(match.group(1), None)) if match else None
+
+
 DIALECT = LogDialect(
     engine="sglang",
     rank_handlers=HANDLERS,
@@ -355,4 +366,9 @@ DIALECT = LogDialect(
     freeze=freeze,
     refusals=("Not enough memory. Please try to increase --mem-fraction-static",),
     ready=("The server is fired up and ready to roll",),
+    launch_words=("launch_server", "serve"),
+    positional_model=re.compile(r"sglang serve ([^\s'\"-][^\s'\"]{0,500})"),
+    rank_reader=_rank_in_brackets,
+    rank_hint="[",
+    line_shape=re.compile(r"\[(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d[^\]]{0,60}\]"),
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.calibration.terms import CalibratedFigures
+from kvtop.domain.engine_simulation import budget_left_room_for_extra
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.trtllm.budget import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.launch import LaunchSettings
@@ -43,6 +44,4 @@ def parent_title(settings: LaunchSettings, dp_rank: int) -> str:
     return WORKER_COMMAND
 
 
-def worker_own_bytes(cuda_context: int, extra: int, extra_bytes: Mapping[int, int]) -> int:
-    """The profiled peak already left room for the largest rank's extra bytes."""
-    return cuda_context + extra - max(extra_bytes.values(), default=0)
+worker_own_bytes = budget_left_room_for_extra

@@ -1,9 +1,10 @@
 """What an engine's startup log looks like, as each engine package describes it to the reader.
 
-`kvtop.sources.engine_logs` reads any log line by line; each engine contributes a `LogDialect`:
-the lines it recognises per rank (a trigger substring and a handler filling that rank's fields),
-the whole-log lines (its printed arguments, its version line, decisions that change sizing), the
-shape of its launch command, and how a rank's fields become its typed `RankLog`.
+`kvtop.sources.engine_logs` reads any log line by line; each engine contributes a `LogDialect`
+(`kvtop/domain/engines/<id>/log_lines.py`): the lines it recognises per rank (a trigger substring and a
+handler filling that rank's fields), the whole-log lines (its printed arguments, its version line,
+decisions that change sizing), the shape of its launch command, how a line names its rank, and how a
+rank's fields become its typed `RankLog`. Pure text: nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -11,14 +12,34 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import RankKey, RankLog
 from kvtop.domain.engines.registry import EngineId
-from kvtop.sources.log_args import ArgValue
+from kvtop.domain.log_args import ArgValue
 
 Fields = dict[str, list[Any]]
 RankHandler = Callable[[str, Fields], bool]
+RankTuple = tuple[int | None, int | None, int | None, int | None, int | None]
+"""(dp, tp, pp, ep, worker): a hashable rank while reading, made a `RankKey` at the end."""
+RankReader = Callable[[str], "tuple[int, RankTuple] | None"]
+"""A line's head -> (where the engine's rank prefix starts in it, the rank it names), or None."""
+
+_TAG = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)(\d{1,5})(?!\d)")
+
+
+@lru_cache(maxsize=1024)
+def rank_from_tags(tags: str, worker: str | None) -> RankTuple:
+    """The rank `DP1 TP3 EP3` (or `EngineCore_DP0 Worker_TP1`) names, with a global worker rank if given."""
+    ranks = {name: int(number) for name, number in _TAG.findall(tags)}
+    return (
+        ranks.get("DP"),
+        ranks.get("TP"),
+        ranks.get("PP"),
+        ranks.get("EP"),
+        int(worker) if worker else None,
+    )
 
 
 @dataclass
@@ -46,6 +67,18 @@ class LogFacts:
 LogHandler = Callable[[str, LogFacts], bool]
 
 
+def version_line(pattern: re.Pattern[str]) -> LogHandler:
+    """A whole-log handler keeping the release a version line states (`pattern`'s group 1)."""
+
+    def read(line: str, facts: LogFacts) -> bool:
+        match = pattern.search(line)
+        if match:
+            facts.stated_version(match.group(1))
+        return match is not None
+
+    return read
+
+
 @dataclass(frozen=True)
 class LogDialect:
     """One engine's startup-log vocabulary."""
@@ -67,3 +100,15 @@ class LogDialect:
     refusals: tuple[str, ...] = ()
     # The engine's own "the server is up" line: an error after it is not a refused start.
     ready: tuple[str, ...] = ()
+    # Words a line that launches the engine holds (a cheap test before `launch` is searched).
+    launch_words: tuple[str, ...] = ()
+    # A launch naming its model positionally (`vllm serve MODEL`): group 1 is the model.
+    positional_model: re.Pattern[str] | None = None
+    # How a line's prefix names its rank (SGLang's `[… DP1 TP3]`, vLLM's `(Worker_TP1 pid=…)`), read only
+    # when the line's head holds `rank_hint`; the earliest prefix of any engine wins.
+    rank_reader: RankReader | None = None
+    rank_hint: str = ""
+    # The engine's own words for a start that failed, quoted from there on (vLLM's `EngineCore failed to start`).
+    start_failures: tuple[str, ...] = ()
+    # The prefix its log lines carry (a line of that shape no handler took is counted as unrecognised).
+    line_shape: re.Pattern[str] | None = None

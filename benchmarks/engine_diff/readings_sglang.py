@@ -1,0 +1,228 @@
+"""SGLang's reading rules: each names the SGLang code that decides the difference (see readings.py)."""
+
+from __future__ import annotations
+
+from benchmarks.engine_diff.readings_base import (
+    WINDOWED_GROUPS,
+    Case,
+    Rule,
+    both_ok,
+    config_json,
+    engine_refuses,
+    hf_quant_config_json,
+    kvtop_refuses,
+    stated_dtype,
+    text_config_json,
+    top_level_modelopt_algo,
+)
+
+
+# SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
+# S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
+# (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins.
+def _every_stage_holds_every_layer(c: Case) -> bool:
+    stages = c.raw.get("stages") or []
+    return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
+
+
+def _pp_stage0_cell(c: Case) -> bool:
+    """PP with unequal stages: the engine's row is stage 0's cell, kvtop's its tightest rank's."""
+    return (
+        both_ok(c)
+        and c.pp > 1
+        and c.kvtop.tokens == c.side.tokens
+        and c.kvtop.bytes_per_block != c.side.bytes_per_block
+    )
+
+
+SGLANG_RULES: list[Rule] = [
+    (
+        "S23",
+        "kvtop: SGLang pages DeepSeek DSA by 64 whatever --page-size says",
+        lambda c: (
+            both_ok(c)
+            and "--page-size" in (c.raw.get("flags") or [])
+            and c.raw.get("attention_backend") == "dsa"
+            and c.side.block_size == 64
+            and c.kvtop.block_size != c.side.block_size
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+        ),
+        "kvtop: for a DeepSeek DSA model on CUDA SGLang 0.5.23 sets page_size = 64 × index_kpool in its model "
+        "overrides (sglang/srt/arg_groups/model_overrides/deepseek_v2.py: 'Setting page size to 64 for DeepSeek "
+        "DSA'), over a --page-size the user gave: the run's page is 64 with --page-size 32. kvtop applies the DSA "
+        "page of 64 only where no --page-size is given (sglang.md §6.6, default_page_size) and sizes pages of 32 "
+        "(the cell agrees; GLM-5's tokens differ by the page alignment: 428,832 against 428,800)",
+    ),
+    (
+        "S24",
+        "kvtop: SGLang's DSA KV default on Hopper overrides the checkpoint's FP8 KV",
+        lambda c: (
+            both_ok(c)
+            and c.kv_dtype == "auto"
+            and c.raw.get("attention_backend") == "dsa"
+            and c.raw.get("kv_cache_dtype") == "torch.bfloat16"
+            and (hf_quant_config_json(c).get("quantization") or {}).get("kv_cache_quant_algo") == "FP8"
+            and (c.kvtop.bytes_per_block or 0) < (c.side.bytes_per_block or 0)
+        ),
+        "kvtop: for a DeepSeek DSA model SGLang 0.5.23 replaces --kv-cache-dtype auto before the model is built "
+        "(_dsa_kv_cache_dtype_default, sglang/srt/arg_groups/overrides.py: fp8_e4m3 on SM100+, bfloat16 below: "
+        "'Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 device'), so the checkpoint's "
+        "kv_cache_quant_algo FP8 (nvidia/DeepSeek-V3.2-NVFP4's hf_quant_config.json) is never read on Hopper: a "
+        "bf16 cell of 78,324 B (the row's kv_cache_dtype). kvtop honours the checkpoint's FP8 first "
+        "(kvtop/domain/kv.py _requested_format: honours_checkpoint_kv_dtype before auto_fp8_dsa_gpus), a 48,068-B "
+        "cell: 893,504 tokens where SGLang has 548,352 (with --page-size 32 the page differs too, as S23 says). The "
+        "order is shared code (kv.py), so not fixed here",
+    ),
+    (
+        "S22",
+        "kvtop: SGLang has no class for the architecture",
+        lambda c: (
+            engine_refuses(c, "has no SGlang implementation") or engine_refuses(c, "Cannot find model module")
+        ),
+        "kvtop: SGLang 0.5.23 registers no model class under the config's architecture name (JambaForCausalLM, "
+        "Step3p7FlashForCausalLM) and falls back to the Transformers implementation, which refuses "
+        "(resolve_transformers_arch, sglang/srt/model_loader/utils.py): Jamba's transformers class is not "
+        "attention-backend compatible ('has no SGlang implementation and the Transformers implementation is not "
+        "compatible with SGLang'); Step-3.7-Flash has no transformers class and its config no auto_map.AutoModel "
+        "('Cannot find model module'). kvtop plans it. Issue 26c gives kvtop each engine's architecture registry "
+        "(kvtop/domain/engines/sglang/architectures.py): with it these rows read both refuse",
+    ),
+    (
+        "S20",
+        "kvtop: a hybrid-SWA cell under PP holds every stage's layers",
+        lambda c: (
+            c.pp > 1
+            and c.has(*WINDOWED_GROUPS)
+            and both_ok(c)
+            and c.kvtop.bytes_per_block >= 3 * c.side.bytes_per_block // 2
+        ),
+        "kvtop: under PP kvtop's SGLang cell for gpt-oss (full + ratio × SWA) is the unsplit model's (33,177 B at "
+        "TP 2 with or without PP 2; 66,355 B at TP 1 × PP 4), while SGLang sizes each stage's pools from that "
+        "stage's own layers (16,588 B at PP 2, 16,384 B at PP 4): kvtop gives gpt-oss-120b 1,294,538 tokens at "
+        "TP 2 × PP 2 where SGLang gives 2,589,076",
+    ),
+    (
+        "S19",
+        "kvtop: SGLang refuses fp8_e5m2 KV for DeepSeek DSA",
+        lambda c: engine_refuses(c, "DSA only supports"),
+        "kvtop: SGLang 0.5.23 asserts 'DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype' "
+        "(sglang/srt/arg_groups/overrides.py) for DeepSeek-V3.2's sparse attention; kvtop sizes the "
+        "fp8_e5m2 pool instead of refusing the launch",
+    ),
+    (
+        "S21",
+        "harness: stage 0's cell of a linear-attention hybrid under PP; a 0.02 % token residue unread",
+        lambda c: (
+            both_ok(c)
+            and c.pp > 1
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+            and "linear_attention" in (text_config_json(c).get("layer_types") or [])
+            and abs((c.kvtop.tokens or 0) - (c.side.tokens or 0)) * 1000 < (c.side.tokens or 1)
+        ),
+        "harness: as S15, the row's cell is stage 0's: Qwen3.5-35B-A3B's 40 layers hold full attention at every "
+        "4th, so PP 4's stages of 10 hold 2, 3, 2, 3 of them (4,096 B against kvtop's tightest rank's 6,144 B at "
+        "2 KV heads × 256 × 2 × 2 B per layer). The token counts differ by less than 0.1 % (3,672,240 kvtop, "
+        "3,672,938 SGLang): not read yet (the stages' linear-attention state pools are the suspect)",
+    ),
+    (
+        "S15",
+        "harness: stage 0's cell against kvtop's tightest rank's",
+        _pp_stage0_cell,
+        "harness: the row's cell is stage 0's (SGLang splits the layers unevenly, the last stages the larger: "
+        "94 layers over PP 4 are 23, 23, 24, 24), kvtop's is its tightest rank's; the token count, SGLang's own MIN "
+        "over the stages, agrees",
+    ),
+    (
+        "S16",
+        "kvtop: the checkpoint's FP8 KV read from the other quantization file",
+        lambda c: (
+            top_level_modelopt_algo(c) and both_ok(c) and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: this config.json carries its own ModelOpt quantization_config (quant_algo FP8 at its top level, "
+        "kv_cache_scheme FP8; provenance uncertain, see SOURCES.md) beside hf_quant_config.json. SGLang takes "
+        "config.json's (FP8 weights: the row's parameter bytes) and finds no kv_cache_quant_algo in it, so its KV "
+        "cache stays bf16 (ModelRunner.configure_kv_cache_dtype); kvtop takes hf_quant_config.json's "
+        "kv_cache_quant_algo FP8: half the cell, twice the tokens",
+    ),
+    (
+        "S17",
+        "kvtop: SGLang's Qwen3-VL serving path on Hopper reserves 1 GiB",
+        lambda c: (
+            both_ok(c)
+            and "Qwen3VL" in str((config_json(c).get("architectures") or [""])[0])
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and (c.kvtop.tokens or 0) > (c.side.tokens or 0)
+        ),
+        "kvtop: on a large Hopper GPU SGLang 0.5.23 serves Qwen3-VL through its profiled path "
+        "(_qwen3vl_hopper_serving_overrides, sglang/srt/arg_groups/model_overrides/qwen3_vl.py): the VLM "
+        "embedding cache off (it sets SGLANG_VLM_CACHE_SIZE_MB=0 in the process environment: the leak issue 33 "
+        "found) and CUDA-IPC feature transport, whose feature cache (SGLANG_MM_FEATURE_CACHE_MB, 1 GiB; 3 GiB at "
+        "--max-running-requests ≥ 400) mm_runtime_reservation_gb (mem_cache/kv_cache_configurator.py) takes from "
+        "the KV budget; kvtop subtracts the default 100 MiB embedding cache: 39 GiB against 40 GiB − 100 MiB of rest",
+    ),
+    (
+        "S18",
+        "kvtop: the model class refuses PP",
+        lambda c: c.pp > 1 and engine_refuses(c, "AssertionError"),
+        "kvtop: SGLang's model class refuses pipeline parallelism in its constructor (e.g. Qwen3NextForCausalLM: "
+        "`assert self.pp_group.is_first_rank and self.pp_group.is_last_rank`, sglang/srt/models/qwen3_next.py); "
+        "kvtop plans it",
+    ),
+    (
+        "S11",
+        "kvtop: context past the model's context length",
+        lambda c: engine_refuses(c, "is greater than the derived context_length"),
+        "kvtop: SGLang refuses a --context-length above the model's derived context length (ModelConfig, "
+        "sglang/srt/configs/model_config.py: 'User-specified context_length (131072) is greater than the derived "
+        "context_length', unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1); kvtop plans it",
+    ),
+    (
+        "S12",
+        "kvtop: float32 config sized in fp32",
+        lambda c: (
+            both_ok(c)
+            and stated_dtype(c) == "float32"
+            and c.kvtop.bytes_per_block == 2 * (c.side.bytes_per_block or 0)
+        ),
+        "kvtop: the config states torch_dtype float32 and SGLang serves it in 16 bits under --dtype auto "
+        "(_get_and_verify_dtype, sglang/srt/configs/model_config.py: float32 becomes float16, bfloat16 for Gemma), "
+        "so its cell is 2 B an element; kvtop sizes the KV (and the weights) in fp32: 2× the cell, half the tokens",
+    ),
+    (
+        "S13",
+        "kvtop: SGLang sizes each PP stage for every layer",
+        lambda c: both_ok(c) and _every_stage_holds_every_layer(c) and c.kvtop.tokens != c.side.tokens,
+        "kvtop: under PP SGLang sizes each stage's KV pool for every layer of the model where the model's "
+        "top-level class has no start_layer / end_layer (multimodal wrappers such as Qwen2_5_VLForConditionalGeneration, "
+        "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
+        "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
+        "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
+        "counts the stage's layers, so its cell is smaller and its tokens more",
+    ),
+    (
+        "S14",
+        "kvtop: PP on a model SGLang cannot pipeline",
+        lambda c: engine_refuses(c, "Pipeline Parallel is not compatible with this model"),
+        "kvtop: SGLang refuses --pp-size > 1 for a model whose forward takes no pp_proxy_tensors "
+        "(ModelRunner.__init__: `assert self.support_pp, 'Pipeline Parallel is not compatible with this model.'`); "
+        "kvtop plans it",
+    ),
+    (
+        "S3",
+        "stand-in: model not built",
+        lambda c: kvtop_refuses(c) and "do not divide" in c.kvtop.message,
+        "stand-in: SGLang refuses this when it builds the model (Qwen2Attention: "
+        "`assert self.total_num_heads % tp_size == 0`, sglang/srt/models/qwen2.py), which the "
+        "harness does not do (model-shell); kvtop's refusal is what a launch does",
+    ),
+    (
+        "S10",
+        "stand-in: MoE shard checks not run",
+        lambda c: kvtop_refuses(c) and "block-FP8 MoE" in c.kvtop.message,
+        "stand-in: SGLang 0.5.23 refuses a block-FP8 MoE expert shard that breaks the 128-wide blocks in "
+        "ModelRunner.__init__ (check_quantized_moe_compatibility) and again when it builds the MoE layers "
+        "(Fp8MoEMethod.create_weights, sglang/srt/layers/quantization/fp8.py), neither of which the harness "
+        "runs for 0.5.23 (KVCacheConfigurator alone, model-shell); 0.5.6's run reaches the ModelRunner "
+        "check, so both refuse there; kvtop's refusal is what a launch does",
+    ),
+]

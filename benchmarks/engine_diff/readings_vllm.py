@@ -1,0 +1,344 @@
+"""vLLM's reading rules: each names the vLLM code that decides the difference (see readings.py)."""
+
+from __future__ import annotations
+
+from benchmarks.engine_diff.readings_base import (
+    CHECKPOINT_FP8_KV,
+    MAMBA_HYBRIDS,
+    MLA,
+    SWA_IN_CONFIG,
+    WINDOWED_GROUPS,
+    Rule,
+    both_ok,
+    config_json,
+    engine_refuses,
+    hf_quant_config_json,
+    kvtop_refuses,
+    kvtop_refuses_flag,
+    logged,
+    stated_dtype,
+    top_level_modelopt_algo,
+)
+
+VLLM_RULES: list[Rule] = [
+    (
+        "V28",
+        "kvtop: vLLM registers no class for the architecture",
+        lambda c: engine_refuses(c, "are not supported for now"),
+        "kvtop: vLLM 0.33.0's model registry (_TEXT_GENERATION_MODELS and the others, "
+        "vllm/model_executor/models/registry.py) has no class under the config's architecture name "
+        "(Step3p7FlashForCausalLM: it registers Step3p7ForConditionalGeneration only) and the config has no "
+        "auto_map for the Transformers backend, so _ModelRegistry._raise_for_unsupported raises 'Model architectures "
+        "[…] are not supported for now' and the launch stops; kvtop plans it. Issue 26c gives kvtop each engine's "
+        "architecture registry (kvtop/domain/engines/vllm/architectures.py): with it these rows read both refuse",
+    ),
+    (
+        "V30",
+        "kvtop: FP8 KV read from an hf_quant_config.json without a ModelOpt producer",
+        lambda c: (
+            both_ok(c)
+            and c.raw.get("cache_dtype") == "auto"
+            and "producer" not in hf_quant_config_json(c)
+            and "kv_cache_quant_algo" in (hf_quant_config_json(c).get("quantization") or {})
+            and c.kvtop.block_size != c.side.block_size
+        ),
+        "kvtop: this hf_quant_config.json (the AIC copy of nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8, "
+        "config.json without a quantization_config) holds quant_algo FP8 and kv_cache_quant_algo FP8 but no "
+        "producer. vLLM 0.33 sets a ModelOpt quant_method only from producer.name == 'modelopt' "
+        "(ModelArchConfigConvertor._normalize_quantization_config, vllm/transformers_utils/"
+        "model_arch_config_convertor.py), so it finds no quant method: bf16 weights (120,551,698,432 + 536,870,912 B "
+        "at TP 2 in the row) and a bf16 KV cache (cache_dtype auto: get_kv_cache_quant_algo_string reads a "
+        "quant_method starting 'modelopt' only). kvtop takes FP8 KV from the file: half the attention page, so "
+        "twice vLLM's hybrid block (8,320 where vLLM has 4,160). Whether the real checkpoint's file names its "
+        "producer is not known (tests/data/engine_diff/configs/SOURCES.md)",
+    ),
+    (
+        "V29",
+        "kvtop: vLLM's page-size unification not modelled",
+        lambda c: kvtop_refuses(c) and "page-size unification" in c.kvtop.message,
+        "kvtop: a named not-modelled state. Where full-attention and sliding-window layers hold different KV bytes "
+        "per token (Gemma-4, MiMo-V2-Flash) vLLM raises the block size of the layers with the smaller page until "
+        "every page is the largest (unify_kv_cache_spec_page_size, vllm/v1/core/kv_cache_planning.py: a 2× ratio "
+        "makes the smaller layers' blocks 32 tokens where the others' are 16) before it groups them; kvtop refuses "
+        "the launch with 'is not modelled' and names --disable-hybrid-kv-cache-manager, whose single group it "
+        "sizes. The engine's figures are in the rows",
+    ),
+    (
+        "V26",
+        "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and both_ok(c)
+            and c.kv_dtype == "auto"
+            and c.raw.get("cache_dtype") == "fp8_e4m3"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: with --kv-cache-dtype auto and the checkpoint's FP8 KV (hf_quant_config.json "
+        "kv_cache_quant_algo FP8, nvidia/DeepSeek-V3.2-NVFP4) vLLM 0.33 on sm90 stores plain fp8_e4m3 "
+        "(the row's cache_dtype): 576 B latent + 132 B indexer per layer per token, 2,764,032 B per 64-token "
+        "block over 61 layers (61 × 64 × 708); kvtop sizes it as fp8_ds_mla (656 + 132 = 788 B, "
+        "3,076,352 B per block) as for --kv-cache-dtype fp8 (V13): 893,504 tokens where the engine has 994,432",
+    ),
+    (
+        "V21",
+        "kvtop: a class-default sliding window vLLM does not use",
+        lambda c: (
+            both_ok(c)
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.tokens != c.side.tokens
+            and "sliding_window" not in (config_json(c).get("text_config") or config_json(c))
+            and all(g.get("kind") == "FullAttentionSpec" for g in c.raw.get("groups") or [{}])
+        ),
+        "kvtop: the config leaves sliding_window out and kvtop takes transformers' class default (4096 for "
+        "qwen3_vl's text config: 'the config leaves out sliding_window=4096'), so its token figure divides the "
+        "blocks by a windowed request's block count; vLLM builds full attention only (every layer a "
+        "FullAttentionSpec: use_sliding_window is false) and prints num_blocks × block_size (get_kv_cache_capacity, "
+        "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
+    ),
+    (
+        "V22",
+        "kvtop: vLLM's V2 runner keeps pp + 1 batches in flight",
+        lambda c: (
+            both_ok(c)
+            and c.pp > 1
+            and c.raw.get("model_runner") == "V2"
+            and c.kvtop.bytes_per_block == c.side.bytes_per_block
+            and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: vLLM 0.33 picks its Model Runner V2 wherever Triton is importable — every GPU install "
+        "(VllmConfig.use_v2_model_runner) — and V2 keeps async scheduling under PP with pp + 1 batches in "
+        "flight (max_in_flight_tokens 24,576 at PP 2, 40,960 at PP 4 for 8,192-token batches); kvtop assumes the "
+        "V1 runner's pp batches with async off, so a sliding-window or chunked-local group needs fewer blocks per "
+        "request in kvtop and it prints more tokens; num_blocks agree",
+    ),
+    (
+        "V23",
+        "kvtop: PP regroups a sliding-window hybrid",
+        lambda c: both_ok(c) and c.pp > 1 and c.kvtop.bytes_per_block != c.side.bytes_per_block,
+        "kvtop: under PP vLLM computes the KV cache groups on every stage's specs together and projects them "
+        "onto each worker (get_kv_cache_groups, _project_kv_cache_groups_to_worker, vllm/v1/core/"
+        "kv_cache_planning.py), so a stage's page holds a different number of layer slots from kvtop's per-stage "
+        "grouping (bytes per block differ; the engine's per-stage groups are in the fixture row)",
+    ),
+    (
+        "V24",
+        "kvtop: no vLLM attention backend for this KV dtype / block size",
+        lambda c: engine_refuses(c, "No valid attention backend"),
+        "kvtop: vLLM finds no attention backend for the combination (CudaPlatform.get_attn_backend_cls, "
+        "vllm/platforms/cuda.py: MLA with fp8_e5m2 KV, or DeepSeek sparse MLA with a block size other than 64, "
+        "on sm90) and refuses the launch; kvtop plans it",
+    ),
+    (
+        "V25",
+        "kvtop: vLLM's hybrid Mamba refused at PP",
+        lambda c: kvtop_refuses(c) and "hybrids at pp 1 only" in c.kvtop.message,
+        "kvtop: kvtop models vLLM's hybrid Mamba layout at PP 1 only and refuses PP; vLLM sizes it (each stage's "
+        "Mamba and attention layers grouped together, the MIN of num_blocks over the workers): the row's figures",
+    ),
+    (
+        "V20",
+        "kvtop: ModelOpt quant_algo at the top of config.json",
+        lambda c: top_level_modelopt_algo(c) and (both_ok(c) or engine_refuses(c, "fp8")),
+        "kvtop: this config.json carries a ModelOpt quantization_config with quant_algo FP8 at its top level "
+        "(no quant_method, not under `quantization`; the file's provenance is uncertain, see SOURCES.md). vLLM "
+        "0.33 finds no quant method in it (ModelArchConfigConvertor._normalize_quantization_config reads a "
+        "ModelOpt producer's quantization.quant_algo) and, since config.json has a quantization_config, never "
+        "reads hf_quant_config.json (get_config, vllm/transformers_utils/config.py): it serves bf16 weights and "
+        "a bf16 KV cache. kvtop reads FP8 weights and an FP8 KV cache from it (2× the tokens)",
+    ),
+    (
+        "V15",
+        "kvtop: a vLLM flag kvtop does not know",
+        kvtop_refuses_flag,
+        "kvtop: vLLM takes `--no-enable-chunked-prefill` and `--no-enable-prefix-caching` "
+        "(EngineArgs.add_cli_args, vllm/engine/arg_utils.py) and sizes the pool with them; kvtop refuses "
+        "them as unknown flags ('not a flag of vLLM that kvtop knows'), so a launch with either gets no plan. "
+        "Chunked prefill off raises max_num_batched_tokens to max(max_model_len, the default) "
+        "(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), which moves a sliding-window or "
+        "chunked-local group's tokens in flight; prefix caching off sets a Mamba hybrid's mamba_cache_mode "
+        "'none' and its Mamba block size to max_model_len (MambaModelConfig.verify_and_update_config, "
+        "vllm/model_executor/models/config.py)",
+    ),
+    (
+        "V16",
+        "kvtop: context past max_position_embeddings",
+        lambda c: engine_refuses(c, "is greater than the derived max_model_len"),
+        "kvtop: vLLM refuses a --max-model-len above the model's max_position_embeddings "
+        "(ModelConfig's max_model_len check, _get_and_verify_max_len: 'User-specified max_model_len (131072) "
+        "is greater than the derived max_model_len', unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1); kvtop plans it",
+    ),
+    (
+        "V17",
+        "kvtop: float32 config sized in fp32",
+        lambda c: (
+            both_ok(c)
+            and stated_dtype(c) == "float32"
+            and c.kvtop.bytes_per_block == 2 * (c.side.bytes_per_block or 0)
+        ),
+        "kvtop: the config states torch_dtype float32 and vLLM serves it in bfloat16 ('Downcasting "
+        "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype, vllm/config/model.py: a "
+        "float32 checkpoint dtype becomes bfloat16 under --dtype auto), so its KV cache is bf16; kvtop sizes "
+        "the KV (and the weights) in fp32: 2× the bytes per token, half the tokens",
+    ),
+    (
+        "V18",
+        "kvtop: fp8_e5m2 KV with an FP8 checkpoint",
+        lambda c: engine_refuses(c, "fp8_e5m2 kv-cache is not supported with fp8 checkpoints"),
+        "kvtop: vLLM refuses --kv-cache-dtype fp8_e5m2 for an FP8-quantized checkpoint (Fp8KVCacheMethod / "
+        "BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py: 'fp8_e5m2 "
+        "kv-cache is not supported with fp8 checkpoints.'); kvtop plans it",
+    ),
+    (
+        "V14",
+        "kvtop: block-FP8 shard not a multiple of 128",
+        lambda c: engine_refuses(c, "is not divisible by weight quantization block_n"),
+        "kvtop: vLLM refuses block-FP8 weights whose TP shard breaks the 128 x 128 blocks (Qwen3 MoE "
+        "moe_intermediate_size 768 / TP 4 = 192: 'not divisible by weight quantization block_n = 128', "
+        "Fp8 create_weights' block-shape check; seen on sm80 in 0.13); kvtop plans it",
+    ),
+    (
+        "V11",
+        "kvtop: 0.13 sizes chunked local attention as full",
+        lambda c: (
+            c.has("Llama-4-Scout") and both_ok(c) and logged(c, "latency regression when using chunked")
+        ),
+        "kvtop: vLLM 0.13 turns the hybrid KV cache manager off for chunked local attention "
+        "(VllmConfig.__post_init__, vllm/config/vllm.py: 'There is a latency regression when using "
+        "chunked local attention with the hybrid KV cache manager. Disabling it, by default' unless "
+        "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1), so Llama-4's 48 layers are one "
+        "full-attention group; kvtop with --engine-version 0.13.0 still builds chunked groups",
+    ),
+    (
+        "V12",
+        "kvtop: old token print divides by groups, not kinds",
+        lambda c: (
+            both_ok(c)
+            and c.release < (0, 21)
+            and c.kvtop.extra == c.side.extra
+            and c.kvtop.tokens != c.side.tokens
+            and c.has(*WINDOWED_GROUPS)
+        ),
+        "kvtop: before PR #41069 vLLM printed num_blocks // len(kv_cache_groups) * block_size "
+        "(_report_kv_cache_config, vllm/v1/core/kv_cache_utils.py in 0.13) with every group counted "
+        "(Gemma-3: 1 full + 6 sliding-window groups = 7); VllmRules.solve passes len(groups), the "
+        "number of group kinds (2), to _logged_tokens",
+    ),
+    (
+        "V13",
+        "kvtop: fp8 DSA stored as fp8_ds_mla",
+        lambda c: (
+            c.has("DeepSeek-V3.2")
+            and both_ok(c)
+            and c.raw.get("cache_dtype") == "fp8_ds_mla"
+            and c.kvtop.bytes_per_block != c.side.bytes_per_block
+        ),
+        "kvtop: with --kv-cache-dtype fp8 vLLM stores DeepSeek-V3.2's latent as fp8_ds_mla (656 B: fp8 "
+        "NoPE + scales + bf16 RoPE) + 132-B indexer per layer wherever FLASHMLA_SPARSE runs it: 0.13 "
+        "rewrites fp8 to fp8_ds_mla (DeepseekV32ForCausalLM.verify_and_update_config, "
+        "vllm/model_executor/models/config.py); 0.33 on sm90 picks FLASHMLA_SPARSE ('Using fp8_ds_mla "
+        "KV cache format for FLASHMLA_SPARSE backend'), while its sm100 FLASHINFER_MLA_SPARSE keeps "
+        "plain fp8 (576 + 132, equal to kvtop); kvtop always uses 576 + 132",
+    ),
+    (
+        "V1",
+        "kvtop: vLLM hybrid Mamba refused",
+        lambda c: c.has(*MAMBA_HYBRIDS) and kvtop_refuses(c),
+        "kvtop: vLLM's Mamba/linear-attention hybrids are refused (VllmRules.solve raises on a 'state' "
+        "pool); vLLM sizes them: Platform._align_hybrid_block_size (vllm/platforms/interface.py) raises "
+        "the attention block until its page covers the Mamba state page, then get_kv_cache_groups "
+        "(kv_cache_planning.py / kv_cache_utils.py) groups them as vllm.md §4.1/§4.4 say; expected "
+        "numbers in this row",
+    ),
+    (
+        "V2",
+        "kvtop: checkpoint FP8 KV ignored",
+        lambda c: (
+            c.has(*CHECKPOINT_FP8_KV) and c.kv_dtype == "auto" and "fp8" in str(c.raw.get("cache_dtype"))
+        ),
+        "kvtop: --kv-cache-dtype auto keeps bf16 under vLLM, but vLLM takes the checkpoint's "
+        "kv_cache_quant_algo FP8 (hf_quant_config.json): EngineArgs.create_engine_config -> "
+        "resolve_kv_cache_dtype_string (vllm/utils/torch_utils.py) makes cache_dtype fp8_e4m3, "
+        "half the bytes per token (VllmRules.honours_checkpoint_kv_dtype should be True)",
+    ),
+    (
+        "V3",
+        "kvtop: MLA block size by backend",
+        lambda c: c.has(*MLA) and both_ok(c) and c.kvtop.block_size == 64 and c.side.block_size != 64,
+        "kvtop: vLLM's MLA block size is the attention backend's, not 64 everywhere "
+        "(VllmRules.default_page_size): 0.33 picks FLASH_ATTN_MLA below sm100 "
+        "(_get_backend_priorities, vllm/platforms/cuda.py; FlashAttnMLABackend.get_supported_kernel_block_sizes "
+        "= MultipleOf(16): block 16) and FLASHINFER_MLA on sm100 ('Setting kv cache block size to 32 for "
+        "FLASHINFER_MLA'); on sm80 both versions fall to TRITON_MLA (block 16); 0.13's FLASH_ATTN_MLA on "
+        "sm90 and its sm100 backend use 64 (equal there)",
+    ),
+    (
+        "V4",
+        "kvtop: config sliding window ignored",
+        lambda c: c.has(*SWA_IN_CONFIG) and c.kvtop.status == "ok" and c.side.status == "ok",
+        "kvtop: the config's sliding_window is honoured by vLLM (every layer a SlidingWindowSpec: "
+        "ModelConfig.get_sliding_window -> Attention.get_kv_cache_spec), so a request needs "
+        "cdiv(min(window - 1 + in-flight, L), block) + 1 blocks; kvtop sizes these models as full "
+        "attention (its ModelSpec has no window for them)",
+    ),
+    (
+        "V5",
+        "kvtop: 2 batches in flight (async)",
+        lambda c: (
+            c.has(*WINDOWED_GROUPS) and c.kvtop.extra == c.side.extra and c.kvtop.tokens != c.side.tokens
+        ),
+        "kvtop: tokens in flight are max_concurrent_batches x max_num_batched_tokens with "
+        "max_concurrent_batches = 2 when async scheduling is on (VllmConfig.max_concurrent_batches, "
+        "vllm/config/vllm.py), and vLLM turns async scheduling on by default; kvtop counts 1 batch "
+        "unless --async-scheduling is given (VllmRules._concurrent_batches); num_blocks agree",
+    ),
+    (
+        "V6",
+        "kvtop: FP8 KV on sm80 refused by vLLM",
+        lambda c: engine_refuses(c, "FP8 KV cache is not supported", "A100"),
+        "kvtop: vLLM 0.33 refuses FP8 KV on sm80: the backend it falls to checks the capability itself "
+        "('FP8 KV cache is not supported by the Triton attention backend … native FP8 (fp8e4nv) requires "
+        "SM89+', also for Triton MLA); FLASH_ATTN (FA2 on sm80) and FLASHINFER decline FP8 KV there. The "
+        "check is the backend's, not an import (Triton is absent here); kvtop plans it and should refuse "
+        "FP8 KV under vLLM 0.33 below sm89",
+    ),
+    (
+        "V7",
+        "kvtop: heads not divisible by TP",
+        lambda c: engine_refuses(c, "must be divisible by tensor parallel size"),
+        "kvtop: vLLM refuses a TP that does not divide the attention heads "
+        "(ModelConfig.verify_with_parallel_config: 28 heads at TP 8); kvtop plans it",
+    ),
+    (
+        "V8",
+        "kvtop: no vLLM backend for it on sm80",
+        lambda c: engine_refuses(c, "No valid attention backend"),
+        "kvtop: no vLLM attention backend serves this on sm80 (MLA with FP8 KV, or DeepSeek sparse "
+        "MLA: CudaPlatform.get_attn_backend_cls finds none and raises 'No valid attention backend'); "
+        "kvtop plans it (should refuse per GPU generation)",
+    ),
+    (
+        "V9",
+        "kvtop: weight format needs a newer GPU",
+        lambda c: (
+            c.side.status != "ok"
+            and c.kvtop.status == "ok"
+            and any(
+                w in c.side.message
+                for w in ("Min capability: ", "Minimum capability: ", "No quark compatible")
+            )
+        ),
+        "kvtop: the checkpoint's weight format needs a newer GPU on this vLLM (FP8 schemes: sm89+; "
+        "modelopt_fp4 / NVFP4: sm100 in 0.13; the quantization method's get_min_capability or the "
+        "quark scheme check refuses); kvtop does not check weight formats against the GPU",
+    ),
+    (
+        "V10",
+        "kvtop: no sm80 FP8 MoE kernel for a broken 128 block",
+        lambda c: engine_refuses(c, "No FP8 MoE backend"),
+        "kvtop: on sm80 vLLM 0.33 finds no FP8 MoE kernel (select_fp8_moe_backend, "
+        "vllm/model_executor/layers/fused_moe/oracle/fp8.py: every backend's is_supported_config "
+        "declines) exactly where the block-FP8 expert shard breaks the 128 blocks (Qwen3-235B TP 8: "
+        "1536 / 8 = 192; Qwen3-30B TP 4 and 8: 192, 96), the sharding 0.13 refuses outright (V14); "
+        "the same with Triton installed (a fresh venv has it), so not a stand-in; kvtop plans it",
+    ),
+]

@@ -1,0 +1,156 @@
+"""One assembler for every node, live or demo, and the choice of which node to read.
+
+A node source is a `NodeObserver` (what the node reports: `kvtop.sources.live.LiveObservations`, or a
+demo scenario's `kvtop.sources.demo.DemoObservations`) joined by `NodeSource`, the one assembler:
+predict each engine's ledger (`EnginePredictor`), attach an engine log's token capacity, join the
+snapshot (`build_snapshot`). A demo computes none of these figures: it only reports, so a demo node is
+shown exactly as a live one would be, labelled `demo:<scenario>`. Composed here, in the composition
+root, so neither source imports the other. Without an NVIDIA driver the TUI shows the demo node
+(saying so) and a headless command refuses, naming --demo.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.logged_capacity import with_logged_capacity
+from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
+from kvtop.domain.observe import NodeObservation
+from kvtop.domain.ports import ModelLoader, NodeObserver, SnapshotSource
+from kvtop.domain.predictor import EnginePredictor
+from kvtop.sources.demo import DemoObservations
+from kvtop.sources.engine_logs import read_engine_log
+from kvtop.sources.hub import load_model
+from kvtop.sources.live import LiveObservations, missing_driver
+from kvtop.sources.nvml import NvmlSource
+from kvtop.sources.processes import ProcessTable
+from kvtop.sources.scenario import DEFAULT_SCENARIO, Scenario, load_scenario, scenario_path
+
+if TYPE_CHECKING:
+    import httpx
+
+
+class NodeSource:
+    """A node's snapshots (`SnapshotSource`): what `observer` reports, each engine predicted once per
+    change (the predictor's cache), an engine log's capacity attached, joined into one `NodeSnapshot`."""
+
+    def __init__(self, observer: NodeObserver, *, engine_log: Path | None = None) -> None:
+        self.observer = observer
+        self.label = observer.label
+        self._predictor = EnginePredictor(observer.load_model)
+        self._log = read_engine_log(engine_log) if engine_log is not None else None
+
+    @property
+    def notice(self) -> str | None:
+        return self.observer.notice
+
+    def collect(self) -> NodeSnapshot:
+        """One snapshot of the node as it is now (blocking)."""
+        return self.assemble(self.observer.observe())
+
+    def assemble(self, node: NodeObservation) -> NodeSnapshot:
+        """The snapshot of one observation: the node's notice, NVML's failure or the hidden processes'
+        notice and the engine log's, every engine's ledger (none where NVML could not be read)."""
+        if node.nvml_state.failed:
+            return build_snapshot(node, {}, source=self.label, notice=join_notices(self.notice, node.nvml_message))
+        ledgers = self._predictor.ledgers(node)
+        log_notice = None
+        if self._log is not None:
+            node, log_notice = with_logged_capacity(node, self._log, ledgers)
+        notice = join_notices(self.notice, ownerless_notice(node), log_notice)
+        return build_snapshot(node, ledgers, source=self.label, notice=notice)
+
+    def close(self) -> None:
+        self.observer.close()
+
+
+class LiveSource(NodeSource):
+    """This node, read through NVML, the OS process table and the engines' endpoints."""
+
+    def __init__(
+        self,
+        nvml: NvmlSource | None = None,
+        table: ProcessTable | None = None,
+        model_loader: ModelLoader = load_model,
+        http_timeout_s: float = 1.0,
+        engine_log: Path | None = None,
+        *,
+        http_client: httpx.Client | None = None,
+        deadline_s: float | None = None,
+    ) -> None:
+        observer = LiveObservations(
+            nvml, table, model_loader, http_timeout_s, http_client=http_client, deadline_s=deadline_s
+        )
+        super().__init__(observer, engine_log=engine_log)
+
+
+class DemoSource(NodeSource):
+    """A simulated node: a scenario's observations through the same assembler. `clock` gives the time;
+    one tick per `period_s`; the same tick always gives the same snapshot."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        clock: Callable[[], float] = time.time,
+        period_s: float = 1.0,
+        notice: str | None = None,
+        engine_log: Path | None = None,
+        origin: str | None = None,
+    ) -> None:
+        self.demo = DemoObservations(scenario, clock=clock, period_s=period_s, notice=notice, origin=origin)
+        self.scenario = scenario
+        super().__init__(self.demo, engine_log=engine_log)
+
+    @classmethod
+    def open(cls, ref: str, **options: Any) -> DemoSource:
+        """The demo node of a scenario name ('default' included) or .json path."""
+        return cls(load_scenario(ref), origin=str(scenario_path(ref)), **options)
+
+    def tick(self) -> int:
+        """The tick the demo's clock is in now."""
+        return self.demo.tick()
+
+    def collect(self) -> NodeSnapshot:
+        return self.collect_at(self.tick(), taken_at=self.demo.now())
+
+    def collect_at(self, tick: int, *, taken_at: float | None = None) -> NodeSnapshot:
+        """The node as it is at `tick` (deterministic: the same tick gives the same snapshot)."""
+        return self.assemble(self.demo.observe_at(tick, taken_at=taken_at))
+
+
+def open_node_source(
+    demo: str | None,
+    *,
+    engine_log: Path | None = None,
+    http_timeout_s: float = 1.0,
+    nvml: NvmlSource | None = None,
+    demo_without_driver: bool = False,
+    deadline_s: float | None = None,
+) -> SnapshotSource:
+    """The node to show: the demo scenario `demo` (a name, a path or 'default') when given, else
+    this node, read live.
+
+    On a machine without an NVIDIA driver there is no node to read. The TUI
+    (`demo_without_driver=True`) then shows the default demo node with a notice saying so; a
+    headless command gets a KvtopError naming --demo, so that a script never takes a simulated
+    node for this one.
+    """
+    if demo is not None:
+        return DemoSource.open(demo, engine_log=engine_log)
+    reader = nvml if nvml is not None else NvmlSource()
+    reason = missing_driver(reader)
+    if reason is not None and demo_without_driver:
+        notice = f"{reason}: showing the demo node '{DEFAULT_SCENARIO}'"
+        return DemoSource.open(DEFAULT_SCENARIO, notice=notice, engine_log=engine_log)
+    if reason is not None:
+        raise KvtopError(
+            f"{reason}: no node to read on this machine; add --demo [SCENARIO] for a simulated node"
+        )
+    return LiveSource(
+        nvml=reader, http_timeout_s=http_timeout_s, engine_log=engine_log, deadline_s=deadline_s
+    )

@@ -1,0 +1,178 @@
+"""A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
+its modules hold, so that the weights book counts it per rank as the engines shard it.
+
+Two kinds. The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch
+embedding (in_channels × temporal_patch × patch² → width), an optional learned position table, `depth`
+blocks (two norms, fused qkv with bias, an output projection, a gated or plain MLP with biases), and a patch
+merger (a norm, then width × merge² → the same → the language model's width), Qwen3-VL adding one merger
+per `deepstack_visual_indexes` entry (its norm after the shuffle). Gemma-3's SigLIP tower and projector are
+the other (`_siglip_gemma3`). Parameter counts are transformers' classes'
+(the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
+
+Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
+merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) and SGLang (qwen3_vl.py, the
+same layers) split the big matrices over TP unless the encoder runs data-parallel (vLLM
+`--mm-encoder-tp-mode data`, SGLang `--mm-enable-dp-encoder`: not read); a column-parallel layer's bias is
+split with it, a row-parallel layer's bias, the norms, the patch embedding and the position table stay whole.
+The tower lives on the first pipeline stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field
+
+from kvtop.domain.config_schema import validated
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, LayerIndices, Layers
+from kvtop.domain.model import TowerSpec
+
+
+class TowerConfig(ConfigSection):
+    """The `vision_config` fields a tower's size reads (absent: the vision config class's default)."""
+
+    depth: Layers | None = Field(default=None, validation_alias=AliasChoices("depth", "num_hidden_layers"))
+    hidden_size: Hidden | None = None
+    intermediate_size: Intermediate | None = None
+    in_channels: Dim | None = Field(
+        default=None, validation_alias=AliasChoices("in_channels", "in_chans", "num_channels")
+    )
+    patch_size: Dim | None = None
+    image_size: Dim | None = None
+    temporal_patch_size: Dim | None = None
+    spatial_merge_size: Dim | None = None
+    out_hidden_size: Hidden | None = None
+    num_position_embeddings: Dim | None = None
+    deepstack_visual_indexes: LayerIndices | None = None
+
+
+class ProjectorConfig(ConfigSection):
+    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
+
+    spatial_merge_size: Dim = 2
+    multimodal_projector_bias: Flag = False
+
+
+@dataclass(frozen=True)
+class Tower:
+    """One family's vision tower: its vision config class, defaults and module switches."""
+
+    config_class: str
+    source: str  # the transformers file its modules and defaults come from
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3"] = "qwen"
+    norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
+    patch_bias: bool = True  # the Conv3d patch embedding carries a bias
+    position_table: bool = True  # a learned table of num_position_embeddings rows
+    mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
+    deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
+
+
+def read_tower(
+    tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
+) -> TowerSpec:
+    """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
+    projector the outer config sizes (Mistral-3), the outer config."""
+    stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
+    given = {key: value for key, value in stated.model_dump().items() if value is not None}
+    values = {**tower.defaults, **given}
+    if tower.kind == "siglip_gemma3":
+        return _siglip_gemma3(tower, values, text_hidden)
+    if tower.kind == "pixtral_mistral3":
+        projector = validated(ProjectorConfig, outer, source=source)
+        return _pixtral_mistral3(tower, values, text_hidden, projector)
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    merged, out = width * values["spatial_merge_size"] ** 2, values["out_hidden_size"]
+    norm = (2 if tower.norm_bias else 1) * width
+    patch = values["in_channels"] * values["temporal_patch_size"] * values["patch_size"] ** 2 * width
+    whole = patch + (width if tower.patch_bias else 0)
+    whole += values["num_position_embeddings"] * width if tower.position_table else 0
+    ups = 2 if tower.mlp_gated else 1  # column-parallel matrices of width → mlp (gate and up, or fc1)
+    # per block: qkv (3 × width², bias 3 × width) and fc1 / gate+up split; proj and fc2 split, their biases whole
+    split = depth * (3 * width * width + 3 * width + width * width + ups * (width * mlp + mlp) + mlp * width)
+    whole += depth * (2 * norm + width + width)
+    # the merger: a norm (over width, or after the shuffle over width × merge²), merged² + bias split, → out
+    mergers = 1 + (len(values.get("deepstack_visual_indexes") or ()) if tower.deepstack else 0)
+    split += mergers * (merged * merged + merged + merged * out)
+    whole += (2 if tower.norm_bias else 1) * width + out  # the main merger's norm is over width
+    if mergers > 1:
+        whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
+                     source=tower.source)  # fmt: skip
+
+
+def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
+    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
+    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
+    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
+    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
+    whole += width * text_hidden + width  # the projector and its soft-embedding norm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
+                     source=tower.source)  # fmt: skip
+
+
+def _pixtral_mistral3(
+    tower: Tower, values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig
+) -> TowerSpec:
+    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
+    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
+    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
+    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
+    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
+    split = depth * (4 * width * width + 3 * width * mlp)
+    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
+    split += width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
+                     source=tower.source)  # fmt: skip
+
+
+_QWEN3_VISION = {
+    "depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
+    "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
+}  # fmt: skip
+
+QWEN2_5_VL = Tower(
+    "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
+    {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
+     "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
+    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True,
+)  # fmt: skip
+QWEN3_VL = Tower(
+    "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
+)  # fmt: skip
+QWEN3_VL_MOE = Tower(
+    "Qwen3VLMoeVisionConfig", "transformers models/qwen3_vl_moe (Qwen3VLMoeVisionModel)",
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
+)  # fmt: skip
+QWEN3_5 = Tower("Qwen3_5VisionConfig", "transformers models/qwen3_5 (Qwen3_5VisionModel)", _QWEN3_VISION)
+QWEN3_5_MOE = Tower(
+    "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION
+)
+# Gemma-3's SigLIP tower: SiglipVisionConfig's class defaults where vision_config leaves a field out
+GEMMA3_SIGLIP = Tower(
+    "SiglipVisionConfig", "transformers models/siglip (SiglipVisionModel), models/gemma3 (Gemma3MultiModalProjector)",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
+     "patch_size": 16},
+    kind="siglip_gemma3",
+)  # fmt: skip
+PIXTRAL_MISTRAL3 = Tower(
+    "PixtralVisionConfig", "transformers models/pixtral (PixtralVisionModel), models/mistral3 (Mistral3MultiModalProjector)",
+    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3, "patch_size": 16},
+    kind="pixtral_mistral3",
+)  # fmt: skip
+
+# Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
+# language model is Mistral's entry)
+BY_OUTER_TYPE: Mapping[str, Tower] = {"mistral3": PIXTRAL_MISTRAL3}

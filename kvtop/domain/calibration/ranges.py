@@ -1,0 +1,87 @@
+"""The range of one budget input a log lacks, from the calibration: what `explain --gpu` estimates.
+
+A log that lacks an input (SGLang's free memory before the load, vLLM's non-KV memory) is rebuilt with
+that input estimated. The estimate is the plan's (`preload_estimate`): its central value is the calibrated
+terms', and its half-width the terms' held-out errors together (the root of their squares; each error is
+the 90th percentile of the leave-one-out error the corpus measured for that term's fit, for the engine,
+era, GPU and TP at hand: docs/calibration.md). Where no term of the input is fitted (an engine whose
+corpus is too small, a GPU's total not logged), there is no calibrated range and the caller keeps its
+stated assumption.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.calibration.terms import (
+    RUNTIME_TERMS,
+    PreloadEstimate,
+    Term,
+    TermEstimate,
+    TermSource,
+    weakest,
+)
+
+GIB = 1 << 30
+
+
+class InputRange(BaseModel):
+    """An input's central value and interval, where the figures come from, and how it was made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_bytes: int
+    value_bytes: int
+    high_bytes: int
+    source: TermSource  # the weakest of the terms it is made of
+    basis: str  # each term, its figure, its source and its error, in words
+
+    @property
+    def error_bytes(self) -> int:
+        return max(self.value_bytes - self.low_bytes, self.high_bytes - self.value_bytes)
+
+
+def _said(estimate: TermEstimate) -> str:
+    error = f" ± {estimate.error_bytes / GIB:.2f}" if estimate.error_bytes else ""
+    said = estimate.basis if estimate.basis.startswith(estimate.source) else f"{estimate.source}: {estimate.basis}"
+    return f"{estimate.label} {estimate.bytes / GIB:.2f}{error} GiB ({said})"
+
+
+def _combined(terms: list[TermEstimate]) -> int:
+    return round(math.sqrt(sum(term.error_bytes**2 for term in terms)))
+
+
+def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
+    """The memory free before the weights load: CUDA's total less the CUDA context and NCCL, each as the
+    calibration gives it; None where the context is not calibrated (its range stays the caller's assumption)."""
+    total, context = estimate.term(Term.CUDA_TOTAL), estimate.term(Term.CONTEXT)
+    if total is None or context is None or context.source == "assumed":
+        return None
+    central = max(total.bytes - context.bytes, 0)
+    error = _combined([total, context])
+    return InputRange(
+        low_bytes=max(central - error, 0),
+        value_bytes=central,
+        high_bytes=max(central + error, 0),
+        source=weakest([total.source, context.source]),
+        basis=f"{_said(total)} − {_said(context)}; the interval is their held-out errors together",
+    )
+
+
+def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
+    """The runtime memory charged besides the weights (vLLM's activation peak, non-torch memory and, where
+    charged, CUDA graphs), each as the calibration gives it; None where none of them is calibrated."""
+    terms = [term for term in estimate.terms if term.term in RUNTIME_TERMS]
+    if not any(term.source != "assumed" for term in terms):
+        return None
+    central = sum(term.bytes for term in terms)
+    error = _combined(terms)
+    return InputRange(
+        low_bytes=max(central - error, 0),
+        value_bytes=central,
+        high_bytes=central + error,
+        source=weakest([term.source for term in terms]),
+        basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together",
+    )

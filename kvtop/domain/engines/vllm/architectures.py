@@ -1,0 +1,284 @@
+"""Which model classes vLLM registers, by release: `vllm/model_executor/models/registry.py`, read from the wheels.
+
+vLLM resolves config.json's `architectures` against `_VLLM_MODELS` (every `_*_MODELS` table it spreads:
+text generation, pooling, multimodal, speculative, the Transformers-backend names). A class it does not
+register goes to `_try_resolve_transformers`: transformers' own class of that name where it is backend-
+compatible (0.13.0: `is_backend_compatible()`; 0.33.0: that or `_can_set_attn_implementation()`), or the
+config's `auto_map` remote code; else `_raise_for_unsupported` stops the launch ("Model architectures [...]
+are not supported for now", or "was supported in vLLM until v…" for a class in `_PREVIOUSLY_SUPPORTED_MODELS`).
+
+Read with benchmarks/engine_registries/read_registries.py (the registry, without importing vLLM) and
+transformers_backend.py (run in each wheel's environment: the transformers it installs) from the vLLM
+0.13.0 and 0.33.0 wheels; every other release is "not checked" (docs/engines/architectures.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
+
+if TYPE_CHECKING:
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.domain.model import ModelSpec
+
+SOURCE = "vllm/model_executor/models/registry.py _VLLM_MODELS"
+
+_V0_13_0 = names("""
+AfmoeForCausalLM ApertusForCausalLM AquilaForCausalLM AquilaModel ArceeForCausalLM ArcticForCausalLM
+AriaForConditionalGeneration AudioFlamingo3ForConditionalGeneration AyaVisionForConditionalGeneration
+BagelForConditionalGeneration BaiChuanForCausalLM BaichuanForCausalLM BailingMoeForCausalLM
+BailingMoeV2ForCausalLM BambaForCausalLM BeeForConditionalGeneration BertForSequenceClassification
+BertForTokenClassification BertModel BertSpladeSparseEmbeddingModel Blip2ForConditionalGeneration
+BloomForCausalLM CLIPModel ChameleonForConditionalGeneration ChatGLMForConditionalGeneration ChatGLMModel
+Cohere2ForCausalLM Cohere2VisionForConditionalGeneration CohereForCausalLM CwmForCausalLM DbrxForCausalLM
+DeciLMForCausalLM DeepSeekMTPModel DeepseekForCausalLM DeepseekOCRForCausalLM DeepseekV2ForCausalLM
+DeepseekV32ForCausalLM DeepseekV3ForCausalLM DeepseekVLV2ForCausalLM Dots1ForCausalLM DotsOCRForCausalLM
+Eagle3LlamaForCausalLM Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3vlForCausalLM EagleDeepSeekMTPModel
+EagleLlama4ForCausalLM EagleLlamaForCausalLM EagleMiniCPMForCausalLM EagleMistralLarge3ForCausalLM
+Emu3ForConditionalGeneration Ernie4_5ForCausalLM Ernie4_5_MoeForCausalLM
+Ernie4_5_VLMoeForConditionalGeneration ErnieMTPModel Exaone4ForCausalLM ExaoneForCausalLM
+Fairseq2LlamaForCausalLM FalconForCausalLM FalconH1ForCausalLM FalconMambaForCausalLM FlexOlmoForCausalLM
+FuyuForCausalLM GLM4VForCausalLM GPT2ForSequenceClassification GPT2LMHeadModel GPTBigCodeForCausalLM
+GPTJForCausalLM GPTNeoXForCausalLM Gemma2ForCausalLM Gemma2Model Gemma3ForCausalLM
+Gemma3ForConditionalGeneration Gemma3TextModel Gemma3nForCausalLM Gemma3nForConditionalGeneration
+GemmaForCausalLM Glm4ForCausalLM Glm4MoeForCausalLM Glm4MoeMTPModel Glm4vForConditionalGeneration
+Glm4vMoeForConditionalGeneration GlmForCausalLM GptOssForCausalLM GraniteForCausalLM GraniteMoeForCausalLM
+GraniteMoeHybridForCausalLM GraniteMoeSharedForCausalLM GraniteSpeechForConditionalGeneration GritLM
+Grok1ModelForCausalLM GteModel GteNewForSequenceClassification GteNewModel H2OVLChatModel
+HCXVisionForCausalLM HunYuanDenseV1ForCausalLM HunYuanMoEV1ForCausalLM HunYuanVLForConditionalGeneration
+Idefics3ForConditionalGeneration InternLM2ForCausalLM InternLM2ForRewardModel InternLM2VEForCausalLM
+InternLM3ForCausalLM InternLMForCausalLM InternS1ForConditionalGeneration InternVLChatModel
+InternVLForConditionalGeneration JAISLMHeadModel Jais2ForCausalLM JambaForCausalLM
+JambaForSequenceClassification JinaVLForRanking KeyeForConditionalGeneration
+KeyeVL1_5ForConditionalGeneration KimiLinearForCausalLM KimiVLForConditionalGeneration LLaMAForCausalLM
+Lfm2ForCausalLM Lfm2MoeForCausalLM LightOnOCRForConditionalGeneration Llama4ForCausalLM
+Llama4ForConditionalGeneration LlamaForCausalLM LlamaForCausalLMEagle3 LlamaModel Llama_Nemotron_Nano_VL
+LlavaForConditionalGeneration LlavaNextForConditionalGeneration LlavaNextVideoForConditionalGeneration
+LlavaOnevisionForConditionalGeneration LongCatFlashMTPModel LongcatFlashForCausalLM MPTForCausalLM
+Mamba2ForCausalLM MambaForCausalLM MantisForConditionalGeneration MedusaModel MiDashengLMModel
+MiMoForCausalLM MiMoMTPModel MiniCPM3ForCausalLM MiniCPMForCausalLM MiniCPMO MiniCPMV MiniMaxForCausalLM
+MiniMaxM1ForCausalLM MiniMaxM2ForCausalLM MiniMaxText01ForCausalLM MiniMaxVL01ForConditionalGeneration
+Mistral3ForConditionalGeneration MistralForCausalLM MistralLarge3ForCausalLM MistralModel MixtralForCausalLM
+ModernBertForSequenceClassification ModernBertForTokenClassification ModernBertModel MolmoForCausalLM
+MptForCausalLM NVLM_D NemotronForCausalLM NemotronHForCausalLM NemotronH_Nano_VL_V2 NomicBertModel
+OPTForCausalLM Olmo2ForCausalLM Olmo3ForCausalLM OlmoForCausalLM OlmoeForCausalLM
+OpenCUAForConditionalGeneration OpenPanguMTPModel OrionForCausalLM OuroForCausalLM Ovis Ovis2_5
+PaddleOCRVLForConditionalGeneration PaliGemmaForConditionalGeneration PanguEmbeddedForCausalLM
+PanguUltraMoEForCausalLM PersimmonForCausalLM Phi3ForCausalLM Phi3VForCausalLM Phi4MMForCausalLM
+PhiForCausalLM PhiMoEForCausalLM PixtralForConditionalGeneration Plamo2ForCausalLM Plamo3ForCausalLM
+PrithviGeoSpatialMAE QWenLMHeadModel Qwen2AudioForConditionalGeneration Qwen2ForCausalLM
+Qwen2ForProcessRewardModel Qwen2ForRewardModel Qwen2Model Qwen2MoeForCausalLM
+Qwen2VLForConditionalGeneration Qwen2_5OmniForConditionalGeneration Qwen2_5OmniModel
+Qwen2_5_VLForConditionalGeneration Qwen3ForCausalLM Qwen3MoeForCausalLM Qwen3NextForCausalLM Qwen3NextMTP
+Qwen3OmniMoeForConditionalGeneration Qwen3VLForConditionalGeneration Qwen3VLMoeForConditionalGeneration
+QwenVLForConditionalGeneration RForConditionalGeneration RWForCausalLM RobertaForMaskedLM
+RobertaForSequenceClassification RobertaModel SeedOssForCausalLM SiglipModel SkyworkR1VChatModel
+SmolLM3ForCausalLM SmolVLMForConditionalGeneration SolarForCausalLM StableLMEpochForCausalLM
+StableLmForCausalLM Starcoder2ForCausalLM Step3TextForCausalLM Step3VLForConditionalGeneration
+Tarsier2ForConditionalGeneration TarsierForConditionalGeneration TeleChat2ForCausalLM TeleChatForCausalLM
+TeleFLMForCausalLM Terratorch TransformersEmbeddingModel TransformersForCausalLM
+TransformersForSequenceClassification TransformersMoEEmbeddingModel TransformersMoEForCausalLM
+TransformersMoEForSequenceClassification TransformersMultiModalEmbeddingModel
+TransformersMultiModalForCausalLM TransformersMultiModalForSequenceClassification
+TransformersMultiModalMoEForCausalLM UltravoxModel VoxtralForConditionalGeneration
+WhisperForConditionalGeneration XLMRobertaForSequenceClassification XLMRobertaModel XverseForCausalLM
+Zamba2ForCausalLM
+""")
+# classes vLLM 0.13.0 does not register that its Transformers backend takes (transformers 4.57.6)
+_V0_13_0_TRANSFORMERS = names("""
+AriaTextForCausalLM BitNetForCausalLM DogeForCausalLM Emu3ForCausalLM GotOcr2ForConditionalGeneration
+HeliumForCausalLM Idefics2ForConditionalGeneration IdeficsForVisionText2Text
+InstructBlipForConditionalGeneration InstructBlipVideoForConditionalGeneration
+Kosmos2ForConditionalGeneration Kosmos2_5ForConditionalGeneration Lfm2VlForConditionalGeneration
+MinistralForCausalLM MllamaForCausalLM MllamaForConditionalGeneration ModernBertDecoderForCausalLM
+Ovis2ForConditionalGeneration PerceptionLMForConditionalGeneration Phi4MultimodalForCausalLM
+VaultGemmaForCausalLM VideoLlavaForConditionalGeneration VipLlavaForConditionalGeneration
+""")
+_V0_33_0 = names("""
+AXK1ForCausalLM AfmoeForCausalLM AliceAIForCausalLM Alpamayo2Super ApertusForCausalLM ArceeForCausalLM
+AriaForConditionalGeneration AudioFlamingo3ForConditionalGeneration BagelForConditionalGeneration
+BailingMoeForCausalLM BailingMoeV25MTPModel BailingMoeV2ForCausalLM BailingMoeV2_5ForCausalLM
+BailingMoeV3ForCausalLM BailingMoeV3MTPModel BailingMoeV3VLForConditionalGeneration BeamForCausalLM
+BeeForConditionalGeneration BertForMaskedLM BertForSequenceClassification BertForTokenClassification
+BertModel BertSpladeSparseEmbeddingModel BgeM3EmbeddingModel Blip2ForConditionalGeneration BloomForCausalLM
+CLIPModel ChatGLMForConditionalGeneration ChatGLMModel ClefFlashForJointSchema ClefOmniForJointSchema
+Cohere2ForCausalLM Cohere2MoeForCausalLM Cohere2VisionForConditionalGeneration
+CohereAsrForConditionalGeneration CohereCompassForConditionalGeneration CohereForCausalLM
+ColBERTJinaRobertaModel ColBERTLfm2Model ColBERTModernBertModel ColModernVBertForRetrieval
+ColPaliForRetrieval ColQwen3 ColQwen3_5 ColUltraVBertForRetrieval Cosmos3EdgeForConditionalGeneration
+Cosmos3ForConditionalGeneration CwmForCausalLM D3ForSequenceClassification DFlash2BeamDraftModel
+DFlash2DraftModel DFlashDraftModel DFlashLagunaForCausalLM DFlashMuseGlimmerAssistantModel
+DFlashQwen3XPressModel DSparkDraftModel DSparkV41DraftModel DbrxForCausalLM DeciLMForCausalLM
+DeepSeekMTPModel DeepSeekV4MTPModel DeepseekForCausalLM DeepseekOCR2ForCausalLM DeepseekOCRForCausalLM
+DeepseekV2ForCausalLM DeepseekV32ForCausalLM DeepseekV32MTPModel DeepseekV3BidirectionalModel
+DeepseekV3ForCausalLM DeepseekV41ForCausalLM DeepseekV4ForCausalLM DeepseekV4ForConditionalGeneration
+DeepseekVLV2ForCausalLM DiffusionGemmaForBlockDiffusion DomynEdgeForCausalLM DoryForCausalLM
+Dots3NoteForCausalLM Dots3NoteMTPModel DotsOCRForCausalLM Eagle2_5_VLForConditionalGeneration
+Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM Eagle3LlamaForCausalLM Eagle3MiniMaxM2ForCausalLM
+Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3ForCausalLM Eagle3Qwen3vlForCausalLM EagleCohereForCausalLM
+EagleDeepSeekMTPModel EagleLlama4ForCausalLM EagleLlamaForCausalLM EagleMiniCPMForCausalLM
+EagleMistralForCausalLM EagleMistralLarge3ForCausalLM EmbeddingGemma2Model Emu3ForConditionalGeneration
+Ernie4_5ForCausalLM Ernie4_5_MoeForCausalLM Ernie4_5_VLMoeForConditionalGeneration ErnieMTPModel
+Exaone4ForCausalLM Exaone4_5_ForConditionalGeneration Exaone4_5_MTP ExaoneForCausalLM ExaoneMoEForCausalLM
+ExaoneMoeForCausalLM ExaoneMoeMTP ExtractHiddenStatesModel FalconForCausalLM FalconH1ForCausalLM
+FalconMambaForCausalLM FireRedASR2ForConditionalGeneration FlexOlmoForCausalLM FlintForCausalLM
+FunASRForConditionalGeneration FunAudioChatForConditionalGeneration GLM4VForCausalLM
+GPT2ForSequenceClassification GPT2LMHeadModel GPTBigCodeForCausalLM GPTJForCausalLM GPTNeoXForCausalLM
+Gemma2ForCausalLM Gemma2Model Gemma3ForCausalLM Gemma3ForConditionalGeneration Gemma3TextModel
+Gemma3nForCausalLM Gemma3nForConditionalGeneration Gemma4DSparkModel Gemma4ForCausalLM
+Gemma4ForConditionalGeneration Gemma4MTPModel Gemma4UnifiedForConditionalGeneration GemmaForCausalLM
+Glm4ForCausalLM Glm4MoeForCausalLM Glm4MoeLiteForCausalLM Glm4MoeLiteMTPModel Glm4MoeMTPModel
+Glm4vForConditionalGeneration Glm4vMoeForConditionalGeneration Glm5NextForCausalLM
+Glm5NextForConditionalGeneration Glm5NextMTPModel GlmAsrForConditionalGeneration GlmForCausalLM
+GlmMoeDsaForCausalLM GlmOcrForConditionalGeneration GlmOcrMTPModel GptOssForCausalLM
+Granite4VisionForConditionalGeneration GraniteForCausalLM GraniteMoeForCausalLM GraniteMoeHybridForCausalLM
+GraniteMoeSWAForCausalLM GraniteMoeSharedForCausalLM GraniteSWAForCausalLM
+GraniteSpeechForConditionalGeneration GraniteSpeechPlusForConditionalGeneration GteModel
+GteNewForSequenceClassification GteNewModel H2OVLChatModel HCXVisionV2ForCausalLM HF_ColBERT HYV3ForCausalLM
+HYV3MTPModel HYV4ForCausalLM HYV4MTPModel HfMoondream HrmTextForCausalLM HunYuanDenseV1ForCausalLM
+HunYuanMoEV1ForCausalLM HunYuanVLForConditionalGeneration HyperCLOVAXForCausalLM IQuestCoderForCausalLM
+IQuestLoopCoderForCausalLM Idefics3ForConditionalGeneration InklingForCausalLM
+InklingForConditionalGeneration InklingMTPModel InternLM2ForCausalLM InternLM2ForRewardModel
+InternLM3ForCausalLM InternS1ForConditionalGeneration InternS1ProForConditionalGeneration
+InternS2MobiusForConditionalGeneration InternS2MobiusMTP InternS2PreviewForConditionalGeneration
+InternVLChatModel InternVLForConditionalGeneration IsaacForConditionalGeneration Jais2ForCausalLM
+JambaForCausalLM JambaForSequenceClassification JinaEmbeddingsV5Model JinaForRanking JinaVLForRanking
+K2HorizonForCausalLM K3DSparkModel KananaVForConditionalGeneration KeyeForConditionalGeneration
+KeyeVL1_5ForConditionalGeneration KimiK25ForConditionalGeneration KimiK3ForConditionalGeneration
+KimiK3MTPModel KimiLinearForCausalLM KimiVLForConditionalGeneration Kolibri1ForCausalLM LLaMAForCausalLM
+LagunaForCausalLM Lfm2BidirectionalModel Lfm2ForCausalLM Lfm2MoeForCausalLM Lfm2VlForConditionalGeneration
+LiLiCorrDraftModel LightOnOCRForConditionalGeneration Llama4ForCausalLM Llama4ForConditionalGeneration
+LlamaBidirectionalForSequenceClassification LlamaBidirectionalModel LlamaForCausalLM LlamaForCausalLMEagle3
+LlamaModel LlamaNemotronVLForSequenceClassification LlamaNemotronVLModel Llama_Nemotron_Nano_VL
+LlavaForConditionalGeneration LlavaNextForConditionalGeneration LlavaNextVideoForConditionalGeneration
+LlavaOnevision2ForConditionalGeneration LlavaOnevisionForConditionalGeneration LongCatFlashMTPModel
+LongcatFlashForCausalLM LongcatFlashNgramForCausalLM Mamba2ForCausalLM MambaForCausalLM MellumForCausalLM
+MiDashengLMModel MiMoForCausalLM MiMoMTPModel MiMoV2FlashForCausalLM MiMoV2ForCausalLM MiMoV2MTPModel
+MiMoV2OmniForCausalLM MiMoV2OmniMTPModel MiniCPM3ForCausalLM MiniCPMForCausalLM MiniCPMO
+MiniCPMOcrForConditionalGeneration MiniCPMV MiniCPMV4_6ForConditionalGeneration
+MiniCPMV4_7ForConditionalGeneration MiniMaxM2ForCausalLM MiniMaxM3MTP MiniMaxM3SparseForCausalLM
+MiniMaxM3SparseForConditionalGeneration Ministral3ForCausalLM Mistral3ForConditionalGeneration
+MistralForCausalLM MistralLarge3ForCausalLM MistralModel MixtralForCausalLM
+ModernBertForSequenceClassification ModernBertForTokenClassification ModernBertModel ModernVBertModel
+Molmo2ForConditionalGeneration MolmoForCausalLM Moondream3ForCausalLM MoonshotKimiaForCausalLM
+MossAudioModel MossTranscribeDiarizeForConditionalGeneration MuseGlimmerAssistantModel
+MuseGlimmerForCausalLM MuseGlimmerForConditionalGeneration MuseSparkDSparkModel
+MuseSparkForConditionalGeneration NVLM_D NanbeigeForCausalLM NemotronForCausalLM NemotronHForCausalLM
+NemotronHMTPModel NemotronHPuzzleForCausalLM NemotronH_Nano_Omni_Reasoning_V3 NemotronH_Nano_VL_V2
+NemotronH_Omni_Reasoning_V3 NemotronH_Super_Omni_Reasoning_V3 NemotronParseForConditionalGeneration
+NomicBertModel OPTForCausalLM Olmo2ForCausalLM Olmo3ForCausalLM OlmoForCausalLM OlmoHybridForCausalLM
+OlmoeForCausalLM OpenAIPrivacyFilterForTokenClassification OpenCUAForConditionalGeneration OpenPanguMTPModel
+OpenPanguVLForConditionalGeneration OpenVLAForActionPrediction OpsColQwen3Model OrionForCausalLM Ovis
+Ovis2_5 Ovis2_6ForCausalLM Ovis2_6_MoeForCausalLM PEagleDraftModel PaddleOCRVLForConditionalGeneration
+PaliGemmaForConditionalGeneration PanguEmbeddedForCausalLM PanguProMoEV2ForCausalLM PanguUltraMoEForCausalLM
+Param2MoEForCausalLM ParseAuxMTPModel PeagleLlamaForCausalLM PeagleQwen3ForCausalLM Phi3ForCausalLM
+Phi3VForCausalLM Phi4ForCausalLMV Phi4MMForCausalLM PhiForCausalLM PhiMoEForCausalLM
+PixtralForConditionalGeneration Plamo3ForCausalLM QianfanOCRForConditionalGeneration
+Qwen2AudioForConditionalGeneration Qwen2ForCausalLM Qwen2ForProcessRewardModel Qwen2ForRewardModel
+Qwen2Model Qwen2MoeForCausalLM Qwen2VLForConditionalGeneration Qwen2_5OmniForConditionalGeneration
+Qwen2_5OmniModel Qwen2_5_VLForConditionalGeneration Qwen3ASRForConditionalGeneration
+Qwen3ASRForcedAlignerForTokenClassification Qwen3ASRRealtimeGeneration Qwen3DSparkModel Qwen3ForCausalLM
+Qwen3MoeForCausalLM Qwen3NextForCausalLM Qwen3NextMTP Qwen3OmniDSparkModel
+Qwen3OmniMoeForConditionalGeneration Qwen3VLForConditionalGeneration Qwen3VLMoeForConditionalGeneration
+Qwen3VLNemotronEmbedModel Qwen3XPressModel Qwen3_5ForCausalLM Qwen3_5ForConditionalGeneration Qwen3_5MTP
+Qwen3_5MoeForCausalLM Qwen3_5MoeForConditionalGeneration Qwen3_5MoeMTP Qwen4ExpForCausalLM
+Qwen4ExpForConditionalGeneration Qwen4ExpMTP RForConditionalGeneration RadioMBartPrefixForCausalLM
+Rnj1ForCausalLM RobertaForMaskedLM RobertaForSequenceClassification RobertaForTokenClassification
+RobertaModel SarvamMLAForCausalLM SarvamMoEForCausalLM SeedOssForCausalLM SiglipModel SkyworkR1VChatModel
+SmolLM3ForCausalLM SmolVLMForConditionalGeneration SolarForCausalLM StableLmForCausalLM
+Starcoder2ForCausalLM Step1ForCausalLM Step3TextForCausalLM Step3VLForConditionalGeneration
+Step3p5ForCausalLM Step3p5MTP Step3p7ForConditionalGeneration Step5ForCausalLM Step5ForConditionalGeneration
+Step5MTP StepVLForConditionalGeneration TeleChat2ForCausalLM TeleChat3ForCausalLM TeleFLMForCausalLM
+Terratorch TransformersEmbeddingModel TransformersForCausalLM TransformersForMTP
+TransformersForSequenceClassification TransformersMoEEmbeddingModel TransformersMoEForCausalLM
+TransformersMoEForMTP TransformersMoEForSequenceClassification TransformersMultiModalEmbeddingModel
+TransformersMultiModalForCausalLM TransformersMultiModalForSequenceClassification
+TransformersMultiModalMoEForCausalLM UltravoxModel UnlimitedOCRForCausalLM VaultGemmaForCausalLM
+VibeVoiceAsrForConditionalGeneration VoxtralForConditionalGeneration VoxtralRealtimeGeneration
+VoyageQwen3BidirectionalEmbedModel WhisperForConditionalGeneration XLMRobertaForSequenceClassification
+XLMRobertaForTokenClassification XLMRobertaModel Zamba2ForCausalLM
+""")
+# classes vLLM 0.33.0 does not register that its Transformers backend takes (transformers 5.20.2)
+_V0_33_0_TRANSFORMERS = names("""
+AXK2ForCausalLM AriaTextForCausalLM AyaVisionForConditionalGeneration BailingHybridForCausalLM
+BambaForCausalLM BartForCausalLM BertGenerationDecoder BertLMHeadModel BigBirdPegasusForCausalLM
+BioGptForCausalLM BitNetForCausalLM BlenderbotForCausalLM BlenderbotSmallForCausalLM BltForCausalLM
+CTRLLMHeadModel CamembertForCausalLM ChameleonForConditionalGeneration CohereCompassForCausalLM
+Cosmos3OmniForConditionalGeneration Data2VecTextForCausalLM DeepseekOcr2ForConditionalGeneration
+DeepseekVLForConditionalGeneration DeepseekVLHybridForConditionalGeneration DiffLlamaForCausalLM
+DogeForCausalLM Dots1ForCausalLM ElectraForCausalLM Emu3ForCausalLM ErnieForCausalLM
+EvollaForProteinText2Text FastVlmForConditionalGeneration Florence2ForConditionalGeneration
+FunAsrNanoForConditionalGeneration FuyuForCausalLM Gemma4AssistantForCausalLM
+Gemma4UnifiedAssistantForCausalLM Gemma4UnifiedForCausalLM GitForCausalLM Glm46VForConditionalGeneration
+GotOcr2ForConditionalGeneration HeliumForCausalLM HyperCLOVAXVisionV2ForConditionalGeneration
+Idefics2ForConditionalGeneration IdeficsForVisionText2Text InstructBlipForConditionalGeneration
+InstructBlipVideoForConditionalGeneration JanusForConditionalGeneration JetMoeForCausalLM
+Kimi_K25ForConditionalGeneration Kosmos2ForConditionalGeneration Kosmos2_5ForConditionalGeneration
+KyutaiSpeechToTextForConditionalGeneration LightOnOcrForConditionalGeneration MBartForCausalLM
+MarianForCausalLM MiniMaxForCausalLM MiniMaxM3VLForCausalLM MinistralForCausalLM Mistral4ForCausalLM
+MllamaForCausalLM MllamaForConditionalGeneration ModernBertDecoderForCausalLM MoshiForCausalLM
+MusicgenForCausalLM MusicgenMelodyForCausalLM NanoChatForCausalLM Ovis2ForConditionalGeneration
+PI0ForConditionalGeneration PLBartForCausalLM PPFormulaNetForConditionalGeneration PegasusForCausalLM
+PerceptionLMForConditionalGeneration PersimmonForCausalLM Phi4MultimodalForCausalLM PhimoeForCausalLM
+Pix2StructForConditionalGeneration Qwen2_5OmniThinkerForConditionalGeneration
+Qwen3OmniMoeThinkerForConditionalGeneration RecurrentGemmaForCausalLM RoCBertForCausalLM RobertaForCausalLM
+RobertaPreLayerNormForCausalLM SolarOpenForCausalLM T5Gemma2ForConditionalGeneration
+UdopForConditionalGeneration UnlimitedOcrForConditionalGeneration VideoLlama3ForConditionalGeneration
+VideoLlavaForConditionalGeneration VipLlavaForConditionalGeneration VisionEncoderDecoderModel
+VoxtralRealtimeForConditionalGeneration WhisperForCausalLM XLMRobertaForCausalLM XLMRobertaXLForCausalLM
+XmodForCausalLM YoutuForCausalLM ZambaForCausalLM ZayaForCausalLM xLSTMForCausalLM
+""")
+
+# `_PREVIOUSLY_SUPPORTED_MODELS` at each release: the last release that had each class it dropped
+_DROPPED_0_13_0 = {
+    "MotifForCausalLM": "0.10.2", "Phi3SmallForCausalLM": "0.9.2", "Phi4FlashForCausalLM": "0.10.2",
+    "Phi4MultimodalForCausalLM": "0.12.0", "BartModel": "0.10.2", "BartForConditionalGeneration": "0.10.2",
+    "DonutForConditionalGeneration": "0.10.2", "Florence2ForConditionalGeneration": "0.10.2",
+    "MBartForConditionalGeneration": "0.10.2", "MllamaForConditionalGeneration": "0.10.2",
+}  # fmt: skip
+_DROPPED_0_33_0 = {
+    "MotifForCausalLM": "0.10.2", "Phi3SmallForCausalLM": "0.9.2", "Phi4FlashForCausalLM": "0.10.2",
+    "Phi4MultimodalForCausalLM": "0.12.0", "JAISLMHeadModel": "0.22.0", "ErnieModel": "0.23.0",
+    "ErnieForSequenceClassification": "0.23.0", "ErnieForTokenClassification": "0.23.0",
+    "InternLM2VEForCausalLM": "0.23.0", "QWenLMHeadModel": "0.23.0", "QwenVLForConditionalGeneration": "0.23.0",
+    "InternLMForCausalLM": "0.23.0", "DonutForConditionalGeneration": "0.10.2",
+    "MllamaForConditionalGeneration": "0.10.2", "XverseForCausalLM": "0.23.0", "Dots1ForCausalLM": "0.23.0",
+    "BambaForCausalLM": "0.23.0", "MiniMaxForCausalLM": "0.23.0", "MiniMaxText01ForCausalLM": "0.23.0",
+    "MiniMaxM1ForCausalLM": "0.23.0", "MiniMaxVL01ForConditionalGeneration": "0.23.0",
+    "BaiChuanForCausalLM": "0.23.0", "BaichuanForCausalLM": "0.23.0", "AquilaModel": "0.24.0",
+    "AquilaForCausalLM": "0.24.0", "Grok1ModelForCausalLM": "0.24.0", "Grok1ForCausalLM": "0.24.0",
+    "TarsierForConditionalGeneration": "0.24.0", "Tarsier2ForConditionalGeneration": "0.23.0",
+    "MantisForConditionalGeneration": "0.24.0", "MusicFlamingoForConditionalGeneration": "0.24.0",
+    "AyaVisionForConditionalGeneration": "0.24.0", "TeleChatForCausalLM": "0.25.0", "PersimmonForCausalLM": "0.25.0",
+    "FuyuForCausalLM": "0.25.0", "Plamo2ForCausalLM": "0.26.0", "OuroForCausalLM": "0.26.0",
+    "ArcticForCausalLM": "0.28.0", "ChameleonForConditionalGeneration": "0.28.0", "Cheers": "0.28.0",
+    "CheersForConditionalGeneration": "0.28.0", "Fairseq2LlamaForCausalLM": "0.28.0",
+    "FireRedLIDForConditionalGeneration": "0.28.0", "GritLM": "0.28.0", "HCXVisionForCausalLM": "0.28.0",
+    "MPTForCausalLM": "0.28.0", "MptForCausalLM": "0.28.0", "RWForCausalLM": "0.28.0",
+    "StableLMEpochForCausalLM": "0.28.0", "PrithviGeoSpatialMAE": "0.28.0",
+}  # fmt: skip
+
+RANGES: tuple[RegistryRange, ...] = (
+    RegistryRange("0.13.0", "0.13.0", _V0_13_0, f"{SOURCE}, vLLM 0.13.0 wheel",
+                  transformers_backend=_V0_13_0_TRANSFORMERS, transformers="4.57.6", dropped=_DROPPED_0_13_0),
+    RegistryRange("0.33.0", "0.33.0", _V0_33_0, f"{SOURCE}, vLLM 0.33.0 wheel",
+                  transformers_backend=_V0_33_0_TRANSFORMERS, transformers="5.20.2", dropped=_DROPPED_0_33_0),
+)  # fmt: skip
+
+
+def _wording(architecture: str, found: RegistryRange) -> str:
+    """`_raise_for_unsupported`'s own words."""
+    if architecture in found.dropped:
+        return (f"Model architecture {architecture} was supported in vLLM until v{found.dropped[architecture]}, "
+                "and is not supported anymore.")  # fmt: skip
+    return f"Model architectures [{architecture!r}] are not supported for now."
+
+
+TABLE = RegistryTable("vLLM", RANGES, _wording)
+
+
+def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
+    """vLLM's verdict on the model's class at `version`."""
+    return TABLE.check_class(model.architecture, version, custom_code=bool(model.auto_map_models))

@@ -1,0 +1,71 @@
+"""An engine startup log's token capacity, given to the running engine it belongs to.
+
+`--engine-log PATH` (snapshot, diagnose, export, the TUI): where an engine's endpoints report no token
+capacity, the one its own startup log printed is used, once the log is shown to be of that engine (its
+kind, its model path, the KV pools its model gives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.observe import NodeObservation
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """The token capacity a startup log states (by its engine's own lines), or None."""
+    if log.engine is None:
+        return None
+    return engine_rules(log.engine).explainer.logged_token_capacity(log)
+
+
+def with_logged_capacity(
+    node: NodeObservation, log: EngineLog, ledgers: Mapping[str, Ledger | str]
+) -> tuple[NodeObservation, str | None]:
+    """Give the log's token capacity to the engine it belongs to when its endpoints report none.
+
+    The engine is the only one of the log's kind (narrowed by the log's model path when several
+    are), and the KV pools the log printed must be what that engine's model gives (its predicted
+    `ledgers`): a log of another model is not attached. Returns the node and a notice when the log
+    matched no engine, several, or another model.
+    """
+    capacity = logged_token_capacity(log)
+    if capacity is None:
+        return node, f"the engine log {log.source} states no token capacity"
+    candidates = [engine for engine in node.engines if engine.kind == log.engine]
+    if len(candidates) > 1 and log.model_path:
+        by_model = [e for e in candidates if e.model and Path(e.model).name == Path(log.model_path).name]
+        candidates = by_model or candidates
+    if len(candidates) != 1:
+        return (
+            node,
+            f"the engine log {log.source} matches {len(candidates)} running {log.engine} engines: not attached",
+        )
+    target = candidates[0]
+    if target.live.token_capacity is not None:
+        return node, None
+    ledger = ledgers.get(target.engine_id)
+    if isinstance(ledger, Ledger):
+        try:
+            checks = engine_rules(ledger.settings.engine).explainer.pool_size_checks(
+                log, ledger.model, ledger.settings, ledger.load_mtp
+            )
+        except KvtopError as error:  # the geometry cannot be rebuilt for these settings: not checked
+            return node, f"the engine log {log.source} could not be checked against {target.engine_id} ({error}): not attached"
+        differ = [check.name for check in checks if not check.within_rounding]
+        if differ:
+            return node, (
+                f"the engine log {log.source} printed a KV {'/'.join(differ)} that {ledger.model.name} "
+                f"does not give ({target.engine_id}): a log of another model or layout, not attached"
+            )
+    live = target.live.model_copy(update={
+        "token_capacity": capacity, "token_capacity_logged": True,
+        "notes": (*target.live.notes, f"token capacity from the engine log {log.source}"),
+    })  # fmt: skip
+    engines = tuple(e.model_copy(update={"live": live}) if e is target else e for e in node.engines)
+    return node.model_copy(update={"engines": engines}), None

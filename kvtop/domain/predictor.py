@@ -1,0 +1,95 @@
+"""Each engine's predicted ledger, from its launch settings and its GPUs' memory (the clean prediction).
+
+`EnginePredictor` is the prediction step of assembling a node: the live node and the demo node both go
+through it (`kvtop.commands.node_source`), so both predict the same way. The model loader is passed in:
+the live node reads the hub or a local path, a demo its scenario's models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvtop.domain.calibration.estimate import calibrated_ledger
+from kvtop.domain.deployment import SpecKind
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import KvtopError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.observe import EngineInstance, GpuObservation, NodeObservation
+
+ModelLoaderFn = Callable[[str], ModelSpec]
+
+
+class EnginePredictor:
+    """Predicts each engine's ledger from its launch settings and its GPUs' memory.
+
+    Ledgers (and the reasons there is none) are cached per (model ref, settings, GPU total,
+    GPU name), so a refresh re-predicts only what changed, and hands back the very same Ledger
+    object (later steps memoise by it). A model that cannot be resolved, or a layout the model
+    cannot run, becomes the reason string, never an exception.
+    """
+
+    def __init__(self, model_loader: ModelLoaderFn) -> None:
+        self._load_model = model_loader
+        self._cache: dict[tuple[str, str, int, str | None], Ledger | str] = {}
+
+    def ledgers(self, node: NodeObservation) -> dict[str, Ledger | str]:
+        """engine_id → its Ledger, or one line saying why there is none. An engine is sized by the
+        GPUs of its ranks, or of its other processes (a server alone) when it has no rank."""
+        rank_gpus: dict[str, list[GpuObservation]] = {}
+        process_gpus: dict[str, list[GpuObservation]] = {}
+        for gpu in node.gpus:
+            for process in gpu.processes:
+                if process.engine_id is not None:
+                    process_gpus.setdefault(process.engine_id, []).append(gpu)
+                    if process.rank is not None:
+                        rank_gpus.setdefault(process.engine_id, []).append(gpu)
+        return {
+            engine.engine_id: self.ledger(
+                engine, rank_gpus.get(engine.engine_id) or process_gpus.get(engine.engine_id, [])
+            )
+            for engine in node.engines
+        }
+
+    def ledger(self, engine: EngineInstance, gpus: list[GpuObservation]) -> Ledger | str:
+        """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction)."""
+        settings = engine.settings
+        if settings is None:
+            return engine.settings_message or "no prediction: the launch command could not be read"
+        if settings.engine_version is None and engine.live.version:  # the endpoint's version sets the era
+            settings = settings.model_copy(update={"engine_version": engine.live.version})
+        ref = engine.model or settings.model
+        if not ref:
+            return "no prediction: the launch command names no model"
+        sized = [gpu for gpu in gpus if gpu.total_bytes]
+        if not sized:
+            return "no prediction: the memory of this engine's GPUs could not be read"
+        gpu = min(sized, key=lambda candidate: candidate.total_bytes or 0)
+        total = gpu.total_bytes or 0
+        key = (ref, settings.model_dump_json(), total, gpu.name)
+        if key not in self._cache:
+            self._cache[key] = self._predict(ref, settings, total, gpu.name)
+        return self._cache[key]
+
+    def _predict(self, ref: str, settings: LaunchSettings, total: int, gpu_name: str | None) -> Ledger | str:
+        try:
+            model = self._load_model(ref)
+            draft = draft_model(settings, self._load_model)
+            # the clean prediction: NVML's total and GPU name, every pre-load term calibrated (docs/calibration.md)
+            return calibrated_ledger(model, settings, gpu_total_bytes=total, gpu_name=gpu_name, draft=draft)
+        except KvtopError as error:
+            return f"no prediction for {ref}: {error}"
+
+
+def draft_model(settings: LaunchSettings, loader: ModelLoaderFn) -> ModelSpec | None:
+    """The speculative draft the launch names (`--speculative-draft-model-path`, a vLLM `model`…), read with
+    the same loader as the model; None where it names none or it cannot be read (its weights are then a
+    named not-modelled term of the ledger, never a guess)."""
+    setup = engine_rules(settings.engine).deployment.setup(settings)
+    if setup.spec_kind is not SpecKind.DRAFT_MODEL or not setup.draft_model:
+        return None
+    try:
+        return loader(setup.draft_model)
+    except KvtopError:
+        return None

@@ -1,0 +1,113 @@
+"""Vision tower and projector weights (kvtop.domain.architectures.towers): the weights book counts them per
+rank as the engines shard them.
+
+Two oracles, neither kvtop's: the parameter count of transformers' own classes built on the meta device
+(`tower_params`, tests/data/configs/heldout/transformers_params.json, transformers 5.24.0), and the bytes vLLM
+0.33.0's own model holds per rank in its `visual` child, built on meta by the differential harness
+(tests/data/engine_diff/vllm-0.33.0.flags.json, each stage's `param_bytes`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.conftest import CONFIGS
+from tests.data_paths import DATA
+
+HELDOUT = CONFIGS / "heldout"
+PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
+WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct", "Qwen--Qwen3-VL-2B-Instruct",
+              "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
+              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503")  # fmt: skip
+
+
+def _model(path) -> ModelSpec:
+    return model_from_config(json.loads(path.read_text()), source=str(path))
+
+
+@pytest.mark.parametrize("name", WITH_TOWER)
+def test_tower_parameters_equal_transformers_classes(name: str) -> None:
+    model = _model(HELDOUT / f"{name}.json")
+    assert model.tower is not None and model.tower.params == PARAMS[name]["tower_params"]
+    assert not any("vision tower" in note for note in model.not_modelled)
+
+
+TOWER_CHILDREN = ("visual", "vision_tower", "multi_modal_projector", "vision_model", "embed_vision")
+
+
+def _vllm_tower_rows() -> list[tuple[str, int, int, int]]:
+    """(config, tp, pp, the tower and projector bytes of stage 0) for every distinct layout vLLM built."""
+    recorded = json.loads((DATA / "engine_diff" / "vllm-0.33.0.flags.json").read_text())
+    rows = set()
+    for result in recorded["results"]:
+        held = (result.get("stages") or [{}])[0].get("param_bytes") or {}
+        tower = sum(nbytes for child, nbytes in held.items() if child in TOWER_CHILDREN)
+        if tower:
+            rows.add((result["config"], result["tp"], result.get("pp", 1), tower))
+    return sorted(rows)
+
+
+def test_vllm_tower_bytes_per_rank_are_the_books_vision_row() -> None:
+    compared = set()
+    for config, tp, pp, tower in _vllm_tower_rows():
+        path = DATA / "engine_diff" / "configs" / f"{config}.json"
+        model = _model(path if path.exists() else CONFIGS / f"{config}.json")
+        if model.tower is None:  # a tower kvtop does not read yet: said, where the config has a vision_config
+            assert not model.multimodal or any("vision tower" in note for note in model.not_modelled), config
+            continue
+        book = weights_book(
+            model, ParallelLayout(tp=tp, pp=pp), range(0, 1), first_stage=True, last_stage=False
+        )
+        (row,) = [row for row in book.rows if row.component == "vision"]
+        assert (config, tp, pp, row.bytes) == (config, tp, pp, tower)
+        assert row.shards == tp
+        compared.add(config)
+    assert compared == {
+        "Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B",
+        "google--gemma-3-27b-it", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
+    }  # fmt: skip
+
+
+def test_gemma3_siglip_tower_by_hand() -> None:
+    """Gemma-3-27B's vision_config: SigLIP of 27 layers, width 1152, MLP 4304, patch 14 of a 896 image (4,096
+    positions), and the projector 1152 × 5376 with its norm; vLLM 0.33.0 holds 833,732,064 B of tower and
+    12,388,608 B of projector at TP 1, 422,452,080 B of tower at TP 2 (the projector whole)."""
+    w, i, d, t = 1152, 4304, 27, 5376
+    whole = 3 * 14 * 14 * w + w + 4096 * w + d * (4 * w + 2 * w) + 2 * w
+    split = d * (4 * w * w + 3 * w + 2 * w * i + i)
+    assert 2 * (whole + split) == 833_732_064 and 2 * (whole + split // 2) == 422_452_080
+    assert 2 * (w * t + w) == 12_388_608
+
+
+def test_qwen3_vl_8b_tower_by_hand() -> None:
+    """Qwen3-VL-8B's vision_config: depth 27, width 1152, MLP 4304, patch 16 × 16 × 2 frames × 3 channels,
+    2,304 positions, merge 2 (4,608 wide), out 4096, deepstack at 8, 16, 24 (transformers' Qwen3VLVisionModel):
+    whole 576,388,336; at TP 2 the qkv, fc1, merger fc1 (with their biases), proj, fc2 and merger fc2 halve."""
+    w, i, d, h, out = 1152, 4304, 27, 4608, 4096
+    whole = 3 * 2 * 16 * 16 * w + w + 2304 * w + d * (2 * 2 * w + w + w) + (2 * w + out) + 3 * (2 * h + out)
+    split = d * (3 * w * w + 3 * w + w * w + w * i + i + i * w) + 4 * (h * h + h + h * out)
+    assert whole + split == 576_388_336
+    model = _model(DATA / "engine_diff" / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json")
+    assert model.tower is not None and model.tower.tp_split_params == split
+    assert 2 * (whole + split // 2) == 581_046_128  # vLLM's `visual` bytes per rank at TP 2 (bf16)
+
+
+def test_the_tower_is_on_the_first_stage_only() -> None:
+    model = _model(DATA / "engine_diff" / "configs" / "Qwen--Qwen3-VL-8B-Instruct.json")
+    later = weights_book(model, ParallelLayout(tp=1, pp=2), range(18, 36), first_stage=False, last_stage=True)
+    assert "vision" not in {row.component for row in later.rows}
+
+
+def test_a_bad_vision_field_is_named() -> None:
+    from kvtop.domain.errors import InputError
+
+    config = json.loads((HELDOUT / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
+    config["vision_config"]["depth"] = "27"
+    with pytest.raises(InputError, match="vision_config.depth"):
+        model_from_config(config)
