@@ -244,10 +244,10 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     reaches it, else the largest share (to 3 decimals) whose budget is not above it; re-solved either way."""
     engine = ledger.settings.engine
     field = engine_rules(engine).memory_fraction_field
+    if field is None:  # no share of memory: only its absolute setting (llama.cpp's context) sizes it
+        return _absolute_only(ledger, target, solve)
 
     def at_share(steps: int) -> Ledger | None:
-        if field is None:  # no share of memory: only its absolute setting (llama.cpp's context) sizes it
-            return None
         try:
             return solve(_with(ledger.settings, {field: steps / SHARE_STEPS}))
         except KvtopError:  # a share the engine refuses (LMDeploy takes none of 1)
@@ -255,8 +255,6 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
 
     # the largest share the engine takes (1, else 0.999): the most KV it can be given
     tops = [(steps, solved) for steps in (SHARE_STEPS, SHARE_STEPS - 1) if (solved := at_share(steps)) is not None]
-    if not tops and field is None:
-        return _absolute_only(ledger, target, solve)
     if not tops:
         return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
     top_steps, most = max(tops, key=lambda item: item[1].engine.kv_budget_bytes)
