@@ -41,7 +41,8 @@ class LlamacppRules(EngineBase):
     display_name = "llama.cpp"
     kv_storage = KvStorage(format_names=FORMAT_NAMES, element_bytes=(2.0, 2.0))
     sizes_every_rank_from_least_free = False  # one process, one cache: sized by -c
-    context_holds_driver_reserved = False
+    # its context is "total − free before load" (the budget's free memory), which holds the driver's reserved bytes
+    context_holds_driver_reserved = True
     calendar: tuple[ReleaseDate, ...] = ()  # releases are build numbers (eras.py), not in the calendar
     memory_fraction_field: str | None = None  # no share of memory: the context (-c) sizes the cache
     memory_fraction_flag = "-c"  # what sizes it instead
