@@ -30,7 +30,8 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     lines = out.splitlines()
     assert lines[0].startswith("meta-llama--Llama-3.1-70B  ·  TP4 on 4× H100 (79.65 GiB)")
     rows = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()[1:2] == ["latest"]}
-    assert list(rows) == ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM"]
+    assert list(rows) == ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM", "llama.cpp"]
+    assert "--tp: llama.cpp has no tensor" in rows.pop("llama.cpp")  # a row message: it has no TP ranks
     # each row: the engine's own flag and value, the budget in GB and GiB, bytes per token, tokens per rank
     assert "--mem-fraction-static 0.819" in rows["SGLang"] and "33.88 GB (31.56 GiB)" in rows["SGLang"]
     assert "413,614" in rows["SGLang"]
@@ -79,7 +80,7 @@ def test_a_dtype_one_engine_lacks_is_that_rows_message(capsys: pytest.CaptureFix
         (["--compare", "all", "--mem-fraction-static", "0.8"], "--mem-fraction-static: SGLang's own setting"),
         (["--compare", "vllm,sglang", "--gpu-memory-utilization", "0.8"], "--gpu-memory-utilization: vLLM's own setting"),
         (["--compare", "all", "--engine-version", "0.5.9"], "--engine-version: --compare solves every engine under"),
-        (["--compare", "sglang,tgi"], "--compare: unknown engine 'tgi' (one of sglang, vllm, lmdeploy, trtllm, or all)"),
+        (["--compare", "sglang,tgi"], "--compare: unknown engine 'tgi' (one of sglang, vllm, lmdeploy, trtllm, llamacpp, or all)"),
         (["--compare", "all", "--engine", "vllm"], "--engine: --compare names the engines"),
         (["--compare", "all", "--require-fit"], "--require-fit:"),
         (["--compare", "all", "--max-model-len", "8192"], "--max-model-len: is vLLM's flag: SGLang spells it --context-length"),

@@ -93,7 +93,7 @@ def settings_for_log(
     direct = parse_flags(engine, list(extra), strict=True)
     merged: dict[str, Any] = {
         "engine": engine,
-        "flags": {**(launched.flags if launched else {}), **from_log.flags},
+        "flags": {**(launched.flags if launched else {}), **from_log.flags, **direct.flags},
     }
     for layer in (launched, from_log, direct):
         for field in (layer.model_fields_set if layer else set()) - {"engine", "flags"}:

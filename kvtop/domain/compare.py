@@ -244,6 +244,8 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     reaches it, else the largest share (to 3 decimals) whose budget is not above it; re-solved either way."""
     engine = ledger.settings.engine
     field = engine_rules(engine).memory_fraction_field
+    if field is None:  # no share of memory: only its absolute setting (llama.cpp's context) sizes it
+        return _absolute_only(ledger, target, solve)
 
     def at_share(steps: int) -> Ledger | None:
         try:
@@ -276,6 +278,17 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     if best is None:
         return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
     return _resolved(best, SameBudgetMethod.SHARE, reached=True)
+
+
+def _absolute_only(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], Ledger]) -> SameBudget:
+    """An engine with no memory share: the absolute setting that holds `target` bytes (its context), if any."""
+    update = engine_rules(ledger.settings.engine).diagnosis.absolute_budget(ledger, target)
+    if update is None:
+        return SameBudget(engine=ledger.settings.engine, error="no setting of it reaches that budget")
+    try:
+        return _resolved(solve(_with(ledger.settings, update)), SameBudgetMethod.ABSOLUTE, reached=True)
+    except KvtopError as error:
+        return SameBudget(engine=ledger.settings.engine, error=str(error))
 
 
 def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> SameBudget:

@@ -22,6 +22,8 @@ def headroom_short(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Fi
     if short <= 0 or headroom is None:
         return None
     field = engine_rules(ledger.settings.engine).memory_fraction_field
+    if field is None:  # no share of memory to lower (llama.cpp: its context sizes the pool)
+        return None
     flag = spelling_of(ledger.settings.engine, field)
     share, fixed = ledger.engine.memory_fraction, None
     while share > SHARE_STEP:

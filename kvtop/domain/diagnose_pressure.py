@@ -38,16 +38,16 @@ def pressure_findings(engine: EngineOnNode) -> list[Finding]:
         return []
     free = [gpu.free_bytes for gpu in engine.gpus.values() if gpu.free_bytes is not None]
     room = min(free) - SAFETY_MARGIN_BYTES if free else 0
-    grown = _larger_share(ledger, room) if room > 0 else None
-    if grown is not None:
-        return [_with_room(engine, ledger, pressure, grown, room)]
+    field = _share_field(ledger)  # None: the engine takes no share of memory to grow (llama.cpp: -c sizes it)
+    grown = _larger_share(ledger, field, room) if room > 0 and field is not None else None
+    if field is not None and grown is not None:
+        return [_with_room(engine, ledger, pressure, field, grown, room)]
     return [_pool_full(engine, ledger, pressure, room)]
 
 
-def _larger_share(ledger: Ledger, room: int) -> Ledger | None:
+def _larger_share(ledger: Ledger, field: str, room: int) -> Ledger | None:
     """The ledger at the largest memory share, 0.01 apart, whose pool grows by at most `room` and that keeps
     the engine's own reserve (None: not even one step fits)."""
-    field = _share_field(ledger)
     current = ledger.engine.memory_fraction
     replay, best = Replay(ledger), None
     share = round(current + FRACTION_STEP, 2)
@@ -62,7 +62,7 @@ def _larger_share(ledger: Ledger, room: int) -> Ledger | None:
     return best if best is not None and best.token_capacity > ledger.token_capacity else None
 
 
-def _share_field(ledger: Ledger) -> str:
+def _share_field(ledger: Ledger) -> str | None:
     from kvtop.domain.engines.registry import engine_rules
 
     return engine_rules(ledger.settings.engine).memory_fraction_field
@@ -76,8 +76,9 @@ def _evidence(pressure: EnginePressure, ledger: Ledger) -> tuple[str, ...]:
     )
 
 
-def _with_room(engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, grown: Ledger, room: int) -> Finding:
-    field = _share_field(ledger)
+def _with_room(
+    engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, field: str, grown: Ledger, room: int
+) -> Finding:
     flag = spelling_of(ledger.settings.engine, field)
     before, after = ledger.engine.memory_fraction, grown.engine.memory_fraction
     gain = grown.token_capacity - ledger.token_capacity

@@ -171,6 +171,8 @@ def _reserve_below_engines_own(ledger: Ledger, replay: Replay, thresholds: Thres
     if not e.fits or e.reserve_short_bytes < thresholds.reserve_excess_bytes or e.reserve_needed_bytes is None:
         return None
     rules = engine_rules(ledger.settings.engine)
+    if rules.memory_fraction_field is None:  # no share of memory to drop
+        return None
     fixed = ledger.settings.model_copy(update={rules.memory_fraction_field: None})
     alt = replay.solve(fixed)
     flag = spelling_of(ledger.settings.engine, rules.memory_fraction_field)

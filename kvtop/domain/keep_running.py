@@ -117,6 +117,8 @@ def flag_alternative(
         return None
     rules = engine.rules
     field = rules.memory_fraction_field
+    if field is None:  # the engine takes no share of memory: no flag to move
+        return None
     left = engine.now()  # free at a restart: the engine's workers gone, the processes still there
     stopped = {g: free + freed.get(g, 0) for g, free in left.items()}
     stopped_tokens = engine.restart_capacity(stopped)

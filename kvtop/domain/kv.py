@@ -74,6 +74,9 @@ class KvStorage(BaseModel):
     # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
     # than inflating the cell by `draft_layers / layers` (SGLang, docs/engines/sglang.md §6.1)
     draft_kv_as_layers: bool = False
+    # bytes per K and per V element where the engine stores K and V apart in block formats of its own
+    # (llama.cpp's ggml types, `-ctk`/`-ctv`: q8_0 is 34 B per 32 elements); None: the KV format's
+    element_bytes: tuple[float, float] | None = None
 
 
 def resolve_kv_format(
@@ -182,6 +185,9 @@ def _attention_layer_bytes(
     model: ModelSpec, heads: int, dims: tuple[int, int], fmt: KvFormat, storage: KvStorage, gpu_name: str | None
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer of `dims` (K, V)."""
+    if storage.element_bytes is not None and model.mla is None:
+        k_bytes, v_bytes = storage.element_bytes
+        return heads * (dims[0] * k_bytes + dims[1] * v_bytes), (heads, dims[0]), 2
     if fmt in ("int8", "int4"):
         return _int_layer_bytes(model, heads, dims, fmt, storage)
     if model.mla is not None:

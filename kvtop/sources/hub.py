@@ -26,6 +26,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
+from kvtop.sources.engines.registry import model_file_reader
 from kvtop.sources.json_file import parse_json_object, read_json_object
 
 T = TypeVar("T")
@@ -133,7 +134,8 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
         spec = load_config_file(path / "config.json", name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:
-        return load_config_file(path, family=family)
+        reader = model_file_reader(path)  # an engine's own model file (llama.cpp's .gguf)
+        return reader(path, family) if reader is not None else load_config_file(path, family=family)
     preset = preset_dir() / f"{ref.lower()}.json"
     if "/" not in ref and preset.is_file():
         return load_config_file(preset, name=ref, family=family)

@@ -84,8 +84,9 @@ def field_of_error(err: KvtopError, engine: EngineId | None = None) -> str | Non
     return by_label or next((key for key in by_flag if key), None)
 
 
-def memory_fraction_field(settings: LaunchSettings) -> str:
-    """The engine's memory share: SGLang's `--mem-fraction-static`, vLLM's `--gpu-memory-utilization`."""
+def memory_fraction_field(settings: LaunchSettings) -> str | None:
+    """The engine's memory share: SGLang's `--mem-fraction-static`, vLLM's `--gpu-memory-utilization`
+    (None: the engine takes no share, llama.cpp)."""
     return engine_rules(settings.engine).memory_fraction_field
 
 
@@ -150,7 +151,7 @@ def field_texts(settings: LaunchSettings) -> dict[str, str]:
         if field.key in DEPLOYMENT_KEYS:
             continue
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
-        value = getattr(settings, attribute)
+        value = getattr(settings, attribute) if attribute is not None else None
         texts[field.key] = (
             "" if value is None else ("on" if value is True else "off" if value is False else str(value))
         )
@@ -210,6 +211,10 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
             deployment[key] = _parse(field, text)
             continue
         attribute = memory_fraction_field(base) if key == "memory_fraction" else key
+        if attribute is None:
+            if text.strip():
+                raise InputError(f"{display_name(base.engine)} takes no share of memory", field=field.label)
+            continue
         update[attribute] = _parse(field, text)
     dtype = update.get("kv_cache_dtype")
     accepted = engine_flags_of(base.engine).kv_cache_dtypes

@@ -85,10 +85,10 @@ def _resolve(engine: str, flags: tuple[str, ...], **measured: int) -> Ledger:
 
 
 def test_engines_are_named_by_id_or_all_and_a_wrong_name_lists_the_valid_ones() -> None:
-    assert engines_named("all") == ENGINE_IDS == ("sglang", "vllm", "lmdeploy", "trtllm")
+    assert engines_named("all") == ENGINE_IDS == ("sglang", "vllm", "lmdeploy", "trtllm", "llamacpp")
     assert engines_named(" trtllm , vllm") == ("trtllm", "vllm")  # the order given: the first is the reference
     for bad, words in (
-        ("sglang,tgi", "unknown engine 'tgi' (one of sglang, vllm, lmdeploy, trtllm, or all)"),
+        ("sglang,tgi", "unknown engine 'tgi' (one of sglang, vllm, lmdeploy, trtllm, llamacpp, or all)"),
         ("vllm,vllm", "vllm is named twice"),
         ("vllm", "two engines or more"),
         ("sglang,,vllm", "an empty engine name"),
@@ -99,25 +99,30 @@ def test_engines_are_named_by_id_or_all_and_a_wrong_name_lists_the_valid_ones() 
         assert error.value.field == "--compare"
 
 
+TP_ENGINES = tuple(engine for engine in ENGINE_IDS if engine != "llamacpp")  # llama.cpp has no TP ranks
+
+
 def test_kv_bytes_per_token_per_rank_under_each_engine() -> None:
     # Llama-3.1-70B TP4: 2 KV heads per rank on every engine (sglang.md §6, vllm.md §3, trtllm.md §1.2,
     # lmdeploy.md §2.1): 80 × 2 × 2 × 128 × 2 = 81,920 B.
     rows = _rows(_compare(LLAMA70, "all", tp=4))
-    assert {engine: row.kv_bytes_per_token for engine, row in rows.items()} == dict.fromkeys(ENGINE_IDS, LLAMA70_TP4_BPT)
+    assert {engine: rows[engine].kv_bytes_per_token for engine in TP_ENGINES} == dict.fromkeys(TP_ENGINES, LLAMA70_TP4_BPT)
+    # llama.cpp refuses TP by name (its split modes are not modelled): a row with its reason, no figures
+    assert rows["llamacpp"].kv_bytes_per_token is None and "--tp" in (rows["llamacpp"].error or "")
     # Qwen3-30B-A3B (48 layers, 4 KV heads of 128) at TP8: fewer KV heads than ranks, so each rank keeps one
     # whole head (SGLang and vLLM: max(1, 4 ÷ 8); TensorRT-LLM's manager: ceil(4 ÷ 8); TurboMind repeats the
     # heads to the TP size): 48 × 2 × 1 × 128 × 2 = 24,576 B everywhere.
     rows = _rows(_compare(_model("Qwen--Qwen3-30B-A3B.json"), "all", tp=8))
-    assert {engine: row.kv_bytes_per_token for engine, row in rows.items()} == dict.fromkeys(ENGINE_IDS, 24_576)
+    assert {engine: rows[engine].kv_bytes_per_token for engine in TP_ENGINES} == dict.fromkeys(TP_ENGINES, 24_576)
     # DeepSeek-V3 (MLA, 61 layers) at TP8 on H200: one latent of kv_lora_rank 512 + rope 64 = 576 elements,
     # K only and not split by TP (trtllm.md §1.2; the PyTorch engine of LMDeploy, §4.1): 61 × 576 × 2 = 70,272 B.
     rows = _rows(_compare(_model("deepseek-ai--DeepSeek-V3.json"), "all", gpu="H200", tp=8))
-    assert {engine: row.kv_bytes_per_token for engine, row in rows.items()} == dict.fromkeys(ENGINE_IDS, 70_272)
+    assert {engine: rows[engine].kv_bytes_per_token for engine in TP_ENGINES} == dict.fromkeys(TP_ENGINES, 70_272)
 
 
 def test_each_engines_tokens_per_rank_by_hand() -> None:
     rows = _rows(_compare(LLAMA70, "all", tp=4))
-    sglang, vllm, lmdeploy, trtllm = (rows[engine] for engine in ENGINE_IDS)
+    sglang, vllm, lmdeploy, trtllm = (rows[engine] for engine in TP_ENGINES)
     # SGLang: the budget above, ÷ 81,920 B, page 1 (sglang.md §4)
     assert sglang.memory_fraction == SGLANG_FRACTION and sglang.kv_budget_bytes == SGLANG_BUDGET == 33_883_317_207
     assert sglang.token_capacity == SGLANG_BUDGET // LLAMA70_TP4_BPT == 413_614
@@ -245,7 +250,7 @@ def test_a_reference_without_a_budget_matches_nothing() -> None:
     assert comparison.target_kv_budget_bytes is None and comparison.same_budget == ()
 
 
-@pytest.mark.parametrize("engine", ENGINE_IDS)
+@pytest.mark.parametrize("engine", [e for e in ENGINE_IDS if engine_rules(e).memory_fraction_field is not None])
 def test_the_engines_own_memory_setting_and_its_version_are_refused(engine: str) -> None:
     rules = engine_rules(engine)
     settings = LaunchSettings.model_validate({"engine": engine, "tp": 4, rules.memory_fraction_field: 0.5})

@@ -57,11 +57,12 @@ def test_every_engine_package_is_registered_and_every_registered_engine_has_both
 
 @engines
 def test_its_sources_package_holds_only_what_touches_the_outside(engine: str) -> None:
-    """Everything pure is the domain package's: each module here reads HTTP or a file (httpx, yaml, Path)."""
+    """Everything pure is the domain package's: each module here reads HTTP or a file (httpx, yaml, a GGUF
+    through the gguf package)."""
     for module in (ROOT / "kvtop/sources/engines" / engine).glob("*.py"):
         if module.name != "__init__.py":
             text = module.read_text()
-            assert "import httpx" in text or "import yaml" in text, module.name
+            assert any(reader in text for reader in ("import httpx", "import yaml", "from gguf import")), module.name
 
 
 @engines
@@ -70,6 +71,10 @@ def test_rules_state_who_they_are_and_what_their_share_is(engine: str) -> None:
     assert rules.id == engine and rules.display_name == display_name(engine)
     assert isinstance(rules.kv_storage, KvStorage)
     assert rules.pp_remainder in ("first", "last", "second_to_last")
+    if rules.memory_fraction_field is None:  # it takes no share of memory: its flag is the setting that sizes it
+        assert engine_flags(engine).spellings[rules.memory_fraction_flag] in SETTING_FIELDS
+        assert rules.memory_fraction_of.startswith("no share of memory")
+        return
     assert rules.memory_fraction_field in SETTING_FIELDS and FIELD_TYPES[rules.memory_fraction_field] is float
     assert engine_flags(engine).spellings[rules.memory_fraction_flag] == rules.memory_fraction_field
     assert rules.memory_fraction_of
@@ -80,9 +85,11 @@ def test_flags_name_settings_and_round_trip(engine: str) -> None:
     flags = engine_flags(engine)
     assert set(flags.spellings.values()) <= SETTING_FIELDS
     assert flags.kv_cache_dtypes and "auto" in flags.kv_cache_dtypes
-    settings = parse_flags(engine, [spelling_of(engine, "tp"), "2"])
+    # TP where the engine has it (llama.cpp has no TP ranks: its context instead)
+    field, value = ("tp", 2) if "tp" in flags.spellings.values() else ("context_length", 4096)
+    settings = parse_flags(engine, [spelling_of(engine, field), str(value)])
     again = parse_flags(engine, flags.to_flags(settings))
-    assert (again.tp, again.engine) == (2, engine)
+    assert (getattr(again, field), again.engine) == (value, engine)
 
 
 @engines
@@ -90,6 +97,9 @@ def test_eras_resolve_every_release_of_its_calendar(engine: str) -> None:
     """Its calendar is in release order; every release typed on the command line resolves to itself, and
     the newest plans (an older one plans too, or says it is not modelled: a named state, never a crash)."""
     calendar = engine_rules(engine).calendar
+    if not calendar:  # releases that are build numbers (llama.cpp): its eras by build; a plan names no release
+        assert _ledger(engine).version.release is None
+        return
     assert calendar and [r.day for r in calendar] == sorted(r.day for r in calendar)
     for release in calendar:
         resolved = from_flag(release.release, calendar)
@@ -163,7 +173,11 @@ def test_identity_port_and_rank_order(engine: str) -> None:
 @engines
 def test_cap_fields_are_settings_the_waterfall_lifts(engine: str) -> None:
     rules = engine_rules(engine)
-    assert rules.cap_fields and set(rules.cap_fields) <= SETTING_FIELDS
+    if not rules.cap_fields:  # nothing caps what its budget solves (llama.cpp: -c is the capacity): nothing lifted
+        settings = parse_flags(engine, [spelling_of(engine, "context_length"), "4096"])
+        assert rules.uncapped(settings) == settings
+        return
+    assert set(rules.cap_fields) <= SETTING_FIELDS
     capped = LaunchSettings(engine=engine).model_copy(update=dict.fromkeys(rules.cap_fields, 1000))
     assert all(getattr(rules.uncapped(capped), name) is None for name in rules.cap_fields)
     for name in rules.cap_fields:  # each is a flag of the engine's, so a launch can set it
@@ -173,9 +187,12 @@ def test_cap_fields_are_settings_the_waterfall_lifts(engine: str) -> None:
 @engines
 def test_planner_fields_read_its_spellings(engine: str) -> None:
     rules = engine_rules(engine)
-    assert field_of_flag(rules.memory_fraction_flag, engine) == "memory_fraction"
+    share = "memory_fraction" if rules.memory_fraction_field is not None else None  # none: not the planner's share
+    assert (field_of_flag(rules.memory_fraction_flag, engine) == "memory_fraction") is (share is not None)
+    spelled = set(engine_flags(engine).spellings.values())  # llama.cpp has no TP and no page (a cell is a token)
     for field in ("tp", "page_size", "context_length", "max_running_requests", "kv_cache_dtype"):
-        assert field_of_flag(spelling_of(engine, field), engine) == field
+        if field in spelled:
+            assert field_of_flag(spelling_of(engine, field), engine) == field
 
 
 @engines
@@ -211,7 +228,7 @@ def test_span_and_deployment_answer(engine: str) -> None:
     settings = parse_flags(engine, [])
     assert rules.span_rule.span(settings) is not None
     assert rules.deployment.setup(settings).features == ()  # a bare launch turns nothing on
-    assert all(flag.startswith("--") for flag in rules.deployment.flags)
+    assert all(flag.startswith("-") for flag in rules.deployment.flags)  # llama.cpp's short `-md` too
 
 
 @engines

@@ -198,6 +198,7 @@ ENTRY = {
     "vllm": ["vllm serve {model}", "python -m vllm.entrypoints.openai.api_server --model {model}"],
     "lmdeploy": ["lmdeploy serve api_server {model}"],
     "trtllm": ["trtllm-serve {model}", "trtllm-serve serve {model}"],
+    "llamacpp": ["llama-server -m {model}", "/usr/lib/ollama/llama-server --model {model}"],
 }
 
 

@@ -342,7 +342,6 @@ class EngineRules(Protocol):
     # NVML counts apart from every process.
     context_holds_driver_reserved: bool
     calendar: tuple[ReleaseDate, ...]  # the releases kvtop models, with the day each came out
-    memory_fraction_field: str  # the LaunchSettings field of the engine's memory share
     memory_fraction_flag: str  # … as the engine spells it
     memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)
     # identity: how its processes and server look from outside (read by the process table and the demo)
@@ -355,6 +354,12 @@ class EngineRules(Protocol):
     # its Prometheus gauges (as scraped from its /metrics): the KV usage share (0–1) and the token capacity
     usage_metrics: tuple[str, ...]
     capacity_metrics: tuple[str, ...]
+
+    @property
+    def memory_fraction_field(self) -> str | None:
+        """The LaunchSettings field of the engine's memory share; None: it takes no share of memory
+        (llama.cpp allocates the context it is asked for)."""
+        ...
 
     @property
     def diagnosis(self) -> EngineDiagnosis: ...

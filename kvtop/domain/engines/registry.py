@@ -31,6 +31,7 @@ _ENGINES: dict[EngineId, tuple[str, str]] = {
     "vllm": ("vLLM", "kvtop.domain.engines.vllm"),
     "lmdeploy": ("LMDeploy", "kvtop.domain.engines.lmdeploy"),
     "trtllm": ("TensorRT-LLM", "kvtop.domain.engines.trtllm"),
+    "llamacpp": ("llama.cpp", "kvtop.domain.engines.llamacpp"),
 }
 ENGINE_IDS: tuple[EngineId, ...] = tuple(_ENGINES)
 DEFAULT_ENGINE: EngineId = "sglang"

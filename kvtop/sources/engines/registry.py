@@ -4,7 +4,8 @@ Which engines there are is the domain's registry (`kvtop.domain.engines.registry
 an engine knows (log lines, demo behaviour, identity, cap fields, metric names) is its domain package.
 Its package here (`kvtop/sources/engines/<id>/`) holds only the readers that do I/O, imported when used:
 `endpoint` (`read_live`, which needs httpx) and, where its launch names a file kvtop reads,
-`complete_settings` in the package itself (TensorRT-LLM's --extra_llm_api_options YAML).
+`complete_settings` in the package itself (TensorRT-LLM's --extra_llm_api_options YAML), and where the
+engine has a model file format of its own, the module that reads it (`MODEL_FILE_MODULE`: llama.cpp's GGUF).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engines.registry import EngineId, engine_rules
+from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, engine_rules
 from kvtop.domain.launch import LaunchSettings
 
 if TYPE_CHECKING:  # types only: a command that reads no live node never imports them
     import httpx
 
+    from kvtop.domain.model import ModelSpec
     from kvtop.domain.observe import EngineLive
 
 EndpointReader = Callable[["httpx.Client", str, float], "EngineLive"]
@@ -49,3 +51,20 @@ def complete_settings(
         import_module(_package(settings.engine)), "complete_settings", None
     )
     return settings if complete is None else complete(settings, base_dir, strict=strict)
+
+
+def model_file_reader(path: Path) -> Callable[[Path, str | None], ModelSpec] | None:
+    """The reader of a model file in an engine's own format (llama.cpp's `.gguf`), chosen by its suffix: a
+    package that reads one names the module (`MODEL_FILE_MODULE`), which names its suffixes
+    (`MODEL_FILE_SUFFIXES`) and reads it (`read_model_file`); None when no engine reads such a file (it is
+    then read as a config.json)."""
+    for engine in ENGINE_IDS:
+        package = _package(engine)
+        module = getattr(import_module(package), "MODEL_FILE_MODULE", None)
+        if module is None:
+            continue
+        reader = import_module(f"{package}.{module}")
+        if path.name.lower().endswith(reader.MODEL_FILE_SUFFIXES):
+            read: Callable[[Path, str | None], ModelSpec] = reader.read_model_file
+            return read
+    return None

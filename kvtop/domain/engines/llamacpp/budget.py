@@ -1,0 +1,96 @@
+"""llama.cpp's KV cache for one launch: cells × layers × row bytes, K and V apart (docs/engines/llamacpp.md §1, §2).
+
+    K bytes = cells × Σ full layers ggml_row_size(type_k, n_embd_k_gqa)     (+ SWA cells × Σ SWA layers)
+    V bytes = cells × Σ full layers ggml_row_size(type_v, n_embd_v_gqa)
+    fits    = the GGUF's tensors (else the predicted weights) + K + V ≤ free memory
+
+The pool is what `-c` asks for, not what memory allows: a launch that does not fit fails to allocate
+(or, with `--fit`, is shrunk: not modelled). Compute buffers are not in this plan.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.llamacpp.cells import cache_cells
+from kvtop.domain.engines.llamacpp.eras import build_number
+from kvtop.domain.engines.llamacpp.flags import (
+    FIT_FLAGS,
+    GPU_LAYERS_FLAGS,
+    SPLIT_FLAGS,
+    LlamacppFlags,
+    flag_value,
+)
+from kvtop.domain.errors import InputError
+from kvtop.domain.model import AttentionKind
+
+NOT_MODELLED_FIT = ("--fit may lower the context (and the GPU layers) when memory is short: kvtop does not model "
+                    "its search and plans the context asked for")  # fmt: skip
+
+
+def _offload_notes(inputs: EngineInputs) -> list[str]:
+    """What the launch asks that kvtop does not model, said rather than guessed."""
+    notes: list[str] = []
+    layers = flag_value(inputs.settings, GPU_LAYERS_FLAGS)
+    if isinstance(layers, str) and layers.strip().lstrip("-").isdigit():
+        wanted = int(layers)
+        if 0 <= wanted <= inputs.model.num_layers:
+            notes.append(f"not modelled: -ngl {wanted} offloads fewer layers than the model's {inputs.model.num_layers + 1} "
+                         "(its repeating layers and the output): the KV of CPU layers stays in host memory, and this "
+                         "plan counts every layer's KV on the GPU")  # fmt: skip
+    if flag_value(inputs.settings, SPLIT_FLAGS) is not None:
+        notes.append("not modelled: a multi-GPU split (-sm/-ts) puts each layer's KV on its own GPU; this plan is one GPU")
+    if flag_value(inputs.settings, FIT_FLAGS) is not None or inputs.settings.context_length is None:
+        notes.append(NOT_MODELLED_FIT)
+    return notes
+
+
+def solve(inputs: EngineInputs) -> EngineResult:
+    model, kv = inputs.model, inputs.kv
+    LlamacppFlags().check_parallel(inputs.settings)  # one GPU: kvtop's --tp/--pp/--dp are refused by name
+    if model.mla is not None or model.attention_kind in (AttentionKind.MLA, AttentionKind.DSA):
+        raise InputError("llama.cpp's MLA cache (the latent as K, V a view of it) is not modelled by kvtop", field="--model")
+    if kv.state_bytes_per_request:
+        raise InputError("llama.cpp's recurrent (state) cache of hybrid models is not modelled by kvtop", field="--model")
+    build = build_number(inputs.settings.engine_version)
+    cells = cache_cells(model, inputs.settings, build)
+    full, swa = kv.full_bytes_per_token, kv.swa_bytes_per_token
+    full_pool = kv.pool("full")
+    steps = [
+        BudgetStep(label="context asked (-c)", value=cells.requested_ctx, note="; ".join(cells.said)),
+        BudgetStep(label=f"slots (-np), {'one unified stream' if cells.unified else 'one stream per slot'}",
+                   value=cells.n_seq_max),  # fmt: skip
+        BudgetStep(label="cells per stream (n_ctx_seq, padded to 256)", value=cells.kv_size),
+        BudgetStep(label=f"bytes per cell, {full_pool.layers if full_pool else 0} full-attention layers",
+                   value=full),  # fmt: skip
+    ]
+    pool = cells.total_cells * full
+    if cells.swa_cells is not None and swa:
+        steps.append(BudgetStep(label="sliding-window cells per stream", value=cells.swa_cells,
+                                note=f"window {model.sliding_window}"))  # fmt: skip
+        steps.append(BudgetStep(label="bytes per sliding-window cell", value=swa))
+        pool += cells.total_swa_cells * swa
+    steps.append(BudgetStep(label="KV cache (K + V, every stream)", bytes=pool))
+    gguf_weights = model.checkpoint_bytes if inputs.measured.weights_bytes is None else None
+    weights = gguf_weights if gguf_weights is not None else inputs.weights_bytes
+    free = inputs.measured.free_before_load(inputs.gpu_total_bytes)
+    steps.append(BudgetStep(label="free before the weights load", bytes=free,
+                            source=inputs.measured.free_before_load_source()))  # fmt: skip
+    steps.append(BudgetStep(label="− weights" + (" (the GGUF's tensors)" if gguf_weights is not None else ""),
+                            bytes=-weights, measured=inputs.measured.weights_bytes is not None))  # fmt: skip
+    room = free - weights
+    fits = pool <= room
+    notes = _offload_notes(inputs)
+    if gguf_weights is None:
+        notes.append("weights predicted from config.json at the model's dtype: a quantised GGUF is smaller "
+                     "(pass the .gguf file as --model)")  # fmt: skip
+    notes.append("compute buffers (sized at start from n_ubatch and the context) are not in this plan")
+    if not fits:
+        notes.append(f"-c {cells.requested_ctx:,} needs {pool:,} B of KV where {max(room, 0):,} B is free after the "
+                     "weights: llama.cpp would fail to allocate its KV buffer")  # fmt: skip
+    return EngineResult(
+        engine="llamacpp", token_capacity=cells.total_cells if fits else 0, swa_token_capacity=cells.total_swa_cells or None,
+        page_size=1, num_blocks=None, kv_budget_bytes=pool, kv_pool_bytes=pool, max_running_requests=cells.n_seq_max,
+        max_concurrency=None, reserve_bytes=0, memory_fraction=1.0,
+        memory_fraction_source="llama.cpp sizes its KV cache by -c, not by a share of memory", fits=fits,
+        shortfall_bytes=0 if fits else pool - max(room, 0), steps=tuple(steps), notes=tuple(notes),
+    )  # fmt: skip

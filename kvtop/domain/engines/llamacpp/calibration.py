@@ -1,0 +1,40 @@
+"""llama.cpp's pre-load terms (docs/calibration.md): CUDA's total and the context before the weights.
+
+Its budget uses only the free memory before the weights load, to say whether the cache fits; no
+llama.cpp case is in the calibration corpus yet, so the context is the generic estimate.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.features import (
+    CONTEXT_FEATURES,
+    CONTEXT_LABEL,
+    context_estimate,
+    free_memory_terms,
+    tp_features,
+)
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import Term, TermEstimate
+
+FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"llamacpp.context": (Term.CONTEXT, CONTEXT_FEATURES)}
+
+# BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
+FITS: dict[str, LinearTerm] = {
+}  # fmt: skip
+# END FITTED
+
+
+def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    return tp_features(inputs) if key == "llamacpp.context" else None
+
+
+def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
+    return free_memory_terms("llamacpp.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+
+
+def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
+    return context_estimate(
+        "llamacpp.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
+    )

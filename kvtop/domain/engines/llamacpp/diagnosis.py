@@ -1,0 +1,80 @@
+"""How llama.cpp's rules price a cause and what its fixes are (docs/engines/llamacpp.md §5).
+
+llama.cpp's cache is sized by `-c`, not by free memory: memory another process holds does not shrink
+a restart's cache, it makes the allocation fail. So a co-tenant costs no tokens until a restart would
+not fit, and the fixes are a smaller `-c`, a quantised cache type (`-ctk q8_0 -ctv q8_0`), or fewer slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kvtop.domain.diagnose_rules import Finding, LedgerRule, Severity, Thresholds
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.whatif import Replay
+from kvtop.domain.wording import gib
+
+if TYPE_CHECKING:
+    from kvtop.domain.diagnose import EngineOnNode
+
+
+def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
+    """Cells a restart gets with `free` bytes free: the context asked, or nothing when it does not fit."""
+    return replay.capacity_at_least_free(free)
+
+
+def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+    return replay.at_least_free(free, settings)
+
+
+def spread_evidence(ledger: Ledger, tokens: int, ranks: int) -> str:
+    return f"llama.cpp allocates the -c it is given on one GPU: −{tokens:,} tokens means the allocation would fail"
+
+
+def fp8_kv_dtype(ledger: Ledger) -> str:
+    """llama.cpp has no FP8 cache type: its 8-bit cache is `q8_0`."""
+    return "q8_0"
+
+
+def layout_alternatives(ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+    """None: llama.cpp has no TP ranks (its split modes are not modelled)."""
+    return []
+
+
+def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+    return None
+
+
+def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+    """The context whose cache takes `kv_bytes`: `-c` cells (whole 256-cell steps)."""
+    per_cell = ledger.kv_bytes_per_token
+    cells = kv_bytes // per_cell // 256 * 256 if per_cell else 0
+    return {"context_length": cells} if cells >= 256 else None
+
+
+def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | None:
+    """None: llama.cpp keeps no share of memory in reserve."""
+    return None
+
+
+def restart_finding(engine: EngineOnNode) -> Finding | None:
+    """`restart_will_not_fit`: the cache `-c` asks for no longer fits beside the weights on the GPU as it is now."""
+    assert engine.ledger is not None and engine.replay is not None
+    now = engine.now()
+    tight = min(now, key=lambda g: now[g])
+    solved = engine.replay.solve(free_shift=now[tight] - engine.replay.free_before_load_bytes)
+    if solved is None or solved.engine.fits:
+        return None
+    capacity = engine.ledger.token_capacity
+    return engine.finding(
+        rule="restart_will_not_fit", severity=Severity.CRITICAL, gpus=(tight,), bytes=solved.engine.shortfall_bytes,
+        tokens=capacity, gain_tokens=capacity,
+        summary=f"a restart of {engine.id} would fail to allocate its KV cache: GPU {tight} has {gib(now[tight])} free",
+        fix=f"free memory on GPU {tight}, or a smaller -c, or -ctk q8_0 -ctv q8_0",
+        evidence=("llama.cpp allocates the whole -c at start: 'failed to allocate buffer for kv cache'",),
+    )  # fmt: skip
+
+
+ledger_rules: Sequence[LedgerRule] = ()

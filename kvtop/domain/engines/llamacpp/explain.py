@@ -1,0 +1,227 @@
+"""`kvtop explain` for llama.cpp: rebuild the cells a llama-server log printed (docs/engines/llamacpp.md §3, §4).
+
+llama.cpp sizes its cache from `-c`, `-np` and `--kv-unified`, never from memory: the cells are rebuilt
+from the launch (or the `llama_context:` lines, which state what it asked for), and each printed cache
+size is checked against cells × layers × the model's row bytes in the printed K and V types. No free
+memory is needed, so a log is `match` or `mismatch` to the cell.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.cause_search import changed
+from kvtop.domain.engines.llamacpp.cells import cache_cells
+from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS
+from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
+from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import predict
+from kvtop.domain.model import LayerKind, ModelSpec
+
+record_type = LlamacppRankLog
+
+
+def _first(log: EngineLog, name: str) -> object | None:
+    return log.first(LlamacppRankLog, lambda r: getattr(r, name)[0] if getattr(r, name) else None)
+
+
+def _caches(log: EngineLog) -> tuple[KvCacheSummary, ...]:
+    return tuple(cache for rank in log.ranks(LlamacppRankLog) for cache in rank.kv_caches)
+
+
+def _full_cache(log: EngineLog) -> KvCacheSummary | None:
+    return next((cache for cache in _caches(log) if not cache.sliding), None)
+
+
+def log_build(log: EngineLog) -> tuple[int | None, str]:
+    """The build whose rules read `log`, and how kvtop knows: its build line, else the wording of its KV
+    summary (the era's first build, approximate), else None (the latest rules)."""
+    build = _first(log, "builds")
+    if isinstance(build, int):
+        return build, f"build b{build}, from the log's build line"
+    caches = _caches(log)
+    if caches and caches[0].cells is None:
+        era = KV_LOG_DIALECTS[0]
+    elif caches and caches[0].streams is None:
+        era = KV_LOG_DIALECTS[1]
+    else:
+        return None, "no build line: the latest rules"
+    return era.since, f"no build line: its `{era.value}` KV summary wording (before ~b{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
+
+
+def resolve_version(log: EngineLog) -> ResolvedVersion:
+    """The build, said in `detail`: llama.cpp's build numbers are not releases kvtop's `--engine-version`
+    reads, so `text` stays unset and the rules are chosen by `log_build`."""
+    build, why = log_build(log)
+    if build is None:
+        return ResolvedVersion(detail=why)
+    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why)
+
+
+def missing_facts(log: EngineLog) -> tuple[str, ...]:
+    return () if _full_cache(log) is not None else ("llama_kv_cache size",)
+
+
+def logged_token_capacity(log: EngineLog) -> int | None:
+    """The full-attention cache's cells over every stream (the older `KV self size` line: `n_ctx`)."""
+    cache = _full_cache(log)
+    if cache is None:
+        return None
+    if cache.total_cells is not None:
+        return cache.total_cells
+    n_ctx = _first(log, "n_ctx")
+    return n_ctx if isinstance(n_ctx, int) else None
+
+
+def log_kv_dtype(log: EngineLog) -> str | None:
+    """K's type as printed (`f16`, `q8_0`): llama.cpp's `-ctk`."""
+    cache = _full_cache(log)
+    return cache.k_type if cache is not None and cache.k_type in KV_CACHE_TYPES else None
+
+
+def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
+    cache = _full_cache(log)
+    slots, per_slot = _first(log, "n_seq_max"), _first(log, "n_ctx_seq")
+    return Logged(
+        token_capacity=logged_token_capacity(log),
+        context_length=per_slot if isinstance(per_slot, int) else None,
+        max_running_requests=slots if isinstance(slots, int) else (cache.seqs if cache else None),
+        ranks_seen=1 if cache is not None else 0,
+    )  # fmt: skip
+
+
+def logged_settings(log: EngineLog, settings: LaunchSettings) -> LaunchSettings:
+    """The launch as the log states it: its printed slots, unified stream, micro-batch and K/V types fill
+    what the settings leave unset (the `llama_context:` lines state what llama.cpp was asked for)."""
+    update: dict[str, object] = {}
+    flags = dict(settings.flags)
+    cache = _full_cache(log)
+    n_ctx, slots, unified, ubatch = (_first(log, n) for n in ("n_ctx", "n_seq_max", "kv_unified", "n_ubatch"))
+    if settings.context_length is None and isinstance(n_ctx, int):
+        update["context_length"] = n_ctx
+    elif settings.context_length is None and cache is not None and cache.total_cells:
+        update["context_length"] = cache.total_cells  # no `n_ctx` line: the cells it printed
+    if settings.max_running_requests is None and isinstance(slots, int):
+        update["max_running_requests"] = slots
+    elif settings.max_running_requests is None and cache is not None and cache.seqs:
+        update["max_running_requests"] = cache.seqs
+    if isinstance(unified, bool) and not any(k in flags for k in ("kvu", "kv-unified", "no-kv-unified")):
+        flags["kv-unified" if unified else "no-kv-unified"] = True
+    if isinstance(ubatch, int) and not any(k in flags for k in ("ub", "ubatch-size")):
+        flags["ub"] = str(ubatch)
+    if cache is not None:
+        if settings.kv_cache_dtype == "auto" and cache.k_type in KV_CACHE_TYPES:
+            update["kv_cache_dtype"] = cache.k_type
+        if not any(k in flags for k in ("ctv", "cache-type-v")) and cache.v_type in KV_CACHE_TYPES:
+            flags["ctv"] = cache.v_type
+    return settings.model_copy(update={**update, "flags": flags})
+
+
+def _notes(log: EngineLog, model: ModelSpec) -> list[str]:
+    notes: list[str] = []
+    offloaded = _first(log, "offloaded_layers")
+    if isinstance(offloaded, tuple) and offloaded[0] < offloaded[1]:
+        notes.append(f"the log offloads {offloaded[0]}/{offloaded[1]} layers to the GPU: the KV of the others is in "
+                     "host memory (not modelled: the capacity is the same, the GPU's share is not)")  # fmt: skip
+    return notes
+
+
+def explain(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None, gpu_name: str | None,
+    given: MeasuredInputs, load_mtp: bool,
+) -> Explanation:  # fmt: skip
+    version = resolve_version(log)
+    logged = logged_figures(log, settings)
+    if logged.token_capacity is None:
+        return Explanation(engine="llamacpp", engine_version=version, logged=logged, verdict="insufficient",
+                           missing=("`llama_kv_cache: size = … (N cells, …)` (or `KV self size` with `n_ctx`)",))  # fmt: skip
+    settings = logged_settings(log, settings)  # the build is not a release kvtop's --engine-version parses
+    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+    ledger = predict(model, settings, gpu_total_bytes=PLACEHOLDER_GPU_BYTES, gpu_name=gpu_name, load_mtp=load_mtp)
+    # the cells -c asks for, whether or not they fit beside the weights (the log shows they were allocated)
+    cells = cache_cells(model, settings, log_build(log)[0]).total_cells
+    result = judge("llamacpp", logged, ledger, cells, cells, settings, None, total, kv_memory_logged=True,
+                   predicted_tokens=cells)  # fmt: skip
+    checks = pool_size_checks(log, model, settings, load_mtp)
+    notes = _notes(log, model)
+    swa = next((cache for cache in _caches(log) if cache.sliding), None)
+    predicted_swa = ledger.engine.swa_token_capacity
+    if swa is not None and swa.total_cells is not None and predicted_swa is not None and swa.total_cells != predicted_swa:
+        notes.append(f"sliding-window cache: the log prints {swa.total_cells:,} cells, the rule gives {predicted_swa:,} "
+                     "(GGML_PAD(min(n_ctx_seq, n_swa × slots + n_ubatch), 256)); pass -ub as launched")  # fmt: skip
+    bad = [check for check in checks if not check.within_rounding]
+    layers = layer_disagreements(log, model)
+    if (bad or layers) and result.verdict == "match":
+        gap = sum(check.logged_bytes - check.predicted_bytes for check in bad)
+        cause = "; ".join([*layers, *(["the printed cache sizes differ from cells × layers × row bytes"] if bad else [])])
+        return result.model_copy(update={"verdict": "mismatch", "gap_tokens": 0, "pool_checks": checks, "pool_gap_bytes": gap,
+                                         "notes": tuple(notes), "engine_version": version,
+                                         "cause": f"another model ran: {cause}"})  # fmt: skip
+    return result.model_copy(update={"pool_checks": checks, "notes": tuple(notes), "engine_version": version})
+
+
+def _predicted(model: ModelSpec, cache: KvCacheSummary, cells: int, layers: int, part: str) -> int:
+    """cells (every stream) × Σ layers ggml_row_size(type, n_embd_{k,v}_gqa) for the layers of this cache."""
+    kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
+    members = [i for i, k in enumerate(model.layer_attention) if k is kind] or list(range(model.num_layers))
+    total = 0
+    for layer in members[:layers]:
+        g = model.geometry(layer)
+        width = g.kv_heads * (g.head_dim if part == "K" else g.v_head_dim)
+        ggml = cache_type(cache.k_type if part == "K" else cache.v_type, "-ctk" if part == "K" else "-ctv")
+        total += ggml.row_bytes(width)
+    return cells * total
+
+
+def pool_size_checks(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+) -> tuple[PoolSizeCheck, ...]:
+    """Each printed cache's K and V size against cells × layers × the model's row bytes in the printed types."""
+    found: list[PoolSizeCheck] = []
+    for cache in _caches(log):
+        # the older `KV self size` line prints no cells: its cache's cells are the log's n_ctx
+        cells = cache.total_cells if cache.total_cells is not None else logged_token_capacity(log)
+        if not cells or cache.k_type not in KV_CACHE_TYPES or cache.v_type not in KV_CACHE_TYPES:
+            continue
+        kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
+        layers = cache.layers or sum(1 for k in model.layer_attention if k is kind)
+        for part, printed, dtype in (("K", cache.k_size, cache.k_type), ("V", cache.v_size, cache.v_type)):
+            predicted = _predicted(model, cache, cells, layers, part)
+            found.append(PoolSizeCheck(
+                name=f"{'SWA ' if cache.sliding else ''}{part}", tokens=cells, rows=cells,
+                logged_text=printed.text, logged_bytes=printed.value_bytes, predicted_bytes=predicted,
+                predicted_bytes_per_token=predicted // cells, kv_dtype=dtype, within_rounding=printed.contains(predicted),
+                unit="MiB",
+            ))  # fmt: skip
+    return tuple(found)
+
+
+def layer_disagreements(log: EngineLog, model: ModelSpec) -> list[str]:
+    """Each printed cache whose layer count is not the model's layers of that kind (a size can agree by chance)."""
+    found: list[str] = []
+    for cache in _caches(log):
+        kind = LayerKind.SLIDING if cache.sliding else LayerKind.FULL
+        held = sum(1 for k in model.layer_attention if k is kind)
+        if cache.layers is not None and cache.layers != held:
+            found.append(f"the log's {'sliding-window' if cache.sliding else 'full-attention'} cache holds "
+                         f"{cache.layers} layers; {model.name} has {held}")  # fmt: skip
+    return found
+
+
+def cause_candidates(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[tuple[str, LaunchSettings]]:
+    """Another slot count, the other stream layout, or another K type."""
+    found: list[tuple[str, LaunchSettings | None]] = [
+        (f"-np {slots}", changed(settings, max_running_requests=slots)) for slots in (1, 2, 4, 8)
+        if slots != settings.max_running_requests
+    ]  # fmt: skip
+    flags = dict(settings.flags)
+    unified = "kv-unified" in flags
+    other = {k: v for k, v in flags.items() if k not in ("kv-unified", "kvu", "no-kv-unified")}
+    other["no-kv-unified" if unified else "kv-unified"] = True
+    found.append(("--no-kv-unified" if unified else "--kv-unified", settings.model_copy(update={"flags": other})))
+    found += [(f"-ctk {t}", changed(settings, kv_cache_dtype=t)) for t in ("f16", "q8_0", "q4_0") if t != settings.kv_cache_dtype]
+    return [(what, candidate) for what, candidate in found if candidate is not None]
+

@@ -1,0 +1,112 @@
+"""llama-server's command line (`common/arg.cpp`, docs/engines/llamacpp.md §1): the flags that size KV.
+
+`-c/--ctx-size` is the whole cache's context (all slots together), `-np/--parallel` the slots,
+`-ctk/--cache-type-k` and `-ctv/--cache-type-v` the ggml types of K and V apart (kvtop's KV dtype is
+K's; V's is read from the flags), `--kv-unified` one cache stream shared by every slot, `--swa-full`
+a full-size sliding-window cache, `-ub` the micro-batch that the sliding-window cache adds to its
+window. What kvtop does not model (offload of fewer layers than the model has, multi-GPU split modes,
+`--fit`'s context shrinking) is kept verbatim and named in the plan's notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.engines.llamacpp.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
+from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings, written_flags
+
+SPELLINGS: Mapping[str, str] = {
+    "-m": "model", "--model": "model", "--host": "host", "--port": "port",
+    "-c": "context_length", "--ctx-size": "context_length",
+    "-np": "max_running_requests", "--parallel": "max_running_requests",
+    "-ctk": "kv_cache_dtype", "--cache-type-k": "kv_cache_dtype",
+}  # fmt: skip
+PREFERRED: Mapping[str, str] = {"context_length": "-c", "max_running_requests": "-np", "kv_cache_dtype": "-ctk"}
+V_TYPE_FLAGS = ("ctv", "cache-type-v")
+BOTH_TYPES_FLAGS = ("kv-cache-type",)  # Ollama's runner: one type for K and V (OLLAMA_KV_CACHE_TYPE)
+UNIFIED_FLAGS = ("kvu", "kv-unified")
+NO_UNIFIED_FLAGS = ("no-kv-unified",)
+SWA_FULL_FLAGS = ("swa-full",)
+UBATCH_FLAGS = ("ub", "ubatch-size")
+GPU_LAYERS_FLAGS = ("ngl", "gpu-layers", "n-gpu-layers")
+SPLIT_FLAGS = ("sm", "split-mode", "ts", "tensor-split")
+FIT_FLAGS = ("fit", "fitt", "fit-target", "fitc", "fit-ctx")
+# flags read by the budget, and flags that change nothing kvtop sizes (kept as typed)
+PASSTHROUGH: frozenset[str] = frozenset({
+    "-ctv", "--cache-type-v", "-kvu", "--kv-unified", "--no-kv-unified", "--swa-full", "-ub", "--ubatch-size",
+    "-ngl", "--gpu-layers", "--n-gpu-layers", "-sm", "--split-mode", "-ts", "--tensor-split", "-fit", "--fit",
+    "-fitt", "--fit-target", "-fitc", "--fit-ctx", "-fa", "--flash-attn", "-b", "--batch-size", "-t", "--threads",
+    "--jinja", "-a", "--alias", "--mlock", "--no-mmap", "-hf", "--hf-repo", "--metrics", "--slots", "--no-slots",
+    "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose",
+}) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
+_DTYPES = ("auto", *KV_CACHE_TYPES)
+
+
+def flag_value(settings: LaunchSettings, names: Sequence[str]) -> str | bool | None:
+    """The value of the first of `names` (as kept in `flags`, without dashes) the launch sets."""
+    for name in names:
+        if name in settings.flags:
+            return settings.flags[name]
+    return None
+
+
+def flag_on(settings: LaunchSettings, names: Sequence[str]) -> bool | None:
+    """A switch: True when set bare or to a true word, False for a false word, None when not given."""
+    value = flag_value(settings, names)
+    if value is None:
+        return None
+    return value is True or (isinstance(value, str) and value.strip().lower() not in ("0", "false", "off", "no"))
+
+
+class LlamacppFlags:
+    spellings: Mapping[str, str] = SPELLINGS
+    kv_cache_dtypes: tuple[str, ...] = _DTYPES
+    specials: Mapping[str, tuple[int, str]] = {"context_length": (0, "takes the model's training context")}
+    choices: Mapping[str, tuple[str, ...]] = {}
+    passthrough: frozenset[str] = PASSTHROUGH
+
+    def refuse(self, field: str, value: object, flag: str) -> None:
+        if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":
+            cache_type(value, flag)
+
+    def check_parallel(self, settings: LaunchSettings) -> None:
+        """llama.cpp splits a model over GPUs by layers or rows (`-sm`), not by kvtop's TP/PP/DP/EP."""
+        for field in ("tp", "pp", "dp", "ep", "dcp"):
+            if getattr(settings, field) != 1:
+                raise InputError("llama.cpp has no tensor, pipeline, data or expert parallel ranks; its multi-GPU "
+                                 "split modes (-sm layer/row) are not modelled", field=f"--{field}")  # fmt: skip
+        v_type = flag_value(settings, V_TYPE_FLAGS)
+        if isinstance(v_type, str):
+            cache_type(v_type, "-ctv")
+        ubatch = flag_value(settings, UBATCH_FLAGS)
+        if ubatch is not None and not (isinstance(ubatch, str) and ubatch.strip().isdigit() and int(ubatch) >= 1):
+            raise InputError(f"expected a whole number of at least 1, got {str(ubatch)[:40]!r}", field="-ub")
+
+    def to_flags(self, settings: LaunchSettings) -> list[str]:
+        out = written_flags(settings, PREFERRED)
+        v_type = flag_value(settings, V_TYPE_FLAGS)
+        if isinstance(v_type, str):
+            out += ["-ctv", v_type]
+        for names, spelled in ((UNIFIED_FLAGS, "--kv-unified"), (NO_UNIFIED_FLAGS, "--no-kv-unified"),
+                               (SWA_FULL_FLAGS, "--swa-full")):  # fmt: skip
+            if flag_on(settings, names):
+                out.append(spelled)
+        ubatch = flag_value(settings, UBATCH_FLAGS)
+        if isinstance(ubatch, str):
+            out += ["-ub", ubatch]
+        return out
+
+    def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
+        """`llama-server …` (its model comes by `-m`, never positionally), or Ollama's llama.cpp runner:
+        `ollama_llama_server --model … --ctx-size … --parallel …` (ollama llm/server.go) or `ollama runner …`
+        without `--ollama-engine` (Ollama's own Go engine, which kvtop does not model)."""
+        for index, token in enumerate(argv):
+            name = token.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe")
+            if name in ("llama-server", "ollama_llama_server"):
+                return index + 1, None
+            if name == "ollama" and argv[index + 1 : index + 2] == ["runner"] and "--ollama-engine" not in argv:
+                return index + 2, None
+        return None

@@ -1,0 +1,64 @@
+"""The values llama.cpp's startup log states (read by its `log_lines`).
+
+Each KV cache prints one summary (docs/engines/llamacpp.md §3):
+
+    llama_kv_cache: size = 4096.00 MiB ( 32768 cells,  32 layers,  1/1 seqs), K (f16): 2048.00 MiB, V (f16): …
+    llama_kv_cache_unified: size = … (N cells, L layers, S seqs), K (…): …           (2025-05 – 2025-08)
+    llama_new_context_with_model: KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, V (f16): …   (older)
+
+(`%7.2f` of the bytes ÷ 2^20); a model with sliding-window layers prints two, the non-SWA cache first
+(`llama_kv_cache_iswa: creating non-SWA KV cache` / `creating     SWA KV cache`). `llama_context:`
+prints the cells it asked for (`n_ctx`, `n_ctx_seq`, `n_seq_max`, `kv_unified`, `n_ubatch`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankLog
+
+MIB_BYTES = 1 << 20
+
+
+def mib_figure(text: str) -> Measured:
+    """A `%7.2f` MiB figure as bytes and the bytes that print the same text."""
+    gib = Measured.from_text(text, unit="MiB")
+    scale = GIB_BYTES // MIB_BYTES
+    return Measured(value_bytes=gib.value_bytes // scale, low_bytes=gib.low_bytes // scale,
+                    high_bytes=-(-gib.high_bytes // scale), decimals=gib.decimals, text=text, unit="MiB")  # fmt: skip
+
+
+class KvCacheSummary(BaseModel):
+    """One cache's summary line."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    size: Measured
+    k_type: str
+    k_size: Measured
+    v_type: str
+    v_size: Measured
+    cells: int | None = None  # per stream (None: the older `KV self size` line prints none)
+    layers: int | None = None
+    seqs: int | None = None  # n_seq_max
+    streams: int | None = None  # n_stream (`S/T seqs`; the unified cache's older `S seqs` is one stream)
+    sliding: bool = False  # printed after `creating     SWA KV cache`
+
+    @property
+    def total_cells(self) -> int | None:
+        return self.cells * (self.streams or 1) if self.cells is not None else None
+
+
+class LlamacppRankLog(RankLog):
+    """Everything llama-server printed (one process)."""
+
+    kv_caches: tuple[KvCacheSummary, ...] = ()
+    n_ctx: tuple[int, ...] = ()  # `llama_context: n_ctx = N` (older: `llama_new_context_with_model: n_ctx = N`)
+    n_ctx_seq: tuple[int, ...] = ()  # `n_ctx_seq` (older `n_ctx_per_seq`)
+    n_seq_max: tuple[int, ...] = ()
+    n_ubatch: tuple[int, ...] = ()
+    kv_unified: tuple[bool, ...] = ()
+    offloaded_layers: tuple[tuple[int, int], ...] = ()  # `offloaded 15/33 layers to GPU`
+    slots: tuple[int, ...] = ()  # `initializing slots, n_slots = 4`
+    n_swa: tuple[int, ...] = ()  # print_info: n_swa
+    builds: tuple[int, ...] = ()  # `build: 6980 (5e4f…)` / `main: build = 3673 (…)`: llama.cpp's build number

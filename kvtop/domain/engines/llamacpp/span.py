@@ -1,0 +1,20 @@
+"""llama-server runs on one node (its RPC backend across machines is not modelled)."""
+
+from __future__ import annotations
+
+from kvtop.domain.errors import LayoutError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.span import EngineSpan
+
+FLAGS = frozenset({"--rpc"})
+
+
+def span(settings: LaunchSettings) -> EngineSpan:
+    note = "llama.cpp over RPC servers (--rpc) is not modelled" if "rpc" in settings.flags else None
+    return EngineSpan(kind="llamacpp", served_model=settings.model, nnodes=1, node_rank=0, not_modelled=note)
+
+
+def check_nodes(layout: ParallelLayout, nodes: int) -> None:
+    if nodes > 1:
+        raise LayoutError("llama.cpp across nodes (--rpc) is not modelled", field="--nodes")
