@@ -206,6 +206,9 @@ class ModelSpec(BaseModel):
     tower: TowerSpec | None = None  # the vision tower's weights, where the entry describes its tower
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
+    # the checkpoint's tensors are resident as stored (a GGUF file: its quantised blocks load as they are), so a
+    # rank holding the whole model holds `checkpoint_bytes` of weights, whatever the config's dtype says
+    weights_as_stored: bool = False
     config_model_type: str = ""  # what config.json calls it, when read as another family (--model-family)
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")

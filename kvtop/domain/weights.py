@@ -354,6 +354,29 @@ def _weights_book(
     last_stage: bool,
     load_mtp: bool,
 ) -> WeightsBook:
+    book = _book_from_config(model, layout, layers, first_stage, last_stage, load_mtp)
+    whole = first_stage and last_stage and layout.tp == 1 and len(layers) == model.num_layers
+    if model.weights_as_stored and model.checkpoint_bytes and whole and book.total_params:
+        return _as_stored(model.checkpoint_bytes, book.total_params)
+    return book
+
+
+def _as_stored(stored_bytes: int, params: int) -> WeightsBook:
+    """One row: the file's tensors as they load (mixed quantised blocks have no single bytes per parameter
+    the config could give); the parameter count stays the architecture's."""
+    row = WeightRow(component="tensors", params=params, bytes=stored_bytes, shards=1,
+                    bytes_per_param=stored_bytes / params, note="the model file's tensors, loaded as stored")  # fmt: skip
+    return WeightsBook(rows=(row,))
+
+
+def _book_from_config(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    layers: range,
+    first_stage: bool,
+    last_stage: bool,
+    load_mtp: bool,
+) -> WeightsBook:
     rank = _Rank(model, layout)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)

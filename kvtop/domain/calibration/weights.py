@@ -38,6 +38,12 @@ def runtime_cast(inputs: CalibrationInputs) -> str | None:
 def weights_estimate(
     inputs: CalibrationInputs, relative_error: float = WEIGHTS_RELATIVE_ERROR, records: int = WEIGHTS_RECORDS
 ) -> TermEstimate:
+    model = inputs.model
+    if model is not None and model.weights_as_stored and model.checkpoint_bytes == inputs.weights_bytes:
+        return TermEstimate(
+            term=Term.WEIGHTS, label="weights", bytes=inputs.weights_bytes, error_bytes=0, source="measured",
+            basis="the model file's tensors, loaded as stored (their bytes read from its header)",
+        )  # fmt: skip
     cast = runtime_cast(inputs)
     if cast is not None:
         return TermEstimate(

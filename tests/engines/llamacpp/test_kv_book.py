@@ -97,3 +97,16 @@ def test_bad_cache_types_and_ranks_name_the_flag() -> None:
 def test_partial_offload_is_named_not_modelled() -> None:
     notes = ledger(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"), "-c 4096 -ngl 15").engine.notes
     assert any(note.startswith("not modelled: -ngl 15") for note in notes)
+
+
+def test_the_weights_book_is_the_gguf_tensors_it_charges(tmp_path: Path) -> None:
+    """One truth: the weights a GGUF plan shows (the ledger's book, "Before the start", the rank ledger) are
+    the bytes its budget takes away, the file's tensors as stored (here one 1 MiB f16 tensor written by
+    gguf.GGUFWriter), not the config's parameters × 2 B (Llama-3.1-8B: ~16 GB)."""
+    path = write_gguf(tmp_path / "llama.gguf", LLAMA_31_8B, "Meta Llama 3.1 8B", tensor_bytes=1 << 20)
+    plan = ledger(str(path), "-c 8192 -np 1")
+    (rank,) = plan.ranks
+    assert rank.weights.total_bytes == 1 << 20
+    charged = [step for step in plan.engine.steps if step.label.startswith("− weights")]
+    assert [step.bytes for step in charged] == [-(1 << 20)]
+    assert rank.weights.total_params == 8_030_261_248  # the architecture's count stays (Llama-3.1-8B, 128,256 vocab)

@@ -70,17 +70,17 @@ def solve(inputs: EngineInputs) -> EngineResult:
         steps.append(BudgetStep(label="bytes per sliding-window cell", value=swa))
         pool += cells.total_swa_cells * swa
     steps.append(BudgetStep(label="KV cache (K + V, every stream)", bytes=pool))
-    gguf_weights = model.checkpoint_bytes if inputs.measured.weights_bytes is None else None
-    weights = gguf_weights if gguf_weights is not None else inputs.weights_bytes
+    gguf_weights = model.weights_as_stored and inputs.measured.weights_bytes is None  # the weights book's one row
+    weights = inputs.weights_bytes
     free = inputs.measured.free_before_load(inputs.gpu_total_bytes)
     steps.append(BudgetStep(label="free before the weights load", bytes=free,
                             source=inputs.measured.free_before_load_source()))  # fmt: skip
-    steps.append(BudgetStep(label="− weights" + (" (the GGUF's tensors)" if gguf_weights is not None else ""),
+    steps.append(BudgetStep(label="− weights" + (" (the GGUF's tensors)" if gguf_weights else ""),
                             bytes=-weights, measured=inputs.measured.weights_bytes is not None))  # fmt: skip
     room = free - weights
     fits = pool <= room
     notes = _offload_notes(inputs)
-    if gguf_weights is None:
+    if not model.weights_as_stored and inputs.measured.weights_bytes is None:
         notes.append("weights predicted from config.json at the model's dtype: a quantised GGUF is smaller "
                      "(pass the .gguf file as --model)")  # fmt: skip
     notes.append("compute buffers (sized at start from n_ubatch and the context) are not in this plan")
