@@ -19,7 +19,7 @@ from benchmarks.engine_diff.readings_base import (
 # SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
 # S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
 # (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins. So is
-# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10).
+# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6).
 def _every_stage_holds_every_layer(c: Case) -> bool:
     stages = c.raw.get("stages") or []
     return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
@@ -36,23 +36,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 
 SGLANG_RULES: list[Rule] = [
-    (
-        "S23",
-        "kvtop: SGLang pages DeepSeek DSA by 64 whatever --page-size says",
-        lambda c: (
-            both_ok(c)
-            and "--page-size" in (c.raw.get("flags") or [])
-            and c.raw.get("attention_backend") == "dsa"
-            and c.side.block_size == 64
-            and c.kvtop.block_size != c.side.block_size
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-        ),
-        "kvtop: for a DeepSeek DSA model on CUDA SGLang 0.5.23 sets page_size = 64 × index_kpool in its model "
-        "overrides (sglang/srt/arg_groups/model_overrides/deepseek_v2.py: 'Setting page size to 64 for DeepSeek "
-        "DSA'), over a --page-size the user gave: the run's page is 64 with --page-size 32. kvtop applies the DSA "
-        "page of 64 only where no --page-size is given (sglang.md §6.6, default_page_size) and sizes pages of 32 "
-        "(the cell agrees; GLM-5's tokens differ by the page alignment: 428,832 against 428,800)",
-    ),
     (
         "S22",
         "kvtop: SGLang has no class for the architecture",

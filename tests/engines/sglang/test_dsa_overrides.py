@@ -15,6 +15,7 @@ import pytest
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from kvtop.domain.engines.sglang import RULES as SGLANG
+from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import resolve_kv_format
 from kvtop.domain.launch import parse_flags
@@ -59,3 +60,30 @@ def test_the_dsa_default_comes_first_from_sglangs_dsa_support_on() -> None:
     assert _auto_format("0.5.6.post2", "H100") == "bf16"
     assert _auto_format("0.5.23", "B200") == "fp8_e4m3"
     assert _auto_format("0.5.2", "H200") == "fp8_e4m3"
+
+
+@pytest.mark.parametrize(
+    ("config", "cell", "tokens"),
+    [
+        ("deepseek-ai--DeepSeek-V3.2", 78_324, 548_352),
+        ("haoyangli-amd--DeepSeek-V3.2-exp-ptpc", 78_324, 548_352),
+        (NVFP4, 78_324, 548_352),
+        # 78 layers × (576 × 2 + 132) = 100,152 B; the rest 40 GiB // 100,152 = 428,844 → 428,800 in pages of 64 (428,832 in pages of 32)
+        ("zai-org--GLM-5", 100_152, 428_800),
+    ],
+)
+def test_sglang_pages_dsa_by_64_over_a_given_page_size(config: str, cell: int, tokens: int) -> None:
+    """S23: `--page-size 32` on a DSA model; SGLang 0.5.23 runs pages of 64 (model_overrides/deepseek_v2.py)."""
+    row = _row(config, "page32")
+    assert "--page-size" in row["flags"] and "32" in row["flags"]
+    assert (row["cell_size"], row["max_total_num_tokens"], row["page_size"]) == (cell, tokens, 64)
+    plan = kvtop_plan("sglang", "0.5.23", row)
+    assert (plan["cell_bytes"], plan["tokens"], plan["block_size"]) == (cell, tokens, 64)
+
+
+def test_the_dsa_page_overrides_the_flag_from_sglangs_dsa_support_on() -> None:
+    dsa, dense = load_model(str(config_path(NVFP4))), load_model(str(config_path("Qwen--Qwen3-8B")))
+    assert page_size_of(dsa, 32, "H100", ResolvedVersion(text="0.5.23"))[0] == 64
+    assert page_size_of(dsa, 32, "H100", ResolvedVersion(text="0.5.6.post2"))[0] == 64
+    assert page_size_of(dsa, 32, "H100", ResolvedVersion(text="0.5.2"))[0] == 32
+    assert page_size_of(dense, 32, "H100", ResolvedVersion(text="0.5.23"))[0] == 32

@@ -21,11 +21,11 @@ from kvtop.domain.engines.base import (
     EngineResult,
 )
 from kvtop.domain.engines.sglang.checks import check_launch
+from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
-    default_page_size,
     dsa_cell_is_latent,
     full_pool_reason,
     mamba_ratio,
@@ -49,12 +49,9 @@ class SglangBudget:
         check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
-        if s.page_size:
-            page = s.page_size
-        else:
-            page, why = default_page_size(m, inputs.gpu_name, inputs.version)
-            if page > 1:
-                notes.append(f"page size {page}: {why}")
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version)
+        if page > 1 and page != s.page_size:
+            notes.append(f"page size {page}: {why}")
         auto_mfs, auto_source = auto_mem_fraction_static(inputs)
         if s.mem_fraction_static is not None:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"

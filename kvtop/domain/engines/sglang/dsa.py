@@ -11,6 +11,7 @@ DeepSeek DSA"); both came with SGLang's DSA support (v0.5.3, the release §6.6 d
 
 from __future__ import annotations
 
+from kvtop.domain.engines.sglang.eras import default_page_size
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.model import AttentionKind, ModelSpec
 
@@ -19,14 +20,14 @@ DSA_PAGE = 64  # 64 × index_kpool from v0.5.23; no config kvtop reads states in
 # `auto` KV on a DSA model: the engine's DSA default, decided before the checkpoint's KV algo is read.
 DSA_KV_DEFAULT_ERAS: Eras[bool] = Eras((
     Era("", False, "no DSA model support: `auto` follows the checkpoint (kv_cache_dtype.py)"),
-    Era("0.5.3", True, "server_args.py (… v0.5.22) / arg_groups/overrides.py _dsa_kv_cache_dtype_default (v0.5.23): "
+    Era("0.5.3", True, "server_args.py (read at 0.5.6.post2), later arg_groups/overrides.py _dsa_kv_cache_dtype_default (0.5.23): "
         "auto → fp8_e4m3 on SM100+, bfloat16 below, before the model config's quant_config is read"),
 ))  # fmt: skip
 
 # The DSA page on CUDA replaces a given --page-size (`self.page_size = 64` / overrides["page_size"]).
 DSA_PAGE_ERAS: Eras[bool] = Eras((
     Era("", False, "no DSA model support"),
-    Era("0.5.3", True, "server_args.py (… v0.5.22) / arg_groups/model_overrides/deepseek_v2.py (v0.5.23): "
+    Era("0.5.3", True, "server_args.py (read at 0.5.6.post2), later arg_groups/model_overrides/deepseek_v2.py (0.5.23): "
         "page_size = 64 for DeepSeek DSA on CUDA, over --page-size"),
 ))  # fmt: skip
 
@@ -41,3 +42,16 @@ def forced_dsa_page(model: ModelSpec, version: ResolvedVersion) -> int | None:
     if model.attention_kind is AttentionKind.DSA and era_for(DSA_PAGE_ERAS, version).value:
         return DSA_PAGE
     return None
+
+
+def page_size_of(
+    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[int, str]:
+    """(page size, why) the engine runs with: a DSA model's forced page, else --page-size, else the default."""
+    forced = forced_dsa_page(model, version)
+    if forced is not None:
+        over = f" (over --page-size {given})" if given and given != forced else ""
+        return forced, f"DSA on CUDA pages by {forced}{over}"
+    if given:
+        return given, "--page-size"
+    return default_page_size(model, gpu_name, version)
