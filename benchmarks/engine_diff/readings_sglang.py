@@ -160,7 +160,9 @@ SGLANG_RULES: list[Rule] = [
         "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
         "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
         "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
-        "counts the stage's layers, so its cell is smaller and its tokens more",
+        "models it for the classes whose runs it matches (sglang.md §8.3.1: Qwen2.5-VL, MiniMax-M2, Mistral3, "
+        "Gemma4); what remains is NemotronHForCausalLM, whose attention cell holds every layer but whose Mamba slots "
+        "do not, so kvtop keeps its stage's layers: its cell is smaller and its tokens more",
     ),
     (
         "S14",
