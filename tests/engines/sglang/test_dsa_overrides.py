@@ -19,6 +19,7 @@ from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import resolve_kv_format
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from tests.data_paths import DATA
 
@@ -31,6 +32,7 @@ def _row(config: str, variant: str) -> dict[str, Any]:
 
 
 NVFP4 = "nvidia--DeepSeek-V3.2-NVFP4"
+H200, B200 = 143771 << 20, 183359 << 20  # CUDA totals of the GPUs (as tests/domain/test_model_facts.py)
 
 
 @pytest.mark.parametrize("variant", ["page64", "ctx4k", "mrr64", "ep"])
@@ -87,3 +89,14 @@ def test_the_dsa_page_overrides_the_flag_from_sglangs_dsa_support_on() -> None:
     assert page_size_of(dsa, 32, "H100", ResolvedVersion(text="0.5.6.post2"))[0] == 64
     assert page_size_of(dsa, 32, "H100", ResolvedVersion(text="0.5.2"))[0] == 32
     assert page_size_of(dense, 32, "H100", ResolvedVersion(text="0.5.23"))[0] == 32
+
+
+def test_the_plan_says_why_the_checkpoints_fp8_kv_is_not_used() -> None:
+    model = load_model(str(config_path(NVFP4)))
+    settings = parse_flags("sglang", ["--tp", "8"]).model_copy(update={"engine_version": "0.5.23"})
+    hopper = predict(model, settings, gpu_total_bytes=H200, gpu_name="H200")
+    assert hopper.ranks[0].kv.kv_format == "bf16"
+    assert any("replaces `auto` before the checkpoint's FP8 KV" in note for note in hopper.engine.notes)
+    blackwell = predict(model, settings, gpu_total_bytes=B200, gpu_name="B200")
+    assert blackwell.ranks[0].kv.kv_format == "fp8_e4m3"
+    assert not any("before the checkpoint's FP8 KV" in note for note in blackwell.engine.notes)

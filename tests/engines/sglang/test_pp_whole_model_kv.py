@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
+from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
 from tests.data_paths import DATA
 
 FLAG_ROWS = DATA / "engine_diff" / "sglang-0.5.23.flags.json"
@@ -42,3 +46,20 @@ def test_every_stage_sizes_kv_for_the_whole_model(config: str, variant: str, cel
     plan = kvtop_plan("sglang", "0.5.23", row)
     assert (plan["cell_bytes"], plan["tokens"]) == (cell, tokens)
     assert plan["max_running_requests"] == row["max_running_requests"]
+
+
+def _ranks_full_layers(version: str) -> tuple[list[int], tuple[str, ...]]:
+    model = load_model(str(config_path("Qwen--Qwen2.5-VL-7B-Instruct")))
+    settings = parse_flags("sglang", ["--tp", "2", "--pp", "2"]).model_copy(
+        update={"engine_version": version}
+    )
+    ledger = predict(model, settings, gpu_total_bytes=81559 << 20, gpu_name="H100")
+    return [rank.kv.pool("full").layers for rank in ledger.ranks], ledger.engine.notes
+
+
+def test_the_plan_says_every_stage_sizes_the_whole_model() -> None:
+    layers, notes = _ranks_full_layers("0.5.23")
+    assert layers == [28] * 4  # every rank of both stages: all 28 layers
+    assert any("sizes KV for all 28 layers" in note for note in notes)
+    layers, notes = _ranks_full_layers("0.5.6.post2")  # not checked before 0.5.23: the stage's 14
+    assert layers == [14] * 4 and not any("sizes KV for all" in note for note in notes)

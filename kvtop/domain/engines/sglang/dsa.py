@@ -55,3 +55,20 @@ def page_size_of(
     if given:
         return given, "--page-size"
     return default_page_size(model, gpu_name, version)
+
+
+def dsa_kv_note(model: ModelSpec, requested: str, kv_format: str, version: ResolvedVersion) -> str | None:
+    """Why `auto` KV is not the checkpoint's FP8 on a DSA model, where that is so (a line for the plan)."""
+    checkpoint_fp8 = (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
+    if (
+        requested == "auto"
+        and checkpoint_fp8
+        and model.attention_kind is AttentionKind.DSA
+        and kv_format in ("bf16", "fp16", "fp32")
+        and dsa_kv_default_before_checkpoint(version)
+    ):
+        return (
+            f"KV {kv_format}: SGLang's DSA default below SM100 replaces `auto` before the checkpoint's FP8 KV "
+            "is read (docs/engines/sglang.md §10)"
+        )
+    return None

@@ -32,3 +32,13 @@ def kv_layers_of_stage(model: ModelSpec, layers: range, version: ResolvedVersion
     if model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value:
         return range(model.num_layers)
     return layers
+
+
+def whole_model_kv_note(model: ModelSpec, pp: int, version: ResolvedVersion) -> str | None:
+    """A line for the plan where every PP stage sizes its KV for the whole model."""
+    if pp > 1 and model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value:
+        return (
+            f"every PP stage sizes KV for all {model.num_layers} layers: {model.architecture} states no "
+            "start_layer / end_layer (docs/engines/sglang.md §8.3.1)"
+        )
+    return None
