@@ -9,7 +9,6 @@ from benchmarks.engine_diff.readings_base import (
     both_ok,
     config_json,
     engine_refuses,
-    hf_quant_config_json,
     kvtop_refuses,
     stated_dtype,
     text_config_json,
@@ -19,7 +18,8 @@ from benchmarks.engine_diff.readings_base import (
 
 # SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
 # S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
-# (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins.
+# (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins. So is
+# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6).
 def _every_stage_holds_every_layer(c: Case) -> bool:
     stages = c.raw.get("stages") or []
     return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
@@ -36,43 +36,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 
 SGLANG_RULES: list[Rule] = [
-    (
-        "S23",
-        "kvtop: SGLang pages DeepSeek DSA by 64 whatever --page-size says",
-        lambda c: (
-            both_ok(c)
-            and "--page-size" in (c.raw.get("flags") or [])
-            and c.raw.get("attention_backend") == "dsa"
-            and c.side.block_size == 64
-            and c.kvtop.block_size != c.side.block_size
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-        ),
-        "kvtop: for a DeepSeek DSA model on CUDA SGLang 0.5.23 sets page_size = 64 × index_kpool in its model "
-        "overrides (sglang/srt/arg_groups/model_overrides/deepseek_v2.py: 'Setting page size to 64 for DeepSeek "
-        "DSA'), over a --page-size the user gave: the run's page is 64 with --page-size 32. kvtop applies the DSA "
-        "page of 64 only where no --page-size is given (sglang.md §6.6, default_page_size) and sizes pages of 32 "
-        "(the cell agrees; GLM-5's tokens differ by the page alignment: 428,832 against 428,800)",
-    ),
-    (
-        "S24",
-        "kvtop: SGLang's DSA KV default on Hopper overrides the checkpoint's FP8 KV",
-        lambda c: (
-            both_ok(c)
-            and c.kv_dtype == "auto"
-            and c.raw.get("attention_backend") == "dsa"
-            and c.raw.get("kv_cache_dtype") == "torch.bfloat16"
-            and (hf_quant_config_json(c).get("quantization") or {}).get("kv_cache_quant_algo") == "FP8"
-            and (c.kvtop.bytes_per_block or 0) < (c.side.bytes_per_block or 0)
-        ),
-        "kvtop: for a DeepSeek DSA model SGLang 0.5.23 replaces --kv-cache-dtype auto before the model is built "
-        "(_dsa_kv_cache_dtype_default, sglang/srt/arg_groups/overrides.py: fp8_e4m3 on SM100+, bfloat16 below: "
-        "'Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 device'), so the checkpoint's "
-        "kv_cache_quant_algo FP8 (nvidia/DeepSeek-V3.2-NVFP4's hf_quant_config.json) is never read on Hopper: a "
-        "bf16 cell of 78,324 B (the row's kv_cache_dtype). kvtop honours the checkpoint's FP8 first "
-        "(kvtop/domain/kv.py _requested_format: honours_checkpoint_kv_dtype before auto_fp8_dsa_gpus), a 48,068-B "
-        "cell: 893,504 tokens where SGLang has 548,352 (with --page-size 32 the page differs too, as S23 says). The "
-        "order is shared code (kv.py), so not fixed here",
-    ),
     (
         "S22",
         "kvtop: SGLang has no class for the architecture",
@@ -197,7 +160,9 @@ SGLANG_RULES: list[Rule] = [
         "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
         "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
         "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
-        "counts the stage's layers, so its cell is smaller and its tokens more",
+        "models it for the classes whose runs it matches (sglang.md §8.3.1: Qwen2.5-VL, MiniMax-M2, Mistral3, "
+        "Gemma4); what remains is NemotronHForCausalLM, whose attention cell holds every layer but whose Mamba slots "
+        "do not, so kvtop keeps its stage's layers: its cell is smaller and its tokens more",
     ),
     (
         "S14",

@@ -64,6 +64,9 @@ class KvStorage(BaseModel):
     fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
+    # `auto` on a DSA model is the engine's DSA default (FP8 on `auto_fp8_dsa_gpus`, else the model dtype),
+    # decided before the checkpoint's `kv_cache_quant_algo` is read (so FP8 in the checkpoint does not count)
+    dsa_default_before_checkpoint: bool = False
     # the engine's own names of KV formats, e.g. LMDeploy's quant_policy ("8" → int8); read before kvtop's
     format_names: tuple[tuple[str, str], ...] = ()
     int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
@@ -83,7 +86,8 @@ def resolve_kv_format(
     requested: str, model: ModelSpec, storage: KvStorage, *, gpu_name: str | None = None
 ) -> KvFormat:
     """`auto` is the model dtype, or FP8 when the checkpoint says its KV is FP8 and the engine honours it,
-    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10).
+    or when the engine picks FP8 for a DSA model on this GPU (SGLang on Blackwell, docs/engines/sglang.md §10);
+    an engine whose DSA default comes first (`dsa_default_before_checkpoint`) never reads a DSA checkpoint's.
     The engine's own names (`storage.format_names`) are read first. FP8 on a DSA model is `fp8_ds_mla` on the
     GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
     fmt = _requested_format(requested, model, storage, gpu_name)
@@ -97,9 +101,15 @@ def resolve_kv_format(
 def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
     if requested == "auto":
-        if storage.honours_checkpoint_kv_dtype and (model.quant.kv_cache_quant_algo or "").upper() == "FP8":
+        dsa = model.attention_kind is AttentionKind.DSA
+        checkpoint_first = not (dsa and storage.dsa_default_before_checkpoint)
+        if (
+            checkpoint_first
+            and storage.honours_checkpoint_kv_dtype
+            and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
+        ):
             return "fp8_e4m3"
-        if model.attention_kind is AttentionKind.DSA and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
+        if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"
         return "fp32" if model.dtype_bytes == 4 else "bf16"
     try:

@@ -210,11 +210,12 @@ def _solve(
         is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp)
-        plain = kv_book(model, layout, layers, fmt, storage, gpu_name=gpu_name)
+        kv_layers = rules.kv_layers_of_stage(model, layers, version)  # an engine may size more than it holds
+        plain = kv_book(model, layout, kv_layers, fmt, storage, gpu_name=gpu_name)
         draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
         if not draft_layers and load_mtp and rules.pools_draft_kv:  # --load-mtp alone: the MTP layers' KV
             draft_layers = model.mtp_layers
-        kv = kv_book(model, layout, layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name) if draft_layers else plain
+        kv = kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, gpu_name=gpu_name) if draft_layers else plain
         terms = deployment.terms(
             TermInputs(
                 model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,

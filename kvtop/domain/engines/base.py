@@ -418,6 +418,10 @@ class EngineRules(Protocol):
         """Tokens per KV page when no flag says (the default attention backend may force one)."""
         ...
 
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+        """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
+        ...
+
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""
         ...
@@ -462,6 +466,10 @@ class EngineBase(EngineModules):
     def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
         """None modelled: a launch its budget sizes is one kvtop knows it starts."""
         return ()
+
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+        """Its own layers: a stage sizes KV for the layers it holds."""
+        return layers
 
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
+from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
@@ -52,12 +54,22 @@ class SglangRules(SglangBudget, EngineBase):
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
-        """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent."""
+        """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent;
+        §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py)."""
+        storage = self.kv_storage
         gpus = raw_fp8_dsa_gpus(settings, version)
-        return self.kv_storage.model_copy(update={"raw_fp8_dsa_gpus": gpus}) if gpus else self.kv_storage
+        if gpus:
+            storage = storage.model_copy(update={"raw_fp8_dsa_gpus": gpus})
+        if dsa_kv_default_before_checkpoint(version):
+            storage = storage.model_copy(update={"dsa_default_before_checkpoint": True})
+        return storage
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]
+
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+        """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""
+        return kv_layers_of_stage(model, layers, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

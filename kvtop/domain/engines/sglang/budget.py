@@ -21,17 +21,18 @@ from kvtop.domain.engines.base import (
     EngineResult,
 )
 from kvtop.domain.engines.sglang.checks import check_launch
+from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
     VLM_CACHE_MIB,
     auto_mem_fraction_static,
-    default_page_size,
     dsa_cell_is_latent,
     full_pool_reason,
     mamba_ratio,
     multimodal_reserve_bytes,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.pp_layers import whole_model_kv_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -49,12 +50,15 @@ class SglangBudget:
         check_launch(inputs)
         steps: list[BudgetStep] = []
         notes: list[str] = []
-        if s.page_size:
-            page = s.page_size
-        else:
-            page, why = default_page_size(m, inputs.gpu_name, inputs.version)
-            if page > 1:
-                notes.append(f"page size {page}: {why}")
+        page, why = page_size_of(m, s.page_size, inputs.gpu_name, inputs.version)
+        if page > 1 and page != s.page_size:
+            notes.append(f"page size {page}: {why}")
+        for note in (
+            dsa_kv_note(m, s.kv_cache_dtype, kv.kv_format, inputs.version),
+            whole_model_kv_note(m, lay.pp, inputs.version),
+        ):
+            if note:
+                notes.append(note)
         auto_mfs, auto_source = auto_mem_fraction_static(inputs)
         if s.mem_fraction_static is not None:
             mfs, mfs_source = s.mem_fraction_static, "--mem-fraction-static"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from kvtop.domain.engine_log import EngineLog, Measured
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
-from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu, default_page_size
+from kvtop.domain.engines.sglang.dsa import page_size_of
+from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
@@ -41,10 +42,9 @@ _FACTS = {
 
 
 def _page(model: ModelSpec, settings: LaunchSettings) -> int:
-    """The page size the engine ran with: the flag, else its release's default (a log states its GPU rarely)."""
-    return (
-        settings.page_size or default_page_size(model, None, ResolvedVersion(text=settings.engine_version))[0]
-    )
+    """The page size the engine ran with: a DSA model's forced page, else the flag, else its release's default
+    (a log states its GPU rarely)."""
+    return page_size_of(model, settings.page_size, None, ResolvedVersion(text=settings.engine_version))[0]
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:

@@ -1,0 +1,74 @@
+"""SGLang's launch rules for DeepSeek DSA models (DeepSeek-V3.2, GLM-5) that replace what the user asked.
+
+On CUDA SGLang rewrites two launch arguments of a DSA model before the model is built
+(docs/engines/sglang.md §6.6, §10): `--kv-cache-dtype auto` becomes its own DSA default (fp8_e4m3 on
+SM100+, bfloat16 below), so a checkpoint's `kv_cache_quant_algo: FP8` is never read; and the page is 64
+whatever `--page-size` says. Both read in SGLang 0.5.6.post2 (`server_args.py`
+`_handle_model_specific_adjustments`, "DeepSeek NSA") and 0.5.23 (`arg_groups/overrides.py`
+`_dsa_kv_cache_dtype_default`, `arg_groups/model_overrides/deepseek_v2.py` "Setting page size to 64 for
+DeepSeek DSA"); both came with SGLang's DSA support (v0.5.3, the release §6.6 dates the DSA page from).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.sglang.eras import default_page_size
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.model import AttentionKind, ModelSpec
+
+DSA_PAGE = 64  # 64 × index_kpool from v0.5.23; no config kvtop reads states index_kpool (1)
+
+# `auto` KV on a DSA model: the engine's DSA default, decided before the checkpoint's KV algo is read.
+DSA_KV_DEFAULT_ERAS: Eras[bool] = Eras((
+    Era("", False, "no DSA model support: `auto` follows the checkpoint (kv_cache_dtype.py)"),
+    Era("0.5.3", True, "server_args.py (read at 0.5.6.post2), later arg_groups/overrides.py _dsa_kv_cache_dtype_default (0.5.23): "
+        "auto → fp8_e4m3 on SM100+, bfloat16 below, before the model config's quant_config is read"),
+))  # fmt: skip
+
+# The DSA page on CUDA replaces a given --page-size (`self.page_size = 64` / overrides["page_size"]).
+DSA_PAGE_ERAS: Eras[bool] = Eras((
+    Era("", False, "no DSA model support"),
+    Era("0.5.3", True, "server_args.py (read at 0.5.6.post2), later arg_groups/model_overrides/deepseek_v2.py (0.5.23): "
+        "page_size = 64 for DeepSeek DSA on CUDA, over --page-size"),
+))  # fmt: skip
+
+
+def dsa_kv_default_before_checkpoint(version: ResolvedVersion) -> bool:
+    """Whether this release replaces `auto` KV on a DSA model before the checkpoint's FP8 KV is read."""
+    return era_for(DSA_KV_DEFAULT_ERAS, version).value
+
+
+def forced_dsa_page(model: ModelSpec, version: ResolvedVersion) -> int | None:
+    """The page this release sets for a DSA model whatever --page-size says; None where it sets none."""
+    if model.attention_kind is AttentionKind.DSA and era_for(DSA_PAGE_ERAS, version).value:
+        return DSA_PAGE
+    return None
+
+
+def page_size_of(
+    model: ModelSpec, given: int | None, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[int, str]:
+    """(page size, why) the engine runs with: a DSA model's forced page, else --page-size, else the default."""
+    forced = forced_dsa_page(model, version)
+    if forced is not None:
+        over = f" (over --page-size {given})" if given and given != forced else ""
+        return forced, f"DSA on CUDA pages by {forced}{over}"
+    if given:
+        return given, "--page-size"
+    return default_page_size(model, gpu_name, version)
+
+
+def dsa_kv_note(model: ModelSpec, requested: str, kv_format: str, version: ResolvedVersion) -> str | None:
+    """Why `auto` KV is not the checkpoint's FP8 on a DSA model, where that is so (a line for the plan)."""
+    checkpoint_fp8 = (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
+    if (
+        requested == "auto"
+        and checkpoint_fp8
+        and model.attention_kind is AttentionKind.DSA
+        and kv_format in ("bf16", "fp16", "fp32")
+        and dsa_kv_default_before_checkpoint(version)
+    ):
+        return (
+            f"KV {kv_format}: SGLang's DSA default below SM100 replaces `auto` before the checkpoint's FP8 KV "
+            "is read (docs/engines/sglang.md §10)"
+        )
+    return None
