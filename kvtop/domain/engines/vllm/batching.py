@@ -1,5 +1,9 @@
 """vLLM's batch defaults and the batches it keeps in flight (docs/engines/vllm.md §3): sliding-window and
 chunked-local groups reserve blocks for `max_concurrent_batches × max_num_batched_tokens` tokens.
+
+`--no-enable-chunked-prefill` (EngineArgs.add_cli_args, a BooleanOptionalAction) raises the default
+max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt fits one batch
+(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args: the same rule in v0.13.0 and v0.33.0).
 """
 
 from __future__ import annotations
@@ -23,6 +27,26 @@ def default_batch_limits(
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return 8192, 1024
     return 2048, 256
+
+
+def chunked_prefill(settings: LaunchSettings) -> bool:
+    """Whether chunked prefill is on: the default for generating models, off with --no-enable-chunked-prefill."""
+    if settings.flags.get("no-enable-chunked-prefill") not in (None, False):
+        return False
+    stated = settings.flags.get("enable-chunked-prefill")
+    return stated is None or stated is True or str(stated).lower() not in ("0", "false", "no", "off")
+
+
+def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_len: int) -> tuple[int, str]:
+    """(max_num_batched_tokens, where it comes from): the flag, else the default — raised to max_model_len
+    with chunked prefill off — and at most max_num_seqs × max_model_len."""
+    if settings.max_num_batched_tokens:
+        return settings.max_num_batched_tokens, "--max-num-batched-tokens"
+    if not chunked_prefill(settings):
+        return min(max(max_len, default), max_seqs * max_len), (
+            "--no-enable-chunked-prefill: max(max_model_len, vLLM's default)"
+        )
+    return min(default, max_seqs * max_len), "vLLM's default"
 
 
 def is_a100(gpu_name: str | None) -> bool:

@@ -10,12 +10,17 @@
   `supports_kv_cache_dtype("nvfp4")` needs `is_device_capability_family(100)` (the trtllm-gen kernels),
   and no other backend lists nvfp4 ("--kv-cache-dtype nvfp4 requires the SM100 trtllm-gen FlashInfer
   path"); checked only where the GPU is named (an unnamed GPU refuses nothing).
+- `--no-enable-chunked-prefill` on a Mamba / linear-attention hybrid with prefix caching on (the default from
+  PR #50991): MambaModelConfig.verify_and_update_config asserts "Chunked prefill is required for Mamba prefix
+  caching." (a VllmConfig validation error); with `--no-enable-prefix-caching` too it starts.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.vllm.batching import chunked_prefill
+from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.refusals import Refusal, context_above_positions
 
@@ -45,5 +50,14 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             message=f"vLLM {version} refuses nvfp4 KV on {ledger.gpu_name} (sm{capability[0]}{capability[1]}): "
             "it needs Blackwell's SM100 family (B200, GB200, B300); use fp8_e4m3",
             source="TRTLLMBackend.supports_kv_cache_dtype: nvfp4 only on is_device_capability_family(100)",
+        ))  # fmt: skip
+    settings = ledger.settings
+    hybrid = ledger.model.state is not None
+    if hybrid and not chunked_prefill(settings) and mamba_prefix_caching(settings, ledger.version):
+        found.append(Refusal(
+            field="--no-enable-chunked-prefill",
+            message=f"vLLM {version} refuses a hybrid Mamba model with chunked prefill off while prefix caching "
+            "is on ('Chunked prefill is required for Mamba prefix caching.'); add --no-enable-prefix-caching",
+            source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
         ))  # fmt: skip
     return tuple(refusal for refusal in found if refusal is not None)
