@@ -85,7 +85,7 @@ def flag_row(variant: str, config: str) -> dict[str, Any]:
     return _flag_fixture()[(variant, config)]
 
 
-def flag_plan(variant: str, config: str, version: str = FLAG_SET_VERSION) -> Ledger:
+def flag_plan(variant: str, config: str, version: str = FLAG_SET_VERSION, *extra: str) -> Ledger:
     """kvtop's plan for the flag-set case: the engine's own flag tokens, its context, budget and GPU."""
     row = flag_row(variant, config)
     path = CONFIGS / f"{config}.json"
@@ -94,7 +94,7 @@ def flag_plan(variant: str, config: str, version: str = FLAG_SET_VERSION) -> Led
     flags = [
         "--tp", str(row["tp"]), "--kv-cache-dtype", KV_FLAG.get(row["kv_dtype"], row["kv_dtype"]),
         "--max-model-len", str(row["max_model_len"]), "--engine-version", version,
-        "--kv-cache-memory-bytes", str(row["budget_bytes"]), *row["flags"],
+        "--kv-cache-memory-bytes", str(row["budget_bytes"]), *row["flags"], *extra,
     ]  # fmt: skip
     name = GPUS[row["gpu"]]
     return predict(

@@ -114,7 +114,7 @@ class VllmBudget:
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
-            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version)
+            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version, m.moe is not None)
             in_flight = batches * batched
             steps.append(
                 BudgetStep(
