@@ -69,3 +69,24 @@ def test_the_flags_are_vllms_and_take_the_no_spelling() -> None:
     settings = parse_flags("vllm", ["--no-enable-chunked-prefill", "--no-enable-prefix-caching"], strict=True)
     assert settings.flags == {"no-enable-chunked-prefill": True, "no-enable-prefix-caching": True}
     assert settings.unknown_flags == ()
+
+
+def test_the_profiling_batch_follows_chunked_prefill_off() -> None:
+    """vLLM profiles the activation peak on max_num_batched_tokens: max(32,768, 8,192) with chunked prefill off
+    (the same EngineArgs rule), 8,192 on H100 with it on."""
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.engines.vllm.calibration import batch_limits
+    from kvtop.domain.layout import ParallelLayout
+
+    def tokens(*flags: str) -> int:
+        settings = parse_flags("vllm", ["--max-model-len", "32768", *flags], strict=True)
+        inputs = CalibrationInputs(
+            model=None, settings=settings, layout=ParallelLayout(), gpu_name="H100", gpu_total_bytes=80 << 30,
+            version=ResolvedVersion(text="0.33.0"), weights_bytes=0, context_length=32768,
+        )  # fmt: skip
+        return batch_limits(inputs)[0]
+
+    assert tokens("--no-enable-chunked-prefill") == 32768
+    assert tokens() == 8192
+    assert tokens("--no-enable-chunked-prefill", "--max-num-batched-tokens", "4096") == 4096
