@@ -44,7 +44,7 @@ def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_le
         return settings.max_num_batched_tokens, "--max-num-batched-tokens"
     if not chunked_prefill(settings):
         return min(max(max_len, default), max_seqs * max_len), (
-            "--no-enable-chunked-prefill: max(max_model_len, vLLM's default)"
+            "chunked prefill off: max(max_model_len, vLLM's default)"
         )
     return min(default, max_seqs * max_len), "vLLM's default"
 

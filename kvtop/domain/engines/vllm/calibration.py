@@ -131,7 +131,7 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
     if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
-        batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): --no-enable-chunked-prefill"
+        batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
     return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
 
 
