@@ -67,3 +67,37 @@ def figures(ledger: Ledger) -> tuple[int, int, int, int]:
 
 def engine_figures(row: dict[str, Any]) -> tuple[int, int, int, int]:
     return row["tokens_logged"], row["num_blocks"], row["block_size"], row["bytes_per_block"]
+
+
+# The flag sets: one launch flag at a time, TP 2 on sm90 with KV auto (or the set's own), vLLM 0.33.0
+# (tests/data/engine_diff/vllm-0.33.0.flags.json); `variant` names the set (no-chunked-prefill, pp2, …).
+FLAG_SET_VERSION = "0.33.0"
+
+
+@cache
+def _flag_fixture() -> dict[tuple[str, str], dict[str, Any]]:
+    data = json.loads((DATA / "engine_diff" / f"vllm-{FLAG_SET_VERSION}.flags.json").read_text())
+    return {(r["variant"], r["config"]): r for r in data["results"]}
+
+
+def flag_row(variant: str, config: str) -> dict[str, Any]:
+    """vLLM 0.33.0's own result for the config under the flag set `variant`."""
+    return _flag_fixture()[(variant, config)]
+
+
+def flag_plan(variant: str, config: str, version: str = FLAG_SET_VERSION, *extra: str) -> Ledger:
+    """kvtop's plan for the flag-set case: the engine's own flag tokens, its context, budget and GPU."""
+    row = flag_row(variant, config)
+    path = CONFIGS / f"{config}.json"
+    if not path.exists():  # a config only the engine-diff harness carries
+        path = DATA / "engine_diff" / "configs" / f"{config}.json"
+    flags = [
+        "--tp", str(row["tp"]), "--kv-cache-dtype", KV_FLAG.get(row["kv_dtype"], row["kv_dtype"]),
+        "--max-model-len", str(row["max_model_len"]), "--engine-version", version,
+        "--kv-cache-memory-bytes", str(row["budget_bytes"]), *row["flags"], *extra,
+    ]  # fmt: skip
+    name = GPUS[row["gpu"]]
+    return predict(
+        load_model(str(path)), parse_flags("vllm", flags, strict=True), gpu_total_bytes=gpu_total_bytes(name),
+        gpu_name=name, measured=UNLIMITED,
+    )  # fmt: skip

@@ -1,12 +1,16 @@
 """vLLM's batch defaults and the batches it keeps in flight (docs/engines/vllm.md §3): sliding-window and
 chunked-local groups reserve blocks for `max_concurrent_batches × max_num_batched_tokens` tokens.
+
+`--no-enable-chunked-prefill` (EngineArgs.add_cli_args, a BooleanOptionalAction) raises the default
+max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt fits one batch
+(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args: the same rule in v0.13.0 and v0.33.0).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.base import GIB
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default
+from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, model_runner
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 
@@ -23,6 +27,26 @@ def default_batch_limits(
     if total_bytes >= 70 * GIB and not is_a100(gpu_name):
         return 8192, 1024
     return 2048, 256
+
+
+def chunked_prefill(settings: LaunchSettings) -> bool:
+    """Whether chunked prefill is on: the default for generating models, off with --no-enable-chunked-prefill."""
+    if settings.flags.get("no-enable-chunked-prefill") not in (None, False):
+        return False
+    stated = settings.flags.get("enable-chunked-prefill")
+    return stated is None or stated is True or str(stated).lower() not in ("0", "false", "no", "off")
+
+
+def batched_tokens(settings: LaunchSettings, default: int, max_seqs: int, max_len: int) -> tuple[int, str]:
+    """(max_num_batched_tokens, where it comes from): the flag, else the default — raised to max_model_len
+    with chunked prefill off — and at most max_num_seqs × max_model_len."""
+    if settings.max_num_batched_tokens:
+        return settings.max_num_batched_tokens, "--max-num-batched-tokens"
+    if not chunked_prefill(settings):
+        return min(max(max_len, default), max_seqs * max_len), (
+            "chunked prefill off: max(max_model_len, vLLM's default)"
+        )
+    return min(default, max_seqs * max_len), "vLLM's default"
 
 
 def is_a100(gpu_name: str | None) -> bool:
@@ -43,22 +67,22 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion) -> tupl
     return False, f"off by default in vLLM {version.label}"
 
 
-def concurrent_batches(settings: LaunchSettings, pp: int, version: ResolvedVersion) -> tuple[int, str]:
+def concurrent_batches(settings: LaunchSettings, pp: int, version: ResolvedVersion, moe: bool) -> tuple[int, str]:
     """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
-    pp 1. With async scheduling and pp > 1 the V1 runner turns it off (pp) and the V2 runner keeps it
-    (pp + 1): asked for, that is not modelled; by default, the V1 runner's pp is assumed and said."""
+    pp 1. At pp > 1 with async scheduling the V2 model runner keeps it (pp + 1 batches) and the V1 runner turns
+    it off (pp); which runner runs is the release's (`MODEL_RUNNER_ERAS`; VLLM_USE_V2_MODEL_RUNNER, which kvtop
+    cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
     on, why = async_scheduling(settings, version)
     if not on:
         return pp, why
     if pp == 1:
         return 2, f"async scheduling {why}"
+    runner = model_runner(version)
+    if runner == "v2" or runner == "v2_dense" and not moe:
+        return pp + 1, f"async scheduling {why}: vLLM {version.label}'s V2 model runner keeps it at pp > 1 (pp + 1)"
     if why == "--async-scheduling":
         raise UnsupportedModelError(
-            "vLLM's in-flight tokens with --async-scheduling at pp > 1 depend on the model runner "
-            "(pp or pp + 1 batches): not modelled",
+            "vLLM's in-flight tokens with --async-scheduling at pp > 1 under the V1 model runner are not modelled",
             field="--async-scheduling",
         )
-    return (
-        pp,
-        "async scheduling at pp > 1: off as the V1 runner turns it (the V2 runner keeps pp + 1 batches)",
-    )
+    return pp, f"async scheduling at pp > 1: off, as vLLM {version.label}'s V1 model runner turns it"

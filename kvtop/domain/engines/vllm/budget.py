@@ -19,7 +19,7 @@ import math
 from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
-from kvtop.domain.engines.vllm.batching import concurrent_batches, default_batch_limits
+from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
@@ -113,10 +113,9 @@ class VllmBudget:
         groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid)
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
-            batched = s.max_num_batched_tokens or min(batched_default, max_seqs * max_len)
-            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version)
+            batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
+            batches, batches_why = concurrent_batches(s, inputs.layout.pp, inputs.version, m.moe is not None)
             in_flight = batches * batched
-            source = "--max-num-batched-tokens" if s.max_num_batched_tokens else "vLLM's default"
             steps.append(
                 BudgetStep(
                     label=f"tokens in flight: {batches} × max_num_batched_tokens {batched:,}",

@@ -30,7 +30,7 @@ from kvtop.domain.calibration.linear import GIB, LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.model import ModelSpec
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
@@ -129,7 +129,10 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
         why = "V0 defaults: 256 seqs, max(context, 2048) tokens (2048 with chunked prefill above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
-    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, "vllm serve's defaults for the GPU"
+    why = "vllm serve's defaults for the GPU"
+    if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
+        batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
+    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
 
 
 def lora(inputs: CalibrationInputs) -> bool:

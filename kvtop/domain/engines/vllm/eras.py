@@ -65,6 +65,25 @@ ASYNC_SCHEDULING_ERAS: Eras[bool] = Eras((
         "__post_init__); after v0.13.0, before #31998 (2026-01-08); read as first in v0.14.0, not pinned",
     ),
 ))
+# The model runner `vllm serve` picks (VllmConfig.use_v2_model_runner, §3): at pp > 1 with async scheduling
+# the V1 runner turns async scheduling off (pp batches in flight), the V2 runner keeps it (pp + 1).
+ModelRunner = Literal["v1", "v2_dense", "v2"]
+MODEL_RUNNER_ERAS: Eras[ModelRunner] = Eras((
+    Era("", "v1", "v0.13.0: VLLM_USE_V2_MODEL_RUNNER defaults to 0 (the V1 runner)"),
+    Era(
+        "0.25.0",
+        "v2_dense",
+        "PR #44443 (merged 2026-07-02, 'Enable by default for all dense models'): V2 for models without "
+        "experts; read as first in v0.25.0, not pinned",
+    ),
+    Era(
+        "0.33.0",
+        "v2",
+        "v0.33.0 VllmConfig.use_v2_model_runner: V2 wherever Triton imports and no unsupported feature is asked "
+        "for (every GPU install); the release that extended it to MoE models is not pinned (read as v0.33.0, "
+        "the first seen with it)",
+    ),
+))
 # Default max_num_batched_tokens of the API server on GPUs with ≥ 160 GiB (B200, B300): 16384 (§3).
 LARGE_GPU_BATCH_ERAS: Eras[int | None] = Eras((
     Era("", None, "EngineArgs.get_batch_defaults: top tier ≥ 70 GiB and not A100 → 8192"),
@@ -224,6 +243,7 @@ def async_scheduling_default(version: ResolvedVersion) -> Era[bool]:
 
 
 backend_selection = BACKEND_SELECTION_ERAS.at
+model_runner = MODEL_RUNNER_ERAS.at
 # Whether Llama 4's chunked layers get their own groups by default (else all layers are full).
 chunked_local_hybrid = CHUNKED_LOCAL_HYBRID_ERAS.at
 

@@ -40,14 +40,20 @@ PREFERRED: Mapping[str, str] = {
     "page_size": "--block-size", "context_length": "--max-model-len", "max_running_requests": "--max-num-seqs",
     "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
 }  # fmt: skip
+# Scheduler switches kvtop reads from `flags` (batching.chunked_prefill and async_scheduling, hybrid._cache_mode); argparse's
+# BooleanOptionalAction spells each with and without `--no-`.
+SCHEDULER_FLAGS = frozenset({
+    "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--enable-prefix-caching", "--no-enable-prefix-caching",
+    "--async-scheduling", "--no-async-scheduling",
+})  # fmt: skip
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 
 class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    # span.py and deployment.py read these; every other flag it does not model is refused
-    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
+    # span.py, deployment.py, batching.py and hybrid.py read these; every other flag it does not model is refused
+    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 

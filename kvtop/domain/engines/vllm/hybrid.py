@@ -106,6 +106,14 @@ def hybrid_blocks(
     return HybridBlocks(block, block * attention, state, per_request, why)
 
 
+def mamba_prefix_caching(settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """Whether a hybrid runs with prefix caching: from PR #50991 unless --no-enable-prefix-caching; before,
+    never by default (ModelConfig.is_prefix_caching_supported)."""
+    if HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
+        return False
+    return settings.flags.get("no-enable-prefix-caching") in (None, False)
+
+
 def _cache_mode(settings: LaunchSettings, version: ResolvedVersion) -> str:
     """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default from
     PR #50991) 'none' becomes 'align'; `none` under --no-enable-prefix-caching; before, hybrids kept prefix

@@ -10,13 +10,28 @@
   `supports_kv_cache_dtype("nvfp4")` needs `is_device_capability_family(100)` (the trtllm-gen kernels),
   and no other backend lists nvfp4 ("--kv-cache-dtype nvfp4 requires the SM100 trtllm-gen FlashInfer
   path"); checked only where the GPU is named (an unnamed GPU refuses nothing).
+- `--kv-cache-dtype fp8_e5m2` on an MLA model (DeepSeek V2/V3/R1, Kimi K2, V3.2, GLM-5): no CUDA MLA backend lists
+  fp8_e5m2 in `supported_kv_cache_dtypes` (FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA, CUTLASS_MLA and
+  the sparse ones, in v0.13.0 and v0.33.0 alike), so `CudaPlatform.get_attn_backend_cls` raises "No valid attention
+  backend found for cuda with AttentionSelectorConfig(…)"; checked where the GPU is named.
+- DeepSeek sparse MLA (V3.2, GLM-5) with a `--block-size` that is not a multiple of 64 on Hopper, where the backend
+  picks the block (PR #35122 era): FLASH_ATTN_MLA_SPARSE, FLASHMLA_SPARSE and FLASHINFER_MLA_SPARSE_SM90 all take
+  `MultipleOf(64)` kernel blocks, so no backend is valid (the same "No valid attention backend" error); before,
+  CudaPlatform.check_and_update_config forced 64 (v0.13.0: `if use_sparse and block_size != 64`), not refused.
+- `--no-enable-chunked-prefill` on a Mamba / linear-attention hybrid with prefix caching on (the default from
+  PR #50991): MambaModelConfig.verify_and_update_config asserts "Chunked prefill is required for Mamba prefix
+  caching." (a VllmConfig validation error); with `--no-enable-prefix-caching` too it starts.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.vllm.batching import chunked_prefill
+from kvtop.domain.engines.vllm.eras import backend_selection
+from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions
 
 if TYPE_CHECKING:
@@ -25,6 +40,8 @@ if TYPE_CHECKING:
 CONTEXT_SOURCE = "vllm/config: _get_and_verify_max_len, max_model_len > the derived max_model_len"
 CONTEXT_OVERRIDE = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
 DTYPE_FLAG = "--kv-cache-dtype"
+NO_BACKEND = "CudaPlatform.get_attn_backend_cls (vllm/platforms/cuda.py): 'No valid attention backend found for cuda'"
+SPARSE_MLA_BLOCK = 64  # MultipleOf(64): every sparse MLA backend vLLM tries on Hopper
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
@@ -46,4 +63,40 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             "it needs Blackwell's SM100 family (B200, GB200, B300); use fp8_e4m3",
             source="TRTLLMBackend.supports_kv_cache_dtype: nvfp4 only on is_device_capability_family(100)",
         ))  # fmt: skip
+    found += _no_attention_backend(ledger, capability)
+    settings = ledger.settings
+    hybrid = ledger.model.state is not None
+    if hybrid and not chunked_prefill(settings) and mamba_prefix_caching(settings, ledger.version):
+        found.append(Refusal(
+            field="--no-enable-chunked-prefill",
+            message=f"vLLM {version} refuses a hybrid Mamba model with chunked prefill off while prefix caching "
+            "is on ('Chunked prefill is required for Mamba prefix caching.'); add --no-enable-prefix-caching",
+            source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
+        ))  # fmt: skip
     return tuple(refusal for refusal in found if refusal is not None)
+
+
+def _no_attention_backend(ledger: Ledger, capability: tuple[int, int] | None) -> list[Refusal]:
+    """MLA with fp8_e5m2 KV, and sparse MLA on Hopper with a block no backend takes: vLLM finds no backend."""
+    model, settings, version = ledger.model, ledger.settings, ledger.version.label
+    if model.mla is None or capability is None:
+        return []
+    where = f"{ledger.gpu_name} (sm{capability[0]}{capability[1]})"
+    if settings.kv_cache_dtype == "fp8_e5m2":
+        return [Refusal(
+            field=DTYPE_FLAG,
+            message=f"vLLM {version} has no attention backend for MLA with fp8_e5m2 KV on {where} ('No valid "
+            "attention backend found for cuda … kv_cache_dtype not supported'); use fp8_e4m3",
+            source=f"{NO_BACKEND}: no MLA backend lists fp8_e5m2 in supported_kv_cache_dtypes",
+        )]  # fmt: skip
+    block = settings.page_size
+    sparse = model.attention_kind is AttentionKind.DSA
+    if sparse and capability[0] == 9 and block and block % SPARSE_MLA_BLOCK and backend_selection(ledger.version) == "backend":
+        return [Refusal(
+            field="--block-size",
+            message=f"vLLM {version} has no attention backend for DeepSeek sparse MLA with {block}-token blocks on "
+            f"{where} ('No valid attention backend found for cuda … block_size={block}'): its sparse MLA backends "
+            f"take multiples of {SPARSE_MLA_BLOCK}; use --block-size {SPARSE_MLA_BLOCK}",
+            source=f"{NO_BACKEND}: FLASH_ATTN_MLA_SPARSE, FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE_SM90 take MultipleOf(64)",
+        )]  # fmt: skip
+    return []
