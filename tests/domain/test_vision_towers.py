@@ -187,3 +187,18 @@ def test_an_audio_tower_is_said_not_modelled() -> None:
     config["audio_config"] = {"model_type": "gemma4_audio"}
     model = model_from_config(config)
     assert model.tower is not None and any("audio tower" in note for note in model.not_modelled)
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "field", "value"),
+    [("mlc--llava", None, "vision_feature_layer", "x"), ("mlc--llava", None, "vision_feature_layer", [-2, True]),
+     ("google--gemma-4-26B-A4B", "vision_config", "head_dim", "72"),
+     ("google--gemma-4-26B-A4B", "vision_config", "position_embedding_size", 0)],
+)  # fmt: skip
+def test_a_bad_tower_field_is_named(name: str, section: str | None, field: str, value: object) -> None:
+    from kvtop.domain.errors import InputError
+
+    config = json.loads((HELDOUT / f"{name}.json").read_text())
+    (config[section] if section else config)[field] = value
+    with pytest.raises(InputError, match=f"^{section + '.' if section else ''}{field}: must be"):
+        model_from_config(config)

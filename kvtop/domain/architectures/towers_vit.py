@@ -9,19 +9,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator
 
 from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Flag
 from kvtop.domain.model import TowerSpec
 
-# a signed layer index: −1 the last, −2 the one before (vLLM utils.get_layer_index)
-FeatureLayer = Annotated[int, Field(strict=True, ge=-MAX_LAYERS, le=MAX_LAYERS)]
+
+def _feature_layers(value: Any) -> Any:
+    """A signed layer index (−1 the last, −2 the one before: vLLM utils.get_layer_index), or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    if not items or len(items) > MAX_LAYERS:
+        raise ValueError(f"must be an integer or a list of 1 to {MAX_LAYERS:,} integers")
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ValueError("must be an integer or a list of integers (signed layer indices)")
+        if not -MAX_LAYERS <= item <= MAX_LAYERS:
+            raise ValueError(f"must be between {-MAX_LAYERS:,} and {MAX_LAYERS:,}")
+    return value
 
 
 class LlavaProjectorConfig(ConfigSection):
     """LlavaConfig's fields the tower's size reads (its class defaults where absent)."""
 
-    vision_feature_layer: FeatureLayer | Annotated[list[FeatureLayer], Field(min_length=1, max_length=MAX_LAYERS)] = -2
+    vision_feature_layer: Annotated[int | list[int], BeforeValidator(_feature_layers)] = -2
     multimodal_projector_bias: Flag = True
 
 
