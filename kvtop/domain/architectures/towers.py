@@ -1,13 +1,13 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Two kinds. The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch
-embedding (in_channels × temporal_patch × patch² → width), an optional learned position table, `depth`
-blocks (two norms, fused qkv with bias, an output projection, a gated or plain MLP with biases), and a patch
-merger (a norm, then width × merge² → the same → the language model's width), Qwen3-VL adding one merger
-per `deepstack_visual_indexes` entry (its norm after the shuffle). Gemma-3's SigLIP tower and projector are
-the other (`_siglip_gemma3`). Parameter counts are transformers' classes'
-(the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
+Six kinds (llava's CLIP, Llama-4's and Gemma-4's in towers_vit.py). The Qwen vision transformers (Qwen2.5-VL,
+Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
+width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
+a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
+model's width), Qwen3-VL adding one merger per `deepstack_visual_indexes` entry (its norm after the shuffle).
+Gemma-3's SigLIP tower and projector are another (`_siglip_gemma3`), Pixtral another. Parameter counts are
+transformers' classes' (the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
 
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
 merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) and SGLang (qwen3_vl.py, the
