@@ -39,6 +39,7 @@ from kvtop.domain.config_types import (
     Layers,
     Name,
 )
+from kvtop.domain.errors import InputError
 from kvtop.domain.model import TowerSpec
 
 
@@ -108,6 +109,9 @@ def read_tower(
     values = {**tower.defaults, **given}
     if tower.kind == "clip_llava":
         llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
+        if not 1 <= towers_vit.layers_built(llava.vision_feature_layer, values["depth"]) <= values["depth"]:
+            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got "
+                             f"{llava.vision_feature_layer})", field="vision_feature_layer", source=source)  # fmt: skip
         return towers_vit.clip_llava(values, text_hidden, llava, tower.config_class, tower.source)
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
