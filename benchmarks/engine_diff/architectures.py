@@ -9,7 +9,8 @@ two comparisons per stage:
             for that rank (full, sliding-window, DSA index, state), layer counts and bytes per layer.
 An architecture (a config's `architectures[0]`) is equal where every compared row is; different
 (with the first difference and its reading) where one is not; not modelled where kvtop refuses it.
-Towers are reported beside (kvtop's weights book does not hold them: its `not_modelled`).
+Where kvtop's weights book holds a tower (its "vision" row) that row is compared with the engine's tower and
+projector children; other towers are reported beside (kvtop's book does not hold them: its `not_modelled`).
 """
 
 from __future__ import annotations
@@ -221,11 +222,16 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
         if ours is None:
             differences.append(f"stage {index}: kvtop has no rank for it")
         else:
-            if ours["weights_bytes"] != language:
+            vision = int(ours.get("vision_bytes", 0))  # kvtop's tower row, compared with the engine's towers
+            if ours["weights_bytes"] - vision != language:
                 differences.append(
-                    f"stage {index} weights: kvtop {ours['weights_bytes']:,} B, engine {language:,} B "
-                    f"({ours['weights_bytes'] - language:+,})"
+                    f"stage {index} weights: kvtop {ours['weights_bytes'] - vision:,} B, engine {language:,} B "
+                    f"({ours['weights_bytes'] - vision - language:+,})"
                 )
+            if vision and vision != towers:
+                differences.append(f"stage {index} towers: kvtop {vision:,} B, engine {towers:,} B ({vision - towers:+,})")
+            if vision:
+                towers = 0  # held in kvtop's book: not reported beside
             if "layer_specs" in stage:
                 theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"])
                 for kind in sorted(set(theirs) | set(mine)):
@@ -278,8 +284,10 @@ def render_architectures(table: list[Row]) -> list[str]:
         "",
         "Each stage of each run built on meta (sm90, KV auto, the default grid's TP sizes and the PP/EP flag sets):",
         "the language model's parameter bytes per rank against kvtop's weights book, and (vLLM) each layer's KV",
-        "cache spec against kvtop's KV pools. Towers: the largest vision/audio tower and projector bytes of one",
-        "rank, which kvtop's weights book does not hold (its `not_modelled`). Readings: the A-rules below.",
+        "cache spec against kvtop's KV pools; where kvtop's weights book holds the vision tower (its vision row),",
+        "that row against the engine's tower and projector bytes. Towers: the largest vision/audio tower and",
+        "projector bytes of one rank where kvtop's book does not hold them (its `not_modelled`). Readings: the",
+        "A-rules below.",
         "",
         "| architecture | configs | engines | layouts | stages equal | stages different (by reading) | verdict | first difference |",
         "|---|---|---|---|---|---|---|---|",

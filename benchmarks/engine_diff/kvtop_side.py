@@ -132,6 +132,7 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         "max_running_requests": plan["max_running_requests"],
         "stages": [
             {"pp_rank": r["pp_rank"], "layers": r["layers"], "weights_bytes": r["weights_bytes"],
+             "vision_bytes": sum(row["bytes"] for row in r["weights"] if row["component"] == "vision"),
              "kv_pools": r["kv_pools"]}
             for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0
         ],  # fmt: skip

@@ -400,7 +400,8 @@ def _book_from_config(
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if model.tower is not None:  # the vision tower and projector, its big matrices split over TP (towers.py)
             params = model.tower.params_per_rank(layout.tp)
-            rank.acc.add("vision", params, params * model.dtype_bytes, layout.tp)
+            split = layout.tp if model.tower.tp_split_params else 1  # Gemma-4's tower is whole on every rank
+            rank.acc.add("vision", params, params * model.dtype_bytes, split)
             rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.

@@ -24,7 +24,8 @@ HELDOUT = CONFIGS / "heldout"
 PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
 WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct", "Qwen--Qwen3-VL-2B-Instruct",
               "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
-              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503")  # fmt: skip
+              "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
+              "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
@@ -66,11 +67,12 @@ def test_vllm_tower_bytes_per_rank_are_the_books_vision_row() -> None:
         )
         (row,) = [row for row in book.rows if row.component == "vision"]
         assert (config, tp, pp, row.bytes) == (config, tp, pp, tower)
-        assert row.shards == tp
+        assert row.shards == (tp if model.tower.tp_split_params else 1)  # Gemma-4's is whole on every rank
         compared.add(config)
     assert compared == {
         "Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B",
-        "google--gemma-3-27b-it", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
+        "google--gemma-3-27b-it", "mistralai--Mistral-Small-3.1-24B-Instruct-2503", "google--gemma-4-26B-A4B",
+        "meta-llama--Llama-4-Scout-17B-16E-Instruct",
     }  # fmt: skip
 
 
@@ -110,4 +112,94 @@ def test_a_bad_vision_field_is_named() -> None:
     config = json.loads((HELDOUT / "Qwen--Qwen3-VL-8B-Instruct.json").read_text())
     config["vision_config"]["depth"] = "27"
     with pytest.raises(InputError, match="vision_config.depth"):
+        model_from_config(config)
+
+
+def test_llava_clip_tower_by_hand() -> None:
+    """llava-1.5-7b's vision_config (mlc--llava): CLIP of 24 layers, width 1024, MLP 4096, patch 14 of a 336
+    image (576 + 1 positions), and the projector 1024 → 4096 → 4096 (LlamaConfig's width) with biases.
+    transformers builds every layer and the post-LayerNorm (its `tower_params`, 324,487,168); vLLM llava.py
+    builds the layers up to `vision_feature_layer` −2 (23) and no post-LayerNorm, which the book counts."""
+    w, i, t = 1024, 4096, 4096
+    block = 4 * w * w + 4 * w + 2 * w * i + i + w + 2 * 2 * w  # qkv+out with biases, fc1/fc2 with biases, 2 LN
+    embeddings = w + 3 * 14 * 14 * w + 577 * w + 2 * w  # class embedding, patches, positions, pre-LayerNorm
+    projector = w * t + t + t * t + t
+    assert embeddings + 24 * block + 2 * w + projector == PARAMS["mlc--llava"]["tower_params"]
+    model = _model(HELDOUT / "mlc--llava.json")
+    assert model.tower is not None and model.tower.params == embeddings + 23 * block + projector
+    # split over TP: qkv (with bias), out, fc1 (with bias), fc2; the projector's linear_1 (with bias), linear_2
+    split = 23 * (3 * w * w + 3 * w + w * w + w * i + i + i * w) + w * t + t + t * t
+    assert model.tower.tp_split_params == split
+    assert not any("vision tower" in note for note in model.not_modelled)
+
+
+def test_llava_feature_layer_and_bias_are_read() -> None:
+    config = json.loads((HELDOUT / "mlc--llava.json").read_text())
+    whole = _model(HELDOUT / "mlc--llava.json").tower
+    config["vision_feature_layer"], config["multimodal_projector_bias"] = -1, False
+    last = model_from_config(config).tower
+    assert whole is not None and last is not None
+    block = 4 * 1024 * 1024 + 4 * 1024 + 2 * 1024 * 4096 + 4096 + 1024 + 4 * 1024
+    assert last.params - whole.params == block - 2 * 4096  # one more layer, no projector biases
+
+
+def test_llava_over_siglip_is_not_modelled() -> None:
+    config = json.loads((HELDOUT / "mlc--llava.json").read_text())
+    config["vision_config"]["model_type"] = "siglip_vision_model"
+    model = model_from_config(config)
+    assert model.tower is None and any("vision tower" in note for note in model.not_modelled)
+
+
+def test_llama4_scout_tower_by_hand() -> None:
+    """Llama-4-Scout's vision_config: 34 layers of width 1408, MLP 5632, patch 14 of a 336 image (577 positions
+    with the class token), the pixel-shuffle adapter 5632 → 4096 → 4096 (no biases) and the projector 4096 →
+    5120 (no bias). vLLM mllama4.py splits the patch linear, qkv (with bias), o_proj, fc1 (with bias), fc2, the
+    adapter's fc1 and fc2 and the projector; vLLM 0.33.0 holds 1,701,921,792 B of `vision_model` and
+    41,943,040 B of projector at TP 1, 852,067,584 B and 20,971,520 B at TP 2 (bf16)."""
+    w, i, d, t = 1408, 5632, 34, 5120
+    split = 3 * 14 * 14 * w + d * (4 * w * w + 3 * w + 2 * w * i + i) + i * 4096 + 4096 * 4096
+    whole = w + 577 * w + 2 * 2 * w + d * (2 * w + 2 * 2 * w)
+    assert 2 * (whole + split) == 1_701_921_792 and 2 * (whole + split // 2) == 852_067_584
+    assert 2 * 4096 * t == 41_943_040
+    model = _model(CONFIGS / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json")
+    assert model.tower is not None
+    assert (model.tower.params, model.tower.tp_split_params) == (whole + split + 4096 * t, split + 4096 * t)
+
+
+def test_gemma4_tower_by_hand() -> None:
+    """Gemma-4-26B-A4B's vision_config: 27 layers of width 1152 (16 heads of 72, as many KV heads), MLP 4304,
+    patch 16, a 2 × 10,240 position table, and the embedder 1152 → 2816; vLLM gemma4_mm.py builds the tower
+    with transformers and makes every linear a ReplicatedLinear: 1,139,096,160 B of `vision_tower` and
+    6,488,064 B of `embed_vision` on every rank at TP 1 and 2 (bf16)."""
+    w, i, d, t = 1152, 4304, 27, 2816
+    block = 4 * w * w + 2 * 72 + 4 * w + 3 * w * i  # q, k, v, o; q/k norms; four RMSNorms; gate, up, down
+    tower = 3 * 16 * 16 * w + 2 * 10240 * w + d * block
+    assert 2 * tower == 1_139_096_160 and 2 * w * t == 6_488_064
+    model = _model(HELDOUT / "google--gemma-4-26B-A4B.json")
+    assert model.tower is not None and (model.tower.params, model.tower.tp_split_params) == (tower + w * t, 0)
+    book = weights_book(model, ParallelLayout(tp=2), range(0, 1), first_stage=True, last_stage=False)
+    (row,) = [row for row in book.rows if row.component == "vision"]
+    assert (row.bytes, row.shards) == (2 * (tower + w * t), 1)
+
+
+def test_an_audio_tower_is_said_not_modelled() -> None:
+    config = json.loads((HELDOUT / "google--gemma-4-26B-A4B.json").read_text())
+    config["audio_config"] = {"model_type": "gemma4_audio"}
+    model = model_from_config(config)
+    assert model.tower is not None and any("audio tower" in note for note in model.not_modelled)
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "field", "value"),
+    [("mlc--llava", None, "vision_feature_layer", "x"), ("mlc--llava", None, "vision_feature_layer", [-2, True]),
+     ("google--gemma-4-26B-A4B", "vision_config", "head_dim", "72"),
+     ("mlc--llava", None, "vision_feature_layer", -25), ("mlc--llava", None, "vision_feature_layer", [3, 30]),
+     ("google--gemma-4-26B-A4B", "vision_config", "position_embedding_size", 0)],
+)  # fmt: skip
+def test_a_bad_tower_field_is_named(name: str, section: str | None, field: str, value: object) -> None:
+    from kvtop.domain.errors import InputError
+
+    config = json.loads((HELDOUT / f"{name}.json").read_text())
+    (config[section] if section else config)[field] = value
+    with pytest.raises(InputError, match=f"^{section + '.' if section else ''}{field}: must (be|name)"):
         model_from_config(config)

@@ -80,12 +80,13 @@ def test_default_batch_follows_the_gpu(total: int, gpu: str, limits: tuple[int, 
 def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block() -> None:
     """12 full + 36 chunked layers ⇒ 1 full + 3 chunked groups of 12; chunk 8192 + 8192 in flight (one
     batch): cdiv(131,072, 16) + 3 × cdiv(16384, 16) = 11,264 blocks per request (the sliding-window rule
-    gave 11,267)."""
+    gave 11,267). The vision model and projector hold 437,626,240 B per rank at TP 4 (test_vision_towers),
+    2,226 blocks of 12 layers × 16,384 B fewer than the 115,153 without them."""
     flags = ["--tp", "4", "--max-model-len", "131072", "--no-async-scheduling"]
     engine = _plan("meta-llama--Llama-4-Scout-17B-16E-Instruct.json", flags, H100_BYTES, "H100").engine
-    assert engine.num_blocks == 115_153
+    assert engine.num_blocks == 112_927  # 115,153 less 2,226 ≈ 437,626,240 ÷ 196,608 B (2,225.9 blocks)
     assert engine.steps[-1].label == "tokens: int(blocks ÷ 11264 × 131,072)"
-    assert engine.token_capacity == 1_339_962 == int(115_153 / 11_264 * 131_072)
+    assert engine.token_capacity == 1_314_059 == int(112_927 / 11_264 * 131_072)
 
 
 @pytest.mark.parametrize(("dcp", "blocks_per_request", "tokens"), [(1, 2560, 731_520), (2, 1280, 1_463_040)])

@@ -26,6 +26,8 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.quant import quant_from_config
 
+AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights book)"
+
 
 def read_config(
     config: dict[str, Any],
@@ -83,9 +85,14 @@ def read_config(
     )
     update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
     tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
-    if tower is not None and outer.vision_config is not None:  # its bytes join the weights book
-        update["tower"] = read_tower(tower, outer.vision_config, source, spec.hidden_size, config)
+    read = None
+    if tower is not None and outer.vision_config is not None:
+        read = read_tower(tower, outer.vision_config, source, spec.hidden_size, config)
+    if read is not None:  # its bytes join the weights book
+        update["tower"] = read
         update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
+        if isinstance(config.get("audio_config"), dict):  # Gemma-4 E2B/E4B: the audio tower is not read
+            update["not_modelled"] += (AUDIO_NOT_MODELLED,)
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec

@@ -1,13 +1,13 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Two kinds. The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch
-embedding (in_channels × temporal_patch × patch² → width), an optional learned position table, `depth`
-blocks (two norms, fused qkv with bias, an output projection, a gated or plain MLP with biases), and a patch
-merger (a norm, then width × merge² → the same → the language model's width), Qwen3-VL adding one merger
-per `deepstack_visual_indexes` entry (its norm after the shuffle). Gemma-3's SigLIP tower and projector are
-the other (`_siglip_gemma3`). Parameter counts are transformers' classes'
-(the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
+Six kinds (llava's CLIP, Llama-4's and Gemma-4's in towers_vit.py). The Qwen vision transformers (Qwen2.5-VL,
+Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
+width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
+a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
+model's width), Qwen3-VL adding one merger per `deepstack_visual_indexes` entry (its norm after the shuffle).
+Gemma-3's SigLIP tower and projector are another (`_siglip_gemma3`), Pixtral another. Parameter counts are
+transformers' classes' (the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
 
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
 merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) and SGLang (qwen3_vl.py, the
@@ -25,8 +25,21 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
+from kvtop.domain.architectures import towers_vit
 from kvtop.domain.config_schema import validated
-from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, LayerIndices, Layers
+from kvtop.domain.config_types import (
+    ConfigSection,
+    Dim,
+    Flag,
+    HeadDim,
+    Heads,
+    Hidden,
+    Intermediate,
+    LayerIndices,
+    Layers,
+    Name,
+)
+from kvtop.domain.errors import InputError
 from kvtop.domain.model import TowerSpec
 
 
@@ -46,6 +59,15 @@ class TowerConfig(ConfigSection):
     out_hidden_size: Hidden | None = None
     num_position_embeddings: Dim | None = None
     deepstack_visual_indexes: LayerIndices | None = None
+    num_attention_heads: Heads | None = None
+    num_key_value_heads: Heads | None = None
+    head_dim: HeadDim | None = None
+    position_embedding_size: Dim | None = None
+    projector_input_dim: Hidden | None = None
+    projector_output_dim: Hidden | None = None
+    vision_output_dim: Hidden | None = None
+    multi_modal_projector_bias: Flag | None = None
+    model_type: Name | None = None
 
 
 class ProjectorConfig(ConfigSection):
@@ -62,8 +84,11 @@ class Tower:
     config_class: str
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3"] = "qwen"
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP and
+    # llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit)
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "clip_llava", "llama4", "gemma4"] = "qwen"
+    # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
+    vision_model_types: frozenset[str] = frozenset()
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
     patch_bias: bool = True  # the Conv3d patch embedding carries a bias
     position_table: bool = True  # a learned table of num_position_embeddings rows
@@ -73,12 +98,25 @@ class Tower:
 
 def read_tower(
     tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
-) -> TowerSpec:
+) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
-    projector the outer config sizes (Mistral-3), the outer config."""
+    projector the outer config sizes (Mistral-3, llava), the outer config; None where the vision model is not
+    the kind the entry describes (llava over SigLIP: not modelled)."""
     stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
+    if tower.vision_model_types and stated.model_type not in tower.vision_model_types:
+        return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
+    if tower.kind == "clip_llava":
+        llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
+        if not 1 <= towers_vit.layers_built(llava.vision_feature_layer, values["depth"]) <= values["depth"]:
+            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got "
+                             f"{llava.vision_feature_layer})", field="vision_feature_layer", source=source)  # fmt: skip
+        return towers_vit.clip_llava(values, text_hidden, llava, tower.config_class, tower.source)
+    if tower.kind == "llama4":
+        return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "gemma4":
+        return towers_vit.gemma4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
         return _siglip_gemma3(tower, values, text_hidden)
     if tower.kind == "pixtral_mistral3":
@@ -173,6 +211,30 @@ PIXTRAL_MISTRAL3 = Tower(
     kind="pixtral_mistral3",
 )  # fmt: skip
 
+# llava-1.5's CLIP ViT-L/14-336 and projector (CLIPVisionConfig's class defaults where vision_config leaves a
+# field out); a llava over another vision model (SigLIP) is not this kind
+LLAVA_CLIP = Tower(
+    "CLIPVisionConfig", "transformers models/clip (CLIPVisionModel), models/llava (LlavaMultiModalProjector)",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
+     "patch_size": 32},
+    kind="clip_llava", vision_model_types=frozenset({"clip_vision_model"}),
+)  # fmt: skip
+LLAMA4_VISION = Tower(
+    "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
+    {"depth": 34, "hidden_size": 768, "intermediate_size": 5632, "in_channels": 3, "image_size": 448,
+     "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
+     "multi_modal_projector_bias": False},
+    kind="llama4",
+)  # fmt: skip
+GEMMA4_VISION = Tower(
+    "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
+    {"depth": 16, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12,
+     "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10240},
+    kind="gemma4",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
-# language model is Mistral's entry)
-BY_OUTER_TYPE: Mapping[str, Tower] = {"mistral3": PIXTRAL_MISTRAL3}
+# language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
+BY_OUTER_TYPE: Mapping[str, Tower] = {
+    "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
+}  # fmt: skip

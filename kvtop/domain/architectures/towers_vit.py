@@ -1,0 +1,99 @@
+"""Three more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+the kind): llava's CLIP ViT and 2-layer projector, Llama-4's vision model and projector, Gemma-4's vision
+tower and embedder. Each returns the parameters whole and those split over TP (a column-parallel layer's
+bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Flag
+from kvtop.domain.model import TowerSpec
+
+
+def _feature_layers(value: Any) -> Any:
+    """A signed layer index (−1 the last, −2 the one before: vLLM utils.get_layer_index), or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    if not items or len(items) > MAX_LAYERS:
+        raise ValueError(f"must be an integer or a list of 1 to {MAX_LAYERS:,} integers")
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ValueError("must be an integer or a list of integers (signed layer indices)")
+        if not -MAX_LAYERS <= item <= MAX_LAYERS:
+            raise ValueError(f"must be between {-MAX_LAYERS:,} and {MAX_LAYERS:,}")
+    return value
+
+
+class LlavaProjectorConfig(ConfigSection):
+    """LlavaConfig's fields the tower's size reads (its class defaults where absent)."""
+
+    vision_feature_layer: Annotated[int | list[int], BeforeValidator(_feature_layers)] = -2
+    multimodal_projector_bias: Flag = True
+
+
+def layers_built(feature_layer: int | list[int], depth: int) -> int:
+    """vLLM llava.py `_get_num_hidden_layers`: the CLIP layers up to the deepest feature layer (−k: depth − k + 1)."""
+    wanted = [feature_layer] if isinstance(feature_layer, int) else feature_layer
+    return max(depth + index + 1 if index < 0 else index for index in wanted)
+
+
+def clip_llava(
+    values: Mapping[str, Any], text_hidden: int, projector: LlavaProjectorConfig, config_class: str, source: str
+) -> TowerSpec:
+    """CLIP (a class embedding, a Conv2d patch embedding without bias, (image ÷ patch)² + 1 positions, a pre-
+    LayerNorm, blocks of two LayerNorms, qkv and out with biases, fc1 and fc2 with biases) and llava's projector
+    (linear_1 width → text, linear_2 text → text, biases by `multimodal_projector_bias`). vLLM llava.py builds
+    the blocks only up to `vision_feature_layer` (−2: all but the last) and no post-LayerNorm
+    (`require_post_norm=False`); clip.py splits qkv, out, fc1 and fc2 (QKV/Row/Column/RowParallelLinear),
+    the projector's linear_1 (Column) and linear_2 (Row)."""
+    width, mlp = values["hidden_size"], values["intermediate_size"]
+    depth = layers_built(projector.vision_feature_layer, values["depth"])
+    positions = (values["image_size"] // values["patch_size"]) ** 2 + 1
+    whole = width + values["in_channels"] * values["patch_size"] ** 2 * width + positions * width + 2 * width
+    whole += depth * (2 * 2 * width + width + width)  # two LayerNorms, out's and fc2's biases
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    bias = projector.multimodal_projector_bias
+    split += width * text_hidden + (text_hidden if bias else 0) + text_hidden * text_hidden
+    whole += text_hidden if bias else 0
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+def llama4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """vLLM mllama4.py: the patch embedding (an unfold, then a column-parallel linear channels × patch² → width,
+    no bias), a class embedding, (image ÷ patch)² + 1 positions, pre and post LayerNorms, blocks of two
+    LayerNorms, qkv (QKVParallelLinear, bias) and o_proj (Row, bias), fc1 (Column, bias) and fc2 (Row, bias);
+    the pixel-shuffle adapter's fc1 (Column, intermediate → projector_input_dim) and fc2 (Row, →
+    projector_output_dim), biases by `multi_modal_projector_bias`; the projector linear_1 (Column,
+    vision_output_dim → text, no bias). Heads × head_dim is the width (Llama4VisionConfig)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2 + 1
+    adapter_in, adapter_out = values["projector_input_dim"], values["projector_output_dim"]
+    bias = values["multi_modal_projector_bias"]
+    split = values["in_channels"] * values["patch_size"] ** 2 * width
+    whole = width + positions * width + 2 * 2 * width
+    split += depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    whole += depth * (width + width + 2 * 2 * width)  # o_proj's and fc2's biases, two LayerNorms
+    split += mlp * adapter_in + (adapter_in if bias else 0) + adapter_in * adapter_out
+    whole += adapter_out if bias else 0
+    split += values["vision_output_dim"] * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+def gemma4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """transformers' Gemma4VisionModel (vLLM gemma4_mm.py builds it with AutoModel and replaces every
+    nn.Linear by a ReplicatedLinear: nothing splits over TP): input_proj 3 × patch² → width (no bias), a
+    position table 2 × position_embedding_size × width, blocks of q, k, v, o (no bias), q and k RMSNorms over
+    head_dim (v's has no scale), four RMSNorms, gate, up and down (no bias); the embedder's projection
+    width → text (no bias; its norm has no scale)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    head_dim = values["head_dim"]
+    q_width, kv_width = values["num_attention_heads"] * head_dim, values["num_key_value_heads"] * head_dim
+    whole = 3 * values["patch_size"] ** 2 * width + 2 * values["position_embedding_size"] * width
+    attention = width * q_width + 2 * width * kv_width + q_width * width + 2 * head_dim
+    whole += depth * (attention + 4 * width + 3 * width * mlp)
+    whole += width * text_hidden
+    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source)
