@@ -76,12 +76,18 @@ def outside_reads(logged: list[str]) -> list[str]:
     )  # fmt: skip
     sibling = _roots([str(ROOT.parent)])
     system = _roots([tempfile.gettempdir(), "/dev", "/proc", "/sys"])
+    temp_is_parent = os.path.realpath(tempfile.gettempdir()) == os.path.realpath(ROOT.parent)
+    shared = _roots([str(ROOT.parent / "shared")])
     outside = set()
     for path in logged:
         forms = (path, os.path.realpath(path))
         if any(_within(form, repo) or _within(form, code) for form in forms):
             continue
-        if any(_within(form, sibling) for form in forms) or not any(_within(form, system) for form in forms):
+        in_temp = any(_within(form, system) for form in forms)
+        beside = any(_within(form, sibling) for form in forms)
+        if temp_is_parent and in_temp:  # a checkout in the temp dir: its siblings are other tests' temp files
+            beside = any(form == str(ROOT.parent) or _within(form, shared) for form in forms)
+        if beside or not in_temp:
             outside.add(path)
     return sorted(outside)
 

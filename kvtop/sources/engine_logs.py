@@ -219,6 +219,8 @@ def _launch(line: str, physical: list[str], next_line: int, state: _State) -> in
     engine. The log's lines are indexed, not sliced: a log of launch lines would copy its rest once
     a line (quadratic: 16 MiB of them took 16 s)."""
     for dialect in _vocabulary()[0]:
+        if dialect.launch_words and not any(word in line for word in dialect.launch_words):
+            continue  # its pattern need not scan the line ("reserved" holds vLLM's "serve", not llama-server)
         match = dialect.launch.search(line)
         if match is None:
             continue

@@ -186,6 +186,11 @@ class FindingsPane(VerticalScroll, can_focus=True):
         return self._findings or ()
 
     @property
+    def received(self) -> bool:
+        """Whether the node's findings (perhaps none) have been shown, rather than still awaited."""
+        return self._findings is not None
+
+    @property
     def selected_finding(self) -> FindingLike | None:
         findings = self.findings
         return findings[self.selected_index] if 0 <= self.selected_index < len(findings) else None

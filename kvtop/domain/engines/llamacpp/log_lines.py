@@ -125,7 +125,9 @@ DIALECT = LogDialect(
     rank_handlers=HANDLERS,
     log_handlers=(),
     # `llama-server -m … -c …`, also inside Ollama's `msg="starting llama-server" cmd="…"` (up to the quote)
-    launch=re.compile(r"[\w./\\-]*llama-server(?:\.exe)?(?:\s+-[^\"\n]*)"),
+    # the path starts where a word does (the lookbehind): a run of path characters is scanned once, not once
+    # per position (a megabyte line of them took minutes)
+    launch=re.compile(r"(?<![\w./\\-])[\w./\\-]*llama-server(?:\.exe)?(?:\s+-[^\"\n]*)"),
     launch_words=("llama-server",),
     own_failures=re.compile(r"failed to allocate buffer for kv cache|failed to initialize the context"),
     freeze=freeze,
