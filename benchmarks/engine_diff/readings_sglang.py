@@ -37,20 +37,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 SGLANG_RULES: list[Rule] = [
     (
-        "S22",
-        "kvtop: SGLang has no class for the architecture",
-        lambda c: (
-            engine_refuses(c, "has no SGlang implementation") or engine_refuses(c, "Cannot find model module")
-        ),
-        "kvtop: SGLang 0.5.23 registers no model class under the config's architecture name (JambaForCausalLM, "
-        "Step3p7FlashForCausalLM) and falls back to the Transformers implementation, which refuses "
-        "(resolve_transformers_arch, sglang/srt/model_loader/utils.py): Jamba's transformers class is not "
-        "attention-backend compatible ('has no SGlang implementation and the Transformers implementation is not "
-        "compatible with SGLang'); Step-3.7-Flash has no transformers class and its config no auto_map.AutoModel "
-        "('Cannot find model module'). kvtop plans it. Issue 26c gives kvtop each engine's architecture registry "
-        "(kvtop/domain/engines/sglang/architectures.py): with it these rows read both refuse",
-    ),
-    (
         "S20",
         "kvtop: a hybrid-SWA cell under PP holds every stage's layers",
         lambda c: (

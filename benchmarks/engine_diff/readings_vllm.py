@@ -14,24 +14,12 @@ from benchmarks.engine_diff.readings_base import (
     engine_refuses,
     hf_quant_config_json,
     kvtop_refuses,
-    kvtop_refuses_flag,
     logged,
     stated_dtype,
     top_level_modelopt_algo,
 )
 
 VLLM_RULES: list[Rule] = [
-    (
-        "V28",
-        "kvtop: vLLM registers no class for the architecture",
-        lambda c: engine_refuses(c, "are not supported for now"),
-        "kvtop: vLLM 0.33.0's model registry (_TEXT_GENERATION_MODELS and the others, "
-        "vllm/model_executor/models/registry.py) has no class under the config's architecture name "
-        "(Step3p7FlashForCausalLM: it registers Step3p7ForConditionalGeneration only) and the config has no "
-        "auto_map for the Transformers backend, so _ModelRegistry._raise_for_unsupported raises 'Model architectures "
-        "[…] are not supported for now' and the launch stops; kvtop plans it. Issue 26c gives kvtop each engine's "
-        "architecture registry (kvtop/domain/engines/vllm/architectures.py): with it these rows read both refuse",
-    ),
     (
         "V30",
         "kvtop: FP8 KV read from an hf_quant_config.json without a ModelOpt producer",
@@ -96,22 +84,6 @@ VLLM_RULES: list[Rule] = [
         "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
     ),
     (
-        "V22",
-        "kvtop: vLLM's V2 runner keeps pp + 1 batches in flight",
-        lambda c: (
-            both_ok(c)
-            and c.pp > 1
-            and c.raw.get("model_runner") == "V2"
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-            and c.kvtop.tokens != c.side.tokens
-        ),
-        "kvtop: vLLM 0.33 picks its Model Runner V2 wherever Triton is importable — every GPU install "
-        "(VllmConfig.use_v2_model_runner) — and V2 keeps async scheduling under PP with pp + 1 batches in "
-        "flight (max_in_flight_tokens 24,576 at PP 2, 40,960 at PP 4 for 8,192-token batches); kvtop assumes the "
-        "V1 runner's pp batches with async off, so a sliding-window or chunked-local group needs fewer blocks per "
-        "request in kvtop and it prints more tokens; num_blocks agree",
-    ),
-    (
         "V23",
         "kvtop: PP regroups a sliding-window hybrid",
         lambda c: both_ok(c) and c.pp > 1 and c.kvtop.bytes_per_block != c.side.bytes_per_block,
@@ -119,14 +91,6 @@ VLLM_RULES: list[Rule] = [
         "onto each worker (get_kv_cache_groups, _project_kv_cache_groups_to_worker, vllm/v1/core/"
         "kv_cache_planning.py), so a stage's page holds a different number of layer slots from kvtop's per-stage "
         "grouping (bytes per block differ; the engine's per-stage groups are in the fixture row)",
-    ),
-    (
-        "V24",
-        "kvtop: no vLLM attention backend for this KV dtype / block size",
-        lambda c: engine_refuses(c, "No valid attention backend"),
-        "kvtop: vLLM finds no attention backend for the combination (CudaPlatform.get_attn_backend_cls, "
-        "vllm/platforms/cuda.py: MLA with fp8_e5m2 KV, or DeepSeek sparse MLA with a block size other than 64, "
-        "on sm90) and refuses the launch; kvtop plans it",
     ),
     (
         "V25",
@@ -145,19 +109,6 @@ VLLM_RULES: list[Rule] = [
         "ModelOpt producer's quantization.quant_algo) and, since config.json has a quantization_config, never "
         "reads hf_quant_config.json (get_config, vllm/transformers_utils/config.py): it serves bf16 weights and "
         "a bf16 KV cache. kvtop reads FP8 weights and an FP8 KV cache from it (2× the tokens)",
-    ),
-    (
-        "V15",
-        "kvtop: a vLLM flag kvtop does not know",
-        kvtop_refuses_flag,
-        "kvtop: vLLM takes `--no-enable-chunked-prefill` and `--no-enable-prefix-caching` "
-        "(EngineArgs.add_cli_args, vllm/engine/arg_utils.py) and sizes the pool with them; kvtop refuses "
-        "them as unknown flags ('not a flag of vLLM that kvtop knows'), so a launch with either gets no plan. "
-        "Chunked prefill off raises max_num_batched_tokens to max(max_model_len, the default) "
-        "(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), which moves a sliding-window or "
-        "chunked-local group's tokens in flight; prefix caching off sets a Mamba hybrid's mamba_cache_mode "
-        "'none' and its Mamba block size to max_model_len (MambaModelConfig.verify_and_update_config, "
-        "vllm/model_executor/models/config.py)",
     ),
     (
         "V16",
