@@ -16,9 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvtop.domain.calibration.node import NodeMeasure, measure_of_explanation
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.explain import explain
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.logged_capacity import with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot, join_notices, ownerless_notice
@@ -36,7 +34,9 @@ from kvtop.sources.scenario import DEFAULT_SCENARIO, Scenario, load_scenario, sc
 if TYPE_CHECKING:
     import httpx
 
-StoreWriter = Callable[[NodeMeasure], "str | None"]
+    from kvtop.domain.calibration.node import NodeMeasure
+
+StoreWriter = Callable[["NodeMeasure"], "str | None"]
 """Appends one start's measure to the local calibration store; a one-line notice when it cannot."""
 
 
@@ -82,6 +82,9 @@ class NodeSource:
     def _remember_start(self, node: NodeObservation, ledgers: Mapping[str, Ledger | str]) -> str | None:
         """Explain the attached log's start with its engine's ledger and keep what it measured (once: the
         log does not change while the node is watched). A notice when it cannot be kept."""
+        from kvtop.domain.calibration.node import measure_of_explanation  # only a node given a log explains
+        from kvtop.domain.explain import explain
+
         remember, self._remember = self._remember, None
         log = self._log
         attached = [e for e in node.engines if e.live.token_capacity_logged and log is not None and e.kind == log.engine]

@@ -351,7 +351,6 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         physical = [_ANSI.sub("", line) if "\x1b" in line else line for line in physical]
     physical = [line if len(line) <= _MAX_LINE_CHARS else line[:_MAX_LINE_CHARS] for line in physical]
     dialects, _ = _vocabulary()
-    launch_words = {word for dialect in dialects for word in dialect.launch_words}
     engine_line = _engine_line()
     state = _State(dialects)
     lines_parsed = unrecognised = 0
@@ -361,8 +360,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         state.facts.line_number = number - used + 1
         if state.first_date is None and number <= _DATED_WITHIN_LINES:
             state.first_date = _first_date(line)
-        launches = any(word in line for word in launch_words)
-        extra = _launch(line, physical, number, state) if launches else -1
+        extra = _launch(line, physical, number, state)
         if extra >= 0:
             lines_parsed += used + extra
             continue
