@@ -110,7 +110,8 @@ def demo_reader(name: str, timeout_s: float, stale_after_s: float, *, gpus: bool
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    from kvtop.sources.prometheus import TOKEN_ENV, ClusterReader, PrometheusClient, load_token
+    from kvtop.sources.prometheus import ClusterReader, PrometheusClient
+    from kvtop.sources.prometheus_access import TOKEN_ENV, load_token
 
     url = args.prometheus_url or getattr(args, "prometheus", None)
     reader: ClusterReaderPort

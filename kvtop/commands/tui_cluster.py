@@ -18,13 +18,8 @@ def run_cluster_tui(args: argparse.Namespace) -> int:
     from kvtop.cli_args import check_env_token
     from kvtop.commands.tui_settings import interval_of, preferences_store
     from kvtop.sources.hub import load_model
-    from kvtop.sources.prometheus import (
-        DEFAULT_STALE_AFTER_S,
-        TOKEN_ENV,
-        ClusterReader,
-        PrometheusClient,
-        load_token,
-    )
+    from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ClusterReader, PrometheusClient
+    from kvtop.sources.prometheus_access import TOKEN_ENV, load_token
     from kvtop.sources.prometheus_node import PrometheusNodeSource
     from kvtop.ui.cluster_app import ClusterApp
     from kvtop.ui.heap import settle_heap

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -47,6 +44,7 @@ from kvtop.sources.bounded_http import (
     UnreadableEncoding,
     read_bounded,
 )
+from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
 from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces
 from kvtop.sources.prometheus_gpus import (
     GPU_LIST_QUERIES,
@@ -58,7 +56,6 @@ from kvtop.sources.prometheus_gpus import (
 )
 
 _MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
-TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 DEFAULT_STALE_AFTER_S = 120.0
 MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster's answer is a few MiB
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
@@ -91,31 +88,6 @@ class PrometheusError(KvtopError):
     def __init__(self, state: PrometheusState, message: str) -> None:
         self.state = state
         super().__init__(f"prometheus {state.value}: {message}")
-
-
-def redact_url(url: str) -> str:
-    """The URL without user:password@ (safe to print)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> str | None:
-    """The bearer token: --token-file wins over $KVTOP_PROMETHEUS_TOKEN; None when neither is set."""
-    if token_file:
-        try:
-            token = Path(token_file).read_text().strip()
-        except OSError as err:
-            raise InputError(
-                f"cannot read the token file: {err.strerror or err}", field="--token-file"
-            ) from err
-        if not token:
-            raise InputError("the token file is empty", field="--token-file")
-        return token
-    return env.get(TOKEN_ENV, "").strip() or None
 
 
 Series = list[tuple[dict[str, str], float]]
@@ -195,11 +167,6 @@ def _shown_labels(labels: dict[str, str]) -> dict[str, str]:
     return shown
 
 
-def _tls_context(ca: str) -> ssl.SSLContext:
-    """A verifying TLS context from a CA bundle file or a folder of hashed certificates (OpenSSL's capath)."""
-    return ssl.create_default_context(capath=ca) if Path(ca).is_dir() else ssl.create_default_context(cafile=ca)
-
-
 class PrometheusClient:
     """Instant queries against one Prometheus server (bearer token optional, TLS verified)."""
 
@@ -214,7 +181,7 @@ class PrometheusClient:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             headers=headers, timeout=timeout_s, transport=transport,
-            verify=_tls_context(ca_file) if ca_file else True,
+            verify=tls_context(ca_file) if ca_file else True,
         )
         self.timeout_s = timeout_s
 

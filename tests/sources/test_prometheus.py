@@ -25,9 +25,8 @@ from kvtop.sources.prometheus import (
     ClusterReader,
     PrometheusClient,
     PrometheusError,
-    load_token,
-    redact_url,
 )
+from kvtop.sources.prometheus_access import load_token, redact_url
 from tests.conftest import SAMPLES
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
 from tests.ui.fakes import FakeSource, llama_snapshot

@@ -1,0 +1,44 @@
+"""How kvtop reaches a Prometheus: the URL as it may be shown (no user:password@), the bearer token (a file
+or an environment variable, never an argument), and the TLS context of a CA bundle or folder."""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from kvtop.domain.errors import InputError
+
+TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password@ (safe to print)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def load_token(token_file: str | None, env: Mapping[str, str] = os.environ) -> str | None:
+    """The bearer token: --token-file wins over $KVTOP_PROMETHEUS_TOKEN; None when neither is set."""
+    if token_file:
+        try:
+            token = Path(token_file).read_text().strip()
+        except OSError as err:
+            raise InputError(
+                f"cannot read the token file: {err.strerror or err}", field="--token-file"
+            ) from err
+        if not token:
+            raise InputError("the token file is empty", field="--token-file")
+        return token
+    return env.get(TOKEN_ENV, "").strip() or None
+
+
+def tls_context(ca: str) -> ssl.SSLContext:
+    """A verifying TLS context from a CA bundle file or a folder of hashed certificates (OpenSSL's capath)."""
+    return ssl.create_default_context(capath=ca) if Path(ca).is_dir() else ssl.create_default_context(cafile=ca)
