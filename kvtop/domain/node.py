@@ -70,12 +70,11 @@ class RankView(BaseModel):
     gpu_index: int
     pid: int
     observed: RankObserved
+    # The explained ledger's rank (`EngineView.explained`: every measured cause applied, the state the
+    # capacity waterfall ends on), so the byte view and the token view are one answer; the clean
+    # ledger's only before the waterfall is built. See `build_snapshot` for its context.
     predicted: RankLedger | None
     capacity: CapacityWaterfall | None = None  # clean → named causes → what the engine holds (None: no ledger)
-    # Bytes the worker is smaller by because of memory others hold: SGLang sizes every rank from
-    # the least free GPU, so the largest outside holding on any of its GPUs shrinks every worker
-    # (at most by the shortfall really seen: a process that came after start-up shrank nothing).
-    attributed_outside_bytes: int = 0
 
     @property
     def predicted_resident_bytes(self) -> int | None:
@@ -86,13 +85,12 @@ class RankView(BaseModel):
             return None
         return p.weights_bytes + p.resident_terms_bytes + p.kv_pool_bytes + p.reserve_bytes + p.context_bytes
 
-    @property  # not cached: `model_copy` (attributed bytes set later) would carry a stale value along
+    @property  # not cached: `model_copy` (the explained rank set later) would carry a stale value along
     def worker_prediction(self) -> WorkerPrediction | None:
         """The predicted resident bytes as NVML would count this worker's process.
 
         SGLang's context is "total − free before load", which holds the driver's reserved bytes;
-        NVML counts those apart from every process, so they move out of the worker. Bytes others
-        hold that shrank this worker (`attributed_outside_bytes`) come off too.
+        NVML counts those apart from every process, so they move out of the worker.
         """
         predicted, resident = self.predicted, self.predicted_resident_bytes
         if predicted is None or resident is None:
@@ -105,7 +103,7 @@ class RankView(BaseModel):
         return WorkerPrediction(
             context_bytes=predicted.context_bytes - moved,
             reserved_bytes=reserved,
-            worker_bytes=resident - moved - self.attributed_outside_bytes,
+            worker_bytes=resident - moved,
             activations_bytes=predicted.reserve_bytes - predicted.req_to_token_bytes,
         )
 
@@ -273,19 +271,19 @@ def build_snapshot(
                     predicted=_ledger_rank(ledger, process.rank) if ledger else None,
                 )  # fmt: skip
             )
-        if ranks and engine_rules(engine.kind).sizes_every_rank_from_least_free:
-            outside = max(
-                r.observed.foreign_bytes + r.observed.orphan_bytes + r.observed.unattributed_bytes
-                for r in ranks
-            )
-            ranks = [
-                r.model_copy(update={"attributed_outside_bytes": _attributed(r, outside)}) for r in ranks
-            ]
         explained = None
         if ledger is not None and ranks:
             capacity = _capacity(observation, engine, ledger, ranks)
             explained = capacity.explained
-            ranks = [r.model_copy(update={"capacity": capacity.waterfalls.get(r.gpu_index)}) for r in ranks]
+            ranks = [
+                r.model_copy(
+                    update={
+                        "capacity": capacity.waterfalls.get(r.gpu_index),
+                        "predicted": _explained_rank(explained, r),
+                    }
+                )
+                for r in ranks
+            ]
         views.append(
             EngineView(
                 engine=engine,
@@ -332,10 +330,16 @@ def _capacity(
     )
 
 
-def _attributed(rank: RankView, outside_bytes: int) -> int:
-    """The part of a worker's shortfall that memory held by others explains (measured against the
-    worker as NVML counts it: the driver's reserved bytes are nobody's shortfall)."""
-    prediction, observed = rank.worker_prediction, rank.observed.process_bytes
-    if prediction is None or observed is None:
-        return 0
-    return min(outside_bytes, max(0, prediction.worker_bytes - observed))
+def _explained_rank(explained: Ledger, rank: RankView) -> RankLedger | None:
+    """The explained ledger's row for `rank`, with the worker's own context (the clean row's).
+
+    The explained ledger is solved with the free memory before load that bytes others held there
+    took away (the waterfall's outside terms), and its context is "total − free before load": on
+    the least free GPU it counts those bytes. NVML counts them in their holders' processes, not in
+    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL); every other
+    figure is the engine's own re-solve (a smaller pool, the tokens the waterfall ends on).
+    """
+    row = _ledger_rank(explained, rank.rank)
+    if row is None or rank.predicted is None:
+        return row
+    return row.model_copy(update={"context_bytes": rank.predicted.context_bytes})

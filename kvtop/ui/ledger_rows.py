@@ -1,8 +1,9 @@
 """The rank ledger as rows: predicted beside observed, row by row, down to the unexplained bytes.
 
-Both columns add up to the GPU total. Predicted: the worker's parts (weights + KV pool +
-req_to_token + graphs/activations + context), less what others' memory shrank it by (SGLang),
-make the predicted worker; then the rows the prediction takes as given from NVML (other
+Both columns add up to the GPU total. Predicted: the worker's parts as the explained ledger has
+them (weights + KV pool + req_to_token + graphs/activations + context: the pool others' memory
+shrank is already the smaller one, so the rows are the tokens the waterfall ends on) make the
+predicted worker; then the rows the prediction takes as given from NVML (other
 processes, driver reserved), and free is what is left. SGLang's context is "total − free before
 load" (its free memory excludes the driver-reserved bytes NVML keeps outside every process), so
 those bytes move from its context row to the driver-reserved row; vLLM budgets a fraction of
@@ -137,8 +138,6 @@ def _worker_rows(rank: RankView) -> tuple[list[LedgerRow], WorkerPrediction | No
     rows.append(LedgerRow("req_to_token", predicted.req_to_token_bytes, None))
     rows.append(LedgerRow("graphs + activations", prediction.activations_bytes, None))
     rows.append(LedgerRow("context, NCCL", prediction.context_bytes, None))
-    if rank.attributed_outside_bytes:
-        rows.append(LedgerRow("− held by others", -rank.attributed_outside_bytes, None))
     rows.append(
         LedgerRow(f"= worker pid {rank.pid}", prediction.worker_bytes, observed.process_bytes, "total")
     )

@@ -157,9 +157,19 @@ def test_healthy_vllm_node_has_no_warning_or_critical_finding() -> None:
 
 def test_co_tenant_on_gpu3_costs_every_sglang_rank_the_planners_tokens() -> None:
     plan = llama()
-    found = diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
+    # the engine started with the co-tenant there: SGLang solved with 6 GiB less free before load on every
+    # rank (predict() re-solved by hand), so its workers hold that smaller pool and reserve and report its tokens
+    free = plan.measured.free_before_load(plan.gpu_total_bytes)
+    started = predict(plan.model, plan.settings, gpu_total_bytes=H100,
+                      measured=MeasuredInputs(free_before_load_bytes=free - 6 * GIB))  # fmt: skip
+    smaller = {r.gpu_index: started.ranks[r.gpu_index].kv_pool_bytes + started.ranks[r.gpu_index].reserve_bytes
+               - r.kv_pool_bytes - r.reserve_bytes for r in plan.ranks}  # fmt: skip
+    squeezed = node(plan, others={3: (co_tenant(9001, 6 * GIB),)}, worker_extra=smaller,
+                    live={"token_capacity": started.token_capacity})  # fmt: skip
+    found = diagnose(squeezed)
     finding = only(found, "co_tenant")
     expected = sglang_capacity(plan, CLEAN) - sglang_capacity(plan, CLEAN - 6 * GIB)
+    assert plan.token_capacity - started.token_capacity == 128_660
     assert finding.tokens == finding.gain_tokens == expected == 128_660  # 6 GiB × mfs 0.818 ÷ 40,960 B
     assert finding.severity is Severity.WARNING and finding.gpus == (3,) and finding.bytes == 6 * GIB
     assert finding.ranks == tuple(f"sglang:4242/tp{i}" for i in range(8))  # every rank pays

@@ -117,7 +117,10 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_223_156
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
-        assert after.attributed_outside_bytes == 6 * GIB
+        # one byte view: the rank's predicted row is the explained ledger's, the pool SGLang sized from GPU 3
+        assert after.predicted.token_capacity == 1_094_496
+        assert after.predicted.kv_pool_bytes == tightest.ranks[after.gpu_index].kv_pool_bytes
+        assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_660 * 40_960
         assert abs(after.unexplained_bytes) < GIB
 
 
@@ -296,3 +299,22 @@ def test_a_node_with_gpus_for_the_wrong_share_of_a_multi_node_engine_is_refused(
     with pytest.raises(InputError) as error:
         DemoSource(parse_scenario(data))
     assert error.value.field == "engines[0].gpus" and "runs 8 ranks here" in str(error.value)
+
+
+def test_lmdeploy_workers_are_the_explained_ledgers_less_the_driver_reserved() -> None:
+    """One byte view (issue 29): a 4 GiB notebook started first on GPU 1 shrinks every TurboMind rank by
+    LMDeploy's own arithmetic, not by the notebook's bytes: v0.10 sizes blocks as int(min free after weights ×
+    0.9) // block bytes (docs/engines/lmdeploy.md §2.2), so 0.9 × 4 GiB = 3,865,470,566 B = 1,429.9 blocks of
+    2,703,360 B (64 tokens × 42,240 B: 80 layers × K,V × 2 KV heads × (128 int8 + 4 B fp16 scale+zero)), 1,430
+    whole blocks once each side is truncated. Its free memory
+    is cudaMemGetInfo's, so the context (total − free before load) holds the driver's reserved bytes, which NVML
+    counts in no process. Before: the clean worker less the notebook's whole 4 GiB, 0.43 GiB of reserved left in."""
+    view = collect("llama70b-tp4-lmdeploy").engines[0]
+    assert view.engine.kind == "lmdeploy" and view.ledger.settings.cache_max_entry_count == 0.9
+    clean = view.ledger.ranks[0]
+    clean_resident = clean.weights_bytes + clean.kv_pool_bytes + clean.reserve_bytes + clean.context_bytes
+    for rank in view.ranks:
+        reserved = rank.observed.gpu_reserved_bytes
+        assert clean.kv_pool_bytes - rank.predicted.kv_pool_bytes == 1_430 * 64 * 42_240
+        assert rank.worker_prediction.worker_bytes == clean_resident - 1_430 * 64 * 42_240 - reserved
+        assert abs(rank.observed.process_bytes - rank.worker_prediction.worker_bytes) < 32 << 20  # the demo's noise

@@ -117,9 +117,12 @@ def test_rank_ledger_of_the_co_tenant_gpu(co_tenant_snapshot):
     assert view.tokens(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B per token
     worker = rows[f"= worker pid {rank.pid}"]
     assert worker.observed_bytes == rank.observed.process_bytes
-    attributed = rank.attributed_outside_bytes
-    assert 0 < attributed <= CO_TENANT_BYTES  # SGLang's min over ranks: the co-tenant shrank this worker
-    assert rows["− held by others"].predicted_bytes == -attributed
+    # One byte view: the predicted rows are the explained ledger's (the waterfall's end), so the pool is the
+    # one SGLang sized with the co-tenant's 6 GiB gone from the least free GPU: 6 GiB × mfs 0.818 ÷ 40,960 B
+    # = 128,660.3 → 128,660 tokens fewer, 128,660 × 40,960 B = 5,269,913,600 B below the clean pool
+    assert rows["KV pool (live tok × B)"].predicted_bytes == 51_436_994_560 - 5_269_913_600  # clean pool: see test_exporter
+    assert rows["context, NCCL"].predicted_bytes == GIB - DRIVER_RESERVED_BYTES  # its own, not the co-tenant's
+    assert "− held by others" not in rows  # no second path reconciles a clean prediction any more
     assert view.tokens_per_gib == pytest.approx(26_214.4)
 
 

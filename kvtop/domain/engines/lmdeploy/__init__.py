@@ -43,7 +43,9 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     display_name = "LMDeploy"
     kv_storage = TURBOMIND_STORAGE
     # no pipeline parallelism (one stage); §6: free memory MIN-reduced over the TP group
-    context_holds_driver_reserved = False
+    # §2.2/§4.2: its budget's free memory is cudaMemGetInfo's, which leaves out the driver's reserved
+    # bytes; the ledger's context is the GPU's total less that free memory, so it holds them
+    context_holds_driver_reserved = True
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "cache_max_entry_count"
     memory_fraction_flag = "--cache-max-entry-count"
