@@ -9,7 +9,7 @@ the first release it holds for and the engine source it comes from; `era_for` pi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import Enum
@@ -123,18 +123,33 @@ class ResolvedVersion(BaseModel):
 NOT_STATED = ResolvedVersion()
 
 
+ReleaseOrder = Callable[[str | None], tuple[int, ...] | None]
+"""How an engine's release names sort: a release name → its sortable key (None: it names no release).
+`parse_release` (PEP 440) unless an engine names its releases otherwise (numbered builds: `b6980`)."""
+
+
 @dataclass(frozen=True)
 class Era(Generic[T]):
     """One era of a rule: its value from release `since` on, and where in the engine it comes from."""
 
-    since: str  # the first release that has it ('0.4.5.post3'); "" for "from the start"
+    since: str  # the first release that has it ('0.4.5.post3', 'b6980'); "" for "from the start"
     value: T
     source: str  # engine file and function, or the PR that changed it
 
 
 class Eras(tuple[Era[T], ...]):
     """A rule's eras in release order, as one value: `RULE_ERAS.at(version)` is the rule in force at
-    `version`, `RULE_ERAS.era(version)` the era itself (its first release and its source)."""
+    `version`, `RULE_ERAS.era(version)` the era itself (its first release and its source).
+
+    `order` sorts the engine's release names (PEP 440 releases unless the engine says otherwise), so an
+    engine whose releases are numbered builds keeps its eras in the same value, read the same way."""
+
+    order: ReleaseOrder
+
+    def __new__(cls, eras: Iterable[Era[T]] = (), order: ReleaseOrder = parse_release) -> Eras[T]:
+        made = super().__new__(cls, eras)
+        made.order = order
+        return made
 
     def era(self, version: ResolvedVersion) -> Era[T]:
         return era_for(self, version)
@@ -144,13 +159,15 @@ class Eras(tuple[Era[T], ...]):
 
 
 def era_for(eras: Sequence[Era[T]], version: ResolvedVersion) -> Era[T]:
-    """The era in force at `version` (eras in release order); not stated: the latest era."""
-    release = version.release
+    """The era in force at `version` (eras in release order, sorted by the eras' `order`); not stated, or
+    a release that order cannot read: the latest era."""
+    order: ReleaseOrder = eras.order if isinstance(eras, Eras) else parse_release
+    release = order(version.text)
     if release is None:
         return eras[-1]
     current = eras[0]
     for era in eras:
-        if release >= (parse_release(era.since) or FIRST_RELEASE):
+        if release >= (order(era.since) or ()):  # () sorts below every release: "from the start"
             current = era
     return current
 

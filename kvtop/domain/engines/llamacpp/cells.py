@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.llamacpp.eras import (
     AUTO_PARALLEL_SLOTS,
-    CTX_PAD_256_SINCE,
+    CTX_PAD_256_ERAS,
     DEFAULT_CTX_ERAS,
     DEFAULT_PARALLEL_ERAS,
     DEFAULT_UBATCH,
-    at_build,
+    build_release,
 )
 from kvtop.domain.engines.llamacpp.flags import (
     NO_UNIFIED_FLAGS,
@@ -90,8 +90,9 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     """The cells llama.cpp allocates for this launch at `build` (None: the latest rules)."""
     said: list[str] = []
     requested = settings.context_length
+    version = build_release(build)
     if requested is None:
-        era = at_build(DEFAULT_CTX_ERAS, build)
+        era = DEFAULT_CTX_ERAS.era(version)
         requested = era.value
         said.append(f"-c not given: the default {era.value or 'of 0 (the training context)'} ({era.source})")
     if requested == 0:
@@ -99,7 +100,7 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     slots = settings.max_running_requests
     auto = slots is None or slots == -1
     if auto:
-        era_np = at_build(DEFAULT_PARALLEL_ERAS, build)
+        era_np = DEFAULT_PARALLEL_ERAS.era(version)
         slots = AUTO_PARALLEL_SLOTS if era_np.value == -1 else era_np.value
         said.append(f"-np not given: {slots} slot(s) ({era_np.source})")
     assert slots is not None
@@ -109,8 +110,8 @@ def cache_cells(model: ModelSpec, settings: LaunchSettings, build: int | None) -
     elif unified_flag is not None:
         unified = unified_flag
     else:
-        unified = auto and at_build(DEFAULT_PARALLEL_ERAS, build).value == -1
-    padded = build is None or build >= CTX_PAD_256_SINCE.since
+        unified = auto and DEFAULT_PARALLEL_ERAS.at(version) == -1
+    padded = CTX_PAD_256_ERAS.at(version)
     n_ctx = pad(requested, CELL_PAD) if padded else requested
     if unified or slots == 1:
         n_ctx_seq = n_ctx

@@ -2,61 +2,62 @@
 (docs/engines/llamacpp.md §1–§4), and how a log says which build printed it.
 
 llama.cpp names its releases by build number (`b6980`, printed `build: 6980 (5e4f…)` or
-`version: 6980 (…)`), not by a semantic version, so its eras are keyed by build here and a log's
-era is read from its build line, else from the dialect of its KV lines (the function that prints
-them was renamed twice), else the latest rules are used and said so.
+`version: 6980 (…)`), not by a semantic version: its eras are `Eras` like every engine's, ordered by
+build number (`build_order`), and a log's era is read from its build line, else from the dialect of
+its KV lines (the function that prints them was renamed twice), else the latest rules are used and
+said so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
-T = TypeVar("T")
+from kvtop.domain.engines.versions import NOT_STATED, Era, Eras, ResolvedVersion
 
 
-@dataclass(frozen=True)
-class BuildEra(Generic[T]):
-    """One era of a rule: its value from build `since` on (0: from the start), and where it comes from."""
-
-    since: int
-    value: T
-    source: str
+def build_order(text: str | None) -> tuple[int, ...] | None:
+    """llama.cpp's releases in order: 'b6980' → (6980,) (`Eras`' order for this engine's rules)."""
+    build = build_number(text)
+    return None if build is None else (build,)
 
 
-def at_build(eras: Sequence[BuildEra[T]], build: int | None) -> BuildEra[T]:
-    """The era holding at `build` (None: not stated, the latest era)."""
-    if build is None:
-        return eras[-1]
-    held = [era for era in eras if era.since <= build]
-    return held[-1] if held else eras[0]
+def build_release(build: int | None) -> ResolvedVersion:
+    """The release `build` names, for the eras' `.at` (None: not stated, the latest rules)."""
+    return NOT_STATED if build is None else ResolvedVersion(text=f"b{build}")
+
+
+def first_build(era: Era[Dialect] | Era[int] | Era[bool]) -> int:
+    """The first build of `era` as a number (0: from the start)."""
+    return build_number(era.since) or 0
 
 
 Dialect = Literal["kv_self", "unified", "kv_cache"]
 # §3: the function that prints the KV summary, and so the log's wording.
-KV_LOG_DIALECTS: tuple[BuildEra[Dialect], ...] = (
-    BuildEra(0, "kv_self", "llama.cpp `llama_new_context_with_model`: `llama_kv_cache_init: … KV self size = X MiB, "
-             "K (f16): …, V (f16): …`"),
-    BuildEra(5400, "unified", "src/llama-kv-cache-unified.cpp (refactor of 2025-05): `llama_kv_cache_unified: size = X MiB "
-             "(N cells, L layers, S seqs), K (t): …, V (t): …`"),
-    BuildEra(6400, "kv_cache", "src/llama-kv-cache.cpp (rename of 2025-08/09): `llama_kv_cache: size = X MiB (N cells, "
-             "L layers, S/T seqs)`"),
-)  # fmt: skip
+KV_LOG_DIALECTS: Eras[Dialect] = Eras((
+    Era("", "kv_self", "llama.cpp `llama_new_context_with_model`: `llama_kv_cache_init: … KV self size = X MiB, "
+        "K (f16): …, V (f16): …`"),
+    Era("b5400", "unified", "src/llama-kv-cache-unified.cpp (refactor of 2025-05): `llama_kv_cache_unified: size = X "
+        "MiB (N cells, L layers, S seqs), K (t): …, V (t): …`"),
+    Era("b6400", "kv_cache", "src/llama-kv-cache.cpp (rename of 2025-08/09): `llama_kv_cache: size = X MiB (N cells, "
+        "L layers, S/T seqs)`"),
+), order=build_order)  # fmt: skip
 # §1.2: how llama_context pads the context it is given.
-CTX_PAD_256_SINCE = BuildEra(6980, True, "src/llama-context.cpp: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)` and "
-                             "`n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256)` (PR #17046, 2025-11)")  # fmt: skip
+CTX_PAD_256_ERAS: Eras[bool] = Eras((
+    Era("", False, "src/llama-context.cpp before PR #17046: `n_ctx` as given (older builds padded inside the cache)"),
+    Era("b6980", True, "src/llama-context.cpp: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)` and "
+        "`n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256)` (PR #17046, 2025-11)"),
+), order=build_order)  # fmt: skip
 # §1.1: llama-server's default context: 4096 tokens, then 0 = the model's training context.
-DEFAULT_CTX_ERAS: tuple[BuildEra[int], ...] = (
-    BuildEra(0, 4096, "common/common.h: `int32_t n_ctx = 4096; // context size`"),
-    BuildEra(6980, 0, "common/common.h: `int32_t n_ctx = 0; // context size, 0 == context the model was trained with`"),
-)
+DEFAULT_CTX_ERAS: Eras[int] = Eras((
+    Era("", 4096, "common/common.h: `int32_t n_ctx = 4096; // context size`"),
+    Era("b6980", 0, "common/common.h: `int32_t n_ctx = 0; // context size, 0 == context the model was trained with`"),
+), order=build_order)  # fmt: skip
 # §1.1: llama-server's default slot count: 1, then -1 = auto (4 slots sharing one unified cache).
-DEFAULT_PARALLEL_ERAS: tuple[BuildEra[int], ...] = (
-    BuildEra(0, 1, "common/common.h: `int32_t n_parallel = 1`"),
-    BuildEra(6800, -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),
-)
+DEFAULT_PARALLEL_ERAS: Eras[int] = Eras((
+    Era("", 1, "common/common.h: `int32_t n_parallel = 1`"),
+    Era("b6800", -1, "tools/server/server.cpp: `n_parallel = -1` (auto) → 4 slots with `kv_unified = true`"),
+), order=build_order)  # fmt: skip
 AUTO_PARALLEL_SLOTS = 4  # tools/server: -np -1 → 4 slots, one unified KV stream
 DEFAULT_UBATCH = 512  # common_params.n_ubatch
 DEFAULT_PORT = 8080  # common_params.port

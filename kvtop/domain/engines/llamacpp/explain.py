@@ -12,7 +12,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.llamacpp.cells import cache_cells
-from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS
+from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
@@ -49,7 +49,7 @@ def log_build(log: EngineLog) -> tuple[int | None, str]:
         era = KV_LOG_DIALECTS[1]
     else:
         return None, "no build line: the latest rules"
-    return era.since, f"no build line: its `{era.value}` KV summary wording (before ~b{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
+    return first_build(era), f"no build line: its `{era.value}` KV summary wording (before ~{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
