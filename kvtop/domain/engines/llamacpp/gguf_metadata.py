@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvtop.domain.engines.llamacpp.architectures import READS, refusal_words
 from kvtop.domain.errors import InputError
 
 # general.architecture -> the config's model_type (where they differ, and only those kvtop reads)
@@ -39,6 +40,10 @@ def config_from_gguf(metadata: Mapping[str, Any], *, tensor_names: frozenset[str
         raise InputError("the GGUF names no general.architecture", field="--model", source=source)
     model_type = MODEL_TYPES.get(arch)
     if model_type is None:
+        newest = READS[-1]
+        if arch not in newest.loaded:  # llama.cpp itself would stop: say so in its words
+            raise InputError(f"llama.cpp {newest.last} refuses this GGUF: {refusal_words(arch)} ({newest.source})",
+                             field="--model", source=source)  # fmt: skip
         raise InputError(f"GGUF architecture {arch!r} is not one kvtop reads (one of {', '.join(MODEL_TYPES)})",
                          field="--model", source=source)  # fmt: skip
     config: dict[str, Any] = {"model_type": model_type, "torch_dtype": "bfloat16"}

@@ -53,4 +53,9 @@ def read_model_file(path: Path, family: str | None = None) -> ModelSpec:
     config = config_from_gguf(metadata, tensor_names=names, source=str(path))
     name = metadata.get("general.name")
     spec = model_from_config(config, source=str(path), name=name if isinstance(name, str) else path.stem, family=family)
-    return spec.model_copy(update={"checkpoint_bytes": tensor_bytes or None, "weights_as_stored": bool(tensor_bytes)})
+    # llama.cpp loads it by `general.architecture`, not a config class: that name is its architecture
+    # (kvtop.domain.engines.llamacpp.architectures checks it against the build's LLM_ARCH_NAMES)
+    return spec.model_copy(update={
+        "checkpoint_bytes": tensor_bytes or None, "weights_as_stored": bool(tensor_bytes),
+        "architecture": metadata["general.architecture"],
+    })  # fmt: skip
