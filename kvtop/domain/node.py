@@ -26,6 +26,7 @@ from kvtop.domain.observe import (
 )
 from kvtop.domain.redact import RedactedModel, RedactedStr
 from kvtop.domain.waterfall import EngineCapacity, RankActual, engine_capacity
+from kvtop.domain.weights import WeightRow, WeightsBook
 
 #: How much less free memory the tightest rank needs than the next to be marked (see `tightest_rank`).
 TIGHTEST_MARGIN_FRACTION = 0.01
@@ -275,11 +276,12 @@ def build_snapshot(
         if ledger is not None and ranks:
             capacity = _capacity(observation, engine, ledger, ranks)
             explained = capacity.explained
+            heavier = _weights_shift(ledger, explained)
             ranks = [
                 r.model_copy(
                     update={
                         "capacity": capacity.waterfalls.get(r.gpu_index),
-                        "predicted": _explained_rank(explained, r),
+                        "predicted": _explained_rank(explained, r, heavier),
                     }
                 )
                 for r in ranks
@@ -330,16 +332,35 @@ def _capacity(
     )
 
 
-def _explained_rank(explained: Ledger, rank: RankView) -> RankLedger | None:
-    """The explained ledger's row for `rank`, with the worker's own context (the clean row's).
+#: The weights row that holds what the engine reports above kvtop's book (the waterfall's weights term).
+REPORTED_WEIGHTS_ROW = "reported_above_prediction"
+
+
+def _weights_shift(clean: Ledger, explained: Ledger) -> int:
+    """The weights the explained ledger was solved with above the clean one's (the waterfall's weights term)."""
+    before = clean.measured.weights_bytes or clean.weights_bytes
+    after = explained.measured.weights_bytes or explained.weights_bytes
+    return max(0, after - before)
+
+
+def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> RankLedger | None:
+    """The explained ledger's row for `rank`, with the worker's own context (the clean row's) and the
+    weights it was solved with.
 
     The explained ledger is solved with the free memory before load that bytes others held there
     took away (the waterfall's outside terms), and its context is "total − free before load": on
     the least free GPU it counts those bytes. NVML counts them in their holders' processes, not in
-    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL); every other
-    figure is the engine's own re-solve (a smaller pool, the tokens the waterfall ends on).
+    this worker, so the row keeps the context the clean ledger has (CUDA context, NCCL). Weights the
+    engine reports above kvtop's book (`heavier`) are solved in as a number, not a component: they
+    join the book as one row, so the pool they shrank and the weights that shrank it sit side by side.
+    Every other figure is the engine's own re-solve (a smaller pool, the tokens the waterfall ends on).
     """
     row = _ledger_rank(explained, rank.rank)
     if row is None or rank.predicted is None:
         return row
-    return row.model_copy(update={"context_bytes": rank.predicted.context_bytes})
+    update: dict[str, object] = {"context_bytes": rank.predicted.context_bytes}
+    if heavier:
+        extra = WeightRow(component=REPORTED_WEIGHTS_ROW, params=0, bytes=heavier, shards=1, bytes_per_param=0.0,
+                          note="the engine reports its weights this much above the prediction")  # fmt: skip
+        update["weights"] = WeightsBook(rows=(*row.weights.rows, extra))
+    return row.model_copy(update=update)
