@@ -123,9 +123,8 @@ def _rank_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
                 observed.add_metric([*labels, kind], value)
             waterfall = rank.capacity
             if rank.predicted is not None:
-                # "predicted" is what every view calls predicted: the explained figure where the waterfall has it
-                predicted_tokens = waterfall.explained_tokens if waterfall else rank.predicted.token_capacity
-                capacity.add_metric([*labels, "predicted"], predicted_tokens)
+                # "predicted" is what every view calls predicted: the explained ledger's rank (RankView.predicted)
+                capacity.add_metric([*labels, "predicted"], rank.predicted.token_capacity)
                 per_token.add_metric(labels, rank.predicted.kv_bytes_per_token)
             if waterfall is not None:
                 capacity.add_metric([*labels, "clean"], waterfall.clean_tokens)

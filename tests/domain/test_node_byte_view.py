@@ -5,6 +5,9 @@ on the Llama-3-70B TP8 H100 node of tests/ui/fakes.py."""
 
 from __future__ import annotations
 
+import pytest
+
+from kvtop.commands.node_source import DemoSource
 from kvtop.domain.node import REPORTED_WEIGHTS_ROW, build_snapshot
 from tests.ui.fakes import ENGINE_ID, llama_ledger, llama_snapshot
 
@@ -33,3 +36,18 @@ def test_nothing_measured_leaves_the_clean_rank() -> None:
     clean = llama_ledger().ranks[0]
     assert rank.predicted.kv_pool_bytes == clean.kv_pool_bytes == 51_436_994_560
     assert rank.predicted.weights == clean.weights and rank.predicted.context_bytes == clean.context_bytes
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["llama70b-tp8-foreign-gpu3", "llama70b-tp4-lmdeploy", "modern-deployment", "dsv3-tp16-sglang-node1",
+     "llamacpp-llama31-8b"],
+)  # fmt: skip
+def test_the_byte_views_tokens_are_the_waterfalls(scenario: str) -> None:
+    """Every rank's predicted row holds the tokens its waterfall explains (clean + every named term): the
+    byte view and the token view are one answer, on nodes with a co-tenant (SGLang, LMDeploy), one held
+    elsewhere (a second node), deployment features (modern-deployment) and llama.cpp."""
+    for view in DemoSource.open(scenario).collect().engines:
+        for rank in view.ranks:
+            assert rank.capacity is not None and rank.predicted is not None
+            assert rank.predicted.token_capacity == rank.capacity.explained_tokens == view.explained.token_capacity

@@ -68,12 +68,9 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         )
     lines = []
     observed = rank.observed
-    # "predicted": the waterfall's explained figure (every measured cause applied), as the header has it
+    # "predicted": the explained ledger's rank (every measured cause applied), as the header has it
     capacity = rank.capacity
-    predicted_tokens = (
-        fmt_tokens(capacity.explained_tokens) if capacity
-        else fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
-    )  # fmt: skip
+    predicted_tokens = fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
     if capacity is not None and capacity.explained_tokens != capacity.clean_tokens:
         predicted_tokens += f" (clean {fmt_tokens(capacity.clean_tokens)})"
     live_tokens = (
