@@ -15,6 +15,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from kvtop.domain.capacity import CapacitySource
+from kvtop.domain.deployment import Charge
 from kvtop.domain.ledger import layout_from_settings
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.span import ranks_label, span_of
@@ -70,12 +71,18 @@ def _gpu_families(snapshot: NodeSnapshot) -> list[GaugeMetricFamily]:
 def predicted_rows(rank: RankView) -> list[tuple[str, int]]:
     """(component, bytes) of the predicted ledger, additive: their sum is the predicted resident bytes.
 
-    `reserve` is the runtime reserve less `req_to_token` (which the engine carves out of it).
+    `reserve` is the runtime reserve less `req_to_token` (which the engine carves out of it); the deployment's
+    resident terms (a draft's weights, redundant experts, LoRA slots) are one row per feature, named by it.
     """
     p = rank.predicted
     if p is None:
         return []
     rows = [(row.component, row.bytes) for row in p.weights.rows]
+    features: dict[str, int] = {}
+    for term in p.terms:
+        if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
+            features[term.feature.value] = features.get(term.feature.value, 0) + term.bytes
+    rows += sorted(features.items())
     rows += [
         ("kv_pool", p.kv_pool_bytes),
         ("req_to_token", p.req_to_token_bytes),

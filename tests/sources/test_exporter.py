@@ -314,3 +314,20 @@ def test_engine_info_says_which_engine_and_which_of_its_ranks_run_here() -> None
         "ranks": "TP8–TP15", "tightest_gpu": "3",
     }  # fmt: skip
     assert labels["not_joined"] == "" and labels["demo"] == "1"
+
+
+def test_the_predicted_rows_add_up_with_the_deployments_resident_terms() -> None:
+    """docs/metrics.md: `sum by (engine, rank) (kvtop_rank_predicted_bytes)` is the rank's predicted resident
+    bytes. With a draft, redundant experts or LoRA slots resident beside the weights, one row per feature holds
+    them (before: the rows left them out, 7,905,763,328 B short on modern-deployment's SGLang rank 0 — its
+    EAGLE3 draft's 809,000,960 B and 7,096,762,368 B of redundant experts)."""
+    from kvtop.commands.node_source import DemoSource
+    from kvtop.sources.exporter_series import predicted_rows
+
+    for view in DemoSource.open("modern-deployment").collect().engines:
+        rank = view.ranks[0]
+        rows = dict(predicted_rows(rank))
+        assert sum(rows.values()) == rank.predicted_resident_bytes
+    sglang = DemoSource.open("modern-deployment").collect().engines[0].ranks[0]
+    rows = dict(predicted_rows(sglang))
+    assert (rows["speculative"], rows["expert_parallel"]) == (809_000_960, 7_096_762_368)
