@@ -58,7 +58,7 @@ class WorkerPrediction(NamedTuple):
 
     context_bytes: int  # the ledger's context less the driver-reserved bytes moved out of it
     reserved_bytes: int | None  # driver reserved moved out of the context (None: not split)
-    worker_bytes: int  # resident − reserved moved out − held by others
+    worker_bytes: int  # resident − driver reserved moved out
     activations_bytes: int  # graphs + activations: a reserve the worker may not have claimed yet
 
 
