@@ -25,7 +25,8 @@ PARAMS = json.loads((HELDOUT / "transformers_params.json").read_text())
 WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct", "Qwen--Qwen3-VL-2B-Instruct",
               "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
               "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
-              "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4")  # fmt: skip
+              "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4",
+              "OpenGVLab--InternVL3-1B-Pretrained")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
@@ -203,3 +204,23 @@ def test_a_bad_tower_field_is_named(name: str, section: str | None, field: str, 
     (config[section] if section else config)[field] = value
     with pytest.raises(InputError, match=f"^{section + '.' if section else ''}{field}: must (be|name)"):
         model_from_config(config)
+
+
+def test_internvl_tower_by_hand() -> None:
+    """InternVL3-1B's vision_config (InternViT-300M: 24 layers of width 1024, 16 heads, MLP 4096, LayerNorms,
+    qkv with bias, patch 14 of a 448 image: 1,024 + 1 positions) and mlp1 (LayerNorm over 1024 × 2², 4096 → 896,
+    896 → 896, with biases): transformers' InternVL classes hold 308,495,104 (`tower_params`, the remote-code
+    config converted as transformers' conversion script maps it). vLLM intern_vit.py splits fc1 (with its bias)
+    and fc2 over TP always, qkv (with its bias) and proj only where the 16 heads divide by TP; mlp1 is whole."""
+    w, i, d, t = 1024, 4096, 24, 896
+    whole = w + 3 * 14 * 14 * w + w + 1025 * w + d * (2 * 2 * w + w + 2 * w + w)
+    whole += 2 * 4 * w + 4 * w * t + t + t * t + t  # mlp1
+    mlp, attention = d * (w * i + i + i * w), d * (4 * w * w + 3 * w)
+    assert whole + mlp + attention == PARAMS["OpenGVLab--InternVL3-1B-Pretrained"]["tower_params"]
+    model = _model(HELDOUT / "OpenGVLab--InternVL3-1B-Pretrained.json")
+    assert model.tower is not None and model.tower.params == whole + mlp + attention
+    for tp, per_rank in ((2, whole + (mlp + attention) // 2), (3, whole + attention + mlp / 3)):
+        book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False)
+        (row,) = [row for row in book.rows if row.component == "vision"]
+        assert (row.params, row.shards) == (per_rank, tp)
+    assert not any("vision tower" in note for note in model.not_modelled)

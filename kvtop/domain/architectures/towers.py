@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_vit
+from kvtop.domain.architectures import towers_intern, towers_vit
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -85,8 +85,9 @@ class Tower:
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP and
-    # llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit)
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "clip_llava", "llama4", "gemma4"] = "qwen"
+    # llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
+    # InternViT and InternVL's mlp1 (towers_intern)
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "clip_llava", "llama4", "gemma4", "intern_vit"] = "qwen"
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
     vision_model_types: frozenset[str] = frozenset()
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
@@ -113,6 +114,11 @@ def read_tower(
             raise InputError(f"must name a layer of the {values['depth']} in vision_config (got "
                              f"{llava.vision_feature_layer})", field="vision_feature_layer", source=source)  # fmt: skip
         return towers_vit.clip_llava(values, text_hidden, llava, tower.config_class, tower.source)
+    if tower.kind == "intern_vit":
+        vit = validated(towers_intern.InternVitFields, vision_config, source=source, prefix="vision_config.")
+        chat = validated(towers_intern.InternChatFields, outer, source=source)
+        return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
+                                        where=source)  # fmt: skip
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "gemma4":
@@ -233,8 +239,18 @@ GEMMA4_VISION = Tower(
     kind="gemma4",
 )  # fmt: skip
 
+# InternViT-6B's InternVisionConfig defaults (remote code configuration_intern_vit.py; qkv_bias False,
+# qk_normalization True and norm_type rms_norm are InternVitFields' defaults) and InternVL's mlp1
+INTERNVL_CHAT = Tower(
+    "InternVisionConfig", "InternVL remote code (InternVisionModel, InternVLChatModel.mlp1); vLLM intern_vit.py",
+    {"depth": 48, "hidden_size": 3200, "intermediate_size": 12800, "num_attention_heads": 25, "in_channels": 3,
+     "image_size": 224, "patch_size": 14},
+    kind="intern_vit",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
+    "internvl_chat": INTERNVL_CHAT,
 }  # fmt: skip
