@@ -144,11 +144,54 @@ def test_llava_feature_layer_and_bias_are_read() -> None:
     assert last.params - whole.params == block - 2 * 4096  # one more layer, no projector biases
 
 
-def test_llava_over_siglip_is_not_modelled() -> None:
+def test_llava_over_siglip_and_another_vision_model() -> None:
+    """SigLIP under llava (vLLM siglip.py): no class embedding nor pre-LayerNorm, a patch bias, (336 ÷ 14)² = 576
+    positions: 3 × 1024 fewer than CLIP's; a vision model neither CLIP nor SigLIP keeps the note."""
     config = json.loads((HELDOUT / "mlc--llava.json").read_text())
+    clip = model_from_config(config).tower
     config["vision_config"]["model_type"] = "siglip_vision_model"
+    siglip = model_from_config(config).tower
+    assert clip is not None and siglip is not None and clip.params - siglip.params == 3 * 1024
+    assert siglip.config_class == "SiglipVisionConfig"
+    config["vision_config"]["model_type"] = "pixtral"
     model = model_from_config(config)
     assert model.tower is None and any("vision tower" in note for note in model.not_modelled)
+
+
+def test_llava_next_tower_by_hand() -> None:
+    """llava-v1.6-mistral-7b's vision_config: llava-1.5's CLIP ViT-L/14-336 (24 layers of 1024, MLP 4096), the
+    projector 1024 → 4096 → 4096 with biases, and `image_newline` (4096): transformers' classes hold 324,491,264
+    (`tower_params`: every layer and the post-LayerNorm); vLLM llava_next.py builds 23 layers (vision_feature_layer
+    −2), no post-LayerNorm, and splits the blocks' qkv/out/fc1/fc2 and linear_1/linear_2 as llava.py does."""
+    w, i, t = 1024, 4096, 4096
+    block = 4 * w * w + 4 * w + 2 * w * i + i + w + 2 * 2 * w
+    embeddings, projector = w + 3 * 14 * 14 * w + 577 * w + 2 * w, w * t + t + t * t + t
+    name = "llava-hf--llava-v1.6-mistral-7b-hf"
+    assert embeddings + 24 * block + 2 * w + projector + t == PARAMS[name]["tower_params"]
+    model = _model(HELDOUT / f"{name}.json")
+    assert model.tower is not None and model.tower.params == embeddings + 23 * block + projector + t
+    split = 23 * (4 * w * w + 3 * w + 2 * w * i + i) + w * t + t + t * t
+    assert model.tower.tp_split_params == split
+    book = weights_book(model, ParallelLayout(tp=2), range(0, 1), first_stage=True, last_stage=False)
+    (row,) = [row for row in book.rows if row.component == "vision"]
+    assert row.bytes == 2 * (model.tower.params - split // 2)
+
+
+def test_llava_onevision_tower_by_hand() -> None:
+    """transformers' LlavaOnevisionConfig defaults (tests/data/configs/towers): SigLIP-so400m (26 layers of 1152,
+    MLP 4304, patch 14 of 384: 729 positions, no head), the projector 1152 → 4096 → 4096 with biases and
+    `image_newline`: transformers holds 419,255,840 (its `tower_params`, with the post-LayerNorm vLLM does not
+    build: `require_post_norm=False`). vLLM llava_onevision.py builds every layer (vision_feature_layer −1),
+    splits the blocks' linears, and keeps the projector's nn.Linear whole."""
+    w, i, t = 1152, 4304, 4096
+    path = CONFIGS / "towers" / "transformers--LlavaOnevisionConfig-defaults.json"
+    oracle = json.loads((CONFIGS / "towers" / "transformers_params.json").read_text())[path.stem]["tower_params"]
+    blocks = 26 * (4 * w * w + 4 * w + 2 * w * i + i + w + 2 * 2 * w)
+    whole = 3 * 14 * 14 * w + w + 729 * w + 26 * (2 * 2 * w + 2 * w) + t + w * t + t + t * t + t
+    assert 3 * 14 * 14 * w + w + 729 * w + blocks + 2 * w + w * t + t + t * t + t + t == oracle
+    model = _model(path)
+    assert model.tower is not None and model.tower.params == oracle - 2 * w
+    assert model.tower.params - model.tower.tp_split_params == whole
 
 
 def test_llama4_scout_tower_by_hand() -> None:

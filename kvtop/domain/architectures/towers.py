@@ -84,10 +84,12 @@ class Tower:
     config_class: str
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP and
-    # llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
+    # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern)
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "clip_llava", "llama4", "gemma4", "intern_vit"] = "qwen"
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit"] = "qwen"
+    # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
+    vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
     vision_model_types: frozenset[str] = frozenset()
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
@@ -108,12 +110,15 @@ def read_tower(
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
-    if tower.kind == "clip_llava":
+    if tower.kind == "llava":
         llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
-        if not 1 <= towers_vit.layers_built(llava.vision_feature_layer, values["depth"]) <= values["depth"]:
-            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got "
-                             f"{llava.vision_feature_layer})", field="vision_feature_layer", source=source)  # fmt: skip
-        return towers_vit.clip_llava(values, text_hidden, llava, tower.config_class, tower.source)
+        values = {**values, **tower.vision_defaults.get(stated.model_type or "", {}), **given}
+        layer = values["vision_feature_layer"] if llava.vision_feature_layer is None else llava.vision_feature_layer
+        if not 1 <= towers_vit.layers_built(layer, values["depth"]) <= values["depth"]:
+            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got {layer})",
+                             field="vision_feature_layer", source=source)  # fmt: skip
+        named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
+        return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
     if tower.kind == "intern_vit":
         vit = validated(towers_intern.InternVitFields, vision_config, source=source, prefix="vision_config.")
         chat = validated(towers_intern.InternChatFields, outer, source=source)
@@ -217,13 +222,28 @@ PIXTRAL_MISTRAL3 = Tower(
     kind="pixtral_mistral3",
 )  # fmt: skip
 
-# llava-1.5's CLIP ViT-L/14-336 and projector (CLIPVisionConfig's class defaults where vision_config leaves a
-# field out); a llava over another vision model (SigLIP) is not this kind
+# llava's (llava-next's, llava-onevision's) CLIP or SigLIP and projector: CLIPVisionConfig's or SiglipVisionConfig's
+# class defaults where vision_config leaves a field out; the outer class's vision_feature_layer default
+_LLAVA_VISION = {
+    "clip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
+                          "image_size": 224, "patch_size": 32},
+    "siglip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
+                            "image_size": 224, "patch_size": 16},
+}  # fmt: skip
+_LLAVA_SOURCE = "transformers models/clip, models/siglip (CLIPVisionModel, SiglipVisionModel), models/{}"
 LLAVA_CLIP = Tower(
-    "CLIPVisionConfig", "transformers models/clip (CLIPVisionModel), models/llava (LlavaMultiModalProjector)",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
-     "patch_size": 32},
-    kind="clip_llava", vision_model_types=frozenset({"clip_vision_model"}),
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava (LlavaMultiModalProjector)"), {"vision_feature_layer": -2},
+    kind="llava", vision_model_types=frozenset(_LLAVA_VISION), vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+LLAVA_NEXT = Tower(
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next (image_newline, LlavaNextMultiModalProjector)"),
+    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+LLAVA_ONEVISION = Tower(
+    "SiglipVisionConfig", _LLAVA_SOURCE.format("llava_onevision (image_newline, LlavaOnevisionMultiModalProjector)"),
+    {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
 LLAMA4_VISION = Tower(
     "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
@@ -252,5 +272,5 @@ INTERNVL_CHAT = Tower(
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
-    "internvl_chat": INTERNVL_CHAT,
+    "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
 }  # fmt: skip
