@@ -137,11 +137,13 @@ class VisionSpec(BaseModel):
 class TowerSplit(BaseModel):
     """How an engine's own tower code shards the parts engines disagree on (each engine package's
     `architectures.TOWER_SPLIT`): a learned position table split by rows over TP (`VocabParallelEmbedding`)
-    rather than whole, and block linears another engine builds replicated split over TP."""
+    rather than whole, block linears another engine builds replicated split over TP, and a projector another
+    engine splits (Column/RowParallelLinear) built whole (transformers' nn.Linear projector class)."""
 
     model_config = ConfigDict(frozen=True)
     position_table: bool = False
     replicated_linears: bool = False
+    projector_whole: bool = False
 
 
 class TowerSpec(BaseModel):
@@ -160,11 +162,13 @@ class TowerSpec(BaseModel):
     position_params: int = 0  # a learned position table (whole, or split by rows: TowerSplit.position_table)
     position_rows: int = 0
     replicated_params: int = 0  # linears built replicated, or split (TowerSplit.replicated_linears)
+    projector_params: int = 0  # of tp_split_params: the projector's, whole where TowerSplit.projector_whole
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         how = split or TowerSplit()
         shared = self.tp_split_params + (self.head_split_params if self.heads and self.heads % tp == 0 else 0)
         shared += self.replicated_params if how.replicated_linears else 0
+        shared -= self.projector_params if how.projector_whole else 0
         whole = self.params - shared
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
             padded = math.ceil(self.position_rows / 64) * 64

@@ -149,8 +149,9 @@ def read_tower(
     whole += (2 if tower.norm_bias else 1) * width + out  # the main merger's norm is over width
     if mergers > 1:
         whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
+    rows = values["num_position_embeddings"] if tower.position_table else 0
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, position_params=rows * width, position_rows=rows)  # fmt: skip
 
 
 def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
@@ -165,7 +166,7 @@ def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) ->
     whole += width * text_hidden + width  # the projector and its soft-embedding norm
     split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, position_params=positions * width, position_rows=positions)  # fmt: skip
 
 
 def _pixtral_mistral3(
@@ -181,9 +182,10 @@ def _pixtral_mistral3(
     whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
     split = depth * (4 * width * width + 3 * width * mlp)
     whole += width + width * merge * merge * width + (text_hidden if bias else 0)
-    split += width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    split += projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, projector_params=projector)  # fmt: skip
 
 
 _QWEN3_VISION = {

@@ -66,12 +66,11 @@ def llava_tower(
     whole += text_hidden if outer_type in ("llava_next", "llava_onevision") else 0  # image_newline
     bias = text_hidden if projector.multimodal_projector_bias else 0
     linears = width * text_hidden + bias + text_hidden * text_hidden
-    if outer_type == "llava_onevision":
-        whole += linears + bias
-    else:
-        split += linears
-        whole += bias
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    split_projector = 0 if outer_type == "llava_onevision" else linears  # onevision's: whole
+    whole += bias + linears - split_projector
+    split += split_projector
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     projector_params=split_projector)  # fmt: skip
 
 
 def llama4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
@@ -100,12 +99,15 @@ def gemma4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str
     nn.Linear by a ReplicatedLinear: nothing splits over TP): input_proj 3 × patch² → width (no bias), a
     position table 2 × position_embedding_size × width, blocks of q, k, v, o (no bias), q and k RMSNorms over
     head_dim (v's has no scale), four RMSNorms, gate, up and down (no bias); the embedder's projection
-    width → text (no bias; its norm has no scale)."""
+    width → text (no bias; its norm has no scale). The block linears are `replicated_params`: an engine whose
+    own layers split them (SGLang's gemma4_vision.py) says so in its TowerSplit."""
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     head_dim = values["head_dim"]
     q_width, kv_width = values["num_attention_heads"] * head_dim, values["num_key_value_heads"] * head_dim
     whole = 3 * values["patch_size"] ** 2 * width + 2 * values["position_embedding_size"] * width
     attention = width * q_width + 2 * width * kv_width + q_width * width + 2 * head_dim
+    linears = depth * (attention - 2 * head_dim + 3 * width * mlp)  # q, k, v, o, gate, up, down
     whole += depth * (attention + 4 * width + 3 * width * mlp)
     whole += width * text_hidden
-    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source)
+    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source,
+                     replicated_params=linears)  # fmt: skip

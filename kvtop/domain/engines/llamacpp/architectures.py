@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryTable
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -22,6 +23,10 @@ TABLE = RegistryTable(
     "llama.cpp", (), lambda architecture, found: "",
     not_read="kvtop has not read llama.cpp's LLM_ARCH_NAMES (src/llama-arch.cpp) at any build",
 )  # fmt: skip
+
+
+# llama.cpp loads a vision tower from a separate mmproj file (not in the weights book): nothing to split.
+TOWER_SPLIT = TowerSplit()
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
