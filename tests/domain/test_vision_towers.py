@@ -28,7 +28,8 @@ WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct
               "Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen--Qwen3-VL-32B-Instruct", "Qwen--Qwen3-VL-32B-Thinking",
               "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
               "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4",
-              "OpenGVLab--InternVL3-1B-Pretrained")  # fmt: skip
+              "OpenGVLab--InternVL3-1B-Pretrained", "moonshotai--Kimi-K2.5", "nvidia--Kimi-K2.5-NVFP4",
+              "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
@@ -307,3 +308,27 @@ def test_internvl_tower_by_hand() -> None:
         (row,) = [row for row in book.rows if row.component == "vision"]
         assert (row.params, row.shards) == (per_rank, tp)
     assert not any("vision tower" in note for note in model.not_modelled)
+
+
+def test_kimi_k25_tower_by_hand() -> None:
+    """Kimi-K2.5's vision_config (MoonViT3d: 27 layers of width 1152, 16 heads, MLP 4304, patch 14, a 64 × 64
+    position table) and its patch merger (LayerNorm 1152, 4608 → 4608, 4608 → 7168, with biases): transformers'
+    Kimi_K25 classes hold 471,143,920 (`tower_params`). vLLM kimi_k25_vit.py splits the blocks' wqkv/fc0 (with
+    biases) and wo/fc1 only where the 16 heads divide by TP (else data-parallel: whole), the projector whole."""
+    w, m, d, t = 1152, 4304, 27, 7168
+    blocks = d * (4 * w * w + 3 * w + 2 * w * m + m)
+    whole = 3 * 14 * 14 * w + w + 64 * 64 * w + d * (2 * 2 * w + 2 * w) + 2 * w
+    whole += 2 * w + (4 * w) ** 2 + 4 * w + 4 * w * t + t
+    for name in ("moonshotai--Kimi-K2.5", "nvidia--Kimi-K2.5-NVFP4", "nvidia--Kimi-K2.6-NVFP4"):
+        assert whole + blocks == PARAMS[name]["tower_params"]
+        model = _model(HELDOUT / f"{name}.json")
+        assert model.tower is not None and model.tower.params == whole + blocks
+        assert not any("vision tower" in note for note in model.not_modelled)
+    for tp, per_rank in ((8, whole + blocks / 8), (3, whole + blocks)):
+        assert model.tower.params_per_rank(tp) == per_rank
+
+
+def test_kimi_k3_tower_keeps_its_note() -> None:
+    """Kimi-K3's MoonViT variant (RMSNorms, no biases, qkv 1536 wide, patchmergerv2) has no oracle here."""
+    model = _model(HELDOUT / "moonshotai--Kimi-K3.json")
+    assert model.tower is None and any("vision tower" in note for note in model.not_modelled)

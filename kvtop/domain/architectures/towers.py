@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_intern, towers_vit
+from kvtop.domain.architectures import towers_intern, towers_moon, towers_vit
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -86,8 +86,9 @@ class Tower:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
-    # InternViT and InternVL's mlp1 (towers_intern)
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit"] = "qwen"
+    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon)
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
+                  "moon_vit"] = "qwen"
     # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
@@ -119,6 +120,9 @@ def read_tower(
                              field="vision_feature_layer", source=source)  # fmt: skip
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
         return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+    if tower.kind == "moon_vit":
+        moon = validated(towers_moon.MoonVitFields, vision_config, source=source, prefix="vision_config.")
+        return towers_moon.moon_vit(moon, text_hidden, tower.config_class, tower.source)
     if tower.kind == "intern_vit":
         vit = validated(towers_intern.InternVitFields, vision_config, source=source, prefix="vision_config.")
         chat = validated(towers_intern.InternChatFields, outer, source=source)
@@ -270,9 +274,16 @@ INTERNVL_CHAT = Tower(
     kind="intern_vit",
 )  # fmt: skip
 
+# Kimi-K2.5's MoonViT3d (Kimi_K25VisionConfig's defaults: towers_moon.MoonVitFields)
+KIMI_K25 = Tower(
+    "Kimi_K25VisionConfig", "transformers models/kimi_k25 (Kimi_K25VisionModel, projector); vLLM kimi_k25_vit.py",
+    kind="moon_vit",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
+    "kimi_k25": KIMI_K25,
 }  # fmt: skip
