@@ -29,7 +29,7 @@ WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct
               "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
               "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4",
               "OpenGVLab--InternVL3-1B-Pretrained", "moonshotai--Kimi-K2.5", "nvidia--Kimi-K2.5-NVFP4",
-              "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4")  # fmt: skip
+              "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4", "nvidia--MiniMax-M3-NVFP4")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
@@ -332,3 +332,18 @@ def test_kimi_k3_tower_keeps_its_note() -> None:
     """Kimi-K3's MoonViT variant (RMSNorms, no biases, qkv 1536 wide, patchmergerv2) has no oracle here."""
     model = _model(HELDOUT / "moonshotai--Kimi-K3.json")
     assert model.tower is None and any("vision tower" in note for note in model.not_modelled)
+
+
+def test_minimax_m3_tower_by_hand() -> None:
+    """MiniMax-M3's vision_config (CLIP-like: 32 layers of width 1280, MLP 5120, a Conv3d patch of 2 × 14 × 14 ×
+    3 without bias, a pre-LayerNorm), the projector 1280 → 6144 → 6144 and the patch merger 4 × 6144 → 6144 →
+    6144, all with biases: transformers' MiniMaxM3 classes hold 865,567,232 (`tower_params`). vLLM
+    minimax_m3/common/vision_tower.py builds no post-LayerNorm and splits qkv/fc1/linear_1 (with biases) and
+    out_proj/fc2/linear_2 over TP."""
+    w, m, d, t = 1280, 5120, 32, 6144
+    split = d * (4 * w * w + 3 * w + 2 * w * m + m) + (w * t + t + t * t) + (4 * t * t + t + t * t)
+    whole = 3 * 2 * 14 * 14 * w + 2 * w + d * (2 * 2 * w + 2 * w) + 2 * t
+    assert whole + split == PARAMS["nvidia--MiniMax-M3-NVFP4"]["tower_params"]
+    model = _model(HELDOUT / "nvidia--MiniMax-M3-NVFP4.json")
+    assert model.tower is not None and (model.tower.params, model.tower.tp_split_params) == (whole + split, split)
+    assert model.tower.params_per_rank(4) == whole + split / 4

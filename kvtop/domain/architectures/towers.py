@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_intern, towers_moon, towers_vit
+from kvtop.domain.architectures import towers_intern, towers_minimax, towers_moon, towers_vit
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -86,9 +86,10 @@ class Tower:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
-    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon)
+    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
+    # MiniMax-M3's ViT, projector and patch merger (towers_minimax)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "moon_vit"] = "qwen"
+                  "moon_vit", "minimax_vl"] = "qwen"
     # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
@@ -120,6 +121,10 @@ def read_tower(
                              field="vision_feature_layer", source=source)  # fmt: skip
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
         return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+    if tower.kind == "minimax_vl":
+        mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")
+        around = validated(towers_minimax.MiniMaxOuterFields, outer, source=source)
+        return towers_minimax.minimax_vl(values, mini, around, text_hidden, tower.config_class, tower.source)
     if tower.kind == "moon_vit":
         moon = validated(towers_moon.MoonVitFields, vision_config, source=source, prefix="vision_config.")
         return towers_moon.moon_vit(moon, text_hidden, tower.config_class, tower.source)
@@ -280,10 +285,17 @@ KIMI_K25 = Tower(
     kind="moon_vit",
 )  # fmt: skip
 
+# MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
+MINIMAX_M3 = Tower(
+    "CLIPVisionConfig", "transformers models/minimax_m3_vl (MiniMaxM3VL vision model); vLLM minimax_m3/common/vision_tower.py",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 32},
+    kind="minimax_vl",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25,
+    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3,
 }  # fmt: skip
