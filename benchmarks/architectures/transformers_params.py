@@ -70,7 +70,9 @@ def count(path: Path) -> dict[str, object]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         built = None
-        for auto in (AutoModelForCausalLM, AutoModelForImageTextToText):
+        # a config with a vision tower is built whole (Qwen3.5's CausalLM class is its text model alone)
+        autos = (AutoModelForCausalLM, AutoModelForImageTextToText)
+        for auto in autos[::-1] if "vision_config" in raw else autos:
             try:
                 with torch.device("meta"):
                     built = auto.from_config(config)
