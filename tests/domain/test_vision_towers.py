@@ -29,7 +29,9 @@ WITH_TOWER = ("Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-235B-A22B-Instruct
               "Qwen--Qwen3-VL-4B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
               "google--gemma-4-26B-A4B", "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4",
               "OpenGVLab--InternVL3-1B-Pretrained", "moonshotai--Kimi-K2.5", "nvidia--Kimi-K2.5-NVFP4",
-              "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4", "nvidia--MiniMax-M3-NVFP4")  # fmt: skip
+              "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4", "nvidia--MiniMax-M3-NVFP4",
+              "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B", "Qwen--Qwen3.5-122B-A10B", "Qwen--Qwen3.5-397B-A17B",
+              "nvidia--Qwen3.6-27B-NVFP4", "nvidia--Qwen3.6-35B-A3B-NVFP4")  # fmt: skip
 
 
 def _model(path) -> ModelSpec:
