@@ -144,6 +144,7 @@ class TowerSplit(BaseModel):
     position_table: bool = False
     replicated_linears: bool = False
     projector_whole: bool = False
+    mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
 
 
 class TowerSpec(BaseModel):
@@ -163,13 +164,18 @@ class TowerSpec(BaseModel):
     position_rows: int = 0
     replicated_params: int = 0  # linears built replicated, or split (TowerSplit.replicated_linears)
     projector_params: int = 0  # of tp_split_params: the projector's, whole where TowerSplit.projector_whole
+    mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
+    mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
+        """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
         how = split or TowerSplit()
         shared = self.tp_split_params + (self.head_split_params if self.heads and self.heads % tp == 0 else 0)
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0
         whole = self.params - shared
+        if self.mlp_width:  # padded MLP units join the split part
+            shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
             padded = math.ceil(self.position_rows / 64) * 64
             whole += math.ceil(padded / tp) * (self.position_params // self.position_rows) - self.position_params

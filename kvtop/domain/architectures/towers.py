@@ -159,8 +159,10 @@ def read_tower(
     if mergers > 1:
         whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
     rows = values["num_position_embeddings"] if tower.position_table else 0
+    unit = depth * (ups * (width + 1) + width) if tower.mlp_gated else 0  # SGLang pads Qwen2.5-VL's gated MLP
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source, position_params=rows * width, position_rows=rows)  # fmt: skip
+                     source=tower.source, position_params=rows * width, position_rows=rows,
+                     mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
 
 
 def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:

@@ -251,8 +251,9 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # Gemma-4's tower blocks with its own parallel layers (gemma4_vision.py ClippableQKVParallelLinear, RowParallel
 # o_proj/down_proj, GateUpParallel): 544,942,080 B less per rank at TP 2 than vLLM's replicated ones. Its llava.py
 # (which mistral.py's Mistral3ForConditionalGeneration extends) builds transformers' projector classes
-# (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank.
-TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True)
+# (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank. qwen2_5_vl.py pads the
+# vision MLP to a multiple of 8 (`mlp_hidden_size = (intermediate_size + 7) // 8 * 8`: Qwen2.5-VL's 3420 → 3424).
+TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8)
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
