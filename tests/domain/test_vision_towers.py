@@ -278,14 +278,22 @@ def test_an_audio_tower_is_said_not_modelled() -> None:
     [("mlc--llava", None, "vision_feature_layer", "x"), ("mlc--llava", None, "vision_feature_layer", [-2, True]),
      ("google--gemma-4-26B-A4B", "vision_config", "head_dim", "72"),
      ("mlc--llava", None, "vision_feature_layer", -25), ("mlc--llava", None, "vision_feature_layer", [3, 30]),
-     ("google--gemma-4-26B-A4B", "vision_config", "position_embedding_size", 0)],
+     ("google--gemma-4-26B-A4B", "vision_config", "position_embedding_size", 0),
+     ("OpenGVLab--InternVL3-1B-Pretrained", None, "select_layer", -30),
+     ("OpenGVLab--InternVL3-1B-Pretrained", None, "downsample_ratio", 0.3),
+     ("OpenGVLab--InternVL3-1B-Pretrained", "vision_config", "norm_type", "batch_norm"),
+     ("OpenGVLab--InternVL3-1B-Pretrained", "vision_config", "num_attention_heads", 15),
+     ("moonshotai--Kimi-K2.5", "vision_config", "merge_kernel_size", [2]),
+     ("moonshotai--Kimi-K2.5", "vision_config", "vt_hidden_size", "1152"),
+     ("nvidia--MiniMax-M3-NVFP4", None, "projector_hidden_size", -1),
+     ("llava-hf--llava-v1.6-mistral-7b-hf", None, "vision_feature_layer", -30)],
 )  # fmt: skip
 def test_a_bad_tower_field_is_named(name: str, section: str | None, field: str, value: object) -> None:
     from kvtop.domain.errors import InputError
 
     config = json.loads((HELDOUT / f"{name}.json").read_text())
     (config[section] if section else config)[field] = value
-    with pytest.raises(InputError, match=f"^{section + '.' if section else ''}{field}: must (be|name)"):
+    with pytest.raises(InputError, match=f"^{section + '.' if section else ''}{field}: must (be|name|divide|have)"):
         model_from_config(config)
 
 
@@ -346,3 +354,16 @@ def test_minimax_m3_tower_by_hand() -> None:
     model = _model(HELDOUT / "nvidia--MiniMax-M3-NVFP4.json")
     assert model.tower is not None and (model.tower.params, model.tower.tp_split_params) == (whole + split, split)
     assert model.tower.params_per_rank(4) == whole + split / 4
+
+
+def test_internvl_transformers_format_by_hand() -> None:
+    """The same InternVL3-1B in transformers' `internvl` format (tests/data/configs/towers): the same 308,495,104
+    parameters (transformers' `tower_params`); vLLM interns1.py / interns1_vit.py keep q/k/v and the output
+    projection nn.Linear (whole) and the projector nn.Linear: only fc1 (with its bias) and fc2 split over TP."""
+    w, i, d = 1024, 4096, 24
+    path = CONFIGS / "towers" / "OpenGVLab--InternVL3-1B-Pretrained-as-internvl.json"
+    oracle = json.loads((CONFIGS / "towers" / "transformers_params.json").read_text())[path.stem]["tower_params"]
+    model = _model(path)
+    assert model.tower is not None and model.tower.params == oracle == 308_495_104
+    mlp = d * (w * i + i + i * w)
+    assert model.tower.tp_split_params == mlp and model.tower.params_per_rank(2) == oracle - mlp // 2

@@ -89,7 +89,7 @@ class Tower:
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "moon_vit", "minimax_vl"] = "qwen"
+                  "intern_vl_hf", "moon_vit", "minimax_vl"] = "qwen"
     # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
@@ -107,7 +107,9 @@ def read_tower(
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
     projector the outer config sizes (Mistral-3, llava), the outer config; None where the vision model is not
     the kind the entry describes (llava over SigLIP: not modelled)."""
-    stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
+    paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
+    shared = {key: value for key, value in vision_config.items() if key not in paired}
+    stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
     if tower.vision_model_types and stated.model_type not in tower.vision_model_types:
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
@@ -128,6 +130,11 @@ def read_tower(
     if tower.kind == "moon_vit":
         moon = validated(towers_moon.MoonVitFields, vision_config, source=source, prefix="vision_config.")
         return towers_moon.moon_vit(moon, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "intern_vl_hf":
+        hf = validated(towers_intern.InternVlVisionFields, vision_config, source=source, prefix="vision_config.")
+        ratio = validated(towers_intern.InternChatFields, outer, source=source)
+        return towers_intern.intern_vl_hf(values, hf, ratio, text_hidden, tower.config_class, tower.source,
+                                          where=source)  # fmt: skip
     if tower.kind == "intern_vit":
         vit = validated(towers_intern.InternVitFields, vision_config, source=source, prefix="vision_config.")
         chat = validated(towers_intern.InternChatFields, outer, source=source)
@@ -281,6 +288,13 @@ INTERNVL_CHAT = Tower(
     kind="intern_vit",
 )  # fmt: skip
 
+# InternVL's transformers format: InternVLVisionConfig's class defaults (InternViT-300M)
+INTERNVL_HF = Tower(
+    "InternVLVisionConfig", "transformers models/internvl (InternVLVisionModel, InternVLMultiModalProjector); vLLM interns1.py",
+    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16, "in_channels": 3},
+    kind="intern_vl_hf",
+)  # fmt: skip
+
 # Kimi-K2.5's MoonViT3d (Kimi_K25VisionConfig's defaults: towers_moon.MoonVitFields)
 KIMI_K25 = Tower(
     "Kimi_K25VisionConfig", "transformers models/kimi_k25 (Kimi_K25VisionModel, projector); vLLM kimi_k25_vit.py",
@@ -299,5 +313,5 @@ MINIMAX_M3 = Tower(
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3,
+    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF,
 }  # fmt: skip
