@@ -1,7 +1,9 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Six kinds (llava's CLIP, Llama-4's and Gemma-4's in towers_vit.py). The Qwen vision transformers (Qwen2.5-VL,
+Ten kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP or SigLIP,
+Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in towers_intern.py;
+Kimi-K2.5's MoonViT3d in towers_moon.py; MiniMax-M3's in towers_minimax.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -14,7 +16,9 @@ merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) a
 same layers) split the big matrices over TP unless the encoder runs data-parallel (vLLM
 `--mm-encoder-tp-mode data`, SGLang `--mm-enable-dp-encoder`: not read); a column-parallel layer's bias is
 split with it, a row-parallel layer's bias, the norms, the patch embedding and the position table stay whole.
-The tower lives on the first pipeline stage.
+Where engines shard a part differently (a position table, replicated linears, a projector, a padded MLP) the
+TowerSpec names it and each engine's `architectures.TOWER_SPLIT` says how it does. The tower lives on the first
+pipeline stage.
 """
 
 from __future__ import annotations
@@ -105,8 +109,8 @@ def read_tower(
     tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
 ) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
-    projector the outer config sizes (Mistral-3, llava), the outer config; None where the vision model is not
-    the kind the entry describes (llava over SigLIP: not modelled)."""
+    projector the outer config sizes (Mistral-3, llava, InternVL, MiniMax-M3), the outer config; None where the
+    vision model is not the kind the entry describes (llava over Pixtral, Kimi-K3's MoonViT: not modelled)."""
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
