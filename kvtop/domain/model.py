@@ -145,6 +145,7 @@ class TowerSplit(BaseModel):
     replicated_linears: bool = False
     projector_whole: bool = False
     mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
+    block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
 
 
 class TowerSpec(BaseModel):
@@ -166,11 +167,13 @@ class TowerSpec(BaseModel):
     projector_params: int = 0  # of tp_split_params: the projector's, whole where TowerSplit.projector_whole
     mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
     mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
+    head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
         how = split or TowerSplit()
-        shared = self.tp_split_params + (self.head_split_params if self.heads and self.heads % tp == 0 else 0)
+        heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
+        shared = self.tp_split_params + (heads_split if self.heads and self.heads % tp == 0 else 0)
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0
         whole = self.params - shared

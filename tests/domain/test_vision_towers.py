@@ -333,6 +333,9 @@ def test_kimi_k25_tower_by_hand() -> None:
         assert not any("vision tower" in note for note in model.not_modelled)
     for tp, per_rank in ((8, whole + blocks / 8), (3, whole + blocks)):
         assert model.tower.params_per_rank(tp) == per_rank
+    # SGLang 0.5.23 kimi_k25.py: the attention split (VisionAttention), the MLP2 nn.Linear whole on every rank
+    mlps = d * (2 * w * m + m)  # fc0 with its bias and fc1 (whose bias is whole already)
+    assert model.tower.params_per_rank(8, sglang_architectures.TOWER_SPLIT) == whole + mlps + (blocks - mlps) / 8
 
 
 def test_kimi_k3_tower_keeps_its_note() -> None:

@@ -7,6 +7,8 @@ LayerNorm; the projector (`patchmerger`) a LayerNorm over the width, linear_1 (w
 linear_2 (→ the language model's width), with biases, both ReplicatedLinear (whole). The blocks' wqkv (with its
 bias) and fc0 (with its bias) are column-parallel, wo and fc1 row-parallel (their biases whole), all only where
 the heads divide by TP (`is_vit_use_data_parallel(num_heads)`: else the tower runs whole on every rank).
+SGLang 0.5.23's kimi_k25.py splits the attention alike (VisionAttention) but builds the MLP2 nn.Linear (whole):
+`head_split_mlp_params`, kept whole where the engine's TowerSplit says `block_mlp_whole`.
 Kimi-K3's variants (RMSNorms, no biases, a wider qkv, `patchmergerv2`) are not this reading: None, said.
 """
 
@@ -52,7 +54,8 @@ def moon_vit(fields: MoonVitFields, text_hidden: int, config_class: str, source:
     whole = 3 * fields.patch_size**2 * width + width + fields.pos_height * fields.pos_width * width
     whole += depth * (2 * 2 * width + width + width) + 2 * width  # two LayerNorms, wo's and fc1's biases; final
     whole += 2 * width + merged * merged + merged + merged * text_hidden + text_hidden  # the projector
-    blocks = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    mlps = depth * (width * mlp + mlp + mlp * width)  # fc0 (with its bias) and fc1
+    blocks = depth * (3 * width * width + 3 * width + width * width) + mlps
     return TowerSpec(params=whole + blocks, tp_split_params=0, head_split_params=blocks, heads=fields.heads,
-                     config_class=config_class, source=source)  # fmt: skip
+                     head_split_mlp_params=mlps, config_class=config_class, source=source)  # fmt: skip
 

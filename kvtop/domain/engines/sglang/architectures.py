@@ -253,7 +253,9 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # (which mistral.py's Mistral3ForConditionalGeneration extends) builds transformers' projector classes
 # (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank. qwen2_5_vl.py pads the
 # vision MLP to a multiple of 8 (`mlp_hidden_size = (intermediate_size + 7) // 8 * 8`: Qwen2.5-VL's 3420 → 3424).
-TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8)
+# kimi_k25.py builds MoonViT3d's block MLP (kimi_vl_moonvit.MLP2 without use_tensor_parallel) nn.Linear: whole.
+TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
+                         block_mlp_whole=True)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
