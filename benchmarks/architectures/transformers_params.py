@@ -5,7 +5,7 @@ for its `model_type` (the language model; a multimodal wrapper's towers are coun
 with transformers and torch (not kvtop's dependencies):
 
     python benchmarks/architectures/transformers_params.py tests/data/configs/heldout \
-        tests/data/configs/heldout/transformers_params.json
+        tests/data/configs/heldout/transformers_params.json [STEM ...]
 
 Each config gets {"transformers": version, "class": the model class, "language_params": parameters outside
 the towers (tied matrices counted once, and the routers' `e_score_correction_bias`, a buffer in transformers but
@@ -24,12 +24,37 @@ TOWER_WORDS = ("vision", "visual", "audio", "multi_modal_projector", "mm_project
                "embed_audio", "patch_embed", "vit", "merger")  # fmt: skip
 
 
+def as_transformers(raw: dict) -> dict:
+    """A remote-code config as the transformers class its checkpoints convert to: InternVL's `internvl_chat`
+    (InternVisionModel + mlp1) is transformers' `internvl` (InternVLVisionModel + InternVLMultiModalProjector,
+    the same tensors: transformers' models/internvl/convert_internvl_weights_to_hf.py maps the fields so)."""
+    if raw.get("model_type") != "internvl_chat":
+        return raw
+    vision = dict(raw.get("vision_config") or {})
+    side = lambda v: [v, v] if isinstance(v, int) else v  # noqa: E731
+    converted_vision = {
+        "hidden_size": vision.get("hidden_size", 3200), "num_hidden_layers": vision.get("num_hidden_layers", 48),
+        "num_attention_heads": vision.get("num_attention_heads", 25),
+        "intermediate_size": vision.get("intermediate_size", 12800),
+        "attention_bias": vision.get("qkv_bias", False), "use_qk_norm": vision.get("qk_normalization", True),
+        "norm_type": vision.get("norm_type", "rms_norm"), "image_size": side(vision.get("image_size", 224)),
+        "patch_size": side(vision.get("patch_size", 14)), "num_channels": vision.get("num_channels", 3),
+        "use_mean_pooling": True, "use_absolute_position_embeddings": True, "use_mask_token": False,
+    }  # fmt: skip
+    return {
+        "model_type": "internvl", "architectures": ["InternVLForConditionalGeneration"],
+        "vision_config": converted_vision, "text_config": raw.get("llm_config"),
+        "downsample_ratio": raw.get("downsample_ratio", 0.5), "vision_feature_layer": raw.get("select_layer", -1),
+        "tie_word_embeddings": raw.get("tie_word_embeddings", False),
+    }  # fmt: skip
+
+
 def count(path: Path) -> dict[str, object]:
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
 
-    raw = json.loads(path.read_text())
+    raw = as_transformers(json.loads(path.read_text()))
     raw.pop("quantization_config", None)
     raw.pop("auto_map", None)  # remote code is never run: a config transformers has no class for is skipped
     for key in ("text_config", "llm_config"):
@@ -45,7 +70,9 @@ def count(path: Path) -> dict[str, object]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         built = None
-        for auto in (AutoModelForCausalLM, AutoModelForImageTextToText):
+        # a config with a vision tower is built whole (Qwen3.5's CausalLM class is its text model alone)
+        autos = (AutoModelForCausalLM, AutoModelForImageTextToText)
+        for auto in autos[::-1] if "vision_config" in raw else autos:
             try:
                 with torch.device("meta"):
                     built = auto.from_config(config)
@@ -81,10 +108,13 @@ def count(path: Path) -> dict[str, object]:
     }
 
 
-def main(folder: str, out: str) -> None:
-    results = {}
+def main(folder: str, out: str, only: list[str]) -> None:
+    """Count every config of `folder` (or only the stems named after it, kept beside the others in `out`)."""
+    results = json.loads(Path(out).read_text()) if only and Path(out).exists() else {}
     for path in sorted(Path(folder).glob("*.json")):
         if path.name.endswith(".hf_quant_config.json") or path.name == "transformers_params.json":
+            continue
+        if only and path.stem not in only:
             continue
         results[path.stem] = count(path)
         print(path.stem, results[path.stem], file=sys.stderr)
@@ -92,4 +122,4 @@ def main(folder: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

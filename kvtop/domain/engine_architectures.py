@@ -25,7 +25,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, parse_release
 
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
-    from kvtop.domain.model import ModelSpec
+    from kvtop.domain.model import ModelSpec, TowerSplit
 
 ArchitectureState = Literal["registered", "transformers_backend", "custom_code", "refused", "not_checked"]
 """registered: the engine has its own class; transformers_backend: served by its Transformers backend (kvtop
@@ -147,7 +147,10 @@ class RegistryTable:
 
 
 class EngineArchitectures(Protocol):
-    """An engine's verdict on a launch's model class (each package's `architectures` module)."""
+    """An engine's verdict on a launch's model class (each package's `architectures` module), and how its own
+    tower code shards a vision tower's parts engines disagree on (`TOWER_SPLIT`, read by the weights book)."""
+
+    TOWER_SPLIT: TowerSplit
 
     def check(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion

@@ -7,6 +7,7 @@ import these types, so this module imports none of them.
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from functools import cached_property
 from typing import Literal
@@ -133,18 +134,55 @@ class VisionSpec(BaseModel):
     hidden_size: int = 1024
 
 
+class TowerSplit(BaseModel):
+    """How an engine's own tower code shards the parts engines disagree on (each engine package's
+    `architectures.TOWER_SPLIT`): a learned position table split by rows over TP (`VocabParallelEmbedding`)
+    rather than whole, block linears another engine builds replicated split over TP, and a projector another
+    engine splits (Column/RowParallelLinear) built whole (transformers' nn.Linear projector class)."""
+
+    model_config = ConfigDict(frozen=True)
+    position_table: bool = False
+    replicated_linears: bool = False
+    projector_whole: bool = False
+    mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
+    block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
+
+
 class TowerSpec(BaseModel):
-    """A vision tower and its projector (whole model): its parameters, and those split over TP
-    (`kvtop.domain.architectures.towers`); the rest is whole on every rank of the first pipeline stage."""
+    """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
+    (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
+    intern_vit.py: else whole), and those engines shard differently (`TowerSplit`); the rest is whole on every
+    rank of the first pipeline stage."""
 
     model_config = ConfigDict(frozen=True)
     params: int
     tp_split_params: int
     config_class: str
     source: str
+    head_split_params: int = 0  # attention split over TP only where `heads` divides by TP
+    heads: int = 0
+    position_params: int = 0  # a learned position table (whole, or split by rows: TowerSplit.position_table)
+    position_rows: int = 0
+    replicated_params: int = 0  # linears built replicated, or split (TowerSplit.replicated_linears)
+    projector_params: int = 0  # of tp_split_params: the projector's, whole where TowerSplit.projector_whole
+    mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
+    mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
+    head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
 
-    def params_per_rank(self, tp: int) -> float:
-        return self.params - self.tp_split_params + self.tp_split_params / tp
+    def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
+        """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
+        how = split or TowerSplit()
+        heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
+        shared = self.tp_split_params + (heads_split if self.heads and self.heads % tp == 0 else 0)
+        shared += self.replicated_params if how.replicated_linears else 0
+        shared -= self.projector_params if how.projector_whole else 0
+        whole = self.params - shared
+        if self.mlp_width:  # padded MLP units join the split part
+            shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
+        if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
+            padded = math.ceil(self.position_rows / 64) * 64
+            whole += math.ceil(padded / tp) * (self.position_params // self.position_rows) - self.position_params
+        return whole + shared / tp
 
 
 class ModelSpec(BaseModel):
@@ -257,5 +295,5 @@ class ModelSpec(BaseModel):
 
 __all__ = [
     "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
-    "StateKind", "StateSpec", "TowerSpec", "VisionSpec",
+    "StateKind", "StateSpec", "TowerSpec", "TowerSplit", "VisionSpec",
 ]  # fmt: skip

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
 
 
 class WeightRow(BaseModel):
@@ -338,11 +338,13 @@ def weights_book(
     first_stage: bool,
     last_stage: bool,
     load_mtp: bool = False,
+    tower_split: TowerSplit | None = None,
 ) -> WeightsBook:
-    """The weights one rank of a pipeline stage holding `layers` keeps resident (remembered per model and layout)."""
-    key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp)
+    """The weights one rank of a pipeline stage holding `layers` keeps resident (remembered per model and layout);
+    `tower_split`: how the engine shards a vision tower's disputed parts (its `architectures.TOWER_SPLIT`)."""
+    key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp, tower_split)
     return _BOOKS.get(
-        key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp)
+        key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp, tower_split)
     )
 
 
@@ -353,8 +355,9 @@ def _weights_book(
     first_stage: bool,
     last_stage: bool,
     load_mtp: bool,
+    tower_split: TowerSplit | None,
 ) -> WeightsBook:
-    book = _book_from_config(model, layout, layers, first_stage, last_stage, load_mtp)
+    book = _book_from_config(model, layout, layers, first_stage, last_stage, load_mtp, tower_split)
     whole = first_stage and last_stage and layout.tp == 1 and len(layers) == model.num_layers
     if model.weights_as_stored and model.checkpoint_bytes and whole and book.total_params:
         return _as_stored(model.checkpoint_bytes, book.total_params)
@@ -376,6 +379,7 @@ def _book_from_config(
     first_stage: bool,
     last_stage: bool,
     load_mtp: bool,
+    tower_split: TowerSplit | None,
 ) -> WeightsBook:
     rank = _Rank(model, layout)
     h = model.hidden_size
@@ -399,8 +403,8 @@ def _book_from_config(
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if model.tower is not None:  # the vision tower and projector, its big matrices split over TP (towers.py)
-            params = model.tower.params_per_rank(layout.tp)
-            split = layout.tp if model.tower.tp_split_params else 1  # Gemma-4's tower is whole on every rank
+            params = model.tower.params_per_rank(layout.tp, tower_split)
+            split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
             rank.acc.add("vision", params, params * model.dtype_bytes, split)
             rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:

@@ -21,11 +21,17 @@ BF16 = 2
 LLAMA_DEFAULTS = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
 
 
+# MistralConfig's (configuration_mistral.py): llava-next's Mistral text_config states neither either
+MISTRAL_DEFAULTS = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
+
+
 def text_section(cfg: dict[str, Any]) -> dict[str, Any]:
     for key in ("text_config", "llm_config", "language_config"):
         if isinstance(cfg.get(key), dict):
             if cfg.get("model_type") == "llava":
                 return {**LLAMA_DEFAULTS, **cfg[key]}
+            if cfg.get("model_type") == "llava_next" and cfg[key].get("model_type") == "mistral":
+                return {**MISTRAL_DEFAULTS, **cfg[key]}
             return cfg[key]
     return cfg
 

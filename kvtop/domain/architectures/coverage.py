@@ -18,8 +18,8 @@ from kvtop.domain.architectures.registry import BY_CLASS_NAME
 
 Verdict = Literal["entry", "wrapper", "not_modelled", "generic"]
 
-# Multimodal wrappers whose language model kvtop reads through their text section (`nesting`); their towers
-# are not in the weights book (said in the ModelSpec's not_modelled).
+# Multimodal wrappers whose language model kvtop reads through their text section (`nesting`); their towers,
+# where towers.BY_OUTER_TYPE has no kind for them, are not in the weights book (said in not_modelled).
 WRAPPERS: frozenset[str] = frozenset({
     "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "LlavaNextVideoForConditionalGeneration",
     "LlavaOnevisionForConditionalGeneration", "Mistral3ForConditionalGeneration", "PixtralForConditionalGeneration",

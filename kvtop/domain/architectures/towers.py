@@ -1,7 +1,9 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Six kinds (llava's CLIP, Llama-4's and Gemma-4's in towers_vit.py). The Qwen vision transformers (Qwen2.5-VL,
+Ten kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP or SigLIP,
+Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in towers_intern.py;
+Kimi-K2.5's MoonViT3d in towers_moon.py; MiniMax-M3's in towers_minimax.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -14,7 +16,9 @@ merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) a
 same layers) split the big matrices over TP unless the encoder runs data-parallel (vLLM
 `--mm-encoder-tp-mode data`, SGLang `--mm-enable-dp-encoder`: not read); a column-parallel layer's bias is
 split with it, a row-parallel layer's bias, the norms, the patch embedding and the position table stay whole.
-The tower lives on the first pipeline stage.
+Where engines shard a part differently (a position table, replicated linears, a projector, a padded MLP) the
+TowerSpec names it and each engine's `architectures.TOWER_SPLIT` says how it does. The tower lives on the first
+pipeline stage.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_vit
+from kvtop.domain.architectures import towers_intern, towers_minimax, towers_moon, towers_vit
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -84,9 +88,14 @@ class Tower:
     config_class: str
     source: str  # the transformers file its modules and defaults come from
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP and
-    # llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit)
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "clip_llava", "llama4", "gemma4"] = "qwen"
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
+    # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
+    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
+    # MiniMax-M3's ViT, projector and patch merger (towers_minimax)
+    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
+                  "intern_vl_hf", "moon_vit", "minimax_vl"] = "qwen"
+    # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
+    vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
     vision_model_types: frozenset[str] = frozenset()
     norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
@@ -100,19 +109,41 @@ def read_tower(
     tower: Tower, vision_config: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
 ) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
-    projector the outer config sizes (Mistral-3, llava), the outer config; None where the vision model is not
-    the kind the entry describes (llava over SigLIP: not modelled)."""
-    stated = validated(TowerConfig, vision_config, source=source, prefix="vision_config.")
+    projector the outer config sizes (Mistral-3, llava, InternVL, MiniMax-M3), the outer config; None where the
+    vision model is not the kind the entry describes (llava over Pixtral, Kimi-K3's MoonViT: not modelled)."""
+    paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
+    shared = {key: value for key, value in vision_config.items() if key not in paired}
+    stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
     if tower.vision_model_types and stated.model_type not in tower.vision_model_types:
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
-    if tower.kind == "clip_llava":
+    if tower.kind == "llava":
         llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
-        if not 1 <= towers_vit.layers_built(llava.vision_feature_layer, values["depth"]) <= values["depth"]:
-            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got "
-                             f"{llava.vision_feature_layer})", field="vision_feature_layer", source=source)  # fmt: skip
-        return towers_vit.clip_llava(values, text_hidden, llava, tower.config_class, tower.source)
+        values = {**values, **tower.vision_defaults.get(stated.model_type or "", {}), **given}
+        layer = values["vision_feature_layer"] if llava.vision_feature_layer is None else llava.vision_feature_layer
+        if not 1 <= towers_vit.layers_built(layer, values["depth"]) <= values["depth"]:
+            raise InputError(f"must name a layer of the {values['depth']} in vision_config (got {layer})",
+                             field="vision_feature_layer", source=source)  # fmt: skip
+        named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
+        return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+    if tower.kind == "minimax_vl":
+        mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")
+        around = validated(towers_minimax.MiniMaxOuterFields, outer, source=source)
+        return towers_minimax.minimax_vl(values, mini, around, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moon_vit":
+        moon = validated(towers_moon.MoonVitFields, vision_config, source=source, prefix="vision_config.")
+        return towers_moon.moon_vit(moon, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "intern_vl_hf":
+        hf = validated(towers_intern.InternVlVisionFields, vision_config, source=source, prefix="vision_config.")
+        ratio = validated(towers_intern.InternChatFields, outer, source=source)
+        return towers_intern.intern_vl_hf(values, hf, ratio, text_hidden, tower.config_class, tower.source,
+                                          where=source)  # fmt: skip
+    if tower.kind == "intern_vit":
+        vit = validated(towers_intern.InternVitFields, vision_config, source=source, prefix="vision_config.")
+        chat = validated(towers_intern.InternChatFields, outer, source=source)
+        return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
+                                        where=source)  # fmt: skip
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "gemma4":
@@ -138,8 +169,11 @@ def read_tower(
     whole += (2 if tower.norm_bias else 1) * width + out  # the main merger's norm is over width
     if mergers > 1:
         whole += (mergers - 1) * (2 * merged + out)  # deepstack mergers norm after the shuffle (LayerNorm)
+    rows = values["num_position_embeddings"] if tower.position_table else 0
+    unit = depth * (ups * (width + 1) + width) if tower.mlp_gated else 0  # SGLang pads Qwen2.5-VL's gated MLP
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, position_params=rows * width, position_rows=rows,
+                     mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
 
 
 def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
@@ -154,7 +188,7 @@ def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) ->
     whole += width * text_hidden + width  # the projector and its soft-embedding norm
     split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, position_params=positions * width, position_rows=positions)  # fmt: skip
 
 
 def _pixtral_mistral3(
@@ -170,9 +204,10 @@ def _pixtral_mistral3(
     whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
     split = depth * (4 * width * width + 3 * width * mlp)
     whole += width + width * merge * merge * width + (text_hidden if bias else 0)
-    split += width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    split += projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source)  # fmt: skip
+                     source=tower.source, projector_params=projector)  # fmt: skip
 
 
 _QWEN3_VISION = {
@@ -211,13 +246,28 @@ PIXTRAL_MISTRAL3 = Tower(
     kind="pixtral_mistral3",
 )  # fmt: skip
 
-# llava-1.5's CLIP ViT-L/14-336 and projector (CLIPVisionConfig's class defaults where vision_config leaves a
-# field out); a llava over another vision model (SigLIP) is not this kind
+# llava's (llava-next's, llava-onevision's) CLIP or SigLIP and projector: CLIPVisionConfig's or SiglipVisionConfig's
+# class defaults where vision_config leaves a field out; the outer class's vision_feature_layer default
+_LLAVA_VISION = {
+    "clip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
+                          "image_size": 224, "patch_size": 32},
+    "siglip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
+                            "image_size": 224, "patch_size": 16},
+}  # fmt: skip
+_LLAVA_SOURCE = "transformers models/clip, models/siglip (CLIPVisionModel, SiglipVisionModel), models/{}"
 LLAVA_CLIP = Tower(
-    "CLIPVisionConfig", "transformers models/clip (CLIPVisionModel), models/llava (LlavaMultiModalProjector)",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
-     "patch_size": 32},
-    kind="clip_llava", vision_model_types=frozenset({"clip_vision_model"}),
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava (LlavaMultiModalProjector)"), {"vision_feature_layer": -2},
+    kind="llava", vision_model_types=frozenset(_LLAVA_VISION), vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+LLAVA_NEXT = Tower(
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next (image_newline, LlavaNextMultiModalProjector)"),
+    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+LLAVA_ONEVISION = Tower(
+    "SiglipVisionConfig", _LLAVA_SOURCE.format("llava_onevision (image_newline, LlavaOnevisionMultiModalProjector)"),
+    {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
 LLAMA4_VISION = Tower(
     "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
@@ -233,8 +283,39 @@ GEMMA4_VISION = Tower(
     kind="gemma4",
 )  # fmt: skip
 
+# InternViT-6B's InternVisionConfig defaults (remote code configuration_intern_vit.py; qkv_bias False,
+# qk_normalization True and norm_type rms_norm are InternVitFields' defaults) and InternVL's mlp1
+INTERNVL_CHAT = Tower(
+    "InternVisionConfig", "InternVL remote code (InternVisionModel, InternVLChatModel.mlp1); vLLM intern_vit.py",
+    {"depth": 48, "hidden_size": 3200, "intermediate_size": 12800, "num_attention_heads": 25, "in_channels": 3,
+     "image_size": 224, "patch_size": 14},
+    kind="intern_vit",
+)  # fmt: skip
+
+# InternVL's transformers format: InternVLVisionConfig's class defaults (InternViT-300M)
+INTERNVL_HF = Tower(
+    "InternVLVisionConfig", "transformers models/internvl (InternVLVisionModel, InternVLMultiModalProjector); vLLM interns1.py",
+    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16, "in_channels": 3},
+    kind="intern_vl_hf",
+)  # fmt: skip
+
+# Kimi-K2.5's MoonViT3d (Kimi_K25VisionConfig's defaults: towers_moon.MoonVitFields)
+KIMI_K25 = Tower(
+    "Kimi_K25VisionConfig", "transformers models/kimi_k25 (Kimi_K25VisionModel, projector); vLLM kimi_k25_vit.py",
+    kind="moon_vit",
+)  # fmt: skip
+
+# MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
+MINIMAX_M3 = Tower(
+    "CLIPVisionConfig", "transformers models/minimax_m3_vl (MiniMaxM3VL vision model); vLLM minimax_m3/common/vision_tower.py",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 32},
+    kind="minimax_vl",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
+    "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
+    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF,
 }  # fmt: skip

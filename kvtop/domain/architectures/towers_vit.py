@@ -1,5 +1,5 @@
 """Three more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
-the kind): llava's CLIP ViT and 2-layer projector, Llama-4's vision model and projector, Gemma-4's vision
+the kind): llava's (llava-next's, llava-onevision's) CLIP or SigLIP ViT and 2-layer projector, Llama-4's vision model and projector, Gemma-4's vision
 tower and embedder. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
@@ -29,9 +29,10 @@ def _feature_layers(value: Any) -> Any:
 
 
 class LlavaProjectorConfig(ConfigSection):
-    """LlavaConfig's fields the tower's size reads (its class defaults where absent)."""
+    """LlavaConfig's (LlavaNextConfig's, LlavaOnevisionConfig's) fields the tower's size reads; absent: the
+    class's default (`vision_feature_layer` −2, or −1 for llava-onevision: the Tower's defaults)."""
 
-    vision_feature_layer: Annotated[int | list[int], BeforeValidator(_feature_layers)] = -2
+    vision_feature_layer: Annotated[int | list[int], BeforeValidator(_feature_layers)] | None = None
     multimodal_projector_bias: Flag = True
 
 
@@ -41,25 +42,35 @@ def layers_built(feature_layer: int | list[int], depth: int) -> int:
     return max(depth + index + 1 if index < 0 else index for index in wanted)
 
 
-def clip_llava(
-    values: Mapping[str, Any], text_hidden: int, projector: LlavaProjectorConfig, config_class: str, source: str
-) -> TowerSpec:
+def llava_tower(
+    values: Mapping[str, Any], text_hidden: int, projector: LlavaProjectorConfig, outer_type: str, config_class: str,
+    source: str,
+) -> TowerSpec:  # fmt: skip
     """CLIP (a class embedding, a Conv2d patch embedding without bias, (image ÷ patch)² + 1 positions, a pre-
-    LayerNorm, blocks of two LayerNorms, qkv and out with biases, fc1 and fc2 with biases) and llava's projector
-    (linear_1 width → text, linear_2 text → text, biases by `multimodal_projector_bias`). vLLM llava.py builds
-    the blocks only up to `vision_feature_layer` (−2: all but the last) and no post-LayerNorm
-    (`require_post_norm=False`); clip.py splits qkv, out, fc1 and fc2 (QKV/Row/Column/RowParallelLinear),
-    the projector's linear_1 (Column) and linear_2 (Row)."""
+    LayerNorm) or SigLIP (a patch embedding with bias, (image ÷ patch)² positions), then blocks of two LayerNorms,
+    qkv and out with biases, fc1 and fc2 with biases; llava-next and -onevision add `image_newline` (text wide);
+    the projector linear_1 width → text, linear_2 text → text, biases by `multimodal_projector_bias`. vLLM
+    llava.py, llava_next.py and llava_onevision.py build the blocks only up to `vision_feature_layer` (−2: all
+    but the last) and no post-LayerNorm nor SigLIP head (`require_post_norm=False`, `use_head=False`); clip.py
+    and siglip.py split qkv, out, fc1 and fc2 (QKV/Row/Column/RowParallelLinear). The projector's linear_1
+    (Column) and linear_2 (Row) split for llava and llava-next; llava-onevision's are nn.Linear, whole."""
     width, mlp = values["hidden_size"], values["intermediate_size"]
-    depth = layers_built(projector.vision_feature_layer, values["depth"])
-    positions = (values["image_size"] // values["patch_size"]) ** 2 + 1
-    whole = width + values["in_channels"] * values["patch_size"] ** 2 * width + positions * width + 2 * width
+    feature_layer = values["vision_feature_layer"] if projector.vision_feature_layer is None else projector.vision_feature_layer
+    depth = layers_built(feature_layer, values["depth"])
+    clip = values.get("model_type") == "clip_vision_model"
+    positions = (values["image_size"] // values["patch_size"]) ** 2 + (1 if clip else 0)
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + positions * width
+    whole += 3 * width if clip else width  # the class embedding and pre-LayerNorm, or the patch bias
     whole += depth * (2 * 2 * width + width + width)  # two LayerNorms, out's and fc2's biases
     split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
-    bias = projector.multimodal_projector_bias
-    split += width * text_hidden + (text_hidden if bias else 0) + text_hidden * text_hidden
-    whole += text_hidden if bias else 0
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    whole += text_hidden if outer_type in ("llava_next", "llava_onevision") else 0  # image_newline
+    bias = text_hidden if projector.multimodal_projector_bias else 0
+    linears = width * text_hidden + bias + text_hidden * text_hidden
+    split_projector = 0 if outer_type == "llava_onevision" else linears  # onevision's: whole
+    whole += bias + linears - split_projector
+    split += split_projector
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     projector_params=split_projector)  # fmt: skip
 
 
 def llama4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
@@ -88,12 +99,15 @@ def gemma4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str
     nn.Linear by a ReplicatedLinear: nothing splits over TP): input_proj 3 × patch² → width (no bias), a
     position table 2 × position_embedding_size × width, blocks of q, k, v, o (no bias), q and k RMSNorms over
     head_dim (v's has no scale), four RMSNorms, gate, up and down (no bias); the embedder's projection
-    width → text (no bias; its norm has no scale)."""
+    width → text (no bias; its norm has no scale). The block linears are `replicated_params`: an engine whose
+    own layers split them (SGLang's gemma4_vision.py) says so in its TowerSplit."""
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     head_dim = values["head_dim"]
     q_width, kv_width = values["num_attention_heads"] * head_dim, values["num_key_value_heads"] * head_dim
     whole = 3 * values["patch_size"] ** 2 * width + 2 * values["position_embedding_size"] * width
     attention = width * q_width + 2 * width * kv_width + q_width * width + 2 * head_dim
+    linears = depth * (attention - 2 * head_dim + 3 * width * mlp)  # q, k, v, o, gate, up, down
     whole += depth * (attention + 4 * width + 3 * width * mlp)
     whole += width * text_hidden
-    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source)
+    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source,
+                     replicated_params=linears)  # fmt: skip

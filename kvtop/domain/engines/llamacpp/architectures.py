@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, names
 from kvtop.domain.engines.llamacpp.eras import build_order
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -73,6 +74,10 @@ def refusal_words(architecture: str) -> str:
     """llama.cpp's own error for a name it does not load as the main model: `clip`'s (src/llama.cpp), else
     a name its table has not got (src/llama-model.cpp, llama_model_create)."""
     return NOT_A_MAIN_MODEL.get(architecture) or f"unknown model architecture: '{architecture}'"
+
+
+# llama.cpp loads a vision tower from a separate mmproj file (not in the weights book): nothing to split.
+TOWER_SPLIT = TowerSplit()
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable
 from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import era_for
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -124,6 +125,10 @@ def _table(auto_map_class: str | None) -> RegistryTable:
         return f"Can not found rewrite for architectures: [{architecture!r}]"
 
     return RegistryTable("LMDeploy", RANGES, wording)
+
+
+# LMDeploy's tower sharding is not read: assumed as vLLM's (docs/engines/architectures.md).
+TOWER_SPLIT = TowerSplit()
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -243,6 +244,18 @@ def _wording(architecture: str, found: RegistryRange) -> str:
 
 
 TABLE = RegistryTable("SGLang", RANGES, _wording)
+
+
+# SGLang 0.5.23 splits a learned position table over TP (`VocabParallelEmbedding`, rows padded to 64:
+# srt/models/qwen3_vl.py `pos_embed`, which qwen3_5.py reuses; siglip.py `position_embedding`) and builds
+# Gemma-4's tower blocks with its own parallel layers (gemma4_vision.py ClippableQKVParallelLinear, RowParallel
+# o_proj/down_proj, GateUpParallel): 544,942,080 B less per rank at TP 2 than vLLM's replicated ones. Its llava.py
+# (which mistral.py's Mistral3ForConditionalGeneration extends) builds transformers' projector classes
+# (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank. qwen2_5_vl.py pads the
+# vision MLP to a multiple of 8 (`mlp_hidden_size = (intermediate_size + 7) // 8 * 8`: Qwen2.5-VL's 3420 → 3424).
+# kimi_k25.py builds MoonViT3d's block MLP (kimi_vl_moonvit.MLP2 without use_tensor_parallel) nn.Linear: whole.
+TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
+                         block_mlp_whole=True)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryTable
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -20,6 +21,10 @@ TABLE = RegistryTable(
     "TensorRT-LLM", (), lambda architecture, found: "",
     not_read="kvtop has not read its @register_auto_model classes or MODEL_MAP at any release",
 )  # fmt: skip
+
+
+# TensorRT-LLM's tower sharding is not read: assumed as vLLM's (docs/engines/architectures.md).
+TOWER_SPLIT = TowerSplit()
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

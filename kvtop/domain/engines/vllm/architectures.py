@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
+from kvtop.domain.model import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -277,6 +278,11 @@ def _wording(architecture: str, found: RegistryRange) -> str:
 
 
 TABLE = RegistryTable("vLLM", RANGES, _wording)
+
+
+# vLLM 0.33.0 keeps a learned position table whole (nn.Embedding / a Parameter: qwen3_vl.py, siglip.py) and
+# builds Gemma-4's tower linears replicated (gemma4_mm.py ReplicatedLinear): its split is the towers' default.
+TOWER_SPLIT = TowerSplit()
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

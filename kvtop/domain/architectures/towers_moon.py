@@ -1,0 +1,61 @@
+"""Kimi-K2.5's vision tower (MoonViT3d) and its patch-merger projector, counted as vLLM 0.33.0 builds and shards
+them (towers.py picks this kind by the outer model_type `kimi_k25`).
+
+vLLM kimi_k25_vit.py: a Conv2d patch embedding with bias, a learned position table height × width × width (the
+time table is a buffer), blocks of two LayerNorms, wqkv and wo with biases, fc0 and fc1 with biases, a final
+LayerNorm; the projector (`patchmerger`) a LayerNorm over the width, linear_1 (width × merge² → the same) and
+linear_2 (→ the language model's width), with biases, both ReplicatedLinear (whole). The blocks' wqkv (with its
+bias) and fc0 (with its bias) are column-parallel, wo and fc1 row-parallel (their biases whole), all only where
+the heads divide by TP (`is_vit_use_data_parallel(num_heads)`: else the tower runs whole on every rank).
+SGLang 0.5.23's kimi_k25.py splits the attention alike (VisionAttention) but builds the MLP2 nn.Linear (whole):
+`head_split_mlp_params`, kept whole where the engine's TowerSplit says `block_mlp_whole`.
+Kimi-K3's variants (RMSNorms, no biases, a wider qkv, `patchmergerv2`) are not this reading: None, said.
+"""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers, Name
+from kvtop.domain.model import TowerSpec
+
+_PAIR = Field(default=[2, 2], min_length=2, max_length=2)
+
+
+class MoonVitFields(ConfigSection):
+    """Kimi_K25VisionConfig's fields (`vt_*` in the checkpoints; the class's defaults where absent)."""
+
+    hidden_size: Hidden = Field(default=1152, validation_alias=AliasChoices("vt_hidden_size", "hidden_size"))
+    intermediate_size: Intermediate = Field(
+        default=4304, validation_alias=AliasChoices("vt_intermediate_size", "intermediate_size")
+    )
+    heads: Heads = Field(default=16, validation_alias=AliasChoices("vt_num_attention_heads", "num_attention_heads"))
+    depth: Layers = Field(default=27, validation_alias=AliasChoices("vt_num_hidden_layers", "num_hidden_layers"))
+    patch_size: Dim = 14
+    pos_height: Dim = Field(default=64, validation_alias=AliasChoices("init_pos_emb_height", "pos_emb_height"))
+    pos_width: Dim = Field(default=64, validation_alias=AliasChoices("init_pos_emb_width", "pos_emb_width"))
+    merge_kernel_size: list[Dim] = _PAIR
+    mm_projector_type: Name = "patchmerger"
+    norm_type: Name = "layernorm"
+    attn_bias: Flag = True
+    linear_bias: Flag = True
+    patch_embed_proj_bias: Flag = True
+    qkv_hidden_size: Hidden | None = None
+
+
+def moon_vit(fields: MoonVitFields, text_hidden: int, config_class: str, source: str) -> TowerSpec | None:
+    """The tower and projector's parameters (None where the config is one of Kimi-K3's variants)."""
+    k3 = (fields.mm_projector_type != "patchmerger" or fields.norm_type != "layernorm" or not fields.attn_bias
+          or not fields.linear_bias or not fields.patch_embed_proj_bias or fields.qkv_hidden_size is not None)  # fmt: skip
+    if k3:
+        return None
+    width, mlp, depth = fields.hidden_size, fields.intermediate_size, fields.depth
+    merged = width * fields.merge_kernel_size[0] * fields.merge_kernel_size[1]
+    whole = 3 * fields.patch_size**2 * width + width + fields.pos_height * fields.pos_width * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # two LayerNorms, wo's and fc1's biases; final
+    whole += 2 * width + merged * merged + merged + merged * text_hidden + text_hidden  # the projector
+    mlps = depth * (width * mlp + mlp + mlp * width)  # fc0 (with its bias) and fc1
+    blocks = depth * (3 * width * width + 3 * width + width * width) + mlps
+    return TowerSpec(params=whole + blocks, tp_split_params=0, head_split_params=blocks, heads=fields.heads,
+                     head_split_mlp_params=mlps, config_class=config_class, source=source)  # fmt: skip
+
