@@ -83,3 +83,18 @@ def test_ray_folded_tighter_worker_is_what_the_log_lacks() -> None:
     assert "14 workers" in missing and "[repeated Nx across cluster]" in missing
     # 5,302 blocks × 552,960 B = 2.7305 GiB on the hidden worker
     assert "2.73 GiB" in missing and 5_302 * 16 * DEEPSEEK_STAGE_BYTES_PER_TOKEN == 2_931_793_920
+
+
+def test_pp2_on_two_rtx_pro_6000_from_the_first_stages_memory() -> None:
+    """v0.27.1, Qwen3-32B at PP 2 (a blog's measured run): only Worker_PP0 prints `Available KV cache memory:
+    6.92 GiB`; a stage's 32 layers × 8 KV heads × 128 × 2 × 2 B = 131,072 B per token, so 6.92 GiB holds
+    3,540–3,545 blocks of 16, and the log's 56,640 tokens are int(3,540 / 2,048 × 32,768)."""
+    out = explain_json(
+        "vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000", "Qwen--Qwen3-32B.json", "--engine-version", "0.27.1",
+        "--pipeline-parallel-size", "2", "--gpu-memory-utilization", "0.426", "--max-model-len", "32768",
+    )  # fmt: skip
+    assert out["logged"]["token_capacity"] == 56_640 == int(3_540 / 2_048 * 32_768)
+    assert out["predicted"]["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2 == 131_072
+    assert int(6.915 * GIB) // (16 * 131_072) == 3_540  # the low end of what prints as 6.92
+    assert out["predicted"]["token_capacity_min"] <= 56_640 <= out["predicted"]["token_capacity_max"]
+    assert out["verdict"] == "match"
