@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
@@ -89,12 +89,19 @@ def test_pp2_on_two_rtx_pro_6000_from_the_first_stages_memory() -> None:
     """v0.27.1, Qwen3-32B at PP 2 (a blog's measured run): only Worker_PP0 prints `Available KV cache memory:
     6.92 GiB`; a stage's 32 layers × 8 KV heads × 128 × 2 × 2 B = 131,072 B per token, so 6.92 GiB holds
     3,540–3,545 blocks of 16, and the log's 56,640 tokens are int(3,540 / 2,048 × 32,768)."""
-    out = explain_json(
-        "vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000", "Qwen--Qwen3-32B.json", "--engine-version", "0.27.1",
-        "--pipeline-parallel-size", "2", "--gpu-memory-utilization", "0.426", "--max-model-len", "32768",
-    )  # fmt: skip
+    out = explain_json("vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000", "Qwen--Qwen3-32B.json", "--engine-version", "0.27.1")
+    assert any(step["label"] == "requested: ceil(total × 0.426)" for step in out["steps"])  # the docker line's flag
     assert out["logged"]["token_capacity"] == 56_640 == int(3_540 / 2_048 * 32_768)
     assert out["predicted"]["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2 == 131_072
     assert int(6.915 * GIB) // (16 * 131_072) == 3_540  # the low end of what prints as 6.92
     assert out["predicted"]["token_capacity_min"] <= 56_640 <= out["predicted"]["token_capacity_max"]
     assert out["verdict"] == "match"
+
+
+def test_a_docker_run_of_the_vllm_image_is_a_vllm_launch() -> None:
+    """The image's entry point is the server: what follows `vllm/vllm-openai:TAG` is its model and flags (the
+    blog's `docker run … vllm/vllm-openai:latest Qwen/Qwen3-32B --pipeline-parallel-size 2 …`)."""
+    command = (CASES / "vllm/blog-v0271-qwen3-32b-pp2-rtxpro6000/engine.log").read_text().splitlines()[0]
+    settings = parse_launch_command(command.removeprefix("$ "))
+    assert settings is not None and settings.engine == "vllm" and settings.model == "Qwen/Qwen3-32B"
+    assert (settings.pp, settings.gpu_memory_utilization, settings.context_length) == (2, 0.426, 32_768)

@@ -490,7 +490,8 @@ DIALECT = LogDialect(
         ("Turning off hybrid kv cache manager", _hybrid_off),
     ),
     launch=re.compile(
-        r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve)\b.*"
+        r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"
+        r"|vllm/vllm-openai(?::[\w.-]{1,60})?(?=\s))\b.*"
     ),
     own_failures=re.compile(r"EngineCore failed to start|Engine core initialization failed"),
     freeze=freeze,
@@ -503,8 +504,8 @@ DIALECT = LogDialect(
         "EngineCore failed to start",
         "Engine core initialization failed",
     ),
-    launch_words=("serve", "api_server"),
-    positional_model=re.compile(r"vllm serve ([^\s'\"-][^\s'\"]{0,500})"),
+    launch_words=("serve", "api_server", "vllm/vllm-openai"),
+    positional_model=re.compile(r"(?:vllm serve|vllm/vllm-openai(?::[\w.-]{1,60})?) ([^\s'\"-][^\s'\"]{0,500})"),
     rank_reader=_rank_of_processes,
     rank_hint="pid=",
     start_failures=("EngineCore failed to start", "Engine core initialization failed"),
