@@ -19,7 +19,10 @@ from kvtop.domain.model import ModelSpec
 # NemotronHForCausalLM, whose runs size the attention cell for every layer but the Mamba slots otherwise
 # (max_mamba_cache_size 88 at PP 2 where the whole model's state would give fewer): it keeps the stage's layers.
 WHOLE_MODEL_KV_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "not checked before 0.5.23: the stage's own layers"),
+    Era("", frozenset(), "not checked before 0.5.5.post3: the stage's own layers"),
+    Era("0.5.5.post3", frozenset({"Mistral3ForConditionalGeneration"}),
+        "PR #14254's startup log (2025-12-01, main after 0.5.5.post3): Mistral-Small-3.1 at PP 4 loads as "
+        "LlavaForConditionalGeneration and every stage allocates K 26.84 GB for 351,850 tokens = 40 of 40 layers"),
     Era("0.5.23", frozenset({
         "Gemma4ForConditionalGeneration", "MiniMaxM2ForCausalLM", "Mistral3ForConditionalGeneration",
         "Qwen2_5_VLForConditionalGeneration",

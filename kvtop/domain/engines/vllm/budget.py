@@ -131,9 +131,8 @@ class VllmBudget:
         dcp = inputs.layout.dcp
         mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
         blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks)
-        num_blocks = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
-        if s.num_gpu_blocks_override is not None:
-            num_blocks = s.num_gpu_blocks_override
+        from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
+        num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
         steps.append(
             BudgetStep(
                 label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
@@ -144,7 +143,10 @@ class VllmBudget:
         needed = blocks_per_request * page_bytes * group_size
         fixed_by = "--num-gpu-blocks-override" if s.num_gpu_blocks_override is not None else (
             "--kv-cache-memory-bytes" if s.kv_cache_memory_bytes is not None else None)  # fmt: skip
-        over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by else 0
+        # an override no larger than the blocks this worker's own KV memory makes fits by construction (the engine
+        # core's least over the workers, §4, arrives as one): only a larger one can fail to allocate
+        within = fixed_by == "--num-gpu-blocks-override" and s.kv_cache_memory_bytes is None and num_blocks <= from_memory
+        over = inputs.fixed_pool_overflow(num_blocks * page_bytes * group_size, fixed_by, notes) if fixed_by and not within else 0
         fits = available > 0 and num_blocks >= blocks_per_request and over == 0
         concurrency = num_blocks / blocks_per_request if fits else 0.0
         tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"

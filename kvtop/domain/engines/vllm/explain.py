@@ -18,7 +18,8 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
-from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
+from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
@@ -62,14 +63,17 @@ def log_kv_dtype(log: EngineLog) -> str | None:
     return None
 
 
-def _rank_available(rank: VllmRankLog) -> Measured | None:
-    """`Available KV cache memory`, else the ledger's `kv cache memory in use`, else V0's `kv_cache_size`."""
+def _rank_available(rank: VllmRankLog, workers: int = 1) -> Measured | None:
+    """`Available KV cache memory`, else the ledger's `kv cache memory in use`, else V0's `kv_cache_size`.
+    Untagged workers (Ray actors behind one prefix) print into one record: the least of its first
+    `workers` (TP × PP) figures is the pool's."""
     if rank.available_kv_cache_memory:
-        return rank.available_kv_cache_memory[0]
+        return min(rank.available_kv_cache_memory[: max(workers, 1)], key=lambda m: m.value_bytes)
     in_use = next((s.kv_in_use for s in rank.startup_ledgers if s.kv_in_use), None)
     if in_use is not None:
         return in_use
-    return next((p.figures["kv_cache_size"] for p in rank.v0_profiles if "kv_cache_size" in p.figures), None)
+    profiled = [p.figures["kv_cache_size"] for p in rank.v0_profiles if "kv_cache_size" in p.figures]
+    return min(profiled[: max(workers, 1)], key=lambda m: m.value_bytes) if profiled else None
 
 
 def _is_worker(rank: VllmRankLog) -> bool:
@@ -116,17 +120,17 @@ def _refused_tokens(log: EngineLog) -> int | None:
     return log.first(VllmRankLog, lambda r: r.token_shortfalls[0].kv_tokens if r.token_shortfalls else None)
 
 
-def _logged(log: EngineLog, block: int | None) -> Logged:
-    ranked = log.least(VllmRankLog, _rank_available)
-    # ≤ v0.11.0 every worker prints its own figure before the engine takes the least (§5): the least is the pool
-    printed = [r.kv_cache_tokens[0] for r in log.ranks(VllmRankLog) if r.kv_cache_tokens]
+def _logged(log: EngineLog, block: int | None, workers: int = 1) -> Logged:
+    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
+    # ≤ v0.11.0 the engine core prints each worker's figure (TP × PP lines) before it takes the least (§5)
+    printed = [min(r.kv_cache_tokens[: max(workers, 1)]) for r in log.ranks(VllmRankLog) if r.kv_cache_tokens]
     tokens = min(printed) if printed else None
     blocks = _logged_blocks(log) if tokens is None else None
     if blocks is not None and block is None:  # no block size known: the refusal's tokens are blocks × block
         tokens, blocks = _refused_tokens(log), None
     elif blocks is None and tokens is None:
         tokens = _refused_tokens(log)
-    concurrency = log.first(VllmRankLog, lambda r: r.max_concurrency[0] if r.max_concurrency else None)
+    concurrency = log.first(VllmRankLog, lambda r: _least_concurrency(r, workers))
     weights = log.first(VllmRankLog, lambda r: r.model_loading[0].memory if r.model_loading else None)
     return Logged(
         token_capacity=tokens if blocks is None or block is None else blocks * block,
@@ -138,6 +142,15 @@ def _logged(log: EngineLog, block: int | None) -> Logged:
         context_length=concurrency.tokens_per_request if concurrency else None,
         ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if _is_worker(rank)),
     )
+
+
+def _least_concurrency(rank: VllmRankLog, workers: int) -> Concurrency | None:
+    """The `Maximum concurrency` printed with the least of the first `workers` capacities (one pair per worker
+    ≤ v0.11.0, §5), else the first."""
+    if not rank.max_concurrency:
+        return None
+    pairs = list(zip(rank.kv_cache_tokens[: max(workers, 1)], rank.max_concurrency, strict=False))
+    return min(pairs, key=lambda pair: pair[0])[1] if pairs else rank.max_concurrency[0]
 
 
 def _printed(ledger: Ledger, logged: Logged) -> int:
@@ -152,7 +165,7 @@ def logged_figures(log: EngineLog, settings: LaunchSettings) -> Logged:
     """What the log states, read without a model: V0's blocks count in tokens by the block size the flag or
     the log states (`Setting … block size to N`), else by the refusal's own token count."""
     block = settings.page_size or log.first(VllmRankLog, lambda r: r.block_sizes[-1] if r.block_sizes else None)
-    return _logged(log, block)
+    return _logged(log, block, settings.tp * settings.pp)
 
 
 def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | None) -> int:
@@ -217,8 +230,9 @@ def explain(
     load_mtp: bool,
 ) -> Explanation:
     block = settings.page_size or _default_block(model, settings, gpu_name)
-    logged = _logged(log, block)
-    ranked = log.least(VllmRankLog, _rank_available)
+    workers = settings.tp * settings.pp
+    logged = _logged(log, block, workers)
+    ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     missing = []
@@ -281,6 +295,7 @@ def explain(
         "vllm", logged, central, low, high, settings, room, gpu_total_bytes, kv_memory_logged=True,
         predicted_tokens=_printed(central, logged),
     )  # fmt: skip
+    result = hidden_tighter_worker(result, log)  # Ray folded a tighter worker's figure away
     return result.model_copy(update={"notes": tuple(notes)})
 
 

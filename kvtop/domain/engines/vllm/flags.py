@@ -93,4 +93,6 @@ class VllmFlags:
                 return index + 1, None
             if token.rsplit("/", 1)[-1] == "vllm" and nxt == "serve":
                 return index + 2, positional_model(argv[index + 2 :])
+            if token.split(":", 1)[0].endswith("vllm/vllm-openai"):  # `docker run … vllm/vllm-openai:TAG MODEL --flags`
+                return index + 1, positional_model(argv[index + 1 :])  # the image's entry point is the server
         return None

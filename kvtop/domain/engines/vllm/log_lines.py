@@ -356,6 +356,20 @@ def _profile_sentences(text: str, fields: Fields) -> bool:
     return _add_profile(fields, figures, None, new=False)
 
 
+_RAY_FOLDED = re.compile(r"\[repeated (\d{1,6})x across cluster\]")
+_KV_MEMORY_WORDS = ("Available KV cache memory:", "reserved for KV Cache is", "kv_cache_size=", "kv cache memory in use")
+
+
+def _ray_folded(text: str, fields: Fields) -> bool:
+    """Ray's deduplication (`… [repeated Nx across cluster]`, on unless RAY_DEDUP_LOGS=0) prints one of
+    N + 1 workers' identical-but-for-numbers lines: on a KV-memory line, N workers' figures are lost."""
+    match = _RAY_FOLDED.search(text)
+    if match is None or not any(word in text for word in _KV_MEMORY_WORDS):
+        return False
+    fields["ray_folded_kv_figures"].append(int(match.group(1)))
+    return True
+
+
 HANDLERS: tuple[tuple[str, Handler], ...] = (
     ("Model loading took", _loading),
     ("Loading model weights took", _loading),
@@ -383,6 +397,7 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
     ("warmup model) took", _single("init_engine_seconds", _INIT_ENGINE, float)),
     ("block size to ", _single("block_sizes", _BLOCK_SIZE, int)),
     ("is assigned as DP rank", _single("pipeline_stages", _ASSIGNED_PP, int)),
+    ("x across cluster]", _ray_folded),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 
@@ -475,7 +490,8 @@ DIALECT = LogDialect(
         ("Turning off hybrid kv cache manager", _hybrid_off),
     ),
     launch=re.compile(
-        r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve)\b.*"
+        r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"
+        r"|vllm/vllm-openai(?::[\w.-]{1,60})?(?=\s))\b.*"
     ),
     own_failures=re.compile(r"EngineCore failed to start|Engine core initialization failed"),
     freeze=freeze,
@@ -488,8 +504,8 @@ DIALECT = LogDialect(
         "EngineCore failed to start",
         "Engine core initialization failed",
     ),
-    launch_words=("serve", "api_server"),
-    positional_model=re.compile(r"vllm serve ([^\s'\"-][^\s'\"]{0,500})"),
+    launch_words=("serve", "api_server", "vllm/vllm-openai"),
+    positional_model=re.compile(r"(?:vllm serve|vllm/vllm-openai(?::[\w.-]{1,60})?) ([^\s'\"-][^\s'\"]{0,500})"),
     rank_reader=_rank_of_processes,
     rank_hint="pid=",
     start_failures=("EngineCore failed to start", "Engine core initialization failed"),

@@ -161,3 +161,6 @@ class VllmRankLog(RankLog):
     """`Setting kv cache block size to N …` / `Setting attention block size to N tokens …`."""
     pipeline_stages: tuple[int, ...] = ()
     """`rank N in world size W is assigned as DP rank d, PP rank p, … TP rank t`: the process's stage p."""
+    ray_folded_kv_figures: tuple[int, ...] = ()
+    """N of a KV-memory line ending `[repeated Nx across cluster]`: Ray's log deduplication printed one
+    worker's figure and folded N other workers' lines into it, so their figures are not in the log."""
