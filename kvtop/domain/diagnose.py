@@ -15,17 +15,9 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import start_overhead
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
+from kvtop.domain.diagnose_findings import SEVERITY_ORDER, Finding, Rule, Severity, Thresholds, rank_label
 from kvtop.domain.diagnose_pressure import host_tier_findings, pressure_findings
-from kvtop.domain.diagnose_rules import (
-    SEVERITY_ORDER,
-    Finding,
-    Rule,
-    Severity,
-    Thresholds,
-    ledger_findings,
-    rank_label,
-    weights_cause,
-)
+from kvtop.domain.diagnose_rules import ledger_findings, weights_cause
 from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.keep_running import flag_alternative

@@ -5,7 +5,7 @@ memory share, 0.005 apart, that leaves room, priced by re-solving the engine's r
 
 from __future__ import annotations
 
-from kvtop.domain.diagnose_rules import Finding, Rule, Severity, Thresholds, all_ranks
+from kvtop.domain.diagnose_findings import Finding, Rule, Severity, Thresholds, all_ranks
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.headroom import after_pool_short_bytes, headroom_of
 from kvtop.domain.launch import spelling_of

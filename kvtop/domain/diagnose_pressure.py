@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import Finding, Rule, Severity
+from kvtop.domain.diagnose_findings import Finding, Rule, Severity
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import HostMemory

@@ -20,7 +20,7 @@ from kvtop.domain.wording import gib
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.diagnose import EngineOnNode
-    from kvtop.domain.diagnose_rules import Finding, LedgerRule, Thresholds
+    from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation

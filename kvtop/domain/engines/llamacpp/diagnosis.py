@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import Finding, LedgerRule, Severity, Thresholds
+from kvtop.domain.diagnose_findings import Finding, LedgerRule, Severity, Thresholds
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import (
+from kvtop.domain.diagnose_findings import (
     Finding,
     LedgerRule,
     Severity,
