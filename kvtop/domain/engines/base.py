@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
+    from kvtop.domain.explain_request import ExplainRequest
     from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.log_dialect import LogDialect
@@ -300,16 +301,9 @@ class EngineExplainer(Protocol):
         """The KV dtype the log prints, as printed (None: it prints none)."""
         ...
 
-    def explain(
-        self,
-        log: EngineLog,
-        model: ModelSpec,
-        settings: LaunchSettings,
-        gpu_total_bytes: int | None,
-        gpu_name: str | None,
-        given: MeasuredInputs,
-        load_mtp: bool,
-    ) -> Explanation: ...
+    def explain(self, request: ExplainRequest) -> Explanation:
+        """The log's capacity rebuilt by the engine's own rules, and whether it matches."""
+        ...
 
     def pool_size_checks(
         self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool

@@ -9,13 +9,13 @@ memory is needed, so a log is `match` or `mismatch` to the cell.
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import predict
@@ -129,10 +129,9 @@ def _notes(log: EngineLog, model: ModelSpec) -> list[str]:
     return notes
 
 
-def explain(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None, gpu_name: str | None,
-    given: MeasuredInputs, load_mtp: bool,
-) -> Explanation:  # fmt: skip
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.load_mtp
     version = resolve_version(log)
     logged = logged_figures(log, settings)
     if logged.token_capacity is None:
