@@ -36,29 +36,37 @@ def _full_cache(log: EngineLog) -> KvCacheSummary | None:
     return next((cache for cache in _caches(log) if not cache.sliding), None)
 
 
-def log_build(log: EngineLog) -> tuple[int | None, str]:
-    """The build whose rules read `log`, and how kvtop knows: its build line, else the wording of its KV
-    summary (the era's first build, approximate), else None (the latest rules)."""
+def _log_build(log: EngineLog) -> tuple[int | None, str, str | None]:
+    """(the build whose rules read `log`, how kvtop knows, the builds that names): its build line, else the
+    wording of its KV summary (the era's first build, approximate), else None (the latest rules)."""
     build = _first(log, "builds")
     if isinstance(build, int):
-        return build, f"build b{build}, from the log's build line"
+        return build, f"build b{build}, from the log's build line", f"b{build}"
     caches = _caches(log)
     if caches and caches[0].cells is None:
         era = KV_LOG_DIALECTS[0]
     elif caches and caches[0].streams is None:
         era = KV_LOG_DIALECTS[1]
     else:
-        return None, "no build line: the latest rules"
-    return era.since, f"no build line: its `{era.value}` KV summary wording (before ~b{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
+        return None, "no build line: the latest rules", None
+    until = KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since
+    builds = f"builds b{era.since}–b{until - 1}" if era.since else f"builds before b{until}"
+    return era.since, f"no build line: its `{era.value}` KV summary wording (before ~b{until})", builds
+
+
+def log_build(log: EngineLog) -> tuple[int | None, str]:
+    """The build whose rules read `log`, and how kvtop knows (`_log_build`)."""
+    build, why, _ = _log_build(log)
+    return build, why
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The build, said in `detail`: llama.cpp's build numbers are not releases kvtop's `--engine-version`
-    reads, so `text` stays unset and the rules are chosen by `log_build`."""
-    build, why = log_build(log)
+    """The build, named in `build` and said in `detail`: llama.cpp's build numbers are not releases kvtop's
+    `--engine-version` reads, so `text` stays unset and the rules are chosen by `log_build`."""
+    build, why, builds = _log_build(log)
     if build is None:
         return ResolvedVersion(detail=why)
-    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why)
+    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why, build=builds)
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:
