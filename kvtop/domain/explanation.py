@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.engines.registry import display_name
+from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
 from kvtop.domain.launch import LaunchSettings
