@@ -19,7 +19,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB, gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.ledger import Ledger, RankLedger
+    from kvtop.domain.ledger_values import Ledger, RankLedger
     from kvtop.domain.whatif import Replay
 
 

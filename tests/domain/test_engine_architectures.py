@@ -16,10 +16,10 @@ import pytest
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, VersionSource
 from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.refusals import architecture_check, launch_refusals
 from tests.conftest import CASES, CONFIGS
 from tests.data_paths import DATA
 

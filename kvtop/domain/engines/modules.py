@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.engines.protocols import EngineDiagnosis, EngineExplainer
-    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.ledger_values import Ledger
     from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule

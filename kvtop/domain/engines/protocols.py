@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.explain_request import ExplainRequest
     from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
-    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.ledger_values import Ledger
     from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
