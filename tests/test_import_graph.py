@@ -119,3 +119,15 @@ def test_only_an_engine_package_imports_an_engine_package() -> None:
             if mine is None or mine.rsplit(".", 1)[1] != theirs.rsplit(".", 1)[1]:
                 wrong.append(f"{module} -> {imported}")
     assert not wrong, "modules outside an engine's packages import it by name:\n" + "\n".join(wrong)
+
+
+def test_no_import_circle_through_annotations() -> None:
+    """Counting `if TYPE_CHECKING:` imports too, the graph has no circle: every annotation points down (the
+    values and the protocols sit below the modules that look an engine up by id)."""
+    graph = grimp.build_graph(
+        "kvtop", include_external_packages=False, exclude_type_checking_imports=False, cache_dir=None
+    )
+    circles = _circles(graph)
+    assert not circles, "import circles counting TYPE_CHECKING imports:\n" + "\n".join(
+        f"{len(c)} modules: {_cycle_in(graph, c)}" for c in circles
+    )

@@ -19,8 +19,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import GIB, gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.ledger_values import Ledger, RankLedger
-    from kvtop.domain.whatif import Replay
+    from kvtop.domain.ledger_values import Ledger, RankLedger, WhatIf
 
 
 class AlternativeLimit(str, Enum):
@@ -205,4 +204,4 @@ def all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
 
 
 #: A rule over a plan alone: the shared ones (`diagnose_rules`) and each engine's own.
-LedgerRule: TypeAlias = "Callable[[Ledger, Replay, Thresholds], Finding | None]"
+LedgerRule: TypeAlias = "Callable[[Ledger, WhatIf, Thresholds], Finding | None]"

@@ -22,11 +22,12 @@ from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.ledger_values import WhatIf
 from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import gib, signed
 
 
-def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     if ledger.kv_format not in ("bf16", "fp16", "fp32") or not ledger.engine.fits:
         return None
     rules = engine_rules(ledger.settings.engine)
@@ -51,7 +52,7 @@ def _fp8_kv(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding |
     )  # fmt: skip
 
 
-def _reserve_below_engines_own(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _reserve_below_engines_own(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """A memory share above the one the engine would choose leaves less runtime reserve than the engine
     keeps for CUDA graphs and activations itself: the pool fits, the graphs or a busy batch may not."""
     e = ledger.engine
@@ -82,7 +83,7 @@ def _reserve_below_engines_own(ledger: Ledger, replay: Replay, thresholds: Thres
     )  # fmt: skip
 
 
-def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
+def _best_layout(ledger: Ledger, replay: WhatIf, attn_tp: int) -> tuple[LaunchSettings, Ledger, Ledger] | None:  # fmt: skip
     """(settings, ledger) of the alternative with the most node tokens, and the current layout solved alike."""
     base = replay.solve(new_layout=True)
     if base is None:
@@ -98,7 +99,7 @@ def _best_layout(ledger: Ledger, replay: Replay, attn_tp: int) -> tuple[LaunchSe
 
 
 def _layout_finding(
-    ledger: Ledger, replay: Replay, thresholds: Thresholds, *, rule: str, copies: int, attn_tp: int, why: str
+    ledger: Ledger, replay: WhatIf, thresholds: Thresholds, *, rule: str, copies: int, attn_tp: int, why: str
 ) -> Finding:
     gpus, ranks = all_ranks(ledger)
     wasted = ledger.engine.kv_pool_bytes * (copies - 1) // copies
@@ -128,7 +129,7 @@ def _layout_finding(
     )  # fmt: skip
 
 
-def _tp_above_kv_heads(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _tp_above_kv_heads(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     model, attn_tp = ledger.model, ledger.layout.attn_tp
     if model.mla is not None or attn_tp <= model.num_kv_heads:
         return None
@@ -137,7 +138,7 @@ def _tp_above_kv_heads(ledger: Ledger, replay: Replay, thresholds: Thresholds) -
     return _layout_finding(ledger, replay, thresholds, rule="tp_above_kv_heads", copies=copies, attn_tp=model.num_kv_heads, why=why)  # fmt: skip
 
 
-def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _mla_under_tp(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     if ledger.model.mla is None or ledger.layout.attn_tp <= 1:
         return None
     attn_tp = ledger.layout.attn_tp
@@ -145,7 +146,7 @@ def _mla_under_tp(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Fin
     return _layout_finding(ledger, replay, thresholds, rule="mla_under_attention_tp", copies=attn_tp, attn_tp=1, why=why)  # fmt: skip
 
 
-def weights_cause(ledger: Ledger, replay: Replay, observed: int, excess: int) -> tuple[str, str]:
+def weights_cause(ledger: Ledger, replay: WhatIf, observed: int, excess: int) -> tuple[str, str]:
     """`weights_larger_than_predicted`'s likeliest cause of weights above the prediction, with its numbers, and the change for it."""
     model, settings = ledger.model, ledger.settings
     ratio = observed / ledger.weights_bytes

@@ -32,7 +32,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
     from kvtop.domain.diagnose_findings import Thresholds
 
 #: The share's grid: hundredths, as operators type it (and as vLLM's start check names the share that fits).

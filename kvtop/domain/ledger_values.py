@@ -1,10 +1,14 @@
-"""The ledger as a value: what each rank is predicted to hold, and the whole layout's (`Ledger`).
+"""The ledger as a value: what each rank is predicted to hold, the whole layout's (`Ledger`), and what
+re-solves one with a change (`WhatIf`).
 
 Solving one is `kvtop.domain.ledger.predict`'s (it looks the engine's rules up, and re-exports these
 names); the values sit below the engines' protocols, which name them, so that no annotation points up.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -92,3 +96,41 @@ class Ledger(BaseModel):
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
         return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
+
+
+class WhatIf(Protocol):
+    """A ledger re-solved with one thing changed (`kvtop.domain.whatif.Replay`), as the finding rules and each
+    engine's diagnosis take it: typed here, below the engines' protocols, because solving looks rules up."""
+
+    ledger: Ledger
+    measured: MeasuredInputs
+    load_mtp: bool
+
+    @property
+    def free_before_load_bytes(self) -> int: ...
+
+    @property
+    def weights_bytes(self) -> int: ...
+
+    def solve(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+        new_layout: bool = False,
+    ) -> Ledger | None: ...
+
+    def capacity(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+    ) -> int: ...
+
+    def capacity_at_least_free(self, free: Mapping[int, int]) -> int: ...
+
+    def at_least_free(self, free: Mapping[int, int], settings: LaunchSettings | None = None) -> Ledger | None: ...

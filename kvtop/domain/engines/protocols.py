@@ -20,30 +20,29 @@ from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
-    from kvtop.domain.diagnose import EngineOnNode
-    from kvtop.domain.diagnose_findings import Finding, LedgerRule, Thresholds
+    from kvtop.domain.diagnose_findings import LedgerRule
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
     from kvtop.domain.explain_request import ExplainRequest
     from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
-    from kvtop.domain.ledger_values import Ledger
+    from kvtop.domain.ledger_values import Ledger, WhatIf
     from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
-    from kvtop.domain.whatif import Replay
 
 
 class EngineDiagnosis(Protocol):
-    """How an engine prices a cause and spells its fixes (each package's `diagnosis` module)."""
+    """How an engine prices a cause and spells its fixes (each package's `diagnosis` module; what it prices
+    on a live node, its reserve and a restart, is `kvtop.domain.diagnose_engine.EngineNodeDiagnosis`)."""
 
     ledger_rules: Sequence[LedgerRule]  # the engine's own rules over a plan alone
 
-    def restart_capacity(self, replay: Replay, free: Mapping[int, int]) -> int:
+    def restart_capacity(self, replay: WhatIf, free: Mapping[int, int]) -> int:
         """Tokens per rank a restart gets with `free` bytes free on each GPU (by GPU index)."""
         ...
 
-    def restart_ledger(self, replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+    def restart_ledger(self, replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
         """The ledger a restart with `settings` solves with `free` bytes free on each GPU (by GPU index);
         None where the engine would refuse to start (vLLM: less free than its share asks)."""
         ...
@@ -68,10 +67,6 @@ class EngineDiagnosis(Protocol):
         of the ledger's release (bytes, tokens or blocks), or None where it has none that reaches it (a
         cap that would have to raise the budget, a release without the setting): then a share is searched."""
         ...
-
-    def reserve_finding(self, engine: EngineOnNode, thresholds: Thresholds) -> Finding | None: ...
-
-    def restart_finding(self, engine: EngineOnNode) -> Finding | None: ...
 
 
 class EngineExplainer(Protocol):
