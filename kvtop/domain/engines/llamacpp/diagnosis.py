@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import Finding, LedgerRule, Severity, Thresholds
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.ledger_values import WhatIf
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:

@@ -26,8 +26,7 @@ from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, tur
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.ledger_values import WhatIf
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:

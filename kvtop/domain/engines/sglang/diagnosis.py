@@ -23,8 +23,7 @@ from kvtop.domain.engines.least_free import restart_capacity as restart_capacity
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.ledger_values import WhatIf
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:

@@ -25,8 +25,7 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.ledger_values import WhatIf
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:

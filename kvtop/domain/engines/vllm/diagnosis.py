@@ -20,8 +20,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.ledger_values import WhatIf
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.model import AttentionKind, LayerKind
 from kvtop.domain.wording import gib
 
