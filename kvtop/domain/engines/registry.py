@@ -1,4 +1,4 @@
-"""An engine's rules by id, typed by the protocols every engine package implements (`engines/base.py`).
+"""An engine's rules by id, typed by the protocols every engine package implements (`protocols.py`).
 
 The list of engines and the import of a package by id are `kvtop.domain.engines.catalogue`'s (below the
 launch settings and everything the rules are typed with); this module adds what each engine states,
@@ -36,7 +36,7 @@ def engine_rules(engine: EngineId) -> EngineRules:
 
 
 def log_dialects() -> tuple[LogDialect, ...]:
-    """Every engine's log vocabulary, in the registry's order."""
+    """Every engine's log vocabulary, in the catalogue's order."""
     return tuple(engine_rules(engine).log_dialect for engine in ENGINE_IDS)
 
 
