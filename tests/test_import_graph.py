@@ -1,10 +1,11 @@
 """kvtop's import graph has no circle, and no shared module names an engine package.
 
-The graph is grimp's (the library import-linter uses): module-level and function-level imports both
-count, `if TYPE_CHECKING:` imports do not. No cache: grimp keys its cache by modification time, which a
-`git stash` round trip within one second leaves unchanged. A circle is listed by its modules so the failure says
-which imports to move. The plugin seam is the registries': shared code reaches an engine package
-only by its id through `kvtop.domain.engines.registry` / `kvtop.sources.engines.registry`.
+The graph is grimp's (the library import-linter uses): module-level and function-level imports count, and
+the last test counts `if TYPE_CHECKING:` imports too. Built without grimp's cache, which is keyed by
+modification time (a `git stash` round trip within one second served stale imports). A circle is listed as
+a path through its modules, so the failure says which import to move. The plugin seam is the registries':
+shared code reaches an engine package only by its id, through `kvtop.domain.engines.catalogue`/`registry`
+and `kvtop.sources.engines.registry`.
 """
 
 from __future__ import annotations
