@@ -91,7 +91,7 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
     from kvtop.commands.plan import build_ledger
     from kvtop.commands.render_ledger import ledger_json
     from kvtop.domain.errors import KvtopError
-    from kvtop.domain.refusals import launch_refusals
+    from kvtop.domain.launch_check import launch_refusals
 
     if _PARSER is None:
         _PARSER = build_parser("plan")

@@ -22,6 +22,7 @@ from kvtop.domain.engines.registry import display_name, display_names, engine_ru
 from kvtop.domain.engines.versions import from_flag
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import EstimatedInput
 from kvtop.domain.launch import (
     LaunchSettings,
@@ -158,9 +159,11 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     except UnsupportedModelError as err:  # the log is still read: its figures and a refused start
         result = explain_unsolved(log, settings, str(err), version)
     else:
-        result = explain(
-            log, model, settings, gpu_total, gpu_name, given=given, load_mtp=args.load_mtp, version=version
-        )
+        request = ExplainRequest(
+            log=log, model=model, settings=settings, gpu_total_bytes=gpu_total, gpu_name=gpu_name, given=given,
+            load_mtp=args.load_mtp, version=version,
+        )  # fmt: skip
+        result = explain(request)
     findings = _findings(result)
     if args.json:
         print_json(explanation_json(result, findings), indent=None, compact=True)

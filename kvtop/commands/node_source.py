@@ -84,6 +84,7 @@ class NodeSource:
         log does not change while the node is watched). A notice when it cannot be kept."""
         from kvtop.domain.calibration.node import measure_of_explanation  # only a node given a log explains
         from kvtop.domain.explain import explain
+        from kvtop.domain.explain_request import ExplainRequest
 
         remember, self._remember = self._remember, None
         log = self._log
@@ -92,8 +93,10 @@ class NodeSource:
         if remember is None or log is None or not isinstance(ledger, Ledger):
             return None
         try:
-            result = explain(log, ledger.model, ledger.settings, ledger.gpu_total_bytes, ledger.gpu_name,
-                             load_mtp=ledger.load_mtp, version=ledger.version)  # fmt: skip
+            result = explain(ExplainRequest(
+                log=log, model=ledger.model, settings=ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes,
+                gpu_name=ledger.gpu_name, load_mtp=ledger.load_mtp, version=ledger.version,
+            ))  # fmt: skip
         except KvtopError as error:
             return f"the engine log {log.source} was not kept in the calibration store ({error})"
         measure = measure_of_explanation(result, date=log.first_date or time.strftime("%Y-%m-%d"))

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_layouts import placement_json, placement_text
     from kvtop.commands.render_ledger import fitting_json, fitting_lines, plan_json, plan_text
     from kvtop.domain.fit import smallest_fitting_layout
-    from kvtop.domain.refusals import launch_refusals
+    from kvtop.domain.launch_check import launch_refusals
 
     if args.compare is not None or args.layouts is not None:
         if args.compare is not None and args.layouts is not None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.deployment import BudgetTerm, Charge, HostTier, TermState
+from kvtop.domain.diagnose_findings import Thresholds
 from kvtop.domain.diagnose_headroom import headroom_short
-from kvtop.domain.diagnose_rules import Thresholds
 from kvtop.domain.headroom import Headroom, headroom_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.whatif import Replay

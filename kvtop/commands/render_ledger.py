@@ -9,8 +9,8 @@ from kvtop.domain.calibration.estimate import CapacityPlan
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
+from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.domain.refusals import architecture_check
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).

@@ -21,10 +21,10 @@ from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, en
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
+from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.refusals import architecture_check
 
 ALL_ENGINES = "all"
 COMPARE_FLAG = "--compare"

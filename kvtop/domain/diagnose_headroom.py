@@ -5,18 +5,18 @@ memory share, 0.005 apart, that leaves room, priced by re-solving the engine's r
 
 from __future__ import annotations
 
-from kvtop.domain.diagnose_rules import Finding, Rule, Severity, Thresholds, all_ranks
+from kvtop.domain.diagnose_findings import Finding, Rule, Severity, Thresholds, all_ranks
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.headroom import after_pool_short_bytes, headroom_of
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.whatif import Replay
+from kvtop.domain.ledger_values import WhatIf
 from kvtop.domain.wording import gib
 
 SHARE_STEP = 0.005
 
 
-def headroom_short(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def headroom_short(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     short = after_pool_short_bytes(ledger)
     headroom = headroom_of(ledger)
     if short <= 0 or headroom is None:

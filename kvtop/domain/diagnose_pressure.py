@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import Finding, Rule, Severity
+from kvtop.domain.diagnose_findings import Finding, Rule, Severity
 from kvtop.domain.launch import spelling_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import HostMemory
@@ -21,7 +21,7 @@ from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import GIB, gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 #: Free memory a larger share leaves on the least free GPU (fragmentation, a late allocation).
 SAFETY_MARGIN_BYTES = 1 * GIB

@@ -13,7 +13,7 @@ from typing import Protocol
 from kvtop.domain.calibration.terms import CalibratedFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import RankLedger
+from kvtop.domain.ledger_values import RankLedger
 
 
 class EngineSimulation(Protocol):

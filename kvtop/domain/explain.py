@@ -10,15 +10,15 @@ shows the engine refusing to start with no capacity printed (`failed_start`).
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck, stand_in_gpu_said
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
-__all__ = ["Explanation", "Logged", "PoolSizeCheck", "explain"]
+__all__ = ["ExplainRequest", "Explanation", "Logged", "PoolSizeCheck", "explain"]
 
 _CANONICAL_KV_DTYPES = {
     "fp8_e4m3": ("fp8", "fp8_e4m3", "fp8_e4m3fn", "float8_e4m3fn"),
@@ -88,32 +88,22 @@ def _geometry_mismatch(
     return result.model_copy(update=update)
 
 
-def _with_reproducing_cause(
-    result: Explanation,
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs | None,
-    load_mtp: bool,
-) -> Explanation:
+def _with_reproducing_cause(result: Explanation, request: ExplainRequest) -> Explanation:
     """Name a cause only if applying it rebuilds the logged figure; else say the cause is unknown.
 
     The engine offers the changes worth trying (`cause_candidates`: another memory fraction, page
     size, KV dtype, TP, print rule…); the first whose explanation is a match is the cause, with the
     flags that reproduce it. None: the heuristic reading stays, marked unknown, with what would settle it.
     """
-    explainer = engine_rules(settings.engine).explainer
+    log, model = request.log, request.model
+    explainer = engine_rules(request.settings.engine).explainer
     capacity_gap = bool(result.gap_tokens)  # else only the printed pool sizes disagree
     tried, rebuilding = [], []
-    for label, candidate in explainer.cause_candidates(log, model, settings):
+    for label, candidate in explainer.cause_candidates(log, model, request.settings):
         tried.append(label)
         try:
-            alt = explainer.explain(
-                log, model, candidate, gpu_total_bytes, gpu_name, given or MeasuredInputs(), load_mtp
-            )
-            checks = explainer.pool_size_checks(log, model, candidate, load_mtp)
+            alt = explainer.explain(request.with_settings(candidate))
+            checks = explainer.pool_size_checks(log, model, candidate, request.load_mtp)
         except KvtopError:
             continue
         pools_agree = all(check.within_rounding for check in checks if check.rows == checks[0].rows)
@@ -140,43 +130,28 @@ def _with_reproducing_cause(
     return result.model_copy(update={"cause": unknown})
 
 
-def explain(
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None = None,
-    gpu_name: str | None = None,
-    given: MeasuredInputs | None = None,
-    load_mtp: bool = False,
-    version: ResolvedVersion | None = None,
-) -> Explanation:
-    """Explain a parsed log with its engine's own rules (see module docstring).
-
-    `gpu_name` (e.g. 'A100-80GB') picks GPU-dependent defaults; None: not known. `given` holds
-    measured figures from the command line: they fill in what the log lacks, and say so. `version`
-    is whose rules apply and why (it is reported with the result)."""
+def explain(request: ExplainRequest) -> Explanation:
+    """Explain a parsed log with its engine's own rules (see module docstring); what each field of the
+    request means is `ExplainRequest`'s."""
+    log, model, settings, version = request.log, request.model, request.settings, request.version
     rules = engine_rules(settings.engine)
     explainer = rules.explainer
-    version = version or ResolvedVersion()
     architecture = rules.architectures.check(model, settings, version)
     served = explainer.logged_token_capacity(log) is not None
     if architecture.refused and not served:  # the engine had no class for it: nothing to rebuild
         return explain_unsolved(log, settings, architecture.message, version)
     log_dtype = explainer.log_kv_dtype(log)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
+    request = request.with_settings(settings)
     try:
-        result = explainer.explain(
-            log, model, settings, gpu_total_bytes, gpu_name, given or MeasuredInputs(), load_mtp
-        )
-        checks = explainer.pool_size_checks(log, model, settings, load_mtp)
+        result = explainer.explain(request)
+        checks = explainer.pool_size_checks(log, model, settings, request.load_mtp)
     except KvtopError as err:
         return explain_unsolved(log, settings, str(err), version)
     result = _geometry_mismatch(result, checks, log_dtype, model, settings)
     gap = result.gap_tokens or result.gap_bytes or result.pool_gap_bytes
     if result.verdict == "mismatch" and gap and result.estimated is None:
-        result = _with_reproducing_cause(
-            result, log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp
-        )
+        result = _with_reproducing_cause(result, request)
     result = _refused(result, log)
     unlisted = (
         (f"{architecture.message}; yet this log sized a pool (a plugin or another build of the engine)",)
@@ -189,7 +164,7 @@ def explain(
         "engine_version": version,
         "log_cut_at_bytes": log.cut_at_bytes,
     }
-    if gpu_total_bytes is None and result.ledger is not None:
+    if request.gpu_total_bytes is None and result.ledger is not None:
         update["ledger"] = stand_in_gpu_said(result.ledger)
     return result.model_copy(update=update)
 

@@ -14,11 +14,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.engines.registry import display_name
+from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger_values import Ledger
 
 Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
 EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes"]

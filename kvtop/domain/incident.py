@@ -15,8 +15,14 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kvtop.domain.diagnose_rules import SEVERITY_ORDER, Finding, Rule, Severity
-from kvtop.domain.keep_running import AlternativeLimit, FlagAlternative
+from kvtop.domain.diagnose_findings import (
+    SEVERITY_ORDER,
+    AlternativeLimit,
+    Finding,
+    FlagAlternative,
+    Rule,
+    Severity,
+)
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess
 from kvtop.domain.wording import gib, whole_gpus

@@ -24,86 +24,19 @@ than a restart with the flags as they are.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from enum import Enum
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
+from kvtop.domain.diagnose_findings import AlternativeLimit, FlagAlternative
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
-    from kvtop.domain.diagnose_rules import Thresholds
+    from kvtop.domain.diagnose_engine import EngineOnNode
+    from kvtop.domain.diagnose_findings import Thresholds
 
 #: The share's grid: hundredths, as operators type it (and as vLLM's start check names the share that fits).
 SHARE_STEPS = 100
-
-
-class AlternativeLimit(str, Enum):
-    """Why the alternative's share is not larger."""
-
-    REACHED = "reached"  # it holds what stopping the processes gives back: no more is needed
-    RESERVE = "reserve"  # a larger one takes the runtime reserve below the engine's own (kvtop's tolerance)
-    START = "start"  # a larger one does not start (vLLM: less free than the share asks)
-    OWN_SHARE = "own_share"  # the launch's or the engine's default share: kvtop cannot price more for the runtime
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class FlagAlternative(BaseModel):
-    """A restart of `engine_id` with its memory flag at `share`, the processes left running."""
-
-    model_config = ConfigDict(frozen=True)
-
-    engine_id: str
-    engine_name: str  # 'SGLang'
-    pids: tuple[int, ...]  # the processes it leaves running
-    flag: str  # the engine's own spelling: '--mem-fraction-static'
-    share: float  # two decimals
-    tokens: int  # tokens per rank that restart holds
-    restart_tokens: int  # … a restart with the flags as they are (0: the engine would not start)
-    stopped_tokens: int  # … a restart with the processes stopped (the finding's own fix)
-    reserve_bytes: int  # the runtime reserve the share leaves on the tightest rank
-    reserve_needed_bytes: int | None  # the reserve the engine keeps itself, where it states one
-    limit: AlternativeLimit
-    settings: LaunchSettings  # the launch with the share applied (the planner's "after")
-
-    @property
-    def fix(self) -> str:
-        """'--mem-fraction-static 0.83'."""
-        return f"{self.flag} {self.share:.2f}"
-
-    @property
-    def gain_tokens(self) -> int:
-        """Tokens per rank it holds above a restart with the flags as they are."""
-        return self.tokens - self.restart_tokens
-
-    def describe(self) -> str:
-        """The alternative with its price, as the findings pane and `diagnose` print it: 'keep pid 4242
-        running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens per rank over a
-        restart as launched (1,142,838 against 1,120,088); runtime reserve 12.29 GiB, …'."""
-        if self.restart_tokens:
-            held = f"+{self.gain_tokens:,} tokens per rank over a restart as launched ({self.tokens:,} against {self.restart_tokens:,})"
-        else:
-            held = f"{self.tokens:,} tokens per rank (as launched it would not start)"
-        reserve = f"runtime reserve {gib(self.reserve_bytes)}"
-        if self.reserve_needed_bytes is not None:
-            reserve += f" ({self.engine_name} keeps {gib(self.reserve_needed_bytes)} itself)"
-        why = _LIMITS[self.limit].format(engine=self.engine_name)
-        processes = ("pids " if len(self.pids) > 1 else "pid ") + ", ".join(map(str, self.pids))
-        return f"keep {processes} running and restart {self.engine_id} with {self.fix}: {held}; {reserve}; {why}"
-
-
-_LIMITS = {
-    AlternativeLimit.REACHED: "it holds what stopping them gives back",
-    AlternativeLimit.RESERVE: "a larger share takes the runtime reserve more than 1 GiB below {engine}'s own",
-    AlternativeLimit.START: "{engine} does not start with a larger share on the memory free now",
-    AlternativeLimit.OWN_SHARE: "not above the launch's or {engine}'s default share (kvtop cannot price the runtime beyond it)",
-}
 
 
 def flag_alternative(

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_flags
+from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.units_parse import parse_vllm_bytes
@@ -90,6 +90,12 @@ class EngineFlags(Protocol):
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """(index after the entry point, positional model) when argv launches this engine's server."""
+
+
+def engine_flags(engine: EngineId) -> EngineFlags:
+    """The engine's command-line vocabulary (its package's `FLAGS`)."""
+    flags: EngineFlags = engine_module(engine).FLAGS
+    return flags
 
 
 class LaunchSettings(BaseModel):
@@ -177,9 +183,8 @@ class LaunchSettings(BaseModel):
     def to_flags(self) -> list[str]:
         """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
         deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment)."""
-        from kvtop.domain.engines.registry import engine_rules
-
-        deployment = engine_rules(self.engine).deployment.flags
+        # the flags its `deployment` module keeps verbatim (`DeploymentRules.flags`)
+        deployment: frozenset[str] = engine_module(self.engine, "deployment").flags
         kept = [
             token
             for key, value in self.flags.items()

@@ -7,13 +7,9 @@ over its workers. Each rank's row then shows what it really holds at that shared
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from kvtop.domain.deployment import (
     BudgetTerm,
     Charge,
-    DeploymentSetup,
-    HostTier,
     TermInputs,
     resident_bytes,
 )
@@ -21,88 +17,14 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
 from kvtop.domain.errors import InputError, LayoutError
-from kvtop.domain.kv import KvBook, KvFormat, kv_book, resolve_kv_format
+from kvtop.domain.kv import KvBook, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
+from kvtop.domain.ledger_values import Ledger as Ledger
+from kvtop.domain.ledger_values import RankLedger as RankLedger
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.weights import WeightsBook, forget_books, weights_book
-
-
-class RankLedger(BaseModel):
-    """What one GPU rank is predicted to hold."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rank: int
-    gpu_index: int
-    dp_rank: int
-    pp_rank: int
-    tp_rank: int
-    layers: tuple[int, int]  # [first, last) layer held by this rank's stage
-    weights: WeightsBook
-    kv: KvBook
-    kv_bytes_per_token: int
-    kv_pool_bytes: int
-    state_pool_bytes: int
-    req_to_token_bytes: int
-    reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
-    context_bytes: int  # CUDA context, NCCL and anything resident before weights
-    token_capacity: int
-    terms: tuple[BudgetTerm, ...] = ()  # the deployment beside the model: draft, experts, LoRA (deployment.py)
-
-    @property
-    def weights_bytes(self) -> int:
-        return self.weights.total_bytes
-
-    @property
-    def resident_terms_bytes(self) -> int:
-        """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
-        return resident_bytes(self.terms)
-
-
-class Ledger(BaseModel):
-    """The predicted ledger of a whole serving layout."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model: ModelSpec
-    settings: LaunchSettings
-    layout: ParallelLayout
-    gpu_total_bytes: int
-    gpu_name: str | None
-    kv_format: KvFormat
-    context_length: int
-    engine: EngineResult
-    ranks: tuple[RankLedger, ...]
-    measured: MeasuredInputs = MeasuredInputs()  # the measured inputs it was solved with
-    load_mtp: bool = False
-    version: ResolvedVersion = NOT_STATED  # whose rules solved it, and how kvtop knows
-    draft: ModelSpec | None = None  # a speculative draft's architecture, when kvtop was given its config
-    setup: DeploymentSetup = DeploymentSetup()  # what the launch turns on beside the model
-    host_tier: HostTier | None = None  # KV kept in host memory, per rank
-
-    @property
-    def terms(self) -> tuple[BudgetTerm, ...]:
-        """The deployment's terms of the rank that holds the most beside its weights (the tightest)."""
-        return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
-
-    @property
-    def token_capacity(self) -> int:
-        return self.engine.token_capacity
-
-    @property
-    def kv_bytes_per_token(self) -> int:
-        return max(rank.kv_bytes_per_token for rank in self.ranks)
-
-    @property
-    def weights_bytes(self) -> int:
-        return max(rank.weights_bytes for rank in self.ranks)
-
-    @property
-    def tokens_per_gib(self) -> float:
-        """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
-        return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
 
 
 def _respelled(err: LayoutError, engine: str) -> LayoutError:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import RankKey, RankLog
-from kvtop.domain.engines.registry import EngineId
+from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.log_args import ArgValue
 
 Fields = dict[str, list[Any]]

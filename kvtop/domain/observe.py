@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from kvtop.domain.engines.registry import EngineId
+from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.process_identity import PidNamespace, ProcessIdentity
 from kvtop.domain.redact import RedactedModel, RedactedStr, redact_mapping, redact_shown, shown_argv

@@ -5,6 +5,7 @@ world order (DP replica, pipeline stage, TP rank; TP fastest): `kvtop.domain.spa
 The engine's package says which layouts it can lay over the nodes (`span_rule.check_nodes`: SGLang
 splits stages over nodes or nodes over stages; LMDeploy across nodes is not modelled). A rank's memory
 does not depend on its node: the ledger stays as solved, and the placement says where each rank runs.
+`span_of` asks the engine's own rule which engine a launch belongs to (`kvtop.domain.span`'s `EngineSpan`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.registry import display_name, engine_rules
-from kvtop.domain.errors import LayoutError
+from kvtop.domain.errors import InputError, LayoutError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, RankLedger
-from kvtop.domain.span import node_of_ranks, ranks_label, ranks_per_node
+from kvtop.domain.span import EngineSpan, node_of_ranks, ranks_label, ranks_per_node
 
 
 class NodeRanks(BaseModel):
@@ -81,3 +83,14 @@ def place(ledger: Ledger, nodes: int, gpus_per_node: int | None = None) -> Place
         for node, ranks in enumerate(groups)
     )
     return Placement(nodes=nodes, gpus_per_node=gpus, by_node=by_node)
+
+
+def span_of(kind: str, settings: LaunchSettings | None) -> EngineSpan:
+    """The span the engine's own rule reads from its launch; without a launch, a one-node engine; a launch
+    whose node flags cannot be read, an engine not joined, saying why."""
+    if settings is None:
+        return EngineSpan(kind=kind)
+    try:
+        return engine_rules(kind).span_rule.span(settings)
+    except InputError as error:
+        return EngineSpan(kind=kind, served_model=settings.model, not_modelled=str(error))

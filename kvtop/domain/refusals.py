@@ -3,9 +3,9 @@
 kvtop's budget rules already refuse what no sizing can follow (a weight format a GPU cannot run, heads
 that do not divide); these are the launches whose KV kvtop sizes well enough but the engine stops before
 serving: a context longer than the model's positions, a KV dtype no attention backend of the GPU takes.
-Each engine's package says which (`EngineRules.launch_refusals`), from its own code; an engine that lists
-none refuses nothing kvtop knows of. Every engine also refuses a model class its release does not register
-(`architecture_check`: each package's `architectures` lists, `kvtop.domain.engine_architectures`). Live
+Each engine's package says which (`EngineRules.launch_refusals`, built of `Refusal`s here), from its own
+code; an engine that lists none refuses nothing kvtop knows of. Every engine also refuses a model class its
+release does not register (`kvtop.domain.launch_check`, which asks both). Live
 engines are never checked: one that runs was accepted (an override such as the engines' long-context
 variables may have been set).
 """
@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.launch import spelling_of
 
 if TYPE_CHECKING:
-    from kvtop.domain.engine_architectures import ArchitectureCheck
-    from kvtop.domain.ledger import Ledger
+    from kvtop.domain.ledger_values import Ledger
 
 MODEL_FLAG = "--model"
 
@@ -44,21 +43,6 @@ class Refusal(BaseModel):
         """'SGLang 0.5.9 refuses … (model_config.py …); it accepts it with SGLANG_…=1'."""
         override = f"; it starts anyway with {self.override}" if self.override else ""
         return f"{self.message} ({self.source}){override}"
-
-
-def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    """What the ledger's engine, at its release, refuses in this launch (empty: it starts): a model class it
-    does not register first, then the engine's own refusals."""
-    found = architecture_check(ledger)
-    unregistered = (Refusal(field=MODEL_FLAG, message=found.message, source=found.source),) if found.refused else ()
-    return (*unregistered, *engine_rules(ledger.settings.engine).launch_refusals(ledger))
-
-
-def architecture_check(ledger: Ledger) -> ArchitectureCheck:
-    """What the ledger's engine, at its release, does with the model's class (registered, its Transformers
-    backend, remote code, refused, or not checked), from the engine's own lists."""
-    rules = engine_rules(ledger.settings.engine)
-    return rules.architectures.check(ledger.model, ledger.settings, ledger.version)
 
 
 def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Refusal | None:

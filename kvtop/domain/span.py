@@ -3,7 +3,7 @@
 An engine can span nodes (SGLang `--nnodes 2 --node-rank 1 --dist-init-addr 10.0.0.1:5000`, vLLM
 `--nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --headless`) or be one half of a disaggregated pair
 (`--disaggregation-mode prefill`). Each engine package reads its own flags into an `EngineSpan`
-(`engine_rules(kind).span_rule.span(settings)`); the cluster joins launches whose `join_key` is equal
+(`engine_rules(kind).span_rule.span(settings)`, asked by `kvtop.domain.placement.span_of`); the cluster joins launches whose `join_key` is equal
 into one engine, and prefill and decode engines whose `pair_key` is equal into one disaggregated group.
 Nothing here names an engine.
 """
@@ -16,7 +16,6 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -142,14 +141,3 @@ def ranks_label(positions: Sequence[tuple[int, int, int]], *, show_dp: bool, sho
             low, high = min(p[index] for p in positions), max(p[index] for p in positions)
             parts.append(f"{axis}{low}" if low == high else f"{axis}{low}–{axis}{high}")
     return " ".join(parts)
-
-
-def span_of(kind: str, settings: LaunchSettings | None) -> EngineSpan:
-    """The span the engine's own rule reads from its launch; without a launch, a one-node engine; a launch
-    whose node flags cannot be read, an engine not joined, saying why."""
-    if settings is None:
-        return EngineSpan(kind=kind)
-    try:
-        return engine_rules(kind).span_rule.span(settings)
-    except InputError as error:
-        return EngineSpan(kind=kind, served_model=settings.model, not_modelled=str(error))

@@ -32,8 +32,8 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
+from kvtop.domain.placement import span_of
 from kvtop.domain.pressure import RATE_WINDOW_S
-from kvtop.domain.span import span_of
 from kvtop.sources.demo_plan import (
     ENDPOINT_MESSAGES,
     NodePlan,

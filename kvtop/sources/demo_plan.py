@@ -24,10 +24,10 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
 )
-from kvtop.domain.placement import place
+from kvtop.domain.placement import place, span_of
 from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
-from kvtop.domain.span import ranks_per_node, span_of
+from kvtop.domain.span import ranks_per_node
 from kvtop.sources.hub import load_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario

@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
-from kvtop.domain.span import span_of
+from kvtop.domain.placement import span_of
 from kvtop.domain.terminal import safe_line
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,

@@ -18,7 +18,8 @@ from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.deployment import Charge
 from kvtop.domain.ledger import layout_from_settings
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
-from kvtop.domain.span import ranks_label, span_of
+from kvtop.domain.placement import span_of
+from kvtop.domain.span import ranks_label
 
 GPU_LABELS = ("gpu", "uuid", "name")
 RANK_LABELS = ("engine", "rank", "gpu")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvtop.domain.deployment import Charge
-from kvtop.domain.diagnose_rules import Finding
+from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult

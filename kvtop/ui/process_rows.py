@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kvtop.domain.diagnose_rules import Finding
+from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, ProcessRole
 from kvtop.ui.widgets.row_parts import rank_label

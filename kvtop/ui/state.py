@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from kvtop.domain.diagnose_rules import Finding
+from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 
 HISTORY_LENGTH = 120  # samples kept per GPU (two minutes at the default 1 s interval)

@@ -493,7 +493,7 @@ def test_a_memory_share_above_sglangs_own_is_an_out_of_memory_risk() -> None:
 
 def test_every_finding_id_is_documented() -> None:
     """docs/findings.md names every rule a finding can carry (the exporter's `rule` label too)."""
-    from kvtop.domain.diagnose_rules import Rule
+    from kvtop.domain.diagnose_findings import Rule
 
     text = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
     assert [rule.value for rule in Rule if f"| `{rule.value}` |" not in text] == []

@@ -16,10 +16,10 @@ import pytest
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, VersionSource
 from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.launch_check import architecture_check, launch_refusals
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.refusals import architecture_check, launch_refusals
 from tests.conftest import CASES, CONFIGS
 from tests.data_paths import DATA
 
@@ -165,16 +165,21 @@ def test_explain_names_the_engines_refusal_where_the_log_stops_before_sizing() -
     first two lines of a real SGLang log (case C17, before its `KV Cache is allocated`) stand in for such a log.
     Where the log did size a pool, the refusal is a note: a plugin or another build served it."""
     from kvtop.domain.explain import explain
+    from kvtop.domain.explain_request import ExplainRequest
     from kvtop.sources.engine_logs import parse_engine_log
 
     jamba = model_from_config(json.loads(JAMBA.read_text()))
     lines = (CASES / "sglang" / "C17" / "engine.log").read_text().splitlines()
     settings = parse_flags("sglang", ["--engine-version", "0.5.23"])
     version = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
-    stopped = explain(parse_engine_log("\n".join(lines[:2])), jamba, settings, version=version)
+    stopped = explain(ExplainRequest(
+        log=parse_engine_log("\n".join(lines[:2])), model=jamba, settings=settings, version=version,
+    ))
     assert stopped.ledger is None and stopped.unsolved is not None
     assert "has no SGlang implementation" in stopped.unsolved
-    served = explain(parse_engine_log("\n".join(lines)), jamba, settings, version=version)
+    served = explain(ExplainRequest(
+        log=parse_engine_log("\n".join(lines)), model=jamba, settings=settings, version=version,
+    ))
     assert any("yet this log sized a pool" in note for note in served.notes)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
@@ -22,7 +23,9 @@ ENGINE_NAMES = ", ".join(_NAMES[:-1]) + f" or {_NAMES[-1]}"  # "SGLang, vLLM or 
 def run_explain(case: str, config: str, *flags: str):
     engine = case.split("/")[0]
     log = read_engine_log(CASES / case / "engine.log")
-    return explain(log, load_model(str(CONFIGS / config)), parse_flags(engine, list(flags)))  # type: ignore[arg-type]
+    return explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / config)), settings=parse_flags(engine, list(flags)),
+    ))  # type: ignore[arg-type]
 
 
 def test_c13_llama31_8b_matches_inside_the_rounding_interval() -> None:
@@ -147,7 +150,9 @@ def test_vllm_qwen3_14b_log_matches_from_its_available_kv_memory(tmp_path) -> No
     cfg.update(num_hidden_layers=40, hidden_size=5120, num_attention_heads=40, intermediate_size=17408)
     (tmp_path / "qwen3-14b.json").write_text(json.dumps(cfg))
     log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
-    result = explain(log, load_model(str(tmp_path / "qwen3-14b.json")), parse_flags("vllm", []))
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(tmp_path / "qwen3-14b.json")), settings=parse_flags("vllm", []),
+    ))
     assert result.logged.available_kv_bytes is not None and result.logged.context_length == 32768
     per_block = 40 * 8 * 256 * 2 * 16  # 2,621,440 B per 16-token block
     assert result.kv_bytes_per_token * 16 == per_block
@@ -164,11 +169,10 @@ def test_vllm_version_b_log_matches_from_the_kv_memory_in_use(tmp_path) -> None:
                max_position_embeddings=40960)  # fmt: skip
     (tmp_path / "qwen3-0.6b.json").write_text(json.dumps(cfg))
     log = read_engine_log(CASES / "vllm/ngc2608-v0271-qwen3-0.6b-gb10/engine.log")
-    result = explain(
-        log,
-        load_model(str(tmp_path / "qwen3-0.6b.json")),
-        parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]),
-    )
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(tmp_path / "qwen3-0.6b.json")),
+        settings=parse_flags("vllm", ["--gpu-memory-utilization", "0.6"]),
+    ))
     assert result.logged.token_capacity == 649_728 == int(40608 / 2560 * 40960)  # docs/engines/vllm.md §8
     assert result.verdict == "match" and result.token_capacity == 649_728
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
@@ -19,7 +20,9 @@ def _explain(case: str, config: str, *flags: str, **kwargs):
     engine = case.split("/")[0]
     log = read_engine_log(CASES / case / "engine.log")
     settings = parse_flags(engine, list(flags))  # type: ignore[arg-type]
-    return explain(log, load_model(str(CONFIGS / config)), settings, **kwargs)
+    return explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / config)), settings=settings, **kwargs,
+    ))
 
 
 def test_pytorch_backend_insufficient_memory_is_a_trtllm_failed_start() -> None:

@@ -16,6 +16,7 @@ import sys
 from kvtop.domain.engines.base import GIB
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.quant import quant_from_config
@@ -39,7 +40,9 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
     h100 = gpu_total_bytes("H100")
-    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=h100, gpu_name="H100")
+    result = explain(ExplainRequest(
+        log=parse_engine_log(excerpt), model=model, settings=settings, gpu_total_bytes=h100, gpu_name="H100",
+    ))
     assert result.verdict == "match" and not result.missing
     estimated = result.estimated
     assert estimated is not None and estimated.field == "free_before_load_bytes"
@@ -54,7 +57,7 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     assert abs(estimated.implied_bytes - implied) <= 2 << 20  # to the MiB grid the search walks
     assert abs(estimated.implied_bytes / GIB - 78.81) < 0.2  # the log's own figure, within 0.25 %
     assert estimated.low_bytes <= 78.81 * GIB <= estimated.high_bytes
-    without_gpu = explain(parse_engine_log(excerpt), model, settings)
+    without_gpu = explain(ExplainRequest(log=parse_engine_log(excerpt), model=model, settings=settings))
     assert without_gpu.verdict == "insufficient"  # no GPU named: nothing to estimate from
 
 
@@ -70,7 +73,10 @@ def test_a_vllm_log_without_its_profile_line_estimates_the_non_kv_memory_from_th
     settings = parse_flags("vllm", ["--engine-version", "0.6.4", "--max-model-len", "20000",
                                     "--gpu-memory-utilization", "0.9"])  # fmt: skip
     rtx3090 = gpu_total_bytes("RTX3090")
-    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=rtx3090, gpu_name="RTX3090")
+    result = explain(ExplainRequest(
+        log=parse_engine_log(excerpt), model=model, settings=settings, gpu_total_bytes=rtx3090,
+        gpu_name="RTX3090",
+    ))
     estimated = result.estimated
     assert estimated is not None and estimated.field == "non_kv_bytes"
     assert "vllm.activation.v0" in estimated.basis and "vllm.non_torch.v06" in estimated.basis
@@ -90,7 +96,9 @@ def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_na
     model = load_model(str(CONFIGS / "meta-llama--Llama-2-7b-hf.json"))
     settings = parse_flags("trtllm", ["--kv_cache_free_gpu_mem_fraction", "0.95", "--tokens_per_block", "16"])
     a10 = gpu_total_bytes("A10")
-    result = explain(log, model, settings, gpu_total_bytes=a10, gpu_name="A10")
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=settings, gpu_total_bytes=a10, gpu_name="A10",
+    ))
     assert result.verdict == "mismatch" and result.estimated is not None
     assert result.estimated.source == "assumed" and "no context is fitted for this engine" in result.estimated.basis
     assert result.token_capacity_min is not None and result.token_capacity_max is not None
@@ -98,7 +106,7 @@ def test_a_triton_log_without_its_budget_is_judged_against_an_estimate_on_the_na
     implied = result.estimated.implied_bytes
     assert implied is not None and implied < result.estimated.low_bytes
     assert "outside that range" in (result.cause or "")
-    assert explain(log, model, settings).verdict == "insufficient"
+    assert explain(ExplainRequest(log=log, model=model, settings=settings)).verdict == "insufficient"
 
 
 def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
@@ -171,7 +179,10 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
     excerpt = "\n".join(line for line in text.splitlines() if "Load weight end" not in line)
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
-    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=gpu_total_bytes("H100"))
+    result = explain(ExplainRequest(
+        log=parse_engine_log(excerpt), model=model, settings=settings,
+        gpu_total_bytes=gpu_total_bytes("H100"),
+    ))
     assert result.verdict == "match" and result.estimated is not None
     assert result.estimated.field == "free_after_load_bytes"
     assert result.estimated.value_bytes == int(78.81 * GIB + 0.5) - 16_060_522_496
@@ -190,7 +201,9 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
-    result = explain(parse_engine_log(excerpt), model, settings, gpu_total_bytes=80 * GIB)
+    result = explain(ExplainRequest(
+        log=parse_engine_log(excerpt), model=model, settings=settings, gpu_total_bytes=80 * GIB,
+    ))
     estimated = result.estimated
     context = FITS["sglang.context"]
     assert estimated is not None and estimated.source == "calibrated" and "measured: --gpu-memory" in estimated.basis

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
@@ -22,7 +23,9 @@ from tests.conftest import CASES, CONFIGS
 def _explain(case: str, config: str, *flags: str):
     engine = case.split("/")[0]
     log = read_engine_log(CASES / case / "engine.log")
-    return explain(log, load_model(str(CONFIGS / config)), parse_flags(engine, list(flags)))  # type: ignore[arg-type]
+    return explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / config)), settings=parse_flags(engine, list(flags)),
+    ))  # type: ignore[arg-type]
 
 
 def test_v0_refusal_after_its_blocks_is_a_failed_start_whose_blocks_rebuild() -> None:
@@ -67,7 +70,7 @@ def test_an_engine_core_that_failed_after_printing_its_capacity_did_not_start() 
     initialization failed` (its KV connector): whatever matched before, the engine did not start."""
     log = read_engine_log(CASES / "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed/engine.log")
     model = load_model(str(CASES / "vllm/srcbuild-dev15312-qwen3-vl-8b-init-failed/config.json"))
-    result = explain(log, model, parse_flags("vllm", []))
+    result = explain(ExplainRequest(log=log, model=model, settings=parse_flags("vllm", [])))
     assert result.verdict == "failed_start"
     assert result.startup_error == (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"

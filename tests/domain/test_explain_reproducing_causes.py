@@ -15,6 +15,7 @@ import pytest
 from kvtop.commands.explain import settings_for_log
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
@@ -40,7 +41,7 @@ def test_a_named_cause_rebuilds_the_logged_figure(case_dir: Path, config: Path) 
         {**log.server_args, **log.engine_config}, engine, [], str(config), log.launch_command
     )
     model = load_model(str(config))
-    result = explain(log, model, settings)
+    result = explain(ExplainRequest(log=log, model=model, settings=settings))
     if result.verdict != "mismatch":
         return
     if result.cause_flags is None:
@@ -48,7 +49,7 @@ def test_a_named_cause_rebuilds_the_logged_figure(case_dir: Path, config: Path) 
         return
     fixed = parse_flags(engine, [*settings.to_flags(), *result.cause_flags])
     fixed = fixed.model_copy(update={"model": settings.model, "engine_version": settings.engine_version})
-    again = explain(log, model, fixed)
+    again = explain(ExplainRequest(log=log, model=model, settings=fixed))
     assert all(check.within_rounding for check in again.pool_checks), result.cause
     if result.gap_tokens:  # a capacity gap: the cause rebuilds the logged capacity too
         assert again.verdict == "match", (result.cause, again.cause)
@@ -61,7 +62,9 @@ def test_c05_pool_sizes_are_rebuilt_by_tp_2_or_fp8_kv_and_the_log_cannot_tell_wh
     4 heads × 128 × 48 × 1 B in FP8 at TP 1 are the same 49,152 B per token: naming either would be a guess."""
     log = read_engine_log(CASES / "sglang/C05/engine.log")
     model = load_model(str(CONFIGS / "Qwen--Qwen3-30B-A3B-FP8.json"))
-    result = explain(log, model, parse_flags("sglang", ["--page-size", "64"]))
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", ["--page-size", "64"]),
+    ))
     assert result.verdict == "mismatch" and result.cause_flags is None
     assert (result.cause or "").startswith("cause not settled: ")
     assert "--kv-cache-dtype fp8_e4m3" in (result.cause or "") and "--tp-size 2" in (result.cause or "")
@@ -71,7 +74,9 @@ def test_c13_told_the_wrong_fraction_names_the_one_that_rebuilds_444500() -> Non
     """C13 (Llama-3.1-8B, 78.81 → 63.72 GiB): at 0.85 kvtop gives fewer tokens; 0.88 rebuilds 444,500."""
     log = read_engine_log(CASES / "sglang/C13/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
-    result = explain(log, model, parse_flags("sglang", ["--mem-fraction-static", "0.85"]))
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", ["--mem-fraction-static", "0.85"]),
+    ))
     assert result.verdict == "mismatch"
     assert result.cause_flags == ("--mem-fraction-static", "0.88")
     # 63.72 − 78.81 × 0.12 = 54.2628 GiB ÷ 131,072 B per token = 444,520 (log: 444,500, inside the rounding)

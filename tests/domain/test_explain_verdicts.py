@@ -13,6 +13,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.model import ModelSpec
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
@@ -51,7 +52,9 @@ def test_c17_with_the_wrong_model_is_a_geometry_mismatch_not_a_match() -> None:
     tokens, but 0.12 GB of K cannot hold 20,481 rows × 163,840 B (= 3.125 GiB)."""
     log = read_engine_log(CASES / "sglang/C17/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json"))
-    result = explain(log, model, parse_flags("sglang", C17_FLAGS), H100_BYTES)
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", C17_FLAGS), gpu_total_bytes=H100_BYTES,
+    ))
     assert result.token_capacity == result.logged.token_capacity == 20_480  # the cap agrees for any model
     k_check = result.pool_checks[0]
     assert (k_check.name, k_check.logged_text, k_check.rows) == ("K", "0.12", 20_481)
@@ -65,7 +68,10 @@ def test_c17_with_the_wrong_model_is_a_geometry_mismatch_not_a_match() -> None:
 
 def test_c17_with_its_own_model_matches_and_its_pool_sizes_are_within_rounding(tmp_path: Path) -> None:
     log = read_engine_log(CASES / "sglang/C17/engine.log")
-    result = explain(log, _qwen25_05b(tmp_path), parse_flags("sglang", C17_FLAGS), H100_BYTES)
+    result = explain(ExplainRequest(
+        log=log, model=_qwen25_05b(tmp_path), settings=parse_flags("sglang", C17_FLAGS),
+        gpu_total_bytes=H100_BYTES,
+    ))
     assert [(c.name, c.predicted_bytes, c.within_rounding) for c in result.pool_checks] == [
         ("K", 20_481 * 6_144, True), ("V", 20_481 * 6_144, True),  # 0.117 GiB prints as 0.12
     ]  # fmt: skip
@@ -75,9 +81,10 @@ def test_c17_with_its_own_model_matches_and_its_pool_sizes_are_within_rounding(t
 def test_c01_without_its_tp_is_a_geometry_mismatch_even_though_the_budget_lines_are_missing() -> None:
     """C01 is TP4; at TP1 the 8.23 GB K pool is a quarter of what 367,405 rows would need."""
     log = read_engine_log(CASES / "sglang/C01/engine.log")
-    result = explain(
-        log, load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json")), parse_flags("sglang", [])
-    )
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json")),
+        settings=parse_flags("sglang", []),
+    ))
     assert result.pool_checks[0].predicted_bytes == 367_405 * 96_256
     assert result.verdict == "mismatch" and result.gap_tokens is None
     # 4 KV heads: TP 4 and TP 8 would both keep one head per rank (96,256 B per token), but SGLang refuses
@@ -91,7 +98,10 @@ def test_vllm_available_memory_is_the_least_over_the_ranks_glm53() -> None:
     """glm53: rank 0 prints `Available KV cache memory: 17.79 GiB`; the ledgers say 17.79, 17.73,
     18.04 — the pool is sized by TP1's 17.73 (case notes). The EngineCore is not a rank."""
     log = read_engine_log(CASES / "vllm/glm53-flash-nvfp4-tp3-lilab-fork/engine.log")
-    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")), parse_flags("vllm", []))
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")),
+        settings=parse_flags("vllm", []),
+    ))
     assert result.logged.available_kv_bytes == Measured.from_text("17.73").value_bytes
     assert (result.logged.available_kv_rank, result.logged.ranks_seen) == ("TP1 EP1", 3)
 
@@ -113,7 +123,9 @@ def test_vllm_tp2_tokens_follow_from_the_tightest_rank(tmp_path: Path) -> None:
     """No case holds a TP>1 vLLM log of a shipped model with per-rank ledgers, so this one is written
     here: 6.40 GiB ÷ 1,310,720 B per 16-token block (TP2) = 5,242 blocks; int(5242/2048 × 32,768)."""
     log = parse_engine_log(V3_LOG)
-    result = explain(log, _qwen3_14b(tmp_path), parse_flags("vllm", ["--tp", "2"]))
+    result = explain(ExplainRequest(
+        log=log, model=_qwen3_14b(tmp_path), settings=parse_flags("vllm", ["--tp", "2"]),
+    ))
     assert result.logged.ranks_seen == 2 and result.logged.available_kv_rank == "TP1"
     assert result.token_capacity == 83_872 == int(5242 / 2048 * 32768)
     assert result.verdict == "match"
@@ -133,14 +145,19 @@ def test_a_refused_start_is_said_and_asks_for_nothing(case: str, quote: str) -> 
     engine = case.split("/")[0]
     log = read_engine_log(CASES / case / "engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"))  # the verdict needs no geometry
-    result = explain(log, model, parse_flags(engine, []))  # type: ignore[arg-type]
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags(engine, []),
+    ))  # type: ignore[arg-type]
     assert result.verdict == "failed_start" and result.missing == ()
     assert (result.startup_error or "").startswith(quote)
 
 
 def test_spark_396_keeps_the_figures_its_refused_start_printed() -> None:
     log = read_engine_log(CASES / "vllm/spark-vllm-docker-396-minimax-m27-awq-tp2/engine.log")
-    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")), parse_flags("vllm", []))
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")),
+        settings=parse_flags("vllm", []),
+    ))
     assert result.logged.available_kv_bytes == Measured.from_text("22.5").value_bytes
     assert "23.25 GiB KV cache is needed" in (result.startup_error or "")
 
@@ -176,7 +193,7 @@ def test_c09_judges_the_pool_of_the_run_it_explains() -> None:
         "fp8_e4m3",
     ]
     model = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"))
-    result = explain(log, model, parse_flags("sglang", flags))
+    result = explain(ExplainRequest(log=log, model=model, settings=parse_flags("sglang", flags)))
     assert [(c.rows, c.predicted_bytes_per_token, c.within_rounding) for c in result.pool_checks] == [
         (975_488, 48_068, True), (1_462_848, 48_068, False),
     ]  # fmt: skip
@@ -188,11 +205,15 @@ def test_without_gpu_the_gpu_memory_step_is_named_a_stand_in_never_measured() ->
     log = read_engine_log(CASES / "sglang/C13/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     settings = parse_flags("sglang", ["--mem-fraction-static", "0.88"])
-    steps = explain(log, model, settings).ledger.engine.steps  # type: ignore[union-attr]
+    steps = explain(ExplainRequest(
+        log=log, model=model, settings=settings,
+    )).ledger.engine.steps  # type: ignore[union-attr]
     gpu_step = next(step for step in steps if step.label.startswith("GPU memory"))
     assert gpu_step.label == "GPU memory (a stand-in: pass --gpu)"
     assert gpu_step.bytes == 80 * 2**30 and not gpu_step.measured
-    given = explain(log, model, settings, gpu_total_bytes=79 * 2**30).ledger.engine.steps  # type: ignore[union-attr]
+    given = explain(ExplainRequest(
+        log=log, model=model, settings=settings, gpu_total_bytes=79 * 2**30,
+    )).ledger.engine.steps  # type: ignore[union-attr]
     assert any(step.label == "GPU memory" for step in given)
 
 
@@ -212,9 +233,11 @@ def test_vllm_before_pr_41069_prints_blocks_times_block_size(tmp_path: Path) -> 
     old = parse_engine_log(V2_VERSION + V2_LINES)
     assert old.engine_version == "0.10.2"
     settings = parse_flags("vllm", ["--engine-version", "0.10.2"])  # as `kvtop explain` reads it from the log
-    result = explain(old, model, settings)
+    result = explain(ExplainRequest(log=old, model=model, settings=settings))
     assert result.verdict == "match" and result.token_capacity == 1_600 == 100 // 1 * 16
-    unversioned = explain(parse_engine_log(V2_LINES), model, parse_flags("vllm", []))
+    unversioned = explain(ExplainRequest(
+        log=parse_engine_log(V2_LINES), model=model, settings=parse_flags("vllm", []),
+    ))
     assert unversioned.token_capacity == 1_587 == int(100 / 63 * 1000)
     assert unversioned.verdict == "mismatch" and unversioned.gap_tokens == 13
 
@@ -223,11 +246,14 @@ def test_vllm_020_1_onward_prints_the_concurrency_expression(tmp_path: Path) -> 
     """PR #41069 ships in v0.20.1 (in its sdist, not in v0.20.0's): int(blocks ÷ cdiv(1,000, 16) × 1,000) = 1,587,
     not the 1,600 = 100 blocks × 16 these lines print, so at v0.20.1 kvtop's figure differs."""
     settings = parse_flags("vllm", ["--engine-version", "0.20.1"])
-    result = explain(parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), settings)
+    result = explain(ExplainRequest(
+        log=parse_engine_log(V2_LINES), model=_qwen25_05b(tmp_path), settings=settings,
+    ))
     assert result.token_capacity == 1_587 and result.verdict == "mismatch"
-    old = explain(
-        parse_engine_log(V2_LINES), _qwen25_05b(tmp_path), parse_flags("vllm", ["--engine-version", "0.20.0"])
-    )
+    old = explain(ExplainRequest(
+        log=parse_engine_log(V2_LINES), model=_qwen25_05b(tmp_path),
+        settings=parse_flags("vllm", ["--engine-version", "0.20.0"]),
+    ))
     assert old.token_capacity == 1_600 and old.verdict == "match"
 
 
@@ -246,11 +272,16 @@ def test_vllm_window_blocks_need_the_batch_or_the_gpu_never_the_stand_in() -> No
     log = parse_engine_log(GPT_OSS_LINES)
     model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
     one_batch = ["--no-async-scheduling"]
-    unknown = explain(log, model, parse_flags("vllm", one_batch))
+    unknown = explain(ExplainRequest(log=log, model=model, settings=parse_flags("vllm", one_batch)))
     assert unknown.verdict == "insufficient" and "--max-num-batched-tokens, or --gpu" in unknown.missing[0]
-    on_h100 = explain(log, model, parse_flags("vllm", one_batch), H100_BYTES, "H100")
+    on_h100 = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("vllm", one_batch), gpu_total_bytes=H100_BYTES,
+        gpu_name="H100",
+    ))
     assert on_h100.verdict == "match" and on_h100.token_capacity == 287_537
-    flagged = explain(log, model, parse_flags("vllm", ["--max-num-batched-tokens", "2048", *one_batch]))
+    flagged = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("vllm", ["--max-num-batched-tokens", "2048", *one_batch]),
+    ))
     assert (
         flagged.token_capacity == int(19_114 / 8_329 * 131_072) == 300_793 and flagged.verdict == "mismatch"
     )
@@ -260,7 +291,10 @@ def test_measured_flags_fill_what_the_c01_log_lacks_and_say_so() -> None:
     log = read_engine_log(CASES / "sglang/C01/engine.log")
     model = load_model(str(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8.json"))
     given = MeasuredInputs(free_before_load_bytes=78 << 30, free_after_load_bytes=20 << 30)
-    result = explain(log, model, parse_flags("sglang", ["--tp", "4"]), H100_BYTES, given=given)
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", ["--tp", "4"]), gpu_total_bytes=H100_BYTES,
+        given=given,
+    ))
     assert result.verdict != "insufficient" and result.ledger is not None
     assert result.ledger.measured.free_after_load_bytes == 20 << 30
     assert result.logged.free_before_load_bytes is None  # the log's figures stay the log's
@@ -270,7 +304,9 @@ def test_measured_flags_fill_what_the_c01_log_lacks_and_say_so() -> None:
 
 def test_a_vllm_mismatch_blames_geometry_never_a_memory_fraction() -> None:
     log = read_engine_log(CASES / "vllm/lmcache-1739-qwen3-14b/engine.log")
-    result = explain(log, load_model(str(CONFIGS / "Qwen--Qwen3-32B.json")), parse_flags("vllm", []))
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "Qwen--Qwen3-32B.json")), settings=parse_flags("vllm", []),
+    ))
     assert result.verdict == "mismatch" and result.cause is not None
     assert result.cause.startswith("cause unknown: vLLM logged the KV memory it had, so the geometry differs")
     assert result.cause_flags is None  # no single change kvtop tried rebuilds 14B's figure with 32B's layers
@@ -288,14 +324,18 @@ def test_the_logs_kv_dtype_is_used_and_a_contradicting_flag_is_said() -> None:
     fp8_log = parse_engine_log(text)
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
     flags = ["--mem-fraction-static", "0.88"]
-    assert explain(log, model, parse_flags("sglang", flags)).ledger.kv_bytes_per_token == 131_072  # type: ignore[union-attr]
-    from_log = explain(fp8_log, model, parse_flags("sglang", flags))
+    assert explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", flags),
+    )).ledger.kv_bytes_per_token == 131_072  # type: ignore[union-attr]
+    from_log = explain(ExplainRequest(log=fp8_log, model=model, settings=parse_flags("sglang", flags)))
     assert from_log.kv_bytes_per_token == 65_536  # fp8: half of bf16's 131,072
     assert (
         from_log.notes[0]
         == "KV dtype fp8_e4m3: from the log (torch.float8_e4m3fn); no --kv-cache-dtype was given"
     )
-    told = explain(fp8_log, model, parse_flags("sglang", [*flags, "--kv-cache-dtype", "bf16"]))
+    told = explain(ExplainRequest(
+        log=fp8_log, model=model, settings=parse_flags("sglang", [*flags, "--kv-cache-dtype", "bf16"]),
+    ))
     assert told.notes[0] == "KV dtype: kvtop was told bf16 but the log states torch.float8_e4m3fn"
     assert told.kv_bytes_per_token == 131_072
 
@@ -303,7 +343,9 @@ def test_the_logs_kv_dtype_is_used_and_a_contradicting_flag_is_said() -> None:
 def test_c13_with_a_70b_model_never_asks_for_more_memory_than_the_gpu_has() -> None:
     log = read_engine_log(CASES / "sglang/C13/engine.log")
     model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"))
-    result = explain(log, model, parse_flags("sglang", ["--mem-fraction-static", "0.88"]))
+    result = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("sglang", ["--mem-fraction-static", "0.88"]),
+    ))
     assert result.verdict == "mismatch" and result.cause is not None
     # 444,500 logged tokens × 327,680 B = 135.65 GiB, against 63.72 GiB (+ rounding) free after load
     assert result.cause.startswith(

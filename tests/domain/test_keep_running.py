@@ -19,8 +19,8 @@ import math
 
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.diagnose import diagnose
+from kvtop.domain.diagnose_findings import AlternativeLimit
 from kvtop.domain.incident import incident
-from kvtop.domain.keep_running import AlternativeLimit
 from kvtop.domain.ledger import predict
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import predict
-from kvtop.domain.refusals import launch_refusals
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 

@@ -14,6 +14,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.explain import Explanation, explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
@@ -45,7 +46,10 @@ def _explain(case: str, *flags: str, free: int | None = None, gpu_total: int | N
     if settings.engine_version is None:
         settings = settings.model_copy(update={"engine_version": resolve_version(log).text})
     model = load_model(str(CONFIGS / CONFIG[case]))
-    return explain(log, model, settings, gpu_total, given=MeasuredInputs(free_after_load_bytes=free))
+    return explain(ExplainRequest(
+        log=log, model=model, settings=settings, gpu_total_bytes=gpu_total,
+        given=MeasuredInputs(free_after_load_bytes=free),
+    ))
 
 
 def _block_check(result: Explanation) -> tuple[str, int, bool]:

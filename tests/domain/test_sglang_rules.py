@@ -13,6 +13,7 @@ import pytest
 
 from kvtop.domain.engines.sglang.eras import vit_size_factor
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec, VisionSpec
@@ -132,9 +133,10 @@ def test_explain_matches_a_gemma3_log_with_the_multimodal_reserve(tmp_path: Path
         " avail mem=15.00 GB, mem usage=55.00 GB.\n"
         "[2026-09-01 00:00:10 TP0] KV Cache is allocated. #tokens: 9306, K size: 2.20 GB, V size: 2.20 GB\n"
     )
-    result = explain(
-        read_engine_log(log), load(GEMMA3), parse_flags("sglang", ["--mem-fraction-static", "0.85", MM])
-    )
+    result = explain(ExplainRequest(
+        log=read_engine_log(log), model=load(GEMMA3),
+        settings=parse_flags("sglang", ["--mem-fraction-static", "0.85", MM]),
+    ))
     # (15 − 70 × 0.15 − 100/1024) GiB = 4.40234375 GiB = 4,726,979,379 B ÷ 507,904 = 9,306.8
     assert result.token_capacity == 9_306
     assert result.verdict == "match"

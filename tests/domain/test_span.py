@@ -10,7 +10,8 @@ examples/backends/sglang/launch/disagg.sh and examples/backends/vllm/launch/disa
 from __future__ import annotations
 
 from kvtop.domain.launch import parse_launch_command
-from kvtop.domain.span import ServingRole, span_of
+from kvtop.domain.placement import span_of
+from kvtop.domain.span import ServingRole
 
 
 def span(command: str):  # type: ignore[no-untyped-def]

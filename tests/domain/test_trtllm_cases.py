@@ -8,6 +8,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.explain import Explanation, explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
@@ -21,7 +22,9 @@ def _explain(case: str, config: str, *flags: str) -> tuple[Explanation, EngineLo
     log = read_engine_log(CASES / "trtllm" / case / "engine.log")
     version = engine_rules("trtllm").resolve_version(log)
     settings = parse_flags("trtllm", list(flags)).model_copy(update={"engine_version": version.text})
-    result = explain(log, load_model(str(CONFIGS / config)), settings, version=version)
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / config)), settings=settings, version=version,
+    ))
     return result, log
 
 
@@ -156,9 +159,10 @@ def test_a_multi_rank_log_is_sized_from_its_least_budget_and_dated_in_its_own_fo
     version = engine_rules("trtllm").resolve_version(log)
     assert (version.text, version.source) == ("1.1.0", VersionSource.LOG_DATES)  # 1.1.0: 2025-12-19 on PyPI
     settings = parse_flags("trtllm", ["--tp_size", "2"]).model_copy(update={"engine_version": version.text})
-    result = explain(
-        log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings, version=version
-    )
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings=settings,
+        version=version,
+    ))
     assert result.logged.available_kv_rank == "rank=1" and result.logged.available_kv_bytes == 14 * GIB
     # 14 GiB / (32 × 4 × 128 × 2 × 2 = 65,536 B at TP 2) = 229,376 tokens: the log's 114,688 is half that
     assert result.verdict == "mismatch" and result.token_capacity == 229_376

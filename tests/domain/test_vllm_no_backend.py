@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import predict
-from kvtop.domain.refusals import launch_refusals
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, flag_row

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.refusals import launch_refusals
+from kvtop.domain.launch_check import launch_refusals
 from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, flag_row
 
 MISTRAL = "mistralai--Mistral-7B-v0.1"  # sliding window 4,096 over every layer

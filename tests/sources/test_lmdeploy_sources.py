@@ -13,6 +13,7 @@ from kvtop.domain.diagnose import diagnose
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
 from kvtop.domain.errors import InputError
 from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags, parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, ProcessRole
 from kvtop.sources.engine_http import fetch_engine_live
@@ -136,18 +137,25 @@ def test_pytorch_engine_debug_log_is_rebuilt_to_the_block() -> None:
     log = parse_engine_log(PYTORCH_LOG.format(blocks=low))
     settings = parse_flags("lmdeploy", ["--backend", "pytorch", "--quant-policy", "8", "--max-batch-size", "128",
                                         "--engine-version", "0.13.0"])  # fmt: skip
-    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings)
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings=settings,
+    ))
     assert result.verdict == "match" and result.logged.num_gpu_blocks == low
     assert (result.token_capacity_min, result.token_capacity_max) == (low * 64, high * 64)
-    other = explain(parse_engine_log(PYTORCH_LOG.format(blocks=high + 40)),
-                    load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings)  # fmt: skip
+    other = explain(ExplainRequest(
+        log=parse_engine_log(PYTORCH_LOG.format(blocks=high + 40)),
+        model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")), settings=settings,
+    ))  # fmt: skip
     assert other.verdict == "mismatch" and other.gap_tokens == 40 * 64
 
 
 def test_refused_start_in_lmdeploys_words() -> None:
     log = parse_engine_log("[TM][INFO] [BlockManager] block_size = 8.000 MB\nRuntimeError: No enough gpu memory for kv cache.\n")
     assert log.startup_error == "RuntimeError: No enough gpu memory for kv cache."
-    result = explain(log, load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")), parse_flags("lmdeploy", []))
+    result = explain(ExplainRequest(
+        log=log, model=load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json")),
+        settings=parse_flags("lmdeploy", []),
+    ))
     assert result.verdict == "failed_start"
 
 

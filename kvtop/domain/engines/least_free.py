@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
     from kvtop.domain.ledger import Ledger
-    from kvtop.domain.whatif import Replay
+    from kvtop.domain.ledger_values import WhatIf
 
 
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
+def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: the least free GPU sizes all."""
     return replay.capacity_at_least_free(free)
 
 
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
     """A restart with `settings`: the least free GPU sizes every rank."""
     return replay.at_least_free(free, settings)

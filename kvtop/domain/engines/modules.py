@@ -1,4 +1,5 @@
-"""An engine's rule modules that most commands never need, imported on first use.
+"""An engine's rule modules that most commands never need, imported on first use, and `EngineBase`: the
+defaults a package's rules class inherits.
 
 Every engine package holds the same eight (`diagnosis`, `explain`, `span`, `calibration`, `deployment`,
 `log_lines`, `demo`, `architectures`), each a module that satisfies its protocol; `plan` never imports
@@ -7,17 +8,25 @@ diagnosis, explain, its log reader or its demo behaviour.
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
+
+from kvtop.domain.engines.catalogue import engine_module
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.kv import KvStorage
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import PpRemainder
+from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.deployment import DeploymentRules
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_simulation import EngineSimulation
-    from kvtop.domain.engines.base import EngineDiagnosis, EngineExplainer
+    from kvtop.domain.engines.protocols import EngineDiagnosis, EngineExplainer
+    from kvtop.domain.ledger_values import Ledger
     from kvtop.domain.log_dialect import LogDialect
+    from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
 
 
@@ -27,7 +36,7 @@ class EngineModules:
     id: str
 
     def _module(self, name: str) -> ModuleType:
-        return importlib.import_module(f"kvtop.domain.engines.{self.id}.{name}")
+        return engine_module(self.id, name)
 
     @property
     def diagnosis(self) -> EngineDiagnosis:
@@ -69,3 +78,44 @@ class EngineModules:
     def architectures(self) -> EngineArchitectures:
         """Which model classes it registers, by release (a launch of another is refused)."""
         return cast("EngineArchitectures", self._module("architectures"))
+
+
+class EngineBase(EngineModules):
+    """What most engines share, so a package's rules class states only what differs from it.
+
+    Each engine still states its id, names, storage, calendar, memory share, identity, cap fields and
+    metric names (the conformance test asks every engine for them), and how it resolves its version,
+    solves its budget, sizes a page and holds its pipeline stages at one capacity."""
+
+    pp_remainder: PpRemainder = "last"  # remainder layers go to the last stages
+    sizes_every_rank_from_least_free = True  # a MIN over the ranks' free memory sizes every rank
+    pools_draft_kv = False  # a speculative draft's KV is not the target's token count
+    dcp_splits_kv_heads = False  # KV heads divide over tp, DCP or not
+    ranks_by_gpu_order = False  # titles state each worker's rank
+    cap_fields: tuple[str, ...] = ()
+    usage_metrics: tuple[str, ...] = ()
+    capacity_metrics: tuple[str, ...] = ()
+
+    # the protocol's members each engine states (declared here so the defaults below can read them)
+    kv_storage: KvStorage
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """One storage for every release and backend."""
+        return self.kv_storage
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """None modelled: a launch its budget sizes is one kvtop knows it starts."""
+        return ()
+
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+        """Its own layers: a stage sizes KV for the layers it holds."""
+        return layers
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
+        """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""
+        return None
+
+    def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
+        return settings.model_copy(update=dict.fromkeys(self.cap_fields))

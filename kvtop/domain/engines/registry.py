@@ -1,80 +1,42 @@
-"""The engines kvtop models, by id: the only place in kvtop that says which engines there are.
+"""An engine's rules by id, typed by the protocols every engine package implements (`protocols.py`).
 
-Everything an engine knows is its package here (`kvtop/domain/engines/<id>/`): its `RULES` (budget,
-storage, eras, identity — title prefix, port, rank order —, cap fields, metric names, and the modules
-imported on first use: diagnosis, explain, span, calibration, deployment, `log_lines`, `demo`) and its
-`FLAGS`. What touches the outside (its HTTP endpoint, a file its launch names) is its package under
-`kvtop/sources/engines/<id>/`, found by `kvtop.sources.engines.registry` from the ids listed here.
-A new engine is those two packages and one line below. Packages are imported when first asked for,
-so `kvtop --help` pays for none of them.
+The list of engines and the import of a package by id are `kvtop.domain.engines.catalogue`'s (below the
+launch settings and everything the rules are typed with); this module adds what each engine states,
+looked up by id: its `RULES` and what the shared code asks of them (log dialects, demo behaviour, port,
+process titles, rank order, Prometheus names). Shared code reaches an engine only through these two
+modules, by id; no shared module imports an engine package by name (tests/test_import_graph.py).
+What touches the outside (its HTTP endpoint, a file its launch names) is its package under
+`kvtop/sources/engines/<id>/`, found by `kvtop.sources.engines.registry` from the same ids.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
-from kvtop.domain.errors import InputError
+from kvtop.domain.engines.catalogue import DEFAULT_ENGINE as DEFAULT_ENGINE
+from kvtop.domain.engines.catalogue import ENGINE_IDS as ENGINE_IDS
+from kvtop.domain.engines.catalogue import EngineId as EngineId
+from kvtop.domain.engines.catalogue import UnknownEngineError as UnknownEngineError
+from kvtop.domain.engines.catalogue import display_name as display_name
+from kvtop.domain.engines.catalogue import display_names as display_names
+from kvtop.domain.engines.catalogue import engine_module
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch import engine_flags as engine_flags
 
 if TYPE_CHECKING:
     from kvtop.domain.engine_simulation import EngineSimulation
-    from kvtop.domain.engines.base import EngineRules
-    from kvtop.domain.launch import EngineFlags, LaunchSettings
+    from kvtop.domain.engines.protocols import EngineRules
     from kvtop.domain.log_dialect import LogDialect
-
-EngineId = str
-"""An engine's id as kvtop names it ("sglang", "vllm"): one of `ENGINE_IDS`."""
-
-# id -> (the engine's own name, its package)
-_ENGINES: dict[EngineId, tuple[str, str]] = {
-    "sglang": ("SGLang", "kvtop.domain.engines.sglang"),
-    "vllm": ("vLLM", "kvtop.domain.engines.vllm"),
-    "lmdeploy": ("LMDeploy", "kvtop.domain.engines.lmdeploy"),
-    "trtllm": ("TensorRT-LLM", "kvtop.domain.engines.trtllm"),
-    "llamacpp": ("llama.cpp", "kvtop.domain.engines.llamacpp"),
-}
-ENGINE_IDS: tuple[EngineId, ...] = tuple(_ENGINES)
-DEFAULT_ENGINE: EngineId = "sglang"
-
-
-class UnknownEngineError(InputError):
-    """An engine id kvtop has no package for (never another engine's rules in its place)."""
-
-
-def _package(engine: EngineId) -> object:
-    try:
-        return import_module(_ENGINES[engine][1])
-    except KeyError:
-        raise UnknownEngineError(
-            f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine"
-        ) from None
-
-
-def display_name(engine: EngineId) -> str:
-    """'SGLang', 'vLLM': how the engine names itself."""
-    return _ENGINES[engine][0] if engine in _ENGINES else engine
-
-
-def display_names() -> str:
-    """'SGLang, vLLM, LMDeploy or TensorRT-LLM': every engine kvtop models, for a message."""
-    shown = [display_name(engine) for engine in ENGINE_IDS]
-    return ", ".join(shown[:-1]) + f" or {shown[-1]}" if len(shown) > 1 else shown[0]
 
 
 def engine_rules(engine: EngineId) -> EngineRules:
     """The engine's budget, storage and version rules."""
-    rules: EngineRules = _package(engine).RULES  # type: ignore[attr-defined]
+    rules: EngineRules = engine_module(engine).RULES
     return rules
 
 
-def engine_flags(engine: EngineId) -> EngineFlags:
-    """The engine's command-line vocabulary."""
-    flags: EngineFlags = _package(engine).FLAGS  # type: ignore[attr-defined]
-    return flags
-
-
 def log_dialects() -> tuple[LogDialect, ...]:
-    """Every engine's log vocabulary, in the registry's order."""
+    """Every engine's log vocabulary, in the catalogue's order."""
     return tuple(engine_rules(engine).log_dialect for engine in ENGINE_IDS)
 
 

@@ -107,6 +107,9 @@ class ResolvedVersion(BaseModel):
     approximate: bool = False  # inferred (from dates or argument fields), not printed
     source: VersionSource = VersionSource.NOT_STATED
     detail: str = "version not stated: the latest release's rules"
+    # the rules picked where they are keyed by something other than a release (llama.cpp's builds: 'b3673',
+    # 'builds before b5400'); `text` stays None, so rules keyed by release stay the latest
+    build: str | None = None
 
     @property
     def release(self) -> Release | None:
@@ -114,9 +117,9 @@ class ResolvedVersion(BaseModel):
 
     @property
     def label(self) -> str:
-        """'0.8.2', '~0.4.6', or 'latest' — for one-line reports."""
+        """'0.8.2', '~0.4.6', 'b3673', 'builds before b5400', or 'latest' — for one-line reports."""
         if self.text is None:
-            return LATEST
+            return self.build or LATEST
         return f"~{self.text}" if self.approximate else self.text
 
 

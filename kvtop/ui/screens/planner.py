@@ -28,9 +28,10 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.engines.registry import engine_flags as flags_of_engine
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
-from kvtop.domain.refusals import Refusal, launch_refusals
+from kvtop.domain.refusals import Refusal
 from kvtop.ui.planning import (
     DEPLOYMENT_KEYS,
     FIELDS,

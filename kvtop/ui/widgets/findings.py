@@ -44,11 +44,11 @@ SEVERITY_TONES = {"critical": "error", "error": "error", "warning": "warning"}
 
 
 class FindingLike(Protocol):
-    """What the pane needs of a finding (`kvtop.domain.diagnose_rules.Finding` has it all).
+    """What the pane needs of a finding (`kvtop.domain.diagnose_findings.Finding` has it all).
 
     Optional, read with getattr: `summary`, `engine_id`, `fix_settings` (the settings with the
     fix applied; None when the fix is not a flag change), `pids` (the processes the fix stops),
-    `gain_tokens`, `alternative` (`keep_running.FlagAlternative`: the memory flag that leaves them running).
+    `gain_tokens`, `alternative` (`diagnose_findings.FlagAlternative`: the memory flag that leaves them running).
     """
 
     @property

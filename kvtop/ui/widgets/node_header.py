@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from kvtop.domain.diagnose_rules import Severity
+from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.engines.registry import display_names
 from kvtop.domain.incident import incident
 from kvtop.domain.node import EngineView

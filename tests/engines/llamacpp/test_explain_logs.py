@@ -112,3 +112,23 @@ def test_a_build_line_chooses_the_rules_and_is_not_taken_for_a_release(tmp_path:
     model = write_gguf(tmp_path / "gemma2.gguf", GEMMA2_2B, "Gemma 2 2b It")
     out = explain_json(capsys, str(log), "--model", str(model))
     assert out["verdict"] == "match" and "build b3673" in out["version_detail"]
+
+
+def test_the_header_names_the_builds_whose_rules_read_the_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kvtop explain`'s first line names the rules it picked and why, never 'latest' for a picked era: the
+    Ollama log prints `llama_new_context_with_model: KV self size = …` (no cells), the wording llama.cpp
+    printed before its KV cache refactor of 2025-05 (b5400, src/llama-kv-cache-unified.cpp); a banner
+    `main: build = 3673` names its build; a log with neither gets the latest rules."""
+    llama = str(CONFIGS / "meta-llama--Llama-3.1-8B.json")
+    kv_self = LOGS / "ollama-llama31-8b-np4-kv-self-size" / "engine.log"
+    with_build = tmp_path / "with-build.log"
+    with_build.write_text("main: build = 3673 (4084ca73)\n" + HERMES.read_text())
+    headers = []
+    for log in (kv_self, with_build, HERMES):
+        assert main(["explain", str(log), "--model", llama, "--no-calibration-store"]) == 0
+        headers.append(capsys.readouterr().out.splitlines()[0].split(" · ", 1)[1])
+    assert headers == [
+        "rules of builds before b5400 (no build line: its `kv_self` KV summary wording (before ~b5400))",
+        "rules of b3673 (build b3673, from the log's build line)",
+        "rules of latest (no build line: the latest rules)",
+    ]

@@ -9,11 +9,13 @@ row per layer of `n_embd_k_gqa` K elements and `n_embd_v_gqa` V elements in the 
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineBase, EngineInputs, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.llamacpp.budget import solve
 from kvtop.domain.engines.llamacpp.eras import DEFAULT_PORT
 from kvtop.domain.engines.llamacpp.flags import BOTH_TYPES_FLAGS, V_TYPE_FLAGS, LlamacppFlags, flag_value
 from kvtop.domain.engines.llamacpp.ggml_types import DEFAULT_CACHE_TYPE, cache_type
+from kvtop.domain.engines.modules import EngineBase
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings

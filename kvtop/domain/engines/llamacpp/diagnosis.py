@@ -10,22 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import Finding, LedgerRule, Severity, Thresholds
+from kvtop.domain.diagnose_findings import Finding, LedgerRule, Severity, Thresholds
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.whatif import Replay
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
+def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
     """Cells a restart gets with `free` bytes free: the context asked, or nothing when it does not fit."""
     return replay.capacity_at_least_free(free)
 
 
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
     return replay.at_least_free(free, settings)
 
 

@@ -9,13 +9,13 @@ memory is needed, so a log is `match` or `mismatch` to the cell.
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import KV_LOG_DIALECTS, first_build
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.log_records import KvCacheSummary, LlamacppRankLog
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import predict
@@ -36,29 +36,39 @@ def _full_cache(log: EngineLog) -> KvCacheSummary | None:
     return next((cache for cache in _caches(log) if not cache.sliding), None)
 
 
-def log_build(log: EngineLog) -> tuple[int | None, str]:
-    """The build whose rules read `log`, and how kvtop knows: its build line, else the wording of its KV
-    summary (the era's first build, approximate), else None (the latest rules)."""
+def _log_build(log: EngineLog) -> tuple[int | None, str, str | None]:
+    """(the build whose rules read `log`, how kvtop knows, the builds that names): its build line, else the
+    wording of its KV summary (the era's first build, approximate), else None (the latest rules)."""
     build = _first(log, "builds")
     if isinstance(build, int):
-        return build, f"build b{build}, from the log's build line"
+        return build, f"build b{build}, from the log's build line", f"b{build}"
     caches = _caches(log)
     if caches and caches[0].cells is None:
         era = KV_LOG_DIALECTS[0]
     elif caches and caches[0].streams is None:
         era = KV_LOG_DIALECTS[1]
     else:
-        return None, "no build line: the latest rules"
-    return first_build(era), f"no build line: its `{era.value}` KV summary wording (before ~{KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1].since})"
+        return None, "no build line: the latest rules", None
+    following = KV_LOG_DIALECTS[KV_LOG_DIALECTS.index(era) + 1]
+    until = following.since  # 'b5400'
+    first = first_build(era)
+    builds = f"builds {era.since}–b{first_build(following) - 1}" if first else f"builds before {until}"
+    return first, f"no build line: its `{era.value}` KV summary wording (before ~{until})", builds
+
+
+def log_build(log: EngineLog) -> tuple[int | None, str]:
+    """The build whose rules read `log`, and how kvtop knows (`_log_build`)."""
+    build, why, _ = _log_build(log)
+    return build, why
 
 
 def resolve_version(log: EngineLog) -> ResolvedVersion:
-    """The build, said in `detail`: llama.cpp's build numbers are not releases kvtop's `--engine-version`
-    reads, so `text` stays unset and the rules are chosen by `log_build`."""
-    build, why = log_build(log)
+    """The build, named in `build` and said in `detail`: llama.cpp's build numbers are not releases kvtop's
+    `--engine-version` reads, so `text` stays unset and the rules are chosen by `log_build`."""
+    build, why, builds = _log_build(log)
     if build is None:
         return ResolvedVersion(detail=why)
-    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why)
+    return ResolvedVersion(source=VersionSource.LOG, detail=why, approximate="wording" in why, build=builds)
 
 
 def missing_facts(log: EngineLog) -> tuple[str, ...]:
@@ -129,10 +139,9 @@ def _notes(log: EngineLog, model: ModelSpec) -> list[str]:
     return notes
 
 
-def explain(
-    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None, gpu_name: str | None,
-    given: MeasuredInputs, load_mtp: bool,
-) -> Explanation:  # fmt: skip
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.load_mtp
     version = resolve_version(log)
     logged = logged_figures(log, settings)
     if logged.token_capacity is None:

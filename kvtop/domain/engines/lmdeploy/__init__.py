@@ -8,7 +8,7 @@ the TP ranks, so every rank gets the same block count (docs/engines/lmdeploy.md 
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.lmdeploy.budget import LmdeployBudget
 from kvtop.domain.engines.lmdeploy.eras import (
     CALENDAR,
@@ -20,6 +20,8 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES, LmdeployFlags
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.engines.modules import EngineBase
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.kv import KvStorage

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import (
+from kvtop.domain.diagnose_findings import (
     Finding,
     LedgerRule,
     Severity,
@@ -26,12 +26,11 @@ from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, tur
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.whatif import Replay
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 DEFAULT_RATIO = 0.8  # TurboMind from v0.2.2, the PyTorch engine always (§5)
 HIGHEST_RATIO = 0.95  # the largest share kvtop proposes: the rest holds runtime buffers and CUDA graphs
@@ -128,7 +127,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     )  # fmt: skip
 
 
-def _kv_quant_policy(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`bf16_kv_where_int8_supported`: 16-bit KV where `--quant-policy 8` (int8 + per-token scales) doubles it."""
     if ledger.kv_format not in ("bf16", "fp16") or not ledger.engine.fits:
         return None
@@ -153,7 +152,7 @@ def _kv_quant_policy(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> 
     )  # fmt: skip
 
 
-def _session_truncated(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _session_truncated(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`session_len_truncated`: the blocks hold fewer tokens than `session_len`, so TurboMind cuts it (§2.3)."""
     tokens, wanted = ledger.token_capacity, ledger.context_length
     if not ledger.engine.fits or tokens >= wanted:

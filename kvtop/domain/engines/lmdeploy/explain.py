@@ -30,6 +30,7 @@ from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -156,15 +157,9 @@ def _implied_free(blocks: int, block_bytes: int, ratio: float) -> str:
             "the weights (least over the ranks)")  # fmt: skip
 
 
-def explain(
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs,
-    load_mtp: bool,
-) -> Explanation:
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     version = _version(log, settings)
     settings = settings.model_copy(update={"engine_version": version.text})
     backend, _ = resolve_backend(model, settings, version)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.modules import EngineBase
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus

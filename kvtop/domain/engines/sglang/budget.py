@@ -24,14 +24,13 @@ from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
-    VLM_CACHE_MIB,
     auto_mem_fraction_static,
     dsa_cell_is_latent,
     full_pool_reason,
     mamba_ratio,
-    multimodal_reserve_bytes,
     runner_multiplier,
 )
+from kvtop.domain.engines.sglang.multimodal import VLM_CACHE_MIB, multimodal_reserve_bytes
 from kvtop.domain.engines.sglang.pp_layers import whole_model_kv_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook

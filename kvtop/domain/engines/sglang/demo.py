@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kvtop.domain.engine_simulation import context_holds_extra, sized_from_least_free_before_load
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import RankLedger
+from kvtop.domain.ledger_values import RankLedger
 
 reports_memory_bytes = True
 reports_capacity = True

@@ -57,6 +57,7 @@ from kvtop.domain.engines.sglang.deployment_eras import (
     deepep_reserve_mib,
     spec_reserve_mib,
 )
+from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -193,8 +194,6 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
 def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
     """§4, §19.5: a multimodal model's reserve for the encoder's embedding cache and feature pools, off the
     KV budget (the budget's own step; shown here beside the other terms, not a waterfall term)."""
-    from kvtop.domain.engines.sglang.eras import multimodal_reserve_bytes  # eras reads this module's setup
-
     reserve = multimodal_reserve_bytes(inputs.model, inputs.settings, inputs.version)
     if not reserve:
         return []

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import (
+from kvtop.domain.diagnose_findings import (
     Finding,
     LedgerRule,
     Severity,
@@ -23,12 +23,11 @@ from kvtop.domain.engines.least_free import restart_capacity as restart_capacity
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.sglang.eras import mamba_ratio
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.whatif import Replay
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 BALANCE_RATIO = 0.9  # §2 `_check_tp_memory_balance`: pre-load min < 0.9 × local free warns
 
@@ -160,7 +159,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     )
 
 
-def _req_to_token(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _req_to_token(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`req_to_token_large`: the req_to_token table (§7) takes a large part of the runtime reserve."""
     eng = ledger.engine
     if eng.req_to_token_bytes <= thresholds.req_to_token_bytes:
@@ -206,7 +205,7 @@ def _uncapped_requests(ledger: Ledger) -> int:
     return min(max(2048, min(4096, int(tokens / ledger.context_length * 512))), tokens // 2)
 
 
-def _mamba_caps_requests(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _mamba_caps_requests(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`mamba_state_caps_requests`: the linear-attention state pool caps running requests below what the KV pool allows (§4.2)."""
     eng = ledger.engine
     if not eng.state_pool_bytes or not eng.fits:

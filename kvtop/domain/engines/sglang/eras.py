@@ -17,6 +17,7 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import MIB, EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
+from kvtop.domain.engines.sglang.multimodal import is_multimodal
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -214,35 +215,6 @@ VLM_ERAS: Eras[VlmRule] = Eras((
     Era("0.4.9", ("auto", 0.90), "server_args.py: the automatic value × 0.90 (#7748, 2025-07-04)"),
     Era("0.4.9.post3", ("tower", 0.95), "adjust_mem_fraction_for_vlm: × 0.95 × tower factor (#6881)"),
 ))
-VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
-MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
-MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
-_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
-
-
-# §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
-# then `is_multimodal` is False, so neither the VLM fraction factor nor the multimodal reserve applies.
-_MM_DISABLED_0_4_6 = frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration"})
-MM_DISABLED_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "configs/model_config.py: every architecture with a vision tower is multimodal"),
-    Era("0.4.6", _MM_DISABLED_0_4_6, "ModelConfig: mm_disabled_models = Gemma-3, Llama-4 (not in 0.4.5.post3)"),
-    Era("0.5.0rc0", _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration"}, "mm_disabled_models += Step3-VL"),
-    Era(
-        "0.5.16",
-        _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration", "InklingForConditionalGeneration"},
-        "mm_disabled_models += Inkling (read in 0.5.16 … 0.5.23)",
-    ),
-))
-
-
-def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
-    """SGLang's `model_config.is_multimodal`: a vision tower, and not an architecture SGLang serves as
-    text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
-    if not model.multimodal:
-        return False
-    if settings.flags.get("enable-multimodal") not in (None, False):
-        return True
-    return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
 
 
 # The eras whose automatic fraction does not read the GPU's memory (a TP-size table alone).
@@ -287,19 +259,6 @@ def vit_size_factor(vision: VisionSpec) -> float:
     """
     size_ratio = vision.num_layers * vision.hidden_size**2 / (24 * 1024**2)
     return min(max(1 - 0.1 * (size_ratio - 1), 0.8), 1.05)
-
-
-def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
-    """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
-    release, since = version.release, parse_release(MM_RESERVE_SINCE)
-    if not is_multimodal(model, settings, version) or (
-        release is not None and since is not None and release < since
-    ):
-        return 0
-    reserved_mib = VLM_CACHE_MIB
-    if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
-        reserved_mib += MM_FEATURE_CACHE_MIB
-    return reserved_mib * MIB
 
 
 # §6.6.1 Nemotron-H's attention backend on SM100 when none is given (no speculative decoding): the generic

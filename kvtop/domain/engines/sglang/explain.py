@@ -16,6 +16,7 @@ from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Ends,
@@ -164,15 +165,9 @@ def _given(
     return before, after, notes
 
 
-def explain(
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs,
-    load_mtp: bool,
-) -> Explanation:
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     page = _page(model, settings)
     logged = _logged(log, page)
     before, after = _tightest(log)

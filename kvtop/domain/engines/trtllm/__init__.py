@@ -8,7 +8,9 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 from __future__ import annotations
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.modules import EngineBase
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags

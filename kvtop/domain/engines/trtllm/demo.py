@@ -11,7 +11,7 @@ from kvtop.domain.engine_simulation import budget_left_room_for_extra
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.trtllm.budget import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import RankLedger
+from kvtop.domain.ledger_values import RankLedger
 
 reports_memory_bytes = False  # trtllm-serve reports blocks, not bytes
 reports_capacity = True  # /prometheus/metrics: its KV gauges state the blocks

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import (
+from kvtop.domain.diagnose_findings import (
     Finding,
     LedgerRule,
     Severity,
@@ -25,12 +25,11 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
-from kvtop.domain.whatif import Replay
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 FRACTION_FLAG = "--kv_cache_free_gpu_memory_fraction"
 MAX_SUGGESTED_FRACTION = 0.95  # the rest of the free memory is the runtime's headroom after the peak
@@ -139,7 +138,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     )
 
 
-def _fraction_below_default(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _fraction_below_default(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`fraction_below_default`: a --kv_cache_free_gpu_memory_fraction under TensorRT-LLM's 0.9."""
     s = ledger.settings
     if (
@@ -171,7 +170,7 @@ def _fraction_below_default(ledger: Ledger, replay: Replay, thresholds: Threshol
     )
 
 
-def _cap_binds(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _cap_binds(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`kv_cap_binds`: kv_cache_config.max_tokens or max_gpu_total_bytes holds the pool below what the fraction gives."""
     s = ledger.settings
     if s.kv_cache_max_tokens is None and not s.max_gpu_total_bytes:

@@ -25,6 +25,7 @@ from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import PLACEHOLDER_GPU_BYTES, Explanation, Logged, PoolSizeCheck, judge
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
@@ -225,15 +226,9 @@ def _first_seq_len(log: EngineLog) -> int | None:
     return log.first(TrtllmRankLog, lambda r: r.inferred_max_seq_len[0] if r.inferred_max_seq_len else None)
 
 
-def explain(
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs,
-    load_mtp: bool,
-) -> Explanation:
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     settings = with_log_facts(log, settings)
     version = ResolvedVersion(text=settings.engine_version)
     logged = _logged(log, settings)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineBase, EngineResult, EngineRules
+from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.modules import EngineBase
+from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kvtop.domain.diagnose_rules import (
+from kvtop.domain.diagnose_findings import (
     Finding,
     LedgerRule,
     Severity,
@@ -20,13 +20,12 @@ from kvtop.domain.diagnose_rules import (
 )
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.model import AttentionKind, LayerKind
-from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
-    from kvtop.domain.diagnose import EngineOnNode
+    from kvtop.domain.diagnose_engine import EngineOnNode
 
 
 def fitting_utilization(ledger: Ledger, least_free: int) -> float:
@@ -34,7 +33,7 @@ def fitting_utilization(ledger: Ledger, least_free: int) -> float:
     return min(ledger.engine.memory_fraction, math.floor(least_free / ledger.gpu_total_bytes * 100) / 100)
 
 
-def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
+def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: all of it if the share fits,
     else what the largest utilisation that starts would give."""
     ledger, least = replay.ledger, min(free.values())
@@ -46,7 +45,7 @@ def restart_capacity(replay: Replay, free: Mapping[int, int]) -> int:
     return replay.capacity(ledger.settings.model_copy(update={"gpu_memory_utilization": fitting}))
 
 
-def restart_ledger(replay: Replay, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
     """A restart with `settings`: its budget is a share of the total whatever is free, and it refuses to
     start where a GPU has less free than that share (§2)."""
     solved = replay.solve(settings)
@@ -170,7 +169,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     )
 
 
-def _hybrid_manager_disabled(ledger: Ledger, replay: Replay, thresholds: Thresholds) -> Finding | None:
+def _hybrid_manager_disabled(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
     """`hybrid_kv_manager_disabled`: `--disable-hybrid-kv-cache-manager` caches sliding-window layers at full length."""
     s = ledger.settings
     swa = len(ledger.model.layers_of(LayerKind.SLIDING))

@@ -21,6 +21,7 @@ from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
+from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
     PLACEHOLDER_GPU_BYTES,
     Explanation,
@@ -220,15 +221,9 @@ def _given(
     return MeasuredInputs(non_kv_bytes=given.non_kv_bytes, weights_bytes=weights), notes
 
 
-def explain(
-    log: EngineLog,
-    model: ModelSpec,
-    settings: LaunchSettings,
-    gpu_total_bytes: int | None,
-    gpu_name: str | None,
-    given: MeasuredInputs,
-    load_mtp: bool,
-) -> Explanation:
+def explain(request: ExplainRequest) -> Explanation:
+    """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
+    log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
     block = settings.page_size or _default_block(model, settings, gpu_name)
     workers = settings.tp * settings.pp
     logged = _logged(log, block, workers)

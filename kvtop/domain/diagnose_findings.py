@@ -1,0 +1,207 @@
+"""What a finding is, as a value: its rule, severity, figures, fix and the other way out.
+
+The frozen values every finding rule and every engine's `diagnosis` module build (`Finding`,
+`Thresholds`, `FlagAlternative`) and the small helpers that label ranks, kept apart from the rules
+that look engines up (`diagnose_rules`, `diagnose_headroom`, `keep_running`) so those rules and the
+engine packages both import them downward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import TYPE_CHECKING, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.capacity import CapacityCause
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import GIB, gib
+
+if TYPE_CHECKING:
+    from kvtop.domain.ledger_values import Ledger, RankLedger, WhatIf
+
+
+class AlternativeLimit(str, Enum):
+    """Why the alternative's share is not larger."""
+
+    REACHED = "reached"  # it holds what stopping the processes gives back: no more is needed
+    RESERVE = "reserve"  # a larger one takes the runtime reserve below the engine's own (kvtop's tolerance)
+    START = "start"  # a larger one does not start (vLLM: less free than the share asks)
+    OWN_SHARE = "own_share"  # the launch's or the engine's default share: kvtop cannot price more for the runtime
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FlagAlternative(BaseModel):
+    """A restart of `engine_id` with its memory flag at `share`, the processes left running."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine_id: str
+    engine_name: str  # 'SGLang'
+    pids: tuple[int, ...]  # the processes it leaves running
+    flag: str  # the engine's own spelling: '--mem-fraction-static'
+    share: float  # two decimals
+    tokens: int  # tokens per rank that restart holds
+    restart_tokens: int  # … a restart with the flags as they are (0: the engine would not start)
+    stopped_tokens: int  # … a restart with the processes stopped (the finding's own fix)
+    reserve_bytes: int  # the runtime reserve the share leaves on the tightest rank
+    reserve_needed_bytes: int | None  # the reserve the engine keeps itself, where it states one
+    limit: AlternativeLimit
+    settings: LaunchSettings  # the launch with the share applied (the planner's "after")
+
+    @property
+    def fix(self) -> str:
+        """'--mem-fraction-static 0.83'."""
+        return f"{self.flag} {self.share:.2f}"
+
+    @property
+    def gain_tokens(self) -> int:
+        """Tokens per rank it holds above a restart with the flags as they are."""
+        return self.tokens - self.restart_tokens
+
+    def describe(self) -> str:
+        """The alternative with its price, as the findings pane and `diagnose` print it: 'keep pid 4242
+        running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens per rank over a
+        restart as launched (1,142,838 against 1,120,088); runtime reserve 12.29 GiB, …'."""
+        if self.restart_tokens:
+            held = f"+{self.gain_tokens:,} tokens per rank over a restart as launched ({self.tokens:,} against {self.restart_tokens:,})"
+        else:
+            held = f"{self.tokens:,} tokens per rank (as launched it would not start)"
+        reserve = f"runtime reserve {gib(self.reserve_bytes)}"
+        if self.reserve_needed_bytes is not None:
+            reserve += f" ({self.engine_name} keeps {gib(self.reserve_needed_bytes)} itself)"
+        why = _LIMITS[self.limit].format(engine=self.engine_name)
+        processes = ("pids " if len(self.pids) > 1 else "pid ") + ", ".join(map(str, self.pids))
+        return f"keep {processes} running and restart {self.engine_id} with {self.fix}: {held}; {reserve}; {why}"
+
+
+_LIMITS = {
+    AlternativeLimit.REACHED: "it holds what stopping them gives back",
+    AlternativeLimit.RESERVE: "a larger share takes the runtime reserve more than 1 GiB below {engine}'s own",
+    AlternativeLimit.START: "{engine} does not start with a larger share on the memory free now",
+    AlternativeLimit.OWN_SHARE: "not above the launch's or {engine}'s default share (kvtop cannot price the runtime beyond it)",
+}
+
+
+class Severity(str, Enum):
+    CRITICAL = "critical"  # the engine cannot serve, or will not start again as configured
+    WARNING = "warning"  # capacity is lost now and a stated change wins it back
+    INFO = "info"  # a trade-off worth knowing (e.g. FP8 KV); not a fault
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Rule(str, Enum):
+    """What a finding is about: one id per rule, stable in JSON, metrics and the UI."""
+
+    CO_TENANT = "co_tenant"
+    UNATTRIBUTED_BYTES = "unattributed_bytes"
+    ORPHAN_WORKER = "orphan_worker"
+    RANK_IMBALANCE = "rank_imbalance"
+    WEIGHTS_LARGER_THAN_PREDICTED = "weights_larger_than_predicted"
+    RESERVE_LARGER_THAN_EXPECTED = "reserve_larger_than_expected"
+    RESTART_WILL_NOT_FIT = "restart_will_not_fit"
+    UNEXPLAINED_BYTES = "unexplained_bytes"
+    GPU_LOST = "gpu_lost"
+    BF16_KV_WHERE_FP8_SUPPORTED = "bf16_kv_where_fp8_supported"
+    TP_ABOVE_KV_HEADS = "tp_above_kv_heads"
+    MLA_UNDER_ATTENTION_TP = "mla_under_attention_tp"
+    REQ_TO_TOKEN_LARGE = "req_to_token_large"
+    MAMBA_STATE_CAPS_REQUESTS = "mamba_state_caps_requests"
+    HYBRID_KV_MANAGER_DISABLED = "hybrid_kv_manager_disabled"
+    BF16_KV_WHERE_INT8_SUPPORTED = "bf16_kv_where_int8_supported"  # LMDeploy's --quant-policy 8
+    SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
+    KV_CAP_BINDS = "kv_cap_binds"
+    IDLE_GPU = "idle_gpu"  # a GPU no process uses on a node whose engines could
+    PREEMPTING_WITH_ROOM = "preempting_with_room"  # the pool preempts while the GPUs have room to grow it
+    PREEMPTING_POOL_FULL = "preempting_pool_full"  # the pool preempts with no room: admit fewer requests
+    HEADROOM_SHORT = "headroom_short"  # what the pool leaves is short of what later phases allocate
+    HOST_TIER_WOULD_NOT_FIT = "host_tier_would_not_fit"  # a restart's host KV tier exceeds the host's memory
+    RESERVE_BELOW_ENGINES_OWN = "reserve_below_engines_own"  # a memory share above the engine's own  # TensorRT-LLM's max_tokens / max_gpu_total_bytes sizes the pool
+
+    def __str__(self) -> str:
+        return self.value
+
+
+SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+class Finding(BaseModel):
+    """One cause of missing capacity, quantified, with the change that removes it.
+
+    Info findings are advice (trade-offs such as FP8 KV); for them `tokens` is what the change
+    would gain. The TP/MLA layout rules count tokens over all KV pools of the node.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: Rule
+    severity: Severity
+    summary: str  # one line a person reads first
+    engine_id: str | None = None
+    gpus: tuple[int, ...] = ()
+    ranks: tuple[str, ...] = ()  # "sglang:4242/tp3"; ledger-only findings: "tp3"
+    bytes: int = 0  # what the cause holds or wastes on each affected rank
+    tokens: int = 0  # KV tokens per rank it costs (planner: without − with); layout rules: node total
+    fix: str  # the exact change: a flag string, or "kill 4243 (…)"
+    gain_tokens: int = 0  # what the fix wins back, per rank (planner)
+    gain_needs_restart: bool = False  # the KV pool is sized at start-up: the gain needs a restart
+    # whole GPUs out of service (lost, or held by a dead server's workers with no engine on them) or unused:
+    # the largest capacity loss there is, counted in GPUs where no engine's tokens can price it
+    whole_gpus: int = 0
+    pids: tuple[int, ...] = ()  # the processes the fix stops (co-tenants, orphans), when it names any
+    evidence: tuple[str, ...] = ()  # one-line facts with their numbers
+    fix_settings: LaunchSettings | None = None  # the settings with the fix applied (planner what-if)
+    # the other way out of a fix that stops processes: leave them running, move the engine's memory flag
+    alternative: FlagAlternative | None = None
+    # the capacity waterfall's term this finding explains (its tokens are that term's, as a cost)
+    cause: CapacityCause | None = None
+    term_tokens: int | None = None  # the term's own (signed) tokens: clean + Σ terms = actual
+
+
+class Thresholds(BaseModel):
+    """When a measured difference becomes a finding."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unexplained_bytes: int = GIB  # per rank, observed worker bytes above the predicted resident bytes
+    weights_excess_fraction: float = 0.03  # engine-reported weights above the prediction
+    imbalance_bytes: int = GIB  # free-memory spread between ranks, other processes discounted
+    req_to_token_bytes: int = GIB
+    reserve_excess_bytes: int = GIB  # vLLM: engine KV pool below the predicted available KV memory
+    reserve_loss_fraction: float = 0.02  # SGLang: a lower mem_fraction_static costing this share of capacity
+    advice_gain_fraction: float = 0.10  # layout/flag advice is a warning when it gains this share
+
+
+def rank_label(row: RankLedger, ledger: Ledger, engine_id: str | None = None) -> str:
+    """'tp3', 'dp1/tp0', 'pp1/tp2', prefixed by the engine id when known."""
+    parts = []
+    if ledger.layout.dp > 1:
+        parts.append(f"dp{row.dp_rank}")
+    if ledger.layout.pp > 1:
+        parts.append(f"pp{row.pp_rank}")
+    parts.append(f"tp{row.tp_rank}")
+    label = "/".join(parts)
+    return f"{engine_id}/{label}" if engine_id else label
+
+
+def node_tokens(ledger: Ledger) -> int:
+    """Tokens held by every KV pool of the layout: capacity × DP ranks (attention DP or replicas)."""
+    return ledger.token_capacity * ledger.layout.dp
+
+
+def advice_severity(gain: int, base: int, thresholds: Thresholds) -> Severity:
+    """Advice is a warning when it gains `advice_gain_fraction` of the capacity, else info."""
+    return Severity.WARNING if base > 0 and gain >= thresholds.advice_gain_fraction * base else Severity.INFO
+
+
+def all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    return tuple(r.gpu_index for r in ledger.ranks), tuple(rank_label(r, ledger) for r in ledger.ranks)
+
+
+#: A rule over a plan alone: the shared ones (`diagnose_rules`) and each engine's own.
+LedgerRule: TypeAlias = "Callable[[Ledger, WhatIf, Thresholds], Finding | None]"

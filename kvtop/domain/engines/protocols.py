@@ -1,0 +1,217 @@
+"""The protocols every engine package implements: its rules (`EngineRules`), how it prices a cause and
+spells a fix (`EngineDiagnosis`) and how it reads its startup log back into numbers (`EngineExplainer`).
+
+They name the values they take from the modules below them (launch, ledger, findings, explanation…); only
+what looks an engine up by id (`registry`, `modules`) and the engine packages themselves name them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from kvtop.domain.deployment import DeploymentRules
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
+from kvtop.domain.kv import KvStorage
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import PpRemainder
+from kvtop.domain.model import ModelSpec
+
+if TYPE_CHECKING:
+    from kvtop.domain.calibration.inputs import EngineCalibration
+    from kvtop.domain.diagnose_findings import LedgerRule
+    from kvtop.domain.engine_architectures import EngineArchitectures
+    from kvtop.domain.engine_log import EngineLog
+    from kvtop.domain.engine_simulation import EngineSimulation
+    from kvtop.domain.explain_request import ExplainRequest
+    from kvtop.domain.explanation import Explanation, Logged, PoolSizeCheck
+    from kvtop.domain.ledger_values import Ledger, WhatIf
+    from kvtop.domain.log_dialect import LogDialect
+    from kvtop.domain.refusals import Refusal
+    from kvtop.domain.span import EngineSpanRule
+
+
+class EngineDiagnosis(Protocol):
+    """How an engine prices a cause and spells its fixes (each package's `diagnosis` module; what it prices
+    on a live node, its reserve and a restart, is `kvtop.domain.diagnose_engine.EngineNodeDiagnosis`)."""
+
+    ledger_rules: Sequence[LedgerRule]  # the engine's own rules over a plan alone
+
+    def restart_capacity(self, replay: WhatIf, free: Mapping[int, int]) -> int:
+        """Tokens per rank a restart gets with `free` bytes free on each GPU (by GPU index)."""
+        ...
+
+    def restart_ledger(self, replay: WhatIf, free: Mapping[int, int], settings: LaunchSettings) -> Ledger | None:
+        """The ledger a restart with `settings` solves with `free` bytes free on each GPU (by GPU index);
+        None where the engine would refuse to start (vLLM: less free than its share asks)."""
+        ...
+
+    def spread_evidence(self, ledger: Ledger, tokens: int, ranks: int) -> str:
+        """One line saying how a loss on one GPU spreads over the engine's ranks."""
+        ...
+
+    def fp8_kv_dtype(self, ledger: Ledger) -> str: ...
+
+    def layout_alternatives(self, ledger: Ledger, attn_tp: int) -> list[LaunchSettings]:
+        """Layouts over the same GPUs whose attention TP is `attn_tp` (fewer KV copies)."""
+        ...
+
+    def reported_kv_memory(self, ledger: Ledger, reported_kv_pool_bytes: int | None) -> int | None:
+        """The KV memory to re-solve with when the engine's own report shows it kept more outside its KV
+        pool than predicted (an engine that budgets a share of the total); None: the report says nothing."""
+        ...
+
+    def absolute_budget(self, ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
+        """The settings update that gives this launch `kv_bytes` of KV per rank through an absolute setting
+        of the ledger's release (bytes, tokens or blocks), or None where it has none that reaches it (a
+        cap that would have to raise the budget, a release without the setting): then a share is searched."""
+        ...
+
+
+class EngineExplainer(Protocol):
+    """How an engine's startup log is read back into numbers (each package's `explain` module)."""
+
+    def missing_facts(self, log: EngineLog) -> tuple[str, ...]:
+        """Headline facts of this engine's startup log that `log` does not state."""
+        ...
+
+    def logged_token_capacity(self, log: EngineLog) -> int | None: ...
+
+    def logged_figures(self, log: EngineLog, settings: LaunchSettings) -> Logged:
+        """What the log states, read without a model (a model kvtop does not model still gets its log read)."""
+        ...
+
+    def log_kv_dtype(self, log: EngineLog) -> str | None:
+        """The KV dtype the log prints, as printed (None: it prints none)."""
+        ...
+
+    def explain(self, request: ExplainRequest) -> Explanation:
+        """The log's capacity rebuilt by the engine's own rules, and whether it matches."""
+        ...
+
+    def pool_size_checks(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings, load_mtp: bool
+    ) -> tuple[PoolSizeCheck, ...]: ...
+
+    def cause_candidates(
+        self, log: EngineLog, model: ModelSpec, settings: LaunchSettings
+    ) -> list[tuple[str, LaunchSettings]]:
+        """Single changes worth trying when the rebuilt capacity misses the logged one: (what, settings)."""
+        ...
+
+
+class EngineRules(Protocol):
+    """One engine's rules: how it stores KV, solves its budget and spreads it over ranks.
+
+    Every engine package implements it (`kvtop/domain/engines/<id>/`); nothing outside a package
+    asks which engine it is, it asks the rules.
+    """
+
+    id: str
+    display_name: str
+    kv_storage: KvStorage
+    pp_remainder: PpRemainder
+    # The least free GPU sizes every rank (SGLang's MIN all-reduce over the world) — else each
+    # worker is sized from its own memory and the engine takes the least block count (vLLM).
+    sizes_every_rank_from_least_free: bool
+    pools_draft_kv: bool  # speculative draft layers' KV shares the target's token count
+    dcp_splits_kv_heads: bool  # KV heads divide over tp ÷ dcp (else over tp, DCP or not)
+    # The worker's context ("total − free before load") holds the driver's reserved bytes, which
+    # NVML counts apart from every process.
+    context_holds_driver_reserved: bool
+    calendar: tuple[ReleaseDate, ...]  # the releases kvtop models, with the day each came out
+    memory_fraction_flag: str  # … as the engine spells it
+    memory_fraction_of: str  # what that share is a share of, in words (the engines' shares differ)
+    # identity: how its processes and server look from outside (read by the process table and the demo)
+    title_prefix: str  # the prefix of its process titles (`sglang::`, `VLLM::`), or one that names nothing
+    default_port: int  # where its server listens when the launch does not say
+    # its processes state no rank, so a process's rank is its GPU's place among the engine's GPUs
+    ranks_by_gpu_order: bool
+    # the settings that cap the capacity its budget would otherwise solve (the waterfall's cap term)
+    cap_fields: tuple[str, ...]
+    # its Prometheus gauges (as scraped from its /metrics): the KV usage share (0–1) and the token capacity
+    usage_metrics: tuple[str, ...]
+    capacity_metrics: tuple[str, ...]
+
+    @property
+    def memory_fraction_field(self) -> str | None:
+        """The LaunchSettings field of the engine's memory share; None: it takes no share of memory
+        (llama.cpp allocates the context it is asked for)."""
+        ...
+
+    @property
+    def diagnosis(self) -> EngineDiagnosis: ...
+
+    @property
+    def log_dialect(self) -> LogDialect:
+        """What its startup log looks like (its `log_lines` module)."""
+        ...
+
+    @property
+    def simulation(self) -> EngineSimulation:
+        """How it behaves on a demo node (its `demo` module)."""
+        ...
+
+    def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
+        """The rank of an untitled worker from its GPU's place among the GPUs it sees, for engines whose
+        ranks bind devices in rank order (TensorRT-LLM's MPI workers); None where titles name the rank."""
+        ...
+
+    def uncapped(self, settings: LaunchSettings) -> LaunchSettings:
+        """The launch without the settings that cap its capacity (`cap_fields`)."""
+        ...
+
+    @property
+    def explainer(self) -> EngineExplainer: ...
+
+    @property
+    def span_rule(self) -> EngineSpanRule:
+        """How the engine spreads over nodes and pairs prefill with decode (its `span` module)."""
+        ...
+
+    @property
+    def calibration(self) -> EngineCalibration:
+        """Its fitted pre-load terms (docs/calibration.md)."""
+        ...
+
+    @property
+    def deployment(self) -> DeploymentRules:
+        """Its deployment features beside the model: drafts, experts, LoRA, host KV (its `deployment` module)."""
+        ...
+
+    @property
+    def architectures(self) -> EngineArchitectures:
+        """Which model classes it registers, by release (its `architectures` module)."""
+        ...
+
+    def kv_storage_for(
+        self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    ) -> KvStorage:
+        """How this launch stores KV: `kv_storage`, unless the engine's backend or release changes it
+        (LMDeploy: TurboMind and its PyTorch engine differ, and TurboMind stored the MLA latent twice
+        before v0.12.2)."""
+        ...
+
+    def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
+        """Tokens per KV page when no flag says (the default attention backend may force one)."""
+        ...
+
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+        """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
+        ...
+
+    def resolve_version(self, log: EngineLog) -> ResolvedVersion:
+        """The release whose rules read `log`, and the evidence (a version line, its lines, its dates)."""
+        ...
+
+    def solve(self, inputs: EngineInputs) -> EngineResult: ...
+
+    def at_shared_capacity(self, settings: LaunchSettings, tightest: EngineResult) -> LaunchSettings:
+        """Settings that hold every pipeline stage at the tightest stage's capacity."""
+        ...
+
+    def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
+        """What this engine, at the ledger's release, refuses to start although kvtop sizes it
+        (`kvtop.domain.refusals`); empty where it refuses nothing kvtop knows of."""
+        ...

@@ -1,0 +1,55 @@
+"""What SGLang counts as a multimodal model, and what it keeps off the KV budget for one (docs/engines/sglang.md §4).
+
+Both the automatic fraction's VLM factor (`eras`) and the deployment's encoder term (`deployment`) read
+it; kept apart from either so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import MIB
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
+MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
+MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
+_MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
+
+
+# §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
+# then `is_multimodal` is False, so neither the VLM fraction factor nor the multimodal reserve applies.
+_MM_DISABLED_0_4_6 = frozenset({"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration"})
+MM_DISABLED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "configs/model_config.py: every architecture with a vision tower is multimodal"),
+    Era("0.4.6", _MM_DISABLED_0_4_6, "ModelConfig: mm_disabled_models = Gemma-3, Llama-4 (not in 0.4.5.post3)"),
+    Era("0.5.0rc0", _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration"}, "mm_disabled_models += Step3-VL"),
+    Era(
+        "0.5.16",
+        _MM_DISABLED_0_4_6 | {"Step3VLForConditionalGeneration", "InklingForConditionalGeneration"},
+        "mm_disabled_models += Inkling (read in 0.5.16 … 0.5.23)",
+    ),
+))
+
+
+def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """SGLang's `model_config.is_multimodal`: a vision tower, and not an architecture SGLang serves as
+    text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
+    if not model.multimodal:
+        return False
+    if settings.flags.get("enable-multimodal") not in (None, False):
+        return True
+    return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
+
+
+def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
+    release, since = version.release, parse_release(MM_RESERVE_SINCE)
+    if not is_multimodal(model, settings, version) or (
+        release is not None and since is not None and release < since
+    ):
+        return 0
+    reserved_mib = VLM_CACHE_MIB
+    if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
+        reserved_mib += MM_FEATURE_CACHE_MIB
+    return reserved_mib * MIB

@@ -1,0 +1,35 @@
+"""What `explain` is asked: one frozen value handed from the command (or the TUI's `--engine-log`) through
+`kvtop.domain.explain.explain` to the engine's own explainer, so that no layer repeats eight parameters."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engine_log import EngineLog
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+
+class ExplainRequest(BaseModel):
+    """A parsed startup log and what kvtop rebuilds it with.
+
+    `gpu_total_bytes`/`gpu_name` (e.g. 'A100-80GB') are the GPU when known (None: not known, an estimate
+    stands in); `given` holds measured figures from the command line, which fill in what the log lacks;
+    `version` is whose rules apply and why (reported with the result)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    log: EngineLog
+    model: ModelSpec
+    settings: LaunchSettings
+    gpu_total_bytes: int | None = None
+    gpu_name: str | None = None
+    given: MeasuredInputs = MeasuredInputs()
+    load_mtp: bool = False
+    version: ResolvedVersion = ResolvedVersion()
+
+    def with_settings(self, settings: LaunchSettings) -> ExplainRequest:
+        """The same request with other settings (a log's KV dtype applied, a cause candidate tried)."""
+        return self.model_copy(update={"settings": settings})

@@ -1,0 +1,136 @@
+"""The ledger as a value: what each rank is predicted to hold, the whole layout's (`Ledger`), and what
+re-solves one with a change (`WhatIf`).
+
+Solving one is `kvtop.domain.ledger.predict`'s (it looks the engine's rules up, and re-exports these
+names); the values sit below the engines' protocols, which name them, so that no annotation points up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
+from kvtop.domain.engines.base import EngineResult, MeasuredInputs
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
+from kvtop.domain.kv import KvBook, KvFormat
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import WeightsBook
+
+
+class RankLedger(BaseModel):
+    """What one GPU rank is predicted to hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    gpu_index: int
+    dp_rank: int
+    pp_rank: int
+    tp_rank: int
+    layers: tuple[int, int]  # [first, last) layer held by this rank's stage
+    weights: WeightsBook
+    kv: KvBook
+    kv_bytes_per_token: int
+    kv_pool_bytes: int
+    state_pool_bytes: int
+    req_to_token_bytes: int
+    reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
+    context_bytes: int  # CUDA context, NCCL and anything resident before weights
+    token_capacity: int
+    terms: tuple[BudgetTerm, ...] = ()  # the deployment beside the model: draft, experts, LoRA (deployment.py)
+
+    @property
+    def weights_bytes(self) -> int:
+        return self.weights.total_bytes
+
+    @property
+    def resident_terms_bytes(self) -> int:
+        """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
+        return resident_bytes(self.terms)
+
+
+class Ledger(BaseModel):
+    """The predicted ledger of a whole serving layout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelSpec
+    settings: LaunchSettings
+    layout: ParallelLayout
+    gpu_total_bytes: int
+    gpu_name: str | None
+    kv_format: KvFormat
+    context_length: int
+    engine: EngineResult
+    ranks: tuple[RankLedger, ...]
+    measured: MeasuredInputs = MeasuredInputs()  # the measured inputs it was solved with
+    load_mtp: bool = False
+    version: ResolvedVersion = NOT_STATED  # whose rules solved it, and how kvtop knows
+    draft: ModelSpec | None = None  # a speculative draft's architecture, when kvtop was given its config
+    setup: DeploymentSetup = DeploymentSetup()  # what the launch turns on beside the model
+    host_tier: HostTier | None = None  # KV kept in host memory, per rank
+
+    @property
+    def terms(self) -> tuple[BudgetTerm, ...]:
+        """The deployment's terms of the rank that holds the most beside its weights (the tightest)."""
+        return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
+
+    @property
+    def token_capacity(self) -> int:
+        return self.engine.token_capacity
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return max(rank.kv_bytes_per_token for rank in self.ranks)
+
+    @property
+    def weights_bytes(self) -> int:
+        return max(rank.weights_bytes for rank in self.ranks)
+
+    @property
+    def tokens_per_gib(self) -> float:
+        """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
+        return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
+
+
+class WhatIf(Protocol):
+    """A ledger re-solved with one thing changed (`kvtop.domain.whatif.Replay`), as the finding rules and each
+    engine's diagnosis take it: typed here, below the engines' protocols, because solving looks rules up."""
+
+    ledger: Ledger
+    measured: MeasuredInputs
+    load_mtp: bool
+
+    @property
+    def free_before_load_bytes(self) -> int: ...
+
+    @property
+    def weights_bytes(self) -> int: ...
+
+    def solve(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+        new_layout: bool = False,
+    ) -> Ledger | None: ...
+
+    def capacity(
+        self,
+        settings: LaunchSettings | None = None,
+        *,
+        free_shift: int = 0,
+        weights_shift: int = 0,
+        available_kv_bytes: int | None = None,
+    ) -> int: ...
+
+    def capacity_at_least_free(self, free: Mapping[int, int]) -> int: ...
+
+    def at_least_free(self, free: Mapping[int, int], settings: LaunchSettings | None = None) -> Ledger | None: ...
