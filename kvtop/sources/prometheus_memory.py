@@ -11,26 +11,25 @@ on some sample, a value or label changed, another order — is typed afresh.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 
 Series = list[tuple[dict[str, str], float]]
-_VALUE = b'"value":['
+_STAMPED = re.compile(rb'"value":\s*\[([0-9.eE+-]{1,32}),')
 #: queries remembered (the cluster reader's 16–19, and a few drilled-into nodes' own queries)
 MAX_REMEMBERED = 64
 
 
 def without_stamp(body: bytes) -> bytes:
     """The body with the first sample's time stamp taken out wherever a sample carries that same stamp
-    (an instant query stamps every sample with its evaluation time)."""
-    start = body.find(_VALUE)
-    if start < 0:
+    (an instant query stamps every sample with its evaluation time). Only a sample's `"value": [` is
+    followed by a bracket: a label named `value` holds a string."""
+    first = _STAMPED.search(body)
+    if first is None:
         return body
-    start += len(_VALUE)
-    end = body.find(b",", start, start + 40)
-    if end < 0:
-        return body
-    return body.replace(_VALUE + body[start:end] + b",", _VALUE + b",")
+    prefix = body[first.start() : first.start(1)]
+    return body.replace(first.group(0), prefix + b",")
 
 
 class AnswerMemory:
