@@ -34,6 +34,7 @@ from kvtop.domain.cluster import (
     rank_nodes,
 )
 from kvtop.domain.cluster_engines import group_disaggregated, join_engines
+from kvtop.domain.cluster_metrics import join_metric_samples
 from kvtop.domain.engines.registry import engine_metrics
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.redact import redact_mapping
@@ -46,7 +47,7 @@ from kvtop.sources.bounded_http import (
     read_bounded,
 )
 from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
-from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces
+from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces, metric_samples
 from kvtop.sources.prometheus_gpus import (
     GPU_LIST_QUERIES,
     GPU_SUMMARY_QUERIES,
@@ -380,7 +381,10 @@ def join_answers(
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
-    engines = join_engines(engine_pieces(answers, node_of))
+    pieces = engine_pieces(answers, node_of)
+    reported = {(piece.node, piece.span.kind) for piece in pieces}
+    pieces += join_metric_samples(metric_samples(answers["engine"], node_of, ENGINE_METRICS, reported))
+    engines = join_engines(pieces)
     return ClusterView(prometheus_url=url, taken_at=taken_at, ignored=ignored,
                        nodes=rank_nodes(_build_nodes(nodes, answers, node_of, stale_after_s, ignored)),
                        engines=engines, disaggregated=group_disaggregated(engines))  # fmt: skip

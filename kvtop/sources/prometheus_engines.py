@@ -14,7 +14,9 @@ from typing import Any
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.cluster_engines import EXPLAINED, PREDICTED, EnginePiece
-from kvtop.domain.span import EngineSpan, ServingRole
+from kvtop.domain.cluster_metrics import MetricsSample
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.span import EngineSpan, EngineSpanRule, ServingRole
 
 Series = list[tuple[dict[str, str], float]]
 
@@ -86,3 +88,26 @@ def engine_pieces(answers: Mapping[str, Series], node_of: Callable[[str], str]) 
         if part is not None and 0 <= value <= 1:
             part["kv_usage_fraction"] = value
     return [EnginePiece(**part) for part in parts.values()]
+
+
+def metric_samples(
+    series: Series, node_of: Callable[[str], str], metrics: Mapping[str, tuple[str, bool]],
+    reported: set[tuple[str, str]],
+) -> list[MetricsSample]:
+    """The engines' own KV gauges (`metrics`: name → engine, states tokens) with the rank each speaks for,
+    by the engine's rule (`span_rule.metrics_rank`); a node whose kvtop exporter reports an engine of that
+    kind (`reported`: (node, kind)) is left to it, and a series whose labels name no rank is not joined."""
+    rules: dict[str, EngineSpanRule] = {}
+    samples = []
+    for labels, value in series:
+        kind, states_capacity = metrics.get(labels.get("__name__", ""), ("", False))
+        instance = labels.get("instance", "")
+        node = node_of(instance)
+        if not kind or (node, kind) in reported:
+            continue
+        rule = rules.get(kind) or rules.setdefault(kind, engine_rules(kind).span_rule)
+        rank = rule.metrics_rank(labels)
+        if rank is not None:
+            samples.append(MetricsSample(node=node, instance=instance, rank=rank, value=value,
+                                         states_capacity=states_capacity))  # fmt: skip
+    return samples
