@@ -99,6 +99,8 @@ def test_a_part_two_engines_could_own_is_named_not_guessed() -> None:
     assert spans["10.0.2.2:8000"].not_modelled == (
         f"2 engines serve {QWEN} and no label tells which one ranks DP2–DP3 here belong to"
     )
+    tones = {e.pieces[0].instance: engine_cells(e)[2].tone for e in view.engines}
+    assert tones == {"10.0.2.1:8000": "", "10.0.2.2:8000": "warning", "10.0.2.3:8000": ""}
     # the operator's deployment label tells them apart
     labelled = read(FakePrometheus([
         Target("vllm", "10.0.2.1:8000", vllm_page(range(0, 2), extra=',kvtop_engine="a"')),

@@ -60,7 +60,7 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     return (
         Cell(engine_label(engine)),
         Cell(f"{first.layout or '?'}{role}"),
-        Cell(where, "warning" if engine.missing_node_ranks else ""),
+        Cell(where, "warning" if engine.missing_node_ranks or span.not_modelled else ""),
         tight,
         tokens,
         cause,
