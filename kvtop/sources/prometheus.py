@@ -329,10 +329,11 @@ def join_answers(
     nodes: dict[str, _NodeParts] = {}
 
     def node_of(instance: str) -> str:
-        if instance in names:
-            return names[instance]
-        aliases = by_host.get(_host(instance), set())
-        return next(iter(aliases)) if len(aliases) == 1 else instance
+        known = names.get(instance)
+        if known is None:  # remembered: 1,000 nodes' answers ask it ~13,000 times of ~2,000 instances
+            aliases = by_host.get(_host(instance), set())
+            known = names[instance] = next(iter(aliases)) if len(aliases) == 1 else instance
+        return known
 
     def parts(name: str, instance: str) -> _NodeParts:
         node = nodes.get(name)
