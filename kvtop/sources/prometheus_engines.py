@@ -10,13 +10,14 @@ that rank gives its waterfall. Labels are read at the door: a count that is no n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.cluster_engines import EXPLAINED, PREDICTED, EnginePiece
 from kvtop.domain.cluster_metrics import MetricsSample
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.span import EngineSpan, EngineSpanRule, ServingRole
+from kvtop.domain.span import EngineSpan, EngineSpanRule, MetricsRank, ServingRole
 
 Series = list[tuple[dict[str, str], float]]
 
@@ -97,7 +98,6 @@ def metric_samples(
     """The engines' own KV gauges (`metrics`: name → engine, states tokens) with the rank each speaks for,
     by the engine's rule (`span_rule.metrics_rank`); a node whose kvtop exporter reports an engine of that
     kind (`reported`: (node, kind)) is left to it, and a series whose labels name no rank is not joined."""
-    rules: dict[str, EngineSpanRule] = {}
     samples = []
     for labels, value in series:
         kind, states_capacity = metrics.get(labels.get("__name__", ""), ("", False))
@@ -105,9 +105,14 @@ def metric_samples(
         node = node_of(instance)
         if not kind or (node, kind) in reported:
             continue
-        rule = rules.get(kind) or rules.setdefault(kind, engine_rules(kind).span_rule)
-        rank = rule.metrics_rank(labels)
+        rank = _metrics_rank(kind, tuple(labels.items()))
         if rank is not None:
-            samples.append(MetricsSample(node=node, instance=instance, rank=rank, value=value,
-                                         states_capacity=states_capacity))  # fmt: skip
+            samples.append(MetricsSample(node, instance, rank, value, states_capacity))
     return samples
+
+
+@lru_cache(maxsize=1 << 16)
+def _metrics_rank(kind: str, labels: tuple[tuple[str, str], ...]) -> MetricsRank | None:
+    """The engine's rule, remembered per label set (a refresh reads the same series again)."""
+    rule: EngineSpanRule = engine_rules(kind).span_rule
+    return rule.metrics_rank(dict(labels))
