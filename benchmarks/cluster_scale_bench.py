@@ -11,7 +11,10 @@ between two refreshes the ages, KV usage and used GPU memory move (`MOVING`); th
 samples. One refresh = `ClusterReader.read()` (HTTP, JSON, typing, the join of nodes and engines) plus
 every row the TUI draws from it (`node_cells`, `engine_cells`). Targets: ≤ 1 s per refresh, ≤ 300 MB of RSS.
 
-    .venv/bin/python benchmarks/cluster_scale_bench.py [--engines 500] [--repeat 5]
+    .venv/bin/python benchmarks/cluster_scale_bench.py [--engines 500] [--repeat 5] [--gpus] [--own-metrics]
+
+`--own-metrics`: no kvtop exporter anywhere; every node serves SGLang's own /metrics (each scheduler's
+`sglang:max_total_num_tokens` and `sglang:token_usage`), so each engine is joined by the ranks its series name.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def _dcgm(node: int) -> str:
 
 #: the answers whose samples move between two refreshes of a live cluster (the rest hold the same samples:
 #: which engines run where, their capacities and waterfalls, findings, GPU counts; only their stamps move)
-MOVING = ("age", "snapshot_age", "usage", "gpu_memory", "dcgm_memory")
+MOVING = ("age", "snapshot_age", "usage", "gpu_memory", "dcgm_memory", "engine")
 INTERVAL_S = 2.5  # the second refresh's answers are this much later
 
 
@@ -67,13 +70,27 @@ def _later(key: str, labels: dict[str, str], value: float) -> float:
     """A sample of a `MOVING` answer one refresh later: ages grown, KV usage and used GPU memory moved."""
     if key in ("age", "snapshot_age"):
         return value + INTERVAL_S
-    if key == "usage":
+    if key == "usage" or labels.get("__name__") == "sglang:token_usage":
         return min(1.0, value + 0.01)
     name = labels.get("__name__", "")
     return value + 1.0 if "USED" in name.upper() else value - 1.0 if "FREE" in name.upper() else value
 
 
-def build_answers(engines: int) -> tuple[list[dict[str, bytes]], dict[str, int]]:
+def _own_metrics(engine: int, node_rank: int) -> str:
+    """One node's SGLang /metrics when no kvtop exporter runs there: DeepSeek-R1 with DP attention over two
+    nodes, every scheduler reporting (`--enable-metrics-for-all-schedulers`), in the label set of a recorded
+    page (tests/data/samples/sglang_metrics, DP8 DeepSeek-R1), each engine's series labelled with its
+    rendezvous (`kvtop_engine`: 500 engines of one model cannot be told apart otherwise)."""
+    lines = ["# TYPE sglang:max_total_num_tokens gauge\n", "# TYPE sglang:token_usage gauge\n"]
+    for rank in range(8 * node_rank, 8 * node_rank + 8):
+        labels = (f'dp_rank="{rank}",engine_type="unified",kvtop_engine="10.200.{engine // 256}.{engine % 256}:5000",'
+                  f'model_name="deepseek-r1",pid="{910 + rank}",pp_rank="0",tp_rank="{rank}"')  # fmt: skip
+        lines.append(f"sglang:max_total_num_tokens{{{labels}}} 326223.0\n")
+        lines.append(f"sglang:token_usage{{{labels}}} {0.25 + rank / 100}\n")
+    return "".join(lines)
+
+
+def build_answers(engines: int, own_metrics: bool = False) -> tuple[list[dict[str, bytes]], dict[str, int]]:
     """The JSON body of each query's answer over 2 × `engines` nodes (the refresh's queries, then the three
     of `--gpus`), at two refreshes (the second with the `MOVING` answers' samples moved), each sample stamped
     `NOW` for the server to restamp; and what the cluster holds: series and bytes of the refresh's answers,
@@ -90,7 +107,10 @@ def build_answers(engines: int) -> tuple[list[dict[str, bytes]], dict[str, int]]
             page = (template.replace('node="TEMPLATE"', f'node="n{node}"')
                     .replace("10.0.1.10:5000", f"10.200.{engine // 256}.{engine % 256}:5000")
                     .replace("sglang:61000", f"sglang:{100_000 + engine}").replace("sglang:61500", f"sglang:{100_000 + engine}"))  # fmt: skip
-            targets.append(ScrapeTarget("kvtop", f"{host}:9401", page, age_s=3.0))
+            if own_metrics:
+                targets.append(ScrapeTarget("sglang", f"{host}:30000", _own_metrics(engine, rank), age_s=3.0))
+            else:
+                targets.append(ScrapeTarget("kvtop", f"{host}:9401", page, age_s=3.0))
             targets.append(ScrapeTarget("dcgm", f"{host}:9400", _dcgm(node), age_s=3.0))
     server = SyntheticPrometheus(targets, now=NOW)
     bodies: list[dict[str, bytes]] = [{}, {}]
@@ -109,12 +129,12 @@ def build_answers(engines: int) -> tuple[list[dict[str, bytes]], dict[str, int]]
                     "moving_series": sum(len(server.answer(key)) for key in MOVING)}  # fmt: skip
 
 
-def serve(engines: int, ready: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def serve(engines: int, ready: multiprocessing.Queue, own_metrics: bool) -> None:  # type: ignore[type-arg]
     """The server process: build every answer, then serve `/api/v1/query?query=…` from memory, as a
     Prometheus would: each answer stamped with the time it is asked, the `MOVING` answers alternating
     between the two refreshes' samples (every query's n-th ask gets refresh n mod 2)."""
     started = time.perf_counter()
-    bodies, facts = build_answers(engines)
+    bodies, facts = build_answers(engines, own_metrics)
     asked: dict[str, int] = {}
     stamp = f"[{NOW!r},".encode()
 
@@ -209,10 +229,12 @@ def main() -> None:
     parser.add_argument("--engines", type=int, default=500, help="two-node engines (each adds 2 nodes × 8 GPUs)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--gpus", action="store_true", help="also read every GPU's series, as `kvtop cluster --gpus`")
+    parser.add_argument("--own-metrics", action="store_true",
+                        help="no kvtop exporter: every node serves SGLang's own /metrics (engines joined by their ranks)")  # fmt: skip
     args = parser.parse_args()
 
     ready: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
-    server = multiprocessing.get_context("fork").Process(target=serve, args=(args.engines, ready), daemon=True)
+    server = multiprocessing.get_context("fork").Process(target=serve, args=(args.engines, ready, args.own_metrics), daemon=True)
     server.start()
     try:
         port, facts, build_s = ready.get(timeout=1800)

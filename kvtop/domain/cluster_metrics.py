@@ -57,9 +57,14 @@ def join_metric_samples(samples: Iterable[MetricsSample]) -> list[EnginePiece]:
     groups: dict[tuple[str, str, ServingRole, str | None], dict[str, _Part]] = {}
     for sample in samples:
         rank = sample.rank
-        parts = groups.setdefault((rank.kind, rank.served_model, rank.role, rank.deployment), {})
-        part = parts.setdefault(sample.instance, _Part(node=sample.node, instance=sample.instance))
-        part.positions.add(rank.position)
+        key = (rank.kind, rank.served_model, rank.role, rank.deployment)
+        parts = groups.get(key)
+        if parts is None:
+            parts = groups[key] = {}
+        part = parts.get(sample.instance)
+        if part is None:
+            part = parts[sample.instance] = _Part(node=sample.node, instance=sample.instance)
+        part.positions.add((rank.dp_rank, rank.pp_rank, rank.tp_rank))
         if sample.states_capacity:
             part.tokens = min(int(sample.value), part.tokens if part.tokens is not None else int(sample.value))
         else:

@@ -377,7 +377,8 @@ def join_answers(
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
         kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
-        engine = parts(node_of(instance), instance).engines.setdefault((instance, kind), {"source": kind})
+        on_node = parts(node_of(instance), instance).engines
+        engine = on_node.get((instance, kind)) or on_node.setdefault((instance, kind), {"source": kind})
         if states_capacity:
             engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
         else:  # the highest rank's usage is the engine's
