@@ -164,8 +164,10 @@ class JoinedEngine(_Frozen):
     def describe_waterfall(self) -> str:
         """'clean 1,255,785 → other processes −128,660 (node-b GPU 3) → 1,127,125 live'."""
         actual, clean = self.actual, self.clean_tokens
-        if actual is None or clean is None:
+        if actual is None:
             return "no capacity reported"
+        if clean is None:  # seen only through its own metrics: no kvtop exporter predicted it
+            return f"{actual[0]:,} {actual[1].value}, the engine's own figure (no kvtop prediction to compare)"
         steps = [f"clean {clean:,}", *(t.describe() for t in self.terms)]
         return " → ".join([*steps, f"{actual[0]:,} {actual[1].value}"])
 

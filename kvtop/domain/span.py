@@ -10,7 +10,7 @@ Nothing here names an engine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Protocol
 
@@ -73,11 +73,49 @@ class EngineSpan(BaseModel):
         return ("disaggregated", self.served_model)
 
 
+class MetricsRank(BaseModel):
+    """Which rank of which engine one series of the engine's own metrics speaks for (no kvtop exporter on
+    the node: `vllm:`/`sglang:` series scraped straight from the engine). Ranks are the engine's global
+    ones, so two nodes' series of one engine never name the same rank."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # the engine's id (kvtop.domain.engines.registry)
+    served_model: str
+    role: ServingRole = ServingRole.WHOLE
+    dp_rank: int = 0
+    pp_rank: int = 0
+    tp_rank: int = 0
+    # a label the operator gave the engine's series to name its deployment (`DEPLOYMENT_LABEL`), if any
+    deployment: str | None = None
+
+    @property
+    def position(self) -> tuple[int, int, int]:
+        return (self.dp_rank, self.pp_rank, self.tp_rank)
+
+
+#: the label that names an engine's deployment where its metrics do not (set by Prometheus relabelling or,
+#: for SGLang, `--extra-metric-labels '{"kvtop_engine": "10.0.0.1:5000"}'`): series with different values are
+#: never one engine, whatever their ranks
+DEPLOYMENT_LABEL = "kvtop_engine"
+
+
+def label_count(labels: Mapping[str, str], name: str) -> int | None:
+    """A rank label's whole number (0 when absent); None when it is no number (the series is not joined)."""
+    text = labels.get(name, "0")
+    return int(text) if text.isdigit() and len(text) <= 6 else None
+
+
 class EngineSpanRule(Protocol):
     """How one engine spreads over nodes (each package's `span` module)."""
 
     def span(self, settings: LaunchSettings) -> EngineSpan:
         """The engine this launch belongs to, from the engine's own flags."""
+        ...
+
+    def metrics_rank(self, labels: Mapping[str, str]) -> MetricsRank | None:
+        """The rank one series of the engine's own Prometheus metrics speaks for, from its labels (None: its
+        labels name no model, or the engine's metrics say nothing of ranks kvtop can join)."""
         ...
 
     def check_nodes(self, layout: ParallelLayout, nodes: int) -> None:

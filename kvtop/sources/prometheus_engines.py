@@ -10,11 +10,14 @@ that rank gives its waterfall. Labels are read at the door: a count that is no n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.cluster_engines import EXPLAINED, PREDICTED, EnginePiece
-from kvtop.domain.span import EngineSpan, ServingRole
+from kvtop.domain.cluster_metrics import MetricsSample
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.span import EngineSpan, EngineSpanRule, MetricsRank, ServingRole
 
 Series = list[tuple[dict[str, str], float]]
 
@@ -86,3 +89,30 @@ def engine_pieces(answers: Mapping[str, Series], node_of: Callable[[str], str]) 
         if part is not None and 0 <= value <= 1:
             part["kv_usage_fraction"] = value
     return [EnginePiece(**part) for part in parts.values()]
+
+
+def metric_samples(
+    series: Series, node_of: Callable[[str], str], metrics: Mapping[str, tuple[str, bool]],
+    reported: set[tuple[str, str]],
+) -> list[MetricsSample]:
+    """The engines' own KV gauges (`metrics`: name → engine, states tokens) with the rank each speaks for,
+    by the engine's rule (`span_rule.metrics_rank`); a node whose kvtop exporter reports an engine of that
+    kind (`reported`: (node, kind)) is left to it, and a series whose labels name no rank is not joined."""
+    samples = []
+    for labels, value in series:
+        kind, states_capacity = metrics.get(labels.get("__name__", ""), ("", False))
+        instance = labels.get("instance", "")
+        node = node_of(instance)
+        if not kind or (node, kind) in reported:
+            continue
+        rank = _metrics_rank(kind, tuple(labels.items()))
+        if rank is not None:
+            samples.append(MetricsSample(node, instance, rank, value, states_capacity))
+    return samples
+
+
+@lru_cache(maxsize=1 << 16)
+def _metrics_rank(kind: str, labels: tuple[tuple[str, str], ...]) -> MetricsRank | None:
+    """The engine's rule, remembered per label set (a refresh reads the same series again)."""
+    rule: EngineSpanRule = engine_rules(kind).span_rule
+    return rule.metrics_rank(dict(labels))

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from kvtop.domain.cluster import rank_nodes
+from kvtop.gc_pause import collector_paused
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.screens.dashboard import DashboardScreen
@@ -105,6 +106,10 @@ class ClusterScreen(Screen[None]):
         self.query_one("#cluster-header", Static).update(header_text(self.cluster, self.now, self.interval_s))
 
     def show_cluster(self, state: ClusterState) -> None:
+        with collector_paused():  # a row per node: thousands of acyclic values (kvtop/gc_pause.py)
+            self._show_cluster(state)
+
+    def _show_cluster(self, state: ClusterState) -> None:
         self._show_header()
         table = self.query_one(ClusterTable)
         nodes = rank_nodes(state.view.nodes) if state.view else ()

@@ -60,7 +60,7 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     return (
         Cell(engine_label(engine)),
         Cell(f"{first.layout or '?'}{role}"),
-        Cell(where, "warning" if engine.missing_node_ranks else ""),
+        Cell(where, "warning" if engine.missing_node_ranks or span.not_modelled else ""),
         tight,
         tokens,
         cause,
@@ -74,6 +74,8 @@ class EngineTable(DataTable[Text]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._engines: tuple[JoinedEngine, ...] = ()
         self._groups: tuple[DisaggregatedGroup, ...] = ()
+        self._rows: dict[str, tuple[Cell, ...]] = {}  # the cells shown, by engine name, in row order
+        self._styles: dict[str, str] = {}
 
     def on_mount(self) -> None:
         for column in ENGINE_COLUMNS:
@@ -90,15 +92,31 @@ class EngineTable(DataTable[Text]):
         return next((e for e in self._engines if e.name == name), None)
 
     def show_engines(self, engines: Sequence[JoinedEngine], groups: Sequence[DisaggregatedGroup] = ()) -> None:
-        selected = self.selected_engine
+        """Show the engines, keeping the cursor on the same engine; the same engines in the same order
+        replace only their changed cells (as `ClusterTable.show_nodes`)."""
         self._engines, self._groups = tuple(engines), tuple(groups)
         variables = self.app.get_css_variables()
         styles = {tone: variables.get(name, "") for tone, name in _TONES.items()}
+        rows = {engine.name: engine_cells(engine, self._groups) for engine in self._engines}
+        if styles == self._styles and list(rows) == list(self._rows) and len(rows) == self.row_count:
+            for name, cells in rows.items():
+                for column, cell, shown in zip(ENGINE_COLUMNS, cells, self._rows[name], strict=True):
+                    if cell != shown:
+                        self.update_cell(name, column, _text(column, cell, styles), update_width=True)
+            self._rows = rows
+            return
+        selected = self.selected_engine
+        self._styles, self._rows = styles, rows
         self.clear()
-        for engine in self._engines:
-            cells = [Text(cell.text, style=styles.get(cell.tone, "")) for cell in engine_cells(engine, self._groups)]
-            cells[0].stylize("bold")
-            self.add_row(*cells, key=engine.name)
-        names = [e.name for e in self._engines]
+        for name, cells in rows.items():
+            self.add_row(*(_text(column, cell, styles) for column, cell in zip(ENGINE_COLUMNS, cells, strict=True)), key=name)
+        names = list(rows)
         if selected in names:
             self.move_cursor(row=names.index(selected), animate=False)
+
+
+def _text(column: str, cell: Cell, styles: dict[str, str]) -> Text:
+    text = Text(cell.text, style=styles.get(cell.tone, ""))
+    if column == ENGINE_COLUMNS[0]:
+        text.stylize("bold")
+    return text

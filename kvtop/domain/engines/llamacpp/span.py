@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan
+from kvtop.domain.span import EngineSpan, MetricsRank
 
 FLAGS = frozenset({"--rpc"})
 
@@ -13,6 +15,11 @@ FLAGS = frozenset({"--rpc"})
 def span(settings: LaunchSettings) -> EngineSpan:
     note = "llama.cpp over RPC servers (--rpc) is not modelled" if "rpc" in settings.flags else None
     return EngineSpan(kind="llamacpp", served_model=settings.model, nnodes=1, node_rank=0, not_modelled=note)
+
+
+def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
+    """llama-server runs on one node: its `llamacpp:` series are that node's engine (not joined)."""
+    return None
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:

@@ -7,10 +7,12 @@ so rather than guessing a placement.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, flag_count
+from kvtop.domain.span import EngineSpan, MetricsRank, flag_count
 
 FLAGS = frozenset({"--nnodes", "--node-rank"})
 
@@ -20,6 +22,12 @@ def span(settings: LaunchSettings) -> EngineSpan:
     note = f"LMDeploy over {nnodes} nodes (Ray places its workers) is not modelled" if nnodes > 1 else None
     return EngineSpan(kind="lmdeploy", served_model=settings.model, nnodes=nnodes,
                       node_rank=flag_count(settings, "node-rank", 0, least=0), not_modelled=note)  # fmt: skip
+
+
+def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
+    """LMDeploy across nodes (Ray places its workers) is not modelled: its `lmdeploy:` series stay
+    each node's engine (not joined)."""
+    return None
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:

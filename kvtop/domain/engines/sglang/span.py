@@ -14,10 +14,21 @@ makes the engine one side of a disaggregated pair, its KV sent over `--disaggreg
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.errors import LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, ServingRole, flag_count, flag_text, ranks_per_node
+from kvtop.domain.span import (
+    DEPLOYMENT_LABEL,
+    EngineSpan,
+    MetricsRank,
+    ServingRole,
+    flag_count,
+    flag_text,
+    label_count,
+    ranks_per_node,
+)
 
 #: `--disaggregation-transfer-backend` words as the transfer libraries name themselves
 TRANSFER_NAMES = {"mooncake": "Mooncake", "nixl": "NIXL", "ascend": "Ascend", "mori": "MORI", "fake": "none (fake)"}
@@ -49,6 +60,28 @@ def span(settings: LaunchSettings) -> EngineSpan:
         transfer=TRANSFER_NAMES.get(backend, backend) if role is not ServingRole.WHOLE else None,
         not_modelled=not_modelled,
     )  # fmt: skip
+
+
+#: `engine_type` of SGLang's metrics (`unified`, `prefill`, `decode`: its `--disaggregation-mode`)
+ENGINE_TYPES = {"unified": ServingRole.WHOLE, "prefill": ServingRole.PREFILL, "decode": ServingRole.DECODE}
+
+
+def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
+    """SGLang's `/metrics` (`--enable-metrics`; python/sglang/srt/observability/metrics_collector.py) label
+    each scheduler's series `model_name`, `engine_type`, `tp_rank`, `pp_rank` and, with DP attention,
+    `dp_rank` — the engine's global ranks (tests/data/samples/sglang_metrics, DP8 DeepSeek-R1, 2025–26).
+    Node ranks ≥ 1 serve them from their health-check server (`launch_dummy_health_check_server(…,
+    enable_metrics)`, 2025 on; before, only node rank 0 served /metrics); only attention-TP rank 0 of each
+    DP group reports unless `--enable-metrics-for-all-schedulers`. The first generation (2024-11, PR 1853)
+    labelled `name` and no rank: rank 0."""
+    model = labels.get("model_name") or labels.get("name")
+    role = ENGINE_TYPES.get(labels.get("engine_type", "unified"))
+    ranks = [label_count(labels, name) for name in ("dp_rank", "pp_rank", "tp_rank")]
+    if not model or role is None or None in ranks:
+        return None
+    dp, pp, tp = (rank or 0 for rank in ranks)
+    return MetricsRank(kind="sglang", served_model=model, role=role, dp_rank=dp, pp_rank=pp, tp_rank=tp,
+                       deployment=labels.get(DEPLOYMENT_LABEL) or None)  # fmt: skip
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:

@@ -9,15 +9,23 @@ ranks show as an engine of that node, and the span says why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, ranks_per_node
+from kvtop.domain.span import EngineSpan, MetricsRank, ranks_per_node
 
 FLAGS: frozenset[str] = frozenset()
 
 
 def span(settings: LaunchSettings) -> EngineSpan:
     return EngineSpan(kind="trtllm", served_model=settings.model)
+
+
+def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
+    """trtllm-serve's `/prometheus/metrics` (`trtllm_kv_cache_utilization{engine_type, model_name}`) name no rank:
+    each node's series stay that node's engine (not joined)."""
+    return None
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:

@@ -17,10 +17,21 @@ of `--kv-transfer-config` (NixlConnector, LMCacheConnectorV1, MooncakeConnector,
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.span import EngineSpan, ServingRole, flag_count, flag_set, flag_text, ranks_per_node
+from kvtop.domain.span import (
+    DEPLOYMENT_LABEL,
+    EngineSpan,
+    MetricsRank,
+    ServingRole,
+    flag_count,
+    flag_set,
+    flag_text,
+    label_count,
+    ranks_per_node,
+)
 
 #: `kv_connector` of --kv-transfer-config (and Dynamo's older `--connector` words) → the transfer path
 CONNECTORS = {
@@ -94,6 +105,21 @@ def span(settings: LaunchSettings) -> EngineSpan:
             "not_modelled": "Ray places the workers: those on other nodes are Ray actors kvtop cannot join"
         })  # fmt: skip
     return base.model_copy(update={"serves_api": not headless})
+
+
+def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
+    """vLLM's `/metrics` label every series `model_name` and, in V1 (vllm/v1/metrics/loggers.py; present in
+    v0.11.0, absent from an early-V1 page of 2025-03: tests/data/samples/vllm_metrics), `engine`: the engine
+    core's global data-parallel rank. Its API server
+    reports the ranks it manages (`engine_ranks_managed`, vllm/v1/engine/core_client.py): every DP rank
+    under internal load balancing and Ray placement (all on the head node's API server), this node's
+    `--data-parallel-start-rank` … + `--data-parallel-size-local` under hybrid or external balancing. An
+    engine core drives all its TP and PP workers, so its DP rank is the series' rank. V0: no `engine`, rank 0."""
+    model = labels.get("model_name")
+    dp = label_count(labels, "engine")
+    if not model or dp is None:
+        return None
+    return MetricsRank(kind="vllm", served_model=model, dp_rank=dp, deployment=labels.get(DEPLOYMENT_LABEL) or None)
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:
