@@ -31,6 +31,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
+from kvtop.domain.engines.vllm.weights_held import held_beside
 from kvtop.domain.model import ModelSpec
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
@@ -201,7 +202,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}") or assumed_estimate(
         Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs), activation, non_torch]
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held_beside(inputs)), activation,
+             non_torch]
     if graphs_charged(inputs):
         label = "vLLM's CUDA-graph estimate"
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
