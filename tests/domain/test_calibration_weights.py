@@ -4,7 +4,8 @@ Expected values are the checkpoints' tensor shapes written out as arithmetic (Ll
 hidden 4096, 32 layers, vocabulary 128,256, 8,030,261,248 parameters = its safetensors index's
 total_size 16,060,522,496 bytes ÷ 2; gpt-oss-120b: 36 layers of 128 experts, hidden and intermediate
 2880) and the weights vLLM printed for the same launches (llm-d-planner's H100 runs,
-tests/data/calibration/vllm.jsonl: 29.98, 8.49 and 64.38 GiB).
+tests/data/calibration/vllm.jsonl: 29.98, 8.49 and 64.38 GiB; myoceane.fr's A100 start of gpt-oss-20b:
+13.72 GiB).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tests.data_paths import CONFIGS
 
 LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
 GPT_OSS_120B = CONFIGS / "openai--gpt-oss-120b.json"
+GPT_OSS_20B = CONFIGS / "openai--gpt-oss-20b.json"
 LLAMA_8B_BF16_BYTES = 16_060_522_496  # the safetensors index's total_size
 EMBEDDING = 128_256 * 4096  # the embedding, and the LM head (untied) again
 NORMS = (2 * 32 + 1) * 4096
@@ -92,8 +94,18 @@ def test_vllms_mxfp4_experts_on_hopper_hold_their_scales_twice() -> None:
     assert found.ledger.weights_bytes / GIB < 64.38 * 0.95  # the book alone: 5.6 % light
 
 
-def test_mxfp4_experts_elsewhere_keep_the_book() -> None:
-    """Ampere runs vLLM's Marlin backend, which repacks the experts: not modelled, the book stands."""
-    found = plan(GPT_OSS_120B, "A100-80GB", "--engine-version", "0.11.0", "--gpu-memory-utilization", "0.95",
-                 "--max-model-len", "16000")  # fmt: skip
+def test_vllms_mxfp4_experts_on_ampere_are_padded_for_marlin() -> None:
+    """gpt-oss-20b on an A100 (vLLM 0.19.0, myoceane.fr) printed 13.72 GiB of weights: the Marlin backend pads
+    the experts' intermediate size 2880 to 2944 (a multiple of 128) and the hidden size to 3072 (256)."""
+    found = plan(GPT_OSS_20B, "A100-80GB", "--engine-version", "0.19.0", "--max-model-len", "131072",
+                 "--gpu-memory-utilization", "0.65")  # fmt: skip
+    weights, _ = weights_of(found)
+    grown = 24 * 32 * 3 * (2944 * 3072 - 2880 * 2880) * 17 // 32  # 4.25 bits a weight, scales included
+    assert weights - found.ledger.weights_bytes == grown == 917_471_232
+    assert weights / GIB == pytest.approx(13.72, rel=0.005)
+
+
+def test_mxfp4_experts_on_blackwell_keep_the_book() -> None:
+    """FlashInfer's Blackwell backends (padding to 256, shuffled copies) are not modelled: the book stands."""
+    found = plan(GPT_OSS_120B, "B200", "--engine-version", "0.11.0", "--max-model-len", "16000")
     assert weights_of(found)[0] == found.ledger.weights_bytes

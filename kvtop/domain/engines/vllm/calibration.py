@@ -83,7 +83,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.0, 6.833529, 0.796852), error_bytes=403093661, records=5,
+        coefficients=(0.0, 5.627936, 0.923571), error_bytes=634663242, records=8,
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -99,7 +99,7 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
-        coefficients=(0.11, 1.065), error_bytes=1986422373, records=6,
+        coefficients=(0.088889, 1.086111), error_bytes=1986422372, records=11,
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when TP > 1'),
