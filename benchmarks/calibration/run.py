@@ -60,11 +60,10 @@ def fitted_blocks(corpus: Corpus) -> dict[Path, str]:
 def _runtime_cast(record: object) -> bool:
     """A launch that re-casts its weights at load in a way the book does not model (its term is assumed)."""
     from benchmarks.calibration.corpus import Record
-    from kvtop.domain.calibration.weights import recast_bytes, runtime_cast
+    from kvtop.domain.calibration.weights import runtime_cast
 
     assert isinstance(record, Record)
-    inputs = record.inputs()
-    return runtime_cast(inputs) is not None and recast_bytes(inputs) is None
+    return runtime_cast(record.inputs()) is not None
 
 
 def stale(blocks: dict[Path, str]) -> list[Path]:

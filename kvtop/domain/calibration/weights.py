@@ -5,22 +5,19 @@ resident weights add buffers and padding, or drop a part the book counts. Where 
 the engine's weights and its model's config is at hand, the difference is measured: the 90th
 percentile of |book − logged| ÷ logged is the relative half-width the term adds to a plan.
 
-A launch that re-casts a 16-bit checkpoint as it loads is the book of the cast model: `--dtype float32`
-holds every unquantized tensor in 4 bytes (the model is built in that dtype and the checkpoint's tensors
-copied into it), and `--quantization fp8` on an unquantized checkpoint holds each linear layer's matrix
-in FP8 with one fp32 scale, its embedding, LM head, norms and router as they were (vLLM
-`Fp8LinearMethod`/`Fp8MoEMethod` with a 16-bit checkpoint: `process_weights_after_loading` quantizes
-per tensor; judged on llm-d-planner's vLLM 0.19.0 runs, docs/calibration.md). An engine adds what its
-own loader holds beside the book (`extra`: vLLM's MXFP4 experts, `engines/vllm/weights_held.py`).
+A launch that re-casts a checkpoint as it loads (`--dtype float32`, `--quantization fp8` on a 16-bit
+checkpoint) is booked on the served model (`kvtop.domain.served_model`, which `ledger.predict` reads), so
+`inputs.weights_bytes` is already the book of the cast model (float32: 29.92 vs 29.98 GiB logged; fp8:
+8.46 vs 8.49 GiB, llm-d-planner's vLLM 0.19.0 runs, docs/calibration.md). Only a cast the engine's table
+does not model (bitsandbytes at load) keeps the checkpoint's bytes, `assumed` ± 50 %. An engine adds what
+its own loader holds beside the book (`extra`: vLLM's MXFP4 experts, `engines/vllm/weights_held.py`).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.model import ModelSpec
-from kvtop.domain.quant import QuantSpec
-from kvtop.domain.weights import weights_book
+from kvtop.domain.served_model import not_modelled_cast, served_casts
 
 # 90th percentile of |book − logged| ÷ logged over the corpus, and its records (launches that re-cast
 # their weights at load left out)
@@ -30,51 +27,13 @@ WEIGHTS_RECORDS = 51
 # END FITTED
 
 
-# dtypes a launch may ask for that leave a 16-bit checkpoint's bytes as the book counts them
-_BOOK_DTYPES = frozenset({"auto", "bfloat16", "bf16", "float16", "fp16", "half"})
-_FP32_DTYPES = frozenset({"float32", "float", "fp32"})
 RUNTIME_CAST_ERROR = 0.5  # the book's half-width where the launch re-casts the weights in a way it does not model
-# --quantization fp8 on a 16-bit checkpoint: FP8 matrices, one fp32 scale each (online, per tensor)
-ONLINE_FP8 = QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, per_tensor=True, scheme="fp8",
-                       source="--quantization fp8 (quantized at load)")  # fmt: skip
 
 
 def runtime_cast(inputs: CalibrationInputs) -> str | None:
-    """The flag with which the engine re-casts or quantizes the weights as it loads them (the book counts
-    the checkpoint's own bytes), or None."""
-    s = inputs.settings
-    if s.quantization and (inputs.model is None or not inputs.model.quant.quantized):
-        return f"--quantization {s.quantization}"
-    if s.dtype and s.dtype.lower() not in _BOOK_DTYPES:
-        return f"--dtype {s.dtype}"
-    return None
-
-
-def recast_bytes(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The largest rank's weights after the launch's cast at load, and the cast in words; None where the
-    launch casts nothing, or casts in a way the book does not model (another runtime method)."""
-    model, s = inputs.model, inputs.settings
-    if model is None or runtime_cast(inputs) is None:
-        return None
-    target, done = model, []
-    if s.quantization and not model.quant.quantized:
-        if s.quantization.lower() != "fp8":
-            return None
-        target = target.model_copy(update={"quant": ONLINE_FP8})
-        done.append("--quantization fp8: each linear matrix in FP8, one fp32 scale per tensor")
-    if s.dtype and s.dtype.lower() in _FP32_DTYPES and model.dtype_bytes != 4:
-        target = target.model_copy(update={"dtype_bytes": 4})
-        done.append(f"--dtype {s.dtype}: every unquantized tensor in 4 bytes")
-    elif s.dtype and s.dtype.lower() not in _BOOK_DTYPES:
-        return None
-    ratio = _whole_book(target, inputs) / _whole_book(model, inputs)
-    return round(inputs.weights_bytes * ratio), "; ".join(done)
-
-
-def _whole_book(model: ModelSpec, inputs: CalibrationInputs) -> int:
-    """One TP rank's book of every layer (the cast's ratio; pipeline stages scale alike)."""
-    layers = range(model.num_layers)
-    return weights_book(model, inputs.layout, layers, first_stage=True, last_stage=True).total_bytes or 1
+    """The flag with which the engine re-casts or quantizes the weights at load in a way the served
+    model does not model (the book counts the checkpoint's bytes), or None."""
+    return not_modelled_cast(inputs.model, inputs.settings)
 
 
 def weights_estimate(
@@ -90,15 +49,15 @@ def weights_estimate(
             basis="the model file's tensors, loaded as stored (their bytes read from its header)",
         )  # fmt: skip
     book, how = inputs.weights_bytes, "kvtop's weights book (parameters × bytes per parameter ÷ shards)"
-    if runtime_cast(inputs) is not None:
-        recast = recast_bytes(inputs)
-        if recast is None:
-            return TermEstimate(
-                term=Term.WEIGHTS, label="weights", bytes=book, error_bytes=round(book * RUNTIME_CAST_ERROR),
-                source="assumed",
-                basis=f"the checkpoint's bytes: the book does not model {runtime_cast(inputs)} at load (± 50 %)",
-            )  # fmt: skip
-        book, how = recast[0], f"kvtop's weights book as the load casts it ({recast[1]})"
+    cast = runtime_cast(inputs)
+    if cast is not None:
+        return TermEstimate(
+            term=Term.WEIGHTS, label="weights", bytes=book, error_bytes=round(book * RUNTIME_CAST_ERROR),
+            source="assumed", basis=f"the checkpoint's bytes: the book does not model {cast} at load (± 50 %)",
+        )  # fmt: skip
+    served = served_casts(model, inputs.settings) if model is not None else ""
+    if served:
+        how = f"kvtop's weights book of the model as served ({served} at load)"
     if extra is not None:
         book, how = book + extra[0], f"{how}, and {extra[1]}"
     return TermEstimate(

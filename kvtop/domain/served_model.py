@@ -1,0 +1,110 @@
+"""THE model as the engine holds it after the launch's cast at load: one served model every book reads.
+
+A launch may re-cast a checkpoint as it loads: `--dtype float32` builds every unquantized tensor in
+4 bytes (the checkpoint's tensors copied into it), `--quantization fp8` on a 16-bit checkpoint holds each
+linear matrix in FP8. The weights book, the KV `auto` dtype (the model dtype, `kv.resolve_kv_format`),
+the ledger (`ledger.predict` serves the model before it solves) and the calibration's weights term all
+read the model this returns, so no view derives its own. Which spellings cast, and how, is each
+engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
+a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.registry import engine_flags
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.memo import Memo
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant import QuantSpec
+
+
+class LoadCast(BaseModel):
+    """What a launch's flags do to one checkpoint's model as it loads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dtype_bytes: int | None = None  # every unquantized tensor's width after the cast; None: unchanged
+    quant: QuantSpec | None = None  # the linear weights as quantized at load; None: unchanged
+    applied: tuple[str, ...] = ()  # each cast in words
+    not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
+
+
+def _casts(settings: LaunchSettings) -> LoadCasts:
+    return engine_flags(settings.engine).load_casts
+
+
+def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
+    """The casts `settings` make to `model` at load, by the engine's table (none on a model already served)."""
+    casts = _casts(settings)
+    quant, dtype_bytes, applied, missed = None, None, [], None
+    method = (settings.quantization or "").strip().lower()
+    if method and not model.quant.quantized:
+        online = dict(casts.online_quant).get(method)
+        if online is None:
+            missed = f"--quantization {settings.quantization}"
+        else:
+            quant = online
+            applied.append(f"--quantization {method}: each linear matrix quantized at load ({online.method})")
+    dtype = (settings.dtype or "").strip().lower()
+    if dtype:
+        widths = dict(casts.dtypes)
+        if dtype not in widths:
+            missed = missed or f"--dtype {settings.dtype}"
+        elif widths[dtype] is not None and widths[dtype] != model.dtype_bytes:
+            dtype_bytes = widths[dtype]
+            applied.append(f"--dtype {dtype}: every unquantized tensor in {dtype_bytes} bytes")
+    return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed)
+
+
+def served_model(model: ModelSpec, settings: LaunchSettings) -> ModelSpec:
+    """`model` as the engine holds it after `settings`' casts at load; `model` itself where none applies
+    (so a served model serves as itself, and the ledger's memo keeps its identity)."""
+    cast = load_cast(model, settings)
+    if cast.dtype_bytes is None and cast.quant is None:
+        return model
+    key = (id(model), settings.engine, settings.dtype, settings.quantization)
+    return _SERVED.get(key, model, lambda: _cast(model, cast))
+
+
+def _cast(model: ModelSpec, cast: LoadCast) -> ModelSpec:
+    update: dict[str, object] = {}
+    if cast.dtype_bytes is not None:
+        update["dtype_bytes"] = cast.dtype_bytes
+    if cast.quant is not None:
+        update["quant"] = cast.quant.model_copy(update={"kv_cache_quant_algo": model.quant.kv_cache_quant_algo})
+    return model.model_copy(update=update)
+
+
+_SERVED: Memo[ModelSpec] = Memo(size=64)
+
+
+def not_modelled_cast(model: ModelSpec | None, settings: LaunchSettings) -> str | None:
+    """The flag with which the engine re-casts or quantizes the weights at load in a way kvtop does not
+    model (the books then count the checkpoint's bytes), or None. Without a model (a corpus record with
+    no config) every cast is one: any `--quantization`, any `--dtype` that is not 16-bit or the checkpoint's."""
+    if model is not None:
+        return load_cast(model, settings).not_modelled
+    if settings.quantization:
+        return f"--quantization {settings.quantization}"
+    dtype = (settings.dtype or "").strip().lower()
+    if dtype and dict(_casts(settings).dtypes).get(dtype, 0) not in (None, 2):
+        return f"--dtype {settings.dtype}"
+    return None
+
+
+def served_casts(model: ModelSpec, settings: LaunchSettings) -> str:
+    """The launch's flags whose cast the served `model` carries, as typed ('' where none): the words its
+    book cites."""
+    casts, words = _casts(settings), []
+    method = (settings.quantization or "").strip().lower()
+    online = dict(casts.online_quant).get(method)
+    if online is not None and model.quant.source == online.source:
+        words.append(f"--quantization {settings.quantization}")
+    dtype = (settings.dtype or "").strip().lower()
+    width = dict(casts.dtypes).get(dtype)
+    if width is not None and width == model.dtype_bytes and width != 2:
+        words.append(f"--dtype {settings.dtype}")
+    return ", ".join(words)
