@@ -63,14 +63,22 @@ def served_model(model: ModelSpec, settings: LaunchSettings) -> ModelSpec:
     """`model` as the engine holds it after `settings`' casts at load; `model` itself where none applies
     (so a served model serves as itself, and the ledger's memo keeps its identity)."""
     cast = load_cast(model, settings)
-    if cast.dtype_bytes is None and cast.quant is None:
+    said = _unmodelled_note(cast.not_modelled)
+    if cast.dtype_bytes is None and cast.quant is None and (said is None or said in model.not_modelled):
         return model
     key = (id(model), settings.engine, settings.dtype, settings.quantization)
-    return _SERVED.get(key, model, lambda: _cast(model, cast))
+    return _SERVED.get(key, model, lambda: _cast(model, cast, said))
 
 
-def _cast(model: ModelSpec, cast: LoadCast) -> ModelSpec:
+def _unmodelled_note(flag: str | None) -> str | None:
+    """The model's `not_modelled` line for a cast kvtop does not model (plan prints it, `--json` lists it)."""
+    return f"{flag} at load: the books count the checkpoint's bytes" if flag else None
+
+
+def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
     update: dict[str, object] = {}
+    if said is not None and said not in model.not_modelled:
+        update["not_modelled"] = (*model.not_modelled, said)
     if cast.dtype_bytes is not None:
         update["dtype_bytes"] = cast.dtype_bytes
     if cast.quant is not None:

@@ -78,6 +78,9 @@ def test_a_cast_kvtop_does_not_model_keeps_the_checkpoint_and_says_so() -> None:
     term = found.estimate.term(Term.WEIGHTS)
     assert term is not None and term.source == "assumed" and term.error_bytes == BF16_CHECKPOINT // 2
     assert not_modelled_cast(found.ledger.model, found.ledger.settings) == "--quantization bitsandbytes"
+    said = "--quantization bitsandbytes at load: the books count the checkpoint's bytes"
+    assert found.ledger.model.not_modelled == (said,)  # plan prints it, --json lists it
+    assert served_model(found.ledger.model, found.ledger.settings) is found.ledger.model  # said once
 
 
 def test_a_sixteen_bit_dtype_on_a_bf16_checkpoint_serves_the_checkpoint_itself() -> None:
