@@ -36,6 +36,12 @@ def _casts(settings: LaunchSettings) -> LoadCasts:
     return engine_flags(settings.engine).load_casts
 
 
+def _dtype(settings: LaunchSettings) -> str:
+    """`--dtype` as the tables spell it: lower case, without the `torch.` a log's engine config prints
+    (vLLM's `Initializing a V1 LLM engine … dtype=torch.float32`)."""
+    return (settings.dtype or "").strip().lower().removeprefix("torch.")
+
+
 def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
     """The casts `settings` make to `model` at load, by the engine's table (none on a model already served)."""
     casts = _casts(settings)
@@ -48,7 +54,7 @@ def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
         else:
             quant = online
             applied.append(f"--quantization {method}: each linear matrix quantized at load ({online.method})")
-    dtype = (settings.dtype or "").strip().lower()
+    dtype = _dtype(settings)
     if dtype:
         widths = dict(casts.dtypes)
         if dtype not in widths:
@@ -97,7 +103,7 @@ def not_modelled_cast(model: ModelSpec | None, settings: LaunchSettings) -> str 
         return load_cast(model, settings).not_modelled
     if settings.quantization:
         return f"--quantization {settings.quantization}"
-    dtype = (settings.dtype or "").strip().lower()
+    dtype = _dtype(settings)
     if dtype and dict(_casts(settings).dtypes).get(dtype, 0) not in (None, 2):
         return f"--dtype {settings.dtype}"
     return None
@@ -111,7 +117,7 @@ def served_casts(model: ModelSpec, settings: LaunchSettings) -> str:
     online = dict(casts.online_quant).get(method)
     if online is not None and model.quant.source == online.source:
         words.append(f"--quantization {settings.quantization}")
-    dtype = (settings.dtype or "").strip().lower()
+    dtype = _dtype(settings)
     width = dict(casts.dtypes).get(dtype)
     if width is not None and width == model.dtype_bytes and width != 2:
         words.append(f"--dtype {settings.dtype}")

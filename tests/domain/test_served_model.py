@@ -22,7 +22,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.served_model import load_cast, not_modelled_cast, served_model
 from kvtop.sources.hub import load_config_file
-from tests.data_paths import CONFIGS
+from tests.data_paths import CONFIGS, DATA
 
 LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B.json"
 PARAMS = 8_030_261_248
@@ -114,3 +114,19 @@ def test_plan_shows_one_weights_figure_and_the_kv_the_cast_gives(capsys: pytest.
     text = capsys.readouterr().out
     assert "KV fp32" in text.splitlines()[0]
     assert "8,030,261,248" in text and "32.12 GB (29.92 GiB)" in text and "262,144 B" in text
+
+
+FLOAT32_LOG = DATA / "served_model" / "vllm-0.19.0-llama-3.1-8b-float32-h100.log"
+
+
+def test_explain_of_a_float32_start_rebuilds_its_logged_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    """The start's own log (llm-d-planner, vLLM 0.19.0, H100) printed `GPU KV cache size: 175,296 tokens` from
+    42.8 GiB of KV memory: 10,956 blocks of 16 tokens at 4,194,304 B a block (fp32 KV). The log's engine
+    config says `dtype=torch.float32`; explain serves the model so and rebuilds the figure."""
+    args = ["explain", str(FLOAT32_LOG), "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"),
+            "--gpu", "H100", "--no-calibration-store", "--json"]  # fmt: skip
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["logged"]["token_capacity"] == 175_296 == 10_956 * 16
+    assert out["predicted"]["kv_bytes_per_token"] == FP32_KV_PER_TOKEN
+    assert out["predicted"]["token_capacity"] == 175_296 and out["verdict"] == "match"
