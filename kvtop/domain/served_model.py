@@ -11,6 +11,9 @@ a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.registry import engine_flags
@@ -66,14 +69,24 @@ def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
 
 
 def served_model(model: ModelSpec, settings: LaunchSettings) -> ModelSpec:
-    """`model` as the engine holds it after `settings`' casts at load; `model` itself where none applies
-    (so a served model serves as itself, and the ledger's memo keeps its identity)."""
-    cast = load_cast(model, settings)
+    """`model` as the engine holds it after `settings`' casts at load; the checkpoint's model itself where
+    none applies. A model this function served is re-served from its checkpoint, so a what-if of other
+    settings (`--dtype auto` after `float32`) casts the checkpoint, never a cast twice; the same settings
+    give the same object back (the ledger's memo keeps its identity)."""
+    checkpoint = _checkpoint_of(model)
+    cast = load_cast(checkpoint, settings)
     said = _unmodelled_note(cast.not_modelled)
-    if cast.dtype_bytes is None and cast.quant is None and (said is None or said in model.not_modelled):
-        return model
-    key = (id(model), settings.engine, settings.dtype, settings.quantization)
-    return _SERVED.get(key, model, lambda: _cast(model, cast, said))
+    if cast.dtype_bytes is None and cast.quant is None and said is None:
+        return checkpoint
+    key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower())
+    return _SERVED.get(key, checkpoint, lambda: _cast(checkpoint, cast, said))
+
+
+def _checkpoint_of(model: ModelSpec) -> ModelSpec:
+    """The checkpoint's model `model` was served from (itself where it was not)."""
+    with _LOCK:
+        entry = _ORIGINS.get(id(model))
+    return entry[1] if entry is not None and entry[0] is model else model
 
 
 def _unmodelled_note(flag: str | None) -> str | None:
@@ -89,10 +102,19 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["dtype_bytes"] = cast.dtype_bytes
     if cast.quant is not None:
         update["quant"] = cast.quant.model_copy(update={"kv_cache_quant_algo": model.quant.kv_cache_quant_algo})
-    return model.model_copy(update=update)
+    served = model.model_copy(update=update)
+    with _LOCK:
+        _ORIGINS[id(served)] = (served, model)
+        while len(_ORIGINS) > _ORIGINS_KEPT:
+            _ORIGINS.popitem(last=False)
+    return served
 
 
 _SERVED: Memo[ModelSpec] = Memo(size=64)
+# served model's id → (it, the checkpoint's model): held while it may still be re-served (a what-if)
+_ORIGINS: OrderedDict[int, tuple[ModelSpec, ModelSpec]] = OrderedDict()
+_ORIGINS_KEPT = 256
+_LOCK = threading.Lock()
 
 
 def not_modelled_cast(model: ModelSpec | None, settings: LaunchSettings) -> str | None:

@@ -97,6 +97,9 @@ def test_a_served_model_serves_as_itself() -> None:
     served = served_model(model, settings)
     assert (served.dtype_bytes, served.quant.method, served.quant.weight_bits) == (4, "fp8", 8)
     assert served_model(served, settings) is served
+    # a what-if of other settings casts the checkpoint, not the cast model
+    assert served_model(served, settings.model_copy(update={"dtype": "auto", "quantization": None})) is model
+    assert served_model(served, settings.model_copy(update={"quantization": None})).quant == model.quant
     again = predict(served, settings, gpu_total_bytes=gpu_total_bytes("H100"))
     assert again.weights_bytes == predict(model, settings, gpu_total_bytes=gpu_total_bytes("H100")).weights_bytes
 
