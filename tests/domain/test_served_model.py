@@ -17,6 +17,7 @@ import pytest
 from kvtop.cli import main
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -133,3 +134,10 @@ def test_explain_of_a_float32_start_rebuilds_its_logged_tokens(capsys: pytest.Ca
     assert out["logged"]["token_capacity"] == 175_296 == 10_956 * 16
     assert out["predicted"]["kv_bytes_per_token"] == FP32_KV_PER_TOKEN
     assert out["predicted"]["token_capacity"] == 175_296 and out["verdict"] == "match"
+
+
+@pytest.mark.parametrize("engine", ENGINE_IDS)
+def test_every_engines_cast_table_says_its_releases_and_source(engine: str) -> None:
+    casts = engine_flags(engine).load_casts  # type: ignore[arg-type]
+    assert casts.releases and casts.source
+    assert all(width in (None, 2, 4) for _, width in casts.dtypes)

@@ -58,7 +58,7 @@ def quant_policy(kv_cache_dtype: str) -> int:
 # stand; LMDeploy has no flag that quantizes weights at load (lmdeploy lite quantizes offline)
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("float16", 2), ("bfloat16", 2)),
-    releases="LMDeploy 0.4.0 – 0.12.x",
+    releases="every release kvtop models",
     source="lmdeploy/cli/utils.py (ArgumentHelper.dtype)",
 )
 

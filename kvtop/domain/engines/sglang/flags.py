@@ -53,7 +53,7 @@ KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
-    releases="SGLang 0.3.0 – 0.5.14",
+    releases="every release kvtop models (before srt/layers/quantization/fp8.py, vLLM's Fp8LinearMethod: online alike)",
     source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py",
 )
 

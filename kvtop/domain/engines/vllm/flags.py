@@ -55,7 +55,7 @@ KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_ml
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
-    releases="vLLM 0.4.0 – 0.24.0",
+    releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic)",
     source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py",
 )
 
