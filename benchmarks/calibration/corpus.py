@@ -23,6 +23,7 @@ from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.served_model import served_model
 from kvtop.sources.hub import load_config_file
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -94,8 +95,9 @@ class Record:
         ledger = self.ledger()
         weights = ledger.weights_bytes if ledger is not None else self.figures.get("weights", 0)
         context = self.settings.context_length or (self.model.max_position_embeddings if self.model else 8192)
+        served = served_model(self.model, self.settings) if self.model is not None else None  # as the ledger reads it
         return CalibrationInputs(
-            model=self.model, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
+            model=served, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
             gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
             context_length=context,
         )  # fmt: skip

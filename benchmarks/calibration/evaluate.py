@@ -19,7 +19,7 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
 from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, fit_term
-from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
@@ -155,15 +155,24 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) 
                   plan.kv_budget_max_bytes / GIB, dominant, half)  # fmt: skip
 
 
+def weights_term(record: Record) -> TermEstimate | None:
+    """The weights a plan of the record's launch takes: the book, as the load casts it, with what the
+    engine's loader holds beside it (the engine calibration's weights term); None without a model."""
+    if record.model is None or record.gpu_total_bytes is None:
+        return None
+    terms = engine_rules(record.engine).calibration.terms(record.inputs())
+    return next((estimate for estimate in terms if estimate.term is Term.WEIGHTS), None)
+
+
 def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[Record, float]]:
-    """(record, (book − logged) ÷ logged) for every record whose log printed its weights and whose model
-    kvtop can read: the weights book against the engine's own count."""
+    """(record, (term − logged) ÷ logged) for every record whose log printed its weights and whose model
+    kvtop can read: the weights term (the book and the engine's rules) against the engine's own count."""
     found = []
     for record in _records(corpus, leave_out):
         logged = record.figures.get("weights")
-        ledger = record.ledger()
-        if logged and ledger is not None and not record.excluded(Term.WEIGHTS):
-            found.append((record, ledger.weights_bytes / logged - 1))
+        estimate = weights_term(record) if logged and not record.excluded(Term.WEIGHTS) else None
+        if logged and estimate is not None:
+            found.append((record, estimate.bytes / logged - 1))
     return found
 
 

@@ -68,7 +68,7 @@ def _judged_table(judged: dict[str, list[Judged]]) -> list[str]:
 
 
 def _weights_table(corpus: Corpus) -> list[str]:
-    lines = ["| record | book ÷ logged − 1 |", "|---|---|"]
+    lines = ["| record | weights term ÷ logged − 1 |", "|---|---|"]
     lines += [f"| {record.id} | {error:+.2%} |" for record, error in weights_errors(corpus)]
     return lines
 
@@ -112,10 +112,21 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  `gpus.jsonl`) printed; an unlisted GPU takes nvidia-smi's total less the mean gap.",
         "- Most vLLM records are H100s of two sweeps (llm-d-planner's v0.11.0 and v0.19.0 runs) and a version series of",
         "  one model: the activation fits are well determined on H100 at vLLM's default batch, less elsewhere.",
-        "- Fully blind, the misses are the weights book's, not the calibration's: a launch that re-casts or quantizes its",
-        "  weights at load (`--dtype float32`, `--quantization fp8` on a BF16 checkpoint) is counted at the checkpoint's",
-        "  bytes, said as an assumed term with ± 50 %; gpt-oss's MXFP4 experts come out 5 % light; TensorRT engines built",
-        "  quantized and AWQ TurboMind workspaces are counted at BF16 (their build flags are not read yet).",
+        "- A launch that re-casts its weights at load is planned on the model as served (`domain/served_model.py`):",
+        "  `--dtype float32` holds every tensor in 4 bytes and its `auto` KV in fp32 (the float32 record's log printed",
+        "  10,956 blocks of 16 tokens, 4 MiB each), `--quantization fp8` on a 16-bit checkpoint its linear matrices in",
+        "  FP8 (embedding, LM head and norms kept); vLLM's MXFP4 experts on Hopper add the checkpoint's scales, kept",
+        "  beside the swizzled copy, and float32 biases (`engines/vllm/weights_held.py`). A cast the book does not model",
+        "  (bitsandbytes at load) stays assumed with ± 50 %. TensorRT engines built quantized and AWQ TurboMind",
+        "  workspaces are counted at BF16 (their build flags are not read yet).",
+        "- The vLLM records still missed blind, and why: Llama-4-Scout at TP 4 (vLLM printed 53.12 GiB a rank, the",
+        "  checkpoint's tensors are 50.6: not explained), DeepSeek-R1 on vLLM 0.7.3 (the V0 MLA's absorbed matrices, and",
+        "  its non-torch memory), the 72B starts at TP 2 that leave 3 GiB of KV (the book equals the checkpoint's",
+        "  safetensors total; vLLM's 0.1 GiB more is 7 % of that capacity), gpt-oss-120b at 0.95 (3.3 GiB of KV: 0.2 GiB",
+        "  is 6 %), issue 27508's gpt-oss-120b start (release and GPU variant not stated), Mistral-Small's encoder profile",
+        "  (v0.11), a V0 start whose chunked prefill profiled 0.22 GiB where the V0 fit gives 0.9 (A10, 131072 tokens), and",
+        "  a v0.24 start whose CUDA-graph estimate is assumed at 2 GiB (RTX 5090; a second start of the same launch",
+        "  printed 7.7 % more tokens).",
         "- Not modelled, said as assumed terms: a multimodal model's encoder profile (vLLM), activation peaks of pipeline",
         "  stages, CUDA-graph memory charged from vLLM v0.21.0 (one record printed its estimate), unified-memory hosts",
         "  (GB10, Jetson: what the host leaves to the GPU).",
@@ -155,8 +166,9 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
     out += [
         "### Weights",
         "",
-        "The weights book against the weights each log printed (launches that re-cast their weights at load are not in the",
-        "90th percentile the book's error takes):",
+        "The weights term (kvtop's weights book, as the load casts it, with what the engine's loader holds beside it)",
+        "against the weights each log printed (launches that re-cast their weights in a way the book does not model are",
+        "not in the 90th percentile the term's error takes):",
         "",
         *_weights_table(corpus),
         "",

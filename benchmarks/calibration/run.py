@@ -58,6 +58,7 @@ def fitted_blocks(corpus: Corpus) -> dict[Path, str]:
 
 
 def _runtime_cast(record: object) -> bool:
+    """A launch that re-casts its weights at load in a way the book does not model (its term is assumed)."""
     from benchmarks.calibration.corpus import Record
     from kvtop.domain.calibration.weights import runtime_cast
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, parse_release
 from kvtop.domain.errors import InputError
+from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.units_parse import parse_vllm_bytes
 
 # canonical field -> value type (the engines' spellings live in their packages)
@@ -71,6 +72,7 @@ class EngineFlags(Protocol):
 
     spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
     kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
+    load_casts: LoadCasts  # what `--dtype` and online `--quantization` do to the weights at load (served_model.py)
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
     choices: Mapping[str, tuple[str, ...]]  # field -> the words it accepts (e.g. the runtime: backend)
 

@@ -24,6 +24,7 @@ from kvtop.domain.ledger_values import Ledger as Ledger
 from kvtop.domain.ledger_values import RankLedger as RankLedger
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.served_model import served_model
 from kvtop.domain.weights import WeightsBook, forget_books, weights_book
 
 
@@ -65,6 +66,8 @@ def predict(
     """Solve both books for every rank with the engine's own rules (see module docstring).
 
     `draft` is a speculative draft model's architecture (its weights and KV layers), when known.
+    The books read the model as served (`served_model`: `--dtype`, online `--quantization` at load);
+    the ledger's `model` is that served model.
 
     The rules are those of `settings.engine_version`'s release (unset: the latest); `version` says
     how that release was found (default: the flag that set it, or not stated).
@@ -114,6 +117,7 @@ def _solve(
 ) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
+    model = served_model(model, settings)  # every book reads the model as the launch's cast at load leaves it
     rules = engine_rules(settings.engine)
     deployment = rules.deployment
     setup = deployment.setup(settings)

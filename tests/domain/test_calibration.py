@@ -97,11 +97,11 @@ def test_an_sglang_plan_given_its_free_memory_measures_the_context() -> None:
     assert context.source == "measured" and total.bytes - context.bytes == 78 * GIB
 
 
-def test_a_launch_that_recasts_its_weights_widens_the_weights_term() -> None:
+def test_a_launch_that_recasts_its_weights_counts_the_cast() -> None:
     """`--dtype float32` on a BF16 checkpoint doubles the resident weights (llm-d-planner: 29.98 GiB against
-    14.99): the book does not model it, so the term is assumed with ± 50 % rather than a narrow error."""
+    14.99): the term is the book of the cast model, calibrated (test_calibration_weights.py)."""
     weights = vllm_plan("--dtype", "float32").estimate.term(Term.WEIGHTS)
-    assert weights is not None and weights.source == "assumed" and weights.error_bytes == round(weights.bytes * 0.5)
+    assert weights is not None and weights.source == "calibrated" and weights.bytes == 2 * 16_060_522_496
 
 
 def node(model_path=LLAMA_8B, gpu: str = "H100", **settings: object) -> NodeMeasure:  # type: ignore[no-untyped-def]

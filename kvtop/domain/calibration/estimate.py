@@ -94,16 +94,21 @@ def preload_estimate(
     """Every term `ledger`'s launch rests on: fitted (`fits`, default the committed ones), replaced by
     what `ledger.measured` fixes and by this node's latest start of the same launch."""
     rules = engine_rules(ledger.settings.engine)
-    estimates = rules.calibration.terms(calibration_inputs(ledger), fits)
+    inputs = calibration_inputs(ledger)
+    estimates = rules.calibration.terms(inputs, fits)
+    calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
     if node is not None:
         estimates = tuple(_from_node(estimate, node, ledger.settings) for estimate in estimates)
     estimates = _with_measured(estimates, ledger.measured)
+    weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
+    beside = calibrated.bytes - inputs.weights_bytes if calibrated and weights and weights.source != "measured" else 0
     return PreloadEstimate(
         engine=ledger.settings.engine,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
+        weights_beside_book_bytes=beside,
     )
 
 

@@ -80,6 +80,9 @@ class PreloadEstimate(BaseModel):
     engine: str
     terms: tuple[TermEstimate, ...]
     node_note: str | None = None  # "calibrated on this node, 2026-11-30" when the store was used
+    # what the calibrated weights term holds beyond the ledger's weights book (a cast at load, the engine
+    # loader's own buffers): the budget adds it to every rank's book; 0 where the weights were measured
+    weights_beside_book_bytes: int = 0
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -123,5 +126,7 @@ class PreloadEstimate(BaseModel):
             free_before_load_source=weakest([source[Term.CUDA_TOTAL], source[Term.CONTEXT]]) if free_known else "assumed",
             non_kv_bytes=sum(by_term[term] for term in runtime) if runtime else None,
             non_kv_source=weakest([source[term] for term in runtime]),
-            weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes if weights is not None else 0,
+            weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes
+            if weights is not None
+            else 0,
         )

@@ -4,39 +4,43 @@ The book counts parameters × bytes per parameter ÷ the shards that split each 
 resident weights add buffers and padding, or drop a part the book counts. Where a corpus log printed
 the engine's weights and its model's config is at hand, the difference is measured: the 90th
 percentile of |book − logged| ÷ logged is the relative half-width the term adds to a plan.
+
+A launch that re-casts a checkpoint as it loads (`--dtype float32`, `--quantization fp8` on a 16-bit
+checkpoint) is booked on the served model (`kvtop.domain.served_model`, which `ledger.predict` reads), so
+`inputs.weights_bytes` is already the book of the cast model (float32: 29.92 vs 29.98 GiB logged; fp8:
+8.46 vs 8.49 GiB, llm-d-planner's vLLM 0.19.0 runs, docs/calibration.md). Only a cast the engine's table
+does not model (bitsandbytes at load) keeps the checkpoint's bytes, `assumed` ± 50 %. An engine adds what
+its own loader holds beside the book (`extra`: vLLM's MXFP4 experts, `engines/vllm/weights_held.py`).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.served_model import not_modelled_cast, served_casts
 
 # 90th percentile of |book − logged| ÷ logged over the corpus, and its records (launches that re-cast
 # their weights at load left out)
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
-WEIGHTS_RELATIVE_ERROR = 0.0483
-WEIGHTS_RECORDS = 43
+WEIGHTS_RELATIVE_ERROR = 0.0142
+WEIGHTS_RECORDS = 51
 # END FITTED
 
 
-# dtypes a launch may ask for that leave a 16-bit checkpoint's bytes as the book counts them
-_BOOK_DTYPES = frozenset({"auto", "bfloat16", "bf16", "float16", "fp16", "half"})
-RUNTIME_CAST_ERROR = 0.5  # the book's half-width where the launch re-casts or quantizes the weights at load
+RUNTIME_CAST_ERROR = 0.5  # the book's half-width where the launch re-casts the weights in a way it does not model
 
 
 def runtime_cast(inputs: CalibrationInputs) -> str | None:
-    """The flag with which the engine re-casts or quantizes the weights as it loads them (the book counts
-    the checkpoint's own bytes), or None."""
-    s = inputs.settings
-    if s.quantization and (inputs.model is None or not inputs.model.quant.quantized):
-        return f"--quantization {s.quantization}"
-    if s.dtype and s.dtype.lower() not in _BOOK_DTYPES:
-        return f"--dtype {s.dtype}"
-    return None
+    """The flag with which the engine re-casts or quantizes the weights at load in a way the served
+    model does not model (the book counts the checkpoint's bytes), or None."""
+    return not_modelled_cast(inputs.model, inputs.settings)
 
 
 def weights_estimate(
-    inputs: CalibrationInputs, relative_error: float = WEIGHTS_RELATIVE_ERROR, records: int = WEIGHTS_RECORDS
+    inputs: CalibrationInputs,
+    relative_error: float = WEIGHTS_RELATIVE_ERROR,
+    records: int = WEIGHTS_RECORDS,
+    extra: tuple[int, str] | None = None,  # (bytes, why): what the engine's loader holds beside the book
 ) -> TermEstimate:
     model = inputs.model
     if model is not None and model.weights_as_stored and model.checkpoint_bytes == inputs.weights_bytes:
@@ -44,19 +48,23 @@ def weights_estimate(
             term=Term.WEIGHTS, label="weights", bytes=inputs.weights_bytes, error_bytes=0, source="measured",
             basis="the model file's tensors, loaded as stored (their bytes read from its header)",
         )  # fmt: skip
+    book, how = inputs.weights_bytes, "kvtop's weights book (parameters × bytes per parameter ÷ shards)"
     cast = runtime_cast(inputs)
     if cast is not None:
         return TermEstimate(
-            term=Term.WEIGHTS, label="weights", bytes=inputs.weights_bytes,
-            error_bytes=round(inputs.weights_bytes * RUNTIME_CAST_ERROR), source="assumed",
-            basis=f"the checkpoint's bytes: the book does not model {cast} at load (± 50 %)",
+            term=Term.WEIGHTS, label="weights", bytes=book, error_bytes=round(book * RUNTIME_CAST_ERROR),
+            source="assumed", basis=f"the checkpoint's bytes: the book does not model {cast} at load (± 50 %)",
         )  # fmt: skip
+    served = served_casts(model, inputs.settings) if model is not None else ""
+    if served:
+        how = f"kvtop's weights book of the model as served ({served} at load)"
+    if extra is not None:
+        book, how = book + extra[0], f"{how}, and {extra[1]}"
     return TermEstimate(
         term=Term.WEIGHTS,
         label="weights",
-        bytes=inputs.weights_bytes,
-        error_bytes=round(inputs.weights_bytes * relative_error),
+        bytes=book,
+        error_bytes=round(book * relative_error),
         source="calibrated",
-        basis=f"kvtop's weights book (parameters × bytes per parameter ÷ shards); ± {relative_error:.1%} (the corpus's 90th percentile "
-        f"over {records} logged weights)",
+        basis=f"{how}; ± {relative_error:.1%} (the corpus's 90th percentile over {records} logged weights)",
     )

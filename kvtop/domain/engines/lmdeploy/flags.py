@@ -15,6 +15,7 @@ from kvtop.domain.engines.lmdeploy.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.lmdeploy.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
     "--server-name": "host", "--server-port": "port",
@@ -53,8 +54,17 @@ def quant_policy(kv_cache_dtype: str) -> int:
     name = QUANT_POLICIES.get(kv_cache_dtype.strip().lower(), kv_cache_dtype)
     return POLICY_OF_FORMAT.get(name, 0)
 
+# `--dtype` (cli/utils.py ArgumentHelper.dtype: auto, float16, bfloat16): both 16-bit, so the book's bytes
+# stand; LMDeploy has no flag that quantizes weights at load (lmdeploy lite quantizes offline)
+LOAD_CASTS = LoadCasts(
+    dtypes=(("auto", None), ("float16", 2), ("bfloat16", 2)),
+    releases="every release kvtop models",
+    source="lmdeploy/cli/utils.py (ArgumentHelper.dtype)",
+)
+
 
 class LmdeployFlags:
+    load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)

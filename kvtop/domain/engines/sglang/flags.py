@@ -12,6 +12,7 @@ from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
     "--model-path": "model", "--host": "host", "--port": "port",
@@ -46,8 +47,19 @@ PREFERRED: Mapping[str, str] = {
 }  # fmt: skip
 KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "nvfp4", "mxfp8")
 
+# `--dtype` (server_args.py choices; ModelConfig._get_and_verify_dtype, "float" is float32) builds the model in
+# that dtype; `--quantization fp8` on an unquantized checkpoint quantizes each linear matrix at load
+# (srt/layers/quantization/fp8.py Fp8LinearMethod.process_weights_after_loading, per tensor)
+LOAD_CASTS = LoadCasts(
+    dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
+    online_quant=(("fp8", ONLINE_FP8),),
+    releases="every release kvtop models (before srt/layers/quantization/fp8.py, vLLM's Fp8LinearMethod: online alike)",
+    source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py",
+)
+
 
 class SglangFlags:
+    load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
     # trtllm-serve (the first spelling of each field is the one kvtop names)
@@ -151,6 +152,7 @@ _MAX_OPTION_KEYS = 4096
 
 
 class TrtllmFlags:
+    load_casts: LoadCasts = NO_CASTS  # no flag kvtop reads re-casts weights at load
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     passthrough: frozenset[str] = PASSTHROUGH

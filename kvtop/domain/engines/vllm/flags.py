@@ -12,6 +12,7 @@ from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
     "--host": "host", "--port": "port",
@@ -48,8 +49,19 @@ SCHEDULER_FLAGS = frozenset({
 })  # fmt: skip
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
+# `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
+# dtype and copies the checkpoint's tensors into it; `--quantization fp8` on an unquantized checkpoint
+# quantizes each linear matrix at load (Fp8LinearMethod.process_weights_after_loading, per tensor)
+LOAD_CASTS = LoadCasts(
+    dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
+    online_quant=(("fp8", ONLINE_FP8),),
+    releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic)",
+    source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py",
+)
+
 
 class VllmFlags:
+    load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # span.py, deployment.py, batching.py and hybrid.py read these; every other flag it does not model is refused

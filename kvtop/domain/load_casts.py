@@ -1,0 +1,34 @@
+"""What an engine does to a checkpoint's weights as it loads them: its `--dtype` and online quantization.
+
+Each engine package's `flags.py` states its own table (`LoadCasts`, with the releases and the engine
+source it rests on); `kvtop.domain.served_model` applies it. Shared code holds no engine name.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.quant import QuantSpec
+
+
+class LoadCasts(BaseModel):
+    """One engine's casts at load: which `--dtype` spellings build the model in which width, and which
+    `--quantization` methods quantize an unquantized checkpoint as it loads (what each then holds)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # `--dtype` spelling (lower case) → bytes of each unquantized element; None: the checkpoint's own
+    dtypes: tuple[tuple[str, int | None], ...] = ()
+    # `--quantization` method (lower case) on an unquantized checkpoint → how its linear weights are held
+    online_quant: tuple[tuple[str, QuantSpec], ...] = ()
+    releases: str = ""  # the releases the table holds for, e.g. "vLLM 0.4.0 – 0.24.0"
+    source: str = ""  # the engine code it comes from
+
+
+NO_CASTS = LoadCasts(releases="every release kvtop knows", source="the engine has no flag that re-casts weights at load")
+
+# `--quantization fp8` on a 16-bit checkpoint: each linear matrix in FP8 with one fp32 scale (per tensor,
+# dynamic), its embedding, LM head, norms and router as they were (vLLM and SGLang `Fp8LinearMethod` /
+# `Fp8MoEMethod.process_weights_after_loading` when the checkpoint is not FP8-serialized)
+ONLINE_FP8 = QuantSpec(method="fp8", weight_bits=8, scale_bytes=4, per_tensor=True, scheme="fp8",
+                       source="--quantization fp8 (quantized at load)")  # fmt: skip

@@ -1,0 +1,146 @@
+"""THE model as the engine holds it after the launch's cast at load: one served model every book reads.
+
+A launch may re-cast a checkpoint as it loads: `--dtype float32` builds every unquantized tensor in
+4 bytes (the checkpoint's tensors copied into it), `--quantization fp8` on a 16-bit checkpoint holds each
+linear matrix in FP8. The weights book, the KV `auto` dtype (the model dtype, `kv.resolve_kv_format`),
+the ledger (`ledger.predict` serves the model before it solves) and the calibration's weights term all
+read the model this returns, so no view derives its own. Which spellings cast, and how, is each
+engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
+a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.engines.registry import engine_flags
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.memo import Memo
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant import QuantSpec
+
+
+class LoadCast(BaseModel):
+    """What a launch's flags do to one checkpoint's model as it loads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dtype_bytes: int | None = None  # every unquantized tensor's width after the cast; None: unchanged
+    quant: QuantSpec | None = None  # the linear weights as quantized at load; None: unchanged
+    applied: tuple[str, ...] = ()  # each cast in words
+    not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
+
+
+def _casts(settings: LaunchSettings) -> LoadCasts:
+    return engine_flags(settings.engine).load_casts
+
+
+def _dtype(settings: LaunchSettings) -> str:
+    """`--dtype` as the tables spell it: lower case, without the `torch.` a log's engine config prints
+    (vLLM's `Initializing a V1 LLM engine … dtype=torch.float32`)."""
+    return (settings.dtype or "").strip().lower().removeprefix("torch.")
+
+
+def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
+    """The casts `settings` make to `model` at load, by the engine's table (none on a model already served)."""
+    casts = _casts(settings)
+    quant, dtype_bytes, applied, missed = None, None, [], None
+    method = (settings.quantization or "").strip().lower()
+    if method and not model.quant.quantized:
+        online = dict(casts.online_quant).get(method)
+        if online is None:
+            missed = f"--quantization {settings.quantization}"
+        else:
+            quant = online
+            applied.append(f"--quantization {method}: each linear matrix quantized at load ({online.method})")
+    dtype = _dtype(settings)
+    if dtype:
+        widths = dict(casts.dtypes)
+        if dtype not in widths:
+            missed = missed or f"--dtype {settings.dtype}"
+        elif widths[dtype] is not None and widths[dtype] != model.dtype_bytes:
+            dtype_bytes = widths[dtype]
+            applied.append(f"--dtype {dtype}: every unquantized tensor in {dtype_bytes} bytes")
+    return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed)
+
+
+def served_model(model: ModelSpec, settings: LaunchSettings) -> ModelSpec:
+    """`model` as the engine holds it after `settings`' casts at load; the checkpoint's model itself where
+    none applies. A model this function served is re-served from its checkpoint, so a what-if of other
+    settings (`--dtype auto` after `float32`) casts the checkpoint, never a cast twice; the same settings
+    give the same object back (the ledger's memo keeps its identity)."""
+    checkpoint = _checkpoint_of(model)
+    cast = load_cast(checkpoint, settings)
+    said = _unmodelled_note(cast.not_modelled)
+    if cast.dtype_bytes is None and cast.quant is None and said is None:
+        return checkpoint
+    key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower())
+    return _SERVED.get(key, checkpoint, lambda: _cast(checkpoint, cast, said))
+
+
+def _checkpoint_of(model: ModelSpec) -> ModelSpec:
+    """The checkpoint's model `model` was served from (itself where it was not)."""
+    with _LOCK:
+        entry = _ORIGINS.get(id(model))
+    return entry[1] if entry is not None and entry[0] is model else model
+
+
+def _unmodelled_note(flag: str | None) -> str | None:
+    """The model's `not_modelled` line for a cast kvtop does not model (plan prints it, `--json` lists it)."""
+    return f"{flag} at load: the books count the checkpoint's bytes" if flag else None
+
+
+def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
+    update: dict[str, object] = {}
+    if said is not None and said not in model.not_modelled:
+        update["not_modelled"] = (*model.not_modelled, said)
+    if cast.dtype_bytes is not None:
+        update["dtype_bytes"] = cast.dtype_bytes
+    if cast.quant is not None:
+        update["quant"] = cast.quant.model_copy(update={"kv_cache_quant_algo": model.quant.kv_cache_quant_algo})
+    served = model.model_copy(update=update)
+    with _LOCK:
+        _ORIGINS[id(served)] = (served, model)
+        while len(_ORIGINS) > _ORIGINS_KEPT:
+            _ORIGINS.popitem(last=False)
+    return served
+
+
+_SERVED: Memo[ModelSpec] = Memo(size=64)
+# served model's id → (it, the checkpoint's model): held while it may still be re-served (a what-if)
+_ORIGINS: OrderedDict[int, tuple[ModelSpec, ModelSpec]] = OrderedDict()
+_ORIGINS_KEPT = 256
+_LOCK = threading.Lock()
+
+
+def not_modelled_cast(model: ModelSpec | None, settings: LaunchSettings) -> str | None:
+    """The flag with which the engine re-casts or quantizes the weights at load in a way kvtop does not
+    model (the books then count the checkpoint's bytes), or None. Without a model (a corpus record with
+    no config) every cast is one: any `--quantization`, any `--dtype` that is not 16-bit or the checkpoint's."""
+    if model is not None:
+        return load_cast(model, settings).not_modelled
+    if settings.quantization:
+        return f"--quantization {settings.quantization}"
+    dtype = _dtype(settings)
+    if dtype and dict(_casts(settings).dtypes).get(dtype, 0) not in (None, 2):
+        return f"--dtype {settings.dtype}"
+    return None
+
+
+def served_casts(model: ModelSpec, settings: LaunchSettings) -> str:
+    """The launch's flags whose cast the served `model` carries, as typed ('' where none): the words its
+    book cites."""
+    casts, words = _casts(settings), []
+    method = (settings.quantization or "").strip().lower()
+    online = dict(casts.online_quant).get(method)
+    if online is not None and model.quant.source == online.source:
+        words.append(f"--quantization {settings.quantization}")
+    dtype = _dtype(settings)
+    width = dict(casts.dtypes).get(dtype)
+    if width is not None and width == model.dtype_bytes and width != 2:
+        words.append(f"--dtype {settings.dtype}")
+    return ", ".join(words)

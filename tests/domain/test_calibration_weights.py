@@ -1,0 +1,111 @@
+"""The weights term of a plan: the book as the load casts it, and what vLLM's loader holds beside it.
+
+Expected values are the checkpoints' tensor shapes written out as arithmetic (Llama-3.1-8B-Instruct:
+hidden 4096, 32 layers, vocabulary 128,256, 8,030,261,248 parameters = its safetensors index's
+total_size 16,060,522,496 bytes ÷ 2; gpt-oss-120b: 36 layers of 128 experts, hidden and intermediate
+2880) and the weights vLLM printed for the same launches (llm-d-planner's H100 runs,
+tests/data/calibration/vllm.jsonl: 29.98, 8.49 and 64.38 GiB; myoceane.fr's A100 start of gpt-oss-20b:
+13.72 GiB).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.linear import GIB
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
+GPT_OSS_120B = CONFIGS / "openai--gpt-oss-120b.json"
+GPT_OSS_20B = CONFIGS / "openai--gpt-oss-20b.json"
+LLAMA_8B_BF16_BYTES = 16_060_522_496  # the safetensors index's total_size
+EMBEDDING = 128_256 * 4096  # the embedding, and the LM head (untied) again
+NORMS = (2 * 32 + 1) * 4096
+LINEAR = 8_030_261_248 - 2 * EMBEDDING - NORMS  # the 7 matrices of each of the 32 layers
+
+
+def plan(config: Path, gpu: str, *flags: str, measured: MeasuredInputs | None = None):  # type: ignore[no-untyped-def]
+    model = load_config_file(config)
+    settings = parse_flags("vllm", [*flags]).model_copy(update={"model": str(config)})
+    return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu, measured=measured)
+
+
+def weights_of(found) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    term = found.estimate.term(Term.WEIGHTS)
+    assert term is not None
+    return term.bytes, term.source
+
+
+def test_dtype_float32_holds_every_tensor_in_four_bytes() -> None:
+    """llm-d-planner's `--dtype float32` start of Llama-3.1-8B-Instruct printed 29.98 GiB of weights."""
+    found = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--dtype", "float32")
+    weights, source = weights_of(found)
+    assert weights == 2 * LLAMA_8B_BF16_BYTES and source == "calibrated"
+    assert weights / GIB == pytest.approx(29.98, rel=0.005)
+    # the budget reads it: the plan's KV memory is the BF16 plan's less the 14.96 GiB the cast adds
+    bf16 = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0")
+    moved = bf16.ledger.engine.kv_budget_bytes - found.ledger.engine.kv_budget_bytes
+    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES, abs=GIB // 100)
+
+
+def test_quantization_fp8_on_a_bf16_checkpoint_holds_its_matrices_in_one_byte() -> None:
+    """Each linear matrix in FP8 with one fp32 scale; the embedding, LM head and norms stay BF16: the
+    start with `--quantization fp8` printed 8.49 GiB."""
+    weights, source = weights_of(plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--quantization", "fp8"))
+    expected = 2 * EMBEDDING * 2 + NORMS * 2 + LINEAR * 1 + 32 * 7 * 4
+    assert weights == expected == 9_081_201_536 and source == "calibrated"
+    assert weights / GIB == pytest.approx(8.49, rel=0.005)
+
+
+def test_a_cast_the_book_does_not_model_stays_assumed() -> None:
+    """bitsandbytes quantizes at load in its own format: the checkpoint's bytes, said with ± 50 %."""
+    found = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--quantization", "bitsandbytes")
+    term = found.estimate.term(Term.WEIGHTS)
+    assert term is not None and term.source == "assumed" and term.bytes == LLAMA_8B_BF16_BYTES
+    assert term.error_bytes == LLAMA_8B_BF16_BYTES // 2
+
+
+def test_measured_weights_replace_the_cast() -> None:
+    found = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--dtype", "float32",
+                 measured=MeasuredInputs(weights_bytes=30 * GIB))  # fmt: skip
+    assert weights_of(found) == (30 * GIB, "measured") and found.estimate.weights_beside_book_bytes == 0
+
+
+def test_vllms_mxfp4_experts_on_hopper_hold_their_scales_twice() -> None:
+    """gpt-oss-120b on an H100 (vLLM 0.11.0) printed 64.38 GiB of weights, 5.6 % above the checkpoint's
+    tensors: the Triton backend keeps the checkpoint's E8M0 scales (one byte per 32 weights) beside the
+    swizzled copy and holds the experts' biases in float32 (2 bytes more each)."""
+    found = plan(GPT_OSS_120B, "H100", "--engine-version", "0.11.0", "--gpu-memory-utilization", "0.95",
+                 "--max-model-len", "16000")  # fmt: skip
+    weights, _ = weights_of(found)
+    experts, width = 128, 2880
+    scales_again = experts * 3 * width * width // 32
+    biases_widened = experts * (2 * width + width) * 2
+    assert weights - found.ledger.weights_bytes == 36 * (scales_again + biases_widened) == 3_662_807_040
+    assert weights / GIB == pytest.approx(64.38, rel=0.005)
+    assert found.ledger.weights_bytes / GIB < 64.38 * 0.95  # the book alone: 5.6 % light
+
+
+def test_vllms_mxfp4_experts_on_ampere_are_padded_for_marlin() -> None:
+    """gpt-oss-20b on an A100 (vLLM 0.19.0, myoceane.fr) printed 13.72 GiB of weights: the Marlin backend pads
+    the experts' intermediate size 2880 to 2944 (a multiple of 128) and the hidden size to 3072 (256)."""
+    found = plan(GPT_OSS_20B, "A100-80GB", "--engine-version", "0.19.0", "--max-model-len", "131072",
+                 "--gpu-memory-utilization", "0.65")  # fmt: skip
+    weights, _ = weights_of(found)
+    grown = 24 * 32 * 3 * (2944 * 3072 - 2880 * 2880) * 17 // 32  # 4.25 bits a weight, scales included
+    assert weights - found.ledger.weights_bytes == grown == 917_471_232
+    assert weights / GIB == pytest.approx(13.72, rel=0.005)
+
+
+def test_mxfp4_experts_on_blackwell_keep_the_book() -> None:
+    """FlashInfer's Blackwell backends (padding to 256, shuffled copies) are not modelled: the book stands."""
+    found = plan(GPT_OSS_120B, "B200", "--engine-version", "0.11.0", "--max-model-len", "16000")
+    assert weights_of(found)[0] == found.ledger.weights_bytes
