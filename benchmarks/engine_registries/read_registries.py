@@ -1,6 +1,6 @@
 """The model classes an engine's wheel registers, read from its source without importing it.
 
-`python benchmarks/engine_registries/read_registries.py vllm|sglang <site-packages>` prints JSON: the engine's
+`python benchmarks/engine_registries/read_registries.py vllm|sglang|trtllm <site-packages>` prints JSON: the engine's
 version (from its dist-info), every architecture class it registers, and (vLLM) the classes it says it dropped
 with the last release that had them (`_PREVIOUSLY_SUPPORTED_MODELS`). The lists in
 kvtop/domain/engines/<engine>/architectures.py were made with it (docs/engines/architectures.md).
@@ -10,6 +10,11 @@ kvtop/domain/engines/<engine>/architectures.py were made with it (docs/engines/a
   (given as a file: `git show vX:lmdeploy/pytorch/models/module_map.py > f`), and `REMOVED_MODEL_MAP`.
 - SGLang: each module of sglang/srt/models with an `EntryClass` (one class or a list), by the class's own name,
   as `import_model_classes` registers `cls.__name__` (an alias resolves to the class it names).
+- TensorRT-LLM (a wheel's site-packages or a checkout's root): every `@register_auto_model("<class>")` in
+  tensorrt_llm/_torch/models/ (the PyTorch backend's registry, `get_registered_model_class`), the keys of
+  `MODEL_ARCH_TO_MODULE` in its `_arch_index.py` where the tree has one (2026: kept equal to the decorators by
+  its test_lazy_model_zoo.py), and the keys of `MODEL_MAP` in tensorrt_llm/models/__init__.py (the TensorRT
+  backend), with `__version__` from tensorrt_llm/version.py.
 """
 
 from __future__ import annotations
@@ -119,6 +124,51 @@ def lmdeploy(module_map: Path) -> dict[str, object]:
     return {"engine": "lmdeploy", "registered": sorted(registered), "removed": removed}
 
 
+def _decorated(tree: ast.Module, decorator: str) -> list[str]:
+    """The first string argument of every `@<decorator>("…")` on a class or function of `tree`."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        for call in getattr(node, "decorator_list", []):
+            func = call.func if isinstance(call, ast.Call) else None
+            named = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if named == decorator and call.args and isinstance(call.args[0], ast.Constant):
+                found.append(str(call.args[0].value))
+    return found
+
+
+def _assigned_dict_keys(path: Path, name: str) -> list[str]:
+    if not path.is_file():
+        return []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8-sig"))):
+        named = isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        )
+        if named and isinstance(node.value, ast.Dict):
+            return sorted(_dict_keys(node.value))
+    return []
+
+
+def trtllm(root: Path) -> dict[str, object]:
+    package = root / "tensorrt_llm"
+    models = package / "_torch/models"
+    registered: set[str] = set()
+    for path in sorted(models.rglob("*.py")):
+        registered.update(_decorated(ast.parse(path.read_text(encoding="utf-8-sig")), "register_auto_model"))
+    version = package / "version.py"
+    stated = version.read_text().split("__version__ = ")[-1].strip().strip('"') if version.is_file() else "?"
+    return {
+        "engine": "trtllm",
+        "version": stated,
+        "registered": sorted(registered),
+        "arch_index": _assigned_dict_keys(models / "_arch_index.py", "MODEL_ARCH_TO_MODULE"),
+        "model_map": _assigned_dict_keys(package / "models/__init__.py", "MODEL_MAP"),
+    }
+
+
 if __name__ == "__main__":
     engine, site = sys.argv[1], Path(sys.argv[2])
-    json.dump({"vllm": vllm, "sglang": sglang, "lmdeploy": lmdeploy}[engine](site), sys.stdout, indent=0)
+    json.dump(
+        {"vllm": vllm, "sglang": sglang, "lmdeploy": lmdeploy, "trtllm": trtllm}[engine](site),
+        sys.stdout,
+        indent=0,
+    )
