@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from benchmarks.calibration.corpus import GIB, MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import quantile
-from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_key
+from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
 from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, fit_term
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.base import MeasuredInputs
@@ -64,8 +64,11 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         if "context" in f:
             return f["context"]
         total = f.get("cuda_total")
-        if total is None and record.gpu and cuda_total_key(record.gpu) in totals:
-            total = totals[cuda_total_key(record.gpu)].predict((1.0,))
+        if total is None and record.gpu and record.gpu_total_bytes is not None:
+            # as a plan takes it: the GPU's fitted total, else nvidia-smi's less the mean gap (a GPU no log
+            # printed the total of: the RTX 5080, L4 and B200 starts of SGLang's corpus)
+            estimate = cuda_total_estimate(record.gpu, record.gpu_total_bytes, totals)
+            total = estimate.bytes if estimate.source == "calibrated" else None
         if total is None:
             return None
         if "free_before_load" in f:
