@@ -27,7 +27,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.883128, 0.393265, 0.0), error_bytes=820061342, records=9,
+        coefficients=(0.833241, 0.540434, 0.0), error_bytes=1105823872, records=14,
     ),
 }  # fmt: skip
 # END FITTED
