@@ -47,7 +47,7 @@ from kvtop.sources.bounded_http import (
     read_bounded,
 )
 from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
-from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces, metric_samples
+from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces, metric_samples, metrics_tokens
 from kvtop.sources.prometheus_gpus import (
     GPU_LIST_QUERIES,
     GPU_SUMMARY_QUERIES,
@@ -379,8 +379,10 @@ def join_answers(
         kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
         on_node = parts(node_of(instance), instance).engines
         engine = on_node.get((instance, kind)) or on_node.setdefault((instance, kind), {"source": kind})
-        if states_capacity:
-            engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
+        if states_capacity:  # the engine's own reading (vLLM's is in its info gauge's labels)
+            tokens = metrics_tokens(kind, labels, value)
+            if tokens is not None:
+                engine["live_token_capacity"] = min(tokens, engine.get("live_token_capacity", tokens))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
     pieces = engine_pieces(answers, node_of)

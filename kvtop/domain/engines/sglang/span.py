@@ -81,7 +81,7 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
         return None
     dp, pp, tp = (rank or 0 for rank in ranks)
     return MetricsRank(kind="sglang", served_model=model, role=role, dp_rank=dp, pp_rank=pp, tp_rank=tp,
-                       deployment=labels.get(DEPLOYMENT_LABEL) or None)  # fmt: skip
+                       deployment=labels.get(DEPLOYMENT_LABEL) or None, partial_axes=("TP",))  # fmt: skip
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:
