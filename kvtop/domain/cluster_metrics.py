@@ -129,29 +129,27 @@ def _pieces(base: EngineSpan, parts: list[_Part]) -> list[EnginePiece]:
 
 
 def metrics_layout(parts: Sequence[_Part]) -> str:
-    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)', 'DP4 (TP, PP not in its metrics)'.
-    An axis counts its highest rank + 1 where the ranks named on it run 0… without a gap, else at least that
-    ('TP≥13'); on an axis where only some ranks report (`MetricsRank.partial_axes`) rank 0 alone says nothing.
-    DP ranks that are no grid with the TP ranks live inside the TP group (SGLang's DP attention)."""
+    """The engine's layout as its series name it: 'TP16 DP16 (DP attention)'; 'TP? PP? DP4' where its series
+    do not name an axis (vLLM's name only the engine core's DP rank). An axis counts its highest rank + 1
+    where the ranks named on it run 0… without a gap, else at least that ('TP≥13'); on an axis where only
+    some ranks report (`MetricsRank.partial_axes`) rank 0 alone says nothing ('TP?'). DP ranks that are no
+    grid with the TP ranks live inside the TP group (SGLang's DP attention)."""
     positions = {p for part in parts for p in part.positions}
     named, partial = parts[0].axes.named_axes, parts[0].axes.partial_axes
     counts: dict[str, str] = {}
-    unknown: list[str] = []
     sizes = []
     for axis, index in zip(_AXES, range(3), strict=True):
         seen = {p[index] for p in positions}
         sizes.append(len(seen))
         top = max(seen)
-        if axis not in named or (axis in partial and top == 0):
-            unknown += [axis] if axis != "DP" else []
+        if axis != "DP" and (axis not in named or (axis in partial and top == 0)):
+            counts[axis] = f"{axis}?"
         elif top > 0:
             counts[axis] = f"{axis}{top + 1}" if len(seen) == top + 1 else f"{axis}≥{top + 1}"
     grid = len(positions) == sizes[0] * sizes[1] * sizes[2]
     text = " ".join(counts[axis] + (" (DP attention)" if axis == "DP" and not grid else "")
                     for axis in ("TP", "PP", "DP") if axis in counts)  # fmt: skip
-    if not unknown:
-        return text or "TP1"
-    return f"{text or 'rank 0'} ({', '.join(sorted(unknown, reverse=True))} not in its metrics)"  # TP, PP
+    return text or "TP1"
 
 
 def _tightest(parts: Sequence[_Part]) -> tuple[_Part, Position] | None:

@@ -64,6 +64,8 @@ MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster'
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
 ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
+#: the demo scenario of a node seen only through a demo engine's own page (its series carry demo="1")
+DEMO_ENGINE_PAGE = "engine metrics page"
 ENGINE_METRICS = engine_metrics()  # name -> (engine, states the token capacity; else the KV usage share)
 
 QUERIES = {
@@ -377,7 +379,10 @@ def join_answers(
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
         kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
-        on_node = parts(node_of(instance), instance).engines
+        node_parts = parts(node_of(instance), instance)
+        if labels.get("demo") == "1" and node_parts.demo_scenario is None:  # a demo engine's own page
+            node_parts.demo_scenario = DEMO_ENGINE_PAGE
+        on_node = node_parts.engines
         engine = on_node.get((instance, kind)) or on_node.setdefault((instance, kind), {"source": kind})
         if states_capacity:  # the engine's own reading (vLLM's is in its info gauge's labels)
             tokens = metrics_tokens(kind, labels, value)
@@ -473,7 +478,9 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series], no
     built = []
     for name, node in nodes.items():
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
-        if node.demo_scenario is not None:
+        if node.demo_scenario == DEMO_ENGINE_PAGE:
+            notes.append("simulated: a demo engine's own /metrics page (series demo=\"1\"), not a real engine")
+        elif node.demo_scenario is not None:
             notes.append(
                 f"simulated: kvtop export serves the demo scenario '{node.demo_scenario}', not this host's GPUs"
             )
