@@ -147,9 +147,24 @@ def metrics_layout(parts: Sequence[_Part]) -> str:
         elif top > 0:
             counts[axis] = f"{axis}{top + 1}" if len(seen) == top + 1 else f"{axis}≥{top + 1}"
     grid = len(positions) == sizes[0] * sizes[1] * sizes[2]
+    tp = _tp_of_dp_groups(positions) if parts[0].axes.dp_inside_tp else None
+    if tp is not None:  # every DP group seen: the TP group is their count × the width of one
+        counts["TP"] = f"TP{tp}"
     text = " ".join(counts[axis] + (" (DP attention)" if axis == "DP" and not grid else "")
                     for axis in ("TP", "PP", "DP") if axis in counts)  # fmt: skip
     return text or "TP1"
+
+
+def _tp_of_dp_groups(positions: set[Position]) -> int | None:
+    """The TP size when DP ranks are attention-DP groups inside it (`MetricsRank.dp_inside_tp`): the groups
+    named run 0…n-1 and each rank's group is tp_rank // w, w the first TP rank of group 1 (every group is w
+    ranks wide), so TP = n × w however few of a group's ranks report; None when the ranks do not say."""
+    groups = {dp for dp, _, _ in positions}
+    second = [tp for dp, _, tp in positions if dp == 1]
+    if len(groups) < 2 or groups != set(range(len(groups))) or not second or min(second) < 1:
+        return None
+    width = min(second)
+    return len(groups) * width if all(tp // width == dp for dp, _, tp in positions) else None
 
 
 def _tightest(parts: Sequence[_Part]) -> tuple[_Part, Position] | None:

@@ -93,6 +93,8 @@ class MetricsRank(BaseModel):
     # the axes on which some ranks may not report (SGLang: only attention-TP rank 0 of each DP group, unless
     # `--enable-metrics-for-all-schedulers`): their highest rank seen is a least count, and rank 0 alone says nothing
     partial_axes: tuple[str, ...] = ()
+    # its DP ranks are attention-DP groups inside the TP group, numbered tp_rank // (tp ÷ dp) (SGLang's DP attention)
+    dp_inside_tp: bool = False
 
     @property
     def position(self) -> tuple[int, int, int]:

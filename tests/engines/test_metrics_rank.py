@@ -35,7 +35,7 @@ def test_sglang_schedulers_name_their_dp_pp_and_tp_ranks() -> None:
     assert first is not None and first.position == (0, 0, 0)
     assert first.served_model == "/shared/public/elr-models/meta-llama/Llama-3.2-3B/5cc0ffe09ee49f7be6ca7c794ee6bd7245e84e60/"
     assert ranks("sglang", [{"model_name": "m", "engine_type": "decode", "tp_rank": "3"}])[0] == MetricsRank(
-        kind="sglang", served_model="m", role=ServingRole.DECODE, tp_rank=3, partial_axes=("TP",)
+        kind="sglang", served_model="m", role=ServingRole.DECODE, tp_rank=3, partial_axes=("TP",), dp_inside_tp=True
     )  # only attention-TP rank 0 of each DP group reports unless every scheduler is asked to
     # a rank label that is no number, or an engine type SGLang does not write: not joined
     assert ranks("sglang", [{"model_name": "m", "tp_rank": "x"}, {"model_name": "m", "engine_type": "other"}]) == [None, None]

@@ -85,11 +85,15 @@ def test_an_sglang_dp_attention_engine_shows_its_layout_and_ranks_holding_alike(
     assert engine.actual == (R1_TOKENS, CapacitySource.LIVE) == (326_223, CapacitySource.LIVE)
     assert engine.tightest is not None and not engine.tightest.clear  # every rank states 326,223
     assert engine_lines(engine)[1] == "    tightest rank: none clearly (its ranks hold alike) · engine holds 326,223 tokens per rank (engine metrics)"
-    # only attention-TP rank 0 of each of 4 DP groups reports (TP16, attention TP 4): TP is at least 13
+    # only attention-TP rank 0 of each of 4 DP groups reports (TP16, attention TP 4: SGLang's
+    # compute_dp_attention_world_info numbers a rank's group tp_rank // 4): 4 groups × 4 ranks
     gaps = sglang_page(range(0, 4)).replace('tp_rank="1"', 'tp_rank="4"').replace('tp_rank="2"', 'tp_rank="8"')
     gaps = gaps.replace('tp_rank="3"', 'tp_rank="12"')
     (grouped,) = read(FakePrometheus([Target("sglang", "10.0.0.1:30000", gaps)])).engines
-    assert grouped.pieces[0].layout == "TP≥13 DP4 (DP attention)"
+    assert grouped.pieces[0].layout == "TP16 DP4 (DP attention)"
+    # the groups' ranks do not say their width (group 2 missing): TP is at least the highest rank + 1
+    (partly,) = read(FakePrometheus([Target("sglang", "10.0.0.1:30000", gaps.replace('dp_rank="2"', 'dp_rank="3"'))])).engines
+    assert partly.pieces[0].layout.startswith("TP≥13 ")
     # without DP attention only TP rank 0 reports: its TP is not said
     (alone,) = read(FakePrometheus([Target("sglang", "10.0.0.1:30000", sglang_page(range(0, 1)))])).engines
     assert alone.pieces[0].layout == "TP?"
