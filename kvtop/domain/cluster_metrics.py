@@ -85,11 +85,14 @@ def join_metric_samples(samples: Iterable[MetricsSample]) -> list[EnginePiece]:
             part = parts[sample.instance] = _Part(node=sample.node, instance=sample.instance, axes=rank)
         part.positions.add(rank.position)
         part.add(sample)
+    on_instance: dict[tuple[str, str, ServingRole, str | None], list[_Part]] = {}
+    for (kind, _, role, deployment), parts in groups.items() if unnamed else ():
+        for instance, part in parts.items():
+            on_instance.setdefault((instance, kind, role, deployment), []).append(part)
     for sample in unnamed:
         rank = sample.rank
-        owners = [parts[sample.instance] for (kind, _, role, deployment), parts in groups.items()
-                  if (kind, role, deployment) == (rank.kind, rank.role, rank.deployment) and sample.instance in parts
-                  and rank.position in parts[sample.instance].positions]  # fmt: skip
+        owners = [part for part in on_instance.get((sample.instance, rank.kind, rank.role, rank.deployment), ())
+                  if rank.position in part.positions]  # fmt: skip
         if len(owners) == 1:  # else no series of its instance names the model of that rank: left out
             owners[0].add(sample)
     pieces: list[EnginePiece] = []
