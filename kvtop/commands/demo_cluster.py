@@ -42,11 +42,23 @@ class DemoNode(BaseModel):
     instance: str = Field(min_length=3, max_length=80)  # the exporter's host:port as Prometheus labels it
 
 
+class DemoEngineTarget(BaseModel):
+    """A simulated engine's own /metrics with no kvtop exporter on its node (every series `demo="1"`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job: str = Field(min_length=1, max_length=40)  # the scrape job ("vllm", "sglang")
+    instance: str = Field(min_length=3, max_length=80)  # the engine's host:port as Prometheus labels it
+    page: str = Field(min_length=1, max_length=200)  # its page, relative to the cluster file's folder
+
+
 class DemoClusterSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     description: str = ""
     nodes: tuple[DemoNode, ...] = Field(min_length=1, max_length=64)
+    engine_targets: tuple[DemoEngineTarget, ...] = Field(default=(), max_length=64)
+    pages: dict[str, str] = {}  # each engine target's page text, read with the file
 
 
 def cluster_names() -> list[str]:
@@ -70,7 +82,14 @@ def load_cluster(ref: str) -> DemoClusterSpec:
     names = [node.name for node in spec.nodes]
     if len(set(names)) != len(names):
         raise InputError("a node name is used twice", field="nodes", source=str(path))
-    return spec
+    pages = {}
+    for position, target in enumerate(spec.engine_targets):
+        page = path.parent / target.page
+        if not page.is_file() or not page.resolve().is_relative_to(path.parent.resolve()):
+            raise InputError(f"no engine page {target.page!r} beside the cluster file",
+                             field=f"engine_targets[{position}].page", source=str(path))  # fmt: skip
+        pages[target.page] = page.read_text(encoding="utf-8")
+    return spec.model_copy(update={"pages": pages})
 
 
 def _source(node: DemoNode, position: int, clock: Callable[[], float]) -> DemoSource:
@@ -116,6 +135,8 @@ class DemoCluster:
                     ScrapeTarget("kvtop", node.instance, self._page(self._collectors[node.name]), age_s=1.0)
                     for node in self.spec.nodes
                 ]
+                targets += [ScrapeTarget(t.job, t.instance, self.spec.pages[t.page], age_s=1.0)
+                            for t in self.spec.engine_targets]  # fmt: skip
                 # asked after every page was collected, as a server is after its scrapes: a snapshot
                 # taken during the collection is never dated after the server's `time()`
                 self._server = SyntheticPrometheus(targets, now=self._clock())

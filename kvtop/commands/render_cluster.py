@@ -29,6 +29,7 @@ def engine_json(engine: JoinedEngine) -> dict[str, Any]:
         "tightest": tightest.model_dump() if tightest else None, "clean_tokens": engine.clean_tokens,
         "terms": [term.model_dump(mode="json") for term in engine.terms],
         "actual_tokens": actual[0] if actual else None, "actual_source": actual[1].value if actual else None,
+        "engine_metrics_only": engine.engine_metrics_only,
         "kv_usage_fraction": engine.kv_usage_fraction, "full_context_requests": engine.full_context_requests,
     }  # fmt: skip
 
@@ -72,7 +73,9 @@ def engine_lines(engine: JoinedEngine) -> list[str]:
         gpu = f" GPU {tightest.gpu}" if tightest.gpu else ""
         rank = f" ({tightest.rank})" if tightest.rank else ""
         where = f"{tightest.node}{gpu}{rank}" if tightest.clear else "none clearly (its ranks hold alike)"
-        lines.append(f"    tightest rank: {where} · engine holds {actual[0]:,} tokens per rank ({actual[1].value})")
+        lines.append(f"    tightest rank: {where} · engine holds {actual[0]:,} tokens per rank ({engine.actual_source})")
+    elif engine.tightest_unknown:
+        lines.append(f"    tightest rank: {engine.tightest_unknown}")
     lines.append(f"    {engine.describe_waterfall()}")
     return lines
 

@@ -146,6 +146,11 @@ class ClusterEngine(_Frozen):
     kv_usage_fraction: float | None = None
 
     @property
+    def from_engine_metrics(self) -> bool:
+        """Its figures are the engine's own series in Prometheus (no kvtop exporter for it on the node)."""
+        return self.source != "kvtop"
+
+    @property
     def now_token_capacity(self) -> int | None:
         """What a rank holds now: the engine's own figure, else kvtop's prediction."""
         return self.live_token_capacity if self.live_token_capacity is not None else self.predicted_token_capacity

@@ -51,6 +51,7 @@ class EnginePiece(_Frozen):
     capacity: dict[str, int] = {}  # source ("clean", "explained", "predicted", "live", "logged") → tokens
     terms: dict[CapacityCause, int] = {}  # the tightest rank's waterfall terms
     kv_usage_fraction: float | None = None
+    engine_metrics_only: bool = False  # seen only through the engine's own metrics (no kvtop exporter)
 
     @property
     def explained_tokens(self) -> int | None:
@@ -117,20 +118,51 @@ class JoinedEngine(_Frozen):
         seen = {piece.span.node_rank for piece in self.pieces}
         return tuple(rank for rank in range(self.span.nnodes) if rank not in seen) if self.span.spans_nodes else ()
 
+    @staticmethod
+    def _rank_tokens(piece: EnginePiece) -> int | None:
+        """The piece's tightest rank's tokens: kvtop's prediction, or (seen only through the engine's own
+        metrics) the least its ranks' series state."""
+        if piece.engine_metrics_only:
+            return piece.capacity.get(CapacitySource.LIVE.value)
+        return piece.explained_tokens
+
     @cached_property
     def _tightest_piece(self) -> EnginePiece | None:
-        known = [p for p in self.pieces if p.explained_tokens is not None]
-        return min(known, key=lambda p: (p.explained_tokens or 0, p.node)) if known else None
+        known = [p for p in self.pieces if self._rank_tokens(p) is not None]
+        return min(known, key=lambda p: (self._rank_tokens(p) or 0, p.node)) if known else None
 
     @property
     def tightest(self) -> TightestRank | None:
         piece = self._tightest_piece
-        if piece is None or piece.explained_tokens is None:
+        tokens = self._rank_tokens(piece) if piece is not None else None
+        if piece is None or tokens is None:
             return None
-        others = [p.explained_tokens for p in self.pieces if p is not piece and p.explained_tokens is not None]
-        below_all = bool(others) and all(piece.explained_tokens < other for other in others)
+        others = [t for p in self.pieces if p is not piece and (t := self._rank_tokens(p)) is not None]
+        below_all = bool(others) and all(tokens < other for other in others)
         return TightestRank(node=piece.node, gpu=piece.tightest_gpu, rank=piece.tightest_rank,
-                            tokens=piece.explained_tokens, clear=piece.tightest_clear or below_all)  # fmt: skip
+                            tokens=tokens, clear=piece.tightest_clear or below_all)  # fmt: skip
+
+    @property
+    def engine_metrics_only(self) -> bool:
+        """Seen only through the engine's own metrics: no kvtop exporter reports any of its nodes."""
+        return all(piece.engine_metrics_only for piece in self.pieces)
+
+    @property
+    def actual_source(self) -> str | None:
+        """Where `actual` comes from, as a person reads it: 'live', 'logged', 'predicted', or 'engine metrics'
+        (the engine's own series in Prometheus, no kvtop exporter on its nodes)."""
+        actual = self.actual
+        if actual is None:
+            return None
+        return "engine metrics" if self.engine_metrics_only else actual[1].value
+
+    @property
+    def tightest_unknown(self) -> str | None:
+        """Why no tightest rank is named where that is not its ranks holding alike: 'not known from metrics'
+        (its series state no rank's capacity, and name no GPU); None otherwise."""
+        if self.tightest is None and self.engine_metrics_only:
+            return "not known from metrics (its series state no rank's capacity)"
+        return None
 
     @property
     def clean_tokens(self) -> int | None:
@@ -167,7 +199,7 @@ class JoinedEngine(_Frozen):
         if actual is None:
             return "no capacity reported"
         if clean is None:  # seen only through its own metrics: no kvtop exporter predicted it
-            return f"{actual[0]:,} {actual[1].value}, the engine's own figure (no kvtop prediction to compare)"
+            return f"{actual[0]:,} {self.actual_source}, the engine's own figure (no kvtop prediction to compare)"
         steps = [f"clean {clean:,}", *(t.describe() for t in self.terms)]
         return " → ".join([*steps, f"{actual[0]:,} {actual[1].value}"])
 

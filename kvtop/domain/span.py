@@ -88,6 +88,13 @@ class MetricsRank(BaseModel):
     tp_rank: int = 0
     # a label the operator gave the engine's series to name its deployment (`DEPLOYMENT_LABEL`), if any
     deployment: str | None = None
+    # the axes its series name ranks on (vLLM's engine core names only its DP rank: its TP and PP are not said)
+    named_axes: tuple[str, ...] = ("DP", "PP", "TP")
+    # the axes on which some ranks may not report (SGLang: only attention-TP rank 0 of each DP group, unless
+    # `--enable-metrics-for-all-schedulers`): their highest rank seen is a least count, and rank 0 alone says nothing
+    partial_axes: tuple[str, ...] = ()
+    # its DP ranks are attention-DP groups inside the TP group, numbered tp_rank // (tp ÷ dp) (SGLang's DP attention)
+    dp_inside_tp: bool = False
 
     @property
     def position(self) -> tuple[int, int, int]:

@@ -47,7 +47,7 @@ from kvtop.sources.bounded_http import (
     read_bounded,
 )
 from kvtop.sources.prometheus_access import TOKEN_ENV, redact_url, tls_context
-from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces, metric_samples
+from kvtop.sources.prometheus_engines import ENGINE_QUERIES, engine_pieces, metric_samples, metrics_tokens
 from kvtop.sources.prometheus_gpus import (
     GPU_LIST_QUERIES,
     GPU_SUMMARY_QUERIES,
@@ -64,6 +64,8 @@ MAX_ANSWER_BYTES = 64 << 20  # one query's JSON, inflated: a 1,000-node cluster'
 #: `kvtop_rank_token_capacity{source}` values that are the engine's own figure (not kvtop's prediction)
 ENGINE_REPORTED = (CapacitySource.LIVE.value, CapacitySource.LOGGED.value)
 
+#: the demo scenario of a node seen only through a demo engine's own page (its series carry demo="1")
+DEMO_ENGINE_PAGE = "engine metrics page"
 ENGINE_METRICS = engine_metrics()  # name -> (engine, states the token capacity; else the KV usage share)
 
 QUERIES = {
@@ -377,10 +379,15 @@ def join_answers(
     for labels, value in answers["engine"]:
         instance = labels.get("instance", "")
         kind, states_capacity = ENGINE_METRICS.get(labels.get("__name__", ""), ("?", False))
-        on_node = parts(node_of(instance), instance).engines
+        node_parts = parts(node_of(instance), instance)
+        if labels.get("demo") == "1" and node_parts.demo_scenario is None:  # a demo engine's own page
+            node_parts.demo_scenario = DEMO_ENGINE_PAGE
+        on_node = node_parts.engines
         engine = on_node.get((instance, kind)) or on_node.setdefault((instance, kind), {"source": kind})
-        if states_capacity:
-            engine["live_token_capacity"] = min(int(value), engine.get("live_token_capacity", int(value)))
+        if states_capacity:  # the engine's own reading (vLLM's is in its info gauge's labels)
+            tokens = metrics_tokens(kind, labels, value)
+            if tokens is not None:
+                engine["live_token_capacity"] = min(tokens, engine.get("live_token_capacity", tokens))
         else:  # the highest rank's usage is the engine's
             engine["kv_usage_fraction"] = max(value, engine.get("kv_usage_fraction", value))
     pieces = engine_pieces(answers, node_of)
@@ -471,7 +478,9 @@ def _build_nodes(nodes: dict[str, _NodeParts], answers: Mapping[str, Series], no
     built = []
     for name, node in nodes.items():
         notes = [] if node.has_kvtop else ["no kvtop exporter: predictions and findings unavailable"]
-        if node.demo_scenario is not None:
+        if node.demo_scenario == DEMO_ENGINE_PAGE:
+            notes.append("simulated: a demo engine's own /metrics page (series demo=\"1\"), not a real engine")
+        elif node.demo_scenario is not None:
             notes.append(
                 f"simulated: kvtop export serves the demo scenario '{node.demo_scenario}', not this host's GPUs"
             )

@@ -106,9 +106,20 @@ def metric_samples(
         if not kind or (node, kind) in reported:
             continue
         rank = _metrics_rank(kind, tuple(labels.items()))
-        if rank is not None:
-            samples.append(MetricsSample(node, instance, rank, value, states_capacity))
+        if rank is None:
+            continue
+        if states_capacity:  # the engine's own reading: a value (SGLang) or an info gauge's labels (vLLM)
+            tokens = metrics_tokens(kind, labels, value)
+            if tokens is None:
+                continue
+            value = float(tokens)
+        samples.append(MetricsSample(node, instance, rank, value, states_capacity))
     return samples
+
+
+def metrics_tokens(kind: str, labels: Mapping[str, str], value: float) -> int | None:
+    """The tokens per rank one of the engine's capacity series states, by its own rule (`metrics_tokens`)."""
+    return engine_rules(kind).metrics_tokens(labels.get("__name__", ""), labels, value)
 
 
 @lru_cache(maxsize=1 << 16)

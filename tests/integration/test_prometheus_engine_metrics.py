@@ -23,12 +23,14 @@ from kvtop.sources.prometheus import QUERIES, ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_synthetic import ScrapeTarget, SyntheticPrometheus
 from tests.integration.test_prometheus_server import PROMETHEUS, free_port, stop, wait_for
 from tests.local_http import serving
-from tests.sources.test_cluster_metrics_join import QWEN, R1_TOKENS, sglang_page, vllm_page
+from tests.sources.test_cluster_metrics_capacity import MODEL, v0110_page
+from tests.sources.test_cluster_metrics_join import R1_TOKENS, sglang_page
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="no prometheus binary: run `bash .ci/prometheus`")
 PAGES = {
     "sglang": [sglang_page(range(0, 8), usage={3: 0.28}), sglang_page(range(8, 16))],
-    "vllm": [vllm_page(range(0, 2), usage=0.25), vllm_page(range(2, 4), usage=0.5)],
+    # each engine core's recorded v0.11.0 cache_config_info (9,271 blocks × 16; DP rank 3 sized 9,000) and KV usage
+    "vllm": [v0110_page({0: 9271, 1: 9271}, usage=0.25), v0110_page({2: 9271, 3: 9000}, usage=0.5)],
 }
 
 
@@ -67,7 +69,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
             def scraped() -> bool:
                 try:
                     found = httpx.get(f"{url}/api/v1/query", params={"query": QUERIES["engine"]}, timeout=2)
-                    return len(found.json()["data"]["result"]) == 16 + 16 + 4
+                    return len(found.json()["data"]["result"]) == 16 + 16 + 4 + 4
                 except (httpx.HTTPError, ValueError, KeyError):
                     return False
 
@@ -83,12 +85,18 @@ def test_each_engine_is_one_engine_across_its_instances(cluster: dict) -> None:
     joined = {e.name: [(p.instance, p.ranks_label) for p in e.pieces] for e in view.engines}
     assert joined == {
         f"sglang deepseek-r1 @{sglang[0]}": [(sglang[0], "DP0–DP7 TP0–TP7"), (sglang[1], "DP8–DP15 TP8–TP15")],
-        f"vllm {QWEN} @{vllm[0]}": [(vllm[0], "DP0–DP1"), (vllm[1], "DP2–DP3")],
+        f"vllm {MODEL} @{vllm[0]}": [(vllm[0], "DP0–DP1"), (vllm[1], "DP2–DP3")],
     }
     engines = {e.span.kind: e for e in view.engines}
     assert engines["sglang"].actual == (R1_TOKENS, CapacitySource.LIVE)
     assert engines["sglang"].kv_usage_fraction == pytest.approx(0.28)
     assert engines["vllm"].kv_usage_fraction == pytest.approx(0.5)
+    # capacity, layout and tightest rank from the engines' own series (issue 31): 9,000 × 16 by hand
+    assert engines["vllm"].actual == (144_000, CapacitySource.LIVE)
+    tightest = engines["vllm"].tightest
+    assert tightest is not None and tightest.clear and (tightest.node, tightest.rank) == (engines["vllm"].pieces[1].node, "dp3")
+    layouts = {kind: engine.pieces[0].layout for kind, engine in engines.items()}
+    assert layouts == {"sglang": "TP16 DP16 (DP attention)", "vllm": "TP? PP? DP4"}
 
 
 def test_the_synthetic_server_answers_the_engine_query_as_prometheus_does(cluster: dict) -> None:

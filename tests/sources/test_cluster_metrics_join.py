@@ -71,8 +71,8 @@ def test_a_two_node_sglang_engine_is_joined_by_the_ranks_its_metrics_name() -> N
     cells = [cell.text for cell in engine_cells(engine, view.disaggregated)]
     assert cells[0] == "SGLang deepseek-r1 @10.0.0.1:30000"
     assert cells[2] == "10.0.0.1:30000 DP0–DP7 TP0–TP7 (API) · 10.0.0.2:30000 DP8–DP15 TP8–TP15"
-    assert cells[4] == "326,223 live"
-    assert engine.describe_waterfall() == "326,223 live, the engine's own figure (no kvtop prediction to compare)"
+    assert cells[4] == "326,223 engine metrics"
+    assert engine.describe_waterfall() == "326,223 engine metrics, the engine's own figure (no kvtop prediction to compare)"
 
 
 def test_vllm_data_parallel_over_two_nodes_and_under_ray() -> None:

@@ -87,5 +87,8 @@ async def test_engine_rows_replace_only_their_changed_cells() -> None:
         changed = [(row, column) for row in range(len(rows)) for column in range(len(rows[row]))
                    if now[row][column] is not rows[row][column]]  # fmt: skip
         sglang_row = [e.span.kind for e in after.engines].index("sglang")
-        assert changed == [(sglang_row, 4)]  # only the tokens cell of the SGLang engine was replaced
-        assert now[sglang_row][4].plain == "300,000 live"
+        # only the SGLang engine's tightest rank (its first node now holds fewer than the second, issue 31)
+        # and tokens cells were replaced
+        assert changed == [(sglang_row, 3), (sglang_row, 4)]
+        assert (rows[sglang_row][3].plain, now[sglang_row][3].plain) == ("—", "10.0.0.1:30000")
+        assert now[sglang_row][4].plain == "300,000 engine metrics"

@@ -8,6 +8,7 @@ diagnosis, explain, its log reader or its demo behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
@@ -95,6 +96,13 @@ class EngineBase(EngineModules):
     cap_fields: tuple[str, ...] = ()
     usage_metrics: tuple[str, ...] = ()
     capacity_metrics: tuple[str, ...] = ()
+
+    def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
+        """The KV tokens per rank one of its `capacity_metrics` series states: its value (SGLang's
+        `max_total_num_tokens`); None for a series that is no capacity or no whole number."""
+        if name not in self.capacity_metrics or not 0 <= value < 2**63 or value != int(value):
+            return None
+        return int(value)
 
     # the protocol's members each engine states (declared here so the defaults below can read them)
     kv_storage: KvStorage

@@ -134,6 +134,10 @@ class EngineRules(Protocol):
     usage_metrics: tuple[str, ...]
     capacity_metrics: tuple[str, ...]
 
+    def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
+        """The KV tokens per rank a series of its `capacity_metrics` states (from its value or its labels)."""
+        ...
+
     @property
     def memory_fraction_field(self) -> str | None:
         """The LaunchSettings field of the engine's memory share; None: it takes no share of memory

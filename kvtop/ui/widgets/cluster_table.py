@@ -120,7 +120,7 @@ def capacity_cell(node: ClusterNode) -> Cell:
     who = f" {engine.engine}" + (f" (+{more} engine{'s' if more > 1 else ''})" if more > 0 else "")
     now = fmt_tokens(engine.now_token_capacity)
     if engine.clean_token_capacity is None:
-        return Cell(f"{now} live{who}")
+        return Cell(f"{now} {'engine metrics' if engine.from_engine_metrics else 'live'}{who}")
     text = f"{now} / {fmt_tokens(engine.clean_token_capacity)}"
     shortfall = engine.shortfall_fraction
     if shortfall > 0:

@@ -47,8 +47,11 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     tightest, actual = engine.tightest, engine.actual
     tight = Cell(NONE, "muted")
     if tightest is not None and tightest.clear:
-        tight = Cell(f"{tightest.node}" + (f" GPU {tightest.gpu}" if tightest.gpu else ""), "warning")
-    tokens = Cell(NONE, "muted") if actual is None else Cell(f"{actual[0]:,} {actual[1].value}")
+        where_gpu = f" GPU {tightest.gpu}" if tightest.gpu else (f" {tightest.rank}" if tightest.rank else "")
+        tight = Cell(f"{tightest.node}{where_gpu}", "warning")
+    elif engine.tightest_unknown:
+        tight = Cell("not known from metrics", "muted")
+    tokens = Cell(NONE, "muted") if actual is None else Cell(f"{actual[0]:,} {engine.actual_source}")
     losses = [t for t in engine.terms if t.tokens < 0]
     cause = Cell(NONE, "muted")
     if losses:

@@ -73,7 +73,9 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
     Node ranks ≥ 1 serve them from their health-check server (`launch_dummy_health_check_server(…,
     enable_metrics)`, 2025 on; before, only node rank 0 served /metrics); only attention-TP rank 0 of each
     DP group reports unless `--enable-metrics-for-all-schedulers`. The first generation (2024-11, PR 1853)
-    labelled `name` and no rank: rank 0."""
+    labelled `name` and no rank: rank 0. DP ranks are attention-DP groups of the TP group:
+    `compute_dp_attention_world_info` (python/sglang/srt/layers/dp_attention.py) numbers them
+    tp_rank // (attn_tp_size × attn_cp_size), so the group after rank 0's starts at TP rank tp ÷ dp."""
     model = labels.get("model_name") or labels.get("name")
     role = ENGINE_TYPES.get(labels.get("engine_type", "unified"))
     ranks = [label_count(labels, name) for name in ("dp_rank", "pp_rank", "tp_rank")]
@@ -81,7 +83,8 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
         return None
     dp, pp, tp = (rank or 0 for rank in ranks)
     return MetricsRank(kind="sglang", served_model=model, role=role, dp_rank=dp, pp_rank=pp, tp_rank=tp,
-                       deployment=labels.get(DEPLOYMENT_LABEL) or None)  # fmt: skip
+                       deployment=labels.get(DEPLOYMENT_LABEL) or None, partial_axes=("TP",),
+                       dp_inside_tp=True)  # fmt: skip
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:

@@ -6,6 +6,7 @@ memory and its own layers, and the engine takes the least block count (docs/engi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
@@ -46,6 +47,21 @@ class VllmRules(VllmBudget, EngineBase):
     default_port = 8000
     cap_fields: tuple[str, ...] = ("num_gpu_blocks_override",)  # --num-gpu-blocks-override: the block count, memory aside
     usage_metrics: tuple[str, ...] = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # the second before v0.10
+    # §7: an info gauge (value 1) whose labels are every CacheConfig field, per engine core (`engine`)
+    capacity_metrics: tuple[str, ...] = ("vllm:cache_config_info",)
+
+    def metrics_tokens(self, name: str, labels: Mapping[str, str], value: float) -> int | None:
+        """§7: `cache_config_info`'s `kv_cache_size_tokens` (PR #42206, 2026-06-12: the startup log's "GPU KV
+        cache size"), else `num_gpu_blocks` × `block_size` (every release since the gauge came, PR #3100,
+        2024-02): the pool's token slots, which V0 and V1 before PR #41069 (2026-04-28) log as the capacity of
+        a model of one KV group. None before the profile fills `num_gpu_blocks` ("None")."""
+        if name not in self.capacity_metrics:
+            return None
+        stated = _whole(labels.get("kv_cache_size_tokens"))
+        if stated is not None:
+            return stated
+        blocks, size = _whole(labels.get("num_gpu_blocks")), _whole(labels.get("block_size"))
+        return blocks * size if blocks is not None and size else None
 
     def kv_storage_for(
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
@@ -82,3 +98,8 @@ class VllmRules(VllmBudget, EngineBase):
 
 RULES: EngineRules = VllmRules()  # mypy checks the package against the protocols
 FLAGS: EngineFlags = VllmFlags()
+
+
+def _whole(text: str | None) -> int | None:
+    """A label's whole number ("34470"); None for "None", empty or anything else."""
+    return int(text) if text and text.isdigit() and len(text) <= 12 else None

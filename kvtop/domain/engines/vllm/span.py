@@ -114,12 +114,16 @@ def metrics_rank(labels: Mapping[str, str]) -> MetricsRank | None:
     reports the ranks it manages (`engine_ranks_managed`, vllm/v1/engine/core_client.py): every DP rank
     under internal load balancing and Ray placement (all on the head node's API server), this node's
     `--data-parallel-start-rank` … + `--data-parallel-size-local` under hybrid or external balancing. An
-    engine core drives all its TP and PP workers, so its DP rank is the series' rank. V0: no `engine`, rank 0."""
-    model = labels.get("model_name")
+    engine core drives all its TP and PP workers, so its DP rank is the series' rank. V0: no `engine`, rank 0.
+    `vllm:cache_config_info` names no model (its labels are CacheConfig's and `engine`: the NIM page in
+    tests/data/samples/vllm_metrics): its model is left "" for the join to take from the instance's series
+    of that rank."""
+    model = labels.get("model_name") or ""
     dp = label_count(labels, "engine")
-    if not model or dp is None:
+    if dp is None or (not model and labels.get("__name__") != "vllm:cache_config_info"):
         return None
-    return MetricsRank(kind="vllm", served_model=model, dp_rank=dp, deployment=labels.get(DEPLOYMENT_LABEL) or None)
+    return MetricsRank(kind="vllm", served_model=model, dp_rank=dp, deployment=labels.get(DEPLOYMENT_LABEL) or None,
+                       named_axes=("DP",))
 
 
 def check_nodes(layout: ParallelLayout, nodes: int) -> None:
