@@ -19,6 +19,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.explain_estimate import EstimateRun, rebuild_with_estimate
 from kvtop.domain.explanation import EstimatedInput, Explanation
+from kvtop.domain.model import LayerKind
 from kvtop.domain.wording import gib
 
 
@@ -41,8 +42,11 @@ def hidden_tighter_worker(
     if ledger is None or not ledger.kv_bytes_per_token:
         return _insufficient(result, folded, logged, least)
     page = ledger.engine.page_size or 1
-    context = run.settings.context_length or page
-    floor = -(-context // page) * page * ledger.kv_bytes_per_token  # one max_model_len request, in whole blocks
+    # one max_model_len request in whole blocks where every layer keeps KV for every token; a window or a
+    # recurrent state needs less, so there the floor is one block
+    whole = set(run.model.layer_attention) <= {LayerKind.FULL, LayerKind.NONE, LayerKind.SHARED}
+    context = (run.settings.context_length or page) if whole else page
+    floor = -(-context // page) * page * ledger.kv_bytes_per_token
     where = f", {least_rank}" if least_rank and least_rank != "unranked" else ""
     estimate = EstimatedInput(
         field="available_kv_bytes",
@@ -54,8 +58,8 @@ def hidden_tighter_worker(
         basis=(
             f"Ray folded {folded} workers' KV-memory lines into `[repeated Nx across cluster]` (RAY_DEDUP_LOGS=0 "
             f"prints them); vLLM takes the least worker, so the hidden one had at most the least figure shown "
-            f"({gib(least_shown)}{where}) and at least the {gib(floor)} one {context:,}-token request needs "
-            f"(the engine started)"
+            f"({gib(least_shown)}{where}) and at least the {gib(floor)} {context:,} tokens need "
+            f"(the engine started: one max_model_len request, or one block)"
         ),
     )
     note = (
