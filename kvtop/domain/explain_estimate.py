@@ -107,6 +107,8 @@ def _implied(solve: Callable[[int], Ledger], tokens: int | None, ceiling: int) -
             high = middle
         else:
             low = middle + 1
+    if low and capacity((low - 1) * _MIB) == 0 and capacity(low * _MIB) > tokens:
+        return None  # the budget jumps from a refusal past the logged figure (a pool under one request's worth)
     return low * _MIB  # where the capacity crosses the logged figure, to the MiB
 
 

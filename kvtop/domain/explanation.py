@@ -21,7 +21,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger
 
 Verdict = Literal["match", "mismatch", "insufficient", "failed_start"]
-EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes"]
+EstimatedField = Literal["free_before_load_bytes", "free_after_load_bytes", "non_kv_bytes", "available_kv_bytes"]
 PLACEHOLDER_GPU_BYTES = 80 << 30  # only the automatic memory fraction reads the GPU total; a log states it
 Ends = tuple[int, int, int]  # (low, value, high) bytes of a rounded figure
 

@@ -13,6 +13,7 @@ from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_
 from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_reads_gpu
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
+from kvtop.domain.engines.sglang.pp_stages import hidden_stage_reserve
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -222,7 +223,9 @@ def explain(request: ExplainRequest) -> Explanation:
     result = judge(
         "sglang", logged, central, low, high, settings, after[2], gpu_total_bytes, kv_memory_logged=False
     )
-    return result.model_copy(update={"notes": tuple(notes)})
+    result = result.model_copy(update={"notes": tuple(notes)})
+    run = EstimateRun(model, settings, total, gpu_name, load_mtp)
+    return hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
 
 
 # how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed

@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
+from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
@@ -175,6 +176,26 @@ def _default_block(model: ModelSpec, settings: LaunchSettings, gpu_name: str | N
     return block_size(model, quantized, gpu_name, ResolvedVersion(text=settings.engine_version))[0]
 
 
+def _log_hardware(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, gpu_name: str | None
+) -> tuple[LaunchSettings, str | None, list[str]]:
+    """The GPU the log names where no --gpu did, and the block its attention backend takes where no --block-size
+    did (an MLA block differs by backend: TRITON_MLA 16, FLASHMLA 64, CUTLASS_MLA 128; §3.1)."""
+    notes = []
+    named = log_gpu_name(log)
+    if gpu_name is None and named is not None:
+        gpu_name = named
+        notes.append(f"GPU {named}: from the log (the device name in a kernel-config path); no --gpu was given")
+    version = ResolvedVersion(text=settings.engine_version)
+    found = log_block(log, model, version) if settings.page_size is None else None
+    if found is not None:
+        block, why = found
+        if block != _default_block(model, settings, gpu_name):
+            notes.append(f"block of {why}, not the {_default_block(model, settings, gpu_name)} kvtop's GPU rule gives")
+            settings = settings.model_copy(update={"page_size": block})
+    return settings, gpu_name, notes
+
+
 def _batch_unknown(model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int | None) -> bool:
     """Sliding-window / chunked blocks per request read max_num_batched_tokens (§3), whose default
     depends on the GPU (8192 on ≥ 70 GiB GPUs that are not A100, else 2048): with neither the flag
@@ -224,12 +245,14 @@ def _given(
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
+    settings, gpu_name, hardware_notes = _log_hardware(log, model, settings, gpu_name)
     block = settings.page_size or _default_block(model, settings, gpu_name)
     workers = settings.tp * settings.pp
     logged = _logged(log, block, workers)
     ranked = log.least(VllmRankLog, lambda r: _rank_available(r, workers))
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
+    notes = [*hardware_notes, *notes]
     missing = []
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")
@@ -290,8 +313,12 @@ def explain(request: ExplainRequest) -> Explanation:
         "vllm", logged, central, low, high, settings, room, gpu_total_bytes, kv_memory_logged=True,
         predicted_tokens=_printed(central, logged),
     )  # fmt: skip
-    result = hidden_tighter_worker(result, log)  # Ray folded a tighter worker's figure away
-    return result.model_copy(update={"notes": tuple(notes)})
+    result = result.model_copy(update={"notes": tuple(notes)})
+    if available is not None:  # Ray folded a tighter worker's figure away: estimate it within its bounds
+        run = EstimateRun(model, settings, total, gpu_name, load_mtp)
+        rank = ranked.rank.label if ranked else None
+        result = hidden_tighter_worker(result, log, run, available.value_bytes, rank)
+    return result
 
 
 def _with_estimate(log: EngineLog, logged: Logged, run: EstimateRun, notes: list[str]) -> Explanation:

@@ -103,6 +103,15 @@ _PROFILE_KEYS = {
     "the rest of the memory reserved for KV Cache is": "kv_cache_size",
 }
 _BLOCK_SIZE = re.compile(r"Setting (?:kv cache|attention) block size to (\d{1,12})")
+_BACKEND_BLOCK = re.compile(r"(?:Forcing|Setting) kv cache block size to (\d{1,12}) for \w")
+# vLLM's own prefix (`[cuda.py:191] `, `selector.py:135] `) before it: another engine's "Using … backend" is not read
+_BACKEND = re.compile(
+    r"\.py:\d{1,5}\]\s+Using (?:AttentionBackendEnum\.|_Backend\.)?"
+    r"(Triton MLA|Cutlass MLA|Flash Attention|FlashInfer MLA|Torch SDPA|[A-Za-z][A-Za-z0-9_]{1,30}) (?:attention )?backend\b"
+)
+_BACKEND_ALIASES = {"FLASH_ATTENTION": "FLASH_ATTN", "FLASHINFER_MLA": "FLASHINFER_MLA", "FLASH_MLA": "FLASHMLA"}
+# only vLLM's own kernel-config paths (SGLang's fused-MoE configs name the device too)
+_DEVICE_NAME = re.compile(r"vllm/model_executor/\S{0,200}?device_name=([A-Za-z][\w-]{1,80}?)(?:\.json|[,\s]|$)")
 _ASSIGNED_PP = re.compile(r"in world size \d{1,6} is assigned as DP rank \d{1,6}, PP rank (\d{1,6})")
 _INIT_ENGINE = re.compile(rf"warmup model\) took ({_NUM})\s*s")
 
@@ -356,6 +365,26 @@ def _profile_sentences(text: str, fields: Fields) -> bool:
     return _add_profile(fields, figures, None, new=False)
 
 
+def _backend(text: str, fields: Fields) -> bool:
+    """`Using Triton MLA backend.` (V0), `Using FlashMLA backend on V1 engine.`, `Using AttentionBackendEnum.FLASHMLA
+    backend.`: the backend in vLLM's enum spelling (TRITON_MLA, FLASHMLA, CUTLASS_MLA, FLASH_ATTN…)."""
+    match = _BACKEND.search(text)
+    if match is None:
+        return False
+    name = match.group(1).removesuffix(" on V1 engine").strip().upper().replace(" ", "_")
+    fields["attention_backends"].append(_BACKEND_ALIASES.get(name, name))
+    return True
+
+
+def _device_name(text: str, fields: Fields) -> bool:
+    """The device name in a kernel-config path (`device_name=NVIDIA_A100-SXM4-40GB.json`), as CUDA names it."""
+    match = _DEVICE_NAME.search(text)
+    if match is None:
+        return False
+    fields["device_names"].append(match.group(1).replace("_", " "))
+    return True
+
+
 _RAY_FOLDED = re.compile(r"\[repeated (\d{1,6})x across cluster\]")
 _KV_MEMORY_WORDS = ("Available KV cache memory:", "reserved for KV Cache is", "kv_cache_size=", "kv cache memory in use")
 
@@ -396,6 +425,9 @@ HANDLERS: tuple[tuple[str, Handler], ...] = (
     (" take", _profile_sentences),
     ("warmup model) took", _single("init_engine_seconds", _INIT_ENGINE, float)),
     ("block size to ", _single("block_sizes", _BLOCK_SIZE, int)),
+    ("kv cache block size to ", _single("forced_blocks", _BACKEND_BLOCK, int)),
+    (" backend", _backend),
+    ("device_name=", _device_name),
     ("is assigned as DP rank", _single("pipeline_stages", _ASSIGNED_PP, int)),
     ("x across cluster]", _ray_folded),
 )

@@ -161,6 +161,13 @@ class VllmRankLog(RankLog):
     """`Setting kv cache block size to N …` / `Setting attention block size to N tokens …`."""
     pipeline_stages: tuple[int, ...] = ()
     """`rank N in world size W is assigned as DP rank d, PP rank p, … TP rank t`: the process's stage p."""
+    attention_backends: tuple[str, ...] = ()
+    """The attention backend a `Using X backend` line names, in vLLM's enum spelling (`Using Triton MLA
+    backend.` → TRITON_MLA; `Using AttentionBackendEnum.FLASHMLA backend.` → FLASHMLA)."""
+    forced_blocks: tuple[int, ...] = ()
+    """`Forcing kv cache block size to N for X backend.` / `Setting kv cache block size to N for X backend(s).`"""
+    device_names: tuple[str, ...] = ()
+    """The CUDA device name a line states (`…/fused_moe/configs/E=160,N=192,device_name=NVIDIA_A100-SXM4-40GB.json`)."""
     ray_folded_kv_figures: tuple[int, ...] = ()
     """N of a KV-memory line ending `[repeated Nx across cluster]`: Ray's log deduplication printed one
     worker's figure and folded N other workers' lines into it, so their figures are not in the log."""
