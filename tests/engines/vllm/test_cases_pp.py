@@ -76,7 +76,7 @@ def test_ray_folded_tighter_worker_is_estimated_within_its_bounds() -> None:
     memory is the estimated input (issue #28 item 7): the pool implies 5,302 × 552,960 B = 2.7305 GiB on it,
     inside [one 8,192-token request, the least shown] — a match with an estimated input, not 'insufficient'."""
     for gpu in ((), ("--gpu", "A100-40GB")):
-        out = explain_json(DEEPSEEK, "deepseek-ai--DeepSeek-V2.json", *gpu)
+        out = explain_json(DEEPSEEK, "cases/deepseek-ai--DeepSeek-V2.json", *gpu)
         assert out["engine_version"] == "0.8.3"
         assert out["predicted"]["kv_bytes_per_token"] == DEEPSEEK_STAGE_BYTES_PER_TOKEN == 34_560
         assert 4 * GIB // (16 * DEEPSEEK_STAGE_BYTES_PER_TOKEN) == 7_767
@@ -101,7 +101,7 @@ def test_a_folded_pool_too_small_to_start_is_a_mismatch(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
     log.write_text(text)
     result = subprocess.run(
-        [sys.executable, "-m", "kvtop", "explain", str(log), "--model", str(CONFIGS / "deepseek-ai--DeepSeek-V2.json"),
+        [sys.executable, "-m", "kvtop", "explain", str(log), "--model", str(CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"),
          "--json", "--no-calibration-store"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -122,7 +122,7 @@ def test_the_gpu_and_the_mla_backend_are_read_from_the_log() -> None:
     log = read_engine_log(str(CASES / DEEPSEEK / "engine.log"))
     assert log_gpu_name(log) == "NVIDIA A100-SXM4-40GB"
     assert log_attention_backend(log) == "TRITON_MLA"
-    out = explain_json(DEEPSEEK, "deepseek-ai--DeepSeek-V2.json")
+    out = explain_json(DEEPSEEK, "cases/deepseek-ai--DeepSeek-V2.json")
     assert out["logged"]["token_capacity"] == 84_832
     assert any("NVIDIA A100-SXM4-40GB" in note for note in out["notes"])
 

@@ -21,7 +21,7 @@ B200 = (
     "(APIServer pid=183965) INFO 08-12 10:27:33 [cuda.py:184] Forcing kv cache block size to 128 for CUTLASS_MLA backend.\n"
     "(EngineCore_0 pid=184744) INFO 08-12 10:27:40 [cuda.py:240] Using Triton MLA backend on V1 engine.\n"
 )
-DEEPSEEK = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V2.json"))
+DEEPSEEK = load_model(str(CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"))
 V083 = ResolvedVersion(text="0.8.3")
 
 
