@@ -320,3 +320,22 @@ def test_a_launch_the_engine_refuses_is_refused_in_one_line_naming_the_flag(caps
     assert main(["plan", "--model", "llama-3.1-8b", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"kvtop: error: {field}: {says}") and err.count("\n") == 1
+
+
+def test_an_interval_that_fits_at_neither_end_is_not_called_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3-70B at TP 1 on one H100: 141 GB of bf16 weights on an 80 GB card does not fit at either end of
+    the calibrated interval (0 = 0), yet its CUDA total and context are calibrated, not measured: the interval
+    line must not say "every input is measured" (it did: equal ends were taken for exact)."""
+    assert main(["plan", "--model", LLAMA, "--gpu", "H100", "--no-calibration-store"]) == 0
+    interval = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interval"))
+    assert "every input is measured" not in interval
+    assert "0 tokens at both ends" in interval and "(calibrated)" in interval
+
+
+def test_an_interval_with_every_input_measured_is_exact(capsys: pytest.CaptureFixture[str]) -> None:
+    """Free memory before load and the weights given: nothing left to estimate under SGLang's rule."""
+    args = ["plan", "--model", LLAMA, "--tp", "8", "--gpu", "H100", "--free-memory", "77GiB",
+            "--weights-memory", "16.43GiB", "--no-calibration-store"]  # fmt: skip
+    assert main(args) == 0
+    interval = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interval"))
+    assert interval.endswith("tokens: every input is measured"), interval

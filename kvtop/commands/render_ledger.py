@@ -181,6 +181,8 @@ def interval_line(plan: CapacityPlan) -> str:
         return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
     dominant = plan.dominant
     mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
+    if plan.token_capacity_max == 0:
+        return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
             f"(± {fmt_tokens(plan.spread_tokens)}){mostly}")  # fmt: skip
 

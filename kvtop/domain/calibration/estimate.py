@@ -137,8 +137,9 @@ class CapacityPlan(BaseModel):
 
     @property
     def exact(self) -> bool:
-        """Every term measured: the interval is the capacity itself."""
-        return self.token_capacity_min == self.token_capacity_max
+        """Every term measured (none carries an error): the interval is the capacity itself. Equal ends alone
+        do not say it: a launch that fits at neither end has 0 at both, its inputs still estimated."""
+        return not any(term.error_bytes for term in self.estimate.terms)
 
 
 def _estimate_of(

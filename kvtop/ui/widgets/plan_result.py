@@ -98,6 +98,8 @@ def interval_line(plan: CapacityPlan) -> Content:
     if plan.exact:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
     dominant = plan.dominant
+    if plan.token_capacity_max == 0:
+        return Content.assemble(label, "0 at both ends: does not fit even where its estimated inputs are kindest")
     return Content.assemble(
         label,
         f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} (± {fmt_tokens(plan.spread_tokens)})",
