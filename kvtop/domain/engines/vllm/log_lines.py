@@ -212,12 +212,17 @@ def _concurrency(text: str, fields: Fields) -> bool:
 
 
 def _override(text: str, fields: Fields) -> bool:
+    """`--num-gpu-blocks-override` as the engine applied it. vLLM 0.19–0.20's CUDA-graph memory profiling
+    builds a throwaway KV cache first: `Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512`, then
+    `Profiling CUDA graph memory` (gpu_model_runner.profile_cudagraph_memory, no memory measured yet, so 0
+    blocks). No operator override reads 0 computed blocks: such a line is read and left out."""
     match = _OVERRIDE.search(text)
     if match is None:
         return False
-    fields["blocks_overrides"].append(
-        BlocksOverride(num_gpu_blocks=int(match.group(1)), override=int(match.group(2)))
-    )
+    if int(match.group(1)) > 0:
+        fields["blocks_overrides"].append(
+            BlocksOverride(num_gpu_blocks=int(match.group(1)), override=int(match.group(2)))
+        )
     return True
 
 
