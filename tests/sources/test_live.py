@@ -80,17 +80,21 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
-    # vLLM's default) = 8,329 of the 20,995 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
-    # nvidia-smi's less the calibrated gap as the corpus has no A100-80GB total, less the weights — GptOssAttention's
-    # o_proj bias included — and the runtime terms: a KV budget of 12,383,425,993 B at 589,824 B per block):
-    # int(20,995 / 8,329 × 131,072) = 330,394
-    assert vllm.ledger.engine.kv_budget_bytes // 589_824 == vllm.ledger.engine.num_blocks == 20_995
-    assert vllm.ledger.token_capacity == 20_995 * 131_072 // 8_329 == 330_394
+    # vLLM's default) = 8,329 of the 11,680 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
+    # nvidia-smi's less the calibrated gap, 0.420117 GiB, as the corpus has no A100-80GB total, less the weights —
+    # GptOssAttention's o_proj bias included, and what vLLM's Marlin MXFP4 backend holds beside the book on an
+    # SM 8.0 GPU: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32,
+    # over 36 layers × 128 experts × 3 matrices — and the runtime terms: a KV budget of 6,889,493,805 B at
+    # 589,824 B per block): int(11,680 / 8,329 × 131,072) = 183,806
+    marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
+    assert vllm.ledger.measured.calibrated.weights_extra_bytes == marlin_padding == 5_504_827_392
+    assert vllm.ledger.engine.kv_budget_bytes // 589_824 == vllm.ledger.engine.num_blocks == 11_680
+    assert vllm.ledger.token_capacity == 11_680 * 131_072 // 8_329 == 183_806
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    assert rank.predicted.token_capacity == 330_394
+    assert rank.predicted.token_capacity == 183_806
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -150,9 +154,16 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
                         engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
     view = source.collect().engines[0]
-    assert (
-        len(view.ranks) == 8 and view.ledger.token_capacity == 13_931_793
-    )  # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight)
+    # gpt-oss-120b at TP 8 on H100s: the weights include what vLLM's Triton MXFP4 backend holds beside the book on
+    # Hopper (per layer: the intermediate 2,880 ÷ 8 = 360 padded to 384 in 4-bit weights and their scales, the
+    # checkpoint's scales kept beside the swizzled copy, float32 expert biases in place of the book's eighth of the
+    # bf16 ones), 36 × 28,962,816 = 1,042,661,376 B (vllm/weights_held.py); 871,157 blocks of 16 tokens are left,
+    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight)
+    experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
+    per_layer = experts * 24 * (4 + 8 / 32) / 8 + experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - 128 * 8_640 * 2 / 8
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer == 1_042_661_376
+    assert view.ledger.engine.num_blocks == 871_157
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 871_157 * 131_072 // 8_329 == 13_709_243
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 

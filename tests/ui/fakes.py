@@ -11,7 +11,9 @@ import threading
 from collections.abc import Callable
 
 from kvtop.domain.calibration.estimate import calibrated_ledger
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -44,11 +46,12 @@ H100_NAME = "NVIDIA H100 80GB HBM3"
 DRIVER_RESERVED_BYTES = 512 * MIB  # NVML v2 `reserved`
 UNTOUCHED_RESERVE_BYTES = 2 * GIB  # runtime reserve a healthy worker has not claimed yet
 CO_TENANT_BYTES = 6 * GIB
-# The planner's pre-load terms on an H100 (docs/calibration.md), written out by hand: CUDA's total, the mean of
-# the H100 totals the corpus's logs printed; SGLang's CUDA context and NCCL at TP 8 on NVLink GPUs
-# (0.883128 GiB + 0.393265 GiB per doubling of TP)
-H100_CUDA_TOTAL_BYTES = round(79.188769 * GIB)
-SGLANG_TP8_CONTEXT_BYTES = round((0.883128 + 0.393265 * 3) * GIB)
+# The planner's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total, the mean
+# of the H100 totals the corpus's logs printed (79.188769 GiB); SGLang's CUDA context and NCCL at TP 8 on NVLink
+# GPUs (0.833241 GiB + 0.540434 GiB per doubling of TP: 2,635,545,478 B)
+H100_CUDA_TOTAL_BYTES = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
+_CONTEXT, _PER_TP_DOUBLING_NVLINK, _ = SGLANG_FITS["sglang.context"].coefficients
+SGLANG_TP8_CONTEXT_BYTES = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)
 TAKEN_AT = 1_750_000_000.0
 SERVER_PID = 4242
 ENGINE_ID = f"sglang:{SERVER_PID}"

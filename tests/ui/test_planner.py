@@ -27,6 +27,15 @@ from tests.ui.fakes import (
     llama_settings,
 )
 
+# The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
+# 79.188769 GiB less SGLang's calibrated context 0.833241 + 0.540434 × log2 TP GiB; KV budget = pre-load −
+# weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank.
+# TP8: 82,392,747,788 − 17,640,734,720 − 14,995,480,097 (× 0.182) = 49,756,532,970 B // 40,960 B = 1,214,759.
+# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 82,973,034,377 − 35,278,831,616 − 14,603,254,050
+# = 33,090,948,710 B // 81,920 B = 403,942.
+TP8_TOKENS = 1_214_759
+TP4_TOKENS = 403_942
+
 
 async def open_planner(pilot) -> PlannerScreen:
     await wait_for_snapshot(pilot)
@@ -54,20 +63,20 @@ async def test_planner_starts_from_the_engines_live_settings_and_measured_gpu(ma
         assert screen.query_one("#plan-tp", Input).value == "8"
         assert screen.query_one("#plan-kv_cache_dtype", Select).value == "auto"
         assert screen.basis.gpu_total_bytes == H100_TOTAL_BYTES
-        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == 1_223_156
+        assert screen.outcome.after.token_capacity == screen.outcome.before.token_capacity == TP8_TOKENS
         assert screen.query_one("#plan-memory_fraction", Input).placeholder == "auto: 0.818"
 
 
 async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, healthy_snapshot):
     expected = llama_plan(tp=4).token_capacity
-    assert expected == 406_582
+    assert expected == TP4_TOKENS
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,223,156 →     406,582 (−816,574)" in result  # the change, signed
+        assert "1,214,759 →     403,942 (−810,817)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -85,7 +94,7 @@ async def test_a_key_typed_right_behind_backspace_lands_after_it(make_app, healt
         for _ in range(3):  # a backspace run late would land here
             await pilot.pause()
         assert tp.value == "4"
-        assert screen.outcome.after.token_capacity == 406_582
+        assert screen.outcome.after.token_capacity == TP4_TOKENS
         await pilot.press("1", "2", "backspace")  # one backspace deletes one character
         assert tp.value == "41"
 
@@ -134,7 +143,7 @@ async def test_ctrl_r_resets_to_live_and_c_copies_the_flags(make_app, healthy_sn
         assert app.clipboard == "--tp-size 4"
         await pilot.press("ctrl+r")
         assert screen.query_one("#plan-tp", Input).value == "8"
-        assert screen.outcome.after.token_capacity == 1_223_156
+        assert screen.outcome.after.token_capacity == TP8_TOKENS
         screen.query_one("#plan-copy").focus()
         await pilot.press("c")
         assert app.clipboard == "--tp-size 8"
@@ -171,7 +180,7 @@ async def test_the_planner_plans_on_the_memory_a_co_tenant_leaves(make_app, co_t
     free_now = H100_TOTAL_BYTES - DEFAULT_CONTEXT_BYTES - CO_TENANT_BYTES
     expected = llama_ledger(measured=MeasuredInputs(free_before_load_bytes=free_now)).token_capacity
     engine_reports = co_tenant_snapshot.engines[0].engine.live.token_capacity
-    assert expected == engine_reports < 1_223_156
+    assert expected == engine_reports < TP8_TOKENS
     app = make_app(co_tenant_snapshot)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
@@ -204,7 +213,7 @@ async def test_before_stays_on_the_live_model_and_a_model_that_failed_never_reac
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.outcome.after.model.name == "llama-3.1-8b")
         assert screen.outcome.before.model.name == "meta-llama--Meta-Llama-3-70B"
-        assert screen.outcome.before.token_capacity == 1_223_156
+        assert screen.outcome.before.token_capacity == TP8_TOKENS
         await retype(pilot, "#plan-model", "no-such-model")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "✗ model:" in shown(screen, "#plan-error"))
@@ -272,8 +281,8 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
 ):
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
     14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
-    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.22) GiB ×
-    0.05 = 3.85 GiB: the pool fits, the graphs may not."""
+    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.45) GiB ×
+    0.05 = 3.84 GiB: the pool fits, the graphs may not."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = await open_planner(pilot)
@@ -369,7 +378,7 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
 
 async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):
     """The app hands the calibration store's starts to the planner: a start of the same launch that measured
-    3 GiB of context before the weights replaces SGLang's calibrated 2.22 GiB on both sides."""
+    3 GiB of context before the weights replaces SGLang's calibrated 2.45 GiB on both sides."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 
@@ -382,4 +391,4 @@ async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snap
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_planner(pilot)
         expected = llama_ledger(measured=free).token_capacity
-        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < 1_223_156
+        assert screen.outcome.before.token_capacity == screen.outcome.after.token_capacity == expected < TP8_TOKENS
