@@ -15,6 +15,14 @@ from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import Measured, RankKey, Rounded
+from kvtop.domain.engines.vllm.log_facts import (
+    engine_config,
+    hybrid_off,
+    namespace_args,
+    non_default_args,
+    rank_of_processes,
+    version,
+)
 from kvtop.domain.engines.vllm.log_records import (
     BlocksOverride,
     Concurrency,
@@ -30,15 +38,10 @@ from kvtop.domain.engines.vllm.log_records import (
     V0MemoryProfile,
     VllmRankLog,
 )
-from kvtop.domain.log_args import parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import (
     Fields,
     LogDialect,
-    LogFacts,
     RankHandler,
-    RankTuple,
-    rank_from_tags,
-    version_line,
 )
 
 Handler = RankHandler
@@ -459,72 +462,15 @@ def freeze(rank: RankKey, fields: Fields) -> VllmRankLog:
     return VllmRankLog(rank=rank, **values)
 
 
-# --- whole-log lines ----------------------------------------------------------------------------
-
-_VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
-
-
-def _non_default_args(line: str, facts: LogFacts) -> bool:
-    args = parse_dict_args(line, line.find("non-default args:"))
-    facts.server_args = {**args, **facts.server_args}
-    return bool(args)
-
-
-def _namespace_args(line: str, facts: LogFacts) -> bool:
-    args = parse_call_args(line, line.find("Namespace(") + len("Namespace("))
-    facts.server_args = {**args, **facts.server_args}
-    return bool(args)
-
-
-_version = version_line(_VERSION)
-
-
-def _hybrid_off(line: str, facts: LogFacts) -> bool:
-    """`Turning off hybrid kv cache manager because …` (a KV connector, a feature it lacks): every layer is
-    sized as full attention (§3.4), as `--disable-hybrid-kv-cache-manager` would."""
-    facts.decided("disable_hybrid_kv_cache_manager=True")
-    return True
-
-
-def _engine_config(line: str, facts: LogFacts) -> bool:
-    """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
-    found_version = _version(line, facts)
-    if "with config:" not in line:
-        return found_version
-    args = parse_call_args(line, line.find("with config:") + len("with config:"))
-    facts.engine_config = {**args, **facts.engine_config}
-    return bool(args) or found_version
-
-
-_PROCESS = re.compile(r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)")
-_PROCESSES = re.compile(
-    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
-    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
-)
-
-
-def _rank_of_processes(head: str) -> tuple[int, RankTuple] | None:
-    """`(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`: the rank the process names state, one or more."""
-    match = _PROCESSES.search(head)
-    return (match.start(), _rank_from_processes(match.group())) if match else None
-
-
-@lru_cache(maxsize=1024)
-def _rank_from_processes(processes: str) -> RankTuple:
-    names = _PROCESS.findall(processes)
-    worker = next((rank for _, rank in names if rank), None)
-    return rank_from_tags(" ".join(name for name, _ in names), worker)
-
-
 DIALECT = LogDialect(
     engine="vllm",
     rank_handlers=HANDLERS,
     log_handlers=(
-        ("non-default args:", _non_default_args),
-        ("Namespace(", _namespace_args),
-        ("LLM engine (v", _engine_config),
-        ("server version ", _version),
-        ("Turning off hybrid kv cache manager", _hybrid_off),
+        ("non-default args:", non_default_args),
+        ("Namespace(", namespace_args),
+        ("LLM engine (v", engine_config),
+        ("server version ", version),
+        ("Turning off hybrid kv cache manager", hybrid_off),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"
@@ -543,7 +489,7 @@ DIALECT = LogDialect(
     ),
     launch_words=("serve", "api_server", "vllm/vllm-openai"),
     positional_model=re.compile(r"(?:vllm serve|vllm/vllm-openai(?::[\w.-]{1,60})?) ([^\s'\"-][^\s'\"]{0,500})"),
-    rank_reader=_rank_of_processes,
+    rank_reader=rank_of_processes,
     rank_hint="pid=",
     start_failures=("EngineCore failed to start", "Engine core initialization failed"),
     line_shape=re.compile(

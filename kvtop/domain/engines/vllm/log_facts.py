@@ -1,0 +1,65 @@
+"""vLLM's whole-log lines (the launch's arguments, its engine config and version, the hybrid manager turned
+off) and the rank a line's process names (`(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`): what its dialect
+reads once per log, beside the per-rank handlers of `log_lines` (docs/engines/vllm.md §1, §5)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from kvtop.domain.log_args import parse_call_args, parse_dict_args
+from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
+
+_VERSION = re.compile(r"(?:LLM engine \(v|vLLM (?:API )?server version )(\d[\w.+-]{0,40})")
+
+
+def non_default_args(line: str, facts: LogFacts) -> bool:
+    args = parse_dict_args(line, line.find("non-default args:"))
+    facts.server_args = {**args, **facts.server_args}
+    return bool(args)
+
+
+def namespace_args(line: str, facts: LogFacts) -> bool:
+    args = parse_call_args(line, line.find("Namespace(") + len("Namespace("))
+    facts.server_args = {**args, **facts.server_args}
+    return bool(args)
+
+
+version = version_line(_VERSION)
+
+
+def hybrid_off(line: str, facts: LogFacts) -> bool:
+    """`Turning off hybrid kv cache manager because …` (a KV connector, a feature it lacks): every layer is
+    sized as full attention (§3.4), as `--disable-hybrid-kv-cache-manager` would."""
+    facts.decided("disable_hybrid_kv_cache_manager=True")
+    return True
+
+
+def engine_config(line: str, facts: LogFacts) -> bool:
+    """`Initializing a V1 LLM engine (v0.24.0) with config: model='…', …`."""
+    found_version = version(line, facts)
+    if "with config:" not in line:
+        return found_version
+    args = parse_call_args(line, line.find("with config:") + len("with config:"))
+    facts.engine_config = {**args, **facts.engine_config}
+    return bool(args) or found_version
+
+
+_PROCESS = re.compile(r"\(([A-Za-z][\w-]{0,60}?)(?:\s+rank=(\d{1,6}))?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)")
+_PROCESSES = re.compile(
+    r"\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)"
+    r"(?:\s*\([A-Za-z][\w-]{0,60}?(?:\s+rank=\d{1,6})?(?:\s+engine_index=\d{1,6})?\s+pid=\d{1,10}\)){0,3}"
+)
+
+
+def rank_of_processes(head: str) -> tuple[int, RankTuple] | None:
+    """`(EngineCore_DP0 pid=1) (Worker_TP1 pid=2)`: the rank the process names state, one or more."""
+    match = _PROCESSES.search(head)
+    return (match.start(), _rank_from_processes(match.group())) if match else None
+
+
+@lru_cache(maxsize=1024)
+def _rank_from_processes(processes: str) -> RankTuple:
+    names = _PROCESS.findall(processes)
+    worker = next((rank for _, rank in names if rank), None)
+    return rank_from_tags(" ".join(name for name, _ in names), worker)
