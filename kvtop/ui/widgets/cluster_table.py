@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
+from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 from kvtop.units import fmt_gib, fmt_tokens, gib
 
 COLUMNS = ("node", "health", "GPUs", "used / total", "unexplained", "findings", "tokens per rank now / clean")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
-_TONES = {"error": "error", "warning": "warning", "success": "success", "muted": "text-muted"}
 NONE = "—"
 
 
@@ -151,14 +150,12 @@ def node_cells(node: ClusterNode) -> tuple[Cell, ...]:
     )
 
 
-class ClusterTable(DataTable[Text]):
+class ClusterTable(KeyedRowsTable):
     """Nodes as rows keyed by name; the cursor stays on its node across refreshes."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self._cluster_nodes: tuple[ClusterNode, ...] = ()
-        self._rows: dict[str, tuple[Cell, ...]] = {}  # the cells shown, by node name, in row order
-        self._styles: dict[str, str] = {}  # the theme's styles they were drawn with
 
     def on_mount(self) -> None:
         for column in COLUMNS:
@@ -168,39 +165,19 @@ class ClusterTable(DataTable[Text]):
     @property
     def selected_node(self) -> str | None:
         """The name of the node under the cursor."""
-        if self.row_count == 0:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self.selected_key
 
     def node_named(self, name: str | None) -> ClusterNode | None:
         return next((n for n in self._cluster_nodes if n.name == name), None)
 
     def show_nodes(self, nodes: Sequence[ClusterNode]) -> None:
-        """Show the nodes (in the order given), keeping the cursor on the same node. When the rows are the
-        same nodes in the same order, only the cells whose text or tone changed are replaced (a refresh of
-        1,000 nodes changes mostly the ages): rebuilding every row was ~2× the reader's own CPU."""
+        """Show the nodes (in the order given), keeping the cursor on the same node; only changed cells are
+        replaced when the rows are the same nodes in the same order (`KeyedRowsTable`)."""
         self._cluster_nodes = tuple(nodes)
-        variables = self.app.get_css_variables()
-        styles = {tone: variables.get(name, "") for tone, name in _TONES.items()}
-        rows = {node.name: node_cells(node) for node in self._cluster_nodes}
-        if styles == self._styles and list(rows) == list(self._rows) and len(rows) == self.row_count:
-            for name, cells in rows.items():
-                for column, cell, shown in zip(COLUMNS, cells, self._rows[name], strict=True):
-                    if cell != shown:
-                        self.update_cell(name, column, _text(column, cell, styles), update_width=True)
-            self._rows = rows
-            return
-        selected = self.selected_node
-        self._styles, self._rows = styles, rows
-        self.clear()
-        for name, cells in rows.items():
-            self.add_row(*(_text(column, cell, styles) for column, cell in zip(COLUMNS, cells, strict=True)), key=name)
-        names = list(rows)
-        if selected in names:
-            self.move_cursor(row=names.index(selected), animate=False)
+        self.show_rows({node.name: node_cells(node) for node in self._cluster_nodes}, COLUMNS, _text)
 
 
-def _text(column: str, cell: Cell, styles: dict[str, str]) -> Text:
+def _text(column: str, cell: ToneCell, styles: dict[str, str]) -> Text:
     text = Text(cell.text, style=styles.get(cell.tone, ""), justify="right" if column in _RIGHT else "left")
     if column == COLUMNS[0]:
         text.stylize("bold")

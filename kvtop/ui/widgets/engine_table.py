@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.cluster_engines import DisaggregatedGroup, JoinedEngine
 from kvtop.domain.engines.registry import display_name
 from kvtop.ui.widgets.cluster_table import NONE, Cell
+from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 
 ENGINE_COLUMNS = ("engine", "layout", "where", "tightest rank", "tokens per rank", "largest cause")
-_TONES = {"error": "error", "warning": "warning", "success": "success", "muted": "text-muted"}
 
 
 def engine_label(engine: JoinedEngine) -> str:
@@ -70,15 +69,13 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     )
 
 
-class EngineTable(DataTable[Text]):
+class EngineTable(KeyedRowsTable):
     """Engines as rows keyed by name; the cursor stays on its engine across refreshes."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self._engines: tuple[JoinedEngine, ...] = ()
         self._groups: tuple[DisaggregatedGroup, ...] = ()
-        self._rows: dict[str, tuple[Cell, ...]] = {}  # the cells shown, by engine name, in row order
-        self._styles: dict[str, str] = {}
 
     def on_mount(self) -> None:
         for column in ENGINE_COLUMNS:
@@ -87,38 +84,19 @@ class EngineTable(DataTable[Text]):
 
     @property
     def selected_engine(self) -> str | None:
-        if self.row_count == 0:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self.selected_key
 
     def engine_named(self, name: str | None) -> JoinedEngine | None:
         return next((e for e in self._engines if e.name == name), None)
 
     def show_engines(self, engines: Sequence[JoinedEngine], groups: Sequence[DisaggregatedGroup] = ()) -> None:
         """Show the engines, keeping the cursor on the same engine; the same engines in the same order
-        replace only their changed cells (as `ClusterTable.show_nodes`)."""
+        replace only their changed cells (`KeyedRowsTable`)."""
         self._engines, self._groups = tuple(engines), tuple(groups)
-        variables = self.app.get_css_variables()
-        styles = {tone: variables.get(name, "") for tone, name in _TONES.items()}
-        rows = {engine.name: engine_cells(engine, self._groups) for engine in self._engines}
-        if styles == self._styles and list(rows) == list(self._rows) and len(rows) == self.row_count:
-            for name, cells in rows.items():
-                for column, cell, shown in zip(ENGINE_COLUMNS, cells, self._rows[name], strict=True):
-                    if cell != shown:
-                        self.update_cell(name, column, _text(column, cell, styles), update_width=True)
-            self._rows = rows
-            return
-        selected = self.selected_engine
-        self._styles, self._rows = styles, rows
-        self.clear()
-        for name, cells in rows.items():
-            self.add_row(*(_text(column, cell, styles) for column, cell in zip(ENGINE_COLUMNS, cells, strict=True)), key=name)
-        names = list(rows)
-        if selected in names:
-            self.move_cursor(row=names.index(selected), animate=False)
+        self.show_rows({engine.name: engine_cells(engine, self._groups) for engine in self._engines}, ENGINE_COLUMNS, _text)
 
 
-def _text(column: str, cell: Cell, styles: dict[str, str]) -> Text:
+def _text(column: str, cell: ToneCell, styles: dict[str, str]) -> Text:
     text = Text(cell.text, style=styles.get(cell.tone, ""))
     if column == ENGINE_COLUMNS[0]:
         text.stylize("bold")
