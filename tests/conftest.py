@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib.util import find_spec
 
 import pytest
@@ -53,3 +54,17 @@ def _private_xdg_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     never read or written."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+
+
+@pytest.fixture(scope="module")
+def demo_json() -> dict:
+    """`kvtop cluster --demo-cluster --json` as a user runs it (the demo cluster's tests read it)."""
+    import contextlib
+    import io
+
+    from kvtop.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["cluster", "--demo-cluster", "--json"]) == 0
+    return json.loads(out.getvalue())

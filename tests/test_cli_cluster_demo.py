@@ -16,17 +16,6 @@ import pytest
 from kvtop.cli import main
 
 
-@pytest.fixture(scope="module")
-def demo_json() -> dict:
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["cluster", "--demo-cluster", "--json"]) == 0
-    return json.loads(out.getvalue())
-
-
 def engine(view: dict, rendezvous: str) -> dict:
     return next(e for e in view["engines"] if e["rendezvous"] == rendezvous)
 

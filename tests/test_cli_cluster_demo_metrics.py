@@ -17,17 +17,6 @@ from kvtop.cli import main
 from kvtop.commands.demo_cluster import load_cluster
 
 
-@pytest.fixture(scope="module")
-def demo_json() -> dict:
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["cluster", "--demo-cluster", "--json"]) == 0
-    return json.loads(out.getvalue())
-
-
 def test_the_metrics_only_engine_states_capacity_layout_and_tightest_rank(demo_json: dict) -> None:
     vllm = next(e for e in demo_json["engines"] if e["served_model"] == "qwen3-vl-235b-awq")
     assert vllm["engine_metrics_only"] is True
