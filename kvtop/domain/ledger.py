@@ -25,7 +25,7 @@ from kvtop.domain.ledger_values import RankLedger as RankLedger
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model
-from kvtop.domain.weights import WeightsBook, forget_books, weights_book
+from kvtop.domain.weights import WeightRow, WeightsBook, forget_books, weights_book
 
 
 def _respelled(err: LayoutError, engine: str) -> LayoutError:
@@ -50,6 +50,23 @@ def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
         dp_attention=settings.enable_dp_attention,
         dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
     )
+
+
+#: The weights row that holds what the calibrated weights term counts beyond the book (docs/calibration.md).
+CALIBRATED_WEIGHTS_ROW = "calibrated_beyond_book"
+
+
+def _with_calibrated_weights(weights: WeightsBook, measured: MeasuredInputs) -> WeightsBook:
+    """The stage's book with the calibrated weights term's bytes beyond it as one row (an engine's loader
+    holding more than the checkpoint, e.g. vLLM's MXFP4 experts; a node's own measure): the budget, the
+    weights table and the rank's resident bytes then read one figure. None to add where the weights were
+    measured."""
+    extra = measured.weights_extra_bytes
+    if not extra or measured.weights_bytes:
+        return weights
+    row = WeightRow(component=CALIBRATED_WEIGHTS_ROW, params=0, bytes=extra, shards=1, bytes_per_param=0.0,
+                    note="the calibrated weights term beyond the book (docs/calibration.md)")  # fmt: skip
+    return WeightsBook(rows=(*weights.rows, row))
 
 
 def predict(
@@ -151,7 +168,7 @@ def _solve(
                 measured_draft_bytes=measured.draft_weights_bytes,
             )
         )  # fmt: skip
-        stages.append((layers, weights, kv, terms))
+        stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))
     tightest_weights = measured.weights_bytes or max(w.total_bytes for _, w, _, _ in stages)
     tightest_terms = max((t for *_, t in stages), key=resident_bytes)
 
@@ -164,7 +181,7 @@ def _solve(
                 settings=cap,
                 gpu_total_bytes=gpu_total_bytes,
                 gpu_name=gpu_name,
-                weights_bytes=(tightest_weights if shared else weights.total_bytes) + measured.weights_extra_bytes,
+                weights_bytes=tightest_weights if shared else weights.total_bytes,
                 kv=kv,
                 context_length=context,
                 measured=_stage_measured(measured, pp_rank),
