@@ -96,6 +96,14 @@ def engine_flags_help() -> str:
     return "\n".join(lines)
 
 
+def engine_id(text: str) -> str:
+    """An `--engine` value the catalogue has a package for; else argparse's error says "unknown engine" and
+    lists the ids (an engine whose package is gone is no choice: tests/engines/test_engine_removal.py)."""
+    if text not in ENGINE_IDS:
+        raise argparse.ArgumentTypeError(f"unknown engine {text[:40]!r} (one of {', '.join(ENGINE_IDS)})")
+    return text
+
+
 HUB_TIMEOUT_S = 30.0  # the default deadline of a command that reads its model from the hub
 
 
@@ -128,7 +136,11 @@ def add_model_arguments(
         help="read the config as this modelled family (e.g. llama) when its model_type is not modelled",
     )
     group.add_argument(
-        "--engine", choices=ENGINE_IDS, default=None, help=f"budget rules to apply (default {DEFAULT_ENGINE})"
+        "--engine",
+        type=engine_id,
+        choices=ENGINE_IDS,
+        default=None,
+        help=f"budget rules to apply (default {DEFAULT_ENGINE})",
     )
     group.add_argument(
         "--cmd", default=None, metavar="COMMAND", help="the engine's whole launch command, quoted"
