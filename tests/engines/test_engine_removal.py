@@ -70,18 +70,21 @@ def _copy_without_the_engine(dest: Path) -> None:
     (dest / "tests/data").symlink_to(ROOT / "tests/data", target_is_directory=True)
 
 
-def _environment(tree: Path) -> dict[str, str]:
+def _environment(tree: Path, xdg: Path) -> dict[str, str]:
+    """`tree` first on sys.path; no calibration store, and state and config folders of the test's own (a
+    module's fixture runs before the per-test XDG folders of tests/conftest.py are set)."""
     env = dict(os.environ, PYTHONPATH=str(tree), KVTOP_NO_CALIBRATION_STORE="1")
+    env |= {"XDG_STATE_HOME": str(xdg / "state"), "XDG_CONFIG_HOME": str(xdg / "config")}
     env.pop("PYTEST_ADDOPTS", None)
     return env
 
 
-def _probe(tree: Path) -> dict[str, Any]:
+def _probe(tree: Path, xdg: Path) -> dict[str, Any]:
     """tests/engines/removal_probe.py run with `tree` first on sys.path."""
     args = [str(tree), str(CONFIG), REMOVED, REMOVED_SCENARIO, *OTHERS]
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests/engines/removal_probe.py"), *args],
-        capture_output=True, text=True, env=_environment(tree), cwd=tree, timeout=120, check=False,
+        capture_output=True, text=True, env=_environment(tree, xdg), cwd=tree, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     found: dict[str, Any] = json.loads(done.stdout)
@@ -93,12 +96,12 @@ def _probe(tree: Path) -> dict[str, Any]:
 def removed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     tree = tmp_path_factory.mktemp("without-llamacpp")
     _copy_without_the_engine(tree)
-    return tree, _probe(tree)
+    return tree, _probe(tree, tmp_path_factory.mktemp("xdg"))
 
 
 @pytest.fixture(scope="module")
-def whole() -> dict[str, Any]:
-    return _probe(ROOT)
+def whole(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _probe(ROOT, tmp_path_factory.mktemp("xdg"))
 
 
 def test_the_copy_differs_only_by_the_engines_packages_and_one_line(
@@ -188,11 +191,13 @@ def test_asking_for_the_removed_engine_is_a_clear_error(
     assert json.loads(whole["removed_demo"]["out"])["engines"][0]["kind"] == REMOVED
 
 
-def test_conformance_and_the_guard_pass_on_the_copy(removed: tuple[Path, dict[str, Any]]) -> None:
+def test_conformance_and_the_guard_pass_on_the_copy(
+    removed: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     tree, _ = removed
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-v", "-x", *ON_THE_COPY],
-        capture_output=True, text=True, env=_environment(tree), cwd=tree, timeout=300, check=False,
+        capture_output=True, text=True, env=_environment(tree, tmp_path), cwd=tree, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     ran = [line for line in done.stdout.splitlines() if line.startswith("tests/")]
