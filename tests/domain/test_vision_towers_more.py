@@ -137,3 +137,22 @@ def test_phi3_5_vision_img_processor_is_read() -> None:
     config["img_processor"].update(image_dim_out=1024, layer_idx=-30)
     with pytest.raises(InputError, match="^img_processor.layer_idx: must name a layer"):
         model_from_config(config)
+    config["img_processor"] = None  # no image section: nothing to size, the note stays
+    model = model_from_config(config)
+    assert model.tower is None and any("vision tower" in note for note in model.not_modelled)
+
+
+def test_phi3_5_vision_checkpoint_total() -> None:
+    """The checkpoint's own count: TIGER-Lab/VLM2Vec-Full (a full fine-tune of microsoft/Phi-3.5-vision-instruct,
+    the same tensors) holds 4,146,621,440 parameters, 98,500,608 of them the embedding (its Hub safetensors
+    metadata as MTEB records it: GitHub embeddings-benchmark/mteb at 0012c86c8a489b677d8548ffeddf2c028d00154c,
+    mteb/models/model_implementations/vlm2vec_models.py). The checkpoint keeps all 24 CLIP blocks and the
+    post-LayerNorm; vLLM builds 23 and none, which the book holds: the book's rows at TP 1 plus that block and
+    norm are the checkpoint."""
+    w, i = 1024, 4096
+    model = model_from_config(json.loads((HELDOUT / "mlc--phi-3_5-vision.json").read_text()))
+    book = weights_book(model, ParallelLayout(tp=1), range(0, 32), first_stage=True, last_stage=True)
+    rows = {row.component: row.params for row in book.rows}
+    assert rows["embedding"] == 98_500_608
+    dropped = 4 * w * w + 4 * w + 2 * w * i + i + w + 2 * 2 * w + 2 * w  # the 24th block and the post-LayerNorm
+    assert sum(rows.values()) + dropped == 4_146_621_440
