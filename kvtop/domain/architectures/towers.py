@@ -1,9 +1,10 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP or SigLIP,
-Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in towers_intern.py;
-Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py. The Qwen vision transformers (Qwen2.5-VL,
+Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
+or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
+towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -91,11 +92,12 @@ class Tower:
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
-    # MiniMax-M3's ViT, projector and patch merger (towers_minimax)
+    # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
+    # (towers_phi)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
-    # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
+    # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
     vision_model_types: frozenset[str] = frozenset()
