@@ -186,14 +186,14 @@ def test_llava_feature_layer_and_bias_are_read() -> None:
 
 def test_llava_over_siglip_and_another_vision_model() -> None:
     """SigLIP under llava (vLLM siglip.py): no class embedding nor pre-LayerNorm, a patch bias, (336 ÷ 14)² = 576
-    positions: 3 × 1024 fewer than CLIP's; a vision model neither CLIP nor SigLIP keeps the note."""
+    positions: 3 × 1024 fewer than CLIP's; a vision model neither CLIP, SigLIP nor Pixtral keeps the note."""
     config = json.loads((HELDOUT / "mlc--llava.json").read_text())
     clip = model_from_config(config).tower
     config["vision_config"]["model_type"] = "siglip_vision_model"
     siglip = model_from_config(config).tower
     assert clip is not None and siglip is not None and clip.params - siglip.params == 3 * 1024
     assert siglip.config_class == "SiglipVisionConfig"
-    config["vision_config"]["model_type"] = "pixtral"
+    config["vision_config"]["model_type"] = "hiera"
     model = model_from_config(config)
     assert model.tower is None and any("vision tower" in note for note in model.not_modelled)
 

@@ -86,8 +86,9 @@ def read_config(
     update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
     tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
     read = None
-    if tower is not None and outer.vision_config is not None:
-        read = read_tower(tower, outer.vision_config, source, spec.hidden_size, config)
+    section = config.get(tower.section) if tower is not None else None
+    if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
+        read = read_tower(tower, section, source, spec.hidden_size, config)
     if read is not None:  # its bytes join the weights book
         update["tower"] = read
         update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)

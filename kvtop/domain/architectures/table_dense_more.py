@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
+from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
 from kvtop.domain.architectures.layer_rules import DeciBlocks, EveryNthFull, Qwen2Window
+from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.model import BodyShape
 
 A = Architecture
@@ -78,8 +80,8 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # attention, and its MLP width (ffn_mult) or none
     A("nemotron-nas", "DeciLMConfig (remote code)", "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py",
       d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks()),
-    # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (not modelled)
+    # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (`img_processor`: towers_phi); the
+    # note stays only where that section does not read as vLLM's CLIP
     A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,
-      ("Phi3VForCausalLM",),
-      not_modelled=("the CLIP vision tower and its projector (img_processor): not in the weights book",)),
+      ("Phi3VForCausalLM",), tower=t.PHI3_V, not_modelled=(VISION_NOT_MODELLED,)),
 )  # fmt: skip

@@ -1,9 +1,10 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Ten kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP or SigLIP,
-Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in towers_intern.py;
-Kimi-K2.5's MoonViT3d in towers_moon.py; MiniMax-M3's in towers_minimax.py. The Qwen vision transformers (Qwen2.5-VL,
+Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
+or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
+towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -29,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_intern, towers_minimax, towers_moon, towers_vit
+from kvtop.domain.architectures import towers_intern, towers_minimax, towers_moon, towers_phi, towers_vit
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -91,10 +92,12 @@ class Tower:
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
-    # MiniMax-M3's ViT, projector and patch merger (towers_minimax)
+    # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
+    # (towers_phi)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl"] = "qwen"
-    # per vision_config model_type, the defaults of its config class (llava over CLIP or SigLIP)
+                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v"] = "qwen"
+    section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
+    # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
     vision_model_types: frozenset[str] = frozenset()
@@ -110,7 +113,13 @@ def read_tower(
 ) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
     projector the outer config sizes (Mistral-3, llava, InternVL, MiniMax-M3), the outer config; None where the
-    vision model is not the kind the entry describes (llava over Pixtral, Kimi-K3's MoonViT: not modelled)."""
+    vision model is not the kind the entry describes (Kimi-K3's MoonViT: not modelled)."""
+    if tower.kind == "phi3v":  # its CLIP's shape is vLLM's constant: only layer_idx and image_dim_out are read
+        image = validated(towers_phi.Phi3VImageFields, vision_config, source=source, prefix=f"{tower.section}.")
+        if not 1 <= towers_vit.layers_built(image.layer_idx, towers_phi.CLIP_L14_336["depth"]) <= 24:
+            raise InputError(f"must name a layer of the CLIP's 24 (got {image.layer_idx})",
+                             field=f"{tower.section}.layer_idx", source=source)  # fmt: skip
+        return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
@@ -125,6 +134,8 @@ def read_tower(
         if not 1 <= towers_vit.layers_built(layer, values["depth"]) <= values["depth"]:
             raise InputError(f"must name a layer of the {values['depth']} in vision_config (got {layer})",
                              field="vision_feature_layer", source=source)  # fmt: skip
+        if stated.model_type == "pixtral":
+            return towers_vit.llava_pixtral(values, text_hidden, llava, "PixtralVisionConfig", tower.source)
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
         return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
     if tower.kind == "minimax_vl":
@@ -254,10 +265,16 @@ _LLAVA_VISION = {
     "siglip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
                             "image_size": 224, "patch_size": 16},
 }  # fmt: skip
+# llava over Pixtral (mistral-community/pixtral-12b): PixtralVisionConfig's class defaults (transformers
+# models/pixtral), the tower vLLM llava.py builds for it (PixtralHFVisionModel, towers_vit.llava_pixtral)
+_LLAVA_PIXTRAL = {"pixtral": {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3,
+                              "image_size": 1024, "patch_size": 16}}  # fmt: skip
 _LLAVA_SOURCE = "transformers models/clip, models/siglip (CLIPVisionModel, SiglipVisionModel), models/{}"
 LLAVA_CLIP = Tower(
-    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava (LlavaMultiModalProjector)"), {"vision_feature_layer": -2},
-    kind="llava", vision_model_types=frozenset(_LLAVA_VISION), vision_defaults=_LLAVA_VISION,
+    "CLIPVisionConfig",
+    _LLAVA_SOURCE.format("llava (LlavaMultiModalProjector)") + "; over Pixtral: models/pixtral, vLLM llava.py, pixtral.py",
+    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION) | {"pixtral"},
+    vision_defaults={**_LLAVA_VISION, **_LLAVA_PIXTRAL},
 )  # fmt: skip
 LLAVA_NEXT = Tower(
     "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next (image_newline, LlavaNextMultiModalProjector)"),
@@ -305,6 +322,22 @@ KIMI_K25 = Tower(
     kind="moon_vit",
 )  # fmt: skip
 
+# Kimi-VL's MoonViT (MoonViTConfig's defaults: the same as towers_moon.MoonVitFields'): vLLM moonvit.py builds the
+# layers MoonViT3d has (a biased Conv2d patch, a height × width × width table, blocks of two LayerNorms, wqkv/wo
+# and fc0/fc1 biased, a final LayerNorm; QKVParallelLinear, Row, Column, Row: split over TP, the heads dividing
+# by it or vLLM stops) and kimi_vl.py's KimiVLMultiModalProjector the same patch merger (ReplicatedLinear, whole);
+# SGLang kimi_vl_moonvit.py splits the attention (VisionAttention) and builds MLP2 nn.Linear (whole)
+KIMI_VL = Tower(
+    "MoonViTConfig", "Kimi-VL remote code (MoonVitPretrainedModel, KimiVLMultiModalProjector); vLLM moonvit.py, kimi_vl.py",
+    kind="moon_vit", vision_model_types=frozenset({"moonvit"}),
+)  # fmt: skip
+
+# Phi-3-vision / Phi-3.5-vision: vLLM phi3v.py's CLIP ViT-L/14-336, HD separators and img_projection (towers_phi)
+PHI3_V = Tower(
+    "CLIPVisionConfig", "Phi-3.5-vision remote code (Phi3ImageEmbedding); vLLM phi3v.py (Phi3HDImageEmbedding), clip.py",
+    kind="phi3v", section="img_processor",
+)  # fmt: skip
+
 # MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
 MINIMAX_M3 = Tower(
     "CLIPVisionConfig", "transformers models/minimax_m3_vl (MiniMaxM3VL vision model); vLLM minimax_m3/common/vision_tower.py",
@@ -317,5 +350,5 @@ MINIMAX_M3 = Tower(
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF,
+    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
 }  # fmt: skip

@@ -1,5 +1,6 @@
 """Kimi-K2.5's vision tower (MoonViT3d) and its patch-merger projector, counted as vLLM 0.33.0 builds and shards
-them (towers.py picks this kind by the outer model_type `kimi_k25`).
+them (towers.py picks this kind by the outer model_type `kimi_k25`, and for Kimi-VL's MoonViT, `kimi_vl`: vLLM
+moonvit.py and kimi_vl.py hold the same parameters, the time table being a K2.5 buffer).
 
 vLLM kimi_k25_vit.py: a Conv2d patch embedding with bias, a learned position table height × width × width (the
 time table is a buffer), blocks of two LayerNorms, wqkv and wo with biases, fc0 and fc1 with biases, a final

@@ -1,6 +1,6 @@
 """Three more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
-the kind): llava's (llava-next's, llava-onevision's) CLIP or SigLIP ViT and 2-layer projector, Llama-4's vision model and projector, Gemma-4's vision
-tower and embedder. Each returns the parameters whole and those split over TP (a column-parallel layer's
+the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
+vision model and projector, Gemma-4's vision tower and embedder. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
 
@@ -71,6 +71,26 @@ def llava_tower(
     split += split_projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
                      projector_params=split_projector)  # fmt: skip
+
+
+def llava_pixtral(
+    values: Mapping[str, Any], text_hidden: int, projector: LlavaProjectorConfig, config_class: str, source: str
+) -> TowerSpec:
+    """llava over Pixtral (mistral-community/pixtral-12b: `LlavaForConditionalGeneration` whose vision_config is
+    `pixtral`). vLLM llava.py `init_vision_tower_for_llava` builds PixtralHFVisionModel (pixtral.py) up to
+    `vision_feature_layer`: a Conv2d patch embedding without bias, ln_pre (RMSNorm), blocks of two RMSNorms,
+    qkv_proj (QKVParallelLinear) and o_proj (Row), gate_up_proj (MergedColumn) and down_proj (Row), none biased;
+    RoPE, no position table, no post-norm. The projector LlavaMultiModalProjector: linear_1 (Column, vision →
+    text) and linear_2 (Row, text → text), biases by `multimodal_projector_bias` (linear_2's whole)."""
+    width, mlp = values["hidden_size"], values["intermediate_size"]
+    feature_layer = values["vision_feature_layer"] if projector.vision_feature_layer is None else projector.vision_feature_layer
+    depth = layers_built(feature_layer, values["depth"])
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
+    split = depth * (4 * width * width + 3 * width * mlp)
+    bias = text_hidden if projector.multimodal_projector_bias else 0
+    linears = width * text_hidden + bias + text_hidden * text_hidden
+    return TowerSpec(params=whole + bias + split + linears, tp_split_params=split + linears, config_class=config_class,
+                     source=source, projector_params=linears)  # fmt: skip
 
 
 def llama4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:

@@ -1,0 +1,60 @@
+"""What kvtop does with a multimodal engine class's vision tower: planned (its bytes in the weights book), not
+modelled beside a planned language model (the plan says "vision tower weights … not modelled"), or the whole
+class not modelled (`coverage.verdict`'s reason). docs/multimodal.md lists every multimodal class of vLLM's and
+SGLang's registries with this verdict (written by benchmarks/architectures/multimodal_classes.py).
+
+A class's tower is its entry's (`Architecture.tower`), or, for a wrapper whose language model is a shared entry,
+the tower its config's outer `model_type` picks (`towers.BY_OUTER_TYPE`): `OUTER_TYPE_BY_CLASS` says which
+model_type each such class's checkpoints carry (the engines' config classes: vLLM 0.33.0 and transformers 5.24.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from kvtop.domain.architectures.coverage import verdict
+from kvtop.domain.architectures.registry import BY_CLASS_NAME
+from kvtop.domain.architectures.towers import BY_OUTER_TYPE, Tower
+
+TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
+
+OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
+    "Mistral3ForConditionalGeneration": "mistral3", "LlavaForConditionalGeneration": "llava",
+    "LlavaNextForConditionalGeneration": "llava_next", "LlavaOnevisionForConditionalGeneration": "llava_onevision",
+    "Llama4ForConditionalGeneration": "llama4", "Gemma4ForConditionalGeneration": "gemma4",
+    "InternVLChatModel": "internvl_chat", "InternVLForConditionalGeneration": "internvl",
+    "KimiK25ForConditionalGeneration": "kimi_k25", "KimiVLForConditionalGeneration": "kimi_vl",
+    "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
+}  # fmt: skip
+
+# Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
+NO_TOWER_BECAUSE: Mapping[str, str] = {
+    "KimiK3ForConditionalGeneration": "Kimi-K3's MoonViT variant (RMSNorms, no biases, a 1,536-wide qkv, "
+    "patchmergerv2): no oracle for it here",
+    "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
+}
+
+NO_TOWER = "no tower kind in kvtop's book yet: the plan says 'vision tower weights … not modelled'"
+
+
+def tower_of(class_name: str) -> Tower | None:
+    """The tower kvtop reads for a config naming this class (None: none)."""
+    entry = BY_CLASS_NAME.get(class_name)
+    if entry is not None and entry.tower is not None:
+        return entry.tower
+    outer = OUTER_TYPE_BY_CLASS.get(class_name)
+    return BY_OUTER_TYPE.get(outer) if outer else None
+
+
+def tower_verdict(class_name: str) -> tuple[TowerVerdict, str]:
+    """(what kvtop does with this multimodal class's tower, why): the class's own refusal reason where the class
+    is not modelled; the tower's config class and source where it is planned."""
+    kind, why = verdict(class_name)
+    if kind == "not_modelled":
+        return "not_modelled", why
+    tower = tower_of(class_name)
+    if tower is None:
+        return "no_tower", NO_TOWER_BECAUSE.get(class_name, NO_TOWER)
+    note = NO_TOWER_BECAUSE.get(class_name)
+    return "tower", f"{tower.config_class} ({tower.source})" + (f"; {note}" if note else "")
