@@ -197,8 +197,7 @@ def _solve(
         capped = rules.at_shared_capacity(settings, tightest)
         results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
-    free_before = measured.free_before_load(gpu_total_bytes)
-    context_bytes = gpu_total_bytes - free_before
+    context_bytes = measured.context_before_load(gpu_total_bytes)
     ranks: list[RankLedger] = []
     shared_tokens = tightest.token_capacity
     for dp_rank in range(layout.replicas):
