@@ -208,7 +208,8 @@ def _solve(
                 kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
                 kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
-                context_bytes=context_bytes, token_capacity=shared_tokens,
+                context_bytes=context_bytes, token_capacity=shared_tokens, context_source=measured.context_source(),
+                context_error_bytes=measured.context_error_bytes(),
                 terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
             for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books

@@ -29,6 +29,9 @@ def test_the_vllm_pp2_demo_ranks_hold_the_calibrated_context_and_nothing_unexpla
         assert view.ledger is not None and view.ledger.ranks[0].context_bytes == expected
         for rank in view.ranks:
             assert rank.predicted is not None and rank.predicted.context_bytes == expected
+            # said as the estimate it is: calibrated, within the fit's held-out error (0.017 GiB)
+            assert (rank.predicted.context_source, rank.predicted.context_error_bytes) == (
+                "calibrated", VLLM_FITS["vllm.context"].error_bytes)  # fmt: skip
             # the demo's few MiB of noise at most; before, 0.52 GiB a rank (4.16 GiB on the node)
             assert rank.unexplained_bytes is not None and rank.unexplained_bytes < 64 << 20
         assert start_overhead(view.ledger).context_bytes == expected  # diagnose's restart reads the same
@@ -47,6 +50,7 @@ def test_a_vllm_rank_context_is_the_fit_by_layout_and_measured_where_measured() 
     assert context(2) == (round((C0 + C1 + C2) * GIB), "calibrated")  # MoE across two TP ranks
     free = H100_TOTAL_BYTES - 3 * GIB  # a log's free memory before load: the total less 3 GiB
     assert context(2, MeasuredInputs(free_before_load_bytes=free)) == (3 * GIB, "measured")
+    assert MeasuredInputs(free_before_load_bytes=free).context_error_bytes() == 0
 
 
 def test_an_engine_that_reads_free_memory_before_load_keeps_total_less_that_free() -> None:

@@ -67,6 +67,16 @@ class MeasuredInputs(BaseModel):
             return self.calibrated.context_source
         return self.free_before_load_source()
 
+    def context_error_bytes(self) -> int:
+        """How far `context_before_load` may be off: 0 measured, the context fit's held-out error calibrated,
+        `CONTEXT_BYTES_RANGE`'s wider side assumed."""
+        source = self.context_source()
+        if source == "measured":
+            return 0
+        if source == "calibrated" and self.calibrated is not None:
+            return self.calibrated.context_error_bytes
+        return max(CONTEXT_BYTES_RANGE[1] - DEFAULT_CONTEXT_BYTES, DEFAULT_CONTEXT_BYTES - CONTEXT_BYTES_RANGE[0])
+
     def _context_is_the_fit(self) -> bool:
         """Nothing measured the free memory before load and the budget read none, but a context was fitted."""
         calibrated = self.calibrated
