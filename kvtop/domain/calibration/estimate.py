@@ -208,6 +208,7 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     or, where the ledger measured the free memory before load, the context that measurement leaves against
     CUDA's total."""
     rules = engine_rules(ledger.settings.engine)
+    figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
     fits = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
     given = ledger.measured.gpu_total_bytes  # the engine's total as the operator gave it (--gpu-memory)
     total = given if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
@@ -215,7 +216,7 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     measured_free = ledger.measured.free_before_load_bytes
     if measured_free is not None:
         return StartOverhead(driver_bytes=driver, context_bytes=max(total - measured_free, 0), source="measured")
-    figures = ledger.measured.calibrated  # the context the ledger's ranks hold, where it was calibrated
+    # the context the ledger's ranks hold, where it was calibrated (the same figure, one truth)
     if figures is not None and figures.context_bytes is not None:
         return StartOverhead(driver_bytes=driver, context_bytes=figures.context_bytes, source=figures.context_source)
     context = rules.calibration.context(calibration_inputs(ledger), fits)
