@@ -189,7 +189,7 @@ def by_part(port: int, gpus: bool) -> None:
     installed), typing at the door without and with the labels' redaction and sanitising, the join, the rows."""
     import httpx
 
-    from kvtop.sources import prometheus
+    from kvtop.sources import prometheus, prometheus_parse
     from kvtop.ui.widgets.cluster_table import node_cells
     from kvtop.ui.widgets.engine_table import engine_cells
 
@@ -205,13 +205,13 @@ def by_part(port: int, gpus: bool) -> None:
         parts["orjson.loads"] = best_of(3, lambda: [orjson.loads(body) for body in raw.values()])
     except ImportError:
         pass
-    shown = prometheus._shown_labels
+    shown = prometheus_parse._shown_labels  # where `_vector` looks it up
     try:
-        prometheus._shown_labels = lambda labels: labels  # type: ignore[assignment]
+        prometheus_parse._shown_labels = lambda labels: labels  # type: ignore[assignment]
         parts["typing, labels as given"] = best_of(3, lambda: [prometheus._vector(p, k, keep_nan=True) for k, p in payloads.items()])
     finally:
-        prometheus._shown_labels = shown
-    prometheus._shown_label.cache_clear()  # the first refresh redacts every label; the next ones remember
+        prometheus_parse._shown_labels = shown
+    prometheus_parse._shown_label.cache_clear()  # the first refresh redacts every label; the next ones remember
     started = time.process_time()
     answers = {key: prometheus._vector(payload, key, keep_nan=True) for key, payload in payloads.items()}
     parts["typing, labels redacted + sanitised (first refresh)"] = time.process_time() - started

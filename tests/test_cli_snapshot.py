@@ -124,7 +124,9 @@ def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.Capture
     [engine] = out["engines"]
     for rank in engine["ranks"]:
         capacity = rank["capacity"]
-        assert capacity["clean_tokens"] == engine["predicted"]["token_capacity"] == 1_214_759
+        assert capacity["clean_tokens"] == engine["plan"]["token_capacity"] == 1_214_759
+        # the engine's predicted is the explained state, as its ranks' (the co-tenant applied)
+        assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == 1_086_098
         assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_086_098
         assert capacity["actual_source"] == "live"
         # SGLang sizes every rank by the least free GPU: GPU 3's 6 GiB co-tenant costs each rank

@@ -54,6 +54,20 @@ def test_the_snapshot_json_is_the_waterfall(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
+def test_the_snapshot_jsons_engine_predicted_is_its_ranks_predicted(name: str) -> None:
+    """The engine-level `predicted` is the explained ledger, as each rank's `predicted` is its rank (before,
+    the engine level was the clean plan: 1,214,759 tokens where its ranks said 1,086,098 on the co-tenant
+    node); the launch's own plan on empty GPUs is `plan`."""
+    snapshot = _snapshot(name)
+    for view, shown in zip(snapshot.engines, snapshot_json(snapshot)["engines"], strict=True):
+        for rank, row in zip(view.ranks, shown["ranks"], strict=True):
+            if rank.capacity is None or row["predicted"] is None:
+                continue
+            assert shown["predicted"]["token_capacity"] == row["predicted"]["token_capacity"]
+            assert shown["predicted"]["token_capacity"] == rank.capacity.explained_tokens
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
 def test_the_dashboard_row_is_the_waterfalls_change(name: str) -> None:
     snapshot = _snapshot(name)
     for row in gpu_rows(NodeState(source_label=name, snapshot=snapshot)):

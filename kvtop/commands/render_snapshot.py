@@ -2,7 +2,8 @@
 
 JSON keys (stable): `source`, `notice`, `taken_at`, `nvml`, `gpus[]` (index, uuid, name,
 total/used/reserved/free bytes, state, processes[]), `engines[]` (kind, model, layout, endpoint,
-predicted, ranks[] with gpu_index, pid, rank, observed, predicted, unexplained_bytes). Bytes are
+predicted: the explained ledger, plan: the launch on empty GPUs, ranks[] with gpu_index, pid, rank,
+observed, predicted: the explained ledger's rank, unexplained_bytes). Bytes are
 ints; units are formatted only in the text tables.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from kvtop.commands.render_ledger import ledger_json, rank_json
 from kvtop.domain.capacity import CapacityWaterfall
+from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState, NvmlState
 from kvtop.domain.pressure import pressure_of
@@ -74,18 +76,25 @@ def _layout(engine: EngineInstance, view: EngineView) -> dict[str, Any] | None:
 
 def engine_json(view: EngineView) -> dict[str, Any]:
     engine = view.engine
-    predicted = None
-    if view.ledger is not None:
-        predicted = {key: value for key, value in ledger_json(view.ledger).items() if key != "ranks"}
+    # `predicted` is the explained ledger (every measured cause applied), as each rank's `predicted` is its
+    # rank; `plan` is the launch solved on empty GPUs, as `kvtop plan` has it (its deployment features in:
+    # the waterfall's `clean_tokens` is the launch without them)
+    predicted = _engine_ledger(view.explained or view.ledger)
+    plan = _engine_ledger(view.ledger)
     return {
         "engine_id": engine.engine_id, "kind": engine.kind, "server_pid": engine.server_pid,
         "model": engine.model or (view.ledger.model.name if view.ledger else None),
         "host": engine.host, "port": engine.port, "settings_message": engine.settings_message,
         "layout": _layout(engine, view), "endpoint": engine.live.model_dump(mode="json"),
-        "ledger_error": view.ledger_error, "predicted": predicted,
+        "ledger_error": view.ledger_error, "predicted": predicted, "plan": plan,
         "pressure": _pressure_json(view),
         "ranks": [rank_view_json(rank) for rank in view.ranks],
     }  # fmt: skip
+
+
+def _engine_ledger(ledger: Ledger | None) -> dict[str, Any] | None:
+    """A ledger's engine-level keys (its ranks are each `ranks[].predicted`)."""
+    return None if ledger is None else {key: value for key, value in ledger_json(ledger).items() if key != "ranks"}
 
 
 def _pressure_json(view: EngineView) -> dict[str, Any] | None:

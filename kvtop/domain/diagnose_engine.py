@@ -15,7 +15,7 @@ from typing import Protocol, cast
 from kvtop.domain.calibration.estimate import start_overhead
 from kvtop.domain.capacity import CapacityCause, CapacityTerm
 from kvtop.domain.diagnose_findings import Finding, Thresholds
-from kvtop.domain.engines.base import DEFAULT_CONTEXT_BYTES
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.catalogue import engine_module
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.node import EngineView, NodeSnapshot
@@ -73,7 +73,7 @@ class EngineOnNode:
         # engine's CUDA context and NCCL by TP and GPU); NVML's free memory, where read, stays measured
         overhead = start_overhead(view.ledger) if view.ledger else None
         driver = overhead.driver_bytes if overhead else 0  # no ledger: no restart is priced (no replay)
-        context = overhead.context_bytes if overhead else DEFAULT_CONTEXT_BYTES
+        context = overhead.context_bytes if overhead else MeasuredInputs().context_before_load(total)
         self.clean: dict[int, int] = {}  # free at a restart if nothing but this engine were on the GPU
         for g, gpu in self.gpus.items():
             if gpu.free_bytes is None:

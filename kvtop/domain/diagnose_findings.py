@@ -108,6 +108,7 @@ class Rule(str, Enum):
     UNEXPLAINED_BYTES = "unexplained_bytes"
     GPU_LOST = "gpu_lost"
     BF16_KV_WHERE_FP8_SUPPORTED = "bf16_kv_where_fp8_supported"
+    FP32_KV_CACHE = "fp32_kv_cache"  # a float32 KV cache (and weights): a 16-bit --dtype halves both
     TP_ABOVE_KV_HEADS = "tp_above_kv_heads"
     MLA_UNDER_ATTENTION_TP = "mla_under_attention_tp"
     REQ_TO_TOKEN_LARGE = "req_to_token_large"

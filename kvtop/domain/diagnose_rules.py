@@ -19,7 +19,7 @@ from kvtop.domain.diagnose_findings import (
     node_tokens,
 )
 from kvtop.domain.diagnose_headroom import headroom_short
-from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.registry import engine_flags, engine_rules
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.ledger_values import WhatIf
@@ -27,8 +27,45 @@ from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import gib, signed
 
 
+def _sixteen_bit_dtype(ledger: Ledger) -> str | None:
+    """The engine's `--dtype` spelling that builds the model in 16 bits (bfloat16, else float16), where its
+    load casts have one (`LoadCasts.dtypes`); None for an engine with no such flag."""
+    widths = dict(engine_flags(ledger.settings.engine).load_casts.dtypes)
+    return next((name for name in ("bfloat16", "float16") if widths.get(name) == 2), None)
+
+
+def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
+    """A float32 KV cache (a float32 checkpoint served as stored, or `--dtype float32`): a 16-bit `--dtype`
+    halves the KV cell and the weights, before any FP8 trade-off is worth weighing."""
+    dtype = _sixteen_bit_dtype(ledger)
+    if ledger.kv_format != "fp32" or not ledger.engine.fits or dtype is None:
+        return None
+    fixed = ledger.settings.model_copy(update={"dtype": dtype})
+    alt = replay.solve(fixed)
+    if alt is None or alt.token_capacity <= ledger.token_capacity:
+        return None
+    gain = alt.token_capacity - ledger.token_capacity
+    cell, cell16 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
+    flag = spelling_of(ledger.settings.engine, "dtype")
+    return Finding(
+        rule=Rule.FP32_KV_CACHE, severity=advice_severity(gain, ledger.token_capacity, thresholds),
+        summary=f"KV cache and weights are float32: {flag} {dtype} halves both, +{gain:,} tokens per rank",
+        bytes=(cell - cell16) * ledger.token_capacity, tokens=gain, gain_tokens=gain, fix=f"{flag} {dtype}",
+        evidence=(
+            f"KV bytes per token per rank: {cell:,} B (fp32) → {cell16:,} B ({dtype})",
+            f"weights per rank: {gib(ledger.weights_bytes)} → {gib(alt.weights_bytes)}",
+            f"capacity {ledger.token_capacity:,} → {alt.token_capacity:,} tokens per rank",
+            "float16 where the GPU has no bfloat16 (before Ampere); FP8 KV is a further step once 16-bit",
+        ),
+        fix_settings=fixed,
+    )  # fmt: skip
+
+
 def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding | None:
-    if ledger.kv_format not in ("bf16", "fp16", "fp32") or not ledger.engine.fits:
+    """A 16-bit KV cache where the engine has FP8 KV (a float32 one is `_fp32_kv`'s first, where the engine
+    can serve the model in 16 bits)."""
+    sixteen = ("bf16", "fp16") if _sixteen_bit_dtype(ledger) else ("bf16", "fp16", "fp32")
+    if ledger.kv_format not in sixteen or not ledger.engine.fits:
         return None
     rules = engine_rules(ledger.settings.engine)
     dtype = rules.diagnosis.fp8_kv_dtype(ledger)
@@ -178,7 +215,7 @@ def _mtp_bytes(ledger: Ledger) -> int:
     return with_mtp.weights_bytes - ledger.weights_bytes
 
 
-LEDGER_RULES: tuple[LedgerRule, ...] = (_fp8_kv, _tp_above_kv_heads, _mla_under_tp, _reserve_below_engines_own)
+LEDGER_RULES: tuple[LedgerRule, ...] = (_fp32_kv, _fp8_kv, _tp_above_kv_heads, _mla_under_tp, _reserve_below_engines_own)
 
 
 def ledger_findings(ledger: Ledger, thresholds: Thresholds) -> list[Finding]:

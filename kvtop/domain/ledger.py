@@ -197,8 +197,7 @@ def _solve(
         capped = rules.at_shared_capacity(settings, tightest)
         results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
-    free_before = measured.free_before_load(gpu_total_bytes)
-    context_bytes = gpu_total_bytes - free_before
+    context_bytes = measured.context_before_load(gpu_total_bytes)
     ranks: list[RankLedger] = []
     shared_tokens = tightest.token_capacity
     for dp_rank in range(layout.replicas):
@@ -209,7 +208,8 @@ def _solve(
                 kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
                 kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
-                context_bytes=context_bytes, token_capacity=shared_tokens,
+                context_bytes=context_bytes, token_capacity=shared_tokens, context_source=measured.context_source(),
+                context_error_bytes=measured.context_error_bytes(),
                 terms=_with_cell_bytes(terms, shared_tokens + result.page_size if result.fits else 0),
             )  # fmt: skip
             for tp_rank in range(layout.tp):  # TP ranks of a stage hold the same books

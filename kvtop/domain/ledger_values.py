@@ -12,6 +12,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
@@ -42,6 +43,9 @@ class RankLedger(BaseModel):
     reserve_bytes: int  # runtime reserve outside weights and KV (activations, graphs, req_to_token…)
     context_bytes: int  # CUDA context, NCCL and anything resident before weights
     token_capacity: int
+    # where `context_bytes` comes from and how far it may be off (`MeasuredInputs.context_before_load`)
+    context_source: TermSource = "assumed"
+    context_error_bytes: int = 0
     terms: tuple[BudgetTerm, ...] = ()  # the deployment beside the model: draft, experts, LoRA (deployment.py)
 
     @property

@@ -358,7 +358,9 @@ def _explained_rank(explained: Ledger, rank: RankView, heavier: int = 0) -> Rank
     row = _ledger_rank(explained, rank.rank)
     if row is None or rank.predicted is None:
         return row
-    update: dict[str, object] = {"context_bytes": rank.predicted.context_bytes}
+    clean = rank.predicted
+    update: dict[str, object] = {"context_bytes": clean.context_bytes, "context_source": clean.context_source,
+                                 "context_error_bytes": clean.context_error_bytes}  # fmt: skip
     if heavier:
         extra = WeightRow(component=REPORTED_WEIGHTS_ROW, params=0, bytes=heavier, shards=1, bytes_per_param=0.0,
                           note="the engine reports its weights this much above the prediction")  # fmt: skip

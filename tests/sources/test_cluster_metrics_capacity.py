@@ -46,7 +46,7 @@ def test_the_nim_page_states_its_capacity_in_cache_config_info() -> None:
 def test_a_page_before_kv_cache_size_tokens_states_blocks_times_block_size() -> None:
     (engine,) = read(FakePrometheus([Target("vllm", "10.0.3.2:8000", v0110_page({0: 9271}))])).engines
     assert engine.actual == (9_271 * 16, CapacitySource.LIVE) == (148_336, CapacitySource.LIVE)
-    assert engine_cells(engine)[4].text == "148,336 engine metrics"
+    assert engine_cells(engine)[4].text == "148,336 metrics"
     # a node page before the profile filled the block count ("None") states no capacity, never a zero
     (unsized,) = read(FakePrometheus([
         Target("vllm", "10.0.3.2:8000", v0110_page({0: 9271}).replace('num_gpu_blocks="9271"', 'num_gpu_blocks="None"'))

@@ -71,7 +71,7 @@ def test_a_two_node_sglang_engine_is_joined_by_the_ranks_its_metrics_name() -> N
     cells = [cell.text for cell in engine_cells(engine, view.disaggregated)]
     assert cells[0] == "SGLang deepseek-r1 @10.0.0.1:30000"
     assert cells[2] == "10.0.0.1:30000 DP0–DP7 TP0–TP7 (API) · 10.0.0.2:30000 DP8–DP15 TP8–TP15"
-    assert cells[4] == "326,223 engine metrics"
+    assert cells[4] == "326,223 metrics"
     assert engine.describe_waterfall() == "326,223 engine metrics, the engine's own figure (no kvtop prediction to compare)"
 
 

@@ -91,4 +91,4 @@ async def test_engine_rows_replace_only_their_changed_cells() -> None:
         # and tokens cells were replaced
         assert changed == [(sglang_row, 3), (sglang_row, 4)]
         assert (rows[sglang_row][3].plain, now[sglang_row][3].plain) == ("—", "10.0.0.1:30000")
-        assert now[sglang_row][4].plain == "300,000 engine metrics"
+        assert now[sglang_row][4].plain == "300,000 metrics"

@@ -104,11 +104,16 @@ def preload_estimate(
     estimates = _with_measured(estimates, ledger.measured)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and weights and weights.source != "measured" else 0
+    # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit
+    context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
+    if context is not None and node is not None:
+        context = _from_node(context, node, ledger.settings)
     return PreloadEstimate(
         engine=ledger.settings.engine,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
+        context=context,
     )
 
 
@@ -199,9 +204,11 @@ class StartOverhead(BaseModel):
 
 def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) -> StartOverhead:
     """The overhead of a start of `ledger`'s launch on its GPU model: CUDA's total per GPU model and the
-    engine's context fit (by TP and GPU), or, where the ledger measured the free memory before load, the
-    context that measurement leaves against CUDA's total."""
+    engine's context fit (by TP and GPU: the one its calibrated ranks hold, `CalibratedFigures.context_bytes`),
+    or, where the ledger measured the free memory before load, the context that measurement leaves against
+    CUDA's total."""
     rules = engine_rules(ledger.settings.engine)
+    figures = ledger.measured.calibrated if fits is None else None  # other fits: the context is theirs
     fits = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
     given = ledger.measured.gpu_total_bytes  # the engine's total as the operator gave it (--gpu-memory)
     total = given if given is not None else cuda_total_estimate(ledger.gpu_name, ledger.gpu_total_bytes, fits).bytes
@@ -209,6 +216,9 @@ def start_overhead(ledger: Ledger, fits: dict[str, LinearTerm] | None = None) ->
     measured_free = ledger.measured.free_before_load_bytes
     if measured_free is not None:
         return StartOverhead(driver_bytes=driver, context_bytes=max(total - measured_free, 0), source="measured")
+    # the context the ledger's ranks hold, where it was calibrated (the same figure, one truth)
+    if figures is not None and figures.context_bytes is not None:
+        return StartOverhead(driver_bytes=driver, context_bytes=figures.context_bytes, source=figures.context_source)
     context = rules.calibration.context(calibration_inputs(ledger), fits)
     return StartOverhead(driver_bytes=driver, context_bytes=context.bytes, source=context.source)
 

@@ -62,6 +62,11 @@ class CalibratedFigures(BaseModel):
     non_kv_bytes: int | None = None  # the runtime terms together (vLLM's non-KV, TensorRT-LLM's reserve)
     non_kv_source: TermSource = "assumed"
     weights_extra_bytes: int = 0  # added to the predicted weights of every rank (a node's own measure, a bound)
+    # what a worker holds before its weights (CUDA context, NCCL) where the budget reads no free memory
+    # before load (vLLM): the engine's context fit, read by the ledger as each rank's context
+    context_bytes: int | None = None
+    context_source: TermSource = "assumed"
+    context_error_bytes: int = 0
 
 
 _STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
@@ -83,6 +88,9 @@ class PreloadEstimate(BaseModel):
     # what the calibrated weights term holds beyond the ledger's weights book (a cast at load, the engine
     # loader's own buffers): the budget adds it to every rank's book; 0 where the weights were measured
     weights_beside_book_bytes: int = 0
+    # the engine's context before load where its budget has no such term (vLLM's worker): not in the
+    # interval (the capacity does not rest on it), but each rank's predicted context bytes
+    context: TermEstimate | None = None
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -119,6 +127,7 @@ class PreloadEstimate(BaseModel):
         runtime = [term for term in RUNTIME_TERMS if term in by_term]
         weights = self.term(Term.WEIGHTS)
         free_known = cuda_total is not None and context is not None
+        held = self.term(Term.CONTEXT) or self.context
         return CalibratedFigures(
             cuda_total_bytes=cuda_total,
             cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
@@ -129,4 +138,7 @@ class PreloadEstimate(BaseModel):
             weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes
             if weights is not None
             else 0,
+            context_bytes=held.bytes if held is not None else None,
+            context_source=held.source if held is not None else "assumed",
+            context_error_bytes=held.error_bytes if held is not None else 0,
         )

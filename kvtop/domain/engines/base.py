@@ -52,6 +52,39 @@ class MeasuredInputs(BaseModel):
             return self.calibrated.free_before_load_bytes
         return gpu_total_bytes - DEFAULT_CONTEXT_BYTES
 
+    def context_before_load(self, gpu_total_bytes: int) -> int:
+        """THE context a rank holds before its weights (CUDA context, NCCL): what the free memory before load
+        leaves of the total (measured, or calibrated where the budget reads it: then with the driver's share),
+        else the engine's context fit where its budget reads no free memory (vLLM's worker), else
+        `DEFAULT_CONTEXT_BYTES`. The ledger's ranks, a restart's arithmetic and the demo's workers read it."""
+        if self._context_is_the_fit() and self.calibrated is not None and self.calibrated.context_bytes is not None:
+            return self.calibrated.context_bytes
+        return gpu_total_bytes - self.free_before_load(gpu_total_bytes)
+
+    def context_source(self) -> TermSource:
+        """Where `context_before_load` comes from."""
+        if self._context_is_the_fit() and self.calibrated is not None:
+            return self.calibrated.context_source
+        return self.free_before_load_source()
+
+    def context_error_bytes(self) -> int:
+        """How far `context_before_load` may be off: 0 measured, the context fit's held-out error calibrated,
+        `CONTEXT_BYTES_RANGE`'s wider side assumed."""
+        source = self.context_source()
+        if source == "measured":
+            return 0
+        if source == "calibrated" and self.calibrated is not None:
+            return self.calibrated.context_error_bytes
+        return max(CONTEXT_BYTES_RANGE[1] - DEFAULT_CONTEXT_BYTES, DEFAULT_CONTEXT_BYTES - CONTEXT_BYTES_RANGE[0])
+
+    def _context_is_the_fit(self) -> bool:
+        """Nothing measured the free memory before load and the budget read none, but a context was fitted."""
+        calibrated = self.calibrated
+        return (
+            self.free_before_load_bytes is None and calibrated is not None
+            and calibrated.free_before_load_bytes is None and calibrated.context_bytes is not None
+        )  # fmt: skip
+
     def free_before_load_source(self) -> TermSource:
         if self.free_before_load_bytes is not None:
             return "measured"

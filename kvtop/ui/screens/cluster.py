@@ -23,8 +23,8 @@ from kvtop.gc_pause import collector_paused
 from kvtop.ui.freshness import Wording
 from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.screens.dashboard import DashboardScreen
-from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable
-from kvtop.ui.widgets.engine_table import EngineTable
+from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable, no_node_view
+from kvtop.ui.widgets.engine_table import EngineTable, no_engine_view
 from kvtop.ui.widgets.footer import Footer
 
 _WORDING = Wording(
@@ -138,7 +138,7 @@ class ClusterScreen(Screen[None]):
         if node is not None:
             lines = [
                 f"{node.name}: " + (" · ".join(node.notes) if node.notes else "no notes"),
-                "Enter: its dashboard",
+                no_node_view(node) or "Enter: its dashboard",
             ]
             notes.update(Content("\n").join(Content(line) for line in lines))
 
@@ -158,7 +158,8 @@ class ClusterScreen(Screen[None]):
                 lines.append(f"{group.served_model}: prefill {len(group.prefill)} · decode {len(group.decode)} · KV over {transfer}")
                 if group.finding is not None:
                     lines.append(f"decode_pool_limits_concurrency: {group.finding.message}")
-        lines.append(f"Enter: the dashboard of {self._node_of(engine.name) or '?'} (its tightest rank's node)")
+        why_not = no_engine_view(engine)
+        lines.append(why_not or f"Enter: the dashboard of {self._node_of(engine.name) or '?'} (its tightest rank's node)")
         notes.update(Content("\n").join(Content(line) for line in lines))
 
     def _node_of(self, engine_name: str | None) -> str | None:
@@ -186,6 +187,11 @@ class ClusterScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#engine-table")
     def _engine_selected(self, event: DataTable.RowSelected) -> None:
+        engine = self.query_one(EngineTable).engine_named(event.row_key.value)
+        why_not = no_engine_view(engine) if engine is not None else None
+        if why_not is not None:  # opening it would show a source failing for want of GPU series
+            self.notify(why_not, timeout=6)
+            return
         node = self._node_of(event.row_key.value)
         if node is not None:
             self.post_message(self.NodeChosen(node))
@@ -201,7 +207,11 @@ class ClusterScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#cluster-table")
     def _selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
+        node = self.query_one(ClusterTable).node_named(event.row_key.value)
+        why_not = no_node_view(node) if node is not None else None
+        if why_not is not None:
+            self.notify(why_not, timeout=6)
+        elif event.row_key.value is not None:
             self.post_message(self.NodeChosen(event.row_key.value))
 
 

@@ -19,7 +19,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_parts import rank_label, short_gpu_name
-from kvtop.units import fmt_both, fmt_bytes, fmt_tokens
+from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
 LABEL_WIDTH = 23
@@ -137,6 +137,13 @@ def note_lines(view: RankLedgerView) -> list[Content]:
             f"≈ tokens: every row's bytes ÷ {fmt_bytes(view.kv_bytes_per_token)} per token", "$text-muted"
         )
     ]
+    predicted = view.rank.predicted if view.rank is not None else None
+    if predicted is not None and predicted.context_source != "measured":  # an estimate is never a fact
+        error = f" ± {fmt_gib(predicted.context_error_bytes)}" if predicted.context_error_bytes else ""
+        notes.append(Content.styled(
+            f"context, NCCL: {predicted.context_source}{error} (before the weights load; docs/calibration.md)",
+            "$text-muted",
+        ))  # fmt: skip
     for cost in view.outside_costs:
         notes.append(Content.styled(
             f"{cost.row} cost {cost.tokens:,} tokens per rank (finding {cost.rule})",

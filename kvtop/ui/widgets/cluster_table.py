@@ -127,6 +127,17 @@ def capacity_cell(node: ClusterNode) -> Cell:
     return Cell(text + who)
 
 
+def no_node_view(node: ClusterNode) -> str | None:
+    """Why Enter opens no dashboard for `node` (None: it opens one): a node seen only through its engines'
+    own /metrics has no GPU series for a node view to show."""
+    if node.gpu_summary is not None or has_kvtop(node) or not node.engines:
+        return None
+    if not all(engine.from_engine_metrics for engine in node.engines):
+        return None
+    return (f"no node view for {node.name}: its only series are its engines' own /metrics, which carry no GPU map "
+            "(kvtop export or DCGM on it gives one)")  # fmt: skip
+
+
 def gpus_cell(node: ClusterNode) -> Cell:
     """'8', or '8 (1 lost)' when kvtop's exporter reports a GPU lost or failing."""
     gpus = node.gpu_summary

@@ -50,7 +50,7 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
         tight = Cell(f"{tightest.node}{where_gpu}", "warning")
     elif engine.tightest_unknown:
         tight = Cell("not known from metrics", "muted")
-    tokens = Cell(NONE, "muted") if actual is None else Cell(f"{actual[0]:,} {engine.actual_source}")
+    tokens = Cell(NONE, "muted") if actual is None else Cell(f"{actual[0]:,} {_source_word(engine)}")
     losses = [t for t in engine.terms if t.tokens < 0]
     cause = Cell(NONE, "muted")
     if losses:
@@ -67,6 +67,21 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
         tokens,
         cause,
     )
+
+
+def _source_word(engine: JoinedEngine) -> str | None:
+    """The tokens' source in one word: 'metrics' for the engine's own series (its notes line says
+    'engine metrics, the engine's own figure'), so the cell fits beside a two-node row at 160 columns."""
+    return "metrics" if engine.engine_metrics_only else engine.actual_source
+
+
+def no_engine_view(engine: JoinedEngine) -> str | None:
+    """Why Enter opens no node for `engine` (None: it opens its tightest rank's node): an engine seen only
+    through its own /metrics has no GPU series on its nodes for a node view to show."""
+    if not engine.engine_metrics_only:
+        return None
+    return (f"no node view for {engine.name}: its series are the engine's own /metrics, which carry no GPU map "
+            "(kvtop export on its nodes gives one)")  # fmt: skip
 
 
 class EngineTable(KeyedRowsTable):
