@@ -189,7 +189,8 @@ def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.Ca
     vllm_ep = plan_json(
         capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
     )
-    assert vllm_ep["ranks"][0]["weights_bytes"] == 12_881_240_064  # EP 8 over tp × dp = 8 ranks
+    # EP 8 over tp × dp = 8 ranks, and vLLM's rope cos/sin cache whole on each (32,768 positions × 128 × 2 B)
+    assert vllm_ep["ranks"][0]["weights_bytes"] == 12_881_240_064 + 32_768 * 128 * 2
     bytes_exact = plan_json(capsys, "--model", MIXTRAL, "--tp", "2", "--gpu-memory", "85899345920B")
     assert (
         bytes_exact["token_capacity"]

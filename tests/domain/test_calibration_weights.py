@@ -5,7 +5,9 @@ hidden 4096, 32 layers, vocabulary 128,256, 8,030,261,248 parameters = its safet
 total_size 16,060,522,496 bytes ÷ 2; gpt-oss-120b: 36 layers of 128 experts, hidden and intermediate
 2880) and the weights vLLM printed for the same launches (llm-d-planner's H100 runs,
 tests/data/calibration/vllm.jsonl: 29.98, 8.49 and 64.38 GiB; myoceane.fr's A100 start of gpt-oss-20b:
-13.72 GiB).
+13.72 GiB; Llama-4-Scout at TP 4: 53.12 GiB). vLLM also holds the rope's cos/sin cache on every rank
+(rotary_embedding/base.py: max_position_embeddings × rotary_dim in the model's dtype; gpt_oss.py builds it in
+float32), which the checkpoint does not count.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ LLAMA_8B_BF16_BYTES = 16_060_522_496  # the safetensors index's total_size
 EMBEDDING = 128_256 * 4096  # the embedding, and the LM head (untied) again
 NORMS = (2 * 32 + 1) * 4096
 LINEAR = 8_030_261_248 - 2 * EMBEDDING - NORMS  # the 7 matrices of each of the 32 layers
+LLAMA_8B_ROPE = 131_072 * 128 * 2  # max_position_embeddings × head_dim × bf16: the cos/sin cache
+GPT_OSS_ROPE = 131_072 * 64 * 4  # gpt-oss: head_dim 64, its rope built in float32
+SCOUT = CONFIGS / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
 
 
 def plan(config: Path, gpu: str, *flags: str, measured: MeasuredInputs | None = None):  # type: ignore[no-untyped-def]
@@ -57,12 +62,13 @@ def test_dtype_float32_holds_every_tensor_in_four_bytes() -> None:
     """llm-d-planner's `--dtype float32` start of Llama-3.1-8B-Instruct printed 29.98 GiB of weights."""
     found = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--dtype", "float32")
     weights, source = weights_of(found)
-    assert weights == 2 * LLAMA_8B_BF16_BYTES and source == "calibrated"
+    assert weights == 2 * LLAMA_8B_BF16_BYTES + 2 * LLAMA_8B_ROPE and source == "calibrated"  # the cache in fp32
     assert weights / GIB == pytest.approx(29.98, rel=0.005)
-    # the budget reads it: the plan's KV memory is the BF16 plan's less the 14.96 GiB the cast adds
+    # the budget reads it: the plan's KV memory is the BF16 plan's less the 14.96 GiB the cast adds (and the
+    # rope cache's 32 MiB, float32 too)
     bf16 = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0")
     moved = bf16.ledger.engine.kv_budget_bytes - found.ledger.engine.kv_budget_bytes
-    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES, abs=GIB // 100)
+    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE, abs=GIB // 100)
 
 
 def test_quantization_fp8_on_a_bf16_checkpoint_holds_its_matrices_in_one_byte() -> None:
@@ -70,7 +76,7 @@ def test_quantization_fp8_on_a_bf16_checkpoint_holds_its_matrices_in_one_byte() 
     start with `--quantization fp8` printed 8.49 GiB."""
     weights, source = weights_of(plan(LLAMA_8B, "H100", "--engine-version", "0.19.0", "--quantization", "fp8"))
     expected = 2 * EMBEDDING * 2 + NORMS * 2 + LINEAR * 1 + 32 * 7 * 4
-    assert weights == expected == 9_081_201_536 and source == "calibrated"
+    assert weights == expected + LLAMA_8B_ROPE == 9_081_201_536 + 33_554_432 and source == "calibrated"
     assert weights / GIB == pytest.approx(8.49, rel=0.005)
 
 
@@ -98,7 +104,7 @@ def test_vllms_mxfp4_experts_on_hopper_hold_their_scales_twice() -> None:
     experts, width = 128, 2880
     scales_again = experts * 3 * width * width // 32
     biases_widened = experts * (2 * width + width) * 2
-    assert weights - book_of(found) == 36 * (scales_again + biases_widened) == 3_662_807_040
+    assert weights - book_of(found) == 36 * (scales_again + biases_widened) + GPT_OSS_ROPE == 3_662_807_040 + 33_554_432
     assert weights / GIB == pytest.approx(64.38, rel=0.005)
     assert book_of(found) / GIB < 64.38 * 0.95  # the book alone: 5.6 % light
 
@@ -110,11 +116,27 @@ def test_vllms_mxfp4_experts_on_ampere_are_padded_for_marlin() -> None:
                  "--gpu-memory-utilization", "0.65")  # fmt: skip
     weights, _ = weights_of(found)
     grown = 24 * 32 * 3 * (2944 * 3072 - 2880 * 2880) * 17 // 32  # 4.25 bits a weight, scales included
-    assert weights - book_of(found) == grown == 917_471_232
+    assert weights - book_of(found) == grown + GPT_OSS_ROPE == 917_471_232 + 33_554_432
     assert weights / GIB == pytest.approx(13.72, rel=0.005)
 
 
 def test_mxfp4_experts_on_blackwell_keep_the_book() -> None:
-    """FlashInfer's Blackwell backends (padding to 256, shuffled copies) are not modelled: the book stands."""
+    """FlashInfer's Blackwell backends (padding to 256, shuffled copies) are not modelled: the book stands,
+    with the rope's cache beside it."""
     found = plan(GPT_OSS_120B, "B200", "--engine-version", "0.11.0", "--max-model-len", "16000")
-    assert weights_of(found)[0] == book_of(found)
+    assert weights_of(found)[0] == book_of(found) + GPT_OSS_ROPE
+
+
+def test_vllm_holds_the_ropes_cos_sin_cache_on_every_rank() -> None:
+    """Llama-4-Scout at TP 4 (vLLM 0.19.0, llm-d-planner's H100 run) printed 53.12 GiB of weights a rank, 2.5 GiB
+    above the checkpoint's quarter: its rope cache is 10,485,760 positions × 128 × 2 B = 2.5 GiB, whole on each of
+    the 4 ranks. Llama-3.1-8B's is 131,072 × 128 × 2 B = 32 MiB (14.99 GiB printed: the checkpoint's 14.96 + 0.03)."""
+    found = plan(SCOUT, "H100", "--engine-version", "0.19.0", "--tp", "4", "--gpu-memory-utilization", "0.95",
+                 "--max-model-len", "8192")  # fmt: skip
+    weights, _ = weights_of(found)
+    assert weights - book_of(found) == 10_485_760 * 128 * 2 == 5 * GIB // 2
+    assert weights / GIB == pytest.approx(53.12, rel=0.001)
+    assert book_of(found) / GIB < 53.12 * 0.96  # the book alone: 4.7 % light
+    llama = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0")
+    assert weights_of(llama)[0] == LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE
+    assert weights_of(llama)[0] / GIB == pytest.approx(14.99, abs=0.005)

@@ -58,6 +58,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         key='cuda_total.RTX5090', features=('1 GiB',),
         coefficients=(31.84,), error_bytes=34057748, records=1,
     ),
+    'cuda_total.RTXPRO6000': LinearTerm(
+        key='cuda_total.RTXPRO6000', features=('1 GiB',),
+        coefficients=(95.01,), error_bytes=34057748, records=1,
+    ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
         coefficients=(15.77,), error_bytes=34057748, records=1,

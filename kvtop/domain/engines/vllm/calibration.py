@@ -8,8 +8,9 @@
   (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
   (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
-- non-torch memory (`non_torch_increase`): grows while profiling with the TP group's NCCL and
-  custom all-reduce buffers: a constant plus a part per doubling of TP.
+- non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
+  buffers: a constant, plus a part once the custom all-reduce runs (TP > 1, unless disabled: vLLM's
+  custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`.
 """
@@ -32,6 +33,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.weights_held import held_beside
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
@@ -65,7 +67,8 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
                        "MoE transient of max_num_batched_tokens")
 V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
-NON_TORCH_FEATURES = ("1 GiB", "1 GiB when TP > 1")  # the TP group's all-reduce buffers appear once TP > 1
+# the TP group's all-reduce buffers appear once the custom all-reduce runs (custom_all_reduce_on)
+NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)")
 # What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
@@ -98,19 +101,19 @@ FITS: dict[str, LinearTerm] = {
         coefficients=(0.51, 1.025714, 0.494286), error_bytes=17895698, records=37,
     ),
     'vllm.non_torch.v0': LinearTerm(
-        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when TP > 1'),
+        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
         coefficients=(0.088889, 1.086111), error_bytes=1986422372, records=11,
     ),
     'vllm.non_torch.v06': LinearTerm(
-        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when TP > 1'),
+        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
         coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
     ),
     'vllm.non_torch.v1': LinearTerm(
-        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when TP > 1'),
+        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
         coefficients=(0.132222, 0.412778), error_bytes=10737418, records=11,
     ),
     'vllm.non_torch.v18': LinearTerm(
-        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when TP > 1'),
+        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
         coefficients=(0.252188, 1.785312), error_bytes=198877768, records=48,
     ),
 }  # fmt: skip
@@ -157,12 +160,23 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None
         return _activation_features(inputs, inputs.model)
     if key == non_torch_key(inputs):
-        return (1.0, 1.0 if inputs.layout.tp > 1 else 0.0)
+        return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
     if key == "vllm.cuda_graphs" and graphs_charged(inputs):
         return (1.0,)
     if key == "vllm.context":
         return _context_features(inputs)
     return None
+
+
+def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
+    """Whether vLLM's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) runs:
+    TP > 1, not `--disable-custom-all-reduce`, and not more than two GPUs joined only by PCIe
+    (custom_all_reduce.py: "Custom allreduce is disabled because it's not supported on more than two PCIe-only
+    GPUs", as 4 x L40S at v0.19.0 printed). Two PCIe GPUs keep it where P2P works, which kvtop cannot see."""
+    tp = inputs.layout.tp
+    if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
+        return False
+    return tp <= 2 or gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
 
 
 def _context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -200,7 +214,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                                       "buffers are not modelled")  # fmt: skip
     key = non_torch_key(inputs)
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
-                                f"TP {inputs.layout.tp}") or assumed_estimate(
+                                f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
         Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held_beside(inputs)), activation,
              non_torch]

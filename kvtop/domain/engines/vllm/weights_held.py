@@ -21,6 +21,14 @@ printed 13.72 GiB: the book 12.82, with the padding 13.67.
 
 Blackwell's FlashInfer backends (padding to 256, shuffled copies) are not modelled: the book's count
 stands, with the term's error.
+
+The rotary embedding's cos/sin cache (`RotaryEmbedding.__init__`, rotary_embedding/base.py: a buffer of
+max_position_embeddings × rotary_dim, cast to the model's dtype, on every rank whatever the TP; `get_rope`
+shares one per distinct rope). The load's measure counts it, the checkpoint does not: Llama-4-Scout's 10,485,760
+positions × 128 × 2 B = 2.5 GiB a rank (vLLM 0.19.0 at TP 4 printed 53.12 GiB, the book 50.60); Llama-3.1-8B's
+131,072 × 128 × 2 B = 32 MiB (14.99 GiB printed, the book 14.96). Read as one cache of the full head (or the
+MLA rope part): a partial rotary factor, a second rope (Gemma-3's local one) and Phi-3's long/short pair are
+not in ModelSpec, and each is tens of MiB at most at their position counts.
 """
 
 from __future__ import annotations
@@ -38,9 +46,37 @@ MARLIN_PAD = (128, 256)  # Marlin: the intermediate size per partition to 128, t
 GPT_OSS_SINCE = "0.10.1"
 
 
+# models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
+# get_rope(..., dtype=torch.float32))
+FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
+
+
 def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) vLLM holds on the largest rank beside the book's count; None where it adds nothing
     kvtop models."""
+    parts = [part for part in (rope_cache(inputs), _mxfp4(inputs)) if part is not None]
+    if not parts:
+        return None
+    return sum(size for size, _ in parts), "; ".join(why for _, why in parts)
+
+
+def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """The rotary embedding's cos/sin cache: max positions × rotary dim × the cache's dtype, whole on every
+    rank; None for a model without rotary positions (a learned position table)."""
+    model = inputs.model
+    if model is None or model.body.learned_positions or model.max_position_embeddings <= 0:
+        return None
+    rotary = model.mla.qk_rope_head_dim if model.mla is not None else model.head_dim
+    width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
+    size = model.max_position_embeddings * rotary * width
+    return size, (
+        f"the rope's cos/sin cache ({model.max_position_embeddings:,} positions × {rotary} × {width} B, on every rank: "
+        "rotary_embedding/base.py)"
+    )
+
+
+def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """vLLM's MXFP4 experts on Hopper (Triton) and Ampere/Ada (Marlin): what they hold beyond the checkpoint."""
     model = inputs.model
     if model is None or model.moe is None or model.quant.method != "mxfp4":
         return None

@@ -1,0 +1,53 @@
+"""vLLM's non-torch memory at TP > 1 is mostly its custom all-reduce's buffers, and the custom all-reduce does
+not run on more than two GPUs joined only by PCIe (vllm custom_all_reduce.py: "Custom allreduce is disabled
+because it's not supported on more than two PCIe-only GPUs").
+
+The expected figures are a real start's (tests/data/calibration/vllm.jsonl, search-index id 53041548781):
+Qwen2.5-72B-Instruct at TP 4 on 4 x L40S, vLLM 0.19.0, `--max-model-len 8192`, utilisation 0.9. Its log printed
+that warning on every rank, `Model loading took 33.98 GiB` and `Available KV cache memory: 5.11 GiB`, so the
+profile charged at most 0.9 × 44.39 (the L40's CUDA total, GiB) − 33.98 − 5.11 = 0.86 GiB beside the weights:
+less than the 1.79 GiB the H100 runs' all-reduce buffers add at TP > 1 alone.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.linear import GIB
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.vllm.calibration import FITS
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN_72B = CONFIGS / "Qwen--Qwen2.5-72B.json"
+LOGGED_WEIGHTS, LOGGED_KV, LOGGED_TOKENS = round(33.98 * GIB), 5.11 * GIB, 67_024
+BESIDE_WEIGHTS_MAX = 0.9 * 44.39 - 33.98 - 5.11  # GiB the profile can have charged besides the weights
+
+
+def _plan(gpu: str, tp: int, *flags: str):  # type: ignore[no-untyped-def]
+    model = load_config_file(QWEN_72B)
+    settings = parse_flags("vllm", ["--engine-version", "0.19.0", "--tp", str(tp), "--max-model-len", "8192",
+                                    "--gpu-memory-utilization", "0.90", *flags])  # fmt: skip
+    return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu,
+                            measured=MeasuredInputs(weights_bytes=LOGGED_WEIGHTS))  # fmt: skip
+
+
+def _non_torch(plan) -> int:  # type: ignore[no-untyped-def]
+    term = plan.estimate.term(Term.NON_TORCH)
+    assert term is not None and term.source == "calibrated"
+    return int(term.bytes)
+
+
+def test_four_pcie_gpus_run_no_custom_all_reduce() -> None:
+    constant, all_reduce = FITS["vllm.non_torch.v18"].coefficients
+    assert all_reduce * GIB > BESIDE_WEIGHTS_MAX * GIB  # the H100 part alone exceeds what this start charged
+    l40s = _plan("L40S", 4)
+    assert _non_torch(l40s) == round(constant * GIB)  # the constant, no all-reduce part
+    assert _non_torch(_plan("H100", 4)) == round((constant + all_reduce) * GIB)  # NVLink: it runs
+    assert _non_torch(_plan("L40S", 2)) == round((constant + all_reduce) * GIB)  # two PCIe GPUs: it may run
+    assert _non_torch(_plan("H100", 4, "--disable-custom-all-reduce")) == round(constant * GIB)
+    # the plan lands on the start's log: 5.11 GiB of KV, 67,024 tokens
+    assert abs(l40s.ledger.engine.kv_budget_bytes / LOGGED_KV - 1) < 0.03
+    assert abs(l40s.ledger.token_capacity / LOGGED_TOKENS - 1) < 0.03
