@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 
 from benchmarks.calibration.corpus import GIB
-from benchmarks.calibration.evaluate import Corpus, Judged, weights_errors
+from benchmarks.calibration.evaluate import Corpus, Judged, rows_needed, term_rows, weights_errors
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
 
@@ -166,8 +166,12 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         missing = [key for key in calibration.FIT_TERMS if key not in fits]
         if fitted:
             out += _fit_rows(fits, f"{engine}.") + [""]
-        if missing:
-            out += [f"Not fitted (fewer than 3 records; the term is assumed): {', '.join(f'`{k}`' for k in missing)}.", ""]
+        for key in missing:
+            names = calibration.FIT_TERMS[key][1]
+            have, need = len(term_rows(corpus[engine], engine, key, fits)), rows_needed(names)
+            out += [f"Not fitted: `{key}` is measured by {have} record{'s' * (have != 1)}, its fit needs {need} "
+                    f"({len(names)} constants and {need - len(names)} more to measure its held-out error); the term "
+                    "is assumed.", ""]  # fmt: skip
     out += [
         "### Weights",
         "",
