@@ -112,7 +112,12 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  10 % or more of the KV pool: the QwQ-32B start on 4 × L4 misses by 13 % with its weights given. Desktop and",
         "  WSL hosts (the RTX 3090 record's) hold memory before SGLang starts, which kvtop does not model.",
         "  TensorRT-LLM's and LMDeploy's terms stay **assumed** (0.75 GiB + 0.75 GiB per doubling of TP of context,",
-        "  2 GiB of profiled runtime), with the wide intervals that says, and the few records judged there prove nothing.",
+        "  2 GiB of profiled runtime), with the wide intervals that says: no LMDeploy log at hand prints its free",
+        "  memory or its weights (TurboMind prints blocks only), three TensorRT-LLM starts measure the context and none",
+        "  outside a unified-memory host the PyTorch backend's profiled peak (\"Not fitted\" below says what each fit",
+        "  needs). A TensorRT engine's C++ runtime (execution context, buffers, decoder) measured 1.3 GiB (memory docs),",
+        "  3.9 GiB (v0.8, batch 40 on an RTX 3090) and 6.4 GiB (trtllm-bench, batch 4096): the 2 GiB assumed under-counts",
+        "  large builds, which is most of the TensorRT-LLM records' blind error.",
         "- GPU totals: CUDA's total per GPU model is the mean of what logs (and torch out-of-memory messages,",
         "  `gpus.jsonl`) printed; an unlisted GPU takes nvidia-smi's total less the mean gap.",
         "- Most vLLM records are H100s of two sweeps (llm-d-planner's v0.11.0 and v0.19.0 runs) and a version series of",
@@ -122,8 +127,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  10,956 blocks of 16 tokens, 4 MiB each), `--quantization fp8` on a 16-bit checkpoint its linear matrices in",
         "  FP8 (embedding, LM head and norms kept); vLLM's MXFP4 experts on Hopper add the checkpoint's scales, kept",
         "  beside the swizzled copy, and float32 biases (`engines/vllm/weights_held.py`). A cast the book does not model",
-        "  (bitsandbytes at load) stays assumed with ± 50 %. TensorRT engines built quantized and AWQ TurboMind",
-        "  workspaces are counted at BF16 (their build flags are not read yet).",
+        "  (bitsandbytes at load) stays assumed with ± 50 %. A TensorRT engine built quantized is counted as built",
+        "  (`--qformat` / `quant_algo`, docs/engines/trtllm.md §17); AWQ TurboMind workspaces are still counted at BF16.",
         "- The vLLM records still missed blind, and why: Llama-4-Scout at TP 4 (vLLM printed 53.12 GiB a rank, the",
         "  checkpoint's tensors are 50.6: not explained), DeepSeek-R1 on vLLM 0.7.3 (the V0 MLA's absorbed matrices, and",
         "  its non-torch memory), the 72B starts at TP 2 that leave 3 GiB of KV (the book equals the checkpoint's",
@@ -170,7 +175,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
             names = calibration.FIT_TERMS[key][1]
             have, need = len(term_rows(corpus[engine], engine, key, fits)), rows_needed(names)
             out += [f"Not fitted: `{key}` is measured by {have} record{'s' * (have != 1)}, its fit needs {need} "
-                    f"({len(names)} constants and {need - len(names)} more to measure its held-out error); the term "
+                    f"({len(names)} constant{'s' * (len(names) != 1)} and {need - len(names)} more to measure its held-out error); the term "
                     "is assumed.", ""]  # fmt: skip
     out += [
         "### Weights",
