@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.served_model import not_modelled_cast, served_casts
+from kvtop.domain.served_model import cast_when, not_modelled_cast, served_casts
 
 # 90th percentile of |book − logged| ÷ logged over the corpus, and its records (launches that re-cast
 # their weights at load left out)
@@ -57,7 +57,7 @@ def weights_estimate(
         )  # fmt: skip
     served = served_casts(model, inputs.settings) if model is not None else ""
     if served:
-        how = f"kvtop's weights book of the model as served ({served} at load)"
+        how = f"kvtop's weights book of the model as served ({served} {cast_when(inputs.settings)})"
     if extra is not None:
         book, how = book + extra[0], f"{how}, and {extra[1]}"
     return TermEstimate(

@@ -157,7 +157,8 @@ _OPTION_TYPES: Mapping[str, type] = {
 }
 _MAX_OPTION_KEYS = 4096
 # a 16-bit checkpoint built into a quantized engine (`--qformat`, `quant_algo`): the engine's weights
-LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, releases="TensorRT-LLM 0.8 on (QuantAlgo)", source=BUILD_SOURCE)
+LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, quantization_flag="--qformat", when="at build",
+                       releases="TensorRT-LLM 0.8 on (QuantAlgo)", source=BUILD_SOURCE)  # fmt: skip
 
 
 class TrtllmFlags:
