@@ -84,18 +84,32 @@ def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTer
     fits = cuda_total_fits(corpus, leave_out)
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
-        for key, (term, names) in calibration.FIT_TERMS.items():
-            rows: list[FitRow] = []
-            for record in records:
-                if record.id == leave_out or record.excluded(term):
-                    continue
-                values = calibration.fit_features(key, record.inputs())
-                measured = observed(record, term, fits)
-                if values is not None and measured is not None:
-                    rows.append((values, measured / GIB))
-            if len(rows) >= len(names) + SPARE_ROWS:
+        for key, (_, names) in calibration.FIT_TERMS.items():
+            rows = term_rows(records, engine, key, fits, leave_out)
+            if len(rows) >= rows_needed(names):
                 fits[key] = fit_term(key, names, rows)
     return fits
+
+
+def rows_needed(names: tuple[str, ...]) -> int:
+    """Records a term's fit needs: one per constant and SPARE_ROWS more, or its held-out error means nothing."""
+    return len(names) + SPARE_ROWS
+
+
+def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, LinearTerm],
+              leave_out: str | None = None) -> list[FitRow]:  # fmt: skip
+    """(features, measured GiB) of every record (but `leave_out`) whose log measured the term `key`."""
+    calibration = engine_rules(engine).calibration
+    term = calibration.FIT_TERMS[key][0]
+    rows: list[FitRow] = []
+    for record in records:
+        if record.id == leave_out or record.excluded(term):
+            continue
+        values = calibration.fit_features(key, record.inputs())
+        measured = observed(record, term, fits)
+        if values is not None and measured is not None:
+            rows.append((values, measured / GIB))
+    return rows
 
 
 @dataclass(frozen=True)

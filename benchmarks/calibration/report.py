@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 
 from benchmarks.calibration.corpus import GIB
-from benchmarks.calibration.evaluate import Corpus, Judged, weights_errors
+from benchmarks.calibration.evaluate import Corpus, Judged, rows_needed, term_rows, weights_errors
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
 
@@ -112,7 +112,12 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  10 % or more of the KV pool: the QwQ-32B start on 4 × L4 misses by 13 % with its weights given. Desktop and",
         "  WSL hosts (the RTX 3090 record's) hold memory before SGLang starts, which kvtop does not model.",
         "  TensorRT-LLM's and LMDeploy's terms stay **assumed** (0.75 GiB + 0.75 GiB per doubling of TP of context,",
-        "  2 GiB of profiled runtime), with the wide intervals that says, and the few records judged there prove nothing.",
+        "  2 GiB of profiled runtime), with the wide intervals that says: no LMDeploy log at hand prints its free",
+        "  memory or its weights (TurboMind prints blocks only), three TensorRT-LLM starts measure the context and none",
+        "  outside a unified-memory host the PyTorch backend's profiled peak (\"Not fitted\" below says what each fit",
+        "  needs). A TensorRT engine's C++ runtime (execution context, buffers, decoder) measured 1.3 GiB (memory docs),",
+        "  3.9 GiB (v0.8, batch 40 on an RTX 3090) and 6.4 GiB (trtllm-bench, batch 4096): the 2 GiB assumed under-counts",
+        "  large builds, which is most of the TensorRT-LLM records' blind error.",
         "- GPU totals: CUDA's total per GPU model is the mean of what logs (and torch out-of-memory messages,",
         "  `gpus.jsonl`) printed; an unlisted GPU takes nvidia-smi's total less the mean gap.",
         "- Most vLLM records are H100s of two sweeps (llm-d-planner's v0.11.0 and v0.19.0 runs) and a version series of",
@@ -127,8 +132,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  beside the swizzled copy, and float32 biases, and every vLLM rank holds its rope's cos/sin cache (max positions",
         "  × rotary dim in the model's dtype: 2.5 GiB for Llama-4-Scout's 10M positions, 32 MiB for Llama-3.1's 128K;",
         "  `engines/vllm/weights_held.py`). A cast the book does not model",
-        "  (bitsandbytes at load) stays assumed with ± 50 %. TensorRT engines built quantized and AWQ TurboMind",
-        "  workspaces are counted at BF16 (their build flags are not read yet).",
+        "  (bitsandbytes at load) stays assumed with ± 50 %. A TensorRT engine built quantized is counted as built",
+        "  (`--qformat` / `quant_algo`, docs/engines/trtllm.md §17); AWQ TurboMind workspaces are still counted at BF16.",
         "- The vLLM records still missed blind, and why: DeepSeek-R1 on vLLM 0.7.3 (the V0 MLA's absorbed matrices, and",
         "  its non-torch memory), the 72B starts at TP 2 that leave 3 GiB of KV (the book equals the checkpoint's",
         "  safetensors total; vLLM's 0.1 GiB more is 7 % of that capacity), gpt-oss-120b at 0.95 (3.3 GiB of KV: 0.2 GiB",
@@ -172,14 +177,19 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         missing = [key for key in calibration.FIT_TERMS if key not in fits]
         if fitted:
             out += _fit_rows(fits, f"{engine}.") + [""]
-        if missing:
-            out += [f"Not fitted (fewer than 3 records; the term is assumed): {', '.join(f'`{k}`' for k in missing)}.", ""]
+        for key in missing:
+            names = calibration.FIT_TERMS[key][1]
+            have, need = len(term_rows(corpus[engine], engine, key, fits)), rows_needed(names)
+            out += [f"Not fitted: `{key}` is measured by {have} record{'s' * (have != 1)}, its fit needs {need} "
+                    f"({len(names)} constant{'s' * (len(names) != 1)} and {need - len(names)} more to measure its held-out error); the term "
+                    "is assumed.", ""]  # fmt: skip
     out += [
         "### Weights",
         "",
         "The weights term (kvtop's weights book, as the load casts it, with what the engine's loader holds beside it)",
         "against the weights each log printed (launches that re-cast their weights in a way the book does not model are",
-        "not in the 90th percentile the term's error takes):",
+        "not in the 90th percentile the term's error takes; engines built ahead of their start, TensorRT engines, hold what",
+        "their build wrote and take the percentile of their own records, `BUILT_WEIGHTS_RELATIVE_ERROR`):",
         "",
         *_weights_table(corpus),
         "",

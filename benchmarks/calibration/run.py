@@ -50,11 +50,25 @@ def fitted_blocks(corpus: Corpus) -> dict[Path, str]:
         blocks[DOMAIN / "engines" / engine / "calibration.py"] = _literal(mine, "FITS")
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
-    errors = [abs(error) for record, error in weights_errors(corpus) if not _runtime_cast(record)]
+    found = [(record, abs(error)) for record, error in weights_errors(corpus) if not _runtime_cast(record)]
+    loaded = [error for record, error in found if not _built_ahead(record)]
+    built = [error for record, error in found if _built_ahead(record)]
     blocks[DOMAIN / "calibration" / "weights.py"] = (
-        f"WEIGHTS_RELATIVE_ERROR = {round(quantile(errors, ERROR_QUANTILE), 4)!r}\nWEIGHTS_RECORDS = {len(errors)}"
+        f"WEIGHTS_RELATIVE_ERROR = {round(quantile(loaded, ERROR_QUANTILE), 4)!r}\nWEIGHTS_RECORDS = {len(loaded)}\n"
+        f"BUILT_WEIGHTS_RELATIVE_ERROR = {round(quantile(built, ERROR_QUANTILE), 4) if built else 0.0!r}\n"
+        f"BUILT_WEIGHTS_RECORDS = {len(built)}"
     )
     return blocks
+
+
+def _built_ahead(record: object) -> bool:
+    """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
+    from benchmarks.calibration.corpus import Record
+    from kvtop.domain.engines.registry import engine_rules
+
+    assert isinstance(record, Record)
+    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
+    return bool(rule(record.inputs())) if rule is not None else False
 
 
 def _runtime_cast(record: object) -> bool:

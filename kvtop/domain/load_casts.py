@@ -21,6 +21,8 @@ class LoadCasts(BaseModel):
     dtypes: tuple[tuple[str, int | None], ...] = ()
     # `--quantization` method (lower case) on an unquantized checkpoint → how its linear weights are held
     online_quant: tuple[tuple[str, QuantSpec], ...] = ()
+    quantization_flag: str = "--quantization"  # how the engine's command line spells the method (notes cite it)
+    when: str = "at load"  # when the cast happens: vLLM's and SGLang's as they load, a TensorRT engine's at build
     releases: str = ""  # the releases the table holds for, e.g. "vLLM 0.4.0 – 0.24.0"
     source: str = ""  # the engine code it comes from
 

@@ -53,10 +53,10 @@ def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
     if method and not model.quant.quantized:
         online = dict(casts.online_quant).get(method)
         if online is None:
-            missed = f"--quantization {settings.quantization}"
+            missed = f"{casts.quantization_flag} {settings.quantization}"
         else:
             quant = online
-            applied.append(f"--quantization {method}: each linear matrix quantized at load ({online.method})")
+            applied.append(f"{casts.quantization_flag} {method}: each linear matrix quantized {casts.when} ({online.method})")
     dtype = _dtype(settings)
     if dtype:
         widths = dict(casts.dtypes)
@@ -124,11 +124,16 @@ def not_modelled_cast(model: ModelSpec | None, settings: LaunchSettings) -> str 
     if model is not None:
         return load_cast(model, settings).not_modelled
     if settings.quantization:
-        return f"--quantization {settings.quantization}"
+        return f"{_casts(settings).quantization_flag} {settings.quantization}"
     dtype = _dtype(settings)
     if dtype and dict(_casts(settings).dtypes).get(dtype, 0) not in (None, 2):
         return f"--dtype {settings.dtype}"
     return None
+
+
+def cast_when(settings: LaunchSettings) -> str:
+    """When the engine's casts happen, in words ('at load'; a TensorRT engine's 'at build')."""
+    return _casts(settings).when
 
 
 def served_casts(model: ModelSpec, settings: LaunchSettings) -> str:
@@ -138,7 +143,7 @@ def served_casts(model: ModelSpec, settings: LaunchSettings) -> str:
     method = (settings.quantization or "").strip().lower()
     online = dict(casts.online_quant).get(method)
     if online is not None and model.quant.source == online.source:
-        words.append(f"--quantization {settings.quantization}")
+        words.append(f"{casts.quantization_flag} {settings.quantization}")
     dtype = _dtype(settings)
     width = dict(casts.dtypes).get(dtype)
     if width is not None and width == model.dtype_bytes and width != 2:

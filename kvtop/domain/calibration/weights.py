@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.served_model import not_modelled_cast, served_casts
+from kvtop.domain.served_model import cast_when, not_modelled_cast, served_casts
 
 # 90th percentile of |book − logged| ÷ logged over the corpus, and its records (launches that re-cast
-# their weights at load left out)
+# their weights at load left out): of checkpoints an engine loads as it starts, and apart, of engines built
+# ahead of their start (a TensorRT engine holds what its build wrote: another mechanism, another error;
+# which launches run one is the engine calibration's `weights_built_ahead`)
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 WEIGHTS_RELATIVE_ERROR = 0.0126
 WEIGHTS_RECORDS = 55
+BUILT_WEIGHTS_RELATIVE_ERROR = 0.0529
+BUILT_WEIGHTS_RECORDS = 4
 # END FITTED
 
 
@@ -41,7 +45,11 @@ def weights_estimate(
     relative_error: float = WEIGHTS_RELATIVE_ERROR,
     records: int = WEIGHTS_RECORDS,
     extra: tuple[int, str] | None = None,  # (bytes, why): what the engine's loader holds beside the book
+    *,
+    built_ahead: bool = False,  # an engine built ahead of the start: the built engines' error (BUILT_…)
 ) -> TermEstimate:
+    if built_ahead:
+        relative_error, records = BUILT_WEIGHTS_RELATIVE_ERROR, BUILT_WEIGHTS_RECORDS
     model = inputs.model
     if model is not None and model.weights_as_stored and model.checkpoint_bytes == inputs.weights_bytes:
         return TermEstimate(
@@ -57,7 +65,7 @@ def weights_estimate(
         )  # fmt: skip
     served = served_casts(model, inputs.settings) if model is not None else ""
     if served:
-        how = f"kvtop's weights book of the model as served ({served} at load)"
+        how = f"kvtop's weights book of the model as served ({served} {cast_when(inputs.settings)})"
     if extra is not None:
         book, how = book + extra[0], f"{how}, and {extra[1]}"
     return TermEstimate(
@@ -66,5 +74,6 @@ def weights_estimate(
         bytes=book,
         error_bytes=round(book * relative_error),
         source="calibrated",
-        basis=f"{how}; ± {relative_error:.1%} (the corpus's 90th percentile over {records} logged weights)",
+        basis=f"{how}; ± {relative_error:.1%} (the corpus's 90th percentile over {records} logged weights"
+        + (" of engines built ahead)" if built_ahead else ")"),
     )

@@ -42,6 +42,12 @@ def _profiled(inputs: CalibrationInputs) -> bool:
     return runtime(inputs.settings, inputs.version) == "pytorch"
 
 
+def weights_built_ahead(inputs: CalibrationInputs) -> bool:
+    """A TensorRT engine holds the weights its build wrote (its own weights error, `BUILT_WEIGHTS_…`); the
+    PyTorch backend loads the checkpoint as it starts."""
+    return not _profiled(inputs)
+
+
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
     if key == "trtllm.context":
         return tp_features(inputs)
@@ -65,7 +71,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs),
+        weights_estimate(inputs, built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
         found.append(assumed_estimate(Term.ACTIVATION, "TensorRT engine's execution context, buffers, decoder",

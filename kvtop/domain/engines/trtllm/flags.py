@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
+from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
-from kvtop.domain.load_casts import NO_CASTS, LoadCasts
+from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
     # trtllm-serve (the first spelling of each field is the one kvtop names)
@@ -47,6 +49,10 @@ SPELLINGS: Mapping[str, str] = {
     # trtllm-build / quantize.py: a TensorRT engine's KV dtype and block size are built in
     "--kv_cache_dtype": "kv_cache_dtype",
     "--tokens_per_block": "page_size",
+    # how the engine's weights were quantized at build (build_quant.py): quantize.py's `--qformat`, or the
+    # checkpoint's / engine's config.json `quantization.quant_algo` written as a flag
+    "--qformat": "quantization",
+    "--quantization.quant_algo": "quantization",
     # the Triton `tensorrtllm` backend's model parameters (config.pbtxt, tensorrtllm_backend ≤ v0.8 era on):
     # the same executor settings under the backend's own names
     "--kv_cache_free_gpu_mem_fraction": "free_gpu_memory_fraction",
@@ -108,6 +114,7 @@ PREFERRED: Mapping[str, str] = {
     "max_gpu_total_bytes": "--kv_cache_config.max_gpu_total_bytes",
     "enable_dp_attention": "--enable_attention_dp",
     "dp": "--dp",
+    "quantization": "--qformat",
 }
 KV_CACHE_DTYPES = ("auto", "fp8", "nvfp4")  # KvCacheConfig.dtype (llm_args.py): "auto" follows the checkpoint
 BACKENDS = ("pytorch", "tensorrt", "trt", "_autodeploy")
@@ -149,10 +156,13 @@ _OPTION_TYPES: Mapping[str, type] = {
     "cuda_graph_max_bs": int,
 }
 _MAX_OPTION_KEYS = 4096
+# a 16-bit checkpoint built into a quantized engine (`--qformat`, `quant_algo`): the engine's weights
+LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, quantization_flag="--qformat", when="at build",
+                       releases="TensorRT-LLM 0.8 on (QuantAlgo)", source=BUILD_SOURCE)  # fmt: skip
 
 
 class TrtllmFlags:
-    load_casts: LoadCasts = NO_CASTS  # no flag kvtop reads re-casts weights at load
+    load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     passthrough: frozenset[str] = PASSTHROUGH
