@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from benchmarks.engine_diff.readings_base import (
-    WINDOWED_GROUPS,
     Case,
     Rule,
     both_ok,
@@ -36,20 +35,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 
 SGLANG_RULES: list[Rule] = [
-    (
-        "S20",
-        "kvtop: a hybrid-SWA cell under PP holds every stage's layers",
-        lambda c: (
-            c.pp > 1
-            and c.has(*WINDOWED_GROUPS)
-            and both_ok(c)
-            and c.kvtop.bytes_per_block >= 3 * c.side.bytes_per_block // 2
-        ),
-        "kvtop: under PP kvtop's SGLang cell for gpt-oss (full + ratio × SWA) is the unsplit model's (33,177 B at "
-        "TP 2 with or without PP 2; 66,355 B at TP 1 × PP 4), while SGLang sizes each stage's pools from that "
-        "stage's own layers (16,588 B at PP 2, 16,384 B at PP 4): kvtop gives gpt-oss-120b 1,294,538 tokens at "
-        "TP 2 × PP 2 where SGLang gives 2,589,076",
-    ),
     (
         "S19",
         "kvtop: SGLang refuses fp8_e5m2 KV for DeepSeek DSA",

@@ -31,7 +31,7 @@ from kvtop.domain.engines.sglang.eras import (
     runner_multiplier,
 )
 from kvtop.domain.engines.sglang.multimodal import VLM_CACHE_MIB, multimodal_reserve_bytes
-from kvtop.domain.engines.sglang.pp_layers import whole_model_kv_note
+from kvtop.domain.engines.sglang.pp_layers import swa_cell_counts_whole_model, whole_model_kv_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -188,23 +188,22 @@ class SglangBudget:
         if swa_pool is not None and not hybrid:
             notes.append(f"sliding-window layers use the full pool (no hybrid SWA memory: {swa_off})")
         if hybrid and swa_pool is not None:
-            # §6.2/§8.3: the cell counts the whole model's full and sliding layers, not this PP stage's.
+            # §6.2/§8.3: the cell counts this PP stage's full and sliding layers (before 0.5.23: the whole model's)
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
-            full_pool = kv.pool("full")
-            stage_full = full_pool.layers if full_pool is not None else 0
-            full_part = kv.full_bytes_per_token + swa_pool.bytes_per_layer_token * (
-                len(m.layers_of(LayerKind.FULL)) - stage_full
-            )
-            swa_part = swa_pool.bytes_per_token + swa_pool.bytes_per_layer_token * (
-                len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers
-            )
+            full_part, swa_part = float(kv.full_bytes_per_token), float(swa_pool.bytes_per_token)
+            whole = swa_cell_counts_whole_model(version)
+            if whole:
+                full_pool = kv.pool("full")
+                stage_full = full_pool.layers if full_pool is not None else 0
+                full_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.FULL)) - stage_full)
+                swa_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers)
             cell_f = full_part + ratio * swa_part
             full = int(budget // cell_f) // page * page if budget > 0 else 0
             swa = int(full * ratio) // page * page
             steps.append(
                 BudgetStep(
                     label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f,
-                    note="whole-model layer counts, also under PP",
+                    note="whole-model layer counts, also under PP" if whole else "this PP stage's layers",
                 )
             )  # fmt: skip
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)

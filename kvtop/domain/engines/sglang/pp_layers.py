@@ -30,6 +30,22 @@ WHOLE_MODEL_KV_ERAS: Eras[frozenset[str]] = Eras((
 ))  # fmt: skip
 
 
+# HybridSWAPoolConfigurator's cell (§6.2): whether it counts the whole model's full and sliding layers under PP.
+# 0.5.23's own runs count the stage's (gpt-oss-120b TP2×PP2: a 16,588-B cell = 9 full × 1,024 B + 0.8 × 9
+# sliding × 1,024 B, 2,589,076 tokens; tests/data/engine_diff/sglang-0.5.23.flags.json, readings S20). Before
+# it, kvtop keeps §6.2's reading of the configurator (whole-model `full_attention_layer_ids` and
+# `swa_attention_layer_ids`), which no PP run checked.
+SWA_CELL_WHOLE_MODEL_ERAS: Eras[bool] = Eras((
+    Era("", True, "sglang.md §6.2: HybridSWAPoolConfigurator's nf / ns, read as whole-model counts (no PP run)"),
+    Era("0.5.23", False, "engine-diff PP 2 and 4 runs (gpt-oss-20b/120b): the stage's own full and sliding layers"),
+))  # fmt: skip
+
+
+def swa_cell_counts_whole_model(version: ResolvedVersion) -> bool:
+    """Whether this release's hybrid sliding-window cell counts every layer of the model under PP."""
+    return SWA_CELL_WHOLE_MODEL_ERAS.at(version)
+
+
 def kv_layers_of_stage(model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
     """Every layer of the model where this release's top-level class states no stage range, else `layers`."""
     if model.architecture in era_for(WHOLE_MODEL_KV_ERAS, version).value:

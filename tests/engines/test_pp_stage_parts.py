@@ -1,0 +1,73 @@
+"""Which pipeline stages hold the embedding, the final norm and the LM head (engines' `pp_parts.py`; A1, A5, S20).
+
+Expected figures are the engines' own model classes built on the meta device, each stage in its own process
+(benchmarks/engine_diff; tests/data/engine_diff/{vllm-0.33.0,sglang-0.5.23}.flags.json, variants pp2/pp4):
+each stage's parameter bytes (`lm_head` + `model`/`language_model`), and SGLang's cell and token count.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from tests.data_paths import DATA
+
+
+def _row(engine: str, version: str, config: str, variant: str) -> dict[str, Any]:
+    rows = json.loads((DATA / "engine_diff" / f"{engine}-{version}.flags.json").read_text())["results"]
+    return next(r for r in rows if r["config"] == config and r.get("variant") == variant and r["kv_dtype"] == "auto")
+
+
+def _engine_stages(row: dict[str, Any]) -> list[int]:
+    """Each stage's language-model bytes (towers left out: kvtop's vision row is compared elsewhere)."""
+    return [sum(b for child, b in s["param_bytes"].items() if child in ("model", "lm_head", "language_model"))
+            for s in row["stages"]]  # fmt: skip
+
+
+def _kvtop_stages(plan: dict[str, Any]) -> list[int]:
+    return [s["weights_bytes"] - s["vision_bytes"] for s in sorted(plan["stages"], key=lambda s: s["pp_rank"])]
+
+
+@pytest.mark.parametrize(
+    ("engine", "version", "config", "variant", "stages"),
+    [
+        # vLLM's MixtralForCausalLM builds embed_tokens, norm and lm_head on every stage (mixtral.py, no guard):
+        # 8 layers + 2 × 32,000 × 4,096 × 2 B + a 4,096 × 2 B norm on each of the four
+        ("vllm", "0.33.0", "mistralai--Mixtral-8x7B-v0.1", "pp4", [262_144_000 + 23_482_474_496] * 4),
+        # vLLM's Qwen3MoeForCausalLM likewise (qwen3_moe.py): 12 layers + embedding + norm + lm_head each
+        ("vllm", "0.33.0", "Qwen--Qwen3-30B-A3B", "pp4", [622_329_856 + 15_577_229_312] * 4),
+        # vLLM's Gemma3 (gemma3.py): embed_tokens and norm on every stage, the head tied to the embedding;
+        # 62 layers split 16, 16, 15, 15 (vLLM's remainder before the last stage)
+        ("vllm", "0.33.0", "google--gemma-3-27b-it", "pp4",
+         [15_206_227_968, 16_032_025_088, 16_032_025_088, 15_206_227_968]),
+        # SGLang's LlamaForCausalLM builds lm_head on every stage (llama.py): 128,256 × 4,096 × 2 B on each;
+        # embed_tokens on stage 0 only, the final norm (8,192 B) on stage 3 only
+        ("sglang", "0.5.23", "meta-llama--Llama-3.1-8B", "pp4",
+         [1_050_673_152 + 4_540_465_152, 1_050_673_152 + 3_489_792_000, 1_050_673_152 + 3_489_792_000,
+          1_050_673_152 + 3_489_800_192]),
+        # ... and, tied (Phi-4-mini), `lm_head = model.embed_tokens`: no head past stage 0 at all
+        ("sglang", "0.5.23", "microsoft--Phi-4-mini-instruct", "pp4",
+         [2_839_904_256, 1_610_711_040, 1_610_711_040, 1_610_717_184]),
+        # SGLang's Qwen3MoeForCausalLM (qwen3_moe.py) at TP 2 × PP 2: a 151,936 × 4,096 × 2 B ÷ 2 head on both
+        ("sglang", "0.5.23", "Qwen--Qwen3-235B-A22B", "pp2", [622_329_856 + 117_571_853_824, 622_329_856 + 116_949_532_160]),
+    ],
+)  # fmt: skip
+def test_each_stage_holds_what_the_engines_class_builds(
+    engine: str, version: str, config: str, variant: str, stages: list[int]
+) -> None:
+    row = _row(engine, version, config, variant)
+    assert _engine_stages(row) == stages  # the committed engine run says so
+    assert _kvtop_stages(kvtop_plan(engine, version, row)) == stages
+
+
+def test_sglang_hybrid_swa_cell_is_the_stages_own_layers() -> None:
+    """S20: gpt-oss-120b at TP 2 × PP 2: each stage's 9 full + 9 sliding layers, 4 KV heads × (64 + 64) × 2 B =
+    1,024 B per layer: 9,216 + 0.8 × 9,216 = 16,588.8 B; the rest 40 GiB (64 GiB free after the load − 80 GiB × 0.3)
+    ÷ 16,588.8 = 2,589,076 tokens (the whole model's cell, 33,177.6 B, gives half)."""
+    row = _row("sglang", "0.5.23", "openai--gpt-oss-120b", "pp2")
+    assert (row["cell_size"], row["max_total_num_tokens"]) == (16_588, 2_589_076)
+    plan = kvtop_plan("sglang", "0.5.23", row)
+    assert (plan["cell_bytes"], plan["tokens"]) == (16_588, 2_589_076)
