@@ -6,7 +6,6 @@ from benchmarks.engine_diff.readings_base import (
     Case,
     Rule,
     both_ok,
-    config_json,
     engine_refuses,
     kvtop_refuses,
     stated_dtype,
@@ -77,22 +76,6 @@ SGLANG_RULES: list[Rule] = [
         "config.json's (FP8 weights: the row's parameter bytes) and finds no kv_cache_quant_algo in it, so its KV "
         "cache stays bf16 (ModelRunner.configure_kv_cache_dtype); kvtop takes hf_quant_config.json's "
         "kv_cache_quant_algo FP8: half the cell, twice the tokens",
-    ),
-    (
-        "S17",
-        "kvtop: SGLang's Qwen3-VL serving path on Hopper reserves 1 GiB",
-        lambda c: (
-            both_ok(c)
-            and "Qwen3VL" in str((config_json(c).get("architectures") or [""])[0])
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-            and (c.kvtop.tokens or 0) > (c.side.tokens or 0)
-        ),
-        "kvtop: on a large Hopper GPU SGLang 0.5.23 serves Qwen3-VL through its profiled path "
-        "(_qwen3vl_hopper_serving_overrides, sglang/srt/arg_groups/model_overrides/qwen3_vl.py): the VLM "
-        "embedding cache off (it sets SGLANG_VLM_CACHE_SIZE_MB=0 in the process environment: the leak issue 33 "
-        "found) and CUDA-IPC feature transport, whose feature cache (SGLANG_MM_FEATURE_CACHE_MB, 1 GiB; 3 GiB at "
-        "--max-running-requests ≥ 400) mm_runtime_reservation_gb (mem_cache/kv_cache_configurator.py) takes from "
-        "the KV budget; kvtop subtracts the default 100 MiB embedding cache: 39 GiB against 40 GiB − 100 MiB of rest",
     ),
     (
         "S18",

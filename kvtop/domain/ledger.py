@@ -166,7 +166,8 @@ def _solve(
                 model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,
                 kv_with_draft=kv, version=version, first_stage=is_first, last_stage=is_last, draft=draft,
                 stage_layers=(layers.start, layers.stop),
-                measured_draft_bytes=measured.draft_weights_bytes,
+                measured_draft_bytes=measured.draft_weights_bytes, gpu_name=gpu_name,
+                gpu_total_bytes=gpu_total_bytes,
             )
         )  # fmt: skip
         stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))

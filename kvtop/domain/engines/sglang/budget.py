@@ -30,7 +30,11 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
-from kvtop.domain.engines.sglang.multimodal import VLM_CACHE_MIB, multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.multimodal import (
+    VLM_CACHE_MIB,
+    multimodal_reserve_bytes,
+    profiled_hopper_path,
+)
 from kvtop.domain.engines.sglang.pp_layers import swa_cell_counts_whole_model, whole_model_kv_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
@@ -102,15 +106,15 @@ class SglangBudget:
             )
         )
         rest_gib = avail / GIB - slack_gib
-        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version)
+        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
         if mm_reserve:
+            profiled = profiled_hopper_path(m, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
+            what = "SGLang's default VLM cache" + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else "")
+            if profiled:
+                what = "the feature-transport pool of SGLang's large-Hopper Qwen3-VL path (VLM cache off)"
             steps.append(
-                BudgetStep(
-                    label="− multimodal reserve", bytes=-mm_reserve,
-                    note=f"{mm_reserve // MIB} MiB: SGLang's default VLM cache"
-                    + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else ""),
-                )
-            )  # fmt: skip
+                BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mm_reserve // MIB} MiB: {what}")
+            )
             rest_gib -= mm_reserve / GIB
         state_slots = 0
         state = kv.state_bytes_per_request
