@@ -449,6 +449,9 @@ def _book_from_config(
             )
     if model.tie_word_embeddings and parts.embedding and parts.lm_head:
         rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"
+    for name, held, guarded in (("embedding", parts.embedding, first_stage), ("lm_head", parts.lm_head, last_stage)):
+        if held and not guarded and name in rank.acc.parts:
+            rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
     return WeightsBook(rows=rank.acc.rows(COMPONENT_ORDER))
 
 
