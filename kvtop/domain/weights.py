@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSpec, TowerSplit
 
 
 class WeightRow(BaseModel):
@@ -346,7 +346,8 @@ def weights_book(
     `parts`: which of the embedding, final norm and LM head the engine's class builds on this stage (its
     `stage_parts`; default: the embedding on the first stage, the norm and head on the last)."""
     if parts is None:
-        parts = StageParts(embedding=first_stage, final_norm=last_stage, lm_head=last_stage)
+        parts = StageParts(embedding=first_stage, final_norm=last_stage, lm_head=last_stage, tower=first_stage,
+                           tower_positions=first_stage)  # fmt: skip
     key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp, tower_split, parts)
     return _BOOKS.get(
         key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp, tower_split, parts)
@@ -409,8 +410,10 @@ def _book_from_config(
             rank.matrix("embedding", h, width, 1, ("model.decoder.project_in",), quantizable=False)
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
-    if first_stage and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
+    if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
         params = model.tower.params_per_rank(layout.tp, tower_split)  # (towers.py)
+        if not parts.tower_positions:  # built with the tower on the first stage only
+            params -= _tower_positions_per_rank(model.tower, layout.tp, tower_split)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         rank.acc.add("vision", params, params * model.dtype_bytes, split)
         rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
@@ -453,6 +456,16 @@ def _book_from_config(
         if held and not guarded and name in rank.acc.parts:
             rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
     return WeightsBook(rows=rank.acc.rows(COMPONENT_ORDER))
+
+
+def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | None) -> float:
+    """A tower's learned position table on one rank: whole, or its rows padded to 64 and split over TP
+    (`VocabParallelEmbedding`, as `TowerSpec.params_per_rank` counts it)."""
+    if not tower.position_rows:
+        return 0
+    if split is None or not split.position_table:
+        return tower.position_params
+    return math.ceil(math.ceil(tower.position_rows / 64) * 64 / tp) * (tower.position_params // tower.position_rows)
 
 
 def _mtp(rank: _Rank, model: ModelSpec) -> None:

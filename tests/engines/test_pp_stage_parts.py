@@ -71,3 +71,26 @@ def test_sglang_hybrid_swa_cell_is_the_stages_own_layers() -> None:
     assert (row["cell_size"], row["max_total_num_tokens"]) == (16_588, 2_589_076)
     plan = kvtop_plan("sglang", "0.5.23", row)
     assert (plan["cell_bytes"], plan["tokens"]) == (16_588, 2_589_076)
+
+
+@pytest.mark.parametrize(
+    ("engine", "config", "variant", "towers"),
+    [
+        # SGLang builds the vision tower on every stage (qwen3_vl.py), its pos_embed (2,304 × 1,152 × 2 B =
+        # 5,308,416 B) on stage 0 only
+        ("sglang", "Qwen--Qwen3-VL-8B-Instruct", "pp4", [1_152_776_672] + [1_147_468_256] * 3),
+        # ... at TP 2 the table's rows split over the two ranks: 2,654,208 B less past stage 0
+        ("sglang", "Qwen--Qwen3-VL-8B-Instruct", "pp2", [578_391_920, 575_737_712]),
+        ("sglang", "Qwen--Qwen2.5-VL-7B-Instruct", "pp4", [1_354_083_840] * 4),  # no position table
+        ("sglang", "mistralai--Mistral-Small-3.1-24B-Instruct-2503", "pp2", [475_262_976] * 2),  # tower + projector
+        # vLLM builds it on the first stage only (qwen3_vl.py: the language model alone past stage 0)
+        ("vllm", "Qwen--Qwen3-VL-8B-Instruct", "pp4", [1_152_776_672, 0, 0, 0]),
+    ],
+)
+def test_each_stage_holds_the_towers_the_engine_builds(engine: str, config: str, variant: str, towers: list[int]) -> None:
+    version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
+    row = _row(engine, version, config, variant)
+    assert [sum(b for child, b in s["param_bytes"].items() if child not in ("model", "lm_head", "language_model"))
+            for s in row["stages"]] == towers  # fmt: skip
+    plan = kvtop_plan(engine, version, row)
+    assert [s["vision_bytes"] for s in sorted(plan["stages"], key=lambda s: s["pp_rank"])] == towers
