@@ -13,14 +13,12 @@ from benchmarks.engine_diff.readings_base import (
     top_level_modelopt_algo,
 )
 
-
 # SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
 # S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
 # (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins. So is
-# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6).
-def _every_stage_holds_every_layer(c: Case) -> bool:
-    stages = c.raw.get("stages") or []
-    return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
+# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6),
+# and issue 26's S13 (Nemotron-H's whole-model attention cell under PP), S17 (Qwen3-VL's large-Hopper path) and
+# S20 (a hybrid-SWA cell of the stage's own layers) (engines/sglang/pp_layers.py, multimodal.py).
 
 
 def _pp_stage0_cell(c: Case) -> bool:
@@ -44,7 +42,7 @@ SGLANG_RULES: list[Rule] = [
     ),
     (
         "S21",
-        "harness: stage 0's cell of a linear-attention hybrid under PP; a 0.02 % token residue unread",
+        "harness: stage 0's cell of a linear-attention hybrid under PP",
         lambda c: (
             both_ok(c)
             and c.pp > 1
@@ -54,8 +52,8 @@ SGLANG_RULES: list[Rule] = [
         ),
         "harness: as S15, the row's cell is stage 0's: Qwen3.5-35B-A3B's 40 layers hold full attention at every "
         "4th, so PP 4's stages of 10 hold 2, 3, 2, 3 of them (4,096 B against kvtop's tightest rank's 6,144 B at "
-        "2 KV heads × 256 × 2 × 2 B per layer). The token counts differ by less than 0.1 % (3,672,240 kvtop, "
-        "3,672,938 SGLang): not read yet (the stages' linear-attention state pools are the suspect)",
+        "2 KV heads × 256 × 2 × 2 B per layer). The token count agrees (3,672,938): every stage's linear-attention "
+        "pool is the fattest stage's (1,181 slots × 8 layers' state; engines/sglang/pp_layers.py most_stage_state)",
     ),
     (
         "S15",
@@ -104,19 +102,6 @@ SGLANG_RULES: list[Rule] = [
         "kvtop: the config states torch_dtype float32 and SGLang serves it in 16 bits under --dtype auto "
         "(_get_and_verify_dtype, sglang/srt/configs/model_config.py: float32 becomes float16, bfloat16 for Gemma), "
         "so its cell is 2 B an element; kvtop sizes the KV (and the weights) in fp32: 2× the cell, half the tokens",
-    ),
-    (
-        "S13",
-        "kvtop: SGLang sizes each PP stage for every layer",
-        lambda c: both_ok(c) and _every_stage_holds_every_layer(c) and c.kvtop.tokens != c.side.tokens,
-        "kvtop: under PP SGLang sizes each stage's KV pool for every layer of the model where the model's "
-        "top-level class has no start_layer / end_layer (multimodal wrappers such as Qwen2_5_VLForConditionalGeneration, "
-        "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
-        "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
-        "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
-        "models it for the classes whose runs it matches (sglang.md §8.3.1: Qwen2.5-VL, MiniMax-M2, Mistral3, "
-        "Gemma4); what remains is NemotronHForCausalLM, whose attention cell holds every layer but whose Mamba slots "
-        "do not, so kvtop keeps its stage's layers: its cell is smaller and its tokens more",
     ),
     (
         "S14",

@@ -8,7 +8,7 @@ diagnosis, explain, its log reader or its demo behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
@@ -117,7 +117,7 @@ class EngineBase(EngineModules):
         """None modelled: a launch its budget sizes is one kvtop knows it starts."""
         return ()
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """Its own layers: a stage sizes KV for the layers it holds."""
         return layers
 

@@ -201,7 +201,7 @@ class EngineRules(Protocol):
         """Tokens per KV page when no flag says (the default attention backend may force one)."""
         ...
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
         ...
 

@@ -6,6 +6,7 @@ load and again at profiling), so one busy GPU shrinks every rank (docs/engines/s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
@@ -71,7 +72,7 @@ class SglangRules(SglangBudget, EngineBase):
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""
         return kv_layers_of_stage(model, layers, version)
 

@@ -35,7 +35,11 @@ from kvtop.domain.engines.sglang.multimodal import (
     multimodal_reserve_bytes,
     profiled_hopper_path,
 )
-from kvtop.domain.engines.sglang.pp_layers import swa_cell_counts_whole_model, whole_model_kv_note
+from kvtop.domain.engines.sglang.pp_layers import (
+    most_stage_state,
+    swa_cell_counts_whole_model,
+    whole_model_kv_note,
+)
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -119,6 +123,7 @@ class SglangBudget:
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
+            state = most_stage_state(m, kv, lay.pp)  # §8.3: every stage's pool is the fattest stage's
             rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
