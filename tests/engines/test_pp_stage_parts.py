@@ -94,3 +94,24 @@ def test_each_stage_holds_the_towers_the_engine_builds(engine: str, config: str,
             for s in row["stages"]] == towers  # fmt: skip
     plan = kvtop_plan(engine, version, row)
     assert [s["vision_bytes"] for s in sorted(plan["stages"], key=lambda s: s["pp_rank"])] == towers
+
+
+@pytest.mark.parametrize(
+    ("variant", "bytes_per_block", "num_blocks", "tokens"),
+    [
+        # V23: vLLM groups Gemma-3-27B's 10 full + 52 sliding layers on every stage's specs (1 + 6 groups of 10,
+        # sliding layers dealt by position mod 6) and projects them per worker. TP1×PP4 stage 0 (layers 0–14):
+        # sliding positions 0–12 → 3, 2, 2, 2, 2, 2 a group, full 2: 3 slots × 16 × 16 heads × 128 × 2 × 2 B =
+        # 393,216 B a block (its own 13 + 2 would group by 2: 262,144 B); 40 GiB ÷ 393,216 = 109,226 blocks
+        ("pp4", 393_216, 109_226, 249_554),
+        ("pp2", 327_680, 131_072, 368_540),  # TP2×PP2 stage 0: sliding 5, 5, 4, 4, 4, 4, full 5 → 5 × 65,536 B
+    ],
+)
+def test_vllm_groups_a_sliding_window_hybrid_over_every_stage(
+    variant: str, bytes_per_block: int, num_blocks: int, tokens: int
+) -> None:
+    row = _row("vllm", "0.33.0", "google--gemma-3-27b-it", variant)
+    assert (row["bytes_per_block"], row["num_blocks"], row["kv_cache_size_tokens"]) == (bytes_per_block, num_blocks, tokens)
+    plan = kvtop_plan("vllm", "0.33.0", row)
+    assert (plan["num_blocks"], plan["tokens"]) == (num_blocks, tokens)
+    assert plan["kv_pool_bytes"] == num_blocks * bytes_per_block
