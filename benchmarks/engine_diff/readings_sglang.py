@@ -76,14 +76,6 @@ SGLANG_RULES: list[Rule] = [
         "kv_cache_quant_algo FP8: half the cell, twice the tokens",
     ),
     (
-        "S18",
-        "kvtop: the model class refuses PP",
-        lambda c: c.pp > 1 and engine_refuses(c, "AssertionError"),
-        "kvtop: SGLang's model class refuses pipeline parallelism in its constructor (e.g. Qwen3NextForCausalLM: "
-        "`assert self.pp_group.is_first_rank and self.pp_group.is_last_rank`, sglang/srt/models/qwen3_next.py); "
-        "kvtop plans it",
-    ),
-    (
         "S11",
         "kvtop: context past the model's context length",
         lambda c: engine_refuses(c, "is greater than the derived context_length"),
@@ -102,14 +94,6 @@ SGLANG_RULES: list[Rule] = [
         "kvtop: the config states torch_dtype float32 and SGLang serves it in 16 bits under --dtype auto "
         "(_get_and_verify_dtype, sglang/srt/configs/model_config.py: float32 becomes float16, bfloat16 for Gemma), "
         "so its cell is 2 B an element; kvtop sizes the KV (and the weights) in fp32: 2× the cell, half the tokens",
-    ),
-    (
-        "S14",
-        "kvtop: PP on a model SGLang cannot pipeline",
-        lambda c: engine_refuses(c, "Pipeline Parallel is not compatible with this model"),
-        "kvtop: SGLang refuses --pp-size > 1 for a model whose forward takes no pp_proxy_tensors "
-        "(ModelRunner.__init__: `assert self.support_pp, 'Pipeline Parallel is not compatible with this model.'`); "
-        "kvtop plans it",
     ),
     (
         "S3",
