@@ -123,7 +123,7 @@ class SglangBudget:
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
-            state = most_stage_state(m, kv, lay.pp)  # §8.3: every stage's pool is the fattest stage's
+            state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))

@@ -85,13 +85,19 @@ def whole_model_kv_note(model: ModelSpec, pp: int, version: ResolvedVersion) -> 
     return None
 
 
-def most_stage_state(model: ModelSpec, kv: KvBook, pp: int) -> int:
+FATTEST_STATE_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.5.23: each stage's own state layers"),
+    Era("0.5.23", True, "engine-diff runs at PP 2 and 4 (Qwen3.5, Nemotron-H): every stage's pool the fattest's"),
+))  # fmt: skip
+
+
+def most_stage_state(model: ModelSpec, kv: KvBook, pp: int, version: ResolvedVersion) -> int:
     """A request's Mamba state as every stage's pool sizes it under PP: the stage with the most state layers'
     (S13, S21). 0.5.23's runs: Qwen3.5-35B-A3B TP1×PP4 (state layers 8, 7, 8, 7; attention 2, 3, 2, 3) gives
     3,672,938 tokens on every stage = (the rest less 1,181 slots × 8 layers' state) ÷ stage 1's 6,144-B cell,
     where its own 7 layers would give 4,085,501; Nemotron-H-56B at PP 4 (14, 13, 13, 14): 84 slots, 557,582."""
     pool, own = kv.pool("state"), kv.state_bytes_per_request
-    if pp < 2 or pool is None or not pool.layers:
+    if pp < 2 or pool is None or not pool.layers or not FATTEST_STATE_ERAS.at(version):
         return own
     most = max(
         sum(1 for i in pp_layer_range(model.num_layers, r, pp, "last") if model.has_state(i)) for r in range(pp)

@@ -23,7 +23,7 @@ from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batche
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
-from kvtop.domain.engines.vllm.pp_groups import group_size_of, projected_groups
+from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import pp_layer_range
@@ -113,7 +113,7 @@ class VllmBudget:
             is_chunked_local(m) and not chunked_local_hybrid(inputs.version)
         )
         stage = None
-        if inputs.layout.pp > 1:  # §4.2: the groups are every stage's, projected onto this worker
+        if inputs.layout.pp > 1 and MERGED_GROUPS_ERAS.at(inputs.version):  # §4.2: every stage's groups, projected
             stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
         groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid, stage)
         in_flight = 0

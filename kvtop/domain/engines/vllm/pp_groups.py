@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import LayerKind, ModelSpec
+
+# Whether the groups are every stage's (projected per worker) or the worker's own, by release.
+MERGED_GROUPS_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.33.0 (no PP run of a sliding-window hybrid): the worker's own layers"),
+    Era("0.33.0", True, "v1/core/kv_cache_planning.py get_kv_cache_groups on the merged specs, "
+        "_project_kv_cache_groups_to_worker (engine-diff runs, Gemma-3-27B PP 2 and 4)"),
+))  # fmt: skip
 
 
 def group_size_of(counts: tuple[int, int]) -> int:
