@@ -84,13 +84,6 @@ VLLM_RULES: list[Rule] = [
         "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
     ),
     (
-        "V25",
-        "kvtop: vLLM's hybrid Mamba refused at PP",
-        lambda c: kvtop_refuses(c) and "hybrids at pp 1 only" in c.kvtop.message,
-        "kvtop: kvtop models vLLM's hybrid Mamba layout at PP 1 only and refuses PP; vLLM sizes it (each stage's "
-        "Mamba and attention layers grouped together, the MIN of num_blocks over the workers): the row's figures",
-    ),
-    (
         "V20",
         "kvtop: ModelOpt quant_algo at the top of config.json",
         lambda c: top_level_modelopt_algo(c) and (both_ok(c) or engine_refuses(c, "fp8")),

@@ -125,3 +125,31 @@ def test_releases_not_checked_keep_the_guarded_split() -> None:
     assert _kvtop_stages(kvtop_plan("vllm", "0.13.0", mixtral))[1] == 23_744_618_496 - 2 * 262_144_000 - 8_192
     llama = _row("sglang", "0.5.23", "meta-llama--Llama-3.1-8B", "pp4")
     assert _kvtop_stages(kvtop_plan("sglang", "0.5.22", llama))[1] == 4_540_465_152 - 1_050_673_152
+
+
+@pytest.mark.parametrize(
+    ("config", "variant", "num_blocks", "tokens"),
+    [
+        # V25: vLLM sizes hybrid Mamba models under PP with the groups of every stage projected per worker
+        # (attention and Mamba layers grouped over the whole model); kvtop refused them before
+        ("Qwen--Qwen3-Next-80B-A3B-Thinking", "pp2", 12_136, 6_025_340),
+        ("ai21labs--AI21-Jamba-1.5-Mini", "pp4", 131_072, 10_129_639),
+        ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "pp4", 10_005, 11_708_708),
+        ("Qwen--Qwen3.5-35B-A3B", "pp4", 6_425, 5_263_360),
+    ],
+)
+def test_vllm_plans_hybrid_mamba_under_pp(config: str, variant: str, num_blocks: int, tokens: int) -> None:
+    row = _row("vllm", "0.33.0", config, variant)
+    assert (row["num_blocks"], row["kv_cache_size_tokens"]) == (num_blocks, tokens)
+    plan = kvtop_plan("vllm", "0.33.0", row)
+    assert (plan["num_blocks"], plan["tokens"]) == (num_blocks, tokens)
+
+
+def test_vllm_qwen3_5_builds_its_embedding_on_every_stage() -> None:
+    """qwen3_5.py: the language model's embed_tokens on every stage (248,320 × 5,120 × 2 B = 2,542,796,800 B),
+    norm and head on the last; kvtop's book is 1,152 B under the engine's on every stage, PP or not (a
+    per-parameter residue of the architecture table)."""
+    row = _row("vllm", "0.33.0", "Qwen--Qwen3.5-27B", "pp4")
+    engine = _engine_stages(row)
+    assert engine == [14_719_396_224] * 3 + [14_719_396_224 + 2_542_796_800 + 10_240]
+    assert _kvtop_stages(kvtop_plan("vllm", "0.33.0", row)) == [b - 1_152 for b in engine]

@@ -178,6 +178,9 @@ class VllmBudget:
         full = kv.pool("full")
         state = kv.pool("state")
         if hybrid is not None and full is not None and state is not None:
+            if stage is not None:  # §4.2: every stage's groups, projected onto this worker
+                full_groups, mamba_groups, slots = projected_groups(m, stage, mamba=True)
+                return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes
             low, high = min(full.layers, state.layers), max(full.layers, state.layers)
             size = high if high < 1.5 * low else low
             kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]

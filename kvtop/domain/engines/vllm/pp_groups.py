@@ -30,9 +30,10 @@ def group_size_of(counts: tuple[int, int]) -> int:
     return high if high < 1.5 * low else low
 
 
-def projected_groups(model: ModelSpec, stage: range) -> tuple[int, int, int]:
-    """(full groups, sliding groups, this stage's slots per block) of a full + sliding-window model under PP."""
-    full, sliding = model.layers_of(LayerKind.FULL), model.layers_of(LayerKind.SLIDING)
+def projected_groups(model: ModelSpec, stage: range, mamba: bool = False) -> tuple[int, int, int]:
+    """(full groups, sliding-window or Mamba groups, this stage's slots per block) of a two-kind model under PP."""
+    full = model.layers_of(LayerKind.FULL)
+    sliding = tuple(i for i in range(model.num_layers) if model.has_state(i)) if mamba else model.layers_of(LayerKind.SLIDING)
     size = group_size_of((len(full), len(sliding)))
     full_groups, sliding_groups = math.ceil(len(full) / size), math.ceil(len(sliding) / size)
 

@@ -32,11 +32,15 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
         "NemotronHForCausalLM": _ALL,
         # qwen3_next.py: embed_tokens and lm_head unguarded, the final norm on the last stage (+4,096 B there)
         "Qwen3NextForCausalLM": EveryStage(embedding=True, lm_head=True),
+        # qwen3_5.py: the language model's embed_tokens unguarded, norm and lm_head on the last stage (Qwen3.5-27B
+        # TP1×PP4: language_model 14,719,396,224 B on stages 0–2, + 2,542,807,040 B of head and norm on stage 3)
+        "Qwen3_5ForConditionalGeneration": EveryStage(embedding=True),
+        "Qwen3_5MoeForConditionalGeneration": EveryStage(embedding=True),
         # gemma3.py Gemma3Model: embed_tokens and norm unguarded; the head is tied to the embedding
         # (gemma-3-27b TP1×PP4: stages 1 and 2 hold 2,819,260,416 + 10,752 B more than a guarded split)
         "Gemma3ForCausalLM": EveryStage(embedding=True, final_norm=True),
         "Gemma3ForConditionalGeneration": EveryStage(embedding=True, final_norm=True),
-    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,gemma3}.py: no "
+    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3}.py: no "
        "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
 ))  # fmt: skip
 
