@@ -41,7 +41,6 @@ KV_KIND = {  # vLLM spec class -> kvtop pool
 # vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8): its
 # layer name, not its spec class, says it is the index (kvtop's dsa_index pool).
 INDEXER_CACHE_SUFFIX = ".indexer.k_cache"
-VLLM_UNGUARDED_PP = ("Qwen3MoeForCausalLM", "MixtralForCausalLM")  # A1
 @dataclass(frozen=True)
 class StageCheck:
     """One stage of one run: the engine's figures and kvtop's, and what differs."""
@@ -68,17 +67,6 @@ def _config_value(config: str, key: str) -> Any:
 # (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
 ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
     (
-        "A1",
-        lambda arch, c, text: (
-            arch in VLLM_UNGUARDED_PP and c.engine == "vllm" and "PP" in c.layout and "weights" in text
-        ),
-        "kvtop: vLLM's Qwen3MoeForCausalLM and MixtralForCausalLM build embed_tokens, the final norm and lm_head on "
-        "every pipeline stage (their Model.__init__ and ForCausalLM.__init__, vllm/model_executor/models/qwen3_moe.py "
-        "and mixtral.py, create them with no is_first_rank / is_last_rank guard, where qwen2.py and qwen3.py put a "
-        "PPMissingLayer: Mixtral-8x7B TP1×PP4 stage 1 holds 2 × 262,144,000 B + an 8,192-B norm more than kvtop); "
-        "kvtop's weights book puts them on the first and last stage only, so it is short by them on the other stages",
-    ),
-    (
         "A6",
         lambda arch, c, text: (
             c.engine == "vllm"
@@ -104,16 +92,6 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
         "by vLLM 0.33 on sm90 (576 B a layer a token; kvtop's fp8_ds_mla 656 B, V26), Nemotron-3-Super's FP8 KV "
         "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16; kvtop 256 B, V30)",
-    ),
-    (
-        "A5",
-        lambda arch, c, text: c.engine == "sglang" and "PP" in c.layout and _lm_head_short(c, text),
-        "kvtop: SGLang's LlamaForCausalLM (also serving Mistral, Phi-3 and Mistral3's language model), Qwen3MoeForCausalLM, "
-        "MixtralForCausalLM and Glm4MoeForCausalLM build lm_head (ParallelLMHead, vocab × hidden / TP) on every pipeline stage "
-        "(sglang/srt/models/llama.py, qwen3_moe.py, mixtral.py, glm4_moe.py: no is_last_rank guard around it, "
-        "where the model's embed_tokens and norm have one); kvtop's weights book puts lm_head on the last stage "
-        "only, so each other stage is short by exactly one lm_head shard (Llama-3.1-8B TP1×PP4: 128,256 × 4,096 × "
-        "2 B = 1,050,673,152 B)",
     ),
     (
         "A2",
@@ -158,14 +136,6 @@ def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
     return (check.config == "nvidia--DeepSeek-V3.2-NVFP4" and pair == (656.0, 576.0)) or (
         check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and pair == (256.0, 512.0)
     )
-
-
-def _lm_head_short(check: StageCheck, text: str) -> bool:
-    """kvtop's stage is short by exactly one lm_head shard (vocab × hidden × 2 B ÷ TP)."""
-    vocab, hidden = _config_value(check.config, "vocab_size"), _config_value(check.config, "hidden_size")
-    tp = int(re.search(r"TP(\d+)", check.layout).group(1))  # type: ignore[union-attr]
-    delta = _weights_delta(text)
-    return bool(vocab and hidden and delta is not None and -delta == vocab * hidden * 2 // tp)
 
 
 def arch_reading(arch: str, check: StageCheck, text: str) -> str:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from benchmarks.engine_diff.readings_base import (
-    WINDOWED_GROUPS,
     Case,
     Rule,
     both_ok,
-    config_json,
     engine_refuses,
     kvtop_refuses,
     stated_dtype,
@@ -15,14 +13,12 @@ from benchmarks.engine_diff.readings_base import (
     top_level_modelopt_algo,
 )
 
-
 # SGLang's fix requests of issue 20 (S1 DSA FP8 layout, S2 Nemotron-H page on sm100, S4 Mamba ratio,
 # S5 multimodal reserve, S6/S8 refusals, S7/S9 0.5.6 hybrid SWA) are modelled now
 # (docs/engines/sglang.md §4.2.1, §4.4, §4.5, §6.1.1, §6.6.1, §8.4.1); what remains are stand-ins. So is
-# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6).
-def _every_stage_holds_every_layer(c: Case) -> bool:
-    stages = c.raw.get("stages") or []
-    return c.pp > 1 and len(stages) == c.pp and len({tuple(s["layers"]) for s in stages}) == 1
+# issue 33's S24 (the DSA KV default before the checkpoint's FP8, §10) and S23 (the DSA page over --page-size, §6.6),
+# and issue 26's S13 (Nemotron-H's whole-model attention cell under PP), S17 (Qwen3-VL's large-Hopper path) and
+# S20 (a hybrid-SWA cell of the stage's own layers) (engines/sglang/pp_layers.py, multimodal.py).
 
 
 def _pp_stage0_cell(c: Case) -> bool:
@@ -37,20 +33,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 SGLANG_RULES: list[Rule] = [
     (
-        "S20",
-        "kvtop: a hybrid-SWA cell under PP holds every stage's layers",
-        lambda c: (
-            c.pp > 1
-            and c.has(*WINDOWED_GROUPS)
-            and both_ok(c)
-            and c.kvtop.bytes_per_block >= 3 * c.side.bytes_per_block // 2
-        ),
-        "kvtop: under PP kvtop's SGLang cell for gpt-oss (full + ratio × SWA) is the unsplit model's (33,177 B at "
-        "TP 2 with or without PP 2; 66,355 B at TP 1 × PP 4), while SGLang sizes each stage's pools from that "
-        "stage's own layers (16,588 B at PP 2, 16,384 B at PP 4): kvtop gives gpt-oss-120b 1,294,538 tokens at "
-        "TP 2 × PP 2 where SGLang gives 2,589,076",
-    ),
-    (
         "S19",
         "kvtop: SGLang refuses fp8_e5m2 KV for DeepSeek DSA",
         lambda c: engine_refuses(c, "DSA only supports"),
@@ -60,7 +42,7 @@ SGLANG_RULES: list[Rule] = [
     ),
     (
         "S21",
-        "harness: stage 0's cell of a linear-attention hybrid under PP; a 0.02 % token residue unread",
+        "harness: stage 0's cell of a linear-attention hybrid under PP",
         lambda c: (
             both_ok(c)
             and c.pp > 1
@@ -70,8 +52,8 @@ SGLANG_RULES: list[Rule] = [
         ),
         "harness: as S15, the row's cell is stage 0's: Qwen3.5-35B-A3B's 40 layers hold full attention at every "
         "4th, so PP 4's stages of 10 hold 2, 3, 2, 3 of them (4,096 B against kvtop's tightest rank's 6,144 B at "
-        "2 KV heads × 256 × 2 × 2 B per layer). The token counts differ by less than 0.1 % (3,672,240 kvtop, "
-        "3,672,938 SGLang): not read yet (the stages' linear-attention state pools are the suspect)",
+        "2 KV heads × 256 × 2 × 2 B per layer). The token count agrees (3,672,938): every stage's linear-attention "
+        "pool is the fattest stage's (1,181 slots × 8 layers' state; engines/sglang/pp_layers.py most_stage_state)",
     ),
     (
         "S15",
@@ -94,30 +76,6 @@ SGLANG_RULES: list[Rule] = [
         "kv_cache_quant_algo FP8: half the cell, twice the tokens",
     ),
     (
-        "S17",
-        "kvtop: SGLang's Qwen3-VL serving path on Hopper reserves 1 GiB",
-        lambda c: (
-            both_ok(c)
-            and "Qwen3VL" in str((config_json(c).get("architectures") or [""])[0])
-            and c.kvtop.bytes_per_block == c.side.bytes_per_block
-            and (c.kvtop.tokens or 0) > (c.side.tokens or 0)
-        ),
-        "kvtop: on a large Hopper GPU SGLang 0.5.23 serves Qwen3-VL through its profiled path "
-        "(_qwen3vl_hopper_serving_overrides, sglang/srt/arg_groups/model_overrides/qwen3_vl.py): the VLM "
-        "embedding cache off (it sets SGLANG_VLM_CACHE_SIZE_MB=0 in the process environment: the leak issue 33 "
-        "found) and CUDA-IPC feature transport, whose feature cache (SGLANG_MM_FEATURE_CACHE_MB, 1 GiB; 3 GiB at "
-        "--max-running-requests ≥ 400) mm_runtime_reservation_gb (mem_cache/kv_cache_configurator.py) takes from "
-        "the KV budget; kvtop subtracts the default 100 MiB embedding cache: 39 GiB against 40 GiB − 100 MiB of rest",
-    ),
-    (
-        "S18",
-        "kvtop: the model class refuses PP",
-        lambda c: c.pp > 1 and engine_refuses(c, "AssertionError"),
-        "kvtop: SGLang's model class refuses pipeline parallelism in its constructor (e.g. Qwen3NextForCausalLM: "
-        "`assert self.pp_group.is_first_rank and self.pp_group.is_last_rank`, sglang/srt/models/qwen3_next.py); "
-        "kvtop plans it",
-    ),
-    (
         "S11",
         "kvtop: context past the model's context length",
         lambda c: engine_refuses(c, "is greater than the derived context_length"),
@@ -136,27 +94,6 @@ SGLANG_RULES: list[Rule] = [
         "kvtop: the config states torch_dtype float32 and SGLang serves it in 16 bits under --dtype auto "
         "(_get_and_verify_dtype, sglang/srt/configs/model_config.py: float32 becomes float16, bfloat16 for Gemma), "
         "so its cell is 2 B an element; kvtop sizes the KV (and the weights) in fp32: 2× the cell, half the tokens",
-    ),
-    (
-        "S13",
-        "kvtop: SGLang sizes each PP stage for every layer",
-        lambda c: both_ok(c) and _every_stage_holds_every_layer(c) and c.kvtop.tokens != c.side.tokens,
-        "kvtop: under PP SGLang sizes each stage's KV pool for every layer of the model where the model's "
-        "top-level class has no start_layer / end_layer (multimodal wrappers such as Qwen2_5_VLForConditionalGeneration, "
-        "and MiniMaxM2ForCausalLM): resolve_layer_indices takes getattr(model, 'start_layer', 0) and "
-        "getattr(model, 'end_layer', num_layers) (_resolve_pp_layer_range, model_runner_components/layer_setup.py), "
-        "while the model itself builds only the stage's layers (its parameter bytes per stage show the split); kvtop "
-        "models it for the classes whose runs it matches (sglang.md §8.3.1: Qwen2.5-VL, MiniMax-M2, Mistral3, "
-        "Gemma4); what remains is NemotronHForCausalLM, whose attention cell holds every layer but whose Mamba slots "
-        "do not, so kvtop keeps its stage's layers: its cell is smaller and its tokens more",
-    ),
-    (
-        "S14",
-        "kvtop: PP on a model SGLang cannot pipeline",
-        lambda c: engine_refuses(c, "Pipeline Parallel is not compatible with this model"),
-        "kvtop: SGLang refuses --pp-size > 1 for a model whose forward takes no pp_proxy_tensors "
-        "(ModelRunner.__init__: `assert self.support_pp, 'Pipeline Parallel is not compatible with this model.'`); "
-        "kvtop plans it",
     ),
     (
         "S3",

@@ -84,22 +84,6 @@ VLLM_RULES: list[Rule] = [
         "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
     ),
     (
-        "V23",
-        "kvtop: PP regroups a sliding-window hybrid",
-        lambda c: both_ok(c) and c.pp > 1 and c.kvtop.bytes_per_block != c.side.bytes_per_block,
-        "kvtop: under PP vLLM computes the KV cache groups on every stage's specs together and projects them "
-        "onto each worker (get_kv_cache_groups, _project_kv_cache_groups_to_worker, vllm/v1/core/"
-        "kv_cache_planning.py), so a stage's page holds a different number of layer slots from kvtop's per-stage "
-        "grouping (bytes per block differ; the engine's per-stage groups are in the fixture row)",
-    ),
-    (
-        "V25",
-        "kvtop: vLLM's hybrid Mamba refused at PP",
-        lambda c: kvtop_refuses(c) and "hybrids at pp 1 only" in c.kvtop.message,
-        "kvtop: kvtop models vLLM's hybrid Mamba layout at PP 1 only and refuses PP; vLLM sizes it (each stage's "
-        "Mamba and attention layers grouped together, the MIN of num_blocks over the workers): the row's figures",
-    ),
-    (
         "V20",
         "kvtop: ModelOpt quant_algo at the top of config.json",
         lambda c: top_level_modelopt_algo(c) and (both_ok(c) or engine_refuses(c, "fp8")),

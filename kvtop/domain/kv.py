@@ -11,6 +11,7 @@ model's dtype per token, per head, for K and for V where the engine keeps them (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -250,14 +251,14 @@ def _int_layer_bytes(
 def kv_book(
     model: ModelSpec,
     layout: ParallelLayout,
-    layers: range,
+    layers: Sequence[int],
     fmt: KvFormat,
     storage: KvStorage,
     *,
     draft_layers: int = 0,
     gpu_name: str | None = None,
 ) -> KvBook:
-    """The KV book of one rank holding `layers` (a pipeline stage); `draft_layers`: MTP layers loaded;
+    """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     def heads_of(layer: int) -> int:
         if model.mla is not None:
@@ -309,7 +310,7 @@ def kv_book(
                 name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage) * linear
             )
         )
-    first = full_layers[0] if full_layers else layers.start
+    first = full_layers[0] if full_layers else (layers[0] if layers else 0)
     heads = heads_of(first) if first < model.num_layers else 1
     workspace = 0
     if fmt == "fp4" and storage.fp4_dequant_workspace and model.mla is None:

@@ -16,6 +16,56 @@ from kvtop.domain.model import AttentionKind, ModelSpec
 PpRemainder = Literal["last", "second_to_last", "first"]
 
 
+class StageParts(BaseModel):
+    """Which of the model's ends a pipeline stage's rank builds: the token embedding, the final norm, the
+    LM head and the vision tower (with its learned position table, where it has one). Most classes guard
+    them (`is_first_rank` / `is_last_rank`: `guarded_parts`); some build them on every stage, which each
+    engine's `stage_parts` states per class and release."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedding: bool
+    final_norm: bool
+    lm_head: bool
+    tower: bool
+    tower_positions: bool
+
+
+class EveryStage(BaseModel):
+    """What a class builds on every pipeline stage (no `is_first_rank` / `is_last_rank` guard around it).
+    `tied_head_is_embedding`: a tied LM head is the stage's own embedding (`lm_head = model.embed_tokens`), so
+    a stage without the embedding holds no head at all."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedding: bool = False
+    final_norm: bool = False
+    lm_head: bool = False
+    tied_head_is_embedding: bool = False
+    tower: bool = False  # the vision tower and projector, less its learned position table (first stage only)
+
+
+def guarded_parts(pp_rank: int, pp: int) -> StageParts:
+    """The embedding on the first stage, the final norm and LM head on the last (a guarded class)."""
+    first, last = pp_rank == 0, pp_rank == pp - 1
+    return StageParts(embedding=first, final_norm=last, lm_head=last, tower=first, tower_positions=first)
+
+
+def parts_of_stage(every: EveryStage | None, tied: bool, pp_rank: int, pp: int) -> StageParts:
+    """A stage's parts: the guarded ones, and what the class builds on every stage."""
+    guarded = guarded_parts(pp_rank, pp)
+    if every is None:
+        return guarded
+    embedding = guarded.embedding or every.embedding
+    lm_head = guarded.lm_head or every.lm_head
+    if tied and every.tied_head_is_embedding:
+        lm_head = embedding
+    return StageParts(
+        embedding=embedding, final_norm=guarded.final_norm or every.final_norm, lm_head=lm_head,
+        tower=guarded.tower or every.tower, tower_positions=guarded.tower_positions,
+    )  # fmt: skip
+
+
 class ParallelLayout(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -153,7 +153,8 @@ def _solve(
         is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder)
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
-                               tower_split=rules.architectures.TOWER_SPLIT)  # fmt: skip
+                               tower_split=rules.architectures.TOWER_SPLIT,
+                               parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip
         kv_layers = rules.kv_layers_of_stage(model, layers, version)  # an engine may size more than it holds
         plain = kv_book(model, layout, kv_layers, fmt, storage, gpu_name=gpu_name)
         draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
@@ -165,7 +166,8 @@ def _solve(
                 model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,
                 kv_with_draft=kv, version=version, first_stage=is_first, last_stage=is_last, draft=draft,
                 stage_layers=(layers.start, layers.stop),
-                measured_draft_bytes=measured.draft_weights_bytes,
+                measured_draft_bytes=measured.draft_weights_bytes, gpu_name=gpu_name,
+                gpu_total_bytes=gpu_total_bytes,
             )
         )  # fmt: skip
         stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))

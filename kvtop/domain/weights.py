@@ -14,9 +14,9 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSpec, TowerSplit
 
 
 class WeightRow(BaseModel):
@@ -339,12 +339,18 @@ def weights_book(
     last_stage: bool,
     load_mtp: bool = False,
     tower_split: TowerSplit | None = None,
+    parts: StageParts | None = None,
 ) -> WeightsBook:
     """The weights one rank of a pipeline stage holding `layers` keeps resident (remembered per model and layout);
-    `tower_split`: how the engine shards a vision tower's disputed parts (its `architectures.TOWER_SPLIT`)."""
-    key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp, tower_split)
+    `tower_split`: how the engine shards a vision tower's disputed parts (its `architectures.TOWER_SPLIT`);
+    `parts`: which of the embedding, final norm and LM head the engine's class builds on this stage (its
+    `stage_parts`; default: the embedding on the first stage, the norm and head on the last)."""
+    if parts is None:
+        parts = StageParts(embedding=first_stage, final_norm=last_stage, lm_head=last_stage, tower=first_stage,
+                           tower_positions=first_stage)  # fmt: skip
+    key = (id(model), layout, layers.start, layers.stop, first_stage, last_stage, load_mtp, tower_split, parts)
     return _BOOKS.get(
-        key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp, tower_split)
+        key, model, lambda: _weights_book(model, layout, layers, first_stage, last_stage, load_mtp, tower_split, parts)
     )
 
 
@@ -356,8 +362,9 @@ def _weights_book(
     last_stage: bool,
     load_mtp: bool,
     tower_split: TowerSplit | None,
+    parts: StageParts,
 ) -> WeightsBook:
-    book = _book_from_config(model, layout, layers, first_stage, last_stage, load_mtp, tower_split)
+    book = _book_from_config(model, layout, layers, first_stage, last_stage, load_mtp, tower_split, parts)
     whole = first_stage and last_stage and layout.tp == 1 and len(layers) == model.num_layers
     if model.weights_as_stored and model.checkpoint_bytes and whole and book.total_params:
         return _as_stored(model.checkpoint_bytes, book.total_params)
@@ -380,13 +387,14 @@ def _book_from_config(
     last_stage: bool,
     load_mtp: bool,
     tower_split: TowerSplit | None,
+    parts: StageParts,
 ) -> WeightsBook:
     rank = _Rank(model, layout)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
     vocab_rows = math.ceil(padded_vocab / layout.tp)
-    if first_stage:
+    if parts.embedding:
         embedding_shards = embedding_tp(model, layout)
         embedding_rows = math.ceil(padded_vocab / embedding_shards)
         rank.acc.add(
@@ -402,11 +410,13 @@ def _book_from_config(
             rank.matrix("embedding", h, width, 1, ("model.decoder.project_in",), quantizable=False)
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
-        if model.tower is not None:  # the vision tower and projector, its big matrices split over TP (towers.py)
-            params = model.tower.params_per_rank(layout.tp, tower_split)
-            split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
-            rank.acc.add("vision", params, params * model.dtype_bytes, split)
-            rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
+    if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
+        params = model.tower.params_per_rank(layout.tp, tower_split)  # (towers.py)
+        if not parts.tower_positions:  # built with the tower on the first stage only
+            params -= _tower_positions_per_rank(model.tower, layout.tp, tower_split)
+        split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
+        rank.acc.add("vision", params, params * model.dtype_bytes, split)
+        rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[object, ...], list[int]] = {}
@@ -418,10 +428,10 @@ def _book_from_config(
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
-    if last_stage:
-        if model.body.final_norm:
-            rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
-        if not model.tie_word_embeddings or not first_stage:
+    if parts.final_norm and model.body.final_norm:
+        rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+    if parts.lm_head:
+        if not (model.tie_word_embeddings and parts.embedding):  # tied: the stage's embedding is its head
             # a MIXED_PRECISION checkpoint may list its LM head (quantized_layers: lm_head); others keep it whole
             head = model.quant.format_of(("lm_head",)) if model.quant.mixed else None
             head_bytes = (
@@ -432,17 +442,30 @@ def _book_from_config(
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:
             rank.vector("lm_head", padded_vocab, layout.tp)
-        if model.mtp_layers:
-            if load_mtp:
-                _mtp(rank, model)
-            else:
-                rank.acc.add("mtp", 0, 0, 1)
-                rank.acc.notes["mtp"] = (
-                    f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
-                )
-    if model.tie_word_embeddings and first_stage and last_stage:
+    if last_stage and model.mtp_layers:
+        if load_mtp:
+            _mtp(rank, model)
+        else:
+            rank.acc.add("mtp", 0, 0, 1)
+            rank.acc.notes["mtp"] = (
+                f"{model.mtp_layers} MTP layer(s) loaded only with speculative decoding"
+            )
+    if model.tie_word_embeddings and parts.embedding and parts.lm_head:
         rank.acc.notes["embedding"] = "tied with the LM head (one matrix)"
+    for name, held, guarded in (("embedding", parts.embedding, first_stage), ("lm_head", parts.lm_head, last_stage)):
+        if held and not guarded and name in rank.acc.parts:
+            rank.acc.notes[name] = "also on this PP stage: the engine's model class builds it on every stage"
     return WeightsBook(rows=rank.acc.rows(COMPONENT_ORDER))
+
+
+def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | None) -> float:
+    """A tower's learned position table on one rank: whole, or its rows padded to 64 and split over TP
+    (`VocabParallelEmbedding`, as `TowerSpec.params_per_rank` counts it)."""
+    if not tower.position_rows:
+        return 0
+    if split is None or not split.position_table:
+        return tower.position_params
+    return math.ceil(math.ceil(tower.position_rows / 64) * 64 / tp) * (tower.position_params // tower.position_rows)
 
 
 def _mtp(rank: _Rank, model: ModelSpec) -> None:

@@ -106,11 +106,12 @@ def test_text_only_model_keeps_the_rounded_auto_fraction() -> None:
     assert ledger.engine.reserve_bytes == 14_356_001_587  # pre × 0.170; no multimodal reserve
 
 
-def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
-    ledger = predict(load(GPT_OSS), parse_flags("sglang", ["--pp", "2"]), gpu_total_bytes=H100)
+def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp_before_0_5_23() -> None:
+    settings = parse_flags("sglang", ["--pp", "2"]).model_copy(update={"engine_version": "0.5.22"})
+    ledger = predict(load(GPT_OSS), settings, gpu_total_bytes=H100)
     cell = next(step for step in ledger.engine.steps if step.label.startswith("cell:"))
     # 8 KV heads × (64 + 64) × 2 B = 2,048 B per layer; 18 full + 0.8 × 18 sliding layers of the
-    # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2
+    # whole model (not the stage's 9 + 9): 36,864 + 29,491.2 = 66,355.2 (§6.2's reading, kept before 0.5.23)
     assert cell.value == pytest.approx(66_355.2)
     # mfs (81,559 − (512 + 12,288 + 512 + 2/8 × 1,024 + 464)) / 81,559 = 0.828; weights 32,624,415,360 per stage
     # (o_proj's bias included: GptOssAttention's o_proj has bias=True):
@@ -118,6 +119,22 @@ def test_gpt_oss_swa_cell_counts_whole_model_layers_under_pp() -> None:
     assert ledger.engine.kv_budget_bytes == 37_297_757_076
     assert ledger.token_capacity == 562_092  # 37,297,757,076 // 66,355.2; about twice that with the stage's cell
     assert ledger.engine.swa_token_capacity == 449_673  # int(562,092 × 0.8)
+
+
+def test_gpt_oss_swa_cell_counts_the_stages_layers_under_pp() -> None:
+    settings = parse_flags("sglang", ["--pp", "2"]).model_copy(update={"engine_version": "0.5.23"})
+    ledger = predict(load(GPT_OSS), settings, gpu_total_bytes=H100)
+    cell = next(step for step in ledger.engine.steps if step.label.startswith("cell:"))
+    # 0.5.23's own runs (sglang-0.5.23.flags.json, gpt-oss PP 2/4: S20): the stage's 9 full + 0.8 × 9 sliding
+    # layers: 18,432 + 14,745.6 = 33,177.6
+    assert cell.value == pytest.approx(33_177.6)
+    # stage 0 holds the embedding, 18 layers and the LM head GptOssForCausalLM builds on every stage (A5:
+    # 201,088 × 2,880 × 2 B = 1,158,266,880 B on each stage of the engine's PP 4 build): 32,624,409,600 +
+    # 1,158,266,880 = 33,782,676,480; (84,447,068,160 − 33,782,676,480) − 84,447,068,160 × 0.172 = 36,139,495,956
+    assert [rank.weights.total_bytes for rank in ledger.ranks] == [33_782_676_480, 32_624_415_360]
+    assert ledger.engine.kv_budget_bytes == 36_139_495_956
+    assert ledger.token_capacity == 1_089_273  # 36,139,495,956 // 33,177.6
+    assert ledger.engine.swa_token_capacity == 871_418  # int(1,089,273 × 0.8)
 
 
 def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:

@@ -8,7 +8,7 @@ diagnosis, explain, its log reader or its demo behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
@@ -16,7 +16,7 @@ from kvtop.domain.engines.catalogue import engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder
+from kvtop.domain.layout import PpRemainder, StageParts, guarded_parts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -117,9 +117,13 @@ class EngineBase(EngineModules):
         """None modelled: a launch its budget sizes is one kvtop knows it starts."""
         return ()
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """Its own layers: a stage sizes KV for the layers it holds."""
         return layers
+
+    def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
+        """Guarded: the embedding on the first stage, the final norm and LM head on the last."""
+        return guarded_parts(pp_rank, pp)
 
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""

@@ -15,7 +15,7 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder
+from kvtop.domain.layout import PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -201,8 +201,12 @@ class EngineRules(Protocol):
         """Tokens per KV page when no flag says (the default attention backend may force one)."""
         ...
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
+        ...
+
+    def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
+        """Which of the embedding, final norm and LM head this release's class of `model` builds on a stage."""
         ...
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

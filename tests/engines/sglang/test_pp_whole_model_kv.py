@@ -63,3 +63,32 @@ def test_the_plan_says_every_stage_sizes_the_whole_model() -> None:
     assert any("sizes KV for all 28 layers" in note for note in notes)
     layers, notes = _ranks_full_layers("0.5.6.post2")  # not checked before 0.5.23: the stage's 14
     assert layers == [14] * 4 and not any("sizes KV for all" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    ("config", "variant", "cell", "tokens"),
+    [
+        # Nemotron-H: the attention cell holds all 6 attention layers (TP 2: 1 KV head × 128 × 2 × 2 B = 512 B
+        # each), the Mamba pool each stage's own layers: (40 GiB − 1,588 slots × stage 0's 12 layers' state,
+        # 12,804,096 B) ÷ 3,072 = 7,362,229; kvtop's stage cell (3 layers) gave twice that
+        ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "pp2", 6 * 512, 7_362_229),
+        ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "pp4", 6 * 1024, 3_681_114),  # TP 1: 2 KV heads
+        ("nvidia--Nemotron-H-56B-Base-8K", "pp4", 10 * 4096, 557_582),  # stages' state layers 14, 13, 13, 14
+    ],
+)
+def test_nemotron_h_sizes_every_attention_layer_and_its_own_mamba_layers(
+    config: str, variant: str, cell: int, tokens: int
+) -> None:
+    row = _row(config, variant)
+    assert (row["cell_size"], row["max_total_num_tokens"]) == (cell, tokens)
+    plan = kvtop_plan("sglang", "0.5.23", row)
+    assert (plan["cell_bytes"], plan["tokens"]) == (cell, tokens)
+
+
+def test_every_stages_mamba_pool_is_the_fattest_stages() -> None:
+    """Qwen3.5-35B-A3B TP1×PP4: stages of 10 layers hold 8, 7, 8, 7 linear-attention layers and 2, 3, 2, 3 full
+    ones. Every stage's state pool is stage 0's (1,181 slots × 8 layers' state), so stage 1's 6,144-B cell gives
+    (40 GiB − 100 MiB − 20,278,280,192) ÷ 6,144 = 3,672,938, SGLang's MIN; its own 7 layers would give 4,085,501."""
+    row = _row("Qwen--Qwen3.5-35B-A3B", "pp4")
+    assert row["max_total_num_tokens"] == 3_672_938
+    assert kvtop_plan("sglang", "0.5.23", row)["tokens"] == 3_672_938

@@ -6,6 +6,7 @@ load and again at profiling), so one busy GPU shrinks every rank (docs/engines/s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_log import EngineLog
@@ -17,11 +18,13 @@ from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
+from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
+from kvtop.domain.layout import StageParts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -69,9 +72,13 @@ class SglangRules(SglangBudget, EngineBase):
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return default_page_size(model, gpu_name, version)[0]
 
-    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> range:
+    def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""
         return kv_layers_of_stage(model, layers, version)
+
+    def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py)."""
+        return stage_parts(model, pp_rank, pp, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -30,8 +30,16 @@ from kvtop.domain.engines.sglang.eras import (
     mamba_ratio,
     runner_multiplier,
 )
-from kvtop.domain.engines.sglang.multimodal import VLM_CACHE_MIB, multimodal_reserve_bytes
-from kvtop.domain.engines.sglang.pp_layers import whole_model_kv_note
+from kvtop.domain.engines.sglang.multimodal import (
+    VLM_CACHE_MIB,
+    multimodal_reserve_bytes,
+    profiled_hopper_path,
+)
+from kvtop.domain.engines.sglang.pp_layers import (
+    most_stage_state,
+    swa_cell_counts_whole_model,
+    whole_model_kv_note,
+)
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
@@ -102,19 +110,20 @@ class SglangBudget:
             )
         )
         rest_gib = avail / GIB - slack_gib
-        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version)
+        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
         if mm_reserve:
+            profiled = profiled_hopper_path(m, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
+            what = "SGLang's default VLM cache" + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else "")
+            if profiled:
+                what = "the feature-transport pool of SGLang's large-Hopper Qwen3-VL path (VLM cache off)"
             steps.append(
-                BudgetStep(
-                    label="− multimodal reserve", bytes=-mm_reserve,
-                    note=f"{mm_reserve // MIB} MiB: SGLang's default VLM cache"
-                    + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else ""),
-                )
-            )  # fmt: skip
+                BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mm_reserve // MIB} MiB: {what}")
+            )
             rest_gib -= mm_reserve / GIB
         state_slots = 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
+            state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
@@ -188,23 +197,22 @@ class SglangBudget:
         if swa_pool is not None and not hybrid:
             notes.append(f"sliding-window layers use the full pool (no hybrid SWA memory: {swa_off})")
         if hybrid and swa_pool is not None:
-            # §6.2/§8.3: the cell counts the whole model's full and sliding layers, not this PP stage's.
+            # §6.2/§8.3: the cell counts this PP stage's full and sliding layers (before 0.5.23: the whole model's)
             ratio = s.swa_full_tokens_ratio or DEFAULT_SWA_FULL_TOKENS_RATIO
-            full_pool = kv.pool("full")
-            stage_full = full_pool.layers if full_pool is not None else 0
-            full_part = kv.full_bytes_per_token + swa_pool.bytes_per_layer_token * (
-                len(m.layers_of(LayerKind.FULL)) - stage_full
-            )
-            swa_part = swa_pool.bytes_per_token + swa_pool.bytes_per_layer_token * (
-                len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers
-            )
+            full_part, swa_part = float(kv.full_bytes_per_token), float(swa_pool.bytes_per_token)
+            whole = swa_cell_counts_whole_model(version)
+            if whole:
+                full_pool = kv.pool("full")
+                stage_full = full_pool.layers if full_pool is not None else 0
+                full_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.FULL)) - stage_full)
+                swa_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers)
             cell_f = full_part + ratio * swa_part
             full = int(budget // cell_f) // page * page if budget > 0 else 0
             swa = int(full * ratio) // page * page
             steps.append(
                 BudgetStep(
                     label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f,
-                    note="whole-model layer counts, also under PP",
+                    note="whole-model layer counts, also under PP" if whole else "this PP stage's layers",
                 )
             )  # fmt: skip
             return full, swa, math.ceil(cell_f), self._pool_bytes(kv, full, swa, page)

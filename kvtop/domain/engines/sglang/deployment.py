@@ -194,7 +194,9 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
 def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
     """§4, §19.5: a multimodal model's reserve for the encoder's embedding cache and feature pools, off the
     KV budget (the budget's own step; shown here beside the other terms, not a waterfall term)."""
-    reserve = multimodal_reserve_bytes(inputs.model, inputs.settings, inputs.version)
+    reserve = multimodal_reserve_bytes(
+        inputs.model, inputs.settings, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes
+    )
     if not reserve:
         return []
     return [BudgetTerm(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import MIB
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
@@ -15,6 +16,19 @@ VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
 MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
 MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
 _MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
+LARGE_HOPPER_BYTES = 60 << 30  # large_hopper_qwen3_vl_model_type: get_device_memory_capacity ≥ 60 × 1024 MiB
+HIGH_CONCURRENCY_REQUESTS = 400  # --max-running-requests from which the profiled path keeps a 3 GiB feature cache
+
+# The classes SGLang serves through a profiled path on a large Hopper GPU (sm90, ≥ 60 GiB):
+# `_qwen3vl_hopper_serving_overrides` (sglang/srt/arg_groups/model_overrides/qwen3_vl.py) sets
+# SGLANG_VLM_CACHE_SIZE_MB=0 and, with no --mm-feature-transport, cuda_ipc, whose feature cache
+# (SGLANG_MM_FEATURE_CACHE_MB: 1 GiB, 3 GiB at --max-running-requests ≥ 400) mm_runtime_reservation_gb keeps off
+# the KV budget. Engine-diff runs (0.5.23, sm90): Qwen3-VL-8B holds 1 GiB, not 100 MiB, off its budget (S17).
+PROFILED_HOPPER_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not checked before 0.5.23: the default caches"),
+    Era("0.5.23", frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"}),
+        "arg_groups/model_overrides/qwen3_vl.py _qwen3vl_hopper_serving_overrides (engine-diff runs, sm90)"),
+))  # fmt: skip
 
 
 # §4.4: architectures ModelConfig serves as text-only unless --enable-multimodal (`mm_disabled_models`):
@@ -42,14 +56,38 @@ def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
     return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
 
 
-def multimodal_reserve_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+def profiled_hopper_path(
+    model: ModelSpec, version: ResolvedVersion, gpu_name: str | None, gpu_total_bytes: int | None
+) -> bool:
+    """Whether this release serves `model` through its profiled large-Hopper path (`PROFILED_HOPPER_ERAS`)."""
+    capability = gpu_capability(gpu_name)
+    return (
+        model.architecture in PROFILED_HOPPER_ERAS.at(version)
+        and capability is not None
+        and capability // 10 == 9
+        and (gpu_total_bytes or 0) >= LARGE_HOPPER_BYTES
+    )
+
+
+def multimodal_reserve_bytes(
+    model: ModelSpec,
+    settings: LaunchSettings,
+    version: ResolvedVersion,
+    gpu_name: str | None = None,
+    gpu_total_bytes: int | None = None,
+) -> int:
     """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
     release, since = version.release, parse_release(MM_RESERVE_SINCE)
     if not is_multimodal(model, settings, version) or (
         release is not None and since is not None and release < since
     ):
         return 0
+    transport = settings.flags.get("mm-feature-transport")
+    if profiled_hopper_path(model, version, gpu_name, gpu_total_bytes):
+        transport = transport or "cuda_ipc"  # the VLM cache off (SGLANG_VLM_CACHE_SIZE_MB=0)
+        many = (settings.max_running_requests or 0) >= HIGH_CONCURRENCY_REQUESTS and transport == "cuda_ipc"
+        return (3 * MM_FEATURE_CACHE_MIB if many else MM_FEATURE_CACHE_MIB) * MIB if transport in _MM_FEATURE_POOL_TRANSPORTS else 0
     reserved_mib = VLM_CACHE_MIB
-    if settings.flags.get("mm-feature-transport") in _MM_FEATURE_POOL_TRANSPORTS:
+    if transport in _MM_FEATURE_POOL_TRANSPORTS:
         reserved_mib += MM_FEATURE_CACHE_MIB
     return reserved_mib * MIB

@@ -19,9 +19,10 @@ from kvtop.domain.engines.vllm.budget import VllmBudget
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder
+from kvtop.domain.layout import PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -81,6 +82,10 @@ class VllmRules(VllmBudget, EngineBase):
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """§3.1: the block of the backend vLLM runs with `--kv-cache-dtype auto` (an FP8 KV may differ)."""
         return block_size(model, False, gpu_name, version)[0]
+
+    def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py)."""
+        return stage_parts(model, pp_rank, pp, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -23,9 +23,11 @@ from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batche
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
-from kvtop.domain.model import ModelSpec
+from kvtop.domain.layout import pp_layer_range
+from kvtop.domain.model import LayerKind, ModelSpec
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB
@@ -110,7 +112,10 @@ class VllmBudget:
         unify = s.disable_hybrid_kv_cache_manager or (
             is_chunked_local(m) and not chunked_local_hybrid(inputs.version)
         )
-        groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid)
+        stage = None
+        if inputs.layout.pp > 1 and MERGED_GROUPS_ERAS.at(inputs.version):  # §4.2: every stage's groups, projected
+            stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
+        groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid, stage)
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
@@ -166,13 +171,16 @@ class VllmBudget:
 
     @staticmethod
     def _groups(
-        m: ModelSpec, kv: KvBook, block: int, unify: bool, hybrid: HybridBlocks | None
+        m: ModelSpec, kv: KvBook, block: int, unify: bool, hybrid: HybridBlocks | None, stage: range | None = None
     ) -> tuple[list[tuple[str, int]], int, int]:
         """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer
         slot); §4.1 step 6: group_size is the least layer count of a kind, or the most if under 1.5 × the least."""
         full = kv.pool("full")
         state = kv.pool("state")
         if hybrid is not None and full is not None and state is not None:
+            if stage is not None:  # §4.2: every stage's groups, projected onto this worker
+                full_groups, mamba_groups, slots = projected_groups(m, stage, mamba=True)
+                return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes
             low, high = min(full.layers, state.layers), max(full.layers, state.layers)
             size = high if high < 1.5 * low else low
             kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]
@@ -201,8 +209,10 @@ class VllmBudget:
         nf, ns = (full.layers if full else 0), swa.layers
         if nf == 0:
             return [(windowed, 1)], ns, page
-        low, high = min(nf, ns), max(nf, ns)
-        size = high if high < 1.5 * low else low
+        if stage is not None and len(m.layers_of(LayerKind.FULL)) and len(m.layers_of(LayerKind.SLIDING)):
+            full_groups, windowed_groups, slots = projected_groups(m, stage)
+            return [("full", full_groups), (windowed, windowed_groups)], slots, page
+        size = group_size_of((nf, ns))
         return [("full", math.ceil(nf / size)), (windowed, math.ceil(ns / size))], size, page
 
     @staticmethod

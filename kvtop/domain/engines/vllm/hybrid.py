@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import HYBRID_CACHE_MODE_ERAS, NEMOTRON_H_SSM_DTYPE_ERAS
+from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
@@ -74,10 +75,11 @@ def hybrid_blocks(
 ) -> HybridBlocks:
     """§4.4 for this rank: the block that makes the attention page ≥ the Mamba state page."""
     full = kv.pool("full")
-    if model.mla is not None or full is None or kv.pool("swa") is not None or layout.pp > 1:
+    merged = MERGED_GROUPS_ERAS.at(version)  # under PP: the groups of every stage, projected (pp_groups.py)
+    if model.mla is not None or full is None or kv.pool("swa") is not None or (layout.pp > 1 and not merged):
         raise UnsupportedModelError(
             "vLLM's hybrid Mamba layout is modelled for full-attention (not MLA, not sliding-window) hybrids at "
-            "pp 1 only",
+            "pp 1 only" + (" before 0.33.0" if layout.pp > 1 else ""),
             field="engine",
             source=model.source,
         )

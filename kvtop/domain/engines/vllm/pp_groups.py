@@ -1,0 +1,47 @@
+"""vLLM's KV cache groups under pipeline parallelism: computed on every stage's specs, projected per worker.
+
+`get_kv_cache_groups` runs on the merged specs of all stages (vllm/v1/core/kv_cache_planning.py; docs/engines/
+vllm.md §4.1–4.2): a hybrid of full and sliding-window layers gets `group_size` from the whole model's counts
+(the least, or the most if under 1.5 × the least), each type split into `cdiv(n, group_size)` groups taking
+`layers[i::num_groups]` in layer order; `_project_kv_cache_groups_to_worker` keeps each worker's own layers, and
+the worker's block is its largest projected group's layers × the page. Engine-diff runs (0.33.0, V23): Gemma-3-27B
+TP1×PP4 stage 0 (layers 0–14: sliding positions 0–12 over 6 groups, 3, 2, 2, 2, 2, 2; full 2) holds 3 layer slots,
+393,216 B a block, where its own counts (13 and 2) would group by 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.model import LayerKind, ModelSpec
+
+# Whether the groups are every stage's (projected per worker) or the worker's own, by release.
+MERGED_GROUPS_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.33.0 (no PP run of a sliding-window hybrid): the worker's own layers"),
+    Era("0.33.0", True, "v1/core/kv_cache_planning.py get_kv_cache_groups on the merged specs, "
+        "_project_kv_cache_groups_to_worker (engine-diff runs, Gemma-3-27B PP 2 and 4)"),
+))  # fmt: skip
+
+
+def group_size_of(counts: tuple[int, int]) -> int:
+    """§4.1 step 6: the least layer count of a kind, or the most if under 1.5 × the least."""
+    low, high = min(counts), max(counts)
+    return high if high < 1.5 * low else low
+
+
+def projected_groups(model: ModelSpec, stage: range, mamba: bool = False) -> tuple[int, int, int]:
+    """(full groups, sliding-window or Mamba groups, this stage's slots per block) of a two-kind model under PP."""
+    full = model.layers_of(LayerKind.FULL)
+    sliding = tuple(i for i in range(model.num_layers) if model.has_state(i)) if mamba else model.layers_of(LayerKind.SLIDING)
+    size = group_size_of((len(full), len(sliding)))
+    full_groups, sliding_groups = math.ceil(len(full) / size), math.ceil(len(sliding) / size)
+
+    def most(layers: tuple[int, ...], groups: int) -> int:
+        counts = [0] * groups
+        for position, layer in enumerate(layers):
+            if layer in stage:
+                counts[position % groups] += 1
+        return max(counts)
+
+    return full_groups, sliding_groups, max(most(full, full_groups), most(sliding, sliding_groups))

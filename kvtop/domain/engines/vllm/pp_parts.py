@@ -1,0 +1,51 @@
+"""Which pipeline stages hold the embedding, the final norm and the LM head, per vLLM model class.
+
+Most of vLLM's classes guard them: `embed_tokens` only where `get_pp_group().is_first_rank` (or the last rank
+of a tied model), `norm` and `lm_head` only where `is_last_rank`, a `PPMissingLayer` elsewhere (llama.py,
+qwen2.py, qwen3.py, deepseek_v2.py, glm4_moe.py). The classes below build them with no guard, so every stage's
+rank holds them. Architectures are data here, by release: read from vLLM 0.33.0's own model classes built on
+the meta device at TP1×PP4 and TP2×PP2 (tests/data/engine_diff/vllm-0.33.0.flags.json, variants pp2/pp4: each
+stage's `lm_head` child and its `model` bytes, equal on every stage of an even split). Earlier releases are
+not checked (no PP run of them): kvtop keeps the guarded stages there.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.layout import EveryStage, StageParts, parts_of_stage
+from kvtop.domain.model import ModelSpec
+
+_ALL = EveryStage(embedding=True, final_norm=True, lm_head=True)
+
+EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
+    Era("", {}, "not checked before 0.33.0: the guarded stages"),
+    Era("0.33.0", {
+        # mixtral.py MixtralModel / MixtralForCausalLM: embed_tokens, norm and lm_head unguarded
+        # (Mixtral-8x7B TP1×PP4: every stage lm_head 262,144,000 B and model 23,482,474,496 B)
+        "MixtralForCausalLM": _ALL,
+        # qwen3_moe.py Qwen3MoeModel / Qwen3MoeForCausalLM (Qwen3-30B-A3B TP1×PP4: 12 layers and lm_head each)
+        "Qwen3MoeForCausalLM": _ALL,
+        # gpt_oss.py GptOssModel / GptOssForCausalLM (gpt-oss-120b TP1×PP4: model 16,891,341,696 B each stage)
+        "GptOssForCausalLM": _ALL,
+        # jamba.py, nemotron_h.py (engine-diff PP4: every stage's bytes equal, lm_head on each)
+        "JambaForCausalLM": _ALL,
+        "NemotronHForCausalLM": _ALL,
+        # qwen3_next.py: embed_tokens and lm_head unguarded, the final norm on the last stage (+4,096 B there)
+        "Qwen3NextForCausalLM": EveryStage(embedding=True, lm_head=True),
+        # qwen3_5.py: the language model's embed_tokens unguarded, norm and lm_head on the last stage (Qwen3.5-27B
+        # TP1×PP4: language_model 14,719,396,224 B on stages 0–2, + 2,542,807,040 B of head and norm on stage 3)
+        "Qwen3_5ForConditionalGeneration": EveryStage(embedding=True),
+        "Qwen3_5MoeForConditionalGeneration": EveryStage(embedding=True),
+        # gemma3.py Gemma3Model: embed_tokens and norm unguarded; the head is tied to the embedding
+        # (gemma-3-27b TP1×PP4: stages 1 and 2 hold 2,819,260,416 + 10,752 B more than a guarded split)
+        "Gemma3ForCausalLM": EveryStage(embedding=True, final_norm=True),
+        "Gemma3ForConditionalGeneration": EveryStage(embedding=True, final_norm=True),
+    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3}.py: no "
+       "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
+))  # fmt: skip
+
+
+def stage_parts(model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
+    """The parts this release's class of `model` builds on stage `pp_rank` of `pp`."""
+    every = EVERY_STAGE_ERAS.at(version).get(model.architecture)
+    return parts_of_stage(every, model.tie_word_embeddings, pp_rank, pp)
