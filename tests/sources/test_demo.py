@@ -143,9 +143,11 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     assert view.ledger.engine.memory_fraction == 0.9
     # the engines measured what the clean prediction expects (CUDA's H200 total, 139.935 GiB over the corpus's two
     # logged H200 totals, and the calibrated runtime terms): ceil(0.9 × 150,254,062,141) − the weights
-    # 100,840,747,360 − the runtime terms 5,446,557,587 = 28,941,350,980 B of KV, 6,435 blocks of 64 tokens
-    # (4,497,408 B each, forced for FlashMLA on Hopper)
-    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {6_435 * 64}
+    # 100,840,747,360 and the rope's cos/sin cache vLLM holds beside them (yarn: 4,096 × 40 = 163,840 positions ×
+    # 64 rope dims × 2 B = 20,971,520) − the runtime terms 5,446,557,587 = 28,920,379,460 B of KV, 6,430 blocks of
+    # 64 tokens (4,497,408 B each, forced for FlashMLA on Hopper)
+    assert view.ledger.weights_bytes == 100_840_747_360 + 163_840 * 64 * 2
+    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {6_430 * 64}
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
 
@@ -162,9 +164,11 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     view = snapshot.engines[0]
     assert [rank.gpu_index for rank in view.ranks] == [0]
     # vLLM 0.11.0: utilisation 0.9 of CUDA's 79.19 GiB (not nvidia-smi's 79.65), less the weights and the
-    # calibrated activation peak and non-torch memory (4.93 GiB for gpt-oss-120b), in blocks of 16 tokens
+    # calibrated activation peak and non-torch memory (4.93 GiB for gpt-oss-120b), in blocks of 16 tokens; the
+    # weights hold the rope's float32 cos/sin cache (131,072 positions × 64 dims × 4 B) beside the checkpoint
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 131_072 * 64 * 4
     budget = math.ceil(H100_CUDA_TOTAL * 0.9) - view.ledger.weights_bytes - view.ledger.measured.calibrated.non_kv_bytes
-    assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_912
+    assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_656
 
 
 def test_gpu5_lost_names_the_state_and_the_other_gpus_keep_running() -> None:

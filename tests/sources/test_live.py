@@ -86,15 +86,18 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # SM 8.0 GPU: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32,
     # over 36 layers × 128 experts × 3 matrices — and the runtime terms: a KV budget of 6,889,493,805 B at
     # 589,824 B per block): int(11,680 / 8,329 × 131,072) = 183,806
+    # — and the rope's cos/sin cache every vLLM rank holds (131,072 positions × 64 rotary dims in float32 for
+    # gpt-oss: 33,554,432 B, which takes 56 of those blocks: 11,623 left)
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
-    assert vllm.ledger.measured.calibrated.weights_extra_bytes == marlin_padding == 5_504_827_392
-    assert vllm.ledger.engine.kv_budget_bytes // 589_824 == vllm.ledger.engine.num_blocks == 11_680
-    assert vllm.ledger.token_capacity == 11_680 * 131_072 // 8_329 == 183_806
+    rope_cache = 131_072 * 64 * 4
+    assert vllm.ledger.measured.calibrated.weights_extra_bytes == marlin_padding + rope_cache == 5_538_381_824
+    assert (6_889_493_805 - rope_cache) // 589_824 == vllm.ledger.engine.num_blocks == 11_623
+    assert vllm.ledger.token_capacity == 11_623 * 131_072 // 8_329 == 182_909
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    assert rank.predicted.token_capacity == 183_806
+    assert rank.predicted.token_capacity == 182_909
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -158,12 +161,15 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # Hopper (per layer: the intermediate 2,880 ÷ 8 = 360 padded to 384 in 4-bit weights and their scales, the
     # checkpoint's scales kept beside the swizzled copy, float32 expert biases in place of the book's eighth of the
     # bf16 ones), 36 × 28,962,816 = 1,042,661,376 B (vllm/weights_held.py); 871,157 blocks of 16 tokens are left,
-    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight)
+    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight) before the rope cache below
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     per_layer = experts * 24 * (4 + 8 / 32) / 8 + experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - 128 * 8_640 * 2 / 8
-    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer == 1_042_661_376
-    assert view.ledger.engine.num_blocks == 871_157
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 871_157 * 131_072 // 8_329 == 13_709_243
+    # and the rope's float32 cos/sin cache on every rank (131,072 × 64 × 4 B = 33,554,432 B off the KV budget of
+    # 64,228,727,937 B the book alone leaves: 870,702 blocks of 73,728 B)
+    rope_cache = 131_072 * 64 * 4
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer + rope_cache == 1_076_215_808
+    assert view.ledger.engine.num_blocks == (64_228_727_937 - rope_cache) // 73_728 == 870_702
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 870_702 * 131_072 // 8_329 == 13_702_083
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 
