@@ -56,7 +56,8 @@ class MoeSpec(BaseModel):
     shared_intermediate_size: int  # all shared experts together; 0 if none
     shared_expert_gate: bool = False  # Qwen-style sigmoid gate on the shared expert
     expert_bias: bool = False  # gpt-oss experts carry biases
-    router_bias: bool = False  # an fp32 bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
+    router_bias: bool = False  # a bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
+    router_bias_fp32: bool = True  # … in fp32 (DeepSeek's e_score_correction_bias); gpt-oss's is a bf16 Linear bias
     router_fp32: bool = False  # the router's matrix is kept in fp32 (GLM-4.5's and MiMo-V2's gate)
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
     extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)

@@ -184,7 +184,7 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
         rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
         rank.matrix("attention", index, h, 1, names)
         rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
-        rank.vector("norms", 2 * index)
+        rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
 
 
 def _linear_attention(rank: _Rank, layer: int) -> None:
@@ -199,14 +199,16 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
         rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
+        rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
         rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D
         rank.matrix("linear_attention", 2 * s.inner_size, h, tp, names)
         rank.vector("linear_attention", s.conv_dim * (s.conv_kernel + 1), tp)
         rank.matrix("linear_attention", s.dt_rank + 2 * s.state_size, s.inner_size, tp, names)
         rank.matrix("linear_attention", s.inner_size, s.dt_rank, tp, names)
-        rank.vector("linear_attention", s.inner_size * (s.state_size + 2), tp)  # A_log, D, dt_proj bias
+        rank.vector("linear_attention", s.inner_size * s.state_size, tp, dtype_bytes=4)  # A: fp32 (MambaMixer)
+        rank.vector("linear_attention", s.inner_size * 2, tp)  # D, dt_proj bias
         if s.dt_bc_norms:
             rank.vector("norms", s.dt_rank + 2 * s.state_size)
     elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
@@ -225,12 +227,16 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.matrix("linear_attention", h, h, tp, names)
         return
     else:  # Mamba2: z, x, B, C, dt in one projection
-        rank.matrix("linear_attention", 2 * s.inner_size + 2 * key_width + s.num_heads, h, tp, names)
-        rank.vector("linear_attention", s.conv_dim, tp)  # conv bias
-        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D, dt_bias
-        if s.gated_norm:
-            rank.vector("norms", s.inner_size)
+        # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
+        extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
+        rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        conv_dim = s.conv_dim + 2 * extra
+        rank.vector("linear_attention", conv_dim, tp)  # conv bias
+        rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A: fp32 (MambaMixer2)
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
+        if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
+            rank.vector("norms", s.inner_size, tp)
     rank.matrix("linear_attention", h, s.inner_size, tp, names)
 
 
@@ -276,8 +282,8 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:
         rank.vector("router", moe.num_routed_experts)
-    if moe.router_bias:
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4)  # router bias / score correction
+    if moe.router_bias:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"

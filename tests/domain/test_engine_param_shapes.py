@@ -1,0 +1,101 @@
+"""The weights book's small tensors against the engines' own model classes, built on the meta device.
+
+Each expected figure is the arithmetic of the parameter shapes and dtypes that SGLang 0.5.23 (and, where the
+differential fixture's figure is the same, vLLM 0.33.0) builds for the config at TP 2 with expert parallel
+(`named_parameters()` of the model benchmarks/engine_diff builds, docs/fidelity.md's architecture table);
+the shapes are quoted in each test, per rank.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import WeightsBook, weights_book
+from tests.conftest import CONFIGS
+
+HARNESS = Path(__file__).resolve().parents[1] / "data" / "engine_diff" / "configs"
+BF16, FP32 = 2, 4
+
+
+def model(name: str) -> ModelSpec:
+    """A config the differential harness ran (tests/data/configs first, as benchmarks/engine_diff/cases.py)."""
+    path = next(p for p in (CONFIGS / f"{name}.json", HARNESS / f"{name}.json") if p.exists())
+    return model_from_config(json.loads(path.read_text()), source=name)
+
+
+def book(m: ModelSpec, tp: int = 2, ep: int = 2) -> WeightsBook:
+    layout = ParallelLayout(tp=tp, ep=ep)
+    return weights_book(m, layout, range(m.num_layers), first_stage=True, last_stage=True)
+
+
+def row(b: WeightsBook, component: str) -> int:
+    return next(r.bytes for r in b.rows if r.component == component)
+
+
+def test_gpt_oss_router_bias_is_the_linear_bias_in_bf16() -> None:
+    """gpt-oss-20b, 24 layers: mlp.router.weight [32, 2880] and mlp.router.bias [32], both bfloat16 (an nn
+    Linear with a bias); DeepSeek's score correction is the fp32 one. The engines' language model is
+    6,883,055,232 B a rank (TP2+EP; kvtop had +1,536: the bias read as fp32)."""
+    b = book(model("openai--gpt-oss-20b"))
+    assert row(b, "router") == 24 * (32 * 2_880 + 32) * BF16 == 4_425_216
+    assert b.total_bytes == 6_883_055_232
+
+
+def test_llama4_scout_qk_norm_has_no_weight() -> None:
+    """Llama-4-Scout (use_qk_norm true): the engines' q/k norm is a weightless L2 norm (vLLM Llama4Attention
+    RMSNorm(has_weight=False)); the norms are input_layernorm and post_attention_layernorm [5120] × 48 and the
+    final norm [5120], bf16. Language model 107,774,289,920 B a rank (kvtop had +24,576: 48 × 2 × 128 × 2 B)."""
+    b = book(model("meta-llama--Llama-4-Scout-17B-16E-Instruct"))
+    assert row(b, "norms") == (48 * 2 + 1) * 5_120 * BF16 == 993_280
+    assert b.total_bytes - row(b, "vision") == 107_774_289_920
+
+
+def test_qwen3_next_full_attention_has_its_output_gate() -> None:
+    """Qwen3-Next-80B-A3B: q_proj emits the output gate too (Qwen3NextAttention: 2 × heads × head_dim);
+    qkv_proj [4608, 2048] = 2 × 8 × 256 + 2 × 1 × 256 and o_proj [2048, 2048] on each of 12 full layers."""
+    b = book(model("Qwen--Qwen3-Next-80B-A3B-Thinking"))
+    assert row(b, "attention") == 12 * (4_608 * 2_048 + 2_048 * 2_048) * BF16 == 327_155_712
+
+
+def test_gated_delta_net_keeps_a_log_in_fp32() -> None:
+    """Qwen3-Next's 36 gated-delta-net layers: A_log [16] float32, dt_bias [16] bf16, conv1d [4096, 1, 4],
+    in_proj_qkvz [6144, 2048], in_proj_ba [32, 2048], out_proj [2048, 2048], all bf16 but A_log (the same
+    in vLLM: its Qwen3-Next and Qwen3.5 figures moved by the same 16 × 2 B a layer)."""
+    b = book(model("Qwen--Qwen3-Next-80B-A3B-Thinking"))
+    per_layer = 16 * FP32 + 16 * BF16 + (4_096 * 4 + 6_144 * 2_048 + 32 * 2_048 + 2_048 * 2_048) * BF16
+    assert row(b, "linear_attention") == 36 * per_layer == 1_213_861_248
+
+
+def test_mamba2_a_in_fp32_and_its_gated_norm_split_over_tp() -> None:
+    """Nemotron-3-Nano's 23 Mamba2 mixers: A [32] float32, D and dt_bias [32] bf16, conv1d [3072, 1, 4] and its
+    bias [3072], in_proj [5152, 2688], out_proj [2688, 2048]; the gated norm [2048] is the inner 4,096 split
+    over TP (Mixer2RMSNormGated). Language model 31,586,006,528 B a rank in both engines."""
+    b = book(model("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"))
+    mixer = 32 * FP32 + 2 * 32 * BF16 + (3_072 * 4 + 3_072 + 5_152 * 2_688 + 2_688 * 2_048) * BF16
+    assert row(b, "linear_attention") == 23 * mixer
+    assert b.total_bytes == 31_586_006_528
+
+
+def test_mamba2_groups_repeated_where_tp_does_not_divide_them() -> None:
+    """Granite-4.0-H-Small (n_groups 1) at TP 2: the one B/C group is repeated on each rank
+    (extra_groups_for_head_shards): in_proj [8512, 4096] = (2 × 8192 + 2 × 2 × 128 + 128) / 2 and
+    conv1d [4352, 1, 4] = (8192 + 2 × 2 × 128) / 2, with A [64] fp32 — 3,719,835,648 B over 36 mixers."""
+    b = book(model("ibm-granite--granite-4.0-h-small.RECONSTRUCTED"))
+    mixer = 64 * FP32 + 2 * 64 * BF16 + (4_352 * 4 + 4_352 + 8_512 * 4_096 + 4_096 * 4_096) * BF16
+    assert row(b, "linear_attention") == 36 * mixer == 3_719_835_648
+    assert b.total_bytes == 32_257_265_664
+
+
+def test_glm5_gate_in_bf16_and_the_indexer_k_norm_in_fp32() -> None:
+    """GLM-5: gate.weight [256, 6144] bfloat16 and e_score_correction_bias [256] float32 on 75 MoE layers; the
+    DSA indexer's k_norm is a LayerNorm whose weight and bias [128] are float32 on each of 78 layers. The
+    language model is 746,018,958,336 B a rank in both engines (kvtop had +235,889,664)."""
+    b = book(model("zai-org--GLM-5"))
+    assert row(b, "router") == 75 * (256 * 6_144 * BF16 + 256 * FP32) == 236_006_400
+    norms = 78 * ((2_048 + 512 + 2 * 6_144) * BF16 + 2 * 128 * FP32) + 6_144 * BF16
+    assert row(b, "norms") == norms
+    assert b.total_bytes == 746_018_958_336
