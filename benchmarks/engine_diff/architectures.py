@@ -52,6 +52,8 @@ class StageCheck:
     layout: str
     differences: tuple[str, ...]
     towers_bytes: int
+    stage: int = 0
+    layers: tuple[int, int] = (0, 0)  # kvtop's layers of the stage, [start, stop)
 
 
 def _weights_delta(text: str) -> int | None:
@@ -123,6 +125,43 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "2 B each in the model dtype; kvtop's weights book does not count them (8 B per layer)",
     ),
     (
+        "A9",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_kv_scales(arch, c, text),
+        "kvtop: SGLang hands an FP8 checkpoint's quant_config to the RadixAttention of DeepseekV2/V3/V32 "
+        "(attn_mqa and attn_mha, sglang/srt/models/deepseek_v2.py) and MiniMaxM2 (minimax_m2.py), whose "
+        "BaseKVCacheMethod.create_weights (sglang/srt/layers/quantization/kv_cache.py) gives each a k_scale and a "
+        "v_scale, fp32 scalars: 16 B a DeepSeek layer, 8 B a MiniMax-M2 layer (qwen3.py passes none: no scales); "
+        "kvtop's weights book does not count them",
+    ),
+    (
+        "A13",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_index_key_bf16(arch, c, text),
+        "kvtop: vLLM 0.33 fuses the DSA indexer's wk with weights_proj into one MergedColumnParallelLinear built "
+        "with quant_config=None ('FP8 wk weights are upcasted to BF16 during loading to maintain fusion', "
+        "Indexer.__init__, vllm/model_executor/models/deepseek_v2.py): index_head_dim × hidden in bf16 on every "
+        "indexed layer, where kvtop's book keeps wk in the checkpoint's FP8 blocks (SGLang's indexer.wk is FP8: "
+        "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer)",
+    ),
+    (
+        "A11",
+        lambda arch, c, text: (
+            c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
+            is not None
+        ),
+        "harness: SGLang's Llama4ForConditionalGeneration builds its vision tower only where _has_vision_weights "
+        "finds vision tensors in the checkpoint's model.safetensors.index.json (sglang/srt/models/mllama4.py); the "
+        "harness's model folder holds config.json alone, so it built the language model only (a served checkpoint "
+        "has the index, and the tower kvtop's book holds)",
+    ),
+    (
+        "A12",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_fused_shared(arch, c, text),
+        "kvtop: SGLang fuses Qwen3-Next's shared expert into the routed experts as one more expert where its width "
+        "equals moe_intermediate_size (Qwen2MoeSparseMoeBlock num_fused_shared_experts, sglang/srt/models/"
+        "qwen2_moe.py; experts.w13_weight [257, 1024, 2048] on each EP rank): whole on every rank under expert "
+        "parallel, where kvtop's book splits the shared expert over TP (3 × 512 × 2,048 × 2 B × (1 − 1/TP) a layer)",
+    ),
+    (
         "A3",
         lambda arch, c, text: _config_value(c.config, "torch_dtype") == "float32",
         "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
@@ -166,6 +205,47 @@ def _lm_head_short(check: StageCheck, text: str) -> bool:
     tp = int(re.search(r"TP(\d+)", check.layout).group(1))  # type: ignore[union-attr]
     delta = _weights_delta(text)
     return bool(vocab and hidden and delta is not None and -delta == vocab * hidden * 2 // tp)
+
+
+# SGLang's classes whose RadixAttention takes the quant_config (A9): RadixAttention modules a layer
+SGLANG_KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
+                    "MiniMaxM2ForCausalLM": 1}  # fmt: skip
+
+
+def _tp(check: StageCheck) -> int:
+    return int(re.search(r"TP(\d+)", check.layout).group(1))  # type: ignore[union-attr]
+
+
+def _sglang_kv_scales(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop short by exactly 8 B per RadixAttention of the stage's layers (an FP8 checkpoint)."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    delta = _weights_delta(text)
+    layers = check.layers[1] - check.layers[0]
+    return bool(arch in SGLANG_KV_SCALED and quant.get("quant_method") == "fp8" and delta is not None
+                and -delta == layers * 8 * SGLANG_KV_SCALED[arch])  # fmt: skip
+
+
+def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop short by wk's bf16 bytes less its FP8 block bytes on each layer of the stage (DeepSeek-V3.2's fp8
+    checkpoint: 128 × 128 blocks, an fp32 scale each)."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    if arch != "DeepseekV32ForCausalLM" or quant.get("quant_method") != "fp8" or not quant.get("weight_block_size"):
+        return False
+    index, hidden = _config_value(check.config, "index_head_dim"), _config_value(check.config, "hidden_size")
+    rows, cols = quant["weight_block_size"]
+    fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
+    delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
+    return delta is not None and -delta == layers * (index * hidden * 2 - fp8)
+
+
+def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop short by the shared expert's other TP shards on each MoE layer of an EP stage."""
+    width = _config_value(check.config, "shared_expert_intermediate_size")
+    if arch != "Qwen3NextForCausalLM" or "EP" not in check.layout or width != _config_value(check.config, "moe_intermediate_size"):
+        return False
+    tp, delta, hidden = _tp(check), _weights_delta(text), _config_value(check.config, "hidden_size")
+    layers = check.layers[1] - check.layers[0]
+    return delta is not None and -delta == layers * 3 * width * hidden * 2 * (tp - 1) // tp
 
 
 def arch_reading(arch: str, check: StageCheck, text: str) -> str:
@@ -239,7 +319,8 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
                         differences.append(
                             f"stage {index} KV {kind} (layers, B/layer/token): kvtop {mine.get(kind)}, engine {theirs.get(kind)}"
                         )
-        checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers))
+        span = (int(ours["layers"][0]), int(ours["layers"][1])) if ours is not None else (0, 0)
+        checks.append(StageCheck(engine, version, result["config"], layout, tuple(differences), towers, index, span))
     return checks
 
 

@@ -88,9 +88,10 @@ COMPONENT_ORDER = (
 class _Rank:
     """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
 
-    def __init__(self, model: ModelSpec, layout: ParallelLayout) -> None:
+    def __init__(self, model: ModelSpec, layout: ParallelLayout, build: TowerSplit | None = None) -> None:
         self.model = model
         self.layout = layout
+        self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
         self.acc = _Acc()
 
     def matrix(
@@ -126,6 +127,8 @@ def _attention(rank: _Rank, layer: int) -> None:
     hd, vd = g.head_dim, g.v_head_dim
     shared_kv = m.layer_attention[layer] is LayerKind.SHARED  # q and o only: K and V are another layer's
     kv_rank = lay.kv_heads_per_rank(g.kv_heads)
+    if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
+        g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
     q_params = g.heads * hd
     rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
@@ -265,8 +268,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
-    if moe.expert_bias:
-        rank.vector("routed_experts", moe.num_routed_experts * (2 * moe.expert_intermediate_size + h), shards)
+    if moe.expert_bias:  # w13's bias splits as its rows; w2's (hidden wide) only as the experts split over EP
+        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
+        rank.vector("routed_experts", moe.num_routed_experts * h, lay.ep)
     if moe.shared_intermediate_size:
         shared_names = (
             prefix + ".shared_experts",
@@ -387,20 +391,23 @@ def _book_from_config(
     load_mtp: bool,
     tower_split: TowerSplit | None,
 ) -> WeightsBook:
-    rank = _Rank(model, layout)
+    rank = _Rank(model, layout, tower_split)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
     vocab_rows = math.ceil(padded_vocab / layout.tp)
     if first_stage:
-        embedding_shards = embedding_tp(model, layout)
-        embedding_rows = math.ceil(padded_vocab / embedding_shards)
+        plain = tower_split is not None and model.architecture in tower_split.whole_embedding
+        embedding_shards = 1 if plain else embedding_tp(model, layout)
+        embedding_rows = model.vocab_size if plain else math.ceil(padded_vocab / embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                "whole on every rank: SGLang builds it without TP under DP attention"
+                "whole on every rank: the engine builds it as a plain nn.Embedding"
+                if plain
+                else "whole on every rank: SGLang builds it without TP under DP attention"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank
             rank.vector("embedding", (model.max_position_embeddings + model.body.positions_offset) * h)
@@ -419,7 +426,7 @@ def _book_from_config(
     for layer in layers:
         groups.setdefault(_layer_signature(model, layer), []).append(layer)
     for members in groups.values():
-        one = _Rank(model, layout)
+        one = _Rank(model, layout, tower_split)
         _layer(one, members[0])
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_BUILD
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -99,3 +100,44 @@ def test_glm5_gate_in_bf16_and_the_indexer_k_norm_in_fp32() -> None:
     norms = 78 * ((2_048 + 512 + 2 * 6_144) * BF16 + 2 * 128 * FP32) + 6_144 * BF16
     assert row(b, "norms") == norms
     assert b.total_bytes == 746_018_958_336
+
+
+def test_gpt_oss_down_bias_splits_only_over_expert_parallel() -> None:
+    """gpt-oss-120b at TP 2 without EP, the second of two pipeline stages (layers 18–35): SGLang's experts hold
+    w13_weight_bias [128, 2880] (2 × 2,880 ÷ 2) but w2_weight_bias [128, 2880] whole (the hidden width a
+    RowParallel bias never splits): 2 × 128 × 2,880 × 2 B a layer. The stage's language model, its LM head
+    and final norm with it, is 16,325,637,120 B a rank (kvtop had −6,635,520: the w2 bias halved)."""
+    m = model("openai--gpt-oss-120b")
+    one = weights_book(m, ParallelLayout(tp=2), range(18, 19), first_stage=False, last_stage=False)
+    none = m.model_copy(update={"moe": m.moe.model_copy(update={"expert_bias": False})}) if m.moe else m
+    bare = weights_book(none, ParallelLayout(tp=2), range(18, 19), first_stage=False, last_stage=False)
+    assert row(one, "routed_experts") - row(bare, "routed_experts") == 2 * 128 * 2_880 * BF16 == 1_474_560
+    stage = weights_book(m, ParallelLayout(tp=2), range(18, 36), first_stage=False, last_stage=True)
+    assert stage.total_bytes == 16_325_637_120
+
+
+def test_sglang_gemma3_embedding_is_whole_on_every_rank() -> None:
+    """Gemma-3-27B on SGLang at TP 2: Gemma3TextScaledWordEmbedding is a plain nn.Embedding, embed_tokens
+    [262208, 5376] bf16 whole on each rank (the tied LM head reads it); SGLang's meta-built language model is
+    28,420,331,008 B a rank (the differential fixture's ctx4k row, `language_model`); kvtop split it over TP and
+    was short by 262,208 × 5,376 × 2 ÷ 2 = 1,409,630,208 B."""
+    m = model("google--gemma-3-27b-it")
+    b = weights_book(m, ParallelLayout(tp=2), range(m.num_layers), first_stage=True, last_stage=True,
+                     tower_split=SGLANG_BUILD)  # fmt: skip
+    assert row(b, "embedding") == 262_208 * 5_376 * BF16
+    assert b.total_bytes - row(b, "vision") == 28_420_331_008
+    vllm = weights_book(m, ParallelLayout(tp=2), range(m.num_layers), first_stage=True, last_stage=True)
+    assert row(vllm, "embedding") == 262_208 * 5_376 * BF16 // 2  # VocabParallelEmbedding (vLLM gemma3.py)
+
+
+def test_sglang_gemma4_holds_v_on_k_eq_v_layers() -> None:
+    """gemma-4-26B-A4B on SGLang, TP2+EP: its 5 full-attention layers build qkv_proj [5120, 2816] = 4,096 (q)
+    + 512 (k) + 512 (v: attention_k_eq_v, K copied into it at load) and o_proj [2816, 4096]; the 25 sliding
+    layers qkv_proj [4096, 2816], o_proj [2816, 2048]; embed_tokens [262144, 2816] whole. Language model
+    26,597,913,184 B a rank less its vision tower and projector, 600,642,144 B."""
+    m = model("google--gemma-4-26B-A4B")
+    b = weights_book(m, ParallelLayout(tp=2, ep=2), range(m.num_layers), first_stage=True, last_stage=True,
+                     tower_split=SGLANG_BUILD)  # fmt: skip
+    full, sliding = 5 * (5_120 + 4_096) * 2_816, 25 * (4_096 + 2_048) * 2_816
+    assert row(b, "attention") == (full + sliding) * BF16 == 1_124_597_760
+    assert b.total_bytes - row(b, "vision") == 25_997_271_040

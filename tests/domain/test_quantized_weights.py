@@ -35,10 +35,11 @@ def test_nvfp4_experts_are_half_of_fp8_plus_one_scale_per_16() -> None:
 def test_mxfp4_experts_add_one_scale_per_32_and_attention_stays_bf16() -> None:
     oss = rows("openai--gpt-oss-120b.json")
     expert_matrices = 128 * 36 * 3 * 2880 * 2880 // 8  # 128 experts, 36 layers, gate/up/down, over TP8
-    assert (
-        oss["routed_experts"].params == expert_matrices + 128 * 36 * (2 * 2880 + 2880) // 8
-    )  # plus expert biases
+    # plus expert biases: w13's split over TP8, w2's hidden-wide one whole on every rank (the engines' meta-built
+    # w2_weight_bias [128, 2880] at TP 2 as at TP 8: a RowParallel bias is not split)
+    biases = 128 * 36 * (2 * 2880 // 8 + 2880)
+    assert oss["routed_experts"].params == expert_matrices + biases
     matrix_bytes = expert_matrices * (0.5 + 1 / 32)  # +6.25 % over 4 bits
-    bias_bytes = 128 * 36 * 3 * 2880 * 2 // 8
+    bias_bytes = biases * 2
     assert oss["routed_experts"].bytes == round(matrix_bytes + bias_bytes)
     assert oss["attention"].bytes_per_param == 2.0  # modules_to_not_convert: self_attn
