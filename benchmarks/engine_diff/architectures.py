@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.engine_diff.cases import config_path
+from benchmarks.engine_diff.cases import QUANT_SUFFIX, config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from benchmarks.engine_diff.table import Row, load_fixtures
 
@@ -128,10 +128,11 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "A9",
         lambda arch, c, text: c.engine == "sglang" and _sglang_kv_scales(arch, c, text),
         "kvtop: SGLang hands an FP8 checkpoint's quant_config to the RadixAttention of DeepseekV2/V3/V32 "
-        "(attn_mqa and attn_mha, sglang/srt/models/deepseek_v2.py) and MiniMaxM2 (minimax_m2.py), whose "
-        "BaseKVCacheMethod.create_weights (sglang/srt/layers/quantization/kv_cache.py) gives each a k_scale and a "
-        "v_scale, fp32 scalars: 16 B a DeepSeek layer, 8 B a MiniMax-M2 layer (qwen3.py passes none: no scales); "
-        "kvtop's weights book does not count them",
+        "(attn_mqa and attn_mha, sglang/srt/models/deepseek_v2.py), MiniMaxM2 (minimax_m2.py) and Llama "
+        "(llama.py; a ModelOpt FP8 checkpoint's too), whose BaseKVCacheMethod.create_weights "
+        "(sglang/srt/layers/quantization/kv_cache.py) gives each a k_scale and a v_scale, fp32 scalars: 16 B a "
+        "DeepSeek layer, 8 B a MiniMax-M2 or Llama layer (qwen3.py passes none: no scales); kvtop's weights book "
+        "does not count them",
     ),
     (
         "A13",
@@ -209,7 +210,19 @@ def _lm_head_short(check: StageCheck, text: str) -> bool:
 
 # SGLang's classes whose RadixAttention takes the quant_config (A9): RadixAttention modules a layer
 SGLANG_KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
-                    "MiniMaxM2ForCausalLM": 1}  # fmt: skip
+                    "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
+SGLANG_KV_SCALING = ("fp8", "modelopt FP8")  # quant methods whose KV cache method SGLang's Attention takes
+
+
+def _quant_method(config: str) -> str:
+    """The config's quant_method, or ModelOpt's quant_algo from the hf_quant_config.json beside it."""
+    quant = _config_value(config, "quantization_config") or {}
+    if quant.get("quant_method"):
+        return str(quant["quant_method"])
+    beside = config_path(config).with_name(f"{config}{QUANT_SUFFIX}")
+    if beside.exists():
+        return "modelopt " + str(json.loads(beside.read_text()).get("quantization", {}).get("quant_algo"))
+    return ""
 
 
 def _tp(check: StageCheck) -> int:
@@ -218,10 +231,9 @@ def _tp(check: StageCheck) -> int:
 
 def _sglang_kv_scales(arch: str, check: StageCheck, text: str) -> bool:
     """kvtop short by exactly 8 B per RadixAttention of the stage's layers (an FP8 checkpoint)."""
-    quant = _config_value(check.config, "quantization_config") or {}
     delta = _weights_delta(text)
     layers = check.layers[1] - check.layers[0]
-    return bool(arch in SGLANG_KV_SCALED and quant.get("quant_method") == "fp8" and delta is not None
+    return bool(arch in SGLANG_KV_SCALED and _quant_method(check.config) in SGLANG_KV_SCALING and delta is not None
                 and -delta == layers * 8 * SGLANG_KV_SCALED[arch])  # fmt: skip
 
 

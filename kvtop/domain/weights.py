@@ -104,11 +104,13 @@ class _Rank:
         quantizable: bool = True,
     ) -> None:
         fmt = self.model.quant.format_of(modules) if quantizable else None
+        whole = 0  # scalar scales each rank holds whole
         if fmt is not None:
+            whole = fmt.tensor_scale_bytes
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, nbytes / shards, shards)
+        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes

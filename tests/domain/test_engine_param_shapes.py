@@ -141,3 +141,17 @@ def test_sglang_gemma4_holds_v_on_k_eq_v_layers() -> None:
     full, sliding = 5 * (5_120 + 4_096) * 2_816, 25 * (4_096 + 2_048) * 2_816
     assert row(b, "attention") == (full + sliding) * BF16 == 1_124_597_760
     assert b.total_bytes - row(b, "vision") == 25_997_271_040
+
+
+def test_modelopt_fp8_scales_are_per_tensor_and_whole_on_every_rank() -> None:
+    """Llama-3.1-70B-Instruct-FP8 (ModelOpt FP8, hf_quant_config.json) at TP 2, the second stage of two (layers
+    40–79): SGLang's ModelOptFp8LinearMethod holds per layer qkv_proj [5120, 8192] and o_proj [8192, 4096] in
+    float8_e4m3fn with weight_scale and input_scale fp32 of one value per logical matrix, whole on each rank
+    (qkv [3] + [3], o [1] + [1]); kvtop read a scale per output row (+8,353,280 B a stage). The stage is
+    18,164,763,136 B a rank in SGLang, kvtop 320 B short: its RadixAttention's k_scale and v_scale (A9)."""
+    name = "nvidia--Llama-3.1-70B-Instruct-FP8"
+    quant = json.loads((CONFIGS / f"{name}.hf_quant_config.json").read_text())
+    m = model_from_config(json.loads((CONFIGS / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
+    b = weights_book(m, ParallelLayout(tp=2), range(40, 80), first_stage=False, last_stage=True)
+    assert row(b, "attention") == 40 * (5_120 * 8_192 + 8_192 * 4_096 + (3 + 3 + 1 + 1) * FP32) == 3_019_900_160
+    assert b.total_bytes == 18_164_763_136 - 40 * 2 * FP32
