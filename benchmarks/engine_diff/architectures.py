@@ -119,7 +119,10 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
     ),
     (
         "A2",
-        lambda arch, c, text: c.engine == "vllm" and 0 < -(_weights_delta(text) or 0) <= 65_536,
+        lambda arch, c, text: (
+            c.engine == "vllm" and bool(_quant_method(c.config))
+            and -(_weights_delta(text) or 0) == 8 * (c.layers[1] - c.layers[0])
+        ),
         "kvtop: vLLM gives each attention layer of an FP8 checkpoint four scale scalars (q_scale, k_scale, "
         "v_scale, prob_scale: BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py), "
         "2 B each in the model dtype; kvtop's weights book does not count them (8 B per layer)",
