@@ -102,7 +102,9 @@ class _Rank:
         shards: int,
         modules: tuple[str, ...],
         quantizable: bool = True,
+        tensors: int = 1,
     ) -> None:
+        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
         fmt = self.model.quant.format_of(modules) if quantizable else None
         whole = 0  # scalar scales each rank holds whole
         if fmt is not None:
@@ -110,7 +112,7 @@ class _Rank:
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole, shards)
+        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole * tensors, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
@@ -167,27 +169,27 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
     m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
     mla = m.mla
     assert mla is not None
+
+    def named(module: str) -> tuple[str, ...]:  # a checkpoint may spare one projection (DeepSeek-V3.2-NVFP4)
+        return (f"model.layers.{layer}.self_attn.{module}", *names)
+
     q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
     if mla.q_lora_rank:
-        rank.matrix("attention", mla.q_lora_rank, h, 1, names)  # q_a: whole on every rank
-        rank.matrix("attention", q_width, mla.q_lora_rank, tp, names)
+        rank.matrix("attention", mla.q_lora_rank, h, 1, named("q_a_proj"))  # q_a: whole on every rank
+        rank.matrix("attention", q_width, mla.q_lora_rank, tp, named("q_b_proj"))
         rank.vector("norms", mla.q_lora_rank)
     else:
-        rank.matrix("attention", q_width, h, tp, names)
-    rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
-    rank.matrix(
-        "attention",
-        m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim),
-        mla.kv_lora_rank,
-        tp,
-        names,
-    )
-    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
+        rank.matrix("attention", q_width, h, tp, named("q_proj"))
+    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
+    up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"))
     rank.vector("norms", mla.kv_lora_rank)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
-        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
-        rank.matrix("attention", index, h, 1, names)
+        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
+        rank.matrix("attention", index, h, 1, named("indexer.wk"))
         rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
         rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
 
@@ -262,10 +264,11 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     assert moe is not None
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
+    local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
     for _ in range(mats):
         rank.matrix(
             "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
-            (prefix + ".experts", prefix + ".experts.0.down_proj"),
+            (prefix + ".experts", prefix + ".experts.0.down_proj"), tensors=local,
         )  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
@@ -309,6 +312,10 @@ def _layer(rank: _Rank, layer: int) -> None:
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
 
 
+LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_proj_with_mqa", ".self_attn.kv_b_proj",
+                 ".self_attn.o_proj", ".self_attn.indexer.wq_b", ".self_attn.indexer.wk")  # fmt: skip
+
+
 def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
@@ -317,7 +324,8 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
         return kinds
     prefix = f"model.layers.{layer}"
     probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
-              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj")  # fmt: skip
+              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
+              *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
     return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))
 
 

@@ -155,3 +155,20 @@ def test_modelopt_fp8_scales_are_per_tensor_and_whole_on_every_rank() -> None:
     b = weights_book(m, ParallelLayout(tp=2), range(40, 80), first_stage=False, last_stage=True)
     assert row(b, "attention") == 40 * (5_120 * 8_192 + 8_192 * 4_096 + (3 + 3 + 1 + 1) * FP32) == 3_019_900_160
     assert b.total_bytes == 18_164_763_136 - 40 * 2 * FP32
+
+
+def test_nvfp4_spares_the_latent_projections_and_keeps_per_tensor_scales() -> None:
+    """DeepSeek-V3.2-NVFP4 (ModelOpt NVFP4 excluding self_attn.q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj and
+    indexer*) at TP2+EP in vLLM 0.33: per layer bf16 fused_qkv_a_proj [2112, 7168], q_b_proj [12288, 1536],
+    kv_b_proj [16384, 512], indexer.wq_b [8192, 1536] and wk_weights_proj [192, 7168]; o_proj NVFP4 [7168, 4096]
+    uint8 with weight_scale [7168, 512] fp8 and weight_scale_2, input_scale [1] fp32. Each local expert's gate,
+    up and down hold their own weight_scale_2 and input_scale (w13 [128, 2], w2 [128]). The language model is
+    195,924,088,200 B a rank: kvtop 488 B short, the A2 scalars (61 × 4 × 2 B)."""
+    name = "nvidia--DeepSeek-V3.2-NVFP4"
+    quant = json.loads((HARNESS / f"{name}.hf_quant_config.json").read_text())
+    m = model_from_config(json.loads((HARNESS / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
+    b = book(m)
+    bf16 = 2_112 * 7_168 + 12_288 * 1_536 + 16_384 * 512 + 8_192 * 1_536 + 192 * 7_168
+    o_proj = 7_168 * 4_096 + 7_168 * 512 + 2 * FP32
+    assert row(b, "attention") == 61 * (bf16 * BF16 + o_proj) == 8_890_876_392
+    assert b.total_bytes == 195_924_088_200 - 61 * 4 * BF16
