@@ -147,6 +147,17 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer)",
     ),
     (
+        "A14",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_nvfp4_moe(arch, c, text),
+        "kvtop: SGLang's ModelOptNvFp4FusedMoEMethod.create_weights (sglang/srt/layers/quantization/modelopt_quant.py) "
+        "builds w13_blockscale_swizzled and w2_blockscale_swizzled beside w13/w2_weight_scale, the same shapes in "
+        "float8 (each local expert's FP4 block scales held twice: 3 × moe_intermediate × hidden ÷ 16 B an expert), "
+        "and w13/w2_input_scale for every expert of the model, not the rank's ((experts − local) × 12 B a layer); "
+        "kvtop's book holds the block scales once and the rank's experts' input scales (Qwen3-235B-A22B-NVFP4 "
+        "TP2+EP: 7,096,834,560 B a rank); without EP DeepSeek-V3's shared expert is fused into the routed ones "
+        "(num_fused_shared_experts, deepseek_v2.py) and swizzled too; with A9's k/v scales where the class takes them",
+    ),
+    (
         "A11",
         lambda arch, c, text: (
             c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
@@ -251,6 +262,29 @@ def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:
     fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
     delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
     return delta is not None and -delta == layers * (index * hidden * 2 - fp8)
+
+
+def _sglang_nvfp4_moe(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop short by the swizzled copy of each local expert's block scales and the other experts' input scales
+    on every MoE layer of the stage (and A9's k/v scales of a class that takes them)."""
+    if _quant_method(check.config) != "modelopt NVFP4":
+        return False
+    experts = _config_value(check.config, "n_routed_experts") or _config_value(check.config, "num_experts")
+    width, hidden = _config_value(check.config, "moe_intermediate_size"), _config_value(check.config, "hidden_size")
+    if not experts or not width:
+        return False
+    ep = "EP" in check.layout  # experts split over the TP ranks; else each expert's width split over TP
+    local, shard = (experts // _tp(check), width) if ep else (experts, width // _tp(check))
+    first_moe = _config_value(check.config, "first_k_dense_replace") or 0
+    layers = range(*check.layers)
+    moe_layers = sum(1 for layer in layers if layer >= first_moe)
+    # without EP SGLang fuses DeepSeek-V3's shared expert into the routed ones (num_fused_shared_experts,
+    # deepseek_v2.py): its block scales swizzled as well (the meta-built V3.2 stages show no fusion)
+    fused = (_config_value(check.config, "n_shared_experts") or 0) if arch == "DeepseekV3ForCausalLM" and not ep else 0
+    per_layer = (local + fused) * 3 * shard * hidden // 16 + (experts - local) * 12
+    scales = 8 * SGLANG_KV_SCALED.get(arch, 0) * len(layers) if arch != "LlamaForCausalLM" else 0
+    delta = _weights_delta(text)
+    return delta is not None and -delta == moe_layers * per_layer + scales
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:
