@@ -158,6 +158,14 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "(num_fused_shared_experts, deepseek_v2.py) and swizzled too; with A9's k/v scales where the class takes them",
     ),
     (
+        "A15",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_producerless(c, text),
+        "kvtop: an hf_quant_config.json without ModelOpt's producer (Nemotron-3-Super-120B-A12B-FP8's) gives vLLM "
+        "0.33 no quantization method: it builds every linear in bf16 (as it keeps the KV bf16, A8 / V30), where "
+        "kvtop's book reads the file's FP8; the engine's bytes equal kvtop's book of the config without the file "
+        "(TP2+EP: 121,088,569,344 B a rank)",
+    ),
+    (
         "A11",
         lambda arch, c, text: (
             c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
@@ -285,6 +293,24 @@ def _sglang_nvfp4_moe(arch: str, check: StageCheck, text: str) -> bool:
     scales = 8 * SGLANG_KV_SCALED.get(arch, 0) * len(layers) if arch != "LlamaForCausalLM" else 0
     delta = _weights_delta(text)
     return delta is not None and -delta == moe_layers * per_layer + scales
+
+
+def _vllm_producerless(check: StageCheck, text: str) -> bool:
+    """The engine's stage equals kvtop's weights book of the config read without its producer-less
+    hf_quant_config.json (the same layers, first and last stage as the run's)."""
+    beside = config_path(check.config).with_name(f"{check.config}{QUANT_SUFFIX}")
+    match = re.search(r"engine ([\d,]+) B", text)
+    if not beside.exists() or "producer" in json.loads(beside.read_text()) or not match or "weights" not in text:
+        return False
+    from kvtop.domain.layout import ParallelLayout
+    from kvtop.domain.model_config import model_from_config
+    from kvtop.domain.weights import weights_book
+
+    model = model_from_config(json.loads(config_path(check.config).read_text()), source=check.config)
+    pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
+    layout = ParallelLayout(tp=_tp(check), ep=_tp(check) if "EP" in check.layout else 1)
+    book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0, last_stage=check.stage == pp - 1)
+    return book.total_bytes == int(match.group(1).replace(",", ""))
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:
