@@ -56,7 +56,8 @@ class MoeSpec(BaseModel):
     shared_intermediate_size: int  # all shared experts together; 0 if none
     shared_expert_gate: bool = False  # Qwen-style sigmoid gate on the shared expert
     expert_bias: bool = False  # gpt-oss experts carry biases
-    router_bias: bool = False  # an fp32 bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
+    router_bias: bool = False  # a bias per expert on the router (DeepSeek-V3's score correction, gpt-oss)
+    router_bias_fp32: bool = True  # … in fp32 (DeepSeek's e_score_correction_bias); gpt-oss's is a bf16 Linear bias
     router_fp32: bool = False  # the router's matrix is kept in fp32 (GLM-4.5's and MiMo-V2's gate)
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
     extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
@@ -135,10 +136,11 @@ class VisionSpec(BaseModel):
 
 
 class TowerSplit(BaseModel):
-    """How an engine's own tower code shards the parts engines disagree on (each engine package's
+    """How an engine's own model code builds the parts engines disagree on (each engine package's
     `architectures.TOWER_SPLIT`): a learned position table split by rows over TP (`VocabParallelEmbedding`)
     rather than whole, block linears another engine builds replicated split over TP, and a projector another
-    engine splits (Column/RowParallelLinear) built whole (transformers' nn.Linear projector class)."""
+    engine splits (Column/RowParallelLinear) built whole (transformers' nn.Linear projector class); and, named by
+    architecture class, a language model's embedding or V projection another engine builds otherwise."""
 
     model_config = ConfigDict(frozen=True)
     position_table: bool = False
@@ -146,6 +148,9 @@ class TowerSplit(BaseModel):
     projector_whole: bool = False
     mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
+    # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
+    whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
+    k_eq_v_holds_v: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
 
 
 class TowerSpec(BaseModel):

@@ -31,6 +31,8 @@ class QuantSpec(BaseModel):
     scale_bytes: int = 0  # bytes per scale
     zero_point_bits: int = 0  # asymmetric int formats store a zero point per group
     per_tensor: bool = False  # one scale per matrix (FP8 per-tensor), not one per output row
+    activation_scale_bytes: int = 0  # a static activation scale per matrix (ModelOpt FP8's fp32 input_scale)
+    global_scale_bytes: int = 0  # a per-tensor scale over the group scales (NVFP4's fp32 weight_scale_2)
     # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
     second_group: int = 0
     second_scale_bytes: int = 0
@@ -79,7 +81,15 @@ class QuantSpec(BaseModel):
             scales = rows
         zeros = scales * self.zero_point_bits // 8
         second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
-        return data + scales * self.scale_bytes + zeros + second
+        return data + scales * self.scale_bytes + zeros + second + self.activation_scale_bytes + self.global_scale_bytes
+
+    @property
+    def tensor_scale_bytes(self) -> int:
+        """The bytes of one matrix's scalar scales (per-tensor weight scale, static input scale): every rank that
+        holds a shard of the matrix holds them whole (PerTensorScaleParameter), so they never split over TP."""
+        if not self.quantized:
+            return 0
+        return (self.scale_bytes if self.per_tensor else 0) + self.activation_scale_bytes + self.global_scale_bytes
 
     def spares(self, module_names: tuple[str, ...]) -> bool:
         """True if the checkpoint leaves a module (any of its representative names) unquantized."""
@@ -256,21 +266,28 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True
         )  # fmt: skip
     if algo in ("NVFP4", "W4A16_NVFP4"):  # W4A16: the same packed FP4 weights, bf16 activations
         group = block.group_size if block.group_size and block.group_size > 0 else 16
+        # each matrix (each expert's) also holds an fp32 weight_scale_2 and, with FP4 activations, an fp32
+        # input_scale (vLLM ModelOptNvFp4LinearMethod / ModelOptNvFp4FusedMoE: meta-built [E, 2] and [E])
         return QuantSpec(
             method="nvfp4",
             weight_bits=4,
             group_size=group,
             scale_bytes=1,
+            global_scale_bytes=4,
+            activation_scale_bytes=4 if algo == "NVFP4" else 0,
             excluded=excluded,
             kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
             source=source,
         )
-    if algo == "FP8":
+    if algo == "FP8":  # per tensor: each logical matrix's fp32 weight_scale and static input_scale
+        # (ModelOptFp8LinearMethod.create_weights: PerTensorScaleParameter, one per output partition, in both engines)
         return QuantSpec(
             method="fp8",
             weight_bits=8,
             scale_bytes=4,
+            per_tensor=True,
+            activation_scale_bytes=4,
             excluded=excluded,
             kv_cache_quant_algo=kv_algo,
             scheme="modelopt",

@@ -88,9 +88,10 @@ COMPONENT_ORDER = (
 class _Rank:
     """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
 
-    def __init__(self, model: ModelSpec, layout: ParallelLayout) -> None:
+    def __init__(self, model: ModelSpec, layout: ParallelLayout, build: TowerSplit | None = None) -> None:
         self.model = model
         self.layout = layout
+        self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
         self.acc = _Acc()
 
     def matrix(
@@ -101,13 +102,17 @@ class _Rank:
         shards: int,
         modules: tuple[str, ...],
         quantizable: bool = True,
+        tensors: int = 1,
     ) -> None:
+        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
         fmt = self.model.quant.format_of(modules) if quantizable else None
+        whole = 0  # scalar scales each rank holds whole
         if fmt is not None:
+            whole = fmt.tensor_scale_bytes
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, nbytes / shards, shards)
+        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole * tensors, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
@@ -126,6 +131,8 @@ def _attention(rank: _Rank, layer: int) -> None:
     hd, vd = g.head_dim, g.v_head_dim
     shared_kv = m.layer_attention[layer] is LayerKind.SHARED  # q and o only: K and V are another layer's
     kv_rank = lay.kv_heads_per_rank(g.kv_heads)
+    if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
+        g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
     q_params = g.heads * hd
     rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
@@ -162,29 +169,29 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
     m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
     mla = m.mla
     assert mla is not None
+
+    def named(module: str) -> tuple[str, ...]:  # a checkpoint may spare one projection (DeepSeek-V3.2-NVFP4)
+        return (f"model.layers.{layer}.self_attn.{module}", *names)
+
     q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
     if mla.q_lora_rank:
-        rank.matrix("attention", mla.q_lora_rank, h, 1, names)  # q_a: whole on every rank
-        rank.matrix("attention", q_width, mla.q_lora_rank, tp, names)
+        rank.matrix("attention", mla.q_lora_rank, h, 1, named("q_a_proj"))  # q_a: whole on every rank
+        rank.matrix("attention", q_width, mla.q_lora_rank, tp, named("q_b_proj"))
         rank.vector("norms", mla.q_lora_rank)
     else:
-        rank.matrix("attention", q_width, h, tp, names)
-    rank.matrix("attention", mla.kv_lora_rank + mla.qk_rope_head_dim, h, 1, names)  # the latent: whole
-    rank.matrix(
-        "attention",
-        m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim),
-        mla.kv_lora_rank,
-        tp,
-        names,
-    )
-    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, names)
+        rank.matrix("attention", q_width, h, tp, named("q_proj"))
+    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
+    up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"))
     rank.vector("norms", mla.kv_lora_rank)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
-        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, names)
-        rank.matrix("attention", index, h, 1, names)
+        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
+        rank.matrix("attention", index, h, 1, named("indexer.wk"))
         rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
-        rank.vector("norms", 2 * index)
+        rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
 
 
 def _linear_attention(rank: _Rank, layer: int) -> None:
@@ -199,14 +206,16 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
         rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
+        rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
         rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D
         rank.matrix("linear_attention", 2 * s.inner_size, h, tp, names)
         rank.vector("linear_attention", s.conv_dim * (s.conv_kernel + 1), tp)
         rank.matrix("linear_attention", s.dt_rank + 2 * s.state_size, s.inner_size, tp, names)
         rank.matrix("linear_attention", s.inner_size, s.dt_rank, tp, names)
-        rank.vector("linear_attention", s.inner_size * (s.state_size + 2), tp)  # A_log, D, dt_proj bias
+        rank.vector("linear_attention", s.inner_size * s.state_size, tp, dtype_bytes=4)  # A: fp32 (MambaMixer)
+        rank.vector("linear_attention", s.inner_size * 2, tp)  # D, dt_proj bias
         if s.dt_bc_norms:
             rank.vector("norms", s.dt_rank + 2 * s.state_size)
     elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
@@ -225,12 +234,16 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.matrix("linear_attention", h, h, tp, names)
         return
     else:  # Mamba2: z, x, B, C, dt in one projection
-        rank.matrix("linear_attention", 2 * s.inner_size + 2 * key_width + s.num_heads, h, tp, names)
-        rank.vector("linear_attention", s.conv_dim, tp)  # conv bias
-        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", 3 * s.num_heads, tp)  # A, D, dt_bias
-        if s.gated_norm:
-            rank.vector("norms", s.inner_size)
+        # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
+        extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
+        rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        conv_dim = s.conv_dim + 2 * extra
+        rank.vector("linear_attention", conv_dim, tp)  # conv bias
+        rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A: fp32 (MambaMixer2)
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
+        if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
+            rank.vector("norms", s.inner_size, tp)
     rank.matrix("linear_attention", h, s.inner_size, tp, names)
 
 
@@ -251,16 +264,18 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     assert moe is not None
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
+    local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
     for _ in range(mats):
         rank.matrix(
             "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
-            (prefix + ".experts", prefix + ".experts.0.down_proj"),
+            (prefix + ".experts", prefix + ".experts.0.down_proj"), tensors=local,
         )  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
-    if moe.expert_bias:
-        rank.vector("routed_experts", moe.num_routed_experts * (2 * moe.expert_intermediate_size + h), shards)
+    if moe.expert_bias:  # w13's bias splits as its rows; w2's (hidden wide) only as the experts split over EP
+        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
+        rank.vector("routed_experts", moe.num_routed_experts * h, lay.ep)
     if moe.shared_intermediate_size:
         shared_names = (
             prefix + ".shared_experts",
@@ -276,8 +291,8 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:
         rank.vector("router", moe.num_routed_experts)
-    if moe.router_bias:
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4)  # router bias / score correction
+    if moe.router_bias:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"
@@ -297,6 +312,10 @@ def _layer(rank: _Rank, layer: int) -> None:
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
 
 
+LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_proj_with_mqa", ".self_attn.kv_b_proj",
+                 ".self_attn.o_proj", ".self_attn.indexer.wq_b", ".self_attn.indexer.wk")  # fmt: skip
+
+
 def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
@@ -305,7 +324,8 @@ def _layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
         return kinds
     prefix = f"model.layers.{layer}"
     probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
-              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj")  # fmt: skip
+              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
+              *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
     return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))
 
 
@@ -389,20 +409,23 @@ def _book_from_config(
     tower_split: TowerSplit | None,
     parts: StageParts,
 ) -> WeightsBook:
-    rank = _Rank(model, layout)
+    rank = _Rank(model, layout, tower_split)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
     vocab_rows = math.ceil(padded_vocab / layout.tp)
     if parts.embedding:
-        embedding_shards = embedding_tp(model, layout)
-        embedding_rows = math.ceil(padded_vocab / embedding_shards)
+        plain = tower_split is not None and model.architecture in tower_split.whole_embedding
+        embedding_shards = 1 if plain else embedding_tp(model, layout)
+        embedding_rows = model.vocab_size if plain else math.ceil(padded_vocab / embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
-                "whole on every rank: SGLang builds it without TP under DP attention"
+                "whole on every rank: the engine builds it as a plain nn.Embedding"
+                if plain
+                else "whole on every rank: SGLang builds it without TP under DP attention"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank
             rank.vector("embedding", (model.max_position_embeddings + model.body.positions_offset) * h)
@@ -423,7 +446,7 @@ def _book_from_config(
     for layer in layers:
         groups.setdefault(_layer_signature(model, layer), []).append(layer)
     for members in groups.values():
-        one = _Rank(model, layout)
+        one = _Rank(model, layout, tower_split)
         _layer(one, members[0])
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])

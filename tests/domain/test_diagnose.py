@@ -384,9 +384,11 @@ def test_mamba_state_pool_capping_running_requests_is_named() -> None:
     finding = only(diagnose_ledger(plan), "mamba_state_caps_requests")
     assert plan.engine.max_running_requests == 242 and "242" in finding.summary
     assert finding.fix == "--disable-radix-cache" and finding.bytes == plan.engine.state_pool_bytes
-    # SGLang 0.5.9 (handle_max_mamba_cache): K = int(share // per_req) = int(14,072,673,616.6 // 19,316,736)
-    # = 728 slots, 3 per request with the radix cache (242), 1 without it (728)
-    assert any("728 running requests" in fact for fact in finding.evidence)
+    # SGLang 0.5.9 (handle_max_mamba_cache): K = int(share // per_req), share = rest × 0.9 ÷ 1.9 (the mamba
+    # full-memory ratio) with rest = 84,447,068,160 − 39,925,738,176 weights (Qwen3-Next's gated q_proj counted,
+    # as the engines build it) − 14,862,683,996 reserve: int(14,048,832,310.1 // 19,316,736) = 727 slots, 3 per
+    # request with the radix cache (242), 1 without it (727)
+    assert any("727 running requests" in fact for fact in finding.evidence)
     assert any("3 state slots" in fact for fact in finding.evidence)
 
 

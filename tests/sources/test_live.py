@@ -160,15 +160,17 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # gpt-oss-120b at TP 8 on H100s: the weights include what vLLM's Triton MXFP4 backend holds beside the book on
     # Hopper (per layer: the intermediate 2,880 ÷ 8 = 360 padded to 384 in 4-bit weights and their scales, the
     # checkpoint's scales kept beside the swizzled copy, float32 expert biases in place of the book's eighth of the
-    # bf16 ones), 36 × 28,962,816 = 1,042,661,376 B (vllm/weights_held.py); 871,157 blocks of 16 tokens are left,
-    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight) before the rope cache below
+    # bf16 ones: w13's eighth, w2's whole, as the engines' meta-built w2_weight_bias [128, 2880]),
+    # 36 × 28,317,696 = 1,019,437,056 B (vllm/weights_held.py); with the router's bias bf16 (mlp.router.bias [128]
+    # bfloat16, as the engines build it) the book and these leave 64,228,737,153 B: 871,158 blocks of 16 tokens;
+    # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) leaves 870,702,
+    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
-    per_layer = experts * 24 * (4 + 8 / 32) / 8 + experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - 128 * 8_640 * 2 / 8
-    # and the rope's float32 cos/sin cache on every rank (131,072 × 64 × 4 B = 33,554,432 B off the KV budget of
-    # 64,228,727,937 B the book alone leaves: 870,702 blocks of 73,728 B)
+    book_biases = 128 * (5_760 / 8 + 2_880) * 2
+    per_layer = experts * 24 * (4 + 8 / 32) / 8 + experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - book_biases
     rope_cache = 131_072 * 64 * 4
-    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer + rope_cache == 1_076_215_808
-    assert view.ledger.engine.num_blocks == (64_228_727_937 - rope_cache) // 73_728 == 870_702
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer + rope_cache == 1_052_991_488
+    assert view.ledger.engine.num_blocks == (64_228_737_153 - rope_cache) // 73_728 == 870_702
     assert len(view.ranks) == 8 and view.ledger.token_capacity == 870_702 * 131_072 // 8_329 == 13_702_083
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 

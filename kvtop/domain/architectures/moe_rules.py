@@ -122,6 +122,7 @@ class Moe:
     placement: Placement = EVERY_LAYER
     expert_bias: bool = False  # gpt-oss experts carry biases
     router_bias: bool = False  # an fp32 routing bias per expert (DeepSeek-V3's e_score_correction_bias)
+    router_bias_fp32: bool = True  # False: the bias is the router Linear's own, in the model dtype (gpt-oss)
     router_bias_when: tuple[str, str | bool] | None = (
         None  # … only where this field has this value (topk_method)
     )
@@ -155,6 +156,7 @@ class Moe:
                 self.router_bias_when is not None
                 and f.get(self.router_bias_when[0]) == self.router_bias_when[1]
             ),
+            router_bias_fp32=self.router_bias_fp32,
             router_fp32=self.router_fp32,
             latent_size=f.opt(self.latent_size_field) if self.latent_size_field else 0,
             extra_norms=self.extra_norms,

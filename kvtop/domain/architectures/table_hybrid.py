@@ -36,7 +36,7 @@ GRANITE_MAMBA = Mamba2State(
 
 HYBRID: tuple[Architecture, ...] = (
     A("qwen3_next", "Qwen3NextConfig", tf("qwen3_next"), d.QWEN3_NEXT, ("Qwen3NextForCausalLM",),
-      layers=EveryNthFullOf(), attention=Attention(qk_norm=True), state=GatedDeltaNetState(),
+      layers=EveryNthFullOf(), attention=Attention(qk_norm=True, output_gate=True), state=GatedDeltaNetState(),
       moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
               placement=SparseStep())),
     A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,

@@ -57,15 +57,10 @@ LATENT: tuple[Architecture, ...] = (
         "DeepseekV3ForCausalLM",
         "KimiK25ForConditionalGeneration",
     ),
-    # GLM-5 (DSA), GLM-4.7-Flash (MLA): DeepSeek-V3.2's and V3's attention, GLM's fp32 gate (both engines)
-    deepseek(
-        "glm_moe_dsa",
-        "GlmMoeDsaConfig",
-        tf("glm_moe_dsa"),
-        m.GLM_MOE_DSA,
-        "GlmMoeDsaForCausalLM",
-        moe=GLM_MOE,
-    ),
+    # GLM-5 (DSA): DeepSeek-V3.2's attention and experts, the gate bf16 and its score-correction bias fp32 in
+    # both engines (their meta-built gate.weight [256, 6144] bfloat16); GLM-4.7-Flash (MLA): V3's attention,
+    # GLM's fp32 gate
+    deepseek("glm_moe_dsa", "GlmMoeDsaConfig", tf("glm_moe_dsa"), m.GLM_MOE_DSA, "GlmMoeDsaForCausalLM"),
     deepseek(
         "glm4_moe_lite",
         "Glm4MoeLiteConfig",

@@ -43,13 +43,14 @@ MOE: tuple[Architecture, ...] = (
       ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE, tower=t.QWEN3_VL_MOE),
     A("llama4_text", "Llama4TextConfig", tf("llama4"), d.LLAMA4_TEXT,
       ("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), layers=ChunkedNoRope(), chunked_local=True,
-      geometry=Geometry(intermediate="intermediate_size_mlp"),
+      geometry=Geometry(intermediate="intermediate_size_mlp"), attention=Attention(qk_norm_field=None),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size", shared=Shared(same_as_expert=True),
               placement=Interleaved()),
       embedding_whole_under_dp_attention=True),
     A("gpt_oss", "GptOssConfig", tf("gpt_oss"), d.GPT_OSS, ("GptOssForCausalLM",), layers=Alternate(),
       attention=Attention(qkv_bias=True, sinks=True), body=BodyShape(o_bias=True),
-      moe=Moe("num_local_experts", expert_size_field="intermediate_size", expert_bias=True, router_bias=True)),
+      moe=Moe("num_local_experts", expert_size_field="intermediate_size", expert_bias=True, router_bias=True,
+              router_bias_fp32=False)),
     # DBRX (vLLM dbrx.py): its shape under d_model / n_heads / n_layers, KV heads and experts in nested sections
     # (attn_config.kv_n_heads; ffn_config's ffn_hidden_size, moe_num_experts, moe_top_k); Wqkv and out_proj without
     # biases; gated experts (w1, v1, w2) on every layer behind a bias-free router; norm_1, norm_2 and norm_f are

@@ -254,8 +254,15 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank. qwen2_5_vl.py pads the
 # vision MLP to a multiple of 8 (`mlp_hidden_size = (intermediate_size + 7) // 8 * 8`: Qwen2.5-VL's 3420 → 3424).
 # kimi_k25.py builds MoonViT3d's block MLP (kimi_vl_moonvit.MLP2 without use_tensor_parallel) nn.Linear: whole.
+# Its Gemma-3 and Gemma-4 language models embed with Gemma3TextScaledWordEmbedding, a plain nn.Embedding
+# (srt/models/gemma3_causal.py; gemma4_causal.py aliases it): vocab × hidden whole on every TP rank (Gemma-3-27B
+# at TP 2: 1,409,630,208 B more per rank than a VocabParallelEmbedding), the tied LM head reading it. Gemma-4's
+# full-attention layers under attention_k_eq_v build V in their QKVParallelLinear all the same (load_weights
+# copies k_proj into it): meta-built, gemma-4-26B-A4B qkv_proj [5120, 2816] at TP 2, not [4608, 2816].
+_GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+_GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
-                         block_mlp_whole=True)  # fmt: skip
+                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4, k_eq_v_holds_v=_GEMMA4)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -100,9 +100,11 @@ def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
     padding = elements * (padded - width) * (4 + 8 / MXFP4_BLOCK) / 8  # 4-bit weights and their scales
     scales_again = elements * padded / MXFP4_BLOCK  # the checkpoint's scales, kept beside the swizzled copy
     biases = 0.0
-    if moe.expert_bias:  # float32 in place of the book's 16-bit biases
-        book_biases = moe.num_routed_experts * (2 * moe.expert_intermediate_size + hidden) * model.dtype_bytes
-        biases = experts * (2 * padded + hidden) * 4 - book_biases / layout.moe_shards
+    if moe.expert_bias:  # float32 in place of the book's 16-bit biases (w13's split as its rows, w2's over EP only)
+        book_biases = moe.num_routed_experts * model.dtype_bytes * (
+            2 * moe.expert_intermediate_size / layout.moe_shards + hidden / layout.ep
+        )
+        biases = experts * (2 * padded + hidden) * 4 - book_biases
     layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // layout.pp or 1
     extra = round(layers * (padding + scales_again + biases))
     return extra, (
