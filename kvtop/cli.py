@@ -171,7 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
         return int(args.handler(args, extra))
     except KvtopError as err:
-        print(f"kvtop: error: {_redacted(str(err))}", file=sys.stderr)
+        from kvtop.commands.output import error_of
+
+        print(f"kvtop: error: {error_of(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("kvtop: interrupted", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""A secret cut short by a quote's length limit shows none of its characters; a status word is no secret.
+"""A secret cut short by a quote's length limit shows none of its characters; a status word or an error's
+sentence is no secret's value.
 
 kvtop quotes an engine's refusal up to 400 characters and ends it with `…` (sources/engine_logs.py),
 then redacts it. A bearer token or a URL's password cut before its end lost what marked it (the 8
@@ -73,3 +74,13 @@ def test_prometheus_refusing_the_request_names_the_server(capsys: pytest.Capture
         assert main(["cluster", "--prometheus", url, "--timeout", "5"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"kvtop: error: prometheus unauthorized: {url} refused the request (HTTP 401)")
+
+
+@pytest.mark.parametrize("flag", ["--api-key", "--hf-token", "--admin-api-key"])
+def test_an_error_about_a_secret_flag_keeps_its_sentence(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    """`kvtop plan --api-key X`: kvtop does not model SGLang's --api-key (its flags: docs/engines/sglang.md).
+    The line read `--api-key: *** a flag of SGLang that kvtop knows`: the field and the sentence were one
+    text, and the sentence's first word was masked as the flag's value. The value itself is never quoted."""
+    assert main(["plan", "--model", "llama-3-70b", "--tp", "8", flag, SECRET]) == 2
+    err = capsys.readouterr().err
+    assert err == f"kvtop: error: {flag}: not a flag of SGLang that kvtop knows\n"
