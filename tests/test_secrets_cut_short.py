@@ -84,3 +84,17 @@ def test_an_error_about_a_secret_flag_keeps_its_sentence(capsys: pytest.CaptureF
     assert main(["plan", "--model", "llama-3-70b", "--tp", "8", flag, SECRET]) == 2
     err = capsys.readouterr().err
     assert err == f"kvtop: error: {flag}: not a flag of SGLang that kvtop knows\n"
+
+
+def test_a_config_value_cut_to_a_quote_shows_no_password(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config.json string over 256 characters is refused, quoting its first 37 characters and `…`
+    (domain/config_schema.py): a URL's password there was cut before its '@', and 24 of its characters
+    were shown (`got 'https://bob:Q7vXk2pLm9ZrT4wBQ7vXk2pL…)`). The config is Meta-Llama-3-70B's."""
+    config = json.loads((CONFIGS / "meta-llama--Meta-Llama-3-70B.json").read_text())
+    config["architectures"] = [f"https://bob:{SECRET}{SECRET}@hub.internal/{'x' * 300}"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["plan", "--model", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: architectures[0]: must be at most 256 characters (got 'https://***…)")
+    assert SECRET[:3] not in err

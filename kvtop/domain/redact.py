@@ -149,7 +149,7 @@ _SHELL_WORD = re.compile(r"[^\s;|&]*")  # a bare value in a line of text ends wh
 _QUERY_VALUE = re.compile(r"[^\s\"'`&#;]*")
 _MAPPING_VALUE = re.compile(r"[^\s\"'`,;}\])]*")
 _SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]{8,}")  # what follows a bare `Bearer`
-_CUT_SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]+(?=…?\Z)")  # ...however short, where a cut ends the text
+_CUT_SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]+(?=…|\Z)")  # ...however short, where a cut (…) or the text ends it
 _BRACKETS = re.compile(r"[\[\]{}\"'\\]")
 _BACKSLASHES = re.compile(r"\\*")
 
@@ -321,9 +321,9 @@ _PLAUSIBLE_HOST = re.compile(
 _ASSIGNED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*=")  # `--db-url=` or `DATABASE_URL=` before a value
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _URL_WORD_END = re.compile(r"[^\s\"'`]*")
-# A URL cut short (`…`) inside its user-info, before the '@' that would mark it (`https://bob:Pw9X…`):
+# A URL cut short (`…`, or the text's end) inside its user-info, before the '@' that would mark it (`https://bob:Pw9X…`):
 # what follows the colon is no port (digits), so it is a password's start.
-_CUT_USERINFO = re.compile(r"(?<=://)(?!\[)[^\s\"'`/?#@:…]*:(?![\d]*…?\Z)[^\s\"'`/?#@…]+(?=…?\Z)")
+_CUT_USERINFO = re.compile(r"(?<=://)(?!\[)[^\s\"'`/?#@:…]*:(?!\d*(?:…|\Z))[^\s\"'`/?#@…]+(?=…|\Z)")
 
 
 def _redact_userinfo(text: str) -> str:
