@@ -62,3 +62,10 @@ def test_explain_refuses_it_too_without_a_traceback() -> None:
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("kvtop: error: --free-memory: 137.29 GiB is more than the GPU's 79.65 GiB")
+
+
+def test_the_probe_s_plan_is_checked_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's --gpu is an index: its plan assumes an H100 unless --gpu-memory names the GPU."""
+    cpu = ["probe", "--model", LLAMA, "--device", "cpu", "--memory-limit", "1GiB", "--tokens", "1"]
+    assert main([*cpu, "--free-memory", "137.29GiB"]) == 2
+    assert capsys.readouterr().err.startswith("kvtop: error: --free-memory: 137.29 GiB is more than the GPU's 79.65 GiB")

@@ -264,7 +264,11 @@ def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, as
         ("--weights-memory", measured.weights_bytes),
     ):
         if value is not None and value > total_bytes:
-            hint = "; give the GPU with --gpu or --gpu-memory" if assumed else " (GB is 10^9 bytes, GiB 2^30)"
+            hint = (
+                "; give the GPU with --gpu MODEL or --gpu-memory SIZE (probe: --gpu-memory)"
+                if assumed
+                else " (GB is 10^9 bytes, GiB 2^30)"
+            )
             raise InputError(
                 f"{fmt_gib(value)} is more than the GPU's {fmt_gib(total_bytes)} ({gpu}){hint}", field=flag
             )
