@@ -98,3 +98,17 @@ def test_a_config_value_cut_to_a_quote_shows_no_password(tmp_path: Path, capsys:
     err = capsys.readouterr().err
     assert err.startswith("kvtop: error: architectures[0]: must be at most 256 characters (got 'https://***…)")
     assert SECRET[:3] not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NSATokenToKVPool: FP8 rows are 656 B on every GPU (v0.5.6 … v0.5.9)",  # kvtop's SGLang era (eras.py)
+        "ReqToTokenPool: 4,096 requests",  # SGLang's request-to-token pool (python/sglang/srt/mem_cache)
+    ],
+)
+def test_sglang_s_pool_classes_are_no_secret_names(text: str) -> None:
+    """SGLang's KV pool classes hold the word 'token': the pool's first word was masked as a token's value."""
+    from kvtop.domain.redact import redact_shown
+
+    assert redact_shown(text) == text

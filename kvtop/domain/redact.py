@@ -49,7 +49,7 @@ _SECRET_SHORT_FLAGS = frozenset({"-k"})
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
-                           r"|keyword|keyboard|keyfile"
+                           r"|keyword|keyboard|keyfile|tokentokv|totokenpool"  # SGLang's MHATokenToKVPool, ReqToTokenPool
                            r"|keyvalue(?=head|cache|dim|proj|layer)|monkey|bypass|passthrough|allowcredentials")  # fmt: skip
 # A "token" beside one of these anywhere in the name is a count of tokens (`--max-token-len`).
 _COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",
