@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvtop import __version__
-from kvtop.cli_args import add_calibration_store, ca_file, positive_seconds, prometheus_url, token_file
+from kvtop.cli_args import add_calibration_store, ca_file, prometheus_url, refresh_seconds, token_file
 from kvtop.commands import SUMMARIES
 from kvtop.domain.errors import KvtopError
 
@@ -135,7 +135,7 @@ def build_parser(only: str | None = None, *, full: bool = True) -> argparse.Argu
     )
     parser.add_argument(
         "--interval",
-        type=positive_seconds,
+        type=refresh_seconds,
         default=None,
         metavar="SECONDS",
         help="refresh interval (default: the config file's, else 1 s)",
@@ -171,7 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {_redacted(' '.join(extra))}")
         return int(args.handler(args, extra))
     except KvtopError as err:
-        print(f"kvtop: error: {_redacted(str(err))}", file=sys.stderr)
+        from kvtop.commands.output import error_of
+
+        print(f"kvtop: error: {error_of(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("kvtop: interrupted", file=sys.stderr)

@@ -27,6 +27,23 @@ MAX_CA_BYTES = 16 << 20  # a CA bundle (every public root) is ~200 KB
 MAX_SECONDS = 86_400.0  # a deadline longer than a day is a typo (and beyond what a timer thread can wait)
 
 
+#: The shortest refresh: each one reads NVML and every engine's endpoints, and the TUI's reader waits only
+#: this long between reads, so `--interval 0.0001` polled the engines' HTTP servers back to back
+#: (nvtop's and htop's shortest delay is a tenth of a second too).
+MIN_REFRESH_SECONDS = 0.1
+
+
+def refresh_seconds(text: str) -> float:
+    """A refresh interval: `positive_seconds`, and at least `MIN_REFRESH_SECONDS`."""
+    value = positive_seconds(text)
+    if value < MIN_REFRESH_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_REFRESH_SECONDS:g} s: every refresh reads NVML and each engine's endpoints "
+            f"(got {text[:40]!r})"
+        )
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """A duration: a finite number above 0 and at most a day (`nan`, `inf`, 0, negatives and
     longer are refused)."""

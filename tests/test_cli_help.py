@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import build_parser, main
-from kvtop.cli_args import positive_seconds
+from kvtop.cli_args import positive_seconds, refresh_seconds
 from kvtop.commands.common import engine_flags_help
 from kvtop.domain import launch
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_flags
@@ -28,7 +28,7 @@ from kvtop.domain.errors import InputError
 from kvtop.units import parse_size
 
 REPO = Path(__file__).resolve().parents[1]
-NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}, positive_seconds: {"SECONDS"}}
+NUMBER_METAVARS = {int: {"N", "T"}, float: {"F", "SECONDS"}, positive_seconds: {"SECONDS"}, refresh_seconds: {"SECONDS"}}
 FLAG = re.compile(r"(?<![\w-])--[a-z](?:[a-z0-9_.-]*[a-z0-9])?")  # TensorRT-LLM: --tp_size, --kv_cache_config.dtype
 EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
 STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
@@ -103,7 +103,7 @@ def test_each_example_and_stated_default_is_what_the_parser_takes(item: tuple[st
     for example in EXAMPLE.findall(help_text):
         if shown_metavar(action) == "SIZE":
             parse_size(example, field=action.option_strings[0])  # raises InputError if not a size
-        elif action.type in (int, float, positive_seconds):
+        elif action.type in (int, float, positive_seconds, refresh_seconds):
             action.type(example)  # type: ignore[misc]
         if action.choices:
             assert example in action.choices, f"{option_id(item)}: e.g. {example} is not a choice"

@@ -30,7 +30,7 @@ from kvtop.domain.launch import (
     split_command,
 )
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import GIB, parse_size
+from kvtop.units import GIB, fmt_gib, parse_size
 
 _PLACEHOLDERS = {
     "kv_cache_memory_bytes": "SIZE",
@@ -250,13 +250,40 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
         value = getattr(args, name, None)
         return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu)
 
-    return MeasuredInputs(
+    measured = MeasuredInputs(
         gpu_total_bytes=size("gpu_memory", "--gpu-memory", whole_gpu=True),
         free_before_load_bytes=size("free_memory", "--free-memory", whole_gpu=True),
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
         weights_bytes=size("weights_memory", "--weights-memory"),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
     )
+    before, after = measured.free_before_load_bytes, measured.free_after_load_bytes
+    if before is not None and after is not None and after > before:  # loading weights frees nothing
+        raise InputError(
+            f"{fmt_gib(after)} free after the weights load is more than the {fmt_gib(before)} of "
+            "--free-memory before it (loading weights only takes memory)",
+            field="--free-after-load",
+        )
+    return measured
+
+
+def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, assumed: bool) -> None:
+    """A measured amount of one GPU's memory cannot exceed the GPU: `--free-memory 100TiB` on an H100
+    would be solved as measured and plan billions of tokens. `gpu` names where the total came from."""
+    for flag, value in (
+        ("--free-memory", measured.free_before_load_bytes),
+        ("--free-after-load", measured.free_after_load_bytes),
+        ("--weights-memory", measured.weights_bytes),
+    ):
+        if value is not None and value > total_bytes:
+            hint = (
+                "; give the GPU with --gpu MODEL or --gpu-memory SIZE (probe: --gpu-memory)"
+                if assumed
+                else " (GB is 10^9 bytes, GiB 2^30)"
+            )
+            raise InputError(
+                f"{fmt_gib(value)} is more than the GPU's {fmt_gib(total_bytes)} ({gpu}){hint}", field=flag
+            )
 
 
 def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[int, str | None]:
@@ -266,9 +293,12 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[i
     if measured.gpu_total_bytes is not None:
         if measured.gpu_total_bytes <= 0:
             raise InputError("must be positive", field="--gpu-memory")
+        check_within_gpu(measured, measured.gpu_total_bytes, "--gpu-memory", assumed=False)
         return measured.gpu_total_bytes, args.gpu
     name = args.gpu or "H100"
-    return gpu_total_bytes(name), name.upper()
+    total = gpu_total_bytes(name)
+    check_within_gpu(measured, total, f"--gpu {name}" if args.gpu else "--gpu H100, assumed", assumed=not args.gpu)
+    return total, name.upper()
 
 
 def emit(as_json: bool, data: Callable[[], Any], text: Callable[[], str]) -> None:

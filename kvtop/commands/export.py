@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from kvtop.cli_args import positive_seconds
+from kvtop.cli_args import positive_seconds, refresh_seconds
 from kvtop.commands import SUMMARIES
 from kvtop.commands.node_args import add_node_arguments, open_source
 from kvtop.commands.output import print_text
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--interval",
         dest="export_interval",
-        type=positive_seconds,
+        type=refresh_seconds,
         default=DEFAULT_INTERVAL_S,
         metavar="SECONDS",
         help=f"seconds between collections (default {DEFAULT_INTERVAL_S:g}); scrapes serve the last one",

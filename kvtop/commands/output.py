@@ -45,6 +45,17 @@ def error_line(text: str) -> str:
     return safe_line(redact_text(text))
 
 
+def error_of(err: Exception) -> str:
+    """An error's line (`error_line`), its field redacted apart from the message: `--api-key: not a flag
+    kvtop knows` is a name and a sentence, and read whole its first word was masked as the flag's value
+    (`--api-key: *** a flag`). Secrets inside the message are still masked, by shape and by name."""
+    text = str(err)
+    field = getattr(err, "field", None)
+    if isinstance(field, str) and field and text.startswith(f"{field}: "):
+        return f"{error_line(field)}: {error_line(text[len(field) + 2 :])}"
+    return error_line(text)
+
+
 def print_error(text: str, *, prefix: str = "kvtop: error: ") -> None:
     """One error line on stderr: `prefix` then the text, redacted and escaped (`error_line`)."""
     sys.stderr.write(f"{prefix}{error_line(text)}\n")

@@ -48,7 +48,8 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 _SECRET_SHORT_FLAGS = frozenset({"-k"})
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
-_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|keyword|keyboard|keyfile"
+_BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
+                           r"|keyword|keyboard|keyfile|tokentokv|totokenpool"  # SGLang's MHATokenToKVPool, ReqToTokenPool
                            r"|keyvalue(?=head|cache|dim|proj|layer)|monkey|bypass|passthrough|allowcredentials")  # fmt: skip
 # A "token" beside one of these anywhere in the name is a count of tokens (`--max-token-len`).
 _COUNT_SEGMENTS = frozenset({"max", "min", "num", "count", "limit", "budget", "size", "len", "length", "ratio",
@@ -148,6 +149,7 @@ _SHELL_WORD = re.compile(r"[^\s;|&]*")  # a bare value in a line of text ends wh
 _QUERY_VALUE = re.compile(r"[^\s\"'`&#;]*")
 _MAPPING_VALUE = re.compile(r"[^\s\"'`,;}\])]*")
 _SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]{8,}")  # what follows a bare `Bearer`
+_CUT_SCHEME_TOKEN = re.compile(r"[A-Za-z0-9+/=._~-]+(?=…|\Z)")  # ...however short, where a cut (…) or the text ends it
 _BRACKETS = re.compile(r"[\[\]{}\"'\\]")
 _BACKSLASHES = re.compile(r"\\*")
 
@@ -157,6 +159,8 @@ def redact_text(text: str) -> str:
     user-info, tokens of a known shape, and values by the name they are given."""
     if "@" in text:
         text = _redact_userinfo(text)
+    if "://" in text:
+        text = _CUT_USERINFO.sub(MASK, text)
     text = mask_secret_shapes(text)
     if _has_trigger(text):
         text = _redact_pairs(text)
@@ -303,7 +307,7 @@ def _scheme_value(text: str, end: int) -> tuple[int, int] | None:
     at = _BLANKS.match(text, end).end()  # type: ignore[union-attr]
     if at == end:
         return None
-    token = _SCHEME_TOKEN.match(text, at)
+    token = _SCHEME_TOKEN.match(text, at) or _CUT_SCHEME_TOKEN.match(text, at)
     return token.span() if token else None
 
 
@@ -317,6 +321,9 @@ _PLAUSIBLE_HOST = re.compile(
 _ASSIGNED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*=")  # `--db-url=` or `DATABASE_URL=` before a value
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _URL_WORD_END = re.compile(r"[^\s\"'`]*")
+# A URL cut short (`…`, or the text's end) inside its user-info, before the '@' that would mark it (`https://bob:Pw9X…`):
+# what follows the colon is no port (digits), so it is a password's start.
+_CUT_USERINFO = re.compile(r"(?<=://)(?!\[)[^\s\"'`/?#@:…]*:(?!\d*(?:…|\Z))[^\s\"'`/?#@…]+(?=…|\Z)")
 
 
 def _redact_userinfo(text: str) -> str:

@@ -104,11 +104,12 @@ def _mask_token(match: re.Match[str]) -> str:
     return MASK
 
 
-# A token cut short where the text ends (the kernel keeps 15 characters of a process's name; a message
-# is cut to a line): its issuer's prefix and what is left of a random body.
+# A token cut short where the text ends or a `…` marks the cut (the kernel keeps 15 characters of a process's
+# name; a message is cut to a line, a quoted value to 40 characters): its issuer's prefix and what is left
+# of a random body.
 _CUT = re.compile(
     _B + r"(?P<prefix>hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|AIza|ya29\.|gsk_|r8_|pplx-"
-    r"|tvly-|npm_|hvs\.|dapi|eyJ)(?P<body>[A-Za-z0-9_\-]{4,})(?=…?\Z)"
+    r"|tvly-|npm_|hvs\.|dapi|eyJ)(?P<body>[A-Za-z0-9_\-]{4,})(?=…|\Z)"
 )
 
 
