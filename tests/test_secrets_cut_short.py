@@ -112,3 +112,29 @@ def test_sglang_s_pool_classes_are_no_secret_names(text: str) -> None:
     from kvtop.domain.redact import redact_shown
 
     assert redact_shown(text) == text
+
+
+@pytest.mark.parametrize("shown", [3, 7])
+def test_a_prometheus_error_cut_inside_a_password_shows_none_of_it(
+    capsys: pytest.CaptureFixture[str], shown: int
+) -> None:
+    """Prometheus's own error text is quoted up to 200 characters; a URL's password cut there was shown
+    (`https://bob:Q7vXk (query 'up')`): the slice left no `…` to mark the cut."""
+    from tests.local_http import serving
+
+    before = " via https://bob:"
+    message = "y" * (199 - len(before) - shown) + before + SECRET + "@proxy:9090 refused"
+
+    def query_error(handler: BaseHTTPRequestHandler) -> None:
+        body = json.dumps({"status": "error", "errorType": "bad_data", "error": message}).encode()
+        handler.send_response(400)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    with serving(query_error) as url:
+        assert main(["cluster", "--prometheus", url, "--timeout", "5"]) == 2
+    out, err = capsys.readouterr()
+    assert "bad_data" in err and "via https://***… (query" in err  # quoted up to its cut, the cut marked
+    assert SECRET[:3] not in out + err

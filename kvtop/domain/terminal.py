@@ -37,6 +37,12 @@ def safe_line(text: str) -> str:
     return "".join(char if char.isprintable() else _escaped(char) for char in text)
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` at most `limit` characters, a cut marked with `…`: the redactor reads a value that ends at a `…` as
+    possibly cut inside a secret (`https://bob:Pw9X…`), so a bare slice must never shorten what a person sees."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def safe_text(text: str) -> str:
     """`text` (a block of lines) that a terminal only displays: line breaks and tabs kept, every
     other non-printable character escaped."""

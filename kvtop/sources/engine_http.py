@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
 from kvtop.domain.placement import span_of
-from kvtop.domain.terminal import safe_line
+from kvtop.domain.terminal import cut, safe_line
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
     Deadline,
@@ -72,8 +72,7 @@ class EndpointFailure(Exception):
 
 def one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
     """`text` as one short line: what a page quotes (its lines, binary bytes) never spans lines or runs on."""
-    text = safe_line(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(safe_line(" ".join(text.split())), limit)
 
 
 def fetch_engine_live(

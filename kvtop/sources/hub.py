@@ -26,6 +26,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
+from kvtop.domain.terminal import cut
 from kvtop.sources.engines.registry import model_file_reader
 from kvtop.sources.json_file import parse_json_object, read_json_object
 
@@ -129,7 +130,7 @@ def load_model(ref: str, *, family: str | None = None, deadline_s: float = HUB_D
         reason = (
             "no such user's home" if isinstance(err, RuntimeError) else err.strerror or type(err).__name__
         )
-        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=ref[:200]) from None
+        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200)) from None
     if is_dir:
         spec = load_config_file(path / "config.json", name=path.name, family=family)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
@@ -300,7 +301,7 @@ def _reach_error(repo_id: str) -> InputError | None:
         status = err.response.status_code if err.response is not None else "an error"
         why = f"could not be read: the hub answered {status}"
     else:
-        detail = str(err).splitlines()[0][:120] if str(err) else ""
+        detail = cut(str(err).splitlines()[0], 120) if str(err) else ""
         return InputError(
             f"cannot reach the Hugging Face hub for {repo_id} ({err.__class__.__name__}: {detail}); "
             f"{_offline_hints(repo_id)}",
@@ -347,7 +348,7 @@ def hub_safetensors_bytes(repo_id: str) -> int | None:
     except NotASafetensorsRepoError:
         return None
     except SafetensorsParsingError as err:
-        raise InputError(f"unreadable safetensors header: {str(err)[:160]}", source=repo_id) from None
+        raise InputError(f"unreadable safetensors header: {cut(str(err), 160)}", source=repo_id) from None
     except Exception as err:
         if isinstance(err, (HfHubHTTPError, OSError, TimeoutError)) or _is_transport_error(err):
             return None
