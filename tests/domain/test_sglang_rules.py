@@ -129,12 +129,14 @@ def test_gpt_oss_swa_cell_counts_the_stages_layers_under_pp() -> None:
     # layers: 18,432 + 14,745.6 = 33,177.6
     assert cell.value == pytest.approx(33_177.6)
     # stage 0 holds the embedding, 18 layers and the LM head GptOssForCausalLM builds on every stage (A5:
-    # 201,088 × 2,880 × 2 B = 1,158,266,880 B on each stage of the engine's PP 4 build): 32,624,409,600 +
-    # 1,158,266,880 = 33,782,676,480; (84,447,068,160 − 33,782,676,480) − 84,447,068,160 × 0.172 = 36,139,495,956
-    assert [rank.weights.total_bytes for rank in ledger.ranks] == [33_782_676_480, 32_624_415_360]
-    assert ledger.engine.kv_budget_bytes == 36_139_495_956
-    assert ledger.token_capacity == 1_089_273  # 36,139,495,956 // 33,177.6
-    assert ledger.engine.swa_token_capacity == 871_418  # int(1,089,273 × 0.8)
+    # 201,088 × 2,880 × 2 B = 1,158,266,880 B on each stage of the engine's PP 4 build), the router bias bf16 as
+    # SGLang builds it (mlp.router.bias [128] bfloat16: 18 × 128 × 2 B fewer than fp32 on each stage):
+    # 32,624,404,992 + 1,158,266,880 = 33,782,671,872; stage 1 32,624,415,360 − 4,608 = 32,624,410,752;
+    # (84,447,068,160 − 33,782,671,872) − 84,447,068,160 × 0.172 = 36,139,500,564
+    assert [rank.weights.total_bytes for rank in ledger.ranks] == [33_782_671_872, 32_624_410_752]
+    assert ledger.engine.kv_budget_bytes == 36_139_500_564
+    assert ledger.token_capacity == 1_089_274  # 36,139,500,564 // 33,177.6
+    assert ledger.engine.swa_token_capacity == 871_419  # int(1,089,274 × 0.8)
 
 
 def test_gpt_oss_swa_cell_without_pp_is_unchanged() -> None:
