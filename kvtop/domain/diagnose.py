@@ -66,8 +66,8 @@ def _no_prediction(e: EngineOnNode) -> Finding | None:
     return e.finding(
         rule=Rule.NO_PREDICTION, severity=Severity.WARNING,
         summary=f"{e.id} is not checked: {why}",
-        fix=f"make {e.id}'s model readable here (a local folder with its config.json, or a hub id kvtop can reach); "
-        "until then kvtop cannot say whether its ranks lost capacity",
+        fix="fix what the reason names (a model kvtop cannot load: a local folder with its config.json, or a hub id "
+        f"it can reach); until then kvtop cannot say whether {e.id}'s ranks lost capacity",
         evidence=(f"{len(e.ranks)} rank(s) observed with nothing predicted to compare them with",),
     )  # fmt: skip
 
