@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.preferences import MIN_REFRESH_SECONDS, REFRESH_FLOOR
 
 MAX_URL_CHARS = 2048
 MAX_TOKEN_BYTES = 64 << 10  # a bearer token (a JWT included) is a few KB
@@ -27,19 +28,12 @@ MAX_CA_BYTES = 16 << 20  # a CA bundle (every public root) is ~200 KB
 MAX_SECONDS = 86_400.0  # a deadline longer than a day is a typo (and beyond what a timer thread can wait)
 
 
-#: The shortest refresh: each one reads NVML and every engine's endpoints, and the TUI's reader waits only
-#: this long between reads, so `--interval 0.0001` polled the engines' HTTP servers back to back
-#: (nvtop's and htop's shortest delay is a tenth of a second too).
-MIN_REFRESH_SECONDS = 0.1
-
-
 def refresh_seconds(text: str) -> float:
     """A refresh interval: `positive_seconds`, and at least `MIN_REFRESH_SECONDS`."""
     value = positive_seconds(text)
     if value < MIN_REFRESH_SECONDS:
         raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_REFRESH_SECONDS:g} s: every refresh reads NVML and each engine's endpoints "
-            f"(got {text[:40]!r})"
+            f"{REFRESH_FLOOR} (got {text[:40]!r})"
         )
     return value
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
+from kvtop.domain.diagnose_findings import Rule
 from kvtop.domain.wording import whole_gpus
 from kvtop.units import fmt_bytes, fmt_tokens
 
@@ -61,14 +62,17 @@ def _when(finding: Finding) -> str:
 
 
 def finding_text(finding: Finding) -> list[str]:
-    if finding.whole_gpus and not finding.tokens:
+    if finding.rule is Rule.NO_PREDICTION:
+        cost = "tokens not known (no prediction)"
+    elif finding.whole_gpus and not finding.tokens:
         cost = whole_gpus(finding.whole_gpus, unused=not is_problem(finding))
     elif not is_problem(finding):
         cost = f"+{fmt_tokens(finding.gain_tokens)} tokens/rank with the change"
     else:
         cost = f"−{fmt_tokens(finding.tokens)} tokens/rank" if finding.tokens else "no token cost"
     lines = [
-        f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}  ({fmt_bytes(finding.bytes)})",
+        f"{finding.severity.value.upper():<8} {finding.rule}  {_where(finding)}  {cost}"
+        + (f"  ({fmt_bytes(finding.bytes)})" if finding.bytes or finding.rule is not Rule.NO_PREDICTION else ""),
         f"  {finding.summary}",
     ]
     gain = f"   (gain +{fmt_tokens(finding.gain_tokens)} tokens/rank{_when(finding)})" if finding.gain_tokens else ""

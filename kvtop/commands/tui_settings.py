@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.preferences import Preferences
+from kvtop.domain.preferences import MIN_REFRESH_SECONDS, REFRESH_FLOOR, Preferences
 
 if TYPE_CHECKING:
     from kvtop.sources.preferences_file import PreferencesFile
@@ -27,6 +27,6 @@ def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
     """--interval, else the settings file's, else 1 s."""
     given = getattr(args, "interval", None)
     interval = float(given if given is not None else preferences.interval_s or 1.0)
-    if interval <= 0:
-        raise InputError(f"must be positive (got {interval:g})", field="--interval")
+    if not interval >= MIN_REFRESH_SECONDS:  # both readers refuse it already; a third floor would drift
+        raise InputError(f"{REFRESH_FLOOR} (got {interval:g})", field="--interval")
     return interval

@@ -45,6 +45,7 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
     engines = [EngineOnNode(snapshot, view) for view in snapshot.engines]
     found: list[Finding] = [*_lost_gpus(snapshot), *_orphans(snapshot, engines), *_idle_gpus(snapshot)]
     for e in engines:
+        found += [f for f in (_no_prediction(e),) if f]
         found += _co_tenants(e, thresholds)
         found += pressure_findings(e) + host_tier_findings(e, snapshot.observation.host_memory)
         found += [f for f in (_imbalance(e, thresholds), _weights(e, thresholds), _reserve(e, thresholds), _restart(e),
@@ -54,6 +55,21 @@ def diagnose(snapshot: NodeSnapshot, *, thresholds: Thresholds = DEFAULT_THRESHO
         )  # advice is priced on the engine as measured, as the planner does
         found += [e.relabel(f) for f in ledger_findings(basis, thresholds)] if basis else []
     return sort_findings(found)
+
+
+def _no_prediction(e: EngineOnNode) -> Finding | None:
+    """`no_prediction`: an engine without a plan (its model could not be loaded, its launch not read) is
+    named as unchecked, so no view can read the absence of findings as "every rank holds its plan"."""
+    if e.ledger is not None:
+        return None
+    why = e.view.ledger_error or "no prediction (the reason was not recorded)"
+    return e.finding(
+        rule=Rule.NO_PREDICTION, severity=Severity.WARNING,
+        summary=f"{e.id} is not checked: {why}",
+        fix="fix what the reason names (a model kvtop cannot load: a local folder with its config.json, or a hub id "
+        f"it can reach); until then kvtop cannot say whether {e.id}'s ranks lost capacity",
+        evidence=(f"{len(e.ranks)} rank(s) observed with nothing predicted to compare them with",),
+    )  # fmt: skip
 
 
 def _describe(process: GpuProcess, gpu: int, *, pid: bool = True) -> str:

@@ -88,7 +88,7 @@ _LIMITS = {
 
 class Severity(str, Enum):
     CRITICAL = "critical"  # the engine cannot serve, or will not start again as configured
-    WARNING = "warning"  # capacity is lost now and a stated change wins it back
+    WARNING = "warning"  # capacity is lost now and a stated change wins it back (or kvtop cannot check it)
     INFO = "info"  # a trade-off worth knowing (e.g. FP8 KV); not a fault
 
     def __str__(self) -> str:
@@ -118,6 +118,7 @@ class Rule(str, Enum):
     SESSION_LEN_TRUNCATED = "session_len_truncated"  # TurboMind cut session_len to what its blocks hold
     KV_CAP_BINDS = "kv_cap_binds"
     IDLE_GPU = "idle_gpu"  # a GPU no process uses on a node whose engines could
+    NO_PREDICTION = "no_prediction"  # an engine kvtop has no plan for: nothing can be checked, never an all-clear
     PREEMPTING_WITH_ROOM = "preempting_with_room"  # the pool preempts while the GPUs have room to grow it
     PREEMPTING_POOL_FULL = "preempting_pool_full"  # the pool preempts with no room: admit fewer requests
     HEADROOM_SHORT = "headroom_short"  # what the pool leaves is short of what later phases allocate

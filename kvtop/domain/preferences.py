@@ -8,7 +8,15 @@ the file for the run they are given (`--theme`, `--interval`); what the operator
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic_core import PydanticCustomError
+
+#: The shortest refresh, for `--interval` and the file's `interval_s` alike: each one reads NVML and every
+#: engine's endpoints, and the TUI's reader waits only this long between reads, so an interval of 0.0001 s
+#: polled the engines' HTTP servers back to back (nvtop's and htop's shortest delay is a tenth of a second too).
+MIN_REFRESH_SECONDS = 0.1
+#: Why a shorter one is refused, as both the CLI and the config file's reader say it.
+REFRESH_FLOOR = f"must be at least {MIN_REFRESH_SECONDS:g} s: every refresh reads NVML and each engine's endpoints"
 
 #: Parts of a GPU row the operator may hide (`V`, `H`): NVML's vitals, the history sparklines.
 OPTIONAL_COLUMNS = ("vitals", "history")
@@ -22,8 +30,15 @@ class Preferences(BaseModel):
     theme: str | None = Field(default=None, max_length=64)
     sort: str | None = Field(default=None, max_length=64)  # a sort's name as the legend says it
     reverse_sort: StrictBool = False
-    interval_s: float | None = Field(default=None, gt=0, le=3600)
+    interval_s: float | None = Field(default=None, le=3600)  # at least MIN_REFRESH_SECONDS
     hidden_columns: tuple[str, ...] = ()  # of OPTIONAL_COLUMNS
+
+    @field_validator("interval_s")
+    @classmethod
+    def _refresh_floor(cls, value: float | None) -> float | None:
+        if value is not None and not value >= MIN_REFRESH_SECONDS:  # `not >=`: NaN is refused too
+            raise PydanticCustomError("refresh_floor", f"{REFRESH_FLOOR} (got {value!r})")
+        return value
 
     def shows(self, column: str) -> bool:
         return column not in self.hidden_columns

@@ -63,6 +63,7 @@ class PrometheusClient:
         self.url = url.rstrip("/")
         self.shown_url = redact_url(self.url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._token_sent = bool(token)
         self._http = httpx.Client(
             headers=headers, timeout=timeout_s, transport=transport,
             verify=tls_context(ca_file) if ca_file else True,
@@ -99,8 +100,7 @@ class PrometheusClient:
                 PrometheusState.UNREACHABLE, f"cannot reach {self.shown_url} ({type(err).__name__})"
             ) from err
         if answer.status_code in (401, 403):
-            raise PrometheusError(PrometheusState.UNAUTHORIZED, f"{self.shown_url} refused the request (HTTP {answer.status_code}); "
-                                  f"give a token with --token-file or ${TOKEN_ENV}")  # fmt: skip
+            raise PrometheusError(PrometheusState.UNAUTHORIZED, self._refused(answer.status_code))
         if answer.status_code < 400:  # the series typed last time when only the evaluation stamp moved
             return self._memory.typed((expr, keep_nan), answer.content,
                                       lambda: _vector(_decoded(answer.content), expr, keep_nan=keep_nan))  # fmt: skip
@@ -110,6 +110,13 @@ class PrometheusClient:
                 PrometheusState.HTTP_ERROR, f"{self.shown_url} answered HTTP {answer.status_code}"
             )
         return _vector(payload, expr, keep_nan=keep_nan)
+
+    def _refused(self, status: int) -> str:
+        """Why a 401/403 came back: with a token sent, that token was refused; with none, ask for one."""
+        if self._token_sent:
+            return (f"{self.shown_url} refused the bearer token kvtop sent (HTTP {status}; from --token-file, else "
+                    f"${TOKEN_ENV}): check it is current and allowed to query this server")  # fmt: skip
+        return f"{self.shown_url} refused the request (HTTP {status}); give a token with --token-file or ${TOKEN_ENV}"
 
 
 class ClusterReader:

@@ -323,9 +323,14 @@ class KvtopApp(KvtopBaseApp):
             where = f": select a GPU of {engines}" if engines else ""
             self.notify(f"GPU {gpu} runs no engine, so there is nothing to plan on it{where}", severity="warning")
             return
-        basis = self._plan_basis(self._engine_to_plan())
+        view = self._engine_to_plan()
+        basis = self._plan_basis(view)
         if basis is None:
-            self.notify("no engine with known settings on this node to plan from", severity="warning")
+            why = "no engine with known settings on this node to plan from"
+            if view is not None and view.ledger is None:  # no plan without a model: say which and why
+                reason = view.ledger_error or "its model could not be resolved"
+                why = f"no plan for {view.engine.engine_id} without a model: {reason}"
+            self.notify(why, severity="warning")
             return
         self._open_planner(basis, self._planner_drafts.get(basis.engine_label))
 

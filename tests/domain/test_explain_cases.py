@@ -191,3 +191,21 @@ def test_a_launch_command_pasted_into_the_log_supplies_its_flags() -> None:
     assert k_check["predicted_bytes_per_token"] == 24_064 and k_check["within_rounding"]
     assert all(check["within_rounding"] for check in out["pool_checks"])
     assert not any("mem_fraction_static" in missing for missing in out["missing"])
+
+
+def test_the_dgx_spark_logs_own_device_total_replaces_the_80_gib_stand_in(capsys) -> None:
+    """TensorRT-LLM's profiling line states `device total memory 119.70 GiB` (the GB10's unified memory,
+    case.json's device_total_gib 119.7): explain showed "GPU memory (a stand-in: pass --gpu) 80.00 GiB"
+    beside it. Without --gpu the log's figure is the GPU memory, measured; with --gpu the operator's wins.
+    The capacity is unchanged (the PyTorch backend sizes from the logged available memory): 86,656 central."""
+    from kvtop.cli import main
+
+    case = CASES / "trtllm" / "trtllm-dgxspark-gptoss120b-v110rc3"
+    argv = ["explain", str(case / "engine.log"), "--model", str(CONFIGS / "openai--gpt-oss-120b.json"), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["steps"][0] == {"label": "GPU memory (logged)", "bytes": round(119.70 * 2**30), "value": None,
+                               "note": "", "measured": True, "source": None}  # fmt: skip
+    assert (out["verdict"], out["predicted"]["token_capacity"]) == ("match", 86_656)
+    assert main([*argv[:-1], "--gpu", "H100"]) == 0
+    assert "GPU memory (logged)" not in capsys.readouterr().out

@@ -188,3 +188,19 @@ def test_attention_dp_typed_without_its_dp_says_what_to_add() -> None:
     settings = parse_flags("trtllm", ["--tp_size", "8", "--enable_attention_dp"], strict=True)
     with pytest.raises(InputError, match="add --dp 8"):
         check_parallel(settings)
+
+
+def test_an_options_file_too_large_is_refused_in_words_the_redactor_leaves_whole(tmp_path, capsys) -> None:
+    """5,000 settings > the 4,096 kvtop reads: the CLI's error must show the count and the file's kind.
+    Worded "5,000 keys: not an …" the redactor took `keys:` for a secret's name and printed "*** an …"."""
+    from kvtop.cli import main
+    from kvtop.domain.redact import redact_text
+
+    path = tmp_path / "big.yaml"
+    path.write_text("".join(f"k{i}: {i}\n" for i in range(5000)))
+    cmd = f"trtllm-serve meta-llama/Meta-Llama-3-70B-Instruct --tp_size 8 --extra_llm_api_options {path}"
+    assert main(["plan", "--cmd", cmd, "--gpu", "H100"]) == 2
+    err = capsys.readouterr().err
+    assert "***" not in err
+    assert "YAML: 5,000 settings, more than any --extra_llm_api_options file holds (kvtop reads at most 4,096)" in err
+    assert redact_text("API_KEYS=abc123def") == "API_KEYS=***"  # the redactor was not taught to let keys through

@@ -42,3 +42,21 @@ def test_a_file_that_cannot_be_written_says_why_and_raises_nothing(tmp_path) -> 
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     assert PreferencesFile(blocked / "config.toml").save(Preferences(theme="dark")).startswith("settings not saved to ")
+
+
+@pytest.mark.parametrize("text", ["interval_s = 0.0001", "interval_s = 0.05", "interval_s = 0"])
+def test_the_files_interval_has_the_clis_floor(tmp_path, text) -> None:
+    """`--interval 0.0001` is refused (tests/test_cli_refresh_floor.py) and the file's `interval_s = 0.0001`
+    was taken (the model had only gt=0): one floor, 0.1 s (nvtop's and htop's shortest delay), both read it."""
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as refused:
+        PreferencesFile(path).load()
+    assert refused.value.field == "interval_s"
+    assert "must be at least 0.1 s: every refresh reads NVML and each engine's endpoints" in str(refused.value)
+
+
+def test_a_tenth_of_a_second_in_the_file_is_allowed(tmp_path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("interval_s = 0.1")
+    assert PreferencesFile(path).load().interval_s == 0.1

@@ -277,3 +277,21 @@ def test_labels_are_redacted_and_made_safe_on_every_read(padding: int) -> None:
         assert shown["api_key"] == "***"  # a value under a secret's name
         assert "ghp_" not in shown["pod"] and shown["pod"].startswith("p" * padding)  # a secret by its shape
         assert shown["node"] == "n" * padding + "node\\x1b]0;PWNED\\x07"  # one terminal-safe line
+
+
+def test_a_refused_token_is_said_to_be_refused_not_missing() -> None:
+    """A 401 with a token sent used to say "give a token with --token-file", as if none had been given."""
+    err = _failing(lambda request: httpx.Response(401, text="Unauthorized"))
+    assert err.state is PrometheusState.UNAUTHORIZED
+    assert "give a token" not in str(err)
+    from kvtop.domain.redact import redact_text
+
+    assert redact_text(str(err)) == str(err)  # shown whole wherever it is redacted
+    assert "https://prometheus.test refused the bearer token kvtop sent (HTTP 401; from --token-file, else $KVTOP_PROMETHEUS_TOKEN)" in str(err)
+
+
+def test_a_401_without_a_token_asks_for_one() -> None:
+    client = PrometheusClient("https://prometheus.test", transport=httpx.MockTransport(lambda r: httpx.Response(401)))
+    with pytest.raises(PrometheusError) as caught:
+        ClusterReader(client).read()
+    assert "refused the request (HTTP 401); give a token with --token-file or $KVTOP_PROMETHEUS_TOKEN" in str(caught.value)

@@ -173,6 +173,13 @@ def _exact_max_tokens(log: EngineLog) -> int | None:
     return log.first(TrtllmRankLog, lambda r: r.max_tokens_set[-1] if len(r.max_tokens_set) > 1 else None)
 
 
+def _stated_total(log: EngineLog) -> int | None:
+    """The device total the PyTorch backend prints in its profiling line (`device total memory 119.70 GiB`,
+    tensorrt_llm/_torch/pyexecutor/_util.py), in bytes: measured, where no --gpu says otherwise."""
+    total = log.first(TrtllmRankLog, lambda r: next((p.device_total for p in reversed(r.profiles) if p.device_total), None))
+    return total.value_bytes if total else None
+
+
 def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings) -> list[str]:
     """What the log lets kvtop check besides the capacity: the estimator cost, the temporary pool, the rounding."""
     notes: list[str] = []
@@ -261,13 +268,14 @@ def explain(request: ExplainRequest) -> Explanation:
         return Explanation(
             engine="trtllm", logged=logged, verdict="insufficient", missing=tuple(missing), notes=tuple(notes)
         )
-    total = gpu_total_bytes or PLACEHOLDER_GPU_BYTES
+    stated = None if gpu_total_bytes else _stated_total(log)  # --gpu wins; else the log's own total
+    total = gpu_total_bytes or stated or PLACEHOLDER_GPU_BYTES
 
     def solve(end: int, s: LaunchSettings) -> Ledger:
         measured = (
-            MeasuredInputs(available_kv_bytes=end)
+            MeasuredInputs(available_kv_bytes=end, gpu_total_bytes=stated)
             if backend == "pytorch"
-            else MeasuredInputs(free_after_load_bytes=end)
+            else MeasuredInputs(free_after_load_bytes=end, gpu_total_bytes=stated)
         )
         return predict(
             model, s, gpu_total_bytes=total, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
@@ -299,7 +307,18 @@ def explain(request: ExplainRequest) -> Explanation:
         gpu_total_bytes,
         kv_memory_logged=True,
     )
+    if stated and result.ledger is not None:
+        result = result.model_copy(update={"ledger": _total_logged(result.ledger)})
     return result.model_copy(update={"notes": tuple(notes)})
+
+
+def _total_logged(ledger: Ledger) -> Ledger:
+    """The GPU-memory step named as the log's own figure (measured), as the available KV memory is."""
+    steps = tuple(
+        step.model_copy(update={"label": "GPU memory (logged)"}) if step.label == "GPU memory" and step.measured else step
+        for step in ledger.engine.steps
+    )
+    return ledger.model_copy(update={"engine": ledger.engine.model_copy(update={"steps": steps})})
 
 
 def _refusal_notes(log: EngineLog) -> list[str]:

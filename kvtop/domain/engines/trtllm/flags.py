@@ -257,7 +257,9 @@ def settings_with_options(
     flat = _flatten(options)
     if len(flat) > _MAX_OPTION_KEYS:
         raise InputError(
-            f"{len(flat):,} keys: not an --extra_llm_api_options file", field="YAML", source=source
+            # not "N keys:": a word then a colon reads as a secret's name to the redactor
+            f"{len(flat):,} settings, more than any --extra_llm_api_options file holds (kvtop reads at most "
+            f"{_MAX_OPTION_KEYS:,})", field="YAML", source=source,
         )
     update: dict[str, object] = {}
     extra: dict[str, str | bool] = {}
