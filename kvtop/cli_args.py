@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.preferences import MIN_REFRESH_SECONDS, REFRESH_FLOOR
+from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
 
 MAX_URL_CHARS = 2048
 MAX_TOKEN_BYTES = 64 << 10  # a bearer token (a JWT included) is a few KB

@@ -95,9 +95,8 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
 
     if _PARSER is None:
         _PARSER = build_parser("plan")
-    import kvtop.sources.hub as hub
-
     import kvtop.commands.common as common
+    import kvtop.sources.hub as hub
 
     args, extra = _PARSER.parse_known_args(list(argv))
     if not _ORIGINAL_LOAD:

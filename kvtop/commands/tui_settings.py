@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.preferences import MIN_REFRESH_SECONDS, REFRESH_FLOOR, Preferences
+from kvtop.domain.preferences import Preferences
+from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
 
 if TYPE_CHECKING:
     from kvtop.sources.preferences_file import PreferencesFile

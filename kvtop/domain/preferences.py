@@ -11,12 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic_core import PydanticCustomError
 
-#: The shortest refresh, for `--interval` and the file's `interval_s` alike: each one reads NVML and every
-#: engine's endpoints, and the TUI's reader waits only this long between reads, so an interval of 0.0001 s
-#: polled the engines' HTTP servers back to back (nvtop's and htop's shortest delay is a tenth of a second too).
-MIN_REFRESH_SECONDS = 0.1
-#: Why a shorter one is refused, as both the CLI and the config file's reader say it.
-REFRESH_FLOOR = f"must be at least {MIN_REFRESH_SECONDS:g} s: every refresh reads NVML and each engine's endpoints"
+from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
 
 #: Parts of a GPU row the operator may hide (`V`, `H`): NVML's vitals, the history sparklines.
 OPTIONAL_COLUMNS = ("vitals", "history")

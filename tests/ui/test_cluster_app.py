@@ -287,7 +287,7 @@ def test_run_cluster_tui_reads_the_token_from_the_environment_and_shows_the_url_
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"prometheus": "http://prom:9090", "interval": 0.0}, "--interval: must be positive (got 0)"),
+        ({"prometheus": "http://prom:9090", "interval": 0.0}, "--interval: must be at least 0.1 s"),
         ({"prometheus": "prom:9090", "interval": 1.0}, "--prometheus: expected an http:// or https:// URL"),
     ],
 )
