@@ -62,6 +62,7 @@ class CalibratedFigures(BaseModel):
     non_kv_bytes: int | None = None  # the runtime terms together (vLLM's non-KV, TensorRT-LLM's reserve)
     non_kv_source: TermSource = "assumed"
     weights_extra_bytes: int = 0  # added to the predicted weights of every rank (a node's own measure, a bound)
+    weights_source: TermSource | None = None  # the weights term's, where the calibration estimated it
     # what a worker holds before its weights (CUDA context, NCCL) where the budget reads no free memory
     # before load (vLLM): the engine's context fit, read by the ledger as each rank's context
     context_bytes: int | None = None
@@ -138,6 +139,7 @@ class PreloadEstimate(BaseModel):
             weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes
             if weights is not None
             else 0,
+            weights_source=weights.source if weights is not None else None,
             context_bytes=held.bytes if held is not None else None,
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,

@@ -192,7 +192,10 @@ class EngineInputs(BaseModel):
 
     def weight_steps(self, label: str = "− weights") -> list[BudgetStep]:
         """The budget lines that charge the weights, then each resident term by name."""
-        steps = [BudgetStep(label=label, bytes=-self.weights_bytes, measured=self.measured.weights_bytes is not None)]
+        measured = self.measured.weights_bytes is not None
+        estimated = self.measured.calibrated.weights_source if self.measured.calibrated is not None else None
+        steps = [BudgetStep(label=label, bytes=-self.weights_bytes, measured=measured,
+                            source=None if measured else estimated)]  # fmt: skip
         for term in self.terms:
             if term.charge is Charge.RESIDENT and term.modelled and term.bytes:
                 steps.append(
