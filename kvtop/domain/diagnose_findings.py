@@ -201,6 +201,12 @@ def advice_severity(gain: int, base: int, thresholds: Thresholds) -> Severity:
     return Severity.WARNING if base > 0 and gain >= thresholds.advice_gain_fraction * base else Severity.INFO
 
 
+def larger_plan(ledger: Ledger, replay: WhatIf, fixed: LaunchSettings) -> Ledger | None:
+    """The plan of `fixed` where it holds more tokens than `ledger` does (a fix worth advising), else None."""
+    alt = replay.solve(fixed)
+    return alt if alt is not None and alt.token_capacity > ledger.token_capacity else None
+
+
 def all_ranks(ledger: Ledger) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return tuple(r.gpu_index for r in ledger.ranks), tuple(rank_label(r, ledger) for r in ledger.ranks)
 

@@ -16,6 +16,7 @@ from kvtop.domain.diagnose_findings import (
     Thresholds,
     advice_severity,
     all_ranks,
+    larger_plan,
     node_tokens,
 )
 from kvtop.domain.diagnose_headroom import headroom_short
@@ -41,8 +42,8 @@ def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding 
     if ledger.kv_format != "fp32" or not ledger.engine.fits or dtype is None:
         return None
     fixed = ledger.settings.model_copy(update={"dtype": dtype})
-    alt = replay.solve(fixed)
-    if alt is None or alt.token_capacity <= ledger.token_capacity:
+    alt = larger_plan(ledger, replay, fixed)
+    if alt is None:
         return None
     gain = alt.token_capacity - ledger.token_capacity
     cell, cell16 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
@@ -70,13 +71,13 @@ def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding |
     rules = engine_rules(ledger.settings.engine)
     dtype = rules.diagnosis.fp8_kv_dtype(ledger)
     fixed = ledger.settings.model_copy(update={"kv_cache_dtype": dtype})
-    alt = replay.solve(fixed)
-    if alt is None or alt.token_capacity <= ledger.token_capacity:
+    alt = larger_plan(ledger, replay, fixed)
+    if alt is None:
         return None
     gain = alt.token_capacity - ledger.token_capacity
     cell, cell8 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
     return Finding(
-        rule="bf16_kv_where_fp8_supported", severity=Severity.INFO,
+        rule=Rule.BF16_KV_WHERE_FP8_SUPPORTED, severity=Severity.INFO,
         summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
         bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, gain_tokens=gain,
         fix=f"{spelling_of(ledger.settings.engine, 'kv_cache_dtype')} {dtype}",

@@ -18,6 +18,7 @@ from kvtop.domain.diagnose_findings import (
     Thresholds,
     advice_severity,
     all_ranks,
+    larger_plan,
 )
 from kvtop.domain.engines.least_free import restart_capacity as restart_capacity  # the least free sizes all
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
@@ -132,8 +133,8 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
     if ledger.kv_format not in ("bf16", "fp16") or not ledger.engine.fits:
         return None
     fixed = ledger.settings.model_copy(update={"kv_cache_dtype": "8"})
-    alt = replay.solve(fixed)
-    if alt is None or alt.token_capacity <= ledger.token_capacity:
+    alt = larger_plan(ledger, replay, fixed)
+    if alt is None:
         return None
     gain = alt.token_capacity - ledger.token_capacity
     gpus, ranks = all_ranks(ledger)
