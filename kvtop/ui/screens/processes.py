@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Input, Static
 
 from kvtop.domain.ports import ProcessSignal, SignalRequest
 from kvtop.domain.process_identity import FOREIGN_NAMESPACE_NOTE, PidNamespace, ProcessIdentity
+from kvtop.domain.terminal import cut
 from kvtop.ui.filter_words import FilterError
 from kvtop.ui.process_filter import ProcessFilter, parse_process_filter
 from kvtop.ui.process_rows import (
@@ -58,10 +59,6 @@ def command_width(screen_width: int) -> int:
         sum(width + CELL_PADDING for _, width in COLUMNS) + CELL_PADDING + 1
     )  # + its padding, the scrollbar
     return max(MIN_COMMAND_WIDTH, screen_width - taken)
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class SignalRequested(Message):
@@ -193,12 +190,12 @@ class ProcessScreen(NodeScreen):
                 cells = (
                     f"{TAG_MARK} {row.gpu}" if row.pid in self.tagged else f"  {row.gpu}",
                     str(row.pid),
-                    _cut(row.user, 6),
+                    cut(row.user, 6),
                     row.role_name,
-                    _cut(row.engine, 16),
+                    cut(row.engine, 16),
                     used,
                     age_text(row.age_s),
-                    _cut(row.command, width),
+                    cut(row.command, width),
                 )
                 style = "bold" if row.pid in self.tagged else ""
                 table.add_row(*(Text(cell, style=style) for cell in cells), key=f"{row.gpu}:{row.pid}")  # never markup
