@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
+from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 
 MAX_URL_CHARS = 2048
 MAX_TOKEN_BYTES = 64 << 10  # a bearer token (a JWT included) is a few KB
@@ -29,9 +29,9 @@ MAX_SECONDS = 86_400.0  # a deadline longer than a day is a typo (and beyond wha
 
 
 def refresh_seconds(text: str) -> float:
-    """A refresh interval: `positive_seconds`, and at least `MIN_REFRESH_SECONDS`."""
+    """A refresh interval: `positive_seconds`, and not `below_refresh_floor`."""
     value = positive_seconds(text)
-    if value < MIN_REFRESH_SECONDS:
+    if below_refresh_floor(value):
         raise argparse.ArgumentTypeError(
             f"{REFRESH_FLOOR} (got {text[:40]!r})"
         )

@@ -35,3 +35,15 @@ def test_an_interval_under_a_tenth_of_a_second_is_refused(argv: list[str], prog:
 def test_a_tenth_of_a_second_is_allowed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--demo", "--interval", "0.1", "snapshot"]) == 0
     assert capsys.readouterr().out.startswith("kvtop snapshot · demo:llama70b-tp8-sglang")
+
+
+@pytest.mark.parametrize("interval_s", [0.05, 0.0, float("nan")])
+def test_the_app_itself_applies_the_same_floor(interval_s: float) -> None:
+    """The TUI's constructor, reached by code that skips the CLI, refuses what `--interval` refuses and says it
+    the same way (it said 'must be positive' and let 0.05 s through)."""
+    from kvtop.domain.errors import InputError
+    from kvtop.ui.base_app import KvtopBaseApp
+
+    with pytest.raises(InputError, match=r"^--interval: must be at least 0\.1 s") as refused:
+        KvtopBaseApp(theme=None, interval_s=interval_s)
+    assert refused.value.field == "--interval"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.preferences import Preferences
-from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
+from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 
 if TYPE_CHECKING:
     from kvtop.sources.preferences_file import PreferencesFile
@@ -28,6 +28,6 @@ def interval_of(args: argparse.Namespace, preferences: Preferences) -> float:
     """--interval, else the settings file's, else 1 s."""
     given = getattr(args, "interval", None)
     interval = float(given if given is not None else preferences.interval_s or 1.0)
-    if not interval >= MIN_REFRESH_SECONDS:  # both readers refuse it already; a third floor would drift
+    if below_refresh_floor(interval):  # both readers refuse it already; checked again where the two meet
         raise InputError(f"{REFRESH_FLOOR} (got {interval:g})", field="--interval")
     return interval

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic_core import PydanticCustomError
 
-from kvtop.domain.refresh import MIN_REFRESH_SECONDS, REFRESH_FLOOR
+from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 
 #: Parts of a GPU row the operator may hide (`V`, `H`): NVML's vitals, the history sparklines.
 OPTIONAL_COLUMNS = ("vitals", "history")
@@ -31,7 +31,7 @@ class Preferences(BaseModel):
     @field_validator("interval_s")
     @classmethod
     def _refresh_floor(cls, value: float | None) -> float | None:
-        if value is not None and not value >= MIN_REFRESH_SECONDS:  # `not >=`: NaN is refused too
+        if value is not None and below_refresh_floor(value):
             raise PydanticCustomError("refresh_floor", f"{REFRESH_FLOOR} (got {value!r})")
         return value
 

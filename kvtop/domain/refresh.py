@@ -11,3 +11,8 @@ from __future__ import annotations
 MIN_REFRESH_SECONDS = 0.1
 #: Why a shorter one is refused, as both the CLI and the config file's reader say it.
 REFRESH_FLOOR = f"must be at least {MIN_REFRESH_SECONDS:g} s: every refresh reads NVML and each engine's endpoints"
+
+
+def below_refresh_floor(seconds: float) -> bool:
+    """Whether a refresh interval is refused: shorter than the floor, or not a number (NaN compares false)."""
+    return not seconds >= MIN_REFRESH_SECONDS

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Select, TextArea
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 from kvtop.domain.terminal import safe_text
 from kvtop.ui.safe_lines import TerminalSafe
 from kvtop.ui.theming import KV_TOKENS, install_palettes
@@ -59,8 +60,8 @@ class KvtopBaseApp(App[int]):
         themes_dir: Path | None = None,
     ) -> None:  # fmt: skip
         super().__init__()
-        if interval_s <= 0:
-            raise InputError(f"must be positive (got {interval_s:g})", field="--interval")
+        if below_refresh_floor(interval_s):  # the one floor the CLI and the settings file apply
+            raise InputError(f"{REFRESH_FLOOR} (got {interval_s:g})", field="--interval")
         self._interval_s = interval_s
         self._clock = clock
         self.palette_names = install_palettes(self, theme, themes_dir)
