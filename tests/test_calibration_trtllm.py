@@ -45,3 +45,76 @@ def test_the_smoothquant_engine_with_its_logged_weights() -> None:
     judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=True)
     assert judged is not None and judged.truth == 132_608
     assert abs(judged.error) < 0.05 and judged.covered
+
+
+# A TensorRT engine's C++ runtime (execution context + runtime buffers + decoder), as four logs printed it
+# (trtllm.jsonl `runtime`): the memory docs' 1134.01 MiB + 43.29 MB + 180.30 MB, trtllm-bench's 928.77 MiB +
+# 1.14 GB + 4.35 GB, the RTX 3090 start's 4030 MiB (TensorRT's own GPU count), issue #1188's 773.51 MiB +
+# 2.66 GB + 5.76 GB.
+RUNTIME_LOGS = {
+    "case-trtllm-docs-memory-llama-2-7b-fp8-80gb",
+    "file6161481015-trtllm-bench-llama-2-7b-fp8-h100",
+    "file29429054722-trtllm-llama-3-8b-3090",
+    "trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000",
+}
+ISSUE_1188 = "trtllm-issue1188-qwen2.5-coder-0.5b-int8wo-a4000"
+RTX5090 = "case-trtllm-4275-llama-3.1-8b-fp8-5090"
+RERANKER = "file66094399229-trtllm-qwen3-reranker-0.6b-h100"
+
+
+def test_the_runtime_term_is_fitted_on_the_logs_that_print_all_three_allocations() -> None:
+    from benchmarks.calibration.evaluate import observed
+    from kvtop.domain.calibration.terms import Term
+
+    fits = fit_all(CORPUS)
+    measured = {r.id for r in CORPUS["trtllm"] if observed(r, Term.ACTIVATION, fits) is not None and r.raw.get("logged", {}).get("runtime")}  # type: ignore[union-attr]
+    assert measured == RUNTIME_LOGS
+    fit = fits["trtllm.runtime"]
+    assert fit.records == 4 and fit.features == ("max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
+    # issue #1188 printed 773.51 MiB + 2.66 GB + 5.76 GB = 9.175 GiB for 2048 slots of a 151,936-token vocabulary:
+    # the flat 2 GiB assumed before is a quarter of it; the fit on the four logs lands within its own error
+    record = TRTLLM[ISSUE_1188]
+    logged = 773.51 / 1024 + 2.66 + 5.76
+    assert abs(record.figures["runtime"] / (1 << 30) - logged) < 1e-6
+    from kvtop.domain.engines.trtllm.calibration import fit_features
+
+    values = fit_features("trtllm.runtime", record.inputs())
+    assert values is not None and abs(fit.predict(values) / (1 << 30) - logged) * (1 << 30) <= fit.error_bytes
+
+
+def test_a_one_slot_engine_is_planned_with_a_small_runtime() -> None:
+    """Issue #1400's SmoothQuant engine (max_batch_size 1, max_num_tokens 4096) logged `Using 132608 tokens in paged
+    KV cache`: planned fully blind it lands within 1 % (the flat 2 GiB runtime put it at -2.3 %)."""
+    record = TRTLLM[SMOOTHQUANT]
+    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    assert judged is not None and judged.truth == 132_608
+    assert abs(judged.error) < 0.01 and judged.covered
+
+
+def test_a_2048_slot_engine_on_a_32_gb_card_is_held_by_its_interval() -> None:
+    """Issue #4275's FP8 engine (2048 slots of Llama-3.1's 128,256-token vocabulary, 1024 tokens) logged 263,008
+    tokens; the flat 2 GiB runtime planned 297,472 (+13 %) with an interval that missed the log. With the runtime
+    its build limits give, the log's figure lies inside the interval."""
+    record = TRTLLM[RTX5090]
+    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    assert judged is not None and judged.truth == 263_008
+    assert judged.covered and judged.low < 263_008 < judged.high
+
+
+def test_the_runtime_term_says_it_is_calibrated() -> None:
+    from kvtop.domain.calibration.terms import Term
+    from kvtop.domain.engines.trtllm.calibration import terms
+
+    runtime = next(t for t in terms(TRTLLM[SMOOTHQUANT].inputs()) if t.term is Term.ACTIVATION)
+    assert runtime.source == "calibrated" and runtime.basis.startswith("trtllm.runtime, fitted on 4 logs")
+    profiled = next(t for t in terms(TRTLLM[RERANKER].inputs()) if t.term is Term.ACTIVATION)
+    assert profiled.source == "assumed"  # the PyTorch backend's profiled peak: no log outside GB10 measures it
+
+
+def test_the_pytorch_backend_reranker_start_planned_blind() -> None:
+    """TensorRT-LLM 1.2.1, Qwen3-Reranker-0.6B on an H100 at the LLM API's defaults: `Allocated 68.69 GiB for max
+    tokens in paged KV cache (643136)`."""
+    record = TRTLLM[RERANKER]
+    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    assert judged is not None and judged.truth == 643_136
+    assert abs(judged.error) < 0.05 and judged.covered

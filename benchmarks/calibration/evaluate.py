@@ -76,6 +76,8 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
         if "free_after_load" in f and "weights" in f and "runtime" in f:  # a TensorRT engine's C++ runtime
             return total - f["free_after_load"] - f["weights"] - f["runtime"]
         return None
+    if term is Term.ACTIVATION and "activation" not in f:
+        return f.get("runtime")  # a TensorRT engine's C++ runtime: the term its calibration charges as activation
     return f.get(term.value)
 
 
