@@ -85,7 +85,7 @@ class SglangRules(SglangBudget, EngineBase):
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
-        """§11: NVFP4 experts' swizzled scales, a fused shared expert whole under EP, k/v scales (weights_built.py)."""
+        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP, k/v scales (weights_built.py)."""
         return built_rows(model, layout, layers, gpu_name, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

@@ -3,7 +3,7 @@
 Read in SGLang 0.5.23 and checked against its classes built on the meta device at TP 2 with and without
 expert parallel and at PP 2 / 4 (benchmarks/engine_diff, docs/fidelity.md's architecture table: readings
 A9, A12, A14); earlier releases are not checked, so the book's count stands for them
-(docs/engines/sglang.md §11):
+(docs/engines/sglang.md §20):
 
 - NVFP4 experts (`ModelOptNvFp4FusedMoEMethod.create_weights`, srt/layers/quantization/modelopt_quant.py): beside
   `w13_weight_scale` / `w2_weight_scale` it registers `w13_blockscale_swizzled` / `w2_blockscale_swizzled`,
@@ -36,7 +36,6 @@ from kvtop.domain.model import LayerKind, MlpKind, ModelSpec
 from kvtop.domain.quant import QuantSpec
 from kvtop.domain.weights import WeightRow
 
-SOURCE = "SGLang 0.5.23: docs/engines/sglang.md §11"
 CHECKED_ERAS: Eras[bool] = Eras((
     Era("", False, "not checked before 0.5.23: the book's count"),
     Era("0.5.23", True, "engine-diff's meta-built classes (benchmarks/engine_diff/param_shapes.py)"),
