@@ -18,6 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
 FP8, FP32 = 1, 4
@@ -125,3 +126,40 @@ def test_dsa_refuses_fp8_e5m2_kv(config: str) -> None:
     plan = kvtop_plan("sglang", "0.5.23", row)
     assert plan["status"] == "refused" and plan["message"].startswith("--kv-cache-dtype:")
     assert "only supports bf16/bfloat16 or fp8_e4m3" in plan["message"]
+
+
+def _calibration_inputs(config: str, tp: int) -> Any:
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.launch import LaunchSettings
+
+    model = model_from_config(json.loads((DATA / config).read_text()), source=config)
+    layout = ParallelLayout(tp=tp)
+    book = weights_book(model, layout, range(model.num_layers), first_stage=True, last_stage=True).total_bytes
+    settings = LaunchSettings(engine="sglang", tp=tp)
+    return CalibrationInputs(model=model, settings=settings, layout=layout, gpu_name="H100", gpu_total_bytes=80 << 30,
+                             version=AT_0_5_23, weights_bytes=book, context_length=model.max_position_embeddings)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("record", "config", "tp", "logged_gib"),
+    [
+        ("sglang-pr4760-llama-3.1-8b-h100", "configs/meta-llama--Llama-3.1-8B-Instruct.json", 1, 15.11),
+        ("case-sglang-C13-llama-3.1-8b-80gb", "configs/meta-llama--Llama-3.1-8B-Instruct.json", 1, 78.81 - 63.72),
+        ("my-deepseek-r1-distill-qwen-7b-3090", "configs/Qwen--Qwen2.5-7B.json", 1, 22.76 - 8.37),
+    ],
+)
+def test_rope_cache_brings_the_book_to_the_logged_weights(record: str, config: str, tp: int, logged_gib: float) -> None:
+    """SGLang keeps the rope's cos/sin cache in float32 on CUDA (rotary_embedding/base.py): 131,072 positions ×
+    128 × 4 B = 64 MiB for both models. The weights SGLang printed for each record
+    (tests/data/calibration/sglang.jsonl: `mem usage`, or free memory before less after the load, in GiB) lie
+    above the book; with the cache the book is nearer, and still below (the load holds more than kvtop models)."""
+    from kvtop.domain.engines.sglang.weights_held import held_beside
+
+    logged = next(json.loads(line) for line in (DATA / "calibration" / "sglang.jsonl").read_text().splitlines()
+                  if json.loads(line)["id"] == record)  # fmt: skip
+    assert logged["config"].endswith(config.rsplit("/", 1)[1])
+    inputs = _calibration_inputs(config, tp)
+    held = held_beside(inputs)
+    assert held is not None and held[0] == 131_072 * 128 * 4 == 67_108_864
+    book, target = inputs.weights_bytes, logged_gib * (1 << 30)
+    assert book < book + held[0] < target
