@@ -105,6 +105,14 @@ def test_qwen3_next_shared_expert_whole_on_each_ep_rank() -> None:
     assert _built("Qwen--Qwen3-Next-80B-A3B-Thinking", ParallelLayout(tp=2)) == {}
 
 
+def test_qwen3_next_fused_expert_splits_over_the_moe_tp_under_ep() -> None:
+    """TP 4 + EP 2: FusedMoE splits each expert, the fused one too, over TP ÷ EP = 2 (intermediate_size_per_partition,
+    layers/moe/fused_moe_triton/layer.py); the book's shared expert is over TP 4: 48 × 3 × 512 × 2,048 × 2 B × (½ − ¼)."""
+    assert _built("Qwen--Qwen3-Next-80B-A3B-Thinking", ParallelLayout(tp=4, ep=2)) == {
+        "fused_shared_expert": 48 * 3 * 512 * 2_048 * 2 // 4
+    }
+
+
 def test_qwen3_passes_no_quant_config_to_its_attention() -> None:
     """qwen3.py builds RadixAttention without the quant config: an FP8 Qwen3 has no k/v scales (its stages equal)."""
     assert _built("Qwen--Qwen3-32B-FP8", ParallelLayout(tp=2)) == {}

@@ -102,11 +102,14 @@ def fuses_shared_expert(model: ModelSpec, layout: ParallelLayout, gpu_name: str 
 
 
 def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
-    """Under EP the fused shared expert is whole on every rank, where the book splits it over TP."""
+    """Under EP the fused shared expert is one expert like the routed ones (whole where EP equals TP), where the
+    book splits it over TP."""
     moe = model.moe
     if moe is None or layout.ep <= 1 or layout.tp <= 1 or not fuses_shared_expert(model, layout, gpu_name):
         return None
     width, hidden, mats = moe.shared_intermediate_size, model.hidden_size, 3 if model.mlp_gated else 2
+    moe_tp = max(1, layout.moe_shards // layout.ep)  # an expert's shards under EP (TP ÷ EP)
+    more = 1 / moe_tp - 1 / layout.tp  # the engine's share of the shared expert less the book's
     nbytes = params = 0.0
     for layer in _moe_layers(model, layers):
         if _shared_format(model, layer) != _expert_format(model, layer):
@@ -114,10 +117,10 @@ def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_n
         fmt = _shared_format(model, layer)
         matrix = fmt.matrix_bytes(width, hidden, model.dtype_bytes) - fmt.tensor_scale_bytes if fmt else (
             width * hidden * model.dtype_bytes)
-        nbytes += mats * matrix * (1 - 1 / layout.tp)
-        params += mats * width * hidden * (1 - 1 / layout.tp)
+        nbytes += mats * matrix * more
+        params += mats * width * hidden * more
     return _row("fused_shared_expert", round(nbytes), (
-        f"SGLang fuses the shared expert into the routed ones: whole on every EP rank, not split over TP {layout.tp} "
+        f"SGLang fuses the shared expert into the routed ones: split as an expert under EP{layout.ep}, not over TP {layout.tp} "
         "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
 
 
