@@ -16,8 +16,8 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   (`DeepseekV3ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: 256 routed experts, one
   shared, a GPU of SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
   (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
-  an expert like the others: split over TP as the book splits it, but whole on every rank under EP (one global
-  slot), and its NVFP4 block scales are swizzled as the routed ones'.
+  an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
+  split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
 - k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
   (`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py): DeepseekV2/V3/V32 (attn_mqa and attn_mha,
   deepseek_v2.py), MiniMaxM2 and Llama pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
