@@ -33,14 +33,6 @@ def _pp_stage0_cell(c: Case) -> bool:
 
 SGLANG_RULES: list[Rule] = [
     (
-        "S19",
-        "kvtop: SGLang refuses fp8_e5m2 KV for DeepSeek DSA",
-        lambda c: engine_refuses(c, "DSA only supports"),
-        "kvtop: SGLang 0.5.23 asserts 'DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype' "
-        "(sglang/srt/arg_groups/overrides.py) for DeepSeek-V3.2's sparse attention; kvtop sizes the "
-        "fp8_e5m2 pool instead of refusing the launch",
-    ),
-    (
         "S21",
         "harness: stage 0's cell of a linear-attention hybrid under PP",
         lambda c: (

@@ -155,6 +155,9 @@ def _solve(
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
                                tower_split=rules.architectures.TOWER_SPLIT,
                                parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip
+        built = rules.weights_built(model, layout, layers, gpu_name, version)  # the engine's class builds more
+        if built:
+            weights = WeightsBook(rows=(*weights.rows, *built))
         kv_layers = rules.kv_layers_of_stage(model, layers, version)  # an engine may size more than it holds
         plain = kv_book(model, layout, kv_layers, fmt, storage, gpu_name=gpu_name)
         draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0

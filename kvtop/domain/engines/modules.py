@@ -16,7 +16,7 @@ from kvtop.domain.engines.catalogue import engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder, StageParts, guarded_parts
+from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts, guarded_parts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
+    from kvtop.domain.weights import WeightRow
 
 
 class EngineModules:
@@ -124,6 +125,12 @@ class EngineBase(EngineModules):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """Guarded: the embedding on the first stage, the final norm and LM head on the last."""
         return guarded_parts(pp_rank, pp)
+
+    def weights_built(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """None: its model classes build what the weights book counts."""
+        return ()
 
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""

@@ -15,7 +15,7 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import PpRemainder, StageParts
+from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kvtop.domain.log_dialect import LogDialect
     from kvtop.domain.refusals import Refusal
     from kvtop.domain.span import EngineSpanRule
+    from kvtop.domain.weights import WeightRow
 
 
 class EngineDiagnosis(Protocol):
@@ -207,6 +208,13 @@ class EngineRules(Protocol):
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """Which of the embedding, final norm and LM head this release's class of `model` builds on a stage."""
+        ...
+
+    def weights_built(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """Rows of parameters this release's model class builds on a rank of the stage holding `layers` beyond
+        the checkpoint's tensors the weights book counts (scale copies, experts held whole); empty for none."""
         ...
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

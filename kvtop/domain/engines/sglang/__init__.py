@@ -20,12 +20,14 @@ from kvtop.domain.engines.sglang.flags import SglangFlags
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
+from kvtop.domain.engines.sglang.weights_built import built_rows
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import StageParts
+from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import WeightRow
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -79,6 +81,12 @@ class SglangRules(SglangBudget, EngineBase):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py)."""
         return stage_parts(model, pp_rank, pp, version)
+
+    def weights_built(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP, k/v scales (weights_built.py)."""
+        return built_rows(model, layout, layers, gpu_name, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -8,6 +8,10 @@
   4): `ModelRunner.__init__` asserts `self.support_pp` ("Pipeline Parallel is not compatible with this model.":
   the class's forward takes no pp_proxy_tensors), or the class's constructor asserts a single stage
   (Qwen3NextForCausalLM, FalconH1ForCausalLM: `assert self.pp_group.is_first_rank and self.pp_group.is_last_rank`).
+- A `--kv-cache-dtype` other than auto, bf16/bfloat16 or fp8_e4m3 for a DeepSeek DSA model (DeepSeek-V3.2, GLM-5) on
+  CUDA: `_dsa_kv_cache_dtype_default` (0.5.23, srt/arg_groups/overrides.py) asserts "DeepSeek DSA only supports
+  bf16/bfloat16 or fp8_e4m3 kv_cache_dtype"; server_args.py of the releases before (from the DSA support, v0.5.3,
+  as dsa.py's eras) asserts it as "DeepSeek NSA only supports …" (engine-diff's fp8_e5m2 flag set, reading S19).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions
 
 if TYPE_CHECKING:
@@ -37,8 +42,32 @@ PP_REFUSED_ERAS: Eras[dict[str, str]] = Eras((
 ))  # fmt: skip
 
 
+DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")  # what the DSA assertion lets through
+DSA_KV_ERAS: Eras[tuple[str, str] | None] = Eras((
+    Era("", None, "no DSA model support"),
+    Era("0.5.3", ("NSA", "server_args.py ServerArgs: assert kv_cache_dtype in ['bfloat16', 'fp8_e4m3'] for DeepSeek NSA"),
+        "with the DSA support (dsa.py DSA_KV_DEFAULT_ERAS); wording read in a 0.5.x server_args.py"),
+    Era("0.5.23", ("DSA", "srt/arg_groups/overrides.py _dsa_kv_cache_dtype_default"),
+        "read at 0.5.23 (engine-diff's fp8_e5m2 flag set: the engine refuses)"),
+))  # fmt: skip
+
+
+def dsa_kv_refusal(ledger: Ledger) -> Refusal | None:
+    """A DSA model's KV dtype SGLang asserts against before it builds the model."""
+    rule, dtype = DSA_KV_ERAS.at(ledger.version), ledger.settings.kv_cache_dtype
+    if rule is None or ledger.model.attention_kind is not AttentionKind.DSA or dtype in DSA_KV_DTYPES:
+        return None
+    name, source = rule
+    return Refusal(
+        field="--kv-cache-dtype",
+        message=f"SGLang {ledger.version.label} refuses --kv-cache-dtype {dtype} for {ledger.model.architecture} "
+        f"('DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype'); use fp8_e4m3 or bfloat16",
+        source=source,
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE)]
+    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger)]
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -1,0 +1,181 @@
+"""Parameters SGLang's own model classes build that the weights book (the checkpoint's tensors) does not count.
+
+Read in SGLang 0.5.23 and checked against its classes built on the meta device at TP 2 with and without
+expert parallel and at PP 2 / 4 (benchmarks/engine_diff, docs/fidelity.md's architecture table: readings
+A9, A12, A14); earlier releases are not checked, so the book's count stands for them
+(docs/engines/sglang.md §20):
+
+- NVFP4 experts (`ModelOptNvFp4FusedMoEMethod.create_weights`, srt/layers/quantization/modelopt_quant.py): beside
+  `w13_weight_scale` / `w2_weight_scale` it registers `w13_blockscale_swizzled` / `w2_blockscale_swizzled`,
+  the same float8 block scales again, padded to 128 rows and 4 columns (`swizzle_blockscale`,
+  quantization/utils.py), unless the MoE runs on FlashInfer's TRT-LLM kernels (which SGLang picks by itself for
+  the DeepSeek family on SM100: arg_groups/overrides.py `_deepseek_moe_quant_resolution`); and its
+  `w13_input_scale` / `w2_input_scale` are fp32 for every expert of the model (`_sglang_require_global_experts`),
+  not the rank's.
+- A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 without expert parallel
+  (`DeepseekV3ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: 256 routed experts, one
+  shared, a GPU of SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
+  (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
+  an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
+  split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
+- k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
+  (`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py): DeepseekV2/V3/V32 (attn_mqa and attn_mha,
+  deepseek_v2.py), MiniMaxM2 and Llama pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
+  Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config too (a null kv_cache_quant_algo reads "auto"),
+  ModelOpt's FP8 config only with a kv_cache_quant_algo (modelopt_quant.py `from_config`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import LayerKind, MlpKind, ModelSpec
+from kvtop.domain.quant import QuantSpec
+from kvtop.domain.weights import WeightRow
+
+CHECKED_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.5.23: the book's count"),
+    Era("0.5.23", True, "engine-diff's meta-built classes (benchmarks/engine_diff/param_shapes.py)"),
+))  # fmt: skip
+
+SWIZZLE_ROWS, SWIZZLE_COLS = 128, 4  # swizzle_blockscale pads each expert's scale matrix to these multiples
+SCALE_FP32 = 4
+# SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
+KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
+             "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
+# arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
+DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
+DEEPSEEK_FUSED_EXPERTS = 256  # the routed-expert count deepseek_v2.py fuses at (384: Quark checkpoints only)
+
+
+def built_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
+    if not CHECKED_ERAS.at(version):
+        return ()
+    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
+            _kv_scales(model, layers))  # fmt: skip
+    return tuple(row for row in rows if row is not None)
+
+
+def _row(component: str, nbytes: int, note: str, params: int = 0) -> WeightRow | None:
+    if nbytes <= 0:
+        return None
+    return WeightRow(component=component, params=params, bytes=nbytes, shards=1,
+                     bytes_per_param=nbytes / params if params else 0.0, note=note)  # fmt: skip
+
+
+def _moe_layers(model: ModelSpec, layers: range) -> list[int]:
+    return [layer for layer in layers if model.layer_mlp[layer] is MlpKind.MOE]
+
+
+def _expert_format(model: ModelSpec, layer: int) -> QuantSpec | None:
+    prefix = f"model.layers.{layer}.mlp"
+    return model.quant.format_of((prefix + ".experts", prefix + ".experts.0.down_proj"))
+
+
+def _shared_format(model: ModelSpec, layer: int) -> QuantSpec | None:
+    prefix = f"model.layers.{layer}.mlp"
+    return model.quant.format_of((prefix + ".shared_experts", prefix + ".shared_expert",
+                                  prefix + ".shared_expert.down_proj"))  # fmt: skip
+
+
+def fuses_shared_expert(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None) -> bool:
+    """Whether SGLang fuses the shared expert into the routed experts (the module's docstring)."""
+    moe = model.moe
+    if moe is None or not moe.shared_intermediate_size:
+        return False
+    if model.architecture == "Qwen3NextForCausalLM":
+        return moe.shared_intermediate_size == moe.expert_intermediate_size
+    if model.architecture != "DeepseekV3ForCausalLM" or layout.ep > 1:
+        return False
+    capability = compute_capability(gpu_name)
+    return (
+        moe.num_routed_experts == DEEPSEEK_FUSED_EXPERTS
+        and moe.shared_intermediate_size == moe.expert_intermediate_size  # n_shared_experts == 1
+        and (capability is None or capability >= (8, 0))
+    )
+
+
+def _fused_shared(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
+    """Under EP the fused shared expert is one expert like the routed ones (whole where EP equals TP), where the
+    book splits it over TP."""
+    moe = model.moe
+    if moe is None or layout.ep <= 1 or layout.tp <= 1 or not fuses_shared_expert(model, layout, gpu_name):
+        return None
+    width, hidden, mats = moe.shared_intermediate_size, model.hidden_size, 3 if model.mlp_gated else 2
+    moe_tp = max(1, layout.moe_shards // layout.ep)  # an expert's shards under EP (TP ÷ EP)
+    more = 1 / moe_tp - 1 / layout.tp  # the engine's share of the shared expert less the book's
+    nbytes = params = 0.0
+    for layer in _moe_layers(model, layers):
+        if _shared_format(model, layer) != _expert_format(model, layer):
+            continue  # can_fuse_shared_expert: a shared expert kept at another precision is not fused
+        fmt = _shared_format(model, layer)
+        matrix = fmt.matrix_bytes(width, hidden, model.dtype_bytes) - fmt.tensor_scale_bytes if fmt else (
+            width * hidden * model.dtype_bytes)
+        nbytes += mats * matrix * more
+        params += mats * width * hidden * more
+    return _row("fused_shared_expert", round(nbytes), (
+        f"SGLang fuses the shared expert into the routed ones: split as an expert under EP{layout.ep}, not over TP {layout.tp} "
+        "(models/qwen2_moe.py num_fused_shared_experts)"), params=round(params))  # fmt: skip
+
+
+def _swizzled(rows: int, cols: int) -> int:
+    return math.ceil(rows / SWIZZLE_ROWS) * SWIZZLE_ROWS * math.ceil(cols / SWIZZLE_COLS) * SWIZZLE_COLS
+
+
+def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
+    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100."""
+    capability = compute_capability(gpu_name)
+    return model.architecture in DEEPSEEK_FAMILY and capability is not None and capability[0] == 10
+
+
+def _nvfp4_experts(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
+    """The swizzled copy of the rank's experts' block scales and the other experts' input scales."""
+    moe = model.moe
+    if moe is None:
+        return None
+    experts, local = moe.num_routed_experts, moe.num_routed_experts // layout.ep
+    width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
+    gemm1 = 2 if model.mlp_gated else 1
+    fused = fuses_shared_expert(model, layout, gpu_name)
+    swizzle = not _trtllm_moe(model, gpu_name)
+    nbytes = 0
+    for layer in _moe_layers(model, layers):
+        fmt = _expert_format(model, layer)
+        if fmt is None or fmt.method != "nvfp4" or fmt.scheme != "modelopt" or not fmt.group_size:
+            continue
+        held = local + (1 if fused and _shared_format(model, layer) == fmt else 0)
+        if swizzle:
+            per_expert = _swizzled(gemm1 * width, model.hidden_size // fmt.group_size) + _swizzled(
+                model.hidden_size, width // fmt.group_size)
+            nbytes += held * per_expert * fmt.scale_bytes
+        nbytes += (experts - local) * (gemm1 + 1) * SCALE_FP32
+    return _row("expert_scales", nbytes, (
+        "SGLang's NVFP4 experts: each local expert's block scales held again, swizzled"
+        + ("" if swizzle else " (not on FlashInfer TRT-LLM MoE: none here)")
+        + f", and the input scales of all {experts} experts (quantization/modelopt_quant.py)"))  # fmt: skip
+
+
+def _kv_method(quant: QuantSpec) -> bool:
+    """Whether the checkpoint's quant config gives a RadixAttention its KV cache method (k/v scales)."""
+    if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
+        return True
+    if quant.scheme == "modelopt":
+        return quant.method == "nvfp4" or bool(quant.kv_cache_quant_algo)
+    return False
+
+
+def _kv_scales(model: ModelSpec, layers: range) -> WeightRow | None:
+    per_layer = KV_SCALED.get(model.architecture, 0)
+    if not per_layer or not _kv_method(model.quant):
+        return None
+    attention = sum(1 for layer in layers if model.layer_attention[layer] is not LayerKind.NONE
+                    and model.layer_attention[layer] is not LayerKind.LINEAR)  # fmt: skip
+    return _row("kv_scales", attention * per_layer * 2 * SCALE_FP32, (
+        f"k_scale and v_scale (fp32) on each of the {per_layer} RadixAttention a layer that SGLang builds with "
+        "the checkpoint's quant config (quantization/kv_cache.py BaseKVCacheMethod)"))  # fmt: skip

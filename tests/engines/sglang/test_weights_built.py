@@ -1,0 +1,173 @@
+"""What SGLang 0.5.23's own model classes build beyond the checkpoint's tensors (engines/sglang/weights_built.py).
+
+Expected figures: the engine's classes built on the meta device by benchmarks/engine_diff (each stage's
+`named_parameters()` bytes, tests/data/engine_diff/sglang-0.5.23.flags.json, sm90), and the shapes those runs
+listed (benchmarks/engine_diff/param_shapes.py), quoted in each test. Never kvtop's own figures.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.data_paths import DATA
+
+FP8, FP32 = 1, 4
+AT_0_5_23 = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+
+
+def _row(config: str, variant: str, kv: str = "auto") -> dict[str, Any]:
+    rows = json.loads((DATA / "engine_diff" / "sglang-0.5.23.flags.json").read_text())["results"]
+    return next(r for r in rows if r["config"] == config and r.get("variant") == variant and r["kv_dtype"] == kv)
+
+
+def _model(config: str) -> ModelSpec:
+    folder = next(f for f in (DATA / "configs", DATA / "engine_diff" / "configs") if (f / f"{config}.json").exists())
+    beside = folder / f"{config}.hf_quant_config.json"
+    return model_from_config(json.loads((folder / f"{config}.json").read_text()), source=config,
+                             hf_quant_config=json.loads(beside.read_text()) if beside.exists() else None)  # fmt: skip
+
+
+def _built(config: str, layout: ParallelLayout, gpu: str = "H100") -> dict[str, int]:
+    model = _model(config)
+    rows = engine_rules("sglang").weights_built(model, layout, range(model.num_layers), gpu, AT_0_5_23)
+    return {row.component: row.bytes for row in rows}
+
+
+@pytest.mark.parametrize(
+    ("config", "variant"),
+    [
+        ("nvidia--Qwen3-235B-A22B-NVFP4", "ep"),  # A14: swizzled scales, every expert's input scales
+        ("nvidia--Qwen3-235B-A22B-NVFP4", "pp2"),
+        ("nvidia--Qwen3-235B-A22B-NVFP4", "pp4"),
+        ("nvidia--DeepSeek-V3-0324-NVFP4", "ep"),  # A14 and A9's k/v scales
+        ("nvidia--DeepSeek-V3-0324-NVFP4", "pp2"),  # without EP the shared expert fused and swizzled too
+        ("nvidia--DeepSeek-V3-0324-NVFP4", "pp4"),
+        ("nvidia--DeepSeek-V3.2-NVFP4", "ep"),  # DeepseekV32: no fusion
+        ("nvidia--DeepSeek-V3.2-NVFP4", "pp2"),
+        ("deepseek-ai--DeepSeek-V3", "pp2"),  # A9: an fp8 checkpoint's attn_mqa / attn_mha k/v scales
+        ("moonshotai--Kimi-K2-Instruct", "ep"),
+        ("MiniMaxAI--MiniMax-M2.5", "ep"),
+        ("nvidia--Llama-3.1-70B-Instruct-FP8", "pp2"),  # A9: ModelOpt FP8 with kv_cache_quant_algo FP8
+        ("Qwen--Qwen3-Next-80B-A3B-Thinking", "ep"),  # A12: the fused shared expert whole under EP
+    ],
+)
+def test_each_stage_weighs_what_sglang_builds(config: str, variant: str) -> None:
+    row = _row(config, variant)
+    plan = kvtop_plan("sglang", "0.5.23", row)
+    assert plan["status"] == "ok"
+    engine = [sum(stage["param_bytes"].values()) for stage in row["stages"]]
+    assert [stage["weights_bytes"] for stage in plan["stages"]] == engine
+
+
+def test_nvfp4_experts_hold_their_block_scales_twice() -> None:
+    """Qwen3-235B-A22B-NVFP4, TP 2 + EP 2, 94 MoE layers of 64 local experts (of 128): w13_blockscale_swizzled
+    [64, 3072, 256] and w2_blockscale_swizzled [64, 4096, 96] float8, and w13_input_scale [128, 2] with
+    w2_input_scale [128] fp32 where the checkpoint's rank holds 64 experts' (docs/fidelity.md: 7,096,834,560 B)."""
+    built = _built("nvidia--Qwen3-235B-A22B-NVFP4", ParallelLayout(tp=2, ep=2))
+    swizzled = 94 * 64 * (3_072 * 256 + 4_096 * 96) * FP8
+    inputs = 94 * (128 - 64) * (2 + 1) * FP32
+    assert built == {"expert_scales": swizzled + inputs} and swizzled + inputs == 7_096_834_560
+
+
+def test_deepseek_v3_fuses_its_shared_expert_without_ep() -> None:
+    """DeepSeek-V3-0324-NVFP4 at TP 2 (no EP): 58 MoE layers, w13_blockscale_swizzled [257, 2048, 448] and
+    w2 [257, 7168, 64] (256 routed + the fused shared expert, each 1,024 wide a rank); the input scales are the
+    rank's (every expert); 61 layers × 2 RadixAttention × k_scale + v_scale fp32."""
+    built = _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2))
+    assert built == {"expert_scales": 58 * 257 * (2_048 * 448 + 7_168 * 64) * FP8, "kv_scales": 61 * 2 * 2 * FP32}
+
+
+def test_no_swizzled_copies_on_flashinfer_trtllm_moe() -> None:
+    """On SM100 SGLang runs the DeepSeek family's MoE on FlashInfer TRT-LLM (overrides.py
+    _deepseek_moe_quant_resolution), whose create_weights sets the swizzled copies to None; the input scales
+    of all 256 experts stay (EP 2: 128 others × 12 B × 58 layers)."""
+    built = _built("nvidia--DeepSeek-V3-0324-NVFP4", ParallelLayout(tp=2, ep=2), gpu="B200")
+    assert built["expert_scales"] == 58 * 128 * 3 * FP32
+
+
+def test_qwen3_next_shared_expert_whole_on_each_ep_rank() -> None:
+    """Qwen3-Next-80B-A3B at TP 2 + EP 2: experts.w13_weight [257, 1024, 2048] (256 local + the shared expert,
+    512 wide like the routed ones), so each rank holds the shared expert's other half too: 48 layers ×
+    3 × 512 × 2,048 × 2 B ÷ 2. Without EP the fused expert splits over TP as the book's shared expert does."""
+    assert _built("Qwen--Qwen3-Next-80B-A3B-Thinking", ParallelLayout(tp=2, ep=2)) == {
+        "fused_shared_expert": 48 * 3 * 512 * 2_048 * 2 // 2
+    }
+    assert _built("Qwen--Qwen3-Next-80B-A3B-Thinking", ParallelLayout(tp=2)) == {}
+
+
+def test_qwen3_next_fused_expert_splits_over_the_moe_tp_under_ep() -> None:
+    """TP 4 + EP 2: FusedMoE splits each expert, the fused one too, over TP ÷ EP = 2 (intermediate_size_per_partition,
+    layers/moe/fused_moe_triton/layer.py); the book's shared expert is over TP 4: 48 × 3 × 512 × 2,048 × 2 B × (½ − ¼)."""
+    assert _built("Qwen--Qwen3-Next-80B-A3B-Thinking", ParallelLayout(tp=4, ep=2)) == {
+        "fused_shared_expert": 48 * 3 * 512 * 2_048 * 2 // 4
+    }
+
+
+def test_qwen3_passes_no_quant_config_to_its_attention() -> None:
+    """qwen3.py builds RadixAttention without the quant config: an FP8 Qwen3 has no k/v scales (its stages equal)."""
+    assert _built("Qwen--Qwen3-32B-FP8", ParallelLayout(tp=2)) == {}
+
+
+def test_releases_before_0_5_23_keep_the_book() -> None:
+    model = _model("nvidia--Qwen3-235B-A22B-NVFP4")
+    rules = engine_rules("sglang")
+    before = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
+    assert rules.weights_built(model, ParallelLayout(tp=2, ep=2), range(94), "H100", before) == ()
+
+
+@pytest.mark.parametrize("config", ["deepseek-ai--DeepSeek-V3.2", "zai-org--GLM-5"])
+def test_dsa_refuses_fp8_e5m2_kv(config: str) -> None:
+    """S19: the engine's fp8_e5m2 run refused ('DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3
+    kv_cache_dtype', srt/arg_groups/overrides.py); kvtop's plan refuses it naming the flag."""
+    row = _row(config, "fp8_e5m2", kv="fp8_e5m2")
+    assert row["status"] == "refused" and "DSA only supports" in json.dumps(row)
+    plan = kvtop_plan("sglang", "0.5.23", row)
+    assert plan["status"] == "refused" and plan["message"].startswith("--kv-cache-dtype:")
+    assert "only supports bf16/bfloat16 or fp8_e4m3" in plan["message"]
+
+
+def _calibration_inputs(config: str, tp: int) -> Any:
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.launch import LaunchSettings
+
+    model = model_from_config(json.loads((DATA / config).read_text()), source=config)
+    layout = ParallelLayout(tp=tp)
+    book = weights_book(model, layout, range(model.num_layers), first_stage=True, last_stage=True).total_bytes
+    settings = LaunchSettings(engine="sglang", tp=tp)
+    return CalibrationInputs(model=model, settings=settings, layout=layout, gpu_name="H100", gpu_total_bytes=80 << 30,
+                             version=AT_0_5_23, weights_bytes=book, context_length=model.max_position_embeddings)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("record", "config", "tp", "logged_gib"),
+    [
+        ("sglang-pr4760-llama-3.1-8b-h100", "configs/meta-llama--Llama-3.1-8B-Instruct.json", 1, 15.11),
+        ("case-sglang-C13-llama-3.1-8b-80gb", "configs/meta-llama--Llama-3.1-8B-Instruct.json", 1, 78.81 - 63.72),
+        ("my-deepseek-r1-distill-qwen-7b-3090", "configs/Qwen--Qwen2.5-7B.json", 1, 22.76 - 8.37),
+    ],
+)
+def test_rope_cache_brings_the_book_to_the_logged_weights(record: str, config: str, tp: int, logged_gib: float) -> None:
+    """SGLang keeps the rope's cos/sin cache in float32 on CUDA (rotary_embedding/base.py): 131,072 positions ×
+    128 × 4 B = 64 MiB for both models. The weights SGLang printed for each record
+    (tests/data/calibration/sglang.jsonl: `mem usage`, or free memory before less after the load, in GiB) lie
+    above the book; with the cache the book is nearer, and still below (the load holds more than kvtop models)."""
+    from kvtop.domain.engines.sglang.weights_held import held_beside
+
+    logged = next(json.loads(line) for line in (DATA / "calibration" / "sglang.jsonl").read_text().splitlines()
+                  if json.loads(line)["id"] == record)  # fmt: skip
+    assert logged["config"].endswith(config.rsplit("/", 1)[1])
+    inputs = _calibration_inputs(config, tp)
+    held = held_beside(inputs)
+    assert held is not None and held[0] == 131_072 * 128 * 4 == 67_108_864
+    book, target = inputs.weights_bytes, logged_gib * (1 << 30)
+    assert book < book + held[0] < target
