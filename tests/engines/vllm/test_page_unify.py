@@ -18,10 +18,15 @@ from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.page_unify import unified_pages
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
+from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 
 KV_MEMORY = 42_949_672_960  # --kv-cache-memory-bytes 40 GiB in every row
 V033 = ResolvedVersion(text="0.33.0")
+H200 = 143771 << 20
 
 
 def _row(config: str, variant: str) -> dict[str, Any]:
@@ -94,3 +99,20 @@ def test_an_mla_page_that_does_not_divide_is_refused() -> None:
 def test_releases_before_the_read_one_still_refuse_by_name() -> None:
     with pytest.raises(UnsupportedModelError, match="not modelled before 0.33.0"):
         unified_pages(2_048.0, 4_096.0, 16, False, ResolvedVersion(text="0.20.1"))
+
+
+def test_gemma4_without_the_hybrid_manager_sums_every_layers_page() -> None:
+    """--disable-hybrid-kv-cache-manager: unify_hybrid_kv_cache_specs makes the sliding layers FullAttentionSpec with
+    their own heads, so the specs form one UniformTypeKVCacheSpecs group whose page is the sum of the layers' pages
+    (kv_cache_interface.py page_size_bytes). At TP 2 and block 16 the layers' pages are 65,536 B (sliding) and
+    32,768 B (full) — the pp2 row's stage layer_specs — so a block is 25 × 65,536 + 5 × 32,768 = 1,802,240 B;
+    40 GiB // 1,802,240 = 23,831 blocks; a request cdiv(32,768, 16) = 2,048 of them: 381,296 tokens."""
+    specs = {s["kind"]: s["page_size_bytes"] for s in _row("google--gemma-4-26B-A4B", "pp2")["stages"][0]["layer_specs"]}
+    assert specs == {"SlidingWindowSpec": 65_536, "FullAttentionSpec": 32_768}
+    model = load_model(str(CONFIGS / "heldout" / "google--gemma-4-26B-A4B.json"))
+    flags = ["--tp", "2", "--max-model-len", "32768", "--disable-hybrid-kv-cache-manager",
+             "--kv-cache-memory-bytes", str(KV_MEMORY)]  # fmt: skip
+    engine = predict(model, parse_flags("vllm", flags), gpu_total_bytes=H200, gpu_name="H200").engine
+    per_block = 25 * 65_536 + 5 * 32_768
+    assert (engine.page_size, engine.num_blocks) == (16, KV_MEMORY // per_block) == (16, 23_831)
+    assert engine.token_capacity == int(23_831 / 2_048 * 32_768) == 381_296

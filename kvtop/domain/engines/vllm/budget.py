@@ -202,6 +202,10 @@ class VllmBudget:
         page = int(block * per_layer)
         if swa is None and m.config_sliding_window:  # §3.4: the config's window over every layer
             return [("swa", 1)], full.layers if full else 0, page, None
+        if unify and full is not None and swa is not None and full.bytes_per_layer_token != swa.bytes_per_layer_token:
+            # §4.6: one UniformTypeKVCacheSpecs group whose block is every layer's own page, summed
+            summed = full.layers * int(block * full.bytes_per_layer_token) + swa.layers * int(block * swa.bytes_per_layer_token)
+            return [("full", 1)], 1, summed, None
         if swa is None or unify:
             layers = (full.layers if full else 0) + (swa.layers if swa else 0)
             return [("full", 1)], layers, page, None
