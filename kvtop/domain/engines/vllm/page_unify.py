@@ -50,8 +50,8 @@ def unified_pages(
         raise UnsupportedModelError(
             "vLLM's page-size unification for full and sliding-window layers of different KV sizes "
             f"({full_bytes_per_token:g} and {window_bytes_per_token:g} B per token and layer, as in Gemma-4 and "
-            f"MiMo-V2) is not modelled before 0.33.0 (vLLM {version.label}); --disable-hybrid-kv-cache-manager "
-            "keeps one group and is",
+            f"MiMo-V2) is not modelled before 0.33.0 (vLLM {version.label}); with --disable-hybrid-kv-cache-manager "
+            "vLLM keeps one group, which kvtop sizes; model",
             field="engine",
             source=source,
         )
