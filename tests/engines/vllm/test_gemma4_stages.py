@@ -50,7 +50,9 @@ def _stage(layers: range, tp: int) -> int:
 
 def _row(variant: str) -> dict[str, Any]:
     rows = json.loads((DATA / "engine_diff" / "vllm-0.33.0.flags.json").read_text())["results"]
-    return next(r for r in rows if r["config"] == CONFIG and r.get("variant") == variant and r["kv_dtype"] == "auto")
+    return next(
+        r for r in rows if r["config"] == CONFIG and r.get("variant") == variant and r["kv_dtype"] == "auto"
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,13 +70,22 @@ def test_gemma4_stages_hold_what_vllm_builds(variant: str, stages: list[int]) ->
     row = _row(variant)
     assert [s["param_bytes"]["language_model"] for s in row["stages"]] == stages  # the committed engine run
     plan = kvtop_plan("vllm", "0.33.0", row)
-    assert [s["weights_bytes"] - s["vision_bytes"] for s in sorted(plan["stages"], key=lambda s: s["pp_rank"])] == stages
+    assert [
+        s["weights_bytes"] - s["vision_bytes"] for s in sorted(plan["stages"], key=lambda s: s["pp_rank"])
+    ] == stages
 
 
 def test_vllm_gemma4_full_layers_build_v_beside_k() -> None:
     """TP 1: a full layer's qkv_proj is [10240, 2816] (8,192 q + 1,024 k + 1,024 v), not the checkpoint's
     q_proj + k_proj [9216, 2816]; with o_proj [2816, 8192] and the sliding layers' [8192, 2816] and [2816, 4096]."""
-    m = model_from_config(json.loads((DATA / "engine_diff" / "configs" / f"{CONFIG}.json").read_text()), source=CONFIG)
-    b = weights_book(m, ParallelLayout(), range(30), first_stage=True, last_stage=True, tower_split=VLLM_BUILD)
+    m = model_from_config(
+        json.loads((DATA / "engine_diff" / "configs" / f"{CONFIG}.json").read_text()), source=CONFIG
+    )
+    b = weights_book(
+        m, ParallelLayout(), range(30), first_stage=True, last_stage=True, tower_split=VLLM_BUILD
+    )
     attention = next(r.bytes for r in b.rows if r.component == "attention")
     assert attention == (5 * (10_240 + 8_192) + 25 * (8_192 + 4_096)) * H * BF16 == 2_249_195_520
+    # the book without vLLM's build counts the checkpoint's q_proj [8192, 2816] and k_proj [1024, 2816] only
+    plain = weights_book(m, ParallelLayout(), range(30), first_stage=True, last_stage=True)
+    assert next(r.bytes for r in plain.rows if r.component == "attention") == attention - 5 * 1_024 * H * BF16
