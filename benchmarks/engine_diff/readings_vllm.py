@@ -41,17 +41,6 @@ VLLM_RULES: list[Rule] = [
         "producer is not known (tests/data/engine_diff/configs/SOURCES.md)",
     ),
     (
-        "V29",
-        "kvtop: vLLM's page-size unification not modelled",
-        lambda c: kvtop_refuses(c) and "page-size unification" in c.kvtop.message,
-        "kvtop: a named not-modelled state. Where full-attention and sliding-window layers hold different KV bytes "
-        "per token (Gemma-4, MiMo-V2-Flash) vLLM raises the block size of the layers with the smaller page until "
-        "every page is the largest (unify_kv_cache_spec_page_size, vllm/v1/core/kv_cache_planning.py: a 2× ratio "
-        "makes the smaller layers' blocks 32 tokens where the others' are 16) before it groups them; kvtop refuses "
-        "the launch with 'is not modelled' and names --disable-hybrid-kv-cache-manager, whose single group it "
-        "sizes. The engine's figures are in the rows",
-    ),
-    (
         "V26",
         "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
         lambda c: (

@@ -36,16 +36,19 @@ def test_minimax_m3_cell_holds_the_index_keys_beside_kv() -> None:
     assert ledger.kv_bytes_per_token == 60 * 1 * 128 * 2 * 2 + 57 * 128 * 2 == 45_312
 
 
-def test_vllm_names_the_page_unification_it_does_not_model() -> None:
+def test_vllm_unifies_gemma4_pages_and_refuses_before_the_release_read() -> None:
     """Gemma-4-26B-A4B at TP 2: sliding layers 8 ÷ 2 KV heads × 256 × 2 × 2 B = 4,096 B a token, global layers
-    max(1, 2 ÷ 2) × 512 × 2 × 2 B = 2,048 B: vLLM pads or rescales the pages (kv_cache_planning
-    .unify_kv_cache_spec_page_size), which kvtop does not model; with one group (--disable-hybrid-kv-cache-manager)
-    every layer counts at full length: 25 × 4,096 + 5 × 2,048."""
+    max(1, 2 ÷ 2) × 512 × 2 × 2 B = 2,048 B: vLLM 0.33.0 doubles the global layers' block to 32 so every page is
+    16 × 4,096 = 65,536 B (kv_cache_planning.unify_kv_cache_spec_page_size; the engine-diff rows, e.g. pp2, list
+    FullAttentionSpec block 32 beside SlidingWindowSpec block 16); an older release is refused by name; with one
+    group (--disable-hybrid-kv-cache-manager) every layer counts at full length: 25 × 4,096 + 5 × 2,048."""
     model = load_model(str(HELDOUT / "google--gemma-4-26B-A4B.json"))
-    with pytest.raises(
-        UnsupportedModelError, match=r"^engine: vLLM.s page-size unification .*\(2048 and 4096 B"
-    ):
-        predict(model, parse_flags("vllm", ["--tp", "2"]), gpu_total_bytes=H200, gpu_name="H200")
+    ledger = predict(model, parse_flags("vllm", ["--tp", "2"]), gpu_total_bytes=H200, gpu_name="H200")
+    engine = ledger.engine  # 5 layer slots (5 full, 25 sliding: group_size 5) × 65,536 B a block
+    assert (engine.page_size, engine.num_blocks) == (16, engine.kv_budget_bytes // (5 * 65_536))
+    old = parse_flags("vllm", ["--tp", "2", "--engine-version", "0.20.1"])
+    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM.s page-size unification .*\(2048 and 4096 B"):
+        predict(model, old, gpu_total_bytes=H200, gpu_name="H200")
     flags = parse_flags("vllm", ["--tp", "2", "--disable-hybrid-kv-cache-manager"])
     ledger = predict(model, flags, gpu_total_bytes=H200, gpu_name="H200")
     assert ledger.kv_bytes_per_token == 25 * 4_096 + 5 * 2_048 == 112_640

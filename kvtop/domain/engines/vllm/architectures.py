@@ -282,7 +282,12 @@ TABLE = RegistryTable("vLLM", RANGES, _wording)
 
 # vLLM 0.33.0 keeps a learned position table whole (nn.Embedding / a Parameter: qwen3_vl.py, siglip.py) and
 # builds Gemma-4's tower linears replicated (gemma4_mm.py ReplicatedLinear): its split is the towers' default.
-TOWER_SPLIT = TowerSplit()
+# Gemma-4's full-attention layers under attention_k_eq_v build V in their QKVParallelLinear all the same
+# (gemma4.py Gemma4Attention: "k_eq_v layers load K weights into both K and V slots via hf_to_vllm_mapper — no
+# structural difference needed"): meta-built, gemma-4-26B-A4B TP1 qkv_proj [10240, 2816], not [9216, 2816].
+# Read at 0.33.0, the one checked release that registers Gemma-4 (0.13.0's registry has no Gemma4 class; the
+# releases between are not checked, RANGES above).
+TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"))
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -8,7 +8,7 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
@@ -22,6 +22,16 @@ FLASHINFER_HEAD_SIZES = (64, 128, 256, 512)  # FlashInferBackend.get_supported_h
 # ModelArchConfigConvertorBase.is_mm_prefix_lm: bidirectional attention over image tokens, which
 # FLASH_ATTN and FLASHINFER do not serve (supports_mm_prefix)
 MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
+# MiMoV2Attention (vllm/model_executor/models/mimo_v2.py) gives layers whose V head differs from K its own
+# backend: FLASH_ATTN_DIFFKV where FA3/4 runs (Hopper), else TRITON_ATTN_DIFFKV, whatever the KV dtype; the
+# FlashAttention impl then takes no fp8_e5m2 (fa_utils.flash_attn_supports_kv_cache_dtype) and raises
+# NotImplementedError "FlashAttention does not support fp8_e5m2 kv-cache on this device." (engine-diff row
+# XiaomiMiMo--MiMo-V2-Flash fp8_e5m2, TP 2 on sm90). Blackwell (FA4) not checked.
+DIFFKV_ARCHITECTURES = ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM")
+DIFFKV_FA_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.33.0"),
+    Era("0.33.0", True, "v0.33.0 wheel: mimo_v2.py picks FLASH_ATTN_DIFFKV when FA3/4 is usable"),
+))  # fmt: skip
 
 
 def capability(gpu_name: str | None) -> Capability:
@@ -86,6 +96,8 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--gpu",
             )
         return
+    if fmt == "fp8_e5m2":
+        _check_diffkv_e5m2(model, where, cap, version)
     era = TRITON_FP8_ERAS.at(version)
     if model.mla is not None and fp8:
         if era == "attention_only" and cap[0] not in (9, 10):
@@ -105,6 +117,21 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
         raise InputError(
             f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
             "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
+            field="--kv-cache-dtype",
+        )
+
+
+def _check_diffkv_e5m2(model: ModelSpec, where: str, cap: Capability, version: ResolvedVersion) -> None:
+    """MiMo-V2 with fp8_e5m2 KV on Hopper: FLASH_ATTN_DIFFKV, which takes no fp8_e5m2 (DIFFKV_FA_ERAS)."""
+    if model.architecture not in DIFFKV_ARCHITECTURES or cap[0] != 9 or not DIFFKV_FA_ERAS.at(version):
+        return
+    differ = [g for g in map(model.geometry, range(model.num_layers)) if g.v_head_dim != g.head_dim]
+    if differ:
+        raise InputError(
+            f"vLLM {version.label} refuses fp8_e5m2 KV for {model.architecture} on {where}: its K and V heads "
+            f"differ ({differ[0].head_dim} and {differ[0].v_head_dim}), so it runs FLASH_ATTN_DIFFKV, and "
+            "FlashAttention takes no fp8_e5m2 ('FlashAttention does not support fp8_e5m2 kv-cache on this "
+            "device.'); use fp8_e4m3",
             field="--kv-cache-dtype",
         )
 

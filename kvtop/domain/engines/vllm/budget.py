@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batche
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
@@ -115,7 +116,7 @@ class VllmBudget:
         stage = None
         if inputs.layout.pp > 1 and MERGED_GROUPS_ERAS.at(inputs.version):  # §4.2: every stage's groups, projected
             stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
-        groups, group_size, page_bytes = self._groups(m, kv, block, unify, hybrid, stage)
+        groups, group_size, page_bytes, unified = self._groups(m, kv, block, unify, hybrid, stage, inputs.version)
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
@@ -135,14 +136,14 @@ class VllmBudget:
                 )
         dcp = inputs.layout.dcp
         mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
-        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks)
+        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified)
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
         steps.append(
             BudgetStep(
                 label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
                 value=num_blocks,
-                note="" if s.page_size and hybrid is None else block_why,
+                note=unified.why if unified else "" if s.page_size and hybrid is None else block_why,
             )
         )
         needed = blocks_per_request * page_bytes * group_size
@@ -171,20 +172,27 @@ class VllmBudget:
 
     @staticmethod
     def _groups(
-        m: ModelSpec, kv: KvBook, block: int, unify: bool, hybrid: HybridBlocks | None, stage: range | None = None
-    ) -> tuple[list[tuple[str, int]], int, int]:
+        m: ModelSpec,
+        kv: KvBook,
+        block: int,
+        unify: bool,
+        hybrid: HybridBlocks | None,
+        stage: range | None,
+        version: ResolvedVersion,
+    ) -> tuple[list[tuple[str, int]], int, int, UnifiedPages | None]:
         """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer
-        slot); §4.1 step 6: group_size is the least layer count of a kind, or the most if under 1.5 × the least."""
+        slot, the unified pages where full and sliding-window pages differ); §4.1 step 6: group_size is the least
+        layer count of a kind, or the most if under 1.5 × the least."""
         full = kv.pool("full")
         state = kv.pool("state")
         if hybrid is not None and full is not None and state is not None:
             if stage is not None:  # §4.2: every stage's groups, projected onto this worker
                 full_groups, mamba_groups, slots = projected_groups(m, stage, mamba=True)
-                return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes
+                return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes, None
             low, high = min(full.layers, state.layers), max(full.layers, state.layers)
             size = high if high < 1.5 * low else low
             kinds = [("full", math.ceil(full.layers / size)), ("mamba", math.ceil(state.layers / size))]
-            return kinds, size, hybrid.page_bytes
+            return kinds, size, hybrid.page_bytes, None
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         attention = full or swa
@@ -193,27 +201,33 @@ class VllmBudget:
             per_layer += index.bytes_per_token / attention.layers  # (fewer indexers than layers: GLM-5.2)
         page = int(block * per_layer)
         if swa is None and m.config_sliding_window:  # §3.4: the config's window over every layer
-            return [("swa", 1)], full.layers if full else 0, page
+            return [("swa", 1)], full.layers if full else 0, page, None
+        if unify and full is not None and swa is not None and full.bytes_per_layer_token != swa.bytes_per_layer_token:
+            # §4.6: one UniformTypeKVCacheSpecs group whose block is every layer's own page, summed
+            summed = full.layers * int(block * full.bytes_per_layer_token) + swa.layers * int(block * swa.bytes_per_layer_token)
+            return [("full", 1)], 1, summed, None
         if swa is None or unify:
             layers = (full.layers if full else 0) + (swa.layers if swa else 0)
-            return [("full", 1)], layers, page
-        if full is not None and full.bytes_per_layer_token != swa.bytes_per_layer_token:
-            raise UnsupportedModelError(  # kv_cache_planning.unify_kv_cache_spec_page_size pads or rescales pages
-                "vLLM's page-size unification for full and sliding-window layers of different KV sizes "
-                f"({full.bytes_per_layer_token:g} and {swa.bytes_per_layer_token:g} B per token and layer, as in "
-                "Gemma-4 and MiMo-V2) is not modelled; --disable-hybrid-kv-cache-manager keeps one group and is",
-                field="engine",
-                source=m.source,
+            return [("full", 1)], layers, page, None
+        unified = None
+        if full is not None and full.bytes_per_layer_token != swa.bytes_per_layer_token:  # §4.6 (page_unify.py)
+            if index is not None:
+                raise UnsupportedModelError(
+                    "vLLM's page-size unification with an indexer cache is not modelled", field="engine", source=m.source
+                )
+            unified = unified_pages(
+                full.bytes_per_layer_token, swa.bytes_per_layer_token, block, m.mla is not None, version, m.source
             )
+            page = unified.page_bytes
         windowed = "chunked" if is_chunked_local(m) else "swa"
         nf, ns = (full.layers if full else 0), swa.layers
         if nf == 0:
-            return [(windowed, 1)], ns, page
+            return [(windowed, 1)], ns, page, None
         if stage is not None and len(m.layers_of(LayerKind.FULL)) and len(m.layers_of(LayerKind.SLIDING)):
             full_groups, windowed_groups, slots = projected_groups(m, stage)
-            return [("full", full_groups), (windowed, windowed_groups)], slots, page
+            return [("full", full_groups), (windowed, windowed_groups)], slots, page, unified
         size = group_size_of((nf, ns))
-        return [("full", math.ceil(nf / size)), (windowed, math.ceil(ns / size))], size, page
+        return [("full", math.ceil(nf / size)), (windowed, math.ceil(ns / size))], size, page, unified
 
     @staticmethod
     def _blocks_per_request(
@@ -224,20 +238,23 @@ class VllmBudget:
         in_flight: int,
         dcp: int,
         mamba_blocks: int,
+        unified: UnifiedPages | None = None,
     ) -> int:
-        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5)."""
+        """Σ over groups of the blocks one request of `max_len` tokens takes (docs/engines/vllm.md §3, §4.4, §5),
+        each group at its own block size where pages were unified (§4.6)."""
         window = m.sliding_window or m.config_sliding_window or max_len
         local_len = math.ceil(max_len / dcp)  # L′: decode context parallel splits a request's tokens
         total = 0
+        full_block, window_block = (unified.full_block, unified.window_block) if unified else (block, block)
         for kind, count in groups:
             if kind == "full":
-                total += count * math.ceil(local_len / block)
+                total += count * math.ceil(local_len / full_block)
             elif kind == "mamba":  # MambaSpec.max_memory_usage_bytes ÷ page
                 total += count * mamba_blocks
             elif kind == "chunked":
                 total += count * math.ceil(min(window + in_flight, max_len) / block)
             else:
-                total += count * (math.ceil(min(window - 1 + in_flight, max_len) / block) + 1)
+                total += count * (math.ceil(min(window - 1 + in_flight, max_len) / window_block) + 1)
         return total
 
     @staticmethod

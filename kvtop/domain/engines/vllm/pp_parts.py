@@ -40,7 +40,13 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
         # (gemma-3-27b TP1×PP4: stages 1 and 2 hold 2,819,260,416 + 10,752 B more than a guarded split)
         "Gemma3ForCausalLM": EveryStage(embedding=True, final_norm=True),
         "Gemma3ForConditionalGeneration": EveryStage(embedding=True, final_norm=True),
-    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3}.py: no "
+        # gemma4.py Gemma4Model: embed_tokens and norm unguarded; Gemma4ForCausalLM's ParallelLMHead too (tied to
+        # the stage's embed_tokens where tie_word_embeddings); gemma4_mm.py builds its language model so, the
+        # tower on the first stage only (gemma-4-26B-A4B TP1×PP4: embed_tokens [262144, 2816] bf16 and
+        # norm [2816] on all four stages, 1,476,395,008 + 5,632 B)
+        "Gemma4ForCausalLM": _ALL,
+        "Gemma4ForConditionalGeneration": _ALL,
+    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3,gemma4}.py: no "
        "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
 ))  # fmt: skip
 
