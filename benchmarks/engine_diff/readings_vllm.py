@@ -52,22 +52,6 @@ VLLM_RULES: list[Rule] = [
         "sizes. The engine's figures are in the rows",
     ),
     (
-        "V26",
-        "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
-        lambda c: (
-            c.has("DeepSeek-V3.2")
-            and both_ok(c)
-            and c.kv_dtype == "auto"
-            and c.raw.get("cache_dtype") == "fp8_e4m3"
-            and c.kvtop.bytes_per_block != c.side.bytes_per_block
-        ),
-        "kvtop: with --kv-cache-dtype auto and the checkpoint's FP8 KV (hf_quant_config.json "
-        "kv_cache_quant_algo FP8, nvidia/DeepSeek-V3.2-NVFP4) vLLM 0.33 on sm90 stores plain fp8_e4m3 "
-        "(the row's cache_dtype): 576 B latent + 132 B indexer per layer per token, 2,764,032 B per 64-token "
-        "block over 61 layers (61 × 64 × 708); kvtop sizes it as fp8_ds_mla (656 + 132 = 788 B, "
-        "3,076,352 B per block) as for --kv-cache-dtype fp8 (V13): 893,504 tokens where the engine has 994,432",
-    ),
-    (
         "V21",
         "kvtop: a class-default sliding window vLLM does not use",
         lambda c: (
@@ -114,14 +98,6 @@ VLLM_RULES: list[Rule] = [
         "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype, vllm/config/model.py: a "
         "float32 checkpoint dtype becomes bfloat16 under --dtype auto), so its KV cache is bf16; kvtop sizes "
         "the KV (and the weights) in fp32: 2× the bytes per token, half the tokens",
-    ),
-    (
-        "V18",
-        "kvtop: fp8_e5m2 KV with an FP8 checkpoint",
-        lambda c: engine_refuses(c, "fp8_e5m2 kv-cache is not supported with fp8 checkpoints"),
-        "kvtop: vLLM refuses --kv-cache-dtype fp8_e5m2 for an FP8-quantized checkpoint (Fp8KVCacheMethod / "
-        "BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py: 'fp8_e5m2 "
-        "kv-cache is not supported with fp8 checkpoints.'); kvtop plans it",
     ),
     (
         "V14",
