@@ -47,6 +47,13 @@ class QuantSpec(BaseModel):
     # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
     # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
     mixed: tuple[tuple[str, QuantSpec], ...] = ()
+    # ModelOpt's fields with nothing that claims them for ModelOpt: no `modelopt*` quant_method, and not under a
+    # `quantization` section beside ModelOpt's producer (a bare top-level `quant_algo`, or an hf_quant_config.json
+    # that names no producer); an engine may find no quantization method in them (its `LoadCasts`)
+    modelopt_unclaimed: bool = False
+    # the format the checkpoint states that the engine serving it does not apply, and why ('': none); the weights
+    # and the KV cache are then the model dtype's
+    ignored: str = ""
 
     @property
     def quantized(self) -> bool:
@@ -155,8 +162,10 @@ def quant_from_config(
     if quantization_config is None and hf_quant_config is not None:
         outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
         if outer.quantization is not None:
-            return _modelopt(outer.quantization, hf_source, "quantization.")
-        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "", kv=False)
+            claimed = outer.producer is not None and (outer.producer.name or "").lower() == "modelopt"
+            return _unclaimed(_modelopt(outer.quantization, hf_source, "quantization."), not claimed)
+        block = validated(ModeloptQuant, hf_quant_config, source=hf_source)
+        return _unclaimed(_modelopt(block, hf_source, "", kv=False), True)
     if quantization_config is None:
         return NO_QUANT
     qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)
@@ -166,8 +175,13 @@ def quant_from_config(
     if method.startswith("modelopt"):
         return _modelopt(qc, source, prefix)
     if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
-        return _modelopt(qc, source, prefix, kv=False)
+        return _unclaimed(_modelopt(qc, source, prefix, kv=False), True)
     return _by_method(qc, method, source, prefix)
+
+
+def _unclaimed(spec: QuantSpec, unclaimed: bool) -> QuantSpec:
+    """`spec` marked as ModelOpt's fields nothing claims for ModelOpt (`QuantSpec.modelopt_unclaimed`)."""
+    return spec.model_copy(update={"modelopt_unclaimed": True}) if unclaimed else spec
 
 
 def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) -> QuantSpec:

@@ -18,13 +18,13 @@ from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, f
 LANGUAGE = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm")
 
 
-def _engine_stages(variant: str, config: str) -> list[int]:
+def engine_stages(variant: str, config: str) -> list[int]:
     """The language model's parameter bytes of each stage's first rank, as vLLM built them."""
     return [sum(b for child, b in stage["param_bytes"].items() if child in LANGUAGE)
             for stage in flag_row(variant, config)["stages"]]  # fmt: skip
 
 
-def _kvtop_stages(ledger: Ledger) -> list[int]:
+def kvtop_stages(ledger: Ledger) -> list[int]:
     ranks = sorted((r for r in ledger.ranks if r.tp_rank == 0 and r.dp_rank == 0), key=lambda r: r.pp_rank)
     return [r.weights.total_bytes for r in ranks]
 
@@ -39,13 +39,13 @@ def _kvtop_stages(ledger: Ledger) -> list[int]:
      ("ep", "nvidia--DeepSeek-V3.2-NVFP4")],
 )  # fmt: skip
 def test_the_kv_scale_scalars_of_a_quantized_checkpoint_are_in_the_weights(variant: str, config: str) -> None:
-    assert _kvtop_stages(flag_plan(variant, config)) == _engine_stages(variant, config)
+    assert kvtop_stages(flag_plan(variant, config)) == engine_stages(variant, config)
 
 
 def test_an_fp8_checkpoints_mla_layers_hold_no_scales_and_a_16_bit_one_none() -> None:
     """Fp8Config gives `Attention` a KV-cache method, not MLAAttention (DeepSeek-V3's fp8 blocks)."""
     for variant, config in (("pp2", "deepseek-ai--DeepSeek-V3"), ("pp2", "Qwen--Qwen3-32B")):
-        assert _kvtop_stages(flag_plan(variant, config)) == _engine_stages(variant, config)
+        assert kvtop_stages(flag_plan(variant, config)) == engine_stages(variant, config)
 
 
 def test_the_dsa_indexer_wk_is_bf16_in_vllm_0_33_and_fp8_blocks_in_0_13() -> None:
@@ -55,19 +55,19 @@ def test_the_dsa_indexer_wk_is_bf16_in_vllm_0_33_and_fp8_blocks_in_0_13() -> Non
     config = "deepseek-ai--DeepSeek-V3.2"
     data = json.loads((CONFIGS / f"{config}.json").read_text())
     index, hidden, layers = data["index_head_dim"], data["hidden_size"], data["num_hidden_layers"]
-    assert _kvtop_stages(flag_plan("ep", config)) == _engine_stages("ep", config) == [338_080_333_408]
+    assert kvtop_stages(flag_plan("ep", config)) == engine_stages("ep", config) == [338_080_333_408]
     fp8_blocks = index * hidden + -(-index // 128) * -(-hidden // 128) * 4
     per_layer = index * hidden * 2 - fp8_blocks
     assert per_layer == 917_280
-    older = _kvtop_stages(flag_plan("ep", config, "0.13.0"))
+    older = kvtop_stages(flag_plan("ep", config, "0.13.0"))
     assert older == [338_080_333_408 - layers * per_layer]
 
 
 def test_modelopt_mla_scales_are_not_built_by_vllm_0_13() -> None:
     """v0.13.0's ModelOptQuantConfigBase.get_quant_method tests `Attention` only: 8 B a layer less over 61 layers."""
     config = "nvidia--DeepSeek-V3-0324-NVFP4"
-    newer, older = _kvtop_stages(flag_plan("ep", config)), _kvtop_stages(flag_plan("ep", config, "0.13.0"))
-    assert newer == _engine_stages("ep", config)
+    newer, older = kvtop_stages(flag_plan("ep", config)), kvtop_stages(flag_plan("ep", config, "0.13.0"))
+    assert newer == engine_stages("ep", config)
     assert [a - b for a, b in zip(newer, older, strict=True)] == [61 * 8]
 
 
