@@ -71,8 +71,8 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     if dtype == "fp8_e5m2" and refuses_e5m2(ledger.model, ledger.version):
         found.append(Refusal(
             field=DTYPE_FLAG,
-            message=f"vLLM {version} refuses fp8_e5m2 KV for {ledger.model.name}, a {ledger.model.quant.method} "
-            "checkpoint whose attention layers take its KV-cache scales ('fp8_e5m2 kv-cache is not supported with "
+            message=f"vLLM {version} refuses fp8_e5m2 KV for {ledger.model.name}: the attention layers of its "
+            f"{ledger.model.quant.method} checkpoint take KV-cache scales ('fp8_e5m2 kv-cache is not supported with "
             "fp8 checkpoints.'); use --kv-cache-dtype fp8_e4m3 (or auto)",
             source=E5M2_SOURCE,
         ))  # fmt: skip
