@@ -16,7 +16,13 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.quant_schema import CompressedWeights, HfQuantConfig, ModeloptQuant, QuantizationConfig
+from kvtop.domain.quant_schema import (
+    CompressedWeights,
+    HfQuantConfig,
+    ModeloptQuant,
+    Producer,
+    QuantizationConfig,
+)
 
 
 class QuantSpec(BaseModel):
@@ -162,7 +168,8 @@ def quant_from_config(
     if quantization_config is None and hf_quant_config is not None:
         outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
         if outer.quantization is not None:
-            claimed = outer.producer is not None and (outer.producer.name or "").lower() == "modelopt"
+            producer = outer.producer.name if isinstance(outer.producer, Producer) else None
+            claimed = (producer or "").lower() == "modelopt"
             return _unclaimed(_modelopt(outer.quantization, hf_source, "quantization."), not claimed)
         block = validated(ModeloptQuant, hf_quant_config, source=hf_source)
         return _unclaimed(_modelopt(block, hf_source, "", kv=False), True)

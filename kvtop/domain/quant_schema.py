@@ -77,7 +77,7 @@ class HfQuantConfig(ConfigSection):
     """`hf_quant_config.json`: the ModelOpt block under `quantization`, and the tool that wrote it."""
 
     quantization: ModeloptQuant | None = None
-    producer: Producer | None = None
+    producer: Producer | Name | None = None  # a bare name claims nothing: vLLM reads `producer.name`
 
 
 class CompressedWeights(ConfigSection):

@@ -68,3 +68,20 @@ def test_a_claimed_modelopt_file_is_read_by_vllm() -> None:
     ledger = flag_plan("pp2", "nvidia--Llama-3.1-70B-Instruct-FP8")
     assert ledger.model.quant.method == "fp8" and not ledger.model.quant.modelopt_unclaimed
     assert kvtop_stages(ledger) == engine_stages("pp2", "nvidia--Llama-3.1-70B-Instruct-FP8")
+
+
+@pytest.mark.parametrize(
+    ("producer", "unclaimed"),
+    [({"name": "modelopt", "version": "0.23.0"}, False), ({"name": "other"}, True), ("modelopt", True), (None, True)],
+)
+def test_only_modelopts_producer_object_claims_a_quantization_section(producer: object, unclaimed: bool) -> None:
+    """vLLM's `quant_cfg.get("producer", {}).get("name") == "modelopt"`. A bare string is no producer object (vLLM's
+    `.get` on it would fail at start; kvtop reads it as claiming nothing rather than refuse the file)."""
+    from kvtop.domain.quant import quant_from_config
+
+    block: dict[str, object] = {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}
+    if producer is not None:
+        block["producer"] = producer
+    quant = quant_from_config(None, block)
+    assert quant.method == "fp8" and quant.kv_cache_quant_algo == "FP8"  # SGLang's reading, whoever wrote it
+    assert quant.modelopt_unclaimed is unclaimed
