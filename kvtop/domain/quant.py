@@ -57,6 +57,9 @@ class QuantSpec(BaseModel):
     # `quantization` section beside ModelOpt's producer (a bare top-level `quant_algo`, or an hf_quant_config.json
     # that names no producer); an engine may find no quantization method in them (its `LoadCasts`)
     modelopt_unclaimed: bool = False
+    # the checkpoint states a KV-cache scheme of its own outside ModelOpt's fields (compressed-tensors'
+    # `kv_cache_scheme`): its attention layers load KV scales (an engine may refuse fp8_e5m2 KV beside them)
+    kv_scheme_stated: bool = False
     # the format the checkpoint states that the engine serving it does not apply, and why ('': none); the weights
     # and the KV cache are then the model dtype's
     ignored: str = ""
@@ -234,7 +237,8 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     if method == "bitsandbytes":
         return _bitsandbytes(qc, source, prefix)
     if method == "compressed-tensors":
-        return _compressed_tensors(qc, source, prefix)
+        spec = _compressed_tensors(qc, source, prefix)
+        return spec.model_copy(update={"kv_scheme_stated": True}) if qc.kv_cache_scheme is not None else spec
     if method == "quark":
         weight = qc.global_quant_config.weight if qc.global_quant_config else None
         if weight is not None and (weight.dtype or "").startswith("fp8"):

@@ -10,10 +10,16 @@ import json
 
 import pytest
 
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
-from kvtop.domain.ledger import Ledger
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
 from tests.data_paths import CONFIGS
-from tests.domain.vllm_engine_cases import engine_figures, figures, flag_plan, flag_row
+from tests.domain.vllm_engine_cases import UNLIMITED, engine_figures, figures, flag_plan, flag_row
 
 LANGUAGE = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm")
 
@@ -100,3 +106,31 @@ def test_the_checkpoints_fp8_kv_of_deepseek_v3_2_is_plain_fp8_on_hopper(variant:
     assert flag_row(variant, config)["cache_dtype"] == "fp8_e4m3"
     if variant == "page64":
         assert figures(ledger)[3] == 61 * 64 * (576 + 132) == 2_764_032
+
+
+def _compressed_tensors_llama(kv_scheme: bool) -> ModelSpec:
+    """Llama-3.1-8B's config with a compressed-tensors W8A8 FP8 block (and a KV-cache scheme where asked)."""
+    data = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text())
+    weights = {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}
+    block: dict[str, object] = {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": weights}}}
+    if kv_scheme:
+        block["kv_cache_scheme"] = {"num_bits": 8, "type": "float", "dynamic": False}
+    return model_from_config({**data, "quantization_config": block}, source="ct-llama")
+
+
+@pytest.mark.parametrize(("kv_scheme", "version", "refused"),
+                         [(True, "0.33.0", True), (False, "0.33.0", False), (False, "0.13.0", True)])  # fmt: skip
+def test_compressed_tensors_refuses_fp8_e5m2_where_vllm_does(kv_scheme: bool, version: str, refused: bool) -> None:
+    """v0.33.0 `_init_kv_cache_quant`: a CompressedTensorsKVCacheMethod without a kv_cache_scheme keeps fp8_e5m2;
+    v0.13.0 refuses any BaseKVCacheMethod. The 32 attention layers hold their 4 scale scalars either way."""
+    model = _compressed_tensors_llama(kv_scheme)
+    settings = parse_flags("vllm", ["--kv-cache-dtype", "fp8_e5m2", "--engine-version", version])
+    ledger = predict(model, settings, gpu_total_bytes=80 << 30, gpu_name="H100", measured=UNLIMITED)
+    assert any(r.field == "--kv-cache-dtype" for r in launch_refusals(ledger)) is refused
+    parts = engine_rules("vllm").stage_parts(model, 0, 1, ledger.version)
+    assert parts.attention_scalars == 4
+    layout, layers = ParallelLayout(), range(model.num_layers)
+    built = weights_book(model, layout, layers, first_stage=True, last_stage=True, parts=parts)
+    stored = weights_book(model, layout, layers, first_stage=True, last_stage=True)
+    assert built.total_bytes - stored.total_bytes == 32 * 4 * 2
+    assert ledger.weights_bytes == built.total_bytes

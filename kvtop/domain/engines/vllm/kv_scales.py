@@ -7,7 +7,7 @@ a `BaseKVCacheMethod`:
   (quantization/kv_cache.py; `torch.tensor(-1.0)` built under the model's default dtype: 2 B each in bf16),
   kept after loading: 8 B a bf16 layer the checkpoint does not count;
 - `--kv-cache-dtype fp8_e5m2` raises "fp8_e5m2 kv-cache is not supported with fp8 checkpoints." (v0.33.0 spares a
-  compressed-tensors checkpoint without a kv_cache_scheme; kvtop does not read that field, so it refuses none).
+  compressed-tensors checkpoint without a kv_cache_scheme).
 
 Which configs return one, read from both wheels' `get_quant_method`:
 - Fp8Config (quant_method fp8, and `--quantization fp8` at load): `Attention` only (MLAAttention is not one);
@@ -32,9 +32,9 @@ MODELOPT_MLA_SCALES_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.13.0 modelopt.py ModelOptQuantConfigBase.get_quant_method: isinstance(layer, Attention)"),
     Era("0.33.0", True, "v0.33.0 modelopt.py: isinstance(layer, (Attention, MLAAttention)); first release not pinned"),
 ))
-# compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 in v0.33.0 (kvtop does not read the field: it
-# refuses no compressed-tensors checkpoint from then on); v0.13.0 refuses every one
-CT_E5M2_REFUSED_ERAS: Eras[bool] = Eras((
+# compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 in v0.33.0; v0.13.0 refuses every one (the release
+# between that spared them is not pinned)
+CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", True, "v0.13.0 attention/layer.py: any BaseKVCacheMethod refuses fp8_e5m2"),
     Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2"),
 ))
@@ -62,4 +62,5 @@ def refuses_e5m2(model: ModelSpec, version: ResolvedVersion) -> bool:
     """Whether `--kv-cache-dtype fp8_e5m2` stops this model's launch at its attention layers."""
     if not has_kv_cache_method(model, version):
         return False
-    return model.quant.scheme != "compressed-tensors" or CT_E5M2_REFUSED_ERAS.at(version)
+    quant = model.quant
+    return quant.scheme != "compressed-tensors" or quant.kv_scheme_stated or CT_E5M2_UNSTATED_REFUSED_ERAS.at(version)
