@@ -12,50 +12,12 @@ from benchmarks.engine_diff.readings_base import (
     both_ok,
     config_json,
     engine_refuses,
-    hf_quant_config_json,
     kvtop_refuses,
     logged,
     stated_dtype,
-    top_level_modelopt_algo,
 )
 
 VLLM_RULES: list[Rule] = [
-    (
-        "V30",
-        "kvtop: FP8 KV read from an hf_quant_config.json without a ModelOpt producer",
-        lambda c: (
-            both_ok(c)
-            and c.raw.get("cache_dtype") == "auto"
-            and "producer" not in hf_quant_config_json(c)
-            and "kv_cache_quant_algo" in (hf_quant_config_json(c).get("quantization") or {})
-            and c.kvtop.block_size != c.side.block_size
-        ),
-        "kvtop: this hf_quant_config.json (the AIC copy of nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8, "
-        "config.json without a quantization_config) holds quant_algo FP8 and kv_cache_quant_algo FP8 but no "
-        "producer. vLLM 0.33 sets a ModelOpt quant_method only from producer.name == 'modelopt' "
-        "(ModelArchConfigConvertor._normalize_quantization_config, vllm/transformers_utils/"
-        "model_arch_config_convertor.py), so it finds no quant method: bf16 weights (120,551,698,432 + 536,870,912 B "
-        "at TP 2 in the row) and a bf16 KV cache (cache_dtype auto: get_kv_cache_quant_algo_string reads a "
-        "quant_method starting 'modelopt' only). kvtop takes FP8 KV from the file: half the attention page, so "
-        "twice vLLM's hybrid block (8,320 where vLLM has 4,160). Whether the real checkpoint's file names its "
-        "producer is not known (tests/data/engine_diff/configs/SOURCES.md)",
-    ),
-    (
-        "V26",
-        "kvtop: the checkpoint's FP8 KV of DeepSeek-V3.2 kept plain fp8_e4m3",
-        lambda c: (
-            c.has("DeepSeek-V3.2")
-            and both_ok(c)
-            and c.kv_dtype == "auto"
-            and c.raw.get("cache_dtype") == "fp8_e4m3"
-            and c.kvtop.bytes_per_block != c.side.bytes_per_block
-        ),
-        "kvtop: with --kv-cache-dtype auto and the checkpoint's FP8 KV (hf_quant_config.json "
-        "kv_cache_quant_algo FP8, nvidia/DeepSeek-V3.2-NVFP4) vLLM 0.33 on sm90 stores plain fp8_e4m3 "
-        "(the row's cache_dtype): 576 B latent + 132 B indexer per layer per token, 2,764,032 B per 64-token "
-        "block over 61 layers (61 × 64 × 708); kvtop sizes it as fp8_ds_mla (656 + 132 = 788 B, "
-        "3,076,352 B per block) as for --kv-cache-dtype fp8 (V13): 893,504 tokens where the engine has 994,432",
-    ),
     (
         "V21",
         "kvtop: a class-default sliding window vLLM does not use",
@@ -71,17 +33,6 @@ VLLM_RULES: list[Rule] = [
         "blocks by a windowed request's block count; vLLM builds full attention only (every layer a "
         "FullAttentionSpec: use_sliding_window is false) and prints num_blocks × block_size (get_kv_cache_capacity, "
         "vllm/v1/core/kv_cache_utils.py); num_blocks agree",
-    ),
-    (
-        "V20",
-        "kvtop: ModelOpt quant_algo at the top of config.json",
-        lambda c: top_level_modelopt_algo(c) and (both_ok(c) or engine_refuses(c, "fp8")),
-        "kvtop: this config.json carries a ModelOpt quantization_config with quant_algo FP8 at its top level "
-        "(no quant_method, not under `quantization`; the file's provenance is uncertain, see SOURCES.md). vLLM "
-        "0.33 finds no quant method in it (ModelArchConfigConvertor._normalize_quantization_config reads a "
-        "ModelOpt producer's quantization.quant_algo) and, since config.json has a quantization_config, never "
-        "reads hf_quant_config.json (get_config, vllm/transformers_utils/config.py): it serves bf16 weights and "
-        "a bf16 KV cache. kvtop reads FP8 weights and an FP8 KV cache from it (2× the tokens)",
     ),
     (
         "V16",
@@ -103,14 +54,6 @@ VLLM_RULES: list[Rule] = [
         "torch.float32 to torch.bfloat16', ModelConfig._get_and_verify_dtype, vllm/config/model.py: a "
         "float32 checkpoint dtype becomes bfloat16 under --dtype auto), so its KV cache is bf16; kvtop sizes "
         "the KV (and the weights) in fp32: 2× the bytes per token, half the tokens",
-    ),
-    (
-        "V18",
-        "kvtop: fp8_e5m2 KV with an FP8 checkpoint",
-        lambda c: engine_refuses(c, "fp8_e5m2 kv-cache is not supported with fp8 checkpoints"),
-        "kvtop: vLLM refuses --kv-cache-dtype fp8_e5m2 for an FP8-quantized checkpoint (Fp8KVCacheMethod / "
-        "BaseKVCacheMethod.create_weights, vllm/model_executor/layers/quantization/kv_cache.py: 'fp8_e5m2 "
-        "kv-cache is not supported with fp8 checkpoints.'); kvtop plans it",
     ),
     (
         "V14",

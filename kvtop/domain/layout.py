@@ -29,6 +29,12 @@ class StageParts(BaseModel):
     lm_head: bool
     tower: bool
     tower_positions: bool
+    # what the engine's class builds on every layer of the stage beside (or other than) the checkpoint's tensors:
+    # scalar parameters in the model dtype on each attention layer (vLLM's q/k/v/prob KV-cache scales of a
+    # quantized checkpoint), and the modules built in the model dtype whatever the checkpoint stores (vLLM 0.33's
+    # DSA indexer wk, fused with weights_proj): each engine's `stage_parts` states them per release
+    attention_scalars: int = 0
+    unquantized: tuple[str, ...] = ()
 
 
 class EveryStage(BaseModel):

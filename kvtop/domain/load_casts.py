@@ -23,6 +23,9 @@ class LoadCasts(BaseModel):
     online_quant: tuple[tuple[str, QuantSpec], ...] = ()
     quantization_flag: str = "--quantization"  # how the engine's command line spells the method (notes cite it)
     when: str = "at load"  # when the cast happens: vLLM's and SGLang's as they load, a TensorRT engine's at build
+    # ModelOpt fields nothing claims for ModelOpt (`QuantSpec.modelopt_unclaimed`): why the engine finds no
+    # quantization method in them and serves the model unquantized, with its releases and source ('': it reads them)
+    ignores_unclaimed_modelopt: str = ""
     releases: str = ""  # the releases the table holds for, e.g. "vLLM 0.4.0 – 0.24.0"
     source: str = ""  # the engine code it comes from
 

@@ -16,7 +16,13 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.quant_schema import CompressedWeights, HfQuantConfig, ModeloptQuant, QuantizationConfig
+from kvtop.domain.quant_schema import (
+    CompressedWeights,
+    HfQuantConfig,
+    ModeloptQuant,
+    Producer,
+    QuantizationConfig,
+)
 
 
 class QuantSpec(BaseModel):
@@ -47,6 +53,16 @@ class QuantSpec(BaseModel):
     # ModelOpt MIXED_PRECISION: each quantized module's own format, by its name from `layers.` on
     # (`quantized_layers`); a module it does not list stays at the checkpoint dtype
     mixed: tuple[tuple[str, QuantSpec], ...] = ()
+    # ModelOpt's fields with nothing that claims them for ModelOpt: no `modelopt*` quant_method, and not under a
+    # `quantization` section beside ModelOpt's producer (a bare top-level `quant_algo`, or an hf_quant_config.json
+    # that names no producer); an engine may find no quantization method in them (its `LoadCasts`)
+    modelopt_unclaimed: bool = False
+    # the checkpoint states a KV-cache scheme of its own outside ModelOpt's fields (compressed-tensors'
+    # `kv_cache_scheme`): its attention layers load KV scales (an engine may refuse fp8_e5m2 KV beside them)
+    kv_scheme_stated: bool = False
+    # the format the checkpoint states that the engine serving it does not apply, and why ('': none); the weights
+    # and the KV cache are then the model dtype's
+    ignored: str = ""
 
     @property
     def quantized(self) -> bool:
@@ -155,8 +171,11 @@ def quant_from_config(
     if quantization_config is None and hf_quant_config is not None:
         outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
         if outer.quantization is not None:
-            return _modelopt(outer.quantization, hf_source, "quantization.")
-        return _modelopt(validated(ModeloptQuant, hf_quant_config, source=hf_source), hf_source, "", kv=False)
+            producer = outer.producer.name if isinstance(outer.producer, Producer) else None
+            claimed = (producer or "").lower() == "modelopt"
+            return _unclaimed(_modelopt(outer.quantization, hf_source, "quantization."), not claimed)
+        block = validated(ModeloptQuant, hf_quant_config, source=hf_source)
+        return _unclaimed(_modelopt(block, hf_source, "", kv=False), True)
     if quantization_config is None:
         return NO_QUANT
     qc = validated(QuantizationConfig, quantization_config, source=source, prefix=prefix)
@@ -166,8 +185,13 @@ def quant_from_config(
     if method.startswith("modelopt"):
         return _modelopt(qc, source, prefix)
     if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
-        return _modelopt(qc, source, prefix, kv=False)
+        return _unclaimed(_modelopt(qc, source, prefix, kv=False), True)
     return _by_method(qc, method, source, prefix)
+
+
+def _unclaimed(spec: QuantSpec, unclaimed: bool) -> QuantSpec:
+    """`spec` marked as ModelOpt's fields nothing claims for ModelOpt (`QuantSpec.modelopt_unclaimed`)."""
+    return spec.model_copy(update={"modelopt_unclaimed": True}) if unclaimed else spec
 
 
 def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) -> QuantSpec:
@@ -213,7 +237,8 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     if method == "bitsandbytes":
         return _bitsandbytes(qc, source, prefix)
     if method == "compressed-tensors":
-        return _compressed_tensors(qc, source, prefix)
+        spec = _compressed_tensors(qc, source, prefix)
+        return spec.model_copy(update={"kv_scheme_stated": True}) if qc.kv_cache_scheme is not None else spec
     if method == "quark":
         weight = qc.global_quant_config.weight if qc.global_quant_config else None
         if weight is not None and (weight.dtype or "").startswith("fp8"):

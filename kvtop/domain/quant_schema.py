@@ -67,10 +67,17 @@ class ModeloptQuant(ConfigSection):
     _nonzero_group = field_validator("group_size")(_group_is_not_zero)
 
 
+class Producer(ConfigSection):
+    """`producer` of a ModelOpt export (`{"name": "modelopt", "version": …}`)."""
+
+    name: Name | None = None
+
+
 class HfQuantConfig(ConfigSection):
-    """`hf_quant_config.json`: the ModelOpt block under `quantization`."""
+    """`hf_quant_config.json`: the ModelOpt block under `quantization`, and the tool that wrote it."""
 
     quantization: ModeloptQuant | None = None
+    producer: Producer | Name | None = None  # a bare name claims nothing: vLLM reads `producer.name`
 
 
 class CompressedWeights(ConfigSection):

@@ -49,6 +49,9 @@ def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
     """The casts `settings` make to `model` at load, by the engine's table (none on a model already served)."""
     casts = _casts(settings)
     quant, dtype_bytes, applied, missed = None, None, [], None
+    if casts.ignores_unclaimed_modelopt and model.quant.modelopt_unclaimed:  # the engine serves it unquantized
+        quant = QuantSpec(ignored=casts.ignores_unclaimed_modelopt, source=model.quant.source)
+        applied.append(casts.ignores_unclaimed_modelopt)
     method = (settings.quantization or "").strip().lower()
     if method and not model.quant.quantized:
         online = dict(casts.online_quant).get(method)
@@ -100,7 +103,9 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["not_modelled"] = (*model.not_modelled, said)
     if cast.dtype_bytes is not None:
         update["dtype_bytes"] = cast.dtype_bytes
-    if cast.quant is not None:
+    if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
+        update["quant"] = cast.quant
+    elif cast.quant is not None:
         update["quant"] = cast.quant.model_copy(update={"kv_cache_quant_algo": model.quant.kv_cache_quant_algo})
     served = model.model_copy(update=update)
     with _LOCK:

@@ -88,10 +88,13 @@ COMPONENT_ORDER = (
 class _Rank:
     """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
 
-    def __init__(self, model: ModelSpec, layout: ParallelLayout, build: TowerSplit | None = None) -> None:
+    def __init__(
+        self, model: ModelSpec, layout: ParallelLayout, build: TowerSplit | None = None, parts: StageParts | None = None
+    ) -> None:
         self.model = model
         self.layout = layout
         self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
+        self.parts = parts  # the stage's parts: what the engine's class adds to each layer, or builds unquantized
         self.acc = _Acc()
 
     def matrix(
@@ -105,6 +108,9 @@ class _Rank:
         tensors: int = 1,
     ) -> None:
         """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
+        unquantized = self.parts.unquantized if self.parts is not None else ()
+        if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
+            quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
         whole = 0  # scalar scales each rank holds whole
         if fmt is not None:
@@ -304,6 +310,8 @@ def _layer(rank: _Rank, layer: int) -> None:
     kind = model.layer_attention[layer]
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         _attention(rank, layer)
+        if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
+            rank.vector("attention", rank.parts.attention_scalars)
     if model.has_state(layer):
         _linear_attention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:
@@ -409,7 +417,7 @@ def _book_from_config(
     tower_split: TowerSplit | None,
     parts: StageParts,
 ) -> WeightsBook:
-    rank = _Rank(model, layout, tower_split)
+    rank = _Rank(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
     padded_vocab = math.ceil(model.vocab_size / 64) * 64
@@ -446,7 +454,7 @@ def _book_from_config(
     for layer in layers:
         groups.setdefault(_layer_signature(model, layer), []).append(layer)
     for members in groups.values():
-        one = _Rank(model, layout, tower_split)
+        one = _Rank(model, layout, tower_split, parts)
         _layer(one, members[0])
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])

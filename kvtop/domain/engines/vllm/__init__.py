@@ -14,11 +14,12 @@ from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.backends import block_size, fp8_dsa_ds_mla_majors
+from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
@@ -68,8 +69,9 @@ class VllmRules(VllmBudget, EngineBase):
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
         """§3.3: `auto` follows a ModelOpt checkpoint's FP8 KV from v0.14; §3: DeepSeek V3.2's FP8 latent is
-        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE); §4.4: the Mamba SSM state's dtype."""
-        majors = fp8_dsa_ds_mla_majors(version)
+        `fp8_ds_mla` on every GPU, later only on Hopper (FLASHMLA_SPARSE) and never for `auto`'s checkpoint FP8
+        (backends.py); §4.4: the Mamba SSM state's dtype."""
+        majors = checkpoint_fp8_dsa_ds_mla_majors(model, settings.kv_cache_dtype, version)
         return self.kv_storage.model_copy(
             update={
                 "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
@@ -84,8 +86,9 @@ class VllmRules(VllmBudget, EngineBase):
         return block_size(model, False, gpu_name, version)[0]
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
-        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py)."""
-        return stage_parts(model, pp_rank, pp, version)
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), and what
+        they build on each layer beside the checkpoint's tensors (layer_build.py)."""
+        return with_layer_build(stage_parts(model, pp_rank, pp, version), model, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -9,7 +9,7 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection
+from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection, honours_checkpoint_kv_dtype
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvFormat
@@ -141,3 +141,19 @@ def fp8_dsa_ds_mla_majors(version: ResolvedVersion) -> frozenset[int] | None:
     index key per layer): every GPU (None) while DeepseekV32ForCausalLM rewrites fp8 to it, then only where
     FLASHMLA_SPARSE runs FP8 (Hopper; Blackwell prefers FLASHINFER_MLA_SPARSE, plain fp8)."""
     return None if backend_selection(version) == "platform" else frozenset({9})
+
+
+def checkpoint_fp8_dsa_ds_mla_majors(
+    model: ModelSpec, requested: str, version: ResolvedVersion
+) -> frozenset[int] | None:
+    """`fp8_dsa_ds_mla_majors`, except where `--kv-cache-dtype auto` takes the checkpoint's FP8 KV in the backend era
+    (§3.3): `resolve_kv_cache_dtype_string` spells it `fp8_e4m3`, which FLASHMLA_SPARSE does not list (only `fp8`,
+    its alias for fp8_ds_mla, and `fp8_ds_mla`), so no GPU stores fp8_ds_mla: the next sparse backend keeps the plain
+    576 B latent + 132 B index key (DeepSeek-V3.2-NVFP4 on sm90, vLLM 0.33.0: 994,432 tokens,
+    `cache_dtype` fp8_e4m3)."""
+    majors = fp8_dsa_ds_mla_majors(version)
+    from_checkpoint = requested.strip().lower() == "auto" and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
+    if majors is not None and from_checkpoint and honours_checkpoint_kv_dtype(version):
+        return frozenset()
+    return majors
+

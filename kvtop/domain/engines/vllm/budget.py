@@ -66,7 +66,7 @@ class VllmBudget:
                 source=total_source,
             )
         ]
-        notes: list[str] = []
+        notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:

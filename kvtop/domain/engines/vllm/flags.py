@@ -52,10 +52,22 @@ KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_ml
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
 # dtype and copies the checkpoint's tensors into it; `--quantization fp8` on an unquantized checkpoint
 # quantizes each linear matrix at load (Fp8LinearMethod.process_weights_after_loading, per tensor)
+# ModelOpt's fields that nothing claims (docs/engines/vllm.md §3.9): vLLM sets quant_method "modelopt*" only from
+# producer.name == "modelopt" with a `quantization` section (v0.33.0 ModelArchConfigConvertor.
+# _normalize_quantization_config; v0.13.0 ModelConfig._parse_quant_hf_config), and ModelOpt's
+# override_quantization_method needs that quant_method: an hf_quant_config.json naming no producer, or config.json's
+# top-level quant_algo without a quant_method, gives no quantization method: bf16 weights and a bf16 KV cache
+UNCLAIMED_MODELOPT = (
+    "vLLM ignores this checkpoint's ModelOpt fields (its format is not applied): it takes them only from a "
+    "`quantization` section beside producer 'modelopt' (_normalize_quantization_config; v0.13.0 and v0.33.0 read), "
+    "so it finds no quantization method and holds the weights and the KV cache in the model dtype"
+)
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
-    releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic)",
+    ignores_unclaimed_modelopt=UNCLAIMED_MODELOPT,
+    releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic); "
+    "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read)",
     source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py",
 )
 

@@ -14,6 +14,9 @@
   fp8_e5m2 in `supported_kv_cache_dtypes` (FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA, CUTLASS_MLA and
   the sparse ones, in v0.13.0 and v0.33.0 alike), so `CudaPlatform.get_attn_backend_cls` raises "No valid attention
   backend found for cuda with AttentionSelectorConfig(…)"; checked where the GPU is named.
+- `--kv-cache-dtype fp8_e5m2` on a checkpoint whose quantization config gives the attention layers a KV-cache
+  method (FP8, ModelOpt FP8/NVFP4, Quark; compressed-tensors in v0.13.0): `_init_kv_cache_quant` raises
+  "fp8_e5m2 kv-cache is not supported with fp8 checkpoints." (kv_scales.py), on every GPU.
 - DeepSeek sparse MLA (V3.2, GLM-5) with a `--block-size` that is not a multiple of 64 on Hopper, where the backend
   picks the block (PR #35122 era): FLASH_ATTN_MLA_SPARSE, FLASHMLA_SPARSE and FLASHINFER_MLA_SPARSE_SM90 all take
   `MultipleOf(64)` kernel blocks, so no backend is valid (the same "No valid attention backend" error); before,
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
+from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions
@@ -64,6 +68,14 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             source="TRTLLMBackend.supports_kv_cache_dtype: nvfp4 only on is_device_capability_family(100)",
         ))  # fmt: skip
     found += _no_attention_backend(ledger, capability)
+    if dtype == "fp8_e5m2" and refuses_e5m2(ledger.model, ledger.version):
+        found.append(Refusal(
+            field=DTYPE_FLAG,
+            message=f"vLLM {version} refuses fp8_e5m2 KV for {ledger.model.name}: the attention layers of its "
+            f"{ledger.model.quant.method} checkpoint take KV-cache scales ('fp8_e5m2 kv-cache is not supported with "
+            "fp8 checkpoints.'); use --kv-cache-dtype fp8_e4m3 (or auto)",
+            source=E5M2_SOURCE,
+        ))  # fmt: skip
     settings = ledger.settings
     hybrid = ledger.model.state is not None
     if hybrid and not chunked_prefill(settings) and mamba_prefix_caching(settings, ledger.version):

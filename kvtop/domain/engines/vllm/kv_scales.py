@@ -1,0 +1,66 @@
+"""Which attention layers vLLM gives a KV-cache quant method (docs/engines/vllm.md §3.8), and what follows.
+
+`_init_kv_cache_quant` (v0.33.0 vllm/model_executor/layers/attention/attention.py; v0.13.0
+vllm/attention/layer.py) asks the checkpoint's quantization config for the attention layer's method; where it is
+a `BaseKVCacheMethod`:
+- `create_weights` registers four scalar parameters on the layer, q_scale, k_scale, v_scale and prob_scale
+  (quantization/kv_cache.py; `torch.tensor(-1.0)` built under the model's default dtype: 2 B each in bf16),
+  kept after loading: 8 B a bf16 layer the checkpoint does not count;
+- `--kv-cache-dtype fp8_e5m2` raises "fp8_e5m2 kv-cache is not supported with fp8 checkpoints." (v0.33.0 spares a
+  compressed-tensors checkpoint without a kv_cache_scheme).
+
+Which configs return one, read from both wheels' `get_quant_method`:
+- Fp8Config (quant_method fp8, and `--quantization fp8` at load): `Attention` only (MLAAttention is not one);
+- ModelOpt FP8 / NVFP4 (ModelOptQuantConfigBase): v0.13.0 `Attention` only; v0.33.0 `(Attention, MLAAttention)`;
+  ModelOpt MIXED_PRECISION (v0.33.0): `Attention` only where the checkpoint names a KV algorithm;
+- compressed-tensors and Quark: `Attention` only.
+AWQ, GPTQ, MXFP4, bitsandbytes and FBGEMM FP8 give the attention layer none.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.model import ModelSpec
+
+SCALARS = 4  # q_scale, k_scale, v_scale, prob_scale
+SOURCE = "BaseKVCacheMethod.create_weights (vllm/model_executor/layers/quantization/kv_cache.py)"
+E5M2_SOURCE = "_init_kv_cache_quant (vllm/model_executor/layers/attention/attention.py; v0.13.0 attention/layer.py)"
+
+# ModelOpt's KV-cache method on MLA layers: v0.13.0's ModelOptQuantConfigBase.get_quant_method tests `Attention`
+# only; v0.33.0's `(Attention, MLAAttention)` (the release between that changed it is not pinned)
+MODELOPT_MLA_SCALES_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.13.0 modelopt.py ModelOptQuantConfigBase.get_quant_method: isinstance(layer, Attention)"),
+    Era("0.33.0", True, "v0.33.0 modelopt.py: isinstance(layer, (Attention, MLAAttention)); first release not pinned"),
+))
+# compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 in v0.33.0; v0.13.0 refuses every one (the release
+# between that spared them is not pinned)
+CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", True, "v0.13.0 attention/layer.py: any BaseKVCacheMethod refuses fp8_e5m2"),
+    Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2"),
+))
+_PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config gives `Attention` alone a method
+
+
+def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
+    """Whether vLLM gives this model's attention layers a KV-cache quant method (the model as served)."""
+    quant = model.quant
+    if not quant.quantized:
+        return False
+    if quant.scheme == "modelopt":
+        if quant.method == "mixed":
+            return model.mla is None and bool(quant.kv_cache_quant_algo)
+        return model.mla is None or MODELOPT_MLA_SCALES_ERAS.at(version)
+    return quant.scheme in _PLAIN_ONLY and model.mla is None
+
+
+def attention_scalars(model: ModelSpec, version: ResolvedVersion) -> int:
+    """The scalar parameters vLLM registers on each attention layer beside the checkpoint's tensors."""
+    return SCALARS if has_kv_cache_method(model, version) else 0
+
+
+def refuses_e5m2(model: ModelSpec, version: ResolvedVersion) -> bool:
+    """Whether `--kv-cache-dtype fp8_e5m2` stops this model's launch at its attention layers."""
+    if not has_kv_cache_method(model, version):
+        return False
+    quant = model.quant
+    return quant.scheme != "compressed-tensors" or quant.kv_scheme_stated or CT_E5M2_UNSTATED_REFUSED_ERAS.at(version)
