@@ -30,10 +30,12 @@ class StageParts(BaseModel):
     tower: bool
     tower_positions: bool
     # what the engine's class builds on every layer of the stage beside (or other than) the checkpoint's tensors:
-    # scalar parameters in the model dtype on each attention layer (vLLM's q/k/v/prob KV-cache scales of a
-    # quantized checkpoint), and the modules built in the model dtype whatever the checkpoint stores (vLLM 0.33's
-    # DSA indexer wk, fused with weights_proj): each engine's `stage_parts` states them per release
+    # scalar parameters on each attention layer (the KV-cache scales of a quantized checkpoint: vLLM's
+    # q/k/v/prob in the model dtype, SGLang's k/v in fp32), and the modules built in the model dtype whatever
+    # the checkpoint stores (vLLM 0.33's DSA indexer wk, fused with weights_proj): each engine's `stage_parts`
+    # states them per release
     attention_scalars: int = 0
+    attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     unquantized: tuple[str, ...] = ()
 
 

@@ -311,7 +311,7 @@ def _layer(rank: _Rank, layer: int) -> None:
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         _attention(rank, layer)
         if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
-            rank.vector("attention", rank.parts.attention_scalars)
+            rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
     if model.has_state(layer):
         _linear_attention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:

@@ -79,13 +79,16 @@ class SglangRules(SglangBudget, EngineBase):
         return kv_layers_of_stage(model, layers, version)
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
-        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py)."""
-        return stage_parts(model, pp_rank, pp, version)
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), and the
+        k/v scales their attention layers hold (kv_scales.py)."""
+        from kvtop.domain.engines.sglang.kv_scales import with_kv_scales
+
+        return with_kv_scales(stage_parts(model, pp_rank, pp, version), model, version)
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
-        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP, k/v scales (weights_built.py)."""
+        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py)."""
         return built_rows(model, layout, layers, gpu_name, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

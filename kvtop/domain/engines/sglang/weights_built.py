@@ -18,11 +18,7 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
   an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
   split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
-- k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
-  (`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py): DeepseekV2/V3/V32 (attn_mqa and attn_mha,
-  deepseek_v2.py), MiniMaxM2 and Llama pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
-  Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config too (a null kv_cache_quant_algo reads "auto"),
-  ModelOpt's FP8 config only with a kv_cache_quant_algo (modelopt_quant.py `from_config`).
+- (k_scale and v_scale on each RadixAttention are per-layer scalars: kv_scales.py, through `stage_parts`.)
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ import math
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import LayerKind, MlpKind, ModelSpec
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.quant import QuantSpec
 from kvtop.domain.weights import WeightRow
 
@@ -43,9 +39,6 @@ CHECKED_ERAS: Eras[bool] = Eras((
 
 SWIZZLE_ROWS, SWIZZLE_COLS = 128, 4  # swizzle_blockscale pads each expert's scale matrix to these multiples
 SCALE_FP32 = 4
-# SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
-KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
-             "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
 # arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
 DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 DEEPSEEK_FUSED_EXPERTS = 256  # the routed-expert count deepseek_v2.py fuses at (384: Quark checkpoints only)
@@ -57,8 +50,7 @@ def built_rows(
     """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
     if not CHECKED_ERAS.at(version):
         return ()
-    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
-            _kv_scales(model, layers))  # fmt: skip
+    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name))
     return tuple(row for row in rows if row is not None)
 
 
@@ -159,23 +151,3 @@ def _nvfp4_experts(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_
         "SGLang's NVFP4 experts: each local expert's block scales held again, swizzled"
         + ("" if swizzle else " (not on FlashInfer TRT-LLM MoE: none here)")
         + f", and the input scales of all {experts} experts (quantization/modelopt_quant.py)"))  # fmt: skip
-
-
-def _kv_method(quant: QuantSpec) -> bool:
-    """Whether the checkpoint's quant config gives a RadixAttention its KV cache method (k/v scales)."""
-    if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
-        return True
-    if quant.scheme == "modelopt":
-        return quant.method == "nvfp4" or bool(quant.kv_cache_quant_algo)
-    return False
-
-
-def _kv_scales(model: ModelSpec, layers: range) -> WeightRow | None:
-    per_layer = KV_SCALED.get(model.architecture, 0)
-    if not per_layer or not _kv_method(model.quant):
-        return None
-    attention = sum(1 for layer in layers if model.layer_attention[layer] is not LayerKind.NONE
-                    and model.layer_attention[layer] is not LayerKind.LINEAR)  # fmt: skip
-    return _row("kv_scales", attention * per_layer * 2 * SCALE_FP32, (
-        f"k_scale and v_scale (fp32) on each of the {per_layer} RadixAttention a layer that SGLang builds with "
-        "the checkpoint's quant config (quantization/kv_cache.py BaseKVCacheMethod)"))  # fmt: skip

@@ -1,0 +1,41 @@
+"""The KV-cache scale scalars SGLang's attention modules hold for a quantized checkpoint (docs/engines/sglang.md
+§20), as the stage parts the weights book reads (`StageParts.attention_scalars`, as vLLM's kv_scales.py).
+
+k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
+(`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py, read at 0.5.23): DeepseekV2/V3/V32 (attn_mqa and
+attn_mha, deepseek_v2.py), MiniMaxM2 and Llama pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
+Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config
+too (a null kv_cache_quant_algo reads "auto"), ModelOpt's FP8 config only with a kv_cache_quant_algo
+(modelopt_quant.py `from_config`). Checked against the classes built on meta (docs/fidelity.md, reading A9 before
+this rule); earlier releases are not checked, so the book's count stands for them.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.layout import StageParts
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant import QuantSpec
+
+SCALE_BYTES = 4  # fp32
+# SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
+KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
+             "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
+
+
+def _kv_method(quant: QuantSpec) -> bool:
+    """Whether the checkpoint's quant config gives a RadixAttention its KV cache method (k/v scales)."""
+    if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
+        return True
+    if quant.scheme == "modelopt":
+        return quant.method == "nvfp4" or bool(quant.kv_cache_quant_algo)
+    return False
+
+
+def with_kv_scales(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with the k/v scales this release's class holds on each attention layer of `model`."""
+    modules = KV_SCALED.get(model.architecture, 0)
+    if not modules or not _kv_method(model.quant) or not CHECKED_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"attention_scalars": modules * 2, "attention_scalar_bytes": SCALE_BYTES})
