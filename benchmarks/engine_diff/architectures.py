@@ -69,26 +69,6 @@ def _config_value(config: str, key: str) -> Any:
 # (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
 ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
     (
-        "A6",
-        lambda arch, c, text: (
-            c.engine == "vllm"
-            and isinstance(_config_value(c.config, "sliding_window"), int)
-            and (("KV full" in text and "engine None" in text) or ("KV swa" in text and "kvtop None" in text))
-        ),
-        "harness: the config's sliding_window covers every layer (Mistral-7B-v0.1, Phi-3/Phi-4-mini): vLLM gives "
-        "each layer a SlidingWindowSpec and kvtop sizes them as one windowed group (vllm.md §3.4, "
-        "config_sliding_window) but keeps them in its pool named full; the layers and bytes per token agree, the "
-        "comparison reads the pools' names",
-    ),
-    (
-        "A7",
-        lambda arch, c, text: c.engine == "vllm" and _state_page_padded(text),
-        "harness: vLLM's MambaSpec.page_size_bytes is the Mamba page padded up to the attention page "
-        "(mamba_page_size_padded, Platform._align_hybrid_block_size: 'Padding mamba page size by …'), kvtop's state "
-        "pool the unpadded state (its hybrid block pads it, vllm.md §4.4): the same layers, the engine's figure "
-        "larger by the padding; the rows' block and num_blocks read the padded page on both sides",
-    ),
-    (
         "A8",
         lambda arch, c, text: c.engine == "vllm" and "KV full" in text and _kv_read_elsewhere(c, text),
         "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
@@ -181,12 +161,6 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
 
 
 _KV_PAIR = re.compile(r"kvtop \((\d+), ([\d.]+)\), engine \((\d+), ([\d.]+)\)")
-
-
-def _state_page_padded(text: str) -> bool:
-    """A Mamba state pool of the same layers whose engine page is the larger (the padding)."""
-    match = _KV_PAIR.search(text) if "KV state" in text else None
-    return bool(match and match.group(1) == match.group(3) and float(match.group(4)) > float(match.group(2)))
 
 
 def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
@@ -324,13 +298,26 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     return out
 
 
-def _kvtop_kv(pools: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
+def _kvtop_kv(pools: list[dict[str, Any]], engine: str, plan: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    """kvtop's pools of one rank in the engine's terms (pool name -> layers, bytes per layer per token; per
+    request for state). For vLLM, as kvtop's vLLM budget lays them out: a config whose sliding_window covers
+    every layer (no sliding pool of its own) is one windowed group (engines/vllm/budget.py, vllm.md §3.4), so
+    the pool kvtop names full compares with the engine's SlidingWindowSpec layers; a hybrid's Mamba page is
+    kvtop's attention page of one layer, block × bytes per layer per token (HybridBlocks.page_bytes,
+    engines/vllm/hybrid.py, vllm.md §4.4), as vLLM's MambaSpec.page_size_bytes is the state padded to it."""
+    by_name = {pool["name"]: pool for pool in pools}
     out: dict[str, tuple[int, float]] = {}
-    for pool in pools:
-        if pool["name"] == "state":
-            out["state"] = (pool["layers"], pool["bytes_per_request"] / max(pool["layers"], 1))
+    for name, pool in by_name.items():
+        if name == "state":
+            per_request = pool["bytes_per_request"] / max(pool["layers"], 1)
+            full = by_name.get("full")
+            if engine == "vllm" and full is not None and plan.get("block_size"):
+                per_request = float(plan["block_size"] * int(full["bytes_per_layer_token"]))
+            out["state"] = (pool["layers"], per_request)
+        elif name == "full" and engine == "vllm" and plan.get("config_sliding_window") and "swa" not in by_name:
+            out["swa"] = (pool["layers"], pool["bytes_per_layer_token"])
         else:
-            out[pool["name"]] = (pool["layers"], pool["bytes_per_layer_token"])
+            out[name] = (pool["layers"], pool["bytes_per_layer_token"])
     return out
 
 
@@ -358,7 +345,7 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
             if vision:
                 towers = 0  # held in kvtop's book: not reported beside
             if "layer_specs" in stage:
-                theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"])
+                theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"], engine, plan)
                 for kind in sorted(set(theirs) | set(mine)):
                     if theirs.get(kind) != mine.get(kind):
                         differences.append(
