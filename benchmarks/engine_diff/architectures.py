@@ -90,7 +90,8 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         lambda arch, c, text: c.engine == "sglang" and _sglang_kv_scales(arch, c, text),
         "kvtop: SGLang hands an FP8 checkpoint's quant_config to the RadixAttention of DeepseekV2/V3/V32 "
         "(attn_mqa and attn_mha, sglang/srt/models/deepseek_v2.py), MiniMaxM2 (minimax_m2.py) and Llama "
-        "(llama.py; a ModelOpt FP8 checkpoint's too), whose BaseKVCacheMethod.create_weights "
+        "(llama.py; a ModelOpt FP8 checkpoint's too; a Quark checkpoint's through QuarkKVCacheMethod, "
+        "quantization/quark/quark.py: DeepSeek-V3.2-exp-ptpc), whose BaseKVCacheMethod.create_weights "
         "(sglang/srt/layers/quantization/kv_cache.py) gives each a k_scale and a v_scale, fp32 scalars: 16 B a "
         "DeepSeek layer, 8 B a MiniMax-M2 or Llama layer (qwen3.py passes none: no scales); kvtop's weights book "
         "does not count them",
@@ -102,7 +103,8 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "with quant_config=None ('FP8 wk weights are upcasted to BF16 during loading to maintain fusion', "
         "Indexer.__init__, vllm/model_executor/models/deepseek_v2.py): index_head_dim × hidden in bf16 on every "
         "indexed layer, where kvtop's book keeps wk in the checkpoint's FP8 blocks (SGLang's indexer.wk is FP8: "
-        "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer)",
+        "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer; Quark's "
+        "per-channel FP8 of DeepSeek-V3.2-exp-ptpc, − (917,504 B + 128 fp32 row scales) = 916,992 B a layer)",
     ),
     (
         "A14",
@@ -122,6 +124,17 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "0.33 no quantization method: it builds every linear in bf16 (as it keeps the KV bf16, A8 / V30), where "
         "kvtop's book reads the file's FP8; the engine's bytes equal kvtop's book of the config without the file "
         "(TP2+EP: 121,088,569,344 B a rank)",
+    ),
+    (
+        "A16",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_mxfp4_padding(c, text),
+        "kvtop: held apart from the weights book: vLLM 0.33's Mxfp4MoEMethod.create_weights pads each expert's "
+        "intermediate size per partition (mxfp4_round_up_hidden_size_and_intermediate_size, vllm/model_executor/"
+        "layers/fused_moe/oracle/mxfp4.py; to 64 on Hopper's Triton backend), so gpt-oss at TP 2 builds 1,472 rows "
+        "where the checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 736], w13_bias "
+        "[32, 2944]): 32 rows × (3 × 2,880 × (1/2 + 1/32) + 2 × 2 B) = 147,008 B an expert a layer. kvtop's book "
+        "counts the checkpoint's tensors and adds this padding in vLLM's weights term (engines/vllm/weights_held.py, "
+        "TRITON_PAD; docs/calibration.md); at TP 1 and under EP the width 2,880 needs none, and those stages are equal",
     ),
     (
         "A11",
@@ -177,7 +190,9 @@ def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
 # SGLang's classes whose RadixAttention takes the quant_config (A9): RadixAttention modules a layer
 SGLANG_KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
                     "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
-SGLANG_KV_SCALING = ("fp8", "modelopt FP8")  # quant methods whose KV cache method SGLang's Attention takes
+# quant methods whose KV cache method SGLang's Attention takes (Quark's too: DeepSeek-V3.2-exp-ptpc's meta build
+# holds attn_mqa/attn_mha.k_scale and v_scale, QuarkKVCacheMethod, sglang/srt/layers/quantization/quark/quark.py)
+SGLANG_KV_SCALING = ("fp8", "modelopt FP8", "quark")
 
 
 def _quant_method(config: str) -> str:
@@ -207,11 +222,16 @@ def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:
     """kvtop short by wk's bf16 bytes less its FP8 block bytes on each layer of the stage (DeepSeek-V3.2's fp8
     checkpoint: 128 × 128 blocks, an fp32 scale each)."""
     quant = _config_value(check.config, "quantization_config") or {}
-    if arch != "DeepseekV32ForCausalLM" or quant.get("quant_method") != "fp8" or not quant.get("weight_block_size"):
+    if arch != "DeepseekV32ForCausalLM" or quant.get("quant_method") not in ("fp8", "quark"):
         return False
     index, hidden = _config_value(check.config, "index_head_dim"), _config_value(check.config, "hidden_size")
-    rows, cols = quant["weight_block_size"]
-    fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
+    if quant.get("weight_block_size"):
+        rows, cols = quant["weight_block_size"]
+        fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
+    elif quant.get("quant_method") == "quark":  # Quark's per-channel FP8 (ptpc): an fp32 scale per output row
+        fp8 = index * hidden + index * 4
+    else:
+        return False
     delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
     return delta is not None and -delta == layers * (index * hidden * 2 - fp8)
 
@@ -255,6 +275,20 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     layout = ParallelLayout(tp=_tp(check), ep=_tp(check) if "EP" in check.layout else 1)
     book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0, last_stage=check.stage == pp - 1)
     return book.total_bytes == int(match.group(1).replace(",", ""))
+
+
+def _vllm_mxfp4_padding(check: StageCheck, text: str) -> bool:
+    """kvtop short by the padded rows of every local expert's w13/w2 (MXFP4, 4-bit + an E8M0 scale per 32) and
+    w13's bias on each MoE layer of the stage: TP without EP, the width per rank not a multiple of 64."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    if quant.get("quant_method") != "mxfp4" or "EP" in check.layout:
+        return False
+    experts, hidden = _config_value(check.config, "num_local_experts"), _config_value(check.config, "hidden_size")
+    width = _config_value(check.config, "intermediate_size") // _tp(check)
+    pad = -(-width // 64) * 64 - width
+    per_expert = 3 * hidden * pad // 2 + 3 * hidden * pad // 32 + 2 * pad * 2
+    delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
+    return bool(pad) and delta is not None and -delta == layers * experts * per_expert
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:

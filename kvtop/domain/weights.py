@@ -103,16 +103,29 @@ class _Rank:
         modules: tuple[str, ...],
         quantizable: bool = True,
         tensors: int = 1,
+        row_scale_shards: int | None = None,
     ) -> None:
-        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
+        """A (rows × cols) matrix, rows its outputs. `tensors`: the stacked tensors of this matrix one rank holds,
+        each with its own scalar scales (experts). `row_scale_shards`: for a row-parallel matrix (o_proj, down_proj,
+        the experts' w2: its input columns split), the ways its per-channel scales split — one per output row, so
+        each rank holds every row's (ChannelQuantScaleParameter, output_dim 0; SGLang 0.5.23 and vLLM 0.33.0
+        meta-built DeepSeek-V3.2-exp-ptpc at TP 2: o_proj.weight_scale [7168], down_proj.weight_scale [7168],
+        experts.w2_weight_scale [128, 7168] of each EP rank's 128 experts)."""
         fmt = self.model.quant.format_of(modules) if quantizable else None
         whole = 0  # scalar scales each rank holds whole
+        row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
         if fmt is not None:
             whole = fmt.tensor_scale_bytes
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
+            per_channel = not fmt.per_tensor and fmt.block is None and not fmt.group_size
+            if row_scale_shards is not None and per_channel:
+                row_scales = rows * fmt.scale_bytes + rows * fmt.zero_point_bits // 8
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole * tensors, shards)
+        held = (nbytes - whole - row_scales) / shards + whole * tensors
+        if row_scales:
+            held += row_scales / (row_scale_shards or 1)
+        self.acc.add(component, rows * cols / shards, held, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
@@ -141,7 +154,7 @@ def _attention(rank: _Rank, layer: int) -> None:
         rank.matrix("attention", kv_rank * hd, h, 1, names)
         if g.kv_projections == 2:
             rank.matrix("attention", kv_rank * vd, h, 1, names)
-    rank.matrix("attention", h, g.heads * vd, tp, names)
+    rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
         if kv_width:
@@ -184,7 +197,7 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
     rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
-    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
     rank.vector("norms", mla.kv_lora_rank)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
@@ -244,7 +257,7 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
         if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
             rank.vector("norms", s.inner_size, tp)
-    rank.matrix("linear_attention", h, s.inner_size, tp, names)
+    rank.matrix("linear_attention", h, s.inner_size, tp, names, row_scale_shards=1)
 
 
 def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
@@ -254,8 +267,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
-        for _ in range(mats):
+        for _ in range(mats - 1):  # gate and up: column-parallel
             rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
+        rank.matrix("mlp", h, width, lay.tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, lay.tp)
             rank.vector("mlp", h)
@@ -265,11 +279,13 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    for _ in range(mats):
-        rank.matrix(
-            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
-            (prefix + ".experts", prefix + ".experts.0.down_proj"), tensors=local,
-        )  # fmt: skip
+    experts = (prefix + ".experts", prefix + ".experts.0.down_proj")
+    for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
+        rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
+                    tensors=local)  # fmt: skip
+    # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
+    rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
+                tensors=local, row_scale_shards=lay.ep)  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
@@ -282,8 +298,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
             prefix + ".shared_expert",
             prefix + ".shared_expert.down_proj",
         )
-        for _ in range(mats):
+        for _ in range(mats - 1):
             rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)

@@ -172,3 +172,22 @@ def test_nvfp4_spares_the_latent_projections_and_keeps_per_tensor_scales() -> No
     o_proj = 7_168 * 4_096 + 7_168 * 512 + 2 * FP32
     assert row(b, "attention") == 61 * (bf16 * BF16 + o_proj) == 8_890_876_392
     assert b.total_bytes == 195_924_088_200 - 61 * 4 * BF16
+
+
+def test_per_channel_scales_are_one_per_output_row_and_whole_on_row_parallel_matrices() -> None:
+    """DeepSeek-V3.2-exp-ptpc (Quark per-channel FP8: an fp32 weight_scale per output row) at TP 2 with EP. Both
+    engines' meta builds, per rank: o_proj.weight [7168, 8192] with weight_scale [7168] (row-parallel: its input
+    split, every output row's scale on each rank); the dense layers' down_proj [7168, 9216] / weight_scale [7168]
+    beside gate_up_proj [18432, 7168] / [18432]; shared_experts.down_proj [7168, 1024] / [7168] beside gate_up_proj
+    [2048, 7168] / [2048]; experts.w2_weight [128, 7168, 2048] with w2_weight_scale [128, 7168] and w13_weight
+    [128, 4096, 7168] with w13_weight_scale [128, 4096]. kvtop had one scale per intermediate row on every down
+    projection and split o_proj's over TP: −154,319,824 B a rank."""
+    b = book(model("haoyangli-amd--DeepSeek-V3.2-exp-ptpc"))
+    assert row(b, "routed_experts") == 58 * (
+        128 * 4_096 * 7_168 + 128 * 7_168 * 2_048 + (128 * 4_096 + 128 * 7_168) * FP32
+    ) == 327_288_881_152
+    assert row(b, "shared_experts") == 58 * (2_048 * 7_168 + 7_168 * 1_024 + (2_048 + 7_168) * FP32) == 1_279_303_680
+    assert row(b, "mlp") == 3 * (18_432 * 7_168 + 7_168 * 9_216 + (18_432 + 7_168) * FP32) == 594_849_792
+    # SGLang's language model is 338,290,618,064 B a rank: kvtop's book + the 61 layers' attn_mqa / attn_mha k and
+    # v scales (4 fp32 scalars a layer, RadixAttention's BaseKVCacheMethod: A9 in docs/fidelity.md)
+    assert b.total_bytes + 61 * 4 * FP32 == 338_290_618_064

@@ -40,7 +40,12 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
         # (gemma-3-27b TP1×PP4: stages 1 and 2 hold 2,819,260,416 + 10,752 B more than a guarded split)
         "Gemma3ForCausalLM": EveryStage(embedding=True, final_norm=True),
         "Gemma3ForConditionalGeneration": EveryStage(embedding=True, final_norm=True),
-    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3}.py: no "
+        # granitemoehybrid.py GraniteMoeHybridModel: embed_tokens and norm unguarded, the head tied to the embedding
+        # (granite-4.0-h-small TP1×PP4: every stage 16,720,240,128 B; a guarded split's middle stages hold
+        # 100,352 × 4,096 × 2 B + 8,192 B less)
+        "GraniteMoeHybridForCausalLM": EveryStage(embedding=True, final_norm=True),
+    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3,"
+       "granitemoehybrid}.py: no "
        "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
 ))  # fmt: skip
 
