@@ -73,7 +73,8 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         lambda arch, c, text: c.engine == "vllm" and "KV full" in text and _kv_read_elsewhere(c, text),
         "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
         "by vLLM 0.33 on sm90 (576 B a layer a token; kvtop's fp8_ds_mla 656 B, V26), Nemotron-3-Super's FP8 KV "
-        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16; kvtop 256 B, V30)",
+        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16 at TP 2, 1,024 B at "
+        "TP 1; kvtop half of it in fp8, V30)",
     ),
     (
         "A2",
@@ -137,6 +138,17 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "TRITON_PAD; docs/calibration.md); at TP 1 and under EP the width 2,880 needs none, and those stages are equal",
     ),
     (
+        "A17",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_fp8_head(arch, c, text),
+        "kvtop: SGLang's NemotronHForCausalLM builds lm_head with the quant_config (nemotron_h.py) and "
+        "ModelOptFp8Config.get_quant_method quantizes a ParallelLMHead that exclude_modules does not name "
+        "(sglang/srt/layers/quantization/modelopt_quant.py); this hf_quant_config.json (Nemotron-3-Super-120B-A12B-"
+        "FP8's AIC copy) names none, so the head is FP8 with an fp32 weight and input scale (lm_head.weight [65536, "
+        "4096] float8 at TP 2: 268,435,456 + 8 B) where kvtop's book keeps it bf16 (a MIXED_PRECISION checkpoint's "
+        "listed head alone is quantized, weights.py); and, as A9, each attention layer's RadixAttention takes "
+        "ModelOptFp8KVCacheMethod's k_scale and v_scale (8 B a layer: 8 of the 88)",
+    ),
+    (
         "A11",
         lambda arch, c, text: (
             c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
@@ -183,7 +195,7 @@ def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
         return False
     pair = (float(match.group(2)), float(match.group(4)))
     return (check.config == "nvidia--DeepSeek-V3.2-NVFP4" and pair == (656.0, 576.0)) or (
-        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and pair == (256.0, 512.0)
+        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and 2 * pair[0] == pair[1]  # fp8 against bf16
     )
 
 
@@ -266,6 +278,8 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     match = re.search(r"engine ([\d,]+) B", text)
     if not beside.exists() or "producer" in json.loads(beside.read_text()) or not match or "weights" not in text:
         return False
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
     from kvtop.domain.layout import ParallelLayout
     from kvtop.domain.model_config import model_from_config
     from kvtop.domain.weights import weights_book
@@ -273,7 +287,10 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     model = model_from_config(json.loads(config_path(check.config).read_text()), source=check.config)
     pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
     layout = ParallelLayout(tp=_tp(check), ep=_tp(check) if "EP" in check.layout else 1)
-    book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0, last_stage=check.stage == pp - 1)
+    version = ResolvedVersion(text=check.version, source=VersionSource.FLAG)
+    parts = engine_rules(check.engine).stage_parts(model, check.stage, pp, version)  # vLLM's unguarded NemotronH
+    book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0,
+                        last_stage=check.stage == pp - 1, parts=parts)  # fmt: skip
     return book.total_bytes == int(match.group(1).replace(",", ""))
 
 
@@ -289,6 +306,21 @@ def _vllm_mxfp4_padding(check: StageCheck, text: str) -> bool:
     per_expert = 3 * hidden * pad // 2 + 3 * hidden * pad // 32 + 2 * pad * 2
     delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
     return bool(pad) and delta is not None and -delta == layers * experts * per_expert
+
+
+def _sglang_fp8_head(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop over by the bf16 head less its FP8 copy (last stage) and short by 8 B a stage's attention layer."""
+    if arch != "NemotronHForCausalLM" or _quant_method(check.config) != "modelopt FP8":
+        return False
+    pattern = str(_config_value(check.config, "hybrid_override_pattern") or "")
+    attention = pattern[check.layers[0] : check.layers[1]].count("*")
+    pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
+    head = 0
+    if check.stage == pp - 1:  # NemotronH guards lm_head (is_last_rank)
+        rows = _config_value(check.config, "vocab_size") * _config_value(check.config, "hidden_size") // _tp(check)
+        head = rows * 2 - (rows + 8)
+    delta = _weights_delta(text)
+    return delta is not None and delta == head - 8 * attention
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:

@@ -249,7 +249,12 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
     else:  # Mamba2: z, x, B, C, dt in one projection
         # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
         extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
-        rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        if extra:  # one ColumnParallelLinear of z, x, B, C and dt
+            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        else:  # a MergedColumnParallelLinear of five (output_sizes z, x, B, C, dt), a per-tensor scale each (SGLang
+            # 0.5.23 mamba.py / vLLM 0.33.0 mamba_mixer2.py; Nemotron-3-Super-FP8's meta build: weight_scale [5])
+            for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
+                rank.matrix("linear_attention", part, h, tp, names)
         conv_dim = s.conv_dim + 2 * extra
         rank.vector("linear_attention", conv_dim, tp)  # conv bias
         rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)

@@ -191,3 +191,21 @@ def test_per_channel_scales_are_one_per_output_row_and_whole_on_row_parallel_mat
     # SGLang's language model is 338,290,618,064 B a rank: kvtop's book + the 61 layers' attn_mqa / attn_mha k and
     # v scales (4 fp32 scalars a layer, RadixAttention's BaseKVCacheMethod: A9 in docs/fidelity.md)
     assert b.total_bytes + 61 * 4 * FP32 == 338_290_618_064
+
+
+def test_mamba2_in_proj_is_five_logical_matrices_each_with_its_per_tensor_scales() -> None:
+    """Nemotron-3-Super-120B-A12B-FP8 (ModelOpt FP8 from its hf_quant_config.json) at TP 2 with EP: both engines
+    build Mamba2's in_proj as a MergedColumnParallelLinear of z, x, B, C and dt (output_sizes; SGLang 0.5.23
+    mamba.py, vLLM 0.33.0 mamba_mixer2.py, where the groups divide over TP), so SGLang's meta build holds
+    in_proj.weight [9280, 4096] float8 with weight_scale [5] and input_scale [5] fp32; out_proj [4096, 4096] with
+    [1] and [1]; conv1d [5120, 1, 4] + bias [5120], dt_bias and D [64] bf16, A [64] fp32: 2,193,594,240 B over the
+    40 Mamba layers (kvtop had one scale pair for in_proj: −1,280 B). SGLang's language model is 60,898,377,160 B a
+    rank: kvtop's book less its bf16 head (65,536 × 4,096 × 2 B), plus SGLang's FP8 head (65,536 × 4,096 B + 8 B of
+    scales) and the 8 attention layers' k/v scales (A17 in docs/fidelity.md)."""
+    name = "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8"
+    quant = json.loads((HARNESS / f"{name}.hf_quant_config.json").read_text())
+    m = model_from_config(json.loads((HARNESS / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
+    b = book(m)
+    mixer = 9_280 * 4_096 + (5 + 5) * FP32 + 4_096 * 4_096 + 2 * FP32 + 5_120 * 4 * BF16 + 5_120 * BF16
+    assert row(b, "linear_attention") == 40 * (mixer + 64 * FP32 + 2 * 64 * BF16) == 2_193_594_240
+    assert b.total_bytes - 65_536 * 4_096 * BF16 + 65_536 * 4_096 + 8 + 8 * 2 * FP32 == 60_898_377_160
