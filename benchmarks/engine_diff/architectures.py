@@ -154,10 +154,13 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
             c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
             is not None
         ),
-        "harness: SGLang's Llama4ForConditionalGeneration builds its vision tower only where _has_vision_weights "
-        "finds vision tensors in the checkpoint's model.safetensors.index.json (sglang/srt/models/mllama4.py); the "
-        "harness's model folder holds config.json alone, so it built the language model only (a served checkpoint "
-        "has the index, and the tower kvtop's book holds)",
+        "kvtop: SGLang 0.5.23 serves Llama4ForConditionalGeneration text-only unless the launch says "
+        "--enable-multimodal (ModelConfig's mm_disabled_models, sglang/srt/configs/model_config.py: 'Multimodal is "
+        "disabled for llama4'; mllama4.py builds the tower where has_vision_weights and enable_multimodal): the row, "
+        "rerun with the checkpoint's model.safetensors.index.json naming its vision tensors "
+        "(tests/data/engine_diff/indexes), still holds the language model alone. kvtop's SGLang rules know the "
+        "launch is text-only (engines/sglang/multimodal.py: no multimodal reserve) but its weights book still holds "
+        "the tower and projector on stage 0 (873,039,104 B a rank at TP 2)",
     ),
     (
         "A12",
