@@ -105,12 +105,9 @@ class _Rank:
         tensors: int = 1,
         row_scale_shards: int | None = None,
     ) -> None:
-        """A (rows × cols) matrix, rows its outputs. `tensors`: the stacked tensors of this matrix one rank holds,
-        each with its own scalar scales (experts). `row_scale_shards`: for a row-parallel matrix (o_proj, down_proj,
-        the experts' w2: its input columns split), the ways its per-channel scales split — one per output row, so
-        each rank holds every row's (ChannelQuantScaleParameter, output_dim 0; SGLang 0.5.23 and vLLM 0.33.0
-        meta-built DeepSeek-V3.2-exp-ptpc at TP 2: o_proj.weight_scale [7168], down_proj.weight_scale [7168],
-        experts.w2_weight_scale [128, 7168] of each EP rank's 128 experts)."""
+        """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
+        scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
+        scales, one per output row, split only so many ways (docs/engines/architectures.md §6)."""
         fmt = self.model.quant.format_of(modules) if quantizable else None
         whole = 0  # scalar scales each rank holds whole
         row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
@@ -251,8 +248,7 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
         if extra:  # one ColumnParallelLinear of z, x, B, C and dt
             rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
-        else:  # a MergedColumnParallelLinear of five (output_sizes z, x, B, C, dt), a per-tensor scale each (SGLang
-            # 0.5.23 mamba.py / vLLM 0.33.0 mamba_mixer2.py; Nemotron-3-Super-FP8's meta build: weight_scale [5])
+        else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
             for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
                 rank.matrix("linear_attention", part, h, tp, names)
         conv_dim = s.conv_dim + 2 * extra
