@@ -69,31 +69,12 @@ def _config_value(config: str, key: str) -> Any:
 # (id, applies to (architecture, stage check, one difference's text), the reading): the first that applies.
 ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
     (
-        "A6",
-        lambda arch, c, text: (
-            c.engine == "vllm"
-            and isinstance(_config_value(c.config, "sliding_window"), int)
-            and (("KV full" in text and "engine None" in text) or ("KV swa" in text and "kvtop None" in text))
-        ),
-        "harness: the config's sliding_window covers every layer (Mistral-7B-v0.1, Phi-3/Phi-4-mini): vLLM gives "
-        "each layer a SlidingWindowSpec and kvtop sizes them as one windowed group (vllm.md §3.4, "
-        "config_sliding_window) but keeps them in its pool named full; the layers and bytes per token agree, the "
-        "comparison reads the pools' names",
-    ),
-    (
-        "A7",
-        lambda arch, c, text: c.engine == "vllm" and _state_page_padded(text),
-        "harness: vLLM's MambaSpec.page_size_bytes is the Mamba page padded up to the attention page "
-        "(mamba_page_size_padded, Platform._align_hybrid_block_size: 'Padding mamba page size by …'), kvtop's state "
-        "pool the unpadded state (its hybrid block pads it, vllm.md §4.4): the same layers, the engine's figure "
-        "larger by the padding; the rows' block and num_blocks read the padded page on both sides",
-    ),
-    (
         "A8",
         lambda arch, c, text: c.engine == "vllm" and "KV full" in text and _kv_read_elsewhere(c, text),
         "kvtop: a KV dtype the rows read already: DeepSeek-V3.2-NVFP4's checkpoint FP8 KV kept as plain fp8_e4m3 "
         "by vLLM 0.33 on sm90 (576 B a layer a token; kvtop's fp8_ds_mla 656 B, V26), Nemotron-3-Super's FP8 KV "
-        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16; kvtop 256 B, V30)",
+        "from an hf_quant_config.json without a ModelOpt producer, which vLLM ignores (512 B bf16 at TP 2, 1,024 B at "
+        "TP 1; kvtop half of it in fp8, V30)",
     ),
     (
         "A2",
@@ -110,7 +91,8 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         lambda arch, c, text: c.engine == "sglang" and _sglang_kv_scales(arch, c, text),
         "kvtop: SGLang hands an FP8 checkpoint's quant_config to the RadixAttention of DeepseekV2/V3/V32 "
         "(attn_mqa and attn_mha, sglang/srt/models/deepseek_v2.py), MiniMaxM2 (minimax_m2.py) and Llama "
-        "(llama.py; a ModelOpt FP8 checkpoint's too), whose BaseKVCacheMethod.create_weights "
+        "(llama.py; a ModelOpt FP8 checkpoint's too; a Quark checkpoint's through QuarkKVCacheMethod, "
+        "quantization/quark/quark.py: DeepSeek-V3.2-exp-ptpc), whose BaseKVCacheMethod.create_weights "
         "(sglang/srt/layers/quantization/kv_cache.py) gives each a k_scale and a v_scale, fp32 scalars: 16 B a "
         "DeepSeek layer, 8 B a MiniMax-M2 or Llama layer (qwen3.py passes none: no scales); kvtop's weights book "
         "does not count them",
@@ -122,7 +104,8 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "with quant_config=None ('FP8 wk weights are upcasted to BF16 during loading to maintain fusion', "
         "Indexer.__init__, vllm/model_executor/models/deepseek_v2.py): index_head_dim × hidden in bf16 on every "
         "indexed layer, where kvtop's book keeps wk in the checkpoint's FP8 blocks (SGLang's indexer.wk is FP8: "
-        "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer)",
+        "DeepSeek-V3.2, 128 × 7,168 × 2 B − (917,504 B + 224 B of block scales) = 917,280 B a layer; Quark's "
+        "per-channel FP8 of DeepSeek-V3.2-exp-ptpc, − (917,504 B + 128 fp32 row scales) = 916,992 B a layer)",
     ),
     (
         "A14",
@@ -144,15 +127,40 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "(TP2+EP: 121,088,569,344 B a rank)",
     ),
     (
+        "A16",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_mxfp4_padding(c, text),
+        "kvtop: held apart from the weights book: vLLM 0.33's Mxfp4MoEMethod.create_weights pads each expert's "
+        "intermediate size per partition (mxfp4_round_up_hidden_size_and_intermediate_size, vllm/model_executor/"
+        "layers/fused_moe/oracle/mxfp4.py; to 64 on Hopper's Triton backend), so gpt-oss at TP 2 builds 1,472 rows "
+        "where the checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 736], w13_bias "
+        "[32, 2944]): 32 rows × (3 × 2,880 × (1/2 + 1/32) + 2 × 2 B) = 147,008 B an expert a layer. kvtop's book "
+        "counts the checkpoint's tensors and adds this padding in vLLM's weights term (engines/vllm/weights_held.py, "
+        "TRITON_PAD; docs/calibration.md); at TP 1 and under EP the width 2,880 needs none, and those stages are equal",
+    ),
+    (
+        "A17",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_fp8_head(arch, c, text),
+        "kvtop: SGLang's NemotronHForCausalLM builds lm_head with the quant_config (nemotron_h.py) and "
+        "ModelOptFp8Config.get_quant_method quantizes a ParallelLMHead that exclude_modules does not name "
+        "(sglang/srt/layers/quantization/modelopt_quant.py); this hf_quant_config.json (Nemotron-3-Super-120B-A12B-"
+        "FP8's AIC copy) names none, so the head is FP8 with an fp32 weight and input scale (lm_head.weight [65536, "
+        "4096] float8 at TP 2: 268,435,456 + 8 B) where kvtop's book keeps it bf16 (a MIXED_PRECISION checkpoint's "
+        "listed head alone is quantized, weights.py); and, as A9, each attention layer's RadixAttention takes "
+        "ModelOptFp8KVCacheMethod's k_scale and v_scale (8 B a layer: 8 of the 88)",
+    ),
+    (
         "A11",
         lambda arch, c, text: (
             c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
             is not None
         ),
-        "harness: SGLang's Llama4ForConditionalGeneration builds its vision tower only where _has_vision_weights "
-        "finds vision tensors in the checkpoint's model.safetensors.index.json (sglang/srt/models/mllama4.py); the "
-        "harness's model folder holds config.json alone, so it built the language model only (a served checkpoint "
-        "has the index, and the tower kvtop's book holds)",
+        "kvtop: SGLang 0.5.23 serves Llama4ForConditionalGeneration text-only unless the launch says "
+        "--enable-multimodal (ModelConfig's mm_disabled_models, sglang/srt/configs/model_config.py: 'Multimodal is "
+        "disabled for llama4'; mllama4.py builds the tower where has_vision_weights and enable_multimodal): the row, "
+        "rerun with the checkpoint's model.safetensors.index.json naming its vision tensors "
+        "(tests/data/engine_diff/indexes), still holds the language model alone. kvtop's SGLang rules know the "
+        "launch is text-only (engines/sglang/multimodal.py: no multimodal reserve) but its weights book still holds "
+        "the tower and projector on stage 0 (873,039,104 B a rank at TP 2)",
     ),
     (
         "A12",
@@ -183,12 +191,6 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
 _KV_PAIR = re.compile(r"kvtop \((\d+), ([\d.]+)\), engine \((\d+), ([\d.]+)\)")
 
 
-def _state_page_padded(text: str) -> bool:
-    """A Mamba state pool of the same layers whose engine page is the larger (the padding)."""
-    match = _KV_PAIR.search(text) if "KV state" in text else None
-    return bool(match and match.group(1) == match.group(3) and float(match.group(4)) > float(match.group(2)))
-
-
 def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
     """The full pool's bytes a token differ as V26 (DSA FP8 layout) or V30 (a producer-less hf_quant_config) say."""
     match = _KV_PAIR.search(text)
@@ -196,14 +198,16 @@ def _kv_read_elsewhere(check: StageCheck, text: str) -> bool:
         return False
     pair = (float(match.group(2)), float(match.group(4)))
     return (check.config == "nvidia--DeepSeek-V3.2-NVFP4" and pair == (656.0, 576.0)) or (
-        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and pair == (256.0, 512.0)
+        check.config == "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8" and 2 * pair[0] == pair[1]  # fp8 against bf16
     )
 
 
 # SGLang's classes whose RadixAttention takes the quant_config (A9): RadixAttention modules a layer
 SGLANG_KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
                     "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
-SGLANG_KV_SCALING = ("fp8", "modelopt FP8")  # quant methods whose KV cache method SGLang's Attention takes
+# quant methods whose KV cache method SGLang's Attention takes (Quark's too: DeepSeek-V3.2-exp-ptpc's meta build
+# holds attn_mqa/attn_mha.k_scale and v_scale, QuarkKVCacheMethod, sglang/srt/layers/quantization/quark/quark.py)
+SGLANG_KV_SCALING = ("fp8", "modelopt FP8", "quark")
 
 
 def _quant_method(config: str) -> str:
@@ -233,11 +237,16 @@ def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:
     """kvtop short by wk's bf16 bytes less its FP8 block bytes on each layer of the stage (DeepSeek-V3.2's fp8
     checkpoint: 128 × 128 blocks, an fp32 scale each)."""
     quant = _config_value(check.config, "quantization_config") or {}
-    if arch != "DeepseekV32ForCausalLM" or quant.get("quant_method") != "fp8" or not quant.get("weight_block_size"):
+    if arch != "DeepseekV32ForCausalLM" or quant.get("quant_method") not in ("fp8", "quark"):
         return False
     index, hidden = _config_value(check.config, "index_head_dim"), _config_value(check.config, "hidden_size")
-    rows, cols = quant["weight_block_size"]
-    fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
+    if quant.get("weight_block_size"):
+        rows, cols = quant["weight_block_size"]
+        fp8 = index * hidden + -(-index // rows) * -(-hidden // cols) * 4
+    elif quant.get("quant_method") == "quark":  # Quark's per-channel FP8 (ptpc): an fp32 scale per output row
+        fp8 = index * hidden + index * 4
+    else:
+        return False
     delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
     return delta is not None and -delta == layers * (index * hidden * 2 - fp8)
 
@@ -272,6 +281,8 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     match = re.search(r"engine ([\d,]+) B", text)
     if not beside.exists() or "producer" in json.loads(beside.read_text()) or not match or "weights" not in text:
         return False
+    from kvtop.domain.engines.registry import engine_rules
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
     from kvtop.domain.layout import ParallelLayout
     from kvtop.domain.model_config import model_from_config
     from kvtop.domain.weights import weights_book
@@ -279,8 +290,40 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     model = model_from_config(json.loads(config_path(check.config).read_text()), source=check.config)
     pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
     layout = ParallelLayout(tp=_tp(check), ep=_tp(check) if "EP" in check.layout else 1)
-    book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0, last_stage=check.stage == pp - 1)
+    version = ResolvedVersion(text=check.version, source=VersionSource.FLAG)
+    parts = engine_rules(check.engine).stage_parts(model, check.stage, pp, version)  # vLLM's unguarded NemotronH
+    book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0,
+                        last_stage=check.stage == pp - 1, parts=parts)  # fmt: skip
     return book.total_bytes == int(match.group(1).replace(",", ""))
+
+
+def _vllm_mxfp4_padding(check: StageCheck, text: str) -> bool:
+    """kvtop short by the padded rows of every local expert's w13/w2 (MXFP4, 4-bit + an E8M0 scale per 32) and
+    w13's bias on each MoE layer of the stage: TP without EP, the width per rank not a multiple of 64."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    if quant.get("quant_method") != "mxfp4" or "EP" in check.layout:
+        return False
+    experts, hidden = _config_value(check.config, "num_local_experts"), _config_value(check.config, "hidden_size")
+    width = _config_value(check.config, "intermediate_size") // _tp(check)
+    pad = -(-width // 64) * 64 - width
+    per_expert = 3 * hidden * pad // 2 + 3 * hidden * pad // 32 + 2 * pad * 2
+    delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
+    return bool(pad) and delta is not None and -delta == layers * experts * per_expert
+
+
+def _sglang_fp8_head(arch: str, check: StageCheck, text: str) -> bool:
+    """kvtop over by the bf16 head less its FP8 copy (last stage) and short by 8 B a stage's attention layer."""
+    if arch != "NemotronHForCausalLM" or _quant_method(check.config) != "modelopt FP8":
+        return False
+    pattern = str(_config_value(check.config, "hybrid_override_pattern") or "")
+    attention = pattern[check.layers[0] : check.layers[1]].count("*")
+    pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
+    head = 0
+    if check.stage == pp - 1:  # NemotronH guards lm_head (is_last_rank)
+        rows = _config_value(check.config, "vocab_size") * _config_value(check.config, "hidden_size") // _tp(check)
+        head = rows * 2 - (rows + 8)
+    delta = _weights_delta(text)
+    return delta is not None and delta == head - 8 * attention
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:
@@ -324,13 +367,26 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     return out
 
 
-def _kvtop_kv(pools: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
+def _kvtop_kv(pools: list[dict[str, Any]], engine: str, plan: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    """kvtop's pools of one rank in the engine's terms (pool name -> layers, bytes per layer per token; per
+    request for state). For vLLM, as kvtop's vLLM budget lays them out: a config whose sliding_window covers
+    every layer (no sliding pool of its own) is one windowed group (engines/vllm/budget.py, vllm.md §3.4), so
+    the pool kvtop names full compares with the engine's SlidingWindowSpec layers; a hybrid's Mamba page is
+    kvtop's attention page of one layer, block × bytes per layer per token (HybridBlocks.page_bytes,
+    engines/vllm/hybrid.py, vllm.md §4.4), as vLLM's MambaSpec.page_size_bytes is the state padded to it."""
+    by_name = {pool["name"]: pool for pool in pools}
     out: dict[str, tuple[int, float]] = {}
-    for pool in pools:
-        if pool["name"] == "state":
-            out["state"] = (pool["layers"], pool["bytes_per_request"] / max(pool["layers"], 1))
+    for name, pool in by_name.items():
+        if name == "state":
+            per_request = pool["bytes_per_request"] / max(pool["layers"], 1)
+            full = by_name.get("full")
+            if engine == "vllm" and full is not None and plan.get("block_size"):
+                per_request = float(plan["block_size"] * int(full["bytes_per_layer_token"]))
+            out["state"] = (pool["layers"], per_request)
+        elif name == "full" and engine == "vllm" and plan.get("config_sliding_window") and "swa" not in by_name:
+            out["swa"] = (pool["layers"], pool["bytes_per_layer_token"])
         else:
-            out[pool["name"]] = (pool["layers"], pool["bytes_per_layer_token"])
+            out[name] = (pool["layers"], pool["bytes_per_layer_token"])
     return out
 
 
@@ -358,7 +414,7 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
             if vision:
                 towers = 0  # held in kvtop's book: not reported beside
             if "layer_specs" in stage:
-                theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"])
+                theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"], engine, plan)
                 for kind in sorted(set(theirs) | set(mine)):
                     if theirs.get(kind) != mine.get(kind):
                         differences.append(

@@ -28,6 +28,7 @@ from tests.conftest import CONFIGS
 
 QUANT_SUFFIX = ".hf_quant_config.json"
 HARNESS_CONFIGS = REPO / "tests" / "data" / "engine_diff" / "configs"
+INDEXES = REPO / "tests" / "data" / "engine_diff" / "indexes"  # model.safetensors.index.json stand-ins
 CONFIG_FOLDERS = (CONFIGS, HARNESS_CONFIGS)  # the first holding a name wins
 
 # The fixed budgets: vLLM's KV memory (`--kv-cache-memory-bytes`), and SGLang's measured free
@@ -113,7 +114,8 @@ def config_path(name: str) -> Path:
 
 
 def model_dir(name: str) -> Path:
-    """A folder the engine can load: config.json (+ hf_quant_config.json)."""
+    """A folder the engine can load: config.json (+ hf_quant_config.json, + model.safetensors.index.json where an
+    engine decides what to build from the checkpoint's tensor names: tests/data/engine_diff/indexes/SOURCES.md)."""
     source = config_path(name)
     folder = CACHE / "models" / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -121,6 +123,9 @@ def model_dir(name: str) -> Path:
     quant = source.with_name(f"{name}{QUANT_SUFFIX}")
     if quant.exists():
         shutil.copyfile(quant, folder / "hf_quant_config.json")
+    index = INDEXES / f"{name}.json"
+    if index.exists():
+        shutil.copyfile(index, folder / "model.safetensors.index.json")
     return folder
 
 

@@ -138,9 +138,12 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         "max_running_requests": plan["max_running_requests"],
         "stages": [
             {"pp_rank": r["pp_rank"], "layers": r["layers"], "weights_bytes": r["weights_bytes"],
+             "kv_bytes_per_token": r["kv_bytes_per_token"],
              "vision_bytes": sum(row["bytes"] for row in r["weights"] if row["component"] == "vision"),
              "kv_pools": r["kv_pools"]}
             for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0
         ],  # fmt: skip
         "not_modelled": plan["not_modelled"],
+        # the config's sliding_window over every layer: kvtop's pool "full" is vLLM's one windowed group (§3.4)
+        "config_sliding_window": ledger.model.config_sliding_window,
     }

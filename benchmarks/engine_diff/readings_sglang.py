@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from benchmarks.engine_diff.readings_base import (
-    Case,
     Rule,
     both_ok,
     engine_refuses,
     kvtop_refuses,
     stated_dtype,
-    text_config_json,
     top_level_modelopt_algo,
 )
 
@@ -21,40 +19,7 @@ from benchmarks.engine_diff.readings_base import (
 # S20 (a hybrid-SWA cell of the stage's own layers) (engines/sglang/pp_layers.py, multimodal.py).
 
 
-def _pp_stage0_cell(c: Case) -> bool:
-    """PP with unequal stages: the engine's row is stage 0's cell, kvtop's its tightest rank's."""
-    return (
-        both_ok(c)
-        and c.pp > 1
-        and c.kvtop.tokens == c.side.tokens
-        and c.kvtop.bytes_per_block != c.side.bytes_per_block
-    )
-
-
 SGLANG_RULES: list[Rule] = [
-    (
-        "S21",
-        "harness: stage 0's cell of a linear-attention hybrid under PP",
-        lambda c: (
-            both_ok(c)
-            and c.pp > 1
-            and c.kvtop.bytes_per_block != c.side.bytes_per_block
-            and "linear_attention" in (text_config_json(c).get("layer_types") or [])
-            and abs((c.kvtop.tokens or 0) - (c.side.tokens or 0)) * 1000 < (c.side.tokens or 1)
-        ),
-        "harness: as S15, the row's cell is stage 0's: Qwen3.5-35B-A3B's 40 layers hold full attention at every "
-        "4th, so PP 4's stages of 10 hold 2, 3, 2, 3 of them (4,096 B against kvtop's tightest rank's 6,144 B at "
-        "2 KV heads × 256 × 2 × 2 B per layer). The token count agrees (3,672,938): every stage's linear-attention "
-        "pool is the fattest stage's (1,181 slots × 8 layers' state; engines/sglang/pp_layers.py most_stage_state)",
-    ),
-    (
-        "S15",
-        "harness: stage 0's cell against kvtop's tightest rank's",
-        _pp_stage0_cell,
-        "harness: the row's cell is stage 0's (SGLang splits the layers unevenly, the last stages the larger: "
-        "94 layers over PP 4 are 23, 23, 24, 24), kvtop's is its tightest rank's; the token count, SGLang's own MIN "
-        "over the stages, agrees",
-    ),
     (
         "S16",
         "kvtop: the checkpoint's FP8 KV read from the other quantization file",

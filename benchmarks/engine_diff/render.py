@@ -52,7 +52,8 @@ no answer for is a "not run" row.
 
 Columns: tokens (vLLM: the `GPU KV cache size` figure; SGLang: `max_total_num_tokens`);
 bytes (vLLM: bytes of one block over all its layer slots; SGLang: the cell, bytes per token per
-rank, for hybrid SWA full + ratio × SWA); block (vLLM block size / SGLang page size); last (vLLM:
+rank, for hybrid SWA full + ratio × SWA; under PP stage 0's, on both sides: SGLang's row reads stage 0's
+KVCacheConfigurator); block (vLLM block size / SGLang page size); last (vLLM:
 num_blocks; SGLang: max running requests). kvtop's figure first, the engine's second where they
 differ; – where that engine version does not report the figure (SGLang before the
 KVCacheConfigurator keeps the cell in a local and derives max running requests after allocating

@@ -105,7 +105,20 @@ def kvtop_side(engine: str, version: str, result: dict[str, Any]) -> Side:
     if engine == "vllm":
         per_block = plan["kv_pool_bytes"] // plan["num_blocks"] if plan["num_blocks"] else 0
         return Side("ok", plan["tokens"], per_block, plan["block_size"], plan["num_blocks"])
-    return Side("ok", plan["tokens"], plan["cell_bytes"], plan["block_size"], plan["max_running_requests"])
+    return Side("ok", plan["tokens"], _sglang_cell(result, plan), plan["block_size"], plan["max_running_requests"])
+
+
+def _sglang_cell(result: dict[str, Any], plan: dict[str, Any]) -> int:
+    """The cell SGLang's row reports: under PP, stage 0's (the runner reads the KVCacheConfigurator of
+    stage 0's process; each stage sizes its own layers' cell and the MIN of the token counts is taken
+    over the stages), so kvtop's stage 0 rank's bytes per token, where kvtop's own cell step is its
+    tightest rank's (94 layers over PP 4: 23, 23, 24, 24 — stage 0's cell is the smaller). A hybrid-SWA
+    cell (full + ratio × SWA) is not a rank's bytes per token: its cell step counts the stage's own layers
+    already (engines/sglang/budget.py), and is kept."""
+    stages = {s["pp_rank"]: s for s in plan["stages"]}
+    if result.get("pp", 1) > 1 and 0 in stages and not any(p["name"] == "swa" for p in stages[0]["kv_pools"]):
+        return int(stages[0]["kv_bytes_per_token"])
+    return int(plan["cell_bytes"])
 
 
 def verdict(kvtop: Side, engine: Side) -> str:

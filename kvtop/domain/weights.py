@@ -106,19 +106,29 @@ class _Rank:
         modules: tuple[str, ...],
         quantizable: bool = True,
         tensors: int = 1,
+        row_scale_shards: int | None = None,
     ) -> None:
-        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
+        """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
+        scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
+        scales, one per output row, split only so many ways (docs/engines/architectures.md §6)."""
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
         whole = 0  # scalar scales each rank holds whole
+        row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
         if fmt is not None:
             whole = fmt.tensor_scale_bytes
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
+            per_channel = not fmt.per_tensor and fmt.block is None and not fmt.group_size
+            if row_scale_shards is not None and per_channel:
+                row_scales = rows * fmt.scale_bytes + rows * fmt.zero_point_bits // 8
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole * tensors, shards)
+        held = (nbytes - whole - row_scales) / shards + whole * tensors
+        if row_scales:
+            held += row_scales / (row_scale_shards or 1)
+        self.acc.add(component, rows * cols / shards, held, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
@@ -147,7 +157,7 @@ def _attention(rank: _Rank, layer: int) -> None:
         rank.matrix("attention", kv_rank * hd, h, 1, names)
         if g.kv_projections == 2:
             rank.matrix("attention", kv_rank * vd, h, 1, names)
-    rank.matrix("attention", h, g.heads * vd, tp, names)
+    rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
         if kv_width:
@@ -190,7 +200,7 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
     rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
-    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
     rank.vector("norms", mla.kv_lora_rank)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
@@ -242,7 +252,11 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
     else:  # Mamba2: z, x, B, C, dt in one projection
         # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
         extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
-        rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        if extra:  # one ColumnParallelLinear of z, x, B, C and dt
+            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
+            for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
+                rank.matrix("linear_attention", part, h, tp, names)
         conv_dim = s.conv_dim + 2 * extra
         rank.vector("linear_attention", conv_dim, tp)  # conv bias
         rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
@@ -250,7 +264,7 @@ def _linear_attention(rank: _Rank, layer: int) -> None:
         rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
         if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
             rank.vector("norms", s.inner_size, tp)
-    rank.matrix("linear_attention", h, s.inner_size, tp, names)
+    rank.matrix("linear_attention", h, s.inner_size, tp, names, row_scale_shards=1)
 
 
 def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
@@ -260,8 +274,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
-        for _ in range(mats):
+        for _ in range(mats - 1):  # gate and up: column-parallel
             rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
+        rank.matrix("mlp", h, width, lay.tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, lay.tp)
             rank.vector("mlp", h)
@@ -271,11 +286,13 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    for _ in range(mats):
-        rank.matrix(
-            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
-            (prefix + ".experts", prefix + ".experts.0.down_proj"), tensors=local,
-        )  # fmt: skip
+    experts = (prefix + ".experts", prefix + ".experts.0.down_proj")
+    for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
+        rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
+                    tensors=local)  # fmt: skip
+    # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
+    rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
+                tensors=local, row_scale_shards=lay.ep)  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
@@ -288,8 +305,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
             prefix + ".shared_expert",
             prefix + ".shared_expert.down_proj",
         )
-        for _ in range(mats):
+        for _ in range(mats - 1):
             rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)

@@ -172,3 +172,40 @@ def test_nvfp4_spares_the_latent_projections_and_keeps_per_tensor_scales() -> No
     o_proj = 7_168 * 4_096 + 7_168 * 512 + 2 * FP32
     assert row(b, "attention") == 61 * (bf16 * BF16 + o_proj) == 8_890_876_392
     assert b.total_bytes == 195_924_088_200 - 61 * 4 * BF16
+
+
+def test_per_channel_scales_are_one_per_output_row_and_whole_on_row_parallel_matrices() -> None:
+    """DeepSeek-V3.2-exp-ptpc (Quark per-channel FP8: an fp32 weight_scale per output row) at TP 2 with EP. Both
+    engines' meta builds, per rank: o_proj.weight [7168, 8192] with weight_scale [7168] (row-parallel: its input
+    split, every output row's scale on each rank); the dense layers' down_proj [7168, 9216] / weight_scale [7168]
+    beside gate_up_proj [18432, 7168] / [18432]; shared_experts.down_proj [7168, 1024] / [7168] beside gate_up_proj
+    [2048, 7168] / [2048]; experts.w2_weight [128, 7168, 2048] with w2_weight_scale [128, 7168] and w13_weight
+    [128, 4096, 7168] with w13_weight_scale [128, 4096]. kvtop had one scale per intermediate row on every down
+    projection and split o_proj's over TP: −154,319,824 B a rank."""
+    b = book(model("haoyangli-amd--DeepSeek-V3.2-exp-ptpc"))
+    assert row(b, "routed_experts") == 58 * (
+        128 * 4_096 * 7_168 + 128 * 7_168 * 2_048 + (128 * 4_096 + 128 * 7_168) * FP32
+    ) == 327_288_881_152
+    assert row(b, "shared_experts") == 58 * (2_048 * 7_168 + 7_168 * 1_024 + (2_048 + 7_168) * FP32) == 1_279_303_680
+    assert row(b, "mlp") == 3 * (18_432 * 7_168 + 7_168 * 9_216 + (18_432 + 7_168) * FP32) == 594_849_792
+    # SGLang's language model is 338,290,618,064 B a rank: kvtop's book + the 61 layers' attn_mqa / attn_mha k and
+    # v scales (4 fp32 scalars a layer, RadixAttention's BaseKVCacheMethod: A9 in docs/fidelity.md)
+    assert b.total_bytes + 61 * 4 * FP32 == 338_290_618_064
+
+
+def test_mamba2_in_proj_is_five_logical_matrices_each_with_its_per_tensor_scales() -> None:
+    """Nemotron-3-Super-120B-A12B-FP8 (ModelOpt FP8 from its hf_quant_config.json) at TP 2 with EP: both engines
+    build Mamba2's in_proj as a MergedColumnParallelLinear of z, x, B, C and dt (output_sizes; SGLang 0.5.23
+    mamba.py, vLLM 0.33.0 mamba_mixer2.py, where the groups divide over TP), so SGLang's meta build holds
+    in_proj.weight [9280, 4096] float8 with weight_scale [5] and input_scale [5] fp32; out_proj [4096, 4096] with
+    [1] and [1]; conv1d [5120, 1, 4] + bias [5120], dt_bias and D [64] bf16, A [64] fp32: 2,193,594,240 B over the
+    40 Mamba layers (kvtop had one scale pair for in_proj: −1,280 B). SGLang's language model is 60,898,377,160 B a
+    rank: kvtop's book less its bf16 head (65,536 × 4,096 × 2 B), plus SGLang's FP8 head (65,536 × 4,096 B + 8 B of
+    scales) and the 8 attention layers' k/v scales (A17 in docs/fidelity.md)."""
+    name = "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8"
+    quant = json.loads((HARNESS / f"{name}.hf_quant_config.json").read_text())
+    m = model_from_config(json.loads((HARNESS / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
+    b = book(m)
+    mixer = 9_280 * 4_096 + (5 + 5) * FP32 + 4_096 * 4_096 + 2 * FP32 + 5_120 * 4 * BF16 + 5_120 * BF16
+    assert row(b, "linear_attention") == 40 * (mixer + 64 * FP32 + 2 * 64 * BF16) == 2_193_594_240
+    assert b.total_bytes - 65_536 * 4_096 * BF16 + 65_536 * 4_096 + 8 + 8 * 2 * FP32 == 60_898_377_160

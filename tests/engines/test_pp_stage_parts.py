@@ -43,6 +43,10 @@ def _kvtop_stages(plan: dict[str, Any]) -> list[int]:
         # 62 layers split 16, 16, 15, 15 (vLLM's remainder before the last stage)
         ("vllm", "0.33.0", "google--gemma-3-27b-it", "pp4",
          [15_206_227_968, 16_032_025_088, 16_032_025_088, 15_206_227_968]),
+        # vLLM's GraniteMoeHybridModel (granitemoehybrid.py): embed_tokens and norm on every stage, the head tied;
+        # 40 layers 10 a stage, each stage the same bytes (a guarded split's middle stages: 822,091,776 B less)
+        ("vllm", "0.33.0", "ibm-granite--granite-4.0-h-small.RECONSTRUCTED", "pp4", [16_720_240_128] * 4),
+        ("vllm", "0.33.0", "ibm-granite--granite-4.0-h-small.RECONSTRUCTED", "pp2", [16_334_157_824] * 2),
         # SGLang's LlamaForCausalLM builds lm_head on every stage (llama.py): 128,256 × 4,096 × 2 B on each;
         # embed_tokens on stage 0 only, the final norm (8,192 B) on stage 3 only
         ("sglang", "0.5.23", "meta-llama--Llama-3.1-8B", "pp4",

@@ -46,7 +46,12 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
         # norm [2816] on all four stages, 1,476,395,008 + 5,632 B)
         "Gemma4ForCausalLM": _ALL,
         "Gemma4ForConditionalGeneration": _ALL,
-    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3,gemma4}.py: no "
+        # granitemoehybrid.py GraniteMoeHybridModel: embed_tokens and norm unguarded, the head tied to the embedding
+        # (granite-4.0-h-small TP1×PP4: every stage 16,720,240,128 B; a guarded split's middle stages hold
+        # 100,352 × 4,096 × 2 B + 8,192 B less)
+        "GraniteMoeHybridForCausalLM": EveryStage(embedding=True, final_norm=True),
+    }, "vllm/model_executor/models/{mixtral,qwen3_moe,gpt_oss,jamba,nemotron_h,qwen3_next,qwen3_5,gemma3,gemma4,"
+       "granitemoehybrid}.py: no "
        "is_first_rank / is_last_rank guard (engine-diff meta builds, PP 2 and 4)"),
 ))  # fmt: skip
 

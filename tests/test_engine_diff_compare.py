@@ -1,0 +1,62 @@
+"""The harness compares like with like (issue 26): a row reads equal where kvtop's figures and the engine's agree.
+
+Each expected value is the engine's own, from the committed row (tests/data/engine_diff/): SGLang's cell of
+stage 0's KVCacheConfigurator, vLLM's per-layer KV cache specs. kvtop's side is recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.engine_diff.architectures import stage_checks
+from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from benchmarks.engine_diff.table import engine_side, kvtop_side, load_fixtures
+
+
+def _row(engine: str, config: str, variant: str) -> tuple[str, dict[str, Any]]:
+    for fixture in load_fixtures():
+        if fixture["engine"] != engine or fixture["version"] not in ("0.33.0", "0.5.23"):
+            continue
+        for row in fixture["results"]:
+            if (row["config"], row.get("variant"), row.get("gpu"), row.get("kv_dtype")) == (config, variant, "sm90", "auto"):
+                return fixture["version"], row
+    raise AssertionError(f"no {engine} row of {config} {variant}")
+
+
+def test_sglang_pp_cell_is_stage_zeros_on_both_sides() -> None:
+    # Qwen3-235B-A22B's 94 layers over PP 4 are 23, 23, 24, 24 (SGLang's split); the row's cell is stage 0's:
+    # 23 layers × 4 KV heads × 128 × 2 (K, V) × 2 B = 47,104 B; the tightest stage's would be 49,152.
+    version, row = _row("sglang", "Qwen--Qwen3-235B-A22B", "pp4")
+    assert row["cell_size"] == 23 * 4 * 128 * 2 * 2 == 47_104
+    assert kvtop_side("sglang", version, row) == engine_side("sglang", row)
+    # Qwen3.5-35B-A3B: full attention at every 4th layer, stage 0 (layers 0-9) holds 2 of them: 4,096 B
+    version, row = _row("sglang", "Qwen--Qwen3.5-35B-A3B", "pp4")
+    assert row["cell_size"] == 4_096
+    assert kvtop_side("sglang", version, row) == engine_side("sglang", row)
+
+
+def _stage_differences(engine: str, config: str, variant: str) -> list[str]:
+    version, row = _row(engine, config, variant)
+    plan = kvtop_plan(engine, version, row)
+    return [text for check in stage_checks(row, engine, version, plan) for text in check.differences]
+
+
+def test_an_all_sliding_config_is_one_windowed_group_on_both_sides() -> None:
+    # Mistral-7B-v0.1's sliding_window 4,096 covers all 32 layers: vLLM's 16 layers a stage are SlidingWindowSpec
+    version, row = _row("vllm", "mistralai--Mistral-7B-v0.1", "pp2")
+    spec = row["stages"][0]["layer_specs"][0]
+    assert (spec["kind"], spec["layers"], spec["page_size_bytes"] // spec["block_size"]) == ("SlidingWindowSpec", 16, 2048)
+    assert _stage_differences("vllm", "mistralai--Mistral-7B-v0.1", "pp2") == []
+
+
+def test_a_mamba_page_is_compared_padded_as_vllm_pads_it() -> None:
+    # Falcon-H1-0.5B at TP 2: vLLM's MambaSpec page is the attention page, 800 tokens × 256 B = 204,800 B
+    version, row = _row("vllm", "tiiuae--Falcon-H1-0.5B", "pp2")
+    mamba = next(s for s in row["stages"][0]["layer_specs"] if s["kind"] == "MambaSpec")
+    assert mamba["page_size_bytes"] == 800 * 256 == 204_800
+    assert _stage_differences("vllm", "tiiuae--Falcon-H1-0.5B", "pp2") == []
+    # Qwen3.5-27B (gated delta net): 832 tokens × 2 KV heads × 256 × 2 × 2 B = 1,703,936 B
+    version, row = _row("vllm", "Qwen--Qwen3.5-27B", "pp2")
+    state = next(s for s in row["stages"][0]["layer_specs"] if s["kind"] == "MambaSpec")
+    assert state["page_size_bytes"] == 832 * 2 * 256 * 2 * 2 == 1_703_936
+    assert not [t for t in _stage_differences("vllm", "Qwen--Qwen3.5-27B", "pp2") if "KV" in t]
