@@ -2,7 +2,8 @@
 what it captures: the graphs of vLLM's default capture sizes, each costing per layer on the rank.
 
 Expected values are what the engine's own logs printed: the capture counts of its "Profiling CUDA graph memory"
-line and the capture sizes of its config dump, and the "Estimated CUDA graph memory" each log printed.
+line and the capture sizes of its config dump, and the "Estimated CUDA graph memory" each log printed. Also what
+vLLM's load holds of a weight beyond its bytes (PyTorch's caching allocator), against 'Model loading took'.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from benchmarks.calibration.corpus import GIB, load
 from benchmarks.calibration.evaluate import fit_all, observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm import weights_held as held
 
 RECORDS = {record.id: record for record in load("vllm")}
 
@@ -53,3 +55,24 @@ def test_a_held_out_estimate_lands_within_its_error_of_the_printed_one() -> None
     features = vllm.fit_features("vllm.cuda_graphs", record.inputs())
     assert features is not None
     assert abs(fit.predict(features) - 0.84 * GIB) <= fit.error_bytes
+
+
+def test_the_caching_allocator_rounds_a_weight_as_pytorch_does() -> None:
+    """PyTorch's CUDACachingAllocator: ≥ 10 MiB gets a segment rounded to 2 MiB, split only when more than 1 MiB
+    remains. Qwen2.5-7B's down_proj (18,944 × 3,584 × 2 B = 129.5 MiB) holds 130 MiB, its o_proj (24.5 MiB, 1.5 MiB
+    left) its own 24.5, its fused gate_up (259 MiB, exactly 1 MiB left) 260; a Llama-3.1-8B q_proj (32 MiB) 32."""
+    mib = 1 << 20
+    assert held.allocator_block(18944 * 3584 * 2) == 130 * mib
+    assert held.allocator_block(3584 * 3584 * 2) == 3584 * 3584 * 2
+    assert held.allocator_block(2 * 18944 * 3584 * 2) == 260 * mib
+    assert held.allocator_block(4096 * 4096 * 2) == 32 * mib
+
+
+def test_the_weights_term_lands_on_what_vllm_printed_for_qwen2_5() -> None:
+    """'Model loading took 14.25 GiB' (Qwen2.5-7B, v0.19.0, TP 1), 34.01 GiB (Kimi-Dev-72B, Qwen2.5-72B's shape,
+    TP 4) and 67.80 GiB (Qwen2.5-72B, TP 2): the book, the rope cache and the allocator's rounding within 0.03 GiB
+    (the book alone was 0.057, 0.120 and 0.055 GiB short)."""
+    for record_id, printed in (("llmd-v019-qwen2.5-7b-tp1", 14.25), ("llmd-v019-kimi-dev-72b-tp4", 34.01),
+                               ("llmd-v019-qwen2.5-72b-tp2", 67.80)):  # fmt: skip
+        term = next(t for t in vllm.terms(RECORDS[record_id].inputs()) if t.term is Term.WEIGHTS)
+        assert abs(term.bytes / GIB - printed) < 0.03, record_id

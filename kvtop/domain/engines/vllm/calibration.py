@@ -38,7 +38,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
-from kvtop.domain.engines.vllm.weights_held import held_beside
+from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 
@@ -263,7 +263,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
         Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held_beside(inputs)), activation,
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch]
     if graphs_charged(inputs):
         label = "vLLM's CUDA-graph estimate"
@@ -277,6 +277,15 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
+
+
+def held(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What vLLM's load holds beside the book: the loader's own tensors (rope cache, MXFP4 copies) and the caching
+    allocator's rounding of the weights (`weights_held.py`)."""
+    parts = [part for part in (held_beside(inputs), allocator_rounding(inputs)) if part is not None]
+    if not parts:
+        return None
+    return sum(size for size, _ in parts), "; ".join(why for _, why in parts)
 
 
 def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:
