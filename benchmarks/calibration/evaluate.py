@@ -145,9 +145,17 @@ def _kv_truth(record: Record) -> tuple[int, float] | None:
     util = record.util
     terms = ("cuda_total", "weights", "activation", "non_torch")
     if util and all(name in f for name in terms):
-        kv = math.ceil(f["cuda_total"] * util) - f["weights"] - f["activation"] - f["non_torch"] - f.get("cuda_graphs", 0)
-        return kv, PRINTED_HALF_GIB * (len(terms) + ("cuda_graphs" in f))
+        graphs = f.get("cuda_graphs", 0) if _graphs_charged(record) else 0
+        kv = math.ceil(f["cuda_total"] * util) - f["weights"] - f["activation"] - f["non_torch"] - graphs
+        return kv, PRINTED_HALF_GIB * (len(terms) + (graphs > 0))
     return None
+
+
+def _graphs_charged(record: Record) -> bool:
+    """Whether the engine's budget charged the CUDA-graph estimate the log printed (vLLM prints it from v0.18.0
+    and charges it from v0.21.0): the engine's own terms for the launch say."""
+    terms = engine_rules(record.engine).calibration.terms(record.inputs())
+    return any(estimate.term is Term.CUDA_GRAPHS for estimate in terms)
 
 
 def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) -> Judged | None:

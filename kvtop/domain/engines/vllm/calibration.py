@@ -12,10 +12,16 @@
   buffers: a constant, plus a part once the custom all-reduce runs (TP > 1, unless disabled: vLLM's
   custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
-  graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`.
+  graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
+  estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
+  and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
+  memory grows with the graph's nodes, so with the layers on the rank: the fit is a constant (the first
+  capture) plus a part per captured graph beyond the first × layers (`graph_counts`).
 """
 
 from __future__ import annotations
+
+import math
 
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
@@ -32,7 +38,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
-from kvtop.domain.engines.vllm.weights_held import held_beside
+from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 
@@ -57,6 +63,13 @@ NON_TORCH_ERAS: Eras[str] = Eras((
     Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
     Era("0.18.0", "v18", "V1 from v0.18.0: the TP group's all-reduce buffers grow with it"),
 ))
+# `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
+# on releases that did not charge it yet (llm-d-planner's v0.18.0 and v0.19.0 logs print it).
+GRAPHS_PROFILED: tuple[Era[bool], ...] = (
+    Era("", False, "no CUDA-graph estimate before the KV cache"),
+    Era("0.18.0", True, "PR #30515: profile_cudagraph_memory estimates (and prints) the graphs' memory"),
+)
 GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
     Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
@@ -73,12 +86,18 @@ NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1; n
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
 CONTEXT_FEATURES = ("1 GiB", "1 GiB when TP × PP > 1", "1 GiB for an MoE model when TP > 1")
+# CUDA graphs: the first capture, and each further graph's capture (its nodes: per layer on the rank)
+GRAPH_FEATURES = ("1 GiB", "graphs captured beyond each mode's first × layers on the rank ÷ 1000")
+# vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
+# every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# the default from v0.11.0) stop at max_num_seqs.
+GRAPH_SIZE_CAP = 512
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     **{f"vllm.activation.{era.value}": (Term.ACTIVATION, V0_ACTIVATION_FEATURES if era.value == "v0" else ACTIVATION_FEATURES)
        for era in ACTIVATION_ERAS},
     **{f"vllm.non_torch.{era.value}": (Term.NON_TORCH, NON_TORCH_FEATURES) for era in NON_TORCH_ERAS},
-    "vllm.cuda_graphs": (Term.CUDA_GRAPHS, ("1 GiB",)),
+    "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
 
@@ -99,6 +118,10 @@ FITS: dict[str, LinearTerm] = {
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
         coefficients=(0.51, 1.025714, 0.494286), error_bytes=17895698, records=37,
+    ),
+    'vllm.cuda_graphs': LinearTerm(
+        key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
+        coefficients=(0.359292, 0.17987), error_bytes=539054140, records=35,
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
@@ -161,8 +184,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
         return _activation_features(inputs, inputs.model)
     if key == non_torch_key(inputs):
         return (1.0, 1.0 if custom_all_reduce_on(inputs) else 0.0)
-    if key == "vllm.cuda_graphs" and graphs_charged(inputs):
-        return (1.0,)
+    if key == "vllm.cuda_graphs":
+        return _graph_features(inputs)
     if key == "vllm.context":
         return _context_features(inputs)
     return None
@@ -198,6 +221,30 @@ def graphs_charged(inputs: CalibrationInputs) -> bool:
     return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
 
 
+def capture_sizes(largest: int) -> list[int]:
+    """vLLM's default CUDA-graph capture sizes up to `largest` tokens."""
+    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)]
+    return [size for size in sizes if size <= largest]
+
+
+def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs) vLLM captures by default: the profile's "Profiling CUDA graph memory:
+    PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, FULL=51 at H100's 1024."""
+    tokens, seqs, _ = batch_limits(inputs)
+    sizes = capture_sizes(min(2 * seqs, GRAPH_SIZE_CAP, tokens))
+    return len(sizes), len([size for size in sizes if size <= seqs])
+
+
+def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(1, graphs beyond each mode's first × layers on the rank ÷ 1000); None before v0.18.0, eager, or no model."""
+    if not era_for(GRAPHS_PROFILED, inputs.version).value or inputs.settings.enforce_eager or inputs.model is None:
+        return None
+    piecewise, full = graph_counts(inputs)
+    extra = max(piecewise - 1, 0) + max(full - 1, 0)
+    layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
+    return (1.0, extra * layers / 1000)
+
+
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
     """CUDA's total, the weights, non-torch memory, the activation peak and (v0.21+) CUDA graphs."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
@@ -216,17 +263,29 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
         Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
-    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held_beside(inputs)), activation,
+    found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch]
     if graphs_charged(inputs):
         label = "vLLM's CUDA-graph estimate"
+        piecewise, full = graph_counts(inputs)
+        basis = (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default sizes); "
+                 "from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not modelled")
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
-                                 fit_features("vllm.cuda_graphs", inputs), "charged since v0.21.0")  # fmt: skip
+                                 fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
         found.append(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
-            "charged since v0.21.0; too few logs print it to fit (0.36 GiB on a small TP 2 model, 4.99 GiB on GLM-5.2 "
-            "TP 4): 2 GiB assumed"))  # fmt: skip
+            "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
+            "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
+
+
+def held(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What vLLM's load holds beside the book: the loader's own tensors (rope cache, MXFP4 copies) and the caching
+    allocator's rounding of the weights (`weights_held.py`)."""
+    parts = [part for part in (held_beside(inputs), allocator_rounding(inputs)) if part is not None]
+    if not parts:
+        return None
+    return sum(size for size, _ in parts), "; ".join(why for _, why in parts)
 
 
 def _activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:

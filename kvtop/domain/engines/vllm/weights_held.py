@@ -123,3 +123,46 @@ def _marlin(experts: int, width: int, hidden: int, kinds: tuple[MlpKind, ...], p
         f"vLLM's MXFP4 experts on Marlin (SM 8.x): the intermediate size padded to {MARLIN_PAD[0]}, the hidden size "
         f"to {MARLIN_PAD[1]} (quantization/mxfp4.py create_weights)"
     )
+
+
+# PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request of 10 MiB or more
+# (kMinLargeAlloc) gets a segment rounded up to 2 MiB (kRoundLarge), and its block is split only when more than
+# 1 MiB (kSmallSize) would remain; torch's allocated bytes, which vLLM's 'Model loading took' reads, count the
+# block. A weight within 1 MiB under a 2 MiB boundary so holds the whole segment: Qwen2.5-7B's down_proj
+# (129.5 MiB) holds 130, its fused gate_up (259 MiB) 260.
+ALLOC_ALIGN, ALLOC_LARGE, ALLOC_ROUND, ALLOC_SPLIT = 512, 10 << 20, 2 << 20, 1 << 20
+VOCAB_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+
+
+def allocator_block(size: int) -> int:
+    """The bytes torch's caching allocator counts as allocated for one tensor of `size` bytes on its own segment."""
+    size = -(-size // ALLOC_ALIGN) * ALLOC_ALIGN
+    if size < ALLOC_LARGE:  # carved from a shared 20 MiB segment, split with little left over
+        return size
+    segment = -(-size // ALLOC_ROUND) * ALLOC_ROUND
+    return segment if segment - size <= ALLOC_SPLIT else size
+
+
+def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """What the allocator's rounding adds to a dense unquantized model's weights on the largest rank: vLLM's
+    tensors per layer (fused QKV, o_proj, fused gate_up, down_proj, split by TP) and the vocabulary matrices.
+    Judged against the weights vLLM printed: Qwen2.5-7B TP 1 +57 MiB printed, +57 here; Qwen3-32B TP 2 +69 / +64;
+    Qwen2.5-72B TP 4 +92 to +123 / +120. None for MoE, MLA, quantized, hybrid or multimodal models (other tensors)."""
+    model = inputs.model
+    if (model is None or model.quant.method != "none" or model.mla is not None or model.moe is not None
+            or model.multimodal or model.layer_geometry or model.layer_intermediate
+            or any(kind.value not in ("full", "sliding") for kind in model.layer_attention)):  # fmt: skip
+        return None
+    tp, width, hidden = inputs.layout.tp, model.dtype_bytes, model.hidden_size
+    heads, kv_heads = max(model.num_attention_heads // tp, 1), max(model.num_kv_heads // tp, 1)
+    inner = model.intermediate_size // tp
+    tensors = ((heads + 2 * kv_heads) * model.head_dim * hidden * width, heads * model.head_dim * hidden * width,
+               (2 if model.mlp_gated else 1) * inner * hidden * width, inner * hidden * width)  # fmt: skip
+    layers = math.ceil(model.num_layers / max(inputs.layout.pp, 1))
+    vocab = math.ceil(model.vocab_size / VOCAB_PADDING) * VOCAB_PADDING // tp
+    matrix = vocab * (model.embedding_size or hidden) * width
+    matrices = 1 if model.tie_word_embeddings or inputs.layout.pp > 1 else 2
+    extra = layers * sum(allocator_block(size) - size for size in tensors) + matrices * (allocator_block(matrix) - matrix)
+    if extra <= 0:
+        return None
+    return extra, "torch's caching allocator: weights within 1 MiB under a 2 MiB boundary hold the whole segment"

@@ -1,0 +1,78 @@
+"""vLLM's CUDA-graph estimate (`profile_cudagraph_memory`, printed from v0.18.0, charged from v0.21.0), modelled by
+what it captures: the graphs of vLLM's default capture sizes, each costing per layer on the rank.
+
+Expected values are what the engine's own logs printed: the capture counts of its "Profiling CUDA graph memory"
+line and the capture sizes of its config dump, and the "Estimated CUDA graph memory" each log printed. Also what
+vLLM's load holds of a weight beyond its bytes (PyTorch's caching allocator), against 'Model loading took'.
+"""
+
+from __future__ import annotations
+
+from benchmarks.calibration.corpus import GIB, load
+from benchmarks.calibration.evaluate import fit_all, observed
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm import weights_held as held
+
+RECORDS = {record.id: record for record in load("vllm")}
+
+
+def test_the_capture_sizes_are_the_ones_vllm_prints() -> None:
+    """The v0.19.1 A100 start's config dump: 'cudagraph_capture_sizes': [1, 2, 4, 8, 16, 24, …, 248, 256, 272, …, 512]."""
+    sizes = vllm.capture_sizes(512)
+    assert sizes[:5] == [1, 2, 4, 8, 16] and sizes[33:37] == [248, 256, 272, 288] and sizes[-1] == 512
+    assert len(sizes) == 51
+
+
+def test_the_graph_counts_are_the_ones_the_profile_prints() -> None:
+    """H100 (vLLM's 1024 seqs, 8192 tokens): 'PIECEWISE=51 (largest=512), FULL=51 (largest=512)' in llm-d-planner's
+    v0.19.0 logs; an A100 40GB and an RTX 5090 (256 seqs, 2048 tokens): 'PIECEWISE=51 (largest=512), FULL=35
+    (largest=256)' (the v0.19.1 A100 start, the v0.24.0 RTX 5090 study's GPU)."""
+    assert vllm.graph_counts(RECORDS["llmd-v019-qwen3-8b"].inputs()) == (51, 51)
+    assert vllm.graph_counts(RECORDS["file57978845466-qwen3-8b-a100-40gb-v0191"].inputs()) == (51, 35)
+    assert vllm.graph_counts(RECORDS["file67163912157-qwen3-8b-5090"].inputs()) == (51, 35)
+
+
+def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_21() -> None:
+    """v0.19.0 printed 'Estimated CUDA graph memory: 0.84 GiB total' for Qwen3-8B on an H100 and did not charge it;
+    v0.24.0 charges it, and with the model known the plan's term is calibrated, not the 2 GiB assumed before."""
+    printed = RECORDS["llmd-v019-qwen3-8b"]
+    assert observed(printed, Term.CUDA_GRAPHS, {}) == round(0.84 * GIB)
+    assert not vllm.graphs_charged(printed.inputs())
+    assert vllm.fit_features("vllm.cuda_graphs", printed.inputs()) == (1.0, (50 + 50) * 36 / 1000)
+    charged = RECORDS["file67163912157-qwen3-8b-5090"].inputs()
+    graphs = next(term for term in vllm.terms(charged) if term.term is Term.CUDA_GRAPHS)
+    assert graphs.source == "calibrated" and "51 PIECEWISE + 35 FULL" in graphs.basis
+    before = RECORDS["llmd-qwen3-14b-v0.17.0"].inputs()  # v0.17.0 had no estimate to print
+    assert vllm.fit_features("vllm.cuda_graphs", before) is None
+
+
+def test_a_held_out_estimate_lands_within_its_error_of_the_printed_one() -> None:
+    """Llama-3.1-8B at TP 1 on an H100 (v0.19.0) printed 0.84 GiB; the fit made without that record lands within
+    the fit's own held-out error of it."""
+    record = RECORDS["llmd-v019-llama-3.1-8b-tp1"]
+    fit = fit_all({"vllm": list(RECORDS.values())}, leave_out=record.id)["vllm.cuda_graphs"]
+    features = vllm.fit_features("vllm.cuda_graphs", record.inputs())
+    assert features is not None
+    assert abs(fit.predict(features) - 0.84 * GIB) <= fit.error_bytes
+
+
+def test_the_caching_allocator_rounds_a_weight_as_pytorch_does() -> None:
+    """PyTorch's CUDACachingAllocator: ≥ 10 MiB gets a segment rounded to 2 MiB, split only when more than 1 MiB
+    remains. Qwen2.5-7B's down_proj (18,944 × 3,584 × 2 B = 129.5 MiB) holds 130 MiB, its o_proj (24.5 MiB, 1.5 MiB
+    left) its own 24.5, its fused gate_up (259 MiB, exactly 1 MiB left) 260; a Llama-3.1-8B q_proj (32 MiB) 32."""
+    mib = 1 << 20
+    assert held.allocator_block(18944 * 3584 * 2) == 130 * mib
+    assert held.allocator_block(3584 * 3584 * 2) == 3584 * 3584 * 2
+    assert held.allocator_block(2 * 18944 * 3584 * 2) == 260 * mib
+    assert held.allocator_block(4096 * 4096 * 2) == 32 * mib
+
+
+def test_the_weights_term_lands_on_what_vllm_printed_for_qwen2_5() -> None:
+    """'Model loading took 14.25 GiB' (Qwen2.5-7B, v0.19.0, TP 1), 34.01 GiB (Kimi-Dev-72B, Qwen2.5-72B's shape,
+    TP 4) and 67.80 GiB (Qwen2.5-72B, TP 2): the book, the rope cache and the allocator's rounding within 0.03 GiB
+    (the book alone was 0.057, 0.120 and 0.055 GiB short)."""
+    for record_id, printed in (("llmd-v019-qwen2.5-7b-tp1", 14.25), ("llmd-v019-kimi-dev-72b-tp4", 34.01),
+                               ("llmd-v019-qwen2.5-72b-tp2", 67.80)):  # fmt: skip
+        term = next(t for t in vllm.terms(RECORDS[record_id].inputs()) if t.term is Term.WEIGHTS)
+        assert abs(term.bytes / GIB - printed) < 0.03, record_id
