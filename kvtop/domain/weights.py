@@ -9,7 +9,6 @@ layers grouped by kind); each layer's matrices are built in `weight_matrices.py`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from functools import cached_property
 
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit
+from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
 from kvtop.domain.weight_matrices import (
     ComponentSums,
     RankMatrices,
@@ -165,12 +164,12 @@ def _book_from_config(
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
-    padded_vocab = math.ceil(model.vocab_size / 64) * 64
-    vocab_rows = math.ceil(padded_vocab / layout.tp)
+    padded_vocab = vocab_padded(model.vocab_size)
+    vocab_rows = vocab_parallel_rows(model.vocab_size, layout.tp)
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(model, layout)
-        embedding_rows = model.vocab_size if plain else math.ceil(padded_vocab / embedding_shards)
+        embedding_rows = model.vocab_size if plain else vocab_parallel_rows(model.vocab_size, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
@@ -241,6 +240,6 @@ def _tower_positions_per_rank(tower: TowerSpec, tp: int, split: TowerSplit | Non
         return 0
     if split is None or not split.position_table:
         return tower.position_params
-    return math.ceil(math.ceil(tower.position_rows / 64) * 64 / tp) * (tower.position_params // tower.position_rows)
+    return vocab_parallel_rows(tower.position_rows, tp) * (tower.position_params // tower.position_rows)
 
 
