@@ -5,6 +5,8 @@ layers, each matrix sized by the parallelism that splits it and the checkpoint's
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
 
@@ -281,7 +283,7 @@ LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_
                  ".self_attn.o_proj", ".self_attn.indexer.wq_b", ".self_attn.indexer.wk")  # fmt: skip
 
 
-def layer_signature(model: ModelSpec, layer: int) -> tuple[object, ...]:
+def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer))  # fmt: skip

@@ -9,7 +9,7 @@ layers grouped by kind); each layer's matrices are built in `weight_matrices.py`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
@@ -194,7 +194,7 @@ def _book_from_config(
         rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
-    groups: dict[tuple[object, ...], list[int]] = {}
+    groups: dict[tuple[Hashable, ...], list[int]] = {}
     for layer in layers:
         groups.setdefault(layer_signature(model, layer), []).append(layer)
     for members in groups.values():
