@@ -20,6 +20,7 @@ class ComponentSums:
         self.notes: dict[str, str] = {}
 
     def add(self, component: str, params: float, nbytes: float, shards: int) -> None:
+        """Adds to `component`; its shards are the most any of its parts splits over."""
         entry = self.parts.setdefault(component, [0.0, 0.0])
         entry[0] += params
         entry[1] += nbytes
@@ -72,6 +73,8 @@ class RankMatrices:
         self.acc.add(component, rows * cols / shards, held, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
+        """A never-quantized vector (norm, bias, per-head term) of `size` values split `shards` ways, in the model
+        dtype unless the engine builds it wider (`dtype_bytes`: fp32 A_log, router bias)."""
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
         self.acc.add(component, size / shards, size * width / shards, shards)
 
