@@ -340,3 +340,16 @@ def test_an_interval_with_every_input_measured_is_exact(capsys: pytest.CaptureFi
     assert main(args) == 0
     interval = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interval"))
     assert interval.endswith("tokens: every input is measured"), interval
+
+
+def test_a_long_weights_row_keeps_the_columns_aligned(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's calibrated row ('calibrated_beyond_book', 22 characters) is wider than the 16-character component
+    column: every row's bytes column must still end where the header's does."""
+    assert main(["plan", "--model", str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"), "--engine", "vllm",
+                 "--tp", "8", "--gpu", "H200", "--no-calibration-store"]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Weights per rank"))
+    header, *rows = lines[start + 1 : lines.index("", start)]
+    assert any(row.lstrip().startswith("calibrated_beyond_book") for row in rows)
+    end = header.index("bytes") + len("bytes")
+    assert all(row[end - 1] == ")" and row[end - 4 : end - 1] == "GiB" for row in rows)

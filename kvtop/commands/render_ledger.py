@@ -80,14 +80,16 @@ def ledger_text(ledger: Ledger) -> str:
     ]
     for label, rank in _distinct_ranks(ledger):
         lines.append(f"Weights per rank — {label} (layers {rank.layers[0]}–{rank.layers[1] - 1})")
-        lines.append(f"  {'component':<16}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
+        name = max(16, *(len(row.component) for row in rank.weights.rows))  # an engine's long row name stays aligned
+        lines.append(f"  {'component':<{name}}{'params':>16}{'B/param':>9}{'shards':>8}  {'bytes':>28}")
         for row in rank.weights.rows:
             note = f"  {row.note}" if row.note else ""
             lines.append(
-                f"  {row.component:<16}{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}  {fmt_both(row.bytes):>28}{note}"
+                f"  {row.component:<{name}}{row.params:>16,}{row.bytes_per_param:>9.3f}{row.shards:>8}  "
+                f"{fmt_both(row.bytes):>28}{note}"
             )
         lines.append(
-            f"  {'total':<16}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
+            f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )
         lines.append("")
         lines.append(

@@ -153,6 +153,19 @@ class TowerSplit(BaseModel):
     k_eq_v_holds_v: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
 
 
+VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
+
+
+def vocab_padded(rows: int) -> int:
+    """A vocab-parallel table's rows padded to VOCAB_PADDING (the embedding, the LM head, a tower's positions)."""
+    return math.ceil(rows / VOCAB_PADDING) * VOCAB_PADDING
+
+
+def vocab_parallel_rows(rows: int, shards: int) -> int:
+    """The rows one rank holds of a vocab-parallel table of `rows` split `shards` ways: padded, then split."""
+    return math.ceil(vocab_padded(rows) / shards)
+
+
 class TowerSpec(BaseModel):
     """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
     (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
@@ -185,8 +198,8 @@ class TowerSpec(BaseModel):
         if self.mlp_width:  # padded MLP units join the split part
             shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
-            padded = math.ceil(self.position_rows / 64) * 64
-            whole += math.ceil(padded / tp) * (self.position_params // self.position_rows) - self.position_params
+            per_row = self.position_params // self.position_rows
+            whole += vocab_parallel_rows(self.position_rows, tp) * per_row - self.position_params
         return whole + shared / tp
 
 

@@ -18,6 +18,7 @@ tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03)
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.rope_cache import rope_cache_bytes
 
 ROPE_CACHE_BYTES = 4  # float32 on CUDA
 
@@ -28,14 +29,7 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The rotary embedding's float32 cos/sin cache, whole on every rank; None for a model without rotary
-    positions (a learned position table)."""
-    model = inputs.model
-    if model is None or model.body.learned_positions or model.max_position_embeddings <= 0:
+    """The rotary embedding's float32 cos/sin cache, whole on every rank (kvtop.domain.rope_cache)."""
+    if inputs.model is None:
         return None
-    rotary = model.mla.qk_rope_head_dim if model.mla is not None else model.head_dim
-    size = model.max_position_embeddings * rotary * ROPE_CACHE_BYTES
-    return size, (
-        f"the rope's cos/sin cache ({model.max_position_embeddings:,} positions × {rotary} × {ROPE_CACHE_BYTES} B "
-        "float32, on every rank: srt/layers/rotary_embedding/base.py)"
-    )
+    return rope_cache_bytes(inputs.model, ROPE_CACHE_BYTES, "float32 on CUDA, srt/layers/rotary_embedding/base.py")

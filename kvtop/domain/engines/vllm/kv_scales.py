@@ -29,14 +29,17 @@ E5M2_SOURCE = "_init_kv_cache_quant (vllm/model_executor/layers/attention/attent
 # ModelOpt's KV-cache method on MLA layers: v0.13.0's ModelOptQuantConfigBase.get_quant_method tests `Attention`
 # only; v0.33.0's `(Attention, MLAAttention)` (the release between that changed it is not pinned)
 MODELOPT_MLA_SCALES_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 modelopt.py ModelOptQuantConfigBase.get_quant_method: isinstance(layer, Attention)"),
+    Era("", False, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): modelopt.py "
+        "ModelOptQuantConfigBase.get_quant_method: isinstance(layer, Attention)"),
     Era("0.33.0", True, "v0.33.0 modelopt.py: isinstance(layer, (Attention, MLAAttention)); first release not pinned"),
 ))
 # compressed-tensors without a kv_cache_scheme keeps fp8_e5m2 in v0.33.0; v0.13.0 refuses every one (the release
 # between that spared them is not pinned)
 CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", True, "v0.13.0 attention/layer.py: any BaseKVCacheMethod refuses fp8_e5m2"),
-    Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2"),
+    Era("", True, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): "
+        "attention/layer.py: any BaseKVCacheMethod refuses fp8_e5m2"),
+    Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2; "
+        "first release not pinned"),
 ))
 _PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config gives `Attention` alone a method
 

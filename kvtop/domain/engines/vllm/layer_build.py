@@ -18,7 +18,8 @@ from kvtop.domain.model import AttentionKind, ModelSpec
 
 INDEXER_WK = "indexer.wk"  # the weights book's module name of DSA's index key projection
 INDEXER_WK_UNQUANTIZED_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 deepseek_v2.py Indexer: wk = ReplicatedLinear(..., quant_config=quant_config)"),
+    Era("", False, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): "
+        "deepseek_v2.py Indexer: wk = ReplicatedLinear(..., quant_config=quant_config)"),
     Era("0.33.0", True, "v0.33.0 deepseek_v2.py Indexer: wk_weights_proj = MergedColumnParallelLinear(..., "
                         "quant_config=None); first release not pinned"),
 ))  # fmt: skip

@@ -39,6 +39,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import MlpKind
+from kvtop.domain.rope_cache import rope_cache_bytes
 
 MXFP4_BLOCK = 32  # weights per E8M0 scale
 TRITON_PAD = 64  # round_up(intermediate_size_per_partition, 64) on the Triton backend
@@ -61,18 +62,12 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The rotary embedding's cos/sin cache: max positions × rotary dim × the cache's dtype, whole on every
-    rank; None for a model without rotary positions (a learned position table)."""
+    """The rotary embedding's cos/sin cache in the model's dtype (float32 for FLOAT32_ROPE), whole on every rank."""
     model = inputs.model
-    if model is None or model.body.learned_positions or model.max_position_embeddings <= 0:
+    if model is None:
         return None
-    rotary = model.mla.qk_rope_head_dim if model.mla is not None else model.head_dim
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
-    size = model.max_position_embeddings * rotary * width
-    return size, (
-        f"the rope's cos/sin cache ({model.max_position_embeddings:,} positions × {rotary} × {width} B, on every rank: "
-        "rotary_embedding/base.py)"
-    )
+    return rope_cache_bytes(model, width, "rotary_embedding/base.py")
 
 
 def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:

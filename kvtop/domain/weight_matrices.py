@@ -1,0 +1,318 @@
+"""One rank's weight matrices, layer by layer (the weights book's builders; `kvtop/domain/weights.py` assembles
+the book from them): attention (full, latent, DSA's indexer), the state mixers, dense and MoE MLPs, the MTP
+layers, each matrix sized by the parallelism that splits it and the checkpoint's format for its module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from kvtop.domain.layout import ParallelLayout, StageParts
+from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
+
+
+class ComponentSums:
+    """Accumulates (params, bytes) per component for one rank."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[float]] = {}
+        self.shards: dict[str, int] = {}
+        self.notes: dict[str, str] = {}
+
+    def add(self, component: str, params: float, nbytes: float, shards: int) -> None:
+        """Adds to `component`; its shards are the most any of its parts splits over."""
+        entry = self.parts.setdefault(component, [0.0, 0.0])
+        entry[0] += params
+        entry[1] += nbytes
+        self.shards[component] = max(self.shards.get(component, 1), shards)
+
+
+class RankMatrices:
+    """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
+
+    def __init__(
+        self, model: ModelSpec, layout: ParallelLayout, build: TowerSplit | None = None, parts: StageParts | None = None
+    ) -> None:
+        self.model = model
+        self.layout = layout
+        self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
+        self.parts = parts  # the stage's parts: what the engine's class adds to each layer, or builds unquantized
+        self.acc = ComponentSums()
+
+    def matrix(
+        self,
+        component: str,
+        rows: int,
+        cols: int,
+        shards: int,
+        modules: tuple[str, ...],
+        quantizable: bool = True,
+        tensors: int = 1,
+        row_scale_shards: int | None = None,
+    ) -> None:
+        """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
+        scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
+        scales, one per output row, split only so many ways (docs/engines/architectures.md §6)."""
+        unquantized = self.parts.unquantized if self.parts is not None else ()
+        if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
+            quantizable = False  # the engine builds this module in the model dtype (its first name says which)
+        fmt = self.model.quant.format_of(modules) if quantizable else None
+        whole = 0  # scalar scales each rank holds whole
+        row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
+        if fmt is not None:
+            whole = fmt.tensor_scale_bytes
+            nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
+            per_channel = not fmt.per_tensor and fmt.block is None and not fmt.group_size
+            if row_scale_shards is not None and per_channel:
+                row_scales = rows * fmt.scale_bytes + rows * fmt.zero_point_bits // 8
+        else:
+            nbytes = rows * cols * self.model.dtype_bytes
+        held = (nbytes - whole - row_scales) / shards + whole * tensors
+        if row_scales:
+            held += row_scales / (row_scale_shards or 1)
+        self.acc.add(component, rows * cols / shards, held, shards)
+
+    def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
+        """A never-quantized vector (norm, bias, per-head term) of `size` values split `shards` ways, in the model
+        dtype unless the engine builds it wider (`dtype_bytes`: fp32 A_log, router bias)."""
+        width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
+        self.acc.add(component, size / shards, size * width / shards, shards)
+
+
+def attention(rank: RankMatrices, layer: int) -> None:
+    m, lay = rank.model, rank.layout
+    tp = lay.attn_tp
+    h = m.hidden_size
+    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
+    if m.mla is not None:
+        latentattention(rank, names, layer)
+        return
+    g = m.geometry(layer)
+    hd, vd = g.head_dim, g.v_head_dim
+    shared_kv = m.layer_attention[layer] is LayerKind.SHARED  # q and o only: K and V are another layer's
+    kv_rank = lay.kv_heads_per_rank(g.kv_heads)
+    if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
+        g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
+    q_params = g.heads * hd
+    rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
+    # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
+    kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
+    if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
+        rank.matrix("attention", kv_rank * hd, h, 1, names)
+        if g.kv_projections == 2:
+            rank.matrix("attention", kv_rank * vd, h, 1, names)
+    rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
+    if m.attention_bias:
+        rank.vector("attention", q_params, tp)
+        if kv_width:
+            rank.vector("attention", kv_width)
+    if m.body.o_bias:
+        rank.vector("attention", h)
+    if m.attention_sinks or g.sinks:
+        rank.vector("attention", g.heads, tp)
+    if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
+        rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
+        rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
+        rank.vector("norms", 2 * m.dsa_index_head_dim)  # the index q and k norms
+    if m.qk_norm:
+        if m.body.qk_norm_width == "all":  # one norm over all heads, whole on every rank (OLMo-2)
+            rank.vector("norms", g.heads * hd)
+            rank.vector("norms", 0 if shared_kv else g.kv_heads * hd)
+        elif m.body.qk_norm_width == "all_split":  # … split over attention TP (MiniMax-M2's TP norm)
+            rank.vector("norms", g.heads * hd, tp)
+            rank.vector("norms", 0 if shared_kv else g.kv_heads * hd, tp)
+        else:
+            rank.vector("norms", (1 if shared_kv else 2) * hd)
+
+
+def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> None:
+    m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
+    mla = m.mla
+    assert mla is not None
+
+    def named(module: str) -> tuple[str, ...]:  # a checkpoint may spare one projection (DeepSeek-V3.2-NVFP4)
+        return (f"model.layers.{layer}.self_attn.{module}", *names)
+
+    q_width = m.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    if mla.q_lora_rank:
+        rank.matrix("attention", mla.q_lora_rank, h, 1, named("q_a_proj"))  # q_a: whole on every rank
+        rank.matrix("attention", q_width, mla.q_lora_rank, tp, named("q_b_proj"))
+        rank.vector("norms", mla.q_lora_rank)
+    else:
+        rank.matrix("attention", q_width, h, tp, named("q_proj"))
+    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
+    up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
+    rank.vector("norms", mla.kv_lora_rank)
+    if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
+        index = m.dsa_index_head_dim
+        rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
+        rank.matrix("attention", index, h, 1, named("indexer.wk"))
+        rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
+        rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
+
+
+def linearattention(rank: RankMatrices, layer: int) -> None:
+    """One state mixer's weights, by its kind (`StateKind`): the projections in and out, conv, per-head terms."""
+    m, tp = rank.model, rank.layout.attn_tp
+    s = m.state
+    assert s is not None
+    names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
+    h = m.hidden_size
+    key_width = s.n_groups * s.state_size
+    if s.kind is StateKind.GATED_DELTA_NET:  # qkvz and beta/alpha projections
+        rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
+        rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
+        rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
+        rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D
+        rank.matrix("linear_attention", 2 * s.inner_size, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * (s.conv_kernel + 1), tp)
+        rank.matrix("linear_attention", s.dt_rank + 2 * s.state_size, s.inner_size, tp, names)
+        rank.matrix("linear_attention", s.inner_size, s.dt_rank, tp, names)
+        rank.vector("linear_attention", s.inner_size * s.state_size, tp, dtype_bytes=4)  # A: fp32 (MambaMixer)
+        rank.vector("linear_attention", s.inner_size * 2, tp)  # D, dt_proj bias
+        if s.dt_bc_norms:
+            rank.vector("norms", s.dt_rank + 2 * s.state_size)
+    elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
+        rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.matrix("linear_attention", s.num_heads, h, tp, names)  # beta
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # f_a
+        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # f_b
+        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # g_a
+        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # g_b
+        rank.vector("norms", s.head_dim)
+    elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
+        rank.matrix("linear_attention", 3 * h, h, tp, names)
+        rank.vector("linear_attention", h * s.conv_kernel, tp)
+        rank.matrix("linear_attention", h, h, tp, names)
+        return
+    else:  # Mamba2: z, x, B, C, dt in one projection
+        # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
+        extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
+        if extra:  # one ColumnParallelLinear of z, x, B, C and dt
+            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+        else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
+            for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
+                rank.matrix("linear_attention", part, h, tp, names)
+        conv_dim = s.conv_dim + 2 * extra
+        rank.vector("linear_attention", conv_dim, tp)  # conv bias
+        rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A: fp32 (MambaMixer2)
+        rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
+        if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
+            rank.vector("norms", s.inner_size, tp)
+    rank.matrix("linear_attention", h, s.inner_size, tp, names, row_scale_shards=1)
+
+
+def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
+    m, lay = rank.model, rank.layout
+    h = m.hidden_size
+    mats = 3 if m.mlp_gated else 2
+    prefix = f"model.layers.{layer}.mlp"
+    if kind is MlpKind.DENSE:
+        width = m.intermediate(layer)
+        for _ in range(mats - 1):  # gate and up: column-parallel
+            rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
+        rank.matrix("mlp", h, width, lay.tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
+        if m.body.mlp_bias:
+            rank.vector("mlp", (mats - 1) * width, lay.tp)
+            rank.vector("mlp", h)
+        return
+    moe = m.moe
+    assert moe is not None
+    shards = lay.moe_shards
+    width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
+    local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
+    experts = (prefix + ".experts", prefix + ".experts.0.down_proj")
+    for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
+        rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
+                    tensors=local)  # fmt: skip
+    # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
+    rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
+                tensors=local, row_scale_shards=lay.ep)  # fmt: skip
+    if moe.latent_size:
+        for _ in range(2):
+            rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
+    if moe.expert_bias:  # w13's bias splits as its rows; w2's (hidden wide) only as the experts split over EP
+        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
+        rank.vector("routed_experts", moe.num_routed_experts * h, lay.ep)
+    if moe.shared_intermediate_size:
+        shared_names = (
+            prefix + ".shared_experts",
+            prefix + ".shared_expert",
+            prefix + ".shared_expert.down_proj",
+        )
+        for _ in range(mats - 1):
+            rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
+        if moe.shared_expert_gate:
+            rank.vector("shared_experts", h)
+    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    if moe.extra_norms:
+        rank.vector("norms", moe.extra_norms * h)
+    if moe.per_expert_scale:
+        rank.vector("router", moe.num_routed_experts)
+    if moe.router_bias:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
+    if lay.ep > 1:
+        rank.acc.notes["routed_experts"] = (
+            f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"
+        )
+
+
+def layer_weights(rank: RankMatrices, layer: int) -> None:
+    model = rank.model
+    kind = model.layer_attention[layer]
+    if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
+        attention(rank, layer)
+        if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
+            rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
+    if model.has_state(layer):
+        linearattention(rank, layer)
+    if model.layer_mlp[layer] is not MlpKind.NONE:
+        mlp(rank, layer, model.layer_mlp[layer])
+    norms = model.body.norms_per_layer
+    rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
+
+
+LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_proj_with_mqa", ".self_attn.kv_b_proj",
+                 ".self_attn.o_proj", ".self_attn.indexer.wq_b", ".self_attn.indexer.wk")  # fmt: skip
+
+
+def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
+    """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
+    kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
+             model.indexed(layer))  # fmt: skip
+    if not model.quant.excluded and not model.quant.mixed:
+        return kinds
+    prefix = f"model.layers.{layer}"
+    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
+              ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
+              *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
+    return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))
+
+
+def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
+    """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it."""
+    before = {k: list(v) for k, v in rank.acc.parts.items()}
+    last = model.num_layers - 1
+    for _ in range(model.mtp_layers):
+        attention(rank, last)
+        mlp(rank, last, model.layer_mlp[last])
+        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, 1, ("model.layers.61.eh_proj",))
+        rank.vector("norms", 4 * model.hidden_size)
+    moved = [0.0, 0.0]
+    for name, (params, nbytes) in list(rank.acc.parts.items()):
+        old = before.get(name, [0.0, 0.0])
+        if name != "mtp":
+            moved[0] += params - old[0]
+            moved[1] += nbytes - old[1]
+            rank.acc.parts[name] = old
+    rank.acc.add("mtp", moved[0], moved[1], 1)
