@@ -11,10 +11,9 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import GIB, MIB
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 
-GIB = 1 << 30
-MIB = 1 << 20
 GB = 10**9
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 TORCH = "torch==2.13.0"
-GIB = 1 << 30
 
 # Configs × TP × KV dtype × GPU generation; one budget per engine (the sweep).
 TPS = (1, 2, 4, 8)

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
 from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term
-from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, GIB, MeasuredInputs
+from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
-
-_MIB = 1 << 20
+from kvtop.domain.wording import GIB
+from kvtop.domain.wording import MIB as _MIB
 
 
 @dataclass(frozen=True)

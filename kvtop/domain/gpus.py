@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kvtop.domain.errors import InputError
-
-MIB = 1 << 20
+from kvtop.domain.wording import MIB
 
 GPU_TOTAL_MIB: dict[str, int] = {
     "H100": 81559, "H100-SXM": 81559, "H100-PCIE": 81559, "H100-NVL": 95830,

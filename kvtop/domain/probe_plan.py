@@ -19,8 +19,8 @@ from kvtop.domain.probe import (
     mha_buffers,
     predicted_bytes_per_token,
 )
+from kvtop.domain.wording import GIB
 
-GIB = 2**30
 #: The smallest reserve a GPU probe keeps free when none is given.
 MIN_GPU_RESERVE_BYTES = 2 * GIB
 #: The parent kills the probe's child process after this long.

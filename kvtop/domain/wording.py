@@ -6,7 +6,8 @@ puts into words: GiB (2**30 bytes), two decimals, the unit always stated.
 
 from __future__ import annotations
 
-GIB = 1 << 30
+GIB = 1 << 30  # the one GiB and MiB every module reads (kvtop/units.py re-exports them for views)
+MIB = 1 << 20
 
 
 def gib(num_bytes: int | float) -> str:

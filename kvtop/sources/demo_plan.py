@@ -28,11 +28,11 @@ from kvtop.domain.placement import place, span_of
 from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node
+from kvtop.domain.wording import GIB as _GIB
 from kvtop.sources.hub import load_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
 
-_GIB = 1 << 30
 # How long the demo's engines have been up when the demo opens: process start times are this far
 # before the demo's clock, so ages read as on a node that has run a while (and two runs look alike).
 DEMO_UPTIME_S = 2 * 86400 + 3 * 3600

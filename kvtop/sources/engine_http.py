@@ -43,7 +43,6 @@ _MESSAGE_CHARS = 300
 # The deadline of the command reading the node (`with_live_state`), seen by every request it makes:
 # the engines' readers keep their plain (http, base_url, timeout_s) signature.
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("kvtop_engine_http_deadline", default=None)
-_GIB = 1 << 30
 
 _FRACTIONS = {"kv_usage_fraction", "spec_acceptance"}
 

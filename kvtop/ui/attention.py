@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuState
+from kvtop.domain.wording import GIB
 from kvtop.ui.widgets.findings import FindingLike, finding_tone
 from kvtop.ui.widgets.row_parts import GpuRowData
 
@@ -19,7 +20,6 @@ from kvtop.ui.widgets.row_parts import GpuRowData
 PROBLEM_TONES = ("error", "warning")
 _TONE_RANK = {"error": 0, "warning": 1, "info": 2}
 _BROKEN = (GpuState.LOST, GpuState.ERROR)
-GIB = 1 << 30
 
 
 def is_problem(finding: FindingLike) -> bool:

@@ -25,8 +25,8 @@ from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
 #: Findings that price bytes other processes hold on one GPU, by the row those bytes sit in.

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import HostKvRequest
-from kvtop.domain.engines.base import GIB, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import KVTOP_SPELLINGS, LaunchSettings, spelling_of
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 
 
 @dataclass(frozen=True)

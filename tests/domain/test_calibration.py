@@ -9,13 +9,14 @@ import pytest
 
 from kvtop.domain.calibration.estimate import planned_capacity, preload_estimate
 from kvtop.domain.calibration.fit import least_squares, non_negative_least_squares, quantile
-from kvtop.domain.calibration.linear import GIB, fit_term
+from kvtop.domain.calibration.linear import fit_term
 from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.linear import GIB
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
 

@@ -13,13 +13,13 @@ import json
 import subprocess
 import sys
 
-from kvtop.domain.engines.base import GIB
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.quant import quant_from_config
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS

@@ -12,9 +12,10 @@ With 80 GiB given, `--gpu-memory-utilization 0.9` and 2 GiB of non-KV memory mea
 from __future__ import annotations
 
 from kvtop.domain.diagnose import Severity, diagnose_ledger
-from kvtop.domain.engines.base import GIB, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 

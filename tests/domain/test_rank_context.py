@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
-from kvtop.domain.engines.base import GIB, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.ui.fakes import H100_NAME, H100_TOTAL_BYTES
 

@@ -10,11 +10,13 @@ import pynvml
 import pytest
 
 from kvtop.commands.node_source import DemoSource, LiveSource, open_node_source
+from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
+from kvtop.units import GIB
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
     CONTAINER_PID_MIB,
@@ -84,15 +86,19 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # nvidia-smi's less the calibrated gap, 0.420117 GiB, as the corpus has no A100-80GB total, less the weights —
     # GptOssAttention's o_proj bias included, and what vLLM's Marlin MXFP4 backend holds beside the book on an
     # SM 8.0 GPU: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32,
-    # over 36 layers × 128 experts × 3 matrices — and the runtime terms: a KV budget of 6,889,493,805 B at
-    # 589,824 B per block): int(11,680 / 8,329 × 131,072) = 183,806
-    # — and the rope's cos/sin cache every vLLM rank holds (131,072 positions × 64 rotary dims in float32 for
-    # gpt-oss: 33,554,432 B, which takes 56 of those blocks: 11,623 left)
+    # over 36 layers × 128 experts × 3 matrices, and the rope's cos/sin cache every vLLM rank holds (131,072
+    # positions × 64 rotary dims in float32 for gpt-oss) — and the runtime terms, vLLM's CUDA-graph estimate
+    # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
+    # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
+    # 8,033,608,349 B at 589,824 B per block: 13,620 blocks, int(13,620 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     assert vllm.ledger.measured.calibrated.weights_extra_bytes == marlin_padding + rope_cache == 5_538_381_824
-    assert (6_889_493_805 - rope_cache) // 589_824 == vllm.ledger.engine.num_blocks == 11_623
-    assert vllm.ledger.token_capacity == 11_623 * 131_072 // 8_329 == 182_909
+    graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
+    graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
+    assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
+    assert 8_033_608_349 // 589_824 == vllm.ledger.engine.num_blocks == 13_620
+    assert vllm.ledger.token_capacity == 13_620 * 131_072 // 8_329 == 214_335
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.wording import GIB
 
 CONTEXT_FEATURES = ("1 GiB", "log2(TP) on NVLink GPUs", "log2(TP) on PCIe GPUs")
 # the context assumed where no fit reaches: (GiB alone, GiB per doubling of TP), and its half-width

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
 from kvtop.domain.gpus import gpu_model_key
+from kvtop.domain.wording import GIB
 
-MIB = 1 << 20
 KEY_PREFIX = "cuda_total."
 FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
 

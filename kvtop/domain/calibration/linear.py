@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.fit import leave_one_out, non_negative_least_squares, quantile
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 ERROR_QUANTILE = 0.9  # the share of held-out records a term's error covers
 
 

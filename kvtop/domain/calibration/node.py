@@ -20,8 +20,8 @@ from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import MIB
 
-MIB = 1 << 20
 NODE_REPEAT_ERROR_BYTES = 64 * MIB  # how far two starts of the same launch on one node differ (an assumption)
 STORE_SCHEMA = 1
 

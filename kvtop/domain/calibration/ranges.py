@@ -23,8 +23,7 @@ from kvtop.domain.calibration.terms import (
     TermSource,
     weakest,
 )
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB
 
 
 class InputRange(BaseModel):

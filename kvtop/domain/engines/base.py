@@ -12,10 +12,8 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import GIB, gib
 
-GIB = 1 << 30
-MIB = 1 << 20
 # Memory the CUDA context and NCCL take before weights load, when nothing measured it
 # (SGLang logs it as `Init torch distributed ends. mem usage=…`: ≈ 0.6–1.2 GiB on H100 nodes).
 DEFAULT_CONTEXT_BYTES = 1 * GIB

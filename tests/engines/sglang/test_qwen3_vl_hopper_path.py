@@ -15,10 +15,10 @@ import pytest
 
 from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
-from kvtop.domain.engines.base import MIB
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import MIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import DATA
 

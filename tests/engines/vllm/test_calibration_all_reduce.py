@@ -12,12 +12,12 @@ less than the 1.79 GiB the H100 runs' all-reduce buffers add at TP > 1 alone.
 from __future__ import annotations
 
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.linear import GIB
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.engines.base import (
-    GIB,
-    MIB,
     BudgetStep,
     EngineInputs,
     EngineResult,
@@ -44,6 +42,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
+from kvtop.domain.wording import GIB, MIB
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9

@@ -48,7 +48,6 @@ from kvtop.domain.deployment_math import (
     lora_unmodelled_reason,
     redundant_expert_bytes,
 )
-from kvtop.domain.engines.base import MIB
 from kvtop.domain.engines.sglang.deployment_eras import (
     HICACHE_ALIGN_ERAS,
     HICACHE_DEFAULT_RATIO,
@@ -62,6 +61,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import MIB
 
 SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model-path", "speculative-draft-model",
               "speculative-num-draft-tokens", "speculative-num-steps", "speculative-eagle-topk")  # fmt: skip

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 
 from kvtop.domain.deployment_flags import flag_set, flag_text
-from kvtop.domain.engines.base import MIB, EngineInputs
+from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
@@ -28,6 +28,7 @@ from kvtop.domain.engines.versions import (
 from kvtop.domain.gpus import BLACKWELL_GPUS, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
+from kvtop.domain.wording import MIB
 
 FractionRule = Callable[[EngineInputs, int], tuple[float, str]]
 """(inputs, GPU memory in MiB) -> (mem_fraction_static, how it was reached)."""

@@ -6,11 +6,11 @@ it; kept apart from either so that neither imports the other.
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import MIB
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import MIB
 
 VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
 MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
     ESTIMATOR_HEAD_ERAS,
@@ -41,6 +41,7 @@ from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 
 # Activation peak at max_num_tokens + NCCL + CUDA graphs beyond the CUDA context, when nothing measured it.
 ESTIMATED_NON_KV_BYTES = 2 * GIB

@@ -20,10 +20,11 @@ from kvtop.domain.calibration.features import (
 )
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
 # a TensorRT engine's C++ runtime: no constant (what it holds at 1 slot and few tokens is a few hundred MiB, below

@@ -24,10 +24,10 @@ from kvtop.domain.engines.trtllm.log_records import (
     TrtllmRankLog,
 )
 from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, version_line
+from kvtop.domain.wording import MIB as _MIB
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 _COUNT = r"(\d{1,15})"
-_MIB = 1 << 20
 
 _ALLOCATED = re.compile(rf"Allocated ({_NUM}) GiB for max tokens in paged KV cache \({_COUNT}\)")
 _LEGACY_BYTES = re.compile(rf"Allocate {_COUNT} bytes for k/v cache")

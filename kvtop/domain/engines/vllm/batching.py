@@ -8,11 +8,11 @@ max_num_batched_tokens to max(max_model_len, the default) so that a whole prompt
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import GIB
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eras import LARGE_GPU_BATCH_ERAS, async_scheduling_default, model_runner
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import GIB
 
 
 def default_batch_limits(

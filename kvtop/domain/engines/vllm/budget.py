@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import GIB, BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
@@ -29,6 +29,7 @@ from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import pp_layer_range
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.wording import GIB
 
 # Activation peak + non-torch memory + CUDA graphs, when neither a log nor the operator says.
 ESTIMATED_NON_KV_BYTES = 2 * GIB

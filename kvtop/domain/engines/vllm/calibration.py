@@ -33,7 +33,7 @@ from kvtop.domain.calibration.features import (
 )
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.calibration.linear import GIB, LinearTerm
+from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
@@ -41,6 +41,7 @@ from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_li
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
 ENGINE_ERAS: Eras[str] = Eras((

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvtop.domain.engine_log import EngineLog, Measured, RankedValue, min_over_ranks
-from kvtop.domain.engines.base import GIB, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.cause_search import changed, geometry_candidates, has_windowed_layers
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size
@@ -33,7 +33,7 @@ from kvtop.domain.explanation import (
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import LayerKind, ModelSpec
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import GIB, gib
 
 record_type = VllmRankLog
 _FACTS = {

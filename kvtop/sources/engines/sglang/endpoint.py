@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from kvtop.domain.observe import EndpointState, EngineLive
+from kvtop.domain.wording import GIB as _GIB
 from kvtop.sources.engine_http import (
     FAILURE_PRECEDENCE,
     EndpointFailure,
@@ -22,8 +23,6 @@ from kvtop.sources.engine_http import (
     set_fact,
     summarise,
 )
-
-_GIB = 1 << 30
 
 _SGLANG_GAUGES = {
     "sglang:max_total_num_tokens": "token_capacity",

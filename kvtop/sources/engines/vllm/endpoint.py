@@ -18,8 +18,6 @@ from kvtop.sources.engine_http import (
     summarise,
 )
 
-_GIB = 1 << 30
-
 _VLLM_GAUGES = {
     "vllm:kv_cache_usage_perc": "kv_usage_fraction",
     "vllm:gpu_cache_usage_perc": "kv_usage_fraction",  # the name before vLLM PR #29330 (2025-11)
