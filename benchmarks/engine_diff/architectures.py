@@ -127,17 +127,6 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "(TP2+EP: 121,088,569,344 B a rank)",
     ),
     (
-        "A16",
-        lambda arch, c, text: c.engine == "vllm" and _vllm_mxfp4_padding(c, text),
-        "kvtop: held apart from the weights book: vLLM 0.33's Mxfp4MoEMethod.create_weights pads each expert's "
-        "intermediate size per partition (mxfp4_round_up_hidden_size_and_intermediate_size, vllm/model_executor/"
-        "layers/fused_moe/oracle/mxfp4.py; to 64 on Hopper's Triton backend), so gpt-oss at TP 2 builds 1,472 rows "
-        "where the checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 736], w13_bias "
-        "[32, 2944]): 32 rows × (3 × 2,880 × (1/2 + 1/32) + 2 × 2 B) = 147,008 B an expert a layer. kvtop's book "
-        "counts the checkpoint's tensors and adds this padding in vLLM's weights term (engines/vllm/weights_held.py, "
-        "TRITON_PAD; docs/calibration.md); at TP 1 and under EP the width 2,880 needs none, and those stages are equal",
-    ),
-    (
         "A12",
         lambda arch, c, text: c.engine == "sglang" and _sglang_fused_shared(arch, c, text),
         "kvtop: SGLang fuses Qwen3-Next's shared expert into the routed experts as one more expert where its width "
@@ -270,20 +259,6 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0,
                         last_stage=check.stage == pp - 1, parts=parts)  # fmt: skip
     return book.total_bytes == int(match.group(1).replace(",", ""))
-
-
-def _vllm_mxfp4_padding(check: StageCheck, text: str) -> bool:
-    """kvtop short by the padded rows of every local expert's w13/w2 (MXFP4, 4-bit + an E8M0 scale per 32) and
-    w13's bias on each MoE layer of the stage: TP without EP, the width per rank not a multiple of 64."""
-    quant = _config_value(check.config, "quantization_config") or {}
-    if quant.get("quant_method") != "mxfp4" or "EP" in check.layout:
-        return False
-    experts, hidden = _config_value(check.config, "num_local_experts"), _config_value(check.config, "hidden_size")
-    width = _config_value(check.config, "intermediate_size") // _tp(check)
-    pad = -(-width // 64) * 64 - width
-    per_expert = 3 * hidden * pad // 2 + 3 * hidden * pad // 32 + 2 * pad * 2
-    delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
-    return bool(pad) and delta is not None and -delta == layers * experts * per_expert
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:
