@@ -127,42 +127,6 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "(TP2+EP: 121,088,569,344 B a rank)",
     ),
     (
-        "A16",
-        lambda arch, c, text: c.engine == "vllm" and _vllm_mxfp4_padding(c, text),
-        "kvtop: held apart from the weights book: vLLM 0.33's Mxfp4MoEMethod.create_weights pads each expert's "
-        "intermediate size per partition (mxfp4_round_up_hidden_size_and_intermediate_size, vllm/model_executor/"
-        "layers/fused_moe/oracle/mxfp4.py; to 64 on Hopper's Triton backend), so gpt-oss at TP 2 builds 1,472 rows "
-        "where the checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 736], w13_bias "
-        "[32, 2944]): 32 rows × (3 × 2,880 × (1/2 + 1/32) + 2 × 2 B) = 147,008 B an expert a layer. kvtop's book "
-        "counts the checkpoint's tensors and adds this padding in vLLM's weights term (engines/vllm/weights_held.py, "
-        "TRITON_PAD; docs/calibration.md); at TP 1 and under EP the width 2,880 needs none, and those stages are equal",
-    ),
-    (
-        "A17",
-        lambda arch, c, text: c.engine == "sglang" and _sglang_fp8_head(arch, c, text),
-        "kvtop: SGLang's NemotronHForCausalLM builds lm_head with the quant_config (nemotron_h.py) and "
-        "ModelOptFp8Config.get_quant_method quantizes a ParallelLMHead that exclude_modules does not name "
-        "(sglang/srt/layers/quantization/modelopt_quant.py); this hf_quant_config.json (Nemotron-3-Super-120B-A12B-"
-        "FP8's AIC copy) names none, so the head is FP8 with an fp32 weight and input scale (lm_head.weight [65536, "
-        "4096] float8 at TP 2: 268,435,456 + 8 B) where kvtop's book keeps it bf16 (a MIXED_PRECISION checkpoint's "
-        "listed head alone is quantized, weights.py); and, as A9, each attention layer's RadixAttention takes "
-        "ModelOptFp8KVCacheMethod's k_scale and v_scale (8 B a layer: 8 of the 88)",
-    ),
-    (
-        "A11",
-        lambda arch, c, text: (
-            c.engine == "sglang" and arch == "Llama4ForConditionalGeneration" and re.search(r"towers: .*engine 0 B", text)
-            is not None
-        ),
-        "kvtop: SGLang 0.5.23 serves Llama4ForConditionalGeneration text-only unless the launch says "
-        "--enable-multimodal (ModelConfig's mm_disabled_models, sglang/srt/configs/model_config.py: 'Multimodal is "
-        "disabled for llama4'; mllama4.py builds the tower where has_vision_weights and enable_multimodal): the row, "
-        "rerun with the checkpoint's model.safetensors.index.json naming its vision tensors "
-        "(tests/data/engine_diff/indexes), still holds the language model alone. kvtop's SGLang rules know the "
-        "launch is text-only (engines/sglang/multimodal.py: no multimodal reserve) but its weights book still holds "
-        "the tower and projector on stage 0 (873,039,104 B a rank at TP 2)",
-    ),
-    (
         "A12",
         lambda arch, c, text: c.engine == "sglang" and _sglang_fused_shared(arch, c, text),
         "kvtop: SGLang fuses Qwen3-Next's shared expert into the routed experts as one more expert where its width "
@@ -295,35 +259,6 @@ def _vllm_producerless(check: StageCheck, text: str) -> bool:
     book = weights_book(model, layout, range(*check.layers), first_stage=check.stage == 0,
                         last_stage=check.stage == pp - 1, parts=parts)  # fmt: skip
     return book.total_bytes == int(match.group(1).replace(",", ""))
-
-
-def _vllm_mxfp4_padding(check: StageCheck, text: str) -> bool:
-    """kvtop short by the padded rows of every local expert's w13/w2 (MXFP4, 4-bit + an E8M0 scale per 32) and
-    w13's bias on each MoE layer of the stage: TP without EP, the width per rank not a multiple of 64."""
-    quant = _config_value(check.config, "quantization_config") or {}
-    if quant.get("quant_method") != "mxfp4" or "EP" in check.layout:
-        return False
-    experts, hidden = _config_value(check.config, "num_local_experts"), _config_value(check.config, "hidden_size")
-    width = _config_value(check.config, "intermediate_size") // _tp(check)
-    pad = -(-width // 64) * 64 - width
-    per_expert = 3 * hidden * pad // 2 + 3 * hidden * pad // 32 + 2 * pad * 2
-    delta, layers = _weights_delta(text), check.layers[1] - check.layers[0]
-    return bool(pad) and delta is not None and -delta == layers * experts * per_expert
-
-
-def _sglang_fp8_head(arch: str, check: StageCheck, text: str) -> bool:
-    """kvtop over by the bf16 head less its FP8 copy (last stage) and short by 8 B a stage's attention layer."""
-    if arch != "NemotronHForCausalLM" or _quant_method(check.config) != "modelopt FP8":
-        return False
-    pattern = str(_config_value(check.config, "hybrid_override_pattern") or "")
-    attention = pattern[check.layers[0] : check.layers[1]].count("*")
-    pp = int(m.group(1)) if (m := re.search(r"PP(\d+)", check.layout)) else 1
-    head = 0
-    if check.stage == pp - 1:  # NemotronH guards lm_head (is_last_rank)
-        rows = _config_value(check.config, "vocab_size") * _config_value(check.config, "hidden_size") // _tp(check)
-        head = rows * 2 - (rows + 8)
-    delta = _weights_delta(text)
-    return delta is not None and delta == head - 8 * attention
 
 
 def _sglang_fused_shared(arch: str, check: StageCheck, text: str) -> bool:

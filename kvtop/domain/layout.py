@@ -37,6 +37,9 @@ class StageParts(BaseModel):
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     unquantized: tuple[str, ...] = ()
+    # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
+    # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)
+    lm_head_quantized: bool = False
 
 
 class EveryStage(BaseModel):

@@ -134,7 +134,7 @@ def _solve(
 ) -> Ledger:  # fmt: skip
     if gpu_total_bytes <= 0:
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
-    model = served_model(model, settings)  # every book reads the model as the launch's cast at load leaves it
+    model = served_model(model, settings, version)  # every book reads the model as the launch's cast at load leaves it
     rules = engine_rules(settings.engine)
     deployment = rules.deployment
     setup = deployment.setup(settings)

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.engines.versions import Eras
 from kvtop.domain.quant import QuantSpec
 
 
 class LoadCasts(BaseModel):
     """One engine's casts at load: which `--dtype` spellings build the model in which width, and which
-    `--quantization` methods quantize an unquantized checkpoint as it loads (what each then holds)."""
+    `--quantization` methods quantize an unquantized checkpoint as it loads (what each then holds), and which
+    classes build no vision tower unless the launch asks for one."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     # `--dtype` spelling (lower case) → bytes of each unquantized element; None: the checkpoint's own
     dtypes: tuple[tuple[str, int | None], ...] = ()
@@ -26,6 +28,10 @@ class LoadCasts(BaseModel):
     # ModelOpt fields nothing claims for ModelOpt (`QuantSpec.modelopt_unclaimed`): why the engine finds no
     # quantization method in them and serves the model unquantized, with its releases and source ('': it reads them)
     ignores_unclaimed_modelopt: str = ""
+    # architectures whose class builds no vision tower (the model served text-only) unless the launch sets
+    # `multimodal_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
+    towers_unbuilt: Eras[frozenset[str]] | None = None
+    multimodal_flag: str = ""
     releases: str = ""  # the releases the table holds for, e.g. "vLLM 0.4.0 – 0.24.0"
     source: str = ""  # the engine code it comes from
 

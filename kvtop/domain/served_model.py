@@ -6,7 +6,9 @@ linear matrix in FP8. The weights book, the KV `auto` dtype (the model dtype, `k
 the ledger (`ledger.predict` serves the model before it solves) and the calibration's weights term all
 read the model this returns, so no view derives its own. Which spellings cast, and how, is each
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
-a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`.
+a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
+that builds no vision tower unless the launch asks for one (SGLang's Llama-4: `LoadCasts.towers_unbuilt`)
+is served without it, so no book counts a tower the engine never loads.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import OrderedDict
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.registry import engine_flags
+from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.memo import Memo
@@ -33,6 +36,7 @@ class LoadCast(BaseModel):
     quant: QuantSpec | None = None  # the linear weights as quantized at load; None: unchanged
     applied: tuple[str, ...] = ()  # each cast in words
     not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
+    tower_unbuilt: bool = False  # the class builds no vision tower at this launch (served text-only)
 
 
 def _casts(settings: LaunchSettings) -> LoadCasts:
@@ -45,8 +49,25 @@ def _dtype(settings: LaunchSettings) -> str:
     return (settings.dtype or "").strip().lower().removeprefix("torch.")
 
 
-def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
-    """The casts `settings` make to `model` at load, by the engine's table (none on a model already served)."""
+def _version(settings: LaunchSettings, version: ResolvedVersion | None) -> ResolvedVersion:
+    if version is not None:
+        return version
+    return from_flag(settings.engine_version) if settings.engine_version else NOT_STATED
+
+
+def tower_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> bool:
+    """Whether this release's class for `model` builds no vision tower at this launch (`LoadCasts.towers_unbuilt`)."""
+    casts = _casts(settings)
+    if model.tower is None or casts.towers_unbuilt is None:
+        return False
+    if casts.multimodal_flag and settings.flags.get(casts.multimodal_flag) not in (None, False):
+        return False
+    return model.architecture in casts.towers_unbuilt.at(_version(settings, version))
+
+
+def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> LoadCast:
+    """The casts `settings` make to `model` at load, by the engine's table (none on a model already served);
+    `version`: the release whose table applies (default: `settings.engine_version`'s)."""
     casts = _casts(settings)
     quant, dtype_bytes, applied, missed = None, None, [], None
     if casts.ignores_unclaimed_modelopt and model.quant.modelopt_unclaimed:  # the engine serves it unquantized
@@ -68,20 +89,25 @@ def load_cast(model: ModelSpec, settings: LaunchSettings) -> LoadCast:
         elif widths[dtype] is not None and widths[dtype] != model.dtype_bytes:
             dtype_bytes = widths[dtype]
             applied.append(f"--dtype {dtype}: every unquantized tensor in {dtype_bytes} bytes")
-    return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed)
+    unbuilt = tower_unbuilt(model, settings, version)
+    if unbuilt:
+        applied.append(f"no vision tower: {model.architecture} is served text-only")
+    return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed,
+                    tower_unbuilt=unbuilt)  # fmt: skip
 
 
-def served_model(model: ModelSpec, settings: LaunchSettings) -> ModelSpec:
+def served_model(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> ModelSpec:
     """`model` as the engine holds it after `settings`' casts at load; the checkpoint's model itself where
     none applies. A model this function served is re-served from its checkpoint, so a what-if of other
     settings (`--dtype auto` after `float32`) casts the checkpoint, never a cast twice; the same settings
     give the same object back (the ledger's memo keeps its identity)."""
     checkpoint = _checkpoint_of(model)
-    cast = load_cast(checkpoint, settings)
+    cast = load_cast(checkpoint, settings, version)
     said = _unmodelled_note(cast.not_modelled)
-    if cast.dtype_bytes is None and cast.quant is None and said is None:
+    if cast.dtype_bytes is None and cast.quant is None and said is None and not cast.tower_unbuilt:
         return checkpoint
-    key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower())
+    key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower(),
+           cast.tower_unbuilt)  # fmt: skip
     return _SERVED.get(key, checkpoint, lambda: _cast(checkpoint, cast, said))
 
 
@@ -103,6 +129,8 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["not_modelled"] = (*model.not_modelled, said)
     if cast.dtype_bytes is not None:
         update["dtype_bytes"] = cast.dtype_bytes
+    if cast.tower_unbuilt:  # the engine's rules still read its architecture (and `vision`) to know it text-only
+        update["tower"] = None
     if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
         update["quant"] = cast.quant
     elif cast.quant is not None:

@@ -207,12 +207,14 @@ def _book_from_config(
         rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
     if parts.lm_head:
         if not (model.tie_word_embeddings and parts.embedding):  # tied: the stage's embedding is its head
-            # a MIXED_PRECISION checkpoint may list its LM head (quantized_layers: lm_head); others keep it whole
-            head = model.quant.format_of(("lm_head",)) if model.quant.mixed else None
+            # a MIXED_PRECISION checkpoint may list its LM head; an engine may quantize it (StageParts.lm_head_quantized)
+            head = model.quant.format_of(("lm_head",)) if model.quant.mixed or parts.lm_head_quantized else None
             head_bytes = (
                 head.matrix_bytes(vocab_rows, width, model.dtype_bytes) if head else vocab_rows * width * model.dtype_bytes
             )
             rank.acc.add("lm_head", vocab_rows * width, head_bytes, layout.tp)
+            if head is not None and not model.quant.mixed:
+                rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:

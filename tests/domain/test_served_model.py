@@ -65,18 +65,17 @@ def test_the_cast_halves_the_tokens_a_gib_buys() -> None:
 def test_online_fp8_quantizes_the_matrices_and_leaves_kv_at_the_model_dtype() -> None:
     """`--quantization fp8` on a BF16 checkpoint: each of the 32 × 7 linear matrices in one byte with one
     fp32 scale, embedding, LM head and norms in BF16 (9,081,201,536 B, vLLM printed 8.49 GiB); the KV
-    stays BF16 (an online FP8 config states no KV scales). vLLM's Fp8Config still gives each `Attention` its
-    Fp8KVCacheMethod (quantization/fp8.py get_quant_method), whose create_weights registers q/k/v/prob scales
-    (quantization/kv_cache.py, v0.33.0 wheel): 32 layers × 4 scalars × 2 B = 256 B beside the book; SGLang's
-    Fp8Config gives each RadixAttention its Fp8KVCacheMethod too (k_scale, v_scale in float32, 0.5.23
-    quantization/kv_cache.py; llama.py passes the quant config): 32 × 2 × 4 B = 256 B."""
+    stays BF16 (an online FP8 config states no KV dtype). Fp8Config still gives each of the 32 attention layers its
+    KV-cache method's scalars: vLLM's q/k/v/prob scales in the model dtype (4 × 2 B, BaseKVCacheMethod.create_weights),
+    SGLang's k_scale and v_scale in fp32 (2 × 4 B: fp8.py Fp8Config.get_quant_method → Fp8KVCacheMethod on every
+    RadixAttention, llama.py passing the quant config)."""
     embedding, norms = 128_256 * 4096, (2 * 32 + 1) * 4096
     linear = PARAMS - 2 * embedding - norms
+    scalars = {"vllm": 32 * 4 * 2, "sglang": 32 * 2 * 4}
     for engine in ("vllm", "sglang"):
         found = _plan(engine, "--quantization", "fp8")
         book = 2 * embedding * 2 + norms * 2 + linear + 32 * 7 * 4
-        scalars = 32 * 4 * 2 if engine == "vllm" else 32 * 2 * 4
-        assert book == 9_081_201_536 and found.ledger.weights_bytes == book + ROPE[engine] * 2 + scalars
+        assert book == 9_081_201_536 and found.ledger.weights_bytes == book + scalars[engine] + ROPE[engine] * 2
         assert found.ledger.kv_format == "bf16" and found.ledger.kv_bytes_per_token == BF16_KV_PER_TOKEN
         assert found.estimate.term(Term.WEIGHTS).bytes == found.ledger.weights_bytes  # type: ignore[union-attr]
 

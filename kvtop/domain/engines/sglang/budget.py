@@ -32,6 +32,7 @@ from kvtop.domain.engines.sglang.multimodal import (
     VLM_CACHE_MIB,
     multimodal_reserve_bytes,
     profiled_hopper_path,
+    tower_unbuilt_note,
 )
 from kvtop.domain.engines.sglang.pp_layers import (
     most_stage_state,
@@ -62,6 +63,7 @@ class SglangBudget:
         for note in (
             dsa_kv_note(m, s.kv_cache_dtype, kv.kv_format, inputs.version),
             whole_model_kv_note(m, lay.pp, inputs.version),
+            tower_unbuilt_note(m, s, inputs.version),
         ):
             if note:
                 notes.append(note)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
@@ -49,12 +50,15 @@ KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1
 
 # `--dtype` (server_args.py choices; ModelConfig._get_and_verify_dtype, "float" is float32) builds the model in
 # that dtype; `--quantization fp8` on an unquantized checkpoint quantizes each linear matrix at load
-# (srt/layers/quantization/fp8.py Fp8LinearMethod.process_weights_after_loading, per tensor)
+# (srt/layers/quantization/fp8.py Fp8LinearMethod.process_weights_after_loading, per tensor); Llama-4 served
+# text-only builds no vision tower without --enable-multimodal (multimodal.py TOWER_UNBUILT_ERAS, §4.4)
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
+    towers_unbuilt=TOWER_UNBUILT_ERAS,
+    multimodal_flag=MULTIMODAL_FLAG,
     releases="every release kvtop models (before srt/layers/quantization/fp8.py, vLLM's Fp8LinearMethod: online alike)",
-    source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py",
+    source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py, srt/models/mllama4.py",
 )
 
 

@@ -46,12 +46,33 @@ MM_DISABLED_ERAS: Eras[frozenset[str]] = Eras((
 ))
 
 
+# Of those, the classes that then build no vision tower at all (the model served text-only: served_model.py reads
+# this through flags.py's LoadCasts). Gemma-3 and Step3-VL still build theirs (gemma3_mm.py, step3_vl.py do not
+# ask); engine-diff's meta-built Llama-4 at 0.5.23 holds the language model alone (reading A11 before this rule).
+TOWER_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not checked before 0.5.23: the tower is counted"),
+    Era("0.5.23", frozenset({"Llama4ForConditionalGeneration"}),
+        "models/mllama4.py Llama4ForConditionalGeneration: has_vision = has_vision_weights and enable_multimodal"),
+))  # fmt: skip
+MULTIMODAL_FLAG = "enable-multimodal"  # the `LaunchSettings.flags` key of --enable-multimodal
+
+
+def tower_unbuilt_note(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """The plan's line for a model this release serves without its vision tower (`TOWER_UNBUILT_ERAS`)."""
+    if not model.multimodal or settings.flags.get(MULTIMODAL_FLAG) not in (None, False):
+        return None
+    if model.architecture not in TOWER_UNBUILT_ERAS.at(version):
+        return None
+    return (f"vision tower not loaded: SGLang serves {model.architecture} text-only without --enable-multimodal "
+            "(configs/model_config.py mm_disabled_models; models/mllama4.py builds no tower)")  # fmt: skip
+
+
 def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """SGLang's `model_config.is_multimodal`: a vision tower, and not an architecture SGLang serves as
     text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
     if not model.multimodal:
         return False
-    if settings.flags.get("enable-multimodal") not in (None, False):
+    if settings.flags.get(MULTIMODAL_FLAG) not in (None, False):
         return True
     return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
 

@@ -21,10 +21,12 @@ from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.hybrid import unstated_ssm_dtype_bytes
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
+from kvtop.domain.engines.vllm.weights_built import built_rows
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
-from kvtop.domain.layout import PpRemainder, StageParts
+from kvtop.domain.layout import ParallelLayout, PpRemainder, StageParts
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.weights import WeightRow
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -89,6 +91,12 @@ class VllmRules(VllmBudget, EngineBase):
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), and what
         they build on each layer beside the checkpoint's tensors (layer_build.py)."""
         return with_layer_build(stage_parts(model, pp_rank, pp, version), model, version)
+
+    def weights_built(
+        self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    ) -> tuple[WeightRow, ...]:
+        """§20: MXFP4 experts padded at create_weights (weights_built.py)."""
+        return built_rows(model, layout, layers, gpu_name, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

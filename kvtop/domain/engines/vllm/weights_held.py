@@ -5,7 +5,8 @@ MXFP4 experts on Hopper (`Mxfp4MoEMethod`, Triton backend: vLLM's default on SM9
 VLLM_USE_FLASHINFER_MOE_MXFP4_BF16 / VLLM_MXFP4_USE_MARLIN; `quantization/mxfp4.py`, read at main
 007d500, gpt-oss support from v0.10.1):
 
-- `create_weights` pads the intermediate size per partition to a multiple of 64;
+- `create_weights` pads the intermediate size per partition to a multiple of 64: parameters the class builds,
+  so the book's rows (weights_built.py), not held here;
 - `process_weights_after_loading` converts the expert biases to float32 and swizzles the weights and
   scales into new tensors (`_swizzle_mxfp4`); the checkpoint's weights are deleted, its scales stay
   registered on the layer: the scales are held twice.
@@ -14,9 +15,8 @@ Judged against the weights vLLM printed (llm-d-planner's H100 runs): gpt-oss-20b
 −4.85 % → −0.6 %, gpt-oss-120b −5.61 % → −0.3 %, gpt-oss-20b TP 2 (v0.19.0) −8.55 % → −2.9 %.
 
 MXFP4 experts on Ampere and Ada (SM 8.x: the Triton kernels need SM 9.0, so the Marlin backend): the
-intermediate size per partition is padded to a multiple of 128 and the hidden size to 256
-(`create_weights`: the Marlin MoE kernel needs n % 256 and k % 128); `prepare_moe_fp4_layer_for_marlin`
-repacks weights and scales in place of the checkpoint's. gpt-oss-20b on an A100 (v0.19.0, myoceane.fr)
+padded sizes are the book's rows (weights_built.py); `prepare_moe_fp4_layer_for_marlin` repacks weights and
+scales in place of the checkpoint's, so nothing is held beside. gpt-oss-20b on an A100 (v0.19.0, myoceane.fr)
 printed 13.72 GiB: the book 12.82, with the padding 13.67.
 
 Blackwell's FlashInfer backends (padding to 256, shuffled copies) are not modelled: the book's count
@@ -33,19 +33,10 @@ not in ModelSpec, and each is tens of MiB at most at their position counts.
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import parse_release
-from kvtop.domain.gpus import compute_capability
+from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, mxfp4_experts
 from kvtop.domain.model import MlpKind
 from kvtop.domain.rope_cache import rope_cache_bytes
-
-MXFP4_BLOCK = 32  # weights per E8M0 scale
-TRITON_PAD = 64  # round_up(intermediate_size_per_partition, 64) on the Triton backend
-MARLIN_PAD = (128, 256)  # Marlin: the intermediate size per partition to 128, the hidden size to 256
-GPT_OSS_SINCE = "0.10.1"
-
 
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
 # get_rope(..., dtype=torch.float32))
@@ -71,52 +62,29 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """vLLM's MXFP4 experts on Hopper (Triton) and Ampere/Ada (Marlin): what they hold beyond the checkpoint."""
+    """vLLM's MXFP4 experts on Hopper (Triton): what they hold after load beside the parameters they build (the
+    padded width is the book's row: weights_built.py); Marlin repacks in place, so nothing beside."""
     model = inputs.model
-    if model is None or model.moe is None or model.quant.method != "mxfp4":
+    if model is None or model.moe is None:
         return None
-    capability = compute_capability(inputs.gpu_name)
-    if capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0):
+    built = mxfp4_experts(model, inputs.layout, inputs.gpu_name, inputs.version)
+    if built is None or built.backend != "triton":
         return None
-    release = inputs.version.release
-    if release is not None and release < (parse_release(GPT_OSS_SINCE) or release):
-        return None
-    if model.quant.format_of(("model.layers.0.mlp.experts", "model.layers.0.mlp.experts.0.down_proj")) is None:
-        return None
-    moe, layout, hidden = model.moe, inputs.layout, model.hidden_size
-    if layout.ep > 1:  # whole experts, split over the EP group
-        experts, width = math.ceil(moe.num_routed_experts / layout.ep), moe.expert_intermediate_size
-    else:  # every expert, its intermediate size split over TP
-        experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.tp
-    if capability[0] == 8:
-        return _marlin(experts, width, hidden, model.layer_mlp, layout.pp)
-    padded = math.ceil(width / TRITON_PAD) * TRITON_PAD
+    moe, layout, hidden, experts, padded = model.moe, inputs.layout, built.hidden, built.experts, built.padded
     elements = experts * 3 * hidden  # gate and up (2 × intermediate rows) and down, per unit of intermediate
-    padding = elements * (padded - width) * (4 + 8 / MXFP4_BLOCK) / 8  # 4-bit weights and their scales
     scales_again = elements * padded / MXFP4_BLOCK  # the checkpoint's scales, kept beside the swizzled copy
     biases = 0.0
-    if moe.expert_bias:  # float32 in place of the book's 16-bit biases (w13's split as its rows, w2's over EP only)
+    if moe.expert_bias:  # float32 in place of the built 16-bit biases (w13's split as its rows, w2's over EP only)
         book_biases = moe.num_routed_experts * model.dtype_bytes * (
             2 * moe.expert_intermediate_size / layout.moe_shards + hidden / layout.ep
         )
-        biases = experts * (2 * padded + hidden) * 4 - book_biases
+        padded_biases = experts * 2 * (padded - built.width) * model.dtype_bytes  # weights_built's bias rows
+        biases = experts * (2 * padded + hidden) * 4 - book_biases - padded_biases
     layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // layout.pp or 1
-    extra = round(layers * (padding + scales_again + biases))
+    extra = round(layers * (scales_again + biases))
     return extra, (
-        "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled copy, float32 biases, "
-        f"the intermediate size padded to {TRITON_PAD} (quantization/mxfp4.py, Triton backend)"
-    )
-
-
-def _marlin(experts: int, width: int, hidden: int, kinds: tuple[MlpKind, ...], pp: int) -> tuple[int, str]:
-    """The Marlin backend's padded experts: 4-bit weights and their scales at the padded sizes."""
-    padded_width = math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0]
-    padded_hidden = math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1]
-    grown = experts * 3 * (padded_width * padded_hidden - width * hidden) * (4 + 8 / MXFP4_BLOCK) / 8
-    layers = sum(1 for kind in kinds if kind is MlpKind.MOE) // pp or 1
-    return round(layers * grown), (
-        f"vLLM's MXFP4 experts on Marlin (SM 8.x): the intermediate size padded to {MARLIN_PAD[0]}, the hidden size "
-        f"to {MARLIN_PAD[1]} (quantization/mxfp4.py create_weights)"
+        "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled copy, float32 biases "
+        "(quantization/mxfp4.py, Triton backend)"
     )
 
 

@@ -1,0 +1,93 @@
+"""Parameters vLLM's MXFP4 experts build beyond the checkpoint's tensors: the padded expert width (docs/engines/vllm.md
+§20, the weights book's rows for what the class builds; what the loader holds beside them after load:
+weights_held.py).
+
+`Mxfp4MoEMethod.create_weights` (quantization/mxfp4.py; `mxfp4_round_up_hidden_size_and_intermediate_size`,
+fused_moe/oracle/mxfp4.py at 0.33) registers each expert's w13/w2 weights, E8M0 scales and biases at a padded
+intermediate size per partition: to 64 on Hopper's Triton backend, so gpt-oss at TP 2 builds 1,472 rows where the
+checkpoint's shard has 1,440 (w13_weight [32, 2944, 1440], w2_weight [32, 2880, 736], w13_bias [32, 2944] in the
+model dtype: engine-diff's meta-built classes at 0.33.0, sm90; reading A16 before this rule); on Ampere and Ada
+(SM 8.x: Marlin, the Triton kernels need SM 9.0) the width to 128 and the hidden size to 256 (the Marlin MoE kernel
+needs n % 256 and k % 128; gpt-oss-20b on an A100, v0.19.0, printed 13.72 GiB: the book 12.82, padded 13.67).
+Blackwell's FlashInfer backends (padding to 256) are not modelled: the book's count stands there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvtop.domain.engines.versions import ResolvedVersion, parse_release
+from kvtop.domain.gpus import compute_capability
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
+from kvtop.domain.weights import WeightRow
+
+MXFP4_BLOCK = 32  # weights per E8M0 scale
+MXFP4_BYTES = (4 + 8 / MXFP4_BLOCK) / 8  # a 4-bit weight and its share of the scale
+TRITON_PAD = 64  # round_up(intermediate_size_per_partition, 64) on the Triton backend
+MARLIN_PAD = (128, 256)  # Marlin: the intermediate size per partition to 128, the hidden size to 256
+GPT_OSS_SINCE = "0.10.1"  # Mxfp4MoEMethod (gpt-oss support)
+
+
+@dataclass(frozen=True)
+class Mxfp4Experts:
+    """One rank's MXFP4 experts on a layer as vLLM builds them: how many, their width, and the padded sizes."""
+
+    backend: str  # "triton" (SM 9.0) or "marlin" (SM 8.x)
+    experts: int
+    width: int  # the checkpoint's intermediate size per partition
+    padded: int  # as create_weights registers it
+    hidden: int
+    padded_hidden: int
+
+
+def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None, version: ResolvedVersion) -> Mxfp4Experts | None:
+    """vLLM's MXFP4 experts on this rank (Hopper's Triton or Ampere/Ada's Marlin backend); None where the model has
+    none or the backend is not modelled."""
+    moe = model.moe
+    if moe is None or model.quant.method != "mxfp4":
+        return None
+    capability = compute_capability(gpu_name)
+    if capability is None or capability[0] not in (8, 9) or capability[0] == 9 and capability != (9, 0):
+        return None
+    release = version.release
+    if release is not None and release < (parse_release(GPT_OSS_SINCE) or release):
+        return None
+    if model.quant.format_of(("model.layers.0.mlp.experts", "model.layers.0.mlp.experts.0.down_proj")) is None:
+        return None
+    if layout.ep > 1:  # whole experts, split over the EP group
+        experts, width = math.ceil(moe.num_routed_experts / layout.ep), moe.expert_intermediate_size
+    else:  # every expert, its intermediate size split over TP
+        experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.tp
+    hidden = model.hidden_size
+    if capability[0] == 8:
+        return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
+                            math.ceil(hidden / MARLIN_PAD[1]) * MARLIN_PAD[1])  # fmt: skip
+    return Mxfp4Experts("triton", experts, width, math.ceil(width / TRITON_PAD) * TRITON_PAD, hidden, hidden)
+
+
+def _padding_bytes(built: Mxfp4Experts, model: ModelSpec) -> float:
+    """One layer's padded rows and columns: 4-bit weights and their scales (gate, up and down), and on Triton
+    w13's bias rows in the model dtype."""
+    grown = built.experts * 3 * (built.padded * built.padded_hidden - built.width * built.hidden) * MXFP4_BYTES
+    if built.backend == "triton" and model.moe is not None and model.moe.expert_bias:
+        grown += built.experts * 2 * (built.padded - built.width) * model.dtype_bytes
+    return grown
+
+
+def built_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """The rows vLLM's classes add to the book on one rank of the stage holding `layers`."""
+    built = mxfp4_experts(model, layout, gpu_name, version)
+    if built is None or (built.padded, built.padded_hidden) == (built.width, built.hidden):
+        return ()
+    moe_layers = sum(1 for layer in layers if model.layer_mlp[layer] is MlpKind.MOE)
+    nbytes = round(moe_layers * _padding_bytes(built, model))
+    if nbytes <= 0:
+        return ()
+    sizes = f"width {built.width:,} → {built.padded:,}" + (
+        f", hidden {built.hidden:,} → {built.padded_hidden:,}" if built.padded_hidden != built.hidden else "")
+    return (WeightRow(component="expert_padding", params=0, bytes=nbytes, shards=1, bytes_per_param=0.0, note=(
+        f"vLLM's MXFP4 experts padded at create_weights ({built.backend}: {sizes}; quantization/mxfp4.py)")),)  # fmt: skip
