@@ -8,11 +8,12 @@ vLLM's load holds of a weight beyond its bytes (PyTorch's caching allocator), ag
 
 from __future__ import annotations
 
-from benchmarks.calibration.corpus import GIB, load
+from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import fit_all, observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import weights_held as held
+from kvtop.units import GIB
 
 RECORDS = {record.id: record for record in load("vllm")}
 

@@ -24,12 +24,11 @@ from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import served_model
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, MIB
 from kvtop.sources.hub import load_config_file
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS = DATA / "calibration"
-MIB = 1 << 20
 FIGURES = ("cuda_total", "free_before_load", "free_after_load", "context", "weights", "activation", "non_torch",
            "cuda_graphs", "runtime", "kv")  # fmt: skip
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from benchmarks.calibration.corpus import GIB, MIB, Record, load_gpu_totals
+from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
@@ -23,6 +23,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
+from kvtop.units import GIB
 
 Corpus = dict[str, list[Record]]
 GPU_TOTALS = load_gpu_totals()

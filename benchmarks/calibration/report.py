@@ -6,10 +6,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from benchmarks.calibration.corpus import GIB
 from benchmarks.calibration.evaluate import Corpus, Judged, rows_needed, term_rows, weights_errors
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.units import GIB
 
 TARGET_MEDIAN, TARGET_WITHIN, TARGET_COVERAGE = 0.02, 0.90, 0.90
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.engine_diff.engines import GIB, GPU_GENERATIONS, MAX_CONTEXT, TPS, EngineSpec
+from benchmarks.engine_diff.engines import GPU_GENERATIONS, MAX_CONTEXT, TPS, EngineSpec
 from benchmarks.engine_diff.venvs import CACHE, REPO
+from kvtop.units import GIB
 from tests.conftest import CONFIGS
 
 QUANT_SUFFIX = ".hf_quant_config.json"

@@ -33,9 +33,11 @@ not in ModelSpec, and each is tens of MiB at most at their position counts.
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, mxfp4_experts
-from kvtop.domain.model import MlpKind
+from kvtop.domain.model import MlpKind, vocab_padded
 from kvtop.domain.rope_cache import rope_cache_bytes
 
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
@@ -94,7 +96,6 @@ def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
 # block. A weight within 1 MiB under a 2 MiB boundary so holds the whole segment: Qwen2.5-7B's down_proj
 # (129.5 MiB) holds 130, its fused gate_up (259 MiB) 260.
 ALLOC_ALIGN, ALLOC_LARGE, ALLOC_ROUND, ALLOC_SPLIT = 512, 10 << 20, 2 << 20, 1 << 20
-VOCAB_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
 
 
 def allocator_block(size: int) -> int:
@@ -122,7 +123,7 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     tensors = ((heads + 2 * kv_heads) * model.head_dim * hidden * width, heads * model.head_dim * hidden * width,
                (2 if model.mlp_gated else 1) * inner * hidden * width, inner * hidden * width)  # fmt: skip
     layers = math.ceil(model.num_layers / max(inputs.layout.pp, 1))
-    vocab = math.ceil(model.vocab_size / VOCAB_PADDING) * VOCAB_PADDING // tp
+    vocab = vocab_padded(model.vocab_size) // tp
     matrix = vocab * (model.embedding_size or hidden) * width
     matrices = 1 if model.tie_word_embeddings or inputs.layout.pp > 1 else 2
     extra = layers * sum(allocator_block(size) - size for size in tensors) + matrices * (allocator_block(matrix) - matrix)
