@@ -83,6 +83,15 @@ class QuantSpec(BaseModel):
         second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
         return data + scales * self.scale_bytes + zeros + second + self.activation_scale_bytes + self.global_scale_bytes
 
+    def row_scale_bytes(self, rows: int) -> int:
+        """The bytes of a per-channel matrix's scales (and zero points), one per output row: a row-parallel
+        matrix (o_proj, down_proj) splits its input over TP, so every rank holds them whole (vLLM 0.33.0 CT
+        W8A8 at TP 2: down_proj.weight_scale [4096, 1] fp32 on each rank, ChannelQuantScaleParameter output_dim 0).
+        0 where the scales follow the input too (groups, blocks) or are one per matrix."""
+        if not self.quantized or self.per_tensor or self.block is not None or self.group_size:
+            return 0
+        return rows * self.scale_bytes + rows * self.zero_point_bits // 8
+
     @property
     def tensor_scale_bytes(self) -> int:
         """The bytes of one matrix's scalar scales (per-tensor weight scale, static input scale): every rank that

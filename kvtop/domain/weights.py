@@ -103,16 +103,21 @@ class _Rank:
         modules: tuple[str, ...],
         quantizable: bool = True,
         tensors: int = 1,
+        input_split: int = 1,
     ) -> None:
-        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts)."""
+        """`tensors`: the stacked tensors of this matrix one rank holds, each with its own scalar scales (experts).
+        `input_split`: the ways of `shards` that split the input (a row-parallel matrix), which per-row scales
+        do not follow (QuantSpec.row_scale_bytes)."""
         fmt = self.model.quant.format_of(modules) if quantizable else None
-        whole = 0  # scalar scales each rank holds whole
+        whole = rowwise = 0  # scalar scales each rank holds whole; per-row scales of a row-parallel matrix
         if fmt is not None:
             whole = fmt.tensor_scale_bytes
+            rowwise = fmt.row_scale_bytes(rows) if input_split > 1 else 0
             nbytes = fmt.matrix_bytes(rows, cols, self.model.dtype_bytes)
         else:
             nbytes = rows * cols * self.model.dtype_bytes
-        self.acc.add(component, rows * cols / shards, (nbytes - whole) / shards + whole * tensors, shards)
+        split = (nbytes - whole - rowwise) / shards + rowwise * input_split / shards + whole * tensors
+        self.acc.add(component, rows * cols / shards, split, shards)
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         width = self.model.dtype_bytes if dtype_bytes is None else dtype_bytes
@@ -141,7 +146,7 @@ def _attention(rank: _Rank, layer: int) -> None:
         rank.matrix("attention", kv_rank * hd, h, 1, names)
         if g.kv_projections == 2:
             rank.matrix("attention", kv_rank * vd, h, 1, names)
-    rank.matrix("attention", h, g.heads * vd, tp, names)
+    rank.matrix("attention", h, g.heads * vd, tp, names, input_split=tp)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
         if kv_width:
@@ -184,7 +189,7 @@ def _latent_attention(rank: _Rank, names: tuple[str, ...], layer: int) -> None:
     rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
-    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"))
+    rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), input_split=tp)
     rank.vector("norms", mla.kv_lora_rank)
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
@@ -254,8 +259,10 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
-        for _ in range(mats):
-            rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
+        names = (prefix, prefix + ".down_proj")
+        for _ in range(mats - 1):
+            rank.matrix("mlp", width, h, lay.tp, names)
+        rank.matrix("mlp", h, width, lay.tp, names, input_split=lay.tp)  # down: hidden rows, its input split
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, lay.tp)
             rank.vector("mlp", h)
@@ -265,11 +272,12 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    for _ in range(mats):
-        rank.matrix(
-            "routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards,
-            (prefix + ".experts", prefix + ".experts.0.down_proj"), tensors=local,
-        )  # fmt: skip
+    experts = (prefix + ".experts", prefix + ".experts.0.down_proj")
+    for _ in range(mats - 1):
+        rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
+                    tensors=local)  # fmt: skip
+    rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
+                tensors=local, input_split=shards // lay.ep)  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
@@ -282,8 +290,9 @@ def _mlp(rank: _Rank, layer: int, kind: MlpKind) -> None:
             prefix + ".shared_expert",
             prefix + ".shared_expert.down_proj",
         )
-        for _ in range(mats):
+        for _ in range(mats - 1):
             rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, input_split=lay.tp)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)

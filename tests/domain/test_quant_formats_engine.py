@@ -60,3 +60,30 @@ def test_awq_splits_over_tp_as_the_engines_build_it() -> None:
     o_proj = 4_096 * 640 * I32 + 32 * 640 * I32 + 32 * 5_120 * F16
     assert row(b, "attention") == 64 * (qkv + o_proj) == 1_568_931_840
     assert b.total_bytes == 9_663_326_208
+
+
+def test_int8_per_channel_scales_follow_the_output_rows() -> None:
+    """compressed-tensors W8A8 (int8 per channel) Llama-3.1-8B-Instruct at TP 1, per layer in vLLM 0.33.0 and
+    SGLang 0.5.23: qkv_proj int8 [6144, 4096] + weight_scale fp32 [6144, 1]; o_proj [4096, 4096] + [4096, 1];
+    gate_up_proj [28672, 4096] + [28672, 1]; down_proj [4096, 14336] + [4096, 1]: a scale per output row, 4,096
+    for down_proj (kvtop counted its 14,336 input columns: +1,310,720 B). SGLang builds 9,086,705,664 B; vLLM
+    576 B more, its Attention's q/k/v scales and zero points (32 × 18 B)."""
+    m = model("recon--Llama-3.1-8B-Instruct-CT-w8a8")
+    b = book(m, tp=1)
+    mlp = 28_672 * 4_096 + 28_672 * F32 + 4_096 * 14_336 + 4_096 * F32
+    assert row(b, "mlp") == 32 * mlp == 5_641_338_880
+    assert b.total_bytes == 9_086_705_664 == 9_086_706_240 - 32 * (3 * F32 + 3 * 2)
+
+
+def test_row_parallel_per_channel_scales_are_whole_on_every_rank() -> None:
+    """The same checkpoint at TP 2, per rank in vLLM 0.33.0: qkv_proj [3072, 4096] + [3072, 1]; o_proj
+    [4096, 2048] + weight_scale [4096, 1]; gate_up [14336, 4096] + [14336, 1]; down_proj [4096, 7168] +
+    weight_scale [4096, 1]: the row-parallel matrices split their input, and each rank holds every output row's
+    scale (kvtop halved them: −262,144 B on o_proj, and +393,216 B on down_proj's 14,336 read as rows).
+    4,544,143,936 B with the 576 B of Attention scalars."""
+    b = book(model("recon--Llama-3.1-8B-Instruct-CT-w8a8"), tp=2)
+    attention = 3_072 * 4_096 + 3_072 * F32 + 4_096 * 2_048 + 4_096 * F32
+    mlp = 14_336 * 4_096 + 14_336 * F32 + 4_096 * 7_168 + 4_096 * F32
+    assert row(b, "attention") == 32 * attention == 672_006_144
+    assert row(b, "mlp") == 32 * mlp == 2_820_931_584
+    assert b.total_bytes == 4_544_143_936 - 576
