@@ -87,3 +87,40 @@ def test_row_parallel_per_channel_scales_are_whole_on_every_rank() -> None:
     assert row(b, "attention") == 32 * attention == 672_006_144
     assert row(b, "mlp") == 32 * mlp == 2_820_931_584
     assert b.total_bytes == 4_544_143_936 - 576
+
+
+def test_fp8_dynamic_per_channel_as_int8() -> None:
+    """compressed-tensors FP8 dynamic (FP8 per channel, dynamic per-token activations) builds in vLLM 0.33.0 the
+    W8A8 shapes in float8_e4m3fn: 9,086,706,240 B at TP 1 and 4,544,143,936 B a rank at TP 2, 576 B of
+    Attention scalars (q/k/v scale fp32, zero point bf16 × 32 layers) over the book."""
+    m = model("recon--Llama-3.1-8B-Instruct-CT-FP8-dynamic")
+    assert book(m, tp=1).total_bytes == 9_086_706_240 - 576
+    assert book(m, tp=2).total_bytes == 4_544_143_936 - 576
+
+
+def test_w4a16_groups_of_128_with_model_dtype_scales() -> None:
+    """compressed-tensors W4A16 (int4 symmetric, group 128) at TP 1 in SGLang 0.5.23 and vLLM 0.33.0, per layer:
+    qkv_proj weight_packed int32 [6144, 512] + weight_scale bf16 [6144, 32]; o_proj [4096, 512] + [4096, 32];
+    gate_up [28672, 512] + [28672, 32]; down [4096, 1792] + [4096, 112]; each fused module also a weight_shape
+    int64 [2] (16 B, not booked: 4 a layer). SGLang 5,700,593,664 B; TP 2 2,850,564,096 B a rank."""
+    m = model("recon--Llama-3.1-8B-Instruct-CT-w4a16")
+    mlp = 28_672 * 512 * I32 + 28_672 * 32 * F16 + 4_096 * 1_792 * I32 + 4_096 * 112 * F16
+    b = book(m, tp=1)
+    assert row(b, "mlp") == 32 * mlp == 2_906_652_672
+    assert b.total_bytes == 5_700_593_664 - 32 * 4 * 16
+    assert book(m, tp=2).total_bytes == 2_850_564_096 - 32 * 4 * 16
+
+
+def test_gptq_symmetric_holds_no_zeros_and_keeps_the_router_in_16_bit() -> None:
+    """Qwen3-30B-A3B-GPTQ-Int4 (sym, desc_act false, group 128) at TP 1 in vLLM 0.33.0, per layer: qkv_proj
+    qweight int32 [256, 5120] + scales fp16 [16, 5120]; o_proj [512, 2048] + [32, 2048]; experts w13_qweight
+    [128, 256, 1536] + w13_scales [128, 16, 1536], w2_qweight [128, 96, 2048] + w2_scales [128, 6, 2048]; no
+    g_idx. The linear layers' symmetric qzeros the meta build holds are replaced by an empty tensor on loading
+    (MarlinLinearKernel.process_weights_after_loading); the checkpoint stores mlp.gate.weight unquantized
+    (GPTQModel issue #1625: transformers reports it unused and gate.qweight missing), [128, 2048] fp16."""
+    b = book(model("Qwen--Qwen3-30B-A3B-GPTQ-Int4"), tp=1)
+    attention = 256 * 5_120 * I32 + 16 * 5_120 * F16 + 512 * 2_048 * I32 + 32 * 2_048 * F16
+    experts = 128 * (256 * 1_536 * I32 + 16 * 1_536 * F16 + 96 * 2_048 * I32 + 6 * 2_048 * F16)
+    assert row(b, "attention") == 48 * attention == 467_140_608
+    assert row(b, "routed_experts") == 48 * experts == 14_948_499_456
+    assert row(b, "router") == 48 * 128 * 2_048 * F16
