@@ -124,3 +124,16 @@ def test_gptq_symmetric_holds_no_zeros_and_keeps_the_router_in_16_bit() -> None:
     assert row(b, "attention") == 48 * attention == 467_140_608
     assert row(b, "routed_experts") == 48 * experts == 14_948_499_456
     assert row(b, "router") == 48 * 128 * 2_048 * F16
+
+
+def test_w4a16_asymmetric_adds_a_packed_zero_per_group() -> None:
+    """compressed-tensors W4A16 asymmetric at TP 1 in vLLM 0.33.0, per layer, over the symmetric shapes:
+    weight_zero_point int32 qkv [768, 32], o [512, 32], gate_up [3584, 32], down [512, 112] (8 zeros a word,
+    one per group and output row). SGLang 0.5.23 5,727,856,640 B, TP 2 2,864,195,584 B a rank, with the 16 B
+    weight_shape of each fused module."""
+    m = model("recon--Llama-3.1-8B-Instruct-CT-w4a16-asym")
+    zeros = (768 * 32 + 512 * 32 + 3_584 * 32 + 512 * 112) * I32
+    symmetric = model("recon--Llama-3.1-8B-Instruct-CT-w4a16")
+    assert book(m, tp=1).total_bytes - book(symmetric, tp=1).total_bytes == 32 * zeros == 27_262_976
+    assert book(m, tp=1).total_bytes == 5_727_856_640 - 32 * 4 * 16
+    assert book(m, tp=2).total_bytes == 2_864_195_584 - 32 * 4 * 16
