@@ -28,13 +28,13 @@ from tests.ui.fakes import (
 )
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.188769 GiB less SGLang's calibrated context 0.833241 + 0.540434 × log2 TP GiB; KV budget = pre-load −
+# 79.188769 GiB less SGLang's calibrated context 0.608055 + 0.51265 × log2 TP GiB; KV budget = pre-load −
 # weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank.
-# TP8: 82,392,747,788 − 17,640,734,720 − 14,995,480,097 (× 0.182) = 49,756,532,970 B // 40,960 B = 1,214,759.
-# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 82,973,034,377 − 35,278,831,616 − 14,603,254,050
-# = 33,090,948,710 B // 81,920 B = 403,942.
-TP8_TOKENS = 1_214_759
-TP4_TOKENS = 403_942
+# TP8: 82,724,037,943 − 17,640,734,720 − 15,055,774,906 (× 0.182) = 50,027,528,317 B // 40,960 B = 1,221,375.
+# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 83,274,491,689 − 35,278,831,616 − 14,656,310,537
+# = 33,339,349,536 B // 81,920 B = 406,974.
+TP8_TOKENS = 1_221_375
+TP4_TOKENS = 406_974
 
 
 async def open_planner(pilot) -> PlannerScreen:
@@ -76,7 +76,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,214,759 →     403,942 (−810,817)" in result  # the change, signed
+        assert "1,221,375 →     406,974 (−814,401)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
