@@ -28,7 +28,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.608055, 0.51265, 0.0, 0.845729), error_bytes=695954614, records=21,
+        coefficients=(0.619323, 0.5092, 0.0, 0.835841), error_bytes=683676660, records=23,
     ),
 }  # fmt: skip
 # END FITTED
