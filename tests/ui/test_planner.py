@@ -28,13 +28,13 @@ from tests.ui.fakes import (
 )
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.188769 GiB less SGLang's calibrated context 0.608055 + 0.51265 × log2 TP GiB; KV budget = pre-load −
+# 79.188769 GiB less SGLang's calibrated context 0.619323 + 0.5092 × log2 TP GiB; KV budget = pre-load −
 # weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank.
-# TP8: 82,724,037,943 − 17,640,734,720 − 15,055,774,906 (× 0.182) = 50,027,528,317 B // 40,960 B = 1,221,375.
-# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 83,274,491,689 − 35,278,831,616 − 14,656,310,537
-# = 33,339,349,536 B // 81,920 B = 406,974.
-TP8_TOKENS = 1_221_375
-TP4_TOKENS = 406_974
+# TP8: 82,723,052,248 − 17,640,734,720 − 15,055,595,509 (× 0.182) = 50,026,722,019 B // 40,960 B = 1,221,355.
+# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 83,269,801,585 − 35,278,831,616 − 14,655,485,079
+# = 33,335,484,890 B // 81,920 B = 406,927.
+TP8_TOKENS = 1_221_355
+TP4_TOKENS = 406_927
 
 
 async def open_planner(pilot) -> PlannerScreen:
@@ -76,7 +76,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,221,375 →     406,974 (−814,401)" in result  # the change, signed
+        assert "1,221,355 →     406,927 (−814,428)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"

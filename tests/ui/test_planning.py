@@ -47,15 +47,15 @@ def test_bad_text_names_its_field(texts, message):
 def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
     context (the free memory before load, had it been measured, gives the same figure). By hand (SGLang 0.5.9,
-    docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less 0.608055 + 0.51265 × log2 TP GiB; KV budget =
+    docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less 0.619323 + 0.5092 × log2 TP GiB; KV budget =
     pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. TP8:
-    82,724,037,943 − 17,640,734,720 − 15,055,774,906 (× 0.182) = 50,027,528,317 B // 40,960 B = 1,221,375; TP4
-    (fraction 0.824): 83,274,491,689 − 35,278,831,616 − 14,656,310,537 = 33,339,349,536 B // 81,920 B = 406,974."""
+    82,723,052,248 − 17,640,734,720 − 15,055,595,509 (× 0.182) = 50,026,722,019 B // 40,960 B = 1,221,355; TP4
+    (fraction 0.824): 83,269,801,585 − 35,278,831,616 − 14,655,485,079 = 33,335,484,890 B // 81,920 B = 406,927."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_375
-    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_221_375
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_974
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_355
+    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_221_355
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_927
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -90,5 +90,5 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
                    node_measures=(mine,))  # fmt: skip
     free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
     assert outcome.before.token_capacity == outcome.after.token_capacity == llama_ledger(measured=free).token_capacity
-    assert outcome.after.token_capacity < 1_221_375
+    assert outcome.after.token_capacity < 1_221_355
     assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"
