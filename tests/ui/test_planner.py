@@ -378,7 +378,7 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
 
 async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):
     """The app hands the calibration store's starts to the planner: a start of the same launch that measured
-    3 GiB of context before the weights replaces SGLang's calibrated 2.45 GiB on both sides."""
+    3 GiB of context before the weights replaces SGLang's calibrated 2.15 GiB on both sides."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 

@@ -78,7 +78,7 @@ def test_engine_flags_use_the_engines_spelling():
 def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
     """A start of the same launch on this node that measured 3 GiB of context before the weights (the
     calibration store): the planner's before and after plan on it, as `kvtop plan` does. SGLang then sizes
-    from CUDA's total less 3 GiB, not less its calibrated 2.45 GiB: fewer tokens."""
+    from CUDA's total less 3 GiB, not less its calibrated 2.15 GiB: fewer tokens."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 
