@@ -209,4 +209,11 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     assert estimated is not None and estimated.source == "calibrated" and "measured: --gpu-memory" in estimated.basis
     assert estimated.value_bytes == 80 * GIB - round(context.coefficients[0] * GIB)
     assert estimated.high_bytes - estimated.value_bytes == context.error_bytes
-    assert result.verdict == "match"
+    # the capacity read backwards gives the free memory the dropped `Load weight begin` line printed (78.81 GiB)
+    # within 0.2 GiB; 80 GiB is more than an 80 GB card's CUDA total (79.19 GiB), so whether that lands inside
+    # the fit's interval is the interval's call: a mismatch then names the estimate and the figure the log needs
+    implied = estimated.implied_bytes
+    assert implied is not None and abs(implied / GIB - 78.81) < 0.2
+    inside = estimated.low_bytes <= implied <= estimated.high_bytes
+    assert result.verdict == ("match" if inside else "mismatch")
+    assert inside or f"needs {implied / GIB:.2f} GiB" in (result.cause or "")

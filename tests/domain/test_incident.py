@@ -19,7 +19,7 @@ def test_two_co_tenants_on_one_gpu_are_named_with_their_bytes_and_age() -> None:
     severity, answer = incident_answer(snapshot, found)
     tokens = only(found, "co_tenant").tokens
     # left running, 10 GiB held: a restart finds NVML's free memory less SGLang's calibrated context at TP 8
-    # (0.833241 GiB with no NVLink GPU named, docs/calibration.md); its share may rise while
+    # (0.619323 GiB with no NVLink GPU named, docs/calibration.md); its share may rise while
     # 1 GiB > (share − 0.818) × 69,953.8 MiB: to 0.83 (0.82 GiB), not 0.84 (1.50 GiB)
     left = H100 - RESERVED - round(SGLANG_FITS["sglang.context"].coefficients[0] * GIB) - 10 * GIB
     gain = sglang_capacity(llama(), left, mem_fraction_static=0.83) - sglang_capacity(llama(), left)

@@ -28,13 +28,13 @@ from tests.ui.fakes import (
 )
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.188769 GiB less SGLang's calibrated context 0.833241 + 0.540434 × log2 TP GiB; KV budget = pre-load −
+# 79.188769 GiB less SGLang's calibrated context 0.619323 + 0.5092 × log2 TP GiB; KV budget = pre-load −
 # weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank.
-# TP8: 82,392,747,788 − 17,640,734,720 − 14,995,480,097 (× 0.182) = 49,756,532,970 B // 40,960 B = 1,214,759.
-# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 82,973,034,377 − 35,278,831,616 − 14,603,254,050
-# = 33,090,948,710 B // 81,920 B = 403,942.
-TP8_TOKENS = 1_214_759
-TP4_TOKENS = 403_942
+# TP8: 82,723,052,248 − 17,640,734,720 − 15,055,595,509 (× 0.182) = 50,026,722,019 B // 40,960 B = 1,221,355.
+# TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 83,269,801,585 − 35,278,831,616 − 14,655,485,079
+# = 33,335,484,890 B // 81,920 B = 406,927.
+TP8_TOKENS = 1_221_355
+TP4_TOKENS = 406_927
 
 
 async def open_planner(pilot) -> PlannerScreen:
@@ -76,7 +76,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,214,759 →     403,942 (−810,817)" in result  # the change, signed
+        assert "1,221,355 →     406,927 (−814,428)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -378,7 +378,7 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
 
 async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):
     """The app hands the calibration store's starts to the planner: a start of the same launch that measured
-    3 GiB of context before the weights replaces SGLang's calibrated 2.45 GiB on both sides."""
+    3 GiB of context before the weights replaces SGLang's calibrated 2.15 GiB on both sides."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 

@@ -47,15 +47,15 @@ def test_bad_text_names_its_field(texts, message):
 def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
     context (the free memory before load, had it been measured, gives the same figure). By hand (SGLang 0.5.9,
-    docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less 0.833241 + 0.540434 × log2 TP GiB; KV budget =
+    docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less 0.619323 + 0.5092 × log2 TP GiB; KV budget =
     pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. TP8:
-    82,392,747,788 − 17,640,734,720 − 14,995,480,097 (× 0.182) = 49,756,532,970 B // 40,960 B = 1,214,759; TP4
-    (fraction 0.824): 82,973,034,377 − 35,278,831,616 − 14,603,254,050 = 33,090,948,710 B // 81,920 B = 403,942."""
+    82,723,052,248 − 17,640,734,720 − 15,055,595,509 (× 0.182) = 50,026,722,019 B // 40,960 B = 1,221,355; TP4
+    (fraction 0.824): 83,269,801,585 − 35,278,831,616 − 14,655,485,079 = 33,335,484,890 B // 81,920 B = 406,927."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_214_759
-    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_214_759
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 403_942
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_355
+    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_221_355
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_927
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -78,7 +78,7 @@ def test_engine_flags_use_the_engines_spelling():
 def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
     """A start of the same launch on this node that measured 3 GiB of context before the weights (the
     calibration store): the planner's before and after plan on it, as `kvtop plan` does. SGLang then sizes
-    from CUDA's total less 3 GiB, not less its calibrated 2.45 GiB: fewer tokens."""
+    from CUDA's total less 3 GiB, not less its calibrated 2.15 GiB: fewer tokens."""
     from kvtop.domain.calibration.node import NodeMeasure, model_key, runtime_settings
     from kvtop.domain.calibration.terms import Term
 
@@ -90,5 +90,5 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
                    node_measures=(mine,))  # fmt: skip
     free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
     assert outcome.before.token_capacity == outcome.after.token_capacity == llama_ledger(measured=free).token_capacity
-    assert outcome.after.token_capacity < 1_214_759
+    assert outcome.after.token_capacity < 1_221_355
     assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"
