@@ -18,6 +18,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
+from kvtop.domain.engines.sglang.weights_held import held_beside
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 
 BLACKWELL_MAJOR = 10  # compute capability 10.x (B200, GB200, B300) and 12.x (RTX 50, RTX PRO 6000)
@@ -52,7 +53,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     return (
         cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits),
         context(inputs, fits),
-        weights_estimate(inputs),
+        weights_estimate(inputs, extra=held_beside(inputs)),  # the rope cache the load measures (weights_held.py)
     )
 
 
