@@ -9,10 +9,10 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.commands.node_source import open_node_source
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
-from kvtop.domain.ledger import predict
 
 GIB, MIB = 1 << 30, 1 << 20
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
@@ -45,26 +45,28 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     assert finding["rule"] == "co_tenant" and finding["gpus"] == [3] and len(finding["ranks"]) == 8
     assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000"
     # The planner: SGLang's pre-load free memory (min over ranks) with and without the 6 GiB, on
-    # the demo's H100s (CUDA's total less SGLang's calibrated context, as the demo's engine measured it).
+    # the demo's H100s (CUDA's total less SGLang's calibrated context, as the demo's engine measured it), the
+    # weights at the calibrated term (the book and SGLang's float32 rope cache, 8,192 × 128 × 4 B = 4,194,304).
+    # KV budget = free − the weights 17,644,929,024 − free × (1 − 0.818), ÷ 40,960 B.
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
     clean = H100_RESTART_FREE
 
     def capacity(free: int) -> int:
         measured = MeasuredInputs(free_before_load_bytes=free)
-        return predict(
+        return calibrated_ledger(
             ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured
         ).token_capacity
 
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,355.5 and
-    # 1,092,695.2), so the two are 128,660 apart
-    assert capacity(clean) == 1_221_355 and capacity(clean - 6 * GIB) == 1_092_695
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,253.1 and
+    # 1,092,592.8), so the two are 128,661 apart
+    assert capacity(clean) == 1_221_253 and capacity(clean - 6 * GIB) == 1_092_592
     assert (
-        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_660
+        finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_661
     )
     assert finding["bytes"] == 6 * GIB
     # the finding is the waterfall's term: what the rank holds against clean, all of it this cause
-    assert finding["cause"] == "other_processes" and finding["term_tokens"] == -128_660
+    assert finding["cause"] == "other_processes" and finding["term_tokens"] == -128_661
 
 
 def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
@@ -73,7 +75,9 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     """Left running, the 6 GiB notebook leaves a restart CUDA's total (an H100's: 79.188769 GiB) less SGLang's
     context at TP 8 on NVLink (0.619323 + 3 × 0.5092 GiB; both calibrated, docs/calibration.md) less 6 GiB
     free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83 takes it 0.85 GiB below
-    (0.012 × 72,746.9 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB."""
+    (0.012 × 72,746.9 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB. The weights are the calibrated
+    term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83 the KV budget is 76,280,601,304 −
+    17,644,929,024 − 76,280,601,304 × 0.17 = 45,667,970,058 B ÷ 40,960 = 1,114,940 tokens, at 0.818 1,092,592."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
@@ -83,14 +87,14 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
-        return predict(
+        return calibrated_ledger(
             ledger.model, ledger.settings.model_copy(update=settings), gpu_total_bytes=ledger.gpu_total_bytes,
             measured=measured,
         ).token_capacity  # fmt: skip
 
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
-    assert alternative["tokens"] == capacity(mem_fraction_static=0.83)
-    assert alternative["restart_tokens"] == capacity()
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_114_940
+    assert alternative["restart_tokens"] == capacity() == 1_092_592
     assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_348
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
@@ -126,7 +130,7 @@ def test_dp_attention_deepseek_on_vllm_is_healthy(capsys: pytest.CaptureFixture[
 def test_text_output_leads_with_the_finding_and_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "WARNING  co_tenant  GPU 3  −128,660 tokens/rank" in text
+    assert "WARNING  co_tenant  GPU 3  −128,661 tokens/rank" in text
     assert "fix: stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000" in text
     assert text.index("co_tenant") < text.index("advice (trade-offs")
 

@@ -56,7 +56,7 @@ def test_the_snapshot_json_is_the_waterfall(name: str) -> None:
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_snapshot_jsons_engine_predicted_is_its_ranks_predicted(name: str) -> None:
     """The engine-level `predicted` is the explained ledger, as each rank's `predicted` is its rank (before,
-    the engine level was the clean plan: 1,221,355 tokens where its ranks said 1,092,695 on the co-tenant
+    the engine level was the clean plan: 1,221,253 tokens where its ranks said 1,092,592 on the co-tenant
     node); the launch's own plan on empty GPUs is `plan`."""
     snapshot = _snapshot(name)
     for view, shown in zip(snapshot.engines, snapshot_json(snapshot)["engines"], strict=True):
@@ -132,11 +132,12 @@ def test_the_planners_before_is_the_explained_state(name: str) -> None:
 def test_the_co_tenant_node_has_one_named_cause() -> None:
     """The scenario's 6 GiB notebook on GPU 3 is the one cause on every rank: 6 GiB × 0.818 ÷
     40,960 B = 128,660.3 tokens (SGLang 0.5.9's auto fraction on an H100, Llama-3-70B TP8); each pool is
-    floored to whole tokens (1,221,355.5 clean, 1,092,695.2 with the notebook), so the term is 128,660."""
+    floored to whole tokens (1,221,253.1 clean, 1,092,592.8 with the notebook: the weights hold SGLang's float32
+    rope cache, 8,192 × 128 × 4 B, beside the checkpoint), so the term is 128,661."""
     view = _snapshot("llama70b-tp8-foreign-gpu3").engines[0]
     for rank in view.ranks:
         (term,) = rank.capacity.terms
-        assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -128_660)
+        assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -128_661)
 
 
 def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
@@ -151,8 +152,9 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     snapshot = DemoSource(late).collect_at(0)
     view = snapshot.engines[0]
     assert {rank.capacity.terms for rank in view.ranks} == {()}
-    # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, SGLang's arithmetic)
-    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_221_355}
+    # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, less the weights with
+    # SGLang's rope cache, SGLang's arithmetic: 50,022,527,715 B ÷ 40,960 B)
+    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_221_253}
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
     assert any(line.startswith("it came after the engine started") for line in finding.evidence)

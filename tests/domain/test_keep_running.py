@@ -118,17 +118,17 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
         "— stop it, then restart sglang:41000 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
     )
-    # the demo's co-tenant costs every rank 128,660 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
-    # two pools floored to whole tokens)
-    assert tenant.tokens == 128_660
+    # the demo's co-tenant costs every rank 128,661 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
+    # two pools floored to whole tokens: 1,221,253.1 clean, 1,092,592.8 with the co-tenant)
+    assert tenant.tokens == 128_661
     assert answer.within(200) == (
-        "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
+        "GPU 3 (rank TP3 of sglang:41000) is 128,661 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
         "stop it, then restart sglang:41000; or --mem-fraction-static 0.83"
     )
     assert answer.within(118) == (
-        "GPU 3 −128,660 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
+        "GPU 3 −128,661 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
     )
-    assert answer.within(77) == "GPU 3 −128,660 tokens: stop pid 4242 (python), then restart sglang:41000"
-    assert answer.within(40) == "GPU 3 −128,660 tokens: stop pid 4242"
-    assert answer.within(20) == "GPU 3 −128,660 toke…"
+    assert answer.within(77) == "GPU 3 −128,661 tokens: stop pid 4242 (python), then restart sglang:41000"
+    assert answer.within(40) == "GPU 3 −128,661 tokens: stop pid 4242"
+    assert answer.within(20) == "GPU 3 −128,661 toke…"
     assert all(len(answer.within(width)) <= width for width in range(1, 300))

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
-from kvtop.domain.ledger import predict
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import (
@@ -82,17 +82,20 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
     # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = 85,028,293,266 −
-    # 2,305,241,018 = 82,723,052,248 B; KV budget = pre-load − the weights 17,640,734,720 − pre-load × (1 − 0.818)
-    # 15,055,595,509 = 50,026,722,019 B // 40,960 B = 1,221,355 tokens
-    assert view.ledger.token_capacity == 1_221_355
+    # 2,305,241,018 = 82,723,052,248 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
+    # 17,640,734,720 and the float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B =
+    # 4,194,304) − pre-load × (1 − 0.818) 15,055,595,509 = 50,022,527,715 B // 40,960 B = 1,221,253 tokens
+    assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
+    assert view.ledger.token_capacity == 1_221_253
     # The engine solved with its measured free memory: CUDA's H100 total less SGLang's TP 8 context (the
-    # driver's reserve is nvidia-smi's total less CUDA's): what it solved is the prediction.
+    # driver's reserve is nvidia-smi's total less CUDA's), its weights the calibrated term (the book and the rope
+    # cache): what it solved is the prediction.
     settings = parse_launch_command(LLAMA_TP8)
     free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
-    solved = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
-                     measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_221_355
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_221_355}
+    solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                               measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
+    assert solved.token_capacity == 1_221_253
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_221_253}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
 
 
@@ -106,28 +109,29 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     view = foreign.engines[0]
     assert view.ranks[3].observed.foreign_bytes == 6 * GIB
     assert [r.observed.foreign_bytes for r in view.ranks].count(0) == 7
-    # predict() with the least free memory over the ranks (GPU 3's) gives the capacity SGLang reports.
+    # The calibrated prediction (weights with the rope cache) with the least free memory over the ranks (GPU 3's)
+    # gives the capacity SGLang reports.
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
-    tightest = predict(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
-                       measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_092_695
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_092_695}
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,355.5 clean,
-    # 1,092,695.2 with the co-tenant), so the two pools are 128,660 tokens apart
-    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_092_695 == 128_660
+    tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
+                                 measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
+    assert tightest.token_capacity == 1_092_592
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_092_592}
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,253.1 clean,
+    # 1,092,592.8 with the co-tenant), so the two pools are 128,661 tokens apart
+    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_092_592 == 128_661
     # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
     for rank in view.ranks:
         (term,) = rank.capacity.terms
-        assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
+        assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_661, 3, 4242)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_355
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_253
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         # one byte view: the rank's predicted row is the explained ledger's, the pool SGLang sized from GPU 3
-        assert after.predicted.token_capacity == 1_092_695
+        assert after.predicted.token_capacity == 1_092_592
         assert after.predicted.kv_pool_bytes == tightest.ranks[after.gpu_index].kv_pool_bytes
-        assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_660 * 40_960
+        assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_661 * 40_960
         assert abs(after.unexplained_bytes) < GIB
 
 
@@ -186,8 +190,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8 tokens, each pool floored to whole tokens
-    # (1,221,355.5 clean, 1,171,872.3 with the 2 GiB): 42,887 fewer
-    assert view.ranks[0].observed.token_capacity == 1_221_355 - 42_887
+    # (1,221,253.1 clean, 1,178,366.4 with the 2 GiB): 42,887 fewer
+    assert view.ranks[0].observed.token_capacity == 1_221_253 - 42_887
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:
