@@ -30,9 +30,14 @@ PARAMS = 8_030_261_248
 BF16_CHECKPOINT = 16_060_522_496  # the safetensors index's total_size
 FP32_KV_PER_TOKEN = 32 * 8 * 128 * 2 * 4  # layers × KV heads × head dim × (K, V) × 4 B = 262,144
 BF16_KV_PER_TOKEN = 32 * 8 * 128 * 2 * 2
-# vLLM holds its rope's cos/sin cache beside the checkpoint's tensors (rotary_embedding/base.py: 131,072
-# positions × head_dim 128 in the model's dtype as served; engines/vllm/weights_held.py); SGLang's is not modelled
-ROPE = {"vllm": 131_072 * 128, "sglang": 0}
+# Both engines hold their rope's cos/sin cache beside the checkpoint's tensors: 131,072 positions × head_dim 128
+# values, in vLLM in the model's dtype as served (rotary_embedding/base.py; engines/vllm/weights_held.py), in SGLang
+# in float32 on CUDA whatever the dtype (engines/sglang/weights_held.py): 131,072 × 128 × 4 B = 67,108,864 B
+ROPE = 131_072 * 128
+
+
+def _rope_bytes(engine: str, dtype_bytes: int) -> int:
+    return ROPE * (4 if engine == "sglang" else dtype_bytes)
 
 
 def _plan(engine: str, *flags: str):  # type: ignore[no-untyped-def]
@@ -46,11 +51,11 @@ def test_dtype_float32_books_weights_kv_and_calibration_on_one_model(engine: str
     found = _plan(engine, "--engine-version", version, "--dtype", "float32")
     ledger = found.ledger
     assert PARAMS * 4 == 2 * BF16_CHECKPOINT == 32_121_044_992
-    assert ledger.weights_bytes == 32_121_044_992 + ROPE[engine] * 4  # the weights table's total
+    assert ledger.weights_bytes == 32_121_044_992 + _rope_bytes(engine, 4)  # the weights table's total
     assert ledger.kv_format == "fp32" and ledger.kv_bytes_per_token == FP32_KV_PER_TOKEN == 262_144
     term = found.estimate.term(Term.WEIGHTS)
     assert term is not None and term.source == "calibrated"
-    assert term.bytes == ledger.weights_bytes and found.estimate.weights_beside_book_bytes == ROPE[engine] * 4
+    assert term.bytes == ledger.weights_bytes and found.estimate.weights_beside_book_bytes == _rope_bytes(engine, 4)
     assert "--dtype float32" in term.basis
 
 
@@ -75,7 +80,7 @@ def test_online_fp8_quantizes_the_matrices_and_leaves_kv_at_the_model_dtype() ->
     for engine in ("vllm", "sglang"):
         found = _plan(engine, "--quantization", "fp8")
         book = 2 * embedding * 2 + norms * 2 + linear + 32 * 7 * 4
-        assert book == 9_081_201_536 and found.ledger.weights_bytes == book + scalars[engine] + ROPE[engine] * 2
+        assert book == 9_081_201_536 and found.ledger.weights_bytes == book + scalars[engine] + _rope_bytes(engine, 2)
         assert found.ledger.kv_format == "bf16" and found.ledger.kv_bytes_per_token == BF16_KV_PER_TOKEN
         assert found.estimate.term(Term.WEIGHTS).bytes == found.ledger.weights_bytes  # type: ignore[union-attr]
 
@@ -120,7 +125,7 @@ def test_plan_shows_one_weights_figure_and_the_kv_the_cast_gives(capsys: pytest.
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     weights_term = next(term for term in out["terms"] if term["term"] == "weights")
-    assert out["weights_bytes"] == weights_term["bytes"] == 32_121_044_992 + ROPE["vllm"] * 4 == 32_188_153_856
+    assert out["weights_bytes"] == weights_term["bytes"] == 32_121_044_992 + _rope_bytes("vllm", 4) == 32_188_153_856
     assert (out["kv_cache_dtype"], out["kv_bytes_per_token"]) == ("fp32", 262_144)
     assert main(args) == 0
     text = capsys.readouterr().out

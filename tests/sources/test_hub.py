@@ -26,6 +26,9 @@ from tests.sources.fake_hub import FakeHub, HubFile, HubRepo, safetensors_file
 REPO = "meta-llama/Llama-3.1-8B-Instruct"
 PUBLISHED_TOTAL_SIZE = 16_060_522_496  # model.safetensors.index.json "metadata": {"total_size": …}
 ROOT = Path(__file__).resolve().parents[2]
+# SGLang (plan's default engine) holds the rope's cos/sin cache whole on the rank beside the checkpoint, in float32
+# on CUDA: 131,072 positions × head_dim 128 × 4 B = 67,108,864 B (engines/sglang/weights_held.py)
+SGLANG_ROPE_CACHE = 131_072 * 128 * 4
 
 
 def llama_31_8b_shards() -> dict[str, dict[str, tuple[str, tuple[int, ...]]]]:
@@ -100,7 +103,8 @@ def test_weights_come_from_the_headers_by_range_requests_then_the_cache_serves_o
         assert online.returncode == 0, online.stderr[-400:]
         plan = json.loads(online.stdout)
         assert plan["checkpoint_bytes"] == PUBLISHED_TOTAL_SIZE
-        assert plan["ranks"][0]["weights_bytes"] == PUBLISHED_TOTAL_SIZE  # kvtop's own count agrees at TP 1
+        # kvtop's own count agrees at TP 1: the checkpoint, plus the rope cache the engine holds beside it
+        assert plan["ranks"][0]["weights_bytes"] == PUBLISHED_TOTAL_SIZE + SGLANG_ROPE_CACHE == 16_127_631_360
         weights = [r for r in hub.requests if r.path.endswith(".safetensors")]
         assert {r.path.rsplit("/", 1)[-1] for r in weights if r.method == "GET"} == set(llama_31_8b_shards())
         for request in weights:  # header ranges only: huggingface_hub asks for the first 100 kB

@@ -84,16 +84,19 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
     # vLLM's default) = 8,329 of the 11,680 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
     # nvidia-smi's less the calibrated gap, 0.420117 GiB, as the corpus has no A100-80GB total, less the weights —
-    # GptOssAttention's o_proj bias included, and what vLLM's Marlin MXFP4 backend holds beside the book on an
-    # SM 8.0 GPU: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a scale byte per 32,
-    # over 36 layers × 128 experts × 3 matrices, and the rope's cos/sin cache every vLLM rank holds (131,072
-    # positions × 64 rotary dims in float32 for gpt-oss) — and the runtime terms, vLLM's CUDA-graph estimate
+    # GptOssAttention's o_proj bias included, the book's row of what vLLM's Marlin MXFP4 backend builds on an
+    # SM 8.0 GPU (weights_built.py: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a
+    # scale byte per 32, over 36 layers × 128 experts × 3 matrices), and beside the book the rope's cos/sin cache
+    # every vLLM rank holds (131,072 positions × 64 rotary dims in float32 for gpt-oss; Marlin repacks in place,
+    # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
     # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
     # 8,033,608,349 B at 589,824 B per block: 13,620 blocks, int(13,620 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
-    assert vllm.ledger.measured.calibrated.weights_extra_bytes == marlin_padding + rope_cache == 5_538_381_824
+    [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
+    assert padding_row.bytes == marlin_padding == 5_504_827_392
+    assert vllm.ledger.measured.calibrated.weights_extra_bytes == rope_cache == 33_554_432
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
     assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
@@ -103,7 +106,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    assert rank.predicted.token_capacity == 182_909
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,335)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_335
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -131,7 +135,9 @@ def test_an_engine_log_supplies_the_token_capacity_the_endpoints_did_not() -> No
 def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> None:
     """Issue 27 item 4: a live engine given its log keeps what the start measured, as `kvtop explain` does.
     The log printed `Available KV cache memory: 6.51 GiB`; vLLM's charge besides weights and KV is then
-    0.95 × CUDA's total (80 GiB here) − the weights (gpt-oss-120b, 65,248,824,960 B) − 6.51 GiB."""
+    0.95 × CUDA's total (80 GiB here) − the weights − 6.51 GiB. The weights are the book's on an A100: gpt-oss-120b's
+    65,248,815,744 B (the router's bias in bf16) and the row of vLLM's Marlin MXFP4 expert padding (weights_built.py:
+    36 layers × 128 experts × 3 × (2,944 × 3,072 − 2,880 × 2,880) × (4 + 8 ÷ 32) ÷ 8 = 5,504,827,392 B)."""
     from kvtop.domain.calibration.terms import Term
 
     kept: list = []
@@ -139,7 +145,9 @@ def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> No
     source.collect(), source.collect()
     (measure,) = kept  # once: the log does not change while the node is watched
     assert (measure.engine, measure.gpu, measure.tp, measure.model_type) == ("vllm", "A100", 1, "gpt_oss")
-    runtime = int(0.95 * 81_920 * MIB) - 65_248_824_960 - int(6.51 * 2**30)
+    marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
+    weights = 65_248_815_744 + marlin_padding
+    runtime = int(0.95 * 81_920 * MIB) - weights - int(6.51 * 2**30)
     assert measure.terms[Term.CUDA_TOTAL] == 81_920 * MIB
     assert abs(measure.terms[Term.ACTIVATION] - runtime) < 0.005 * 2**30  # the log's two decimals of GiB
 
@@ -163,21 +171,34 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     source = LiveSource(nvml=NvmlSource(nvml_module=fake_nvml_of(node)), table=table, model_loader=CountingLoader(),
                         engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log", http_client=client)  # fmt: skip
     view = source.collect().engines[0]
-    # gpt-oss-120b at TP 8 on H100s: the weights include what vLLM's Triton MXFP4 backend holds beside the book on
-    # Hopper (per layer: the intermediate 2,880 ÷ 8 = 360 padded to 384 in 4-bit weights and their scales, the
-    # checkpoint's scales kept beside the swizzled copy, float32 expert biases in place of the book's eighth of the
-    # bf16 ones: w13's eighth, w2's whole, as the engines' meta-built w2_weight_bias [128, 2880]),
-    # 36 × 28,317,696 = 1,019,437,056 B (vllm/weights_held.py); with the router's bias bf16 (mlp.router.bias [128]
-    # bfloat16, as the engines build it) the book and these leave 64,228,737,153 B: 871,158 blocks of 16 tokens;
-    # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) leaves 870,702,
-    # 8,329 blocks a request (2 batches of --max-num-batched-tokens 1024 in flight)
+    # gpt-oss-120b at TP 8 on H100s: vLLM's Triton MXFP4 backend on Hopper builds the intermediate 2,880 ÷ 8 = 360
+    # padded to 384 — in 4-bit weights and their scales and w13's bf16 bias rows, the book's row (weights_built.py:
+    # 14,112,768 B a layer) — and holds beside the book the checkpoint's scales kept beside the swizzled copy and
+    # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
+    # engines' meta-built w2_weight_bias [128, 2880]): 14,204,928 B a layer (vllm/weights_held.py); together
+    # 36 × 28,317,696 = 1,019,437,056 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
+    # engines build it) the book and these leave 64,228,737,153 B with CUDA graphs at the 2 GiB once assumed; the
+    # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
+    # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
+    # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
+    # 65,261,597,331 B, 885,167 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
+    # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
+    bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
+    padding = experts * (384 - 360) * (4 + 8 / 32) / 8 + bias_rows
     book_biases = 128 * (5_760 / 8 + 2_880) * 2
-    per_layer = experts * 24 * (4 + 8 / 32) / 8 + experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - book_biases
+    held = experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - book_biases - bias_rows
+    assert (padding, held, padding + held) == (14_112_768, 14_204_928, 28_317_696)
+    [padding_row] = [row for row in view.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
+    assert padding_row.bytes == 36 * padding
     rope_cache = 131_072 * 64 * 4
-    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * per_layer + rope_cache == 1_052_991_488
-    assert view.ledger.engine.num_blocks == (64_228_737_153 - rope_cache) // 73_728 == 870_702
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 870_702 * 131_072 // 8_329 == 13_702_083
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * held + rope_cache == 544_931_840
+    graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
+    graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
+    budget = 64_228_737_153 + 2 * GIB - graphs - rope_cache
+    assert budget == 65_261_597_331
+    assert view.ledger.engine.num_blocks == budget // 73_728 == 885_167
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 885_167 * 131_072 // 8_329 == 13_929_716
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 
