@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
 from tests.conftest import CASES, CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -51,8 +52,9 @@ def test_json_contract_keys_and_types(capsys: pytest.CaptureFixture[str]) -> Non
         "mlp",
         "norms",
         "lm_head",
+        CALIBRATED_WEIGHTS_ROW,  # SGLang's float32 rope cos/sin cache: 8,192 positions × 128 × 4 B
     }
-    assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720
+    assert sum(row["bytes"] for row in rank["weights"]) == rank["weights_bytes"] == 17_640_734_720 + 8_192 * 128 * 4
 
 
 def test_a_reserve_below_the_engines_own_is_in_the_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,7 +96,8 @@ def test_every_spelling_of_tp_and_cmd_agree(capsys: pytest.CaptureFixture[str]) 
 def test_a_layout_that_does_not_fit_is_still_a_plan(capsys: pytest.CaptureFixture[str]) -> None:
     out = plan_json(capsys, "--model", LLAMA, "--tp", "1", "--gpu", "H100", "--free-memory", "80535MiB")
     assert out["fits"] is False and out["token_capacity"] == 0
-    weights = 70_553_706_496 * 2  # 141.1 GB whole on one rank
+    # 141.1 GB whole on one rank, and SGLang's float32 rope cos/sin cache (8,192 positions × 128 × 4 B)
+    weights = 70_553_706_496 * 2 + 8_192 * 128 * 4
     assert out["ranks"][0]["weights_bytes"] == weights
     pre = (81559 << 20) - (1 << 30)  # H100 total − the estimated CUDA context
     # SGLang's latest auto rule at TP1, with 58 piecewise prefill-graph sizes of 8 MiB (on since v0.5.10rc0)
@@ -184,8 +187,11 @@ def test_documented_special_values_and_wide_vllm_ep_still_plan(capsys: pytest.Ca
         capsys, "--model", MIXTRAL, "--tp", "2", "--gpu", "H100", "--chunked-prefill-size", "-1", *given
     )
     # -1 turns chunking off: the activation reserve follows max_prefill_tokens (16,384), not 8,192, and no
-    # prefill sizes are captured; chunked: (81,559 − 14,032) / 81,559 = 0.828 at 65,536 B per token (TP2)
-    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (354_279, 167_438)
+    # prefill sizes are captured; chunked: (81,559 − 14,032) / 81,559 = 0.828 at 65,536 B per token (TP2). The
+    # weights include SGLang's float32 rope cos/sin cache whole on each rank (32,768 positions × 128 × 4 B = 16 MiB):
+    # 256 cells of 65,536 B fewer than the book alone gives (354,279 and 167,438)
+    rope_cells = 32_768 * 128 * 4 // 65_536
+    assert (chunked["token_capacity"], unchunked["token_capacity"]) == (354_279 - rope_cells, 167_438 - rope_cells)
     vllm_ep = plan_json(
         capsys, "--model", MIXTRAL, "--engine", "vllm", "--tp", "2", "--dp", "4", "--ep", "8", "--gpu", "H100"
     )

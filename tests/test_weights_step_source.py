@@ -3,8 +3,8 @@
 `kvtop plan` printed the weights term as calibrated in its "Before the start" table and the same bytes in its
 budget with no source, as if a fact; a figure a person sees states measured, calibrated or assumed. Llama-3-70B
 at TP 8 on H100 (the bundled name): 70,553,706,496 parameters, the 80 × 2 + 1 norms of 8,192 (1,318,912) whole on
-every rank and the rest split 8 ways, 2 B each: 17,640,734,720 B a rank; vLLM holds its rope's cos/sin cache beside
-them (8,192 positions × 128 dims × 2 B).
+every rank and the rest split 8 ways, 2 B each: 17,640,734,720 B a rank; each engine holds its rope's cos/sin cache
+beside them, vLLM in the model's dtype (8,192 positions × 128 dims × 2 B), SGLang in float32 (8,192 × 128 × 4 B).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def weights_step(plan: dict[str, object]) -> dict[str, object]:
 BOOK = (70_553_706_496 - 1_318_912) * 2 // 8 + 1_318_912 * 2
 
 
-@pytest.mark.parametrize(("engine", "weights"), [("sglang", BOOK), ("vllm", BOOK + 8_192 * 128 * 2)])
+@pytest.mark.parametrize(("engine", "weights"), [("sglang", BOOK + 8_192 * 128 * 4), ("vllm", BOOK + 8_192 * 128 * 2)])
 def test_a_plan_s_weights_line_is_the_weights_term_and_says_calibrated(
     capsys: pytest.CaptureFixture[str], engine: str, weights: int
 ) -> None:

@@ -11,7 +11,6 @@ from tests.ui.fakes import (
     H100_CUDA_TOTAL_BYTES,
     H100_TOTAL_BYTES,
     SGLANG_TP8_CONTEXT_BYTES,
-    llama_ledger,
     llama_plan,
     llama_settings,
 )
@@ -48,14 +47,16 @@ def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
     context (the free memory before load, had it been measured, gives the same figure). By hand (SGLang 0.5.9,
     docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less 0.619323 + 0.5092 × log2 TP GiB; KV budget =
-    pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. TP8:
-    82,723,052,248 − 17,640,734,720 − 15,055,595,509 (× 0.182) = 50,026,722,019 B // 40,960 B = 1,221,355; TP4
-    (fraction 0.824): 83,269,801,585 − 35,278,831,616 − 14,655,485,079 = 33,335,484,890 B // 81,920 B = 406,927."""
+    pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank; the weights
+    are the book plus SGLang's float32 rope cos/sin cache, whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
+    TP8: 82,723,052,248 − (17,640,734,720 + 4,194,304) − 15,055,595,509 (× 0.182) = 50,022,527,715 B // 40,960 B
+    = 1,221,253; TP4 (fraction 0.824): 83,269,801,585 − (35,278,831,616 + 4,194,304) − 14,655,485,079
+    = 33,331,290,586 B // 81,920 B = 406,876."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_355
-    assert llama_ledger(tp=8, measured=free_tp8).token_capacity == 1_221_355
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_927
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_253
+    assert llama_plan(tp=8, measured=free_tp8).token_capacity == 1_221_253
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 406_876
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):
@@ -89,6 +90,6 @@ def test_the_planner_plans_with_this_nodes_own_earlier_start(llama):
     outcome = plan(llama, settings, {}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="NVIDIA H100 80GB HBM3",
                    node_measures=(mine,))  # fmt: skip
     free = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - 3 * 2**30)
-    assert outcome.before.token_capacity == outcome.after.token_capacity == llama_ledger(measured=free).token_capacity
-    assert outcome.after.token_capacity < 1_221_355
+    assert outcome.before.token_capacity == outcome.after.token_capacity == llama_plan(measured=free).token_capacity
+    assert outcome.after.token_capacity < llama_plan().token_capacity
     assert outcome.after_plan is not None and outcome.after_plan.estimate.node_note == "calibrated on this node, 2026-11-30"
