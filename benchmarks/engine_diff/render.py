@@ -24,6 +24,8 @@ figures in `tests/data/engine_diff/`; kvtop's side is recomputed from the same i
 `tests/test_fidelity_table.py` fails when this file no longer matches the kvtop it runs with.
 Do not edit by hand: rerun `python benchmarks/engine_diff/run.py --table-only`. How the engines run
 without a GPU, and what each stand-in is checked against: docs/engines/differential.md.
+Every class of vLLM's and SGLang's registries, and the held-out measure over every real config at hand:
+[fidelity_registry.md](fidelity_registry.md) (benchmarks/engine_diff/registry_render.py).
 
 Engines: vLLM 0.33.0 and 0.13.0 (December 2025), SGLang 0.5.23 and 0.5.6.post2 (December 2025),
 each run from its own wheel on a CPU machine (no GPU) with named stand-ins; kvtop is given the same
