@@ -25,6 +25,9 @@ DEFAULT_CONFIGS = REGISTRY_DATA / "configs"
 REGISTRIES = DATA / "architectures" / "engine_registries.json"
 REGISTRY_KEYS = {"vllm": ("vllm_text_generation", "vllm_multimodal"), "sglang": ("sglang",)}
 NOT_CONFIGS = ("transformers_params.json",)
+POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,12 @@ class ConfigFile:
         return beside if self.path.name != "config.json" and beside.exists() else None
 
     def context(self) -> int:
-        """32,768 tokens, or the model's max_position_embeddings where smaller (as cases.context_length)."""
+        """32,768 tokens, or the model's own length where smaller: the least of the fields vLLM derives it from
+        (possible_keys, vllm/transformers_utils/model_arch_config_convertor.py, 0.33.0), else vLLM's 2,048."""
         data = self.data()
         text = data.get("text_config") or data.get("llm_config") or {}
-        positions = data.get("max_position_embeddings") or text.get("max_position_embeddings") or MAX_CONTEXT
-        return int(min(MAX_CONTEXT, positions))
+        found = [v for v in (data.get(k) or text.get(k) for k in POSITION_KEYS) if isinstance(v, (int, float)) and v > 0]
+        return int(min(MAX_CONTEXT, *found)) if found else NO_POSITIONS_CONTEXT
 
 
 def _architecture(data: dict[str, Any]) -> str:

@@ -55,7 +55,7 @@ def _config_outcome(rows: list[Judged]) -> tuple[str, str]:
         return other.verdict, f"TP{other.tp}: {other.detail}"
     if all(r.verdict == BOTH_REFUSE for r in built):
         return BOTH_REFUSE, built[0].detail
-    return EQUAL, ""
+    return EQUAL, "; ".join(sorted({r.detail for r in built if r.detail}))
 
 
 def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
@@ -149,11 +149,11 @@ def render() -> str:
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts[engine].items(), key=lambda kv: -kv[1]))
         out.append(f"- **{engine} {VERSIONS[engine]}** ({total} classes): {parts}")
     out += ["", *lines, ""]
-    out.append("## Real configs that are not equal\n")
+    out.append("## Real configs that are not equal (or equal only through a harness reading)\n")
     out += ["| config | engine | outcome |", "|---|---|---|"]
     for engine in SWEPT:
         for config, (outcome, detail) in tables[engine].items():
-            if outcome != EQUAL:
+            if outcome != EQUAL or detail:
                 text = outcome if not detail else f"{outcome}: {one_line(detail, 200)}"
                 out.append(f"| `{config}` | {engine} | {text.replace('|', '/')} |")
     out.append("")

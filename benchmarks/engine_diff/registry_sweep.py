@@ -78,38 +78,58 @@ def _row(answer: dict[str, Any], config: ConfigFile) -> dict[str, Any]:
     if isinstance(row.get("message"), str):
         row["message"] = row["message"].splitlines()[0][:300] if row["message"] else ""
         tail = [line.strip() for line in answer.get("traceback_tail") or [] if line.strip()]
-        if tail and tail[-1][:80] not in row["message"]:  # pydantic's first line names no field: its last does
-            row["message"] = f"{row['message']} … {tail[-1]}"[:400]
+        said = [line for line in tail if line.startswith("Value error,")] or tail[-1:]
+        if said and said[0][:80] not in row["message"]:  # pydantic's first line says no more than "1 validation error"
+            row["message"] = f"{row['message']} … {said[0]}"[:400]
     if answer.get("stages"):
         row["stages"] = [{k: s[k] for k in STAGE_KEEP if k in s} for s in answer["stages"]]
     return row
 
 
-def run(engine: str, configs: list[ConfigFile], tps: tuple[int, ...], seconds: int) -> list[dict[str, Any]]:
+def run(engine: str, configs: list[ConfigFile], tps: tuple[int, ...], seconds: int, tag: str) -> list[dict[str, Any]]:
     """The engine's answers for each config at each TP (the runner's JSON lines, trimmed to the rows' keys)."""
     spec = ENGINES[engine]
     version = spec.versions[0]
     WORK.mkdir(parents=True, exist_ok=True)
     todo = [_case(engine, c, tp) for c in configs for tp in tps]
-    cases_file, answers = WORK / f"{engine}-cases.json", WORK / f"{engine}-answers.jsonl"
+    cases_file, answers = WORK / f"{engine}-{tag}-cases.json", WORK / f"{engine}-{tag}-answers.jsonl"
     cases_file.write_text(json.dumps(todo))
     answers.unlink(missing_ok=True)
     command = ["nice", "-n", "10", str(ensure_venv(spec, version)), str(HERE / "registry_runner.py"), spec.runner[:-3],
                str(seconds), "--cases", str(cases_file), "--out", str(answers)]  # fmt: skip
-    with (WORK / f"{engine}-runner.log").open("w") as log:
+    with (WORK / f"{engine}-{tag}-runner.log").open("w") as log:
         subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=_env(spec), cwd=WORK, check=False)
-    return reread(engine, configs)
+    return reread(engine, configs, tag)
 
 
-def reread(engine: str, configs: list[ConfigFile]) -> list[dict[str, Any]]:
-    """The rows of the engine's last answers file (the runner's JSON lines, trimmed to the rows' keys)."""
+def reread(engine: str, configs: list[ConfigFile], tag: str) -> list[dict[str, Any]]:
+    """The rows of the engine's last answers file of a set (the runner's JSON lines, trimmed to the rows' keys)."""
     by_name = {c.name: c for c in configs}
-    answers = WORK / f"{engine}-answers.jsonl"
+    answers = WORK / f"{engine}-{tag}-answers.jsonl"
     rows = []
     for line in answers.read_text().splitlines() if answers.exists() else []:
         answer = json.loads(line)
         rows.append(_row(answer, by_name[answer["config"]]))
     return rows
+
+
+def parameters(engine: str, config: ConfigFile, tp: int) -> list[str]:
+    """The engine's named parameters of one config at one TP, grouped over layers (param_shapes.grouped): where a
+    weights difference comes from."""
+    from benchmarks.engine_diff.param_shapes import grouped
+
+    spec = ENGINES[engine]
+    out = WORK / "params"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(f"{spec.name}-{config.name}-*"):
+        old.unlink()
+    (WORK / "params-cases.json").write_text(json.dumps([_case(engine, config, tp)]))
+    command = ["nice", "-n", "10", str(ensure_venv(spec, spec.versions[0])), str(HERE / "param_shapes_runner.py"),
+               spec.runner[:-3], "--cases", str(WORK / "params-cases.json"), "--out", str(WORK / "params.jsonl")]  # fmt: skip
+    with (WORK / "params-runner.log").open("w") as log:
+        subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env={**_env(spec), "PARAM_SHAPES_DIR": str(out)},
+                       cwd=WORK, check=False)  # fmt: skip
+    return [line for path in sorted(out.glob(f"{spec.name}-{config.name}-*.json")) for line in grouped(path)]
 
 
 def merge(engine: str, rows: list[dict[str, Any]]) -> Path:
@@ -158,12 +178,18 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated config names")
     parser.add_argument("--skip-done", action="store_true", help="leave out configs the fixture already holds")
     parser.add_argument("--tps", default="1,2")
+    parser.add_argument("--tag", help="names the run's work files (default: the set), so two runs can go at once")
     parser.add_argument("--seconds", type=int, default=240, help="time limit per case")
     parser.add_argument("--defaults", action="store_true", help="write the default configs (no engine run)")
+    parser.add_argument("--params", help="print the engine's parameters of this one config (at the first of --tps)")
     parser.add_argument("--reread", action="store_true", help="merge the last answers file again (no engine run)")
     args = parser.parse_args()
     if args.defaults:
         print(f"{len(write_defaults(args.engine))} classes asked for; see {DEFAULT_CONFIGS.relative_to(REGISTRY_DATA.parents[2])}")
+        return 0
+    if args.params:
+        chosen = {c.name: c for c in real_configs() + default_configs()}[args.params]
+        print(*parameters(args.engine, chosen, int(args.tps.split(",")[0])), sep="\n")
         return 0
     if args.set == "real":
         configs = real_configs()
@@ -178,9 +204,9 @@ def main() -> int:
         configs = [c for c in configs if c.name not in done]
     print(f"{len(configs)} configs × TP {args.tps} on {args.engine}", flush=True)
     if args.reread:
-        rows = reread(args.engine, real_configs() + default_configs())
+        rows = reread(args.engine, real_configs() + default_configs(), args.tag or args.set)
     else:
-        rows = run(args.engine, configs, tuple(int(t) for t in args.tps.split(",")), args.seconds)
+        rows = run(args.engine, configs, tuple(int(t) for t in args.tps.split(",")), args.seconds, args.tag or args.set)
     print(f"{len(rows)} rows into {merge(args.engine, rows)}")
     return 0
 
