@@ -26,6 +26,7 @@ from benchmarks.engine_diff.registry_configs import (
 )
 from benchmarks.engine_diff.registry_judge import (
     BOTH_REFUSE,
+    DIFFERENT,
     EQUAL,
     NOT_BUILT,
     Judged,
@@ -68,8 +69,10 @@ def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
     counts = Counter(o for o, _ in outcomes.values())
     judged_n = sum(n for o, n in counts.items() if o not in (NOT_BUILT, BOTH_REFUSE))
     share = counts[EQUAL] / judged_n if judged_n else 0.0
+    read = sum(1 for o, d in outcomes.values() if o == DIFFERENT and "— reading A" in d)
     line = (f"{counts[EQUAL]} of {judged_n} equal at TP 1 and 2 ({share:.1%}; target {TARGET:.0%}); "
-            + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL))  # fmt: skip
+            + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL)
+            + f" ({read} of the different with a reading of docs/fidelity.md)")  # fmt: skip
     return outcomes, line
 
 

@@ -32,3 +32,12 @@ def test_exaone_moe_router_is_in_the_model_dtype() -> None:
     b = book("ExaoneMoeForCausalLM")
     assert next(r.bytes for r in b.rows if r.component == "router") == 31 * (64 * 4096 * BF16 + 64 * FP32)
     assert b.total_bytes == 57_101_287_168
+
+
+def test_phimoe_lm_head_has_its_bias_whatever_the_config_says() -> None:
+    """PhiMoEForCausalLM's ParallelLMHead(bias=True) in vLLM 0.33.0 and SGLang 0.5.23 (models/phimoe.py), though
+    the class default says lm_head_bias false: lm_head.weight [32064, 4096] and lm_head.bias [32064], bfloat16, at
+    TP 1; at TP 2 each rank holds half the rows of both (32,064 is a multiple of 64: no padding)."""
+    lm_head = 32064 * 4096 * BF16 + 32064 * BF16
+    for tp in (1, 2):
+        assert next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head") == lm_head // tp

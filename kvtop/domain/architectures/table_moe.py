@@ -105,9 +105,11 @@ MOE: tuple[Architecture, ...] = (
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
     A("flex_olmo", "FlexOlmoConfig", tf("flex_olmo"), m.FLEX_OLMO, ("FlexOlmoForCausalLM",), attention=QK_NORM,
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
-    # Phi-3.5-MoE: LayerNorm with biases, q, k, v, o biases (attention_bias), lm_head bias (lm_head_bias)
+    # Phi-3.5-MoE: LayerNorm with biases, q, k, v, o biases (attention_bias), an lm_head bias whatever the config
+    # says (ParallelLMHead(bias=True): vLLM 0.33.0 and SGLang 0.5.23 models/phimoe.py; the checkpoint's
+    # lm_head_bias is true); vLLM builds the q, k, v, o biases whatever attention_bias says (SGLang follows it)
     A("phimoe", "PhimoeConfig", tf("phimoe"), m.PHIMOE, ("PhiMoEForCausalLM",),
-      attention=Attention(o_bias_fields=("attention_bias",)), body=BodyShape(norm_bias=True),
+      attention=Attention(o_bias_fields=("attention_bias",)), body=BodyShape(norm_bias=True, lm_head_bias=True),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("granitemoe", "GraniteMoeConfig", tf("granitemoe"), m.GRANITEMOE, ("GraniteMoeForCausalLM",),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
