@@ -41,3 +41,14 @@ def test_phimoe_lm_head_has_its_bias_whatever_the_config_says() -> None:
     lm_head = 32064 * 4096 * BF16 + 32064 * BF16
     for tp in (1, 2):
         assert next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head") == lm_head // tp
+
+
+def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
+    """vLLM 0.33.0 (models/qwen3_next.py, built by qwen3_5.py) and SGLang 0.5.23 (models/qwen3_5.py) read
+    getattr(config, "attn_output_gate", True); transformers' Qwen3_5MoeTextConfig has no such field. vLLM's
+    Qwen3_5MoeForCausalLM at TP 1 builds self_attn.qkv_proj.weight [9216, 2048] (16 heads × 256 × 2 for q and its
+    gate, 2 × 2 × 256 for k and v) and o_proj [2048, 4096] on each of its 10 full-attention layers, bfloat16; the
+    whole model 69,321,223,296 B."""
+    b = book("Qwen3_5MoeForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    assert b.total_bytes == 69_321_223_296
