@@ -142,11 +142,26 @@ def _from_layers(name: str) -> str:
     return name[at:] if at >= 0 else name
 
 
+# A multimodal checkpoint names its language model's modules under a tower prefix (Kimi-K2.5's
+# `language_model.model.layers.1.self_attn*`, Gemma-4's and Qwen3.5's `model.language_model.layers.0...`); the
+# engines match the list against their own prefixed modules (vLLM 0.33.0 compressed_tensors should_ignore_layer,
+# modelopt is_layer_excluded, after each class's hf_to_vllm_mapper), which kvtop names `model.layers...`/`lm_head`.
+_TOWER_PREFIXES = (("model.language_model.", "model."), ("language_model.model.", "model."), ("language_model.", ""))
+
+
+def _language_name(name: str) -> str:
+    """`name` as kvtop names the language model's module (the tower prefix dropped); other names unchanged."""
+    for prefix, replacement in _TOWER_PREFIXES:
+        if name.startswith(prefix):
+            return replacement + name[len(prefix):]
+    return name
+
+
 def _exclusions(*lists: list[str] | None) -> tuple[str, ...]:
-    """The first module list given, each name without its `.weight` suffix."""
+    """The first module list given, each name without its `.weight` suffix and its language-tower prefix."""
     for names in lists:
         if names is not None:
-            return tuple(name.removesuffix(".weight") for name in names)
+            return tuple(_language_name(name.removesuffix(".weight")) for name in names)
     return ()
 
 

@@ -1,0 +1,54 @@
+"""Checkpoint formats fixed by the registry sweep (docs/fidelity_registry.md): real configs' quantization
+sections against the modules vLLM 0.33.0 and SGLang 0.5.23 build on the meta device (the sweep's rows in
+tests/data/engine_diff/registry/, `python benchmarks/engine_diff/registry_sweep.py --params <config>`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import WeightsBook, weights_book
+
+HELDOUT = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout"
+BF16 = 2
+
+
+def book(name: str, tp: int = 1) -> WeightsBook:
+    m = model_from_config(json.loads((HELDOUT / f"{name}.json").read_text()), source=name)
+    return weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True)
+
+
+def row(b: WeightsBook, component: str) -> int:
+    return next(r.bytes for r in b.rows if r.component == component)
+
+
+def test_an_ignore_list_under_the_language_towers_prefix_spares_those_modules() -> None:
+    """Kimi-K2.6-NVFP4 ignores `language_model.model.layers.N.self_attn*` for all 61 layers and
+    `language_model.model.layers.0*` (compressed-tensors names under KimiK25's tower prefix, which vLLM 0.33.0's
+    should_ignore_layer matches against its own `language_model.model.layers...` modules). vLLM builds every
+    layer's MLA in bfloat16 at TP 1: fused_qkv_a_proj [1536 + 576, 7168], q_b_proj [64 × 192, 1536], kv_b_proj
+    [64 × 256, 512], o_proj [7168, 64 × 128]; layer 0's dense MLP gate_up_proj [2 × 18432, 7168] and down_proj
+    [7168, 18432]. With these spared, the sweep's language_model is 594,205,905,384 B on vLLM (TP 1), equal to
+    kvtop's plan; read as NVFP4 kvtop held 13,235,372,224 B less."""
+    b = book("nvidia--Kimi-K2.6-NVFP4")
+    mla = (1536 + 576) * 7168 + 64 * 192 * 1536 + 64 * 256 * 512 + 7168 * 64 * 128
+    assert row(b, "attention") == 61 * mla * BF16
+    assert row(b, "mlp") == 3 * 18432 * 7168 * BF16
+
+
+def test_a_model_language_model_prefix_spares_those_modules() -> None:
+    """Qwen3.5-122B-A10B-NVFP4 (modelopt) ignores `model.language_model.layers.N.self_attn*` and
+    `...linear_attn*` (transformers' Qwen3_5Moe names, mapped by vLLM 0.33.0's hf_to_vllm_mapper onto its
+    `language_model.model.layers...`): vLLM builds the 12 full-attention layers' qkv_proj [2 × 32 × 256 + 2 × 2
+    × 256, 3072] and o_proj [3072, 32 × 256] in bfloat16 at TP 1 (q_proj twice as wide: the output gate)."""
+    b = book("nvidia--Qwen3.5-122B-A10B-NVFP4")
+    full_layers = 12
+    qkv = (2 * 32 * 256 + 2 * 2 * 256) * 3072
+    o = 3072 * 32 * 256
+    assert row(b, "attention") == full_layers * (qkv + o) * BF16
+    # mlp.shared_expert* spared too: gate_up_proj [2 × 1024, 3072], down_proj [3072, 1024], shared_expert_gate
+    # [1, 3072] on each of the 48 layers, bfloat16
+    assert row(b, "shared_experts") == 48 * (3 * 1024 * 3072 + 3072) * BF16
