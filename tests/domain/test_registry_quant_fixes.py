@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.engines.sglang.kv_scales import with_kv_scales
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import WeightsBook, weights_book
 
 HELDOUT = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout"
-BF16 = 2
+BF16, FP32 = 2, 4
 
 
 def book(name: str, tp: int = 1) -> WeightsBook:
@@ -52,3 +54,25 @@ def test_a_model_language_model_prefix_spares_those_modules() -> None:
     # mlp.shared_expert* spared too: gate_up_proj [2 × 1024, 3072], down_proj [3072, 1024], shared_expert_gate
     # [1, 3072] on each of the 48 layers, bfloat16
     assert row(b, "shared_experts") == 48 * (3 * 1024 * 3072 + 3072) * BF16
+
+
+def sglang_book(name: str, tp: int = 1) -> WeightsBook:
+    """The book with SGLang 0.5.23's attention parts (its RadixAttention k/v scales) on every stage part."""
+    m = model_from_config(json.loads((HELDOUT / f"{name}.json").read_text()), source=name)
+    parts = StageParts(embedding=True, final_norm=True, lm_head=True, tower=True, tower_positions=True)
+    parts = with_kv_scales(parts, m, ResolvedVersion(text="0.5.23", source=VersionSource.FLAG))
+    return weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True, parts=parts)
+
+
+def test_sglang_radix_attention_kv_scales_on_kimi_k25_qwen3_5_and_gemma4() -> None:
+    """SGLang 0.5.23 builds k_scale and v_scale (fp32 [1] each, BaseKVCacheMethod) on every RadixAttention built
+    with the quant config: KimiK25 (DeepseekV3's attn_mqa and attn_mha: 4 a layer), Qwen3.5's full-attention
+    layers and Gemma-4's layers (one RadixAttention: 2 a layer). Without them kvtop was short by the sweep's
+    976 B (Kimi-K2.6-NVFP4: 61 × 16), 96 B (Qwen3.5-122B-A10B-NVFP4: 12 × 8) and 480 B (Gemma-4-31B-IT-NVFP4:
+    60 × 8) at TP 1 and 2 against the engine's language_model bytes."""
+    mla = (1536 + 576) * 7168 + 64 * 192 * 1536 + 64 * 256 * 512 + 7168 * 64 * 128
+    assert row(sglang_book("nvidia--Kimi-K2.6-NVFP4"), "attention") == 61 * (mla * BF16 + 4 * FP32)
+    qkv, o = (2 * 32 * 256 + 2 * 2 * 256) * 3072, 3072 * 32 * 256
+    assert row(sglang_book("nvidia--Qwen3.5-122B-A10B-NVFP4"), "attention") == 12 * ((qkv + o) * BF16 + 2 * FP32)
+    gemma = sglang_book("nvidia--Gemma-4-31B-IT-NVFP4")
+    assert row(gemma, "attention") - row(book("nvidia--Gemma-4-31B-IT-NVFP4"), "attention") == 60 * 2 * FP32

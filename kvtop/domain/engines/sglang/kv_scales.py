@@ -20,8 +20,15 @@ from kvtop.domain.quant import QuantSpec
 
 SCALE_BYTES = 4  # fp32
 # SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
+# (0.5.23: GlmMoeDsaForCausalLM subclasses DeepseekV2ForCausalLM, glm4_moe.py; KimiK25 builds DeepseekV3's
+# language model, kimi_k25.py; gemma4_causal.py Gemma4Attention and qwen3_5.py Qwen3_5AttentionDecoderLayer pass
+# quant_config to their RadixAttention, on attention layers only)
 KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
-             "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1}  # fmt: skip
+             "GlmMoeDsaForCausalLM": 2, "KimiK25ForConditionalGeneration": 2,
+             "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1,
+             "Gemma4ForCausalLM": 1, "Gemma4ForConditionalGeneration": 1,
+             "Qwen3_5ForCausalLM": 1, "Qwen3_5MoeForCausalLM": 1, "Qwen3_5ForConditionalGeneration": 1,
+             "Qwen3_5MoeForConditionalGeneration": 1}  # fmt: skip
 
 
 def _kv_method(quant: QuantSpec) -> bool:
