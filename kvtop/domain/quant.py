@@ -114,11 +114,15 @@ class QuantSpec(BaseModel):
 
 @functools.lru_cache(maxsize=256)
 def _exclusion_index(excluded: tuple[str, ...]) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
-    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds."""
-    plain = frozenset(p for p in excluded if not any(c in p for c in "*?["))
+    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds. A `re:`
+    entry is a regular expression matched from the name's start (compressed-tensors' `_is_equal_or_regex_match`,
+    vLLM 0.33.0 quantization/compressed_tensors/utils.py: Kimi-K2.5's `re:.*self_attn.*`)."""
+    plain = frozenset(p for p in excluded if not p.startswith("re:") and not any(c in p for c in "*?["))
     globs = tuple(
-        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})") for p in excluded if p not in plain
-    )
+        re.compile(p[3:]) if p.startswith("re:") else
+        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})")
+        for p in excluded if p not in plain
+    )  # fmt: skip
     return plain, globs
 
 

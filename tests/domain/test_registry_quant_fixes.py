@@ -76,3 +76,17 @@ def test_sglang_radix_attention_kv_scales_on_kimi_k25_qwen3_5_and_gemma4() -> No
     assert row(sglang_book("nvidia--Qwen3.5-122B-A10B-NVFP4"), "attention") == 12 * ((qkv + o) * BF16 + 2 * FP32)
     gemma = sglang_book("nvidia--Gemma-4-31B-IT-NVFP4")
     assert row(gemma, "attention") - row(book("nvidia--Gemma-4-31B-IT-NVFP4"), "attention") == 60 * 2 * FP32
+
+
+def test_compressed_tensors_re_patterns_are_regular_expressions() -> None:
+    """Kimi-K2.5 (compressed-tensors pack-quantized int4, group 32) ignores `re:.*self_attn.*`,
+    `re:.*shared_experts.*` and `re:.*mlp\\.(gate|up|gate_up|down)_proj.*` (vLLM 0.33.0
+    compressed_tensors/utils.py `_is_equal_or_regex_match`: a `re:` target is re.match'ed against the module's
+    name). vLLM builds every layer's MLA, layer 0's dense MLP and the 60 shared experts [2 × 2048, 7168] +
+    [7168, 2048] in bfloat16 (the sweep's language_model 594,205,536,256 B at TP 1; kvtop read the patterns as
+    globs matching nothing, 13,235,560,448 B short)."""
+    b = book("moonshotai--Kimi-K2.5")
+    mla = (1536 + 576) * 7168 + 64 * 192 * 1536 + 64 * 256 * 512 + 7168 * 64 * 128
+    assert row(b, "attention") == 61 * mla * BF16
+    assert row(b, "mlp") == 3 * 18432 * 7168 * BF16
+    assert row(b, "shared_experts") == 60 * 3 * 2048 * 7168 * BF16
