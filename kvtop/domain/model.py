@@ -62,6 +62,9 @@ class MoeSpec(BaseModel):
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
     extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
     per_expert_scale: bool = False  # a scale per expert on the router (Gemma-4)
+    # the experts are the layer's own module beside its dense MLP (Gemma-4's `layers.N.experts`, vLLM 0.33.0
+    # gemma4.py), not inside it (`layers.N.mlp.experts`): a checkpoint's `layers.N.mlp*` exclusion spares only the MLP
+    experts_beside_mlp: bool = False
 
 
 class StateKind(str, Enum):

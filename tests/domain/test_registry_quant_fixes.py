@@ -90,3 +90,15 @@ def test_compressed_tensors_re_patterns_are_regular_expressions() -> None:
     assert row(b, "attention") == 61 * mla * BF16
     assert row(b, "mlp") == 3 * 18432 * 7168 * BF16
     assert row(b, "shared_experts") == 60 * 3 * 2048 * 7168 * BF16
+
+
+def test_gemma4_experts_are_not_inside_the_mlp_an_exclusion_names() -> None:
+    """Gemma-4-26B-A4B-NVFP4 (modelopt) ignores `model.language_model.layers.N.mlp*`: the dense MLP, which vLLM
+    0.33.0's gemma4.py builds as `layers.N.mlp` beside `layers.N.experts` (the FusedMoE), so the experts stay
+    NVFP4: per layer w13_weight [128, 1408, 1408] uint8 + w13_weight_scale [128, 1408, 176] fp8 +
+    w13_weight_scale_2 and w13_input_scale [128, 2] fp32, w2_weight [128, 2816, 352] + w2_weight_scale [128, 2816,
+    44] + w2_weight_scale_2 and w2_input_scale [128] fp32, on 30 layers (the sweep's language_model 17,665,607,920 B
+    at TP 1, now equal; kvtop had spared the experts too, +32,829,511,680 B)."""
+    per_layer = 128 * 1408 * 1408 + 128 * 1408 * 176 + 2 * 128 * 2 * FP32 + 128 * 2816 * 352 + 128 * 2816 * 44
+    per_layer += 2 * 128 * FP32
+    assert row(book("nvidia--Gemma-4-26B-A4B-NVFP4"), "routed_experts") == 30 * per_layer
