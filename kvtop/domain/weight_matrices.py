@@ -162,9 +162,18 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
     names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
     h = m.hidden_size
     key_width = s.n_groups * s.state_size
+    out_names: tuple[str, ...] = names
     if s.kind is StateKind.GATED_DELTA_NET:  # qkvz and beta/alpha projections
-        rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
-        rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
+        # each projection by its own name (Qwen3.6's mixed-precision checkpoints list in_proj_qkv, in_proj_z and
+        # out_proj FP8 and leave in_proj_ba bf16); qkvz a MergedColumnParallelLinear of q, k, v, z, a per-tensor
+        # scale each (vLLM 0.33.0 qwen3_next.py: in_proj_qkvz weight_scale [4] on Qwen3.6-27B-NVFP4)
+        at = f"model.layers.{layer}.linear_attn"
+        for part, name in ((key_width, "in_proj_qkv"), (key_width, "in_proj_qkv"), (s.inner_size, "in_proj_qkv"),
+                           (s.inner_size, "in_proj_z")):  # fmt: skip
+            rank.matrix("linear_attention", part, h, tp, (f"{at}.in_proj_qkvz", f"{at}.{name}"))
+        rank.matrix("linear_attention", 2 * s.num_heads, h, tp,
+                    (f"{at}.in_proj_ba", f"{at}.in_proj_b", f"{at}.in_proj_a"))  # fmt: skip
+        out_names = (f"{at}.out_proj",)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
         rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
         rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
@@ -208,7 +217,7 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
         if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
             rank.vector("norms", s.inner_size, tp)
-    rank.matrix("linear_attention", h, s.inner_size, tp, names, row_scale_shards=1)
+    rank.matrix("linear_attention", h, s.inner_size, tp, out_names, row_scale_shards=1)
 
 
 def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
@@ -294,7 +303,8 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"
-    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
+    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".linear_attn.in_proj_qkvz", ".linear_attn.in_proj_qkv",
+              ".linear_attn.in_proj_z", ".linear_attn.in_proj_ba", ".linear_attn.out_proj", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
               ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
               *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
     return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))

@@ -102,3 +102,15 @@ def test_gemma4_experts_are_not_inside_the_mlp_an_exclusion_names() -> None:
     per_layer = 128 * 1408 * 1408 + 128 * 1408 * 176 + 2 * 128 * 2 * FP32 + 128 * 2816 * 352 + 128 * 2816 * 44
     per_layer += 2 * 128 * FP32
     assert row(book("nvidia--Gemma-4-26B-A4B-NVFP4"), "routed_experts") == 30 * per_layer
+
+
+def test_gated_delta_net_projections_each_take_their_own_format() -> None:
+    """Qwen3.6-27B-NVFP4 (modelopt MIXED_PRECISION) lists in_proj_qkv, in_proj_z and out_proj FP8 and leaves
+    in_proj_ba out. vLLM 0.33.0 (`registry_sweep.py --engine vllm --params nvidia--Qwen3.6-27B-NVFP4`, TP 1) builds
+    on each of the 48 linear-attention layers: in_proj_qkvz.weight [16384, 5120] float8 with weight_scale and
+    input_scale [4] fp32 (q, k, v, z), in_proj_ba.weight [96, 5120] bfloat16, out_proj.weight [5120, 6144] float8
+    with weight_scale and input_scale [1] fp32, conv1d.weight [10240, 1, 4] bf16, A_log [48] fp32, dt_bias [48]
+    bf16. kvtop read in_proj_ba as FP8 and qkvz with one scale pair: 23,594,112 B short at TP 1."""
+    qkvz = 16384 * 5120 + 2 * 4 * FP32
+    per_layer = qkvz + 96 * 5120 * BF16 + 5120 * 6144 + 2 * FP32 + 10240 * 4 * BF16 + 48 * FP32 + 48 * BF16
+    assert row(book("nvidia--Qwen3.6-27B-NVFP4"), "linear_attention") == 48 * per_layer
