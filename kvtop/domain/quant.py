@@ -140,10 +140,21 @@ def _spared(excluded: tuple[str, ...], name: str) -> bool:
 NO_QUANT = QuantSpec()
 
 
+# Mixtral-style MoE module names as kvtop names them (MiniMax-M3-NVFP4's quantized_layers list
+# `block_sparse_moe.experts.N.w1` and `block_sparse_moe.shared_experts.down_proj`; kvtop's book asks for
+# `mlp.experts` and `mlp.shared_experts`)
+_MOE_NAMES = ((".block_sparse_moe.", ".mlp."), (".block_sparse_moe", ".mlp"))
+
+
 def _from_layers(name: str) -> str:
-    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`)."""
+    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`), a Mixtral-style
+    `block_sparse_moe` read as kvtop's `mlp`."""
     at = name.find("layers.")
-    return name[at:] if at >= 0 else name
+    name = name[at:] if at >= 0 else name
+    for old, new in _MOE_NAMES:
+        if old in name:
+            return name.replace(old, new, 1)
+    return name
 
 
 # A multimodal checkpoint names its language model's modules under a tower prefix (Kimi-K2.5's

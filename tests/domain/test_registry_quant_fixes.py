@@ -114,3 +114,14 @@ def test_gated_delta_net_projections_each_take_their_own_format() -> None:
     qkvz = 16384 * 5120 + 2 * 4 * FP32
     per_layer = qkvz + 96 * 5120 * BF16 + 5120 * 6144 + 2 * FP32 + 10240 * 4 * BF16 + 48 * FP32 + 48 * BF16
     assert row(book("nvidia--Qwen3.6-27B-NVFP4"), "linear_attention") == 48 * per_layer
+
+
+def test_mixed_precision_lists_name_mixtral_style_experts() -> None:
+    """MiniMax-M3-NVFP4 (modelopt MIXED_PRECISION) lists `language_model.model.layers.N.block_sparse_moe.experts.E.w1`
+    (w2, w3) NVFP4 group 16 on its 57 MoE layers; vLLM 0.33.0 builds them as one FusedMoE per layer: w13_weight
+    [128, 6144, 3072] uint8 + w13_weight_scale [128, 6144, 384] fp8 + w13_weight_scale_2 and w13_input_scale [128,
+    2] fp32, w2_weight [128, 6144, 1536] + w2_weight_scale [128, 6144, 192] + w2_weight_scale_2 and w2_input_scale
+    [128] fp32 (the sweep's language_model then equal at TP 1 and 2; kvtop had read the experts as bf16, +596.99
+    GB at TP 1)."""
+    per_layer = 128 * (6144 * 3072 + 6144 * 384 + 6144 * 1536 + 6144 * 192) + 128 * (2 + 2 + 1 + 1) * FP32
+    assert row(book("nvidia--MiniMax-M3-NVFP4"), "routed_experts") == 57 * per_layer
