@@ -37,6 +37,9 @@ class StageParts(BaseModel):
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     unquantized: tuple[str, ...] = ()
+    # the width of a W4A16 matrix's input_scale (QuantSpec.unused_input_scale); None: the model dtype (vLLM 0.33.0
+    # ModelOptNvFp4 W4A16 registers it in params_dtype); SGLang 0.5.23 in fp32
+    unused_input_scale_bytes: int | None = None
 
 
 class EveryStage(BaseModel):

@@ -39,6 +39,9 @@ class QuantSpec(BaseModel):
     per_tensor: bool = False  # one scale per matrix (FP8 per-tensor), not one per output row
     activation_scale_bytes: int = 0  # a static activation scale per matrix (ModelOpt FP8's fp32 input_scale)
     global_scale_bytes: int = 0  # a per-tensor scale over the group scales (NVFP4's fp32 weight_scale_2)
+    # an input_scale per matrix though the activations stay in the model dtype (ModelOpt W4A16_NVFP4); its width is
+    # the engine's (`StageParts.unused_input_scale_bytes`)
+    unused_input_scale: bool = False
     # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
     second_group: int = 0
     second_scale_bytes: int = 0
@@ -330,6 +333,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True
             scale_bytes=1,
             global_scale_bytes=4,
             activation_scale_bytes=4 if algo == "NVFP4" else 0,
+            unused_input_scale=algo == "W4A16_NVFP4",
             excluded=excluded,
             kv_cache_quant_algo=kv_algo,
             scheme="modelopt",

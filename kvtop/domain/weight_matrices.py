@@ -68,9 +68,16 @@ class RankMatrices:
         else:
             nbytes = rows * cols * self.model.dtype_bytes
         held = (nbytes - whole - row_scales) / shards + whole * tensors
+        if fmt is not None and fmt.unused_input_scale:  # whole on every rank, one per tensor
+            held += self.unused_input_scale_bytes() * tensors
         if row_scales:
             held += row_scales / (row_scale_shards or 1)
         self.acc.add(component, rows * cols / shards, held, shards)
+
+    def unused_input_scale_bytes(self) -> int:
+        """A W4A16 matrix's input_scale width: the engine's (its stage parts), else the model dtype."""
+        width = self.parts.unused_input_scale_bytes if self.parts is not None else None
+        return self.model.dtype_bytes if width is None else width
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         """A never-quantized vector (norm, bias, per-head term) of `size` values split `shards` ways, in the model

@@ -125,3 +125,22 @@ def test_mixed_precision_lists_name_mixtral_style_experts() -> None:
     GB at TP 1)."""
     per_layer = 128 * (6144 * 3072 + 6144 * 384 + 6144 * 1536 + 6144 * 192) + 128 * (2 + 2 + 1 + 1) * FP32
     assert row(book("nvidia--MiniMax-M3-NVFP4"), "routed_experts") == 57 * per_layer
+
+
+def test_w4a16_nvfp4_matrices_keep_an_input_scale_in_the_engines_width() -> None:
+    """Qwen3.6-27B-NVFP4's W4A16_NVFP4 modules (64 dense MLPs and the LM head) hold an input_scale though their
+    activations stay bf16: vLLM 0.33.0's meta build (`--params`, TP 1) mlp.gate_up_proj.input_scale [2] and
+    down_proj.input_scale [1] bfloat16 on each layer, lm_head.input_scale [1] bfloat16 (386 B, kvtop's whole gap
+    on vLLM); SGLang 0.5.23's the same in fp32 (the sweep's 772 B gap)."""
+    m = model_from_config(json.loads((HELDOUT / "nvidia--Qwen3.6-27B-NVFP4.json").read_text()), source="q")
+    layout, layers = ParallelLayout(tp=1), range(m.num_layers)
+    base = StageParts(embedding=True, final_norm=True, lm_head=True, tower=True, tower_positions=True)
+    vllm = weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=base)
+    sglang = weights_book(m, layout, layers, first_stage=True, last_stage=True,
+                          parts=base.model_copy(update={"unused_input_scale_bytes": FP32}))  # fmt: skip
+    # the 64 layers' gate_up_proj weight, weight_scale_2, weight_scale, input_scale and down_proj's, as listed
+    assert row(vllm, "mlp") == 5_704_253_440 + 512 + 713_031_680 + 256 + 2_852_126_720 + 256 + 356_515_840 + 128
+    assert row(vllm, "mlp") - row(sglang, "mlp") == 64 * 3 * (BF16 - FP32)
+    assert row(vllm, "lm_head") - row(sglang, "lm_head") == BF16 - FP32
+    sglang_parts = with_kv_scales(base, m, ResolvedVersion(text="0.5.23", source=VersionSource.FLAG))
+    assert sglang_parts.unused_input_scale_bytes == FP32

@@ -36,12 +36,16 @@ def _kv_method(quant: QuantSpec) -> bool:
     if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
         return True
     if quant.scheme == "modelopt":
-        return quant.method == "nvfp4" or bool(quant.kv_cache_quant_algo)
+        # MIXED_PRECISION too, with no KV algorithm stated: Qwen3.6-35B-A3B-NVFP4's 10 full-attention layers hold
+        # k/v scales in the 0.5.23 meta build (the sweep's language_model 80 B above kvtop's without them)
+        return quant.method in ("nvfp4", "mixed") or bool(quant.kv_cache_quant_algo)
     return False
 
 
 def with_kv_scales(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with the k/v scales this release's class holds on each attention layer of `model`."""
+    if model.quant.mixed and CHECKED_ERAS.at(version):  # a W4A16 matrix's input_scale: fp32 (ModelOpt W4A16 NVFP4)
+        parts = parts.model_copy(update={"unused_input_scale_bytes": SCALE_BYTES})
     modules = KV_SCALED.get(model.architecture, 0)
     if not modules or not _kv_method(model.quant) or not CHECKED_ERAS.at(version):
         return parts
