@@ -146,7 +146,9 @@ NO_QUANT = QuantSpec()
 # Mixtral-style MoE module names as kvtop names them (MiniMax-M3-NVFP4's quantized_layers list
 # `block_sparse_moe.experts.N.w1` and `block_sparse_moe.shared_experts.down_proj`; kvtop's book asks for
 # `mlp.experts` and `mlp.shared_experts`)
-_MOE_NAMES = ((".block_sparse_moe.", ".mlp."), (".block_sparse_moe", ".mlp"))
+# NemotronH's `backbone.layers.N.mixer.experts.E.up_proj` likewise (its mixer is the layer's one block)
+_MOE_NAMES = ((".block_sparse_moe.", ".mlp."), (".block_sparse_moe", ".mlp"), (".mixer.experts", ".mlp.experts"),
+              (".mixer.shared_experts", ".mlp.shared_experts"))  # fmt: skip
 
 
 def _from_layers(name: str) -> str:
