@@ -10,6 +10,10 @@ from collections.abc import Hashable
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
 
+# a W4A16 expert's input_scale: fp32 in both engines (vLLM 0.33.0's meta build of Qwen3.6-35B-A3B-NVFP4:
+# w13_input_scale [256, 2] and w2_input_scale [256] float32, where its linear layers' are bfloat16)
+EXPERT_INPUT_SCALE_BYTES = 4
+
 
 class ComponentSums:
     """Accumulates (params, bytes) per component for one rank."""
@@ -49,6 +53,7 @@ class RankMatrices:
         quantizable: bool = True,
         tensors: int = 1,
         row_scale_shards: int | None = None,
+        experts: bool = False,
     ) -> None:
         """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
         scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
@@ -69,7 +74,7 @@ class RankMatrices:
             nbytes = rows * cols * self.model.dtype_bytes
         held = (nbytes - whole - row_scales) / shards + whole * tensors
         if fmt is not None and fmt.unused_input_scale:  # whole on every rank, one per tensor
-            held += self.unused_input_scale_bytes() * tensors
+            held += (EXPERT_INPUT_SCALE_BYTES if experts else self.unused_input_scale_bytes()) * tensors
         if row_scales:
             held += row_scales / (row_scale_shards or 1)
         self.acc.add(component, rows * cols / shards, held, shards)
@@ -250,10 +255,10 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     experts = (at + ".experts", at + ".experts.0.down_proj")
     for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
         rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
-                    tensors=local)  # fmt: skip
+                    tensors=local, experts=True)  # fmt: skip
     # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
     rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
-                tensors=local, row_scale_shards=lay.ep)  # fmt: skip
+                tensors=local, row_scale_shards=lay.ep, experts=True)  # fmt: skip
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))

@@ -149,12 +149,21 @@ def test_w4a16_nvfp4_matrices_keep_an_input_scale_in_the_engines_width() -> None
 def test_nemotron_h_mixed_precision_lists_name_experts_under_the_mixer() -> None:
     """Nemotron-3.5-Lightning-30B-A3B-NVFP4 (hf_quant_config.json, MIXED_PRECISION) lists
     `backbone.layers.N.mixer.experts.E.up_proj` / `down_proj` W4A16_NVFP4 group 16 on its 23 MoE layers: vLLM 0.33.0
-    builds them FP4 (the sweep's language_model 18,873,137,818 B at TP 1, kvtop now 11,776 B under it: four bytes
-    an expert of scalars, see the report), 128 experts of up [1856, 2688] and down [2688, 1856] packed two to a byte
+    builds them FP4 (the sweep's language_model 18,873,137,818 B at TP 1, now equal), 128 experts of up [1856, 2688] and down [2688, 1856] packed two to a byte
     with an fp8 scale per 16; kvtop had read them bf16 (+42,886,024,938 B)."""
     name = "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
     quant = json.loads((HELDOUT / f"{name}.hf_quant_config.json").read_text())
     m = model_from_config(json.loads((HELDOUT / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
     b = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
     packed = 23 * 128 * 2 * (1856 * 2688 // 2 + 1856 * 2688 // 16)
-    assert 0 < row(b, "routed_experts") - packed < 23 * 128 * 2 * 8  # the scalars: weight_scale_2, input_scale
+    assert row(b, "routed_experts") == packed + 23 * 128 * 2 * (FP32 + FP32)  # weight_scale_2, input_scale: fp32
+
+
+def test_w4a16_experts_input_scale_is_fp32() -> None:
+    """vLLM 0.33.0's meta build of Qwen3.6-35B-A3B-NVFP4 (`--params`, TP 1), 40 MoE layers of 256 W4A16 experts:
+    w13_weight [256, 1024, 1024] and w2_weight [256, 2048, 256] uint8, w13_weight_scale [256, 1024, 128] and
+    w2_weight_scale [256, 2048, 32] fp8, w13_weight_scale_2 and w13_input_scale [256, 2] float32, w2_weight_scale_2
+    and w2_input_scale [256] float32 (the linear layers' input_scale is bfloat16): 18,119,639,040 B."""
+    b = book("nvidia--Qwen3.6-35B-A3B-NVFP4")
+    expected = 10_737_418_240 + 5_368_709_120 + 1_342_177_280 + 671_088_640 + 81_920 + 40_960 + 81_920 + 40_960
+    assert row(b, "routed_experts") == expected == 18_119_639_040
