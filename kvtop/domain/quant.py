@@ -42,6 +42,9 @@ class QuantSpec(BaseModel):
     # an input_scale per matrix though the activations stay in the model dtype (ModelOpt W4A16_NVFP4); its width is
     # the engine's (`StageParts.unused_input_scale_bytes`)
     unused_input_scale: bool = False
+    # compressed-tensors weight-only int (WNA16: no input_activations): vLLM builds its MoE with
+    # CompressedTensorsWNA16MoEMethod, whose experts hold shape tensors (`StageParts.wna16_expert_scalars`)
+    weight_only_int: bool = False
     # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
     second_group: int = 0
     second_scale_bytes: int = 0
@@ -423,4 +426,5 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
         excluded=excluded,
         scheme=CT,
         source=source,
+        weight_only_int=next(iter(qc.config_groups.values())).input_activations is None,
     )

@@ -259,6 +259,9 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
     rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
                 tensors=local, row_scale_shards=lay.ep, experts=True)  # fmt: skip
+    expert_format = rank.model.quant.format_of(experts)
+    if rank.parts is not None and rank.parts.wna16_expert_scalars and expert_format and expert_format.weight_only_int:
+        rank.vector("routed_experts", local * rank.parts.wna16_expert_scalars)
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kvtop.domain.engines.sglang.kv_scales import with_kv_scales
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import WeightsBook, weights_book
@@ -167,3 +168,18 @@ def test_w4a16_experts_input_scale_is_fp32() -> None:
     b = book("nvidia--Qwen3.6-35B-A3B-NVFP4")
     expected = 10_737_418_240 + 5_368_709_120 + 1_342_177_280 + 671_088_640 + 81_920 + 40_960 + 81_920 + 40_960
     assert row(b, "routed_experts") == expected == 18_119_639_040
+
+
+def test_vllm_wna16_experts_hold_their_shape_tensors() -> None:
+    """vLLM 0.33.0 builds a compressed-tensors weight-only int MoE with CompressedTensorsWNA16MoEMethod, whose
+    create_weights registers w13_weight_shape and w2_weight_shape, [E, 2] each in the default dtype: on Kimi-K2.5
+    (int4 group 32) 60 MoE layers × 384 experts × 4 × 2 B = 184,320 B, the whole of kvtop's gap to the sweep's
+    language_model (594,205,536,256 B at TP 1)."""
+    m = model_from_config(json.loads((HELDOUT / "moonshotai--Kimi-K2.5.json").read_text()), source="kimi")
+    base = StageParts(embedding=True, final_norm=True, lm_head=True, tower=True, tower_positions=True)
+    parts = with_layer_build(base, m, ResolvedVersion(text="0.33.0", source=VersionSource.FLAG))
+    assert parts.wna16_expert_scalars == 4
+    layout, layers = ParallelLayout(tp=1), range(m.num_layers)
+    built = weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=parts)
+    plain = weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=base)
+    assert row(built, "routed_experts") - row(plain, "routed_experts") == 60 * 384 * 4 * BF16
