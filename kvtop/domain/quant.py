@@ -169,7 +169,8 @@ def _from_layers(name: str) -> str:
 # `language_model.model.layers.1.self_attn*`, Gemma-4's and Qwen3.5's `model.language_model.layers.0...`); the
 # engines match the list against their own prefixed modules (vLLM 0.33.0 compressed_tensors should_ignore_layer,
 # modelopt is_layer_excluded, after each class's hf_to_vllm_mapper), which kvtop names `model.layers...`/`lm_head`.
-_TOWER_PREFIXES = (("model.language_model.", "model."), ("language_model.model.", "model."), ("language_model.", ""))
+_TOWER_PREFIXES = (("model.language_model.", "model."), ("language_model.model.", "model."), ("language_model.", ""),
+                   ("backbone.", "model."))  # NemotronH's `backbone.layers.N.mixer...` (hf_quant_config.json)  # fmt: skip
 
 
 def _language_name(name: str) -> str:

@@ -95,7 +95,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
     m, lay = rank.model, rank.layout
     tp = lay.attn_tp
     h = m.hidden_size
-    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
+    # NemotronH names its attention projections under the layer's mixer (`backbone.layers.N.mixer.q_proj`)
+    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj",
+             f"model.layers.{layer}.mixer.q_proj")  # fmt: skip
     if m.mla is not None:
         latentattention(rank, names, layer)
         return
@@ -217,11 +219,13 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
     else:  # Mamba2: z, x, B, C, dt in one projection
         # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
         extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
+        in_names = (f"model.layers.{layer}.mixer.in_proj", *names)  # a list may name in_proj / out_proj alone
+        out_names = (f"model.layers.{layer}.mixer.out_proj", *names)
         if extra:  # one ColumnParallelLinear of z, x, B, C and dt
-            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, in_names)
         else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
             for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
-                rank.matrix("linear_attention", part, h, tp, names)
+                rank.matrix("linear_attention", part, h, tp, in_names)
         conv_dim = s.conv_dim + 2 * extra
         rank.vector("linear_attention", conv_dim, tp)  # conv bias
         rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
@@ -319,7 +323,8 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
         return kinds
     prefix = f"model.layers.{layer}"
     probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".linear_attn.in_proj_qkvz", ".linear_attn.in_proj_qkv",
-              ".linear_attn.in_proj_z", ".linear_attn.in_proj_ba", ".linear_attn.out_proj", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
+              ".linear_attn.in_proj_z", ".linear_attn.in_proj_ba", ".linear_attn.out_proj", ".mixer", ".mixer.in_proj",
+              ".mixer.out_proj", ".mixer.q_proj", ".mlp", ".mlp.down_proj", ".mlp.experts",
               ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
               *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
     return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))

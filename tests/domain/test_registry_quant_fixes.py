@@ -183,3 +183,17 @@ def test_vllm_wna16_experts_hold_their_shape_tensors() -> None:
     built = weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=parts)
     plain = weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=base)
     assert row(built, "routed_experts") - row(plain, "routed_experts") == 60 * 384 * 4 * BF16
+
+
+def test_nemotron_h_exclusions_under_backbone_mixer_spare_attention_and_mamba_projections() -> None:
+    """Nemotron-3-Nano-30B-A3B-NVFP4's hf_quant_config.json excludes `backbone.layers.N.mixer.q_proj` (k, v, o) on
+    its 6 attention layers and `backbone.layers.N.mixer.in_proj` / `out_proj` on 6 of its 23 Mamba2 layers: vLLM
+    0.33.0 builds those bf16 (the sweep's language model 19,323,958,224 B at TP 1, now equal; kvtop read them NVFP4,
+    535,642,656 B short). Attention per layer: q_proj [32 × 128, 2688], k_proj and v_proj [2 × 128, 2688], o_proj
+    [2688, 32 × 128], bfloat16."""
+    name = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4"
+    quant = json.loads((HELDOUT / f"{name}.hf_quant_config.json").read_text())
+    m = model_from_config(json.loads((HELDOUT / f"{name}.json").read_text()), source=name, hf_quant_config=quant)
+    b = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
+    assert row(b, "attention") == 6 * (2 * 4096 * 2688 + 2 * 256 * 2688) * BF16
+    assert b.total_bytes == 19_323_958_224 - 48  # the sweep's vLLM language_model less its 6 × 4 × 2 B KV scalars
