@@ -259,6 +259,9 @@ class ModelSpec(BaseModel):
     # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)
     embedding_whole_under_dp_attention: bool = False
     reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
+    # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
+    # planned as the served model ('' for any other model; coverage.draft_reason)
+    speculative_draft: str = ""
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)
