@@ -40,6 +40,12 @@ class StageParts(BaseModel):
     # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
     # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)
     lm_head_quantized: bool = False
+    # the width of a W4A16 matrix's input_scale (QuantSpec.unused_input_scale); None: the model dtype (vLLM 0.33.0
+    # ModelOptNvFp4 W4A16 registers it in params_dtype); SGLang 0.5.23 in fp32
+    unused_input_scale_bytes: int | None = None
+    # scalars each expert of a compressed-tensors WNA16 MoE holds beside its matrices, in the model dtype (vLLM
+    # 0.33.0 CompressedTensorsWNA16MoEMethod: w13_weight_shape and w2_weight_shape [E, 2])
+    wna16_expert_scalars: int = 0
 
 
 class EveryStage(BaseModel):

@@ -16,7 +16,7 @@ from kvtop.domain.deployment import (
 from kvtop.domain.engines.base import EngineInputs, EngineResult, MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_flag
-from kvtop.domain.errors import InputError, LayoutError
+from kvtop.domain.errors import InputError, LayoutError, UnsupportedModelError
 from kvtop.domain.kv import KvBook, kv_book, resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
@@ -92,6 +92,8 @@ def predict(
     Remembered: the same model object with equal settings and measurements gives the same
     ledger object (diagnose re-solves its what-ifs every tick; the planner every keystroke).
     """
+    if model.speculative_draft:  # a draft's config as the served model: named, never planned as a plain decoder
+        raise UnsupportedModelError(model.speculative_draft, field="architectures", source=model.source)
     measured = measured or MeasuredInputs()
     if version is None or version.text != settings.engine_version:
         version = (

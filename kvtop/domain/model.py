@@ -62,6 +62,9 @@ class MoeSpec(BaseModel):
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
     extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
     per_expert_scale: bool = False  # a scale per expert on the router (Gemma-4)
+    # the experts are the layer's own module beside its dense MLP (Gemma-4's `layers.N.experts`, vLLM 0.33.0
+    # gemma4.py), not inside it (`layers.N.mlp.experts`): a checkpoint's `layers.N.mlp*` exclusion spares only the MLP
+    experts_beside_mlp: bool = False
 
 
 class StateKind(str, Enum):
@@ -256,6 +259,9 @@ class ModelSpec(BaseModel):
     # SGLang builds the vocab embedding without TP under DP attention (DeepseekV2Model, Llama4Model)
     embedding_whole_under_dp_attention: bool = False
     reading: str = ""  # how the config was read: the architecture entry, or a generic reading and what it assumed
+    # the config's class is a speculative-decoding draft read through its model_type's entry: why it is not
+    # planned as the served model ('' for any other model; coverage.draft_reason)
+    speculative_draft: str = ""
     quant: QuantSpec = NO_QUANT
     multimodal: bool = False
     vision: VisionSpec | None = None  # None: no `vision_config` (SGLang then skips its VLM fraction rule)

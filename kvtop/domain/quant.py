@@ -39,6 +39,12 @@ class QuantSpec(BaseModel):
     per_tensor: bool = False  # one scale per matrix (FP8 per-tensor), not one per output row
     activation_scale_bytes: int = 0  # a static activation scale per matrix (ModelOpt FP8's fp32 input_scale)
     global_scale_bytes: int = 0  # a per-tensor scale over the group scales (NVFP4's fp32 weight_scale_2)
+    # an input_scale per matrix though the activations stay in the model dtype (ModelOpt W4A16_NVFP4); its width is
+    # the engine's (`StageParts.unused_input_scale_bytes`)
+    unused_input_scale: bool = False
+    # compressed-tensors weight-only int (WNA16: no input_activations): vLLM builds its MoE with
+    # CompressedTensorsWNA16MoEMethod, whose experts hold shape tensors (`StageParts.wna16_expert_scalars`)
+    weight_only_int: bool = False
     # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
     second_group: int = 0
     second_scale_bytes: int = 0
@@ -114,11 +120,15 @@ class QuantSpec(BaseModel):
 
 @functools.lru_cache(maxsize=256)
 def _exclusion_index(excluded: tuple[str, ...]) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
-    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds."""
-    plain = frozenset(p for p in excluded if not any(c in p for c in "*?["))
+    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds. A `re:`
+    entry is a regular expression matched from the name's start (compressed-tensors' `_is_equal_or_regex_match`,
+    vLLM 0.33.0 quantization/compressed_tensors/utils.py: Kimi-K2.5's `re:.*self_attn.*`)."""
+    plain = frozenset(p for p in excluded if not p.startswith("re:") and not any(c in p for c in "*?["))
     globs = tuple(
-        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})") for p in excluded if p not in plain
-    )
+        re.compile(p[3:]) if p.startswith("re:") else
+        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})")
+        for p in excluded if p not in plain
+    )  # fmt: skip
     return plain, globs
 
 
@@ -136,17 +146,46 @@ def _spared(excluded: tuple[str, ...], name: str) -> bool:
 NO_QUANT = QuantSpec()
 
 
+# Mixtral-style MoE module names as kvtop names them (MiniMax-M3-NVFP4's quantized_layers list
+# `block_sparse_moe.experts.N.w1` and `block_sparse_moe.shared_experts.down_proj`; kvtop's book asks for
+# `mlp.experts` and `mlp.shared_experts`)
+# NemotronH's `backbone.layers.N.mixer.experts.E.up_proj` likewise (its mixer is the layer's one block)
+_MOE_NAMES = ((".block_sparse_moe.", ".mlp."), (".block_sparse_moe", ".mlp"), (".mixer.experts", ".mlp.experts"),
+              (".mixer.shared_experts", ".mlp.shared_experts"))  # fmt: skip
+
+
 def _from_layers(name: str) -> str:
-    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`)."""
+    """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`), a Mixtral-style
+    `block_sparse_moe` read as kvtop's `mlp`."""
     at = name.find("layers.")
-    return name[at:] if at >= 0 else name
+    name = name[at:] if at >= 0 else name
+    for old, new in _MOE_NAMES:
+        if old in name:
+            return name.replace(old, new, 1)
+    return name
+
+
+# A multimodal checkpoint names its language model's modules under a tower prefix (Kimi-K2.5's
+# `language_model.model.layers.1.self_attn*`, Gemma-4's and Qwen3.5's `model.language_model.layers.0...`); the
+# engines match the list against their own prefixed modules (vLLM 0.33.0 compressed_tensors should_ignore_layer,
+# modelopt is_layer_excluded, after each class's hf_to_vllm_mapper), which kvtop names `model.layers...`/`lm_head`.
+_TOWER_PREFIXES = (("model.language_model.", "model."), ("language_model.model.", "model."), ("language_model.", ""),
+                   ("backbone.", "model."))  # NemotronH's `backbone.layers.N.mixer...` (hf_quant_config.json)  # fmt: skip
+
+
+def _language_name(name: str) -> str:
+    """`name` as kvtop names the language model's module (the tower prefix dropped); other names unchanged."""
+    for prefix, replacement in _TOWER_PREFIXES:
+        if name.startswith(prefix):
+            return replacement + name[len(prefix):]
+    return name
 
 
 def _exclusions(*lists: list[str] | None) -> tuple[str, ...]:
-    """The first module list given, each name without its `.weight` suffix."""
+    """The first module list given, each name without its `.weight` suffix and its language-tower prefix."""
     for names in lists:
         if names is not None:
-            return tuple(name.removesuffix(".weight") for name in names)
+            return tuple(_language_name(name.removesuffix(".weight")) for name in names)
     return ()
 
 
@@ -300,6 +339,7 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True
             scale_bytes=1,
             global_scale_bytes=4,
             activation_scale_bytes=4 if algo == "NVFP4" else 0,
+            unused_input_scale=algo == "W4A16_NVFP4",
             excluded=excluded,
             kv_cache_quant_algo=kv_algo,
             scheme="modelopt",
@@ -387,4 +427,5 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
         excluded=excluded,
         scheme=CT,
         source=source,
+        weight_only_int=next(iter(qc.config_groups.values())).input_activations is None,
     )

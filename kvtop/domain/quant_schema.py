@@ -93,6 +93,8 @@ class CompressedWeights(ConfigSection):
 
 class CompressedGroup(ConfigSection):
     weights: CompressedWeights | None = None
+    # quantized activations (W8A8); absent or null: weight-only (WNA16). Only its presence is read.
+    input_activations: dict[str, object] | None = None
 
 
 class QuarkWeight(ConfigSection):

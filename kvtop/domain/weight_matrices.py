@@ -10,6 +10,10 @@ from collections.abc import Hashable
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
 
+# a W4A16 expert's input_scale: fp32 in both engines (vLLM 0.33.0's meta build of Qwen3.6-35B-A3B-NVFP4:
+# w13_input_scale [256, 2] and w2_input_scale [256] float32, where its linear layers' are bfloat16)
+EXPERT_INPUT_SCALE_BYTES = 4
+
 
 class ComponentSums:
     """Accumulates (params, bytes) per component for one rank."""
@@ -49,6 +53,7 @@ class RankMatrices:
         quantizable: bool = True,
         tensors: int = 1,
         row_scale_shards: int | None = None,
+        experts: bool = False,
     ) -> None:
         """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
         scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
@@ -68,9 +73,16 @@ class RankMatrices:
         else:
             nbytes = rows * cols * self.model.dtype_bytes
         held = (nbytes - whole - row_scales) / shards + whole * tensors
+        if fmt is not None and fmt.unused_input_scale:  # whole on every rank, one per tensor
+            held += (EXPERT_INPUT_SCALE_BYTES if experts else self.unused_input_scale_bytes()) * tensors
         if row_scales:
             held += row_scales / (row_scale_shards or 1)
         self.acc.add(component, rows * cols / shards, held, shards)
+
+    def unused_input_scale_bytes(self) -> int:
+        """A W4A16 matrix's input_scale width: the engine's (its stage parts), else the model dtype."""
+        width = self.parts.unused_input_scale_bytes if self.parts is not None else None
+        return self.model.dtype_bytes if width is None else width
 
     def vector(self, component: str, size: int, shards: int = 1, dtype_bytes: int | None = None) -> None:
         """A never-quantized vector (norm, bias, per-head term) of `size` values split `shards` ways, in the model
@@ -83,7 +95,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
     m, lay = rank.model, rank.layout
     tp = lay.attn_tp
     h = m.hidden_size
-    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj")
+    # NemotronH names its attention projections under the layer's mixer (`backbone.layers.N.mixer.q_proj`)
+    names = (f"model.layers.{layer}.self_attn", f"model.layers.{layer}.self_attn.q_proj",
+             f"model.layers.{layer}.mixer.q_proj")  # fmt: skip
     if m.mla is not None:
         latentattention(rank, names, layer)
         return
@@ -162,9 +176,18 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
     names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
     h = m.hidden_size
     key_width = s.n_groups * s.state_size
+    out_names: tuple[str, ...] = names
     if s.kind is StateKind.GATED_DELTA_NET:  # qkvz and beta/alpha projections
-        rank.matrix("linear_attention", 2 * key_width + 2 * s.inner_size, h, tp, names)
-        rank.matrix("linear_attention", 2 * s.num_heads, h, tp, names)
+        # each projection by its own name (Qwen3.6's mixed-precision checkpoints list in_proj_qkv, in_proj_z and
+        # out_proj FP8 and leave in_proj_ba bf16); qkvz a MergedColumnParallelLinear of q, k, v, z, a per-tensor
+        # scale each (vLLM 0.33.0 qwen3_next.py: in_proj_qkvz weight_scale [4] on Qwen3.6-27B-NVFP4)
+        at = f"model.layers.{layer}.linear_attn"
+        for part, name in ((key_width, "in_proj_qkv"), (key_width, "in_proj_qkv"), (s.inner_size, "in_proj_qkv"),
+                           (s.inner_size, "in_proj_z")):  # fmt: skip
+            rank.matrix("linear_attention", part, h, tp, (f"{at}.in_proj_qkvz", f"{at}.{name}"))
+        rank.matrix("linear_attention", 2 * s.num_heads, h, tp,
+                    (f"{at}.in_proj_ba", f"{at}.in_proj_b", f"{at}.in_proj_a"))  # fmt: skip
+        out_names = (f"{at}.out_proj",)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
         rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
         rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
@@ -196,11 +219,13 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
     else:  # Mamba2: z, x, B, C, dt in one projection
         # groups that do not divide over TP are repeated to one per rank (vLLM extra_groups_for_head_shards)
         extra = 0 if s.n_groups % tp == 0 else (tp - s.n_groups) * s.state_size
+        in_names = (f"model.layers.{layer}.mixer.in_proj", *names)  # a list may name in_proj / out_proj alone
+        out_names = (f"model.layers.{layer}.mixer.out_proj", *names)
         if extra:  # one ColumnParallelLinear of z, x, B, C and dt
-            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, names)
+            rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, in_names)
         else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
             for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
-                rank.matrix("linear_attention", part, h, tp, names)
+                rank.matrix("linear_attention", part, h, tp, in_names)
         conv_dim = s.conv_dim + 2 * extra
         rank.vector("linear_attention", conv_dim, tp)  # conv bias
         rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
@@ -208,7 +233,7 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         rank.vector("linear_attention", 2 * s.num_heads, tp)  # D, dt_bias
         if s.gated_norm:  # Mixer2RMSNormGated: the inner width split over TP
             rank.vector("norms", s.inner_size, tp)
-    rank.matrix("linear_attention", h, s.inner_size, tp, names, row_scale_shards=1)
+    rank.matrix("linear_attention", h, s.inner_size, tp, out_names, row_scale_shards=1)
 
 
 def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
@@ -230,13 +255,17 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    experts = (prefix + ".experts", prefix + ".experts.0.down_proj")
+    at = f"model.layers.{layer}" if moe.experts_beside_mlp else prefix  # where the class names its experts
+    experts = (at + ".experts", at + ".experts.0.down_proj")
     for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
         rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
-                    tensors=local)  # fmt: skip
+                    tensors=local, experts=True)  # fmt: skip
     # w2: each expert's width rows out, split along its input (TP) or as whole experts (EP)
     rank.matrix("routed_experts", moe.num_routed_experts * width, moe.expert_intermediate_size, shards, experts,
-                tensors=local, row_scale_shards=lay.ep)  # fmt: skip
+                tensors=local, row_scale_shards=lay.ep, experts=True)  # fmt: skip
+    expert_format = rank.model.quant.format_of(experts)
+    if rank.parts is not None and rank.parts.wna16_expert_scalars and expert_format and expert_format.weight_only_int:
+        rank.vector("routed_experts", local * rank.parts.wna16_expert_scalars)
     if moe.latent_size:
         for _ in range(2):
             rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
@@ -293,7 +322,9 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"
-    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".mixer", ".mlp", ".mlp.down_proj", ".mlp.experts",
+    probes = (".self_attn", ".self_attn.q_proj", ".linear_attn", ".linear_attn.in_proj_qkvz", ".linear_attn.in_proj_qkv",
+              ".linear_attn.in_proj_z", ".linear_attn.in_proj_ba", ".linear_attn.out_proj", ".mixer", ".mixer.in_proj",
+              ".mixer.out_proj", ".mixer.q_proj", ".mlp", ".mlp.down_proj", ".mlp.experts",
               ".mlp.experts.0.down_proj", ".mlp.shared_experts", ".mlp.shared_expert", ".mlp.shared_expert.down_proj",
               *(LATENT_PROBES if model.mla is not None else ()))  # fmt: skip
     return (*kinds, *(model.quant.format_of((prefix + probe,)) for probe in probes))

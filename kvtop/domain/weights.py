@@ -212,6 +212,8 @@ def _book_from_config(
             head_bytes = (
                 head.matrix_bytes(vocab_rows, width, model.dtype_bytes) if head else vocab_rows * width * model.dtype_bytes
             )
+            if head is not None and head.unused_input_scale:
+                head_bytes += rank.unused_input_scale_bytes()
             rank.acc.add("lm_head", vocab_rows * width, head_bytes, layout.tp)
             if head is not None and not model.quant.mixed:
                 rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
-from kvtop.domain.architectures.coverage import reason_not_modelled
+from kvtop.domain.architectures.coverage import draft_reason, reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
@@ -84,6 +84,8 @@ def read_config(
         reading=reading,
     )
     update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
+    if (why := draft_reason(architecture)) is not None:
+        update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
     tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
     read = None
     section = config.get(tower.section) if tower is not None else None

@@ -170,6 +170,14 @@ def verdict(class_name: str) -> tuple[Verdict, str]:
     )
 
 
+def draft_reason(class_name: str) -> str | None:
+    """Why a config whose class is a speculative-decoding draft is not planned as the served model (an Eagle-3
+    draft's `LlamaForCausalLMEagle3` with model_type llama: vLLM 0.33.0 refuses it served alone, SGLang builds a
+    one-layer model); None for any other class. kvtop still reads it as the draft of a launch (--draft-model)."""
+    pattern, why = _KINDS[0]
+    return why if pattern.search(class_name) else None
+
+
 def reason_not_modelled(class_name: str) -> str | None:
     """Why a config of this class is refused (None: it is planned, through an entry, a wrapper or generically)."""
     kind, why = verdict(class_name)

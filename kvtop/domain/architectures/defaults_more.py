@@ -50,7 +50,8 @@ QWEN3_5_TEXT: dict[str, DefaultValue] = {
     "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim":
     256, "vocab_size": 248320, "intermediate_size": 12288, "max_position_embeddings": 32768, "tie_word_embeddings":
     False, "attention_bias": False, "linear_num_key_heads": 16, "linear_key_head_dim": 128,
-    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+    "attn_output_gate": True,  # no transformers field: the engines' getattr(config, "attn_output_gate", True)
 }  # fmt: skip
 # Qwen3_5MoeTextConfig — models/qwen3_5_moe/configuration_qwen3_5_moe.py
 QWEN3_5_MOE_TEXT: dict[str, DefaultValue] = {
@@ -58,7 +59,10 @@ QWEN3_5_MOE_TEXT: dict[str, DefaultValue] = {
     256, "vocab_size": 248320, "max_position_embeddings": 32768, "tie_word_embeddings": False, "attention_bias":
     False, "num_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 512,
     "shared_expert_intermediate_size": 512, "linear_num_key_heads": 16, "linear_key_head_dim": 128,
-    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+    # no transformers field: vLLM 0.33.0 (models/qwen3_next.py Qwen3NextAttention, which qwen3_5.py builds) and
+    # SGLang 0.5.23 (models/qwen3_5.py) read getattr(config, "attn_output_gate", True): q_proj twice as wide
+    "attn_output_gate": True,
 }  # fmt: skip
 # Gemma4TextConfig — models/gemma4/configuration_gemma4.py
 GEMMA4_TEXT: dict[str, DefaultValue] = {

@@ -161,6 +161,7 @@ class Moe:
             latent_size=f.opt(self.latent_size_field) if self.latent_size_field else 0,
             extra_norms=self.extra_norms,
             per_expert_scale=self.per_expert_scale,
+            experts_beside_mlp=self.shared.dense_beside,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:

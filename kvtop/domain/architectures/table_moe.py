@@ -105,9 +105,11 @@ MOE: tuple[Architecture, ...] = (
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
     A("flex_olmo", "FlexOlmoConfig", tf("flex_olmo"), m.FLEX_OLMO, ("FlexOlmoForCausalLM",), attention=QK_NORM,
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),
-    # Phi-3.5-MoE: LayerNorm with biases, q, k, v, o biases (attention_bias), lm_head bias (lm_head_bias)
+    # Phi-3.5-MoE: LayerNorm with biases, q, k, v, o biases (attention_bias), an lm_head bias whatever the config
+    # says (ParallelLMHead(bias=True): vLLM 0.33.0 and SGLang 0.5.23 models/phimoe.py; the checkpoint's
+    # lm_head_bias is true); vLLM builds the q, k, v, o biases whatever attention_bias says (SGLang follows it)
     A("phimoe", "PhimoeConfig", tf("phimoe"), m.PHIMOE, ("PhiMoEForCausalLM",),
-      attention=Attention(o_bias_fields=("attention_bias",)), body=BodyShape(norm_bias=True),
+      attention=Attention(o_bias_fields=("attention_bias",)), body=BodyShape(norm_bias=True, lm_head_bias=True),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("granitemoe", "GraniteMoeConfig", tf("granitemoe"), m.GRANITEMOE, ("GraniteMoeForCausalLM",),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
@@ -124,11 +126,13 @@ MOE: tuple[Architecture, ...] = (
     A("deepseek", "DeepseekConfig (remote code)", "deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py",
       d.DEEPSEEK_V2, ("DeepseekForCausalLM",),
       moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense())),
-    # EXAONE-MoE: EXAONE-4's attention (q/k norms, LLLG), DeepSeek-style experts from first_k_dense_replace
+    # EXAONE-MoE: EXAONE-4's attention (q/k norms, LLLG), DeepSeek-style experts from first_k_dense_replace; the
+    # router in the model dtype, its score correction in fp32 (vLLM 0.33.0 models/exaone_moe.py GateLinear, SGLang
+    # 0.5.23 models/exaone_moe.py ReplicatedLinear: neither gives the gate an fp32 params_dtype)
     A("exaone_moe", "ExaoneMoeConfig", tf("exaone_moe"), m.EXAONE_MOE, ("ExaoneMoeForCausalLM", "ExaoneMoEForCausalLM"),
       layers=EveryNthFull(), attention=QK_NORM,
       moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
-              router_bias=True, router_fp32=True), mtp_fields=MTP),
+              router_bias=True), mtp_fields=MTP),
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
     # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP
     A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,

@@ -20,8 +20,15 @@ from kvtop.domain.quant import QuantSpec
 
 SCALE_BYTES = 4  # fp32
 # SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
+# (0.5.23: GlmMoeDsaForCausalLM subclasses DeepseekV2ForCausalLM, glm4_moe.py; KimiK25 builds DeepseekV3's
+# language model, kimi_k25.py; gemma4_causal.py Gemma4Attention and qwen3_5.py Qwen3_5AttentionDecoderLayer pass
+# quant_config to their RadixAttention, on attention layers only)
 KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
+             "GlmMoeDsaForCausalLM": 2, "KimiK25ForConditionalGeneration": 2,
              "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1,
+             "Gemma4ForCausalLM": 1, "Gemma4ForConditionalGeneration": 1,
+             "Qwen3_5ForCausalLM": 1, "Qwen3_5MoeForCausalLM": 1, "Qwen3_5ForConditionalGeneration": 1,
+             "Qwen3_5MoeForConditionalGeneration": 1,
              "NemotronHForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
 
 
@@ -30,12 +37,16 @@ def _kv_method(quant: QuantSpec) -> bool:
     if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
         return True
     if quant.scheme == "modelopt":
-        return quant.method == "nvfp4" or bool(quant.kv_cache_quant_algo)
+        # MIXED_PRECISION too, with no KV algorithm stated: Qwen3.6-35B-A3B-NVFP4's 10 full-attention layers hold
+        # k/v scales in the 0.5.23 meta build (the sweep's language_model 80 B above kvtop's without them)
+        return quant.method in ("nvfp4", "mixed") or bool(quant.kv_cache_quant_algo)
     return False
 
 
 def with_kv_scales(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with the k/v scales this release's class holds on each attention layer of `model`."""
+    if model.quant.mixed and CHECKED_ERAS.at(version):  # a W4A16 matrix's input_scale: fp32 (ModelOpt W4A16 NVFP4)
+        parts = parts.model_copy(update={"unused_input_scale_bytes": SCALE_BYTES})
     modules = KV_SCALED.get(model.architecture, 0)
     if not modules or not _kv_method(model.quant) or not CHECKED_ERAS.at(version):
         return parts

@@ -25,12 +25,23 @@ INDEXER_WK_UNQUANTIZED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
+# compressed-tensors WNA16 experts' w13_weight_shape and w2_weight_shape, [E, 2] each in the default dtype
+# (compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights, chosen on CUDA for every
+# weight-only int group/channel MoE): Kimi-K2.5's 60 MoE layers × 384 experts × 4 × 2 B = 184,320 B on the meta build
+WNA16_EXPERT_SCALARS_ERAS: Eras[int] = Eras((
+    Era("", 0, "releases before 0.33.0 not checked: the book's count stands"),
+    Era("0.33.0", 4, "v0.33.0 compressed_tensors_moe_wna16.py: w13_weight_shape, w2_weight_shape [E, 2]"),
+))  # fmt: skip
+
+
 def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with what this release's classes add to each layer of `model` (the model as served)."""
     unquantized: tuple[str, ...] = ()
     if model.attention_kind is AttentionKind.DSA and model.quant.quantized and INDEXER_WK_UNQUANTIZED_ERAS.at(version):
         unquantized = (INDEXER_WK,)
     scalars = attention_scalars(model, version)
-    if not scalars and not unquantized:
+    wna16 = WNA16_EXPERT_SCALARS_ERAS.at(version) if model.moe is not None and model.quant.weight_only_int else 0
+    if not scalars and not unquantized and not wna16:
         return parts
-    return parts.model_copy(update={"attention_scalars": scalars, "unquantized": unquantized})
+    return parts.model_copy(update={"attention_scalars": scalars, "unquantized": unquantized,
+                                    "wna16_expert_scalars": wna16})  # fmt: skip

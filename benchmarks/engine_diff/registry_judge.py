@@ -1,0 +1,109 @@
+"""kvtop's side of each registry-sweep row, and the verdict of the row: the engine's cached figures against
+kvtop's plan of the same config at the same layout (recomputed here, so the doc follows the kvtop it runs with).
+
+The comparison is the architecture table's (architectures.stage_checks): the language model's parameter bytes
+per rank (and kvtop's tower row against the engine's towers where kvtop's book holds one), and (vLLM) each KV
+pool's layers and bytes per layer per token from the engine's KV cache specs; for SGLang, also the cell (KV
+bytes per token of the rank, `_cell_size`) against kvtop's cell.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+from benchmarks.engine_diff import architectures, kvtop_side
+from benchmarks.engine_diff.architectures import arch_reading, stage_checks
+from benchmarks.engine_diff.cases import budget
+from benchmarks.engine_diff.engines import ENGINES
+from benchmarks.engine_diff.registry_configs import ConfigFile, default_configs, real_configs
+
+EQUAL, DIFFERENT, KVTOP_REFUSES, ENGINE_REFUSES, NOT_BUILT, BOTH_REFUSE = (
+    "equal", "different", "kvtop refuses", "engine refuses", "engine could not build", "both refuse",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One row: the engine's answer against kvtop's, and the first difference or reason (one line)."""
+
+    engine: str
+    config: str
+    architecture: str
+    real: bool
+    tp: int
+    verdict: str
+    detail: str = ""
+
+
+_CONFIGS: dict[str, ConfigFile] = {}
+
+
+def configs_by_name() -> dict[str, ConfigFile]:
+    if not _CONFIGS:
+        _CONFIGS.update({c.name: c for c in real_configs() + default_configs()})
+    return _CONFIGS
+
+
+def one_line(text: str, width: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def kvtop_answer(engine: str, version: str, row: dict[str, Any]) -> dict[str, Any]:
+    """`kvtop plan --json` of the row's config and layout, as kvtop_side runs it for the main sweep."""
+    case = {**{k: row[k] for k in ("config", "tp", "kv_dtype", "gpu", "max_model_len")}, "flags": [],
+            **budget(ENGINES[engine])}  # fmt: skip
+    with mock.patch.object(kvtop_side, "config_path", lambda name: configs_by_name()[name].path):
+        return kvtop_side.kvtop_plan(engine, version, case)
+
+
+_POOL = re.compile(r"stage (\d+) KV (full|swa) \(layers, B/layer/token\): kvtop (.+), engine (.+)$")
+
+
+def _window_pools_paired(differences: list[tuple[Any, str]]) -> tuple[list[tuple[Any, str]], list[str]]:
+    """A6 where the config leaves sliding_window to its class default (MLC's Mistral-7B): kvtop's pool named full
+    holds what the engine's swa pool holds (the same layers and bytes a token), the other pool absent on each side."""
+    pools = {(m.group(1), m.group(2)): (m.group(3), m.group(4)) for _, t in differences if (m := _POOL.match(t))}
+    paired = [stage for stage, _ in pools if pools.get((stage, "full"), ("", ""))[1] == "None"
+              and pools.get((stage, "swa"), ("", ""))[0] == "None"
+              and pools[(stage, "full")][0] == pools[(stage, "swa")][1]]  # fmt: skip
+    keep = [(c, t) for c, t in differences if not ((m := _POOL.match(t)) and m.group(1) in paired)]
+    return keep, [t for c, t in differences if (c, t) not in keep]
+
+
+def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
+    config = configs_by_name()[row["config"]]
+
+    def out(verdict: str, detail: str = "") -> Judged:
+        return Judged(engine, row["config"], config.architecture, config.real, row["tp"], verdict, one_line(detail))
+
+    plan = kvtop_answer(engine, version, row)
+    engine_ok = row["status"] == "ok" and bool(row.get("stages"))
+    if row["status"] == "harness-error" or (row["status"] == "ok" and not engine_ok):
+        return out(NOT_BUILT, row.get("message", ""))
+    if plan["status"] != "ok":
+        if row["status"] == "refused":
+            return out(BOTH_REFUSE, f"engine: {row.get('message', '')}; kvtop: {plan['message']}")
+        return out(KVTOP_REFUSES, plan["message"])
+    if row["status"] == "refused":
+        return out(ENGINE_REFUSES, row.get("message", ""))
+    result = {**row, "variant": "default"}
+    checks = stage_checks(result, engine, version, plan)
+    differences = [(check, d) for check in checks for d in check.differences]
+    if engine == "sglang" and row.get("cell_size") and row["cell_size"] != plan["cell_bytes"]:
+        text = f"cell (KV B/token): kvtop {plan['cell_bytes']:,}, engine {row['cell_size']:,}"
+        differences.append((checks[0], text))
+    differences, paired = _window_pools_paired(differences)
+    read = [(text, "A6", True) for text in paired]
+    with mock.patch.object(architectures, "config_path", lambda name: configs_by_name()[name].path):
+        for check, text in differences:
+            rule, reading = arch_reading(config.architecture, check, text).split(" ", 1)
+            read.append((text, rule, reading.startswith("harness:")))
+    kvtop_side_ones = [(text, rule) for text, rule, harness in read if not harness]
+    if not kvtop_side_ones:  # none, or each a reading of the comparison itself (A6, A7, A11), not of kvtop
+        return out(EQUAL, "; ".join(sorted({f"harness reading {rule}" for _, rule, _ in read})))
+    text, rule = kvtop_side_ones[0]
+    return out(DIFFERENT, text + ("" if rule == "?" else f" — reading {rule}"))

@@ -1,0 +1,174 @@
+"""docs/fidelity_registry.md: every class of the engines' registries, and the held-out measure over every real
+config at hand, from the registry sweep's cached engine figures and kvtop's side recomputed.
+
+    python benchmarks/engine_diff/registry_render.py          # rewrite the doc (seconds; no engine runs)
+
+tests/test_fidelity_registry.py fails when the doc no longer matches the kvtop it runs with.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.engine_diff.engines import ENGINES
+from benchmarks.engine_diff.registry_configs import (
+    REGISTRY_DATA,
+    config_for_class,
+    default_configs,
+    planned_classes,
+    real_configs,
+)
+from benchmarks.engine_diff.registry_judge import (
+    BOTH_REFUSE,
+    DIFFERENT,
+    EQUAL,
+    NOT_BUILT,
+    Judged,
+    judge,
+    one_line,
+)
+from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.venvs import REPO
+
+DOC = REPO / "docs" / "fidelity_registry.md"
+SWEPT = ("vllm", "sglang")
+VERSIONS = {engine: ENGINES[engine].versions[0] for engine in SWEPT}
+TARGET = 0.95
+
+
+def judged() -> dict[str, list[Judged]]:
+    return {e: [judge(e, VERSIONS[e], row) for row in load_rows(e, VERSIONS[e])] for e in SWEPT}
+
+
+def _config_outcome(rows: list[Judged]) -> tuple[str, str]:
+    """One config's outcome over its TPs: equal where every layout is (or both refuse it); else the first other."""
+    built = [r for r in rows if r.verdict != NOT_BUILT]
+    if not built:
+        return NOT_BUILT, rows[0].detail if rows else ""
+    other = next((r for r in built if r.verdict not in (EQUAL, BOTH_REFUSE)), None)
+    if other is not None:
+        return other.verdict, f"TP{other.tp}: {other.detail}"
+    if all(r.verdict == BOTH_REFUSE for r in built):
+        return BOTH_REFUSE, built[0].detail
+    return EQUAL, "; ".join(sorted({r.detail for r in built if r.detail}))
+
+
+def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
+    """config -> (outcome, detail) over the real configs, and the measure's line."""
+    by_config: dict[str, list[Judged]] = {}
+    for row in rows:
+        if row.real:
+            by_config.setdefault(row.config, []).append(row)
+    outcomes = {c: _config_outcome(r) for c, r in sorted(by_config.items())}
+    counts = Counter(o for o, _ in outcomes.values())
+    judged_n = sum(n for o, n in counts.items() if o not in (NOT_BUILT, BOTH_REFUSE))
+    share = counts[EQUAL] / judged_n if judged_n else 0.0
+    read = sum(1 for o, d in outcomes.values() if o == DIFFERENT and "— reading A" in d)
+    line = (f"{counts[EQUAL]} of {judged_n} equal at TP 1 and 2 ({share:.1%}; target {TARGET:.0%}); "
+            + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL)
+            + f" ({read} of the different with a reading of docs/fidelity.md)")  # fmt: skip
+    return outcomes, line
+
+
+def _class_cell(rows: list[Judged]) -> str:
+    if not rows:
+        return "not run"
+    outcome, detail = _config_outcome(rows)
+    return outcome if not detail else f"{outcome}: {one_line(detail, 140)}"
+
+
+def class_table(results: dict[str, list[Judged]]) -> tuple[list[str], dict[str, Counter[str]]]:
+    chosen = config_for_class(real_configs() + default_configs())
+    kinds = {name: (kind, why) for e in SWEPT for name, kind, why in planned_classes(e)}
+    lines = ["| class | kvtop | config | vLLM 0.33.0 | SGLang 0.5.23 |", "|---|---|---|---|---|"]
+    counts: dict[str, Counter[str]] = {e: Counter() for e in SWEPT}
+    registered = {e: {name for name, _, _ in planned_classes(e)} for e in SWEPT}
+    no_config_file = REGISTRY_DATA / "no_config.json"
+    no_config = json.loads(no_config_file.read_text()) if no_config_file.exists() else {}
+    for name in sorted(kinds):
+        kind, why = kinds[name]
+        config = chosen.get(name)
+        cells = []
+        for engine in SWEPT:
+            if name not in registered[engine]:
+                cells.append("—")
+                continue
+            if kind == "not_modelled":
+                cell = f"not modelled: {one_line(why, 100)}"
+                counts[engine]["not modelled"] += 1
+            elif config is None:
+                cell = f"no config at hand: {one_line(no_config.get(name, ''), 100)}"
+                counts[engine]["no config"] += 1
+            else:
+                rows = [r for r in results[engine] if r.config == config.name]
+                cell = _class_cell(rows)
+                counts[engine][cell.split(":", 1)[0]] += 1
+            cells.append(cell.replace("|", "/"))
+        source = "—" if config is None else ("default: " if not config.real else "") + f"`{config.name}`"
+        lines.append(f"| {name} | {kind} | {source} | {cells[0]} | {cells[1]} |")
+    return lines, counts
+
+
+HEAD = """# Fidelity of the engines' registries: every class, and every real config at hand
+
+Generated by `python benchmarks/engine_diff/registry_render.py` from the registry sweep's engine figures in
+`tests/data/engine_diff/registry/` (`benchmarks/engine_diff/registry_sweep.py`: each engine's own model class
+built on the meta device from the config, one forked process per case, KV auto, sm90, context 32,768 or the
+model's positions); kvtop's side is recomputed, and `tests/test_fidelity_registry.py` fails when this file no
+longer matches the kvtop it runs with. Do not edit by hand.
+
+Compared per layout (TP 1 and TP 2, each rank 0): the language model's parameter bytes per rank (kvtop's tower
+row against the engine's towers where kvtop's book holds one); vLLM's KV cache spec of each layer (kind, layers,
+bytes per layer per token; a Mamba layer's state bytes per request); SGLang's cell (KV bytes per token of the
+rank). A difference names the first one in bytes, and the reading of docs/fidelity.md (A…) where one applies.
+Outcomes: equal; different; kvtop refuses (its reason); engine refuses (kvtop plans a launch the engine
+refuses); both refuse (agreement); engine could not build (the harness could not run its class: error, one line).
+"""
+
+
+def render() -> str:
+    results = judged()
+    out = [HEAD]
+    out.append("## The held-out measure: every real config at hand\n")
+    out.append("Every real `config.json` under `tests/data` (deduplicated by content), at TP 1 and TP 2. A config "
+               "is equal where every layout the engine built is (or both refuse it); the share is over the configs "
+               "the engine built (less those both refuse).\n")  # fmt: skip
+    tables = {}
+    for engine in SWEPT:
+        outcomes, line = held_out(results[engine])
+        tables[engine] = outcomes
+        out.append(f"- **{engine} {VERSIONS[engine]}** ({len(outcomes)} configs): {line}")
+    out.append("")
+    lines, counts = class_table(results)
+    out.append("## Every class of the registries\n")
+    for engine in SWEPT:
+        total = sum(counts[engine].values())
+        parts = ", ".join(f"{n} {k}" for k, n in sorted(counts[engine].items(), key=lambda kv: -kv[1]))
+        out.append(f"- **{engine} {VERSIONS[engine]}** ({total} classes): {parts}")
+    out += ["", *lines, ""]
+    out.append("## Real configs that are not equal (or equal only through a harness reading)\n")
+    out += ["| config | engine | outcome |", "|---|---|---|"]
+    for engine in SWEPT:
+        for config, (outcome, detail) in tables[engine].items():
+            if outcome != EQUAL or detail:
+                text = outcome if not detail else f"{outcome}: {one_line(detail, 200)}"
+                out.append(f"| `{config}` | {engine} | {text.replace('|', '/')} |")
+    out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    DOC.write_text(render())
+    print(f"wrote {DOC.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

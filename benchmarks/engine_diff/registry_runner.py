@@ -1,0 +1,89 @@
+"""The registry sweep's side in an engine's venv: the engine's runner with a time limit per case, or configs
+from transformers' config classes for the classes no real config names.
+
+    python registry_runner.py vllm_runner|sglang_runner SECONDS --cases F --out F   (the runner's own main)
+    python registry_runner.py defaults IN OUT   (IN: [[class, model_type or null], …]; OUT: {class: config or error})
+
+Imports the engine's venv only (never kvtop). The runner is the sweep's own (vllm_runner / sglang_runner:
+one forked process per case or pipeline rank, isolation.py); only its time limit per case is shortened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
+    """The default config of the class's model_type (transformers' own class, else vLLM's registry of configs
+    transformers lacks), in bfloat16 (a config without a dtype would be read as float32), naming the class."""
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto
+
+    if model_type is None:  # the model_type whose auto mapping names this class
+        for attr in dir(modeling_auto):
+            mapping = getattr(modeling_auto, attr)
+            if attr.endswith("_MAPPING_NAMES") and isinstance(mapping, dict):
+                found = [k for k, v in mapping.items() if v == class_name or (isinstance(v, tuple) and class_name in v)]
+                if found:
+                    model_type = found[0]
+                    break
+    if model_type is None:
+        raise LookupError("no model_type for this class in transformers' auto mappings")
+    try:
+        config = AutoConfig.for_model(model_type)
+    except ValueError:
+        config = _engine_config(model_type)
+    data: dict[str, Any] = config.to_dict()
+    data.update(architectures=[class_name], torch_dtype="bfloat16", dtype="bfloat16")
+    return data
+
+
+def _engine_config(model_type: str) -> Any:
+    """A config class the engine registers itself for a model_type transformers does not know."""
+    try:
+        from vllm.transformers_utils.config import _CONFIG_REGISTRY
+    except ImportError:
+        from sglang.srt.configs import __dict__ as _CONFIG_REGISTRY  # type: ignore[no-redef]
+    found = _CONFIG_REGISTRY.get(model_type)
+    if found is None:
+        raise LookupError(f"transformers has no config class for model_type {model_type!r}")
+    if isinstance(found, str):
+        import importlib
+
+        found = getattr(importlib.import_module("vllm.transformers_utils.configs"), found)
+    return found()
+
+
+def defaults(path_in: str, path_out: str) -> int:
+    with open(path_in) as fh:
+        wanted = json.load(fh)
+    out: dict[str, Any] = {}
+    for class_name, model_type in wanted:
+        try:
+            out[class_name] = _config_for(class_name, model_type)
+        except Exception as exc:  # noqa: BLE001 — a class without a config is a result
+            out[class_name] = {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
+    with open(path_out, "w") as fh:
+        json.dump(out, fh, default=str)
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1] == "defaults":
+        return defaults(sys.argv[2], sys.argv[3])
+    name, seconds = sys.argv.pop(1), int(sys.argv.pop(1))
+    import isolation
+
+    isolation.run_in_children.__defaults__ = (seconds,)
+    isolation.run_in_child.__defaults__ = (seconds,)
+    runner: Any = __import__(name)
+    return int(runner.main() or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""The registry sweep: every class of the engines' registries that kvtop plans, and every real config at hand,
+built by the engine on the meta device at TP 1 and TP 2, its figures cached for docs/fidelity_registry.md.
+
+    python benchmarks/engine_diff/registry_sweep.py --engine vllm --set real      # every real config (held-out)
+    python benchmarks/engine_diff/registry_sweep.py --engine vllm --set classes   # a config per planned class
+    python benchmarks/engine_diff/registry_sweep.py --defaults                    # write the classes' default configs
+
+Each case is the sweep's own (cases._case: KV auto, sm90, no flag, the fixed budget) run by the engine's runner
+(vllm_runner / sglang_runner, one forked process per case, under `nice`, with a time limit per case:
+registry_runner.py). The rows (engine figures only: status, each stage's parameter bytes by top-level child and,
+vLLM, its KV cache specs layer by layer; SGLang's cell bytes) are merged into
+tests/data/engine_diff/registry/<engine>-<version>.json; kvtop's side is recomputed when the doc is rendered
+(registry_render.py), so the doc regenerates without the engines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.engine_diff.cases import FLAG_GPU, budget
+from benchmarks.engine_diff.engines import ENGINES
+from benchmarks.engine_diff.registry_configs import (
+    DEFAULT_CONFIGS,
+    REGISTRY_DATA,
+    ConfigFile,
+    config_for_class,
+    default_configs,
+    planned_classes,
+    real_configs,
+)
+from benchmarks.engine_diff.run import HERE, _env
+from benchmarks.engine_diff.venvs import CACHE, ensure_venv
+
+WORK = CACHE / "registry"
+TPS = (1, 2)
+KEEP = ("config", "source", "architecture", "tp", "pp", "variant", "kv_dtype", "gpu", "max_model_len", "status",
+        "error_type", "message", "cell_size", "seconds")  # fmt: skip
+STAGE_KEEP = ("layers", "param_bytes", "layer_specs")
+
+
+def fixture_path(engine: str, version: str) -> Path:
+    return REGISTRY_DATA / f"{engine}-{version}.json"
+
+
+def load_rows(engine: str, version: str) -> list[dict[str, Any]]:
+    path = fixture_path(engine, version)
+    return list(json.loads(path.read_text())["rows"]) if path.exists() else []
+
+
+def _model_dir(config: ConfigFile) -> Path:
+    folder = WORK / "models" / config.name
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(config.path, folder / "config.json")
+    quant = config.quant_file()
+    if quant is not None:
+        shutil.copyfile(quant, folder / "hf_quant_config.json")
+    return folder
+
+
+def _case(engine: str, config: ConfigFile, tp: int) -> dict[str, Any]:
+    return {"config": config.name, "dir": str(_model_dir(config)), "variant": "default", "flags": [], "tp": tp,
+            "pp": 1, "kv_dtype": "auto", "gpu": FLAG_GPU, "max_model_len": config.context(),
+            **budget(ENGINES[engine])}  # fmt: skip
+
+
+def _row(answer: dict[str, Any], config: ConfigFile) -> dict[str, Any]:
+    row = {k: answer[k] for k in KEEP if k in answer}
+    row.update(source=config.source, architecture=config.architecture)
+    if isinstance(row.get("message"), str):
+        row["message"] = row["message"].splitlines()[0][:300] if row["message"] else ""
+        tail = [line.strip() for line in answer.get("traceback_tail") or [] if line.strip()]
+        said = [line for line in tail if line.startswith("Value error,")] or tail[-1:]
+        if said and said[0][:80] not in row["message"]:  # pydantic's first line says no more than "1 validation error"
+            row["message"] = f"{row['message']} … {said[0]}"[:400]
+    if answer.get("stages"):
+        row["stages"] = [{k: s[k] for k in STAGE_KEEP if k in s} for s in answer["stages"]]
+    return row
+
+
+def run(engine: str, configs: list[ConfigFile], tps: tuple[int, ...], seconds: int, tag: str) -> list[dict[str, Any]]:
+    """The engine's answers for each config at each TP (the runner's JSON lines, trimmed to the rows' keys)."""
+    spec = ENGINES[engine]
+    version = spec.versions[0]
+    WORK.mkdir(parents=True, exist_ok=True)
+    todo = [_case(engine, c, tp) for c in configs for tp in tps]
+    cases_file, answers = WORK / f"{engine}-{tag}-cases.json", WORK / f"{engine}-{tag}-answers.jsonl"
+    cases_file.write_text(json.dumps(todo))
+    answers.unlink(missing_ok=True)
+    command = ["nice", "-n", "10", str(ensure_venv(spec, version)), str(HERE / "registry_runner.py"), spec.runner[:-3],
+               str(seconds), "--cases", str(cases_file), "--out", str(answers)]  # fmt: skip
+    with (WORK / f"{engine}-{tag}-runner.log").open("w") as log:
+        subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=_env(spec), cwd=WORK, check=False)
+    return reread(engine, configs, tag)
+
+
+def reread(engine: str, configs: list[ConfigFile], tag: str) -> list[dict[str, Any]]:
+    """The rows of the engine's last answers file of a set (the runner's JSON lines, trimmed to the rows' keys)."""
+    by_name = {c.name: c for c in configs}
+    answers = WORK / f"{engine}-{tag}-answers.jsonl"
+    rows = []
+    for line in answers.read_text().splitlines() if answers.exists() else []:
+        answer = json.loads(line)
+        rows.append(_row(answer, by_name[answer["config"]]))
+    return rows
+
+
+def parameters(engine: str, config: ConfigFile, tp: int) -> list[str]:
+    """The engine's named parameters of one config at one TP, grouped over layers (param_shapes.grouped): where a
+    weights difference comes from."""
+    from benchmarks.engine_diff.param_shapes import grouped
+
+    spec = ENGINES[engine]
+    out = WORK / "params"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(f"{spec.name}-{config.name}-*"):
+        old.unlink()
+    (WORK / "params-cases.json").write_text(json.dumps([_case(engine, config, tp)]))
+    command = ["nice", "-n", "10", str(ensure_venv(spec, spec.versions[0])), str(HERE / "param_shapes_runner.py"),
+               spec.runner[:-3], "--cases", str(WORK / "params-cases.json"), "--out", str(WORK / "params.jsonl")]  # fmt: skip
+    with (WORK / "params-runner.log").open("w") as log:
+        subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env={**_env(spec), "PARAM_SHAPES_DIR": str(out)},
+                       cwd=WORK, check=False)  # fmt: skip
+    return [line for path in sorted(out.glob(f"{spec.name}-{config.name}-*.json")) for line in grouped(path)]
+
+
+def merge(engine: str, rows: list[dict[str, Any]]) -> Path:
+    """The fixture with these rows in place of any of the same config and TP."""
+    version = ENGINES[engine].versions[0]
+    keyed = {(r["config"], r["tp"]): r for r in load_rows(engine, version)}
+    keyed.update({(r["config"], r["tp"]): r for r in rows})
+    path = fixture_path(engine, version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"engine": engine, "version": version, "gpu": FLAG_GPU, "kv_dtype": "auto",
+            "rows": [keyed[k] for k in sorted(keyed)]}  # fmt: skip
+    path.write_text(json.dumps(body, indent=0, sort_keys=True) + "\n")
+    return path
+
+
+def write_defaults(engine: str) -> list[str]:
+    """The default config of each class kvtop plans that no real config names (transformers' config class)."""
+    from kvtop.domain.architectures.registry import BY_CLASS_NAME
+
+    have = config_for_class(real_configs() + default_configs())
+    wanted = sorted({name for e in ENGINES if e in ("vllm", "sglang") for name, kind, _ in planned_classes(e)
+                     if kind != "not_modelled" and name not in have})  # fmt: skip
+    pairs = [[name, BY_CLASS_NAME[name].model_type if name in BY_CLASS_NAME else None] for name in wanted]
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / "defaults-in.json").write_text(json.dumps(pairs))
+    spec = ENGINES[engine]
+    command = [str(ensure_venv(spec, spec.versions[0])), str(HERE / "registry_runner.py"), "defaults",
+               str(WORK / "defaults-in.json"), str(WORK / "defaults-out.json")]  # fmt: skip
+    subprocess.run(command, env=_env(spec), cwd=WORK, check=True)
+    made = json.loads((WORK / "defaults-out.json").read_text())
+    DEFAULT_CONFIGS.mkdir(parents=True, exist_ok=True)
+    failed = {}
+    for name, data in made.items():
+        if "error" in data and len(data) == 1:
+            failed[name] = data["error"]
+        else:
+            (DEFAULT_CONFIGS / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    (REGISTRY_DATA / "no_config.json").write_text(json.dumps(failed, indent=1, sort_keys=True) + "\n")
+    return sorted(made)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--engine", choices=("vllm", "sglang"), default="vllm")
+    parser.add_argument("--set", choices=("real", "classes"), default="real")
+    parser.add_argument("--only", help="comma-separated config names")
+    parser.add_argument("--skip-done", action="store_true", help="leave out configs the fixture already holds")
+    parser.add_argument("--tps", default="1,2")
+    parser.add_argument("--tag", help="names the run's work files (default: the set), so two runs can go at once")
+    parser.add_argument("--seconds", type=int, default=240, help="time limit per case")
+    parser.add_argument("--defaults", action="store_true", help="write the default configs (no engine run)")
+    parser.add_argument("--params", help="print the engine's parameters of this one config (at the first of --tps)")
+    parser.add_argument("--reread", action="store_true", help="merge the last answers file again (no engine run)")
+    args = parser.parse_args()
+    if args.defaults:
+        print(f"{len(write_defaults(args.engine))} classes asked for; see {DEFAULT_CONFIGS.relative_to(REGISTRY_DATA.parents[2])}")
+        return 0
+    if args.params:
+        chosen = {c.name: c for c in real_configs() + default_configs()}[args.params]
+        print(*parameters(args.engine, chosen, int(args.tps.split(",")[0])), sep="\n")
+        return 0
+    if args.set == "real":
+        configs = real_configs()
+    else:
+        planned = {name for name, kind, _ in planned_classes(args.engine) if kind != "not_modelled"}
+        chosen = config_for_class(real_configs() + default_configs())
+        configs = sorted({c.name: c for n, c in chosen.items() if n in planned}.values(), key=lambda c: c.name)
+    if args.only:
+        configs = [c for c in configs if c.name in args.only.split(",")]
+    if args.skip_done:
+        done = {r["config"] for r in load_rows(args.engine, ENGINES[args.engine].versions[0])}
+        configs = [c for c in configs if c.name not in done]
+    print(f"{len(configs)} configs × TP {args.tps} on {args.engine}", flush=True)
+    if args.reread:
+        rows = reread(args.engine, real_configs() + default_configs(), args.tag or args.set)
+    else:
+        rows = run(args.engine, configs, tuple(int(t) for t in args.tps.split(",")), args.seconds, args.tag or args.set)
+    print(f"{len(rows)} rows into {merge(args.engine, rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

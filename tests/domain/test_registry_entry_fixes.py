@@ -1,0 +1,54 @@
+"""Architecture entries fixed by the registry sweep (docs/fidelity_registry.md), against the engines' own classes.
+
+Each expected figure is the arithmetic of the parameter shapes and dtypes vLLM 0.33.0 builds on the meta device
+for the config at TP 1 (`python benchmarks/engine_diff/registry_sweep.py --engine vllm --params <config>`, which
+lists the class's `named_parameters()`); the shapes are quoted in each test. The configs are the registry sweep's
+(tests/data/engine_diff/registry/configs: transformers' config class defaults, SOURCES.md there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import WeightsBook, weights_book
+
+REGISTRY_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "engine_diff" / "registry" / "configs"
+BF16, FP32 = 2, 4
+
+
+def book(class_name: str, tp: int = 1) -> WeightsBook:
+    config = json.loads((REGISTRY_CONFIGS / f"{class_name}.json").read_text())
+    m = model_from_config(config, source=class_name)
+    return weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True)
+
+
+def test_exaone_moe_router_is_in_the_model_dtype() -> None:
+    """vLLM's ExaoneMoeForCausalLM (models/exaone_moe.py: GateLinear, no fp32 params_dtype), TP 1, 31 MoE layers
+    (first_k_dense_replace 1 of 32): mlp.gate.weight [64, 4096] bfloat16 and mlp.e_score_correction_bias [64]
+    float32 each layer; the whole model 57,101,287,168 B (the sum of its named_parameters)."""
+    b = book("ExaoneMoeForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "router") == 31 * (64 * 4096 * BF16 + 64 * FP32)
+    assert b.total_bytes == 57_101_287_168
+
+
+def test_phimoe_lm_head_has_its_bias_whatever_the_config_says() -> None:
+    """PhiMoEForCausalLM's ParallelLMHead(bias=True) in vLLM 0.33.0 and SGLang 0.5.23 (models/phimoe.py), though
+    the class default says lm_head_bias false: lm_head.weight [32064, 4096] and lm_head.bias [32064], bfloat16, at
+    TP 1; at TP 2 each rank holds half the rows of both (32,064 is a multiple of 64: no padding)."""
+    lm_head = 32064 * 4096 * BF16 + 32064 * BF16
+    for tp in (1, 2):
+        assert next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head") == lm_head // tp
+
+
+def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
+    """vLLM 0.33.0 (models/qwen3_next.py, built by qwen3_5.py) and SGLang 0.5.23 (models/qwen3_5.py) read
+    getattr(config, "attn_output_gate", True); transformers' Qwen3_5MoeTextConfig has no such field. vLLM's
+    Qwen3_5MoeForCausalLM at TP 1 builds self_attn.qkv_proj.weight [9216, 2048] (16 heads × 256 × 2 for q and its
+    gate, 2 × 2 × 256 for k and v) and o_proj [2048, 4096] on each of its 10 full-attention layers, bfloat16; the
+    whole model 69,321,223,296 B."""
+    b = book("Qwen3_5MoeForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    assert b.total_bytes == 69_321_223_296
