@@ -34,6 +34,7 @@ from benchmarks.engine_diff.registry_judge import (
     one_line,
 )
 from benchmarks.engine_diff.registry_sweep import load_rows
+from benchmarks.engine_diff.run import relative_paths
 from benchmarks.engine_diff.venvs import REPO
 
 DOC = REPO / "docs" / "fidelity_registry.md"
@@ -160,7 +161,7 @@ def render() -> str:
                 text = outcome if not detail else f"{outcome}: {one_line(detail, 200)}"
                 out.append(f"| `{config}` | {engine} | {text.replace('|', '/')} |")
     out.append("")
-    return "\n".join(out)
+    return relative_paths("\n".join(out))  # a committed file names no path of the machine that made it
 
 
 def main() -> int:

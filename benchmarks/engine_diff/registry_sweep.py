@@ -37,7 +37,7 @@ from benchmarks.engine_diff.registry_configs import (
     planned_classes,
     real_configs,
 )
-from benchmarks.engine_diff.run import HERE, _env
+from benchmarks.engine_diff.run import HERE, _env, relative_paths
 from benchmarks.engine_diff.venvs import CACHE, ensure_venv
 
 WORK = CACHE / "registry"
@@ -141,7 +141,7 @@ def merge(engine: str, rows: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     body = {"engine": engine, "version": version, "gpu": FLAG_GPU, "kv_dtype": "auto",
             "rows": [keyed[k] for k in sorted(keyed)]}  # fmt: skip
-    path.write_text(json.dumps(body, indent=0, sort_keys=True) + "\n")
+    path.write_text(relative_paths(json.dumps(body, indent=0, sort_keys=True)) + "\n")  # no machine's paths
     return path
 
 
