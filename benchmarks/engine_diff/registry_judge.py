@@ -19,6 +19,7 @@ from benchmarks.engine_diff.architectures import arch_reading, stage_checks
 from benchmarks.engine_diff.cases import budget
 from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import ConfigFile, default_configs, real_configs
+from benchmarks.engine_diff.run import relative_paths
 
 EQUAL, DIFFERENT, KVTOP_REFUSES, ENGINE_REFUSES, NOT_BUILT, BOTH_REFUSE = (
     "equal", "different", "kvtop refuses", "engine refuses", "engine could not build", "both refuse",
@@ -48,7 +49,9 @@ def configs_by_name() -> dict[str, ConfigFile]:
 
 
 def one_line(text: str, width: int = 160) -> str:
-    line = " ".join(str(text).split())
+    """`text` on one line, its checkout's paths made relative before the cut (so the cut falls at the same
+    place in every checkout), at most `width` characters."""
+    line = " ".join(relative_paths(str(text)).split())
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
