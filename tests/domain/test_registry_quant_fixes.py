@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvtop.domain.engines.sglang.kv_scales import with_kv_scales
+from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.layout import ParallelLayout, StageParts
@@ -58,10 +58,12 @@ def test_a_model_language_model_prefix_spares_those_modules() -> None:
 
 
 def sglang_book(name: str, tp: int = 1) -> WeightsBook:
-    """The book with SGLang 0.5.23's attention parts (its RadixAttention k/v scales) on every stage part."""
+    """The book with SGLang 0.5.23's attention parts (its RadixAttention k/v scales, its fp32 W4A16 input scales)
+    on every stage part."""
     m = model_from_config(json.loads((HELDOUT / f"{name}.json").read_text()), source=name)
     parts = StageParts(embedding=True, final_norm=True, lm_head=True, tower=True, tower_positions=True)
-    parts = with_kv_scales(parts, m, ResolvedVersion(text="0.5.23", source=VersionSource.FLAG))
+    version = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+    parts = with_input_scale_width(with_kv_scales(parts, m, version), m, version)
     return weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True, parts=parts)
 
 
@@ -143,7 +145,7 @@ def test_w4a16_nvfp4_matrices_keep_an_input_scale_in_the_engines_width() -> None
     assert row(vllm, "mlp") == 5_704_253_440 + 512 + 713_031_680 + 256 + 2_852_126_720 + 256 + 356_515_840 + 128
     assert row(vllm, "mlp") - row(sglang, "mlp") == 64 * 3 * (BF16 - FP32)
     assert row(vllm, "lm_head") - row(sglang, "lm_head") == BF16 - FP32
-    sglang_parts = with_kv_scales(base, m, ResolvedVersion(text="0.5.23", source=VersionSource.FLAG))
+    sglang_parts = with_input_scale_width(base, m, ResolvedVersion(text="0.5.23", source=VersionSource.FLAG))
     assert sglang_parts.unused_input_scale_bytes == FP32
 
 

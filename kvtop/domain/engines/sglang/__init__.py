@@ -79,13 +79,16 @@ class SglangRules(SglangBudget, EngineBase):
         return kv_layers_of_stage(model, layers, version)
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
-        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the
-        k/v scales their attention layers hold (kv_scales.py) and a ModelOpt checkpoint's quantized head (lm_head.py)."""
-        from kvtop.domain.engines.sglang.kv_scales import with_kv_scales
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
+        scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), and a ModelOpt
+        checkpoint's quantized head (lm_head.py)."""
+        from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
 
-        parts = with_kv_scales(stage_parts(model, pp_rank, pp, version), model, version)
-        return with_quantized_head(parts, model, version)
+        parts = stage_parts(model, pp_rank, pp, version)
+        for build in (with_kv_scales, with_input_scale_width, with_quantized_head):
+            parts = build(parts, model, version)
+        return parts
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion

@@ -13,12 +13,12 @@ this rule); earlier releases are not checked, so the book's count stands for the
 from __future__ import annotations
 
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
+from kvtop.domain.engines.sglang.weights_built import SCALE_FP32 as SCALE_BYTES
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.quant import QuantSpec
 
-SCALE_BYTES = 4  # fp32
 # SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
 # (0.5.23: GlmMoeDsaForCausalLM subclasses DeepseekV2ForCausalLM, glm4_moe.py; KimiK25 builds DeepseekV3's
 # language model, kimi_k25.py; gemma4_causal.py Gemma4Attention and qwen3_5.py Qwen3_5AttentionDecoderLayer pass
@@ -43,10 +43,16 @@ def _kv_method(quant: QuantSpec) -> bool:
     return False
 
 
+def with_input_scale_width(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with the width SGLang gives a mixed-precision checkpoint's W4A16 input_scale: fp32 (ModelOpt W4A16
+    NVFP4), where vLLM's is the model dtype."""
+    if not model.quant.mixed or not CHECKED_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"unused_input_scale_bytes": SCALE_BYTES})
+
+
 def with_kv_scales(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with the k/v scales this release's class holds on each attention layer of `model`."""
-    if model.quant.mixed and CHECKED_ERAS.at(version):  # a W4A16 matrix's input_scale: fp32 (ModelOpt W4A16 NVFP4)
-        parts = parts.model_copy(update={"unused_input_scale_bytes": SCALE_BYTES})
     modules = KV_SCALED.get(model.architecture, 0)
     if not modules or not _kv_method(model.quant) or not CHECKED_ERAS.at(version):
         return parts
