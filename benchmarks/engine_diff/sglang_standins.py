@@ -156,10 +156,16 @@ def group_shell(group_class: type, name: str, ranks: list[int], rank: int, proce
 
 
 def param_bytes(model: Any) -> dict[str, int]:
-    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child."""
+    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child; a child that nests
+    the language model beside the towers (the Transformers backend's `model`: model.language_model,
+    model.vision_tower, model.multi_modal_projector, model.image_newline) by its own children, so the judge tells
+    the towers from the language model (architectures._language_bytes)."""
+    names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
+    nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["language_model"]}
     out: dict[str, int] = {}
     for name, param in model.named_parameters(remove_duplicate=True):
-        child = name.split(".", 1)[0]
+        parts = name.split(".")
+        child = ".".join(parts[:2]) if parts[0] in nesting and len(parts) > 1 else parts[0]
         out[child] = out.get(child, 0) + param.numel() * param.element_size()
     return out
 

@@ -46,6 +46,9 @@ class StageParts(BaseModel):
     # scalars each expert of a compressed-tensors WNA16 MoE holds beside its matrices, in the model dtype (vLLM
     # 0.33.0 CompressedTensorsWNA16MoEMethod: w13_weight_shape and w2_weight_shape [E, 2])
     wna16_expert_scalars: int = 0
+    # the tower built as transformers' own classes, whole on every rank (TowerSpec.transformers_params): a class the
+    # engine serves through its Transformers backend (SGLang 0.5.23: engines/sglang/transformers_tower.py)
+    tower_as_transformers: bool = False
 
 
 class EveryStage(BaseModel):

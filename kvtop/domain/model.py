@@ -189,6 +189,10 @@ class TowerSpec(BaseModel):
     mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
     mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
     head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
+    # the tower as transformers' own classes hold it (every layer whatever vision_feature_layer, its post-norm and
+    # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
+    # (StageParts.tower_as_transformers); 0 where the kind does not count it
+    transformers_params: int = 0
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""

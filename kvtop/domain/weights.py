@@ -186,9 +186,13 @@ def _book_from_config(
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
-        params = model.tower.params_per_rank(layout.tp, tower_split)  # (towers.py)
+        transformers = parts.tower_as_transformers and model.tower.transformers_params > 0
+        if transformers:  # transformers' own classes, nothing split (a Transformers backend's build)
+            params = float(model.tower.transformers_params)
+        else:
+            params = model.tower.params_per_rank(layout.tp, tower_split)  # (towers.py)
         if not parts.tower_positions:  # built with the tower on the first stage only
-            params -= _tower_positions_per_rank(model.tower, layout.tp, tower_split)
+            params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, layout.tp, tower_split)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         rank.acc.add("vision", params, params * model.dtype_bytes, split)
         rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"

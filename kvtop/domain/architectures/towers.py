@@ -72,6 +72,7 @@ class TowerConfig(ConfigSection):
     projector_output_dim: Hidden | None = None
     vision_output_dim: Hidden | None = None
     multi_modal_projector_bias: Flag | None = None
+    vision_use_head: Flag | None = None  # SigLIP's pooling head (SiglipVisionConfig's default: True)
     model_type: Name | None = None
 
 

@@ -127,4 +127,7 @@ def intern_vl_hf(
     split = depth * (width * mlp + mlp + mlp * width)  # fc1 (with its bias) and fc2
     shuffled = width * ratio * ratio
     whole += 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    # transformers' InternVLVisionModel and InternVLMultiModalProjector hold the same parameters (every layer): a
+    # Transformers backend builds them whole on every rank (SGLang 0.5.23)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     transformers_params=whole + split)  # fmt: skip

@@ -70,7 +70,22 @@ def llava_tower(
     whole += bias + linears - split_projector
     split += split_projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
-                     projector_params=split_projector)  # fmt: skip
+                     projector_params=split_projector,
+                     transformers_params=whole + split + _transformers_extra(values, depth, clip))  # fmt: skip
+
+
+def _transformers_extra(values: Mapping[str, Any], built: int, clip: bool) -> int:
+    """What transformers' own CLIPVisionModel / SiglipVisionModel hold beyond vLLM's build of `built` layers (a
+    Transformers backend builds these classes as they are: SGLang 0.5.23's for llava-next and -onevision): the
+    layers past `vision_feature_layer`, the post-LayerNorm, and SigLIP's pooling head where `vision_use_head`
+    (SiglipVisionConfig's default True: a probe, nn.MultiheadAttention's in_proj 3 × width² with bias and out_proj,
+    a LayerNorm, fc1 and fc2 with biases)."""
+    width, mlp = int(values["hidden_size"]), int(values["intermediate_size"])
+    layer = 2 * 2 * width + 3 * width * width + 3 * width + width * width + width + width * mlp + mlp + mlp * width + width
+    extra = (int(values["depth"]) - built) * layer + 2 * width
+    if not clip and values.get("vision_use_head", True):
+        extra += 4 * width * width + 2 * width * mlp + mlp + 8 * width
+    return extra
 
 
 def llava_pixtral(
