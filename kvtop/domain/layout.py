@@ -49,6 +49,9 @@ class StageParts(BaseModel):
     # the tower built as transformers' own classes, whole on every rank (TowerSpec.transformers_params): a class the
     # engine serves through its Transformers backend (SGLang 0.5.23: engines/sglang/transformers_tower.py)
     tower_as_transformers: bool = False
+    # the dense MLP's linears built replicated, whole on every rank (vLLM 0.33.0's Transformers backend for a class
+    # without a TP plan: engines/vllm/transformers_backend.py)
+    dense_mlp_whole: bool = False
 
 
 class EveryStage(BaseModel):

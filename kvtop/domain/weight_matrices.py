@@ -243,11 +243,12 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     prefix = f"model.layers.{layer}.mlp"
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
+        tp = 1 if rank.parts is not None and rank.parts.dense_mlp_whole else lay.tp  # replicated (StageParts)
         for _ in range(mats - 1):  # gate and up: column-parallel
-            rank.matrix("mlp", width, h, lay.tp, (prefix, prefix + ".down_proj"))
-        rank.matrix("mlp", h, width, lay.tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
+            rank.matrix("mlp", width, h, tp, (prefix, prefix + ".down_proj"))
+        rank.matrix("mlp", h, width, tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
-            rank.vector("mlp", (mats - 1) * width, lay.tp)
+            rank.vector("mlp", (mats - 1) * width, tp)
             rank.vector("mlp", h)
         return
     moe = m.moe

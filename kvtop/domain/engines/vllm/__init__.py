@@ -88,9 +88,12 @@ class VllmRules(VllmBudget, EngineBase):
         return block_size(model, False, gpu_name, version)[0]
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
-        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), and what
-        they build on each layer beside the checkpoint's tensors (layer_build.py)."""
-        return with_layer_build(stage_parts(model, pp_rank, pp, version), model, version)
+        """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what
+        they build on each layer beside the checkpoint's tensors (layer_build.py), and the MLP its Transformers
+        backend replicates (transformers_backend.py)."""
+        from kvtop.domain.engines.vllm.transformers_backend import with_replicated_mlp
+
+        return with_replicated_mlp(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion

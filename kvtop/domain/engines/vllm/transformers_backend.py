@@ -1,0 +1,33 @@
+"""What vLLM builds differently where its registry hands a class to its Transformers modeling backend.
+
+v0.33.0 maps GPTBigCodeForCausalLM to the backend (model_executor/models/registry.py `_TRANSFORMERS_SUPPORTED_MODELS`:
+("transformers", "TransformersForCausalLM")). transformers' GPTBigCodeConfig states no `base_model_tp_plan`, so
+`recursive_replace` (models/transformers/base.py) shards only what its graph fusers recognise and builds every other
+nn.Linear "replicate": the packed attention (`PackedQKVFuser`: c_attn a QKVParallelLinear, c_proj row-parallel) and
+the vocab embedding split over TP, while the GELU MLP (c_fc → act → c_proj: no fuser, `GLUFuser` takes gated MLPs
+only) is a ReplicatedLinear pair, whole on every rank. Meta-built (engine-diff registry sweep, `--params
+mlc--gpt_bigcode --tps 2`): model.h.N.mlp.c_fc.weight [8192, 2048] and c_proj.weight [2048, 8192] at TP 2, the rank
+1,947,471,872 B (kvtop's split MLP had 805,502,976 B less). v0.13.0 builds its own gpt_bigcode.py (GPTBigMLP:
+ColumnParallelLinear c_fc, RowParallelLinear c_proj); the releases between were not read (the own class assumed).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.layout import StageParts
+from kvtop.domain.model import ModelSpec
+
+REPLICATED_MLP_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "read at v0.13.0: gpt_bigcode.py GPTBigMLP (ColumnParallelLinear c_fc, RowParallelLinear "
+                         "c_proj); releases before 0.33.0 keep it"),
+    Era("0.33.0", frozenset({"GPTBigCodeForCausalLM"}),
+        "v0.33.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS; models/transformers/base.py recursive_replace "
+        "(no tp_plan: the unfused MLP replicated); first release not pinned"),
+))  # fmt: skip
+
+
+def with_replicated_mlp(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with the dense MLP whole on every rank where this release's Transformers backend replicates it."""
+    if model.architecture not in REPLICATED_MLP_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"dense_mlp_whole": True})
