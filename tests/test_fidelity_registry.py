@@ -55,3 +55,17 @@ def test_rows_keep_the_engine_figures_only() -> None:
             assert not {k for k in row if "kvtop" in k}, row["config"]
             if row["status"] == "ok":
                 assert row["stages"] and all(s["param_bytes"] for s in row["stages"]), row["config"]
+
+
+def test_checkpoint_heads_name_real_configs_with_their_evidence() -> None:
+    """vllm_runner's checkpoint-head stand-in reads tests/data/engine_diff/registry/checkpoint_heads.json: each entry
+    a real config of the sweep whose text config does not tie, an lm_head tensor name and its source."""
+    from benchmarks.engine_diff.registry_sweep import CHECKPOINT_HEADS
+
+    configs = {c.name: c for c in real_configs()}
+    heads = json.loads(CHECKPOINT_HEADS.read_text())["heads"]
+    assert heads
+    for name, head in heads.items():
+        data = configs[name].data()
+        assert not (data.get("text_config") or data).get("tie_word_embeddings", False), name
+        assert head["tensor"].endswith("lm_head.weight") and head["source"], name

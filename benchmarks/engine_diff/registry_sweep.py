@@ -41,6 +41,9 @@ from benchmarks.engine_diff.run import HERE, _env, relative_paths
 from benchmarks.engine_diff.venvs import CACHE, ensure_venv
 
 WORK = CACHE / "registry"
+# configs whose real checkpoint holds an lm_head of its own, which vLLM reads to untie (vllm_runner checkpoint-head)
+CHECKPOINT_HEADS = REGISTRY_DATA / "checkpoint_heads.json"
+CHECKPOINT_HEAD = "checkpoint_lm_head"
 TPS = (1, 2)
 KEEP = ("config", "source", "architecture", "tp", "pp", "variant", "kv_dtype", "gpu", "max_model_len", "status",
         "error_type", "message", "cell_size", "seconds")  # fmt: skip
@@ -60,6 +63,12 @@ def _model_dir(config: ConfigFile) -> Path:
     folder = WORK / "models" / config.name
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(config.path, folder / "config.json")
+    marker = folder / CHECKPOINT_HEAD  # vllm_runner's checkpoint-head stand-in
+    heads = json.loads(CHECKPOINT_HEADS.read_text())["heads"]
+    if config.name in heads:
+        marker.write_text(heads[config.name]["tensor"] + "\n")
+    else:
+        marker.unlink(missing_ok=True)
     quant = config.quant_file()
     if quant is not None:
         shutil.copyfile(quant, folder / "hf_quant_config.json")

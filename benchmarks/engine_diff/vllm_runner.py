@@ -52,6 +52,13 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   executor               vLLM's own Executor class whose collective_rpc calls each worker's method
                          (TP ranks of a stage answer as its TP rank 0: their specs are the same);
                          initialize_from_config keeps the configs (allocation is not run).
+  checkpoint-head        a config whose checkpoint holds an lm_head of its own (the folder's
+                         `checkpoint_lm_head` file, written by the registry sweep from
+                         tests/data/engine_diff/registry/checkpoint_heads.json): vLLM's own
+                         ModelConfig.maybe_untie_word_embeddings runs as a launch that loads the
+                         checkpoint runs it (VllmConfig.__post_init__ skips it under `--load-format
+                         dummy`), its `checkpoint_has_lm_head` answering True, as the checkpoint's
+                         safetensors header would; releases without the method are left as they are.
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ from standins import (
 )
 from vllm_standins import clear_parallel_groups, install_import_stand_ins, install_parallel_groups
 
+CHECKPOINT_HEAD = "checkpoint_lm_head"  # checkpoint-head: the model folder's marker (registry_sweep._model_dir)
+
 STAND_INS = [
     "compiled-extensions",
     "absent-packages",
@@ -90,6 +99,7 @@ STAND_INS = [
     "model-runner",
     "profile-run",
     "executor",
+    "checkpoint-head",
 ]
 class CommandLineRefused(ValueError):
     """vLLM's own argument parser refused the command line (it exits; the launch never starts)."""
@@ -162,18 +172,33 @@ def _runner_shell(worker: Any) -> Any:
     )
 
 
+def _engine_config(case: dict[str, Any], args: Any) -> Any:
+    """create_engine_config(), then (checkpoint-head) the untying a launch that reads the checkpoint does."""
+    from unittest import mock
+
+    from vllm.usage.usage_lib import UsageContext
+
+    vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+    untie = getattr(vllm_config.model_config, "maybe_untie_word_embeddings", None)
+    if callable(untie) and os.path.exists(os.path.join(case["dir"], CHECKPOINT_HEAD)):
+        import vllm.config.model as model_module
+
+        with mock.patch.object(model_module, "checkpoint_has_lm_head", lambda *args, **kwargs: True):
+            untie()
+    return vllm_config
+
+
 def _stage(case: dict[str, Any], args: Any, pp_rank: int, platform: Any) -> tuple[Any, Any]:
     """One pipeline stage: its config, its model on meta, its block size, vLLM's own Worker."""
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.model_executor.model_loader.utils import initialize_model
-    from vllm.usage.usage_lib import UsageContext
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.worker.gpu_worker import Worker
 
     tp, pp = case["tp"], case.get("pp", 1)
     install_parallel_groups(tp, pp, pp_rank)
-    vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+    vllm_config = _engine_config(case, args)
     with contextlib.suppress(ImportError, TypeError):  # the worker makes it in init_device (newer releases)
         from vllm.v1.worker.workspace import init_workspace_manager
 
@@ -312,9 +337,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         _RUNNER_V2[0] = bool(getattr(workers[0], "use_v2_model_runner", False))
         vllm_config = workers[0].vllm_config  # one process: the engine core shares the worker's config
         if case["tp"] * case.get("pp", 1) > 1:  # worker processes: the engine core keeps its own
-            from vllm.usage.usage_lib import UsageContext
-
-            vllm_config = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            vllm_config = _engine_config(case, args)
         vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
         vllm_logger.addHandler(capture)
         executor = _executor(vllm_config, workers, case["tp"])
