@@ -95,3 +95,12 @@ def test_vllm_keeps_its_own_split_tower() -> None:
                         tower_split=vllm_architectures.TOWER_SPLIT, parts=parts)  # fmt: skip
     (vision,) = [row for row in book.rows if row.component == "vision"]
     assert vision.shards == 2
+
+
+def test_not_checked_before_0_5_23() -> None:
+    """0.5.6.post2 lists LlavaNextForConditionalGeneration for its (text-only) Transformers backend too, but its meta
+    build refused TP 2 ("LlavaNextModel does not support tensor parallel yet!"): the rule is not applied there."""
+    model = _model("llava-hf--llava-v1.6-mistral-7b-hf")
+    before = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
+    assert model.architecture in sglang_architectures.TABLE.range_for(before).transformers_backend  # type: ignore[union-attr]
+    assert not engine_rules("sglang").stage_parts(model, 0, 1, before).tower_as_transformers
