@@ -9,6 +9,8 @@ only) is a ReplicatedLinear pair, whole on every rank. Meta-built (engine-diff r
 mlc--gpt_bigcode --tps 2`): model.h.N.mlp.c_fc.weight [8192, 2048] and c_proj.weight [2048, 8192] at TP 2, the rank
 1,947,471,872 B (kvtop's split MLP had 805,502,976 B less). v0.13.0 builds its own gpt_bigcode.py (GPTBigMLP:
 ColumnParallelLinear c_fc, RowParallelLinear c_proj); the releases between were not read (the own class assumed).
+Of v0.33.0's other backend text classes only HunYuanDenseV1 / HunYuanMoEV1 lack a tp_plan (transformers 5.20.2's
+config classes read in its venv); their MLPs are gated, which `GLUFuser` fuses and splits (not run on meta).
 """
 
 from __future__ import annotations
