@@ -60,3 +60,16 @@ def test_a_mamba_page_is_compared_padded_as_vllm_pads_it() -> None:
     state = next(s for s in row["stages"][0]["layer_specs"] if s["kind"] == "MambaSpec")
     assert state["page_size_bytes"] == 832 * 2 * 256 * 2 * 2 == 1_703_936
     assert not [t for t in _stage_differences("vllm", "Qwen--Qwen3.5-27B", "pp2") if "KV" in t]
+
+
+def test_minimax_m3_index_cache_is_the_dsa_index_pool() -> None:
+    # vLLM 0.33.0 registers MiniMax-M3's lightning-indexer key cache as `<layer>.self_attn.attn.index_cache`, an
+    # MLAAttentionSpec (MiniMaxM3IndexerCache, models/minimax_m3/common/indexer.py): the committed registry row of
+    # nvidia--MiniMax-M3-NVFP4 at TP 1 holds 57 of them, page 32,768 B per 128 tokens = 1 head × 128 × 2 B = 256 B a
+    # token; its 60 attention layers' FullAttentionSpec pages are 4 KV heads × 128 × 2 (K, V) × 2 B = 2,048 B a token
+    from benchmarks.engine_diff.architectures import _engine_kv
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("nvidia--MiniMax-M3-NVFP4", 1))
+    pools = _engine_kv(row["stages"][0]["layer_specs"])
+    assert pools == {"full": (60, 4 * 128 * 2 * 2), "dsa_index": (57, 128 * 2)}
