@@ -283,7 +283,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
-    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    router_fp32 = moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)
+    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
     if moe.extra_norms:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:

@@ -12,9 +12,11 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   the DeepSeek family on SM100: arg_groups/overrides.py `_deepseek_moe_quant_resolution`); and its
   `w13_input_scale` / `w2_input_scale` are fp32 for every expert of the model (`_sglang_require_global_experts`),
   not the rank's.
-- A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 without expert parallel
-  (`DeepseekV3ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: 256 routed experts, one
-  shared, a GPU of SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
+- A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 and GLM-5 without expert parallel
+  (`DeepseekV2ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: the config's architecture
+  the class's `fused_shared_experts_architecture`, "DeepseekV3ForCausalLM", or "GlmMoeDsaForCausalLM" for
+  glm4_moe.py's GlmMoeDsaForCausalLM, never DeepseekV32ForCausalLM's; 256 routed experts, one shared, a GPU of
+  SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
   (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
   an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
   split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
@@ -42,6 +44,9 @@ SCALE_FP32 = 4
 # arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
 DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 DEEPSEEK_FUSED_EXPERTS = 256  # the routed-expert count deepseek_v2.py fuses at (384: Quark checkpoints only)
+# the architectures deepseek_v2.py's fusion gate accepts: each class's `fused_shared_experts_architecture` where the
+# config names that class (0.5.23: GLM-5's GlmMoeDsaForCausalLM, glm4_moe.py, meta-built with 257 experts a layer)
+DEEPSEEK_FUSING_CLASSES = frozenset({"DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM"})
 
 
 def built_rows(
@@ -83,7 +88,7 @@ def fuses_shared_expert(model: ModelSpec, layout: ParallelLayout, gpu_name: str 
         return False
     if model.architecture == "Qwen3NextForCausalLM":
         return moe.shared_intermediate_size == moe.expert_intermediate_size
-    if model.architecture != "DeepseekV3ForCausalLM" or layout.ep > 1:
+    if model.architecture not in DEEPSEEK_FUSING_CLASSES or layout.ep > 1:
         return False
     capability = compute_capability(gpu_name)
     return (

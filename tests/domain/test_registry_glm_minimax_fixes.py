@@ -1,0 +1,93 @@
+"""SGLang's own builds of GLM-5 and MiniMax-M3 fixed by the registry sweep (docs/fidelity_registry.md): each expected
+figure is SGLang 0.5.23's model class built on the meta device at TP 1 (`python benchmarks/engine_diff/registry_sweep.py
+--engine sglang --params <config> --tps 1`: its named_parameters' shapes and dtypes), summed by hand here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.sglang.layer_build import fuses_indexer_wk
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import WeightsBook, weights_book
+
+HELDOUT = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout"
+CONFIGS = HELDOUT.parent
+FP8, BF16, FP32 = 1, 2, 4
+SGLANG = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+# a release before the rules were read: the book's own count
+OLDER = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
+
+
+def model(path: Path) -> ModelSpec:
+    beside = path.with_name(path.stem + ".hf_quant_config.json")
+    quant = json.loads(beside.read_text()) if beside.exists() else None
+    return model_from_config(json.loads(path.read_text()), source=path.stem, hf_quant_config=quant)
+
+
+def sglang_book(m: ModelSpec, version: ResolvedVersion = SGLANG, gpu: str = "H100") -> WeightsBook:
+    """One TP-1 rank's book as kvtop's SGLang plan builds it: the stage parts, the tower split and the engine rows."""
+    rules = engine_rules("sglang")
+    layout, layers = ParallelLayout(tp=1), range(m.num_layers)
+    book = weights_book(m, layout, layers, first_stage=True, last_stage=True,
+                        tower_split=rules.architectures.TOWER_SPLIT, parts=rules.stage_parts(m, 0, 1, version))  # fmt: skip
+    built = rules.weights_built(m, layout, layers, gpu, version)
+    return WeightsBook(rows=(*book.rows, *built))
+
+
+def row(b: WeightsBook, component: str) -> int:
+    return sum(r.bytes for r in b.rows if r.component == component)
+
+
+def test_sglang_fuses_glm5s_indexer_wk_into_a_bf16_projection() -> None:
+    """GLM-5-FP8 (indexer_rope_interleave true): SGLang 0.5.23 builds each of the 78 layers' indexer
+    `wk_weights_proj.weight` [128 + 32, 6144] bfloat16, no scale, where the checkpoint's wk is FP8 in 128 × 128
+    blocks. The layer's attention as meta-built: fused_qkv_a_proj_with_mqa [2624, 6144] fp8 + scale_inv [21, 48]
+    fp32, q_b_proj [16384, 2048] + [128, 16], indexer.wq_b [4096, 2048] + [32, 16], kv_b_proj [28672, 512] + [224,
+    4], o_proj [6144, 16384] + [48, 128], the four fp32 k/v scales of attn_mqa and attn_mha (the sweep's
+    746,191,422,816 B at TP 1; kvtop had wk in FP8 blocks, 61,326,720 B short)."""
+    m = model(HELDOUT / "zai-org--GLM-5-FP8.json")
+    assert m.dsa_index_rope_interleaved and fuses_indexer_wk(m, SGLANG)
+    blocks = 2624 * 6144 + 21 * 48 * FP32 + 16384 * 2048 + 128 * 16 * FP32 + 4096 * 2048 + 32 * 16 * FP32
+    blocks += 28672 * 512 + 224 * 4 * FP32 + 6144 * 16384 + 48 * 128 * FP32
+    per_layer = blocks * FP8 + 160 * 6144 * BF16 + 4 * FP32
+    assert row(sglang_book(m), "attention") == 78 * per_layer
+    # before 0.5.23 (not checked) the book's own count: wk in FP8 blocks (128 × 6144 B + 1 × 48 fp32 scales),
+    # weights_proj [32, 6144] bf16 and no k/v scales; 786,240 B a layer less than the fused projection
+    wk_fp8 = 128 * 6144 * FP8 + 1 * 48 * FP32
+    assert row(sglang_book(m, OLDER), "attention") == 78 * (blocks * FP8 + wk_fp8 + 32 * 6144 * BF16)
+    assert 160 * 6144 * BF16 - (wk_fp8 + 32 * 6144 * BF16) == 786_240 == 61_326_720 // 78
+
+
+def test_deepseek_v32s_neox_indexer_keeps_wk_in_the_checkpoints_format() -> None:
+    """DeepSeek-V3.2 states no indexer_rope_interleave: `is_neox_style` true, no fusion; the sweep's SGLang rows
+    of it read equal with wk in FP8 blocks (its `indexer.wk.weight` [128, 7168] float8 meta-built)."""
+    m = model(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json")
+    assert not m.dsa_index_rope_interleaved and not fuses_indexer_wk(m, SGLANG)
+    assert engine_rules("sglang").stage_parts(m, 0, 1, SGLANG).unquantized == ()
+
+
+def test_sglang_fuses_glm5s_shared_expert_with_its_nvfp4_scales_swizzled() -> None:
+    """GLM-5-NVFP4 on SGLang 0.5.23: GlmMoeDsaForCausalLM's `fused_shared_experts_architecture` is its own name, so
+    the shared expert joins the 256 routed ones: w13_blockscale_swizzled [257, 4096, 384] and w2_blockscale_swizzled
+    [257, 6144, 128] float8 on each of the 75 MoE layers (45,475,430,400 B; kvtop had swizzled 256 experts'
+    scales, 176,947,200 B short)."""
+    m = model(HELDOUT / "nvidia--GLM-5-NVFP4.json")
+    assert row(sglang_book(m), "expert_scales") == 75 * 257 * (4096 * 384 + 6144 * 128) == 45_475_430_400
+
+
+def test_sglang_builds_minimax_m3s_router_in_bf16_and_its_towers_post_norm() -> None:
+    """MiniMax-M3-NVFP4 on SGLang 0.5.23: each of the 57 MoE layers' `mlp.gate.weight` [128, 6144] bfloat16
+    (SGLANG_OPT_USE_BF16_ROUTER_GEMM on by default) and `mlp.e_score_correction_bias` [128] float32, 89,682,432 B
+    (kvtop had vLLM's fp32 gate, 89,653,248 B more); its vision tower's `post_layernorm` weight and bias [1280]
+    bfloat16, which vLLM does not build: the tower 1,731,139,584 B meta-built, vLLM's 1,731,134,464 B."""
+    m = model(HELDOUT / "nvidia--MiniMax-M3-NVFP4.json")
+    book = sglang_book(m)
+    assert row(book, "router") == 57 * (128 * 6144 * BF16 + 128 * FP32) == 89_682_432
+    assert row(book, "vision") == 1_731_139_584 == 1_731_134_464 + 2 * 1280 * BF16
+    assert row(sglang_book(m, OLDER), "router") == 57 * (128 * 6144 * FP32 + 128 * FP32)
