@@ -155,10 +155,36 @@ def group_shell(group_class: type, name: str, ranks: list[int], rank: int, proce
     return group
 
 
+# Parameters SGLang's loader replaces with empty ones after loading, before `Load weight end` measures the weights
+# (get_available_gpu_memory empties the cache first): the meta build has them, the loaded model does not. A Marlin
+# WNA16 MoE's act-order indices where the checkpoint has no group act-order (0.5.23
+# compressed_tensors_wNa16_moe.py CompressedTensorsWNA16MoE.process_weights_after_loading: [E, 0] int32 each; its
+# Triton subclass, SGLang's default on SM100, keeps them).
+EMPTIED_AFTER_LOADING = {
+    "CompressedTensorsWNA16MoE": ("w13_weight_g_idx", "w2_weight_g_idx", "w13_g_idx_sort_indices",
+                                  "w2_g_idx_sort_indices"),
+}  # fmt: skip
+
+
+def emptied_after_loading(model: Any) -> set[str]:
+    """The names of the parameters the loader empties (EMPTIED_AFTER_LOADING) in this model."""
+    names: set[str] = set()
+    for prefix, module in model.named_modules():
+        scheme = getattr(module, "scheme", None)
+        emptied = EMPTIED_AFTER_LOADING.get(type(scheme).__name__, ())
+        if emptied and getattr(scheme, "actorder", None) != "group":
+            names.update(f"{prefix}.{name}" if prefix else name for name in emptied)
+    return names
+
+
 def param_bytes(model: Any) -> dict[str, int]:
-    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child."""
+    """Parameter bytes of a stage's model as loaded (on meta: shape × element size), by top-level child: less the
+    parameters the loader empties after loading (EMPTIED_AFTER_LOADING)."""
     out: dict[str, int] = {}
+    emptied = emptied_after_loading(model)
     for name, param in model.named_parameters(remove_duplicate=True):
+        if name in emptied:
+            continue
         child = name.split(".", 1)[0]
         out[child] = out.get(child, 0) + param.numel() * param.element_size()
     return out

@@ -91,3 +91,31 @@ def test_sglang_builds_minimax_m3s_router_in_bf16_and_its_towers_post_norm() -> 
     assert row(book, "router") == 57 * (128 * 6144 * BF16 + 128 * FP32) == 89_682_432
     assert row(book, "vision") == 1_731_139_584 == 1_731_134_464 + 2 * 1280 * BF16
     assert row(sglang_book(m, OLDER), "router") == 57 * (128 * 6144 * FP32 + 128 * FP32)
+
+
+def test_sglang_wna16_experts_hold_their_shape_tensors() -> None:
+    """Kimi-K2.5 (compressed-tensors int4 group 32, no act-order) on SGLang 0.5.23 on Hopper: CompressedTensorsWNA16MoE
+    meta-builds `experts.w13_weight_shape` and `w2_weight_shape` [384, 2] bfloat16 on each of the 60 MoE layers,
+    kept after loading: 184,320 B. (Its w13/w2 g_idx and sort indices, [384, 7168] and [384, 2048] int32, are
+    emptied by the Marlin method's process_weights_after_loading: the sweep's row reads the loaded model, 594,205,536,256 B
+    at TP 1.)"""
+    m = model(HELDOUT / "moonshotai--Kimi-K2.5.json")
+    assert (
+        row(sglang_book(m), "routed_experts") - row(sglang_book(m, OLDER), "routed_experts")
+        == 60 * 384 * 2 * 2 * BF16
+    )
+    assert engine_rules("sglang").stage_parts(m, 0, 1, SGLANG).wna16_expert_scalars == 4
+
+
+def test_sglangs_triton_wna16_moe_keeps_its_act_order_indices_on_sm100() -> None:
+    """On SM100 SGLang 0.5.23 serves Kimi-K2.5's int4 group-32 symmetric experts with CompressedTensorsWNA16TritonMoE,
+    whose process_weights_after_loading keeps the indices create_weights registered: meta-built (the sweep's TP-1
+    build, `--params`) `experts.w13_weight_g_idx` and `w13_g_idx_sort_indices` [384, 7168] int32, `w2_weight_g_idx`
+    and `w2_g_idx_sort_indices` [384, 2048] int32 on each of the 60 MoE layers: 1,698,693,120 B. On Hopper the
+    Marlin method empties them: no row."""
+    m = model(HELDOUT / "moonshotai--Kimi-K2.5.json")
+    # the four tensors' bytes over 60 layers
+    meta_built = 660_602_880 + 188_743_680 + 660_602_880 + 188_743_680
+    assert row(sglang_book(m, gpu="B200"), "wna16_act_order") == meta_built == 1_698_693_120
+    assert row(sglang_book(m), "wna16_act_order") == 0
+    assert row(sglang_book(m, OLDER, gpu="B200"), "wna16_act_order") == 0

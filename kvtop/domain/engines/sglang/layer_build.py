@@ -1,6 +1,6 @@
 """What SGLang's classes build on each decoder layer otherwise than the checkpoint and the architecture's entry say
 (docs/engines/sglang.md §20), as the stage parts the weights book reads (`StageParts.unquantized`,
-`StageParts.router_model_dtype`).
+`StageParts.router_model_dtype`, `StageParts.wna16_expert_scalars`).
 
 - DSA's indexer key projection: on CUDA, SGLang 0.5.23's `Indexer.__init__` (srt/layers/attention/dsa/
   dsa_indexer.py) fuses `wk` with `weights_proj` into one `wk_weights_proj` ReplicatedLinear of (index_head_dim +
@@ -13,6 +13,13 @@
 - MiniMax-M3's router: `MiniMaxM3MoE.__init__` (srt/models/minimax_m3.py, 0.5.23) builds `gate` with
   `params_dtype=torch.bfloat16 if SGLANG_OPT_USE_BF16_ROUTER_GEMM else torch.float32`, the variable on by default
   (srt/environ.py `EnvBool(True)`), where the entry (vLLM's) keeps it fp32. Releases before 0.5.23 not checked.
+- A compressed-tensors weight-only int MoE's shape tensors: `CompressedTensorsWNA16MoE.create_weights`
+  (srt/layers/quantization/compressed_tensors/schemes/compressed_tensors_wNa16_moe.py, 0.5.23; its Triton subclass
+  on SM100 inherits it) registers `w13_weight_shape` and `w2_weight_shape`, [E, 2] each in the default dtype, and
+  no post-loading step drops them (Kimi-K2.5: 60 MoE layers × 384 experts × 4 × 2 B = 184,320 B), as vLLM 0.33.0's
+  WNA16 method does. Its act-order indices (`w13_weight_g_idx`, `w2_weight_g_idx` and their `_sort_indices`, int32)
+  are emptied by the Marlin method's `process_weights_after_loading` where the checkpoint has no group act-order
+  (Hopper and older); SGLang's Triton WNA16 MoE, the default on SM100 (`get_moe_scheme`), keeps them: not modelled.
 """
 
 from __future__ import annotations
@@ -26,6 +33,13 @@ FUSED_INDEXER_ERAS: Eras[bool] = Eras((
     Era("", False, "releases before 0.5.23 not checked: the book's wk in the checkpoint's format stands"),
     Era("0.5.23", True, "0.5.23 dsa_indexer.py Indexer: wk_weights_proj = ReplicatedLinear(..., "
                         "params_dtype=torch.bfloat16) where not is_neox_style; first release not pinned"),
+))  # fmt: skip
+
+WNA16_SHAPE_SCALARS = 4  # w13_weight_shape and w2_weight_shape, [E, 2] each
+WNA16_SHAPES_ERAS: Eras[bool] = Eras((
+    Era("", False, "releases before 0.5.23 not checked: the book's count stands"),
+    Era("0.5.23", True, "0.5.23 compressed_tensors_wNa16_moe.py CompressedTensorsWNA16MoE.create_weights: "
+                        "w13_weight_shape, w2_weight_shape [E, 2]"),
 ))  # fmt: skip
 
 BF16_ROUTER_CLASSES = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
@@ -46,11 +60,13 @@ def fuses_indexer_wk(model: ModelSpec, version: ResolvedVersion) -> bool:
 
 
 def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
-    """`parts` with the indexer's wk unquantized where this release fuses it (a quantized checkpoint's only) and
-    the router in the model dtype where this release's class builds it so."""
+    """`parts` with the indexer's wk unquantized where this release fuses it (a quantized checkpoint's only), the
+    router in the model dtype where this release's class builds it so, and a WNA16 MoE's shape tensors."""
     update: dict[str, object] = {}
     if model.quant.quantized and fuses_indexer_wk(model, version):
         update["unquantized"] = (*parts.unquantized, INDEXER_WK)
     if model.architecture in BF16_ROUTER_CLASSES and BF16_ROUTER_ERAS.at(version):
         update["router_model_dtype"] = True
+    if model.moe is not None and model.quant.weight_only_int and WNA16_SHAPES_ERAS.at(version):
+        update["wna16_expert_scalars"] = WNA16_SHAPE_SCALARS
     return parts.model_copy(update=update) if update else parts
