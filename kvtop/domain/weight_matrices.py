@@ -164,7 +164,8 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
         index = m.dsa_index_head_dim
         rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
         rank.matrix("attention", index, h, 1, named("indexer.wk"))
-        rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
+        weights_proj = rank.parts.index_weights_bytes if rank.parts is not None else None  # never quantized
+        rank.vector("attention", m.dsa_index_heads * h, dtype_bytes=weights_proj)
         rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
 
 

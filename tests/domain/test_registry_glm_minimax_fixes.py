@@ -57,11 +57,12 @@ def test_sglang_fuses_glm5s_indexer_wk_into_a_bf16_projection() -> None:
     blocks += 28672 * 512 + 224 * 4 * FP32 + 6144 * 16384 + 48 * 128 * FP32
     per_layer = blocks * FP8 + 160 * 6144 * BF16 + 4 * FP32
     assert row(sglang_book(m), "attention") == 78 * per_layer
-    # before 0.5.23 (not checked) the book's own count: wk in FP8 blocks (128 × 6144 B + 1 × 48 fp32 scales),
-    # weights_proj [32, 6144] bf16 and no k/v scales; 786,240 B a layer less than the fused projection
+    # kvtop's gap at 0.5.23 before this rule: wk in FP8 blocks (128 × 6144 B + 1 × 48 fp32 scales) beside a bf16
+    # weights_proj [32, 6144], 786,240 B a layer less than the fused projection
     wk_fp8 = 128 * 6144 * FP8 + 1 * 48 * FP32
-    assert row(sglang_book(m, OLDER), "attention") == 78 * (blocks * FP8 + wk_fp8 + 32 * 6144 * BF16)
     assert 160 * 6144 * BF16 - (wk_fp8 + 32 * 6144 * BF16) == 786_240 == 61_326_720 // 78
+    # 0.5.6.post2's Indexer (nsa_indexer.py): wk with the quant config, weights_proj fp32, no k/v scales counted
+    assert row(sglang_book(m, OLDER), "attention") == 78 * (blocks * FP8 + wk_fp8 + 32 * 6144 * FP32)
 
 
 def test_deepseek_v32s_neox_indexer_keeps_wk_in_the_checkpoints_format() -> None:
@@ -119,3 +120,27 @@ def test_sglangs_triton_wna16_moe_keeps_its_act_order_indices_on_sm100() -> None
     assert row(sglang_book(m, gpu="B200"), "wna16_act_order") == meta_built == 1_698_693_120
     assert row(sglang_book(m), "wna16_act_order") == 0
     assert row(sglang_book(m, OLDER, gpu="B200"), "wna16_act_order") == 0
+
+
+def test_sglang_0_5_6_builds_the_dsa_indexers_weights_proj_in_fp32() -> None:
+    """SGLang 0.5.6.post2's nsa_indexer.py Indexer builds `weights_proj` [index_n_heads, hidden] with
+    params_dtype=torch.float32. Its meta build of DeepSeek-V3.2 at TP 2 (`python benchmarks/engine_diff/param_shapes.py
+    --engine sglang --version 0.5.6.post2 --tp 2 --configs deepseek-ai--DeepSeek-V3.2`, the answer's stage
+    param_bytes): model 337,153,669,008 B + lm_head 926,679,040 B, of which 61 × 4 × 4 B are the attn_mqa/attn_mha
+    k/v scales kvtop counts from 0.5.23 only (kv_scales.py); the rest is kvtop's book, 61 × 64 × 7,168 × 2 B more
+    than with a bf16 weights_proj."""
+    m = model(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json")
+    rules = engine_rules("sglang")
+    layout, layers = ParallelLayout(tp=2), range(m.num_layers)
+
+    def total(version: ResolvedVersion) -> int:
+        parts = rules.stage_parts(m, 0, 1, version)
+        book = weights_book(m, layout, layers, first_stage=True, last_stage=True,
+                            tower_split=rules.architectures.TOWER_SPLIT, parts=parts)  # fmt: skip
+        return book.total_bytes + sum(
+            r.bytes for r in rules.weights_built(m, layout, layers, "H100", version)
+        )
+
+    engine = 337_153_669_008 + 926_679_040
+    assert total(OLDER) == engine - 61 * 4 * FP32
+    assert total(OLDER) - (total(SGLANG) - 61 * 4 * FP32) == 61 * 64 * 7168 * (FP32 - BF16)

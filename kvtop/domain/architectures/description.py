@@ -98,7 +98,7 @@ class Latent:
     index_freq: str = "index_topk_freq"
     index_offset: str = "index_skip_topk_offset"
     # the indexer's rope interleaved rather than NeoX style (GLM-5: true; DeepSeek-V3.2 states none: NeoX), which
-    # decides whether SGLang fuses its wk with weights_proj (engines/sglang/indexer_build.py)
+    # decides whether SGLang fuses its wk with weights_proj (engines/sglang/layer_build.py)
     index_rope_interleave: str = "indexer_rope_interleave"
 
 
