@@ -60,3 +60,67 @@ def test_a_mamba_page_is_compared_padded_as_vllm_pads_it() -> None:
     state = next(s for s in row["stages"][0]["layer_specs"] if s["kind"] == "MambaSpec")
     assert state["page_size_bytes"] == 832 * 2 * 256 * 2 * 2 == 1_703_936
     assert not [t for t in _stage_differences("vllm", "Qwen--Qwen3.5-27B", "pp2") if "KV" in t]
+
+
+def test_minimax_m3_index_cache_is_the_dsa_index_pool() -> None:
+    # vLLM 0.33.0 registers MiniMax-M3's lightning-indexer key cache as `<layer>.self_attn.attn.index_cache`, an
+    # MLAAttentionSpec (MiniMaxM3IndexerCache, models/minimax_m3/common/indexer.py): the committed registry row of
+    # nvidia--MiniMax-M3-NVFP4 at TP 1 holds 57 of them, page 32,768 B per 128 tokens = 1 head × 128 × 2 B = 256 B a
+    # token; its 60 attention layers' FullAttentionSpec pages are 4 KV heads × 128 × 2 (K, V) × 2 B = 2,048 B a token
+    from benchmarks.engine_diff.architectures import _engine_kv
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("nvidia--MiniMax-M3-NVFP4", 1))
+    pools = _engine_kv(row["stages"][0]["layer_specs"])
+    assert pools == {"full": (60, 4 * 128 * 2 * 2), "dsa_index": (57, 128 * 2)}
+
+
+def test_sglangs_marlin_wna16_act_order_indices_are_not_in_the_loaded_weights(monkeypatch: Any) -> None:
+    # SGLang 0.5.23's CompressedTensorsWNA16MoE.process_weights_after_loading replaces w13/w2_weight_g_idx and
+    # w13/w2_g_idx_sort_indices with [E, 0] tensors unless the checkpoint's actorder is "group"; its shape tensors
+    # stay. Kimi-K2.5 at TP 1: [384, 7168] and [384, 2048] int32 each, twice, on 60 layers = 1,698,693,120 B of its
+    # meta build (595,904,229,376 B) the loaded model does not hold: the committed row's 594,205,536,256 B.
+    from benchmarks.engine_diff.registry_sweep import load_rows
+    from benchmarks.engine_diff.run import HERE
+
+    monkeypatch.syspath_prepend(str(HERE))  # the runners' flat imports, as in the engine's venv
+    from sglang_standins import param_bytes
+
+    class Tensor:
+        def __init__(self, *shape: int) -> None:
+            self.count = 1
+            for size in shape:
+                self.count *= size
+
+        def numel(self) -> int:
+            return self.count
+
+        def element_size(self) -> int:
+            return 4
+
+    class CompressedTensorsWNA16MoE:  # the scheme's class name is what the harness reads
+        def __init__(self, actorder: str | None) -> None:
+            self.actorder = actorder
+
+    class Experts:
+        def __init__(self, actorder: str | None) -> None:
+            self.scheme = CompressedTensorsWNA16MoE(actorder)
+
+    class Model:
+        def __init__(self, actorder: str | None) -> None:
+            self.experts = Experts(actorder)
+
+        def named_modules(self) -> list[tuple[str, Any]]:
+            return [("", self), ("model.layers.1.mlp.experts", self.experts)]
+
+        def named_parameters(self, remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
+            at = "model.layers.1.mlp.experts."
+            return [(at + "w13_weight_g_idx", Tensor(384, 7168)), (at + "w2_weight_g_idx", Tensor(384, 2048)),
+                    (at + "w13_g_idx_sort_indices", Tensor(384, 7168)), (at + "w2_g_idx_sort_indices", Tensor(384, 2048)),
+                    (at + "w13_weight_shape", Tensor(384, 2))]  # fmt: skip
+
+    assert param_bytes(Model(None)) == {"model": 384 * 2 * 4}
+    assert param_bytes(Model("group")) == {"model": 384 * (2 * 7168 + 2 * 2048 + 2) * 4}
+    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("moonshotai--Kimi-K2.5", 1))
+    emptied = 60 * 384 * (7168 + 2048) * 2 * 4
+    assert row["stages"][0]["param_bytes"]["language_model"] == 595_904_229_376 - emptied == 594_205_536_256

@@ -38,9 +38,11 @@ KV_KIND = {  # vLLM spec class -> kvtop pool
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",
     "MambaSpec": "state", "IndexerSpec": "dsa_index",
 }  # fmt: skip
-# vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8): its
-# layer name, not its spec class, says it is the index (kvtop's dsa_index pool).
-INDEXER_CACHE_SUFFIX = ".indexer.k_cache"
+# vLLM 0.33 gives DSA's indexer key cache an MLAAttentionSpec of its own (head size 132, uint8), and MiniMax-M3's
+# lightning-indexer key cache one too (MiniMaxM3IndexerCache, models/minimax_m3/common/indexer.py: one bf16 head of
+# sparse_index_dim, registered as `<layer>.self_attn.attn.index_cache`): its layer name, not its spec class, says
+# it is the index (kvtop's dsa_index pool).
+INDEXER_CACHE_SUFFIXES = (".indexer.k_cache", ".attn.index_cache")
 @dataclass(frozen=True)
 class StageCheck:
     """One stage of one run: the engine's figures and kvtop's, and what differs."""
@@ -294,7 +296,7 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     out: dict[str, tuple[int, float]] = {}
     for spec in layer_specs:
         kind = KV_KIND.get(spec["kind"].split("[")[0], spec["kind"])
-        if str(spec.get("first", "")).endswith(INDEXER_CACHE_SUFFIX):
+        if str(spec.get("first", "")).endswith(INDEXER_CACHE_SUFFIXES):
             kind = "dsa_index"
         per = spec["page_size_bytes"] if kind == "state" else spec["page_size_bytes"] / spec["block_size"]
         layers, seen = out.get(kind, (0, per))

@@ -2,7 +2,8 @@
 
 Run in the engine's venv by param_shapes.py: the runner's own cases, each stage's model built on meta as the
 runner builds it; beside its JSON-lines answer, one file a stage under $PARAM_SHAPES_DIR holding
-[name, shape, dtype, bytes] for every parameter (what the fixture's `param_bytes` sums by top-level child).
+[name, shape, dtype, bytes] for every parameter (what the fixture's `param_bytes` sums by top-level child; for
+SGLang less those its loader empties after loading, sglang_standins.EMPTIED_AFTER_LOADING).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ OUT = os.environ["PARAM_SHAPES_DIR"]
 STATE: dict[str, Any] = {"case": {}, "stage": 0}
 
 
-def _write(model: Any) -> None:
+def _write(model: Any, emptied: frozenset[str] = frozenset()) -> None:
     rows = [[name, list(p.shape), str(p.dtype), p.numel() * p.element_size()]
-            for name, p in model.named_parameters(remove_duplicate=True)]  # fmt: skip
+            for name, p in model.named_parameters(remove_duplicate=True) if name not in emptied]  # fmt: skip
     case = STATE["case"]
     tag = f"{RUNNER.split('_')[0]}-{case.get('config')}-{case.get('variant', 'default')}-tp{case.get('tp')}"
     with open(os.path.join(OUT, f"{tag}-pp{case.get('pp', 1)}-s{STATE['stage']}.json"), "w") as fh:
@@ -49,7 +50,9 @@ else:  # SGLang: one process a pipeline rank
         return _rank(case, pp_rank)
 
     def _sglang_bytes(model: Any) -> Any:
-        _write(model)
+        from sglang_standins import emptied_after_loading
+
+        _write(model, frozenset(emptied_after_loading(model)))
         return _bytes(model)
 
     runner._run_rank, runner.param_bytes = _run_rank, _sglang_bytes

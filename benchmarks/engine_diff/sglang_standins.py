@@ -155,15 +155,41 @@ def group_shell(group_class: type, name: str, ranks: list[int], rank: int, proce
     return group
 
 
+# Parameters SGLang's loader replaces with empty ones after loading, before `Load weight end` measures the weights
+# (get_available_gpu_memory empties the cache first): the meta build has them, the loaded model does not. A Marlin
+# WNA16 MoE's act-order indices where the checkpoint has no group act-order (0.5.23
+# compressed_tensors_wNa16_moe.py CompressedTensorsWNA16MoE.process_weights_after_loading: [E, 0] int32 each; its
+# Triton subclass, SGLang's default on SM100, keeps them).
+EMPTIED_AFTER_LOADING = {
+    "CompressedTensorsWNA16MoE": ("w13_weight_g_idx", "w2_weight_g_idx", "w13_g_idx_sort_indices",
+                                  "w2_g_idx_sort_indices"),
+}  # fmt: skip
+
+
+def emptied_after_loading(model: Any) -> set[str]:
+    """The names of the parameters the loader empties (EMPTIED_AFTER_LOADING) in this model."""
+    names: set[str] = set()
+    for prefix, module in model.named_modules():
+        scheme = getattr(module, "scheme", None)
+        emptied = EMPTIED_AFTER_LOADING.get(type(scheme).__name__, ())
+        if emptied and getattr(scheme, "actorder", None) != "group":
+            names.update(f"{prefix}.{name}" if prefix else name for name in emptied)
+    return names
+
+
 def param_bytes(model: Any) -> dict[str, int]:
-    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child; a child that nests
-    the language model beside the towers (the Transformers backend's `model`: model.language_model,
-    model.vision_tower, model.multi_modal_projector, model.image_newline) by its own children, so the judge tells
-    the towers from the language model (architectures._language_bytes)."""
+    """Parameter bytes of a stage's model as loaded (on meta: shape × element size), by top-level child, less the
+    parameters the loader empties after loading (EMPTIED_AFTER_LOADING); a child that nests the language model
+    beside the towers (the Transformers backend's `model`: model.language_model, model.vision_tower,
+    model.multi_modal_projector, model.image_newline) by its own children, so the judge tells the towers from the
+    language model (architectures._language_bytes)."""
     names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
     nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["language_model"]}
     out: dict[str, int] = {}
+    emptied = emptied_after_loading(model)
     for name, param in model.named_parameters(remove_duplicate=True):
+        if name in emptied:
+            continue
         parts = name.split(".")
         child = ".".join(parts[:2]) if parts[0] in nesting and len(parts) > 1 else parts[0]
         out[child] = out.get(child, 0) + param.numel() * param.element_size()

@@ -157,6 +157,7 @@ class TextConfig(FamilyFields):
     indexer_types: LayerNames | None = None  # DSA: "shared" layers reuse the previous layer's top-k (no indexer)
     index_topk_freq: Layers | None = None
     index_skip_topk_offset: Layers | None = None
+    indexer_rope_interleave: Flag | None = None  # DSA: the indexer's rope is interleaved (GLM-5), not NeoX style
     use_routing_bias: Flag | None = None  # MiniMax-M2: an fp32 routing bias per expert
     use_moe_router_bias: Flag | None = None  # Step-3.x
     add_swa_attention_sink_bias: Flag | None = None  # MiMo-V2: a sink logit per head on sliding layers

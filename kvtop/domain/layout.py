@@ -37,6 +37,12 @@ class StageParts(BaseModel):
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     unquantized: tuple[str, ...] = ()
+    # the MoE router's matrix in the model dtype though the architecture's entry keeps it fp32 (SGLang 0.5.23's
+    # MiniMax-M3 gate, built bf16 under SGLANG_OPT_USE_BF16_ROUTER_GEMM: engines/sglang/layer_build.py)
+    router_model_dtype: bool = False
+    # the DSA indexer's weights_proj width where the engine's class builds it otherwise than the model dtype (SGLang
+    # 0.5.6.post2: fp32, "for convenience"); None: the model dtype
+    index_weights_bytes: int | None = None
     # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
     # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)
     lm_head_quantized: bool = False

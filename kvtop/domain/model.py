@@ -151,6 +151,7 @@ class TowerSplit(BaseModel):
     projector_whole: bool = False
     mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
+    post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
     k_eq_v_holds_v: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
@@ -189,6 +190,7 @@ class TowerSpec(BaseModel):
     mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
     mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
     head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
+    post_norm_params: int = 0  # a final LayerNorm not in `params`, built whole where TowerSplit.post_norm
     # the tower as transformers' own classes hold it (every layer whatever vision_feature_layer, its post-norm and
     # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
     # (StageParts.tower_as_transformers); 0 where the kind does not count it
@@ -201,7 +203,7 @@ class TowerSpec(BaseModel):
         shared = self.tp_split_params + (heads_split if self.heads and self.heads % tp == 0 else 0)
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0
-        whole = self.params - shared
+        whole = self.params - shared + (self.post_norm_params if how.post_norm else 0)
         if self.mlp_width:  # padded MLP units join the split part
             shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
@@ -245,6 +247,7 @@ class ModelSpec(BaseModel):
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None
     dsa_indexed: tuple[bool, ...] = ()  # per layer: it keeps its own indexer (empty: every attention layer)
+    dsa_index_rope_interleaved: bool = False  # the indexer's rope interleaved (GLM-5's indexer_rope_interleave)
     # the index key cache: DeepSeek's FP8 key with an fp32 scale per 128 (index_head_dim + dim/128 × 4 B), or a
     # bf16 key (MiniMax-M3's lightning indexer: MLAAttentionSpec of one head of sparse_index_dim, 2 B each)
     index_key_bf16: bool = False

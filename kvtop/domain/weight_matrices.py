@@ -164,7 +164,8 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
         index = m.dsa_index_head_dim
         rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
         rank.matrix("attention", index, h, 1, named("indexer.wk"))
-        rank.matrix("attention", m.dsa_index_heads, h, 1, names, quantizable=False)
+        weights_proj = rank.parts.index_weights_bytes if rank.parts is not None else None  # never quantized
+        rank.vector("attention", m.dsa_index_heads * h, dtype_bytes=weights_proj)
         rank.vector("norms", 2 * index, dtype_bytes=4)  # k_norm: a LayerNorm (weight, bias) in fp32
 
 
@@ -284,7 +285,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
-    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    router_fp32 = moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)
+    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
     if moe.extra_norms:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:

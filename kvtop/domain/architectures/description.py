@@ -97,6 +97,9 @@ class Latent:
     index_types: str = "indexer_types"
     index_freq: str = "index_topk_freq"
     index_offset: str = "index_skip_topk_offset"
+    # the indexer's rope interleaved rather than NeoX style (GLM-5: true; DeepSeek-V3.2 states none: NeoX), which
+    # decides whether SGLang fuses its wk with weights_proj (engines/sglang/layer_build.py)
+    index_rope_interleave: str = "indexer_rope_interleave"
 
 
 @dataclass(frozen=True)

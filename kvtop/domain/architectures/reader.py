@@ -293,6 +293,7 @@ def _latent(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
         facts["dsa_index_head_dim"] = f.need(latent.index_dim)
         facts["dsa_index_heads"] = f.need(latent.index_heads)
         facts["dsa_indexed"] = _indexed_layers(f, latent, facts["num_layers"])
+        facts["dsa_index_rope_interleaved"] = f.flag(latent.index_rope_interleave)
 
 
 def _sparse_index(f: Fields, rule: SparseIndex, facts: dict[str, Any]) -> None:

@@ -3,11 +3,12 @@ builds and shards them (towers.py picks this kind by the outer model_type `minim
 
 vLLM models/minimax_m3/common/vision_tower.py (`MiniMaxVLVisionModel`): a Conv3d patch embedding without bias
 (channels × temporal patch × patch² → width), a pre-LayerNorm, every block (two LayerNorms, qkv and out_proj
-with biases, fc1 and fc2 with biases), no post-LayerNorm (`require_post_norm=False`); the projector linear_1
-(width → `projector_hidden_size`) and linear_2 (→ text), biased by the vision config's
-`multimodal_projector_bias` (default true); the patch merger linear_1 (text × merge² → `projector_hidden_size`)
-and linear_2 (→ text), biased by `patch_merge_bias` (default true). qkv, fc1 and both linear_1s are
-column-parallel (their biases split), out_proj, fc2 and both linear_2s row-parallel (biases whole).
+with biases, fc1 and fc2 with biases), no post-LayerNorm (`require_post_norm=False`; SGLang 0.5.23's
+minimax_vl_common.py MiniMaxVLVisionTransformer builds one, weight and bias, where every block is used:
+`post_norm_params`); the projector linear_1 (width → `projector_hidden_size`) and linear_2 (→ text), biased by the
+vision config's `multimodal_projector_bias` (default true); the patch merger linear_1 (text × merge² →
+`projector_hidden_size`) and linear_2 (→ text), biased by `patch_merge_bias` (default true). qkv, fc1 and both
+linear_1s are column-parallel (their biases split), out_proj, fc2 and both linear_2s row-parallel (biases whole).
 """
 
 from __future__ import annotations
@@ -54,4 +55,5 @@ def minimax_vl(
                        (text_hidden * compression.spatial_merge_size**2, fields.patch_merge_bias)):  # fmt: skip
         split += wide * mid + (mid if bias else 0) + mid * text_hidden
         whole += text_hidden if bias else 0
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     post_norm_params=2 * width)  # fmt: skip

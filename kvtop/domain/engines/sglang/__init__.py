@@ -81,13 +81,17 @@ class SglangRules(SglangBudget, EngineBase):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
         scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), a ModelOpt
-        checkpoint's quantized head (lm_head.py) and a Transformers-backend class's tower (transformers_tower.py)."""
+        checkpoint's quantized head (lm_head.py), what its classes build on each layer their own way: the DSA
+        indexer's wk in bf16, MiniMax-M3's router in bf16 (layer_build.py), and a Transformers-backend class's tower
+        (transformers_tower.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
+        from kvtop.domain.engines.sglang.layer_build import with_layer_build
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
 
         parts = stage_parts(model, pp_rank, pp, version)
-        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_transformers_tower):
+        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
+                      with_transformers_tower):
             parts = build(parts, model, version)
         return parts
 

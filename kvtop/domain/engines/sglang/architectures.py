@@ -259,10 +259,13 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # at TP 2: 1,409,630,208 B more per rank than a VocabParallelEmbedding), the tied LM head reading it. Gemma-4's
 # full-attention layers under attention_k_eq_v build V in their QKVParallelLinear all the same (load_weights
 # copies k_proj into it): meta-built, gemma-4-26B-A4B qkv_proj [5120, 2816] at TP 2, not [4608, 2816].
+# MiniMax-M3's tower (minimax_vl_common.py MiniMaxVLVisionTransformer) builds a post_layernorm (weight, bias) where
+# every block is used (`require_post_norm` None), which vLLM's skips: meta-built, 2 × 1,280 × 2 B = 5,120 B more.
 _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 _GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
-                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4, k_eq_v_holds_v=_GEMMA4)  # fmt: skip
+                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4, k_eq_v_holds_v=_GEMMA4,
+                         post_norm=True)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

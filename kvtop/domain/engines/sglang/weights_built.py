@@ -12,12 +12,21 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   the DeepSeek family on SM100: arg_groups/overrides.py `_deepseek_moe_quant_resolution`); and its
   `w13_input_scale` / `w2_input_scale` are fp32 for every expert of the model (`_sglang_require_global_experts`),
   not the rank's.
-- A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 without expert parallel
-  (`DeepseekV3ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: 256 routed experts, one
-  shared, a GPU of SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
+- A shared expert fused into the routed ones as one more expert: DeepSeek-V3/R1 and GLM-5 without expert parallel
+  (`DeepseekV2ForCausalLM.shared_experts_fusion_disable_reason`, models/deepseek_v2.py: the config's architecture
+  the class's `fused_shared_experts_architecture`, "DeepseekV3ForCausalLM", or "GlmMoeDsaForCausalLM" for
+  glm4_moe.py's GlmMoeDsaForCausalLM, never DeepseekV32ForCausalLM's; 256 routed experts, one shared, a GPU of
+  SM 8.0 or more, no EP) and Qwen3-Next where the shared width is the routed one
   (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
   an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
   split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
+- A compressed-tensors WNA16 MoE's act-order indices on SM100: `CompressedTensorsWNA16MoE.create_weights`
+  (quantization/compressed_tensors/schemes/compressed_tensors_wNa16_moe.py) registers `w13_weight_g_idx` [E,
+  hidden], `w2_weight_g_idx` [E, shard] and their `_sort_indices`, int32. The Marlin method (Hopper and older)
+  empties them after loading where the checkpoint has no group act-order; `get_moe_scheme` (compressed_tensors.py)
+  picks the Triton subclass instead on SM100 (capability 10.x, `--moe-runner-backend auto`) for symmetric int4
+  groups of 32 or 128 without act-order, whose `process_weights_after_loading` keeps them. kvtop reads no
+  compressed-tensors `actorder` (every such checkpoint at hand states none).
 - (k_scale and v_scale on each RadixAttention are per-layer scalars: kv_scales.py, through `stage_parts`.)
 """
 
@@ -42,6 +51,9 @@ SCALE_FP32 = 4
 # arg_groups/overrides.py _DEEPSEEK_FAMILY_ARCHS (those kvtop plans): flashinfer_trtllm MoE on SM100 by default
 DEEPSEEK_FAMILY = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 DEEPSEEK_FUSED_EXPERTS = 256  # the routed-expert count deepseek_v2.py fuses at (384: Quark checkpoints only)
+# the architectures deepseek_v2.py's fusion gate accepts: each class's `fused_shared_experts_architecture` where the
+# config names that class (0.5.23: GLM-5's GlmMoeDsaForCausalLM, glm4_moe.py, meta-built with 257 experts a layer)
+DEEPSEEK_FUSING_CLASSES = frozenset({"DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM"})
 
 
 def built_rows(
@@ -50,7 +62,8 @@ def built_rows(
     """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
     if not CHECKED_ERAS.at(version):
         return ()
-    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name))
+    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
+            _wna16_act_order(model, layout, layers, gpu_name))  # fmt: skip
     return tuple(row for row in rows if row is not None)
 
 
@@ -83,7 +96,7 @@ def fuses_shared_expert(model: ModelSpec, layout: ParallelLayout, gpu_name: str 
         return False
     if model.architecture == "Qwen3NextForCausalLM":
         return moe.shared_intermediate_size == moe.expert_intermediate_size
-    if model.architecture != "DeepseekV3ForCausalLM" or layout.ep > 1:
+    if model.architecture not in DEEPSEEK_FUSING_CLASSES or layout.ep > 1:
         return False
     capability = compute_capability(gpu_name)
     return (
@@ -151,3 +164,26 @@ def _nvfp4_experts(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_
         "SGLang's NVFP4 experts: each local expert's block scales held again, swizzled"
         + ("" if swizzle else " (not on FlashInfer TRT-LLM MoE: none here)")
         + f", and the input scales of all {experts} experts (quantization/modelopt_quant.py)"))  # fmt: skip
+
+
+TRITON_WNA16_GROUPS = (32, 128)  # compressed_tensors.py _is_wna16_triton_moe_supported: int4, symmetric, no actorder
+INT32 = 4
+
+
+def _wna16_act_order(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
+    """The act-order indices SGLang's Triton WNA16 MoE keeps on SM100 (the module's docstring)."""
+    moe, capability = model.moe, compute_capability(gpu_name)
+    if moe is None or capability is None or capability[0] != 10:
+        return None
+    local = moe.num_routed_experts // layout.ep
+    width = moe.expert_intermediate_size // max(1, layout.moe_shards // layout.ep)  # each expert's shard
+    nbytes = 0
+    for layer in _moe_layers(model, layers):
+        fmt = _expert_format(model, layer)
+        if (fmt is None or not fmt.weight_only_int or fmt.weight_bits != 4 or fmt.zero_point_bits
+                or fmt.group_size not in TRITON_WNA16_GROUPS):  # fmt: skip
+            continue
+        nbytes += 2 * local * (model.hidden_size + width) * INT32  # g_idx and sort indices of w13 and w2
+    return _row("wna16_act_order", nbytes, (
+        "SGLang's Triton WNA16 MoE on SM100 keeps each local expert's act-order indices, w13/w2 g_idx and sort "
+        "indices in int32 (compressed_tensors_wNa16_moe.py; Marlin empties them after loading)"))  # fmt: skip
