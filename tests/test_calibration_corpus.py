@@ -112,7 +112,8 @@ def test_sglang_held_out_capacity(weights_logged: bool) -> None:
     """What docs/calibration.md claims for SGLang, held out record by record against the capacity each log printed
     (`KV Cache is allocated. #tokens` / `max_total_num_tokens`): fully blind, 11 records, the median ≤ 2 %, ≥ 90 %
     within 5 % and the interval holding the log in ≥ 90 %; with the logged weights, 9 records, the median ≤ 2 % and
-    every interval holding, 8 of 9 within 5 % (QwQ-32B on 4 × L4, whose 0.44 GiB of context the fit puts at 0.62)."""
+    every interval holding, 8 of 9 within 5 % (QwQ-32B on 4 × L4, whose 0.40 GiB of context, the L4's CUDA total
+    of 22.03–22.04 GiB (gpus.jsonl) less the 21.63 GiB its log left free, the fit puts at 0.62)."""
     judged = _sglang_judged(weights_logged)
     errors = sorted(abs(j.error) for j in judged)
     within = sum(e <= 0.05 for e in errors)
