@@ -171,3 +171,23 @@ def test_rope_cache_brings_the_book_to_the_logged_weights(record: str, config: s
     assert held is not None and held[0] == 131_072 * 128 * 4 == 67_108_864
     book, target = inputs.weights_bytes, logged_gib * (1 << 30)
     assert book < book + held[0] < target
+
+
+def test_rope_cache_keeps_the_configs_positions_under_a_shorter_context_length() -> None:
+    """SGLang builds each rope's cache from the config's `max_position_embeddings` (models/llama.py passes it
+    to `get_rope`; `RotaryEmbedding._compute_cos_sin_cache` makes that many rows of rotary_dim float32 values),
+    and `--context-length` does not reach it: `ModelConfig._derive_context_length` (srt/configs/model_config.py)
+    sets `context_len` and overrides `max_position_embeddings` for a draft model only. The one change after the
+    build, `reserve_rope_cache_for_long_sequences` (srt/utils/common.py, called after `Load weight end` is
+    measured), only grows a cache shorter than the context + 256 rows. So an 8,192-token launch of
+    Llama-3.1-8B holds the full 131,072 × 128 × 4 B = 64 MiB at the load's measure, as the default launch does."""
+    from kvtop.domain.calibration.inputs import CalibrationInputs
+    from kvtop.domain.engines.sglang.weights_held import held_beside
+    from kvtop.domain.launch import LaunchSettings
+
+    default = _calibration_inputs("configs/meta-llama--Llama-3.1-8B-Instruct.json", 1)
+    short = CalibrationInputs(**{**dict(default), "settings": LaunchSettings(engine="sglang", context_length=8192),
+                                 "context_length": 8192})  # fmt: skip
+    held_default, held_short = held_beside(default), held_beside(short)
+    assert held_default is not None and held_short is not None
+    assert held_short[0] == held_default[0] == 131_072 * 128 * 4

@@ -8,7 +8,10 @@ it to the model dtype), a non-persistent buffer built on the GPU with the model,
 shares one module per distinct rope (factory.py `_ROPE_DICT`). A forward later casts it to the activations'
 dtype (`_match_cos_sin_cache_dtype`), after the load's measure. Read as one cache of the full head (or the MLA
 rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a partial
-rotary factor or a second rope are not in ModelSpec.
+rotary factor or a second rope are not in ModelSpec. The length is the config's positions, not `--context-length`
+(`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
+growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
+is 256 rows at a context up to the config's, and a longer one is refused (refusals.py).
 
 Judged against the weights SGLang printed (`mem usage`, or free before less after the load;
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an

@@ -9,8 +9,9 @@
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
   (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
 - non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
-  buffers: a constant, plus a part once the custom all-reduce runs (TP > 1, unless disabled: vLLM's
-  custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe).
+  buffers: a constant, plus a part once the custom all-reduce runs (TP > 1 on NVLink GPUs, unless
+  disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
+  where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
@@ -82,7 +83,7 @@ ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP trans
                        "MoE transient of max_num_batched_tokens")
 V0_ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "MLP transient of max_num_batched_tokens")
 # the TP group's all-reduce buffers appear once the custom all-reduce runs (custom_all_reduce_on)
-NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)")
+NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)")
 # What a worker holds before its weights (`worker init memory snapshot`): the CUDA context, NCCL's
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
@@ -193,14 +194,22 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 
 def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
-    """Whether vLLM's custom all-reduce (its IPC buffers: most of non-torch memory's growth at TP > 1) runs:
-    TP > 1, not `--disable-custom-all-reduce`, and not more than two GPUs joined only by PCIe
-    (custom_all_reduce.py: "Custom allreduce is disabled because it's not supported on more than two PCIe-only
-    GPUs", as 4 x L40S at v0.19.0 printed). Two PCIe GPUs keep it where P2P works, which kvtop cannot see."""
+    """Whether the TP group's all-reduce buffers (most of non-torch memory's growth at TP > 1) are held: TP > 1,
+    not `--disable-custom-all-reduce`, and GPUs joined by NVLink. vLLM's custom_all_reduce.py (read at v0.13.0
+    and v0.33.0) turns the custom all-reduce off on more than two GPUs joined only by PCIe ("not supported on
+    more than two PCIe-only GPUs", as 4 x L40S at v0.19.0 printed) and on two where `_can_p2p` fails ("lacks
+    GPU P2P capability or P2P test failed": GeForce cards, most cloud VMs), and its symmetric-memory
+    all-reduce needs compute capability 9.0 or later (symm_mem.py). Two PCIe GPUs whose P2P test passes keep
+    the custom all-reduce, which kvtop cannot see; no start in the corpus shows the growth there, while two
+    do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
+    and 2 x L4 at v0.28.0 charged 0.76 GiB beside weights and KV at TP 2 (search-index id 59672298265), where
+    the H100 runs' all-reduce part alone is 1.8 GiB. An unnamed GPU keeps vLLM's rule on TP alone."""
     tp = inputs.layout.tp
     if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
         return False
-    return tp <= 2 or gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
+    if inputs.gpu_name is None:
+        return tp <= 2
+    return gpu_model_key(inputs.gpu_name) in NVLINK_GPUS
 
 
 def _context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
