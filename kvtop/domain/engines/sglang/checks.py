@@ -39,10 +39,37 @@ def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[s
     return _FIXED_MINIMUM.get((quant.scheme, quant.method))
 
 
+# ModelOptFp4Config.from_config, nested format (hf_quant_config.json's `quantization`): the group size is
+# `common_group_size(config)`, which raises where no group_size is stated, and the ValueError is re-raised as
+# "Cannot find 'quant_algo' …" (modelopt_quant.py). The flat format (config.json) defaults NVFP4 to 16.
+NESTED_NVFP4_GROUP_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", False, "ModelOptFp4Config.from_config before 0.5.23: not read"),
+    Era("0.5.23", True, "modelopt_quant.py ModelOptFp4Config.from_config: common_group_size raises, re-raised"),
+))  # fmt: skip
+NESTED_NVFP4_WORDS = (
+    "Cannot find 'quant_algo' in the model's quantization config. Expected either flat format (config.json) or "
+    "nested format (hf_quant_config.json)."
+)
+
+
 def check_launch(inputs: EngineInputs) -> None:
     """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
+    _check_nested_nvfp4_group(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
+
+
+def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:
+    quant = inputs.model.quant
+    refused = era_for(NESTED_NVFP4_GROUP_REFUSED_ERAS, inputs.version).value
+    if not quant.nested_group_size_missing or not refused:
+        return
+    raise InputError(
+        f"SGLang {inputs.version.label} refuses an NVFP4 hf_quant_config.json whose `quantization` section "
+        f"states no group_size (ModelOptFp4Config.common_group_size finds none): '{NESTED_NVFP4_WORDS}'",
+        field="quantization.group_size",
+        source=quant.source,
+    )
 
 
 def _check_weight_format(inputs: EngineInputs) -> None:
