@@ -275,6 +275,12 @@ class ModelSpec(BaseModel):
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
+    # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
+    # the legacy `type`); '' where none is stated or it is nested by layer type (engines refuse types they lack)
+    rope_type: str = ""
+    # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
+    # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
+    text_config_of_own_type: bool = False
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)

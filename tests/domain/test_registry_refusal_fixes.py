@@ -53,3 +53,39 @@ def test_sglang_refuses_a_nested_nvfp4_quant_config_that_states_no_group_size() 
     assert not fp8.quant.nested_group_size_missing
     assert {row["status"] for row in engine_rows("sglang", "0.5.23", SUPER_FP8.stem)} == {"ok"}
     plan(fp8, "sglang", "0.5.23")
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "engine_words"),
+    [  # MLC's presets (tests/data/configs/heldout/SOURCES.md): GPT-J with MLC's `rope_scaling: {rope_type: gptj}`;
+       # Ministral-3 with MLC's top-level model_type ministral3 (the Hub's: mistral3) over its text_config
+       ("mlc--gpt_j", "rope_scaling.rope_type", "Unknown RoPE scaling type gptj"),
+       ("mlc--ministral3_3b_2512", "model_type",
+        "The text_config extracted from the model config does not have `num_attention_heads` attribute."),
+    ],
+)  # fmt: skip
+def test_vllm_refuses_what_it_cannot_read_in_the_config(config: str, field: str, engine_words: str) -> None:
+    """vLLM 0.33.0's rows of these configs (TP 1 and 2) are refusals in these words (get_rope's "Unknown RoPE
+    scaling type"; get_hf_text_config's check); kvtop refuses both at 0.33.0 naming the field, and plans them
+    under SGLang 0.5.23, which builds GPT-J (its rows ok: SGLang's GPT-J reads no rope type)."""
+    engine = engine_rows("vllm", "0.33.0", config)
+    assert len(engine) == 2 and {row["status"] for row in engine} == {"refused"}
+    assert all(engine_words in row["message"] for row in engine)
+    model = load_model(str(CONFIGS / "heldout" / f"{config}.json"))
+    with pytest.raises(InputError) as refused:
+        plan(model, "vllm", "0.33.0")
+    assert refused.value.field == field and engine_words in str(refused.value)
+    if config == "mlc--gpt_j":
+        assert {row["status"] for row in engine_rows("sglang", "0.5.23", config)} == {"ok"}
+        plan(model, "sglang", "0.5.23")
+
+
+def test_vllm_takes_the_rope_types_of_the_real_configs_it_builds() -> None:
+    """Phi-3.5's longrope, Gemma-3's linear, DeepSeek-V3's yarn, Llama-3.2's llama3: vLLM 0.33.0 built each (its
+    rows ok), and kvtop plans each."""
+    for config in ("mlc--phi-3_5", "google--gemma-3-27b-it", "deepseek-ai--DeepSeek-V3", "mlc--llama3_2_1b"):
+        path = next(CONFIGS.rglob(f"{config}.json"))
+        model = load_model(str(path))
+        assert model.rope_type in ("longrope", "linear", "yarn", "llama3")
+        assert {row["status"] for row in engine_rows("vllm", "0.33.0", config)} == {"ok"}, config
+        plan(model, "vllm", "0.33.0")
