@@ -43,8 +43,8 @@ def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[s
 # `common_group_size(config)`, which raises where no group_size is stated, and the ValueError is re-raised as
 # "Cannot find 'quant_algo' …" (modelopt_quant.py). The flat format (config.json) defaults NVFP4 to 16.
 NESTED_NVFP4_GROUP_REFUSED_ERAS: Eras[bool] = Eras((
-    Era("", False, "ModelOptFp4Config.from_config before 0.5.23: not read"),
-    Era("0.5.23", True, "modelopt_quant.py ModelOptFp4Config.from_config: common_group_size raises, re-raised"),
+    Era("", False, "ModelOptFp4Config.from_config before 0.5.6.post2: not read"),
+    Era("0.5.6.post2", True, "modelopt_quant.py ModelOptFp4Config.from_config: common_group_size raises, re-raised"),
 ))  # fmt: skip
 NESTED_NVFP4_WORDS = (
     "Cannot find 'quant_algo' in the model's quantization config. Expected either flat format (config.json) or "

@@ -15,18 +15,22 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 
-# get_rope's RoPE types (and the legacy names patch_legacy_rope_type renames), read at v0.33.0
+# get_rope's RoPE types (and the legacy names patch_legacy_rope_type / patch_rope_parameters_dict rename), read at
+# v0.13.0 and v0.33.0 (rotary_embedding/__init__.py; transformers_utils/config.py); a release between takes the
+# list read before it
+_V0_13_ROPE = ("default", "llama3", "mllama4", "linear", "ntk", "dynamic", "xdrope", "yarn", "deepseek_yarn",
+               "deepseek_llama_scaling", "longrope", "su", "mrope")  # fmt: skip
+_V0_33_ROPE = ("default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
+               "deepseek_yarn", "deepseek_llama_scaling", "longrope", "openpangu", "su", "mrope", "telechat3-yarn")  # fmt: skip
 ROPE_TYPES_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "v0.13.0 not read: no type refused"),
-    Era("0.33.0", frozenset((
-        "default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
-        "deepseek_yarn", "deepseek_llama_scaling", "longrope", "openpangu", "su", "mrope", "telechat3-yarn",
-    )), "rotary_embedding/__init__.py get_rope; transformers_utils/config.py patch_legacy_rope_type"),
+    Era("", frozenset(), "before v0.13.0 not read: no type refused"),
+    Era("0.13.0", frozenset(_V0_13_ROPE), "v0.13.0 get_rope; patch_rope_parameters_dict (su, mrope)"),
+    Era("0.33.0", frozenset(_V0_33_ROPE), "v0.33.0 get_rope; patch_legacy_rope_type (su, mrope, telechat3-yarn)"),
 ))  # fmt: skip
-# get_hf_text_config's check of the text section, read at v0.33.0
+# get_hf_text_config's check of the text section, read at v0.13.0 and v0.33.0 (transformers_utils/config.py)
 TEXT_CONFIG_CHECKED_ERAS: Eras[bool] = Eras((
-    Era("", False, "v0.13.0 not read"),
-    Era("0.33.0", True, "transformers_utils/config.py get_hf_text_config: hasattr(text_config, num_attention_heads)"),
+    Era("", False, "before v0.13.0 not read"),
+    Era("0.13.0", True, "transformers_utils/config.py get_hf_text_config: hasattr(text_config, num_attention_heads)"),
 ))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
