@@ -169,6 +169,21 @@ def vocab_parallel_rows(rows: int, shards: int) -> int:
     return math.ceil(vocab_padded(rows) / shards)
 
 
+class Eagle3Head(BaseModel):
+    """An Eagle-3 draft head's parts beside its decoder (config.json of a `…Eagle3` class): the fc that fuses the
+    target's auxiliary hidden states, and the head's own vocabulary (read by `architectures/eagle3.py`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fusion_in: int  # the fc's input width: the target's hidden size × the auxiliary hidden states
+    target_hidden_size: int
+    aux_states: int
+    fusion_bias: bool = False
+    norm_before_fusion: bool = False  # one norm over the fc's whole input (norm_before_fc)
+    norm_per_aux: bool = False  # a norm of the target's width per auxiliary state (fc_norm / use_aux_norm)
+    draft_vocab_size: int | None = None  # the LM head's rows (None: the vocabulary's)
+
+
 class TowerSpec(BaseModel):
     """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
     (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
@@ -281,6 +296,7 @@ class ModelSpec(BaseModel):
     # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
     # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
     text_config_of_own_type: bool = False
+    eagle3: Eagle3Head | None = None  # an Eagle-3 draft head's fusion and vocabulary (None: any other model)
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)

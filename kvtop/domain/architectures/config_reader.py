@@ -14,6 +14,7 @@ from typing import Any
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
 from kvtop.domain.architectures.coverage import draft_reason, reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
+from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
@@ -89,6 +90,7 @@ def read_config(
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
     }  # fmt: skip
+    update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:
         update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
     tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
