@@ -61,3 +61,22 @@ def test_sglang_holds_an_eagle3_head_as_its_class_builds_it(name: str, tp: int, 
     ledger = predict(served, parse_flags("sglang", flags), gpu_total_bytes=8 * H100, gpu_name="H100", draft=draft)
     term = next(t for t in ledger.ranks[0].terms if t.label.startswith("draft weights"))
     assert term.bytes == engine_bytes and term.basis.value == "computed"
+
+
+def test_sglang_0_5_6_post2_builds_one_midlayer() -> None:
+    """0.5.6.post2's llama_eagle3.py builds one `midlayer` and an fc of hidden_size_in × 3: a one-layer head with
+    three aux states has the same shapes as under 0.5.23 (the llama3-70B head: 4,907,401,216 B at TP 1, the
+    0.5.23 meta build); a head of two layers is read as a plain decoder there (assumed)."""
+    target = model_from_config(json.loads((CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json").read_text()))
+    path = CONFIGS / "drafts" / "sgl-project--SpecForge-llama3-70B-eagle3.json"
+    head = json.loads(path.read_text())
+    flags = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/d", "--engine-version",
+             "0.5.6.post2"]  # fmt: skip
+
+    def draft_term(config: dict):
+        ledger = predict(target, parse_flags("sglang", flags), gpu_total_bytes=8 * H100, gpu_name="H100",
+                         draft=model_from_config(config))  # fmt: skip
+        return next(t for t in ledger.ranks[0].terms if t.label.startswith("draft weights"))
+
+    assert draft_term(head).bytes == 4_907_401_216
+    assert draft_term({**head, "num_hidden_layers": 2}).basis.value == "assumed"

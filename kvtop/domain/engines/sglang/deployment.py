@@ -268,7 +268,7 @@ def _draft_weights(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm:
     if inputs.measured_draft_bytes is not None:
         return _term(base, charge=Charge.RESIDENT, label="draft weights", bytes=inputs.measured_draft_bytes,
                           basis=Basis.MEASURED, source=SOURCE_SPEC, detail="the draft's own weight load")  # fmt: skip
-    if inputs.draft is not None and (head := eagle3_head_bytes(inputs.draft, inputs.layout)) is not None:
+    if inputs.draft is not None and (head := eagle3_head_bytes(inputs.draft, inputs.layout, inputs.version)) is not None:
         return _term(base, charge=Charge.RESIDENT, label=label, bytes=head, source=f"{SOURCE_SPEC}; {EAGLE3_SOURCE}",
                      basis=Basis.COMPUTED, detail="the Eagle-3 head as SGLang builds it: fc, qkv over 2 × hidden, "
                      "hidden_norm, its own vocabulary's LM head; its embedding, shared with the target after load, "

@@ -14,17 +14,31 @@ Beside the plain decoder book of the head's config (embedding, its layers, final
 from __future__ import annotations
 
 from kvtop.domain.deployment_math import draft_weights_bytes
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec, vocab_parallel_rows
 
 SOURCE = "srt/models/llama_eagle3.py LlamaDecoderLayer, LlamaModel, LlamaForCausalLMEagle3 (read at 0.5.23)"
+# 0.5.6.post2's LlamaModel builds one `midlayer` whatever num_hidden_layers says, with qkv over 2 × hidden, and an
+# fc of hidden_size_in × 3 (no num_aux, no input_norm or fc_norm); 0.5.23 builds num_hidden_layers layers (layer 0
+# over 2 × hidden) and resolves the aux count. A release between takes the rule read before it.
+LAYERED_HEAD_ERAS: Eras[bool] = Eras((
+    Era("", False, "llama_eagle3.py LlamaModel.midlayer, fc hidden_size_in * 3 (read at 0.5.6.post2)"),
+    Era("0.5.23", True, "llama_eagle3.py LlamaModel.layers, num_aux_hidden_states (read at 0.5.23)"),
+))  # fmt: skip
 
 
-def eagle3_head_bytes(draft: ModelSpec, layout: ParallelLayout) -> int | None:
-    """The Eagle-3 head's resident weights per rank as SGLang builds it; None where `draft` is no Eagle-3 head."""
+def eagle3_head_bytes(draft: ModelSpec, layout: ParallelLayout, version: ResolvedVersion) -> int | None:
+    """The Eagle-3 head's resident weights per rank as SGLang `version` builds it; None where `draft` is no
+    Eagle-3 head, or one of several layers under the one-midlayer releases (then read as a plain decoder)."""
     head = draft.eagle3
     if head is None:
         return None
+    if not era_for(LAYERED_HEAD_ERAS, version).value:
+        if draft.num_layers != 1:
+            return None
+        head = head.model_copy(update={"aux_states": 3, "fusion_in": 3 * head.target_hidden_size,
+                                       "norm_before_fusion": False, "norm_per_aux": False})  # fmt: skip
     tp, width, hidden = layout.tp, draft.dtype_bytes, draft.hidden_size
     geometry = draft.geometry(0)
     q_rows = geometry.heads // tp * geometry.head_dim
