@@ -89,3 +89,35 @@ def test_vllm_takes_the_rope_types_of_the_real_configs_it_builds() -> None:
         assert model.rope_type in ("longrope", "linear", "yarn", "llama3")
         assert {row["status"] for row in engine_rows("vllm", "0.33.0", config)} == {"ok"}, config
         plan(model, "vllm", "0.33.0")
+
+
+GPTQ = CONFIGS / "quant" / "Qwen--Qwen3-30B-A3B-GPTQ-Int4.json"
+
+
+@pytest.mark.parametrize(
+    ("tp", "extra"),
+    [  # SGLang 0.5.23's gptq_marlin tensors beyond the packed weights and scales, 48 layers, from the sweep's
+       # `--params` listing (fp16 model): TP 1 qkv g_idx [2048] + qzeros [16, 640], o g_idx [4096] + qzeros
+       # [32, 256] (int32); experts w13_qzeros [128, 16, 192] + w2_qzeros [128, 6, 256] (fp16), w13 g_idx and
+       # sort indices [128, 2048] ×2, w2's [128, 768] ×2 (int32)
+       (1, 48 * (4 * (2048 + 16 * 640 + 4096 + 32 * 256) + 2 * 128 * (16 * 192 + 6 * 256)
+                 + 4 * 128 * 2 * (2048 + 768))),
+       # TP 2: qkv qzeros [16, 320], o g_idx [2048] + qzeros [16, 256]; experts w13_qzeros [128, 16, 96], w2_qzeros
+       # [128, 6, 256], w2 indices [128, 384] ×2, and w2_scales [128, 6, 2048] where the book holds 3 groups
+       (2, 48 * (4 * (2048 + 16 * 320 + 2048 + 16 * 256) + 2 * 128 * (16 * 96 + 6 * 256)
+                 + 4 * 128 * 2 * (2048 + 384) + 2 * 128 * 3 * 2048)),
+    ],
+)  # fmt: skip
+def test_sglang_builds_gptq_as_gptq_marlin(tp: int, extra: int) -> None:
+    """Qwen3-30B-A3B-GPTQ-Int4 (4-bit, group 128, sym, no act order): SGLang 0.5.23 on sm90 converts gptq to
+    gptq_marlin and builds it; kvtop's plan holds the class's parameter bytes per rank (the sweep's row)."""
+    from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
+    from kvtop.domain.layout import ParallelLayout
+
+    model = load_model(str(GPTQ))
+    row = gptq_marlin_row(model, ParallelLayout(tp=tp), range(model.num_layers))
+    assert row is not None and row.bytes == extra
+    (engine,) = [r for r in engine_rows("sglang", "0.5.23", GPTQ.stem) if r["tp"] == tp]
+    built = sum(engine["stages"][0]["param_bytes"].values())
+    ledger = plan(model, "sglang", "0.5.23", ("--tp-size", str(tp)))
+    assert ledger.ranks[0].weights_bytes == built

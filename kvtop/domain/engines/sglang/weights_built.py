@@ -18,6 +18,7 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   (`can_fuse_shared_expert`, models/qwen2_moe.py; qwen3_next.py enables it on CUDA). Fused, the shared expert is
   an expert like the others: split over TP as the book splits it, but under EP one more expert on every rank,
   split over TP ÷ EP only (fused_moe_triton/layer.py), and its NVFP4 block scales are swizzled as the routed ones'.
+- GPTQ (served as gptq_marlin): each layer's g_idx and qzeros, the experts' sort indices (gptq_built.py).
 - (k_scale and v_scale on each RadixAttention are per-layer scalars: kv_scales.py, through `stage_parts`.)
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
@@ -50,7 +52,8 @@ def built_rows(
     """The rows SGLang's classes add to the book on one rank of the stage holding `layers`."""
     if not CHECKED_ERAS.at(version):
         return ()
-    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name))
+    rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
+            gptq_marlin_row(model, layout, layers))  # fmt: skip
     return tuple(row for row in rows if row is not None)
 
 
