@@ -12,6 +12,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
@@ -121,3 +122,30 @@ def test_sglang_builds_gptq_as_gptq_marlin(tp: int, extra: int) -> None:
     built = sum(engine["stages"][0]["param_bytes"].values())
     ledger = plan(model, "sglang", "0.5.23", ("--tp-size", str(tp)))
     assert ledger.ranks[0].weights_bytes == built
+
+
+@pytest.mark.parametrize(
+    ("change", "gpu", "refused"),
+    [  # GPTQMarlinConfig.override_quantization_method run in SGLang 0.5.23's harness venv (sm90 stand-ins; sm75 by
+       # get_device_capability): gptq_marlin for the checkpoint as published, 8-bit and group -1, on sm80; None
+       # (stays `gptq`, which CUDA's BASE_QUANTIZATION_METHODS lacks) for sym false, 3-bit, group 256, and sm75
+       ({}, "H100", False), ({"bits": 8}, "H100", False), ({"group_size": -1}, "H100", False), ({}, "A100", False),
+       ({"sym": False}, "H100", True), ({"bits": 3}, "H100", True), ({"group_size": 256}, "H100", True),
+       ({}, "T4", True),
+    ],
+)  # fmt: skip
+def test_sglang_refuses_gptq_that_marlin_cannot_take(change: dict, gpu: str, refused: bool) -> None:
+    config = json.loads(GPTQ.read_text())
+    config["quantization_config"] = {**config["quantization_config"], **change}
+    model = model_from_config(config, source=str(GPTQ))
+    settings = parse_flags("sglang", ["--engine-version", "0.5.23"])
+    if refused:
+        with pytest.raises(InputError) as error:
+            predict(model, settings, gpu_total_bytes=H100, gpu_name=gpu)
+        assert error.value.field == "quantization_config.quant_method"
+        assert "Unknown quantization method: gptq" in str(error.value)
+    else:
+        predict(model, settings, gpu_total_bytes=H100, gpu_name=gpu)
+    # 0.5.6.post2 registers GPTQConfig for `gptq` (layers/quantization/__init__.py): served either way
+    older = parse_flags("sglang", ["--engine-version", "0.5.6.post2"])
+    predict(model, older, gpu_total_bytes=H100, gpu_name=gpu)

@@ -1,5 +1,8 @@
 """Launches SGLang refuses before it sizes any KV, which kvtop refuses the same way (docs/engines/sglang.md §4.5).
 
+Also a GPTQ checkpoint Marlin cannot take (0.5.23 has no plain gptq on CUDA) and an NVFP4 hf_quant_config.json
+without a group size.
+
 A weight format the GPU cannot run (the quantization config's `get_min_capability`, checked when the
 model loads), and block-FP8 MoE experts whose tensor-parallel shard breaks the 128-wide scale blocks
 (the FP8 MoE method's `create_weights`; from v0.5.6 also `ModelRunner.check_quantized_moe_compatibility`).
@@ -26,7 +29,7 @@ MODELOPT_FP4_MIN_CAPABILITY_ERAS: Eras[int] = Eras((
 ))
 # (kvtop's scheme, method) -> (SGLang's method name, minimum capability), the same in every release read
 # (v0.4.5 … v0.5.23; MXFP4 from v0.5.0rc0): Fp8Config 80, Mxfp4Config 80. ModelOpt FP8 is 89 throughout.
-# AWQ/GPTQ are left out: SGLang swaps them for Marlin kernels by GPU, which kvtop does not follow.
+# AWQ/GPTQ are left out here: SGLang swaps them for Marlin kernels by GPU (GPTQ's refusal: _check_plain_gptq).
 _FIXED_MINIMUM = {("fp8", "fp8"): ("fp8", 80), ("mxfp4", "mxfp4"): ("mxfp4", 80)}
 
 
@@ -52,9 +55,23 @@ NESTED_NVFP4_WORDS = (
 )
 
 
+# Plain GPTQ on CUDA: 0.5.23's BASE_QUANTIZATION_METHODS has no `gptq` (only gptq_marlin; "gptq" is added for
+# NPU, CPU and XPU only), so a checkpoint GPTQMarlinConfig.override_quantization_method does not convert (bits and
+# sym not in TYPE_MAP {(4, true), (8, true)}, a group not in MARLIN_SUPPORTED_GROUP_SIZES, or a GPU below SM80:
+# query_marlin_supported_quant_types) stays `gptq` and ModelConfig._verify_quantization raises "Unknown
+# quantization method: gptq". 0.5.6.post2 registers GPTQConfig for `gptq` and serves it.
+PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", False, "layers/quantization/__init__.py 'gptq': GPTQConfig (read at 0.5.6.post2)"),
+    Era("0.5.23", True, "layers/quantization/__init__.py: no 'gptq' on CUDA (read at 0.5.23)"),
+))  # fmt: skip
+MARLIN_GROUPS = (None, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES (-1: channelwise, kvtop's None)
+MARLIN_MIN_CAPABILITY = 80
+
+
 def check_launch(inputs: EngineInputs) -> None:
     """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
     _check_nested_nvfp4_group(inputs)
+    _check_plain_gptq(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
 
@@ -100,3 +117,24 @@ def _check_block_fp8_moe(inputs: EngineInputs) -> None:
         f"{block_n}; pick --tp/--ep so it is",
         field="--tp",
     )
+
+
+def _check_plain_gptq(inputs: EngineInputs) -> None:
+    quant = inputs.model.quant
+    if quant.scheme != "gptq" or not era_for(PLAIN_GPTQ_REFUSED_ERAS, inputs.version).value:
+        return
+    capability = gpu_capability(inputs.gpu_name)
+    why = ""
+    if quant.weight_bits not in (4, 8) or quant.zero_point_bits:
+        why = f"{quant.weight_bits}-bit {'asymmetric' if quant.zero_point_bits else 'symmetric'} weights"
+    elif quant.group_size not in MARLIN_GROUPS:
+        why = f"group_size {quant.group_size}"
+    elif capability is not None and capability < MARLIN_MIN_CAPABILITY:
+        why = f"{inputs.gpu_name} (compute capability {capability / 10:.1f}, below 8.0)"
+    if why:
+        raise InputError(
+            f"SGLang {inputs.version.label} serves GPTQ only as gptq_marlin, which cannot take {why}: 'Unknown "
+            "quantization method: gptq' (Marlin takes 4/8-bit symmetric weights, groups -1/32/64/128, SM80+)",
+            field="quantization_config.quant_method",
+            source=quant.source,
+        )
