@@ -149,3 +149,24 @@ def test_sglang_refuses_gptq_that_marlin_cannot_take(change: dict, gpu: str, ref
     # 0.5.6.post2 registers GPTQConfig for `gptq` (layers/quantization/__init__.py): served either way
     older = parse_flags("sglang", ["--engine-version", "0.5.6.post2"])
     predict(model, older, gpu_total_bytes=H100, gpu_name=gpu)
+
+
+@pytest.mark.parametrize("cls", ["GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM", "MellumForCausalLM"])
+def test_sglang_refuses_a_hybrid_swa_class_without_a_sliding_layer(cls: str) -> None:
+    """SGLang 0.5.23 takes these classes as hybrid SWA (is_hybrid_swa_model); their transformers-default configs
+    give no sliding_attention layer, and HybridSWAPoolConfigurator asserts: the sweep's rows are that refusal."""
+    engine = engine_rows("sglang", "0.5.23", f"default--{cls}")
+    assert len(engine) == 2 and all(row["message"].startswith("Hybrid SWA model must have at least one SWA layer")
+                                    for row in engine)  # fmt: skip
+    model = load_model(str(REGISTRY / "configs" / f"{cls}.json"))
+    with pytest.raises(InputError) as refused:
+        plan(model, "sglang", "0.5.23")
+    assert refused.value.field == "layer_types"
+    assert "Hybrid SWA model must have at least one SWA layer" in str(refused.value)
+    plan(model, "sglang", "0.5.23", ("--disable-hybrid-swa-memory",))  # one full pool: no assertion
+
+
+def test_gpt_oss_keeps_its_sliding_layers_and_is_planned() -> None:
+    gpt_oss = load_model(str(CONFIGS / "openai--gpt-oss-20b.json"))
+    assert {row["status"] for row in engine_rows("sglang", "0.5.23", "openai--gpt-oss-20b")} == {"ok"}
+    plan(gpt_oss, "sglang", "0.5.23")

@@ -15,6 +15,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_capability
+from kvtop.domain.model import LayerKind
 from kvtop.domain.quant import QuantSpec
 
 # SGLang's name of a ModelOpt FP8 checkpoint's method: `modelopt` (ModelOptFp8Config) until v0.5.4 renamed it.
@@ -64,6 +65,22 @@ PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "layers/quantization/__init__.py 'gptq': GPTQConfig (read at 0.5.6.post2)"),
     Era("0.5.23", True, "layers/quantization/__init__.py: no 'gptq' on CUDA (read at 0.5.23)"),
 ))  # fmt: skip
+# Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (0.5.23; the list
+# less DeepSeek-V4, which kvtop does not plan, Beam, hybrid only with a sliding layer, and Laguna, hybrid only where
+# sliding_window is stated, which kvtop's reading does not keep): HybridSWAPoolConfigurator asserts "Hybrid SWA model
+# must have at least one SWA layer" (model_executor/pool_configurator.py) unless --disable-hybrid-swa-memory.
+# 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum): not read before 0.5.23.
+HYBRID_SWA_ARCHS_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before 0.5.23 not read"),
+    Era("0.5.23", frozenset({
+        "Llama4ForConditionalGeneration", "GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+        "IQuestQ1ForCausalLM", "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "Step3p5ForCausalLM",
+        "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration", "MellumForCausalLM", "MuseGlimmerForCausalLM",
+        "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration", "UnlimitedOCRForCausalLM",
+    }), "configs/model_config.py is_hybrid_swa_model, SWA_SINK_ARCHS, MIMO_V2_MODEL_ARCHS (read at 0.5.23)"),
+))  # fmt: skip
+HYBRID_SWA_WORDS = "Hybrid SWA model must have at least one SWA layer"
 MARLIN_GROUPS = (None, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES (-1: channelwise, kvtop's None)
 MARLIN_MIN_CAPABILITY = 80
 
@@ -72,6 +89,7 @@ def check_launch(inputs: EngineInputs) -> None:
     """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
     _check_nested_nvfp4_group(inputs)
     _check_plain_gptq(inputs)
+    _check_hybrid_swa_layers(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
 
@@ -138,3 +156,18 @@ def _check_plain_gptq(inputs: EngineInputs) -> None:
             field="quantization_config.quant_method",
             source=quant.source,
         )
+
+
+def _check_hybrid_swa_layers(inputs: EngineInputs) -> None:
+    model = inputs.model
+    if model.architecture not in era_for(HYBRID_SWA_ARCHS_ERAS, inputs.version).value:
+        return
+    if inputs.settings.disable_hybrid_swa_memory or model.layers_of(LayerKind.SLIDING):
+        return
+    raise InputError(
+        f"SGLang {inputs.version.label} takes {model.architecture} as a hybrid sliding-window model, and this config "
+        f"gives it no sliding-window layer ('{HYBRID_SWA_WORDS}'): state layer_types with sliding_attention layers, "
+        "or launch with --disable-hybrid-swa-memory",
+        field="layer_types",
+        source=model.source,
+    )
