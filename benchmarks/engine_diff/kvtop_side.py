@@ -147,3 +147,36 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         # the config's sliding_window over every layer: kvtop's pool "full" is vLLM's one windowed group (§3.4)
         "config_sliding_window": ledger.model.config_sliding_window,
     }
+
+
+def kvtop_draft_plan(engine: str, version: str, case: dict[str, Any], draft: str) -> dict[str, Any]:
+    """kvtop's accounting of the draft `draft` (a config path) planned beside the case's model as its target
+    (`--speculative-algorithm EAGLE3 --draft-model`): {"status": "ok", "weights_bytes" (the draft weights term of
+    rank 0), "kv_bytes_per_token" (the draft KV term of rank 0)} or {"status": "refused", "message"}. Whether the
+    target fits is not asked (the draft's own figures are compared), so no fit check."""
+    argv = plan_argv(engine, version, {**case, "flags": []})
+    argv += ["--speculative-algorithm", "EAGLE3", "--draft-model", draft]
+    import kvtop.commands.common as common
+    from kvtop.cli import build_parser
+    from kvtop.commands.plan import build_ledger
+    from kvtop.commands.render_ledger import ledger_json
+    from kvtop.domain.errors import KvtopError
+
+    args, extra = build_parser("plan").parse_known_args(argv)
+    within_gpu, common.check_within_gpu = common.check_within_gpu, lambda *_, **__: None  # type: ignore[assignment]
+    try:
+        plan = ledger_json(build_ledger(args, extra))
+    except KvtopError as err:
+        return {"status": "refused", "message": str(err)}
+    finally:
+        common.check_within_gpu = within_gpu  # type: ignore[assignment]
+    first = next(r for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0 and r["pp_rank"] == 0)
+    terms = {
+        term["label"].split(" ")[1].rstrip(":"): term
+        for term in first["terms"]
+        if term["label"].startswith("draft ")
+    }
+    if "weights" not in terms or "KV" not in terms:
+        return {"status": "refused", "message": f"kvtop states no draft weights or KV term: {sorted(terms)}"}
+    return {"status": "ok", "weights_bytes": int(terms["weights"]["bytes"]),
+            "kv_bytes_per_token": int(terms["KV"]["bytes_per_token"])}  # fmt: skip

@@ -30,6 +30,15 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
 NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them
 
 
+# Speculative drafts among the real configs, and the target each is planned beside when judged as a draft
+# (registry_judge): SpecForge names each Eagle-3 head after its target, and the head's hidden size and vocabulary
+# are the target's (Llama-3.1-70B: 8,192 and 128,256; Qwen3-235B-A22B: 4,096 and 151,936).
+DRAFT_TARGETS = {
+    "sgl-project--SpecForge-llama3-70B-eagle3": "meta-llama--Llama-3.1-70B-Instruct",
+    "sgl-project--SpecForge-qwen3-235B-A22B-eagle3": "Qwen--Qwen3-235B-A22B",
+}
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     """One config the sweep reads: its name (the engines' model folder), its file, and its class."""

@@ -5,6 +5,11 @@ The comparison is the architecture table's (architectures.stage_checks): the lan
 per rank (and kvtop's tower row against the engine's towers where kvtop's book holds one), and (vLLM) each KV
 pool's layers and bytes per layer per token from the engine's KV cache specs; for SGLang, also the cell (KV
 bytes per token of the rank, `_cell_size`) against kvtop's cell.
+
+A speculative draft's config (`DRAFT_TARGETS`) that the engine builds as a class is judged as a draft: the
+engine's parameter bytes of the class and its cell against kvtop's draft terms (weights per rank, KV per token)
+planned beside the draft's target (`kvtop_side.kvtop_draft_plan`); where the engine refuses the class as a
+served model, kvtop's refusal of the draft as a served model agrees (both refuse).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from benchmarks.engine_diff import architectures, kvtop_side
 from benchmarks.engine_diff.architectures import arch_reading, stage_checks
 from benchmarks.engine_diff.cases import budget
 from benchmarks.engine_diff.engines import ENGINES
-from benchmarks.engine_diff.registry_configs import ConfigFile, default_configs, real_configs
+from benchmarks.engine_diff.registry_configs import DRAFT_TARGETS, ConfigFile, default_configs, real_configs
 from benchmarks.engine_diff.run import relative_paths
 
 EQUAL, DIFFERENT, KVTOP_REFUSES, ENGINE_REFUSES, NOT_BUILT, BOTH_REFUSE = (
@@ -77,16 +82,45 @@ def _window_pools_paired(differences: list[tuple[Any, str]]) -> tuple[list[tuple
     return keep, [t for c, t in differences if (c, t) not in keep]
 
 
+def draft_answer(engine: str, version: str, row: dict[str, Any]) -> dict[str, Any]:
+    """kvtop's draft terms for the row's draft config, planned beside its target at the row's layout."""
+    target = DRAFT_TARGETS[row["config"]]
+    case = {**{k: row[k] for k in ("tp", "kv_dtype", "gpu", "max_model_len")}, "config": target,
+            **budget(ENGINES[engine])}  # fmt: skip
+    draft = str(configs_by_name()[row["config"]].path)
+    with mock.patch.object(kvtop_side, "config_path", lambda name: configs_by_name()[name].path):
+        return kvtop_side.kvtop_draft_plan(engine, version, case, draft)
+
+
+def _judge_draft(engine: str, version: str, row: dict[str, Any]) -> tuple[str, str]:
+    """(verdict, detail) of a draft config the engine built as a class: its parameter bytes and cell against
+    kvtop's draft weights and draft KV per token."""
+    plan = draft_answer(engine, version, row)
+    if plan["status"] != "ok":
+        return KVTOP_REFUSES, plan["message"]
+    built = sum(sum(stage["param_bytes"].values()) for stage in row["stages"])
+    differences = []
+    if plan["weights_bytes"] != built:
+        differences.append(f"draft weights: kvtop {plan['weights_bytes']:,} B, engine {built:,} B "
+                           f"({plan['weights_bytes'] - built:+,})")  # fmt: skip
+    cell = row.get("cell_size")
+    if cell and plan["kv_bytes_per_token"] != cell:
+        differences.append(f"draft KV (B/token): kvtop {plan['kv_bytes_per_token']:,}, engine {cell:,}")
+    return (DIFFERENT, differences[0]) if differences else (EQUAL, "judged as a draft beside its target")
+
+
 def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
     config = configs_by_name()[row["config"]]
 
     def out(verdict: str, detail: str = "") -> Judged:
         return Judged(engine, row["config"], config.architecture, config.real, row["tp"], verdict, one_line(detail))
 
-    plan = kvtop_answer(engine, version, row)
     engine_ok = row["status"] == "ok" and bool(row.get("stages"))
     if row["status"] == "harness-error" or (row["status"] == "ok" and not engine_ok):
         return out(NOT_BUILT, row.get("message", ""))
+    if engine_ok and row["config"] in DRAFT_TARGETS:
+        return out(*_judge_draft(engine, version, row))
+    plan = kvtop_answer(engine, version, row)
     if plan["status"] != "ok":
         if row["status"] == "refused":
             return out(BOTH_REFUSE, f"engine: {row.get('message', '')}; kvtop: {plan['message']}")

@@ -128,6 +128,10 @@ Compared per layout (TP 1 and TP 2, each rank 0): the language model's parameter
 row against the engine's towers where kvtop's book holds one); vLLM's KV cache spec of each layer (kind, layers,
 bytes per layer per token; a Mamba layer's state bytes per request); SGLang's cell (KV bytes per token of the
 rank). A difference names the first one in bytes, and the reading of docs/fidelity.md (A…) where one applies.
+A speculative draft's config (an Eagle-3 head) that the engine builds as a class is judged as a draft: the class's
+parameter bytes and cell against kvtop's draft weights and draft KV per token, planned beside the draft's target
+(`--speculative-algorithm EAGLE3 --draft-model`, registry_configs.DRAFT_TARGETS); where the engine refuses it as a
+served model, kvtop's refusal of it as a served model agrees.
 Outcomes: equal; different; kvtop refuses (its reason); engine refuses (kvtop plans a launch the engine
 refuses); both refuse (agreement); engine could not build (the harness could not run its class: error, one line).
 """

@@ -38,7 +38,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   absent-packages  torchvision (a CUDA build that cannot sit beside CPU torch 2.13), sgl-kernel,
                    flashinfer and other CUDA kernel packages resolve to placeholder modules:
                    kernels are imported at module level; every placeholder a case reads is
-                   recorded in its row (`placeholder_reads`).
+                   recorded in its row (`placeholder_reads`). A module whose import SGLang guards
+                   with its own fallback (`sgl_kernel.scalar_type`: get_scalar_types' mock) fails
+                   to import, as where the package is absent (ENGINE_FALLBACKS).
   stage-processes  one process per pipeline stage (its TP rank 0), joined in a real gloo group:
                    SGLang's collectives (the MIN of the token count, barriers) run between them;
                    the TP ranks of a stage hold the same values, so a collective over them is one

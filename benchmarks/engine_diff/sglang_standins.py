@@ -22,6 +22,11 @@ GPUS = {
     "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784, 148),
 }
 ABSENT_PACKAGES = ("torchvision", "torchao", "torchaudio", "quack", "cutlass", "deep_gemm", "sgl_kernel", "flashinfer")
+# absent-packages: modules of those packages whose import SGLang guards with its own fallback: they fail
+# to import, as they do where the package is absent, so SGLang takes its fallback. `sgl_kernel.scalar_type`:
+# quantization/utils.py get_scalar_types() falls back to MockScalarTypes (names that compare equal); a
+# placeholder's types compare unequal, so Marlin's check refused every GPTQ checkpoint (gptq -> gptq_marlin).
+ENGINE_FALLBACKS = ("sgl_kernel.scalar_type",)
 
 
 class _Anything:
@@ -54,7 +59,7 @@ _ABSENT_CHECKED: dict[str, bool] = {}
 class _AbsentPackages(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         top = name.split(".")[0]
-        if top not in ABSENT_PACKAGES:
+        if top not in ABSENT_PACKAGES or name in ENGINE_FALLBACKS:
             return None
         if top not in _ABSENT_CHECKED:  # an installed package is used as it is
             _ABSENT_CHECKED[top] = importlib.machinery.PathFinder.find_spec(top) is None

@@ -131,7 +131,15 @@ class RegistryTable:
                 message=f"{name} {at} has no class of its own for {architecture}: it serves it through its "
                 f"Transformers backend (transformers {found.transformers}); kvtop sizes it as its own class would",
             )  # fmt: skip
-        if custom_code and architecture not in found.dropped:
+        # A class transformers has is judged by transformers' own class, whatever `auto_map` names: SGLang's
+        # resolve_transformers_arch reads `getattr(transformers, arch)` first and turns to the auto_map's
+        # AutoModel only where transformers has none (0.5.6.post2, 0.5.23), so remote code does not rescue a
+        # class transformers has but refuses (tiiuae/falcon-7b-instruct's FalconForCausalLM).
+        if (
+            custom_code
+            and architecture not in found.dropped
+            and architecture not in found.transformers_incompatible
+        ):
             return ArchitectureCheck(
                 state="custom_code", architecture=architecture, source=found.source,
                 message=f"{name} {at} registers no {architecture}; the config's auto_map names remote code, which "

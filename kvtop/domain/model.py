@@ -170,6 +170,21 @@ def vocab_parallel_rows(rows: int, shards: int) -> int:
     return math.ceil(vocab_padded(rows) / shards)
 
 
+class Eagle3Head(BaseModel):
+    """An Eagle-3 draft head's parts beside its decoder (config.json of a `…Eagle3` class): the fc that fuses the
+    target's auxiliary hidden states, and the head's own vocabulary (read by `architectures/eagle3.py`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fusion_in: int  # the fc's input width: the target's hidden size × the auxiliary hidden states
+    target_hidden_size: int
+    aux_states: int
+    fusion_bias: bool = False
+    norm_before_fusion: bool = False  # one norm over the fc's whole input (norm_before_fc)
+    norm_per_aux: bool = False  # a norm of the target's width per auxiliary state (fc_norm / use_aux_norm)
+    draft_vocab_size: int | None = None  # the LM head's rows (None: the vocabulary's)
+
+
 class TowerSpec(BaseModel):
     """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
     (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
@@ -282,6 +297,13 @@ class ModelSpec(BaseModel):
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
+    # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
+    # the legacy `type`); '' where none is stated or it is nested by layer type (engines refuse types they lack)
+    rope_type: str = ""
+    # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
+    # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
+    text_config_of_own_type: bool = False
+    eagle3: Eagle3Head | None = None  # an Eagle-3 draft head's fusion and vocabulary (None: any other model)
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)

@@ -69,6 +69,9 @@ class QuantSpec(BaseModel):
     # the format the checkpoint states that the engine serving it does not apply, and why ('': none); the weights
     # and the KV cache are then the model dtype's
     ignored: str = ""
+    # NVFP4 read from hf_quant_config.json's nested `quantization` section, which states no group_size (nor
+    # config_groups): kvtop and vLLM take NVFP4's 16; SGLang's nested reading needs one (sglang/checks.py)
+    nested_group_size_missing: bool = False
 
     @property
     def quantized(self) -> bool:
@@ -212,7 +215,12 @@ def quant_from_config(
         if outer.quantization is not None:
             producer = outer.producer.name if isinstance(outer.producer, Producer) else None
             claimed = (producer or "").lower() == "modelopt"
-            return _unclaimed(_modelopt(outer.quantization, hf_source, "quantization."), not claimed)
+            spec = _unclaimed(_modelopt(outer.quantization, hf_source, "quantization."), not claimed)
+            stated = outer.quantization.group_size is not None or any(
+                hf_quant_config.get(key) is not None for key in ("group_size", "config_groups")
+            )
+            missing = spec.method == "nvfp4" and not stated
+            return spec.model_copy(update={"nested_group_size_missing": missing})
         block = validated(ModeloptQuant, hf_quant_config, source=hf_source)
         return _unclaimed(_modelopt(block, hf_source, "", kv=False), True)
     if quantization_config is None:

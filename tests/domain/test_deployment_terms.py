@@ -155,13 +155,15 @@ def test_sglang_eagle3_draft_weights_and_kv_from_its_config() -> None:
     cell = term(ledger, Feature.SPECULATIVE, Charge.KV_CELL)
     assert cell.bytes_per_token == 512 and cell.basis is Basis.COMPUTED
     assert cell.bytes == 512 * (ledger.token_capacity + ledger.engine.page_size)
-    # the draft read as a plain decoder of its config at TP8: embedding and LM head 128256/8 rows × 8192,
-    # q and o 8192 × 1024, k and v 8192 × 128, MLP 3 × 8192 × 3584, three norms of 8192; bf16 (its float16)
-    vocab_rows = 128256 // 8
-    params = 2 * vocab_rows * 8192 + 2 * 8192 * 1024 + 2 * 8192 * 128 + 3 * 8192 * 3584 + 3 * 8192
+    # the Eagle-3 head as SGLang's llama_eagle3.py builds it at TP8: embedding 128256/8 rows × 8192; layer 0's
+    # qkv_proj over 2 × 8192 inputs, 1024 q + 2 × 128 k/v rows; o 8192 × 1024; MLP 3 × 8192 × 3584; input,
+    # post-attention and hidden norms and the final norm of 8192; the fc 8192 × (3 × 8192), whole; the LM head of
+    # draft_vocab_size 32000/8 rows × 8192; fp16 (2 B)
+    params = (128256 // 8 * 8192 + (1024 + 2 * 128) * 2 * 8192 + 8192 * 1024 + 3 * 8192 * 3584 + 4 * 8192
+              + 3 * 8192 * 8192 + 32000 // 8 * 8192)  # fmt: skip
     weights = term(ledger, Feature.SPECULATIVE, Charge.RESIDENT)
-    assert weights.bytes == 2 * params == 739_295_232
-    assert weights.basis is Basis.ASSUMED and "EAGLE-3" in weights.detail
+    assert weights.bytes == 2 * params == 965_804_032
+    assert weights.basis is Basis.COMPUTED and "Eagle-3" in weights.detail
     without_config = term(plan(LLAMA70B, "sglang", flags), Feature.SPECULATIVE, Charge.RESIDENT)
     assert without_config.state is TermState.NOT_MODELLED and "--draft-model" in without_config.detail
 

@@ -114,6 +114,25 @@ def test_vllm_names_the_release_that_dropped_a_class() -> None:
     assert _check("sglang", "0.5.23", internlm).state == "custom_code"
 
 
+def test_remote_code_does_not_rescue_a_class_transformers_has_but_sglang_refuses() -> None:
+    """tiiuae/falcon-7b-instruct names FalconForCausalLM with an auto_map (remote code); falcon-rw-1b without.
+    SGLang 0.5.23's resolve_transformers_arch judges transformers' own FalconForCausalLM first (the auto_map only
+    where transformers has no such class): the registry sweep's rows of both configs are the engine's refusal."""
+    rows = json.loads((DIFF / "registry" / "sglang-0.5.23.json").read_text())["rows"]
+    for name in ("tiiuae--falcon-7b-instruct", "tiiuae--falcon-rw-1b"):
+        path = CONFIGS / "families" / f"{name}.json"
+        model = model_from_config(json.loads(path.read_text()), source=str(path))
+        engine = [row for row in rows if row["config"] == name]
+        assert {row["status"] for row in engine} == {"refused"} and len(engine) == 2
+        check = _check("sglang", "0.5.23", model)
+        assert check.refused, (name, check.message)
+        assert all(row["message"].startswith(check.engine_words) for row in engine)
+    assert model_from_config(json.loads((CONFIGS / "families" / "tiiuae--falcon-7b-instruct.json").read_text())
+                             ).auto_map_models  # fmt: skip
+    # a class transformers has not: its remote code stays "custom code"
+    assert _check("sglang", "0.5.23", _model("internlm--internlm-20b")).state == "custom_code"
+
+
 @pytest.mark.parametrize(
     ("release", "state", "words"),
     [  # `git show vX:lmdeploy/pytorch/models/module_map.py`: Falcon's entry is gone from v0.8.0

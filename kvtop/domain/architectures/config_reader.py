@@ -14,6 +14,7 @@ from typing import Any
 from kvtop.domain.architectures.config_dtype import checkpoint_dtype_bytes
 from kvtop.domain.architectures.coverage import draft_reason, reason_not_modelled
 from kvtop.domain.architectures.description import Architecture
+from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
@@ -83,7 +84,13 @@ def read_config(
         config_model_type=stated_type,
         reading=reading,
     )
-    update: dict[str, Any] = {"auto_map_models": _auto_models(outer.auto_map)}
+    update: dict[str, Any] = {
+        "auto_map_models": _auto_models(outer.auto_map),
+        "rope_type": _rope_type(config[nested_key] if nested_key else config),
+        "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
+        and outer.model_type == config["text_config"].get("model_type"),
+    }  # fmt: skip
+    update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:
         update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
     tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
@@ -156,3 +163,14 @@ def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
     tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
     sizes = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
     return VisionSpec(**{k: v for k, v in sizes.items() if v is not None})
+
+
+def _rope_type(section: dict[str, Any]) -> str:
+    """The RoPE type the language model's section states (`rope_type`, else the legacy `type`), or ''."""
+    for key in ("rope_scaling", "rope_parameters"):
+        block = section.get(key)
+        if isinstance(block, dict):
+            stated = block.get("rope_type", block.get("type"))
+            if isinstance(stated, str):
+                return stated
+    return ""

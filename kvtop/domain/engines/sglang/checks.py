@@ -1,5 +1,8 @@
 """Launches SGLang refuses before it sizes any KV, which kvtop refuses the same way (docs/engines/sglang.md §4.5).
 
+Also a GPTQ checkpoint Marlin cannot take (0.5.23 has no plain gptq on CUDA) and an NVFP4 hf_quant_config.json
+without a group size.
+
 A weight format the GPU cannot run (the quantization config's `get_min_capability`, checked when the
 model loads), and block-FP8 MoE experts whose tensor-parallel shard breaks the 128-wide scale blocks
 (the FP8 MoE method's `create_weights`; from v0.5.6 also `ModelRunner.check_quantized_moe_compatibility`).
@@ -12,6 +15,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_capability
+from kvtop.domain.model import LayerKind
 from kvtop.domain.quant import QuantSpec
 
 # SGLang's name of a ModelOpt FP8 checkpoint's method: `modelopt` (ModelOptFp8Config) until v0.5.4 renamed it.
@@ -26,7 +30,7 @@ MODELOPT_FP4_MIN_CAPABILITY_ERAS: Eras[int] = Eras((
 ))
 # (kvtop's scheme, method) -> (SGLang's method name, minimum capability), the same in every release read
 # (v0.4.5 … v0.5.23; MXFP4 from v0.5.0rc0): Fp8Config 80, Mxfp4Config 80. ModelOpt FP8 is 89 throughout.
-# AWQ/GPTQ are left out: SGLang swaps them for Marlin kernels by GPU, which kvtop does not follow.
+# AWQ/GPTQ are left out here: SGLang swaps them for Marlin kernels by GPU (GPTQ's refusal: _check_plain_gptq).
 _FIXED_MINIMUM = {("fp8", "fp8"): ("fp8", 80), ("mxfp4", "mxfp4"): ("mxfp4", 80)}
 
 
@@ -39,10 +43,68 @@ def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[s
     return _FIXED_MINIMUM.get((quant.scheme, quant.method))
 
 
+# ModelOptFp4Config.from_config, nested format (hf_quant_config.json's `quantization`): the group size is
+# `common_group_size(config)`, which raises where no group_size is stated, and the ValueError is re-raised as
+# "Cannot find 'quant_algo' …" (modelopt_quant.py). The flat format (config.json) defaults NVFP4 to 16.
+NESTED_NVFP4_GROUP_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", False, "ModelOptFp4Config.from_config before 0.5.6.post2: not read"),
+    Era("0.5.6.post2", True, "modelopt_quant.py ModelOptFp4Config.from_config: common_group_size raises, re-raised"),
+))  # fmt: skip
+NESTED_NVFP4_WORDS = (
+    "Cannot find 'quant_algo' in the model's quantization config. Expected either flat format (config.json) or "
+    "nested format (hf_quant_config.json)."
+)
+
+
+# Plain GPTQ on CUDA: 0.5.23's BASE_QUANTIZATION_METHODS has no `gptq` (only gptq_marlin; "gptq" is added for
+# NPU, CPU and XPU only), so a checkpoint GPTQMarlinConfig.override_quantization_method does not convert (bits and
+# sym not in TYPE_MAP {(4, true), (8, true)}, a group not in MARLIN_SUPPORTED_GROUP_SIZES, or a GPU below SM80:
+# query_marlin_supported_quant_types) stays `gptq` and ModelConfig._verify_quantization raises "Unknown
+# quantization method: gptq". 0.5.6.post2 registers GPTQConfig for `gptq` and serves it.
+PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", False, "layers/quantization/__init__.py 'gptq': GPTQConfig (read at 0.5.6.post2)"),
+    Era("0.5.23", True, "layers/quantization/__init__.py: no 'gptq' on CUDA (read at 0.5.23)"),
+))  # fmt: skip
+# Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (0.5.23; the list
+# less DeepSeek-V4, which kvtop does not plan, Beam, hybrid only with a sliding layer, and Laguna, hybrid only where
+# sliding_window is stated, which kvtop's reading does not keep): HybridSWAPoolConfigurator asserts "Hybrid SWA model
+# must have at least one SWA layer" (model_executor/pool_configurator.py) unless --disable-hybrid-swa-memory.
+# 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum): not read before 0.5.23.
+HYBRID_SWA_ARCHS_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before 0.5.23 not read"),
+    Era("0.5.23", frozenset({
+        "Llama4ForConditionalGeneration", "GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+        "IQuestQ1ForCausalLM", "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "Step3p5ForCausalLM",
+        "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration", "MellumForCausalLM", "MuseGlimmerForCausalLM",
+        "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration", "UnlimitedOCRForCausalLM",
+    }), "configs/model_config.py is_hybrid_swa_model, SWA_SINK_ARCHS, MIMO_V2_MODEL_ARCHS (read at 0.5.23)"),
+))  # fmt: skip
+HYBRID_SWA_WORDS = "Hybrid SWA model must have at least one SWA layer"
+MARLIN_GROUPS = (None, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES (-1: channelwise, kvtop's None)
+MARLIN_MIN_CAPABILITY = 80
+
+
 def check_launch(inputs: EngineInputs) -> None:
     """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
+    _check_nested_nvfp4_group(inputs)
+    _check_plain_gptq(inputs)
+    _check_hybrid_swa_layers(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
+
+
+def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:
+    quant = inputs.model.quant
+    refused = era_for(NESTED_NVFP4_GROUP_REFUSED_ERAS, inputs.version).value
+    if not quant.nested_group_size_missing or not refused:
+        return
+    raise InputError(
+        f"SGLang {inputs.version.label} refuses an NVFP4 hf_quant_config.json whose `quantization` section "
+        f"states no group_size (ModelOptFp4Config.common_group_size finds none): '{NESTED_NVFP4_WORDS}'",
+        field="quantization.group_size",
+        source=quant.source,
+    )
 
 
 def _check_weight_format(inputs: EngineInputs) -> None:
@@ -72,4 +134,40 @@ def _check_block_fp8_moe(inputs: EngineInputs) -> None:
         f"moe_intermediate_size {size} ÷ (tp {s.tp} ÷ ep {s.ep}) = {size / moe_tp:g}, not a multiple of "
         f"{block_n}; pick --tp/--ep so it is",
         field="--tp",
+    )
+
+
+def _check_plain_gptq(inputs: EngineInputs) -> None:
+    quant = inputs.model.quant
+    if quant.scheme != "gptq" or not era_for(PLAIN_GPTQ_REFUSED_ERAS, inputs.version).value:
+        return
+    capability = gpu_capability(inputs.gpu_name)
+    why = ""
+    if quant.weight_bits not in (4, 8) or quant.zero_point_bits:
+        why = f"{quant.weight_bits}-bit {'asymmetric' if quant.zero_point_bits else 'symmetric'} weights"
+    elif quant.group_size not in MARLIN_GROUPS:
+        why = f"group_size {quant.group_size}"
+    elif capability is not None and capability < MARLIN_MIN_CAPABILITY:
+        why = f"{inputs.gpu_name} (compute capability {capability / 10:.1f}, below 8.0)"
+    if why:
+        raise InputError(
+            f"SGLang {inputs.version.label} serves GPTQ only as gptq_marlin, which cannot take {why}: 'Unknown "
+            "quantization method: gptq' (Marlin takes 4/8-bit symmetric weights, groups -1/32/64/128, SM80+)",
+            field="quantization_config.quant_method",
+            source=quant.source,
+        )
+
+
+def _check_hybrid_swa_layers(inputs: EngineInputs) -> None:
+    model = inputs.model
+    if model.architecture not in era_for(HYBRID_SWA_ARCHS_ERAS, inputs.version).value:
+        return
+    if inputs.settings.disable_hybrid_swa_memory or model.layers_of(LayerKind.SLIDING):
+        return
+    raise InputError(
+        f"SGLang {inputs.version.label} takes {model.architecture} as a hybrid sliding-window model, and this config "
+        f"gives it no sliding-window layer ('{HYBRID_SWA_WORDS}'): state layer_types with sliding_attention layers, "
+        "or launch with --disable-hybrid-swa-memory",
+        field="layer_types",
+        source=model.source,
     )

@@ -56,6 +56,8 @@ from kvtop.domain.engines.sglang.deployment_eras import (
     deepep_reserve_mib,
     spec_reserve_mib,
 )
+from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
+from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
@@ -266,6 +268,11 @@ def _draft_weights(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm:
     if inputs.measured_draft_bytes is not None:
         return _term(base, charge=Charge.RESIDENT, label="draft weights", bytes=inputs.measured_draft_bytes,
                           basis=Basis.MEASURED, source=SOURCE_SPEC, detail="the draft's own weight load")  # fmt: skip
+    if inputs.draft is not None and (head := eagle3_head_bytes(inputs.draft, inputs.layout, inputs.version)) is not None:
+        return _term(base, charge=Charge.RESIDENT, label=label, bytes=head, source=f"{SOURCE_SPEC}; {EAGLE3_SOURCE}",
+                     basis=Basis.COMPUTED, detail="the Eagle-3 head as SGLang builds it: fc, qkv over 2 × hidden, "
+                     "hidden_norm, its own vocabulary's LM head; its embedding, shared with the target after load, "
+                     "counted")  # fmt: skip
     if inputs.draft is not None:
         return _term(base, charge=Charge.RESIDENT, label=label,
                           bytes=draft_weights_bytes(inputs.draft, inputs.layout), source=SOURCE_SPEC,

@@ -27,6 +27,7 @@ A9, A12, A14); earlier releases are not checked, so the book's count stands for 
   picks the Triton subclass instead on SM100 (capability 10.x, `--moe-runner-backend auto`) for symmetric int4
   groups of 32 or 128 without act-order, whose `process_weights_after_loading` keeps them. kvtop reads no
   compressed-tensors `actorder` (every such checkpoint at hand states none).
+- GPTQ (served as gptq_marlin): each layer's g_idx and qzeros, the experts' sort indices (gptq_built.py).
 - (k_scale and v_scale on each RadixAttention are per-layer scalars: kv_scales.py, through `stage_parts`.)
 """
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.engines.sglang.gptq_built import gptq_marlin_row
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
@@ -63,7 +65,7 @@ def built_rows(
     if not CHECKED_ERAS.at(version):
         return ()
     rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
-            _wna16_act_order(model, layout, layers, gpu_name))  # fmt: skip
+            _wna16_act_order(model, layout, layers, gpu_name), gptq_marlin_row(model, layout, layers))  # fmt: skip
     return tuple(row for row in rows if row is not None)
 
 

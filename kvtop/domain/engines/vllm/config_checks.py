@@ -1,0 +1,56 @@
+"""Configs vLLM refuses while it reads them, before any weight or KV is sized (docs/engines/vllm.md §3.6).
+
+- A RoPE type its `get_rope` has no class for (model_executor/layers/rotary_embedding/__init__.py: "Unknown RoPE
+  scaling type X"), after `patch_legacy_rope_type` (transformers_utils/config.py) renames the legacy `su`,
+  `mrope` and `telechat3-yarn`. MLC's GPT-J preset adds `rope_scaling: {rope_type: gptj}`: refused.
+- A nested `text_config` the top-level config class does not build (its model_type is the text model's own, so
+  the section stays a dict): `get_hf_text_config` raises "The text_config extracted from the model config does
+  not have `num_attention_heads` attribute." MLC's ministral3 preset says `model_type` ministral3 at the top
+  where the Hub's says mistral3: refused.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.errors import InputError
+from kvtop.domain.model import ModelSpec
+
+# get_rope's RoPE types (and the legacy names patch_legacy_rope_type / patch_rope_parameters_dict rename), read at
+# v0.13.0 and v0.33.0 (rotary_embedding/__init__.py; transformers_utils/config.py); a release between takes the
+# list read before it
+_V0_13_ROPE = ("default", "llama3", "mllama4", "linear", "ntk", "dynamic", "xdrope", "yarn", "deepseek_yarn",
+               "deepseek_llama_scaling", "longrope", "su", "mrope")  # fmt: skip
+_V0_33_ROPE = ("default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
+               "deepseek_yarn", "deepseek_llama_scaling", "longrope", "openpangu", "su", "mrope", "telechat3-yarn")  # fmt: skip
+ROPE_TYPES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.13.0 not read: no type refused"),
+    Era("0.13.0", frozenset(_V0_13_ROPE), "v0.13.0 get_rope; patch_rope_parameters_dict (su, mrope)"),
+    Era("0.33.0", frozenset(_V0_33_ROPE), "v0.33.0 get_rope; patch_legacy_rope_type (su, mrope, telechat3-yarn)"),
+))  # fmt: skip
+# get_hf_text_config's check of the text section, read at v0.13.0 and v0.33.0 (transformers_utils/config.py)
+TEXT_CONFIG_CHECKED_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.13.0 not read"),
+    Era("0.13.0", True, "transformers_utils/config.py get_hf_text_config: hasattr(text_config, num_attention_heads)"),
+))  # fmt: skip
+TEXT_CONFIG_WORDS = (
+    "The text_config extracted from the model config does not have `num_attention_heads` attribute."
+)
+
+
+def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
+    """Raise InputError where vLLM `version` refuses the config as it reads it."""
+    known = era_for(ROPE_TYPES_ERAS, version).value
+    if known and model.rope_type and model.rope_type not in known:
+        raise InputError(
+            f"vLLM {version.label} has no RoPE class for rope_type {model.rope_type!r} ('Unknown RoPE scaling type "
+            f"{model.rope_type}'): get_rope takes {', '.join(sorted(known))}",
+            field="rope_scaling.rope_type",
+            source=model.source,
+        )
+    if model.text_config_of_own_type and era_for(TEXT_CONFIG_CHECKED_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label} refuses it: model_type {model.config_model_type or model.model_type!r} is the "
+            f"text model's own config class, which leaves the nested text_config a plain dict ('{TEXT_CONFIG_WORDS}')",
+            field="model_type",
+            source=model.source,
+        )
