@@ -141,6 +141,18 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _moe_flags() -> None:
+    """The MoE runner flags the scheduler seeds from the published arguments before it builds the model
+    (0.5.23 managers/scheduler.py `initialize_moe_config`): without them every MoE layer saw the `auto` runner,
+    not the one the model's overrides resolve (DeepSeek-V4's MXFP4 experts: flashinfer_mxfp4 on sm90, whose
+    Mxfp4FlashinferCutlassMoEMethod keeps E8M0 block scales where the auto runner's Fp8MoEMethod keeps fp32)."""
+    try:
+        from sglang.srt.layers.moe import initialize_moe_config
+    except ImportError:  # releases before the published bags seed them elsewhere
+        return
+    initialize_moe_config()
+
+
 def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
     from sglang.srt.configs.model_config import AttentionArch, ModelConfig
     from sglang.srt.model_executor.model_runner import ModelRunner
@@ -159,6 +171,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             FREE_BYTES["now"] = case["free_after_bytes"]
             server_args = prepare_server_args(server_argv(case))
             publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=pp_rank * tp, gpu_id=0))
+            _moe_flags()
             _install_groups(tp, pp, pp_rank, stage_groups)
             model_config = ModelConfig.from_server_args(server_args)
             model = build_model(model_config)
