@@ -70,7 +70,6 @@ DEEPSEEK_V4 = (
 
 # Decoders whose KV layout or state no entry reads yet, with what stops it.
 NOT_MODELLED: Mapping[str, str] = {
-    "DeepseekV4ForCausalLM": DEEPSEEK_V4,
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",

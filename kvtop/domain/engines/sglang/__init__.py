@@ -42,6 +42,7 @@ class SglangRules(SglangBudget, EngineBase):
         ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent (raw 576 B under trtllm)
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
+        compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True
@@ -81,12 +82,13 @@ class SglangRules(SglangBudget, EngineBase):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
         scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), and a ModelOpt
-        checkpoint's quantized head (lm_head.py)."""
+        checkpoint's quantized head (lm_head.py), DeepSeek-V4's bf16 wo_a (dsv4.py)."""
+        from kvtop.domain.engines.sglang.dsv4 import with_dsv4_parts
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
 
         parts = stage_parts(model, pp_rank, pp, version)
-        for build in (with_kv_scales, with_input_scale_width, with_quantized_head):
+        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_dsv4_parts):
             parts = build(parts, model, version)
         return parts
 
