@@ -104,6 +104,8 @@ def resolve_kv_format(
 
 def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
+    if requested == "auto" and model.compressed is not None and storage.compressed_latent_bytes:
+        return "fp8_e4m3"  # SGLang 0.5.23 arg_groups/overrides.py _deepseek_v4_kv_cache_dtype: auto → fp8_e4m3
     if requested == "auto":
         dsa = model.attention_kind is AttentionKind.DSA
         checkpoint_first = not (dsa and storage.dsa_default_before_checkpoint)

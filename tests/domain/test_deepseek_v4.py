@@ -144,3 +144,21 @@ def test_engines_without_its_pools_refuse_it_by_name() -> None:
     with pytest.raises(UnsupportedModelError, match="compressed attention .* not modelled") as err:
         kv_book(m, ParallelLayout(), range(m.num_layers), "bf16", engine_rules("vllm").kv_storage)
     assert err.value.field == "compress_ratios"
+
+
+def test_sglang_reads_auto_kv_as_fp8_and_refuses_other_dtypes() -> None:
+    """SGLang 0.5.23 `_deepseek_v4_kv_cache_dtype`: auto becomes fp8_e4m3 (the harness's pool: torch.float8_e4m3fn);
+    anything but fp8_e4m3 or bfloat16 fails its assertion."""
+    from kvtop.domain.kv import resolve_kv_format
+    from kvtop.domain.launch_check import launch_refusals
+    from kvtop.domain.ledger import predict
+
+    m = model("deepseek-ai--DeepSeek-V4-Flash")
+    assert resolve_kv_format("auto", m, engine_rules("sglang").kv_storage) == "fp8_e4m3"
+    assert resolve_kv_format("auto", m, engine_rules("vllm").kv_storage) == "bf16"
+    settings = LaunchSettings(engine="sglang", tp=2, kv_cache_dtype="fp8_e5m2")
+    refusals = launch_refusals(
+        predict(m, settings, gpu_total_bytes=141 * GIB, gpu_name="H200", version=SGLANG)
+    )
+    assert [r.field for r in refusals] == ["--kv-cache-dtype"]
+    assert "fp8_e5m2 is not supported for DeepseekV4ForCausalLM" in refusals[0].message

@@ -105,7 +105,9 @@ def dsv4_pools(
         raise UnsupportedModelError("DeepSeek-V4's pools with speculative decoding (draft rings of 16 / 256 rows, "
                                     "the (L+1)/L inflation) are not modelled", field="--speculative-algorithm")  # fmt: skip
     if page % 128:  # calculate_pool_sizes asserts it
-        raise InputError(f"DeepSeek-V4's pool needs a page that is a multiple of 128, not {page}", field="--page-size")
+        raise InputError(
+            f"DeepSeek-V4's pool needs a page that is a multiple of 128, not {page}", field="--page-size"
+        )
     requests = max(1, (settings.max_running_requests or DEFAULT_MAX_REQUESTS) // layout.attn_dp)
     ratio = settings.swa_full_tokens_ratio or DEFAULT_SWA_RATIO
     sizing = dsv4_sizing(model, range(model.num_layers), page, requests, ratio)
