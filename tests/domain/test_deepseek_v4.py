@@ -162,3 +162,12 @@ def test_sglang_reads_auto_kv_as_fp8_and_refuses_other_dtypes() -> None:
     )
     assert [r.field for r in refusals] == ["--kv-cache-dtype"]
     assert "fp8_e5m2 is not supported for DeepseekV4ForCausalLM" in refusals[0].message
+
+
+def test_nvfp4_experts_on_the_routed_trtllm_runner_hold_no_swizzled_scales() -> None:
+    """On Blackwell the overrides' flashinfer_trtllm_routed runner makes ModelOptNvFp4FusedMoEMethod set
+    `w13_blockscale_swizzled` / `w2_blockscale_swizzled` to None (0.5.23 modelopt_quant.py: TRT-LLM aliases the
+    weight scales); without EP every rank holds its experts' input scales already: SGLang adds no row."""
+    m = model("nvidia--DeepSeek-V4-Pro-NVFP4")
+    rows = engine_rules("sglang").weights_built(m, ParallelLayout(tp=8), range(m.num_layers), "B200", SGLANG)
+    assert [r.component for r in rows] == []

@@ -121,7 +121,12 @@ def _swizzled(rows: int, cols: int) -> int:
 
 
 def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
-    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100."""
+    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100, and
+    its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
+    model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
+    experts = model.quant.routed_experts
+    if model.compressed is not None and experts is not None and experts.method == "nvfp4":
+        return True
     capability = compute_capability(gpu_name)
     return model.architecture in DEEPSEEK_FAMILY and capability is not None and capability[0] == 10
 
