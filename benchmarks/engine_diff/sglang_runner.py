@@ -141,6 +141,12 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _cell_size(configurator: Any) -> int:
+    """The configurator's bytes per token of the rank: its `_cell_size`, or DeepSeek-V4's coefficient
+    (DSV4PoolConfigurator.bytes_per_full_token, a float its log prints to two decimals: its whole bytes)."""
+    return int(getattr(configurator, "_cell_size", 0) or getattr(configurator, "bytes_per_full_token", 0))
+
+
 def _moe_flags() -> None:
     """The MoE runner flags the scheduler seeds from the published arguments before it builds the model
     (0.5.23 managers/scheduler.py `initialize_moe_config`): without them every MoE layer saw the `auto` runner,
@@ -188,7 +194,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
                 swa_max_total_num_tokens=getattr(pool, "swa_max_total_num_tokens", None),
                 max_running_requests=pool.max_running_requests,
                 page_size=schedule.page_size,
-                cell_size=int(getattr(configurator, "_cell_size", 0)),
+                cell_size=_cell_size(configurator),
                 configurator=type(configurator).__name__,
                 kv_cache_dtype=str(runner.kv_cache_dtype),
                 max_mamba_cache_size=getattr(schedule, "max_mamba_cache_size", None),
