@@ -167,7 +167,20 @@ def test_sglang_reads_auto_kv_as_fp8_and_refuses_other_dtypes() -> None:
 def test_nvfp4_experts_on_the_routed_trtllm_runner_hold_no_swizzled_scales() -> None:
     """On Blackwell the overrides' flashinfer_trtllm_routed runner makes ModelOptNvFp4FusedMoEMethod set
     `w13_blockscale_swizzled` / `w2_blockscale_swizzled` to None (0.5.23 modelopt_quant.py: TRT-LLM aliases the
-    weight scales); without EP every rank holds its experts' input scales already: SGLang adds no row."""
+    weight scales); without EP every rank holds its experts' input scales already: no expert_scales row."""
     m = model("nvidia--DeepSeek-V4-Pro-NVFP4")
     rows = engine_rules("sglang").weights_built(m, ParallelLayout(tp=8), range(m.num_layers), "B200", SGLANG)
-    assert [r.component for r in rows] == []
+    # wo_a stays bf16 there: a hybrid FP8+NVFP4 config is no Fp8Config (wo_a_fp8_gemm_enabled)
+    assert [r.component for r in rows] == ["wo_a_bf16"]
+
+
+def test_wo_a_is_bf16_below_blackwell_and_the_checkpoints_fp8_on_it() -> None:
+    """DeepSeek-V4-Flash at TP 1: 43 layers × ([8192, 4096] bf16 − ([8192, 4096] fp8 + [64, 32] fp32 scales)) =
+    1,442,488,320 B, the engine's own difference on sm90 between a wo_a built bf16 (SGLANG_OPT_FP8_WO_A_GEMM
+    resolved off: 182,362,067,124 B of model) and FP8 (the flag's default read before it was resolved:
+    180,919,578,804 B); on sm100 DeepGEMM's UE8M0 scales keep the FP8 GEMM, and the book's FP8 stands."""
+    m, layout = model("deepseek-ai--DeepSeek-V4-Flash"), ParallelLayout(tp=1)
+    rules, layers = engine_rules("sglang"), range(43)
+    h100 = {r.component: r.bytes for r in rules.weights_built(m, layout, layers, "H100", SGLANG)}
+    assert h100["wo_a_bf16"] == 43 * (8192 * 4096 * 2 - (8192 * 4096 + 64 * 32 * 4)) == 1_442_488_320
+    assert "wo_a_bf16" not in {r.component for r in rules.weights_built(m, layout, layers, "B200", SGLANG)}

@@ -1,11 +1,10 @@
 """DeepSeek-V4 as SGLang builds and sizes it (models/deepseek_v4.py; docs/engines/sglang.md §6.4, §20).
 
-Weights (`with_dsv4_parts`), read at 0.5.23 and checked against its meta-built classes (engine-diff's registry
-rows of deepseek-ai/nvidia DeepSeek-V4-Flash/-Pro at TP 1 and 2):
+Weights, read at 0.5.23 and checked against its meta-built classes (engine-diff's registry rows of deepseek-ai
+DeepSeek-V4-Flash/-Pro at TP 1 and 2, sm90):
 - `wo_a` is built bf16 (`params_dtype=torch.bfloat16`, no quant config) unless `wo_a_fp8_gemm_enabled`: an
   Fp8Config with 128×128 blocks and SGLANG_OPT_FP8_WO_A_GEMM, which `serving_hook.py` turns off where DeepGEMM
-  has no UE8M0 scales (sm90 without an explicit opt-in); on sm100 it would be FP8 (not modelled: the book says
-  bf16 on every GPU);
+  has no UE8M0 scales (sm90 without an explicit opt-in): weights_built.py `_dsv4_wo_a`, a row by GPU;
 - MXFP4 routed experts (`Fp8Config.is_fp4_experts`, SGLANG_DSV4_FP4_EXPERTS) run on `flashinfer_mxfp4`, which the
   model's overrides pick on sm90/sm100/sm120 without an all-to-all backend (model_overrides/deepseek_v4.py): its
   Mxfp4FlashinferCutlassMoEMethod keeps the checkpoint's E8M0 scale, one byte per 32 (the book's MXFP4); the
@@ -20,25 +19,13 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.base import BudgetStep
-from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
-from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
-from kvtop.domain.layout import ParallelLayout, StageParts
+from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
-
-WO_A = "self_attn.wo_a"
-
-
-def with_dsv4_parts(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
-    """`parts` with DeepSeek-V4's bf16 wo_a (the module docstring)."""
-    if model.compressed is None or not CHECKED_ERAS.at(version):
-        return parts
-    return parts.model_copy(update={"unquantized": (*parts.unquantized, WO_A)})
-
 
 # The pool (`DSV4PoolConfigurator`, model_executor/pool_configurator.py; deepseek_v4_memory_pool.py; 0.5.23), on
 # CUDA without the unified ring (HIP only), HiSparse or speculative decoding, with FlashMLA's V4 row layout:
