@@ -95,6 +95,23 @@ def test_the_modules_a_child_imported_are_imported_in_the_parent_for_the_next_ch
     assert IMPORTED not in result and "colorsys" in sys.modules
 
 
+def test_a_model_class_module_stays_for_each_case_to_import_after_its_server_arguments(tmp_path: Any) -> None:
+    """SGLang 0.5.23's models/deepseek_v4.py reads SGLANG_OPT_FP8_WO_A_GEMM at import, which the server
+    arguments set False on sm90 first: warmed in the parent, the next case built wo_a FP8 (the registry's
+    DeepSeek-V4-Flash TP 1 row: 180,919,578,804 B where the case alone builds 182,362,067,124 B, bf16)."""
+    package = tmp_path / "sglang" / "srt" / "models"
+    package.mkdir(parents=True)
+    for folder in (tmp_path / "sglang", tmp_path / "sglang" / "srt", package):
+        (folder / "__init__.py").write_text("")
+    (package / "kvtop_probe_model.py").write_text("")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        warm_imports({IMPORTED: ["sglang.srt.models.kvtop_probe_model"]})
+        assert "sglang.srt.models.kvtop_probe_model" not in sys.modules
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
 def _min_over_ranks(case: dict[str, Any], rank: int) -> dict[str, Any]:
     """What an engine's pipeline stages do: each holds its own count; all_reduce(MIN) over gloo."""
     import torch

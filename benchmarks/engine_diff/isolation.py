@@ -22,16 +22,23 @@ from typing import Any
 
 CASE_TIMEOUT_S = 900  # a case that runs longer is stuck (the slowest real one takes seconds)
 IMPORTED = "_imported"  # the modules a child imported (see warm_imports)
+MODEL_PACKAGES = ("sglang.srt.models.", "vllm.model_executor.models.")  # imported by each case itself
 
 
 def warm_imports(result: dict[str, Any]) -> None:
     """Import in the parent the modules a case's child imported (its model's module, quantization
     methods, …), so that the next children do not import them again: an import is what the child
-    would do at its first use, and no case's state is involved. Removes the list from the result."""
+    would do at its first use, and no case's state is involved. Removes the list from the result.
+
+    A model class's module stays cold (MODEL_PACKAGES): some read at import an environment variable the
+    engine's server arguments resolve first (SGLang 0.5.23 models/deepseek_v4.py `_FP8_WO_A_GEMM` from
+    SGLANG_OPT_FP8_WO_A_GEMM, which serving_hook.py sets False on sm90), so a parent that imported it
+    before any case did would hand the next children the unresolved default (DeepSeek-V4's wo_a FP8 rather
+    than bf16, 1,442,488,320 B at TP 1, in whichever case came second)."""
     import importlib
 
     for name in result.pop(IMPORTED, ()):
-        if name not in sys.modules:
+        if name not in sys.modules and not name.startswith(MODEL_PACKAGES):
             try:
                 importlib.import_module(name)
             except BaseException:  # noqa: BLE001 — a module that cannot be imported alone stays lazy

@@ -143,6 +143,24 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _cell_size(configurator: Any) -> int:
+    """The configurator's bytes per token of the rank: its `_cell_size`, or DeepSeek-V4's coefficient
+    (DSV4PoolConfigurator.bytes_per_full_token, a float its log prints to two decimals: its whole bytes)."""
+    return int(getattr(configurator, "_cell_size", 0) or getattr(configurator, "bytes_per_full_token", 0))
+
+
+def _moe_flags() -> None:
+    """The MoE runner flags the scheduler seeds from the published arguments before it builds the model
+    (0.5.23 managers/scheduler.py `initialize_moe_config`): without them every MoE layer saw the `auto` runner,
+    not the one the model's overrides resolve (DeepSeek-V4's MXFP4 experts: flashinfer_mxfp4 on sm90, whose
+    Mxfp4FlashinferCutlassMoEMethod keeps E8M0 block scales where the auto runner's Fp8MoEMethod keeps fp32)."""
+    try:
+        from sglang.srt.layers.moe import initialize_moe_config
+    except ImportError:  # releases before the published bags seed them elsewhere
+        return
+    initialize_moe_config()
+
+
 def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
     from sglang.srt.configs.model_config import AttentionArch, ModelConfig
     from sglang.srt.model_executor.model_runner import ModelRunner
@@ -161,6 +179,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             FREE_BYTES["now"] = case["free_after_bytes"]
             server_args = prepare_server_args(server_argv(case))
             publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=pp_rank * tp, gpu_id=0))
+            _moe_flags()
             _install_groups(tp, pp, pp_rank, stage_groups)
             model_config = ModelConfig.from_server_args(server_args)
             model = build_model(model_config)
@@ -177,7 +196,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
                 swa_max_total_num_tokens=getattr(pool, "swa_max_total_num_tokens", None),
                 max_running_requests=pool.max_running_requests,
                 page_size=schedule.page_size,
-                cell_size=int(getattr(configurator, "_cell_size", 0)),
+                cell_size=_cell_size(configurator),
                 configurator=type(configurator).__name__,
                 kv_cache_dtype=str(runner.kv_cache_dtype),
                 max_mamba_cache_size=getattr(schedule, "max_mamba_cache_size", None),

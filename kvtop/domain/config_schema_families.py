@@ -25,9 +25,12 @@ from kvtop.domain.config_types import (
     LayerCount,
     LayerIndices,
     Layers,
+    Name,
     PerLayerFlags,
     Vocab,
 )
+
+CompressRatio = Annotated[int, Field(strict=True, ge=0, le=1024)]  # tokens per compressed entry (0: none)
 
 
 class LinearAttnConfig(ConfigSection):
@@ -157,5 +160,16 @@ class FamilyFields(ConfigSection):
     enable_bias: Flag | None = None
     do_layer_norm_before: Flag | None = None
     word_embed_proj_dim: Dim | None = None
+    # DeepSeek-V4's compressed attention: a compress ratio per layer (then per MTP layer), grouped o LoRAs,
+    # hyper-connection streams, token-id routed layers, its routed experts' stored type ("fp4": MXFP4)
+    compress_ratios: Annotated[list[CompressRatio], Field(max_length=MAX_LAYERS)] | None = None
+    o_groups: Heads | None = None
+    o_lora_rank: Dim | None = None
+    hc_mult: Dim | None = None
+    num_hash_layers: LayerCount | None = None
+    expert_dtype: Name | None = None
+    kv_source_layer_ids: LayerIndices | None = None  # layouts DeepSeek-V4's classes build that kvtop refuses
+    index_source_layer_ids: LayerIndices | None = None
+    engram_layer_ids: LayerIndices | None = None
     attn_config: DbrxAttnConfig | None = None  # DBRX
     ffn_config: DbrxFfnConfig | None = None

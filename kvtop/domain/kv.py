@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability, gpu_key
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
@@ -81,6 +81,9 @@ class KvStorage(BaseModel):
     # bytes per K and per V element where the engine stores K and V apart in block formats of its own
     # (llama.cpp's ggml types, `-ctk`/`-ctv`: q8_0 is 34 B per 32 elements); None: the KV format's
     element_bytes: tuple[float, float] | None = None
+    # bytes of one DeepSeek-V4 latent row (window or compressed entry) where the engine stores compressed attention
+    # (SGLang: FlashMLA's V4 layout, 584 B); 0: the engine has no compressed-attention pools kvtop models
+    compressed_latent_bytes: int = 0
 
 
 def resolve_kv_format(
@@ -101,6 +104,8 @@ def resolve_kv_format(
 
 def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
+    if requested == "auto" and model.compressed is not None and storage.compressed_latent_bytes:
+        return "fp8_e4m3"  # SGLang 0.5.23 arg_groups/overrides.py _deepseek_v4_kv_cache_dtype: auto → fp8_e4m3
     if requested == "auto":
         dsa = model.attention_kind is AttentionKind.DSA
         checkpoint_first = not (dsa and storage.dsa_default_before_checkpoint)
@@ -260,6 +265,9 @@ def kv_book(
 ) -> KvBook:
     """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
+    if model.compressed is not None:
+        return _compressed_book(model, layers, fmt, storage)
+
     def heads_of(layer: int) -> int:
         if model.mla is not None:
             return 1
@@ -337,3 +345,30 @@ def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: K
     conv = conv_dim // tp * (s.conv_kernel - 1) * 2
     temporal = s.num_heads // tp * s.head_dim * s.state_size * ssm_bytes
     return conv + temporal
+
+
+COMPRESSED_NOT_MODELLED = (
+    "compressed attention (DeepSeek-V4 compress_ratios: a latent per 4 or 128 tokens by layer, compressor states, "
+    "indexer keys and a sliding-window cache per layer) is not modelled for this engine"
+)
+
+
+def _compressed_book(model: ModelSpec, layers: Sequence[int], fmt: KvFormat, storage: KvStorage) -> KvBook:
+    """DeepSeek-V4's pools on one rank (one latent row a token, never split over TP): every layer keeps its window's
+    raw latents ("swa"); a layer of ratio r one compressed row per r tokens, a ratio-4 layer also an index key per 4
+    ("full": per token, the rows' share). The engine sizes them its own way (SGLang: engines/sglang/dsv4.py)."""
+    c = model.compressed
+    assert c is not None
+    row = storage.compressed_latent_bytes
+    if not row:
+        raise UnsupportedModelError(COMPRESSED_NOT_MODELLED, field="compress_ratios", source=model.source)
+    index = c.index_head_dim + c.index_head_dim // 128 * 4  # FP8 key + an fp32 scale per 128
+    compressed = [i for i in layers if c.ratios[i]]
+    per_token = sum(row / c.ratios[i] + (index / 4 if c.ratios[i] == 4 else 0) for i in compressed)
+    pools = [KvPool(name="swa", layers=len(layers), bytes_per_token=row * len(layers), bytes_per_layer_token=float(row),
+                    row_shape=(1, row), torch_dtype="uint8")]  # fmt: skip
+    if compressed:
+        pools.insert(0, KvPool(name="full", layers=len(compressed), bytes_per_token=int(per_token),
+                               bytes_per_layer_token=per_token / len(compressed), row_shape=(1, row),
+                               torch_dtype="uint8"))  # fmt: skip
+    return KvBook(kv_format=fmt, kv_heads_per_rank=1, pools=tuple(pools), target_layers=len(compressed))

@@ -65,6 +65,33 @@ class MoeSpec(BaseModel):
     # the experts are the layer's own module beside its dense MLP (Gemma-4's `layers.N.experts`, vLLM 0.33.0
     # gemma4.py), not inside it (`layers.N.mlp.experts`): a checkpoint's `layers.N.mlp*` exclusion spares only the MLP
     experts_beside_mlp: bool = False
+    # the first N MoE layers route by the token's id (a [vocab, top-k] int32 table) rather than by score, and
+    # hold no score-correction bias (DeepSeek-V4's `num_hash_layers`; SGLang 0.5.23 deepseek_v2.py `is_hash`)
+    hash_layers: int = 0
+
+
+class CompressedSpec(BaseModel):
+    """DeepSeek-V4's compressed attention (whole model, before TP): each layer attends over a sliding window of
+    raw latents and, where its compress ratio is 4 or 128, over one compressed latent per that many tokens,
+    read by a compressor (and on ratio-4 layers picked by an indexer of its own compressed keys). One latent of
+    `head_dim` (nope + rope) per entry, one KV head; q through a LoRA (`q_lora_rank`), o through `o_groups`
+    grouped LoRAs of `o_lora_rank`; `hc_mult` hyper-connection streams mixed by fp32 parameters on every layer."""
+
+    model_config = ConfigDict(frozen=True)
+    ratios: tuple[int, ...]  # per main layer: 0 (window only), 4 or 128
+    window: int
+    q_lora_rank: int
+    o_groups: int
+    o_lora_rank: int
+    hc_mult: int
+    index_head_dim: int
+    index_heads: int
+    rope_head_dim: int
+
+    def layers_at(self, ratio: int, layers: range | None = None) -> int:
+        """How many of `layers` (default: all) compress by `ratio`."""
+        span = range(len(self.ratios)) if layers is None else layers
+        return sum(1 for i in span if self.ratios[i] == ratio)
 
 
 class StateKind(str, Enum):
@@ -266,6 +293,7 @@ class ModelSpec(BaseModel):
     # the index key cache: DeepSeek's FP8 key with an fp32 scale per 128 (index_head_dim + dim/128 × 4 B), or a
     # bf16 key (MiniMax-M3's lightning indexer: MLAAttentionSpec of one head of sparse_index_dim, 2 B each)
     index_key_bf16: bool = False
+    compressed: CompressedSpec | None = None  # DeepSeek-V4's compressed attention (None: any other model)
     state: StateSpec | None = None
     mtp_layers: int = 0
     max_position_embeddings: int
@@ -347,6 +375,7 @@ class ModelSpec(BaseModel):
 
 
 __all__ = [
-    "AttentionGeometry", "AttentionKind", "BodyShape", "LayerKind", "MlaSpec", "MlpKind", "ModelSpec", "MoeSpec",
+    "AttentionGeometry", "AttentionKind", "BodyShape", "CompressedSpec", "LayerKind", "MlaSpec", "MlpKind",
+    "ModelSpec", "MoeSpec",
     "StateKind", "StateSpec", "TowerSpec", "TowerSplit", "VisionSpec",
 ]  # fmt: skip

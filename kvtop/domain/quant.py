@@ -72,6 +72,10 @@ class QuantSpec(BaseModel):
     # NVFP4 read from hf_quant_config.json's nested `quantization` section, which states no group_size (nor
     # config_groups): kvtop and vLLM take NVFP4's 16; SGLang's nested reading needs one (sglang/checks.py)
     nested_group_size_missing: bool = False
+    # the routed experts' own format where the checkpoint stores them apart from its other linear layers (a
+    # hybrid FP8 checkpoint's NVFP4 experts; DeepSeek-V4's `expert_dtype: fp4`, MXFP4): `format_of` gives it
+    # for a routed-expert module (`.mlp.experts`), the rest of the checkpoint keeps this spec's
+    routed_experts: QuantSpec | None = None
 
     @property
     def quantized(self) -> bool:
@@ -79,6 +83,8 @@ class QuantSpec(BaseModel):
 
     def format_of(self, module_names: tuple[str, ...]) -> QuantSpec | None:
         """The format a module (any of its representative names) is stored in; None: the checkpoint dtype."""
+        if self.routed_experts is not None and any(ROUTED_EXPERTS in name for name in module_names):
+            return self.routed_experts.format_of(module_names)
         if self.mixed:
             for name in module_names:
                 key = _from_layers(name)
@@ -147,6 +153,7 @@ def _spared(excluded: tuple[str, ...], name: str) -> bool:
 
 
 NO_QUANT = QuantSpec()
+ROUTED_EXPERTS = ".mlp.experts"  # the weights book's name of a layer's routed experts (not `.mlp.shared_experts`)
 
 
 # Mixtral-style MoE module names as kvtop names them (MiniMax-M3-NVFP4's quantized_layers list
@@ -231,6 +238,8 @@ def quant_from_config(
         return NO_QUANT
     if method.startswith("modelopt"):
         return _modelopt(qc, source, prefix)
+    if method == "fp8" and qc.moe_quant_algo:  # FP8 with its experts in a ModelOpt format of their own
+        return _hybrid_fp8(qc, source, prefix)
     if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
         return _unclaimed(_modelopt(qc, source, prefix, kv=False), True)
     return _by_method(qc, method, source, prefix)
@@ -300,6 +309,17 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
     raise UnsupportedModelError(
         f"quantization method {method!r} is not modelled yet", field=f"{prefix}quant_method", source=source
     )
+
+
+def _hybrid_fp8(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
+    """`quant_method: fp8` whose ModelOpt fields give the routed experts another algorithm (`moe_quant_algo` with
+    `group_size`, nvidia/DeepSeek-V4-*-NVFP4): SGLang 0.5.23 builds it as HybridFp8NvFp4Config (model_loader/
+    loader.py, configs/model_config.py `nvfp4_moe_meta`): Fp8Config's block FP8 for every linear layer, ModelOpt's
+    NVFP4 for the experts (its `ignore` list names the checkpoint's modules, which spares no expert)."""
+    fp8 = _by_method(qc, "fp8", source, prefix)
+    experts = _modelopt(ModeloptQuant(quant_algo=qc.moe_quant_algo, group_size=qc.group_size), source,
+                        f"{prefix}moe_quant_algo.", kv=False)  # fmt: skip
+    return fp8.model_copy(update={"routed_experts": experts})
 
 
 def _kv_algo(block: ModeloptQuant) -> str | None:

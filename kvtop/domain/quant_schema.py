@@ -122,6 +122,7 @@ class QuantizationConfig(ModeloptQuant):
     sparsity_config: SparsityConfig | None = None
 
     quant_method: Name | None = None
+    moe_quant_algo: Name | None = None  # a hybrid FP8 checkpoint's experts (nvidia's DeepSeek-V4 NVFP4)
     weight_block_size: tuple[Dim, Dim] | None = None
     modules_to_not_convert: ModuleList | None = None
     llm_int8_skip_modules: ModuleList | None = None  # bitsandbytes

@@ -287,11 +287,14 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
             rank.vector("shared_experts", h)
     router_fp32 = moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
+    hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
+    if hashed:
+        rank.vector("router", m.vocab_size * moe.experts_per_token, dtype_bytes=4)
     if moe.extra_norms:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:
         rank.vector("router", moe.num_routed_experts)
-    if moe.router_bias:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
+    if moe.router_bias and not hashed:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
         rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
@@ -303,7 +306,12 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
     model = rank.model
     kind = model.layer_attention[layer]
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
-        attention(rank, layer)
+        if model.compressed is not None:
+            from kvtop.domain.weight_compressed import compressed_attention  # it builds on this module
+
+            compressed_attention(rank, layer)
+        else:
+            attention(rank, layer)
         if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
             rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
     if model.has_state(layer):
@@ -321,7 +329,8 @@ LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_
 def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
-             model.indexed(layer))  # fmt: skip
+             model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
+             model.moe is not None and layer < model.moe.hash_layers)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

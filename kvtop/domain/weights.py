@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
+from kvtop.domain.weight_compressed import hyper_connection_head
 from kvtop.domain.weight_matrices import (
     ComponentSums,
     RankMatrices,
@@ -209,6 +210,8 @@ def _book_from_config(
         rank.acc.notes.update(one.acc.notes)
     if parts.final_norm and model.body.final_norm:
         rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+        if model.compressed is not None:
+            hyper_connection_head(rank)
     if parts.lm_head:
         if not (model.tie_word_embeddings and parts.embedding):  # tied: the stage's embedding is its head
             # a MIXED_PRECISION checkpoint may list its LM head; an engine may quantize it (StageParts.lm_head_quantized)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.explain import explain
@@ -133,12 +134,15 @@ def test_the_cli_says_match_with_an_estimated_input(tmp_path) -> None:
     assert "calibrated range)" in completed.stdout
 
 
-def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read() -> None:
-    """DeepSeek-V4 (`deepseek_v4`, compressed attention) is not modelled; the refused vLLM start of vllm#11230 is
-    still read: its 1,280 tokens and its refusal, exit 0, with what cannot be derived named."""
+def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read(tmp_path: Path) -> None:
+    """DeepSeek-V4's multimodal wrapper (vLLM's DeepseekV4ForConditionalGeneration) is not modelled; the refused vLLM
+    start of vllm#11230 is still read: its 1,280 tokens and its refusal, exit 0, with what cannot be derived named."""
+    v4 = json.loads((CONFIGS / "heldout/deepseek-ai--DeepSeek-V4-Flash.json").read_text())
+    wrapped = tmp_path / "config.json"
+    wrapped.write_text(json.dumps({**v4, "architectures": ["DeepseekV4ForConditionalGeneration"], "model_type": "v4_vl"}))
     completed = subprocess.run(
         [sys.executable, "-m", "kvtop", "explain", str(CASES / "vllm/vllm-11230-qwen25-72b-gptq-v064-refusal/engine.log"),
-         "--model", str(CONFIGS / "heldout/deepseek-ai--DeepSeek-V4-Flash.json"),
+         "--model", str(wrapped),
          "--json"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -147,7 +151,7 @@ def test_a_model_kvtop_does_not_model_still_gets_its_log_and_refusal_read() -> N
     assert out["verdict"] == "failed_start" and out["logged"]["token_capacity"] == 1_280
     assert out["startup_error"].startswith("The model's max seq len (8192)")
     assert out["capacity_verdict"] == "insufficient" and not out["missing"]
-    assert "DeepseekV4ForCausalLM (model_type 'deepseek_v4') is not modelled by kvtop" in out["unsolved"]
+    assert "DeepseekV4ForConditionalGeneration (model_type 'v4_vl') is not modelled by kvtop" in out["unsolved"]
     assert any("is not modelled by kvtop" in note for note in out["notes"])
 
 

@@ -60,8 +60,8 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
 # whose `compress_ratios` entry is 4 or 128 keeps one 512-wide latent per that many tokens (MLAAttentionSpec,
 # tokens_per_state 4 or 128; 584 B a row as fp8_ds_mla), a compressor state over a sliding 8 or 128 tokens
 # (SlidingWindowMLASpec, fp32) and, on ratio-4 layers, FP8 indexer keys per compressed token; every layer also a
-# sliding-window cache allocated apart (DeepseekV4SWACache). kvtop's KV book has no spec of several tokens per
-# entry, nor the page unification of these five kinds (alignment 576), so it names it rather than guess.
+# sliding-window cache allocated apart (DeepseekV4SWACache). DeepseekV4ForCausalLM has its entry (table_latent.py:
+# SGLang's pool, kv.py refusing it for an engine without one); its multimodal wrapper and V4.1 stay named here.
 DEEPSEEK_V4 = (
     "compressed attention: a latent per 4 or 128 tokens by layer (compress_ratios), compressor states, FP8 "
     "indexer keys and a separate sliding-window cache per layer (vLLM models/deepseek_v4: tokens_per_state): "
@@ -70,7 +70,6 @@ DEEPSEEK_V4 = (
 
 # Decoders whose KV layout or state no entry reads yet, with what stops it.
 NOT_MODELLED: Mapping[str, str] = {
-    "DeepseekV4ForCausalLM": DEEPSEEK_V4,
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
     "DeepseekV41ForCausalLM": DEEPSEEK_V4,
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",

@@ -115,6 +115,29 @@ class SparseIndex:
 
 
 @dataclass(frozen=True)
+class Compressed:
+    """DeepSeek-V4's compressed attention: the fields of its per-layer compress ratios (one per layer, then one per
+    MTP layer), window, q/o LoRAs, hyper-connections and indexer; `refused_fields`: layouts its classes also
+    build that no entry reads (a layer reading another's KV, engram tables), refused where a config states one."""
+
+    ratios: str = "compress_ratios"
+    window: str = "sliding_window"
+    q_lora: str = "q_lora_rank"
+    o_groups: str = "o_groups"
+    o_lora: str = "o_lora_rank"
+    hc_mult: str = "hc_mult"
+    index_dim: str = "index_head_dim"
+    index_heads: str = "index_n_heads"
+    rope: str = "qk_rope_head_dim"
+    hash_layers: str = "num_hash_layers"
+    refused_fields: tuple[tuple[str, str], ...] = (
+        ("kv_source_layer_ids", "layers reading another layer's compressed KV"),
+        ("index_source_layer_ids", "layers reading another layer's indexer"),
+        ("engram_layer_ids", "engram n-gram embedding tables"),
+    )
+
+
+@dataclass(frozen=True)
 class Architecture:
     """One `model_type` as kvtop reads it (see the module docstring)."""
 
@@ -132,6 +155,7 @@ class Architecture:
     kind_geometry: tuple[KindGeometry, ...] = ()
     latent: Latent | None = None
     sparse_index: SparseIndex | None = None
+    compressed: Compressed | None = None
     moe: Moe | None = None
     state: StateRule | None = None
     parallel_state: bool = False  # a state mixer beside attention in every attention layer (Falcon-H1)

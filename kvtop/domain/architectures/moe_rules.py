@@ -133,6 +133,7 @@ class Moe:
         0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
     )
     per_expert_scale: bool = False
+    hash_layers_field: str | None = None  # the first N layers route by token id (DeepSeek-V4 num_hash_layers)
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
@@ -162,6 +163,7 @@ class Moe:
             extra_norms=self.extra_norms,
             per_expert_scale=self.per_expert_scale,
             experts_beside_mlp=self.shared.dense_beside,
+            hash_layers=f.opt(self.hash_layers_field) if self.hash_layers_field else 0,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtop.domain.architectures.description import (
     Architecture,
+    Compressed,
     KindGeometry,
     Latent,
     ParallelNorms,
@@ -18,9 +19,11 @@ from kvtop.domain.architectures.description import (
 )
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import (
     AttentionGeometry,
     AttentionKind,
+    CompressedSpec,
     LayerKind,
     MlaSpec,
     MlpKind,
@@ -29,6 +32,7 @@ from kvtop.domain.model import (
 )
 from kvtop.domain.quant import QuantSpec
 
+COMPRESS_RATIOS = (0, 4, 128)  # DeepSeek-V4's (SGLang 0.5.23 also asserts 1 and 2, which no checkpoint uses)
 VISION_NOT_MODELLED = (
     "vision tower weights (not in the weights book; SGLang's VLM fraction and reserve apply where it serves "
     "the model as multimodal)"
@@ -148,6 +152,8 @@ def read_architecture(
         _latent(f, arch, facts)
     if arch.sparse_index is not None:
         _sparse_index(f, arch.sparse_index, facts)
+    if arch.compressed is not None:
+        _compressed(f, arch.compressed, facts)
     if arch.moe is not None and arch.moe.present(f):
         if mlp is None:
             facts["layer_mlp"] = arch.moe.placement.kinds(f, layers)
@@ -313,6 +319,35 @@ def _sparse_index(f: Fields, rule: SparseIndex, facts: dict[str, Any]) -> None:
     facts["dsa_index_heads"] = facts["num_kv_heads"]  # index_q heads equal the KV heads (vLLM asserts it)
     facts["dsa_indexed"] = flags
     facts["index_key_bf16"] = True
+
+
+def _compressed(f: Fields, rule: Compressed, facts: dict[str, Any]) -> None:
+    """DeepSeek-V4: a compress ratio per layer (0: the sliding window only, read as a sliding layer; 4 or 128: a
+    compressed latent per that many tokens beside it, read as full), the LoRAs, hyper-connections and indexer; the
+    routed experts MXFP4 where the config says `expert_dtype: fp4` (its checkpoint's experts: 4-bit, one E8M0
+    scale per 32) and the quantization config gives them no format of its own."""
+    for field, what in rule.refused_fields:
+        if f.get(field):
+            raise UnsupportedModelError(f"{field} ({what}) is not modelled", field=f.prefix + field, source=f.source)
+    layers = facts["num_layers"]
+    ratios = tuple(f.get(rule.ratios) or ())
+    if len(ratios) < layers:
+        raise f.error(rule.ratios, f"must give a compress ratio for each of the {layers} layers, not {len(ratios)}")
+    if any(r not in COMPRESS_RATIOS for r in ratios[:layers]):
+        raise f.error(rule.ratios, f"ratios other than {COMPRESS_RATIOS} are not modelled")
+    facts["compressed"] = CompressedSpec(
+        ratios=ratios[:layers], window=f.need(rule.window), q_lora_rank=f.need(rule.q_lora),
+        o_groups=f.need(rule.o_groups), o_lora_rank=f.need(rule.o_lora), hc_mult=f.need(rule.hc_mult),
+        index_head_dim=f.need(rule.index_dim), index_heads=f.need(rule.index_heads), rope_head_dim=f.need(rule.rope),
+    )  # fmt: skip
+    facts["layer_attention"] = tuple(LayerKind.FULL if r else LayerKind.SLIDING for r in ratios[:layers])
+    facts["sliding_window"] = facts["compressed"].window
+    facts.pop("config_sliding_window", None)
+    quant: QuantSpec = facts["quant"]
+    if f.get("expert_dtype") == "fp4" and quant.routed_experts is None:
+        mxfp4 = QuantSpec(method="mxfp4", weight_bits=4, group_size=32, scale_bytes=1, scheme="mxfp4",
+                          source=f"{f.source} expert_dtype")  # fmt: skip
+        facts["quant"] = quant.model_copy(update={"routed_experts": mxfp4})
 
 
 def _indexed_layers(f: Fields, latent: Latent, layers: int) -> tuple[bool, ...]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Latent
+from kvtop.domain.architectures.description import Architecture, Compressed, Latent
 from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared
 
 A = Architecture
@@ -20,6 +20,17 @@ DEEPSEEK_V2_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_ex
 GLM_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
               router_bias=True, router_fp32=True)  # fmt: skip
 MTP = ("num_nextn_predict_layers",)
+# DeepSeek-V4: every layer MoE (no dense layer), the first `num_hash_layers` routed by token id (no score bias)
+DEEPSEEK_V4_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), router_bias=True,
+                      hash_layers_field="num_hash_layers")  # fmt: skip
+# SGLang 0.5.23's own config class (configs/deepseek_v4.py DeepSeekV4Config, which it loads the config with): the
+# defaults kvtop may read from it (every shape field must be in the file)
+DEEPSEEK_V4_SOURCE = "SGLang 0.5.23 srt/configs/deepseek_v4.py DeepSeekV4Config, srt/models/deepseek_v4.py"
+DEEPSEEK_V4_DEFAULTS: d.Defaults = {
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+    "n_shared_experts": 1,
+}
 
 
 def deepseek(
@@ -68,6 +79,19 @@ LATENT: tuple[Architecture, ...] = (
         m.GLM4_MOE_LITE,
         "Glm4MoeLiteForCausalLM",
         moe=GLM_MOE,
+    ),
+    # DeepSeek-V4: compressed attention (one 512-wide latent per 1, 4 or 128 tokens by layer: `Compressed`),
+    # hyper-connections, DeepSeek's experts with token-id routed first layers, MTP
+    A(
+        "deepseek_v4",
+        "DeepSeekV4Config",
+        DEEPSEEK_V4_SOURCE,
+        DEEPSEEK_V4_DEFAULTS,
+        ("DeepseekV4ForCausalLM",),
+        compressed=Compressed(),
+        moe=DEEPSEEK_V4_MOE,
+        mtp_fields=MTP,
+        embedding_whole_under_dp_attention=True,
     ),
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),

@@ -20,6 +20,7 @@ from kvtop.domain.engines.base import (
 )
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
+from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
     auto_mem_fraction_static,
@@ -42,6 +43,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
 from kvtop.domain.wording import GIB, MIB
 
@@ -130,7 +132,7 @@ class SglangBudget:
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
         tokens, swa_tokens, cell, pool_bytes = self._pools(
-            m, s, kv, budget, page, swa_off, inputs.version, steps, notes
+            m, s, lay, kv, budget, page, swa_off, inputs.version, steps, notes
         )
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
             tokens = s.max_total_tokens // page * page
@@ -142,8 +144,9 @@ class SglangBudget:
             tokens = swa_tokens = 0
             pool_bytes = 0
         slots_per_request = mamba_ratio(m, s, inputs.version)[0] if state_slots else 1
+        asked = s.max_running_requests or (DEFAULT_MAX_REQUESTS if m.compressed is not None else None)  # dsv4.py
         requests = self._max_requests(
-            tokens, inputs.context_length, s.max_running_requests, lay.attn_dp, state_slots, slots_per_request
+            tokens, inputs.context_length, asked, lay.attn_dp, state_slots, slots_per_request
         )
         req_to_token = (requests + 1) * (inputs.context_length + 4) * 4 if fits else 0
         state_bytes = (state_slots + 1) * state if state_slots else 0
@@ -185,6 +188,7 @@ class SglangBudget:
         self,
         m: ModelSpec,
         s: LaunchSettings,
+        layout: ParallelLayout,
         kv: KvBook,
         budget: int,
         page: int,
@@ -193,6 +197,8 @@ class SglangBudget:
         steps: list[BudgetStep],
         notes: list[str],
     ) -> tuple[int, int | None, int, int]:
+        if m.compressed is not None:  # DeepSeek-V4's pool configurator (dsv4.py)
+            return dsv4_pools(m, s, layout, kv, budget, page, steps)
         swa_pool = kv.pool("swa")
         hybrid = swa_pool is not None and swa_off is None
         if swa_pool is not None and not hybrid:

@@ -34,6 +34,13 @@ MODELOPT_FP4_MIN_CAPABILITY_ERAS: Eras[int] = Eras((
 _FIXED_MINIMUM = {("fp8", "fp8"): ("fp8", 80), ("mxfp4", "mxfp4"): ("mxfp4", 80)}
 
 
+BLACKWELL = 100
+DSV4_NVFP4_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.5.23"),
+    Era("0.5.23", True, "model_overrides/deepseek_v4.py: flashinfer_trtllm_routed for a hybrid FP8+NVFP4 checkpoint"),
+))  # fmt: skip
+
+
 def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[str, int] | None:
     """(SGLang's quantization method, its minimum compute capability) for this checkpoint, where known."""
     if quant.scheme == "modelopt" and quant.method == "fp8":
@@ -92,6 +99,30 @@ def check_launch(inputs: EngineInputs) -> None:
     _check_hybrid_swa_layers(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
+    _check_dsv4_nvfp4_experts(inputs)
+
+
+def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:
+    """A DeepSeek-V4 checkpoint with NVFP4 experts (hybrid FP8 + NVFP4) below Blackwell: the model's overrides
+    pick the flashinfer_trtllm_routed MoE runner for it (0.5.23 model_overrides/deepseek_v4.py), and
+    ModelOptNvFp4FusedMoEMethod refuses any runner but auto or marlin off Blackwell (modelopt_quant.py); read
+    at 0.5.23 (engine-diff's nvidia DeepSeek-V4 NVFP4 rows on sm90: the engine refuses)."""
+    experts, capability = inputs.model.quant.routed_experts, gpu_capability(inputs.gpu_name)
+    if (
+        inputs.model.compressed is None
+        or experts is None
+        or experts.method != "nvfp4"
+        or capability is None
+        or capability >= BLACKWELL
+        or not DSV4_NVFP4_REFUSED_ERAS.at(inputs.version)
+    ):
+        return
+    raise InputError(
+        f"SGLang {inputs.version.label} refuses DeepSeek-V4's NVFP4 experts on {inputs.gpu_name} ('Current platform "
+        "does not support NVFP4 quantization with the selected MoE backend. Please use Blackwell and above, or use "
+        "moe_runner_backend=marlin on SM80+.': its overrides pick flashinfer_trtllm_routed for them)",
+        field="--gpu",
+    )
 
 
 def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:

@@ -3,7 +3,7 @@
 
 k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
 (`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py, read at 0.5.23): DeepseekV2/V3/V32 (attn_mqa and
-attn_mha, deepseek_v2.py), MiniMaxM2, Llama and NemotronH (its attention layers, nemotron_h.py) pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
+attn_mha, deepseek_v2.py), DeepseekV4 (attn_mqa, deepseek_v4.py), MiniMaxM2, Llama and NemotronH (its attention layers, nemotron_h.py) pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
 Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config
 too (a null kv_cache_quant_algo reads "auto"), ModelOpt's FP8 config only with a kv_cache_quant_algo
 (modelopt_quant.py `from_config`). Checked against the classes built on meta (docs/fidelity.md, reading A9 before
@@ -29,7 +29,7 @@ KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV3
              "Gemma4ForCausalLM": 1, "Gemma4ForConditionalGeneration": 1,
              "Qwen3_5ForCausalLM": 1, "Qwen3_5MoeForCausalLM": 1, "Qwen3_5ForConditionalGeneration": 1,
              "Qwen3_5MoeForConditionalGeneration": 1,
-             "NemotronHForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
+             "NemotronHForCausalLM": 1, "DeepseekV4ForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
 
 
 def _kv_method(quant: QuantSpec) -> bool:

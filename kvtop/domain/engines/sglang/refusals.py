@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions
@@ -66,8 +67,26 @@ def dsa_kv_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
+DSV4_KV_DTYPES = ("auto", "fp8_e4m3", "bfloat16", "bf16")  # what _deepseek_v4_kv_cache_dtype lets through (0.5.23)
+
+
+def dsv4_kv_refusal(ledger: Ledger) -> Refusal | None:
+    """DeepSeek-V4's KV dtype SGLang asserts against (arg_groups/overrides.py `_deepseek_v4_kv_cache_dtype`, 0.5.23:
+    auto becomes fp8_e4m3; anything but fp8_e4m3 or bfloat16 is "not supported")."""
+    dtype = ledger.settings.kv_cache_dtype
+    if ledger.model.compressed is None or dtype in DSV4_KV_DTYPES or not CHECKED_ERAS.at(ledger.version):
+        return None
+    return Refusal(
+        field="--kv-cache-dtype",
+        message=f"SGLang {ledger.version.label} refuses --kv-cache-dtype {dtype} for {ledger.model.architecture} "
+        f"('{dtype} is not supported for DeepseekV4ForCausalLM'); use fp8_e4m3 or bfloat16",
+        source="srt/arg_groups/overrides.py _deepseek_v4_kv_cache_dtype",
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger)]
+    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
+             dsv4_kv_refusal(ledger)]
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -65,7 +65,8 @@ def built_rows(
     if not CHECKED_ERAS.at(version):
         return ()
     rows = (_fused_shared(model, layout, layers, gpu_name), _nvfp4_experts(model, layout, layers, gpu_name),
-            _wna16_act_order(model, layout, layers, gpu_name), gptq_marlin_row(model, layout, layers))  # fmt: skip
+            _wna16_act_order(model, layout, layers, gpu_name), gptq_marlin_row(model, layout, layers),
+            _dsv4_wo_a(model, layout, layers, gpu_name))  # fmt: skip
     return tuple(row for row in rows if row is not None)
 
 
@@ -136,7 +137,12 @@ def _swizzled(rows: int, cols: int) -> int:
 
 
 def _trtllm_moe(model: ModelSpec, gpu_name: str | None) -> bool:
-    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100."""
+    """SGLang's own MoE runner pick: FlashInfer TRT-LLM (no swizzled copies) for the DeepSeek family on SM100, and
+    its routed variant for DeepSeek-V4's hybrid FP8+NVFP4 checkpoints on any GPU (0.5.23
+    model_overrides/deepseek_v4.py; refused below Blackwell: checks.py)."""
+    experts = model.quant.routed_experts
+    if model.compressed is not None and experts is not None and experts.method == "nvfp4":
+        return True
     capability = compute_capability(gpu_name)
     return model.architecture in DEEPSEEK_FAMILY and capability is not None and capability[0] == 10
 
@@ -189,3 +195,36 @@ def _wna16_act_order(model: ModelSpec, layout: ParallelLayout, layers: range, gp
     return _row("wna16_act_order", nbytes, (
         "SGLang's Triton WNA16 MoE on SM100 keeps each local expert's act-order indices, w13/w2 g_idx and sort "
         "indices in int32 (compressed_tensors_wNa16_moe.py; Marlin empties them after loading)"))  # fmt: skip
+
+
+# DeepSeek-V4's FP8 wo_a GEMM (deepseek_v4.py wo_a_fp8_gemm_enabled): DeepGEMM with UE8M0 scales, on the GPUs of
+# deep_gemm_wrapper/configurer.py DEEPGEMM_SCALE_UE8M0 (sm100 family, sm120/121); serving_hook.py turns it off
+# elsewhere unless SGLANG_OPT_FP8_WO_A_GEMM is set explicitly
+FP8_WO_A_GPUS = ((10, None), (12, 0), (12, 1))
+
+
+def _fp8_wo_a(model: ModelSpec, gpu_name: str | None) -> bool:
+    """Whether SGLang runs DeepSeek-V4's wo_a in FP8: an Fp8Config (not the hybrid FP8+NVFP4 one) of 128 × 128
+    blocks, on a GPU of FP8_WO_A_GPUS."""
+    quant, capability = model.quant, compute_capability(gpu_name)
+    hybrid = quant.routed_experts is not None and quant.routed_experts.method == "nvfp4"
+    if quant.scheme != "fp8" or quant.block != (128, 128) or hybrid or capability is None:
+        return False
+    return any(capability[0] == major and minor in (None, capability[1]) for major, minor in FP8_WO_A_GPUS)
+
+
+def _dsv4_wo_a(model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None) -> WeightRow | None:
+    """DeepSeek-V4's wo_a, which the book counts as the checkpoint stores it, built bf16 (`params_dtype` bf16, no
+    quant config) unless the FP8 wo_a GEMM runs: an Fp8Config of 128 × 128 blocks on an FP8_WO_A_GPUS GPU (a
+    hybrid FP8+NVFP4 config is no Fp8Config: bf16 everywhere)."""
+    c = model.compressed
+    if c is None or _fp8_wo_a(model, gpu_name):
+        return None
+    rows, cols = c.o_groups * c.o_lora_rank, model.num_attention_heads * model.head_dim // c.o_groups
+    nbytes = 0.0
+    for layer in layers:
+        fmt = model.quant.format_of((f"model.layers.{layer}.self_attn.wo_a",))
+        if fmt is not None:
+            nbytes += (rows * cols * model.dtype_bytes - fmt.matrix_bytes(rows, cols, model.dtype_bytes)) / layout.attn_tp
+    return _row("wo_a_bf16", round(nbytes), "SGLang builds DeepSeek-V4's wo_a bf16 off its FP8 wo_a GEMM (sm100, "
+                "sm120): the checkpoint's FP8 dequantized at load (models/deepseek_v4.py)")

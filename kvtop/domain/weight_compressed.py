@@ -1,0 +1,79 @@
+"""DeepSeek-V4's weights beyond the generic book: its compressed attention layer and its hyper-connections.
+
+As SGLang 0.5.23 builds them (models/deepseek_v4.py `MqaAttentionBase`, `Compressor`, `Indexer`,
+`make_hc_mixing_params`, `make_hc_head_params`), checked against its meta-built parameters (benchmarks/
+engine_diff `registry_sweep.py --params`, docs/engines/architectures.md):
+
+- q and the one KV head's latent from one replicated projection (`wqkv_a`, hidden → q_lora + head_dim, fused by
+  SGLANG_OPT_FUSE_WQA_WKV's default), q up through `wq_b` (column-parallel), o through `o_groups` grouped LoRAs
+  (`wo_a` column-parallel, heads × head_dim ÷ groups → groups × o_lora; `wo_b` row-parallel back to hidden),
+  RMSNorms on q_lora and head_dim, an fp32 sink per head (whole on every rank);
+- on a layer of ratio 4 or 128, a compressor: an fp32 position bias `ape` [ratio, coff × head_dim], a bf16 gate and
+  KV projection `wkv_gate` [2 × coff × head_dim, hidden] (replicated, unquantized) and an fp32 norm of head_dim;
+  coff is 2 on ratio-4 layers (their windows overlap), 1 on ratio-128 ones;
+- on a ratio-4 layer, an indexer: `wq_b` (q_lora → index heads × index_head_dim, replicated, quantized), a bf16
+  `weights_proj` (hidden → index heads) and its own ratio-4 compressor of index_head_dim;
+- every layer's two hyper-connection mixers (attention, MoE): fp32 `fn` [(2 + hc) × hc, hc × hidden], `base`
+  [(2 + hc) × hc] and `scale` [3]; the model's head mixer `fn` [hc, hc × hidden], `base` [hc], `scale` [1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvtop.domain.weight_matrices import RankMatrices
+
+FP32 = 4
+HC_SCALES = 3  # each mixer's pre, post and combination scales
+
+
+def _overlap(ratio: int) -> int:
+    """The compressor's windows per compressed entry: ratio-4 layers overlap two (`Compressor.overlap`)."""
+    return 2 if ratio == 4 else 1
+
+
+def _compressor(
+    rank: RankMatrices, ratio: int, width: int, named: Callable[[str], tuple[str, ...]], at: str
+) -> None:
+    coff = _overlap(ratio)
+    rank.vector("attention", ratio * coff * width, dtype_bytes=FP32)  # ape
+    rank.matrix(
+        "attention", 2 * coff * width, rank.model.hidden_size, 1, named(f"{at}.wkv_gate"), quantizable=False
+    )
+    rank.vector("norms", width, dtype_bytes=FP32)
+
+
+def compressed_attention(rank: RankMatrices, layer: int) -> None:
+    """One DeepSeek-V4 attention layer on one rank (the module docstring), its hyper-connection mixers with it."""
+    m, tp, h = rank.model, rank.layout.attn_tp, rank.model.hidden_size
+    c = m.compressed
+    assert c is not None
+    heads, hd = m.num_attention_heads, m.head_dim
+    at = f"model.layers.{layer}.self_attn"
+
+    def named(module: str) -> tuple[str, ...]:
+        return (f"{at}.{module}", at)
+
+    rank.vector("attention", heads, dtype_bytes=FP32)  # attn_sink
+    rank.matrix("attention", c.q_lora_rank + hd, h, 1, named("wqkv_a"))
+    rank.vector("norms", c.q_lora_rank + hd)  # q_norm, kv_norm
+    rank.matrix("attention", heads * hd, c.q_lora_rank, tp, named("wq_b"))
+    rank.matrix("attention", c.o_groups * c.o_lora_rank, heads * hd // c.o_groups, tp, named("wo_a"))
+    rank.matrix("attention", h, c.o_groups * c.o_lora_rank, tp, named("wo_b"), row_scale_shards=1)
+    ratio = c.ratios[layer]
+    if ratio:
+        _compressor(rank, ratio, hd, named, "compressor")
+    if ratio == 4:
+        rank.matrix("attention", c.index_heads * c.index_head_dim, c.q_lora_rank, 1, named("indexer.wq_b"))
+        rank.matrix("attention", c.index_heads, h, 1, named("indexer.weights_proj"), quantizable=False)
+        _compressor(rank, 4, c.index_head_dim, named, "indexer.compressor")
+    mix = (2 + c.hc_mult) * c.hc_mult
+    rank.vector("norms", 2 * (mix * c.hc_mult * h + mix + HC_SCALES), dtype_bytes=FP32)  # hc_attn_*, hc_ffn_*
+    rank.acc.notes["norms"] = "with the hyper-connections' fp32 mixers (DeepSeek-V4 hc_mult streams)"
+
+
+def hyper_connection_head(rank: RankMatrices) -> None:
+    """The model's last mixer of the `hc_mult` streams into one (hc_head_fn, base, scale: fp32, whole)."""
+    c = rank.model.compressed
+    assert c is not None
+    rank.vector("norms", c.hc_mult * c.hc_mult * rank.model.hidden_size + c.hc_mult + 1, dtype_bytes=FP32)
