@@ -66,6 +66,12 @@ class MoeSpec(BaseModel):
     # gemma4.py), not inside it (`layers.N.mlp.experts`): a checkpoint's `layers.N.mlp*` exclusion spares only the MLP
     experts_beside_mlp: bool = False
 
+    def expert_names(self, layer: int) -> tuple[str, str]:
+        """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
+        down_proj): inside the MLP, or the layer's own module beside it (`experts_beside_mlp`)."""
+        at = f"model.layers.{layer}" + ("" if self.experts_beside_mlp else ".mlp")
+        return at + ".experts", at + ".experts.0.down_proj"
+
 
 class StateKind(str, Enum):
     """Which recurrent mixer a state layer runs: its weights differ; its state is read from `StateSpec`."""

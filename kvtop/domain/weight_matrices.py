@@ -255,8 +255,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    at = f"model.layers.{layer}" if moe.experts_beside_mlp else prefix  # where the class names its experts
-    experts = (at + ".experts", at + ".experts.0.down_proj")
+    experts = moe.expert_names(layer)  # where the class names its experts
     for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
         rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
                     tensors=local, experts=True)  # fmt: skip

@@ -21,6 +21,7 @@ from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.sglang.weights_built import built_rows
+from kvtop.domain.engines.sglang.weights_classes import class_rows
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
@@ -93,8 +94,9 @@ class SglangRules(SglangBudget, EngineBase):
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
-        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py)."""
-        return built_rows(model, layout, layers, gpu_name, version)
+        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py); one class's
+        unused norms and fp32 head (weights_classes.py)."""
+        return built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

@@ -1,0 +1,68 @@
+"""Parameters one SGLang class builds beside the checkpoint's tensors, or wider than it stores them
+(docs/engines/sglang.md §20).
+
+FalconH1ForCausalLM (models/falcon_h1.py, read at 0.5.23; checked on the meta build, docs/fidelity_registry.md's
+held-out `tiiuae--Falcon-H1-0.5B`):
+- each decoder layer builds `q_norm` and `k_norm`, RMSNorm(head_dim) in the model dtype, that the checkpoint has
+  no tensor for and the forward never calls (vLLM's class has none);
+- `self.lm_head = self.lm_head.float()` after building the head: the head (or, tied, the embedding it is) is
+  held in fp32, 4 B a parameter, where the book counts the model dtype. A head the checkpoint's quant config
+  claims is left to the book (no such checkpoint checked).
+Earlier releases are not checked, so the book's count stands for them (`CHECKED_ERAS`).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.sglang.lm_head import quantizes_head
+from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS, SCALE_FP32
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import LayerKind, ModelSpec, vocab_parallel_rows
+from kvtop.domain.weights import WeightRow
+
+UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
+FP32_HEAD = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1ForCausalLM.__init__: lm_head.float()
+ATTENTION_KINDS = (LayerKind.FULL, LayerKind.SLIDING)
+
+
+def class_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """The rows `model`'s class adds to the book on one rank of the stage holding `layers`."""
+    if not CHECKED_ERAS.at(version):
+        return ()
+    rows = (_unused_qk_norms(model, layers), _fp32_head(model, layout, layers, version))
+    return tuple(row for row in rows if row is not None)
+
+
+def _unused_qk_norms(model: ModelSpec, layers: range) -> WeightRow | None:
+    """q_norm and k_norm (head_dim each, whole on every rank) on each attention layer of the stage."""
+    if model.architecture not in UNUSED_QK_NORMS or model.qk_norm:
+        return None
+    attention = sum(1 for layer in layers if model.layer_attention[layer] in ATTENTION_KINDS)
+    params = attention * 2 * model.head_dim
+    if not params:
+        return None
+    return WeightRow(component="unused_qk_norms", params=params, bytes=params * model.dtype_bytes, shards=1,
+                     bytes_per_param=float(model.dtype_bytes),
+                     note="SGLang's class builds q_norm and k_norm the checkpoint does not hold (falcon_h1.py)")  # fmt: skip
+
+
+def _fp32_head(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> WeightRow | None:
+    """The LM head's rows on this rank at fp32 less the book's model-dtype count of them (the last stage)."""
+    if (
+        model.architecture not in FP32_HEAD
+        or layers.stop != model.num_layers
+        or model.dtype_bytes >= SCALE_FP32
+    ):
+        return None
+    if quantizes_head(model, version) or (
+        model.quant.mixed and model.quant.format_of(("lm_head",)) is not None
+    ):
+        return None
+    params = vocab_parallel_rows(model.vocab_size, layout.tp) * (model.embedding_size or model.hidden_size)
+    more = params * (SCALE_FP32 - model.dtype_bytes)
+    return WeightRow(component="fp32_lm_head", params=0, bytes=more, shards=layout.tp, bytes_per_param=0.0,
+                     note="SGLang holds this class's LM head in fp32 (falcon_h1.py lm_head.float())")  # fmt: skip
