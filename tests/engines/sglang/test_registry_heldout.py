@@ -57,7 +57,7 @@ def _built(config: str, tp: int) -> dict[str, int]:
     return {row.component: row.bytes for row in rows}
 
 
-@pytest.mark.parametrize("config", [FALCON, GEMMA4])
+@pytest.mark.parametrize("config", [FALCON, GEMMA4, QWEN36])
 @pytest.mark.parametrize("tp", [1, 2])
 def test_rank_weights_and_cell_are_the_engines(config: str, tp: int) -> None:
     """The rank's parameter bytes (every top-level child: language model, head, tower) and the cell."""
@@ -91,3 +91,31 @@ def test_gemma4_experts_beside_the_mlp_hold_swizzled_block_scales() -> None:
     at TP 1 (every expert local)."""
     assert _built(GEMMA4, 1) == {"expert_scales": 30 * 128 * (1_408 * 176 + 2_816 * 44) * FP8}
     assert 30 * 128 * (1_408 * 176 + 2_816 * 44) == 951_582_720 + 475_791_360
+
+
+def test_qwen36_mixed_checkpoint_kv_is_the_quant_files_fp8() -> None:
+    """Qwen3.6-35B-A3B-NVFP4: config.json's MIXED_PRECISION block names no KV algorithm, hf_quant_config.json says
+    FP8. SGLang 0.5.23's cell is 10,240 B at TP 1 (the sweep's `_cell_size`): 10 full-attention layers × 2 KV
+    heads × 256 × (K, V) × 1 B, FP8; bf16 would be twice that. vLLM 0.33.0 reads config.json only (bf16)."""
+    model = _model(QWEN36)
+    assert model.quant.kv_cache_quant_algo is None and model.quant.quant_file_kv_cache_quant_algo == "FP8"
+    assert _row(QWEN36, 1)["cell_size"] == 10 * 2 * 256 * 2 * FP8 == 10_240
+    settings = LaunchSettings(engine="sglang")
+    sglang = engine_rules("sglang").kv_storage_for(model, settings, AT_0_5_23)
+    assert resolve_kv_format("auto", model, sglang, gpu_name="H100") == "fp8_e4m3"
+    before = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
+    older = engine_rules("sglang").kv_storage_for(model, settings, before)
+    assert resolve_kv_format("auto", model, older, gpu_name="H100") == "bf16"
+    vllm = engine_rules("vllm").kv_storage_for(model, LaunchSettings(engine="vllm"), ResolvedVersion(
+        text="0.33.0", source=VersionSource.FLAG))  # fmt: skip
+    assert resolve_kv_format("auto", model, vllm, gpu_name="H100") == "bf16"
+
+
+def test_a_mixed_block_stating_its_kv_keeps_it() -> None:
+    """`modelopt_mixed_config_incomplete` is false where config.json's block names its KV (here kv_cache_scheme
+    8-bit float): SGLang reads that block, and the file's algorithm is not read."""
+    block = _json(f"{QWEN36}.json")["quantization_config"]
+    beside = _json(f"{QWEN36}.hf_quant_config.json")
+    stated = quant_from_config({**block, "kv_cache_scheme": {"num_bits": 8, "type": "float"}}, beside)
+    assert stated.kv_cache_quant_algo == "FP8" and stated.quant_file_kv_cache_quant_algo is None
+    assert quant_from_config(block, None).quant_file_kv_cache_quant_algo is None  # no file beside

@@ -17,6 +17,7 @@ from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.sglang.kv_checkpoint import reads_mixed_quant_file_kv
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
@@ -63,8 +64,11 @@ class SglangRules(SglangBudget, EngineBase):
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
         """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent;
-        §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py)."""
+        §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py); a
+        MIXED_PRECISION checkpoint's KV algorithm may come from hf_quant_config.json (kv_checkpoint.py)."""
         storage = self.kv_storage
+        if reads_mixed_quant_file_kv(version):  # §10: a MIXED_PRECISION block without KV → hf_quant_config.json's
+            storage = storage.model_copy(update={"reads_mixed_quant_file_kv": True})
         gpus = raw_fp8_dsa_gpus(settings, version)
         if gpus:
             storage = storage.model_copy(update={"raw_fp8_dsa_gpus": gpus})
