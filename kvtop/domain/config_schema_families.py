@@ -25,6 +25,7 @@ from kvtop.domain.config_types import (
     LayerCount,
     LayerIndices,
     Layers,
+    Name,
     PerLayerFlags,
     Vocab,
 )
@@ -120,6 +121,7 @@ class FamilyFields(ConfigSection):
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
     dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers
+    mlp_layer_types: Annotated[list[Name], Field(max_length=MAX_LAYERS)] | None = None  # Command-A MoE: sparse/dense
     top_k_experts: Experts | None = None  # Gemma-4
     expert_intermediate_size: Intermediate | None = None  # Gemma-4's alternative name
     moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width

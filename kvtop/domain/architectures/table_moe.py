@@ -20,7 +20,15 @@ from kvtop.domain.architectures.layer_rules import (
     PerLayerFlags,
     Qwen2Window,
 )
-from kvtop.domain.architectures.moe_rules import FirstDense, IndexRange, Interleaved, Moe, Shared, SparseStep
+from kvtop.domain.architectures.moe_rules import (
+    FirstDense,
+    IndexRange,
+    Interleaved,
+    Moe,
+    Shared,
+    SparseOnly,
+    SparseStep,
+)
 from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
@@ -133,6 +141,13 @@ MOE: tuple[Architecture, ...] = (
       layers=EveryNthFull(), attention=QK_NORM,
       moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
               router_bias=True), mtp_fields=MTP),
+    # Command-A MoE: Cohere-2's attention (3 sliding then 1 full) and one LayerNorm for the parallel block; experts
+    # as wide as intermediate_size, num_shared_experts of them in one shared MLP (vLLM 0.33.0 and SGLang 0.5.23
+    # models/cohere2_moe.py: input_layernorm only, a ReplicatedLinear gate)
+    A("cohere2_moe", "Cohere2MoeConfig", tf("cohere2_moe"), m.COHERE2_MOE, ("Cohere2MoeForCausalLM",),
+      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", shared=Shared(count_field="num_shared_experts"),
+              placement=SparseOnly())),
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
     # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP
     A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,
