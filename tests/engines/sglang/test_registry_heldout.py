@@ -78,10 +78,16 @@ def test_falcon_h1_builds_unused_qk_norms_and_an_fp32_head() -> None:
     assert _built(FALCON, 2) == {"unused_qk_norms": 2 * 4_608, "fp32_lm_head": 67_239_936 - 67_239_936 // 2}
 
 
-def test_falcon_h1_head_is_the_books_before_0_5_23() -> None:
+def test_falcon_h1_rule_holds_from_the_release_read() -> None:
+    """falcon_h1.py of the 0.5.6.post2 wheel builds the same q_norm / k_norm and calls lm_head.float(); releases
+    before it are not read, so the book stands there."""
     model = _model(FALCON)
-    before = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
-    assert engine_rules("sglang").weights_built(model, ParallelLayout(), range(36), "H100", before) == ()
+    rules = engine_rules("sglang")
+    read = ResolvedVersion(text="0.5.6.post2", source=VersionSource.FLAG)
+    built = {row.component for row in rules.weights_built(model, ParallelLayout(), range(36), "H100", read)}
+    assert built == {"unused_qk_norms", "fp32_lm_head"}
+    before = ResolvedVersion(text="0.5.5", source=VersionSource.FLAG)
+    assert rules.weights_built(model, ParallelLayout(), range(36), "H100", before) == ()
 
 
 def test_gemma4_experts_beside_the_mlp_hold_swizzled_block_scales() -> None:

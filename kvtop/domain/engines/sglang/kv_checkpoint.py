@@ -6,7 +6,8 @@ layers (`modelopt_mixed`) whose config.json block names no KV algorithm (no kv_c
 kv_cache_scheme) or no quantized_layers, 0.5.23 builds the quant config from hf_quant_config.json instead
 (model_loader/weight_utils.py `get_quant_config`, `modelopt_mixed_config_incomplete`), so that file's
 `kv_cache_quant_algo` counts (Qwen3.6-35B-A3B-NVFP4: FP8, a 10,240 B cell at TP 1 in the meta build, where vLLM
-0.33.0 reads config.json's block only and keeps bf16). Earlier releases are not checked: config.json's block only.
+0.33.0 reads config.json's block only and keeps bf16). 0.5.6.post2 has no `modelopt_mixed` method at all (read in
+its wheel); the releases between are not read: config.json's block only.
 """
 
 from __future__ import annotations

@@ -1,21 +1,21 @@
 """Parameters one SGLang class builds beside the checkpoint's tensors, or wider than it stores them
 (docs/engines/sglang.md §20).
 
-FalconH1ForCausalLM (models/falcon_h1.py, read at 0.5.23; checked on the meta build, docs/fidelity_registry.md's
-held-out `tiiuae--Falcon-H1-0.5B`):
+FalconH1ForCausalLM (models/falcon_h1.py, read in the 0.5.6.post2 and 0.5.23 wheels; checked on 0.5.23's meta
+build, docs/fidelity_registry.md's held-out `tiiuae--Falcon-H1-0.5B`):
 - each decoder layer builds `q_norm` and `k_norm`, RMSNorm(head_dim) in the model dtype, that the checkpoint has
   no tensor for and the forward never calls (vLLM's class has none);
 - `self.lm_head = self.lm_head.float()` after building the head: the head (or, tied, the embedding it is) is
   held in fp32, 4 B a parameter, where the book counts the model dtype. A head the checkpoint's quant config
   claims is left to the book (no such checkpoint checked).
-Earlier releases are not checked, so the book's count stands for them (`CHECKED_ERAS`).
+Releases before 0.5.6.post2 are not read, so the book's count stands for them (`FALCON_H1_ERAS`).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.engines.sglang.lm_head import quantizes_head
-from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS, SCALE_FP32
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import LayerKind, ModelSpec, vocab_parallel_rows
 from kvtop.domain.weights import WeightRow
@@ -23,13 +23,17 @@ from kvtop.domain.weights import WeightRow
 UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
 FP32_HEAD = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1ForCausalLM.__init__: lm_head.float()
 ATTENTION_KINDS = (LayerKind.FULL, LayerKind.SLIDING)
+FALCON_H1_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before 0.5.6.post2: the book's count"),
+    Era("0.5.6.post2", True, "falcon_h1.py: q_norm/k_norm built, lm_head.float() (read in 0.5.6.post2 and 0.5.23)"),
+))  # fmt: skip
 
 
 def class_rows(
     model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
 ) -> tuple[WeightRow, ...]:
     """The rows `model`'s class adds to the book on one rank of the stage holding `layers`."""
-    if not CHECKED_ERAS.at(version):
+    if not FALCON_H1_ERAS.at(version):
         return ()
     rows = (_unused_qk_norms(model, layers), _fp32_head(model, layout, layers, version))
     return tuple(row for row in rows if row is not None)
