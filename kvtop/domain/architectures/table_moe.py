@@ -156,5 +156,11 @@ MOE: tuple[Architecture, ...] = (
                                   k_eq_v_field="attention_k_eq_v"),),
       kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
       moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
-              extra_norms=4, per_expert_scale=True)),  # pre/post-feedforward norms 1 and 2, router scale
+              extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
+      not_modelled_when=(
+          ("hidden_size_per_layer_input", "Gemma-4's per-layer embeddings (hidden_size_per_layer_input: "
+           "embed_tokens_per_layer, per_layer_model_projection, each layer's input gate and projection)"),
+          ("per_layer_config", "Gemma-4's per_layer_config overrides (a layer's own head_dim): its layers are "
+           "read from the top-level fields"),
+      )),
 )  # fmt: skip
