@@ -256,6 +256,10 @@ class ModelSpec(BaseModel):
     # the embedding's (and a tied LM head's) width where it differs from hidden_size, with a projection in and out
     # (OPT-350m's word_embed_proj_dim 512 under hidden 1,024); None: hidden_size
     embedding_size: int | None = None
+    # Gemma-4's per-layer embeddings (PLE): each layer's input width from them (0: none) and their table's rows; the
+    # table is num_layers × that wide, projected from hidden by one matrix, gated and projected back in each layer
+    per_layer_input_size: int = 0
+    per_layer_vocab: int = 0
     # per layer where attention layers differ in shape (empty: every layer is the model's own heads and dims)
     layer_geometry: tuple[AttentionGeometry, ...] = ()
     layer_intermediate: tuple[int, ...] = ()  # per layer where dense MLP widths differ (empty: intermediate_size)

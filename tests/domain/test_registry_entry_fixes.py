@@ -80,20 +80,28 @@ def test_cohere2_moe_dense_prefix_layers_are_refused() -> None:
     assert refused.value.field == "mlp_layer_types"
 
 
-def test_gemma4_per_layer_embeddings_are_said_not_modelled() -> None:
+def test_gemma4_per_layer_embeddings_and_per_layer_head_sizes() -> None:
     """transformers' default Gemma4TextConfig sets hidden_size_per_layer_input 256 and a per_layer_config
-    head_dim of 512 on its 5 full layers: vLLM 0.33.0 builds embed_tokens_per_layer [262144, 7680],
-    per_layer_model_projection [7680, 2304], per_layer_projection_norm [256], and on each of 30 layers
-    per_layer_input_gate [256, 2304], per_layer_projection [2304, 256] and post_per_layer_input_norm [2304];
-    its full layers qkv_proj [8192, 2304], o_proj [2304, 4096], q/k norms [512]; bfloat16, 10,154,355,712 B in
-    all (`registry_sweep.py --params default--Gemma4ForCausalLM`). The book holds neither part: the plan names
-    both, and falls short by exactly their bytes. The held-out Gemma-4 checkpoints set neither, name nothing."""
+    head_dim of 512 on its 5 full layers. vLLM 0.33.0 at TP 1 (`registry_sweep.py --params
+    default--Gemma4ForCausalLM`): embed_tokens_per_layer [262144, 7680], per_layer_model_projection [7680, 2304],
+    per_layer_projection_norm [256]; on each of 30 layers per_layer_input_gate [256, 2304], per_layer_projection
+    [2304, 256], post_per_layer_input_norm [2304]; full layers qkv_proj [8192, 2304], o_proj [2304, 4096] and q/k
+    norms [512] (sliding: [4096, 2304], [2304, 2048], [256]); bfloat16, 10,154,355,712 B in all. At TP 2 the table
+    splits by rows (VocabParallelEmbedding), the model projection by its outputs (ColumnParallelLinear), the
+    per-layer gate and projection stay whole (ReplicatedLinear): 5,112,933,376 B a rank."""
     per_layer = (262144 * 7680 + 7680 * 2304 + 256 + 30 * (2 * 256 * 2304 + 2304)) * BF16
-    wider = 5 * ((8192 - 4096) * 2304 + 2304 * (4096 - 2048) + 2 * (512 - 256)) * BF16
+    full = (8192 * 2304 + 2304 * 4096) * BF16  # the q/k norms are the book's "norms"
+    sliding = (4096 * 2304 + 2304 * 2048) * BF16
+    b = book("Gemma4ForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "attention") == 5 * full + 25 * sliding
+    assert b.total_bytes == 10_154_355_712 and per_layer == 4_132_838_912
+    assert book("Gemma4ForCausalLM", tp=2).total_bytes == 5_112_933_376
+
+
+def test_gemma4_per_layer_override_of_another_field_is_refused() -> None:
+    """per_layer_config overrides only head_dim in the configs read; any other field is refused by name."""
     config = json.loads((REGISTRY_CONFIGS / "Gemma4ForCausalLM.json").read_text())
-    said = model_from_config(config, source="Gemma4ForCausalLM").not_modelled
-    assert any("hidden_size_per_layer_input" in note for note in said)
-    assert any("per_layer_config" in note for note in said)
-    assert book("Gemma4ForCausalLM").total_bytes == 10_154_355_712 - per_layer - wider
-    heldout = REGISTRY_CONFIGS.parents[2] / "configs" / "heldout" / "google--gemma-4-26B-A4B.json"
-    assert model_from_config(json.loads(heldout.read_text()), source="gemma-4-26B-A4B").not_modelled == ()
+    config["per_layer_config"]["05"]["num_key_value_heads"] = 1
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="Gemma4ForCausalLM")
+    assert refused.value.field == "per_layer_config.05"

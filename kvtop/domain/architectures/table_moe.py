@@ -149,7 +149,9 @@ MOE: tuple[Architecture, ...] = (
       moe=Moe("num_experts", expert_size_field="intermediate_size", shared=Shared(count_field="num_shared_experts"),
               placement=SparseOnly())),
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
-    # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP
+    # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP; per-layer
+    # embeddings where hidden_size_per_layer_input (vLLM 0.33.0 / SGLang 0.5.23 gemma4 PLE); per_layer_config's
+    # head_dim per layer (transformers 5.20's form of the global layers' size)
     A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,
       ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
       kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
@@ -157,10 +159,6 @@ MOE: tuple[Architecture, ...] = (
       kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
       moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
               extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
-      not_modelled_when=(
-          ("hidden_size_per_layer_input", "Gemma-4's per-layer embeddings (hidden_size_per_layer_input: "
-           "embed_tokens_per_layer, per_layer_model_projection, each layer's input gate and projection)"),
-          ("per_layer_config", "Gemma-4's per_layer_config overrides (a layer's own head_dim): its layers are "
-           "read from the top-level fields"),
-      )),
+      per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
+      per_layer_config_field="per_layer_config"),
 )  # fmt: skip
