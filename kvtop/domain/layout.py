@@ -46,6 +46,9 @@ class StageParts(BaseModel):
     # scalars each expert of a compressed-tensors WNA16 MoE holds beside its matrices, in the model dtype (vLLM
     # 0.33.0 CompressedTensorsWNA16MoEMethod: w13_weight_shape and w2_weight_shape [E, 2])
     wna16_expert_scalars: int = 0
+    # the class builds no q/k norms though the family has them, the config not stating its flag (SGLang 0.5.23
+    # hunyuan.py: getattr(config, "use_qk_norm", False))
+    qk_norm_off: bool = False
 
 
 class EveryStage(BaseModel):

@@ -231,6 +231,9 @@ class ModelSpec(BaseModel):
     attention_kind: AttentionKind
     attention_bias: bool = False
     qk_norm: bool = False
+    # the config's own q/k-norm flag (the entry's `qk_norm_field`, use_qk_norm) is on; a family that has the norms
+    # whatever the config says may meet an engine class that builds them only where this is on (SGLang's HunYuan)
+    qk_norm_stated: bool = False
     attention_sinks: bool = False
     vocab_size: int
     tie_word_embeddings: bool

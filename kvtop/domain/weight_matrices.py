@@ -136,7 +136,7 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
         rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
         rank.vector("norms", 2 * m.dsa_index_head_dim)  # the index q and k norms
-    if m.qk_norm:
+    if m.qk_norm and not (rank.parts is not None and rank.parts.qk_norm_off):
         if m.body.qk_norm_width == "all":  # one norm over all heads, whole on every rank (OLMo-2)
             rank.vector("norms", g.heads * hd)
             rank.vector("norms", 0 if shared_kv else g.kv_heads * hd)

@@ -94,6 +94,7 @@ def read_architecture(
         "attention_bias": _attention_bias(f, arch),
         "qk_norm": arch.attention.qk_norm
         or (f.flag(arch.attention.qk_norm_field) if arch.attention.qk_norm_field else False),
+        "qk_norm_stated": bool(arch.attention.qk_norm_field and f.flag(arch.attention.qk_norm_field)),
         "attention_sinks": arch.attention.sinks,
         "vocab_size": f.need(g.vocab),
         "tie_word_embeddings": tied,

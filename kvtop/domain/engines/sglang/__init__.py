@@ -85,13 +85,14 @@ class SglangRules(SglangBudget, EngineBase):
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
-        scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), and a ModelOpt
-        checkpoint's quantized head (lm_head.py)."""
+        scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), a ModelOpt
+        checkpoint's quantized head (lm_head.py), and HunYuan's q/k norms only on its flag (weights_classes.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
+        from kvtop.domain.engines.sglang.weights_classes import with_stated_qk_norm
 
         parts = stage_parts(model, pp_rank, pp, version)
-        for build in (with_kv_scales, with_input_scale_width, with_quantized_head):
+        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_stated_qk_norm):
             parts = build(parts, model, version)
         return parts
 
