@@ -111,6 +111,9 @@ class FamilyFields(ConfigSection):
     num_global_key_value_heads: Heads | None = None
     attention_k_eq_v: Flag | None = None
     num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
+    hidden_size_per_layer_input: Annotated[int, Field(strict=True, ge=0, le=1 << 20)] | None = None  # Gemma-4 PLE
+    vocab_size_per_layer_input: Vocab | None = None  # … its table's rows
+    per_layer_config: dict[str, dict[str, object]] | None = None  # Gemma-4 (transformers 5.20): per-layer overrides
     swa_num_attention_heads: Heads | None = None
     swa_num_key_value_heads: Heads | None = None
     swa_head_dim: HeadDim | None = None
@@ -123,6 +126,7 @@ class FamilyFields(ConfigSection):
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
     dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers
+    mlp_layer_types: Annotated[list[Name], Field(max_length=MAX_LAYERS)] | None = None  # Command-A MoE: sparse/dense
     top_k_experts: Experts | None = None  # Gemma-4
     expert_intermediate_size: Intermediate | None = None  # Gemma-4's alternative name
     moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width

@@ -64,6 +64,9 @@ class KvStorage(BaseModel):
     # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
     fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
+    # … and reads it from hf_quant_config.json where config.json's MIXED_PRECISION block states no KV algorithm
+    # (`QuantSpec.quant_file_kv_cache_quant_algo`: SGLang falls back to the file, vLLM does not)
+    reads_mixed_quant_file_kv: bool = False
     auto_fp8_dsa_gpus: frozenset[str] = frozenset()  # GPUs where `auto` KV is FP8 for DSA models
     # `auto` on a DSA model is the engine's DSA default (FP8 on `auto_fp8_dsa_gpus`, else the model dtype),
     # decided before the checkpoint's `kv_cache_quant_algo` is read (so FP8 in the checkpoint does not count)
@@ -102,6 +105,14 @@ def resolve_kv_format(
     return fmt
 
 
+def _checkpoint_kv(model: ModelSpec, storage: KvStorage) -> str:
+    """The KV algorithm the engine reads from the checkpoint: config.json's, or the quant file's (upper case)."""
+    algo = model.quant.kv_cache_quant_algo
+    if not algo and storage.reads_mixed_quant_file_kv:
+        algo = model.quant.quant_file_kv_cache_quant_algo
+    return (algo or "").upper()
+
+
 def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_name: str | None) -> KvFormat:
     requested = dict(storage.format_names).get(requested.strip().lower(), requested)
     if requested == "auto" and model.compressed is not None and storage.compressed_latent_bytes:
@@ -109,11 +120,7 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
     if requested == "auto":
         dsa = model.attention_kind is AttentionKind.DSA
         checkpoint_first = not (dsa and storage.dsa_default_before_checkpoint)
-        if (
-            checkpoint_first
-            and storage.honours_checkpoint_kv_dtype
-            and (model.quant.kv_cache_quant_algo or "").upper() == "FP8"
-        ):
+        if checkpoint_first and storage.honours_checkpoint_kv_dtype and _checkpoint_kv(model, storage) == "FP8":
             return "fp8_e4m3"
         if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"

@@ -58,6 +58,9 @@ class StageParts(BaseModel):
     # the dense MLP's linears built replicated, whole on every rank (vLLM 0.33.0's Transformers backend for a class
     # without a TP plan: engines/vllm/transformers_backend.py)
     dense_mlp_whole: bool = False
+    # the class builds no q/k norms though the family has them, the config not stating its flag (SGLang 0.5.23
+    # hunyuan.py: getattr(config, "use_qk_norm", False))
+    qk_norm_off: bool = False
 
 
 class EveryStage(BaseModel):

@@ -93,6 +93,12 @@ class CompressedSpec(BaseModel):
         span = range(len(self.ratios)) if layers is None else layers
         return sum(1 for i in span if self.ratios[i] == ratio)
 
+    def expert_names(self, layer: int) -> tuple[str, str]:
+        """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
+        down_proj): inside the MLP, or the layer's own module beside it (`experts_beside_mlp`)."""
+        at = f"model.layers.{layer}" + ("" if self.experts_beside_mlp else ".mlp")
+        return at + ".experts", at + ".experts.0.down_proj"
+
 
 class StateKind(str, Enum):
     """Which recurrent mixer a state layer runs: its weights differ; its state is read from `StateSpec`."""
@@ -273,6 +279,9 @@ class ModelSpec(BaseModel):
     attention_kind: AttentionKind
     attention_bias: bool = False
     qk_norm: bool = False
+    # the config's own q/k-norm flag (the entry's `qk_norm_field`, use_qk_norm) is on; a family that has the norms
+    # whatever the config says may meet an engine class that builds them only where this is on (SGLang's HunYuan)
+    qk_norm_stated: bool = False
     attention_sinks: bool = False
     vocab_size: int
     tie_word_embeddings: bool
@@ -300,6 +309,10 @@ class ModelSpec(BaseModel):
     # the embedding's (and a tied LM head's) width where it differs from hidden_size, with a projection in and out
     # (OPT-350m's word_embed_proj_dim 512 under hidden 1,024); None: hidden_size
     embedding_size: int | None = None
+    # Gemma-4's per-layer embeddings (PLE): each layer's input width from them (0: none) and their table's rows; the
+    # table is num_layers × that wide, projected from hidden by one matrix, gated and projected back in each layer
+    per_layer_input_size: int = 0
+    per_layer_vocab: int = 0
     # per layer where attention layers differ in shape (empty: every layer is the model's own heads and dims)
     layer_geometry: tuple[AttentionGeometry, ...] = ()
     layer_intermediate: tuple[int, ...] = ()  # per layer where dense MLP widths differ (empty: intermediate_size)

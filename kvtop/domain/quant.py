@@ -52,6 +52,10 @@ class QuantSpec(BaseModel):
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
     kv_cache_quant_algo: str | None = None  # e.g. "FP8" from the checkpoint
+    # hf_quant_config.json's kv_cache_quant_algo beside a config.json ModelOpt MIXED_PRECISION block (with NVFP4
+    # layers) that states no KV algorithm: an engine that falls back to the file then reads it
+    # (`KvStorage.reads_mixed_quant_file_kv`; SGLang 0.5.23 weight_utils.get_quant_config)
+    quant_file_kv_cache_quant_algo: str | None = None
     # who wrote the format, as the checkpoint names it: modelopt, fp8, fbgemm_fp8, mxfp4, awq, gptq,
     # compressed-tensors, quark (engines check some against the GPU: docs/engines/sglang.md §4.5)
     scheme: str = ""
@@ -237,12 +241,28 @@ def quant_from_config(
     if not method and qc.quant_algo is None and not quantization_config:
         return NO_QUANT
     if method.startswith("modelopt"):
-        return _modelopt(qc, source, prefix)
+        return _with_quant_file_kv(_modelopt(qc, source, prefix), qc, hf_quant_config, hf_source)
     if method == "fp8" and qc.moe_quant_algo:  # FP8 with its experts in a ModelOpt format of their own
         return _hybrid_fp8(qc, source, prefix)
     if qc.quant_algo is not None:  # ModelOpt's fields without its quant_method: the engines keep KV auto
         return _unclaimed(_modelopt(qc, source, prefix, kv=False), True)
     return _by_method(qc, method, source, prefix)
+
+
+def _with_quant_file_kv(
+    spec: QuantSpec, block: ModeloptQuant, hf_quant_config: dict[str, object] | None, hf_source: str
+) -> QuantSpec:
+    """`spec` with hf_quant_config.json's KV algorithm where config.json's MIXED_PRECISION block with NVFP4 layers
+    states none (no kv_cache_quant_algo, no kv_cache_scheme): what SGLang 0.5.23 falls back to
+    (`modelopt_mixed_config_incomplete`, model_loader/weight_utils.py get_quant_config), reading the file's
+    nested `quantization.kv_cache_quant_algo` (ModelOptMixedPrecisionConfig.from_config)."""
+    stated = block.kv_cache_quant_algo is not None or block.kv_cache_scheme is not None
+    nvfp4 = any(part.method == "nvfp4" for _, part in spec.mixed)
+    if spec.method != "mixed" or stated or not nvfp4 or hf_quant_config is None:
+        return spec
+    outer = validated(HfQuantConfig, hf_quant_config, source=hf_source)
+    algo = outer.quantization.kv_cache_quant_algo if outer.quantization is not None else None
+    return spec.model_copy(update={"quant_file_kv_cache_quant_algo": algo}) if algo else spec
 
 
 def _unclaimed(spec: QuantSpec, unclaimed: bool) -> QuantSpec:

@@ -134,7 +134,9 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
     if cast.quant is not None and cast.quant.ignored:  # nor its KV dtype: the format is not applied at all
         update["quant"] = cast.quant
     elif cast.quant is not None:
-        update["quant"] = cast.quant.model_copy(update={"kv_cache_quant_algo": model.quant.kv_cache_quant_algo})
+        kv = {"kv_cache_quant_algo": model.quant.kv_cache_quant_algo,
+              "quant_file_kv_cache_quant_algo": model.quant.quant_file_kv_cache_quant_algo}  # fmt: skip
+        update["quant"] = cast.quant.model_copy(update=kv)
     served = model.model_copy(update=update)
     with _LOCK:
         _ORIGINS[id(served)] = (served, model)

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from kvtop.domain.layout import ParallelLayout, StageParts
-from kvtop.domain.model import AttentionKind, LayerKind, MlpKind, ModelSpec, StateKind, TowerSplit
+from kvtop.domain.model import (
+    AttentionKind,
+    LayerKind,
+    MlpKind,
+    ModelSpec,
+    StateKind,
+    TowerSplit,
+    vocab_parallel_rows,
+)
 
 # a W4A16 expert's input_scale: fp32 in both engines (vLLM 0.33.0's meta build of Qwen3.6-35B-A3B-NVFP4:
 # w13_input_scale [256, 2] and w2_input_scale [256] float32, where its linear layers' are bfloat16)
@@ -128,7 +136,7 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
         rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
         rank.vector("norms", 2 * m.dsa_index_head_dim)  # the index q and k norms
-    if m.qk_norm:
+    if m.qk_norm and not (rank.parts is not None and rank.parts.qk_norm_off):
         if m.body.qk_norm_width == "all":  # one norm over all heads, whole on every rank (OLMo-2)
             rank.vector("norms", g.heads * hd)
             rank.vector("norms", 0 if shared_kv else g.kv_heads * hd)
@@ -257,8 +265,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
-    at = f"model.layers.{layer}" if moe.experts_beside_mlp else prefix  # where the class names its experts
-    experts = (at + ".experts", at + ".experts.0.down_proj")
+    experts = moe.expert_names(layer)  # where the class names its experts
     for _ in range(mats - 1):  # w13: gate and up, their rows split over TP (or the experts over EP)
         rank.matrix("routed_experts", moe.num_routed_experts * moe.expert_intermediate_size, width, shards, experts,
                     tensors=local, experts=True)  # fmt: skip
@@ -320,6 +327,23 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
         mlp(rank, layer, model.layer_mlp[layer])
     norms = model.body.norms_per_layer
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
+    if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
+        width, names = model.per_layer_input_size, f"model.layers.{layer}"
+        rank.matrix("embedding", width, model.hidden_size, 1, (names + ".per_layer_input_gate",))
+        rank.matrix("embedding", model.hidden_size, width, 1, (names + ".per_layer_projection",))
+        rank.vector("norms", model.hidden_size)
+
+
+def per_layer_embeddings(rank: RankMatrices, plain: bool) -> None:
+    """Gemma-4's per-layer embedding table (rows × layers × width) and the projection from hidden to it, with its
+    norm: vocab-parallel and column-parallel (vLLM 0.33.0 gemma4.py), or whole where the engine builds the
+    embedding plain (`plain`: SGLang 0.5.23's Gemma4TextScaledWordEmbedding and ReplicatedLinear)."""
+    m, tp = rank.model, rank.layout.tp
+    total = m.num_layers * m.per_layer_input_size
+    rows = m.per_layer_vocab if plain else vocab_parallel_rows(m.per_layer_vocab, tp)
+    rank.acc.add("embedding", rows * total, rows * total * m.dtype_bytes, 1 if plain else tp)
+    rank.matrix("embedding", total, m.hidden_size, 1 if plain else tp, ("model.per_layer_model_projection",))
+    rank.vector("norms", m.per_layer_input_size)
 
 
 LATENT_PROBES = (".self_attn.q_a_proj", ".self_attn.q_b_proj", ".self_attn.kv_a_proj_with_mqa", ".self_attn.kv_b_proj",

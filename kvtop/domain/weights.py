@@ -24,6 +24,7 @@ from kvtop.domain.weight_matrices import (
     layer_signature,
     layer_weights,
     mtp_weights,
+    per_layer_embeddings,
 )
 
 
@@ -186,6 +187,8 @@ def _book_from_config(
             rank.matrix("embedding", h, width, 1, ("model.decoder.project_in",), quantizable=False)
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+        if model.per_layer_input_size:
+            per_layer_embeddings(rank, plain)
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
         transformers = parts.tower_as_transformers and model.tower.transformers_params > 0
         if transformers:  # transformers' own classes, nothing split (a Transformers backend's build)

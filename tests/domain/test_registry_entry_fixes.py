@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import WeightsBook, weights_book
@@ -52,3 +55,53 @@ def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
     b = book("Qwen3_5MoeForCausalLM")
     assert next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
     assert b.total_bytes == 69_321_223_296
+
+
+def test_cohere2_moe_holds_one_norm_a_layer() -> None:
+    """Cohere2MoeForCausalLM (Command-A MoE) as SGLang 0.5.23 builds it at TP 1 (`registry_sweep.py --engine sglang
+    --params default--Cohere2MoeForCausalLM`; vLLM 0.33.0's class weighs the same): embed_tokens [256000, 8192]
+    (tied head), qkv_proj [24576, 8192], o_proj [8192, 8192], mlp.gate [8, 8192], experts.w13_weight
+    [8, 45056, 8192] and w2_weight [8, 8192, 22528], input_layernorm [8192] on each of 40 layers (no
+    post-attention norm: the parallel block), model.norm [8192]; bfloat16, 380,009,857,024 B in all."""
+    b = book("Cohere2MoeForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "norms") == (40 + 1) * 8192 * BF16
+    layer = 24576 * 8192 + 8192 * 8192 + 8 * 8192 + 8 * 45056 * 8192 + 8 * 8192 * 22528 + 8192
+    assert b.total_bytes == (256000 * 8192 + 40 * layer + 8192) * BF16 == 380_009_857_024
+
+
+def test_cohere2_moe_dense_prefix_layers_are_refused() -> None:
+    """A `mlp_layer_types` "dense" entry: vLLM 0.33.0 builds those layers dense (cohere2_moe.py reads the list),
+    SGLang 0.5.23 reads `first_k_dense_replace`, which transformers' Cohere2MoeConfig pops into the list, so every
+    layer is MoE there: kvtop refuses naming the field rather than plan one engine's layers for both."""
+    config = json.loads((REGISTRY_CONFIGS / "Cohere2MoeForCausalLM.json").read_text())
+    config["mlp_layer_types"] = ["dense"] + config["mlp_layer_types"][1:]
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="Cohere2MoeForCausalLM")
+    assert refused.value.field == "mlp_layer_types"
+
+
+def test_gemma4_per_layer_embeddings_and_per_layer_head_sizes() -> None:
+    """transformers' default Gemma4TextConfig sets hidden_size_per_layer_input 256 and a per_layer_config
+    head_dim of 512 on its 5 full layers. vLLM 0.33.0 at TP 1 (`registry_sweep.py --params
+    default--Gemma4ForCausalLM`): embed_tokens_per_layer [262144, 7680], per_layer_model_projection [7680, 2304],
+    per_layer_projection_norm [256]; on each of 30 layers per_layer_input_gate [256, 2304], per_layer_projection
+    [2304, 256], post_per_layer_input_norm [2304]; full layers qkv_proj [8192, 2304], o_proj [2304, 4096] and q/k
+    norms [512] (sliding: [4096, 2304], [2304, 2048], [256]); bfloat16, 10,154,355,712 B in all. At TP 2 the table
+    splits by rows (VocabParallelEmbedding), the model projection by its outputs (ColumnParallelLinear), the
+    per-layer gate and projection stay whole (ReplicatedLinear): 5,112,933,376 B a rank."""
+    per_layer = (262144 * 7680 + 7680 * 2304 + 256 + 30 * (2 * 256 * 2304 + 2304)) * BF16
+    full = (8192 * 2304 + 2304 * 4096) * BF16  # the q/k norms are the book's "norms"
+    sliding = (4096 * 2304 + 2304 * 2048) * BF16
+    b = book("Gemma4ForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "attention") == 5 * full + 25 * sliding
+    assert b.total_bytes == 10_154_355_712 and per_layer == 4_132_838_912
+    assert book("Gemma4ForCausalLM", tp=2).total_bytes == 5_112_933_376
+
+
+def test_gemma4_per_layer_override_of_another_field_is_refused() -> None:
+    """per_layer_config overrides only head_dim in the configs read; any other field is refused by name."""
+    config = json.loads((REGISTRY_CONFIGS / "Gemma4ForCausalLM.json").read_text())
+    config["per_layer_config"]["05"]["num_key_value_heads"] = 1
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="Gemma4ForCausalLM")
+    assert refused.value.field == "per_layer_config.05"

@@ -123,7 +123,7 @@ GENERIC: frozenset[str] = frozenset({
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
     "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
-    "Cohere2MoeForCausalLM", "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
+    "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
     "DoryForCausalLM", "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "ExaoneForCausalLM", "FlintForCausalLM", "GLM4VForCausalLM",

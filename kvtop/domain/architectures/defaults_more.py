@@ -285,6 +285,13 @@ DOTS1: dict[str, DefaultValue] = {
     "attention_bias": False, "sliding_window": 4096, "max_window_layers": 62, "moe_intermediate_size": 1408,
     "first_k_dense_replace": 0
 }  # fmt: skip
+# Cohere2MoeConfig — models/cohere2_moe/configuration_cohere2_moe.py
+COHERE2_MOE: dict[str, DefaultValue] = {
+    "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64,
+    "head_dim": 128, "vocab_size": 256000, "intermediate_size": 22528, "max_position_embeddings": 8192,
+    "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096, "sliding_window_pattern": 4, "num_experts": 8,
+    "num_experts_per_tok": 2, "num_shared_experts": 0
+}  # fmt: skip
 # HunYuanDenseV1Config — models/hunyuan_v1_dense/configuration_hunyuan_v1_dense.py
 HUNYUAN_V1_DENSE: dict[str, DefaultValue] = {
     "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,

@@ -166,6 +166,11 @@ class Architecture:
     norms: ParallelNorms | None = None  # norms per layer from the config (else `body.norms_per_layer`)
     final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
+    # Gemma-4's per-layer embeddings: the width each layer's input from them has (hidden_size_per_layer_input; 0 or
+    # absent: none), their table's rows (vocab_size_per_layer_input, else vocab_size)
+    per_layer_input_field: str | None = None
+    per_layer_vocab_field: str | None = None
+    per_layer_config_field: str | None = None  # per-layer overrides by layer index (Gemma-4's head_dim)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud

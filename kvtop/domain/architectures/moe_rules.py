@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import MlpKind, MoeSpec
 
 MOE, DENSE = MlpKind.MOE, MlpKind.DENSE
@@ -97,6 +98,23 @@ class IndexRange(Placement):
         return tuple(
             MOE if start <= i <= end and (i - start) % interval == 0 else DENSE for i in range(layers)
         )
+
+
+@dataclass(frozen=True)
+class SparseOnly(Placement):
+    """Command-A MoE: every layer MoE; a `mlp_layer_types` "dense" entry is refused, since the engines disagree on it
+    (vLLM 0.33.0 models/cohere2_moe.py builds those layers dense from the list; SGLang 0.5.23 reads
+    `first_k_dense_replace`, which transformers' Cohere2MoeConfig pops into the list, so it builds every layer MoE)."""
+
+    list_field: str = "mlp_layer_types"
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        if "dense" in (f.get(self.list_field) or ()):
+            raise UnsupportedModelError(
+                "dense prefix layers of a Command-A MoE are not modelled: vLLM builds them dense, SGLang as MoE",
+                field=f.prefix + self.list_field, source=f.source,
+            )  # fmt: skip
+        return (MOE,) * layers
 
 
 @dataclass(frozen=True)

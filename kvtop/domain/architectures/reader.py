@@ -97,6 +97,7 @@ def read_architecture(
         "attention_bias": _attention_bias(f, arch),
         "qk_norm": arch.attention.qk_norm
         or (f.flag(arch.attention.qk_norm_field) if arch.attention.qk_norm_field else False),
+        "qk_norm_stated": bool(arch.attention.qk_norm_field and f.flag(arch.attention.qk_norm_field)),
         "attention_sinks": arch.attention.sinks,
         "vocab_size": f.need(g.vocab),
         "tie_word_embeddings": tied,
@@ -144,6 +145,12 @@ def read_architecture(
         )
         attending = [kv for kv, kind in zip(per_layer_kv, kinds, strict=True) if kind is not LayerKind.NONE]
         facts["num_kv_heads"] = max(attending, default=kv_heads)
+    if arch.per_layer_config_field is not None and f.get(arch.per_layer_config_field):
+        facts["layer_geometry"] = _per_layer_head_dims(f, arch.per_layer_config_field, facts)
+    if arch.per_layer_input_field is not None and f.opt(arch.per_layer_input_field):
+        facts["per_layer_input_size"] = f.opt(arch.per_layer_input_field)
+        vocab_field = arch.per_layer_vocab_field
+        facts["per_layer_vocab"] = (f.opt(vocab_field) if vocab_field else 0) or facts["vocab_size"]
     widths = arch.layers.widths(f, layers, hidden)
     if widths is not None:
         facts["layer_intermediate"] = widths
@@ -246,6 +253,29 @@ def _window(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
         # the config's window where the family gives no pattern (Mistral, Phi-3): kvtop reads those layers as
         # full attention; vLLM windows every layer with it (docs/engines/vllm.md §3.4)
         facts["config_sliding_window"] = f.opt(arch.window_field) or None
+
+
+def _per_layer_head_dims(f: Fields, field: str, facts: dict[str, Any]) -> tuple[AttentionGeometry, ...]:
+    """Each layer's shape with the per-layer overrides (`per_layer_config`: {"05": {"head_dim": 512}}, the layer
+    index as a string); an override of anything but head_dim is refused, naming it."""
+    kinds = facts["layer_attention"]
+    own = AttentionGeometry(heads=facts["num_attention_heads"], kv_heads=facts["num_kv_heads"],
+                            head_dim=facts["head_dim"], v_head_dim=facts["v_head_dim"])  # fmt: skip
+    geometry = list(facts.get("layer_geometry") or (own,) * len(kinds))
+    for key, override in (f.get(field) or {}).items():
+        if not key.isdigit() or int(key) >= len(kinds):
+            raise f.error(f"{field}.{key}", f"no layer {key} among {len(kinds)}")
+        unread = sorted(set(override) - {"head_dim"})
+        if unread:
+            raise UnsupportedModelError(f"per-layer override of {', '.join(unread)} is not modelled",
+                                        field=f"{f.prefix}{field}.{key}", source=f.source)  # fmt: skip
+        head_dim = override.get("head_dim")
+        if head_dim is not None:
+            if not isinstance(head_dim, int) or isinstance(head_dim, bool) or not 0 < head_dim <= 1 << 16:
+                raise f.error(f"{field}.{key}.head_dim", f"{head_dim!r} is not a head size")
+            layer = int(key)
+            geometry[layer] = geometry[layer].model_copy(update={"head_dim": head_dim, "v_head_dim": head_dim})
+    return tuple(geometry)
 
 
 def _kind_geometry(

@@ -20,7 +20,15 @@ from kvtop.domain.architectures.layer_rules import (
     PerLayerFlags,
     Qwen2Window,
 )
-from kvtop.domain.architectures.moe_rules import FirstDense, IndexRange, Interleaved, Moe, Shared, SparseStep
+from kvtop.domain.architectures.moe_rules import (
+    FirstDense,
+    IndexRange,
+    Interleaved,
+    Moe,
+    Shared,
+    SparseOnly,
+    SparseStep,
+)
 from kvtop.domain.model import BodyShape, LayerKind
 
 A = Architecture
@@ -133,13 +141,24 @@ MOE: tuple[Architecture, ...] = (
       layers=EveryNthFull(), attention=QK_NORM,
       moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
               router_bias=True), mtp_fields=MTP),
+    # Command-A MoE: Cohere-2's attention (3 sliding then 1 full) and one LayerNorm for the parallel block; experts
+    # as wide as intermediate_size, num_shared_experts of them in one shared MLP (vLLM 0.33.0 and SGLang 0.5.23
+    # models/cohere2_moe.py: input_layernorm only, a ReplicatedLinear gate)
+    A("cohere2_moe", "Cohere2MoeConfig", tf("cohere2_moe"), m.COHERE2_MOE, ("Cohere2MoeForCausalLM",),
+      layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", shared=Shared(count_field="num_shared_experts"),
+              placement=SparseOnly())),
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
-    # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP
+    # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP; per-layer
+    # embeddings where hidden_size_per_layer_input (vLLM 0.33.0 / SGLang 0.5.23 gemma4 PLE); per_layer_config's
+    # head_dim per layer (transformers 5.20's form of the global layers' size)
     A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,
       ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
       kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
                                   k_eq_v_field="attention_k_eq_v"),),
       kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
       moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
-              extra_norms=4, per_expert_scale=True)),  # pre/post-feedforward norms 1 and 2, router scale
+              extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
+      per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
+      per_layer_config_field="per_layer_config"),
 )  # fmt: skip

@@ -17,10 +17,12 @@ from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_gpus
 from kvtop.domain.engines.sglang.flags import SglangFlags
+from kvtop.domain.engines.sglang.kv_checkpoint import reads_mixed_quant_file_kv
 from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
 from kvtop.domain.engines.sglang.weights_built import built_rows
+from kvtop.domain.engines.sglang.weights_classes import class_rows
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpus import BLACKWELL_GPUS
 from kvtop.domain.kv import KvStorage
@@ -63,8 +65,11 @@ class SglangRules(SglangBudget, EngineBase):
         self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
     ) -> KvStorage:
         """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent;
-        §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py)."""
+        §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py); a
+        MIXED_PRECISION checkpoint's KV algorithm may come from hf_quant_config.json (kv_checkpoint.py)."""
         storage = self.kv_storage
+        if reads_mixed_quant_file_kv(version):  # §10: a MIXED_PRECISION block without KV → hf_quant_config.json's
+            storage = storage.model_copy(update={"reads_mixed_quant_file_kv": True})
         gpus = raw_fp8_dsa_gpus(settings, version)
         if gpus:
             storage = storage.model_copy(update={"raw_fp8_dsa_gpus": gpus})
@@ -83,24 +88,26 @@ class SglangRules(SglangBudget, EngineBase):
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
         scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), a ModelOpt
         checkpoint's quantized head (lm_head.py), what its classes build on each layer their own way: the DSA
-        indexer's wk in bf16, MiniMax-M3's router in bf16 (layer_build.py), and a Transformers-backend class's tower
-        (transformers_tower.py)."""
+        indexer's wk in bf16, MiniMax-M3's router in bf16 (layer_build.py), HunYuan's q/k norms only on its flag
+        (weights_classes.py), and a Transformers-backend class's tower (transformers_tower.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.layer_build import with_layer_build
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
+        from kvtop.domain.engines.sglang.weights_classes import with_stated_qk_norm
 
         parts = stage_parts(model, pp_rank, pp, version)
         for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
-                      with_transformers_tower):
+                      with_transformers_tower, with_stated_qk_norm):
             parts = build(parts, model, version)
         return parts
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
-        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py)."""
-        return built_rows(model, layout, layers, gpu_name, version)
+        """§20: NVFP4 experts' swizzled scales, a fused shared expert whole under EP (weights_built.py); one class's
+        unused norms and fp32 head (weights_classes.py)."""
+        return built_rows(model, layout, layers, gpu_name, version) + class_rows(model, layout, layers, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

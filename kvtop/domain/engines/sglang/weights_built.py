@@ -82,8 +82,8 @@ def _moe_layers(model: ModelSpec, layers: range) -> list[int]:
 
 
 def _expert_format(model: ModelSpec, layer: int) -> QuantSpec | None:
-    prefix = f"model.layers.{layer}.mlp"
-    return model.quant.format_of((prefix + ".experts", prefix + ".experts.0.down_proj"))
+    """The experts' format, asked by the names the book asks (Gemma-4's experts beside its MLP: `MoeSpec.expert_names`)."""
+    return model.quant.format_of(model.moe.expert_names(layer)) if model.moe else None
 
 
 def _shared_format(model: ModelSpec, layer: int) -> QuantSpec | None:

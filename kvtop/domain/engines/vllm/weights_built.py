@@ -54,7 +54,7 @@ def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None
     release = version.release
     if release is not None and release < (parse_release(GPT_OSS_SINCE) or release):
         return None
-    if model.quant.format_of(("model.layers.0.mlp.experts", "model.layers.0.mlp.experts.0.down_proj")) is None:
+    if model.quant.format_of(moe.expert_names(0)) is None:
         return None
     if layout.ep > 1:  # whole experts, split over the EP group
         experts, width = math.ceil(moe.num_routed_experts / layout.ep), moe.expert_intermediate_size

@@ -1,0 +1,86 @@
+"""Parameters one SGLang class builds beside the checkpoint's tensors, or wider than it stores them
+(docs/engines/sglang.md §20).
+
+FalconH1ForCausalLM (models/falcon_h1.py, read in the 0.5.6.post2 and 0.5.23 wheels; checked on 0.5.23's meta
+build, docs/fidelity_registry.md's held-out `tiiuae--Falcon-H1-0.5B`):
+- each decoder layer builds `q_norm` and `k_norm`, RMSNorm(head_dim) in the model dtype, that the checkpoint has
+  no tensor for and the forward never calls (vLLM's class has none);
+- `self.lm_head = self.lm_head.float()` after building the head: the head (or, tied, the embedding it is) is
+  held in fp32, 4 B a parameter, where the book counts the model dtype. A head the checkpoint's quant config
+  claims is left to the book (no such checkpoint checked).
+Releases before 0.5.6.post2 are not read, so the book's count stands for them (`CLASS_RULE_ERAS`).
+
+HunYuanDenseV1ForCausalLM (models/hunyuan.py, read in 0.5.6.post2 and 0.5.23) builds query_layernorm /
+key_layernorm only where `getattr(config, "use_qk_norm", False)`, where transformers' class (the family's
+entry) always has them: a config that does not state the flag gets none (`with_stated_qk_norm`, through the stage
+parts; transformers' default config: 32 × 2 × 128 × 2 B = 16,384 B less, the 0.5.23 meta build's).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.sglang.lm_head import quantizes_head
+from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.layout import ParallelLayout, StageParts
+from kvtop.domain.model import LayerKind, ModelSpec, vocab_parallel_rows
+from kvtop.domain.weights import WeightRow
+
+UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
+FP32_HEAD = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1ForCausalLM.__init__: lm_head.float()
+ATTENTION_KINDS = (LayerKind.FULL, LayerKind.SLIDING)
+QK_NORM_WHEN_STATED = frozenset({"HunYuanDenseV1ForCausalLM"})  # hunyuan.py HunYuanAttention: use_qk_norm
+CLASS_RULE_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before 0.5.6.post2: the book's count"),
+    Era("0.5.6.post2", True, "falcon_h1.py and hunyuan.py as below (read in 0.5.6.post2 and 0.5.23)"),
+))  # fmt: skip
+
+
+def class_rows(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> tuple[WeightRow, ...]:
+    """The rows `model`'s class adds to the book on one rank of the stage holding `layers`."""
+    if not CLASS_RULE_ERAS.at(version):
+        return ()
+    rows = (_unused_qk_norms(model, layers), _fp32_head(model, layout, layers, version))
+    return tuple(row for row in rows if row is not None)
+
+
+def _unused_qk_norms(model: ModelSpec, layers: range) -> WeightRow | None:
+    """q_norm and k_norm (head_dim each, whole on every rank) on each attention layer of the stage."""
+    if model.architecture not in UNUSED_QK_NORMS or model.qk_norm:
+        return None
+    attention = sum(1 for layer in layers if model.layer_attention[layer] in ATTENTION_KINDS)
+    params = attention * 2 * model.head_dim
+    if not params:
+        return None
+    return WeightRow(component="unused_qk_norms", params=params, bytes=params * model.dtype_bytes, shards=1,
+                     bytes_per_param=float(model.dtype_bytes),
+                     note="SGLang's class builds q_norm and k_norm the checkpoint does not hold (falcon_h1.py)")  # fmt: skip
+
+
+def _fp32_head(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> WeightRow | None:
+    """The LM head's rows on this rank at fp32 less the book's model-dtype count of them (the last stage)."""
+    if (
+        model.architecture not in FP32_HEAD
+        or layers.stop != model.num_layers
+        or model.dtype_bytes >= SCALE_FP32
+    ):
+        return None
+    if quantizes_head(model, version) or (
+        model.quant.mixed and model.quant.format_of(("lm_head",)) is not None
+    ):
+        return None
+    params = vocab_parallel_rows(model.vocab_size, layout.tp) * (model.embedding_size or model.hidden_size)
+    more = params * (SCALE_FP32 - model.dtype_bytes)
+    return WeightRow(component="fp32_lm_head", params=0, bytes=more, shards=layout.tp, bytes_per_param=0.0,
+                     note="SGLang holds this class's LM head in fp32 (falcon_h1.py lm_head.float())")  # fmt: skip
+
+
+def with_stated_qk_norm(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` without q/k norms where this class builds them only on the config's flag and the config has it off."""
+    unstated = model.architecture in QK_NORM_WHEN_STATED and model.qk_norm and not model.qk_norm_stated
+    if not unstated or not CLASS_RULE_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"qk_norm_off": True})
