@@ -69,6 +69,12 @@ class MoeSpec(BaseModel):
     # hold no score-correction bias (DeepSeek-V4's `num_hash_layers`; SGLang 0.5.23 deepseek_v2.py `is_hash`)
     hash_layers: int = 0
 
+    def expert_names(self, layer: int) -> tuple[str, str]:
+        """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
+        down_proj): inside the MLP, or the layer's own module beside it (`experts_beside_mlp`)."""
+        at = f"model.layers.{layer}" + ("" if self.experts_beside_mlp else ".mlp")
+        return at + ".experts", at + ".experts.0.down_proj"
+
 
 class CompressedSpec(BaseModel):
     """DeepSeek-V4's compressed attention (whole model, before TP): each layer attends over a sliding window of
@@ -92,12 +98,6 @@ class CompressedSpec(BaseModel):
         """How many of `layers` (default: all) compress by `ratio`."""
         span = range(len(self.ratios)) if layers is None else layers
         return sum(1 for i in span if self.ratios[i] == ratio)
-
-    def expert_names(self, layer: int) -> tuple[str, str]:
-        """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
-        down_proj): inside the MLP, or the layer's own module beside it (`experts_beside_mlp`)."""
-        at = f"model.layers.{layer}" + ("" if self.experts_beside_mlp else ".mlp")
-        return at + ".experts", at + ".experts.0.down_proj"
 
 
 class StateKind(str, Enum):
