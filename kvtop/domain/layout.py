@@ -36,6 +36,12 @@ class StageParts(BaseModel):
     # states them per release
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
+    # scalars in the model dtype beside those on each attention layer (vLLM 0.33.0 compressed-tensors' q/k/v
+    # zero points beside its fp32 q/k/v scales)
+    attention_zero_points: int = 0
+    # bytes each built linear module of a compressed-tensors weight-only int (WNA16) checkpoint holds beside its
+    # matrices, whole on every rank: its `weight_shape`, int64 [2] (16 B) in both engines' CompressedTensorsWNA16
+    linear_shape_bytes: int = 0
     unquantized: tuple[str, ...] = ()
     # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
     # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)

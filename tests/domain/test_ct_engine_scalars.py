@@ -1,0 +1,78 @@
+"""compressed-tensors' small tensors the engines build beside the checkpoint's matrices (issue #26, the recon
+Llama-3.1-8B-Instruct configs of tests/data/configs/quant/): the WNA16 linear modules' `weight_shape` (both engines)
+and vLLM 0.33.0's Attention q/k/v scales and zero points.
+
+Expected totals are each engine's meta build of the config, its `named_parameters()` bytes per rank
+(`benchmarks/engine_diff/registry_sweep.py --params CONFIG`, the rows in tests/data/engine_diff/registry/):
+vLLM 0.33.0 lists `self_attn.attn.{q,k,v}_scale` float32 [1] and `self_attn.attn.{q,k,v}_zero_point` bfloat16 [1]
+on each of the 32 layers, and on the W4A16 builds `{qkv,o,gate_up,down}_proj.weight_shape` int64 [2]; SGLang 0.5.23
+the same `weight_shape`s and no attention scalars.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.conftest import CONFIGS
+
+QUANT = CONFIGS / "quant"
+LAYERS = 32
+WEIGHT_SHAPE = 2 * 8  # int64 [2]
+MODULES = 4  # qkv_proj, o_proj, gate_up_proj, down_proj
+VLLM_ATTENTION = 3 * 4 + 3 * 2  # q/k/v_scale float32 [1], q/k/v_zero_point bfloat16 [1]
+
+
+def model(name: str) -> ModelSpec:
+    return model_from_config(
+        json.loads((QUANT / f"recon--Llama-3.1-8B-Instruct-CT-{name}.json").read_text()), source=name
+    )
+
+
+def built(m: ModelSpec, engine: str, version: str, tp: int) -> int:
+    """One rank's weights with the engine's stage parts (what its classes add to each layer)."""
+    resolved = ResolvedVersion(text=version, source=VersionSource.FLAG)
+    parts = engine_rules(engine).stage_parts(m, 0, 1, resolved)
+    layout, layers = ParallelLayout(tp=tp), range(m.num_layers)
+    return weights_book(m, layout, layers, first_stage=True, last_stage=True, parts=parts).total_bytes
+
+
+# (config, engine, TP, the engine's meta-built bytes per rank): the registry rows' stage 0 parameter bytes
+@pytest.mark.parametrize(("name", "engine", "tp", "engine_bytes"), [
+    ("w4a16", "sglang", 1, 5_700_593_664), ("w4a16", "sglang", 2, 2_850_564_096),
+    ("w4a16-asym", "sglang", 1, 5_727_856_640), ("w4a16-asym", "sglang", 2, 2_864_195_584),
+    ("w4a16", "vllm", 1, 5_700_594_240), ("w4a16-asym", "vllm", 1, 5_727_857_216),
+    ("FP8-dynamic", "vllm", 1, 9_086_706_240), ("FP8-dynamic", "vllm", 2, 4_544_143_936),
+    ("w8a8", "vllm", 1, 9_086_706_240), ("w8a8", "sglang", 1, 9_086_705_664),
+])  # fmt: skip
+def test_engine_builds_equal_kvtop(name: str, engine: str, tp: int, engine_bytes: int) -> None:
+    """kvtop's rank with the engine's parts equals the engine's meta build (the book alone is the checkpoint's)."""
+    version = "0.33.0" if engine == "vllm" else "0.5.23"
+    assert built(model(name), engine, version, tp) == engine_bytes
+
+
+@pytest.mark.parametrize(("name", "engine", "version", "extra"), [
+    ("w4a16", "sglang", "0.5.23", LAYERS * MODULES * WEIGHT_SHAPE),  # 2,048 B
+    ("w4a16", "vllm", "0.33.0", LAYERS * (MODULES * WEIGHT_SHAPE + VLLM_ATTENTION)),  # 2,624 B
+    ("FP8-dynamic", "vllm", "0.33.0", LAYERS * VLLM_ATTENTION),  # 576 B: no weight_shape on FP8 modules
+    ("w8a8", "sglang", "0.5.23", 0),  # int8 W8A8 (input activations quantized): no weight_shape
+])  # fmt: skip
+def test_what_the_engine_adds_over_the_checkpoint(name: str, engine: str, version: str, extra: int) -> None:
+    """The parts' share alone: the engine's listing less the checkpoint's tensors (the book without parts)."""
+    m = model(name)
+    stored = weights_book(m, ParallelLayout(tp=2), range(m.num_layers), first_stage=True, last_stage=True)
+    assert built(m, engine, version, 2) - stored.total_bytes == extra
+
+
+def test_earlier_releases_keep_the_books_count() -> None:
+    """Releases before those read (vLLM 0.13.0, SGLang 0.5.6.post2) are not checked: no weight_shape booked."""
+    m = model("w4a16")
+    stored = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
+    assert built(m, "sglang", "0.5.6.post2", 1) == stored.total_bytes
