@@ -15,6 +15,7 @@ projector children; other towers are reported beside (kvtop's book does not hold
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -135,6 +136,18 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "parallel, where kvtop's book splits the shared expert over TP (3 × 512 × 2,048 × 2 B × (1 − 1/TP) a layer)",
     ),
     (
+        "A18",
+        lambda arch, c, text: c.engine == "vllm" and _vllm_gptq_moe_unloaded(c, text),
+        "harness: a GPTQ MoE built from config.json alone, never loaded. vLLM 0.33.0 reads which modules are "
+        "quantized from the checkpoint's safetensors header (AutoGPTQConfig.maybe_update_config): without one it "
+        "quantizes the router gate the checkpoint stores in fp16 (mlp.gate qweight/scales/qzeros, GPTQModel issue "
+        "#1625); and the meta build counts what loading drops: the linear layers' symmetric qzeros "
+        "(MarlinLinearKernel.process_weights_after_loading: marlin_make_empty) and the experts' w13_bias/w2_bias "
+        "a checkpoint without them never loads (AutoGPTQMoEMethod.process_weights_after_loading registers None). "
+        "Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 28,950,528 B at TP 1, "
+        "17,743,872 B a rank at TP 2",
+    ),
+    (
         "A3",
         lambda arch, c, text: _config_value(c.config, "torch_dtype") == "float32",
         "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
@@ -195,6 +208,30 @@ def _sglang_kv_scales(arch: str, check: StageCheck, text: str) -> bool:
     layers = check.layers[1] - check.layers[0]
     return bool(arch in SGLANG_KV_SCALED and _quant_method(check.config) in SGLANG_KV_SCALING and delta is not None
                 and -delta == layers * 8 * SGLANG_KV_SCALED[arch])  # fmt: skip
+
+
+def _vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
+    """kvtop short by exactly what A18 names, a symmetric GPTQ checkpoint of a Qwen3-MoE-shaped config (every layer
+    MoE, no shared expert): per layer and rank, the linear qzeros (int32, 8 zeros a word, one per group and
+    output: qkv_proj [hidden ÷ g, rank's q+k+v ÷ 8], o_proj [rank's heads × head_dim ÷ g, hidden ÷ 8]) + the experts'
+    biases
+    (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight [hidden ÷ 8, E] and qzeros
+    [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    delta = _weights_delta(text)
+    if quant.get("quant_method") != "gptq" or quant.get("sym") is not True or delta is None:
+        return False
+    value = functools.partial(_config_value, check.config)
+    if value("mlp_only_layers") or value("decoder_sparse_step") != 1 or value("shared_expert_intermediate_size"):
+        return False
+    tp, g, h, experts = _tp(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
+    hd, heads, kv = value("head_dim"), value("num_attention_heads"), value("num_key_value_heads")
+    width = 2  # the config's float16
+    qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
+    qzeros = (h // g * qkv_out // 8 + heads * hd // tp // g * h // 8) * 4
+    bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
+    gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
+    return -delta == (check.layers[1] - check.layers[0]) * (qzeros + bias + gate)
 
 
 def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:

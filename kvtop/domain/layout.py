@@ -42,6 +42,9 @@ class StageParts(BaseModel):
     # bytes each built linear module of a compressed-tensors weight-only int (WNA16) checkpoint holds beside its
     # matrices, whole on every rank: its `weight_shape`, int64 [2] (16 B) in both engines' CompressedTensorsWNA16
     linear_shape_bytes: int = 0
+    # a symmetric GPTQ checkpoint's experts hold a packed zero per group and row all the same (vLLM 0.33.0
+    # AutoGPTQMoEMethod creates w13_qzeros / w2_qzeros for every GPTQ checkpoint and keeps them after loading)
+    expert_zero_points: bool = False
     unquantized: tuple[str, ...] = ()
     # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
     # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)

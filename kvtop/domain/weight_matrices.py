@@ -65,6 +65,9 @@ class RankMatrices:
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
+        kept_zeros = experts and self.parts is not None and self.parts.expert_zero_points
+        if kept_zeros and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
+            fmt = fmt.model_copy(update={"zero_point_bits": fmt.weight_bits})  # one packed zero per group and row
         whole = 0  # scalar scales each rank holds whole
         row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
         if fmt is not None:

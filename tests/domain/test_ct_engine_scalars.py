@@ -1,6 +1,6 @@
 """compressed-tensors' small tensors the engines build beside the checkpoint's matrices (issue #26, the recon
 Llama-3.1-8B-Instruct configs of tests/data/configs/quant/): the WNA16 linear modules' `weight_shape` (both engines)
-and vLLM 0.33.0's Attention q/k/v scales and zero points.
+and vLLM 0.33.0's Attention q/k/v scales and zero points; a GPTQ MoE's experts' zero points (vLLM 0.33.0).
 
 Expected totals are each engine's meta build of the config, its `named_parameters()` bytes per rank
 (`benchmarks/engine_diff/registry_sweep.py --params CONFIG`, the rows in tests/data/engine_diff/registry/):
@@ -76,3 +76,20 @@ def test_earlier_releases_keep_the_books_count() -> None:
     m = model("w4a16")
     stored = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
     assert built(m, "sglang", "0.5.6.post2", 1) == stored.total_bytes
+
+
+def test_vllm_gptq_experts_keep_their_zero_points() -> None:
+    """Qwen3-30B-A3B-GPTQ-Int4 (sym, group 128) in vLLM 0.33.0's meta build at TP 1, per layer:
+    `experts.w13_qzeros` int32 [128, 16, 192] and `w2_qzeros` int32 [128, 6, 256] (AutoGPTQMoEMethod creates them
+    for a symmetric checkpoint too, and process_weights_after_loading keeps them), 113,246,208 B over 48 layers.
+    The engine's total 16,828,084,224 B less the bytes its build counts that serving does not hold (reading A18:
+    linear qzeros 3,538,944 B, unloaded expert biases 44,040,192 B, the gate quantized for want of the checkpoint's
+    header −18,628,608 B) is 16,799,133,696 B; at TP 2 8,430,104,576 − 17,743,872 B."""
+    m = model_from_config(json.loads((QUANT / "Qwen--Qwen3-30B-A3B-GPTQ-Int4.json").read_text()), source="gptq")
+    stored = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
+    zeros = 48 * (128 * 16 * 192 + 128 * 6 * 256) * 4
+    assert zeros == 113_246_208
+    assert built(m, "vllm", "0.33.0", 1) - stored.total_bytes == zeros
+    assert built(m, "vllm", "0.33.0", 1) == 16_828_084_224 - 3_538_944 - 44_040_192 + 18_628_608
+    assert built(m, "vllm", "0.33.0", 2) == 8_430_104_576 - 17_743_872
+    assert built(m, "vllm", "0.13.0", 1) == stored.total_bytes  # not checked before 0.33.0: the book's count
