@@ -148,6 +148,16 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "17,743,872 B a rank at TP 2",
     ),
     (
+        "A19",
+        lambda arch, c, text: c.engine == "sglang" and _sglang_bnb4_states(c, text),
+        "harness: a bitsandbytes 4-bit checkpoint's QuantState is built by SGLang's loader from the checkpoint's "
+        "tensors beside each packed weight (_quantized_4bit_generator: QuantState.from_dict(..., device='cuda'), "
+        "bitsandbytes functional.py: absmax a block of 64, uint8 under double quantization with an fp32 "
+        "nested_absmax per 256, quant_map fp32 [16], nested_quant_map fp32 [256], nested_offset fp32), not a "
+        "parameter: a config-only meta build holds the packed uint8 weights alone. Exactly those bytes, from the "
+        "config's shapes: recon Llama-3.1-8B-Instruct-bnb-4bit 111,000,448 B at TP 1 (SGLang refuses TP 2)",
+    ),
+    (
         "A3",
         lambda arch, c, text: _config_value(c.config, "torch_dtype") == "float32",
         "kvtop: the config states torch_dtype float32 and the engines serve it in bfloat16 (vLLM: 'Downcasting "
@@ -232,6 +242,33 @@ def _vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
     bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
     gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
     return -delta == (check.layers[1] - check.layers[0]) * (qzeros + bias + gate)
+
+
+def _sglang_bnb4_states(check: StageCheck, text: str) -> bool:
+    """kvtop over by exactly A19's quant states, a dense gated-MLP config at TP 1: one QuantState a checkpoint
+    matrix of SGLang's default bitsandbytes targets (q, k, v, o, gate, up, down projections; the config's
+    llm_int8_skip_modules name none of them), n weights each: n ÷ 64 absmax (uint8; fp32 without double
+    quantization), 4 B per 256 of them, and 4 × (16 + 256 + 1) B of codes and offset (4 × 16 without)."""
+    quant = _config_value(check.config, "quantization_config") or {}
+    delta = _weights_delta(text)
+    if quant.get("quant_method") != "bitsandbytes" or not quant.get("load_in_4bit") or delta is None:
+        return False
+    value = functools.partial(_config_value, check.config)
+    if _tp(check) != 1 or value("num_local_experts") or value("num_experts"):
+        return False
+    h, inter, hd = value("hidden_size"), value("intermediate_size"), value("head_dim")
+    heads, kv = value("num_attention_heads"), value("num_key_value_heads")
+    hd = hd or h // heads
+    double = bool(quant.get("bnb_4bit_use_double_quant"))
+
+    def state(n: int) -> int:
+        blocks = n // 64
+        if not double:
+            return blocks * 4 + 16 * 4
+        return blocks + -(-blocks // 256) * 4 + (16 + 256 + 1) * 4
+
+    sizes = (heads * hd * h, kv * hd * h, kv * hd * h, h * heads * hd, inter * h, inter * h, h * inter)
+    return delta == (check.layers[1] - check.layers[0]) * sum(state(n) for n in sizes)
 
 
 def _vllm_index_key_bf16(arch: str, check: StageCheck, text: str) -> bool:

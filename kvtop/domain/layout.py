@@ -45,6 +45,9 @@ class StageParts(BaseModel):
     # a symmetric GPTQ checkpoint's experts hold a packed zero per group and row all the same (vLLM 0.33.0
     # AutoGPTQMoEMethod creates w13_qzeros / w2_qzeros for every GPTQ checkpoint and keeps them after loading)
     expert_zero_points: bool = False
+    # the per-row scales of a per-channel format stay in host memory when the pools are sized (SGLang 0.5.23's
+    # bitsandbytes 8-bit SCB: the loader keeps the checkpoint's CPU tensor; the first forward copies it over)
+    host_row_scales: bool = False
     unquantized: tuple[str, ...] = ()
     # the LM head in the checkpoint's format though the checkpoint does not list it (SGLang's ModelOpt configs
     # quantize every ParallelLMHead their exclusions do not name: engines/sglang/lm_head.py)

@@ -68,6 +68,9 @@ class RankMatrices:
         kept_zeros = experts and self.parts is not None and self.parts.expert_zero_points
         if kept_zeros and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
             fmt = fmt.model_copy(update={"zero_point_bits": fmt.weight_bits})  # one packed zero per group and row
+        host_scales = self.parts is not None and self.parts.host_row_scales
+        if host_scales and fmt is not None and not (fmt.per_tensor or fmt.block or fmt.group_size):
+            fmt = fmt.model_copy(update={"scale_bytes": 0})  # the per-row scales are not on the GPU yet
         whole = 0  # scalar scales each rank holds whole
         row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
         if fmt is not None:

@@ -81,13 +81,15 @@ class SglangRules(SglangBudget, EngineBase):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
         scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), and a ModelOpt
-        checkpoint's quantized head (lm_head.py), a WNA16 linear module's weight_shape (layer_build.py)."""
+        checkpoint's quantized head (lm_head.py), a WNA16 linear module's weight_shape and bnb 8-bit's host-side
+        scales (layer_build.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
-        from kvtop.domain.engines.sglang.layer_build import with_linear_shapes
+        from kvtop.domain.engines.sglang.layer_build import with_host_scales, with_linear_shapes
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
 
         parts = stage_parts(model, pp_rank, pp, version)
-        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_linear_shapes):
+        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_linear_shapes,
+                      with_host_scales):
             parts = build(parts, model, version)
         return parts
 

@@ -1,6 +1,7 @@
-"""compressed-tensors' small tensors the engines build beside the checkpoint's matrices (issue #26, the recon
+"""Quantized formats: the small tensors the engines build beside the checkpoint's matrices (issue #26, the recon
 Llama-3.1-8B-Instruct configs of tests/data/configs/quant/): the WNA16 linear modules' `weight_shape` (both engines)
-and vLLM 0.33.0's Attention q/k/v scales and zero points; a GPTQ MoE's experts' zero points (vLLM 0.33.0).
+and vLLM 0.33.0's Attention q/k/v scales and zero points; a GPTQ MoE's experts' zero points (vLLM 0.33.0); SGLang
+0.5.23's bitsandbytes checkpoints (its loader's quant states, its TP refusal).
 
 Expected totals are each engine's meta build of the config, its `named_parameters()` bytes per rank
 (`benchmarks/engine_diff/registry_sweep.py --params CONFIG`, the rows in tests/data/engine_diff/registry/):
@@ -17,7 +18,10 @@ import pytest
 
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
@@ -85,7 +89,9 @@ def test_vllm_gptq_experts_keep_their_zero_points() -> None:
     The engine's total 16,828,084,224 B less the bytes its build counts that serving does not hold (reading A18:
     linear qzeros 3,538,944 B, unloaded expert biases 44,040,192 B, the gate quantized for want of the checkpoint's
     header −18,628,608 B) is 16,799,133,696 B; at TP 2 8,430,104,576 − 17,743,872 B."""
-    m = model_from_config(json.loads((QUANT / "Qwen--Qwen3-30B-A3B-GPTQ-Int4.json").read_text()), source="gptq")
+    m = model_from_config(
+        json.loads((QUANT / "Qwen--Qwen3-30B-A3B-GPTQ-Int4.json").read_text()), source="gptq"
+    )
     stored = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
     zeros = 48 * (128 * 16 * 192 + 128 * 6 * 256) * 4
     assert zeros == 113_246_208
@@ -93,3 +99,42 @@ def test_vllm_gptq_experts_keep_their_zero_points() -> None:
     assert built(m, "vllm", "0.33.0", 1) == 16_828_084_224 - 3_538_944 - 44_040_192 + 18_628_608
     assert built(m, "vllm", "0.33.0", 2) == 8_430_104_576 - 17_743_872
     assert built(m, "vllm", "0.13.0", 1) == stored.total_bytes  # not checked before 0.33.0: the book's count
+
+
+def bnb(bits: int) -> ModelSpec:
+    name = f"recon--Llama-3.1-8B-Instruct-bnb-{bits}bit"
+    return model_from_config(json.loads((QUANT / f"{name}.json").read_text()), source=name)
+
+
+def test_sglang_bnb_8bit_holds_int8_weights_when_the_pools_are_sized() -> None:
+    """SGLang 0.5.23's meta build of the recon bnb-8bit config at TP 1 (the registry row, bitsandbytes 0.49.2 in the
+    venv): qkv_proj [6144, 4096], o_proj [4096, 4096], gate_up_proj [28672, 4096], down_proj [4096, 14336] int8, the
+    rest bf16: 9,081,200,640 B. The loader keeps the checkpoint's SCB on the CPU until the first forward, so the
+    book's fp32 scale per row (43,008 rows × 4 B × 32 layers) is not on the GPU at sizing."""
+    m = bnb(8)
+    stored = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True)
+    assert stored.total_bytes - built(m, "sglang", "0.5.23", 1) == 32 * 43_008 * 4
+    assert built(m, "sglang", "0.5.23", 1) == 9_081_200_640
+
+
+def test_sglang_bnb_4bit_adds_the_loaders_quant_states_to_the_packed_weights() -> None:
+    """SGLang 0.5.23's meta build of the recon bnb-4bit config (nf4, double quant) at TP 1: the packed weights uint8
+    [params ÷ 2, 1] (qkv_proj [12582912, 1], o_proj [8388608, 1], gate_up_proj [58720256, 1], down_proj
+    [29360128, 1]), 5,591,539,712 B. Beside each of the 7 checkpoint matrices a layer the loader puts its QuantState
+    on the GPU (QuantState.from_dict(device="cuda")): a uint8 absmax per 64 weights, an fp32 nested absmax per 256 of
+    those, quant_map fp32 [16], nested_quant_map fp32 [256] and nested_offset fp32 (the harness reading A19)."""
+    sizes = (4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096, 4096 * 14336)
+    states = sum(n // 64 + n // 64 // 256 * 4 + (16 + 256 + 1) * 4 for n in sizes)
+    assert built(bnb(4), "sglang", "0.5.23", 1) == 5_591_539_712 + 32 * states == 5_702_540_160
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_sglang_refuses_a_prequantized_bnb_checkpoint_over_tp(bits: int) -> None:
+    """The registry rows at TP 2: "Prequant BitsAndBytes models with TP is not supported." (the runner calls
+    BitsAndBytesModelLoader._load_weights); TP 1 builds."""
+    m = bnb(bits)
+    refusals = {tp: launch_refusals(predict(m, parse_flags("sglang", ["--tp", str(tp), "--engine-version", "0.5.23"]),
+                                            gpu_total_bytes=80 << 30, gpu_name="H100")) for tp in (1, 2)}  # fmt: skip
+    (refusal,) = refusals[2]
+    assert refusal.field == "--tp-size" and "Prequant BitsAndBytes" in refusal.message
+    assert not refusals[1]
