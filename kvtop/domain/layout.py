@@ -42,9 +42,10 @@ class StageParts(BaseModel):
     # bytes each built linear module of a compressed-tensors weight-only int (WNA16) checkpoint holds beside its
     # matrices, whole on every rank: its `weight_shape`, int64 [2] (16 B) in both engines' CompressedTensorsWNA16
     linear_shape_bytes: int = 0
-    # a symmetric GPTQ checkpoint's experts hold a packed zero per group and row all the same (vLLM 0.33.0
-    # AutoGPTQMoEMethod creates w13_qzeros / w2_qzeros for every GPTQ checkpoint and keeps them after loading)
-    expert_zero_points: bool = False
+    # a symmetric GPTQ checkpoint's experts hold packed zeros per group and row all the same, in words of this many
+    # bits (vLLM creates w13_qzeros / w2_qzeros for every GPTQ checkpoint and keeps them after loading: int32 in
+    # 0.33.0's AutoGPTQMoEMethod, the model dtype in 0.13.0's GPTQMarlinMoEMethod); 0: none
+    expert_zero_word_bits: int = 0
     # the per-row scales of a per-channel format stay in host memory when the pools are sized (SGLang 0.5.23's
     # bitsandbytes 8-bit SCB: the loader keeps the checkpoint's CPU tensor; the first forward copies it over)
     host_row_scales: bool = False

@@ -65,9 +65,10 @@ class RankMatrices:
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
-        kept_zeros = experts and self.parts is not None and self.parts.expert_zero_points
-        if kept_zeros and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
-            fmt = fmt.model_copy(update={"zero_point_bits": fmt.weight_bits})  # one packed zero per group and row
+        word = self.parts.expert_zero_word_bits if experts and self.parts is not None else 0
+        if word and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
+            # a zero per group and row, packed 32 ÷ weight_bits to a word of `word` bits
+            fmt = fmt.model_copy(update={"zero_point_bits": fmt.weight_bits * word // 32})
         host_scales = self.parts is not None and self.parts.host_row_scales
         if host_scales and fmt is not None and not (fmt.per_tensor or fmt.block or fmt.group_size):
             fmt = fmt.model_copy(update={"scale_bytes": 0})  # the per-row scales are not on the GPU yet

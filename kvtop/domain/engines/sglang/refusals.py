@@ -71,9 +71,10 @@ def dsa_kv_refusal(ledger: Ledger) -> Refusal | None:
 
 
 BNB_TP_ERAS: Eras[bool] = Eras((
-    Era("", False, "not checked before 0.5.23: no refusal known"),
-    Era("0.5.23", True, "srt/model_loader/loader.py BitsAndBytesModelLoader._load_weights: pre_quant and tp_size > 1 "
-                        "(engine-diff's recon bnb rows at TP 2: the engine refuses)"),
+    Era("", False, "not checked before 0.5.6.post2: no refusal known"),
+    Era("0.5.6.post2", True, "read at 0.5.6.post2 and 0.5.23 (between not checked): srt/model_loader/loader.py "
+                             "BitsAndBytesModelLoader._load_weights: pre_quant and tp_size > 1 (engine-diff's recon "
+                             "bnb rows at TP 2, 0.5.23: the engine refuses)"),
 ))  # fmt: skip
 BNB_TP_SOURCE = "srt/model_loader/loader.py BitsAndBytesModelLoader._load_weights: pre_quant and tp_size > 1"
 

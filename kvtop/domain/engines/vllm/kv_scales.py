@@ -48,7 +48,8 @@ CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
 ))
 # CompressedTensorsKVCacheMethod's own create_weights: (fp32 scales, zero points) a layer; None: the base method's
 CT_KV_SCALARS_ERAS: Eras[tuple[int, int] | None] = Eras((
-    Era("", None, "releases before 0.33.0 not checked: the base method's four scalars stand"),
+    Era("", None, "v0.13.0 read: CompressedTensorsKVCacheMethod has no create_weights of its own (the base "
+                  "method's four scalars); releases between not checked"),
     Era("0.33.0", (3, 3), "v0.33.0 compressed_tensors.py CompressedTensorsKVCacheMethod.create_weights: "
                           "q/k/v_scale fp32, q/k/v_zero_point default dtype; first release not pinned"),
 ))  # fmt: skip
