@@ -23,6 +23,7 @@ from typing import Any
 
 from benchmarks.engine_diff.cases import QUANT_SUFFIX, config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
+from benchmarks.engine_diff.quant_readings import sglang_bnb4_states, vllm_gptq_moe_unloaded
 from benchmarks.engine_diff.table import Row, load_fixtures
 
 
@@ -135,6 +136,28 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "equals moe_intermediate_size (Qwen2MoeSparseMoeBlock num_fused_shared_experts, sglang/srt/models/"
         "qwen2_moe.py; experts.w13_weight [257, 1024, 2048] on each EP rank): whole on every rank under expert "
         "parallel, where kvtop's book splits the shared expert over TP (3 × 512 × 2,048 × 2 B × (1 − 1/TP) a layer)",
+    ),
+    (
+        "A18",
+        lambda arch, c, text: c.engine == "vllm" and vllm_gptq_moe_unloaded(c, text),
+        "harness: a GPTQ MoE built from config.json alone, never loaded. vLLM 0.33.0 reads which modules are "
+        "quantized from the checkpoint's safetensors header (AutoGPTQConfig.maybe_update_config): without one it "
+        "quantizes the router gate the checkpoint stores in fp16 (mlp.gate qweight/scales/qzeros, GPTQModel issue "
+        "#1625); and the meta build counts what loading drops: the linear layers' symmetric qzeros "
+        "(MarlinLinearKernel.process_weights_after_loading: marlin_make_empty) and the experts' w13_bias/w2_bias "
+        "a checkpoint without them never loads (AutoGPTQMoEMethod.process_weights_after_loading registers None). "
+        "Exactly those bytes, from the config's shapes: Qwen3-30B-A3B-GPTQ-Int4 28,950,528 B at TP 1, "
+        "17,743,872 B a rank at TP 2",
+    ),
+    (
+        "A19",
+        lambda arch, c, text: c.engine == "sglang" and sglang_bnb4_states(c, text),
+        "harness: a bitsandbytes 4-bit checkpoint's QuantState is built by SGLang's loader from the checkpoint's "
+        "tensors beside each packed weight (_quantized_4bit_generator: QuantState.from_dict(..., device='cuda'), "
+        "bitsandbytes functional.py: absmax a block of 64, uint8 under double quantization with an fp32 "
+        "nested_absmax per 256, quant_map fp32 [16], nested_quant_map fp32 [256], nested_offset fp32), not a "
+        "parameter: a config-only meta build holds the packed uint8 weights alone. Exactly those bytes, from the "
+        "config's shapes: recon Llama-3.1-8B-Instruct-bnb-4bit 111,000,448 B at TP 1 (SGLang refuses TP 2)",
     ),
     (
         "A3",

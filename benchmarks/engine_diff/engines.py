@@ -136,6 +136,9 @@ SGLANG = EngineSpec(
         "triton",
         # CuTe DSL layers import `cuda.bindings.driver` when the model is built; a GPU node has it
         "cuda-python",
+        # a bitsandbytes checkpoint's config needs it ("Please install bitsandbytes>=0.46.1", bitsandbytes.py);
+        # only the test extra names it, unpinned: pinned here (its manylinux wheel carries the CPU backend)
+        "bitsandbytes==0.49.2",
     ),
     versions=("0.5.23", "0.5.6.post2"),
 )

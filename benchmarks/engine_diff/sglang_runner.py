@@ -289,6 +289,7 @@ def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, model: 
     runner.init_spec_aux_hidden_state()
     runner.configure_kv_cache_dtype()
     _refusals_of_init(runner, model)
+    _refusals_of_load(server_args, model_config, model)
     return runner
 
 
@@ -304,6 +305,30 @@ def _refusals_of_init(runner: Any, model: Any) -> None:
     runner.check_quantized_moe_compatibility()
     if get_parallel().pp_size > 1 and "pp_proxy_tensors" not in inspect.signature(model.forward).parameters:
         raise EngineRefusal("Pipeline Parallel is not compatible with this model.")
+
+
+def _refusals_of_load(server_args: Any, model_config: Any, model: Any) -> None:
+    """What the bitsandbytes loader refuses before it reads a weight (loading is not run): its own `_load_weights`
+    (model_loader/loader.py BitsAndBytesModelLoader) is called on the built model; what it raises in its own frame
+    is its refusal (a class without `load_weights` or `bitsandbytes_stacked_params_mapping`; "Prequant
+    BitsAndBytes models with TP is not supported.", every config.json that names bitsandbytes being pre-quantized),
+    and the first read of the checkpoint, which the harness does not have, ends the call without a result."""
+    if model_config.quantization != "bitsandbytes":
+        return
+    from sglang.srt.configs.load_config import LoadConfig
+    from sglang.srt.model_loader.loader import BitsAndBytesModelLoader
+
+    loader = BitsAndBytesModelLoader(LoadConfig(load_format="bitsandbytes"))
+    try:
+        loader._load_weights(model_config, model)
+    except (ValueError, AttributeError) as exc:
+        frame = exc.__traceback__
+        while frame is not None and frame.tb_next is not None:
+            frame = frame.tb_next
+        if frame is not None and frame.tb_frame.f_code.co_name == "_load_weights":
+            raise EngineRefusal(str(exc)) from exc
+    except Exception:  # noqa: BLE001 — past its checks: the checkpoint the harness lacks
+        return
 
 
 def _attention_backend() -> str | None:

@@ -36,6 +36,19 @@ class StageParts(BaseModel):
     # states them per release
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
+    # scalars in the model dtype beside those on each attention layer (vLLM 0.33.0 compressed-tensors' q/k/v
+    # zero points beside its fp32 q/k/v scales)
+    attention_zero_points: int = 0
+    # bytes each built linear module of a compressed-tensors weight-only int (WNA16) checkpoint holds beside its
+    # matrices, whole on every rank: its `weight_shape`, int64 [2] (16 B) in both engines' CompressedTensorsWNA16
+    linear_shape_bytes: int = 0
+    # a symmetric GPTQ checkpoint's experts hold packed zeros per group and row all the same, in words of this many
+    # bits (vLLM creates w13_qzeros / w2_qzeros for every GPTQ checkpoint and keeps them after loading: int32 in
+    # 0.33.0's AutoGPTQMoEMethod, the model dtype in 0.13.0's GPTQMarlinMoEMethod); 0: none
+    expert_zero_word_bits: int = 0
+    # the per-row scales of a per-channel format stay in host memory when the pools are sized (SGLang 0.5.23's
+    # bitsandbytes 8-bit SCB: the loader keeps the checkpoint's CPU tensor; the first forward copies it over)
+    host_row_scales: bool = False
     unquantized: tuple[str, ...] = ()
     # the MoE router's matrix in the model dtype though the architecture's entry keeps it fp32 (SGLang 0.5.23's
     # MiniMax-M3 gate, built bf16 under SGLANG_OPT_USE_BF16_ROUTER_GEMM: engines/sglang/layer_build.py)

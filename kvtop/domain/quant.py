@@ -48,6 +48,9 @@ class QuantSpec(BaseModel):
     # a second level of scales over the first (bitsandbytes double quantization: an fp32 scale per 256 absmax)
     second_group: int = 0
     second_scale_bytes: int = 0
+    # what each matrix's state holds beside its scales, whole (bitsandbytes 4-bit's QuantState on the GPU: the fp32
+    # code of 16 values, and under double quantization the nested code of 256 and the fp32 offset)
+    state_bytes: int = 0
     act_order: bool = False  # GPTQ desc_act: quantized in activation order (a g_idx in the checkpoint)
     excluded: tuple[str, ...] = ()  # module name patterns left at the checkpoint dtype
     quantizes_embedding: bool = False
@@ -116,7 +119,8 @@ class QuantSpec(BaseModel):
             scales = rows
         zeros = scales * self.zero_point_bits // 8
         second = math.ceil(scales / self.second_group) * self.second_scale_bytes if self.second_group else 0
-        return data + scales * self.scale_bytes + zeros + second + self.activation_scale_bytes + self.global_scale_bytes
+        return (data + scales * self.scale_bytes + zeros + second + self.activation_scale_bytes
+                + self.global_scale_bytes + self.state_bytes)  # fmt: skip
 
     @property
     def tensor_scale_bytes(self) -> int:
@@ -124,7 +128,8 @@ class QuantSpec(BaseModel):
         holds a shard of the matrix holds them whole (PerTensorScaleParameter), so they never split over TP."""
         if not self.quantized:
             return 0
-        return (self.scale_bytes if self.per_tensor else 0) + self.activation_scale_bytes + self.global_scale_bytes
+        fixed = self.activation_scale_bytes + self.global_scale_bytes + self.state_bytes
+        return (self.scale_bytes if self.per_tensor else 0) + fixed
 
     def spares(self, module_names: tuple[str, ...]) -> bool:
         """True if the checkpoint leaves a module (any of its representative names) unquantized."""
@@ -420,8 +425,11 @@ def _modelopt(block: ModeloptQuant, source: str, prefix: str, *, kv: bool = True
 
 def _bitsandbytes(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
     """bitsandbytes: 4-bit packs two weights a byte (SGLang BitsAndBytesLinearMethod: uint8 of params ÷ 2) with
-    an fp32 absmax per block of 64, or a uint8 one and an fp32 per 256 of them under double quantization;
-    8-bit (LLM.int8) keeps int8 weights and an fp32 scale per output row (SCB)."""
+    an fp32 absmax per block of 64, or a uint8 one and an fp32 per 256 of them under double quantization, and
+    the rest of each matrix's QuantState on the GPU (bitsandbytes functional.py `QuantState.from_dict(...,
+    device="cuda")`, SGLang's `_quantized_4bit_generator`: `quant_map` fp32 [16]; `nested_quant_map` fp32 [256]
+    and `nested_offset` an fp32 scalar under double quantization); 8-bit (LLM.int8) keeps int8 weights and an fp32
+    scale per output row (SCB)."""
     excluded = _exclusions(qc.modules_to_not_convert, qc.llm_int8_skip_modules)
     if qc.load_in_8bit:
         return QuantSpec(method="int8", weight_bits=8, scale_bytes=4, excluded=excluded, scheme="bitsandbytes",
@@ -430,12 +438,15 @@ def _bitsandbytes(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec
         raise InputError("bitsandbytes config loads neither 4- nor 8-bit weights", field=f"{prefix}load_in_4bit",
                          source=source)  # fmt: skip
     double = bool(qc.bnb_4bit_use_double_quant)
+    state = NF4_CODE * 4 + ((NESTED_CODE + 1) * 4 if double else 0)
     return QuantSpec(method="int4", weight_bits=4, group_size=64, scale_bytes=1 if double else 4,
-                     second_group=256 if double else 0, second_scale_bytes=4 if double else 0, excluded=excluded,
+                     second_group=256 if double else 0, second_scale_bytes=4 if double else 0, state_bytes=state,
+                     excluded=excluded,
                      scheme="bitsandbytes", source=source)  # fmt: skip
 
 
 CT = "compressed-tensors"
+NF4_CODE, NESTED_CODE = 16, 256  # the 4-bit code's values (quant_map), the nested 8-bit code's (nested_quant_map)
 
 
 def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:

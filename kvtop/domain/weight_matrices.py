@@ -62,14 +62,24 @@ class RankMatrices:
         tensors: int = 1,
         row_scale_shards: int | None = None,
         experts: bool = False,
+        opens_module: bool = True,
     ) -> None:
         """A (rows × cols) matrix, rows its outputs; `tensors`: the stacked tensors one rank holds, each with its own
         scalar scales (experts); `row_scale_shards`: a row-parallel matrix's (o_proj, down_proj, w2) per-channel
-        scales, one per output row, split only so many ways (docs/engines/architectures.md §6)."""
+        scales, one per output row, split only so many ways (docs/engines/architectures.md §6); `opens_module`:
+        False where the engine fuses this matrix into the previous one's linear module (k and v into qkv_proj, up
+        into gate_up_proj), which holds the module's own scalars once (`StageParts.linear_shape_bytes`)."""
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
+        word = self.parts.expert_zero_word_bits if experts and self.parts is not None else 0
+        if word and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
+            # a zero per group and row, packed 32 ÷ weight_bits to a word of `word` bits
+            fmt = fmt.model_copy(update={"zero_point_bits": fmt.weight_bits * word // 32})
+        host_scales = self.parts is not None and self.parts.host_row_scales
+        if host_scales and fmt is not None and not (fmt.per_tensor or fmt.block or fmt.group_size):
+            fmt = fmt.model_copy(update={"scale_bytes": 0})  # the per-row scales are not on the GPU yet
         whole = 0  # scalar scales each rank holds whole
         row_scales = 0  # per-channel scales of a row-parallel matrix: split over row_scale_shards only
         if fmt is not None:
@@ -85,6 +95,8 @@ class RankMatrices:
             held += (EXPERT_INPUT_SCALE_BYTES if experts else self.unused_input_scale_bytes()) * tensors
         if row_scales:
             held += row_scales / (row_scale_shards or 1)
+        if opens_module and not experts and fmt is not None and fmt.weight_only_int and self.parts is not None:
+            held += self.parts.linear_shape_bytes  # CT WNA16 `weight_shape`: whole on every rank
         self.acc.add(component, rows * cols / shards, held, shards)
 
     def unused_input_scale_bytes(self) -> int:
@@ -120,9 +132,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
-        rank.matrix("attention", kv_rank * hd, h, 1, names)
+        rank.matrix("attention", kv_rank * hd, h, 1, names, opens_module=False)  # qkv_proj: one module
         if g.kv_projections == 2:
-            rank.matrix("attention", kv_rank * vd, h, 1, names)
+            rank.matrix("attention", kv_rank * vd, h, 1, names, opens_module=False)
     rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
@@ -163,7 +175,9 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     else:
         rank.matrix("attention", q_width, h, tp, named("q_proj"))
     latent = mla.kv_lora_rank + mla.qk_rope_head_dim
-    rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"))  # the latent: whole
+    # the latent: whole; fused with q_a into one module where there is a q_a (vLLM 0.33.0 deepseek_v2.py
+    # fused_qkv_a_proj, SGLang 0.5.23 fused_qkv_a_proj_with_mqa)
+    rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"), opens_module=not mla.q_lora_rank)
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
     rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
@@ -233,8 +247,8 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         if extra:  # one ColumnParallelLinear of z, x, B, C and dt
             rank.matrix("linear_attention", 2 * s.inner_size + 2 * (key_width + extra) + s.num_heads, h, tp, in_names)
         else:  # MergedColumnParallelLinear of z, x, B, C, dt: a per-tensor scale each (mamba.py, mamba_mixer2.py)
-            for part in (s.inner_size, s.inner_size, key_width, key_width, s.num_heads):
-                rank.matrix("linear_attention", part, h, tp, in_names)
+            for i, part in enumerate((s.inner_size, s.inner_size, key_width, key_width, s.num_heads)):
+                rank.matrix("linear_attention", part, h, tp, in_names, opens_module=i == 0)
         conv_dim = s.conv_dim + 2 * extra
         rank.vector("linear_attention", conv_dim, tp)  # conv bias
         rank.vector("linear_attention", conv_dim * s.conv_kernel, tp)
@@ -253,8 +267,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     if kind is MlpKind.DENSE:
         width = m.intermediate(layer)
         tp = 1 if rank.parts is not None and rank.parts.dense_mlp_whole else lay.tp  # replicated (StageParts)
-        for _ in range(mats - 1):  # gate and up: column-parallel
-            rank.matrix("mlp", width, h, tp, (prefix, prefix + ".down_proj"))
+        for i in range(mats - 1):  # gate and up: column-parallel, one gate_up_proj module
+            rank.matrix("mlp", width, h, tp, (prefix, prefix + ".down_proj"), opens_module=i == 0)
         rank.matrix("mlp", h, width, tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, tp)
@@ -287,8 +301,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
             prefix + ".shared_expert",
             prefix + ".shared_expert.down_proj",
         )
-        for _ in range(mats - 1):
-            rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names)
+        for i in range(mats - 1):  # one gate_up_proj module
+            rank.matrix("shared_experts", moe.shared_intermediate_size, h, lay.tp, shared_names, opens_module=i == 0)
         rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
@@ -321,6 +335,7 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
             attention(rank, layer)
         if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
             rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
+            rank.vector("attention", rank.parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:

@@ -57,8 +57,10 @@ CASES = {
     # symmetric GPTQ: the marlin layout keeps no zeros, vLLM drops g_idx
     "gptq-sym": (GPTQ, PARAMS // 2 + groups(128) * 2),
     "gptq-asym": ({**GPTQ, "sym": False}, PARAMS // 2 + groups(128) * 2 + groups(128) // 2),
-    # nf4 double quant: a uint8 absmax per 64, an fp32 over each 256 of those
-    "bnb-nf4": (BNB4, PARAMS // 2 + groups(64) + sum(r * c // 64 // 256 for r, c in MATRICES) * 4),
+    # nf4 double quant: a uint8 absmax per 64, an fp32 over each 256 of those, and each matrix's QuantState codes
+    # and offset on the GPU (QuantState.from_dict: quant_map fp32 [16], nested_quant_map fp32 [256], nested_offset)
+    "bnb-nf4": (BNB4, PARAMS // 2 + groups(64) + sum(r * c // 64 // 256 for r, c in MATRICES) * 4
+                + len(MATRICES) * (16 + 256 + 1) * 4),
     "bnb-int8": (BNB8, PARAMS + ROWS * 4),  # int8 and an fp32 SCB per row
     # W8A8 int8 channel-wise: ChannelQuantScaleParameter (rows, 1) fp32
     "ct-w8a8-int8": (ct({"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True}), PARAMS + ROWS * 4),

@@ -88,17 +88,22 @@ class SglangRules(SglangBudget, EngineBase):
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), the k/v
         scales their attention layers hold and a W4A16 input scale's width (kv_scales.py), a ModelOpt
         checkpoint's quantized head (lm_head.py), what its classes build on each layer their own way: the DSA
-        indexer's wk in bf16, MiniMax-M3's router in bf16 (layer_build.py), HunYuan's q/k norms only on its flag
-        (weights_classes.py), and a Transformers-backend class's tower (transformers_tower.py)."""
+        indexer's wk in bf16, MiniMax-M3's router in bf16, a WNA16 linear module's weight_shape and bnb 8-bit's
+        host-side scales (layer_build.py), HunYuan's q/k norms only on its flag (weights_classes.py), and a
+        Transformers-backend class's tower (transformers_tower.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
-        from kvtop.domain.engines.sglang.layer_build import with_layer_build
+        from kvtop.domain.engines.sglang.layer_build import (
+            with_host_scales,
+            with_layer_build,
+            with_linear_shapes,
+        )
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
         from kvtop.domain.engines.sglang.weights_classes import with_stated_qk_norm
 
         parts = stage_parts(model, pp_rank, pp, version)
         for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
-                      with_transformers_tower, with_stated_qk_norm):
+                      with_linear_shapes, with_host_scales, with_transformers_tower, with_stated_qk_norm):
             parts = build(parts, model, version)
         return parts
 

@@ -1,6 +1,7 @@
 """What SGLang's classes build on each decoder layer otherwise than the checkpoint and the architecture's entry say
 (docs/engines/sglang.md §20), as the stage parts the weights book reads (`StageParts.unquantized`,
-`StageParts.router_model_dtype`, `StageParts.wna16_expert_scalars`, `StageParts.index_weights_bytes`).
+`StageParts.router_model_dtype`, `StageParts.wna16_expert_scalars`, `StageParts.index_weights_bytes`, `StageParts.linear_shape_bytes`,
+`StageParts.host_row_scales`).
 
 - DSA's indexer key projection: on CUDA, SGLang 0.5.23's `Indexer.__init__` (srt/layers/attention/dsa/
   dsa_indexer.py) fuses `wk` with `weights_proj` into one `wk_weights_proj` ReplicatedLinear of (index_head_dim +
@@ -24,10 +25,23 @@
   are emptied by the Marlin method's `process_weights_after_loading` where the checkpoint has no group act-order
   (Hopper and older); SGLang's Triton WNA16 MoE, the default on SM100 (`get_moe_scheme`), keeps them
   (weights_built.py's `wna16_act_order` row).
+
+A compressed-tensors weight-only int (WNA16) linear module registers `weight_shape`, int64 [2] (16 B), whole on
+every rank (0.5.23 compressed_tensors/schemes/compressed_tensors_wNa16.py `CompressedTensorsWNA16.create_weights`:
+a BasevLLMParameter of 2 int64). The recon Llama-3.1-8B-Instruct-CT-w4a16 meta build (0.5.23): qkv_proj, o_proj,
+gate_up_proj and down_proj each hold one, 2,048 B over 32 layers at TP 1 and on each rank at TP 2. Earlier releases
+are not checked, so the book's count stands for them.
+
+A bitsandbytes 8-bit (LLM.int8) checkpoint's per-row scales (SCB) are not on the GPU when the pools are sized: the
+loader keeps the checkpoint's tensor, read on the CPU (`_quantized_8bit_generator` into `bnb_quant_state`,
+srt/model_loader/loader.py; safetensors opened with device="cpu"), and `BitsAndBytesLinearMethod._apply_8bit_weight`
+copies it to the GPU at the first forward (`quant_states[i].to(x.device)`, layers/quantization/bitsandbytes.py).
+The recon Llama-3.1-8B-Instruct-bnb-8bit meta build at TP 1: int8 weights only, 9,081,200,640 B.
 """
 
 from __future__ import annotations
 
+from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import AttentionKind, ModelSpec
@@ -85,3 +99,20 @@ def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersi
     if model.moe is not None and model.quant.weight_only_int and WNA16_SHAPES_ERAS.at(version):
         update["wna16_expert_scalars"] = WNA16_SHAPE_SCALARS
     return parts.model_copy(update=update) if update else parts
+
+WNA16_SHAPE_BYTES = 2 * 8  # weight_shape: torch.empty(2, dtype=torch.int64)
+
+
+def with_linear_shapes(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with the weight_shape each WNA16 linear module of `model` holds in this release."""
+    if not model.quant.weight_only_int or not CHECKED_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"linear_shape_bytes": WNA16_SHAPE_BYTES})
+
+
+def with_host_scales(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with a bitsandbytes 8-bit checkpoint's row scales left on the host in this release."""
+    quant = model.quant
+    if quant.scheme != "bitsandbytes" or quant.weight_bits != 8 or not CHECKED_ERAS.at(version):
+        return parts
+    return parts.model_copy(update={"host_row_scales": True})

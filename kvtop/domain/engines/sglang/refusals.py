@@ -12,6 +12,10 @@
   CUDA: `_dsa_kv_cache_dtype_default` (0.5.23, srt/arg_groups/overrides.py) asserts "DeepSeek DSA only supports
   bf16/bfloat16 or fp8_e4m3 kv_cache_dtype"; server_args.py of the releases before (from the DSA support, v0.5.3,
   as dsa.py's eras) asserts it as "DeepSeek NSA only supports …" (engine-diff's fp8_e5m2 flag set, reading S19).
+- `--tp-size` > 1 on a bitsandbytes checkpoint: `BitsAndBytesModelLoader._load_weights` (0.5.23
+  srt/model_loader/loader.py) reads every config.json that names bitsandbytes as pre-quantized and raises
+  "Prequant BitsAndBytes models with TP is not supported.Please try with PP." (the quant states cannot follow a
+  split weight); the engine-diff runner calls that function, the recon bnb-4bit/-8bit rows refuse at TP 2.
 """
 
 from __future__ import annotations
@@ -84,9 +88,31 @@ def dsv4_kv_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
+BNB_TP_ERAS: Eras[bool] = Eras((
+    Era("", False, "not checked before 0.5.6.post2: no refusal known"),
+    Era("0.5.6.post2", True, "read at 0.5.6.post2 and 0.5.23 (between not checked): srt/model_loader/loader.py "
+                             "BitsAndBytesModelLoader._load_weights: pre_quant and tp_size > 1 (engine-diff's recon "
+                             "bnb rows at TP 2, 0.5.23: the engine refuses)"),
+))  # fmt: skip
+BNB_TP_SOURCE = "srt/model_loader/loader.py BitsAndBytesModelLoader._load_weights: pre_quant and tp_size > 1"
+
+
+def bnb_tp_refusal(ledger: Ledger) -> Refusal | None:
+    """A pre-quantized bitsandbytes checkpoint split over TP, which SGLang's loader refuses."""
+    tp, quant = ledger.settings.tp, ledger.model.quant
+    if tp <= 1 or quant.scheme != "bitsandbytes" or quant.ignored or not BNB_TP_ERAS.at(ledger.version):
+        return None
+    return Refusal(
+        field="--tp-size",
+        message=f"SGLang {ledger.version.label} cannot split a pre-quantized bitsandbytes checkpoint over TP {tp} "
+        "('Prequant BitsAndBytes models with TP is not supported.'); use --pp-size",
+        source=BNB_TP_SOURCE,
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
-             dsv4_kv_refusal(ledger)]
+             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

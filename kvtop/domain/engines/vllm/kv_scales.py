@@ -15,6 +15,11 @@ Which configs return one, read from both wheels' `get_quant_method`:
   ModelOpt MIXED_PRECISION (v0.33.0): `Attention` only where the checkpoint names a KV algorithm;
 - compressed-tensors and Quark: `Attention` only.
 AWQ, GPTQ, MXFP4, bitsandbytes and FBGEMM FP8 give the attention layer none.
+
+compressed-tensors' own method (v0.33.0 `CompressedTensorsKVCacheMethod.create_weights`, compressed_tensors.py)
+overrides the four: q_scale, k_scale and v_scale in fp32 and q/k/v_zero_point in the default dtype, one value each
+(a kv_cache_scheme of strategy `attn_head` gives each the layer's KV heads: not modelled, no such checkpoint at
+hand): 18 B a bf16 layer (the recon Llama-3.1-8B CT meta build: 576 B over 32 layers).
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ CT_E5M2_UNSTATED_REFUSED_ERAS: Eras[bool] = Eras((
     Era("0.33.0", False, "v0.33.0: CompressedTensorsKVCacheMethod without kv_cache_scheme keeps fp8_e5m2; "
         "first release not pinned"),
 ))
+# CompressedTensorsKVCacheMethod's own create_weights: (fp32 scales, zero points) a layer; None: the base method's
+CT_KV_SCALARS_ERAS: Eras[tuple[int, int] | None] = Eras((
+    Era("", None, "v0.13.0 read: CompressedTensorsKVCacheMethod has no create_weights of its own (the base "
+                  "method's four scalars); releases between not checked"),
+    Era("0.33.0", (3, 3), "v0.33.0 compressed_tensors.py CompressedTensorsKVCacheMethod.create_weights: "
+                          "q/k/v_scale fp32, q/k/v_zero_point default dtype; first release not pinned"),
+))  # fmt: skip
 _PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config gives `Attention` alone a method
 
 
@@ -59,6 +71,14 @@ def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
 def attention_scalars(model: ModelSpec, version: ResolvedVersion) -> int:
     """The scalar parameters vLLM registers on each attention layer beside the checkpoint's tensors."""
     return SCALARS if has_kv_cache_method(model, version) else 0
+
+
+def ct_attention_scalars(model: ModelSpec, version: ResolvedVersion) -> tuple[int, int] | None:
+    """compressed-tensors' fp32 scales and default-dtype zero points on each attention layer, where this release's
+    CompressedTensorsKVCacheMethod builds its own; None: the base method's `attention_scalars`."""
+    if model.quant.scheme != "compressed-tensors" or not has_kv_cache_method(model, version):
+        return None
+    return CT_KV_SCALARS_ERAS.at(version)
 
 
 def refuses_e5m2(model: ModelSpec, version: ResolvedVersion) -> bool:

@@ -2,6 +2,17 @@
 as the stage parts the weights book reads (`StageParts.attention_scalars`, `StageParts.unquantized`).
 
 - The KV-cache scale scalars of a quantized checkpoint's attention layers (kv_scales.py).
+- A compressed-tensors weight-only int (WNA16) linear module's `weight_shape`, int64 [2] (16 B), whole on every
+  rank (compressed_tensors_wNa16.py CompressedTensorsWNA16.create_weights: a BasevLLMParameter of 2 int64);
+  recon Llama-3.1-8B-Instruct-CT-w4a16 (v0.33.0 meta build): qkv_proj, o_proj, gate_up_proj and down_proj each
+  hold one, 2,048 B over 32 layers at TP 1 and on each rank at TP 2.
+- A GPTQ MoE's experts' zero points (v0.13.0 gptq_marlin.py `GPTQMarlinMoEMethod.create_weights`: the same shapes
+  in the model dtype, kept; v0.33.0 auto_gptq.py `AutoGPTQMoEMethod.create_weights`: w13_qzeros
+  [E, hidden ÷ group, 2 × moe_intermediate ÷ 8] and w2_qzeros [E, moe_intermediate ÷ group, hidden ÷ 8] int32 for
+  every GPTQ checkpoint, symmetric or not; `process_weights_after_loading` transposes them and `replace_or_register`
+  keeps them): Qwen3-30B-A3B-GPTQ-Int4 (sym) 48 × (128 × 16 × 192 + 128 × 6 × 256) × 4 B = 113,246,208 B at TP 1.
+  The linear layers' symmetric qzeros are replaced by an empty tensor after loading (not booked), as the experts'
+  biases the checkpoint does not hold (`_loaded_expert_biases`).
 - DeepSeek sparse attention's indexer: v0.33.0 fuses wk with weights_proj into one MergedColumnParallelLinear built
   with `quant_config=None` ("FP8 wk weights are upcasted to BF16 during loading to maintain fusion",
   Indexer.__init__, vllm/model_executor/models/deepseek_v2.py), so wk is index_head_dim × hidden in the model dtype
@@ -12,10 +23,11 @@ as the stage parts the weights book reads (`StageParts.attention_scalars`, `Stag
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.kv_scales import attention_scalars
+from kvtop.domain.engines.vllm.kv_scales import attention_scalars, ct_attention_scalars
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import AttentionKind, ModelSpec
 
+FP32 = 4
 INDEXER_WK = "indexer.wk"  # the weights book's module name of DSA's index key projection
 INDEXER_WK_UNQUANTIZED_ERAS: Eras[bool] = Eras((
     Era("", False, "read at v0.13.0 (other releases before 0.33.0 not checked: v0.13.0's rule stands): "
@@ -34,14 +46,42 @@ WNA16_EXPERT_SCALARS_ERAS: Eras[int] = Eras((
 ))  # fmt: skip
 
 
+# CompressedTensorsWNA16's weight_shape on each linear module: int64 [2]
+WNA16_LINEAR_SHAPE_ERAS: Eras[int] = Eras((
+    Era("", 0, "releases before 0.13.0 not checked: the book's count stands"),
+    Era("0.13.0", 16, "read at v0.13.0 and v0.33.0 (releases between not checked): compressed_tensors_wNa16.py "
+                      "weight_shape = BasevLLMParameter(data=torch.empty(2, dtype=torch.int64))"),
+))  # fmt: skip
+
+
+# the experts' qzeros created and kept for symmetric GPTQ checkpoints too: the word they are packed in
+GPTQ_EXPERT_ZEROS_ERAS: Eras[str | None] = Eras((
+    Era("", None, "releases before 0.13.0 not checked: the book's count (no zeros for a symmetric checkpoint)"),
+    Era("0.13.0", "model", "read at v0.13.0 (releases between not checked): gptq_marlin.py "
+                           "GPTQMarlinMoEMethod.create_weights: w13_qzeros, w2_qzeros dtype=params_dtype, kept"),
+    Era("0.33.0", "int32", "v0.33.0 auto_gptq.py AutoGPTQMoEMethod.create_weights: w13_qzeros, w2_qzeros int32; "
+                           "process_weights_after_loading keeps them; first release not pinned"),
+))  # fmt: skip
+GPTQ_SCHEMES = ("gptq", "gptq_marlin")
+
+
 def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with what this release's classes add to each layer of `model` (the model as served)."""
     unquantized: tuple[str, ...] = ()
     if model.attention_kind is AttentionKind.DSA and model.quant.quantized and INDEXER_WK_UNQUANTIZED_ERAS.at(version):
         unquantized = (INDEXER_WK,)
-    scalars = attention_scalars(model, version)
+    scalars, scalar_bytes, zero_points = attention_scalars(model, version), None, 0
+    ct_scalars = ct_attention_scalars(model, version)
+    if ct_scalars is not None:
+        (scalars, zero_points), scalar_bytes = ct_scalars, FP32
     wna16 = WNA16_EXPERT_SCALARS_ERAS.at(version) if model.moe is not None and model.quant.weight_only_int else 0
-    if not scalars and not unquantized and not wna16:
+    shape_bytes = WNA16_LINEAR_SHAPE_ERAS.at(version) if model.quant.weight_only_int else 0
+    gptq_moe = model.moe is not None and model.quant.scheme in GPTQ_SCHEMES
+    zeros_word = GPTQ_EXPERT_ZEROS_ERAS.at(version) if gptq_moe else None
+    gptq_zeros = {None: 0, "int32": 32, "model": model.dtype_bytes * 8}[zeros_word]
+    if not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros:
         return parts
-    return parts.model_copy(update={"attention_scalars": scalars, "unquantized": unquantized,
-                                    "wna16_expert_scalars": wna16})  # fmt: skip
+    return parts.model_copy(update={"attention_scalars": scalars, "attention_scalar_bytes": scalar_bytes,
+                                    "attention_zero_points": zero_points, "unquantized": unquantized,
+                                    "wna16_expert_scalars": wna16, "linear_shape_bytes": shape_bytes,
+                                    "expert_zero_word_bits": gptq_zeros})  # fmt: skip

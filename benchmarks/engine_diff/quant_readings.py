@@ -1,0 +1,71 @@
+"""Readings of the engine-diff comparison for quantized checkpoints whose engine build differs from what the engine
+holds when serving (architectures.ARCH_RULES A18, A19): each matches kvtop's weights difference to the byte, from
+the config's shapes and the engine's code, never from kvtop.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmarks.engine_diff.architectures import StageCheck
+
+
+def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
+    """kvtop short by exactly what A18 names, a symmetric GPTQ checkpoint of a Qwen3-MoE-shaped config (every layer
+    MoE, no shared expert): per layer and rank, the linear qzeros (int32, 8 zeros a word, one per group and
+    output: qkv_proj [hidden ÷ g, rank's q+k+v ÷ 8], o_proj [rank's heads × head_dim ÷ g, hidden ÷ 8]) + the experts'
+    biases
+    (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight [hidden ÷ 8, E] and qzeros
+    [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
+    from benchmarks.engine_diff.architectures import _config_value, _tp, _weights_delta
+
+    quant = _config_value(check.config, "quantization_config") or {}
+    delta = _weights_delta(text)
+    if quant.get("quant_method") != "gptq" or quant.get("sym") is not True or delta is None:
+        return False
+    value = functools.partial(_config_value, check.config)
+    if (
+        value("mlp_only_layers")
+        or value("decoder_sparse_step") != 1
+        or value("shared_expert_intermediate_size")
+    ):
+        return False
+    tp, g, h, experts = _tp(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
+    hd, heads, kv = value("head_dim"), value("num_attention_heads"), value("num_key_value_heads")
+    width = 2  # the config's float16
+    qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
+    qzeros = (h // g * qkv_out // 8 + heads * hd // tp // g * h // 8) * 4
+    bias = (experts * 2 * value("moe_intermediate_size") // tp + experts * h) * width
+    gate = h // 8 * experts * 4 + h // g * experts // 8 * 4 + h // g * experts * width - experts * h * width
+    return -delta == (check.layers[1] - check.layers[0]) * (qzeros + bias + gate)
+
+
+def sglang_bnb4_states(check: StageCheck, text: str) -> bool:
+    """kvtop over by exactly A19's quant states, a dense gated-MLP config at TP 1: one QuantState a checkpoint
+    matrix of SGLang's default bitsandbytes targets (q, k, v, o, gate, up, down projections; the config's
+    llm_int8_skip_modules name none of them), n weights each: n ÷ 64 absmax (uint8; fp32 without double
+    quantization), 4 B per 256 of them, and 4 × (16 + 256 + 1) B of codes and offset (4 × 16 without)."""
+    from benchmarks.engine_diff.architectures import _config_value, _tp, _weights_delta
+
+    quant = _config_value(check.config, "quantization_config") or {}
+    delta = _weights_delta(text)
+    if quant.get("quant_method") != "bitsandbytes" or not quant.get("load_in_4bit") or delta is None:
+        return False
+    value = functools.partial(_config_value, check.config)
+    if _tp(check) != 1 or value("num_local_experts") or value("num_experts"):
+        return False
+    h, inter, hd = value("hidden_size"), value("intermediate_size"), value("head_dim")
+    heads, kv = value("num_attention_heads"), value("num_key_value_heads")
+    hd = hd or h // heads
+    double = bool(quant.get("bnb_4bit_use_double_quant"))
+
+    def state(n: int) -> int:
+        blocks = n // 64
+        if not double:
+            return blocks * 4 + 16 * 4
+        return blocks + -(-blocks // 256) * 4 + (16 + 256 + 1) * 4
+
+    sizes = (heads * hd * h, kv * hd * h, kv * hd * h, h * heads * hd, inter * h, inter * h, h * inter)
+    return delta == (check.layers[1] - check.layers[0]) * sum(state(n) for n in sizes)
