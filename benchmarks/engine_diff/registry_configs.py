@@ -2,7 +2,9 @@
 
 Real configs: every JSON file under tests/data that is a model's config (it names `architectures` or a
 `model_type`; not a ModelOpt `*.hf_quant_config.json`), deduplicated by content (the first path in sorted
-order names it). A class of the engines' registries is swept with the first real config naming it, else with
+order names it, a checkpoint's own file before a reconstructed one; a config and the ModelOpt file beside it
+count as one content). A reconstructed config (`*.RECONSTRUCTED.json`, `recon--*`: rebuilt from a checkpoint's
+published figures, not its file) is judged beside the real ones but left out of the held-out share. A class of the engines' registries is swept with the first real config naming it, else with
 the default config of its transformers config class (registry_runner.py `defaults`, written once under
 tests/data/engine_diff/registry/configs/ with its transformers version in SOURCES.md).
 """
@@ -52,6 +54,11 @@ class ConfigFile:
     def source(self) -> str:
         return str(self.path.relative_to(REPO))
 
+    @property
+    def reconstructed(self) -> bool:
+        """Rebuilt by kvtop's tests from a checkpoint's published figures (named so), not the checkpoint's own file."""
+        return _reconstructed(self.path)
+
     def data(self) -> dict[str, Any]:
         return dict(json.loads(self.path.read_text()))
 
@@ -73,12 +80,17 @@ def _architecture(data: dict[str, Any]) -> str:
     return str(names[0])
 
 
+def _reconstructed(path: Path) -> bool:
+    return "RECONSTRUCTED" in path.name or path.name.startswith("recon--")
+
+
 def real_configs() -> list[ConfigFile]:
-    """Every real config under tests/data, once by content, named by its file (its folder for config.json)."""
+    """Every real config under tests/data, once by content (with its ModelOpt file), named by its file (its folder
+    for config.json); checkpoints' own files first, reconstructed ones after."""
     seen: set[str] = set()
     names: set[str] = set()
     out = []
-    for path in sorted(DATA.rglob("*.json")):
+    for path in sorted(DATA.rglob("*.json"), key=lambda p: (_reconstructed(p), p)):
         if path.name.endswith(QUANT_SUFFIX) or path.name in NOT_CONFIGS or DEFAULT_CONFIGS in path.parents:
             continue
         if REGISTRY_DATA in path.parents or "fixtures" in path.parts:
@@ -89,15 +101,17 @@ def real_configs() -> list[ConfigFile]:
             continue
         if not isinstance(data, dict) or not data.get("architectures") or not isinstance(data["architectures"], list):
             continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        name = path.parent.name if path.name == "config.json" else path.name[: -len(".json")]
+        config = ConfigFile(name, path, _architecture(data), True)
+        quant = config.quant_file()
+        digest = hashlib.sha256(path.read_bytes() + (quant.read_bytes() if quant else b"")).hexdigest()
         if digest in seen:
             continue
         seen.add(digest)
-        name = path.parent.name if path.name == "config.json" else path.name[: -len(".json")]
         if name in names:
-            name = f"{path.parent.name}--{name}"
-        names.add(name)
-        out.append(ConfigFile(name, path, _architecture(data), True))
+            config = ConfigFile(f"{path.parent.name}--{name}", path, config.architecture, True)
+        names.add(config.name)
+        out.append(config)
     return out
 
 

@@ -42,6 +42,7 @@ class Judged:
     tp: int
     verdict: str
     detail: str = ""
+    reconstructed: bool = False  # a config rebuilt from published figures: judged, not in the held-out share
 
 
 _CONFIGS: dict[str, ConfigFile] = {}
@@ -113,7 +114,8 @@ def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
     config = configs_by_name()[row["config"]]
 
     def out(verdict: str, detail: str = "") -> Judged:
-        return Judged(engine, row["config"], config.architecture, config.real, row["tp"], verdict, one_line(detail))
+        return Judged(engine, row["config"], config.architecture, config.real, row["tp"], verdict, one_line(detail),
+                      config.reconstructed)
 
     engine_ok = row["status"] == "ok" and bool(row.get("stages"))
     if row["status"] == "harness-error" or (row["status"] == "ok" and not engine_ok):

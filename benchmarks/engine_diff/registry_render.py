@@ -61,19 +61,23 @@ def _config_outcome(rows: list[Judged]) -> tuple[str, str]:
 
 
 def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
-    """config -> (outcome, detail) over the real configs, and the measure's line."""
+    """config -> (outcome, detail) over the real configs, and the measure's line: the share over checkpoints' own
+    configs, the reconstructed ones counted beside it."""
     by_config: dict[str, list[Judged]] = {}
     for row in rows:
         if row.real:
             by_config.setdefault(row.config, []).append(row)
     outcomes = {c: _config_outcome(r) for c, r in sorted(by_config.items())}
-    counts = Counter(o for o, _ in outcomes.values())
+    rebuilt = {c for c, r in by_config.items() if r[0].reconstructed}
+    counts = Counter(o for c, (o, _) in outcomes.items() if c not in rebuilt)
     judged_n = sum(n for o, n in counts.items() if o not in (NOT_BUILT, BOTH_REFUSE))
     share = counts[EQUAL] / judged_n if judged_n else 0.0
-    read = sum(1 for o, d in outcomes.values() if o == DIFFERENT and "— reading A" in d)
+    read = sum(1 for c, (o, d) in outcomes.items() if c not in rebuilt and o == DIFFERENT and "— reading A" in d)
+    beside = Counter(outcomes[c][0] for c in rebuilt)
     line = (f"{counts[EQUAL]} of {judged_n} equal at TP 1 and 2 ({share:.1%}; target {TARGET:.0%}); "
             + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL)
-            + f" ({read} of the different with a reading of docs/fidelity.md)")  # fmt: skip
+            + f" ({read} of the different with a reading of docs/fidelity.md); beside the share, "
+            + f"{len(rebuilt)} reconstructed: " + ", ".join(f"{n} {o}" for o, n in sorted(beside.items())))  # fmt: skip
     return outcomes, line
 
 
@@ -143,7 +147,9 @@ def render() -> str:
     out.append("## The held-out measure: every real config at hand\n")
     out.append("Every real `config.json` under `tests/data` (deduplicated by content), at TP 1 and TP 2. A config "
                "is equal where every layout the engine built is (or both refuse it); the share is over the configs "
-               "the engine built (less those both refuse).\n")  # fmt: skip
+               "the engine built (less those both refuse), checkpoints' own files only: a reconstructed config "
+               "(rebuilt from a checkpoint's published figures, `*.RECONSTRUCTED.json` or `recon--*`) is judged "
+               "and listed, not counted in the share.\n")  # fmt: skip
     tables = {}
     for engine in SWEPT:
         outcomes, line = held_out(results[engine])
