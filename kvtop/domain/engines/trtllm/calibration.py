@@ -28,11 +28,11 @@ from kvtop.domain.engines.trtllm.eras import engine_runtime_form
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
-# a TensorRT engine's C++ runtime: no constant (what it holds at 1 slot and few tokens is a few hundred MiB, below
-# the logs' spread), so that 4 logs fit it with 2 to spare for its held-out error
-RUNTIME_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B")
+# a v0.9+ TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
+# buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
+RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
-# ≤ v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
+# v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
 # error allowed is wider (two logs of one model on one GPU)
 TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
@@ -76,8 +76,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
             return None
         if engine_runtime_form(inputs.version) != "executor":  # not the executor's fit
             return None
-        batch, tokens = _batch_and_tokens(inputs)
-        return (1.0, logits_gib(batch, inputs.model))
+        batch, _ = _batch_and_tokens(inputs)
+        return (1.0, logits_gib(batch * (inputs.settings.max_beam_width or 1), inputs.model))
     if not _profiled(inputs):
         return None
     if key == "trtllm.activation":
