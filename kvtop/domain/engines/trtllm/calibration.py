@@ -24,13 +24,17 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
+from kvtop.domain.engines.trtllm.eras import engine_runtime_form
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
-# a TensorRT engine's C++ runtime: no constant (what it holds at 1 slot and few tokens is a few hundred MiB, below
-# the logs' spread), so that 4 logs fit it with 2 to spare for its held-out error
-RUNTIME_FEATURES = ("max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
+# a v0.9+ TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
+# buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
+RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
+# v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
+# error allowed is wider (two logs of one model on one GPU)
+TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -70,8 +74,10 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == "trtllm.runtime":
         if _profiled(inputs) or inputs.model is None or inputs.model.multimodal:
             return None
-        batch, tokens = _batch_and_tokens(inputs)
-        return (logits_gib(batch, inputs.model), mlp_transient_gib(inputs.model, inputs.layout, tokens))
+        if engine_runtime_form(inputs.version) != "executor":  # not the executor's fit
+            return None
+        batch, _ = _batch_and_tokens(inputs)
+        return (1.0, logits_gib(batch * (inputs.settings.max_beam_width or 1), inputs.model))
     if not _profiled(inputs):
         return None
     if key == "trtllm.activation":
@@ -93,10 +99,15 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         weights_estimate(inputs, built_ahead=weights_built_ahead(inputs)),
     ]
     if not _profiled(inputs):
-        found.append(fitted_estimate(Term.ACTIVATION, RUNTIME_LABEL, fits.get("trtllm.runtime"),
+        logits = token_logits_estimate(inputs)
+        if logits is not None:
+            found.append(logits)
+            return tuple(found)
+        fit = fits.get("trtllm.runtime")
+        fit = fit if fit is not None and fit.features == RUNTIME_FEATURES else None  # a fit of another form: none
+        found.append(fitted_estimate(Term.ACTIVATION, RUNTIME_LABEL, fit,
                                      fit_features("trtllm.runtime", inputs), "the engine's build limits")
-                     or assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
-                                         "2 GiB assumed: the C++ runtime's buffers are not fitted"))  # fmt: skip
+                     or executor_estimate(inputs))  # fmt: skip
         return tuple(found)
     for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", 2 * GIB),
                                 ("trtllm.non_torch", "NCCL and CUDA graphs outside torch", GIB // 2)):  # fmt: skip
@@ -104,6 +115,33 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         found.append(fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")
                      or assumed_estimate(term, label, assumed, assumed, f"{assumed / GIB:g} GiB assumed: no fit"))  # fmt: skip
     return tuple(found)
+
+
+def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
+    """A v0.9+ engine's C++ runtime where no fit reaches (§18): 1 GiB of execution context (0.76–1.11 GiB
+    logged) + runtime buffers of 2 × the logits buffer (batch_manager/runtimeBuffers.cpp `setMaxBufferSizes`:
+    [max_batch_size × beam, vocab] float32; the v0.12 logs hold 9.2–9.3 B per slot and vocabulary entry); the
+    decoder, 0.18–5.8 GiB logged and not read per release, is the error: up to 8 × the logits buffer."""
+    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "executor":
+        return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
+                                "2 GiB assumed: this release's C++ runtime buffers are not read")  # fmt: skip
+    batch, _ = _batch_and_tokens(inputs)
+    logits = batch * (inputs.settings.max_beam_width or 1) * inputs.model.vocab_size * 4
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, GIB + 2 * logits, GIB + 8 * logits,
+                            f"1 GiB execution context + 2 × max_batch_size {batch:,} × beam × vocab "
+                            f"{inputs.model.vocab_size:,} × 4 B of runtime buffers; the decoder is the error")  # fmt: skip
+
+
+def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
+    """A v0.8 engine's C++ runtime (§18): max_num_tokens × vocab × 4 B, one float32 logit per vocabulary
+    entry for every token the build admits; None in later eras or without a model."""
+    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "token_logits":
+        return None
+    _, tokens = _batch_and_tokens(inputs)
+    value = tokens * inputs.model.vocab_size * 4
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, round(value * TOKEN_LOGITS_RELATIVE_ERROR),
+                            f"v0.8 engine: max_num_tokens {tokens:,} × vocab {inputs.model.vocab_size:,} × 4 B "
+                            "(two v0.8 Triton logs within 1.1 %)")  # fmt: skip
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:

@@ -117,6 +117,30 @@ ENGINE_TOKEN_PRINT_ERAS: Eras[Literal["tokens", "blocks"]] = Eras((
     ),
     Era("0.9.0", "blocks", "v0.9+ `[MemUsageChange] Allocated … (N)`: primary blocks × tokens per block"),
 ))
+# §18: what a TensorRT engine's C++ runtime holds before the KV sizing, besides the engine's weights.
+RuntimeForm = Literal["unpinned", "token_logits", "executor"]
+ENGINE_RUNTIME_ERAS: Eras[RuntimeForm] = Eras((
+    Era(
+        "",
+        "unpinned",
+        "before v0.8: the build's max_num_tokens defaulted to max_batch_size × max_input_len (no packed-token "
+        "default of 8,192); no log of the era prints what its runtime holds: assumed",
+    ),
+    Era(
+        "0.8.0",
+        "token_logits",
+        "v0.8 (the batch manager shipped as a binary, no execution-context line): TensorRT's process-wide count "
+        "grows by max_num_tokens × vocab × 4 B around the execution context (two Triton logs: 3.94 GiB at 8,192 "
+        "tokens, 5.81 at 12,288, Llama-3-8B)",
+    ),
+    Era(
+        "0.9.0",
+        "executor",
+        "v0.9+ `TrtGptModelInflightBatching`: `Allocated … for execution context memory`, `… for runtime buffers`, "
+        "`… for decoder`: 0.76–1.11 GiB of context and buffers that grow with max_batch_size × vocab (v0.12 logs); "
+        "the switch between v0.8 and v0.12 is not pinned",
+    ),
+))
 # PR #5933 (1.1): `kv_cache_config.max_gpu_total_bytes` caps the profiled budget.
 MAX_GPU_TOTAL_BYTES_SINCE = "1.1.0rc0"
 DEFAULT_FRACTION = 0.9  # §6: KvCacheConfig / trtllm-serve / C++ kDefaultGpuMemFraction
@@ -152,6 +176,11 @@ engine_tokens_per_block = ENGINE_TOKENS_PER_BLOCK_ERAS.at
 profile_rule = PROFILE_ERAS.at
 rounding_rule = ROUNDING_ERAS.at
 estimation_rule = ESTIMATION_ERAS.at
+
+
+def engine_runtime_form(version: ResolvedVersion) -> RuntimeForm:
+    """What a TensorRT engine's C++ runtime holds before the KV sizing in this release (§18)."""
+    return era_for(ENGINE_RUNTIME_ERAS, version).value
 
 
 def engine_prints_tokens(version: ResolvedVersion) -> bool:
