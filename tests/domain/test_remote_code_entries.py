@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.kv import KvStorage, kv_book
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
@@ -47,3 +51,25 @@ def test_baichuan2_packs_qkv_without_bias() -> None:
     layer = 4_096 * 12_288 + 4_096 * 4_096 + 3 * 4_096 * 11_008 + 2 * 4_096
     _, total = params("mlc--baichuan")
     assert total == 32 * layer + 2 * 125_696 * 4_096 + 4_096 == 7_505_973_248
+
+
+def test_exaone3_reads_num_layers_and_builds_as_sglang() -> None:
+    """EXAONE-3.0-7.8B (ExaoneConfig: `num_layers`, no `num_hidden_layers`): SGLang 0.5.23's meta build
+    (`registry_sweep.py --engine sglang --params LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct --tps 1`) holds wte and
+    lm_head 102,400 × 4,096, per layer qkv_proj 6,144 × 4,096, out_proj 4,096², gate_up_proj 28,672 × 4,096,
+    c_proj 4,096 × 14,336, ln_1, ln_2 (× 32), ln_f: 15,636,897,792 B in bf16; its cell 131,072 B per token at
+    TP 1 (32 layers × 8 KV heads × 128 × K and V × 2 B) and 65,536 at TP 2 (the registry rows)."""
+    model, total = params("LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct")
+    assert 2 * total == 15_636_897_792
+    for tp, cell in ((1, 131_072), (2, 65_536)):
+        book = kv_book(model, ParallelLayout(tp=tp), range(model.num_layers), "bf16", KvStorage())
+        assert sum(pool.bytes_per_token for pool in book.pools) == cell
+
+
+def test_nanbeige_loops_are_refused_by_name() -> None:
+    """Nanbeige-4.2-3B runs its 22 layers twice (num_loops 2), each pass with KV of its own: SGLang 0.5.23's
+    cell is 180,224 B per token at TP 1 (44 × 8 KV heads × 128 × 2 × 2 B; the registry row), twice what its
+    22 layers give. kvtop does not model the loops, so it refuses, naming the field."""
+    with pytest.raises(UnsupportedModelError) as err:
+        params("Nanbeige--Nanbeige4.2-3B")
+    assert err.value.field == "num_loops"

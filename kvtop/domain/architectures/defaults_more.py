@@ -186,6 +186,20 @@ EXAONE4: dict[str, DefaultValue] = {
     "vocab_size": 102400, "intermediate_size": 16384, "max_position_embeddings": 2048, "tie_word_embeddings": False,
     "sliding_window": 4096, "sliding_window_pattern": 4
 }  # fmt: skip
+# ExaoneConfig (remote code: LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py; SGLang 0.5.23 ships
+# the same class, sglang/srt/configs/exaone.py): its layers are `num_layers`, an absent width is 4 × hidden
+EXAONE: dict[str, DefaultValue] = {
+    "vocab_size": 102400, "hidden_size": 2048, "num_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": None, "head_dim": None, "intermediate_size": None, "max_position_embeddings": 2048,
+    "tie_word_embeddings": True, "attention_bias": False,
+}  # fmt: skip
+# NanbeigeConfig (remote code: Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py; SGLang 0.5.23 ships the same
+# class, sglang/srt/configs/nanbeige.py): a looped transformer, num_loops 2 unless stated
+NANBEIGE: dict[str, DefaultValue] = {
+    "vocab_size": 166144, "hidden_size": 3072, "intermediate_size": 10752, "num_hidden_layers": 22,
+    "num_attention_heads": 48, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 4096,
+    "tie_word_embeddings": False, "attention_bias": False, "num_loops": 2,
+}  # fmt: skip
 # Ministral3Config — models/ministral3/configuration_ministral3.py
 MINISTRAL3: dict[str, DefaultValue] = {
     "hidden_size": 4096, "num_hidden_layers": 34, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim":

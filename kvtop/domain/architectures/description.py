@@ -175,3 +175,6 @@ class Architecture:
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)
+    # (a config field, the most it may be, what it is): a larger value is refused by name, never planned
+    # (Nanbeige's num_loops: each pass over the weight-tied layers keeps its own KV)
+    refused_over: tuple[tuple[str, int, str], ...] = ()

@@ -129,6 +129,11 @@ def read_architecture(
     }
     _window(f, arch, facts)
     _per_layer_intermediate(f, arch, facts)
+    for field, most, what in arch.refused_over:
+        value = f.get(field)
+        if isinstance(value, int) and value > most:
+            raise UnsupportedModelError(f"{value} ({what}) is not modelled", field=f.prefix + field,
+                                        source=f.source)  # fmt: skip
     not_modelled: list[str] = [*arch.not_modelled, *(note for name, note in arch.not_modelled_when if f.get(name))]
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)

@@ -67,6 +67,15 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("qwen", "QWenConfig (remote code)", "Qwen/Qwen-7B configuration_qwen.py", d.QWEN2, ("QWenLMHeadModel",),
       geometry=Geometry(kv_heads=None, head_dim="kv_channels", intermediate_divisor=2),
       attention=Attention(qkv_bias=True)),
+    # EXAONE-3.0/3.5/Deep: Llama's modules under GPT-2-style names (wte, h.N.attn, c_fc_0/1, c_proj, ln_1/2, ln_f),
+    # no biases; its own field `num_layers` (SGLang 0.5.23 exaone.py / configs/exaone.py: attribute_map)
+    A("exaone", "ExaoneConfig (remote code)", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", m.EXAONE,
+      ("ExaoneForCausalLM",), geometry=Geometry(layers="num_layers", intermediate_default_factor=4)),
+    # Nanbeige-4.2: Llama's modules run num_loops times over the same 22 layers, each pass with KV of its own
+    # (SGLang 0.5.23 nanbeige.py NanbeigeDecoderLayer: an attention per loop, layer_id + loop × layers): refused
+    A("nanbeige", "NanbeigeConfig (remote code)", "Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py", m.NANBEIGE,
+      ("NanbeigeForCausalLM",), refused_over=(("num_loops", 1, "a looped transformer: each pass over the "
+                                               "weight-tied layers keeps KV of its own"),)),
     # Orion: LayerNorm with biases
     A("orion", "OrionConfig (remote code)", "OrionStarAI/Orion-14B-Base configuration_orion.py", d.LLAMA,
       ("OrionForCausalLM",), body=LAYERNORM),
