@@ -47,3 +47,17 @@ def test_baichuan2_packs_qkv_without_bias() -> None:
     layer = 4_096 * 12_288 + 4_096 * 4_096 + 3 * 4_096 * 11_008 + 2 * 4_096
     _, total = params("mlc--baichuan")
     assert total == 32 * layer + 2 * 125_696 * 4_096 + 4_096 == 7_505_973_248
+
+
+def test_nemotron_super_no_op_sublayers_hold_no_norm() -> None:
+    """Llama-3.3-Nemotron-Super-49B: 31 of its 80 blocks have a no-op attention (block_configs), and
+    DeciLMDecoderLayer builds input_layernorm only with its attention (post_attention_layernorm only with its FFN),
+    so the body holds 49 + 80 RMSNorms of 8,192, not 2 × 80. The engines' meta builds at TP 1 (registry sweep rows,
+    tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json: model 97,632,944,128 + lm_head
+    2,101,346,304 B) hold 99,734,290,432 B; before the rule kvtop's book held 31 × 8,192 × 2 B = 507,904 B more."""
+    blocks = json.loads((CONFIGS / "heldout" / "nvidia--Llama-3_3-Nemotron-Super-49B-v1.json").read_text())
+    no_op_attention = sum(block["attention"]["no_op"] for block in blocks["block_configs"])
+    assert no_op_attention == 31
+    model = model_from_config(blocks, source="nemotron-super-49b")
+    book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
+    assert book.total_bytes == 99_734_290_432

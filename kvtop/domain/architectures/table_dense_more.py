@@ -77,9 +77,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
                         head_dim="kv_channels", intermediate="ffn_hidden_size", vocab="padded_vocab_size"),
       attention=Attention(bias_fields=("add_qkv_bias",))),
     # DeciLM / Llama-Nemotron-Super/Ultra (Nemotron-NAS): block_configs give each layer its KV heads or no
-    # attention, and its MLP width (ffn_mult) or none
+    # attention, and its MLP width (ffn_mult) or none; a no-op attention has no input_layernorm and a no-op FFN
+    # no post_attention_layernorm (DeciLMDecoderLayer.__init__, nemotron_nas.py: vLLM 0.33.0, SGLang 0.5.23)
     A("nemotron-nas", "DeciLMConfig (remote code)", "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py",
-      d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks()),
+      d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks(), body=BodyShape(sublayer_norms=True)),
     # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (`img_processor`: towers_phi); the
     # note stays only where that section does not read as vLLM's CLIP
     A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,
