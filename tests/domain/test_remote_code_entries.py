@@ -61,3 +61,23 @@ def test_nemotron_super_no_op_sublayers_hold_no_norm() -> None:
     model = model_from_config(blocks, source="nemotron-super-49b")
     book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
     assert book.total_bytes == 99_734_290_432
+
+
+def test_sglang_cell_counts_nemotron_super_no_op_blocks() -> None:
+    """SGLang's default pool configurator sizes the cell over the stage's layers (`num_effective_layers`,
+    pool_configurator.py, 0.5.23), no-op attention blocks included, each with the one KV-head count of the
+    attention blocks (8 = 64 ÷ n_heads_in_group 8) × head_dim 128 × K and V × bf16. The engine's cell (registry
+    sweep, sglang-0.5.23.json): 327,680 B at TP 1 and 163,840 B at TP 2; vLLM's KV spec holds the 49 attention
+    layers only (200,704 B per token at TP 1)."""
+    from kvtop.domain.engines.sglang import SglangRules
+    from kvtop.domain.engines.vllm import VllmRules
+    from kvtop.domain.kv import kv_book
+
+    blocks = json.loads((CONFIGS / "heldout" / "nvidia--Llama-3_3-Nemotron-Super-49B-v1.json").read_text())
+    model = model_from_config(blocks, source="nemotron-super-49b")
+    layers = range(model.num_layers)
+    for tp, engine_cell in ((1, 327_680), (2, 163_840)):
+        book = kv_book(model, ParallelLayout(tp=tp), layers, "bf16", SglangRules.kv_storage)
+        assert book.full_bytes_per_token == engine_cell == 80 * (8 // tp) * 128 * 2 * 2
+    vllm_book = kv_book(model, ParallelLayout(), layers, "bf16", VllmRules.kv_storage)
+    assert vllm_book.full_bytes_per_token == 49 * 8 * 128 * 2 * 2 == 200_704
