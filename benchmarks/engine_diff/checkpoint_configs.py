@@ -49,6 +49,11 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"pad_token_id": None},
     ),
     "phi3_v": ("PretrainedConfig", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", {}),
+    "internvl_chat": (
+        "PretrainedConfig",
+        "OpenGVLab/InternVL3-1B-Pretrained configuration_internvl_chat.py",
+        {},
+    ),
     "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
 }
 
@@ -56,6 +61,23 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
 # DeciLMConfig's block_configs, each a BlockConfig(attention=AttentionConfig, ffn=FFNConfig) dataclass
 # (configuration_decilm.py / block_config.py); `to_dict` turns them back, as the published class does.
 OBJECT_FIELDS: dict[str, tuple[str, ...]] = {"nemotron-nas": ("block_configs",)}
+
+# Sub-configs the published class builds as config objects: InternVLChatConfig's llm_config (the transformers
+# class of its own model_type: LlamaConfig / Qwen2Config ...) and vision_config (InternVisionConfig, a
+# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py.
+SUB_CONFIGS: dict[str, tuple[str, ...]] = {"internvl_chat": ("llm_config", "vision_config")}
+
+
+def _sub_config(value: Any) -> Any:
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if not isinstance(value, dict):
+        return value
+    model_type = value.get("model_type", "")
+    if model_type in CONFIG_MAPPING:
+        return transformers.AutoConfig.for_model(**value)
+    return _stand_in(model_type or "sub_config", "PretrainedConfig", "a published sub-config", {})(**value)
 
 
 def _as_object(value: Any, name: str) -> Any:
@@ -78,6 +100,9 @@ def _stand_in(model_type: str, base_name: str, source: str, defaults: dict[str, 
     def __init__(self: Any, **kwargs: Any) -> None:
         fields = {**defaults, **kwargs}
         fields.update({name: _as_object(fields[name], name) for name in object_fields if name in fields})
+        fields.update(
+            {name: _sub_config(fields[name]) for name in SUB_CONFIGS.get(model_type, ()) if name in fields}
+        )
         if base is transformers.PretrainedConfig:  # the published class sets its fields, then calls the base
             for name, value in fields.items():
                 setattr(self, name, value)

@@ -63,6 +63,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    code, run by `--trust-remote-code`) that neither transformers nor SGLang's config
                    registry knows: a stand-in class taking the config.json fields as the published
                    class does (checkpoint_configs.py), registered before the cases fork.
+  host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
+                   tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ STAND_INS = [
     "cpu-device",
     "pool-sentinel",
     "checkpoint-config",
+    "host-values",
 ]
 KEYS = (
     "config", "variant", "flags", "tp", "pp", "kv_dtype", "gpu", "max_model_len",
