@@ -66,6 +66,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   host-values            the engine's own functions whose small tensors a constructor reads back as
                          numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
                          on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS).
+  load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
+                         lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
+                         launch reading such a checkpoint does (`--load-format dummy` never calls it).
 """
 
 from __future__ import annotations
@@ -98,6 +101,12 @@ from vllm_standins import (
     install_parallel_groups,
 )
 
+# load-rewires: classes whose own load_weights swaps a module for another where the checkpoint lacks its tensor,
+# which `--load-format dummy` never runs. Phi3VForCausalLM (phi3v.py, 0.33.0): without
+# `model.vision_embed_tokens.wte.weight` its top-level embed_tokens becomes the language model's; Phi-3-vision's
+# checkpoints hold only `model.embed_tokens.weight` (transformers' convert_phi3v weight MAPPINGS list no wte).
+LOAD_REWIRES = ("Phi3VForCausalLM",)
+
 CHECKPOINT_HEAD = (
     "checkpoint_lm_head"  # checkpoint-head: the model folder's marker (registry_sweep._model_dir)
 )
@@ -117,6 +126,7 @@ STAND_INS = [
     "checkpoint-head",
     "checkpoint-config",
     "host-values",
+    "load-rewires",
 ]
 
 
@@ -229,6 +239,9 @@ def _stage(case: dict[str, Any], args: Any, pp_rank: int, platform: Any) -> tupl
         host_values(),
     ):
         model = initialize_model(vllm_config=vllm_config)
+    if type(model).__name__ in LOAD_REWIRES:  # load-rewires: what its load_weights does with such a checkpoint
+        with set_current_vllm_config(vllm_config):
+            model.load_weights(iter(()))
     with set_current_vllm_config(vllm_config):
         update_block_size = getattr(platform, "update_block_size_for_backend", None)
         if callable(update_block_size):  # newer releases; older ones decide in check_and_update_config
