@@ -33,7 +33,10 @@ def clip(text: str) -> str:
     return render_clip(text, 400)
 
 # Top-level children of an engine's model that hold the language model (the rest: towers, projectors).
-LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm")
+# `output`: InternLM2ForCausalLM's LM head (`self.output = ParallelLMHead(...)`, vLLM 0.33.0 / SGLang 0.5.23
+# internlm2.py).
+LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
+                     "output")  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",

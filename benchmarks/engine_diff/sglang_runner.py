@@ -61,6 +61,12 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    puts on cuda before the pools (expert maps, buffers) are made on the CPU.
   pool-sentinel    (releases before the KVCacheConfigurator only) the request pool constructor
                    stops the engine's ModelRunner.__init__ where sizing ends and allocation starts.
+  checkpoint-config  a model type whose configuration class ships with the checkpoint (its own Python
+                   code, run by `--trust-remote-code`) that neither transformers nor SGLang's config
+                   registry knows: a stand-in class taking the config.json fields as the published
+                   class does (checkpoint_configs.py), registered before the cases fork.
+  host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
+                   tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ import time
 import traceback
 from typing import Any
 
+from checkpoint_configs import install_checkpoint_configs
 from isolation import IMPORTED, run_in_child, run_in_children, warm_imports
 from sglang_legacy import run_rank_legacy
 from sglang_standins import (
@@ -98,6 +105,8 @@ STAND_INS = [
     "runner-shell",
     "cpu-device",
     "pool-sentinel",
+    "checkpoint-config",
+    "host-values",
 ]
 KEYS = (
     "config", "variant", "flags", "tp", "pp", "kv_dtype", "gpu", "max_model_len",
@@ -186,7 +195,9 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             runner = _runner_shell(ModelRunner, server_args, model_config, model, AttentionArch)
             runner.init_kv_cache_configurator()
             kvc = runner.kv_cache_configurator
-            pool = kvc._resolve_memory_pool_config(pre_model_load_memory=case["free_before_bytes"] / (1 << 30))
+            pool = kvc._resolve_memory_pool_config(
+                pre_model_load_memory=case["free_before_bytes"] / (1 << 30)
+            )
             configurator = create_memory_pool_configurator(kvc)
             schedule = get_schedule()
             out.update(
@@ -239,7 +250,9 @@ def _install_groups(tp: int, pp: int, pp_rank: int, stage_groups: dict[int, Any]
 
     parallel = get_parallel()
     rank = pp_rank * tp
-    groups = {"world_group": group_shell(GroupCoordinator, "world", list(range(tp * pp)), rank, dist.group.WORLD)}
+    groups = {
+        "world_group": group_shell(GroupCoordinator, "world", list(range(tp * pp)), rank, dist.group.WORLD)
+    }
     for name, stride in GROUPS.items():
         try:
             size, in_group = getattr(parallel, f"{name}_size"), getattr(parallel, f"{name}_rank")
@@ -252,7 +265,9 @@ def _install_groups(tp: int, pp: int, pp_rank: int, stage_groups: dict[int, Any]
     parallel.override_permanently(**groups)
 
 
-def _runner_shell(ModelRunner: Any, server_args: Any, model_config: Any, model: Any, AttentionArch: Any) -> Any:
+def _runner_shell(
+    ModelRunner: Any, server_args: Any, model_config: Any, model: Any, AttentionArch: Any
+) -> Any:
     """runner-shell: the fields ModelRunner.__init__ and load_model give the configurator, from SGLang's calls."""
     from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
     from sglang.srt.model_executor.model_runner_components.load_model_utils import resolve_sliding_window_size
@@ -344,6 +359,18 @@ def _worth_keeping(message: str) -> bool:
     return any(w in message for w in words)
 
 
+def _engine_config_types() -> frozenset[str]:
+    """The model types SGLang's own config registry maps (checkpoint-config leaves them to it)."""
+    try:
+        from sglang.srt.utils.hf_transformers.common import _CONFIG_REGISTRY
+    except ImportError:  # older releases
+        try:
+            from sglang.srt.hf_transformers_utils import _CONFIG_REGISTRY  # type: ignore[no-redef]
+        except ImportError:
+            return frozenset()
+    return frozenset(_CONFIG_REGISTRY)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cases", required=True, help="JSON list of cases (one GPU generation)")
@@ -363,6 +390,7 @@ def main() -> int:
     from sglang.srt.model_executor.model_runner import ModelRunner
 
     fields_assigned(ModelRunner)  # the shell's class read once here, before the cases fork
+    install_checkpoint_configs(_engine_config_types())
     for case in cases:
         started = time.monotonic()
         if args.in_process:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from typing import Any
 
-from standins import FREE_BYTES, PLACEHOLDER_READS, PlaceholderModule, cuda_to_meta
+from standins import FREE_BYTES, PLACEHOLDER_READS, PlaceholderModule, cuda_to_meta, host_linspace
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920, 108),
@@ -216,7 +216,7 @@ def build_model(model_config: Any) -> Any:
     arguments: list[Any] = [model_config, load_config]
     if "quant_config" in inspect.signature(loader._initialize_model).parameters:  # 0.5.2x: the caller's
         arguments.append(loader._get_quantization_config(model_config, load_config))
-    with loader.set_default_torch_dtype(model_config.dtype), torch.device("meta"), cuda_to_meta():
+    with loader.set_default_torch_dtype(model_config.dtype), torch.device("meta"), cuda_to_meta(), host_linspace():
         return loader._initialize_model(*arguments)
 
 

@@ -80,6 +80,24 @@ def cuda_to_meta(target: str = "meta") -> Any:
     return CudaToMeta()
 
 
+def host_linspace() -> Any:
+    """host-values: `torch.linspace` without a device runs on the CPU: a vision tower's constructor reads its
+    stochastic-depth rates back as numbers (`[x.item() for x in torch.linspace(0, drop_path_rate, layers)]`,
+    SGLang 0.5.23 internvl.py InternVisionEncoder), which a meta tensor does not hold; no parameter is built
+    from it."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class HostLinspace(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if func is torch.linspace and kwargs.get("device") is None:
+                kwargs["device"] = "cpu"
+            return func(*args, **kwargs)
+
+    return HostLinspace()
+
+
 HARNESS_ERRORS = (AttributeError, ImportError, NameError, TypeError)
 
 
@@ -91,6 +109,9 @@ class EngineRefusal(Exception):
 # code repository, or a model_type that transformers and the engine's config registry do not know
 # (XiaomiMiMo/MiMo-7B-Base's `mimo`, whose configuration class ships with the checkpoint).
 CHECKPOINT_CODE_MISSING = ("trust_remote_code", "custom code", "Transformers does not recognize this architecture")
+# … or the checkpoint's tokenizer, which the harness skips (`--skip-tokenizer-init`): a multimodal processor that
+# reads token ids from it (vLLM 0.33.0 InternVLChatModel's) stops there, where a real launch has one.
+TOKENIZER_MISSING = ("`skip_tokenizer_init=True`",)
 
 
 def refusal_or_harness_error(exc: BaseException, package: str) -> str:
@@ -101,7 +122,7 @@ def refusal_or_harness_error(exc: BaseException, package: str) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
-    if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING):
+    if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING + TOKENIZER_MISSING):
         return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 

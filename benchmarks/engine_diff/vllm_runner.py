@@ -59,6 +59,16 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          checkpoint runs it (VllmConfig.__post_init__ skips it under `--load-format
                          dummy`), its `checkpoint_has_lm_head` answering True, as the checkpoint's
                          safetensors header would; releases without the method are left as they are.
+  checkpoint-config      a model type whose configuration class ships with the checkpoint (its own
+                         Python code, run by `--trust-remote-code`) and that neither transformers nor
+                         vLLM's config registry knows: a stand-in class taking the config.json fields as
+                         the published class does (checkpoint_configs.py), registered before the cases fork.
+  host-values            the engine's own functions whose small tensors a constructor reads back as
+                         numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
+                         on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS).
+  load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
+                         lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
+                         launch reading such a checkpoint does (`--load-format dummy` never calls it).
 """
 
 from __future__ import annotations
@@ -74,6 +84,7 @@ import time
 import traceback
 from typing import Any
 
+from checkpoint_configs import install_checkpoint_configs
 from isolation import run_in_child, warm_imports
 from standins import (
     PLACEHOLDER_READS,
@@ -83,9 +94,22 @@ from standins import (
     shell,
     shell_check,
 )
-from vllm_standins import clear_parallel_groups, install_import_stand_ins, install_parallel_groups
+from vllm_standins import (
+    clear_parallel_groups,
+    host_values,
+    install_import_stand_ins,
+    install_parallel_groups,
+)
 
-CHECKPOINT_HEAD = "checkpoint_lm_head"  # checkpoint-head: the model folder's marker (registry_sweep._model_dir)
+# load-rewires: classes whose own load_weights swaps a module for another where the checkpoint lacks its tensor,
+# which `--load-format dummy` never runs. Phi3VForCausalLM (phi3v.py, 0.33.0): without
+# `model.vision_embed_tokens.wte.weight` its top-level embed_tokens becomes the language model's; Phi-3-vision's
+# checkpoints hold only `model.embed_tokens.weight` (transformers' convert_phi3v weight MAPPINGS list no wte).
+LOAD_REWIRES = ("Phi3VForCausalLM",)
+
+CHECKPOINT_HEAD = (
+    "checkpoint_lm_head"  # checkpoint-head: the model folder's marker (registry_sweep._model_dir)
+)
 
 STAND_INS = [
     "compiled-extensions",
@@ -100,7 +124,12 @@ STAND_INS = [
     "profile-run",
     "executor",
     "checkpoint-head",
+    "checkpoint-config",
+    "host-values",
+    "load-rewires",
 ]
+
+
 class CommandLineRefused(ValueError):
     """vLLM's own argument parser refused the command line (it exits; the launch never starts)."""
 
@@ -203,8 +232,16 @@ def _stage(case: dict[str, Any], args: Any, pp_rank: int, platform: Any) -> tupl
         from vllm.v1.worker.workspace import init_workspace_manager
 
         init_workspace_manager(torch.device("meta"))
-    with set_default_torch_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta():
+    with (
+        set_default_torch_dtype(vllm_config.model_config.dtype),
+        torch.device("meta"),
+        cuda_to_meta(),
+        host_values(),
+    ):
         model = initialize_model(vllm_config=vllm_config)
+    if type(model).__name__ in LOAD_REWIRES:  # load-rewires: what its load_weights does with such a checkpoint
+        with set_current_vllm_config(vllm_config):
+            model.load_weights(iter(()))
     with set_current_vllm_config(vllm_config):
         update_block_size = getattr(platform, "update_block_size_for_backend", None)
         if callable(update_block_size):  # newer releases; older ones decide in check_and_update_config
@@ -308,7 +345,9 @@ def _stage_rows(stages: list[tuple[Any, Any]], tp: int) -> list[dict[str, Any]]:
     rows = []
     for stage, (worker, model) in enumerate(stages):
         install_parallel_groups(tp, len(stages), stage)
-        rows.append({"layer_specs": _layer_specs(worker.get_kv_cache_spec()), "param_bytes": _param_bytes(model)})
+        rows.append(
+            {"layer_specs": _layer_specs(worker.get_kv_cache_spec()), "param_bytes": _param_bytes(model)}
+        )
     return rows
 
 
@@ -386,7 +425,9 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         if isinstance(exc, KeyboardInterrupt):
             raise
         out.update(
-            status="refused" if isinstance(exc, CommandLineRefused) else refusal_or_harness_error(exc, "vllm"),
+            status="refused"
+            if isinstance(exc, CommandLineRefused)
+            else refusal_or_harness_error(exc, "vllm"),
             error_type=type(exc).__name__,
             message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
@@ -434,7 +475,18 @@ def _tokens_from_log(message: str) -> int | None:
 
 
 def _worth_keeping(message: str) -> bool:
-    words = ("block size", "KV cache", "padding", "Padding", "mamba", "Mamba", "backend", "fp8", "window", "Runner")
+    words = (
+        "block size",
+        "KV cache",
+        "padding",
+        "Padding",
+        "mamba",
+        "Mamba",
+        "backend",
+        "fp8",
+        "window",
+        "Runner",
+    )
     return any(w in message for w in words)
 
 
@@ -467,6 +519,9 @@ def main() -> int:
     import vllm.engine.arg_utils  # noqa: F401  (vLLM configures its loggers on import)
     import vllm.v1.engine.core  # noqa: F401  (imported once, before the cases fork)
     import vllm.v1.worker.gpu_worker  # noqa: F401
+    from vllm.transformers_utils.config import _CONFIG_REGISTRY
+
+    install_checkpoint_configs(frozenset(_CONFIG_REGISTRY))
 
     logging.getLogger("vllm").setLevel(logging.INFO)
     for v2 in (False, True):  # the shells' classes read once here, before the cases fork

@@ -283,3 +283,37 @@ def install_parallel_groups(tp: int, pp: int = 1, pp_rank: int = 0) -> None:
     for name, ranks in groups.items():
         if hasattr(ps, name):
             setattr(ps, name, _group(name, ranks, rank))
+
+
+# host-values: the engine's own functions whose small tensors a constructor reads back as numbers
+# (`.tolist()`): under the meta device they hold no values ("Cannot copy out of meta tensor"); on a GPU
+# they are on `cuda` and read back. Bloom's and Falcon's ALiBi slopes (bloom.py / falcon.py
+# `_get_alibi_slopes`, 0.33.0), which BloomAttention / FalconAttention slice and pass to Attention.
+HOST_VALUE_FUNCTIONS = ("_get_alibi_slopes",)
+
+
+@contextlib.contextmanager
+def host_values() -> Any:
+    """host-values: each imported vLLM model module's functions above run under the CPU device."""
+    import torch
+
+    patched = []
+    for module in list(sys.modules.values()):
+        if not getattr(module, "__name__", "").startswith("vllm.model_executor.models."):
+            continue
+        for name in HOST_VALUE_FUNCTIONS:
+            original = getattr(module, name, None)
+            if not callable(original):
+                continue
+
+            def on_host(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                with torch.device("cpu"):
+                    return _original(*args, **kwargs)
+
+            setattr(module, name, on_host)
+            patched.append((module, name, original))
+    try:
+        yield
+    finally:
+        for module, name, original in patched:
+            setattr(module, name, original)

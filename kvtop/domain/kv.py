@@ -87,6 +87,9 @@ class KvStorage(BaseModel):
     # bytes of one DeepSeek-V4 latent row (window or compressed entry) where the engine stores compressed attention
     # (SGLang: FlashMLA's V4 layout, 584 B); 0: the engine has no compressed-attention pools kvtop models
     compressed_latent_bytes: int = 0
+    # a model of full-attention and no-op layers only (DeciLM's no-op blocks; no window, no state) holds a KV row
+    # in every layer of the stage, each of the attention layers' shape (SGLang's plain MHA pool)
+    pool_holds_no_op_layers: bool = False
 
 
 def resolve_kv_format(
@@ -297,13 +300,16 @@ def kv_book(
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     pools: list[KvPool] = []
     full_layers = [i for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    no_op = [i for i in layers if model.layer_attention[i] is LayerKind.NONE and not model.has_state(i)]
+    plain = not any(model.layer_attention[i] is LayerKind.SLIDING or model.has_state(i) for i in layers)
+    held_no_op = len(no_op) if storage.pool_holds_no_op_layers and plain and full_layers else 0
     # drafts an engine stores as extra full layers (docs/engines: the draft's KV beside the target's)
     as_layers = draft_layers if storage.draft_kv_as_layers and full_layers else 0
     for name, members in (("full", full_layers), ("swa", [i for i in layers if model.layer_attention[i] is LayerKind.SLIDING])):
         if not members:
             continue
         each = [layer_bytes(i) for i in members]
-        extra = as_layers if name == "full" else 0
+        extra = as_layers + held_no_op if name == "full" else 0
         total = sum(per for per, _, _ in each) + extra * each[0][0]
         held = len(members) + extra
         pools.append(

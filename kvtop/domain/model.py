@@ -161,6 +161,9 @@ class BodyShape(BaseModel):
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
     embedding_norm: bool = False  # a norm right after the embedding (BLOOM word_embeddings_layernorm)
     positions_offset: int = 0  # rows of a learned position table beyond max_position_embeddings (OPT: 2)
+    # the input norm exists only with the layer's attention and the post-attention norm only with its MLP
+    # (DeciLM / Nemotron-NAS no-op sublayers): norms_per_layer counts a layer holding both
+    sublayer_norms: bool = False
 
 
 class VisionSpec(BaseModel):

@@ -341,6 +341,8 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
     if model.layer_mlp[layer] is not MlpKind.NONE:
         mlp(rank, layer, model.layer_mlp[layer])
     norms = model.body.norms_per_layer
+    if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
+        norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
     if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
         width, names = model.per_layer_input_size, f"model.layers.{layer}"

@@ -73,3 +73,71 @@ def test_nanbeige_loops_are_refused_by_name() -> None:
     with pytest.raises(UnsupportedModelError) as err:
         params("Nanbeige--Nanbeige4.2-3B")
     assert err.value.field == "num_loops"
+
+
+def test_nemotron_super_no_op_sublayers_hold_no_norm() -> None:
+    """Llama-3.3-Nemotron-Super-49B: 31 of its 80 blocks have a no-op attention (block_configs), and
+    DeciLMDecoderLayer builds input_layernorm only with its attention (post_attention_layernorm only with its FFN),
+    so the body holds 49 + 80 RMSNorms of 8,192, not 2 × 80. The engines' meta builds at TP 1 (registry sweep rows,
+    tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json: model 97,632,944,128 + lm_head
+    2,101,346,304 B) hold 99,734,290,432 B; before the rule kvtop's book held 31 × 8,192 × 2 B = 507,904 B more."""
+    blocks = json.loads((CONFIGS / "heldout" / "nvidia--Llama-3_3-Nemotron-Super-49B-v1.json").read_text())
+    no_op_attention = sum(block["attention"]["no_op"] for block in blocks["block_configs"])
+    assert no_op_attention == 31
+    model = model_from_config(blocks, source="nemotron-super-49b")
+    book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
+    assert book.total_bytes == 99_734_290_432
+
+
+def test_sglang_cell_counts_nemotron_super_no_op_blocks() -> None:
+    """SGLang's default pool configurator sizes the cell over the stage's layers (`num_effective_layers`,
+    pool_configurator.py, 0.5.23), no-op attention blocks included, each with the one KV-head count of the
+    attention blocks (8 = 64 ÷ n_heads_in_group 8) × head_dim 128 × K and V × bf16. The engine's cell (registry
+    sweep, sglang-0.5.23.json): 327,680 B at TP 1 and 163,840 B at TP 2; vLLM's KV spec holds the 49 attention
+    layers only (200,704 B per token at TP 1)."""
+    from kvtop.domain.engines.sglang import SglangRules
+    from kvtop.domain.engines.vllm import VllmRules
+    from kvtop.domain.kv import kv_book
+
+    blocks = json.loads((CONFIGS / "heldout" / "nvidia--Llama-3_3-Nemotron-Super-49B-v1.json").read_text())
+    model = model_from_config(blocks, source="nemotron-super-49b")
+    layers = range(model.num_layers)
+    for tp, engine_cell in ((1, 327_680), (2, 163_840)):
+        book = kv_book(model, ParallelLayout(tp=tp), layers, "bf16", SglangRules.kv_storage)
+        assert book.full_bytes_per_token == engine_cell == 80 * (8 // tp) * 128 * 2 * 2
+    vllm_book = kv_book(model, ParallelLayout(), layers, "bf16", VllmRules.kv_storage)
+    assert vllm_book.full_bytes_per_token == 49 * 8 * 128 * 2 * 2 == 200_704
+
+
+def test_minicpm_moe_experts_as_vllm_builds_them_and_sglang_cannot_load() -> None:
+    """MiniCPM-MoE-8x2B: vLLM 0.33.0's MiniCPMMoE (minicpm.py) builds per layer a gate 8 × 2,304 (bf16), ws
+    8 × 2 × 5,760/TP × 2,304 and w2s 8 × 2,304 × 5,760/TP; beside them q, k, v, o 4 × 2,304², two norms; 40 layers;
+    the tied embedding 122,753 rows padded to 122,816 (÷ TP). The engine's meta build (registry sweep,
+    vllm-0.33.0.json): 27,746,873,856 B at TP 1 and 13,874,360,832 B at TP 2. SGLang 0.5.23's MiniCPMDecoderLayer
+    builds a dense MLP whatever num_experts says, and its load_weights maps the experts onto ws/w2s it never built:
+    a launch of this checkpoint fails, so kvtop refuses it there (its meta build sized the dense model)."""
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.launch_check import launch_refusals
+    from kvtop.domain.ledger import predict
+    from kvtop.sources.hub import load_model
+
+    path = CONFIGS / "heldout" / "mlc--minicpm-moe-8x2b.json"
+    model = model_from_config(json.loads(path.read_text()), source="minicpm-moe")
+    for tp, engine_bytes in ((1, 27_746_873_856), (2, 13_874_360_832)):
+        layer = 4 * 2_304 * 2_304 // tp + 8 * 3 * 2_304 * 5_760 // tp + 8 * 2_304 + 2 * 2_304
+        assert 2 * (40 * layer + 122_816 // tp * 2_304 + 2_304) == engine_bytes
+        book = weights_book(model, ParallelLayout(tp=tp), range(40), first_stage=True, last_stage=True)
+        assert book.total_bytes == engine_bytes
+    _, dense = params(
+        "mlc--minicpm_2b_sft_bf16"
+    )  # the same geometry without num_experts: one dense MLP a layer
+    assert dense == 40 * (4 * 2_304 * 2_304 + 3 * 2_304 * 5_760 + 2 * 2_304) + 122_816 * 2_304 + 2_304
+    ledger = predict(
+        load_model(str(path)), parse_flags("sglang", []), gpu_total_bytes=81_559 << 20, gpu_name="H100"
+    )
+    (refused,) = launch_refusals(ledger)
+    assert refused.field == "num_experts" and "builds a dense MLP" in refused.message
+    vllm = predict(
+        load_model(str(path)), parse_flags("vllm", []), gpu_total_bytes=81_559 << 20, gpu_name="H100"
+    )
+    assert launch_refusals(vllm) == ()

@@ -12,6 +12,7 @@ from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
 from kvtop.domain.architectures.layer_rules import DeciBlocks, EveryNthFull, Qwen2Window
+from kvtop.domain.architectures.moe_rules import Moe
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.model import BodyShape
 
@@ -57,9 +58,12 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # ERNIE 4.5 (dense): every linear layer biased where use_bias
     A("ernie4_5", "Ernie4_5Config", tf("ernie4_5"), m.ERNIE4_5, ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",)),
-    # MiniCPM (1/2): Llama's modules with scaled residuals (remote code: openbmb/MiniCPM-2B configuration_minicpm.py)
+    # MiniCPM (1/2): Llama's modules with scaled residuals (remote code: openbmb/MiniCPM-2B configuration_minicpm.py);
+    # MiniCPM-MoE-8x2B: `num_experts` experts of intermediate_size each, every layer, a router in the model dtype,
+    # each expert split over TP (vLLM 0.33.0 minicpm.py MiniCPMMoE: gate, ws, w2s); without num_experts a dense MLP
     A("minicpm", "MiniCPMConfig (remote code)", "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py", d.LLAMA,
-      ("MiniCPMForCausalLM",)),
+      ("MiniCPMForCausalLM",),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", optional=True)),
     # Baichuan-7B/13B: W_pack (q, k, v) without bias, RMSNorm (remote code; vLLM dropped it in 0.23)
     A("baichuan", "BaichuanConfig (remote code)", "baichuan-inc/Baichuan2-7B-Base configuration_baichuan.py",
       d.LLAMA, ("BaichuanForCausalLM", "BaiChuanForCausalLM"), geometry=Geometry(kv_heads=None)),
@@ -86,9 +90,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
                         head_dim="kv_channels", intermediate="ffn_hidden_size", vocab="padded_vocab_size"),
       attention=Attention(bias_fields=("add_qkv_bias",))),
     # DeciLM / Llama-Nemotron-Super/Ultra (Nemotron-NAS): block_configs give each layer its KV heads or no
-    # attention, and its MLP width (ffn_mult) or none
+    # attention, and its MLP width (ffn_mult) or none; a no-op attention has no input_layernorm and a no-op FFN
+    # no post_attention_layernorm (DeciLMDecoderLayer.__init__, nemotron_nas.py: vLLM 0.33.0, SGLang 0.5.23)
     A("nemotron-nas", "DeciLMConfig (remote code)", "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py",
-      d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks()),
+      d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks(), body=BodyShape(sublayer_norms=True)),
     # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (`img_processor`: towers_phi); the
     # note stays only where that section does not read as vLLM's CLIP
     A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,

@@ -45,6 +45,7 @@ class SglangRules(SglangBudget, EngineBase):
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
         compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
+        pool_holds_no_op_layers=True,  # §6.1: the cell counts the stage's layers, DeciLM's no-op blocks too
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True

@@ -16,6 +16,10 @@
   srt/model_loader/loader.py) reads every config.json that names bitsandbytes as pre-quantized and raises
   "Prequant BitsAndBytes models with TP is not supported.Please try with PP." (the quant states cannot follow a
   split weight); the engine-diff runner calls that function, the recon bnb-4bit/-8bit rows refuse at TP 2.
+- A MiniCPM with experts (MiniCPM-MoE-8x2B's `num_experts`): 0.5.23's MiniCPMDecoderLayer (srt/models/minicpm.py)
+  builds a dense MiniCPMMLP whatever `num_experts` says, while MiniCPMForCausalLM.load_weights maps the checkpoint's
+  `experts.N.w1/w2/w3` onto `ws` / `w2s` parameters it never built (`params_dict[name]`: KeyError), so the launch
+  fails at weight load; the meta build (registry sweep) sizes the dense model. Releases before not checked.
 """
 
 from __future__ import annotations
@@ -110,9 +114,29 @@ def bnb_tp_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
+DENSE_ONLY_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not checked before 0.5.23"),
+    Era("0.5.23", frozenset({"MiniCPMForCausalLM"}), "srt/models/minicpm.py: MiniCPMDecoderLayer builds MiniCPMMLP "
+                                                     "only; load_weights maps experts to ws/w2s it never built"),
+))  # fmt: skip
+
+
+def experts_refusal(ledger: Ledger) -> Refusal | None:
+    """A config with experts on a class SGLang builds dense only: its checkpoint's experts cannot load."""
+    model = ledger.model
+    if model.moe is None or model.architecture not in DENSE_ONLY_ERAS.at(ledger.version):
+        return None
+    return Refusal(
+        field="num_experts",
+        message=f"SGLang {ledger.version.label}'s {model.architecture} builds a dense MLP whatever num_experts says "
+        f"({model.moe.num_routed_experts} here): the checkpoint's experts have no parameters to load into",
+        source="srt/models/minicpm.py MiniCPMDecoderLayer / MiniCPMForCausalLM.load_weights",
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
-             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger)]  # fmt: skip
+             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -1,0 +1,137 @@
+"""checkpoint-config stand-in (both runners): the configuration class a checkpoint ships as its own Python
+code (`--trust-remote-code` runs its configuration_*.py), for the model types neither transformers nor the
+engine's config registry knows.
+
+A config folder holds only config.json, so transformers refuses these model types ("does not recognize this
+architecture" / "contains custom code"): a harness limit, not the engine's answer. Each stand-in is a
+transformers config class registered under the model type (AutoConfig.register, in the parent before the
+cases fork) that takes the config.json fields as they are, as the published class does: its base is the
+class the published configuration_*.py subclasses, and `defaults` holds the published __init__'s default of
+a field the engine reads that a real config.json omits (each published __init__ takes pad/bos/eos token ids
+with a default and passes them to PretrainedConfig, which transformers 4.x always set; 5.x leaves an absent
+one unset). Model types transformers or the engine already knows are never replaced.
+
+Imported inside the engine's venv (standard library and transformers only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+# model type -> (transformers base class of the published configuration class, the published file, defaults)
+CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "baichuan": (
+        "PretrainedConfig",
+        "baichuan-inc/Baichuan2-7B-Base configuration_baichuan.py",
+        {"hidden_act": "silu", "pad_token_id": 0},
+    ),
+    "deepseek": (
+        "PretrainedConfig",
+        "deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py",
+        {"pad_token_id": None},
+    ),
+    "internlm": ("PretrainedConfig", "internlm/internlm-20b configuration_internlm.py", {}),
+    "internlm2": ("PretrainedConfig", "internlm/internlm2-7b configuration_internlm2.py", {}),
+    "minicpm": (
+        "PretrainedConfig",
+        "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py",
+        {"pad_token_id": None, "rope_theta": 10000.0, "rope_scaling": None},
+    ),
+    "orion": ("PretrainedConfig", "OrionStarAI/Orion-14B-Base configuration_orion.py", {}),
+    "qwen": ("PretrainedConfig", "Qwen/Qwen-1_8B configuration_qwen.py", {}),
+    "mimo": ("Qwen2Config", "XiaomiMiMo/MiMo-7B-Base configuration_mimo.py (MiMoConfig(Qwen2Config))", {}),
+    # DeciLMConfig subclasses LlamaConfig, whose 5.x strict fields refuse the per-block None sizes 4.x took
+    "nemotron-nas": (
+        "PretrainedConfig",
+        "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py "
+        "(LlamaConfig's 4.48 default pad_token_id)",
+        {"pad_token_id": None},
+    ),
+    "phi3_v": ("PretrainedConfig", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", {}),
+    "internvl_chat": (
+        "PretrainedConfig",
+        "OpenGVLab/InternVL3-1B-Pretrained configuration_internvl_chat.py",
+        {},
+    ),
+    "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
+}
+
+# Fields the published class turns from JSON objects into typed objects the engine reads by attribute:
+# DeciLMConfig's block_configs, each a BlockConfig(attention=AttentionConfig, ffn=FFNConfig) dataclass
+# (configuration_decilm.py / block_config.py); `to_dict` turns them back, as the published class does.
+OBJECT_FIELDS: dict[str, tuple[str, ...]] = {"nemotron-nas": ("block_configs",)}
+
+# Sub-configs the published class builds as config objects: InternVLChatConfig's llm_config (the transformers
+# class of its own model_type: LlamaConfig / Qwen2Config ...) and vision_config (InternVisionConfig, a
+# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py.
+SUB_CONFIGS: dict[str, tuple[str, ...]] = {"internvl_chat": ("llm_config", "vision_config")}
+
+
+def _sub_config(value: Any) -> Any:
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if not isinstance(value, dict):
+        return value
+    model_type = value.get("model_type", "")
+    if model_type in CONFIG_MAPPING:
+        return transformers.AutoConfig.for_model(**value)
+    return _stand_in(model_type or "sub_config", "PretrainedConfig", "a published sub-config", {})(**value)
+
+
+def _as_object(value: Any, name: str) -> Any:
+    """A JSON object as a dataclass instance holding its keys (nested objects too); lists item by item."""
+    if isinstance(value, list):
+        return [_as_object(item, name) for item in value]
+    if not isinstance(value, dict):
+        return value
+    cls = dataclasses.make_dataclass(name, list(value))
+    return cls(**{key: _as_object(item, key) for key, item in value.items()})
+
+
+def _stand_in(model_type: str, base_name: str, source: str, defaults: dict[str, Any]) -> type:
+    import transformers
+
+    base: type = getattr(transformers, base_name)
+
+    object_fields = OBJECT_FIELDS.get(model_type, ())
+
+    def __init__(self: Any, **kwargs: Any) -> None:
+        fields = {**defaults, **kwargs}
+        fields.update({name: _as_object(fields[name], name) for name in object_fields if name in fields})
+        fields.update(
+            {name: _sub_config(fields[name]) for name in SUB_CONFIGS.get(model_type, ()) if name in fields}
+        )
+        if base is transformers.PretrainedConfig:  # the published class sets its fields, then calls the base
+            for name, value in fields.items():
+                setattr(self, name, value)
+        base.__init__(self, **fields)
+
+    def to_dict(self: Any) -> dict[str, Any]:
+        out = base.to_dict(self)
+        for name in object_fields:
+            if isinstance(out.get(name), list):
+                out[name] = [
+                    dataclasses.asdict(item) if dataclasses.is_dataclass(item) else item for item in out[name]
+                ]
+        return dict(out)
+
+    doc = f"checkpoint-config stand-in for `{model_type}` ({source})"
+    return type(f"CheckpointConfig_{model_type.replace('-', '_')}", (base,),
+                {"model_type": model_type, "__init__": __init__, "to_dict": to_dict, "__doc__": doc})  # fmt: skip
+
+
+def install_checkpoint_configs(engine_known: frozenset[str] = frozenset()) -> list[str]:
+    """Registers a stand-in for each model type above that transformers and the engine (`engine_known`,
+    its own config registry) do not know; returns the model types registered."""
+    from transformers import AutoConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    done = []
+    for model_type, (base_name, source, defaults) in CHECKPOINT_CONFIGS.items():
+        if model_type in CONFIG_MAPPING or model_type in engine_known:
+            continue
+        AutoConfig.register(model_type, _stand_in(model_type, base_name, source, defaults))
+        done.append(model_type)
+    return done
