@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import WeightsBook, weights_book
@@ -40,7 +43,10 @@ def test_phimoe_lm_head_has_its_bias_whatever_the_config_says() -> None:
     TP 1; at TP 2 each rank holds half the rows of both (32,064 is a multiple of 64: no padding)."""
     lm_head = 32064 * 4096 * BF16 + 32064 * BF16
     for tp in (1, 2):
-        assert next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head") == lm_head // tp
+        assert (
+            next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head")
+            == lm_head // tp
+        )
 
 
 def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
@@ -50,5 +56,36 @@ def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
     gate, 2 × 2 × 256 for k and v) and o_proj [2048, 4096] on each of its 10 full-attention layers, bfloat16; the
     whole model 69,321,223,296 B."""
     b = book("Qwen3_5MoeForCausalLM")
-    assert next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    assert (
+        next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    )
     assert b.total_bytes == 69_321_223_296
+
+
+def test_axk1_experts_follow_mlp_layer_types_with_a_third_norm() -> None:
+    """vLLM 0.33.0's AXK1ForCausalLM (models/AXK1.py) on the class defaults, TP 1: mlp_layer_types makes layer 0
+    dense (mlp.gate_up_proj [36864, 7168], down_proj [7168, 18432]) and layers 1-60 sparse (experts w13 [192, 4096,
+    7168], w2 [192, 7168, 2048], shared gate_up [4096, 7168] and down [7168, 2048], gate [192, 7168] bfloat16 and
+    e_score_correction_bias [192] float32); every layer holds input, post-attention and post_mlp_layernorm [7168]
+    beside q_a_layernorm [1536] and kv_a_layernorm [512], and model.norm [7168];
+    the whole model 1,037,966,164,992 B at TP 1 and 519,990,592,512 B a rank at TP 2 (its named_parameters' sums)."""
+    b = book("AXK1ForCausalLM")
+    experts = next(r.bytes for r in b.rows if r.component == "routed_experts")
+    assert experts == 60 * 192 * (4096 * 7168 + 7168 * 2048) * BF16
+    assert next(r.bytes for r in b.rows if r.component == "router") == 60 * (192 * 7168 * BF16 + 192 * FP32)
+    assert (
+        next(r.bytes for r in b.rows if r.component == "norms")
+        == ((61 * 3 + 1) * 7168 + 61 * (1536 + 512)) * BF16
+    )
+    assert b.total_bytes == 1_037_966_164_992
+    assert book("AXK1ForCausalLM", tp=2).total_bytes == 519_990_592_512
+
+
+def test_laguna_generic_reading_refuses_its_gate_projection_by_name() -> None:
+    """LagunaForCausalLM has no entry; vLLM 0.33.0 (models/laguna.py LagunaAttention) builds self_attn.g_proj.weight
+    [48, 2048] on each of its 40 layers where config.gating is true (7,864,320 B at TP 1 in its meta build), which a
+    Llama-shaped reading would drop: the generic reading stops at `gating` and names it."""
+    config = json.loads((REGISTRY_CONFIGS / "LagunaForCausalLM.json").read_text())
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="LagunaForCausalLM")
+    assert refused.value.field == "gating"

@@ -11,7 +11,7 @@ reading. A field below that changes the KV layout stops it, and the refusal name
 from __future__ import annotations
 
 from kvtop.domain.architectures.description import Architecture, Latent
-from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
+from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Placement, Shared, SparseStep
 from kvtop.domain.architectures.registry import nearest_entry
 from kvtop.domain.config_schema import TextConfig
 from kvtop.domain.errors import UnsupportedModelError
@@ -42,6 +42,12 @@ KV_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
     ("attention_chunk_size", "chunked local attention"),
 )
 
+# Fields that add weights only an entry can shape (a reading without them would drop their bytes silently).
+WEIGHT_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("gating", "an attention output-gate projection (Laguna's g_proj, vLLM 0.33.0 models/laguna.py)"),
+    ("num_attention_heads_per_layer", "query heads per layer"),
+)
+
 
 def generic_entry(
     stated_type: str, architecture: str, text: TextConfig, raw_keys: frozenset[str], source: str
@@ -53,7 +59,9 @@ def generic_entry(
     stated = raw_keys | frozenset(
         n for n in text.model_fields_set if getattr(text, n) not in (None, 0, [], False)
     )
-    blocking = next(((name, why) for name, why in KV_LAYOUT_FIELDS if name in stated), None)
+    blocking = next(
+        ((name, why) for name, why in KV_LAYOUT_FIELDS + WEIGHT_LAYOUT_FIELDS if name in stated), None
+    )
     what = f"model_type {stated_type!r}" if stated_type else "no model_type"
     if blocking is not None:
         field, why = blocking
@@ -87,8 +95,12 @@ def generic_entry(
         )
     if experts is not None:
         size = "moe_intermediate_size" if "moe_intermediate_size" in stated else "intermediate_size"
-        placement = (
-            FirstDense() if "first_k_dense_replace" in stated or "moe_layer_freq" in stated else SparseStep()
+        placement: Placement = (
+            LayerTypes()
+            if "mlp_layer_types" in stated
+            else FirstDense()
+            if "first_k_dense_replace" in stated or "moe_layer_freq" in stated
+            else SparseStep()
         )
         shared = (
             Shared(size_field="shared_expert_intermediate_size")
