@@ -48,6 +48,13 @@ WEIGHT_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
     ("num_attention_heads_per_layer", "query heads per layer"),
 )
 
+# The experts' common names: how many (the first stated counts), how many a token takes, how many shared ones;
+# Aria's moe_num_experts / moe_topk / moe_num_shared_experts (vLLM 0.33.0 models/aria.py AriaTextMoELayer: every
+# layer, experts and each shared one intermediate_size wide, a router [experts, hidden] in the model dtype)
+EXPERT_COUNTS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
+PER_TOKEN = {"moe_num_experts": "moe_topk"}  # else num_experts_per_tok
+SHARED_COUNTS = ("n_shared_experts", "moe_num_shared_experts")
+
 
 def generic_entry(
     stated_type: str, architecture: str, text: TextConfig, raw_keys: frozenset[str], source: str
@@ -73,16 +80,18 @@ def generic_entry(
             field=field,
             source=source,
         )
-    assumed: list[str] = ["a Llama-shaped decoder (q, k, v, o; a gated MLP; RMSNorm)"]
+    # relu2 (squared ReLU) MLPs are up and down only wherever the engines build one: vLLM 0.33.0 NemotronHMLP,
+    # NemotronMLP, ArceeMLP, and Cosmos3 Edge's text model built as NemotronH MLP layers (models/cosmos3_edge.py)
+    gated = text.hidden_act != "relu2"
+    mlp = "a gated MLP" if gated else "an up/down MLP (hidden_act relu2, no gate)"
+    assumed: list[str] = [f"a Llama-shaped decoder (q, k, v, o; {mlp}; RMSNorm)"]
     latent = moe = None
     if "kv_lora_rank" in stated:
         latent = Latent()
         assumed.append(
             "multi-head latent attention from kv_lora_rank + qk_rope_head_dim (DeepSeek's reading)"
         )
-    experts = next(
-        (name for name in ("n_routed_experts", "num_experts", "num_local_experts") if name in stated), None
-    )
+    experts = next((name for name in EXPERT_COUNTS if name in stated), None)
     # the MLP's width (or the experts'): without it the reading would drop the MLP's bytes (a config without its
     # width states no shape at all: the reader names hidden_size first)
     mlp_unstated = "intermediate_size" not in stated and not (experts and "moe_intermediate_size" in stated)
@@ -102,14 +111,18 @@ def generic_entry(
             if "first_k_dense_replace" in stated or "moe_layer_freq" in stated
             else SparseStep()
         )
+        shared_count = next((name for name in SHARED_COUNTS if name in stated), None)
         shared = (
             Shared(size_field="shared_expert_intermediate_size")
             if "shared_expert_intermediate_size" in stated
-            else Shared(count_field="n_shared_experts")
-            if "n_shared_experts" in stated
+            else Shared(count_field=shared_count)
+            if shared_count is not None
             else Shared()
         )
-        moe = Moe(experts, expert_size_field=size, shared=shared, placement=placement)
+        per_token = PER_TOKEN.get(experts, "num_experts_per_tok")
+        moe = Moe(
+            experts, per_token_field=per_token, expert_size_field=size, shared=shared, placement=placement
+        )
         assumed.append(f"experts from {experts} × {size}")
     if "layer_types" in stated:
         assumed.append("each layer's attention from layer_types")
@@ -127,6 +140,7 @@ def generic_entry(
         {},
         latent=latent,
         moe=moe,
+        mlp_gated=gated,
         mtp_fields=("num_nextn_predict_layers",) if latent is not None else (),
         not_modelled=(reading,),
     )
