@@ -17,6 +17,7 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
+from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
 from kvtop.domain.engines.versions import (
     Era,
@@ -415,7 +416,7 @@ def full_pool_reason(
         release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)
         if release is not None and since is not None and release < since:
             return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
-    return None
+    return unlisted_reason(model, version)
 
 
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
