@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.quant import QuantSpec
 
@@ -40,9 +40,31 @@ def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[s
 
 
 def check_launch(inputs: EngineInputs) -> None:
-    """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
+    """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split, or where kvtop does not
+    follow how its class shards (`TORCH_NATIVE_TP`)."""
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
+    _check_torch_native_tp(inputs)
+
+
+# Classes that build every attention and MLP Linear whole on each rank (plain torch.nn.Linear) and shard them only
+# while loading: their weight loaders narrow qkv_proj and gate_up_proj to the rank's part, then
+# ModelRunner.apply_torch_tp turns o_proj and down_proj into DTensor shards (models/torch_native_llama.py,
+# model_runner.py `supports_torch_tp`; read in 0.5.6.post2 and 0.5.23). The engine's meta build of the class
+# defaults at TP 2 holds the whole model on each rank (TorchNativeLlamaForCausalLM 13,214,687,232 B against a
+# 6,738,681,856 B shard); what a rank keeps after loading rests on the caching allocator: not modelled.
+TORCH_NATIVE_TP = frozenset({"TorchNativeLlamaForCausalLM", "TorchNativePhi3ForCausalLM"})
+
+
+def _check_torch_native_tp(inputs: EngineInputs) -> None:
+    model, tp = inputs.model, inputs.layout.tp
+    if tp > 1 and model.architecture in TORCH_NATIVE_TP:
+        raise UnsupportedModelError(
+            f"SGLang's {model.architecture} builds every attention and MLP Linear whole on each rank and shards "
+            f"them only while loading (torch_native_llama.py weight loaders, apply_torch_tp): its weights per rank "
+            f"at --tp {tp} are not modelled (the whole model while it builds); plan it at --tp 1",
+            field="--tp",
+        )
 
 
 def _check_weight_format(inputs: EngineInputs) -> None:
