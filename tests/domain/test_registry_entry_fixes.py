@@ -113,3 +113,14 @@ def test_cosmos3_edge_generic_reading_has_no_gate_under_relu2() -> None:
     ) == (28 * 2 * 9216 * 2048 * BF16)
     assert book("Cosmos3EdgeForConditionalGeneration").total_bytes == 3_892_547_584
     assert book("Cosmos3EdgeForConditionalGeneration", tp=2).total_bytes == 1_946_390_528
+
+
+def test_hyperclovax_generic_reading_counts_its_post_norms() -> None:
+    """HyperCLOVAXForCausalLM (no entry, use_post_norm true): vLLM 0.33.0's HyperCLOVAXDecoderLayer
+    (models/hyperclovax.py) builds post_norm1 and post_norm2 [4096] besides input_layernorm and
+    post_attention_layernorm on each of its 32 layers; its meta build holds 13,477,355,520 B at TP 1 and
+    6,739,206,144 B a rank at TP 2 (tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    b = book("HyperCLOVAXForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "norms") == (32 * 4 + 1) * 4096 * BF16
+    assert b.total_bytes == 13_477_355_520
+    assert book("HyperCLOVAXForCausalLM", tp=2).total_bytes == 6_739_206_144

@@ -15,6 +15,7 @@ from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Pl
 from kvtop.domain.architectures.registry import nearest_entry
 from kvtop.domain.config_schema import TextConfig
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.model import BodyShape
 
 GENERIC_CLASS = "(none: generic reading)"
 
@@ -124,6 +125,11 @@ def generic_entry(
             experts, per_token_field=per_token, expert_size_field=size, shared=shared, placement=placement
         )
         assumed.append(f"experts from {experts} × {size}")
+    # use_post_norm: a norm after attention and after the MLP besides the two before (vLLM 0.33.0
+    # models/hyperclovax.py HyperCLOVAXDecoderLayer: post_norm1, post_norm2)
+    body = BodyShape(norms_per_layer=4) if "use_post_norm" in stated else BodyShape()
+    if "use_post_norm" in stated:
+        assumed.append("four norms a layer (use_post_norm)")
     if "layer_types" in stated:
         assumed.append("each layer's attention from layer_types")
     elif text.sliding_window:
@@ -141,6 +147,7 @@ def generic_entry(
         latent=latent,
         moe=moe,
         mlp_gated=gated,
+        body=body,
         mtp_fields=("num_nextn_predict_layers",) if latent is not None else (),
         not_modelled=(reading,),
     )
