@@ -128,6 +128,7 @@ class BodyShape(BaseModel):
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
     embedding_norm: bool = False  # a norm right after the embedding (BLOOM word_embeddings_layernorm)
     positions_offset: int = 0  # rows of a learned position table beyond max_position_embeddings (OPT: 2)
+    mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
 
 
 class VisionSpec(BaseModel):

@@ -308,6 +308,8 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
         linearattention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:
         mlp(rank, layer, model.layer_mlp[layer])
+        if model.body.mlp_scalars:
+            rank.vector("mlp", model.body.mlp_scalars)
     norms = model.body.norms_per_layer
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
 

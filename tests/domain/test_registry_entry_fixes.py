@@ -124,3 +124,12 @@ def test_hyperclovax_generic_reading_counts_its_post_norms() -> None:
     assert next(r.bytes for r in b.rows if r.component == "norms") == (32 * 4 + 1) * 4096 * BF16
     assert b.total_bytes == 13_477_355_520
     assert book("HyperCLOVAXForCausalLM", tp=2).total_bytes == 6_739_206_144
+
+
+def test_apertus_xielu_scalars_are_weights() -> None:
+    """ApertusForCausalLM's xIELU activation (SGLang 0.5.23 layers/activation.py XIELU, vLLM 0.33.0's too) holds
+    mlp.act_fn.alpha_p and alpha_n, [1] bfloat16 parameters, on each of its 32 layers: 128 B; SGLang's meta build of
+    the class defaults holds 13,959,192,704 B at TP 1, 6,979,870,848 B a rank at TP 2
+    (tests/data/engine_diff/registry/sglang-0.5.23.json)."""
+    assert book("ApertusForCausalLM").total_bytes == 13_959_192_704
+    assert book("ApertusForCausalLM", tp=2).total_bytes == 6_979_870_848
