@@ -52,6 +52,9 @@ class StageParts(BaseModel):
     # the dense MLP's linears built replicated, whole on every rank (vLLM 0.33.0's Transformers backend for a class
     # without a TP plan: engines/vllm/transformers_backend.py)
     dense_mlp_whole: bool = False
+    # the router matrix and its score-correction bias in the model dtype whatever the family's rule says (SGLang's
+    # ERNIE-4.5 MoEGate: plain nn.Parameters, engines/sglang/router_dtype.py)
+    router_model_dtype: bool = False
 
 
 class EveryStage(BaseModel):

@@ -284,13 +284,14 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
-    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 else None)
+    as_model = rank.parts is not None and rank.parts.router_model_dtype  # the engine's class overrides the family
+    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if moe.router_fp32 and not as_model else None)
     if moe.extra_norms:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:
         rank.vector("router", moe.num_routed_experts)
     if moe.router_bias:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 and not as_model else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"

@@ -133,3 +133,21 @@ def test_apertus_xielu_scalars_are_weights() -> None:
     (tests/data/engine_diff/registry/sglang-0.5.23.json)."""
     assert book("ApertusForCausalLM").total_bytes == 13_959_192_704
     assert book("ApertusForCausalLM", tp=2).total_bytes == 6_979_870_848
+
+
+def test_sglang_ernie_moe_router_is_in_the_model_dtype() -> None:
+    """SGLang 0.5.23's Ernie4_5_MoeForCausalLM (models/ernie4.py MoEGate) builds gate.weight [64, 2560] and
+    e_score_correction_bias [1, 64] in bfloat16 on its 27 MoE layers; its meta build of the class defaults holds
+    43,650,875,776 B at TP 1 (tests/data/engine_diff/registry/sglang-0.5.23.json). vLLM keeps the fp32 router."""
+    from kvtop.domain.engines.sglang import SglangRules
+    from kvtop.domain.engines.versions import ResolvedVersion
+
+    config = json.loads((REGISTRY_CONFIGS / "Ernie4_5_MoeForCausalLM.json").read_text())
+    m = model_from_config(config, source="Ernie4_5_MoeForCausalLM")
+    version = ResolvedVersion(text="0.5.23")
+    parts = SglangRules().stage_parts(m, 0, 1, version)
+    b = weights_book(
+        m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True, parts=parts
+    )
+    assert next(r.bytes for r in b.rows if r.component == "router") == 27 * (64 * 2560 + 64) * BF16
+    assert b.total_bytes == 43_650_875_776

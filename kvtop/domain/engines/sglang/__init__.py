@@ -84,10 +84,12 @@ class SglangRules(SglangBudget, EngineBase):
         checkpoint's quantized head (lm_head.py) and a Transformers-backend class's tower (transformers_tower.py)."""
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
+        from kvtop.domain.engines.sglang.router_dtype import with_router_dtype
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
 
         parts = stage_parts(model, pp_rank, pp, version)
-        for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_transformers_tower):
+        builds = (with_kv_scales, with_input_scale_width, with_quantized_head, with_transformers_tower, with_router_dtype)
+        for build in builds:
             parts = build(parts, model, version)
         return parts
 
