@@ -151,3 +151,13 @@ def test_sglang_ernie_moe_router_is_in_the_model_dtype() -> None:
     )
     assert next(r.bytes for r in b.rows if r.component == "router") == 27 * (64 * 2560 + 64) * BF16
     assert b.total_bytes == 43_650_875_776
+
+
+def test_afmoe_generic_reading_refuses_its_dense_layer_count_by_name() -> None:
+    """AfmoeForCausalLM has no entry; SGLang 0.5.23's meta build of its class defaults (models/afmoe.py) holds a
+    dense MLP on num_dense_layers (1) layer(s) before the experts, self_attn.gate_proj [2048, 2048] and four norms a
+    layer: 38,465,203,968 B where a Llama-shaped reading gave 38,155,849,728 B. The reading stops at the count."""
+    config = json.loads((REGISTRY_CONFIGS / "AfmoeForCausalLM.json").read_text())
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="AfmoeForCausalLM")
+    assert refused.value.field == "num_dense_layers"

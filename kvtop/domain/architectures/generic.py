@@ -47,6 +47,9 @@ KV_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
 WEIGHT_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
     ("gating", "an attention output-gate projection (Laguna's g_proj, vLLM 0.33.0 models/laguna.py)"),
     ("num_attention_heads_per_layer", "query heads per layer"),
+    # AFMoE (SGLang 0.5.23 models/afmoe.py): dense layers first by count, besides an attention gate_proj and four
+    # norms a layer that its config does not name
+    ("num_dense_layers", "dense MLP layers before the experts, by count (AFMoE)"),
 )
 
 # The experts' common names: how many (the first stated counts), how many a token takes, how many shared ones;
