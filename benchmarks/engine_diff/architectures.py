@@ -287,6 +287,8 @@ def architecture(config: str) -> str:
 def _is_language(child: str) -> bool:
     """A top-level child of the language model; BLIP-2's `language_projection` (the Q-Former's projector into
     the text width, vLLM blip2.py) is the multimodal stack's, not the language model's."""
+    if child.endswith(".text_model"):  # Idefics3 / SmolVLM's model.text_model (vllm_runner._param_bytes)
+        return True
     return child in LANGUAGE_CHILDREN or ("language" in child and not child.endswith("_projection"))
 
 
