@@ -312,8 +312,16 @@ def architecture(config: str) -> str:
     return str(names[0])
 
 
+def _is_language(child: str) -> bool:
+    """A top-level child of the language model; BLIP-2's `language_projection` (the Q-Former's projector into
+    the text width, vLLM blip2.py) is the multimodal stack's, not the language model's."""
+    if child.endswith(".text_model"):  # Idefics3 / SmolVLM's model.text_model (vllm_runner._param_bytes)
+        return True
+    return child in LANGUAGE_CHILDREN or ("language" in child and not child.endswith("_projection"))
+
+
 def _language_bytes(param_bytes: dict[str, int]) -> tuple[int, int]:
-    language = sum(b for child, b in param_bytes.items() if child in LANGUAGE_CHILDREN or "language" in child)
+    language = sum(b for child, b in param_bytes.items() if _is_language(child))
     return language, sum(param_bytes.values()) - language
 
 

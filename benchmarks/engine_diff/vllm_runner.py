@@ -352,10 +352,15 @@ def _stage_rows(stages: list[tuple[Any, Any]], tp: int) -> list[dict[str, Any]]:
 
 
 def _param_bytes(model: Any) -> dict[str, int]:
-    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child."""
+    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child; a child that nests
+    the text model beside the towers (Idefics3 / SmolVLM: model.text_model, model.vision_model, model.connector)
+    by its own children, so the judge tells the towers from the language model (architectures._language_bytes)."""
+    names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
+    nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["text_model"]}
     out: dict[str, int] = {}
     for name, param in model.named_parameters(remove_duplicate=True):
-        child = name.split(".", 1)[0]
+        parts = name.split(".")
+        child = ".".join(parts[:2]) if parts[0] in nesting and len(parts) > 1 else parts[0]
         out[child] = out.get(child, 0) + param.numel() * param.element_size()
     return out
 

@@ -144,6 +144,7 @@ class TextConfig(FamilyFields):
     first_k_dense_replace: LayerCount | None = None
     moe_layer_freq: PerLayerCount | None = None
     interleave_moe_layer_step: Layers | None = None
+    mlp_layer_types: LayerNames | None = None  # AXK1, Laguna: "dense" / "sparse" per layer (transformers v5)
     intermediate_size_mlp: Intermediate | None = None
     # multi-head latent attention (DeepSeek) and its sparse indexer
     kv_lora_rank: Dim | None = None

@@ -87,6 +87,7 @@ class DbrxFfnConfig(ConfigSection):
 class FamilyFields(ConfigSection):
     """Fields only some families state (see the module docstring)."""
 
+    hidden_act: Name | None = None  # generic reading: relu2 is a non-gated MLP (Cosmos3 Edge)
     # attention fields of other families
     use_qkv_bias: Flag | None = None  # StableLM
     add_qkv_bias: Flag | None = None  # ChatGLM
@@ -132,6 +133,7 @@ class FamilyFields(ConfigSection):
     moe_latent_size: Intermediate | None = None  # NemotronH: experts work in a latent width
     moe_num_experts: Experts | None = None  # ERNIE 4.5
     moe_k: Experts | None = None
+    moe_topk: Experts | None = None  # Aria
     moe_num_shared_experts: Experts | None = None
     moe_layer_start_index: LayerCount | None = None
     moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None

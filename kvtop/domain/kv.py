@@ -76,6 +76,9 @@ class KvStorage(BaseModel):
     int_kv_scale_zero: bool = False  # int8/int4 KV keep a scale and a zero (model dtype) per token, head, K/V
     mla_latent_as_k_and_v: bool = False  # the MLA latent is stored twice, as K and as V (TurboMind < v0.12.2)
     kv_heads_round_up: bool = False  # KV heads per rank ceil(kv_heads / tp), not max(1, kv_heads // tp)
+    # model classes whose latent attention the engine runs as plain attention: every head's K and V, each
+    # qk_nope + qk_rope wide (V padded), heads split by TP (vLLM's MiniCPM3Attention)
+    mla_as_heads: frozenset[str] = frozenset()
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
     # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
@@ -211,12 +214,13 @@ def _attention_layer_bytes(
     model: ModelSpec, heads: int, dims: tuple[int, int], fmt: KvFormat, storage: KvStorage, gpu_name: str | None
 ) -> tuple[float, tuple[int, ...], int]:
     """(bytes per layer per token, row shape, tensors per layer) for one attention layer of `dims` (K, V)."""
-    if storage.element_bytes is not None and model.mla is None:
+    latent = _stores_latent(model, storage)
+    if storage.element_bytes is not None and not latent:
         k_bytes, v_bytes = storage.element_bytes
         return heads * (dims[0] * k_bytes + dims[1] * v_bytes), (heads, dims[0]), 2
     if fmt in ("int8", "int4"):
         return _int_layer_bytes(model, heads, dims, fmt, storage)
-    if model.mla is not None:
+    if latent and model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
             return float(2 * width * _ELEMENT_BYTES[fmt]), (1, width), 2
@@ -245,6 +249,11 @@ def _attention_layer_bytes(
     return float(heads * (k + v) * _ELEMENT_BYTES[fmt]), (heads, k), 2
 
 
+def _stores_latent(model: ModelSpec, storage: KvStorage) -> bool:
+    """The engine caches the MLA latent (not every head's K and V: `KvStorage.mla_as_heads`)."""
+    return model.mla is not None and model.architecture not in storage.mla_as_heads
+
+
 def _int_layer_bytes(
     model: ModelSpec, heads: int, dims: tuple[int, int], fmt: KvFormat, storage: KvStorage
 ) -> tuple[float, tuple[int, ...], int]:
@@ -255,7 +264,7 @@ def _int_layer_bytes(
     def packed(width: int) -> int:
         return width if fmt == "int8" else width // 2
 
-    if model.mla is not None:
+    if _stores_latent(model, storage) and model.mla is not None:
         width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
         copies = 2 if storage.mla_latent_as_k_and_v else 1
         return float(copies * (packed(width) + params)), (1, packed(width)), copies
@@ -277,9 +286,10 @@ def kv_book(
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     if model.compressed is not None:
         return _compressed_book(model, layers, fmt, storage)
+    latent = _stores_latent(model, storage)
 
     def heads_of(layer: int) -> int:
-        if model.mla is not None:
+        if latent:
             return 1
         kv_heads = model.geometry(layer).kv_heads
         if storage.kv_heads_round_up:  # TensorRT-LLM's manager: (kv_heads + tp − 1) // tp (docs/engines/trtllm.md §1.2)
@@ -290,11 +300,10 @@ def kv_book(
 
     def layer_bytes(layer: int) -> tuple[float, tuple[int, ...], int]:
         g = model.geometry(layer)
-        key = (heads_of(layer), g.head_dim, g.v_head_dim)
+        # plain attention over a latent model's heads: V padded to K's width (vLLM MiniCPM3Attention)
+        key = (heads_of(layer), g.head_dim, g.v_head_dim if latent or model.mla is None else g.head_dim)
         if key not in by_geometry:
-            by_geometry[key] = _attention_layer_bytes(
-                model, key[0], (g.head_dim, g.v_head_dim), fmt, storage, gpu_name
-            )
+            by_geometry[key] = _attention_layer_bytes(model, key[0], (key[1], key[2]), fmt, storage, gpu_name)
         return by_geometry[key]
 
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]

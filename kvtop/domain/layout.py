@@ -74,6 +74,9 @@ class StageParts(BaseModel):
     # the class builds no q/k norms though the family has them, the config not stating its flag (SGLang 0.5.23
     # hunyuan.py: getattr(config, "use_qk_norm", False))
     qk_norm_off: bool = False
+    # the router's score-correction bias in the model dtype too (SGLang's ERNIE-4.5 MoEGate: plain nn.Parameters,
+    # engines/sglang/router_dtype.py; with router_model_dtype)
+    router_bias_model_dtype: bool = False
 
 
 class EveryStage(BaseModel):

@@ -164,6 +164,7 @@ class BodyShape(BaseModel):
     # the input norm exists only with the layer's attention and the post-attention norm only with its MLP
     # (DeciLM / Nemotron-NAS no-op sublayers): norms_per_layer counts a layer holding both
     sublayer_norms: bool = False
+    mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
 
 
 class VisionSpec(BaseModel):

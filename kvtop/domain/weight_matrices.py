@@ -315,8 +315,9 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.vector("norms", moe.extra_norms * h)
     if moe.per_expert_scale:
         rank.vector("router", moe.num_routed_experts)
+    bias_as_model = rank.parts is not None and rank.parts.router_bias_model_dtype  # the engine's class overrides
     if moe.router_bias and not hashed:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 else None)
+        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 and not bias_as_model else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"
@@ -340,6 +341,8 @@ def layer_weights(rank: RankMatrices, layer: int) -> None:
         linearattention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:
         mlp(rank, layer, model.layer_mlp[layer])
+        if model.body.mlp_scalars:
+            rank.vector("mlp", model.body.mlp_scalars)
     norms = model.body.norms_per_layer
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)

@@ -43,7 +43,10 @@ def test_phimoe_lm_head_has_its_bias_whatever_the_config_says() -> None:
     TP 1; at TP 2 each rank holds half the rows of both (32,064 is a multiple of 64: no padding)."""
     lm_head = 32064 * 4096 * BF16 + 32064 * BF16
     for tp in (1, 2):
-        assert next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head") == lm_head // tp
+        assert (
+            next(r.bytes for r in book("PhiMoEForCausalLM", tp).rows if r.component == "lm_head")
+            == lm_head // tp
+        )
 
 
 def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
@@ -53,7 +56,9 @@ def test_qwen3_5_attention_is_gated_where_the_config_does_not_say() -> None:
     gate, 2 × 2 × 256 for k and v) and o_proj [2048, 4096] on each of its 10 full-attention layers, bfloat16; the
     whole model 69,321,223,296 B."""
     b = book("Qwen3_5MoeForCausalLM")
-    assert next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    assert (
+        next(r.bytes for r in b.rows if r.component == "attention") == 10 * (9216 * 2048 + 2048 * 4096) * BF16
+    )
     assert b.total_bytes == 69_321_223_296
 
 
@@ -105,3 +110,104 @@ def test_gemma4_per_layer_override_of_another_field_is_refused() -> None:
     with pytest.raises(UnsupportedModelError) as refused:
         model_from_config(config, source="Gemma4ForCausalLM")
     assert refused.value.field == "per_layer_config.05"
+
+
+def test_axk1_experts_follow_mlp_layer_types_with_a_third_norm() -> None:
+    """vLLM 0.33.0's AXK1ForCausalLM (models/AXK1.py) on the class defaults, TP 1: mlp_layer_types makes layer 0
+    dense (mlp.gate_up_proj [36864, 7168], down_proj [7168, 18432]) and layers 1-60 sparse (experts w13 [192, 4096,
+    7168], w2 [192, 7168, 2048], shared gate_up [4096, 7168] and down [7168, 2048], gate [192, 7168] bfloat16 and
+    e_score_correction_bias [192] float32); every layer holds input, post-attention and post_mlp_layernorm [7168]
+    beside q_a_layernorm [1536] and kv_a_layernorm [512], and model.norm [7168];
+    the whole model 1,037,966,164,992 B at TP 1 and 519,990,592,512 B a rank at TP 2 (its named_parameters' sums)."""
+    b = book("AXK1ForCausalLM")
+    experts = next(r.bytes for r in b.rows if r.component == "routed_experts")
+    assert experts == 60 * 192 * (4096 * 7168 + 7168 * 2048) * BF16
+    assert next(r.bytes for r in b.rows if r.component == "router") == 60 * (192 * 7168 * BF16 + 192 * FP32)
+    assert (
+        next(r.bytes for r in b.rows if r.component == "norms")
+        == ((61 * 3 + 1) * 7168 + 61 * (1536 + 512)) * BF16
+    )
+    assert b.total_bytes == 1_037_966_164_992
+    assert book("AXK1ForCausalLM", tp=2).total_bytes == 519_990_592_512
+
+
+def test_laguna_generic_reading_refuses_its_gate_projection_by_name() -> None:
+    """LagunaForCausalLM has no entry; vLLM 0.33.0 (models/laguna.py LagunaAttention) builds self_attn.g_proj.weight
+    [48, 2048] on each of its 40 layers where config.gating is true (7,864,320 B at TP 1 in its meta build), which a
+    Llama-shaped reading would drop: the generic reading stops at `gating` and names it."""
+    config = json.loads((REGISTRY_CONFIGS / "LagunaForCausalLM.json").read_text())
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="LagunaForCausalLM")
+    assert refused.value.field == "gating"
+
+
+def test_aria_generic_reading_counts_its_experts() -> None:
+    """AriaForConditionalGeneration (no entry; its text_config states moe_num_experts 8, moe_num_shared_experts 2,
+    moe_topk 2, intermediate_size 4096): vLLM 0.33.0's AriaTextMoELayer (models/aria.py) builds on each of the 32
+    layers router_weight [8, 4096], experts w13 [8, 8192, 4096] and w2 [8, 4096, 4096], shared_experts gate_up
+    [16384, 4096] and down [4096, 8192], bfloat16; its language_model + lm_head at TP 1: 37,034,139,648 B (the
+    meta build's named_parameters, tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    b = book("AriaForConditionalGeneration")
+    assert next(r.bytes for r in b.rows if r.component == "routed_experts") == 32 * 8 * 3 * 4096 * 4096 * BF16
+    assert next(r.bytes for r in b.rows if r.component == "shared_experts") == 32 * 3 * 8192 * 4096 * BF16
+    assert b.total_bytes == 37_034_139_648
+
+
+def test_cosmos3_edge_generic_reading_has_no_gate_under_relu2() -> None:
+    """Cosmos3EdgeForConditionalGeneration (no entry, hidden_act relu2): vLLM 0.33.0 builds its text model as
+    NemotronH attention and MLP layers (models/cosmos3_edge.py _to_nemotron_h_config), each MLP up_proj [9216, 2048]
+    and down_proj [2048, 9216] with no gate; its language_model at TP 1 is 3,892,547,584 B, at TP 2 1,946,390,528
+    B a rank (the meta build's named_parameters, tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    assert next(
+        r.bytes for r in book("Cosmos3EdgeForConditionalGeneration").rows if r.component == "mlp"
+    ) == (28 * 2 * 9216 * 2048 * BF16)
+    assert book("Cosmos3EdgeForConditionalGeneration").total_bytes == 3_892_547_584
+    assert book("Cosmos3EdgeForConditionalGeneration", tp=2).total_bytes == 1_946_390_528
+
+
+def test_hyperclovax_generic_reading_counts_its_post_norms() -> None:
+    """HyperCLOVAXForCausalLM (no entry, use_post_norm true): vLLM 0.33.0's HyperCLOVAXDecoderLayer
+    (models/hyperclovax.py) builds post_norm1 and post_norm2 [4096] besides input_layernorm and
+    post_attention_layernorm on each of its 32 layers; its meta build holds 13,477,355,520 B at TP 1 and
+    6,739,206,144 B a rank at TP 2 (tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    b = book("HyperCLOVAXForCausalLM")
+    assert next(r.bytes for r in b.rows if r.component == "norms") == (32 * 4 + 1) * 4096 * BF16
+    assert b.total_bytes == 13_477_355_520
+    assert book("HyperCLOVAXForCausalLM", tp=2).total_bytes == 6_739_206_144
+
+
+def test_apertus_xielu_scalars_are_weights() -> None:
+    """ApertusForCausalLM's xIELU activation (SGLang 0.5.23 layers/activation.py XIELU, vLLM 0.33.0's too) holds
+    mlp.act_fn.alpha_p and alpha_n, [1] bfloat16 parameters, on each of its 32 layers: 128 B; SGLang's meta build of
+    the class defaults holds 13,959,192,704 B at TP 1, 6,979,870,848 B a rank at TP 2
+    (tests/data/engine_diff/registry/sglang-0.5.23.json)."""
+    assert book("ApertusForCausalLM").total_bytes == 13_959_192_704
+    assert book("ApertusForCausalLM", tp=2).total_bytes == 6_979_870_848
+
+
+def test_sglang_ernie_moe_router_is_in_the_model_dtype() -> None:
+    """SGLang 0.5.23's Ernie4_5_MoeForCausalLM (models/ernie4.py MoEGate) builds gate.weight [64, 2560] and
+    e_score_correction_bias [1, 64] in bfloat16 on its 27 MoE layers; its meta build of the class defaults holds
+    43,650,875,776 B at TP 1 (tests/data/engine_diff/registry/sglang-0.5.23.json). vLLM keeps the fp32 router."""
+    from kvtop.domain.engines.sglang import SglangRules
+    from kvtop.domain.engines.versions import ResolvedVersion
+
+    config = json.loads((REGISTRY_CONFIGS / "Ernie4_5_MoeForCausalLM.json").read_text())
+    m = model_from_config(config, source="Ernie4_5_MoeForCausalLM")
+    version = ResolvedVersion(text="0.5.23")
+    parts = SglangRules().stage_parts(m, 0, 1, version)
+    b = weights_book(
+        m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True, parts=parts
+    )
+    assert next(r.bytes for r in b.rows if r.component == "router") == 27 * (64 * 2560 + 64) * BF16
+    assert b.total_bytes == 43_650_875_776
+
+
+def test_afmoe_generic_reading_refuses_its_dense_layer_count_by_name() -> None:
+    """AfmoeForCausalLM has no entry; SGLang 0.5.23's meta build of its class defaults (models/afmoe.py) holds a
+    dense MLP on num_dense_layers (1) layer(s) before the experts, self_attn.gate_proj [2048, 2048] and four norms a
+    layer: 38,465,203,968 B where a Llama-shaped reading gave 38,155,849,728 B. The reading stops at the count."""
+    config = json.loads((REGISTRY_CONFIGS / "AfmoeForCausalLM.json").read_text())
+    with pytest.raises(UnsupportedModelError) as refused:
+        model_from_config(config, source="AfmoeForCausalLM")
+    assert refused.value.field == "num_dense_layers"

@@ -119,7 +119,7 @@ NOT_MODELLED: Mapping[str, str] = {
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
-    "AXK1ForCausalLM", "AfmoeForCausalLM", "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
+    "AfmoeForCausalLM", "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
     "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",

@@ -30,6 +30,15 @@ GLM4_MOE_LITE: dict[str, DefaultValue] = {
     "n_shared_experts": 1, "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192,
     "v_head_dim": 256
 }  # fmt: skip
+# AXK1Config — models/axk1/configuration_axk1.py (transformers 5.20.2; absent mlp_layer_types: dense below
+# first_k_dense_replace, default 1)
+AXK1: dict[str, DefaultValue] = {
+    "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 64, "num_key_value_heads": 64,
+    "vocab_size": 163840, "intermediate_size": 18432, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+    "attention_bias": False, "n_routed_experts": 192, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+    "n_shared_experts": 1, "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128
+}  # fmt: skip
 # GlmMoeDsaConfig — models/glm_moe_dsa/configuration_glm_moe_dsa.py
 GLM_MOE_DSA: dict[str, DefaultValue] = {
     "hidden_size": 6144, "num_hidden_layers": 78, "num_attention_heads": 64, "num_key_value_heads": 64, "head_dim":

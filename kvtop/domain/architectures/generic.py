@@ -11,10 +11,11 @@ reading. A field below that changes the KV layout stops it, and the refusal name
 from __future__ import annotations
 
 from kvtop.domain.architectures.description import Architecture, Latent
-from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
+from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Placement, Shared, SparseStep
 from kvtop.domain.architectures.registry import nearest_entry
 from kvtop.domain.config_schema import TextConfig
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.model import BodyShape
 
 GENERIC_CLASS = "(none: generic reading)"
 
@@ -42,6 +43,22 @@ KV_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
     ("attention_chunk_size", "chunked local attention"),
 )
 
+# Fields that add weights only an entry can shape (a reading without them would drop their bytes silently).
+WEIGHT_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("gating", "an attention output-gate projection (Laguna's g_proj, vLLM 0.33.0 models/laguna.py)"),
+    ("num_attention_heads_per_layer", "query heads per layer"),
+    # AFMoE (SGLang 0.5.23 models/afmoe.py): dense layers first by count, besides an attention gate_proj and four
+    # norms a layer that its config does not name
+    ("num_dense_layers", "dense MLP layers before the experts, by count (AFMoE)"),
+)
+
+# The experts' common names: how many (the first stated counts), how many a token takes, how many shared ones;
+# Aria's moe_num_experts / moe_topk / moe_num_shared_experts (vLLM 0.33.0 models/aria.py AriaTextMoELayer: every
+# layer, experts and each shared one intermediate_size wide, a router [experts, hidden] in the model dtype)
+EXPERT_COUNTS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
+PER_TOKEN = {"moe_num_experts": "moe_topk"}  # else num_experts_per_tok
+SHARED_COUNTS = ("n_shared_experts", "moe_num_shared_experts")
+
 
 def generic_entry(
     stated_type: str, architecture: str, text: TextConfig, raw_keys: frozenset[str], source: str
@@ -53,7 +70,9 @@ def generic_entry(
     stated = raw_keys | frozenset(
         n for n in text.model_fields_set if getattr(text, n) not in (None, 0, [], False)
     )
-    blocking = next(((name, why) for name, why in KV_LAYOUT_FIELDS if name in stated), None)
+    blocking = next(
+        ((name, why) for name, why in KV_LAYOUT_FIELDS + WEIGHT_LAYOUT_FIELDS if name in stated), None
+    )
     what = f"model_type {stated_type!r}" if stated_type else "no model_type"
     if blocking is not None:
         field, why = blocking
@@ -65,16 +84,18 @@ def generic_entry(
             field=field,
             source=source,
         )
-    assumed: list[str] = ["a Llama-shaped decoder (q, k, v, o; a gated MLP; RMSNorm)"]
+    # relu2 (squared ReLU) MLPs are up and down only wherever the engines build one: vLLM 0.33.0 NemotronHMLP,
+    # NemotronMLP, ArceeMLP, and Cosmos3 Edge's text model built as NemotronH MLP layers (models/cosmos3_edge.py)
+    gated = text.hidden_act != "relu2"
+    mlp = "a gated MLP" if gated else "an up/down MLP (hidden_act relu2, no gate)"
+    assumed: list[str] = [f"a Llama-shaped decoder (q, k, v, o; {mlp}; RMSNorm)"]
     latent = moe = None
     if "kv_lora_rank" in stated:
         latent = Latent()
         assumed.append(
             "multi-head latent attention from kv_lora_rank + qk_rope_head_dim (DeepSeek's reading)"
         )
-    experts = next(
-        (name for name in ("n_routed_experts", "num_experts", "num_local_experts") if name in stated), None
-    )
+    experts = next((name for name in EXPERT_COUNTS if name in stated), None)
     # the MLP's width (or the experts'): without it the reading would drop the MLP's bytes (a config without its
     # width states no shape at all: the reader names hidden_size first)
     mlp_unstated = "intermediate_size" not in stated and not (experts and "moe_intermediate_size" in stated)
@@ -87,18 +108,31 @@ def generic_entry(
         )
     if experts is not None:
         size = "moe_intermediate_size" if "moe_intermediate_size" in stated else "intermediate_size"
-        placement = (
-            FirstDense() if "first_k_dense_replace" in stated or "moe_layer_freq" in stated else SparseStep()
+        placement: Placement = (
+            LayerTypes()
+            if "mlp_layer_types" in stated
+            else FirstDense()
+            if "first_k_dense_replace" in stated or "moe_layer_freq" in stated
+            else SparseStep()
         )
+        shared_count = next((name for name in SHARED_COUNTS if name in stated), None)
         shared = (
             Shared(size_field="shared_expert_intermediate_size")
             if "shared_expert_intermediate_size" in stated
-            else Shared(count_field="n_shared_experts")
-            if "n_shared_experts" in stated
+            else Shared(count_field=shared_count)
+            if shared_count is not None
             else Shared()
         )
-        moe = Moe(experts, expert_size_field=size, shared=shared, placement=placement)
+        per_token = PER_TOKEN.get(experts, "num_experts_per_tok")
+        moe = Moe(
+            experts, per_token_field=per_token, expert_size_field=size, shared=shared, placement=placement
+        )
         assumed.append(f"experts from {experts} × {size}")
+    # use_post_norm: a norm after attention and after the MLP besides the two before (vLLM 0.33.0
+    # models/hyperclovax.py HyperCLOVAXDecoderLayer: post_norm1, post_norm2)
+    body = BodyShape(norms_per_layer=4) if "use_post_norm" in stated else BodyShape()
+    if "use_post_norm" in stated:
+        assumed.append("four norms a layer (use_post_norm)")
     if "layer_types" in stated:
         assumed.append("each layer's attention from layer_types")
     elif text.sliding_window:
@@ -115,6 +149,8 @@ def generic_entry(
         {},
         latent=latent,
         moe=moe,
+        mlp_gated=gated,
+        body=body,
         mtp_fields=("num_nextn_predict_layers",) if latent is not None else (),
         not_modelled=(reading,),
     )

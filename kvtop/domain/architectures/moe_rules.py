@@ -60,6 +60,24 @@ class FirstDense(Placement):
 
 
 @dataclass(frozen=True)
+class LayerTypes(Placement):
+    """A word per layer, "sparse" for MoE (transformers v5's `mlp_layer_types`: AXK1, Laguna); vLLM 0.33.0
+    `models/AXK1.py _get_mlp_layer_types` and `models/laguna.py get_mlp_layer_types` build experts exactly
+    where the word is "sparse"."""
+
+    types_field: str = "mlp_layer_types"
+    absent: Placement | None = None  # the rule where the config states no list (AXK1Config: FirstDense)
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        words = f.get(self.types_field)
+        if words is None and self.absent is not None:
+            return self.absent.kinds(f, layers)
+        if not isinstance(words, list) or len(words) < layers:
+            raise f.error(self.types_field, f"must name every layer's MLP ({layers})")
+        return tuple(MOE if word == "sparse" else DENSE for word in words[:layers])
+
+
+@dataclass(frozen=True)
 class Interleaved(Placement):
     """Llama 4: MoE on every `interleave_moe_layer_step`-th layer ((i + 1) % step == 0)."""
 

@@ -34,9 +34,10 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),
     # Seed-OSS: q, k, v biases (attention_bias), o_proj's own flag (attention_out_bias)
     A("seed_oss", "SeedOssConfig", tf("seed_oss"), m.SEED_OSS, ("SeedOssForCausalLM",)),
-    # Apertus: per-head q/k norms; an ungated MLP (up, down: xIELU)
+    # Apertus: per-head q/k norms; an ungated MLP (up, down: xIELU, whose alpha_p and alpha_n are [1] parameters in
+    # the model dtype on every layer: XIELU in SGLang 0.5.23 layers/activation.py and vLLM 0.33.0's)
     A("apertus", "ApertusConfig", tf("apertus"), m.APERTUS, ("ApertusForCausalLM",), attention=QK_NORM,
-      mlp_gated=False),
+      mlp_gated=False, body=BodyShape(mlp_scalars=2)),
     # Arcee (AFM): an ungated MLP (up, down: ReLU²)
     A("arcee", "ArceeConfig", tf("arcee"), m.ARCEE, ("ArceeForCausalLM",), mlp_gated=False),
     # Nemotron-4 / Minitron: LayerNorm1P (weight and bias), an ungated MLP, o_proj biased with attention_bias

@@ -8,7 +8,8 @@ from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Compressed, Latent
-from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared
+from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Shared
+from kvtop.domain.model import BodyShape
 
 A = Architecture
 # DeepSeek-V3's noaux_tc routing keeps an fp32 score-correction bias per expert (every V3-shaped checkpoint);
@@ -31,6 +32,12 @@ DEEPSEEK_V4_DEFAULTS: d.Defaults = {
     "attention_bias": False,
     "n_shared_experts": 1,
 }
+TWO_NORMS = BodyShape()
+# AXK1 (vLLM 0.33.0 models/AXK1.py): experts where mlp_layer_types says "sparse" (_get_mlp_layer_types), the fp32
+# e_score_correction_bias unless topk_method is not noaux_tc (AXK1MoE), and a third norm per layer
+# (post_mlp_layernorm, AXK1DecoderLayer); its meta build of the class defaults holds exactly these
+AXK1_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"),
+               placement=LayerTypes(absent=FirstDense()), router_bias=True)  # fmt: skip
 
 
 def deepseek(
@@ -40,10 +47,11 @@ def deepseek(
     defaults: d.Defaults,
     *archs: str,
     moe: Moe = DEEPSEEK_MOE,
+    body: BodyShape = TWO_NORMS,
 ) -> Architecture:
     """A DeepSeek-V3-shaped entry: MLA (DSA where the config has an indexer), DeepSeek's experts, MTP."""
     return A(model_type, config_class, source, defaults, archs, latent=Latent(), moe=moe,
-             mtp_fields=MTP, embedding_whole_under_dp_attention=True)  # fmt: skip
+             mtp_fields=MTP, embedding_whole_under_dp_attention=True, body=body)  # fmt: skip
 
 
 LATENT: tuple[Architecture, ...] = (
@@ -93,6 +101,15 @@ LATENT: tuple[Architecture, ...] = (
         mtp_fields=MTP,
         embedding_whole_under_dp_attention=True,
     ),
+    deepseek(
+        "axk1",
+        "AXK1Config",
+        tf("axk1"),
+        m.AXK1,
+        "AXK1ForCausalLM",
+        moe=AXK1_MOE,
+        body=BodyShape(norms_per_layer=3),
+    ),  # fmt: skip
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
 )

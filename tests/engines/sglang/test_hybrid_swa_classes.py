@@ -1,5 +1,5 @@
 """SGLang 0.5.23 splits a sliding-window pool only for the classes `is_hybrid_swa_model` lists
-(configs/model_config.py; engines/sglang/eras.py HYBRID_SWA_ERAS).
+(configs/model_config.py; engines/sglang/hybrid_swa.py HYBRID_SWA_ARCHS_ERAS).
 
 Expected figures: the KV cell (`_cell_size`) of the classes' default configs as SGLang 0.5.23 built them on the
 meta device (the registry sweep's rows, tests/data/engine_diff/registry/sglang-0.5.23.json), and the arithmetic of

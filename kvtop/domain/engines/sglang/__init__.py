@@ -99,12 +99,14 @@ class SglangRules(SglangBudget, EngineBase):
             with_linear_shapes,
         )
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
+        from kvtop.domain.engines.sglang.router_dtype import with_router_dtype
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
         from kvtop.domain.engines.sglang.weights_classes import with_stated_qk_norm
 
         parts = stage_parts(model, pp_rank, pp, version)
         for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
-                      with_linear_shapes, with_host_scales, with_transformers_tower, with_stated_qk_norm):
+                      with_linear_shapes, with_host_scales, with_transformers_tower, with_stated_qk_norm,
+                      with_router_dtype):
             parts = build(parts, model, version)
         return parts
 

@@ -12,8 +12,9 @@ Each is one line naming the flag or GPU and SGLang's reason.
 from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.model import LayerKind
 from kvtop.domain.quant import QuantSpec
@@ -72,34 +73,34 @@ PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "layers/quantization/__init__.py 'gptq': GPTQConfig (read at 0.5.6.post2)"),
     Era("0.5.23", True, "layers/quantization/__init__.py: no 'gptq' on CUDA (read at 0.5.23)"),
 ))  # fmt: skip
-# Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (0.5.23; the list
-# less DeepSeek-V4, which kvtop does not plan, Beam, hybrid only with a sliding layer, and Laguna, hybrid only where
-# sliding_window is stated, which kvtop's reading does not keep): HybridSWAPoolConfigurator asserts "Hybrid SWA model
-# must have at least one SWA layer" (model_executor/pool_configurator.py) unless --disable-hybrid-swa-memory.
-# 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum): not read before 0.5.23.
-HYBRID_SWA_ARCHS_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "before 0.5.23 not read"),
-    Era("0.5.23", frozenset({
-        "Llama4ForConditionalGeneration", "GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
-        "IQuestQ1ForCausalLM", "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "Step3p5ForCausalLM",
-        "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-        "Gemma4UnifiedForConditionalGeneration", "MellumForCausalLM", "MuseGlimmerForCausalLM",
-        "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration", "UnlimitedOCRForCausalLM",
-    }), "configs/model_config.py is_hybrid_swa_model, SWA_SINK_ARCHS, MIMO_V2_MODEL_ARCHS (read at 0.5.23)"),
-))  # fmt: skip
+# Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (hybrid_swa.py's list,
+# less DeepSeek-V4, whose window kvtop reads as compressed attention, Beam, hybrid only with a sliding layer, and
+# Laguna, hybrid only where sliding_window is stated, which kvtop's reading does not keep): HybridSWAPoolConfigurator
+# asserts "Hybrid SWA model must have at least one SWA layer" (model_executor/pool_configurator.py) unless
+# --disable-hybrid-swa-memory. 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum).
+NOT_BY_CLASS_ALONE = ("BeamForCausalLM", "LagunaForCausalLM", "DeepseekV4")
+
+
+def _hybrid_by_class(version: ResolvedVersion) -> frozenset[str]:
+    listed = era_for(HYBRID_SWA_ARCHS_ERAS, version).value or frozenset()
+    return frozenset(name for name in listed if not name.startswith(NOT_BY_CLASS_ALONE))
+
+
 HYBRID_SWA_WORDS = "Hybrid SWA model must have at least one SWA layer"
 MARLIN_GROUPS = (None, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES (-1: channelwise, kvtop's None)
 MARLIN_MIN_CAPABILITY = 80
 
 
 def check_launch(inputs: EngineInputs) -> None:
-    """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split."""
+    """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split, or where kvtop does not
+    follow how its class shards (`TORCH_NATIVE_TP`)."""
     _check_nested_nvfp4_group(inputs)
     _check_plain_gptq(inputs)
     _check_hybrid_swa_layers(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
     _check_dsv4_nvfp4_experts(inputs)
+    _check_torch_native_tp(inputs)
 
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:
@@ -136,6 +137,26 @@ def _check_nested_nvfp4_group(inputs: EngineInputs) -> None:
         field="quantization.group_size",
         source=quant.source,
     )
+
+
+# Classes that build every attention and MLP Linear whole on each rank (plain torch.nn.Linear) and shard them only
+# while loading: their weight loaders narrow qkv_proj and gate_up_proj to the rank's part, then
+# ModelRunner.apply_torch_tp turns o_proj and down_proj into DTensor shards (models/torch_native_llama.py,
+# model_runner.py `supports_torch_tp`; read in 0.5.6.post2 and 0.5.23). The engine's meta build of the class
+# defaults at TP 2 holds the whole model on each rank (TorchNativeLlamaForCausalLM 13,214,687,232 B against a
+# 6,738,681,856 B shard); what a rank keeps after loading rests on the caching allocator: not modelled.
+TORCH_NATIVE_TP = frozenset({"TorchNativeLlamaForCausalLM", "TorchNativePhi3ForCausalLM"})
+
+
+def _check_torch_native_tp(inputs: EngineInputs) -> None:
+    model, tp = inputs.model, inputs.layout.tp
+    if tp > 1 and model.architecture in TORCH_NATIVE_TP:
+        raise UnsupportedModelError(
+            f"SGLang's {model.architecture} builds every attention and MLP Linear whole on each rank and shards "
+            f"them only while loading (torch_native_llama.py weight loaders, apply_torch_tp): its weights per rank "
+            f"at --tp {tp} are not modelled (the whole model while it builds); plan it at --tp 1",
+            field="--tp",
+        )
 
 
 def _check_weight_format(inputs: EngineInputs) -> None:
@@ -191,7 +212,7 @@ def _check_plain_gptq(inputs: EngineInputs) -> None:
 
 def _check_hybrid_swa_layers(inputs: EngineInputs) -> None:
     model = inputs.model
-    if model.architecture not in era_for(HYBRID_SWA_ARCHS_ERAS, inputs.version).value:
+    if model.architecture not in _hybrid_by_class(inputs.version):
         return
     if inputs.settings.disable_hybrid_swa_memory or model.layers_of(LayerKind.SLIDING):
         return

@@ -17,6 +17,7 @@ from kvtop.domain.deployment_flags import flag_set, flag_text
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.deployment_eras import deepep_reserve_mib, spec_reserve_mib
+from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal
 from kvtop.domain.engines.versions import (
     Era,
@@ -395,23 +396,6 @@ GPT_OSS_FULL_POOL_ERAS: Eras[frozenset[str] | None] = Eras((  # None: every GPU
     Era("0.5.10rc0", frozenset(), "no GPT-OSS switch: its sliding layers get their own pool"),
 ))
 LLAMA4_HYBRID_SINCE = "0.5.8"  # configs/model_config.py is_hybrid_swa_model lists Llama4ForConditionalGeneration
-# 0.5.23 splits a sliding-window pool only for the classes `is_hybrid_swa_model` (configs/model_config.py) lists,
-# with SWA_SINK_ARCHS and MIMO_V2_MODEL_ARCHS (its Step-3.5/3.7 MTP and Gemma-4 unified/diffusion variants kvtop
-# does not plan left out); any other class keeps its sliding layers in the one full pool (Cohere-2, Command-A MoE,
-# the text-only Llama4ForCausalLM: their meta-built cells count every layer). A config's own `is_hybrid_swa`
-# opt-in is not read. Earlier releases are not read: kvtop's split stands there.
-HYBRID_SWA_0_5_23 = frozenset({
-    "BeamForCausalLM", "Llama4ForConditionalGeneration", "DeepseekV4ForCausalLM", "GptOssForCausalLM",
-    "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM", "IQuestQ1ForCausalLM", "MiMoV2ForCausalLM",
-    "MiMoV2FlashForCausalLM", "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM",
-    "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration", "LagunaForCausalLM",
-    "MellumForCausalLM", "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration",
-    "InklingForConditionalGeneration", "UnlimitedOCRForCausalLM",
-})  # fmt: skip
-HYBRID_SWA_ERAS: Eras[frozenset[str] | None] = Eras((  # None: every class with sliding layers
-    Era("", None, "not read before 0.5.23: every sliding-window class its own SWA pool"),
-    Era("0.5.23", HYBRID_SWA_0_5_23, "configs/model_config.py is_hybrid_swa_model: an allowlist of classes"),
-))  # fmt: skip
 
 
 def full_pool_reason(
@@ -432,10 +416,7 @@ def full_pool_reason(
         release, since = version.release, parse_release(LLAMA4_HYBRID_SINCE)
         if release is not None and since is not None and release < since:
             return f"SGLang {version.label} keeps Llama-4's chunked layers in the full pool (before v0.5.8)"
-    hybrid = era_for(HYBRID_SWA_ERAS, version).value
-    if hybrid is not None and model.architecture not in hybrid:
-        return f"SGLang {version.label} splits a sliding-window pool only for the classes is_hybrid_swa_model lists"
-    return None
+    return unlisted_reason(model, version)
 
 
 # Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.

@@ -36,8 +36,12 @@ if TYPE_CHECKING:
 class VllmRules(VllmBudget, EngineBase):
     id = "vllm"
     display_name = "vLLM"
-    # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own
-    kv_storage = KvStorage(fp4_scales_per_head=True, draft_kv_as_layers=True)
+    # §3: nvfp4_full(h) = h//2 + h//16 per head; §12: a draft's layers get KV specs of their own; §3: MiniCPM3's
+    # latent attention runs as plain Attention (models/minicpm3.py MiniCPM3Attention: num_kv_heads = the rank's
+    # heads, head size qk_nope + qk_rope, V padded to it; read in v0.13.0 and v0.33.0)
+    kv_storage = KvStorage(
+        fp4_scales_per_head=True, draft_kv_as_layers=True, mla_as_heads=frozenset({"MiniCPM3ForCausalLM"})
+    )
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
     context_holds_driver_reserved = False
@@ -98,8 +102,11 @@ class VllmRules(VllmBudget, EngineBase):
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
-        """§20: MXFP4 experts padded at create_weights (weights_built.py)."""
-        return built_rows(model, layout, layers, gpu_name, version)
+        """§20: MXFP4 experts padded at create_weights (weights_built.py); §3.8: attention biases a class builds
+        whatever the config says (attention_biases.py)."""
+        from kvtop.domain.engines.vllm.attention_biases import attention_bias_rows
+
+        return built_rows(model, layout, layers, gpu_name, version) + attention_bias_rows(model, layout, layers)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

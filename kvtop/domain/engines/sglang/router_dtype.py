@@ -1,0 +1,22 @@
+"""Routers SGLang's classes build in the model dtype where the family keeps them in fp32 (docs/engines/sglang.md §20).
+
+SGLang's ERNIE-4.5 MoE (models/ernie4.py MoEGate, read in 0.5.6.post2 and 0.5.23) holds its gate weight
+[experts, hidden] and e_score_correction_bias [1, experts] as plain nn.Parameters, so in the model dtype; vLLM's
+class keeps both in fp32 (the architecture entry's rule). The meta build of Ernie4_5_MoeForCausalLM's class defaults:
+gate.weight [64, 2560] and e_score_correction_bias [1, 64] bfloat16 on 27 layers.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.layout import StageParts
+from kvtop.domain.model import ModelSpec
+
+MODEL_DTYPE_ROUTERS = frozenset({"Ernie4_5_MoeForCausalLM"})
+
+
+def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
+    """`parts` with the router in the model dtype where SGLang's class builds it so."""
+    if model.architecture not in MODEL_DTYPE_ROUTERS or model.moe is None:
+        return parts
+    return parts.model_copy(update={"router_model_dtype": True, "router_bias_model_dtype": True})
