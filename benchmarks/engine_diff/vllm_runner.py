@@ -27,8 +27,10 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          nothing): they need libcuda.so.1.
   absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
                          image processors import it at module level), flashinfer.comm (its
-                         import opens libcudart; all-reduce fusion only) and cuda-python (fused
-                         all-reduce workspaces) resolve to placeholders; every placeholder a case
+                         import opens libcudart; all-reduce fusion only), cuda-python (fused
+                         all-reduce workspaces), tilelang (DeepSeek-V4's mHC kernels) and DeepSeek-V4's
+                         CuteDSL compressor kernels (their JIT warmup registered at build) resolve to
+                         placeholders; every placeholder a case
                          reads is recorded in its row (`placeholder_reads`).
   torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
                          returning False (import-time capability queries; layer constructors only

@@ -70,6 +70,17 @@ class _Anything:
             raise AttributeError(attr)
         return _Anything()
 
+    def __getitem__(self, key: Any) -> _Anything:  # type annotations: cutlass.Constexpr[int]
+        return _Anything()
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:  # a class derived from one
+        return (object,)
+
+    def __or__(self, other: Any) -> _Anything:  # type annotations: cutlass.Int32 | None
+        return _Anything()
+
+    __ror__ = __or__
+
 
 class _AbsentPackages(importlib.abc.MetaPathFinder):
     """absent-packages: torchvision (a CUDA build that cannot sit beside CPU torch 2.13; transformers'
@@ -78,7 +89,13 @@ class _AbsentPackages(importlib.abc.MetaPathFinder):
     resolve to placeholder modules. transformers has
     already decided torchvision is absent, as it is, so it never takes a torchvision path."""
 
-    NAMES = ("torchvision", "flashinfer.comm")
+    NAMES = (
+        "torchvision",
+        "flashinfer.comm",
+        "tilelang",  # DeepSeek-V4's mHC kernels (vllm.tilelang_utils raises without it): kernels, no parameters
+        # DeepSeek-V4's compressor registers its CuteDSL kernels' JIT warmup at build (compressor.py): kernels only
+        "vllm.models.deepseek_v4.nvidia.ops.sparse_attn_compress_cutedsl",
+    )
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if any(name == n or name.startswith(n + ".") for n in self.NAMES):

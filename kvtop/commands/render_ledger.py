@@ -21,8 +21,8 @@ def rank_json(rank: RankLedger) -> dict[str, Any]:
     return {
         "rank": rank.rank, "gpu_index": rank.gpu_index, "dp_rank": rank.dp_rank, "pp_rank": rank.pp_rank,
         "tp_rank": rank.tp_rank, "layers": list(rank.layers), "weights_bytes": rank.weights_bytes,
-        "kv_bytes_per_token": rank.kv_bytes_per_token, "kv_pool_bytes": rank.kv_pool_bytes,
-        "state_pool_bytes": rank.state_pool_bytes, "req_to_token_bytes": rank.req_to_token_bytes,
+        "kv_bytes_per_token": rank.kv_bytes_per_token, "kv_cell": rank.kv_cell.model_dump() if rank.kv_cell else None,
+        "kv_pool_bytes": rank.kv_pool_bytes, "state_pool_bytes": rank.state_pool_bytes, "req_to_token_bytes": rank.req_to_token_bytes,
         "reserve_bytes": rank.reserve_bytes, "context_bytes": rank.context_bytes, "context_source": rank.context_source,
         "context_error_bytes": rank.context_error_bytes, "token_capacity": rank.token_capacity,
         "weights": [row.model_dump() for row in rank.weights.rows],
@@ -40,7 +40,8 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "gpu": {"name": ledger.gpu_name, "total_bytes": ledger.gpu_total_bytes},
         "kv_cache_dtype": ledger.kv_format, "context_length": ledger.context_length, "page_size": e.page_size,
         "token_capacity": e.token_capacity, "swa_token_capacity": e.swa_token_capacity,
-        "kv_bytes_per_token": ledger.kv_bytes_per_token, "weights_bytes": ledger.weights_bytes,
+        "kv_bytes_per_token": ledger.kv_bytes_per_token, "kv_bytes_per_token_exact": ledger.kv_bytes_per_token_exact,
+        "kv_cell": ledger.kv_cell.model_dump() if ledger.kv_cell else None, "weights_bytes": ledger.weights_bytes,
         "max_running_requests": e.max_running_requests, "max_concurrency": e.max_concurrency,
         "requests_at_context_length": e.token_capacity / ledger.context_length if ledger.context_length else None,
         "num_blocks": e.num_blocks, "kv_budget_bytes": e.kv_budget_bytes, "kv_pool_bytes": e.kv_pool_bytes,
@@ -70,6 +71,19 @@ def _distinct_ranks(ledger: Ledger) -> list[tuple[str, RankLedger]]:
     return out
 
 
+def _kv_heading(label: str, rank: RankLedger) -> list[str]:
+    """The rank's bytes per token as the capacity divides by them; where the engine solves with its own cell,
+    that cell and its fixed state, and the book's pools below it named for what they are (raw rows per layer)."""
+    cell = rank.kv_cell
+    if cell is None:
+        return [f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})"]
+    lines = [f"KV {cell.unit} per rank — {label}: {cell.bytes_per_token:,.2f} B ({cell.counts})"]
+    if cell.fixed_bytes:
+        lines.append(f"  + {fmt_both(cell.fixed_bytes)} fixed before any token: {cell.fixed_what}")
+    lines.append("  the book's raw rows per layer-token (the cell above folds them):")
+    return lines
+
+
 def ledger_text(ledger: Ledger) -> str:
     e, m = ledger.engine, ledger.model
     lines = [
@@ -92,9 +106,7 @@ def ledger_text(ledger: Ledger) -> str:
             f"  {'total':<{name}}{rank.weights.total_params:>16,}{'':>17}  {fmt_both(rank.weights_bytes):>28}"
         )
         lines.append("")
-        lines.append(
-            f"KV per token per rank — {label}: {rank.kv_bytes_per_token:,} B ({fmt_bytes(rank.kv_bytes_per_token)})"
-        )
+        lines += _kv_heading(label, rank)
         for pool in rank.kv.pools:
             if pool.name == "state":
                 lines.append(

@@ -285,7 +285,7 @@ def kv_book(
     """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     if model.compressed is not None:
-        return _compressed_book(model, layers, fmt, storage)
+        return _compressed_book(model, layers, fmt, storage, draft_layers)
     latent = _stores_latent(model, storage)
 
     def heads_of(layer: int) -> int:
@@ -375,7 +375,9 @@ COMPRESSED_NOT_MODELLED = (
 )
 
 
-def _compressed_book(model: ModelSpec, layers: Sequence[int], fmt: KvFormat, storage: KvStorage) -> KvBook:
+def _compressed_book(
+    model: ModelSpec, layers: Sequence[int], fmt: KvFormat, storage: KvStorage, draft_layers: int = 0
+) -> KvBook:
     """DeepSeek-V4's pools on one rank (one latent row a token, never split over TP): every layer keeps its window's
     raw latents ("swa"); a layer of ratio r one compressed row per r tokens, a ratio-4 layer also an index key per 4
     ("full": per token, the rows' share). The engine sizes them its own way (SGLang: engines/sglang/dsv4.py)."""
@@ -393,4 +395,6 @@ def _compressed_book(model: ModelSpec, layers: Sequence[int], fmt: KvFormat, sto
         pools.insert(0, KvPool(name="full", layers=len(compressed), bytes_per_token=int(per_token),
                                bytes_per_layer_token=per_token / len(compressed), row_shape=(1, row),
                                torch_dtype="uint8"))  # fmt: skip
-    return KvBook(kv_format=fmt, kv_heads_per_rank=1, pools=tuple(pools), target_layers=len(compressed))
+    # the draft's layers kept on the book (not in its pools): the engine's pool sizes them its own way, or refuses
+    return KvBook(kv_format=fmt, kv_heads_per_rank=1, pools=tuple(pools), target_layers=len(compressed),
+                  draft_layers=draft_layers)  # fmt: skip

@@ -212,7 +212,8 @@ def _solve(
             first = RankLedger(
                 rank=len(ranks), gpu_index=len(ranks), dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
                 layers=(layers.start, layers.stop), weights=weights, kv=kv,
-                kv_bytes_per_token=kv.full_bytes_per_token + kv.swa_bytes_per_token,
+                kv_bytes_per_token=result.cell.whole_bytes if result.cell else kv.full_bytes_per_token + kv.swa_bytes_per_token,
+                kv_cell=result.cell,
                 kv_pool_bytes=result.kv_pool_bytes, state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,
                 context_bytes=context_bytes, token_capacity=shared_tokens, context_source=measured.context_source(),

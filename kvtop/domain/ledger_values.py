@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
 from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
-from kvtop.domain.engines.base import EngineResult, MeasuredInputs
+from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.kv import KvBook, KvFormat
 from kvtop.domain.launch import LaunchSettings
@@ -36,7 +36,8 @@ class RankLedger(BaseModel):
     layers: tuple[int, int]  # [first, last) layer held by this rank's stage
     weights: WeightsBook
     kv: KvBook
-    kv_bytes_per_token: int
+    kv_bytes_per_token: int  # the cell the capacity is solved with (`kv_cell` rounded up where the engine has one)
+    kv_cell: KvCell | None = None  # the engine's own cell where it is not the book's per-token sum
     kv_pool_bytes: int
     state_pool_bytes: int
     req_to_token_bytes: int
@@ -97,9 +98,21 @@ class Ledger(BaseModel):
         return max(rank.weights_bytes for rank in self.ranks)
 
     @property
+    def kv_cell(self) -> KvCell | None:
+        """The engine's own cell of the tightest rank, where it has one (`RankLedger.kv_cell`)."""
+        return max(self.ranks, key=lambda r: r.kv_bytes_per_token).kv_cell if self.ranks else None
+
+    @property
+    def kv_bytes_per_token_exact(self) -> float:
+        """The tightest rank's bytes per token as the capacity divides by them (the engine's cell unrounded)."""
+        cell = self.kv_cell
+        return cell.bytes_per_token if cell is not None else float(self.kv_bytes_per_token)
+
+    @property
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
-        return (1 << 30) / self.kv_bytes_per_token if self.kv_bytes_per_token else 0.0
+        per_token = self.kv_bytes_per_token_exact
+        return (1 << 30) / per_token if per_token else 0.0
 
 
 class WhatIf(Protocol):

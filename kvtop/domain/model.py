@@ -317,6 +317,9 @@ class ModelSpec(BaseModel):
     # table is num_layers × that wide, projected from hidden by one matrix, gated and projected back in each layer
     per_layer_input_size: int = 0
     per_layer_vocab: int = 0
+    # the config states the per-layer input width at all (0 included): an engine that reads the config through a
+    # class with a default for it builds that default where this is off (SGLang's Gemma-4 Unified)
+    per_layer_input_stated: bool = False
     # per layer where attention layers differ in shape (empty: every layer is the model's own heads and dims)
     layer_geometry: tuple[AttentionGeometry, ...] = ()
     layer_intermediate: tuple[int, ...] = ()  # per layer where dense MLP widths differ (empty: intermediate_size)

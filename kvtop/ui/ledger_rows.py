@@ -63,10 +63,14 @@ class RankLedgerView:
     rows: tuple[LedgerRow, ...]
     kv_bytes_per_token: int | None
     outside_costs: tuple[OutsideCost, ...] = ()
+    # the engine's own cell where the rank has one (DeepSeek-V4 on SGLang: bytes per full token), and its unit
+    kv_cell_bytes_per_token: float | None = None
+    kv_unit: str = "per token"
 
     @property
     def tokens_per_gib(self) -> float | None:
-        return GIB / self.kv_bytes_per_token if self.kv_bytes_per_token else None
+        per_token = self.kv_cell_bytes_per_token or self.kv_bytes_per_token
+        return GIB / per_token if per_token else None
 
     def tokens(self, num_bytes: int | None) -> int | None:
         """Bytes read as tokens of KV on this rank (truncated toward zero)."""
@@ -197,6 +201,8 @@ def rank_ledger(
         rank=rank,
         rows=tuple(rows),
         kv_bytes_per_token=predicted.kv_bytes_per_token if predicted else None,
+        kv_cell_bytes_per_token=predicted.kv_cell.bytes_per_token if predicted and predicted.kv_cell else None,
+        kv_unit=predicted.kv_cell.unit if predicted and predicted.kv_cell else "per token",
         outside_costs=outside_costs(snapshot, gpu_index, findings) if prediction else (),
     )
 

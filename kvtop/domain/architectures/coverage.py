@@ -26,7 +26,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "InternVLChatModel", "InternVLForConditionalGeneration", "H2OVLChatModel", "SkyworkR1VChatModel", "NVLM_D",
     "KimiVLForConditionalGeneration", "DeepseekVL2ForCausalLM", "DeepseekVLV2ForCausalLM",
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
-    "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2", "Gemma4UnifiedForConditionalGeneration",
+    "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.

@@ -79,6 +79,13 @@ GEMMA4_TEXT: dict[str, DefaultValue] = {
     256, "vocab_size": 262144, "intermediate_size": 9216, "max_position_embeddings": 131072, "tie_word_embeddings":
     True, "attention_bias": False, "sliding_window": 512, "attention_k_eq_v": False, "num_kv_shared_layers": 0
 }  # fmt: skip
+# Gemma4UnifiedTextConfig — models/gemma4_unified/configuration_gemma4_unified.py (transformers 5.19): no per-layer
+# input and no experts; the global layers' head_dim 512 (global_head_dim) goes into per_layer_config
+GEMMA4_UNIFIED_TEXT: dict[str, DefaultValue] = {
+    "hidden_size": 2304, "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim":
+    256, "vocab_size": 262144, "intermediate_size": 9216, "max_position_embeddings": 262144, "tie_word_embeddings":
+    True, "attention_bias": False, "sliding_window": 1024, "attention_k_eq_v": False, "num_kv_shared_layers": 0
+}  # fmt: skip
 # MiMoV2FlashConfig — models/mimo_v2_flash/configuration_mimo_v2_flash.py
 MIMO_V2_FLASH: dict[str, DefaultValue] = {
     "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim":

@@ -17,6 +17,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "gemma3": "gemma3_text",  # Gemma3Config
     "gemma3n": "gemma3n_text",  # Gemma3nConfig
     "gemma4": "gemma4_text",  # Gemma4Config
+    "gemma4_unified": "gemma4_unified_text",  # Gemma4UnifiedConfig
     "llama4": "llama4_text",  # Llama4Config
     "qwen2_vl": "qwen2_vl_text",  # Qwen2VLConfig
     "qwen2_5_vl": "qwen2_5_vl_text",  # Qwen2_5_VLConfig

@@ -152,6 +152,8 @@ def read_architecture(
         facts["num_kv_heads"] = max(attending, default=kv_heads)
     if arch.per_layer_config_field is not None and f.get(arch.per_layer_config_field):
         facts["layer_geometry"] = _per_layer_head_dims(f, arch.per_layer_config_field, facts)
+    if arch.per_layer_input_field is not None:
+        facts["per_layer_input_stated"] = f.get(arch.per_layer_input_field) is not None
     if arch.per_layer_input_field is not None and f.opt(arch.per_layer_input_field):
         facts["per_layer_input_size"] = f.opt(arch.per_layer_input_field)
         vocab_field = arch.per_layer_vocab_field

@@ -161,4 +161,14 @@ MOE: tuple[Architecture, ...] = (
               extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
       per_layer_config_field="per_layer_config"),
+    # Gemma-4 Unified's text model (the encoder-free Gemma-4): the same decoder without experts or per-layer input
+    # in transformers' own config; SGLang 0.5.23 reads it as Gemma4Config, whose defaults add per-layer input
+    # (engines/sglang/weights_classes.py)
+    A("gemma4_unified_text", "Gemma4UnifiedTextConfig", tf("gemma4_unified"), m.GEMMA4_UNIFIED_TEXT,
+      ("Gemma4UnifiedForConditionalGeneration",), layers=EveryNthFull(), attention=QK_NORM,
+      kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
+                                  k_eq_v_field="attention_k_eq_v"),),
+      kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
+      per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
+      per_layer_config_field="per_layer_config"),
 )  # fmt: skip

@@ -3,6 +3,8 @@ the engine would allocate and log (the protocols that take them are `protocols.p
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
@@ -164,6 +166,25 @@ class BudgetStep(BaseModel):
     source: TermSource | None = None  # where an input figure came from (None: the engine's arithmetic)
 
 
+class KvCell(BaseModel):
+    """The bytes per token an engine solves its capacity with where that is not the KV book's per-token sum
+    (SGLang's DeepSeek-V4 pool: bytes per full token, its SWA share and compressed rows folded in), and what its
+    pool fixes per request slot beside them. Every view reads this one figure, labelled with `unit`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes_per_token: float
+    unit: str  # what one "token" of `bytes_per_token` is, e.g. "per full token"
+    counts: str  # what the bytes hold
+    fixed_bytes: int = 0  # bytes the pool takes before any token (per-request state rings)
+    fixed_what: str = ""
+
+    @property
+    def whole_bytes(self) -> int:
+        """The cell rounded up to whole bytes (what an int per-token figure carries)."""
+        return math.ceil(self.bytes_per_token)
+
+
 class EngineInputs(BaseModel):
     """Everything an engine's rules need for one rank set (the tightest rank decides)."""
 
@@ -245,6 +266,7 @@ class EngineResult(BaseModel):
     shortfall_bytes: int = 0
     steps: tuple[BudgetStep, ...]
     notes: tuple[str, ...] = ()
+    cell: KvCell | None = None  # the cell the capacity was solved with, where it is not the book's sum
 
     @property
     def unused_budget_bytes(self) -> int:

@@ -92,7 +92,7 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
             f"{view.tokens_per_gib:,.0f} tokens/GiB · {view.tokens_per_gib * 1e9 / (1 << 30):,.0f} tokens/GB · "
-            f"{fmt_bytes(view.kv_bytes_per_token)} per token",
+            f"{fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
         ))  # fmt: skip
     if engine.ledger is not None:
         result = engine.ledger.engine
@@ -134,7 +134,7 @@ def note_lines(view: RankLedgerView) -> list[Content]:
         return []
     notes = [
         Content.styled(
-            f"≈ tokens: every row's bytes ÷ {fmt_bytes(view.kv_bytes_per_token)} per token", "$text-muted"
+            f"≈ tokens: every row's bytes ÷ {fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}", "$text-muted"
         )
     ]
     predicted = view.rank.predicted if view.rank is not None else None

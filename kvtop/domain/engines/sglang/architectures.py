@@ -262,7 +262,8 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # MiniMax-M3's tower (minimax_vl_common.py MiniMaxVLVisionTransformer) builds a post_layernorm (weight, bias) where
 # every block is used (`require_post_norm` None), which vLLM's skips: meta-built, 2 × 1,280 × 2 B = 5,120 B more.
 _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
-_GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
+# Gemma-4 Unified's language model is the same Gemma4TextModel (gemma4_unified.py builds it from gemma4_causal.py)
+_GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True)  # fmt: skip

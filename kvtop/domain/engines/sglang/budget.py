@@ -17,10 +17,11 @@ from kvtop.domain.engines.base import (
     BudgetStep,
     EngineInputs,
     EngineResult,
+    KvCell,
 )
 from kvtop.domain.engines.sglang.checks import check_launch
 from kvtop.domain.engines.sglang.dsa import dsa_kv_note, page_size_of
-from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pools
+from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
     MAMBA_SLOT_ERAS,
     auto_mem_fraction_static,
@@ -131,13 +132,17 @@ class SglangBudget:
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
-        tokens, swa_tokens, cell, pool_bytes = self._pools(
+        tokens, swa_tokens, solved, pool_bytes = self._pools(
             m, s, lay, kv, budget, page, swa_off, inputs.version, steps, notes
         )
+        cell = solved.whole_bytes if isinstance(solved, KvCell) else solved
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
             tokens = s.max_total_tokens // page * page
             steps.append(BudgetStep(label="capped by --max-total-tokens", value=tokens))
-            pool_bytes = self._pool_bytes(kv, tokens, swa_tokens, page)
+            pool_bytes = (
+                dsv4_pool_bytes(solved, tokens) if isinstance(solved, KvCell)
+                else self._pool_bytes(kv, tokens, swa_tokens, page)
+            )  # fmt: skip
         fits = budget > 0 and tokens > 0
         shortfall = 0 if fits else max(-budget, cell * page, 1)
         if not fits:
@@ -159,6 +164,7 @@ class SglangBudget:
             reserve_bytes=round(slack_gib * GIB) + mm_reserve, memory_fraction=mfs, memory_fraction_source=mfs_source,
             reserve_needed_bytes=None if needed is None else needed + mm_reserve,
             fits=fits, shortfall_bytes=shortfall, steps=tuple(steps), notes=tuple(notes),
+            cell=solved if isinstance(solved, KvCell) else None,
         )  # fmt: skip
 
     def _mamba(
@@ -196,7 +202,8 @@ class SglangBudget:
         version: ResolvedVersion,
         steps: list[BudgetStep],
         notes: list[str],
-    ) -> tuple[int, int | None, int, int]:
+    ) -> tuple[int, int | None, int | KvCell, int]:
+        """(tokens, SWA tokens, the cell: whole bytes, or the engine's own `KvCell`, the pools' bytes)."""
         if m.compressed is not None:  # DeepSeek-V4's pool configurator (dsv4.py)
             return dsv4_pools(m, s, layout, kv, budget, page, steps)
         swa_pool = kv.pool("swa")

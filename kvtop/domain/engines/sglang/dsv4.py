@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.base import BudgetStep, KvCell
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout
@@ -82,9 +82,9 @@ def dsv4_sizing(
 def dsv4_pools(
     model: ModelSpec, settings: LaunchSettings, layout: ParallelLayout, kv: KvBook, budget: int, page: int,
     steps: list[BudgetStep],
-) -> tuple[int, int, int, int]:  # fmt: skip
-    """(full tokens, SWA tokens, the cell rounded up, the pools' bytes) of a DeepSeek-V4 rank; what the pool does
-    not model is refused by name (pipeline stages, a draft model's rings)."""
+) -> tuple[int, int, KvCell, int]:  # fmt: skip
+    """(full tokens, SWA tokens, the cell, the pools' bytes) of a DeepSeek-V4 rank; what the pool does not model
+    is refused by name (pipeline stages, a draft model's rings)."""
     if layout.pp > 1:
         raise UnsupportedModelError("DeepSeek-V4's pools under --pp-size > 1 (each stage's slice of "
                                     "compress_ratios) are not modelled", field="--pp-size")  # fmt: skip
@@ -104,5 +104,20 @@ def dsv4_pools(
                             value=sizing.bytes_per_full_token, note="compressed rows, index keys, SWA share"))  # fmt: skip
     full = sizing.tokens(budget, page) if budget > 0 else 0
     swa = int(full * ratio) // page * page
-    pools = math.ceil(full * sizing.bytes_per_full_token) + sizing.c128_state_bytes
-    return full, swa, math.ceil(sizing.bytes_per_full_token), pools
+    cell = dsv4_cell(sizing, requests)
+    return full, swa, cell, dsv4_pool_bytes(cell, full)
+
+
+def dsv4_cell(sizing: Dsv4Sizing, requests: int) -> KvCell:
+    """The figure every view shows for a DeepSeek-V4 rank: bytes per full token (the raw per-layer rows of the KV
+    book are not what a token costs: a compressed row stands for 4 or 128 tokens, an SWA row for a tenth of one),
+    and the c128 state rings the request slots fix beside them."""
+    return KvCell(bytes_per_token=sizing.bytes_per_full_token, unit="per full token",
+                  counts=f"compressed rows, index keys and {sizing.swa_ratio:g} × an SWA slot (DSV4PoolConfigurator)",
+                  fixed_bytes=sizing.c128_state_bytes,
+                  fixed_what=f"c128 compress states: {requests + 1} request slots × {RING[128]} rows")  # fmt: skip
+
+
+def dsv4_pool_bytes(cell: KvCell, full_tokens: int) -> int:
+    """The pools' bytes for `full_tokens` full tokens: the cell's share and the fixed state rings."""
+    return math.ceil(full_tokens * cell.bytes_per_token) + cell.fixed_bytes

@@ -15,7 +15,7 @@ from kvtop.domain.engines.sglang.eras import TP_TABLE_FRACTIONS, auto_fraction_r
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.sglang.pp_stages import hidden_stage_reserve
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.errors import KvtopError, UnsupportedModelError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
@@ -169,6 +169,7 @@ def _given(
 def explain(request: ExplainRequest) -> Explanation:
     """The logged capacity rebuilt by this engine's rules from the log's own figures (`ExplainRequest`)."""
     log, model, settings, gpu_total_bytes, gpu_name, given, load_mtp = request.log, request.model, request.settings, request.gpu_total_bytes, request.gpu_name, request.given, request.load_mtp
+    _refuse_unmodelled_draft(log, model)
     page = _page(model, settings)
     logged = _logged(log, page)
     before, after = _tightest(log)
@@ -226,6 +227,18 @@ def explain(request: ExplainRequest) -> Explanation:
     result = result.model_copy(update={"notes": tuple(notes)})
     run = EstimateRun(model, settings, total, gpu_name, load_mtp)
     return hidden_stage_reserve(result, log, run, before, after)  # PP stages whose load lines are not shown
+
+
+def _refuse_unmodelled_draft(log: EngineLog, model: ModelSpec) -> None:
+    """A log that loads a second model (a speculative draft, `Load weight end … type=…`) where kvtop's pool has
+    no draft rule: DeepSeek-V4's (dsv4.py refuses its draft rings by name; the flags need not say it)."""
+    drafts = {rank.draft_load.model_class or "a draft" for rank in log.ranks(SglangRankLog) if rank.draft_load}
+    if model.compressed is not None and drafts:
+        raise UnsupportedModelError(
+            f"DeepSeek-V4's pools with speculative decoding (the log loads {', '.join(sorted(drafts))} after the "
+            "target: draft rings of 16 / 256 rows, the (L+1)/L inflation) are not modelled",
+            field="--speculative-algorithm",
+        )
 
 
 # how far kvtop's weights book may be from what the engine holds resident (buffers, padding), assumed

@@ -10,6 +10,14 @@ build, docs/fidelity_registry.md's held-out `tiiuae--Falcon-H1-0.5B`):
   claims is left to the book (no such checkpoint checked).
 Releases before 0.5.6.post2 are not read, so the book's count stands for them (`CLASS_RULE_ERAS`).
 
+Gemma4UnifiedForConditionalGeneration (models/gemma4_unified.py, read in 0.5.23): SGLang reads a `gemma4_unified`
+config through `_Gemma4UnifiedConfigAlias`, transformers' Gemma4Config (utils/hf_transformers/common.py), so its
+text config is a Gemma4TextConfig whose defaults fill what the config leaves out: hidden_size_per_layer_input 256,
+vocab_size_per_layer_input 262,144 (transformers' own Gemma4UnifiedTextConfig has no per-layer input at all).
+gemma4_causal.py's Gemma4TextModel then builds the per-layer embeddings (`getattr(config,
+"hidden_size_per_layer_input", None) or 0`): a config that does not state the width gets the default's
+(`_defaulted_per_layer_input`, the book of the model with them less the book without; `PLE_DEFAULT_ERAS`).
+
 HunYuanDenseV1ForCausalLM (models/hunyuan.py, read in 0.5.6.post2 and 0.5.23) builds query_layernorm /
 key_layernorm only where `getattr(config, "use_qk_norm", False)`, where transformers' class (the family's
 entry) always has them: a config that does not state the flag gets none (`with_stated_qk_norm`, through the stage
@@ -18,12 +26,13 @@ parts; transformers' default config: 32 × 2 × 128 × 2 B = 16,384 B less, the 
 
 from __future__ import annotations
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.lm_head import quantizes_head
 from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import LayerKind, ModelSpec, vocab_parallel_rows
-from kvtop.domain.weights import WeightRow
+from kvtop.domain.weights import WeightRow, weights_book
 
 UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer
 FP32_HEAD = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1ForCausalLM.__init__: lm_head.float()
@@ -33,6 +42,12 @@ CLASS_RULE_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before 0.5.6.post2: the book's count"),
     Era("0.5.6.post2", True, "falcon_h1.py and hunyuan.py as below (read in 0.5.6.post2 and 0.5.23)"),
 ))  # fmt: skip
+PLE_DEFAULTED = frozenset({"Gemma4UnifiedForConditionalGeneration"})  # read as Gemma4Config (common.py)
+GEMMA4_TEXT_PLE_DEFAULTS = (256, 262_144)  # Gemma4TextConfig: hidden_size_ and vocab_size_per_layer_input
+PLE_DEFAULT_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before 0.5.23: the config's own fields"),
+    Era("0.5.23", True, "common.py _Gemma4UnifiedConfigAlias (read in 0.5.23)"),
+))  # fmt: skip
 
 
 def class_rows(
@@ -41,7 +56,11 @@ def class_rows(
     """The rows `model`'s class adds to the book on one rank of the stage holding `layers`."""
     if not CLASS_RULE_ERAS.at(version):
         return ()
-    rows = (_unused_qk_norms(model, layers), _fp32_head(model, layout, layers, version))
+    rows = (
+        _unused_qk_norms(model, layers),
+        _fp32_head(model, layout, layers, version),
+        _defaulted_per_layer_input(model, layout, layers, version),
+    )
     return tuple(row for row in rows if row is not None)
 
 
@@ -56,6 +75,31 @@ def _unused_qk_norms(model: ModelSpec, layers: range) -> WeightRow | None:
     return WeightRow(component="unused_qk_norms", params=params, bytes=params * model.dtype_bytes, shards=1,
                      bytes_per_param=float(model.dtype_bytes),
                      note="SGLang's class builds q_norm and k_norm the checkpoint does not hold (falcon_h1.py)")  # fmt: skip
+
+
+def _defaulted_per_layer_input(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> WeightRow | None:
+    """The per-layer embeddings Gemma4Config's defaults give a Gemma-4 Unified config that states no width: the
+    stage's book with them less the book without (the table, projection and norm; each layer's gate, projection
+    and norm, as the family's entry books them for SGLang)."""
+    if (
+        model.architecture not in PLE_DEFAULTED
+        or model.per_layer_input_stated
+        or model.per_layer_input_size
+        or not PLE_DEFAULT_ERAS.at(version)
+    ):
+        return None
+    width, vocab = GEMMA4_TEXT_PLE_DEFAULTS
+    built = model.model_copy(update={"per_layer_input_size": width, "per_layer_vocab": vocab})
+    first, last = layers.start == 0, layers.stop == model.num_layers
+    more = weights_book(built, layout, layers, first_stage=first, last_stage=last, tower_split=TOWER_SPLIT)
+    book = weights_book(model, layout, layers, first_stage=first, last_stage=last, tower_split=TOWER_SPLIT)
+    params, size = more.total_params - book.total_params, more.total_bytes - book.total_bytes
+    return WeightRow(component="per_layer_embeddings_default", params=params, bytes=size, shards=1,
+                     bytes_per_param=size / params if params else 0.0,
+                     note=f"SGLang reads the config as Gemma4Config: hidden_size_per_layer_input {width}, "
+                          f"vocab_size_per_layer_input {vocab} by default (utils/hf_transformers/common.py)")  # fmt: skip
 
 
 def _fp32_head(

@@ -7,6 +7,8 @@
   the section stays a dict): `get_hf_text_config` raises "The text_config extracted from the model config does
   not have `num_attention_heads` attribute." MLC's ministral3 preset says `model_type` ministral3 at the top
   where the Hub's says mistral3: refused.
+- Gemma-4 Unified without a `vision_config` (v0.33.0 model_executor/models/gemma4_unified.py: its encoder-free
+  vision embedder is built unconditionally: "Gemma4 Unified requires a vision configuration").
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ TEXT_CONFIG_CHECKED_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.13.0 not read"),
     Era("0.13.0", True, "transformers_utils/config.py get_hf_text_config: hasattr(text_config, num_attention_heads)"),
 ))  # fmt: skip
+# gemma4_unified.py Gemma4UnifiedForConditionalGeneration.__init__, read at v0.33.0 (not before: no such class read)
+VISION_REQUIRED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 not read"),
+    Era("0.33.0", frozenset({"Gemma4UnifiedForConditionalGeneration"}), "v0.33.0 gemma4_unified.py"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -52,5 +59,12 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"vLLM {version.label} refuses it: model_type {model.config_model_type or model.model_type!r} is the "
             f"text model's own config class, which leaves the nested text_config a plain dict ('{TEXT_CONFIG_WORDS}')",
             field="model_type",
+            source=model.source,
+        )
+    if model.vision is None and model.architecture in era_for(VISION_REQUIRED_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label} refuses {model.architecture} without a vision_config ('Gemma4 Unified requires a "
+            "vision configuration': gemma4_unified.py builds its vision embedder unconditionally)",
+            field="vision_config",
             source=model.source,
         )
