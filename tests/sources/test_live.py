@@ -90,8 +90,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # every vLLM rank holds (131,072 positions × 64 rotary dims in float32 for gpt-oss; Marlin repacks in place,
     # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
-    # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000) and, an A100 being a GPU
-    # before Hopper (compute capability 8.0), those graphs ÷ 100 (`before_hopper_graphs`); a KV budget of
+    # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
     # 8,033,608,349 B at 589,824 B per block: 13,620 blocks, int(13,620 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
@@ -99,9 +98,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert padding_row.bytes == marlin_padding == 5_504_827_392
     assert vllm.ledger.measured.calibrated.weights_extra_bytes == rope_cache == 33_554_432
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
-    graphs = round(
-        (graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000 + graph_fit[2] * (50 + 34) / 100) * GIB
-    )
+    graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
     assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
     assert 8_033_608_349 // 589_824 == vllm.ledger.engine.num_blocks == 13_620
     assert vllm.ledger.token_capacity == 13_620 * 131_072 // 8_329 == 214_335
@@ -182,8 +179,7 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # 36 × 28,317,696 = 1,019,437,056 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
     # engines build it) the book and these leave 64,228,737,153 B with CUDA graphs at the 2 GiB once assumed; the
     # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
-    # 51 FULL sizes (1,024 seqs on an H100, no part before Hopper): (50 + 50) × 36 layers ÷ 1000, which gives back
-    # 2 GiB − that fit;
+    # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
     # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
     # 65,261,597,331 B, 885,167 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)

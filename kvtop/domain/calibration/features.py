@@ -55,9 +55,8 @@ def fitted_estimate(
     values: tuple[float, ...] | None,
     basis: str,
 ) -> TermEstimate | None:
-    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead). A fit made for
-    another number of features (a form changed since `benchmarks/calibration/run.py --write` last ran) is no fit."""
-    if fit is None or values is None or len(values) != len(fit.coefficients):
+    """The estimate of a fitted term (None where no fit or no features: the caller assumes instead)."""
+    if fit is None or values is None:
         return None
     return TermEstimate(
         term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=fit.error_bytes,

@@ -17,9 +17,7 @@
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
   and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
   memory grows with the graph's nodes, so with the layers on the rank: the fit is a constant (the first
-  capture) plus a part per captured graph beyond the first × layers (`graph_counts`), plus a part per graph on a
-  GPU before Hopper (compute capability 8.x: the A100 40GB and L40S logs print 1.2–1.5 GiB more than the H100 fit
-  gives for the same graphs, about 17 MiB a graph; `before_hopper_graphs`).
+  capture) plus a part per captured graph beyond the first × layers (`graph_counts`).
 """
 
 from __future__ import annotations
@@ -42,7 +40,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
-from kvtop.domain.gpus import NVLINK_GPUS, gpu_capability, gpu_model_key
+from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
@@ -90,13 +88,8 @@ NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on
 # communicators once there are several ranks, and an MoE model's all-to-all buffers across TP ranks.
 # vLLM's budget does not read it (it takes a share of the total); a restart needs it free.
 CONTEXT_FEATURES = ("1 GiB", "1 GiB when TP × PP > 1", "1 GiB for an MoE model when TP > 1")
-# CUDA graphs: the first capture, each further graph's capture (its nodes: per layer on the rank), and a part per
-# further graph on a GPU before Hopper (`before_hopper_graphs`)
-GRAPH_FEATURES = (
-    "1 GiB",
-    "graphs captured beyond each mode's first × layers on the rank ÷ 1000",
-    "graphs captured beyond each mode's first on a GPU before Hopper (compute capability 8.x) ÷ 100",
-)
+# CUDA graphs: the first capture, and each further graph's capture (its nodes: per layer on the rank)
+GRAPH_FEATURES = ("1 GiB", "graphs captured beyond each mode's first × layers on the rank ÷ 1000")
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
 # every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
 # the default from v0.11.0) stop at max_num_seqs.
@@ -252,28 +245,14 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     return len(sizes), len([size for size in sizes if size <= seqs])
 
 
-def before_hopper_graphs(inputs: CalibrationInputs) -> bool:
-    """Whether the GPU is one whose graphs the estimate prices higher: compute capability 8.x (A100, A10, L4, L40S,
-    RTX 3090/4090). Measured, not derived: Qwen3-8B's 84 graphs printed 2.35 GiB on an A100 40GB (v0.19.1) where
-    Qwen3-8B's 100 on an H100 printed 0.84, and Qwen2.5-72B's at TP 4 on 4 x L40S 2.73 GiB where the H100 fit
-    gives 1.5. Which allocation it is was not found in vLLM's code (read at v0.33.0): cuBLAS's workspace is larger
-    on Hopper (PyTorch: 32 MiB against about 8), the wrong sign; FlashAttention 2 (what `get_flash_attn_version` takes below
-    compute capability 9, and whose FULL graphs are UNIFORM_BATCH rather than FA3's ALWAYS) also runs on
-    Blackwell workstation cards (12.x), whose charged starts (RTX 5090 at v0.24.0, RTX PRO 6000 at v0.27.1) land
-    within 5 % without this part, so it is not given to them. A GPU kvtop cannot name gets none."""
-    capability = gpu_capability(inputs.gpu_name)
-    return capability is not None and 80 <= capability < 90
-
-
 def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
-    """(1, graphs beyond each mode's first × layers on the rank ÷ 1000, those graphs on a GPU before Hopper ÷ 100);
-    None before v0.18.0, eager, or no model."""
+    """(1, graphs beyond each mode's first × layers on the rank ÷ 1000); None before v0.18.0, eager, or no model."""
     if not era_for(GRAPHS_PROFILED, inputs.version).value or inputs.settings.enforce_eager or inputs.model is None:
         return None
     piecewise, full = graph_counts(inputs)
     extra = max(piecewise - 1, 0) + max(full - 1, 0)
     layers = math.ceil(inputs.model.num_layers / max(inputs.layout.pp, 1))
-    return (1.0, extra * layers / 1000, extra / 100 if before_hopper_graphs(inputs) else 0.0)
+    return (1.0, extra * layers / 1000)
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
