@@ -24,55 +24,67 @@ FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU wit
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     'cuda_total.A10': LinearTerm(
         key='cuda_total.A10', features=('1 GiB',),
-        coefficients=(22.065,), error_bytes=34057748, records=2,
+        coefficients=(22.065,), error_bytes=42949673, records=2,
     ),
     'cuda_total.A100-40GB': LinearTerm(
         key='cuda_total.A100-40GB', features=('1 GiB',),
-        coefficients=(39.426667,), error_bytes=34057748, records=3,
+        coefficients=(39.426667,), error_bytes=42949673, records=3,
     ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
-        coefficients=(184.31,), error_bytes=34057748, records=1,
+        coefficients=(184.31,), error_bytes=42949673, records=1,
     ),
     'cuda_total.H100': LinearTerm(
         key='cuda_total.H100', features=('1 GiB',),
-        coefficients=(79.188769,), error_bytes=34057748, records=65,
+        coefficients=(79.188769,), error_bytes=42949673, records=65,
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.935,), error_bytes=34057748, records=2,
+        coefficients=(139.935,), error_bytes=42949673, records=2,
+    ),
+    'cuda_total.L4': LinearTerm(
+        key='cuda_total.L4', features=('1 GiB',),
+        coefficients=(22.035,), error_bytes=42949673, records=2,
     ),
     'cuda_total.L40': LinearTerm(
         key='cuda_total.L40', features=('1 GiB',),
-        coefficients=(44.39,), error_bytes=34057748, records=1,
+        coefficients=(44.39,), error_bytes=42949673, records=1,
+    ),
+    'cuda_total.L40S': LinearTerm(
+        key='cuda_total.L40S', features=('1 GiB',),
+        coefficients=(44.446667,), error_bytes=42949673, records=3,
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
-        coefficients=(23.58,), error_bytes=34057748, records=2,
+        coefficients=(23.58,), error_bytes=42949673, records=2,
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
-        coefficients=(23.52,), error_bytes=34057748, records=1,
+        coefficients=(23.52,), error_bytes=42949673, records=1,
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
-        coefficients=(31.84,), error_bytes=34057748, records=1,
+        coefficients=(31.84,), error_bytes=42949673, records=1,
     ),
     'cuda_total.RTXPRO6000': LinearTerm(
         key='cuda_total.RTXPRO6000', features=('1 GiB',),
-        coefficients=(95.01,), error_bytes=34057748, records=1,
+        coefficients=(95.01,), error_bytes=42949673, records=1,
+    ),
+    'cuda_total.T4': LinearTerm(
+        key='cuda_total.T4', features=('1 GiB',),
+        coefficients=(14.74,), error_bytes=42949673, records=1,
     ),
     'cuda_total.V100': LinearTerm(
         key='cuda_total.V100', features=('1 GiB',),
-        coefficients=(15.77,), error_bytes=34057748, records=1,
+        coefficients=(15.77,), error_bytes=42949673, records=1,
     ),
     'cuda_total.V100-32GB': LinearTerm(
         key='cuda_total.V100-32GB', features=('1 GiB',),
-        coefficients=(31.74,), error_bytes=34057748, records=2,
+        coefficients=(31.74,), error_bytes=42949673, records=2,
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.420117,), error_bytes=354520029, records=11,
+        coefficients=(0.420146,), error_bytes=308896083, records=14,
     ),
 }  # fmt: skip
 # END FITTED

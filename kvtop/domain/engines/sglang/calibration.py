@@ -29,7 +29,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.619323, 0.5092, 0.0, 0.835841), error_bytes=683676660, records=23,
+        coefficients=(0.599252, 0.515342, 0.0, 0.853438), error_bytes=672734588, records=25,
     ),
 }  # fmt: skip
 # END FITTED

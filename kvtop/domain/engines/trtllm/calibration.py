@@ -44,10 +44,6 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
-    'trtllm.runtime': LinearTerm(
-        key='trtllm.runtime', features=('max_batch_size × vocab × 4 B', 'MLP transient of max_num_tokens'),
-        coefficients=(7.069858, 3.629811), error_bytes=3382779957, records=4,
-    ),
 }  # fmt: skip
 # END FITTED
 

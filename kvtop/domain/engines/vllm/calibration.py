@@ -111,7 +111,7 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.28339, 9.109508, 0.079617, 0.154737), error_bytes=80802052, records=9,
+        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=101621521, records=10,
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
@@ -119,26 +119,26 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.51, 1.025714, 0.494286), error_bytes=17895698, records=37,
+        coefficients=(0.51, 1.025714, 0.109286), error_bytes=166501566, records=38,
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
         coefficients=(0.359292, 0.17987), error_bytes=539054140, records=35,
     ),
     'vllm.non_torch.v0': LinearTerm(
-        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
-        coefficients=(0.088889, 1.086111), error_bytes=1986422372, records=11,
+        key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
+        coefficients=(0.1, 2.0), error_bytes=167718473, records=12,
     ),
     'vllm.non_torch.v06': LinearTerm(
-        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
+        key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
     ),
     'vllm.non_torch.v1': LinearTerm(
-        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
-        coefficients=(0.132222, 0.412778), error_bytes=10737418, records=11,
+        key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
+        coefficients=(0.14, 0.405), error_bytes=11930465, records=12,
     ),
     'vllm.non_torch.v18': LinearTerm(
-        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1; not over PCIe beyond TP 2)'),
+        key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.252188, 1.785312), error_bytes=198877768, records=48,
     ),
 }  # fmt: skip
