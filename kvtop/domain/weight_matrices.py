@@ -5,7 +5,7 @@ layers, each matrix sized by the parallelism that splits it and the checkpoint's
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.model import (
@@ -324,16 +324,13 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         )
 
 
-def layer_weights(rank: RankMatrices, layer: int) -> None:
+def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMatrices, int], None] | None = None) -> None:
+    """One layer's matrices; `attention_of` builds its attention where the caller's model attends otherwise than
+    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py, which builds on this module)."""
     model = rank.model
     kind = model.layer_attention[layer]
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
-        if model.compressed is not None:
-            from kvtop.domain.weight_compressed import compressed_attention  # it builds on this module
-
-            compressed_attention(rank, layer)
-        else:
-            attention(rank, layer)
+        (attention_of or attention)(rank, layer)
         if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
             rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
             rank.vector("attention", rank.parts.attention_zero_points)

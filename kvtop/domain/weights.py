@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
-from kvtop.domain.weight_compressed import hyper_connection_head
+from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
 from kvtop.domain.weight_matrices import (
     ComponentSums,
     RankMatrices,
@@ -207,7 +207,7 @@ def _book_from_config(
         groups.setdefault(layer_signature(model, layer), []).append(layer)
     for members in groups.values():
         one = RankMatrices(model, layout, tower_split, parts)
-        layer_weights(one, members[0])
+        layer_weights(one, members[0], compressed_attention if model.compressed is not None else None)
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
