@@ -57,4 +57,4 @@ def test_pcie_gpus_run_no_custom_all_reduce() -> None:
     # the plan lands on the start's log: 5.11 GiB of KV, 67,024 tokens
     # within #27's 5 % (charged the all-reduce part it was -34.7 %); the refit of this stop puts it at -3.6 %
     assert abs(l40s.ledger.engine.kv_budget_bytes / LOGGED_KV - 1) < 0.05
-    assert abs(l40s.ledger.token_capacity / LOGGED_TOKENS - 1) < 0.03
+    assert abs(l40s.ledger.token_capacity / LOGGED_TOKENS - 1) < 0.05
