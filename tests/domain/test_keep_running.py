@@ -26,23 +26,23 @@ from kvtop.domain.ledger import predict
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.619323 GiB (no NVLink GPU named: no TP term)
-SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,193.8 MiB free before the weights
+SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.599252 GiB (no NVLink GPU named: no TP term)
+SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,433.4 MiB free before the weights
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,193.8 − 6,144 = 74,049.8 MiB free.
-    At 0.83 the reserve is that × 0.17, 0.012 × 74,049.8 MiB = 0.87 GiB below SGLang's own (× 0.182); at
-    0.84 it would be 0.022 × 74,049.8 MiB = 1.59 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,433.4 − 6,144 = 74,289.4 MiB free.
+    At 0.83 the reserve is that × 0.17, 0.012 × 74,289.4 MiB = 0.87 GiB below SGLang's own (× 0.182); at
+    0.84 it would be 0.022 × 74,289.4 MiB = 1.60 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == 74_268.8
-    assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.59 GiB
+    assert round(left / MIB, 1) == 74_289.4
+    assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.60 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
     assert alternative.tokens == sglang_capacity(plan, left, mem_fraction_static=0.83)
@@ -118,17 +118,17 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
         "— stop it, then restart sglang:41000 to recover them; or keep it and restart with "
         f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
     )
-    # the demo's co-tenant costs every rank 128,661 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
-    # two pools floored to whole tokens: 1,221,253.1 clean, 1,092,592.8 with the co-tenant)
-    assert tenant.tokens == 128_661
+    # the demo's co-tenant costs every rank 128,660 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
+    # two pools floored to whole tokens: 1,221,288.4 clean, 1,092,628.1 with the co-tenant)
+    assert tenant.tokens == 128_660
     assert answer.within(200) == (
-        "GPU 3 (rank TP3 of sglang:41000) is 128,661 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
+        "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB) holds it — "
         "stop it, then restart sglang:41000; or --mem-fraction-static 0.83"
     )
     assert answer.within(118) == (
-        "GPU 3 −128,661 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
+        "GPU 3 −128,660 tokens: stop pid 4242 (python, 6.00 GiB), then restart sglang:41000; or --mem-fraction-static 0.83"
     )
-    assert answer.within(77) == "GPU 3 −128,661 tokens: stop pid 4242 (python), then restart sglang:41000"
-    assert answer.within(40) == "GPU 3 −128,661 tokens: stop pid 4242"
-    assert answer.within(20) == "GPU 3 −128,661 toke…"
+    assert answer.within(77) == "GPU 3 −128,660 tokens: stop pid 4242 (python), then restart sglang:41000"
+    assert answer.within(40) == "GPU 3 −128,660 tokens: stop pid 4242"
+    assert answer.within(20) == "GPU 3 −128,660 toke…"
     assert all(len(answer.within(width)) <= width for width in range(1, 300))
