@@ -31,7 +31,7 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert view.ledger is not None
     terms = {(t.feature, t.charge): t for t in view.ledger.terms}
     draft = terms[(Feature.SPECULATIVE, Charge.RESIDENT)]
-    assert draft.basis is Basis.ASSUMED and draft.bytes > 0  # the EAGLE-3 preset, read as a plain decoder
+    assert draft.basis is Basis.COMPUTED and draft.bytes > 0  # the EAGLE-3 head as SGLang builds it (eagle3.py)
     assert terms[(Feature.SPECULATIVE, Charge.KV_CELL)].bytes_per_token == 512  # 1 KV head × 128 × 2 × bf16
     # 8 redundant experts over EP4: 2 more per rank of 94 MoE layers × 3 matrices of 1536 × 4096, bf16
     assert terms[(Feature.EXPERT_PARALLEL, Charge.RESIDENT)].bytes == 2 * 94 * 3 * 1536 * 4096 * 2

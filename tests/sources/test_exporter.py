@@ -320,7 +320,9 @@ def test_the_predicted_rows_add_up_with_the_deployments_resident_terms() -> None
     """docs/metrics.md: `sum by (engine, rank) (kvtop_rank_predicted_bytes)` is the rank's predicted resident
     bytes. With a draft, redundant experts or LoRA slots resident beside the weights, one row per feature holds
     them (before: the rows left them out, 7,905,763,328 B short on modern-deployment's SGLang rank 0 — its
-    EAGLE3 draft's 809,000,960 B and 7,096,762,368 B of redundant experts)."""
+    EAGLE3 draft's 682,917,888 B — the head as SGLang 0.5.23 builds it, engines/sglang/eagle3.py, equal to the
+    engine's meta build of the SpecForge heads in the registry sweep; 809,000,960 B when it was read as a plain
+    decoder — and 7,096,762,368 B of redundant experts)."""
     from kvtop.commands.node_source import DemoSource
     from kvtop.sources.exporter_series import predicted_rows
 
@@ -330,4 +332,4 @@ def test_the_predicted_rows_add_up_with_the_deployments_resident_terms() -> None
         assert sum(rows.values()) == rank.predicted_resident_bytes
     sglang = DemoSource.open("modern-deployment").collect().engines[0].ranks[0]
     rows = dict(predicted_rows(sglang))
-    assert (rows["speculative"], rows["expert_parallel"]) == (809_000_960, 7_096_762_368)
+    assert (rows["speculative"], rows["expert_parallel"]) == (682_917_888, 7_096_762_368)
