@@ -217,6 +217,20 @@ def test_without_gpu_the_gpu_memory_step_is_named_a_stand_in_never_measured() ->
     assert any(step.label == "GPU memory" for step in given)
 
 
+def test_trtllm_cpp_log_total_is_the_gpu_memory_step_measured() -> None:
+    """TensorRT-LLM issue 4275 (C++ runtime, v0.19): `Memory usage when calculating max tokens in paged kv
+    cache: total: 31.84 GiB` is the GPU's total as the engine saw it; without --gpu the step reads it as logged
+    (it read an 80 GiB stand-in before)."""
+    case = CASES / "trtllm/trtllm-4275-llama31-8b-fp8kv-rtx5090-v019"
+    log = read_engine_log(case / "engine.log")
+    model = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"))
+    steps = explain(ExplainRequest(
+        log=log, model=model, settings=parse_flags("trtllm", []),
+    )).ledger.engine.steps  # type: ignore[union-attr]
+    gpu_step = next(step for step in steps if step.label.startswith("GPU memory"))
+    assert gpu_step.measured and gpu_step.bytes == round(31.84 * 2**30)
+
+
 V2_LINES = """\
 (EngineCore pid=1) INFO 10-03 16:22:17 [gpu_worker.py:298] Available KV cache memory: 0.018310546875 GiB
 (EngineCore pid=1) INFO 10-03 16:22:17 [kv_cache_utils.py:864] GPU KV cache size: 1,600 tokens

@@ -174,9 +174,12 @@ def _exact_max_tokens(log: EngineLog) -> int | None:
 
 
 def _stated_total(log: EngineLog) -> int | None:
-    """The device total the PyTorch backend prints in its profiling line (`device total memory 119.70 GiB`,
-    tensorrt_llm/_torch/pyexecutor/_util.py), in bytes: measured, where no --gpu says otherwise."""
+    """The device total the log prints, in bytes: measured, where no --gpu says otherwise. The PyTorch
+    backend's profiling line (`device total memory 119.70 GiB`, tensorrt_llm/_torch/pyexecutor/_util.py), else
+    the C++ runtime's (`Memory usage when calculating max tokens in paged kv cache: total: 31.84 GiB`,
+    KVCacheManager::calculateMaxNumBlocks, v0.9+; docs/engines/trtllm.md §4.2)."""
     total = log.first(TrtllmRankLog, lambda r: next((p.device_total for p in reversed(r.profiles) if p.device_total), None))
+    total = total or log.first(TrtllmRankLog, lambda r: r.cpp_memory[-1].total if r.cpp_memory else None)
     return total.value_bytes if total else None
 
 
