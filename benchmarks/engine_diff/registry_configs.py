@@ -85,7 +85,19 @@ NO_DEFAULT: dict[str, str] = {
 # define, derived from the default's own fields. Glm4MoeLiteConfig (transformers 5.20.2) lays out its dense layers as
 # mlp_layer_types; vLLM's glm4_moe_lite.py and SGLang read first_k_dense_replace (GLM-4.7-Flash's config.json: 1),
 # the leading "dense" layers.
+# Qwen2-VL: the published vision_config names its input channels `in_chans` (Qwen/Qwen2-VL-7B-Instruct config.json:
+# 3), which SGLang's qwen2_vl.py vision tower reads; transformers 5.20.2's Qwen2VLVisionConfig names it in_channels.
+# (ERNIE-4.5-VL's default needs more published fields than its vision ones: pixel_hidden_size,
+# moe_layer_start_index … at the top, which transformers 5.x moved into text_config; Step-3.5's, beside
+# moe_layers_enum and use_moe_router_bias, need_fp32_gate and more: both left as they are.)
+
+
+def _qwen2_vl_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"vision_config": {**data["vision_config"], "in_chans": data["vision_config"]["in_channels"]}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Qwen2VLForConditionalGeneration": _qwen2_vl_published,
     "Glm4MoeLiteForCausalLM": lambda data: {
         "first_k_dense_replace": next(
             (i for i, kind in enumerate(data["mlp_layer_types"]) if kind != "dense"),
