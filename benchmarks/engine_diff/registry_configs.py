@@ -96,7 +96,18 @@ def _qwen2_vl_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"vision_config": {**data["vision_config"], "in_chans": data["vision_config"]["in_channels"]}}
 
 
+# GLM-4.1V: transformers' Glm4vTextConfig (5.20.2) has no attention_bias (its Glm4vTextAttention builds q/k/v with
+# bias=True), while a published text_config states it: transformers' models/glm4v/convert_glm4v_mgt_weights_to_hf.py
+# writes "attention_bias": add_qkv_bias (default True). vLLM's glm4.py reads getattr(config, "attention_bias",
+# False), SGLang's glm4.py getattr(…, True): the default states it as a checkpoint does.
+
+
+def _glm4v_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {"attention_bias": True, **data["text_config"]}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Glm4vForConditionalGeneration": _glm4v_published,
     "Qwen2VLForConditionalGeneration": _qwen2_vl_published,
     "Glm4MoeLiteForCausalLM": lambda data: {
         "first_k_dense_replace": next(
