@@ -106,7 +106,19 @@ def _glm4v_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {"attention_bias": True, **data["text_config"]}}
 
 
+# GLM-4.5V: Glm4vMoeTextConfig's defaults (transformers 5.20.2) are GLM-4.5V's text sizes (4,096 hidden, 46 layers,
+# 96 heads, 8 KV heads, 128 experts) but leave head_dim out, which vLLM reads (config.head_dim) and SGLang's
+# glm4_moe.py would take as 4,096 // 96 = 42; zai-org/GLM-4.5V's config.json text_config states head_dim 128. It
+# also states use_qk_norm (vLLM's glm4_moe.py reads config.use_qk_norm), which transformers'
+# models/glm4v_moe/convert_glm4v_moe_mgt_weights_to_hf.py writes as use_qk_norm, default False.
+
+
+def _glm4v_moe_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {"head_dim": 128, "use_qk_norm": False, **data["text_config"]}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Glm4vMoeForConditionalGeneration": _glm4v_moe_published,
     "Glm4vForConditionalGeneration": _glm4v_published,
     "Qwen2VLForConditionalGeneration": _qwen2_vl_published,
     "Glm4MoeLiteForCausalLM": lambda data: {
