@@ -5,14 +5,16 @@ Real configs: every JSON file under tests/data that is a model's config (it name
 order names it, a checkpoint's own file before a reconstructed one; a config and the ModelOpt file beside it
 count as one content). A reconstructed config (`*.RECONSTRUCTED.json`, `recon--*`: rebuilt from a checkpoint's
 published figures, not its file) is judged beside the real ones but left out of the held-out share. A class of the engines' registries is swept with the first real config naming it, else with
-the default config of its transformers config class (registry_runner.py `defaults`, written once under
-tests/data/engine_diff/registry/configs/ with its transformers version in SOURCES.md).
+the default config of its transformers config class, or of the config class the engine ships for the class's
+model (ENGINE_CONFIG_TYPES; registry_runner.py `defaults`, written once under tests/data/engine_diff/registry/configs/
+with its source in SOURCES.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,100 @@ NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none 
 DRAFT_TARGETS = {
     "sgl-project--SpecForge-llama3-70B-eagle3": "meta-llama--Llama-3.1-70B-Instruct",
     "sgl-project--SpecForge-qwen3-235B-A22B-eagle3": "Qwen--Qwen3-235B-A22B",
+}
+
+
+# Classes whose model's config class ships inside an engine (a remote-code model transformers does not know), or
+# whose own model_type is not kvtop's entry's: class -> (the engine whose venv makes the default, its model_type,
+# where the engine links the class to it). Only config classes whose defaults are a model the engine builds; the
+# others are in NO_DEFAULT with the reason.
+ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
+    "Alpamayo2Super": ("vllm", "alpamayo2_super",
+                       "vllm/model_executor/models/alpamayo2_super.py get_hf_config -> Alpamayo2SuperConfig"),
+    "DoryForCausalLM": ("vllm", "dory", "vllm/transformers_utils/configs/dory.py, the Dory architecture's config"),
+    "HfMoondream": ("vllm", "moondream3", "vllm/model_executor/models/moondream3.py imports Moondream3Config"),
+    "Moondream3ForCausalLM": ("vllm", "moondream3", "vllm/model_executor/models/moondream3.py imports Moondream3Config"),
+    "GigaChat35ForCausalLM": ("sglang", "gigachat3_5", "sglang/srt/models/gigachat35.py imports GigaChat35Config"),
+    "IQuestQ1ForCausalLM": ("sglang", "iquest_q1", "sglang/srt/configs/iquest_q1.py names the class"),
+    "Spark2_5ForCausalLM": ("sglang", "spark2_5", "sglang/srt/configs/spark2_5.py names the class"),
+    # kvtop's entry is step3p7's (the composite Step3p7Config); Step-3.5's own model_type is step3p5
+    "Step3p5ForCausalLM": ("vllm", "step3p5", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3p5 -> "
+                           "Step3p7TextConfig; transformers 5.20.2 maps step3p5 to the same class"),
+}  # fmt: skip
+
+# Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
+# carries the reason into docs/fidelity_registry.md's "no config at hand").
+NO_DEFAULT: dict[str, str] = {
+    "BailingMM2NativeForConditionalGeneration": "SGLang's BailingMM2Config leaves llm_config's intermediate_size None",
+    "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
+                                              "which vLLM's bailing_moe_v3.py refuses",
+    "DeepseekVL2ForCausalLM": "SGLang's DeepseekVL2Config sizes are None by default",
+    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config default text_config has no num_attention_heads",
+    "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
+                            "lacks; vLLM's and SGLang's Dots3 defaults differ",
+    "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
+    "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
+    "IsaacForConditionalGeneration": "vLLM reads the checkpoint's tokenizer (vision token), which a config folder lacks",
+    "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
+    "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
+                                      "(vLLM refuses it, SGLang fails on it)",
+    "MultiModalityCausalLM": "SGLang's MultiModalityConfig sizes are None by default",
+    "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
+}  # fmt: skip
+
+# Fields a real checkpoint's config.json carries and the engine reads that the transformers config class does not
+# define, derived from the default's own fields. Glm4MoeLiteConfig (transformers 5.20.2) lays out its dense layers as
+# mlp_layer_types; vLLM's glm4_moe_lite.py and SGLang read first_k_dense_replace (GLM-4.7-Flash's config.json: 1),
+# the leading "dense" layers.
+# Qwen2-VL: the published vision_config names its input channels `in_chans` (Qwen/Qwen2-VL-7B-Instruct config.json:
+# 3), which SGLang's qwen2_vl.py vision tower reads; transformers 5.20.2's Qwen2VLVisionConfig names it in_channels.
+# (ERNIE-4.5-VL's default needs more published fields than its vision ones: pixel_hidden_size,
+# moe_layer_start_index … at the top, which transformers 5.x moved into text_config; Step-3.5's, beside
+# moe_layers_enum and use_moe_router_bias, need_fp32_gate and more: both left as they are.)
+
+
+def _qwen2_vl_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"vision_config": {**data["vision_config"], "in_chans": data["vision_config"]["in_channels"]}}
+
+
+# GLM-4.1V: transformers' Glm4vTextConfig (5.20.2) has no attention_bias (its Glm4vTextAttention builds q/k/v with
+# bias=True), while a published text_config states it: transformers' models/glm4v/convert_glm4v_mgt_weights_to_hf.py
+# writes "attention_bias": add_qkv_bias (default True). vLLM's glm4.py reads getattr(config, "attention_bias",
+# False), SGLang's glm4.py getattr(…, True): the default states it as a checkpoint does.
+
+
+def _glm4v_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {"attention_bias": True, **data["text_config"]}}
+
+
+# GLM-4.5V: Glm4vMoeTextConfig's defaults (transformers 5.20.2) are GLM-4.5V's text sizes (4,096 hidden, 46 layers,
+# 96 heads, 8 KV heads, 128 experts) but leave head_dim out, which vLLM reads (config.head_dim) and SGLang's
+# glm4_moe.py would take as 4,096 // 96 = 42; zai-org/GLM-4.5V's config.json text_config states head_dim 128. It
+# also states use_qk_norm (vLLM's glm4_moe.py reads config.use_qk_norm), which transformers'
+# models/glm4v_moe/convert_glm4v_moe_mgt_weights_to_hf.py writes as use_qk_norm, default False.
+
+
+def _glm4v_moe_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {"head_dim": 128, "use_qk_norm": False, **data["text_config"]}}
+
+
+DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Glm4vMoeForConditionalGeneration": _glm4v_moe_published,
+    "Glm4vForConditionalGeneration": _glm4v_published,
+    "Qwen2VLForConditionalGeneration": _qwen2_vl_published,
+    "Glm4MoeLiteForCausalLM": lambda data: {
+        "first_k_dense_replace": next(
+            (i for i, kind in enumerate(data["mlp_layer_types"]) if kind != "dense"),
+            len(data["mlp_layer_types"]),
+        )
+    },
+}
+# Moondream3Config (vLLM configs/moondream3.py) builds text_config / vision_config from the checkpoint's `config`
+# object ({"text": …, "vision": …}) and its to_dict writes them back as plain dicts, which would replace the built
+# ones: the default is written as a checkpoint has it, without them.
+NOT_WRITTEN: dict[str, tuple[str, ...]] = {
+    "HfMoondream": ("text_config", "vision_config"),
+    "Moondream3ForCausalLM": ("text_config", "vision_config"),
 }
 
 

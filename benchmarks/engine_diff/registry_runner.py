@@ -19,19 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
-    """The default config of the class's model_type (transformers' own class, else vLLM's registry of configs
+    """The default config of the class's model_type (transformers' own class, else the engine's registry of configs
     transformers lacks), in bfloat16 (a config without a dtype would be read as float32), naming the class."""
     from transformers import AutoConfig
-    from transformers.models.auto import modeling_auto
 
-    if model_type is None:  # the model_type whose auto mapping names this class
-        for attr in dir(modeling_auto):
-            mapping = getattr(modeling_auto, attr)
-            if attr.endswith("_MAPPING_NAMES") and isinstance(mapping, dict):
-                found = [k for k, v in mapping.items() if v == class_name or (isinstance(v, tuple) and class_name in v)]
-                if found:
-                    model_type = found[0]
-                    break
+    if model_type is None or _is_sub_config(model_type):
+        model_type = _mapped_model_type(class_name) or model_type
     if model_type is None:
         raise LookupError("no model_type for this class in transformers' auto mappings")
     try:
@@ -43,12 +36,39 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     return data
 
 
+def _mapped_model_type(class_name: str) -> str | None:
+    """The model_type whose transformers auto mapping names this class."""
+    from transformers.models.auto import modeling_auto
+
+    for attr in dir(modeling_auto):
+        mapping = getattr(modeling_auto, attr)
+        if attr.endswith("_MAPPING_NAMES") and isinstance(mapping, dict):
+            found = [k for k, v in mapping.items() if v == class_name or (isinstance(v, tuple) and class_name in v)]
+            if found:
+                return str(found[0])
+    return None
+
+
+def _is_sub_config(model_type: str) -> bool:
+    """A transformers config class that is another's sub-config (`base_config_key`, e.g. Glm4vTextConfig's
+    "text_config"): a checkpoint's config.json is its composite's (kvtop's architecture entry may name the
+    text part's model_type, the one it plans from)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    return model_type in CONFIG_MAPPING and bool(getattr(CONFIG_MAPPING[model_type], "base_config_key", ""))
+
+
 def _engine_config(model_type: str) -> Any:
-    """A config class the engine registers itself for a model_type transformers does not know."""
+    """A config class the engine registers itself for a model_type transformers does not know (vLLM:
+    transformers_utils/config.py _CONFIG_REGISTRY; SGLang: utils/hf_transformers/common.py _CONFIG_REGISTRY,
+    imported behind sglang_standins' absent packages as the runner imports it)."""
     try:
         from vllm.transformers_utils.config import _CONFIG_REGISTRY
     except ImportError:
-        from sglang.srt.configs import __dict__ as _CONFIG_REGISTRY  # type: ignore[no-redef]
+        from sglang_standins import install_stand_ins
+
+        install_stand_ins("sm90")
+        from sglang.srt.utils.hf_transformers.common import _CONFIG_REGISTRY  # type: ignore[no-redef]
     found = _CONFIG_REGISTRY.get(model_type)
     if found is None:
         raise LookupError(f"transformers has no config class for model_type {model_type!r}")

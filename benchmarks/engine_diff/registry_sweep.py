@@ -30,6 +30,10 @@ from benchmarks.engine_diff.cases import FLAG_GPU, budget
 from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import (
     DEFAULT_CONFIGS,
+    DERIVED_FIELDS,
+    ENGINE_CONFIG_TYPES,
+    NO_DEFAULT,
+    NOT_WRITTEN,
     REGISTRY_DATA,
     ConfigFile,
     config_for_class,
@@ -154,27 +158,42 @@ def merge(engine: str, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+def _engine_defaults(engine: str, pairs: list[list[str | None]]) -> dict[str, Any]:
+    """registry_runner `defaults` in the engine's venv: {class: config or error}."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / f"defaults-{engine}-in.json").write_text(json.dumps(pairs))
+    spec = ENGINES[engine]
+    command = [str(ensure_venv(spec, spec.versions[0])), str(HERE / "registry_runner.py"), "defaults",
+               str(WORK / f"defaults-{engine}-in.json"), str(WORK / f"defaults-{engine}-out.json")]  # fmt: skip
+    subprocess.run(command, env=_env(spec), cwd=WORK, check=True)
+    return dict(json.loads((WORK / f"defaults-{engine}-out.json").read_text()))
+
+
 def write_defaults(engine: str) -> list[str]:
-    """The default config of each class kvtop plans that no real config names (transformers' config class)."""
+    """The default config of each class kvtop plans that no real config names: its transformers config class, in
+    `engine`'s venv, or the config class an engine ships for the class's model (ENGINE_CONFIG_TYPES), in that
+    engine's venv."""
     from kvtop.domain.architectures.registry import BY_CLASS_NAME
 
     have = config_for_class(real_configs() + default_configs())
     wanted = sorted({name for e in ENGINES if e in ("vllm", "sglang") for name, kind, _ in planned_classes(e)
                      if kind != "not_modelled" and name not in have})  # fmt: skip
-    pairs = [[name, BY_CLASS_NAME[name].model_type if name in BY_CLASS_NAME else None] for name in wanted]
-    WORK.mkdir(parents=True, exist_ok=True)
-    (WORK / "defaults-in.json").write_text(json.dumps(pairs))
-    spec = ENGINES[engine]
-    command = [str(ensure_venv(spec, spec.versions[0])), str(HERE / "registry_runner.py"), "defaults",
-               str(WORK / "defaults-in.json"), str(WORK / "defaults-out.json")]  # fmt: skip
-    subprocess.run(command, env=_env(spec), cwd=WORK, check=True)
-    made = json.loads((WORK / "defaults-out.json").read_text())
+    by_engine: dict[str, list[list[str | None]]] = {}
+    for name in wanted:
+        linked = ENGINE_CONFIG_TYPES.get(name)
+        model_type = linked[1] if linked else BY_CLASS_NAME[name].model_type if name in BY_CLASS_NAME else None
+        by_engine.setdefault(linked[0] if linked else engine, []).append([name, model_type])
+    made: dict[str, Any] = {}
+    for venv_engine, pairs in sorted(by_engine.items()):
+        made.update(_engine_defaults(venv_engine, pairs))
     DEFAULT_CONFIGS.mkdir(parents=True, exist_ok=True)
     failed = {}
     for name, data in made.items():
         if "error" in data and len(data) == 1:
-            failed[name] = data["error"]
+            failed[name] = f"the engine's config class: {NO_DEFAULT[name]}" if name in NO_DEFAULT else data["error"]
         else:
+            data.update(DERIVED_FIELDS[name](data) if name in DERIVED_FIELDS else {})
+            data = {key: value for key, value in data.items() if key not in NOT_WRITTEN.get(name, ())}
             (DEFAULT_CONFIGS / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     (REGISTRY_DATA / "no_config.json").write_text(json.dumps(failed, indent=1, sort_keys=True) + "\n")
     return sorted(made)

@@ -96,6 +96,11 @@ NOT_MODELLED: Mapping[str, str] = {
     "JetNemotronForCausalLM": "JetBlock linear attention (no entry)",
     "JetVLMForConditionalGeneration": "JetBlock linear attention (no entry)",
     "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
+    # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
+    # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
+    # and DoryForCausalLM raises "Dory currently supports tensor_parallel_size=1 only"
+    "DoryForCausalLM": "Dory's attention-only and MLP-only layers (layer_types) looped n_recurrent_loops times with "
+    "a KV cache per loop (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads them",
     "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
     "Glm5NextForCausalLM": "GLM-5-Next's layout (no entry yet)",
     "Glm5NextForConditionalGeneration": "GLM-5-Next's layout (no entry yet)",
@@ -125,7 +130,7 @@ GENERIC: frozenset[str] = frozenset({
     "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
-    "DoryForCausalLM", "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
+    "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HunYuanMoEV1ForCausalLM", "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
