@@ -5,6 +5,8 @@ meta build now answers, and its figures are those of the config's own arithmetic
   (host values: vllm_standins.HOST_VALUE_CLASSES).
 - InternVL3-1B-Pretrained: InternVL's processing info asks the tokenizer whether `<video>` is in its vocabulary, which
   `--skip-tokenizer-init` leaves out (tokenizer vocab: vllm_standins._VocabFreeTokenizer).
+- ChatGLMForConditionalGeneration: vLLM's own ChatGLMConfig defaults lack `original_rope` and (transformers 5.x)
+  `tie_word_embeddings`, which every published ChatGLM config.json carries (registry_runner.PUBLISHED_FIELDS).
 - sgl-project's DeepSeek-V4-*-FP8: model_type `deepseek_ref` is in neither transformers nor vLLM's config registry and
   the config names no code of its own (no auto_map): vLLM's own refusal, no longer a harness error.
 
@@ -76,6 +78,33 @@ def test_internvl3_builds_without_a_tokenizer_and_kvtop_plans_it_equal(tp: int) 
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert plan["stages"][0]["weights_bytes"] == sum(stage["param_bytes"].values())
     assert plan["bytes_per_token"] == 24 * spec["page_size_bytes"] // 16
+
+
+def _chatglm_bytes(tp: int) -> int:
+    """ChatGLM's parameters from its default config (registry/configs/ChatGLMForConditionalGeneration.json) and
+    chatglm.py's layers: query_key_value (no MQA: as many KV heads as heads), dense, dense_h_to_4h (two halves),
+    dense_4h_to_h split over TP; two RMSNorms of hidden a layer and the final one replicated; the embedding and the
+    untied output_layer split by vocab."""
+    c = json.loads((REGISTRY_DATA / "configs" / "ChatGLMForConditionalGeneration.json").read_text())
+    hidden, ffn, vocab = c["hidden_size"], c["ffn_hidden_size"], c["padded_vocab_size"]
+    assert c["multi_query_attention"] is False and c["tie_word_embeddings"] is False
+    split = (3 * hidden * hidden + hidden * hidden + 2 * hidden * ffn + ffn * hidden) // tp
+    return (c["num_layers"] * (split + 2 * hidden) + 2 * (vocab // tp) * hidden + hidden) * BF16
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_chatglm_builds_with_its_published_fields_and_kvtop_plans_it_equal(tp: int) -> None:
+    row = _row("default--ChatGLMForConditionalGeneration", tp)
+    assert row["status"] == "ok"
+    (stage,) = row["stages"]
+    assert sum(stage["param_bytes"].values()) == _chatglm_bytes(tp)  # TP 1: 14,248,517,632 B
+    (spec,) = stage[
+        "layer_specs"
+    ]  # 28 layers of 32 KV heads × kv_channels 128, K and V in bf16, 16 tokens a page
+    assert (spec["layers"], spec["page_size_bytes"]) == (28, 16 * 2 * 32 * 128 // tp * BF16)
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert plan["stages"][0]["weights_bytes"] == _chatglm_bytes(tp)
+    assert plan["bytes_per_token"] == 28 * spec["page_size_bytes"] // 16
 
 
 @pytest.mark.parametrize("config", ["sgl-project--DeepSeek-V4-Flash-FP8", "sgl-project--DeepSeek-V4-Pro-FP8"])
