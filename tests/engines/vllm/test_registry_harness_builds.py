@@ -113,3 +113,16 @@ def test_vllm_refuses_the_deepseek_ref_model_type(config: str, tp: int) -> None:
     row = _row(config, tp)
     assert row["status"] == "refused"
     assert "model type `deepseek_ref`" in row["message"]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_kimi_linear_default_config_is_refused_by_vllms_nope_only_mla(tp: int) -> None:
+    """Past Kimi-K3's GEMM-AR import (off sm100: vllm_standins.KIMI_K3_GEMM_AR), vLLM 0.33.0 builds Kimi-Linear with
+    the Kimi-K3 model code, whose decoder layer asserts `mla_use_nope` (kimi_k3/nvidia/model.py KimiDecoderLayer);
+    the default config does not set it, and vLLM's own KimiLinearConfig defaults it to False
+    (transformers_utils/configs/kimi_linear.py)."""
+    config = json.loads((REGISTRY_DATA / "configs" / "KimiLinearForCausalLM.json").read_text())
+    assert "mla_use_nope" not in config
+    row = _row("default--KimiLinearForCausalLM", tp)
+    assert row["status"] == "refused"
+    assert "NoPE-only" in row["message"]
