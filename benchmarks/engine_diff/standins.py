@@ -8,6 +8,8 @@ import functools
 import importlib.abc
 import importlib.machinery
 import inspect
+import json
+import os
 import textwrap
 import traceback
 import types
@@ -109,19 +111,38 @@ class EngineRefusal(Exception):
 # code repository, or a model_type that transformers and the engine's config registry do not know
 # (XiaomiMiMo/MiMo-7B-Base's `mimo`, whose configuration class ships with the checkpoint).
 CHECKPOINT_CODE_MISSING = ("trust_remote_code", "custom code", "Transformers does not recognize this architecture")
+UNKNOWN_MODEL_TYPE = "Transformers does not recognize this architecture"
+
+
+def _names_own_code(config_dir: str | None) -> bool:
+    """Whether the folder's config.json names configuration code of the checkpoint's own (`auto_map`); True
+    where the folder is not known (the harness cannot tell)."""
+    if config_dir is None:
+        return True
+    try:
+        with open(os.path.join(config_dir, "config.json")) as fh:
+            return "auto_map" in json.load(fh)
+    except (OSError, ValueError):
+        return True
+
+
 # … or the checkpoint's tokenizer, which the harness skips (`--skip-tokenizer-init`): a multimodal processor that
 # reads token ids from it (vLLM 0.33.0 InternVLChatModel's) stops there, where a real launch has one.
 TOKENIZER_MISSING = ("`skip_tokenizer_init=True`",)
 
 
-def refusal_or_harness_error(exc: BaseException, package: str) -> str:
+def refusal_or_harness_error(exc: BaseException, package: str, config_dir: str | None = None) -> str:
     """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
-    "harness-error" when a stand-in or this runner is the likely cause (not a result)."""
+    "harness-error" when a stand-in or this runner is the likely cause (not a result). A model type the
+    engine does not know in a config that names no code of its own (no `auto_map`: sgl-project's
+    DeepSeek-V4-*-FP8, model_type `deepseek_ref`) is refused: a hub checkout holds no code either."""
     if isinstance(exc, EngineRefusal):
         return "refused"
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
+    if in_engine and UNKNOWN_MODEL_TYPE in str(exc) and not _names_own_code(config_dir):
+        return "refused"
     if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING + TOKENIZER_MISSING):
         return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"

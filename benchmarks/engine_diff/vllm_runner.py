@@ -67,7 +67,13 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          the published class does (checkpoint_configs.py), registered before the cases fork.
   host-values            the engine's own functions whose small tensors a constructor reads back as
                          numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
-                         on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS).
+                         on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their
+                         own scalars back (XIELU: HOST_VALUE_CLASSES).
+  gemm-rs-ar             off sm100, VLLM_KIMI_K3_GEMM_AR is off: the engine's own check declines there, after
+                         importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
+  tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
+                         whether an optional special token is in its vocabulary (InternVL's `<video>`) gets an
+                         empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -128,6 +134,8 @@ STAND_INS = [
     "checkpoint-head",
     "checkpoint-config",
     "host-values",
+    "gemm-rs-ar",
+    "tokenizer-vocab",
     "load-rewires",
 ]
 
@@ -434,7 +442,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         out.update(
             status="refused"
             if isinstance(exc, CommandLineRefused)
-            else refusal_or_harness_error(exc, "vllm"),
+            else refusal_or_harness_error(exc, "vllm", case.get("dir")),
             error_type=type(exc).__name__,
             message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],

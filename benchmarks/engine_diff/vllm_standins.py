@@ -5,8 +5,10 @@ torch only; imported by vllm_runner.py inside the engine's venv."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 import types
 from typing import Any
@@ -34,6 +36,14 @@ COMPILED_OP_NAMESPACES = (
     "_deepselect_C",
     "deep_gemm",
 )
+
+
+# gemm-rs-ar: Kimi-K3's fused GEMM + all-reduce (VLLM_KIMI_K3_GEMM_AR, default on) imports its CuteDSL kernel
+# module (`import cutlass`, absent here) and then asks it whether it may run: 0.33.0
+# kernels/linear/cute_dsl/gemm_rs_ar.py maybe_init_gemm_rs_ar declines on any device that is not SM100-family
+# ("the device is not SM100-family"), so off sm100 the flag's off is the engine's own answer; no parameter
+# depends on it (kimi_k3/nvidia/model.py KimiMLP binds the kernel, holding none).
+KIMI_K3_GEMM_AR = "VLLM_KIMI_K3_GEMM_AR"
 
 
 class _EmptyModule(importlib.abc.Loader):
@@ -137,6 +147,8 @@ def install_import_stand_ins(gpu: str) -> Any:
     import torch.library
 
     sys.meta_path.insert(0, _CompiledExtensions())
+    if gpu != "sm100":  # gemm-rs-ar: see KIMI_K3_GEMM_AR
+        os.environ.setdefault(KIMI_K3_GEMM_AR, "0")
     for namespace in COMPILED_OP_NAMESPACES:
         setattr(torch.ops, namespace, _AbsentOp(namespace))
     register_fake = torch.library.register_fake
@@ -227,7 +239,37 @@ def install_import_stand_ins(gpu: str) -> Any:
     import vllm.model_executor.models.registry as registry
 
     registry._run_in_subprocess = lambda fn: fn()  # model-inspection
+    _install_tokenizer_vocab()
     return platform
+
+
+class _VocabFreeTokenizer:
+    """tokenizer-vocab: the tokenizer `--skip-tokenizer-init` leaves out, as a multimodal processor's info asks
+    it whether an optional special token is in its vocabulary (0.33.0 internvl.py ctx_video_token, read by
+    get_supported_mm_limits in ModelConfig.__post_init__): an empty vocabulary (the token is absent: no video
+    modality); every read recorded. No parameter or KV figure reads it."""
+
+    def get_vocab(self) -> dict[str, int]:
+        PLACEHOLDER_READS.add("tokenizer.get_vocab")
+        return {}
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
+
+
+def _install_tokenizer_vocab() -> None:
+    try:
+        from vllm.multimodal.processing.context import InputProcessingContext
+    except ImportError:  # older releases
+        return
+    own = InputProcessingContext.get_tokenizer
+
+    def get_tokenizer(self: Any) -> Any:
+        if self.tokenizer is None:
+            return _VocabFreeTokenizer()
+        return own(self)
+
+    InputProcessingContext.get_tokenizer = get_tokenizer  # type: ignore[method-assign]
 
 
 class _ProcessGroup:
@@ -307,6 +349,11 @@ def install_parallel_groups(tp: int, pp: int = 1, pp_rank: int = 0) -> None:
 # they are on `cuda` and read back. Bloom's and Falcon's ALiBi slopes (bloom.py / falcon.py
 # `_get_alibi_slopes`, 0.33.0), which BloomAttention / FalconAttention slice and pass to Attention.
 HOST_VALUE_FUNCTIONS = ("_get_alibi_slopes",)
+# ... and the engine's own classes whose constructor reads its own small tensors back as numbers: XIELU
+# (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
+# its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
+# so their bytes are the ones a GPU build holds).
+HOST_VALUE_CLASSES = (("vllm.model_executor.layers.activation", "XIELU"),)
 
 
 @contextlib.contextmanager
@@ -329,6 +376,19 @@ def host_values() -> Any:
 
             setattr(module, name, on_host)
             patched.append((module, name, original))
+    for module_name, class_name in HOST_VALUE_CLASSES:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):  # releases without the class
+            continue
+        init = cls.__init__
+
+        def init_on_host(self: Any, *args: Any, _init: Any = init, **kwargs: Any) -> None:
+            with torch.device("cpu"):
+                _init(self, *args, **kwargs)
+
+        cls.__init__ = init_on_host
+        patched.append((cls, "__init__", init))
     try:
         yield
     finally:

@@ -54,10 +54,12 @@ WEIGHT_LAYOUT_FIELDS: tuple[tuple[str, str], ...] = (
 
 # The experts' common names: how many (the first stated counts), how many a token takes, how many shared ones;
 # Aria's moe_num_experts / moe_topk / moe_num_shared_experts (vLLM 0.33.0 models/aria.py AriaTextMoELayer: every
-# layer, experts and each shared one intermediate_size wide, a router [experts, hidden] in the model dtype)
+# layer, experts and each shared one intermediate_size wide, a router [experts, hidden] in the model dtype);
+# Bailing's num_shared_experts (vLLM 0.33.0 models/bailing_moe.py BailingMoE: one shared MLP of
+# moe_intermediate_size × num_shared_experts, unless moe_shared_expert_intermediate_size is stated)
 EXPERT_COUNTS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
 PER_TOKEN = {"moe_num_experts": "moe_topk"}  # else num_experts_per_tok
-SHARED_COUNTS = ("n_shared_experts", "moe_num_shared_experts")
+SHARED_COUNTS = ("n_shared_experts", "moe_num_shared_experts", "num_shared_experts")
 
 
 def generic_entry(
