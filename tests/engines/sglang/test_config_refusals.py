@@ -67,3 +67,18 @@ def test_the_same_families_the_engine_builds_are_still_planned() -> None:
                  CONFIGS / "heldout" / "deepseek-ai--DeepSeek-V4-Flash.json"):  # fmt: skip
         assert {row["status"] for row in engine_rows(path.stem)} == {"ok"}
         plan(load_model(str(path)))
+
+
+def test_sglang_refuses_cohere2_vision_over_a_dense_text_config() -> None:
+    """The class default (transformers 5.19's Cohere2VisionConfig: a dense Cohere2 text config, no num_experts):
+    the sweep's SGLang rows are models/cohere2_moe.py's AttributeError at TP 1 and 2."""
+    name = "default--Cohere2VisionForConditionalGeneration"
+    rows = engine_rows(name)
+    assert sorted(row["tp"] for row in rows) == [1, 2]
+    assert all(row["status"] == "refused" and "num_experts" in row["message"] for row in rows)
+    path = REGISTRY / "configs" / "Cohere2VisionForConditionalGeneration.json"
+    assert "num_experts" not in json.loads(path.read_text())["text_config"]
+    model = load_model(str(path))
+    with pytest.raises(InputError) as refused:
+        plan(model)
+    assert refused.value.field == "num_experts"

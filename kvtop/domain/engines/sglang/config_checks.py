@@ -15,6 +15,8 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 - LlavaForConditionalGeneration with a CLIP tower: llava.py resolves CLIPVisionConfig to CLIPVisionModel, which
   SGLang does not register, so the Transformers backend builds it and reads `get_input_embeddings()
   .num_embeddings` of CLIP's patch Conv2d.
+- Cohere2VisionForConditionalGeneration over a dense Cohere2 text config: models/cohere2_vision.py always builds
+  Cohere2MoeForCausalLM, whose MoE block (models/cohere2_moe.py) reads `config.num_experts`.
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -49,6 +51,11 @@ CLIP_TOWER_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
         "models/llava.py _get_sgl_model_cls -> models/transformers.py (vocab from get_input_embeddings)"),
 ))  # fmt: skip
 CLIP_TOWER = "CLIPVisionConfig"
+MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"Cohere2VisionForConditionalGeneration"}),
+        "models/cohere2_vision.py builds Cohere2MoeForCausalLM (cohere2_moe.py reads config.num_experts)"),
+))  # fmt: skip
 
 
 def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
@@ -91,5 +98,12 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label} cannot build {arch} with a CLIP tower: SGLang registers no CLIPVisionModel, and its "
             "Transformers backend reads the tower's input embeddings as a vocabulary (CLIP's is a patch Conv2d)",
             field="vision_config.model_type",
+            source=model.source,
+        )
+    if model.moe is None and arch in MOE_ONLY_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot build {arch} over a dense text config: it always builds Cohere2MoeForCausalLM, "
+            "whose MoE block reads config.num_experts ('object has no attribute num_experts')",
+            field="num_experts",
             source=model.source,
         )
