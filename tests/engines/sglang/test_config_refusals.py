@@ -82,3 +82,20 @@ def test_sglang_refuses_cohere2_vision_over_a_dense_text_config() -> None:
     with pytest.raises(InputError) as refused:
         plan(model)
     assert refused.value.field == "num_experts"
+
+
+def test_sglang_refuses_a_text_only_gemma4() -> None:
+    """The class default of Gemma4ForCausalLM (gemma4_text, a per_layer_config: transformers 5.19 makes the config
+    heterogeneous): the sweep's SGLang rows are AmbiguousGlobalPerLayerAttributeError from get_config's parse at
+    TP 1 and 2; the multimodal Gemma-4 (google--gemma-4-26B-A4B) is built (rows ok) and planned."""
+    name = "default--Gemma4ForCausalLM"
+    rows = engine_rows(name)
+    assert sorted(row["tp"] for row in rows) == [1, 2]
+    assert all(row["status"] == "refused" and "per-layer attribute" in row["message"] for row in rows)
+    path = REGISTRY / "configs" / "Gemma4ForCausalLM.json"
+    assert "per_layer_config" in json.loads(path.read_text())
+    with pytest.raises(InputError) as refused:
+        plan(load_model(str(path)))
+    assert refused.value.field == "architectures"
+    assert {row["status"] for row in engine_rows("google--gemma-4-26B-A4B")} == {"ok"}
+    plan(load_model(str(CONFIGS / "heldout" / "google--gemma-4-26B-A4B.json")))

@@ -17,6 +17,11 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
   .num_embeddings` of CLIP's patch Conv2d.
 - Cohere2VisionForConditionalGeneration over a dense Cohere2 text config: models/cohere2_vision.py always builds
   Cohere2MoeForCausalLM, whose MoE block (models/cohere2_moe.py) reads `config.num_experts`.
+- Gemma4ForCausalLM (a text-only Gemma-4, model_type gemma4_text): HfModelConfigParser.parse
+  (utils/hf_transformers/config.py) asks `hasattr(config, key)` for each key of the text config, and transformers
+  5.19's Gemma4TextConfig is heterogeneous (per_layer_config: the class default and the Hub's gemma-4 text configs
+  alike), so `head_dim` raises AmbiguousGlobalPerLayerAttributeError, which hasattr does not catch. The
+  multimodal classes ask it of their outer config, which is not heterogeneous.
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -51,6 +56,10 @@ CLIP_TOWER_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
         "models/llava.py _get_sgl_model_cls -> models/transformers.py (vocab from get_input_embeddings)"),
 ))  # fmt: skip
 CLIP_TOWER = "CLIPVisionConfig"
+HETEROGENEOUS_TEXT_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"Gemma4ForCausalLM"}), "utils/hf_transformers/config.py HfModelConfigParser.parse"),
+))  # fmt: skip
 MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
     Era("0.5.23", frozenset({"Cohere2VisionForConditionalGeneration"}),
@@ -105,5 +114,12 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label} cannot build {arch} over a dense text config: it always builds Cohere2MoeForCausalLM, "
             "whose MoE block reads config.num_experts ('object has no attribute num_experts')",
             field="num_experts",
+            source=model.source,
+        )
+    if arch in HETEROGENEOUS_TEXT_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot read {arch}'s config: its parser asks hasattr(config, 'head_dim') of transformers "
+            "5.19's heterogeneous Gemma4TextConfig, which raises ('head_dim' is a per-layer attribute)",
+            field="architectures",
             source=model.source,
         )
