@@ -67,6 +67,10 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    class does (checkpoint_configs.py), registered before the cases fork.
   host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
                    tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack.
+
+Not a stand-in: engine-failures (sglang_config_failures.py) names the failures of SGLang's own code on what a
+config holds (read in its source, the same on any device) as refusals with their reason, and keeps a missing
+checkpoint modeling file a harness error.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ from typing import Any
 
 from checkpoint_configs import install_checkpoint_configs
 from isolation import IMPORTED, run_in_child, run_in_children, warm_imports
+from sglang_config_failures import classify
 from sglang_legacy import run_rank_legacy
 from sglang_standins import (
     build_model,
@@ -227,10 +232,13 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             text = str(exc).strip()
+            status = "refused" if isinstance(exc, SystemExit) else refusal_or_harness_error(exc, "sglang")
+            message = text.splitlines()[0][:600] if text else type(exc).__name__
+            status, message = classify(exc, case) or (status, message)  # engine-failures
             out.update(
-                status="refused" if isinstance(exc, SystemExit) else refusal_or_harness_error(exc, "sglang"),
+                status=status,
                 error_type=type(exc).__name__,
-                message=text.splitlines()[0][:600] if text else type(exc).__name__,
+                message=message[:600],
                 traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
             )
         finally:

@@ -21,7 +21,16 @@ GPUS = {
     "sm90": ((9, 0), "NVIDIA H100 80GB HBM3", 85_520_809_984, 132),
     "sm100": ((10, 0), "NVIDIA B200", 192_265_846_784, 148),
 }
-ABSENT_PACKAGES = ("torchvision", "torchao", "torchaudio", "quack", "cutlass", "deep_gemm", "sgl_kernel", "flashinfer")
+ABSENT_PACKAGES = (
+    "torchvision",
+    "torchao",
+    "torchaudio",
+    "quack",
+    "cutlass",
+    "deep_gemm",
+    "sgl_kernel",
+    "flashinfer",
+)
 # absent-packages: modules of those packages whose import SGLang guards with its own fallback: they fail
 # to import, as they do where the package is absent, so SGLang takes its fallback. `sgl_kernel.scalar_type`:
 # quantization/utils.py get_scalar_types() falls back to MockScalarTypes (names that compare equal); a
@@ -157,6 +166,11 @@ def group_shell(group_class: type, name: str, ranks: list[int], rank: int, proce
     group.device_group = process_group
     group.active_ranks = None
     group.active_ranks_cpu = None
+    # no custom all-reduce communicator (its __init__ builds one only on GPUs, `self.ca_comm = None` before): what
+    # the group holds at world size 1 or with custom all-reduce off. Its reader at build time, Kimi-K3's SP
+    # collective gate (0.5.23 layers/communication/k3_sp_collective.py _init_state), needs SM100/SM103 first:
+    # on the sweep's sm90 it falls back to NCCL whatever the communicator is.
+    group.ca_comm = None
     return group
 
 
@@ -216,7 +230,12 @@ def build_model(model_config: Any) -> Any:
     arguments: list[Any] = [model_config, load_config]
     if "quant_config" in inspect.signature(loader._initialize_model).parameters:  # 0.5.2x: the caller's
         arguments.append(loader._get_quantization_config(model_config, load_config))
-    with loader.set_default_torch_dtype(model_config.dtype), torch.device("meta"), cuda_to_meta(), host_linspace():
+    with (
+        loader.set_default_torch_dtype(model_config.dtype),
+        torch.device("meta"),
+        cuda_to_meta(),
+        host_linspace(),
+    ):
         return loader._initialize_model(*arguments)
 
 

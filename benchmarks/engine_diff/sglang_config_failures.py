@@ -1,0 +1,126 @@
+"""engine-failures (SGLang runner): the failures of SGLang's own code on what a config.json holds, which every
+launch of it meets on any device, told from a harness gap.
+
+The runner counts an AttributeError or TypeError raised in SGLang's code as a harness error (a stand-in may be the
+cause). The ones listed here were each read in SGLang 0.5.23's source (its pinned transformers 5.19.0): the value
+that fails comes from the config the engine parsed (transformers' config class, SGLang's config registry), never
+from a stand-in, so the launch's answer is a refusal with its reason. Each entry names the innermost SGLang file
+(under sglang/srt/) of the traceback, an SGLang function on it and the start of the exception's first line.
+
+Two more readings of a config the harness holds as a bare config.json (no checkpoint code):
+  - a model type neither transformers nor SGLang's config registry knows, in a config.json without `auto_map`:
+    no configuration code ships with the checkpoint, so `--trust-remote-code` has nothing to run: a refusal;
+  - the Transformers backend's "loading the custom model from auto_map failed": the checkpoint's modeling code
+    is absent from the config folder (a hub checkout has it): a harness limit, not the engine's answer.
+
+Imported inside the engine's venv (standard library only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+
+SGLANG_SOURCE = "/site-packages/sglang/srt/"
+
+# (innermost file under sglang/srt/, a function of SGLang's on the traceback, the exception's first line) -> what
+# SGLang reads and why it fails there (0.5.23)
+ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
+    ("models/gemma2.py", "__init__", "'Gemma2Config' object has no attribute 'hidden_act'"): (
+        "Gemma2DecoderLayer reads config.hidden_act; transformers 5.19's Gemma2Config holds hidden_activation only "
+        "and the config.json names no hidden_act"
+    ),
+    ("models/cohere2_moe.py", "__init__", "'Cohere2Config' object has no attribute 'num_experts'"): (
+        "Cohere2VisionForConditionalGeneration always builds Cohere2MoeForCausalLM, whose MoE block reads "
+        "config.num_experts; a dense Cohere2 text config has none"
+    ),
+    ("models/exaone4.py", "__init__", "object of type 'int' has no len()"): (
+        "Exaone4Attention takes len(config.sliding_window_pattern) (a pattern string such as 'LLLG'); "
+        "this config holds an int"
+    ),
+    ("models/exaone_moe.py", "stage_facts", "'ExaoneMoeConfig' object has no attribute 'is_moe_layer'"): (
+        "ExaoneMoe's stage_facts reads config.is_moe_layer, which this config does not hold"
+    ),
+    (
+        "utils/hf_transformers/config.py",
+        "parse",
+        "'head_dim' is a per-layer attribute and may vary across layers.",
+    ): (
+        "get_config's HfModelConfigParser.parse asks hasattr(config, 'head_dim') of a heterogeneous config: "
+        "transformers 5.19 raises AmbiguousGlobalPerLayerAttributeError, which hasattr does not catch"
+    ),
+    (
+        "configs/qwen3_next.py",
+        "layers_block_type",
+        "'Qwen3_5TextConfig' object has no attribute 'full_attention_interval'",
+    ): (
+        "Qwen3NextConfig.layers_block_type reads config.full_attention_interval; this config gives layer_types only"
+    ),
+    (
+        "configs/qwen3_next.py",
+        "layers_block_type",
+        "'Qwen3_5MoeTextConfig' object has no attribute 'full_attention_interval'",
+    ): (
+        "Qwen3NextConfig.layers_block_type reads config.full_attention_interval; this config gives layer_types only"
+    ),
+    ("configs/model_config.py", "get_hybrid_layer_ids", "'NoneType' object is not subscriptable"): (
+        "get_hybrid_layer_ids indexes the config's hybrid_layer_pattern (MiMo-V2), which this config does not hold"
+    ),
+    ("layers/rotary_embedding/factory.py", "get_rope", "unhashable type: 'dict'"): (
+        "MiMoV2 passes config.rope_scaling to get_rope; transformers 5.19's MiMoV2FlashConfig gives one rope dict "
+        "per layer type ({'full_attention': {...}, 'sliding_attention': {...}}), which get_rope's cache key cannot hash"
+    ),
+    (
+        "arg_groups/model_overrides/nemotron_h.py",
+        "_nemotron_h_overrides",
+        "'NemotronHConfig' object has no attribute 'quantization_config'",
+    ): (
+        "the NemotronH overrides read hf_config.quantization_config['quantized_layers'] for a MIXED_PRECISION "
+        "ModelOpt checkpoint (hf_quant_config.json); the config.json holds no quantization_config"
+    ),
+    ("models/mistral.py", "__init__", "'dict' object has no attribute 'pad_image_border'"): (
+        "Mistral3ForConditionalGeneration sets config.vision_config.pad_image_border; a top-level model type "
+        "'ministral3' (a text config class) leaves vision_config a plain dict"
+    ),
+    ("models/transformers.py", "__init__", "'Conv2d' object has no attribute 'num_embeddings'"): (
+        "LlavaForConditionalGeneration builds its CLIP vision tower with the Transformers backend (SGLang's registry "
+        "has no CLIPVisionModel), which reads get_input_embeddings().num_embeddings: CLIP's is its patch Conv2d"
+    ),
+}
+
+UNKNOWN_MODEL_TYPE = "Transformers does not recognize this architecture"
+MODELING_CODE_MISSING = "loading the custom model from auto_map failed"
+
+
+def _sglang_frames(exc: BaseException) -> tuple[str | None, set[str]]:
+    """The innermost SGLang file of the traceback and the SGLang functions on it."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if SGLANG_SOURCE in f.filename]
+    innermost = frames[-1].filename.split(SGLANG_SOURCE, 1)[1] if frames else None
+    return innermost, {f.name for f in frames}
+
+
+def _has_auto_map(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "config.json")) as fh:
+            return "auto_map" in json.load(fh)
+    except (OSError, ValueError):
+        return True  # unreadable: do not claim the checkpoint has no code
+
+
+def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None:
+    """(status, message) for a failure this module knows, else None (the runner's own classification)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    innermost, functions = _sglang_frames(exc)
+    for (file, function, message), why in ENGINE_FAILURES.items():
+        if file == innermost and function in functions and first.startswith(message):
+            return "refused", f"SGLang cannot build this config on any device: {why} ({first})"
+    if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
+        return "refused", (
+            "neither transformers nor SGLang's config registry knows the model type and the config.json has no "
+            f"auto_map (no configuration code to trust): {first}"
+        )
+    if MODELING_CODE_MISSING in text:
+        return "harness-error", f"the config folder holds no modeling code (a hub checkout has it): {first}"
+    return None

@@ -1,0 +1,125 @@
+"""Configs SGLang cannot build from what they hold, on any device (docs/engines/sglang.md §4.7), refused as the
+engine fails: each read in SGLang 0.5.23's source (with its pinned transformers 5.19.0) and seen in the registry
+sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses at TP 1 and 2).
+
+- A model type neither transformers nor SGLang's config registry knows, with no `auto_map` (no configuration code
+  ships to trust): AutoConfig's "Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4
+  FP8 configs say `deepseek_ref`; utils/hf_transformers/common.py registers `deepseek_v4`, not it).
+- MiMo-V2-Flash: MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
+  5.19's MiMoV2FlashConfig holds one rope dict per layer type, which get_rope's cache key cannot hash.
+- A MIXED_PRECISION ModelOpt NemotronH whose config.json holds no `quantization_config` (its layers in
+  hf_quant_config.json): the NemotronH overrides (arg_groups/model_overrides/nemotron_h.py) read
+  `hf_config.quantization_config["quantized_layers"]`.
+- Mistral3ForConditionalGeneration under a top-level model_type that is the text model's own (MLC's ministral3
+  preset): the config class leaves `vision_config` a dict and models/mistral.py sets `pad_image_border` on it.
+- LlavaForConditionalGeneration with a CLIP tower: llava.py resolves CLIPVisionConfig to CLIPVisionModel, which
+  SGLang does not register, so the Transformers backend builds it and reads `get_input_embeddings()
+  .num_embeddings` of CLIP's patch Conv2d.
+- Cohere2VisionForConditionalGeneration over a dense Cohere2 text config: models/cohere2_vision.py always builds
+  Cohere2MoeForCausalLM, whose MoE block (models/cohere2_moe.py) reads `config.num_experts`.
+- Gemma4ForCausalLM (a text-only Gemma-4, model_type gemma4_text): HfModelConfigParser.parse
+  (utils/hf_transformers/config.py) asks `hasattr(config, key)` for each key of the text config, and transformers
+  5.19's Gemma4TextConfig is heterogeneous (per_layer_config: the class default and the Hub's gemma-4 text configs
+  alike), so `head_dim` raises AmbiguousGlobalPerLayerAttributeError, which hasattr does not catch. The
+  multimodal classes ask it of their outer config, which is not heterogeneous.
+Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import InputError
+from kvtop.domain.model import ModelSpec
+
+_NOT_CHECKED = "not checked before 0.5.23"
+# model types AutoConfig (transformers 5.19.0) and SGLang's _CONFIG_REGISTRY both lack, seen in real configs
+UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"deepseek_ref"}), "utils/hf_transformers/common.py _CONFIG_REGISTRY (deepseek_v4 only)"),
+))  # fmt: skip
+ROPE_DICT_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"MiMoV2FlashForCausalLM"}), "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope"),
+))  # fmt: skip
+MIXED_QUANT_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Omni_Reasoning_V3"}),
+        "arg_groups/model_overrides/nemotron_h.py _nemotron_h_overrides"),
+))  # fmt: skip
+DICT_VISION_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"Mistral3ForConditionalGeneration"}), "models/mistral.py: pad_image_border"),
+))  # fmt: skip
+CLIP_TOWER_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"LlavaForConditionalGeneration"}),
+        "models/llava.py _get_sgl_model_cls -> models/transformers.py (vocab from get_input_embeddings)"),
+))  # fmt: skip
+CLIP_TOWER = "CLIPVisionConfig"
+HETEROGENEOUS_TEXT_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"Gemma4ForCausalLM"}), "utils/hf_transformers/config.py HfModelConfigParser.parse"),
+))  # fmt: skip
+MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), _NOT_CHECKED),
+    Era("0.5.23", frozenset({"Cohere2VisionForConditionalGeneration"}),
+        "models/cohere2_vision.py builds Cohere2MoeForCausalLM (cohere2_moe.py reads config.num_experts)"),
+))  # fmt: skip
+
+
+def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
+    """Raise InputError where SGLang `version` cannot build the model from this config (see the module docstring)."""
+    label, arch, stated = version.label, model.architecture, model.config_model_type or model.model_type
+    if stated in UNKNOWN_MODEL_TYPES_ERAS.at(version) and not model.auto_map_models:
+        raise InputError(
+            f"SGLang {label} cannot read model_type {stated!r}: neither transformers 5.19 nor SGLang's config registry "
+            "knows it and the config has no auto_map ('Transformers does not recognize this architecture')",
+            field="model_type",
+            source=model.source,
+        )
+    if arch in ROPE_DICT_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot build {arch}: it hands config.rope_scaling to get_rope, and transformers 5.19's "
+            "config class holds one rope dict per layer type ('unhashable type: dict')",
+            field="rope_parameters",
+            source=model.source,
+        )
+    quant = model.quant
+    mixed_from_file = quant.scheme == "modelopt" and bool(quant.mixed) and quant.source != model.source
+    if mixed_from_file and arch in MIXED_QUANT_CONFIG_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label}'s {arch} overrides read config.json's quantization_config['quantized_layers'] for a "
+            "MIXED_PRECISION ModelOpt checkpoint; this config.json has none (its layers are in "
+            "hf_quant_config.json): 'object has no attribute quantization_config'",
+            field="quantization_config",
+            source=model.source,
+        )
+    if model.text_config_of_own_type and arch in DICT_VISION_CONFIG_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot build {arch}: model_type {stated!r} is the text model's own config class, which "
+            "leaves vision_config a dict, and the model sets pad_image_border on it",
+            field="model_type",
+            source=model.source,
+        )
+    tower = model.tower
+    if tower is not None and tower.config_class == CLIP_TOWER and arch in CLIP_TOWER_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot build {arch} with a CLIP tower: SGLang registers no CLIPVisionModel, and its "
+            "Transformers backend reads the tower's input embeddings as a vocabulary (CLIP's is a patch Conv2d)",
+            field="vision_config.model_type",
+            source=model.source,
+        )
+    if model.moe is None and arch in MOE_ONLY_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot build {arch} over a dense text config: it always builds Cohere2MoeForCausalLM, "
+            "whose MoE block reads config.num_experts ('object has no attribute num_experts')",
+            field="num_experts",
+            source=model.source,
+        )
+    if arch in HETEROGENEOUS_TEXT_CLASSES_ERAS.at(version):
+        raise InputError(
+            f"SGLang {label} cannot read {arch}'s config: its parser asks hasattr(config, 'head_dim') of transformers "
+            "5.19's heterogeneous Gemma4TextConfig, which raises ('head_dim' is a per-layer attribute)",
+            field="architectures",
+            source=model.source,
+        )

@@ -1,0 +1,103 @@
+"""The registry sweep's SGLang rows that say the engine cannot build a config (benchmarks/engine_diff/
+sglang_config_failures.py): each reason's premise holds in the config the engine was given, and a failure a
+stand-in causes is never taken for the engine's answer.
+
+The rows are SGLang 0.5.23's own answers (tests/data/engine_diff/registry/sglang-0.5.23.json, the sweep run on
+meta); the premises are read from the config files themselves (tests/data/configs, the class defaults under
+tests/data/engine_diff/registry/configs), not from the harness.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.engine_diff.registry_configs import default_configs, real_configs
+from benchmarks.engine_diff.registry_sweep import load_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+CANNOT = "SGLang cannot build this config on any device"
+
+
+def _rows(config: str) -> list[dict[str, Any]]:
+    rows = [r for r in load_rows("sglang", "0.5.23") if r["config"] == config]
+    assert sorted(r["tp"] for r in rows) == [1, 2], config
+    return rows
+
+
+def _config(name: str) -> dict[str, Any]:
+    path = {c.name: c.path for c in real_configs() + default_configs()}[name]
+    return dict(json.loads(Path(path).read_text()))
+
+
+def _refused_for(config: str, words: str) -> None:
+    for row in _rows(config):
+        assert row["status"] == "refused", (config, row["tp"], row["status"])
+        assert row["message"].startswith(CANNOT) and words in row["message"], row["message"][:200]
+
+
+def test_gemma2_without_hidden_act_is_refused_where_sglang_reads_it() -> None:
+    """models/gemma2.py Gemma2DecoderLayer reads config.hidden_act; MLC's preset states hidden_activation only."""
+    config = _config("mlc--gemma2_2b-jpn")
+    assert "hidden_act" not in config and config["hidden_activation"] == "gelu_pytorch_tanh"
+    _refused_for("mlc--gemma2_2b-jpn", "config.hidden_act")
+
+
+def test_qwen3_5_text_configs_without_full_attention_interval_are_refused() -> None:
+    """configs/qwen3_next.py layers_block_type reads full_attention_interval; the transformers defaults give
+    layer_types (32 layers, every 4th full) and no interval; the published Qwen3.5 configs state both."""
+    for name in ("default--Qwen3_5ForCausalLM", "default--Qwen3_5MoeForCausalLM"):
+        config = _config(name)
+        assert "full_attention_interval" not in config and config["layer_types"][3] == "full_attention"
+        _refused_for(name, "full_attention_interval")
+    published = _config("Qwen--Qwen3.5-27B")["text_config"]
+    assert published["full_attention_interval"] == 4
+
+
+def test_exaone4_with_an_int_pattern_is_refused() -> None:
+    """models/exaone4.py takes len(config.sliding_window_pattern): the transformers default holds the int 4."""
+    assert _config("default--Exaone4ForCausalLM")["sliding_window_pattern"] == 4
+    _refused_for("default--Exaone4ForCausalLM", "len(config.sliding_window_pattern)")
+
+
+def test_nemotron_mixed_precision_without_config_quantization_is_refused() -> None:
+    """arg_groups/model_overrides/nemotron_h.py reads hf_config.quantization_config for MIXED_PRECISION ModelOpt."""
+    name = "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
+    assert "quantization_config" not in _config(name)
+    quant = {c.name: c for c in real_configs()}[name].quant_file()
+    assert (
+        quant is not None
+        and json.loads(Path(quant).read_text())["quantization"]["quant_algo"] == "MIXED_PRECISION"
+    )
+    _refused_for(name, "quantization_config")
+
+
+def test_a_model_type_no_one_knows_without_checkpoint_code_is_refused() -> None:
+    """sgl-project's DeepSeek-V4 FP8 configs: model type deepseek_ref, no auto_map (SGLang registers deepseek_v4)."""
+    for name in ("sgl-project--DeepSeek-V4-Flash-FP8", "sgl-project--DeepSeek-V4-Pro-FP8"):
+        config = _config(name)
+        assert config["model_type"] == "deepseek_ref" and "auto_map" not in config
+        for row in _rows(name):
+            assert row["status"] == "refused" and "no auto_map" in row["message"]
+
+
+def test_missing_checkpoint_modeling_code_stays_a_harness_error() -> None:
+    """InternLM v1 has no SGLang class: the Transformers backend needs the checkpoint's modeling_internlm.py,
+    which a config folder lacks: not the engine's answer."""
+    assert "auto_map" in _config("internlm--internlm-20b")
+    for row in _rows("internlm--internlm-20b"):
+        assert row["status"] == "harness-error" and "no modeling code" in row["message"]
+
+
+def test_a_stand_ins_failure_is_not_taken_for_the_engines() -> None:
+    """A shell's missing field raised inside SGLang's code is no config failure (the runner's own rule stands)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks" / "engine_diff"))
+    from sglang_config_failures import classify
+
+    try:
+        raise AttributeError("stand-in model-runner (ModelRunner without __init__) does not hold 'foo'")
+    except AttributeError as exc:
+        assert classify(exc, {"dir": str(ROOT)}) is None
