@@ -124,3 +124,16 @@ def test_sglangs_marlin_wna16_act_order_indices_are_not_in_the_loaded_weights(mo
     row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("moonshotai--Kimi-K2.5", 1))
     emptied = 60 * 384 * (7168 + 2048) * 2 * 4
     assert row["stages"][0]["param_bytes"]["language_model"] == 595_904_229_376 - emptied == 594_205_536_256
+
+
+def test_ovis_llm_child_is_the_language_model() -> None:
+    # vLLM 0.33.0's Ovis (ovis.py) builds the language model as `llm`, beside `visual_tokenizer` and `vte`: the
+    # committed registry row of AIDC-AI--Ovis2-34B (held-out wave 2) holds, at TP 1, llm 65,527,752,704 B (its
+    # Qwen2.5-32B: 32,763,876,352 parameters in bf16) and 3,546,980,332 + 671,088,640 B of tower and table
+    from benchmarks.engine_diff.architectures import _language_bytes
+    from benchmarks.engine_diff.registry_judge import EQUAL, judge
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    rows = {r["tp"]: r for r in load_rows("vllm", "0.33.0") if r["config"] == "AIDC-AI--Ovis2-34B"}
+    assert _language_bytes(rows[1]["stages"][0]["param_bytes"]) == (65_527_752_704, 3_546_980_332 + 671_088_640)
+    assert [judge("vllm", "0.33.0", rows[tp]).verdict for tp in (1, 2)] == [EQUAL, EQUAL]
