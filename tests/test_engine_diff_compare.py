@@ -137,3 +137,21 @@ def test_ovis_llm_child_is_the_language_model() -> None:
     rows = {r["tp"]: r for r in load_rows("vllm", "0.33.0") if r["config"] == "AIDC-AI--Ovis2-34B"}
     assert _language_bytes(rows[1]["stages"][0]["param_bytes"]) == (65_527_752_704, 3_546_980_332 + 671_088_640)
     assert [judge("vllm", "0.33.0", rows[tp]).verdict for tp in (1, 2)] == [EQUAL, EQUAL]
+
+
+def test_laguna_real_configs_are_equal_on_both_engines() -> None:
+    # Held-out wave 2's poolside Laguna configs against the committed registry rows. vLLM 0.33.0 (models/laguna.py):
+    # Laguna-XS.2-FP8 at TP 1 holds 35,313,001,424 B of parameters (tests/domain/test_laguna.py per tensor) and an
+    # fp8 KV cache, auto read from the checkpoint's kv_cache_scheme (layers/attention/attention.py): pages of
+    # 32,768 B per 16 tokens, 8 KV heads × 128 × 2 × 1 B = 2,048 B a layer a token. SGLang 0.5.23 (models/laguna.py):
+    # 40,894,464 B more for its fp32 LagunaMoEGate (39 × 256 × 2,048 × 2 B) and its k/v scales (40 × 2 × 4 B):
+    # 35,353,895,488 B; its cell 139,264 B in bf16, the model keeping no quant_config for auto to read
+    from benchmarks.engine_diff.registry_judge import EQUAL, judge
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    for engine, version in (("vllm", "0.33.0"), ("sglang", "0.5.23")):
+        rows = [r for r in load_rows(engine, version) if r["config"].startswith("poolside--Laguna")]
+        assert len(rows) == 4
+        assert {judge(engine, version, row).verdict for row in rows} == {EQUAL}
+    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("poolside--Laguna-XS.2-FP8", 1))
+    assert (sum(row["stages"][0]["param_bytes"].values()), row["cell_size"]) == (35_353_895_488, 139_264)
