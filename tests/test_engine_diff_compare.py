@@ -124,3 +124,34 @@ def test_sglangs_marlin_wna16_act_order_indices_are_not_in_the_loaded_weights(mo
     row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("moonshotai--Kimi-K2.5", 1))
     emptied = 60 * 384 * (7168 + 2048) * 2 * 4
     assert row["stages"][0]["param_bytes"]["language_model"] == 595_904_229_376 - emptied == 594_205_536_256
+
+
+def test_ovis_llm_child_is_the_language_model() -> None:
+    # vLLM 0.33.0's Ovis (ovis.py) builds the language model as `llm`, beside `visual_tokenizer` and `vte`: the
+    # committed registry row of AIDC-AI--Ovis2-34B (held-out wave 2) holds, at TP 1, llm 65,527,752,704 B (its
+    # Qwen2.5-32B: 32,763,876,352 parameters in bf16) and 3,546,980,332 + 671,088,640 B of tower and table
+    from benchmarks.engine_diff.architectures import _language_bytes
+    from benchmarks.engine_diff.registry_judge import EQUAL, judge
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    rows = {r["tp"]: r for r in load_rows("vllm", "0.33.0") if r["config"] == "AIDC-AI--Ovis2-34B"}
+    assert _language_bytes(rows[1]["stages"][0]["param_bytes"]) == (65_527_752_704, 3_546_980_332 + 671_088_640)
+    assert [judge("vllm", "0.33.0", rows[tp]).verdict for tp in (1, 2)] == [EQUAL, EQUAL]
+
+
+def test_laguna_real_configs_are_equal_on_both_engines() -> None:
+    # Held-out wave 2's poolside Laguna configs against the committed registry rows. vLLM 0.33.0 (models/laguna.py):
+    # Laguna-XS.2-FP8 at TP 1 holds 35,313,001,424 B of parameters (tests/domain/test_laguna.py per tensor) and an
+    # fp8 KV cache, auto read from the checkpoint's kv_cache_scheme (layers/attention/attention.py): pages of
+    # 32,768 B per 16 tokens, 8 KV heads × 128 × 2 × 1 B = 2,048 B a layer a token. SGLang 0.5.23 (models/laguna.py):
+    # 40,894,464 B more for its fp32 LagunaMoEGate (39 × 256 × 2,048 × 2 B) and its k/v scales (40 × 2 × 4 B):
+    # 35,353,895,488 B; its cell 139,264 B in bf16, the model keeping no quant_config for auto to read
+    from benchmarks.engine_diff.registry_judge import EQUAL, judge
+    from benchmarks.engine_diff.registry_sweep import load_rows
+
+    for engine, version in (("vllm", "0.33.0"), ("sglang", "0.5.23")):
+        rows = [r for r in load_rows(engine, version) if r["config"].startswith("poolside--Laguna")]
+        assert len(rows) == 4
+        assert {judge(engine, version, row).verdict for row in rows} == {EQUAL}
+    row = next(r for r in load_rows("sglang", "0.5.23") if (r["config"], r["tp"]) == ("poolside--Laguna-XS.2-FP8", 1))
+    assert (sum(row["stages"][0]["param_bytes"].values()), row["cell_size"]) == (35_353_895_488, 139_264)

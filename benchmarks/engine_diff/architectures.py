@@ -35,8 +35,10 @@ def clip(text: str) -> str:
 # Top-level children of an engine's model that hold the language model (the rest: towers, projectors).
 # `output`: InternLM2ForCausalLM's LM head (`self.output = ParallelLMHead(...)`, vLLM 0.33.0 / SGLang 0.5.23
 # internlm2.py).
+# `llm`: vLLM 0.33.0 ovis.py / ovis2_5.py / minicpmv.py build the language model as `self.llm`
+# (init_vllm_registered_model) beside the tower (visual_tokenizer / vpm) and the visual embedding table (vte)
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
-                     "output")  # fmt: skip
+                     "output", "llm")  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",

@@ -18,7 +18,7 @@ Absent fields are `None` here; the family's class defaults are applied afterward
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AliasChoices,
@@ -145,6 +145,9 @@ class TextConfig(FamilyFields):
     moe_layer_freq: PerLayerCount | None = None
     interleave_moe_layer_step: Layers | None = None
     mlp_layer_types: LayerNames | None = None  # AXK1, Laguna: "dense" / "sparse" per layer (transformers v5)
+    # Laguna: query heads per layer (its sliding layers more than its full ones); a per-head output gate (g_proj)
+    num_attention_heads_per_layer: Annotated[list[Heads], Field(max_length=MAX_LAYERS)] | None = None
+    gating: Flag | Literal["per-head", "per-element"] | None = None
     intermediate_size_mlp: Intermediate | None = None
     # multi-head latent attention (DeepSeek) and its sparse indexer
     kv_lora_rank: Dim | None = None

@@ -64,6 +64,9 @@ class KvStorage(BaseModel):
     # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
     fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
+    # … except for these classes, whose model object holds no `quant_config` for the engine to read it from
+    # (SGLang 0.5.23 kv_cache_dtype.configure_kv_cache_dtype reads getattr(model, "quant_config"))
+    checkpoint_kv_unread_by: frozenset[str] = frozenset()
     # … and reads it from hf_quant_config.json where config.json's MIXED_PRECISION block states no KV algorithm
     # (`QuantSpec.quant_file_kv_cache_quant_algo`: SGLang falls back to the file, vLLM does not)
     reads_mixed_quant_file_kv: bool = False
@@ -126,7 +129,8 @@ def _requested_format(requested: str, model: ModelSpec, storage: KvStorage, gpu_
     if requested == "auto":
         dsa = model.attention_kind is AttentionKind.DSA
         checkpoint_first = not (dsa and storage.dsa_default_before_checkpoint)
-        if checkpoint_first and storage.honours_checkpoint_kv_dtype and _checkpoint_kv(model, storage) == "FP8":
+        honoured = storage.honours_checkpoint_kv_dtype and model.architecture not in storage.checkpoint_kv_unread_by
+        if checkpoint_first and honoured and _checkpoint_kv(model, storage) == "FP8":
             return "fp8_e4m3"
         if dsa and gpu_key(gpu_name) in storage.auto_fp8_dsa_gpus:
             return "fp8_e4m3"

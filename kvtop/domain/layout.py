@@ -53,6 +53,9 @@ class StageParts(BaseModel):
     # the MoE router's matrix in the model dtype though the architecture's entry keeps it fp32 (SGLang 0.5.23's
     # MiniMax-M3 gate, built bf16 under SGLANG_OPT_USE_BF16_ROUTER_GEMM: engines/sglang/layer_build.py)
     router_model_dtype: bool = False
+    # … or in fp32 though the entry keeps it in the model dtype (SGLang 0.5.23's Laguna: LagunaMoEGate's weight
+    # torch.float32, where vLLM 0.33.0's GateLinear is bf16: engines/sglang/router_dtype.py)
+    router_fp32: bool = False
     # the DSA indexer's weights_proj width where the engine's class builds it otherwise than the model dtype (SGLang
     # 0.5.6.post2: fp32, "for convenience"); None: the model dtype
     index_weights_bytes: int | None = None

@@ -159,6 +159,7 @@ class BodyShape(BaseModel):
     lm_head_bias: bool = False
     final_norm: bool = True
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
+    head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
     embedding_norm: bool = False  # a norm right after the embedding (BLOOM word_embeddings_layernorm)
     positions_offset: int = 0  # rows of a learned position table beyond max_position_embeddings (OPT: 2)
     # the input norm exists only with the layer's attention and the post-attention norm only with its MLP
@@ -298,6 +299,8 @@ class ModelSpec(BaseModel):
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
     # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)
     config_sliding_window: int | None = None
+    # the config states a sliding window (> 0), whatever its layers (SGLang 0.5.23 takes Laguna as hybrid SWA by it)
+    sliding_window_stated: bool = False
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

@@ -19,6 +19,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.quant_schema import (
     CompressedWeights,
     HfQuantConfig,
+    KvCacheScheme,
     ModeloptQuant,
     Producer,
     QuantizationConfig,
@@ -319,7 +320,9 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
         return _bitsandbytes(qc, source, prefix)
     if method == "compressed-tensors":
         spec = _compressed_tensors(qc, source, prefix)
-        return spec.model_copy(update={"kv_scheme_stated": True}) if qc.kv_cache_scheme is not None else spec
+        if qc.kv_cache_scheme is None:
+            return spec
+        return spec.model_copy(update={"kv_scheme_stated": True, "kv_cache_quant_algo": _ct_kv_algo(qc.kv_cache_scheme)})
     if method == "quark":
         weight = qc.global_quant_config.weight if qc.global_quant_config else None
         if weight is not None and (weight.dtype or "").startswith("fp8"):
@@ -345,6 +348,16 @@ def _hybrid_fp8(qc: QuantizationConfig, source: str, prefix: str) -> QuantSpec:
     experts = _modelopt(ModeloptQuant(quant_algo=qc.moe_quant_algo, group_size=qc.group_size), source,
                         f"{prefix}moe_quant_algo.", kv=False)  # fmt: skip
     return fp8.model_copy(update={"routed_experts": experts})
+
+
+def _ct_kv_algo(scheme: str | KvCacheScheme) -> str | None:
+    """A compressed-tensors checkpoint's KV dtype: static symmetric per-tensor FP8 scales are an FP8 cache in both
+    engines ("auto" read as fp8: vLLM 0.33.0 layers/attention/attention.py for any stated scheme; SGLang 0.5.23
+    CompressedTensorsConfig.kv_cache_quant_algo, only for this one, `is_supported_scheme`); None for the rest."""
+    if isinstance(scheme, str) or scheme.type != "float" or scheme.num_bits != 8:
+        return None
+    static = scheme.strategy == "tensor" and scheme.symmetric is not False and not scheme.dynamic
+    return "FP8" if static else None
 
 
 def _kv_algo(block: ModeloptQuant) -> str | None:

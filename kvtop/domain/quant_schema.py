@@ -51,6 +51,9 @@ class KvCacheScheme(ConfigSection):
 
     num_bits: Bits | None = None
     type: Name | None = None
+    strategy: Name | None = None  # compressed-tensors: "tensor" (one scale), "attn_head", …
+    dynamic: Flag | Name | None = None  # true, false, or a word ("local")
+    symmetric: Flag | None = None
 
 
 class ModeloptQuant(ConfigSection):

@@ -129,6 +129,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
     q_params = g.heads * hd
     rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
+    if m.body.head_gate:  # g_proj: a gate per head (Laguna; vLLM ColumnParallelLinear(hidden, heads))
+        rank.matrix("attention", g.heads, h, tp, names)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
@@ -306,7 +308,9 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("shared_experts", h, moe.shared_intermediate_size, lay.tp, shared_names, row_scale_shards=1)
         if moe.shared_expert_gate:
             rank.vector("shared_experts", h)
-    router_fp32 = moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)
+    router_fp32 = (moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)) or bool(
+        rank.parts is not None and rank.parts.router_fp32
+    )
     rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
     hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
     if hashed:

@@ -131,14 +131,17 @@ def test_axk1_experts_follow_mlp_layer_types_with_a_third_norm() -> None:
     assert book("AXK1ForCausalLM", tp=2).total_bytes == 519_990_592_512
 
 
-def test_laguna_generic_reading_refuses_its_gate_projection_by_name() -> None:
-    """LagunaForCausalLM has no entry; vLLM 0.33.0 (models/laguna.py LagunaAttention) builds self_attn.g_proj.weight
-    [48, 2048] on each of its 40 layers where config.gating is true (7,864,320 B at TP 1 in its meta build), which a
-    Llama-shaped reading would drop: the generic reading stops at `gating` and names it."""
-    config = json.loads((REGISTRY_CONFIGS / "LagunaForCausalLM.json").read_text())
-    with pytest.raises(UnsupportedModelError) as refused:
-        model_from_config(config, source="LagunaForCausalLM")
-    assert refused.value.field == "gating"
+def test_laguna_entry_counts_its_gate_projection() -> None:
+    """LagunaForCausalLM's entry (table_moe.py; once refused by the generic reading at `gating`): vLLM 0.33.0
+    (models/laguna.py LagunaAttention) builds self_attn.g_proj.weight [48, 2048] on each of its 40 layers where
+    config.gating is true (7,864,320 B at TP 1); the meta build of LagunaConfig's defaults holds model
+    65,968,929,792 B + lm_head 411,041,792 B at TP 1, 33,005,108,224 + 205,520,896 B at TP 2
+    (tests/data/engine_diff/registry/vllm-0.33.0.json, default--LagunaForCausalLM)."""
+    assert book("LagunaForCausalLM").total_bytes == 65_968_929_792 + 411_041_792
+    assert book("LagunaForCausalLM", tp=2).total_bytes == 33_005_108_224 + 205_520_896
+    assert next(r.bytes for r in book("LagunaForCausalLM").rows if r.component == "attention") == 40 * (
+        (48 + 2 * 8) * 128 * 2048 + 2048 * 48 * 128 + 48 * 2048
+    ) * 2
 
 
 def test_aria_generic_reading_counts_its_experts() -> None:

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from kvtop.domain.engines.sglang import architectures as sglang_architectures
+from kvtop.domain.engines.vllm import architectures as vllm_architectures
 from kvtop.domain.errors import InputError
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
@@ -86,8 +87,9 @@ def test_kimi_vl_moonvit_equals_moonvit3d_of_transformers() -> None:
 
 def test_kimi_vl_tower_by_hand_at_moonlight_width() -> None:
     """At Kimi-VL-A3B's 2,048-wide language model the projector's linear_2 is 4,608 × 2,048 + 2,048. vLLM splits
-    the blocks (wqkv/fc0 with their biases, wo/fc1) over TP (QKVParallelLinear, MLP2 Column/Row); SGLang
-    kimi_vl_moonvit.py splits the attention only (MLP2 nn.Linear, whole); the projector is whole in both."""
+    the blocks (wqkv/fc0 with their biases, wo/fc1) over TP (QKVParallelLinear, MLP2 Column/Row), and so does
+    SGLang 0.5.23's kimi_vl_moonvit.py (VisionAttention; MLP2 with use_tensor_parallel: Column/Row, unlike its
+    kimi_k25.py's whole MLP2); the projector is whole in both."""
     w, m, d, t = 1152, 4304, 27, 2048
     blocks = d * (4 * w * w + 3 * w + 2 * w * m + m)
     whole = 3 * 14 * 14 * w + w + 64 * 64 * w + d * (2 * 2 * w + 2 * w) + 2 * w
@@ -95,8 +97,23 @@ def test_kimi_vl_tower_by_hand_at_moonlight_width() -> None:
     model = model_from_config(_kimi_vl({"hidden_size": t}))
     assert model.tower is not None and model.tower.params == whole + blocks == 447_545_840
     assert model.tower.params_per_rank(4) == whole + blocks / 4
-    mlps = d * (2 * w * m + m)
-    assert model.tower.params_per_rank(4, sglang_architectures.TOWER_SPLIT) == whole + mlps + (blocks - mlps) / 4
+    assert model.tower.params_per_rank(4, sglang_architectures.TOWER_SPLIT) == whole + blocks / 4
+
+
+# moonshotai/Kimi-VL-A3B-Instruct (held-out wave 2), its vision_tower and multi_modal_projector as the engines build
+# them on the meta device (registry rows in tests/data/engine_diff/registry/, registry_sweep.py: bf16 bytes per
+# rank of TP rank 0): vLLM 0.33.0 and SGLang 0.5.23 alike, 833,732,064 + 61,359,616 B at TP 1 and
+# 422,452,080 + 61,359,616 B at TP 2 (SGLang's kimi_vl_moonvit.py splits MLP2 as vLLM's moonvit.py does)
+KIMI_VL_A3B_TOWER_BYTES = {1: 833_732_064 + 61_359_616, 2: 422_452_080 + 61_359_616}
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_kimi_vl_a3b_tower_is_the_engines_meta_build(tp: int) -> None:
+    path = HELDOUT / "wave2" / "moonshotai--Kimi-VL-A3B-Instruct.json"
+    model = model_from_config(json.loads(path.read_text()))
+    assert model.tower is not None
+    for split in (sglang_architectures.TOWER_SPLIT, vllm_architectures.TOWER_SPLIT):
+        assert model.tower.params_per_rank(tp, split) * 2 == KIMI_VL_A3B_TOWER_BYTES[tp]
 
 
 def test_kimi_vl_other_vision_model_keeps_the_note() -> None:

@@ -353,6 +353,13 @@ EXAONE_MOE: dict[str, DefaultValue] = {
     "sliding_window": 4096, "sliding_window_pattern": 4, "num_experts": 64, "num_experts_per_tok": 8,
     "moe_intermediate_size": 1024, "first_k_dense_replace": 1, "num_shared_experts": 1
 }  # fmt: skip
+# LagunaConfig — models/laguna/configuration_laguna.py (its defaults as transformers 5.20 writes them out)
+LAGUNA: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 48, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 100352, "intermediate_size": 8192, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 512, "num_experts": 256,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "gating": True
+}  # fmt: skip
 # AfmoeConfig — models/afmoe/configuration_afmoe.py
 AFMOE: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim":

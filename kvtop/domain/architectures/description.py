@@ -52,6 +52,8 @@ class Attention:
     sinks: bool = False  # a learned sink logit per head (gpt-oss)
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
+    head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
+    heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
 
 
 @dataclass(frozen=True)

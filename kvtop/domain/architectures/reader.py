@@ -121,6 +121,7 @@ def read_architecture(
                 and (f.flag(arch.final_norm_field) if arch.final_norm_field else True),
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
+                "head_gate": _head_gate(f, arch.attention.head_gate_field),
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
@@ -152,6 +153,8 @@ def read_architecture(
         facts["num_kv_heads"] = max(attending, default=kv_heads)
     if arch.per_layer_config_field is not None and f.get(arch.per_layer_config_field):
         facts["layer_geometry"] = _per_layer_head_dims(f, arch.per_layer_config_field, facts)
+    if arch.attention.heads_per_layer_field is not None and f.get(arch.attention.heads_per_layer_field):
+        facts["layer_geometry"] = _per_layer_heads(f, arch.attention.heads_per_layer_field, facts)
     if arch.per_layer_input_field is not None:
         facts["per_layer_input_stated"] = f.get(arch.per_layer_input_field) is not None
     if arch.per_layer_input_field is not None and f.opt(arch.per_layer_input_field):
@@ -250,6 +253,7 @@ def _layer_kinds(f: Fields, arch: Architecture, layers: int) -> tuple[LayerKind,
 
 def _window(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     kinds = facts["layer_attention"]
+    facts["sliding_window_stated"] = bool(f.get(arch.window_field))
     if LayerKind.SLIDING in kinds:
         field = "attention_chunk_size" if arch.chunked_local else arch.window_field
         window = f.opt(field)
@@ -283,6 +287,30 @@ def _per_layer_head_dims(f: Fields, field: str, facts: dict[str, Any]) -> tuple[
             layer = int(key)
             geometry[layer] = geometry[layer].model_copy(update={"head_dim": head_dim, "v_head_dim": head_dim})
     return tuple(geometry)
+
+
+def _head_gate(f: Fields, field: str | None) -> bool:
+    """A gate per head (g_proj heads × hidden): vLLM 0.33.0 models/laguna.py builds it where `gating` is true or
+    "per-head"; "per-element" (a gate per head dimension, heads × head_dim wide) is not read: refused by name."""
+    value = f.get(field) if field else None
+    if value == "per-element":
+        raise UnsupportedModelError("a per-element attention output gate is not modelled", field=f.prefix + str(field),
+                                    source=f.source)  # fmt: skip
+    return value is True or value == "per-head"
+
+
+def _per_layer_heads(f: Fields, field: str, facts: dict[str, Any]) -> tuple[AttentionGeometry, ...]:
+    """Each layer's query heads from a list (Laguna: 48 on its full layers, 64 on its sliding ones; vLLM 0.33.0
+    models/laguna.py sizes qkv_proj, o_proj and g_proj by `num_attention_heads_per_layer[layer_idx]`)."""
+    heads = f.per_layer(field, facts["num_layers"])
+    own = facts.get("layer_geometry") or (
+        AttentionGeometry(heads=facts["num_attention_heads"], kv_heads=facts["num_kv_heads"],
+                          head_dim=facts["head_dim"], v_head_dim=facts["v_head_dim"]),
+    ) * facts["num_layers"]  # fmt: skip
+    for count, shape in zip(heads, own, strict=True):
+        if count % shape.kv_heads:
+            raise f.error(field, f"{shape.kv_heads} KV heads cannot serve {count} heads")
+    return tuple(shape.model_copy(update={"heads": count}) for count, shape in zip(heads, own, strict=True))
 
 
 def _kind_geometry(

@@ -24,6 +24,7 @@ from kvtop.domain.architectures.moe_rules import (
     FirstDense,
     IndexRange,
     Interleaved,
+    LayerTypes,
     Moe,
     Shared,
     SparseOnly,
@@ -125,6 +126,14 @@ MOE: tuple[Architecture, ...] = (
       ("GraniteMoeSharedForCausalLM", "GraniteMoeSWAForCausalLM"),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size",
               shared=Shared(size_field="shared_intermediate_size"))),
+    # Laguna (poolside): per-head q/k norms and an output gate per head (g_proj, `gating`), query heads per layer
+    # (num_attention_heads_per_layer), sliding layers from layer_types; experts where mlp_layer_types says
+    # "sparse", one shared expert (shared_expert_intermediate_size), the bf16 router with an fp32
+    # e_score_correction_bias (vLLM 0.33.0 models/laguna.py LagunaAttention, LagunaMoE)
+    A("laguna", "LagunaConfig", tf("laguna"), m.LAGUNA, ("LagunaForCausalLM",),
+      attention=Attention(qk_norm=True, head_gate_field="gating", heads_per_layer_field="num_attention_heads_per_layer"),
+      moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size"), placement=LayerTypes(),
+              router_bias=True)),
     # ERNIE 4.5 MoE: experts over an index range; biases where use_bias; the gate in fp32 with a bias
     A("ernie4_5_moe", "Ernie4_5_MoeConfig", tf("ernie4_5_moe"), m.ERNIE4_5_MOE, ("Ernie4_5_MoeForCausalLM",),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),

@@ -107,6 +107,9 @@ class Tower:
     position_table: bool = True  # a learned table of num_position_embeddings rows
     mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
     deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
+    # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
+    # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
+    block_mlp_split: bool = False
 
 
 def read_tower(
@@ -145,7 +148,9 @@ def read_tower(
         return towers_minimax.minimax_vl(values, mini, around, text_hidden, tower.config_class, tower.source)
     if tower.kind == "moon_vit":
         moon = validated(towers_moon.MoonVitFields, vision_config, source=source, prefix="vision_config.")
-        return towers_moon.moon_vit(moon, text_hidden, tower.config_class, tower.source)
+        return towers_moon.moon_vit(
+            moon, text_hidden, tower.config_class, tower.source, mlp_split_everywhere=tower.block_mlp_split
+        )
     if tower.kind == "intern_vl_hf":
         hf = validated(towers_intern.InternVlVisionFields, vision_config, source=source, prefix="vision_config.")
         ratio = validated(towers_intern.InternChatFields, outer, source=source)
@@ -327,10 +332,12 @@ KIMI_K25 = Tower(
 # layers MoonViT3d has (a biased Conv2d patch, a height × width × width table, blocks of two LayerNorms, wqkv/wo
 # and fc0/fc1 biased, a final LayerNorm; QKVParallelLinear, Row, Column, Row: split over TP, the heads dividing
 # by it or vLLM stops) and kimi_vl.py's KimiVLMultiModalProjector the same patch merger (ReplicatedLinear, whole);
-# SGLang kimi_vl_moonvit.py splits the attention (VisionAttention) and builds MLP2 nn.Linear (whole)
+# SGLang 0.5.23 kimi_vl_moonvit.py splits the attention (VisionAttention) and the block MLP alike
+# (MoonVitEncoderLayer builds MLP2 with use_tensor_parallel = not use_data_parallel: Column/RowParallelLinear),
+# unlike its kimi_k25.py (MLP2 whole): meta-built at TP 2, 422,452,080 B of vision_tower per rank in both engines
 KIMI_VL = Tower(
     "MoonViTConfig", "Kimi-VL remote code (MoonVitPretrainedModel, KimiVLMultiModalProjector); vLLM moonvit.py, kimi_vl.py",
-    kind="moon_vit", vision_model_types=frozenset({"moonvit"}),
+    kind="moon_vit", vision_model_types=frozenset({"moonvit"}), block_mlp_split=True,
 )  # fmt: skip
 
 # Phi-3-vision / Phi-3.5-vision: vLLM phi3v.py's CLIP ViT-L/14-336, HD separators and img_projection (towers_phi)

@@ -9,7 +9,8 @@ linear_2 (→ the language model's width), with biases, both ReplicatedLinear (w
 bias) and fc0 (with its bias) are column-parallel, wo and fc1 row-parallel (their biases whole), all only where
 the heads divide by TP (`is_vit_use_data_parallel(num_heads)`: else the tower runs whole on every rank).
 SGLang 0.5.23's kimi_k25.py splits the attention alike (VisionAttention) but builds the MLP2 nn.Linear (whole):
-`head_split_mlp_params`, kept whole where the engine's TowerSplit says `block_mlp_whole`.
+`head_split_mlp_params`, kept whole where the engine's TowerSplit says `block_mlp_whole`; its kimi_vl.py (Kimi-VL's
+MoonViT, kimi_vl_moonvit.py) splits that MLP with the heads (`use_tensor_parallel`), so Kimi-VL's has none.
 Kimi-K3's variants (RMSNorms, no biases, a wider qkv, `patchmergerv2`) are not this reading: None, said.
 """
 
@@ -44,8 +45,16 @@ class MoonVitFields(ConfigSection):
     qkv_hidden_size: Hidden | None = None
 
 
-def moon_vit(fields: MoonVitFields, text_hidden: int, config_class: str, source: str) -> TowerSpec | None:
-    """The tower and projector's parameters (None where the config is one of Kimi-K3's variants)."""
+def moon_vit(
+    fields: MoonVitFields,
+    text_hidden: int,
+    config_class: str,
+    source: str,
+    *,
+    mlp_split_everywhere: bool = False,
+) -> TowerSpec | None:
+    """The tower and projector's parameters (None where the config is one of Kimi-K3's variants); the block MLPs
+    split with the heads in every engine where `mlp_split_everywhere` (Kimi-VL's MoonViT)."""
     k3 = (fields.mm_projector_type != "patchmerger" or fields.norm_type != "layernorm" or not fields.attn_bias
           or not fields.linear_bias or not fields.patch_embed_proj_bias or fields.qkv_hidden_size is not None)  # fmt: skip
     if k3:
@@ -58,5 +67,5 @@ def moon_vit(fields: MoonVitFields, text_hidden: int, config_class: str, source:
     mlps = depth * (width * mlp + mlp + mlp * width)  # fc0 (with its bias) and fc1
     blocks = depth * (3 * width * width + 3 * width + width * width) + mlps
     return TowerSpec(params=whole + blocks, tp_split_params=0, head_split_params=blocks, heads=fields.heads,
-                     head_split_mlp_params=mlps, config_class=config_class, source=source)  # fmt: skip
+                     head_split_mlp_params=0 if mlp_split_everywhere else mlps, config_class=config_class, source=source)  # fmt: skip
 

@@ -43,6 +43,7 @@ class SglangRules(SglangBudget, EngineBase):
         fp4_dequant_workspace=True,  # §6.1: one shared FP8 dequant row per token
         ds_mla_on_fp8_dsa=True,  # §6.1: FP8 KV on a DSA model is the 656 B latent (raw 576 B under trtllm)
         honours_checkpoint_kv_dtype=True,  # §10: `auto` follows kv_cache_quant_algo FP8
+        checkpoint_kv_unread_by=frozenset({"LagunaForCausalLM"}),  # §10: models/laguna.py keeps no quant_config
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
         compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
         pool_holds_no_op_layers=True,  # §6.1: the cell counts the stage's layers, DeciLM's no-op blocks too

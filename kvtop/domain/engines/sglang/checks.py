@@ -76,7 +76,7 @@ PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (hybrid_swa.py's list,
 # less DeepSeek-V4, whose window kvtop reads as compressed attention, Beam, hybrid only with a sliding layer, and
-# Laguna, hybrid only where sliding_window is stated, which kvtop's reading does not keep): HybridSWAPoolConfigurator
+# Laguna, hybrid only where sliding_window is stated: HYBRID_BY_WINDOW): HybridSWAPoolConfigurator
 # asserts "Hybrid SWA model must have at least one SWA layer" (model_executor/pool_configurator.py) unless
 # --disable-hybrid-swa-memory. 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum).
 NOT_BY_CLASS_ALONE = ("BeamForCausalLM", "LagunaForCausalLM", "DeepseekV4")
@@ -212,9 +212,17 @@ def _check_plain_gptq(inputs: EngineInputs) -> None:
         )
 
 
+# Laguna is hybrid SWA where its config states a sliding_window (is_hybrid_swa_model: `getattr(hf_text_config,
+# "sliding_window", 0)`), whatever its layer_types: transformers' LagunaConfig defaults (window 512, every layer
+# full) meet the same assertion (the registry sweep's default--LagunaForCausalLM rows: the engine refuses)
+HYBRID_BY_WINDOW = ("LagunaForCausalLM",)
+
+
 def _check_hybrid_swa_layers(inputs: EngineInputs) -> None:
     model = inputs.model
-    if model.architecture not in _hybrid_by_class(inputs.version):
+    by_window = model.architecture in HYBRID_BY_WINDOW and model.sliding_window_stated
+    listed = era_for(HYBRID_SWA_ARCHS_ERAS, inputs.version).value or frozenset()
+    if model.architecture not in _hybrid_by_class(inputs.version) and not (by_window and model.architecture in listed):
         return
     if inputs.settings.disable_hybrid_swa_memory or model.layers_of(LayerKind.SLIDING):
         return

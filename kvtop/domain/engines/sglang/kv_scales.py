@@ -6,7 +6,8 @@ k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant c
 attn_mha, deepseek_v2.py), DeepseekV4 (attn_mqa, deepseek_v4.py), MiniMaxM2, Llama and NemotronH (its attention layers, nemotron_h.py) pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
 Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config
 too (a null kv_cache_quant_algo reads "auto"), ModelOpt's FP8 config only with a kv_cache_quant_algo
-(modelopt_quant.py `from_config`). Checked against the classes built on meta (docs/fidelity.md, reading A9 before
+(modelopt_quant.py `from_config`), a compressed-tensors config only with a static per-tensor FP8 kv_cache_scheme
+(CompressedTensorsKVCacheMethod; Laguna, models/laguna.py). Checked against the classes built on meta (docs/fidelity.md, reading A9 before
 this rule); earlier releases are not checked, so the book's count stands for them.
 """
 
@@ -29,13 +30,15 @@ KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV3
              "Gemma4ForCausalLM": 1, "Gemma4ForConditionalGeneration": 1,
              "Qwen3_5ForCausalLM": 1, "Qwen3_5MoeForCausalLM": 1, "Qwen3_5ForConditionalGeneration": 1,
              "Qwen3_5MoeForConditionalGeneration": 1,
-             "NemotronHForCausalLM": 1, "DeepseekV4ForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
+             "NemotronHForCausalLM": 1, "DeepseekV4ForCausalLM": 1, "LagunaForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
 
 
 def _kv_method(quant: QuantSpec) -> bool:
     """Whether the checkpoint's quant config gives a RadixAttention its KV cache method (k/v scales)."""
     if quant.scheme in ("fp8", "quark"):  # Fp8Config, QuarkConfig: QuarkKVCacheMethod on every RadixAttention
         return True
+    if quant.scheme == "compressed-tensors":  # CompressedTensorsKVCacheMethod, for static per-tensor FP8 only
+        return quant.kv_cache_quant_algo == "FP8"
     if quant.scheme == "modelopt":
         # MIXED_PRECISION too, with no KV algorithm stated: Qwen3.6-35B-A3B-NVFP4's 10 full-attention layers hold
         # k/v scales in the 0.5.23 meta build (the sweep's language_model 80 B above kvtop's without them)

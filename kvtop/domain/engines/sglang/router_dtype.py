@@ -13,10 +13,18 @@ from kvtop.domain.layout import StageParts
 from kvtop.domain.model import ModelSpec
 
 MODEL_DTYPE_ROUTERS = frozenset({"Ernie4_5_MoeForCausalLM"})
+# SGLang 0.5.23's Laguna (models/laguna.py LagunaMoEGate, absent from 0.5.6.post2) holds its gate weight [experts,
+# hidden] in torch.float32, where vLLM 0.33.0 (models/laguna.py GateLinear) and the entry keep it in the model
+# dtype: meta-built, Laguna-XS.2's 39 MoE layers hold 39 × 256 × 2048 × 2 B = 40,894,464 B more in SGLang
+FP32_ROUTERS = frozenset({"LagunaForCausalLM"})
 
 
 def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
-    """`parts` with the router in the model dtype where SGLang's class builds it so."""
-    if model.architecture not in MODEL_DTYPE_ROUTERS or model.moe is None:
+    """`parts` with the router in the model dtype, or in fp32, where SGLang's class builds it so."""
+    if model.moe is None:
+        return parts
+    if model.architecture in FP32_ROUTERS:
+        return parts.model_copy(update={"router_fp32": True})
+    if model.architecture not in MODEL_DTYPE_ROUTERS:
         return parts
     return parts.model_copy(update={"router_model_dtype": True, "router_bias_model_dtype": True})
