@@ -93,7 +93,9 @@ def read_config(
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:
         update["speculative_draft"] = f"{architecture} (model_type {stated_type!r}) is not modelled by kvtop: {why}"
-    tower = entry.tower or TOWERS_BY_OUTER_TYPE.get(outer.model_type or "")
+    # the outer model_type's tower first: a wrapper over a shared text entry with a tower of its own (MiniCPM-V 4.6
+    # over Qwen3.5's text entry, whose Qwen ViT would misread MiniCPM's SigLIP section)
+    tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
     read = None
     section = config.get(tower.section) if tower is not None else None
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names

@@ -30,7 +30,14 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from kvtop.domain.architectures import towers_intern, towers_minimax, towers_moon, towers_phi, towers_vit
+from kvtop.domain.architectures import (
+    towers_intern,
+    towers_minicpm,
+    towers_minimax,
+    towers_moon,
+    towers_phi,
+    towers_vit,
+)
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -94,9 +101,9 @@ class Tower:
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
-    # (towers_phi)
+    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v"] = "qwen"
+                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -110,6 +117,7 @@ class Tower:
     # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
     block_mlp_split: bool = False
+    drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
 
 
 def read_tower(
@@ -124,6 +132,11 @@ def read_tower(
             raise InputError(f"must name a layer of the CLIP's 24 (got {image.layer_idx})",
                              field=f"{tower.section}.layer_idx", source=source)  # fmt: skip
         return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "minicpm_v":
+        vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
+        wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
+        return towers_minicpm.minicpm_v(vision, wrapper, tower.drop_last_layer, text_hidden, tower.config_class,
+                                        tower.source)  # fmt: skip
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
@@ -353,10 +366,21 @@ MINIMAX_M3 = Tower(
     kind="minimax_vl",
 )  # fmt: skip
 
+# MiniCPM-V 4.6 and 4.7 over Qwen3.5's text entry: vLLM 0.33.0 minicpmv4_6.py, minicpmv4_7.py (towers_minicpm)
+_MINICPM_SOURCE = "transformers models/{} (vision config); vLLM 0.33.0 {}.py, idefics2_vision_model.py"
+MINICPM_V4_6 = Tower(
+    "MiniCPMV4_6VisionConfig", _MINICPM_SOURCE.format("minicpmv4_6", "minicpmv4_6"), kind="minicpm_v",
+    drop_last_layer=True,
+)  # fmt: skip
+MINICPM_V4_7 = Tower(
+    "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
+)
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
+    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7,
 }  # fmt: skip
