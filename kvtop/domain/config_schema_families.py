@@ -96,6 +96,7 @@ class FamilyFields(ConfigSection):
     qk_layernorm: Flag | None = None  # StableLM 2
     qk_norm: Flag | None = None  # Apertus
     attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
+    num_loops: Layers | None = None  # Nanbeige-4.2: passes over the tied layers, KV per pass
     multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
     multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
     multi_query_group_num: Heads | None = None

@@ -312,13 +312,15 @@ def kv_book(
 
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     pools: list[KvPool] = []
-    full_layers = [i for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    passes = range(model.kv_passes)  # a looped model's attention layers keep KV once per pass (Nanbeige)
+    full_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    sliding_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.SLIDING]
     no_op = [i for i in layers if model.layer_attention[i] is LayerKind.NONE and not model.has_state(i)]
     plain = not any(model.layer_attention[i] is LayerKind.SLIDING or model.has_state(i) for i in layers)
     held_no_op = len(no_op) if storage.pool_holds_no_op_layers and plain and full_layers else 0
     # drafts an engine stores as extra full layers (docs/engines: the draft's KV beside the target's)
     as_layers = draft_layers if storage.draft_kv_as_layers and full_layers else 0
-    for name, members in (("full", full_layers), ("swa", [i for i in layers if model.layer_attention[i] is LayerKind.SLIDING])):
+    for name, members in (("full", full_layers), ("swa", sliding_layers)):
         if not members:
             continue
         each = [layer_bytes(i) for i in members]

@@ -295,6 +295,9 @@ class ModelSpec(BaseModel):
     moe: MoeSpec | None = None
     layer_attention: tuple[LayerKind, ...]
     layer_mlp: tuple[MlpKind, ...]
+    # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
+    # num_attention_layers = layers × passes): the KV book counts each attention layer this many times
+    kv_passes: int = 1
     sliding_window: int | None = None
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
     # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)

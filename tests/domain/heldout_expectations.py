@@ -124,4 +124,7 @@ def kv_bytes_per_token(cfg: dict[str, Any]) -> int:
     t = text_section(cfg)
     layers = (t.get("num_hidden_layers") or t.get("num_layers") or t.get("n_layer")
               or len(t.get("layers_block_type") or []))  # fmt: skip
-    return sum(_layer_bytes(t, i) for i in _attention_layers(t, layers)) + _index_key_bytes(t)
+    # a looped model keeps KV per pass over its weight-tied layers (Nanbeige num_loops: SGLang 0.5.23
+    # configs/model_config.py num_attention_layers = num_hidden_layers × num_loops)
+    passes = t.get("num_loops") or 1
+    return passes * sum(_layer_bytes(t, i) for i in _attention_layers(t, layers)) + _index_key_bytes(t)

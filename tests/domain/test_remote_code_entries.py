@@ -66,12 +66,31 @@ def test_exaone3_reads_num_layers_and_builds_as_sglang() -> None:
         assert sum(pool.bytes_per_token for pool in book.pools) == cell
 
 
-def test_nanbeige_loops_are_refused_by_name() -> None:
+def test_nanbeige_loops_keep_kv_per_pass_and_weights_once() -> None:
     """Nanbeige-4.2-3B runs its 22 layers twice (num_loops 2), each pass with KV of its own: SGLang 0.5.23's
-    cell is 180,224 B per token at TP 1 (44 × 8 KV heads × 128 × 2 × 2 B; the registry row), twice what its
-    22 layers give. kvtop does not model the loops, so it refuses, naming the field."""
+    cell is 180,224 B per token at TP 1 and 90,112 at TP 2 (44 × 8 KV heads × 128 × K and V × 2 B, over TP; the
+    registry rows, tests/data/engine_diff/registry/sglang-0.5.23.json: nanbeige.py builds a RadixAttention per
+    loop, layer_id + loop × 22). Its weights are the 22 layers once: the rows' meta-built param_bytes, lm_head
+    1,020,788,736 + model 7,318,812,672 B at TP 1, 510,394,368 + 3,659,544,576 B at TP 2."""
+    model, _ = params("Nanbeige--Nanbeige4.2-3B")
+    assert (model.num_layers, model.kv_passes) == (22, 2)
+    for tp, cell, engine_weights in ((1, 180_224, 1_020_788_736 + 7_318_812_672),
+                                     (2, 90_112, 510_394_368 + 3_659_544_576)):  # fmt: skip
+        book = kv_book(model, ParallelLayout(tp=tp), range(model.num_layers), "bf16", KvStorage())
+        assert sum(pool.bytes_per_token for pool in book.pools) == cell
+        weights = weights_book(model, ParallelLayout(tp=tp), range(22), first_stage=True, last_stage=True)
+        assert weights.total_bytes == engine_weights
+
+
+def test_nanbeige_loops_are_refused_on_vllm_by_name() -> None:
+    """vLLM 0.33.0 has no class of its own (registry.py: the Transformers backend, which creates one Attention per
+    num_hidden_layers, base.py _create_attention_instances): kvtop does not plan the loops there, naming the field."""
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+    from kvtop.domain.engines.vllm.config_checks import check_config
+
+    model, _ = params("Nanbeige--Nanbeige4.2-3B")
     with pytest.raises(UnsupportedModelError) as err:
-        params("Nanbeige--Nanbeige4.2-3B")
+        check_config(model, ResolvedVersion(text="0.33.0", source=VersionSource.FLAG))
     assert err.value.field == "num_loops"
 
 

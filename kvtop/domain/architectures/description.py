@@ -178,5 +178,7 @@ class Architecture:
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)
     # (a config field, the most it may be, what it is): a larger value is refused by name, never planned
-    # (Nanbeige's num_loops: each pass over the weight-tied layers keeps its own KV)
     refused_over: tuple[tuple[str, int, str], ...] = ()
+    # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the
+    # attention layers this many times, the weights book once (ModelSpec.kv_passes)
+    kv_passes_field: str | None = None

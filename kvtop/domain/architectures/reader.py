@@ -178,6 +178,10 @@ def read_architecture(
             facts["moe"] = arch.moe.spec(f)
     if arch.state is not None:
         facts["state"] = arch.state.spec(f)
+    if arch.kv_passes_field is not None:
+        facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
+        if facts["kv_passes"] < 1:
+            raise f.error(arch.kv_passes_field, "must be at least 1 (a pass over the layers)")
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
     if arch.kv_shared_field is not None:
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])

@@ -77,10 +77,11 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("exaone", "ExaoneConfig (remote code)", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", m.EXAONE,
       ("ExaoneForCausalLM",), geometry=Geometry(layers="num_layers", intermediate_default_factor=4)),
     # Nanbeige-4.2: Llama's modules run num_loops times over the same 22 layers, each pass with KV of its own
-    # (SGLang 0.5.23 nanbeige.py NanbeigeDecoderLayer: an attention per loop, layer_id + loop × layers): refused
+    # (SGLang 0.5.23 nanbeige.py NanbeigeAttention: a RadixAttention per loop, layer_id + loop × layers;
+    # configs/model_config.py: num_attention_layers = num_hidden_layers × num_loops): the weights the layers once,
+    # the KV num_loops × the layers (ModelSpec.kv_passes)
     A("nanbeige", "NanbeigeConfig (remote code)", "Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py", m.NANBEIGE,
-      ("NanbeigeForCausalLM",), refused_over=(("num_loops", 1, "a looped transformer: each pass over the "
-                                               "weight-tied layers keeps KV of its own"),)),
+      ("NanbeigeForCausalLM",), kv_passes_field="num_loops"),
     # Orion: LayerNorm with biases
     A("orion", "OrionConfig (remote code)", "OrionStarAI/Orion-14B-Base configuration_orion.py", d.LLAMA,
       ("OrionForCausalLM",), body=LAYERNORM),

@@ -88,6 +88,9 @@ def _hybrid_by_class(version: ResolvedVersion) -> frozenset[str]:
 
 
 HYBRID_SWA_WORDS = "Hybrid SWA model must have at least one SWA layer"
+# Classes whose model asserts one pipeline stage (0.5.23 models/nanbeige.py NanbeigeModel.__init__: "The NanbeigeModel
+# only supports a pipeline parallelism (PP) value of 1.")
+PP_ONE_CLASSES = ("NanbeigeForCausalLM",)
 MARLIN_GROUPS = (None, 32, 64, 128)  # MARLIN_SUPPORTED_GROUP_SIZES (-1: channelwise, kvtop's None)
 MARLIN_MIN_CAPABILITY = 80
 
@@ -99,6 +102,7 @@ def check_launch(inputs: EngineInputs) -> None:
     _check_nested_nvfp4_group(inputs)
     _check_plain_gptq(inputs)
     _check_hybrid_swa_layers(inputs)
+    _check_single_stage(inputs)
     _check_weight_format(inputs)
     _check_block_fp8_moe(inputs)
     _check_dsv4_nvfp4_experts(inputs)
@@ -209,6 +213,17 @@ def _check_plain_gptq(inputs: EngineInputs) -> None:
             "quantization method: gptq' (Marlin takes 4/8-bit symmetric weights, groups -1/32/64/128, SM80+)",
             field="quantization_config.quant_method",
             source=quant.source,
+        )
+
+
+def _check_single_stage(inputs: EngineInputs) -> None:
+    model = inputs.model
+    if model.architecture in PP_ONE_CLASSES and inputs.layout.pp > 1:
+        raise InputError(
+            f"SGLang {inputs.version.label}'s {model.architecture} asserts one pipeline stage ('The NanbeigeModel only "
+            "supports a pipeline parallelism (PP) value of 1.', models/nanbeige.py)",
+            field="--pp-size",
+            source=model.source,
         )
 
 

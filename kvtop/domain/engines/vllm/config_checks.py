@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec
 
 # get_rope's RoPE types (and the legacy names patch_legacy_rope_type / patch_rope_parameters_dict rename), read at
@@ -39,6 +39,14 @@ VISION_REQUIRED_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "before v0.33.0 not read"),
     Era("0.33.0", frozenset({"Gemma4UnifiedForConditionalGeneration"}), "v0.33.0 gemma4_unified.py"),
 ))  # fmt: skip
+# A looped model (ModelSpec.kv_passes > 1: Nanbeige-4.2's num_loops) has no class of vLLM's own: v0.33.0's registry
+# hands NanbeigeForCausalLM to the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), which creates
+# one Attention per num_hidden_layers (models/transformers/base.py _create_attention_instances), so every pass
+# would write the same layer's KV; with no meta build of it (custom code) kvtop does not plan it on vLLM.
+LOOPED_NOT_MODELLED = (
+    "a looped transformer on vLLM: its Transformers backend keeps one KV per num_hidden_layers layer, which each "
+    "pass over the weight-tied layers would share (models/transformers/base.py); not planned without a build of it"
+)
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -61,6 +69,9 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
+    if model.kv_passes > 1:
+        raise UnsupportedModelError(f"{model.kv_passes} passes ({LOOPED_NOT_MODELLED}) are not modelled",
+                                    field="num_loops", source=model.source)  # fmt: skip
     if model.vision is None and model.architecture in era_for(VISION_REQUIRED_ERAS, version).value:
         raise InputError(
             f"vLLM {version.label} refuses {model.architecture} without a vision_config ('Gemma4 Unified requires a "
