@@ -61,7 +61,7 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
 # tokens_per_state 4 or 128; 584 B a row as fp8_ds_mla), a compressor state over a sliding 8 or 128 tokens
 # (SlidingWindowMLASpec, fp32) and, on ratio-4 layers, FP8 indexer keys per compressed token; every layer also a
 # sliding-window cache allocated apart (DeepseekV4SWACache). DeepseekV4ForCausalLM has its entry (table_latent.py:
-# SGLang's pool, kv.py refusing it for an engine without one); its multimodal wrapper and V4.1 stay named here.
+# SGLang's pool, vLLM 0.33.0's packed groups in engines/vllm/dsv4.py, kv.py refusing it for an engine without one); its multimodal wrapper and V4.1 stay named here.
 DEEPSEEK_V4 = (
     "compressed attention: a latent per 4 or 128 tokens by layer (compress_ratios), compressor states, FP8 "
     "indexer keys and a separate sliding-window cache per layer (vLLM models/deepseek_v4: tokens_per_state): "
