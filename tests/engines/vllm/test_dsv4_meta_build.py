@@ -31,6 +31,8 @@ def _row(config: str, tp: int) -> dict[str, Any]:
         ("deepseek-ai--DeepSeek-V4-Flash", 2, 78_656_967_644),
         ("deepseek-ai--DeepSeek-V4-Pro", 1, 850_738_896_844),
         ("deepseek-ai--DeepSeek-V4-Pro", 2, 427_143_932_012),
+        ("nvidia--DeepSeek-V4-Flash-NVFP4", 1, 164_663_697_628),
+        ("nvidia--DeepSeek-V4-Pro-NVFP4", 2, 451_322_559_596),
     ],
 )
 def test_vllm_builds_it_and_kvtop_plans_its_specs(config: str, tp: int, engine_bytes: int) -> None:
@@ -45,4 +47,7 @@ def test_vllm_builds_it_and_kvtop_plans_its_specs(config: str, tp: int, engine_b
     assert {(s["block_size"], s["page_size_bytes"]) for s in latents} == {(256, 37_440), (256, 1_728)}
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert plan["status"] == "ok"
+    # the book as vLLM builds it (vllm.md §4.7): e8m0 block scales, bf16 compressor norms, no KV-cache scalars,
+    # the sink over the rank's heads padded to 64 / 128 (Pro TP 2: [64], the --params listing)
+    assert plan["stages"][0]["weights_bytes"] == engine_bytes
     assert plan["dsv4_specs"] == _dsv4_roles(row["stages"][0]["layer_specs"])

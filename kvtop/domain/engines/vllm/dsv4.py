@@ -199,6 +199,10 @@ def dsv4_rank(
             "(models/deepseek_v4/attention.py); use --kv-cache-dtype auto or fp8",
             field="--kv-cache-dtype",
         )
+    if model.num_attention_heads // layout.attn_tp > 128:  # nvidia/flashmla.py get_padded_num_q_heads
+        raise InputError(f"vLLM's DeepSeek-V4 FlashMLA takes at most 128 q heads a rank, not "
+                         f"{model.num_attention_heads // layout.attn_tp}: raise --tensor-parallel-size",
+                         field="--tensor-parallel-size")  # fmt: skip
     if layout.pp > 1:
         raise UnsupportedModelError("DeepSeek-V4's packed KV groups under --pipeline-parallel-size > 1 (each "
                                     "stage's slice of compress_ratios) are not modelled", field="--pipeline-parallel-size")  # fmt: skip
