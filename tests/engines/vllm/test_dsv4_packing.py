@@ -95,3 +95,20 @@ def test_an_earlier_release_and_a_bf16_cache_are_refused_by_name(capsys: pytest.
             "0.33.0", "--gpu", "H200", "--tp", "8", "--kv-cache-dtype", "bfloat16", "--no-calibration-store"]  # fmt: skip
     assert main(argv) != 0
     assert "only supports an FP8 KV cache" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (["--gpu", "B200", "--tp", "8"], "--gpu"),  # another backend's layout: not read
+        (["--gpu", "H200", "--tp", "4", "--pipeline-parallel-size", "2"], "--pipeline-parallel-size"),
+    ],
+)
+def test_what_is_not_read_is_refused_by_name(
+    flags: list[str], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["plan", "--model", _path("deepseek-ai--DeepSeek-V4-Flash"), "--engine", "vllm", "--engine-version",
+            "0.33.0", "--no-calibration-store", *flags]  # fmt: skip
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert field in err and "DeepSeek-V4" in err
