@@ -102,6 +102,7 @@ def test_an_earlier_release_and_a_bf16_cache_are_refused_by_name(capsys: pytest.
     [
         (["--gpu", "B200", "--tp", "8"], "--gpu"),  # another backend's layout: not read
         (["--gpu", "H200", "--tp", "4", "--pipeline-parallel-size", "2"], "--pipeline-parallel-size"),
+        (["--gpu", "H200", "--tp", "8", "--block-size", "64"], "--block-size"),
     ],
 )
 def test_what_is_not_read_is_refused_by_name(

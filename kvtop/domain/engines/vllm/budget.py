@@ -124,7 +124,7 @@ class VllmBudget:
             stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
         dsv4 = None
         if m.compressed is not None:  # §4.7: DeepSeek-V4's own specs in packed groups (dsv4.py)
-            dsv4 = dsv4_rank(m, inputs.layout, kv, inputs.gpu_name, inputs.version)
+            dsv4 = dsv4_rank(m, inputs.layout, kv, inputs.gpu_name, inputs.version, s.page_size)
             block, block_why = MLA_BLOCK, DSV4_WHY
             groups = [("swa" if g.window else "full", 1) for g in dsv4.groups]
             group_size, page_bytes, unified = 1, dsv4.block_bytes, None

@@ -182,8 +182,9 @@ def dsv4_packing(model: ModelSpec, layers: range, version: ResolvedVersion) -> D
 
 
 def dsv4_rank(
-    model: ModelSpec, layout: ParallelLayout, kv: KvBook, gpu_name: str | None, version: ResolvedVersion
-) -> Dsv4Packing:
+    model: ModelSpec, layout: ParallelLayout, kv: KvBook, gpu_name: str | None, version: ResolvedVersion,
+    block_flag: int | None = None,
+) -> Dsv4Packing:  # fmt: skip
     """A DeepSeek-V4 rank's packed groups (every spec has max_tp_shards=1: the same on every TP rank); what
     kvtop has not read is refused by name."""
     cap = compute_capability(gpu_name)
@@ -203,6 +204,10 @@ def dsv4_rank(
         raise InputError(f"vLLM's DeepSeek-V4 FlashMLA takes at most 128 q heads a rank, not "
                          f"{model.num_attention_heads // layout.attn_tp}: raise --tensor-parallel-size",
                          field="--tensor-parallel-size")  # fmt: skip
+    if block_flag not in (None, MLA_BLOCK):
+        raise UnsupportedModelError(f"vLLM's DeepSeek-V4 with --block-size {block_flag}: its sparse-MLA and indexer "
+                                    f"backends take {MLA_BLOCK}-token kernel blocks; another size is not read",
+                                    field="--block-size", source=model.source)  # fmt: skip
     if layout.pp > 1:
         raise UnsupportedModelError("DeepSeek-V4's packed KV groups under --pipeline-parallel-size > 1 (each "
                                     "stage's slice of compress_ratios) are not modelled", field="--pipeline-parallel-size")  # fmt: skip
