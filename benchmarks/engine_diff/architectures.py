@@ -340,6 +340,18 @@ def _engine_kv(layer_specs: list[dict[str, Any]]) -> dict[str, tuple[int, float]
     return out
 
 
+def _dsv4_roles(layer_specs: list[dict[str, Any]]) -> dict[str, int]:
+    """DeepSeek-V4's specs on vLLM by role (the layer's module after `attn`: swa_cache, compressor.state_cache,
+    indexer.k_cache, ...; the compressed latent itself is `attn`), type, tokens a block and page bytes -> layers:
+    its kinds mix page sizes and blocks, which _engine_kv's pool-by-kind view folds together."""
+    out: dict[str, int] = {}
+    for spec in layer_specs:
+        role = str(spec["first"]).split(".attn", 1)[1].lstrip(".") or "attn"
+        key = f"{role} {spec['kind']} block {spec['block_size']} page {spec['page_size_bytes']}"
+        out[key] = out.get(key, 0) + spec["layers"]
+    return out
+
+
 def _kvtop_kv(pools: list[dict[str, Any]], engine: str, plan: dict[str, Any]) -> dict[str, tuple[int, float]]:
     """kvtop's pools of one rank in the engine's terms (pool name -> layers, bytes per layer per token; per
     request for state). For vLLM, as kvtop's vLLM budget lays them out: a config whose sliding_window covers
@@ -386,7 +398,12 @@ def stage_checks(result: dict[str, Any], engine: str, version: str, plan: dict[s
                 differences.append(f"stage {index} towers: kvtop {vision:,} B, engine {towers:,} B ({vision - towers:+,})")
             if vision:
                 towers = 0  # held in kvtop's book: not reported beside
-            if "layer_specs" in stage:
+            if "layer_specs" in stage and plan.get("dsv4_specs"):  # DeepSeek-V4 on vLLM: spec by spec
+                roles, mine = _dsv4_roles(stage["layer_specs"]), plan["dsv4_specs"]
+                for key in sorted(set(roles) | set(mine)):
+                    if roles.get(key) != mine.get(key):
+                        differences.append(f"stage {index} KV {key} (layers): kvtop {mine.get(key)}, engine {roles.get(key)}")
+            elif "layer_specs" in stage:
                 theirs, mine = _engine_kv(stage["layer_specs"]), _kvtop_kv(ours["kv_pools"], engine, plan)
                 for kind in sorted(set(theirs) | set(mine)):
                     if theirs.get(kind) != mine.get(kind):

@@ -146,7 +146,24 @@ def _plan(argv: tuple[str, ...]) -> dict[str, Any]:
         "not_modelled": plan["not_modelled"],
         # the config's sliding_window over every layer: kvtop's pool "full" is vLLM's one windowed group (§3.4)
         "config_sliding_window": ledger.model.config_sliding_window,
+        "dsv4_specs": _dsv4_specs(ledger.model) if "vllm" in argv else None,
     }
+
+
+def _dsv4_specs(model: Any) -> dict[str, int] | None:
+    """DeepSeek-V4 on vLLM: kvtop's specs of the model's layers by role, tokens a block and page bytes
+    (engines/vllm/dsv4.py layer_specs: what its packed groups and capacity are computed from), in
+    architectures._dsv4_roles's keys; None for any other model."""
+    from kvtop.domain.engines.vllm.dsv4 import layer_specs
+
+    if model.compressed is None:
+        return None
+    out: dict[str, int] = {}
+    for layer in range(model.num_layers):
+        for spec in layer_specs(model, layer):
+            key = f"{spec.role} {spec.kind} block {spec.block} page {spec.page_bytes}"
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def kvtop_draft_plan(engine: str, version: str, case: dict[str, Any], draft: str) -> dict[str, Any]:

@@ -394,6 +394,10 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             vllm_config = _engine_config(case, args)
         vllm_logger.removeHandler(capture)  # again: building the model may reconfigure vLLM's logging
         vllm_logger.addHandler(capture)
+        # each stage's specs as the engine core collects them, before its sizing sets cache_config.block_size
+        # to the least group block (v1/engine/core.py _initialize_kv_caches; at TP 1 the worker shares that
+        # config, so specs read after it carry DeepSeek-V4's 4-token state block, not the 256 it sized)
+        stage_rows = _stage_rows(stages, case["tp"])
         executor = _executor(vllm_config, workers, case["tp"])
         _engine_core_groups(case["tp"] * case.get("pp", 1))
         with set_current_vllm_config(vllm_config):
@@ -433,7 +437,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             model_runner="V2" if getattr(workers[0], "use_v2_model_runner", False) else "V1",
             max_num_batched_tokens=vllm_config.scheduler_config.max_num_batched_tokens,
             max_in_flight_tokens=getattr(vllm_config, "max_in_flight_tokens", None),
-            stages=_stage_rows(stages, case["tp"]),
+            stages=stage_rows,
             log=[m for m in capture.messages if _worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result

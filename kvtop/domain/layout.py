@@ -80,6 +80,14 @@ class StageParts(BaseModel):
     # the router's score-correction bias in the model dtype too (SGLang's ERNIE-4.5 MoEGate: plain nn.Parameters,
     # engines/sglang/router_dtype.py; with router_model_dtype)
     router_bias_model_dtype: bool = False
+    # each 128 × 128 block scale's width where the class builds it narrower than the format's fp32 (vLLM's
+    # DeepSeek-V4: float8_e8m0fnu, engines/vllm/layer_build.py); None: the format's
+    block_scale_bytes: int | None = None
+    # DeepSeek-V4's compressor norms in the model dtype (vLLM's RMSNorm) rather than fp32 (SGLang's)
+    compressor_norm_model_dtype: bool = False
+    # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
+    # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
+    sink_padded_local_heads: bool = False
 
 
 class EveryStage(BaseModel):

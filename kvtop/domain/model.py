@@ -93,6 +93,7 @@ class CompressedSpec(BaseModel):
     index_head_dim: int
     index_heads: int
     rope_head_dim: int
+    experts_fp4: bool = True  # config `expert_dtype` "fp4" (its default); "fp8": FP8 experts (DeepSeek-V4-Flash-Base)
 
     def layers_at(self, ratio: int, layers: range | None = None) -> int:
         """How many of `layers` (default: all) compress by `ratio`."""

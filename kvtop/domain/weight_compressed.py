@@ -7,9 +7,11 @@ engine_diff `registry_sweep.py --params`, docs/engines/architectures.md):
 - q and the one KV head's latent from one replicated projection (`wqkv_a`, hidden → q_lora + head_dim, fused by
   SGLANG_OPT_FUSE_WQA_WKV's default), q up through `wq_b` (column-parallel), o through `o_groups` grouped LoRAs
   (`wo_a` column-parallel, heads × head_dim ÷ groups → groups × o_lora; `wo_b` row-parallel back to hidden),
-  RMSNorms on q_lora and head_dim, an fp32 sink per head (whole on every rank);
+  RMSNorms on q_lora and head_dim, an fp32 sink per head (whole on every rank; vLLM 0.33.0: the rank's heads
+  padded to 64 or 128, `StageParts.sink_padded_local_heads`);
 - on a layer of ratio 4 or 128, a compressor: an fp32 position bias `ape` [ratio, coff × head_dim], a bf16 gate and
-  KV projection `wkv_gate` [2 × coff × head_dim, hidden] (replicated, unquantized) and an fp32 norm of head_dim;
+  KV projection `wkv_gate` [2 × coff × head_dim, hidden] (replicated, unquantized) and an fp32 norm of head_dim
+  (vLLM 0.33.0: in the model dtype, `StageParts.compressor_norm_model_dtype`);
   coff is 2 on ratio-4 layers (their windows overlap), 1 on ratio-128 ones;
 - on a ratio-4 layer, an indexer: `wq_b` (q_lora → index heads × index_head_dim, replicated, quantized), a bf16
   `weights_proj` (hidden → index heads) and its own ratio-4 compressor of index_head_dim;
@@ -40,7 +42,8 @@ def _compressor(
     rank.matrix(
         "attention", 2 * coff * width, rank.model.hidden_size, 1, named(f"{at}.wkv_gate"), quantizable=False
     )
-    rank.vector("norms", width, dtype_bytes=FP32)
+    model_dtype = rank.parts is not None and rank.parts.compressor_norm_model_dtype
+    rank.vector("norms", width, dtype_bytes=rank.model.dtype_bytes if model_dtype else FP32)
 
 
 def compressed_attention(rank: RankMatrices, layer: int) -> None:
@@ -54,7 +57,10 @@ def compressed_attention(rank: RankMatrices, layer: int) -> None:
     def named(module: str) -> tuple[str, ...]:
         return (f"{at}.{module}", at)
 
-    rank.vector("attention", heads, dtype_bytes=FP32)  # attn_sink
+    sink = heads  # attn_sink: every head on every rank; vLLM: the rank's heads padded to 64 or 128
+    if rank.parts is not None and rank.parts.sink_padded_local_heads:
+        sink = 64 if heads // tp <= 64 else 128
+    rank.vector("attention", sink, dtype_bytes=FP32)
     rank.matrix("attention", c.q_lora_rank + hd, h, 1, named("wqkv_a"))
     rank.vector("norms", c.q_lora_rank + hd)  # q_norm, kv_norm
     rank.matrix("attention", heads * hd, c.q_lora_rank, tp, named("wq_b"))

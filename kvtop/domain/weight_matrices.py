@@ -73,6 +73,9 @@ class RankMatrices:
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
         fmt = self.model.quant.format_of(modules) if quantizable else None
+        narrow = self.parts.block_scale_bytes if self.parts is not None else None
+        if narrow is not None and fmt is not None and fmt.block is not None:
+            fmt = fmt.model_copy(update={"scale_bytes": narrow})
         word = self.parts.expert_zero_word_bits if experts and self.parts is not None else 0
         if word and fmt is not None and fmt.group_size and not fmt.zero_point_bits:
             # a zero per group and row, packed 32 ÷ weight_bits to a word of `word` bits

@@ -66,6 +66,6 @@ def test_a_config_of_a_not_modelled_class_is_refused_with_its_reason() -> None:
     v4 = json.loads((CONFIGS / "heldout" / "deepseek-ai--DeepSeek-V4-Flash.json").read_text())
     # DeepSeek-V4's multimodal wrapper (vLLM 0.33.0's class) has no entry; its language model's class has one
     wrapped = {**v4, "architectures": ["DeepseekV4ForConditionalGeneration"], "model_type": "deepseek_v4_vl"}
-    with pytest.raises(UnsupportedModelError, match=r"compressed attention: a latent per 4 or 128 tokens by layer \(compress_ratios\)"):
+    with pytest.raises(UnsupportedModelError, match=r"DeepSeek-V4's vision wrapper and V4.1 \(bounded-replay windows, engram layers\): no entry reads"):
         model_from_config(wrapped, source="v4")  # vLLM 0.33.0 models/deepseek_v4: MLAAttentionSpec(tokens_per_state=4/128)
     assert set(v4["compress_ratios"]) == {0, 4, 128}  # the ratios vLLM's compressor accepts (0: sliding window only)

@@ -56,16 +56,13 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
 )
 
-# DeepSeek-V4's attention as vLLM 0.33.0 sizes it (models/deepseek_v4/attention.py, compressor.py): a layer
-# whose `compress_ratios` entry is 4 or 128 keeps one 512-wide latent per that many tokens (MLAAttentionSpec,
-# tokens_per_state 4 or 128; 584 B a row as fp8_ds_mla), a compressor state over a sliding 8 or 128 tokens
-# (SlidingWindowMLASpec, fp32) and, on ratio-4 layers, FP8 indexer keys per compressed token; every layer also a
-# sliding-window cache allocated apart (DeepseekV4SWACache). DeepseekV4ForCausalLM has its entry (table_latent.py:
-# SGLang's pool, kv.py refusing it for an engine without one); its multimodal wrapper and V4.1 stay named here.
+# DeepseekV4ForCausalLM has its entry (table_latent.py: SGLang 0.5.23's pool, vLLM 0.33.0's specs and packed groups
+# in engines/vllm/dsv4.py, kv.py refusing it for an engine or release without them). Named here: the vision wrapper
+# (vLLM models/deepseek_v4: a tower beside the text model, a stub off CUDA/ROCm) and V4.1 (models/deepseek_v41: its
+# own attention, bounded-replay sliding windows and engram layers), which no entry reads.
 DEEPSEEK_V4 = (
-    "compressed attention: a latent per 4 or 128 tokens by layer (compress_ratios), compressor states, FP8 "
-    "indexer keys and a separate sliding-window cache per layer (vLLM models/deepseek_v4: tokens_per_state): "
-    "not modelled"
+    "DeepSeek-V4's vision wrapper and V4.1 (bounded-replay windows, engram layers): no entry reads them "
+    "(DeepseekV4ForCausalLM is planned)"
 )
 
 # Decoders whose KV layout or state no entry reads yet, with what stops it.

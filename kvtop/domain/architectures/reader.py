@@ -408,6 +408,7 @@ def _compressed(f: Fields, rule: Compressed, facts: dict[str, Any]) -> None:
         ratios=ratios[:layers], window=f.need(rule.window), q_lora_rank=f.need(rule.q_lora),
         o_groups=f.need(rule.o_groups), o_lora_rank=f.need(rule.o_lora), hc_mult=f.need(rule.hc_mult),
         index_head_dim=f.need(rule.index_dim), index_heads=f.need(rule.index_heads), rope_head_dim=f.need(rule.rope),
+        experts_fp4=(f.get("expert_dtype") or "fp4") == "fp4",
     )  # fmt: skip
     facts["layer_attention"] = tuple(LayerKind.FULL if r else LayerKind.SLIDING for r in ratios[:layers])
     facts["sliding_window"] = facts["compressed"].window

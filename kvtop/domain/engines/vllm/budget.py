@@ -21,6 +21,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
 from kvtop.domain.engines.vllm.config_checks import check_config
+from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
@@ -37,6 +38,8 @@ ESTIMATED_NON_KV_BYTES = 2 * GIB
 # The range kvtop assumes around it where an estimate needs one (explain with --gpu): the real logs' profiles
 # run from a few hundred MiB (small model, eager) to several GiB (large batches, CUDA graphs); not calibrated.
 ESTIMATED_NON_KV_RANGE = (GIB // 2, 6 * GIB)
+DSV4_WHY = ("DeepSeek-V4 (§4.7): its specs in packed groups (_get_packed_kv_cache_groups), each block strided by "
+            "the widest group's page; the compressed latents at 256 tokens a block")  # fmt: skip
 
 
 def is_chunked_local(model: ModelSpec) -> bool:
@@ -119,7 +122,14 @@ class VllmBudget:
         stage = None
         if inputs.layout.pp > 1 and MERGED_GROUPS_ERAS.at(inputs.version):  # §4.2: every stage's groups, projected
             stage = pp_layer_range(m.num_layers, inputs.pp_rank, inputs.layout.pp, "second_to_last")
-        groups, group_size, page_bytes, unified = self._groups(m, kv, block, unify, hybrid, stage, inputs.version)
+        dsv4 = None
+        if m.compressed is not None:  # §4.7: DeepSeek-V4's own specs in packed groups (dsv4.py)
+            dsv4 = dsv4_rank(m, inputs.layout, kv, inputs.gpu_name, inputs.version, s.page_size)
+            block, block_why = MLA_BLOCK, DSV4_WHY
+            groups = [("swa" if g.window else "full", 1) for g in dsv4.groups]
+            group_size, page_bytes, unified = 1, dsv4.block_bytes, None
+        else:
+            groups, group_size, page_bytes, unified = self._groups(m, kv, block, unify, hybrid, stage, inputs.version)
         in_flight = 0
         if any(kind in ("swa", "chunked") for kind, _ in groups):  # only windowed groups read the in-flight tokens
             batched, source = batched_tokens(s, batched_default, max_seqs, max_len)
@@ -139,7 +149,10 @@ class VllmBudget:
                 )
         dcp = inputs.layout.dcp
         mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
-        blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified)
+        if dsv4 is not None:
+            blocks_per_request = dsv4.blocks_per_request(max_len, in_flight)
+        else:
+            blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified)
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
         steps.append(
@@ -171,6 +184,7 @@ class VllmBudget:
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
+            cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else None,
         )  # fmt: skip
 
     @staticmethod

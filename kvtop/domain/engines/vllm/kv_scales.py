@@ -59,8 +59,8 @@ _PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config giv
 def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
     """Whether vLLM gives this model's attention layers a KV-cache quant method (the model as served)."""
     quant = model.quant
-    if not quant.quantized:
-        return False
+    if not quant.quantized or model.compressed is not None:  # DeepSeek-V4's DeepseekV4Attention is no `Attention`
+        return False  # (v0.33.0 --params of DeepSeek-V4-Flash: no q/k/v/prob_scale)
     if quant.scheme == "modelopt":
         if quant.method == "mixed":
             return model.mla is None and bool(quant.kv_cache_quant_algo)

@@ -79,9 +79,30 @@ def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersi
     gptq_moe = model.moe is not None and model.quant.scheme in GPTQ_SCHEMES
     zeros_word = GPTQ_EXPERT_ZEROS_ERAS.at(version) if gptq_moe else None
     gptq_zeros = {None: 0, "int32": 32, "model": model.dtype_bytes * 8}[zeros_word]
-    if not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros:
+    dsv4 = dsv4_parts(model, version)
+    if not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros and not dsv4:
         return parts
-    return parts.model_copy(update={"attention_scalars": scalars, "attention_scalar_bytes": scalar_bytes,
+    return parts.model_copy(update={**dsv4, "attention_scalars": scalars, "attention_scalar_bytes": scalar_bytes,
                                     "attention_zero_points": zero_points, "unquantized": unquantized,
                                     "wna16_expert_scalars": wna16, "linear_shape_bytes": shape_bytes,
                                     "expert_zero_word_bits": gptq_zeros})  # fmt: skip
+
+
+DSV4_PARTS_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.33.0"),
+    Era("0.33.0", True, "v0.33.0 wheel: models/deepseek_v4/quant_config.py DeepseekV4FP8Config.is_scale_e8m0, "
+        "attention.py / compressor.py RMSNorm; engine-diff --params of DeepSeek-V4-Flash/-Pro (and NVFP4)"),
+))  # fmt: skip
+
+
+def dsv4_parts(model: ModelSpec, version: ResolvedVersion) -> dict[str, object]:
+    """DeepSeek-V4 as vLLM builds it (docs/engines/vllm.md §4.7): an `fp8` checkpoint is served by
+    DeepseekV4FP8Config, whose 128 × 128 block scales are float8_e8m0fnu (1 B) where the config's `expert_dtype`
+    is "fp4" (its default; "fp8", Flash-Base, keeps fp32); the compressors' norms are RMSNorms in the model dtype;
+    the attention sink holds the rank's q heads padded to 64 or 128 (nvidia/flashmla.py get_padded_num_q_heads)."""
+    c = model.compressed
+    if c is None or not DSV4_PARTS_ERAS.at(version):
+        return {}
+    e8m0 = c.experts_fp4 and model.quant.method == "fp8"
+    return {"compressor_norm_model_dtype": True, "block_scale_bytes": 1 if e8m0 else None,
+            "sink_padded_local_heads": True}  # fmt: skip
