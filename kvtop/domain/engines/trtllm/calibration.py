@@ -35,6 +35,10 @@ RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
 # v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
 # error allowed is wider (two logs of one model on one GPU)
 TOKEN_LOGITS_RELATIVE_ERROR = 0.10
+# v0.9+ (§18): the execution context is TensorRT's activation memory for the build's largest profile, which grows
+# with max_num_tokens: 0.76–1.11 GiB logged at 8,192 tokens (memory docs, trtllm-bench, issue 1188), 43.26 MiB at
+# 512 (issue 1188's second build)
+EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -114,18 +118,23 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 
 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
-    """A v0.9+ engine's C++ runtime where no fit reaches (§18): 1 GiB of execution context (0.76–1.11 GiB
-    logged) + runtime buffers of 2 × the logits buffer (batch_manager/runtimeBuffers.cpp `setMaxBufferSizes`:
-    [max_batch_size × beam, vocab] float32; the v0.12 logs hold 9.2–9.3 B per slot and vocabulary entry); the
-    decoder, 0.18–5.8 GiB logged and not read per release, is the error: up to 8 × the logits buffer."""
+    """A v0.9+ engine's C++ runtime where no fit reaches (§18): its execution context, 1 GiB per 8,192 tokens of
+    the build's max_num_tokens (TensorRT's activation memory for its largest profile: 0.76–1.11 GiB logged at
+    8,192, 43 MiB at 512); runtime buffers of 2 × the logits buffer ([max_batch_size × beam, vocab] float32,
+    batch_manager/runtimeBuffers.cpp; 9.2–9.3 B per slot and vocabulary entry logged); and the decoder's penalty
+    layer, read in layers/penaltyLayer.cpp: an int32 occurrence count and a float copy of the penalized logits per
+    slot and vocabulary entry, 2 × the logits buffer more. The decoder's sampling workspaces and per-slot outputs
+    (0.18–5.8 GiB logged in all) are not read per release: they are the error, up to 8 × the logits buffer."""
     if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "executor":
         return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
                                 "2 GiB assumed: this release's C++ runtime buffers are not read")  # fmt: skip
-    batch, _ = _batch_and_tokens(inputs)
+    batch, tokens = _batch_and_tokens(inputs)
     logits = batch * (inputs.settings.max_beam_width or 1) * inputs.model.vocab_size * 4
-    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, GIB + 2 * logits, GIB + 8 * logits,
-                            f"1 GiB execution context + 2 × max_batch_size {batch:,} × beam × vocab "
-                            f"{inputs.model.vocab_size:,} × 4 B of runtime buffers; the decoder is the error")  # fmt: skip
+    execution_context = tokens * GIB // EXECUTION_CONTEXT_TOKENS_PER_GIB
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + 4 * logits, GIB + 8 * logits,
+                            f"execution context {tokens:,} tokens × 1 GiB / 8,192 + 2 × max_batch_size {batch:,} × beam "
+                            f"× vocab {inputs.model.vocab_size:,} × 4 B of runtime buffers + 2 × the same of the "
+                            "decoder's penalty layer; its sampling workspaces are the error")  # fmt: skip
 
 
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
