@@ -263,6 +263,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
+    activation = _forward_floor(activation, inputs, tokens)
     if activation is None:  # a multimodal model: the text model's figure, said to be a guess
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
@@ -287,6 +288,26 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
+
+
+def _forward_floor(
+    activation: TermEstimate | None, inputs: CalibrationInputs, tokens: int
+) -> TermEstimate | None:
+    """The fitted peak, or the forward's own MLP transient where that is larger. `profile_run` runs the forward over
+    `max_num_batched_tokens` before the sampler (V0 model_runner.profile_run, V1 gpu_model_runner.profile_run →
+    _dummy_run, every release), and the MLP holds its gate-up output and the activation's output at once (tokens ×
+    (3 × intermediate ÷ TP + hidden) × 2 B, `mlp_transient_gib`); the torch peak is the larger of that and the sampler's
+    copies, never less than either. The fits' logs (8,192 tokens with 1,024 seqs on H100, 2,048 with 256) are
+    sampler-bound, so their MLP coefficient is near 0; a launch of many tokens and few seqs is forward-bound (Qwen3-14B
+    AWQ at 8,192 tokens and 8 seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44)."""
+    if activation is None or inputs.model is None:
+        return activation
+    floor = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    if floor <= activation.bytes:
+        return activation
+    return activation.model_copy(update={
+        "bytes": floor, "basis": f"{activation.basis}; the forward's MLP transient at {tokens:,} tokens, larger than the fit",
+    })  # fmt: skip
 
 
 def held(inputs: CalibrationInputs) -> tuple[int, str] | None:
