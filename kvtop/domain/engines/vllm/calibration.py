@@ -7,7 +7,9 @@
   (gate-up output, its activation, the expert caches of a fused MoE: tokens × experts per token ×
   (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
-  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
+  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits). The peak is never less
+  than the forward's MLP transient (`_forward_floor`), and its interval spans FlashInfer's sampler where the
+  release or the install decides the path (`SAMPLER_PATH_KNOWN`, `_sampler_path_error`).
 - non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
   buffers: a constant, plus a part once the custom all-reduce runs (TP > 1 on NVLink GPUs, unless
   disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
