@@ -7,7 +7,9 @@
   (gate-up output, its activation, the expert caches of a fused MoE: tokens × experts per token ×
   (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's is its float32 logits and the copies
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
-  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits).
+  (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits). The peak is never less
+  than the forward's MLP transient (`_forward_floor`), and its interval spans FlashInfer's sampler where the
+  release or the install decides the path (`SAMPLER_PATH_KNOWN`, `_sampler_path_error`).
 - non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
   buffers: a constant, plus a part once the custom all-reduce runs (TP > 1 on NVLink GPUs, unless
   disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
@@ -77,6 +79,18 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
 )
 
+# Whether a plan knows which top-k/top-p path the profile's `_dummy_sampler_run` takes (topk_topp_sampler.py): the
+# PyTorch-native one sorts and softmaxes the float32 logits (the copies the fits count), FlashInfer's makes almost
+# none. Where the install or the release decides it, the activation's interval spans both (docs/engines/vllm.md §12).
+SAMPLER_PATH_KNOWN: tuple[Era[bool], ...] = (
+    Era("", True, "V0's sampler: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1"),
+    Era("0.8.0", False, "vllm#11394: V1 samples with FlashInfer whenever it is importable, an optional install "
+                        "(vllm#21959) until vllm#26443"),
+    Era("0.11.1", True, "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
+                        "'available but disabled by default')"),
+    Era("0.20.0", False, "vllm#40376: FlashInfer's sampler the default again where it builds for the GPU (the v0.23.0 "
+                         "image prints it at defaults; v0.20-v0.22 not read; VLLM_USE_FLASHINFER_SAMPLER=0 opts out)"),
+)  # fmt: skip
 # V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
@@ -263,6 +277,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
+    activation = _sampler_path_error(_forward_floor(activation, inputs, tokens), inputs, fits.get(key), seqs)
     if activation is None:  # a multimodal model: the text model's figure, said to be a guess
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
@@ -287,6 +302,47 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
+
+
+def _forward_floor(
+    activation: TermEstimate | None, inputs: CalibrationInputs, tokens: int
+) -> TermEstimate | None:
+    """The fitted peak, or the forward's own MLP transient where that is larger. `profile_run` runs the forward over
+    `max_num_batched_tokens` before the sampler (V0 model_runner.profile_run, V1 gpu_model_runner.profile_run →
+    _dummy_run, every release), and the MLP holds its gate-up output and the activation's output at once (tokens ×
+    (3 × intermediate ÷ TP + hidden) × 2 B, `mlp_transient_gib`); the torch peak is the larger of that and the sampler's
+    copies, never less than either. The fits' logs (8,192 tokens with 1,024 seqs on H100, 2,048 with 256) are
+    sampler-bound, so their MLP coefficient is near 0; a launch of many tokens and few seqs is forward-bound (Qwen3-14B
+    AWQ at 8,192 tokens and 8 seqs on an L40S, vLLM 0.28.0: 0.88 GiB of MLP transient where the fit gives 0.44)."""
+    if activation is None or inputs.model is None:
+        return activation
+    floor = round(mlp_transient_gib(inputs.model, inputs.layout, tokens) * GIB)
+    if floor <= activation.bytes:
+        return activation
+    return activation.model_copy(update={
+        "bytes": floor, "basis": f"{activation.basis}; the forward's MLP transient at {tokens:,} tokens, larger than the fit",
+    })  # fmt: skip
+
+
+def _sampler_path_error(
+    activation: TermEstimate | None, inputs: CalibrationInputs, fit: LinearTerm | None, seqs: int
+) -> TermEstimate | None:
+    """The fitted peak with its interval widened, where the plan cannot know the sampler's path
+    (`SAMPLER_PATH_KNOWN`), by the native path's copies of the logits beyond the one FlashInfer's keeps: the fits
+    count the native path's (vLLM 0.10.1.1, Qwen2-7B at 256 seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer,
+    1.56 on the native path)."""
+    if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
+        return activation
+    if era_for(SAMPLER_PATH_KNOWN, inputs.version).value:
+        return activation
+    copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
+    extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
+    if not extra:
+        return activation
+    return activation.model_copy(update={
+        "error_bytes": round(math.hypot(activation.error_bytes, extra)),
+        "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
+    })  # fmt: skip
 
 
 def held(inputs: CalibrationInputs) -> tuple[int, str] | None:

@@ -1,0 +1,55 @@
+"""Which top-k/top-p path vLLM's profiled sampler takes decides most of its activation peak, and before v0.11.1 the
+install decides it: V1 sampled with FlashInfer whenever FlashInfer was importable (vllm#11394), an optional install
+(vllm#21959), until vllm#26859 made it opt-in; vllm#40376 made it the default again.
+
+The figures are real starts' (tests/data/calibration/vllm.jsonl, dennislee22/vLLM-benchmarking): Qwen2-7B-Instruct
+(Qwen2.5-7B-Instruct's tensors) on an A100 80GB, vLLM 0.10.1.1, `--max-model-len 16384`, 2,048 batched tokens and
+256 seqs. The start that printed `Using FlashInfer for top-p & top-k sampling.` at utilisation 0.25 left
+0.25 × 79.15 − 14.2488 − 5.01 = 0.53 GiB beside weights and KV (79.15 GiB: the A100 80GB's CUDA total, gpus.jsonl);
+the start on the native path (two A100 40GB, TP 2) left 0.5 × 39.43 − 7.1217 − 11.03 = 1.56 GiB.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+QWEN2_7B = CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"
+FLASHINFER_BESIDE_WEIGHTS = (0.25 * 79.15 - 14.2488 - 5.01) * GIB
+NATIVE_BESIDE_WEIGHTS = (0.5 * 39.43 - 7.1217 - 11.03) * GIB
+LOGITS = 256 * 152064 * 4  # one float32 copy of 256 seqs' logits over Qwen2's vocabulary
+
+
+def _activation(version: str):  # type: ignore[no-untyped-def]
+    model = load_config_file(QWEN2_7B)
+    settings = parse_flags("vllm", ["--engine-version", version, "--max-model-len", "16384",
+                                    "--gpu-memory-utilization", "0.25"])  # fmt: skip
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("A100-80GB"), gpu_name="A100-80GB",
+                            measured=MeasuredInputs(weights_bytes=round(14.2488 * GIB)))  # fmt: skip
+    term = plan.estimate.term(Term.ACTIVATION)
+    assert term is not None and term.source == "calibrated"
+    return term
+
+
+def test_an_install_dependent_release_spans_both_sampler_paths() -> None:
+    activation = _activation("0.10.1.1")
+    assert activation.bytes > FLASHINFER_BESIDE_WEIGHTS  # the fits count the native path's copies
+    # the interval reaches what the FlashInfer start left
+    assert activation.bytes - activation.error_bytes < FLASHINFER_BESIDE_WEIGHTS
+    assert activation.error_bytes > 5 * LOGITS  # several copies of the logits wide
+    assert "not known before the start" in activation.basis
+
+
+def test_a_release_where_the_path_is_known_keeps_the_fits_error() -> None:
+    # FlashInfer's sampler opt-in (vllm#26859): the native path at defaults
+    activation = _activation("0.13.0")
+    assert activation.error_bytes < LOGITS
+    assert "not known before the start" not in activation.basis
+    # near what the native start left beside its weights
+    assert activation.bytes < NATIVE_BESIDE_WEIGHTS + LOGITS
