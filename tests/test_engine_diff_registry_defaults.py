@@ -47,4 +47,6 @@ def test_the_published_fields_the_engines_read_are_stated() -> None:
     assert lite["mlp_layer_types"][:2] == ["dense", "sparse"] and lite["first_k_dense_replace"] == 1
     glm45v = _default("Glm4vMoeForConditionalGeneration")["text_config"]  # vLLM reads both
     assert (glm45v["head_dim"], glm45v["use_qk_norm"], glm45v["num_attention_heads"]) == (128, False, 96)
+    chatglm = _default("ChatGLMForConditionalGeneration")  # THUDM/chatglm3-6b config.json: true, false
+    assert (chatglm["original_rope"], chatglm["tie_word_embeddings"]) == (True, False)
     assert "text_config" not in _default("Moondream3ForCausalLM")  # Moondream3Config builds it from `config`

@@ -117,7 +117,18 @@ def _glm4v_moe_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {"head_dim": 128, "use_qk_norm": False, **data["text_config"]}}
 
 
+# ChatGLM: vLLM's own ChatGLMConfig (vllm/transformers_utils/configs/chatglm.py) neither sets nor defaults
+# `original_rope`, and transformers 5.x leaves an absent tie_word_embeddings unset; every published ChatGLM config.json
+# states both (THUDM/chatglm2-6b, chatglm3-6b, glm-4-9b-chat config.json: original_rope true, tie_word_embeddings
+# false), and vLLM 0.33.0 chatglm.py reads them (GLMAttention's rope style, ChatGLMForCausalLM's own output_layer).
+
+
+def _chatglm_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"original_rope": data.get("original_rope", True), "tie_word_embeddings": data.get("tie_word_embeddings", False)}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "ChatGLMForConditionalGeneration": _chatglm_published,
     "Glm4vMoeForConditionalGeneration": _glm4v_moe_published,
     "Glm4vForConditionalGeneration": _glm4v_published,
     "Qwen2VLForConditionalGeneration": _qwen2_vl_published,

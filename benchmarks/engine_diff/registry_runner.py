@@ -18,13 +18,6 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-# Fields every published config.json of a model type carries that the engine's own config class neither sets nor
-# defaults (transformers 5.x leaves an absent tie_word_embeddings unset), read by the engine's model: ChatGLM's
-# `original_rope` and `tie_word_embeddings` (THUDM/chatglm2-6b, chatglm3-6b, glm-4-9b-chat config.json: true,
-# false; vLLM 0.33.0 chatglm.py: GLMAttention's rope style, ChatGLMForCausalLM's own output_layer).
-PUBLISHED_FIELDS: dict[str, dict[str, Any]] = {"chatglm": {"original_rope": True, "tie_word_embeddings": False}}
-
-
 def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     """The default config of the class's model_type (transformers' own class, else the engine's registry of configs
     transformers lacks), in bfloat16 (a config without a dtype would be read as float32), naming the class."""
@@ -39,8 +32,6 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     except ValueError:
         config = _engine_config(model_type)
     data: dict[str, Any] = config.to_dict()
-    for key, value in PUBLISHED_FIELDS.get(model_type, {}).items():
-        data.setdefault(key, value)
     data.update(architectures=[class_name], torch_dtype="bfloat16", dtype="bfloat16")
     return data
 

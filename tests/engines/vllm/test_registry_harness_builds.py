@@ -6,7 +6,7 @@ meta build now answers, and its figures are those of the config's own arithmetic
 - InternVL3-1B-Pretrained: InternVL's processing info asks the tokenizer whether `<video>` is in its vocabulary, which
   `--skip-tokenizer-init` leaves out (tokenizer vocab: vllm_standins._VocabFreeTokenizer).
 - ChatGLMForConditionalGeneration: vLLM's own ChatGLMConfig defaults lack `original_rope` and (transformers 5.x)
-  `tie_word_embeddings`, which every published ChatGLM config.json carries (registry_runner.PUBLISHED_FIELDS).
+  `tie_word_embeddings`, which every published ChatGLM config.json carries (registry_configs.DERIVED_FIELDS).
 - sgl-project's DeepSeek-V4-*-FP8: model_type `deepseek_ref` is in neither transformers nor vLLM's config registry and
   the config names no code of its own (no auto_map): vLLM's own refusal, no longer a harness error.
 
