@@ -17,6 +17,7 @@ Imported inside the engine's venv (standard library and transformers only).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 # model type -> (transformers base class of the published configuration class, the published file, defaults)
@@ -54,8 +55,26 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "OpenGVLab/InternVL3-1B-Pretrained configuration_internvl_chat.py",
         {},
     ),
+    "bailing_moe": ("PretrainedConfig", "inclusionAI/Ling-plus configuration_bailing_moe.py", {}),
+    "exaone": ("PretrainedConfig", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", {}),
     "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
 }
+
+# Defaults the published __init__ derives from other fields (applied where the config omits the field or states
+# None): BailingMoeConfig's head_dim, hidden_size // num_attention_heads (inclusionAI/Ling-plus
+# configuration_bailing_moe.py; vLLM 0.33.0 and SGLang 0.5.23 bailing_moe.py read config.head_dim).
+DERIVED_DEFAULTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "bailing_moe": lambda fields: (
+        {"head_dim": fields["hidden_size"] // fields["num_attention_heads"]}
+        if fields.get("hidden_size") and fields.get("num_attention_heads")
+        else {}  # transformers builds the class bare too (its defaults for to_diff_dict)
+    ),
+}
+
+# The published class's attribute_map (a standard name read as the config's own field): ExaoneConfig's
+# num_hidden_layers -> num_layers (LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py; vLLM 0.33.0
+# exaone.py reads config.num_hidden_layers).
+ATTRIBUTE_MAPS: dict[str, dict[str, str]] = {"exaone": {"num_hidden_layers": "num_layers"}}
 
 # Fields the published class turns from JSON objects into typed objects the engine reads by attribute:
 # DeciLMConfig's block_configs, each a BlockConfig(attention=AttentionConfig, ffn=FFNConfig) dataclass
@@ -99,6 +118,8 @@ def _stand_in(model_type: str, base_name: str, source: str, defaults: dict[str, 
 
     def __init__(self: Any, **kwargs: Any) -> None:
         fields = {**defaults, **kwargs}
+        derived = DERIVED_DEFAULTS.get(model_type, lambda _: {})(fields)
+        fields.update({name: value for name, value in derived.items() if fields.get(name) is None})
         fields.update({name: _as_object(fields[name], name) for name in object_fields if name in fields})
         fields.update(
             {name: _sub_config(fields[name]) for name in SUB_CONFIGS.get(model_type, ()) if name in fields}
@@ -119,7 +140,8 @@ def _stand_in(model_type: str, base_name: str, source: str, defaults: dict[str, 
 
     doc = f"checkpoint-config stand-in for `{model_type}` ({source})"
     return type(f"CheckpointConfig_{model_type.replace('-', '_')}", (base,),
-                {"model_type": model_type, "__init__": __init__, "to_dict": to_dict, "__doc__": doc})  # fmt: skip
+                {"model_type": model_type, "__init__": __init__, "to_dict": to_dict, "__doc__": doc,
+                 "attribute_map": ATTRIBUTE_MAPS.get(model_type, {})})  # fmt: skip
 
 
 def install_checkpoint_configs(engine_known: frozenset[str] = frozenset()) -> list[str]:
