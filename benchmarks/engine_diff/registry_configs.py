@@ -127,7 +127,50 @@ def _chatglm_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"original_rope": data.get("original_rope", True), "tie_word_embeddings": data.get("tie_word_embeddings", False)}
 
 
+# Layer patterns a published config.json states beside layer_types / mlp_layer_types, which transformers 5.20.2's
+# config classes derive into those lists and do not keep, and SGLang 0.5.23 reads (without them it refuses the
+# default). Each is derived from the default's own lists, in the published form:
+# - EXAONE-4.0: `sliding_window_pattern` as letters, one period of layer_types (L sliding, G full), "LLLG" in
+#   LGAI-EXAONE/EXAONE-4.0-32B config.json; SGLang's exaone4.py Exaone4Attention takes len() of it.
+# - EXAONE-MoE: `is_moe_layer`, a bool a layer ([False] + [True] * 47 in LGAI-EXAONE/K-EXAONE-236B-A23B
+#   config.json, = mlp_layer_types "sparse"); SGLang's exaone_moe.py indexes config.is_moe_layer.
+# - Qwen3.5 / Qwen3.5-MoE (and MiniCPM-V 4.6/4.7, whose text_config is Qwen3.5's): `full_attention_interval`,
+#   the period of "full_attention" in layer_types (4 in Qwen/Qwen3.5-27B's and Qwen3.5-35B-A3B's text_config,
+#   tests/data/configs/heldout); SGLang's configs/qwen3_next.py layers_block_type reads it.
+
+
+def _period(layer_types: list[str], full: str) -> int:
+    """The layer count of one period of `layer_types`, which ends with its first `full` layer (checked periodic)."""
+    period = layer_types.index(full) + 1
+    assert all(kind == layer_types[i % period] for i, kind in enumerate(layer_types)), layer_types
+    return period
+
+
+def _exaone4_published(data: dict[str, Any]) -> dict[str, Any]:
+    one = data["layer_types"][: _period(data["layer_types"], "full_attention")]
+    return {"sliding_window_pattern": "".join("G" if kind == "full_attention" else "L" for kind in one)}
+
+
+def _exaone_moe_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"is_moe_layer": [kind == "sparse" for kind in data["mlp_layer_types"]]}
+
+
+def _qwen3_5_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"full_attention_interval": _period(data["layer_types"], "full_attention")}
+
+
+def _qwen3_5_text_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {**data["text_config"], **_qwen3_5_published(data["text_config"])}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Exaone4ForCausalLM": _exaone4_published,
+    "ExaoneMoEForCausalLM": _exaone_moe_published,
+    "ExaoneMoeForCausalLM": _exaone_moe_published,
+    "Qwen3_5ForCausalLM": _qwen3_5_published,
+    "Qwen3_5MoeForCausalLM": _qwen3_5_published,
+    "MiniCPMV4_6ForConditionalGeneration": _qwen3_5_text_published,
+    "MiniCPMV4_7ForConditionalGeneration": _qwen3_5_text_published,
     "ChatGLMForConditionalGeneration": _chatglm_published,
     "Glm4vMoeForConditionalGeneration": _glm4v_moe_published,
     "Glm4vForConditionalGeneration": _glm4v_published,

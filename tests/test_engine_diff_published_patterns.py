@@ -1,0 +1,65 @@
+"""Default configs that state the layer pattern a published config.json carries beside layer_types (registry_configs
+DERIVED_FIELDS): SGLang 0.5.23 refused them without it and now builds them (issue #26).
+
+- Exaone4ForCausalLM: `sliding_window_pattern` "LLLG" (LGAI-EXAONE/EXAONE-4.0-32B config.json), exaone4.py len().
+- ExaoneMoE / ExaoneMoe: `is_moe_layer` (LGAI-EXAONE/K-EXAONE-236B-A23B config.json: [False] + [True] * 47).
+- Qwen3.5 / Qwen3.5-MoE / MiniCPM-V 4.6 and 4.7 (text_config): `full_attention_interval` 4 (Qwen/Qwen3.5-27B
+  config.json's text_config, tests/data/configs/heldout), read by SGLang's qwen3_next.py layers_block_type.
+
+Engine figures: tests/data/engine_diff/registry/sglang-0.5.23.json, written by `registry_sweep.py --engine sglang
+--set classes --only default--Exaone4ForCausalLM,…` (SGLang's `_cell_size` of each rank); the cells below from the
+configs' own arithmetic (layers holding K and V × KV heads a rank × head_dim × bf16).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
+from benchmarks.engine_diff.registry_judge import EQUAL, judge
+from benchmarks.engine_diff.registry_sweep import load_rows
+
+BF16 = 2
+
+
+def _default(name: str) -> dict[str, Any]:
+    return dict(json.loads((DEFAULT_CONFIGS / f"{name}.json").read_text()))
+
+
+def _row(config: str, tp: int) -> dict[str, Any]:
+    return next(r for r in load_rows("sglang", "0.5.23") if r["config"] == config and r["tp"] == tp)
+
+
+def test_the_defaults_state_the_published_patterns() -> None:
+    assert _default("Exaone4ForCausalLM")["sliding_window_pattern"] == "LLLG"
+    for name in ("ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM"):
+        data = _default(name)
+        assert data["is_moe_layer"] == [False] + [True] * (data["num_hidden_layers"] - 1)
+    for name in ("Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"):
+        assert _default(name)["full_attention_interval"] == 4
+    for name in ("MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration"):
+        assert _default(name)["text_config"]["full_attention_interval"] == 4
+
+
+# class -> (layers holding KV, KV heads, head_dim): EXAONE's 32 layers (SGLang pools sliding ones whole) of 32 KV
+# heads × 4,096 // 32; Qwen3.5's full-attention layers only (every 4th of 32 / 40), 4 / 2 KV heads × 256
+CELLS = {
+    "Exaone4ForCausalLM": (32, 32, 128),
+    "ExaoneMoEForCausalLM": (32, 32, 128),
+    "ExaoneMoeForCausalLM": (32, 32, 128),
+    "Qwen3_5ForCausalLM": (32 // 4, 4, 256),
+    "Qwen3_5MoeForCausalLM": (40 // 4, 2, 256),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+@pytest.mark.parametrize("tp", [1, 2])
+def test_sglang_builds_them_and_kvtop_plans_them_equal(name: str, tp: int) -> None:
+    row = _row(f"default--{name}", tp)
+    assert row["status"] == "ok"
+    layers, kv_heads, head_dim = CELLS[name]
+    assert row["cell_size"] == layers * 2 * (kv_heads // tp) * head_dim * BF16
+    assert judge("sglang", "0.5.23", row).verdict == EQUAL
