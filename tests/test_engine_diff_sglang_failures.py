@@ -44,21 +44,19 @@ def test_gemma2_without_hidden_act_is_refused_where_sglang_reads_it() -> None:
     _refused_for("mlc--gemma2_2b-jpn", "config.hidden_act")
 
 
-def test_qwen3_5_text_configs_without_full_attention_interval_are_refused() -> None:
-    """configs/qwen3_next.py layers_block_type reads full_attention_interval; the transformers defaults give
-    layer_types (32 layers, every 4th full) and no interval; the published Qwen3.5 configs state both."""
-    for name in ("default--Qwen3_5ForCausalLM", "default--Qwen3_5MoeForCausalLM"):
-        config = _config(name)
-        assert "full_attention_interval" not in config and config["layer_types"][3] == "full_attention"
-        _refused_for(name, "full_attention_interval")
+def test_the_published_layer_patterns_let_sglang_build_the_defaults() -> None:
+    """configs/qwen3_next.py layers_block_type reads full_attention_interval and models/exaone4.py takes
+    len(config.sliding_window_pattern): the transformers defaults gave layer_types with no interval / the int 4, and
+    SGLang refused them (ENGINE_FAILURES). The defaults now state them as the published configs do (registry_configs
+    DERIVED_FIELDS; Qwen/Qwen3.5-27B's text_config: 4), and SGLang builds them."""
     published = _config("Qwen--Qwen3.5-27B")["text_config"]
     assert published["full_attention_interval"] == 4
-
-
-def test_exaone4_with_an_int_pattern_is_refused() -> None:
-    """models/exaone4.py takes len(config.sliding_window_pattern): the transformers default holds the int 4."""
-    assert _config("default--Exaone4ForCausalLM")["sliding_window_pattern"] == 4
-    _refused_for("default--Exaone4ForCausalLM", "len(config.sliding_window_pattern)")
+    for name in ("default--Qwen3_5ForCausalLM", "default--Qwen3_5MoeForCausalLM"):
+        config = _config(name)
+        assert config["full_attention_interval"] == 4 and config["layer_types"][3] == "full_attention"
+        assert {row["status"] for row in _rows(name)} == {"ok"}
+    assert _config("default--Exaone4ForCausalLM")["sliding_window_pattern"] == "LLLG"
+    assert {row["status"] for row in _rows("default--Exaone4ForCausalLM")} == {"ok"}
 
 
 def test_nemotron_mixed_precision_without_config_quantization_is_refused() -> None:
