@@ -131,6 +131,18 @@ def _names_own_code(config_dir: str | None) -> bool:
 TOKENIZER_MISSING = ("`skip_tokenizer_init=True`",)
 
 
+# transformers 5.x's `@strict` config classes (huggingface_hub dataclasses) reject a config.json field of the wrong
+# type as the config loads (databricks/dbrx-instruct's ffn_config.moe_normalize_expert_weights: 1, typed float): a
+# served engine on that transformers meets it too, so it is the engine's refusal, not the harness's.
+STRICT_CONFIG_ERROR = "StrictDataclassFieldValidationError"
+
+
+def _strict_config_refusal(exc: BaseException, frames: list[traceback.FrameSummary]) -> bool:
+    """A strict config class of transformers' own refused a field of the config.json (not a stand-in's class)."""
+    in_transformers_config = any("/site-packages/transformers/" in f.filename for f in frames)
+    return type(exc).__name__ == STRICT_CONFIG_ERROR and in_transformers_config
+
+
 def refusal_or_harness_error(exc: BaseException, package: str, config_dir: str | None = None) -> str:
     """ "refused" when the engine's own code raised it (a check it makes on a real GPU too);
     "harness-error" when a stand-in or this runner is the likely cause (not a result). A model type the
@@ -141,6 +153,8 @@ def refusal_or_harness_error(exc: BaseException, package: str, config_dir: str |
     frames = traceback.extract_tb(exc.__traceback__)
     innermost = frames[-1].filename if frames else ""
     in_engine = f"/site-packages/{package}/" in innermost or "/pydantic" in innermost
+    if _strict_config_refusal(exc, list(frames)):
+        return "refused"
     if in_engine and UNKNOWN_MODEL_TYPE in str(exc) and not _names_own_code(config_dir):
         return "refused"
     if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING + TOKENIZER_MISSING):
