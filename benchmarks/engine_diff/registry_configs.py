@@ -163,7 +163,33 @@ def _qwen3_5_text_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**data["text_config"], **_qwen3_5_published(data["text_config"])}}
 
 
+# MiMo-V2-Flash: transformers 5.20.2's MiMoV2FlashConfig defaults are XiaomiMiMo/MiMo-V2-Flash's sizes, its layer
+# kinds in layer_types / mlp_layer_types, and its modeling_mimo_v2_flash.py gives the sliding layers twice the KV
+# heads and a sink per head. The published config.json states them as vLLM's and SGLang's mimo_v2.py read them:
+# hybrid_layer_pattern (1 sliding), moe_layer_freq (1 sparse), swa_num_attention_heads 64, swa_num_key_value_heads
+# 8 (= 2 x num_key_value_heads 4), swa_head_dim 192, swa_v_head_dim 128, add_swa_attention_sink_bias true,
+# add_full_attention_sink_bias false, layernorm_epsilon 1e-05 (= rms_norm_eps; the published name vLLM reads)
+# and sliding_window_size 128 (transformers' class keeps sliding_window = sliding_window_size + 1 = 129)
+# (tests/data/configs/heldout/XiaomiMiMo--MiMo-V2-Flash.json).
+
+
+def _mimo_v2_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "hybrid_layer_pattern": [int(kind == "sliding_attention") for kind in data["layer_types"]],
+        "moe_layer_freq": [int(kind == "sparse") for kind in data["mlp_layer_types"]],
+        "swa_num_attention_heads": data["num_attention_heads"],
+        "swa_num_key_value_heads": 2 * data["num_key_value_heads"],
+        "swa_head_dim": data["head_dim"],
+        "swa_v_head_dim": data["v_head_dim"],
+        "add_swa_attention_sink_bias": True,
+        "add_full_attention_sink_bias": False,
+        "layernorm_epsilon": data["rms_norm_eps"],
+        "sliding_window_size": data["sliding_window"] - 1,
+    }
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "MiMoV2ForCausalLM": _mimo_v2_published,
     "Exaone4ForCausalLM": _exaone4_published,
     "ExaoneMoEForCausalLM": _exaone_moe_published,
     "ExaoneMoeForCausalLM": _exaone_moe_published,

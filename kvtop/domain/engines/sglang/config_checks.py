@@ -5,7 +5,7 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 - A model type neither transformers nor SGLang's config registry knows, with no `auto_map` (no configuration code
   ships to trust): AutoConfig's "Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4
   FP8 configs say `deepseek_ref`; utils/hf_transformers/common.py registers `deepseek_v4`, not it).
-- MiMo-V2-Flash: MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
+- MiMo-V2-Flash (MiMoV2FlashForCausalLM, and MiMoV2ForCausalLM, its base): MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
   5.19's MiMoV2FlashConfig holds one rope dict per layer type, which get_rope's cache key cannot hash.
 - A MIXED_PRECISION ModelOpt NemotronH whose config.json holds no `quantization_config` (its layers in
   hf_quant_config.json): the NemotronH overrides (arg_groups/model_overrides/nemotron_h.py) read
@@ -42,7 +42,8 @@ UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
 ))  # fmt: skip
 ROPE_DICT_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
-    Era("0.5.23", frozenset({"MiMoV2FlashForCausalLM"}), "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope"),
+    Era("0.5.23", frozenset({"MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"}),
+        "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope (both EntryClass classes build it)"),
 ))  # fmt: skip
 MIXED_QUANT_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
