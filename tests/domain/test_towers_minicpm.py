@@ -7,6 +7,10 @@ and kept as the registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json,
   TP 1: vpm 171,594,240 B, vit_merger 99,138,048 B, merger 44,066,816 B
   TP 2: vpm  86,595,072 B, vit_merger 96,776,448 B, merger 44,066,816 B
 Before this kind, the outer config's SigLIP section was read as Qwen3.5's ViT (216,919,552 B at TP 1).
+SGLang 0.5.23's meta build of the same default (`registry_sweep.py --engine sglang --params …`, rows in
+sglang-0.5.23.json) splits the vit_merger's and the merger's linear_1 / linear_2 over TP (minicpmv_vit.py
+Column/RowParallelLinear): TP 1 vpm 270,732,288 B + resampler 44,066,816 B (the same 314,799,104 B), TP 2
+vpm 136,173,312 B + resampler 22,043,648 B.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 
 import pytest
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
@@ -54,3 +59,12 @@ def test_drop_vision_last_layer_drops_a_block_on_4_6_only() -> None:
     assert _tower_bytes(four_six, 1) == ENGINE_TOWER_BYTES[1] - ENGINE_BLOCK_BYTES
     four_seven = {**_config("MiniCPMV4_7"), "drop_vision_last_layer": True}
     assert _tower_bytes(four_seven, 1) == ENGINE_TOWER_BYTES[1]
+
+
+@pytest.mark.parametrize("name", ["MiniCPMV4_6", "MiniCPMV4_7"])
+def test_sglang_splits_the_merger_mlps(name: str) -> None:
+    tower = model_from_config(_config(name)).tower
+    assert tower is not None
+    sglang = {1: (270_732_288 + 44_066_816) // 2, 2: (136_173_312 + 22_043_648) // 2}  # bf16 parameters a rank
+    for tp, params in sglang.items():
+        assert tower.params_per_rank(tp, SGLANG_SPLIT) == params

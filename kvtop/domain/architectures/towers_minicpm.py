@@ -16,6 +16,9 @@ vLLM 0.33.0 minicpmv4_6.py `MiniCPMV4_6ForConditionalGeneration.__init__`:
   `merge_kernel_size` and `merger_times` are not passed): one DownsampleMLP, a LayerNorm over 4 × width, nn.Linear
   4 × width → 4 × width and 4 × width → the language model's width, with biases (whole).
 Parameter counts checked against the engine's meta build (tests/test_towers_minicpm.py).
+SGLang 0.5.23 (minicpmv_vit.py MiniCPMV_ViTWindowAttentionMerger, MiniCPMV_DownsampleMLP) builds the same
+parameters but the vit_merger's and the merger's linear_1 / linear_2 as Column/RowParallelLinear: split over TP
+(linear_1 with its bias, linear_2's bias whole): `replicated_params`, split where TowerSplit.replicated_linears.
 """
 
 from __future__ import annotations
@@ -62,4 +65,7 @@ def minicpm_v(
     merger_whole = 2 * wide + wide * wide + wide + wide * text_hidden + text_hidden
     split = depth * block_split + attention_split
     whole = vpm_whole + depth * block_whole + vit_merger_whole + merger_whole
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    # the two MLPs vLLM builds nn.Linear (whole) and SGLang Column/RowParallelLinear (linear_2's bias whole in both)
+    mlps = wide * wide_mlp + wide_mlp + wide_mlp * width + wide * wide + wide + wide * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     replicated_params=mlps)  # fmt: skip
