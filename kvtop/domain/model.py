@@ -358,9 +358,9 @@ class ModelSpec(BaseModel):
     # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
     # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
     text_config_of_own_type: bool = False
-    # config fields its transformers 5.x config class types as float that config.json states as an int (DBRX's
-    # ffn_config.moe_normalize_expert_weights: 1): strict validation refuses the config (architectures/strict_fields)
-    float_fields_given_int: tuple[str, ...] = ()
+    # config fields a transformers 5.x strict config class types otherwise than config.json states them (DBRX's
+    # ffn_config.moe_normalize_expert_weights: 1, typed float): that class refuses the config (architectures/strict_fields)
+    strict_type_mismatches: tuple[str, ...] = ()
     eagle3: Eagle3Head | None = None  # an Eagle-3 draft head's fusion and vocabulary (None: any other model)
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:

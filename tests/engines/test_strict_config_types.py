@@ -5,6 +5,10 @@ each engine's config_checks). The engines' answers: the registry sweep's rows (t
 vllm-0.33.0.json, sglang-0.5.23.json, `registry_sweep.py --engine vllm|sglang --only databricks--dbrx-instruct`),
 StrictDataclassFieldValidationError at TP 1 and 2. Releases on transformers 4.x (vLLM 0.13.0: 4.57.6, SGLang
 0.5.6.post2: 4.57.1) take the int, and kvtop plans it there.
+
+RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8 states kv_lora_rank null: SGLang 0.5.23 loads deepseek_v4 through transformers
+5.19's DeepseekV3Config (kv_lora_rank: int) and refuses it (its rows: StrictDataclassFieldValidationError, `--only
+RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8`); vLLM 0.33.0's DeepseekV4Config has no such field and builds it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm.config_checks import check_config as check_vllm_config
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -27,11 +33,12 @@ REGISTRY = DATA / "engine_diff" / "registry"
 H100 = 81559 << 20
 DBRX = CONFIGS / "families" / "databricks--dbrx-instruct.json"
 FIELD = "ffn_config.moe_normalize_expert_weights"
+DSV4_NVFP4 = CONFIGS / "heldout" / "wave2" / "RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8.json"
 
 
-def _engine_rows(fixture: str) -> list[dict[str, Any]]:
+def _engine_rows(fixture: str, config: str = "databricks--dbrx-instruct") -> list[dict[str, Any]]:
     rows = json.loads((REGISTRY / fixture).read_text())["rows"]
-    return [row for row in rows if row["config"] == "databricks--dbrx-instruct"]
+    return [row for row in rows if row["config"] == config]
 
 
 def _plan(model: ModelSpec, engine: str, version: str) -> Any:
@@ -67,6 +74,22 @@ def test_dbrx_with_a_float_is_planned() -> None:
     assert data["ffn_config"]["moe_normalize_expert_weights"] == 1
     data["ffn_config"]["moe_normalize_expert_weights"] = 1.0
     model = model_from_config(data, source="dbrx-instruct with a float")
-    assert model.float_fields_given_int == ()
+    assert model.strict_type_mismatches == ()
     _plan(model, "vllm", "0.33.0")
     _plan(model, "sglang", "0.5.23")
+
+
+def test_a_null_kv_lora_rank_is_refused_where_sglang_loads_deepseek_v4_as_deepseek_v3() -> None:
+    rows = _engine_rows("sglang-0.5.23.json", "RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8")
+    assert sorted(row["tp"] for row in rows) == [1, 2]
+    for row in rows:
+        assert (row["status"], row["error_type"]) == ("refused", "StrictDataclassFieldValidationError")
+        assert "'kv_lora_rank' expected int, got NoneType" in row["message"]
+    vllm_rows = _engine_rows("vllm-0.33.0.json", "RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8")
+    assert {row["status"] for row in vllm_rows} == {"ok"}
+    model = load_model(str(DSV4_NVFP4))
+    assert model.strict_type_mismatches == ("kv_lora_rank",)
+    with pytest.raises(InputError) as refused:
+        _plan(model, "sglang", "0.5.23")
+    assert refused.value.field == "kv_lora_rank"
+    check_vllm_config(model, ResolvedVersion(text="0.33.0", source=VersionSource.FLAG))  # not refused there

@@ -20,7 +20,7 @@ from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
-from kvtop.domain.architectures.strict_fields import float_fields_given_int
+from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
@@ -90,7 +90,7 @@ def read_config(
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
-        "float_fields_given_int": float_fields_given_int(stated_type, section),
+        "strict_type_mismatches": strict_type_mismatches(stated_type, section),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:

@@ -1,32 +1,46 @@
-"""Config fields transformers 5.x's strict config classes type as float that a published config.json states as an
-int: loading the config raises huggingface_hub's StrictDataclassFieldValidationError (the class's `@strict`
-validation), so an engine release that pins transformers 5.x cannot read the config at all. Each engine's config
-checks refuse it by the field's name on those releases (the engine packages hold the release ranges).
+"""Config fields a transformers 5.x `@strict` config class types that a published config.json states with another
+type: loading the config raises huggingface_hub's StrictDataclassFieldValidationError, so an engine release that
+loads it through that class cannot read the config at all. The reader names each such field
+(ModelSpec.strict_type_mismatches); each engine's config checks refuse it on the releases, and for the model types,
+whose config class is the strict one (the engine packages hold those ranges).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# model_type -> dotted config fields typed `float | None` by its transformers 5.x config class
-FLOAT_TYPED_FIELDS: dict[str, tuple[str, ...]] = {
-    # DbrxFFNConfig.moe_normalize_expert_weights (transformers 5.19.0 / 5.20.2 models/dbrx/configuration_dbrx.py);
-    # databricks/dbrx-instruct's config.json states 1 (tests/data/configs/families/databricks--dbrx-instruct.json)
-    "dbrx": ("ffn_config.moe_normalize_expert_weights",),
+# model_type -> (dotted config field, the type its strict config class declares; None not allowed)
+TYPED_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    # DbrxFFNConfig.moe_normalize_expert_weights: float | None (transformers 5.19.0 / 5.20.2
+    # models/dbrx/configuration_dbrx.py); databricks/dbrx-instruct's config.json states 1
+    "dbrx": (("ffn_config.moe_normalize_expert_weights", float),),
+    # DeepseekV3Config.kv_lora_rank: int (transformers 5.19.0 models/deepseek_v3/configuration_deepseek_v3.py), the
+    # base SGLang 0.5.23 loads deepseek_v4 through (utils/hf_transformers/common.py _DeepseekV4ConfigAlias);
+    # RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8's config.json states null
+    "deepseek_v4": (("kv_lora_rank", int),),
 }
+_ABSENT = object()
 
 
 def _value(config: dict[str, Any], dotted: str) -> Any:
     section: Any = config
     for key in dotted.split("."):
-        section = section.get(key) if isinstance(section, dict) else None
+        section = section.get(key, _ABSENT) if isinstance(section, dict) else _ABSENT
     return section
 
 
-def float_fields_given_int(model_type: str, config: dict[str, Any]) -> tuple[str, ...]:
-    """The float-typed fields of `model_type` that `config` states as an int (a bool is neither)."""
+def _mismatch(value: Any, declared: type) -> bool:
+    if value is _ABSENT or isinstance(value, bool):
+        return False
+    if declared is float:  # float | None: an int is refused
+        return isinstance(value, int)
+    return not isinstance(value, declared)  # int: None or any other type is refused
+
+
+def strict_type_mismatches(model_type: str, config: dict[str, Any]) -> tuple[str, ...]:
+    """The fields of `model_type`'s strict config class that `config` states with another type."""
     return tuple(
         name
-        for name in FLOAT_TYPED_FIELDS.get(model_type, ())
-        if isinstance(value := _value(config, name), int) and not isinstance(value, bool)
+        for name, declared in TYPED_FIELDS.get(model_type, ())
+        if _mismatch(_value(config, name), declared)
     )

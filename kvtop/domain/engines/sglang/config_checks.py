@@ -22,9 +22,10 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
   5.19's Gemma4TextConfig is heterogeneous (per_layer_config: the class default and the Hub's gemma-4 text configs
   alike), so `head_dim` raises AmbiguousGlobalPerLayerAttributeError, which hasattr does not catch. The
   multimodal classes ask it of their outer config, which is not heterogeneous.
-- A field its transformers 5.x config class types as float stated as an int (DBRX's
-  ffn_config.moe_normalize_expert_weights: 1, architectures/strict_fields.py): transformers 5.19.0's `@strict`
-  DbrxFFNConfig raises StrictDataclassFieldValidationError as the config loads (0.5.6.post2 pins 4.57.1: no check).
+- A field its transformers 5.x config class types otherwise than config.json states it (architectures/
+  strict_fields.py): transformers 5.19.0's `@strict` classes raise StrictDataclassFieldValidationError as the config
+  loads (0.5.6.post2 pins 4.57.1: no check): DBRX's ffn_config.moe_normalize_expert_weights 1 (DbrxFFNConfig: float),
+  RedHatAI's DeepSeek-V4-Flash-NVFP4-FP8 kv_lora_rank null (DeepseekV3Config, SGLang's deepseek_v4 base: int).
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -70,9 +71,12 @@ MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
         "models/cohere2_vision.py builds Cohere2MoeForCausalLM (cohere2_moe.py reads config.num_experts)"),
 ))  # fmt: skip
 
-STRICT_CONFIG_TYPES_ERAS: Eras[bool] = Eras((
-    Era("", False, "not checked before 0.5.23 (0.5.6.post2 pins transformers 4.57.1: no strict typing)"),
-    Era("0.5.23", True, "pins transformers 5.19.0: @strict config classes (models/dbrx/configuration_dbrx.py)"),
+# the model types whose config class SGLang loads is a transformers `@strict` one (architectures/strict_fields)
+STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "not checked before 0.5.23 (0.5.6.post2 pins transformers 4.57.1: no strict typing)"),
+    Era("0.5.23", frozenset({"dbrx", "deepseek_v4"}),
+        "pins transformers 5.19.0: models/dbrx/configuration_dbrx.py; deepseek_v4 through DeepseekV3Config "
+        "(utils/hf_transformers/common.py _DeepseekV4ConfigAlias)"),
 ))  # fmt: skip
 
 
@@ -86,11 +90,11 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
-    if model.float_fields_given_int and STRICT_CONFIG_TYPES_ERAS.at(version):
-        name = model.float_fields_given_int[0]
+    if model.strict_type_mismatches and stated in STRICT_CONFIG_TYPES_ERAS.at(version):
+        name = model.strict_type_mismatches[0]
         raise InputError(
-            f"SGLang {label} cannot load this config: its transformers 5.19 config class types {name} as a float "
-            "and the config states an int (StrictDataclassFieldValidationError as the config loads)",
+            f"SGLang {label} cannot load this config: its transformers 5.19 config class types {name} otherwise "
+            "than the config states it (StrictDataclassFieldValidationError as the config loads)",
             field=name,
             source=model.source,
         )

@@ -9,8 +9,8 @@
   where the Hub's says mistral3: refused.
 - Gemma-4 Unified without a `vision_config` (v0.33.0 model_executor/models/gemma4_unified.py: its encoder-free
   vision embedder is built unconditionally: "Gemma4 Unified requires a vision configuration").
-- A field its transformers 5.x config class types as float stated as an int (DBRX's
-  ffn_config.moe_normalize_expert_weights: 1, architectures/strict_fields.py): v0.33.0 pins transformers 5.20.2,
+- A field its transformers 5.x config class types otherwise than config.json states it (DBRX's
+  ffn_config.moe_normalize_expert_weights: 1, typed float; architectures/strict_fields.py): v0.33.0 pins transformers 5.20.2,
   whose `@strict` DbrxFFNConfig raises StrictDataclassFieldValidationError as the config loads; v0.13.0's 4.57.6
   takes it.
 """
@@ -51,11 +51,12 @@ LOOPED_NOT_MODELLED = (
     "a looped transformer on vLLM: its Transformers backend keeps one KV per num_hidden_layers layer, which each "
     "pass over the weight-tied layers would share (models/transformers/base.py); not planned without a build of it"
 )
-# transformers' strict typing of config fields (huggingface_hub @strict): v0.33.0 pins transformers 5.20.2, v0.13.0
-# 4.57.6 (no strict validation); a release between takes v0.13.0's reading
-STRICT_CONFIG_TYPES_ERAS: Eras[bool] = Eras((
-    Era("", False, "before v0.33.0 read: transformers 4.x (v0.13.0 pins 4.57.6) takes an int for a float field"),
-    Era("0.33.0", True, "v0.33.0 pins transformers 5.20.2: @strict config classes (models/dbrx/configuration_dbrx.py)"),
+# the model types whose config class vLLM loads is a transformers `@strict` one (architectures/strict_fields): v0.33.0
+# pins transformers 5.20.2 (DbrxConfig; its deepseek_v4 is transformers' DeepseekV4Config, without kv_lora_rank),
+# v0.13.0 4.57.6 (no strict validation); a release between takes v0.13.0's reading
+STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 read: transformers 4.x (v0.13.0 pins 4.57.6) does not check field types"),
+    Era("0.33.0", frozenset({"dbrx"}), "v0.33.0 pins transformers 5.20.2: models/dbrx/configuration_dbrx.py @strict"),
 ))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
@@ -79,11 +80,12 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
-    if model.float_fields_given_int and era_for(STRICT_CONFIG_TYPES_ERAS, version).value:
-        name = model.float_fields_given_int[0]
+    strict = era_for(STRICT_CONFIG_TYPES_ERAS, version).value
+    if model.strict_type_mismatches and (model.config_model_type or model.model_type) in strict:
+        name = model.strict_type_mismatches[0]
         raise InputError(
-            f"vLLM {version.label} cannot load this config: its transformers 5.20 config class types {name} as a "
-            "float and the config states an int (StrictDataclassFieldValidationError as the config loads)",
+            f"vLLM {version.label} cannot load this config: its transformers 5.20 config class types {name} "
+            "otherwise than the config states it (StrictDataclassFieldValidationError as the config loads)",
             field=name,
             source=model.source,
         )
