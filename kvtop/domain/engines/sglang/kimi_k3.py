@@ -13,8 +13,10 @@ stage parts the weights book reads (`StageParts.unquantized`, `StageParts.expert
   MoE layers; at TP 2 w13's halves, w2's whole.
 
 0.5.6.post2 has no Kimi-K3 class (srt/models holds kimi_linear.py only): releases before 0.5.23 keep the book's.
-The MXFP4 method's padding of each rank's expert width (to 256 with some backends) is not read: K3's 3,072 over TP
-1, 2 or 4 is a multiple of 256; at TP 8 (384 a rank) such a backend would hold 512, which the book does not count.
+The MXFP4 method's padding (`Mxfp4MoEMethod.create_weights`: a rank's expert width to 128 under Marlin or SM100's
+FlashInfer, 64 with triton_kernels, the input width to 256 under Marlin; ROCm's aiter the width to 256) is not read:
+K3's widths (3,072 ÷ TP up to TP 8 = 384, the 3,584 latent) are already multiples of 128 and 256, so none pads on
+CUDA; another latent MXFP4 model's might.
 """
 
 from __future__ import annotations
