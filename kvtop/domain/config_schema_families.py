@@ -41,6 +41,7 @@ class LinearAttnConfig(ConfigSection):
     num_heads: Heads | None = None
     head_dim: HeadDim | None = None
     short_conv_kernel_size: Dim | None = None
+    use_full_rank_gate: Flag | None = None  # Kimi-K3: g_proj hidden → heads × head_dim (else g_a / g_b, low rank)
 
 
 class SparseAttentionConfig(ConfigSection):
@@ -124,7 +125,10 @@ class FamilyFields(ConfigSection):
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
-    routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3's latent experts (not modelled)
+    routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
+    latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)
+    mla_use_output_gate: Flag | None = None  # Kimi-K3: MLA's g_proj, hidden → heads × v_head_dim
+    attn_res_block_size: Layers | None = None  # Kimi-K3: attention residual blocks (two norms, two scores a layer)
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
     dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers

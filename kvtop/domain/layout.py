@@ -88,6 +88,9 @@ class StageParts(BaseModel):
     # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
     # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
     sink_padded_local_heads: bool = False
+    # the routed experts carry w13 / w2 biases the checkpoint does not (SGLang 0.5.23's Kimi-K3 MXFP4 experts:
+    # Mxfp4MoEMethod builds them on CUDA, engines/sglang/layer_build.py)
+    expert_bias: bool = False
 
 
 class EveryStage(BaseModel):

@@ -60,6 +60,8 @@ class MoeSpec(BaseModel):
     router_bias_fp32: bool = True  # … in fp32 (DeepSeek's e_score_correction_bias); gpt-oss's is a bf16 Linear bias
     router_fp32: bool = False  # the router's matrix is kept in fp32 (GLM-4.5's and MiMo-V2's gate)
     latent_size: int = 0  # experts work in a latent width, with projections in and out (Nemotron-3 Ultra)
+    latent_modules: tuple[str, str] = ("fc1_latent_proj", "fc1_latent_proj")  # the projections in and out, by name
+    latent_norm: bool = False  # an RMSNorm on the latent (Kimi-K3 routed_expert_norm)
     extra_norms: int = 0  # hidden-wide vectors an MoE layer holds beside (Gemma-4: 3 norms and the router scale)
     per_expert_scale: bool = False  # a scale per expert on the router (Gemma-4)
     # the experts are the layer's own module beside its dense MLP (Gemma-4's `layers.N.experts`, vLLM 0.33.0
@@ -132,6 +134,7 @@ class StateSpec(BaseModel):
     dt_rank: int = 0  # Mamba1's dt projection rank (weights only)
     gated_norm: bool = True  # Mamba2's gated RMSNorm over the inner width (Falcon-H1 without mamba_rms_norm: none)
     dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
+    full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
 
 
 class AttentionGeometry(BaseModel):
@@ -161,6 +164,10 @@ class BodyShape(BaseModel):
     final_norm: bool = True
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
     head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
+    latent_output_gate: bool = False  # MLA's g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
+    # Kimi-K3's attention residual blocks: each layer two hidden-wide norms and two 1 × hidden score projections,
+    # the final norm's stage one more of each (attn_res_block_size)
+    attention_residuals: bool = False
     embedding_norm: bool = False  # a norm right after the embedding (BLOOM word_embeddings_layernorm)
     positions_offset: int = 0  # rows of a learned position table beyond max_position_embeddings (OPT: 2)
     # the input norm exists only with the layer's attention and the post-attention norm only with its MLP

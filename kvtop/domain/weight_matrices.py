@@ -187,6 +187,8 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
     rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
     rank.vector("norms", mla.kv_lora_rank)
+    if m.body.latent_output_gate:  # g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
+        rank.matrix("attention", m.num_attention_heads * mla.v_head_dim, h, tp, named("g_proj"))
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
         index = m.dsa_index_head_dim
         rank.matrix("attention", m.dsa_index_heads * index, mla.q_lora_rank or h, 1, named("indexer.wq_b"))
@@ -201,7 +203,7 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
     m, tp = rank.model, rank.layout.attn_tp
     s = m.state
     assert s is not None
-    names = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
+    names: tuple[str, ...] = (f"model.layers.{layer}.linear_attn", f"model.layers.{layer}.mixer")
     h = m.hidden_size
     key_width = s.n_groups * s.state_size
     out_names: tuple[str, ...] = names
@@ -230,14 +232,23 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
         if s.dt_bc_norms:
             rank.vector("norms", s.dt_rank + 2 * s.state_size)
     elif s.kind is StateKind.KIMI_DELTA:  # q, k, v, their short convs, gates f (low rank) and g, beta
+        # the checkpoints name KDA's modules under self_attn (a `self_attn` exclusion spares them); the conv, A_log
+        # (a head each) and dt_bias (inner wide) fp32 in both engines (SGLang 0.5.23 kimi_linear.py / kimi_k3.py,
+        # vLLM 0.33.0 kimi_gdn_linear_attn.py)
+        names = (f"model.layers.{layer}.self_attn", *names)
+        out_names = names
         rank.matrix("linear_attention", 3 * s.inner_size, h, tp, names)
-        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
+        rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp, dtype_bytes=4)
         rank.matrix("linear_attention", s.num_heads, h, tp, names)  # beta
-        rank.vector("linear_attention", 2 * s.num_heads, tp)  # A_log, dt_bias
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log
+        rank.vector("linear_attention", s.inner_size, tp, dtype_bytes=4)  # dt_bias
         rank.matrix("linear_attention", s.head_dim, h, 1, names)  # f_a
         rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # f_b
-        rank.matrix("linear_attention", s.head_dim, h, 1, names)  # g_a
-        rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # g_b
+        if s.full_rank_gate:  # g_proj (Kimi-K3 use_full_rank_gate)
+            rank.matrix("linear_attention", s.inner_size, h, tp, names)
+        else:
+            rank.matrix("linear_attention", s.head_dim, h, 1, names)  # g_a
+            rank.matrix("linear_attention", s.inner_size, s.head_dim, tp, names)  # g_b
         rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.SHORT_CONV:  # in_proj (B, C, x), depthwise conv, out_proj
         rank.matrix("linear_attention", 3 * h, h, tp, names)
@@ -294,12 +305,15 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     expert_format = rank.model.quant.format_of(experts)
     if rank.parts is not None and rank.parts.wna16_expert_scalars and expert_format and expert_format.weight_only_int:
         rank.vector("routed_experts", local * rank.parts.wna16_expert_scalars)
-    if moe.latent_size:
-        for _ in range(2):
-            rank.matrix("routed_experts", moe.latent_size, h, 1, (prefix + ".fc1_latent_proj",))
-    if moe.expert_bias:  # w13's bias splits as its rows; w2's (hidden wide) only as the experts split over EP
+    if moe.latent_size:  # into the latent and back, whole on every rank
+        for module in moe.latent_modules:
+            rank.matrix("routed_experts", moe.latent_size, h, 1, (f"{prefix}.{module}",))
+        if moe.latent_norm:
+            rank.vector("norms", moe.latent_size)
+    if moe.expert_bias or (rank.parts is not None and rank.parts.expert_bias):
+        # w13's bias splits as its rows; w2's (as wide as the experts' input) only as the experts split over EP
         rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
-        rank.vector("routed_experts", moe.num_routed_experts * h, lay.ep)
+        rank.vector("routed_experts", moe.num_routed_experts * width, lay.ep)
     if moe.shared_intermediate_size:
         shared_names = (
             prefix + ".shared_experts",
@@ -351,6 +365,8 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
+    if model.body.attention_residuals:  # two norms and two 1 × hidden score projections (Kimi-K3), never quantized
+        rank.vector("norms", 4 * model.hidden_size)
     if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
         width, names = model.per_layer_input_size, f"model.layers.{layer}"
         rank.matrix("embedding", width, model.hidden_size, 1, (names + ".per_layer_input_gate",))

@@ -213,6 +213,8 @@ def _book_from_config(
         rank.acc.notes.update(one.acc.notes)
     if parts.final_norm and model.body.final_norm:
         rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+        if model.body.attention_residuals:  # the output's residual norm and score projection (Kimi-K3)
+            rank.vector("norms", 2 * h)
         if model.compressed is not None:
             hyper_connection_head(rank)
     if parts.lm_head:

@@ -54,11 +54,16 @@ def test_vllm_unifies_gemma4_pages_and_refuses_before_the_release_read() -> None
     assert ledger.kv_bytes_per_token == 25 * 4_096 + 5 * 2_048 == 112_640
 
 
-def test_what_a_kimi_k3_reading_leaves_out_is_said_and_only_for_kimi_k3() -> None:
-    """Kimi-K3's text model is a KimiLinearConfig with latent experts (routed_expert_hidden_size) the entry does not
-    read: its plan says so; a Kimi-Linear config without that field says nothing of it."""
+def test_kimi_k3_additions_are_read_from_their_fields_and_only_there() -> None:
+    """Kimi-K3's text model is a KimiLinearConfig with latent experts (routed_expert_hidden_size 3584, a latent norm),
+    MLA's output gate (mla_use_output_gate), KDA's full-rank gate and attention residual blocks (attn_res_block_size):
+    each read from its field (the bytes against SGLang 0.5.23's meta build: tests/engines/sglang/
+    test_kimi_k3_weights.py); a Kimi-Linear config without those fields reads none of them."""
     k3 = load_model(str(HELDOUT / "moonshotai--Kimi-K3.json"))
-    assert any("routed_expert_hidden_size" in note for note in k3.not_modelled)
+    assert k3.moe is not None and k3.state is not None
+    assert (k3.moe.latent_size, k3.moe.latent_norm, k3.state.full_rank_gate) == (3584, True, True)
+    assert (k3.body.latent_output_gate, k3.body.attention_residuals) == (True, True)
+    assert not any("routed_expert_hidden_size" in note for note in k3.not_modelled)
     linear = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 2304,
               "num_hidden_layers": 27, "num_attention_heads": 32, "vocab_size": 163840, "max_position_embeddings": 1048576,
               "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "num_heads": 32, "head_dim": 128,
@@ -66,7 +71,9 @@ def test_what_a_kimi_k3_reading_leaves_out_is_said_and_only_for_kimi_k3() -> Non
     from kvtop.domain.model_config import model_from_config
 
     model = model_from_config(linear, source="kimi-linear")  # KimiLinearConfig's defaults for the rest
-    assert not any("routed_expert_hidden_size" in note for note in model.not_modelled)
+    assert model.moe is not None and model.state is not None
+    assert (model.moe.latent_size, model.moe.latent_norm, model.state.full_rank_gate) == (0, False, False)
+    assert (model.body.latent_output_gate, model.body.attention_residuals) == (False, False)
     assert (
         model.layer_attention.count(model.layer_attention[3]) == 7
     )  # full (MLA) on the 7 listed, KDA between

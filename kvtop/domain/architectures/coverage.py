@@ -87,8 +87,8 @@ NOT_MODELLED: Mapping[str, str] = {
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     "OlmoHybridForCausalLM": "OLMo's hybrid linear-attention layers (their state shape has no entry yet)",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
-    "KimiK3LinearForCausalLM": "Kimi-K3's latent experts and attention residual blocks (read as Kimi-Linear's "
-    "only through KimiK3ForConditionalGeneration)",
+    "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
+    "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
     "JetNemotronForCausalLM": "JetBlock linear attention (no entry)",
     "JetVLMForConditionalGeneration": "JetBlock linear attention (no entry)",

@@ -53,6 +53,7 @@ class Attention:
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
+    latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
 
 
@@ -182,3 +183,5 @@ class Architecture:
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the
     # attention layers this many times, the weights book once (ModelSpec.kv_passes)
     kv_passes_field: str | None = None
+    # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
+    attention_residual_field: str | None = None

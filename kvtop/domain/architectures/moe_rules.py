@@ -164,6 +164,8 @@ class Moe:
     )
     router_fp32: bool = False  # the router matrix in fp32 (GLM-4.5, MiMo-V2: the engines' gate params_dtype)
     latent_size_field: str | None = None  # experts in a latent width (NemotronH moe_latent_size)
+    latent_modules: tuple[str, str] = ("fc1_latent_proj", "fc1_latent_proj")  # the projections in and out
+    latent_norm_field: str | None = None  # a flag: an RMSNorm on the latent (Kimi-K3 latent_moe_use_norm)
     optional: bool = False  # a dense model when the experts field is absent or null (Gemma-4 31B, MiniCPM)
     extra_norms: int = (
         0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
@@ -196,6 +198,9 @@ class Moe:
             router_bias_fp32=self.router_bias_fp32,
             router_fp32=self.router_fp32,
             latent_size=f.opt(self.latent_size_field) if self.latent_size_field else 0,
+            latent_modules=self.latent_modules,
+            latent_norm=bool(self.latent_norm_field and self.latent_size_field and f.opt(self.latent_size_field)
+                             and f.flag(self.latent_norm_field)),  # fmt: skip
             extra_norms=self.extra_norms,
             per_expert_scale=self.per_expert_scale,
             experts_beside_mlp=self.shared.dense_beside,

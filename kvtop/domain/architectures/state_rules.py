@@ -138,6 +138,7 @@ class KimiDeltaState(StateRule):
             state_size=head_dim,
             n_groups=heads,
             inner_size=heads * head_dim,
+            full_rank_gate=bool(linear.use_full_rank_gate),
         )
 
 

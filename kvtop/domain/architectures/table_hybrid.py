@@ -73,12 +73,18 @@ HYBRID: tuple[Architecture, ...] = (
     # LFM2: gated short-conv layers and full attention from layer_types; per-head q/k norms
     A("lfm2", "Lfm2Config", tf("lfm2"), m.LFM2, ("Lfm2ForCausalLM",), attention=Attention(qk_norm=True),
       state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
-    # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts
+    # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts.
+    # Kimi-K3's additions, each by its config field (SGLang 0.5.23 kimi_k3.py, vLLM 0.33.0 kimi_k3/nvidia/model.py):
+    # experts in a latent width (routed_expert_hidden_size: routed_expert_down_proj / up_proj, whole on every rank,
+    # routed_expert_norm where latent_moe_use_norm), MLA's output gate g_proj (mla_use_output_gate), KDA's
+    # full-rank gate (linear_attn_config.use_full_rank_gate) and attention residual blocks (attn_res_block_size)
     A("kimi_linear", "KimiLinearConfig", tf("kimi_linear"), m.KIMI_LINEAR,
       ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration"), layers=KimiLinearLayers(), latent=Latent(),
-      state=KimiDeltaState(),
+      attention=Attention(latent_gate_field="mla_use_output_gate"), state=KimiDeltaState(),
       moe=Moe("num_experts", per_token_field="num_experts_per_token",
-              shared=Shared(count_field="num_shared_experts"), placement=FirstDense(), router_bias=True),
-      not_modelled_when=(("routed_expert_hidden_size", "Kimi-K3's latent experts (routed_expert_hidden_size) and "
-                          "attention residual blocks: its weights are read as Kimi-Linear's"),)),
+              shared=Shared(count_field="num_shared_experts"), placement=FirstDense(), router_bias=True,
+              latent_size_field="routed_expert_hidden_size",
+              latent_modules=("routed_expert_down_proj", "routed_expert_up_proj"),
+              latent_norm_field="latent_moe_use_norm"),
+      attention_residual_field="attn_res_block_size"),
 )  # fmt: skip

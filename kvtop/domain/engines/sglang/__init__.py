@@ -92,7 +92,9 @@ class SglangRules(SglangBudget, EngineBase):
         checkpoint's quantized head (lm_head.py), what its classes build on each layer their own way: the DSA
         indexer's wk in bf16, MiniMax-M3's router in bf16, a WNA16 linear module's weight_shape and bnb 8-bit's
         host-side scales (layer_build.py), HunYuan's q/k norms only on its flag (weights_classes.py), and a
-        Transformers-backend class's tower (transformers_tower.py)."""
+        Transformers-backend class's tower (transformers_tower.py), Kimi-K3's bf16 latent projections and MXFP4 expert
+        biases (kimi_k3.py)."""
+        from kvtop.domain.engines.sglang.kimi_k3 import with_kimi_k3_build
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.layer_build import (
             with_host_scales,
@@ -107,7 +109,7 @@ class SglangRules(SglangBudget, EngineBase):
         parts = stage_parts(model, pp_rank, pp, version)
         for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
                       with_linear_shapes, with_host_scales, with_transformers_tower, with_stated_qk_norm,
-                      with_router_dtype):
+                      with_router_dtype, with_kimi_k3_build):
             parts = build(parts, model, version)
         return parts
 
