@@ -352,6 +352,9 @@ class ModelSpec(BaseModel):
     defaults_used: tuple[str, ...] = ()  # fields the file left out, as `name=class default`
     # config.json's `auto_map` entries of model classes (`AutoModel…`, remote code): (key, "module.Class")
     auto_map_models: tuple[tuple[str, str], ...] = ()
+    # the fields config.json (its text section) states as null: an engine whose config class types one of them as
+    # a plain int rejects the config (SGLang 0.5.23 on DeepSeek-V4's `kv_lora_rank`: engines/sglang/config_checks.py)
+    config_nulls: tuple[str, ...] = ()
     # the language model's RoPE type as config.json states it (`rope_scaling` / `rope_parameters`: `rope_type`, or
     # the legacy `type`); '' where none is stated or it is nested by layer type (engines refuse types they lack)
     rope_type: str = ""

@@ -86,6 +86,7 @@ def read_config(
     )
     update: dict[str, Any] = {
         "auto_map_models": _auto_models(outer.auto_map),
+        "config_nulls": tuple(sorted(k for k, v in section.items() if v is None)),
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),

@@ -22,6 +22,10 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
   5.19's Gemma4TextConfig is heterogeneous (per_layer_config: the class default and the Hub's gemma-4 text configs
   alike), so `head_dim` raises AmbiguousGlobalPerLayerAttributeError, which hasattr does not catch. The
   multimodal classes ask it of their outer config, which is not heterogeneous.
+- DeepSeek-V4 (model_type `deepseek_v4`) with a field SGLang's config class types as a plain int stated null
+  (RedHatAI's DeepSeek-V4-Flash-NVFP4-FP8: `kv_lora_rank: null`): utils/hf_transformers/common.py registers
+  `_DeepseekV4ConfigAlias`, a subclass of transformers 5.19's DeepseekV3Config, whose strict dataclass
+  validation raises StrictDataclassFieldValidationError ("Field 'kv_lora_rank' expected int, got NoneType").
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -66,6 +70,18 @@ MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
         "models/cohere2_vision.py builds Cohere2MoeForCausalLM (cohere2_moe.py reads config.num_experts)"),
 ))  # fmt: skip
 
+# model_type -> the fields its config class (SGLang's registry) types as a plain int or float, in declaration order:
+# a null one fails the class's strict validation
+STRICT_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
+    Era("", {}, _NOT_CHECKED),
+    Era("0.5.23", {"deepseek_v4": (
+        "vocab_size", "hidden_size", "intermediate_size", "moe_intermediate_size", "num_hidden_layers",
+        "num_attention_heads", "n_shared_experts", "n_routed_experts", "routed_scaling_factor", "kv_lora_rank",
+        "qk_rope_head_dim", "qk_nope_head_dim", "max_position_embeddings", "initializer_range", "rms_norm_eps",
+    )}, "utils/hf_transformers/common.py _DeepseekV4ConfigAlias(DeepseekV3Config): transformers 5.19.0 "
+        "models/deepseek_v3/configuration_deepseek_v3.py field types"),
+))  # fmt: skip
+
 
 def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
     """Raise InputError where SGLang `version` cannot build the model from this config (see the module docstring)."""
@@ -75,6 +91,15 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label} cannot read model_type {stated!r}: neither transformers 5.19 nor SGLang's config registry "
             "knows it and the config has no auto_map ('Transformers does not recognize this architecture')",
             field="model_type",
+            source=model.source,
+        )
+    strict = STRICT_FIELDS_ERAS.at(version).get(stated, ())
+    if nulls := [field for field in strict if field in model.config_nulls]:
+        raise InputError(
+            f"SGLang {label} cannot read this {stated} config: its config class (transformers 5.19's "
+            f"DeepseekV3Config, SGLang's _DeepseekV4ConfigAlias) types {nulls[0]!r} as a number and the config states "
+            f"null (StrictDataclassFieldValidationError: 'expected int, got NoneType')",
+            field=nulls[0],
             source=model.source,
         )
     if arch in ROPE_DICT_CLASSES_ERAS.at(version):
