@@ -63,3 +63,18 @@ def test_a_single_format_compressed_tensors_checkpoint_is_still_read() -> None:
     assert (
         model.quant.scheme == "compressed-tensors" and model.quant.method == "fp8" and not model.quant.unread
     )
+
+
+def test_compressed_tensors_fp8_keeps_fp32_block_scales_on_deepseek_v4() -> None:
+    """DeepseekV4FP8Config (e8m0 block scales where expert_dtype is fp4) takes `quant_method: fp8` only: the engine's
+    --params of the compressed-tensors checkpoint list `attn.fused_wqa_wkv.weight_scale` [12, 32] torch.float32
+    (66,048 B over 43 layers = 43 × 384 × 4), the published FP8 Flash's e8m0 (1 B, test_dsv4_meta_build.py)."""
+    from kvtop.domain.engines.versions import from_flag
+    from kvtop.domain.engines.vllm.eras import CALENDAR
+    from kvtop.domain.engines.vllm.layer_build import dsv4_parts
+
+    version = from_flag("0.33.0", CALENDAR)
+    assert 43 * 12 * 32 * 4 == 66_048
+    assert dsv4_parts(load_model(str(PATH)), version)["block_scale_bytes"] is None
+    published = load_model(str(CONFIGS / "heldout" / "deepseek-ai--DeepSeek-V4-Flash.json"))
+    assert dsv4_parts(published, version)["block_scale_bytes"] == 1
