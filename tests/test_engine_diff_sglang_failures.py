@@ -80,6 +80,13 @@ def test_a_model_type_no_one_knows_without_checkpoint_code_is_refused() -> None:
             assert row["status"] == "refused" and "no auto_map" in row["message"]
 
 
+def test_deepseek_v4_with_kv_lora_rank_null_is_refused() -> None:
+    """utils/hf_transformers/config.py parse reloads a deepseek_v4 config with _DeepseekV4ConfigAlias, a
+    transformers 5.19 DeepseekV3Config (strict `kv_lora_rank: int`): RedHatAI's NVFP4-FP8 config states null."""
+    assert _config("RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8")["kv_lora_rank"] is None
+    _refused_for("RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8", "strict field kv_lora_rank")
+
+
 def test_missing_checkpoint_modeling_code_stays_a_harness_error() -> None:
     """InternLM v1 has no SGLang class: the Transformers backend needs the checkpoint's modeling_internlm.py,
     which a config folder lacks: not the engine's answer."""

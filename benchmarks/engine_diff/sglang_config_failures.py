@@ -79,6 +79,11 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
         "the NemotronH overrides read hf_config.quantization_config['quantized_layers'] for a MIXED_PRECISION "
         "ModelOpt checkpoint (hf_quant_config.json); the config.json holds no quantization_config"
     ),
+    ("utils/hf_transformers/config.py", "parse", "Validation error for field 'kv_lora_rank':"): (
+        "HfModelConfigParser.parse reloads a deepseek_v4 config with _CONFIG_REGISTRY's _DeepseekV4ConfigAlias "
+        "(utils/hf_transformers/common.py), a transformers 5.19 DeepseekV3Config whose strict field kv_lora_rank is "
+        "an int; this config states it null (StrictDataclassFieldValidationError)"
+    ),
     ("models/mistral.py", "__init__", "'dict' object has no attribute 'pad_image_border'"): (
         "Mistral3ForConditionalGeneration sets config.vision_config.pad_image_border; a top-level model type "
         "'ministral3' (a text config class) leaves vision_config a plain dict"

@@ -138,6 +138,7 @@ def _solve(
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     model = served_model(model, settings, version)  # every book reads the model as the launch's cast at load leaves it
     rules = engine_rules(settings.engine)
+    rules.check_config(model, version)  # what the engine fails on in the config itself, before the books
     deployment = rules.deployment
     setup = deployment.setup(settings)
     layout = layout_from_settings(settings)

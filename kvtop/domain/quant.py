@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import math
 import re
 
@@ -84,6 +85,10 @@ class QuantSpec(BaseModel):
     # hybrid FP8 checkpoint's NVFP4 experts; DeepSeek-V4's `expert_dtype: fp4`, MXFP4): `format_of` gives it
     # for a routed-expert module (`.mlp.experts`), the rest of the checkpoint keeps this spec's
     routed_experts: QuantSpec | None = None
+    # what of the checkpoint's format kvtop cannot read exactly, and the field that states it ('': all read): the
+    # weights book refuses it by name (compressed-tensors config_groups of different weight formats by target)
+    unread: str = ""
+    unread_field: str = ""
 
     @property
     def quantized(self) -> bool:
@@ -475,6 +480,31 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
             field=f"{prefix}sparsity_config",
             source=source,
         )
+    spec = _ct_first_group(qc, source)
+    formats = {json.dumps((g.weights or CompressedWeights()).model_dump(), sort_keys=True) for g in qc.config_groups.values()}
+    if len(formats) > 1:
+        return spec.model_copy(update={"unread": _ct_mixed(qc), "unread_field": f"{prefix}config_groups"})
+    return spec
+
+
+def _ct_mixed(qc: QuantizationConfig) -> str:
+    """Why a compressed-tensors checkpoint whose groups hold different weight formats is refused."""
+    assert qc.config_groups
+    groups = "; ".join(
+        f"{name}: {w.num_bits}-bit {w.type} {w.strategy} for {', '.join(g.targets or ())}"
+        for name, g in qc.config_groups.items() if (w := g.weights or CompressedWeights())
+    )  # fmt: skip
+    return (
+        f"compressed-tensors config_groups of different weight formats by target ({groups}) are not modelled: kvtop "
+        "reads one format per checkpoint, and each engine matches the targets against its own module names (vLLM "
+        "0.33.0's DeepSeek-V4 looks its routed experts up as w1/w2/w3, which no `(gate|up|down)_proj` target "
+        "names, and builds them in the model dtype)"
+    )
+
+
+def _ct_first_group(qc: QuantizationConfig, source: str) -> QuantSpec:
+    """The first config group's weight format, as vLLM's schemes create the weights."""
+    assert qc.config_groups
     weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
     bits, group, strategy = weights.num_bits, weights.group_size, (weights.strategy or "").lower()
     excluded = _exclusions(qc.ignore)

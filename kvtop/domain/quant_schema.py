@@ -96,6 +96,7 @@ class CompressedWeights(ConfigSection):
 
 class CompressedGroup(ConfigSection):
     weights: CompressedWeights | None = None
+    targets: ModuleList | None = None  # the module names or `re:` patterns the group quantizes (named in refusals)
     # quantized activations (W8A8); absent or null: weight-only (WNA16). Only its presence is read.
     input_activations: dict[str, object] | None = None
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
@@ -163,6 +164,8 @@ def _book_from_config(
     tower_split: TowerSplit | None,
     parts: StageParts,
 ) -> WeightsBook:
+    if model.quant.unread:  # a format kvtop cannot read exactly (quant.py): named, never a wrong number
+        raise UnsupportedModelError(model.quant.unread, field=model.quant.unread_field, source=model.source)
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)

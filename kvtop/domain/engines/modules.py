@@ -132,6 +132,9 @@ class EngineBase(EngineModules):
         """None: its model classes build what the weights book counts."""
         return ()
 
+    def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
+        """Nothing it refuses from the config alone."""
+
     def rank_of_device(self, settings: LaunchSettings, position: int) -> dict[str, int] | None:
         """Its workers' titles name their ranks (or `ranks_by_gpu_order` ranks them)."""
         return None

@@ -210,6 +210,11 @@ class EngineRules(Protocol):
         """Which of the embedding, final norm and LM head this release's class of `model` builds on a stage."""
         ...
 
+    def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
+        """Raise where this release cannot read the config itself (its config class), before any book is built:
+        the engine fails there first, whatever kvtop could or could not read of the weights."""
+        ...
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:

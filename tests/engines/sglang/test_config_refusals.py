@@ -99,3 +99,24 @@ def test_sglang_refuses_a_text_only_gemma4() -> None:
     assert refused.value.field == "architectures"
     assert {row["status"] for row in engine_rows("google--gemma-4-26B-A4B")} == {"ok"}
     plan(load_model(str(CONFIGS / "heldout" / "google--gemma-4-26B-A4B.json")))
+
+
+def test_sglang_refuses_a_deepseek_v4_config_with_kv_lora_rank_null() -> None:
+    """RedHatAI's DeepSeek-V4-Flash-NVFP4-FP8 states `kv_lora_rank: null`; SGLang 0.5.23 reloads a deepseek_v4 config
+    with its _DeepseekV4ConfigAlias (transformers 5.19's DeepseekV3Config, `kv_lora_rank: int`): the sweep's rows are
+    StrictDataclassFieldValidationError from get_config's parse at TP 1 and 2. The published DeepSeek-V4-Flash
+    (kv_lora_rank absent: the class default) is built and planned."""
+    name = "RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8"
+    rows = engine_rows(name)
+    assert sorted(row["tp"] for row in rows) == [1, 2]
+    assert all(row["status"] == "refused" and "'kv_lora_rank' expected int, got NoneType" in row["message"]
+               for row in rows)  # fmt: skip
+    path = CONFIGS / "heldout" / "wave2" / f"{name}.json"
+    assert json.loads(path.read_text())["kv_lora_rank"] is None
+    with pytest.raises(InputError) as refused:
+        plan(load_model(str(path)))
+    assert refused.value.field == "kv_lora_rank"
+    published = CONFIGS / "heldout" / "deepseek-ai--DeepSeek-V4-Flash.json"
+    assert "kv_lora_rank" not in json.loads(published.read_text())
+    assert {row["status"] for row in engine_rows(published.stem)} == {"ok"}
+    plan(load_model(str(published)))

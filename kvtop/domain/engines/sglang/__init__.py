@@ -113,6 +113,12 @@ class SglangRules(SglangBudget, EngineBase):
             parts = build(parts, model, version)
         return parts
 
+    def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
+        """§4.7: the configs its config classes and model code fail on (config_checks.py)."""
+        from kvtop.domain.engines.sglang.config_checks import check_config
+
+        check_config(model, version)
+
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:

@@ -95,6 +95,9 @@ DSV4_PARTS_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
+DSV4_FP8_METHODS = ("fp8", "deepseek_v4_fp8")  # quant_config.py DeepseekV4FP8Config.override_quantization_method
+
+
 def dsv4_parts(model: ModelSpec, version: ResolvedVersion) -> dict[str, object]:
     """DeepSeek-V4 as vLLM builds it (docs/engines/vllm.md §4.7): an `fp8` checkpoint is served by
     DeepseekV4FP8Config, whose 128 × 128 block scales are float8_e8m0fnu (1 B) where the config's `expert_dtype`
@@ -103,6 +106,7 @@ def dsv4_parts(model: ModelSpec, version: ResolvedVersion) -> dict[str, object]:
     c = model.compressed
     if c is None or not DSV4_PARTS_ERAS.at(version):
         return {}
-    e8m0 = c.experts_fp4 and model.quant.method == "fp8"
+    # only a `quant_method: fp8` checkpoint (override_quantization_method): compressed-tensors FP8 keeps fp32 scales
+    e8m0 = c.experts_fp4 and model.quant.method == "fp8" and model.quant.scheme in DSV4_FP8_METHODS
     return {"compressor_norm_model_dtype": True, "block_scale_bytes": 1 if e8m0 else None,
             "sink_padded_local_heads": True}  # fmt: skip
