@@ -137,12 +137,13 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The allocator's rounding of vLLM's MXFP4 expert tensors on Hopper's Triton backend, per MoE layer on the rank:
-    the packed weights (w13: experts × 2 × padded × hidden ÷ 2 B; w2: experts × hidden × padded ÷ 2 B), their
-    block-32 scales twice (the checkpoint's kept beside the swizzled copy, as `_mxfp4` counts them) and the float32
-    biases (quantization/mxfp4.py `process_weights_after_loading`). A block's bytes do not depend on its layout, so
-    the swizzle does not move them. gpt-oss-120b at TP 1: the scales (63.3 and 31.6 MiB) hold 64 and 32 MiB, twice,
-    2.2 MiB a layer, 78 MiB over 36 layers; the packed weights leave more than 1 MiB and are split. None elsewhere."""
+    """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
+    the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
+    ÷ 32 B), which stay registered on the layer, and the float32 biases `process_weights_after_loading` makes
+    (quantization/mxfp4.py). The packed weights and the swizzled scales are not counted: triton_kernels' layout
+    decides whether they are the checkpoint's tensors (StridedLayout: a view, torch < 2.8.1) or new, padded ones
+    (HopperMXValueLayout / HopperMXScaleLayout). gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and
+    32 MiB, 1.1 MiB a layer, 39 MiB over 36 layers. None elsewhere."""
     model = inputs.model
     if model is None or model.moe is None:
         return None
@@ -150,11 +151,10 @@ def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if built is None or built.backend != "triton":
         return None
     experts, hidden, padded = built.experts, built.hidden, built.padded
-    packed = (experts * 2 * padded * hidden // 2, experts * hidden * padded // 2)
     scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK)
     biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
-    layer = sum(allocator_block(size) - size for size in (*packed, *scales, *scales, *biases))
+    layer = sum(allocator_block(size) - size for size in (*scales, *biases))
     layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // inputs.layout.pp or 1
     if layer * layers <= 0:
         return None
-    return layer * layers, "torch's caching allocator: MXFP4 expert tensors within 1 MiB under a 2 MiB boundary"
+    return layer * layers, "torch's caching allocator: MXFP4 expert scales within 1 MiB under a 2 MiB boundary"
