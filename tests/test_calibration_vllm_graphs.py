@@ -77,3 +77,22 @@ def test_the_weights_term_lands_on_what_vllm_printed_for_qwen2_5() -> None:
                                ("llmd-v019-qwen2.5-72b-tp2", 67.80)):  # fmt: skip
         term = next(t for t in vllm.terms(RECORDS[record_id].inputs()) if t.term is Term.WEIGHTS)
         assert abs(term.bytes / GIB - printed) < 0.03, record_id
+
+
+def test_the_allocator_rounds_gpt_oss_mxfp4_experts_on_hopper() -> None:
+    """gpt-oss-120b's checkpoint (its safetensors header): per layer `mlp.experts.gate_up_proj_scales` [128, 5760, 90]
+    and `down_proj_scales` [128, 2880, 90] in uint8: 63.3 and 31.6 MiB, each within 1 MiB under 64 and 32 MiB, so each
+    holds its whole segment; its float32 biases (128 × 5,760 and 128 × 2,880 × 4 B: 2.8 and 1.4 MiB) are carved from
+    shared segments. 'Model loading took 64.38 GiB' (v0.11.0, H100): the weights term within 0.15 GiB of it, and
+    nearer than the 0.17 GiB the term was short before the rounding."""
+    mib, layers = 1 << 20, 36
+    gate_up, down = 128 * 5760 * 90, 128 * 2880 * 90
+    expected = layers * ((64 * mib - gate_up) + (32 * mib - down))
+    inputs = RECORDS["llmd-v011-gpt-oss-120b"].inputs()
+    rounding = held.allocator_rounding(inputs)
+    assert rounding is not None and rounding[0] == expected
+    term = next(t for t in vllm.terms(inputs) if t.term is Term.WEIGHTS)
+    assert 64.38 - 0.15 < term.bytes / GIB < 64.38
+    # Marlin (an A100) repacks the experts in place: nothing rounded here
+    a100 = RECORDS["dennislee-gpt-oss-120b-4xa100-80gb-tp4-4nodes-u08"].inputs()
+    assert held.allocator_rounding(a100) is None

@@ -111,8 +111,12 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """What the allocator's rounding adds to a dense unquantized model's weights on the largest rank: vLLM's
     tensors per layer (fused QKV, o_proj, fused gate_up, down_proj, split by TP) and the vocabulary matrices.
     Judged against the weights vLLM printed: Qwen2.5-7B TP 1 +57 MiB printed, +57 here; Qwen3-32B TP 2 +69 / +64;
-    Qwen2.5-72B TP 4 +92 to +123 / +120. None for MoE, MLA, quantized, hybrid or multimodal models (other tensors)."""
+    Qwen2.5-72B TP 4 +92 to +123 / +120. MXFP4 experts on Hopper's Triton backend: their own tensors
+    (`_mxfp4_rounding`). None for other MoE, MLA, quantized, hybrid or multimodal models (other tensors)."""
     model = inputs.model
+    mxfp4 = _mxfp4_rounding(inputs)
+    if mxfp4 is not None:
+        return mxfp4
     if (model is None or model.quant.method != "none" or model.mla is not None or model.moe is not None
             or model.multimodal or model.layer_geometry or model.layer_intermediate
             or any(kind.value not in ("full", "sliding") for kind in model.layer_attention)):  # fmt: skip
@@ -130,3 +134,27 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if extra <= 0:
         return None
     return extra, "torch's caching allocator: weights within 1 MiB under a 2 MiB boundary hold the whole segment"
+
+
+def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
+    """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
+    the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
+    ÷ 32 B), which stay registered on the layer, and the float32 biases `process_weights_after_loading` makes
+    (quantization/mxfp4.py). The packed weights and the swizzled scales are not counted: triton_kernels' layout
+    decides whether they are the checkpoint's tensors (StridedLayout: a view, torch < 2.8.1) or new, padded ones
+    (HopperMXValueLayout / HopperMXScaleLayout). gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and
+    32 MiB, 1.1 MiB a layer, 39 MiB over 36 layers. None elsewhere."""
+    model = inputs.model
+    if model is None or model.moe is None:
+        return None
+    built = mxfp4_experts(model, inputs.layout, inputs.gpu_name, inputs.version)
+    if built is None or built.backend != "triton":
+        return None
+    experts, hidden, padded = built.experts, built.hidden, built.padded
+    scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK)
+    biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
+    layer = sum(allocator_block(size) - size for size in (*scales, *biases))
+    layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // inputs.layout.pp or 1
+    if layer * layers <= 0:
+        return None
+    return layer * layers, "torch's caching allocator: MXFP4 expert scales within 1 MiB under a 2 MiB boundary"
