@@ -30,6 +30,10 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         key='cuda_total.A100-40GB', features=('1 GiB',),
         coefficients=(39.426667,), error_bytes=42949673, records=3,
     ),
+    'cuda_total.A100-80GB': LinearTerm(
+        key='cuda_total.A100-80GB', features=('1 GiB',),
+        coefficients=(79.15,), error_bytes=42949673, records=1,
+    ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
         coefficients=(184.31,), error_bytes=42949673, records=1,
@@ -84,7 +88,7 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB',),
-        coefficients=(0.420146,), error_bytes=308896083, records=14,
+        coefficients=(0.448803,), error_bytes=401855777, records=15,
     ),
 }  # fmt: skip
 # END FITTED
