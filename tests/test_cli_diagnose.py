@@ -16,8 +16,8 @@ from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 
 GIB, MIB = 1 << 30, 1 << 20
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
-# (79.188769 GiB) less SGLang's calibrated context at TP 8 on NVLink (0.599252 + 3 × 0.515342 GiB), both fitted on
-# the corpus (docs/calibration.md): 85,028,293,266 − 2,303,474,713 = 82,724,818,553 B
+# (79.188769 GiB) less SGLang's calibrated context at TP 8 on NVLink (0.597783 + 3 × 0.513013 GiB), both fitted on
+# the corpus (docs/calibration.md): 85,028,293,266 − 2,294,395,152 = 82,733,898,114 B
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 H100_RESTART_FREE = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB) - round(
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
@@ -58,9 +58,9 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
             ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured
         ).token_capacity
 
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,288.4 and
-    # 1,092,628.1), so the two are 128,660 apart
-    assert capacity(clean) == 1_221_288 and capacity(clean - 6 * GIB) == 1_092_628
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,469.7 and
+    # 1,092,809.4), so the two are 128,660 apart
+    assert capacity(clean) == 1_221_469 and capacity(clean - 6 * GIB) == 1_092_809
     assert (
         finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_660
     )
@@ -73,17 +73,17 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Left running, the 6 GiB notebook leaves a restart CUDA's total (an H100's: 79.188769 GiB) less SGLang's
-    context at TP 8 on NVLink (0.599252 + 3 × 0.515342 GiB; both calibrated, docs/calibration.md) less 6 GiB
+    context at TP 8 on NVLink (0.597783 + 3 × 0.513013 GiB; both calibrated, docs/calibration.md) less 6 GiB
     free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83 takes it 0.85 GiB below
-    (0.012 × 72,748.5 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB. The weights are the calibrated
-    term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83 the KV budget is 76,282,367,609 −
-    17,644,929,024 − 76,282,367,609 × 0.17 = 45,669,436,091 B ÷ 40,960 = 1,114,976 tokens, at 0.818 1,092,628."""
+    (0.012 × 72,757.2 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB. The weights are the calibrated
+    term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83 the KV budget is 76,291,447,170 −
+    17,644,929,024 − 76,291,447,170 × 0.17 = 45,676,972,127 B ÷ 40,960 = 1,115,160 tokens, at 0.818 1,092,809."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
     left = H100_RESTART_FREE - 6 * GIB
-    assert round(left / MIB, 1) == 72_748.5 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+    assert round(left / MIB, 1) == 72_757.2 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
@@ -93,13 +93,13 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
         ).token_capacity  # fmt: skip
 
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
-    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_114_976
-    assert alternative["restart_tokens"] == capacity() == 1_092_628
-    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_348
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_160
+    assert alternative["restart_tokens"] == capacity() == 1_092_809
+    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_351
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,348 tokens" in text
+    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,351 tokens" in text
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,14 +62,14 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
         8,
     )
     # SGLang 0.5.9's budget by hand (docs/engines/sglang.md §4-§5): pre-load = 79.188769 GiB less its calibrated
-    # context 0.599252 + 0.515342 × log2 8 GiB = 82,724,818,553 B; less the weights 17,644,929,024 B (the checkpoint's
+    # context 0.597783 + 0.513013 × log2 8 GiB = 82,733,898,114 B; less the weights 17,644,929,024 B (the checkpoint's
     # 17,640,734,720 and SGLang's float32 rope cos/sin cache, 8,192 positions × 128 dims × 4 B = 4,194,304) and the
-    # reserve pre-load × (1 − 0.818) = 15,055,916,977 B: 50,023,972,552 B // 40,960 B = 1,221,288 tokens
-    assert engine["predicted"]["token_capacity"] == 1_221_288
+    # reserve pre-load × (1 − 0.818) = 15,057,569,457 B: 50,031,399,633 B // 40,960 B = 1,221,469 tokens
+    assert engine["predicted"]["token_capacity"] == 1_221_469
     assert len(engine["ranks"]) == 8 and all(set(rank) >= RANK_KEYS for rank in engine["ranks"])
     rank = engine["ranks"][0]
     assert (
-        rank["observed"]["token_capacity"] == 1_221_288 and rank["predicted"]["kv_bytes_per_token"] == 40_960
+        rank["observed"]["token_capacity"] == 1_221_469 and rank["predicted"]["kv_bytes_per_token"] == 40_960
     )
     # the demo worker sits a few hundred MiB below its predicted resident bytes, less than the graphs +
     # activations reserve it has not claimed (free memory, not a mystery): nothing is unexplained
@@ -107,10 +107,10 @@ def test_human_tables_show_gpus_processes_and_ranks(capsys: pytest.CaptureFixtur
     assert main(["snapshot", "--demo", "llama70b-tp8-foreign-gpu3"]) == 0
     text = capsys.readouterr().out
     assert "NVIDIA H100 80GB HBM3" in text and "co-tenant" in text and "python (ada)" in text
-    assert "unexplained GiB" in text and "1,221,288" in text and "1,092,628" in text
+    assert "unexplained GiB" in text and "1,221,469" in text and "1,092,809" in text
     row = next(line for line in text.splitlines() if line.lstrip().startswith("TP3 "))
     # tokens clean, tokens now, vs clean, and the cause that costs the most, on every rank
-    assert row.split()[6:9] == ["1,221,288", "1,092,628", "−128,660"]
+    assert row.split()[6:9] == ["1,221,469", "1,092,809", "−128,660"]
     assert row.endswith("other processes −128,660 (GPU 3, pid 4242)")
     assert row.split()[1:3] == ["3", "41013"]
     # observed and predicted as NVML counts the worker (the TUI's "= worker" row): they differ by
@@ -125,14 +125,14 @@ def test_capacity_waterfall_sums_to_what_the_engine_holds(capsys: pytest.Capture
     [engine] = out["engines"]
     for rank in engine["ranks"]:
         capacity = rank["capacity"]
-        assert capacity["clean_tokens"] == engine["plan"]["token_capacity"] == 1_221_288
+        assert capacity["clean_tokens"] == engine["plan"]["token_capacity"] == 1_221_469
         # the engine's predicted is the explained state, as its ranks' (the co-tenant applied)
-        assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == 1_092_628
-        assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_092_628
+        assert engine["predicted"]["token_capacity"] == rank["predicted"]["token_capacity"] == 1_092_809
+        assert capacity["actual_tokens"] == rank["observed"]["token_capacity"] == 1_092_809
         assert capacity["actual_source"] == "live"
         # SGLang sizes every rank by the least free GPU: GPU 3's 6 GiB co-tenant costs each rank
         # 6 GiB × 0.818 ÷ 40,960 B = 128,660.3 tokens of budget, and nothing else is missing: the floors of the
-        # clean 1,221,288.4 and the squeezed 1,092,628.1 tokens (50,023,972,552 and 44,754,047,680 B ÷ 40,960 B)
+        # clean 1,221,469.7 and the squeezed 1,092,809.4 tokens (50,031,399,633 and 44,761,474,761 B ÷ 40,960 B)
         # differ by 128,660
         assert [(t["cause"], t["tokens"], t["bytes"], t["gpu_index"], t["pid"]) for t in capacity["terms"]] == [
             ("other_processes", -128_660, 6 * (1 << 30), 3, 4242)

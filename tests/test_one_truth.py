@@ -132,7 +132,7 @@ def test_the_planners_before_is_the_explained_state(name: str) -> None:
 def test_the_co_tenant_node_has_one_named_cause() -> None:
     """The scenario's 6 GiB notebook on GPU 3 is the one cause on every rank: 6 GiB × 0.818 ÷
     40,960 B = 128,660.3 tokens (SGLang 0.5.9's auto fraction on an H100, Llama-3-70B TP8); each pool is
-    floored to whole tokens (1,221,288.4 clean, 1,092,628.1 with the notebook: the weights hold SGLang's float32
+    floored to whole tokens (1,221,469.7 clean, 1,092,809.4 with the notebook: the weights hold SGLang's float32
     rope cache, 8,192 × 128 × 4 B, beside the checkpoint), so the term is 128,660."""
     view = _snapshot("llama70b-tp8-foreign-gpu3").engines[0]
     for rank in view.ranks:
@@ -153,8 +153,8 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     view = snapshot.engines[0]
     assert {rank.capacity.terms for rank in view.ranks} == {()}
     # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, less the weights with
-    # SGLang's rope cache, SGLang's arithmetic: 50,023,972,552 B ÷ 40,960 B)
-    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_221_288}
+    # SGLang's rope cache, SGLang's arithmetic: 50,031,399,633 B ÷ 40,960 B)
+    assert {rank.capacity.actual_tokens for rank in view.ranks} == {view.ledger.token_capacity} == {1_221_469}
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000
     assert any(line.startswith("it came after the engine started") for line in finding.evidence)

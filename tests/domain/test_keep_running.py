@@ -26,22 +26,22 @@ from kvtop.domain.ledger import predict
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.599252 GiB (no NVLink GPU named: no TP term)
-SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,433.4 MiB free before the weights
+SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.597783 GiB (no NVLink GPU named: no TP term)
+SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,434.9 MiB free before the weights
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,433.4 − 6,144 = 74,289.4 MiB free.
-    At 0.83 the reserve is that × 0.17, 0.012 × 74,289.4 MiB = 0.87 GiB below SGLang's own (× 0.182); at
-    0.84 it would be 0.022 × 74,289.4 MiB = 1.60 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,434.9 − 6,144 = 74,290.9 MiB free.
+    At 0.83 the reserve is that × 0.17, 0.012 × 74,290.9 MiB = 0.87 GiB below SGLang's own (× 0.182); at
+    0.84 it would be 0.022 × 74,290.9 MiB = 1.60 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == 74_289.4
+    assert round(left / MIB, 1) == 74_290.9
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.60 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"
@@ -119,7 +119,7 @@ def test_the_incident_line_offers_it_and_shortens_by_width() -> None:
         f"--mem-fraction-static 0.83 to win back {alternative.gain_tokens:,} tokens per rank"
     )
     # the demo's co-tenant costs every rank 128,660 tokens (test_demo: 6 GiB × 0.818 ÷ 40,960 B = 128,660.3, the
-    # two pools floored to whole tokens: 1,221,288.4 clean, 1,092,628.1 with the co-tenant)
+    # two pools floored to whole tokens: 1,221,469.7 clean, 1,092,809.4 with the co-tenant)
     assert tenant.tokens == 128_660
     assert answer.within(200) == (
         "GPU 3 (rank TP3 of sglang:41000) is 128,660 tokens short: pid 4242 (python, 6.00 GiB) holds it — "

@@ -32,8 +32,8 @@ MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
 # The clean prediction's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total is
 # the mean of the H100 totals the corpus's logs printed, 79.188769 GiB (85,028,293,266 B); SGLang's CUDA context and
-# NCCL before the weights are 0.599252 GiB + 0.515342 GiB per doubling of TP on NVLink GPUs (2.145 GiB at TP 8:
-# 2,303,474,713 B). A scenario that sets neither the driver's reserve nor the context gets these, so its engines
+# NCCL before the weights are 0.597783 GiB + 0.513013 GiB per doubling of TP on NVLink GPUs (2.137 GiB at TP 8:
+# 2,294,395,152 B). A scenario that sets neither the driver's reserve nor the context gets these, so its engines
 # measure what the prediction expects.
 H100_CUDA_TOTAL = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
@@ -82,11 +82,11 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
     # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = 85,028,293,266 −
-    # 2,303,474,713 = 82,724,818,553 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
+    # 2,294,395,152 = 82,733,898,114 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
     # 17,640,734,720 and the float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B =
-    # 4,194,304) − pre-load × (1 − 0.818) 15,055,916,977 = 50,023,972,552 B // 40,960 B = 1,221,288 tokens
+    # 4,194,304) − pre-load × (1 − 0.818) 15,057,569,457 = 50,031,399,633 B // 40,960 B = 1,221,469 tokens
     assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
-    assert view.ledger.token_capacity == 1_221_288
+    assert view.ledger.token_capacity == 1_221_469
     # The engine solved with its measured free memory: CUDA's H100 total less SGLang's TP 8 context (the
     # driver's reserve is nvidia-smi's total less CUDA's), its weights the calibrated term (the book and the rope
     # cache): what it solved is the prediction.
@@ -94,8 +94,8 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_221_288
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_221_288}
+    assert solved.token_capacity == 1_221_469
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_221_469}
     assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
 
 
@@ -115,21 +115,21 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     total = gpu_total_bytes("H100")
     tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                                  measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_092_628
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_092_628}
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,288.4 clean,
-    # 1,092,628.1 with the co-tenant), so the two pools are 128,660 tokens apart
-    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_092_628 == 128_660
+    assert tightest.token_capacity == 1_092_809
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_092_809}
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,469.7 clean,
+    # 1,092,809.4 with the co-tenant), so the two pools are 128,660 tokens apart
+    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_092_809 == 128_660
     # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
     for rank in view.ranks:
         (term,) = rank.capacity.terms
         assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_288
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_469
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         # one byte view: the rank's predicted row is the explained ledger's, the pool SGLang sized from GPU 3
-        assert after.predicted.token_capacity == 1_092_628
+        assert after.predicted.token_capacity == 1_092_809
         assert after.predicted.kv_pool_bytes == tightest.ranks[after.gpu_index].kv_pool_bytes
         assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_660 * 40_960
         assert abs(after.unexplained_bytes) < GIB
@@ -190,8 +190,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8 tokens, each pool floored to whole tokens
-    # (1,221,288.4 clean, 1,178,401.6 with the 2 GiB): 42,887 fewer
-    assert view.ranks[0].observed.token_capacity == 1_221_288 - 42_887
+    # (1,221,469.72 clean, 1,178,582.96 with the 2 GiB): 42,887 fewer
+    assert view.ranks[0].observed.token_capacity == 1_221_469 - 42_887
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:

@@ -83,7 +83,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
     # vLLM's default) = 8,329 of the 11,680 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
-    # nvidia-smi's less the calibrated gap, 0.420117 GiB, as the corpus has no A100-80GB total, less the weights —
+    # nvidia-smi's less the calibrated gap, 0.448803 GiB, as the SXM4 name keys as A100, with no total in the
+    # corpus, less the weights —
     # GptOssAttention's o_proj bias included, the book's row of what vLLM's Marlin MXFP4 backend builds on an
     # SM 8.0 GPU (weights_built.py: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a
     # scale byte per 32, over 36 layers × 128 experts × 3 matrices), and beside the book the rope's cos/sin cache
@@ -91,7 +92,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
     # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
-    # 8,033,608,349 B at 589,824 B per block: 13,620 blocks, int(13,620 / 8,329 × 131,072) tokens
+    # 8,004,347,059 B at 589,824 B per block: 13,570 blocks, int(13,570 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
@@ -100,14 +101,14 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
     assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
-    assert 8_033_608_349 // 589_824 == vllm.ledger.engine.num_blocks == 13_620
-    assert vllm.ledger.token_capacity == 13_620 * 131_072 // 8_329 == 214_335
+    assert 8_004_347_059 // 589_824 == vllm.ledger.engine.num_blocks == 13_570
+    assert vllm.ledger.token_capacity == 13_570 * 131_072 // 8_329 == 213_548
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,335)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_335
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 213,548)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 213_548
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
