@@ -54,13 +54,22 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
 
 def _model_token(name: str) -> str:
     key = name.upper().replace(" ", "-").replace("_", "-")
-    for prefix in ("NVIDIA-", "GEFORCE-"):
+    for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
         key = key.removeprefix(prefix)
     return key.replace("RTX-", "RTX")
 
 
+def _names_model(key: str, model: str) -> bool:
+    """Whether a name's token stands for a model of the tables: the model itself, the model with a board after
+    it ('H100-SXM5'), or a sized model with the board between ('A100-SXM4-80GB' is the 'A100-80GB')."""
+    if key == model or key.startswith(model + "-"):
+        return True
+    base, _, size = model.rpartition("-")
+    return bool(base) and size.endswith("GB") and key.startswith(base + "-") and key.endswith("-" + size)
+
+
 def _known_model(key: str, known: Iterable[str]) -> str | None:
-    found = [model for model in known if key == model or key.startswith(model + "-")]
+    found = [model for model in known if _names_model(key, model)]
     return max(found, key=len) if found else None
 
 
