@@ -142,6 +142,18 @@ def test_an_nvml_name_keys_the_gpu_model_its_totals_are_fitted_on() -> None:
     assert gpu_model_key(None) == ""
 
 
+def test_a_sized_model_is_keyed_with_the_board_between_its_name_and_size() -> None:
+    """NVML names the A100 boards 'NVIDIA A100-SXM4-80GB' and 'NVIDIA A100 80GB PCIe' (tests/data/samples/
+    nvidia_smi): both are the 'A100-80GB' whose CUDA total the corpus measured, not the plain 'A100' (which has
+    none: the mean gap stood in, 0.40 GiB above the 79.15 GiB logged); the 40GB boards are the 'A100-40GB'."""
+    from kvtop.domain.gpus import gpu_model_key
+
+    assert gpu_model_key("NVIDIA A100-SXM4-80GB") == gpu_model_key("NVIDIA A100 80GB PCIe") == "A100-80GB"
+    assert gpu_model_key("NVIDIA A100-SXM4-40GB") == gpu_model_key("NVIDIA A100-PCIE-40GB") == "A100-40GB"
+    assert gpu_model_key("Tesla V100-SXM2-32GB") == "V100-32GB"
+    assert gpu_model_key("Tesla V100-SXM2-16GB") == "V100"
+
+
 def test_the_context_grows_per_doubling_of_tp_only_where_nvlink_joins_the_gpus() -> None:
     """(1, log2 TP on NVLink, log2 TP on PCIe): TP 8 on H100s is 3 doublings on NVLink; on RTX 4090s on PCIe."""
     from kvtop.domain.calibration.estimate import calibration_inputs

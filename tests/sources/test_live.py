@@ -82,9 +82,9 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.engine.engine_id == f"vllm:{VLLM_SERVER_PID}"
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
-    # vLLM's default) = 8,329 of the 11,680 blocks the clean prediction leaves (0.95 of CUDA's total, taken as
-    # nvidia-smi's less the calibrated gap, 0.448803 GiB, as the SXM4 name keys as A100, with no total in the
-    # corpus, less the weights —
+    # vLLM's default) = 8,329 of the blocks the clean prediction leaves (0.95 of CUDA's total: NVML's
+    # 'NVIDIA A100-SXM4-80GB' keys as the A100-80GB, whose total the corpus measured, 79.15 GiB — 430,781,998 B
+    # under nvidia-smi's less the mean gap (0.448803 GiB) used before the board name keyed it — less the weights —
     # GptOssAttention's o_proj bias included, the book's row of what vLLM's Marlin MXFP4 backend builds on an
     # SM 8.0 GPU (weights_built.py: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a
     # scale byte per 32, over 36 layers × 128 experts × 3 matrices), and beside the book the rope's cos/sin cache
@@ -92,7 +92,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
     # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
-    # 8,004,347,059 B at 589,824 B per block: 13,570 blocks, int(13,570 / 8,329 × 131,072) tokens
+    # 8,004,347,059 − (ceil(0.95 × 85,417,447,368) − ceil(0.95 × 84,986,665,370)) = 7,595,104,161 B at 589,824 B
+    # per block: 12,876 blocks, int(12,876 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
@@ -101,14 +102,14 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
     assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
-    assert 8_004_347_059 // 589_824 == vllm.ledger.engine.num_blocks == 13_570
-    assert vllm.ledger.token_capacity == 13_570 * 131_072 // 8_329 == 213_548
+    assert 7_595_104_161 // 589_824 == vllm.ledger.engine.num_blocks == 12_876
+    assert vllm.ledger.token_capacity == 12_876 * 131_072 // 8_329 == 202_627
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 213,548)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 213_548
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 202,627)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 202_627
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -145,7 +146,7 @@ def test_a_live_nodes_logged_start_is_kept_in_the_calibration_store_once() -> No
     source = live_two_engine_node(engine_log=CASES / "vllm/lmcache-1739-qwen3-14b/engine.log", remember=kept.append)[0]
     source.collect(), source.collect()
     (measure,) = kept  # once: the log does not change while the node is watched
-    assert (measure.engine, measure.gpu, measure.tp, measure.model_type) == ("vllm", "A100", 1, "gpt_oss")
+    assert (measure.engine, measure.gpu, measure.tp, measure.model_type) == ("vllm", "A100-80GB", 1, "gpt_oss")  # NVML's A100-SXM4-80GB
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     weights = 65_248_815_744 + marlin_padding
     runtime = int(0.95 * 81_920 * MIB) - weights - int(6.51 * 2**30)

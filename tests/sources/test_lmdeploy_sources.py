@@ -275,12 +275,12 @@ def test_the_demo_notebook_costs_every_turbomind_rank_its_share() -> None:
     """GPU 1's 4 GiB notebook: LMDeploy sizes all ranks from the least free memory, so a restart without it
     gains 4 GiB × 0.9 of KV on every rank: 3,865,470,566 B ÷ (64 × 42,240 B int8 blocks) = 1,429.9 blocks.
 
-    Clean, on the A100-SXM4-80GB (keyed as A100, which has no CUDA total in the corpus: nvidia-smi's 81,920 MiB
-    less the calibrated gap, 0.448803 GiB, = 85,417,447,368 B; less the context assumed at TP 4, 0.75 + 0.75 × 2
+    Clean, on the A100-SXM4-80GB (keyed as the A100-80GB, whose CUDA total the corpus measured: 79.15 GiB
+    = 84,986,665,370 B; less the context assumed at TP 4, 0.75 + 0.75 × 2
     = 2.25 GiB, as LMDeploy's is not fitted, and the 35,278,831,616 B of weights a rank holds):
-    int(47,722,696,648 × 0.9) // 2,703,360 =
-    15,887 blocks = 1,016,768 tokens; with the notebook int(43,427,729,352 × 0.9) // 2,703,360 = 14,457 blocks =
-    925,248 tokens, 1,430 blocks fewer."""
+    int(47,291,914,650 × 0.9) // 2,703,360 =
+    15,744 blocks = 1,007,616 tokens; with the notebook int(42,996,947,354 × 0.9) // 2,703,360 = 14,314 blocks =
+    916,096 tokens, 1,430 blocks fewer."""
     findings = diagnose(DemoSource(load_scenario("llama70b-tp4-lmdeploy")).collect_at(0))
     co_tenant = next(f for f in findings if f.rule == "co_tenant")
     assert co_tenant.gpus == (1,) and co_tenant.tokens in (1429 * 64, 1430 * 64)
@@ -289,5 +289,5 @@ def test_the_demo_notebook_costs_every_turbomind_rank_its_share() -> None:
     # actual figure is the prediction with that term
     assert co_tenant.term_tokens == -co_tenant.tokens
     assert co_tenant.evidence[-1] == (
-        f"tokens per rank: clean 1,016,768 → other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 925,248 predicted"
+        f"tokens per rank: clean 1,007,616 → other processes −{co_tenant.tokens:,} (GPU 1, pid 4711) → 916,096 predicted"
     )
