@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, mxfp4_experts
-from kvtop.domain.model import MlpKind, vocab_padded
+from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
+from kvtop.domain.model import MlpKind, ModelSpec, vocab_padded
 from kvtop.domain.rope_cache import rope_cache_bytes
 
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
@@ -66,11 +66,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
 def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """vLLM's MXFP4 experts on Hopper (Triton): what they hold after load beside the parameters they build (the
     padded width is the book's row: weights_built.py); Marlin repacks in place, so nothing beside."""
-    model = inputs.model
-    if model is None or model.moe is None:
-        return None
-    built = mxfp4_experts(model, inputs.layout, inputs.gpu_name, inputs.version)
-    if built is None or built.backend != "triton":
+    model, built = inputs.model, _triton_experts(inputs)
+    if model is None or model.moe is None or built is None:
         return None
     moe, layout, hidden, experts, padded = model.moe, inputs.layout, built.hidden, built.experts, built.padded
     elements = experts * 3 * hidden  # gate and up (2 × intermediate rows) and down, per unit of intermediate
@@ -82,12 +79,25 @@ def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
         )
         padded_biases = experts * 2 * (padded - built.width) * model.dtype_bytes  # weights_built's bias rows
         biases = experts * (2 * padded + hidden) * 4 - book_biases - padded_biases
-    layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // layout.pp or 1
-    extra = round(layers * (scales_again + biases))
+    extra = round(_moe_layers_on_rank(model, layout.pp) * (scales_again + biases))
     return extra, (
         "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled copy, float32 biases "
         "(quantization/mxfp4.py, Triton backend)"
     )
+
+
+def _triton_experts(inputs: CalibrationInputs) -> Mxfp4Experts | None:
+    """vLLM's MXFP4 experts on this rank where Hopper's Triton backend builds them; None elsewhere (Marlin repacks
+    in place: nothing beside)."""
+    if inputs.model is None:
+        return None
+    built = mxfp4_experts(inputs.model, inputs.layout, inputs.gpu_name, inputs.version)
+    return built if built is not None and built.backend == "triton" else None
+
+
+def _moe_layers_on_rank(model: ModelSpec, pp: int) -> int:
+    """The MoE layers of one pipeline stage (at least 1)."""
+    return sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // pp or 1
 
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request of 10 MiB or more
@@ -144,17 +154,14 @@ def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     decides whether they are the checkpoint's tensors (StridedLayout: a view, torch < 2.8.1) or new, padded ones
     (HopperMXValueLayout / HopperMXScaleLayout). gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and
     32 MiB, 1.1 MiB a layer, 39 MiB over 36 layers. None elsewhere."""
-    model = inputs.model
-    if model is None or model.moe is None:
-        return None
-    built = mxfp4_experts(model, inputs.layout, inputs.gpu_name, inputs.version)
-    if built is None or built.backend != "triton":
+    model, built = inputs.model, _triton_experts(inputs)
+    if model is None or model.moe is None or built is None:
         return None
     experts, hidden, padded = built.experts, built.hidden, built.padded
     scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK)
     biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
     layer = sum(allocator_block(size) - size for size in (*scales, *biases))
-    layers = sum(1 for kind in model.layer_mlp if kind is MlpKind.MOE) // inputs.layout.pp or 1
+    layers = _moe_layers_on_rank(model, inputs.layout.pp)
     if layer * layers <= 0:
         return None
     return layer * layers, "torch's caching allocator: MXFP4 expert scales within 1 MiB under a 2 MiB boundary"
