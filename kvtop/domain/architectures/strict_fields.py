@@ -7,7 +7,12 @@ whose config class is the strict one (the engine packages hold those ranges).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from kvtop.domain.errors import InputError
+
+if TYPE_CHECKING:
+    from kvtop.domain.model import ModelSpec
 
 # model_type -> (dotted config field, the type its strict config class declares; None not allowed)
 TYPED_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
@@ -44,3 +49,16 @@ def strict_type_mismatches(model_type: str, config: dict[str, Any]) -> tuple[str
         for name, declared in TYPED_FIELDS.get(model_type, ())
         if _mismatch(_value(config, name), declared)
     )
+
+
+def refuse_strict_types(model: ModelSpec, strict_types: frozenset[str], loader: str) -> None:
+    """Raise InputError naming the first mismatched field where `loader` (an engine release and the transformers it
+    pins, e.g. "SGLang 0.5.23 (transformers 5.19)") loads this model type through a strict config class."""
+    if model.strict_type_mismatches and (model.config_model_type or model.model_type) in strict_types:
+        name = model.strict_type_mismatches[0]
+        raise InputError(
+            f"{loader} cannot load this config: its config class types {name} otherwise than the config states it "
+            "(StrictDataclassFieldValidationError as the config loads)",
+            field=name,
+            source=model.source,
+        )

@@ -31,6 +31,7 @@ Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's re
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.strict_fields import refuse_strict_types
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
@@ -90,14 +91,7 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
-    if model.strict_type_mismatches and stated in STRICT_CONFIG_TYPES_ERAS.at(version):
-        name = model.strict_type_mismatches[0]
-        raise InputError(
-            f"SGLang {label} cannot load this config: its transformers 5.19 config class types {name} otherwise "
-            "than the config states it (StrictDataclassFieldValidationError as the config loads)",
-            field=name,
-            source=model.source,
-        )
+    refuse_strict_types(model, STRICT_CONFIG_TYPES_ERAS.at(version), f"SGLang {label} (transformers 5.19)")
     if arch in ROPE_DICT_CLASSES_ERAS.at(version):
         raise InputError(
             f"SGLang {label} cannot build {arch}: it hands config.rope_scaling to get_rope, and transformers 5.19's "

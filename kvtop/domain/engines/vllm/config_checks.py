@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.strict_fields import refuse_strict_types
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec
@@ -80,15 +81,7 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
-    strict = era_for(STRICT_CONFIG_TYPES_ERAS, version).value
-    if model.strict_type_mismatches and (model.config_model_type or model.model_type) in strict:
-        name = model.strict_type_mismatches[0]
-        raise InputError(
-            f"vLLM {version.label} cannot load this config: its transformers 5.20 config class types {name} "
-            "otherwise than the config states it (StrictDataclassFieldValidationError as the config loads)",
-            field=name,
-            source=model.source,
-        )
+    refuse_strict_types(model, era_for(STRICT_CONFIG_TYPES_ERAS, version).value, f"vLLM {version.label} (transformers 5.20)")
     if model.kv_passes > 1:
         raise UnsupportedModelError(f"{model.kv_passes} passes ({LOOPED_NOT_MODELLED}) are not modelled",
                                     field="num_loops", source=model.source)  # fmt: skip
