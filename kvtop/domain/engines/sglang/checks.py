@@ -12,7 +12,6 @@ Each is one line naming the flag or GPU and SGLang's reason.
 from __future__ import annotations
 
 from kvtop.domain.engines.base import EngineInputs
-from kvtop.domain.engines.sglang.config_checks import check_config
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -98,7 +97,6 @@ MARLIN_MIN_CAPABILITY = 80
 def check_launch(inputs: EngineInputs) -> None:
     """Raise InputError where SGLang refuses this model on this GPU or this TP/EP split, or where kvtop does not
     follow how its class shards (`TORCH_NATIVE_TP`)."""
-    check_config(inputs.model, inputs.version)  # §4.7, what the config holds
     _check_nested_nvfp4_group(inputs)
     _check_plain_gptq(inputs)
     _check_hybrid_swa_layers(inputs)

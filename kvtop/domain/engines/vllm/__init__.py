@@ -16,6 +16,7 @@ from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds_mla_majors
 from kvtop.domain.engines.vllm.budget import VllmBudget
+from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
 from kvtop.domain.engines.vllm.flags import VllmFlags
@@ -93,6 +94,10 @@ class VllmRules(VllmBudget, EngineBase):
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         """§3.1: the block of the backend vLLM runs with `--kv-cache-dtype auto` (an FP8 KV may differ)."""
         return block_size(model, False, gpu_name, version)[0]
+
+    def check_config(self, model: ModelSpec, version: ResolvedVersion) -> None:
+        """§3.6: the configs vLLM refuses as it reads them (config_checks.py), before the books."""
+        check_config(model, version)
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what

@@ -20,7 +20,6 @@ from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import batched_tokens, concurrent_batches, default_batch_limits
-from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.eras import chunked_local_hybrid, default_utilization, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
@@ -52,7 +51,6 @@ class VllmBudget:
 
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
-        check_config(m, inputs.version)  # §3.6, as the config is read
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
         hybrid = None
