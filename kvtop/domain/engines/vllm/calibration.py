@@ -49,6 +49,13 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+# V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
+# balance between ITL and TTFT"; a v0.6.4.dev26 start prints "Chunked prefill is enabled with max_num_batched_tokens=
+# 512", search-index id 49009726947) until vllm#10544 (2024-11-21, first released in v0.6.5) made it 2048.
+V0_CHUNKED_TOKENS: Eras[int] = Eras((
+    Era("", 512, "V0 SchedulerConfig.__post_init__: 512 tokens with chunked prefill"),
+    Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
+))
 ENGINE_ERAS: Eras[str] = Eras((
     Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
     Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
@@ -158,8 +165,9 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     s = inputs.settings
     if engine_era(inputs) == "v0":
         chunked = inputs.context_length > V0_CHUNKED_ABOVE
-        tokens = 2048 if chunked else max(inputs.context_length, V0_MIN_TOKENS)
-        why = "V0 defaults: 256 seqs, max(context, 2048) tokens (2048 with chunked prefill above 32K)"
+        chunk = V0_CHUNKED_TOKENS.at(inputs.version)
+        tokens = chunk if chunked else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
