@@ -9,7 +9,8 @@
   softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era
   (V0 before 0.8.0, V1 after: V1's sampler keeps several more copies of the logits). The peak is never less
   than the forward's MLP transient (`_forward_floor`), and its interval spans FlashInfer's sampler where the
-  release or the install decides the path (`SAMPLER_PATH_KNOWN`, `_sampler_path_error`).
+  install decides the path, and is centred on FlashInfer's where the release and the GPU take it
+  (`sampler_path.py`, `_sampler_path_error`).
 - non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
   buffers: a constant, plus a part once the custom all-reduce runs (TP > 1 on NVLink GPUs, unless
   disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
@@ -41,12 +42,20 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
+from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
 V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+# V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
+# balance between ITL and TTFT"; a v0.6.4.dev26 start prints "Chunked prefill is enabled with max_num_batched_tokens=
+# 512", search-index id 49009726947) until vllm#10544 (2024-11-21, first released in v0.6.5) made it 2048.
+V0_CHUNKED_TOKENS: Eras[int] = Eras((
+    Era("", 512, "V0 SchedulerConfig.__post_init__: 512 tokens with chunked prefill"),
+    Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
+))
 ENGINE_ERAS: Eras[str] = Eras((
     Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
     Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
@@ -79,18 +88,6 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
 )
 
-# Whether a plan knows which top-k/top-p path the profile's `_dummy_sampler_run` takes (topk_topp_sampler.py): the
-# PyTorch-native one sorts and softmaxes the float32 logits (the copies the fits count), FlashInfer's makes almost
-# none. Where the install or the release decides it, the activation's interval spans both (docs/engines/vllm.md §12).
-SAMPLER_PATH_KNOWN: tuple[Era[bool], ...] = (
-    Era("", True, "V0's sampler: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1"),
-    Era("0.8.0", False, "vllm#11394: V1 samples with FlashInfer whenever it is importable, an optional install "
-                        "(vllm#21959) until vllm#26443"),
-    Era("0.11.1", True, "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
-                        "'available but disabled by default')"),
-    Era("0.20.0", False, "vllm#40376: FlashInfer's sampler the default again where it builds for the GPU (the v0.23.0 "
-                         "image prints it at defaults; v0.20-v0.22 not read; VLLM_USE_FLASHINFER_SAMPLER=0 opts out)"),
-)  # fmt: skip
 # V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
@@ -168,8 +165,9 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     s = inputs.settings
     if engine_era(inputs) == "v0":
         chunked = inputs.context_length > V0_CHUNKED_ABOVE
-        tokens = 2048 if chunked else max(inputs.context_length, V0_MIN_TOKENS)
-        why = "V0 defaults: 256 seqs, max(context, 2048) tokens (2048 with chunked prefill above 32K)"
+        chunk = V0_CHUNKED_TOKENS.at(inputs.version)
+        tokens = chunk if chunked else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
@@ -327,21 +325,32 @@ def _forward_floor(
 def _sampler_path_error(
     activation: TermEstimate | None, inputs: CalibrationInputs, fit: LinearTerm | None, seqs: int
 ) -> TermEstimate | None:
-    """The fitted peak with its interval widened, where the plan cannot know the sampler's path
-    (`SAMPLER_PATH_KNOWN`), by the native path's copies of the logits beyond the one FlashInfer's keeps: the fits
-    count the native path's (vLLM 0.10.1.1, Qwen2-7B at 256 seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer,
-    1.56 on the native path)."""
+    """The fitted peak for the sampler's path (`sampler_path.py`). The fits count the native path's copies of the
+    logits (their logs are v0.8-v0.19 starts on it); FlashInfer's keeps one of them (vLLM 0.10.1.1, Qwen2-7B at 256
+    seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
+    the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
+    the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
+    VLLM_USE_FLASHINFER_SAMPLER=0."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    if era_for(SAMPLER_PATH_KNOWN, inputs.version).value:
+    path, why = sampler_path(inputs.version, inputs.gpu_name)
+    if path == "native":
         return activation
     copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
     extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
     if not extra:
         return activation
+    error = round(math.hypot(activation.error_bytes, extra))
+    if path == "either":
+        return activation.model_copy(update={
+            "error_bytes": error,
+            "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
+        })  # fmt: skip
+    floor = round(mlp_transient_gib(inputs.model, inputs.layout, batch_limits(inputs)[0]) * GIB)
     return activation.model_copy(update={
-        "error_bytes": round(math.hypot(activation.error_bytes, extra)),
-        "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
+        "bytes": max(activation.bytes - extra, floor, 0), "error_bytes": error,
+        "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
+                 "taken off, kept in the interval",
     })  # fmt: skip
 
 

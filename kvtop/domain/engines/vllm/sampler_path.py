@@ -1,0 +1,46 @@
+"""Which top-k/top-p path vLLM's profiled sampler takes, by release and GPU (`topk_topp_sampler.py`,
+docs/engines/vllm.md §12).
+
+`_dummy_sampler_run` samples with top-k and top-p set. The PyTorch-native path (`apply_top_k_top_p`) sorts the
+whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
+`top_k_top_p_sampling_from_logits` makes almost none. A plan knows the path where the release and the GPU decide
+it, and not where the install does.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.gpus import compute_capability
+
+SamplerPath = Literal["native", "flashinfer", "either"]
+
+SAMPLER_PATHS: Eras[SamplerPath] = Eras((
+    Era("", "native", "V0's sampler: PyTorch-native unless VLLM_USE_FLASHINFER_SAMPLER=1"),
+    Era("0.8.0", "either", "vllm#11394: V1 samples with FlashInfer whenever it is importable, an optional install "
+                           "(vllm#21959) until vllm#26443"),
+    Era("0.11.1", "native", "vllm#26859: FlashInfer's sampler opt-in (VLLM_USE_FLASHINFER_SAMPLER=1; the v0.19.0 logs: "
+                            "'available but disabled by default')"),
+    Era("0.20.0", "flashinfer", "vllm#40376: FlashInfer's sampler the default again on the GPUs FlashInfer's backend "
+                                "takes (flashinfer_sampler_supported, read at v0.33.0; a v0.22.0 and the v0.23.0 image's "
+                                "starts print 'Using FlashInfer for top-p & top-k sampling.' at defaults); "
+                                "VLLM_USE_FLASHINFER_SAMPLER=0 or a failed JIT build falls back to the native path"),
+))  # fmt: skip
+# FlashInferBackend.supports_compute_capability (v1/attention/backends/flashinfer.py, read at v0.33.0): 8.0 to 12.1
+# (SM75 is left out while flashinfer#3620 stands)
+FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
+
+
+def sampler_path(version: ResolvedVersion, gpu_name: str | None) -> tuple[SamplerPath, str]:
+    """(the path a start of this release on this GPU takes at its defaults, why)."""
+    era = SAMPLER_PATHS.era(version)
+    if era.value != "flashinfer":
+        return era.value, era.source
+    capability = compute_capability(gpu_name)
+    if capability is None:
+        return "either", f"{era.source}; the GPU's compute capability is not known"
+    low, high = FLASHINFER_CAPABILITIES
+    if low <= capability <= high:
+        return "flashinfer", era.source
+    return "native", f"{era.source}; compute capability {capability[0]}.{capability[1]} is outside 8.0-12.1"
