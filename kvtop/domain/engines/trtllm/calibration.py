@@ -121,7 +121,7 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
     """A v0.9+ engine's C++ runtime where no fit reaches (§18): its execution context, 1 GiB per 8,192 tokens of
     the build's max_num_tokens (TensorRT's activation memory for its largest profile: 0.76–1.11 GiB logged at
     8,192, 43 MiB at 512); runtime buffers of 2 × the logits buffer ([max_batch_size × beam, vocab] float32,
-    batch_manager/runtimeBuffers.cpp; 9.2–9.3 B per slot and vocabulary entry logged); and the decoder's penalty
+    batch_manager/runtimeBuffers.cpp; 5.9 and 9.2 B per slot and vocabulary entry logged); and the decoder's penalty
     layer, read in layers/penaltyLayer.cpp: an int32 occurrence count and a float copy of the penalized logits per
     slot and vocabulary entry, 2 × the logits buffer more. The decoder's sampling workspaces and per-slot outputs
     (0.18–5.8 GiB logged in all) are not read per release: they are the error, up to 8 × the logits buffer."""
