@@ -176,3 +176,40 @@ def test_the_pytorch_backend_reranker_start_planned_blind() -> None:
     judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
     assert judged is not None and judged.truth == 643_136
     assert abs(judged.error) < 0.05 and judged.covered
+
+
+GPT_J = "file6161481015-trtllm-bench-gpt-j-6b-fp8-h100"
+ISSUE_576 = "tritonbackend-issue576-llama-3-8b-int4awq-h100-tp2"
+
+
+def test_the_trtllm_bench_guide_log_is_gpt_j_6bs_engine() -> None:
+    """The guide's log: `available: 63.62 GiB`, 4607 primary blocks of 64 (294,848 tokens), and TensorRT's count of
+    the engine, `now: CPU 0, GPU 6166 (MiB)`. GPT-J-6B's geometry at FP8 KV gives those blocks from that free memory
+    at the bench's 0.99; Llama-2-7B's, which the guide names, gives 7/8 of them. Its FP8 book is TensorRT's count."""
+    from kvtop.domain.engines.base import MeasuredInputs
+
+    record = TRTLLM[GPT_J]
+    logged = MeasuredInputs(free_after_load_bytes=record.figures["free_after_load"])
+    ledger = record.ledger(measured=logged)
+    assert ledger is not None and ledger.engine.num_blocks == 4607 and ledger.token_capacity == 294_848
+    assert abs(ledger.weights_bytes / (1 << 20) - 6166) < 1
+    raw = dict(record.raw)
+    raw["config"] = "meta-llama--Llama-2-7b-hf.json"
+    llama = resolve(raw).ledger(measured=logged)
+    assert llama is not None and llama.engine.num_blocks < 4607 * 0.9
+
+
+def test_a_tp2_int4_awq_engine_from_its_logged_free_memory_and_blind() -> None:
+    """tensorrtllm_backend#576 (0.13.0.dev, 2 × H100, TP 2): `available: 74.69 GiB`, 17,210 primary blocks of 64.
+    From that free memory the engine's arithmetic (0.9 × free ÷ 65,536 B a token, ceil to blocks) lands within the
+    block the log's two decimals leave open (74.69 GiB ± 0.005 is ± 1.2 blocks); planned blind (held out: first
+    judged at cd1e5f4, −0.2 %) it is within 5 % and its interval holds the log."""
+    from kvtop.domain.engines.base import MeasuredInputs
+
+    record = TRTLLM[ISSUE_576]
+    ledger = record.ledger(measured=MeasuredInputs(free_after_load_bytes=record.figures["free_after_load"]))
+    assert ledger is not None and ledger.kv_bytes_per_token == 65_536
+    assert abs(ledger.engine.num_blocks - 17_210) <= 1
+    judged = blind(record, fit_all(CORPUS, leave_out=record.id), weights_logged=False)
+    assert judged is not None and judged.truth == 1_101_440
+    assert abs(judged.error) < 0.05 and judged.covered
