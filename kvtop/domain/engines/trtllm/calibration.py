@@ -24,11 +24,11 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
-from kvtop.domain.engines.trtllm.eras import engine_runtime_form
+from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
-# a v0.9+ TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
+# a 2024 TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
 # buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
 RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
@@ -39,6 +39,10 @@ TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 # with max_num_tokens: 0.76–1.11 GiB logged at 8,192 tokens (memory docs, trtllm-bench, issue 1188), 43.26 MiB at
 # 512 (issue 1188's second build)
 EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
+# v0.9+ (§18): runtime buffers and decoder, in float32 logits buffers ([max_batch_size × beam, vocab] × 4 B). 2024
+# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×);
+# from 0.15: 4 (2 × of runtime buffers read off the logs, 2 × of the decoder's penalty layer read in its code)
+LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -74,7 +78,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == "trtllm.runtime":
         if _profiled(inputs) or inputs.model is None or inputs.model.multimodal:
             return None
-        if engine_runtime_form(inputs.version) != "executor":  # not the executor's fit
+        if engine_runtime_form(inputs.version) != "executor_2024":  # the fit is the 2024 engines' (its 3 logs)
             return None
         batch, _ = _batch_and_tokens(inputs)
         return (1.0, logits_gib(batch * (inputs.settings.max_beam_width or 1), inputs.model))
@@ -120,21 +124,25 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
     """A v0.9+ engine's C++ runtime where no fit reaches (§18): its execution context, 1 GiB per 8,192 tokens of
     the build's max_num_tokens (TensorRT's activation memory for its largest profile: 0.76–1.11 GiB logged at
-    8,192, 43 MiB at 512); runtime buffers of 2 × the logits buffer ([max_batch_size × beam, vocab] float32,
-    batch_manager/runtimeBuffers.cpp; 5.9 and 9.2 B per slot and vocabulary entry logged); and the decoder's penalty
-    layer, read in layers/penaltyLayer.cpp: an int32 occurrence count and a float copy of the penalized logits per
-    slot and vocabulary entry, 2 × the logits buffer more. The decoder's sampling workspaces and per-slot outputs
-    (0.18–5.8 GiB logged in all) are not read per release: they are the error, up to 8 × the logits buffer."""
-    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "executor":
+    8,192, 43 MiB at 512), and runtime buffers and decoder in logits buffers ([max_batch_size × beam, vocab]
+    float32, batch_manager/runtimeBuffers.cpp). A 2024 engine holds 7 of them (28.6 and 29.1 B per slot and
+    vocabulary entry in its two logs that print both lines); from 0.15, 4: runtime buffers of 2 (read off the
+    logs) and the decoder's penalty layer, read in layers/penaltyLayer.cpp (an int32 occurrence count and a float
+    copy of the penalized logits per slot and vocabulary entry), 2 more; the rest of the decoder is not read per
+    release: the error, up to 8 × the logits buffer."""
+    form = engine_runtime_form(inputs.version)
+    if inputs.model is None or inputs.model.multimodal or form not in LOGITS_BUFFERS:
         return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
                                 "2 GiB assumed: this release's C++ runtime buffers are not read")  # fmt: skip
     batch, tokens = _batch_and_tokens(inputs)
     logits = batch * (inputs.settings.max_beam_width or 1) * inputs.model.vocab_size * 4
     execution_context = tokens * GIB // EXECUTION_CONTEXT_TOKENS_PER_GIB
-    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + 4 * logits, GIB + 8 * logits,
-                            f"execution context {tokens:,} tokens × 1 GiB / 8,192 + 2 × max_batch_size {batch:,} × beam "
-                            f"× vocab {inputs.model.vocab_size:,} × 4 B of runtime buffers + 2 × the same of the "
-                            "decoder's penalty layer; its sampling workspaces are the error")  # fmt: skip
+    buffers = LOGITS_BUFFERS[form]
+    held = ("runtime buffers and decoder of a 2024 engine (two logs: 7.2 × the logits buffer)" if form == "executor_2024"
+            else "2 × of runtime buffers + 2 × of the decoder's penalty layer; its sampling workspaces are the error")
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + buffers * logits, GIB + 8 * logits,
+                            f"execution context {tokens:,} tokens × 1 GiB / 8,192 + {buffers} × max_batch_size "
+                            f"{batch:,} × beam × vocab {inputs.model.vocab_size:,} × 4 B: {held}")  # fmt: skip
 
 
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
