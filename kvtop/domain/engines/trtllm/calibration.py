@@ -25,6 +25,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
+from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
@@ -43,6 +44,19 @@ EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
 # engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×);
 # from 0.15: 4 (2 × of runtime buffers read off the logs, 2 × of the decoder's penalty layer read in its code)
 LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
+# §18: the memory a TensorRT engine's C++ process holds besides the engine, its runtime and the KV (CUDA context,
+# cuBLAS and cuDNN handles), where TensorRT's own process-wide count (`[MemUsageChange] … now: GPU N (MiB)`, the
+# device's used memory) measured it on a GPU model at TP 1: the count at the first `Init cuDNN` once the engine is
+# deserialized, less the engine, plus the second cuBLAS/cuDNN init (+16 MiB) after the execution context.
+# RTX 3090: Triton 24.03 serving a 15,320 MiB Llama-3-8B engine counted 15,681 MiB (guide of 2024-05-21, search-
+# index id 69112122406); a Triton 2.42 start on another host counted 15,681 MiB after a 15,319 MiB engine (id
+# 29429054722). Other GPU models keep the fit or the assumption (0.75 GiB: the memory docs' H100 start leaves 0.75).
+ENGINE_CONTEXT_COUNTED: dict[str, tuple[int, str]] = {
+    "RTX3090": (361 + 16, "Triton 24.03: 15,681 MiB after a 15,320 MiB engine, + 16 MiB of cuBLAS/cuDNN handles"),
+}
+# the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
+# 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
+ENGINE_CONTEXT_ERROR_MIB = 100
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -158,6 +172,13 @@ def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
-    """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`."""
+    """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`. A TensorRT
+    engine at TP 1 on a GPU model where TensorRT's own process-wide count measured it takes that measurement."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
-    return context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs, tp_features(inputs))
+    label = "CUDA context and NCCL outside torch"
+    counted = ENGINE_CONTEXT_COUNTED.get(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
+    if counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1:
+        mib, where = counted
+        return TermEstimate(term=Term.CONTEXT, label=label, bytes=mib << 20, error_bytes=ENGINE_CONTEXT_ERROR_MIB << 20,
+                            source="calibrated", basis=f"{mib} MiB counted by TensorRT on this GPU model ({where})")  # fmt: skip
+    return context_estimate("trtllm.context", label, fits, inputs, tp_features(inputs))
