@@ -24,11 +24,12 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
-from kvtop.domain.engines.trtllm.eras import engine_runtime_form
+from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
+from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.wording import GIB
 
 ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient of max_num_tokens")
-# a v0.9+ TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
+# a 2024 TensorRT engine's C++ runtime (§18): its execution context (a constant) and what grows with the logits
 # buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
 RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
@@ -39,6 +40,23 @@ TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 # with max_num_tokens: 0.76–1.11 GiB logged at 8,192 tokens (memory docs, trtllm-bench, issue 1188), 43.26 MiB at
 # 512 (issue 1188's second build)
 EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
+# v0.9+ (§18): runtime buffers and decoder, in float32 logits buffers ([max_batch_size × beam, vocab] × 4 B). 2024
+# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×);
+# from 0.15: 4 (2 × of runtime buffers read off the logs, 2 × of the decoder's penalty layer read in its code)
+LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
+# §18: the memory a TensorRT engine's C++ process holds besides the engine, its runtime and the KV (CUDA context,
+# cuBLAS and cuDNN handles), where TensorRT's own process-wide count (`[MemUsageChange] … now: GPU N (MiB)`, the
+# device's used memory) measured it on a GPU model at TP 1: the count at the first `Init cuDNN` once the engine is
+# deserialized, less the engine, plus the second cuBLAS/cuDNN init (+16 MiB) after the execution context.
+# RTX 3090: Triton 24.03 serving a 15,320 MiB Llama-3-8B engine counted 15,681 MiB (guide of 2024-05-21, search-
+# index id 69112122406); a Triton 2.42 start on another host counted 15,681 MiB after a 15,319 MiB engine (id
+# 29429054722). Other GPU models keep the fit or the assumption (0.75 GiB: the memory docs' H100 start leaves 0.75).
+ENGINE_CONTEXT_COUNTED: dict[str, tuple[int, str]] = {
+    "RTX3090": (361 + 16, "Triton 24.03: 15,681 MiB after a 15,320 MiB engine, + 16 MiB of cuBLAS/cuDNN handles"),
+}
+# the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
+# 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
+ENGINE_CONTEXT_ERROR_MIB = 100
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "trtllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
     "trtllm.activation": (Term.ACTIVATION, ACTIVATION_FEATURES),
@@ -74,7 +92,7 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     if key == "trtllm.runtime":
         if _profiled(inputs) or inputs.model is None or inputs.model.multimodal:
             return None
-        if engine_runtime_form(inputs.version) != "executor":  # not the executor's fit
+        if engine_runtime_form(inputs.version) != "executor_2024":  # the fit is the 2024 engines' (its 3 logs)
             return None
         batch, _ = _batch_and_tokens(inputs)
         return (1.0, logits_gib(batch * (inputs.settings.max_beam_width or 1), inputs.model))
@@ -120,21 +138,25 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
 def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
     """A v0.9+ engine's C++ runtime where no fit reaches (§18): its execution context, 1 GiB per 8,192 tokens of
     the build's max_num_tokens (TensorRT's activation memory for its largest profile: 0.76–1.11 GiB logged at
-    8,192, 43 MiB at 512); runtime buffers of 2 × the logits buffer ([max_batch_size × beam, vocab] float32,
-    batch_manager/runtimeBuffers.cpp; 9.2–9.3 B per slot and vocabulary entry logged); and the decoder's penalty
-    layer, read in layers/penaltyLayer.cpp: an int32 occurrence count and a float copy of the penalized logits per
-    slot and vocabulary entry, 2 × the logits buffer more. The decoder's sampling workspaces and per-slot outputs
-    (0.18–5.8 GiB logged in all) are not read per release: they are the error, up to 8 × the logits buffer."""
-    if inputs.model is None or inputs.model.multimodal or engine_runtime_form(inputs.version) != "executor":
+    8,192, 43 MiB at 512), and runtime buffers and decoder in logits buffers ([max_batch_size × beam, vocab]
+    float32, batch_manager/runtimeBuffers.cpp). A 2024 engine holds 7 of them (28.6 and 29.1 B per slot and
+    vocabulary entry in its two logs that print both lines); from 0.15, 4: runtime buffers of 2 (read off the
+    logs) and the decoder's penalty layer, read in layers/penaltyLayer.cpp (an int32 occurrence count and a float
+    copy of the penalized logits per slot and vocabulary entry), 2 more; the rest of the decoder is not read per
+    release: the error, up to 8 × the logits buffer."""
+    form = engine_runtime_form(inputs.version)
+    if inputs.model is None or inputs.model.multimodal or form not in LOGITS_BUFFERS:
         return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, 2 * GIB, 2 * GIB,
                                 "2 GiB assumed: this release's C++ runtime buffers are not read")  # fmt: skip
     batch, tokens = _batch_and_tokens(inputs)
     logits = batch * (inputs.settings.max_beam_width or 1) * inputs.model.vocab_size * 4
     execution_context = tokens * GIB // EXECUTION_CONTEXT_TOKENS_PER_GIB
-    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + 4 * logits, GIB + 8 * logits,
-                            f"execution context {tokens:,} tokens × 1 GiB / 8,192 + 2 × max_batch_size {batch:,} × beam "
-                            f"× vocab {inputs.model.vocab_size:,} × 4 B of runtime buffers + 2 × the same of the "
-                            "decoder's penalty layer; its sampling workspaces are the error")  # fmt: skip
+    buffers = LOGITS_BUFFERS[form]
+    held = ("runtime buffers and decoder of a 2024 engine (two logs: 7.2 × the logits buffer)" if form == "executor_2024"
+            else "2 × of runtime buffers + 2 × of the decoder's penalty layer; its sampling workspaces are the error")
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, execution_context + buffers * logits, GIB + 8 * logits,
+                            f"execution context {tokens:,} tokens × 1 GiB / 8,192 + {buffers} × max_batch_size "
+                            f"{batch:,} × beam × vocab {inputs.model.vocab_size:,} × 4 B: {held}")  # fmt: skip
 
 
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
@@ -150,6 +172,13 @@ def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
-    """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`."""
+    """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`. A TensorRT
+    engine at TP 1 on a GPU model where TensorRT's own process-wide count measured it takes that measurement."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
-    return context_estimate("trtllm.context", "CUDA context and NCCL outside torch", fits, inputs, tp_features(inputs))
+    label = "CUDA context and NCCL outside torch"
+    counted = ENGINE_CONTEXT_COUNTED.get(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
+    if counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1:
+        mib, where = counted
+        return TermEstimate(term=Term.CONTEXT, label=label, bytes=mib << 20, error_bytes=ENGINE_CONTEXT_ERROR_MIB << 20,
+                            source="calibrated", basis=f"{mib} MiB counted by TensorRT on this GPU model ({where})")  # fmt: skip
+    return context_estimate("trtllm.context", label, fits, inputs, tp_features(inputs))

@@ -118,7 +118,7 @@ ENGINE_TOKEN_PRINT_ERAS: Eras[Literal["tokens", "blocks"]] = Eras((
     Era("0.9.0", "blocks", "v0.9+ `[MemUsageChange] Allocated … (N)`: primary blocks × tokens per block"),
 ))
 # §18: what a TensorRT engine's C++ runtime holds before the KV sizing, besides the engine's weights.
-RuntimeForm = Literal["unpinned", "token_logits", "executor"]
+RuntimeForm = Literal["unpinned", "token_logits", "executor_2024", "executor"]
 ENGINE_RUNTIME_ERAS: Eras[RuntimeForm] = Eras((
     Era(
         "",
@@ -135,10 +135,17 @@ ENGINE_RUNTIME_ERAS: Eras[RuntimeForm] = Eras((
     ),
     Era(
         "0.9.0",
-        "executor",
+        "executor_2024",
         "v0.9+ `TrtGptModelInflightBatching`: `Allocated … for execution context memory`, `… for runtime buffers`, "
-        "`… for decoder`: 0.76–1.11 GiB of context and buffers that grow with max_batch_size × vocab (v0.12 logs); "
-        "the switch between v0.8 and v0.12 is not pinned",
+        "`… for decoder`: 0.76–1.11 GiB of context, and buffers and decoder of 28.6 and 29.1 B per slot and "
+        "vocabulary entry (trtllm-bench's GPT-J-6B at 0.12.0.dev2024073000, issue 1188 of November 2024); the "
+        "switch from v0.8's form between v0.8 and v0.12 is not pinned",
+    ),
+    Era(
+        "0.15.0",
+        "executor",
+        "the same lines, the decoder smaller: issue 4275's v0.19 start leaves about 17 B per slot and vocabulary "
+        "entry; 0.15 is the first release after the last log of 29 B, the switch up to v0.19 is not pinned",
     ),
 ))
 # PR #5933 (1.1): `kv_cache_config.max_gpu_total_bytes` caps the profiled budget.
