@@ -112,8 +112,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
     "InklingForCausalLM": "Inkling's layout (no entry yet)",
     "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
-    "MuseGlimmerForCausalLM": "Muse's layout (no entry yet)",
-    "MuseGlimmerForConditionalGeneration": "Muse's layout (no entry yet)",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
     "BeamForCausalLM": "Beam's layout (no entry yet)",
 }

@@ -360,6 +360,12 @@ LAGUNA: dict[str, DefaultValue] = {
     "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 512, "num_experts": 256,
     "num_experts_per_tok": 8, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "gating": True
 }  # fmt: skip
+# MuseGlimmerTextConfig — models/muse_glimmer/configuration_muse_glimmer.py (transformers 5.20 in vLLM 0.33.0's venv)
+MUSE_GLIMMER_TEXT: dict[str, DefaultValue] = {
+    "hidden_size": 6656, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim":
+    128, "vocab_size": 202048, "intermediate_size": 19968, "max_position_embeddings": 131072, "tie_word_embeddings":
+    False, "attention_bias": False, "sliding_window": 2048
+}  # fmt: skip
 # AfmoeConfig — models/afmoe/configuration_afmoe.py
 AFMOE: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim":

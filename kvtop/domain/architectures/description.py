@@ -53,6 +53,7 @@ class Attention:
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
+    output_gate_proj: bool = False  # its own module: heads × head_dim × hidden (Muse-Glimmer output_gate_proj)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
 

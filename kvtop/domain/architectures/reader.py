@@ -122,6 +122,7 @@ def read_architecture(
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
                 "head_gate": _head_gate(f, arch.attention.head_gate_field),
+                "output_gate_proj": arch.attention.output_gate_proj,
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
             }

@@ -7,6 +7,7 @@ hold beyond Llama's (biases, extra norms, LayerNorm with bias, an ungated MLP, l
 from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
+from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
@@ -58,6 +59,14 @@ DENSE: tuple[Architecture, ...] = (
     A("gemma3_text", "Gemma3TextConfig", tf("gemma3"), d.GEMMA3_TEXT,
       ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
       body=GEMMA_BODY, tower=t.GEMMA3_SIGLIP),
+    # Muse-Glimmer (held-out wave 3): Llama's qkv with its own output gate per channel (output_gate_proj,
+    # ColumnParallelLinear hidden -> heads x head_dim, no bias), Gemma's four norms a layer, weightless q/k norms,
+    # sliding layers from layer_types (iRoPE: NoPE on the full ones); its vision encoder, adapter and projection
+    # are not in kvtop's book (vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py MuseGlimmerAttention,
+    # MuseGlimmerDecoderLayer)
+    A("muse_glimmer_text", "MuseGlimmerTextConfig", tf("muse_glimmer"), m.MUSE_GLIMMER_TEXT,
+      ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"), attention=Attention(output_gate_proj=True),
+      body=GEMMA_BODY),
 )  # fmt: skip
 
 __all__ = ["DENSE", "Geometry", "LAYERNORM"]

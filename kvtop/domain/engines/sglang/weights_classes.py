@@ -18,6 +18,9 @@ gemma4_causal.py's Gemma4TextModel then builds the per-layer embeddings (`getatt
 "hidden_size_per_layer_input", None) or 0`): a config that does not state the width gets the default's
 (`_defaulted_per_layer_input`, the book of the model with them less the book without; `PLE_DEFAULT_ERAS`).
 
+MuseGlimmerForCausalLM / MuseGlimmerForConditionalGeneration (models/muse_glimmer.py, read in 0.5.23) pad the LM
+head's vocabulary to 128 rows (`padding_size=128`) where the book pads to 64 (`_head_padded_to_128`).
+
 HunYuanDenseV1ForCausalLM (models/hunyuan.py, read in 0.5.6.post2 and 0.5.23) builds query_layernorm /
 key_layernorm only where `getattr(config, "use_qk_norm", False)`, where transformers' class (the family's
 entry) always has them: a config that does not state the flag gets none (`with_stated_qk_norm`, through the stage
@@ -25,6 +28,8 @@ parts; transformers' default config: 32 × 2 × 128 × 2 B = 16,384 B less, the 
 """
 
 from __future__ import annotations
+
+import math
 
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.lm_head import quantizes_head
@@ -41,6 +46,14 @@ QK_NORM_WHEN_STATED = frozenset({"HunYuanDenseV1ForCausalLM"})  # hunyuan.py Hun
 CLASS_RULE_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before 0.5.6.post2: the book's count"),
     Era("0.5.6.post2", True, "falcon_h1.py and hunyuan.py as below (read in 0.5.6.post2 and 0.5.23)"),
+))  # fmt: skip
+# muse_glimmer.py MuseGlimmerForCausalLM.__init__: ParallelLMHead(vocab, hidden, padding_size=128) ("Pad vocab to
+# 128-align for the MXFP8 kernel"); its embedding keeps the default 64 (read in 0.5.23, where the class is)
+HEAD_PADDED_128 = frozenset({"MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"})
+HEAD_PADDING = 128
+HEAD_PADDED_ERAS: Eras[bool] = Eras((
+    Era("", False, "no MuseGlimmer class before 0.5.23"),
+    Era("0.5.23", True, "models/muse_glimmer.py lm_head padding_size=128 (read in 0.5.23)"),
 ))  # fmt: skip
 PLE_DEFAULTED = frozenset({"Gemma4UnifiedForConditionalGeneration"})  # read as Gemma4Config (common.py)
 GEMMA4_TEXT_PLE_DEFAULTS = (256, 262_144)  # Gemma4TextConfig: hidden_size_ and vocab_size_per_layer_input
@@ -60,6 +73,7 @@ def class_rows(
         _unused_qk_norms(model, layers),
         _fp32_head(model, layout, layers, version),
         _defaulted_per_layer_input(model, layout, layers, version),
+        _head_padded_to_128(model, layout, layers, version),
     )
     return tuple(row for row in rows if row is not None)
 
@@ -120,6 +134,23 @@ def _fp32_head(
     more = params * (SCALE_FP32 - model.dtype_bytes)
     return WeightRow(component="fp32_lm_head", params=0, bytes=more, shards=layout.tp, bytes_per_param=0.0,
                      note="SGLang holds this class's LM head in fp32 (falcon_h1.py lm_head.float())")  # fmt: skip
+
+
+def _head_padded_to_128(
+    model: ModelSpec, layout: ParallelLayout, layers: range, version: ResolvedVersion
+) -> WeightRow | None:
+    """The LM head rows this class pads beyond the book's 64-row padding (the last stage): a vocabulary padded to
+    128 rows, split over TP (Muse-Glimmer-30B: 202,048 -> 202,112, 64 rows x 6,656 x 2 B = 851,968 B at TP 1)."""
+    if model.architecture not in HEAD_PADDED_128 or layers.stop != model.num_layers or not HEAD_PADDED_ERAS.at(version):
+        return None
+    padded = math.ceil(model.vocab_size / HEAD_PADDING) * HEAD_PADDING
+    rows = math.ceil(padded / layout.tp) - vocab_parallel_rows(model.vocab_size, layout.tp)
+    if rows <= 0:
+        return None
+    params = rows * (model.embedding_size or model.hidden_size)
+    return WeightRow(component="lm_head_padding", params=params, bytes=params * model.dtype_bytes, shards=layout.tp,
+                     bytes_per_param=float(model.dtype_bytes),
+                     note=f"SGLang pads this class's LM head to {HEAD_PADDING} rows (muse_glimmer.py padding_size)")  # fmt: skip
 
 
 def with_stated_qk_norm(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
