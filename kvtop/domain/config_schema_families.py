@@ -97,6 +97,7 @@ class FamilyFields(ConfigSection):
     qk_layernorm: Flag | None = None  # StableLM 2
     qk_norm: Flag | None = None  # Apertus
     attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
+    headwise_attn_output_gate: Flag | None = None  # Spark-2.5: g_proj, one output gate per head
     num_loops: Layers | None = None  # Nanbeige-4.2: passes over the tied layers, KV per pass
     multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
     multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
@@ -140,6 +141,10 @@ class FamilyFields(ConfigSection):
     moe_k: Experts | None = None
     moe_topk: Experts | None = None  # Aria
     moe_num_shared_experts: Experts | None = None
+    num_shared_expert: Experts | None = None  # HunYuan: shared MLPs (intermediate_size each) where use_mixed_mlp_moe
+    use_mixed_mlp_moe: Flag | None = None
+    use_cla: Flag | None = None  # HunYuan: cross-layer attention (layers reading another's KV)
+    cla_share_factor: Layers | None = None
     moe_layer_start_index: LayerCount | None = None
     moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
     moe_layer_interval: Layers | None = None

@@ -312,6 +312,12 @@ class ModelSpec(BaseModel):
     config_sliding_window: int | None = None
     # the config states a sliding window (> 0), whatever its layers (SGLang 0.5.23 takes Laguna as hybrid SWA by it)
     sliding_window_stated: bool = False
+    # the config opts into SGLang's sliding-window pool itself (`is_hybrid_swa`: Spark-2.5's and IQuest-Q1's config
+    # classes set it where any layer slides; SGLang 0.5.23 is_hybrid_swa_model reads it beside its class list)
+    hybrid_swa_stated: bool = False
+    # the words of the config's per-layer block list, sorted (Nemotron-H's layers_block_type: SGLang 0.5.23 reads
+    # mamba/attention/mlp/moe, transformers 5.x and vLLM 0.33.0 also linear_attention/full_attention)
+    block_words: tuple[str, ...] = ()
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

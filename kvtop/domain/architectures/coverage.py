@@ -130,7 +130,7 @@ GENERIC: frozenset[str] = frozenset({
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
-    "HunYuanMoEV1ForCausalLM", "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
+    "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
@@ -145,7 +145,7 @@ GENERIC: frozenset[str] = frozenset({
     "PanguEmbeddedForCausalLM", "PanguProMoEV2ForCausalLM", "PanguUltraMoEForCausalLM", "Param2MoEForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
-    "SolarForCausalLM", "Spark2_5ForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
+    "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
     "TeleChat2ForCausalLM", "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
     "ZayaForCausalLM",
 })  # fmt: skip

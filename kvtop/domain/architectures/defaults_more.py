@@ -328,6 +328,13 @@ HUNYUAN_V1_DENSE: dict[str, DefaultValue] = {
     "vocab_size": 290943, "intermediate_size": 11008, "max_position_embeddings": 2048, "tie_word_embeddings": False,
     "attention_bias": False
 }  # fmt: skip
+# HunYuanMoEV1Config — models/hunyuan_v1_moe/configuration_hunyuan_v1_moe.py (num_experts 1: a dense model in SGLang;
+# num_key_value_heads None: every head)
+HUNYUAN_V1_MOE: dict[str, DefaultValue] = {
+    "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "vocab_size": 290943, "intermediate_size": 11008, "max_position_embeddings": 2048, "tie_word_embeddings": False,
+    "attention_bias": False, "num_experts": 1, "moe_topk": 1
+}  # fmt: skip
 # HeliumConfig — models/helium/configuration_helium.py
 HELIUM: dict[str, DefaultValue] = {
     "hidden_size": 2560, "num_hidden_layers": 24, "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim":
@@ -387,4 +394,11 @@ MINIMAX_M3: dict[str, DefaultValue] = {
     "head_dim": 128, "max_position_embeddings": 524288, "use_qk_norm": True, "num_local_experts": 128,
     "num_experts_per_tok": 4, "n_shared_experts": 1, "use_routing_bias": True, "tie_word_embeddings": False,
     "first_k_dense_replace": 3,
+}  # fmt: skip
+# Spark2_5Config — SGLang 0.5.23 srt/configs/spark2_5.py (no transformers class); its layer_types default is
+# three sliding layers then one full (EveryNthFull(every=4)); is_hybrid_swa: true where any layer slides
+SPARK2_5: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "intermediate_size": 6656, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "num_hidden_layers": 28, "head_dim": 256, "headwise_attn_output_gate": True, "sliding_window": 512,
+    "vocab_size": 133120, "max_position_embeddings": 8192, "is_hybrid_swa": True,
 }  # fmt: skip

@@ -178,6 +178,8 @@ class Architecture:
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)
+    # (a config flag, what it is): a layout kvtop does not model, refused by name where the flag is on
+    refused_when: tuple[tuple[str, str], ...] = ()
     # (a config field, the most it may be, what it is): a larger value is refused by name, never planned
     refused_over: tuple[tuple[str, int, str], ...] = ()
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the

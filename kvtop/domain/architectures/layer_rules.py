@@ -58,6 +58,11 @@ class LayerRule:
         """Each layer's dense MLP width where the pattern gives it per layer (DeciLM); None: the model's own."""
         return None
 
+    def words_stated(self, f: Fields) -> tuple[str, ...]:
+        """The block words the config's per-layer list states, sorted (Nemotron-H's layers_block_type; engines
+        accept different vocabularies); empty where the rule reads none."""
+        return ()
+
 
 ALL_FULL = LayerRule()
 
@@ -199,9 +204,14 @@ _NEMOTRON_CHARS: Mapping[str, tuple[LayerKind, MlpKind]] = {
     "-": (NONE, MlpKind.DENSE),
     "E": (NONE, MlpKind.MOE),
 }
+# SGLang 0.5.23's NemotronHConfig words (configs/nemotron_h.py: mamba, attention, mlp, moe) and transformers 5.x's
+# (models/nemotron_h/configuration_nemotron_h.py, which vLLM 0.33.0 loads: linear_attention for a Mamba2 mixer,
+# full_attention for attention); SGLang 0.5.23 refuses the latter (engines/sglang/config_checks.py)
 _NEMOTRON_WORDS: Mapping[str, tuple[LayerKind, MlpKind]] = {
     "mamba": (LINEAR, MlpKind.NONE),
     "attention": (FULL, MlpKind.NONE),
+    "linear_attention": (LINEAR, MlpKind.NONE),
+    "full_attention": (FULL, MlpKind.NONE),
     "mlp": (NONE, MlpKind.DENSE),
     "moe": (NONE, MlpKind.MOE),
 }
@@ -235,6 +245,11 @@ class BlockPattern(LayerRule):
     def count(self, f: Fields) -> int | None:
         stated = f.get(self.chars_field) or f.get(self.words_field)
         return len(stated) if stated else None
+
+    def words_stated(self, f: Fields) -> tuple[str, ...]:
+        if f.get(self.chars_field) is not None:
+            return ()
+        return tuple(sorted(set(f.get(self.words_field) or ())))
 
     def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
         return tuple(kind for kind, _ in self.blocks(f, layers))

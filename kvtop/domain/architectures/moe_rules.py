@@ -145,6 +145,7 @@ class Shared:
     gate: bool = False  # Qwen's sigmoid gate on the shared expert (a hidden-wide vector)
     same_as_expert: bool = False  # one shared expert as wide as a routed one (Llama 4)
     dense_beside: bool = False
+    when_field: str | None = None  # a flag that must be on for the shared experts (HunYuan use_mixed_mlp_moe)
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class Moe:
     latent_modules: tuple[str, str] = ("fc1_latent_proj", "fc1_latent_proj")  # the projections in and out
     latent_norm_field: str | None = None  # a flag: an RMSNorm on the latent (Kimi-K3 latent_moe_use_norm)
     optional: bool = False  # a dense model when the experts field is absent or null (Gemma-4 31B, MiniCPM)
+    dense_at_most: int = 0  # a dense model when the experts field is at most this (HunYuan's num_experts 1)
     extra_norms: int = (
         0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
     )
@@ -175,7 +177,10 @@ class Moe:
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
-        return not self.optional or bool(f.get(self.experts_field))
+        stated = f.get(self.experts_field)
+        if self.dense_at_most and isinstance(stated, int) and stated <= self.dense_at_most:
+            return False
+        return not self.optional or bool(stated)
 
     def spec(self, f: Fields) -> MoeSpec:
         experts = f.need(self.experts_field)
@@ -213,6 +218,8 @@ class Moe:
             return f.need("intermediate_size")
         if s.same_as_expert:
             return expert_size
+        if s.when_field is not None and not f.flag(s.when_field):
+            return 0
         size = f.opt(s.size_field) if s.size_field else expert_size
         if s.count_field is not None:
             return f.opt(s.count_field) * size

@@ -132,6 +132,9 @@ def read_architecture(
     }
     _window(f, arch, facts)
     _per_layer_intermediate(f, arch, facts)
+    for field, what in arch.refused_when:
+        if f.flag(field):
+            raise UnsupportedModelError(f"{what} is not modelled", field=f.prefix + field, source=f.source)
     for field, most, what in arch.refused_over:
         value = f.get(field)
         if isinstance(value, int) and value > most:
@@ -141,6 +144,7 @@ def read_architecture(
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)
     mlp = arch.layers.mlp(f, layers)
+    facts["block_words"] = arch.layers.words_stated(f)
     if mlp is not None:
         facts["layer_mlp"] = mlp
     if arch.kind_geometry:
@@ -260,6 +264,7 @@ def _layer_kinds(f: Fields, arch: Architecture, layers: int) -> tuple[LayerKind,
 def _window(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     kinds = facts["layer_attention"]
     facts["sliding_window_stated"] = bool(f.get(arch.window_field))
+    facts["hybrid_swa_stated"] = f.flag("is_hybrid_swa")
     if LayerKind.SLIDING in kinds:
         field = "attention_chunk_size" if arch.chunked_local else arch.window_field
         window = f.opt(field)

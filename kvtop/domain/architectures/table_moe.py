@@ -42,6 +42,15 @@ QWEN_MOE = Moe(
 )
 
 MOE: tuple[Architecture, ...] = (
+    # HunYuan MoE (SGLang 0.5.23 models/hunyuan.py): a dense MLP of intermediate_size where num_experts is 1 (the
+    # class default; _is_moe asks > 1); else experts of moe_intermediate_size on every layer, moe_topk a token, a
+    # bias-free router in the model dtype, and num_shared_expert × intermediate_size shared where use_mixed_mlp_moe;
+    # q/k norms where use_qk_norm; cross-layer attention (use_cla: layers reading another's KV) refused by name
+    A("hunyuan_v1_moe", "HunYuanMoEV1Config", tf("hunyuan_v1_moe"), m.HUNYUAN_V1_MOE, ("HunYuanMoEV1ForCausalLM",),
+      moe=Moe("num_experts", per_token_field="moe_topk", dense_at_most=1,
+              shared=Shared(size_field="intermediate_size", count_field="num_shared_expert",
+                            when_field="use_mixed_mlp_moe")),
+      refused_when=(("use_cla", "cross-layer attention (layers reading another layer's KV, cla_share_factor)"),)),
     A("mixtral", "MixtralConfig", tf("mixtral"), d.MIXTRAL, ("MixtralForCausalLM", "QuantMixtralForCausalLM"),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("qwen2_moe", "Qwen2MoeConfig", tf("qwen2_moe"), d.QWEN2_MOE, ("Qwen2MoeForCausalLM",),
