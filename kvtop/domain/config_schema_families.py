@@ -24,6 +24,7 @@ from kvtop.domain.config_types import (
     Intermediate,
     LayerCount,
     LayerIndices,
+    LayerNames,
     Layers,
     Name,
     PerLayerFlags,
@@ -123,6 +124,14 @@ class FamilyFields(ConfigSection):
     swa_head_dim: HeadDim | None = None
     swa_v_head_dim: HeadDim | None = None
     hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
+    # IQuest-Q1: its layers as first + block × count + last (the class drops a stated layer_types), sink keys
+    first_layers_types: LayerNames | None = None
+    hybrid_layers_types_block: LayerNames | None = None
+    num_hybrid_layers_block: LayerCount | None = None
+    last_layers_types: LayerNames | None = None
+    use_hybrid_layers: Flag | None = None
+    enable_sink_attention: Flag | None = None
+    num_mtp_layers: LayerCount | None = None
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear

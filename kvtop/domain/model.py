@@ -164,6 +164,8 @@ class BodyShape(BaseModel):
     final_norm: bool = True
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
     head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
+    sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)
+    first_layer_norms: int = 0  # norms layer 0 holds beside norms_per_layer (IQuest-Q1's ffn_out_norm)
     latent_output_gate: bool = False  # MLA's g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
     # Kimi-K3's attention residual blocks: each layer two hidden-wide norms and two 1 × hidden score projections,
     # the final norm's stage one more of each (attn_res_block_size)

@@ -149,6 +149,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.vector("attention", h)
     if m.attention_sinks or g.sinks:
         rank.vector("attention", g.heads, tp)
+    if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
+        rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
         rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
         rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
@@ -361,7 +363,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         mlp(rank, layer, model.layer_mlp[layer])
         if model.body.mlp_scalars:
             rank.vector("mlp", model.body.mlp_scalars)
-    norms = model.body.norms_per_layer
+    norms = model.body.norms_per_layer + (model.body.first_layer_norms if layer == 0 else 0)
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
     rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
@@ -394,7 +396,8 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
-             model.moe is not None and layer < model.moe.hash_layers)  # fmt: skip
+             model.moe is not None and layer < model.moe.hash_layers,
+             layer == 0 and model.body.first_layer_norms > 0)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

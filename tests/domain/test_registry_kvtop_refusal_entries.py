@@ -161,3 +161,38 @@ def test_hunyuan_moe_v1_experts_and_mixed_shared_mlp() -> None:
     with pytest.raises(UnsupportedModelError) as refused:
         model({**variant, "use_cla": True, "cla_share_factor": 2})
     assert refused.value.field == "use_cla"
+
+
+def test_iquest_q1_layers_sink_keys_norms_and_experts() -> None:
+    """SGLang 0.5.23's IQuestQ1ForCausalLM at TP 1 (the class default, 88 layers): embed_tokens and lm_head
+    [160000, 3072]; on every layer attention_norm, attn_out_norm, feed_forward_norm [3072], sink_k [8, 128],
+    qkv_proj [8192, 3072], o_proj [3072, 6144], q_norm and k_norm [128]; layer 0 (mlp_only_layers) a dense
+    gate_up_proj [24576, 3072] and down_proj [3072, 12288] and an ffn_out_norm [3072]; the other 87 an fp32 gate
+    [256, 3072] and experts w13 [256, 3072, 3072], w2 [256, 3072, 1536]; model.norm [3072]: 640,774,070,272 B.
+    Its layers are 1 full + 21 × (full, 3 sliding) + 3 full (IQuestQ1Config), a listed hybrid SWA class: the
+    engine's cell 25 full layers × 8 KV heads × 128 × 2 × 2 B + 0.8 × 63 sliding ones' = 308,838 B (154,419 at TP 2)."""
+    m = model(config("IQuestQ1ForCausalLM"))
+    attention = 3 * 3072 + 8 * 128 + 8192 * 3072 + 3072 * 6144 + 2 * 128
+    dense = 24576 * 3072 + 3072 * 12288 + 3072
+    experts = 256 * 3072 * 3072 + 256 * 3072 * 1536
+    expected = (2 * 160000 * 3072 + 88 * attention + dense + 87 * experts + 3072) * BF16 + 87 * 256 * 3072 * 4
+    assert weights(m, 1) == expected == 640_774_070_272
+    rows = engine_rows("sglang", "IQuestQ1ForCausalLM")
+    assert engine_weights(rows[1]) == expected
+    assert weights(m, 2) == engine_weights(rows[2])
+    assert m.layer_attention.count(LayerKind.FULL) == 25 and m.layer_mlp.count(MlpKind.DENSE) == 1
+    for tp in (1, 2):
+        assert rows[tp]["cell_size"] == int((25 + 0.8 * 63) * 8 * 128 * 2 * BF16 / tp)
+        assert int(cell_step(sglang_plan(m, tp))) == rows[tp]["cell_size"]
+
+
+def test_iquest_q1_reads_its_block_fields_not_a_stated_layer_types() -> None:
+    """IQuestQ1Config pops a stated `layer_types` and derives the layers from its block fields; without
+    use_sliding_window every layer is full."""
+    data = config("IQuestQ1ForCausalLM")
+    stated_all_full = model({**data, "layer_types": ["full_attention"] * 88})
+    assert stated_all_full.layer_attention == model(data).layer_attention
+    assert set(model({**data, "use_sliding_window": False}).layer_attention) == {LayerKind.FULL}
+    two_blocks = {**data, "num_hidden_layers": 12, "num_hybrid_layers_block": 2, "layer_types": None}
+    assert model(two_blocks).layer_attention == (LayerKind.FULL, *(LayerKind.FULL, *(LayerKind.SLIDING,) * 3) * 2,
+                                                 *(LayerKind.FULL,) * 3)  # fmt: skip

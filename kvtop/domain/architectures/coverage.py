@@ -130,7 +130,7 @@ GENERIC: frozenset[str] = frozenset({
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
-    "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
+    "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",

@@ -402,3 +402,12 @@ SPARK2_5: dict[str, DefaultValue] = {
     "num_hidden_layers": 28, "head_dim": 256, "headwise_attn_output_gate": True, "sliding_window": 512,
     "vocab_size": 133120, "max_position_embeddings": 8192, "is_hybrid_swa": True,
 }  # fmt: skip
+# IQuestQ1Config — SGLang 0.5.23 srt/configs/iquest_q1.py (no transformers class); its layer lists and
+# mlp_only_layers [0] are the rule's (layer_rules.RepeatedBlock, moe_rules.SparseStep.dense_absent)
+IQUEST_Q1: dict[str, DefaultValue] = {
+    "vocab_size": 160000, "hidden_size": 3072, "dense_intermediate_size": 12288, "intermediate_size": 1536,
+    "num_hidden_layers": 88, "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
+    "max_position_embeddings": 524288, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
+    "num_hybrid_layers_block": 21, "num_experts": 256, "num_experts_per_tok": 8, "enable_sink_attention": True,
+    "num_mtp_layers": 0, "is_hybrid_swa": True,
+}  # fmt: skip

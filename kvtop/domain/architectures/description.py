@@ -50,6 +50,7 @@ class Attention:
     qk_norm: bool = False  # per-head RMSNorm on q and k whatever the config says
     qk_norm_field: str | None = "use_qk_norm"
     sinks: bool = False  # a learned sink logit per head (gpt-oss)
+    sink_keys_field: str | None = None  # a flag: a learned sink key per KV head (IQuest-Q1 enable_sink_attention)
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)

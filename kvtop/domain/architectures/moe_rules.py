@@ -34,10 +34,12 @@ class SparseStep(Placement):
 
     step_field: str = "decoder_sparse_step"
     dense_list_field: str = "mlp_only_layers"
+    dense_absent: tuple[int, ...] = ()  # the class's dense layers where the list is absent (IQuest-Q1: layer 0)
 
     def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
         step = f.opt(self.step_field, 1)
-        dense_only = set(f.get(self.dense_list_field) or ())
+        stated = f.get(self.dense_list_field)
+        dense_only = set(self.dense_absent if stated is None else stated)
         return tuple(MOE if i not in dense_only and (i + 1) % step == 0 else DENSE for i in range(layers))
 
 

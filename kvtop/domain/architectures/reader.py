@@ -122,6 +122,7 @@ def read_architecture(
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
                 "head_gate": _head_gate(f, arch.attention.head_gate_field),
+                "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
             }
@@ -257,7 +258,7 @@ def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]
 def _layer_kinds(f: Fields, arch: Architecture, layers: int) -> tuple[LayerKind, ...]:
     """`layer_types` as stated, else the entry's layer rule as its config class derives it."""
     words = arch.layer_type_words if arch.layer_type_words is not None else LAYER_TYPE_WORDS
-    stated = stated_layer_types(f, layers, words)
+    stated = stated_layer_types(f, layers, words) if arch.layers.reads_layer_types else None
     return stated if stated is not None else arch.layers.attention(f, layers)
 
 

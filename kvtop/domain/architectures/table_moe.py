@@ -19,6 +19,7 @@ from kvtop.domain.architectures.layer_rules import (
     EveryNthFull,
     PerLayerFlags,
     Qwen2Window,
+    RepeatedBlock,
 )
 from kvtop.domain.architectures.moe_rules import (
     FirstDense,
@@ -42,6 +43,17 @@ QWEN_MOE = Moe(
 )
 
 MOE: tuple[Architecture, ...] = (
+    # IQuest-Q1 (SGLang 0.5.23 models/iquest_q1.py): layers from first + block × count + last (RepeatedBlock); q/k
+    # norms per head; a sink key per KV head (sink_k, enable_sink_attention); three norms a layer (attention_norm,
+    # attn_out_norm, feed_forward_norm) and layer 0's ffn_out_norm; dense MLPs of dense_intermediate_size on
+    # mlp_only_layers (absent: [0]), elsewhere experts of intermediate_size behind a bias-free fp32 router
+    A("iquest_q1", "IQuestQ1Config", "SGLang 0.5.23 srt/configs/iquest_q1.py", m.IQUEST_Q1, ("IQuestQ1ForCausalLM",),
+      layers=RepeatedBlock(), geometry=Geometry(intermediate="dense_intermediate_size"),
+      attention=Attention(qk_norm=True, sink_keys_field="enable_sink_attention"),
+      body=BodyShape(norms_per_layer=3, first_layer_norms=1),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", placement=SparseStep(dense_absent=(0,)),
+              router_fp32=True),
+      mtp_fields=("num_mtp_layers",)),
     # HunYuan MoE (SGLang 0.5.23 models/hunyuan.py): a dense MLP of intermediate_size where num_experts is 1 (the
     # class default; _is_moe asks > 1); else experts of moe_intermediate_size on every layer, moe_topk a token, a
     # bias-free router in the model dtype, and num_shared_expert × intermediate_size shared where use_mixed_mlp_moe;
