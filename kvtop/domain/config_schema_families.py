@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from kvtop.domain.config_types import (
     MAX_LAYERS,
@@ -84,6 +84,17 @@ class DbrxFfnConfig(ConfigSection):
     ffn_hidden_size: Intermediate | None = None
     moe_num_experts: Experts | None = None
     moe_top_k: Experts | None = None
+
+
+def _dict_or_none(value: object) -> object:
+    """A section only some family nests (Moondream3's `config`): any other family's non-dict value is not read."""
+    return value if isinstance(value, dict) else None
+
+
+class Moondream3Sections(ConfigSection):
+    """Moondream3's `config`: the text model's own settings (`text`, vLLM's Moondream3TextConfig names), not read."""
+
+    text: Annotated[dict[str, object] | None, BeforeValidator(_dict_or_none)] = None
 
 
 class FamilyFields(ConfigSection):
@@ -197,4 +208,5 @@ class FamilyFields(ConfigSection):
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
     attn_config: DbrxAttnConfig | None = None  # DBRX
+    config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

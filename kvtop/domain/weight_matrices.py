@@ -149,6 +149,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.vector("attention", h)
     if m.attention_sinks or g.sinks:
         rank.vector("attention", g.heads, tp)
+    if m.body.tau_scaling:  # tau_alpha [heads], tau_wq and tau_wv [heads, 3 × hidden] (vLLM 0.33.0 moondream3.py)
+        rank.vector("attention", g.heads * (1 + 2 * 3 * h), tp)
     if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
         rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
@@ -294,6 +296,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         return
     moe = m.moe
     assert moe is not None
+    mats = 3 if moe.gated_experts else mats
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)

@@ -196,3 +196,38 @@ def test_iquest_q1_reads_its_block_fields_not_a_stated_layer_types() -> None:
     two_blocks = {**data, "num_hidden_layers": 12, "num_hybrid_layers_block": 2, "layer_types": None}
     assert model(two_blocks).layer_attention == (LayerKind.FULL, *(LayerKind.FULL, *(LayerKind.SLIDING,) * 3) * 2,
                                                  *(LayerKind.FULL,) * 3)  # fmt: skip
+
+
+def test_moondream3_language_model_as_vllm_builds_it() -> None:
+    """vLLM 0.33.0's Moondream3ForCausalLM at TP 1 (Moondream3Config's defaults): text.wte and lm_head [51200,
+    2048] (lm_head with a bias [51200]); on each of 24 layers one LayerNorm ln [2048] + bias, qkv_proj [6144, 2048]
+    + bias, out_proj [2048, 2048] + bias, tau_alpha [32], tau_wq and tau_wv [32, 6144]; on layers 0-3 fc1 [8192,
+    2048] + bias and fc2 [2048, 8192] + bias; on layers 4-23 fc1_weight [64, 2048, 2048], fc2_weight [64, 2048,
+    1024], gate [64, 2048] + bias [64]; post_ln [2048] + bias; bf16: text 17,414,385,664 + lm_head 209,817,600 B
+    (the vision tower and projection beside it are not in the book). Its KV spec: 24 full layers, 32 KV heads × 64."""
+    m = model(config("Moondream3ForCausalLM"))
+    h = 2048
+    layer = 2 * h + 32 + 2 * 32 * 3 * h + 3 * h * h + 3 * h + h * h + h
+    dense = 8192 * h + 8192 + h * 8192 + h
+    moe = 64 * 2 * 1024 * h + 64 * h * 1024 + 64 * h + 64
+    expected = (51200 * h + 24 * layer + 4 * dense + 20 * moe + 2 * h + 51200 * h + 51200) * BF16
+    rows = engine_rows("vllm", "Moondream3ForCausalLM")
+    assert (
+        expected
+        == rows[1]["stages"][0]["param_bytes"]["text"] + rows[1]["stages"][0]["param_bytes"]["lm_head"]
+    )
+    assert weights(m, 1) == expected
+    tp2 = rows[2]["stages"][0]["param_bytes"]
+    assert weights(m, 2) == tp2["text"] + tp2["lm_head"]
+    spec = rows[1]["stages"][0]["layer_specs"][0]
+    assert (spec["layers"], spec["num_kv_heads"], spec["head_size"]) == (24, m.num_kv_heads, m.head_dim)
+    assert m.layer_mlp.count(MlpKind.DENSE) == 4
+
+
+def test_moondream3_text_settings_under_config_are_refused() -> None:
+    """Moondream3Config builds the text model from `config.text` (vLLM's own names: dim, n_layers, moe …), which
+    kvtop does not read: a config stating any is refused by name rather than planned from the class defaults."""
+    data = {**config("Moondream3ForCausalLM"), "config": {"text": {"n_layers": 12}}}
+    with pytest.raises(UnsupportedModelError) as refused:
+        model(data)
+    assert refused.value.field == "config.text"

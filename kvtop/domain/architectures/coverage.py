@@ -138,7 +138,7 @@ GENERIC: frozenset[str] = frozenset({
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM", "MiniCPMO",
     "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
-    "Moondream3ForCausalLM", "MossVLForConditionalGeneration", "MultiModalityCausalLM",
+    "MossVLForConditionalGeneration", "MultiModalityCausalLM",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",

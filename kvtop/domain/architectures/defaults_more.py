@@ -411,3 +411,11 @@ IQUEST_Q1: dict[str, DefaultValue] = {
     "num_hybrid_layers_block": 21, "num_experts": 256, "num_experts_per_tok": 8, "enable_sink_attention": True,
     "num_mtp_layers": 0, "is_hybrid_swa": True,
 }  # fmt: skip
+# Moondream3TextConfig — vLLM 0.33.0 transformers_utils/configs/moondream3.py (no transformers class): max_context
+# 4096, its moe dict's defaults (start_layer 4, n_experts 64, n_experts_per_tok 8, expert_inner_dim 1024)
+MOONDREAM3: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24, "vocab_size": 51200,
+    "max_position_embeddings": 4096, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "tie_word_embeddings": False, "first_k_dense_replace": 4, "moe_num_experts": 64, "moe_topk": 8,
+    "moe_intermediate_size": 1024,
+}  # fmt: skip

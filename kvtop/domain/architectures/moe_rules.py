@@ -176,6 +176,7 @@ class Moe:
     )
     per_expert_scale: bool = False
     hash_layers_field: str | None = None  # the first N layers route by token id (DeepSeek-V4 num_hash_layers)
+    gated_experts: bool = False  # gated experts beside an ungated dense MLP (Moondream3)
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
@@ -212,6 +213,7 @@ class Moe:
             per_expert_scale=self.per_expert_scale,
             experts_beside_mlp=self.shared.dense_beside,
             hash_layers=f.opt(self.hash_layers_field) if self.hash_layers_field else 0,
+            gated_experts=self.gated_experts,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:
