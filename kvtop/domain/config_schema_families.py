@@ -141,6 +141,11 @@ class FamilyFields(ConfigSection):
     num_hybrid_layers_block: LayerCount | None = None
     last_layers_types: LayerNames | None = None
     use_hybrid_layers: Flag | None = None
+    # GigaChat-3.5: MLA layers by index among gated delta nets; norms' placement and kind; MLA's output gate
+    full_attention_layers: LayerIndices | None = None
+    layernorm_type: Name | None = None
+    norm_type: Name | None = None
+    gated_attention: Flag | None = None
     enable_sink_attention: Flag | None = None
     num_mtp_layers: LayerCount | None = None
     # more expert layouts

@@ -167,6 +167,9 @@ class BodyShape(BaseModel):
     head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
     sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)
     first_layer_norms: int = 0  # norms layer 0 holds beside norms_per_layer (IQuest-Q1's ffn_out_norm)
+    # a low-rank sigmoid gate on every norm (GigaChat-3.5's gated norms: gate_up [rank, width], gate_down [width,
+    # rank] beside the norm's weight, nn.Linear, whole on every rank); 0: plain norms
+    norm_gate_rank: int = 0
     # Moondream3's tau scaling: tau_alpha [heads] and tau_wq, tau_wv [heads, 3 × hidden], split with the heads
     tau_scaling: bool = False
     latent_output_gate: bool = False  # MLA's g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)

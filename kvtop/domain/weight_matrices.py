@@ -180,7 +180,7 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     if mla.q_lora_rank:
         rank.matrix("attention", mla.q_lora_rank, h, 1, named("q_a_proj"))  # q_a: whole on every rank
         rank.matrix("attention", q_width, mla.q_lora_rank, tp, named("q_b_proj"))
-        rank.vector("norms", mla.q_lora_rank)
+        rank.vector("norms", norm_width(m, mla.q_lora_rank) if m.body.norm_gate_rank else mla.q_lora_rank)
     else:
         rank.matrix("attention", q_width, h, tp, named("q_proj"))
     latent = mla.kv_lora_rank + mla.qk_rope_head_dim
@@ -190,7 +190,7 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
     rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
-    rank.vector("norms", mla.kv_lora_rank)
+    rank.vector("norms", norm_width(m, mla.kv_lora_rank) if m.body.norm_gate_rank else mla.kv_lora_rank)
     if m.body.latent_output_gate:  # g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
         rank.matrix("attention", m.num_attention_heads * mla.v_head_dim, h, tp, named("g_proj"))
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
@@ -369,7 +369,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
     norms = model.body.norms_per_layer + (model.body.first_layer_norms if layer == 0 else 0)
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
-    rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
+    rank.vector("norms", norm_width(model, model.hidden_size) * norms)
     if model.body.attention_residuals:  # two norms and two 1 × hidden score projections (Kimi-K3), never quantized
         rank.vector("norms", 4 * model.hidden_size)
     if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
@@ -377,6 +377,12 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         rank.matrix("embedding", width, model.hidden_size, 1, (names + ".per_layer_input_gate",))
         rank.matrix("embedding", model.hidden_size, width, 1, (names + ".per_layer_projection",))
         rank.vector("norms", model.hidden_size)
+
+
+def norm_width(model: ModelSpec, width: int) -> int:
+    """The values one norm over `width` holds: its weight (and bias), and a low-rank gate where the family gates its
+    norms (GigaChat-3.5: gate_up_lowrank [rank, width] and gate_down_lowrank [width, rank])."""
+    return (2 if model.body.norm_bias else 1) * width + 2 * model.body.norm_gate_rank * width
 
 
 def per_layer_embeddings(rank: RankMatrices, plain: bool) -> None:

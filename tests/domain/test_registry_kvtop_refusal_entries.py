@@ -231,3 +231,39 @@ def test_moondream3_text_settings_under_config_are_refused() -> None:
     with pytest.raises(UnsupportedModelError) as refused:
         model(data)
     assert refused.value.field == "config.text"
+
+
+def test_gigachat3_5_gated_delta_nets_gated_norms_and_experts() -> None:
+    """SGLang 0.5.23's GigaChat35ForCausalLM at TP 1 (the class default: no full_attention_layers, so 12 gated
+    delta nets): embed_tokens and lm_head [128256, 1280]; per layer in_proj_qkvz [6144, 1280], in_proj_ba [32,
+    1280], conv1d [4096, 1, 4], out_proj [1280, 2048], A_log fp32 [16], dt_bias [16], norm [128], and four norms
+    (layernorm_type pre_post) each [1280] with gate_up_lowrank [16, 1280] and gate_down_lowrank [1280, 16]
+    (norm_type ZeroCenteredGatedNorm); layer 0 a dense gate_up [1792, 1280] and down [1280, 896]; layers 1-11 a
+    gate [64, 1280] with an fp32 e_score_correction_bias [64], experts w13 [64, 1792, 1280] and w2 [64, 1280, 896],
+    shared gate_up [3584, 1280] and down [1280, 1792]; model.norm gated too: 5,918,344,576 B. No layer keeps KV:
+    the engine's cell is 0, and its pool holds --max-total-tokens or the context length (_zero_kv_max_tokens)."""
+    m = model(config("GigaChat35ForCausalLM"))
+    h = 1280
+    gated_norm = h + 2 * 16 * h
+    gdn = 6144 * h + 32 * h + 4096 * 4 + h * 2048 + 16 + 128 + 4 * gated_norm  # + A_log fp32 below
+    moe = 64 * h + 64 * 1792 * h + 64 * h * 896 + 3584 * h + h * 1792
+    expected = (2 * 128256 * h + 12 * gdn + 1792 * h + h * 896 + 11 * moe + gated_norm) * BF16 + 12 * 16 * 4
+    expected += 11 * 64 * 4
+    rows = engine_rows("sglang", "GigaChat35ForCausalLM")
+    assert weights(m, 1) == engine_weights(rows[1]) == expected == 5_918_344_576
+    assert weights(m, 2) == engine_weights(rows[2])
+    assert rows[1]["cell_size"] == 0 and set(m.layer_attention) == {LayerKind.LINEAR}
+    ledger = sglang_plan(m, 1)
+    assert ledger.engine.token_capacity == 8192 // ledger.engine.page_size * ledger.engine.page_size
+
+
+def test_gigachat3_5_latent_attention_layers() -> None:
+    """A variant with MLA on layers 1 and 3 of 4 (full_attention_layers, vocab 32,000): SGLang 0.5.23 at TP 1 builds
+    on each MLA layer fused_qkv_a_proj_with_mqa [2112, 1280], q_b_proj [3072, 1536], kv_b_proj [4096, 512], o_proj
+    [1280, 2048], attn_gate [2048, 1280] (gated_attention), and gated q_a / kv_a norms ([1536] + [16, 1536] +
+    [1536, 16]; [512] + [16, 512] + [512, 16]); the model 1,636,634,560 B in all."""
+    data = {**config("GigaChat35ForCausalLM"), "num_hidden_layers": 4, "full_attention_layers": [1, 3],
+            "vocab_size": 32000}  # fmt: skip
+    m = model(data)
+    assert m.layer_attention == (LayerKind.LINEAR, LayerKind.FULL, LayerKind.LINEAR, LayerKind.FULL)
+    assert weights(m, 1) == 1_636_634_560

@@ -129,7 +129,7 @@ GENERIC: frozenset[str] = frozenset({
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
-    "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
+    "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",

@@ -419,3 +419,15 @@ MOONDREAM3: dict[str, DefaultValue] = {
     "tie_word_embeddings": False, "first_k_dense_replace": 4, "moe_num_experts": 64, "moe_topk": 8,
     "moe_intermediate_size": 1024,
 }  # fmt: skip
+# GigaChat35Config — SGLang 0.5.23 srt/configs/gigachat35.py (no transformers class); layer_types and
+# full_attention_layers None: every layer a gated delta net
+GIGACHAT3_5: dict[str, DefaultValue] = {
+    "vocab_size": 128256, "hidden_size": 1280, "intermediate_size": 896, "moe_intermediate_size": 896,
+    "num_hidden_layers": 12, "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 4096,
+    "attention_bias": False, "tie_word_embeddings": False, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "head_dim": 64, "n_routed_experts": 64,
+    "n_shared_experts": 2, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1,
+    "topk_method": "noaux_tc", "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+    "linear_num_key_heads": 8, "linear_num_value_heads": 16, "norm_type": "ZeroCenteredGatedNorm",
+    "layernorm_type": "pre_post", "gated_attention": True, "num_nextn_predict_layers": 0,
+}  # fmt: skip

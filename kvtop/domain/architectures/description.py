@@ -168,6 +168,10 @@ class Architecture:
     mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
     body: BodyShape = BodyShape()
     norms: ParallelNorms | None = None  # norms per layer from the config (else `body.norms_per_layer`)
+    # (a field, (its value, norms per layer) …): norms per layer by a word (GigaChat-3.5 layernorm_type pre / pre_post)
+    norms_by_word: tuple[str, tuple[tuple[str, int], ...]] | None = None
+    # (a field, the words that gate, the gate's rank): a low-rank gate on every norm (GigaChat-3.5 norm_type)
+    norm_gate: tuple[str, tuple[str, ...], int] | None = None
     final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     # Gemma-4's per-layer embeddings: the width each layer's input from them has (hidden_size_per_layer_input; 0 or

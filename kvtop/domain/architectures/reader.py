@@ -116,7 +116,9 @@ def read_architecture(
                 "o_bias": arch.body.o_bias or _any_flag(f, arch.attention.o_bias_fields),
                 "mlp_bias": arch.body.mlp_bias or _any_flag(f, arch.mlp_bias_fields),
                 "lm_head_bias": arch.body.lm_head_bias or f.flag("lm_head_bias"),
-                "norms_per_layer": _norms(f, arch.norms) if arch.norms else arch.body.norms_per_layer,
+                "norms_per_layer": _norms(f, arch.norms) if arch.norms else _norms_by_word(f, arch),
+                "norm_gate_rank": arch.norm_gate[2] if arch.norm_gate and f.get(arch.norm_gate[0]) in arch.norm_gate[1]
+                else arch.body.norm_gate_rank,
                 "final_norm": arch.body.final_norm
                 and (f.flag(arch.final_norm_field) if arch.final_norm_field else True),
                 "q_output_gate": arch.attention.output_gate
@@ -299,6 +301,14 @@ def _per_layer_head_dims(f: Fields, field: str, facts: dict[str, Any]) -> tuple[
             layer = int(key)
             geometry[layer] = geometry[layer].model_copy(update={"head_dim": head_dim, "v_head_dim": head_dim})
     return tuple(geometry)
+
+
+def _norms_by_word(f: Fields, arch: Architecture) -> int:
+    """Norms per layer by the config's word where the entry reads one (an unknown word: the body's count)."""
+    if arch.norms_by_word is None:
+        return arch.body.norms_per_layer
+    field, counts = arch.norms_by_word
+    return dict(counts).get(str(f.get(field)), arch.body.norms_per_layer)
 
 
 def _head_gate(f: Fields, field: str | None) -> bool:
