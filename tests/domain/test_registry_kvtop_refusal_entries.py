@@ -267,3 +267,14 @@ def test_gigachat3_5_latent_attention_layers() -> None:
     m = model(data)
     assert m.layer_attention == (LayerKind.LINEAR, LayerKind.FULL, LayerKind.LINEAR, LayerKind.FULL)
     assert weights(m, 1) == 1_636_634_560
+
+
+def test_zaya_is_named_not_modelled() -> None:
+    """SGLang 0.5.23 builds ZayaForCausalLM (the sweep's rows: 9,377,628,240 B and a 20,480-B cell at TP 1) with
+    compressed convolutional attention and a per-request conv state no entry reads: refused by name, with why."""
+    assert {row["status"] for row in engine_rows("sglang", "ZayaForCausalLM").values()} == {"ok"}
+    with pytest.raises(UnsupportedModelError) as refused:
+        model(config("ZayaForCausalLM"))
+    assert refused.value.field == "architectures" and "compressed convolutional attention" in str(
+        refused.value
+    )
