@@ -278,3 +278,14 @@ def test_zaya_is_named_not_modelled() -> None:
     assert refused.value.field == "architectures" and "compressed convolutional attention" in str(
         refused.value
     )
+
+
+def test_hunyuan_moe_v1_on_vllm_0_33_is_refused_as_its_transformers_backend_builds_it() -> None:
+    """vLLM 0.33.0's registry maps HunYuanMoEV1ForCausalLM to ("transformers", "TransformersMoEForCausalLM"), whose
+    transformers HunYuanMoEV1DecoderLayer always builds HunYuanMoEV1Moe (gate wg in fp32, experts, shared_mlp) and
+    query/key layernorms: not SGLang's modules, which the entry reads; kvtop refuses it there by name."""
+    m = model(config("HunYuanMoEV1ForCausalLM"))
+    settings = parse_flags("vllm", ["--tp", "1", "--engine-version", "0.33.0"])
+    with pytest.raises(UnsupportedModelError) as refused:
+        predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    assert refused.value.field == "architectures" and "Transformers backend" in str(refused.value)
