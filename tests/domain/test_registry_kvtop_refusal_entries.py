@@ -289,3 +289,23 @@ def test_hunyuan_moe_v1_on_vllm_0_33_is_refused_as_its_transformers_backend_buil
     with pytest.raises(UnsupportedModelError) as refused:
         predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
     assert refused.value.field == "architectures" and "Transformers backend" in str(refused.value)
+
+
+def test_vllm_0_13_reads_no_nemotron_h_block_list() -> None:
+    """vLLM 0.13.0's own NemotronHConfig (transformers_utils/configs/nemotron_h.py) reads only
+    hybrid_override_pattern, its default "M-M-M-M*-…" where absent: a config that states only layers_block_type
+    (Nemotron-3's, either vocabulary) would build another model there, so kvtop refuses it on 0.13.0 and plans it
+    on 0.33.0 (transformers 5.x's class reads the list) and where the config states the pattern string."""
+    data = config("NemotronHPuzzleForCausalLM")
+    m = model(data)
+    old = parse_flags("vllm", ["--tp", "1", "--engine-version", "0.13.0"])
+    with pytest.raises(InputError) as refused:
+        predict(m, old, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    assert refused.value.field == "layers_block_type"
+    pattern = {k: v for k, v in data.items() if k != "layers_block_type"} | {
+        "hybrid_override_pattern": "ME*-"
+    }
+    assert model(pattern).layer_attention == m.layer_attention
+    assert predict(
+        model(pattern), old, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100"
+    ).kv_bytes_per_token
