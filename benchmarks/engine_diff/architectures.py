@@ -37,8 +37,9 @@ def clip(text: str) -> str:
 # internlm2.py).
 # `llm`: vLLM 0.33.0 ovis.py / ovis2_5.py / minicpmv.py build the language model as `self.llm`
 # (init_vllm_registered_model) beside the tower (visual_tokenizer / vpm) and the visual embedding table (vte)
+# "text": vLLM 0.33.0 moondream3.py builds its language model as the child `text` (under _mark_language_model)
 LANGUAGE_CHILDREN = ("model", "lm_head", "language_model", "transformer", "backbone", "embed_tokens", "layers", "norm",
-                     "output", "llm")  # fmt: skip
+                     "output", "llm", "text")  # fmt: skip
 KV_KIND = {  # vLLM spec class -> kvtop pool
     "FullAttentionSpec": "full", "MLAAttentionSpec": "full", "SinkFullAttentionSpec": "full",
     "SlidingWindowSpec": "swa", "ChunkedLocalAttentionSpec": "swa", "SlidingWindowMLASpec": "swa",

@@ -122,6 +122,7 @@ class TextConfig(FamilyFields):
     layer_types: Annotated[list[Name], Field(max_length=MAX_LAYERS)] | None = None
     sliding_window: Window | None = None
     use_sliding_window: Flag | None = None
+    is_hybrid_swa: Flag | None = None  # Spark-2.5, IQuest-Q1: the config opts into SGLang's sliding-window pool
     max_window_layers: LayerCount | None = None
     # an integer (Gemma-3: every n-th layer full), or EXAONE-4's letters per layer cycle ("LLLG": G global)
     sliding_window_pattern: WindowPattern | None = Field(

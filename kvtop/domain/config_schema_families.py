@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from kvtop.domain.config_types import (
     MAX_LAYERS,
@@ -24,6 +24,7 @@ from kvtop.domain.config_types import (
     Intermediate,
     LayerCount,
     LayerIndices,
+    LayerNames,
     Layers,
     Name,
     PerLayerFlags,
@@ -85,6 +86,17 @@ class DbrxFfnConfig(ConfigSection):
     moe_top_k: Experts | None = None
 
 
+def _dict_or_none(value: object) -> object:
+    """A section only some family nests (Moondream3's `config`): any other family's non-dict value is not read."""
+    return value if isinstance(value, dict) else None
+
+
+class Moondream3Sections(ConfigSection):
+    """Moondream3's `config`: the text model's own settings (`text`, vLLM's Moondream3TextConfig names), not read."""
+
+    text: Annotated[dict[str, object] | None, BeforeValidator(_dict_or_none)] = None
+
+
 class FamilyFields(ConfigSection):
     """Fields only some families state (see the module docstring)."""
 
@@ -97,6 +109,7 @@ class FamilyFields(ConfigSection):
     qk_layernorm: Flag | None = None  # StableLM 2
     qk_norm: Flag | None = None  # Apertus
     attn_output_gate: Flag | None = None  # Qwen3.5: q_proj also emits a per-head output gate
+    headwise_attn_output_gate: Flag | None = None  # Spark-2.5: g_proj, one output gate per head
     num_loops: Layers | None = None  # Nanbeige-4.2: passes over the tied layers, KV per pass
     multi_query: Flag | None = None  # GPTBigCode, Falcon: one KV head
     multi_query_attention: Flag | None = None  # ChatGLM: KV heads are multi_query_group_num
@@ -122,6 +135,19 @@ class FamilyFields(ConfigSection):
     swa_head_dim: HeadDim | None = None
     swa_v_head_dim: HeadDim | None = None
     hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
+    # IQuest-Q1: its layers as first + block × count + last (the class drops a stated layer_types), sink keys
+    first_layers_types: LayerNames | None = None
+    hybrid_layers_types_block: LayerNames | None = None
+    num_hybrid_layers_block: LayerCount | None = None
+    last_layers_types: LayerNames | None = None
+    use_hybrid_layers: Flag | None = None
+    # GigaChat-3.5: MLA layers by index among gated delta nets; norms' placement and kind; MLA's output gate
+    full_attention_layers: LayerIndices | None = None
+    layernorm_type: Name | None = None
+    norm_type: Name | None = None
+    gated_attention: Flag | None = None
+    enable_sink_attention: Flag | None = None
+    num_mtp_layers: LayerCount | None = None
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
@@ -140,6 +166,10 @@ class FamilyFields(ConfigSection):
     moe_k: Experts | None = None
     moe_topk: Experts | None = None  # Aria
     moe_num_shared_experts: Experts | None = None
+    num_shared_expert: Experts | None = None  # HunYuan: shared MLPs (intermediate_size each) where use_mixed_mlp_moe
+    use_mixed_mlp_moe: Flag | None = None
+    use_cla: Flag | None = None  # HunYuan: cross-layer attention (layers reading another's KV)
+    cla_share_factor: Layers | None = None
     moe_layer_start_index: LayerCount | None = None
     moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
     moe_layer_interval: Layers | None = None
@@ -183,4 +213,5 @@ class FamilyFields(ConfigSection):
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
     attn_config: DbrxAttnConfig | None = None  # DBRX
+    config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

@@ -70,6 +70,7 @@ class MoeSpec(BaseModel):
     # the first N MoE layers route by the token's id (a [vocab, top-k] int32 table) rather than by score, and
     # hold no score-correction bias (DeepSeek-V4's `num_hash_layers`; SGLang 0.5.23 deepseek_v2.py `is_hash`)
     hash_layers: int = 0
+    gated_experts: bool = False  # experts gate and up (w13) whatever the dense MLP (Moondream3's GeGLU experts)
 
     def expert_names(self, layer: int) -> tuple[str, str]:
         """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
@@ -166,6 +167,13 @@ class BodyShape(BaseModel):
     head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
     # a separate output gate per channel (Muse-Glimmer output_gate_proj): heads × head_dim × hidden, split with the heads
     output_gate_proj: bool = False
+    sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)
+    first_layer_norms: int = 0  # norms layer 0 holds beside norms_per_layer (IQuest-Q1's ffn_out_norm)
+    # a low-rank sigmoid gate on every norm (GigaChat-3.5's gated norms: gate_up [rank, width], gate_down [width,
+    # rank] beside the norm's weight, nn.Linear, whole on every rank); 0: plain norms
+    norm_gate_rank: int = 0
+    # Moondream3's tau scaling: tau_alpha [heads] and tau_wq, tau_wv [heads, 3 × hidden], split with the heads
+    tau_scaling: bool = False
     latent_output_gate: bool = False  # MLA's g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
     # Kimi-K3's attention residual blocks: each layer two hidden-wide norms and two 1 × hidden score projections,
     # the final norm's stage one more of each (attn_res_block_size)
@@ -314,6 +322,12 @@ class ModelSpec(BaseModel):
     config_sliding_window: int | None = None
     # the config states a sliding window (> 0), whatever its layers (SGLang 0.5.23 takes Laguna as hybrid SWA by it)
     sliding_window_stated: bool = False
+    # the config opts into SGLang's sliding-window pool itself (`is_hybrid_swa`: Spark-2.5's and IQuest-Q1's config
+    # classes set it where any layer slides; SGLang 0.5.23 is_hybrid_swa_model reads it beside its class list)
+    hybrid_swa_stated: bool = False
+    # the words of the config's per-layer block list, sorted (Nemotron-H's layers_block_type: SGLang 0.5.23 reads
+    # mamba/attention/mlp/moe, transformers 5.x and vLLM 0.33.0 also linear_attention/full_attention)
+    block_words: tuple[str, ...] = ()
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

@@ -151,6 +151,10 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.vector("attention", h)
     if m.attention_sinks or g.sinks:
         rank.vector("attention", g.heads, tp)
+    if m.body.tau_scaling:  # tau_alpha [heads], tau_wq and tau_wv [heads, 3 × hidden] (vLLM 0.33.0 moondream3.py)
+        rank.vector("attention", g.heads * (1 + 2 * 3 * h), tp)
+    if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
+        rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
         rank.matrix("attention", kv_rank * m.dsa_index_head_dim, h, 1, names)
         rank.matrix("attention", m.dsa_index_head_dim, h, 1, names)
@@ -178,7 +182,7 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     if mla.q_lora_rank:
         rank.matrix("attention", mla.q_lora_rank, h, 1, named("q_a_proj"))  # q_a: whole on every rank
         rank.matrix("attention", q_width, mla.q_lora_rank, tp, named("q_b_proj"))
-        rank.vector("norms", mla.q_lora_rank)
+        rank.vector("norms", norm_width(m, mla.q_lora_rank) if m.body.norm_gate_rank else mla.q_lora_rank)
     else:
         rank.matrix("attention", q_width, h, tp, named("q_proj"))
     latent = mla.kv_lora_rank + mla.qk_rope_head_dim
@@ -188,7 +192,7 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
     up = m.num_attention_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     rank.matrix("attention", up, mla.kv_lora_rank, tp, named("kv_b_proj"))
     rank.matrix("attention", h, m.num_attention_heads * mla.v_head_dim, tp, named("o_proj"), row_scale_shards=1)
-    rank.vector("norms", mla.kv_lora_rank)
+    rank.vector("norms", norm_width(m, mla.kv_lora_rank) if m.body.norm_gate_rank else mla.kv_lora_rank)
     if m.body.latent_output_gate:  # g_proj: hidden → heads × v_head_dim, split with the heads (Kimi-K3)
         rank.matrix("attention", m.num_attention_heads * mla.v_head_dim, h, tp, named("g_proj"))
     if m.attention_kind is AttentionKind.DSA and m.dsa_index_head_dim and m.dsa_index_heads and m.indexed(layer):
@@ -294,6 +298,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         return
     moe = m.moe
     assert moe is not None
+    mats = 3 if moe.gated_experts else mats
     shards = lay.moe_shards
     width = moe.latent_size or h  # experts in a latent width: projected in and out of it (NemotronH)
     local = moe.num_routed_experts // lay.ep  # experts a rank holds (each its own scalar scales)
@@ -363,10 +368,10 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         mlp(rank, layer, model.layer_mlp[layer])
         if model.body.mlp_scalars:
             rank.vector("mlp", model.body.mlp_scalars)
-    norms = model.body.norms_per_layer
+    norms = model.body.norms_per_layer + (model.body.first_layer_norms if layer == 0 else 0)
     if model.body.sublayer_norms:  # a no-op sublayer has no norm (DeciLM)
         norms = int(kind is not LayerKind.NONE) + int(model.layer_mlp[layer] is not MlpKind.NONE)
-    rank.vector("norms", (2 if model.body.norm_bias else 1) * norms * model.hidden_size)
+    rank.vector("norms", norm_width(model, model.hidden_size) * norms)
     if model.body.attention_residuals:  # two norms and two 1 × hidden score projections (Kimi-K3), never quantized
         rank.vector("norms", 4 * model.hidden_size)
     if model.per_layer_input_size:  # Gemma-4's per-layer input: a gate and a projection back (replicated), a norm
@@ -374,6 +379,12 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         rank.matrix("embedding", width, model.hidden_size, 1, (names + ".per_layer_input_gate",))
         rank.matrix("embedding", model.hidden_size, width, 1, (names + ".per_layer_projection",))
         rank.vector("norms", model.hidden_size)
+
+
+def norm_width(model: ModelSpec, width: int) -> int:
+    """The values one norm over `width` holds: its weight (and bias), and a low-rank gate where the family gates its
+    norms (GigaChat-3.5: gate_up_lowrank [rank, width] and gate_down_lowrank [width, rank])."""
+    return (2 if model.body.norm_bias else 1) * width + 2 * model.body.norm_gate_rank * width
 
 
 def per_layer_embeddings(rank: RankMatrices, plain: bool) -> None:
@@ -396,7 +407,8 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     """What decides a layer's bytes: its kinds, and which of its modules the checkpoint spares."""
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
-             model.moe is not None and layer < model.moe.hash_layers)  # fmt: skip
+             model.moe is not None and layer < model.moe.hash_layers,
+             layer == 0 and model.body.first_layer_norms > 0)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

@@ -25,6 +25,7 @@ from kvtop.domain.weight_matrices import (
     layer_signature,
     layer_weights,
     mtp_weights,
+    norm_width,
     per_layer_embeddings,
 )
 
@@ -215,7 +216,7 @@ def _book_from_config(
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
     if parts.final_norm and model.body.final_norm:
-        rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
+        rank.vector("norms", norm_width(model, h))
         if model.body.attention_residuals:  # the output's residual norm and score projection (Kimi-K3)
             rank.vector("norms", 2 * h)
         if model.compressed is not None:

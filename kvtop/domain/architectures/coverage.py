@@ -99,6 +99,13 @@ NOT_MODELLED: Mapping[str, str] = {
     "DoryForCausalLM": "Dory's attention-only and MLP-only layers (layer_types) looped n_recurrent_loops times with "
     "a KV cache per loop (vLLM 0.33.0 models/dory.py, TP 1 only): no entry reads them",
     "HrmTextForCausalLM": "a hierarchical recurrent model (no entry)",
+    # SGLang 0.5.23 models/zaya.py and configs/zaya.py: "hybrid" layers alternate CCA attention (q and k through two
+    # causal Conv1d over q‖k, v from two projections of the current and previous hidden state) and a ZayaBlock
+    # (a router MLP over a down-projected state, 16 experts + a skip), with residual scaling vectors; each CCA layer
+    # keeps K and V and a per-request conv state of two buffers (mamba2_cache_params: (q+kv heads) × head_dim / TP
+    # × (cca_time0 + cca_time1 − 2), and the whole hidden_size × 1)
+    "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: a conv over q and k, two conv buffers of "
+    "state per request) alternating with router-MLP expert blocks on its 'hybrid' layers: no entry reads them",
     "Glm5NextForCausalLM": "GLM-5-Next's layout (no entry yet)",
     "Glm5NextForConditionalGeneration": "GLM-5-Next's layout (no entry yet)",
     "Qwen4ExpForCausalLM": "Qwen4-Exp's per-layer embedding table (no entry yet)",
@@ -127,8 +134,8 @@ GENERIC: frozenset[str] = frozenset({
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
-    "GigaChat35ForCausalLM", "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
-    "HunYuanMoEV1ForCausalLM", "HyperCLOVAXForCausalLM", "IQuestQ1ForCausalLM", "InternS1ForConditionalGeneration",
+    "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
+    "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
@@ -136,16 +143,15 @@ GENERIC: frozenset[str] = frozenset({
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM", "MiniCPMO",
     "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
-    "Moondream3ForCausalLM", "MossVLForConditionalGeneration", "MultiModalityCausalLM",
+    "MossVLForConditionalGeneration", "MultiModalityCausalLM",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",
     "PanguEmbeddedForCausalLM", "PanguProMoEV2ForCausalLM", "PanguUltraMoEForCausalLM", "Param2MoEForCausalLM",
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
-    "SolarForCausalLM", "Spark2_5ForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
+    "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
     "TeleChat2ForCausalLM", "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
-    "ZayaForCausalLM",
 })  # fmt: skip
 
 

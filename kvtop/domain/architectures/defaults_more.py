@@ -328,6 +328,13 @@ HUNYUAN_V1_DENSE: dict[str, DefaultValue] = {
     "vocab_size": 290943, "intermediate_size": 11008, "max_position_embeddings": 2048, "tie_word_embeddings": False,
     "attention_bias": False
 }  # fmt: skip
+# HunYuanMoEV1Config — models/hunyuan_v1_moe/configuration_hunyuan_v1_moe.py (num_experts 1: a dense model in SGLang;
+# num_key_value_heads None: every head)
+HUNYUAN_V1_MOE: dict[str, DefaultValue] = {
+    "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "vocab_size": 290943, "intermediate_size": 11008, "max_position_embeddings": 2048, "tie_word_embeddings": False,
+    "attention_bias": False, "num_experts": 1, "moe_topk": 1
+}  # fmt: skip
 # HeliumConfig — models/helium/configuration_helium.py
 HELIUM: dict[str, DefaultValue] = {
     "hidden_size": 2560, "num_hidden_layers": 24, "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim":
@@ -393,4 +400,40 @@ MINIMAX_M3: dict[str, DefaultValue] = {
     "head_dim": 128, "max_position_embeddings": 524288, "use_qk_norm": True, "num_local_experts": 128,
     "num_experts_per_tok": 4, "n_shared_experts": 1, "use_routing_bias": True, "tie_word_embeddings": False,
     "first_k_dense_replace": 3,
+}  # fmt: skip
+# Spark2_5Config — SGLang 0.5.23 srt/configs/spark2_5.py (no transformers class); its layer_types default is
+# three sliding layers then one full (EveryNthFull(every=4)); is_hybrid_swa: true where any layer slides
+SPARK2_5: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "intermediate_size": 6656, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "num_hidden_layers": 28, "head_dim": 256, "headwise_attn_output_gate": True, "sliding_window": 512,
+    "vocab_size": 133120, "max_position_embeddings": 8192, "is_hybrid_swa": True,
+}  # fmt: skip
+# IQuestQ1Config — SGLang 0.5.23 srt/configs/iquest_q1.py (no transformers class); its layer lists and
+# mlp_only_layers [0] are the rule's (layer_rules.RepeatedBlock, moe_rules.SparseStep.dense_absent)
+IQUEST_Q1: dict[str, DefaultValue] = {
+    "vocab_size": 160000, "hidden_size": 3072, "dense_intermediate_size": 12288, "intermediate_size": 1536,
+    "num_hidden_layers": 88, "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
+    "max_position_embeddings": 524288, "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
+    "num_hybrid_layers_block": 21, "num_experts": 256, "num_experts_per_tok": 8, "enable_sink_attention": True,
+    "num_mtp_layers": 0, "is_hybrid_swa": True,
+}  # fmt: skip
+# Moondream3TextConfig — vLLM 0.33.0 transformers_utils/configs/moondream3.py (no transformers class): max_context
+# 4096, its moe dict's defaults (start_layer 4, n_experts 64, n_experts_per_tok 8, expert_inner_dim 1024)
+MOONDREAM3: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24, "vocab_size": 51200,
+    "max_position_embeddings": 4096, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "tie_word_embeddings": False, "first_k_dense_replace": 4, "moe_num_experts": 64, "moe_topk": 8,
+    "moe_intermediate_size": 1024,
+}  # fmt: skip
+# GigaChat35Config — SGLang 0.5.23 srt/configs/gigachat35.py (no transformers class); layer_types and
+# full_attention_layers None: every layer a gated delta net
+GIGACHAT3_5: dict[str, DefaultValue] = {
+    "vocab_size": 128256, "hidden_size": 1280, "intermediate_size": 896, "moe_intermediate_size": 896,
+    "num_hidden_layers": 12, "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 4096,
+    "attention_bias": False, "tie_word_embeddings": False, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "head_dim": 64, "n_routed_experts": 64,
+    "n_shared_experts": 2, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1,
+    "topk_method": "noaux_tc", "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+    "linear_num_key_heads": 8, "linear_num_value_heads": 16, "norm_type": "ZeroCenteredGatedNorm",
+    "layernorm_type": "pre_post", "gated_attention": True, "num_nextn_predict_layers": 0,
 }  # fmt: skip

@@ -50,6 +50,7 @@ class Attention:
     qk_norm: bool = False  # per-head RMSNorm on q and k whatever the config says
     qk_norm_field: str | None = "use_qk_norm"
     sinks: bool = False  # a learned sink logit per head (gpt-oss)
+    sink_keys_field: str | None = None  # a flag: a learned sink key per KV head (IQuest-Q1 enable_sink_attention)
     output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next): twice its width
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
@@ -168,6 +169,10 @@ class Architecture:
     mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
     body: BodyShape = BodyShape()
     norms: ParallelNorms | None = None  # norms per layer from the config (else `body.norms_per_layer`)
+    # (a field, (its value, norms per layer) …): norms per layer by a word (GigaChat-3.5 layernorm_type pre / pre_post)
+    norms_by_word: tuple[str, tuple[tuple[str, int], ...]] | None = None
+    # (a field, the words that gate, the gate's rank): a low-rank gate on every norm (GigaChat-3.5 norm_type)
+    norm_gate: tuple[str, tuple[str, ...], int] | None = None
     final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
     # Gemma-4's per-layer embeddings: the width each layer's input from them has (hidden_size_per_layer_input; 0 or
@@ -179,6 +184,8 @@ class Architecture:
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     not_modelled_when: tuple[tuple[str, str], ...] = ()  # (a config field, what kvtop leaves out where it is set)
+    # (a config flag, what it is): a layout kvtop does not model, refused by name where the flag is on
+    refused_when: tuple[tuple[str, str], ...] = ()
     # (a config field, the most it may be, what it is): a larger value is refused by name, never planned
     refused_over: tuple[tuple[str, int, str], ...] = ()
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige's num_loops): the KV book counts the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.config_schema_families import BlockConfig
@@ -39,6 +40,8 @@ LAYER_TYPE_WORDS: Mapping[str, LayerKind] = {
 class LayerRule:
     """Derives each layer's attention kind (and, for some, its MLP kind) from the config."""
 
+    reads_layer_types: ClassVar[bool] = True  # a stated `layer_types` wins (False: the config class drops it)
+
     def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
         return (FULL,) * layers
 
@@ -57,6 +60,11 @@ class LayerRule:
     def widths(self, f: Fields, layers: int, hidden: int) -> tuple[int, ...] | None:
         """Each layer's dense MLP width where the pattern gives it per layer (DeciLM); None: the model's own."""
         return None
+
+    def words_stated(self, f: Fields) -> tuple[str, ...]:
+        """The block words the config's per-layer list states, sorted (Nemotron-H's layers_block_type; engines
+        accept different vocabularies); empty where the rule reads none."""
+        return ()
 
 
 ALL_FULL = LayerRule()
@@ -199,9 +207,14 @@ _NEMOTRON_CHARS: Mapping[str, tuple[LayerKind, MlpKind]] = {
     "-": (NONE, MlpKind.DENSE),
     "E": (NONE, MlpKind.MOE),
 }
+# SGLang 0.5.23's NemotronHConfig words (configs/nemotron_h.py: mamba, attention, mlp, moe) and transformers 5.x's
+# (models/nemotron_h/configuration_nemotron_h.py, which vLLM 0.33.0 loads: linear_attention for a Mamba2 mixer,
+# full_attention for attention); SGLang 0.5.23 refuses the latter (engines/sglang/config_checks.py)
 _NEMOTRON_WORDS: Mapping[str, tuple[LayerKind, MlpKind]] = {
     "mamba": (LINEAR, MlpKind.NONE),
     "attention": (FULL, MlpKind.NONE),
+    "linear_attention": (LINEAR, MlpKind.NONE),
+    "full_attention": (FULL, MlpKind.NONE),
     "mlp": (NONE, MlpKind.DENSE),
     "moe": (NONE, MlpKind.MOE),
 }
@@ -236,11 +249,42 @@ class BlockPattern(LayerRule):
         stated = f.get(self.chars_field) or f.get(self.words_field)
         return len(stated) if stated else None
 
+    def words_stated(self, f: Fields) -> tuple[str, ...]:
+        if f.get(self.chars_field) is not None:
+            return ()
+        return tuple(sorted(set(f.get(self.words_field) or ())))
+
     def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
         return tuple(kind for kind, _ in self.blocks(f, layers))
 
     def mlp(self, f: Fields, layers: int) -> tuple[MlpKind, ...] | None:
         return tuple(mlp for _, mlp in self.blocks(f, layers))
+
+
+@dataclass(frozen=True)
+class RepeatedBlock(LayerRule):
+    """IQuest-Q1 (SGLang 0.5.23 configs/iquest_q1.py IQuestQ1Config): `first_layers_types`, then
+    `hybrid_layers_types_block` × `num_hybrid_layers_block`, then `last_layers_types` (each absent: the class's
+    lists here); every layer full where `use_hybrid_layers` or `use_sliding_window` is off. The class pops a stated
+    `layer_types` and derives its own, so a stated list is not read."""
+
+    reads_layer_types: ClassVar[bool] = False
+    first: tuple[str, ...] = ("full_attention",)
+    block: tuple[str, ...] = ("full_attention", "sliding_attention", "sliding_attention", "sliding_attention")
+    last: tuple[str, ...] = ("full_attention", "full_attention", "full_attention")
+
+    def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
+        if not f.flag("use_hybrid_layers", True) or not f.flag("use_sliding_window", True):
+            return (FULL,) * layers
+        block = list(f.get("hybrid_layers_types_block") or self.block) * f.need("num_hybrid_layers_block")
+        words = [*(f.get("first_layers_types") or self.first), *block, *(f.get("last_layers_types") or self.last)]
+        if len(words) != layers:
+            raise f.error("num_hybrid_layers_block", f"the layer pattern has {len(words)} layers, not {layers}")
+        kinds = {"full_attention": FULL, "sliding_attention": SLIDING}
+        unknown = sorted(set(words) - set(kinds))
+        if unknown:
+            raise f.error("hybrid_layers_types_block", f"unknown layer type {unknown[0]!r}")
+        return tuple(kinds[word] for word in words)
 
 
 @dataclass(frozen=True)

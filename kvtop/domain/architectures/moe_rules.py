@@ -34,10 +34,12 @@ class SparseStep(Placement):
 
     step_field: str = "decoder_sparse_step"
     dense_list_field: str = "mlp_only_layers"
+    dense_absent: tuple[int, ...] = ()  # the class's dense layers where the list is absent (IQuest-Q1: layer 0)
 
     def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
         step = f.opt(self.step_field, 1)
-        dense_only = set(f.get(self.dense_list_field) or ())
+        stated = f.get(self.dense_list_field)
+        dense_only = set(self.dense_absent if stated is None else stated)
         return tuple(MOE if i not in dense_only and (i + 1) % step == 0 else DENSE for i in range(layers))
 
 
@@ -145,6 +147,7 @@ class Shared:
     gate: bool = False  # Qwen's sigmoid gate on the shared expert (a hidden-wide vector)
     same_as_expert: bool = False  # one shared expert as wide as a routed one (Llama 4)
     dense_beside: bool = False
+    when_field: str | None = None  # a flag that must be on for the shared experts (HunYuan use_mixed_mlp_moe)
 
 
 @dataclass(frozen=True)
@@ -167,15 +170,20 @@ class Moe:
     latent_modules: tuple[str, str] = ("fc1_latent_proj", "fc1_latent_proj")  # the projections in and out
     latent_norm_field: str | None = None  # a flag: an RMSNorm on the latent (Kimi-K3 latent_moe_use_norm)
     optional: bool = False  # a dense model when the experts field is absent or null (Gemma-4 31B, MiniCPM)
+    dense_at_most: int = 0  # a dense model when the experts field is at most this (HunYuan's num_experts 1)
     extra_norms: int = (
         0  # hidden-wide vectors an MoE layer holds beside its experts (Gemma-4's norms, router scale)
     )
     per_expert_scale: bool = False
     hash_layers_field: str | None = None  # the first N layers route by token id (DeepSeek-V4 num_hash_layers)
+    gated_experts: bool = False  # gated experts beside an ungated dense MLP (Moondream3)
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
-        return not self.optional or bool(f.get(self.experts_field))
+        stated = f.get(self.experts_field)
+        if self.dense_at_most and isinstance(stated, int) and stated <= self.dense_at_most:
+            return False
+        return not self.optional or bool(stated)
 
     def spec(self, f: Fields) -> MoeSpec:
         experts = f.need(self.experts_field)
@@ -205,6 +213,7 @@ class Moe:
             per_expert_scale=self.per_expert_scale,
             experts_beside_mlp=self.shared.dense_beside,
             hash_layers=f.opt(self.hash_layers_field) if self.hash_layers_field else 0,
+            gated_experts=self.gated_experts,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:
@@ -213,6 +222,8 @@ class Moe:
             return f.need("intermediate_size")
         if s.same_as_expert:
             return expert_size
+        if s.when_field is not None and not f.flag(s.when_field):
+            return 0
         size = f.opt(s.size_field) if s.size_field else expert_size
         if s.count_field is not None:
             return f.opt(s.count_field) * size

@@ -116,13 +116,16 @@ def read_architecture(
                 "o_bias": arch.body.o_bias or _any_flag(f, arch.attention.o_bias_fields),
                 "mlp_bias": arch.body.mlp_bias or _any_flag(f, arch.mlp_bias_fields),
                 "lm_head_bias": arch.body.lm_head_bias or f.flag("lm_head_bias"),
-                "norms_per_layer": _norms(f, arch.norms) if arch.norms else arch.body.norms_per_layer,
+                "norms_per_layer": _norms(f, arch.norms) if arch.norms else _norms_by_word(f, arch),
+                "norm_gate_rank": arch.norm_gate[2] if arch.norm_gate and f.get(arch.norm_gate[0]) in arch.norm_gate[1]
+                else arch.body.norm_gate_rank,
                 "final_norm": arch.body.final_norm
                 and (f.flag(arch.final_norm_field) if arch.final_norm_field else True),
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
                 "head_gate": _head_gate(f, arch.attention.head_gate_field),
                 "output_gate_proj": arch.attention.output_gate_proj,
+                "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
             }
@@ -133,6 +136,9 @@ def read_architecture(
     }
     _window(f, arch, facts)
     _per_layer_intermediate(f, arch, facts)
+    for field, what in arch.refused_when:
+        if f.flag(field):
+            raise UnsupportedModelError(f"{what} is not modelled", field=f.prefix + field, source=f.source)
     for field, most, what in arch.refused_over:
         value = f.get(field)
         if isinstance(value, int) and value > most:
@@ -142,6 +148,7 @@ def read_architecture(
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)
     mlp = arch.layers.mlp(f, layers)
+    facts["block_words"] = arch.layers.words_stated(f)
     if mlp is not None:
         facts["layer_mlp"] = mlp
     if arch.kind_geometry:
@@ -254,13 +261,14 @@ def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]
 def _layer_kinds(f: Fields, arch: Architecture, layers: int) -> tuple[LayerKind, ...]:
     """`layer_types` as stated, else the entry's layer rule as its config class derives it."""
     words = arch.layer_type_words if arch.layer_type_words is not None else LAYER_TYPE_WORDS
-    stated = stated_layer_types(f, layers, words)
+    stated = stated_layer_types(f, layers, words) if arch.layers.reads_layer_types else None
     return stated if stated is not None else arch.layers.attention(f, layers)
 
 
 def _window(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     kinds = facts["layer_attention"]
     facts["sliding_window_stated"] = bool(f.get(arch.window_field))
+    facts["hybrid_swa_stated"] = f.flag("is_hybrid_swa")
     if LayerKind.SLIDING in kinds:
         field = "attention_chunk_size" if arch.chunked_local else arch.window_field
         window = f.opt(field)
@@ -294,6 +302,14 @@ def _per_layer_head_dims(f: Fields, field: str, facts: dict[str, Any]) -> tuple[
             layer = int(key)
             geometry[layer] = geometry[layer].model_copy(update={"head_dim": head_dim, "v_head_dim": head_dim})
     return tuple(geometry)
+
+
+def _norms_by_word(f: Fields, arch: Architecture) -> int:
+    """Norms per layer by the config's word where the entry reads one (an unknown word: the body's count)."""
+    if arch.norms_by_word is None:
+        return arch.body.norms_per_layer
+    field, counts = arch.norms_by_word
+    return dict(counts).get(str(f.get(field)), arch.body.norms_per_layer)
 
 
 def _head_gate(f: Fields, field: str | None) -> bool:

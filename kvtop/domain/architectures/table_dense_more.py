@@ -53,6 +53,12 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # Cohere-2 / Command-A: Cohere's one LayerNorm for the parallel block; 3 sliding then 1 full
     A("cohere2", "Cohere2Config", tf("cohere2"), m.COHERE2, ("Cohere2ForCausalLM",),
       layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1)),
+    # Spark-2.5 (SGLang 0.5.23 models/spark2_5.py Spark2_5Attention): Llama's modules with an output gate per head
+    # (g_proj, hidden → heads, split with the heads, where headwise_attn_output_gate: its class default true); full
+    # and sliding layers from layer_types (hybrid_layer_pattern is the class's copy of it: 1 sliding)
+    A("spark2_5", "Spark2_5Config", "SGLang 0.5.23 srt/configs/spark2_5.py", m.SPARK2_5, ("Spark2_5ForCausalLM",),
+      layers=EveryNthFull(every_field=None, every=4),
+      attention=Attention(head_gate_field="headwise_attn_output_gate")),
     # HunYuan dense: per-head query/key layernorms
     A("hunyuan_v1_dense", "HunYuanDenseV1Config", tf("hunyuan_v1_dense"), m.HUNYUAN_V1_DENSE,
       ("HunYuanDenseV1ForCausalLM",), attention=QK_NORM),

@@ -24,8 +24,9 @@ from kvtop.domain.architectures.state_rules import (
     Mamba2State,
     ShortConvState,
 )
-from kvtop.domain.model import BodyShape
+from kvtop.domain.model import BodyShape, LayerKind
 
+LINEAR_KIND = LayerKind.LINEAR
 A = Architecture
 QWEN_MOE = Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
                placement=SparseStep())  # fmt: skip
@@ -73,6 +74,20 @@ HYBRID: tuple[Architecture, ...] = (
     # LFM2: gated short-conv layers and full attention from layer_types; per-head q/k norms
     A("lfm2", "Lfm2Config", tf("lfm2"), m.LFM2, ("Lfm2ForCausalLM",), attention=Attention(qk_norm=True),
       state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
+    # GigaChat-3.5 (SGLang 0.5.23 models/gigachat35.py, config class configs/gigachat35.py): gated delta nets (Qwen3-
+    # Next's, linear_* fields) and MLA layers (full_attention_layers, 0-based, or layer_types; neither: every layer
+    # linear) with an output gate attn_gate (hidden → heads × v_head_dim, split with the heads) where gated_attention;
+    # DeepSeek's experts from first_k_dense_replace; the input and post-attention norms, and two more (post self-attn,
+    # post feed-forward) where layernorm_type is post or pre_post; every norm (and MLA's q_a / kv_a norms) a low-rank
+    # sigmoid gate (gate_up [16, width], gate_down [width, 16]) where norm_type is a gated one
+    A("gigachat3_5", "GigaChat35Config", "SGLang 0.5.23 srt/configs/gigachat35.py", m.GIGACHAT3_5,
+      ("GigaChat35ForCausalLM",), layers=IndexList(list_field="full_attention_layers", other=LINEAR_KIND,
+                                                   absent=LINEAR_KIND),
+      latent=Latent(), attention=Attention(latent_gate_field="gated_attention"), state=GatedDeltaNetState(),
+      moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
+              router_bias_when=("topk_method", "noaux_tc")),
+      norms_by_word=("layernorm_type", (("pre", 2), ("post", 4), ("pre_post", 4))),
+      norm_gate=("norm_type", ("ZeroCenteredGatedNorm", "GatedNorm"), 16)),
     # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts.
     # Kimi-K3's additions, each by its config field (SGLang 0.5.23 kimi_k3.py, vLLM 0.33.0 kimi_k3/nvidia/model.py):
     # experts in a latent width (routed_expert_hidden_size: routed_expert_down_proj / up_proj, whole on every rank,

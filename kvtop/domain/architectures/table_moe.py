@@ -19,6 +19,7 @@ from kvtop.domain.architectures.layer_rules import (
     EveryNthFull,
     PerLayerFlags,
     Qwen2Window,
+    RepeatedBlock,
 )
 from kvtop.domain.architectures.moe_rules import (
     FirstDense,
@@ -42,6 +43,40 @@ QWEN_MOE = Moe(
 )
 
 MOE: tuple[Architecture, ...] = (
+    # IQuest-Q1 (SGLang 0.5.23 models/iquest_q1.py): layers from first + block × count + last (RepeatedBlock); q/k
+    # norms per head; a sink key per KV head (sink_k, enable_sink_attention); three norms a layer (attention_norm,
+    # attn_out_norm, feed_forward_norm) and layer 0's ffn_out_norm; dense MLPs of dense_intermediate_size on
+    # mlp_only_layers (absent: [0]), elsewhere experts of intermediate_size behind a bias-free fp32 router
+    A("iquest_q1", "IQuestQ1Config", "SGLang 0.5.23 srt/configs/iquest_q1.py", m.IQUEST_Q1, ("IQuestQ1ForCausalLM",),
+      layers=RepeatedBlock(), geometry=Geometry(intermediate="dense_intermediate_size"),
+      attention=Attention(qk_norm=True, sink_keys_field="enable_sink_attention"),
+      body=BodyShape(norms_per_layer=3, first_layer_norms=1),
+      moe=Moe("num_experts", expert_size_field="intermediate_size", placement=SparseStep(dense_absent=(0,)),
+              router_fp32=True),
+      mtp_fields=("num_mtp_layers",)),
+    # Moondream3's language model (vLLM 0.33.0 models/moondream3.py): a parallel block behind one LayerNorm (weight
+    # and bias); qkv_proj and out_proj biased; tau scaling (tau_alpha, tau_wq, tau_wv) per head; an ungated GELU MLP
+    # (fc1, fc2, biased) below moe.start_layer, GeGLU experts (fc1 2 × inner, fc2) from it behind a router with a
+    # bf16 bias; post_ln with a bias; lm_head with a bias. Moondream3Config builds the text model from `config.text`
+    # and writes its shape at the top level when saved: kvtop reads the top level with the class defaults, and
+    # refuses a config whose `config.text` states settings (not read)
+    A("moondream3", "Moondream3Config", "vLLM 0.33.0 transformers_utils/configs/moondream3.py", m.MOONDREAM3,
+      ("Moondream3ForCausalLM",), attention=Attention(qkv_bias=True), mlp_gated=False,
+      body=BodyShape(norms_per_layer=1, norm_bias=True, o_bias=True, mlp_bias=True, lm_head_bias=True,
+                     tau_scaling=True),
+      moe=Moe("moe_num_experts", per_token_field="moe_topk", placement=FirstDense(), router_bias=True,
+              router_bias_fp32=False, gated_experts=True),
+      refused_when=(("config.text", "Moondream3's text settings under config.text (vLLM's Moondream3TextConfig)"),),
+      not_modelled=("Moondream3's vision encoder and projection (vision, vision_proj: not in the weights book)",)),
+    # HunYuan MoE (SGLang 0.5.23 models/hunyuan.py): a dense MLP of intermediate_size where num_experts is 1 (the
+    # class default; _is_moe asks > 1); else experts of moe_intermediate_size on every layer, moe_topk a token, a
+    # bias-free router in the model dtype, and num_shared_expert × intermediate_size shared where use_mixed_mlp_moe;
+    # q/k norms where use_qk_norm; cross-layer attention (use_cla: layers reading another's KV) refused by name
+    A("hunyuan_v1_moe", "HunYuanMoEV1Config", tf("hunyuan_v1_moe"), m.HUNYUAN_V1_MOE, ("HunYuanMoEV1ForCausalLM",),
+      moe=Moe("num_experts", per_token_field="moe_topk", dense_at_most=1,
+              shared=Shared(size_field="intermediate_size", count_field="num_shared_expert",
+                            when_field="use_mixed_mlp_moe")),
+      refused_when=(("use_cla", "cross-layer attention (layers reading another layer's KV, cla_share_factor)"),)),
     A("mixtral", "MixtralConfig", tf("mixtral"), d.MIXTRAL, ("MixtralForCausalLM", "QuantMixtralForCausalLM"),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("qwen2_moe", "Qwen2MoeConfig", tf("qwen2_moe"), d.QWEN2_MOE, ("Qwen2MoeForCausalLM",),

@@ -133,7 +133,7 @@ class SglangBudget:
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
         tokens, swa_tokens, solved, pool_bytes = self._pools(
-            m, s, lay, kv, budget, page, swa_off, inputs.version, steps, notes
+            m, s, lay, kv, budget, page, swa_off, inputs.version, steps, notes, inputs.context_length
         )
         cell = solved.whole_bytes if isinstance(solved, KvCell) else solved
         if s.max_total_tokens is not None and tokens > s.max_total_tokens:
@@ -202,6 +202,7 @@ class SglangBudget:
         version: ResolvedVersion,
         steps: list[BudgetStep],
         notes: list[str],
+        context_length: int,
     ) -> tuple[int, int | None, int | KvCell, int]:
         """(tokens, SWA tokens, the cell: whole bytes, or the engine's own `KvCell`, the pools' bytes)."""
         if m.compressed is not None:  # DeepSeek-V4's pool configurator (dsv4.py)
@@ -236,6 +237,12 @@ class SglangBudget:
             note = "the raw FP8 latent + indexer per layer; the pool allocates 656 B rows (§6.1.1)"
         steps.append(BudgetStep(label="cell: KV bytes per token per rank", bytes=cell, note=note))
         tokens = budget // cell // page * page if budget > 0 and cell else 0
+        if budget > 0 and not cell:
+            # no KV layer on the rank (a model of linear-attention layers only): SGLang 0.5.23
+            # pool_configurator.py sizes max_total_num_tokens as _zero_kv_max_tokens, --max-total-tokens or the
+            # context length (earlier releases not read: the same assumed)
+            tokens = (s.max_total_tokens or context_length) // page * page
+            steps.append(BudgetStep(label="tokens: no KV layer (--max-total-tokens or the context)", value=tokens))
         return tokens, None, cell, self._pool_bytes(kv, tokens, None, page)
 
     @staticmethod

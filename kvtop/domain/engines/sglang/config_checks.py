@@ -26,6 +26,10 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
   strict_fields.py): transformers 5.19.0's `@strict` classes raise StrictDataclassFieldValidationError as the config
   loads (0.5.6.post2 pins 4.57.1: no check): DBRX's ffn_config.moe_normalize_expert_weights 1 (DbrxFFNConfig: float),
   RedHatAI's DeepSeek-V4-Flash-NVFP4-FP8 kv_lora_rank null (DeepseekV3Config, SGLang's deepseek_v4 base: int).
+- A Nemotron-H config whose `layers_block_type` uses transformers 5.x's words (linear_attention, full_attention, as
+  transformers' NemotronHConfig writes them and vLLM 0.33.0 reads them): SGLang's own NemotronHConfig
+  (configs/nemotron_h.py _validate_layers_block_type) accepts only mamba, attention, mlp, moe ("contains invalid
+  types").
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -80,6 +84,13 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
         "(utils/hf_transformers/common.py _DeepseekV4ConfigAlias)"),
 ))  # fmt: skip
 
+# the block words SGLang's own NemotronHConfig accepts in layers_block_type
+BLOCK_WORDS_ERAS: Eras[frozenset[str] | None] = Eras((
+    Era("", None, _NOT_CHECKED),
+    Era("0.5.23", frozenset({"mamba", "attention", "mlp", "moe"}),
+        "configs/nemotron_h.py NemotronHConfig._validate_layers_block_type"),
+))  # fmt: skip
+
 
 def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
     """Raise InputError where SGLang `version` cannot build the model from this config (see the module docstring)."""
@@ -129,6 +140,15 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label} cannot build {arch} over a dense text config: it always builds Cohere2MoeForCausalLM, "
             "whose MoE block reads config.num_experts ('object has no attribute num_experts')",
             field="num_experts",
+            source=model.source,
+        )
+    words = BLOCK_WORDS_ERAS.at(version)
+    unread = sorted(set(model.block_words) - words) if words is not None else []
+    if words is not None and unread:
+        raise InputError(
+            f"SGLang {label}'s NemotronHConfig reads layers_block_type words {', '.join(sorted(words))} only; this "
+            f"config states {', '.join(unread)} (transformers 5.x's names): 'contains invalid types'",
+            field="layers_block_type",
             source=model.source,
         )
     if arch in HETEROGENEOUS_TEXT_CLASSES_ERAS.at(version):

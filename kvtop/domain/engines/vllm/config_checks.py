@@ -13,6 +13,14 @@
   ffn_config.moe_normalize_expert_weights: 1, typed float; architectures/strict_fields.py): v0.33.0 pins transformers 5.20.2,
   whose `@strict` DbrxFFNConfig raises StrictDataclassFieldValidationError as the config loads; v0.13.0's 4.57.6
   takes it.
+- HunYuan MoE (HunYuanMoEV1ForCausalLM) from v0.33.0: the registry hands it to the Transformers backend
+  (registry.py `_TRANSFORMERS_SUPPORTED_MODELS`: TransformersMoEForCausalLM), which builds transformers'
+  HunYuanMoEV1 modules — experts and a shared MLP on every layer whatever `num_experts`, an fp32 gate, q/k norms
+  always (models/hunyuan_v1_moe/modeling_hunyuan_v1_moe.py) — not the hunyuan_v1_moe entry's reading (SGLang's
+  models/hunyuan.py, and v0.13.0's own hunyuan_v1.py, read alike): refused as not modelled, not planned.
+- A Nemotron-H config that gives its layers as `layers_block_type` only (no `hybrid_override_pattern`) on v0.13.0:
+  its own NemotronHConfig (transformers_utils/configs/nemotron_h.py) reads only the pattern string and falls back
+  to its default pattern, another model than the list; v0.33.0 loads transformers 5.x's class, which reads the list.
 """
 
 from __future__ import annotations
@@ -59,6 +67,19 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "before v0.33.0 read: transformers 4.x (v0.13.0 pins 4.57.6) does not check field types"),
     Era("0.33.0", frozenset({"dbrx"}), "v0.33.0 pins transformers 5.20.2: models/dbrx/configuration_dbrx.py @strict"),
 ))  # fmt: skip
+# classes v0.33.0 builds through its Transformers backend with modules the family's entry does not read
+BACKEND_NOT_MODELLED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "v0.13.0 hunyuan_v1.py builds HunYuanMoEV1 as SGLang does (read, not meta-built)"),
+    Era("0.33.0", frozenset({"HunYuanMoEV1ForCausalLM"}),
+        "v0.33.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS (TransformersMoEForCausalLM); first release not pinned"),
+))  # fmt: skip
+# whether the release's NemotronHConfig reads `layers_block_type` (else only hybrid_override_pattern)
+BLOCK_LIST_READ_ERAS: Eras[bool] = Eras((
+    Era("", True, "before v0.13.0 not read"),
+    Era("0.13.0", False, "v0.13.0 transformers_utils/configs/nemotron_h.py: hybrid_override_pattern only"),
+    Era("0.33.0", True, "v0.33.0 loads transformers 5.20.2's NemotronHConfig (layers_block_type); first release "
+                        "not pinned"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -85,6 +106,21 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
     if model.kv_passes > 1:
         raise UnsupportedModelError(f"{model.kv_passes} passes ({LOOPED_NOT_MODELLED}) are not modelled",
                                     field="num_loops", source=model.source)  # fmt: skip
+    if model.block_words and not era_for(BLOCK_LIST_READ_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label}'s NemotronHConfig reads only hybrid_override_pattern (its default pattern where the "
+            "config states none), not layers_block_type: it would build another model than this list",
+            field="layers_block_type",
+            source=model.source,
+        )
+    if model.architecture in era_for(BACKEND_NOT_MODELLED_ERAS, version).value:
+        raise UnsupportedModelError(
+            f"vLLM {version.label} builds {model.architecture} with its Transformers backend from transformers' modules "
+            "(experts and a shared MLP on every layer whatever num_experts, an fp32 gate, q/k norms), which kvtop's "
+            "entry (SGLang's class) does not read: not modelled on this release",
+            field="architectures",
+            source=model.source,
+        )
     if model.vision is None and model.architecture in era_for(VISION_REQUIRED_ERAS, version).value:
         raise InputError(
             f"vLLM {version.label} refuses {model.architecture} without a vision_config ('Gemma4 Unified requires a "
