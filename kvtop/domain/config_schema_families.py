@@ -165,6 +165,15 @@ class FamilyFields(ConfigSection):
     moe_num_experts: Experts | None = None  # ERNIE 4.5
     moe_k: Experts | None = None
     moe_topk: Experts | None = None  # Aria
+    # LongCat-Flash: the experts' width, zero-computation experts (router rows without weights) and their kind,
+    # n-gram embeddings (refused), the router's dtype
+    expert_ffn_hidden_size: Intermediate | None = None
+    zero_expert_num: Experts | None = None
+    zero_expert_type: Name | None = None
+    ngram_vocab_size_ratio: Factor | None = None
+    rounter_params_dtype: Name | None = None
+    mla_scale_q_lora: Flag | None = None
+    mla_scale_kv_lora: Flag | None = None
     moe_num_shared_experts: Experts | None = None
     num_shared_expert: Experts | None = None  # HunYuan: shared MLPs (intermediate_size each) where use_mixed_mlp_moe
     use_mixed_mlp_moe: Flag | None = None

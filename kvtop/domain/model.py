@@ -71,6 +71,9 @@ class MoeSpec(BaseModel):
     # hold no score-correction bias (DeepSeek-V4's `num_hash_layers`; SGLang 0.5.23 deepseek_v2.py `is_hash`)
     hash_layers: int = 0
     gated_experts: bool = False  # experts gate and up (w13) whatever the dense MLP (Moondream3's GeGLU experts)
+    # zero-computation experts (LongCat-Flash): rows of the router and its score bias, no weights of their own
+    zero_experts: int = 0
+    zero_expert_type: str | None = None  # their kind as the config states it ("" where it states none)
 
     def expert_names(self, layer: int) -> tuple[str, str]:
         """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
@@ -328,6 +331,9 @@ class ModelSpec(BaseModel):
     # the words of the config's per-layer block list, sorted (Nemotron-H's layers_block_type: SGLang 0.5.23 reads
     # mamba/attention/mlp/moe, transformers 5.x and vLLM 0.33.0 also linear_attention/full_attention)
     block_words: tuple[str, ...] = ()
+    # fields an engine's class reads with no default of its own that this config leaves unstated (the entry's
+    # `engine_read_fields`; each engine package refuses those its release fails on: LongCat-Flash)
+    unstated_fields: tuple[str, ...] = ()
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

@@ -335,7 +335,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     router_fp32 = (moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)) or bool(
         rank.parts is not None and rank.parts.router_fp32
     )
-    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
+    routes = moe.num_routed_experts + moe.zero_experts  # zero-computation experts: router rows only (LongCat)
+    rank.vector("router", routes * h, dtype_bytes=4 if router_fp32 else None)
     hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
     if hashed:
         rank.vector("router", m.vocab_size * moe.experts_per_token, dtype_bytes=4)
@@ -345,7 +346,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.vector("router", moe.num_routed_experts)
     bias_as_model = rank.parts is not None and rank.parts.router_bias_model_dtype  # the engine's class overrides
     if moe.router_bias and not hashed:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 and not bias_as_model else None)
+        rank.vector("router", routes, dtype_bytes=4 if moe.router_bias_fp32 and not bias_as_model else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"

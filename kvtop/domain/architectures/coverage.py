@@ -75,7 +75,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
     "Gemma3nForCausalLM": "Gemma-3n's per-layer embeddings and AltUp (weights no entry reads)",
     "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
-    "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",

@@ -437,3 +437,12 @@ GIGACHAT3_5: dict[str, DefaultValue] = {
     "linear_num_key_heads": 8, "linear_num_value_heads": 16, "norm_type": "ZeroCenteredGatedNorm",
     "layernorm_type": "pre_post", "gated_attention": True, "num_nextn_predict_layers": 0,
 }  # fmt: skip
+# LongcatFlashConfig — the defaults vLLM 0.33.0's class (transformers 5.20.2 models/longcat_flash) and SGLang
+# 0.5.23's own (srt/configs/longcat_flash.py) share; qk_rope_head_dim (64 against 128) and zero_expert_type
+# (none against "identity") differ, so a config must state them (the latter refused on vLLM where absent)
+LONGCAT_FLASH: dict[str, DefaultValue] = {
+    "vocab_size": 131072, "hidden_size": 6144, "ffn_hidden_size": 12288, "expert_ffn_hidden_size": 2048,
+    "num_layers": 28, "num_attention_heads": 64, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+    "v_head_dim": 128, "n_routed_experts": 512, "moe_topk": 12, "zero_expert_num": 256,
+    "max_position_embeddings": 131072, "tie_word_embeddings": False, "attention_bias": False,
+}  # fmt: skip

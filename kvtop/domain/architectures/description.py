@@ -25,6 +25,9 @@ class Geometry:
     """The config fields of the decoder's shape, where a family names them its own way (ChatGLM, Qwen-1)."""
 
     layers: str = "num_hidden_layers"
+    # kvtop layers per decoder layer the `layers` field counts: LongCat-Flash's layer holds two attention blocks,
+    # each its own KV layer, read as two kvtop layers (transformers' LongcatFlashConfig: num_hidden_layers = 2 × num_layers)
+    blocks_per_layer: int = 1
     heads: str = "num_attention_heads"
     kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
     kv_heads_if: str | None = (
@@ -193,3 +196,6 @@ class Architecture:
     kv_passes_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
+    # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
+    # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
+    engine_read_fields: tuple[str, ...] = ()

@@ -62,7 +62,7 @@ def read_architecture(
     hidden = f.need("hidden_size")
     heads = f.need(g.heads)
     counted = arch.layers.count(f) if f.get(g.layers) is None else None
-    layers = counted if counted else f.need(g.layers)
+    layers = counted if counted else f.need(g.layers) * g.blocks_per_layer
     kv_heads = _kv_heads(f, arch, heads)
     if kv_heads > heads or heads % kv_heads:
         raise f.error(
@@ -196,6 +196,7 @@ def read_architecture(
     if arch.kv_shared_field is not None:
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
     facts["not_modelled"] = tuple(not_modelled)
+    facts["unstated_fields"] = tuple(name for name in arch.engine_read_fields if f.get(name) is None)
     facts["defaults_used"] = f.defaults_read()
     return ModelSpec(**facts)
 
