@@ -129,6 +129,8 @@ class FamilyFields(ConfigSection):
     num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
     hidden_size_per_layer_input: Annotated[int, Field(strict=True, ge=0, le=1 << 20)] | None = None  # Gemma-4 PLE
     vocab_size_per_layer_input: Vocab | None = None  # … its table's rows
+    laurel_rank: Dim | None = None  # Gemma-3n: the laurel block's rank
+    altup_num_inputs: Dim | None = None  # Gemma-3n: AltUp's inputs
     per_layer_config: dict[str, dict[str, object]] | None = None  # Gemma-4 (transformers 5.20): per-layer overrides
     swa_num_attention_heads: Heads | None = None
     swa_num_key_value_heads: Heads | None = None

@@ -186,6 +186,12 @@ class BodyShape(BaseModel):
     # the input norm exists only with the layer's attention and the post-attention norm only with its MLP
     # (DeciLM / Nemotron-NAS no-op sublayers): norms_per_layer counts a layer holding both
     sublayer_norms: bool = False
+    # Gemma-3n's laurel block (linear_left [rank, hidden] column-, linear_right [hidden, rank] row-parallel, a
+    # post_laurel_norm) and AltUp (per layer correction_coefs [n, n], prediction_coefs [n², n], modality_router
+    # [n, hidden], router_norm, an fp32 correct_output_scale; the model's altup_projections and
+    # altup_unembed_projections, n − 1 of [hidden, hidden] each, column-parallel); 0: none
+    laurel_rank: int = 0
+    altup_inputs: int = 0
     mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
 
 
@@ -213,7 +219,11 @@ class TowerSplit(BaseModel):
     post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
-    k_eq_v_holds_v: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
+    k_eq_v_holds_v: tuple[str, ...] = ()
+    # a per-layer embedding projection split over TP beside a plain (whole) per-layer table (SGLang's Gemma-3n)
+    per_layer_split: tuple[str, ...] = ()
+    # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n qkv_proj on every layer)
+    shared_kv_holds_kv: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
 
 
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)

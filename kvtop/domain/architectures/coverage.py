@@ -73,8 +73,8 @@ NOT_MODELLED: Mapping[str, str] = {
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
-    "Gemma3nForCausalLM": "Gemma-3n's per-layer embeddings and AltUp (weights no entry reads)",
-    "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
+    "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
+    "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",

@@ -446,3 +446,11 @@ LONGCAT_FLASH: dict[str, DefaultValue] = {
     "v_head_dim": 128, "n_routed_experts": 512, "moe_topk": 12, "zero_expert_num": 256,
     "max_position_embeddings": 131072, "tie_word_embeddings": False, "attention_bias": False,
 }  # fmt: skip
+# Gemma3nTextConfig — transformers 5.20.2 models/gemma3n/configuration_gemma3n.py (layer_types absent: four
+# sliding layers then a full one)
+GEMMA3N_TEXT: dict[str, DefaultValue] = {
+    "vocab_size": 262400, "vocab_size_per_layer_input": 262144, "hidden_size": 2048, "hidden_size_per_layer_input":
+    256, "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
+    "attention_bias": False, "laurel_rank": 64, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
+}  # fmt: skip

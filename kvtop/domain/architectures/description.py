@@ -182,6 +182,9 @@ class Architecture:
     # absent: none), their table's rows (vocab_size_per_layer_input, else vocab_size)
     per_layer_input_field: str | None = None
     per_layer_vocab_field: str | None = None
+    # Gemma-3n's laurel rank and AltUp inputs (BodyShape.laurel_rank / altup_inputs)
+    laurel_field: str | None = None
+    altup_field: str | None = None
     per_layer_config_field: str | None = None  # per-layer overrides by layer index (Gemma-4's head_dim)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)

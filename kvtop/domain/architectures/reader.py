@@ -127,6 +127,8 @@ def read_architecture(
                 "output_gate_proj": arch.attention.output_gate_proj,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
+                "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
+                "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
             }
         ),

@@ -205,6 +205,14 @@ MOE: tuple[Architecture, ...] = (
               extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
       per_layer_config_field="per_layer_config"),
+    # Gemma-3n's text model (vLLM 0.33.0 gemma3n.py, SGLang 0.5.23 gemma3n_causal.py): Gemma-3's attention with
+    # q/k norms (v_norm weightless), four norms a layer, per-layer embeddings (hidden_size_per_layer_input), the last
+    # num_kv_shared_layers reading earlier layers' KV, a per-layer intermediate_size; a laurel block and AltUp on every
+    # layer and AltUp's projections around the stack (BodyShape.laurel_rank / altup_inputs)
+    A("gemma3n_text", "Gemma3nTextConfig", tf("gemma3n"), m.GEMMA3N_TEXT, ("Gemma3nForCausalLM",),
+      layers=EveryNthFull(every_field=None, every=5), attention=QK_NORM, kv_shared_field="num_kv_shared_layers",
+      body=BodyShape(norms_per_layer=4), per_layer_input_field="hidden_size_per_layer_input",
+      per_layer_vocab_field="vocab_size_per_layer_input", laurel_field="laurel_rank", altup_field="altup_num_inputs"),
     # Gemma-4 Unified's text model (the encoder-free Gemma-4): the same decoder without experts or per-layer input
     # in transformers' own config; SGLang 0.5.23 reads it as Gemma4Config, whose defaults add per-layer input
     # (engines/sglang/weights_classes.py)
