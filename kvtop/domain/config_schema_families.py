@@ -175,6 +175,9 @@ class FamilyFields(ConfigSection):
     ngram_vocab_size_ratio: Factor | None = None
     rounter_params_dtype: Name | None = None
     mla_scale_q_lora: Flag | None = None
+    # Hunyuan-V3: vLLM's expert width and both engines' routing flag (read without a class default)
+    expert_hidden_dim: Intermediate | None = None
+    route_norm: Flag | None = None
     mla_scale_kv_lora: Flag | None = None
     moe_num_shared_experts: Experts | None = None
     num_shared_expert: Experts | None = None  # HunYuan: shared MLPs (intermediate_size each) where use_mixed_mlp_moe

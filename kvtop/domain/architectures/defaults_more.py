@@ -454,3 +454,11 @@ GEMMA3N_TEXT: dict[str, DefaultValue] = {
     "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
     "attention_bias": False, "laurel_rank": 64, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
 }  # fmt: skip
+# HYV3Config — transformers 5.20.2 models/hy_v3/configuration_hy_v3.py (no route_norm, first_k_dense_replace or
+# expert_hidden_dim: the engines' classes read them, engine_read_fields)
+HYV3: dict[str, DefaultValue] = {
+    "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312, "num_hidden_layers": 80,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "num_experts": 192,
+    "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1536,
+}  # fmt: skip

@@ -202,3 +202,5 @@ class Architecture:
     # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
     # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
     engine_read_fields: tuple[str, ...] = ()
+    # (a field, another, what differs): both stated and unequal is refused by name (the engines read one each: HY-V3)
+    refused_unequal: tuple[tuple[str, str, str], ...] = ()

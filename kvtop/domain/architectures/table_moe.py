@@ -77,6 +77,16 @@ MOE: tuple[Architecture, ...] = (
               shared=Shared(size_field="intermediate_size", count_field="num_shared_expert",
                             when_field="use_mixed_mlp_moe")),
       refused_when=(("use_cla", "cross-layer attention (layers reading another layer's KV, cla_share_factor)"),)),
+    # Hunyuan-V3 (vLLM 0.33.0 models/hy_v3.py, SGLang 0.5.23 models/hunyuan_v3.py): GQA attention with q/k norms
+    # where qk_norm; a dense MLP below first_k_dense_replace, above it experts with num_shared_experts × their width
+    # shared, an fp32 gate and fp32 expert_bias; vLLM sizes the experts by expert_hidden_dim, SGLang by
+    # moe_intermediate_size (refused where both are stated and differ)
+    A("hy_v3", "HYV3Config", tf("hy_v3"), m.HYV3, ("HYV3ForCausalLM",), attention=Attention(qk_norm_field="qk_norm"),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True),
+      engine_read_fields=("route_norm", "first_k_dense_replace", "expert_hidden_dim"),
+      refused_unequal=(("expert_hidden_dim", "moe_intermediate_size",
+                        "experts sized by expert_hidden_dim on vLLM, by moe_intermediate_size on SGLang"),)),
     A("mixtral", "MixtralConfig", tf("mixtral"), d.MIXTRAL, ("MixtralForCausalLM", "QuantMixtralForCausalLM"),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("qwen2_moe", "Qwen2MoeConfig", tf("qwen2_moe"), d.QWEN2_MOE, ("Qwen2MoeForCausalLM",),
