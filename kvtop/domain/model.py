@@ -138,6 +138,7 @@ class StateSpec(BaseModel):
     dt_rank: int = 0  # Mamba1's dt projection rank (weights only)
     gated_norm: bool = True  # Mamba2's gated RMSNorm over the inner width (Falcon-H1 without mamba_rms_norm: none)
     dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
+    a_log_fp32: bool = True  # a gated delta net's A_log in fp32 (Qwen3-Next); False: the model dtype (OLMo-Hybrid)
     full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
 
 

@@ -226,7 +226,7 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
                     (f"{at}.in_proj_ba", f"{at}.in_proj_b", f"{at}.in_proj_a"))  # fmt: skip
         out_names = (f"{at}.out_proj",)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4 if s.a_log_fp32 else None)  # A_log (Qwen: fp32)
         rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
         rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D

@@ -84,7 +84,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
     "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
-    "OlmoHybridForCausalLM": "OLMo's hybrid linear-attention layers (their state shape has no entry yet)",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",

@@ -462,3 +462,10 @@ HYV3: dict[str, DefaultValue] = {
     "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "num_experts": 192,
     "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1536,
 }  # fmt: skip
+# OlmoHybridConfig — transformers 5.20.2 models/olmo_hybrid/configuration_olmo_hybrid.py; its linear_* sizes are
+# derived from hidden and heads where absent (not read: a config must state them)
+OLMO_HYBRID: dict[str, DefaultValue] = {
+    "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008, "num_hidden_layers": 32,
+    "num_attention_heads": 30, "max_position_embeddings": 65536, "tie_word_embeddings": False,
+    "attention_bias": False, "linear_conv_kernel_dim": 4,
+}  # fmt: skip
