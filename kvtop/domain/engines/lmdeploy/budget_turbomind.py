@@ -136,7 +136,7 @@ def _blocks(
     staged = export_staging_bytes(inputs)
     if staged:
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
-                                note=f"LM head {STAGING_COPIES} × per rank: {TURBOMIND_EXPORT_CACHE_EMPTIED_SINCE.source}"))  # fmt: skip
+                                note=f"{STAGING_COPIES} copies of the LM head's rank slice, kept until {TURBOMIND_EXPORT_CACHE_EMPTIED_SINCE.source}"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
                      f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
                      "(emptied from v0.9.0); --turbomind-workspace: a converted workspace stages nothing")  # fmt: skip
