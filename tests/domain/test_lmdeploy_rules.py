@@ -132,8 +132,11 @@ def _staged(ledger: Ledger) -> int | None:
         (["--engine-version", "0.8.0"], 2 * 128_256 * 4_096 * 2),
         # its rank slice at TP 2: 128,256 / 2 = 64,128 rows (the vocabulary divides: no `pad_weight` rows)
         (["--engine-version", "0.8.0", "--tp", "2"], 2 * 64_128 * 4_096 * 2),
-        # v0.4.2 stages the same (PR #685's HF loading, v0.1.0 on)
-        (["--engine-version", "0.4.2"], 2 * 128_256 * 4_096 * 2),
+        # PR #2621's loader (v0.6.2) is the first without the per-shard empty_cache
+        (["--engine-version", "0.6.2"], 2 * 128_256 * 4_096 * 2),
+        # until v0.6.1 each checkpoint shard's reader emptied torch's cache (BaseReader.clean_up)
+        (["--engine-version", "0.6.1"], None),
+        (["--engine-version", "0.4.2"], None),
         # PR #3570 (first in v0.9.0) empties torch's cache after the conversion
         (["--engine-version", "0.9.0"], None),
         # a converted workspace is read by TurboMind itself: nothing staged
