@@ -17,7 +17,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_CHUNK_ERAS,
-    TURBOMIND_EXPORT_CACHE_KEPT_ERAS,
+    TURBOMIND_EXPORT_STAGING_ERAS,
     TURBOMIND_LINEAR_STATE_SINCE,
     default_max_batch,
     default_ratio,
@@ -92,24 +92,18 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
     )  # fmt: skip
 
 
-# §15.1: `export_weight` stages the LM head transposed (`output_weight.t()`, a dense view) and then makes it
-# contiguous (`param.cuda().contiguous()`): two copies of it are live at once in torch's cache.
-STAGING_COPIES = 2
-
-
 def export_staging_bytes(inputs: EngineInputs) -> int:
     """What torch's caching allocator still holds on the first GPU when TurboMind (v0.6.2 – v0.8.x) measures free
-    memory after converting a Hugging Face checkpoint (docs/engines/lmdeploy.md §15.1): at least the two copies of
-    the largest tensor it staged, the LM head's rank slice (vocabulary padded to a multiple of TP, `pad_weight`).
-    0 in the releases that empty the cache, for a workspace, or where the free memory is measured."""
+    memory after converting a Hugging Face checkpoint (docs/engines/lmdeploy.md §15.1): at least the copies of the
+    largest tensor it staged live at once, the LM head's rank slice (vocabulary padded to a multiple of TP,
+    `pad_weight`). 0 in the releases that empty the cache, for a workspace, or where the free memory is measured."""
     s, model = inputs.settings, inputs.model
     if s.turbomind_workspace or inputs.measured.free_after_load_bytes is not None:
         return 0
-    if not era_for(TURBOMIND_EXPORT_CACHE_KEPT_ERAS, inputs.version).value:
-        return 0
+    copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version).value
     tp = max(inputs.layout.tp, 1)
     rows = -(-model.vocab_size // tp)  # ceil: the vocabulary padded to a multiple of TP, one rank's slice
-    return STAGING_COPIES * rows * model.hidden_size * model.dtype_bytes
+    return copies * rows * model.hidden_size * model.dtype_bytes
 
 
 def _blocks(
@@ -136,9 +130,9 @@ def _blocks(
     free = free_after_weights(inputs, steps, notes)
     staged = export_staging_bytes(inputs)
     if staged:
-        kept = era_for(TURBOMIND_EXPORT_CACHE_KEPT_ERAS, inputs.version).source
+        era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
-                                note=f"{STAGING_COPIES} copies of the LM head's rank slice: {kept}"))  # fmt: skip
+                                note=f"the LM head's rank slice × {era.value}: {era.source}"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
                      f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
                      "(v0.6.2 – v0.8.x); --turbomind-workspace: a converted workspace stages nothing")  # fmt: skip
