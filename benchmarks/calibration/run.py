@@ -99,6 +99,15 @@ def _runtime_cast(record: object) -> bool:
     return runtime_cast(record.inputs()) is not None
 
 
+def render_doc(corpus: Corpus, scores: Scores | None = None, cache: FitCache | None = None) -> str:
+    """docs/calibration.md as the corpus gives it: the fits, the blind plans (each with fits and an interval scale
+    that left its source out) and the scores the scales come from."""
+    cache = {} if cache is None else cache
+    scores = blind_scores(corpus, cache) if scores is None else scores
+    return render(corpus, fit_all(corpus), judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
+                  judge_all(corpus, weights_logged=False, scores=scores, cache=cache), scores)  # fmt: skip
+
+
 def stale(blocks: dict[Path, str]) -> list[Path]:
     """Files whose committed block differs from the fit's."""
     out = []
@@ -125,8 +134,7 @@ def main() -> int:
     blocks = fitted_blocks(corpus, scores)
     if args.write:
         write(blocks)
-    doc = render(corpus, fit_all(corpus), judge_all(corpus, weights_logged=True, scores=scores, cache=cache),
-                 judge_all(corpus, weights_logged=False, scores=scores, cache=cache), scores)
+    doc = render_doc(corpus, scores, cache)
     if args.write:
         DOC.write_text(doc)
     print(doc.split("## The corpus")[0])
