@@ -123,8 +123,8 @@ def source_key(source: str) -> str:
     if source.startswith("cases/"):
         case = DATA / source / "case.json"
         meta = json.loads(case.read_text()) if case.exists() else {}
-        nested = meta.get("source") if isinstance(meta.get("source"), dict) else {}
-        url = meta.get("url") or nested.get("url")
+        nested = meta.get("source")
+        url = meta.get("url") or (nested.get("url") if isinstance(nested, dict) else None)
         return source_key(str(url)) if url else source
     for pattern in (_THREAD, _REPO):
         found = pattern.match(source)
