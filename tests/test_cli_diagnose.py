@@ -24,7 +24,7 @@ H100_RESTART_FREE = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * G
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
 )
 # What diagnose prices a restart on the demo node at: NVML's total less its reserve (the demo's GPUs show CUDA's
-# 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/scenarios/measured)
+# 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured)
 # less the same calibrated context: 85,029,615,043 − 2,294,395,152 = 82,735,219,891 B
 NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - round(
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB

@@ -47,7 +47,7 @@ def test_demo_json_contract_in_a_fresh_process() -> None:
     assert len(out["gpus"]) == 8 and all(set(gpu) >= GPU_KEYS for gpu in out["gpus"])
     gpu = out["gpus"][0]
     # the demo's driver reserve is nvidia-smi's total less CUDA's H100 total as a real start printed it (79.19 GiB,
-    # vLLM 0.19.0: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/scenarios/measured/starts.json), not kvtop's fit
+    # vLLM 0.19.0: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured/starts.json), not kvtop's fit
     assert gpu["total_bytes"] == 81_559 * (1 << 20)
     h100_total = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total")
     assert gpu["reserved_bytes"] == 81_559 * (1 << 20) - h100_total == 491_194_941

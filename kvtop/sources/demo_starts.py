@@ -1,6 +1,6 @@
 """What the demo's engines measured when they started: a table of real starts, as data.
 
-`examples/scenarios/measured/starts.json` states, for each GPU model the demo runs, CUDA's total, and for
+`examples/measured/starts.json` states, for each GPU model the demo runs, CUDA's total, and for
 each engine shape (engine, model preset, GPU model, TP, PP, DP) what a rank had free before its weights
 (or what it held then) and the runtime memory its profile charged (vLLM, TensorRT-LLM). Each figure names
 the corpus records (tests/data/calibration/*.jsonl) it was taken from, or says it is the scenario's own
@@ -21,7 +21,7 @@ from kvtop.domain.errors import InputError
 from kvtop.sources.json_file import read_json_object
 
 GIB = 1 << 30
-STARTS_FILE = ("examples", "scenarios", "measured", "starts.json")
+STARTS_FILE = ("examples", "measured", "starts.json")
 
 
 class _Strict(BaseModel):

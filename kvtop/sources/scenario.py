@@ -58,7 +58,7 @@ class GpuSpec(_Strict):
     name: str | None = None  # the name NVML reports; default "NVIDIA <model>"
     total: Size | None = None  # default: the driver-reported memory of `model`
     # NVML v2 `reserved` (the driver's); default: nvidia-smi's total less CUDA's total for the GPU model as a real
-    # start printed it (examples/scenarios/measured/starts.json; a GPU it lacks: as kvtop's calibration has it)
+    # start printed it (examples/measured/starts.json; a GPU it lacks: as kvtop's calibration has it)
     reserved: Size | None = None
     driver_version: str = "550.90.07"
 
@@ -83,7 +83,7 @@ class EngineSpec(_Strict):
     server_pid: int = Field(ge=2)
     version: str | None = None
     # What each worker holds before its weights (CUDA context, NCCL). Default: what a real start of this shape
-    # measured (examples/scenarios/measured/starts.json: engine, model, GPU, TP, PP, DP); a shape it lacks: the
+    # measured (examples/measured/starts.json: engine, model, GPU, TP, PP, DP); a shape it lacks: the
     # context kvtop's clean prediction expects (a scenario that sets it shows what a different context costs)
     cuda_context: Size | None = None
     # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was

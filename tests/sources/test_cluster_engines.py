@@ -83,7 +83,7 @@ def test_the_tightest_rank_is_named_with_its_node_and_its_cause_explains_the_oth
     assert tightest is not None and (tightest.node, tightest.gpu, tightest.clear) == ("h20-b", "3", True)
     assert engine.clean_tokens == other_fall.clean_tokens
     assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.LIVE)
-    # What SGLang measured (examples/scenarios/measured/starts.json): 93.56 GiB free before its weights, as a TP 8
+    # What SGLang measured (examples/measured/starts.json): 93.56 GiB free before its weights, as a TP 8
     # start on an H20 printed it (file54684172587-dsv4-flash-h20-tp8), less node 1's 6 GiB: 485,264 tokens a rank;
     # 560,624 without the co-tenant, 13,583 above kvtop's prediction (547,041), a gap no cause names
     ledger = head.engines[0].ledger

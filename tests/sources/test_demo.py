@@ -40,7 +40,7 @@ HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker"
 H100_CUDA_TOTAL = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 SGLANG_TP8_CONTEXT = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)
-# What the default node's SGLang measured is data (examples/scenarios/measured/starts.json), never these fits: the
+# What the default node's SGLang measured is data (examples/measured/starts.json), never these fits: the
 # 77.43 GiB free before its weights that SGLang 0.5.2rc2 printed at TP 8 on an H100 (corpus record
 # file45518106035-grok-2-fp8-h100-tp8), 83,139,829,432 B.
 SGLANG_TP8_FREE = logged_bytes("file45518106035-grok-2-fp8-h100-tp8:free_before_load")
@@ -163,7 +163,7 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     }  # MLA latent, whole on each rank
     # the endpoint reports vLLM 0.11.0, whose default utilisation is 0.9 (0.92 only since v0.21)
     assert view.ledger.engine.memory_fraction == 0.9
-    # the engines measured what real starts printed (examples/scenarios/measured/starts.json): CUDA's H200 total
+    # the engines measured what real starts printed (examples/measured/starts.json): CUDA's H200 total
     # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8) = 150,119,844,413 B, and a runtime of 6.50 GiB (that start's
     # activation peak 6.37 and the 0.13 GiB non-torch of a TP 1 rank on v0.11.0, llmd-v011-llama-3.1-8b) =
     # 6,979,321,856 B: ceil(0.9 × 150,119,844,413) − the weights 100,840,747,360 and the rope's cos/sin cache vLLM
@@ -191,7 +191,7 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     assert orphan.used_bytes == 72_090 * MIB and orphan.engine_kind == "vllm"
     view = snapshot.engines[0]
     assert [rank.gpu_index for rank in view.ranks] == [0]
-    # vLLM 0.11.0 as a real start of this shape measured (examples/scenarios/measured/starts.json): utilisation 0.9
+    # vLLM 0.11.0 as a real start of this shape measured (examples/measured/starts.json): utilisation 0.9
     # of CUDA's 79.19 GiB (not nvidia-smi's 79.65; llmd-v019-llama-3.3-70b-fp8dyn-tp4), less the weights and the
     # activation peak and non-torch memory Llama-3.1-8B's start on v0.11.0 printed (4.76 + 0.13 GiB,
     # llmd-v011-llama-3.1-8b), in blocks of 16 tokens: ceil(0.9 × 85,029,615,043) − 16,094,076,928 − 5,250,597,519 =
@@ -367,7 +367,7 @@ def test_lmdeploy_workers_are_the_explained_ledgers_less_the_driver_reserved() -
         reserved = rank.observed.gpu_reserved_bytes
         assert clean.kv_pool_bytes - rank.predicted.kv_pool_bytes == 1_430 * 64 * 42_240
         assert rank.worker_prediction.worker_bytes == clean_resident - 1_430 * 64 * 42_240 - reserved
-    # What the workers hold is what LMDeploy sized from what it measured (examples/scenarios/measured/starts.json):
+    # What the workers hold is what LMDeploy sized from what it measured (examples/measured/starts.json):
     # CUDA's A100 total 79.15 GiB (file12686617020-a100-80gb-oom) less a TP 4 group's 1.55 GiB before the weights
     # (79.19 − 77.64, llmd-v019-llama-3.3-70b-fp8dyn-tp4) and the notebook's 4 GiB, the context in the worker
     context = round((logged_gib("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - logged_gib("llmd-v019-llama-3.3-70b-fp8dyn-tp4:free_before_load")) * GIB)

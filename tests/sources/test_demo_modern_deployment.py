@@ -22,7 +22,7 @@ from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
 GIB = 1 << 30
-# What the node's engines measured (examples/scenarios/measured/starts.json), from the corpus: CUDA's H200 total
+# What the node's engines measured (examples/measured/starts.json), from the corpus: CUDA's H200 total
 # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8); a TP 4 group's 1.55 GiB before the weights (79.19 − 77.64 GiB,
 # and vLLM's runtime 1.97 + 2.21 + 1.70 GiB: activation, non-torch, CUDA graphs; all of llmd-v019's Llama-3.3-70B at
 # TP 4 on H100)

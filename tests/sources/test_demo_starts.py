@@ -1,4 +1,4 @@
-"""The demo's engines measure data, not kvtop's fits (examples/scenarios/measured/starts.json).
+"""The demo's engines measure data, not kvtop's fits (examples/measured/starts.json).
 
 Each figure of the table is checked against the corpus records it names (tests/data/calibration/*.jsonl, the
 figures as the starts printed them); every shipped scenario's engines find their row; and a refit of every fitted

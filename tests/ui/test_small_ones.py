@@ -140,7 +140,7 @@ async def test_a_notification_never_covers_the_engine_line_with_its_token_figure
 def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
     """The orphan-vllm-worker demo: GPU 1 holds 70 GiB of a dead server's worker and no engine; gpu5-lost:
     GPU 4 holds nothing. Both read 'OK' before. An engine's GPU shows its tokens against kvtop's prediction: what
-    the demo's engines measured (examples/scenarios/measured/starts.json) is a little off it, as a real node's is
+    the demo's engines measured (examples/measured/starts.json) is a little off it, as a real node's is
     (test_demo: vLLM's 420,992 against 420,848 on the orphan node; on gpu5-lost SGLang's TP 4 sized from 77.64
     GiB free, 407,836 against 407,026, and vLLM's TP 2 from a 5.31 GiB runtime, 957,616 against 958,064)."""
     from kvtop.ui.gpu_filter import parse_filter
