@@ -19,7 +19,7 @@ from kvtop.domain.ledger_values import RankLedger
 
 class StartFigures(BaseModel):
     """What a start of this shape measured on a clean GPU: the demo's table of real starts
-    (`kvtop.sources.demo_starts`), else what the clean prediction expects (a shape the table lacks)."""
+    (`kvtop.sources.demo_starts`); a runtime the table lacks, as the clean prediction expects it."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -4,8 +4,8 @@ Built once per scenario from the real budget path (`calibrated_ledger`, with wha
 place) and the real process attribution; `DemoObservations` (demo.py) then moves the numbers a little every
 tick. What the engines measured (CUDA's total, so the driver's reserve; what each rank held before its
 weights; the runtime memory a profile charged) is data, the figures real starts of that shape logged
-(`demo_starts`), never kvtop's fits: a refit moves kvtop's prediction of the node, not the node. A shape the
-table lacks measures what the clean prediction expects (a node with no gap).
+(`demo_starts`), never kvtop's fits: a refit moves kvtop's prediction of the node, not the node. An engine
+shape the table lacks holds the context (and profiles the runtime) the clean prediction expects.
 """
 
 from __future__ import annotations

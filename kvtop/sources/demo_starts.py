@@ -91,8 +91,8 @@ class StartTable(_Strict):
         return next((row.cuda_total for row in self.gpus if row.gpu.upper() == gpu.upper()), None)
 
     def start(self, engine: str, model: str, gpu: str, *, tp: int, pp: int, dp: int) -> EngineStart | None:
-        """The row of this shape; None where the table holds none (the engine then measures what kvtop's
-        clean prediction expects: a node with no gap)."""
+        """The row of this shape; None where the table holds none (its ranks then hold the context kvtop's
+        clean prediction expects)."""
         return next(
             (
                 row for row in self.starts
