@@ -118,39 +118,63 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.0, 5.627936, 0.923571), error_bytes=634663242, records=8,
+        coefficients=(0.0, 5.627936, 0.923571), error_bytes=844652741, records=8,
+        sources=6, gpus=('A10', 'H100', 'RTX3090', 'V100-32GB'),
+        novel_error_bytes=844652741,
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=101621521, records=10,
+        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=242017526, records=10,
+        sources=4, gpus=('H100', 'L40S'),
+        novel_error_bytes=242017526,
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=198412443, records=25,
+        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=11152648, records=25,
+        sources=3, gpus=('H100',),
+        novel_error_bytes=11152648,
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.51, 1.025714, 0.109286), error_bytes=166501566, records=38,
+        coefficients=(0.51, 1.025714, 0.109286), error_bytes=1653562409, records=38,
+        sources=2, gpus=('H100', 'L40S'),
+        novel_error_bytes=1653562409,
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.359292, 0.17987), error_bytes=539054140, records=35,
+        coefficients=(0.333999, 0.184319), error_bytes=1762710477, records=36,
+        sources=5, gpus=('A100-40GB', 'H100', 'L40S'),
+        novel_error_bytes=1762710477,
+    ),
+    'vllm.interval': LinearTerm(
+        key='vllm.interval', features=("× the terms' held-out errors together",),
+        coefficients=(2.6738,), error_bytes=0, records=65,
+        sources=28, gpus=(),
+        novel_error_bytes=0,
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.1, 2.0), error_bytes=167718473, records=12,
+        coefficients=(0.1, 2.0), error_bytes=177167401, records=12,
+        sources=12, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=2147483648,
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
+        coefficients=(1.5025, 0.0), error_bytes=5307863750, records=4,
+        sources=3, gpus=('A100-40GB', 'H100', 'RTX3090'),
+        novel_error_bytes=5307863750,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.14, 0.405), error_bytes=11930465, records=12,
+        coefficients=(0.14, 0.405), error_bytes=429496730, records=12,
+        sources=5, gpus=('H100', 'L40S'),
+        novel_error_bytes=429496730,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.252188, 1.785312), error_bytes=198877768, records=48,
+        coefficients=(0.252188, 1.785312), error_bytes=1245540516, records=48,
+        sources=3, gpus=('GB200', 'H100'),
+        novel_error_bytes=1245540516,
     ),
 }  # fmt: skip
 # END FITTED
