@@ -116,13 +116,18 @@ def test_vllm_refuses_the_deepseek_ref_model_type(config: str, tp: int) -> None:
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_kimi_linear_default_config_is_refused_by_vllms_nope_only_mla(tp: int) -> None:
+def test_kimi_linear_default_config_with_the_published_nope_mla_builds(tp: int) -> None:
     """Past Kimi-K3's GEMM-AR import (off sm100: vllm_standins.KIMI_K3_GEMM_AR), vLLM 0.33.0 builds Kimi-Linear with
     the Kimi-K3 model code, whose decoder layer asserts `mla_use_nope` (kimi_k3/nvidia/model.py KimiDecoderLayer);
-    the default config does not set it, and vLLM's own KimiLinearConfig defaults it to False
-    (transformers_utils/configs/kimi_linear.py)."""
+    vLLM's own KimiLinearConfig defaults it to False, and moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json
+    states it true, as the default now does (registry_configs DERIVED_FIELDS, with linear_attn_config): vLLM builds
+    it, its parameters 98,268,413,312 B at TP 1 (the meta build; e_score_correction_bias fp32 here, unlike SGLang's).
+    kvtop refuses it by name: vLLM's hybrid page layout with MLA layers is not modelled."""
     config = json.loads((REGISTRY_DATA / "configs" / "KimiLinearForCausalLM.json").read_text())
-    assert "mla_use_nope" not in config
+    assert config["mla_use_nope"] is True
     row = _row("default--KimiLinearForCausalLM", tp)
-    assert row["status"] == "refused"
-    assert "NoPE-only" in row["message"]
+    assert row["status"] == "ok"
+    if tp == 1:
+        assert sum(row["stages"][0]["param_bytes"].values()) == 98_268_413_312
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert plan["status"] == "refused" and "not MLA" in plan["message"]
