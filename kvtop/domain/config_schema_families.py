@@ -163,6 +163,9 @@ class FamilyFields(ConfigSection):
     state_size: Dim | None = None  # MambaConfig
     time_step_rank: Dim | None = None
     conv_L_cache: Dim | None = None  # LFM2's short conv
+    block_auto_adjust_ff_dim: Flag | None = None  # LFM2: its MLP width from intermediate_size (WidthAdjust)
+    block_ffn_dim_multiplier: Factor | None = None
+    block_multiple_of: Dim | None = None
     linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
     sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
     block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM

@@ -272,7 +272,7 @@ KIMI_LINEAR: dict[str, DefaultValue] = {
 LFM2: dict[str, DefaultValue] = {
     "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size":
     65536, "intermediate_size": 12288, "max_position_embeddings": 128000, "tie_word_embeddings": True,
-    "conv_L_cache": 3
+    "conv_L_cache": 3, "block_auto_adjust_ff_dim": True, "block_multiple_of": 256
 }  # fmt: skip
 # MambaConfig — models/mamba/configuration_mamba.py
 MAMBA: dict[str, DefaultValue] = {

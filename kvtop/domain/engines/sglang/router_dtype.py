@@ -17,6 +17,11 @@ MODEL_DTYPE_ROUTERS = frozenset({"Ernie4_5_MoeForCausalLM"})
 # hidden] in torch.float32, where vLLM 0.33.0 (models/laguna.py GateLinear) and the entry keep it in the model
 # dtype: meta-built, Laguna-XS.2's 39 MoE layers hold 39 × 256 × 2048 × 2 B = 40,894,464 B more in SGLang
 FP32_ROUTERS = frozenset({"LagunaForCausalLM"})
+# SGLang's Kimi-Linear (models/kimi_linear.py KimiMoE, read in 0.5.6.post2 and 0.5.23) sets
+# `gate.e_score_correction_bias = nn.Parameter(torch.empty(num_experts))`, built under the model dtype, where the
+# entry keeps DeepSeek's fp32 correction bias: the 0.5.23 meta build of transformers' default KimiLinearConfig holds
+# e_score_correction_bias [256] bfloat16 on its 26 MoE layers, 26 × 256 × 2 B = 13,312 B (the book's fp32: 26,624)
+MODEL_DTYPE_ROUTER_BIASES = frozenset({"KimiLinearForCausalLM"})
 
 
 def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
@@ -25,6 +30,8 @@ def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVers
         return parts
     if model.architecture in FP32_ROUTERS:
         return parts.model_copy(update={"router_fp32": True})
+    if model.architecture in MODEL_DTYPE_ROUTER_BIASES:
+        return parts.model_copy(update={"router_bias_model_dtype": True})
     if model.architecture not in MODEL_DTYPE_ROUTERS:
         return parts
     return parts.model_copy(update={"router_model_dtype": True, "router_bias_model_dtype": True})
