@@ -1,7 +1,7 @@
 """Default configs the engines could not build until they stated what a published config.json states (registry_configs
 DERIVED_FIELDS; issue #26): LFM2 (block_dim / conv_dim, a ShortConv layer pattern), LFM2-MoE (layer_types),
 LFM2-VL (its LFM2 text_config), Granite 4.0 Vision (deepstack_layer_map, downsample_rate), AFMoE (its router
-fields) and Kimi-Linear (linear_attn_config, first_k_dense_replace, mla_use_nope).
+fields; planned by its own entry since) and Kimi-Linear (linear_attn_config, first_k_dense_replace, mla_use_nope).
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json, written by `registry_sweep.py
 --engine … --set classes --only default--Lfm2ForCausalLM,…`; the shapes quoted below from `registry_sweep.py
@@ -94,6 +94,8 @@ BUILT = [
     ("sglang", "Lfm2ForCausalLM"),
     ("sglang", "Lfm2VlForConditionalGeneration"),
     ("sglang", "KimiLinearForCausalLM"),
+    ("vllm", "AfmoeForCausalLM"),
+    ("sglang", "AfmoeForCausalLM"),
 ]
 
 
@@ -105,12 +107,28 @@ def test_the_engine_builds_them_and_kvtop_plans_them_equal(engine: str, name: st
     assert judge(engine, VERSIONS[engine], row).verdict == EQUAL
 
 
+def test_afmoe_as_each_engine_builds_it() -> None:
+    """The meta builds of transformers' default AfmoeConfig (32 layers, 2,048 wide, 16 heads × 128, KV heads = heads,
+    vocab 200,192 untied, 1 dense layer of 6,144, then 64 experts of 1,408 and 2 shared): each layer qkv_proj
+    [6144, 2048], o_proj and gate_proj [2048, 2048], q/k norms [128], four norms [2048]; the dense layer's
+    gate_up_proj [12288, 2048] and down_proj [2048, 6144]; each of 31 MoE layers experts w13 [64, 2816, 2048], w2
+    [64, 2048, 1408], shared gate_up_proj [5632, 2048], down_proj [2048, 2816], expert_bias [64] float32 and the gate
+    [64, 2048]: float32 in vLLM 0.33.0, bfloat16 in SGLang 0.5.23 (its ReplicatedLinear in the model dtype)."""
+    layer = 6144 * 2048 + 2 * 2048 * 2048 + 2 * 128 + 4 * 2048
+    moe = 64 * 2816 * 2048 + 64 * 2048 * 1408 + 5632 * 2048 + 2048 * 2816
+    bf16 = 2 * 200192 * 2048 + 32 * layer + 12288 * 2048 + 2048 * 6144 + 31 * moe + 2048
+    gate, bias = 31 * 64 * 2048, 31 * 64 * 4
+    vllm = sum(_row("vllm", "AfmoeForCausalLM", 1)["stages"][0]["param_bytes"].values())
+    sglang = sum(_row("sglang", "AfmoeForCausalLM", 1)["stages"][0]["param_bytes"].values())
+    assert vllm == bf16 * BF16 + gate * 4 + bias == 38_473_330_432
+    assert sglang == bf16 * BF16 + gate * BF16 + bias == 38_465_203_968
+
+
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
-@pytest.mark.parametrize("name", ["AfmoeForCausalLM", "Lfm2MoeForCausalLM"])
-def test_both_engines_build_afmoe_and_lfm2_moe(engine: str, name: str) -> None:
-    """Built now (they were "engine could not build"); kvtop has no entry for either and refuses them by name."""
+def test_both_engines_build_lfm2_moe(engine: str) -> None:
+    """Built now (it was "engine could not build"); kvtop has no entry for it and refuses it by name."""
     for tp in (1, 2):
-        assert _row(engine, name, tp)["status"] == "ok"
+        assert _row(engine, "Lfm2MoeForCausalLM", tp)["status"] == "ok"
 
 
 @pytest.mark.parametrize(

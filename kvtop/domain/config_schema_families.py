@@ -125,6 +125,8 @@ class FamilyFields(ConfigSection):
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
+    num_dense_layers: LayerCount | None = None  # AFMoE: dense layers before the experts
+    global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer
     routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
     latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)
     mla_use_output_gate: Flag | None = None  # Kimi-K3: MLA's g_proj, hidden → heads × v_head_dim

@@ -121,7 +121,7 @@ NOT_MODELLED: Mapping[str, str] = {
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
-    "AfmoeForCausalLM", "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
+    "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
     "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
