@@ -353,14 +353,6 @@ EXAONE_MOE: dict[str, DefaultValue] = {
     "sliding_window": 4096, "sliding_window_pattern": 4, "num_experts": 64, "num_experts_per_tok": 8,
     "moe_intermediate_size": 1024, "first_k_dense_replace": 1, "num_shared_experts": 1
 }  # fmt: skip
-# AfmoeConfig — models/afmoe/configuration_afmoe.py (Arcee's Trinity; num_key_value_heads None: as many as heads)
-AFMOE: dict[str, DefaultValue] = {
-    "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": None,
-    "head_dim": 128, "vocab_size": 200192, "intermediate_size": 6144, "max_position_embeddings": 16384,
-    "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 1024, "global_attn_every_n_layers": 4,
-    "num_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408, "num_dense_layers": 1,
-    "num_shared_experts": 2
-}  # fmt: skip
 # LagunaConfig — models/laguna/configuration_laguna.py (its defaults as transformers 5.20 writes them out)
 LAGUNA: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 48, "num_key_value_heads": 8,
@@ -373,7 +365,7 @@ AFMOE: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim":
     128, "vocab_size": 200192, "intermediate_size": 6144, "max_position_embeddings": 16384, "tie_word_embeddings":
     False, "attention_bias": False, "sliding_window": 1024, "num_experts": 64, "num_experts_per_tok": 6,
-    "moe_intermediate_size": 1408, "num_shared_experts": 2
+    "moe_intermediate_size": 1408, "num_shared_experts": 2, "num_dense_layers": 1, "global_attn_every_n_layers": 4
 }  # fmt: skip
 # FlexOlmoConfig — models/flex_olmo/configuration_flex_olmo.py
 FLEX_OLMO: dict[str, DefaultValue] = {
