@@ -1,5 +1,5 @@
 """Default configs the engines could not build until they stated what a published config.json states (registry_configs
-DERIVED_FIELDS; issue #26): LFM2 (block_dim / conv_dim, a ShortConv layer pattern), LFM2-MoE (layer_types),
+DERIVED_FIELDS; issue #26): LFM2 (block_dim / conv_dim, a ShortConv layer pattern), LFM2-MoE (layer_types; planned by its own entry since),
 LFM2-VL (its LFM2 text_config), Granite 4.0 Vision (deepstack_layer_map, downsample_rate), AFMoE (its router
 fields; planned by its own entry since) and Kimi-Linear (linear_attn_config, first_k_dense_replace, mla_use_nope).
 
@@ -96,6 +96,8 @@ BUILT = [
     ("sglang", "KimiLinearForCausalLM"),
     ("vllm", "AfmoeForCausalLM"),
     ("sglang", "AfmoeForCausalLM"),
+    ("vllm", "Lfm2MoeForCausalLM"),
+    ("sglang", "Lfm2MoeForCausalLM"),
 ]
 
 
@@ -124,11 +126,41 @@ def test_afmoe_as_each_engine_builds_it() -> None:
     assert sglang == bf16 * BF16 + gate * BF16 + bias == 38_465_203_968
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_both_engines_build_lfm2_moe(engine: str) -> None:
-    """Built now (it was "engine could not build"); kvtop has no entry for it and refuses it by name."""
-    for tp in (1, 2):
-        assert _row(engine, "Lfm2MoeForCausalLM", tp)["status"] == "ok"
+def test_lfm2_moe_as_each_engine_builds_it() -> None:
+    """The meta builds of the LFM2-MoE default (2,048 wide, 32 layers: 26 ShortConv, 6 attention of 32 heads × 64 and
+    8 KV heads; vocab 65,536 tied; 2 dense layers of intermediate_size 7,168, unadjusted; then 32 experts of 1,792):
+    ShortConv conv [2048, 1, 3], in_proj [6144, 2048], out_proj [2048, 2048]; attention qkv_proj [3072, 2048],
+    out_proj [2048, 2048], q/k layernorm [64]; dense w13 [14336, 2048], w2 [2048, 7168]; two norms a layer; each of 30
+    MoE layers w13 [32, 3584, 2048], w2 [32, 2048, 1792], gate [32, 2048] bf16, e_score_correction_bias [32] fp32;
+    embedding_norm [2048]. vLLM 0.33.0 ties the head; SGLang 0.5.23's lfm2_moe.py builds lm_head [65536, 2048]."""
+    conv = 2048 * 3 + 6144 * 2048 + 2048 * 2048
+    attention = 3072 * 2048 + 2048 * 2048 + 2 * 64
+    moe = 32 * 3584 * 2048 + 32 * 2048 * 1792 + 32 * 2048
+    bf16 = (
+        65536 * 2048
+        + 26 * conv
+        + 6 * attention
+        + 2 * (14336 * 2048 + 2048 * 7168)
+        + 32 * 2 * 2048
+        + 30 * moe
+        + 2048
+    )
+    vllm = sum(_row("vllm", "Lfm2MoeForCausalLM", 1)["stages"][0]["param_bytes"].values())
+    sglang = sum(_row("sglang", "Lfm2MoeForCausalLM", 1)["stages"][0]["param_bytes"].values())
+    assert vllm == bf16 * BF16 + 30 * 32 * 4 == 22_586_656_000
+    assert sglang == vllm + 65536 * 2048 * BF16 == 22_855_091_456
+
+
+def test_lfm2_moe_without_layer_types_is_refused_by_name() -> None:
+    """Lfm2MoeConfig leaves layer_types None, which vLLM's lfm2_moe.py indexes ('NoneType' object is not
+    subscriptable, the sweep's row before the default stated LFM2-8B-A1B's): kvtop names the field."""
+    from kvtop.domain.errors import InputError
+    from kvtop.domain.model_config import model_from_config
+
+    config = _default("Lfm2MoeForCausalLM")
+    del config["layer_types"]
+    with pytest.raises(InputError, match="layer_types"):
+        model_from_config(config, source="lfm2_moe")
 
 
 @pytest.mark.parametrize(

@@ -125,7 +125,8 @@ class FamilyFields(ConfigSection):
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
-    num_dense_layers: LayerCount | None = None  # AFMoE: dense layers before the experts
+    num_dense_layers: LayerCount | None = None  # AFMoE, LFM2-MoE: dense layers before the experts
+    use_expert_bias: Flag | None = None  # LFM2-MoE: an fp32 e_score_correction_bias on the gate
     global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer
     routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
     latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)

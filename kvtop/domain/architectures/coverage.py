@@ -134,7 +134,7 @@ GENERIC: frozenset[str] = frozenset({
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
-    "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
+    "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM", "MiniCPMO",
     "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",

@@ -274,6 +274,13 @@ LFM2: dict[str, DefaultValue] = {
     65536, "intermediate_size": 12288, "max_position_embeddings": 128000, "tie_word_embeddings": True,
     "conv_L_cache": 3, "block_auto_adjust_ff_dim": True, "block_multiple_of": 256
 }  # fmt: skip
+# Lfm2MoeConfig — models/lfm2_moe/configuration_lfm2_moe.py
+LFM2_MOE: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 65536, "intermediate_size": 7168, "max_position_embeddings": 128000, "tie_word_embeddings": True,
+    "conv_L_cache": 3, "num_experts": 32, "num_experts_per_tok": 4, "moe_intermediate_size": 1792,
+    "num_dense_layers": 2, "use_expert_bias": True
+}  # fmt: skip
 # MambaConfig — models/mamba/configuration_mamba.py
 MAMBA: dict[str, DefaultValue] = {
     "hidden_size": 768, "num_hidden_layers": 32, "vocab_size": 50280, "intermediate_size": 1536,

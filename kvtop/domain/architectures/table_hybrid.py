@@ -14,6 +14,7 @@ from kvtop.domain.architectures.layer_rules import (
     IndexList,
     KimiLinearLayers,
     PeriodOffset,
+    StatedOnly,
 )
 from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
 from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
@@ -76,6 +77,14 @@ HYBRID: tuple[Architecture, ...] = (
     # block_auto_adjust_ff_dim (class default on; vLLM 0.33.0 / SGLang 0.5.23 lfm2.py Lfm2MLP)
     A("lfm2", "Lfm2Config", tf("lfm2"), m.LFM2, ("Lfm2ForCausalLM",), attention=Attention(qk_norm=True),
       geometry=Geometry(intermediate_adjust=LFM2_WIDTH), state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
+    # LFM2-MoE: LFM2's ShortConv and attention layers as layer_types lists them (none of the class's own: refused
+    # unstated), its dense MLP intermediate_size wide (no adjustment) below num_dense_layers, then num_experts of
+    # moe_intermediate_size behind a model-dtype gate with an fp32 e_score_correction_bias (use_expert_bias):
+    # vLLM 0.33.0 / SGLang 0.5.23 lfm2_moe.py
+    A("lfm2_moe", "Lfm2MoeConfig", tf("lfm2_moe"), m.LFM2_MOE, ("Lfm2MoeForCausalLM",), layers=StatedOnly(),
+      attention=Attention(qk_norm=True), state=ShortConvState(), body=BodyShape(norms_per_layer=2),
+      moe=Moe("num_experts", placement=FirstDense(first_field="num_dense_layers"),
+              router_bias_when=("use_expert_bias", True))),
     # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts.
     # Kimi-K3's additions, each by its config field (SGLang 0.5.23 kimi_k3.py, vLLM 0.33.0 kimi_k3/nvidia/model.py):
     # experts in a latent width (routed_expert_hidden_size: routed_expert_down_proj / up_proj, whole on every rank,

@@ -13,7 +13,8 @@ Releases before 0.5.6.post2 are not read, so the book's count stands for them (`
 Lfm2ForCausalLM (models/lfm2.py, read in 0.5.23; 0.5.6.post2 has no LFM2 class) always builds its own `lm_head`
 (ParallelLMHead, vocab × hidden ÷ TP) and, for a tied checkpoint, copies embed_tokens into it at load
 (`load_weights`: "Handle tied lm_head weight"): a tied config holds the matrix twice, where the book counts one.
-Lfm2VlForConditionalGeneration (lfm2_vl.py) builds its language model as that class (`_own_head_when_tied`;
+lfm2_moe.py's Lfm2MoeForCausalLM does the same; Lfm2VlForConditionalGeneration (lfm2_vl.py) builds its language
+model as Lfm2ForCausalLM (`_own_head_when_tied`;
 transformers' default LFM2 config, tied: 65,536 × 2,560 × 2 B = 335,544,320 B more, the 0.5.23 meta build's).
 
 Gemma4UnifiedForConditionalGeneration (models/gemma4_unified.py, read in 0.5.23): SGLang reads a `gemma4_unified`
@@ -48,7 +49,7 @@ CLASS_RULE_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before 0.5.6.post2: the book's count"),
     Era("0.5.6.post2", True, "falcon_h1.py and hunyuan.py as below (read in 0.5.6.post2 and 0.5.23)"),
 ))  # fmt: skip
-OWN_HEAD_WHEN_TIED = frozenset({"Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration"})  # lfm2.py ParallelLMHead
+OWN_HEAD_WHEN_TIED = frozenset({"Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration", "Lfm2MoeForCausalLM"})
 PLE_DEFAULTED = frozenset({"Gemma4UnifiedForConditionalGeneration"})  # read as Gemma4Config (common.py)
 GEMMA4_TEXT_PLE_DEFAULTS = (256, 262_144)  # Gemma4TextConfig: hidden_size_ and vocab_size_per_layer_input
 PLE_DEFAULT_ERAS: Eras[bool] = Eras((
