@@ -116,18 +116,28 @@ def test_vllm_refuses_the_deepseek_ref_model_type(config: str, tp: int) -> None:
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_kimi_linear_default_config_with_the_published_nope_mla_builds(tp: int) -> None:
+def test_kimi_linear_default_config_with_the_published_nope_mla_builds_and_kvtop_plans_it(tp: int) -> None:
     """Past Kimi-K3's GEMM-AR import (off sm100: vllm_standins.KIMI_K3_GEMM_AR), vLLM 0.33.0 builds Kimi-Linear with
     the Kimi-K3 model code, whose decoder layer asserts `mla_use_nope` (kimi_k3/nvidia/model.py KimiDecoderLayer);
     vLLM's own KimiLinearConfig defaults it to False, and moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json
     states it true, as the default now does (registry_configs DERIVED_FIELDS, with linear_attn_config): vLLM builds
     it, its parameters 98,268,413,312 B at TP 1 (the meta build; e_score_correction_bias fp32 here, unlike SGLang's).
-    kvtop refuses it by name: vLLM's hybrid page layout with MLA layers is not modelled."""
+    Its pages (the meta build's specs): 6 MLA layers of one 576-wide latent head, bf16, 1,152 B a token, and 21 KDA
+    layers whose state, conv 3 × 4,096 / TP × 3 bf16 and recurrent 32 / TP × 128 × 128 float32 (kda_state_dtype),
+    is 2,170,880 B at TP 1: the block 128 × cdiv(2,170,880, 128 × 1,152) = 1,920 (MLA hybrids align to 128,
+    platforms/interface.py), 1,024 at TP 2 (1,085,440 B); kvtop plans it equal."""
     config = json.loads((REGISTRY_DATA / "configs" / "KimiLinearForCausalLM.json").read_text())
     assert config["mla_use_nope"] is True
     row = _row("default--KimiLinearForCausalLM", tp)
     assert row["status"] == "ok"
     if tp == 1:
         assert sum(row["stages"][0]["param_bytes"].values()) == 98_268_413_312
+    state = 3 * 4096 // tp * 3 * BF16 + 32 // tp * 128 * 128 * 4
+    block = 128 * -(-state // (128 * 576 * BF16))
+    assert block == {1: 1920, 2: 1024}[tp]
+    assert {(spec["block_size"], spec["page_size_bytes"]) for spec in row["stages"][0]["layer_specs"]} == {
+        (block, block * 576 * BF16)
+    }
     plan = kvtop_answer("vllm", "0.33.0", row)
-    assert plan["status"] == "refused" and "not MLA" in plan["message"]
+    assert (plan["status"], plan["block_size"], plan["bytes_per_token"]) == ("ok", block, 6 * 576 * BF16)
+    assert plan["stages"][0]["weights_bytes"] == sum(row["stages"][0]["param_bytes"].values())
