@@ -141,3 +141,23 @@ def test_kimi_linear_default_config_with_the_published_nope_mla_builds_and_kvtop
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert (plan["status"], plan["block_size"], plan["bytes_per_token"]) == ("ok", block, 6 * 576 * BF16)
     assert plan["stages"][0]["weights_bytes"] == sum(row["stages"][0]["param_bytes"].values())
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_kimi_k3_builds_without_its_image_processor(tp: int) -> None:
+    """vLLM 0.33.0 builds moonshotai--Kimi-K3 (was "could not build": Can't load image processor) with the
+    processor-free-info stand-in, its KDA prefill's FlashKDA workspace query answered by the compiled-op stand-in.
+    Its pages (the meta build's specs): 24 MLA layers of one 576-wide latent head, bf16; 69 KDA layers of
+    96 / TP heads × 128 (dt_bias [12288] at TP 1), conv 3 × 12,288 / TP × 3 bf16 + recurrent 96 / TP × 128 × 128
+    float32 = 6,512,640 B at TP 1: block 128 × cdiv(6,512,640, 128 × 1,152) = 5,760; 2,944 at TP 2. kvtop's block
+    and KV per token equal them."""
+    row = _row("moonshotai--Kimi-K3", tp)
+    assert row["status"] == "ok"
+    state = 3 * 12288 // tp * 3 * BF16 + 96 // tp * 128 * 128 * 4
+    block = 128 * -(-state // (128 * 576 * BF16))
+    assert block == {1: 5760, 2: 2944}[tp]
+    assert {(spec["block_size"], spec["page_size_bytes"]) for spec in row["stages"][0]["layer_specs"]} == {
+        (block, block * 576 * BF16)
+    }
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert (plan["block_size"], plan["bytes_per_token"]) == (block, 24 * 576 * BF16)
