@@ -96,7 +96,7 @@ import time
 import traceback
 from typing import Any
 
-from checkpoint_configs import install_checkpoint_configs
+from checkpoint_configs import custom_code_reason, install_checkpoint_configs
 from isolation import run_in_child, warm_imports
 from standins import (
     PLACEHOLDER_READS,
@@ -453,7 +453,8 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             if isinstance(exc, CommandLineRefused)
             else refusal_or_harness_error(exc, "vllm", case.get("dir")),
             error_type=type(exc).__name__,
-            message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
+            message=custom_code_reason(exc, case.get("dir"))
+            or (str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__),
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
         )
     finally:

@@ -161,3 +161,24 @@ def test_kimi_k3_builds_without_its_image_processor(tp: int) -> None:
     }
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert (plan["block_size"], plan["bytes_per_token"]) == (block, 24 * 576 * BF16)
+
+
+@pytest.mark.parametrize(
+    ("engine", "config", "own_class"),
+    [
+        ("vllm", "vikhyatk--moondream2", "hf_moondream.HfConfig"),
+        ("vllm", "openbmb--MiniCPM-o-2_6", "configuration_minicpm.MiniCPMOConfig"),
+        ("vllm", "Nanbeige--Nanbeige4.2-3B", "configuration_nanbeige.NanbeigeConfig"),
+        ("sglang", "AIDC-AI--Ovis2-34B", "configuration_ovis.OvisConfig"),
+        ("sglang", "WePOINTS--POINTS-1-5-Qwen-2-5-7B-Chat", "configuration_pointsv15_chat.POINTSV15ChatConfig"),
+    ],
+)
+def test_a_checkpoints_own_configuration_code_is_named_as_the_reason(engine: str, config: str, own_class: str) -> None:
+    """transformers refuses these config folders ("contains custom code"): each config.json names its configuration
+    class in auto_map.AutoConfig, the checkpoint's own Python file; the rows say so in one line
+    (checkpoint_configs.custom_code_reason), a harness limit, not the engine's answer."""
+    version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
+    for tp in (1, 2):
+        row = next(r for r in load_rows(engine, version) if r["config"] == config and r["tp"] == tp)
+        assert row["status"] == "harness-error"
+        assert row["message"].startswith(f"its configuration class is the checkpoint's own code (auto_map AutoConfig {own_class}")
