@@ -169,6 +169,16 @@ MOE: tuple[Architecture, ...] = (
       attention=Attention(qk_norm=True, head_gate_field="gating", heads_per_layer_field="num_attention_heads_per_layer"),
       moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size"), placement=LayerTypes(),
               router_bias=True)),
+    # AFMoE (Arcee's Trinity; vLLM 0.33.0 / SGLang 0.5.23 models/afmoe.py): per-head q/k norms, a gate_proj
+    # (hidden -> heads x head_dim, column-parallel: q_proj's output gate in bytes), full attention on every
+    # global_attn_every_n_layers-th layer, sliding between (AfmoeConfig's layer_types); four norms a layer; dense
+    # below num_dense_layers, then num_experts of moe_intermediate_size, num_shared_experts in one shared MLP, the
+    # gate and its expert_bias in fp32 (vLLM's meta build: gate.weight [64, 2048] and expert_bias [64] float32)
+    A("afmoe", "AfmoeConfig", tf("afmoe"), m.AFMOE, ("AfmoeForCausalLM",),
+      layers=EveryNthFull(every_field="global_attn_every_n_layers", every=4),
+      attention=Attention(qk_norm=True, output_gate=True), body=BodyShape(norms_per_layer=4),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"),
+              placement=FirstDense(first_field="num_dense_layers"), router_bias=True, router_fp32=True)),
     # ERNIE 4.5 MoE: experts over an index range; biases where use_bias; the gate in fp32 with a bias
     A("ernie4_5_moe", "Ernie4_5_MoeConfig", tf("ernie4_5_moe"), m.ERNIE4_5_MOE, ("Ernie4_5_MoeForCausalLM",),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),
