@@ -11,8 +11,10 @@ from __future__ import annotations
 from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import fit_all, observed
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import weights_held as held
+from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
 from kvtop.units import GIB
 
@@ -119,3 +121,25 @@ def mxfp4_experts_of(record_id: str) -> Mxfp4Experts:
     built = mxfp4_experts(inputs.model, inputs.layout, inputs.gpu_name, inputs.version)
     assert built is not None
     return built
+
+
+def test_the_v2_runner_charges_no_graph_estimate_before_v0_29() -> None:
+    """vLLM's V2 model runner (v1/worker/gpu/model_runner.py) returned 0 from `profile_cudagraph_memory` from #36520
+    until #53306 (first in v0.29.0; vllm#49224): the v0.27.1 Qwen3-32B PP 2 start prints its lines from
+    `model_runner.py` and no "Estimated CUDA graph memory". V2 runs models without experts from v0.25.0: Qwen3-14B at
+    v0.28.0 is on the placeholder, at v0.24.0 (V1) and v0.29.0 (measured) not; Qwen3-30B-A3B (experts) stays on V1.
+    The figure is still charged, named as V2's memory beside its profile: the v0.28.0 L40S start leaves
+    0.92 × 44.45 − 27.52 − 11.57 = 1.80 GiB beside weights and KV, more than activation and non-torch alone."""
+    dense = RECORDS["file60168338778-qwen3-14b-l40s-v0280"].inputs()
+    moe = RECORDS["file54526754647-qwen3-coder-30b-a3b-4xl40s-tp4"].inputs()
+    assert v2_placeholder(dense) is not None and "vllm#49224" in str(v2_placeholder(dense))
+    assert v2_placeholder(RECORDS["case-vllm-blog-v0271-qwen3-32b-pp2-rtxpro6000"].inputs()) is not None
+    for release in ("0.24.0", "0.29.0"):
+        assert v2_placeholder(dense.model_copy(update={"version": ResolvedVersion(text=release)})) is None
+    assert v2_placeholder(moe.model_copy(update={"version": ResolvedVersion(text="0.28.0")})) is None
+    terms = {term.term: term for term in vllm.terms(dense)}
+    graphs = terms[Term.CUDA_GRAPHS]
+    assert graphs.label == "vLLM V2's memory beside its profile" and graphs.bytes > 0
+    beside = 0.92 * 44.45 - 27.52 - 11.57
+    charged = (terms[Term.ACTIVATION].bytes + terms[Term.NON_TORCH].bytes) / GIB
+    assert charged < beside - 0.5 < charged + graphs.bytes / GIB
