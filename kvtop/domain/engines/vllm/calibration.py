@@ -43,6 +43,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
@@ -313,10 +314,12 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch]
     if graphs_charged(inputs):
-        label = "vLLM's CUDA-graph estimate"
+        placeholder = v2_placeholder(inputs)
+        label = "vLLM's CUDA-graph estimate" if placeholder is None else "vLLM V2's memory beside its profile"
         piecewise, full = graph_counts(inputs)
-        basis = (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default sizes); "
-                 "from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not modelled")
+        basis = placeholder or (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default "
+                                "sizes); from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is "
+                                "not modelled")  # fmt: skip
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
         found.append(graphs or assumed_estimate(
