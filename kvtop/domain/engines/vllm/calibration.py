@@ -275,7 +275,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
-    activation = _sampler_path_error(_forward_floor(activation, inputs, tokens), inputs, fits.get(key), seqs)
+    # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
+    # forward's MLP transient, taken once here
+    activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
     if activation is None:  # a multimodal model: the text model's figure, said to be a guess
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
@@ -330,7 +332,7 @@ def _sampler_path_error(
     seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
     the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
     the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
-    VLLM_USE_FLASHINFER_SAMPLER=0."""
+    VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
     path, why = sampler_path(inputs.version, inputs.gpu_name)
@@ -346,9 +348,8 @@ def _sampler_path_error(
             "error_bytes": error,
             "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
         })  # fmt: skip
-    floor = round(mlp_transient_gib(inputs.model, inputs.layout, batch_limits(inputs)[0]) * GIB)
     return activation.model_copy(update={
-        "bytes": max(activation.bytes - extra, floor, 0), "error_bytes": error,
+        "bytes": max(activation.bytes - extra, 0), "error_bytes": error,
         "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
                  "taken off, kept in the interval",
     })  # fmt: skip
