@@ -160,14 +160,24 @@ def engine_era(inputs: CalibrationInputs) -> str:
     return era_for(ENGINE_ERAS, inputs.version).value
 
 
+def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
+    """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
+    launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
+    `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
+    window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
+    flags = inputs.settings.flags
+    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
+        return chunked_prefill(inputs.settings)
+    return inputs.context_length > V0_CHUNKED_ABOVE
+
+
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
     if engine_era(inputs) == "v0":
-        chunked = inputs.context_length > V0_CHUNKED_ABOVE
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
-        tokens = chunk if chunked else max(inputs.context_length, V0_MIN_TOKENS)
-        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill above 32K)"
+        tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
