@@ -41,7 +41,8 @@ TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 # 512 (issue 1188's second build)
 EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
 # v0.9+ (§18): runtime buffers and decoder, in float32 logits buffers ([max_batch_size × beam, vocab] × 4 B). 2024
-# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×);
+# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×;
+# either log alone gives 7 whole buffers, 7.15 and 7.3 ×, so neither record is judged on its own figure beyond that);
 # from 0.15: 4 (2 × of runtime buffers read off the logs, 2 × of the decoder's penalty layer read in its code)
 LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
 # §18: the memory a TensorRT engine's C++ process holds besides the engine, its runtime and the KV (CUDA context,
@@ -51,6 +52,8 @@ LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
 # RTX 3090: Triton 24.03 serving a 15,320 MiB Llama-3-8B engine counted 15,681 MiB (guide of 2024-05-21, search-
 # index id 69112122406); a Triton 2.42 start on another host counted 15,681 MiB after a 15,319 MiB engine (id
 # 29429054722). Other GPU models keep the fit or the assumption (0.75 GiB: the memory docs' H100 start leaves 0.75).
+# Read off the corpus's own 3090 records: each judged with the other's count alone would take 361 or 362 MiB, so
+# the in-sample part of their blind figures is 1 MiB (under 0.01 % of either's KV).
 ENGINE_CONTEXT_COUNTED: dict[str, tuple[int, str]] = {
     "RTX3090": (361 + 16, "Triton 24.03: 15,681 MiB after a 15,320 MiB engine, + 16 MiB of cuBLAS/cuDNN handles"),
 }
