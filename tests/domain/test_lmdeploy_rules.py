@@ -159,6 +159,16 @@ def test_a_measured_free_memory_holds_the_staging_already() -> None:
     assert _staged(_plan(LLAMA_8B, ["--engine-version", "0.8.0"], free=40 * GIB)) is None
 
 
+def test_a_workspace_is_turbominds() -> None:
+    """§15.1: LMDeploy takes a model path holding `triton_models/` as TurboMind's (turbomind/supported_models.py
+    `is_supported` asks for that directory before any architecture); the PyTorch engine reads a checkpoint's
+    config.json, which a workspace has not: --backend pytorch with it is refused, not planned as a checkpoint."""
+    ledger = _plan(LLAMA_8B, ["--engine-version", "0.8.0", "--turbomind-workspace"])
+    assert any(note.startswith("backend: TurboMind: a converted workspace") for note in ledger.engine.notes)
+    with pytest.raises(InputError, match="^--turbomind-workspace: a TurboMind workspace"):
+        _plan(LLAMA_8B, ["--engine-version", "0.8.0", "--backend", "pytorch", "--turbomind-workspace"])
+
+
 def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
     """Case 3411 (InternVL2.5-8B-MPO on an A100 80GB, a build of mid-April 2025, before PR #3423: 6,214 blocks of
     8 MiB logged). The staging is 92,553 × 4,096 × 2 B (InternLM2.5-7B's LM head, bf16, one copy):

@@ -135,7 +135,8 @@ def _blocks(
                                 note=f"the LM head's rank slice × {era.value}: {era.source}"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
                      f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
-                     "(v0.6.2 – v0.8.x); --turbomind-workspace: a converted workspace stages nothing")  # fmt: skip
+                     "(v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own --turbomind-workspace "
+                     "says the model path is one (not an LMDeploy flag: LMDeploy tells it by its triton_models/)")  # fmt: skip
         free -= staged
     budget = int(free * ratio)
     label = "object cache: size_t(free × {:g})" if share == "object_cache" else "size_t(free × {:g})"

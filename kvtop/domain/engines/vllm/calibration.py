@@ -185,14 +185,24 @@ def engine_era(inputs: CalibrationInputs) -> str:
     return era_for(ENGINE_ERAS, inputs.version).value
 
 
+def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
+    """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
+    launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
+    `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
+    window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
+    flags = inputs.settings.flags
+    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
+        return chunked_prefill(inputs.settings)
+    return inputs.context_length > V0_CHUNKED_ABOVE
+
+
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
     if engine_era(inputs) == "v0":
-        chunked = inputs.context_length > V0_CHUNKED_ABOVE
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
-        tokens = chunk if chunked else max(inputs.context_length, V0_MIN_TOKENS)
-        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill above 32K)"
+        tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
@@ -300,7 +310,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
-    activation = _sampler_path_error(_forward_floor(activation, inputs, tokens), inputs, fits.get(key), seqs)
+    # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
+    # forward's MLP transient, taken once here
+    activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
     if activation is None:  # a multimodal model: the text model's figure, said to be a guess
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
@@ -357,7 +369,7 @@ def _sampler_path_error(
     seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
     the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
     the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
-    VLLM_USE_FLASHINFER_SAMPLER=0."""
+    VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
     path, why = sampler_path(inputs.version, inputs.gpu_name)
@@ -373,9 +385,8 @@ def _sampler_path_error(
             "error_bytes": error,
             "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
         })  # fmt: skip
-    floor = round(mlp_transient_gib(inputs.model, inputs.layout, batch_limits(inputs)[0]) * GIB)
     return activation.model_copy(update={
-        "bytes": max(activation.bytes - extra, floor, 0), "error_bytes": error,
+        "bytes": max(activation.bytes - extra, 0), "error_bytes": error,
         "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
                  "taken off, kept in the interval",
     })  # fmt: skip
