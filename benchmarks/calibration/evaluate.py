@@ -107,7 +107,24 @@ def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTer
             if enough(found, names):
                 origins = [o for _, o in found]
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
+                continue
+            kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
+            if kept and enough(found, tuple(names[index] for index in kept)):
+                fits[key] = fewer_features_fit(key, names, kept, found)
     return fits
+
+
+def fewer_features_fit(key: str, names: tuple[str, ...], kept: tuple[int, ...],
+                       found: list[tuple[FitRow, RowOrigin]]) -> LinearTerm:  # fmt: skip
+    """A term whose records are too few for all its features, fitted on the features `kept` (the engine's
+    `FEWER_ROWS_FEATURES`: the one that carries most of the term), the others' coefficients 0: a plan of an era
+    the corpus holds a few logs of takes their fit and its held-out error, not the assumption no fit leaves."""
+    rows: list[FitRow] = [(tuple(values[index] for index in kept), gib) for (values, gib), _ in found]
+    subset = tuple(names[index] for index in kept)
+    fit = fit_term(key, subset, rows, origins=[o for _, o in found], min_rows=rows_needed(subset))
+    coefficients = dict(zip(kept, fit.coefficients, strict=True))
+    return fit.model_copy(update={"features": names,
+                                  "coefficients": tuple(coefficients.get(index, 0.0) for index in range(len(names)))})
 
 
 def rows_needed(names: tuple[str, ...]) -> int:

@@ -113,6 +113,13 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
+# An era whose logs are too few to fit every feature (rows_needed: one per feature and two more, from two sources) is
+# fitted on the sampler's logits alone: the profiles the corpus holds are sampler-bound (their MLP coefficients are
+# near 0, and `_forward_floor` keeps the forward's transient), so the logits carry the peak (V1 at v0.10.2-v0.16.0:
+# 9.7 × seqs × vocab × 4 B on H100 and L40S alike, llm-d-planner's sweep and search-index id 38962983769).
+FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
+    f"vllm.activation.{era.value}": (1,) for era in ACTIVATION_ERAS  # index of "max_num_seqs × vocab × 4 B"
+}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
