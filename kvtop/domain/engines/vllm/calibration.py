@@ -307,12 +307,13 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
     activation = _sampler_path_error(_forward_floor(activation, inputs, tokens), inputs, fits.get(key), seqs)
-    if activation is None:  # a multimodal model: the text model's figure, said to be a guess
+    if activation is None:  # a multimodal model: the text model's figure, said to be a guess; else 2 GiB, said why
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
-        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
-                                      "the text model's fit: a vision encoder's profile run, pipeline stages and LoRA "
-                                      "buffers are not modelled")  # fmt: skip
+        why = ("the text model's fit: a vision encoder's profile run, pipeline stages and LoRA buffers are not modelled"
+               if fit and inputs.model else f"2 GiB assumed: {key} has too few logs to fit" if inputs.model
+               else "2 GiB assumed: the model's config is not known")  # fmt: skip
+        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), why)
     key = non_torch_key(inputs)
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
