@@ -23,6 +23,7 @@ from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
 from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, RowOrigin, fit_term
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
@@ -98,8 +99,8 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
 
 
 def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
-    """Every engine's fits and the CUDA totals, on every record but `leave_out`."""
-    fits = cuda_total_fits(corpus, leave_out)
+    """Every engine's fits, the CUDA totals and the weights book's errors, on every record but `leave_out`."""
+    fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
         for key, (_, names) in calibration.FIT_TERMS.items():
@@ -107,7 +108,24 @@ def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTer
             if enough(found, names):
                 origins = [o for _, o in found]
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
+                continue
+            kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
+            if kept and enough(found, tuple(names[index] for index in kept)):
+                fits[key] = fewer_features_fit(key, names, kept, found)
     return fits
+
+
+def fewer_features_fit(key: str, names: tuple[str, ...], kept: tuple[int, ...],
+                       found: list[tuple[FitRow, RowOrigin]]) -> LinearTerm:  # fmt: skip
+    """A term whose records are too few for all its features, fitted on the features `kept` (the engine's
+    `FEWER_ROWS_FEATURES`: the one that carries most of the term), the others' coefficients 0: a plan of an era
+    the corpus holds a few logs of takes their fit and its held-out error, not the assumption no fit leaves."""
+    rows: list[FitRow] = [(tuple(values[index] for index in kept), gib) for (values, gib), _ in found]
+    subset = tuple(names[index] for index in kept)
+    fit = fit_term(key, subset, rows, origins=[o for _, o in found], min_rows=rows_needed(subset))
+    coefficients = dict(zip(kept, fit.coefficients, strict=True))
+    return fit.model_copy(update={"features": names,
+                                  "coefficients": tuple(coefficients.get(index, 0.0) for index in range(len(names)))})
 
 
 def rows_needed(names: tuple[str, ...]) -> int:
@@ -227,6 +245,41 @@ def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[R
         if logged and estimate is not None:
             found.append((record, estimate.bytes / logged - 1))
     return found
+
+
+def built_ahead(record: Record) -> bool:
+    """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
+    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
+    return bool(rule(record.inputs())) if rule is not None else False
+
+
+_WEIGHTS_ERRORS: dict[str, tuple[float, bool] | None] = {}  # by record id: (|error|, built ahead), made once per run
+
+
+def _weights_error(record: Record) -> tuple[float, bool] | None:
+    """The record's |weights term − logged| ÷ logged and whether its engine was built ahead; None where the log
+    printed no weights, kvtop cannot read the model, or the launch re-casts the weights in a way the book does not
+    model (its term is assumed)."""
+    if record.id not in _WEIGHTS_ERRORS:
+        logged = record.figures.get("weights")
+        estimate = weights_term(record) if logged and not record.excluded(Term.WEIGHTS) else None
+        cast = estimate is not None and runtime_cast(record.inputs()) is not None
+        found = (abs(estimate.bytes / logged - 1), built_ahead(record)) if logged and estimate and not cast else None
+        _WEIGHTS_ERRORS[record.id] = found
+    return _WEIGHTS_ERRORS[record.id]
+
+
+def weights_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
+    """The weights book's relative errors (the 90th percentile of |term − logged| ÷ logged, each source weighing as
+    one) on every record but `leave_out`: of checkpoints loaded at the start, and apart, of engines built ahead."""
+    fits: dict[str, LinearTerm] = {}
+    for key, ahead in ((LOADED_ERROR_KEY, False), (BUILT_ERROR_KEY, True)):
+        rows = [(found[0], record.source) for record in _records(corpus, leave_out)
+                if (found := _weights_error(record)) is not None and found[1] is ahead]  # fmt: skip
+        error = round(held_out_quantile([e for e, _ in rows], ERROR_QUANTILE, [s for _, s in rows]), 4) if rows else 0.0
+        fits[key] = LinearTerm(key=key, features=ERROR_FEATURES, coefficients=(error,), error_bytes=0,
+                               records=len(rows), sources=len({s for _, s in rows}))  # fmt: skip
+    return fits
 
 
 FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run

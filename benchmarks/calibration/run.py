@@ -28,11 +28,10 @@ from benchmarks.calibration.evaluate import (  # noqa: E402
     engine_scale,
     fit_all,
     judge_all,
-    weights_errors,
 )
 from benchmarks.calibration.report import render  # noqa: E402
-from kvtop.domain.calibration.fit import held_out_quantile  # noqa: E402
-from kvtop.domain.calibration.linear import ERROR_QUANTILE, LinearTerm  # noqa: E402
+from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
+from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 
 DOC = ROOT / "docs" / "calibration.md"
 DOMAIN = ROOT / "kvtop" / "domain"
@@ -67,38 +66,13 @@ def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, st
         blocks[DOMAIN / "engines" / engine / "calibration.py"] = _literal(mine, "FITS")
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
-    found = [(record, abs(error)) for record, error in weights_errors(corpus) if not _runtime_cast(record)]
-    loaded = [(error, record.source) for record, error in found if not _built_ahead(record)]
-    built = [(error, record.source) for record, error in found if _built_ahead(record)]
-
-    def error(rows: list[tuple[float, str]]) -> float:  # each source's errors weigh as one (held_out_quantile)
-        return round(held_out_quantile([e for e, _ in rows], ERROR_QUANTILE, [s for _, s in rows]), 4) if rows else 0.0
-
+    loaded, built = fits[LOADED_ERROR_KEY], fits[BUILT_ERROR_KEY]
     blocks[DOMAIN / "calibration" / "weights.py"] = (
-        f"WEIGHTS_RELATIVE_ERROR = {error(loaded)!r}\nWEIGHTS_RECORDS = {len(loaded)}\n"
-        f"BUILT_WEIGHTS_RELATIVE_ERROR = {error(built)!r}\n"
-        f"BUILT_WEIGHTS_RECORDS = {len(built)}"
+        f"WEIGHTS_RELATIVE_ERROR = {loaded.coefficients[0]!r}\nWEIGHTS_RECORDS = {loaded.records}\n"
+        f"BUILT_WEIGHTS_RELATIVE_ERROR = {built.coefficients[0]!r}\n"
+        f"BUILT_WEIGHTS_RECORDS = {built.records}"
     )
     return blocks
-
-
-def _built_ahead(record: object) -> bool:
-    """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
-    from benchmarks.calibration.corpus import Record
-    from kvtop.domain.engines.registry import engine_rules
-
-    assert isinstance(record, Record)
-    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
-    return bool(rule(record.inputs())) if rule is not None else False
-
-
-def _runtime_cast(record: object) -> bool:
-    """A launch that re-casts its weights at load in a way the book does not model (its term is assumed)."""
-    from benchmarks.calibration.corpus import Record
-    from kvtop.domain.calibration.weights import runtime_cast
-
-    assert isinstance(record, Record)
-    return runtime_cast(record.inputs()) is not None
 
 
 def render_doc(corpus: Corpus, scores: Scores | None = None, cache: FitCache | None = None) -> str:

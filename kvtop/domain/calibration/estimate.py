@@ -26,6 +26,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
 from kvtop.domain.calibration.support import widened
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate, TermSource
+from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
@@ -101,7 +102,10 @@ def preload_estimate(
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
     support = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
-    estimates = tuple(widened(estimate, support, inputs) for estimate in rules.calibration.terms(inputs, fits))
+    built_rule = getattr(rules.calibration, "weights_built_ahead", None)  # an engine built ahead of its start
+    built = bool(built_rule(inputs)) if built_rule is not None else False
+    estimates = tuple(with_fitted_error(widened(estimate, support, inputs), support, built)
+                      for estimate in rules.calibration.terms(inputs, fits))  # fmt: skip
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip

@@ -114,6 +114,13 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
+# An era whose logs are too few to fit every feature (rows_needed: one per feature and two more, from two sources) is
+# fitted on the sampler's logits alone: the profiles the corpus holds are sampler-bound (their MLP coefficients are
+# near 0, and `_forward_floor` keeps the forward's transient), so the logits carry the peak (V1 at v0.10.2-v0.16.0:
+# 9.7 × seqs × vocab × 4 B on H100 and L40S alike, llm-d-planner's sweep and search-index id 38962983769).
+FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
+    f"vllm.activation.{era.value}": (1,) for era in ACTIVATION_ERAS  # index of "max_num_seqs × vocab × 4 B"
+}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
@@ -313,12 +320,13 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
     # forward's MLP transient, taken once here
     activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
-    if activation is None:  # a multimodal model: the text model's figure, said to be a guess
+    if activation is None:  # a multimodal model: the text model's figure, said to be a guess; else 2 GiB, said why
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
-        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
-                                      "the text model's fit: a vision encoder's profile run, pipeline stages and LoRA "
-                                      "buffers are not modelled")  # fmt: skip
+        why = ("the text model's fit: a vision encoder's profile run, pipeline stages and LoRA buffers are not modelled"
+               if fit and inputs.model else f"2 GiB assumed: {key} has too few logs to fit" if inputs.model
+               else "2 GiB assumed: the model's config is not known")  # fmt: skip
+        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), why)
     key = non_torch_key(inputs)
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
