@@ -4,7 +4,7 @@ its modules hold, so that the weights book counts it per rank as the engines sha
 Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
 or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
-in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py. The Qwen vision transformers (Qwen2.5-VL,
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -35,6 +35,7 @@ from kvtop.domain.architectures import (
     towers_minicpm,
     towers_minimax,
     towers_moon,
+    towers_muse,
     towers_phi,
     towers_vit,
 )
@@ -101,9 +102,10 @@ class Tower:
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
-    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm)
+    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
+    # vision encoder, adapter and projection (towers_muse)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v"] = "qwen"
+                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -137,6 +139,10 @@ def read_tower(
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v(vision, wrapper, tower.drop_last_layer, text_hidden, tower.config_class,
                                         tower.source)  # fmt: skip
+    if tower.kind == "muse_glimmer":
+        muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
+        adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
+        return towers_muse.muse_glimmer(muse, adapter, text_hidden, tower.config_class, tower.source, source)
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
@@ -375,6 +381,13 @@ MINICPM_V4_6 = Tower(
 MINICPM_V4_7 = Tower(
     "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
 )
+
+# Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
+MUSE_GLIMMER = Tower(
+    "MuseGlimmerVisionConfig",
+    "transformers models/muse_glimmer (vision config); vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py",
+    kind="muse_glimmer",
+)  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
