@@ -144,19 +144,19 @@ def test_ovis_llm_child_is_the_language_model() -> None:
 
 
 def test_tower_named_not_modelled_is_not_equal() -> None:
-    # google--paligemma2-3b-mix-448 (held-out wave 2) on vLLM 0.33.0: the committed registry row at TP 1 holds
-    # language_model 5,234,287,104 B beside multi_modal_projector 5,313,024 B and vision_tower 826,654,176 B
-    # (SigLIP, paligemma.py); kvtop's plan holds no tower and names it "not modelled": the language model is
-    # equal, the row is TOWER_NOT_MODELLED (not counted equal in the held-out share), short by 831,967,200 B
+    # default--Qwen2VLForConditionalGeneration (Qwen2VLConfig's defaults) on vLLM 0.33.0: the committed registry
+    # row at TP 1 holds `visual` 1,351,518,208 B beside the language model (qwen2_vl.py Qwen2VisionTransformer);
+    # kvtop has no Qwen2-VL tower kind and its plan names the tower "not modelled": the language model is equal,
+    # the row is TOWER_NOT_MODELLED (not counted equal), the plan short by 1,351,518,208 B
     from benchmarks.engine_diff.registry_judge import TOWER_NOT_MODELLED, judge
     from benchmarks.engine_diff.registry_sweep import load_rows
 
-    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == ("google--paligemma2-3b-mix-448", 1))
-    towers = {k: v for k, v in row["stages"][0]["param_bytes"].items() if k != "language_model"}
-    assert towers == {"multi_modal_projector": 5_313_024, "vision_tower": 826_654_176}
+    config = "default--Qwen2VLForConditionalGeneration"
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (config, 1))
+    assert row["stages"][0]["param_bytes"]["visual"] == 1_351_518_208
     judged = judge("vllm", "0.33.0", row)
     assert judged.verdict == TOWER_NOT_MODELLED
-    assert judged.detail.startswith("stage 0 towers: kvtop 0 B, engine 831,967,200 B (multi_modal_projector, vision_tower)")
+    assert judged.detail.startswith("stage 0 towers: kvtop 0 B, engine 1,351,518,208 B (visual); kvtop: vision tower")
 
 
 def test_laguna_real_configs_are_equal_on_both_engines() -> None:

@@ -103,9 +103,10 @@ class Tower:
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
     # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
-    # vision encoder, adapter and projection (towers_muse)
+    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer"] = "qwen"
+                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
+                  "siglip_paligemma"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -184,6 +185,9 @@ def read_tower(
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "gemma4":
         return towers_vit.gemma4_vision(values, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "siglip_paligemma":
+        projection = validated(towers_vit.PaliGemmaOuterFields, outer, source=source)
+        return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
         return _siglip_gemma3(tower, values, text_hidden)
     if tower.kind == "pixtral_mistral3":
@@ -389,11 +393,19 @@ MUSE_GLIMMER = Tower(
     kind="muse_glimmer",
 )  # fmt: skip
 
+# PaliGemma's SigLIP and PaliGemmaMultiModalProjector (vLLM paligemma.py builds SiglipVisionModel whatever the
+# section's model_type; SiglipVisionConfig's class defaults where vision_config leaves a field out: transformers
+# builds the dict as a SiglipVisionConfig)
+PALIGEMMA_SIGLIP = Tower(
+    "SiglipVisionConfig", "transformers models/siglip, models/paligemma; vLLM 0.33.0 paligemma.py, siglip.py",
+    GEMMA3_SIGLIP.defaults, kind="siglip_paligemma",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
-    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7,
+    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
 }  # fmt: skip
