@@ -100,6 +100,8 @@ def read_config(
     tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
     read = None
     section = config.get(tower.section) if tower is not None else None
+    if tower is not None and section is None and architecture in tower.absent_section_built:
+        section = {}  # the class builds its tower from the vision config class's defaults
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
         read = read_tower(tower, section, source, spec.hidden_size, config)
     if read is not None:  # its bytes join the weights book

@@ -121,6 +121,9 @@ class Tower:
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
     block_mlp_split: bool = False
     drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
+    # the classes that build the tower from the vision config class's defaults where the config has no section
+    # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
+    absent_section_built: frozenset[str] = frozenset()
 
 
 def read_tower(
@@ -315,12 +318,15 @@ LLAVA_ONEVISION = Tower(
     {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
     vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
+# Llama-4: vLLM 0.33.0 mllama4.py builds vision_model and multi_modal_projector whatever the config says, from
+# Llama4VisionConfig's defaults where it has no vision_config (meta-built for AIC's Llama-4-Maverick config, which
+# has none: 831,713,280 + 78,643,200 B at TP 1)
 LLAMA4_VISION = Tower(
     "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
     {"depth": 34, "hidden_size": 768, "intermediate_size": 5632, "in_channels": 3, "image_size": 448,
      "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
      "multi_modal_projector_bias": False},
-    kind="llama4",
+    kind="llama4", absent_section_built=frozenset({"Llama4ForConditionalGeneration"}),
 )  # fmt: skip
 GEMMA4_VISION = Tower(
     "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
