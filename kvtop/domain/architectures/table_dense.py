@@ -47,7 +47,7 @@ DENSE: tuple[Architecture, ...] = (
     A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM",),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
     A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),
-      layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+      layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.QWEN2_VL),
     A("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", tf("qwen2_5_vl"), d.QWEN2_VL_TEXT,
       ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
       tower=t.QWEN2_5_VL),

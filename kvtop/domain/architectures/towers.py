@@ -91,6 +91,16 @@ class ProjectorConfig(ConfigSection):
     multimodal_projector_bias: Flag = False
 
 
+class Qwen2VLVisionFields(ConfigSection):
+    """Qwen2VLVisionConfig's own names (transformers models/qwen2_vl: its class defaults where absent): the width
+    is `embed_dim`, the block MLP `embed_dim × mlp_ratio` (vLLM qwen2_vl.py `int(embed_dim * mlp_ratio)`), and
+    `hidden_size` the patch merger's output."""
+
+    embed_dim: Hidden = 1280
+    hidden_size: Hidden = 3584
+    mlp_ratio: float = Field(default=4.0, gt=0, le=64)
+
+
 @dataclass(frozen=True)
 class Tower:
     """One family's vision tower: its vision config class, defaults and module switches."""
@@ -106,7 +116,7 @@ class Tower:
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -154,6 +164,10 @@ def read_tower(
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
+    if tower.kind == "qwen2_vl":  # its own names: embed_dim the width, hidden_size the merger's output
+        qwen2 = validated(Qwen2VLVisionFields, vision_config, source=source, prefix="vision_config.")
+        values = {**values, "hidden_size": qwen2.embed_dim, "out_hidden_size": qwen2.hidden_size,
+                  "intermediate_size": int(qwen2.embed_dim * qwen2.mlp_ratio)}  # fmt: skip
     if tower.kind == "llava":
         llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
         values = {**values, **tower.vision_defaults.get(stated.model_type or "", {}), **given}
@@ -258,6 +272,14 @@ _QWEN3_VISION = {
     "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
 }  # fmt: skip
 
+# Qwen2-VL: the Qwen ViT with LayerNorms (weight, bias), an unbiased Conv3d patch, no position table, a plain
+# fc1/fc2 MLP with biases and one merger (vLLM 0.33.0 / SGLang 0.5.23 qwen2_vl.py Qwen2VisionTransformer: qkv,
+# proj, fc1, fc2 and the merger's two linears Column/Row-parallel, split over TP in both)
+QWEN2_VL = Tower(
+    "Qwen2VLVisionConfig", "transformers models/qwen2_vl (Qwen2VisionTransformerPretrainedModel)",
+    {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
+    kind="qwen2_vl", patch_bias=False, position_table=False,
+)  # fmt: skip
 QWEN2_5_VL = Tower(
     "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
