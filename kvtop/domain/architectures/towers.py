@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.architectures import (
+    towers_glm,
     towers_intern,
     towers_minicpm,
     towers_minimax,
@@ -116,7 +117,7 @@ class Tower:
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl", "glm4v"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -198,6 +199,8 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "glm4v":
+        return towers_glm.glm4v_vision(values, tower.config_class, tower.source)
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "gemma4":
@@ -279,6 +282,13 @@ QWEN2_VL = Tower(
     "Qwen2VLVisionConfig", "transformers models/qwen2_vl (Qwen2VisionTransformerPretrainedModel)",
     {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
     kind="qwen2_vl", patch_bias=False, position_table=False,
+)  # fmt: skip
+# GLM-4.1V / GLM-4.5V (towers_glm.py): Glm4vVisionConfig's defaults where vision_config leaves a field out
+GLM4V = Tower(
+    "Glm4vVisionConfig", "transformers models/glm4v (Glm4vVisionModel); vLLM 0.33.0 glm4_1v.py, SGLang 0.5.23 glm4v.py",
+    {"depth": 24, "hidden_size": 1536, "intermediate_size": 13696, "out_hidden_size": 4096, "in_channels": 3,
+     "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
+    kind="glm4v",
 )  # fmt: skip
 QWEN2_5_VL = Tower(
     "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
