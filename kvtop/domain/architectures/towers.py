@@ -117,7 +117,7 @@ class Tower:
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl", "glm4v"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -199,6 +199,9 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "idefics3":
+        scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
+        return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
     if tower.kind == "glm4v":
         return towers_glm.glm4v_vision(values, tower.config_class, tower.source)
     if tower.kind == "llama4":
@@ -439,6 +442,15 @@ PALIGEMMA_SIGLIP = Tower(
     GEMMA3_SIGLIP.defaults, kind="siglip_paligemma",
 )  # fmt: skip
 
+# Idefics3's and SmolVLM's SigLIP (Idefics3VisionConfig's / SmolVLMVisionConfig's class defaults, the same) and
+# connector (vLLM 0.33.0 idefics3.py, smolvlm.py)
+IDEFICS3_VISION = Tower(
+    "Idefics3VisionConfig", "transformers models/idefics3, models/smolvlm; vLLM 0.33.0 idefics3.py, idefics2_vision_model.py",
+    {"depth": 12, "hidden_size": 1152, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
+     "patch_size": 32},
+    kind="idefics3",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -446,4 +458,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
+    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
 }  # fmt: skip
