@@ -111,7 +111,7 @@ MOE: tuple[Architecture, ...] = (
               router_bias=True, router_fp32=True), mtp_fields=MTP),
     A("glm4v_moe_text", "Glm4vMoeTextConfig", tf("glm4v_moe"), m.GLM4V_MOE_TEXT, ("Glm4vMoeForConditionalGeneration",),
       moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
-              router_bias=True, router_fp32=True), mtp_fields=MTP),
+              router_bias=True, router_fp32=True), mtp_fields=MTP, tower=t.GLM4V),
     # MiniMax-M2: q/k norms over all heads split over TP (MiniMaxText01RMSNormTP); experts on every layer, the
     # gate in fp32 with an fp32 routing bias (use_routing_bias); MTP modules not loaded
     A("minimax_m2", "MiniMaxM2Config", tf("minimax_m2"), m.MINIMAX_M2, ("MiniMaxM2ForCausalLM",),
