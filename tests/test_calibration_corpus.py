@@ -15,9 +15,8 @@ import statistics
 import pytest
 
 from benchmarks.calibration.corpus import CORPUS, load_all
-from benchmarks.calibration.evaluate import blind, fit_all, judge_all
-from benchmarks.calibration.report import render
-from benchmarks.calibration.run import DOC, fitted_blocks, stale
+from benchmarks.calibration.evaluate import blind, fit_all
+from benchmarks.calibration.run import DOC, fitted_blocks, render_doc, stale
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.sources.engine_logs import read_engine_log
 from tests.data_paths import CASES
@@ -71,8 +70,7 @@ def test_a_blind_plan_never_sees_its_own_record() -> None:
 
 
 def test_docs_calibration_is_what_the_corpus_gives() -> None:
-    expected = render(CORPUS_RECORDS, fit_all(CORPUS_RECORDS), judge_all(CORPUS_RECORDS, weights_logged=True),
-                      judge_all(CORPUS_RECORDS, weights_logged=False))  # fmt: skip
+    expected = render_doc(CORPUS_RECORDS)
     assert DOC.read_text() == expected, "docs/calibration.md is stale: python benchmarks/calibration/run.py --write"
 
 

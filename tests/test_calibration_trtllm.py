@@ -236,3 +236,15 @@ def test_a_tensorrt_process_on_an_rtx_3090_holds_the_context_tensorrt_counted() 
         raw["gpu"] = "RTX3090" if other == RERANKER else raw["gpu"]
         assumed = next(t for t in terms(resolve(raw).inputs()) if t.term is Term.CONTEXT)
         assert assumed.source == "assumed" and assumed.bytes == 3 << 28
+
+
+def test_the_3090_count_holds_for_the_release_it_was_read_at() -> None:
+    """Both RTX 3090 counts are of TensorRT-LLM 0.8.0 starts (their records' versions); a 2024 engine (0.12.0) on
+    the same card runs another TensorRT and CUDA, whose context no log at hand counts: the assumption, not 377 MiB."""
+    from kvtop.domain.calibration.terms import Term
+    from kvtop.domain.engines.trtllm.calibration import terms
+
+    raw = dict(TRTLLM[V08_3090].raw)
+    raw["version"] = "0.12.0"
+    later = next(t for t in terms(resolve(raw).inputs()) if t.term is Term.CONTEXT)
+    assert later.source == "assumed" and later.bytes == 3 << 28

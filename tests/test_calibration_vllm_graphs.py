@@ -11,8 +11,11 @@ from __future__ import annotations
 from benchmarks.calibration.corpus import load
 from benchmarks.calibration.evaluate import fit_all, observed
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import weights_held as held
+from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
+from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
 from kvtop.units import GIB
 
 RECORDS = {record.id: record for record in load("vllm")}
@@ -82,17 +85,61 @@ def test_the_weights_term_lands_on_what_vllm_printed_for_qwen2_5() -> None:
 def test_the_allocator_rounds_gpt_oss_mxfp4_experts_on_hopper() -> None:
     """gpt-oss-120b's checkpoint (its safetensors header): per layer `mlp.experts.gate_up_proj_scales` [128, 5760, 90]
     and `down_proj_scales` [128, 2880, 90] in uint8: 63.3 and 31.6 MiB, each within 1 MiB under 64 and 32 MiB, so each
-    holds its whole segment; its float32 biases (128 × 5,760 and 128 × 2,880 × 4 B: 2.8 and 1.4 MiB) are carved from
-    shared segments. 'Model loading took 64.38 GiB' (v0.11.0, H100): the weights term within 0.15 GiB of it, and
-    nearer than the 0.17 GiB the term was short before the rounding."""
+    holds its whole segment; their swizzled copies (HopperMXScaleLayout pads the rows to 256: [128, 5888, 90] 64.7 MiB,
+    1.3 MiB under 66, split; [128, 3072, 90] 33.75 MiB, held as 34); its float32 biases (128 × 5,760 and 128 × 2,880 × 4
+    B: 2.8 and 1.4 MiB) are carved from shared segments. 'Model loading took 64.38 GiB' (v0.11.0, H100): the weights
+    term within the print's rounding (0.005 GiB) of it; before the swizzled copies' padding it was 0.13 GiB short."""
     mib, layers = 1 << 20, 36
-    gate_up, down = 128 * 5760 * 90, 128 * 2880 * 90
-    expected = layers * ((64 * mib - gate_up) + (32 * mib - down))
+    gate_up, down, down_swizzled = 128 * 5760 * 90, 128 * 2880 * 90, 128 * 3072 * 90
+    expected = layers * ((64 * mib - gate_up) + (32 * mib - down) + (34 * mib - down_swizzled))
     inputs = RECORDS["llmd-v011-gpt-oss-120b"].inputs()
     rounding = held.allocator_rounding(inputs)
     assert rounding is not None and rounding[0] == expected
     term = next(t for t in vllm.terms(inputs) if t.term is Term.WEIGHTS)
-    assert 64.38 - 0.15 < term.bytes / GIB < 64.38
+    assert abs(term.bytes / GIB - 64.38) <= 0.005
     # Marlin (an A100) repacks the experts in place: nothing rounded here
     a100 = RECORDS["dennislee-gpt-oss-120b-4xa100-80gb-tp4-4nodes-u08"].inputs()
     assert held.allocator_rounding(a100) is None
+
+
+def test_the_swizzled_mxfp4_scales_are_padded_as_triton_kernels_pads_them() -> None:
+    """vLLM's `_swizzle_mxfp4` (v0.13.0) hands [experts, rows, width ÷ 32] scales to HopperMXScaleLayout with
+    num_warps 8, whose `swizzle_data` pads the rows to 2 × 8 × 2 × 8 = 256 and the width to even, into a new tensor
+    beside the registered one. gpt-oss-20b at TP 2 (32 experts, 1,472 padded rows a rank, hidden 2,880): w13
+    [32, 2944 → 3072, 90], w2 [32, 2880 → 3072, 46]; gpt-oss-120b at TP 1: [128, 5760 → 5888, 90], [128, 2880 → 3072,
+    90]."""
+    tp2 = mxfp4_experts_of("llmd-v019-gpt-oss-20b-tp2")
+    assert (tp2.experts, tp2.padded, tp2.hidden) == (32, 1472, 2880)
+    assert held.swizzled_scales(tp2) == (32 * 3072 * 90, 32 * 3072 * 46)
+    assert held.swizzled_scales(mxfp4_experts_of("llmd-v011-gpt-oss-120b")) == (128 * 5888 * 90, 128 * 3072 * 90)
+
+
+def mxfp4_experts_of(record_id: str) -> Mxfp4Experts:
+    """The MXFP4 experts vLLM builds on one rank of a corpus record's start."""
+    inputs = RECORDS[record_id].inputs()
+    assert inputs.model is not None
+    built = mxfp4_experts(inputs.model, inputs.layout, inputs.gpu_name, inputs.version)
+    assert built is not None
+    return built
+
+
+def test_the_v2_runner_charges_no_graph_estimate_before_v0_29() -> None:
+    """vLLM's V2 model runner (v1/worker/gpu/model_runner.py) returned 0 from `profile_cudagraph_memory` from #36520
+    until #53306 (first in v0.29.0; vllm#49224): the v0.27.1 Qwen3-32B PP 2 start prints its lines from
+    `model_runner.py` and no "Estimated CUDA graph memory". V2 runs models without experts from v0.25.0: Qwen3-14B at
+    v0.28.0 is on the placeholder, at v0.24.0 (V1) and v0.29.0 (measured) not; Qwen3-30B-A3B (experts) stays on V1.
+    The figure is still charged, named as V2's memory beside its profile: the v0.28.0 L40S start leaves
+    0.92 × 44.45 − 27.52 − 11.57 = 1.80 GiB beside weights and KV, more than activation and non-torch alone."""
+    dense = RECORDS["file60168338778-qwen3-14b-l40s-v0280"].inputs()
+    moe = RECORDS["file54526754647-qwen3-coder-30b-a3b-4xl40s-tp4"].inputs()
+    assert v2_placeholder(dense) is not None and "vllm#49224" in str(v2_placeholder(dense))
+    assert v2_placeholder(RECORDS["case-vllm-blog-v0271-qwen3-32b-pp2-rtxpro6000"].inputs()) is not None
+    for release in ("0.24.0", "0.29.0"):
+        assert v2_placeholder(dense.model_copy(update={"version": ResolvedVersion(text=release)})) is None
+    assert v2_placeholder(moe.model_copy(update={"version": ResolvedVersion(text="0.28.0")})) is None
+    terms = {term.term: term for term in vllm.terms(dense)}
+    graphs = terms[Term.CUDA_GRAPHS]
+    assert graphs.label == "vLLM V2's memory beside its profile" and graphs.bytes > 0
+    beside = 0.92 * 44.45 - 27.52 - 11.57
+    charged = (terms[Term.ACTIVATION].bytes + terms[Term.NON_TORCH].bytes) / GIB
+    assert charged < beside - 0.5 < charged + graphs.bytes / GIB

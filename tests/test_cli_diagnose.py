@@ -13,6 +13,7 @@ from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
+from tests.corpus_records import logged_bytes
 
 GIB, MIB = 1 << 30, 1 << 20
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
@@ -20,6 +21,12 @@ GIB, MIB = 1 << 30, 1 << 20
 # the corpus (docs/calibration.md): 85,028,293,266 − 2,294,395,152 = 82,733,898,114 B
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 H100_RESTART_FREE = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB) - round(
+    (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
+)
+# What diagnose prices a restart on the demo node at: NVML's total less its reserve (the demo's GPUs show CUDA's
+# 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured)
+# less the same calibrated context: 85,029,615,043 − 2,294,395,152 = 82,735,219,891 B
+NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - round(
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
 )
 
@@ -45,7 +52,7 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
     assert finding["rule"] == "co_tenant" and finding["gpus"] == [3] and len(finding["ranks"]) == 8
     assert finding["fix"] == "stop pid 4242 (python, user ada, 6.00 GiB on GPU 3), then restart sglang:41000"
     # The planner: SGLang's pre-load free memory (min over ranks) with and without the 6 GiB, on
-    # the demo's H100s (CUDA's total less SGLang's calibrated context, as the demo's engine measured it), the
+    # the demo's H100s (CUDA's total less SGLang's calibrated context, as kvtop predicts it), the
     # weights at the calibrated term (the book and SGLang's float32 rope cache, 8,192 × 128 × 4 B = 4,194,304).
     # KV budget = free − the weights 17,644,929,024 − free × (1 − 0.818), ÷ 40,960 B.
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
@@ -72,18 +79,19 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
 def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Left running, the 6 GiB notebook leaves a restart CUDA's total (an H100's: 79.188769 GiB) less SGLang's
-    context at TP 8 on NVLink (0.597783 + 3 × 0.513013 GiB; both calibrated, docs/calibration.md) less 6 GiB
-    free; SGLang's reserve is that × (1 − share), its own × (1 − 0.818): 0.83 takes it 0.85 GiB below
-    (0.012 × 72,757.2 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1 GiB. The weights are the calibrated
-    term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83 the KV budget is 76,291,447,170 −
-    17,644,929,024 − 76,291,447,170 × 0.17 = 45,676,972,127 B ÷ 40,960 = 1,115,160 tokens, at 0.818 1,092,809."""
+    """Left running, the 6 GiB notebook leaves a restart NVML's total less its reserve (the node's CUDA total,
+    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (0.597783 + 3 × 0.513013
+    GiB, calibrated, docs/calibration.md) less 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 −
+    0.818): 0.83 takes it 0.85 GiB below (0.012 × 72,758.5 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1
+    GiB. The weights are the calibrated term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83
+    the KV budget is 76,292,768,947 − 17,644,929,024 − 76,292,768,947 × 0.17 = 45,678,069,202 B ÷ 40,960 =
+    1,115,187 tokens, at 0.818 1,092,835."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
-    left = H100_RESTART_FREE - 6 * GIB
-    assert round(left / MIB, 1) == 72_757.2 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+    left = NODE_RESTART_FREE - 6 * GIB
+    assert round(left / MIB, 1) == 72_758.5 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
@@ -93,13 +101,13 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
         ).token_capacity  # fmt: skip
 
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
-    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_160
-    assert alternative["restart_tokens"] == capacity() == 1_092_809
-    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_351
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_187
+    assert alternative["restart_tokens"] == capacity() == 1_092_835
+    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_352
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,351 tokens" in text
+    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,352 tokens" in text
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -181,6 +181,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/commands/node_args.py", ("snapshot", "diagnose", "export")),
     ("kvtop/commands/node_source.py", ("snapshot", "diagnose", "export", "kvtop")),
     ("kvtop/sources/scenario.py", ("snapshot", "diagnose", "export", "kvtop")),
+    ("kvtop/sources/demo_starts.py", ("snapshot", "diagnose", "export", "kvtop")),  # the demo's table of starts
     ("kvtop/sources/exporter*.py", ("export",)),
     ("kvtop/sources/prometheus*.py", ("cluster", "kvtop")),
     ("kvtop/commands/demo_cluster.py", ("cluster", "kvtop")),

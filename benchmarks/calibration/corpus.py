@@ -9,6 +9,7 @@ printed, tokens as counts). `exclude` names the terms a record must not be fitte
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -58,6 +59,12 @@ class Record:
         return str(self.raw["engine"])
 
     @property
+    def source(self) -> str:
+        """The source its figures came from, at its release: records of one source and release (one install) are
+        left out together (`source_key`)."""
+        return f"{source_key(str(self.raw['source']))} @ {self.version.text or 'release not stated'}"
+
+    @property
     def gpu(self) -> str | None:
         gpu = self.raw.get("gpu")
         return str(gpu) if gpu else None
@@ -100,6 +107,33 @@ class Record:
             gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
             context_length=context,
         )  # fmt: skip
+
+
+_THREAD = re.compile(r"https://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)")
+_REPO = re.compile(r"https://github\.com/([^/\s]+/[^/\s#]+)")
+_INDEXED = re.compile(r"search-index id (\d+)")
+
+
+def source_key(source: str) -> str:
+    """The source a record's figures share with its siblings: a GitHub thread ('vllm-project/vllm#10517'), a
+    repository ('llm-d-incubation/llm-d-planner': one benchmarking repository's files are one sweep's hosts and
+    installs), a file the search index names by id, a page; a case in tests/data/cases by the thread or page its
+    case.json names. Starts of one source share GPU, release and install, so a sibling predicts them better than
+    a plan predicts a log from elsewhere: the held-out errors leave a whole source out."""
+    if source.startswith("cases/"):
+        case = DATA / source / "case.json"
+        meta = json.loads(case.read_text()) if case.exists() else {}
+        nested = meta.get("source")
+        url = meta.get("url") or (nested.get("url") if isinstance(nested, dict) else None)
+        return source_key(str(url)) if url else source
+    for pattern in (_THREAD, _REPO):
+        found = pattern.match(source)
+        if found:
+            return f"{found.group(1)}#{found.group(2)}" if pattern is _THREAD else found.group(1).removesuffix(".git")
+    indexed = _INDEXED.search(source)
+    if indexed:
+        return f"search-index {indexed.group(1)}"
+    return source.split(" ")[0].split("#")[0]
 
 
 def _config_path(name: str) -> Path:
@@ -173,6 +207,10 @@ class GpuTotal:
     gpu: str
     total_bytes: int
     source: str
+
+    @property
+    def source_key(self) -> str:
+        return source_key(self.source)
 
 
 def load_gpu_totals() -> list[GpuTotal]:

@@ -1,25 +1,29 @@
 """Fit every term on the corpus, and judge a blind plan of each record with fits that never saw it.
 
 `fit_all(corpus, leave_out)` fits each engine's terms (`<engine>.calibration.FIT_TERMS`) and every GPU's
-CUDA total on the records other than `leave_out`; each fit carries its own held-out error (leave one
-out within the rest). `blind(record, fits)` then plans the record's launch with kvtop's `planned_capacity`
-as an operator would before the start (model, GPU, engine release, flags), optionally given the weights
-the log printed, and compares the capacity (or the KV memory, where the log printed no tokens) with the
-log's.
+CUDA total on the records other than `leave_out` (a record's id, or a source: `Record.source`); each fit
+carries its own held-out error (each source left out in turn within the rest). `blind(record, fits)` then
+plans the record's launch with kvtop's `planned_capacity` as an operator would before the start (model,
+GPU, engine release, flags), optionally given the weights the log printed, and compares the capacity (or
+the KV memory, where the log printed no tokens) with the log's. `judge_all` judges every record with fits
+that left its whole source out: a log from a source the corpus has not seen is what a plan faces.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
+from kvtop.domain.calibration.coverage import coverage_score, scale_fit
 from kvtop.domain.calibration.estimate import planned_capacity
-from kvtop.domain.calibration.fit import quantile
+from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
-from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, fit_term
+from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, RowOrigin, fit_term
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_model_key
@@ -31,25 +35,37 @@ SPARE_ROWS = 2  # a term needs this many records beyond its constants, or its he
 PRINTED_HALF_GIB = 0.005  # a figure printed with 2 decimals stands for ± 0.005 GiB
 
 
+def left_out(record: Record, leave_out: str | None) -> bool:
+    """Whether `leave_out` names the record or its source."""
+    return leave_out is not None and leave_out in (record.id, record.source)
+
+
 def _records(corpus: Corpus, leave_out: str | None) -> Iterable[Record]:
-    return (record for records in corpus.values() for record in records if record.id != leave_out)
+    return (record for records in corpus.values() for record in records if not left_out(record, leave_out))
+
+
+def origin(record: Record) -> RowOrigin:
+    """The record's source and GPU model, as a fit's row keeps them."""
+    return RowOrigin(source=record.source, gpu=gpu_model_key(record.gpu) if record.gpu else "")
 
 
 def cuda_total_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
     """Each GPU model's CUDA total (the mean of the logged totals) and the gap to nvidia-smi's total."""
-    by_gpu: dict[str, list[FitRow]] = {}
+    by_gpu: dict[str, list[tuple[FitRow, str]]] = {}
     for record in _records(corpus, leave_out):
         total = record.figures.get("cuda_total")
         if total is None or not record.gpu or record.excluded(Term.CUDA_TOTAL):
             continue
-        by_gpu.setdefault(gpu_model_key(record.gpu), []).append(((1.0,), total / GIB))
+        by_gpu.setdefault(gpu_model_key(record.gpu), []).append((((1.0,), total / GIB), record.source))
     for printed in GPU_TOTALS:
-        if printed.id != leave_out:
-            by_gpu.setdefault(gpu_model_key(printed.gpu), []).append(((1.0,), printed.total_bytes / GIB))
-    spread = [abs(row[1] - sum(r[1] for r in rows if r is not row) / (len(rows) - 1))
-              for rows in by_gpu.values() if len(rows) > 1 for row in rows]  # fmt: skip
-    error = quantile(spread, ERROR_QUANTILE) if spread else 0.05  # pooled over the GPUs logged twice or more
-    fits = {cuda_total_key(gpu): fit_term(cuda_total_key(gpu), ("1 GiB",), rows, error_gib=error)
+        if leave_out not in (printed.id, printed.source_key):
+            by_gpu.setdefault(gpu_model_key(printed.gpu), []).append((((1.0,), printed.total_bytes / GIB), printed.source_key))
+    # each total against the mean of the same GPU's totals from other sources, pooled over the GPUs logged by two or more
+    spread = [(abs(row[1] - statistics.mean(r[1] for r, s in rows if s != source)), source)
+              for rows in by_gpu.values() for row, source in rows if any(s != source for _, s in rows)]  # fmt: skip
+    error = held_out_quantile([e for e, _ in spread], ERROR_QUANTILE, [s for _, s in spread]) if spread else 0.05
+    fits = {cuda_total_key(gpu): fit_term(cuda_total_key(gpu), ("1 GiB",), [row for row, _ in rows], error_gib=error,
+                                          origins=[RowOrigin(source=source, gpu=gpu) for _, source in rows])
             for gpu, rows in by_gpu.items()}  # fmt: skip
     gaps: list[FitRow] = [((1.0,), GPU_TOTAL_MIB[gpu] * MIB / GIB - fits[cuda_total_key(gpu)].predict_gib((1.0,)))
                           for gpu in by_gpu if gpu in GPU_TOTAL_MIB]  # fmt: skip
@@ -83,15 +99,33 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
 
 
 def fit_all(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
-    """Every engine's fits and the CUDA totals, on every record but `leave_out`."""
-    fits = cuda_total_fits(corpus, leave_out)
+    """Every engine's fits, the CUDA totals and the weights book's errors, on every record but `leave_out`."""
+    fits = {**cuda_total_fits(corpus, leave_out), **weights_fits(corpus, leave_out)}
     for engine, records in corpus.items():
         calibration = engine_rules(engine).calibration
         for key, (_, names) in calibration.FIT_TERMS.items():
-            rows = term_rows(records, engine, key, fits, leave_out)
-            if len(rows) >= rows_needed(names):
-                fits[key] = fit_term(key, names, rows)
+            found = term_rows(records, engine, key, fits, leave_out)
+            if enough(found, names):
+                origins = [o for _, o in found]
+                fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
+                continue
+            kept = getattr(calibration, "FEWER_ROWS_FEATURES", {}).get(key)
+            if kept and enough(found, tuple(names[index] for index in kept)):
+                fits[key] = fewer_features_fit(key, names, kept, found)
     return fits
+
+
+def fewer_features_fit(key: str, names: tuple[str, ...], kept: tuple[int, ...],
+                       found: list[tuple[FitRow, RowOrigin]]) -> LinearTerm:  # fmt: skip
+    """A term whose records are too few for all its features, fitted on the features `kept` (the engine's
+    `FEWER_ROWS_FEATURES`: the one that carries most of the term), the others' coefficients 0: a plan of an era
+    the corpus holds a few logs of takes their fit and its held-out error, not the assumption no fit leaves."""
+    rows: list[FitRow] = [(tuple(values[index] for index in kept), gib) for (values, gib), _ in found]
+    subset = tuple(names[index] for index in kept)
+    fit = fit_term(key, subset, rows, origins=[o for _, o in found], min_rows=rows_needed(subset))
+    coefficients = dict(zip(kept, fit.coefficients, strict=True))
+    return fit.model_copy(update={"features": names,
+                                  "coefficients": tuple(coefficients.get(index, 0.0) for index in range(len(names)))})
 
 
 def rows_needed(names: tuple[str, ...]) -> int:
@@ -99,19 +133,28 @@ def rows_needed(names: tuple[str, ...]) -> int:
     return len(names) + SPARE_ROWS
 
 
+SOURCES_NEEDED = 2  # a term's held-out error leaves a source out: one source alone measures none
+
+
+def enough(found: list[tuple[FitRow, RowOrigin]], names: tuple[str, ...]) -> bool:
+    """Whether a term's rows can fit it and measure its held-out error: `rows_needed` rows, from two sources."""
+    return len(found) >= rows_needed(names) and len({o.source for _, o in found}) >= SOURCES_NEEDED
+
+
 def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, LinearTerm],
-              leave_out: str | None = None) -> list[FitRow]:  # fmt: skip
-    """(features, measured GiB) of every record (but `leave_out`) whose log measured the term `key`."""
+              leave_out: str | None = None) -> list[tuple[FitRow, RowOrigin]]:  # fmt: skip
+    """(features, measured GiB) of every record (but `leave_out`) whose log measured the term `key`, and
+    where each came from."""
     calibration = engine_rules(engine).calibration
     term = calibration.FIT_TERMS[key][0]
-    rows: list[FitRow] = []
+    rows: list[tuple[FitRow, RowOrigin]] = []
     for record in records:
-        if record.id == leave_out or record.excluded(term):
+        if left_out(record, leave_out) or record.excluded(term):
             continue
         values = calibration.fit_features(key, record.inputs())
         measured = observed(record, term, fits)
         if values is not None and measured is not None:
-            rows.append((values, measured / GIB))
+            rows.append(((values, measured / GIB), origin(record)))
     return rows
 
 
@@ -204,12 +247,85 @@ def weights_errors(corpus: Corpus, leave_out: str | None = None) -> list[tuple[R
     return found
 
 
-def judge_all(corpus: Corpus, *, weights_logged: bool) -> dict[str, list[Judged]]:
-    """Every record planned blind with fits that left it out (leave-one-out), by engine."""
+def built_ahead(record: Record) -> bool:
+    """A record whose engine was built ahead of its start (the engine calibration's `weights_built_ahead`)."""
+    rule = getattr(engine_rules(record.engine).calibration, "weights_built_ahead", None)
+    return bool(rule(record.inputs())) if rule is not None else False
+
+
+_WEIGHTS_ERRORS: dict[str, tuple[float, bool] | None] = {}  # by record id: (|error|, built ahead), made once per run
+
+
+def _weights_error(record: Record) -> tuple[float, bool] | None:
+    """The record's |weights term − logged| ÷ logged and whether its engine was built ahead; None where the log
+    printed no weights, kvtop cannot read the model, or the launch re-casts the weights in a way the book does not
+    model (its term is assumed)."""
+    if record.id not in _WEIGHTS_ERRORS:
+        logged = record.figures.get("weights")
+        estimate = weights_term(record) if logged and not record.excluded(Term.WEIGHTS) else None
+        cast = estimate is not None and runtime_cast(record.inputs()) is not None
+        found = (abs(estimate.bytes / logged - 1), built_ahead(record)) if logged and estimate and not cast else None
+        _WEIGHTS_ERRORS[record.id] = found
+    return _WEIGHTS_ERRORS[record.id]
+
+
+def weights_fits(corpus: Corpus, leave_out: str | None = None) -> dict[str, LinearTerm]:
+    """The weights book's relative errors (the 90th percentile of |term − logged| ÷ logged, each source weighing as
+    one) on every record but `leave_out`: of checkpoints loaded at the start, and apart, of engines built ahead."""
+    fits: dict[str, LinearTerm] = {}
+    for key, ahead in ((LOADED_ERROR_KEY, False), (BUILT_ERROR_KEY, True)):
+        rows = [(found[0], record.source) for record in _records(corpus, leave_out)
+                if (found := _weights_error(record)) is not None and found[1] is ahead]  # fmt: skip
+        error = round(held_out_quantile([e for e, _ in rows], ERROR_QUANTILE, [s for _, s in rows]), 4) if rows else 0.0
+        fits[key] = LinearTerm(key=key, features=ERROR_FEATURES, coefficients=(error,), error_bytes=0,
+                               records=len(rows), sources=len({s for _, s in rows}))  # fmt: skip
+    return fits
+
+
+FitCache = dict[str, dict[str, LinearTerm]]  # the fits without each source, made once per run
+Scores = dict[str, list[tuple[float, str]]]  # by engine: each fully blind plan's coverage score, and its source
+
+
+def _fits_without(corpus: Corpus, source: str, cache: FitCache) -> dict[str, LinearTerm]:
+    if source not in cache:
+        cache[source] = fit_all(corpus, leave_out=source)
+    return cache[source]
+
+
+def blind_scores(corpus: Corpus, cache: FitCache | None = None) -> Scores:
+    """Every record planned fully blind with fits that left its source out, its interval unscaled: how many of
+    its half-widths its log's figure fell from the plan (`coverage_score`), by engine."""
+    cache = {} if cache is None else cache
+    scores: Scores = {}
+    for engine, records in corpus.items():
+        for record in records:
+            found = blind(record, _fits_without(corpus, record.source, cache), weights_logged=False)
+            score = coverage_score(found.truth, found.predicted, found.low, found.high, found.truth_half) if found else None
+            if score is not None:
+                scores.setdefault(engine, []).append((score, record.source))
+    return scores
+
+
+def engine_scale(engine: str, scores: Scores, leave_out: str | None = None) -> LinearTerm | None:
+    """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`)."""
+    kept = [(score, source) for score, source in scores.get(engine, []) if source != leave_out]
+    return scale_fit(engine, [score for score, _ in kept], [source for _, source in kept])
+
+
+def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = None,
+              cache: FitCache | None = None) -> dict[str, list[Judged]]:  # fmt: skip
+    """Every record planned blind with fits that left its whole source out (leave-one-source-out), its interval
+    scaled by the engine's scale fitted on the other sources' scores, by engine."""
+    cache = {} if cache is None else cache
+    scores = blind_scores(corpus, cache) if scores is None else scores
     judged: dict[str, list[Judged]] = {}
     for engine, records in corpus.items():
         for record in records:
-            result = blind(record, fit_all(corpus, leave_out=record.id), weights_logged=weights_logged)
+            fits = dict(_fits_without(corpus, record.source, cache))
+            scale = engine_scale(engine, scores, leave_out=record.source)
+            if scale is not None:
+                fits[scale.key] = scale
+            result = blind(record, fits, weights_logged=weights_logged)
             if result is not None:
                 judged.setdefault(engine, []).append(result)
     return judged

@@ -6,7 +6,18 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from benchmarks.calibration.evaluate import Corpus, Judged, rows_needed, term_rows, weights_errors
+from benchmarks.calibration.evaluate import (
+    SOURCES_NEEDED,
+    Corpus,
+    Judged,
+    Scores,
+    engine_scale,
+    rows_needed,
+    term_rows,
+    weights_errors,
+)
+from kvtop.domain.calibration.coverage import interval_key
+from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.units import GIB
@@ -18,31 +29,54 @@ def _pct(value: float) -> str:
     return f"{value:.1%}"
 
 
+def half_width(judged: Judged) -> float:
+    """The interval's half-width on its wider side, as a share of the log's figure."""
+    return max(judged.predicted - judged.low, judged.high - judged.predicted) / judged.truth if judged.truth else 0.0
+
+
 def summary_row(engine: str, judged: Sequence[Judged]) -> str:
     if not judged:
-        return f"| {display_name(engine)} | 0 | — | — | — | no record could be planned |"
+        return f"| {display_name(engine)} | 0 | 0 | — | — | — | — | no record could be planned |"
     errors = [abs(j.error) for j in judged]
     median = statistics.median(errors)
     within = sum(e <= 0.05 for e in errors) / len(errors)
     covered = sum(j.covered for j in judged) / len(judged)
+    width = statistics.median(half_width(j) for j in judged)
+    sources = len({j.record.source for j in judged})
     met = median <= TARGET_MEDIAN and within >= TARGET_WITHIN and covered >= TARGET_COVERAGE
     verdict = "met" if met and len(judged) >= 10 else ("met on too few records to claim" if met else "not met")
-    return f"| {display_name(engine)} | {len(judged)} | {_pct(median)} | {_pct(within)} | {_pct(covered)} | {verdict} |"
+    return (f"| {display_name(engine)} | {len(judged)} | {sources} | {_pct(median)} | {_pct(within)} | {_pct(covered)} | "
+            f"± {_pct(width)} | {verdict} |")  # fmt: skip
 
 
 def _summary(title: str, judged: dict[str, list[Judged]], corpus: Corpus) -> list[str]:
-    lines = [f"### {title}", "", "| engine | records judged | median \\|error\\| | within 5 % | interval holds the log | targets |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"### {title}", "", "| engine | records judged | sources | median \\|error\\| | within 5 % | interval holds the log | "
+             "median half-width | targets |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     lines += [summary_row(engine, judged.get(engine, [])) for engine in corpus]
     return lines + [""]
 
 
 def _fit_rows(fits: dict[str, LinearTerm], prefix: str) -> list[str]:
-    lines = ["| fit | records | form (GiB) | held-out error (90th pct) |", "|---|---|---|---|"]
-    for key in sorted(k for k in fits if k.startswith(prefix)):
+    lines = ["| fit | records (sources) | form (GiB) | held-out error (90th pct) | on a GPU no other source ran | GPU models |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for key in sorted(k for k in fits if k.startswith(prefix) and k != interval_key(prefix.rstrip("."))):
         fit = fits[key]
         form = " + ".join(f"{c:g} × {name}" if name != "1 GiB" else f"{c:g}" for c, name in zip(fit.coefficients, fit.features, strict=True))
-        lines.append(f"| `{key}` | {fit.records} | {form} | {fit.error_bytes / GIB:.3f} GiB |")
+        lines.append(f"| `{key}` | {fit.records} ({fit.sources}) | {form} | {fit.error_bytes / GIB:.3f} GiB | "
+                     f"{fit.novel_error_bytes / GIB:.3f} GiB | {', '.join(fit.gpus) or '—'} |")  # fmt: skip
+    return lines
+
+
+def _scale_rows(corpus: Corpus, scores: Scores) -> list[str]:
+    lines = ["| engine | blind plans scored (sources) | scores: median / 90th pct / largest | interval scale |", "|---|---|---|---|"]
+    for engine in corpus:
+        found = [score for score, _ in scores.get(engine, [])]
+        scale = engine_scale(engine, scores)
+        if not found or scale is None:
+            lines.append(f"| {display_name(engine)} | 0 | — | 1 (none fitted) |")
+            continue
+        spread = f"{statistics.median(found):.2f} / {quantile(found, 0.9):.2f} / {max(found):.2f}"
+        lines.append(f"| {display_name(engine)} | {scale.records} ({scale.sources}) | {spread} | × {scale.coefficients[0]:g} |")
     return lines
 
 
@@ -74,7 +108,7 @@ def _weights_table(corpus: Corpus) -> list[str]:
 
 
 def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str, list[Judged]],
-           blind_weights: dict[str, list[Judged]]) -> str:  # fmt: skip
+           blind_weights: dict[str, list[Judged]], scores: Scores | None = None) -> str:  # fmt: skip
     count = sum(len(records) for records in corpus.values())
     per_engine = ", ".join(f"{display_name(e)} {len(r)}" for e, r in corpus.items())
     out = [
@@ -86,20 +120,44 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "total, the memory the CUDA context and NCCL take before the weights load, the weights, and what a profiling engine",
         "charges besides them (vLLM's activation peak, non-torch memory and CUDA graphs; TensorRT-LLM's profiled peak).",
         "Each is a term with a form taken from what the engine executes and constants fitted on real startup logs; each",
-        "carries the error that leaving records out measured, and a plan's interval is the terms' errors together (the",
-        "root of their squares), solved at both ends with the engine's own rules. The planner and `plan --json` name the",
-        "term with the widest error, the one to measure first.",
+        "carries the error that leaving its records' sources out measured, and a plan's interval is the terms' errors",
+        "together (the root of their squares) × the engine's interval scale, solved at both ends with the engine's own",
+        "rules. The planner and `plan --json` name the term with the widest error, the one to measure first, and any",
+        "term whose fit holds no record on the plan's GPU model (`beyond_support`: its error widened, below).",
         "",
-        "## Blind capacity, leave-one-out",
+        "## Blind capacity, leave-one-source-out",
         "",
         "Every record is planned from what an operator knows before the start (model config, GPU, engine release, launch",
-        "flags) with fits made on **every other record** (its own figures never enter a fit that judges it), and the",
-        "capacity compared with the one its log printed: tokens where the log printed them, else the KV memory (the",
-        "capacity is that memory ÷ the bytes per token, to the page). Targets: median |error| ≤ 2 %, ≥ 90 % of records",
-        "within 5 %, the interval holding the log's figure in ≥ 90 % of records, per engine.",
+        "flags) with fits made on the records of **every other source** at other releases (`Record.source`: a GitHub",
+        "thread, a benchmarking repository, a file of the search index, a page; starts of one source at one release share",
+        "the host and the install, so a sibling start predicts them better than a plan predicts a log from elsewhere),",
+        "and the capacity compared with the one its log printed: tokens where the log printed them, else the KV memory",
+        "(the capacity is that memory ÷ the bytes per token, to the page). Its interval is scaled by the scale the other",
+        "sources' blind plans give (below), so no record's own miss sets the width that judges it. Targets: median",
+        "|error| ≤ 2 %, ≥ 90 % of records within 5 %, the interval holding the log's figure in ≥ 90 % of records, per",
+        "engine; the half-width is the interval's wider side as a share of the log's figure (the price of the coverage).",
         "",
         *_summary("Weights as the log printed them (every other term blind)", logged_weights, corpus),
         *_summary("Fully blind (weights from kvtop's weights book)", blind_weights, corpus),
+        "### How wide the interval must be",
+        "",
+        "Each term's error is the 90th percentile of its fit's misses on sources left out, each source weighing as one",
+        "(thirty starts of one sweep do not outvote three threads); a source whose leaving out leaves too few rows to fit",
+        "the term is not judged (without it the term would be assumed). An era whose records left are too few for all",
+        "of a term's features is fitted on the features its engine keeps for that (`FEWER_ROWS_FEATURES`: vLLM's",
+        "activation peak on the sampler's logits alone), as a plan at a release the corpus holds few logs of would be;",
+        "the weights book's error a blind plan reads is measured without its source too. A term whose fit holds no record on the plan's",
+        "GPU model takes the error its fit measured on rows of GPU models no other source ran (`support.py`; the plan's",
+        "JSON lists it under `beyond_support`, the planner after the interval). The terms' errors together are then",
+        "scaled per engine (`coverage.py`): every record is planned fully blind with fits that left its source out, its",
+        "miss scored in half-widths of its interval on the side it fell, and the scale is the 90th percentile of those",
+        "scores with split conformal prediction's small-sample correction over the engine's sources (⌈(n + 1) × 0.9⌉-th",
+        "of n, each source weighing as one: the largest below 9 sources), so that a log from a new source falls inside",
+        "with probability ≥ 0.9 where sources are exchangeable. A scale above 1 says the terms' errors together were too",
+        "narrow for logs from elsewhere (correlated terms, sources unlike the corpus); below 1, wider than needed.",
+        "",
+        *_scale_rows(corpus, scores or {}),
+        "",
         "What this does and does not show:",
         "",
         f"- The corpus holds {count} records ({per_engine}). vLLM's are enough to fit and judge each term by era;",
@@ -204,16 +262,17 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
             out += _fit_rows(fits, f"{engine}.") + [""]
         for key in missing:
             names = calibration.FIT_TERMS[key][1]
-            have, need = len(term_rows(corpus[engine], engine, key, fits)), rows_needed(names)
-            out += [f"Not fitted: `{key}` is measured by {have} record{'s' * (have != 1)}, its fit needs {need} "
-                    f"({len(names)} constant{'s' * (len(names) != 1)} and {need - len(names)} more to measure its held-out error); the term "
-                    "is assumed.", ""]  # fmt: skip
+            found = term_rows(corpus[engine], engine, key, fits)
+            have, need, sources = len(found), rows_needed(names), len({origin.source for _, origin in found})
+            out += [f"Not fitted: `{key}` is measured by {have} record{'s' * (have != 1)} from {sources} source{'s' * (sources != 1)}, "
+                    f"its fit needs {need} ({len(names)} constant{'s' * (len(names) != 1)} and {need - len(names)} more to measure its "
+                    f"held-out error) from {SOURCES_NEEDED} sources or more; the term is assumed.", ""]  # fmt: skip
     out += [
         "### Weights",
         "",
         "The weights term (kvtop's weights book, as the load casts it, with what the engine's loader holds beside it)",
         "against the weights each log printed (launches that re-cast their weights in a way the book does not model are",
-        "not in the 90th percentile the term's error takes; engines built ahead of their start, TensorRT engines, hold what",
+        "not in the 90th percentile the term's error takes, each source weighing as one; engines built ahead of their start, TensorRT engines, hold what",
         "their build wrote and take the percentile of their own records, `BUILT_WEIGHTS_RELATIVE_ERROR`):",
         "",
         *_weights_table(corpus),

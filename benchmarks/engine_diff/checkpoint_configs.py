@@ -144,6 +144,28 @@ def _stand_in(model_type: str, base_name: str, source: str, defaults: dict[str, 
                  "attribute_map": ATTRIBUTE_MAPS.get(model_type, {})})  # fmt: skip
 
 
+CUSTOM_CODE = "contains custom code"  # transformers' refusal of a config whose class is the checkpoint's own code
+
+
+def custom_code_reason(exc: BaseException, config_dir: str | None) -> str | None:
+    """The one-line reason for transformers' "contains custom code" refusal of a config folder: its configuration
+    class is the checkpoint's own Python code (auto_map AutoConfig), which neither transformers nor the engine ships
+    and which has no stand-in above; None for any other failure."""
+    if CUSTOM_CODE not in str(exc) or not config_dir:
+        return None
+    import json
+    import os
+
+    try:
+        with open(os.path.join(config_dir, "config.json")) as file:
+            data = json.load(file)
+    except (OSError, ValueError):
+        return None
+    own = (data.get("auto_map") or {}).get("AutoConfig", "?")
+    return (f"its configuration class is the checkpoint's own code (auto_map AutoConfig {own}, model_type "
+            f"{data.get('model_type')!r}), which a config folder lacks and checkpoint_configs.py has no stand-in for")  # fmt: skip
+
+
 def install_checkpoint_configs(engine_known: frozenset[str] = frozenset()) -> list[str]:
     """Registers a stand-in for each model type above that transformers and the engine (`engine_known`,
     its own config registry) do not know; returns the model types registered."""

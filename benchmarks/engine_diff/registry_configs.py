@@ -188,8 +188,86 @@ def _mimo_v2_published(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# LFM2: transformers 5.20.2's Lfm2Config drops the block/conv widths a published config.json states, which vLLM
+# 0.33.0's lfm2.py reads (config.block_dim for the MLP, config.conv_dim for the ShortConv state); each equals
+# hidden_size (LiquidAI/LFM2-1.2B config.json: hidden_size, block_dim, conv_dim and conv_dim_out 2048). Its
+# default makes every layer attention (full_attn_idxs None -> all), which no checkpoint has and SGLang 0.5.23 cannot
+# hold (configs/lfm2.py mamba2_cache_params is None without a conv layer): the default takes the first checkpoints'
+# attention layers, full_attn_idxs [2, 5, 8, 10, 12, 14] (LiquidAI/LFM2-350M and LFM2-1.2B config.json), the rest
+# ShortConv. LFM2-MoE's Lfm2MoeConfig leaves layer_types None (its own modeling_lfm2_moe.py indexes it): the default
+# takes LiquidAI/LFM2-8B-A1B's attention layers, [2, 6, 10, 14, 18, 21] in its config.json's layer_types.
+LFM2_ATTENTION_LAYERS = (2, 5, 8, 10, 12, 14)
+LFM2_MOE_ATTENTION_LAYERS = (2, 6, 10, 14, 18, 21)
+
+
+def _lfm2_layer_types(layers: int, attention: tuple[int, ...]) -> list[str]:
+    return ["full_attention" if i in attention else "conv" for i in range(layers)]
+
+
+def _lfm2_published(data: dict[str, Any]) -> dict[str, Any]:
+    width = data["hidden_size"]
+    return {"block_dim": width, "conv_dim": width, "conv_dim_out": width, "full_attn_idxs": list(LFM2_ATTENTION_LAYERS),
+            "layer_types": _lfm2_layer_types(data["num_hidden_layers"], LFM2_ATTENTION_LAYERS)}  # fmt: skip
+
+
+def _lfm2_moe_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"layer_types": _lfm2_layer_types(data["num_hidden_layers"], LFM2_MOE_ATTENTION_LAYERS)}
+
+
+def _lfm2_vl_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {**data["text_config"], **_lfm2_published(data["text_config"])}}
+
+
+# Granite 4.0 Vision: Granite4VisionConfig (transformers 5.20.2) defaults deepstack_layer_map and downsample_rate to
+# None, which vLLM 0.33.0's granite4_vision.py takes len() of / parses; ibm-granite/granite-4.0-3b-vision's
+# config.json states deepstack_layer_map [[-19, 9], [-13, 6], [-7, 3], [-1, 0]] and downsample_rate "4/8".
+
+
+def _granite4_vision_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"deepstack_layer_map": [[-19, 9], [-13, 6], [-7, 3], [-1, 0]], "downsample_rate": "4/8"}
+
+
+# AFMoE (Trinity): transformers 5.20.2's AfmoeConfig has no router fields, which vLLM 0.33.0's afmoe.py reads
+# (config.score_func, route_norm, n_group, topk_group); arcee-ai/Trinity-Mini's and Trinity-Nano's config.json state
+# score_func "sigmoid", route_norm true, n_group 1, topk_group 1.
+
+
+def _afmoe_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"score_func": "sigmoid", "route_norm": True, "n_group": 1, "topk_group": 1}
+
+
+# Kimi-Linear: transformers 5.20.2's KimiLinearConfig lays the layers out as layer_types / mlp_layer_types and the
+# KDA sizes as linear_* fields; vLLM 0.33.0 (transformers_utils/configs/kimi_linear.py) and SGLang 0.5.23
+# (configs/kimi_linear.py) ship their own KimiLinearConfig, which reads a published config.json's form:
+# linear_attn_config {kda_layers, full_attn_layers (1-based), num_heads, head_dim, short_conv_kernel_size},
+# first_k_dense_replace, moe_layer_freq 1, and mla_use_nope true (the engines' MLA is NoPE-only; vLLM asserts it).
+# moonshotai/Kimi-Linear-48B-A3B-Instruct config.json states them so; each is derived from the default's own lists.
+
+
+def _kimi_linear_published(data: dict[str, Any]) -> dict[str, Any]:
+    kinds = data["layer_types"]
+    return {
+        "linear_attn_config": {
+            "kda_layers": [i + 1 for i, kind in enumerate(kinds) if kind == "linear_attention"],
+            "full_attn_layers": [i + 1 for i, kind in enumerate(kinds) if kind == "full_attention"],
+            "num_heads": data["linear_num_heads"],
+            "head_dim": data["linear_head_dim"],
+            "short_conv_kernel_size": data["linear_conv_kernel_dim"],
+        },
+        "first_k_dense_replace": next((i for i, kind in enumerate(data["mlp_layer_types"]) if kind != "dense"), 0),
+        "moe_layer_freq": 1,
+        "mla_use_nope": True,
+    }
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "MiMoV2ForCausalLM": _mimo_v2_published,
+    "AfmoeForCausalLM": _afmoe_published,
+    "KimiLinearForCausalLM": _kimi_linear_published,
+    "Lfm2ForCausalLM": _lfm2_published,
+    "Lfm2MoeForCausalLM": _lfm2_moe_published,
+    "Lfm2VlForConditionalGeneration": _lfm2_vl_published,
+    "Granite4VisionForConditionalGeneration": _granite4_vision_published,
     "Exaone4ForCausalLM": _exaone4_published,
     "ExaoneMoEForCausalLM": _exaone_moe_published,
     "ExaoneMoeForCausalLM": _exaone_moe_published,

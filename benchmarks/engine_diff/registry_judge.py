@@ -4,7 +4,9 @@ kvtop's plan of the same config at the same layout (recomputed here, so the doc 
 The comparison is the architecture table's (architectures.stage_checks): the language model's parameter bytes
 per rank (and kvtop's tower row against the engine's towers where kvtop's book holds one), and (vLLM) each KV
 pool's layers and bytes per layer per token from the engine's KV cache specs; for SGLang, also the cell (KV
-bytes per token of the rank, `_cell_size`) against kvtop's cell.
+bytes per token of the rank, `_cell_size`) against kvtop's cell. A row equal in all that whose engine build
+holds towers outside kvtop's book is not equal: TOWER_NOT_MODELLED where kvtop's plan names the tower "not
+modelled", else different (the plan's weights per rank are short by the towers either way).
 
 A speculative draft's config (`DRAFT_TARGETS`) that the engine builds as a class is judged as a draft: the
 engine's parameter bytes of the class and its cell against kvtop's draft terms (weights per rank, KV per token)
@@ -29,6 +31,11 @@ from benchmarks.engine_diff.run import relative_paths
 EQUAL, DIFFERENT, KVTOP_REFUSES, ENGINE_REFUSES, NOT_BUILT, BOTH_REFUSE = (
     "equal", "different", "kvtop refuses", "engine refuses", "engine could not build", "both refuse",
 )  # fmt: skip
+# The language model equal, but the engine's build holds towers (vision encoder, projector, ...) that kvtop's book
+# does not and its plan names "not modelled": the plan's weights per rank are short by those bytes, so the row is
+# not counted equal (a tower kvtop neither holds nor names is a difference: a silently missing figure).
+TOWER_NOT_MODELLED = "equal (language model); tower not modelled"
+TOWER_WORDS = ("tower", "vision", "visual", "audio", "image")  # a not-modelled note of kvtop's that names a tower
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,19 @@ def _judge_draft(engine: str, version: str, row: dict[str, Any]) -> tuple[str, s
     return (DIFFERENT, differences[0]) if differences else (EQUAL, "judged as a draft beside its target")
 
 
+def _unbooked_towers(row: dict[str, Any], checks: list[Any], plan: dict[str, Any]) -> tuple[str, str]:
+    """(verdict, detail) of a row whose language model is equal but whose engine build holds towers outside
+    kvtop's book (architectures.stage_checks' towers_bytes): TOWER_NOT_MODELLED where kvtop's plan names a tower
+    not modelled, else DIFFERENT (kvtop's weights short by the towers and nothing said)."""
+    check = next(c for c in checks if c.towers_bytes)
+    children = sorted(k for k in row["stages"][check.stage]["param_bytes"] if not architectures._is_language(k))
+    towers = f"stage {check.stage} towers: kvtop 0 B, engine {check.towers_bytes:,} B ({', '.join(children)})"
+    named = [note for note in plan.get("not_modelled", ()) if any(w in note.lower() for w in TOWER_WORDS)]
+    if named:
+        return TOWER_NOT_MODELLED, f"{towers}; kvtop: {named[0]}"
+    return DIFFERENT, f"{towers}, kvtop's plan names no tower not modelled"
+
+
 def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
     config = configs_by_name()[row["config"]]
 
@@ -142,6 +162,8 @@ def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
             rule, reading = arch_reading(config.architecture, check, text).split(" ", 1)
             read.append((text, rule, reading.startswith("harness:")))
     kvtop_side_ones = [(text, rule) for text, rule, harness in read if not harness]
+    if not kvtop_side_ones and any(check.towers_bytes for check in checks):
+        return out(*_unbooked_towers(row, checks, plan))
     if not kvtop_side_ones:  # none, or each a reading of the comparison itself (A6, A7, A11), not of kvtop
         return out(EQUAL, "; ".join(sorted({f"harness reading {rule}" for _, rule, _ in read})))
     text, rule = kvtop_side_ones[0]

@@ -29,6 +29,7 @@ from benchmarks.engine_diff.registry_judge import (
     DIFFERENT,
     EQUAL,
     NOT_BUILT,
+    TOWER_NOT_MODELLED,
     Judged,
     judge,
     one_line,
@@ -48,11 +49,14 @@ def judged() -> dict[str, list[Judged]]:
 
 
 def _config_outcome(rows: list[Judged]) -> tuple[str, str]:
-    """One config's outcome over its TPs: equal where every layout is (or both refuse it); else the first other."""
+    """One config's outcome over its TPs: equal where every layout is (or both refuse it); else the first other
+    (one that is not TOWER_NOT_MODELLED before one that is: a difference in the language model says more)."""
     built = [r for r in rows if r.verdict != NOT_BUILT]
     if not built:
         return NOT_BUILT, rows[0].detail if rows else ""
-    other = next((r for r in built if r.verdict not in (EQUAL, BOTH_REFUSE)), None)
+    others = sorted((r for r in built if r.verdict not in (EQUAL, BOTH_REFUSE)),
+                    key=lambda r: r.verdict == TOWER_NOT_MODELLED)  # fmt: skip
+    other = others[0] if others else None
     if other is not None:
         return other.verdict, f"TP{other.tp}: {other.detail}"
     if all(r.verdict == BOTH_REFUSE for r in built):
@@ -78,6 +82,9 @@ def held_out(rows: list[Judged]) -> tuple[dict[str, tuple[str, str]], str]:
             + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()) if o != EQUAL)
             + f" ({read} of the different with a reading of docs/fidelity.md); beside the share, "
             + f"{len(rebuilt)} reconstructed: " + ", ".join(f"{n} {o}" for o, n in sorted(beside.items())))  # fmt: skip
+    towers = [c for c, (o, _) in outcomes.items() if o == TOWER_NOT_MODELLED]
+    if towers:
+        line += f". Tower not modelled (not counted equal): {', '.join(f'`{c}`' for c in towers)}"
     return outcomes, line
 
 
@@ -136,8 +143,11 @@ A speculative draft's config (an Eagle-3 head) that the engine builds as a class
 parameter bytes and cell against kvtop's draft weights and draft KV per token, planned beside the draft's target
 (`--speculative-algorithm EAGLE3 --draft-model`, registry_configs.DRAFT_TARGETS); where the engine refuses it as a
 served model, kvtop's refusal of it as a served model agrees.
-Outcomes: equal; different; kvtop refuses (its reason); engine refuses (kvtop plans a launch the engine
-refuses); both refuse (agreement); engine could not build (the harness could not run its class: error, one line).
+Outcomes: equal; equal (language model); tower not modelled (the language model equal, but the engine's build
+holds towers that kvtop's book does not and its plan names "not modelled": the plan's weights per rank are short by
+them, so not counted equal); different (a tower kvtop neither holds nor names is one); kvtop refuses (its reason);
+engine refuses (kvtop plans a launch the engine refuses); both refuse (agreement); engine could not build (the
+harness could not run its class: error, one line).
 """
 
 

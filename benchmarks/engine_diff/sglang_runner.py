@@ -86,7 +86,7 @@ import time
 import traceback
 from typing import Any
 
-from checkpoint_configs import install_checkpoint_configs
+from checkpoint_configs import custom_code_reason, install_checkpoint_configs
 from isolation import IMPORTED, run_in_child, run_in_children, warm_imports
 from sglang_config_failures import classify
 from sglang_legacy import run_rank_legacy
@@ -235,6 +235,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             status = "refused" if isinstance(exc, SystemExit) else refusal_or_harness_error(exc, "sglang")
             message = text.splitlines()[0][:600] if text else type(exc).__name__
             status, message = classify(exc, case) or (status, message)  # engine-failures
+            message = custom_code_reason(exc, case.get("dir")) or message
             out.update(
                 status=status,
                 error_type=type(exc).__name__,

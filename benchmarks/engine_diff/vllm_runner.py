@@ -74,6 +74,10 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
                          whether an optional special token is in its vocabulary (InternVL's `<video>`) gets an
                          empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
+  processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
+                         (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
+                         when that load fails (Kimi-K3: ModelConfig reads only its supported_mm_limits, a
+                         constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -92,7 +96,7 @@ import time
 import traceback
 from typing import Any
 
-from checkpoint_configs import install_checkpoint_configs
+from checkpoint_configs import custom_code_reason, install_checkpoint_configs
 from isolation import run_in_child, warm_imports
 from standins import (
     PLACEHOLDER_READS,
@@ -136,6 +140,7 @@ STAND_INS = [
     "host-values",
     "gemm-rs-ar",
     "tokenizer-vocab",
+    "processor-free-info",
     "load-rewires",
 ]
 
@@ -448,7 +453,8 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             if isinstance(exc, CommandLineRefused)
             else refusal_or_harness_error(exc, "vllm", case.get("dir")),
             error_type=type(exc).__name__,
-            message=str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__,
+            message=custom_code_reason(exc, case.get("dir"))
+            or (str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__),
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
         )
     finally:

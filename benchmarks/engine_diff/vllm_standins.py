@@ -34,6 +34,7 @@ COMPILED_OP_NAMESPACES = (
     "_vllm_fa3_C",
     "_C_stable_libtorch",
     "_deepselect_C",
+    "_flashkda_C",  # Kimi-K3 KDA prefill (kimi_k3/nvidia/kda.py get_workspace_size: a buffer, no parameter)
     "deep_gemm",
 )
 
@@ -240,7 +241,34 @@ def install_import_stand_ins(gpu: str) -> Any:
 
     registry._run_in_subprocess = lambda fn: fn()  # model-inspection
     _install_tokenizer_vocab()
+    _install_processor_free_info()
     return platform
+
+
+# processor-free-info: processing infos whose __init__ loads the checkpoint's image processor
+# (preprocessor_config.json) and asks the tokenizer for its media token, which a config folder lacks. In the engine's
+# sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
+# kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant); without the processor the info
+# is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No parameter or KV figure reads it.
+PROCESSOR_FREE_INFOS = (("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),)
+
+
+def _install_processor_free_info() -> None:
+    for module_name, class_name in PROCESSOR_FREE_INFOS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except Exception:  # releases without the class (or whose module does not import here)
+            continue
+        own = cls.__init__
+
+        def __init__(self: Any, ctx: Any, _own: Any = own, _name: str = class_name) -> None:
+            try:
+                _own(self, ctx)
+            except OSError:  # "Can't load image processor": no preprocessor_config.json in a config folder
+                PLACEHOLDER_READS.add(f"{_name}: processor-free info")
+                super(type(self), self).__init__(ctx)
+
+        cls.__init__ = __init__
 
 
 class _VocabFreeTokenizer:

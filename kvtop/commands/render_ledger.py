@@ -170,7 +170,7 @@ def ledger_text(ledger: Ledger) -> str:
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
-            "source": term.source, "basis": term.basis}  # fmt: skip
+            "source": term.source, "basis": term.basis, "beyond": term.beyond}  # fmt: skip
 
 
 def plan_json(plan: CapacityPlan) -> dict[str, Any]:
@@ -185,6 +185,9 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "kv_budget_min_bytes": plan.kv_budget_min_bytes,
         "kv_budget_max_bytes": plan.kv_budget_max_bytes,
         "interval_term": dominant.term.value if dominant else None,
+        "interval_scale": plan.estimate.interval_scale,
+        "interval_scale_basis": plan.estimate.scale_basis,
+        "beyond_support": list(plan.estimate.beyond_support),
         "calibrated_on_node": plan.estimate.node_note,
         "terms": [estimate_term_json(term) for term in plan.estimate.terms],
     }
@@ -198,8 +201,9 @@ def interval_line(plan: CapacityPlan) -> str:
     mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
     if plan.token_capacity_max == 0:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
+    beyond = f"; wider: {', '.join(plan.estimate.beyond_support)}" if plan.estimate.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
-            f"(± {fmt_tokens(plan.spread_tokens)}){mostly}")  # fmt: skip
+            f"(± {fmt_tokens(plan.spread_tokens)}){mostly}{beyond}")  # fmt: skip
 
 
 def plan_text(plan: CapacityPlan) -> str:
@@ -211,6 +215,8 @@ def plan_text(plan: CapacityPlan) -> str:
     for term in plan.estimate.terms:
         error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"
         terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
+    if plan.estimate.scale_basis:
+        terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     if check.state != "registered":  # served otherwise, or not checked: said beside the notes

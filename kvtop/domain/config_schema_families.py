@@ -153,6 +153,9 @@ class FamilyFields(ConfigSection):
     # more expert layouts
     num_experts_per_token: Experts | None = None  # Kimi-Linear
     num_shared_experts: Experts | None = None  # Kimi-Linear
+    num_dense_layers: LayerCount | None = None  # AFMoE, LFM2-MoE: dense layers before the experts
+    use_expert_bias: Flag | None = None  # LFM2-MoE: an fp32 e_score_correction_bias on the gate
+    global_attn_every_n_layers: Layers | None = None  # AFMoE: full attention on every n-th layer
     routed_expert_hidden_size: Intermediate | None = None  # Kimi-K3: experts work in this latent width
     latent_moe_use_norm: Flag | None = None  # Kimi-K3: an RMSNorm on the latent (routed_expert_norm)
     mla_use_output_gate: Flag | None = None  # Kimi-K3: MLA's g_proj, hidden → heads × v_head_dim
@@ -207,6 +210,9 @@ class FamilyFields(ConfigSection):
     state_size: Dim | None = None  # MambaConfig
     time_step_rank: Dim | None = None
     conv_L_cache: Dim | None = None  # LFM2's short conv
+    block_auto_adjust_ff_dim: Flag | None = None  # LFM2: its MLP width from intermediate_size (WidthAdjust)
+    block_ffn_dim_multiplier: Factor | None = None
+    block_multiple_of: Dim | None = None
     linear_attn_config: LinearAttnConfig | None = None  # Kimi-Linear
     sparse_attention_config: SparseAttentionConfig | None = None  # MiniMax-M3
     block_configs: Annotated[list[BlockConfig], Field(max_length=MAX_LAYERS)] | None = None  # DeciLM

@@ -10,20 +10,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from kvtop.domain.calibration.terms import CalibratedFigures
+from pydantic import BaseModel, ConfigDict
+
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import RankLedger
 
 
+class StartFigures(BaseModel):
+    """What a start of this shape measured on a clean GPU: the demo's table of real starts
+    (`kvtop.sources.demo_starts`); a runtime the table lacks, as the clean prediction expects it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cuda_total_bytes: int  # CUDA's total (vLLM's `total_gpu_memory`)
+    non_kv_bytes: int | None = None  # runtime memory its profile charged (vLLM, TensorRT-LLM); None: none
+
+
 class EngineSimulation(Protocol):
     def measured_for_truth(
         self, *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-        expected: CalibratedFigures | None,
+        start: StartFigures,
     ) -> MeasuredInputs:  # fmt: skip
         """What the engine measured before sizing its cache on these GPUs (`taken_before_load`: bytes
-        in use on each GPU before the weights loaded; `extra_bytes`: allocations its ranks made;
-        `expected`: the clean prediction's calibrated figures, which a healthy start measures)."""
+        in use on each GPU before the weights loaded, the driver's share and each rank's context in it;
+        `extra_bytes`: allocations its ranks made; `start`: what a clean start of this shape measured)."""
         ...
 
     def worker_identity(
@@ -55,7 +66,7 @@ class EngineSimulation(Protocol):
 
 def sized_from_least_free_before_load(
     *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-    expected: CalibratedFigures | None,
+    start: StartFigures,
 ) -> MeasuredInputs:  # fmt: skip
     """Every rank is sized from the least free GPU before the weights loaded (what was taken before the load
     is still taken when an engine that measures after the weights measures)."""

@@ -218,6 +218,7 @@ class TowerSplit(BaseModel):
     mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
     post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
+    float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
     k_eq_v_holds_v: tuple[str, ...] = ()
@@ -276,6 +277,7 @@ class TowerSpec(BaseModel):
     mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
     head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
     post_norm_params: int = 0  # a final LayerNorm not in `params`, built whole where TowerSplit.post_norm
+    float32_norm_params: int = 0  # of `params`: whole LayerNorms held in float32 where TowerSplit.float32_norms
     # the tower as transformers' own classes hold it (every layer whatever vision_feature_layer, its post-norm and
     # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
     # (StageParts.tower_as_transformers); 0 where the kind does not count it

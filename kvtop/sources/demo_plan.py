@@ -1,9 +1,11 @@
 """The demo node's static plan: which processes a scenario puts on which GPU, and their bytes.
 
-Built once per scenario from the real prediction path (the calibrated clean prediction,
-`calibrated_ledger`) and the real process attribution; `DemoObservations` (demo.py) then moves the numbers a
-little every tick. What a scenario does not set (the driver's reserve, each worker's CUDA context) is
-what that prediction expects, so a healthy node shows nothing to explain.
+Built once per scenario from the real budget path (`calibrated_ledger`, with what the engine measured in
+place) and the real process attribution; `DemoObservations` (demo.py) then moves the numbers a little every
+tick. What the engines measured (CUDA's total, so the driver's reserve; what each rank held before its
+weights; the runtime memory a profile charged) is data, the figures real starts of that shape logged
+(`demo_starts`), never kvtop's fits: a refit moves kvtop's prediction of the node, not the node. An engine
+shape the table lacks holds the context (and profiles the runtime) the clean prediction expects.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.registry import simulation
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
@@ -29,6 +32,7 @@ from kvtop.domain.predictor import draft_model
 from kvtop.domain.process_identity import PidNamespace
 from kvtop.domain.span import ranks_per_node
 from kvtop.domain.wording import GIB as _GIB
+from kvtop.sources.demo_starts import EngineStart, start_table
 from kvtop.sources.hub import load_model
 from kvtop.sources.processes import ProcessRecord, endpoint_address
 from kvtop.sources.scenario import EngineSpec, Scenario
@@ -82,8 +86,11 @@ class NodePlan:
         spec = scenario.gpu
         self.total_bytes = spec.total or gpu_total_bytes(spec.model)  # the model was checked when loaded
         self.gpu_name = spec.name or f"NVIDIA {spec.model}"
-        # NVML's reserve: the scenario's, else nvidia-smi's total less CUDA's as calibrated for the model
-        cuda_total = cuda_total_estimate(self.gpu_name, self.total_bytes, CUDA_TOTAL_FITS).bytes
+        # NVML's reserve: the scenario's, else nvidia-smi's total less CUDA's as a real start printed it
+        # (the table of starts), else as calibrated for the GPU model (a GPU the table lacks)
+        logged_total = start_table().cuda_total(spec.model)
+        cuda_total = (logged_total.bytes if logged_total is not None
+                      else cuda_total_estimate(self.gpu_name, self.total_bytes, CUDA_TOTAL_FITS).bytes)  # fmt: skip
         self.reserved = spec.reserved if spec.reserved is not None else max(self.total_bytes - cuda_total, 0)
         self.contexts: dict[int, int] = {}  # engine index → what each of its workers holds before its weights
         self.lost = {lost.gpu: lost.message for lost in scenario.lost_gpus}
@@ -213,12 +220,16 @@ class NodePlan:
         gpus: tuple[int, ...],
     ) -> Ledger:  # fmt: skip
         """The ledger the engine itself solved on this node, from what it measured there (each engine
-        measures its own way: `kvtop/domain/engines/<engine>/demo.py`), about the clean prediction."""
+        measures its own way: `kvtop/domain/engines/<engine>/demo.py`): a real start of this shape's figures
+        (the table of starts), less what others and its own extra allocations took first."""
         try:
             expected = calibrated_ledger(model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name)
         except KvtopError as error:
             raise self._error(str(error), f"{where}.command") from None
-        context = spec.cuda_context if spec.cuda_context is not None else start_overhead(expected).context_bytes
+        row = start_table().start(settings.engine, spec.model, self.scenario.gpu.model, tp=settings.tp, pp=settings.pp,
+                                  dp=settings.dp)  # fmt: skip
+        start, table_context = self._start_figures(row, expected)
+        context = spec.cuda_context if spec.cuda_context is not None else table_context
         self.contexts[index] = context
         before = self._non_engine_bytes(before_engines_only=True)
         taken = {
@@ -230,12 +241,14 @@ class NodePlan:
             total_bytes=self.total_bytes,
             taken_before_load=taken,
             extra_bytes={gpu: spec.extra_bytes[gpu] for gpu in gpus if gpu in spec.extra_bytes},
-            expected=expected.measured.calibrated,
+            start=start,
         )
+        # an engine that measured CUDA's total (vLLM) sizes its share of that total, as `--gpu-memory` says
+        engine_total = measured.gpu_total_bytes or self.total_bytes
         try:
             draft = draft_model(settings, self._load_draft)
             truth = calibrated_ledger(
-                model, settings, gpu_total_bytes=self.total_bytes, gpu_name=self.gpu_name, measured=measured,
+                model, settings, gpu_total_bytes=engine_total, gpu_name=self.gpu_name, measured=measured,
                 draft=draft,
             )  # fmt: skip
         except KvtopError as error:
@@ -245,6 +258,17 @@ class NodePlan:
                 "this engine would not start on these GPUs (its KV cache does not fit)", f"{where}.command"
             )
         return truth
+
+    def _start_figures(self, row: EngineStart | None, expected: Ledger) -> tuple[StartFigures, int]:
+        """What a clean start of this shape measured, and what each of its ranks held before its weights: the
+        table's row, each figure it lacks (and a shape it lacks) as the clean prediction expects."""
+        cuda_total = self.total_bytes - self.reserved
+        calibrated = expected.measured.calibrated
+        non_kv = calibrated.non_kv_bytes if calibrated is not None else None
+        if row is not None and row.non_kv is not None:
+            non_kv = row.non_kv.bytes
+        context = row.context_bytes(cuda_total) if row is not None else start_overhead(expected).context_bytes
+        return StartFigures(cuda_total_bytes=cuda_total, non_kv_bytes=non_kv), context
 
     def _worker_bytes(
         self, spec: EngineSpec, context: int, settings: LaunchSettings, rank: RankLedger, gpu: int, pid: int

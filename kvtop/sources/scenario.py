@@ -3,7 +3,8 @@
 A scenario states what an operator would know about a node: the GPU model and count, each
 engine's model preset and launch command, and what is wrong with it (co-tenant processes,
 orphaned workers, lost GPUs, bytes no ledger explains). Every observed byte is derived from the
-engine's simulated solve in `kvtop.sources.demo_plan`, so a scenario never lists memory figures of healthy ranks.
+engine's simulated solve in `kvtop.sources.demo_plan`, from what real starts of that shape measured
+(`kvtop.sources.demo_starts`), so a scenario never lists memory figures of healthy ranks.
 Sizes are byte counts or text such as "6GiB"; `--demo NAME` finds `examples/scenarios/NAME.json`
 (shipped inside the package, see `kvtop.bundled`).
 """
@@ -56,8 +57,8 @@ class GpuSpec(_Strict):
     count: int = Field(ge=1, le=1024)
     name: str | None = None  # the name NVML reports; default "NVIDIA <model>"
     total: Size | None = None  # default: the driver-reported memory of `model`
-    # NVML v2 `reserved` (the driver's); default: nvidia-smi's total less CUDA's total for the GPU model as
-    # kvtop's calibration has it (docs/calibration.md), so the engines see the memory the clean prediction expects
+    # NVML v2 `reserved` (the driver's); default: nvidia-smi's total less CUDA's total for the GPU model as a real
+    # start printed it (examples/measured/starts.json; a GPU it lacks: as kvtop's calibration has it)
     reserved: Size | None = None
     driver_version: str = "550.90.07"
 
@@ -81,9 +82,9 @@ class EngineSpec(_Strict):
     )
     server_pid: int = Field(ge=2)
     version: str | None = None
-    # What each worker holds before its weights (CUDA context, NCCL). Default: the context the clean
-    # prediction's calibrated estimate expects for this launch (by engine, TP and GPU), so a healthy demo
-    # node shows no unexplained tokens (a scenario that sets it otherwise shows what a different context costs)
+    # What each worker holds before its weights (CUDA context, NCCL). Default: what a real start of this shape
+    # measured (examples/measured/starts.json: engine, model, GPU, TP, PP, DP); a shape it lacks: the
+    # context kvtop's clean prediction expects (a scenario that sets it shows what a different context costs)
     cuda_context: Size | None = None
     # GPU index → bytes that rank's worker holds beyond its ledger, taken before the KV cache was
     # sized (NCCL or all-reduce buffers, a second CUDA context): the engine budgets around them

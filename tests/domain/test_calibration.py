@@ -32,11 +32,13 @@ def test_least_squares_recovers_a_line_and_drops_a_negative_part() -> None:
 
 
 def test_a_terms_error_is_the_90th_percentile_of_its_held_out_errors() -> None:
-    # a constant fitted on 1, 2, 3 GiB: leaving each out predicts 2.5, 2.0, 1.5 → |errors| 1.5, 0, 1.5
+    # a constant fitted on 1, 2, 3 GiB (each row its own source): leaving each out predicts 2.5, 2.0, 1.5 →
+    # |errors| 1.5, 0, 1.5; the 90th percentile's rank ⌈3 × 0.9⌉ = 3 of 3 → 1.5 GiB (the least-squares ridge of 1e-9
+    # moves a prediction by about a byte)
     fit = fit_term("t", ("1 GiB",), [((1.0,), 1.0), ((1.0,), 2.0), ((1.0,), 3.0)])
     assert fit.coefficients == (2.0,)
     assert quantile([1.5, 0.0, 1.5], 0.9) == 1.5
-    assert fit.error_bytes == round(1.5 * GIB) and fit.records == 3
+    assert abs(fit.error_bytes - round(1.5 * GIB)) <= 2 and fit.records == 3 and fit.sources == 3
 
 
 def vllm_plan(*flags: str, measured: MeasuredInputs | None = None):  # type: ignore[no-untyped-def]

@@ -53,6 +53,10 @@ WEIGHTS_DIFFER = {
     # builds `mlp.topk.tid2eid` as a parameter (its meta build: [129280, 6] int32 × 3), transformers as a buffer
     **dict.fromkeys(("deepseek-ai--DeepSeek-V4-Flash", "deepseek-ai--DeepSeek-V4-Pro", "nvidia--DeepSeek-V4-Flash-NVFP4",
                      "nvidia--DeepSeek-V4-Pro-NVFP4"), 3 * 129_280 * 6),
+    # AIC's Maverick config has no vision_config, so the oracle built Llama4ForCausalLM (text only); vLLM 0.33.0's
+    # Llama4ForConditionalGeneration builds Llama4VisionConfig's defaults' tower all the same (its registry-sweep
+    # meta build: vision_model 831,713,280 B + multi_modal_projector 78,643,200 B in bf16)
+    "meta-llama--Llama-4-Maverick-17B-128E-Instruct": (831_713_280 + 78_643_200) // 2,
 }
 # No oracle: AIConfigurator trimmed the file to the fields it reads (Step-3.7's head-wise gates and its sliding
 # layers' own head counts are not in it), so transformers builds it from class defaults kvtop does not read.

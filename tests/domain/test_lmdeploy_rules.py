@@ -118,6 +118,75 @@ def test_v0_15_object_cache_budget() -> None:
     assert any(step.label.startswith("object cache") for step in ledger.engine.steps)
 
 
+STAGING = "− torch's cache of the weights' staging (first GPU)"
+
+
+def _staged(ledger: Ledger) -> int | None:
+    return next((-step.bytes for step in ledger.engine.steps if step.label == STAGING and step.bytes), None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "staged"),
+    [
+        # §15.1 (v0.8.0, PR #3423): the LM head staged transposed and made contiguous: 2 × 128,256 × 4,096 × 2 B (bf16)
+        (["--engine-version", "0.8.0"], 2 * 128_256 * 4_096 * 2),
+        # its rank slice at TP 2: 128,256 / 2 = 64,128 rows (the vocabulary divides: no `pad_weight` rows)
+        (["--engine-version", "0.8.0", "--tp", "2"], 2 * 64_128 * 4_096 * 2),
+        # PR #2621's loader (v0.6.2) is the first without the per-shard empty_cache; until v0.8.0 the LM head is
+        # staged as it is stored (contiguous rows): one copy
+        (["--engine-version", "0.6.2"], 128_256 * 4_096 * 2),
+        (["--engine-version", "0.7.3"], 128_256 * 4_096 * 2),
+        # until v0.6.1 each checkpoint shard's reader emptied torch's cache (BaseReader.clean_up)
+        (["--engine-version", "0.6.1"], None),
+        (["--engine-version", "0.4.2"], None),
+        # PR #3570 (first in v0.9.0) empties torch's cache after the conversion
+        (["--engine-version", "0.9.0"], None),
+        # a converted workspace is read by TurboMind itself: nothing staged
+        (["--engine-version", "0.8.0", "--turbomind-workspace"], None),
+    ],
+)
+def test_turbomind_before_v0_9_keeps_torchs_staging_of_the_lm_head(flags: list[str], staged: int | None) -> None:
+    ledger = _plan(LLAMA_8B, flags)
+    assert _staged(ledger) == staged
+    if staged is not None:  # the share is of the free memory less the staging
+        free = next(step.bytes for step in ledger.engine.steps if step.label.startswith("free after weights"))
+        assert free is not None
+        tp = 2 if "--tp" in flags else 1  # 8 KV heads split over TP
+        assert ledger.engine.num_blocks == int((free - staged) * 0.8) // (LLAMA_8B_BLOCK // tp)
+
+
+def test_a_measured_free_memory_holds_the_staging_already() -> None:
+    assert _staged(_plan(LLAMA_8B, ["--engine-version", "0.8.0"], free=40 * GIB)) is None
+
+
+def test_a_workspace_is_turbominds() -> None:
+    """§15.1: LMDeploy takes a model path holding `triton_models/` as TurboMind's (turbomind/supported_models.py
+    `is_supported` asks for that directory before any architecture); the PyTorch engine reads a checkpoint's
+    config.json, which a workspace has not: --backend pytorch with it is refused, not planned as a checkpoint."""
+    ledger = _plan(LLAMA_8B, ["--engine-version", "0.8.0", "--turbomind-workspace"])
+    assert any(note.startswith("backend: TurboMind: a converted workspace") for note in ledger.engine.notes)
+    with pytest.raises(InputError, match="^--turbomind-workspace: a TurboMind workspace"):
+        _plan(LLAMA_8B, ["--engine-version", "0.8.0", "--backend", "pytorch", "--turbomind-workspace"])
+
+
+def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
+    """Case 3411 (InternVL2.5-8B-MPO on an A100 80GB, a build of mid-April 2025, before PR #3423: 6,214 blocks of
+    8 MiB logged). The staging is 92,553 × 4,096 × 2 B (InternLM2.5-7B's LM head, bf16, one copy):
+    758,194,176 × 0.8 / 8 MiB = 72.3 blocks fewer than the same plan from v0.9.0, all of them toward the log's count
+    (the plan stays above it)."""
+    model = load_model(str(CONFIGS.parent / "calibration" / "configs" / "OpenGVLab--InternVL2_5-8B-MPO.RECONSTRUCTED.json"))
+
+    def blocks(version: str) -> tuple[int, int | None]:
+        ledger = predict(model, parse_flags("lmdeploy", ["--engine-version", version]), gpu_total_bytes=A100_BYTES,
+                         gpu_name="A100-80GB")  # fmt: skip
+        return ledger.engine.num_blocks, _staged(ledger)
+
+    (before, staged), (after, _) = blocks("0.7.3"), blocks("0.9.0")
+    assert staged == 758_194_176
+    assert after - before in (72, 73)
+    assert before > 6_214
+
+
 def test_every_rank_gets_the_count_of_the_least_free_one() -> None:
     """§6: free memory MIN-reduced over the TP group before dividing: one count for all ranks."""
     ledger = _plan("Qwen--Qwen2.5-72B.json", ["--tp", "8"], free=int(61_223 * MIB))

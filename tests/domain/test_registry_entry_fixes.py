@@ -206,11 +206,17 @@ def test_sglang_ernie_moe_router_is_in_the_model_dtype() -> None:
     assert b.total_bytes == 43_650_875_776
 
 
-def test_afmoe_generic_reading_refuses_its_dense_layer_count_by_name() -> None:
-    """AfmoeForCausalLM has no entry; SGLang 0.5.23's meta build of its class defaults (models/afmoe.py) holds a
-    dense MLP on num_dense_layers (1) layer(s) before the experts, self_attn.gate_proj [2048, 2048] and four norms a
-    layer: 38,465,203,968 B where a Llama-shaped reading gave 38,155,849,728 B. The reading stops at the count."""
+def test_afmoe_entry_books_the_dense_layer_gate_proj_and_four_norms() -> None:
+    """AfmoeForCausalLM's entry (it had none: the generic reading stopped at num_dense_layers): SGLang 0.5.23's meta
+    build of its class defaults (models/afmoe.py) holds a dense MLP on num_dense_layers (1) layer(s) before the
+    experts, self_attn.gate_proj [2048, 2048] and four norms a layer, its gate [64, 2048] bfloat16 on 31 MoE layers:
+    38,465,203,968 B (a Llama-shaped reading gave 38,155,849,728 B)."""
+    from kvtop.domain.engines.sglang import SglangRules
+    from kvtop.domain.engines.versions import ResolvedVersion
+
     config = json.loads((REGISTRY_CONFIGS / "AfmoeForCausalLM.json").read_text())
-    with pytest.raises(UnsupportedModelError) as refused:
-        model_from_config(config, source="AfmoeForCausalLM")
-    assert refused.value.field == "num_dense_layers"
+    m = model_from_config(config, source="AfmoeForCausalLM")
+    parts = SglangRules().stage_parts(m, 0, 1, ResolvedVersion(text="0.5.23"))
+    b = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True, parts=parts)
+    assert next(r.bytes for r in b.rows if r.component == "router") == 31 * (64 * 2048 * BF16 + 64 * 4)
+    assert b.total_bytes == 38_465_203_968

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.calibration.estimate import calibration_inputs
+from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_flags, engine_rules, log_dialects
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource, from_flag
@@ -147,9 +148,12 @@ def test_demo_behaviour_names_and_sizes_its_workers(engine: str) -> None:
     pid, parent, title = sim.worker_identity(4000, ledger.settings, ledger.ranks[0], 0)
     assert pid > 0 and parent > 0 and isinstance(title, str)
     assert isinstance(sim.parent_title(ledger.settings, 0), str)
-    measured = sim.measured_for_truth(total_bytes=H100, taken_before_load={0: 1 << 30}, extra_bytes={},
-                                      expected=None)  # fmt: skip
+    start = StartFigures(cuda_total_bytes=H100 - (1 << 29))  # a clean start's CUDA total: 0.5 GiB the driver's
+    measured = sim.measured_for_truth(total_bytes=H100, taken_before_load={0: 1 << 30}, extra_bytes={}, start=start)
     assert isinstance(measured, MeasuredInputs)
+    # what it measured before its weights is what was free then: the total less the 1 GiB taken
+    assert measured.free_before_load_bytes in (None, H100 - (1 << 30))
+    assert measured.gpu_total_bytes in (None, H100 - (1 << 29))  # CUDA's total, where it reads one
     assert sim.worker_own_bytes(500 << 20, 0, {}) == 500 << 20  # nothing extra: its CUDA context alone
     assert sim.evictions_counter is None or sim.evictions_counter.endswith("_total")
     assert isinstance(sim.reports_memory_bytes, bool) and isinstance(sim.reports_capacity, bool)

@@ -12,13 +12,16 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.capacity import CapacityCause, CapacitySource
 from kvtop.domain.cluster import ClusterView
 from kvtop.domain.cluster_engines import JoinedEngine
+from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.span import ServingRole
 from kvtop.sources.exporter import SnapshotCollector
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
+from tests.corpus_records import GIB, logged_bytes
 from tests.sources.fake_prometheus import NOW, FakePrometheus, Target
 
 URL = "http://prometheus.test:9090"
@@ -80,11 +83,26 @@ def test_the_tightest_rank_is_named_with_its_node_and_its_cause_explains_the_oth
     assert tightest is not None and (tightest.node, tightest.gpu, tightest.clear) == ("h20-b", "3", True)
     assert engine.clean_tokens == other_fall.clean_tokens
     assert engine.actual == (head.engines[0].engine.live.token_capacity, CapacitySource.LIVE)
+    # What SGLang measured (examples/measured/starts.json): 93.56 GiB free before its weights, as a TP 8
+    # start on an H20 printed it (file54684172587-dsv4-flash-h20-tp8), less node 1's 6 GiB: 485,264 tokens a rank;
+    # 560,624 without the co-tenant, 13,583 above kvtop's prediction (547,041), a gap no cause names
+    ledger = head.engines[0].ledger
+    assert ledger is not None
+    free = logged_bytes("file54684172587-dsv4-flash-h20-tp8:free_before_load")
+
+    def sized(free_before_load: int) -> int:
+        measured = MeasuredInputs(free_before_load_bytes=free_before_load)
+        return calibrated_ledger(ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes,
+                                 gpu_name=ledger.gpu_name, measured=measured).token_capacity  # fmt: skip
+
+    assert engine.actual[0] == sized(free - 6 * GIB) == 485_264 and sized(free) == 560_624
+    gap = sized(free) - engine.clean_tokens
     assert [(t.cause, t.tokens, t.node, t.gpu) for t in engine.terms] == [
-        (CapacityCause.OTHER_PROCESSES, co_tenant.tokens, "h20-b", "3")
+        (CapacityCause.OTHER_PROCESSES, co_tenant.tokens, "h20-b", "3"), (CapacityCause.UNEXPLAINED, gap, None, None)
     ]
+    assert co_tenant.tokens == sized(free - 6 * GIB) - sized(free)
     assert engine.clean_tokens + sum(t.tokens for t in engine.terms) == engine.actual[0]
-    assert co_tenant.tokens == lost.tokens  # the same loss, now with its cause and node
+    assert co_tenant.tokens + gap == lost.tokens  # the same loss, now with its cause and node, and the gap
 
 
 def test_a_node_whose_exporter_is_missing_is_named(dsv3: tuple[NodeSnapshot, NodeSnapshot, ClusterView]) -> None:

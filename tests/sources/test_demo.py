@@ -12,6 +12,7 @@ import pytest
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.errors import InputError
@@ -26,6 +27,7 @@ from kvtop.sources.scenario import (
     scenario_dir,
     scenario_names,
 )
+from tests.corpus_records import logged_bytes, logged_gib
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -38,6 +40,10 @@ HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker"
 H100_CUDA_TOTAL = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 SGLANG_TP8_CONTEXT = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)
+# What the default node's SGLang measured is data (examples/measured/starts.json), never these fits: the
+# 77.43 GiB free before its weights that SGLang 0.5.2rc2 printed at TP 8 on an H100 (corpus record
+# file45518106035-grok-2-fp8-h100-tp8), 83,139,829,432 B.
+SGLANG_TP8_FREE = logged_bytes("file45518106035-grok-2-fp8-h100-tp8:free_before_load")
 LLAMA_TP8 = "python3 -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-70B-Instruct --tp 8 --host 0.0.0.0 --port 30000 --enable-metrics --engine-version 0.5.9"  # the scenarios' SGLang
 
 
@@ -87,16 +93,23 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     # 4,194,304) − pre-load × (1 − 0.818) 15,057,569,457 = 50,031,399,633 B // 40,960 B = 1,221,469 tokens
     assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
     assert view.ledger.token_capacity == 1_221_469
-    # The engine solved with its measured free memory: CUDA's H100 total less SGLang's TP 8 context (the
-    # driver's reserve is nvidia-smi's total less CUDA's), its weights the calibrated term (the book and the rope
-    # cache): what it solved is the prediction.
+    # kvtop's prediction rests on the fits: CUDA's H100 total less SGLang's TP 8 context, the weights the
+    # calibrated term (the book and the rope cache).
     settings = parse_launch_command(LLAMA_TP8)
     free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
     assert solved.token_capacity == 1_221_469
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_221_469}
-    assert {rank.capacity.change_tokens for rank in view.ranks} == {0}  # nothing to explain
+    # The engine solved with what it measured, SGLANG_TP8_FREE: 83,139,829,432 − the weights 17,644,929,024 −
+    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,107 more
+    # than predicted (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the fit says 2.14): the
+    # gap the waterfall shows, as no cause of kvtop's explains it
+    measured = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                                 measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE))  # fmt: skip
+    assert measured.token_capacity == 1_229_576
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_576}
+    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - 1_221_469}
+    assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
 
 
 def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> None:
@@ -110,20 +123,25 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     assert view.ranks[3].observed.foreign_bytes == 6 * GIB
     assert [r.observed.foreign_bytes for r in view.ranks].count(0) == 7
     # The calibrated prediction (weights with the rope cache) with the least free memory over the ranks (GPU 3's)
-    # gives the capacity SGLang reports.
+    # gives the pools kvtop explains; SGLang sized them from what it measured, SGLANG_TP8_FREE less GPU 3's 6 GiB.
     settings = parse_launch_command(LLAMA_TP8)
     total = gpu_total_bytes("H100")
     tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                                  measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
     assert tightest.token_capacity == 1_092_809
-    assert {rank.observed.token_capacity for rank in view.ranks} == {1_092_809}
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,469.7 clean,
-    # 1,092,809.4 with the co-tenant), so the two pools are 128,660 tokens apart
-    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_092_809 == 128_660
-    # the waterfall names the whole shortfall on every rank: the co-tenant, and nothing else
+    sized = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
+                              measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE - 6 * GIB))  # fmt: skip
+    assert sized.token_capacity == 1_100_916
+    assert {rank.observed.token_capacity for rank in view.ranks} == {1_100_916}
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,229,576.5 measured
+    # clean, 1,100,916.2 with the co-tenant), so the two pools are 128,660 tokens apart
+    assert healthy.engines[0].ranks[0].observed.token_capacity - 1_100_916 == 128_660
+    # the waterfall names the co-tenant on every rank, and the healthy node's gap (1,229,576 measured clean against
+    # 1,221,469 predicted) beside it, unexplained
     for rank in view.ranks:
-        (term,) = rank.capacity.terms
-        assert (term.cause.value, term.tokens, term.gpu_index, term.pid) == ("other_processes", -128_660, 3, 4242)
+        cotenant, gap = rank.capacity.terms
+        assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", -128_660, 3, 4242)
+        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_469)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
     assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_469
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
@@ -145,13 +163,19 @@ def test_dsv3_dp_attention_runs_eight_engine_cores_each_with_its_own_pool() -> N
     }  # MLA latent, whole on each rank
     # the endpoint reports vLLM 0.11.0, whose default utilisation is 0.9 (0.92 only since v0.21)
     assert view.ledger.engine.memory_fraction == 0.9
-    # the engines measured what the clean prediction expects (CUDA's H200 total, 139.935 GiB over the corpus's two
-    # logged H200 totals, and the calibrated runtime terms): ceil(0.9 × 150,254,062,141) − the weights
-    # 100,840,747,360 and the rope's cos/sin cache vLLM holds beside them (yarn: 4,096 × 40 = 163,840 positions ×
-    # 64 rope dims × 2 B = 20,971,520) − the runtime terms 5,270,182,047 = 29,096,755,000 B of KV, 6,469 blocks of
-    # 64 tokens (4,497,408 B each, forced for FlashMLA on Hopper)
+    # the engines measured what real starts printed (examples/measured/starts.json): CUDA's H200 total
+    # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8) = 150,119,844,413 B, and a runtime of 6.50 GiB (that start's
+    # activation peak 6.37 and the 0.13 GiB non-torch of a TP 1 rank on v0.11.0, llmd-v011-llama-3.1-8b) =
+    # 6,979,321,856 B: ceil(0.9 × 150,119,844,413) − the weights 100,840,747,360 and the rope's cos/sin cache vLLM
+    # holds beside them (yarn: 4,096 × 40 = 163,840 positions × 64 rope dims × 2 B = 20,971,520) − 6,979,321,856 =
+    # 27,266,819,236 B of KV, 6,062 blocks of 64 tokens (4,497,408 B each, forced for FlashMLA on Hopper). kvtop's
+    # prediction (its fits: 6,469 blocks) is the other figure the demo shows.
     assert view.ledger.weights_bytes == 100_840_747_360 + 163_840 * 64 * 2
-    assert {rank.observed.token_capacity for rank in view.ranks} == {view.ledger.token_capacity} == {6_469 * 64}
+    total = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")
+    runtime = round((logged_gib("file20903468563-deepseek-r1-h200-tp8:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
+    budget = math.ceil(0.9 * total) - view.ledger.weights_bytes - runtime
+    assert {rank.observed.token_capacity for rank in view.ranks} == {budget // 4_497_408 * 64} == {6_062 * 64}
+    assert view.ledger.token_capacity == 6_469 * 64
     assert [rank.engine_index for rank in view.engine.live.ranks] == [str(dp) for dp in range(8)]
 
 
@@ -167,12 +191,20 @@ def test_orphan_worker_holds_70_gib_next_to_a_healthy_engine() -> None:
     assert orphan.used_bytes == 72_090 * MIB and orphan.engine_kind == "vllm"
     view = snapshot.engines[0]
     assert [rank.gpu_index for rank in view.ranks] == [0]
-    # vLLM 0.11.0: utilisation 0.9 of CUDA's 79.19 GiB (not nvidia-smi's 79.65), less the weights and the
-    # calibrated activation peak and non-torch memory (4.91 GiB for gpt-oss-120b), in blocks of 16 tokens; the
-    # weights hold the rope's float32 cos/sin cache (131,072 positions × 64 dims × 4 B) beside the checkpoint
+    # vLLM 0.11.0 as a real start of this shape measured (examples/measured/starts.json): utilisation 0.9
+    # of CUDA's 79.19 GiB (not nvidia-smi's 79.65; llmd-v019-llama-3.3-70b-fp8dyn-tp4), less the weights and the
+    # activation peak and non-torch memory Llama-3.1-8B's start on v0.11.0 printed (4.76 + 0.13 GiB,
+    # llmd-v011-llama-3.1-8b), in blocks of 16 tokens: ceil(0.9 × 85,029,615,043) − 16,094,076,928 − 5,250,597,519 =
+    # 55,181,979,092 B // 2,097,152 B = 26,312 blocks; the weights hold the rope's float32 cos/sin cache (131,072
+    # positions × 64 dims × 4 B) beside the checkpoint
     assert view.ledger.measured.calibrated.weights_extra_bytes == 131_072 * 64 * 4
-    budget = math.ceil(H100_CUDA_TOTAL * 0.9) - view.ledger.weights_bytes - view.ledger.measured.calibrated.non_kv_bytes
-    assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_848
+    total = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total")
+    runtime = round((logged_gib("llmd-v011-llama-3.1-8b:activation") + logged_gib("llmd-v011-llama-3.1-8b:non_torch")) * GIB)
+    budget = math.ceil(total * 0.9) - view.ledger.weights_bytes - runtime
+    assert view.ranks[0].observed.token_capacity == budget // 2_097_152 * 16 == 420_992
+    # kvtop predicts from its fits (CUDA's total 79.188769 GiB, a runtime of 4.91 GiB): 144 tokens fewer
+    predicted = math.ceil(H100_CUDA_TOTAL * 0.9) - view.ledger.weights_bytes - view.ledger.measured.calibrated.non_kv_bytes
+    assert view.ledger.token_capacity == predicted // 2_097_152 * 16 == 420_848
 
 
 def test_gpu5_lost_names_the_state_and_the_other_gpus_keep_running() -> None:
@@ -190,8 +222,8 @@ def test_extra_bytes_are_budgeted_around_by_the_engine() -> None:
     held = [rank.observed.process_bytes for rank in view.ranks]
     assert 1.95 * GIB < held[2] - held[0] < 2.05 * GIB
     # every rank sized by GPU 2: 2 GiB × 0.818 ÷ 40,960 B = 42,886.8 tokens, each pool floored to whole tokens
-    # (1,221,469.72 clean, 1,178,582.96 with the 2 GiB): 42,887 fewer
-    assert view.ranks[0].observed.token_capacity == 1_221_469 - 42_887
+    # (1,229,576.45 as measured clean, SGLANG_TP8_FREE; 1,186,689.69 with the 2 GiB): 42,887 fewer
+    assert view.ranks[0].observed.token_capacity == 1_229_576 - 42_887
 
 
 def test_a_tick_is_deterministic_and_values_move_between_ticks() -> None:
@@ -335,4 +367,15 @@ def test_lmdeploy_workers_are_the_explained_ledgers_less_the_driver_reserved() -
         reserved = rank.observed.gpu_reserved_bytes
         assert clean.kv_pool_bytes - rank.predicted.kv_pool_bytes == 1_430 * 64 * 42_240
         assert rank.worker_prediction.worker_bytes == clean_resident - 1_430 * 64 * 42_240 - reserved
-        assert abs(rank.observed.process_bytes - rank.worker_prediction.worker_bytes) < 32 << 20  # the demo's noise
+    # What the workers hold is what LMDeploy sized from what it measured (examples/measured/starts.json):
+    # CUDA's A100 total 79.15 GiB (file12686617020-a100-80gb-oom) less a TP 4 group's 1.55 GiB before the weights
+    # (79.19 − 77.64, llmd-v019-llama-3.3-70b-fp8dyn-tp4) and the notebook's 4 GiB, the context in the worker
+    context = round((logged_gib("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - logged_gib("llmd-v019-llama-3.3-70b-fp8dyn-tp4:free_before_load")) * GIB)
+    free = logged_bytes("file12686617020-a100-80gb-oom:cuda_total") - context - 4 * GIB
+    sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=view.ledger.gpu_total_bytes,
+                              measured=MeasuredInputs(free_before_load_bytes=free)).ranks[0]  # fmt: skip
+    held = sized.weights_bytes + sized.resident_terms_bytes + sized.kv_pool_bytes + sized.reserve_bytes + context
+    # 0.70 GiB less context than kvtop assumed (2.25 GiB): 250 blocks more of 2,703,360 B (0.9 × 0.70 GiB)
+    assert sized.kv_pool_bytes - view.ranks[0].predicted.kv_pool_bytes == 250 * 64 * 42_240
+    for rank in view.ranks:
+        assert abs(rank.observed.process_bytes - held) < 32 << 20  # the demo's noise

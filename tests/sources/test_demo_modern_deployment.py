@@ -6,15 +6,30 @@ from __future__ import annotations
 import pytest
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.deployment import Basis, Charge, Feature
 from kvtop.domain.diagnose import diagnose
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.pressure import pressure_of
+from kvtop.sources.demo_plan import NodePlan
+from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import load_scenario
 from kvtop.ui.ledger_rows import rank_ledger
+from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
+GIB = 1 << 30
+# What the node's engines measured (examples/measured/starts.json), from the corpus: CUDA's H200 total
+# 139.81 GiB (file20903468563-deepseek-r1-h200-tp8); a TP 4 group's 1.55 GiB before the weights (79.19 − 77.64 GiB,
+# and vLLM's runtime 1.97 + 2.21 + 1.70 GiB: activation, non-torch, CUDA graphs; all of llmd-v019's Llama-3.3-70B at
+# TP 4 on H100)
+TP4 = "llmd-v019-llama-3.3-70b-fp8dyn-tp4"
+H200_TOTAL = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")
+TP4_CONTEXT = round((logged_gib(f"{TP4}:cuda_total") - logged_gib(f"{TP4}:free_before_load")) * GIB)
+VLLM_RUNTIME = round(sum(logged_gib(f"{TP4}:{term}") for term in ("activation", "non_torch", "cuda_graphs")) * GIB)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +55,17 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert host is not None and host.connector == "HiCache"
     waterfall = view.ranks[0].capacity
     assert waterfall is not None
-    assert [t.cause for t in waterfall.terms] == [CapacityCause.SPECULATIVE, CapacityCause.EXPERT_PARALLEL]
+    causes = [CapacityCause.SPECULATIVE, CapacityCause.EXPERT_PARALLEL, CapacityCause.UNEXPLAINED]
+    assert [t.cause for t in waterfall.terms] == causes
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
+    # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights (kvtop's fits
+    # predict 117,438 tokens): the gap is the waterfall's unexplained term
+    draft = load_model("qwen3-235b-a22b-eagle3")
+    sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=gpu_total_bytes("H200"),
+                              gpu_name="NVIDIA H200", measured=MeasuredInputs(free_before_load_bytes=H200_TOTAL - TP4_CONTEXT),
+                              draft=draft)  # fmt: skip
+    assert waterfall.actual_tokens == sized.token_capacity == 116_440
+    assert waterfall.terms[-1].tokens == 116_440 - view.ledger.token_capacity == 116_440 - 117_438
 
 
 def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> None:
@@ -53,7 +77,14 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert host is not None and host.connector == "OffloadingConnector"
     assert host.bytes_per_rank == (200 << 30) // 4  # --kv-offloading-size 200 over TP4
     waterfall = view.ranks[0].capacity
-    assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA]
+    assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.UNEXPLAINED]
+    # vLLM sized its share of the CUDA total it measured, less its measured runtime (kvtop's fits: 1,139,488)
+    measured = MeasuredInputs(gpu_total_bytes=H200_TOTAL, free_before_load_bytes=H200_TOTAL - TP4_CONTEXT,
+                              non_kv_bytes=VLLM_RUNTIME)  # fmt: skip
+    sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=H200_TOTAL,
+                              gpu_name="NVIDIA H200", measured=measured)  # fmt: skip
+    assert waterfall.actual_tokens == sized.token_capacity == 1_136_416
+    assert waterfall.terms[-1].tokens == 1_136_416 - view.ledger.token_capacity == 1_136_416 - 1_139_488
 
 
 def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: NodeSnapshot) -> None:
@@ -82,8 +113,14 @@ def test_pressure_and_its_finding(snapshot: NodeSnapshot) -> None:
 def test_host_memory_beside_the_host_tiers(snapshot: NodeSnapshot) -> None:
     host = snapshot.observation.host_memory
     assert host is not None and host.total_bytes == 2 << 40
-    # the scenario's 2 TiB less what both host tiers pin (HiCache 4 ranks, offloading 200 GiB) and 5% for the OS
-    pinned = sum(v.ledger.host_tier.total_bytes for v in snapshot.engines if v.ledger and v.ledger.host_tier)
+    # the scenario's 2 TiB less what both host tiers pin as the engines sized them (HiCache: --hicache-ratio 2 × the
+    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's 117,438; offloading 200 GiB) and 5% for the OS
+    engines = NodePlan(load_scenario("modern-deployment"), "test", opened_at=0).engines
+    tiers = [engine.truth.host_tier for engine in engines if engine.truth.host_tier is not None]
+    assert [tier.connector for tier in tiers] == ["HiCache", "OffloadingConnector"]
+    assert tiers[0].bytes_per_rank // 116_440 == _view(snapshot, "sglang").ledger.host_tier.bytes_per_rank // 117_438
+    assert tiers[1].total_bytes == 200 << 30
+    pinned = sum(tier.total_bytes for tier in tiers)
     assert host.available_bytes == (2 << 40) - pinned - (2 << 40) // 20
     assert not [f for f in diagnose(snapshot) if f.rule == "host_tier_would_not_fit"]
 

@@ -92,8 +92,11 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
     # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
-    # 8,004,347,059 − (ceil(0.95 × 85,417,447,368) − ceil(0.95 × 84,986,665,370)) = 7,595,104,161 B at 589,824 B
-    # per block: 12,876 blocks, int(12,876 / 8,329 × 131,072) tokens
+    # 8,004,347,059 − (ceil(0.95 × 85,417,447,368) − ceil(0.95 × 84,986,665,370)) = 7,595,104,161 B; the latest
+    # release samples with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376,
+    # sampler_path.py), so the activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs ×
+    # 201,088 × 4 B, come off the activation and add to it: 8,026,901,936 B at 589,824 B per block: 13,608 blocks,
+    # int(13,608 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
@@ -101,15 +104,17 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     assert vllm.ledger.measured.calibrated.weights_extra_bytes == rope_cache == 33_554_432
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 34) * 36 / 1000) * GIB)
-    assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 + 270_784_803)) <= 1
-    assert 7_595_104_161 // 589_824 == vllm.ledger.engine.num_blocks == 12_876
-    assert vllm.ledger.token_capacity == 12_876 * 131_072 // 8_329 == 202_627
+    flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
+    assert flashinfer == 431_797_775
+    assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 - flashinfer + 270_784_803)) <= 1
+    assert (7_595_104_161 + flashinfer) // 589_824 == vllm.ledger.engine.num_blocks == 13_608
+    assert vllm.ledger.token_capacity == 13_608 * 131_072 // 8_329 == 214_146
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 202,627)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 202_627
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,146)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_146
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -175,32 +180,38 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     view = source.collect().engines[0]
     # gpt-oss-120b at TP 8 on H100s: vLLM's Triton MXFP4 backend on Hopper builds the intermediate 2,880 ÷ 8 = 360
     # padded to 384 — in 4-bit weights and their scales and w13's bf16 bias rows, the book's row (weights_built.py:
-    # 14,112,768 B a layer) — and holds beside the book the checkpoint's scales kept beside the swizzled copy and
+    # 14,112,768 B a layer) — and holds beside the book the swizzled copy of the scales (HopperMXScaleLayout pads
+    # the rows to 256: w13 [128, 768, 90], w2 [128, 3072, 12]) beside the checkpoint's, which stay registered, and
     # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
-    # engines' meta-built w2_weight_bias [128, 2880]): 14,204,928 B a layer (vllm/weights_held.py); together
-    # 36 × 28,317,696 = 1,019,437,056 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
-    # engines build it) the book and these leave 64,228,737,153 B with CUDA graphs at the 2 GiB once assumed; the
+    # engines' meta-built w2_weight_bias [128, 2880]): 14,499,840 B a layer (vllm/weights_held.py); together
+    # 36 × 28,612,608 = 1,030,053,888 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
+    # engines build it) the book and these leave 64,218,120,321 B with CUDA graphs at the 2 GiB once assumed and
+    # the native sampler's copies of the logits; the latest release samples with FlashInfer's top-k/top-p on the
+    # H100 (vllm#40376, sampler_path.py), so the activation fit's copies beyond one, (coefficient − 1) × 1,024
+    # seqs × 201,088 × 4 B, add to it; the
     # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
     # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
     # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
-    # 65,261,597,331 B, 885,167 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
+    # 66,978,171,597 B, 908,449 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
     padding = experts * (384 - 360) * (4 + 8 / 32) / 8 + bias_rows
     book_biases = 128 * (5_760 / 8 + 2_880) * 2
-    held = experts * 384 / 32 + 128 * (2 * 384 + 2_880) * 4 - book_biases - bias_rows
-    assert (padding, held, padding + held) == (14_112_768, 14_204_928, 28_317_696)
+    swizzled_scales = 128 * 768 * 90 + 128 * 3_072 * (384 // 32)
+    held = swizzled_scales + 128 * (2 * 384 + 2_880) * 4 - book_biases - bias_rows
+    assert (padding, held, padding + held) == (14_112_768, 14_499_840, 28_612_608)
     [padding_row] = [row for row in view.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
     assert padding_row.bytes == 36 * padding
     rope_cache = 131_072 * 64 * 4
-    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * held + rope_cache == 544_931_840
+    assert view.ledger.measured.calibrated.weights_extra_bytes == 36 * held + rope_cache == 555_548_672
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
-    budget = 64_228_737_153 + 2 * GIB - graphs - rope_cache
-    assert budget == 65_261_597_331
-    assert view.ledger.engine.num_blocks == budget // 73_728 == 885_167
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 885_167 * 131_072 // 8_329 == 13_929_716
+    flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
+    budget = 64_218_120_321 + 2 * GIB - graphs - rope_cache + flashinfer
+    assert budget == 66_978_171_597
+    assert view.ledger.engine.num_blocks == budget // 73_728 == 908_449
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 908_449 * 131_072 // 8_329 == 14_296_101
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 

@@ -98,6 +98,20 @@ def test_v0_12_and_v0_13_turbomind_lines() -> None:
     assert log.engine == "lmdeploy" and log.decisions == ("backend=turbomind",)
 
 
+@pytest.mark.parametrize(
+    ("line", "workspace"),
+    [
+        # InternLM/lmdeploy#2724 (v0.6.2, a Llama-3.1-70B from the hub): `logger.info(f'model_source: {model_source}')`
+        ("2024-11-07 12:04:20,439 - lmdeploy - INFO - turbomind.py:301 - model_source: hf_model", False),
+        ("2024-06-05 18:11:20,000 - lmdeploy - INFO - model_source: workspace", True),
+    ],
+)
+def test_the_model_source_line_says_a_converted_workspace(line: str, workspace: bool) -> None:
+    """§15.1: a workspace (`ModelSource.WORKSPACE`) stages nothing through torch: read as --turbomind-workspace."""
+    log = parse_engine_log(line + "\n[TM][INFO] [BlockManager] max_block_count = 118\n")
+    assert ("turbomind_workspace=True" in log.decisions) is workspace
+
+
 def test_v0_15_object_cache_budget_line() -> None:
     """§3: `Object cache budget: C MB from free F MB and ratio R` (`%.2f` MiB)."""
     budget = _rank("[TM][INFO] Object cache budget: 49152.00 MB from free 61440.00 MB and ratio 0.800\n").object_cache_budgets[0]

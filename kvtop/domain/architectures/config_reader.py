@@ -29,6 +29,11 @@ from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.quant import quant_from_config
 
 AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights book)"
+# Vision sections other than `vision_config` that say the class builds a tower (its weights "not modelled" unless a
+# tower kind reads them): Ovis's `visual_tokenizer_config` (vLLM 0.33.0 ovis.py: `visual_tokenizer`, a SigLIP/AIMv2
+# ViT with its head, and `vte`, the visual embedding table; meta-built, AIDC-AI/Ovis2-34B at TP 1 3,546,980,332 +
+# 671,088,640 B beside the language model)
+OTHER_VISION_SECTIONS = ("visual_tokenizer_config",)
 
 
 def read_config(
@@ -79,7 +84,7 @@ def read_config(
         name=name or outer.name_or_path or architecture,
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
-        multimodal=outer.vision_config is not None,
+        multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS),
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,
@@ -100,6 +105,8 @@ def read_config(
     tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
     read = None
     section = config.get(tower.section) if tower is not None else None
+    if tower is not None and section is None and architecture in tower.absent_section_built:
+        section = {}  # the class builds its tower from the vision config class's defaults
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
         read = read_tower(tower, section, source, spec.hidden_size, config)
     if read is not None:  # its bytes join the weights book

@@ -123,7 +123,7 @@ NOT_MODELLED: Mapping[str, str] = {
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
-    "AfmoeForCausalLM", "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
+    "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
     "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
@@ -136,7 +136,7 @@ GENERIC: frozenset[str] = frozenset({
     "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
-    "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
+    "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM", "MiniCPMO",
     "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",

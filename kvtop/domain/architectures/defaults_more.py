@@ -272,7 +272,14 @@ KIMI_LINEAR: dict[str, DefaultValue] = {
 LFM2: dict[str, DefaultValue] = {
     "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size":
     65536, "intermediate_size": 12288, "max_position_embeddings": 128000, "tie_word_embeddings": True,
-    "conv_L_cache": 3
+    "conv_L_cache": 3, "block_auto_adjust_ff_dim": True, "block_multiple_of": 256
+}  # fmt: skip
+# Lfm2MoeConfig — models/lfm2_moe/configuration_lfm2_moe.py
+LFM2_MOE: dict[str, DefaultValue] = {
+    "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 65536, "intermediate_size": 7168, "max_position_embeddings": 128000, "tie_word_embeddings": True,
+    "conv_L_cache": 3, "num_experts": 32, "num_experts_per_tok": 4, "moe_intermediate_size": 1792,
+    "num_dense_layers": 2, "use_expert_bias": True
 }  # fmt: skip
 # MambaConfig — models/mamba/configuration_mamba.py
 MAMBA: dict[str, DefaultValue] = {
@@ -378,7 +385,7 @@ AFMOE: dict[str, DefaultValue] = {
     "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim":
     128, "vocab_size": 200192, "intermediate_size": 6144, "max_position_embeddings": 16384, "tie_word_embeddings":
     False, "attention_bias": False, "sliding_window": 1024, "num_experts": 64, "num_experts_per_tok": 6,
-    "moe_intermediate_size": 1408, "num_shared_experts": 2
+    "moe_intermediate_size": 1408, "num_shared_experts": 2, "num_dense_layers": 1, "global_attn_every_n_layers": 4
 }  # fmt: skip
 # FlexOlmoConfig — models/flex_olmo/configuration_flex_olmo.py
 FLEX_OLMO: dict[str, DefaultValue] = {

@@ -21,6 +21,17 @@ from kvtop.domain.model import BodyShape, LayerKind
 
 
 @dataclass(frozen=True)
+class WidthAdjust:
+    """An MLP width the model derives from the stated one where `flag` is on (LFM2's block_auto_adjust_ff_dim):
+    int(2/3 of it), times `multiplier` where stated (int), rounded up to a multiple of `multiple_of`. vLLM
+    0.33.0 lfm2.py / SGLang 0.5.23 lfm2.py Lfm2MLP and transformers' modeling_lfm2.py Lfm2MLP build it so."""
+
+    flag: str
+    multiplier: str
+    multiple_of: str
+
+
+@dataclass(frozen=True)
 class Geometry:
     """The config fields of the decoder's shape, where a family names them its own way (ChatGLM, Qwen-1)."""
 
@@ -41,6 +52,7 @@ class Geometry:
     vocab: str = "vocab_size"
     positions: str = "max_position_embeddings"
     embedding_width: str | None = None  # the embedding's own width where it may differ from hidden (OPT)
+    intermediate_adjust: WidthAdjust | None = None  # the MLP width derived from the stated one (LFM2)
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,15 @@ class IndexList(LayerRule):
 
 
 @dataclass(frozen=True)
+class StatedOnly(LayerRule):
+    """No pattern of the class's own: the config must list `layer_types` (Lfm2MoeConfig leaves it None, and its
+    model, vLLM's and SGLang's index it per layer), else it is refused by name."""
+
+    def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
+        raise f.error("layer_types", f"missing: {f.model_type}'s layers are only what layer_types lists")
+
+
+@dataclass(frozen=True)
 class PerLayerFlags(LayerRule):
     """A list of 0/1 per layer (MiMo-V2's hybrid_layer_pattern: 1 a sliding-window layer, 0 a full one)."""
 

@@ -16,6 +16,7 @@ from kvtop.domain.architectures.description import (
     Latent,
     ParallelNorms,
     SparseIndex,
+    WidthAdjust,
 )
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
@@ -254,7 +255,19 @@ def _intermediate(f: Fields, arch: Architecture, hidden: int) -> int:
         return max(value) if value else 0  # the widest; each layer's own is in layer_intermediate
     if value is None:
         return g.intermediate_default_factor * hidden
-    return int(value) // g.intermediate_divisor
+    return _adjusted_width(f, g.intermediate_adjust, int(value) // g.intermediate_divisor)
+
+
+def _adjusted_width(f: Fields, adjust: WidthAdjust | None, width: int) -> int:
+    """The MLP width the model builds from the stated one where its adjust flag is on (`WidthAdjust`)."""
+    if adjust is None or not f.flag(adjust.flag):
+        return width
+    width = int(2 * width / 3)
+    multiplier = f.get(adjust.multiplier)
+    if multiplier is not None:
+        width = int(multiplier * width)
+    step = f.need(adjust.multiple_of)
+    return step * ((width + step - 1) // step)
 
 
 def _per_layer_intermediate(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:

@@ -47,7 +47,7 @@ DENSE: tuple[Architecture, ...] = (
     A("qwen2", "Qwen2Config", tf("qwen2"), d.QWEN2, ("Qwen2ForCausalLM",),
       layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
     A("qwen2_vl_text", "Qwen2VLTextConfig", tf("qwen2_vl"), d.QWEN2_VL_TEXT, ("Qwen2VLForConditionalGeneration",),
-      layers=Qwen2Window(), attention=Attention(qkv_bias=True)),
+      layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.QWEN2_VL),
     A("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", tf("qwen2_5_vl"), d.QWEN2_VL_TEXT,
       ("Qwen2_5_VLForConditionalGeneration",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
       tower=t.QWEN2_5_VL),
@@ -62,11 +62,11 @@ DENSE: tuple[Architecture, ...] = (
     # Muse-Glimmer (held-out wave 3): Llama's qkv with its own output gate per channel (output_gate_proj,
     # ColumnParallelLinear hidden -> heads x head_dim, no bias), Gemma's four norms a layer, weightless q/k norms,
     # sliding layers from layer_types (iRoPE: NoPE on the full ones); its vision encoder, adapter and projection
-    # are not in kvtop's book (vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py MuseGlimmerAttention,
-    # MuseGlimmerDecoderLayer)
+    # where the config has a vision_config (towers_muse.py) (vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
+    # MuseGlimmerAttention, MuseGlimmerDecoderLayer, MuseGlimmerVisionEncoder)
     A("muse_glimmer_text", "MuseGlimmerTextConfig", tf("muse_glimmer"), m.MUSE_GLIMMER_TEXT,
       ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"), attention=Attention(output_gate_proj=True),
-      body=GEMMA_BODY),
+      body=GEMMA_BODY, tower=t.MUSE_GLIMMER),
 )  # fmt: skip
 
 __all__ = ["DENSE", "Geometry", "LAYERNORM"]

@@ -26,7 +26,7 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # GLM-4-0414: input, post-attention, post-self-attention and post-MLP norms; q, k, v biases (attention_bias)
     A("glm4", "Glm4Config", tf("glm4"), m.GLM4, ("Glm4ForCausalLM",), body=POST_NORMS),
     A("glm4v_text", "Glm4vTextConfig", tf("glm4v"), m.GLM4V_TEXT, ("Glm4vForConditionalGeneration",),
-      attention=Attention(qkv_bias=True), body=POST_NORMS),
+      attention=Attention(qkv_bias=True), body=POST_NORMS, tower=t.GLM4V),
     # MiMo-7B: Qwen2's modules (q, k, v biases) and MTP layers (loaded only for speculative decoding)
     A("mimo", "MiMoConfig (remote code)", "XiaomiMiMo/MiMo-7B-Base configuration_mimo.py", d.QWEN2,
       ("MiMoForCausalLM",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), mtp_fields=MTP),

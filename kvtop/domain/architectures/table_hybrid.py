@@ -7,13 +7,14 @@ from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures import towers as t
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Attention, Latent
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry, Latent, WidthAdjust
 from kvtop.domain.architectures.layer_rules import (
     BlockPattern,
     EveryNthFullOf,
     IndexList,
     KimiLinearLayers,
     PeriodOffset,
+    StatedOnly,
 )
 from kvtop.domain.architectures.moe_rules import FirstDense, Moe, Shared, SparseStep
 from kvtop.domain.architectures.moe_rules import PeriodOffset as ExpertPeriod
@@ -31,6 +32,7 @@ A = Architecture
 QWEN_MOE = Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
                placement=SparseStep())  # fmt: skip
 QWEN3_5_STATE = GatedDeltaNetState(ssm_dtype_field="mamba_ssm_cache_dtype")
+LFM2_WIDTH = WidthAdjust("block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of")
 GRANITE_MAMBA = Mamba2State(
     heads_field="mamba_n_heads", head_dim_field="mamba_d_head", state_field="mamba_d_state"
 )
@@ -78,9 +80,11 @@ HYBRID: tuple[Architecture, ...] = (
       ("GraniteMoeHybridForCausalLM",), state=GRANITE_MAMBA,
       moe=Moe("num_local_experts", expert_size_field="intermediate_size",
               shared=Shared(size_field="shared_intermediate_size"), optional=True)),
-    # LFM2: gated short-conv layers and full attention from layer_types; per-head q/k norms
+    # LFM2: gated short-conv layers and full attention from layer_types; per-head q/k norms; its MLP is
+    # int(2/3 × intermediate_size) × block_ffn_dim_multiplier rounded up to block_multiple_of where
+    # block_auto_adjust_ff_dim (class default on; vLLM 0.33.0 / SGLang 0.5.23 lfm2.py Lfm2MLP)
     A("lfm2", "Lfm2Config", tf("lfm2"), m.LFM2, ("Lfm2ForCausalLM",), attention=Attention(qk_norm=True),
-      state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
+      geometry=Geometry(intermediate_adjust=LFM2_WIDTH), state=ShortConvState(), body=BodyShape(norms_per_layer=2)),
     # GigaChat-3.5 (SGLang 0.5.23 models/gigachat35.py, config class configs/gigachat35.py): gated delta nets (Qwen3-
     # Next's, linear_* fields) and MLA layers (full_attention_layers, 0-based, or layer_types; neither: every layer
     # linear) with an output gate attn_gate (hidden → heads × v_head_dim, split with the heads) where gated_attention;
@@ -95,6 +99,14 @@ HYBRID: tuple[Architecture, ...] = (
               router_bias_when=("topk_method", "noaux_tc")),
       norms_by_word=("layernorm_type", (("pre", 2), ("post", 4), ("pre_post", 4))),
       norm_gate=("norm_type", ("ZeroCenteredGatedNorm", "GatedNorm"), 16)),
+    # LFM2-MoE: LFM2's ShortConv and attention layers as layer_types lists them (none of the class's own: refused
+    # unstated), its dense MLP intermediate_size wide (no adjustment) below num_dense_layers, then num_experts of
+    # moe_intermediate_size behind a model-dtype gate with an fp32 e_score_correction_bias (use_expert_bias):
+    # vLLM 0.33.0 / SGLang 0.5.23 lfm2_moe.py
+    A("lfm2_moe", "Lfm2MoeConfig", tf("lfm2_moe"), m.LFM2_MOE, ("Lfm2MoeForCausalLM",), layers=StatedOnly(),
+      attention=Attention(qk_norm=True), state=ShortConvState(), body=BodyShape(norms_per_layer=2),
+      moe=Moe("num_experts", placement=FirstDense(first_field="num_dense_layers"),
+              router_bias_when=("use_expert_bias", True))),
     # Kimi-Linear (Kimi-K3's language model): KDA layers, MLA on full_attn_layers, DeepSeek-style experts.
     # Kimi-K3's additions, each by its config field (SGLang 0.5.23 kimi_k3.py, vLLM 0.33.0 kimi_k3/nvidia/model.py):
     # experts in a latent width (routed_expert_hidden_size: routed_expert_down_proj / up_proj, whole on every rank,

@@ -121,7 +121,7 @@ MOE: tuple[Architecture, ...] = (
               router_bias=True, router_fp32=True), mtp_fields=MTP),
     A("glm4v_moe_text", "Glm4vMoeTextConfig", tf("glm4v_moe"), m.GLM4V_MOE_TEXT, ("Glm4vMoeForConditionalGeneration",),
       moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
-              router_bias=True, router_fp32=True), mtp_fields=MTP),
+              router_bias=True, router_fp32=True), mtp_fields=MTP, tower=t.GLM4V),
     # MiniMax-M2: q/k norms over all heads split over TP (MiniMaxText01RMSNormTP); experts on every layer, the
     # gate in fp32 with an fp32 routing bias (use_routing_bias); MTP modules not loaded
     A("minimax_m2", "MiniMaxM2Config", tf("minimax_m2"), m.MINIMAX_M2, ("MiniMaxM2ForCausalLM",),
@@ -179,6 +179,16 @@ MOE: tuple[Architecture, ...] = (
       attention=Attention(qk_norm=True, head_gate_field="gating", heads_per_layer_field="num_attention_heads_per_layer"),
       moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size"), placement=LayerTypes(),
               router_bias=True)),
+    # AFMoE (Arcee's Trinity; vLLM 0.33.0 / SGLang 0.5.23 models/afmoe.py): per-head q/k norms, a gate_proj
+    # (hidden -> heads x head_dim, column-parallel: q_proj's output gate in bytes), full attention on every
+    # global_attn_every_n_layers-th layer, sliding between (AfmoeConfig's layer_types); four norms a layer; dense
+    # below num_dense_layers, then num_experts of moe_intermediate_size, num_shared_experts in one shared MLP, the
+    # gate and its expert_bias in fp32 (vLLM's meta build: gate.weight [64, 2048] and expert_bias [64] float32)
+    A("afmoe", "AfmoeConfig", tf("afmoe"), m.AFMOE, ("AfmoeForCausalLM",),
+      layers=EveryNthFull(every_field="global_attn_every_n_layers", every=4),
+      attention=Attention(qk_norm=True, output_gate=True), body=BodyShape(norms_per_layer=4),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"),
+              placement=FirstDense(first_field="num_dense_layers"), router_bias=True, router_fp32=True)),
     # ERNIE 4.5 MoE: experts over an index range; biases where use_bias; the gate in fp32 with a bias
     A("ernie4_5_moe", "Ernie4_5_MoeConfig", tf("ernie4_5_moe"), m.ERNIE4_5_MOE, ("Ernie4_5_MoeForCausalLM",),
       attention=Attention(bias_fields=("use_bias",), o_bias_fields=("use_bias",)), mlp_bias_fields=("use_bias",),

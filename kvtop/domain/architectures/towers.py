@@ -4,7 +4,7 @@ its modules hold, so that the weights book counts it per rank as the engines sha
 Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
 or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
-in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py. The Qwen vision transformers (Qwen2.5-VL,
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py. The Qwen vision transformers (Qwen2.5-VL,
 Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
@@ -31,10 +31,12 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.architectures import (
+    towers_glm,
     towers_intern,
     towers_minicpm,
     towers_minimax,
     towers_moon,
+    towers_muse,
     towers_phi,
     towers_vit,
 )
@@ -90,6 +92,16 @@ class ProjectorConfig(ConfigSection):
     multimodal_projector_bias: Flag = False
 
 
+class Qwen2VLVisionFields(ConfigSection):
+    """Qwen2VLVisionConfig's own names (transformers models/qwen2_vl: its class defaults where absent): the width
+    is `embed_dim`, the block MLP `embed_dim × mlp_ratio` (vLLM qwen2_vl.py `int(embed_dim * mlp_ratio)`), and
+    `hidden_size` the patch merger's output."""
+
+    embed_dim: Hidden = 1280
+    hidden_size: Hidden = 3584
+    mlp_ratio: float = Field(default=4.0, gt=0, le=64)
+
+
 @dataclass(frozen=True)
 class Tower:
     """One family's vision tower: its vision config class, defaults and module switches."""
@@ -101,9 +113,11 @@ class Tower:
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
-    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm)
+    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
+    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v"] = "qwen"
+                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
+                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -118,6 +132,9 @@ class Tower:
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
     block_mlp_split: bool = False
     drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
+    # the classes that build the tower from the vision config class's defaults where the config has no section
+    # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
+    absent_section_built: frozenset[str] = frozenset()
 
 
 def read_tower(
@@ -137,6 +154,10 @@ def read_tower(
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v(vision, wrapper, tower.drop_last_layer, text_hidden, tower.config_class,
                                         tower.source)  # fmt: skip
+    if tower.kind == "muse_glimmer":
+        muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
+        adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
+        return towers_muse.muse_glimmer(muse, adapter, text_hidden, tower.config_class, tower.source, source)
     paired = ("image_size", "patch_size") if tower.kind == "intern_vl_hf" else ()  # pairs: InternVlVisionFields
     shared = {key: value for key, value in vision_config.items() if key not in paired}
     stated = validated(TowerConfig, shared, source=source, prefix="vision_config.")
@@ -144,6 +165,10 @@ def read_tower(
         return None
     given = {key: value for key, value in stated.model_dump().items() if value is not None}
     values = {**tower.defaults, **given}
+    if tower.kind == "qwen2_vl":  # its own names: embed_dim the width, hidden_size the merger's output
+        qwen2 = validated(Qwen2VLVisionFields, vision_config, source=source, prefix="vision_config.")
+        values = {**values, "hidden_size": qwen2.embed_dim, "out_hidden_size": qwen2.hidden_size,
+                  "intermediate_size": int(qwen2.embed_dim * qwen2.mlp_ratio)}  # fmt: skip
     if tower.kind == "llava":
         llava = validated(towers_vit.LlavaProjectorConfig, outer, source=source)
         values = {**values, **tower.vision_defaults.get(stated.model_type or "", {}), **given}
@@ -174,10 +199,18 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "idefics3":
+        scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
+        return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "glm4v":
+        return towers_glm.glm4v_vision(values, tower.config_class, tower.source)
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "gemma4":
         return towers_vit.gemma4_vision(values, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "siglip_paligemma":
+        projection = validated(towers_vit.PaliGemmaOuterFields, outer, source=source)
+        return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
         return _siglip_gemma3(tower, values, text_hidden)
     if tower.kind == "pixtral_mistral3":
@@ -245,6 +278,21 @@ _QWEN3_VISION = {
     "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
 }  # fmt: skip
 
+# Qwen2-VL: the Qwen ViT with LayerNorms (weight, bias), an unbiased Conv3d patch, no position table, a plain
+# fc1/fc2 MLP with biases and one merger (vLLM 0.33.0 / SGLang 0.5.23 qwen2_vl.py Qwen2VisionTransformer: qkv,
+# proj, fc1, fc2 and the merger's two linears Column/Row-parallel, split over TP in both)
+QWEN2_VL = Tower(
+    "Qwen2VLVisionConfig", "transformers models/qwen2_vl (Qwen2VisionTransformerPretrainedModel)",
+    {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
+    kind="qwen2_vl", patch_bias=False, position_table=False,
+)  # fmt: skip
+# GLM-4.1V / GLM-4.5V (towers_glm.py): Glm4vVisionConfig's defaults where vision_config leaves a field out
+GLM4V = Tower(
+    "Glm4vVisionConfig", "transformers models/glm4v (Glm4vVisionModel); vLLM 0.33.0 glm4_1v.py, SGLang 0.5.23 glm4v.py",
+    {"depth": 24, "hidden_size": 1536, "intermediate_size": 13696, "out_hidden_size": 4096, "in_channels": 3,
+     "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
+    kind="glm4v",
+)  # fmt: skip
 QWEN2_5_VL = Tower(
     "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
@@ -305,12 +353,15 @@ LLAVA_ONEVISION = Tower(
     {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
     vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
+# Llama-4: vLLM 0.33.0 mllama4.py builds vision_model and multi_modal_projector whatever the config says, from
+# Llama4VisionConfig's defaults where it has no vision_config (meta-built for AIC's Llama-4-Maverick config, which
+# has none: 831,713,280 + 78,643,200 B at TP 1)
 LLAMA4_VISION = Tower(
     "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
     {"depth": 34, "hidden_size": 768, "intermediate_size": 5632, "in_channels": 3, "image_size": 448,
      "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
      "multi_modal_projector_bias": False},
-    kind="llama4",
+    kind="llama4", absent_section_built=frozenset({"Llama4ForConditionalGeneration"}),
 )  # fmt: skip
 GEMMA4_VISION = Tower(
     "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
@@ -376,11 +427,36 @@ MINICPM_V4_7 = Tower(
     "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
 )
 
+# Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
+MUSE_GLIMMER = Tower(
+    "MuseGlimmerVisionConfig",
+    "transformers models/muse_glimmer (vision config); vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py",
+    kind="muse_glimmer",
+)  # fmt: skip
+
+# PaliGemma's SigLIP and PaliGemmaMultiModalProjector (vLLM paligemma.py builds SiglipVisionModel whatever the
+# section's model_type; SiglipVisionConfig's class defaults where vision_config leaves a field out: transformers
+# builds the dict as a SiglipVisionConfig)
+PALIGEMMA_SIGLIP = Tower(
+    "SiglipVisionConfig", "transformers models/siglip, models/paligemma; vLLM 0.33.0 paligemma.py, siglip.py",
+    GEMMA3_SIGLIP.defaults, kind="siglip_paligemma",
+)  # fmt: skip
+
+# Idefics3's and SmolVLM's SigLIP (Idefics3VisionConfig's / SmolVLMVisionConfig's class defaults, the same) and
+# connector (vLLM 0.33.0 idefics3.py, smolvlm.py)
+IDEFICS3_VISION = Tower(
+    "Idefics3VisionConfig", "transformers models/idefics3, models/smolvlm; vLLM 0.33.0 idefics3.py, idefics2_vision_model.py",
+    {"depth": 12, "hidden_size": 1152, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
+     "patch_size": 32},
+    kind="idefics3",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
-    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7,
+    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
+    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
 }  # fmt: skip

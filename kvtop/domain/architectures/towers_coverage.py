@@ -27,6 +27,8 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "KimiK25ForConditionalGeneration": "kimi_k25", "KimiVLForConditionalGeneration": "kimi_vl",
     "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
     "MiniCPMV4_6ForConditionalGeneration": "minicpmv4_6", "MiniCPMV4_7ForConditionalGeneration": "minicpmv4_7",
+    "PaliGemmaForConditionalGeneration": "paligemma", "Idefics3ForConditionalGeneration": "idefics3",
+    "SmolVLMForConditionalGeneration": "smolvlm",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)

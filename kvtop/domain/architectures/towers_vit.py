@@ -1,6 +1,7 @@
-"""Three more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Five more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
-vision model and projector, Gemma-4's vision tower and embedder. Each returns the parameters whole and those split over TP (a column-parallel layer's
+vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
+(SmolVLM's) SigLIP and connector. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
 
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Flag
+from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden
 from kvtop.domain.model import TowerSpec
 
 
@@ -146,3 +147,57 @@ def gemma4_vision(values: Mapping[str, Any], text_hidden: int, config_class: str
     whole += width * text_hidden
     return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source,
                      replicated_params=linears)  # fmt: skip
+
+
+class PaliGemmaOuterFields(ConfigSection):
+    """PaliGemmaConfig's `projection_dim` (its class default 2048), which it writes over vision_config's
+    (configuration_paligemma.py: `self.vision_config.projection_dim = self.projection_dim`)."""
+
+    projection_dim: Hidden = 2048
+
+
+def paligemma_siglip(
+    values: Mapping[str, Any], projector: PaliGemmaOuterFields, config_class: str, source: str
+) -> TowerSpec:
+    """PaliGemma's SigLIP and projector, as vLLM 0.33.0 paligemma.py builds them: siglip.py SiglipVisionModel
+    with every layer (a Conv2d patch with bias, (image ÷ patch)² positions, blocks of two LayerNorms, qkv/out and
+    fc1/fc2 with biases split as QKV/Row/Column/Row-parallel, the post-LayerNorm: every layer is used; no head,
+    `use_head` False) and PaliGemmaMultiModalProjector (nn.Linear width → projection_dim with bias, whole).
+    transformers' own classes (SGLang 0.5.23's Transformers backend: transformers_params) add SigLIP's pooling
+    head where `vision_use_head` (SiglipVisionConfig's default True)."""
+    width, depth = values["hidden_size"], values["depth"]
+    whole, split = _siglip_every_layer(values)
+    whole += width * projector.projection_dim + projector.projection_dim
+    head = _transformers_extra(values, depth, clip=False) - 2 * width  # the head only: vLLM builds the post-norm
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     transformers_params=whole + split + head)  # fmt: skip
+
+
+def _siglip_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
+    """(whole, split over TP) of vLLM siglip.py's / idefics2_vision_model.py's SigLIP with every layer and its
+    post-LayerNorm, no head: a Conv2d patch with bias, (image ÷ patch)² positions, blocks of two LayerNorms,
+    qkv/out and fc1/fc2 with biases (QKV/Row/Column/Row-parallel: the row-parallel biases whole)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return whole, split
+
+
+class Idefics3OuterFields(ConfigSection):
+    """Idefics3Config's / SmolVLMConfig's `scale_factor` (the pixel shuffle; their class default 2)."""
+
+    scale_factor: Dim = 2
+
+
+def idefics3_vision(
+    values: Mapping[str, Any], outer: Idefics3OuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """Idefics3's and SmolVLM's vision model and connector, as vLLM 0.33.0 idefics3.py (SmolVLM's smolvlm.py
+    subclasses it) builds them: idefics2_vision_model.py's SigLIP with every layer and its post-LayerNorm
+    (`_siglip_every_layer`) and Idefics3Connector's modality_projection, a ReplicatedLinear width × scale² →
+    the language model's width without bias (whole)."""
+    whole, split = _siglip_every_layer(values)
+    whole += values["hidden_size"] * outer.scale_factor**2 * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)

@@ -2,7 +2,9 @@
 
 `preload_estimate` is the one entry point: the engine's calibration estimates each term; what was
 measured (the operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier
-start of the same launch replaces the terms it measured. On it rest, and nowhere else:
+start of the same launch replaces the terms it measured; a fitted term outside its fit's records (no start
+at this GPU model or release) takes the error measured outside them (`support.widened`). On it rest, and
+nowhere else:
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
@@ -17,11 +19,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.coverage import interval_scale
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
+from kvtop.domain.calibration.support import widened
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate, TermSource
+from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
@@ -39,7 +44,8 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
-    return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "source": "measured", "basis": f"measured: {what}"})
+    return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "source": "measured", "basis": f"measured: {what}",
+                                     "beyond": None})
 
 
 def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs) -> tuple[TermEstimate, ...]:
@@ -80,7 +86,7 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
     if estimate.term is Term.WEIGHTS:  # the node's weights stand beside the book's, whatever its version
         value = value if value > 0 else estimate.bytes
     return estimate.model_copy(update={
-        "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "source": "measured",
+        "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "source": "measured", "beyond": None,
         "basis": f"measured on this node at a start on {node.date}",
     })  # fmt: skip
 
@@ -95,7 +101,11 @@ def preload_estimate(
     what `ledger.measured` fixes and by this node's latest start of the same launch."""
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
-    estimates = rules.calibration.terms(inputs, fits)
+    support = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
+    built_rule = getattr(rules.calibration, "weights_built_ahead", None)  # an engine built ahead of its start
+    built = bool(built_rule(inputs)) if built_rule is not None else False
+    estimates = tuple(with_fitted_error(widened(estimate, support, inputs), support, built)
+                      for estimate in rules.calibration.terms(inputs, fits))  # fmt: skip
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
@@ -108,8 +118,11 @@ def preload_estimate(
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings)
+    scale, scale_basis = interval_scale(ledger.settings.engine, support)
     return PreloadEstimate(
         engine=ledger.settings.engine,
+        interval_scale=scale,
+        scale_basis=scale_basis,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,

@@ -1,9 +1,11 @@
-"""Least squares, leave-one-out and quantiles, in plain Python (the domain imports no numerics library).
+"""Least squares, leave-one-source-out and quantiles, in plain Python (the domain imports no numerics library).
 
 The calibration fits are small (a few constants over at most a few hundred records), so the normal
 equations solved by Gaussian elimination are exact enough and keep `kvtop.domain` pure. Every fit
-is a function of its rows alone, so leaving a row out and fitting again is how each term's held-out
-error is measured: a record never checks a fit it took part in.
+is a function of its rows alone, so leaving rows out and fitting again is how each term's held-out
+error is measured: a record never checks a fit it took part in. Rows are left out by their source
+(`leave_group_out`): starts of one thread or one benchmarking repository share the GPU, the release
+and the install, so a sibling start predicts them better than a plan predicts a log from elsewhere.
 """
 
 from __future__ import annotations
@@ -73,6 +75,52 @@ def quantile(values: Sequence[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def held_out_quantile(
+    values: Sequence[float], q: float, groups: Sequence[str] | None = None, *, corrected: bool = False
+) -> float:
+    """The held-out errors' q-quantile, the errors of one source (`groups`) counting together as one: each weighs
+    1 ÷ its source's size and n is the number of sources, so thirty starts of one sweep do not outvote three
+    threads; the smallest error whose cumulative weight reaches ⌈n × q⌉. `corrected`: split conformal prediction's
+    small-sample correction, ⌈(n + 1) × q⌉: of n exchangeable held-out errors, that one is at least a new one's
+    with probability ≥ q (Lei et al., "Distribution-free predictive inference for regression", 2018); where
+    (n + 1) × q > n it is the largest, which guarantees less (fewer than 9 sources at q = 0.9). 0.0 for no values."""
+    if not values:
+        return 0.0
+    groups = list(groups) if groups is not None else [str(index) for index in range(len(values))]
+    sizes = {group: groups.count(group) for group in set(groups)}
+    rank = min(math.ceil((len(sizes) + corrected) * q - 1e-9), len(sizes))
+    weight = 0.0
+    for value, group in sorted(zip(values, groups, strict=True)):
+        weight += 1 / sizes[group]
+        if weight >= rank - 1e-9:
+            return value
+    return max(values)
+
+
+def leave_group_out(
+    rows: Sequence[Row],
+    groups: Sequence[str],
+    fit: Callable[[Sequence[Row]], Fitted],
+    predict: Callable[[Fitted, Row], float],
+    min_rows: int = 1,
+) -> list[float | None]:
+    """For each row, the prediction of a fit made on the rows of every other group (same order as `rows`);
+    None where the other groups hold fewer than `min_rows` rows or only one group: such a fit would not be
+    made (its term would be assumed), so its miss says nothing of the fit's."""
+    fitted: dict[str, Fitted] = {}
+    predictions: list[float | None] = []
+    for row, group in zip(rows, groups, strict=True):
+        others = [other for other, owner in zip(rows, groups, strict=True) if owner != group]
+        owners = {owner for owner in groups if owner != group}
+        if not others or len(others) < min_rows or (min_rows > 1 and len(owners) < 2):
+            predictions.append(None)
+            continue
+        if group not in fitted:
+            fitted[group] = fit(others)
+        predictions.append(predict(fitted[group], row))
+    return predictions
 
 
 def leave_one_out(

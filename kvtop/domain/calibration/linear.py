@@ -2,8 +2,12 @@
 
 Features and targets are in GiB so that the committed coefficients read as figures a person can
 check ("0.13 GiB + 0.54 GiB per extra TP rank"). The term keeps the held-out error that the corpus
-measured for it: the 90th percentile of |prediction − measurement| over leave-one-out fits, which is
-the half-width of the interval it adds to a plan.
+measured for it: the 90th percentile of |prediction − measurement| over fits that left the row's whole
+source out (each source weighing as one, `held_out_quantile`), which is the half-width of the interval it
+adds to a plan (scaled with the others by the engine's coverage fit, `coverage.py`). It keeps its support
+too, the GPU models its rows came from, and the error of the rows whose GPU model no other source held
+(`novel_error_bytes`):
+a plan outside the support takes that wider error, and says so (`estimate.beyond_support`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.calibration.fit import leave_one_out, non_negative_least_squares, quantile
+from kvtop.domain.calibration.fit import held_out_quantile, leave_group_out, non_negative_least_squares
 from kvtop.domain.wording import GIB
 
 ERROR_QUANTILE = 0.9  # the share of held-out records a term's error covers
@@ -26,8 +30,11 @@ class LinearTerm(BaseModel):
     key: str  # e.g. "vllm.activation.v1": the engine, the term and the era it holds for
     features: tuple[str, ...]  # what each coefficient multiplies, in words (GiB)
     coefficients: tuple[float, ...]
-    error_bytes: int  # 90th percentile of the leave-one-out |error| (the interval's half-width)
+    error_bytes: int  # 90th percentile of the leave-one-source-out |error| (the interval's half-width)
     records: int  # how many corpus records it was fitted on
+    sources: int = 0  # how many sources (threads, repositories, files) those records came from; 0: not counted
+    gpus: tuple[str, ...] = ()  # the GPU models of its records (gpu_model_key); () where not tracked
+    novel_error_bytes: int = 0  # the held-out error of rows whose GPU model no other source held
 
     def predict_gib(self, values: Sequence[float]) -> float:
         return sum(c * v for c, v in zip(self.coefficients, values, strict=True))
@@ -40,10 +47,29 @@ class LinearTerm(BaseModel):
 FitRow = tuple[tuple[float, ...], float]  # (feature values in GiB, measured GiB)
 
 
-def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow], error_gib: float | None = None) -> LinearTerm:
-    """The term fitted on `rows`, with its error measured by leaving each row out in turn (or `error_gib`,
-    measured elsewhere: a term of one row has no held-out error of its own)."""
+class RowOrigin(BaseModel):
+    """Where a fit's row came from: its source (rows of one source are left out together) and GPU model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    gpu: str = ""
+
+
+def fit_term(
+    key: str,
+    features: tuple[str, ...],
+    rows: Sequence[FitRow],
+    error_gib: float | None = None,
+    origins: Sequence[RowOrigin] | None = None,
+    min_rows: int = 1,
+) -> LinearTerm:
+    """The term fitted on `rows`, with its error measured by leaving each row's source out in turn (`origins`;
+    without them each row is its own source), or `error_gib`, measured elsewhere (a term of one source has no
+    held-out error of its own). A source whose leaving out leaves fewer than `min_rows` rows, or one source, is
+    not judged: without it the term would not be fitted at all (`leave_group_out`)."""
     coefficients = tuple(non_negative_least_squares([row[0] for row in rows], [row[1] for row in rows]))
+    origins = list(origins) if origins is not None else [RowOrigin(source=str(index)) for index in range(len(rows))]
 
     def refit(others: Sequence[FitRow]) -> list[float]:
         return non_negative_least_squares([row[0] for row in others], [row[1] for row in others])
@@ -51,12 +77,29 @@ def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow], error_
     def predict(fitted: list[float], row: FitRow) -> float:
         return float(sum(c * v for c, v in zip(fitted, row[0], strict=True)))
 
-    held_out = leave_one_out(rows, refit, predict) if len(rows) > 1 else []
-    errors = [abs(p - row[1]) for p, row in zip(held_out, rows, strict=False)]  # none for one row: 0, the caller decides
+    sources = [origin.source for origin in origins]
+    held_out = leave_group_out(rows, sources, refit, predict, min_rows)
+    if len(rows) > 1 and all(p is None for p in held_out):  # no source can be left out: each row instead
+        sources = [f"{source}/{index}" for index, source in enumerate(sources)]
+        held_out = leave_group_out(rows, sources, refit, predict)
+    found = [(abs(p - row[1]), origin) for p, row, origin in zip(held_out, rows, origins, strict=True) if p is not None]
+    errors, kept = [error for error, _ in found], [origin.source for _, origin in found]
+    novel = [(error, origin.source) for error, origin in found if _novel(origin, origins)]
+    error = held_out_quantile(errors, ERROR_QUANTILE, kept) if error_gib is None else error_gib
+    wider = held_out_quantile([e for e, _ in novel], ERROR_QUANTILE, [s for _, s in novel]) if novel else max(errors, default=error)
     return LinearTerm(
         key=key,
         features=features,
         coefficients=tuple(round(c, 6) for c in coefficients),
-        error_bytes=round(quantile(errors, ERROR_QUANTILE) * GIB) if error_gib is None else round(error_gib * GIB),
+        error_bytes=round(error * GIB),
         records=len(rows),
+        sources=len({origin.source for origin in origins}),
+        gpus=tuple(sorted({origin.gpu for origin in origins if origin.gpu})),
+        novel_error_bytes=round(max(wider, error) * GIB),
     )
+
+
+def _novel(origin: RowOrigin, origins: Sequence[RowOrigin]) -> bool:
+    """Whether no other source's row shares this row's GPU model (a plan there extrapolates). Releases are not
+    compared: the fits are made per era already, and nearly every new source runs a release no record ran."""
+    return bool(origin.gpu) and not any(other.gpu == origin.gpu for other in origins if other.source != origin.source)

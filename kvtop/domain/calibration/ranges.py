@@ -3,8 +3,8 @@
 A log that lacks an input (SGLang's free memory before the load, vLLM's non-KV memory) is rebuilt with
 that input estimated. The estimate is the plan's (`preload_estimate`): its central value is the calibrated
 terms', and its half-width the terms' held-out errors together (the root of their squares; each error is
-the 90th percentile of the leave-one-out error the corpus measured for that term's fit, for the engine,
-era, GPU and TP at hand: docs/calibration.md). Where no term of the input is fitted (an engine whose
+the 90th percentile of the leave-one-source-out error the corpus measured for that term's fit, for the
+engine, era, GPU and TP at hand), × the engine's interval scale (`coverage.py`, docs/calibration.md). Where no term of the input is fitted (an engine whose
 corpus is too small, a GPU's total not logged), there is no calibrated range and the caller keeps its
 stated assumption.
 """
@@ -48,8 +48,9 @@ def _said(estimate: TermEstimate) -> str:
     return f"{estimate.label} {estimate.bytes / GIB:.2f}{error} GiB ({said})"
 
 
-def _combined(terms: list[TermEstimate]) -> int:
-    return round(math.sqrt(sum(term.error_bytes**2 for term in terms)))
+def _combined(terms: list[TermEstimate], scale: float) -> int:
+    """The terms' errors together (the root of their squares) × the engine's interval scale (`coverage.py`)."""
+    return round(scale * math.sqrt(sum(term.error_bytes**2 for term in terms)))
 
 
 def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
@@ -59,7 +60,7 @@ def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
     if total is None or context is None or context.source == "assumed":
         return None
     central = max(total.bytes - context.bytes, 0)
-    error = _combined([total, context])
+    error = _combined([total, context], estimate.interval_scale)
     return InputRange(
         low_bytes=max(central - error, 0),
         value_bytes=central,
@@ -76,7 +77,7 @@ def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
     if not any(term.source != "assumed" for term in terms):
         return None
     central = sum(term.bytes for term in terms)
-    error = _combined(terms)
+    error = _combined(terms, estimate.interval_scale)
     return InputRange(
         low_bytes=max(central - error, 0),
         value_bytes=central,

@@ -48,6 +48,8 @@ class TermEstimate(BaseModel):
     source: TermSource
     basis: str  # the fit, the measurement or the assumption, in words
     more_is_more_kv: bool = False  # CUDA's total: more of it is more KV; every other term takes from KV
+    fit_key: str | None = None  # the fit it was calibrated from (`LinearTerm.key`), None where not fitted
+    beyond: str | None = None  # why its error was widened: the plan is outside its fit's records ("no record … on the L4")
 
 
 class CalibratedFigures(BaseModel):
@@ -92,6 +94,9 @@ class PreloadEstimate(BaseModel):
     # the engine's context before load where its budget has no such term (vLLM's worker): not in the
     # interval (the capacity does not rest on it), but each rank's predicted context bytes
     context: TermEstimate | None = None
+    # the terms' errors together × this reach the engine's figure for 90 % of logs from new sources (coverage.py)
+    interval_scale: float = 1.0
+    scale_basis: str | None = None
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -103,9 +108,15 @@ class PreloadEstimate(BaseModel):
         return max(uncertain, key=lambda estimate: estimate.error_bytes) if uncertain else None
 
     @property
+    def beyond_support(self) -> tuple[str, ...]:
+        """Each widening for extrapolation: a term whose fit holds no record at this plan's GPU model or release."""
+        return tuple(estimate.beyond for estimate in self.terms if estimate.beyond)
+
+    @property
     def combined_error_bytes(self) -> int:
-        """The terms' errors together, as independent errors add: the root of their squares."""
-        return round(math.sqrt(sum(estimate.error_bytes**2 for estimate in self.terms)))
+        """The terms' errors together, as independent errors add (the root of their squares), × the engine's
+        interval scale: what blind plans of logs from sources left out needed to hold (`coverage.py`)."""
+        return round(self.interval_scale * math.sqrt(sum(estimate.error_bytes**2 for estimate in self.terms)))
 
     def figures(self, side: Literal["central", "low", "high"] = "central") -> CalibratedFigures:
         """The budget's figures at the centre or at one end of the interval.

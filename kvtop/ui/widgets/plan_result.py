@@ -104,6 +104,7 @@ def interval_line(plan: CapacityPlan) -> Content:
         label,
         f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} (± {fmt_tokens(plan.spread_tokens)})",
         (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted"),
+        (f" · wider: {', '.join(plan.estimate.beyond_support)}" if plan.estimate.beyond_support else "", "$warning"),
         (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),
     )  # fmt: skip
 

@@ -37,3 +37,13 @@ def test_v0_from_v0_6_5_profiles_2048_tokens_with_chunked_prefill() -> None:
 def test_the_chunk_applies_above_32k_only_and_yields_to_the_flag() -> None:
     assert _batch("0.6.4", 32768) == (32768, 256)  # max(context, 2048): one prompt a batch
     assert _batch("0.6.4", 131072, "--max-num-batched-tokens", "8192") == (8192, 256)
+
+
+def test_a_stated_chunked_prefill_flag_decides_it_on_v0() -> None:
+    """V0's arg_utils decides chunked prefill by the context only while `enable_chunked_prefill is None` (vllm#6666's
+    default): `--enable-chunked-prefill` at 8K profiles the release's chunk, `--no-enable-chunked-prefill` above 32K
+    the whole context (SchedulerConfig: max(max_model_len, 2048) without chunking)."""
+    assert _batch("0.6.4", 8192, "--enable-chunked-prefill") == (512, 256)
+    assert _batch("0.7.1", 8192, "--enable-chunked-prefill") == (2048, 256)
+    assert _batch("0.6.4", 131072, "--no-enable-chunked-prefill") == (131072, 256)
+    assert _batch("0.6.4", 131072, "--enable-chunked-prefill", "false") == (131072, 256)

@@ -116,13 +116,69 @@ def test_vllm_refuses_the_deepseek_ref_model_type(config: str, tp: int) -> None:
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_kimi_linear_default_config_is_refused_by_vllms_nope_only_mla(tp: int) -> None:
+def test_kimi_linear_default_config_with_the_published_nope_mla_builds_and_kvtop_plans_it(tp: int) -> None:
     """Past Kimi-K3's GEMM-AR import (off sm100: vllm_standins.KIMI_K3_GEMM_AR), vLLM 0.33.0 builds Kimi-Linear with
     the Kimi-K3 model code, whose decoder layer asserts `mla_use_nope` (kimi_k3/nvidia/model.py KimiDecoderLayer);
-    the default config does not set it, and vLLM's own KimiLinearConfig defaults it to False
-    (transformers_utils/configs/kimi_linear.py)."""
+    vLLM's own KimiLinearConfig defaults it to False, and moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json
+    states it true, as the default now does (registry_configs DERIVED_FIELDS, with linear_attn_config): vLLM builds
+    it, its parameters 98,268,413,312 B at TP 1 (the meta build; e_score_correction_bias fp32 here, unlike SGLang's).
+    Its pages (the meta build's specs): 6 MLA layers of one 576-wide latent head, bf16, 1,152 B a token, and 21 KDA
+    layers whose state, conv 3 × 4,096 / TP × 3 bf16 and recurrent 32 / TP × 128 × 128 float32 (kda_state_dtype),
+    is 2,170,880 B at TP 1: the block 128 × cdiv(2,170,880, 128 × 1,152) = 1,920 (MLA hybrids align to 128,
+    platforms/interface.py), 1,024 at TP 2 (1,085,440 B); kvtop plans it equal."""
     config = json.loads((REGISTRY_DATA / "configs" / "KimiLinearForCausalLM.json").read_text())
-    assert "mla_use_nope" not in config
+    assert config["mla_use_nope"] is True
     row = _row("default--KimiLinearForCausalLM", tp)
-    assert row["status"] == "refused"
-    assert "NoPE-only" in row["message"]
+    assert row["status"] == "ok"
+    if tp == 1:
+        assert sum(row["stages"][0]["param_bytes"].values()) == 98_268_413_312
+    state = 3 * 4096 // tp * 3 * BF16 + 32 // tp * 128 * 128 * 4
+    block = 128 * -(-state // (128 * 576 * BF16))
+    assert block == {1: 1920, 2: 1024}[tp]
+    assert {(spec["block_size"], spec["page_size_bytes"]) for spec in row["stages"][0]["layer_specs"]} == {
+        (block, block * 576 * BF16)
+    }
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert (plan["status"], plan["block_size"], plan["bytes_per_token"]) == ("ok", block, 6 * 576 * BF16)
+    assert plan["stages"][0]["weights_bytes"] == sum(row["stages"][0]["param_bytes"].values())
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_kimi_k3_builds_without_its_image_processor(tp: int) -> None:
+    """vLLM 0.33.0 builds moonshotai--Kimi-K3 (was "could not build": Can't load image processor) with the
+    processor-free-info stand-in, its KDA prefill's FlashKDA workspace query answered by the compiled-op stand-in.
+    Its pages (the meta build's specs): 24 MLA layers of one 576-wide latent head, bf16; 69 KDA layers of
+    96 / TP heads × 128 (dt_bias [12288] at TP 1), conv 3 × 12,288 / TP × 3 bf16 + recurrent 96 / TP × 128 × 128
+    float32 = 6,512,640 B at TP 1: block 128 × cdiv(6,512,640, 128 × 1,152) = 5,760; 2,944 at TP 2. kvtop's block
+    and KV per token equal them."""
+    row = _row("moonshotai--Kimi-K3", tp)
+    assert row["status"] == "ok"
+    state = 3 * 12288 // tp * 3 * BF16 + 96 // tp * 128 * 128 * 4
+    block = 128 * -(-state // (128 * 576 * BF16))
+    assert block == {1: 5760, 2: 2944}[tp]
+    assert {(spec["block_size"], spec["page_size_bytes"]) for spec in row["stages"][0]["layer_specs"]} == {
+        (block, block * 576 * BF16)
+    }
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert (plan["block_size"], plan["bytes_per_token"]) == (block, 24 * 576 * BF16)
+
+
+@pytest.mark.parametrize(
+    ("engine", "config", "own_class"),
+    [
+        ("vllm", "vikhyatk--moondream2", "hf_moondream.HfConfig"),
+        ("vllm", "openbmb--MiniCPM-o-2_6", "configuration_minicpm.MiniCPMOConfig"),
+        ("vllm", "Nanbeige--Nanbeige4.2-3B", "configuration_nanbeige.NanbeigeConfig"),
+        ("sglang", "AIDC-AI--Ovis2-34B", "configuration_ovis.OvisConfig"),
+        ("sglang", "WePOINTS--POINTS-1-5-Qwen-2-5-7B-Chat", "configuration_pointsv15_chat.POINTSV15ChatConfig"),
+    ],
+)
+def test_a_checkpoints_own_configuration_code_is_named_as_the_reason(engine: str, config: str, own_class: str) -> None:
+    """transformers refuses these config folders ("contains custom code"): each config.json names its configuration
+    class in auto_map.AutoConfig, the checkpoint's own Python file; the rows say so in one line
+    (checkpoint_configs.custom_code_reason), a harness limit, not the engine's answer."""
+    version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
+    for tp in (1, 2):
+        row = next(r for r in load_rows(engine, version) if r["config"] == config and r["tp"] == tp)
+        assert row["status"] == "harness-error"
+        assert row["message"].startswith(f"its configuration class is the checkpoint's own code (auto_map AutoConfig {own_class}")

@@ -6,6 +6,7 @@
                       (v0.13+ hybrid models: the linear state of max_batch_size slots comes off first)
     v0.15+            cache = size_t(free × ratio): one object cache; blocks ≤ cache // block_bytes
     ratio ≥ 1         blocks = int(ratio) (before v0.15)
+    v0.6.2 – v0.8.x   from a Hugging Face checkpoint, free less torch's cache of the LM head's staging (§15.1)
     tokens = blocks × block_len; session_len is truncated to it when longer
 
 Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
@@ -16,6 +17,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_CHUNK_ERAS,
+    TURBOMIND_EXPORT_STAGING_ERAS,
     TURBOMIND_LINEAR_STATE_SINCE,
     default_max_batch,
     default_ratio,
@@ -24,6 +26,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     turbomind_share,
 )
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
+from kvtop.domain.engines.versions import era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 
 RATIO_FLAG = "--cache-max-entry-count"
@@ -89,6 +92,20 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
     )  # fmt: skip
 
 
+def export_staging_bytes(inputs: EngineInputs) -> int:
+    """What torch's caching allocator still holds on the first GPU when TurboMind (v0.6.2 – v0.8.x) measures free
+    memory after converting a Hugging Face checkpoint (docs/engines/lmdeploy.md §15.1): at least the copies of the
+    largest tensor it staged live at once, the LM head's rank slice (vocabulary padded to a multiple of TP,
+    `pad_weight`). 0 in the releases that empty the cache, for a workspace, or where the free memory is measured."""
+    s, model = inputs.settings, inputs.model
+    if s.turbomind_workspace or inputs.measured.free_after_load_bytes is not None:
+        return 0
+    copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version).value
+    tp = max(inputs.layout.tp, 1)
+    rows = -(-model.vocab_size // tp)  # ceil: the vocabulary padded to a multiple of TP, one rank's slice
+    return copies * rows * model.hidden_size * model.dtype_bytes
+
+
 def _blocks(
     inputs: EngineInputs, share: str, ratio: float, ratio_source: str, state_bytes: int, block_bytes: int,
     steps: list[BudgetStep], notes: list[str],
@@ -111,6 +128,16 @@ def _blocks(
         steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source))
         return budget, budget // block_bytes
     free = free_after_weights(inputs, steps, notes)
+    staged = export_staging_bytes(inputs)
+    if staged:
+        era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)
+        steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
+                                note=f"the LM head's rank slice × {era.value}: {era.source}"))  # fmt: skip
+        notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
+                     f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
+                     "(v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own --turbomind-workspace "
+                     "says the model path is one (not an LMDeploy flag: LMDeploy tells it by its triton_models/)")  # fmt: skip
+        free -= staged
     budget = int(free * ratio)
     label = "object cache: size_t(free × {:g})" if share == "object_cache" else "size_t(free × {:g})"
     steps.append(BudgetStep(label=label.format(ratio), bytes=budget, note=ratio_source))

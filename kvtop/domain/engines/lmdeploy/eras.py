@@ -58,6 +58,18 @@ TURBOMIND_ONLINE_KV_QUANT_SINCE = Era(
 PYTORCH_KV_QUANT_SINCE = Era("0.6.2", True, "PR #2438 'Support pytorch engine kv int4/int8 quantization'")
 # §2.2: hybrid linear attention: the pooled linear state is carved out of the budget first.
 TURBOMIND_LINEAR_STATE_SINCE = Era("0.13.0", True, "SequenceManager v0.13.0: 'Adjusting block_count … linear'")
+# §15.1: loading a Hugging Face checkpoint, TurboMind's converter copies each weight through torch on the current
+# (first) GPU (`export_weight`: `param.cuda().contiguous()`). Until v0.6.1 each checkpoint shard's reader ended with
+# `torch.cuda.empty_cache()` (`BaseReader.clean_up`); PR #2621's loader (v0.6.2) dropped it, so torch's cache keeps the
+# staging when the engine measures free memory, until `readers()` empties it again (PR #3570, first in v0.9.0). The
+# largest tensor staged is the LM head's rank slice: once, or (v0.8.0, PR #3423) twice, staged transposed as a dense
+# view (`output_weight.t()`, which `.cuda()` keeps) and then made contiguous. The value: copies the cache keeps.
+TURBOMIND_EXPORT_STAGING_ERAS: Eras[int] = Eras((
+    Era("", 0, "source_model/base.py ≤ v0.6.1: BaseReader.clean_up ends with torch.cuda.empty_cache() per shard"),
+    Era("0.6.2", 1, "PR #2621 (2024-10-25) 'MoE support for turbomind': the new loader empties no cache"),
+    Era("0.8.0", 2, "PR #3423 (2025-04-22) module.py Misc: save_split(output_weight.t(), split_dim=1)"),
+    Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
+))
 # §2.4: the block-size print: integer MiB (`block_size_ >> 20`) until v0.8.0, then `%.3f` MiB.
 BLOCK_PRINT_FLOAT_SINCE = Era("0.8.0", True, "commit 63b13e834 (PR #3229, 2025-03-24): '%.3f MB'")
 

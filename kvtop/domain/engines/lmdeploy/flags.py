@@ -31,6 +31,10 @@ SPELLINGS: Mapping[str, str] = {
     "--cache-chunk-size": "cache_chunk_size",
     "--prefix-cache-state-budget": "prefix_cache_state_budget",
     "--dtype": "dtype",
+    # kvtop's own: LMDeploy reads it off the model path (`get_model_source`: a directory holding `triton_models/`,
+    # what `lmdeploy convert` writes); a workspace's weights are read by TurboMind itself, not staged through torch
+    # (docs/engines/lmdeploy.md §15.1). Never written back by `to_flags`.
+    "--turbomind-workspace": "turbomind_workspace",
 }  # fmt: skip
 PREFERRED: Mapping[str, str] = {
     "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",

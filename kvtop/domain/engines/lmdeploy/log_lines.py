@@ -179,6 +179,20 @@ def _engine_config(line: str, facts: LogFacts) -> bool:
     return False
 
 
+_MODEL_SOURCE = re.compile(r"model_source: (?:ModelSource\.)?(workspace|hf_model)\b", re.IGNORECASE)
+
+
+def _model_source(line: str, facts: LogFacts) -> bool:
+    """TurboMind's `model_source: workspace` / `hf_model` (turbomind.py `from_pretrained`, v0.1.0 – v0.9.x):
+    a converted workspace is read by TurboMind itself and stages nothing through torch (§15.1)."""
+    match = _MODEL_SOURCE.search(line)
+    if match is None:
+        return False
+    if match.group(1).lower() == "workspace":
+        facts.decided("turbomind_workspace=True")
+    return True
+
+
 def _turbomind(line: str, facts: LogFacts) -> bool:
     """A TurboMind line (`[TM][…]`): the TurboMind engine runs."""
     facts.decided("backend=turbomind")
@@ -202,6 +216,7 @@ DIALECT = LogDialect(
     log_handlers=(
         ("EngineConfig(", _engine_config),
         ("[TM]", _turbomind),
+        ("model_source: ", _model_source),
         ("CacheConfig(", _pytorch),
         ("LMDeploy: ", _version),
         ("lmdeploy version", _version),

@@ -17,13 +17,23 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 BACKEND_FLAG = "--backend"
+WORKSPACE_FLAG = "--turbomind-workspace"  # kvtop's own (flags.py): LMDeploy reads a workspace off the model path
 
 
 def resolve_backend(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[str, str]:
     """(backend, why): `--backend`, else TurboMind where its release supports the architecture
-    (`lmdeploy.archs.autoget_backend`), else the PyTorch engine."""
+    (`lmdeploy.archs.autoget_backend`), else the PyTorch engine. A converted workspace (kvtop's
+    `--turbomind-workspace`) is TurboMind's: `turbomind/supported_models.py is_supported` takes a model path holding
+    `triton_models/` as supported before it reads any architecture, and the PyTorch engine reads a Hugging Face
+    checkpoint's config.json, which a workspace has not (§15.1)."""
+    if settings.turbomind_workspace and settings.backend == "pytorch":
+        raise InputError("a TurboMind workspace (lmdeploy convert's triton_models/) is served by TurboMind only; "
+                         "the PyTorch engine reads a Hugging Face checkpoint", field=WORKSPACE_FLAG)  # fmt: skip
     if settings.backend is not None:
         backend, why = settings.backend, f"{BACKEND_FLAG} {settings.backend}"
+    elif settings.turbomind_workspace:
+        backend = "turbomind"
+        why = f"TurboMind: a converted workspace ({WORKSPACE_FLAG}; supported_models.py is_supported: triton_models/)"
     else:
         era = era_for(TURBOMIND_ARCHITECTURE_ERAS, version)
         if model.architecture in era.value:

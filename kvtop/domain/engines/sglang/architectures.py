@@ -254,6 +254,13 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # (LlavaMultiModalProjector, Mistral3MultiModalProjector: nn.Linear), whole on every rank. qwen2_5_vl.py pads the
 # vision MLP to a multiple of 8 (`mlp_hidden_size = (intermediate_size + 7) // 8 * 8`: Qwen2.5-VL's 3420 → 3424).
 # kimi_k25.py builds MoonViT3d's block MLP (kimi_vl_moonvit.MLP2 without use_tensor_parallel) nn.Linear: whole.
+# glm4v.py (0.5.23) builds GLM-4.1V's merger proj as a ReplicatedLinear (whole: projector_whole) and the merger's
+# LayerNorm with srt/layers/layernorm.py's LayerNorm, whose weight and bias are float32 (float32_norms): meta-built,
+# visual.merger.post_projection_norm.weight/bias [4096] torch.float32, 16,384 B more than bf16.
+# muse_glimmer.py (0.5.23, read there only) builds Muse-Glimmer's vision block MLP (fc1/fc2) and its adapter
+# Column/RowParallelLinear, split over TP where vLLM's are nn.Linear (towers_muse.py `replicated_params`): meta-built
+# at TP 2, 1,952,954,880 B of tower a rank (vLLM 3,371,601,920 B). Its adapter width is padded to TP × 32 where TP
+# does not divide projector_hidden_size (configs/update_config.py): not modelled.
 # Its Gemma-3 and Gemma-4 language models embed with Gemma3TextScaledWordEmbedding, a plain nn.Embedding
 # (srt/models/gemma3_causal.py; gemma4_causal.py aliases it): vocab × hidden whole on every TP rank (Gemma-3-27B
 # at TP 2: 1,409,630,208 B more per rank than a VocabParallelEmbedding), the tied LM head reading it. Gemma-4's
@@ -270,7 +277,8 @@ _GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4Unified
 _GEMMA3N = ("Gemma3nForCausalLM",)
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
-                         post_norm=True, per_layer_split=_GEMMA3N, shared_kv_holds_kv=_GEMMA3N)  # fmt: skip
+                         post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
+                         shared_kv_holds_kv=_GEMMA3N)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -17,6 +17,16 @@ MODEL_DTYPE_ROUTERS = frozenset({"Ernie4_5_MoeForCausalLM"})
 # hidden] in torch.float32, where vLLM 0.33.0 (models/laguna.py GateLinear) and the entry keep it in the model
 # dtype: meta-built, Laguna-XS.2's 39 MoE layers hold 39 × 256 × 2048 × 2 B = 40,894,464 B more in SGLang
 FP32_ROUTERS = frozenset({"LagunaForCausalLM"})
+# SGLang's Kimi-Linear (models/kimi_linear.py KimiMoE, read in 0.5.6.post2 and 0.5.23) sets
+# `gate.e_score_correction_bias = nn.Parameter(torch.empty(num_experts))`, built under the model dtype, where the
+# entry keeps DeepSeek's fp32 correction bias: the 0.5.23 meta build of transformers' default KimiLinearConfig holds
+# e_score_correction_bias [256] bfloat16 on its 26 MoE layers, 26 × 256 × 2 B = 13,312 B (the book's fp32: 26,624)
+MODEL_DTYPE_ROUTER_BIASES = frozenset({"KimiLinearForCausalLM"})
+# SGLang 0.5.23's AFMoE (models/afmoe.py, absent from 0.5.6.post2) builds its gate as a ReplicatedLinear in the model
+# dtype and keeps expert_bias fp32, where vLLM 0.33.0's afmoe.py (and the entry) hold the gate in fp32: the meta
+# build of transformers' default AfmoeConfig, gate.weight [64, 2048] bfloat16 and expert_bias [64] float32 on 31
+# MoE layers (31 × 64 × 2,048 × 2 B = 8,126,464 B, half the book's fp32 gate)
+MODEL_DTYPE_ROUTER_WEIGHTS = frozenset({"AfmoeForCausalLM"})
 
 
 def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
@@ -25,6 +35,10 @@ def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVers
         return parts
     if model.architecture in FP32_ROUTERS:
         return parts.model_copy(update={"router_fp32": True})
+    if model.architecture in MODEL_DTYPE_ROUTER_WEIGHTS:
+        return parts.model_copy(update={"router_model_dtype": True})
+    if model.architecture in MODEL_DTYPE_ROUTER_BIASES:
+        return parts.model_copy(update={"router_bias_model_dtype": True})
     if model.architecture not in MODEL_DTYPE_ROUTERS:
         return parts
     return parts.model_copy(update={"router_model_dtype": True, "router_bias_model_dtype": True})

@@ -10,6 +10,13 @@ build, docs/fidelity_registry.md's held-out `tiiuae--Falcon-H1-0.5B`):
   claims is left to the book (no such checkpoint checked).
 Releases before 0.5.6.post2 are not read, so the book's count stands for them (`CLASS_RULE_ERAS`).
 
+Lfm2ForCausalLM (models/lfm2.py, read in 0.5.23; 0.5.6.post2 has no LFM2 class) always builds its own `lm_head`
+(ParallelLMHead, vocab × hidden ÷ TP) and, for a tied checkpoint, copies embed_tokens into it at load
+(`load_weights`: "Handle tied lm_head weight"): a tied config holds the matrix twice, where the book counts one.
+lfm2_moe.py's Lfm2MoeForCausalLM does the same; Lfm2VlForConditionalGeneration (lfm2_vl.py) builds its language
+model as Lfm2ForCausalLM (`_own_head_when_tied`;
+transformers' default LFM2 config, tied: 65,536 × 2,560 × 2 B = 335,544,320 B more, the 0.5.23 meta build's).
+
 Gemma4UnifiedForConditionalGeneration (models/gemma4_unified.py, read in 0.5.23): SGLang reads a `gemma4_unified`
 config through `_Gemma4UnifiedConfigAlias`, transformers' Gemma4Config (utils/hf_transformers/common.py), so its
 text config is a Gemma4TextConfig whose defaults fill what the config leaves out: hidden_size_per_layer_input 256,
@@ -55,6 +62,7 @@ HEAD_PADDED_ERAS: Eras[bool] = Eras((
     Era("", False, "no MuseGlimmer class before 0.5.23"),
     Era("0.5.23", True, "models/muse_glimmer.py lm_head padding_size=128 (read in 0.5.23)"),
 ))  # fmt: skip
+OWN_HEAD_WHEN_TIED = frozenset({"Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration", "Lfm2MoeForCausalLM"})
 PLE_DEFAULTED = frozenset({"Gemma4UnifiedForConditionalGeneration"})  # read as Gemma4Config (common.py)
 GEMMA4_TEXT_PLE_DEFAULTS = (256, 262_144)  # Gemma4TextConfig: hidden_size_ and vocab_size_per_layer_input
 PLE_DEFAULT_ERAS: Eras[bool] = Eras((
@@ -74,6 +82,7 @@ def class_rows(
         _fp32_head(model, layout, layers, version),
         _defaulted_per_layer_input(model, layout, layers, version),
         _head_padded_to_128(model, layout, layers, version),
+        _own_head_when_tied(model, layout, layers),
     )
     return tuple(row for row in rows if row is not None)
 
@@ -151,6 +160,14 @@ def _head_padded_to_128(
     return WeightRow(component="lm_head_padding", params=params, bytes=params * model.dtype_bytes, shards=layout.tp,
                      bytes_per_param=float(model.dtype_bytes),
                      note=f"SGLang pads this class's LM head to {HEAD_PADDING} rows (muse_glimmer.py padding_size)")  # fmt: skip
+def _own_head_when_tied(model: ModelSpec, layout: ParallelLayout, layers: range) -> WeightRow | None:
+    """The LM head this class builds beside a tied embedding (its rows on this rank, the last stage)."""
+    if model.architecture not in OWN_HEAD_WHEN_TIED or not model.tie_word_embeddings or layers.stop != model.num_layers:
+        return None
+    params = vocab_parallel_rows(model.vocab_size, layout.tp) * (model.embedding_size or model.hidden_size)
+    return WeightRow(component="lm_head_beside_tied", params=params, bytes=params * model.dtype_bytes,
+                     shards=layout.tp, bytes_per_param=float(model.dtype_bytes),
+                     note="SGLang's class builds its own LM head and copies the tied embedding into it (lfm2.py)")  # fmt: skip
 
 
 def with_stated_qk_norm(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:

@@ -25,6 +25,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_NUM_TOKENS, runtime
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.wording import GIB
 
@@ -41,7 +42,8 @@ TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 # 512 (issue 1188's second build)
 EXECUTION_CONTEXT_TOKENS_PER_GIB = 8192
 # v0.9+ (§18): runtime buffers and decoder, in float32 logits buffers ([max_batch_size × beam, vocab] × 4 B). 2024
-# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×);
+# engines: 7 (their two logs that print both lines hold 28.6 and 29.1 B per slot and vocabulary entry: 7.2 ×;
+# either log alone gives 7 whole buffers, 7.15 and 7.3 ×, so neither record is judged on its own figure beyond that);
 # from 0.15: 4 (2 × of runtime buffers read off the logs, 2 × of the decoder's penalty layer read in its code)
 LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
 # §18: the memory a TensorRT engine's C++ process holds besides the engine, its runtime and the KV (CUDA context,
@@ -51,9 +53,18 @@ LOGITS_BUFFERS: dict[RuntimeForm, int] = {"executor_2024": 7, "executor": 4}
 # RTX 3090: Triton 24.03 serving a 15,320 MiB Llama-3-8B engine counted 15,681 MiB (guide of 2024-05-21, search-
 # index id 69112122406); a Triton 2.42 start on another host counted 15,681 MiB after a 15,319 MiB engine (id
 # 29429054722). Other GPU models keep the fit or the assumption (0.75 GiB: the memory docs' H100 start leaves 0.75).
+# Read off the corpus's own 3090 records: each judged with the other's count alone would take 361 or 362 MiB, so
+# the in-sample part of their blind figures is 1 MiB (under 0.01 % of either's KV).
 ENGINE_CONTEXT_COUNTED: dict[str, tuple[int, str]] = {
     "RTX3090": (361 + 16, "Triton 24.03: 15,681 MiB after a 15,320 MiB engine, + 16 MiB of cuBLAS/cuDNN handles"),
 }
+# the releases counted: both starts ran TensorRT-LLM 0.8.0 (TensorRT 9.x, CUDA 12.3 in Triton's 24.0x containers);
+# another release's TensorRT and CUDA hold a context of their own, not counted: the fit or the assumption
+ENGINE_CONTEXT_COUNTED_ERAS: Eras[bool] = Eras((
+    Era("", False, "before 0.8.0: no TensorRT count read"),
+    Era("0.8.0", True, "the RTX 3090 counts: TensorRT-LLM 0.8.0 starts (guide 69112122406, benchmark 29429054722)"),
+    Era("0.9.0", False, "from 0.9.0: no TensorRT count read (another TensorRT and CUDA)"),
+))
 # the counted context against what the budget leaves on the same start (0.40 GiB with the RTX 3090's fitted total):
 # 0.03 GiB; a card that also drives a display holds more, which kvtop does not model
 ENGINE_CONTEXT_ERROR_MIB = 100
@@ -66,6 +77,12 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
+    'trtllm.interval': LinearTerm(
+        key='trtllm.interval', features=("× the terms' held-out errors together",),
+        coefficients=(0.8352,), error_bytes=0, records=10,
+        sources=10, gpus=(),
+        novel_error_bytes=0,
+    ),
 }  # fmt: skip
 # END FITTED
 
@@ -173,11 +190,13 @@ def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory outside torch once the engine is built (CUDA context, NCCL): its term among `terms`. A TensorRT
-    engine at TP 1 on a GPU model where TensorRT's own process-wide count measured it takes that measurement."""
+    engine at TP 1 on a GPU model and release where TensorRT's own process-wide count measured it takes that
+    measurement (`ENGINE_CONTEXT_COUNTED`, `ENGINE_CONTEXT_COUNTED_ERAS`)."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     label = "CUDA context and NCCL outside torch"
     counted = ENGINE_CONTEXT_COUNTED.get(gpu_model_key(inputs.gpu_name)) if inputs.gpu_name else None
-    if counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1:
+    if (counted is not None and not _profiled(inputs) and inputs.layout.tp == 1 and inputs.layout.pp == 1
+            and ENGINE_CONTEXT_COUNTED_ERAS.at(inputs.version)):
         mib, where = counted
         return TermEstimate(term=Term.CONTEXT, label=label, bytes=mib << 20, error_bytes=ENGINE_CONTEXT_ERROR_MIB << 20,
                             source="calibrated", basis=f"{mib} MiB counted by TensorRT on this GPU model ({where})")  # fmt: skip

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.calibration.terms import CalibratedFigures
-from kvtop.domain.engine_simulation import budget_left_room_for_extra
+from kvtop.domain.engine_simulation import StartFigures, budget_left_room_for_extra
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.trtllm.budget import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.launch import LaunchSettings
@@ -22,14 +21,14 @@ WORKER_COMMAND = "python3 -m mpi4py.futures.server"
 
 def measured_for_truth(
     *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-    expected: CalibratedFigures | None,
+    start: StartFigures,
 ) -> MeasuredInputs:
-    """The least free GPU before the weights; a rank's extra bytes are outside torch at the profiled peak."""
-    extra = max(extra_bytes.values(), default=0)
-    base = expected.non_kv_bytes if expected is not None and expected.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
+    """The least free GPU before the weights, and the profiled runtime reserve, a rank's extra bytes (outside
+    torch at the profiled peak) counted in it (docs/engines/trtllm.md §3)."""
+    base = start.non_kv_bytes if start.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
     return MeasuredInputs(
         free_before_load_bytes=total_bytes - max(taken_before_load.values()),
-        non_kv_bytes=base + extra if extra else None,
+        non_kv_bytes=base + max(extra_bytes.values(), default=0),
     )
 
 

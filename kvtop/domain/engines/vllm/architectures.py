@@ -287,6 +287,9 @@ TABLE = RegistryTable("vLLM", RANGES, _wording)
 # structural difference needed"): meta-built, gemma-4-26B-A4B TP1 qkv_proj [10240, 2816], not [9216, 2816].
 # Read at 0.33.0, the one checked release that registers Gemma-4 (0.13.0's registry has no Gemma4 class; the
 # releases between are not checked, RANGES above).
+# Muse-Glimmer (0.33.0 models/muse_glimmer.py, read there only): only the vision blocks' qkv_proj / o_proj are
+# parallel layers; the block MLP (c_fc, c_proj), the adapter and the projection are nn.Linear, whole on every rank
+# (towers_muse.py `replicated_params`, whole here): meta-built at TP 2, 3,371,601,920 B of tower a rank.
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"))
 
 

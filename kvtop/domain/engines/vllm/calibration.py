@@ -43,6 +43,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
@@ -113,44 +114,75 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
 }
+# An era whose logs are too few to fit every feature (rows_needed: one per feature and two more, from two sources) is
+# fitted on the sampler's logits alone: the profiles the corpus holds are sampler-bound (their MLP coefficients are
+# near 0, and `_forward_floor` keeps the forward's transient), so the logits carry the peak (V1 at v0.10.2-v0.16.0:
+# 9.7 × seqs × vocab × 4 B on H100 and L40S alike, llm-d-planner's sweep and search-index id 38962983769).
+FEWER_ROWS_FEATURES: dict[str, tuple[int, ...]] = {
+    f"vllm.activation.{era.value}": (1,) for era in ACTIVATION_ERAS  # index of "max_num_seqs × vocab × 4 B"
+}
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
     'vllm.activation.v0': LinearTerm(
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
-        coefficients=(0.0, 5.627936, 0.923571), error_bytes=634663242, records=8,
+        coefficients=(0.0, 5.627936, 0.923571), error_bytes=844652741, records=8,
+        sources=6, gpus=('A10', 'H100', 'RTX3090', 'V100-32GB'),
+        novel_error_bytes=844652741,
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=101621521, records=10,
+        coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=242017526, records=10,
+        sources=4, gpus=('H100', 'L40S'),
+        novel_error_bytes=242017526,
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=198412443, records=25,
+        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=11152648, records=25,
+        sources=3, gpus=('H100',),
+        novel_error_bytes=11152648,
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.51, 1.025714, 0.109286), error_bytes=166501566, records=38,
+        coefficients=(0.51, 1.025714, 0.109286), error_bytes=1653562409, records=38,
+        sources=2, gpus=('H100', 'L40S'),
+        novel_error_bytes=1653562409,
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
-        coefficients=(0.359292, 0.17987), error_bytes=539054140, records=35,
+        coefficients=(0.333999, 0.184319), error_bytes=1762710477, records=36,
+        sources=5, gpus=('A100-40GB', 'H100', 'L40S'),
+        novel_error_bytes=1762710477,
+    ),
+    'vllm.interval': LinearTerm(
+        key='vllm.interval', features=("× the terms' held-out errors together",),
+        coefficients=(2.6738,), error_bytes=0, records=65,
+        sources=28, gpus=(),
+        novel_error_bytes=0,
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.1, 2.0), error_bytes=167718473, records=12,
+        coefficients=(0.1, 2.0), error_bytes=177167401, records=12,
+        sources=12, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX4090', 'T4', 'V100-32GB'),
+        novel_error_bytes=2147483648,
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(1.5025, 0.0), error_bytes=4317873788, records=4,
+        coefficients=(1.5025, 0.0), error_bytes=5307863750, records=4,
+        sources=3, gpus=('A100-40GB', 'H100', 'RTX3090'),
+        novel_error_bytes=5307863750,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.14, 0.405), error_bytes=11930465, records=12,
+        coefficients=(0.14, 0.405), error_bytes=429496730, records=12,
+        sources=5, gpus=('H100', 'L40S'),
+        novel_error_bytes=429496730,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.252188, 1.785312), error_bytes=198877768, records=48,
+        coefficients=(0.252188, 1.785312), error_bytes=1245540516, records=48,
+        sources=3, gpus=('GB200', 'H100'),
+        novel_error_bytes=1245540516,
     ),
 }  # fmt: skip
 # END FITTED
@@ -160,14 +192,24 @@ def engine_era(inputs: CalibrationInputs) -> str:
     return era_for(ENGINE_ERAS, inputs.version).value
 
 
+def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
+    """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
+    launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
+    `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
+    window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
+    flags = inputs.settings.flags
+    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
+        return chunked_prefill(inputs.settings)
+    return inputs.context_length > V0_CHUNKED_ABOVE
+
+
 def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
     s = inputs.settings
     if engine_era(inputs) == "v0":
-        chunked = inputs.context_length > V0_CHUNKED_ABOVE
         chunk = V0_CHUNKED_TOKENS.at(inputs.version)
-        tokens = chunk if chunked else max(inputs.context_length, V0_MIN_TOKENS)
-        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill above 32K)"
+        tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
     batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
     why = "vllm serve's defaults for the GPU"
@@ -275,13 +317,16 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     label = "vLLM's profiled activation peak"
     activation = fitted_estimate(Term.ACTIVATION, label, fits.get(key), fit_features(key, inputs),
                                  f"{tokens:,} tokens, {seqs:,} seqs ({why})")  # fmt: skip
-    activation = _sampler_path_error(_forward_floor(activation, inputs, tokens), inputs, fits.get(key), seqs)
-    if activation is None:  # a multimodal model: the text model's figure, said to be a guess
+    # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
+    # forward's MLP transient, taken once here
+    activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
+    if activation is None:  # a multimodal model: the text model's figure, said to be a guess; else 2 GiB, said why
         fit = fits.get(key)
         guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
-        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
-                                      "the text model's fit: a vision encoder's profile run, pipeline stages and LoRA "
-                                      "buffers are not modelled")  # fmt: skip
+        why = ("the text model's fit: a vision encoder's profile run, pipeline stages and LoRA buffers are not modelled"
+               if fit and inputs.model else f"2 GiB assumed: {key} has too few logs to fit" if inputs.model
+               else "2 GiB assumed: the model's config is not known")  # fmt: skip
+        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), why)
     key = non_torch_key(inputs)
     non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
                                 f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
@@ -289,10 +334,12 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch]
     if graphs_charged(inputs):
-        label = "vLLM's CUDA-graph estimate"
+        placeholder = v2_placeholder(inputs)
+        label = "vLLM's CUDA-graph estimate" if placeholder is None else "vLLM V2's memory beside its profile"
         piecewise, full = graph_counts(inputs)
-        basis = (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default sizes); "
-                 "from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not modelled")
+        basis = placeholder or (f"charged since v0.21.0: {piecewise} PIECEWISE + {full} FULL graphs (vLLM's default "
+                                "sizes); from v0.26.0 the first FULL capture's transient at max_num_batched_tokens is "
+                                "not modelled")  # fmt: skip
         graphs = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  fit_features("vllm.cuda_graphs", inputs), basis)  # fmt: skip
         found.append(graphs or assumed_estimate(
@@ -330,7 +377,7 @@ def _sampler_path_error(
     seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
     the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
     the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
-    VLLM_USE_FLASHINFER_SAMPLER=0."""
+    VLLM_USE_FLASHINFER_SAMPLER=0. `_forward_floor` applies after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
     path, why = sampler_path(inputs.version, inputs.gpu_name)
@@ -346,9 +393,8 @@ def _sampler_path_error(
             "error_bytes": error,
             "basis": f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start",
         })  # fmt: skip
-    floor = round(mlp_transient_gib(inputs.model, inputs.layout, batch_limits(inputs)[0]) * GIB)
     return activation.model_copy(update={
-        "bytes": max(activation.bytes - extra, floor, 0), "error_bytes": error,
+        "bytes": max(activation.bytes - extra, 0), "error_bytes": error,
         "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
                  "taken off, kept in the interval",
     })  # fmt: skip

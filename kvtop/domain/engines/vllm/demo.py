@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.calibration.terms import CalibratedFigures
-from kvtop.domain.engine_simulation import budget_left_room_for_extra
+from kvtop.domain.engine_simulation import StartFigures, budget_left_room_for_extra
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES
 from kvtop.domain.launch import LaunchSettings
@@ -21,14 +20,17 @@ evictions_counter: str | None = "preemptions_total"  # vllm:num_preemptions_tota
 
 def measured_for_truth(
     *, total_bytes: int, taken_before_load: Mapping[int, int], extra_bytes: Mapping[int, int],
-    expected: CalibratedFigures | None,
+    start: StartFigures,
 ) -> MeasuredInputs:
-    """The largest non-KV runtime memory a worker profiled: the clean prediction's, with a rank's extra
-    bytes counted in it."""
-    if not extra_bytes:
-        return MeasuredInputs()
-    base = expected.non_kv_bytes if expected is not None and expected.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
-    return MeasuredInputs(non_kv_bytes=base + max(extra_bytes.values()))
+    """What a worker's profile measured: CUDA's total (`total_gpu_memory`, the total its share is of), the
+    free memory before its weights (what its rank holds then), and its non-KV runtime memory, the largest
+    rank's extra bytes counted in it (docs/engines/vllm.md §2)."""
+    base = start.non_kv_bytes if start.non_kv_bytes is not None else ESTIMATED_NON_KV_BYTES
+    return MeasuredInputs(
+        gpu_total_bytes=start.cuda_total_bytes,
+        free_before_load_bytes=total_bytes - max(taken_before_load.values()),
+        non_kv_bytes=base + max(extra_bytes.values(), default=0),
+    )
 
 
 def parent_title(settings: LaunchSettings, dp_rank: int) -> str:

@@ -177,6 +177,13 @@ HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
         "(MambaModelConfig); read as first in v0.28.0, not pinned",
     ),
 ))
+# MLA / Mamba hybrids (Kimi-Linear): the attention block a multiple of 128 ("TRTLLM/FlashInfer MLA decode kernels
+# require the physical number of kernel blocks to be aligned to 128 / kernel_block_size"), §4.4; 0 = not modelled.
+MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((
+    Era("", 0, "not read before v0.33.0: an MLA hybrid's block is not modelled"),
+    Era("0.33.0", 128, "v0.33.0 platforms/interface.py Platform._align_hybrid_block_size (model_config.use_mla); "
+        "the release that added it is not pinned"),
+))  # fmt: skip
 # NemotronH's SSM state dtype when its config names none (NemotronHForCausalLMConfig, §4.4): bytes per element.
 NEMOTRON_H_SSM_DTYPE_ERAS: Eras[int] = Eras((
     Era("", 2, "v0.13.0 NemotronHForCausalLMConfig: mamba_ssm_cache_dtype from the config, else float16"),

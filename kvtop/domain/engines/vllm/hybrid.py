@@ -13,7 +13,11 @@ import math
 from dataclasses import dataclass
 
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.eras import HYBRID_CACHE_MODE_ERAS, NEMOTRON_H_SSM_DTYPE_ERAS
+from kvtop.domain.engines.vllm.eras import (
+    HYBRID_CACHE_MODE_ERAS,
+    MLA_HYBRID_ALIGNMENT_ERAS,
+    NEMOTRON_H_SSM_DTYPE_ERAS,
+)
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
@@ -24,6 +28,7 @@ from kvtop.domain.model import ModelSpec, StateKind
 
 BACKEND_BLOCK = 16  # the smallest kernel block of FLASH_ATTN / FLASHINFER / TRITON_ATTN
 FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64  # vllm/v1/attention/backends/gdn_attn.py
+KDA_RECURRENT_BYTES = 4  # KDA's recurrent state, float32 (mamba_utils.py kda_state_dtype, v0.13.0 and v0.33.0)
 
 
 @dataclass(frozen=True)
@@ -50,11 +55,14 @@ NEMOTRON_H_CONFIG_ARCHITECTURES = ("NemotronHForCausalLM", "NemotronHPuzzleForCa
 def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int | None:
     """The SSM state's element bytes when the config names no `mamba_ssm_cache_dtype`: NemotronH's config class
     sets the release's default (§4.4); every other model keeps `auto`, the conv state's dtype = the model dtype
-    (`MambaStateDtypeCalculator._mamba_state_dtype`): GDN, and Falcon-H1, Granite-4 and Jamba alike."""
+    (`MambaStateDtypeCalculator._mamba_state_dtype`): GDN, and Falcon-H1, Granite-4 and Jamba alike; KDA's recurrent
+    state is float32 (`kda_state_dtype`)."""
     if model.state is None:
         return None
     if model.architecture in NEMOTRON_H_CONFIG_ARCHITECTURES:
         return NEMOTRON_H_SSM_DTYPE_ERAS.at(version)
+    if model.state.kind is StateKind.KIMI_DELTA:
+        return KDA_RECURRENT_BYTES  # MambaStateDtypeCalculator.kda_state_dtype: float32 under `auto`
     return model.dtype_bytes
 
 
@@ -81,10 +89,13 @@ def hybrid_blocks(
     """§4.4 for this rank: the block that makes the attention page ≥ the Mamba state page."""
     full = kv.pool("full")
     merged = MERGED_GROUPS_ERAS.at(version)  # under PP: the groups of every stage, projected (pp_groups.py)
-    if model.mla is not None or full is None or kv.pool("swa") is not None or (layout.pp > 1 and not merged):
+    mla_align = MLA_HYBRID_ALIGNMENT_ERAS.at(version) if model.mla is not None else 0
+    if (model.mla is not None and not mla_align) or full is None or kv.pool("swa") is not None or (
+        layout.pp > 1 and not merged
+    ):
         raise UnsupportedModelError(
-            "vLLM's hybrid Mamba layout is modelled for full-attention (not MLA, not sliding-window) hybrids at "
-            "pp 1 only" + (" before 0.33.0" if layout.pp > 1 else ""),
+            "vLLM's hybrid Mamba layout is modelled for full-attention (MLA from 0.33.0; not sliding-window) hybrids "
+            "at pp 1 only" + (" before 0.33.0" if layout.pp > 1 or model.mla is not None else ""),
             field="engine",
             source=model.source,
         )
@@ -98,7 +109,7 @@ def hybrid_blocks(
         block = max(align * math.ceil(state / (align * attention)), settings.page_size or 0)
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
         return HybridBlocks(block, block * attention, state, 1, why)
-    align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK)
+    align = max(BACKEND_BLOCK, settings.page_size or BACKEND_BLOCK, mla_align)  # MLA: a multiple of 128 (§4.4)
     checkpoints = 0
     if mode == "align":
         if model.state is not None and model.state.kind is StateKind.MAMBA2:

@@ -28,7 +28,9 @@ SAMPLER_PATHS: Eras[SamplerPath] = Eras((
                                 "VLLM_USE_FLASHINFER_SAMPLER=0 or a failed JIT build falls back to the native path"),
 ))  # fmt: skip
 # FlashInferBackend.supports_compute_capability (v1/attention/backends/flashinfer.py, read at v0.33.0): 8.0 to 12.1
-# (SM75 is left out while flashinfer#3620 stands)
+# (SM75 is left out while flashinfer#3620 stands). flashinfer_sampler_supported (v0.33.0) also asks for more than 16
+# SMs (FlashInfer 0.7+'s multi-CTA top-k masking), which every GPU model gpus.py names has (the fewest: T4's 40, L4's
+# 58), and that FlashInfer JIT-compiles for the GPU, which a plan cannot know: the interval keeps the native path.
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 
 

@@ -7,12 +7,22 @@ VLLM_USE_FLASHINFER_MOE_MXFP4_BF16 / VLLM_MXFP4_USE_MARLIN; `quantization/mxfp4.
 
 - `create_weights` pads the intermediate size per partition to a multiple of 64: parameters the class builds,
   so the book's rows (weights_built.py), not held here;
-- `process_weights_after_loading` converts the expert biases to float32 and swizzles the weights and
-  scales into new tensors (`_swizzle_mxfp4`); the checkpoint's weights are deleted, its scales stay
-  registered on the layer: the scales are held twice.
+- `process_weights_after_loading` converts the expert biases to float32 and hands weights and scales to
+  `_swizzle_mxfp4` (`quantization/utils/mxfp4_utils.py`); the checkpoint's weights are `del`-eted from the layer, its
+  `w13_weight_scale` / `w2_weight_scale` stay registered (read at v0.13.0 and v0.33.0), and the swizzled scales live
+  in the method's `PrecisionConfig`. On torch ≥ 2.8.1 the layout is triton_kernels' `HopperMXScaleLayout`, whose
+  `swizzle_data` pads the rows to a multiple of 2 × num_warps × 2 × 8 = 256 (num_warps 8 outside batched
+  all-to-all MoE) and the block-32 width to an even count, then permutes into a new tensor: the scales are held
+  twice, the second copy padded (`MXFP4_SCALE_ROWS`). gpt-oss-120b at TP 1: 128 × (5,888 + 3,072) × 90 B a layer
+  beside the checkpoint's 128 × (5,760 + 2,880) × 90 B, 36 layers: 3.46 GiB.
 
-Judged against the weights vLLM printed (llm-d-planner's H100 runs): gpt-oss-20b TP 1 (v0.11.0) book
-−4.85 % → −0.6 %, gpt-oss-120b −5.61 % → −0.3 %, gpt-oss-20b TP 2 (v0.19.0) −8.55 % → −2.9 %.
+Judged against the weights vLLM printed (llm-d-planner's H100 runs): gpt-oss-20b TP 1 (v0.11.0) book −4.85 % →
+−0.2 %, gpt-oss-120b −5.61 % → −0.0 %, gpt-oss-20b TP 2 (v0.19.0) −8.55 % → −2.2 %. Open: on torch < 2.8.1 (the
+2.8.0 that vLLM 0.10.1–0.11.0 pin) `_swizzle_mxfp4` takes `StridedLayout`, whose `swizzle_data` returns the tensor
+itself (a view: nothing held twice), and those wheels ship no triton_kernels (Marlin then, whose padding gives
+gpt-oss-120b ~65.9 GiB: vllm#23278 printed 65.97 at v0.10.1); yet the v0.11.0 rows print 13.47 and 64.38 GiB,
+what the doubled scales give and neither a view (60.8) nor Marlin does. The rule is kept at every release on
+those rows; their build (torch, triton_kernels) is not in the source.
 
 MXFP4 experts on Ampere and Ada (SM 8.x: the Triton kernels need SM 9.0, so the Marlin backend): the
 padded sizes are the book's rows (weights_built.py); `prepare_moe_fp4_layer_for_marlin` repacks weights and
@@ -70,8 +80,7 @@ def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None or model.moe is None or built is None:
         return None
     moe, layout, hidden, experts, padded = model.moe, inputs.layout, built.hidden, built.experts, built.padded
-    elements = experts * 3 * hidden  # gate and up (2 × intermediate rows) and down, per unit of intermediate
-    scales_again = elements * padded / MXFP4_BLOCK  # the checkpoint's scales, kept beside the swizzled copy
+    scales_again = sum(swizzled_scales(built))  # the swizzled copy beside the checkpoint's (the book's) scales
     biases = 0.0
     if moe.expert_bias:  # float32 in place of the built 16-bit biases (w13's split as its rows, w2's over EP only)
         book_biases = moe.num_routed_experts * model.dtype_bytes * (
@@ -81,9 +90,26 @@ def _mxfp4(inputs: CalibrationInputs) -> tuple[int, str] | None:
         biases = experts * (2 * padded + hidden) * 4 - book_biases - padded_biases
     extra = round(_moe_layers_on_rank(model, layout.pp) * (scales_again + biases))
     return extra, (
-        "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled copy, float32 biases "
+        "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled, padded copy, float32 biases "
         "(quantization/mxfp4.py, Triton backend)"
     )
+
+
+# triton_kernels' HopperMXScaleLayout.swizzle_data: rows padded to 2 × num_warps × 2 × 8 (num_warps 8: vLLM's
+# `_swizzle_mxfp4` outside batched all-to-all MoE), the block-32 width to a multiple of 2
+MXFP4_SCALE_ROWS, MXFP4_SCALE_WIDTH = 2 * 8 * 2 * 8, 2
+
+
+def swizzled_scales(built: Mxfp4Experts) -> tuple[int, int]:
+    """Bytes of the swizzled w13 and w2 scales of one MoE layer (uint8, one per 32 weights): w13 [experts, 2 × padded
+    rows, hidden ÷ 32], w2 [experts, hidden rows, padded ÷ 32], rows and width padded as HopperMXScaleLayout pads."""
+
+    def padded_scale(rows: int, width: int) -> int:
+        rows = -(-rows // MXFP4_SCALE_ROWS) * MXFP4_SCALE_ROWS
+        width = -(-(width // MXFP4_BLOCK) // MXFP4_SCALE_WIDTH) * MXFP4_SCALE_WIDTH
+        return built.experts * rows * width
+
+    return padded_scale(2 * built.padded, built.hidden), padded_scale(built.hidden, built.padded)
 
 
 def _triton_experts(inputs: CalibrationInputs) -> Mxfp4Experts | None:
@@ -149,16 +175,17 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
 def _mxfp4_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
     the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
-    ÷ 32 B), which stay registered on the layer, and the float32 biases `process_weights_after_loading` makes
-    (quantization/mxfp4.py). The packed weights and the swizzled scales are not counted: triton_kernels' layout
-    decides whether they are the checkpoint's tensors (StridedLayout: a view, torch < 2.8.1) or new, padded ones
-    (HopperMXValueLayout / HopperMXScaleLayout). gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and
-    32 MiB, 1.1 MiB a layer, 39 MiB over 36 layers. None elsewhere."""
+    ÷ 32 B), which stay registered on the layer, their swizzled, padded copies (`swizzled_scales`) and the float32
+    biases `process_weights_after_loading` makes (quantization/mxfp4.py). The packed weights are not counted:
+    triton_kernels' layout decides whether they are the checkpoint's tensor (StridedLayout: a view, torch < 2.8.1)
+    or a new one. gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and 32 MiB, the swizzled copies
+    (64.7 MiB, split; 33.75 MiB) 64.7 and 34 MiB: 1.4 MiB a layer, 48 MiB over 36 layers. None elsewhere."""
     model, built = inputs.model, _triton_experts(inputs)
     if model is None or model.moe is None or built is None:
         return None
     experts, hidden, padded = built.experts, built.hidden, built.padded
-    scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK)
+    scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK,
+              *swizzled_scales(built))  # fmt: skip
     biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
     layer = sum(allocator_block(size) - size for size in (*scales, *biases))
     layers = _moe_layers_on_rank(model, inputs.layout.pp)

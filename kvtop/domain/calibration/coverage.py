@@ -1,0 +1,55 @@
+"""How far a plan's interval must reach to hold the engine's figure for logs from sources the corpus has not seen.
+
+The terms' held-out errors together (the root of their squares) give the interval's shape: which term widens it,
+and how much at each end. Whether it holds the truth is measured on the whole plan: every corpus record planned
+fully blind with fits that left its whole source out (`benchmarks/calibration/evaluate.py`), its miss scored in
+units of its own interval's half-width on the side it fell (`coverage_score`). The engine's interval scale is the
+90th percentile of those scores with split conformal prediction's small-sample correction over its sources
+(`held_out_quantile(..., corrected=True)`): of n sources, ⌈(n + 1) × 0.9⌉-th by weight, so that a log from a new
+source falls inside the scaled interval with probability ≥ 0.9 where the sources are exchangeable. It is kept as the
+engine's fit `<engine>.interval` (one coefficient) beside its terms' fits; an engine without one keeps 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvtop.domain.calibration.fit import held_out_quantile
+from kvtop.domain.calibration.linear import ERROR_QUANTILE, LinearTerm
+
+SCALE_FEATURES = ("× the terms' held-out errors together",)
+
+
+def interval_key(engine: str) -> str:
+    return f"{engine}.interval"
+
+
+def coverage_score(
+    truth: float, predicted: float, low: float, high: float, truth_half: float = 0.0
+) -> float | None:
+    """The miss in half-widths of the interval on the side the truth fell (0 inside the printed rounding);
+    None where that side has no width (every term measured: no scale widens it)."""
+    miss = max(abs(truth - predicted) - truth_half, 0.0)
+    side = predicted - low if truth < predicted else high - predicted
+    if miss == 0:
+        return 0.0
+    return miss / side if side > 0 else None
+
+
+def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> LinearTerm | None:
+    """The engine's interval scale from its blind plans' scores (None for none)."""
+    if not scores:
+        return None
+    scale = held_out_quantile(scores, ERROR_QUANTILE, sources, corrected=True)
+    return LinearTerm(key=interval_key(engine), features=SCALE_FEATURES, coefficients=(round(scale, 4),),
+                      error_bytes=0, records=len(scores), sources=len(set(sources)))  # fmt: skip
+
+
+def interval_scale(engine: str, fits: Mapping[str, LinearTerm]) -> tuple[float, str | None]:
+    """(the scale, why in words) of `engine`'s intervals; (1.0, None) where none was fitted."""
+    fit = fits.get(interval_key(engine))
+    if fit is None:
+        return 1.0, None
+    scale = fit.coefficients[0]
+    return scale, (f"× {scale:.2f}: the terms' errors together reach the engine's figure in 90 % of {fit.records} "
+                   f"blind plans from {fit.sources} sources, each judged by fits that left its source out")  # fmt: skip

@@ -1,0 +1,52 @@
+"""Whether vLLM's CUDA-graph estimate is the V2 model runner's placeholder 0 (docs/engines/vllm.md §2).
+
+`Worker.determine_available_memory` (v1/worker/gpu_worker.py) takes `model_runner.profile_cudagraph_memory()` off
+the KV budget from v0.21.0 (PR #38284). The V1 runner (gpu_model_runner.py) captures graphs to measure it; the V2
+runner (v1/worker/gpu/model_runner.py) had a placeholder from vllm#36520, `profile_cudagraph_memory` returning 0
+("It is TBD whether we keep this API or not"), so under V2 nothing was charged and the graphs were captured after
+the KV cache, outside the budget (vllm#49224: a dense Llama-3.1-70B FP8 at TP 8 that V1 gave ≈ 9.5 GiB OOMs in
+`capture_model`). vllm#53306 (merged 2026-08-24; "CUDA graph memory profiling ... used for KV cache
+auto-sizing" in v0.29.0's release notes, after v0.28.0's 2026-08-26 tag) made V2 capture into a throwaway pool and
+measure: `profile_cudagraph_memory` in v1/worker/gpu/cudagraph_utils.py, read at v0.33.0. Which runner runs is the
+release's (`MODEL_RUNNER_ERAS`: V2 for models without experts from v0.25.0; vllm#49224 names v0.25.1).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.eras import model_runner
+
+V2_GRAPHS_MEASURED: Eras[bool] = Eras(
+    (
+        Era("", False, "vllm#36520: the V2 runner's profile_cudagraph_memory returns 0"),
+        Era(
+            "0.29.0",
+            True,
+            "vllm#53306 (merged 2026-08-24, first in v0.29.0): the V2 runner captures and measures",
+        ),
+    )
+)
+
+
+def v2_placeholder(inputs: CalibrationInputs) -> str | None:
+    """Why the release charges no CUDA-graph estimate (the V2 runner runs and its estimate is the placeholder 0), and
+    what kvtop charges instead; None where the estimate is measured (the V1 runner, or V2 from v0.29.0) or the model,
+    so the runner, is not known.
+
+    The V2 starts in the corpus (Qwen3-32B PP 2 at v0.27.1, `model_runner.py` in its lines and no "Estimated CUDA
+    graph memory"; Qwen3-14B and its AWQ on an L40S and 2 × L4 at v0.28.0) leave beside weights and KV about what the
+    V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
+    form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
+    attributed, so kvtop keeps the V1 runner's graph figure as that memory and says so."""
+    runner, model = model_runner(inputs.version), inputs.model
+    if model is None or runner == "v1" or runner == "v2_dense" and model.moe is not None:
+        return None
+    if V2_GRAPHS_MEASURED.at(inputs.version):
+        return None
+    return (
+        f"vLLM {inputs.version.label} runs this model on the V2 model runner, whose profile_cudagraph_memory returns "
+        "0 before v0.29.0 (vllm#49224, measured from #53306): no graph estimate is charged, yet its starts leave "
+        "beside weights and KV about what the V1 runner's activation and graph estimate give; that figure is kept "
+        "here (V2's own profile not modelled)"
+    )

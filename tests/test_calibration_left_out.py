@@ -1,0 +1,108 @@
+"""What a blind plan reads when the calibration leaves its source out: an era's fit from fewer features where its
+other logs are too few for all of them, the weights book's error measured without the source, and the engine's
+interval scale in the ranges `explain --gpu` rebuilds an input from. Expected figures are the logs' own (the corpus
+lines quoted beside them) or hand arithmetic written beside each."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.calibration.corpus import load_all
+from benchmarks.calibration.evaluate import fewer_features_fit, fit_all, weights_fits
+from kvtop.domain.calibration.linear import LinearTerm, RowOrigin
+from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
+from kvtop.domain.calibration.terms import PreloadEstimate, Term, TermEstimate
+from kvtop.domain.calibration.weights import (
+    BUILT_ERROR_KEY,
+    ERROR_FEATURES,
+    LOADED_ERROR_KEY,
+    with_fitted_error,
+)
+from kvtop.domain.wording import GIB
+
+CORPUS = load_all()
+LLMD_V011 = "llm-d-incubation/llm-d-planner @ 0.11.0"
+
+
+def test_an_era_with_few_rows_is_fitted_on_its_kept_feature() -> None:
+    # y = 2 × the second feature on three sources' rows; the others' coefficients are 0 and the feature names stay
+    # the term's four, so a plan's feature values still line up; each source left out, the other two give 2 again
+    names = ("1 GiB", "logits", "dense MLP", "MoE")
+    found = [
+        (((1.0, x, 5.0, 0.0), 2 * x), RowOrigin(source=s, gpu="H100"))
+        for x, s in ((1.0, "a"), (2.0, "b"), (3.0, "c"))
+    ]
+    fit = fewer_features_fit("vllm.activation.v1", names, (1,), found)
+    assert fit.features == names
+    assert fit.coefficients == (0.0, 2.0, 0.0, 0.0)
+    assert fit.records == 3 and fit.sources == 3 and fit.error_bytes <= 1  # 0 but the least squares' last bit
+
+
+def test_the_v011_sweep_judged_without_itself_takes_the_v1_eras_other_logs() -> None:
+    """Left out, llm-d-planner's v0.11.0 sweep leaves V1's era (v0.8.0-v0.16.x) three logs from three sources: too
+    few for four features (six rows), enough for the sampler's logits alone. gpt-oss-20b's line logs an activation
+    peak of 7.38 GiB at 1,024 seqs (H100's default) × its 201,088-token vocabulary × 4 B = 0.767 GiB of logits."""
+    fit = fit_all(CORPUS, leave_out=LLMD_V011)["vllm.activation.v1"]
+    assert fit.records == 3 and fit.sources == 3
+    logits = 1024 * 201088 * 4 / GIB
+    assert fit.predict_gib((1.0, logits, 0.0, 0.0)) == pytest.approx(7.38, abs=0.15)
+
+
+def test_the_weights_error_a_blind_plan_reads_leaves_its_source_out() -> None:
+    every = weights_fits(CORPUS)[LOADED_ERROR_KEY]
+    without = weights_fits(CORPUS, leave_out=LLMD_V011)[LOADED_ERROR_KEY]
+    # the sweep's eight lines log their weights; its Llama-3.3-70B FP8 line is excluded from the weights (its BF16
+    # config stands in): seven are no longer counted, nor is their source
+    assert every.records - without.records == 7
+    assert every.sources - without.sources == 1
+
+
+def _weights(bytes_: int, source: str = "calibrated") -> TermEstimate:
+    return TermEstimate(term=Term.WEIGHTS, label="weights", bytes=bytes_, error_bytes=bytes_ // 40, source=source,
+                        basis=f"{source}: test")  # fmt: skip
+
+
+def test_a_fitted_weights_error_replaces_the_committed_one() -> None:
+    # 100 GiB at 5 % → 5 GiB; an engine built ahead reads the built engines' 1 %: 1 GiB; a measured term keeps its own
+    loaded = LinearTerm(
+        key=LOADED_ERROR_KEY, features=ERROR_FEATURES, coefficients=(0.05,), error_bytes=0, records=9
+    )
+    built = LinearTerm(
+        key=BUILT_ERROR_KEY, features=ERROR_FEATURES, coefficients=(0.01,), error_bytes=0, records=4
+    )
+    fits = {loaded.key: loaded, built.key: built}
+    assert with_fitted_error(_weights(100 * GIB), fits, built_ahead=False).error_bytes == pytest.approx(
+        5 * GIB, abs=1
+    )
+    assert with_fitted_error(_weights(100 * GIB), fits, built_ahead=True).error_bytes == pytest.approx(
+        GIB, abs=1
+    )
+    assert (
+        with_fitted_error(_weights(100 * GIB, "measured"), fits, built_ahead=False).error_bytes
+        == 100 * GIB // 40
+    )
+    assert with_fitted_error(_weights(100 * GIB), {}, built_ahead=False).error_bytes == 100 * GIB // 40
+
+
+def _term(term: Term, gib: float, error_gib: float) -> TermEstimate:
+    return TermEstimate(term=term, label=term.value, bytes=round(gib * GIB), error_bytes=round(error_gib * GIB),
+                        source="calibrated", basis="calibrated: test")  # fmt: skip
+
+
+def test_the_ranges_take_the_engines_interval_scale() -> None:
+    # runtime: activation 5 ± 3 and non-torch 1 ± 4 GiB: 6 GiB ± √(9 + 16) = 5 GiB, × 1.5 = 7.5 GiB → 0 (floored) to 13.5
+    runtime = (_term(Term.ACTIVATION, 5.0, 3.0), _term(Term.NON_TORCH, 1.0, 4.0))
+    scaled = runtime_range(PreloadEstimate(engine="vllm", terms=runtime, interval_scale=1.5))
+    unscaled = runtime_range(PreloadEstimate(engine="vllm", terms=runtime))
+    assert scaled is not None and unscaled is not None
+    assert (scaled.value_bytes, scaled.high_bytes, scaled.low_bytes) == (6 * GIB, round(13.5 * GIB), 0)
+    assert unscaled.high_bytes == 11 * GIB and unscaled.low_bytes == GIB
+    # free before load: CUDA's total 79 ± 0.3 less a context 1 ± 0.4 GiB: 78 ± 0.5, × 2 = ± 1 GiB
+    terms = (_term(Term.CUDA_TOTAL, 79.0, 0.3), _term(Term.CONTEXT, 1.0, 0.4))
+    free = free_before_load_range(PreloadEstimate(engine="sglang", terms=terms, interval_scale=2.0))
+    assert free is not None
+    assert free.value_bytes == 78 * GIB
+    assert (free.low_bytes, free.high_bytes) == (
+        pytest.approx(77 * GIB, abs=2),
+        pytest.approx(79 * GIB, abs=2),
+    )

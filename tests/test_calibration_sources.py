@@ -1,0 +1,55 @@
+"""Which records the held-out errors leave out together: one source (thread, repository, file, page) at one release.
+
+Expected keys are read off the corpus lines' own `source` fields and the cases' case.json (tests/data/calibration,
+tests/data/cases); the scale left out by source is hand arithmetic beside it."""
+
+from __future__ import annotations
+
+from benchmarks.calibration.corpus import load_all, source_key
+from benchmarks.calibration.evaluate import engine_scale
+
+
+def test_a_source_is_its_thread_repository_or_indexed_file() -> None:
+    assert source_key("https://github.com/vllm-project/vllm/issues/10517") == "vllm-project/vllm#10517"
+    assert source_key("https://github.com/sgl-project/sglang/pull/4760") == "sgl-project/sglang#4760"
+    # five logs of one benchmarking repository, each at its own commit: one source
+    assert (
+        source_key(
+            "https://github.com/dennislee22/vLLM-benchmarking/blob/391660db/log/vllm-7B-1gpuA10080GB-0.25GRAM.log"
+        )
+        == source_key(
+            "https://github.com/dennislee22/vLLM-benchmarking/blob/0787d88e/log/vllm-120B-4gpuA10080GB-0.8GRAM.log"
+        )
+        == "dennislee22/vLLM-benchmarking"
+    )
+    assert source_key("https://github.com/jerryzsj/my-deepseek-r1 (README.md)") == "jerryzsj/my-deepseek-r1"
+    assert (
+        source_key("public GitHub file, search-index id 60168338778 ('LLM 최적화', jinwoong)")
+        == "search-index 60168338778"
+    )
+    assert (
+        source_key("https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/")
+        == "https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/"
+    )
+    # a case in tests/data/cases is the thread its case.json names: issue 10517's case and its corpus line are one source
+    assert source_key("cases/vllm/vllm-10517-llama31-8b-3090-v0") == "vllm-project/vllm#10517"
+
+
+def test_the_corpus_groups_its_sweeps() -> None:
+    """The five dennislee22 starts (vLLM 0.10.1.1) are one source; llm-d-planner's v0.11.0 and v0.19.0 sweeps two."""
+    vllm = load_all()["vllm"]
+    dennislee = {r.source for r in vllm if r.id.startswith("dennislee-")}
+    assert dennislee == {"dennislee22/vLLM-benchmarking @ 0.10.1.1"}
+    sweeps = {r.source for r in vllm if r.id.startswith(("llmd-v011-", "llmd-v019-"))}
+    assert sweeps == {"llm-d-incubation/llm-d-planner @ 0.11.0", "llm-d-incubation/llm-d-planner @ 0.19.0"}
+
+
+def test_a_records_scale_never_sees_its_own_sources_score() -> None:
+    # scores 0.2 (a), 0.4 and 3.0 (b), 0.6 (c): all sources, n = 3, ⌈4 × 0.9⌉ = 4 > 3 → the largest, 3.0; b left
+    # out, n = 2 → the largest of a and c, 0.6
+    scores = {"vllm": [(0.2, "a"), (0.4, "b"), (3.0, "b"), (0.6, "c")]}
+    every = engine_scale("vllm", scores)
+    without_b = engine_scale("vllm", scores, leave_out="b")
+    assert every is not None and every.coefficients == (3.0,) and every.sources == 3
+    assert without_b is not None and without_b.coefficients == (0.6,) and without_b.records == 2
+    assert engine_scale("sglang", scores) is None
