@@ -63,6 +63,7 @@ class RopeScaling(ConfigSection):
     rope_type: Name | None = Field(default=None, validation_alias=AliasChoices("rope_type", "type"))
     factor: Factor | None = None
     original_max_position_embeddings: Positions | None = None
+    rope_theta: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None  # SGLang's LongCat reads it here
 
 
 class VisionConfig(ConfigSection):

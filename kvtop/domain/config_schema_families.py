@@ -129,6 +129,8 @@ class FamilyFields(ConfigSection):
     num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
     hidden_size_per_layer_input: Annotated[int, Field(strict=True, ge=0, le=1 << 20)] | None = None  # Gemma-4 PLE
     vocab_size_per_layer_input: Vocab | None = None  # … its table's rows
+    laurel_rank: Dim | None = None  # Gemma-3n: the laurel block's rank
+    altup_num_inputs: Dim | None = None  # Gemma-3n: AltUp's inputs
     per_layer_config: dict[str, dict[str, object]] | None = None  # Gemma-4 (transformers 5.20): per-layer overrides
     swa_num_attention_heads: Heads | None = None
     swa_num_key_value_heads: Heads | None = None
@@ -168,6 +170,18 @@ class FamilyFields(ConfigSection):
     moe_num_experts: Experts | None = None  # ERNIE 4.5
     moe_k: Experts | None = None
     moe_topk: Experts | None = None  # Aria
+    # LongCat-Flash: the experts' width, zero-computation experts (router rows without weights) and their kind,
+    # n-gram embeddings (refused), the router's dtype
+    expert_ffn_hidden_size: Intermediate | None = None
+    zero_expert_num: Experts | None = None
+    zero_expert_type: Name | None = None
+    ngram_vocab_size_ratio: Factor | None = None
+    rounter_params_dtype: Name | None = None
+    mla_scale_q_lora: Flag | None = None
+    # Hunyuan-V3: vLLM's expert width and both engines' routing flag (read without a class default)
+    expert_hidden_dim: Intermediate | None = None
+    route_norm: Flag | None = None
+    mla_scale_kv_lora: Flag | None = None
     moe_num_shared_experts: Experts | None = None
     num_shared_expert: Experts | None = None  # HunYuan: shared MLPs (intermediate_size each) where use_mixed_mlp_moe
     use_mixed_mlp_moe: Flag | None = None

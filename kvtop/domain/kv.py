@@ -61,6 +61,8 @@ class KvStorage(BaseModel):
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
     raw_fp8_dsa_gpus: frozenset[str] = frozenset()  # … except on these GPUs: the raw 576 B latent (trtllm)
+    # classes whose KV-shared layers the pool still sizes, as full layers (SGLang's Gemma-3n)
+    shared_layers_keep_kv: frozenset[str] = frozenset()
     # … only on GPUs of these compute-capability majors, where it is the `fp8_ds_mla` format (vLLM: Hopper)
     fp8_dsa_ds_mla_majors: frozenset[int] = frozenset()
     honours_checkpoint_kv_dtype: bool = False  # `auto` follows a checkpoint's `kv_cache_quant_algo: FP8`
@@ -313,7 +315,8 @@ def kv_book(
     dtype = "uint8" if _ds_mla_layout(model, fmt, storage, gpu_name) else TORCH_DTYPE[fmt]
     pools: list[KvPool] = []
     passes = range(model.kv_passes)  # a looped model's attention layers keep KV once per pass (Nanbeige)
-    full_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.FULL]
+    full_kinds = (LayerKind.FULL, LayerKind.SHARED) if model.architecture in storage.shared_layers_keep_kv else (LayerKind.FULL,)
+    full_layers = [i for _ in passes for i in layers if model.layer_attention[i] in full_kinds]
     sliding_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.SLIDING]
     no_op = [i for i in layers if model.layer_attention[i] is LayerKind.NONE and not model.has_state(i)]
     plain = not any(model.layer_attention[i] is LayerKind.SLIDING or model.has_state(i) for i in layers)

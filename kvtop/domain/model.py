@@ -71,6 +71,9 @@ class MoeSpec(BaseModel):
     # hold no score-correction bias (DeepSeek-V4's `num_hash_layers`; SGLang 0.5.23 deepseek_v2.py `is_hash`)
     hash_layers: int = 0
     gated_experts: bool = False  # experts gate and up (w13) whatever the dense MLP (Moondream3's GeGLU experts)
+    # zero-computation experts (LongCat-Flash): rows of the router and its score bias, no weights of their own
+    zero_experts: int = 0
+    zero_expert_type: str | None = None  # their kind as the config states it ("" where it states none)
 
     def expert_names(self, layer: int) -> tuple[str, str]:
         """The checkpoint names of `layer`'s experts the quant config is asked about (module, first expert's
@@ -135,6 +138,7 @@ class StateSpec(BaseModel):
     dt_rank: int = 0  # Mamba1's dt projection rank (weights only)
     gated_norm: bool = True  # Mamba2's gated RMSNorm over the inner width (Falcon-H1 without mamba_rms_norm: none)
     dt_bc_norms: bool = False  # Jamba's RMSNorms on dt, B and C (weights only)
+    a_log_fp32: bool = True  # a gated delta net's A_log in fp32 (Qwen3-Next); False: the model dtype (OLMo-Hybrid)
     full_rank_gate: bool = False  # KDA's output gate one hidden → inner projection, not low rank (Kimi-K3; weights)
 
 
@@ -183,6 +187,12 @@ class BodyShape(BaseModel):
     # the input norm exists only with the layer's attention and the post-attention norm only with its MLP
     # (DeciLM / Nemotron-NAS no-op sublayers): norms_per_layer counts a layer holding both
     sublayer_norms: bool = False
+    # Gemma-3n's laurel block (linear_left [rank, hidden] column-, linear_right [hidden, rank] row-parallel, a
+    # post_laurel_norm) and AltUp (per layer correction_coefs [n, n], prediction_coefs [n², n], modality_router
+    # [n, hidden], router_norm, an fp32 correct_output_scale; the model's altup_projections and
+    # altup_unembed_projections, n − 1 of [hidden, hidden] each, column-parallel); 0: none
+    laurel_rank: int = 0
+    altup_inputs: int = 0
     mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
 
 
@@ -211,7 +221,11 @@ class TowerSplit(BaseModel):
     float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
-    k_eq_v_holds_v: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
+    k_eq_v_holds_v: tuple[str, ...] = ()
+    # a per-layer embedding projection split over TP beside a plain (whole) per-layer table (SGLang's Gemma-3n)
+    per_layer_split: tuple[str, ...] = ()
+    # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n qkv_proj on every layer)
+    shared_kv_holds_kv: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
 
 
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
@@ -330,6 +344,9 @@ class ModelSpec(BaseModel):
     # the words of the config's per-layer block list, sorted (Nemotron-H's layers_block_type: SGLang 0.5.23 reads
     # mamba/attention/mlp/moe, transformers 5.x and vLLM 0.33.0 also linear_attention/full_attention)
     block_words: tuple[str, ...] = ()
+    # fields an engine's class reads with no default of its own that this config leaves unstated (the entry's
+    # `engine_read_fields`; each engine package refuses those its release fails on: LongCat-Flash)
+    unstated_fields: tuple[str, ...] = ()
     mla: MlaSpec | None = None
     dsa_index_head_dim: int | None = None
     dsa_index_heads: int | None = None

@@ -126,7 +126,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         return
     g = m.geometry(layer)
     hd, vd = g.head_dim, g.v_head_dim
-    shared_kv = m.layer_attention[layer] is LayerKind.SHARED  # q and o only: K and V are another layer's
+    # q and o only: K and V are another layer's (unless the engine builds them all the same: SGLang's Gemma-3n)
+    shared_kv = m.layer_attention[layer] is LayerKind.SHARED and m.architecture not in rank.build.shared_kv_holds_kv
     kv_rank = lay.kv_heads_per_rank(g.kv_heads)
     if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
         g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
@@ -225,7 +226,7 @@ def linearattention(rank: RankMatrices, layer: int) -> None:
                     (f"{at}.in_proj_ba", f"{at}.in_proj_b", f"{at}.in_proj_a"))  # fmt: skip
         out_names = (f"{at}.out_proj",)
         rank.vector("linear_attention", s.conv_dim * s.conv_kernel, tp)
-        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4)  # A_log: fp32 in both engines
+        rank.vector("linear_attention", s.num_heads, tp, dtype_bytes=4 if s.a_log_fp32 else None)  # A_log (Qwen: fp32)
         rank.vector("linear_attention", s.num_heads, tp)  # dt_bias
         rank.vector("norms", s.head_dim)
     elif s.kind is StateKind.MAMBA1:  # in_proj (x, z), conv (+ bias), x_proj (dt, B, C), dt_proj, A, D
@@ -335,7 +336,8 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
     router_fp32 = (moe.router_fp32 and not (rank.parts is not None and rank.parts.router_model_dtype)) or bool(
         rank.parts is not None and rank.parts.router_fp32
     )
-    rank.vector("router", moe.num_routed_experts * h, dtype_bytes=4 if router_fp32 else None)
+    routes = moe.num_routed_experts + moe.zero_experts  # zero-computation experts: router rows only (LongCat)
+    rank.vector("router", routes * h, dtype_bytes=4 if router_fp32 else None)
     hashed = layer < moe.hash_layers  # routed by token id: a [vocab, top-k] int32 table, no score bias
     if hashed:
         rank.vector("router", m.vocab_size * moe.experts_per_token, dtype_bytes=4)
@@ -345,7 +347,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.vector("router", moe.num_routed_experts)
     bias_as_model = rank.parts is not None and rank.parts.router_bias_model_dtype  # the engine's class overrides
     if moe.router_bias and not hashed:  # DeepSeek's fp32 score correction; gpt-oss's router Linear bias in the model dtype
-        rank.vector("router", moe.num_routed_experts, dtype_bytes=4 if moe.router_bias_fp32 and not bias_as_model else None)
+        rank.vector("router", routes, dtype_bytes=4 if moe.router_bias_fp32 and not bias_as_model else None)
     if lay.ep > 1:
         rank.acc.notes["routed_experts"] = (
             f"{moe.num_routed_experts // lay.ep} of {moe.num_routed_experts} experts per rank (EP{lay.ep})"
@@ -379,6 +381,21 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
         rank.matrix("embedding", width, model.hidden_size, 1, (names + ".per_layer_input_gate",))
         rank.matrix("embedding", model.hidden_size, width, 1, (names + ".per_layer_projection",))
         rank.vector("norms", model.hidden_size)
+    laurel_and_altup(rank, layer)
+
+
+def laurel_and_altup(rank: RankMatrices, layer: int) -> None:
+    """Gemma-3n's laurel block and AltUp of one layer (BodyShape.laurel_rank / altup_inputs; vLLM 0.33.0 gemma3n.py,
+    SGLang 0.5.23 gemma3n_causal.py: the same shapes and splits)."""
+    m, h, names = rank.model, rank.model.hidden_size, f"model.layers.{layer}"
+    if m.body.laurel_rank:
+        rank.matrix("mlp", m.body.laurel_rank, h, rank.layout.tp, (names + ".laurel.linear_left",))
+        rank.matrix("mlp", h, m.body.laurel_rank, rank.layout.tp, (names + ".laurel.linear_right",))
+        rank.vector("norms", h)
+    n = m.body.altup_inputs
+    if n:  # the coefficients and router, ReplicatedLinear; router_norm; correct_output_scale in fp32
+        rank.vector("norms", n * n + n * n * n + n * h + h)
+        rank.vector("norms", h, dtype_bytes=4)
 
 
 def norm_width(model: ModelSpec, width: int) -> int:
@@ -387,7 +404,7 @@ def norm_width(model: ModelSpec, width: int) -> int:
     return (2 if model.body.norm_bias else 1) * width + 2 * model.body.norm_gate_rank * width
 
 
-def per_layer_embeddings(rank: RankMatrices, plain: bool) -> None:
+def per_layer_embeddings(rank: RankMatrices, plain: bool, projection_split: bool = False) -> None:
     """Gemma-4's per-layer embedding table (rows × layers × width) and the projection from hidden to it, with its
     norm: vocab-parallel and column-parallel (vLLM 0.33.0 gemma4.py), or whole where the engine builds the
     embedding plain (`plain`: SGLang 0.5.23's Gemma4TextScaledWordEmbedding and ReplicatedLinear)."""
@@ -395,7 +412,8 @@ def per_layer_embeddings(rank: RankMatrices, plain: bool) -> None:
     total = m.num_layers * m.per_layer_input_size
     rows = m.per_layer_vocab if plain else vocab_parallel_rows(m.per_layer_vocab, tp)
     rank.acc.add("embedding", rows * total, rows * total * m.dtype_bytes, 1 if plain else tp)
-    rank.matrix("embedding", total, m.hidden_size, 1 if plain else tp, ("model.per_layer_model_projection",))
+    split = tp if projection_split or not plain else 1  # SGLang's Gemma-3n: a plain table, a split projection
+    rank.matrix("embedding", total, m.hidden_size, split, ("model.per_layer_model_projection",))
     rank.vector("norms", m.per_layer_input_size)
 
 

@@ -192,7 +192,9 @@ def _book_from_config(
         if model.body.embedding_norm:
             rank.vector("norms", (2 if model.body.norm_bias else 1) * h)
         if model.per_layer_input_size:
-            per_layer_embeddings(rank, plain)
+            per_layer_embeddings(rank, plain, tower_split is not None and model.architecture in tower_split.per_layer_split)
+        for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_projections: column-parallel
+            rank.matrix("embedding", h, h, layout.tp, ("model.altup_projections",))
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
         transformers = parts.tower_as_transformers and model.tower.transformers_params > 0
         if transformers:  # transformers' own classes, nothing split (a Transformers backend's build)
@@ -220,6 +222,8 @@ def _book_from_config(
         rank.vector("norms", norm_width(model, h))
         if model.body.attention_residuals:  # the output's residual norm and score projection (Kimi-K3)
             rank.vector("norms", 2 * h)
+        for _ in range(max(model.body.altup_inputs - 1, 0)):  # Gemma-3n's altup_unembed_projections
+            rank.matrix("embedding", h, h, layout.tp, ("model.altup_unembed_projections",))
         if model.compressed is not None:
             hyper_connection_head(rank)
     if parts.lm_head:

@@ -73,9 +73,8 @@ NOT_MODELLED: Mapping[str, str] = {
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
-    "Gemma3nForCausalLM": "Gemma-3n's per-layer embeddings and AltUp (weights no entry reads)",
-    "Gemma3nForConditionalGeneration": "Gemma-3n's per-layer embeddings, AltUp and audio tower",
-    "LongcatFlashForCausalLM": "zero-computation experts and two attention blocks a layer (no entry reads them)",
+    "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
+    "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
     "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
     "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
@@ -85,7 +84,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
     "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
-    "OlmoHybridForCausalLM": "OLMo's hybrid linear-attention layers (their state shape has no entry yet)",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
@@ -114,7 +112,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Step5ForConditionalGeneration": "Step-5's layout (no entry yet)",
     "Step3TextForCausalLM": "Step-3's attention-FFN disaggregated layout (no entry yet)",
     "Step3VLForConditionalGeneration": "Step-3's attention-FFN disaggregated layout (no entry yet)",
-    "HYV3ForCausalLM": "Hunyuan-V3's layout (no entry yet)",
     "HYV4ForCausalLM": "Hunyuan-V4's indexer and layer types (no entry yet)",
     "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
     "InklingForCausalLM": "Inkling's layout (no entry yet)",

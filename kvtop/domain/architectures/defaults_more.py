@@ -444,3 +444,35 @@ GIGACHAT3_5: dict[str, DefaultValue] = {
     "linear_num_key_heads": 8, "linear_num_value_heads": 16, "norm_type": "ZeroCenteredGatedNorm",
     "layernorm_type": "pre_post", "gated_attention": True, "num_nextn_predict_layers": 0,
 }  # fmt: skip
+# LongcatFlashConfig — the defaults vLLM 0.33.0's class (transformers 5.20.2 models/longcat_flash) and SGLang
+# 0.5.23's own (srt/configs/longcat_flash.py) share; qk_rope_head_dim (64 against 128) and zero_expert_type
+# (none against "identity") differ, so a config must state them (the latter refused on vLLM where absent)
+LONGCAT_FLASH: dict[str, DefaultValue] = {
+    "vocab_size": 131072, "hidden_size": 6144, "ffn_hidden_size": 12288, "expert_ffn_hidden_size": 2048,
+    "num_layers": 28, "num_attention_heads": 64, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+    "v_head_dim": 128, "n_routed_experts": 512, "moe_topk": 12, "zero_expert_num": 256,
+    "max_position_embeddings": 131072, "tie_word_embeddings": False, "attention_bias": False,
+}  # fmt: skip
+# Gemma3nTextConfig — transformers 5.20.2 models/gemma3n/configuration_gemma3n.py (layer_types absent: four
+# sliding layers then a full one)
+GEMMA3N_TEXT: dict[str, DefaultValue] = {
+    "vocab_size": 262400, "vocab_size_per_layer_input": 262144, "hidden_size": 2048, "hidden_size_per_layer_input":
+    256, "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
+    "attention_bias": False, "laurel_rank": 64, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
+}  # fmt: skip
+# HYV3Config — transformers 5.20.2 models/hy_v3/configuration_hy_v3.py (no route_norm, first_k_dense_replace or
+# expert_hidden_dim: the engines' classes read them, engine_read_fields)
+HYV3: dict[str, DefaultValue] = {
+    "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312, "num_hidden_layers": 80,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "num_experts": 192,
+    "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1536,
+}  # fmt: skip
+# OlmoHybridConfig — transformers 5.20.2 models/olmo_hybrid/configuration_olmo_hybrid.py; its linear_* sizes are
+# derived from hidden and heads where absent (not read: a config must state them)
+OLMO_HYBRID: dict[str, DefaultValue] = {
+    "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008, "num_hidden_layers": 32,
+    "num_attention_heads": 30, "max_position_embeddings": 65536, "tie_word_embeddings": False,
+    "attention_bias": False, "linear_conv_kernel_dim": 4,
+}  # fmt: skip

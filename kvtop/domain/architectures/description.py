@@ -36,6 +36,9 @@ class Geometry:
     """The config fields of the decoder's shape, where a family names them its own way (ChatGLM, Qwen-1)."""
 
     layers: str = "num_hidden_layers"
+    # kvtop layers per decoder layer the `layers` field counts: LongCat-Flash's layer holds two attention blocks,
+    # each its own KV layer, read as two kvtop layers (transformers' LongcatFlashConfig: num_hidden_layers = 2 × num_layers)
+    blocks_per_layer: int = 1
     heads: str = "num_attention_heads"
     kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
     kv_heads_if: str | None = (
@@ -191,6 +194,9 @@ class Architecture:
     # absent: none), their table's rows (vocab_size_per_layer_input, else vocab_size)
     per_layer_input_field: str | None = None
     per_layer_vocab_field: str | None = None
+    # Gemma-3n's laurel rank and AltUp inputs (BodyShape.laurel_rank / altup_inputs)
+    laurel_field: str | None = None
+    altup_field: str | None = None
     per_layer_config_field: str | None = None  # per-layer overrides by layer index (Gemma-4's head_dim)
     embedding_whole_under_dp_attention: bool = False  # SGLang's DeepseekV2Model / Llama4Model
     tower: Tower | None = None  # the vision tower a `vision_config` sizes (None: its bytes are not modelled)
@@ -205,3 +211,8 @@ class Architecture:
     kv_passes_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
+    # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
+    # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
+    engine_read_fields: tuple[str, ...] = ()
+    # (a field, another, what differs): both stated and unequal is refused by name (the engines read one each: HY-V3)
+    refused_unequal: tuple[tuple[str, str, str], ...] = ()

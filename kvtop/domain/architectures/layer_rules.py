@@ -149,9 +149,10 @@ class EveryNthFullOf(LayerRule):
 
     interval_field: str = "full_attention_interval"
     other: LayerKind = LINEAR
+    every: int = 0  # a fixed interval where the class reads no field (OlmoHybridConfig: every 4th full)
 
     def attention(self, f: Fields, layers: int) -> tuple[LayerKind, ...]:
-        interval = f.need(self.interval_field)
+        interval = self.every or f.need(self.interval_field)
         return tuple(FULL if (i + 1) % interval == 0 else self.other for i in range(layers))
 
 

@@ -91,6 +91,15 @@ class Interleaved(Placement):
 
 
 @dataclass(frozen=True)
+class EveryOther(Placement):
+    """LongCat-Flash: a decoder layer's two blocks read as two kvtop layers (Geometry.blocks_per_layer), its one
+    MoE on the second (odd) of each pair (vLLM 0.33.0 / SGLang 0.5.23 longcat_flash.py: one LongcatMoe a layer)."""
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        return tuple(MOE if i % 2 else DENSE for i in range(layers))
+
+
+@dataclass(frozen=True)
 class PeriodOffset(Placement):
     """Jamba: MoE where `i % expert_layer_period == expert_layer_offset`."""
 
@@ -177,6 +186,10 @@ class Moe:
     per_expert_scale: bool = False
     hash_layers_field: str | None = None  # the first N layers route by token id (DeepSeek-V4 num_hash_layers)
     gated_experts: bool = False  # gated experts beside an ungated dense MLP (Moondream3)
+    # zero-computation experts: router rows (and score-bias entries) without weights, and the field naming their
+    # kind (LongCat-Flash zero_expert_num, zero_expert_type)
+    zero_experts_field: str | None = None
+    zero_type_field: str | None = None
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
@@ -214,6 +227,8 @@ class Moe:
             experts_beside_mlp=self.shared.dense_beside,
             hash_layers=f.opt(self.hash_layers_field) if self.hash_layers_field else 0,
             gated_experts=self.gated_experts,
+            zero_experts=f.opt(self.zero_experts_field) if self.zero_experts_field else 0,
+            zero_expert_type=str(f.get(self.zero_type_field) or "") if self.zero_type_field else None,
         )
 
     def _shared_size(self, f: Fields, expert_size: int) -> int:

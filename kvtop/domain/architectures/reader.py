@@ -63,7 +63,7 @@ def read_architecture(
     hidden = f.need("hidden_size")
     heads = f.need(g.heads)
     counted = arch.layers.count(f) if f.get(g.layers) is None else None
-    layers = counted if counted else f.need(g.layers)
+    layers = counted if counted else f.need(g.layers) * g.blocks_per_layer
     kv_heads = _kv_heads(f, arch, heads)
     if kv_heads > heads or heads % kv_heads:
         raise f.error(
@@ -128,6 +128,8 @@ def read_architecture(
                 "output_gate_proj": arch.attention.output_gate_proj,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
+                "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
+                "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
             }
         ),
@@ -145,6 +147,10 @@ def read_architecture(
         if isinstance(value, int) and value > most:
             raise UnsupportedModelError(f"{value} ({what}) is not modelled", field=f.prefix + field,
                                         source=f.source)  # fmt: skip
+    for field, other, what in arch.refused_unequal:
+        if f.get(field) is not None and f.get(other) is not None and f.get(field) != f.get(other):
+            raise UnsupportedModelError(f"{field} {f.get(field)} beside {other} {f.get(other)} ({what}) is not modelled",
+                                        field=f.prefix + field, source=f.source)  # fmt: skip
     not_modelled: list[str] = [*arch.not_modelled, *(note for name, note in arch.not_modelled_when if f.get(name))]
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)
@@ -197,6 +203,7 @@ def read_architecture(
     if arch.kv_shared_field is not None:
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
     facts["not_modelled"] = tuple(not_modelled)
+    facts["unstated_fields"] = tuple(name for name in arch.engine_read_fields if f.get(name) is None)
     facts["defaults_used"] = f.defaults_read()
     return ModelSpec(**facts)
 

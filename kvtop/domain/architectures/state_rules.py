@@ -72,6 +72,7 @@ class GatedDeltaNetState(StateRule):
     value_dim_field: str = "linear_value_head_dim"
     kernel_field: str = "linear_conv_kernel_dim"
     ssm_dtype_field: str | None = None  # Qwen3.5's mamba_ssm_dtype (both engines honour it)
+    a_log_fp32: bool = True  # False: A_log in the model dtype (vLLM 0.33.0 olmo_gdn_linear_attn.py)
 
     def spec(self, f: Fields) -> StateSpec:
         key_heads, key_dim = f.need(self.key_heads_field), f.need(self.key_dim_field)
@@ -88,6 +89,7 @@ class GatedDeltaNetState(StateRule):
             inner_size=value_heads * value_dim,
             ssm_dtype_bytes=2 if (dtype or "float32") in _HALF else 4,
             ssm_dtype_stated=dtype is not None,
+            a_log_fp32=self.a_log_fp32,
         )
 
 

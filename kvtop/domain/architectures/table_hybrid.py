@@ -48,6 +48,13 @@ HYBRID: tuple[Architecture, ...] = (
       moe=Moe("n_routed_experts",
               shared=Shared(size_field="moe_shared_expert_intermediate_size", count_field="n_shared_experts"),
               router_bias=True, latent_size_field="moe_latent_size")),
+    # OLMo-Hybrid (vLLM 0.33.0 models/olmo_hybrid.py, layers/mamba/gdn/olmo_gdn_linear_attn.py): gated delta nets
+    # (in_proj_qkvg q, k, v, g; b_proj and a_proj; one conv1d over q, k, v; A_log, dt_bias, a gated o_norm;
+    # o_proj: Qwen3-Next's sizes) and OLMo-3's full attention (q/k norms over all heads, post-attention and
+    # post-feedforward norms) from layer_types (absent: every 4th full); A_log in the model dtype
+    A("olmo_hybrid", "OlmoHybridConfig", tf("olmo_hybrid"), m.OLMO_HYBRID, ("OlmoHybridForCausalLM",),
+      layers=EveryNthFullOf(every=4), attention=Attention(qk_norm=True), state=GatedDeltaNetState(a_log_fp32=False),
+      body=BodyShape(qk_norm_width="all")),
     # Qwen3.5: Qwen3-Next's layers (gated delta net, full attention with an output gate) as layer_types lists
     # them; the SSM state in the config's mamba_ssm_dtype (both engines honour it)
     A("qwen3_5_text", "Qwen3_5TextConfig", tf("qwen3_5"), m.QWEN3_5_TEXT,

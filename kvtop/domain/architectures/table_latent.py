@@ -7,8 +7,8 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
 from kvtop.domain.architectures.defaults import tf
-from kvtop.domain.architectures.description import Architecture, Compressed, Latent
-from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Shared
+from kvtop.domain.architectures.description import Architecture, Compressed, Geometry, Latent
+from kvtop.domain.architectures.moe_rules import EveryOther, FirstDense, LayerTypes, Moe, Shared
 from kvtop.domain.model import BodyShape
 
 A = Architecture
@@ -38,6 +38,11 @@ TWO_NORMS = BodyShape()
 # (post_mlp_layernorm, AXK1DecoderLayer); its meta build of the class defaults holds exactly these
 AXK1_MOE = Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"),
                placement=LayerTypes(absent=FirstDense()), router_bias=True)  # fmt: skip
+
+LONGCAT_SOURCE = "transformers v5.20.2 models/longcat_flash/configuration_longcat_flash.py, SGLang 0.5.23 srt/configs/longcat_flash.py"
+LONGCAT_MOE = Moe("n_routed_experts", per_token_field="moe_topk", expert_size_field="expert_ffn_hidden_size",
+                  shared=Shared(size_field="ffn_hidden_size"), placement=EveryOther(), router_bias=True, router_fp32=True,
+                  zero_experts_field="zero_expert_num", zero_type_field="zero_expert_type")  # fmt: skip
 
 
 def deepseek(
@@ -110,6 +115,18 @@ LATENT: tuple[Architecture, ...] = (
         moe=AXK1_MOE,
         body=BodyShape(norms_per_layer=3),
     ),  # fmt: skip
+    # LongCat-Flash (vLLM 0.33.0 / SGLang 0.5.23 models/longcat_flash.py FlashDecoderLayer / LongcatFlashDecoderLayer):
+    # each of num_layers layers holds two MLA blocks (each its own KV layer: SGLang num_attention_layers = 2 ×
+    # num_hidden_layers), four norms, two dense MLPs of ffn_hidden_size and one MoE (no shared expert); read as two
+    # kvtop layers a layer, the MoE on the second beside its dense MLP. The router (classifier and e_score_correction
+    # bias, fp32) has a row for each of n_routed_experts + zero_expert_num; the zero experts hold no weights
+    A("longcat_flash", "LongcatFlashConfig", LONGCAT_SOURCE, m.LONGCAT_FLASH, ("LongcatFlashForCausalLM",),
+      geometry=Geometry(layers="num_layers", blocks_per_layer=2, intermediate="ffn_hidden_size"), latent=Latent(),
+      moe=LONGCAT_MOE, mtp_fields=(),
+      engine_read_fields=("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type", "rope_scaling.rope_theta"),
+      refused_when=(("ngram_vocab_size_ratio", "LongCat's n-gram embeddings (SGLang NgramEmbedding)"),
+                    ("num_hidden_layers", "a stated num_hidden_layers beside num_layers (SGLang builds that many "
+                     "layers, vLLM's config class half as many)"))),  # fmt: skip
     # MiniCPM3: latent attention, a dense MLP
     A("minicpm3", "MiniCPM3Config", tf("minicpm3"), m.MINICPM3, ("MiniCPM3ForCausalLM",), latent=Latent()),
 )

@@ -77,6 +77,16 @@ MOE: tuple[Architecture, ...] = (
               shared=Shared(size_field="intermediate_size", count_field="num_shared_expert",
                             when_field="use_mixed_mlp_moe")),
       refused_when=(("use_cla", "cross-layer attention (layers reading another layer's KV, cla_share_factor)"),)),
+    # Hunyuan-V3 (vLLM 0.33.0 models/hy_v3.py, SGLang 0.5.23 models/hunyuan_v3.py): GQA attention with q/k norms
+    # where qk_norm; a dense MLP below first_k_dense_replace, above it experts with num_shared_experts × their width
+    # shared, an fp32 gate and fp32 expert_bias; vLLM sizes the experts by expert_hidden_dim, SGLang by
+    # moe_intermediate_size (refused where both are stated and differ)
+    A("hy_v3", "HYV3Config", tf("hy_v3"), m.HYV3, ("HYV3ForCausalLM",), attention=Attention(qk_norm_field="qk_norm"),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+              router_bias=True, router_fp32=True),
+      engine_read_fields=("route_norm", "first_k_dense_replace", "expert_hidden_dim"),
+      refused_unequal=(("expert_hidden_dim", "moe_intermediate_size",
+                        "experts sized by expert_hidden_dim on vLLM, by moe_intermediate_size on SGLang"),)),
     A("mixtral", "MixtralConfig", tf("mixtral"), d.MIXTRAL, ("MixtralForCausalLM", "QuantMixtralForCausalLM"),
       moe=Moe("num_local_experts", expert_size_field="intermediate_size")),
     A("qwen2_moe", "Qwen2MoeConfig", tf("qwen2_moe"), d.QWEN2_MOE, ("Qwen2MoeForCausalLM",),
@@ -215,6 +225,14 @@ MOE: tuple[Architecture, ...] = (
               extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
       per_layer_config_field="per_layer_config"),
+    # Gemma-3n's text model (vLLM 0.33.0 gemma3n.py, SGLang 0.5.23 gemma3n_causal.py): Gemma-3's attention with
+    # q/k norms (v_norm weightless), four norms a layer, per-layer embeddings (hidden_size_per_layer_input), the last
+    # num_kv_shared_layers reading earlier layers' KV, a per-layer intermediate_size; a laurel block and AltUp on every
+    # layer and AltUp's projections around the stack (BodyShape.laurel_rank / altup_inputs)
+    A("gemma3n_text", "Gemma3nTextConfig", tf("gemma3n"), m.GEMMA3N_TEXT, ("Gemma3nForCausalLM",),
+      layers=EveryNthFull(every_field=None, every=5), attention=QK_NORM, kv_shared_field="num_kv_shared_layers",
+      body=BodyShape(norms_per_layer=4), per_layer_input_field="hidden_size_per_layer_input",
+      per_layer_vocab_field="vocab_size_per_layer_input", laurel_field="laurel_rank", altup_field="altup_num_inputs"),
     # Gemma-4 Unified's text model (the encoder-free Gemma-4): the same decoder without experts or per-layer input
     # in transformers' own config; SGLang 0.5.23 reads it as Gemma4Config, whose defaults add per-layer input
     # (engines/sglang/weights_classes.py)

@@ -47,6 +47,9 @@ class SglangRules(SglangBudget, EngineBase):
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
         compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
         pool_holds_no_op_layers=True,  # §6.1: the cell counts the stage's layers, DeciLM's no-op blocks too
+        # Gemma-3n's KV-shared layers: 0.5.23's pool sizes every num_hidden_layers layer (no kv-sharing read in
+        # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20)
+        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM"}),
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True

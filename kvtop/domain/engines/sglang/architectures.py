@@ -271,9 +271,14 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 # Gemma-4 Unified's language model is the same Gemma4TextModel (gemma4_unified.py builds it from gemma4_causal.py)
 _GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
+# Gemma-3n (gemma3n_causal.py): Gemma3nTextScaledWordEmbedding (plain) for embed_tokens and embed_tokens_per_layer,
+# but per_layer_model_projection a ColumnParallelLinear; a qkv_proj and k_norm on every layer, the
+# num_kv_shared_layers ones included (vLLM's gemma3n.py builds q_proj alone there)
+_GEMMA3N = ("Gemma3nForCausalLM",)
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
-                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4, k_eq_v_holds_v=_GEMMA4,
-                         post_norm=True, float32_norms=True)  # fmt: skip
+                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
+                         post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
+                         shared_kv_holds_kv=_GEMMA3N)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -30,6 +30,11 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
   transformers' NemotronHConfig writes them and vLLM 0.33.0 reads them): SGLang's own NemotronHConfig
   (configs/nemotron_h.py _validate_layers_block_type) accepts only mamba, attention, mlp, moe ("contains invalid
   types").
+- Hunyuan-V3 (HYV3ForCausalLM) without route_norm: HYV3MoEFused (models/hunyuan_v3.py) reads it, and transformers
+  5.19's HYV3Config defines none.
+- LongCat-Flash (LongcatFlashForCausalLM) without a rope_theta inside rope_scaling: LongcatFlashDecoderLayer
+  (models/longcat_flash.py) reads `"rope_theta" in config.rope_parameters`, and SGLang's own LongcatFlashConfig sets
+  rope_parameters from rope_scaling (transformers 5.19's setter), None where the config states none.
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -84,6 +89,17 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
         "(utils/hf_transformers/common.py _DeepseekV4ConfigAlias)"),
 ))  # fmt: skip
 
+# LongCat-Flash: LongcatFlashDecoderLayer reads rope_theta from config.rope_parameters, which SGLang's own
+# LongcatFlashConfig sets from rope_scaling (transformers 5.19's rope_scaling setter): None unless rope_scaling is
+# stated with a rope_theta ("argument of type 'NoneType' is not iterable", or a KeyError)
+# Hunyuan-V3: HYV3MoEFused reads config.route_norm, which transformers 5.19's HYV3Config does not define
+UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
+    Era("", {}, _NOT_CHECKED),
+    Era("0.5.23", {"LongcatFlashForCausalLM": ("rope_scaling.rope_theta",), "HYV3ForCausalLM": ("route_norm",)},
+        "models/longcat_flash.py LongcatFlashDecoderLayer (configs/longcat_flash.py sets self.rope_scaling); "
+        "models/hunyuan_v3.py HYV3MoEFused"),
+))  # fmt: skip
+
 # the block words SGLang's own NemotronHConfig accepts in layers_block_type
 BLOCK_WORDS_ERAS: Eras[frozenset[str] | None] = Eras((
     Era("", None, _NOT_CHECKED),
@@ -108,6 +124,14 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"SGLang {label} cannot build {arch}: it hands config.rope_scaling to get_rope, and transformers 5.19's "
             "config class holds one rope dict per layer type ('unhashable type: dict')",
             field="rope_parameters",
+            source=model.source,
+        )
+    missing = [name for name in UNDEFAULTED_FIELDS_ERAS.at(version).get(arch, ()) if name in model.unstated_fields]
+    if missing:
+        raise InputError(
+            f"SGLang {label} cannot build {arch} without {', '.join(missing)}: its model reads it and its config class "
+            "leaves it unset (LongCat-Flash: rope_parameters comes from rope_scaling, None where absent)",
+            field=missing[0],
             source=model.source,
         )
     quant = model.quant

@@ -21,6 +21,12 @@
 - A Nemotron-H config that gives its layers as `layers_block_type` only (no `hybrid_override_pattern`) on v0.13.0:
   its own NemotronHConfig (transformers_utils/configs/nemotron_h.py) reads only the pattern string and falls back
   to its default pattern, another model than the list; v0.33.0 loads transformers 5.x's class, which reads the list.
+- Hunyuan-V3 (HYV3ForCausalLM) on v0.33.0 without route_norm, first_k_dense_replace or expert_hidden_dim:
+  models/hy_v3.py reads them off transformers 5.20.2's HYV3Config, which defines none ("first_k_dense_replace not
+  exist", or AttributeError).
+- LongCat-Flash (LongcatFlashForCausalLM) on v0.33.0 without mla_scale_q_lora, mla_scale_kv_lora or zero_expert_type:
+  models/longcat_flash.py reads them off transformers 5.20.2's LongcatFlashConfig, which defines none of them
+  (scale_mla_lora_norms_on_load: AttributeError; LongcatMoe: assert config.zero_expert_type is not None).
 """
 
 from __future__ import annotations
@@ -80,6 +86,13 @@ BLOCK_LIST_READ_ERAS: Eras[bool] = Eras((
     Era("0.33.0", True, "v0.33.0 loads transformers 5.20.2's NemotronHConfig (layers_block_type); first release "
                         "not pinned"),
 ))  # fmt: skip
+# fields a class reads that its config class does not define, by class (ModelSpec.unstated_fields names the unstated)
+UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
+    Era("", {}, "before v0.33.0 not read: none refused"),
+    Era("0.33.0", {"LongcatFlashForCausalLM": ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type"),
+                   "HYV3ForCausalLM": ("route_norm", "first_k_dense_replace", "expert_hidden_dim")},
+        "v0.33.0 models/longcat_flash.py, models/hy_v3.py over transformers 5.20.2's config classes (no such fields)"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -111,6 +124,15 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             f"vLLM {version.label}'s NemotronHConfig reads only hybrid_override_pattern (its default pattern where the "
             "config states none), not layers_block_type: it would build another model than this list",
             field="layers_block_type",
+            source=model.source,
+        )
+    undefaulted = era_for(UNDEFAULTED_FIELDS_ERAS, version).value.get(model.architecture, ())
+    missing = [name for name in undefaulted if name in model.unstated_fields]
+    if missing:
+        raise InputError(
+            f"vLLM {version.label} cannot build {model.architecture} without {', '.join(missing)}: its model reads "
+            "them off transformers' config class, which defines none (AttributeError, an assert or a ValueError)",
+            field=missing[0],
             source=model.source,
         )
     if model.architecture in era_for(BACKEND_NOT_MODELLED_ERAS, version).value:

@@ -66,11 +66,16 @@ def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int 
     return model.dtype_bytes
 
 
+# GDN layers that always run FLA and export no prefill checkpoints (get_prefill_checkpoint_alignment None):
+# v0.33.0 layers/mamba/gdn/olmo_gdn_linear_attn.py (only qwen_gdn_linear_attn.py exports them)
+FLA_ONLY_GDN = ("OlmoHybridForCausalLM",)
+
+
 def _flashinfer_gdn(model: ModelSpec, gpu_name: str | None) -> bool:
     """`_resolve_gdn_prefill_backend`: FlashInfer's GDN prefill on Hopper (Blackwell also needs CUDA runtime ≥ 13,
     which kvtop cannot see: assumed older, as on the engine-diff machine); an unknown GPU is read as Hopper."""
     cap = compute_capability(gpu_name) or (9, 0)
-    return _gdn(model) and cap == (9, 0)
+    return _gdn(model) and cap == (9, 0) and model.architecture not in FLA_ONLY_GDN
 
 
 def hybrid_blocks(
