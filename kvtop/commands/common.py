@@ -91,6 +91,8 @@ def engine_flags_help() -> str:
             f"{display_name(engine)} (--engine {engine})",
             _listing(flags.spellings, flags.kv_cache_dtypes, flags.choices),
         )
+        if flags.own_flags:  # kvtop's, not the engine's: typed to kvtop, refused inside --cmd
+            lines += _wrapped("    kvtop's own, not the engine's", [f"{flag} ({own.says})" for flag, own in flags.own_flags.items()])
         if flags.passthrough:  # the engine's other options: accepted as typed, no KV sizing of their own
             lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough))
     return "\n".join(lines)
@@ -194,7 +196,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         base = parse_launch_command(tokens)
         if base is None:
             if detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):
-                base = parse_flags(args.engine or DEFAULT_ENGINE, tokens)
+                base = parse_flags(args.engine or DEFAULT_ENGINE, tokens, engine_line=True)
             else:
                 raise InputError("not a launch command of an engine kvtop models", field="--cmd")
     engine = args.engine or (base.engine if base else DEFAULT_ENGINE)
@@ -218,11 +220,11 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
 def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str, ...]:
     """What kvtop assumed because the command line did not say it: the layout (one GPU) and the GPU (an
     H100), as '--tp 1' / '--gpu H100', so a plan that does not fit says which of its inputs nobody chose."""
-    stated = set(parse_flags(args.engine or DEFAULT_ENGINE, list(extra), strict=True).model_fields_set)
     cmd = getattr(args, "cmd", None)
-    if cmd:
-        launched = parse_launch_command(split_command(cmd))
-        stated |= set(launched.model_fields_set) if launched is not None else set()
+    launched = parse_launch_command(split_command(cmd)) if cmd else None
+    engine = args.engine or (launched.engine if launched is not None else DEFAULT_ENGINE)  # as settings_from_args
+    stated = set(parse_flags(engine, list(extra), strict=True).model_fields_set)
+    stated |= set(launched.model_fields_set) if launched is not None else set()
     taken = [] if stated & {"tp", "pp", "dp"} else ["--tp 1"]
     if getattr(args, "gpu", None) is None and getattr(args, "gpu_memory", None) is None:
         taken.append("--gpu H100")

@@ -124,7 +124,7 @@ def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
     tokens = split_command(cmd)
     launched = parse_launch_command(tokens)
     if launched is None and tokens and tokens[0].startswith("-"):
-        launched = parse_flags(engine, tokens)
+        launched = parse_flags(engine, tokens, engine_line=True)
     if launched is None:
         raise InputError("not a launch command of an engine kvtop models", field="--cmd")
     if launched.engine != engine:

@@ -68,10 +68,22 @@ MAX_COUNT = 1 << 40
 MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
 
 
+class OwnFlag(BaseModel):
+    """A flag kvtop takes for one engine that the engine itself does not have: it states a fact the engine
+    reads elsewhere (off the model path, say). Typed to kvtop, read off a log; inside an engine's own
+    command line (`--cmd`) it is refused, since the engine would reject it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str  # the LaunchSettings field it sets
+    says: str  # what it tells kvtop, e.g. "the model path is a TurboMind workspace"
+
+
 class EngineFlags(Protocol):
     """One engine's command-line vocabulary (implemented by each engine package)."""
 
     spellings: Mapping[str, str]  # flag as the engine spells it -> LaunchSettings field
+    own_flags: Mapping[str, OwnFlag]  # kvtop's own flags for this engine, not the engine's (never in `spellings`)
     kv_cache_dtypes: tuple[str, ...]  # what `--kv-cache-dtype` accepts
     load_casts: LoadCasts  # what `--dtype` and online `--quantization` do to the weights at load (served_model.py)
     specials: Mapping[str, tuple[int, str]]  # field -> (a value below 1 it documents, its meaning)
@@ -201,7 +213,9 @@ class LaunchSettings(BaseModel):
 
 def spelling_of(engine: EngineId, field: str) -> str:
     """The flag `engine` spells `field` with (its first spelling), else kvtop's own."""
-    own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
+    flags = engine_flags(engine)
+    own = [flag for flag, name in flags.spellings.items() if name == field]
+    own += [flag for flag, own_flag in flags.own_flags.items() if own_flag.field == field]
     if own:
         return own[0]
     return next(
@@ -324,13 +338,21 @@ def _is_number(token: str) -> bool:
 
 
 def _field_of(engine: EngineId, spelling: str) -> str | None:
-    return engine_flags(engine).spellings.get(spelling) or KVTOP_SPELLINGS.get(spelling)
+    flags = engine_flags(engine)
+    own = flags.own_flags.get(spelling)
+    return flags.spellings.get(spelling) or (own.field if own else None) or KVTOP_SPELLINGS.get(spelling)
 
 
 def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
-    """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it)."""
+    """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it);
+    a flag kvtop takes for another engine is named as kvtop's, not that engine's."""
     for other in ENGINE_IDS:
-        field = engine_flags(other).spellings.get(spelling) if other != engine else None
+        if other == engine:
+            continue
+        own_flag = engine_flags(other).own_flags.get(spelling)
+        if own_flag is not None:
+            return f"is kvtop's own flag for {display_name(other)} ({own_flag.says}): {display_name(engine)} has no such setting"
+        field = engine_flags(other).spellings.get(spelling)
         if field is None:
             continue
         own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
@@ -344,9 +366,15 @@ def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
 
 
 def parse_flags(
-    engine: EngineId, tokens: Sequence[str], *, strict: bool = False, model: str | None = None
+    engine: EngineId,
+    tokens: Sequence[str],
+    *,
+    strict: bool = False,
+    model: str | None = None,
+    engine_line: bool = False,
 ) -> LaunchSettings:
-    """Parse engine flags as `engine` spells them. `strict` rejects flags the engine or kvtop does not know."""
+    """Parse engine flags as `engine` spells them. `strict` rejects flags the engine or kvtop does not know;
+    `engine_line` (the tokens are the engine's own command line, `--cmd`) refuses kvtop's own flags for it."""
     if engine not in ENGINE_IDS:
         raise InputError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine")
     positionals, pairs = _split(tokens)
@@ -355,6 +383,13 @@ def parse_flags(
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
     for spelling, raw in pairs:
+        own_flag = engine_flags(engine).own_flags.get(spelling) if engine_line else None
+        if own_flag is not None:
+            raise InputError(
+                f"kvtop's own flag ({own_flag.says}), which {display_name(engine)} would reject: "
+                "give it to kvtop, outside --cmd",
+                field=spelling,
+            )
         field = _field_of(engine, spelling)
         if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
             field, raw = _field_of(engine, "--" + spelling[5:]), False
@@ -388,7 +423,8 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     (`--max-totl-tokens (like --max-total-tokens)`), or None when it ignored none."""
     if not settings.unknown_flags:
         return None
-    known = [*engine_flags(settings.engine).spellings, *engine_flags(settings.engine).passthrough, *KVTOP_SPELLINGS]
+    flags = engine_flags(settings.engine)
+    known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
     named = []
     for flag in dict.fromkeys(settings.unknown_flags):
         alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
@@ -436,7 +472,7 @@ def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:
     rest = tokens[start:]
     if model is not None:
         rest = rest[1:]
-    return parse_flags(engine, rest, model=model)
+    return parse_flags(engine, rest, model=model, engine_line=True)
 
 
 def written_flags(settings: LaunchSettings, preferred: Mapping[str, str]) -> list[str]:

@@ -16,7 +16,7 @@ from kvtop.domain.engines.llamacpp.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.llamacpp.ggml_types import KV_CACHE_TYPES, cache_type
 from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -65,6 +65,7 @@ def flag_on(settings: LaunchSettings, names: Sequence[str]) -> bool | None:
 class LlamacppFlags:
     load_casts: LoadCasts = NO_CASTS  # no flag kvtop reads re-casts weights at load
     spellings: Mapping[str, str] = SPELLINGS
+    own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = _DTYPES
     specials: Mapping[str, tuple[int, str]] = {"context_length": (0, "takes the model's training context")}
     choices: Mapping[str, tuple[str, ...]] = {}

@@ -26,8 +26,11 @@ from kvtop.domain.engines.lmdeploy.eras import (
     turbomind_share,
 )
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
-from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import MIB
 
 RATIO_FLAG = "--cache-max-entry-count"
 
@@ -106,6 +109,19 @@ def export_staging_bytes(inputs: EngineInputs) -> int:
     return copies * rows * model.hidden_size * model.dtype_bytes
 
 
+def staging_leftover_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, tp: int) -> int:
+    """The error of the staging charge (docs/engines/lmdeploy.md §15.1): `export_staging_bytes` is a lower bound,
+    since the smaller tensors staged before the LM head leave segments in torch's cache too (tens to hundreds of
+    MiB). Each layer's tensors are staged one at a time (`BaseOutputModel.export_weight`: `.cuda().contiguous()`),
+    each reusing the last one's cached segment, so what stays is the largest layer matrix's rank slice, the MLP's
+    (`ceil(intermediate / tp) × hidden × dtype bytes`), × the era's live copies. 0 where nothing is staged."""
+    if settings.turbomind_workspace:
+        return 0
+    copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, version).value
+    rows = -(-model.intermediate_size // max(tp, 1))
+    return copies * rows * model.hidden_size * model.dtype_bytes
+
+
 def _blocks(
     inputs: EngineInputs, share: str, ratio: float, ratio_source: str, state_bytes: int, block_bytes: int,
     steps: list[BudgetStep], notes: list[str],
@@ -131,8 +147,11 @@ def _blocks(
     staged = export_staging_bytes(inputs)
     if staged:
         era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)
+        leftover = staging_leftover_bytes(inputs.model, s, inputs.version, inputs.layout.tp)
         steps.append(BudgetStep(label="− torch's cache of the weights' staging (first GPU)", bytes=-staged,
-                                note=f"the LM head's rank slice × {era.value}: {era.source}"))  # fmt: skip
+                                note=f"the LM head's rank slice × {era.value}: {era.source}; a lower bound: the "
+                                     f"smaller tensors' segments may hold up to {leftover / MIB:,.0f} MiB more "
+                                     "(in the interval)"))  # fmt: skip
         notes.append("a Hugging Face checkpoint is copied into TurboMind through torch on the first GPU, whose cache "
                      f"keeps the LM head's staging before LMDeploy {inputs.version.label} measures free memory "
                      "(v0.6.2 – v0.8.x); a converted workspace stages nothing: kvtop's own --turbomind-workspace "

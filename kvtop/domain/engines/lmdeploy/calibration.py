@@ -7,6 +7,8 @@ the blocks, not the free memory, so the corpus measures the context only through
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     CONTEXT_LABEL,
@@ -18,6 +20,10 @@ from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
+from kvtop.domain.engines.lmdeploy.memory import resolve_backend
+from kvtop.domain.errors import InputError
+from kvtop.domain.wording import MIB
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
@@ -38,8 +44,35 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
 
 
 def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
-    """CUDA's total, the context before the weights load, the weights."""
-    return free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    """CUDA's total, the context before the weights load, the weights; where TurboMind stages a checkpoint through
+    torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the staging's leftover, which its charge leaves out."""
+    found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    leftover = _staging_leftover(inputs)
+    if not leftover:
+        return found
+    return tuple(_with_leftover(term, leftover) if term.term is Term.WEIGHTS else term for term in found)
+
+
+def _staging_leftover(inputs: CalibrationInputs) -> int:
+    """`staging_leftover_bytes` of a TurboMind start (0 for the PyTorch engine, which stages nothing)."""
+    if inputs.model is None:
+        return 0
+    try:
+        backend, _ = resolve_backend(inputs.model, inputs.settings, inputs.version)
+    except InputError:  # the budget refuses the launch itself, naming the flag
+        return 0
+    if backend != "turbomind":
+        return 0
+    return staging_leftover_bytes(inputs.model, inputs.settings, inputs.version, inputs.layout.tp)
+
+
+def _with_leftover(weights: TermEstimate, leftover: int) -> TermEstimate:
+    """The weights term with the staging's leftover beside its error (independent errors: the root of squares)."""
+    return weights.model_copy(update={
+        "error_bytes": round(math.hypot(weights.error_bytes, leftover)),
+        "basis": f"{weights.basis}; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
+                 "(the largest layer matrix's rank slice × its copies, lmdeploy.md §15.1)",
+    })  # fmt: skip
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.lmdeploy.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.lmdeploy.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -31,11 +31,14 @@ SPELLINGS: Mapping[str, str] = {
     "--cache-chunk-size": "cache_chunk_size",
     "--prefix-cache-state-budget": "prefix_cache_state_budget",
     "--dtype": "dtype",
-    # kvtop's own: LMDeploy reads it off the model path (`get_model_source`: a directory holding `triton_models/`,
-    # what `lmdeploy convert` writes); a workspace's weights are read by TurboMind itself, not staged through torch
-    # (docs/engines/lmdeploy.md §15.1). Never written back by `to_flags`.
-    "--turbomind-workspace": "turbomind_workspace",
 }  # fmt: skip
+# kvtop's own, not LMDeploy's (its argparse rejects them): `--turbomind-workspace` says the model path is a
+# workspace `lmdeploy convert` wrote, which LMDeploy reads off the path itself (`get_model_source`, v0.1.0 – v0.9.x:
+# a directory holding `triton_models/`); its weights are read by TurboMind, not staged through torch
+# (docs/engines/lmdeploy.md §15.1). Never written back by `to_flags`; refused inside `--cmd`.
+OWN_FLAGS: Mapping[str, OwnFlag] = {
+    "--turbomind-workspace": OwnFlag(field="turbomind_workspace", says="the model path is a TurboMind workspace"),
+}
 PREFERRED: Mapping[str, str] = {
     "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",
     "cache_max_entry_count": "--cache-max-entry-count", "context_length": "--session-len",
@@ -70,6 +73,7 @@ LOAD_CASTS = LoadCasts(
 class LmdeployFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
+    own_flags: Mapping[str, OwnFlag] = OWN_FLAGS
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # PytorchEngineConfig.num_gpu_blocks = 0: size the pool from free memory (its default)
     specials: Mapping[str, tuple[int, str]] = {"num_gpu_blocks_override": (0, "sizes the pool from free memory")}

@@ -12,7 +12,7 @@ from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -65,6 +65,7 @@ LOAD_CASTS = LoadCasts(
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
+    own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)

@@ -16,7 +16,7 @@ from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -164,6 +164,7 @@ LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, quantization_flag="--qformat", 
 class TrtllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
+    own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     passthrough: frozenset[str] = PASSTHROUGH
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -75,6 +75,7 @@ LOAD_CASTS = LoadCasts(
 class VllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
+    own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # span.py, deployment.py, batching.py and hybrid.py read these; every other flag it does not model is refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS
