@@ -177,17 +177,25 @@ class Moe:
     per_expert_scale: bool = False
     hash_layers_field: str | None = None  # the first N layers route by token id (DeepSeek-V4 num_hash_layers)
     gated_experts: bool = False  # gated experts beside an ungated dense MLP (Moondream3)
+    # (a field, the other names one family's configs give it …): the first stated is read (Step-3.5: transformers'
+    # n_routed_experts, the published moe_num_experts / moe_top_k, AIC's num_experts)
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def _name(self, f: Fields, field: str) -> str:
+        """`field`, or the first of its aliases the config states where it does not state `field` itself."""
+        others = dict(self.aliases).get(field, ())
+        return next((name for name in (field, *others) if f.get(name) is not None), field)
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
-        stated = f.get(self.experts_field)
+        stated = f.get(self._name(f, self.experts_field))
         if self.dense_at_most and isinstance(stated, int) and stated <= self.dense_at_most:
             return False
         return not self.optional or bool(stated)
 
     def spec(self, f: Fields) -> MoeSpec:
-        experts = f.need(self.experts_field)
-        per_token = f.need(self.per_token_field)
+        experts = f.need(self._name(f, self.experts_field))
+        per_token = f.need(self._name(f, self.per_token_field))
         if per_token > experts or experts < 1:
             raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
         expert_size = f.need(self.expert_size_field)
