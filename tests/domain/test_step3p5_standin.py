@@ -80,3 +80,41 @@ def test_rank_weights_are_the_engines(engine: str, tp: int) -> None:
     plan = kvtop_answer(engine, VERSIONS[engine], row)
     assert plan["status"] == "ok"
     assert [stage["weights_bytes"] for stage in plan["stages"]] == [engine_bytes]
+
+
+def _variant_book(tp: int, **changes: Any) -> WeightsBook:
+    data = json.loads((DEFAULT_CONFIGS / "Step3p5ForCausalLM.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    model = model_from_config(data, source=CONFIG)
+    parts = engine_rules("vllm").stage_parts(
+        model, 0, 1, ResolvedVersion(text="0.33.0", source=VersionSource.FLAG)
+    )
+    return weights_book(model, ParallelLayout(tp=tp), range(model.num_layers), first_stage=True, last_stage=True,
+                        parts=parts)  # fmt: skip
+
+
+def test_head_wise_gate_is_a_g_proj_per_layer_split_with_the_heads() -> None:
+    """The stand-in with use_head_wise_attn_gate true, meta-built by vLLM 0.33.0 at TP 2 (--params --tps 2 on a
+    copy of the stand-in so changed): self_attn.g_proj.weight [32, 4096] bf16 on 45 layers (11,796,480 B), the
+    rank 195,993,040,640 B in all (the stand-in's row at TP 2 plus the gates)."""
+    assert _variant_book(2, use_head_wise_attn_gate=True).total_bytes == 195_993_040_640
+    assert 45 * 32 * HIDDEN * BF16 == 11_796_480
+
+
+def test_sliding_layers_read_their_heads_from_attention_other_setting() -> None:
+    """A copy of the stand-in with attention_other_setting num_attention_heads 96 (Step-3.5-Flash's published
+    form; num_sliding_attention_heads dropped) and the head-wise gate, meta-built by vLLM 0.33.0 at TP 1: the 33
+    sliding layers qkv_proj [14336, 4096], o_proj [4096, 12288], g_proj [96, 4096]; the 12 full layers [10240,
+    4096], [4096, 8192], [64, 4096]; 394,010,326,784 B in all."""
+    setting = {"attention_type": "sliding_attention", "num_attention_heads": 96, "num_attention_groups": 8,
+               "head_dim": 128}  # fmt: skip
+    book = _variant_book(1, attention_other_setting=setting, num_sliding_attention_heads=None,
+                         use_head_wise_attn_gate=True)  # fmt: skip
+    assert book.total_bytes == 394_010_326_784
+    full = (10240 * HIDDEN + HIDDEN * 8192 + 64 * HIDDEN) * BF16
+    sliding = (14336 * HIDDEN + HIDDEN * 12288 + 96 * HIDDEN) * BF16
+    assert _bytes(book, "attention") == 12 * full + 33 * sliding  # the q/k norms are booked with the norms
