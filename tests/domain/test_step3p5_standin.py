@@ -118,3 +118,13 @@ def test_sliding_layers_read_their_heads_from_attention_other_setting() -> None:
     full = (10240 * HIDDEN + HIDDEN * 8192 + 64 * HIDDEN) * BF16
     sliding = (14336 * HIDDEN + HIDDEN * 12288 + 96 * HIDDEN) * BF16
     assert _bytes(book, "attention") == 12 * full + 33 * sliding  # the q/k norms are booked with the norms
+
+
+def test_moe_layers_come_from_the_published_enum_string() -> None:
+    """A copy of the stand-in with mlp_layer_types dropped and moe_layers_enum "4,5,…,44" (the published form),
+    meta-built by vLLM 0.33.0 at TP 1: routed_experts w13 [288, 2560, 4096] on 41 layers (247,631,708,160 B), dense
+    MLPs on layers 0-3; 382,944,440,960 B in all."""
+    enum = ",".join(str(i) for i in range(4, LAYERS))
+    book = _variant_book(1, mlp_layer_types=None, moe_layers_enum=enum)
+    assert book.total_bytes == 382_944_440_960
+    assert _bytes(book, "routed_experts") == 41 * EXPERTS * (2560 * HIDDEN + HIDDEN * 1280) * BF16

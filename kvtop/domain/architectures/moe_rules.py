@@ -50,9 +50,10 @@ class FirstDense(Placement):
 
     first_field: str = "first_k_dense_replace"
     freq_field: str = "moe_layer_freq"
+    default_first: int = 0  # the dense layers where the config states no first_field (Step3p7TextConfig: 3)
 
     def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
-        first = f.opt(self.first_field)
+        first = f.opt(self.first_field, self.default_first)
         freq = f.get(self.freq_field)
         if isinstance(freq, list):
             flags = f.per_layer(self.freq_field, layers)
@@ -77,6 +78,26 @@ class LayerTypes(Placement):
         if not isinstance(words, list) or len(words) < layers:
             raise f.error(self.types_field, f"must name every layer's MLP ({layers})")
         return tuple(MOE if word == "sparse" else DENSE for word in words[:layers])
+
+
+@dataclass(frozen=True)
+class IndexList(Placement):
+    """MoE on the layers a comma-separated string names (Step-3.5's published `moe_layers_enum`, "3,4,…,44"):
+    vLLM 0.33.0 reads it through transformers' Step3p7TextConfig.__post_init__ (into mlp_layer_types), SGLang
+    0.5.23's Step3p5DecoderLayer._is_moe_layer splits it on ","."""
+
+    list_field: str = "moe_layers_enum"
+    absent: Placement | None = None  # the rule where the config states no list
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        stated = f.get(self.list_field)
+        if stated is None and self.absent is not None:
+            return self.absent.kinds(f, layers)
+        words = [word.strip() for word in str(stated).split(",") if word.strip()]
+        if not all(word.isdigit() for word in words):
+            raise f.error(self.list_field, "must be layer indices separated by commas")
+        moe = {int(word) for word in words}
+        return tuple(MOE if i in moe else DENSE for i in range(layers))
 
 
 @dataclass(frozen=True)

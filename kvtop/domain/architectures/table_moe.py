@@ -23,6 +23,7 @@ from kvtop.domain.architectures.layer_rules import (
 )
 from kvtop.domain.architectures.moe_rules import (
     FirstDense,
+    IndexList,
     IndexRange,
     Interleaved,
     LayerTypes,
@@ -142,7 +143,8 @@ MOE: tuple[Architecture, ...] = (
     # the experts counted by AIC's num_experts, transformers' Step3p7TextConfig n_routed_experts or the published
     # moe_num_experts / moe_top_k; one shared expert share_expert_dim wide whatever n_shared_experts says (both
     # engines' step3p5.py: share_expert = Step3p5MLP(intermediate_size=share_expert_dim)); experts where
-    # mlp_layer_types says "sparse" (vLLM's step3p5.py reads it first), else from first_k_dense_replace (AIC's); the router and its bias (use_moe_router_bias) fp32 (vLLM 0.33.0 models/step3p5.py
+    # mlp_layer_types says "sparse" (vLLM's step3p5.py reads it first), else the published moe_layers_enum, else
+    # dense below first_k_dense_replace (AIC's), absent 3 (transformers' Step3p7TextConfig range(3, n)); the router and its bias (use_moe_router_bias) fp32 (vLLM 0.33.0 models/step3p5.py
     # Step3p5MoE: gate ReplicatedLinear params_dtype float32, router_bias [experts] float32; meta build
     # default--Step3p5ForCausalLM: gate.weight [288, 4096] float32); under use_head_wise_attn_gate a g_proj per layer,
     # ColumnParallelLinear(hidden, heads) (both engines' step3p5.py Step3p5Attention); the sliding layers' heads from
@@ -154,7 +156,8 @@ MOE: tuple[Architecture, ...] = (
                                   kv_heads="attention_other_setting.num_attention_groups",
                                   head_dim="attention_other_setting.head_dim"),),
       moe=Moe("num_experts", shared=Shared(size_field="share_expert_dim"),
-              placement=LayerTypes(absent=FirstDense()), router_bias_when=("use_moe_router_bias", True), router_fp32=True,
+              placement=LayerTypes(absent=IndexList(absent=FirstDense(default_first=3))),
+              router_bias_when=("use_moe_router_bias", True), router_fp32=True,
               aliases=(("num_experts", ("n_routed_experts", "moe_num_experts")), ("num_experts_per_tok", ("moe_top_k",)))),
       mtp_fields=MTP),
     # OLMoE: q/k norms over all heads; experts on every layer
