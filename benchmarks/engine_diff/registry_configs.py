@@ -260,7 +260,43 @@ def _kimi_linear_published(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Step-3.5 (Step3p5ForCausalLM): vLLM 0.33.0 reads it through transformers' Step3p7TextConfig (its sizes the 288-expert
+# Flash's; layer_types all full, no router fields), SGLang 0.5.23 through its own Step3p5Config (configs/step3p5.py:
+# moe_layers_enum a tuple its model `.split(",")`s, sliding layers' heads from attention_other_setting). A stand-in
+# derived from the real stepfun-ai--Step-3.7-Flash config (tests/data/configs/heldout, AIC's, trimmed): its
+# layer_types (one full layer, three sliding), sliding_window 512, use_moe_router_bias true and
+# moe_router_scaling_factor 3.0; need_fp32_gate true, which vLLM's step3p5.py asserts ("Router logits must use FP32");
+# the published form's moe_layers_enum string (the default's own sparse layers) and attention_other_setting (the
+# sliding layers' heads as the default states them: num_sliding_attention_heads, num_key_value_heads, head_dim);
+# use_head_wise_attn_gate false (SGLang reads it; the trimmed config does not say, so the stand-in leaves it off);
+# norm_expert_weight true (vLLM reads it; SGLang's Step3p5Config default); rope_theta and partial_rotary_factors in
+# the published per-layer list form SGLang indexes, each layer the default's (theta 10,000, whole rotary), and
+# swiglu_limits / swiglu_limits_shared 0.0 a layer (no clamp; SGLang indexes them, vLLM reads `or []`): no weight.
+STEP_3P7_FLASH = DATA / "configs" / "heldout" / "stepfun-ai--Step-3.7-Flash.json"
+
+
+def _step3p5_published(data: dict[str, Any]) -> dict[str, Any]:
+    real = json.loads(STEP_3P7_FLASH.read_text())
+    sparse = [str(i) for i, kind in enumerate(data["mlp_layer_types"]) if kind == "sparse"]
+    return {
+        **{key: real[key] for key in ("layer_types", "sliding_window", "use_moe_router_bias",
+                                      "moe_router_scaling_factor")},
+        "need_fp32_gate": True,
+        "moe_layers_enum": ",".join(sparse),
+        "attention_other_setting": {"attention_type": "sliding_attention",
+                                    "num_attention_heads": data["num_sliding_attention_heads"],
+                                    "num_attention_groups": data["num_key_value_heads"], "head_dim": data["head_dim"]},
+        "use_head_wise_attn_gate": False,
+        "norm_expert_weight": True,
+        "rope_theta": [data["rope_parameters"]["full_attention"]["rope_theta"]] * len(real["layer_types"]),
+        "partial_rotary_factors": [1.0] * len(real["layer_types"]),
+        "swiglu_limits": [0.0] * len(real["layer_types"]),
+        "swiglu_limits_shared": [0.0] * len(real["layer_types"]),
+    }  # fmt: skip
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Step3p5ForCausalLM": _step3p5_published,
     "MiMoV2ForCausalLM": _mimo_v2_published,
     "AfmoeForCausalLM": _afmoe_published,
     "KimiLinearForCausalLM": _kimi_linear_published,

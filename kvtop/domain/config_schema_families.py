@@ -78,6 +78,18 @@ class DbrxAttnConfig(ConfigSection):
     kv_n_heads: Heads | None = None
 
 
+# Step-3.5's `moe_layers_enum`: layer indices in one comma-separated string (up to MAX_LAYERS of them)
+LayerIndexList = Annotated[str, Field(strict=True, max_length=8 * MAX_LAYERS)]
+
+
+class Step3OtherAttention(ConfigSection):
+    """Step-3.5's `attention_other_setting` (its published config.json form): the sliding layers' own heads."""
+
+    num_attention_heads: Heads | None = None
+    num_attention_groups: Heads | None = None
+    head_dim: HeadDim | None = None
+
+
 class DbrxFfnConfig(ConfigSection):
     """DBRX's `ffn_config`: its experts."""
 
@@ -162,6 +174,9 @@ class FamilyFields(ConfigSection):
     attn_res_block_size: Layers | None = None  # Kimi-K3: attention residual blocks (two norms, two scores a layer)
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
+    use_head_wise_attn_gate: Flag | None = None  # Step-3.x: g_proj, one output gate per head (heads × hidden)
+    attention_other_setting: Step3OtherAttention | None = None  # Step-3.5: the sliding layers' heads
+    moe_layers_enum: LayerIndexList | None = None  # Step-3.5: its MoE layers, "3,4,…,44"
     dense_intermediate_size: Intermediate | None = None  # MiniMax-M3's dense layers
     mlp_layer_types: Annotated[list[Name], Field(max_length=MAX_LAYERS)] | None = None  # Command-A MoE: sparse/dense
     top_k_experts: Experts | None = None  # Gemma-4

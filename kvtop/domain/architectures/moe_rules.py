@@ -50,9 +50,10 @@ class FirstDense(Placement):
 
     first_field: str = "first_k_dense_replace"
     freq_field: str = "moe_layer_freq"
+    default_first: int = 0  # the dense layers where the config states no first_field (Step3p7TextConfig: 3)
 
     def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
-        first = f.opt(self.first_field)
+        first = f.opt(self.first_field, self.default_first)
         freq = f.get(self.freq_field)
         if isinstance(freq, list):
             flags = f.per_layer(self.freq_field, layers)
@@ -77,6 +78,26 @@ class LayerTypes(Placement):
         if not isinstance(words, list) or len(words) < layers:
             raise f.error(self.types_field, f"must name every layer's MLP ({layers})")
         return tuple(MOE if word == "sparse" else DENSE for word in words[:layers])
+
+
+@dataclass(frozen=True)
+class IndexList(Placement):
+    """MoE on the layers a comma-separated string names (Step-3.5's published `moe_layers_enum`, "3,4,…,44"):
+    vLLM 0.33.0 reads it through transformers' Step3p7TextConfig.__post_init__ (into mlp_layer_types), SGLang
+    0.5.23's Step3p5DecoderLayer._is_moe_layer splits it on ","."""
+
+    list_field: str = "moe_layers_enum"
+    absent: Placement | None = None  # the rule where the config states no list
+
+    def kinds(self, f: Fields, layers: int) -> tuple[MlpKind, ...]:
+        stated = f.get(self.list_field)
+        if stated is None and self.absent is not None:
+            return self.absent.kinds(f, layers)
+        words = [word.strip() for word in str(stated).split(",") if word.strip()]
+        if not all(word.isdigit() for word in words):
+            raise f.error(self.list_field, "must be layer indices separated by commas")
+        moe = {int(word) for word in words}
+        return tuple(MOE if i in moe else DENSE for i in range(layers))
 
 
 @dataclass(frozen=True)
@@ -190,17 +211,25 @@ class Moe:
     # kind (LongCat-Flash zero_expert_num, zero_expert_type)
     zero_experts_field: str | None = None
     zero_type_field: str | None = None
+    # (a field, the other names one family's configs give it …): the first stated is read (Step-3.5: transformers'
+    # n_routed_experts, the published moe_num_experts / moe_top_k, AIC's num_experts)
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def _name(self, f: Fields, field: str) -> str:
+        """`field`, or the first of its aliases the config states where it does not state `field` itself."""
+        others = dict(self.aliases).get(field, ())
+        return next((name for name in (field, *others) if f.get(name) is not None), field)
 
     def present(self, f: Fields) -> bool:
         """Whether this config has experts at all (an optional layout is absent without its count)."""
-        stated = f.get(self.experts_field)
+        stated = f.get(self._name(f, self.experts_field))
         if self.dense_at_most and isinstance(stated, int) and stated <= self.dense_at_most:
             return False
         return not self.optional or bool(stated)
 
     def spec(self, f: Fields) -> MoeSpec:
-        experts = f.need(self.experts_field)
-        per_token = f.need(self.per_token_field)
+        experts = f.need(self._name(f, self.experts_field))
+        per_token = f.need(self._name(f, self.per_token_field))
         if per_token > experts or experts < 1:
             raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
         expert_size = f.need(self.expert_size_field)

@@ -23,6 +23,7 @@ from kvtop.domain.architectures.layer_rules import (
 )
 from kvtop.domain.architectures.moe_rules import (
     FirstDense,
+    IndexList,
     IndexRange,
     Interleaved,
     LayerTypes,
@@ -148,11 +149,26 @@ MOE: tuple[Architecture, ...] = (
                      KindGeometry(LayerKind.FULL, v_head_dim="v_head_dim")),
       moe=Moe("n_routed_experts", shared=Shared(count_field="n_shared_experts"), placement=FirstDense(),
               router_bias=True, router_fp32=True), mtp_fields=MTP),
-    # Step-3.5/3.7 Flash: per-head q/k norms, sliding layers from layer_types; a shared expert (share_expert_dim)
+    # Step-3.5/3.7 Flash: per-head q/k norms, sliding layers from layer_types; a shared expert (share_expert_dim);
+    # the experts counted by AIC's num_experts, transformers' Step3p7TextConfig n_routed_experts or the published
+    # moe_num_experts / moe_top_k; one shared expert share_expert_dim wide whatever n_shared_experts says (both
+    # engines' step3p5.py: share_expert = Step3p5MLP(intermediate_size=share_expert_dim)); experts where
+    # mlp_layer_types says "sparse" (vLLM's step3p5.py reads it first), else the published moe_layers_enum, else
+    # dense below first_k_dense_replace (AIC's), absent 3 (transformers' Step3p7TextConfig range(3, n)); the router and its bias (use_moe_router_bias) fp32 (vLLM 0.33.0 models/step3p5.py
+    # Step3p5MoE: gate ReplicatedLinear params_dtype float32, router_bias [experts] float32; meta build
+    # default--Step3p5ForCausalLM: gate.weight [288, 4096] float32); under use_head_wise_attn_gate a g_proj per layer,
+    # ColumnParallelLinear(hidden, heads) (both engines' step3p5.py Step3p5Attention); the sliding layers' heads from
+    # the published attention_other_setting (vLLM _get_num_attention_heads, SGLang Step3p5DecoderLayer)
     A("step3p7", "Step3p7Config (SGLang configs/step3p7.py)", "sgl-project/sglang python/sglang/srt/configs/step3p5.py",
-      {}, ("Step3p7FlashForCausalLM", "Step3p7ForConditionalGeneration", "Step3p5ForCausalLM"), attention=QK_NORM,
-      moe=Moe("num_experts", shared=Shared(size_field="share_expert_dim", count_field="n_shared_experts"),
-              placement=FirstDense(), router_bias_when=("use_moe_router_bias", True)),
+      {}, ("Step3p7FlashForCausalLM", "Step3p7ForConditionalGeneration", "Step3p5ForCausalLM"),
+      attention=Attention(qk_norm=True, head_gate_field="use_head_wise_attn_gate"),
+      kind_geometry=(KindGeometry(LayerKind.SLIDING, heads="attention_other_setting.num_attention_heads",
+                                  kv_heads="attention_other_setting.num_attention_groups",
+                                  head_dim="attention_other_setting.head_dim"),),
+      moe=Moe("num_experts", shared=Shared(size_field="share_expert_dim"),
+              placement=LayerTypes(absent=IndexList(absent=FirstDense(default_first=3))),
+              router_bias_when=("use_moe_router_bias", True), router_fp32=True,
+              aliases=(("num_experts", ("n_routed_experts", "moe_num_experts")), ("num_experts_per_tok", ("moe_top_k",)))),
       mtp_fields=MTP),
     # OLMoE: q/k norms over all heads; experts on every layer
     A("olmoe", "OlmoeConfig", tf("olmoe"), m.OLMOE, ("OlmoeForCausalLM",), attention=QK_NORM,

@@ -5,7 +5,8 @@ stage parts the weights book reads (`StageParts.unquantized`, `StageParts.expert
   `routed_expert_down_proj` and `routed_expert_up_proj` (ReplicatedLinear, hidden ↔ routed_expert_hidden_size) with
   `quant_config=None` unless the quant config says `supports_kimi_k3_quantized_latent_projections` (only ModelSlim's
   and the expert-pack configs do), where a compressed-tensors MXFP4 checkpoint's `Linear` target, which its ignore
-  list does not spare, would quantize them (vLLM 0.33.0's kimi_k3/nvidia/model.py passes the quant config).
+  list does not spare, would quantize them (vLLM 0.33.0 passes its quant config, Mxfp4Config, which
+  quantizes no linear: engines/vllm/kimi_k3.py).
 - Expert biases: the same `__init__` swaps a compressed-tensors MXFP4 config for `Mxfp4Config` (off NPU), whose
   `Mxfp4MoEMethod.create_weights` (srt/layers/quantization/mxfp4.py) registers `w13_weight_bias` [E, 2 × I] and
   `w2_weight_bias` [E, latent] in bf16 wherever it is not ROCm (`create_bias = with_bias or not _is_hip`), though the

@@ -26,7 +26,12 @@ MODEL_DTYPE_ROUTER_BIASES = frozenset({"KimiLinearForCausalLM"})
 # dtype and keeps expert_bias fp32, where vLLM 0.33.0's afmoe.py (and the entry) hold the gate in fp32: the meta
 # build of transformers' default AfmoeConfig, gate.weight [64, 2048] bfloat16 and expert_bias [64] float32 on 31
 # MoE layers (31 × 64 × 2,048 × 2 B = 8,126,464 B, half the book's fp32 gate)
-MODEL_DTYPE_ROUTER_WEIGHTS = frozenset({"AfmoeForCausalLM"})
+# SGLang 0.5.23's Step-3.5 (models/step3p5.py Step3p5MoEMLP; Step3p7ForConditionalGeneration's language model is
+# that class, models/step3p7.py) builds its gate as a ReplicatedLinear in the model dtype (need_fp32_gate casts at
+# run time) beside an fp32 router_bias, where vLLM 0.33.0's step3p5.py (and the entry) hold the gate in fp32: the
+# meta build of default--Step3p5ForCausalLM, moe.gate.weight [288, 4096] bfloat16 and router_bias [288] float32 on 42
+# MoE layers (99,090,432 B, half vLLM's 198,180,864)
+MODEL_DTYPE_ROUTER_WEIGHTS = frozenset({"AfmoeForCausalLM", "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"})
 
 
 def with_router_dtype(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:

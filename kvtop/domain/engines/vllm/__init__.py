@@ -102,10 +102,12 @@ class VllmRules(VllmBudget, EngineBase):
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what
         they build on each layer beside the checkpoint's tensors (layer_build.py), and the MLP its Transformers
-        backend replicates (transformers_backend.py)."""
+        backend replicates (transformers_backend.py), and Kimi-K3's bf16 latent projections (kimi_k3.py)."""
+        from kvtop.domain.engines.vllm.kimi_k3 import with_kimi_k3_build
         from kvtop.domain.engines.vllm.transformers_backend import with_replicated_mlp
 
-        return with_replicated_mlp(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
+        parts = with_replicated_mlp(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
+        return with_kimi_k3_build(parts, model, version)
 
     def weights_built(
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
