@@ -28,14 +28,15 @@ from tests.ui.fakes import (
 )
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.188769 GiB less SGLang's calibrated context 0.597783 + 0.513013 × log2 TP GiB; KV budget = pre-load −
+# 79.18803 GiB less SGLang's calibrated context 0.597505 + 0.513037 × log2 TP GiB; KV budget = pre-load −
 # weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. The weights are the
 # book plus the rope's float32 cos/sin cache SGLang holds whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
-# TP8: 82,733,898,115 − (17,640,734,720 + 4,194,304) − 15,057,569,457 (× 0.182) = 50,031,399,634 B // 40,960 B
-# = 1,221,469. TP4 (fraction (81,559 − 14,336 MiB) ÷ 81,559 = 0.824): 83,284,741,629 − (35,278,831,616 +
-# 4,194,304) − 14,658,114,527 = 33,343,601,182 B // 81,920 B = 407,026.
-TP8_TOKENS = 1_221_469
-TP4_TOKENS = 407_026
+# TP8: 82,733,325,810 − (17,640,734,720 + 4,194,304) − 15,057,465,297 (× 0.182) = 50,030,931,488 B (SGLang's
+# float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,458. TP4 (fraction (81,559 − 14,336 MiB)
+# ÷ 81,559 = 0.824): 83,284,195,094 − (35,278,831,616 + 4,194,304) − 14,658,018,337 = 33,343,150,837 B
+# // 81,920 B = 407,020.
+TP8_TOKENS = 1_221_458
+TP4_TOKENS = 407_020
 ROPE_CACHE_BYTES = 8_192 * 128 * 4
 
 
@@ -78,7 +79,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,221,469 →     407,026 (−814,443)" in result  # the change, signed
+        assert "1,221,458 →     407,020 (−814,438)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
