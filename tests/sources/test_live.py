@@ -83,8 +83,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # gpt-oss-120b, --max-num-batched-tokens 1024, A100 80 GB (81,920 MiB): a request needs 8,192 full blocks
     # + cdiv(127 + 2 × 1024, 16) + 1 = 137 sliding-window blocks (two batches in flight: async scheduling,
     # vLLM's default) = 8,329 of the blocks the clean prediction leaves (0.95 of CUDA's total: NVML's
-    # 'NVIDIA A100-SXM4-80GB' keys as the A100-80GB, whose total the corpus measured, 79.15 GiB — 430,781,998 B
-    # under nvidia-smi's less the mean gap (0.448803 GiB) used before the board name keyed it — less the weights —
+    # 'NVIDIA A100-SXM4-80GB' keys as the A100-80GB, whose total the corpus measured, 79.15 GiB — 430,729,385 B
+    # under nvidia-smi's less the mean gap (0.448852 GiB) used before the board name keyed it — less the weights —
     # GptOssAttention's o_proj bias included, the book's row of what vLLM's Marlin MXFP4 backend builds on an
     # SM 8.0 GPU (weights_built.py: every expert padded from 2,880 × 2,880 to 2,944 × 3,072, 4-bit weights and a
     # scale byte per 32, over 36 layers × 128 experts × 3 matrices), and beside the book the rope's cos/sin cache
@@ -92,11 +92,11 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # so nothing else beside) — and the runtime terms, vLLM's CUDA-graph estimate
     # among them: the latest release captures vLLM's default 51 PIECEWISE and 35 FULL sizes, charged as the fit
     # of `vllm.cuda_graphs` over (graphs beyond each mode's first × the 36 layers ÷ 1000); a KV budget of
-    # 8,004,347,059 − (ceil(0.95 × 85,417,447,368) − ceil(0.95 × 84,986,665,370)) = 7,595,104,161 B; the latest
+    # 8,017,009,347 − (ceil(0.95 × 85,417,394,755) − ceil(0.95 × 84,986,665,370)) = 7,607,816,431 B; the latest
     # release samples with FlashInfer's top-k/top-p on the A100's compute capability 8.0 (vllm#40376,
     # sampler_path.py), so the activation fit's copies of the logits beyond one, (coefficient − 1) × 256 seqs ×
-    # 201,088 × 4 B, come off the activation and add to it: 8,026,901,936 B at 589,824 B per block: 13,608 blocks,
-    # int(13,608 / 8,329 × 131,072) tokens
+    # 201,088 × 4 B, come off the activation and add to it: 8,039,614,206 B at 589,824 B per block: 13,630 blocks,
+    # int(13,630 / 8,329 × 131,072) tokens
     marlin_padding = 36 * 128 * 3 * (2_944 * 3_072 - 2_880 * 2_880) * (4 + 8 / 32) / 8
     rope_cache = 131_072 * 64 * 4
     [padding_row] = [row for row in vllm.ledger.ranks[0].weights.rows if row.component == "expert_padding"]
@@ -107,14 +107,14 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
     assert flashinfer == 431_797_775
     assert abs(vllm.ledger.measured.calibrated.non_kv_bytes - (graphs + 1_114_421_682 - flashinfer + 270_784_803)) <= 1
-    assert (7_595_104_161 + flashinfer) // 589_824 == vllm.ledger.engine.num_blocks == 13_608
-    assert vllm.ledger.token_capacity == 13_608 * 131_072 // 8_329 == 214_146
+    assert (7_607_816_431 + flashinfer) // 589_824 == vllm.ledger.engine.num_blocks == 13_630
+    assert vllm.ledger.token_capacity == 13_630 * 131_072 // 8_329 == 214_492
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
     assert (rank.gpu_index, rank.pid, rank.observed.process_bytes) == (2, 2332308, 75_172 * MIB)
     assert rank.observed.foreign_bytes == 4_770 * MIB  # the co-tenant on the same GPU
-    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,146)
-    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_146
+    # the rank's prediction is the explained ledger's rank (no log here: the ledger's own 214,492)
+    assert rank.predicted.token_capacity == vllm.ledger.token_capacity == 214_492
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
     assert snapshot.observation.unattributed_bytes_by_gpu() == {1: CONTAINER_PID_MIB * MIB}
@@ -185,14 +185,14 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
     # engines' meta-built w2_weight_bias [128, 2880]): 14,499,840 B a layer (vllm/weights_held.py); together
     # 36 × 28,612,608 = 1,030,053,888 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
-    # engines build it) the book and these leave 64,218,120,321 B with CUDA graphs at the 2 GiB once assumed and
-    # the native sampler's copies of the logits; the latest release samples with FlashInfer's top-k/top-p on the
+    # engines build it) the book and these leave 64,217,366,501 B of 0.95 × CUDA's H100 total (79.18803 GiB) with
+    # CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the logits; the latest release samples with FlashInfer's top-k/top-p on the
     # H100 (vllm#40376, sampler_path.py), so the activation fit's copies beyond one, (coefficient − 1) × 1,024
     # seqs × 201,088 × 4 B, add to it; the
     # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
     # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
     # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
-    # 66,978,171,597 B, 908,449 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
+    # 66,987,378,450 B, 908,574 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
@@ -208,10 +208,10 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
-    budget = 64_218_120_321 + 2 * GIB - graphs - rope_cache + flashinfer
-    assert budget == 66_978_171_597
-    assert view.ledger.engine.num_blocks == budget // 73_728 == 908_449
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 908_449 * 131_072 // 8_329 == 14_296_101
+    budget = 64_217_366_501 + 2 * GIB - graphs - rope_cache + flashinfer
+    assert budget == 66_987_378_450
+    assert view.ledger.engine.num_blocks == budget // 73_728 == 908_574
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 908_574 * 131_072 // 8_329 == 14_298_068
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 
