@@ -143,7 +143,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "",
         "Each term's error is the 90th percentile of its fit's misses on sources left out, each source weighing as one",
         "(thirty starts of one sweep do not outvote three threads); a source whose leaving out leaves too few rows to fit",
-        "the term is not judged (without it the term would be assumed). An era whose records left are too few for all",
+        "the term (without it the term would be assumed) has its rows left out one at a time instead. An era whose records left are too few for all",
         "of a term's features is fitted on the features its engine keeps for that (`FEWER_ROWS_FEATURES`: vLLM's",
         "activation peak on the sampler's logits alone), as a plan at a release the corpus holds few logs of would be;",
         "the weights book's error a blind plan reads is measured without its source too. A term whose fit holds no record on the plan's",

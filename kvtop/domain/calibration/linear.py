@@ -66,8 +66,10 @@ def fit_term(
 ) -> LinearTerm:
     """The term fitted on `rows`, with its error measured by leaving each row's source out in turn (`origins`;
     without them each row is its own source), or `error_gib`, measured elsewhere (a term of one source has no
-    held-out error of its own). A source whose leaving out leaves fewer than `min_rows` rows, or one source, is
-    not judged: without it the term would not be fitted at all (`leave_group_out`)."""
+    held-out error of its own). A source whose leaving out leaves fewer than `min_rows` rows, or the only source,
+    cannot be left out whole (without it the term would not be fitted at all): its rows are left out one at a time.
+    That is kinder to them than leaving their source out, but not judging them would be kinder still: the error
+    would then rest on the few rows of the other sources (a sweep of 20 starts at one release, the rest 3)."""
     coefficients = tuple(non_negative_least_squares([row[0] for row in rows], [row[1] for row in rows]))
     origins = list(origins) if origins is not None else [RowOrigin(source=str(index)) for index in range(len(rows))]
 
@@ -79,9 +81,11 @@ def fit_term(
 
     sources = [origin.source for origin in origins]
     held_out = leave_group_out(rows, sources, refit, predict, min_rows)
-    if len(rows) > 1 and all(p is None for p in held_out):  # no source can be left out: each row instead
-        sources = [f"{source}/{index}" for index, source in enumerate(sources)]
-        held_out = leave_group_out(rows, sources, refit, predict)
+    if len(rows) > 1 and any(p is None for p in held_out):
+        # a source that cannot be left out whole (the others too few to fit the term, or it is the only one): its
+        # rows are judged one at a time instead, not dropped, so the error does not rest on the small sources alone
+        one_by_one = leave_group_out(rows, [f"{s}/{i}" for i, s in enumerate(sources)], refit, predict)
+        held_out = [whole if whole is not None else row for whole, row in zip(held_out, one_by_one, strict=True)]
     found = [(abs(p - row[1]), origin) for p, row, origin in zip(held_out, rows, origins, strict=True) if p is not None]
     errors, kept = [error for error, _ in found], [origin.source for _, origin in found]
     novel = [(error, origin.source) for error, origin in found if _novel(origin, origins)]

@@ -138,9 +138,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=11152648, records=25,
+        coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=432863511, records=25,
         sources=3, gpus=('H100',),
-        novel_error_bytes=11152648,
+        novel_error_bytes=432863511,
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
