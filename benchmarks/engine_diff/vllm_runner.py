@@ -21,66 +21,7 @@ and writes what the engine decided: bytes per block, block size, num_blocks, the
 the groups, each stage's KV specs layer by layer and the parameter bytes of its model; or the
 refusal and its message.
 
-Stand-ins (each minimal; none computes a number the comparison reads):
-  compiled-extensions    vLLM's compiled modules (`vllm/*.so`: _C, _moe_C, flash-attn, FlashMLA, …)
-                         load as empty modules (and `torch.ops.load_library` of them does
-                         nothing): they need libcuda.so.1.
-  absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
-                         image processors import it at module level), flashinfer.comm (its
-                         import opens libcudart; all-reduce fusion only), cuda-python (fused
-                         all-reduce workspaces), tilelang (DeepSeek-V4's mHC kernels) and DeepSeek-V4's
-                         CuteDSL compressor kernels (their JIT warmup registered at build) resolve to
-                         placeholders; every placeholder a case
-                         reads is recorded in its row (`placeholder_reads`).
-  torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
-                         returning False (import-time capability queries; layer constructors only
-                         look ops up); fake-tensor registrations for them are skipped.
-  cuda-platform          a CUDA platform reporting the case's compute capability (sm80 A100, sm90
-                         H100, sm100 B200), its name and memory, without NVML.
-  model-inspection       the model registry inspects a model class in-process (vLLM uses a
-                         subprocess only to keep CUDA uninitialised; the subprocess lacks these stand-ins).
-  parallel-groups        vLLM's own GroupCoordinator class without its __init__ (which opens NCCL):
-                         TP rank 0 of the case's pipeline stage, its fields set as __init__ sets them.
-  meta-device            the model is built under `torch.device("meta")`; the `cuda` device and
-                         CUDA streams/events created in constructors go to meta / a placeholder.
-  worker-device          Worker.init_device and load_model are not run (NCCL, a memory snapshot,
-                         weights): the stage's model is built on meta as load_model builds it.
-  model-runner           the worker's model runner is vLLM's own runner class (V1 or V2, as the
-                         config picks) without its __init__ (pinned and UVA buffers need a GPU),
-                         holding the fields its get_kv_cache_spec reads; every field the engine
-                         reads from it is checked to be one the class assigns (`shell_check`).
-  profile-run            the runner's profile_run (a forward pass) does nothing: with
-                         kv_cache_memory_bytes set, vLLM returns that budget after it.
-  executor               vLLM's own Executor class whose collective_rpc calls each worker's method
-                         (TP ranks of a stage answer as its TP rank 0: their specs are the same);
-                         initialize_from_config keeps the configs (allocation is not run).
-  checkpoint-head        a config whose checkpoint holds an lm_head of its own (the folder's
-                         `checkpoint_lm_head` file, written by the registry sweep from
-                         tests/data/engine_diff/registry/checkpoint_heads.json): vLLM's own
-                         ModelConfig.maybe_untie_word_embeddings runs as a launch that loads the
-                         checkpoint runs it (VllmConfig.__post_init__ skips it under `--load-format
-                         dummy`), its `checkpoint_has_lm_head` answering True, as the checkpoint's
-                         safetensors header would; releases without the method are left as they are.
-  checkpoint-config      a model type whose configuration class ships with the checkpoint (its own
-                         Python code, run by `--trust-remote-code`) and that neither transformers nor
-                         vLLM's config registry knows: a stand-in class taking the config.json fields as
-                         the published class does (checkpoint_configs.py), registered before the cases fork.
-  host-values            the engine's own functions whose small tensors a constructor reads back as
-                         numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
-                         on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their
-                         own scalars back (XIELU: HOST_VALUE_CLASSES).
-  gemm-rs-ar             off sm100, VLLM_KIMI_K3_GEMM_AR is off: the engine's own check declines there, after
-                         importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
-  tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
-                         whether an optional special token is in its vocabulary (InternVL's `<video>`) gets an
-                         empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
-  processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
-                         (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
-                         when that load fails (Kimi-K3: ModelConfig reads only its supported_mm_limits, a
-                         constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
-  load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
-                         lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
-                         launch reading such a checkpoint does (`--load-format dummy` never calls it).
+Stand-ins (each minimal; none computes a number the comparison reads): listed in vllm_standins.py's docstring.
 """
 
 from __future__ import annotations
@@ -96,6 +37,7 @@ import time
 import traceback
 from typing import Any
 
+import vllm_readings as readings
 from checkpoint_configs import custom_code_reason, install_checkpoint_configs
 from isolation import run_in_child, warm_imports
 from standins import (
@@ -143,6 +85,9 @@ STAND_INS = [
     "processor-free-info",
     "load-rewires",
 ]
+
+
+_param_bytes = readings.param_bytes  # a module global: param_shapes_runner wraps it
 
 
 class CommandLineRefused(ValueError):
@@ -328,31 +273,6 @@ def _engine_core(executor: Any) -> Any:
                  available_gpu_memory_for_kv_cache=-1)  # fmt: skip
 
 
-def _spec_row(spec: Any) -> dict[str, Any]:
-    inner = getattr(spec, "kv_cache_specs", None)
-    kind = type(spec).__name__
-    if inner:
-        kind += "[" + ",".join(sorted({type(s).__name__ for s in inner.values()})) + "]"
-    row = {"kind": kind, "block_size": spec.block_size, "page_size_bytes": spec.page_size_bytes}
-    for attr in ("sliding_window", "attention_chunk_size", "dtype", "num_kv_heads", "head_size"):
-        value = getattr(spec, attr, None)
-        if value is not None:
-            row[attr] = value if isinstance(value, int) else str(value)
-    return row
-
-
-def _layer_specs(specs: dict[str, Any]) -> list[dict[str, Any]]:
-    """A stage's KV specs layer by layer, runs of identical specs merged (layer order kept)."""
-    out: list[dict[str, Any]] = []
-    for name, spec in specs.items():
-        row = _spec_row(spec)
-        if out and {k: v for k, v in out[-1].items() if k not in ("layers", "first")} == row:
-            out[-1]["layers"] += 1
-        else:
-            out.append({"first": name, "layers": 1, **row})
-    return out
-
-
 def _stage_rows(stages: list[tuple[Any, Any]], tp: int) -> list[dict[str, Any]]:
     """Each stage's KV specs layer by layer and its parameter bytes, each taken in that stage's own
     parallel groups, as its worker process takes them (a Mamba layer's state shape reads the TP group's
@@ -361,23 +281,9 @@ def _stage_rows(stages: list[tuple[Any, Any]], tp: int) -> list[dict[str, Any]]:
     for stage, (worker, model) in enumerate(stages):
         install_parallel_groups(tp, len(stages), stage)
         rows.append(
-            {"layer_specs": _layer_specs(worker.get_kv_cache_spec()), "param_bytes": _param_bytes(model)}
+            {"layer_specs": readings.layer_specs(worker.get_kv_cache_spec()), "param_bytes": _param_bytes(model)}
         )
     return rows
-
-
-def _param_bytes(model: Any) -> dict[str, int]:
-    """Parameter bytes of a stage's model (on meta: shape × element size), by top-level child; a child that nests
-    the text model beside the towers (Idefics3 / SmolVLM: model.text_model, model.vision_model, model.connector)
-    by its own children, so the judge tells the towers from the language model (architectures._language_bytes)."""
-    names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
-    nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["text_model"]}
-    out: dict[str, int] = {}
-    for name, param in model.named_parameters(remove_duplicate=True):
-        parts = name.split(".")
-        child = ".".join(parts[:2]) if parts[0] in nesting and len(parts) > 1 else parts[0]
-        out[child] = out.get(child, 0) + param.numel() * param.element_size()
-    return out
 
 
 def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
@@ -428,22 +334,22 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
             bytes_per_block=page_bytes_per_block,
             pool_bytes=pool_bytes,
             bytes_per_token=page_bytes_per_block / block if block else None,
-            tokens_logged=_tokens_from_log(logged[-1]) if logged else None,
+            tokens_logged=readings.tokens_from_log(logged[-1]) if logged else None,
             kv_cache_size_tokens=getattr(cache, "kv_cache_size_tokens", None),
             max_concurrency=getattr(cache, "kv_cache_max_concurrency", None),
             cache_dtype=cache.cache_dtype,
             kv_cache_memory_bytes=cache.kv_cache_memory_bytes,
             max_model_len=vllm_config.model_config.max_model_len,
             max_num_seqs=vllm_config.scheduler_config.max_num_seqs,
-            groups=[{"layers": len(g.layer_names), **_spec_row(g.kv_cache_spec)} for g in groups],
-            scheduler_groups=[_spec_row(g.kv_cache_spec) for g in scheduler_config.kv_cache_groups],
-            attention_backends=_backends(vllm_config),
+            groups=[{"layers": len(g.layer_names), **readings.spec_row(g.kv_cache_spec)} for g in groups],
+            scheduler_groups=[readings.spec_row(g.kv_cache_spec) for g in scheduler_config.kv_cache_groups],
+            attention_backends=readings.backends(vllm_config),
             async_scheduling=getattr(vllm_config.scheduler_config, "async_scheduling", None),
             model_runner="V2" if getattr(workers[0], "use_v2_model_runner", False) else "V1",
             max_num_batched_tokens=vllm_config.scheduler_config.max_num_batched_tokens,
             max_in_flight_tokens=getattr(vllm_config, "max_in_flight_tokens", None),
             stages=stage_rows,
-            log=[m for m in capture.messages if _worth_keeping(m)][-12:],
+            log=[m for m in capture.messages if readings.worth_keeping(m)][-12:],
         )
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result
         if isinstance(exc, KeyboardInterrupt):
@@ -490,39 +396,6 @@ def _shell_check() -> dict[str, Any]:
 
 
 _RUNNER_V2 = [False]  # which runner class this case's workers took (set in run_case)
-
-
-def _tokens_from_log(message: str) -> int | None:
-    import re
-
-    match = re.search(r"KV cache size: ([\d,]+) tokens", message)
-    return int(match.group(1).replace(",", "")) if match else None
-
-
-def _worth_keeping(message: str) -> bool:
-    words = (
-        "block size",
-        "KV cache",
-        "padding",
-        "Padding",
-        "mamba",
-        "Mamba",
-        "backend",
-        "fp8",
-        "window",
-        "Runner",
-    )
-    return any(w in message for w in words)
-
-
-def _backends(vllm_config: Any) -> list[str]:
-    names = set()
-    for layer in vllm_config.compilation_config.static_forward_context.values():
-        get = getattr(layer, "get_attn_backend", None)
-        if get is not None:
-            with contextlib.suppress(Exception):
-                names.add(get().get_name())
-    return sorted(names)
 
 
 def main() -> int:

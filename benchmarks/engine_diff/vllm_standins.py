@@ -1,6 +1,67 @@
-"""vLLM's stand-ins (see the list in vllm_runner.py's docstring): what must be in place before vLLM
-is imported on a machine without a GPU, and the parallel groups of rank 0. Standard library and
-torch only; imported by vllm_runner.py inside the engine's venv."""
+"""vLLM's stand-ins: what must be in place before vLLM is imported on a machine without a GPU, and the
+parallel groups of rank 0. Standard library and torch only; imported by vllm_runner.py inside the engine's venv.
+
+Stand-ins (each minimal; none computes a number the comparison reads):
+  compiled-extensions    vLLM's compiled modules (`vllm/*.so`: _C, _moe_C, flash-attn, FlashMLA, …)
+                         load as empty modules (and `torch.ops.load_library` of them does
+                         nothing): they need libcuda.so.1.
+  absent-packages        torchvision (its CUDA build cannot sit beside CPU torch 2.13; transformers'
+                         image processors import it at module level), flashinfer.comm (its
+                         import opens libcudart; all-reduce fusion only), cuda-python (fused
+                         all-reduce workspaces), tilelang (DeepSeek-V4's mHC kernels) and DeepSeek-V4's
+                         CuteDSL compressor kernels (their JIT warmup registered at build) resolve to
+                         placeholders; every placeholder a case
+                         reads is recorded in its row (`placeholder_reads`).
+  torch-ops              the `torch.ops` namespaces of those libraries answer any op with a callable
+                         returning False (import-time capability queries; layer constructors only
+                         look ops up); fake-tensor registrations for them are skipped.
+  cuda-platform          a CUDA platform reporting the case's compute capability (sm80 A100, sm90
+                         H100, sm100 B200), its name and memory, without NVML.
+  model-inspection       the model registry inspects a model class in-process (vLLM uses a
+                         subprocess only to keep CUDA uninitialised; the subprocess lacks these stand-ins).
+  parallel-groups        vLLM's own GroupCoordinator class without its __init__ (which opens NCCL):
+                         TP rank 0 of the case's pipeline stage, its fields set as __init__ sets them.
+  meta-device            the model is built under `torch.device("meta")`; the `cuda` device and
+                         CUDA streams/events created in constructors go to meta / a placeholder.
+  worker-device          Worker.init_device and load_model are not run (NCCL, a memory snapshot,
+                         weights): the stage's model is built on meta as load_model builds it.
+  model-runner           the worker's model runner is vLLM's own runner class (V1 or V2, as the
+                         config picks) without its __init__ (pinned and UVA buffers need a GPU),
+                         holding the fields its get_kv_cache_spec reads; every field the engine
+                         reads from it is checked to be one the class assigns (`shell_check`).
+  profile-run            the runner's profile_run (a forward pass) does nothing: with
+                         kv_cache_memory_bytes set, vLLM returns that budget after it.
+  executor               vLLM's own Executor class whose collective_rpc calls each worker's method
+                         (TP ranks of a stage answer as its TP rank 0: their specs are the same);
+                         initialize_from_config keeps the configs (allocation is not run).
+  checkpoint-head        a config whose checkpoint holds an lm_head of its own (the folder's
+                         `checkpoint_lm_head` file, written by the registry sweep from
+                         tests/data/engine_diff/registry/checkpoint_heads.json): vLLM's own
+                         ModelConfig.maybe_untie_word_embeddings runs as a launch that loads the
+                         checkpoint runs it (VllmConfig.__post_init__ skips it under `--load-format
+                         dummy`), its `checkpoint_has_lm_head` answering True, as the checkpoint's
+                         safetensors header would; releases without the method are left as they are.
+  checkpoint-config      a model type whose configuration class ships with the checkpoint (its own
+                         Python code, run by `--trust-remote-code`) and that neither transformers nor
+                         vLLM's config registry knows: a stand-in class taking the config.json fields as
+                         the published class does (checkpoint_configs.py), registered before the cases fork.
+  host-values            the engine's own functions whose small tensors a constructor reads back as
+                         numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
+                         on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their
+                         own scalars back (XIELU: HOST_VALUE_CLASSES).
+  gemm-rs-ar             off sm100, VLLM_KIMI_K3_GEMM_AR is off: the engine's own check declines there, after
+                         importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
+  tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
+                         whether an optional special token is in its vocabulary (InternVL's `<video>`) gets an
+                         empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
+  processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
+                         (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
+                         when that load fails (Kimi-K3: ModelConfig reads only its supported_mm_limits, a
+                         constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
+  load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
+                         lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
+                         launch reading such a checkpoint does (`--load-format dummy` never calls it).
+"""
 
 from __future__ import annotations
 
