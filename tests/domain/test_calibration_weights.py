@@ -98,18 +98,21 @@ def test_measured_weights_replace_the_cast() -> None:
 def test_vllms_mxfp4_experts_on_hopper_hold_their_scales_twice() -> None:
     """gpt-oss-120b on an H100 (vLLM 0.11.0) printed 64.38 GiB of weights, 5.6 % above the checkpoint's
     tensors: the Triton backend keeps the checkpoint's E8M0 scales (one byte per 32 weights) beside the
-    swizzled copy and holds the experts' biases in float32 (2 bytes more each). The checkpoint's scales
-    (63.3 and 31.6 MiB a layer) each hold their whole 2 MiB-rounded segment in torch's caching allocator (64 and
-    32 MiB: within 1 MiB of the boundary, not split)."""
+    swizzled copy, whose rows triton_kernels' HopperMXScaleLayout pads to a multiple of 256 (w13 5,760 → 5,888
+    rows, w2 2,880 → 3,072; 90 scale columns, already even), and holds the experts' biases in float32 (2 bytes more
+    each). The checkpoint's scales (63.3 and 31.6 MiB a layer) each hold their whole 2 MiB-rounded segment in torch's
+    caching allocator (64 and 32 MiB: within 1 MiB of the boundary, not split); of the swizzled copies, w2's
+    33.75 MiB holds 34 MiB, w13's 64.69 MiB is split (1.31 MiB left over)."""
     found = plan(GPT_OSS_120B, "H100", "--engine-version", "0.11.0", "--gpu-memory-utilization", "0.95",
                  "--max-model-len", "16000")  # fmt: skip
     weights, _ = weights_of(found)
     experts, width, mib = 128, 2880, 1 << 20
-    scales_again = experts * 3 * width * width // 32
+    scales_again = experts * (5888 + 3072) * (width // 32)  # the swizzled copies, rows padded to 256
     biases_widened = experts * (2 * width + width) * 2
     rounding = (64 * mib - experts * 2 * width * width // 32) + (32 * mib - experts * width * width // 32)
+    rounding += 34 * mib - experts * 3072 * (width // 32)  # w2's swizzled copy in its unsplit segment
     assert weights - book_of(found) == 36 * (scales_again + biases_widened + rounding) + GPT_OSS_ROPE
-    assert 36 * rounding == 40_697_856
+    assert 36 * rounding == 50_135_040
     assert weights / GIB == pytest.approx(64.38, rel=0.005)
     assert book_of(found) / GIB < 64.38 * 0.95  # the book alone: 5.6 % light
 
