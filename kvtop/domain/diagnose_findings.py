@@ -67,7 +67,7 @@ class FlagAlternative(BaseModel):
         running and restart sglang:41000 with --mem-fraction-static 0.83: +22,750 tokens per rank over a
         restart as launched (1,142,838 against 1,120,088); runtime reserve 12.29 GiB, …'."""
         if self.restart_tokens:
-            held = f"+{self.gain_tokens:,} tokens per rank over a restart as launched ({self.tokens:,} against {self.restart_tokens:,})"
+            held = f"+{self.gain_tokens:,} tokens per rank over a restart as launched on the memory free now ({self.tokens:,} against {self.restart_tokens:,})"
         else:
             held = f"{self.tokens:,} tokens per rank (as launched it would not start)"
         reserve = f"runtime reserve {gib(self.reserve_bytes)}"

@@ -55,7 +55,7 @@ def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None
     assert alternative.settings.mem_fraction_static == 0.83
     assert alternative.describe().startswith(
         f"keep pid 9001 running and restart sglang:4242 with --mem-fraction-static 0.83: +{alternative.gain_tokens:,} "
-        f"tokens per rank over a restart as launched ({alternative.tokens:,} against {alternative.restart_tokens:,}); "
+        f"tokens per rank over a restart as launched on the memory free now ({alternative.tokens:,} against {alternative.restart_tokens:,}); "
         f"runtime reserve {left * 0.17 / GIB:.2f} GiB (SGLang keeps {left * 0.182 / GIB:.2f} GiB itself)"
     )
 
