@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kvtop.bundled import bundled_dir
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import GIB
 from kvtop.sources.json_file import read_json_object
 
-GIB = 1 << 30
 STARTS_FILE = ("examples", "measured", "starts.json")
 
 

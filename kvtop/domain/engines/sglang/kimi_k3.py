@@ -27,7 +27,6 @@ from kvtop.domain.layout import StageParts
 from kvtop.domain.model import ModelSpec
 
 KIMI_K3_CLASSES = frozenset({"KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM"})
-LATENT_MODULES = (".routed_expert_down_proj", ".routed_expert_up_proj")
 KIMI_K3_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.6.post2 has no kimi_k3.py; releases between not checked: the book's"),
     Era("0.5.23", True, "0.5.23 kimi_k3.py KimiK3MoE: latent projections quant_config=None; Mxfp4Config's "
@@ -41,7 +40,7 @@ def with_kimi_k3_build(parts: StageParts, model: ModelSpec, version: ResolvedVer
         return parts
     update: dict[str, object] = {}
     if model.moe.latent_size:
-        update["unquantized"] = (*parts.unquantized, *LATENT_MODULES)
+        update["unquantized"] = (*parts.unquantized, *(f".{name}" for name in model.moe.latent_modules))
     if model.quant.method == "mxfp4":
         update["expert_bias"] = True
     return parts.model_copy(update=update) if update else parts

@@ -21,7 +21,6 @@ from kvtop.domain.model import ModelSpec
 
 # the classes vLLM 0.33.0's models/config.py registers KimiK3ForConditionalGenerationConfig for
 KIMI_K3_CLASSES = frozenset({"KimiK3ForConditionalGeneration", "KimiK3MTPModel"})
-LATENT_MODULES = (".routed_expert_down_proj", ".routed_expert_up_proj")
 MXFP4_REWRITE_ERAS: Eras[bool] = Eras((
     Era("", False, "0.13.0 has no Kimi-K3 class; releases between not checked: the checkpoint's quant config"),
     Era("0.33.0", True, "0.33.0 models/config.py KimiK3ForConditionalGenerationConfig: compressed-tensors "
@@ -37,4 +36,5 @@ def with_kimi_k3_build(parts: StageParts, model: ModelSpec, version: ResolvedVer
         return parts
     if model.moe is None or not model.moe.latent_size:
         return parts
-    return parts.model_copy(update={"unquantized": (*parts.unquantized, *LATENT_MODULES)})
+    latent = tuple(f".{name}" for name in model.moe.latent_modules)  # the entry's names (table_hybrid.py)
+    return parts.model_copy(update={"unquantized": (*parts.unquantized, *latent)})
