@@ -11,7 +11,6 @@ FITS), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weigh
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from pathlib import Path
@@ -35,7 +34,6 @@ from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  
 
 DOC = ROOT / "docs" / "calibration.md"
 DOMAIN = ROOT / "kvtop" / "domain"
-SECOND_PASS = "KVTOP_CALIBRATION_SECOND_PASS"  # set while run.py --write plans again with the weights error it wrote
 BLOCK = re.compile(r"(# BEGIN FITTED[^\n]*\n).*?(\n# END FITTED)", re.S)
 
 
@@ -109,12 +107,7 @@ def main() -> int:
     scores = blind_scores(corpus, cache)
     blocks = fitted_blocks(corpus, scores)
     if args.write:
-        changed = stale(blocks)
         write(blocks)
-        # the blind plans read the committed weights error (weights.py), so once it moves they are planned again
-        if DOMAIN / "calibration" / "weights.py" in changed and not os.environ.get(SECOND_PASS):
-            os.environ[SECOND_PASS] = "1"
-            os.execv(sys.executable, [sys.executable, __file__, *sys.argv[1:]])
     doc = render_doc(corpus, scores, cache)
     if args.write:
         DOC.write_text(doc)
