@@ -17,7 +17,7 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
-from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
+from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
@@ -52,7 +52,7 @@ def read_config(
     prefix = f"{nested_key}." if nested_key else ""
     text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
     architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
-    stated_type = text_model_type(outer.model_type or "", text.model_type)
+    stated_type = class_text_model_type(architecture, outer.model_type or "", text.model_type)
     section = config[nested_key] if nested_key else config
     raw_keys = frozenset(k for k, v in section.items() if v not in (None, False, 0, [], {}, ""))
     entry, reading = _entry(stated_type, architecture, text, raw_keys, family, source)
@@ -96,6 +96,7 @@ def read_config(
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section),
+        "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:
