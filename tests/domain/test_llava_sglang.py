@@ -78,3 +78,18 @@ def test_language_model_per_rank_is_sglangs_meta_build(name: str, tp: int, engin
     row = next(r for r in load_rows("sglang", "0.5.23") if r["config"] == name and r["tp"] == tp)
     assert row["stages"][0]["param_bytes"]["language_model"] == engine_bytes
     assert _language_model_bytes(_model(name), tp) == engine_bytes
+
+
+@pytest.mark.parametrize(("name", "projector"), [(QWEN, 33_961_984), (VICUNA, 41_959_424)])
+def test_named_tower_is_multimodal_and_named_not_modelled(name: str, projector: int) -> None:
+    # SGLang 0.5.23's meta build holds `multi_modal_projector` beside the language model (the sweep's rows, TP 1 and
+    # 2 alike): linear_1 [hidden, mm_hidden_size] and linear_2 [hidden, hidden] with biases, float16; the vision
+    # tower named by `mm_vision_tower` is loaded at load time (models/llava.py load_weights), in no build here
+    for row in (r for r in load_rows("sglang", "0.5.23") if r["config"] == name):
+        assert row["stages"][0]["param_bytes"]["multi_modal_projector"] == projector
+    config: dict[str, Any] = json.loads((CONFIGS / "heldout" / "wave4a" / f"{name}.json").read_text())
+    hidden, mm_hidden = config["hidden_size"], config["mm_hidden_size"]
+    assert projector == (hidden * mm_hidden + hidden + hidden * hidden + hidden) * FP16
+    model = _model(name)
+    assert model.multimodal and model.vision is None
+    assert any("vision tower" in note for note in model.not_modelled)

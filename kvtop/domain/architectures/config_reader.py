@@ -34,6 +34,11 @@ AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights bo
 # ViT with its head, and `vte`, the visual embedding table; meta-built, AIDC-AI/Ovis2-34B at TP 1 3,546,980,332 +
 # 671,088,640 B beside the language model)
 OTHER_VISION_SECTIONS = ("visual_tokenizer_config",)
+# LLaVA-NeXT's own format (liuhaotian/llava-v1.6-*, lmms-lab/llava-onevision-*) names its tower by checkpoint id,
+# `mm_vision_tower`, with no vision section: SGLang 0.5.23 models/llava.py builds the projector
+# (multi_modal_projector) and loads that tower at load time, and serves the class as multimodal
+# (configs/model_config.py's multimodal architectures); its weights are not in the book (VISION_NOT_MODELLED)
+NAMED_TOWER = "mm_vision_tower"
 
 
 def read_config(
@@ -84,7 +89,8 @@ def read_config(
         name=name or outer.name_or_path or architecture,
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
-        multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS),
+        multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
+        or isinstance(config.get(NAMED_TOWER), str),
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,
