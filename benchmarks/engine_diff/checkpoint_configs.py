@@ -179,3 +179,26 @@ def install_checkpoint_configs(engine_known: frozenset[str] = frozenset()) -> li
         AutoConfig.register(model_type, _stand_in(model_type, base_name, source, defaults))
         done.append(model_type)
     return done
+
+
+# --- wave 4a stand-ins (helper a, session 42): checkpoint-code configuration classes of the wave's real configs
+# (tests/data/configs/heldout/wave4a). InternS1ProConfig (internlm/Intern-S1-Pro configuration_interns1_pro.py,
+# as vendored at GitHub muyaostudio/intern-s1-pro-vs-qwen3-235b-a22b 4591d64 checkpoints/Intern-S1-Pro/) is a
+# PretrainedConfig that builds text_config (InternS1ProTextConfig) and vision_config (InternS1ProVisionConfig)
+# from their JSON objects; vLLM 0.33.0 interns1_pro.py reads both by attribute.
+CHECKPOINT_CONFIGS["interns1_pro"] = (
+    "PretrainedConfig",
+    "internlm/Intern-S1-Pro configuration_interns1_pro.py (InternS1ProConfig)",
+    {},
+)
+SUB_CONFIGS["interns1_pro"] = ("text_config", "vision_config")
+# BailingMMConfig (inclusionAI/Ming-Lite-Omni-Preview configuration_bailingmm.py, GitHub inclusionAI/Ming
+# Ming-omni/) is a PretrainedConfig holding llm_config (BailingMoeConfig) and vision_config (Qwen2.5 ViT config)
+# as config objects; SGLang 0.5.23 bailing_mm.py reads config.llm_config / config.vision_config by attribute and
+# refuses a checkpoint whose audio_config is set.
+CHECKPOINT_CONFIGS["bailingmm"] = (
+    "PretrainedConfig",
+    "inclusionAI/Ming-Lite-Omni-Preview configuration_bailingmm.py (BailingMMConfig)",
+    {},
+)
+SUB_CONFIGS["bailingmm"] = ("llm_config", "vision_config")

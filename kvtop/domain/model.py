@@ -404,6 +404,10 @@ class ModelSpec(BaseModel):
     # ffn_config.moe_normalize_expert_weights: 1, typed float): that class refuses the config (architectures/strict_fields)
     strict_type_mismatches: tuple[str, ...] = ()
     eagle3: Eagle3Head | None = None  # an Eagle-3 draft head's fusion and vocabulary (None: any other model)
+    # LLaVA-NeXT's `mm_patch_merge_type` ("spatial_unpad", "flat", ...; '' where unstated): its "unpad" merge adds
+    # an image_newline vector to the language model in the classes that build one (an engine's rule)
+    mm_patch_merge_type: str = ""
+    audio_tower: bool = False  # config.json has an `audio_config` section: an audio encoder (an engine may refuse it)
 
     def layers_of(self, kind: LayerKind) -> tuple[int, ...]:
         return tuple(i for i, k in enumerate(self.layer_attention) if k is kind)

@@ -17,7 +17,7 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
-from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, text_model_type
+from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
@@ -34,6 +34,11 @@ AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights bo
 # ViT with its head, and `vte`, the visual embedding table; meta-built, AIDC-AI/Ovis2-34B at TP 1 3,546,980,332 +
 # 671,088,640 B beside the language model)
 OTHER_VISION_SECTIONS = ("visual_tokenizer_config",)
+# LLaVA-NeXT's own format (liuhaotian/llava-v1.6-*, lmms-lab/llava-onevision-*) names its tower by checkpoint id,
+# `mm_vision_tower`, with no vision section: SGLang 0.5.23 models/llava.py builds the projector
+# (multi_modal_projector) and loads that tower at load time, and serves the class as multimodal
+# (configs/model_config.py's multimodal architectures); its weights are not in the book (VISION_NOT_MODELLED)
+NAMED_TOWER = "mm_vision_tower"
 
 
 def read_config(
@@ -52,7 +57,7 @@ def read_config(
     prefix = f"{nested_key}." if nested_key else ""
     text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
     architecture = outer.architectures[0] if outer.architectures else outer.model_type or "?"
-    stated_type = text_model_type(outer.model_type or "", text.model_type)
+    stated_type = class_text_model_type(architecture, outer.model_type or "", text.model_type)
     section = config[nested_key] if nested_key else config
     raw_keys = frozenset(k for k, v in section.items() if v not in (None, False, 0, [], {}, ""))
     entry, reading = _entry(stated_type, architecture, text, raw_keys, family, source)
@@ -84,7 +89,8 @@ def read_config(
         name=name or outer.name_or_path or architecture,
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
-        multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS),
+        multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
+        or isinstance(config.get(NAMED_TOWER), str),
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,
@@ -96,6 +102,8 @@ def read_config(
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section),
+        "mm_patch_merge_type": merge if isinstance(merge := config.get("mm_patch_merge_type"), str) else "",
+        "audio_tower": isinstance(config.get("audio_config"), dict),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
     if (why := draft_reason(architecture)) is not None:

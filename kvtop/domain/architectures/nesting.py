@@ -56,3 +56,15 @@ def text_model_type(outer_type: str, nested_type: str | None) -> str:
     if outer_type in AUTO_TEXT:
         return nested_type if nested_type and nested_type != outer_type else AUTO_TEXT[outer_type]
     return nested_type or outer_type
+
+
+# Classes that build one fixed language model from the config's top level whatever its model_type says (an engine
+# picks its model class by this name): LLaVA-NeXT's LlavaQwenForCausalLM over a `llava` config builds
+# Qwen2ForCausalLM (q/k/v biases), where the `llava` default would read it as Llama (SGLang 0.5.23 models/llava.py
+# LlavaQwenForCausalLM.__init__; lmms-lab/llava-onevision-qwen2-7b-ov meta-built: 28 × 4,608 × 2 B of biases).
+CLASS_TEXT: Mapping[str, str] = {"LlavaQwenForCausalLM": "qwen2"}
+
+
+def class_text_model_type(architecture: str, outer_type: str, nested_type: str | None) -> str:
+    """The `model_type` the language model is read as: the class's fixed one (CLASS_TEXT), else text_model_type."""
+    return CLASS_TEXT.get(architecture) or text_model_type(outer_type, nested_type)

@@ -20,6 +20,10 @@
   builds a dense MiniCPMMLP whatever `num_experts` says, while MiniCPMForCausalLM.load_weights maps the checkpoint's
   `experts.N.w1/w2/w3` onto `ws` / `w2s` parameters it never built (`params_dict[name]`: KeyError), so the launch
   fails at weight load; the meta build (registry sweep) sizes the dense model. Releases before not checked.
+- A Bailing omni checkpoint (Ming-Omni: `audio_config`) on BailingMMNativeForConditionalGeneration /
+  BailingMM2NativeForConditionalGeneration: 0.5.23's srt/models/bailing_mm.py (the classes' first release; 0.5.6.post2
+  has none) raises "Audio is not supported by the Bailing SGLang port; use an image/video-only checkpoint" when
+  `config.audio_config` is set (`audio_refusal`; held-out inclusionAI/Ming-Lite-Omni-Preview: the engine refuses it).
 """
 
 from __future__ import annotations
@@ -134,9 +138,29 @@ def experts_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
+AUDIO_REFUSED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "no Bailing multimodal class before 0.5.23"),
+    Era("0.5.23", frozenset({"BailingMMNativeForConditionalGeneration", "BailingMM2NativeForConditionalGeneration"}),
+        "srt/models/bailing_mm.py BailingMMNativeForConditionalGeneration.__init__ (read in 0.5.23)"),
+))  # fmt: skip
+
+
+def audio_refusal(ledger: Ledger) -> Refusal | None:
+    """A checkpoint with an audio encoder on a class whose SGLang port serves images and video only."""
+    model = ledger.model
+    if not model.audio_tower or model.architecture not in AUDIO_REFUSED_ERAS.at(ledger.version):
+        return None
+    return Refusal(
+        field="audio_config",
+        message=f"SGLang {ledger.version.label}'s {model.architecture} refuses a checkpoint with an audio tower "
+        "('Audio is not supported by the Bailing SGLang port; use an image/video-only checkpoint')",
+        source="srt/models/bailing_mm.py BailingMMNativeForConditionalGeneration.__init__",
+    )
+
+
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
-             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger)]  # fmt: skip
+             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -28,6 +28,13 @@ gemma4_causal.py's Gemma4TextModel then builds the per-layer embeddings (`getatt
 MuseGlimmerForCausalLM / MuseGlimmerForConditionalGeneration (models/muse_glimmer.py, read in 0.5.23) pad the LM
 head's vocabulary to 128 rows (`padding_size=128`) where the book pads to 64 (`_head_padded_to_128`).
 
+LlavaLlamaForCausalLM, LlavaQwenForCausalLM, LlavaMistralForCausalLM (models/llava.py) and LlavaVidForCausalLM
+(models/llavavid.py), read in 0.5.6.post2 and 0.5.23: where the config's `mm_patch_merge_type` holds "unpad" each
+sets `language_model.model.image_newline = nn.Parameter(torch.empty(hidden_size, dtype=torch.float16))` after
+building the language model, on every rank, whole (`_image_newline`; meta-built on 0.5.23:
+liuhaotian/llava-v1.6-vicuna-7b 4,096 × 2 B = 8,192 B, lmms-lab/llava-onevision-qwen2-7b-ov 3,584 × 2 B at TP 1
+and TP 2).
+
 HunYuanDenseV1ForCausalLM (models/hunyuan.py, read in 0.5.6.post2 and 0.5.23) builds query_layernorm /
 key_layernorm only where `getattr(config, "use_qk_norm", False)`, where transformers' class (the family's
 entry) always has them: a config that does not state the flag gets none (`with_stated_qk_norm`, through the stage
@@ -63,6 +70,10 @@ HEAD_PADDED_ERAS: Eras[bool] = Eras((
     Era("0.5.23", True, "models/muse_glimmer.py lm_head padding_size=128 (read in 0.5.23)"),
 ))  # fmt: skip
 OWN_HEAD_WHEN_TIED = frozenset({"Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration", "Lfm2MoeForCausalLM"})
+# llava.py / llavavid.py: `if "unpad" in getattr(config, "mm_patch_merge_type", "")`, a float16 vector of hidden_size
+IMAGE_NEWLINE = frozenset({"LlavaLlamaForCausalLM", "LlavaQwenForCausalLM", "LlavaMistralForCausalLM",
+                           "LlavaVidForCausalLM"})  # fmt: skip
+IMAGE_NEWLINE_BYTES = 2  # torch.float16, whatever the model dtype
 PLE_DEFAULTED = frozenset({"Gemma4UnifiedForConditionalGeneration"})  # read as Gemma4Config (common.py)
 GEMMA4_TEXT_PLE_DEFAULTS = (256, 262_144)  # Gemma4TextConfig: hidden_size_ and vocab_size_per_layer_input
 PLE_DEFAULT_ERAS: Eras[bool] = Eras((
@@ -83,6 +94,7 @@ def class_rows(
         _defaulted_per_layer_input(model, layout, layers, version),
         _head_padded_to_128(model, layout, layers, version),
         _own_head_when_tied(model, layout, layers),
+        _image_newline(model),
     )
     return tuple(row for row in rows if row is not None)
 
@@ -168,6 +180,16 @@ def _own_head_when_tied(model: ModelSpec, layout: ParallelLayout, layers: range)
     return WeightRow(component="lm_head_beside_tied", params=params, bytes=params * model.dtype_bytes,
                      shards=layout.tp, bytes_per_param=float(model.dtype_bytes),
                      note="SGLang's class builds its own LM head and copies the tied embedding into it (lfm2.py)")  # fmt: skip
+
+
+def _image_newline(model: ModelSpec) -> WeightRow | None:
+    """The image_newline vector (hidden_size, float16, whole on every rank) an "unpad" LLaVA class sets."""
+    if model.architecture not in IMAGE_NEWLINE or "unpad" not in model.mm_patch_merge_type:
+        return None
+    params = model.hidden_size
+    return WeightRow(component="image_newline", params=params, bytes=params * IMAGE_NEWLINE_BYTES, shards=1,
+                     bytes_per_param=float(IMAGE_NEWLINE_BYTES),
+                     note="SGLang's LLaVA class adds image_newline (float16) for an unpad merge (llava.py)")  # fmt: skip
 
 
 def with_stated_qk_norm(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
