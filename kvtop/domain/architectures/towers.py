@@ -111,13 +111,13 @@ class Tower:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
     # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
-    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
+    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger, Kimi-K3's (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
     # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -189,6 +189,9 @@ def read_tower(
         return towers_moon.moon_vit(
             moon, text_hidden, tower.config_class, tower.source, mlp_split_everywhere=tower.block_mlp_split
         )
+    if tower.kind == "kimi_k3":
+        k3 = validated(towers_moon.KimiK3VisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_moon.kimi_k3(k3, text_hidden, tower.config_class, tower.source)
     if tower.kind == "intern_vl_hf":
         hf = validated(towers_intern.InternVlVisionFields, vision_config, source=source, prefix="vision_config.")
         ratio = validated(towers_intern.InternChatFields, outer, source=source)
@@ -404,6 +407,12 @@ KIMI_VL = Tower(
     kind="moon_vit", vision_model_types=frozenset({"moonvit"}), block_mlp_split=True,
 )  # fmt: skip
 
+# Kimi-K3's MoonViT and patchmergerv2 (KimiK3VisionConfig's defaults: towers_moon.KimiK3VisionFields)
+KIMI_K3 = Tower(
+    "KimiK3VisionConfig", "vLLM 0.33.0 configs/kimi_k3.py, kimi_k3/nvidia/model.py, kimi_k25_vit.py; SGLang 0.5.23 kimi_k3_vl.py",
+    kind="kimi_k3",
+)  # fmt: skip
+
 # Phi-3-vision / Phi-3.5-vision: vLLM phi3v.py's CLIP ViT-L/14-336, HD separators and img_projection (towers_phi)
 PHI3_V = Tower(
     "CLIPVisionConfig", "Phi-3.5-vision remote code (Phi3ImageEmbedding); vLLM phi3v.py (Phi3HDImageEmbedding), clip.py",
@@ -456,7 +465,7 @@ IDEFICS3_VISION = Tower(
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
+    "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
 }  # fmt: skip
