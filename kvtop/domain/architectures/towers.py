@@ -9,7 +9,7 @@ Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_cha
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
 model's width), Qwen3-VL adding one merger per `deepstack_visual_indexes` entry (its norm after the shuffle).
-Gemma-3's SigLIP tower and projector are another (`_siglip_gemma3`), Pixtral another. Parameter counts are
+Gemma-3's SigLIP tower and projector are another (`towers_vit.siglip_gemma3`), Pixtral another. Parameter counts are
 transformers' classes' (the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
 
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.architectures import (
+    towers_blip,
     towers_glm,
     towers_intern,
     towers_minicpm,
@@ -68,6 +69,7 @@ class TowerConfig(ConfigSection):
     )
     patch_size: Dim | None = None
     image_size: Dim | None = None
+    num_patches: Dim | None = None  # SigLIP2's position table rows (LFM2-VL)
     temporal_patch_size: Dim | None = None
     spatial_merge_size: Dim | None = None
     out_hidden_size: Hidden | None = None
@@ -83,13 +85,6 @@ class TowerConfig(ConfigSection):
     multi_modal_projector_bias: Flag | None = None
     vision_use_head: Flag | None = None  # SigLIP's pooling head (SiglipVisionConfig's default: True)
     model_type: Name | None = None
-
-
-class ProjectorConfig(ConfigSection):
-    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
-
-    spatial_merge_size: Dim = 2
-    multimodal_projector_bias: Flag = False
 
 
 class Qwen2VLVisionFields(ConfigSection):
@@ -117,7 +112,8 @@ class Tower:
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3", "blip2",
+                  "granite4_vision", "lfm2_vl"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -189,6 +185,14 @@ def read_tower(
         return towers_moon.moon_vit(
             moon, text_hidden, tower.config_class, tower.source, mlp_split_everywhere=tower.block_mlp_split
         )
+    if tower.kind == "blip2":
+        return towers_blip.blip2(
+            validated(towers_blip.Blip2VisionFields, vision_config, source=source, prefix="vision_config."),
+            validated(towers_blip.Blip2QFormerFields, outer.get("qformer_config") or {}, source=source,
+                      prefix="qformer_config."),
+            validated(towers_blip.Blip2OuterFields, outer, source=source), text_hidden, tower.config_class,
+            tower.source,
+        )  # fmt: skip
     if tower.kind == "kimi_k3":
         k3 = validated(towers_moon.KimiK3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_moon.kimi_k3(k3, text_hidden, tower.config_class, tower.source)
@@ -202,6 +206,16 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "granite4_vision":  # SigLIP whatever the section's model_type, by its class's defaults
+        vision_type = stated.model_type or "clip_vision_model"  # Granite4VisionConfig's default section
+        if vision_type not in tower.vision_defaults or not {"downsample_rate", "deepstack_layer_map"} <= outer.keys():
+            return None  # another vision config class; or no projector fields (no class default: vLLM cannot build)
+        values = {**values, **tower.vision_defaults[vision_type], **given}
+        granite = validated(towers_blip.GraniteOuterFields, outer, source=source)
+        return towers_blip.granite4_vision(values, granite, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "lfm2_vl":
+        lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
+        return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -215,10 +229,10 @@ def read_tower(
         projection = validated(towers_vit.PaliGemmaOuterFields, outer, source=source)
         return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
-        return _siglip_gemma3(tower, values, text_hidden)
+        return towers_vit.siglip_gemma3(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "pixtral_mistral3":
-        projector = validated(ProjectorConfig, outer, source=source)
-        return _pixtral_mistral3(tower, values, text_hidden, projector)
+        projector = validated(towers_vit.ProjectorConfig, outer, source=source)
+        return towers_vit.pixtral_mistral3(values, text_hidden, projector, tower.config_class, tower.source)
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     merged, out = width * values["spatial_merge_size"] ** 2, values["out_hidden_size"]
     norm = (2 if tower.norm_bias else 1) * width
@@ -240,40 +254,6 @@ def read_tower(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
                      mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
-
-
-def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
-    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
-    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
-    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
-    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    positions = (values["image_size"] // values["patch_size"]) ** 2
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
-    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
-    whole += width * text_hidden + width  # the projector and its soft-embedding norm
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source, position_params=positions * width, position_rows=positions)  # fmt: skip
-
-
-def _pixtral_mistral3(
-    tower: Tower, values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig
-) -> TowerSpec:
-    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
-    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
-    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
-    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
-    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
-    split = depth * (4 * width * width + 3 * width * mlp)
-    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
-    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
-    split += projector
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source, projector_params=projector)  # fmt: skip
 
 
 _QWEN3_VISION = {
@@ -460,6 +440,26 @@ IDEFICS3_VISION = Tower(
     kind="idefics3",
 )  # fmt: skip
 
+# BLIP-2's vision model, Q-Former and projection (towers_blip; Blip2VisionConfig's defaults there)
+BLIP2 = Tower(
+    "Blip2VisionConfig", "transformers models/blip_2 (config classes); vLLM 0.33.0 blip2.py, blip.py", kind="blip2"
+)
+# Granite-4.0-Vision's SigLIP and window Q-Former projectors (towers_blip): the vision config class's defaults by
+# its model_type (Granite4VisionConfig's default section is a CLIPVisionConfig); vLLM builds SiglipVisionModel
+GRANITE4_VISION = Tower(
+    "SiglipVisionConfig", "transformers models/granite4_vision; vLLM 0.33.0 granite4_vision.py, siglip.py, blip2.py",
+    {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+
+# LFM2-VL's SigLIP2 and projector (towers_vit.lfm2_vl): Siglip2VisionConfig's class defaults; vLLM refuses another
+# vision model_type ("Unsupported visual tokenizer type")
+LFM2_VL = Tower(
+    "Siglip2VisionConfig", "transformers models/siglip2, models/lfm2_vl; vLLM 0.33.0 lfm2_vl.py, lfm2_siglip2.py; SGLang 0.5.23 lfm2_vl.py",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
+     "num_patches": 256},
+    kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -467,5 +467,6 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
-    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
+    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
+    "lfm2_vl": LFM2_VL,
 }  # fmt: skip

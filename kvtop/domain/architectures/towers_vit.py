@@ -1,7 +1,8 @@
-"""Five more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Six more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
 vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
-(SmolVLM's) SigLIP and connector. Each returns the parameters whole and those split over TP (a column-parallel layer's
+(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
+Pixtral readings. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
 
@@ -201,3 +202,76 @@ def idefics3_vision(
     whole, split = _siglip_every_layer(values)
     whole += values["hidden_size"] * outer.scale_factor**2 * text_hidden
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+class Lfm2VlOuterFields(ConfigSection):
+    """Lfm2VlConfig's projector fields (transformers models/lfm2_vl: its class defaults where absent)."""
+
+    downsample_factor: Dim = 2
+    projector_hidden_size: Hidden = 2560
+    projector_bias: Flag = True
+    projector_use_layernorm: Flag = True
+
+
+def lfm2_vl(
+    values: Mapping[str, Any], outer: Lfm2VlOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """LFM2-VL's SigLIP2 and projector, as vLLM 0.33.0 lfm2_vl.py builds them: lfm2_siglip2.py Siglip2Model with
+    every layer and its post-LayerNorm (a biased linear patch embedding channels × patch² → width, a
+    `num_patches`-row nn.Embedding table, both whole; blocks of two LayerNorms, qkv/out and fc1/fc2 with biases
+    split as QKV/Row/Column/Row-parallel) and Lfm2VLMultiModalProjector (a LayerNorm over width × factor² where
+    `projector_use_layernorm`, linear_1 → projector_hidden_size and linear_2 → text, biased by `projector_bias`:
+    ReplicatedLinear, whole). SGLang 0.5.23 lfm2_vl.py builds linear_1 Column- and linear_2 RowParallelLinear
+    (`replicated_params`: split where TowerSplit.replicated_linears, linear_2's bias whole)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + values["num_patches"] * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    merged, hidden = width * outer.downsample_factor**2, outer.projector_hidden_size
+    whole += 2 * merged if outer.projector_use_layernorm else 0
+    bias = outer.projector_bias
+    replicated = merged * hidden + (hidden if bias else 0) + hidden * text_hidden  # linear_1, linear_2's weight
+    whole += replicated + (text_hidden if bias else 0)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     replicated_params=replicated)  # fmt: skip
+
+
+class ProjectorConfig(ConfigSection):
+    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
+
+    spatial_merge_size: Dim = 2
+    multimodal_projector_bias: Flag = False
+
+
+def siglip_gemma3(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
+    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
+    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
+    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
+    whole += width * text_hidden + width  # the projector and its soft-embedding norm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class,
+                     source=source, position_params=positions * width, position_rows=positions)  # fmt: skip
+
+
+def pixtral_mistral3(
+    values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig, config_class: str, source: str
+) -> TowerSpec:
+    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
+    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
+    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
+    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
+    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
+    split = depth * (4 * width * width + 3 * width * mlp)
+    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
+    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    split += projector
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class,
+                     source=source, projector_params=projector)  # fmt: skip
