@@ -113,7 +113,7 @@ class Tower:
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
                   "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3", "blip2",
-                  "granite4_vision", "lfm2_vl"] = "qwen"
+                  "granite4_vision", "lfm2_vl", "aria"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -216,6 +216,9 @@ def read_tower(
     if tower.kind == "lfm2_vl":
         lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
         return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "aria":
+        queries = validated(towers_vit.AriaOuterFields, outer, source=source)
+        return towers_vit.aria(values, queries, text_hidden, tower.config_class, tower.source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -460,6 +463,12 @@ LFM2_VL = Tower(
     kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
 )  # fmt: skip
 
+# Aria's Idefics3 SigLIP and projector (towers_vit.aria; AriaConfig's default section is an Idefics3VisionConfig)
+ARIA_VISION = Tower(
+    "Idefics3VisionConfig", "transformers models/aria, models/idefics3; vLLM 0.33.0 aria.py, idefics2_vision_model.py",
+    IDEFICS3_VISION.defaults, kind="aria",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -468,5 +477,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
-    "lfm2_vl": LFM2_VL,
+    "lfm2_vl": LFM2_VL, "aria": ARIA_VISION,
 }  # fmt: skip

@@ -1,7 +1,7 @@
-"""Six more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Seven more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
 vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
-(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
+(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector, Aria's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
 Pixtral readings. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 
 from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden
 from kvtop.domain.model import TowerSpec
@@ -275,3 +275,27 @@ def pixtral_mistral3(
     split += projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class,
                      source=source, projector_params=projector)  # fmt: skip
+
+
+class AriaOuterFields(ConfigSection):
+    """AriaConfig's `projector_patch_to_query_dict` (its class default {1225: 128, 4900: 256}): the projector's
+    query rows are its largest value (`max_value_projector_patch_to_query_dict`, which AriaConfig derives)."""
+
+    projector_patch_to_query_dict: dict[str, Dim] = Field(default={"1225": 128, "4900": 256}, min_length=1)
+
+
+def aria(values: Mapping[str, Any], outer: AriaOuterFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """Aria's vision tower and projector, as vLLM 0.33.0 aria.py builds them: AriaVisionTransformer, the Idefics3
+    SigLIP with every layer and no post-LayerNorm (an nn.Identity), and AriaProjector — `query` (the largest
+    patch-to-query value × width), transformers' AriaCrossAttention (q/k/v unbiased, nn.MultiheadAttention's
+    in_proj and out_proj biased, a biased linear, two LayerNorms; whole), a LayerNorm, and the feed-forward's
+    linear_in (Column, width → text) and linear_out (Row, text → text), unbiased, split over TP."""
+    width = values["hidden_size"]
+    whole, split = _siglip_every_layer(values)
+    whole -= 2 * width  # no post-LayerNorm
+    queries = max(outer.projector_patch_to_query_dict.values())
+    whole += queries * width + 3 * width * width + 4 * width * width + 4 * width + width * width + width + 4 * width
+    whole += 2 * width  # the projector's LayerNorm
+    feed_forward = width * text_hidden + text_hidden * text_hidden
+    return TowerSpec(params=whole + split + feed_forward, tp_split_params=split + feed_forward,
+                     config_class=config_class, source=source)  # fmt: skip
