@@ -113,7 +113,7 @@ class Tower:
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
                   "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3", "blip2",
-                  "granite4_vision", "lfm2_vl", "aria"] = "qwen"
+                  "granite4_vision", "lfm2_vl", "aria", "cohere2_vision"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -219,6 +219,9 @@ def read_tower(
     if tower.kind == "aria":
         queries = validated(towers_vit.AriaOuterFields, outer, source=source)
         return towers_vit.aria(values, queries, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "cohere2_vision":
+        alignment = validated(towers_vit.Cohere2VisionOuterFields, outer, source=source)
+        return towers_vit.cohere2_vision(values, alignment, text_hidden, tower.config_class, tower.source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -469,6 +472,12 @@ ARIA_VISION = Tower(
     IDEFICS3_VISION.defaults, kind="aria",
 )  # fmt: skip
 
+# Command-A-Vision's SigLIP and projector (towers_vit.cohere2_vision; SiglipVisionConfig's class defaults)
+COHERE2_VISION = Tower(
+    "SiglipVisionConfig", "transformers models/cohere2_vision, models/siglip; vLLM 0.33.0 cohere2_vision.py, siglip.py",
+    GEMMA3_SIGLIP.defaults, kind="cohere2_vision",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -477,5 +486,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
-    "lfm2_vl": LFM2_VL, "aria": ARIA_VISION,
+    "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
 }  # fmt: skip

@@ -1,7 +1,7 @@
-"""Seven more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Eight more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
 vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
-(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector, Aria's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
+(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector, Aria's and Command-A-Vision's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
 Pixtral readings. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden
+from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden, Intermediate
 from kvtop.domain.model import TowerSpec
 
 
@@ -299,3 +299,24 @@ def aria(values: Mapping[str, Any], outer: AriaOuterFields, text_hidden: int, co
     feed_forward = width * text_hidden + text_hidden * text_hidden
     return TowerSpec(params=whole + split + feed_forward, tp_split_params=split + feed_forward,
                      config_class=config_class, source=source)  # fmt: skip
+
+
+class Cohere2VisionOuterFields(ConfigSection):
+    """Cohere2VisionConfig's projector fields (transformers models/cohere2_vision: its class defaults where absent)."""
+
+    downsample_factor: Dim = 2
+    alignment_intermediate_size: Intermediate = 36864
+
+
+def cohere2_vision(
+    values: Mapping[str, Any], outer: Cohere2VisionOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """Command-A-Vision's SigLIP and projector, as vLLM 0.33.0 cohere2_vision.py builds them: siglip.py
+    SiglipVisionModel with every layer and its post-LayerNorm, no head (`_siglip_every_layer`), and
+    Cohere2VisionMultiModalProjector: linear_1 (MergedColumnParallelLinear, width × factor² → two halves of
+    `alignment_intermediate_size`, biased) and linear_2 (RowParallelLinear, a half → text, its bias whole)."""
+    whole, split = _siglip_every_layer(values)
+    merged, half = values["hidden_size"] * outer.downsample_factor**2, outer.alignment_intermediate_size // 2
+    split += merged * 2 * half + 2 * half + half * text_hidden
+    whole += text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
