@@ -38,6 +38,7 @@ from kvtop.domain.architectures import (
     towers_minimax,
     towers_moon,
     towers_muse,
+    towers_ovis,
     towers_phi,
     towers_vit,
 )
@@ -113,7 +114,7 @@ class Tower:
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
                   "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3", "blip2",
-                  "granite4_vision", "lfm2_vl", "aria", "cohere2_vision"] = "qwen"
+                  "granite4_vision", "lfm2_vl", "aria", "cohere2_vision", "ovis"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -145,6 +146,13 @@ def read_tower(
             raise InputError(f"must name a layer of the CLIP's 24 (got {image.layer_idx})",
                              field=f"{tower.section}.layer_idx", source=source)  # fmt: skip
         return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "ovis":  # the visual tokenizer's own section and its backbone_config
+        tokenizer = validated(towers_ovis.OvisTokenizerFields, vision_config, source=source, prefix=f"{tower.section}.")
+        if tokenizer.backbone_config.get("model_type") != "aimv2":
+            return None
+        backbone = validated(towers_ovis.Aimv2BackboneFields, tokenizer.backbone_config, source=source,
+                             prefix=f"{tower.section}.backbone_config.")  # fmt: skip
+        return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
@@ -478,6 +486,12 @@ COHERE2_VISION = Tower(
     GEMMA3_SIGLIP.defaults, kind="cohere2_vision",
 )  # fmt: skip
 
+# Ovis's AIMv2 visual tokenizer and visual embedding table (towers_ovis; the `visual_tokenizer_config` section)
+OVIS = Tower(
+    "Aimv2VisionConfig", "vLLM 0.33.0 ovis.py, aimv2.py, configs/ovis.py; transformers models/aimv2",
+    kind="ovis", section="visual_tokenizer_config",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -487,4 +501,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
+    "ovis": OVIS,
 }  # fmt: skip
