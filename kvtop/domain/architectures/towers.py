@@ -345,6 +345,11 @@ LLAVA_NEXT = Tower(
     {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
     vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
+LLAVA_NEXT_VIDEO = Tower(
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next_video (LlavaNextVideoMultiModalProjector)"),
+    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
 LLAVA_ONEVISION = Tower(
     "SiglipVisionConfig", _LLAVA_SOURCE.format("llava_onevision (image_newline, LlavaOnevisionMultiModalProjector)"),
     {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
@@ -501,5 +506,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
-    "ovis": OVIS,
+    "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
 }  # fmt: skip

@@ -21,7 +21,7 @@ TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
 
 OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Mistral3ForConditionalGeneration": "mistral3", "LlavaForConditionalGeneration": "llava",
-    "LlavaNextForConditionalGeneration": "llava_next", "LlavaOnevisionForConditionalGeneration": "llava_onevision",
+    "LlavaNextForConditionalGeneration": "llava_next", "LlavaNextVideoForConditionalGeneration": "llava_next_video", "LlavaOnevisionForConditionalGeneration": "llava_onevision",
     "Llama4ForConditionalGeneration": "llama4", "Gemma4ForConditionalGeneration": "gemma4",
     "InternVLChatModel": "internvl_chat", "InternVLForConditionalGeneration": "internvl",
     "KimiK25ForConditionalGeneration": "kimi_k25", "KimiK3ForConditionalGeneration": "kimi_k3", "KimiVLForConditionalGeneration": "kimi_vl",

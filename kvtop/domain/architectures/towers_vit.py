@@ -55,7 +55,8 @@ def llava_tower(
     llava.py, llava_next.py and llava_onevision.py build the blocks only up to `vision_feature_layer` (−2: all
     but the last) and no post-LayerNorm nor SigLIP head (`require_post_norm=False`, `use_head=False`); clip.py
     and siglip.py split qkv, out, fc1 and fc2 (QKV/Row/Column/RowParallelLinear). The projector's linear_1
-    (Column) and linear_2 (Row) split for llava and llava-next; llava-onevision's are nn.Linear, whole."""
+    (Column) and linear_2 (Row) split for llava and llava-next; llava-onevision's are nn.Linear, whole, and so are
+    llava-next-video's (llava_next_video.py LlavaNextMultiModalProjector; no image_newline: its pooler has none)."""
     width, mlp = values["hidden_size"], values["intermediate_size"]
     feature_layer = values["vision_feature_layer"] if projector.vision_feature_layer is None else projector.vision_feature_layer
     depth = layers_built(feature_layer, values["depth"])
@@ -68,7 +69,7 @@ def llava_tower(
     whole += text_hidden if outer_type in ("llava_next", "llava_onevision") else 0  # image_newline
     bias = text_hidden if projector.multimodal_projector_bias else 0
     linears = width * text_hidden + bias + text_hidden * text_hidden
-    split_projector = 0 if outer_type == "llava_onevision" else linears  # onevision's: whole
+    split_projector = 0 if outer_type in ("llava_onevision", "llava_next_video") else linears  # theirs: whole
     whole += bias + linears - split_projector
     split += split_projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
