@@ -114,7 +114,7 @@ class Tower:
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
                   "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "kimi_k3", "blip2",
-                  "granite4_vision", "lfm2_vl", "aria", "cohere2_vision", "ovis"] = "qwen"
+                  "granite4_vision", "lfm2_vl", "aria", "cohere2_vision", "ovis", "cosmos3_edge"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -230,6 +230,9 @@ def read_tower(
     if tower.kind == "cohere2_vision":
         alignment = validated(towers_vit.Cohere2VisionOuterFields, outer, source=source)
         return towers_vit.cohere2_vision(values, alignment, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "cosmos3_edge":
+        merger = validated(towers_vit.Cosmos3EdgeOuterFields, outer, source=source)
+        return towers_vit.cosmos3_edge(values, merger, text_hidden, tower.config_class, tower.source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -497,6 +500,13 @@ OVIS = Tower(
     kind="ovis", section="visual_tokenizer_config",
 )  # fmt: skip
 
+# Cosmos-3-Edge's SigLIP2 and patch merger (towers_vit.cosmos3_edge; Cosmos3EdgeVisionConfig's class defaults)
+COSMOS3_EDGE = Tower(
+    "Cosmos3EdgeVisionConfig", "transformers models/cosmos3_edge; vLLM 0.33.0 / SGLang 0.5.23 cosmos3_edge.py",
+    {**LFM2_VL.defaults, "hidden_size": 1152, "intermediate_size": 4304, "depth": 27, "spatial_merge_size": 2},
+    kind="cosmos3_edge",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -507,4 +517,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
+    "cosmos3_edge": COSMOS3_EDGE,
 }  # fmt: skip

@@ -1,7 +1,7 @@
-"""Eight more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Nine more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
 vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
-(SmolVLM's) SigLIP and connector, LFM2-VL's SigLIP2 and projector, Aria's and Command-A-Vision's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
+(SmolVLM's) SigLIP and connector, LFM2-VL's and Cosmos-3-Edge's SigLIP2 and projectors, Aria's and Command-A-Vision's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
 Pixtral readings. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
@@ -205,6 +205,38 @@ def idefics3_vision(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
 
 
+def _siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
+    """(whole, split over TP) of vLLM lfm2_siglip2.py's / SGLang siglip2.py's SigLIP2 with every layer and its
+    post-LayerNorm: a biased linear patch embedding channels × patch² → width and a `num_patches`-row nn.Embedding
+    table (whole), blocks of two LayerNorms, qkv/out and fc1/fc2 with biases split as QKV/Row/Column/Row-parallel
+    (the row-parallel biases whole)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + values["num_patches"] * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return whole, split
+
+
+class Cosmos3EdgeOuterFields(ConfigSection):
+    """Cosmos3EdgeConfig's `projector_hidden_size` (its class default 11520)."""
+
+    projector_hidden_size: Intermediate = 11520
+
+
+def cosmos3_edge(
+    values: Mapping[str, Any], outer: Cosmos3EdgeOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """Cosmos-3-Edge's visual, as vLLM 0.33.0 and SGLang 0.5.23 cosmos3_edge.py build it: the SigLIP2 encoder
+    (`_siglip2_every_layer`) and Cosmos3EdgePatchMerger — a LayerNorm over the width (before the shuffle), linear_fc1
+    (Column, width × merge² → projector_hidden_size, biased) and linear_fc2 (Row, → text, its bias whole)."""
+    whole, split = _siglip2_every_layer(values)
+    width, hidden = values["hidden_size"], outer.projector_hidden_size
+    merged = width * values["spatial_merge_size"] ** 2
+    whole += 2 * width + text_hidden
+    split += merged * hidden + hidden + hidden * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
 class Lfm2VlOuterFields(ConfigSection):
     """Lfm2VlConfig's projector fields (transformers models/lfm2_vl: its class defaults where absent)."""
 
@@ -224,11 +256,8 @@ def lfm2_vl(
     `projector_use_layernorm`, linear_1 → projector_hidden_size and linear_2 → text, biased by `projector_bias`:
     ReplicatedLinear, whole). SGLang 0.5.23 lfm2_vl.py builds linear_1 Column- and linear_2 RowParallelLinear
     (`replicated_params`: split where TowerSplit.replicated_linears, linear_2's bias whole)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + values["num_patches"] * width
-    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
-    merged, hidden = width * outer.downsample_factor**2, outer.projector_hidden_size
+    whole, split = _siglip2_every_layer(values)
+    merged, hidden = values["hidden_size"] * outer.downsample_factor**2, outer.projector_hidden_size
     whole += 2 * merged if outer.projector_use_layernorm else 0
     bias = outer.projector_bias
     replicated = merged * hidden + (hidden if bias else 0) + hidden * text_hidden  # linear_1, linear_2's weight
