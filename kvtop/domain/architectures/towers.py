@@ -171,8 +171,11 @@ def read_tower(
     whole = patch + (width if tower.patch_bias else 0)
     whole += values["num_position_embeddings"] * width if tower.position_table else 0
     ups = 2 if tower.mlp_gated else 1  # column-parallel matrices of width → mlp (gate and up, or fc1)
-    # per block: qkv (3 × width², bias 3 × width) and fc1 / gate+up split; proj and fc2 split, their biases whole
-    split = depth * (3 * width * width + 3 * width + width * width + ups * (width * mlp + mlp) + mlp * width)
+    qkv = 3 * width  # q, k and v outputs; with grouped KV, k and v of num_key_value_heads × (width ÷ num_heads)
+    if tower.grouped_kv:
+        qkv = width + 2 * width // values["num_heads"] * values["num_key_value_heads"]
+    # per block: qkv (width × qkv, with its bias) and fc1 / gate+up split; proj and fc2 split, their biases whole
+    split = depth * (width * qkv + qkv + width * width + ups * (width * mlp + mlp) + mlp * width)
     whole += depth * (2 * norm + width + width)
     # the merger: a norm (over width, or after the shuffle over width × merge²), merged² + bias split, → out
     mergers = 1 + (len(values.get("deepstack_visual_indexes") or ()) if tower.deepstack else 0)
@@ -212,6 +215,15 @@ QWEN2_5_VL = Tower(
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
      "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
     norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True,
+)  # fmt: skip
+# EXAONE-4.5's vision transformer: Qwen2.5-VL's (RMSNorms, an unbiased Conv3d patch, a biased gated MLP, one
+# merger) with grouped KV heads (vLLM 0.33.0 exaone4_5.py EXAONE4_5_VisionAttention: QKVParallelLinear of num_heads and
+# num_key_value_heads, head size width ÷ num_heads, biased; Exaone4GatedMLP biased); Exaone4_5_VisionConfig's defaults
+EXAONE4_5 = Tower(
+    "Exaone4_5_VisionConfig", "transformers models/exaone4_5; vLLM 0.33.0 exaone4_5.py, qwen2_5_vl.py",
+    {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "num_heads": 16, "num_key_value_heads": 8,
+     "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
+    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, grouped_kv=True,
 )  # fmt: skip
 QWEN3_VL = Tower(
     "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
@@ -431,5 +443,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
-    "cosmos3_edge": COSMOS3_EDGE,
+    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
 }  # fmt: skip

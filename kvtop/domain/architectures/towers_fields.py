@@ -42,6 +42,7 @@ class TowerConfig(ConfigSection):
     deepstack_visual_indexes: LayerIndices | None = None
     num_attention_heads: Heads | None = None
     num_key_value_heads: Heads | None = None
+    num_heads: Heads | None = None  # the Qwen ViTs' name (read where the tower's attention groups KV: EXAONE-4.5)
     head_dim: HeadDim | None = None
     position_embedding_size: Dim | None = None
     projector_input_dim: Hidden | None = None
@@ -111,6 +112,7 @@ class Tower:
     patch_bias: bool = True  # the Conv3d patch embedding carries a bias
     position_table: bool = True  # a learned table of num_position_embeddings rows
     mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
+    grouped_kv: bool = False  # qkv of num_heads queries and num_key_value_heads K/V, width ÷ num_heads each (EXAONE-4.5)
     deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
     # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
