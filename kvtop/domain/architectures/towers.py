@@ -34,6 +34,7 @@ from kvtop.domain.architectures import (
     towers_minicpm,
     towers_minimax,
     towers_moon,
+    towers_moondream,
     towers_muse,
     towers_ovis,
     towers_phi,
@@ -67,6 +68,10 @@ def read_tower(
         backbone = validated(towers_ovis.Aimv2BackboneFields, tokenizer.backbone_config, source=source,
                              prefix=f"{tower.section}.backbone_config.")  # fmt: skip
         return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moondream3":  # the `config` section's `vision` dict
+        vision = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {}, source=source,
+                           prefix="config.vision.")  # fmt: skip
+        return towers_moondream.moondream3(vision, text_hidden, tower.config_class, tower.source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
@@ -431,6 +436,13 @@ COSMOS3_EDGE = Tower(
     "Cosmos3EdgeVisionConfig", "transformers models/cosmos3_edge; vLLM 0.33.0 / SGLang 0.5.23 cosmos3_edge.py",
     {**LFM2_VL.defaults, "hidden_size": 1152, "intermediate_size": 4304, "depth": 27, "spatial_merge_size": 2},
     kind="cosmos3_edge",
+)  # fmt: skip
+
+# Moondream3's vision encoder and projection (towers_moondream; the entry's tower): vLLM builds them from the
+# `config` section's `vision` dict, from Moondream3VisionConfig's defaults where the config has no section
+MOONDREAM3 = Tower(
+    "Moondream3VisionConfig", "vLLM 0.33.0 models/moondream3.py, transformers_utils/configs/moondream3.py",
+    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM"}),
 )  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
