@@ -69,9 +69,9 @@ def read_tower(
                              prefix=f"{tower.section}.backbone_config.")  # fmt: skip
         return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
     if tower.kind == "moondream3":  # the `config` section's `vision` dict
-        vision = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {}, source=source,
-                           prefix="config.vision.")  # fmt: skip
-        return towers_moondream.moondream3(vision, text_hidden, tower.config_class, tower.source)
+        encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
+                            source=source, prefix="config.vision.")  # fmt: skip
+        return towers_moondream.moondream3(encoder, text_hidden, tower.config_class, tower.source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
