@@ -51,3 +51,16 @@ def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
     (vision,) = [r for r in book.rows if r.component == "vision"]
     assert int(vision.bytes) == sum(ENGINE_TOWER_BYTES[tp])
     assert not any("vision" in note for note in model.not_modelled)
+
+
+@pytest.mark.parametrize("name", [NAME, "HfMoondream"])
+def test_a_config_without_its_section_builds_the_defaults(name: str) -> None:
+    """vLLM's Moondream3Config reads `config.vision` (absent: its defaults); its registry serves HfMoondream with
+    the same class (default--HfMoondream's rows hold the same vision and vision_proj bytes)."""
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (f"default--{name}", 1))
+    parts = row["stages"][0]["param_bytes"]
+    assert (parts["vision"], parts["vision_proj"]) == ENGINE_TOWER_BYTES[1]
+    config = {**json.loads(CONFIG.read_text()), "architectures": [name]}
+    del config["config"]
+    model = model_from_config(config)
+    assert model.tower is not None and model.tower.params * 2 == sum(ENGINE_TOWER_BYTES[1])

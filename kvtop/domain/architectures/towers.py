@@ -439,10 +439,11 @@ COSMOS3_EDGE = Tower(
 )  # fmt: skip
 
 # Moondream3's vision encoder and projection (towers_moondream; the entry's tower): vLLM builds them from the
-# `config` section's `vision` dict, from Moondream3VisionConfig's defaults where the config has no section
+# `config` section's `vision` dict, from Moondream3VisionConfig's defaults where the config has no section (vLLM's
+# registry serves HfMoondream with the same class: default--HfMoondream meta-built as Moondream3ForCausalLM's)
 MOONDREAM3 = Tower(
     "Moondream3VisionConfig", "vLLM 0.33.0 models/moondream3.py, transformers_utils/configs/moondream3.py",
-    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM"}),
+    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
 )  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
