@@ -1,11 +1,13 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
+The kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
 or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
-in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py. The Qwen vision transformers (Qwen2.5-VL,
-Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py; Kimi-K3's in
+towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
+Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py; Moondream3's in towers_moondream.py.
+The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
 model's width), Qwen3-VL adding one merger per `deepstack_visual_indexes` entry (its norm after the shuffle).
@@ -54,7 +56,7 @@ def read_tower(
 ) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
     projector the outer config sizes (Mistral-3, llava, InternVL, MiniMax-M3), the outer config; None where the
-    vision model is not the kind the entry describes (Kimi-K3's MoonViT: not modelled)."""
+    vision model is not the kind the entry describes or the engines would build it apart (the note stays)."""
     if tower.kind == "phi3v":  # its CLIP's shape is vLLM's constant: only layer_idx and image_dim_out are read
         image = validated(towers_phi.Phi3VImageFields, vision_config, source=source, prefix=f"{tower.section}.")
         if not 1 <= towers_vit.layers_built(image.layer_idx, towers_phi.CLIP_L14_336["depth"]) <= 24:
