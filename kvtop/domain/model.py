@@ -219,6 +219,9 @@ class TowerSplit(BaseModel):
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
     post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
     float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
+    # towers (by TowerSpec.config_class) whose head-split blocks the engine builds nn.Linear, whole on every rank
+    # (SGLang 0.5.23 kimi_k3_vl.py: Kimi-K3's MoonViT runs data-parallel)
+    whole_blocks: tuple[str, ...] = ()
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
     k_eq_v_holds_v: tuple[str, ...] = ()
@@ -287,6 +290,7 @@ class TowerSpec(BaseModel):
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
         how = split or TowerSplit()
         heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
+        heads_split = 0 if self.config_class in how.whole_blocks else heads_split
         shared = self.tp_split_params + (heads_split if self.heads and self.heads % tp == 0 else 0)
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0

@@ -42,3 +42,15 @@ def test_the_towers_of_this_wave_are_planned() -> None:
     for name in ("KimiVLForConditionalGeneration", "Phi3VForCausalLM", "LlavaForConditionalGeneration"):
         assert tower_verdict(name)[0] == "tower", name
     assert tower_verdict("Phi4MMForCausalLM") == ("not_modelled", "Phi-4-multimodal's LoRA adapters and towers")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["KimiK3ForConditionalGeneration", "Granite4VisionForConditionalGeneration", "Lfm2VlForConditionalGeneration",
+     "AriaForConditionalGeneration", "Cohere2VisionForConditionalGeneration", "Ovis", "Blip2ForConditionalGeneration",
+     "Cosmos3EdgeForConditionalGeneration", "Exaone4_5_ForConditionalGeneration",
+     "LlavaNextVideoForConditionalGeneration", "Moondream3ForCausalLM"],
+)  # fmt: skip
+def test_the_towers_of_issue_26_are_planned(name: str) -> None:
+    """Their towers are read, each equal to the engines' meta builds (tests/domain/test_towers_*.py)."""
+    assert tower_verdict(name)[0] == "tower"

@@ -204,7 +204,9 @@ def test_moondream3_language_model_as_vllm_builds_it() -> None:
     + bias, out_proj [2048, 2048] + bias, tau_alpha [32], tau_wq and tau_wv [32, 6144]; on layers 0-3 fc1 [8192,
     2048] + bias and fc2 [2048, 8192] + bias; on layers 4-23 fc1_weight [64, 2048, 2048], fc2_weight [64, 2048,
     1024], gate [64, 2048] + bias [64]; post_ln [2048] + bias; bf16: text 17,414,385,664 + lm_head 209,817,600 B
-    (the vision tower and projection beside it are not in the book). Its KV spec: 24 full layers, 32 KV heads × 64."""
+    (beside it the vision encoder and projection, in the book since towers_moondream: tests/domain/
+    test_towers_moondream3.py; the rank's weights are the meta build's total). Its KV spec: 24 full layers, 32 KV
+    heads × 64."""
     m = model(config("Moondream3ForCausalLM"))
     h = 2048
     layer = 2 * h + 32 + 2 * 32 * 3 * h + 3 * h * h + 3 * h + h * h + h
@@ -216,9 +218,10 @@ def test_moondream3_language_model_as_vllm_builds_it() -> None:
         expected
         == rows[1]["stages"][0]["param_bytes"]["text"] + rows[1]["stages"][0]["param_bytes"]["lm_head"]
     )
-    assert weights(m, 1) == expected
+    tp1 = rows[1]["stages"][0]["param_bytes"]
+    assert weights(m, 1) == expected + tp1["vision"] + tp1["vision_proj"] == engine_weights(rows[1])
     tp2 = rows[2]["stages"][0]["param_bytes"]
-    assert weights(m, 2) == tp2["text"] + tp2["lm_head"]
+    assert weights(m, 2) == tp2["text"] + tp2["lm_head"] + tp2["vision"] + tp2["vision_proj"]
     spec = rows[1]["stages"][0]["layer_specs"][0]
     assert (spec["layers"], spec["num_kv_heads"], spec["head_size"]) == (24, m.num_kv_heads, m.head_dim)
     assert m.layer_mlp.count(MlpKind.DENSE) == 4

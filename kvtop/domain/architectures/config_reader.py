@@ -32,7 +32,7 @@ AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights bo
 # Vision sections other than `vision_config` that say the class builds a tower (its weights "not modelled" unless a
 # tower kind reads them): Ovis's `visual_tokenizer_config` (vLLM 0.33.0 ovis.py: `visual_tokenizer`, a SigLIP/AIMv2
 # ViT with its head, and `vte`, the visual embedding table; meta-built, AIDC-AI/Ovis2-34B at TP 1 3,546,980,332 +
-# 671,088,640 B beside the language model)
+# 671,088,640 B beside the language model; towers_ovis reads an AIMv2 backbone's)
 OTHER_VISION_SECTIONS = ("visual_tokenizer_config",)
 # LLaVA-NeXT's own format (liuhaotian/llava-v1.6-*, lmms-lab/llava-onevision-*) names its tower by checkpoint id,
 # `mm_vision_tower`, with no vision section: SGLang 0.5.23 models/llava.py builds the projector

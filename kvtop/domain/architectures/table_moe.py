@@ -60,7 +60,7 @@ MOE: tuple[Architecture, ...] = (
     # (fc1, fc2, biased) below moe.start_layer, GeGLU experts (fc1 2 × inner, fc2) from it behind a router with a
     # bf16 bias; post_ln with a bias; lm_head with a bias. Moondream3Config builds the text model from `config.text`
     # and writes its shape at the top level when saved: kvtop reads the top level with the class defaults, and
-    # refuses a config whose `config.text` states settings (not read)
+    # refuses a config whose `config.text` states settings (not read); its vision encoder and projection: towers_moondream
     A("moondream3", "Moondream3Config", "vLLM 0.33.0 transformers_utils/configs/moondream3.py", m.MOONDREAM3,
       ("Moondream3ForCausalLM",), attention=Attention(qkv_bias=True), mlp_gated=False,
       body=BodyShape(norms_per_layer=1, norm_bias=True, o_bias=True, mlp_bias=True, lm_head_bias=True,
@@ -68,7 +68,7 @@ MOE: tuple[Architecture, ...] = (
       moe=Moe("moe_num_experts", per_token_field="moe_topk", placement=FirstDense(), router_bias=True,
               router_bias_fp32=False, gated_experts=True),
       refused_when=(("config.text", "Moondream3's text settings under config.text (vLLM's Moondream3TextConfig)"),),
-      not_modelled=("Moondream3's vision encoder and projection (vision, vision_proj: not in the weights book)",)),
+      tower=t.MOONDREAM3),
     # HunYuan MoE (SGLang 0.5.23 models/hunyuan.py): a dense MLP of intermediate_size where num_experts is 1 (the
     # class default; _is_moe asks > 1); else experts of moe_intermediate_size on every layer, moe_topk a token, a
     # bias-free router in the model dtype, and num_shared_expert × intermediate_size shared where use_mixed_mlp_moe;

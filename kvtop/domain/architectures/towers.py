@@ -1,15 +1,18 @@
 """A multimodal model's vision tower and projector, as data: which `vision_config` fields size it, and what
 its modules hold, so that the weights book counts it per rank as the engines shard it.
 
-Eleven kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
+The kinds: here the Qwen ViTs, Gemma-3's SigLIP and Pixtral; llava's (llava-next's, -onevision's) CLIP, SigLIP
 or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code and transformers formats) in
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
-in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py. The Qwen vision transformers (Qwen2.5-VL,
-Qwen3-VL, Qwen3.5) are one shape with switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
+in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py; Kimi-K3's in
+towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
+Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py; Moondream3's in towers_moondream.py.
+The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
+switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
 a gated or plain MLP with biases), and a patch merger (a norm, then width × merge² → the same → the language
 model's width), Qwen3-VL adding one merger per `deepstack_visual_indexes` entry (its norm after the shuffle).
-Gemma-3's SigLIP tower and projector are another (`_siglip_gemma3`), Pixtral another. Parameter counts are
+Gemma-3's SigLIP tower and projector are another (`towers_vit.siglip_gemma3`), Pixtral another. Parameter counts are
 transformers' classes' (the oracle: `tower_params` in tests/data/configs/heldout/transformers_params.json).
 
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
@@ -25,116 +28,28 @@ pipeline stage.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import AliasChoices, Field
+from typing import Any
 
 from kvtop.domain.architectures import (
+    towers_blip,
     towers_glm,
     towers_intern,
     towers_minicpm,
     towers_minimax,
     towers_moon,
+    towers_moondream,
     towers_muse,
+    towers_ovis,
     towers_phi,
     towers_vit,
 )
-from kvtop.domain.config_schema import validated
-from kvtop.domain.config_types import (
-    ConfigSection,
-    Dim,
-    Flag,
-    HeadDim,
-    Heads,
-    Hidden,
-    Intermediate,
-    LayerIndices,
-    Layers,
-    Name,
+from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
+from kvtop.domain.architectures.towers_fields import (
+    Tower as Tower,  # re-exported: description.py, towers_coverage.py
 )
+from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import TowerSpec
-
-
-class TowerConfig(ConfigSection):
-    """The `vision_config` fields a tower's size reads (absent: the vision config class's default)."""
-
-    depth: Layers | None = Field(default=None, validation_alias=AliasChoices("depth", "num_hidden_layers"))
-    hidden_size: Hidden | None = None
-    intermediate_size: Intermediate | None = None
-    in_channels: Dim | None = Field(
-        default=None, validation_alias=AliasChoices("in_channels", "in_chans", "num_channels")
-    )
-    patch_size: Dim | None = None
-    image_size: Dim | None = None
-    temporal_patch_size: Dim | None = None
-    spatial_merge_size: Dim | None = None
-    out_hidden_size: Hidden | None = None
-    num_position_embeddings: Dim | None = None
-    deepstack_visual_indexes: LayerIndices | None = None
-    num_attention_heads: Heads | None = None
-    num_key_value_heads: Heads | None = None
-    head_dim: HeadDim | None = None
-    position_embedding_size: Dim | None = None
-    projector_input_dim: Hidden | None = None
-    projector_output_dim: Hidden | None = None
-    vision_output_dim: Hidden | None = None
-    multi_modal_projector_bias: Flag | None = None
-    vision_use_head: Flag | None = None  # SigLIP's pooling head (SiglipVisionConfig's default: True)
-    model_type: Name | None = None
-
-
-class ProjectorConfig(ConfigSection):
-    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
-
-    spatial_merge_size: Dim = 2
-    multimodal_projector_bias: Flag = False
-
-
-class Qwen2VLVisionFields(ConfigSection):
-    """Qwen2VLVisionConfig's own names (transformers models/qwen2_vl: its class defaults where absent): the width
-    is `embed_dim`, the block MLP `embed_dim × mlp_ratio` (vLLM qwen2_vl.py `int(embed_dim * mlp_ratio)`), and
-    `hidden_size` the patch merger's output."""
-
-    embed_dim: Hidden = 1280
-    hidden_size: Hidden = 3584
-    mlp_ratio: float = Field(default=4.0, gt=0, le=64)
-
-
-@dataclass(frozen=True)
-class Tower:
-    """One family's vision tower: its vision config class, defaults and module switches."""
-
-    config_class: str
-    source: str  # the transformers file its modules and defaults come from
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
-    # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
-    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger (towers_moon);
-    # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
-    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
-    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
-    kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
-                  "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3"] = "qwen"
-    section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
-    # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
-    vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
-    vision_model_types: frozenset[str] = frozenset()
-    norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
-    patch_bias: bool = True  # the Conv3d patch embedding carries a bias
-    position_table: bool = True  # a learned table of num_position_embeddings rows
-    mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
-    deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
-    # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
-    # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
-    block_mlp_split: bool = False
-    drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
-    # the classes that build the tower from the vision config class's defaults where the config has no section
-    # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
-    absent_section_built: frozenset[str] = frozenset()
 
 
 def read_tower(
@@ -142,13 +57,24 @@ def read_tower(
 ) -> TowerSpec | None:
     """The tower's parameters, whole and split over TP, from `vision_config` (fields named when bad) and, for a
     projector the outer config sizes (Mistral-3, llava, InternVL, MiniMax-M3), the outer config; None where the
-    vision model is not the kind the entry describes (Kimi-K3's MoonViT: not modelled)."""
+    vision model is not the kind the entry describes or the engines would build it apart (the note stays)."""
     if tower.kind == "phi3v":  # its CLIP's shape is vLLM's constant: only layer_idx and image_dim_out are read
         image = validated(towers_phi.Phi3VImageFields, vision_config, source=source, prefix=f"{tower.section}.")
         if not 1 <= towers_vit.layers_built(image.layer_idx, towers_phi.CLIP_L14_336["depth"]) <= 24:
             raise InputError(f"must name a layer of the CLIP's 24 (got {image.layer_idx})",
                              field=f"{tower.section}.layer_idx", source=source)  # fmt: skip
         return towers_phi.phi3v_tower(image, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "ovis":  # the visual tokenizer's own section and its backbone_config
+        tokenizer = validated(towers_ovis.OvisTokenizerFields, vision_config, source=source, prefix=f"{tower.section}.")
+        if tokenizer.backbone_config.get("model_type") != "aimv2":
+            return None
+        backbone = validated(towers_ovis.Aimv2BackboneFields, tokenizer.backbone_config, source=source,
+                             prefix=f"{tower.section}.backbone_config.")  # fmt: skip
+        return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "moondream3":  # the `config` section's `vision` dict
+        encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
+                            source=source, prefix="config.vision.")  # fmt: skip
+        return towers_moondream.moondream3(encoder, text_hidden, tower.config_class, tower.source)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
@@ -189,6 +115,17 @@ def read_tower(
         return towers_moon.moon_vit(
             moon, text_hidden, tower.config_class, tower.source, mlp_split_everywhere=tower.block_mlp_split
         )
+    if tower.kind == "blip2":
+        return towers_blip.blip2(
+            validated(towers_blip.Blip2VisionFields, vision_config, source=source, prefix="vision_config."),
+            validated(towers_blip.Blip2QFormerFields, outer.get("qformer_config") or {}, source=source,
+                      prefix="qformer_config."),
+            validated(towers_blip.Blip2OuterFields, outer, source=source), text_hidden, tower.config_class,
+            tower.source,
+        )  # fmt: skip
+    if tower.kind == "kimi_k3":
+        k3 = validated(towers_moon.KimiK3VisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_moon.kimi_k3(k3, text_hidden, tower.config_class, tower.source)
     if tower.kind == "intern_vl_hf":
         hf = validated(towers_intern.InternVlVisionFields, vision_config, source=source, prefix="vision_config.")
         ratio = validated(towers_intern.InternChatFields, outer, source=source)
@@ -199,6 +136,25 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "granite4_vision":  # SigLIP whatever the section's model_type, by its class's defaults
+        vision_type = stated.model_type or "clip_vision_model"  # Granite4VisionConfig's default section
+        if vision_type not in tower.vision_defaults or not {"downsample_rate", "deepstack_layer_map"} <= outer.keys():
+            return None  # another vision config class; or no projector fields (no class default: vLLM cannot build)
+        values = {**values, **tower.vision_defaults[vision_type], **given}
+        granite = validated(towers_blip.GraniteOuterFields, outer, source=source)
+        return towers_blip.granite4_vision(values, granite, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "lfm2_vl":
+        lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
+        return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "aria":
+        queries = validated(towers_vit.AriaOuterFields, outer, source=source)
+        return towers_vit.aria(values, queries, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "cohere2_vision":
+        alignment = validated(towers_vit.Cohere2VisionOuterFields, outer, source=source)
+        return towers_vit.cohere2_vision(values, alignment, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "cosmos3_edge":
+        merger = validated(towers_vit.Cosmos3EdgeOuterFields, outer, source=source)
+        return towers_vit.cosmos3_edge(values, merger, text_hidden, tower.config_class, tower.source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -212,10 +168,10 @@ def read_tower(
         projection = validated(towers_vit.PaliGemmaOuterFields, outer, source=source)
         return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)
     if tower.kind == "siglip_gemma3":
-        return _siglip_gemma3(tower, values, text_hidden)
+        return towers_vit.siglip_gemma3(values, text_hidden, tower.config_class, tower.source)
     if tower.kind == "pixtral_mistral3":
-        projector = validated(ProjectorConfig, outer, source=source)
-        return _pixtral_mistral3(tower, values, text_hidden, projector)
+        projector = validated(towers_vit.ProjectorConfig, outer, source=source)
+        return towers_vit.pixtral_mistral3(values, text_hidden, projector, tower.config_class, tower.source)
     width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
     merged, out = width * values["spatial_merge_size"] ** 2, values["out_hidden_size"]
     norm = (2 if tower.norm_bias else 1) * width
@@ -223,8 +179,11 @@ def read_tower(
     whole = patch + (width if tower.patch_bias else 0)
     whole += values["num_position_embeddings"] * width if tower.position_table else 0
     ups = 2 if tower.mlp_gated else 1  # column-parallel matrices of width → mlp (gate and up, or fc1)
-    # per block: qkv (3 × width², bias 3 × width) and fc1 / gate+up split; proj and fc2 split, their biases whole
-    split = depth * (3 * width * width + 3 * width + width * width + ups * (width * mlp + mlp) + mlp * width)
+    qkv = 3 * width  # q, k and v outputs; with grouped KV, k and v of num_key_value_heads × (width ÷ num_heads)
+    if tower.grouped_kv:
+        qkv = width + 2 * width // values["num_heads"] * values["num_key_value_heads"]
+    # per block: qkv (width × qkv, with its bias) and fc1 / gate+up split; proj and fc2 split, their biases whole
+    split = depth * (width * qkv + qkv + width * width + ups * (width * mlp + mlp) + mlp * width)
     whole += depth * (2 * norm + width + width)
     # the merger: a norm (over width, or after the shuffle over width × merge²), merged² + bias split, → out
     mergers = 1 + (len(values.get("deepstack_visual_indexes") or ()) if tower.deepstack else 0)
@@ -237,40 +196,6 @@ def read_tower(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
                      mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
-
-
-def _siglip_gemma3(tower: Tower, values: Mapping[str, Any], text_hidden: int) -> TowerSpec:
-    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
-    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
-    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
-    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    positions = (values["image_size"] // values["patch_size"]) ** 2
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
-    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
-    whole += width * text_hidden + width  # the projector and its soft-embedding norm
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source, position_params=positions * width, position_rows=positions)  # fmt: skip
-
-
-def _pixtral_mistral3(
-    tower: Tower, values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig
-) -> TowerSpec:
-    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
-    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
-    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
-    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
-    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
-    split = depth * (4 * width * width + 3 * width * mlp)
-    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
-    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
-    split += projector
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
-                     source=tower.source, projector_params=projector)  # fmt: skip
 
 
 _QWEN3_VISION = {
@@ -298,6 +223,15 @@ QWEN2_5_VL = Tower(
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
      "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
     norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True,
+)  # fmt: skip
+# EXAONE-4.5's vision transformer: Qwen2.5-VL's (RMSNorms, an unbiased Conv3d patch, a biased gated MLP, one
+# merger) with grouped KV heads (vLLM 0.33.0 exaone4_5.py EXAONE4_5_VisionAttention: QKVParallelLinear of num_heads and
+# num_key_value_heads, head size width ÷ num_heads, biased; Exaone4GatedMLP biased); Exaone4_5_VisionConfig's defaults
+EXAONE4_5 = Tower(
+    "Exaone4_5_VisionConfig", "transformers models/exaone4_5; vLLM 0.33.0 exaone4_5.py, qwen2_5_vl.py",
+    {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "num_heads": 16, "num_key_value_heads": 8,
+     "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
+    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, grouped_kv=True,
 )  # fmt: skip
 QWEN3_VL = Tower(
     "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
@@ -345,6 +279,11 @@ LLAVA_CLIP = Tower(
 )  # fmt: skip
 LLAVA_NEXT = Tower(
     "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next (image_newline, LlavaNextMultiModalProjector)"),
+    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
+    vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+LLAVA_NEXT_VIDEO = Tower(
+    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next_video (LlavaNextVideoMultiModalProjector)"),
     {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
     vision_defaults=_LLAVA_VISION,
 )  # fmt: skip
@@ -404,6 +343,12 @@ KIMI_VL = Tower(
     kind="moon_vit", vision_model_types=frozenset({"moonvit"}), block_mlp_split=True,
 )  # fmt: skip
 
+# Kimi-K3's MoonViT and patchmergerv2 (KimiK3VisionConfig's defaults: towers_moon.KimiK3VisionFields)
+KIMI_K3 = Tower(
+    "KimiK3VisionConfig", "vLLM 0.33.0 configs/kimi_k3.py, kimi_k3/nvidia/model.py, kimi_k25_vit.py; SGLang 0.5.23 kimi_k3_vl.py",
+    kind="kimi_k3",
+)  # fmt: skip
+
 # Phi-3-vision / Phi-3.5-vision: vLLM phi3v.py's CLIP ViT-L/14-336, HD separators and img_projection (towers_phi)
 PHI3_V = Tower(
     "CLIPVisionConfig", "Phi-3.5-vision remote code (Phi3ImageEmbedding); vLLM phi3v.py (Phi3HDImageEmbedding), clip.py",
@@ -451,12 +396,68 @@ IDEFICS3_VISION = Tower(
     kind="idefics3",
 )  # fmt: skip
 
+# BLIP-2's vision model, Q-Former and projection (towers_blip; Blip2VisionConfig's defaults there)
+BLIP2 = Tower(
+    "Blip2VisionConfig", "transformers models/blip_2 (config classes); vLLM 0.33.0 blip2.py, blip.py", kind="blip2"
+)
+# Granite-4.0-Vision's SigLIP and window Q-Former projectors (towers_blip): the vision config class's defaults by
+# its model_type (Granite4VisionConfig's default section is a CLIPVisionConfig); vLLM builds SiglipVisionModel
+GRANITE4_VISION = Tower(
+    "SiglipVisionConfig", "transformers models/granite4_vision; vLLM 0.33.0 granite4_vision.py, siglip.py, blip2.py",
+    {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION,
+)  # fmt: skip
+
+# LFM2-VL's SigLIP2 and projector (towers_vit.lfm2_vl): Siglip2VisionConfig's class defaults; vLLM refuses another
+# vision model_type ("Unsupported visual tokenizer type")
+LFM2_VL = Tower(
+    "Siglip2VisionConfig", "transformers models/siglip2, models/lfm2_vl; vLLM 0.33.0 lfm2_vl.py, lfm2_siglip2.py; SGLang 0.5.23 lfm2_vl.py",
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
+     "num_patches": 256},
+    kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
+)  # fmt: skip
+
+# Aria's Idefics3 SigLIP and projector (towers_vit.aria; AriaConfig's default section is an Idefics3VisionConfig)
+ARIA_VISION = Tower(
+    "Idefics3VisionConfig", "transformers models/aria, models/idefics3; vLLM 0.33.0 aria.py, idefics2_vision_model.py",
+    IDEFICS3_VISION.defaults, kind="aria",
+)  # fmt: skip
+
+# Command-A-Vision's SigLIP and projector (towers_vit.cohere2_vision; SiglipVisionConfig's class defaults)
+COHERE2_VISION = Tower(
+    "SiglipVisionConfig", "transformers models/cohere2_vision, models/siglip; vLLM 0.33.0 cohere2_vision.py, siglip.py",
+    GEMMA3_SIGLIP.defaults, kind="cohere2_vision",
+)  # fmt: skip
+
+# Ovis's AIMv2 visual tokenizer and visual embedding table (towers_ovis; the `visual_tokenizer_config` section)
+OVIS = Tower(
+    "Aimv2VisionConfig", "vLLM 0.33.0 ovis.py, aimv2.py, configs/ovis.py; transformers models/aimv2",
+    kind="ovis", section="visual_tokenizer_config",
+)  # fmt: skip
+
+# Cosmos-3-Edge's SigLIP2 and patch merger (towers_vit.cosmos3_edge; Cosmos3EdgeVisionConfig's class defaults)
+COSMOS3_EDGE = Tower(
+    "Cosmos3EdgeVisionConfig", "transformers models/cosmos3_edge; vLLM 0.33.0 / SGLang 0.5.23 cosmos3_edge.py",
+    {**LFM2_VL.defaults, "hidden_size": 1152, "intermediate_size": 4304, "depth": 27, "spatial_merge_size": 2},
+    kind="cosmos3_edge",
+)  # fmt: skip
+
+# Moondream3's vision encoder and projection (towers_moondream; the entry's tower): vLLM builds them from the
+# `config` section's `vision` dict, from Moondream3VisionConfig's defaults where the config has no section (vLLM's
+# registry serves HfMoondream with the same class: default--HfMoondream meta-built as Moondream3ForCausalLM's)
+MOONDREAM3 = Tower(
+    "Moondream3VisionConfig", "vLLM 0.33.0 models/moondream3.py, transformers_utils/configs/moondream3.py",
+    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
     "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
+    "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
-    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
+    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
+    "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
+    "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
+    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
 }  # fmt: skip

@@ -21,20 +21,20 @@ TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
 
 OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Mistral3ForConditionalGeneration": "mistral3", "LlavaForConditionalGeneration": "llava",
-    "LlavaNextForConditionalGeneration": "llava_next", "LlavaOnevisionForConditionalGeneration": "llava_onevision",
+    "LlavaNextForConditionalGeneration": "llava_next", "LlavaNextVideoForConditionalGeneration": "llava_next_video", "LlavaOnevisionForConditionalGeneration": "llava_onevision",
     "Llama4ForConditionalGeneration": "llama4", "Gemma4ForConditionalGeneration": "gemma4",
     "InternVLChatModel": "internvl_chat", "InternVLForConditionalGeneration": "internvl",
-    "KimiK25ForConditionalGeneration": "kimi_k25", "KimiVLForConditionalGeneration": "kimi_vl",
+    "KimiK25ForConditionalGeneration": "kimi_k25", "KimiK3ForConditionalGeneration": "kimi_k3", "KimiVLForConditionalGeneration": "kimi_vl",
     "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
     "MiniCPMV4_6ForConditionalGeneration": "minicpmv4_6", "MiniCPMV4_7ForConditionalGeneration": "minicpmv4_7",
     "PaliGemmaForConditionalGeneration": "paligemma", "Idefics3ForConditionalGeneration": "idefics3",
-    "SmolVLMForConditionalGeneration": "smolvlm",
+    "SmolVLMForConditionalGeneration": "smolvlm", "Blip2ForConditionalGeneration": "blip-2",
+    "Granite4VisionForConditionalGeneration": "granite4_vision", "Lfm2VlForConditionalGeneration": "lfm2_vl",
+    "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge", "Exaone4_5_ForConditionalGeneration": "exaone4_5", "Ovis": "ovis", "AriaForConditionalGeneration": "aria", "Cohere2VisionForConditionalGeneration": "cohere2_vision",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
 NO_TOWER_BECAUSE: Mapping[str, str] = {
-    "KimiK3ForConditionalGeneration": "Kimi-K3's MoonViT variant (RMSNorms, no biases, a 1,536-wide qkv, "
-    "patchmergerv2): no oracle for it here",
     "LlavaForConditionalGeneration": "planned over CLIP, SigLIP or Pixtral; another vision model keeps the note",
 }
 

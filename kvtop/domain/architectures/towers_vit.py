@@ -1,7 +1,8 @@
-"""Five more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
+"""Nine more tower kinds, counted as vLLM 0.33.0 builds and shards them (towers.py reads the fields and picks
 the kind): llava's (llava-next's, llava-onevision's) CLIP, SigLIP or Pixtral ViT and 2-layer projector, Llama-4's
 vision model and projector, Gemma-4's vision tower and embedder, PaliGemma's SigLIP and projector, Idefics3's
-(SmolVLM's) SigLIP and connector. Each returns the parameters whole and those split over TP (a column-parallel layer's
+(SmolVLM's) SigLIP and connector, LFM2-VL's and Cosmos-3-Edge's SigLIP2 and projectors, Aria's and Command-A-Vision's SigLIP and projector; and towers.py's Gemma-3 SigLIP and Mistral-3
+Pixtral readings. Each returns the parameters whole and those split over TP (a column-parallel layer's
 bias splits with it; a row-parallel layer's bias, the norms, embeddings and tables stay whole).
 """
 
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 
-from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden
+from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden, Intermediate
 from kvtop.domain.model import TowerSpec
 
 
@@ -54,7 +55,8 @@ def llava_tower(
     llava.py, llava_next.py and llava_onevision.py build the blocks only up to `vision_feature_layer` (−2: all
     but the last) and no post-LayerNorm nor SigLIP head (`require_post_norm=False`, `use_head=False`); clip.py
     and siglip.py split qkv, out, fc1 and fc2 (QKV/Row/Column/RowParallelLinear). The projector's linear_1
-    (Column) and linear_2 (Row) split for llava and llava-next; llava-onevision's are nn.Linear, whole."""
+    (Column) and linear_2 (Row) split for llava and llava-next; llava-onevision's are nn.Linear, whole, and so are
+    llava-next-video's (llava_next_video.py LlavaNextMultiModalProjector; no image_newline: its pooler has none)."""
     width, mlp = values["hidden_size"], values["intermediate_size"]
     feature_layer = values["vision_feature_layer"] if projector.vision_feature_layer is None else projector.vision_feature_layer
     depth = layers_built(feature_layer, values["depth"])
@@ -67,7 +69,7 @@ def llava_tower(
     whole += text_hidden if outer_type in ("llava_next", "llava_onevision") else 0  # image_newline
     bias = text_hidden if projector.multimodal_projector_bias else 0
     linears = width * text_hidden + bias + text_hidden * text_hidden
-    split_projector = 0 if outer_type == "llava_onevision" else linears  # onevision's: whole
+    split_projector = 0 if outer_type in ("llava_onevision", "llava_next_video") else linears  # theirs: whole
     whole += bias + linears - split_projector
     split += split_projector
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
@@ -200,4 +202,151 @@ def idefics3_vision(
     the language model's width without bias (whole)."""
     whole, split = _siglip_every_layer(values)
     whole += values["hidden_size"] * outer.scale_factor**2 * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+def _siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
+    """(whole, split over TP) of vLLM lfm2_siglip2.py's / SGLang siglip2.py's SigLIP2 with every layer and its
+    post-LayerNorm: a biased linear patch embedding channels × patch² → width and a `num_patches`-row nn.Embedding
+    table (whole), blocks of two LayerNorms, qkv/out and fc1/fc2 with biases split as QKV/Row/Column/Row-parallel
+    (the row-parallel biases whole)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + values["num_patches"] * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return whole, split
+
+
+class Cosmos3EdgeOuterFields(ConfigSection):
+    """Cosmos3EdgeConfig's `projector_hidden_size` (its class default 11520)."""
+
+    projector_hidden_size: Intermediate = 11520
+
+
+def cosmos3_edge(
+    values: Mapping[str, Any], outer: Cosmos3EdgeOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """Cosmos-3-Edge's visual, as vLLM 0.33.0 and SGLang 0.5.23 cosmos3_edge.py build it: the SigLIP2 encoder
+    (`_siglip2_every_layer`) and Cosmos3EdgePatchMerger — a LayerNorm over the width (before the shuffle), linear_fc1
+    (Column, width × merge² → projector_hidden_size, biased) and linear_fc2 (Row, → text, its bias whole)."""
+    whole, split = _siglip2_every_layer(values)
+    width, hidden = values["hidden_size"], outer.projector_hidden_size
+    merged = width * values["spatial_merge_size"] ** 2
+    whole += 2 * width + text_hidden
+    split += merged * hidden + hidden + hidden * text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+class Lfm2VlOuterFields(ConfigSection):
+    """Lfm2VlConfig's projector fields (transformers models/lfm2_vl: its class defaults where absent)."""
+
+    downsample_factor: Dim = 2
+    projector_hidden_size: Hidden = 2560
+    projector_bias: Flag = True
+    projector_use_layernorm: Flag = True
+
+
+def lfm2_vl(
+    values: Mapping[str, Any], outer: Lfm2VlOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """LFM2-VL's SigLIP2 and projector, as vLLM 0.33.0 lfm2_vl.py builds them: lfm2_siglip2.py Siglip2Model with
+    every layer and its post-LayerNorm (a biased linear patch embedding channels × patch² → width, a
+    `num_patches`-row nn.Embedding table, both whole; blocks of two LayerNorms, qkv/out and fc1/fc2 with biases
+    split as QKV/Row/Column/Row-parallel) and Lfm2VLMultiModalProjector (a LayerNorm over width × factor² where
+    `projector_use_layernorm`, linear_1 → projector_hidden_size and linear_2 → text, biased by `projector_bias`:
+    ReplicatedLinear, whole). SGLang 0.5.23 lfm2_vl.py builds linear_1 Column- and linear_2 RowParallelLinear
+    (`replicated_params`: split where TowerSplit.replicated_linears, linear_2's bias whole)."""
+    whole, split = _siglip2_every_layer(values)
+    merged, hidden = values["hidden_size"] * outer.downsample_factor**2, outer.projector_hidden_size
+    whole += 2 * merged if outer.projector_use_layernorm else 0
+    bias = outer.projector_bias
+    replicated = merged * hidden + (hidden if bias else 0) + hidden * text_hidden  # linear_1, linear_2's weight
+    whole += replicated + (text_hidden if bias else 0)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
+                     replicated_params=replicated)  # fmt: skip
+
+
+class ProjectorConfig(ConfigSection):
+    """The outer config's projector fields (Mistral3Config: a merge of 2 × 2 patches, no biases by default)."""
+
+    spatial_merge_size: Dim = 2
+    multimodal_projector_bias: Flag = False
+
+
+def siglip_gemma3(values: Mapping[str, Any], text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """SigLIP (a Conv2d patch embedding with bias, a learned table of (image ÷ patch)² positions, `depth`
+    blocks of two LayerNorms, q/k/v/out with biases and fc1/fc2 with biases, a post-LayerNorm) and Gemma-3's
+    projector (`mm_input_projection_weight` width × text width, `mm_soft_emb_norm`), both whole on every rank
+    but the blocks' qkv, out, fc1 and fc2 (vLLM siglip.py: QKV/Row/Column/RowParallelLinear; gemma3_mm.py)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    positions = (values["image_size"] // values["patch_size"]) ** 2
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
+    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out and fc2 biases; post-LayerNorm
+    whole += width * text_hidden + width  # the projector and its soft-embedding norm
+    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class,
+                     source=source, position_params=positions * width, position_rows=positions)  # fmt: skip
+
+
+def pixtral_mistral3(
+    values: Mapping[str, Any], text_hidden: int, projector: ProjectorConfig, config_class: str, source: str
+) -> TowerSpec:
+    """Pixtral (a Conv2d patch embedding without bias, an RMSNorm before the blocks, `depth` blocks of two RMSNorms,
+    q/k/v/o and gate/up/down without biases; RoPE, no position table) and Mistral-3's projector (an RMSNorm, the
+    patch merger width × merge² → width, then linear_1 width → text and linear_2 text → text): vLLM pixtral.py
+    and mistral3.py split the blocks' matrices and linear_1 / linear_2 over TP (a linear_1 bias with them,
+    linear_2's whole); the rest is whole. Every layer is counted (vision_feature_layer −1, the default)."""
+    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
+    merge, bias = projector.spatial_merge_size, projector.multimodal_projector_bias
+    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + depth * 2 * width
+    split = depth * (4 * width * width + 3 * width * mlp)
+    whole += width + width * merge * merge * width + (text_hidden if bias else 0)
+    projector = width * text_hidden + text_hidden * text_hidden + (text_hidden if bias else 0)
+    split += projector
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class,
+                     source=source, projector_params=projector)  # fmt: skip
+
+
+class AriaOuterFields(ConfigSection):
+    """AriaConfig's `projector_patch_to_query_dict` (its class default {1225: 128, 4900: 256}): the projector's
+    query rows are its largest value (`max_value_projector_patch_to_query_dict`, which AriaConfig derives)."""
+
+    projector_patch_to_query_dict: dict[str, Dim] = Field(default={"1225": 128, "4900": 256}, min_length=1)
+
+
+def aria(values: Mapping[str, Any], outer: AriaOuterFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """Aria's vision tower and projector, as vLLM 0.33.0 aria.py builds them: AriaVisionTransformer, the Idefics3
+    SigLIP with every layer and no post-LayerNorm (an nn.Identity), and AriaProjector — `query` (the largest
+    patch-to-query value × width), transformers' AriaCrossAttention (q/k/v unbiased, nn.MultiheadAttention's
+    in_proj and out_proj biased, a biased linear, two LayerNorms; whole), a LayerNorm, and the feed-forward's
+    linear_in (Column, width → text) and linear_out (Row, text → text), unbiased, split over TP."""
+    width = values["hidden_size"]
+    whole, split = _siglip_every_layer(values)
+    whole -= 2 * width  # no post-LayerNorm
+    queries = max(outer.projector_patch_to_query_dict.values())
+    whole += queries * width + 3 * width * width + 4 * width * width + 4 * width + width * width + width + 4 * width
+    whole += 2 * width  # the projector's LayerNorm
+    feed_forward = width * text_hidden + text_hidden * text_hidden
+    return TowerSpec(params=whole + split + feed_forward, tp_split_params=split + feed_forward,
+                     config_class=config_class, source=source)  # fmt: skip
+
+
+class Cohere2VisionOuterFields(ConfigSection):
+    """Cohere2VisionConfig's projector fields (transformers models/cohere2_vision: its class defaults where absent)."""
+
+    downsample_factor: Dim = 2
+    alignment_intermediate_size: Intermediate = 36864
+
+
+def cohere2_vision(
+    values: Mapping[str, Any], outer: Cohere2VisionOuterFields, text_hidden: int, config_class: str, source: str
+) -> TowerSpec:
+    """Command-A-Vision's SigLIP and projector, as vLLM 0.33.0 cohere2_vision.py builds them: siglip.py
+    SiglipVisionModel with every layer and its post-LayerNorm, no head (`_siglip_every_layer`), and
+    Cohere2VisionMultiModalProjector: linear_1 (MergedColumnParallelLinear, width × factor² → two halves of
+    `alignment_intermediate_size`, biased) and linear_2 (RowParallelLinear, a half → text, its bias whole)."""
+    whole, split = _siglip_every_layer(values)
+    merged, half = values["hidden_size"] * outer.downsample_factor**2, outer.alignment_intermediate_size // 2
+    split += merged * 2 * half + 2 * half + half * text_hidden
+    whole += text_hidden
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)

@@ -54,13 +54,17 @@ def _bytes(book: WeightsBook, component: str) -> int:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_rank_weights_and_cell_are_the_engines(tp: int) -> None:
     """The rank's language model and the KV cell equal the meta build's (27,648 B: 24 MLA layers × (512 + 64) × 2 B,
-    one latent per token at any TP); the MoonViT tower is not in the book (its note stands)."""
+    one latent per token at any TP); the rank's whole weights are the meta build's total, the MoonViT tower and its
+    projector included (vision_tower 802,428,928 B and mm_projector 92,289,024 B at either TP: kimi_k3_vl.py
+    builds them nn.Linear, whole on every rank)."""
     row = _row(tp)
     assert row["status"] == "ok"
     assert row["stages"][0]["param_bytes"]["language_model"] == ENGINE_LANGUAGE_MODEL[tp]
     plan = kvtop_answer("sglang", "0.5.23", row)
     assert plan["status"] == "ok"
-    assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_LANGUAGE_MODEL[tp]]
+    tower = row["stages"][0]["param_bytes"]["vision_tower"] + row["stages"][0]["param_bytes"]["mm_projector"]
+    assert tower == 802_428_928 + 92_289_024
+    assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_LANGUAGE_MODEL[tp] + tower]
     assert plan["cell_bytes"] == row["cell_size"] == MLA_LAYERS * (512 + 64) * BF16
 
 

@@ -48,13 +48,17 @@ def _routed(book: WeightsBook) -> int:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_rank_weights_are_the_engines(tp: int) -> None:
     """The rank's language model equals the meta build's at TP 1 and TP 2 (was 6,942,752,768 B short at TP 1: the
-    latent projections booked MXFP4); the MoonViT tower and projector are not in the book (its note stands)."""
+    latent projections booked MXFP4); the rank's whole weights add the meta build's MoonViT and projector
+    (vision_tower 802,428,928 B at TP 1, 406,067,200 B a rank at TP 2: its blocks split with the 12 heads;
+    mm_projector 92,289,024 B, ReplicatedLinear, whole)."""
     row = _row(tp)
     assert row["status"] == "ok"
     assert row["stages"][0]["param_bytes"]["language_model"] == ENGINE_LANGUAGE_MODEL[tp]
     plan = kvtop_answer("vllm", "0.33.0", row)
     assert plan["status"] == "ok"
-    assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_LANGUAGE_MODEL[tp]]
+    tower = row["stages"][0]["param_bytes"]["vision_tower"] + row["stages"][0]["param_bytes"]["mm_projector"]
+    assert tower == {1: 802_428_928, 2: 406_067_200}[tp] + 92_289_024
+    assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_LANGUAGE_MODEL[tp] + tower]
 
 
 def test_latent_projections_are_bf16_from_0_33_0() -> None:

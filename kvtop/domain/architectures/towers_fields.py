@@ -1,0 +1,124 @@
+"""The vocabulary of towers.py: the `vision_config` fields a tower reads (TowerConfig, Qwen2-VL's own names) and
+a family's Tower entry (its vision config class, defaults, kind and module switches)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field
+
+from kvtop.domain.config_types import (
+    ConfigSection,
+    Dim,
+    Flag,
+    HeadDim,
+    Heads,
+    Hidden,
+    Intermediate,
+    LayerIndices,
+    Layers,
+    Name,
+)
+
+
+class TowerConfig(ConfigSection):
+    """The `vision_config` fields a tower's size reads (absent: the vision config class's default)."""
+
+    depth: Layers | None = Field(default=None, validation_alias=AliasChoices("depth", "num_hidden_layers"))
+    hidden_size: Hidden | None = None
+    intermediate_size: Intermediate | None = None
+    in_channels: Dim | None = Field(
+        default=None, validation_alias=AliasChoices("in_channels", "in_chans", "num_channels")
+    )
+    patch_size: Dim | None = None
+    image_size: Dim | None = None
+    num_patches: Dim | None = None  # SigLIP2's position table rows (LFM2-VL)
+    temporal_patch_size: Dim | None = None
+    spatial_merge_size: Dim | None = None
+    out_hidden_size: Hidden | None = None
+    num_position_embeddings: Dim | None = None
+    deepstack_visual_indexes: LayerIndices | None = None
+    num_attention_heads: Heads | None = None
+    num_key_value_heads: Heads | None = None
+    num_heads: Heads | None = None  # the Qwen ViTs' name (read where the tower's attention groups KV: EXAONE-4.5)
+    head_dim: HeadDim | None = None
+    position_embedding_size: Dim | None = None
+    projector_input_dim: Hidden | None = None
+    projector_output_dim: Hidden | None = None
+    vision_output_dim: Hidden | None = None
+    multi_modal_projector_bias: Flag | None = None
+    vision_use_head: Flag | None = None  # SigLIP's pooling head (SiglipVisionConfig's default: True)
+    model_type: Name | None = None
+
+
+class Qwen2VLVisionFields(ConfigSection):
+    """Qwen2VLVisionConfig's own names (transformers models/qwen2_vl: its class defaults where absent): the width
+    is `embed_dim`, the block MLP `embed_dim × mlp_ratio` (vLLM qwen2_vl.py `int(embed_dim * mlp_ratio)`), and
+    `hidden_size` the patch merger's output."""
+
+    embed_dim: Hidden = 1280
+    hidden_size: Hidden = 3584
+    mlp_ratio: float = Field(default=4.0, gt=0, le=64)
+
+
+@dataclass(frozen=True)
+class Tower:
+    """One family's vision tower: its vision config class, defaults and module switches."""
+
+    config_class: str
+    source: str  # the transformers file its modules and defaults come from
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    # the Qwen ViT and merger; SigLIP and Gemma-3's projector; Pixtral and Mistral-3's projector; CLIP or SigLIP
+    # and llava's projector; Llama-4's vision model and projector; Gemma-4's vision tower and embedder (towers_vit);
+    # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger, Kimi-K3's (towers_moon);
+    # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
+    # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
+    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
+    kind: Literal[
+        "qwen",
+        "siglip_gemma3",
+        "pixtral_mistral3",
+        "llava",
+        "llama4",
+        "gemma4",
+        "intern_vit",
+        "intern_vl_hf",
+        "moon_vit",
+        "minimax_vl",
+        "phi3v",
+        "minicpm_v",
+        "muse_glimmer",
+        "siglip_paligemma",
+        "qwen2_vl",
+        "glm4v",
+        "idefics3",
+        "kimi_k3",
+        "blip2",
+        "granite4_vision",
+        "lfm2_vl",
+        "aria",
+        "cohere2_vision",
+        "ovis",
+        "cosmos3_edge",
+        "moondream3",
+    ] = "qwen"
+    section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
+    # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
+    vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # the vision_config model_types this kind describes (empty: any); another one's tower is not modelled
+    vision_model_types: frozenset[str] = frozenset()
+    norm_bias: bool = True  # LayerNorm (weight and bias); False: RMSNorm (weight)
+    patch_bias: bool = True  # the Conv3d patch embedding carries a bias
+    position_table: bool = True  # a learned table of num_position_embeddings rows
+    mlp_gated: bool = False  # gate, up and down (Qwen2.5-VL) rather than fc1, fc2
+    grouped_kv: bool = False  # qkv of num_heads queries and num_key_value_heads K/V, width ÷ num_heads each (EXAONE-4.5)
+    deepstack: bool = False  # one more merger per deepstack_visual_indexes entry (Qwen3-VL)
+    # every engine splits the block MLPs with the heads (Kimi-VL's MoonViT: SGLang kimi_vl_moonvit.py builds MLP2
+    # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
+    block_mlp_split: bool = False
+    drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
+    # the classes that build the tower from the vision config class's defaults where the config has no section
+    # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
+    absent_section_built: frozenset[str] = frozenset()
