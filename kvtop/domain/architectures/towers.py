@@ -37,6 +37,7 @@ from kvtop.domain.architectures import (
     towers_minimax,
     towers_moon,
     towers_muse,
+    towers_nvlm,
     towers_phi,
     towers_vit,
 )
@@ -117,7 +118,7 @@ class Tower:
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
     kind: Literal["qwen", "siglip_gemma3", "pixtral_mistral3", "llava", "llama4", "gemma4", "intern_vit",
                   "intern_vl_hf", "moon_vit", "minimax_vl", "phi3v", "minicpm_v", "muse_glimmer",
-                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3"] = "qwen"
+                  "siglip_paligemma", "qwen2_vl", "glm4v", "idefics3", "nvlm_d"] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
     vision_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -199,6 +200,8 @@ def read_tower(
         chat = validated(towers_intern.InternChatFields, outer, source=source)
         return towers_intern.intern_vit(values, vit, chat, text_hidden, tower.config_class, tower.source,
                                         where=source)  # fmt: skip
+    if tower.kind == "nvlm_d":  # towers_nvlm: InternViT with vLLM's dummy heads, NVLM-D's mlp1
+        return towers_nvlm.nvlm_d(values, vision_config, outer, text_hidden, tower.config_class, where=source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -459,4 +462,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "kimi_k25": KIMI_K25, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION,
+    "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
 }  # fmt: skip

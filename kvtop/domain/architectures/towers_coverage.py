@@ -28,7 +28,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
     "MiniCPMV4_6ForConditionalGeneration": "minicpmv4_6", "MiniCPMV4_7ForConditionalGeneration": "minicpmv4_7",
     "PaliGemmaForConditionalGeneration": "paligemma", "Idefics3ForConditionalGeneration": "idefics3",
-    "SmolVLMForConditionalGeneration": "smolvlm",
+    "SmolVLMForConditionalGeneration": "smolvlm", "NVLM_D": "NVLM_D",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)
