@@ -202,3 +202,20 @@ CHECKPOINT_CONFIGS["bailingmm"] = (
     {},
 )
 SUB_CONFIGS["bailingmm"] = ("llm_config", "vision_config")
+# --- wave 4b stand-ins (helper b, session 42) ---
+# NVLM_D_Config(PretrainedConfig) (nvidia/NVLM-D-72B configuration_nvlm_d.py): vision_config as InternVisionConfig
+# (a PretrainedConfig of the raw fields), llm_config as Qwen2Config(**llm_config) where its architectures name
+# Qwen2ForCausalLM. The published llm_config states model_type "llama", so the sub-config here is built as the
+# class of that model_type (LlamaConfig) with the same fields: the fields the engine's Qwen2 model reads (sizes,
+# heads, rope, vocabulary, tie_word_embeddings) are the config.json's either way.
+# Ovis2_5_Config(PretrainedConfig) (AIDC-AI/Ovis2.5-9B configuration_ovis2_5.py): llm_config as
+# AutoConfig.for_model(**llm_config) (Qwen3Config), vit_config as Siglip2NavitConfig (a PretrainedConfig of the
+# raw fields, model_type siglip2_navit).
+CHECKPOINT_CONFIGS.update({
+    "NVLM_D": ("PretrainedConfig", "nvidia/NVLM-D-72B configuration_nvlm_d.py", {}),
+    "ovis2_5": ("PretrainedConfig", "AIDC-AI/Ovis2.5-9B configuration_ovis2_5.py", {}),
+    # PanguEmbeddedConfig(PretrainedConfig), model_type "PanguEmbedded" (openPangu-Embedded-7B-V1.1
+    # configuration_openpangu_dense.py): sets the config.json's fields as they are
+    "PanguEmbedded": ("PretrainedConfig", "openPangu-Embedded-7B-V1.1 configuration_openpangu_dense.py", {}),
+})  # fmt: skip
+SUB_CONFIGS.update({"NVLM_D": ("llm_config", "vision_config"), "ovis2_5": ("llm_config", "vit_config")})

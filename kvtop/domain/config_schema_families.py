@@ -202,6 +202,7 @@ class FamilyFields(ConfigSection):
     use_mixed_mlp_moe: Flag | None = None
     use_cla: Flag | None = None  # HunYuan: cross-layer attention (layers reading another's KV)
     cla_share_factor: Layers | None = None
+    sandwich_norm: Flag | None = None  # openPangu: pre- and post-MLP norms on every layer (refused by name)
     moe_layer_start_index: LayerCount | None = None
     moe_layer_end_index: Annotated[int, Field(strict=True, ge=-1, le=MAX_LAYERS)] | None = None
     moe_layer_interval: Layers | None = None

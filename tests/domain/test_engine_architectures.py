@@ -133,6 +133,29 @@ def test_remote_code_does_not_rescue_a_class_transformers_has_but_sglang_refuses
     assert _check("sglang", "0.5.23", _model("internlm--internlm-20b")).state == "custom_code"
 
 
+def test_sglang_loads_remote_code_only_through_the_auto_maps_automodel() -> None:
+    """AIDC-AI/Ovis2.5-9B (Ovis2_5) and microsoft/Phi-3.5-vision (MLC's copy, Phi3VForCausalLM): classes neither
+    SGLang nor transformers has, whose auto_map names AutoModelForCausalLM but no AutoModel. SGLang's
+    resolve_transformers_arch (0.5.6.post2 and 0.5.23 srt/model_loader/utils.py) then raises "Cannot find model
+    module … 'AutoModel' is not present in the model config's 'auto_map'": the registry sweep's rows of both
+    configs are that refusal, at TP 1 and 2."""
+    rows = json.loads((DIFF / "registry" / "sglang-0.5.23.json").read_text())["rows"]
+    for path in (CONFIGS / "heldout" / "wave4b" / "AIDC-AI--Ovis2.5-9B.json",
+                 CONFIGS / "heldout" / "mlc--phi-3_5-vision.json"):  # fmt: skip
+        model = model_from_config(json.loads(path.read_text()), source=str(path))
+        assert model.auto_map_models and "AutoModel" not in dict(model.auto_map_models)
+        engine = [row for row in rows if row["config"] == path.stem]
+        assert {row["status"] for row in engine} == {"refused"} and len(engine) == 2
+        assert all("'AutoModel' is not present" in row["message"] for row in engine)
+        for release in ("0.5.6.post2", "0.5.23"):
+            check = _check("sglang", release, model)
+            assert check.refused, (path.stem, check.message)
+        assert all(row["message"].startswith(check.engine_words) for row in engine)
+    # an auto_map with AutoModel (NVLM-D-72B's) keeps the remote code's "not checked"
+    nvlm = CONFIGS / "heldout" / "wave4b" / "nvidia--NVLM-D-72B.json"
+    assert _check("sglang", "0.5.23", model_from_config(json.loads(nvlm.read_text()))).state == "custom_code"
+
+
 @pytest.mark.parametrize(
     ("release", "state", "words"),
     [  # `git show vX:lmdeploy/pytorch/models/module_map.py`: Falcon's entry is gone from v0.8.0

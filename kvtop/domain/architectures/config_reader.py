@@ -32,8 +32,10 @@ AUDIO_NOT_MODELLED = "audio tower weights (`audio_config`: not in the weights bo
 # Vision sections other than `vision_config` that say the class builds a tower (its weights "not modelled" unless a
 # tower kind reads them): Ovis's `visual_tokenizer_config` (vLLM 0.33.0 ovis.py: `visual_tokenizer`, a SigLIP/AIMv2
 # ViT with its head, and `vte`, the visual embedding table; meta-built, AIDC-AI/Ovis2-34B at TP 1 3,546,980,332 +
-# 671,088,640 B beside the language model; towers_ovis reads an AIMv2 backbone's)
-OTHER_VISION_SECTIONS = ("visual_tokenizer_config",)
+# 671,088,640 B beside the language model; towers_ovis reads an AIMv2 backbone's); Ovis2.5's and Ovis2.6's
+# `vit_config` (vLLM 0.33.0 ovis2_5.py Ovis2_5.__init__: `visual_tokenizer`, a SigLIP2-NaViT with its head, from
+# config.vit_config, and `vte`, visual_vocab_size × hidden)
+OTHER_VISION_SECTIONS = ("visual_tokenizer_config", "vit_config")
 # LLaVA-NeXT's own format (liuhaotian/llava-v1.6-*, lmms-lab/llava-onevision-*) names its tower by checkpoint id,
 # `mm_vision_tower`, with no vision section: SGLang 0.5.23 models/llava.py builds the projector
 # (multi_modal_projector) and loads that tower at load time, and serves the class as multimodal

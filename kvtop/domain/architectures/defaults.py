@@ -345,3 +345,16 @@ INTERNLM: dict[str, DefaultValue] = {
     "tie_word_embeddings": False,
     "bias": True,
 }
+
+# PanguEmbeddedConfig (remote code) — openPangu-Embedded-7B-V1.1 configuration_openpangu_dense.py
+PANGU_EMBEDDED: dict[str, DefaultValue] = {
+    "vocab_size": 153376,
+    "hidden_size": 4096,
+    "intermediate_size": 12800,
+    "num_hidden_layers": 34,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 32768,
+    "tie_word_embeddings": False,
+    "bias": True,
+}

@@ -102,6 +102,14 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # no post_attention_layernorm (DeciLMDecoderLayer.__init__, nemotron_nas.py: vLLM 0.33.0, SGLang 0.5.23)
     A("nemotron-nas", "DeciLMConfig (remote code)", "nvidia/Llama-3_3-Nemotron-Super-49B-v1 configuration_decilm.py",
       d.LLAMA, ("DeciLMForCausalLM",), layers=DeciBlocks(), body=BodyShape(sublayer_norms=True)),
+    # openPangu-Embedded: Llama's modules; q, k, v biases from qkv_bias where stated, else attention_bias or
+    # `bias`; o_proj's bias from attention_bias or `bias` (vLLM 0.13.0 .. 0.33.0 openpangu.py
+    # OpenPanguDecoderLayer: attention_bias = attention_bias or bias, bias_o_proj = attention_bias, then
+    # qkv_bias overrides q, k, v's). sandwich_norm adds pre- and post-MLP norms: refused by name.
+    A("PanguEmbedded", "PanguEmbeddedConfig (remote code)",
+      "openPangu-Embedded-7B-V1.1 configuration_openpangu_dense.py", d.PANGU_EMBEDDED, ("PanguEmbeddedForCausalLM",),
+      attention=Attention(bias_fields=("qkv_bias", "attention_bias"), o_bias_fields=("attention_bias", "bias")),
+      refused_when=(("sandwich_norm", "openPangu's sandwich norms (pre- and post-MLP RMSNorm on every layer)"),)),
     # Phi-3-vision: Phi-3's language model (flat config) beside a CLIP tower (`img_processor`: towers_phi); the
     # note stays only where that section does not read as vLLM's CLIP
     A("phi3_v", "Phi3VConfig (remote code)", "microsoft/Phi-3.5-vision-instruct configuration_phi3_v.py", d.PHI3,

@@ -39,6 +39,7 @@ from kvtop.domain.architectures import (
     towers_moon,
     towers_moondream,
     towers_muse,
+    towers_nvlm,
     towers_ovis,
     towers_phi,
     towers_vit,
@@ -155,6 +156,8 @@ def read_tower(
     if tower.kind == "cosmos3_edge":
         merger = validated(towers_vit.Cosmos3EdgeOuterFields, outer, source=source)
         return towers_vit.cosmos3_edge(values, merger, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "nvlm_d":  # towers_nvlm: InternViT with vLLM's dummy heads, NVLM-D's mlp1
+        return towers_nvlm.nvlm_d(values, vision_config, outer, text_hidden, tower.config_class, where=source)
     if tower.kind == "idefics3":
         scale = validated(towers_vit.Idefics3OuterFields, outer, source=source)
         return towers_vit.idefics3_vision(values, scale, text_hidden, tower.config_class, tower.source)
@@ -460,4 +463,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
+    "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
 }  # fmt: skip

@@ -286,5 +286,9 @@ TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
-    """SGLang's verdict on the model's class at `version`."""
-    return TABLE.check_class(model.architecture, version, custom_code=bool(model.auto_map_models))
+    """SGLang's verdict on the model's class at `version`. Remote code rescues an unregistered class only through
+    the auto_map's `AutoModel` key: resolve_transformers_arch (0.5.6.post2 and 0.5.23 srt/model_loader/utils.py)
+    raises "'AutoModel' is not present in the model config's 'auto_map'" where transformers has no such class and
+    the auto_map names only AutoModelFor… classes (AIDC-AI/Ovis2.5-9B: AutoModelForCausalLM)."""
+    custom_code = any(key == "AutoModel" for key, _ in model.auto_map_models)
+    return TABLE.check_class(model.architecture, version, custom_code=custom_code)
