@@ -34,6 +34,7 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
     ),
     "internlm": ("PretrainedConfig", "internlm/internlm-20b configuration_internlm.py", {}),
     "internlm2": ("PretrainedConfig", "internlm/internlm2-7b configuration_internlm2.py", {}),
+    "internlm3": ("PretrainedConfig", "internlm/internlm3-8b-instruct configuration_internlm3.py", {}),
     "minicpm": (
         "PretrainedConfig",
         "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py",

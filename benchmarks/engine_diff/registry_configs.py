@@ -295,7 +295,20 @@ def _step3p5_published(data: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+# LongCat-Flash: transformers 5.20.2's LongcatFlashConfig drops fields the checkpoint's own configuration class
+# (meituan-longcat/LongCat-Flash-Chat configuration_longcat_flash.py, which SGLang 0.5.23 ships as
+# configs/longcat_flash.py) defaults and keeps: mla_scale_q_lora / mla_scale_kv_lora True (vLLM 0.33.0
+# longcat_flash.py reads both) and zero_expert_type "identity" (vLLM reads it). Neither holds a weight: the LoRA
+# norms are scaled in place, zero experts are identities. (SGLang 0.5.23 fails on any LongCat-Flash config without
+# a rope_theta in rope_scaling: sglang_config_failures.py.)
+
+
+def _longcat_flash_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"mla_scale_q_lora": True, "mla_scale_kv_lora": True, "zero_expert_type": "identity"}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,
     "MiMoV2ForCausalLM": _mimo_v2_published,
     "AfmoeForCausalLM": _afmoe_published,

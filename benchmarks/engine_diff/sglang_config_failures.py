@@ -88,6 +88,15 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
         "Mistral3ForConditionalGeneration sets config.vision_config.pad_image_border; a top-level model type "
         "'ministral3' (a text config class) leaves vision_config a plain dict"
     ),
+    ("models/longcat_flash.py", "__init__", "argument of type 'NoneType' is not iterable"): (
+        "LongcatFlashDecoderLayer tests `'rope_theta' in config.rope_parameters`; SGLang's own LongcatFlashConfig "
+        "(configs/longcat_flash.py) sets rope_parameters only through transformers 5.19's rope_scaling setter, so it "
+        "is None where rope_scaling states no rope_theta"
+    ),
+    ("models/hunyuan_v3.py", "__init__", "'HYV3Config' object has no attribute 'route_norm'"): (
+        "HYV3MoEFused reads config.route_norm, which transformers 5.19's HYV3Config does not define and this "
+        "config does not state"
+    ),
     ("models/transformers.py", "__init__", "'Conv2d' object has no attribute 'num_embeddings'"): (
         "LlavaForConditionalGeneration builds its CLIP vision tower with the Transformers backend (SGLang's registry "
         "has no CLIPVisionModel), which reads get_input_embeddings().num_embeddings: CLIP's is its patch Conv2d"

@@ -1,0 +1,100 @@
+"""Classes the registry sweep "could not build" until the harness read them as a launch does (issue #26):
+
+- InternLM3ForCausalLM (internlm/internlm3-8b-instruct, model_type `internlm3`): its configuration class is the
+  checkpoint's own configuration_internlm3.py; checkpoint_configs.py now stands it in.
+- Gemma3nForCausalLM on vLLM: GeluAndMulSparse (layers/activation.py, 0.33.0) reads its own icdf back with
+  `.item()`; vllm_standins.HOST_VALUE_CLASSES runs its __init__ on the host (it holds no parameter).
+- LongcatFlashForCausalLM: the default states what the checkpoint's configuration_longcat_flash.py keeps
+  (mla_scale_q_lora / mla_scale_kv_lora, zero_expert_type; registry_configs.DERIVED_FIELDS), which vLLM reads.
+- SGLang 0.5.23's LongCat-Flash and Hunyuan-V3 failures are its own on any device (sglang_config_failures.py):
+  both refuse, as kvtop's sglang/config_checks.py says.
+
+Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json, written by `registry_sweep.py
+--engine vllm|sglang --set real --only internlm--internlm3-8b-instruct` and `--set classes --only
+default--Gemma3nForCausalLM,default--LongcatFlashForCausalLM,default--HYV3ForCausalLM` (meta builds). The expected
+bytes below are the configs' own arithmetic, checked equal to those builds; never kvtop's figures.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
+from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
+from benchmarks.engine_diff.registry_sweep import load_rows
+
+BF16 = 2
+VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
+INTERNLM3 = "internlm--internlm3-8b-instruct"
+BLOCK = 16  # vLLM's tokens a page for these specs
+
+
+def _row(engine: str, config: str, tp: int) -> dict[str, Any]:
+    return next(r for r in load_rows(engine, VERSIONS[engine]) if r["config"] == config and r["tp"] == tp)
+
+
+def _internlm3_bytes(tp: int) -> int:
+    """internlm3-8b-instruct's config.json: vocab 128,512, hidden 4,096, intermediate 10,240, 48 layers, 32 heads
+    and 2 KV heads of 128, untied head, no bias; q/k/v/o, the MLP and both embeddings split over TP, norms whole."""
+    hidden, vocab, inter, layers, kv = 4096, 128_512, 10_240, 48, 2 * 128
+    split = 2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * inter
+    per_rank = layers * (split // tp + 2 * hidden) + 2 * vocab * hidden // tp + hidden
+    return per_rank * BF16
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_internlm3_builds_with_its_stand_in_and_kvtop_plans_it_equal(engine: str, tp: int) -> None:
+    row = _row(engine, INTERNLM3, tp)
+    assert row["status"] == "ok"
+    (stage,) = row["stages"]
+    assert sum(stage["param_bytes"].values()) == _internlm3_bytes(tp)  # 17,608,482,816 B at TP 1 in both
+    if engine == "vllm":  # 48 layers, K and V of 2 KV heads × 128 a rank (1 at TP 2), bf16
+        (spec,) = stage["layer_specs"]
+        assert (spec["layers"], spec["page_size_bytes"]) == (48, BLOCK * 2 * (2 // tp) * 128 * BF16)
+    else:
+        assert row["cell_size"] == 48 * 2 * (2 // tp) * 128 * BF16
+    assert judge(engine, VERSIONS[engine], row).verdict == EQUAL
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_builds_gemma3n_text_with_its_sparse_activation_on_the_host(tp: int) -> None:
+    config = json.loads((DEFAULT_CONFIGS / "Gemma3nForCausalLM.json").read_text())
+    assert (
+        0.0 < config["activation_sparsity_pattern"][0] < 1.0
+    )  # GeluAndMulSparse builds only with a sparsity
+    row = _row("vllm", "default--Gemma3nForCausalLM", tp)
+    assert row["status"] == "ok"
+    page = BLOCK * 2 * (config["num_key_value_heads"] // tp) * config["head_dim"] * BF16  # 2 KV heads of 256
+    assert {spec["page_size_bytes"] for spec in row["stages"][0]["layer_specs"]} == {page}
+    assert judge("vllm", "0.33.0", row).verdict == EQUAL
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_builds_longcat_flash_with_the_published_mla_fields(tp: int) -> None:
+    config = json.loads((DEFAULT_CONFIGS / "LongcatFlashForCausalLM.json").read_text())
+    assert config["mla_scale_q_lora"] is config["mla_scale_kv_lora"] is True
+    row = _row("vllm", "default--LongcatFlashForCausalLM", tp)
+    assert row["status"] == "ok"
+    (spec,) = row["stages"][0]["layer_specs"]  # two MLA attentions a layer; the latent is whole on every rank
+    latent = (config["kv_lora_rank"] + config["qk_rope_head_dim"]) * BF16
+    assert (spec["layers"], spec["page_size_bytes"]) == (2 * config["num_layers"], BLOCK * latent)
+    assert judge("vllm", "0.33.0", row).verdict == EQUAL
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("LongcatFlashForCausalLM", "'rope_theta' in config.rope_parameters"),
+    ("HYV3ForCausalLM", "config.route_norm"),
+])  # fmt: skip
+def test_sglang_fails_on_longcat_and_hunyuan_v3_as_kvtop_refuses(name: str, words: str) -> None:
+    config = json.loads((DEFAULT_CONFIGS / f"{name}.json").read_text())
+    assert "route_norm" not in config and "rope_theta" not in (
+        config.get("rope_scaling") or {}
+    )  # the premises
+    for tp in (1, 2):
+        row = _row("sglang", f"default--{name}", tp)
+        assert row["status"] == "refused" and words in row["message"], row["message"][:200]
+        assert judge("sglang", "0.5.23", row).verdict == BOTH_REFUSE
