@@ -8,6 +8,9 @@
   (mla_scale_q_lora / mla_scale_kv_lora, zero_expert_type; registry_configs.DERIVED_FIELDS), which vLLM reads.
 - SGLang 0.5.23's LongCat-Flash and Hunyuan-V3 failures are its own on any device (sglang_config_failures.py):
   both refuse, as kvtop's sglang/config_checks.py says.
+- MiniCPMO (openbmb/MiniCPM-o-2_6, model_type `minicpmo`): the checkpoint's MiniCPMOConfig(Qwen2Config) stood in
+  (checkpoint_configs.py, its four sub-configs built); first judged "different" by 258,048 B (kvtop's generic
+  reading had no q/k/v biases), now kvtop's `minicpmo` entry plans its Qwen2 language model and names the towers.
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json, written by `registry_sweep.py
 --engine vllm|sglang --set real --only internlm--internlm3-8b-instruct` and `--set classes --only
@@ -23,7 +26,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
-from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
+from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, TOWER_NOT_MODELLED, judge
 from benchmarks.engine_diff.registry_sweep import load_rows
 
 BF16 = 2
@@ -98,3 +101,29 @@ def test_sglang_fails_on_longcat_and_hunyuan_v3_as_kvtop_refuses(name: str, word
         row = _row("sglang", f"default--{name}", tp)
         assert row["status"] == "refused" and words in row["message"], row["message"][:200]
         assert judge("sglang", "0.5.23", row).verdict == BOTH_REFUSE
+
+
+MINICPM_O = "openbmb--MiniCPM-o-2_6"
+MINICPM_O_LLM = {1: 15_226_645_504, 2: 7_613_527_040}  # both engines' meta builds, the `llm` child
+
+
+def _qwen2_7b_llm_bytes(tp: int) -> int:
+    """MiniCPM-o-2_6's config.json (Qwen2's fields): hidden 3,584, intermediate 18,944, 28 layers, 28 heads and 4 KV
+    heads of 128, q/k/v biases, vocab 151,700 padded to 151,744 (a multiple of 64) for the embedding and the untied
+    head; split over TP but the norms."""
+    hidden, inter, layers, kv = 3584, 18_944, 28, 4 * 128
+    split = 2 * hidden * hidden + 2 * hidden * kv + hidden + 2 * kv + 3 * hidden * inter
+    return (layers * (split // tp + 2 * hidden) + 2 * 151_744 * hidden // tp + hidden) * BF16
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_names_its_towers(engine: str, tp: int) -> None:
+    row = _row(engine, MINICPM_O, tp)
+    assert row["status"] == "ok"
+    built = row["stages"][0]["param_bytes"]
+    assert built["llm"] == MINICPM_O_LLM[tp] == _qwen2_7b_llm_bytes(tp)
+    assert {"vpm", "resampler", "apm", "audio_projection_layer"} <= set(
+        built
+    )  # towers kvtop names not modelled
+    assert judge(engine, VERSIONS[engine], row).verdict == TOWER_NOT_MODELLED

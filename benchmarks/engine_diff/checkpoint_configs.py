@@ -59,6 +59,11 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bailing_moe": ("PretrainedConfig", "inclusionAI/Ling-plus configuration_bailing_moe.py", {}),
     "exaone": ("PretrainedConfig", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", {}),
     "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
+    "minicpmo": (
+        "Qwen2Config",
+        "openbmb/MiniCPM-o-2_6 configuration_minicpm.py (MiniCPMOConfig(Qwen2Config))",
+        {"init_vision": True, "init_audio": True, "init_tts": True, "stream_input": False},
+    ),
 }
 
 # Defaults the published __init__ derives from other fields (applied where the config omits the field or states
@@ -84,8 +89,15 @@ OBJECT_FIELDS: dict[str, tuple[str, ...]] = {"nemotron-nas": ("block_configs",)}
 
 # Sub-configs the published class builds as config objects: InternVLChatConfig's llm_config (the transformers
 # class of its own model_type: LlamaConfig / Qwen2Config ...) and vision_config (InternVisionConfig, a
-# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py.
-SUB_CONFIGS: dict[str, tuple[str, ...]] = {"internvl_chat": ("llm_config", "vision_config")}
+# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py; MiniCPMOConfig's
+# vision_config (SiglipVisionConfig), audio_config (WhisperConfig), tts_config (ConditionalChatTTSConfig, taken as
+# a PretrainedConfig of its fields: neither engine builds the TTS head, vLLM 0.33.0 minicpmo.py maps `tts` weights
+# to None and SGLang 0.5.23 minicpmo.py sets init_tts False) and slice_config (MiniCPMVSliceConfig, the image
+# processor's), configuration_minicpm.py.
+SUB_CONFIGS: dict[str, tuple[str, ...]] = {
+    "internvl_chat": ("llm_config", "vision_config"),
+    "minicpmo": ("vision_config", "audio_config", "tts_config", "slice_config"),
+}
 
 
 def _sub_config(value: Any) -> Any:
