@@ -11,7 +11,8 @@ Two more readings of a config the harness holds as a bare config.json (no checkp
   - a model type neither transformers nor SGLang's config registry knows, in a config.json without `auto_map`:
     no configuration code ships with the checkpoint, so `--trust-remote-code` has nothing to run: a refusal;
   - the Transformers backend's "loading the custom model from auto_map failed": the checkpoint's modeling code
-    is absent from the config folder (a hub checkout has it): a harness limit, not the engine's answer.
+    is absent from the config folder (a hub checkout has it): a harness limit, not the engine's answer, unless
+    that published class is one the backend refuses when it is there (REMOTE_CODE_WITHOUT_BACKEND: InternLM v1).
 
 Imported inside the engine's venv (standard library only).
 """
@@ -103,6 +104,18 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
     ),
 }
 
+# The checkpoint's own modeling classes (auto_map AutoModel / AutoModelForCausalLM) that the Transformers backend
+# refuses once that code is there: srt/models/transformers.py TransformersForCausalLM.__init__ resolves the class
+# (_resolve_attention_backend_model_cls) and raises "does not support custom attention backends" where its
+# `_supports_attention_backend` is False, transformers 5.19.0's PreTrainedModel default. Each read in the published
+# modeling file: class -> where it was read.
+REMOTE_CODE_WITHOUT_BACKEND: dict[str, str] = {
+    "modeling_internlm.InternLMForCausalLM": (
+        "internlm/internlm-20b modeling_internlm.py: InternLMPreTrainedModel(PreTrainedModel) sets no "
+        "_supports_attention_backend"
+    ),
+}
+
 UNKNOWN_MODEL_TYPE = "Transformers does not recognize this architecture"
 MODELING_CODE_MISSING = "loading the custom model from auto_map failed"
 
@@ -122,6 +135,22 @@ def _has_auto_map(folder: str) -> bool:
         return True  # unreadable: do not claim the checkpoint has no code
 
 
+def _refused_remote_model(folder: str) -> str | None:
+    """Where the config's auto_map model class is one REMOTE_CODE_WITHOUT_BACKEND lists, the published reading."""
+    try:
+        with open(os.path.join(folder, "config.json")) as fh:
+            auto_map = json.load(fh).get("auto_map") or {}
+    except (OSError, ValueError):
+        return None
+    for key in ("AutoModel", "AutoModelForCausalLM"):  # the order _resolve_attention_backend_model_cls tries
+        if auto_map.get(key) in REMOTE_CODE_WITHOUT_BACKEND:
+            return f"{auto_map[key]}, {REMOTE_CODE_WITHOUT_BACKEND[auto_map[key]]}"
+    return None
+
+
+CANNOT = "SGLang cannot build this config on any device:"
+
+
 def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None:
     """(status, message) for a failure this module knows, else None (the runner's own classification)."""
     text = str(exc).strip()
@@ -129,11 +158,17 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
     innermost, functions = _sglang_frames(exc)
     for (file, function, message), why in ENGINE_FAILURES.items():
         if file == innermost and function in functions and first.startswith(message):
-            return "refused", f"SGLang cannot build this config on any device: {why} ({first})"
+            return "refused", f"{CANNOT} {why} ({first})"
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "
             f"auto_map (no configuration code to trust): {first}"
+        )
+    refused_code = _refused_remote_model(case["dir"])
+    if MODELING_CODE_MISSING in text and refused_code:
+        return "refused", (
+            f"{CANNOT} _supports_attention_backend=False: its Transformers backend refuses the checkpoint's own "
+            f"modeling class ({refused_code})"
         )
     if MODELING_CODE_MISSING in text:
         return "harness-error", f"the config folder holds no modeling code (a hub checkout has it): {first}"
