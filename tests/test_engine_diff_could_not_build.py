@@ -127,3 +127,20 @@ def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_names_its_towers(en
         built
     )  # towers kvtop names not modelled
     assert judge(engine, VERSIONS[engine], row).verdict == TOWER_NOT_MODELLED
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_sglang_builds_step3p7_whose_language_model_is_step3p5s(tp: int) -> None:
+    """Step-3.7's default states its text_config in the published form SGLang's step3p5.py reads (moe_layers_enum a
+    string, as Step3p5ForCausalLM's default): SGLang 0.5.23 builds it, its language model the same bytes and cell as
+    its Step3p5ForCausalLM build of the same text config; kvtop names the vision tower not modelled."""
+    text = json.loads((DEFAULT_CONFIGS / "Step3p7ForConditionalGeneration.json").read_text())["text_config"]
+    assert isinstance(text["moe_layers_enum"], str)
+    row, text_only = (_row("sglang", f"default--{name}", tp) for name in ("Step3p7ForConditionalGeneration",
+                                                                          "Step3p5ForCausalLM"))  # fmt: skip
+    assert row["status"] == text_only["status"] == "ok"
+    built, alone = row["stages"][0]["param_bytes"], text_only["stages"][0]["param_bytes"]
+    assert built["language_model"] == alone["model"] + alone["lm_head"]  # 391,664,400,128 B at TP 1
+    assert row["cell_size"] == text_only["cell_size"]
+    assert {"vision_model", "vit_large_projector"} <= set(built)
+    assert judge("sglang", "0.5.23", row).verdict == TOWER_NOT_MODELLED
