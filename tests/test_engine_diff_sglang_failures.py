@@ -88,11 +88,25 @@ def test_deepseek_v4_with_kv_lora_rank_null_is_refused() -> None:
 
 
 def test_missing_checkpoint_modeling_code_stays_a_harness_error() -> None:
-    """InternLM v1 has no SGLang class: the Transformers backend needs the checkpoint's modeling_internlm.py,
-    which a config folder lacks: not the engine's answer."""
-    assert "auto_map" in _config("internlm--internlm-20b")
-    for row in _rows("internlm--internlm-20b"):
-        assert row["status"] == "harness-error" and "no modeling code" in row["message"]
+    """The Transformers backend needs the checkpoint's modeling code, which a config folder lacks: not the engine's
+    answer, unless the published class is one the backend refuses when it is there (InternLM v1: below)."""
+    from benchmarks.engine_diff.sglang_config_failures import classify
+
+    class _Missing(ValueError):
+        pass
+
+    exc = _Missing("Cannot find model module … loading the custom model from auto_map failed")
+    qwen = str(ROOT / "tests" / "data" / "configs" / "families")  # no config.json there: no auto_map read
+    assert classify(exc, {"dir": qwen}) == ("harness-error", f"the config folder holds no modeling code (a hub "
+                                            f"checkout has it): {exc}")  # fmt: skip
+
+
+def test_internlm_v1_remote_code_is_refused_by_the_transformers_backend() -> None:
+    """InternLM v1 has no SGLang class; its auto_map model, modeling_internlm.InternLMForCausalLM, sets no
+    _supports_attention_backend (internlm/internlm-20b modeling_internlm.py), which srt/models/transformers.py
+    refuses."""
+    assert _config("internlm--internlm-20b")["auto_map"]["AutoModel"] == "modeling_internlm.InternLMForCausalLM"
+    _refused_for("internlm--internlm-20b", "_supports_attention_backend=False")
 
 
 def test_a_stand_ins_failure_is_not_taken_for_the_engines() -> None:

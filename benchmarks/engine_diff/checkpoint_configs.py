@@ -34,6 +34,7 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
     ),
     "internlm": ("PretrainedConfig", "internlm/internlm-20b configuration_internlm.py", {}),
     "internlm2": ("PretrainedConfig", "internlm/internlm2-7b configuration_internlm2.py", {}),
+    "internlm3": ("PretrainedConfig", "internlm/internlm3-8b-instruct configuration_internlm3.py", {}),
     "minicpm": (
         "PretrainedConfig",
         "openbmb/MiniCPM-2B-sft-bf16 configuration_minicpm.py",
@@ -58,6 +59,11 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bailing_moe": ("PretrainedConfig", "inclusionAI/Ling-plus configuration_bailing_moe.py", {}),
     "exaone": ("PretrainedConfig", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", {}),
     "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
+    "minicpmo": (
+        "Qwen2Config",
+        "openbmb/MiniCPM-o-2_6 configuration_minicpm.py (MiniCPMOConfig(Qwen2Config))",
+        {"init_vision": True, "init_audio": True, "init_tts": True, "stream_input": False},
+    ),
 }
 
 # Defaults the published __init__ derives from other fields (applied where the config omits the field or states
@@ -83,8 +89,15 @@ OBJECT_FIELDS: dict[str, tuple[str, ...]] = {"nemotron-nas": ("block_configs",)}
 
 # Sub-configs the published class builds as config objects: InternVLChatConfig's llm_config (the transformers
 # class of its own model_type: LlamaConfig / Qwen2Config ...) and vision_config (InternVisionConfig, a
-# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py.
-SUB_CONFIGS: dict[str, tuple[str, ...]] = {"internvl_chat": ("llm_config", "vision_config")}
+# PretrainedConfig of the raw fields), configuration_internvl_chat.py / configuration_intern_vit.py; MiniCPMOConfig's
+# vision_config (SiglipVisionConfig), audio_config (WhisperConfig), tts_config (ConditionalChatTTSConfig, taken as
+# a PretrainedConfig of its fields: neither engine builds the TTS head, vLLM 0.33.0 minicpmo.py maps `tts` weights
+# to None and SGLang 0.5.23 minicpmo.py sets init_tts False) and slice_config (MiniCPMVSliceConfig, the image
+# processor's), configuration_minicpm.py.
+SUB_CONFIGS: dict[str, tuple[str, ...]] = {
+    "internvl_chat": ("llm_config", "vision_config"),
+    "minicpmo": ("vision_config", "audio_config", "tts_config", "slice_config"),
+}
 
 
 def _sub_config(value: Any) -> Any:

@@ -295,7 +295,30 @@ def _step3p5_published(data: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+# LongCat-Flash: transformers 5.20.2's LongcatFlashConfig drops fields the checkpoint's own configuration class
+# (meituan-longcat/LongCat-Flash-Chat configuration_longcat_flash.py, which SGLang 0.5.23 ships as
+# configs/longcat_flash.py) defaults and keeps: mla_scale_q_lora / mla_scale_kv_lora True (vLLM 0.33.0
+# longcat_flash.py reads both) and zero_expert_type "identity" (vLLM reads it). Neither holds a weight: the LoRA
+# norms are scaled in place, zero experts are identities. (SGLang 0.5.23 fails on any LongCat-Flash config without
+# a rope_theta in rope_scaling: sglang_config_failures.py.)
+
+
+def _longcat_flash_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"mla_scale_q_lora": True, "mla_scale_kv_lora": True, "zero_expert_type": "identity"}
+
+
+# Step-3.7 (Step3p7ForConditionalGeneration): its text_config is Step-3.5's (transformers 5.20.2 Step3p7TextConfig;
+# stepfun-ai/Step-3.7-Flash's text_config model_type step3p5), which SGLang 0.5.23 reads through its models/step3p5.py
+# (`config.moe_layers_enum.split(",")`): the same published form as Step3p5ForCausalLM's above.
+
+
+def _step3p7_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"text_config": {**data["text_config"], **_step3p5_published(data["text_config"])}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Step3p7ForConditionalGeneration": _step3p7_published,
+    "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,
     "MiMoV2ForCausalLM": _mimo_v2_published,
     "AfmoeForCausalLM": _afmoe_published,

@@ -11,7 +11,8 @@ Two more readings of a config the harness holds as a bare config.json (no checkp
   - a model type neither transformers nor SGLang's config registry knows, in a config.json without `auto_map`:
     no configuration code ships with the checkpoint, so `--trust-remote-code` has nothing to run: a refusal;
   - the Transformers backend's "loading the custom model from auto_map failed": the checkpoint's modeling code
-    is absent from the config folder (a hub checkout has it): a harness limit, not the engine's answer.
+    is absent from the config folder (a hub checkout has it): a harness limit, not the engine's answer, unless
+    that published class is one the backend refuses when it is there (REMOTE_CODE_WITHOUT_BACKEND: InternLM v1).
 
 Imported inside the engine's venv (standard library only).
 """
@@ -88,9 +89,30 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
         "Mistral3ForConditionalGeneration sets config.vision_config.pad_image_border; a top-level model type "
         "'ministral3' (a text config class) leaves vision_config a plain dict"
     ),
+    ("models/longcat_flash.py", "__init__", "argument of type 'NoneType' is not iterable"): (
+        "LongcatFlashDecoderLayer tests `'rope_theta' in config.rope_parameters`; SGLang's own LongcatFlashConfig "
+        "(configs/longcat_flash.py) sets rope_parameters only through transformers 5.19's rope_scaling setter, so it "
+        "is None where rope_scaling states no rope_theta"
+    ),
+    ("models/hunyuan_v3.py", "__init__", "'HYV3Config' object has no attribute 'route_norm'"): (
+        "HYV3MoEFused reads config.route_norm, which transformers 5.19's HYV3Config does not define and this "
+        "config does not state"
+    ),
     ("models/transformers.py", "__init__", "'Conv2d' object has no attribute 'num_embeddings'"): (
         "LlavaForConditionalGeneration builds its CLIP vision tower with the Transformers backend (SGLang's registry "
         "has no CLIPVisionModel), which reads get_input_embeddings().num_embeddings: CLIP's is its patch Conv2d"
+    ),
+}
+
+# The checkpoint's own modeling classes (auto_map AutoModel / AutoModelForCausalLM) that the Transformers backend
+# refuses once that code is there: srt/models/transformers.py TransformersForCausalLM.__init__ resolves the class
+# (_resolve_attention_backend_model_cls) and raises "does not support custom attention backends" where its
+# `_supports_attention_backend` is False, transformers 5.19.0's PreTrainedModel default. Each read in the published
+# modeling file: class -> where it was read.
+REMOTE_CODE_WITHOUT_BACKEND: dict[str, str] = {
+    "modeling_internlm.InternLMForCausalLM": (
+        "internlm/internlm-20b modeling_internlm.py: InternLMPreTrainedModel(PreTrainedModel) sets no "
+        "_supports_attention_backend"
     ),
 }
 
@@ -113,6 +135,22 @@ def _has_auto_map(folder: str) -> bool:
         return True  # unreadable: do not claim the checkpoint has no code
 
 
+def _refused_remote_model(folder: str) -> str | None:
+    """Where the config's auto_map model class is one REMOTE_CODE_WITHOUT_BACKEND lists, the published reading."""
+    try:
+        with open(os.path.join(folder, "config.json")) as fh:
+            auto_map = json.load(fh).get("auto_map") or {}
+    except (OSError, ValueError):
+        return None
+    for key in ("AutoModel", "AutoModelForCausalLM"):  # the order _resolve_attention_backend_model_cls tries
+        if auto_map.get(key) in REMOTE_CODE_WITHOUT_BACKEND:
+            return f"{auto_map[key]}, {REMOTE_CODE_WITHOUT_BACKEND[auto_map[key]]}"
+    return None
+
+
+CANNOT = "SGLang cannot build this config on any device:"
+
+
 def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None:
     """(status, message) for a failure this module knows, else None (the runner's own classification)."""
     text = str(exc).strip()
@@ -120,11 +158,17 @@ def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None
     innermost, functions = _sglang_frames(exc)
     for (file, function, message), why in ENGINE_FAILURES.items():
         if file == innermost and function in functions and first.startswith(message):
-            return "refused", f"SGLang cannot build this config on any device: {why} ({first})"
+            return "refused", f"{CANNOT} {why} ({first})"
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "
             f"auto_map (no configuration code to trust): {first}"
+        )
+    refused_code = _refused_remote_model(case["dir"])
+    if MODELING_CODE_MISSING in text and refused_code:
+        return "refused", (
+            f"{CANNOT} _supports_attention_backend=False: its Transformers backend refuses the checkpoint's own "
+            f"modeling class ({refused_code})"
         )
     if MODELING_CODE_MISSING in text:
         return "harness-error", f"the config folder holds no modeling code (a hub checkout has it): {first}"

@@ -48,7 +48,7 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   host-values            the engine's own functions whose small tensors a constructor reads back as
                          numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
                          on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their
-                         own scalars back (XIELU: HOST_VALUE_CLASSES).
+                         own scalars back (XIELU, Gemma-3n's GeluAndMulSparse: HOST_VALUE_CLASSES).
   gemm-rs-ar             off sm100, VLLM_KIMI_K3_GEMM_AR is off: the engine's own check declines there, after
                          importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
   tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
@@ -441,8 +441,12 @@ HOST_VALUE_FUNCTIONS = ("_get_alibi_slopes",)
 # ... and the engine's own classes whose constructor reads its own small tensors back as numbers: XIELU
 # (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
 # its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
-# so their bytes are the ones a GPU build holds).
-HOST_VALUE_CLASSES = (("vllm.model_executor.layers.activation", "XIELU"),)
+# so their bytes are the ones a GPU build holds); GeluAndMulSparse (same file: `normal_dist.icdf(target_sparsity_
+# tensor).item()`, Gemma-3n's sparse MLP activation of its first layers; no parameter).
+HOST_VALUE_CLASSES = (
+    ("vllm.model_executor.layers.activation", "XIELU"),
+    ("vllm.model_executor.layers.activation", "GeluAndMulSparse"),
+)
 
 
 @contextlib.contextmanager

@@ -54,6 +54,9 @@ class RegistryRange:
     transformers_incompatible: frozenset[str] = frozenset()
     transformers: str = ""
     dropped: Mapping[str, str] = field(default_factory=dict)  # class → the engine's word on its removal
+    # classes it serves only through remote code (`auto_map`) whose published modeling class its Transformers
+    # backend refuses, → which published file says so (the engine words the refusal)
+    remote_code_refused: Mapping[str, str] = field(default_factory=dict)
 
     def covers(self, version: ResolvedVersion) -> bool:
         release, first, last = version.release, parse_release(self.first), parse_release(self.last)
@@ -138,6 +141,7 @@ class RegistryTable:
         if (
             custom_code
             and architecture not in found.dropped
+            and architecture not in found.remote_code_refused
             and architecture not in found.transformers_incompatible
         ):
             return ArchitectureCheck(

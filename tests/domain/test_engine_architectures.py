@@ -110,8 +110,9 @@ def test_vllm_names_the_release_that_dropped_a_class() -> None:
     dropped = _check("vllm", "0.33.0", internlm)
     assert dropped.engine_words == ("Model architecture InternLMForCausalLM was supported in vLLM until v0.23.0, "
                                     "and is not supported anymore.")  # fmt: skip
-    # SGLang registers no InternLMForCausalLM either, but loads the config's remote code: not checked
-    assert _check("sglang", "0.5.23", internlm).state == "custom_code"
+    # SGLang registers no InternLMForCausalLM either; its Transformers backend refuses the remote modeling class
+    # (test_sglang_refuses_remote_code_its_transformers_backend_cannot_take)
+    assert _check("sglang", "0.5.23", internlm).refused
 
 
 def test_remote_code_does_not_rescue_a_class_transformers_has_but_sglang_refuses() -> None:
@@ -129,8 +130,27 @@ def test_remote_code_does_not_rescue_a_class_transformers_has_but_sglang_refuses
         assert all(row["message"].startswith(check.engine_words) for row in engine)
     assert model_from_config(json.loads((CONFIGS / "families" / "tiiuae--falcon-7b-instruct.json").read_text())
                              ).auto_map_models  # fmt: skip
-    # a class transformers has not: its remote code stays "custom code"
-    assert _check("sglang", "0.5.23", _model("internlm--internlm-20b")).state == "custom_code"
+    # a class transformers has not: its remote code stays "custom code" (unless the published class is refused:
+    # InternLM v1, below), here internlm-20b's config under a class name no list holds
+    path = CONFIGS / "internlm--internlm-20b.json"
+    other = model_from_config({**json.loads(path.read_text()), "architectures": ["UnlistedForCausalLM"]},
+                              source=str(path))  # fmt: skip
+    assert _check("sglang", "0.5.23", other).state == "custom_code"
+
+
+def test_sglang_refuses_remote_code_its_transformers_backend_cannot_take() -> None:
+    """InternLM v1 has no SGLang class: TransformersForCausalLM (srt/models/transformers.py, 0.5.23) resolves the
+    auto_map's modeling_internlm.InternLMForCausalLM and refuses it, whose published InternLMPreTrainedModel sets
+    no `_supports_attention_backend` (transformers 5.19.0's PreTrainedModel default: False). The registry sweep's
+    rows (the engine's reading, sglang_config_failures.REMOTE_CODE_WITHOUT_BACKEND) say the same at TP 1 and 2."""
+    internlm = _model("internlm--internlm-20b")
+    check = _check("sglang", "0.5.23", internlm)
+    assert check.refused and "_supports_attention_backend=False" in check.engine_words
+    rows = [r for r in json.loads((DIFF / "registry" / "sglang-0.5.23.json").read_text())["rows"]
+            if r["config"] == "internlm--internlm-20b"]  # fmt: skip
+    assert len(rows) == 2 and all(r["status"] == "refused" for r in rows)
+    assert all("_supports_attention_backend=False" in r["message"] for r in rows)
+    assert _check("sglang", "0.5.6.post2", internlm).state == "custom_code"  # not read there
 
 
 def test_sglang_loads_remote_code_only_through_the_auto_maps_automodel() -> None:

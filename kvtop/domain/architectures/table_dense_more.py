@@ -17,6 +17,7 @@ from kvtop.domain.architectures.reader import VISION_NOT_MODELLED
 from kvtop.domain.model import BodyShape
 
 A = Architecture
+AUDIO_NOT_MODELLED = "audio encoder weights (Whisper encoder and its projection; not in the weights book)"
 QK_NORM = Attention(qk_norm=True)
 POST_NORMS = BodyShape(norms_per_layer=4)  # pre and post norms around attention and MLP
 LAYERNORM = BodyShape(norm_bias=True)
@@ -30,6 +31,12 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # MiMo-7B: Qwen2's modules (q, k, v biases) and MTP layers (loaded only for speculative decoding)
     A("mimo", "MiMoConfig (remote code)", "XiaomiMiMo/MiMo-7B-Base configuration_mimo.py", d.QWEN2,
       ("MiMoForCausalLM",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), mtp_fields=MTP),
+    # MiniCPM-o 2.6: Qwen2's language model (MiniCPMOConfig subclasses Qwen2Config; vLLM 0.33.0 minicpmo.py and SGLang
+    # 0.5.23 minicpmo.py build Qwen2ForCausalLM as `llm`: q, k, v biases) beside a SigLIP tower + resampler and a
+    # Whisper audio encoder + projection, neither in the weights book
+    A("minicpmo", "MiniCPMOConfig (remote code)", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py", d.QWEN2,
+      ("MiniCPMO",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
+      not_modelled=(AUDIO_NOT_MODELLED,)),
     A("ministral3", "Ministral3Config", tf("ministral3"), m.MINISTRAL3, ("Ministral3ForCausalLM",)),
     A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),
     # Seed-OSS: q, k, v biases (attention_bias), o_proj's own flag (attention_out_bias)

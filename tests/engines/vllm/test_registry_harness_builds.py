@@ -167,7 +167,6 @@ def test_kimi_k3_builds_without_its_image_processor(tp: int) -> None:
     ("engine", "config", "own_class"),
     [
         ("vllm", "vikhyatk--moondream2", "hf_moondream.HfConfig"),
-        ("vllm", "openbmb--MiniCPM-o-2_6", "configuration_minicpm.MiniCPMOConfig"),
         ("vllm", "Nanbeige--Nanbeige4.2-3B", "configuration_nanbeige.NanbeigeConfig"),
         ("sglang", "AIDC-AI--Ovis2-34B", "configuration_ovis.OvisConfig"),
         ("sglang", "WePOINTS--POINTS-1-5-Qwen-2-5-7B-Chat", "configuration_pointsv15_chat.POINTSV15ChatConfig"),

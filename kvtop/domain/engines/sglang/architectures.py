@@ -225,18 +225,31 @@ UdopForConditionalGeneration VisionEncoderDecoderModel WhisperForCausalLM XGLMFo
 XLNetLMHeadModel Zamba2ForCausalLM ZambaForCausalLM xLSTMForCausalLM
 """)
 
+# Classes SGLang 0.5.23 serves only through the checkpoint's own modeling code, whose class its Transformers backend
+# refuses: srt/models/transformers.py TransformersForCausalLM.__init__ resolves the auto_map AutoModel /
+# AutoModelForCausalLM class and raises where `_supports_attention_backend` is False, transformers 5.19.0's
+# PreTrainedModel default (modeling_utils.py), which remote code that does not set it keeps.
+_V0_5_23_REMOTE_CODE_REFUSED = {
+    "InternLMForCausalLM": "internlm/internlm-20b and internlm-chat-7b modeling_internlm.py: InternLMPreTrainedModel "
+                           "(PreTrainedModel) sets no _supports_attention_backend",
+}  # fmt: skip
+
 RANGES: tuple[RegistryRange, ...] = (
     RegistryRange("0.5.6.post2", "0.5.6.post2", _V0_5_6_POST2, f"{SOURCE}, SGLang 0.5.6.post2 wheel",
                   transformers_backend=_V0_5_6_POST2_TRANSFORMERS,
                   transformers_incompatible=_V0_5_6_POST2_INCOMPATIBLE, transformers="4.57.1"),
     RegistryRange("0.5.23", "0.5.23", _V0_5_23, f"{SOURCE}, SGLang 0.5.23 wheel",
                   transformers_backend=_V0_5_23_TRANSFORMERS, transformers_incompatible=_V0_5_23_INCOMPATIBLE,
-                  transformers="5.19.0"),
+                  transformers="5.19.0", remote_code_refused=_V0_5_23_REMOTE_CODE_REFUSED),
 )  # fmt: skip
 
 
+
 def _wording(architecture: str, found: RegistryRange) -> str:
-    """`resolve_transformers_arch`'s own words."""
+    """`resolve_transformers_arch`'s own words (TransformersForCausalLM's for refused remote code)."""
+    if architecture in found.remote_code_refused:
+        return (f"Model {architecture} does not support custom attention backends (_supports_attention_backend="
+                "False). The Transformers backend requires custom attention support.")  # fmt: skip
     if architecture in found.transformers_incompatible:
         return (f"{architecture} has no SGlang implementation and the Transformers implementation is not "
                 "compatible with SGLang.")  # fmt: skip
