@@ -79,11 +79,25 @@ def test_no_workspace_where_the_pass_builds_none() -> None:
     eager = RECORDS[tp2].inputs()
     eager = eager.model_copy(update={"settings": eager.settings.model_copy(update={"enforce_eager": True})})
     assert fw.fusion_workspace(eager, 8192) is None
+    for flags in ({"O0": True}, {"O": "1"}, {"optimization-level": "1"}):  # OPTIMIZATION_LEVEL_00 / _01
+        level = RECORDS[tp2].inputs()
+        level = level.model_copy(update={"settings": level.settings.model_copy(update={"flags": flags})})
+        assert fw.fusion_workspace(level, 8192) is None
+    assert fw.optimization_level({"O3": True}) == 3 and fw.optimization_level({}) is None
 
 
 def test_what_is_not_read_is_said_not_modelled() -> None:
     tp2 = "llmd-v019-llama-3.1-8b-tp2"
-    for inputs in (_inputs(tp2, version=ResolvedVersion(text="0.22.0")), _inputs(tp2, gpu_name="B200")):
+    configured = RECORDS[tp2].inputs()
+    flags = {"compilation-config": '{"pass_config": {"fuse_allreduce_rms": false}}'}
+    configured = configured.model_copy(
+        update={"settings": configured.settings.model_copy(update={"flags": flags})}
+    )
+    for inputs in (
+        _inputs(tp2, version=ResolvedVersion(text="0.22.0")),
+        _inputs(tp2, gpu_name="B200"),
+        configured,
+    ):
         found = fw.fusion_workspace(inputs, 8192)
         assert found is not None and not found.modelled and found.bytes == 0 and "not" in found.why
     # a model without its config at hand holds as much (every buffer is below the granularity at Hopper's max sizes)

@@ -25,7 +25,7 @@ TP 1 and 2.06–2.11 at TP 2 and 2.13–2.21 at TP 4 though the TP 2 buffers are
 channels connected by the profile's first large all-reduces, as at v0.11.0 where no workspace exists) is fitted.
 
 Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2, 4 or 8 (`FI_SUPPORTED_WORLD_SIZES`);
-compiled (not --enforce-eager); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
+compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
 vllm#41458 of 2026-05-01, whose first release is not read: kept off). The releases: v0.18.0 up to v0.22.0, whose
 flashinfer (0.6.11.post2, vllm#45917's list; v0.21.0 pins 0.6.8.post1) allocates through torch's symmetric memory
 (flashinfer#2955, in 0.6.10) and, from 0.6.15, rounds to the allocation granularity alone: not modelled apart there.
@@ -33,6 +33,8 @@ Blackwell's workspace (its backend and multicast granularity) is not read either
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -104,6 +106,16 @@ def held_bytes(sizes: tuple[int, ...], multicast_granularity: int = MULTICAST_GR
     return held
 
 
+def optimization_level(flags: Mapping[str, object]) -> int | None:
+    """The launch's -O level (`-O0` … `-O3`, `-O 1`, `--optimization-level 1`); None where it states none (O2)."""
+    for key, value in flags.items():
+        if key in ("O0", "O1", "O2", "O3"):
+            return int(key[1])
+        if key in ("O", "optimization-level") and str(value).isdigit():
+            return int(str(value))
+    return None
+
+
 def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
     """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none."""
     layout, model, era = inputs.layout, inputs.model, WORKSPACE_ERAS.at(inputs.version)
@@ -111,6 +123,9 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         return None
     if layout.pp > 1 or layout.dp > 1:
         return None  # off for pipeline stages and data parallelism (vllm#35426, #34458)
+    level = optimization_level(inputs.settings.flags)
+    if level is not None and level < 2:
+        return None  # OPTIMIZATION_LEVEL_00 / _01 (config/vllm.py, read at v0.33.0): fuse_allreduce_rms False
     capability = compute_capability(inputs.gpu_name)
     if capability is None or capability[0] < 9:
         return None  # enable_allreduce_rms_fusion: Hopper and Blackwell only (an unnamed GPU: not taken)
@@ -118,6 +133,10 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "FlashInfer's all-reduce fusion workspace on this GPU (its backend and multicast granularity not read) "
             "is in the fitted remainder"))  # fmt: skip
+    if "compilation-config" in inputs.settings.flags:
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
+            "is not read; the workspace is in the fitted remainder"))  # fmt: skip
     if era == "not modelled":
         return FusionWorkspace(bytes=0, modelled=False, why=(
             f"FlashInfer's all-reduce fusion workspace at vLLM {inputs.version.label} (torch symmetric memory from "
