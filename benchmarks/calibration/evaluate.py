@@ -147,6 +147,8 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
     where each came from."""
     calibration = engine_rules(engine).calibration
     term = calibration.FIT_TERMS[key][0]
+    # the part of the term the engine's code sizes (vLLM's FlashInfer all-reduce workspace): the fit takes the rest
+    known = getattr(calibration, "fit_offset", None)
     rows: list[tuple[FitRow, RowOrigin]] = []
     for record in records:
         if left_out(record, leave_out) or record.excluded(term):
@@ -154,6 +156,8 @@ def term_rows(records: list[Record], engine: str, key: str, fits: dict[str, Line
         values = calibration.fit_features(key, record.inputs())
         measured = observed(record, term, fits)
         if values is not None and measured is not None:
+            if known is not None:
+                measured -= known(key, record.inputs())
             rows.append(((values, measured / GIB), origin(record)))
     return rows
 

@@ -14,7 +14,10 @@
 - non-torch memory (`non_torch_increase`): grows while profiling with the TP group's custom all-reduce
   buffers: a constant, plus a part once the custom all-reduce runs (TP > 1 on NVLink GPUs, unless
   disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
-  where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`).
+  where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`). From v0.18.0 FlashInfer's all-reduce
+  fusion workspace joins it at TP > 1 on Hopper: its bytes come from the code (`fusion_workspace.py`, 1.5 GiB per
+  rank to v0.22.0), the fit takes the rest (`fit_offset`), and an era the corpus holds too few logs of for its own
+  fit takes the previous era's (`NON_TORCH_STAND_IN`: the same growth without the workspace).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
@@ -42,6 +45,7 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
+from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
@@ -69,14 +73,18 @@ ACTIVATION_ERAS: Eras[str] = Eras((
     Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
 ))
 # What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
-# workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 more of the TP
-# group's all-reduce buffers land in it (about 2.1 GiB per GPU at TP 2–4 on H100).
+# workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 FlashInfer's all-reduce
+# fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper, counted apart from the fit).
 NON_TORCH_ERAS: Eras[str] = Eras((
     Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
     Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
-    Era("0.18.0", "v18", "V1 from v0.18.0: the TP group's all-reduce buffers grow with it"),
+    Era("0.18.0", "v18", "V1 from v0.18.0: the growth less FlashInfer's all-reduce fusion workspace"),
 ))
+# The fit that stands in for an era's remainder where the corpus holds too few logs of the era to fit it: v0.18's
+# growth less the workspace is V1's (NCCL's channels connected by the profile's first large all-reduces, CUDA's
+# lazily loaded kernels): 0.55 GiB at TP 2 on H100 at v0.11.0, 0.57 at v0.19.0 once the workspace is taken off.
+NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1"}
 # `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
 # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
 # on releases that did not charge it yet (llm-d-planner's v0.18.0 and v0.19.0 logs print it).
@@ -247,6 +255,15 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     return None
 
 
+def fit_offset(key: str, inputs: CalibrationInputs) -> int:
+    """Bytes of what fit `key` measures that the code sizes, taken off the logged figure before fitting and added to
+    the fit's estimate: FlashInfer's all-reduce fusion workspace in non-torch memory (`fusion_workspace.py`)."""
+    if key != non_torch_key(inputs):
+        return 0
+    workspace = fusion_workspace(inputs, batch_limits(inputs)[0])
+    return workspace.bytes if workspace is not None else 0
+
+
 def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     """Whether the TP group's all-reduce buffers (most of non-torch memory's growth at TP > 1) are held: TP > 1,
     not `--disable-custom-all-reduce`, and GPUs joined by NVLink. vLLM's custom_all_reduce.py (read at v0.13.0
@@ -257,7 +274,8 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     the custom all-reduce, which kvtop cannot see; no start in the corpus shows the growth there, while two
     do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
     and 2 x L4 at v0.28.0 charged 0.76 GiB beside weights and KV at TP 2 (search-index id 59672298265), where
-    the H100 runs' all-reduce part alone is 1.8 GiB. An unnamed GPU keeps vLLM's rule on TP alone."""
+    the H100 runs add 1.8 GiB at TP > 1 (1.5 of it FlashInfer's fusion workspace, `fusion_workspace.py`). An
+    unnamed GPU keeps vLLM's rule on TP alone."""
     tp = inputs.layout.tp
     if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
         return False
@@ -327,12 +345,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                if fit and inputs.model else f"2 GiB assumed: {key} has too few logs to fit" if inputs.model
                else "2 GiB assumed: the model's config is not known")  # fmt: skip
         activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), why)
-    key = non_torch_key(inputs)
-    non_torch = fitted_estimate(Term.NON_TORCH, "vLLM's non-torch memory", fits.get(key), fit_features(key, inputs),
-                                f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}") or assumed_estimate(
-        Term.NON_TORCH, "vLLM's non-torch memory", GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
-             non_torch]
+             non_torch_estimate(inputs, fits, tokens)]
     if graphs_charged(inputs):
         placeholder = v2_placeholder(inputs)
         label = "vLLM's CUDA-graph estimate" if placeholder is None else "vLLM V2's memory beside its profile"
@@ -347,6 +361,25 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             "charged since v0.21.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"))  # fmt: skip
     return tuple(found)
+
+
+def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], tokens: int) -> TermEstimate:
+    """The fitted growth (the era's fit, else its stand-in's, else 0.25 GiB assumed) plus FlashInfer's all-reduce
+    fusion workspace where the code sizes it (`fusion_workspace.py`)."""
+    key = non_torch_key(inputs)
+    label, stand_in = "vLLM's non-torch memory", NON_TORCH_STAND_IN.get(key)
+    fit = fits.get(key) or (fits.get(stand_in) if stand_in else None)
+    basis = f"TP {inputs.layout.tp}, custom all-reduce {'on' if custom_all_reduce_on(inputs) else 'off'}"
+    if fit is not None and fit.key != key:
+        basis += f"; {key} has too few logs to fit: {fit.key} stands in for the growth beside the workspace"
+    estimate = fitted_estimate(Term.NON_TORCH, label, fit, fit_features(key, inputs), basis) or assumed_estimate(
+        Term.NON_TORCH, label, GIB // 4, GIB // 2, "0.25 GiB assumed: not fitted for this era")  # fmt: skip
+    workspace = fusion_workspace(inputs, tokens)
+    if workspace is None:
+        return estimate
+    return estimate.model_copy(update={
+        "bytes": estimate.bytes + workspace.bytes, "basis": f"{estimate.basis}; {'+ ' if workspace.modelled else ''}{workspace.why}",
+    })  # fmt: skip
 
 
 def _forward_floor(

@@ -1,0 +1,155 @@
+"""FlashInfer's all-reduce + RMSNorm fusion workspace: the part of vLLM's non-torch memory at TP > 1 the code sizes
+(docs/engines/vllm.md §2, "non-torch memory").
+
+What it is. From v0.18.0 vLLM turns on the all-reduce + RMSNorm fusion pass for TP > 1 on Hopper and Blackwell
+(`enable_allreduce_rms_fusion`, config/vllm.py: "Enable if TP > 1 and Hopper/Blackwell and flashinfer installed";
+v0.13.0 sets `fuse_allreduce_rms` False at every -O level). `AllReduceFusionPass.__init__`
+(compilation/passes/fusion/allreduce_rms_fusion.py) builds FlashInfer's workspace when torch.compile first runs the
+model, inside `profile_run`: after the init snapshot, outside torch's allocator, so `non_torch_increase` counts it
+(utils/mem_utils.py `memory_profiling`). Its tokens: `max_token_num = min(max_size // (hidden × dtype bytes),
+max_num_batched_tokens)` with `max_size` by compute capability and TP (`FI_ALLREDUCE_FUSION_MAX_SIZE_MB`): the
+v0.19.0 starts of llm-d-planner's sweep print "Maximal number of tokens used by Flashinfer Allreduce Fusion: 6553"
+(hidden 5,120, TP 2) and 128 / 204 / 256 / 292 at TP 4 (hidden 8,192 / 5,120 / 4,096 / 3,584), then "Auto-selected
+flashinfer allreduce backend: trtllm" on H100.
+
+What it holds. FlashInfer's TRT-LLM workspace (`trtllm_create_ipc_workspace_for_all_reduce_fusion`, comm/trtllm_ar.py,
+read at flashinfer v0.6.6 and v0.6.8) allocates three buffers on each rank, each rounded to 2 MiB: the one-shot buffer
+(TP × tokens × hidden × 2 B), the barrier flags (TP × 256 × 4 B) and three Lamport buffers (3 × TP × tokens × hidden ×
+2 B, 4 B in float32). The unified API (`create_allreduce_fusion_workspace`, vllm#33985) passes `use_symm_dev_mem=True`,
+and `SymmDeviceMemory._get_allocation_prop` (comm/mnnvl.py) then rounds each allocation, signal pad (2,048 B)
+included, to the allocation granularity and then to the multicast granularity whether or not multicast is used.
+That granularity is 512 MiB on the H100 starts: llm-d's v0.19.0 H100 starts print 0.24–0.26 GiB of non-torch memory at
+TP 1 and 2.06–2.11 at TP 2 and 2.13–2.21 at TP 4 though the TP 2 buffers are 16 to 64 times the TP 4 ones: 3 ×
+512 MiB held at both, and a TP 2 FlashInfer start's buffers sit 512 MiB apart per rank (sglang#18341's log: 24 MiB,
+2 MiB and 68 MiB buffers at 0x5360000000 / 0x5380000000 …). The rest of the growth at TP > 1 (0.3–0.45 GiB: NCCL's
+channels connected by the profile's first large all-reduces, as at v0.11.0 where no workspace exists) is fitted.
+
+Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2, 4 or 8 (`FI_SUPPORTED_WORLD_SIZES`);
+compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
+vllm#41458 of 2026-05-01, whose first release is not read: kept off). The releases: v0.18.0 up to v0.22.0, whose
+flashinfer (0.6.11.post2, vllm#45917's list; v0.21.0 pins 0.6.8.post1) allocates through torch's symmetric memory
+(flashinfer#2955, in 0.6.10) and, from 0.6.15, rounds to the allocation granularity alone: not modelled apart there.
+Blackwell's workspace (its backend and multicast granularity) is not read either: both left to the fitted remainder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
+
+MIB = 1 << 20
+# trtllm_ar.py rounds each buffer to 2 MiB; cuMem's allocation granularity too
+ALLOCATION_GRANULARITY = 2 * MIB
+# on the H100 starts: llm-d's v0.19.0 sweep and sglang#18341's buffer strides
+MULTICAST_GRANULARITY = 512 * MIB
+SIGNAL_PAD_BYTES = 2048  # SymmDeviceMemory.SIGNAL_PAD_SIZE (kSIGNAL_PAD_SIZE)
+BARRIER_FLAGS = 256  # trtllm_ar.py BarrierFlagCount: int32 flags per rank
+LAMPORT_BUFFERS = 3
+SUPPORTED_TP = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
+# FI_ALLREDUCE_FUSION_MAX_SIZE_MB on Hopper (compute capability 9.0), by TP: v0.13.0's table, which the v0.19.0 starts'
+# token counts match at TP 2 and 4 (v0.33.0 has 0.5 at TP 8)
+HOPPER_MAX_SIZE_MIB = {2: 64.0, 4: 2.0, 8: 1.0}
+
+# How the release's FlashInfer allocates the workspace: None (no fusion by default), "multicast" (each buffer rounded
+# to the multicast granularity) or "not modelled"
+WORKSPACE_ERAS: Eras[str | None] = Eras((
+    Era("", None, "config/vllm.py: fuse_allreduce_rms off at every -O level (read at v0.13.0)"),
+    Era("0.18.0", "multicast", "enable_allreduce_rms_fusion on for TP > 1 on Hopper/Blackwell; flashinfer <= 0.6.8's "
+                               "SymmDeviceMemory rounds each buffer to the multicast granularity"),
+    Era("0.22.0", "not modelled", "flashinfer 0.6.11.post2 (vllm#45917): torch symmetric memory (flashinfer#2955)"),
+))  # fmt: skip
+
+
+class FusionWorkspace(BaseModel):
+    """The workspace one rank holds (bytes), or why it is not modelled apart (`modelled` False, bytes 0)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes: int
+    modelled: bool
+    why: str
+
+
+def max_token_num(hidden_size: int, element_bytes: int, tp: int, max_num_batched_tokens: int) -> int | None:
+    """`AllReduceFusionPass`'s tokens: Hopper's max size at this TP over a token's bytes, capped by the batch."""
+    size_mib = HOPPER_MAX_SIZE_MIB.get(tp)
+    if size_mib is None:
+        return None
+    return min(int(size_mib * MIB) // (hidden_size * element_bytes), max_num_batched_tokens)
+
+
+def buffer_sizes(tp: int, tokens: int, hidden_size: int, fp32_lamport: bool = False) -> tuple[int, int, int]:
+    """trtllm_ar.py's three buffers on each rank (bytes, before rounding): one-shot, flags, Lamport."""
+    lamport_element = 4 if fp32_lamport else 2
+    return (tp * tokens * hidden_size * 2, tp * BARRIER_FLAGS * 4,
+            LAMPORT_BUFFERS * tp * tokens * hidden_size * lamport_element)  # fmt: skip
+
+
+def _round_up(size: int, granularity: int) -> int:
+    return -(-size // granularity) * granularity
+
+
+def held_bytes(sizes: tuple[int, ...], multicast_granularity: int = MULTICAST_GRANULARITY) -> int:
+    """What SymmDeviceMemory allocates for the buffers: each to 2 MiB, plus its signal pad, to the allocation and then
+    the multicast granularity."""
+    held = 0
+    for size in sizes:
+        allocation = _round_up(
+            _round_up(size, ALLOCATION_GRANULARITY) + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY
+        )
+        held += _round_up(allocation, multicast_granularity)
+    return held
+
+
+def optimization_level(flags: Mapping[str, object]) -> int | None:
+    """The launch's -O level (`-O0` … `-O3`, `-O 1`, `--optimization-level 1`); None where it states none (O2)."""
+    for key, value in flags.items():
+        if key in ("O0", "O1", "O2", "O3"):
+            return int(key[1])
+        if key in ("O", "optimization-level") and str(value).isdigit():
+            return int(str(value))
+    return None
+
+
+def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> FusionWorkspace | None:
+    """The workspace this launch's ranks hold in vLLM's non-torch memory; None where the fusion pass builds none."""
+    layout, model, era = inputs.layout, inputs.model, WORKSPACE_ERAS.at(inputs.version)
+    if era is None or layout.tp not in SUPPORTED_TP or inputs.settings.enforce_eager:
+        return None
+    if layout.pp > 1 or layout.dp > 1:
+        return None  # off for pipeline stages and data parallelism (vllm#35426, #34458)
+    level = optimization_level(inputs.settings.flags)
+    if level is not None and level < 2:
+        return None  # OPTIMIZATION_LEVEL_00 / _01 (config/vllm.py, read at v0.33.0): fuse_allreduce_rms False
+    capability = compute_capability(inputs.gpu_name)
+    if capability is None or capability[0] < 9:
+        return None  # enable_allreduce_rms_fusion: Hopper and Blackwell only (an unnamed GPU: not taken)
+    if capability != (9, 0) or gpu_model_key(inputs.gpu_name) not in NVLINK_GPUS:
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            "FlashInfer's all-reduce fusion workspace on this GPU (its backend and multicast granularity not read) "
+            "is in the fitted remainder"))  # fmt: skip
+    if "compilation-config" in inputs.settings.flags:
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
+            "is not read; the workspace is in the fitted remainder"))  # fmt: skip
+    if era == "not modelled":
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            f"FlashInfer's all-reduce fusion workspace at vLLM {inputs.version.label} (torch symmetric memory from "
+            "flashinfer 0.6.10) is not modelled apart: in the fitted remainder"))  # fmt: skip
+    if model is None:
+        # the largest payload the max size allows (tokens × hidden × 2 B = max size): as many bytes held
+        tokens, hidden, element = 1, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB) // 2, 2
+        shape = "the model's config not at hand: the largest payload its max size allows"
+    else:
+        hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
+        tokens = max_token_num(hidden, element, layout.tp, max_num_batched_tokens) or 0
+        shape = f"{tokens:,} tokens × hidden {hidden:,}"
+    held = held_bytes(buffer_sizes(layout.tp, tokens, hidden, fp32_lamport=element == 4))
+    return FusionWorkspace(bytes=held, modelled=True, why=(
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
+        f"{held / MIB:,.0f} MiB, each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity"))  # fmt: skip

@@ -1,0 +1,121 @@
+"""FlashInfer's all-reduce + RMSNorm fusion workspace in vLLM's non-torch memory (fusion_workspace.py).
+
+Expected figures come from elsewhere than the module: the token counts from llm-d-planner's v0.19.0 H100 logs
+("Maximal number of tokens used by Flashinfer Allreduce Fusion: N", accuracy/results/v0.19.0/logs at d3121e0), the
+buffer sizes from flashinfer v0.6.8's trtllm_ar.py arithmetic and SymmDeviceMemory's rounding (comm/mnnvl.py), the
+non-torch figures from the corpus records of those starts (tests/data/calibration/vllm.jsonl).
+"""
+
+from __future__ import annotations
+
+from benchmarks.calibration.corpus import load
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm import fusion_workspace as fw
+from kvtop.domain.layout import ParallelLayout
+from kvtop.units import GIB
+
+MIB = 1 << 20
+RECORDS = {record.id: record for record in load("vllm")}
+
+
+def _inputs(record_id: str, **update: object):  # type: ignore[no-untyped-def]
+    return RECORDS[record_id].inputs().model_copy(update=update)
+
+
+def test_the_token_counts_are_the_ones_the_v0_19_logs_print() -> None:
+    # (hidden, TP) → the log line's tokens at max_num_batched_tokens 8,192 (Mistral-Small-24B, Llama-3.3-70B,
+    # Llama-4-Scout, Llama-3.1-8B, Qwen2.5-7B, Kimi-VL-A3B's text model)
+    printed = {(5120, 2): 6553, (8192, 2): 4096, (8192, 4): 128, (5120, 4): 204, (4096, 4): 256, (3584, 4): 292,
+               (2048, 2): 8192}  # fmt: skip
+    for (hidden, tp), tokens in printed.items():
+        assert fw.max_token_num(hidden, 2, tp, 8192) == tokens
+    assert fw.max_token_num(4096, 2, 3, 8192) is None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8
+
+
+def test_the_buffers_are_flashinfer_s_and_each_is_held_at_the_multicast_granularity() -> None:
+    # trtllm_ar.py at TP 2, 8,192 tokens × 4,096: TP × tokens × hidden × 2 B; TP × 256 flags × 4 B; 3 Lamport copies
+    sizes = fw.buffer_sizes(2, 8192, 4096)
+    assert (
+        sizes
+        == (2 * 8192 * 4096 * 2, 2 * 256 * 4, 3 * 2 * 8192 * 4096 * 2)
+        == (134_217_728, 2_048, 402_653_184)
+    )
+    # SymmDeviceMemory: each to 2 MiB, + the 2,048 B signal pad, to 2 MiB (130, 4 and 386 MiB), then to 512 MiB
+    assert fw.held_bytes(sizes, multicast_granularity=2 * MIB) == (130 + 4 + 386) * MIB
+    assert fw.held_bytes(sizes) == 3 * 512 * MIB
+    # at TP 4 the buffers are 64 times smaller (256 tokens), and held the same
+    assert fw.held_bytes(fw.buffer_sizes(4, 256, 4096)) == 3 * 512 * MIB
+
+
+def test_the_workspace_is_most_of_what_tp_adds_to_the_v0_19_logs() -> None:
+    tp1 = RECORDS["llmd-v019-llama-3.1-8b-tp1"].figures["non_torch"]
+    workspace = 3 * 512 * MIB
+    for record_id in ("llmd-v019-llama-3.1-8b-tp2", "llmd-v019-llama-3.1-8b-tp4", "llmd-v019-qwen2.5-72b-tp2",
+                      "llmd-v019-kimi-dev-72b-tp4", "llmd-v019-mistral-small-w8a8-tp2"):  # fmt: skip
+        inputs = RECORDS[record_id].inputs()
+        found = fw.fusion_workspace(inputs, vllm.batch_limits(inputs)[0])
+        assert found is not None and found.modelled and found.bytes == workspace
+        # what TP adds beside it (0.31-0.45 GiB) is no more than v0.11.0 added with no workspace at all (0.42 at TP 2,
+        # Llama-3.3-70B 0.55 against Llama-3.1-8B's 0.13 at TP 1) and a tenth of a GiB
+        beside = RECORDS[record_id].figures["non_torch"] - tp1 - workspace
+        v011 = (
+            RECORDS["llmd-v011-llama-3.3-70b-fp8-tp2"].figures["non_torch"]
+            - RECORDS["llmd-v011-llama-3.1-8b"].figures["non_torch"]
+        )
+        assert 0 < beside < v011 + GIB // 10
+
+
+def test_no_workspace_where_the_pass_builds_none() -> None:
+    tp2 = "llmd-v019-llama-3.1-8b-tp2"
+    assert fw.fusion_workspace(_inputs("llmd-v019-llama-3.1-8b-tp1"), 8192) is None  # TP 1
+    assert fw.fusion_workspace(_inputs("llmd-v019-llama-3.1-8b-pp2"), 8192) is None
+    assert fw.fusion_workspace(_inputs(tp2, layout=ParallelLayout(tp=2, pp=2)), 8192) is None  # vllm#35426
+    assert fw.fusion_workspace(_inputs(tp2, layout=ParallelLayout(tp=3)), 8192) is None
+    assert fw.fusion_workspace(_inputs(tp2, gpu_name="A100-80GB"), 8192) is None  # Ampere: no fusion
+    assert fw.fusion_workspace(_inputs(tp2, gpu_name="L40S"), 8192) is None
+    assert fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text="0.17.0")), 8192) is None
+    eager = RECORDS[tp2].inputs()
+    eager = eager.model_copy(update={"settings": eager.settings.model_copy(update={"enforce_eager": True})})
+    assert fw.fusion_workspace(eager, 8192) is None
+    for flags in ({"O0": True}, {"O": "1"}, {"optimization-level": "1"}):  # OPTIMIZATION_LEVEL_00 / _01
+        level = RECORDS[tp2].inputs()
+        level = level.model_copy(update={"settings": level.settings.model_copy(update={"flags": flags})})
+        assert fw.fusion_workspace(level, 8192) is None
+    assert fw.optimization_level({"O3": True}) == 3 and fw.optimization_level({}) is None
+
+
+def test_what_is_not_read_is_said_not_modelled() -> None:
+    tp2 = "llmd-v019-llama-3.1-8b-tp2"
+    configured = RECORDS[tp2].inputs()
+    flags = {"compilation-config": '{"pass_config": {"fuse_allreduce_rms": false}}'}
+    configured = configured.model_copy(
+        update={"settings": configured.settings.model_copy(update={"flags": flags})}
+    )
+    for inputs in (
+        _inputs(tp2, version=ResolvedVersion(text="0.22.0")),
+        _inputs(tp2, gpu_name="B200"),
+        configured,
+    ):
+        found = fw.fusion_workspace(inputs, 8192)
+        assert found is not None and not found.modelled and found.bytes == 0 and "not" in found.why
+    # a model without its config at hand holds as much (every buffer is below the granularity at Hopper's max sizes)
+    found = fw.fusion_workspace(_inputs(tp2, model=None), 8192)
+    assert found is not None and found.bytes == 3 * 512 * MIB
+
+
+def test_the_fit_takes_the_rest_and_the_plan_adds_the_workspace_back() -> None:
+    inputs = RECORDS["llmd-v019-llama-3.1-8b-tp2"].inputs()
+    assert vllm.fit_offset("vllm.non_torch.v18", inputs) == 3 * 512 * MIB
+    assert vllm.fit_offset("vllm.activation.v17", inputs) == 0
+    assert vllm.fit_offset("vllm.non_torch.v18", RECORDS["llmd-v019-llama-3.1-8b-tp1"].inputs()) == 0
+    # the era left unfitted
+    fits = {key: fit for key, fit in vllm.FITS.items() if key != "vllm.non_torch.v18"}
+    found = next(t for t in vllm.terms(inputs, fits) if t.term is Term.NON_TORCH)
+    stand_in = vllm.FITS["vllm.non_torch.v1"]
+    assert found.fit_key == "vllm.non_torch.v1"
+    assert (
+        found.bytes
+        == max(stand_in.predict(vllm.fit_features("vllm.non_torch.v18", inputs) or ()), 0) + 3 * 512 * MIB
+    )
