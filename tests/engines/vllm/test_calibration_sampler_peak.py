@@ -13,7 +13,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
 from kvtop.domain.engines.vllm import calibration
-from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
+from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies, moe_workspace_bytes
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
@@ -24,6 +24,8 @@ from tests.data_paths import CONFIGS
 LLAMA = load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
 QWEN = load_config_file(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
 GEMMA = load_config_file(CONFIGS / "google--gemma-3-27b-it.json")
+QWEN3_MOE = load_config_file(CONFIGS / "Qwen--Qwen3-30B-A3B.json")
+MIXTRAL = load_config_file(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")
 TOKENS, SEQS = 8192, 1024
 PRINTED = 0.005 * GIB  # a figure printed to 0.01 GiB
 LOGGED = {"llama": 1.89 * GIB, "qwen": 2.21 * GIB, "gemma": 3.99 * GIB}
@@ -34,7 +36,7 @@ def _version(text: str) -> ResolvedVersion:
 
 
 def _counted(model, text: str = "0.19.0", gpu: str | None = "H100") -> int | None:  # type: ignore[no-untyped-def]
-    return counted_sampler_bytes(model, _version(text), gpu, TOKENS, SEQS)
+    return counted_sampler_bytes(model, ParallelLayout(), _version(text), gpu, TOKENS, SEQS)
 
 
 def test_a_16_bit_model_holds_three_and_a_half_copies() -> None:
@@ -100,3 +102,19 @@ def test_the_fit_never_charges_less_than_the_count() -> None:
     if fit.predict(calibration._activation_features(_inputs(GEMMA), GEMMA)) < counted:
         assert activation.bytes == counted
     assert activation.bytes >= counted
+
+
+def test_an_unquantized_moe_keeps_its_fused_experts_workspaces() -> None:
+    """TritonExperts.workspace_shapes (M, topk, max(I, K)) and (M, topk, max(2I, K)), bf16, kept by the
+    WorkspaceManager: Qwen3-30B-A3B (8 of 128 experts, intermediate 768, hidden 2,048) at 8,192 tokens, TP 1; Mixtral
+    (2 of 8, intermediate 14,336 over TP 2, hidden 4,096). Its v0.19.0 starts printed 2.68 and 1.21 GiB."""
+    assert moe_workspace_bytes(QWEN3_MOE, ParallelLayout(), TOKENS) == TOKENS * 8 * (2048 + 2048) * 2
+    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2), TOKENS) == TOKENS * 2 * (7168 + 14336) * 2
+    assert moe_workspace_bytes(LLAMA, ParallelLayout(), TOKENS) == 0
+    for model, layout, logged in ((QWEN3_MOE, ParallelLayout(), 2.68), (MIXTRAL, ParallelLayout(tp=2), 1.21)):
+        counted = counted_sampler_bytes(model, layout, _version("0.19.0"), "H100", TOKENS, SEQS)
+        assert counted is not None
+        without = counted - moe_workspace_bytes(model, layout, TOKENS)
+        # the workspaces close most of the gap
+        assert abs(counted - logged * GIB) < abs(without - logged * GIB)
+        assert counted <= logged * GIB + PRINTED

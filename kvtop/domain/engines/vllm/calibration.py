@@ -397,7 +397,7 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
     pipeline stages (the sampler runs on the last only) or with LoRA (its buffers join the profile)."""
     if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
         return None
-    return counted_sampler_bytes(inputs.model, inputs.version, inputs.gpu_name, tokens, seqs)
+    return counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs)
 
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
