@@ -47,6 +47,7 @@ from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_held import allocator_rounding, held_beside
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
@@ -338,13 +339,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     # the sampler's path first, then the floor: a peak lowered to FlashInfer's one copy is still never below the
     # forward's MLP transient, taken once here
     activation = _forward_floor(_sampler_path_error(activation, inputs, fits.get(key), seqs), inputs, tokens)
-    if activation is None:  # a multimodal model: the text model's figure, said to be a guess; else 2 GiB, said why
-        fit = fits.get(key)
-        guess = max(fit.predict(_activation_features(inputs, inputs.model)), 0) if fit and inputs.model else 2 * GIB
-        why = ("the text model's fit: a vision encoder's profile run, pipeline stages and LoRA buffers are not modelled"
-               if fit and inputs.model else f"2 GiB assumed: {key} has too few logs to fit" if inputs.model
-               else "2 GiB assumed: the model's config is not known")  # fmt: skip
-        activation = assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), why)
+    if activation is None:
+        activation = _unfitted_activation(inputs, fits.get(key), key, label, tokens, seqs)
+    activation = _sampler_floor(activation, inputs, tokens, seqs)
     found = [cuda_total_estimate(inputs.gpu_name, inputs.gpu_total_bytes, fits), weights_estimate(inputs, extra=held(inputs)), activation,
              non_torch_estimate(inputs, fits, tokens)]
     if graphs_charged(inputs):
@@ -399,6 +396,52 @@ def _forward_floor(
         return activation
     return activation.model_copy(update={
         "bytes": floor, "basis": f"{activation.basis}; the forward's MLP transient at {tokens:,} tokens, larger than the fit",
+    })  # fmt: skip
+
+
+def _unfitted_activation(
+    inputs: CalibrationInputs, fit: LinearTerm | None, key: str, label: str, tokens: int, seqs: int
+) -> TermEstimate:
+    """The peak where no fit gives it. A multimodal model (or pipeline stages, LoRA) takes the text model's fit, said
+    to be a guess; an era whose logs are too few to fit takes the sampler as vLLM's code counts it (v0.17+ on the
+    native path, `sampler_peak.py`) or the forward's MLP transient, the larger, ± the 2 GiB the assumption had; else
+    2 GiB, said why."""
+    model = inputs.model
+    if fit is not None and model is not None:
+        guess = max(fit.predict(_activation_features(inputs, model)), 0)
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: a vision "
+                                "encoder's profile run, pipeline stages and LoRA buffers are not modelled")  # fmt: skip
+    counted = _counted_sampler(inputs, tokens, seqs)
+    if counted is not None and model is not None:
+        forward = round(mlp_transient_gib(model, inputs.layout, tokens) * GIB)
+        return assumed_estimate(
+            Term.ACTIVATION, label, max(counted, forward), 2 * GIB,
+            f"{key} has too few logs to fit: the sampler's {logits_copies(model):g} copies of {seqs:,} seqs × "
+            f"{model.vocab_size:,} × 4 B and the forward's output, as vLLM's code counts them (sampler_peak.py), or the "
+            f"forward's MLP transient at {tokens:,} tokens, the larger; ± 2 GiB assumed (no log of another source "
+            "measures the count's error)",
+        )  # fmt: skip
+    why = f"2 GiB assumed: {key} has too few logs to fit" if model else "2 GiB assumed: the model's config is not known"
+    return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, why)
+
+
+def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int | None:
+    """The sampler's peak as vLLM's code counts it (`sampler_peak.py`); None where the path is not counted, and on
+    pipeline stages (the sampler runs on the last only) or with LoRA (its buffers join the profile)."""
+    if inputs.model is None or inputs.layout.pp > 1 or lora(inputs):
+        return None
+    return counted_sampler_bytes(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, tokens, seqs)
+
+
+def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
+    """The peak never below the sampler as vLLM's code counts it: `profile_run` holds those copies whatever the fit
+    says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.59 GiB counted, the v17 fit's
+    text form 3.53; its v0.19.0 log printed 3.99)."""
+    counted = _counted_sampler(inputs, tokens, seqs)
+    if counted is None or counted <= activation.bytes:
+        return activation
+    return activation.model_copy(update={
+        "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py)",
     })  # fmt: skip
 
 

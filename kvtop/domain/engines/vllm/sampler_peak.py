@@ -1,0 +1,83 @@
+"""What vLLM's profiled sampler holds at its peak, counted from its code where the release's path is known
+(docs/engines/vllm.md §12).
+
+From v0.17.0 the native top-k/top-p path masks the float32 logits in place with the Triton kernel of vllm#33538
+(`apply_top_k_top_p_triton`, topk_topp_triton.py) instead of sorting them (values and int64 indices): llm-d-planner's
+sweep shows the profiled peak falling by 60 % between v0.16.0 and v0.17.0, which dates it (docs/calibration.md; the
+PR's own first release is not read). While
+`_dummy_sampler_run` (gpu_model_runner.py) samples `max_num_seqs` rows, what it holds is then, read at v0.33.0:
+
+- the logits `compute_logits` returns, in the model's dtype (kept by `_dummy_sampler_run` for the call's length);
+- the sampler's float32 copy (`logits.to(torch.float32)`, sampler.py; none where the model is float32 already);
+- the probabilities (`logits.softmax(dim=-1, dtype=torch.float32)`, TopKTopPSampler.forward_native);
+- the exponential noise `random_sample` draws beside them (`empty_exponential_noise_like`: float32);
+- and, held by `profile_run` across the call, the forward's output over `max_num_batched_tokens` (`hidden_states`)
+  and the random rows `_dummy_sampler_run` feeds the LM head (`torch.rand_like`: max_num_seqs × hidden);
+- in an unquantized MoE model, the fused experts' workspaces, which the process-wide `WorkspaceManager`
+  (v1/worker/workspace.py, read at v0.13.0 and v0.33.0) keeps at its high-water mark after the forward:
+  TritonExperts.workspace_shapes' (M, topk, max(I, K)) and (M, topk, max(2I, K)) in the model's dtype, the output
+  sharing the first (I: the expert's intermediate on the rank, K: hidden; M: the tokens, in chunks of
+  VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 at v0.13.0). Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
+  printed 2.68 GiB against 2.06 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
+  0.50.
+
+In a 16-bit model that is 3.5 × seqs × vocab × 4 B with the hidden states beside it: the v0.19.0 starts of
+llm-d-planner grow by 3.5 of those copies between Llama-3.1-8B's vocabulary (1.89 GiB) and Qwen2.5-7B's (2.21) at 1,024
+seqs, as the count says. Not counted: the Triton kernel's per-SM buffer (at most SMs × vocab × 4 B: 0.06-0.13 GiB on an
+H100), a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
+quantized MoE's workspaces (its experts' kernels are chosen by the checkpoint and the GPU: gpt-oss's MXFP4 at TP 2
+printed 2.87 GiB against 2.73 counted).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import MlpKind, ModelSpec
+
+FLOAT32_BYTES = 4
+MOE_CHUNK_TOKENS = 16 * 1024  # VLLM_FUSED_MOE_CHUNK_SIZE's default (envs.py, read at v0.13.0)
+# Where the sampler's native path is counted: from v0.17.0 (vllm#33538's Triton top-k/top-p); before it the sort-based
+# path's copies (about 9.7 in the logs) are left to the fits.
+COUNTED_ERAS: Eras[bool] = Eras((
+    Era("", False, "the sort-based apply_top_k_top_p (values, int64 indices, softmax, scatter): not counted"),
+    Era("0.17.0", True, "vllm#33538: apply_top_k_top_p_triton masks the float32 logits in place"),
+))  # fmt: skip
+
+
+def logits_copies(model: ModelSpec) -> float:
+    """Copies of seqs × vocab × 4 B the native sampler holds at once: the model-dtype logits, the float32 copy (none
+    where the model is float32), the probabilities and the exponential noise."""
+    model_dtype = model.dtype_bytes / FLOAT32_BYTES
+    cast = 0.0 if model.dtype_bytes == FLOAT32_BYTES else 1.0
+    return model_dtype + cast + 2.0
+
+
+def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+    """The fused experts' workspaces the WorkspaceManager keeps after the forward (TritonExperts' shapes); 0 for a
+    dense model or a quantized MoE, whose experts' kernels are not counted."""
+    moe = model.moe
+    if moe is None or MlpKind.MOE not in model.layer_mlp or model.quant.method != "none":
+        return 0
+    rows = min(tokens, MOE_CHUNK_TOKENS) * moe.experts_per_token
+    intermediate = moe.expert_intermediate_size // max(layout.moe_shards, 1)
+    width = max(intermediate, model.hidden_size) + max(2 * intermediate, model.hidden_size)
+    return rows * width * model.dtype_bytes
+
+
+def counted_sampler_bytes(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    version: ResolvedVersion,
+    gpu_name: str | None,
+    tokens: int,
+    seqs: int,
+) -> int | None:
+    """What the profile holds while the sampler runs, as the code counts it (bytes); None where the release or the
+    GPU leaves the path to the install or to FlashInfer (`sampler_path`), or before v0.17.0."""
+    if not COUNTED_ERAS.at(version) or sampler_path(version, gpu_name)[0] != "native":
+        return None
+    logits = seqs * model.vocab_size * FLOAT32_BYTES
+    hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
+    return round(logits_copies(model) * logits) + hidden + moe_workspace_bytes(model, layout, tokens)

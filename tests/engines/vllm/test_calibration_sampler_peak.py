@@ -1,0 +1,120 @@
+"""vLLM's profiled sampler from v0.17.0, counted from its code (`sampler_peak.py`): the model-dtype logits, their
+float32 copy, the probabilities and the exponential noise (3.5 × seqs × vocab × 4 B in bf16), and the forward's output.
+
+The figures are llm-d-planner's v0.19.0 starts on one H100 at `vllm serve`'s defaults there (8,192 tokens, 1,024
+seqs; tests/data/calibration/vllm.jsonl, accuracy/results/v0.19.0 of llm-d-incubation/llm-d-planner at 56dc5b7):
+`PyTorch activation peak` 1.89 GiB for Llama-3.1-8B (vocabulary 128,256, hidden 4,096), 2.21 for Qwen2.5-7B (152,064,
+3,584) and 3.99 for Gemma-3-27B (262,208, 5,376), each printed to 0.01 GiB.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.engines.vllm import calibration
+from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies, moe_workspace_bytes
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.wording import GIB
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+LLAMA = load_config_file(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+QWEN = load_config_file(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
+GEMMA = load_config_file(CONFIGS / "google--gemma-3-27b-it.json")
+QWEN3_MOE = load_config_file(CONFIGS / "Qwen--Qwen3-30B-A3B.json")
+MIXTRAL = load_config_file(CONFIGS / "mistralai--Mixtral-8x7B-v0.1.json")
+TOKENS, SEQS = 8192, 1024
+PRINTED = 0.005 * GIB  # a figure printed to 0.01 GiB
+LOGGED = {"llama": 1.89 * GIB, "qwen": 2.21 * GIB, "gemma": 3.99 * GIB}
+
+
+def _version(text: str) -> ResolvedVersion:
+    return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=f"--engine-version {text}")
+
+
+def _counted(model, text: str = "0.19.0", gpu: str | None = "H100") -> int | None:  # type: ignore[no-untyped-def]
+    return counted_sampler_bytes(model, ParallelLayout(), _version(text), gpu, TOKENS, SEQS)
+
+
+def test_a_16_bit_model_holds_three_and_a_half_copies() -> None:
+    assert logits_copies(LLAMA) == 0.5 + 1 + 1 + 1  # bf16 logits, float32 copy, probabilities, noise
+    assert (
+        logits_copies(LLAMA.model_copy(update={"dtype_bytes": 4})) == 1 + 1 + 1
+    )  # no cast of float32 logits
+
+
+def test_the_count_is_the_code_arithmetic() -> None:
+    expected = round(3.5 * SEQS * 128_256 * 4) + (TOKENS + SEQS) * 4_096 * 2
+    assert _counted(LLAMA) == expected
+
+
+def test_the_count_grows_with_the_vocabulary_as_the_logs_do() -> None:
+    """Between Llama-3.1-8B and Qwen2.5-7B the count grows by 3.5 × 1,024 × 23,808 × 4 B less the smaller hidden
+    states: 0.31 GiB, where the logs grew by 2.21 − 1.89 = 0.32 (± 0.01 of their printing)."""
+    llama, qwen = _counted(LLAMA), _counted(QWEN)
+    assert llama is not None and qwen is not None
+    assert abs((qwen - llama) - (LOGGED["qwen"] - LOGGED["llama"])) <= 2 * PRINTED + 0.01 * GIB
+
+
+def test_the_count_is_below_every_logged_peak() -> None:
+    """What the count leaves out (the Triton kernel's buffer, an encoder cache, the allocator's rounding) only adds."""
+    for model, name in ((LLAMA, "llama"), (QWEN, "qwen"), (GEMMA, "gemma")):
+        counted = _counted(model)
+        assert counted is not None
+        assert counted <= LOGGED[name] + PRINTED
+        assert LOGGED[name] - counted < 0.5 * GIB
+
+
+def test_the_count_holds_only_where_the_path_is_the_triton_one() -> None:
+    assert _counted(LLAMA, "0.16.0") is None  # the sort-based path, left to the fits
+    assert _counted(LLAMA, "0.11.0") is None  # FlashInfer's or the native path: the install decides
+    assert _counted(LLAMA, "0.23.0") is None  # FlashInfer's sampler, the default again on an H100
+    assert _counted(LLAMA, "0.23.0", "V100-32GB") is not None  # compute capability 7.0 keeps the native path
+
+
+def _inputs(model) -> CalibrationInputs:  # type: ignore[no-untyped-def]
+    settings = parse_flags("vllm", ["--engine-version", "0.19.0", "--max-model-len", "8192",
+                                    "--gpu-memory-utilization", "0.95"])  # fmt: skip
+    return CalibrationInputs(model=model, settings=settings, layout=ParallelLayout(), gpu_name="H100",
+                             gpu_total_bytes=gpu_total_bytes("H100"), version=_version("0.19.0"),
+                             weights_bytes=0, context_length=8192)  # fmt: skip
+
+
+def test_an_era_without_a_fit_takes_the_count_not_two_gib() -> None:
+    """Fits that hold no v0.17+ log (a blind plan of a source that is the era's only one) leave the peak to the count:
+    Gemma-3-27B's 3.59 GiB against 3.99 logged, where 2 GiB assumed missed by half."""
+    fits = {key: fit for key, fit in calibration.FITS.items() if key != "vllm.activation.v17"}
+    activation = next(t for t in calibration.terms(_inputs(GEMMA), fits) if t.term is Term.ACTIVATION)
+    assert activation.source == "assumed"
+    assert activation.bytes == _counted(GEMMA)
+    assert abs(activation.bytes - LOGGED["gemma"]) < abs(2 * GIB - LOGGED["gemma"])
+
+
+def test_the_fit_never_charges_less_than_the_count() -> None:
+    """Gemma-3's vocabulary makes the count exceed the v17 fit's text form (multimodal: the text model's fit)."""
+    fit = calibration.FITS["vllm.activation.v17"]
+    activation = next(t for t in calibration.terms(_inputs(GEMMA)) if t.term is Term.ACTIVATION)
+    counted = _counted(GEMMA)
+    assert counted is not None
+    if fit.predict(calibration._activation_features(_inputs(GEMMA), GEMMA)) < counted:
+        assert activation.bytes == counted
+    assert activation.bytes >= counted
+
+
+def test_an_unquantized_moe_keeps_its_fused_experts_workspaces() -> None:
+    """TritonExperts.workspace_shapes (M, topk, max(I, K)) and (M, topk, max(2I, K)), bf16, kept by the
+    WorkspaceManager: Qwen3-30B-A3B (8 of 128 experts, intermediate 768, hidden 2,048) at 8,192 tokens, TP 1; Mixtral
+    (2 of 8, intermediate 14,336 over TP 2, hidden 4,096). Its v0.19.0 starts printed 2.68 and 1.21 GiB."""
+    assert moe_workspace_bytes(QWEN3_MOE, ParallelLayout(), TOKENS) == TOKENS * 8 * (2048 + 2048) * 2
+    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2), TOKENS) == TOKENS * 2 * (7168 + 14336) * 2
+    assert moe_workspace_bytes(LLAMA, ParallelLayout(), TOKENS) == 0
+    for model, layout, logged in ((QWEN3_MOE, ParallelLayout(), 2.68), (MIXTRAL, ParallelLayout(tp=2), 1.21)):
+        counted = counted_sampler_bytes(model, layout, _version("0.19.0"), "H100", TOKENS, SEQS)
+        assert counted is not None
+        without = counted - moe_workspace_bytes(model, layout, TOKENS)
+        # the workspaces close most of the gap
+        assert abs(counted - logged * GIB) < abs(without - logged * GIB)
+        assert counted <= logged * GIB + PRINTED
