@@ -3,7 +3,9 @@ the LM head leave segments in torch's cache too. Its error, the largest layer ma
 copies, widens the weights term's error and so the plan's interval; a workspace or the PyTorch engine has none.
 
 Expected figures from Llama-3.1-8B's config.json (intermediate_size 14,336, hidden_size 4,096, bfloat16) and the
-staging eras' copies (0 up to v0.6.1 and from v0.9.0, 1 from v0.6.2, 2 from v0.8.0).
+layers' live copies in LMDeploy's converter: 0 up to v0.6.1 (each shard's reader emptied torch's cache) and from
+v0.9.0 (PR #3570), 2 from v0.6.2, whose `module.py` stages the MLP's matrices as transposed views (`Ffn._export`:
+`map(transpose, w123)`), which `.cuda()` keeps and `.contiguous()` copies.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def _half_width(plan: dict) -> float:
     ("version", "tp", "leftover"),
     [
         ("0.8.0", "1", 2 * MLP_SLICE),  # v0.8.0 stages a transposed view: two live copies
-        ("0.7.0", "1", MLP_SLICE),  # one copy, as stored
+        ("0.7.0", "1", 2 * MLP_SLICE),  # the LM head is staged as stored, the layers' matrices as .t() views
+        ("0.6.2", "1", 2 * MLP_SLICE),  # the first loader that empties no cache
         ("0.8.0", "2", 2 * MLP_SLICE // 2),  # 7,168 of the MLP's rows a rank
         ("0.6.1", "1", 0),  # each shard's reader emptied the cache
         ("0.9.0", "1", 0),  # PR #3570 empties it after conversion

@@ -170,8 +170,9 @@ def test_a_workspace_is_turbominds() -> None:
 
 
 def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
-    """Case 3411 (InternVL2.5-8B-MPO on an A100 80GB, a build of mid-April 2025, before PR #3423: 6,214 blocks of
-    8 MiB logged). The staging is 92,553 × 4,096 × 2 B (InternLM2.5-7B's LM head, bf16, one copy):
+    """Case 3411 (InternVL2.5-8B-MPO on an A100 80GB, a main build of mid-April 2025 whose version.py says
+    0.7.2.post1, before PR #3423: 6,214 blocks of 8 MiB logged; lmdeploy.md §15.4). The staging is 92,553 × 4,096
+    × 2 B (InternLM2.5-7B's LM head, bf16, one copy):
     758,194,176 × 0.8 / 8 MiB = 72.3 blocks fewer than the same plan from v0.9.0, all of them toward the log's count
     (the plan stays above it)."""
     model = load_model(str(CONFIGS.parent / "calibration" / "configs" / "OpenGVLab--InternVL2_5-8B-MPO.RECONSTRUCTED.json"))
@@ -181,7 +182,7 @@ def test_case_3411_internvl_from_the_hub_before_v0_9() -> None:
                          gpu_name="A100-80GB")  # fmt: skip
         return ledger.engine.num_blocks, _staged(ledger)
 
-    (before, staged), (after, _) = blocks("0.7.3"), blocks("0.9.0")
+    (before, staged), (after, _) = blocks("0.7.2.post1"), blocks("0.9.0")
     assert staged == 758_194_176
     assert after - before in (72, 73)
     assert before > 6_214

@@ -18,6 +18,7 @@ from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_CHUNK_ERAS,
     TURBOMIND_EXPORT_STAGING_ERAS,
+    TURBOMIND_LAYER_STAGING_ERAS,
     TURBOMIND_LINEAR_STATE_SINCE,
     default_max_batch,
     default_ratio,
@@ -114,10 +115,11 @@ def staging_leftover_bytes(model: ModelSpec, settings: LaunchSettings, version: 
     since the smaller tensors staged before the LM head leave segments in torch's cache too (tens to hundreds of
     MiB). Each layer's tensors are staged one at a time (`BaseOutputModel.export_weight`: `.cuda().contiguous()`),
     each reusing the last one's cached segment, so what stays is the largest layer matrix's rank slice, the MLP's
-    (`ceil(intermediate / tp) × hidden × dtype bytes`), × the era's live copies. 0 where nothing is staged."""
+    (`ceil(intermediate / tp) × hidden × dtype bytes`), × its live copies: two from v0.6.2, where the layers are
+    staged as transposed views (`TURBOMIND_LAYER_STAGING_ERAS`), whatever the LM head's. 0 where nothing is staged."""
     if settings.turbomind_workspace:
         return 0
-    copies = era_for(TURBOMIND_EXPORT_STAGING_ERAS, version).value
+    copies = era_for(TURBOMIND_LAYER_STAGING_ERAS, version).value
     rows = -(-model.intermediate_size // max(tp, 1))
     return copies * rows * model.hidden_size * model.dtype_bytes
 

@@ -70,7 +70,17 @@ TURBOMIND_EXPORT_STAGING_ERAS: Eras[int] = Eras((
     Era("0.8.0", 2, "PR #3423 (2025-04-22) module.py Misc: save_split(output_weight.t(), split_dim=1)"),
     Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
 ))
-# §2.4: the block-size print: integer MiB (`block_size_ >> 20`) until v0.8.0, then `%.3f` MiB.
+# §15.1: the layers' matrices are staged as transposed views from the start of that loader (`module.py` Ffn:
+# `w1, w2, w3 = map(transpose, w123)`, `transpose(x) = x.t()`; w1/w3 split over their last dimension, a dense view
+# at any TP): `.cuda()` keeps the view's strides and `.contiguous()` copies it, two live copies of the MLP's rank
+# slice, whatever the LM head's era. The value: copies of the largest layer matrix the cache keeps.
+TURBOMIND_LAYER_STAGING_ERAS: Eras[int] = Eras((
+    Era("", 0, "source_model/base.py ≤ v0.6.1: BaseReader.clean_up ends with torch.cuda.empty_cache() per shard"),
+    Era("0.6.2", 2, "module.py v0.6.2 Ffn._export: map(transpose, w123), save_split(w1, split_dim=-1)"),
+    Era("0.9.0", 0, "PR #3570 (2025-05-19) 'perform torch.cuda.empty_cache() after conversion'"),
+))
+# §2.4: the block-size print: integer MiB (`block_size_ >> 20`) until v0.8.0, then `%.3f` MiB (main from 2025-03-24,
+# builds whose version.py still says 0.7.2.post1; v0.7.3 was tagged without it, §15.4).
 BLOCK_PRINT_FLOAT_SINCE = Era("0.8.0", True, "commit 63b13e834 (PR #3229, 2025-03-24): '%.3f MB'")
 
 # §5: max_batch_size when not given: `get_max_batch_size(device)` (lmdeploy/utils.py), by GPU name.

@@ -193,6 +193,16 @@ def _model_source(line: str, facts: LogFacts) -> bool:
     return True
 
 
+def _windows(line: str, facts: LogFacts) -> bool:
+    """`Add dll path C:\\…\\bin, please note cuda version should >= 11.3 …`: LMDeploy's Windows wheel
+    (`turbomind/__init__.py` `bootstrap`, printed only where `os.name == 'nt'`, v0.2.0 – v0.13.x): a Windows host
+    (§15.5)."""
+    if "please note cuda version" not in line:
+        return False
+    facts.decided("windows_host=True")
+    return True
+
+
 def _turbomind(line: str, facts: LogFacts) -> bool:
     """A TurboMind line (`[TM][…]`): the TurboMind engine runs."""
     facts.decided("backend=turbomind")
@@ -217,6 +227,7 @@ DIALECT = LogDialect(
         ("EngineConfig(", _engine_config),
         ("[TM]", _turbomind),
         ("model_source: ", _model_source),
+        ("Add dll path ", _windows),
         ("CacheConfig(", _pytorch),
         ("LMDeploy: ", _version),
         ("lmdeploy version", _version),
