@@ -45,4 +45,4 @@ def test_the_text_plan_prints_the_host_note(capsys: pytest.CaptureFixture[str]) 
     assert main(["plan", "--no-calibration-store", "--model", QWEN, "--engine", "vllm", "--gpu", "GB10"]) == 0
     text = capsys.readouterr().out
     assert "unified memory: what the host leaves to the GPU is assumed" in text
-    assert "starts only where the host leaves that much free" in text
+    assert "starts only where the host leaves what it asks free" in text

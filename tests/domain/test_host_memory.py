@@ -117,7 +117,10 @@ def test_vllm_on_a_unified_host_sizes_from_the_total_and_says_the_host_share() -
                              measured=MeasuredInputs(free_before_load_bytes=60 * GIB))  # fmt: skip
     assert plan.estimate.term(Term.HOST) is None
     assert plan.ledger.token_capacity == given.ledger.token_capacity
-    assert any("starts only where the host leaves" in note for note in plan.estimate.host_notes)
+    assert any(
+        "starts only where the host leaves what it asks free (0.5 × the total: 59.9 GiB)" in note
+        for note in plan.estimate.host_notes
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,3 +150,12 @@ def test_a_desktop_host_is_said_and_only_lowers_the_low_end(record_id: str) -> N
 def test_the_desktop_share_is_at_least_what_the_wsl2_start_held_beyond_linux() -> None:
     """The 3090 start held 23.58 − 22.76 = 0.82 GiB before the load; Linux 24 GB cards hold 0.40 – 0.68 GiB."""
     assert DESKTOP_HELD_BYTES >= (23.58 - 22.76 - 0.40) * GIB
+
+
+def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
+    """`Free memory on device cuda:0 (56.65/119.7 GiB) on startup is less than desired GPU memory utilization (0.92,
+    110.12 GiB)` (search-index id 59813453928): the start needs 0.92 × 119.70 GiB free."""
+    model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
+    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
+    assert any("(0.92 × the total: 110.1 GiB)" in note for note in plan.estimate.host_notes)

@@ -139,7 +139,8 @@ def preload_estimate(
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
         context=context,
-        host_notes=host_notes(ledger.gpu_name, total, charged=from_free, desktop=ledger.measured.desktop),
+        host_notes=host_notes(ledger.gpu_name, total, charged=from_free, desktop=ledger.measured.desktop,
+                              fraction=ledger.engine.memory_fraction),  # fmt: skip
         unmodelled_host_bytes=DESKTOP_HELD_BYTES if from_free and ledger.measured.desktop else 0,
     )
 

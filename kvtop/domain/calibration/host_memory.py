@@ -50,9 +50,16 @@ HOST_LABEL = "what the host holds (unified memory)"
 DESKTOP_HELD_BYTES = 844 << 20
 DESKTOP_NOTE = (
     "memory the desktop holds (not modelled): a desktop (Windows, WSL2) shares this GPU and holds memory before the "
-    "engine starts; the plan leaves it out and its low end takes the most such starts held beyond Linux's "
-    f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB, where the engine sizes from the free memory)"
+    "engine starts, which the plan leaves out"
 )
+
+
+def desktop_note(*, charged: bool) -> str:
+    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan."""
+    if charged:
+        return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
+                f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB)")  # fmt: skip
+    return f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks free"
 
 
 def host_held(total_bytes: int) -> tuple[int, int]:
@@ -60,17 +67,16 @@ def host_held(total_bytes: int) -> tuple[int, int]:
     return round(HOST_HELD_SHARE * total_bytes), round(HOST_HELD_SHARE_ERROR * total_bytes)
 
 
-def unified_note(total_bytes: int, *, charged: bool) -> str:
-    """The plan's sentence for a unified-memory host: what the host leaves, assumed, and whether the budget reads it."""
+def unified_note(total_bytes: int, *, charged: bool, fraction: float | None = None) -> str:
+    """The plan's sentence for a unified-memory host: what the host leaves, assumed, and whether the budget reads it
+    (`fraction`: the share of the total an engine that sizes from the total asks free at its start)."""
     held, error = host_held(total_bytes)
     left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
-    how = (
-        "the engine sizes from the free memory, so its KV rests on it"
-        if charged
-        else "the engine sizes from the total × its utilisation, so its KV does not rest on it, but it starts only "
-        "where the host leaves that much free"
-    )
-    return f"unified memory: what the host leaves to the GPU is assumed {left} ({how})"
+    if charged:
+        return f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
+    needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB)" if fraction else ""
+    return (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
+            f"its KV does not rest on it, but it starts only where the host leaves what it asks free{needed})")  # fmt: skip
 
 
 def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
@@ -86,7 +92,9 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
     )
 
 
-def host_notes(gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool) -> tuple[str, ...]:
+def host_notes(
+    gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool, fraction: float | None = None
+) -> tuple[str, ...]:
     """What the plan says about memory the host holds: a unified-memory host's assumption, a desktop's share."""
-    notes = [unified_note(total_bytes, charged=charged)] if is_unified(gpu_name) else []
-    return (*notes, *([DESKTOP_NOTE] if desktop else []))
+    notes = [unified_note(total_bytes, charged=charged, fraction=fraction)] if is_unified(gpu_name) else []
+    return (*notes, *([desktop_note(charged=charged)] if desktop else []))
