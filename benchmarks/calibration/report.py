@@ -232,7 +232,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  Jetson: CUDA's total is the host's memory, and what the host holds of it is assumed 29.34 % ± 23.51 % of it, the",
         "  span of GB10 and Jetson Thor readings from the OS alone to a checkpoint's page cache; it enters the budget of an",
         "  engine that sizes from the free memory, and is said where the engine sizes from the total, as vLLM does; the",
-        "  DGX Spark record is planned so, not judged: +211 % blind, its interval 0 – 579,520 holding its 86,720 tokens),",
+        "  DGX Spark record is planned so, not judged: +211 % blind, its interval 0 – 579,776 holding its 86,720 tokens),",
         "  and memory a desktop sharing the card holds (`plan --desktop`: said, not modelled).",
         "- The held-out records are this corpus's; logs the project has not seen are the measure, judged the same way.",
         "- `explain --gpu` on a log that lacks an input (SGLang's free memory before the load, vLLM's non-KV memory)",

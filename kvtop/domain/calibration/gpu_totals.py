@@ -20,7 +20,10 @@ from kvtop.domain.wording import GIB
 
 KEY_PREFIX = "cuda_total."
 FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
-UNIFIED_TOTAL_ERROR_BYTES = 8 << 20  # a unified device's total as logs print it: 2 decimals of GiB (± 0.005 GiB)
+# A unified device's total is the host's memory less what its firmware and kernel keep, which moves with the OS
+# release: GB10 starts printed 119.70 GiB (TensorRT-LLM 1.1.0rc3, vLLM), two DGX OS 7.5 GB10 hosts state 121.63 and
+# 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204)
+UNIFIED_TOTAL_ERROR_BYTES = 2 * GIB
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
@@ -145,7 +148,7 @@ def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mappin
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
-                      "the engines' logs, kvtop/domain/gpus.py)")  # fmt: skip
+                      "the engines' logs, kvtop/domain/gpus.py; ± 2 GiB: it moves with the OS release)")  # fmt: skip
     fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
     if fit is not None:
         return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",
