@@ -46,3 +46,36 @@ def test_the_text_plan_prints_the_host_note(capsys: pytest.CaptureFixture[str]) 
     text = capsys.readouterr().out
     assert "unified memory: what the host leaves to the GPU is assumed" in text
     assert "starts only where the host leaves what it asks free" in text
+
+
+def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureFixture[str]) -> None:
+    """kvtop holds no log of an Orin's total: `--gpu` alone is refused and names --gpu-memory; given it, the plan
+    is a unified-memory plan of that total."""
+    assert (
+        main(
+            [
+                "plan",
+                "--no-calibration-store",
+                "--model",
+                QWEN,
+                "--engine",
+                "sglang",
+                "--gpu",
+                "Jetson-AGX-Orin-64GB",
+            ]
+        )
+        != 0
+    )
+    assert "--gpu-memory" in capsys.readouterr().err
+    out = plan_json(
+        capsys,
+        "--model",
+        QWEN,
+        "--engine",
+        "sglang",
+        "--gpu",
+        "Jetson-AGX-Orin-64GB",
+        "--gpu-memory",
+        "61GiB",
+    )
+    assert "GiB of 61.0 " in out["host_memory"][0]
