@@ -7,7 +7,9 @@ and the page cache of files read leave. The engines read it so:
 - vLLM v0.13.0 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0), (12, 1)
   (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`); v0.33.0 does so where torch's device properties say
   `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
-  host's share is not in its budget; its start checks that much is free (`request_memory`).
+  host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
+  during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
+  not modelled.
 - SGLang takes psutil's available memory on SM 87, 110, 121 at 0.5.6.post2 and where `is_integrated` at 0.5.23
   (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
@@ -36,7 +38,9 @@ from kvtop.domain.wording import GIB
 # services), 58.65 and 63.05 GiB (27338917700, 59813453928: with the page cache of a checkpoint read before), 49.78
 # GiB outside torch after the load (TensorRT-LLM, case-trtllm-dgxspark-gpt-oss-120b). Of 122.82 GiB (the Jetson AGX
 # Thor's total, `gpus.UNIFIED_TOTAL_MIB`): 12.33 and 64.89 GiB (41839597356, 67046603230). The shares run from
-# 5.84 % to 52.83 %: 29.34 % ± 23.51 %.
+# 5.84 % to 52.83 %: 29.34 % ± 23.51 %. Read after the span was set, and inside it: headless GB10 hosts of 121.69 GiB
+# with the caches dropped, 19.5 – 20.4 GiB held (16.0 – 16.8 %; MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47), and
+# 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19).
 HOST_HELD_SHARE = 0.2934
 HOST_HELD_SHARE_ERROR = 0.2351
 
@@ -76,7 +80,9 @@ def unified_note(total_bytes: int, *, charged: bool, fraction: float | None = No
         return f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
     needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB)" if fraction else ""
     return (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
-            f"its KV does not rest on it, but it starts only where the host leaves what it asks free{needed})")  # fmt: skip
+            f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
+            "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "
+            "modelled)")  # fmt: skip
 
 
 def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
