@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.calibration.corpus import load_all
-from benchmarks.calibration.evaluate import fit_all
+from benchmarks.calibration.corpus import load_all, resolve
+from benchmarks.calibration.evaluate import blind, fit_all
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.host_memory import (
     DESKTOP_HELD_BYTES,
@@ -168,3 +168,19 @@ def test_readings_found_after_the_span_was_set_fall_inside_it() -> None:
     low, high = HOST_HELD_SHARE - HOST_HELD_SHARE_ERROR, HOST_HELD_SHARE + HOST_HELD_SHARE_ERROR
     for free in (101.3, 102.2, 98.89, 100.6):
         assert low <= (121.69 - free) / 121.69 <= high
+
+
+def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> None:
+    """The WSL2 and Windows starts carry `host: desktop`; the blind judge plans them with the desktop said."""
+    assert {record.id for record in RECORDS.values() if record.desktop} == {
+        "my-deepseek-r1-distill-qwen-7b-3090",
+        "case-lmdeploy-1703-internlm-20b-w4-3090",
+        "case-vllm-13882-qwen2.5-7b-4bit-4060",
+    }
+    record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
+    judged = blind(record, fit_all(CORPUS, leave_out=record.source), weights_logged=False)
+    plain = blind(
+        resolve({**record.raw, "host": None}), fit_all(CORPUS, leave_out=record.source), weights_logged=False
+    )
+    assert judged is not None and plain is not None and judged.truth == 7_552
+    assert judged.low < plain.low and judged.predicted == plain.predicted and judged.covered
