@@ -3,7 +3,8 @@
 Each line is one engine start a public log printed: its source, the engine and release, the GPU, the
 layout, the model's config (in tests/data/configs or tests/data/calibration/configs; null when none is at
 hand), the launch flags as the engine spells them, and the figures the log printed (`logged`, GiB as
-printed, tokens as counts). `exclude` names the terms a record must not be fitted on, and why.
+printed, tokens as counts). `exclude` names the terms a record must not be fitted on, and why. `host: desktop`
+marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan --desktop` plans it.
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ class Record:
             return int(str(printed)) * MIB
         key = gpu_key(self.gpu) if self.gpu else None
         return GPU_TOTAL_MIB[key] * MIB if key in GPU_TOTAL_MIB else None
+
+    @property
+    def desktop(self) -> bool:
+        """A start on a card a desktop shares (`host: desktop`), planned with `--desktop`."""
+        return self.raw.get("host") == "desktop"
 
     def excluded(self, term: Term) -> bool:
         exclude = self.raw.get("exclude") or {}

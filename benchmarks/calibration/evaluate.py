@@ -215,7 +215,7 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) 
         return None
     if not weights_logged and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no blind plan
         return None
-    measured = MeasuredInputs(weights_bytes=weights)
+    measured = MeasuredInputs(weights_bytes=weights, desktop=record.desktop)
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
     dominant = plan.dominant.label if plan.dominant else "—"

@@ -181,6 +181,9 @@ def add_model_arguments(
         help="runtime memory besides weights that a profiling engine measures (vLLM's activation peak + "
         "non-torch + CUDA graphs), e.g. 2GiB",
     )
+    group.add_argument("--desktop", action="store_true",
+                       help="the GPU also drives a desktop (Windows, WSL2): the plan says the memory the desktop "
+                       "holds is not modelled")  # fmt: skip
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )
@@ -258,6 +261,7 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
         weights_bytes=size("weights_memory", "--weights-memory"),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
+        desktop=bool(getattr(args, "desktop", False)),
     )
     before, after = measured.free_before_load_bytes, measured.free_after_load_bytes
     if before is not None and after is not None and after > before:  # loading weights frees nothing

@@ -189,6 +189,7 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "interval_scale_basis": plan.estimate.scale_basis,
         "beyond_support": list(plan.estimate.beyond_support),
         "calibrated_on_node": plan.estimate.node_note,
+        "host_memory": list(plan.estimate.host_notes),
         "terms": [estimate_term_json(term) for term in plan.estimate.terms],
     }
 
@@ -217,6 +218,7 @@ def plan_text(plan: CapacityPlan) -> str:
         terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {error:<14}{term.source:<11} {term.basis}")
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
+    terms.extend(f"  {note}" for note in plan.estimate.host_notes)
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     if check.state != "registered":  # served otherwise, or not checked: said beside the notes

@@ -21,7 +21,7 @@ from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, T
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import EstimatedField, EstimatedInput, Explanation, Logged, judge
-from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
+from kvtop.domain.gpus import GPU_TOTAL_MIB, UNIFIED_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -116,7 +116,7 @@ def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
     """The pre-load terms `plan` would estimate for this launch; None where the launch cannot be planned
     (its weights do not fit the GPU named). A total that is not the named GPU's listed one came from
     --gpu-memory: it is the engine's total as measured, as `plan --gpu-memory` takes it."""
-    listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name))
+    listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name)) or UNIFIED_TOTAL_MIB.get(gpu_key(run.gpu_name))
     given = run.gpu_total_bytes if listed is None or listed * _MIB != run.gpu_total_bytes else None
     try:
         return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given)))

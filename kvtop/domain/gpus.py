@@ -20,15 +20,44 @@ GPU_TOTAL_MIB: dict[str, int] = {
 }  # fmt: skip
 
 
+# Unified-memory devices (integrated GPUs: the GPU's memory is the host's RAM, `is_integrated` in CUDA's device
+# properties). There nvidia-smi prints no memory ("Not Supported"), and what CUDA reports as the total is the host's
+# memory: the figure here is that total as the engines' logs printed it (MiB; docs/engines/architectures.md
+# "Unified-memory hosts"); None where kvtop holds no such log (the plan asks for --gpu-memory). GH200 is not one: its
+# Hopper has its own 96 GB of HBM3, which CUDA reports (`is_integrated` false), so it stays a discrete GPU here.
+UNIFIED_TOTAL_MIB: dict[str, int | None] = {
+    # TensorRT-LLM 1.1.0rc3's `device total memory 119.70 GiB` (case-trtllm-dgxspark-gpt-oss-120b) and vLLM's
+    # `Free memory on device (…/119.7 GiB)` on GB10 hosts (search-index ids 51928222181, 54322664375)
+    "GB10": 122573, "DGX-SPARK": 122573,
+    # vLLM's `Free memory on device (…/122.82 GiB)` on a Jetson host (jtop; search-index ids 18644846838,
+    # 19444610832): the 128 GB Jetson AGX Thor, the only Jetson of that size
+    "JETSON-THOR": 125768, "JETSON-AGX-THOR": 125768, "THOR": 125768,  # torch's and NVML's name: "NVIDIA Thor"
+    "JETSON-AGX-ORIN-64GB": None, "JETSON-AGX-ORIN-32GB": None, "ORIN": None,  # torch's name: "Orin"
+}  # fmt: skip
+
+
 def gpu_total_bytes(name: str) -> int:
-    """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes."""
+    """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes; on a unified-memory device,
+    the host's memory as CUDA reports it there (`UNIFIED_TOTAL_MIB`)."""
     key = name.upper().replace(" ", "-").replace("_", "-")
+    if key in UNIFIED_TOTAL_MIB:
+        unified = UNIFIED_TOTAL_MIB[key]
+        if unified is None:
+            raise InputError(
+                f"{name!r} is a unified-memory device whose total kvtop has no log of: give --gpu-memory SIZE "
+                "(the host's memory as CUDA reports it, e.g. vLLM's 'Free memory on device (F/T GiB)' T)",
+                field="--gpu",
+            )
+        return unified * MIB
     if key not in GPU_TOTAL_MIB:
-        raise InputError(
-            f"unknown GPU {name!r} (known: {', '.join(GPU_TOTAL_MIB)}; or give --gpu-memory SIZE)",
-            field="--gpu",
-        )
+        known = ", ".join((*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB))
+        raise InputError(f"unknown GPU {name!r} (known: {known}; or give --gpu-memory SIZE)", field="--gpu")
     return GPU_TOTAL_MIB[key] * MIB
+
+
+def is_unified(name: str | None) -> bool:
+    """Whether a GPU model shares the host's memory (a unified-memory device: GB10, Jetson), by name or NVML name."""
+    return bool(name) and _known_model(_model_token(name or ""), UNIFIED_TOTAL_MIB) is not None
 
 # GPUs of the Blackwell generation (SM100), where some engine defaults differ (KV dtype, page size).
 BLACKWELL_GPUS = frozenset({"B200", "GB200", "B300", "GB300"})
@@ -49,6 +78,9 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "L40S": (8, 9), "L40": (8, 9), "L4": (8, 9), "RTX4090": (8, 9),
     "H100": (9, 0), "H200": (9, 0), "H20": (9, 0), "H800": (9, 0), "GH200": (9, 0),
     "B200": (10, 0), "GB200": (10, 0), "B300": (10, 3), "GB300": (10, 3), "RTX5090": (12, 0),
+    # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
+    "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-THOR": (11, 0),
+    "JETSON-AGX-THOR": (11, 0), "THOR": (11, 0), "ORIN": (8, 7), "GB10": (12, 1), "DGX-SPARK": (12, 1),
 }  # fmt: skip
 
 
@@ -87,7 +119,7 @@ def gpu_model_key(name: str | None) -> str:
     if not name:
         return ""
     token = _model_token(name)
-    return _known_model(token, (*GPU_TOTAL_MIB, *GPU_CAPABILITY)) or gpu_key(name)
+    return _known_model(token, (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB, *GPU_CAPABILITY)) or gpu_key(name)
 
 
 def gpu_key(name: str | None) -> str:

@@ -3,8 +3,9 @@
 `preload_estimate` is the one entry point: the engine's calibration estimates each term; what was
 measured (the operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier
 start of the same launch replaces the terms it measured; a fitted term outside its fit's records (no start
-at this GPU model or release) takes the error measured outside them (`support.widened`). On it rest, and
-nowhere else:
+at this GPU model or release) takes the error measured outside them (`support.widened`); on a unified-memory
+host, what the host holds is an assumed term where the engine sizes from the free memory, and said either way
+(`host_memory.py`). On it rest, and nowhere else:
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import interval_scale
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES, host_notes, host_term
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
@@ -58,6 +60,9 @@ def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs
         by_term[Term.CUDA_TOTAL] = _measured(total, total.bytes, "the free memory before load (the total with it)")
         by_term[Term.CONTEXT] = _measured(context, total.bytes - measured.free_before_load_bytes,
                                           "the free memory before load")  # fmt: skip
+    host = by_term.get(Term.HOST)
+    if host is not None and measured.free_before_load_bytes is not None:  # the host's share is in what was measured
+        by_term[Term.HOST] = _measured(host, 0, "in the free memory before load")
     weights = by_term.get(Term.WEIGHTS)
     if weights is not None and measured.weights_bytes is not None:
         by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
@@ -106,6 +111,13 @@ def preload_estimate(
     built = bool(built_rule(inputs)) if built_rule is not None else False
     estimates = tuple(with_fitted_error(widened(estimate, support, inputs), support, built)
                       for estimate in rules.calibration.terms(inputs, fits))  # fmt: skip
+    # a unified-memory host's share, where the engine sizes from the free memory before the load (a context term)
+    from_free = {Term.CONTEXT, Term.CUDA_TOTAL} <= {estimate.term for estimate in estimates}
+    total = ledger.measured.gpu_total_bytes or next(
+        (estimate.bytes for estimate in estimates if estimate.term is Term.CUDA_TOTAL), ledger.gpu_total_bytes
+    )
+    host = host_term(ledger.gpu_name, total) if from_free else None
+    estimates = (*estimates, host) if host is not None else estimates
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
@@ -127,6 +139,9 @@ def preload_estimate(
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
         context=context,
+        host_notes=host_notes(ledger.gpu_name, total, charged=from_free, desktop=ledger.measured.desktop,
+                              fraction=ledger.engine.memory_fraction),  # fmt: skip
+        unmodelled_host_bytes=DESKTOP_HELD_BYTES if from_free and ledger.measured.desktop else 0,
     )
 
 

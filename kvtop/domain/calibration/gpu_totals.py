@@ -5,7 +5,8 @@ H100 80GB shows 81,559 MiB to nvidia-smi and about 81,090 MiB to CUDA, the drive
 vLLM multiplies CUDA's total by `--gpu-memory-utilization`; SGLang, TensorRT-LLM and LMDeploy start
 from CUDA's free memory. Each GPU model's figure is a fit (`cuda_total.<GPU>`: the mean of the totals
 the corpus's logs printed, docs/calibration.md); a GPU without one takes nvidia-smi's total less the
-mean gap of those that have one.
+mean gap of those that have one. On a unified-memory device (GB10, Jetson) the table's figure is CUDA's own total,
+the host's memory as the engines' logs printed it (what the host holds of it: `host_memory.py`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
-from kvtop.domain.gpus import gpu_model_key
+from kvtop.domain.gpus import gpu_model_key, is_unified
 from kvtop.domain.wording import GIB
 
 KEY_PREFIX = "cuda_total."
 FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU without a fit of its own
+# A unified device's total is the host's memory less what its firmware and kernel keep, which moves with the OS
+# release: GB10 starts printed 119.70 GiB (TensorRT-LLM 1.1.0rc3, vLLM), two DGX OS 7.5 GB10 hosts state 121.63 and
+# 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204)
+UNIFIED_TOTAL_ERROR_BYTES = 2 * GIB
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
@@ -140,6 +145,10 @@ def _total(value: int, error: int, source: TermSource, basis: str) -> TermEstima
 def cuda_total_estimate(gpu_name: str | None, gpu_total_bytes: int, fits: Mapping[str, LinearTerm]) -> TermEstimate:
     """CUDA's total for this GPU model: its fit, else nvidia-smi's total less the usual gap, else (no fit
     at all) nvidia-smi's total, said to be assumed."""
+    if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
+        return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
+                      f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
+                      "the engines' logs, kvtop/domain/gpus.py; ± 2 GiB: it moves with the OS release)")  # fmt: skip
     fit = fits.get(cuda_total_key(gpu_name)) if gpu_name else None
     if fit is not None:
         return _total(fit.predict((1.0,)), fit.error_bytes, "calibrated",

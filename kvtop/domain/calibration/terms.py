@@ -29,6 +29,7 @@ class Term(str, Enum):
     ACTIVATION = "activation"  # the profiled activation peak (torch)
     NON_TORCH = "non_torch"  # memory outside torch that grows while profiling (NCCL buffers, workspaces)
     CUDA_GRAPHS = "cuda_graphs"  # CUDA-graph memory charged to the budget before KV is sized
+    HOST = "host"  # what a unified-memory host holds of the GPU's memory before the engine (host_memory.py)
 
 
 # Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
@@ -97,6 +98,11 @@ class PreloadEstimate(BaseModel):
     # the terms' errors together × this reach the engine's figure for 90 % of logs from new sources (coverage.py)
     interval_scale: float = 1.0
     scale_basis: str | None = None
+    # what the host holds of the GPU's memory, said: a unified-memory host's assumption, a desktop's share (not modelled)
+    host_notes: tuple[str, ...] = ()
+    # what a share the plan does not model (a desktop's) may take from the free memory before the load: the low end
+    # of the interval takes it, the centre and the high end do not (it only ever takes memory)
+    unmodelled_host_bytes: int = 0
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -139,12 +145,15 @@ class PreloadEstimate(BaseModel):
         runtime = [term for term in RUNTIME_TERMS if term in by_term]
         weights = self.term(Term.WEIGHTS)
         free_known = cuda_total is not None and context is not None
+        host = by_term.get(Term.HOST, 0)  # a unified-memory host's share: free before the load, not the engine's
+        host += self.unmodelled_host_bytes if side == "low" else 0
+        free_sources = [source[term] for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST) if term in source]
         held = self.term(Term.CONTEXT) or self.context
         return CalibratedFigures(
             cuda_total_bytes=cuda_total,
             cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
-            free_before_load_bytes=cuda_total - context if cuda_total is not None and context is not None else None,
-            free_before_load_source=weakest([source[Term.CUDA_TOTAL], source[Term.CONTEXT]]) if free_known else "assumed",
+            free_before_load_bytes=cuda_total - context - host if cuda_total is not None and context is not None else None,
+            free_before_load_source=weakest(free_sources) if free_known else "assumed",
             non_kv_bytes=sum(by_term[term] for term in runtime) if runtime else None,
             non_kv_source=weakest([source[term] for term in runtime]),
             weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes

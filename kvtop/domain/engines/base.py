@@ -41,6 +41,7 @@ class MeasuredInputs(BaseModel):
     # the pre-load estimate's figures (docs/calibration.md), read where nothing above measured them
     calibrated: CalibratedFigures | None = None
     draft_weights_bytes: int | None = None  # a speculative draft's resident weights per rank (its own load)
+    desktop: bool = False  # the operator says a desktop (Windows, WSL2) shares the GPU (`--desktop`): said, not modelled
 
     def free_before_load(self, gpu_total_bytes: int) -> int:
         """The memory free before the weights load (min over ranks): measured, else calibrated (CUDA's

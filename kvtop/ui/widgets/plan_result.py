@@ -134,6 +134,7 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
         lines.append(line)
     if outcome.after_plan is not None:
         lines.append(interval_line(outcome.after_plan))
+        lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
     if live_tokens is not None:
         lines.append(
             Content.assemble(

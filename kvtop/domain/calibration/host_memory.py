@@ -1,0 +1,106 @@
+"""What the host holds of a GPU's memory before the engine starts: unified-memory hosts and desktops.
+
+On a unified-memory device (GB10 / DGX Spark, Jetson AGX Orin and Thor: `gpus.UNIFIED_TOTAL_MIB`) the GPU's memory
+is the host's RAM. CUDA's total is the host's memory and its free memory is what the operating system, its services
+and the page cache of files read leave. The engines read it so:
+
+- vLLM v0.13.0 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0), (12, 1)
+  (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`); v0.33.0 does so where torch's device properties say
+  `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
+  host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
+  during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
+  not modelled.
+- SGLang takes psutil's available memory on SM 87, 110, 121 at 0.5.6.post2 and where `is_integrated` at 0.5.23
+  (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
+- TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
+  (`_torch/pyexecutor/_util.py` `KvCacheCreator.configure_kv_cache_capacity`, the 1.1-era file: search-index id
+  843526953), so the page cache counts as held: the 1.1.0rc3 DGX Spark start held 49.78 GiB outside torch after
+  the load (case-trtllm-dgxspark-gpt-oss-120b).
+
+What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
+of such hosts (docs/engines/architectures.md "Unified-memory hosts"). It enters the budget of an engine that sizes
+from the free memory before the load (one whose terms hold a context term); for one that sizes from the total it is
+said, not charged.
+
+A card that also drives a desktop (Windows, or WSL2 under it) holds what the desktop takes before the engine starts:
+kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.gpus import is_unified
+from kvtop.domain.wording import GIB
+
+# What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
+# half-width of the span of the readings (total − free at the engine's start). GB10, of 119.7 GiB: 6.99, 9.18, 10.37
+# and 11.26 GiB (vLLM's `Free memory on device` lines, search-index ids 51928222181, 54322664375: the OS and its
+# services), 58.65 and 63.05 GiB (27338917700, 59813453928: with the page cache of a checkpoint read before), 49.78
+# GiB outside torch after the load (TensorRT-LLM, case-trtllm-dgxspark-gpt-oss-120b). Of 122.82 GiB (the Jetson AGX
+# Thor's total, `gpus.UNIFIED_TOTAL_MIB`): 12.33 and 64.89 GiB (41839597356, 67046603230). The shares run from
+# 5.84 % to 52.83 %: 29.34 % ± 23.51 %. Read after the span was set, and inside it: headless GB10 hosts of 121.69 GiB
+# with the caches dropped, 19.5 – 20.4 GiB held (16.0 – 16.8 %; MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47), and
+# 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19).
+HOST_HELD_SHARE = 0.2934
+HOST_HELD_SHARE_ERROR = 0.2351
+
+HOST_LABEL = "what the host holds (unified memory)"
+
+# What a desktop sharing the card (Windows' display, WSL2 under it) was seen to hold before the load beyond what a
+# Linux start of the same engine holds: the RTX 3090 SGLang start under WSL2 held 0.82 GiB (23.58 − 22.76 printed)
+# where SGLang's TP 1 context fit is 0.58 GiB (0.24 GiB more); lmdeploy#1703's Windows start sized 118 blocks of
+# 75 MiB at 0.8 of the free memory where kvtop's plan of it gives 127: 9 × 75 MiB ÷ 0.8 = 844 MiB less free than
+# planned. kvtop does not model the desktop; the low end of a plan that says one is there takes the larger.
+DESKTOP_HELD_BYTES = 844 << 20
+DESKTOP_NOTE = (
+    "memory the desktop holds (not modelled): a desktop (Windows, WSL2) shares this GPU and holds memory before the "
+    "engine starts, which the plan leaves out"
+)
+
+
+def desktop_note(*, charged: bool) -> str:
+    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan."""
+    if charged:
+        return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
+                f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB)")  # fmt: skip
+    return f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks free"
+
+
+def host_held(total_bytes: int) -> tuple[int, int]:
+    """(bytes, error) the host is assumed to hold of a unified-memory device of `total_bytes`."""
+    return round(HOST_HELD_SHARE * total_bytes), round(HOST_HELD_SHARE_ERROR * total_bytes)
+
+
+def unified_note(total_bytes: int, *, charged: bool, fraction: float | None = None) -> str:
+    """The plan's sentence for a unified-memory host: what the host leaves, assumed, and whether the budget reads it
+    (`fraction`: the share of the total an engine that sizes from the total asks free at its start)."""
+    held, error = host_held(total_bytes)
+    left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
+    if charged:
+        return f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
+    needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB)" if fraction else ""
+    return (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
+            f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
+            "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "
+            "modelled)")  # fmt: skip
+
+
+def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
+    """The host's share of a unified-memory device as a term of the budget (taken from the free memory before the
+    load), assumed; None for a GPU of its own."""
+    if not is_unified(gpu_name):
+        return None
+    held, error = host_held(total_bytes)
+    basis = (f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
+             "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
+    return TermEstimate(
+        term=Term.HOST, label=HOST_LABEL, bytes=held, error_bytes=error, source="assumed", basis=basis
+    )
+
+
+def host_notes(
+    gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool, fraction: float | None = None
+) -> tuple[str, ...]:
+    """What the plan says about memory the host holds: a unified-memory host's assumption, a desktop's share."""
+    notes = [unified_note(total_bytes, charged=charged, fraction=fraction)] if is_unified(gpu_name) else []
+    return (*notes, *([desktop_note(charged=charged)] if desktop else []))
