@@ -29,13 +29,13 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"sglang.context": (Term.CO
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
-        coefficients=(0.597505, 0.513037, 0.0, 0.838883), error_bytes=708925490, records=25,
-        sources=23, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=792505219,
+        coefficients=(0.582988, 0.517481, 0.0, 0.851622), error_bytes=710602594, records=24,
+        sources=22, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
+        novel_error_bytes=790880045,
     ),
     'sglang.interval': LinearTerm(
         key='sglang.interval', features=("× the terms' held-out errors together",),
-        coefficients=(0.8958,), error_bytes=0, records=14,
+        coefficients=(0.8998,), error_bytes=0, records=14,
         sources=13, gpus=(),
         novel_error_bytes=0,
     ),
