@@ -36,6 +36,9 @@ class StageParts(BaseModel):
     # states them per release
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
+    # the scalars only on the layers without a lightning indexer: the indexed ones' attention is the engine's own
+    # class, no `Attention` (vLLM 0.33.0 MiniMaxM3SparseAttention: its scales are buffers, not parameters)
+    attention_scalars_unindexed_only: bool = False
     # scalars in the model dtype beside those on each attention layer (vLLM 0.33.0 compressed-tensors' q/k/v
     # zero points beside its fp32 q/k/v scales)
     attention_zero_points: int = 0

@@ -361,9 +361,12 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
     kind = model.layer_attention[layer]
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         (attention_of or attention)(rank, layer)
-        if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
-            rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
-            rank.vector("attention", rank.parts.attention_zero_points)
+        parts = rank.parts
+        if parts is not None and parts.attention_scalars and not (
+            parts.attention_scalars_unindexed_only and model.indexed(layer)
+        ):  # whole on every rank (scalars)
+            rank.vector("attention", parts.attention_scalars, dtype_bytes=parts.attention_scalar_bytes)
+            rank.vector("attention", parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:

@@ -23,7 +23,11 @@ as the stage parts the weights book reads (`StageParts.attention_scalars`, `Stag
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.kv_scales import attention_scalars, ct_attention_scalars
+from kvtop.domain.engines.vllm.kv_scales import (
+    attention_scalars,
+    ct_attention_scalars,
+    scalars_unindexed_only,
+)
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import AttentionKind, ModelSpec
 
@@ -83,6 +87,7 @@ def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersi
     if not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros and not dsv4:
         return parts
     return parts.model_copy(update={**dsv4, "attention_scalars": scalars, "attention_scalar_bytes": scalar_bytes,
+                                    "attention_scalars_unindexed_only": scalars_unindexed_only(model),
                                     "attention_zero_points": zero_points, "unquantized": unquantized,
                                     "wna16_expert_scalars": wna16, "linear_shape_bytes": shape_bytes,
                                     "expert_zero_word_bits": gptq_zeros})  # fmt: skip
