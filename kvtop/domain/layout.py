@@ -94,6 +94,9 @@ class StageParts(BaseModel):
     # the routed experts carry w13 / w2 biases the checkpoint does not (SGLang 0.5.23's Kimi-K3 MXFP4 experts:
     # Mxfp4MoEMethod builds them on CUDA, engines/sglang/layer_build.py)
     expert_bias: bool = False
+    # the experts' w13 / w2 biases in this width where the engine's class builds them otherwise than the model dtype
+    # (SGLang's UnquantizedFusedMoEMethod: fp32, engines/sglang/layer_build.py); None: the model dtype
+    expert_bias_bytes: int | None = None
 
 
 class EveryStage(BaseModel):

@@ -320,8 +320,10 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
             rank.vector("norms", moe.latent_size)
     if moe.expert_bias or (rank.parts is not None and rank.parts.expert_bias):
         # w13's bias splits as its rows; w2's (as wide as the experts' input) only as the experts split over EP
-        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
-        rank.vector("routed_experts", moe.num_routed_experts * width, lay.ep)
+        bias_bytes = rank.parts.expert_bias_bytes if rank.parts is not None else None
+        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards,
+                    dtype_bytes=bias_bytes)  # fmt: skip
+        rank.vector("routed_experts", moe.num_routed_experts * width, lay.ep, dtype_bytes=bias_bytes)
     if moe.shared_intermediate_size:
         shared_names = (
             prefix + ".shared_experts",
