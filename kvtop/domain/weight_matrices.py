@@ -143,7 +143,10 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", kv_rank * hd, h, 1, names, opens_module=False)  # qkv_proj: one module
         if g.kv_projections == 2:
             rank.matrix("attention", kv_rank * vd, h, 1, names, opens_module=False)
-    rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
+    # o_proj also by its own name: a checkpoint may spare it alone (MiMo-V2.5's ignored_layers; both engines skip a
+    # module its prefix names, vLLM 0.33.0 is_layer_skipped)
+    o_names = (f"model.layers.{layer}.self_attn.o_proj", f"model.layers.{layer}.mixer.o_proj", *names)
+    rank.matrix("attention", h, g.heads * vd, tp, o_names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
         if kv_width:
