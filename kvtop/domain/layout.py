@@ -39,6 +39,10 @@ class StageParts(BaseModel):
     # the scalars only on the layers without a lightning indexer: the indexed ones' attention is the engine's own
     # class, no `Attention` (vLLM 0.33.0 MiniMaxM3SparseAttention: its scales are buffers, not parameters)
     attention_scalars_unindexed_only: bool = False
+    # the fused q|k|v of a checkpoint in K|V chunks (`BodyShape.fused_qkv_chunks`) keeps each chunk's K and V rows
+    # together, zero-padded to whole scale blocks, where a rank holds several chunks (vLLM 0.33.0 mimo_v2.py
+    # _fused_qkv_kv_chunk_rows; engines/vllm/layer_build.py)
+    fused_qkv_padded: bool = False
     # scalars in the model dtype beside those on each attention layer (vLLM 0.33.0 compressed-tensors' q/k/v
     # zero points beside its fp32 q/k/v scales)
     attention_zero_points: int = 0

@@ -114,6 +114,22 @@ class RankMatrices:
         self.acc.add(component, size / shards, size * width / shards, shards)
 
 
+def kv_chunk_padding(rank: RankMatrices, heads: int, kv_heads: int, hd: int, vd: int, names: tuple[str, ...]) -> None:
+    """The zero rows a fused q|k|v in K|V chunks adds on a rank holding several chunks whose K and V rows share a
+    scale block (`StageParts.fused_qkv_padded`): each chunk's K|V rows rounded up to whole blocks."""
+    chunks, tp, block = rank.model.body.fused_qkv_chunks, rank.layout.attn_tp, rank.model.quant.block
+    if rank.parts is None or not rank.parts.fused_qkv_padded or not chunks or block is None:
+        return
+    if chunks <= tp or chunks % tp or heads % chunks or kv_heads % chunks:
+        return
+    k_rows, v_rows = kv_heads // chunks * hd, kv_heads // chunks * vd
+    if heads // chunks * hd % block[0] or (k_rows % block[0] == 0 and v_rows % block[0] == 0):
+        return
+    padded = -(-(k_rows + v_rows) // block[0]) * block[0]
+    rank.matrix("attention", chunks // tp * (padded - k_rows - v_rows), rank.model.hidden_size, 1, names,
+                opens_module=False)  # fmt: skip
+
+
 def attention(rank: RankMatrices, layer: int) -> None:
     m, lay = rank.model, rank.layout
     tp = lay.attn_tp
@@ -146,6 +162,7 @@ def attention(rank: RankMatrices, layer: int) -> None:
     # o_proj also by its own name: a checkpoint may spare it alone (MiMo-V2.5's ignored_layers; both engines skip a
     # module its prefix names, vLLM 0.33.0 is_layer_skipped)
     o_names = (f"model.layers.{layer}.self_attn.o_proj", f"model.layers.{layer}.mixer.o_proj", *names)
+    kv_chunk_padding(rank, g.heads, g.kv_heads, hd, vd, names)
     rank.matrix("attention", h, g.heads * vd, tp, o_names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
