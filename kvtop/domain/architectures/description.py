@@ -109,6 +109,9 @@ class Latent:
     """Multi-head latent attention (and DeepSeek's sparse indexer): the fields of its ranks and dims."""
 
     kv_lora: str = "kv_lora_rank"
+    # a flag whose false says the layers attend plainly (heads × hidden/heads), the latent fields 0: DeepSeek-OCR's
+    # language_config (SGLang 0.5.23 deepseek_ocr.py builds DeepseekForCausalLM where `use_mla` is false)
+    use_field: str | None = "use_mla"
     q_lora: str = "q_lora_rank"
     rope: str = "qk_rope_head_dim"
     nope: str = "qk_nope_head_dim"

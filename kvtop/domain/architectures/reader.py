@@ -392,7 +392,12 @@ def _kind_geometry(
 def _latent(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     latent = arch.latent
     assert latent is not None
+    if latent.use_field and f.get(latent.use_field) is False:
+        return  # plain attention: the heads and head_dim already read
     rope, nope, v_dim = f.need(latent.rope), f.need(latent.nope), f.need(latent.v_dim)
+    if not (rope and nope and v_dim):
+        raise f.error(latent.rope if not rope else latent.nope if not nope else latent.v_dim,
+                      "must be at least 1 for latent attention")  # fmt: skip
     facts["mla"] = MlaSpec(
         kv_lora_rank=f.need(latent.kv_lora),
         q_lora_rank=f.get(latent.q_lora),
