@@ -40,6 +40,7 @@ from kvtop.domain.config_types import (
     Heads,
     Hidden,
     Intermediate,
+    LatentDim,
     LayerCount,
     LayerIndex,
     LayerNames,
@@ -154,9 +155,10 @@ class TextConfig(FamilyFields):
     # multi-head latent attention (DeepSeek) and its sparse indexer
     kv_lora_rank: Dim | None = None
     q_lora_rank: Dim | None = None
-    qk_rope_head_dim: Dim | None = None
-    qk_nope_head_dim: Dim | None = None
-    v_head_dim: Dim | None = None
+    qk_rope_head_dim: LatentDim | None = None
+    qk_nope_head_dim: LatentDim | None = None
+    v_head_dim: LatentDim | None = None
+    use_mla: Flag | None = None  # DeepSeek-OCR's language_config: false, plain attention (its dims 0)
     index_head_dim: Dim | None = None
     index_n_heads: Heads | None = None
     num_nextn_predict_layers: LayerCount | None = None

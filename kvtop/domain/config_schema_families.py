@@ -149,6 +149,7 @@ class FamilyFields(ConfigSection):
     swa_head_dim: HeadDim | None = None
     swa_v_head_dim: HeadDim | None = None
     hybrid_layer_pattern: PerLayerFlags | None = None  # MiMo-V2: 1 a sliding-window layer
+    attention_projection_layout: str | None = None  # MiMo-V2.5: "fused_qkv", q|k|v fused in K|V chunks
     # IQuest-Q1: its layers as first + block × count + last (the class drops a stated layer_types), sink keys
     first_layers_types: LayerNames | None = None
     hybrid_layers_types_block: LayerNames | None = None

@@ -33,6 +33,7 @@ Positions = Annotated[int, Field(strict=True, ge=1, le=MAX_POSITIONS)]
 Window = Annotated[int, Field(strict=True, ge=0, le=MAX_POSITIONS)]  # 0: no window
 Experts = Annotated[int, Field(strict=True, ge=0, le=MAX_EXPERTS)]
 Dim = Annotated[int, Field(strict=True, ge=1, le=MAX_DIM)]
+LatentDim = Annotated[int, Field(strict=True, ge=0, le=MAX_DIM)]  # 0 where the config says use_mla: false
 Name = Annotated[str, Field(strict=True, max_length=MAX_NAME)]
 Flag = Annotated[bool, Field(strict=True)]
 Bit = Annotated[int, Field(strict=True, ge=0, le=1)]

@@ -36,6 +36,13 @@ class StageParts(BaseModel):
     # states them per release
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
+    # the scalars only on the layers without a lightning indexer: the indexed ones' attention is the engine's own
+    # class, no `Attention` (vLLM 0.33.0 MiniMaxM3SparseAttention: its scales are buffers, not parameters)
+    attention_scalars_unindexed_only: bool = False
+    # the fused q|k|v of a checkpoint in K|V chunks (`BodyShape.fused_qkv_chunks`) keeps each chunk's K and V rows
+    # together, zero-padded to whole scale blocks, where a rank holds several chunks (vLLM 0.33.0 mimo_v2.py
+    # _fused_qkv_kv_chunk_rows; engines/vllm/layer_build.py)
+    fused_qkv_padded: bool = False
     # scalars in the model dtype beside those on each attention layer (vLLM 0.33.0 compressed-tensors' q/k/v
     # zero points beside its fp32 q/k/v scales)
     attention_zero_points: int = 0
@@ -91,6 +98,9 @@ class StageParts(BaseModel):
     # the routed experts carry w13 / w2 biases the checkpoint does not (SGLang 0.5.23's Kimi-K3 MXFP4 experts:
     # Mxfp4MoEMethod builds them on CUDA, engines/sglang/layer_build.py)
     expert_bias: bool = False
+    # the experts' w13 / w2 biases in this width where the engine's class builds them otherwise than the model dtype
+    # (SGLang's UnquantizedFusedMoEMethod: fp32, engines/sglang/layer_build.py); None: the model dtype
+    expert_bias_bytes: int | None = None
 
 
 class EveryStage(BaseModel):

@@ -169,6 +169,7 @@ class BodyShape(BaseModel):
     final_norm: bool = True
     q_output_gate: bool = False  # q_proj also emits a per-head output gate (Qwen3-Next, Qwen3.5): twice as wide
     head_gate: bool = False  # g_proj: one output gate per head, heads × hidden, split with the heads (Laguna)
+    fused_qkv_chunks: int = 0  # the checkpoint's qkv_proj in K|V chunks, one per config KV head (MiMo-V2); 0: none
     # a separate output gate per channel (Muse-Glimmer output_gate_proj): heads × head_dim × hidden, split with the heads
     output_gate_proj: bool = False
     sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)

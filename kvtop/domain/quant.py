@@ -136,6 +136,14 @@ def _by_method(qc: QuantizationConfig, method: str, source: str, prefix: str) ->
             scheme=method,
             source=source,
         )
+    if method == "mxfp8":
+        # MiniMax-M3-MXFP8's `quant_method: mxfp8`: FP8 (E4M3) with one E8M0 (1 B) scale per 32 weights, the
+        # modules it spares in `ignored_layers`. vLLM 0.33.0 loads it as ModelOpt MXFP8 (quantization/__init__.py
+        # "mxfp8": ModelOptMxFp8Config; from_config: `ignored_layers` as exclude_modules); SGLang 0.5.23 as
+        # Fp8Config(use_mxfp8) (fp8.py from_config: block [1, 32], ignored_layers; SM100 and newer: checks.py).
+        return QuantSpec(method="mxfp8", weight_bits=8, group_size=32, scale_bytes=1,
+                         excluded=_exclusions(qc.ignored_layers, qc.modules_to_not_convert), scheme="mxfp8",
+                         source=source)  # fmt: skip
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = qc.bits or qc.w_bit or 4
         group = qc.group_size or qc.q_group_size or 128

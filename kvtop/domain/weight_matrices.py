@@ -114,6 +114,22 @@ class RankMatrices:
         self.acc.add(component, size / shards, size * width / shards, shards)
 
 
+def kv_chunk_padding(rank: RankMatrices, heads: int, kv_heads: int, hd: int, vd: int, names: tuple[str, ...]) -> None:
+    """The zero rows a fused q|k|v in K|V chunks adds on a rank holding several chunks whose K and V rows share a
+    scale block (`StageParts.fused_qkv_padded`): each chunk's K|V rows rounded up to whole blocks."""
+    chunks, tp, block = rank.model.body.fused_qkv_chunks, rank.layout.attn_tp, rank.model.quant.block
+    if rank.parts is None or not rank.parts.fused_qkv_padded or not chunks or block is None:
+        return
+    if chunks <= tp or chunks % tp or heads % chunks or kv_heads % chunks:
+        return
+    k_rows, v_rows = kv_heads // chunks * hd, kv_heads // chunks * vd
+    if heads // chunks * hd % block[0] or (k_rows % block[0] == 0 and v_rows % block[0] == 0):
+        return
+    padded = -(-(k_rows + v_rows) // block[0]) * block[0]
+    rank.matrix("attention", chunks // tp * (padded - k_rows - v_rows), rank.model.hidden_size, 1, names,
+                opens_module=False)  # fmt: skip
+
+
 def attention(rank: RankMatrices, layer: int) -> None:
     m, lay = rank.model, rank.layout
     tp = lay.attn_tp
@@ -143,7 +159,11 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", kv_rank * hd, h, 1, names, opens_module=False)  # qkv_proj: one module
         if g.kv_projections == 2:
             rank.matrix("attention", kv_rank * vd, h, 1, names, opens_module=False)
-    rank.matrix("attention", h, g.heads * vd, tp, names, row_scale_shards=1)
+    # o_proj also by its own name: a checkpoint may spare it alone (MiMo-V2.5's ignored_layers; both engines skip a
+    # module its prefix names, vLLM 0.33.0 is_layer_skipped)
+    o_names = (f"model.layers.{layer}.self_attn.o_proj", f"model.layers.{layer}.mixer.o_proj", *names)
+    kv_chunk_padding(rank, g.heads, g.kv_heads, hd, vd, names)
+    rank.matrix("attention", h, g.heads * vd, tp, o_names, row_scale_shards=1)
     if m.attention_bias:
         rank.vector("attention", q_params, tp)
         if kv_width:
@@ -320,8 +340,10 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
             rank.vector("norms", moe.latent_size)
     if moe.expert_bias or (rank.parts is not None and rank.parts.expert_bias):
         # w13's bias splits as its rows; w2's (as wide as the experts' input) only as the experts split over EP
-        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards)
-        rank.vector("routed_experts", moe.num_routed_experts * width, lay.ep)
+        bias_bytes = rank.parts.expert_bias_bytes if rank.parts is not None else None
+        rank.vector("routed_experts", moe.num_routed_experts * 2 * moe.expert_intermediate_size, shards,
+                    dtype_bytes=bias_bytes)  # fmt: skip
+        rank.vector("routed_experts", moe.num_routed_experts * width, lay.ep, dtype_bytes=bias_bytes)
     if moe.shared_intermediate_size:
         shared_names = (
             prefix + ".shared_experts",
@@ -361,9 +383,12 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
     kind = model.layer_attention[layer]
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         (attention_of or attention)(rank, layer)
-        if rank.parts is not None and rank.parts.attention_scalars:  # whole on every rank (scalars)
-            rank.vector("attention", rank.parts.attention_scalars, dtype_bytes=rank.parts.attention_scalar_bytes)
-            rank.vector("attention", rank.parts.attention_zero_points)
+        parts = rank.parts
+        if parts is not None and parts.attention_scalars and not (
+            parts.attention_scalars_unindexed_only and model.indexed(layer)
+        ):  # whole on every rank (scalars)
+            rank.vector("attention", parts.attention_scalars, dtype_bytes=parts.attention_scalar_bytes)
+            rank.vector("attention", parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
     if model.layer_mlp[layer] is not MlpKind.NONE:

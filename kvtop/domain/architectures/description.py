@@ -72,6 +72,9 @@ class Attention:
     output_gate_proj: bool = False  # its own module: heads × head_dim × hidden (Muse-Glimmer output_gate_proj)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
+    # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
+    # rows together, one chunk per KV head (MiMo-V2's attention_projection_layout)
+    fused_qkv_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,9 @@ class Latent:
     """Multi-head latent attention (and DeepSeek's sparse indexer): the fields of its ranks and dims."""
 
     kv_lora: str = "kv_lora_rank"
+    # a flag whose false says the layers attend plainly (heads × hidden/heads), the latent fields 0: DeepSeek-OCR's
+    # language_config (SGLang 0.5.23 deepseek_ocr.py builds DeepseekForCausalLM where `use_mla` is false)
+    use_field: str | None = "use_mla"
     q_lora: str = "q_lora_rank"
     rope: str = "qk_rope_head_dim"
     nope: str = "qk_nope_head_dim"

@@ -125,6 +125,8 @@ def read_architecture(
                 "q_output_gate": arch.attention.output_gate
                 or bool(arch.attention.output_gate_field and f.flag(arch.attention.output_gate_field)),
                 "head_gate": _head_gate(f, arch.attention.head_gate_field),
+                "fused_qkv_chunks": f.opt("num_key_value_heads") or 0
+                if arch.attention.fused_qkv_field and f.get(arch.attention.fused_qkv_field) == "fused_qkv" else 0,
                 "output_gate_proj": arch.attention.output_gate_proj,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
@@ -390,7 +392,12 @@ def _kind_geometry(
 def _latent(f: Fields, arch: Architecture, facts: dict[str, Any]) -> None:
     latent = arch.latent
     assert latent is not None
+    if latent.use_field and f.get(latent.use_field) is False:
+        return  # plain attention: the heads and head_dim already read
     rope, nope, v_dim = f.need(latent.rope), f.need(latent.nope), f.need(latent.v_dim)
+    if not (rope and nope and v_dim):
+        raise f.error(latent.rope if not rope else latent.nope if not nope else latent.v_dim,
+                      "must be at least 1 for latent attention")  # fmt: skip
     facts["mla"] = MlaSpec(
         kv_lora_rank=f.need(latent.kv_lora),
         q_lora_rank=f.get(latent.q_lora),

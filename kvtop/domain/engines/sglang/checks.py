@@ -33,6 +33,13 @@ MODELOPT_FP4_MIN_CAPABILITY_ERAS: Eras[int] = Eras((
 # (v0.4.5 … v0.5.23; MXFP4 from v0.5.0rc0): Fp8Config 80, Mxfp4Config 80. ModelOpt FP8 is 89 throughout.
 # AWQ/GPTQ are left out here: SGLang swaps them for Marlin kernels by GPU (GPTQ's refusal: _check_plain_gptq).
 _FIXED_MINIMUM = {("fp8", "fp8"): ("fp8", 80), ("mxfp4", "mxfp4"): ("mxfp4", 80)}
+# A checkpoint's `quant_method: mxfp8` (MiniMax-M3-MXFP8): Fp8Config with use_mxfp8, whose get_min_capability is 100
+# on CUDA (fp8.py; read at 0.5.23); 0.5.6.post2 registers no `mxfp8` method (layers/quantization/__init__.py), so
+# ModelConfig._verify_quantization refuses it ("Unknown quantization method"): None.
+MXFP8_MIN_CAPABILITY_ERAS: Eras[int | None] = Eras((
+    Era("", None, "layers/quantization/__init__.py: no 'mxfp8' (read at 0.5.6.post2)"),
+    Era("0.5.23", 100, "fp8.py Fp8Config.get_min_capability: 100 for use_mxfp8 (read at 0.5.23)"),
+))  # fmt: skip
 
 
 BLACKWELL = 100
@@ -48,6 +55,9 @@ def weight_format_minimum(quant: QuantSpec, version: ResolvedVersion) -> tuple[s
         return era_for(MODELOPT_FP8_NAME_ERAS, version).value, 89
     if quant.scheme == "modelopt" and quant.method == "nvfp4":
         return "modelopt_fp4", era_for(MODELOPT_FP4_MIN_CAPABILITY_ERAS, version).value
+    if quant.scheme == "mxfp8":
+        minimum = era_for(MXFP8_MIN_CAPABILITY_ERAS, version).value
+        return None if minimum is None else ("mxfp8", minimum)
     return _FIXED_MINIMUM.get((quant.scheme, quant.method))
 
 
@@ -164,6 +174,12 @@ def _check_torch_native_tp(inputs: EngineInputs) -> None:
 
 
 def _check_weight_format(inputs: EngineInputs) -> None:
+    if inputs.model.quant.scheme == "mxfp8" and era_for(MXFP8_MIN_CAPABILITY_ERAS, inputs.version).value is None:
+        raise UnsupportedModelError(
+            f"SGLang {inputs.version.label} has no mxfp8 quantization method (quantization_config.quant_method "
+            "'mxfp8'; ModelConfig._verify_quantization: 'Unknown quantization method')",
+            field="quantization_config.quant_method",
+        )
     capability = gpu_capability(inputs.gpu_name)
     minimum = weight_format_minimum(inputs.model.quant, inputs.version)
     if capability is None or minimum is None or capability >= minimum[1]:

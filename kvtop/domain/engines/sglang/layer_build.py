@@ -1,7 +1,7 @@
 """What SGLang's classes build on each decoder layer otherwise than the checkpoint and the architecture's entry say
 (docs/engines/sglang.md §20), as the stage parts the weights book reads (`StageParts.unquantized`,
 `StageParts.router_model_dtype`, `StageParts.wna16_expert_scalars`, `StageParts.index_weights_bytes`, `StageParts.linear_shape_bytes`,
-`StageParts.host_row_scales`).
+`StageParts.host_row_scales`, `StageParts.expert_bias_bytes`).
 
 - DSA's indexer key projection: on CUDA, SGLang 0.5.23's `Indexer.__init__` (srt/layers/attention/dsa/
   dsa_indexer.py) fuses `wk` with `weights_proj` into one `wk_weights_proj` ReplicatedLinear of (index_head_dim +
@@ -68,6 +68,15 @@ INDEX_WEIGHTS_ERAS: Eras[int | None] = Eras((
                         "first release not pinned"),
 ))  # fmt: skip
 
+# An unquantized checkpoint's expert biases (gpt-oss's, where the model states expert_bias): UnquantizedFusedMoEMethod
+# .create_weights builds w13_weight_bias [E, 2 × intermediate] and w2_weight_bias [E, hidden] in torch.float32 under
+# `with_bias` (srt/layers/quantization/unquant.py, read at 0.5.6.post2 and 0.5.23), where the book (and vLLM 0.33.0,
+# and SGLang's own Mxfp4MoEMethod) holds them in the model dtype
+UNQUANT_EXPERT_BIAS_ERAS: Eras[int] = Eras((
+    Era("", FP32, "unquant.py UnquantizedFusedMoEMethod.create_weights: w13/w2_weight_bias dtype=torch.float32 "
+                  "(read at 0.5.6.post2 and 0.5.23)"),
+))  # fmt: skip
+
 BF16_ROUTER_CLASSES = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 BF16_ROUTER_ERAS: Eras[bool] = Eras((
     Era("", False, "releases before 0.5.23 not checked: the entry's fp32 router stands"),
@@ -96,6 +105,8 @@ def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersi
         update["router_model_dtype"] = True
     if model.attention_kind is AttentionKind.DSA and INDEX_WEIGHTS_ERAS.at(version) is not None:
         update["index_weights_bytes"] = INDEX_WEIGHTS_ERAS.at(version)
+    if model.moe is not None and model.moe.expert_bias and not model.quant.quantized:
+        update["expert_bias_bytes"] = UNQUANT_EXPERT_BIAS_ERAS.at(version)
     if model.moe is not None and model.quant.weight_only_int and WNA16_SHAPES_ERAS.at(version):
         update["wna16_expert_scalars"] = WNA16_SHAPE_SCALARS
     return parts.model_copy(update=update) if update else parts

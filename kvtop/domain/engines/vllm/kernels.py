@@ -31,6 +31,13 @@ BITSANDBYTES_REFUSED_ERAS: Eras[bool] = Eras((
     Era("", False, "quantization/bitsandbytes.py BitsAndBytesConfig (a 0.1x main commit; removal not pinned)"),
     Era("0.33.0", True, "QuantizationMethods has no bitsandbytes: _verify_quantization 'Unknown quantization method'"),
 ))
+# A checkpoint's `quant_method: mxfp8` (MiniMax-M3-MXFP8): v0.13.0 has no such method (quantization/__init__.py,
+# read: 'Unknown quantization method'); v0.33.0 maps it to ModelOptMxFp8Config (get_min_capability 80); the release
+# that added it is not pinned
+MXFP8_REFUSED_ERAS: Eras[bool] = Eras((
+    Era("", True, "read at v0.13.0: quantization/__init__.py has no 'mxfp8' (releases between not checked)"),
+    Era("0.33.0", False, "v0.33.0 quantization/__init__.py: 'mxfp8': ModelOptMxFp8Config; first release not pinned"),
+))
 
 
 def check_weights(
@@ -52,6 +59,12 @@ def check_weights(
         raise InputError(
             f"vLLM {version.label} has no bitsandbytes quantization method ('Unknown quantization method: "
             "bitsandbytes'): serve this checkpoint with SGLang, or a GPTQ/AWQ/FP8 export of the model",
+            field="quantization_config.quant_method",
+            source=model.source,
+        )
+    if model.quant.scheme == "mxfp8" and era_for(MXFP8_REFUSED_ERAS, version).value:
+        raise InputError(
+            f"vLLM {version.label} has no mxfp8 quantization method ('Unknown quantization method: mxfp8')",
             field="quantization_config.quant_method",
             source=model.source,
         )

@@ -12,6 +12,8 @@ a `BaseKVCacheMethod`:
 Which configs return one, read from both wheels' `get_quant_method`:
 - Fp8Config (quant_method fp8, and `--quantization fp8` at load): `Attention` only (MLAAttention is not one);
 - ModelOpt FP8 / NVFP4 (ModelOptQuantConfigBase): v0.13.0 `Attention` only; v0.33.0 `(Attention, MLAAttention)`;
+  a checkpoint's `quant_method: mxfp8` is ModelOptMxFp8Config (v0.33.0; MiniMax-M3-MXFP8's meta build: q/k/v/prob_scale
+  on its 3 full-attention layers, 24 B);
   ModelOpt MIXED_PRECISION (v0.33.0): `Attention` only where the checkpoint names a KV algorithm;
 - compressed-tensors and Quark: `Attention` only.
 AWQ, GPTQ, MXFP4, bitsandbytes and FBGEMM FP8 give the attention layer none.
@@ -54,6 +56,11 @@ CT_KV_SCALARS_ERAS: Eras[tuple[int, int] | None] = Eras((
                           "q/k/v_scale fp32, q/k/v_zero_point default dtype; first release not pinned"),
 ))  # fmt: skip
 _PLAIN_ONLY = ("fp8", "compressed-tensors", "quark")  # schemes whose config gives `Attention` alone a method
+# Classes whose indexed layers attend through a class of their own, no `Attention`: v0.33.0
+# models/minimax_m3/nvidia/model.py MiniMaxM3SparseAttention (AttentionLayerBase; set_default_quant_scales registers
+# its scales as buffers), MiniMaxM3Attention (an `Attention`) on the layers sparse_attention_config leaves plain
+# (MiniMax-M3-MXFP8's meta build: q/k/v/prob_scale on its 3 plain layers only, 24 B)
+OWN_SPARSE_ATTENTION = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 
 
 def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
@@ -61,7 +68,7 @@ def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
     quant = model.quant
     if not quant.quantized or model.compressed is not None:  # DeepSeek-V4's DeepseekV4Attention is no `Attention`
         return False  # (v0.33.0 --params of DeepSeek-V4-Flash: no q/k/v/prob_scale)
-    if quant.scheme == "modelopt":
+    if quant.scheme in ("modelopt", "mxfp8"):  # mxfp8: ModelOptMxFp8Config, a ModelOptQuantConfigBase
         if quant.method == "mixed":
             return model.mla is None and bool(quant.kv_cache_quant_algo)
         return model.mla is None or MODELOPT_MLA_SCALES_ERAS.at(version)
@@ -71,6 +78,11 @@ def has_kv_cache_method(model: ModelSpec, version: ResolvedVersion) -> bool:
 def attention_scalars(model: ModelSpec, version: ResolvedVersion) -> int:
     """The scalar parameters vLLM registers on each attention layer beside the checkpoint's tensors."""
     return SCALARS if has_kv_cache_method(model, version) else 0
+
+
+def scalars_unindexed_only(model: ModelSpec) -> bool:
+    """Whether only the layers without an indexer hold `attention_scalars` (the indexed ones are no `Attention`)."""
+    return model.architecture in OWN_SPARSE_ATTENTION
 
 
 def ct_attention_scalars(model: ModelSpec, version: ResolvedVersion) -> tuple[int, int] | None:

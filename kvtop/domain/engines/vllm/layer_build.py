@@ -23,7 +23,11 @@ as the stage parts the weights book reads (`StageParts.attention_scalars`, `Stag
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.kv_scales import attention_scalars, ct_attention_scalars
+from kvtop.domain.engines.vllm.kv_scales import (
+    attention_scalars,
+    ct_attention_scalars,
+    scalars_unindexed_only,
+)
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import AttentionKind, ModelSpec
 
@@ -63,6 +67,14 @@ GPTQ_EXPERT_ZEROS_ERAS: Eras[str | None] = Eras((
                            "process_weights_after_loading keeps them; first release not pinned"),
 ))  # fmt: skip
 GPTQ_SCHEMES = ("gptq", "gptq_marlin")
+# A block-quantized checkpoint whose q|k|v is fused in K|V chunks (MiMo-V2.5's attention_projection_layout
+# fused_qkv): MiMoV2Attention builds qkv_proj as a MergedColumnParallelLinear of [heads × head_dim, chunks ×
+# kv_chunk_rows], each chunk's K|V rows padded to whole 128-row blocks where a rank holds several chunks and the
+# rows share a block (v0.33.0 models/mimo_v2.py _fused_qkv_kv_chunk_rows; chunks = config.num_key_value_heads)
+FUSED_QKV_PAD_ERAS: Eras[bool] = Eras((
+    Era("", False, "not read before v0.33.0"),
+    Era("0.33.0", True, "v0.33.0 mimo_v2.py MiMoV2Attention: _fused_qkv_kv_chunk_rows; first release not pinned"),
+))  # fmt: skip
 
 
 def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
@@ -80,9 +92,12 @@ def with_layer_build(parts: StageParts, model: ModelSpec, version: ResolvedVersi
     zeros_word = GPTQ_EXPERT_ZEROS_ERAS.at(version) if gptq_moe else None
     gptq_zeros = {None: 0, "int32": 32, "model": model.dtype_bytes * 8}[zeros_word]
     dsv4 = dsv4_parts(model, version)
-    if not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros and not dsv4:
+    fused = bool(model.body.fused_qkv_chunks) and model.quant.block is not None and FUSED_QKV_PAD_ERAS.at(version)
+    if not fused and not scalars and not unquantized and not wna16 and not shape_bytes and not gptq_zeros and not dsv4:
         return parts
     return parts.model_copy(update={**dsv4, "attention_scalars": scalars, "attention_scalar_bytes": scalar_bytes,
+                                    "attention_scalars_unindexed_only": scalars_unindexed_only(model),
+                                    "fused_qkv_padded": fused,
                                     "attention_zero_points": zero_points, "unquantized": unquantized,
                                     "wna16_expert_scalars": wna16, "linear_shape_bytes": shape_bytes,
                                     "expert_zero_word_bits": gptq_zeros})  # fmt: skip
