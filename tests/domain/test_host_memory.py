@@ -40,15 +40,20 @@ def test_gb10_and_thor_totals_are_the_ones_their_logs_printed() -> None:
     assert abs(gpu_total_bytes("Jetson-Thor") / GIB - 122.82) < 0.005  # `(…/122.82 GiB) on startup`
 
 
-def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory() -> None:
-    with pytest.raises(InputError, match="--gpu-memory"):
-        gpu_total_bytes("Jetson-AGX-Orin-64GB")
+@pytest.mark.parametrize(
+    "name", ["Jetson-AGX-Orin-64GB", "Jetson AGX Orin", "Jetson Orin NX 16GB", "Jetson Orin Nano", "Orin"]
+)
+def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory(name: str) -> None:
+    """Every Orin board, named with its size or without, is the unified device kvtop holds no total of."""
+    with pytest.raises(InputError, match="unified-memory device .* --gpu-memory"):
+        gpu_total_bytes(name)
 
 
 @pytest.mark.parametrize(
     ("name", "capability"),
-    [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7))],
-)
+    [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7)),
+     ("Jetson AGX Orin", (8, 7)), ("Jetson Orin NX 16GB", (8, 7)), ("Jetson Orin Nano 8GB", (8, 7))],
+)  # fmt: skip
 def test_unified_devices_by_the_capabilities_vllm_names_them(name: str, capability: tuple[int, int]) -> None:
     assert is_unified(name)
     assert compute_capability(name) == capability
