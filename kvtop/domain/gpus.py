@@ -33,6 +33,8 @@ UNIFIED_TOTAL_MIB: dict[str, int | None] = {
     # 19444610832): the 128 GB Jetson AGX Thor, the only Jetson of that size
     "JETSON-THOR": 125768, "JETSON-AGX-THOR": 125768, "THOR": 125768,  # torch's and NVML's name: "NVIDIA Thor"
     "JETSON-AGX-ORIN-64GB": None, "JETSON-AGX-ORIN-32GB": None, "ORIN": None,  # torch's name: "Orin"
+    # the Orin boards named without their memory size, and the smaller Orins (the same SM 8.7 integrated GPU)
+    "JETSON-AGX-ORIN": None, "JETSON-ORIN-NX": None, "JETSON-ORIN-NANO": None,
 }  # fmt: skip
 
 
@@ -40,8 +42,10 @@ def gpu_total_bytes(name: str) -> int:
     """The driver-reported memory of a GPU model, e.g. 'H100' → 81,559 MiB in bytes; on a unified-memory device,
     the host's memory as CUDA reports it there (`UNIFIED_TOTAL_MIB`)."""
     key = name.upper().replace(" ", "-").replace("_", "-")
-    if key in UNIFIED_TOTAL_MIB:
-        unified = UNIFIED_TOTAL_MIB[key]
+    # a unified device by its model token too ('Jetson Orin NX 16GB' is the 'JETSON-ORIN-NX'), as `is_unified` reads it
+    unified_key = None if key in GPU_TOTAL_MIB else _known_model(_model_token(name), UNIFIED_TOTAL_MIB)
+    if unified_key is not None:
+        unified = UNIFIED_TOTAL_MIB[unified_key]
         if unified is None:
             raise InputError(
                 f"{name!r} is a unified-memory device whose total kvtop has no log of: give --gpu-memory SIZE "
@@ -79,7 +83,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "H100": (9, 0), "H200": (9, 0), "H20": (9, 0), "H800": (9, 0), "GH200": (9, 0),
     "B200": (10, 0), "GB200": (10, 0), "B300": (10, 3), "GB300": (10, 3), "RTX5090": (12, 0),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
-    "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-THOR": (11, 0),
+    "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
+    "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
     "JETSON-AGX-THOR": (11, 0), "THOR": (11, 0), "ORIN": (8, 7), "GB10": (12, 1), "DGX-SPARK": (12, 1),
 }  # fmt: skip
 

@@ -40,15 +40,20 @@ def test_gb10_and_thor_totals_are_the_ones_their_logs_printed() -> None:
     assert abs(gpu_total_bytes("Jetson-Thor") / GIB - 122.82) < 0.005  # `(…/122.82 GiB) on startup`
 
 
-def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory() -> None:
-    with pytest.raises(InputError, match="--gpu-memory"):
-        gpu_total_bytes("Jetson-AGX-Orin-64GB")
+@pytest.mark.parametrize(
+    "name", ["Jetson-AGX-Orin-64GB", "Jetson AGX Orin", "Jetson Orin NX 16GB", "Jetson Orin Nano", "Orin"]
+)
+def test_a_jetson_orin_without_a_logged_total_asks_for_the_memory(name: str) -> None:
+    """Every Orin board, named with its size or without, is the unified device kvtop holds no total of."""
+    with pytest.raises(InputError, match="unified-memory device .* --gpu-memory"):
+        gpu_total_bytes(name)
 
 
 @pytest.mark.parametrize(
     ("name", "capability"),
-    [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7))],
-)
+    [("NVIDIA GB10", (12, 1)), ("NVIDIA Thor", (11, 0)), ("Orin", (8, 7)), ("Jetson AGX Orin 32GB", (8, 7)),
+     ("Jetson AGX Orin", (8, 7)), ("Jetson Orin NX 16GB", (8, 7)), ("Jetson Orin Nano 8GB", (8, 7))],
+)  # fmt: skip
 def test_unified_devices_by_the_capabilities_vllm_names_them(name: str, capability: tuple[int, int]) -> None:
     assert is_unified(name)
     assert compute_capability(name) == capability
@@ -118,7 +123,7 @@ def test_vllm_on_a_unified_host_sizes_from_the_total_and_says_the_host_share() -
     assert plan.estimate.term(Term.HOST) is None
     assert plan.ledger.token_capacity == given.ledger.token_capacity
     assert any(
-        "starts only where the host leaves what it asks free (0.5 × the total: 59.9 GiB)" in note
+        "starts only where the host leaves what it asks free (0.5 × the total: 59.9 GiB, " in note
         for note in plan.estimate.host_notes
     )
 
@@ -158,7 +163,20 @@ def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
     settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
-    assert any("(0.92 × the total: 110.1 GiB)" in note for note in plan.estimate.host_notes)
+    assert any("(0.92 × the total: 110.1 GiB, " in note for note in plan.estimate.host_notes)
+
+
+def test_the_gb10_start_vllm_refused_is_refused_where_the_host_holds_what_it_is_assumed_to() -> None:
+    """That start's line: the host may hold at most 119.7 − 110.12 = 9.58 GiB for 0.92 to start, and held 119.7 −
+    56.65 = 63.05 GiB; the assumption's centre (a share of the total) is above 9.58 GiB, so the plan says refused."""
+    model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
+    settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
+    assert HOST_HELD_SHARE * 119.7 > 119.7 - 110.12
+    assert any(
+        f"the host may hold at most {119.7 - 110.12:.1f} GiB: refused at the assumed centre" in note
+        for note in plan.estimate.host_notes
+    )
 
 
 def test_readings_found_after_the_span_was_set_fall_inside_it() -> None:

@@ -78,11 +78,24 @@ def unified_note(total_bytes: int, *, charged: bool, fraction: float | None = No
     left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
     if charged:
         return f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
-    needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB)" if fraction else ""
+    needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB{start_verdict(total_bytes, fraction)})" if fraction else ""
     return (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
             f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
             "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "
             "modelled)")  # fmt: skip
+
+
+def start_verdict(total_bytes: int, fraction: float) -> str:
+    """Whether an engine that asks `fraction` × the total free at its start (vLLM's `request_memory`: 'less than
+    desired GPU memory utilization') starts where the host holds what it is assumed to: the most the host may hold,
+    against the assumed span."""
+    held, error = host_held(total_bytes)
+    most = total_bytes - fraction * total_bytes
+    verdict = ("refused across the assumed span" if most < held - error
+               else "refused at the assumed centre" if most < held
+               else "started at the assumed centre, refused at its high end" if most < held + error
+               else "started across the assumed span")  # fmt: skip
+    return f", so the host may hold at most {most / GIB:.1f} GiB: {verdict}"
 
 
 def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:

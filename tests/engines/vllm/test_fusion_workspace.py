@@ -100,6 +100,13 @@ def test_what_is_not_read_is_said_not_modelled() -> None:
     ):
         found = fw.fusion_workspace(inputs, 8192)
         assert found is not None and not found.modelled and found.bytes == 0 and "not" in found.why
+    # v0.22.0 on: left out, and said with the buffers' size before rounding (trtllm_ar.py at TP 2, Llama-3.1-8B's
+    # hidden 4,096: 64 MiB ÷ (4,096 × 2 B) = 8,192 tokens; 2 × 8,192 × 4,096 × 2 B + 2 × 256 × 4 B + 3 × that first)
+    later = fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text="0.33.0")), 8192)
+    raw = 2 * 8192 * 4096 * 2 + 2 * 256 * 4 + 3 * 2 * 8192 * 4096 * 2
+    assert later is not None and later.bytes == 0
+    assert f"not modelled: left out of this figure, its buffers {raw / MIB:,.0f} MiB before any rounding" in later.why
+    assert "(8,192 tokens × hidden 4,096)" in later.why
     # a model without its config at hand holds as much (every buffer is below the granularity at Hopper's max sizes)
     found = fw.fusion_workspace(_inputs(tp2, model=None), 8192)
     assert found is not None and found.bytes == 3 * 512 * MIB

@@ -28,8 +28,10 @@ Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2
 compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
 vllm#41458 of 2026-05-01, whose first release is not read: kept off). The releases: v0.18.0 up to v0.22.0, whose
 flashinfer (0.6.11.post2, vllm#45917's list; v0.21.0 pins 0.6.8.post1) allocates through torch's symmetric memory
-(flashinfer#2955, in 0.6.10) and, from 0.6.15, rounds to the allocation granularity alone: not modelled apart there.
-Blackwell's workspace (its backend and multicast granularity) is not read either: both left to the fitted remainder.
+(flashinfer#2955, in 0.6.10) and, from 0.6.15, rounds to the allocation granularity alone: not modelled there, and
+not in the fitted remainder either (the fit's Hopper logs have the workspace taken off): the plan names it and its
+buffers' size before rounding. Blackwell's workspace (its backend and multicast granularity) is not read: left to the
+fitted remainder (the GB200 v0.26.0 log is fitted with it).
 """
 
 from __future__ import annotations
@@ -137,10 +139,6 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         return FusionWorkspace(bytes=0, modelled=False, why=(
             "--compilation-config given: whether it keeps the all-reduce fusion pass (and FlashInfer's workspace) "
             "is not read; the workspace is in the fitted remainder"))  # fmt: skip
-    if era == "not modelled":
-        return FusionWorkspace(bytes=0, modelled=False, why=(
-            f"FlashInfer's all-reduce fusion workspace at vLLM {inputs.version.label} (torch symmetric memory from "
-            "flashinfer 0.6.10) is not modelled apart: in the fitted remainder"))  # fmt: skip
     if model is None:
         # the largest payload the max size allows (tokens × hidden × 2 B = max size): as many bytes held
         tokens, hidden, element = 1, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB) // 2, 2
@@ -149,7 +147,14 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         hidden, element = model.hidden_size, 4 if model.dtype_bytes == 4 else 2
         tokens = max_token_num(hidden, element, layout.tp, max_num_batched_tokens) or 0
         shape = f"{tokens:,} tokens × hidden {hidden:,}"
-    held = held_bytes(buffer_sizes(layout.tp, tokens, hidden, fp32_lamport=element == 4))
+    sizes = buffer_sizes(layout.tp, tokens, hidden, fp32_lamport=element == 4)
+    if era == "not modelled":
+        # the era's fit was taken with the workspace off the Hopper logs (`fit_offset`): not in its remainder either
+        return FusionWorkspace(bytes=0, modelled=False, why=(
+            f"FlashInfer's all-reduce fusion workspace at vLLM {inputs.version.label} (torch symmetric memory from "
+            f"flashinfer 0.6.10) is not modelled: left out of this figure, its buffers {sum(sizes) / MIB:,.0f} MiB "
+            f"before any rounding at flashinfer 0.6.8's sizes ({shape})"))  # fmt: skip
+    held = held_bytes(sizes)
     return FusionWorkspace(bytes=held, modelled=True, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
         f"{held / MIB:,.0f} MiB, each rounded to the {MULTICAST_GRANULARITY // MIB} MiB multicast granularity"))  # fmt: skip
