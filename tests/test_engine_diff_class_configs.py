@@ -1,0 +1,31 @@
+"""The classes no transformers auto mapping names (tests/data/engine_diff/registry/class_configs.json): each row
+names the engine whose venv makes its default and where that engine links the class to its config class, and the
+committed default is that config class's, under its model_type, naming the class."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS, REGISTRY_DATA
+
+
+def _rows() -> dict[str, dict[str, Any]]:
+    return dict(json.loads((REGISTRY_DATA / "class_configs.json").read_text())["classes"])
+
+
+def test_each_linked_class_has_its_default_under_the_engines_config_class() -> None:
+    no_config = json.loads((REGISTRY_DATA / "no_config.json").read_text())
+    assert _rows()
+    for name, row in _rows().items():
+        assert row["engine"] in ("vllm", "sglang") and row["source"], name
+        data = json.loads((DEFAULT_CONFIGS / f"{name}.json").read_text())
+        assert (data["model_type"], data["architectures"]) == (row["model_type"], [name])
+        assert name not in no_config
+
+
+def test_cosmos3_default_is_transformers_cosmos3_omni_a_qwen3_vl_schema() -> None:
+    # vLLM 0.33.0 cosmos3.py reads Cosmos3OmniConfig; SGLang 0.5.23's Cosmos3Config subclasses Qwen3VLConfig:
+    # both read text_config / vision_config
+    data = json.loads((DEFAULT_CONFIGS / "Cosmos3ForConditionalGeneration.json").read_text())
+    assert data["text_config"]["num_hidden_layers"] == 32 and "depth" in data["vision_config"]
