@@ -29,3 +29,15 @@ def test_cosmos3_default_is_transformers_cosmos3_omni_a_qwen3_vl_schema() -> Non
     # both read text_config / vision_config
     data = json.loads((DEFAULT_CONFIGS / "Cosmos3ForConditionalGeneration.json").read_text())
     assert data["text_config"]["num_hidden_layers"] == 32 and "depth" in data["vision_config"]
+
+
+def test_intern_s2_preview_states_the_layer_schedule_a_qwen3_5_moe_checkpoint_states() -> None:
+    # SGLang 0.5.23 configs/qwen3_next.py layers_block_type: layer l is full attention where (l + 1) % interval == 0;
+    # Qwen/Qwen3.6-35B-A3B's text_config (tests/data/configs/heldout/wave3) states interval 4 with the same list
+    text = json.loads((DEFAULT_CONFIGS / "InternS2PreviewForConditionalGeneration.json").read_text())[
+        "text_config"
+    ]
+    interval, kinds = text["full_attention_interval"], text["layer_types"]
+    assert len(kinds) == text["num_hidden_layers"] == 48
+    assert kinds == ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(48)]
+    assert text["rope_parameters"]["mrope_section"] == [11, 11, 10]  # 64 rotary dims = 256 × 0.25, halved

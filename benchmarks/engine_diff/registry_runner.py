@@ -27,6 +27,8 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     from transformers import AutoConfig
 
     linked = _class_config(class_name)
+    if linked is not None and "no_default" in linked:
+        raise LookupError(linked["no_default"])
     if linked is not None:
         model_type = linked["model_type"]
     elif model_type is None or _is_sub_config(model_type):
@@ -39,16 +41,19 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
         config = _engine_config(model_type)
     data: dict[str, Any] = config.to_dict()
     data.update(architectures=[class_name], torch_dtype="bfloat16", dtype="bfloat16")
+    for key, value in (linked or {}).get("published", {}).items():  # a field the checkpoints state, the class lacks
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
     return data
 
 
-def _class_config(class_name: str) -> dict[str, str] | None:
-    """The class's row of class_configs.json (None without one); a row made in the other engine's venv is refused
-    here, so each class's default is its own engine's config class."""
+def _class_config(class_name: str) -> dict[str, Any] | None:
+    """The class's row of class_configs.json (None without one): its config class, the fields its checkpoints
+    state that the class leaves out (`published`), or why no default is a model the engine builds (`no_default`).
+    A row made in the other engine's venv is refused here, so each class's default is its own engine's config."""
     with open(CLASS_CONFIGS) as fh:
-        row: dict[str, str] | None = json.load(fh)["classes"].get(class_name)
-    if row is None:
-        return None
+        row: dict[str, Any] | None = json.load(fh)["classes"].get(class_name)
+    if row is None or "no_default" in row:
+        return row
     here = "vllm" if _has_module("vllm") else "sglang"
     if row["engine"] != here:
         raise LookupError(f"made in {row['engine']}'s venv (registry_sweep.py --defaults --engine {row['engine']})")
