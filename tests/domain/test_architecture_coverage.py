@@ -69,3 +69,17 @@ def test_a_config_of_a_not_modelled_class_is_refused_with_its_reason() -> None:
     with pytest.raises(UnsupportedModelError, match=r"DeepSeek-V4's vision wrapper and V4.1 \(bounded-replay windows, engram layers\): no entry reads"):
         model_from_config(wrapped, source="v4")  # vLLM 0.33.0 models/deepseek_v4: MLAAttentionSpec(tokens_per_state=4/128)
     assert set(v4["compress_ratios"]) == {0, 4, 128}  # the ratios vLLM's compressor accepts (0: sliding window only)
+
+
+def test_intern_s2_mobius_is_refused_naming_its_expert_banks() -> None:
+    """SGLang 0.5.23 models/interns2_mobius.py builds model.meta_mlp, num_blocks routed-expert banks beside the
+    layers (InternS2MobiusConfig's text default: 4), and reads each layer's kind from text_config.layer_types, which
+    its config class's default leaves out (the registry sweep's build of it stopped there: 'InternS2MobiusTextConfig'
+    object has no attribute 'layer_types'); no entry reads the banks, so a config naming the class is refused."""
+    mobius = {"architectures": ["InternS2MobiusForConditionalGeneration"], "model_type": "interns2_mobius",
+              "text_config": {"model_type": "interns2_mobius_text", "hidden_size": 2048, "num_hidden_layers": 48,
+                              "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
+                              "num_blocks": 4}}  # fmt: skip
+    assert verdict("InternS2MobiusForConditionalGeneration")[0] == "not_modelled"
+    with pytest.raises(UnsupportedModelError, match=r"routed-expert banks \(meta_mlp: num_blocks banks"):
+        model_from_config(mobius, source="mobius")

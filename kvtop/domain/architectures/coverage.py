@@ -118,6 +118,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
     "BeamForCausalLM": "Beam's layout (no entry yet)",
+    # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
+    # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
+    # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
+    # has none); vLLM 0.33.0 reads the config only through the checkpoint's remote code
+    "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
+    "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
@@ -133,7 +139,7 @@ GENERIC: frozenset[str] = frozenset({
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
-    "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
+    "InternS1ProForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
