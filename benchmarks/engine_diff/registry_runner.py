@@ -30,15 +30,21 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     if linked is not None and "no_default" in linked:
         raise LookupError(linked["no_default"])
     if linked is not None:
-        model_type = linked["model_type"]
+        model_type = linked.get("model_type")
     elif model_type is None or _is_sub_config(model_type):
         model_type = _mapped_model_type(class_name) or model_type
-    if model_type is None:
+    if linked is not None and "config_class" in linked:  # "module:Class", a class the engine ships unregistered
+        import importlib
+
+        module, _, name = linked["config_class"].partition(":")
+        config = getattr(importlib.import_module(module), name)()
+    elif model_type is None:
         raise LookupError("no model_type for this class in transformers' auto mappings")
-    try:
-        config = AutoConfig.for_model(model_type)
-    except ValueError:
-        config = _engine_config(model_type)
+    else:
+        try:
+            config = AutoConfig.for_model(model_type)
+        except ValueError:
+            config = _engine_config(model_type)
     data: dict[str, Any] = config.to_dict()
     data.update(architectures=[class_name], torch_dtype="bfloat16", dtype="bfloat16")
     for key, value in (linked or {}).get("published", {}).items():  # a field the checkpoints state, the class lacks

@@ -85,6 +85,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
+    # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
+    # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
+    # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
+    "BailingMoeV3ForCausalLM": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights have no entry)",
+    "BailingMoeV3VLForConditionalGeneration": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights "
+    "have no entry) and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
@@ -131,8 +137,7 @@ NOT_MODELLED: Mapping[str, str] = {
 GENERIC: frozenset[str] = frozenset({
     "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
-    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
-    "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
+    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
