@@ -229,7 +229,8 @@ def test_a_generic_reading_refuses_state_layers_by_name() -> None:
     layer schedule of vLLM 0.33.0's BailingMoeV3TextConfig default (layer_group_size 5: four linear_attention
     layers then one full_attention, 20 layers), which SGLang 0.5.23 built with KDA state layers."""
     layer_types = (["linear_attention"] * 4 + ["full_attention"]) * 4
-    config = {"architectures": ["AliceAIForCausalLM"], "model_type": "alice_ai", "hidden_size": 2048,
+    # a class no registry names, so the generic reading is the only one (AliceAI's, a KDA hybrid, is named)
+    config = {"architectures": ["HybridForCausalLM"], "model_type": "hybrid_lm", "hidden_size": 2048,
               "num_hidden_layers": 20, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
               "intermediate_size": 5120, "vocab_size": 157184, "max_position_embeddings": 32768,
               "layer_types": layer_types}  # fmt: skip
