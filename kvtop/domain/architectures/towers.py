@@ -40,6 +40,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_vit,
 )
+from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import (
     ConfigSection,
@@ -179,7 +180,12 @@ def read_tower(
         if stated.model_type == "pixtral":
             return towers_vit.llava_pixtral(values, text_hidden, llava, "PixtralVisionConfig", tower.source)
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
-        return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+        spec = towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+        if BEE_CLASS in (outer.get("architectures") or ()) and outer.get("model_type") == "llava_onevision":
+            bias = text_hidden if llava.multimodal_projector_bias else 0
+            onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * bias  # whole
+            return bee_projector(spec, values["hidden_size"], text_hidden, onevision)
+        return spec
     if tower.kind == "minimax_vl":
         mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")
         around = validated(towers_minimax.MiniMaxOuterFields, outer, source=source)
