@@ -41,3 +41,12 @@ def test_intern_s2_preview_states_the_layer_schedule_a_qwen3_5_moe_checkpoint_st
     assert len(kinds) == text["num_hidden_layers"] == 48
     assert kinds == ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(48)]
     assert text["rope_parameters"]["mrope_section"] == [11, 11, 10]  # 64 rotary dims = 256 × 0.25, halved
+
+
+def test_intern_s2_preview_states_the_output_gate_vllm_reads() -> None:
+    # vLLM 0.33.0 qwen_gdn_linear_attn.py: getattr(config, "output_gate_type", "silu") must be silu/swish/sigmoid;
+    # SGLang's Qwen3NextConfig writes None, the Qwen3.x configs that state it say "swish"
+    # (tests/data/configs/heldout/nvidia--Qwen3.6-27B-NVFP4.json)
+    text = json.loads((DEFAULT_CONFIGS / "InternS2PreviewForConditionalGeneration.json").read_text())["text_config"]
+    stated = json.loads((REGISTRY_DATA.parents[1] / "configs" / "heldout" / "nvidia--Qwen3.6-27B-NVFP4.json").read_text())
+    assert text["output_gate_type"] == stated["text_config"]["output_gate_type"] == "swish"

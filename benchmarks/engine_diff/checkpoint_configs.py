@@ -202,3 +202,12 @@ CHECKPOINT_CONFIGS["bailingmm"] = (
     {},
 )
 SUB_CONFIGS["bailingmm"] = ("llm_config", "vision_config")
+# InternS2PreviewConfig: a Qwen3_5MoeConfig under model_type intern_s2_preview (SGLang 0.5.23 configs/interns2preview.py,
+# SGLang's copy of the checkpoint's class); vLLM 0.33.0 knows the model type only through the checkpoint's code
+# (config/speculative.py names it; no config class), and builds InternS2PreviewForConditionalGeneration as its
+# Qwen3_5MoeForConditionalGeneration (models/interns2_preview.py) from the same fields.
+CHECKPOINT_CONFIGS["intern_s2_preview"] = (
+    "Qwen3_5MoeConfig",
+    "internlm Intern-S2-Preview configuration (InternS2PreviewConfig(Qwen3_5MoeConfig), as SGLang 0.5.23 ships it)",
+    {},
+)
