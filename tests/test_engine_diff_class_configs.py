@@ -47,6 +47,10 @@ def test_intern_s2_preview_states_the_output_gate_vllm_reads() -> None:
     # vLLM 0.33.0 qwen_gdn_linear_attn.py: getattr(config, "output_gate_type", "silu") must be silu/swish/sigmoid;
     # SGLang's Qwen3NextConfig writes None, the Qwen3.x configs that state it say "swish"
     # (tests/data/configs/heldout/nvidia--Qwen3.6-27B-NVFP4.json)
-    text = json.loads((DEFAULT_CONFIGS / "InternS2PreviewForConditionalGeneration.json").read_text())["text_config"]
-    stated = json.loads((REGISTRY_DATA.parents[1] / "configs" / "heldout" / "nvidia--Qwen3.6-27B-NVFP4.json").read_text())
+    text = json.loads((DEFAULT_CONFIGS / "InternS2PreviewForConditionalGeneration.json").read_text())[
+        "text_config"
+    ]
+    stated = json.loads(
+        (REGISTRY_DATA.parents[1] / "configs" / "heldout" / "nvidia--Qwen3.6-27B-NVFP4.json").read_text()
+    )
     assert text["output_gate_type"] == stated["text_config"]["output_gate_type"] == "swish"
