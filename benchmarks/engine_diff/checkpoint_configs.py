@@ -215,6 +215,15 @@ CHECKPOINT_CONFIGS["bailingmm"] = (
     {},
 )
 SUB_CONFIGS["bailingmm"] = ("llm_config", "vision_config")
+# InternS2PreviewConfig: a Qwen3_5MoeConfig under model_type intern_s2_preview (SGLang 0.5.23 configs/interns2preview.py,
+# SGLang's copy of the checkpoint's class); vLLM 0.33.0 knows the model type only through the checkpoint's code
+# (config/speculative.py names it; no config class), and builds InternS2PreviewForConditionalGeneration as its
+# Qwen3_5MoeForConditionalGeneration (models/interns2_preview.py) from the same fields.
+CHECKPOINT_CONFIGS["intern_s2_preview"] = (
+    "Qwen3_5MoeConfig",
+    "internlm Intern-S2-Preview configuration (InternS2PreviewConfig(Qwen3_5MoeConfig), as SGLang 0.5.23 ships it)",
+    {},
+)
 # --- wave 4b stand-ins (helper b, session 42) ---
 # NVLM_D_Config(PretrainedConfig) (nvidia/NVLM-D-72B configuration_nvlm_d.py): vision_config as InternVisionConfig
 # (a PretrainedConfig of the raw fields), llm_config as Qwen2Config(**llm_config) where its architectures name

@@ -16,6 +16,9 @@ import sys
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# classes no transformers auto mapping names, with the config class the engine's model reads and its source
+CLASS_CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "engine_diff",
+                             "registry", "class_configs.json")  # fmt: skip
 
 
 def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
@@ -23,17 +26,50 @@ def _config_for(class_name: str, model_type: str | None) -> dict[str, Any]:
     transformers lacks), in bfloat16 (a config without a dtype would be read as float32), naming the class."""
     from transformers import AutoConfig
 
-    if model_type is None or _is_sub_config(model_type):
+    linked = _class_config(class_name)
+    if linked is not None and "no_default" in linked:
+        raise LookupError(linked["no_default"])
+    if linked is not None:
+        model_type = linked.get("model_type")
+    elif model_type is None or _is_sub_config(model_type):
         model_type = _mapped_model_type(class_name) or model_type
-    if model_type is None:
+    if linked is not None and "config_class" in linked:  # "module:Class", a class the engine ships unregistered
+        import importlib
+
+        module, _, name = linked["config_class"].partition(":")
+        config = getattr(importlib.import_module(module), name)()
+    elif model_type is None:
         raise LookupError("no model_type for this class in transformers' auto mappings")
-    try:
-        config = AutoConfig.for_model(model_type)
-    except ValueError:
-        config = _engine_config(model_type)
+    else:
+        try:
+            config = AutoConfig.for_model(model_type)
+        except ValueError:
+            config = _engine_config(model_type)
     data: dict[str, Any] = config.to_dict()
     data.update(architectures=[class_name], torch_dtype="bfloat16", dtype="bfloat16")
+    for key, value in (linked or {}).get("published", {}).items():  # a field the checkpoints state, the class lacks
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
     return data
+
+
+def _class_config(class_name: str) -> dict[str, Any] | None:
+    """The class's row of class_configs.json (None without one): its config class, the fields its checkpoints
+    state that the class leaves out (`published`), or why no default is a model the engine builds (`no_default`).
+    A row made in the other engine's venv is refused here, so each class's default is its own engine's config."""
+    with open(CLASS_CONFIGS) as fh:
+        row: dict[str, Any] | None = json.load(fh)["classes"].get(class_name)
+    if row is None or "no_default" in row:
+        return row
+    here = "vllm" if _has_module("vllm") else "sglang"
+    if row["engine"] != here:
+        raise LookupError(f"made in {row['engine']}'s venv (registry_sweep.py --defaults --engine {row['engine']})")
+    return row
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
 
 
 def _mapped_model_type(class_name: str) -> str | None:

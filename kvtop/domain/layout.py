@@ -34,6 +34,9 @@ class StageParts(BaseModel):
     # q/k/v/prob in the model dtype, SGLang's k/v in fp32), and the modules built in the model dtype whatever
     # the checkpoint stores (vLLM 0.33's DSA indexer wk, fused with weights_proj): each engine's `stage_parts`
     # states them per release
+    # the engine ties the LM head to the embedding otherwise than the model's tie_word_embeddings (vLLM 0.33.0: a
+    # multimodal wrapper's own value, engines/vllm/pp_parts.tied); None: the model's
+    tied_head: bool | None = None
     attention_scalars: int = 0
     attention_scalar_bytes: int | None = None  # each scalar's width; None: the model dtype (vLLM's)
     # the scalars only on the layers without a lightning indexer: the indexed ones' attention is the engine's own

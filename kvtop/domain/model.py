@@ -329,6 +329,9 @@ class ModelSpec(BaseModel):
     attention_sinks: bool = False
     vocab_size: int
     tie_word_embeddings: bool
+    # a wrapper's own tie_word_embeddings where its config states one beside a text section (None otherwise): vLLM
+    # 0.33.0 builds a multimodal model's language model with it, whatever the text section says (engines/vllm)
+    outer_tie_word_embeddings: bool | None = None
     intermediate_size: int
     mlp_gated: bool = True
     moe: MoeSpec | None = None

@@ -227,7 +227,8 @@ def _book_from_config(
         if model.compressed is not None:
             hyper_connection_head(rank)
     if parts.lm_head:
-        if not (model.tie_word_embeddings and parts.embedding):  # tied: the stage's embedding is its head
+        tied = model.tie_word_embeddings if parts.tied_head is None else parts.tied_head
+        if not (tied and parts.embedding):  # tied: the stage's embedding is its head
             # a MIXED_PRECISION checkpoint may list its LM head; an engine may quantize it (StageParts.lm_head_quantized)
             head = model.quant.format_of(("lm_head",)) if model.quant.mixed or parts.lm_head_quantized else None
             head_bytes = (

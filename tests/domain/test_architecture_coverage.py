@@ -69,3 +69,39 @@ def test_a_config_of_a_not_modelled_class_is_refused_with_its_reason() -> None:
     with pytest.raises(UnsupportedModelError, match=r"DeepSeek-V4's vision wrapper and V4.1 \(bounded-replay windows, engram layers\): no entry reads"):
         model_from_config(wrapped, source="v4")  # vLLM 0.33.0 models/deepseek_v4: MLAAttentionSpec(tokens_per_state=4/128)
     assert set(v4["compress_ratios"]) == {0, 4, 128}  # the ratios vLLM's compressor accepts (0: sliding window only)
+
+
+def test_intern_s2_mobius_is_refused_naming_its_expert_banks() -> None:
+    """SGLang 0.5.23 models/interns2_mobius.py builds model.meta_mlp, num_blocks routed-expert banks beside the
+    layers (InternS2MobiusConfig's text default: 4), and reads each layer's kind from text_config.layer_types, which
+    its config class's default leaves out (the registry sweep's build of it stopped there: 'InternS2MobiusTextConfig'
+    object has no attribute 'layer_types'); no entry reads the banks, so a config naming the class is refused."""
+    mobius = {"architectures": ["InternS2MobiusForConditionalGeneration"], "model_type": "interns2_mobius",
+              "text_config": {"model_type": "interns2_mobius_text", "hidden_size": 2048, "num_hidden_layers": 48,
+                              "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
+                              "num_blocks": 4}}  # fmt: skip
+    assert verdict("InternS2MobiusForConditionalGeneration")[0] == "not_modelled"
+    with pytest.raises(UnsupportedModelError, match=r"routed-expert banks \(meta_mlp: num_blocks banks"):
+        model_from_config(mobius, source="mobius")
+
+
+@pytest.mark.parametrize(
+    ("name", "model_type", "said"),
+    [
+        # vLLM 0.33.0 models/alice_ai.py: KimiGatedDeltaNetAttention layers by layer_types (kda_state_shape)
+        ("AliceAIForCausalLM", "alice_ai", r"KDA linear-attention layers"),
+        # vLLM 0.33.0 models/domyn_edge.py: per_layer_config[i].head_dim, window_sizes[i][0], position_layers[i]
+        ("DomynEdgeForCausalLM", "domyn_edge", r"per_layer_config, window_sizes, position_layers"),
+        # vLLM 0.33.0 models/k2_horizon.py, SGLang 0.5.23 models/xllm.py: mova_num_experts, attention_gate_func
+        ("K2HorizonForCausalLM", "k2_horizon", r"MoVA: mova_num_experts"),
+    ],
+)
+def test_a_remote_code_class_whose_layout_no_entry_reads_is_refused(name: str, model_type: str, said: str) -> None:
+    """Classes no transformers or engine config class sizes (remote code) whose engine model class builds a layout
+    a Llama-shaped generic reading would miss: refused by name rather than planned as a plain decoder."""
+    config = {"architectures": [name], "model_type": model_type, "hidden_size": 2048, "num_hidden_layers": 4,
+              "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 5120, "vocab_size": 32000,
+              "max_position_embeddings": 4096}  # fmt: skip
+    assert verdict(name)[0] == "not_modelled"
+    with pytest.raises(UnsupportedModelError, match=said):
+        model_from_config(config, source=name)

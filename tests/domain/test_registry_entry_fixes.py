@@ -220,3 +220,20 @@ def test_afmoe_entry_books_the_dense_layer_gate_proj_and_four_norms() -> None:
     b = weights_book(m, ParallelLayout(tp=1), range(m.num_layers), first_stage=True, last_stage=True, parts=parts)
     assert next(r.bytes for r in b.rows if r.component == "router") == 31 * (64 * 2048 * BF16 + 64 * 4)
     assert b.total_bytes == 38_465_203_968
+
+
+def test_a_generic_reading_refuses_state_layers_by_name() -> None:
+    """A class without an entry whose layer_types lists state layers (linear attention: a recurrent state and
+    convolution per request, whose shape only an entry's StateSpec gives) is refused naming layer_types; the
+    generic reading used to stop on an AssertionError in weight_matrices.linearattention. The config is the
+    layer schedule of vLLM 0.33.0's BailingMoeV3TextConfig default (layer_group_size 5: four linear_attention
+    layers then one full_attention, 20 layers), which SGLang 0.5.23 built with KDA state layers."""
+    layer_types = (["linear_attention"] * 4 + ["full_attention"]) * 4
+    # a class no registry names, so the generic reading is the only one (AliceAI's, a KDA hybrid, is named)
+    config = {"architectures": ["HybridForCausalLM"], "model_type": "hybrid_lm", "hidden_size": 2048,
+              "num_hidden_layers": 20, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+              "intermediate_size": 5120, "vocab_size": 157184, "max_position_embeddings": 32768,
+              "layer_types": layer_types}  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match=r"layer_types \(state layers \('linear_attention'"):
+        model_from_config(config, source="state-layers")
+    assert model_from_config({**config, "layer_types": ["full_attention"] * 20}, source="full").num_layers == 20

@@ -99,6 +99,7 @@ def read_config(
         reading=reading,
     )
     update: dict[str, Any] = {
+        "outer_tie_word_embeddings": outer.tie_word_embeddings if nested_key else None,
         "auto_map_models": _auto_models(outer.auto_map),
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)

@@ -85,6 +85,12 @@ NOT_MODELLED: Mapping[str, str] = {
     "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
+    # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
+    # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
+    # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
+    "BailingMoeV3ForCausalLM": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights have no entry)",
+    "BailingMoeV3VLForConditionalGeneration": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights "
+    "have no entry) and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
     "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
@@ -118,23 +124,42 @@ NOT_MODELLED: Mapping[str, str] = {
     "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
     "BeamForCausalLM": "Beam's layout (no entry yet)",
+    # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
+    # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
+    # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
+    # has none); vLLM 0.33.0 reads the config only through the checkpoint's remote code
+    # vLLM 0.33.0 models/alice_ai.py: layer_types picks, per layer, full attention (Qwen3NextAttention) or a KDA
+    # linear-attention layer (KimiGatedDeltaNetAttention, a recurrent state per request: kda_state_shape), with an
+    # attention-residual block (_AttentionResidualFinal); no config class in transformers or vLLM (remote code)
+    "AliceAIForCausalLM": "AliceAI's KDA linear-attention layers (a recurrent state per request) and attention "
+    "residuals: no entry reads them",
+    # vLLM 0.33.0 models/domyn_edge.py DomynEdgeDecoderLayer: each layer's head_dim from per_layer_config, its
+    # sliding window from window_sizes and RoPE or none from position_layers, four norms a layer
+    "DomynEdgeForCausalLM": "DomynEdge's per-layer head sizes, windows and positions (per_layer_config, "
+    "window_sizes, position_layers): no entry reads them",
+    # vLLM 0.33.0 models/k2_horizon.py and SGLang 0.5.23 models/xllm.py: value experts (MoVA: mova_num_experts,
+    # mova_num_experts_per_tok) beside the routed MLP experts, an attention output gate (attention_gate_func) and
+    # grouped RMSNorms (layernorm_num_groups); SGLang's K2HorizonConfig is an empty shell (sizes from the checkpoint)
+    "K2HorizonForCausalLM": "K2-Horizon's value experts (MoVA: mova_num_experts), attention output gates "
+    "(attention_gate_func) and grouped norms (layernorm_num_groups): no entry reads them",
+    "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
+    "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
-    "AliceAIForCausalLM", "Alpamayo2Super", "AriaForConditionalGeneration",
+    "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
-    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV3ForCausalLM",
-    "BailingMoeV3VLForConditionalGeneration", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
+    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
-    "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DomynEdgeForCausalLM",
+    "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
-    "InternS1ProForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
-    "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration", "K2HorizonForCausalLM",
+    "InternS1ProForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",

@@ -11,11 +11,12 @@ reading. A field below that changes the KV layout stops it, and the refusal name
 from __future__ import annotations
 
 from kvtop.domain.architectures.description import Architecture, Latent
+from kvtop.domain.architectures.layer_rules import LAYER_TYPE_WORDS
 from kvtop.domain.architectures.moe_rules import FirstDense, LayerTypes, Moe, Placement, Shared, SparseStep
 from kvtop.domain.architectures.registry import nearest_entry
 from kvtop.domain.config_schema import TextConfig
 from kvtop.domain.errors import UnsupportedModelError
-from kvtop.domain.model import BodyShape
+from kvtop.domain.model import BodyShape, LayerKind
 
 GENERIC_CLASS = "(none: generic reading)"
 
@@ -62,6 +63,14 @@ PER_TOKEN = {"moe_num_experts": "moe_topk"}  # else num_experts_per_tok
 SHARED_COUNTS = ("n_shared_experts", "moe_num_shared_experts", "num_shared_experts")
 
 
+def _state_layers(text: TextConfig) -> tuple[str, str] | None:
+    """("layer_types", why) where it lists a state layer (linear attention, Mamba, conv: LayerKind.LINEAR), whose
+    state's shape and weights only an entry's StateSpec gives (Bailing-V3's KDA layers: bailing_hybrid's
+    layer_types, vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py); None otherwise."""
+    words = [w for w in text.layer_types or () if LAYER_TYPE_WORDS.get(w) is LayerKind.LINEAR]
+    return ("layer_types", f"state layers ({words[0]!r}: a recurrent state per request)") if words else None
+
+
 def generic_entry(
     stated_type: str, architecture: str, text: TextConfig, raw_keys: frozenset[str], source: str
 ) -> tuple[Architecture, str]:
@@ -74,7 +83,7 @@ def generic_entry(
     )
     blocking = next(
         ((name, why) for name, why in KV_LAYOUT_FIELDS + WEIGHT_LAYOUT_FIELDS if name in stated), None
-    )
+    ) or _state_layers(text)
     what = f"model_type {stated_type!r}" if stated_type else "no model_type"
     if blocking is not None:
         field, why = blocking

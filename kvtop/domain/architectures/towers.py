@@ -44,6 +44,7 @@ from kvtop.domain.architectures import (
     towers_phi,
     towers_vit,
 )
+from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
 from kvtop.domain.architectures.towers_fields import (
     Tower as Tower,  # re-exported: description.py, towers_coverage.py
@@ -106,7 +107,12 @@ def read_tower(
         if stated.model_type == "pixtral":
             return towers_vit.llava_pixtral(values, text_hidden, llava, "PixtralVisionConfig", tower.source)
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
-        return towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+        spec = towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
+        if BEE_CLASS in (outer.get("architectures") or ()) and outer.get("model_type") == "llava_onevision":
+            bias = text_hidden if llava.multimodal_projector_bias else 0
+            onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * bias  # whole
+            return bee_projector(spec, values["hidden_size"], text_hidden, onevision)
+        return spec
     if tower.kind == "minimax_vl":
         mini = validated(towers_minimax.MiniMaxVisionFields, vision_config, source=source, prefix="vision_config.")
         around = validated(towers_minimax.MiniMaxOuterFields, outer, source=source)
@@ -244,9 +250,18 @@ QWEN3_VL_MOE = Tower(
     "Qwen3VLMoeVisionConfig", "transformers models/qwen3_vl_moe (Qwen3VLMoeVisionModel)",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
 )  # fmt: skip
-QWEN3_5 = Tower("Qwen3_5VisionConfig", "transformers models/qwen3_5 (Qwen3_5VisionModel)", _QWEN3_VISION)
+# Qwen3.5: the engines build Qwen3-VL's vision transformer, one deepstack merger per deepstack_visual_indexes entry a
+# vision_config states (vLLM 0.33.0 qwen3_5.py: use_deepstack = hasattr(vision_config, "deepstack_visual_indexes"),
+# Qwen3_VisionTransformer; SGLang 0.5.23 models/qwen3_5.py and interns2preview.py, qwen3_vl.py's
+# deepstack_merger_list). Published Qwen3.5 checkpoints state [] (none); SGLang's InternS2PreviewConfig default
+# states [8, 16, 24]. A vision_config leaving it out: none (transformers' Qwen3_5VisionConfig has no such field, as
+# vLLM reads it); SGLang's own Qwen3_5VisionConfig (a Qwen3VLVisionConfig) would default three: not read.
+QWEN3_5 = Tower(
+    "Qwen3_5VisionConfig", "transformers models/qwen3_5 (Qwen3_5VisionModel)", _QWEN3_VISION, deepstack=True
+)
 QWEN3_5_MOE = Tower(
-    "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION
+    "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION,
+    deepstack=True,
 )
 # Gemma-3's SigLIP tower: SiglipVisionConfig's class defaults where vision_config leaves a field out
 GEMMA3_SIGLIP = Tower(

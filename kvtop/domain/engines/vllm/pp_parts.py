@@ -59,4 +59,26 @@ EVERY_STAGE_ERAS: Eras[dict[str, EveryStage]] = Eras((
 def stage_parts(model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
     """The parts this release's class of `model` builds on stage `pp_rank` of `pp`."""
     every = EVERY_STAGE_ERAS.at(version).get(model.architecture)
-    return parts_of_stage(every, model.tie_word_embeddings, pp_rank, pp)
+    tie = tied(model, version)
+    parts = parts_of_stage(every, tie, pp_rank, pp)
+    return parts if tie == model.tie_word_embeddings else parts.model_copy(update={"tied_head": tie})
+
+
+# vLLM 0.33.0 config/vllm.py `VllmConfig.with_hf_config` (init_vllm_registered_model builds a multimodal model's
+# language model with it) copies the multimodal config's own tie_word_embeddings into its text config ("In
+# Transformers v5, tie_word_embeddings belongs to the config of the class that can see both layers"); 0.13.0's
+# has no such copy
+OUTER_TIE_ERAS: Eras[bool] = Eras((
+    Era("", False, "vLLM 0.13.0 config/vllm.py with_hf_config: the text config's own value"),
+    Era("0.33.0", True, "vLLM 0.33.0 config/vllm.py with_hf_config: the multimodal config's tie_word_embeddings"),
+))  # fmt: skip
+
+
+def tied(model: ModelSpec, version: ResolvedVersion) -> bool:
+    """Whether vLLM ties the language model's head to its embedding: from 0.33.0, a multimodal wrapper's value
+    where its config states one (InternVLConfig's default True over its Qwen2 text_config's False: no lm_head in
+    vLLM 0.33.0's meta build of the registry sweep's InternS1ForConditionalGeneration default), else the text
+    section's."""
+    if OUTER_TIE_ERAS.at(version) and model.multimodal and model.outer_tie_word_embeddings is not None:
+        return model.outer_tie_word_embeddings
+    return model.tie_word_embeddings
