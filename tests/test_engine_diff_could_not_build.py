@@ -10,7 +10,8 @@
   both refuse, as kvtop's sglang/config_checks.py says.
 - MiniCPMO (openbmb/MiniCPM-o-2_6, model_type `minicpmo`): the checkpoint's MiniCPMOConfig(Qwen2Config) stood in
   (checkpoint_configs.py, its four sub-configs built); first judged "different" by 258,048 B (kvtop's generic
-  reading had no q/k/v biases), now kvtop's `minicpmo` entry plans its Qwen2 language model and names the towers.
+  reading had no q/k/v biases), now kvtop's `minicpmo` entry plans its Qwen2 language model and, since its tower
+  kind (towers_minicpm.minicpm_o, tests/domain/test_towers_minicpmo.py), the towers too: equal.
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json, written by `registry_sweep.py
 --engine vllm|sglang --set real --only internlm--internlm3-8b-instruct` and `--set classes --only
@@ -118,15 +119,15 @@ def _qwen2_7b_llm_bytes(tp: int) -> int:
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 @pytest.mark.parametrize("tp", [1, 2])
-def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_names_its_towers(engine: str, tp: int) -> None:
+def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_counts_its_towers(engine: str, tp: int) -> None:
     row = _row(engine, MINICPM_O, tp)
     assert row["status"] == "ok"
     built = row["stages"][0]["param_bytes"]
     assert built["llm"] == MINICPM_O_LLM[tp] == _qwen2_7b_llm_bytes(tp)
     assert {"vpm", "resampler", "apm", "audio_projection_layer"} <= set(
         built
-    )  # towers kvtop names not modelled
-    assert judge(engine, VERSIONS[engine], row).verdict == TOWER_NOT_MODELLED
+    )  # towers kvtop counts (towers_minicpm.minicpm_o)
+    assert judge(engine, VERSIONS[engine], row).verdict == EQUAL
 
 
 @pytest.mark.parametrize("tp", [1, 2])
