@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
-from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, TOWER_NOT_MODELLED, judge
+from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
 from benchmarks.engine_diff.registry_sweep import load_rows
 
 BF16 = 2
@@ -134,7 +134,7 @@ def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_counts_its_towers(e
 def test_sglang_builds_step3p7_whose_language_model_is_step3p5s(tp: int) -> None:
     """Step-3.7's default states its text_config in the published form SGLang's step3p5.py reads (moe_layers_enum a
     string, as Step3p5ForCausalLM's default): SGLang 0.5.23 builds it, its language model the same bytes and cell as
-    its Step3p5ForCausalLM build of the same text config; kvtop names the vision tower not modelled."""
+    its Step3p5ForCausalLM build of the same text config; kvtop counts the vision tower (towers_step: equal)."""
     text = json.loads((DEFAULT_CONFIGS / "Step3p7ForConditionalGeneration.json").read_text())["text_config"]
     assert isinstance(text["moe_layers_enum"], str)
     row, text_only = (_row("sglang", f"default--{name}", tp) for name in ("Step3p7ForConditionalGeneration",
@@ -144,4 +144,4 @@ def test_sglang_builds_step3p7_whose_language_model_is_step3p5s(tp: int) -> None
     assert built["language_model"] == alone["model"] + alone["lm_head"]  # 391,664,400,128 B at TP 1
     assert row["cell_size"] == text_only["cell_size"]
     assert {"vision_model", "vit_large_projector"} <= set(built)
-    assert judge("sglang", "0.5.23", row).verdict == TOWER_NOT_MODELLED
+    assert judge("sglang", "0.5.23", row).verdict == EQUAL

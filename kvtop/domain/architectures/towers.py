@@ -42,6 +42,7 @@ from kvtop.domain.architectures import (
     towers_nvlm,
     towers_ovis,
     towers_phi,
+    towers_step,
     towers_vit,
 )
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
@@ -87,6 +88,12 @@ def read_tower(
                             prefix="audio_config.")  # fmt: skip
         minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "step3p7":  # SGLang's own field names (towers_step)
+        step = validated(towers_step.Step3p7VisionFields, vision_config, source=source, prefix="vision_config.")
+        if towers_step.sglang_reading_differs(step, vision_config):
+            return None
+        bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
+        return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
@@ -386,6 +393,9 @@ MINICPM_O2_6 = Tower(
     "SiglipVisionConfig", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py; vLLM 0.33.0 minicpmo.py, minicpmv.py "
     "(MiniCPMV2_6, Resampler2_5); SGLang 0.5.23 minicpmo.py", kind="minicpm_o", audio_counted=True,
 )  # fmt: skip
+
+# Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
+STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(

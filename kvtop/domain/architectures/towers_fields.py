@@ -90,6 +90,7 @@ class Tower:
         "phi3v",
         "minicpm_v",
         "minicpm_o",
+        "step3p7",
         "muse_glimmer",
         "siglip_paligemma",
         "qwen2_vl",
