@@ -10,7 +10,8 @@
   both refuse, as kvtop's sglang/config_checks.py says.
 - MiniCPMO (openbmb/MiniCPM-o-2_6, model_type `minicpmo`): the checkpoint's MiniCPMOConfig(Qwen2Config) stood in
   (checkpoint_configs.py, its four sub-configs built); first judged "different" by 258,048 B (kvtop's generic
-  reading had no q/k/v biases), now kvtop's `minicpmo` entry plans its Qwen2 language model and names the towers.
+  reading had no q/k/v biases), now kvtop's `minicpmo` entry plans its Qwen2 language model and, since its tower
+  kind (towers_minicpm.minicpm_o, tests/domain/test_towers_minicpmo.py), the towers too: equal.
 
 Engine figures: tests/data/engine_diff/registry/{vllm-0.33.0,sglang-0.5.23}.json, written by `registry_sweep.py
 --engine vllm|sglang --set real --only internlm--internlm3-8b-instruct` and `--set classes --only
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.registry_configs import DEFAULT_CONFIGS
-from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, TOWER_NOT_MODELLED, judge
+from benchmarks.engine_diff.registry_judge import BOTH_REFUSE, EQUAL, judge
 from benchmarks.engine_diff.registry_sweep import load_rows
 
 BF16 = 2
@@ -118,22 +119,22 @@ def _qwen2_7b_llm_bytes(tp: int) -> int:
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 @pytest.mark.parametrize("tp", [1, 2])
-def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_names_its_towers(engine: str, tp: int) -> None:
+def test_minicpm_o_builds_its_qwen2_language_model_and_kvtop_counts_its_towers(engine: str, tp: int) -> None:
     row = _row(engine, MINICPM_O, tp)
     assert row["status"] == "ok"
     built = row["stages"][0]["param_bytes"]
     assert built["llm"] == MINICPM_O_LLM[tp] == _qwen2_7b_llm_bytes(tp)
     assert {"vpm", "resampler", "apm", "audio_projection_layer"} <= set(
         built
-    )  # towers kvtop names not modelled
-    assert judge(engine, VERSIONS[engine], row).verdict == TOWER_NOT_MODELLED
+    )  # towers kvtop counts (towers_minicpm.minicpm_o)
+    assert judge(engine, VERSIONS[engine], row).verdict == EQUAL
 
 
 @pytest.mark.parametrize("tp", [1, 2])
 def test_sglang_builds_step3p7_whose_language_model_is_step3p5s(tp: int) -> None:
     """Step-3.7's default states its text_config in the published form SGLang's step3p5.py reads (moe_layers_enum a
     string, as Step3p5ForCausalLM's default): SGLang 0.5.23 builds it, its language model the same bytes and cell as
-    its Step3p5ForCausalLM build of the same text config; kvtop names the vision tower not modelled."""
+    its Step3p5ForCausalLM build of the same text config; kvtop counts the vision tower (towers_step: equal)."""
     text = json.loads((DEFAULT_CONFIGS / "Step3p7ForConditionalGeneration.json").read_text())["text_config"]
     assert isinstance(text["moe_layers_enum"], str)
     row, text_only = (_row("sglang", f"default--{name}", tp) for name in ("Step3p7ForConditionalGeneration",
@@ -143,4 +144,4 @@ def test_sglang_builds_step3p7_whose_language_model_is_step3p5s(tp: int) -> None
     assert built["language_model"] == alone["model"] + alone["lm_head"]  # 391,664,400,128 B at TP 1
     assert row["cell_size"] == text_only["cell_size"]
     assert {"vision_model", "vit_large_projector"} <= set(built)
-    assert judge("sglang", "0.5.23", row).verdict == TOWER_NOT_MODELLED
+    assert judge("sglang", "0.5.23", row).verdict == EQUAL

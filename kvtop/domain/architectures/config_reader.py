@@ -122,8 +122,10 @@ def read_config(
         read = read_tower(tower, section, source, spec.hidden_size, config)
     if read is not None:  # its bytes join the weights book
         update["tower"] = read
-        update["not_modelled"] = tuple(note for note in spec.not_modelled if note != VISION_NOT_MODELLED)
-        if isinstance(config.get("audio_config"), dict):  # Gemma-4 E2B/E4B: the audio tower is not read
+        audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
+        update["not_modelled"] = tuple(note for note in spec.not_modelled
+                                       if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))
+        if isinstance(config.get("audio_config"), dict) and not audio:  # Gemma-4 E2B/E4B: the audio tower is not read
             update["not_modelled"] += (AUDIO_NOT_MODELLED,)
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:

@@ -33,9 +33,9 @@ DENSE_MORE: tuple[Architecture, ...] = (
       ("MiMoForCausalLM",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), mtp_fields=MTP),
     # MiniCPM-o 2.6: Qwen2's language model (MiniCPMOConfig subclasses Qwen2Config; vLLM 0.33.0 minicpmo.py and SGLang
     # 0.5.23 minicpmo.py build Qwen2ForCausalLM as `llm`: q, k, v biases) beside a SigLIP tower + resampler and a
-    # Whisper audio encoder + projection, neither in the weights book
+    # Whisper audio encoder + projection, counted as its tower (towers_minicpm.minicpm_o; the note where not read)
     A("minicpmo", "MiniCPMOConfig (remote code)", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py", d.QWEN2,
-      ("MiniCPMO",), layers=Qwen2Window(), attention=Attention(qkv_bias=True),
+      ("MiniCPMO",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.MINICPM_O2_6,
       not_modelled=(AUDIO_NOT_MODELLED,)),
     A("ministral3", "Ministral3Config", tf("ministral3"), m.MINISTRAL3, ("Ministral3ForCausalLM",)),
     A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),

@@ -171,7 +171,7 @@ MOE: tuple[Architecture, ...] = (
               placement=LayerTypes(absent=IndexList(absent=FirstDense(default_first=3))),
               router_bias_when=("use_moe_router_bias", True), router_fp32=True,
               aliases=(("num_experts", ("n_routed_experts", "moe_num_experts")), ("num_experts_per_tok", ("moe_top_k",)))),
-      mtp_fields=MTP),
+      mtp_fields=MTP, tower=t.STEP3P7),  # Step3p7ForConditionalGeneration's vision_config (towers_step)
     # OLMoE: q/k norms over all heads; experts on every layer
     A("olmoe", "OlmoeConfig", tf("olmoe"), m.OLMOE, ("OlmoeForCausalLM",), attention=QK_NORM,
       body=BodyShape(qk_norm_width="all"), moe=Moe("num_experts", expert_size_field="intermediate_size")),

@@ -42,6 +42,7 @@ from kvtop.domain.architectures import (
     towers_nvlm,
     towers_ovis,
     towers_phi,
+    towers_step,
     towers_vit,
 )
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
@@ -82,6 +83,18 @@ def read_tower(
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
         return towers_minicpm.minicpm_v(vision, wrapper, tower.drop_last_layer, text_hidden, tower.config_class,
                                         tower.source)  # fmt: skip
+    if tower.kind == "minicpm_o":  # the vision section, the Whisper `audio_config` and the outer fields
+        siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
+        whisper = validated(towers_minicpm.WhisperEncoderFields, outer.get("audio_config") or {}, source=source,
+                            prefix="audio_config.")  # fmt: skip
+        minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
+        return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "step3p7":  # SGLang's own field names (towers_step)
+        step = validated(towers_step.Step3p7VisionFields, vision_config, source=source, prefix="vision_config.")
+        if towers_step.sglang_reading_differs(step, vision_config):
+            return None
+        bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
+        return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
@@ -389,6 +402,15 @@ MINICPM_V4_6 = Tower(
 MINICPM_V4_7 = Tower(
     "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
 )
+# MiniCPM-o 2.6's SigLIP, resampler, Whisper encoder and audio projection (towers_minicpm.minicpm_o; the entry's
+# tower: SiglipVisionConfig's and WhisperConfig's class defaults where a section leaves a field out)
+MINICPM_O2_6 = Tower(
+    "SiglipVisionConfig", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py; vLLM 0.33.0 minicpmo.py, minicpmv.py "
+    "(MiniCPMV2_6, Resampler2_5); SGLang 0.5.23 minicpmo.py", kind="minicpm_o", audio_counted=True,
+)  # fmt: skip
+
+# Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
+STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(

@@ -89,6 +89,8 @@ class Tower:
         "minimax_vl",
         "phi3v",
         "minicpm_v",
+        "minicpm_o",
+        "step3p7",
         "muse_glimmer",
         "siglip_paligemma",
         "qwen2_vl",
@@ -120,6 +122,7 @@ class Tower:
     # with use_tensor_parallel), where another tower of the kind has an engine build them whole (Kimi-K2.5's)
     block_mlp_split: bool = False
     drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
+    audio_counted: bool = False  # the kind counts the `audio_config` encoder too (MiniCPM-o 2.6): no audio note
     # the classes that build the tower from the vision config class's defaults where the config has no section
     # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
     absent_section_built: frozenset[str] = frozenset()

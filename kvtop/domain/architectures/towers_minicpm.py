@@ -19,6 +19,22 @@ Parameter counts checked against the engine's meta build (tests/test_towers_mini
 SGLang 0.5.23 (minicpmv_vit.py MiniCPMV_ViTWindowAttentionMerger, MiniCPMV_DownsampleMLP) builds the same
 parameters but the vit_merger's and the merger's linear_1 / linear_2 as Column/RowParallelLinear: split over TP
 (linear_1 with its bias, linear_2's bias whole): `replicated_params`, split where TowerSplit.replicated_linears.
+
+MiniCPM-o 2.6 (`minicpmo`, class MiniCPMO; `minicpm_o` below): vLLM 0.33.0 minicpmo.py MiniCPMO dispatches by
+the config's `version` (2.6: MiniCPMO2_6 over minicpmv.py MiniCPMV2_6) and SGLang 0.5.23 minicpmo.py builds the
+same parameters (meta-built alike at TP 1 and 2):
+- `vpm`: the same Idefics2VisionTransformer over the SiglipVisionConfig section, less its last block where
+  `drop_vision_last_layer` (MiniCPMOConfig's default True), split over TP as above;
+- `resampler` (minicpmv.py Resampler2_5, resampler.py): num_queries × E learned queries, kv_proj vision width →
+  E (ReplicatedLinear, no bias), nn.MultiheadAttention(E) (in_proj 3E × E with bias, out_proj E × E with bias),
+  ln_q, ln_kv, ln_post (LayerNorms) and proj E × E, E the language model's width: whole on every rank;
+- `apm`: transformers' WhisperEncoder over `audio_config` (WhisperConfig's defaults where absent): conv1
+  num_mel_bins → d_model and conv2 d_model → d_model (kernel 3, biased), a max_source_positions × d_model
+  position table, encoder_layers blocks (q, v, out_proj biased, k not; two LayerNorms; fc1, fc2 biased), a final
+  LayerNorm; and `audio_projection_layer` (two biased nn.Linear, encoder_ffn_dim ÷ 4 → E → E): all whole.
+The TTS head is not built (vLLM maps `tts` weights to None, SGLang sets init_tts False): nothing to count.
+SGLang builds vpm and resampler only where `init_vision` (MiniCPMOConfig's default True), vLLM always: a config
+with it False keeps the note (the engines differ). Another `version` (4.5: MiniCPMV4_5's resampler) keeps it too.
 """
 
 from __future__ import annotations
@@ -46,6 +62,52 @@ class MiniCPMOuterFields(ConfigSection):
 
     model_type: Name | None = None
     drop_vision_last_layer: Flag = False
+
+
+class MiniCPMOOuterFields(ConfigSection):
+    """The outer MiniCPMOConfig fields the towers read (openbmb/MiniCPM-o-2_6 configuration_minicpm.py defaults)."""
+
+    query_num: Dim = 64
+    drop_vision_last_layer: Flag = True
+    init_vision: Flag = True
+    version: float | str = "2.6"  # vLLM minicpmo.py MiniCPMO.__new__: absent reads as 2.6
+
+
+class WhisperEncoderFields(ConfigSection):
+    """WhisperConfig's encoder fields (transformers models/whisper: its class defaults where absent)."""
+
+    d_model: Hidden = 384
+    encoder_layers: Layers = 4
+    encoder_ffn_dim: Intermediate = 1536
+    num_mel_bins: Dim = 80
+    max_source_positions: Dim = 1500
+
+
+def minicpm_o(
+    vision: MiniCPMVisionFields, audio: WhisperEncoderFields, outer: MiniCPMOOuterFields, text_hidden: int,
+    config_class: str, source: str,
+) -> TowerSpec | None:  # fmt: skip
+    """MiniCPM-o 2.6's vpm, resampler, Whisper encoder and audio projection (None: another version, or
+    init_vision False, where the engines build apart)."""
+    if str(outer.version) != "2.6" or not outer.init_vision:
+        return None
+    width, mlp = vision.hidden_size, vision.intermediate_size
+    depth = vision.num_hidden_layers - (1 if outer.drop_vision_last_layer else 0)
+    attention_split = 3 * width * width + 3 * width + width * width  # qkv with its bias, out_proj's weight
+    block_split = attention_split + width * mlp + mlp + mlp * width  # fc1 with its bias, fc2's weight
+    block_whole = 2 * 2 * width + width + width  # two LayerNorms, out_proj's and fc2's biases
+    positions = (vision.image_size // vision.patch_size) ** 2
+    vpm_whole = vision.num_channels * vision.patch_size**2 * width + width + positions * width + 2 * width
+    e = text_hidden
+    resampler = outer.query_num * e + width * e + (3 * e * e + 3 * e + e * e + e) + 3 * 2 * e + e * e
+    d, ffn = audio.d_model, audio.encoder_ffn_dim
+    convs = audio.num_mel_bins * d * 3 + d + d * d * 3 + d
+    whisper_block = 4 * d * d + 3 * d + 2 * 2 * d + d * ffn + ffn + ffn * d + d
+    apm = convs + audio.max_source_positions * d + audio.encoder_layers * whisper_block + 2 * d
+    projection = ffn // 4 * e + e + e * e + e
+    split = depth * block_split
+    whole = vpm_whole + depth * block_whole + resampler + apm + projection
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
 
 
 def minicpm_v(
