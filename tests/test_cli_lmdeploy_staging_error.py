@@ -16,6 +16,16 @@ import math
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.weights import ERROR_FEATURES, LOADED_ERROR_KEY, WEIGHTS_RELATIVE_ERROR
+from kvtop.domain.engines.lmdeploy.calibration import FITS
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.ledger import predict
+from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
@@ -67,3 +77,22 @@ def test_the_interval_widens_by_the_leftover_and_the_pytorch_engine_has_none(
     assert "up to 224 MiB more (in the interval)" in staging["note"]
     pytorch = _plan(capsys, "--engine-version", "0.8.0", "--backend", "pytorch")
     assert _weights_error(pytorch) == _weights_error(workspace)
+
+
+@pytest.mark.parametrize("relative_error", [WEIGHTS_RELATIVE_ERROR, 0.05])
+def test_a_judged_plan_keeps_the_leftover_beside_its_fitted_error(
+    capsys: pytest.CaptureFixture[str], relative_error: float
+) -> None:
+    """A plan judged blind (benchmarks/calibration/evaluate.py) re-reads the book's relative error from fits that left
+    its source out (`weights.with_fitted_error`); the staging leftover is the engine's, not the fit's, and stays
+    beside it: root of the squares of the book × the fitted error and 2 × 14,336 × 4,096 × 2 B (v0.8.0, TP 1). At the
+    committed error the judged term is the one `plan` prints."""
+    settings = LaunchSettings(engine="lmdeploy", model=LLAMA_8B, engine_version="0.8.0")
+    ledger = predict(load_model(LLAMA_8B), settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    fit = LinearTerm(key=LOADED_ERROR_KEY, features=ERROR_FEATURES, coefficients=(relative_error,), error_bytes=0,
+                     records=1)  # fmt: skip
+    judged = preload_estimate(ledger, fits={**CUDA_TOTAL_FITS, **FITS, LOADED_ERROR_KEY: fit}).term(Term.WEIGHTS)
+    assert judged is not None
+    assert judged.error_bytes == round(math.hypot(round(judged.bytes * relative_error), 2 * MLP_SLICE))
+    if relative_error == WEIGHTS_RELATIVE_ERROR:
+        assert judged.error_bytes == _weights_error(_plan(capsys, "--engine-version", "0.8.0"))

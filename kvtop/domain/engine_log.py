@@ -86,6 +86,9 @@ class EngineLog(_Frozen):
     decisions: tuple[str, ...] = ()
     """Decisions the engine printed that change sizing (`disable_hybrid_swa_memory`, `page_size=64`…),
     as `field=value` for LaunchSettings fields."""
+    desktop: str | None = None
+    """Why the log proves a desktop shares the card (a line only an engine's Windows build prints): explain reads
+    it as `--desktop` says it (`MeasuredInputs.desktop`), measured rather than said."""
     records: tuple[SerializeAsAny[RankLog], ...] = ()
     """Every rank's printed figures, of every engine whose lines appear (each its own record type)."""
     lines_total: int = 0

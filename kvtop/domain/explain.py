@@ -4,7 +4,8 @@ The engine's package reads its own lines and solves its own budget (`engines/<id
 this module adds what holds for every engine: the log's KV dtype used when none was given, a KV
 pool whose printed size the model's bytes per token cannot give (a `mismatch` of geometry even when
 the token counts agree — a `--max-total-tokens` cap makes them agree for any model), and a log that
-shows the engine refusing to start with no capacity printed (`failed_start`).
+shows the engine refusing to start with no capacity printed (`failed_start`). A log whose line proves a desktop
+shares the card (`EngineLog.desktop`) sets the fact `--desktop` says (`MeasuredInputs.desktop`), measured.
 """
 
 from __future__ import annotations
@@ -143,6 +144,9 @@ def explain(request: ExplainRequest) -> Explanation:
     log_dtype = explainer.log_kv_dtype(log)
     settings, dtype_notes = _with_log_kv_dtype(log_dtype, settings)
     request = request.with_settings(settings)
+    if log.desktop is not None:  # the log proves what --desktop says: one fact, however it is known
+        request = request.model_copy(update={"given": request.given.model_copy(update={"desktop": True})})
+        dtype_notes = [*dtype_notes, f"a desktop shares this GPU (as --desktop says), read from the log: {log.desktop}"]
     try:
         result = explainer.explain(request)
         checks = explainer.pool_size_checks(log, model, settings, request.load_mtp)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range
 from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term
 from kvtop.domain.engines.base import CONTEXT_BYTES_RANGE, DEFAULT_CONTEXT_BYTES, MeasuredInputs
@@ -38,6 +39,7 @@ class EstimateRun:
     gpu_total_bytes: int
     gpu_name: str | None
     load_mtp: bool
+    desktop: bool = False  # a desktop shares the card (`MeasuredInputs.desktop`): the estimate's low end takes it
 
     def solve(self, measured: MeasuredInputs) -> Ledger:
         return predict(
@@ -79,7 +81,10 @@ def rebuild_with_estimate(
             f"{estimate.high_bytes / GIB:.2f} GiB {estimate.source}); {needs}"
         )
         result = result.model_copy(update={"cause": cause})
-    return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes)})
+    # a desktop sharing the card: said as `plan --desktop` says it (a printed or given free memory holds its share)
+    preload = calibrated_preload(run) if run.desktop else None
+    host = tuple(note for note in preload.host_notes if note.startswith(DESKTOP_NOTE)) if preload else ()
+    return result.model_copy(update={"estimated": said, "notes": (*notes, *result.notes, *host)})
 
 
 def _implied(solve: Callable[[int], Ledger], tokens: int | None, ceiling: int) -> int | None:
@@ -119,7 +124,7 @@ def calibrated_preload(run: EstimateRun) -> PreloadEstimate | None:
     listed = GPU_TOTAL_MIB.get(gpu_key(run.gpu_name)) or UNIFIED_TOTAL_MIB.get(gpu_key(run.gpu_name))
     given = run.gpu_total_bytes if listed is None or listed * _MIB != run.gpu_total_bytes else None
     try:
-        return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given)))
+        return preload_estimate(run.solve(MeasuredInputs(gpu_total_bytes=given, desktop=run.desktop)))
     except KvtopError:
         return None
 
@@ -152,15 +157,17 @@ def free_before_load_estimate(run: EstimateRun) -> EstimatedInput:
         return _estimated("free_before_load_bytes", label, found)
     low, value, high = MeasuredInputs().free_before_load_range(run.gpu_total_bytes)
     least, most = CONTEXT_BYTES_RANGE
+    desktop = estimate.unmodelled_host_bytes if estimate is not None else 0  # its low end only, as plan's
     return EstimatedInput(
         field="free_before_load_bytes",
         label=label,
-        low_bytes=low,
+        low_bytes=max(low - desktop, 0),
         value_bytes=value,
         high_bytes=high,
         source="assumed",
         basis=f"GPU total − {DEFAULT_CONTEXT_BYTES / GIB:g} GiB of CUDA context and NCCL, the estimate plan uses "
-        f"({least / GIB:g}–{most / GIB:g} GiB assumed: no context is fitted for this engine)",
+        f"({least / GIB:g}–{most / GIB:g} GiB assumed: no context is fitted for this engine)"
+        + (f"; the low end less what a desktop held ({desktop / GIB:.2f} GiB)" if desktop else ""),
     )
 
 

@@ -36,7 +36,7 @@ FIELD_TYPES: dict[str, type] = {
     "quantization": str, "dtype": str, "cuda_graph_max_bs": int, "engine_version": str,
     # LMDeploy
     "backend": str, "cache_max_entry_count": float, "cache_chunk_size": int, "prefix_cache_state_budget": int,
-    "turbomind_workspace": bool, "windows_host": bool,
+    "turbomind_workspace": bool,
     # TensorRT-LLM: trtllm-serve flags and the --extra_llm_api_options YAML's kv_cache_config keys
     "free_gpu_memory_fraction": float, "kv_cache_max_tokens": int, "max_gpu_total_bytes": int,
     "max_beam_width": int, "extra_llm_api_options": str,
@@ -170,8 +170,6 @@ class LaunchSettings(BaseModel):
     prefix_cache_state_budget: int | None = None  # PyTorch engine: extra SSM state slots for prefix caching
     # the model path is a TurboMind workspace `lmdeploy convert` wrote (`triton_models/`), not a Hugging Face checkpoint
     turbomind_workspace: bool = False
-    # the engine runs on a Windows host (WDDM): what its display driver and desktop hold is not modelled
-    windows_host: bool = False
 
     @field_validator("engine")
     @classmethod

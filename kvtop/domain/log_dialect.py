@@ -51,6 +51,7 @@ class LogFacts:
     engine_version: str | None = None
     engine_version_line: int | None = None
     decisions: list[str] = field(default_factory=list)
+    desktop: str | None = None  # what a line proves a desktop shares the card (the engine's words); `--desktop`
     line_number: int = 0  # the physical line being read (1-based), for the version's source
 
     def stated_version(self, version: str) -> None:

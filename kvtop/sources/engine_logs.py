@@ -389,6 +389,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         engine_config=facts.engine_config,
         launch_command=state.launch_command,
         decisions=tuple(facts.decisions),
+        desktop=facts.desktop,
         records=records,
         lines_total=len(physical),
         lines_parsed=lines_parsed,

@@ -55,18 +55,21 @@ def _combined(terms: list[TermEstimate], scale: float) -> int:
 
 def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
     """The memory free before the weights load: CUDA's total less the CUDA context and NCCL, each as the
-    calibration gives it; None where the context is not calibrated (its range stays the caller's assumption)."""
+    calibration gives it; None where the context is not calibrated (its range stays the caller's assumption). A
+    desktop sharing the card (`unmodelled_host_bytes`) lowers the low end only, as it does `plan`'s."""
     total, context = estimate.term(Term.CUDA_TOTAL), estimate.term(Term.CONTEXT)
     if total is None or context is None or context.source == "assumed":
         return None
     central = max(total.bytes - context.bytes, 0)
     error = _combined([total, context], estimate.interval_scale)
+    desktop = f"; the low end less what a desktop held ({estimate.unmodelled_host_bytes / GIB:.2f} GiB)"
     return InputRange(
-        low_bytes=max(central - error, 0),
+        low_bytes=max(central - error - estimate.unmodelled_host_bytes, 0),
         value_bytes=central,
         high_bytes=max(central + error, 0),
         source=weakest([total.source, context.source]),
-        basis=f"{_said(total)} − {_said(context)}; the interval is their held-out errors together",
+        basis=f"{_said(total)} − {_said(context)}; the interval is their held-out errors together"
+        + (desktop if estimate.unmodelled_host_bytes else ""),
     )
 
 

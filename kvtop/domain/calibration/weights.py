@@ -15,6 +15,7 @@ its own loader holds beside the book (`extra`: vLLM's MXFP4 experts, `engines/vl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -41,11 +42,13 @@ ERROR_FEATURES = ("× the weights term's bytes",)
 
 def with_fitted_error(estimate: TermEstimate, fits: Mapping[str, LinearTerm], built_ahead: bool) -> TermEstimate:
     """The calibrated weights term with the relative error `fits` carries (a plan judged by fits that left its own
-    source out must not read an error its own log helped measure); as it is where they carry none."""
+    source out must not read an error its own log helped measure), beside the error the engine's rules add
+    (`beside_error_bytes`, root of squares, as the engine combined it); as it is where they carry none."""
     fit = fits.get(BUILT_ERROR_KEY if built_ahead else LOADED_ERROR_KEY)
     if fit is None or estimate.term is not Term.WEIGHTS or estimate.source != "calibrated":
         return estimate
-    return estimate.model_copy(update={"error_bytes": round(estimate.bytes * fit.coefficients[0])})
+    fitted = round(estimate.bytes * fit.coefficients[0])
+    return estimate.model_copy(update={"error_bytes": round(math.hypot(fitted, estimate.beside_error_bytes))})
 
 RUNTIME_CAST_ERROR = 0.5  # the book's half-width where the launch re-casts the weights in a way it does not model
 

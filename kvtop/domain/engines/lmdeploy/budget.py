@@ -6,7 +6,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.budget_pytorch import solve_pytorch
 from kvtop.domain.engines.lmdeploy.budget_turbomind import solve_turbomind
-from kvtop.domain.engines.lmdeploy.memory import WINDOWS_HOST_NOT_MODELLED, resolve_backend
+from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.errors import InputError
 
 
@@ -19,7 +19,4 @@ class LmdeployBudget:
         if inputs.layout.dcp > 1:
             raise InputError("TurboMind's context parallelism (--cp) is not modelled by kvtop", field="--cp")
         backend, why = resolve_backend(inputs.model, inputs.settings, inputs.version)
-        result = solve_pytorch(inputs, why) if backend == "pytorch" else solve_turbomind(inputs, why)
-        if not inputs.settings.windows_host:
-            return result
-        return result.model_copy(update={"notes": (*result.notes, WINDOWS_HOST_NOT_MODELLED)})
+        return solve_pytorch(inputs, why) if backend == "pytorch" else solve_turbomind(inputs, why)

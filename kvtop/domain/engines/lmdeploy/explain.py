@@ -26,7 +26,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.log_records import LmdeployRankLog
-from kvtop.domain.engines.lmdeploy.memory import WINDOWS_HOST_NOT_MODELLED, resolve_backend
+from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, free_before_load_estimate, rebuild_with_estimate
@@ -169,8 +169,6 @@ def explain(request: ExplainRequest) -> Explanation:
     printed_free = _logged_free(log)
     logged = _logged(log, block_len, printed_free)
     notes: list[str] = _truncation_notes(log, logged)
-    if settings.windows_host and printed_free is None and given.free_after_load_bytes is None:
-        notes.append(WINDOWS_HOST_NOT_MODELLED)  # a free memory printed or given holds the host's share already
     ratio = settings.cache_max_entry_count or (default_ratio(version).value if backend == "turbomind" else 0.8)
     share = turbomind_share(version).value if backend == "turbomind" else "free"
     missing: list[str] = []
@@ -183,7 +181,7 @@ def explain(request: ExplainRequest) -> Explanation:
     needs_free = ratio < 1 and share != "total" and not settings.num_gpu_blocks_override
     if needs_free and free is None and gpu_total_bytes is not None and not missing:
         # TurboMind before v0.15 prints no free memory: estimated as `plan` does, the weights predicted
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
         estimate = free_before_load_estimate(run)
         at = lambda pre: MeasuredInputs(free_before_load_bytes=pre)  # noqa: E731
         return rebuild_with_estimate("lmdeploy", logged, run, estimate, at, tuple(notes))

@@ -35,13 +35,10 @@ SPELLINGS: Mapping[str, str] = {
 # kvtop's own, not LMDeploy's (its argparse rejects them): `--turbomind-workspace` says the model path is a
 # workspace `lmdeploy convert` wrote, which LMDeploy reads off the path itself (`get_model_source`, v0.1.0 – v0.9.x:
 # a directory holding `triton_models/`); its weights are read by TurboMind, not staged through torch
-# (docs/engines/lmdeploy.md §15.1). `--windows-host` says the engine runs from LMDeploy's Windows wheel (which
-# prints `Add dll path …` as it starts, v0.2.0 – v0.13.x, `turbomind/__init__.py` `bootstrap`, `os.name == 'nt'`):
-# the free memory it measures is less what the WDDM display driver and the desktop hold, which kvtop names as not
-# modelled (§15.5). Never written back by `to_flags`; refused inside `--cmd`.
+# (docs/engines/lmdeploy.md §15.1). Never written back by `to_flags`; refused inside `--cmd`. A Windows host is no
+# flag of LMDeploy's: a desktop sharing the card is every engine's `--desktop` (a measured input; §15.5).
 OWN_FLAGS: Mapping[str, OwnFlag] = {
     "--turbomind-workspace": OwnFlag(field="turbomind_workspace", says="the model path is a TurboMind workspace"),
-    "--windows-host": OwnFlag(field="windows_host", says="the engine runs on a Windows host"),
 }
 PREFERRED: Mapping[str, str] = {
     "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",

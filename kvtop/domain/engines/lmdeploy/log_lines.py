@@ -195,11 +195,12 @@ def _model_source(line: str, facts: LogFacts) -> bool:
 
 def _windows(line: str, facts: LogFacts) -> bool:
     """`Add dll path C:\\…\\bin, please note cuda version should >= 11.3 …`: LMDeploy's Windows wheel
-    (`turbomind/__init__.py` `bootstrap`, printed only where `os.name == 'nt'`, v0.2.0 – v0.13.x): a Windows host
-    (§15.5)."""
+    (`turbomind/__init__.py` `bootstrap`, printed only where `os.name == 'nt'`, v0.2.0 – v0.13.x): a Windows host,
+    whose card a desktop shares under WDDM (§15.5), the fact `--desktop` says."""
     if "please note cuda version" not in line:
         return False
-    facts.decided("windows_host=True")
+    facts.desktop = ("LMDeploy's Windows wheel ('Add dll path …': turbomind/__init__.py bootstrap, os.name == 'nt'): "
+                     "a Windows host, whose card its desktop shares under WDDM")  # fmt: skip
     return True
 
 

@@ -18,13 +18,6 @@ from kvtop.domain.model import ModelSpec
 
 BACKEND_FLAG = "--backend"
 WORKSPACE_FLAG = "--turbomind-workspace"  # kvtop's own (flags.py): LMDeploy reads a workspace off the model path
-# §15.5: LMDeploy ships Windows wheels; under WDDM the display driver and every process drawing on the desktop hold
-# part of the card before the engine measures its free memory, and no LMDeploy line prints how much
-WINDOWS_HOST_NOT_MODELLED = (
-    "a Windows host (--windows-host): what the WDDM display driver and the desktop hold before LMDeploy measures "
-    "its free memory is not modelled (no LMDeploy line prints it), so the blocks can be fewer than planned by "
-    "that much (lmdeploy.md §15.5)"
-)
 
 
 def resolve_backend(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[str, str]:

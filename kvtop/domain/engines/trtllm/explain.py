@@ -263,7 +263,8 @@ def explain(request: ExplainRequest) -> Explanation:
             "`[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)` (≤ v0.8: `Using N tokens`)"
         )
     if ranked is None and logged.token_capacity is not None and (said or gpu_total_bytes is not None):
-        run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp)
+        run = EstimateRun(model, settings, gpu_total_bytes or PLACEHOLDER_GPU_BYTES, gpu_name, load_mtp,
+                          desktop=given.desktop)
         profile = (*notes, *_profile_notes(log, model, settings))
         return _without_budget_line(logged, run, given, gpu_total_bytes is not None, profile)
     if missing or ranked is None:

@@ -264,7 +264,7 @@ def explain(request: ExplainRequest) -> Explanation:
     if settings.context_length is None and logged.context_length is not None:
         settings = settings.model_copy(update={"context_length": logged.context_length})
     if available is None and from_flags is None and gpu_total_bytes is not None and not missing:
-        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp)
+        run = EstimateRun(model, settings, gpu_total_bytes, gpu_name, load_mtp, desktop=given.desktop)
         return _with_estimate(log, logged, run, notes)
     if available is None and from_flags is None:
         missing.append(
