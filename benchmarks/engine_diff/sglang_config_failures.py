@@ -111,6 +111,12 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
         "models/interns1pro.py's InternS1ProTextDecoderLayer.__init__ takes no start_layer, so every "
         "InternS1ProForConditionalGeneration build fails, whatever the config"
     ),
+    ("models/muse_glimmer.py", "__init__", "'MuseGlimmerTextConfig' object has no attribute 'output_soft_cap_temp'"): (
+        "MuseGlimmerForCausalLM reads fields of SGLang's own MuseGlimmerConfig (configs/muse_glimmer.py: "
+        "output_soft_cap_temp, rope_theta, no_rope_layers, use_qk_norm …), which it builds from a GGUF file "
+        "(from_gguf) or the composite muse_glimmer form (from_dict); a muse_glimmer_text config is transformers "
+        "5.19's MuseGlimmerTextConfig, which holds none of them (rope_theta only inside rope_parameters)"
+    ),
     ("utils/hf_transformers/common.py", "get_context_length", "unsupported operand type(s) for *: 'NoneType'"): (
         "get_context_length multiplies the positions by rope_scaling.get('factor', 1); a rope_scaling that states "
         "'factor': null (Ming-flash-omni's video_rope) gives None, not the default 1"
