@@ -109,6 +109,21 @@ def test_internlm_v1_remote_code_is_refused_by_the_transformers_backend() -> Non
     _refused_for("internlm--internlm-20b", "_supports_attention_backend=False")
 
 
+def test_ming_flash_omni_rope_factor_null_is_refused_by_get_context_length() -> None:
+    """utils/hf_transformers/common.py get_context_length multiplies the positions by rope_scaling.get('factor', 1):
+    inclusionAI's Ming-flash-omni-Preview config states its llm_config's video_rope factor null (None × int)."""
+    rope = _config("inclusionAI--Ming-flash-omni-Preview")["llm_config"]["rope_scaling"]
+    assert "factor" in rope and rope["factor"] is None
+    _refused_for("inclusionAI--Ming-flash-omni-Preview", "get_context_length")
+
+
+def test_intern_s1_pro_decoder_layer_without_start_layer_is_refused() -> None:
+    """SGLang 0.5.23's models/interns1pro.py InternS1ProTextDecoderLayer.__init__ takes no start_layer, which
+    models/qwen2_moe.py's layer builder always passes: every InternS1ProForConditionalGeneration build fails."""
+    assert _config("internlm--Intern-S1-Pro")["architectures"] == ["InternS1ProForConditionalGeneration"]
+    _refused_for("internlm--Intern-S1-Pro", "takes no start_layer")
+
+
 def test_a_stand_ins_failure_is_not_taken_for_the_engines() -> None:
     """A shell's missing field raised inside SGLang's code is no config failure (the runner's own rule stands)."""
     import sys

@@ -72,6 +72,9 @@ NO_DEFAULT: dict[str, str] = {
     "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
                             "lacks; vLLM's and SGLang's Dots3 defaults differ",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
+    "NemotronH_Nano_VL_V2": "SGLang's NemotronH_Nano_VL_V2_Config (configs/nano_nemotron_vl.py) defaults no vision "
+                            "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
+                            "NemotronHConfig reads n_groups, which the class default does not set",
     "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
     "IsaacForConditionalGeneration": "vLLM reads the checkpoint's tokenizer (vision token), which a config folder lacks",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",

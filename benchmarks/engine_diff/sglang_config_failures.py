@@ -102,6 +102,25 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
         "LlavaForConditionalGeneration builds its CLIP vision tower with the Transformers backend (SGLang's registry "
         "has no CLIPVisionModel), which reads get_input_embeddings().num_embeddings: CLIP's is its patch Conv2d"
     ),
+    (
+        "models/qwen2_moe.py",
+        "<lambda>",
+        "InternS1ProTextDecoderLayer.__init__() got an unexpected keyword argument 'start_layer'",
+    ): (
+        "Qwen2MoeModel's layer builder (make_pp_layers' lambda) passes start_layer= to the decoder layer class; "
+        "models/interns1pro.py's InternS1ProTextDecoderLayer.__init__ takes no start_layer, so every "
+        "InternS1ProForConditionalGeneration build fails, whatever the config"
+    ),
+    ("models/muse_glimmer.py", "__init__", "'MuseGlimmerTextConfig' object has no attribute 'output_soft_cap_temp'"): (
+        "MuseGlimmerForCausalLM reads fields of SGLang's own MuseGlimmerConfig (configs/muse_glimmer.py: "
+        "output_soft_cap_temp, rope_theta, no_rope_layers, use_qk_norm …), which it builds from a GGUF file "
+        "(from_gguf) or the composite muse_glimmer form (from_dict); a muse_glimmer_text config is transformers "
+        "5.19's MuseGlimmerTextConfig, which holds none of them (rope_theta only inside rope_parameters)"
+    ),
+    ("utils/hf_transformers/common.py", "get_context_length", "unsupported operand type(s) for *: 'NoneType'"): (
+        "get_context_length multiplies the positions by rope_scaling.get('factor', 1); a rope_scaling that states "
+        "'factor': null (Ming-flash-omni's video_rope) gives None, not the default 1"
+    ),
 }
 
 # The checkpoint's own modeling classes (auto_map AutoModel / AutoModelForCausalLM) that the Transformers backend

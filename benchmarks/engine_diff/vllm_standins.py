@@ -48,7 +48,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
   host-values            the engine's own functions whose small tensors a constructor reads back as
                          numbers (ALiBi slopes: `.tolist()`) run under the CPU device, as they hold values
                          on `cuda` (vllm_standins.HOST_VALUE_FUNCTIONS), as do constructors that read their
-                         own scalars back (XIELU, Gemma-3n's GeluAndMulSparse: HOST_VALUE_CLASSES).
+                         own scalars back (XIELU, Gemma-3n's GeluAndMulSparse: HOST_VALUE_CLASSES) and methods
+                         that select by a boolean mask (FoPE's frequencies: HOST_VALUE_METHODS).
   gemm-rs-ar             off sm100, VLLM_KIMI_K3_GEMM_AR is off: the engine's own check declines there, after
                          importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
   tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
@@ -56,7 +57,7 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
   processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
                          (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
-                         when that load fails (Kimi-K3: ModelConfig reads only its supported_mm_limits, a
+                         when that load fails (Kimi-K3, Ovis2.5: ModelConfig reads only their supported_mm_limits, a
                          constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
@@ -309,9 +310,14 @@ def install_import_stand_ins(gpu: str) -> Any:
 # processor-free-info: processing infos whose __init__ loads the checkpoint's image processor
 # (preprocessor_config.json) and asks the tokenizer for its media token, which a config folder lacks. In the engine's
 # sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
-# kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant); without the processor the info
-# is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No parameter or KV figure reads it.
-PROCESSOR_FREE_INFOS = (("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),)
+# kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant; model_executor/models/ovis2_5.py
+# Ovis2_5ProcessingInfo: {"image": None, "video": 1}, a constant, its __init__ building Ovis2_5Processor for the
+# tokenizer's extra special tokens); without the processor the info is BaseProcessingInfo's own __init__ (the context
+# only), each such build recorded. No parameter or KV figure reads it.
+PROCESSOR_FREE_INFOS = (
+    ("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),
+    ("vllm.model_executor.models.ovis2_5", "Ovis2_5ProcessingInfo"),
+)
 
 
 def _install_processor_free_info() -> None:
@@ -447,6 +453,12 @@ HOST_VALUE_CLASSES = (
     ("vllm.model_executor.layers.activation", "XIELU"),
     ("vllm.model_executor.layers.activation", "GeluAndMulSparse"),
 )
+# ... and the engine's own methods that pick values by a boolean mask of their own small tensors, whose result's
+# shape depends on those values (`torch.nonzero` has no meta kernel): run under the CPU device, the result moved to
+# the build's device (its shape, the engine's). FourierRotaryEmbedding._compute_inv_freq (layers/rotary_embedding/
+# fope.py, 0.33.0: keeps the frequencies above 2π / max positions, or the first num_inv_freq), whose count sizes
+# FoPE's cos_coef / sin_coef parameters (Intern-S1-Pro).
+HOST_VALUE_METHODS = (("vllm.model_executor.layers.rotary_embedding.fope", "FourierRotaryEmbedding", "_compute_inv_freq"),)
 
 
 @contextlib.contextmanager
@@ -482,6 +494,21 @@ def host_values() -> Any:
 
         cls.__init__ = init_on_host
         patched.append((cls, "__init__", init))
+    for module_name, class_name, method_name in HOST_VALUE_METHODS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):  # releases without the class
+            continue
+        method = getattr(cls, method_name)
+
+        def method_on_host(self: Any, *args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            device = torch.get_default_device()
+            with torch.device("cpu"):
+                result = _method(self, *args, **kwargs)
+            return result.to(device)
+
+        setattr(cls, method_name, method_on_host)
+        patched.append((cls, method_name, method))
     try:
         yield
     finally:

@@ -6,6 +6,7 @@ registry_sweep.py, TP 1 and 2), whose messages name the engine file and the exce
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,26 @@ def test_sglang_refuses_a_deepseek_v4_config_with_kv_lora_rank_null() -> None:
     assert "kv_lora_rank" not in json.loads(published.read_text())
     assert {row["status"] for row in engine_rows(published.stem)} == {"ok"}
     plan(load_model(str(published)))
+
+
+@pytest.mark.parametrize(
+    ("config", "path", "field", "engine_words"),
+    [
+        # models/qwen2_moe.py <lambda>: TypeError InternS1ProTextDecoderLayer.__init__() got an unexpected keyword
+        # argument 'start_layer' (every InternS1ProForConditionalGeneration build)
+        ("internlm--Intern-S1-Pro", CONFIGS / "heldout" / "wave4a" / "internlm--Intern-S1-Pro.json",
+         "architectures", "InternS1ProTextDecoderLayer.__init__ takes no start_layer"),
+        # models/muse_glimmer.py: AttributeError 'MuseGlimmerTextConfig' object has no attribute 'output_soft_cap_temp'
+        ("default--MuseGlimmerForCausalLM", REGISTRY / "configs" / "MuseGlimmerForCausalLM.json",
+         "model_type", "MuseGlimmerConfig (configs/muse_glimmer.py: output_soft_cap_temp"),
+    ],
+)  # fmt: skip
+def test_sglang_refuses_the_classes_its_own_code_cannot_build(
+    config: str, path: Path, field: str, engine_words: str
+) -> None:
+    rows = engine_rows(config)
+    assert sorted(row["tp"] for row in rows) == [1, 2]
+    assert all(row["status"] == "refused" and engine_words in row["message"] for row in rows)
+    with pytest.raises(InputError) as refused:
+        plan(load_model(str(path)))
+    assert refused.value.field == field

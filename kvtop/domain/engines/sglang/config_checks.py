@@ -35,6 +35,12 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 - LongCat-Flash (LongcatFlashForCausalLM) without a rope_theta inside rope_scaling: LongcatFlashDecoderLayer
   (models/longcat_flash.py) reads `"rope_theta" in config.rope_parameters`, and SGLang's own LongcatFlashConfig sets
   rope_parameters from rope_scaling (transformers 5.19's setter), None where the config states none.
+- InternS1ProForConditionalGeneration, whatever the config: Qwen2MoeModel's layer builder (models/qwen2_moe.py)
+  passes `start_layer=` to the decoder layer class, and models/interns1pro.py's InternS1ProTextDecoderLayer takes
+  none ("unexpected keyword argument 'start_layer'").
+- MuseGlimmerForCausalLM from a transformers-form text config (model_type muse_glimmer_text): models/muse_glimmer.py
+  reads SGLang's own MuseGlimmerConfig fields (output_soft_cap_temp, rope_theta, no_rope_layers …), built from a
+  GGUF file or the composite muse_glimmer form; transformers 5.19's MuseGlimmerTextConfig holds none of them.
 Releases before 0.5.23 are not checked (no refusal); later ones take 0.5.23's reading, as every era here.
 """
 
@@ -81,6 +87,20 @@ MOE_ONLY_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
         "models/cohere2_vision.py builds Cohere2MoeForCausalLM (cohere2_moe.py reads config.num_experts)"),
 ))  # fmt: skip
 
+# classes no config lets SGLang build (its own code fails), → where
+BROKEN_CLASSES_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, _NOT_CHECKED),
+    Era("0.5.23", {"InternS1ProForConditionalGeneration": "models/qwen2_moe.py's layer builder passes start_layer=, "
+                   "which models/interns1pro.py's InternS1ProTextDecoderLayer does not take"},
+        "models/qwen2_moe.py Qwen2MoeModel (make_pp_layers) -> models/interns1pro.py InternS1ProTextDecoderLayer"),
+))  # fmt: skip
+# (class, model_type) pairs whose config class (transformers') lacks the fields SGLang's model reads from its own
+FOREIGN_CONFIG_CLASS_ERAS: Eras[dict[tuple[str, str], str]] = Eras((
+    Era("", {}, _NOT_CHECKED),
+    Era("0.5.23", {("MuseGlimmerForCausalLM", "muse_glimmer_text"): "output_soft_cap_temp"},
+        "models/muse_glimmer.py MuseGlimmerForCausalLM reads configs/muse_glimmer.py MuseGlimmerConfig's fields"),
+))  # fmt: skip
+
 # the model types whose config class SGLang loads is a transformers `@strict` one (architectures/strict_fields)
 STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "not checked before 0.5.23 (0.5.6.post2 pins transformers 4.57.1: no strict typing)"),
@@ -119,6 +139,18 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             source=model.source,
         )
     refuse_strict_types(model, STRICT_CONFIG_TYPES_ERAS.at(version), f"SGLang {label} (transformers 5.19)")
+    broken = BROKEN_CLASSES_ERAS.at(version).get(arch)
+    if broken is not None:
+        raise InputError(f"SGLang {label} cannot build {arch} from any config: {broken}", field="architectures",
+                         source=model.source)  # fmt: skip
+    unheld = FOREIGN_CONFIG_CLASS_ERAS.at(version).get((arch, stated))
+    if unheld is not None:
+        raise InputError(
+            f"SGLang {label} cannot build {arch} from model_type {stated!r}: its model reads fields of SGLang's "
+            f"own config class ({unheld} first), which transformers 5.19's config class does not hold",
+            field="model_type",
+            source=model.source,
+        )
     if arch in ROPE_DICT_CLASSES_ERAS.at(version):
         raise InputError(
             f"SGLang {label} cannot build {arch}: it hands config.rope_scaling to get_rope, and transformers 5.19's "
