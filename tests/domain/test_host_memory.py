@@ -202,3 +202,20 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     )
     assert judged is not None and plain is not None and judged.truth == 7_552
     assert judged.low < plain.low and judged.predicted == plain.predicted and judged.covered
+
+
+def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
+    """The WSL2 start printed 22.76 GiB free of 23.58 before its load: given that figure the desktop's share is in
+    it, so the low end is the one the same free memory plans without the desktop, and the note says so."""
+    record = RECORDS["my-deepseek-r1-distill-qwen-7b-3090"]
+    fits = fit_all(CORPUS, leave_out=record.source)
+
+    def plan(desktop: bool) -> CapacityPlan:
+        measured = MeasuredInputs(desktop=desktop, free_before_load_bytes=round(22.76 * GIB))
+        return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,  # type: ignore[arg-type]
+                                gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
+
+    without, with_desktop = plan(False), plan(True)
+    assert with_desktop.estimate.unmodelled_host_bytes == 0
+    assert with_desktop.token_capacity_min == without.token_capacity_min
+    assert any("is in the free memory given" in note for note in with_desktop.estimate.host_notes)

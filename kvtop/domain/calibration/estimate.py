@@ -131,6 +131,7 @@ def preload_estimate(
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings)
     scale, scale_basis = interval_scale(ledger.settings.engine, support)
+    free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
         interval_scale=scale,
@@ -140,8 +141,9 @@ def preload_estimate(
         weights_beside_book_bytes=beside,
         context=context,
         host_notes=host_notes(ledger.gpu_name, total, charged=from_free, desktop=ledger.measured.desktop,
-                              fraction=ledger.engine.memory_fraction),  # fmt: skip
-        unmodelled_host_bytes=DESKTOP_HELD_BYTES if from_free and ledger.measured.desktop else 0,
+                              fraction=ledger.engine.memory_fraction, free_measured=free_measured),  # fmt: skip
+        # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
+        unmodelled_host_bytes=DESKTOP_HELD_BYTES if from_free and ledger.measured.desktop and not free_measured else 0,
     )
 
 

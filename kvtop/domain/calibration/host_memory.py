@@ -58,8 +58,12 @@ DESKTOP_NOTE = (
 )
 
 
-def desktop_note(*, charged: bool) -> str:
-    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan."""
+def desktop_note(*, charged: bool, measured: bool = False) -> str:
+    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
+    (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged)."""
+    if measured:
+        return (f"{DESKTOP_NOTE.split(':')[0]}: a desktop (Windows, WSL2) shares this GPU; what it held before the "
+                "engine started is in the free memory given, what it takes later is not")  # fmt: skip
     if charged:
         return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
                 f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB)")  # fmt: skip
@@ -112,8 +116,11 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
 
 
 def host_notes(
-    gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool, fraction: float | None = None
+    gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool, fraction: float | None = None,
+    free_measured: bool = False,
 ) -> tuple[str, ...]:
-    """What the plan says about memory the host holds: a unified-memory host's assumption, a desktop's share."""
+    """What the plan says about memory the host holds: a unified-memory host's assumption, a desktop's share
+    (`free_measured`: the free memory before or after the load was given, and holds the desktop's share)."""
     notes = [unified_note(total_bytes, charged=charged, fraction=fraction)] if is_unified(gpu_name) else []
-    return (*notes, *([desktop_note(charged=charged)] if desktop else []))
+    desktop_said = desktop_note(charged=charged and not free_measured, measured=charged and free_measured)
+    return (*notes, *([desktop_said] if desktop else []))
