@@ -219,3 +219,16 @@ def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
     assert with_desktop.estimate.unmodelled_host_bytes == 0
     assert with_desktop.token_capacity_min == without.token_capacity_min
     assert any("is in the free memory given" in note for note in with_desktop.estimate.host_notes)
+
+
+def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
+    """SGLang sizes from the free memory before load: on a GB10 its estimate is CUDA's total less the context and
+    less the host's assumed share, 0.2934 × 119.70 = 35.1 GiB; the note says that share, a card of its own does not."""
+    model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
+    settings = LaunchSettings(engine="sglang")
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
+    card = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    said = f"less what the host holds of its unified memory ({0.2934 * 119.70:.1f} GiB, assumed"
+    assert any(said in note for note in plan.ledger.engine.notes)
+    assert not any("unified memory" in note for note in card.ledger.engine.notes)
+    assert any(note.startswith("free memory before load is estimated") for note in card.ledger.engine.notes)

@@ -71,6 +71,8 @@ class CalibratedFigures(BaseModel):
     context_bytes: int | None = None
     context_source: TermSource = "assumed"
     context_error_bytes: int = 0
+    # what a unified-memory host is assumed to hold, taken from the free memory before load above (0: a GPU of its own)
+    host_held_bytes: int = 0
 
 
 _STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
@@ -163,4 +165,5 @@ class PreloadEstimate(BaseModel):
             context_bytes=held.bytes if held is not None else None,
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,
+            host_held_bytes=by_term.get(Term.HOST, 0),
         )
