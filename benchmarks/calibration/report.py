@@ -18,6 +18,7 @@ from benchmarks.calibration.evaluate import (
 )
 from kvtop.domain.calibration.coverage import interval_key
 from kvtop.domain.calibration.fit import quantile
+from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.units import GIB
@@ -169,7 +170,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  B200 start at TP 4 (DeepSeek-V3 NVFP4, 3.3 GiB) is the widest miss. On a 24 GB card the fit's error is still",
         "  5 % of the KV pool: the QwQ-32B start on 4 × L4 (0.44 GiB measured) misses by 5.6 % with its weights given.",
         "  Desktop and WSL hosts (the RTX 3090 record's) hold memory before SGLang starts, which kvtop does not model:",
-        "  `plan --desktop` says so and its low end takes the most such starts held (0.82 GiB; `host_memory.py`).",
+        f"  `plan --desktop` says so and its low end takes the most such starts held ({DESKTOP_HELD_BYTES / GIB:.2f} GiB;"
+        " `host_memory.py`).",
         "  TensorRT-LLM's context and profiled terms and LMDeploy's context stay **assumed** (0.75 GiB + 0.75 GiB per",
         "  doubling of TP of context, 2 GiB of profiled runtime), with the wide intervals that says: no LMDeploy log at hand",
         "  prints its free memory or its weights (TurboMind prints blocks only; the PyTorch engine its free memory at DEBUG",

@@ -189,7 +189,10 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "interval_scale_basis": plan.estimate.scale_basis,
         "beyond_support": list(plan.estimate.beyond_support),
         "calibrated_on_node": plan.estimate.node_note,
-        "host_memory": list(plan.estimate.host_notes),
+        "host_memory": {
+            "unified": plan.estimate.unified_host.model_dump(mode="json") if plan.estimate.unified_host else None,
+            "desktop": plan.estimate.desktop.model_dump(mode="json") if plan.estimate.desktop else None,
+        },
         "terms": [estimate_term_json(term) for term in plan.estimate.terms],
     }
 

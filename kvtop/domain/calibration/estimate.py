@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import interval_scale
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
-from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES, host_notes, host_term
+from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
@@ -31,6 +31,7 @@ from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term,
 from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.gpus import is_unified
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -131,6 +132,7 @@ def preload_estimate(
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings)
     scale, scale_basis = interval_scale(ledger.settings.engine, support)
+    free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
         interval_scale=scale,
@@ -139,9 +141,10 @@ def preload_estimate(
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
         context=context,
-        host_notes=host_notes(ledger.gpu_name, total, charged=from_free, desktop=ledger.measured.desktop,
-                              fraction=ledger.engine.memory_fraction),  # fmt: skip
-        unmodelled_host_bytes=DESKTOP_HELD_BYTES if from_free and ledger.measured.desktop else 0,
+        unified_host=unified_host(total, charged=from_free, fraction=ledger.engine.memory_fraction)
+        if is_unified(ledger.gpu_name) else None,
+        # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
+        desktop=desktop_host(charged=from_free, free_measured=free_measured) if ledger.measured.desktop else None,
     )
 
 

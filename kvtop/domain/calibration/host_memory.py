@@ -28,6 +28,7 @@ kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`).
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.wording import GIB
@@ -58,8 +59,12 @@ DESKTOP_NOTE = (
 )
 
 
-def desktop_note(*, charged: bool) -> str:
-    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan."""
+def desktop_note(*, charged: bool, measured: bool = False) -> str:
+    """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
+    (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged)."""
+    if measured:
+        return (f"{DESKTOP_NOTE.split(':')[0]}: a desktop (Windows, WSL2) shares this GPU; what it held before the "
+                "engine started is in the free memory given, what it takes later is not")  # fmt: skip
     if charged:
         return (f"{DESKTOP_NOTE}; its low end takes the most such starts held beyond Linux's "
                 f"({DESKTOP_HELD_BYTES / GIB:.2f} GiB)")  # fmt: skip
@@ -71,31 +76,48 @@ def host_held(total_bytes: int) -> tuple[int, int]:
     return round(HOST_HELD_SHARE * total_bytes), round(HOST_HELD_SHARE_ERROR * total_bytes)
 
 
-def unified_note(total_bytes: int, *, charged: bool, fraction: float | None = None) -> str:
-    """The plan's sentence for a unified-memory host: what the host leaves, assumed, and whether the budget reads it
+_VERDICT_WORDS = {
+    StartVerdict.REFUSED_ACROSS_SPAN: "refused across the assumed span",
+    StartVerdict.REFUSED_AT_CENTRE: "refused at the assumed centre",
+    StartVerdict.REFUSED_AT_HIGH_END: "started at the assumed centre, refused at its high end",
+    StartVerdict.STARTED_ACROSS_SPAN: "started across the assumed span",
+}
+
+
+def unified_host(total_bytes: int, *, charged: bool, fraction: float | None = None) -> UnifiedHost:
+    """A unified-memory host's assumption and the plan's sentence for it, and whether the budget reads it
     (`fraction`: the share of the total an engine that sizes from the total asks free at its start)."""
     held, error = host_held(total_bytes)
     left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
+    host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged, note="")
     if charged:
-        return f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
-    needed = f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB{start_verdict(total_bytes, fraction)})" if fraction else ""
-    return (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
+        note = f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
+        return host.model_copy(update={"note": note})
+    needed = ""
+    if fraction:
+        most, verdict = start_verdict(total_bytes, fraction)
+        host = host.model_copy(update={"start_needs_bytes": total_bytes - most, "most_held_bytes": most,
+                                       "start_verdict": verdict})  # fmt: skip
+        needed = (f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB, so the host may hold at most "
+                  f"{most / GIB:.1f} GiB: {_VERDICT_WORDS[verdict]})")  # fmt: skip
+    note = (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
             f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
             "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "
             "modelled)")  # fmt: skip
+    return host.model_copy(update={"note": note})
 
 
-def start_verdict(total_bytes: int, fraction: float) -> str:
-    """Whether an engine that asks `fraction` × the total free at its start (vLLM's `request_memory`: 'less than
-    desired GPU memory utilization') starts where the host holds what it is assumed to: the most the host may hold,
-    against the assumed span."""
+def start_verdict(total_bytes: int, fraction: float) -> tuple[int, StartVerdict]:
+    """(the most the host may hold, the verdict): whether an engine that asks `fraction` × the total free at its start
+    (vLLM's `request_memory`: 'less than desired GPU memory utilization') starts where the host holds what it is
+    assumed to, the most it may hold against the assumed span."""
     held, error = host_held(total_bytes)
-    most = total_bytes - fraction * total_bytes
-    verdict = ("refused across the assumed span" if most < held - error
-               else "refused at the assumed centre" if most < held
-               else "started at the assumed centre, refused at its high end" if most < held + error
-               else "started across the assumed span")  # fmt: skip
-    return f", so the host may hold at most {most / GIB:.1f} GiB: {verdict}"
+    most = round(total_bytes - fraction * total_bytes)
+    verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < held - error
+               else StartVerdict.REFUSED_AT_CENTRE if most < held
+               else StartVerdict.REFUSED_AT_HIGH_END if most < held + error
+               else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
+    return most, verdict
 
 
 def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
@@ -111,9 +133,8 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
     )
 
 
-def host_notes(
-    gpu_name: str | None, total_bytes: int, *, charged: bool, desktop: bool, fraction: float | None = None
-) -> tuple[str, ...]:
-    """What the plan says about memory the host holds: a unified-memory host's assumption, a desktop's share."""
-    notes = [unified_note(total_bytes, charged=charged, fraction=fraction)] if is_unified(gpu_name) else []
-    return (*notes, *([desktop_note(charged=charged)] if desktop else []))
+def desktop_host(*, charged: bool, free_measured: bool) -> DesktopHost:
+    """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
+    or after the load was given, and holds what the desktop took before the start)."""
+    note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured)
+    return DesktopHost(low_end_bytes=DESKTOP_HELD_BYTES if charged and not free_measured else 0, note=note)

@@ -17,6 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.host_estimate import DesktopHost, UnifiedHost
+
 TermSource = Literal["measured", "calibrated", "assumed"]
 
 
@@ -74,6 +76,8 @@ class CalibratedFigures(BaseModel):
     context_bytes: int | None = None
     context_source: TermSource = "assumed"
     context_error_bytes: int = 0
+    # what a unified-memory host is assumed to hold, taken from the free memory before load above (0: a GPU of its own)
+    host_held_bytes: int = 0
 
 
 _STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
@@ -101,11 +105,20 @@ class PreloadEstimate(BaseModel):
     # the terms' errors together × this reach the engine's figure for 90 % of logs from new sources (coverage.py)
     interval_scale: float = 1.0
     scale_basis: str | None = None
-    # what the host holds of the GPU's memory, said: a unified-memory host's assumption, a desktop's share (not modelled)
-    host_notes: tuple[str, ...] = ()
-    # what a share the plan does not model (a desktop's) may take from the free memory before the load: the low end
-    # of the interval takes it, the centre and the high end do not (it only ever takes memory)
-    unmodelled_host_bytes: int = 0
+    # what the host holds of the GPU's memory: a unified-memory host's assumption, a desktop's share (not modelled)
+    unified_host: UnifiedHost | None = None
+    desktop: DesktopHost | None = None
+
+    @property
+    def host_notes(self) -> tuple[str, ...]:
+        """What the plan says about memory the host holds, in words."""
+        return tuple(host.note for host in (self.unified_host, self.desktop) if host is not None)
+
+    @property
+    def unmodelled_host_bytes(self) -> int:
+        """What a share the plan does not model (a desktop's) may take from the free memory before the load: the
+        low end of the interval takes it, the centre and the high end do not (it only ever takes memory)."""
+        return self.desktop.low_end_bytes if self.desktop is not None else 0
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -166,4 +179,5 @@ class PreloadEstimate(BaseModel):
             context_bytes=held.bytes if held is not None else None,
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,
+            host_held_bytes=by_term.get(Term.HOST, 0),
         )

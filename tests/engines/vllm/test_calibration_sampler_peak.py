@@ -111,6 +111,13 @@ def test_an_unquantized_moe_keeps_its_fused_experts_workspaces() -> None:
     assert moe_workspace_bytes(QWEN3_MOE, ParallelLayout(), TOKENS) == TOKENS * 8 * (2048 + 2048) * 2
     assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2), TOKENS) == TOKENS * 2 * (7168 + 14336) * 2
     assert moe_workspace_bytes(LLAMA, ParallelLayout(), TOKENS) == 0
+
+
+def test_under_expert_parallel_each_rank_runs_whole_experts() -> None:
+    """vLLM's FusedMoEParallelConfig.make, EP on: `tp_size=1` for the experts ('each device owns a set of experts
+    fully', config.py at v0.13.0 and v0.33.0), so Mixtral at TP 2 with --enable-expert-parallel (EP 2) holds
+    intermediate_size_per_partition = 14,336, not 7,168: (M, topk, max(14,336, 4,096)) + (M, topk, max(28,672, 4,096))."""
+    assert moe_workspace_bytes(MIXTRAL, ParallelLayout(tp=2, ep=2), TOKENS) == TOKENS * 2 * (14336 + 28672) * 2
     for model, layout, logged in ((QWEN3_MOE, ParallelLayout(), 2.68), (MIXTRAL, ParallelLayout(tp=2), 1.21)):
         counted = counted_sampler_bytes(model, layout, _version("0.19.0"), "H100", TOKENS, SEQS)
         assert counted is not None

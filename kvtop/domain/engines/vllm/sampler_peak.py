@@ -16,7 +16,7 @@ PR's own first release is not read). While
 - in an unquantized MoE model, the fused experts' workspaces, which the process-wide `WorkspaceManager`
   (v1/worker/workspace.py, read at v0.13.0 and v0.33.0) keeps at its high-water mark after the forward:
   TritonExperts.workspace_shapes' (M, topk, max(I, K)) and (M, topk, max(2I, K)) in the model's dtype, the output
-  sharing the first (I: the expert's intermediate on the rank, K: hidden; M: the tokens, in chunks of
+  sharing the first (I: the expert's intermediate on the rank, whole under EP, K: hidden; M: the tokens, in chunks of
   VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 at v0.13.0). Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
   printed 2.68 GiB against 2.06 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
   0.50.
@@ -61,7 +61,9 @@ def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -
     if moe is None or MlpKind.MOE not in model.layer_mlp or model.quant.method != "none":
         return 0
     rows = min(tokens, MOE_CHUNK_TOKENS) * moe.experts_per_token
-    intermediate = moe.expert_intermediate_size // max(layout.moe_shards, 1)
+    # under EP each rank holds whole experts: FusedMoEParallelConfig.make sets the experts' tp_size to 1 (config.py,
+    # read at v0.13.0 and v0.33.0), so intermediate_size_per_partition is the whole I; else I ÷ TP
+    intermediate = moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.tp, 1))
     width = max(intermediate, model.hidden_size) + max(2 * intermediate, model.hidden_size)
     return rows * width * model.dtype_bytes
 
