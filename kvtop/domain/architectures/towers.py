@@ -32,6 +32,7 @@ from typing import Any
 
 from kvtop.domain.architectures import (
     towers_blip,
+    towers_deepseek_ocr,
     towers_glm,
     towers_intern,
     towers_minicpm,
@@ -78,6 +79,10 @@ def read_tower(
         encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
                             source=source, prefix="config.vision.")  # fmt: skip
         return towers_moondream.moondream3(encoder, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "deepseek_ocr":  # SAM and CLIP from the engines' constants; `projector_config` sizes the rest
+        head = towers_deepseek_ocr.DeepseekOCRProjectorFields
+        return towers_deepseek_ocr.deepseek_ocr(outer, validated(head, outer.get("projector_config") or {},
+                                                                 source=source, prefix="projector_config."))
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)
@@ -501,4 +506,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
+    "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
 }  # fmt: skip

@@ -291,7 +291,7 @@ _GEMMA3N = ("Gemma3nForCausalLM",)
 # Kimi-K3's MoonViT (kimi_k3_vl.py MoonViTEncoderLayer: wqkv, wo and MLP2's fc0 / fc1 nn.Linear; the attention
 # backends built with use_data_parallel=True): every block whole on every rank, where vLLM splits them with the
 # heads (towers_moon.kimi_k3). moonshotai--Kimi-K3 meta-built at TP 2: vision_tower 802,428,928 B a rank (vLLM's 406,067,200 B)
-_WHOLE_BLOCKS = ("KimiK3VisionConfig",)
+_WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")  # DeepSeek-OCR: CLIP-L of nn.Linear (NoTPAttention)
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,

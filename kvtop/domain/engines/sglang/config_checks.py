@@ -5,8 +5,9 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 - A model type neither transformers nor SGLang's config registry knows, with no `auto_map` (no configuration code
   ships to trust): AutoConfig's "Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4
   FP8 configs say `deepseek_ref`; utils/hf_transformers/common.py registers `deepseek_v4`, not it).
-- MiMo-V2-Flash (MiMoV2FlashForCausalLM, and MiMoV2ForCausalLM, its base): MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
-  5.19's MiMoV2FlashConfig holds one rope dict per layer type, which get_rope's cache key cannot hash.
+- MiMo-V2-Flash (model_type mimo_v2_flash, whichever MiMoV2 class): MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
+  5.19's MiMoV2FlashConfig holds one rope dict per layer type, which get_rope's cache key cannot hash. MiMo-V2.5's
+  model_type mimo_v2 loads the checkpoint's own MiMoV2Config (auto_map), whose rope_scaling is the config's: built.
 - A MIXED_PRECISION ModelOpt NemotronH whose config.json holds no `quantization_config` (its layers in
   hf_quant_config.json): the NemotronH overrides (arg_groups/model_overrides/nemotron_h.py) read
   `hf_config.quantization_config["quantized_layers"]`.
@@ -57,10 +58,15 @@ UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
     Era("0.5.23", frozenset({"deepseek_ref"}), "utils/hf_transformers/common.py _CONFIG_REGISTRY (deepseek_v4 only)"),
 ))  # fmt: skip
-ROPE_DICT_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
+# the model types whose config class (transformers 5.19's) holds one rope dict per layer type, which
+# models/mimo_v2.py MiMoV2DecoderLayer hands to get_rope (both EntryClass classes build it): MiMoV2FlashConfig
+# (models/mimo_v2_flash, model_type mimo_v2_flash) fills rope_parameters {"full_attention": {...},
+# "sliding_attention": {...}}. MiMo-V2.5's model_type mimo_v2 is the checkpoint's own MiMoV2Config (auto_map), which
+# keeps config.json's rope_scaling (absent: None; {"rope_type": "default"}: SGLang reads None): SGLang builds it
+ROPE_DICT_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
-    Era("0.5.23", frozenset({"MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"}),
-        "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope (both EntryClass classes build it)"),
+    Era("0.5.23", frozenset({"mimo_v2_flash"}),
+        "models/mimo_v2.py MiMoV2DecoderLayer -> get_rope; transformers 5.19 configuration_mimo_v2_flash.py"),
 ))  # fmt: skip
 MIXED_QUANT_CONFIG_CLASSES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
@@ -151,10 +157,10 @@ def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
             field="model_type",
             source=model.source,
         )
-    if arch in ROPE_DICT_CLASSES_ERAS.at(version):
+    if stated in ROPE_DICT_TYPES_ERAS.at(version):
         raise InputError(
             f"SGLang {label} cannot build {arch}: it hands config.rope_scaling to get_rope, and transformers 5.19's "
-            "config class holds one rope dict per layer type ('unhashable type: dict')",
+            f"config class of model_type {stated!r} holds one rope dict per layer type ('unhashable type: dict')",
             field="rope_parameters",
             source=model.source,
         )

@@ -3,7 +3,7 @@
 
 k_scale and v_scale, fp32 scalars, on each RadixAttention built with the quant config
 (`BaseKVCacheMethod.create_weights`, quantization/kv_cache.py, read at 0.5.23): DeepseekV2/V3/V32 (attn_mqa and
-attn_mha, deepseek_v2.py), DeepseekV4 (attn_mqa, deepseek_v4.py), MiniMaxM2, Llama and NemotronH (its attention layers, nemotron_h.py) pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
+attn_mha, deepseek_v2.py), DeepseekV4 (attn_mqa, deepseek_v4.py), MiniMaxM2, Llama, MiMoV2 (mimo_v2.py) and NemotronH (its attention layers, nemotron_h.py) pass it (qwen3.py and most others pass none). An `fp8` checkpoint's
 Fp8Config and a Quark checkpoint's QuarkConfig (quark/quark.py) always give the method; ModelOpt's NVFP4 config
 too (a null kv_cache_quant_algo reads "auto"), ModelOpt's FP8 config only with a kv_cache_quant_algo
 (modelopt_quant.py `from_config`), a compressed-tensors config only with a static per-tensor FP8 kv_cache_scheme
@@ -23,14 +23,16 @@ from kvtop.domain.quant import QuantSpec
 # SGLang's classes whose RadixAttention takes the quant config: RadixAttention modules a layer
 # (0.5.23: GlmMoeDsaForCausalLM subclasses DeepseekV2ForCausalLM, glm4_moe.py; KimiK25 builds DeepseekV3's
 # language model, kimi_k25.py; gemma4_causal.py Gemma4Attention and qwen3_5.py Qwen3_5AttentionDecoderLayer pass
-# quant_config to their RadixAttention, on attention layers only)
+# quant_config to their RadixAttention, on attention layers only; mimo_v2.py MiMoV2Attention on every layer,
+# full and sliding, for both EntryClass classes)
 KV_SCALED = {"DeepseekV2ForCausalLM": 2, "DeepseekV3ForCausalLM": 2, "DeepseekV32ForCausalLM": 2,
              "GlmMoeDsaForCausalLM": 2, "KimiK25ForConditionalGeneration": 2,
              "MiniMaxM2ForCausalLM": 1, "LlamaForCausalLM": 1,
              "Gemma4ForCausalLM": 1, "Gemma4ForConditionalGeneration": 1,
              "Qwen3_5ForCausalLM": 1, "Qwen3_5MoeForCausalLM": 1, "Qwen3_5ForConditionalGeneration": 1,
              "Qwen3_5MoeForConditionalGeneration": 1,
-             "NemotronHForCausalLM": 1, "DeepseekV4ForCausalLM": 1, "LagunaForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
+             "NemotronHForCausalLM": 1, "DeepseekV4ForCausalLM": 1, "LagunaForCausalLM": 1,
+             "MiMoV2ForCausalLM": 1, "MiMoV2FlashForCausalLM": 1}  # fmt: skip (nemotron_h.py NemotronHAttention: 8 of Nemotron-3-Super's 88 layers)
 
 
 def _kv_method(quant: QuantSpec) -> bool:
