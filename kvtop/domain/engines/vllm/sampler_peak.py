@@ -23,8 +23,8 @@ PR's own first release is not read). While
   TritonExperts.workspace_shapes' (M, topk, max(I, K)) and (M, topk, max(2I, K)) in the model's dtype, the output
   sharing the first (I: the expert's intermediate on the rank, K: hidden; M: the tokens, in chunks of
   VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 at v0.13.0). Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
-  printed 2.68 GiB against 2.06 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
-  0.50.
+  printed 2.68 GiB against 2.14 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
+  0.51.
 
 In a 16-bit model that is (3.5 × seqs + SMs) × vocab × 4 B with the hidden states beside it: the v0.19.0 starts of
 llm-d-planner grow by 3.5 of those copies between Llama-3.1-8B's vocabulary (1.89 GiB) and Qwen2.5-7B's (2.21) at 1,024
