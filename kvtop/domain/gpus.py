@@ -89,6 +89,17 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 
 
+# Streaming multiprocessors per GPU model (NVIDIA's datasheets and whitepapers; the H100 names are the SXM5 board's
+# 132, the PCIe board's 114): engines size per-SM buffers by it (vLLM: `num_compute_units`, torch's
+# `multi_processor_count`). A model left out here is unknown: what scales with it is not counted.
+GPU_SMS: dict[str, int] = {
+    "V100": 80, "V100-32GB": 80, "T4": 40, "A100": 108, "A100-80GB": 108, "A100-40GB": 108, "A800": 108,
+    "A10": 72, "RTX3090": 82, "L40S": 142, "L40": 142, "L4": 58, "RTX4090": 128,
+    "H100": 132, "H100-SXM": 132, "H100-PCIE": 114, "H100-NVL": 132, "H200": 132, "H800": 132, "GH200": 132,
+    "H20": 78, "B200": 148, "GB200": 148, "RTX5090": 170,
+}  # fmt: skip
+
+
 def _model_token(name: str) -> str:
     key = name.upper().replace(" ", "-").replace("_", "-")
     for prefix in ("NVIDIA-", "TESLA-", "GEFORCE-"):
@@ -137,3 +148,11 @@ def gpu_capability(name: str | None) -> int | None:
     H100 → 90, B200 → 100), from `compute_capability`; None for a name kvtop does not know."""
     found = compute_capability(name)
     return None if found is None else found[0] * 10 + found[1]
+
+
+def sm_count(name: str | None) -> int | None:
+    """The streaming multiprocessors of a GPU model by name (`GPU_SMS`: 'H100' → 132); None when unknown."""
+    if not name:
+        return None
+    known = _known_model(_model_token(name), GPU_SMS)
+    return GPU_SMS[known] if known else None

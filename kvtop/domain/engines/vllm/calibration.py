@@ -435,7 +435,7 @@ def _counted_sampler(inputs: CalibrationInputs, tokens: int, seqs: int) -> int |
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
     """The peak never below the sampler as vLLM's code counts it: `profile_run` holds those copies whatever the fit
-    says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.59 GiB counted, the v17 fit's
+    says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.72 GiB counted, the v17 fit's
     text form 3.53; its v0.19.0 log printed 3.99)."""
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is None or counted <= activation.bytes:

@@ -11,6 +11,11 @@ PR's own first release is not read). While
 - the sampler's float32 copy (`logits.to(torch.float32)`, sampler.py; none where the model is float32 already);
 - the probabilities (`logits.softmax(dim=-1, dtype=torch.float32)`, TopKTopPSampler.forward_native);
 - the exponential noise `random_sample` draws beside them (`empty_exponential_noise_like`: float32);
+- the Triton kernel's per-program buffer (`apply_top_k_top_p_triton`: `logits.new_empty((size, vocab))`, float32,
+  one row per program, min(SMs, seqs) programs; cached in `_TRITON_BUFFER_CACHE`, so held from the call on): SMs ×
+  vocab × 4 B at the dummy run's seqs (0.075 GiB for a 152K vocabulary on an H100's 132 SMs; read at v0.33.0 and in
+  the kernel's first form, whose rows were min(SMs, seqs) too; later releases round rows below SMs up to a power of
+  two, not counted; a GPU whose SMs kvtop does not know (`gpus.GPU_SMS`) has it left out);
 - and, held by `profile_run` across the call, the forward's output over `max_num_batched_tokens` (`hidden_states`)
   and the random rows `_dummy_sampler_run` feeds the LM head (`torch.rand_like`: max_num_seqs × hidden);
 - in an unquantized MoE model, the fused experts' workspaces, which the process-wide `WorkspaceManager`
@@ -18,13 +23,13 @@ PR's own first release is not read). While
   TritonExperts.workspace_shapes' (M, topk, max(I, K)) and (M, topk, max(2I, K)) in the model's dtype, the output
   sharing the first (I: the expert's intermediate on the rank, whole under EP, K: hidden; M: the tokens, in chunks of
   VLLM_FUSED_MOE_CHUNK_SIZE = 16,384 at v0.13.0). Qwen3-30B-A3B at 8,192 tokens: 0.50 GiB, and its v0.19.0 start
-  printed 2.68 GiB against 2.06 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
-  0.50.
+  printed 2.68 GiB against 2.14 counted without them; Mixtral-8x7B at TP 2: 0.66 GiB, 1.21 printed against
+  0.51.
 
-In a 16-bit model that is 3.5 × seqs × vocab × 4 B with the hidden states beside it: the v0.19.0 starts of
+In a 16-bit model that is (3.5 × seqs + SMs) × vocab × 4 B with the hidden states beside it: the v0.19.0 starts of
 llm-d-planner grow by 3.5 of those copies between Llama-3.1-8B's vocabulary (1.89 GiB) and Qwen2.5-7B's (2.21) at 1,024
-seqs, as the count says. Not counted: the Triton kernel's per-SM buffer (at most SMs × vocab × 4 B: 0.06-0.13 GiB on an
-H100), a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
+seqs, as the count says, and Qwen2.5-72B printed the same 2.29 GiB at TP 2 and TP 4 (the sampler's rows are whole-vocab
+on every rank). Not counted: a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
 quantized MoE's workspaces (its experts' kernels are chosen by the checkpoint and the GPU: gpt-oss's MXFP4 at TP 2
 printed 2.87 GiB against 2.73 counted).
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.gpus import sm_count
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 
@@ -68,6 +74,13 @@ def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -
     return rows * width * model.dtype_bytes
 
 
+def triton_buffer_bytes(model: ModelSpec, gpu_name: str | None, seqs: int) -> int:
+    """The top-k/top-p kernel's cached buffer: one float32 vocab row per program, min(SMs, seqs) programs; 0 on a GPU
+    whose SMs kvtop does not know."""
+    sms = sm_count(gpu_name)
+    return 0 if sms is None else min(sms, seqs) * model.vocab_size * FLOAT32_BYTES
+
+
 def counted_sampler_bytes(
     model: ModelSpec,
     layout: ParallelLayout,
@@ -82,4 +95,5 @@ def counted_sampler_bytes(
         return None
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
-    return round(logits_copies(model) * logits) + hidden + moe_workspace_bytes(model, layout, tokens)
+    buffer = triton_buffer_bytes(model, gpu_name, seqs)
+    return round(logits_copies(model) * logits) + buffer + hidden + moe_workspace_bytes(model, layout, tokens)
