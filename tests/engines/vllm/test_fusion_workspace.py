@@ -94,22 +94,39 @@ def test_what_is_not_read_is_said_not_modelled() -> None:
         update={"settings": configured.settings.model_copy(update={"flags": flags})}
     )
     for inputs in (
-        _inputs(tp2, version=ResolvedVersion(text="0.22.0")),
         _inputs(tp2, gpu_name="B200"),
         configured,
     ):
         found = fw.fusion_workspace(inputs, 8192)
         assert found is not None and not found.modelled and found.bytes == 0 and "not" in found.why
-    # v0.22.0 on: left out, and said with the buffers' size before rounding (trtllm_ar.py at TP 2, Llama-3.1-8B's
-    # hidden 4,096: 64 MiB ÷ (4,096 × 2 B) = 8,192 tokens; 2 × 8,192 × 4,096 × 2 B + 2 × 256 × 4 B + 3 × that first)
-    later = fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text="0.33.0")), 8192)
-    raw = 2 * 8192 * 4096 * 2 + 2 * 256 * 4 + 3 * 2 * 8192 * 4096 * 2
-    assert later is not None and later.bytes == 0
-    assert f"not modelled: left out of this figure, its buffers {raw / MIB:,.0f} MiB before any rounding" in later.why
-    assert "(8,192 tokens × hidden 4,096)" in later.why
     # a model without its config at hand holds as much (every buffer is below the granularity at Hopper's max sizes)
     found = fw.fusion_workspace(_inputs(tp2, model=None), 8192)
     assert found is not None and found.bytes == 3 * 512 * MIB
+
+
+def test_from_v0_22_each_buffer_is_held_at_the_allocation_granularity() -> None:
+    # torch's CUDASymmetricMemoryAllocator::alloc (flashinfer 0.6.10-0.6.14) and SymmDeviceMemory without multicast
+    # (0.6.15 on): the buffer to 16 B, + the 2,048 B signal pad, to CU_MEM_ALLOC_GRANULARITY_RECOMMENDED (2 MiB).
+    # Llama-3.1-8B at TP 2: 64 MiB ÷ (4,096 × 2 B) = 8,192 tokens; 2 × 8,192 × 4,096 × 2 B = 128 MiB -> 130 MiB,
+    # 2 × 256 × 4 B = 2,048 B -> 2 MiB, 3 × 128 MiB = 384 MiB -> 386 MiB
+    assert fw.allocation_held_bytes(fw.buffer_sizes(2, 8192, 4096)) == (130 + 2 + 386) * MIB
+    # a buffer that fills its granules exactly less the pad still fits; one byte more takes one granule more
+    assert fw.allocation_held_bytes((2 * MIB - 2048,)) == 2 * MIB
+    assert fw.allocation_held_bytes((2 * MIB - 2047,)) == 4 * MIB
+    tp2 = "llmd-v019-llama-3.1-8b-tp2"
+    for version in ("0.22.0", "0.23.0", "0.33.0"):
+        found = fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text=version)), 8192)
+        assert found is not None and found.modelled and found.bytes == 518 * MIB
+        assert "(8,192 tokens × hidden 4,096)" in found.why and "518 MiB" in found.why
+    # v0.21.0 (flashinfer 0.6.8.post1) still holds each at the 512 MiB multicast granularity
+    found = fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text="0.21.0")), 8192)
+    assert found is not None and found.bytes == 3 * 512 * MIB
+    # at TP 4 (2 MiB max size: 256 tokens × 4,096): 4 × 256 × 4,096 × 2 B = 8 MiB -> 10, 4 × 256 × 4 B -> 2,
+    # 3 × 8 MiB = 24 MiB -> 26
+    found = fw.fusion_workspace(
+        _inputs("llmd-v019-llama-3.1-8b-tp4", version=ResolvedVersion(text="0.23.0")), 8192
+    )
+    assert found is not None and found.bytes == (10 + 2 + 26) * MIB
 
 
 def test_the_fit_takes_the_rest_and_the_plan_adds_the_workspace_back() -> None:

@@ -26,12 +26,19 @@ channels connected by the profile's first large all-reduces, as at v0.11.0 where
 
 Where kvtop takes it. Hopper GPUs on NVLink (H100, H200, H20, H800, GH200); TP 2, 4 or 8 (`FI_SUPPORTED_WORLD_SIZES`);
 compiled (not --enforce-eager, -O0 or -O1; a --compilation-config is not read: said not modelled); no pipeline or data parallelism (the pass was off there, vllm#35426 and #34458, until
-vllm#41458 of 2026-05-01, whose first release is not read: kept off). The releases: v0.18.0 up to v0.22.0, whose
-flashinfer (0.6.11.post2, vllm#45917's list; v0.21.0 pins 0.6.8.post1) allocates through torch's symmetric memory
-(flashinfer#2955, in 0.6.10) and, from 0.6.15, rounds to the allocation granularity alone: not modelled there, and
-not in the fitted remainder either (the fit's Hopper logs have the workspace taken off): the plan names it and its
-buffers' size before rounding. Blackwell's workspace (its backend and multicast granularity) is not read: left to the
-fitted remainder (the GB200 v0.26.0 log is fitted with it).
+vllm#41458 of 2026-05-01, whose first release is not read: kept off). From v0.18.0 up to v0.22.0 each buffer is held at
+the multicast granularity (above). From v0.22.0, whose flashinfer is 0.6.11.post2 (vllm#45917's list; v0.21.0 pins
+0.6.8.post1; an install script of v0.23.0 pins 0.6.12, its own pin not read), the buffers are held at the allocation
+granularity alone: flashinfer 0.6.10 to 0.6.14 allocate them through torch's symmetric memory (flashinfer#2955; trtllm_ar.py `_alloc_symm_buffer_bytes`,
+torch_symmetric_memory.py `symm_mem.empty`), whose `CUDASymmetricMemoryAllocator::alloc` holds each buffer (rounded to
+16 B) plus its 2,048 B signal pad (`signal_pad_size`) rounded to `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED` (2 MiB on
+Hopper); from 0.6.15 (read at 0.6.15 and 0.6.18rc7) `SymmDeviceMemory(enable_multicast=False,
+allocate_signal_pads=False)` rounds the buffer plus `SIGNAL_PAD_SIZE` (2,048 B) to the same granularity, with no
+multicast step. The buffers' sizes are unchanged (trtllm_ar.py's arithmetic, read at 0.6.11.post2 and 0.6.18rc7): for
+Llama-3.1-8B at TP 2, 130 + 2 + 386 = 518 MiB per rank where v0.19.0 held 1,536. It is a floor: a multicast object
+torch binds beside them (NVSwitch systems) and the 20 B control flags (`cudaMalloc(5 * 4)`) are not counted.
+Blackwell's workspace (its backend and max sizes) is not read: left to the fitted remainder (the GB200 v0.26.0 log is
+fitted with it).
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
 
 MIB = 1 << 20
-# trtllm_ar.py rounds each buffer to 2 MiB; cuMem's allocation granularity too
+# trtllm_ar.py (<= 0.6.8) rounds each buffer to 2 MiB; CU_MEM_ALLOC_GRANULARITY_RECOMMENDED on Hopper too
 ALLOCATION_GRANULARITY = 2 * MIB
 # on the H100 starts: llm-d's v0.19.0 sweep and sglang#18341's buffer strides
 MULTICAST_GRANULARITY = 512 * MIB
@@ -58,12 +65,13 @@ SUPPORTED_TP = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_S
 HOPPER_MAX_SIZE_MIB = {2: 64.0, 4: 2.0, 8: 1.0}
 
 # How the release's FlashInfer allocates the workspace: None (no fusion by default), "multicast" (each buffer rounded
-# to the multicast granularity) or "not modelled"
+# to the multicast granularity) or "allocation" (each buffer and its signal pad to the allocation granularity alone)
 WORKSPACE_ERAS: Eras[str | None] = Eras((
     Era("", None, "config/vllm.py: fuse_allreduce_rms off at every -O level (read at v0.13.0)"),
     Era("0.18.0", "multicast", "enable_allreduce_rms_fusion on for TP > 1 on Hopper/Blackwell; flashinfer <= 0.6.8's "
                                "SymmDeviceMemory rounds each buffer to the multicast granularity"),
-    Era("0.22.0", "not modelled", "flashinfer 0.6.11.post2 (vllm#45917): torch symmetric memory (flashinfer#2955)"),
+    Era("0.22.0", "allocation", "flashinfer 0.6.11.post2 (vllm#45917): torch symmetric memory (flashinfer#2955, "
+                                "CUDASymmetricMemoryAllocator::alloc); from 0.6.15 SymmDeviceMemory without multicast"),
 ))  # fmt: skip
 
 
@@ -108,6 +116,14 @@ def held_bytes(sizes: tuple[int, ...], multicast_granularity: int = MULTICAST_GR
     return held
 
 
+def allocation_held_bytes(sizes: tuple[int, ...], allocation_granularity: int = ALLOCATION_GRANULARITY) -> int:
+    """What flashinfer 0.6.10 on allocates for the buffers: each to 16 B, plus its 2,048 B signal pad, to the
+    allocation granularity (torch's `CUDASymmetricMemoryAllocator::alloc`; `SymmDeviceMemory` without multicast)."""
+    return sum(
+        _round_up(_round_up(size, 16) + SIGNAL_PAD_BYTES, allocation_granularity) for size in sizes
+    )
+
+
 def optimization_level(flags: Mapping[str, object]) -> int | None:
     """The launch's -O level (`-O0` … `-O3`, `-O 1`, `--optimization-level 1`); None where it states none (O2)."""
     for key, value in flags.items():
@@ -148,12 +164,12 @@ def fusion_workspace(inputs: CalibrationInputs, max_num_batched_tokens: int) -> 
         tokens = max_token_num(hidden, element, layout.tp, max_num_batched_tokens) or 0
         shape = f"{tokens:,} tokens × hidden {hidden:,}"
     sizes = buffer_sizes(layout.tp, tokens, hidden, fp32_lamport=element == 4)
-    if era == "not modelled":
-        # the era's fit was taken with the workspace off the Hopper logs (`fit_offset`): not in its remainder either
-        return FusionWorkspace(bytes=0, modelled=False, why=(
-            f"FlashInfer's all-reduce fusion workspace at vLLM {inputs.version.label} (torch symmetric memory from "
-            f"flashinfer 0.6.10) is not modelled: left out of this figure, its buffers {sum(sizes) / MIB:,.0f} MiB "
-            f"before any rounding at flashinfer 0.6.8's sizes ({shape})"))  # fmt: skip
+    if era == "allocation":
+        held = allocation_held_bytes(sizes)
+        return FusionWorkspace(bytes=held, modelled=True, why=(
+            f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
+            f"{held / MIB:,.0f} MiB, each with its signal pad rounded to the {ALLOCATION_GRANULARITY // MIB} MiB "
+            f"allocation granularity (torch symmetric memory from flashinfer 0.6.10; a floor)"))  # fmt: skip
     held = held_bytes(sizes)
     return FusionWorkspace(bytes=held, modelled=True, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {layout.tp} ({shape}): three buffers held as "
