@@ -16,7 +16,7 @@
   disabled: vLLM's custom_all_reduce.py turns it off on more than two GPUs joined only by PCIe, and on two
   where the P2P test fails, as on GeForce cards; `custom_all_reduce_on`). From v0.18.0 FlashInfer's all-reduce
   fusion workspace joins it at TP > 1 on Hopper: its bytes come from the code (`fusion_workspace.py`, 1.5 GiB per
-  rank to v0.22.0), the fit takes the rest (`fit_offset`), and an era the corpus holds too few logs of for its own
+  rank before v0.22.0, 2 MiB-rounded buffers from it), the fit takes the rest (`fit_offset`), and an era the corpus holds too few logs of for its own
   fit takes the previous era's (`NON_TORCH_STAND_IN`: the same growth without the workspace).
 - CUDA graphs: charged to the budget from v0.21.0 (`profile_cudagraph_memory`, PR #38284); before,
   graphs were captured after the KV cache, from the share left above `--gpu-memory-utilization`. The
@@ -75,7 +75,8 @@ ACTIVATION_ERAS: Eras[str] = Eras((
 ))
 # What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
 # workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 FlashInfer's all-reduce
-# fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper, counted apart from the fit).
+# fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to v0.21, each buffer at
+# the 2 MiB allocation granularity from v0.22.0; counted apart from the fit).
 NON_TORCH_ERAS: Eras[str] = Eras((
     Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
@@ -275,7 +276,8 @@ def custom_all_reduce_on(inputs: CalibrationInputs) -> bool:
     the custom all-reduce, which kvtop cannot see; no start in the corpus shows the growth there, while two
     do without it: 2 x RTX 4090 at vLLM 0.7.2 printed 0.25 GiB of non-torch memory at TP 2 (vllm#13061),
     and 2 x L4 at v0.28.0 charged 0.76 GiB beside weights and KV at TP 2 (search-index id 59672298265), where
-    the H100 runs add 1.8 GiB at TP > 1 (1.5 of it FlashInfer's fusion workspace, `fusion_workspace.py`). An
+    the H100 runs add 1.8 GiB at TP > 1 (1.5 of it FlashInfer's fusion workspace before v0.22.0,
+    `fusion_workspace.py`). An
     unnamed GPU keeps vLLM's rule on TP alone."""
     tp = inputs.layout.tp
     if tp <= 1 or inputs.settings.flags.get("disable-custom-all-reduce") not in (None, False):
