@@ -58,3 +58,24 @@ def test_sglang_mimo_v2_5_needs_the_checkpoints_audio_tokenizer_files(tp: int) -
     row = _row("sglang", "XiaomiMiMo--MiMo-V2.5", tp)
     assert row["status"] == "harness-error"
     assert "audio_tokenizer/config.json" in row["message"]
+
+
+def _counted(row: dict) -> dict[str, int]:
+    return row["stages"][0]["param_bytes"]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_builds_kimi_k2_6_without_its_image_processor_and_kvtop_plans_it_equal(tp: int) -> None:
+    """vLLM 0.33.0 kimi_k25.py KimiK25ProcessingInfo.__init__ loads the image processor a config folder lacks
+    (vllm_standins.PROCESSOR_FREE_INFOS builds it bare: ModelConfig reads only its constant mm limits). Its language
+    model equals SGLang 0.5.23's independent meta build (594,205,536,256 B at TP 1), and its MLA cache holds
+    61 layers of one 576-wide latent in bf16 a token: 61 x 576 x 2 = 70,272 B, SGLang's cell size."""
+    row = _row("vllm", "moonshotai--Kimi-K2.6", tp)
+    assert row["status"] == "ok"
+    sglang = _row("sglang", "moonshotai--Kimi-K2.6", tp)
+    assert _counted(row)["language_model"] == _counted(sglang)["language_model"]
+    (spec,) = row["stages"][0]["layer_specs"]
+    assert (
+        spec["layers"] * spec["page_size_bytes"] // spec["block_size"] == sglang["cell_size"] == 61 * 576 * 2
+    )
+    assert judge("vllm", "0.33.0", row).verdict == "equal"

@@ -57,8 +57,8 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
   processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
                          (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
-                         when that load fails (Kimi-K3, Ovis2.5: ModelConfig reads only their supported_mm_limits, a
-                         constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
+                         when that load fails (Kimi-K3, Ovis2.5, Kimi-K2.5/K2.6: ModelConfig reads only their
+                         supported_mm_limits, a constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -312,11 +312,14 @@ def install_import_stand_ins(gpu: str) -> Any:
 # sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
 # kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant; model_executor/models/ovis2_5.py
 # Ovis2_5ProcessingInfo: {"image": None, "video": 1}, a constant, its __init__ building Ovis2_5Processor for the
-# tokenizer's extra special tokens); without the processor the info is BaseProcessingInfo's own __init__ (the context
-# only), each such build recorded. No parameter or KV figure reads it.
+# tokenizer's extra special tokens; model_executor/models/kimi_k25.py KimiK25ProcessingInfo: {"vision_chunk": None},
+# a constant, its __init__ loading the image processor and resolving <|media_pad|> by the tokenizer); without the
+# processor the info is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No
+# parameter or KV figure reads it.
 PROCESSOR_FREE_INFOS = (
     ("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),
     ("vllm.model_executor.models.ovis2_5", "Ovis2_5ProcessingInfo"),
+    ("vllm.model_executor.models.kimi_k25", "KimiK25ProcessingInfo"),
 )
 
 
