@@ -79,3 +79,23 @@ def test_vllm_builds_kimi_k2_6_without_its_image_processor_and_kvtop_plans_it_eq
         spec["layers"] * spec["page_size_bytes"] // spec["block_size"] == sglang["cell_size"] == 61 * 576 * 2
     )
     assert judge("vllm", "0.33.0", row).verdict == "equal"
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_builds_deepseek_ocr_without_a_tokenizer_and_kvtop_plans_it_equal(tp: int) -> None:
+    """vLLM 0.33.0 deepseek_ocr.py DeepseekOCRForCausalLM.__init__ reads tokenizer.vocab["<image>"], which
+    `--skip-tokenizer-init` leaves out (vllm_standins.TOKEN_ID_TOKENIZER_MODULES: a vocabulary answering id 0, used
+    only at run time). Its language model equals SGLang 0.5.23's independent meta build (5,869,468,160 B at TP 1),
+    as do its SAM and CLIP towers at TP 1; its cache holds 12 layers of 10 KV heads x 128 (K and V) in bf16 a token:
+    12 x 10 x 128 x 2 x 2 = 61,440 B, SGLang's cell size."""
+    row = _row("vllm", "deepseek-ai--DeepSeek-OCR", tp)
+    assert row["status"] == "ok"
+    sglang = _row("sglang", "deepseek-ai--DeepSeek-OCR", tp)
+    assert _counted(row)["language_model"] == _counted(sglang)["model"]
+    assert _counted(row)["sam_model"] == _counted(sglang)["sam_model"]
+    if tp == 1:
+        assert _counted(row)["vision_model"] == _counted(sglang)["vision_model"]
+    (spec,) = row["stages"][0]["layer_specs"]
+    per_token = spec["layers"] * spec["page_size_bytes"] // spec["block_size"]
+    assert per_token == sglang["cell_size"] == 12 * (10 // tp) * 128 * 2 * 2  # KV heads split over TP
+    assert judge("vllm", "0.33.0", row).verdict == "equal"
