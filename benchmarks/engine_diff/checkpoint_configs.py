@@ -241,3 +241,18 @@ CHECKPOINT_CONFIGS.update({
     "PanguEmbedded": ("PretrainedConfig", "openPangu-Embedded-7B-V1.1 configuration_openpangu_dense.py", {}),
 })  # fmt: skip
 SUB_CONFIGS.update({"NVLM_D": ("llm_config", "vision_config"), "ovis2_5": ("llm_config", "vit_config")})
+# --- wave 5 stand-ins (helper c, session 42) ---
+# MiMoV2Config(PretrainedConfig), model_type "mimo_v2" (XiaomiMiMo/MiMo-V2.5 and MiMo-V2.5-Pro
+# configuration_mimo_v2.py, auto_map AutoConfig configuration_mimo_v2.MiMoV2Config): sets the config.json's fields
+# as they are (hybrid_layer_pattern, moe_layer_freq, swa_* sizes, sink-bias flags), then calls PretrainedConfig;
+# its __init__ derives rms_norm_eps from layernorm_epsilon where the file omits it (both configs here state only
+# layernorm_epsilon). Neither vLLM 0.33.0 nor SGLang 0.5.23 registers a config class for the model type (vLLM's
+# model_arch_config_convertor.py names it; both engines' mimo_v2.py read the fields by attribute).
+CHECKPOINT_CONFIGS["mimo_v2"] = (
+    "PretrainedConfig",
+    "XiaomiMiMo/MiMo-V2.5-Pro configuration_mimo_v2.py (MiMoV2Config)",
+    {},
+)
+DERIVED_DEFAULTS["mimo_v2"] = lambda fields: (
+    {"rms_norm_eps": fields["layernorm_epsilon"]} if fields.get("layernorm_epsilon") is not None else {}
+)

@@ -130,6 +130,11 @@ def _names_own_code(config_dir: str | None) -> bool:
 # reads token ids from it (vLLM 0.33.0 InternVLChatModel's) stops there, where a real launch has one.
 TOKENIZER_MISSING = ("`skip_tokenizer_init=True`",)
 
+# … or a file of the checkpoint's own beyond config.json, which a config folder lacks and a hub checkout holds:
+# SGLang 0.5.23 mimo_audio.py AudioEncoderMixin.build_audio_encoder opens <model>/audio_tokenizer/config.json and
+# loads its weights (XiaomiMiMo/MiMo-V2.5, whose audio_config makes MiMoV2ForCausalLM build the audio encoder).
+CHECKPOINT_FILE_MISSING = "audio_tokenizer"
+
 
 # transformers 5.x's `@strict` config classes (huggingface_hub dataclasses) reject a config.json field of the wrong
 # type as the config loads (databricks/dbrx-instruct's ffn_config.moe_normalize_expert_weights: 1, typed float): a
@@ -159,6 +164,8 @@ def refusal_or_harness_error(exc: BaseException, package: str, config_dir: str |
         return "refused"
     if any(words in str(exc) for words in CHECKPOINT_CODE_MISSING + TOKENIZER_MISSING):
         return "harness-error"  # the config folder holds no modeling code (a hub checkout would)
+    if isinstance(exc, FileNotFoundError) and CHECKPOINT_FILE_MISSING in str(exc.filename or ""):
+        return "harness-error"  # a checkpoint file beyond config.json (a hub checkout holds it)
     return "refused" if in_engine and not isinstance(exc, HARNESS_ERRORS) else "harness-error"
 
 

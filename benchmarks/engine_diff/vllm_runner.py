@@ -83,6 +83,7 @@ STAND_INS = [
     "gemm-rs-ar",
     "tokenizer-vocab",
     "processor-free-info",
+    "token-id-tokenizer",
     "load-rewires",
 ]
 

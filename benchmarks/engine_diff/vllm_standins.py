@@ -57,8 +57,11 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
   processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
                          (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
-                         when that load fails (Kimi-K3, Ovis2.5: ModelConfig reads only their supported_mm_limits, a
-                         constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
+                         when that load fails (Kimi-K3, Ovis2.5, Kimi-K2.5/K2.6: ModelConfig reads only their
+                         supported_mm_limits, a constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
+  token-id-tokenizer     under `--skip-tokenizer-init` a model whose __init__ reads a media token's id from the
+                         tokenizer's vocabulary (DeepSeek-OCR's `<image>`, used only at run time) gets a
+                         vocabulary answering id 0 (vllm_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -304,6 +307,7 @@ def install_import_stand_ins(gpu: str) -> Any:
     registry._run_in_subprocess = lambda fn: fn()  # model-inspection
     _install_tokenizer_vocab()
     _install_processor_free_info()
+    _install_token_id_tokenizer()
     return platform
 
 
@@ -312,11 +316,14 @@ def install_import_stand_ins(gpu: str) -> Any:
 # sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
 # kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant; model_executor/models/ovis2_5.py
 # Ovis2_5ProcessingInfo: {"image": None, "video": 1}, a constant, its __init__ building Ovis2_5Processor for the
-# tokenizer's extra special tokens); without the processor the info is BaseProcessingInfo's own __init__ (the context
-# only), each such build recorded. No parameter or KV figure reads it.
+# tokenizer's extra special tokens; model_executor/models/kimi_k25.py KimiK25ProcessingInfo: {"vision_chunk": None},
+# a constant, its __init__ loading the image processor and resolving <|media_pad|> by the tokenizer); without the
+# processor the info is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No
+# parameter or KV figure reads it.
 PROCESSOR_FREE_INFOS = (
     ("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),
     ("vllm.model_executor.models.ovis2_5", "Ovis2_5ProcessingInfo"),
+    ("vllm.model_executor.models.kimi_k25", "KimiK25ProcessingInfo"),
 )
 
 
@@ -365,6 +372,47 @@ def _install_tokenizer_vocab() -> None:
         return own(self)
 
     InputProcessingContext.get_tokenizer = get_tokenizer  # type: ignore[method-assign]
+
+
+# token-id-tokenizer: model classes whose __init__ asks the tokenizer for a media token's id, which
+# `--skip-tokenizer-init` leaves out (cached_tokenizer_from_config returns None): 0.33.0 deepseek_ocr.py
+# DeepseekOCRForCausalLM.__init__ and deepseek_ocr2.py read tokenizer.vocab["<image>"] into self.image_token_id,
+# used only to merge image embeddings at run time. The stand-in's vocabulary answers any token with id 0, each read
+# recorded. No parameter or KV figure reads it.
+TOKEN_ID_TOKENIZER_MODULES = (
+    "vllm.model_executor.models.deepseek_ocr",
+    "vllm.model_executor.models.deepseek_ocr2",
+)
+
+
+class _TokenIdVocab(dict[str, int]):
+    def __missing__(self, token: str) -> int:
+        PLACEHOLDER_READS.add(f"tokenizer.vocab[{token!r}]")
+        return 0
+
+
+class _TokenIdTokenizer:
+    """token-id-tokenizer: a tokenizer whose only field is a vocabulary answering every token (see above)."""
+
+    vocab = _TokenIdVocab()
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
+
+
+def _install_token_id_tokenizer() -> None:
+    for module_name in TOKEN_ID_TOKENIZER_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+            own = module.cached_tokenizer_from_config
+        except Exception:  # releases without the module (or the name)
+            continue
+
+        def from_config(model_config: Any, *args: Any, _own: Any = own, **kwargs: Any) -> Any:
+            tokenizer = _own(model_config, *args, **kwargs)
+            return _TokenIdTokenizer() if tokenizer is None else tokenizer
+
+        module.cached_tokenizer_from_config = from_config
 
 
 class _ProcessGroup:
