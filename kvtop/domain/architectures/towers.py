@@ -6,7 +6,7 @@ or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code an
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
 in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py; Kimi-K3's in
 towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
-Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py; Moondream3's in towers_moondream.py.
+Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py); Moondream3's in towers_moondream.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -41,6 +41,7 @@ from kvtop.domain.architectures import (
     towers_muse,
     towers_nvlm,
     towers_ovis,
+    towers_ovis2_5,
     towers_phi,
     towers_step,
     towers_vit,
@@ -74,6 +75,10 @@ def read_tower(
         backbone = validated(towers_ovis.Aimv2BackboneFields, tokenizer.backbone_config, source=source,
                              prefix=f"{tower.section}.backbone_config.")  # fmt: skip
         return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "ovis2_5":  # the `vit_config` section (towers_ovis2_5) and the outer vte fields
+        navit = validated(towers_ovis2_5.Siglip2NavitFields, vision_config, source=source, prefix=f"{tower.section}.")
+        outer25 = validated(towers_ovis2_5.Ovis25OuterFields, outer, source=source)
+        return towers_ovis2_5.ovis2_5(navit, outer25, tower.config_class)
     if tower.kind == "moondream3":  # the `config` section's `vision` dict
         encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
                             source=source, prefix="config.vision.")  # fmt: skip
@@ -499,6 +504,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
     "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
     "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
+    "ovis2_5": Tower("Siglip2NavitConfig", towers_ovis2_5.SOURCE, kind="ovis2_5", section="vit_config"),
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
 }  # fmt: skip
