@@ -19,6 +19,7 @@ import pytest
 
 from benchmarks.engine_diff.registry_sweep import load_rows
 from kvtop.domain.architectures.fope import fope_frequencies
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
@@ -45,3 +46,26 @@ def test_language_model_bytes_equal_vllms_meta_build(tp: int) -> None:
     book = weights_book(model, ParallelLayout(tp=tp), range(94), first_stage=True, last_stage=True)
     language = sum(row.bytes for row in book.rows if row.component != "vision")
     assert language + ATTENTION_SCALARS == ENGINE_LANGUAGE_MODEL[tp]
+
+
+ENGINE_VISUAL = {1: 679_614_464, 2: 343_894_016}
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_tower_bytes_equal_vllms_meta_build(tp: int) -> None:
+    """`visual`, Qwen3-VL's vision transformer (the --params list: patch_embed.proj [1024, 3, 2, 16, 16] with bias,
+    pos_embed [2304, 1024], 24 blocks of norm1/norm2 with biases, qkv [3072, 1024], proj, linear_fc1 [4096, 1024],
+    linear_fc2, all biased; merger norm [1024], linear_fc1 [4096, 4096] and linear_fc2 [4096, 4096], biased)."""
+    w, m, blocks, merged = 1024, 4096, 24, 4 * 1024
+    split = (
+        blocks * (3 * w * w + 3 * w + w * w + w * m + m + m * w) + merged * merged + merged + merged * 4096
+    )
+    whole = 3 * 2 * 16 * 16 * w + w + 2304 * w + blocks * (4 * w + w + w) + 2 * w + 4096
+    assert 2 * (whole + split) == ENGINE_VISUAL[1] and 2 * (whole + split // 2) == ENGINE_VISUAL[2]
+    row = next(r for r in load_rows("vllm", "0.33.0") if (r["config"], r["tp"]) == (S1_PRO, tp))
+    assert row["stages"][0]["param_bytes"]["visual"] == ENGINE_VISUAL[tp]
+    model = model_from_config(json.loads(CONFIG.read_text()))
+    book = weights_book(model, ParallelLayout(tp=tp), range(94), first_stage=True, last_stage=True,
+                        tower_split=TOWER_SPLIT)  # fmt: skip
+    (vision,) = [r for r in book.rows if r.component == "vision"]
+    assert int(vision.bytes) == ENGINE_VISUAL[tp]

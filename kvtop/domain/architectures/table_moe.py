@@ -99,7 +99,7 @@ MOE: tuple[Architecture, ...] = (
     # (architectures/fope.py: cos_coef and sin_coef once a stage); SGLang 0.5.23 cannot build the class (refused)
     A("interns1_pro_text", "InternS1ProTextConfig", "internlm/Intern-S1-Pro configuration_interns1_pro.py",
       m.INTERNS1_PRO_TEXT, ("InternS1ProForConditionalGeneration",), attention=Attention(qk_norm=True, fope=True),
-      moe=QWEN_MOE),
+      moe=QWEN_MOE, tower=t.INTERNS1_PRO),
     A("qwen3_vl_moe_text", "Qwen3VLMoeTextConfig", tf("qwen3_vl_moe"), d.QWEN3_VL_MOE_TEXT,
       ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE, tower=t.QWEN3_VL_MOE),
     A("llama4_text", "Llama4TextConfig", tf("llama4"), d.LLAMA4_TEXT,

@@ -281,6 +281,10 @@ QWEN3_5_MOE = Tower(
     "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION,
     deepstack=True,
 )
+# Intern-S1-Pro: vLLM 0.33.0 interns1_pro.py builds Qwen3-VL's vision transformer (Qwen3_VisionTransformer);
+# InternS1ProVisionConfig's defaults are Qwen3-VL's; no deepstack_visual_indexes field (none where not stated)
+INTERNS1_PRO = Tower("InternS1ProVisionConfig", "internlm/Intern-S1-Pro configuration_interns1_pro.py; vLLM 0.33.0 "
+                     "interns1_pro.py (Qwen3_VisionTransformer)", _QWEN3_VISION, deepstack=True)  # fmt: skip
 # Gemma-3's SigLIP tower: SiglipVisionConfig's class defaults where vision_config leaves a field out
 GEMMA3_SIGLIP = Tower(
     "SiglipVisionConfig", "transformers models/siglip (SiglipVisionModel), models/gemma3 (Gemma3MultiModalProjector)",
