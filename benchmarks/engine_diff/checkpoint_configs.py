@@ -99,6 +99,10 @@ SUB_CONFIGS: dict[str, tuple[str, ...]] = {
     "minicpmo": ("vision_config", "audio_config", "tts_config", "slice_config"),
 }
 
+# A sub-config's published __init__ defaults (by the sub-config's model_type) for fields the engine reads that
+# the config.json's object omits: transformers 5.x's PretrainedConfig leaves an absent one unset.
+SUB_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {}
+
 
 def _sub_config(value: Any) -> Any:
     import transformers
@@ -109,7 +113,8 @@ def _sub_config(value: Any) -> Any:
     model_type = value.get("model_type", "")
     if model_type in CONFIG_MAPPING:
         return transformers.AutoConfig.for_model(**value)
-    return _stand_in(model_type or "sub_config", "PretrainedConfig", "a published sub-config", {})(**value)
+    defaults = SUB_CONFIG_DEFAULTS.get(model_type, {})
+    return _stand_in(model_type or "sub_config", "PretrainedConfig", "a published sub-config", defaults)(**value)
 
 
 def _as_object(value: Any, name: str) -> Any:
@@ -205,6 +210,10 @@ CHECKPOINT_CONFIGS["interns1_pro"] = (
     {},
 )
 SUB_CONFIGS["interns1_pro"] = ("text_config", "vision_config")
+# InternS1ProTextConfig's __init__ takes tie_word_embeddings=False and passes it to PretrainedConfig (the
+# config.json's text_config omits it; vLLM 0.33.0 interns1_pro.py's language model reads
+# text_config.tie_word_embeddings); its head_dim / mlp_only_layers defaults are stated in the real config.
+SUB_CONFIG_DEFAULTS["interns1_pro_text"] = {"tie_word_embeddings": False}
 # BailingMMConfig (inclusionAI/Ming-Lite-Omni-Preview configuration_bailingmm.py, GitHub inclusionAI/Ming
 # Ming-omni/) is a PretrainedConfig holding llm_config (BailingMoeConfig) and vision_config (Qwen2.5 ViT config)
 # as config objects; SGLang 0.5.23 bailing_mm.py reads config.llm_config / config.vision_config by attribute and

@@ -195,6 +195,8 @@ class BodyShape(BaseModel):
     laurel_rank: int = 0
     altup_inputs: int = 0
     mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
+    # FoPE's coefficient width F: cos_coef and sin_coef [KV heads of the rank, F, F], one pair a stage (fope.py); 0: none
+    fope_frequencies: int = 0
 
 
 class VisionSpec(BaseModel):

@@ -218,6 +218,9 @@ def _book_from_config(
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
+    if model.body.fope_frequencies and len(layers):  # FoPE's cos_coef and sin_coef, one pair a stage (fope.py)
+        kv_rank = layout.kv_heads_per_rank(model.geometry(layers[0]).kv_heads)
+        rank.vector("attention", 2 * kv_rank * model.body.fope_frequencies**2)
     if parts.final_norm and model.body.final_norm:
         rank.vector("norms", norm_width(model, h))
         if model.body.attention_residuals:  # the output's residual norm and score projection (Kimi-K3)

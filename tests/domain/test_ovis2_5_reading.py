@@ -1,10 +1,9 @@
-"""Ovis2.5 (held-out wave 4b): its language model read through `llm_config`, its vision tower named not modelled.
+"""Ovis2.5 (held-out wave 4b): its language model read through `llm_config`, its vision tower read from `vit_config`.
 
 vLLM 0.33.0 models/ovis2_5.py (`Ovis2_5.__init__`) builds `llm` from the text config (here Qwen3-8B's
 `llm_config`: Qwen3ForCausalLM), and `visual_tokenizer` (a SigLIP2-NaViT with its head, from `config.vit_config`)
-and `vte` (visual_vocab_size × hidden) beside it. kvtop holds no tower kind for them, so the plan must say so
-aloud rather than leave them out silently (the registry sweep could not build this config: vLLM's Ovis2.5
-processor reads the checkpoint's image processor, which a config folder lacks).
+and `vte` (visual_vocab_size × hidden) beside it: towers_ovis2_5 reads them (tests/domain/test_towers_ovis2_5.py
+checks them against vLLM's meta build), so the "vision tower" note is gone.
 """
 
 from __future__ import annotations
@@ -40,11 +39,15 @@ def _model() -> ModelSpec:
 def test_ovis2_5_language_model_is_qwen3_from_llm_config() -> None:
     model = _model()
     book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
-    assert book.total_bytes == LANGUAGE_MODEL == 16_381_470_720
+    language = sum(row.bytes for row in book.rows if row.component != "vision")
+    assert language == LANGUAGE_MODEL == 16_381_470_720
 
 
-def test_ovis2_5_vit_config_names_the_tower_not_modelled() -> None:
+def test_ovis2_5_vit_config_tower_is_in_the_book() -> None:
+    """The whole model: the language model above plus vLLM 0.33.0's meta-built visual_tokenizer (1,431,273,936 B)
+    and vte (536,870,912 B) at TP 1 (`registry_sweep.py --engine vllm --params AIDC-AI--Ovis2.5-9B`: total
+    18,349,615,568 B)."""
     model = _model()
-    assert VISION_NOT_MODELLED in model.not_modelled
+    assert VISION_NOT_MODELLED not in model.not_modelled
     book = weights_book(model, ParallelLayout(), range(model.num_layers), first_stage=True, last_stage=True)
-    assert "vision" not in {row.component for row in book.rows}
+    assert book.total_bytes == LANGUAGE_MODEL + 1_431_273_936 + 536_870_912 == 18_349_615_568

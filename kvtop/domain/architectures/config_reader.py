@@ -21,8 +21,8 @@ from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_mod
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
-from kvtop.domain.architectures.towers import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers import read_tower
+from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec

@@ -19,7 +19,7 @@ from kvtop.domain.architectures.registry import BY_CLASS_NAME
 Verdict = Literal["entry", "wrapper", "not_modelled", "generic"]
 
 # Multimodal wrappers whose language model kvtop reads through their text section (`nesting`); their towers,
-# where towers.BY_OUTER_TYPE has no kind for them, are not in the weights book (said in not_modelled).
+# where towers_catalog.BY_OUTER_TYPE has no kind for them, are not in the weights book (said in not_modelled).
 WRAPPERS: frozenset[str] = frozenset({
     "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "LlavaNextVideoForConditionalGeneration",
     "LlavaOnevisionForConditionalGeneration", "Mistral3ForConditionalGeneration", "PixtralForConditionalGeneration",
@@ -159,7 +159,6 @@ GENERIC: frozenset[str] = frozenset({
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",
     "Granite4VisionForConditionalGeneration", "HCXVisionV2ForCausalLM", "HfMoondream",
     "HyperCLOVAXForCausalLM", "InternS1ForConditionalGeneration",
-    "InternS1ProForConditionalGeneration",
     "InternS2PreviewForConditionalGeneration", "IsaacForConditionalGeneration",
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",

@@ -476,3 +476,11 @@ OLMO_HYBRID: dict[str, DefaultValue] = {
     "num_attention_heads": 30, "max_position_embeddings": 65536, "tie_word_embeddings": False,
     "attention_bias": False, "linear_conv_kernel_dim": 4,
 }  # fmt: skip
+# InternS1ProTextConfig — internlm/Intern-S1-Pro configuration_interns1_pro.py (its __init__ defaults; head_dim
+# None: hidden ÷ heads; rope_theta 5000000.0 held as the equal int)
+INTERNS1_PRO_TEXT: dict[str, DefaultValue] = {
+    "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 128000,
+    "tie_word_embeddings": False, "rope_theta": 5000000, "attention_bias": False, "decoder_sparse_step": 1,
+    "moe_intermediate_size": 1408, "num_experts_per_tok": 4, "num_experts": 60,
+}  # fmt: skip

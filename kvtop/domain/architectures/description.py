@@ -75,6 +75,8 @@ class Attention:
     # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
     # rows together, one chunk per KV head (MiMo-V2's attention_projection_layout)
     fused_qkv_field: str | None = None
+    # FoPE's cos_coef and sin_coef (Intern-S1-Pro; architectures/fope.py), read from rope_scaling's FoPE keys
+    fope: bool = False
 
 
 @dataclass(frozen=True)

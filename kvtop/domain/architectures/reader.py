@@ -19,6 +19,7 @@ from kvtop.domain.architectures.description import (
     WidthAdjust,
 )
 from kvtop.domain.architectures.fields import Fields
+from kvtop.domain.architectures.fope import fope_frequencies
 from kvtop.domain.architectures.layer_rules import ALL_FULL, LAYER_TYPE_WORDS, stated_layer_types
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.model import (
@@ -133,6 +134,7 @@ def read_architecture(
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
+                "fope_frequencies": _fope(f, arch, head_dim) if arch.attention.fope else 0,
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
@@ -491,3 +493,15 @@ def _kv_shared(f: Fields, field: str, kinds: tuple[LayerKind, ...]) -> tuple[Lay
         LayerKind.SHARED if i >= first and kind in (LayerKind.FULL, LayerKind.SLIDING) else kind
         for i, kind in enumerate(kinds)
     )
+
+
+def _fope(f: Fields, arch: Architecture, head_dim: int) -> int:
+    """FoPE's coefficient width from rope_theta, max_position_embeddings and rope_scaling.num_inv_freq (fope.py)."""
+    scaling = f.get("rope_scaling")
+    count = scaling.get("num_inv_freq") if isinstance(scaling, dict) else None
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        raise f.error("rope_scaling.num_inv_freq", f"must be a whole number of frequencies or null (got {count!r})")
+    theta = f.get("rope_theta")
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or theta <= 1:
+        raise f.error("rope_theta", f"must be a number above 1 (got {theta!r})")
+    return fope_frequencies(head_dim, float(theta), f.need(arch.geometry.positions), count)

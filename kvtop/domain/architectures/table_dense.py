@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
-from kvtop.domain.architectures import towers as t
+from kvtop.domain.architectures import towers_catalog as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry
 from kvtop.domain.architectures.layer_rules import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults as d
 from kvtop.domain.architectures import defaults_more as m
-from kvtop.domain.architectures import towers as t
+from kvtop.domain.architectures import towers_catalog as t
 from kvtop.domain.architectures.defaults import tf
 from kvtop.domain.architectures.description import (
     Architecture,
@@ -94,6 +94,12 @@ MOE: tuple[Architecture, ...] = (
       layers=Qwen2Window(moe=True), moe=QWEN_MOE),
     A("qwen3_moe", "Qwen3MoeConfig", tf("qwen3_moe"), d.QWEN3_MOE, ("Qwen3MoeForCausalLM",),
       attention=QK_NORM, moe=QWEN_MOE),
+    # Intern-S1-Pro's language model (vLLM 0.33.0 models/interns1_pro.py InternS1ProMoeLLMForCausalLM, a
+    # Qwen3MoeForCausalLM): Qwen3-MoE's layers (q/k norms, experts behind a bf16 router, no shared expert) with FoPE
+    # (architectures/fope.py: cos_coef and sin_coef once a stage); SGLang 0.5.23 cannot build the class (refused)
+    A("interns1_pro_text", "InternS1ProTextConfig", "internlm/Intern-S1-Pro configuration_interns1_pro.py",
+      m.INTERNS1_PRO_TEXT, ("InternS1ProForConditionalGeneration",), attention=Attention(qk_norm=True, fope=True),
+      moe=QWEN_MOE, tower=t.INTERNS1_PRO),
     A("qwen3_vl_moe_text", "Qwen3VLMoeTextConfig", tf("qwen3_vl_moe"), d.QWEN3_VL_MOE_TEXT,
       ("Qwen3VLMoeForConditionalGeneration",), attention=QK_NORM, moe=QWEN_MOE, tower=t.QWEN3_VL_MOE),
     A("llama4_text", "Llama4TextConfig", tf("llama4"), d.LLAMA4_TEXT,

@@ -6,7 +6,7 @@ or Pixtral, Llama-4's and Gemma-4's in towers_vit.py; InternVL's (remote-code an
 towers_intern.py; Kimi-K2.5's MoonViT3d (and Kimi-VL's MoonViT, the same layers) in towers_moon.py; MiniMax-M3's
 in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in towers_muse.py; Kimi-K3's in
 towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
-Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py; Moondream3's in towers_moondream.py.
+Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py); Moondream3's in towers_moondream.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -22,12 +22,12 @@ same layers) split the big matrices over TP unless the encoder runs data-paralle
 split with it, a row-parallel layer's bias, the norms, the patch embedding and the position table stay whole.
 Where engines shard a part differently (a position table, replicated linears, a projector, a padded MLP) the
 TowerSpec names it and each engine's `architectures.TOWER_SPLIT` says how it does. The tower lives on the first
-pipeline stage.
+pipeline stage. The descriptions themselves (one `Tower` per family, and the tower each outer model_type
+builds) are in towers_catalog.py; this module reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.architectures import (
@@ -42,6 +42,7 @@ from kvtop.domain.architectures import (
     towers_muse,
     towers_nvlm,
     towers_ovis,
+    towers_ovis2_5,
     towers_phi,
     towers_step,
     towers_vit,
@@ -49,7 +50,7 @@ from kvtop.domain.architectures import (
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
 from kvtop.domain.architectures.towers_fields import Qwen2VLVisionFields, TowerConfig
 from kvtop.domain.architectures.towers_fields import (
-    Tower as Tower,  # re-exported: description.py, towers_coverage.py
+    Tower as Tower,  # re-exported: description.py
 )
 from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError
@@ -75,6 +76,10 @@ def read_tower(
         backbone = validated(towers_ovis.Aimv2BackboneFields, tokenizer.backbone_config, source=source,
                              prefix=f"{tower.section}.backbone_config.")  # fmt: skip
         return towers_ovis.ovis(tokenizer, backbone, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "ovis2_5":  # the `vit_config` section (towers_ovis2_5) and the outer vte fields
+        navit = validated(towers_ovis2_5.Siglip2NavitFields, vision_config, source=source, prefix=f"{tower.section}.")
+        outer25 = validated(towers_ovis2_5.Ovis25OuterFields, outer, source=source)
+        return towers_ovis2_5.ovis2_5(navit, outer25, tower.config_class)
     if tower.kind == "moondream3":  # the `config` section's `vision` dict
         encoder = validated(towers_moondream.Moondream3VisionFields, vision_config.get("vision") or {},
                             source=source, prefix="config.vision.")  # fmt: skip
@@ -127,8 +132,8 @@ def read_tower(
         named = "SiglipVisionConfig" if stated.model_type == "siglip_vision_model" else "CLIPVisionConfig"
         spec = towers_vit.llava_tower(values, text_hidden, llava, str(outer.get("model_type")), named, tower.source)
         if BEE_CLASS in (outer.get("architectures") or ()) and outer.get("model_type") == "llava_onevision":
-            bias = text_hidden if llava.multimodal_projector_bias else 0
-            onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * bias  # whole
+            projector_bias = text_hidden if llava.multimodal_projector_bias else 0
+            onevision = values["hidden_size"] * text_hidden + text_hidden * text_hidden + 2 * projector_bias  # whole
             return bee_projector(spec, values["hidden_size"], text_hidden, onevision)
         return spec
     if tower.kind == "minimax_vl":
@@ -223,288 +228,3 @@ def read_tower(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
                      mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
-
-
-_QWEN3_VISION = {
-    "depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
-    "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
-}  # fmt: skip
-
-# Qwen2-VL: the Qwen ViT with LayerNorms (weight, bias), an unbiased Conv3d patch, no position table, a plain
-# fc1/fc2 MLP with biases and one merger (vLLM 0.33.0 / SGLang 0.5.23 qwen2_vl.py Qwen2VisionTransformer: qkv,
-# proj, fc1, fc2 and the merger's two linears Column/Row-parallel, split over TP in both)
-QWEN2_VL = Tower(
-    "Qwen2VLVisionConfig", "transformers models/qwen2_vl (Qwen2VisionTransformerPretrainedModel)",
-    {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
-    kind="qwen2_vl", patch_bias=False, position_table=False,
-)  # fmt: skip
-# GLM-4.1V / GLM-4.5V (towers_glm.py): Glm4vVisionConfig's defaults where vision_config leaves a field out
-GLM4V = Tower(
-    "Glm4vVisionConfig", "transformers models/glm4v (Glm4vVisionModel); vLLM 0.33.0 glm4_1v.py, SGLang 0.5.23 glm4v.py",
-    {"depth": 24, "hidden_size": 1536, "intermediate_size": 13696, "out_hidden_size": 4096, "in_channels": 3,
-     "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
-    kind="glm4v",
-)  # fmt: skip
-QWEN2_5_VL = Tower(
-    "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
-    {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
-     "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
-    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True,
-)  # fmt: skip
-# EXAONE-4.5's vision transformer: Qwen2.5-VL's (RMSNorms, an unbiased Conv3d patch, a biased gated MLP, one
-# merger) with grouped KV heads (vLLM 0.33.0 exaone4_5.py EXAONE4_5_VisionAttention: QKVParallelLinear of num_heads and
-# num_key_value_heads, head size width ÷ num_heads, biased; Exaone4GatedMLP biased); Exaone4_5_VisionConfig's defaults
-EXAONE4_5 = Tower(
-    "Exaone4_5_VisionConfig", "transformers models/exaone4_5; vLLM 0.33.0 exaone4_5.py, qwen2_5_vl.py",
-    {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "num_heads": 16, "num_key_value_heads": 8,
-     "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
-    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, grouped_kv=True,
-)  # fmt: skip
-QWEN3_VL = Tower(
-    "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
-    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
-)  # fmt: skip
-QWEN3_VL_MOE = Tower(
-    "Qwen3VLMoeVisionConfig", "transformers models/qwen3_vl_moe (Qwen3VLMoeVisionModel)",
-    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
-)  # fmt: skip
-# Qwen3.5: the engines build Qwen3-VL's vision transformer, one deepstack merger per deepstack_visual_indexes entry a
-# vision_config states (vLLM 0.33.0 qwen3_5.py: use_deepstack = hasattr(vision_config, "deepstack_visual_indexes"),
-# Qwen3_VisionTransformer; SGLang 0.5.23 models/qwen3_5.py and interns2preview.py, qwen3_vl.py's
-# deepstack_merger_list). Published Qwen3.5 checkpoints state [] (none); SGLang's InternS2PreviewConfig default
-# states [8, 16, 24]. A vision_config leaving it out: none (transformers' Qwen3_5VisionConfig has no such field, as
-# vLLM reads it); SGLang's own Qwen3_5VisionConfig (a Qwen3VLVisionConfig) would default three: not read.
-QWEN3_5 = Tower(
-    "Qwen3_5VisionConfig", "transformers models/qwen3_5 (Qwen3_5VisionModel)", _QWEN3_VISION, deepstack=True
-)
-QWEN3_5_MOE = Tower(
-    "Qwen3_5MoeVisionConfig", "transformers models/qwen3_5_moe (Qwen3_5MoeVisionModel)", _QWEN3_VISION,
-    deepstack=True,
-)
-# Gemma-3's SigLIP tower: SiglipVisionConfig's class defaults where vision_config leaves a field out
-GEMMA3_SIGLIP = Tower(
-    "SiglipVisionConfig", "transformers models/siglip (SiglipVisionModel), models/gemma3 (Gemma3MultiModalProjector)",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
-     "patch_size": 16},
-    kind="siglip_gemma3",
-)  # fmt: skip
-PIXTRAL_MISTRAL3 = Tower(
-    "PixtralVisionConfig", "transformers models/pixtral (PixtralVisionModel), models/mistral3 (Mistral3MultiModalProjector)",
-    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3, "patch_size": 16},
-    kind="pixtral_mistral3",
-)  # fmt: skip
-
-# llava's (llava-next's, llava-onevision's) CLIP or SigLIP and projector: CLIPVisionConfig's or SiglipVisionConfig's
-# class defaults where vision_config leaves a field out; the outer class's vision_feature_layer default
-_LLAVA_VISION = {
-    "clip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
-                          "image_size": 224, "patch_size": 32},
-    "siglip_vision_model": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3,
-                            "image_size": 224, "patch_size": 16},
-}  # fmt: skip
-# llava over Pixtral (mistral-community/pixtral-12b): PixtralVisionConfig's class defaults (transformers
-# models/pixtral), the tower vLLM llava.py builds for it (PixtralHFVisionModel, towers_vit.llava_pixtral)
-_LLAVA_PIXTRAL = {"pixtral": {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3,
-                              "image_size": 1024, "patch_size": 16}}  # fmt: skip
-_LLAVA_SOURCE = "transformers models/clip, models/siglip (CLIPVisionModel, SiglipVisionModel), models/{}"
-LLAVA_CLIP = Tower(
-    "CLIPVisionConfig",
-    _LLAVA_SOURCE.format("llava (LlavaMultiModalProjector)") + "; over Pixtral: models/pixtral, vLLM llava.py, pixtral.py",
-    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION) | {"pixtral"},
-    vision_defaults={**_LLAVA_VISION, **_LLAVA_PIXTRAL},
-)  # fmt: skip
-LLAVA_NEXT = Tower(
-    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next (image_newline, LlavaNextMultiModalProjector)"),
-    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
-    vision_defaults=_LLAVA_VISION,
-)  # fmt: skip
-LLAVA_NEXT_VIDEO = Tower(
-    "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next_video (LlavaNextVideoMultiModalProjector)"),
-    {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
-    vision_defaults=_LLAVA_VISION,
-)  # fmt: skip
-LLAVA_ONEVISION = Tower(
-    "SiglipVisionConfig", _LLAVA_SOURCE.format("llava_onevision (image_newline, LlavaOnevisionMultiModalProjector)"),
-    {"vision_feature_layer": -1}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
-    vision_defaults=_LLAVA_VISION,
-)  # fmt: skip
-# Llama-4: vLLM 0.33.0 mllama4.py builds vision_model and multi_modal_projector whatever the config says, from
-# Llama4VisionConfig's defaults where it has no vision_config (meta-built for AIC's Llama-4-Maverick config, which
-# has none: 831,713,280 + 78,643,200 B at TP 1)
-LLAMA4_VISION = Tower(
-    "Llama4VisionConfig", "transformers models/llama4 (Llama4VisionModel, Llama4MultiModalProjector)",
-    {"depth": 34, "hidden_size": 768, "intermediate_size": 5632, "in_channels": 3, "image_size": 448,
-     "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
-     "multi_modal_projector_bias": False},
-    kind="llama4", absent_section_built=frozenset({"Llama4ForConditionalGeneration"}),
-)  # fmt: skip
-GEMMA4_VISION = Tower(
-    "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
-    {"depth": 16, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12,
-     "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10240},
-    kind="gemma4",
-)  # fmt: skip
-
-# InternViT-6B's InternVisionConfig defaults (remote code configuration_intern_vit.py; qkv_bias False,
-# qk_normalization True and norm_type rms_norm are InternVitFields' defaults) and InternVL's mlp1
-INTERNVL_CHAT = Tower(
-    "InternVisionConfig", "InternVL remote code (InternVisionModel, InternVLChatModel.mlp1); vLLM intern_vit.py",
-    {"depth": 48, "hidden_size": 3200, "intermediate_size": 12800, "num_attention_heads": 25, "in_channels": 3,
-     "image_size": 224, "patch_size": 14},
-    kind="intern_vit",
-)  # fmt: skip
-
-# InternVL's transformers format: InternVLVisionConfig's class defaults (InternViT-300M)
-INTERNVL_HF = Tower(
-    "InternVLVisionConfig", "transformers models/internvl (InternVLVisionModel, InternVLMultiModalProjector); vLLM interns1.py",
-    {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16, "in_channels": 3},
-    kind="intern_vl_hf",
-)  # fmt: skip
-
-# Kimi-K2.5's MoonViT3d (Kimi_K25VisionConfig's defaults: towers_moon.MoonVitFields)
-KIMI_K25 = Tower(
-    "Kimi_K25VisionConfig", "transformers models/kimi_k25 (Kimi_K25VisionModel, projector); vLLM kimi_k25_vit.py",
-    kind="moon_vit",
-)  # fmt: skip
-
-# Kimi-VL's MoonViT (MoonViTConfig's defaults: the same as towers_moon.MoonVitFields'): vLLM moonvit.py builds the
-# layers MoonViT3d has (a biased Conv2d patch, a height × width × width table, blocks of two LayerNorms, wqkv/wo
-# and fc0/fc1 biased, a final LayerNorm; QKVParallelLinear, Row, Column, Row: split over TP, the heads dividing
-# by it or vLLM stops) and kimi_vl.py's KimiVLMultiModalProjector the same patch merger (ReplicatedLinear, whole);
-# SGLang 0.5.23 kimi_vl_moonvit.py splits the attention (VisionAttention) and the block MLP alike
-# (MoonVitEncoderLayer builds MLP2 with use_tensor_parallel = not use_data_parallel: Column/RowParallelLinear),
-# unlike its kimi_k25.py (MLP2 whole): meta-built at TP 2, 422,452,080 B of vision_tower per rank in both engines
-KIMI_VL = Tower(
-    "MoonViTConfig", "Kimi-VL remote code (MoonVitPretrainedModel, KimiVLMultiModalProjector); vLLM moonvit.py, kimi_vl.py",
-    kind="moon_vit", vision_model_types=frozenset({"moonvit"}), block_mlp_split=True,
-)  # fmt: skip
-
-# Kimi-K3's MoonViT and patchmergerv2 (KimiK3VisionConfig's defaults: towers_moon.KimiK3VisionFields)
-KIMI_K3 = Tower(
-    "KimiK3VisionConfig", "vLLM 0.33.0 configs/kimi_k3.py, kimi_k3/nvidia/model.py, kimi_k25_vit.py; SGLang 0.5.23 kimi_k3_vl.py",
-    kind="kimi_k3",
-)  # fmt: skip
-
-# Phi-3-vision / Phi-3.5-vision: vLLM phi3v.py's CLIP ViT-L/14-336, HD separators and img_projection (towers_phi)
-PHI3_V = Tower(
-    "CLIPVisionConfig", "Phi-3.5-vision remote code (Phi3ImageEmbedding); vLLM phi3v.py (Phi3HDImageEmbedding), clip.py",
-    kind="phi3v", section="img_processor",
-)  # fmt: skip
-
-# MiniMax-M3's vision config is a CLIPVisionConfig (its class defaults where a field is absent)
-MINIMAX_M3 = Tower(
-    "CLIPVisionConfig", "transformers models/minimax_m3_vl (MiniMaxM3VL vision model); vLLM minimax_m3/common/vision_tower.py",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 32},
-    kind="minimax_vl",
-)  # fmt: skip
-
-# MiniCPM-V 4.6 and 4.7 over Qwen3.5's text entry: vLLM 0.33.0 minicpmv4_6.py, minicpmv4_7.py (towers_minicpm)
-_MINICPM_SOURCE = "transformers models/{} (vision config); vLLM 0.33.0 {}.py, idefics2_vision_model.py"
-MINICPM_V4_6 = Tower(
-    "MiniCPMV4_6VisionConfig", _MINICPM_SOURCE.format("minicpmv4_6", "minicpmv4_6"), kind="minicpm_v",
-    drop_last_layer=True,
-)  # fmt: skip
-MINICPM_V4_7 = Tower(
-    "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
-)
-# MiniCPM-o 2.6's SigLIP, resampler, Whisper encoder and audio projection (towers_minicpm.minicpm_o; the entry's
-# tower: SiglipVisionConfig's and WhisperConfig's class defaults where a section leaves a field out)
-MINICPM_O2_6 = Tower(
-    "SiglipVisionConfig", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py; vLLM 0.33.0 minicpmo.py, minicpmv.py "
-    "(MiniCPMV2_6, Resampler2_5); SGLang 0.5.23 minicpmo.py", kind="minicpm_o", audio_counted=True,
-)  # fmt: skip
-
-# Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
-STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
-
-# Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
-MUSE_GLIMMER = Tower(
-    "MuseGlimmerVisionConfig",
-    "transformers models/muse_glimmer (vision config); vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py",
-    kind="muse_glimmer",
-)  # fmt: skip
-
-# PaliGemma's SigLIP and PaliGemmaMultiModalProjector (vLLM paligemma.py builds SiglipVisionModel whatever the
-# section's model_type; SiglipVisionConfig's class defaults where vision_config leaves a field out: transformers
-# builds the dict as a SiglipVisionConfig)
-PALIGEMMA_SIGLIP = Tower(
-    "SiglipVisionConfig", "transformers models/siglip, models/paligemma; vLLM 0.33.0 paligemma.py, siglip.py",
-    GEMMA3_SIGLIP.defaults, kind="siglip_paligemma",
-)  # fmt: skip
-
-# Idefics3's and SmolVLM's SigLIP (Idefics3VisionConfig's / SmolVLMVisionConfig's class defaults, the same) and
-# connector (vLLM 0.33.0 idefics3.py, smolvlm.py)
-IDEFICS3_VISION = Tower(
-    "Idefics3VisionConfig", "transformers models/idefics3, models/smolvlm; vLLM 0.33.0 idefics3.py, idefics2_vision_model.py",
-    {"depth": 12, "hidden_size": 1152, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
-     "patch_size": 32},
-    kind="idefics3",
-)  # fmt: skip
-
-# BLIP-2's vision model, Q-Former and projection (towers_blip; Blip2VisionConfig's defaults there)
-BLIP2 = Tower(
-    "Blip2VisionConfig", "transformers models/blip_2 (config classes); vLLM 0.33.0 blip2.py, blip.py", kind="blip2"
-)
-# Granite-4.0-Vision's SigLIP and window Q-Former projectors (towers_blip): the vision config class's defaults by
-# its model_type (Granite4VisionConfig's default section is a CLIPVisionConfig); vLLM builds SiglipVisionModel
-GRANITE4_VISION = Tower(
-    "SiglipVisionConfig", "transformers models/granite4_vision; vLLM 0.33.0 granite4_vision.py, siglip.py, blip2.py",
-    {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION,
-)  # fmt: skip
-
-# LFM2-VL's SigLIP2 and projector (towers_vit.lfm2_vl): Siglip2VisionConfig's class defaults; vLLM refuses another
-# vision model_type ("Unsupported visual tokenizer type")
-LFM2_VL = Tower(
-    "Siglip2VisionConfig", "transformers models/siglip2, models/lfm2_vl; vLLM 0.33.0 lfm2_vl.py, lfm2_siglip2.py; SGLang 0.5.23 lfm2_vl.py",
-    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
-     "num_patches": 256},
-    kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
-)  # fmt: skip
-
-# Aria's Idefics3 SigLIP and projector (towers_vit.aria; AriaConfig's default section is an Idefics3VisionConfig)
-ARIA_VISION = Tower(
-    "Idefics3VisionConfig", "transformers models/aria, models/idefics3; vLLM 0.33.0 aria.py, idefics2_vision_model.py",
-    IDEFICS3_VISION.defaults, kind="aria",
-)  # fmt: skip
-
-# Command-A-Vision's SigLIP and projector (towers_vit.cohere2_vision; SiglipVisionConfig's class defaults)
-COHERE2_VISION = Tower(
-    "SiglipVisionConfig", "transformers models/cohere2_vision, models/siglip; vLLM 0.33.0 cohere2_vision.py, siglip.py",
-    GEMMA3_SIGLIP.defaults, kind="cohere2_vision",
-)  # fmt: skip
-
-# Ovis's AIMv2 visual tokenizer and visual embedding table (towers_ovis; the `visual_tokenizer_config` section)
-OVIS = Tower(
-    "Aimv2VisionConfig", "vLLM 0.33.0 ovis.py, aimv2.py, configs/ovis.py; transformers models/aimv2",
-    kind="ovis", section="visual_tokenizer_config",
-)  # fmt: skip
-
-# Cosmos-3-Edge's SigLIP2 and patch merger (towers_vit.cosmos3_edge; Cosmos3EdgeVisionConfig's class defaults)
-COSMOS3_EDGE = Tower(
-    "Cosmos3EdgeVisionConfig", "transformers models/cosmos3_edge; vLLM 0.33.0 / SGLang 0.5.23 cosmos3_edge.py",
-    {**LFM2_VL.defaults, "hidden_size": 1152, "intermediate_size": 4304, "depth": 27, "spatial_merge_size": 2},
-    kind="cosmos3_edge",
-)  # fmt: skip
-
-# Moondream3's vision encoder and projection (towers_moondream; the entry's tower): vLLM builds them from the
-# `config` section's `vision` dict, from Moondream3VisionConfig's defaults where the config has no section (vLLM's
-# registry serves HfMoondream with the same class: default--HfMoondream meta-built as Moondream3ForCausalLM's)
-MOONDREAM3 = Tower(
-    "Moondream3VisionConfig", "vLLM 0.33.0 models/moondream3.py, transformers_utils/configs/moondream3.py",
-    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
-)  # fmt: skip
-
-# Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
-# language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
-BY_OUTER_TYPE: Mapping[str, Tower] = {
-    "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
-    "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
-    "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
-    "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
-    "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
-    "lfm2_vl": LFM2_VL, "aria": ARIA_VISION, "cohere2_vision": COHERE2_VISION,
-    "ovis": OVIS, "llava_next_video": LLAVA_NEXT_VIDEO,
-    "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
-    "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
-    "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
-}  # fmt: skip

@@ -15,7 +15,8 @@ from typing import Literal
 
 from kvtop.domain.architectures.coverage import verdict
 from kvtop.domain.architectures.registry import BY_CLASS_NAME
-from kvtop.domain.architectures.towers import BY_OUTER_TYPE, Tower
+from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_fields import Tower
 
 TowerVerdict = Literal["tower", "no_tower", "not_modelled"]
 
@@ -31,7 +32,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "SmolVLMForConditionalGeneration": "smolvlm", "Blip2ForConditionalGeneration": "blip-2",
     "Granite4VisionForConditionalGeneration": "granite4_vision", "Lfm2VlForConditionalGeneration": "lfm2_vl",
     "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge", "Exaone4_5_ForConditionalGeneration": "exaone4_5", "Ovis": "ovis", "AriaForConditionalGeneration": "aria", "Cohere2VisionForConditionalGeneration": "cohere2_vision",
-    "NVLM_D": "NVLM_D",
+    "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5",
     "DeepseekOCRForCausalLM": "deepseek_vl_v2",
 }  # fmt: skip
 

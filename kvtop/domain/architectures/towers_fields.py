@@ -103,6 +103,7 @@ class Tower:
         "aria",
         "cohere2_vision",
         "ovis",
+        "ovis2_5",
         "cosmos3_edge",
         "moondream3",
         "nvlm_d",
