@@ -1,5 +1,5 @@
 """vLLM 0.33.0 builds Ovis2.5 once its processing info is built without the checkpoint's image processor
-(benchmarks/engine_diff/vllm_standins.PROCESSOR_FREE_INFOS: ovis2_5.py Ovis2_5ProcessingInfo.__init__ loads
+(benchmarks/engine_diff/vllm_input_standins.PROCESSOR_FREE_INFOS: ovis2_5.py Ovis2_5ProcessingInfo.__init__ loads
 Ovis2_5Processor, whose preprocessor_config.json a config folder lacks; ModelConfig reads only its
 get_supported_mm_limits, a constant). Before, the registry sweep's rows said "Can't load image processor".
 

@@ -67,7 +67,7 @@ def _counted(row: dict) -> dict[str, int]:
 @pytest.mark.parametrize("tp", [1, 2])
 def test_vllm_builds_kimi_k2_6_without_its_image_processor_and_kvtop_plans_it_equal(tp: int) -> None:
     """vLLM 0.33.0 kimi_k25.py KimiK25ProcessingInfo.__init__ loads the image processor a config folder lacks
-    (vllm_standins.PROCESSOR_FREE_INFOS builds it bare: ModelConfig reads only its constant mm limits). Its language
+    (vllm_input_standins.PROCESSOR_FREE_INFOS builds it bare: ModelConfig reads only its constant mm limits). Its language
     model equals SGLang 0.5.23's independent meta build (594,205,536,256 B at TP 1), and its MLA cache holds
     61 layers of one 576-wide latent in bf16 a token: 61 x 576 x 2 = 70,272 B, SGLang's cell size."""
     row = _row("vllm", "moonshotai--Kimi-K2.6", tp)
@@ -84,7 +84,7 @@ def test_vllm_builds_kimi_k2_6_without_its_image_processor_and_kvtop_plans_it_eq
 @pytest.mark.parametrize("tp", [1, 2])
 def test_vllm_builds_deepseek_ocr_without_a_tokenizer_and_kvtop_plans_it_equal(tp: int) -> None:
     """vLLM 0.33.0 deepseek_ocr.py DeepseekOCRForCausalLM.__init__ reads tokenizer.vocab["<image>"], which
-    `--skip-tokenizer-init` leaves out (vllm_standins.TOKEN_ID_TOKENIZER_MODULES: a vocabulary answering id 0, used
+    `--skip-tokenizer-init` leaves out (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES: a vocabulary answering id 0, used
     only at run time). Its language model equals SGLang 0.5.23's independent meta build (5,869,468,160 B at TP 1),
     as do its SAM and CLIP towers at TP 1; its cache holds 12 layers of 10 KV heads x 128 (K and V) in bf16 a token:
     12 x 10 x 128 x 2 x 2 = 61,440 B, SGLang's cell size."""

@@ -54,14 +54,14 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          importing its CuteDSL kernel module (absent here; vllm_standins.KIMI_K3_GEMM_AR).
   tokenizer-vocab        under `--skip-tokenizer-init` a multimodal processor's info that asks the tokenizer
                          whether an optional special token is in its vocabulary (InternVL's `<video>`) gets an
-                         empty vocabulary (vllm_standins._VocabFreeTokenizer; each read recorded).
+                         empty vocabulary (vllm_input_standins._VocabFreeTokenizer; each read recorded).
   processor-free-info    a processing info whose __init__ loads the checkpoint's image processor
                          (preprocessor_config.json, absent from a config folder) is built as BaseProcessingInfo's
                          when that load fails (Kimi-K3, Ovis2.5, Kimi-K2.5/K2.6: ModelConfig reads only their
-                         supported_mm_limits, a constant; vllm_standins.PROCESSOR_FREE_INFOS; each build recorded).
+                         supported_mm_limits, a constant; vllm_input_standins.PROCESSOR_FREE_INFOS; each build recorded).
   token-id-tokenizer     under `--skip-tokenizer-init` a model whose __init__ reads a media token's id from the
                          tokenizer's vocabulary (DeepSeek-OCR's `<image>`, used only at run time) gets a
-                         vocabulary answering id 0 (vllm_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
+                         vocabulary answering id 0 (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -79,6 +79,7 @@ import types
 from typing import Any
 
 from standins import PLACEHOLDER_READS, PlaceholderModule
+from vllm_input_standins import install_input_stand_ins
 
 GPUS = {
     "sm80": ((8, 0), "NVIDIA A100-SXM4-80GB", 85_899_345_920),
@@ -305,114 +306,8 @@ def install_import_stand_ins(gpu: str) -> Any:
     import vllm.model_executor.models.registry as registry
 
     registry._run_in_subprocess = lambda fn: fn()  # model-inspection
-    _install_tokenizer_vocab()
-    _install_processor_free_info()
-    _install_token_id_tokenizer()
+    install_input_stand_ins()
     return platform
-
-
-# processor-free-info: processing infos whose __init__ loads the checkpoint's image processor
-# (preprocessor_config.json) and asks the tokenizer for its media token, which a config folder lacks. In the engine's
-# sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
-# kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant; model_executor/models/ovis2_5.py
-# Ovis2_5ProcessingInfo: {"image": None, "video": 1}, a constant, its __init__ building Ovis2_5Processor for the
-# tokenizer's extra special tokens; model_executor/models/kimi_k25.py KimiK25ProcessingInfo: {"vision_chunk": None},
-# a constant, its __init__ loading the image processor and resolving <|media_pad|> by the tokenizer); without the
-# processor the info is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No
-# parameter or KV figure reads it.
-PROCESSOR_FREE_INFOS = (
-    ("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),
-    ("vllm.model_executor.models.ovis2_5", "Ovis2_5ProcessingInfo"),
-    ("vllm.model_executor.models.kimi_k25", "KimiK25ProcessingInfo"),
-)
-
-
-def _install_processor_free_info() -> None:
-    for module_name, class_name in PROCESSOR_FREE_INFOS:
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except Exception:  # releases without the class (or whose module does not import here)
-            continue
-        own = cls.__init__
-
-        def __init__(self: Any, ctx: Any, _own: Any = own, _name: str = class_name) -> None:
-            try:
-                _own(self, ctx)
-            except OSError:  # "Can't load image processor": no preprocessor_config.json in a config folder
-                PLACEHOLDER_READS.add(f"{_name}: processor-free info")
-                super(type(self), self).__init__(ctx)
-
-        cls.__init__ = __init__
-
-
-class _VocabFreeTokenizer:
-    """tokenizer-vocab: the tokenizer `--skip-tokenizer-init` leaves out, as a multimodal processor's info asks
-    it whether an optional special token is in its vocabulary (0.33.0 internvl.py ctx_video_token, read by
-    get_supported_mm_limits in ModelConfig.__post_init__): an empty vocabulary (the token is absent: no video
-    modality); every read recorded. No parameter or KV figure reads it."""
-
-    def get_vocab(self) -> dict[str, int]:
-        PLACEHOLDER_READS.add("tokenizer.get_vocab")
-        return {}
-
-    def __getattr__(self, attr: str) -> Any:
-        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
-
-
-def _install_tokenizer_vocab() -> None:
-    try:
-        from vllm.multimodal.processing.context import InputProcessingContext
-    except ImportError:  # older releases
-        return
-    own = InputProcessingContext.get_tokenizer
-
-    def get_tokenizer(self: Any) -> Any:
-        if self.tokenizer is None:
-            return _VocabFreeTokenizer()
-        return own(self)
-
-    InputProcessingContext.get_tokenizer = get_tokenizer  # type: ignore[method-assign]
-
-
-# token-id-tokenizer: model classes whose __init__ asks the tokenizer for a media token's id, which
-# `--skip-tokenizer-init` leaves out (cached_tokenizer_from_config returns None): 0.33.0 deepseek_ocr.py
-# DeepseekOCRForCausalLM.__init__ and deepseek_ocr2.py read tokenizer.vocab["<image>"] into self.image_token_id,
-# used only to merge image embeddings at run time. The stand-in's vocabulary answers any token with id 0, each read
-# recorded. No parameter or KV figure reads it.
-TOKEN_ID_TOKENIZER_MODULES = (
-    "vllm.model_executor.models.deepseek_ocr",
-    "vllm.model_executor.models.deepseek_ocr2",
-)
-
-
-class _TokenIdVocab(dict[str, int]):
-    def __missing__(self, token: str) -> int:
-        PLACEHOLDER_READS.add(f"tokenizer.vocab[{token!r}]")
-        return 0
-
-
-class _TokenIdTokenizer:
-    """token-id-tokenizer: a tokenizer whose only field is a vocabulary answering every token (see above)."""
-
-    vocab = _TokenIdVocab()
-
-    def __getattr__(self, attr: str) -> Any:
-        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
-
-
-def _install_token_id_tokenizer() -> None:
-    for module_name in TOKEN_ID_TOKENIZER_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-            own = module.cached_tokenizer_from_config
-        except Exception:  # releases without the module (or the name)
-            continue
-
-        def from_config(model_config: Any, *args: Any, _own: Any = own, **kwargs: Any) -> Any:
-            tokenizer = _own(model_config, *args, **kwargs)
-            return _TokenIdTokenizer() if tokenizer is None else tokenizer
-
-        module.cached_tokenizer_from_config = from_config
 
 
 class _ProcessGroup:

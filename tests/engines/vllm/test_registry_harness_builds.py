@@ -4,7 +4,7 @@ meta build now answers, and its figures are those of the config's own arithmetic
 - ApertusForCausalLM: XIELU's constructor reads its own scalars back (`.item()`), which meta tensors do not hold
   (host values: vllm_standins.HOST_VALUE_CLASSES).
 - InternVL3-1B-Pretrained: InternVL's processing info asks the tokenizer whether `<video>` is in its vocabulary, which
-  `--skip-tokenizer-init` leaves out (tokenizer vocab: vllm_standins._VocabFreeTokenizer).
+  `--skip-tokenizer-init` leaves out (tokenizer vocab: vllm_input_standins._VocabFreeTokenizer).
 - ChatGLMForConditionalGeneration: vLLM's own ChatGLMConfig defaults lack `original_rope` and (transformers 5.x)
   `tie_word_embeddings`, which every published ChatGLM config.json carries (registry_configs.DERIVED_FIELDS).
 - sgl-project's DeepSeek-V4-*-FP8: model_type `deepseek_ref` is in neither transformers nor vLLM's config registry and

@@ -1,0 +1,123 @@
+"""vLLM's stand-ins for what a sizing run asks of the tokenizer and the image processor, which a config folder
+lacks and `--skip-tokenizer-init` leaves out (processor-free-info, tokenizer-vocab, token-id-tokenizer in
+vllm_standins.py's list). Standard library only; imported by vllm_standins.py inside the engine's venv. None of them
+computes a number the comparison reads; each read is recorded in the case's row (`placeholder_reads`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from standins import PLACEHOLDER_READS
+
+
+def install_input_stand_ins() -> None:
+    """Install the three stand-ins (each a no-op on releases without the class or module it patches)."""
+    _install_tokenizer_vocab()
+    _install_processor_free_info()
+    _install_token_id_tokenizer()
+
+
+# processor-free-info: processing infos whose __init__ loads the checkpoint's image processor
+# (preprocessor_config.json) and asks the tokenizer for its media token, which a config folder lacks. In the engine's
+# sizing path only ModelConfig._supports_multimodal_inputs builds the info, for its supported_mm_limits (0.33.0
+# kimi_k3/common/mm_preprocess.py KimiK3ProcessingInfo: {"image": None}, a constant; model_executor/models/ovis2_5.py
+# Ovis2_5ProcessingInfo: {"image": None, "video": 1}, a constant, its __init__ building Ovis2_5Processor for the
+# tokenizer's extra special tokens; model_executor/models/kimi_k25.py KimiK25ProcessingInfo: {"vision_chunk": None},
+# a constant, its __init__ loading the image processor and resolving <|media_pad|> by the tokenizer); without the
+# processor the info is BaseProcessingInfo's own __init__ (the context only), each such build recorded. No
+# parameter or KV figure reads it.
+PROCESSOR_FREE_INFOS = (
+    ("vllm.models.kimi_k3.common.mm_preprocess", "KimiK3ProcessingInfo"),
+    ("vllm.model_executor.models.ovis2_5", "Ovis2_5ProcessingInfo"),
+    ("vllm.model_executor.models.kimi_k25", "KimiK25ProcessingInfo"),
+)
+
+
+def _install_processor_free_info() -> None:
+    for module_name, class_name in PROCESSOR_FREE_INFOS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except Exception:  # releases without the class (or whose module does not import here)
+            continue
+        own = cls.__init__
+
+        def __init__(self: Any, ctx: Any, _own: Any = own, _name: str = class_name) -> None:
+            try:
+                _own(self, ctx)
+            except OSError:  # "Can't load image processor": no preprocessor_config.json in a config folder
+                PLACEHOLDER_READS.add(f"{_name}: processor-free info")
+                super(type(self), self).__init__(ctx)
+
+        cls.__init__ = __init__
+
+
+class _VocabFreeTokenizer:
+    """tokenizer-vocab: the tokenizer `--skip-tokenizer-init` leaves out, as a multimodal processor's info asks
+    it whether an optional special token is in its vocabulary (0.33.0 internvl.py ctx_video_token, read by
+    get_supported_mm_limits in ModelConfig.__post_init__): an empty vocabulary (the token is absent: no video
+    modality); every read recorded. No parameter or KV figure reads it."""
+
+    def get_vocab(self) -> dict[str, int]:
+        PLACEHOLDER_READS.add("tokenizer.get_vocab")
+        return {}
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
+
+
+def _install_tokenizer_vocab() -> None:
+    try:
+        from vllm.multimodal.processing.context import InputProcessingContext
+    except ImportError:  # older releases
+        return
+    own = InputProcessingContext.get_tokenizer
+
+    def get_tokenizer(self: Any) -> Any:
+        if self.tokenizer is None:
+            return _VocabFreeTokenizer()
+        return own(self)
+
+    InputProcessingContext.get_tokenizer = get_tokenizer  # type: ignore[method-assign]
+
+
+# token-id-tokenizer: model classes whose __init__ asks the tokenizer for a media token's id, which
+# `--skip-tokenizer-init` leaves out (cached_tokenizer_from_config returns None): 0.33.0 deepseek_ocr.py
+# DeepseekOCRForCausalLM.__init__ and deepseek_ocr2.py read tokenizer.vocab["<image>"] into self.image_token_id,
+# used only to merge image embeddings at run time. The stand-in's vocabulary answers any token with id 0, each read
+# recorded. No parameter or KV figure reads it.
+TOKEN_ID_TOKENIZER_MODULES = (
+    "vllm.model_executor.models.deepseek_ocr",
+    "vllm.model_executor.models.deepseek_ocr2",
+)
+
+
+class _TokenIdVocab(dict[str, int]):
+    def __missing__(self, token: str) -> int:
+        PLACEHOLDER_READS.add(f"tokenizer.vocab[{token!r}]")
+        return 0
+
+
+class _TokenIdTokenizer:
+    """token-id-tokenizer: a tokenizer whose only field is a vocabulary answering every token (see above)."""
+
+    vocab = _TokenIdVocab()
+
+    def __getattr__(self, attr: str) -> Any:
+        raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")
+
+
+def _install_token_id_tokenizer() -> None:
+    for module_name in TOKEN_ID_TOKENIZER_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+            own = module.cached_tokenizer_from_config
+        except Exception:  # releases without the module (or the name)
+            continue
+
+        def from_config(model_config: Any, *args: Any, _own: Any = own, **kwargs: Any) -> Any:
+            tokenizer = _own(model_config, *args, **kwargs)
+            return _TokenIdTokenizer() if tokenizer is None else tokenizer
+
+        module.cached_tokenizer_from_config = from_config
