@@ -19,6 +19,7 @@ projection nn.Linear (whole): only fc1 (with its bias) and fc2 split over TP; it
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
@@ -49,6 +50,31 @@ def intern_vit(
     source: str, *, where: str,
 ) -> TowerSpec:  # fmt: skip
     """The tower and projector's parameters: whole, split over TP, and split only where the heads divide."""
+    body = intern_vit_body(values, vit, outer, where=where)
+    shuffled = body.shuffled_width
+    mlp1 = 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+    return TowerSpec(params=body.whole + mlp1 + body.split + body.heads_split, tp_split_params=body.split,
+                     head_split_params=body.heads_split, heads=body.heads, config_class=config_class,
+                     source=source)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InternVitBody:
+    """InternViT's parameters up to `select_layer`, before a projector: whole on every rank, split over TP (fc1,
+    fc2), split only where the heads divide (qkv, proj); the heads those divide by; the pixel-shuffled width."""
+
+    whole: int
+    split: int
+    heads_split: int
+    heads: int
+    shuffled_width: int
+
+
+def intern_vit_body(
+    values: Mapping[str, Any], vit: InternVitFields, outer: InternChatFields, *, where: str, dummy_heads: int = 0
+) -> InternVitBody:
+    """InternViT as vLLM's intern_vit.py builds it, with `dummy_heads` more heads of hidden ÷ heads each (NVLM-D's
+    `num_dummy_heads`: qkv, proj and the q/k norms over the padded width); fields named when bad."""
     width, mlp, heads = values["hidden_size"], values["intermediate_size"], values["num_attention_heads"]
     if width % heads:
         raise InputError(f"must divide hidden_size ({width}) into whole heads (got {heads})",
@@ -64,18 +90,17 @@ def intern_vit(
     if ratio * outer.downsample_ratio != 1:
         raise InputError(f"must be 1 ÷ a whole number (got {outer.downsample_ratio})", field="downsample_ratio",
                          source=where)  # fmt: skip
+    padded = (heads + dummy_heads) * (width // heads)
     positions = (values["image_size"] // values["patch_size"]) ** 2 + 1
     norm = (2 if vit.norm_type == "layer_norm" else 1) * width
-    qkv_bias = 3 * width if vit.qkv_bias else 0
     whole = width + values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
-    # per block: two norms, proj's bias, q/k norms, ls1 and ls2, fc2's bias
-    whole += depth * (2 * norm + width + (2 * width if vit.qk_normalization else 0) + 2 * width + width)
+    # per block: two norms, proj's bias, q/k norms (over the padded width), ls1 and ls2, fc2's bias
+    whole += depth * (2 * norm + width + (2 * padded if vit.qk_normalization else 0) + 2 * width + width)
     split = depth * (width * mlp + mlp + mlp * width)  # fc1 (with its bias) and fc2
-    heads_split = depth * (3 * width * width + qkv_bias + width * width)  # qkv (with its bias) and proj
-    shuffled = width * ratio * ratio
-    whole += 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden  # mlp1
-    return TowerSpec(params=whole + split + heads_split, tp_split_params=split, head_split_params=heads_split,
-                     heads=heads, config_class=config_class, source=source)  # fmt: skip
+    qkv_bias = 3 * padded if vit.qkv_bias else 0
+    heads_split = depth * (3 * padded * width + qkv_bias + padded * width)  # qkv (with its bias) and proj
+    return InternVitBody(whole=whole, split=split, heads_split=heads_split, heads=heads + dummy_heads,
+                         shuffled_width=width * ratio * ratio)  # fmt: skip
 
 
 def _square(value: Any) -> Any:
