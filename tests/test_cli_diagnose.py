@@ -17,15 +17,15 @@ from tests.corpus_records import logged_bytes
 
 GIB, MIB = 1 << 30, 1 << 20
 # What a restart of the demo's SGLang finds free before the weights with nothing else on the GPU: CUDA's H100 total
-# (79.18803 GiB) less SGLang's calibrated context at TP 8 on NVLink (0.597505 + 3 × 0.513037 GiB), both fitted on
-# the corpus (docs/calibration.md): 85,027,499,771 − 2,294,173,961 = 82,733,325,810 B
+# (79.18803 GiB) less SGLang's calibrated context at TP 8 on NVLink (0.582988 + 3 × 0.517481 GiB), both fitted on
+# the corpus (docs/calibration.md): 85,027,499,771 − 2,292,901,577 = 82,734,598,194 B
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 H100_RESTART_FREE = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB) - round(
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
 )
 # What diagnose prices a restart on the demo node at: NVML's total less its reserve (the demo's GPUs show CUDA's
 # 79.19 GiB, as vLLM 0.19.0 printed it on an H100: llmd-v019-llama-3.3-70b-fp8dyn-tp4; examples/measured)
-# less the same calibrated context: 85,029,615,043 − 2,294,173,961 = 82,735,441,082 B
+# less the same calibrated context: 85,029,615,043 − 2,292,901,577 = 82,736,713,466 B
 NODE_RESTART_FREE = logged_bytes("llmd-v019-llama-3.3-70b-fp8dyn-tp4:cuda_total") - round(
     (_CONTEXT + 3 * _PER_TP_DOUBLING_NVLINK) * GIB
 )
@@ -65,9 +65,9 @@ def test_foreign_process_on_gpu3_costs_every_rank_the_planners_tokens(
             ledger.model, ledger.settings, gpu_total_bytes=ledger.gpu_total_bytes, measured=measured
         ).token_capacity
 
-    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,458.3 and
-    # 1,092,798.0), so the two are 128,660 apart
-    assert capacity(clean) == 1_221_458 and capacity(clean - 6 * GIB) == 1_092_798
+    # 6 GiB × mfs 0.818 ÷ 40,960 B = 128,660.3 tokens; each pool is floored to whole tokens (1,221,483.7 and
+    # 1,092,823.4), so the two are 128,660 apart
+    assert capacity(clean) == 1_221_483 and capacity(clean - 6 * GIB) == 1_092_823
     assert (
         finding["tokens"] == finding["gain_tokens"] == capacity(clean) - capacity(clean - 6 * GIB) == 128_660
     )
@@ -80,18 +80,18 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Left running, the 6 GiB notebook leaves a restart NVML's total less its reserve (the node's CUDA total,
-    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (0.597505 + 3 × 0.513037
+    79.19 GiB as a real H100 start printed it) less SGLang's context at TP 8 on NVLink (0.582988 + 3 × 0.517481
     GiB, calibrated, docs/calibration.md) less 6 GiB free; SGLang's reserve is that × (1 − share), its own × (1 −
-    0.818): 0.83 takes it 0.85 GiB below (0.012 × 72,758.7 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1
+    0.818): 0.83 takes it 0.85 GiB below (0.012 × 72,759.9 MiB), 0.84 would take 1.56 GiB: kvtop's tolerance is 1
     GiB. The weights are the calibrated term (the book 17,640,734,720 and SGLang's rope cache 4,194,304 B): at 0.83
-    the KV budget is 76,292,990,138 − 17,644,929,024 − 76,292,990,138 × 0.17 = 45,678,252,790 B ÷ 40,960 =
-    1,115,191 tokens, at 0.818 1,092,840."""
+    the KV budget is 76,294,262,522 − 17,644,929,024 − 76,294,262,522 × 0.17 = 45,679,308,869 B ÷ 40,960 =
+    1,115,217 tokens, at 0.818 1,092,865."""
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     alternative = out["findings"][0]["alternative"]
     ledger = open_node_source("llama70b-tp8-foreign-gpu3").collect().engines[0].ledger
     assert ledger is not None
     left = NODE_RESTART_FREE - 6 * GIB
-    assert round(left / MIB, 1) == 72_758.7 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
+    assert round(left / MIB, 1) == 72_759.9 and (0.83 - 0.818) * left < GIB <= (0.84 - 0.818) * left
 
     def capacity(**settings: float) -> int:
         measured = MeasuredInputs(free_before_load_bytes=left)
@@ -101,13 +101,13 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
         ).token_capacity  # fmt: skip
 
     assert (alternative["fix"], alternative["limit"], alternative["pids"]) == ("--mem-fraction-static 0.83", "reserve", [4242])
-    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_191
-    assert alternative["restart_tokens"] == capacity() == 1_092_840
-    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_351
+    assert alternative["tokens"] == capacity(mem_fraction_static=0.83) == 1_115_217
+    assert alternative["restart_tokens"] == capacity() == 1_092_865
+    assert alternative["gain_tokens"] == capacity(mem_fraction_static=0.83) - capacity() == 22_352
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
-    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,351 tokens" in text
+    assert "  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +22,352 tokens" in text
 
 
 def test_global_demo_flag_works_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -132,15 +132,15 @@ def test_the_planners_before_is_the_explained_state(name: str) -> None:
 def test_the_co_tenant_node_has_one_named_cause() -> None:
     """The scenario's 6 GiB notebook on GPU 3 is the one named cause on every rank: 6 GiB × 0.818 ÷
     40,960 B = 128,660.3 tokens (SGLang 0.5.9's auto fraction on an H100, Llama-3-70B TP8); each pool is
-    floored to whole tokens (1,221,458.3 clean, 1,092,798.0 with the notebook: the weights hold SGLang's float32
+    floored to whole tokens (1,221,483.7 clean, 1,092,823.4 with the notebook: the weights hold SGLang's float32
     rope cache, 8,192 × 128 × 4 B, beside the checkpoint), so the term is 128,660. Beside it, unnamed, the gap
     between kvtop's prediction and what SGLang measured (77.43 GiB free before its weights, as a real TP 8 start on
-    an H100 printed it: 1,229,576 tokens clean, test_demo) is the same on every rank: +8,118."""
+    an H100 printed it: 1,229,576 tokens clean, test_demo) is the same on every rank: +8,093."""
     view = _snapshot("llama70b-tp8-foreign-gpu3").engines[0]
     for rank in view.ranks:
         term, gap = rank.capacity.terms
         assert (term.cause, term.tokens) == (CapacityCause.OTHER_PROCESSES, -128_660)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_458)
+        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_483)
 
 
 def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
@@ -157,9 +157,9 @@ def test_a_co_tenant_that_came_after_the_engine_costs_nothing_now() -> None:
     view = snapshot.engines[0]
     assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
     # the clean prediction (test_demo: CUDA's H100 total less SGLang's calibrated TP 8 context, less the weights with
-    # SGLang's rope cache, SGLang's arithmetic: 50,030,931,488 B ÷ 40,960 B) against what SGLang sized from what it
+    # SGLang's rope cache, SGLang's arithmetic: 50,031,972,298 B ÷ 40,960 B) against what SGLang sized from what it
     # measured (test_demo: 50,363,451,451 B ÷ 40,960 B)
-    assert view.ledger.token_capacity == 1_221_458
+    assert view.ledger.token_capacity == 1_221_483
     assert {rank.capacity.actual_tokens for rank in view.ranks} == {1_229_576}
     (finding,) = [f for f in diagnose(snapshot) if f.rule == "co_tenant"]
     assert finding.tokens == 0 and finding.term_tokens is None and finding.gain_tokens > 128_000

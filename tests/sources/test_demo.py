@@ -34,8 +34,8 @@ MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
 # The clean prediction's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total is
 # the mean of the H100 totals the corpus's logs printed, 79.18803 GiB (85,027,499,771 B); SGLang's CUDA context and
-# NCCL before the weights are 0.597505 GiB + 0.513037 GiB per doubling of TP on NVLink GPUs (2.137 GiB at TP 8:
-# 2,294,173,961 B). A scenario that sets neither the driver's reserve nor the context gets these, so its engines
+# NCCL before the weights are 0.582988 GiB + 0.517481 GiB per doubling of TP on NVLink GPUs (2.135 GiB at TP 8:
+# 2,292,901,577 B). A scenario that sets neither the driver's reserve nor the context gets these, so its engines
 # measure what the prediction expects.
 H100_CUDA_TOTAL = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
@@ -88,28 +88,28 @@ def test_default_node_predicts_llama70b_tp8_and_reports_what_sglang_solved() -> 
     assert [rank.rank for rank in view.ranks] == [EngineRank(tp=tp) for tp in range(8)]
     assert view.ledger.kv_bytes_per_token == 40_960
     # from the launch command alone (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = 85,027,499,771 −
-    # 2,294,173,961 = 82,733,325,810 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
+    # 2,292,901,577 = 82,734,598,194 B; KV budget = pre-load − the weights 17,644,929,024 (the checkpoint's
     # 17,640,734,720 and the float32 rope cos/sin cache SGLang holds on every rank, 8,192 positions × 128 dims × 4 B =
-    # 4,194,304) − pre-load × (1 − 0.818) 15,057,465,297.4 = 50,030,931,488 B (floored) // 40,960 B =
-    # 1,221,458 tokens
+    # 4,194,304) − pre-load × (1 − 0.818) 15,057,696,871.3 = 50,031,972,298 B (floored) // 40,960 B =
+    # 1,221,483 tokens
     assert view.ledger.weights_bytes == 17_640_734_720 + 8_192 * 128 * 4
-    assert view.ledger.token_capacity == 1_221_458
+    assert view.ledger.token_capacity == 1_221_483
     # kvtop's prediction rests on the fits: CUDA's H100 total less SGLang's TP 8 context, the weights the
     # calibrated term (the book and the rope cache).
     settings = parse_launch_command(LLAMA_TP8)
     free = H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT
     solved = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                measured=MeasuredInputs(free_before_load_bytes=free))  # fmt: skip
-    assert solved.token_capacity == 1_221_458
+    assert solved.token_capacity == 1_221_483
     # The engine solved with what it measured, SGLANG_TP8_FREE: 83,139,829,432 − the weights 17,644,929,024 −
-    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,118 more
+    # 83,139,829,432 × (1 − 0.818) 15,131,448,957 = 50,363,451,451 B // 40,960 B = 1,229,576 tokens; 8,093 more
     # than predicted (the start left 1.76 GiB of CUDA's 79.19 taken before its weights, the fit says 2.14): the
     # gap the waterfall shows, as no cause of kvtop's explains it
     measured = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=gpu_total_bytes("H100"),
                                  measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE))  # fmt: skip
     assert measured.token_capacity == 1_229_576
     assert {rank.observed.token_capacity for rank in view.ranks} == {1_229_576}
-    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - 1_221_458}
+    assert {rank.capacity.change_tokens for rank in view.ranks} == {1_229_576 - 1_221_483}
     assert {tuple(term.cause for term in rank.capacity.terms) for rank in view.ranks} == {(CapacityCause.UNEXPLAINED,)}
 
 
@@ -129,7 +129,7 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     total = gpu_total_bytes("H100")
     tightest = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                                  measured=MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL - SGLANG_TP8_CONTEXT - 6 * GIB))  # fmt: skip
-    assert tightest.token_capacity == 1_092_798
+    assert tightest.token_capacity == 1_092_823
     sized = calibrated_ledger(load_model("llama-3-70b"), settings, gpu_total_bytes=total,
                               measured=MeasuredInputs(free_before_load_bytes=SGLANG_TP8_FREE - 6 * GIB))  # fmt: skip
     assert sized.token_capacity == 1_100_916
@@ -138,17 +138,17 @@ def test_foreign_process_on_gpu3_shrinks_every_rank_by_the_tightest_one() -> Non
     # clean, 1,100,916.2 with the co-tenant), so the two pools are 128,660 tokens apart
     assert healthy.engines[0].ranks[0].observed.token_capacity - 1_100_916 == 128_660
     # the waterfall names the co-tenant on every rank, and the healthy node's gap (1,229,576 measured clean against
-    # 1,221,458 predicted) beside it, unexplained
+    # 1,221,483 predicted) beside it, unexplained
     for rank in view.ranks:
         cotenant, gap = rank.capacity.terms
         assert (cotenant.cause.value, cotenant.tokens, cotenant.gpu_index, cotenant.pid) == ("other_processes", -128_660, 3, 4242)
-        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_458)
+        assert (gap.cause, gap.tokens) == (CapacityCause.UNEXPLAINED, 1_229_576 - 1_221_483)
     # The prediction from the launch command is unchanged; the co-tenant explains the ~6 GiB shrink.
-    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_458
+    assert view.ledger.token_capacity == healthy.engines[0].ledger.token_capacity == 1_221_483
     for before, after in zip(healthy.engines[0].ranks, view.ranks, strict=True):
         assert 5.9 * GIB < before.observed.process_bytes - after.observed.process_bytes < 6.1 * GIB
         # one byte view: the rank's predicted row is the explained ledger's, the pool SGLang sized from GPU 3
-        assert after.predicted.token_capacity == 1_092_798
+        assert after.predicted.token_capacity == 1_092_823
         assert after.predicted.kv_pool_bytes == tightest.ranks[after.gpu_index].kv_pool_bytes
         assert before.predicted.kv_pool_bytes - after.predicted.kv_pool_bytes == 128_660 * 40_960
         assert abs(after.unexplained_bytes) < GIB

@@ -59,14 +59,14 @@ def test_sglang_engine_shows_its_draft_experts_deepep_and_hicache(snapshot: Node
     assert [t.cause for t in waterfall.terms] == causes
     assert waterfall.clean_tokens + sum(t.tokens for t in waterfall.terms) == waterfall.actual_tokens
     # SGLang sized its pool from what it measured, H200_TOTAL − TP4_CONTEXT free before its weights (kvtop's fits
-    # predict 117,442 tokens: CUDA's H200 total 139.935 GiB less SGLang's TP 4 context 0.597505 + 2 × 0.513037 GiB):
+    # predict 117,552 tokens: CUDA's H200 total 139.935 GiB less SGLang's TP 4 context 0.582988 + 2 × 0.517481 GiB):
     # the gap is the waterfall's unexplained term
     draft = load_model("qwen3-235b-a22b-eagle3")
     sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=gpu_total_bytes("H200"),
                               gpu_name="NVIDIA H200", measured=MeasuredInputs(free_before_load_bytes=H200_TOTAL - TP4_CONTEXT),
                               draft=draft)  # fmt: skip
     assert waterfall.actual_tokens == sized.token_capacity == 116_440
-    assert waterfall.terms[-1].tokens == 116_440 - view.ledger.token_capacity == 116_440 - 117_442
+    assert waterfall.terms[-1].tokens == 116_440 - view.ledger.token_capacity == 116_440 - 117_552
 
 
 def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> None:
@@ -79,15 +79,16 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     assert host.bytes_per_rank == (200 << 30) // 4  # --kv-offloading-size 200 over TP4
     waterfall = view.ranks[0].capacity
     assert waterfall is not None and [t.cause for t in waterfall.terms] == [CapacityCause.LORA, CapacityCause.UNEXPLAINED]
-    # vLLM sized its share of the CUDA total it measured, less its measured runtime (kvtop's fits: 1,139,360; among
+    # vLLM sized its share of the CUDA total it measured, less its measured runtime (kvtop's fits: 1,157,296; among
     # them the CUDA-graph estimate, 0.333999 + 0.184319 × 8.0 GiB: 51 PIECEWISE + 51 FULL graphs, 50 + 50 beyond each
-    # mode's first × 80 layers ÷ 1000)
+    # mode's first × 80 layers ÷ 1000, and the non-torch memory at TP 4, v0.33.0: the v18 remainder 0.252188 + 0.379062
+    # GiB plus FlashInfer's fusion workspace, three buffers held as 38 MiB, fusion_workspace.py)
     measured = MeasuredInputs(gpu_total_bytes=H200_TOTAL, free_before_load_bytes=H200_TOTAL - TP4_CONTEXT,
                               non_kv_bytes=VLLM_RUNTIME)  # fmt: skip
     sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=H200_TOTAL,
                               gpu_name="NVIDIA H200", measured=measured)  # fmt: skip
     assert waterfall.actual_tokens == sized.token_capacity == 1_136_416
-    assert waterfall.terms[-1].tokens == 1_136_416 - view.ledger.token_capacity == 1_136_416 - 1_139_360
+    assert waterfall.terms[-1].tokens == 1_136_416 - view.ledger.token_capacity == 1_136_416 - 1_157_296
 
 
 def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: NodeSnapshot) -> None:
@@ -117,11 +118,11 @@ def test_host_memory_beside_the_host_tiers(snapshot: NodeSnapshot) -> None:
     host = snapshot.observation.host_memory
     assert host is not None and host.total_bytes == 2 << 40
     # the scenario's 2 TiB less what both host tiers pin as the engines sized them (HiCache: --hicache-ratio 2 × the
-    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's 117,442; offloading 200 GiB) and 5% for the OS
+    # pool SGLang sized on 4 ranks, 116,440 tokens each, not kvtop's 117,552; offloading 200 GiB) and 5% for the OS
     engines = NodePlan(load_scenario("modern-deployment"), "test", opened_at=0).engines
     tiers = [engine.truth.host_tier for engine in engines if engine.truth.host_tier is not None]
     assert [tier.connector for tier in tiers] == ["HiCache", "OffloadingConnector"]
-    assert tiers[0].bytes_per_rank // 116_440 == _view(snapshot, "sglang").ledger.host_tier.bytes_per_rank // 117_442
+    assert tiers[0].bytes_per_rank // 116_440 == _view(snapshot, "sglang").ledger.host_tier.bytes_per_rank // 117_552
     assert tiers[1].total_bytes == 200 << 30
     pinned = sum(tier.total_bytes for tier in tiers)
     assert host.available_bytes == (2 << 40) - pinned - (2 << 40) // 20
