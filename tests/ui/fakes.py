@@ -48,7 +48,7 @@ UNTOUCHED_RESERVE_BYTES = 2 * GIB  # runtime reserve a healthy worker has not cl
 CO_TENANT_BYTES = 6 * GIB
 # The planner's pre-load terms on an H100 (docs/calibration.md), from the fitted constants: CUDA's total, the mean
 # of the H100 totals the corpus's logs printed (79.18803 GiB); SGLang's CUDA context and NCCL at TP 8 on NVLink
-# GPUs (0.597505 GiB + 0.513037 GiB per doubling of TP: 2,294,173,961 B)
+# GPUs (0.582988 GiB + 0.517481 GiB per doubling of TP: 2,292,901,577 B)
 H100_CUDA_TOTAL_BYTES = round(CUDA_TOTAL_FITS["cuda_total.H100"].coefficients[0] * GIB)
 _CONTEXT, _PER_TP_DOUBLING_NVLINK = SGLANG_FITS["sglang.context"].coefficients[:2]
 SGLANG_TP8_CONTEXT_BYTES = round((_CONTEXT + _PER_TP_DOUBLING_NVLINK * 3) * GIB)

@@ -28,15 +28,15 @@ from tests.ui.fakes import (
 )
 
 # The fake node's plan by hand (SGLang 0.5.9, docs/engines/sglang.md §4-§5): pre-load = CUDA's H100 total
-# 79.18803 GiB less SGLang's calibrated context 0.597505 + 0.513037 × log2 TP GiB; KV budget = pre-load −
+# 79.18803 GiB less SGLang's calibrated context 0.582988 + 0.517481 × log2 TP GiB; KV budget = pre-load −
 # weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank. The weights are the
 # book plus the rope's float32 cos/sin cache SGLang holds whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
-# TP8: 82,733,325,810 − (17,640,734,720 + 4,194,304) − 15,057,465,297 (× 0.182) = 50,030,931,488 B (SGLang's
-# float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,458. TP4 (fraction (81,559 − 14,336 MiB)
-# ÷ 81,559 = 0.824): 83,284,195,094 − (35,278,831,616 + 4,194,304) − 14,658,018,337 = 33,343,150,837 B
-# // 81,920 B = 407,020.
-TP8_TOKENS = 1_221_458
-TP4_TOKENS = 407_020
+# TP8: 82,734,598,194 − (17,640,734,720 + 4,194,304) − 15,057,696,871 (× 0.182) = 50,031,972,298 B (SGLang's
+# float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,483. TP4 (fraction (81,559 − 14,336 MiB)
+# ÷ 81,559 = 0.824): 83,290,239,187 − (35,278,831,616 + 4,194,304) − 14,659,082,097 = 33,348,131,170 B
+# // 81,920 B = 407,081.
+TP8_TOKENS = 1_221_483
+TP4_TOKENS = 407_081
 ROPE_CACHE_BYTES = 8_192 * 128 * 4
 
 
@@ -79,7 +79,7 @@ async def test_tp_8_to_4_gives_exactly_what_plan_gives_for_tp_4(make_app, health
         await retype(pilot, "#plan-tp", "4")
         assert screen.outcome.after.token_capacity == expected
         result = shown(screen, "#plan-result")
-        assert "1,221,458 →     407,020 (−814,438)" in result  # the change, signed
+        assert "1,221,483 →     407,081 (−814,402)" in result  # the change, signed
         assert re.search(r"layout\s+TP8 →\s+TP4", result)
         assert re.search(r"GPUs\s+8 →\s+4", result)
         assert shown(screen, "#plan-flags") == "engine flags: --tp-size 4"
@@ -288,8 +288,8 @@ async def test_a_fraction_above_the_engines_own_keeps_too_little_reserve_and_say
 ):
     """SGLang 0.5.9's automatic fraction on an H100 is 0.818 (docs/engines/sglang.md §5: (81,559 −
     14,848 MiB) ÷ 81,559): it keeps pre-load × 0.182 for CUDA graphs and activations. 0.95 keeps only
-    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.45) GiB ×
-    0.05 = 3.84 GiB: the pool fits, the graphs may not."""
+    pre-load × 0.05, the pre-load being CUDA's total less SGLang's calibrated TP 8 context = (79.19 − 2.14) GiB ×
+    0.05 = 3.85 GiB: the pool fits, the graphs may not."""
     app = make_app(healthy_snapshot)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = await open_planner(pilot)

@@ -46,17 +46,17 @@ def test_bad_text_names_its_field(texts, message):
 def test_plan_gives_the_same_capacity_as_the_calibrated_prediction(llama):
     """The planner's before and after are `kvtop plan`'s: SGLang sized from CUDA's total less its calibrated
     context (the free memory before load, had it been measured, gives the same figure). By hand (SGLang 0.5.9,
-    docs/engines/sglang.md §4-§5): pre-load = 79.18803 GiB less 0.597505 + 0.513037 × log2 TP GiB; KV budget =
+    docs/engines/sglang.md §4-§5): pre-load = 79.18803 GiB less 0.582988 + 0.517481 × log2 TP GiB; KV budget =
     pre-load − weights − pre-load × (1 − the automatic fraction); tokens = budget // the cell per rank; the weights
     are the book plus SGLang's float32 rope cos/sin cache, whole on every rank (8,192 × 128 × 4 B = 4,194,304 B).
-    TP8: 82,733,325,810 − (17,640,734,720 + 4,194,304) − 15,057,465,297 (× 0.182) = 50,030,931,488 B (SGLang's
-    float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,458; TP4 (fraction 0.824): 83,284,195,094
-    − (35,278,831,616 + 4,194,304) − 14,658,018,337 = 33,343,150,837 B // 81,920 B = 407,020."""
+    TP8: 82,734,598,194 − (17,640,734,720 + 4,194,304) − 15,057,696,871 (× 0.182) = 50,031,972,298 B (SGLang's
+    float GiB truncated, 1 B under the whole terms) // 40,960 B = 1,221,483; TP4 (fraction 0.824): 83,290,239,187
+    − (35,278,831,616 + 4,194,304) − 14,659,082,097 = 33,348,131,170 B // 81,920 B = 407,081."""
     outcome = plan(llama, llama_settings(), {"tp": "4"}, gpu_total_bytes=H100_TOTAL_BYTES, gpu_name="H100")
     free_tp8 = MeasuredInputs(free_before_load_bytes=H100_CUDA_TOTAL_BYTES - SGLANG_TP8_CONTEXT_BYTES)
-    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_458
-    assert llama_plan(tp=8, measured=free_tp8).token_capacity == 1_221_458
-    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 407_020
+    assert outcome.before.token_capacity == llama_plan(tp=8).token_capacity == 1_221_483
+    assert llama_plan(tp=8, measured=free_tp8).token_capacity == 1_221_483
+    assert outcome.after.token_capacity == llama_plan(tp=4).token_capacity == 407_081
 
 
 def test_an_invalid_layout_is_an_outcome_with_the_reason_and_its_field(llama):

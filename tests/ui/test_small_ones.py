@@ -142,7 +142,8 @@ def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
     GPU 4 holds nothing. Both read 'OK' before. An engine's GPU shows its tokens against kvtop's prediction: what
     the demo's engines measured (examples/measured/starts.json) is a little off it, as a real node's is
     (test_demo: vLLM's 420,992 against 420,848 on the orphan node; on gpu5-lost SGLang's TP 4 sized from 77.64
-    GiB free, 407,836 against 407,020, and vLLM's TP 2 from a 5.31 GiB runtime, 957,616 against 958,048)."""
+    GiB free, 407,836 against 407,081, the calibrated TP 4 plan of test_planner's chain, and vLLM's TP 2 from a
+    5.31 GiB runtime, 957,616 against 958,048)."""
     from kvtop.ui.gpu_filter import parse_filter
     from kvtop.ui.screens.dashboard import gpu_rows
     from kvtop.ui.state import NodeState
@@ -152,7 +153,7 @@ def test_an_orphan_held_gpu_says_orphan_and_an_idle_one_idle():
     assert [state_cell(row)[0] for row in orphaned] == [f"+{420_992 - 420_848} tok", "ORPHAN"]
     assert "ORPHAN" in render_row(orphaned[1], 120).plain and "ORPHAN" in render_row(orphaned[1], 80, compact=True).plain
     lost = gpu_rows(NodeState(source_label="t", snapshot=DemoSource(load_scenario("gpu5-lost")).collect_at(0)))
-    assert [state_cell(row)[0] for row in lost] == [f"+{407_836 - 407_020} tok"] * 4 + ["IDLE", "LOST"] + [
+    assert [state_cell(row)[0] for row in lost] == [f"+{407_836 - 407_081} tok"] * 4 + ["IDLE", "LOST"] + [
         f"−{958_048 - 957_616} tok"
     ] * 2
     assert [row.gpu.index for row in lost if parse_filter("state:idle").matches(row)] == [4]
