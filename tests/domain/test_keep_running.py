@@ -3,7 +3,7 @@
 The node of tests/domain/test_diagnose.py: Meta-Llama-3-70B at TP8 on eight H100s (81,559 MiB, 512 MiB
 driver-reserved as NVML reads it; the GPU model is not named). A restart finds what NVML leaves free less the
 engine's own context, at its calibrated figure (docs/calibration.md): SGLang's at TP 8 with no NVLink GPU
-named, 0.597505 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
+named, 0.582988 GiB (`sglang.context`), or vLLM's with several ranks, 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
 `predict` with the free memory written out by hand, and the share's bounds by SGLang's and vLLM's own
 arithmetic:
 
@@ -26,22 +26,22 @@ from kvtop.domain.ledger import predict
 from tests.domain.test_diagnose import GIB, H100, MIB, RESERVED, co_tenant, llama, node, only, sglang_capacity
 
 AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (test_diagnose pins it)
-SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.597505 GiB (no NVLink GPU named: no TP term)
-SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,435.2 MiB free before the weights (81,559 − 512 − 611.8)
+SGLANG_CONTEXT = SGLANG_FITS["sglang.context"].coefficients[0]  # 0.582988 GiB (no NVLink GPU named: no TP term)
+SGLANG_RESTART = H100 - RESERVED - round(SGLANG_CONTEXT * GIB)  # 80,450.0 MiB free before the weights (81,559 − 512 − 597.0)
 VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
-    """6 GiB on GPU 3: a restart with the notebook left running has 80,435.2 − 6,144 = 74,291.2 MiB free.
-    At 0.83 the reserve is that × 0.17, 0.012 × 74,291.2 MiB = 0.87 GiB below SGLang's own (× 0.182); at
-    0.84 it would be 0.022 × 74,291.2 MiB = 1.60 GiB below: 0.83 is the most it may take."""
+    """6 GiB on GPU 3: a restart with the notebook left running has 80,450.0 − 6,144 = 74,306.0 MiB free.
+    At 0.83 the reserve is that × 0.17, 0.012 × 74,306.0 MiB = 0.87 GiB below SGLang's own (× 0.182); at
+    0.84 it would be 0.022 × 74,306.0 MiB = 1.60 GiB below: 0.83 is the most it may take."""
     plan = llama()
     assert plan.engine.memory_fraction == AUTO
     finding = only(diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)})), "co_tenant")
     alternative = finding.alternative
     assert alternative is not None
     left = SGLANG_RESTART - 6 * GIB
-    assert round(left / MIB, 1) == 74_291.2
+    assert round(left / MIB, 1) == 74_306.0
     assert (0.83 - AUTO) * left < GIB <= (0.84 - AUTO) * left  # the hand bound: 0.87 GiB, then 1.60 GiB
     assert (alternative.share, alternative.limit) == (0.83, AlternativeLimit.RESERVE)
     assert alternative.fix == "--mem-fraction-static 0.83" and alternative.flag == "--mem-fraction-static"

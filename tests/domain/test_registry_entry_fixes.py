@@ -148,24 +148,30 @@ def test_aria_generic_reading_counts_its_experts() -> None:
     """AriaForConditionalGeneration (no entry; its text_config states moe_num_experts 8, moe_num_shared_experts 2,
     moe_topk 2, intermediate_size 4096): vLLM 0.33.0's AriaTextMoELayer (models/aria.py) builds on each of the 32
     layers router_weight [8, 4096], experts w13 [8, 8192, 4096] and w2 [8, 4096, 4096], shared_experts gate_up
-    [16384, 4096] and down [4096, 8192], bfloat16; its language_model + lm_head at TP 1: 37,034,139,648 B (the
-    meta build's named_parameters, tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    [16384, 4096] and down [4096, 8192], bfloat16; its language_model + lm_head at TP 1: 37,034,139,648 B, and its
+    tower (now counted, towers_catalog.py) vision_tower + multi_modal_projector 304,786,944 + 64,840,448 =
+    369,627,392 B: 37,403,767,040 B in all (the meta build's named_parameters,
+    tests/data/engine_diff/registry/vllm-0.33.0.json)."""
     b = book("AriaForConditionalGeneration")
     assert next(r.bytes for r in b.rows if r.component == "routed_experts") == 32 * 8 * 3 * 4096 * 4096 * BF16
     assert next(r.bytes for r in b.rows if r.component == "shared_experts") == 32 * 3 * 8192 * 4096 * BF16
-    assert b.total_bytes == 37_034_139_648
+    assert next(r.bytes for r in b.rows if r.component == "vision") == 304_786_944 + 64_840_448
+    assert b.total_bytes == 37_034_139_648 + 369_627_392 == 37_403_767_040
 
 
 def test_cosmos3_edge_generic_reading_has_no_gate_under_relu2() -> None:
     """Cosmos3EdgeForConditionalGeneration (no entry, hidden_act relu2): vLLM 0.33.0 builds its text model as
     NemotronH attention and MLP layers (models/cosmos3_edge.py _to_nemotron_h_config), each MLP up_proj [9216, 2048]
     and down_proj [2048, 9216] with no gate; its language_model at TP 1 is 3,892,547,584 B, at TP 2 1,946,390,528
-    B a rank (the meta build's named_parameters, tests/data/engine_diff/registry/vllm-0.33.0.json)."""
+    B a rank, and its tower (now counted, towers_catalog.py) visual 978,685,408 B at TP 1, 490,716,784 B a rank at
+    TP 2 (the meta build's named_parameters, tests/data/engine_diff/registry/vllm-0.33.0.json)."""
     assert next(
         r.bytes for r in book("Cosmos3EdgeForConditionalGeneration").rows if r.component == "mlp"
     ) == (28 * 2 * 9216 * 2048 * BF16)
-    assert book("Cosmos3EdgeForConditionalGeneration").total_bytes == 3_892_547_584
-    assert book("Cosmos3EdgeForConditionalGeneration", tp=2).total_bytes == 1_946_390_528
+    for tp, language_model, visual in ((1, 3_892_547_584, 978_685_408), (2, 1_946_390_528, 490_716_784)):
+        b = book("Cosmos3EdgeForConditionalGeneration", tp=tp)
+        assert next(r.bytes for r in b.rows if r.component == "vision") == visual
+        assert b.total_bytes == language_model + visual
 
 
 def test_hyperclovax_generic_reading_counts_its_post_norms() -> None:

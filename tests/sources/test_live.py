@@ -185,14 +185,19 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # float32 expert biases in place of the book's bf16 ones (w13's eighth and its padded rows, w2's whole, as the
     # engines' meta-built w2_weight_bias [128, 2880]): 14,499,840 B a layer (vllm/weights_held.py); together
     # 36 × 28,612,608 = 1,030,053,888 B; with the router's bias bf16 (mlp.router.bias [128] bfloat16, as the
-    # engines build it) the book and these leave 64,217,366,501 B of 0.95 × CUDA's H100 total (79.18803 GiB) with
-    # CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the logits; the latest release samples with FlashInfer's top-k/top-p on the
+    # engines build it) the book and these leave 66,405,115,467 B of 0.95 × CUDA's H100 total (79.18803 GiB) with
+    # CUDA graphs at the 2 GiB once assumed and the native sampler's copies of the logits, before vLLM's non-torch
+    # memory; from v0.18 at TP > 1 that is FlashInfer's all-reduce + RMSNorm fusion workspace (fusion_workspace.py:
+    # min(1 MiB ÷ (2,880 × 2 B), 1,024) = 182 tokens at TP 8, the one-shot buffer, the barrier flags and the three
+    # Lamport buffers each with its 2,048 B signal pad rounded to 2 MiB: 8 + 2 + 24 = 34 MiB) and the fit of
+    # `vllm.non_torch.v18` for the rest (0.252188 + 0.379062 GiB with the custom all-reduce): 713,451,110 B, which
+    # leave 65,691,664,357 B; the latest release samples with FlashInfer's top-k/top-p on the
     # H100 (vllm#40376, sampler_path.py), so the activation fit's copies beyond one, (coefficient − 1) × 1,024
     # seqs × 201,088 × 4 B, add to it; the
     # latest release's CUDA-graph estimate is the fit of `vllm.cuda_graphs` over vLLM's default 51 PIECEWISE and
     # 51 FULL sizes (1,024 seqs on an H100): (50 + 50) × 36 layers ÷ 1000, which gives back 2 GiB − that fit;
     # the rope's float32 cos/sin cache on every rank (131,072 positions × 64 dims × 4 B) takes its bytes:
-    # 66,987,378,450 B, 908,574 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
+    # 68,461,676,306 B, 928,570 blocks of 16 tokens at 73,728 B, 8,329 blocks a request (2 batches of
     # --max-num-batched-tokens 1024 in flight)
     experts = 128 * 3 * 2_880  # gate, up and down, per unit of intermediate
     bias_rows = 128 * 2 * (384 - 360) * 2  # w13's padded bias rows in bf16
@@ -208,10 +213,14 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     graph_fit = VLLM_FITS["vllm.cuda_graphs"].coefficients
     graphs = round((graph_fit[0] + graph_fit[1] * (50 + 50) * 36 / 1000) * GIB)
     flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
-    budget = 64_217_366_501 + 2 * GIB - graphs - rope_cache + flashinfer
-    assert budget == 66_987_378_450
-    assert view.ledger.engine.num_blocks == budget // 73_728 == 908_574
-    assert len(view.ranks) == 8 and view.ledger.token_capacity == 908_574 * 131_072 // 8_329 == 14_298_068
+    non_torch_fit = VLLM_FITS["vllm.non_torch.v18"].coefficients
+    workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
+    non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
+    assert non_torch == 713_451_110
+    budget = 66_405_115_467 - non_torch + 2 * GIB - graphs - rope_cache + flashinfer
+    assert budget == 68_461_676_306
+    assert view.ledger.engine.num_blocks == budget // 73_728 == 928_570
+    assert len(view.ranks) == 8 and view.ledger.token_capacity == 928_570 * 131_072 // 8_329 == 14_612_741
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
 
 
