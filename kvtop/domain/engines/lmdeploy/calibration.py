@@ -31,7 +31,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.
 FITS: dict[str, LinearTerm] = {
     'lmdeploy.interval': LinearTerm(
         key='lmdeploy.interval', features=("× the terms' held-out errors together",),
-        coefficients=(2.3103,), error_bytes=0, records=4,
+        coefficients=(2.2333,), error_bytes=0, records=4,
         sources=4, gpus=(),
         novel_error_bytes=0,
     ),
@@ -70,6 +70,7 @@ def _with_leftover(weights: TermEstimate, leftover: int) -> TermEstimate:
     """The weights term with the staging's leftover beside its error (independent errors: the root of squares)."""
     return weights.model_copy(update={
         "error_bytes": round(math.hypot(weights.error_bytes, leftover)),
+        "beside_error_bytes": leftover,  # kept when a judged plan swaps in the fitted error (with_fitted_error)
         "basis": f"{weights.basis}; ± {leftover / MIB:,.0f} MiB of torch's cache the staging charge leaves out "
                  "(the largest layer matrix's rank slice × its copies, lmdeploy.md §15.1)",
     })  # fmt: skip
