@@ -148,14 +148,14 @@ def test_the_checkpoints_own_mimo_v2_config_is_planned() -> None:
     """The rope-dict refusal is transformers 5.19's MiMoV2FlashConfig's (model_type mimo_v2_flash: the class default
     the sweep builds as default--MiMoV2ForCausalLM, refused with "unhashable type: 'dict'" at TP 1 and 2). MiMo-V2.5-Pro
     states model_type mimo_v2, the checkpoint's own configuration_mimo_v2.MiMoV2Config (auto_map), which keeps the
-    config's rope_scaling (absent): SGLang 0.5.23 built it with a local mimo_v2 stand-in; the committed rows are the
-    harness's 'its configuration class is the checkpoint's own code' until the harness has one."""
+    config's rope_scaling (absent): SGLang 0.5.23 builds it with the harness's mimo_v2 stand-in (checkpoint_configs.py),
+    its cell 296,960 B a token at TP 1 and 148,480 at TP 2 (the committed rows), which kvtop plans, not refuses."""
     flash = engine_rows("default--MiMoV2ForCausalLM")
     assert flash and all(row["status"] == "refused" and "unhashable type" in row["message"] for row in flash)
     flash_config = json.loads((REGISTRY / "configs" / "MiMoV2ForCausalLM.json").read_text())
     assert flash_config["model_type"] == "mimo_v2_flash"
     pro = engine_rows("XiaomiMiMo--MiMo-V2.5-Pro")
-    assert pro and all("configuration_mimo_v2.MiMoV2Config" in row["message"] for row in pro)
+    assert {row["tp"]: (row["status"], row["cell_size"]) for row in pro} == {1: ("ok", 296_960), 2: ("ok", 148_480)}
     model = load_model(str(CONFIGS / "heldout" / "wave5" / "XiaomiMiMo--MiMo-V2.5-Pro.json"))
     assert (model.architecture, model.config_model_type) == ("MiMoV2ForCausalLM", "mimo_v2")
-    plan(model)
+    plan(model)  # planned, not refused; its cell against the engine's: docs/fidelity_registry.md (equal at TP 1 and 2)
