@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import Field
 
+from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers
 from kvtop.domain.model import TowerSpec
 
@@ -87,9 +88,8 @@ def blip2(
     width, mlp, depth = vision.hidden_size, vision.intermediate_size, vision.num_hidden_layers
     positions = (vision.image_size // vision.patch_size) ** 2 + 1
     whole = width + 3 * vision.patch_size**2 * width + width + positions * width + 2 * width  # post-LayerNorm
-    whole += depth * (2 * 2 * width + width + width)  # two LayerNorms, projection's and fc2's biases
-    qkv_bias = 3 * width if vision.qkv_bias else 0
-    split = depth * (3 * width * width + qkv_bias + width * width + width * mlp + mlp + mlp * width)
+    blocks_whole, split = vit_blocks(depth, width, mlp, qkv_bias=vision.qkv_bias)  # projection: the blocks' out
+    whole += blocks_whole
     q_width = qformer.hidden_size
     whole += outer.num_query_tokens * q_width
     whole += qformer_params(q_width, width, qformer.intermediate_size, qformer.num_hidden_layers,

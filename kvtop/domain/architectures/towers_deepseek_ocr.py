@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Hidden, Name
 from kvtop.domain.model import TowerSpec
 
@@ -65,16 +66,15 @@ def sam_vit_b() -> int:
 def clip_l_split() -> int:
     """CLIP-L's block parameters vLLM splits over TP: qkv with its bias, out_proj's weight, fc1 with its bias, fc2's
     weight."""
-    width, mlp = CLIP_WIDTH, CLIP_MLP
-    return CLIP_DEPTH * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return vit_blocks(CLIP_DEPTH, CLIP_WIDTH, CLIP_MLP)[1]
 
 
 def clip_l() -> int:
     """CLIP-L's parameters: class embedding, patch embedding, positions, pre-LayerNorm and 24 blocks."""
     width, positions = CLIP_WIDTH, (CLIP_IMAGE // CLIP_PATCH) ** 2 + 1
     whole = width + 3 * CLIP_PATCH**2 * width + positions * width + 2 * width
-    whole += CLIP_DEPTH * (2 * 2 * width + width + width)  # two LayerNorms, out_proj's and fc2's biases
-    return whole + clip_l_split()
+    blocks_whole, blocks_split = vit_blocks(CLIP_DEPTH, width, CLIP_MLP)
+    return whole + blocks_whole + blocks_split
 
 
 def deepseek_ocr(outer: Mapping[str, Any], projector: DeepseekOCRProjectorFields) -> TowerSpec | None:

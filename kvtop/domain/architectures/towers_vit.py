@@ -179,11 +179,24 @@ def _siglip_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
     """(whole, split over TP) of vLLM siglip.py's / idefics2_vision_model.py's SigLIP with every layer and its
     post-LayerNorm, no head: a Conv2d patch with bias, (image ÷ patch)² positions, blocks of two LayerNorms,
     qkv/out and fc1/fc2 with biases (QKV/Row/Column/Row-parallel: the row-parallel biases whole)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    positions = (values["image_size"] // values["patch_size"]) ** 2
+    return _siglip_encoder(values, (values["image_size"] // values["patch_size"]) ** 2)
+
+
+def _siglip_encoder(values: Mapping[str, Any], positions: int) -> tuple[int, int]:
+    """(whole, split over TP) of a SigLIP / SigLIP2 encoder with every layer and its post-LayerNorm: a biased
+    patch embedding channels × patch² → width, `positions` rows of position table, `vit_blocks`."""
+    width = values["hidden_size"]
+    blocks_whole, split = vit_blocks(values["depth"], width, values["intermediate_size"])
     whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + positions * width
-    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
+    return whole + blocks_whole + 2 * width, split  # the post-LayerNorm
+
+
+def vit_blocks(depth: int, width: int, mlp: int, *, qkv_bias: bool = True) -> tuple[int, int]:
+    """(whole, split over TP) of `depth` pre-LayerNorm ViT blocks as vLLM and SGLang build CLIP's, SigLIP's and
+    BLIP-2's encoders: two LayerNorms, out's and fc2's biases whole (row-parallel); qkv (with its bias), out,
+    fc1 (with its bias) and fc2 split (QKV / Row / Column / Row-parallel)."""
+    whole = depth * (2 * 2 * width + width + width)
+    split = depth * (3 * width * width + (3 * width if qkv_bias else 0) + width * width + width * mlp + mlp + mlp * width)
     return whole, split
 
 
@@ -210,11 +223,7 @@ def _siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
     post-LayerNorm: a biased linear patch embedding channels × patch² → width and a `num_patches`-row nn.Embedding
     table (whole), blocks of two LayerNorms, qkv/out and fc1/fc2 with biases split as QKV/Row/Column/Row-parallel
     (the row-parallel biases whole)."""
-    width, mlp, depth = values["hidden_size"], values["intermediate_size"], values["depth"]
-    whole = values["in_channels"] * values["patch_size"] ** 2 * width + width + values["num_patches"] * width
-    whole += depth * (2 * 2 * width + width + width) + 2 * width  # norms, out's and fc2's biases; post-LayerNorm
-    split = depth * (3 * width * width + 3 * width + width * width + width * mlp + mlp + mlp * width)
-    return whole, split
+    return _siglip_encoder(values, values["num_patches"])
 
 
 class Cosmos3EdgeOuterFields(ConfigSection):
