@@ -67,6 +67,10 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                    class does (checkpoint_configs.py), registered before the cases fork.
   host-values      `torch.linspace` without a device runs on the CPU while the model is built: a vision
                    tower reads its drop-path rates back as numbers (`.item()`), which meta tensors lack.
+  named-tower      a class that loads a vision tower named by checkpoint id in load_weights (0.5.23 llava.py:
+                   transformers' from_pretrained(config.mm_vision_tower)) runs its own load_weights with no
+                   weights, from_pretrained answering with the class built on meta from that checkpoint's
+                   published config (tests/data/configs/towers_named/; sglang_standins.load_named_tower).
 
 Not a stand-in: engine-failures (sglang_config_failures.py) names the failures of SGLang's own code on what a
 config holds (read in its source, the same on any device) as refusals with their reason, and keeps a missing
@@ -95,6 +99,7 @@ from sglang_standins import (
     group_shell,
     install_stand_ins,
     join_stage_group,
+    load_named_tower,
     param_bytes,
     placeholder_reads,
     server_argv,
@@ -112,6 +117,7 @@ STAND_INS = [
     "pool-sentinel",
     "checkpoint-config",
     "host-values",
+    "named-tower",
 ]
 KEYS = (
     "config", "variant", "flags", "tp", "pp", "kv_dtype", "gpu", "max_model_len",
@@ -197,6 +203,7 @@ def _run_rank(case: dict[str, Any], pp_rank: int) -> dict[str, Any]:
             _install_groups(tp, pp, pp_rank, stage_groups)
             model_config = ModelConfig.from_server_args(server_args)
             model = build_model(model_config)
+            load_named_tower(model, model_config.hf_config)
             runner = _runner_shell(ModelRunner, server_args, model_config, model, AttentionArch)
             runner.init_kv_cache_configurator()
             kvc = runner.kv_cache_configurator

@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from standins import FREE_BYTES, PLACEHOLDER_READS, PlaceholderModule, cuda_to_meta, host_linspace
@@ -237,6 +239,49 @@ def build_model(model_config: Any) -> Any:
         host_linspace(),
     ):
         return loader._initialize_model(*arguments)
+
+
+# named-tower: the published configs of the vision checkpoints a LLaVA-NeXT config names (`mm_vision_tower`), as
+# tests/data/configs/towers_named/SOURCES.md records them (the Hub is not reachable here)
+NAMED_TOWER_CONFIGS = Path(__file__).resolve().parents[2] / "tests" / "data" / "configs" / "towers_named"
+
+
+def load_named_tower(model: Any, hf_config: Any) -> str | None:
+    """named-tower: a class that loads its vision tower in `load_weights` with transformers'
+    `CLIPVisionModel` / `SiglipVisionModel.from_pretrained(config.mm_vision_tower, torch_dtype=...)` (0.5.23
+    models/llava.py LlavaBaseForCausalLM) has none after its constructor. The class's own load_weights runs here
+    with no weights, each from_pretrained answering with its class built from the named checkpoint's published
+    vision config on the meta device, in the dtype asked: the engine's code picks the class, the dtype and where it
+    goes. Returns the id loaded, or None (no id, a tower already built, or an id without a published config here:
+    then the build holds no tower, as before)."""
+    import torch
+    import transformers
+
+    name = getattr(hf_config, "mm_vision_tower", None)
+    if not isinstance(name, str) or getattr(model, "vision_tower", False) is not None:
+        return None
+    path = NAMED_TOWER_CONFIGS / (name.replace("/", "--") + ".json")
+    if not path.is_file():
+        return None
+    vision = json.loads(path.read_text())["vision_config"]
+
+    def from_config(cls: Any, _name: str, *args: Any, torch_dtype: Any = None, dtype: Any = None, **kw: Any) -> Any:
+        with torch.device("meta"):
+            tower = cls(cls.config_class(**vision))
+        return tower.to(torch_dtype or dtype or torch.get_default_dtype())
+
+    own = {cls: cls.__dict__.get("from_pretrained") for cls in (transformers.CLIPVisionModel, transformers.SiglipVisionModel)}
+    for cls in own:
+        cls.from_pretrained = classmethod(from_config)
+    try:
+        model.load_weights(iter(()))
+    finally:
+        for cls, method in own.items():
+            if method is None:
+                del cls.from_pretrained  # the inherited one again
+            else:
+                cls.from_pretrained = method
+    return name
 
 
 @contextlib.contextmanager

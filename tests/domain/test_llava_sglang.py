@@ -38,7 +38,8 @@ def _language_model_bytes(model: ModelSpec, tp: int, version: str = "0.5.23") ->
     book = weights_book(model, layout, layers, first_stage=True, last_stage=True)
     built = engine_rules("sglang").weights_built(model, layout, layers, "H100",
                                                  ResolvedVersion(text=version, source=VersionSource.FLAG))  # fmt: skip
-    return book.total_bytes + sum(row.bytes for row in built)
+    tower = sum(row.bytes for row in book.rows if row.component == "vision")  # the named tower: test_towers_named
+    return book.total_bytes - tower + sum(row.bytes for row in built)
 
 
 def test_llava_qwen_reads_its_language_model_as_qwen2() -> None:
@@ -81,15 +82,15 @@ def test_language_model_per_rank_is_sglangs_meta_build(name: str, tp: int, engin
 
 
 @pytest.mark.parametrize(("name", "projector"), [(QWEN, 33_961_984), (VICUNA, 41_959_424)])
-def test_named_tower_is_multimodal_and_named_not_modelled(name: str, projector: int) -> None:
+def test_named_tower_class_builds_the_projector_as_sglang(name: str, projector: int) -> None:
     # SGLang 0.5.23's meta build holds `multi_modal_projector` beside the language model (the sweep's rows, TP 1 and
     # 2 alike): linear_1 [hidden, mm_hidden_size] and linear_2 [hidden, hidden] with biases, float16; the vision
-    # tower named by `mm_vision_tower` is loaded at load time (models/llava.py load_weights), in no build here
+    # tower named by `mm_vision_tower` (models/llava.py load_weights) is tests/domain/test_towers_named.py's
     for row in (r for r in load_rows("sglang", "0.5.23") if r["config"] == name):
         assert row["stages"][0]["param_bytes"]["multi_modal_projector"] == projector
     config: dict[str, Any] = json.loads((CONFIGS / "heldout" / "wave4a" / f"{name}.json").read_text())
     hidden, mm_hidden = config["hidden_size"], config["mm_hidden_size"]
     assert projector == (hidden * mm_hidden + hidden + hidden * hidden + hidden) * FP16
     model = _model(name)
-    assert model.multimodal and model.vision is None
-    assert any("vision tower" in note for note in model.not_modelled)
+    assert model.multimodal and model.tower is not None
+    assert not any("vision tower" in note for note in model.not_modelled)

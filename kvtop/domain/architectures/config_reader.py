@@ -23,6 +23,7 @@ from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
+from kvtop.domain.architectures.towers_named import named_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.model import ModelSpec, VisionSpec
@@ -39,7 +40,8 @@ OTHER_VISION_SECTIONS = ("visual_tokenizer_config", "vit_config")
 # LLaVA-NeXT's own format (liuhaotian/llava-v1.6-*, lmms-lab/llava-onevision-*) names its tower by checkpoint id,
 # `mm_vision_tower`, with no vision section: SGLang 0.5.23 models/llava.py builds the projector
 # (multi_modal_projector) and loads that tower at load time, and serves the class as multimodal
-# (configs/model_config.py's multimodal architectures); its weights are not in the book (VISION_NOT_MODELLED)
+# (configs/model_config.py's multimodal architectures); towers_named counts the ids it knows (the tower whole, as
+# transformers' class), another id's weights are not in the book (VISION_NOT_MODELLED)
 NAMED_TOWER = "mm_vision_tower"
 
 
@@ -120,6 +122,8 @@ def read_config(
         section = {}  # the class builds its tower from the vision config class's defaults
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
         read = read_tower(tower, section, source, spec.hidden_size, config)
+    elif isinstance(config.get(NAMED_TOWER), str):  # a tower named by checkpoint id (towers_named)
+        read = named_tower(config, spec.hidden_size, source)
     if read is not None:  # its bytes join the weights book
         update["tower"] = read
         audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
