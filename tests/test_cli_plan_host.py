@@ -96,3 +96,85 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
         "61GiB",
     )
     assert "GiB of 61.0 " in out["host_memory"]["unified"]["note"]
+
+
+# Llama-3.1-8B under vLLM on a GB10, as `plan --json` lists its inputs: CUDA's total T = 128,527,106,048 B (119.70 GiB,
+# the DGX Spark start's `device total memory`), the weights 16,094,076,928 B and the runtime terms 975,693,324 +
+# 270,784,803 + 991,943,957 = 2,238,422,084 B (the calibrated terms, read from the plan's `terms`), 131,072 B a token,
+# blocks of 16 tokens (2,097,152 B). The host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351
+# × T) = 30,216,722,632 B, so it leaves T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
+GB10_T = 128_527_106_048
+GB10_HELD = 37_709_852_914
+GB10_ERROR = 30_216_722_632
+LLAMA_WEIGHTS, LLAMA_RUNTIME = 16_094_076_928, 2_238_422_084
+
+
+def vllm_gb10(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
+    return plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10", *flags)
+
+
+def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM asks ceil(0.92 × T) = 118,244,937,565 B free (§2.2 request_memory), more than the 90,817,253,134 B left:
+    refused at the centre, not across the span (the host may hold T − 118,244,937,565 = 10,282,168,483 B, above the
+    span's low end 37,709,852,914 − 30,216,722,632 = 7,493,130,282 B). The largest hundredth that starts there:
+    ceil(0.70 × T) = 89,968,974,234 ≤ 90,817,253,134 < ceil(0.71 × T) = 91,254,245,295, so 0.70; at it
+    (89,968,974,234 − 16,094,076,928 − 2,238,422,084) // 2,097,152 = 34,158 blocks × 16 = 546,528 tokens."""
+    out = vllm_gb10(capsys)
+    start = out["start"]
+    assert start["state"] == "refused_at_centre" and start["starts_at_assumed_share"] is False
+    assert start["needs_bytes"] == 118_244_937_565 and start["left_bytes"] == GB10_T - GB10_HELD
+    assert start["most_held_bytes"] == GB10_T - 118_244_937_565
+    assert start["starting_fraction"] == 0.70 and start["starting_tokens"] == 546_528
+    assert start["fraction_flag"] == "--gpu-memory-utilization"
+    # the interval holds the refusal: 0 where the host holds more than it may, the high end where it holds least
+    assert out["token_capacity_min"] == 0 and out["token_capacity_max"] > out["token_capacity"]
+    assert out["interval_term"] == "host"
+    # one truth: the suggested share planned on its own gives the same tokens
+    assert vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")["token_capacity"] == 546_528
+    assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]) == 0
+    text = capsys.readouterr().out
+    headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
+    assert headline.split(None, 2)[2].startswith("refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB")
+    assert "--gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank" in headline
+    interval = next(line for line in text.splitlines() if line.startswith("Interval"))
+    assert interval.split(None, 1)[1].startswith("0 – ") and "(0: refused where the host holds more than 9.58 GiB)" in interval
+    assert "KV pool" not in text  # the pool of a start that is refused is no figure to show
+
+
+def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at_the_high_end(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """At 0.70 the host may hold T − 89,968,974,234 = 38,558,131,814 B: above the centre 37,709,852,914, below the
+    high end 37,709,852,914 + 30,216,722,632 = 67,926,575,546: it starts, and the interval's low end is a refusal."""
+    out = vllm_gb10(capsys, "--gpu-memory-utilization", "0.7")
+    assert out["start"]["state"] == "refused_at_high_end" and out["start"]["starting_fraction"] is None
+    assert out["start"]["most_held_bytes"] == GB10_T - 89_968_974_234
+    assert out["token_capacity"] == 546_528 and out["token_capacity_min"] == 0
+
+
+def test_a_share_refused_across_the_span_is_zero_at_both_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 0.95 the host may hold T − ceil(0.95 × T) = 6,426,355,302 B, below the span's low end 7,493,130,282 B."""
+    out = vllm_gb10(capsys, "--gpu-memory-utilization", "0.95")
+    assert out["start"]["state"] == "refused_across_span" and out["start"]["starting_fraction"] == 0.70
+    assert out["token_capacity_min"] == out["token_capacity_max"] == 0
+
+
+def test_an_engine_that_sizes_from_the_free_memory_has_no_start_check(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang charges the host's share to its budget (host_memory.py): no start verdict, an interval of tokens."""
+    out = plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--gpu", "GB10")
+    assert out["start"] is None and out["interval_term"] == "host"
+    assert 0 < out["token_capacity_min"] < out["token_capacity"] < out["token_capacity_max"]
+    assert plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "H100")["start"] is None
+
+
+@pytest.mark.parametrize("gpu", ["GB10", "H100"])
+def test_a_measured_free_memory_after_load_names_no_term(capsys: pytest.CaptureFixture[str], gpu: str) -> None:
+    """SGLang sizes its pool from the free memory after the load: given, no estimated term moves the budget (the
+    interval is zero-wide), so none is named, and no extrapolation widened it (before: 'mostly what the host holds')."""
+    out = plan_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--gpu", gpu, "--free-after-load", "60GiB")
+    assert out["token_capacity_min"] == out["token_capacity"] == out["token_capacity_max"]
+    assert out["interval_term"] is None and out["beyond_support"] == []
+    args = ["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "sglang", "--gpu", gpu]
+    assert main([*args, "--free-after-load", "60GiB"]) == 0
+    interval = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interval"))
+    assert interval.endswith(f"{out['token_capacity']:,} tokens at both ends (± 0): no estimated input moves it")

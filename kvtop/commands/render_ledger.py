@@ -84,7 +84,35 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
     return lines
 
 
-def ledger_text(ledger: Ledger) -> str:
+def capacity_lines(ledger: Ledger) -> list[str]:
+    """The block under the budget: tokens, pool, requests, concurrency and exchange rate, or the shortfall."""
+    e, lines = ledger.engine, []
+    if e.fits:
+        concurrency = e.token_capacity / ledger.context_length
+        lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
+                     + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
+        unused = e.unused_budget_bytes
+        lines.append(
+            f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
+            + (f"; unused budget {fmt_both(unused)} (a cap or a fixed KV size leaves it)" if unused >= UNUSED_SHOWN else "")
+        )
+        lines.append(f"Max running reqs    {e.max_running_requests:,}")
+        if e.max_concurrency is not None:
+            lines.append(
+                f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
+            )
+        else:
+            lines.append(
+                f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit"
+            )
+        lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
+    else:
+        lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
+    return lines
+
+
+def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
+    """The ledger as a table (`capacity`: the block under the budget, where a plan says more than the ledger)."""
     e, m = ledger.engine, ledger.model
     lines = [
         f"{m.name}  ·  {display_name(e.engine)} {ledger.version.label}  ·  {ledger.layout.describe()} on {ledger.layout.gpus}× "
@@ -134,27 +162,7 @@ def ledger_text(ledger: Ledger) -> str:
         note = f"  {step.note}" if step.note else ""
         lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}")
     lines.append("")
-    if e.fits:
-        concurrency = e.token_capacity / ledger.context_length
-        lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
-                     + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
-        unused = e.unused_budget_bytes
-        lines.append(
-            f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
-            + (f"; unused budget {fmt_both(unused)} (a cap or a fixed KV size leaves it)" if unused >= UNUSED_SHOWN else "")
-        )
-        lines.append(f"Max running reqs    {e.max_running_requests:,}")
-        if e.max_concurrency is not None:
-            lines.append(
-                f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
-            )
-        else:
-            lines.append(
-                f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit"
-            )
-        lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
-    else:
-        lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
+    lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
         (f"the config leaves out {', '.join(m.defaults_used)}: transformers' class defaults",)
         if m.defaults_used
@@ -187,32 +195,56 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
         "interval_term": dominant.term.value if dominant else None,
         "interval_scale": plan.estimate.interval_scale,
         "interval_scale_basis": plan.estimate.scale_basis,
-        "beyond_support": list(plan.estimate.beyond_support),
+        "beyond_support": list(plan.beyond_support),
         "calibrated_on_node": plan.estimate.node_note,
         "host_memory": {
             "unified": plan.estimate.unified_host.model_dump(mode="json") if plan.estimate.unified_host else None,
             "desktop": plan.estimate.desktop.model_dump(mode="json") if plan.estimate.desktop else None,
         },
         "terms": [estimate_term_json(term) for term in plan.estimate.terms],
+        "start": start_json(plan),
     }
+
+
+def start_json(plan: CapacityPlan) -> dict[str, Any] | None:
+    """Whether it starts where a unified-memory host holds its assumed share (null: no share of the total is asked
+    free at its start, or the GPU is its own): `state`, `reason`, and where refused at the centre the largest share
+    that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`)."""
+    start = plan.start
+    if start is None:
+        return None
+    return {"state": start.verdict.value, "starts_at_assumed_share": start.starts_at_centre} | start.model_dump(
+        mode="json", exclude={"verdict"}
+    )
 
 
 def interval_line(plan: CapacityPlan) -> str:
     """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak'."""
     if plan.exact:
         return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
-    dominant = plan.dominant
+    dominant, start = plan.dominant, plan.start
     mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
+    if start is not None and start.refused_across_span:
+        return f"0 tokens at both ends: refused across the assumed host share{mostly}"
     if plan.token_capacity_max == 0:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
-    beyond = f"; wider: {', '.join(plan.estimate.beyond_support)}" if plan.estimate.beyond_support else ""
+    if plan.zero_wide:
+        return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
+    spread = f"(± {fmt_tokens(plan.spread_tokens)})"
+    if start is not None and start.refused_in_span:  # a refusal is no width of the capacity: the figure it holds to
+        spread = (f"at {start.fraction_flag} {start.fraction:g} (0: refused where the host holds more than "
+                  f"{fmt_gib(start.most_held_bytes)})")  # fmt: skip
+    beyond = f"; wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
-            f"(± {fmt_tokens(plan.spread_tokens)}){mostly}{beyond}")  # fmt: skip
+            f"{spread}{mostly}{beyond}")  # fmt: skip
 
 
 def plan_text(plan: CapacityPlan) -> str:
     """The ledger's table, with the interval after the capacity and the terms the plan rests on."""
-    lines = ledger_text(plan.ledger).split("\n")
+    ledger = plan.ledger
+    refused = [f"Token capacity      {plan.start.reason}", f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens "
+               "per GiB of KV budget"] if plan.start is not None and plan.refused_at_centre else None  # fmt: skip
+    lines = ledger_text(ledger, refused).split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
     lines.insert(at + 1, f"Interval            {interval_line(plan)}")
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]

@@ -50,9 +50,13 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("lora_slots", "LoRA slots", "slots?"),
     PlanField("lora_rank", "LoRA rank", "int?"),
     PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
+    # what shares the GPU beside the engine, as `plan --desktop` says it (`MeasuredInputs.desktop`)
+    PlanField("desktop", "desktop", "bool"),
 )
 #: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
+#: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
+MEASURED_KEYS = frozenset({"desktop"})
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 #: The planner keys that are `LaunchSettings` fields of the same name (the memory share is each engine's own).
 _SETTING_KEYS = frozenset(
@@ -145,11 +149,14 @@ def _host_request(value: object) -> HostKvRequest | None:
     return HostKvRequest(connector="host cache", bytes_per_rank=round(float(str(value)) * GIB))
 
 
-def field_texts(settings: LaunchSettings) -> dict[str, str]:
-    """The text each input starts with (blank: the engine's default)."""
+def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None) -> dict[str, str]:
+    """The text each input starts with (blank: the engine's default; `measured`: what the GPU holds beside the
+    engine, as the live plan has it)."""
     texts: dict[str, str] = _deployment_texts(settings)
+    for key in MEASURED_KEYS:
+        texts[key] = "on" if getattr(measured or MeasuredInputs(), key) else "off"
     for field in FIELDS:
-        if field.key in DEPLOYMENT_KEYS:
+        if field.key in DEPLOYMENT_KEYS or field.key in MEASURED_KEYS:
             continue
         attribute = memory_fraction_field(settings) if field.key == "memory_fraction" else field.key
         value = getattr(settings, attribute) if attribute is not None else None
@@ -208,6 +215,8 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
     deployment: dict[str, object] = {}
     for key, text in texts.items():
         field = FIELD_BY_KEY[key]
+        if key in MEASURED_KEYS:  # not a setting: `measured_edits` reads it
+            continue
         if key in DEPLOYMENT_KEYS:
             deployment[key] = _parse(field, text)
             continue
@@ -224,6 +233,15 @@ def apply_edits(base: LaunchSettings, texts: Mapping[str, str]) -> LaunchSetting
         raise InputError(f"{name} has no KV cache dtype {dtype!r} (one of {', '.join(accepted)})", field="KV dtype")
     edited = base.model_copy(update=update)
     return _with_deployment(edited, deployment) if deployment else edited
+
+
+def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) -> MeasuredInputs | None:
+    """`measured` with what the fields say shares the GPU beside the engine (the desktop), as `plan --desktop`
+    sets it; unchanged where no such field is given."""
+    update = {key: _parse(FIELD_BY_KEY[key], texts[key]) for key in MEASURED_KEYS if key in texts}
+    if not update:
+        return measured
+    return (measured or MeasuredInputs()).model_copy(update=update)
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool) -> str:
@@ -315,7 +333,8 @@ def plan(
         planned = after_model or model
         if planned is None:
             raise InputError("no model to plan with yet", field="model")
-        after = _predict(planned, settings, gpu_total_bytes, gpu_name, measured, draft, node_measures)
+        edited = measured_edits(measured, texts)
+        after = _predict(planned, settings, gpu_total_bytes, gpu_name, edited, draft, node_measures)
     except KvtopError as err:
         return PlanOutcome(
             before=before,
@@ -326,5 +345,5 @@ def plan(
             before_error=before_error,
         )
     return PlanOutcome(before=before, after=after, settings=settings, before_error=before_error,
-                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, measured, draft,
+                       after_plan=_fresh_start(planned, settings, gpu_total_bytes, gpu_name, edited, draft,
                                                node_measures))  # fmt: skip

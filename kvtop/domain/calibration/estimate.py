@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import interval_scale
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
+from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
+from kvtop.domain.calibration.host_start import host_start
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
@@ -159,11 +161,34 @@ class CapacityPlan(BaseModel):
     token_capacity_max: int
     kv_budget_min_bytes: int
     kv_budget_max_bytes: int
+    # whether it starts on a unified-memory host holding its assumed share (None: no share of the total is asked
+    # free at its start, or the GPU is its own): where refused in the span, the interval's low end is 0
+    start: HostStart | None = None
+
+    @property
+    def refused_at_centre(self) -> bool:
+        """The launch is refused where the host holds its assumed share: the headline is the refusal."""
+        return self.start is not None and not self.start.starts_at_centre
+
+    @property
+    def zero_wide(self) -> bool:
+        """No estimated term moves the KV budget (what was measured fixes it) and the start is never refused."""
+        refused = self.start is not None and self.start.refused_in_span
+        return self.kv_budget_min_bytes == self.kv_budget_max_bytes and not refused
 
     @property
     def dominant(self) -> TermEstimate | None:
-        """The term whose error widens the interval most: the one to measure first."""
-        return self.estimate.dominant
+        """The term whose error widens the interval most: the one to measure first; the host's assumed share where
+        part of it refuses the start; None where no term widens it."""
+        if self.start is not None and self.start.refused_in_span:
+            unified = self.estimate.unified_host
+            return host_term(self.ledger.gpu_name, unified.total_bytes) if unified is not None else None
+        return None if self.zero_wide else self.estimate.dominant
+
+    @property
+    def beyond_support(self) -> tuple[str, ...]:
+        """Each widening for extrapolation, where the interval has a width for it to widen."""
+        return () if self.zero_wide else self.estimate.beyond_support
 
     @property
     def spread_tokens(self) -> int:
@@ -274,13 +299,20 @@ def planned_capacity(
     def solved(side: Literal["central", "low", "high"]) -> Ledger:
         return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, side, draft)
 
+    def at_fraction(fraction: float) -> Ledger:
+        field = engine_rules(settings.engine).memory_fraction_field or ""
+        share = settings.model_copy(update={field: fraction})
+        return _solved(model, share, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft)
+
     central = solved("central")
     low, high = solved("low"), solved("high")
+    start = host_start(central, estimate.unified_host, at_fraction)
     return CapacityPlan(
         ledger=central,
         estimate=estimate,
-        token_capacity_min=min(low.token_capacity, central.token_capacity),
-        token_capacity_max=max(high.token_capacity, central.token_capacity),
+        start=start,
+        token_capacity_min=0 if start and start.refused_in_span else min(low.token_capacity, central.token_capacity),
+        token_capacity_max=0 if start and start.refused_across_span else max(high.token_capacity, central.token_capacity),
         kv_budget_min_bytes=min(low.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
         kv_budget_max_bytes=max(high.engine.kv_budget_bytes, central.engine.kv_budget_bytes),
     )

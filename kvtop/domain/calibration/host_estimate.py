@@ -43,3 +43,36 @@ class DesktopHost(BaseModel):
         int  # what the low end takes off the free memory before the load (0: not charged, or measured)
     )
     note: str
+
+
+class HostStart(BaseModel):
+    """Whether an engine that sizes from the total starts on a unified-memory host holding its assumed share, and
+    where it does not, the largest share of the total that does and the tokens it gives: the plan's one answer to
+    'does it start?' that the headline, the interval, `plan --json` and the planner read (host_start.py builds it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: StartVerdict
+    fraction: float  # the share of the total the launch asks free at its start
+    fraction_flag: str  # the engine's flag for it (`--gpu-memory-utilization`)
+    needs_bytes: int  # what that share asks free
+    left_bytes: int  # what the host leaves at the assumed centre
+    most_held_bytes: int  # the most the host may hold for the asked share to start
+    starting_fraction: float | None = None  # the largest share that starts at the assumed centre (where it is refused)
+    starting_tokens: int | None = None  # the capacity per rank at that share (0: the weights leave no KV)
+    reason: str  # the verdict in words, with the figures
+
+    @property
+    def starts_at_centre(self) -> bool:
+        """The launch starts where the host holds what it is assumed to: the headline is its capacity."""
+        return self.verdict in (StartVerdict.REFUSED_AT_HIGH_END, StartVerdict.STARTED_ACROSS_SPAN)
+
+    @property
+    def refused_in_span(self) -> bool:
+        """Part of the assumed span refuses it: the interval's low end is a refusal (0 tokens)."""
+        return self.verdict is not StartVerdict.STARTED_ACROSS_SPAN
+
+    @property
+    def refused_across_span(self) -> bool:
+        """Every share the host is assumed to hold refuses it: the interval is 0 at both ends."""
+        return self.verdict is StartVerdict.REFUSED_ACROSS_SPAN

@@ -28,6 +28,8 @@ kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`).
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
@@ -112,7 +114,7 @@ def start_verdict(total_bytes: int, fraction: float) -> tuple[int, StartVerdict]
     (vLLM's `request_memory`: 'less than desired GPU memory utilization') starts where the host holds what it is
     assumed to, the most it may hold against the assumed span."""
     held, error = host_held(total_bytes)
-    most = round(total_bytes - fraction * total_bytes)
+    most = total_bytes - math.ceil(fraction * total_bytes)  # the share asked, rounded up to the byte (vLLM's ceil)
     verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < held - error
                else StartVerdict.REFUSED_AT_CENTRE if most < held
                else StartVerdict.REFUSED_AT_HIGH_END if most < held + error

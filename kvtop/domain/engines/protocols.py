@@ -232,6 +232,12 @@ class EngineRules(Protocol):
         """Settings that hold every pipeline stage at the tightest stage's capacity."""
         ...
 
+    def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
+        """The largest memory share, as its flag takes it, whose start check `free_bytes` free of `total_bytes`
+        passes, for an engine that asks a share of the total free at its start (vLLM); None for one that sizes
+        from the free memory it finds."""
+        ...
+
     def launch_refusals(self, ledger: Ledger) -> tuple[Refusal, ...]:
         """What this engine, at the ledger's release, refuses to start although kvtop sizes it
         (`kvtop.domain.refusals`); empty where it refuses nothing kvtop knows of."""

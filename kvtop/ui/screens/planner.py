@@ -118,7 +118,7 @@ class PlannerScreen(NodeScreen):
         self._edit_base = (  # what the fields' edits replace values of
             draft.edit_base if draft else basis.start_settings or basis.settings
         )
-        self._start_texts = draft.texts if draft else field_texts(self._edit_base)
+        self._start_texts = draft.texts if draft else field_texts(self._edit_base, basis.measured)
         self.outcome: PlanOutcome | None = None
 
     def compose(self) -> ComposeResult:
@@ -183,7 +183,7 @@ class PlannerScreen(NodeScreen):
         super().on_mount()
         if not self.form_present:
             return
-        live, start = field_texts(self.basis.settings), self._start_texts
+        live, start = field_texts(self.basis.settings, self.basis.measured), self._start_texts
         changed = next((field.key for field in FIELDS if live[field.key] != start[field.key]), "tp")
         self.query_one(f"#plan-{changed}").focus()  # a fix's (or the last edit's) changed field, else TP
         if self._model is None and self._model_ref:
@@ -314,7 +314,7 @@ class PlannerScreen(NodeScreen):
             return
         unchanged = (
             self._edit_base == self.basis.settings
-            and values == field_texts(self.basis.settings)
+            and values == field_texts(self.basis.settings, self.basis.measured)
             and self._model is self._live_model
         )
         self._keep_draft(
@@ -391,7 +391,7 @@ class PlannerScreen(NodeScreen):
     @on(Button.Pressed, "#plan-reset")
     def action_reset(self) -> None:
         """Every field back to the engine's live settings (and its model)."""
-        texts = field_texts(self.basis.settings)
+        texts = field_texts(self.basis.settings, self.basis.measured)
         self._edit_base = self.basis.settings
         if self._live_model is not None:
             self._model, self._model_ref, self._model_error = (

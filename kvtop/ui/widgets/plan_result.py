@@ -97,16 +97,33 @@ def interval_line(plan: CapacityPlan) -> Content:
     label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
     if plan.exact:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
-    dominant = plan.dominant
+    dominant, start = plan.dominant, plan.start
+    mostly = (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted")
+    if start is not None and start.refused_across_span:
+        return Content.assemble(label, ("0 at both ends: refused across the assumed host share", "$error"), mostly)
     if plan.token_capacity_max == 0:
         return Content.assemble(label, "0 at both ends: does not fit even where its estimated inputs are kindest")
+    if plan.zero_wide:
+        return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)} at both ends (± 0)",
+                                (": no estimated input moves it", "$text-muted"))  # fmt: skip
+    spread = f" (± {fmt_tokens(plan.spread_tokens)})"
+    if start is not None and start.refused_in_span:  # as `plan` says it: a refusal is no width of the capacity
+        spread = f" at {start.fraction:g} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
     return Content.assemble(
         label,
-        f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} (± {fmt_tokens(plan.spread_tokens)})",
-        (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted"),
-        (f" · wider: {', '.join(plan.estimate.beyond_support)}" if plan.estimate.beyond_support else "", "$warning"),
+        f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)}{spread}",
+        mostly,
+        (f" · wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else "", "$warning"),
         (f" · {plan.estimate.node_note}" if plan.estimate.node_note else "", "$success"),
     )  # fmt: skip
+
+
+def start_line(plan: CapacityPlan) -> Content | None:
+    """'✗ refused at the assumed host share: …; --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank'
+    where the edit is refused where a unified-memory host holds its assumed share (the plan's headline)."""
+    if plan.start is None or not plan.refused_at_centre:
+        return None
+    return Content.styled(f"✗ {plan.start.reason}", "bold $error")
 
 
 def token_delta(before: int, after: int) -> Content:
@@ -128,11 +145,15 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
     for label, value in _ROWS:
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
+        if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
+            shown_after = "refused"  # at the assumed host share: the line under the table says why
         line = _line(label, shown_before, shown_after, shown_before != shown_after)
         if label == "tokens per rank" and before is not None and after is not None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
     if outcome.after_plan is not None:
+        if (refused := start_line(outcome.after_plan)) is not None:
+            lines.append(refused)
         lines.append(interval_line(outcome.after_plan))
         lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.estimate.host_notes)
     if live_tokens is not None:

@@ -18,6 +18,7 @@ from kvtop.domain.diagnose_findings import (
     advice_severity,
     all_ranks,
 )
+from kvtop.domain.engines.vllm.budget import starting_utilization
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger_values import Ledger, WhatIf
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 def fitting_utilization(ledger: Ledger, least_free: int) -> float:
     """The largest --gpu-memory-utilization (2 decimals) that passes the startup check (§2)."""
-    return min(ledger.engine.memory_fraction, math.floor(least_free / ledger.gpu_total_bytes * 100) / 100)
+    return min(ledger.engine.memory_fraction, starting_utilization(ledger.gpu_total_bytes, least_free))
 
 
 def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:

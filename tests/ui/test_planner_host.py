@@ -1,0 +1,82 @@
+"""The planner on hosts that hold part of the GPU's memory (#27): a unified-memory GB10 where vLLM's start is refused
+at the assumed host share, said as `kvtop plan` says it; and the `desktop` setting, what `kvtop plan --desktop` says,
+as a what-if field.
+
+A desktop sharing the card (Windows, WSL2) holds up to 844 MiB beyond a Linux server's before the engine starts
+(host_memory.py `DESKTOP_HELD_BYTES`: lmdeploy#1703's 9 blocks × 75 MiB ÷ 0.8). kvtop does not model it: the plan's
+low end takes it, its centre does not. The fake node is SGLang 0.5.9 serving Llama-3-70B at TP8 on H100s (fakes.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.widgets import Select
+
+from kvtop.cli import main
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_model
+from kvtop.ui.planning import field_texts, plan
+from kvtop.ui.widgets.plan_result import outcome_table
+from tests.ui.fakes import LLAMA_70B_CONFIG
+from tests.ui.test_planner import TP8_TOKENS, open_planner, shown
+
+DESKTOP_BYTES = 844 << 20  # 884,998,144 B
+TOKEN_BYTES = 40_960  # Llama-3-70B at TP8: 80 layers × 2 × 1 KV head × 128 × 2 B
+
+
+def cli_low_end(capsys: pytest.CaptureFixture[str], *flags: str) -> int:
+    args = ["plan", "--json", "--no-calibration-store", "--model", str(LLAMA_70B_CONFIG), "--engine", "sglang",
+            "--tp-size", "8", "--engine-version", "0.5.9", "--gpu", "H100", *flags]  # fmt: skip
+    assert main(args) == 0
+    return int(json.loads(capsys.readouterr().out)["token_capacity_min"])
+
+
+async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
+    make_app, healthy_snapshot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SGLang's pool is the free memory before the load × its fraction (0.818 at TP8 on an H100) less the weights
+    (docs/engines/sglang.md §4), so 844 MiB less free is 0.818 × 884,998,144 B ÷ 40,960 B ≈ 17,674 tokens fewer at
+    the low end; the centre (what the engine gives where no desktop takes more) stays."""
+    app = make_app(healthy_snapshot)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await open_planner(pilot)
+        assert screen.query_one("#plan-desktop", Select).value == "off"
+        plain = screen.outcome.after_plan
+        assert plain is not None and plain.estimate.desktop is None
+        screen.query_one("#plan-desktop", Select).value = "on"
+        await pilot.pause()
+        desktop = screen.outcome.after_plan
+        assert desktop is not None and desktop.estimate.desktop is not None
+        assert desktop.ledger.token_capacity == plain.ledger.token_capacity == TP8_TOKENS
+        moved = plain.token_capacity_min - desktop.token_capacity_min
+        assert abs(moved - 0.818 * DESKTOP_BYTES / TOKEN_BYTES) <= 2
+        assert desktop.token_capacity_max == plain.token_capacity_max
+        result = shown(screen, "#plan-result")
+        assert f"{desktop.token_capacity_min:,} – {desktop.token_capacity_max:,}" in result
+        assert "memory the desktop holds (not modelled)" in result
+        assert "--desktop" not in shown(screen, "#plan-flags")  # said to kvtop, not a flag of the engine's
+        screen.query_one("#plan-desktop", Select).value = "off"
+        await pilot.pause()
+        assert screen.outcome.after_plan.token_capacity_min == plain.token_capacity_min
+    # the same settings through the CLI (after the app: it holds stdout while it runs): the same low ends
+    assert cli_low_end(capsys, "--desktop") == desktop.token_capacity_min
+    assert cli_low_end(capsys) == plain.token_capacity_min
+
+
+def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
+    """Llama-3.1-8B under vLLM on a GB10 (119.70 GiB = 128,527,106,048 B): 0.92 asks ceil(0.92 × T) =
+    118,244,937,565 B free, the host is assumed to leave T − round(0.2934 × T) = 90,817,253,134 B; 0.70 asks
+    89,968,974,234 B and starts (the CLI's figures: tests/test_cli_plan_host.py), 546,528 tokens per rank."""
+    settings = parse_flags("vllm", ["--model", "llama-3.1-8b"])
+    total = 128_527_106_048
+    outcome = plan(load_model("llama-3.1-8b"), settings, field_texts(settings), gpu_total_bytes=total, gpu_name="GB10")
+    assert outcome.after_plan is not None and outcome.after_plan.refused_at_centre
+    table = outcome_table(outcome, None).plain
+    assert "✗ refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start" in table
+    assert "--gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank" in table
+    fits = next(line for line in table.splitlines() if line.startswith("fits"))
+    assert fits.split()[-1] == "refused"
+    fresh = next(line for line in table.splitlines() if line.startswith("fresh start"))
+    assert fresh.split(None, 2)[2].startswith("0 – ") and "(0: refused where the host holds more than 9.58 GiB)" in fresh
