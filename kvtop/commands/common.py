@@ -27,8 +27,8 @@ from kvtop.domain.launch import (
     ignored_flags_note,
     parse_flags,
     parse_launch_command,
-    split_command,
 )
+from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, fmt_gib, parse_size
 

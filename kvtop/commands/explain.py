@@ -29,8 +29,8 @@ from kvtop.domain.launch import (
     check_parallel,
     parse_flags,
     parse_launch_command,
-    split_command,
 )
+from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 

@@ -12,7 +12,6 @@ flag, is an error naming it.
 from __future__ import annotations
 
 import difflib
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -21,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, parse_release
 from kvtop.domain.errors import InputError
+from kvtop.domain.launch_tokens import split_command, split_tokens, typed_value
 from kvtop.domain.load_casts import LoadCasts
-from kvtop.domain.units_parse import parse_vllm_bytes
 
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
@@ -65,7 +64,6 @@ FRACTIONS = (
 # larger is a typo (and an unbounded count would make kvtop loop or allocate without end).
 MAX_PARALLEL = 4096
 MAX_COUNT = 1 << 40
-MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
 
 
 class OwnFlag(BaseModel):
@@ -281,62 +279,6 @@ def check_parallel(settings: LaunchSettings) -> None:
     engine_flags(settings.engine).check_parallel(settings)
 
 
-def _convert(field: str, kind: type, raw: str | bool, spelling: str) -> object:
-    if kind is bool:
-        if isinstance(raw, bool):
-            return raw
-        return raw.lower() not in ("0", "false", "no", "off")
-    if isinstance(raw, bool):
-        raise InputError("needs a value", field=spelling)
-    if kind is str:
-        return raw
-    if field in HUMAN_READABLE_INTS:
-        return parse_vllm_bytes(raw, spelling)
-    text = raw.strip()
-    if len(text) > 40:
-        raise InputError(f"expected a number, got {len(text):,} characters", field=spelling)
-    try:
-        return int(text) if kind is int else float(text)
-    except ValueError:
-        raise InputError(
-            f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}", field=spelling
-        ) from None
-
-
-def _split(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
-    """Split argv into positionals and (flag, value) pairs; a flag without a value is True."""
-    positionals: list[str] = []
-    pairs: list[tuple[str, str | bool]] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token.startswith("-") and len(token) > 1 and not _is_number(token):
-            if "=" in token:
-                name, value = token.split("=", 1)
-                pairs.append((name, value))
-            elif index + 1 < len(tokens) and not (
-                tokens[index + 1].startswith("-") and not _is_number(tokens[index + 1])
-            ):
-                pairs.append((token, tokens[index + 1]))
-                index += 1
-            else:
-                pairs.append((token, True))
-        else:
-            positionals.append(token)
-        index += 1
-    return positionals, pairs
-
-
-def _is_number(token: str) -> bool:
-    if len(token) > 40:
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
 def _field_of(engine: EngineId, spelling: str) -> str | None:
     flags = engine_flags(engine)
     own = flags.own_flags.get(spelling)
@@ -377,7 +319,7 @@ def parse_flags(
     `engine_line` (the tokens are the engine's own command line, `--cmd`) refuses kvtop's own flags for it."""
     if engine not in ENGINE_IDS:
         raise InputError(f"unknown engine {engine!r} (one of {', '.join(ENGINE_IDS)})", field="--engine")
-    positionals, pairs = _split(tokens)
+    positionals, pairs = split_tokens(tokens)
     values: dict[str, object] = {"engine": engine}
     extra: dict[str, str | bool] = {}
     unknown: list[str] = []  # flags neither the engine's nor kvtop's: kept in `flags`, named as ignored
@@ -405,7 +347,7 @@ def parse_flags(
             extra[spelling.lstrip("-")] = raw
             unknown.append(spelling)
             continue
-        values[field] = _convert(field, FIELD_TYPES[field], raw, spelling)
+        values[field] = typed_value(FIELD_TYPES[field], raw, spelling, sized=field in HUMAN_READABLE_INTS)
         spelled[field] = spelling
     if strict and positionals:
         raise InputError(f"unexpected argument {positionals[0][:80]!r}", field="command line")
@@ -439,27 +381,6 @@ def detect_engine(argv: Sequence[str]) -> tuple[EngineId, int, str | None] | Non
         if found is not None:
             return engine, found[0], found[1]
     return None
-
-
-def positional_model(rest: Sequence[str]) -> str | None:
-    """The model named right after `… serve`, if the next token is not a flag."""
-    if rest and not rest[0].startswith("-"):
-        return rest[0]
-    return None
-
-
-def split_command(command: str) -> list[str]:
-    """A launch command as argv: backslash continuations joined; an unclosed quote or an absurd length
-    is an InputError naming --cmd, never a traceback (and never minutes in `shlex`)."""
-    if len(command) > MAX_COMMAND_CHARS:
-        raise InputError(
-            f"a launch command of {len(command):,} characters (at most {MAX_COMMAND_CHARS:,})", field="--cmd"
-        )
-    joined = command.replace("\\\r\n", " ").replace("\\\n", " ")
-    try:
-        return shlex.split(joined)
-    except ValueError as err:
-        raise InputError(f"cannot read the command ({err})", field="--cmd") from None
 
 
 def parse_launch_command(argv: Sequence[str] | str) -> LaunchSettings | None:

@@ -16,7 +16,8 @@ from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import LaunchSettings, OwnFlag, positional_model, written_flags
+from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
+from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {

@@ -1,0 +1,94 @@
+"""A launch command as tokens: the text split into argv, argv into positionals and (flag, value) pairs, one
+raw value made the type its field takes. Lexical only: which field a flag sets, and whether its value is one
+the engine accepts, is `launch.py`'s (`parse_flags`); this module knows no engine and no field.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.units_parse import parse_vllm_bytes
+
+MAX_COMMAND_CHARS = 64 * 1024  # a launch command longer than this is not a launch command
+
+
+def positional_model(rest: Sequence[str]) -> str | None:
+    """The model named right after `… serve`, if the next token is not a flag."""
+    if rest and not rest[0].startswith("-"):
+        return rest[0]
+    return None
+
+
+def split_command(command: str) -> list[str]:
+    """A launch command as argv: backslash continuations joined; an unclosed quote or an absurd length
+    is an InputError naming --cmd, never a traceback (and never minutes in `shlex`)."""
+    if len(command) > MAX_COMMAND_CHARS:
+        raise InputError(
+            f"a launch command of {len(command):,} characters (at most {MAX_COMMAND_CHARS:,})", field="--cmd"
+        )
+    joined = command.replace("\\\r\n", " ").replace("\\\n", " ")
+    try:
+        return shlex.split(joined)
+    except ValueError as err:
+        raise InputError(f"cannot read the command ({err})", field="--cmd") from None
+
+
+def split_tokens(tokens: Sequence[str]) -> tuple[list[str], list[tuple[str, str | bool]]]:
+    """Split argv into positionals and (flag, value) pairs; a flag without a value is True."""
+    positionals: list[str] = []
+    pairs: list[tuple[str, str | bool]] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.startswith("-") and len(token) > 1 and not is_number(token):
+            if "=" in token:
+                name, value = token.split("=", 1)
+                pairs.append((name, value))
+            elif index + 1 < len(tokens) and not (
+                tokens[index + 1].startswith("-") and not is_number(tokens[index + 1])
+            ):
+                pairs.append((token, tokens[index + 1]))
+                index += 1
+            else:
+                pairs.append((token, True))
+        else:
+            positionals.append(token)
+        index += 1
+    return positionals, pairs
+
+
+def is_number(token: str) -> bool:
+    """Whether a token that starts with "-" is a number (`-1`), so a value and not a flag."""
+    if len(token) > 40:
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def typed_value(kind: type, raw: str | bool, spelling: str, *, sized: bool = False) -> object:
+    """`raw` as `kind` (a bare flag is True; `sized`: "20G", "8GiB" as the engines accept them), or an InputError
+    naming the flag as typed."""
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        return raw.lower() not in ("0", "false", "no", "off")
+    if isinstance(raw, bool):
+        raise InputError("needs a value", field=spelling)
+    if kind is str:
+        return raw
+    if sized:
+        return parse_vllm_bytes(raw, spelling)
+    text = raw.strip()
+    if len(text) > 40:
+        raise InputError(f"expected a number, got {len(text):,} characters", field=spelling)
+    try:
+        return int(text) if kind is int else float(text)
+    except ValueError:
+        raise InputError(
+            f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}", field=spelling
+        ) from None
