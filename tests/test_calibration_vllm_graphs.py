@@ -13,6 +13,7 @@ from benchmarks.calibration.evaluate import fit_all, observed
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
+from kvtop.domain.engines.vllm import profile_run
 from kvtop.domain.engines.vllm import weights_held as held
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
 from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
@@ -23,7 +24,7 @@ RECORDS = {record.id: record for record in load("vllm")}
 
 def test_the_capture_sizes_are_the_ones_vllm_prints() -> None:
     """The v0.19.1 A100 start's config dump: 'cudagraph_capture_sizes': [1, 2, 4, 8, 16, 24, …, 248, 256, 272, …, 512]."""
-    sizes = vllm.capture_sizes(512)
+    sizes = profile_run.capture_sizes(512)
     assert sizes[:5] == [1, 2, 4, 8, 16] and sizes[33:37] == [248, 256, 272, 288] and sizes[-1] == 512
     assert len(sizes) == 51
 
@@ -32,9 +33,9 @@ def test_the_graph_counts_are_the_ones_the_profile_prints() -> None:
     """H100 (vLLM's 1024 seqs, 8192 tokens): 'PIECEWISE=51 (largest=512), FULL=51 (largest=512)' in llm-d-planner's
     v0.19.0 logs; an A100 40GB and an RTX 5090 (256 seqs, 2048 tokens): 'PIECEWISE=51 (largest=512), FULL=35
     (largest=256)' (the v0.19.1 A100 start, the v0.24.0 RTX 5090 study's GPU)."""
-    assert vllm.graph_counts(RECORDS["llmd-v019-qwen3-8b"].inputs()) == (51, 51)
-    assert vllm.graph_counts(RECORDS["file57978845466-qwen3-8b-a100-40gb-v0191"].inputs()) == (51, 35)
-    assert vllm.graph_counts(RECORDS["file67163912157-qwen3-8b-5090"].inputs()) == (51, 35)
+    assert profile_run.graph_counts(RECORDS["llmd-v019-qwen3-8b"].inputs()) == (51, 51)
+    assert profile_run.graph_counts(RECORDS["file57978845466-qwen3-8b-a100-40gb-v0191"].inputs()) == (51, 35)
+    assert profile_run.graph_counts(RECORDS["file67163912157-qwen3-8b-5090"].inputs()) == (51, 35)
 
 
 def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_21() -> None:
@@ -42,7 +43,7 @@ def test_the_estimate_is_measured_where_vllm_printed_it_and_charged_from_v0_21()
     v0.24.0 charges it, and with the model known the plan's term is calibrated, not the 2 GiB assumed before."""
     printed = RECORDS["llmd-v019-qwen3-8b"]
     assert observed(printed, Term.CUDA_GRAPHS, {}) == round(0.84 * GIB)
-    assert not vllm.graphs_charged(printed.inputs())
+    assert not profile_run.graphs_charged(printed.inputs())
     assert vllm.fit_features("vllm.cuda_graphs", printed.inputs()) == (1.0, (50 + 50) * 36 / 1000)
     charged = RECORDS["file67163912157-qwen3-8b-5090"].inputs()
     graphs = next(term for term in vllm.terms(charged) if term.term is Term.CUDA_GRAPHS)

@@ -76,7 +76,7 @@ def test_the_profiling_batch_follows_chunked_prefill_off() -> None:
     (the same EngineArgs rule), 8,192 on H100 with it on."""
     from kvtop.domain.calibration.inputs import CalibrationInputs
     from kvtop.domain.engines.versions import ResolvedVersion
-    from kvtop.domain.engines.vllm.calibration import batch_limits
+    from kvtop.domain.engines.vllm.profile_run import batch_limits
     from kvtop.domain.layout import ParallelLayout
 
     def tokens(*flags: str) -> int:

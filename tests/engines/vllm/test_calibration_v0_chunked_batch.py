@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.calibration import batch_limits
+from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.wording import GIB

@@ -13,6 +13,7 @@ from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import fusion_workspace as fw
+from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.layout import ParallelLayout
 from kvtop.units import GIB
 
@@ -55,7 +56,7 @@ def test_the_workspace_is_most_of_what_tp_adds_to_the_v0_19_logs() -> None:
     for record_id in ("llmd-v019-llama-3.1-8b-tp2", "llmd-v019-llama-3.1-8b-tp4", "llmd-v019-qwen2.5-72b-tp2",
                       "llmd-v019-kimi-dev-72b-tp4", "llmd-v019-mistral-small-w8a8-tp2"):  # fmt: skip
         inputs = RECORDS[record_id].inputs()
-        found = fw.fusion_workspace(inputs, vllm.batch_limits(inputs)[0])
+        found = fw.fusion_workspace(inputs, batch_limits(inputs)[0])
         assert found is not None and found.modelled and found.bytes == workspace
         # what TP adds beside it (0.31-0.45 GiB) is no more than v0.11.0 added with no workspace at all (0.42 at TP 2,
         # Llama-3.3-70B 0.55 against Llama-3.1-8B's 0.13 at TP 1) and a tenth of a GiB

@@ -23,7 +23,7 @@
   estimate (printed from v0.18.0, "Estimated CUDA graph memory") captures each mode's two largest sizes
   and extrapolates: max over modes of the first capture + Σ second capture × (sizes − 1). A capture's
   memory grows with the graph's nodes, so with the layers on the rank: the fit is a constant (the first
-  capture) plus a part per captured graph beyond the first × layers (`graph_counts`).
+  capture) plus a part per captured graph beyond the first × layers (`profile_run.graph_counts`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,14 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
-from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.profile_run import (
+    GRAPHS_PROFILED,
+    batch_limits,
+    graph_counts,
+    graphs_charged,
+    lora,
+)
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
@@ -54,18 +60,6 @@ from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import GIB
 
-V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
-# V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
-# balance between ITL and TTFT"; a v0.6.4.dev26 start prints "Chunked prefill is enabled with max_num_batched_tokens=
-# 512", search-index id 49009726947) until vllm#10544 (2024-11-21, first released in v0.6.5) made it 2048.
-V0_CHUNKED_TOKENS: Eras[int] = Eras((
-    Era("", 512, "V0 SchedulerConfig.__post_init__: 512 tokens with chunked prefill"),
-    Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
-))
-ENGINE_ERAS: Eras[str] = Eras((
-    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
-    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
-))
 # The profiled activation peak is mostly the sampler's copies of its float32 logits; their number fell
 # in v0.17.0 (a 60 % lower peak at the same batch: llm-d-planner's version sweep, docs/calibration.md).
 ACTIVATION_ERAS: Eras[str] = Eras((
@@ -87,18 +81,6 @@ NON_TORCH_ERAS: Eras[str] = Eras((
 # growth less the workspace is V1's (NCCL's channels connected by the profile's first large all-reduces, CUDA's
 # lazily loaded kernels): 0.55 GiB at TP 2 on H100 at v0.11.0, 0.57 at v0.19.0 once the workspace is taken off.
 NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1"}
-# `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
-# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
-# on releases that did not charge it yet (llm-d-planner's v0.18.0 and v0.19.0 logs print it).
-GRAPHS_PROFILED: tuple[Era[bool], ...] = (
-    Era("", False, "no CUDA-graph estimate before the KV cache"),
-    Era("0.18.0", True, "PR #30515: profile_cudagraph_memory estimates (and prints) the graphs' memory"),
-)
-GRAPHS_CHARGED: tuple[Era[bool], ...] = (
-    Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
-    Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
-)
-
 # V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
@@ -112,10 +94,6 @@ NON_TORCH_FEATURES = ("1 GiB", "1 GiB when the custom all-reduce runs (TP > 1 on
 CONTEXT_FEATURES = ("1 GiB", "1 GiB when TP × PP > 1", "1 GiB for an MoE model when TP > 1")
 # CUDA graphs: the first capture, and each further graph's capture (its nodes: per layer on the rank)
 GRAPH_FEATURES = ("1 GiB", "graphs captured beyond each mode's first × layers on the rank ÷ 1000")
-# vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
-# every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
-# the default from v0.11.0) stop at max_num_seqs.
-GRAPH_SIZE_CAP = 512
 # the fits this engine makes: key → (the term it estimates, what its coefficients multiply)
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
     **{f"vllm.activation.{era.value}": (Term.ACTIVATION, V0_ACTIVATION_FEATURES if era.value == "v0" else ACTIVATION_FEATURES)
@@ -198,41 +176,6 @@ FITS: dict[str, LinearTerm] = {
 # END FITTED
 
 
-def engine_era(inputs: CalibrationInputs) -> str:
-    return era_for(ENGINE_ERAS, inputs.version).value
-
-
-def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
-    """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
-    launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
-    `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
-    window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
-    flags = inputs.settings.flags
-    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
-        return chunked_prefill(inputs.settings)
-    return inputs.context_length > V0_CHUNKED_ABOVE
-
-
-def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
-    """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
-    s = inputs.settings
-    if engine_era(inputs) == "v0":
-        chunk = V0_CHUNKED_TOKENS.at(inputs.version)
-        tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
-        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
-        return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
-    batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
-    why = "vllm serve's defaults for the GPU"
-    if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
-        batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
-    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
-
-
-def lora(inputs: CalibrationInputs) -> bool:
-    """`--enable-lora`: the adapters' buffers join the profile run (not modelled)."""
-    return inputs.settings.flags.get("enable-lora") not in (None, False)
-
-
 def activation_key(inputs: CalibrationInputs) -> str:
     return f"vllm.activation.{era_for(ACTIVATION_ERAS, inputs.version).value}"
 
@@ -300,24 +243,6 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
     """What a worker holds before its weights load (not a term of vLLM's budget: a restart needs it free)."""
     fits = {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits
     return context_estimate("vllm.context", CONTEXT_LABEL, fits, inputs, _context_features(inputs))
-
-
-def graphs_charged(inputs: CalibrationInputs) -> bool:
-    return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
-
-
-def capture_sizes(largest: int) -> list[int]:
-    """vLLM's default CUDA-graph capture sizes up to `largest` tokens."""
-    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)]
-    return [size for size in sizes if size <= largest]
-
-
-def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
-    """(PIECEWISE graphs, FULL graphs) vLLM captures by default: the profile's "Profiling CUDA graph memory:
-    PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, FULL=51 at H100's 1024."""
-    tokens, seqs, _ = batch_limits(inputs)
-    sizes = capture_sizes(min(2 * seqs, GRAPH_SIZE_CAP, tokens))
-    return len(sizes), len([size for size in sizes if size <= seqs])
 
 
 def _graph_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:

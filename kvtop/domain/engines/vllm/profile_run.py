@@ -1,0 +1,95 @@
+"""What vLLM's profiling run executes, which its pre-load terms are sized by (docs/engines/vllm.md §2).
+
+The batch `profile_run` runs (`batch_limits`: max_num_batched_tokens and max_num_seqs, the flags else the
+engine era's defaults: V0's 256 seqs and max(context, 2048) tokens, V1's per GPU from `batching.py`), and the
+CUDA graphs `profile_cudagraph_memory` captures (`graph_counts`: vLLM's default capture sizes per mode) in the
+releases that estimate (v0.18.0+) and charge (v0.21.0+) them. The calibration's fits read these as features
+(`calibration.py`); the fusion workspace (`fusion_workspace.py`) reads the batch.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras, era_for
+from kvtop.domain.engines.vllm.batching import chunked_prefill, default_batch_limits
+
+V0_SEQS, V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 256, 2048, 32768
+# V0's max_num_batched_tokens with chunked prefill on (above 32K of context) and no flag: SchedulerConfig's 512 ("a
+# balance between ITL and TTFT"; a v0.6.4.dev26 start prints "Chunked prefill is enabled with max_num_batched_tokens=
+# 512", search-index id 49009726947) until vllm#10544 (2024-11-21, first released in v0.6.5) made it 2048.
+V0_CHUNKED_TOKENS: Eras[int] = Eras((
+    Era("", 512, "V0 SchedulerConfig.__post_init__: 512 tokens with chunked prefill"),
+    Era("0.6.5", 2048, "vllm#10544: 2048 tokens with chunked prefill"),
+))
+ENGINE_ERAS: Eras[str] = Eras((
+    Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
+    Era("0.8.0", "v1", "the V1 engine (vllm/v1/worker/gpu_worker.py): the default from v0.8.0"),
+))
+# `profile_cudagraph_memory` (gpu_model_runner.py) runs from v0.18.0 (PR #30515), behind
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS until v0.21.0: its "Estimated CUDA graph memory" line measures the term
+# on releases that did not charge it yet (llm-d-planner's v0.18.0 and v0.19.0 logs print it).
+GRAPHS_PROFILED: tuple[Era[bool], ...] = (
+    Era("", False, "no CUDA-graph estimate before the KV cache"),
+    Era("0.18.0", True, "PR #30515: profile_cudagraph_memory estimates (and prints) the graphs' memory"),
+)
+GRAPHS_CHARGED: tuple[Era[bool], ...] = (
+    Era("", False, "graphs captured after the KV cache, from the share above --gpu-memory-utilization"),
+    Era("0.21.0", True, "PR #38284: profile_cudagraph_memory's estimate comes off the KV budget"),
+)
+# vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
+# every 16, up to min(2 × max_num_seqs, 512, max_num_batched_tokens); FULL decode graphs (FULL_AND_PIECEWISE,
+# the default from v0.11.0) stop at max_num_seqs.
+GRAPH_SIZE_CAP = 512
+
+
+def engine_era(inputs: CalibrationInputs) -> str:
+    return era_for(ENGINE_ERAS, inputs.version).value
+
+
+def v0_chunked_prefill(inputs: CalibrationInputs) -> bool:
+    """Whether a V0 start chunks its prefill: `--enable-chunked-prefill` / `--no-enable-chunked-prefill` where the
+    launch states either, else on above 32K of context (V0 EngineArgs.create_engine_config decides only while
+    `enable_chunked_prefill is None`, vllm#6666; read at v0.6.x). Its other conditions for that default (no sliding
+    window, speculative model, LoRA or prompt adapter; no prefix caching before vllm#8342) are not read."""
+    flags = inputs.settings.flags
+    if flags.get("enable-chunked-prefill") is not None or flags.get("no-enable-chunked-prefill") not in (None, False):
+        return chunked_prefill(inputs.settings)
+    return inputs.context_length > V0_CHUNKED_ABOVE
+
+
+def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why) of the profiling run: the flags, else the era's defaults."""
+    s = inputs.settings
+    if engine_era(inputs) == "v0":
+        chunk = V0_CHUNKED_TOKENS.at(inputs.version)
+        tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
+        why = f"V0 defaults: 256 seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
+        return s.max_num_batched_tokens or tokens, s.max_running_requests or V0_SEQS, why
+    batched, seqs = default_batch_limits(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version)
+    why = "vllm serve's defaults for the GPU"
+    if not s.max_num_batched_tokens and not chunked_prefill(s):  # the whole context in one batch (batching.py)
+        batched, why = max(inputs.context_length, batched), f"{why}, max(context, default): chunked prefill off"
+    return s.max_num_batched_tokens or batched, s.max_running_requests or seqs, why
+
+
+def lora(inputs: CalibrationInputs) -> bool:
+    """`--enable-lora`: the adapters' buffers join the profile run (not modelled)."""
+    return inputs.settings.flags.get("enable-lora") not in (None, False)
+
+
+def graphs_charged(inputs: CalibrationInputs) -> bool:
+    return era_for(GRAPHS_CHARGED, inputs.version).value and not inputs.settings.enforce_eager
+
+
+def capture_sizes(largest: int) -> list[int]:
+    """vLLM's default CUDA-graph capture sizes up to `largest` tokens."""
+    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)]
+    return [size for size in sizes if size <= largest]
+
+
+def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs) vLLM captures by default: the profile's "Profiling CUDA graph memory:
+    PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at 256 seqs, FULL=51 at H100's 1024."""
+    tokens, seqs, _ = batch_limits(inputs)
+    sizes = capture_sizes(min(2 * seqs, GRAPH_SIZE_CAP, tokens))
+    return len(sizes), len([size for size in sizes if size <= seqs])
