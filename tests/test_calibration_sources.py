@@ -50,6 +50,6 @@ def test_a_records_scale_never_sees_its_own_sources_score() -> None:
     scores = {"vllm": [(0.2, "a"), (0.4, "b"), (3.0, "b"), (0.6, "c")]}
     every = engine_scale("vllm", scores)
     without_b = engine_scale("vllm", scores, leave_out="b")
-    assert every is not None and every.coefficients == (3.0,) and every.sources == 3
-    assert without_b is not None and without_b.coefficients == (0.6,) and without_b.records == 2
+    assert every is not None and every.factor == 3.0 and every.sources == 3
+    assert without_b is not None and without_b.factor == 0.6 and without_b.records == 2
     assert engine_scale("sglang", scores) is None

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from benchmarks.calibration.corpus import MIB, Record, load_gpu_totals
-from kvtop.domain.calibration.coverage import coverage_score, scale_fit
+from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
@@ -206,8 +206,10 @@ def _graphs_charged(record: Record) -> bool:
     return any(estimate.term is Term.CUDA_GRAPHS for estimate in terms)
 
 
-def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) -> Judged | None:
-    """The record's launch planned before the start, with `fits`; None where it cannot be planned or judged."""
+def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
+          scale: IntervalScale | None = None) -> Judged | None:  # fmt: skip
+    """The record's launch planned before the start, with `fits` and the interval `scale` (None: unscaled); None
+    where it cannot be planned or judged."""
     if record.model is None or record.gpu_total_bytes is None or record.excluded(Term.ACTIVATION) and record.excluded(Term.CONTEXT):
         return None
     weights = record.figures.get("weights") if weights_logged else None
@@ -217,7 +219,7 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool) 
         return None
     measured = MeasuredInputs(weights_bytes=weights, desktop=record.desktop)
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                            gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
+                            gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale)  # fmt: skip
     dominant = plan.dominant.label if plan.dominant else "—"
     if record.tokens:
         return Judged(record, "tokens", record.tokens, plan.ledger.token_capacity, plan.token_capacity_min,
@@ -310,7 +312,7 @@ def blind_scores(corpus: Corpus, cache: FitCache | None = None) -> Scores:
     return scores
 
 
-def engine_scale(engine: str, scores: Scores, leave_out: str | None = None) -> LinearTerm | None:
+def engine_scale(engine: str, scores: Scores, leave_out: str | None = None) -> IntervalScale | None:
     """The engine's interval scale from the scores of every source but `leave_out` (`coverage.scale_fit`)."""
     kept = [(score, source) for score, source in scores.get(engine, []) if source != leave_out]
     return scale_fit(engine, [score for score, _ in kept], [source for _, source in kept])
@@ -325,11 +327,9 @@ def judge_all(corpus: Corpus, *, weights_logged: bool, scores: Scores | None = N
     judged: dict[str, list[Judged]] = {}
     for engine, records in corpus.items():
         for record in records:
-            fits = dict(_fits_without(corpus, record.source, cache))
             scale = engine_scale(engine, scores, leave_out=record.source)
-            if scale is not None:
-                fits[scale.key] = scale
-            result = blind(record, fits, weights_logged=weights_logged)
+            result = blind(record, _fits_without(corpus, record.source, cache), weights_logged=weights_logged,
+                           scale=scale)  # fmt: skip
             if result is not None:
                 judged.setdefault(engine, []).append(result)
     return judged

@@ -16,7 +16,6 @@ from benchmarks.calibration.evaluate import (
     term_rows,
     weights_errors,
 )
-from kvtop.domain.calibration.coverage import interval_key
 from kvtop.domain.calibration.fit import quantile
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.calibration.linear import LinearTerm
@@ -60,7 +59,7 @@ def _summary(title: str, judged: dict[str, list[Judged]], corpus: Corpus) -> lis
 def _fit_rows(fits: dict[str, LinearTerm], prefix: str) -> list[str]:
     lines = ["| fit | records (sources) | form (GiB) | held-out error (90th pct) | on a GPU no other source ran | GPU models |",
              "|---|---|---|---|---|---|"]  # fmt: skip
-    for key in sorted(k for k in fits if k.startswith(prefix) and k != interval_key(prefix.rstrip("."))):
+    for key in sorted(k for k in fits if k.startswith(prefix)):
         fit = fits[key]
         form = " + ".join(f"{c:g} × {name}" if name != "1 GiB" else f"{c:g}" for c, name in zip(fit.coefficients, fit.features, strict=True))
         lines.append(f"| `{key}` | {fit.records} ({fit.sources}) | {form} | {fit.error_bytes / GIB:.3f} GiB | "
@@ -77,7 +76,7 @@ def _scale_rows(corpus: Corpus, scores: Scores) -> list[str]:
             lines.append(f"| {display_name(engine)} | 0 | — | 1 (none fitted) |")
             continue
         spread = f"{statistics.median(found):.2f} / {quantile(found, 0.9):.2f} / {max(found):.2f}"
-        lines.append(f"| {display_name(engine)} | {scale.records} ({scale.sources}) | {spread} | × {scale.coefficients[0]:g} |")
+        lines.append(f"| {display_name(engine)} | {scale.records} ({scale.sources}) | {spread} | × {scale.factor:g} |")
     return lines
 
 

@@ -4,7 +4,7 @@
     python benchmarks/calibration/run.py --write    # rewrite the fitted constants and docs/calibration.md
 
 The fitted constants live in each engine's package (`kvtop/domain/engines/<engine>/calibration.py`
-FITS), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
+FITS and INTERVAL_SCALE), the CUDA totals in `kvtop/domain/calibration/gpu_totals.py` and the weights book's error in
 `kvtop/domain/calibration/weights.py`, each between `# BEGIN FITTED` and `# END FITTED`.
 """
 
@@ -29,6 +29,7 @@ from benchmarks.calibration.evaluate import (  # noqa: E402
     judge_all,
 )
 from benchmarks.calibration.report import render  # noqa: E402
+from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 
@@ -51,6 +52,13 @@ def _literal(fits: dict[str, LinearTerm], name: str) -> str:
     return "\n".join(lines)
 
 
+def _scale_literal(scale: IntervalScale | None) -> str:
+    if scale is None:
+        return "INTERVAL_SCALE: IntervalScale | None = None"
+    return (f"INTERVAL_SCALE: IntervalScale | None = IntervalScale(\n    engine={scale.engine!r}, factor={scale.factor!r}, "
+            f"records={scale.records}, sources={scale.sources},\n)")
+
+
 def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, str]:
     """Each file's fitted block, as --write would write it (`scores`: the blind plans' coverage scores, which
     give each engine's interval scale; made here when not given)."""
@@ -60,8 +68,7 @@ def fitted_blocks(corpus: Corpus, scores: Scores | None = None) -> dict[Path, st
     for engine in corpus:
         scale = engine_scale(engine, scores)
         mine = {key: fit for key, fit in fits.items() if key.startswith(f"{engine}.")}
-        mine.update({scale.key: scale} if scale is not None else {})
-        blocks[DOMAIN / "engines" / engine / "calibration.py"] = _literal(mine, "FITS")
+        blocks[DOMAIN / "engines" / engine / "calibration.py"] = f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}"
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
     blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
     loaded, built = fits[LOADED_ERROR_KEY], fits[BUILT_ERROR_KEY]

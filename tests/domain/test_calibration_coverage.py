@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.calibration.coverage import coverage_score, interval_scale, scale_fit
+from kvtop.domain.calibration.coverage import coverage_score, scale_fit
 from kvtop.domain.calibration.fit import held_out_quantile, leave_group_out
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm, RowOrigin, fit_term
@@ -82,10 +82,10 @@ def test_the_engine_scale_is_the_corrected_quantile_of_its_scores() -> None:
     scores = [round(0.1 * k, 1) for k in range(1, 11)]
     ten = scale_fit("vllm", scores, [str(k) for k in range(10)])
     eleven = scale_fit("vllm", [*scores, 2.0], [str(k) for k in range(11)])
-    assert ten is not None and ten.coefficients == (1.0,) and ten.sources == 10
-    assert eleven is not None and eleven.coefficients == (2.0,)
-    assert interval_scale("vllm", {ten.key: ten})[0] == 1.0
-    assert interval_scale("sglang", {ten.key: ten}) == (1.0, None)  # no fit of its own: unscaled
+    assert ten is not None and ten.factor == 1.0 and ten.sources == 10 and ten.engine == "vllm"
+    assert eleven is not None and eleven.factor == 2.0 and eleven.records == 11
+    assert ten.basis.startswith("× 1.00: ") and "90 % of 10 blind plans from 10 sources" in ten.basis
+    assert scale_fit("vllm", [], []) is None  # no blind plan scored: none fitted (the engine stays unscaled)
 
 
 def _term(error_gib: float, term: Term = Term.ACTIVATION) -> TermEstimate:

@@ -30,11 +30,11 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     """SGLang C13 (docs.sglang.ai) without its two `Load weight` lines, as excerpts are pasted: on an H100 the
     pre-load estimate is the calibration's (issue 28 item 7): CUDA's total fitted for the H100 less SGLang's
     context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's interval
-    scale (`sglang.interval`, 0.8958: 0.8958 × 721,519,056 B = 646,336,771 B; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26 GiB of KV = 0.88 × before −
+    scale (`INTERVAL_SCALE`, 0.8958: 0.8958 × 721,519,056 B = 646,336,771 B; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26 GiB of KV = 0.88 × before −
     weights (Llama-3.1-8B, 16,060,522,496 B predicted) → before ≈ (54.26 + 14.96) ÷ 0.88 ≈ 78.66 GiB implied;
     the log's own line said 78.81 GiB (its weights were 15.09 GiB): both inside the calibrated interval."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
-    from kvtop.domain.engines.sglang.calibration import FITS
+    from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
 
     text = (CASES / "sglang/C13/engine.log").read_text()
     excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
@@ -47,9 +47,10 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     assert result.verdict == "match" and not result.missing
     estimated = result.estimated
     assert estimated is not None and estimated.field == "free_before_load_bytes"
-    total, context, scale = CUDA_TOTAL_FITS["cuda_total.H100"], FITS["sglang.context"], FITS["sglang.interval"]
+    total, context, scale = CUDA_TOTAL_FITS["cuda_total.H100"], FITS["sglang.context"], INTERVAL_SCALE
     by_hand = round(total.coefficients[0] * GIB) - round(context.coefficients[0] * GIB)  # TP 1: the constant alone
-    error = round(scale.coefficients[0] * (total.error_bytes**2 + context.error_bytes**2) ** 0.5)
+    assert scale is not None
+    error = round(scale.factor * (total.error_bytes**2 + context.error_bytes**2) ** 0.5)
     assert estimated.source == "calibrated" and "sglang.context" in estimated.basis
     assert abs(estimated.value_bytes - by_hand) <= 1
     assert abs(estimated.low_bytes - (by_hand - error)) <= 2 and abs(estimated.high_bytes - (by_hand + error)) <= 2
@@ -199,8 +200,8 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
 def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> None:
     """`--gpu-memory 80GiB` without a GPU name (as `plan --gpu-memory` takes it): the total is measured, so the free
     memory before load is 80 GiB less SGLang's context fit at TP 1, ± that fit's error alone × SGLang's interval scale
-    (`sglang.interval`: 0.8958 × 708,925,490 B = 635,055,454 B)."""
-    from kvtop.domain.engines.sglang.calibration import FITS
+    (`INTERVAL_SCALE`: 0.8958 × 708,925,490 B = 635,055,454 B)."""
+    from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
 
     text = (CASES / "sglang/C13/engine.log").read_text()
     excerpt = "\n".join(line for line in text.splitlines() if "Load weight" not in line)
@@ -213,7 +214,8 @@ def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> N
     context = FITS["sglang.context"]
     assert estimated is not None and estimated.source == "calibrated" and "measured: --gpu-memory" in estimated.basis
     assert estimated.value_bytes == 80 * GIB - round(context.coefficients[0] * GIB)
-    assert estimated.high_bytes - estimated.value_bytes == round(FITS["sglang.interval"].coefficients[0] * context.error_bytes)
+    assert INTERVAL_SCALE is not None
+    assert estimated.high_bytes - estimated.value_bytes == round(INTERVAL_SCALE.factor * context.error_bytes)
     # the capacity read backwards gives the free memory the dropped `Load weight begin` line printed (78.81 GiB)
     # within 0.2 GiB; 80 GiB is more than an 80 GB card's CUDA total (79.19 GiB), so whether that lands inside
     # the fit's interval is the interval's call: a mismatch then names the estimate and the figure the log needs

@@ -212,6 +212,7 @@ def test_metric_names_are_those_its_endpoint_reads(engine: str) -> None:
 def test_calibration_estimates_its_context(engine: str) -> None:
     calibration = engine_rules(engine).calibration
     assert all(key.startswith(f"{engine}.") for key in (*calibration.FITS, *calibration.FIT_TERMS))
+    assert calibration.INTERVAL_SCALE is None or calibration.INTERVAL_SCALE.engine == engine
     context = calibration.context(calibration_inputs(_ledger(engine)))
     # a TP1 start's CUDA context and buffers before the weights: above nothing, below 4 GiB on any engine
     assert 0 < context.bytes < 4 << 30 and context.source in ("calibrated", "assumed")

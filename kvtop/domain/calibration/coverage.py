@@ -6,22 +6,37 @@ fully blind with fits that left its whole source out (`benchmarks/calibration/ev
 units of its own interval's half-width on the side it fell (`coverage_score`). The engine's interval scale is the
 90th percentile of those scores with split conformal prediction's small-sample correction over its sources
 (`held_out_quantile(..., corrected=True)`): of n sources, ⌈(n + 1) × 0.9⌉-th by weight, so that a log from a new
-source falls inside the scaled interval with probability ≥ 0.9 where the sources are exchangeable. It is kept as the
-engine's fit `<engine>.interval` (one coefficient) beside its terms' fits; an engine without one keeps 1.
+source falls inside the scaled interval with probability ≥ 0.9 where the sources are exchangeable. It is an
+`IntervalScale` of its own, kept beside the engine's fits (its calibration module's `INTERVAL_SCALE`, written by
+`benchmarks/calibration/run.py --write`); an engine without one keeps 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.fit import held_out_quantile
-from kvtop.domain.calibration.linear import ERROR_QUANTILE, LinearTerm
-
-SCALE_FEATURES = ("× the terms' held-out errors together",)
+from kvtop.domain.calibration.linear import ERROR_QUANTILE
 
 
-def interval_key(engine: str) -> str:
-    return f"{engine}.interval"
+class IntervalScale(BaseModel):
+    """The factor on an engine's terms' held-out errors together that makes its plans' intervals hold the engine's
+    figure in 90 % of blind plans, and the plans (`records`) and sources it was measured on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str
+    factor: float
+    records: int  # blind plans scored
+    sources: int  # the sources (threads, repositories, files) they came from
+
+    @property
+    def basis(self) -> str:
+        """The scale in words, as a plan states it."""
+        return (f"× {self.factor:.2f}: the terms' errors together reach the engine's figure in 90 % of {self.records} "
+                f"blind plans from {self.sources} sources, each judged by fits that left its source out")  # fmt: skip
 
 
 def coverage_score(
@@ -36,20 +51,9 @@ def coverage_score(
     return miss / side if side > 0 else None
 
 
-def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> LinearTerm | None:
+def scale_fit(engine: str, scores: Sequence[float], sources: Sequence[str]) -> IntervalScale | None:
     """The engine's interval scale from its blind plans' scores (None for none)."""
     if not scores:
         return None
     scale = held_out_quantile(scores, ERROR_QUANTILE, sources, corrected=True)
-    return LinearTerm(key=interval_key(engine), features=SCALE_FEATURES, coefficients=(round(scale, 4),),
-                      error_bytes=0, records=len(scores), sources=len(set(sources)))  # fmt: skip
-
-
-def interval_scale(engine: str, fits: Mapping[str, LinearTerm]) -> tuple[float, str | None]:
-    """(the scale, why in words) of `engine`'s intervals; (1.0, None) where none was fitted."""
-    fit = fits.get(interval_key(engine))
-    if fit is None:
-        return 1.0, None
-    scale = fit.coefficients[0]
-    return scale, (f"× {scale:.2f}: the terms' errors together reach the engine's figure in 90 % of {fit.records} "
-                   f"blind plans from {fit.sources} sources, each judged by fits that left its source out")  # fmt: skip
+    return IntervalScale(engine=engine, factor=round(scale, 4), records=len(scores), sources=len(set(sources)))

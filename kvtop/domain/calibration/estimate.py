@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.calibration.coverage import interval_scale
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
@@ -103,10 +103,12 @@ def preload_estimate(
     ledger: Ledger,
     *,
     fits: dict[str, LinearTerm] | None = None,
+    scale: IntervalScale | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
 ) -> PreloadEstimate:
     """Every term `ledger`'s launch rests on: fitted (`fits`, default the committed ones), replaced by
-    what `ledger.measured` fixes and by this node's latest start of the same launch."""
+    what `ledger.measured` fixes and by this node's latest start of the same launch. The interval scale is the
+    committed one with the committed fits, else `scale` (None: unscaled), the one measured beside `fits`."""
     rules = engine_rules(ledger.settings.engine)
     inputs = calibration_inputs(ledger)
     support = {**CUDA_TOTAL_FITS, **rules.calibration.FITS} if fits is None else fits
@@ -133,12 +135,12 @@ def preload_estimate(
     context = None if any(e.term is Term.CONTEXT for e in estimates) else rules.calibration.context(inputs, fits)
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings)
-    scale, scale_basis = interval_scale(ledger.settings.engine, support)
+    scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
-        interval_scale=scale,
-        scale_basis=scale_basis,
+        interval_scale=scale.factor if scale is not None else 1.0,
+        scale_basis=scale.basis if scale is not None else None,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
@@ -205,12 +207,12 @@ class CapacityPlan(BaseModel):
 
 def _estimate_of(
     model: ModelSpec, settings: LaunchSettings, gpu_total_bytes: int, gpu_name: str | None,
-    measured: MeasuredInputs, load_mtp: bool, fits: dict[str, LinearTerm] | None,
+    measured: MeasuredInputs, load_mtp: bool, fits: dict[str, LinearTerm] | None, scale: IntervalScale | None,
     node_measures: tuple[NodeMeasure, ...], draft: ModelSpec | None,
 ) -> PreloadEstimate:  # fmt: skip
     first = predict(model, settings, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
                     load_mtp=load_mtp, draft=draft)  # fmt: skip
-    return preload_estimate(first, fits=fits, node_measures=node_measures)
+    return preload_estimate(first, fits=fits, scale=scale, node_measures=node_measures)
 
 
 def _solved(
@@ -239,7 +241,9 @@ def calibrated_ledger(
     pre-load term at its calibrated figure (docs/calibration.md) — never a flat guess where a fit exists
     (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
     measured = measured or MeasuredInputs()
-    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, node_measures, draft)
+    # the centre is the same at any interval scale (only the ends take it)
+    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, None, node_measures,
+                            draft)  # fmt: skip
     return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, "central", draft)
 
 
@@ -289,12 +293,15 @@ def planned_capacity(
     load_mtp: bool = False,
     draft: ModelSpec | None = None,
     fits: dict[str, LinearTerm] | None = None,
+    scale: IntervalScale | None = None,
     node_measures: tuple[NodeMeasure, ...] = (),
 ) -> CapacityPlan:
     """The ledger a plan shows (its unmeasured terms calibrated) and the capacity interval around it
-    (`draft`: a speculative draft's architecture, charged as `predict` charges it)."""
+    (`draft`: a speculative draft's architecture, charged as `predict` charges it; `fits` and `scale`: as
+    `preload_estimate` takes them)."""
     measured = measured or MeasuredInputs()
-    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, node_measures, draft)
+    estimate = _estimate_of(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, fits, scale, node_measures,
+                            draft)  # fmt: skip
 
     def solved(side: Literal["central", "low", "high"]) -> Ledger:
         return _solved(model, settings, gpu_total_bytes, gpu_name, measured, load_mtp, estimate, side, draft)

@@ -6,6 +6,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -33,6 +34,7 @@ class EngineCalibration(Protocol):
     """One engine's fitted pre-load terms (each package's `calibration` module)."""
 
     FITS: dict[str, LinearTerm]  # the committed fits, by key (docs/calibration.md)
+    INTERVAL_SCALE: IntervalScale | None  # the committed interval scale (coverage.py); None: unscaled
     FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]]  # each fit's term and what its coefficients multiply
 
     def terms(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:

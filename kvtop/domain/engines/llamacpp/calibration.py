@@ -6,6 +6,7 @@ llama.cpp case is in the calibration corpus yet, so the context is the generic e
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     CONTEXT_LABEL,
@@ -23,6 +24,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"llamacpp.context": (Term.
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
+INTERVAL_SCALE: IntervalScale | None = None
 # END FITTED
 
 

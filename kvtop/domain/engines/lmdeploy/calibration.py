@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     CONTEXT_LABEL,
@@ -29,13 +30,10 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
-    'lmdeploy.interval': LinearTerm(
-        key='lmdeploy.interval', features=("× the terms' held-out errors together",),
-        coefficients=(2.2333,), error_bytes=0, records=4,
-        sources=4, gpus=(),
-        novel_error_bytes=0,
-    ),
 }  # fmt: skip
+INTERVAL_SCALE: IntervalScale | None = IntervalScale(
+    engine='lmdeploy', factor=2.2333, records=4, sources=4,
+)
 # END FITTED
 
 

@@ -12,6 +12,7 @@ Blackwell parts before anything loads (0.98–1.07 GiB on B200 and 1.16–1.78 o
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import CONTEXT_LABEL, context_estimate, tp_features
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.calibration.inputs import CalibrationInputs
@@ -33,13 +34,10 @@ FITS: dict[str, LinearTerm] = {
         sources=22, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
         novel_error_bytes=790880045,
     ),
-    'sglang.interval': LinearTerm(
-        key='sglang.interval', features=("× the terms' held-out errors together",),
-        coefficients=(0.8998,), error_bytes=0, records=14,
-        sources=13, gpus=(),
-        novel_error_bytes=0,
-    ),
 }  # fmt: skip
+INTERVAL_SCALE: IntervalScale | None = IntervalScale(
+    engine='sglang', factor=0.8998, records=14, sources=13,
+)
 # END FITTED
 
 

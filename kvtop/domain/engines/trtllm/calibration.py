@@ -9,6 +9,7 @@ execution context and buffers are resident: only the context is fitted there, th
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,
     assumed_estimate,
@@ -77,13 +78,10 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
 
 # BEGIN FITTED by `python benchmarks/calibration/run.py --write` from tests/data/calibration/ (docs/calibration.md)
 FITS: dict[str, LinearTerm] = {
-    'trtllm.interval': LinearTerm(
-        key='trtllm.interval', features=("× the terms' held-out errors together",),
-        coefficients=(0.8352,), error_bytes=0, records=10,
-        sources=10, gpus=(),
-        novel_error_bytes=0,
-    ),
 }  # fmt: skip
+INTERVAL_SCALE: IntervalScale | None = IntervalScale(
+    engine='trtllm', factor=0.8352, records=10, sources=10,
+)
 # END FITTED
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.features import (
     CONTEXT_LABEL,
     assumed_estimate,
@@ -142,12 +143,6 @@ FITS: dict[str, LinearTerm] = {
         sources=5, gpus=('A100-40GB', 'H100', 'L40S'),
         novel_error_bytes=1762710477,
     ),
-    'vllm.interval': LinearTerm(
-        key='vllm.interval', features=("× the terms' held-out errors together",),
-        coefficients=(1.2623,), error_bytes=0, records=65,
-        sources=28, gpus=(),
-        novel_error_bytes=0,
-    ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.1, 2.0), error_bytes=177167401, records=12,
@@ -173,6 +168,9 @@ FITS: dict[str, LinearTerm] = {
         novel_error_bytes=365072220,
     ),
 }  # fmt: skip
+INTERVAL_SCALE: IntervalScale | None = IntervalScale(
+    engine='vllm', factor=1.2623, records=65, sources=28,
+)
 # END FITTED
 
 
