@@ -17,7 +17,7 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
-from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type
+from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type, served_config
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
@@ -54,6 +54,7 @@ def read_config(
 ) -> ModelSpec:
     """See the module docstring; `family` forces the entry to read the config as (`--model-family`): the
     config's own class defaults then do not apply, so every field that entry reads must be in the file."""
+    config = served_config(config)  # Qwen2.5-Omni: the thinker the engines build (nesting.SERVED_SECTION)
     outer = validated(OuterConfig, config, source=source)
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
@@ -92,7 +93,7 @@ def read_config(
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
         multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
-        or isinstance(config.get(NAMED_TOWER), str),
+        or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict),
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,

@@ -28,6 +28,9 @@ WRAPPERS: frozenset[str] = frozenset({
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
+    # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
+    "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
+    "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.

@@ -28,9 +28,11 @@ builds) are in towers_catalog.py; this module reads them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kvtop.domain.architectures import (
+    towers_audio,
     towers_blip,
     towers_deepseek_ocr,
     towers_glm,
@@ -95,10 +97,12 @@ def read_tower(
                                         tower.source)  # fmt: skip
     if tower.kind == "minicpm_o":  # the vision section, the Whisper `audio_config` and the outer fields
         siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
-        whisper = validated(towers_minicpm.WhisperEncoderFields, outer.get("audio_config") or {}, source=source,
+        whisper = validated(towers_audio.WhisperEncoderFields, outer.get("audio_config") or {}, source=source,
                             prefix="audio_config.")  # fmt: skip
         minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
+        return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)
         step = validated(towers_step.Step3p7VisionFields, vision_config, source=source, prefix="vision_config.")
         if towers_step.sglang_reading_differs(step, vision_config):
@@ -228,3 +232,22 @@ def read_tower(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
                      mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
+
+
+def _read_audio(
+    tower: Tower, section: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
+) -> TowerSpec | None:
+    """An audio kind's tower (towers_audio): the `audio_config` encoder and projector; Qwen2.5-Omni's thinker
+    reads its Qwen2.5-VL tower from `vision_config` (the `qwen` kind) and adds its audio encoder."""
+    if tower.kind == "qwen2_5_omni":
+        vision = read_tower(replace(tower, kind="qwen"), section, source, text_hidden, outer)
+        audio_section = outer.get("audio_config") or {}
+        sizes = towers_audio.audio_sizes(audio_section, tower.audio_defaults, source)
+        out = validated(towers_audio.OmniAudioFields, audio_section, source=source, prefix="audio_config.")
+        audio = towers_audio.qwen2_5_omni_audio(sizes, out.output_dim)
+        return None if vision is None else vision.model_copy(update={"params": vision.params + audio})
+    sizes = towers_audio.audio_sizes(section, tower.defaults, source)
+    if tower.kind == "audioflamingo3":
+        bias = validated(towers_audio.AudioFlamingo3OuterFields, outer, source=source)
+        return towers_audio.audioflamingo3(sizes, bias, text_hidden, tower.config_class, tower.source)
+    return towers_audio.qwen2_audio(sizes, text_hidden, tower.config_class, tower.source)

@@ -1,0 +1,125 @@
+"""Audio encoders as tower data: the Whisper-style encoder (a Conv1d stem, a position table, pre-LayerNorm
+encoder layers, a final LayerNorm) that speech models put before their language model, and each family's
+projector, counted as the engines build them (towers.py picks the kind; the section is `audio_config`).
+
+The Whisper encoder (transformers models/whisper WhisperEncoder; Qwen2-Audio's Qwen2AudioEncoder is the same
+modules plus a parameter-free AvgPool1d): conv1 num_mel_bins → d_model and conv2 d_model → d_model, kernel 3,
+biased; embed_positions, max_source_positions × d_model (an nn.Embedding: a parameter though frozen);
+`encoder_layers` layers of self_attn (q, v and out_proj biased, k not), self_attn_layer_norm, fc1 d_model →
+encoder_ffn_dim and fc2 back, biased, final_layer_norm; then layer_norm. Built from transformers' classes
+(nn.Linear) it is whole on every rank.
+
+Qwen2-Audio (`qwen2_audio`): vLLM 0.33.0 qwen2_audio.py and SGLang 0.5.23 qwen2_audio.py both build
+transformers' Qwen2AudioEncoder from `audio_config` and Qwen2AudioMultiModalProjector (one nn.Linear d_model →
+the language model's width, biased): all whole. Its language model is Qwen2ForCausalLM over `text_config`.
+
+AudioFlamingo3 (`audioflamingo3`): vLLM 0.33.0 audioflamingo3.py builds AudioFlamingo3Encoder (a subclass of
+transformers' Qwen2AudioEncoder: the same parameters, its own AvgPool1d) over `audio_config` and
+AudioFlamingo3MultiModalProjector: linear_1 audio width → text width and linear_2 text → text, nn.Linear biased by
+the outer `projector_bias` (AudioFlamingo3Config's default True): all whole; the language model Qwen2ForCausalLM.
+
+Qwen2.5-Omni (`qwen2_5_omni`): vLLM 0.33.0 registers Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration as
+Qwen2_5OmniThinkerForConditionalGeneration (qwen2_5_omni_thinker.py), which builds the thinker only, from
+`thinker_config` (no talker, no token2wav: nesting.SERVED_SECTION): transformers' Qwen2_5OmniAudioEncoder (the
+Whisper encoder with a sinusoid position buffer instead of a table, `audio_bos_eos_token` 2 × output_dim, ln_post
+and `proj` d_model → output_dim, biased: whole), the Qwen2.5-VL vision transformer over `vision_config` (the
+`qwen` tower kind, split as Qwen2.5-VL's) and Qwen2ForCausalLM over `text_config`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import AliasChoices, Field
+
+from kvtop.domain.config_schema import validated
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers
+from kvtop.domain.model import TowerSpec
+
+KINDS = frozenset({"qwen2_audio", "audioflamingo3", "qwen2_5_omni"})  # the Tower kinds towers.py reads here
+
+
+class AudioEncoderFields(ConfigSection):
+    """An `audio_config`'s encoder sizes under either family's names (WhisperConfig / Qwen2AudioEncoderConfig:
+    d_model, encoder_layers, encoder_ffn_dim; Voxtral's, GLM-ASR's and AudioFlamingo3's encoder configs:
+    hidden_size, num_hidden_layers, intermediate_size); absent: the Tower's class defaults."""
+
+    d_model: Hidden | None = Field(default=None, validation_alias=AliasChoices("d_model", "hidden_size"))
+    encoder_layers: Layers | None = Field(
+        default=None, validation_alias=AliasChoices("encoder_layers", "num_hidden_layers")
+    )
+    encoder_ffn_dim: Intermediate | None = Field(
+        default=None, validation_alias=AliasChoices("encoder_ffn_dim", "intermediate_size")
+    )
+    num_mel_bins: Dim | None = None
+    max_source_positions: Dim | None = None
+
+
+class WhisperEncoderFields(ConfigSection):
+    """WhisperConfig's encoder fields (transformers models/whisper: its class defaults where absent)."""
+
+    d_model: Hidden = 384
+    encoder_layers: Layers = 4
+    encoder_ffn_dim: Intermediate = 1536
+    num_mel_bins: Dim = 80
+    max_source_positions: Dim = 1500
+
+
+def audio_sizes(section: dict[str, Any], defaults: Mapping[str, Any], where: str) -> WhisperEncoderFields:
+    """The encoder's sizes: the section's (either family's names), the class defaults where it leaves one out."""
+    stated = validated(AudioEncoderFields, section, source=where, prefix="audio_config.")
+    given = {key: value for key, value in stated.model_dump().items() if value is not None}
+    return WhisperEncoderFields(**{**defaults, **given})
+
+
+def whisper_encoder(sizes: WhisperEncoderFields) -> int:
+    """The parameters of transformers' WhisperEncoder (and Qwen2AudioEncoder) at these sizes (module docstring)."""
+    d, ffn = sizes.d_model, sizes.encoder_ffn_dim
+    convs = sizes.num_mel_bins * d * 3 + d + d * d * 3 + d
+    layer = (
+        4 * d * d + 3 * d + 2 * 2 * d + d * ffn + ffn + ffn * d + d
+    )  # q, k, v, out (3 biases), 2 LN, fc1, fc2
+    return convs + sizes.max_source_positions * d + sizes.encoder_layers * layer + 2 * d
+
+
+class AudioFlamingo3OuterFields(ConfigSection):
+    """AudioFlamingo3Config's `projector_bias` (transformers models/audioflamingo3: its class default True)."""
+
+    projector_bias: Flag = True
+
+
+def audioflamingo3(
+    sizes: WhisperEncoderFields,
+    outer: AudioFlamingo3OuterFields,
+    text_hidden: int,
+    config_class: str,
+    source: str,
+) -> TowerSpec:
+    """AudioFlamingo3's audio_tower and multi_modal_projector (two linears, biased by projector_bias): whole."""
+    bias = 2 * text_hidden if outer.projector_bias else 0
+    whole = whisper_encoder(sizes) + sizes.d_model * text_hidden + text_hidden * text_hidden + bias
+    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source)
+
+
+def qwen2_5_omni_audio(sizes: WhisperEncoderFields, output_dim: int) -> int:
+    """Qwen2_5OmniAudioEncoder's parameters: the Whisper encoder less its position table (a buffer), with the
+    bos/eos embedding (2 × output_dim) and `proj` (d_model → output_dim, biased)."""
+    return (
+        whisper_encoder(sizes)
+        - sizes.max_source_positions * sizes.d_model
+        + 2 * output_dim
+        + (sizes.d_model * output_dim + output_dim)
+    )
+
+
+class OmniAudioFields(ConfigSection):
+    """Qwen2_5OmniAudioEncoderConfig's `output_dim` (its class default 3584)."""
+
+    output_dim: Hidden = 3584
+
+
+def qwen2_audio(sizes: WhisperEncoderFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """Qwen2-Audio's audio_tower and multi_modal_projector (d_model → text width, biased): whole on every rank."""
+    whole = whisper_encoder(sizes) + sizes.d_model * text_hidden + text_hidden
+    return TowerSpec(params=whole, tp_split_params=0, config_class=config_class, source=source)

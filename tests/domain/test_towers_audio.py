@@ -1,0 +1,108 @@
+"""Audio encoders as tower data (kvtop.domain.architectures.towers_audio): Qwen2-Audio's and AudioFlamingo3's
+Whisper encoder and projector, counted in the weights book's tower row.
+
+Configs: the default configs of transformers' Qwen2AudioConfig and AudioFlamingo3Config (bf16), under
+tests/data/engine_diff/registry/configs (SOURCES.md there). Oracle: the engines' meta builds of those configs,
+kept as the registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json, sglang-0.5.23.json; `param_bytes` by
+top-level child):
+  Qwen2-Audio, vLLM 0.33.0 and SGLang 0.5.23, TP 1 and 2 alike: audio_tower 1,273,937,920 B,
+    multi_modal_projector 10,493,952 B (whole on every rank);
+  AudioFlamingo3, vLLM 0.33.0, TP 1 and 2 alike: audio_tower 1,273,937,920 B, multi_modal_projector 44,056,576 B.
+By hand from Whisper-large's sizes (d_model 1280, 32 layers, ffn 5120, 128 mel bins, 1500 positions), bf16:
+  conv1 128 × 1280 × 3 + 1280, conv2 1280 × 1280 × 3 + 1280 = 5,409,280; positions 1500 × 1280 = 1,920,000;
+  a layer: q, k, v, out 4 × 1280² + 3 × 1280 biases (k none), two LayerNorms 4 × 1280, fc1 1280 × 5120 + 5120,
+  fc2 5120 × 1280 + 1280 = 19,676,160, × 32 = 629,637,120; the final LayerNorm 2,560:
+  636,968,960 parameters = 1,273,937,920 B.
+  Qwen2-Audio's projector 1280 × 4096 + 4096 = 5,246,976 = 10,493,952 B; AudioFlamingo3's 1280 × 4096 + 4096 × 4096
+  + 2 × 4096 (projector_bias) = 22,028,288 = 44,056,576 B.
+Before these kinds the classes were "not modelled: a speech or omni model".
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.architectures.coverage import verdict
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT as SGLANG_SPLIT
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT as VLLM_SPLIT
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+from tests.data_paths import DATA
+
+CONFIGS = DATA / "engine_diff" / "registry" / "configs"
+ENCODER_BYTES = 1_273_937_920
+ENGINE_TOWER_BYTES = {
+    "Qwen2AudioForConditionalGeneration": ENCODER_BYTES + 10_493_952,
+    "AudioFlamingo3ForConditionalGeneration": ENCODER_BYTES + 44_056_576,
+}
+
+
+def _config(name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads((CONFIGS / f"{name}.json").read_text())
+
+
+def _tower_bytes(config: dict, tp: int) -> int:  # type: ignore[type-arg]
+    model = model_from_config(config)
+    book = weights_book(model, ParallelLayout(tp=tp), range(0, 1), first_stage=True, last_stage=False)
+    (row,) = [row for row in book.rows if row.component == "vision"]
+    return int(row.bytes)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_TOWER_BYTES))
+@pytest.mark.parametrize("tp", [1, 2])
+def test_tower_bytes_equal_the_engines_meta_build(name: str, tp: int) -> None:
+    model = model_from_config(_config(name))
+    assert _tower_bytes(_config(name), tp) == ENGINE_TOWER_BYTES[name]
+    assert model.tower is not None
+    for split in (VLLM_SPLIT, SGLANG_SPLIT):
+        assert 2 * model.tower.params_per_rank(tp, split) == ENGINE_TOWER_BYTES[name]
+    assert not any("audio" in note for note in model.not_modelled)
+    assert verdict(name)[0] == "wrapper"
+
+
+def test_a_stated_field_sizes_the_encoder() -> None:
+    """Two fewer encoder layers (`encoder_layers`, Qwen2AudioEncoderConfig's name): 2 × 19,676,160 × 2 B less."""
+    config = _config("Qwen2AudioForConditionalGeneration")
+    config["audio_config"] = {**config["audio_config"], "encoder_layers": 30}
+    assert (
+        _tower_bytes(config, 1)
+        == ENGINE_TOWER_BYTES["Qwen2AudioForConditionalGeneration"] - 2 * 19_676_160 * 2
+    )
+
+
+def test_audioflamingo3_without_projector_bias() -> None:
+    """projector_bias False drops linear_1's and linear_2's biases: 2 × 4,096 × 2 B."""
+    config = {**_config("AudioFlamingo3ForConditionalGeneration"), "projector_bias": False}
+    assert (
+        _tower_bytes(config, 1) == ENGINE_TOWER_BYTES["AudioFlamingo3ForConditionalGeneration"] - 2 * 4096 * 2
+    )
+
+
+# Qwen2.5-Omni: vLLM 0.33.0's meta build of the Qwen2_5OmniModel / Qwen2_5OmniForConditionalGeneration defaults
+# (the thinker only): audio_tower 1,279,294,464 B and visual 6,166,050,304 B at TP 1; visual 3,087,705,856 B at TP 2
+# (the audio encoder whole). The audio encoder by hand: the Whisper encoder above less its position table (a
+# sinusoid buffer, 1500 × 1280), plus audio_bos_eos_token 2 × 3584 and proj 1280 × 3584 + 3584 (output_dim 3584):
+# 636,968,960 − 1,920,000 + 7,168 + 4,591,104 = 639,647,232 = 1,279,294,464 B.
+OMNI_TOWER_BYTES = {1: 1_279_294_464 + 6_166_050_304, 2: 1_279_294_464 + 3_087_705_856}
+
+
+@pytest.mark.parametrize("name", ["Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration"])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_qwen2_5_omni_thinker_towers(name: str, tp: int) -> None:
+    model = model_from_config(_config(name))
+    assert _tower_bytes(_config(name), tp) == OMNI_TOWER_BYTES[tp]
+    assert (
+        model.architecture == name and model.hidden_size == 3584
+    )  # the thinker's text_config, not the talker's
+    assert not any("audio" in note or "vision tower" in note for note in model.not_modelled)
+
+
+def test_qwen2_5_omni_head_tied_by_the_text_config() -> None:
+    """The thinker's own tie_word_embeddings (False) is not what vLLM 0.33.0 reads: Qwen2_5OmniConfig states none,
+    so the text_config's True holds (the meta build's language_model: 14,141,238,272 B at TP 1, no lm_head;
+    an untied head would add 152,064 × 3,584 × 2 B = 1,089,994,752 B)."""
+    model = model_from_config(_config("Qwen2_5OmniModel"))
+    assert model.tie_word_embeddings and model.outer_tie_word_embeddings is None
