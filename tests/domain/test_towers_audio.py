@@ -106,3 +106,50 @@ def test_qwen2_5_omni_head_tied_by_the_text_config() -> None:
     an untied head would add 152,064 × 3,584 × 2 B = 1,089,994,752 B)."""
     model = model_from_config(_config("Qwen2_5OmniModel"))
     assert model.tie_word_embeddings and model.outer_tie_word_embeddings is None
+
+
+# Qwen3-Omni-MoE: vLLM 0.33.0's meta build of Qwen3OmniMoeConfig's defaults with the published vision image_size 768,
+# apply_vit_abs_pos_embed and text tie_word_embeddings false (registry_configs._qwen3_omni_published), the thinker
+# only: audio_tower 1,299,789,568 B / 670,357,248 B and visual 1,133,898,208 B / 571,604,848 B at TP 1 / 2. SGLang
+# 0.5.23's (qwen3_omni_moe.py, under `thinker`): the same audio_tower, visual 1,133,898,208 / 568,950,640 B (its
+# Qwen3-VL split, engines/sglang TOWER_SPLIT); both judged equal in the registry rows.
+# The audio encoder by hand (d_model 1280, 32 layers, ffn 5120, 128 mel bins, downsample 480, output_dim 3584):
+#   conv2d1 480 × 9 + 480, conv2d2 and conv2d3 480² × 9 + 480 each, conv_out 480 × 16 × 1280 (128 bins halved
+#   thrice: 16) = 13,983,360; per layer split qkv 3 × 1280² + 3 × 1280, out 1280², fc1 1280 × 5120 + 5120,
+#   fc2 5120 × 1280 = 19,669,760 (× 32 = 629,432,320), whole out's and fc2's biases and two LayerNorms 7,680
+#   (× 32 = 245,760); ln_post 2,560, proj1 1280² + 1280, proj2 1280 × 3584 + 3584: whole 20,462,464.
+#   TP 1: (20,462,464 + 629,432,320) × 2 B = 1,299,789,568; TP 2 (20 heads divide): (20,462,464 + 314,716,160) × 2 B.
+QWEN3_OMNI_TOWER_BYTES = {1: 1_299_789_568 + 1_133_898_208, 2: 670_357_248 + 571_604_848}
+
+
+SGLANG_QWEN3_OMNI_TOWER_BYTES = {1: 1_299_789_568 + 1_133_898_208, 2: 670_357_248 + 568_950_640}
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_qwen3_omni_thinker_towers(tp: int) -> None:
+    model = model_from_config(_config("Qwen3OmniMoeForConditionalGeneration"))
+    assert _tower_bytes(_config("Qwen3OmniMoeForConditionalGeneration"), tp) == QWEN3_OMNI_TOWER_BYTES[tp]
+    assert model.tower is not None and model.tower.heads == 20
+    assert 2 * model.tower.params_per_rank(tp, SGLANG_SPLIT) == SGLANG_QWEN3_OMNI_TOWER_BYTES[tp]
+    assert not any("audio" in note or "vision tower" in note for note in model.not_modelled)
+
+
+def test_qwen3_omni_audio_whole_where_heads_do_not_divide() -> None:
+    """vLLM's disable_tp: at TP 8 (20 heads) the audio layers' 629,432,320 split parameters stay whole on every
+    rank, at TP 4 they split with the vision transformer's."""
+    tower = model_from_config(_config("Qwen3OmniMoeForConditionalGeneration")).tower
+    assert tower is not None and tower.head_split_params == 629_432_320
+    whole = tower.params - tower.tp_split_params - tower.head_split_params
+    assert tower.params_per_rank(8, VLLM_SPLIT) == whole + 629_432_320 + tower.tp_split_params / 8
+    assert tower.params_per_rank(4, VLLM_SPLIT) == whole + (629_432_320 + tower.tp_split_params) / 4
+
+
+def test_qwen3_omni_without_image_size_keeps_the_notes() -> None:
+    """transformers' Qwen3OmniMoeVisionEncoderConfig has no image_size, by which vLLM sizes the position table
+    (without it vLLM cannot build the class): kvtop names the towers not modelled rather than guess."""
+    config = _config("Qwen3OmniMoeForConditionalGeneration")
+    thinker = config["thinker_config"]
+    vision = {k: v for k, v in thinker["vision_config"].items() if k != "image_size"}
+    model = model_from_config({**config, "thinker_config": {**thinker, "vision_config": vision}})
+    assert model.tower is None
+    assert any("audio" in note for note in model.not_modelled)

@@ -128,6 +128,8 @@ def read_config(
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))
         if isinstance(config.get("audio_config"), dict) and not audio:  # Gemma-4 E2B/E4B: the audio tower is not read
             update["not_modelled"] += (AUDIO_NOT_MODELLED,)
+    elif isinstance(config.get("audio_config"), dict) and not any(n.startswith("audio") for n in spec.not_modelled):
+        update["not_modelled"] = (*spec.not_modelled, AUDIO_NOT_MODELLED)  # an audio kind that did not read it
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec

@@ -31,6 +31,7 @@ WRAPPERS: frozenset[str] = frozenset({
     # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
+    "Qwen3OmniMoeForConditionalGeneration",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.

@@ -33,11 +33,12 @@ FIXED_TEXT: Mapping[str, str] = {
     # Qwen2.5-Omni's thinker (served_config): vLLM 0.33.0 qwen2_5_omni_thinker.py builds Qwen2ForCausalLM over its
     # text_config (a qwen2_5_omni_text section)
     "qwen2_5_omni_thinker": "qwen2",
+    "qwen3_omni_moe_thinker": "qwen3_vl_moe_text",
 }
 # Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
 # Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from
 # `hf_config.thinker_config` alone (no talker, no token2wav). outer model_type -> the section read in its place.
-SERVED_SECTION: Mapping[str, str] = {"qwen2_5_omni": "thinker_config"}
+SERVED_SECTION: Mapping[str, str] = {"qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
 
 
 def served_config(config: dict[str, Any]) -> dict[str, Any]:

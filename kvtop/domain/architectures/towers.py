@@ -246,6 +246,19 @@ def _read_audio(
         out = validated(towers_audio.OmniAudioFields, audio_section, source=source, prefix="audio_config.")
         audio = towers_audio.qwen2_5_omni_audio(sizes, out.output_dim)
         return None if vision is None else vision.model_copy(update={"params": vision.params + audio})
+    if tower.kind == "qwen3_omni":
+        qwen3 = read_tower(replace(tower, kind="qwen"), section, source, text_hidden, outer)
+        image, patch = section.get("image_size"), section.get("patch_size", tower.defaults["patch_size"])
+        rows = section.get("num_position_embeddings", tower.defaults["num_position_embeddings"])
+        if qwen3 is None or not isinstance(image, int) or not isinstance(patch, int) or (image // patch) ** 2 != rows:
+            return None  # vLLM sizes the position table by image_size (absent: it cannot build), kvtop by the rows
+        audio_section = outer.get("audio_config") or {}
+        extra = validated(towers_audio.Qwen3OmniAudioFields, audio_section, source=source, prefix="audio_config.")
+        whole, split = towers_audio.qwen3_omni_audio(
+            towers_audio.audio_sizes(audio_section, tower.audio_defaults, source), extra
+        )
+        return qwen3.model_copy(update={"params": qwen3.params + whole + split, "head_split_params": split,
+                                        "heads": extra.encoder_attention_heads})  # fmt: skip
     sizes = towers_audio.audio_sizes(section, tower.defaults, source)
     if tower.kind == "audioflamingo3":
         bias = validated(towers_audio.AudioFlamingo3OuterFields, outer, source=source)

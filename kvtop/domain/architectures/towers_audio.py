@@ -24,6 +24,16 @@ Qwen2_5OmniThinkerForConditionalGeneration (qwen2_5_omni_thinker.py), which buil
 Whisper encoder with a sinusoid position buffer instead of a table, `audio_bos_eos_token` 2 × output_dim, ln_post
 and `proj` d_model → output_dim, biased: whole), the Qwen2.5-VL vision transformer over `vision_config` (the
 `qwen` tower kind, split as Qwen2.5-VL's) and Qwen2ForCausalLM over `text_config`.
+
+Qwen3-Omni-MoE (`qwen3_omni`): vLLM 0.33.0 registers Qwen3OmniMoeForConditionalGeneration as
+Qwen3OmniMoeThinkerForConditionalGeneration (qwen3_omni_moe_thinker.py: the thinker only, from `thinker_config`).
+Its Qwen3OmniMoeAudioEncoder: three Conv2d 3 × 3 (1 → downsample_hidden_size, then → itself, biased), conv_out
+(ReplicatedLinear downsample_hidden_size × the mel bins thrice halved → d_model, no bias), a sinusoid position buffer,
+`encoder_layers` layers of qkv_proj (QKVParallelLinear, biased) and out_proj (Row, biased), two LayerNorms, fc1
+(Column) and fc2 (Row), biased, then ln_post and proj1 (d_model → d_model) and proj2 (→ output_dim), ReplicatedLinear
+biased. The layers' attention and MLP split over TP where encoder_attention_heads divides by it, else stay whole
+(`disable_tp`): TowerSpec.head_split_params with `heads`. Its vision transformer (Qwen3Omni_VisionTransformer) is
+Qwen3-VL's (the `qwen` kind with deepstack mergers) with a (image_size ÷ patch_size)² position table.
 """
 
 from __future__ import annotations
@@ -34,10 +44,12 @@ from typing import Any
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.config_schema import validated
-from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers
+from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers
 from kvtop.domain.model import TowerSpec
 
-KINDS = frozenset({"qwen2_audio", "audioflamingo3", "qwen2_5_omni"})  # the Tower kinds towers.py reads here
+KINDS = frozenset(
+    {"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni"}
+)  # the Tower kinds towers.py reads here
 
 
 class AudioEncoderFields(ConfigSection):
@@ -117,6 +129,26 @@ class OmniAudioFields(ConfigSection):
     """Qwen2_5OmniAudioEncoderConfig's `output_dim` (its class default 3584)."""
 
     output_dim: Hidden = 3584
+
+
+class Qwen3OmniAudioFields(ConfigSection):
+    """Qwen3OmniMoeAudioEncoderConfig's fields beyond the Whisper sizes (transformers models/qwen3_omni_moe: its
+    class defaults where absent)."""
+
+    downsample_hidden_size: Hidden = 480
+    output_dim: Hidden = 3584
+    encoder_attention_heads: Heads = 20
+
+
+def qwen3_omni_audio(sizes: WhisperEncoderFields, extra: Qwen3OmniAudioFields) -> tuple[int, int]:
+    """(whole, split where the heads divide by TP) of Qwen3OmniMoeAudioEncoder as vLLM 0.33.0 builds it."""
+    d, ffn, stem = sizes.d_model, sizes.encoder_ffn_dim, extra.downsample_hidden_size
+    mels = (((sizes.num_mel_bins + 1) // 2 + 1) // 2 + 1) // 2  # the mel axis after three stride-2 convs
+    convs = stem * 9 + stem + 2 * (stem * stem * 9 + stem) + stem * mels * d
+    split = sizes.encoder_layers * (3 * d * d + 3 * d + d * d + d * ffn + ffn + ffn * d)
+    whole = convs + sizes.encoder_layers * (d + d + 2 * 2 * d)  # out_proj's and fc2's biases, two LayerNorms
+    whole += 2 * d + d * d + d + d * extra.output_dim + extra.output_dim  # ln_post, proj1, proj2
+    return whole, split
 
 
 def qwen2_audio(sizes: WhisperEncoderFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:

@@ -311,8 +311,17 @@ QWEN2_5_OMNI = Tower(
     QWEN2_5_VL.defaults, kind="qwen2_5_omni", norm_bias=False, patch_bias=False, position_table=False,
     mlp_gated=True, audio_counted=True, audio_defaults=_WHISPER_LARGE,
 )  # fmt: skip
+# Qwen3-Omni-MoE's thinker (vLLM 0.33.0 qwen3_omni_moe_thinker.py): Qwen3-VL's vision transformer with deepstack
+# mergers (Qwen3OmniMoeVisionEncoderConfig's defaults) and Qwen3OmniMoeAudioEncoder (Whisper-large's sizes;
+# towers_audio.Qwen3OmniAudioFields)
+QWEN3_OMNI = Tower(
+    "Qwen3OmniMoeVisionEncoderConfig", "transformers models/qwen3_omni_moe; vLLM 0.33.0 qwen3_omni_moe_thinker.py",
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, kind="qwen3_omni", deepstack=True,
+    audio_counted=True, audio_defaults=_WHISPER_LARGE,
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
+    "qwen3_omni_moe_thinker": QWEN3_OMNI,
 }  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's

@@ -77,7 +77,7 @@ class Tower:
     # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit);
     # Qwen2-Audio's and AudioFlamingo3's Whisper encoders and projectors (towers_audio: `audio_config`);
-    # Qwen2.5-Omni's thinker: the Qwen2.5-VL tower and its audio encoder (towers_audio)
+    # Qwen2.5-Omni's and Qwen3-Omni-MoE's thinkers: a Qwen ViT and an audio encoder (towers_audio)
     kind: Literal[
         "qwen",
         "siglip_gemma3",
@@ -113,6 +113,7 @@ class Tower:
         "qwen2_audio",
         "audioflamingo3",
         "qwen2_5_omni",
+        "qwen3_omni",
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
