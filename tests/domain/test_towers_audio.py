@@ -153,3 +153,18 @@ def test_qwen3_omni_without_image_size_keeps_the_notes() -> None:
     model = model_from_config({**config, "thinker_config": {**thinker, "vision_config": vision}})
     assert model.tower is None
     assert any("audio" in note for note in model.not_modelled)
+
+
+# Qwen3-ASR: vLLM 0.33.0's meta build of its own Qwen3ASRConfig's defaults (class_configs.json; the thinker_config
+# form both engines read): audio_tower 1,299,789,568 B / 670,357,248 B at TP 1 / 2, the Qwen3-Omni audio encoder
+# above at the same sizes (output_dim 3584), no vision tower; SGLang 0.5.23 the same (both judged equal).
+ASR_TOWER_BYTES = {1: 1_299_789_568, 2: 670_357_248}
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_qwen3_asr_audio_encoder(tp: int) -> None:
+    model = model_from_config(_config("Qwen3ASRForConditionalGeneration"))
+    assert _tower_bytes(_config("Qwen3ASRForConditionalGeneration"), tp) == ASR_TOWER_BYTES[tp]
+    assert model.tower is not None
+    assert 2 * model.tower.params_per_rank(tp, SGLANG_SPLIT) == ASR_TOWER_BYTES[tp]
+    assert model.not_modelled == () and verdict("Qwen3ASRForConditionalGeneration")[0] == "wrapper"

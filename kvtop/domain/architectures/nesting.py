@@ -34,11 +34,16 @@ FIXED_TEXT: Mapping[str, str] = {
     # text_config (a qwen2_5_omni_text section)
     "qwen2_5_omni_thinker": "qwen2",
     "qwen3_omni_moe_thinker": "qwen3_vl_moe_text",
+    "qwen3_asr_thinker": "qwen3",  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
 }
 # Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
 # Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from
-# `hf_config.thinker_config` alone (no talker, no token2wav). outer model_type -> the section read in its place.
-SERVED_SECTION: Mapping[str, str] = {"qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
+# `hf_config.thinker_config` alone (no talker, no token2wav); Qwen3-Omni-MoE's and Qwen3-ASR's classes likewise
+# (qwen3_omni_moe_thinker.py, qwen3_asr.py; SGLang 0.5.23's the same sections). outer model_type -> the section
+# read in its place.
+SERVED_SECTION: Mapping[str, str] = {
+    "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config", "qwen3_asr": "thinker_config",
+}  # fmt: skip
 
 
 def served_config(config: dict[str, Any]) -> dict[str, Any]:

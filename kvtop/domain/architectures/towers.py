@@ -259,6 +259,11 @@ def _read_audio(
         )
         return qwen3.model_copy(update={"params": qwen3.params + whole + split, "head_split_params": split,
                                         "heads": extra.encoder_attention_heads})  # fmt: skip
+    if tower.kind == "qwen3_asr":  # the Qwen3-Omni audio encoder alone
+        asr = validated(towers_audio.Qwen3OmniAudioFields, section, source=source, prefix="audio_config.")
+        whole, split = towers_audio.qwen3_omni_audio(towers_audio.audio_sizes(section, tower.defaults, source), asr)
+        return TowerSpec(params=whole + split, tp_split_params=0, config_class=tower.config_class, source=tower.source,
+                         head_split_params=split, heads=asr.encoder_attention_heads)  # fmt: skip
     sizes = towers_audio.audio_sizes(section, tower.defaults, source)
     if tower.kind == "audioflamingo3":
         bias = validated(towers_audio.AudioFlamingo3OuterFields, outer, source=source)

@@ -34,6 +34,9 @@ Its Qwen3OmniMoeAudioEncoder: three Conv2d 3 × 3 (1 → downsample_hidden_size,
 biased. The layers' attention and MLP split over TP where encoder_attention_heads divides by it, else stay whole
 (`disable_tp`): TowerSpec.head_split_params with `heads`. Its vision transformer (Qwen3Omni_VisionTransformer) is
 Qwen3-VL's (the `qwen` kind with deepstack mergers) with a (image_size ÷ patch_size)² position table.
+
+Qwen3-ASR (`qwen3_asr`): vLLM 0.33.0 and SGLang 0.5.23 qwen3_asr.py build, from `thinker_config`, the same
+Qwen3OmniMoeAudioEncoder over its `audio_config` and Qwen3ForCausalLM over its `text_config`; no vision tower.
 """
 
 from __future__ import annotations
@@ -47,9 +50,8 @@ from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers
 from kvtop.domain.model import TowerSpec
 
-KINDS = frozenset(
-    {"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni"}
-)  # the Tower kinds towers.py reads here
+# the Tower kinds towers.py reads here
+KINDS = frozenset({"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni", "qwen3_asr"})
 
 
 class AudioEncoderFields(ConfigSection):

@@ -319,9 +319,15 @@ QWEN3_OMNI = Tower(
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, kind="qwen3_omni", deepstack=True,
     audio_counted=True, audio_defaults=_WHISPER_LARGE,
 )  # fmt: skip
+# Qwen3-ASR's thinker: the same audio encoder alone (vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py; vLLM's
+# Qwen3ASRConfig's audio defaults are Whisper-large's sizes)
+QWEN3_ASR = Tower(
+    "Qwen3ASRAudioEncoderConfig", "vLLM 0.33.0 configs/qwen3_asr.py, qwen3_asr.py; SGLang 0.5.23 qwen3_asr.py",
+    _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True,
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
-    "qwen3_omni_moe_thinker": QWEN3_OMNI,
+    "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
 }  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
