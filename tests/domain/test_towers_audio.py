@@ -168,3 +168,34 @@ def test_qwen3_asr_audio_encoder(tp: int) -> None:
     assert model.tower is not None
     assert 2 * model.tower.params_per_rank(tp, SGLANG_SPLIT) == ASR_TOWER_BYTES[tp]
     assert model.not_modelled == () and verdict("Qwen3ASRForConditionalGeneration")[0] == "wrapper"
+
+
+# Granite-Speech (and -Plus, the same modules): vLLM 0.33.0's meta build of GraniteSpeechConfig's defaults: encoder
+# 549,616,212 B / 381,676,074 B at TP 1 / 2, projector 216,579,584 B (whole). The encoder by hand (hidden 1024,
+# ff 4096, 8 × 128 heads, conv 2048, kernel 15, max_pos_emb 512, 10 layers, input 160, output 42):
+#   split: two feed-forwards a layer, up_proj 1024 × 4096 + 4096 and down_proj 4096 × 1024 (8,392,704 each),
+#   × 2 × 10 = 167,854,080, out 1024 × 42 + 42 and out_mid 42 × 1024: 167,940,138;
+#   whole a layer: two ff LayerNorms and down_proj biases 2 × 3,072, attention 2,048 + 1024 × 1024 + 1024 × 2048
+#   + 1024 × 1024 + 1,024 + 1025 × 128 = 4,328,576, convolution 2,048 + 2 × 2048 × 1024 + 4,096 + 2048 × 15 + 4,096
+#   + 1024 × 2048 + 1,024 = 6,333,440, post_norm 2,048: 10,670,208, × 10; input_linear 160 × 1024 + 1024, out_mid's
+#   bias 1,024: 106,867,968. TP 1: 274,808,106 × 2 B; TP 2: (106,867,968 + 83,970,069) × 2 B = 381,676,074.
+GRANITE_TOWER_BYTES = {1: 549_616_212 + 216_579_584, 2: 381_676_074 + 216_579_584}
+
+
+@pytest.mark.parametrize(
+    "name", ["GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration"]
+)
+@pytest.mark.parametrize("tp", [1, 2])
+def test_granite_speech_encoder_and_projector(name: str, tp: int) -> None:
+    model = model_from_config(_config(name))
+    assert _tower_bytes(_config(name), tp) == GRANITE_TOWER_BYTES[tp]
+    assert model.tower is not None and model.tower.tp_split_params == 167_940_138
+    assert model.multimodal and model.not_modelled == ()
+
+
+def test_granite_speech_head_tied_by_the_top_config() -> None:
+    """vLLM 0.33.0 with_hf_config copies GraniteSpeechConfig's tie_word_embeddings (True) over its text_config's
+    (False): the meta build's language_model holds no lm_head (13,214,687,232 B at TP 1; 32,000 × 4,096 × 2 B more
+    untied)."""
+    model = model_from_config(_config("GraniteSpeechForConditionalGeneration"))
+    assert model.outer_tie_word_embeddings is True and not model.tie_word_embeddings

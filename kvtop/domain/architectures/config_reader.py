@@ -22,6 +22,7 @@ from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architec
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
+from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -93,7 +94,8 @@ def read_config(
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
         multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
-        or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict),
+        or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict)
+        or (outer.model_type or "") in AUDIO_BY_OUTER_TYPE,  # an audio tower in another section (Granite-Speech)
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,

@@ -32,6 +32,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
     "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -172,14 +173,10 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "GlmAsrForConditionalGeneration": "GLM-ASR: vLLM 0.33.0 glmasr.py builds its own encoder (QKVParallelLinear with "
     "a k bias, split over TP; a split projector), SGLang 0.5.23 glmasr.py transformers' GlmAsrEncoder and "
     "projector (k unbiased, whole): the engines' builds differ and no tower kind holds both yet",
-    "GraniteSpeechForConditionalGeneration": "Granite-Speech's Conformer CTC encoder and Q-Former projector "
-    "(vLLM 0.33.0 granite_speech.py): no tower kind yet",
-    "GraniteSpeechPlusForConditionalGeneration": "Granite-Speech's Conformer CTC encoder and Q-Former projector "
-    "(vLLM 0.33.0 granite_speech_plus.py): no tower kind yet",
     "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
     "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
-    "MoonshotKimiaForCausalLM": "Kimi-Audio's Whisper encoder and projector (vLLM 0.33.0 kimi_audio.py "
-    "KimiAudioWhisperEncoder): no tower kind yet",
+    "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
+    "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
     "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "
     "fireredasr2.py): no tower kind yet",
     "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "

@@ -79,6 +79,8 @@ AUTO_TEXT: Mapping[str, str] = {
     "pixtral": "mistral",
     "qwen2_audio": "qwen2",  # Qwen2AudioConfig: text_config through AutoConfig, default qwen2
     "audioflamingo3": "qwen2",  # AudioFlamingo3Config
+    "granite_speech": "granite",  # GraniteSpeechConfig: text_config through AutoConfig, default granite
+    "granite_speech_plus": "granite",
 }
 
 

@@ -259,6 +259,14 @@ def _read_audio(
         )
         return qwen3.model_copy(update={"params": qwen3.params + whole + split, "head_split_params": split,
                                         "heads": extra.encoder_attention_heads})  # fmt: skip
+    if tower.kind == "granite_speech":  # `encoder_config`, `projector_config` and the outer window fields
+        return towers_audio.granite_speech(
+            validated(towers_audio.GraniteSpeechEncoderFields, section, source=source, prefix="encoder_config."),
+            validated(towers_audio.GraniteSpeechProjectorFields, outer.get("projector_config") or {}, source=source,
+                      prefix="projector_config."),
+            validated(towers_audio.GraniteSpeechOuterFields, outer, source=source), text_hidden, tower.config_class,
+            tower.source,
+        )  # fmt: skip
     if tower.kind == "qwen3_asr":  # the Qwen3-Omni audio encoder alone
         asr = validated(towers_audio.Qwen3OmniAudioFields, section, source=source, prefix="audio_config.")
         whole, split = towers_audio.qwen3_omni_audio(towers_audio.audio_sizes(section, tower.defaults, source), asr)

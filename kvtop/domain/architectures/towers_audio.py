@@ -37,6 +37,17 @@ Qwen3-VL's (the `qwen` kind with deepstack mergers) with a (image_size ÷ patch_
 
 Qwen3-ASR (`qwen3_asr`): vLLM 0.33.0 and SGLang 0.5.23 qwen3_asr.py build, from `thinker_config`, the same
 Qwen3OmniMoeAudioEncoder over its `audio_config` and Qwen3ForCausalLM over its `text_config`; no vision tower.
+
+Granite-Speech (`granite_speech`; -Plus the same parameters): vLLM 0.33.0 granite_speech.py builds, from
+`encoder_config`, GraniteSpeechCTCEncoder: input_linear (input_dim → hidden_dim, biased), `num_layers` Conformer
+blocks (two feed-forwards of a LayerNorm, up_proj Column hidden → hidden × feedforward_mult and down_proj Row back,
+biased; an attention of a LayerNorm, to_q and to_kv unbiased, to_out biased, a (2 × max_pos_emb + 1) × dim_head
+relative-position table; a convolution module of a LayerNorm, a 1 × 1 up_conv to 2 × hidden × expansion, a
+depthwise conv (kernel conv_kernel_size, no bias), a BatchNorm (weight, bias), a 1 × 1 down_conv; a post
+LayerNorm), out (Column hidden → output_dim) and out_mid (Row back), biased; and GraniteSpeechEncoderProjector
+from `projector_config`: `query` (window_size ÷ downsample_rate rows), vLLM blip2.py's Blip2QFormerModel
+(towers_blip.qformer_params, its encoder_hidden_size the cross-attention's input) and `linear` (→ text, biased).
+Column/Row layers split over TP (a row-parallel bias whole); the rest whole.
 """
 
 from __future__ import annotations
@@ -46,12 +57,15 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
+from kvtop.domain.architectures.towers_blip import qformer_params
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers
 from kvtop.domain.model import TowerSpec
 
 # the Tower kinds towers.py reads here
-KINDS = frozenset({"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni", "qwen3_asr"})
+KINDS = frozenset(
+    {"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni", "qwen3_asr", "granite_speech"}
+)
 
 
 class AudioEncoderFields(ConfigSection):
@@ -151,6 +165,81 @@ def qwen3_omni_audio(sizes: WhisperEncoderFields, extra: Qwen3OmniAudioFields) -
     whole = convs + sizes.encoder_layers * (d + d + 2 * 2 * d)  # out_proj's and fc2's biases, two LayerNorms
     whole += 2 * d + d * d + d + d * extra.output_dim + extra.output_dim  # ln_post, proj1, proj2
     return whole, split
+
+
+class GraniteSpeechEncoderFields(ConfigSection):
+    """GraniteSpeechEncoderConfig's fields (transformers models/granite_speech: its class defaults where absent)."""
+
+    input_dim: Dim = 160
+    num_layers: Layers = 10
+    hidden_dim: Hidden = 1024
+    feedforward_mult: Dim = 4
+    num_heads: Heads = 8
+    dim_head: Dim = 128
+    output_dim: Dim = 42
+    max_pos_emb: Dim = 512
+    conv_kernel_size: Dim = 15
+    conv_expansion_factor: Dim = 2
+
+
+class GraniteSpeechProjectorFields(ConfigSection):
+    """The `projector_config` (a Blip2QFormerConfig: its class defaults where absent) the Q-Former reads."""
+
+    hidden_size: Hidden = 768
+    intermediate_size: Intermediate = 3072
+    num_hidden_layers: Layers = 12
+    cross_attention_frequency: Dim = 2
+    encoder_hidden_size: Hidden = 1408
+
+
+class GraniteSpeechOuterFields(ConfigSection):
+    """GraniteSpeechConfig's window fields (its class defaults where absent): the projector's query rows."""
+
+    downsample_rate: Dim = 5
+    window_size: Dim = 15
+
+
+def granite_speech(
+    encoder: GraniteSpeechEncoderFields,
+    projector: GraniteSpeechProjectorFields,
+    outer: GraniteSpeechOuterFields,
+    text_hidden: int,
+    config_class: str,
+    source: str,
+) -> TowerSpec:
+    """Granite-Speech's encoder and projector as vLLM 0.33.0 builds them (module docstring)."""
+    h, ff, inner = (
+        encoder.hidden_dim,
+        encoder.hidden_dim * encoder.feedforward_mult,
+        encoder.num_heads * encoder.dim_head,
+    )
+    conv = h * encoder.conv_expansion_factor
+    ff_split = h * ff + ff + ff * h  # up_proj (Column, its bias) and down_proj's weight (Row)
+    ff_whole = 2 * h + h  # pre_norm and down_proj's bias
+    attention = (
+        2 * h + h * inner + h * 2 * inner + inner * h + h + (2 * encoder.max_pos_emb + 1) * encoder.dim_head
+    )
+    conv_module = 2 * h + 2 * conv * h + 2 * conv + conv * encoder.conv_kernel_size + 2 * conv + h * conv + h
+    split = (
+        encoder.num_layers * 2 * ff_split
+        + h * encoder.output_dim
+        + encoder.output_dim
+        + encoder.output_dim * h
+    )
+    whole = (
+        encoder.input_dim * h + h + encoder.num_layers * (2 * ff_whole + attention + conv_module + 2 * h) + h
+    )
+    q_width = projector.hidden_size
+    queries = outer.window_size // outer.downsample_rate
+    whole += queries * q_width + qformer_params(
+        q_width,
+        projector.encoder_hidden_size,
+        projector.intermediate_size,
+        projector.num_hidden_layers,
+        projector.cross_attention_frequency,
+    )
+    whole += q_width * text_hidden + text_hidden
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
 
 
 def qwen2_audio(sizes: WhisperEncoderFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:

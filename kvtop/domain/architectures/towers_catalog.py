@@ -325,9 +325,15 @@ QWEN3_ASR = Tower(
     "Qwen3ASRAudioEncoderConfig", "vLLM 0.33.0 configs/qwen3_asr.py, qwen3_asr.py; SGLang 0.5.23 qwen3_asr.py",
     _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True,
 )  # fmt: skip
+# Granite-Speech (and -Plus): vLLM 0.33.0 granite_speech.py's Conformer CTC encoder and Q-Former projector
+GRANITE_SPEECH = Tower(
+    "GraniteSpeechEncoderConfig", "transformers models/granite_speech; vLLM 0.33.0 granite_speech.py, blip2.py",
+    kind="granite_speech", section="encoder_config", audio_counted=True,
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
+    "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH,
 }  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
