@@ -199,3 +199,24 @@ def test_granite_speech_head_tied_by_the_top_config() -> None:
     untied)."""
     model = model_from_config(_config("GraniteSpeechForConditionalGeneration"))
     assert model.outer_tie_word_embeddings is True and not model.tie_word_embeddings
+
+
+def test_a_top_level_tie_is_the_one_the_thinker_is_read_with() -> None:
+    """nesting.served_config: a Qwen2.5-Omni config.json stating tie_word_embeddings at the top (vLLM 0.33.0
+    with_hf_config copies that into the text config) is read with it, not with the thinker's own."""
+    config = {**_config("Qwen2_5OmniModel"), "tie_word_embeddings": False}
+    assert model_from_config(config).outer_tie_word_embeddings is False
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("WhisperForConditionalGeneration", "cross-attention KV"),
+        ("VoxtralForConditionalGeneration", "params.json"),
+        ("GlmAsrForConditionalGeneration", "builds differ"),
+        ("MoonshotKimiaForCausalLM", "whisper-large-v3"),
+    ],
+)
+def test_speech_classes_left_say_what_stops_them(name: str, words: str) -> None:
+    kind, why = verdict(name)
+    assert kind == "not_modelled" and words in why
