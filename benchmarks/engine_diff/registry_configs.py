@@ -319,7 +319,23 @@ def _step3p7_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**data["text_config"], **_step3p5_published(data["text_config"])}}
 
 
+# Qwen3-Omni-MoE: transformers 5.20.2's Qwen3OmniMoeVisionEncoderConfig has no image_size nor
+# apply_vit_abs_pos_embed, which vLLM 0.33.0 qwen3_omni_moe_thinker.py Qwen3Omni_VisionTransformer reads (its
+# position table is (image_size ÷ patch_size)² rows); Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json
+# thinker_config.vision_config states image_size 768 (48² = its num_position_embeddings 2,304) and
+# apply_vit_abs_pos_embed true; its text_config states tie_word_embeddings false, which Qwen3OmniMoeTextConfig does
+# not define and vLLM's thinker reads (`self.config.tie_word_embeddings`).
+
+
+def _qwen3_omni_published(data: dict[str, Any]) -> dict[str, Any]:
+    thinker = data["thinker_config"]
+    vision = {**thinker["vision_config"], "image_size": 768, "apply_vit_abs_pos_embed": True}
+    text = {**thinker["text_config"], "tie_word_embeddings": False}
+    return {"thinker_config": {**thinker, "vision_config": vision, "text_config": text}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Qwen3OmniMoeForConditionalGeneration": _qwen3_omni_published,
     "Step3p7ForConditionalGeneration": _step3p7_published,
     "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,

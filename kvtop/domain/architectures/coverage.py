@@ -28,6 +28,11 @@ WRAPPERS: frozenset[str] = frozenset({
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
+    # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
+    "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
+    "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
+    "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -147,6 +152,39 @@ NOT_MODELLED: Mapping[str, str] = {
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
 }
 
+# Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
+# classes that are planned: towers_audio; the rest keep _KINDS' general reason).
+SPEECH_NOT_MODELLED: Mapping[str, str] = {
+    "WhisperForConditionalGeneration": "an encoder-decoder: its decoder's cross-attention KV over the audio "
+    "encoder's states (vLLM 0.33.0 / SGLang 0.5.23 whisper.py), a KV layout kvtop's budgets do not plan",
+    "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
+    "cohere_asr.py CohereASRDecoderLayer), a KV layout kvtop's budgets do not plan",
+    "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
+    "(audio_config.downsample_factor, window_size and the tokenizer), SGLang 0.5.23 voxtral.py from config.json "
+    "(downsample_factor from intermediate_size ÷ hidden_size), so one config.json is not what both build; its "
+    "split Whisper encoder and adapter have no tower kind yet",
+    "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
+    "encoder with time embeddings): no tower kind yet",
+    "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "
+    "configs/ultravox.py loads its config) or an inline text_config, beside vLLM's split Whisper encoder "
+    "(whisper.py) and a stacked-frame projector: no tower kind yet",
+    "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
+    "Qwen3ASRForConditionalGeneration): not checked against its build",
+    "GlmAsrForConditionalGeneration": "GLM-ASR: vLLM 0.33.0 glmasr.py builds its own encoder (QKVParallelLinear with "
+    "a k bias, split over TP; a split projector), SGLang 0.5.23 glmasr.py transformers' GlmAsrEncoder and "
+    "projector (k unbiased, whole): the engines' builds differ and no tower kind holds both yet",
+    "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
+    "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
+    "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
+    "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
+    "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "
+    "fireredasr2.py): no tower kind yet",
+    "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "
+    "tower kind yet",
+    "FunAudioChatForConditionalGeneration": "Fun-Audio-Chat's continuous and discrete audio encoders (vLLM 0.33.0 "
+    "funaudiochat.py): no tower kind yet",
+}
+
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
@@ -186,6 +224,8 @@ def verdict(class_name: str) -> tuple[Verdict, str]:
         return "wrapper", "a multimodal wrapper: its language model is read through its text section"
     if class_name in NOT_MODELLED:
         return "not_modelled", NOT_MODELLED[class_name]
+    if class_name in SPEECH_NOT_MODELLED:
+        return "not_modelled", SPEECH_NOT_MODELLED[class_name]
     for pattern, why in _KINDS:
         if pattern.search(class_name):
             return "not_modelled", why
