@@ -59,6 +59,8 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
     # kvtop's entry is step3p7's (the composite Step3p7Config); Step-3.5's own model_type is step3p5
     "Step3p5ForCausalLM": ("vllm", "step3p5", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3p5 -> "
                            "Step3p7TextConfig; transformers 5.20.2 maps step3p5 to the same class"),
+    "Step3TextForCausalLM": ("vllm", "step3_text", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3_text -> "
+                             "Step3TextConfig (configs/step3_vl.py)"),
 }  # fmt: skip
 
 # Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
@@ -319,7 +321,17 @@ def _step3p7_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**data["text_config"], **_step3p5_published(data["text_config"])}}
 
 
+# Step-3: vLLM 0.33.0's Step3TextConfig defaults moe_layers_enum to a tuple (4 … 59), which its step3_text.py
+# Step3TextDecoderLayer splits as a string (moe_layers_enum.strip().split(",")): the same layers, written as that
+# string (a config with the tuple cannot be built).
+
+
+def _step3_text_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"moe_layers_enum": ",".join(str(i) for i in data["moe_layers_enum"])}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Step3TextForCausalLM": _step3_text_published,
     "Step3p7ForConditionalGeneration": _step3p7_published,
     "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,

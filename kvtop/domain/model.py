@@ -197,6 +197,9 @@ class BodyShape(BaseModel):
     mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
     # FoPE's coefficient width F: cos_coef and sin_coef [KV heads of the rank, F, F], one pair a stage (fope.py); 0: none
     fope_frequencies: int = 0
+    # a low-rank query (Step-3's share_q_dim): the fused qkv_proj holds q_low | K | V rows, whole on every rank, then
+    # an inter_norm of q_low and wq q_low → heads × head_dim split with the heads (vLLM 0.33.0 step3_text.py); 0: none
+    q_low_rank: int = 0
 
 
 class VisionSpec(BaseModel):

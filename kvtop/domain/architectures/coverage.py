@@ -117,7 +117,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Qwen4ExpForConditionalGeneration": "Qwen4-Exp's per-layer embedding table (no entry yet)",
     "Step5ForCausalLM": "Step-5's layout (no entry yet)",
     "Step5ForConditionalGeneration": "Step-5's layout (no entry yet)",
-    "Step3TextForCausalLM": "Step-3's attention-FFN disaggregated layout (no entry yet)",
     "Step3VLForConditionalGeneration": "Step-3's attention-FFN disaggregated layout (no entry yet)",
     "HYV4ForCausalLM": "Hunyuan-V4's indexer and layer types (no entry yet)",
     "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",

@@ -77,6 +77,8 @@ class Attention:
     fused_qkv_field: str | None = None
     # FoPE's cos_coef and sin_coef (Intern-S1-Pro; architectures/fope.py), read from rope_scaling's FoPE keys
     fope: bool = False
+    # a field giving a low-rank query's width (Step-3's share_q_dim: BodyShape.q_low_rank)
+    q_low_rank_field: str | None = None
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,7 @@ def read_architecture(
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
                 "fope_frequencies": _fope(f, arch, head_dim) if arch.attention.fope else 0,
+                "q_low_rank": f.opt(arch.attention.q_low_rank_field) if arch.attention.q_low_rank_field else 0,
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,

@@ -1,0 +1,35 @@
+"""Families issue 26 moved from "not modelled (no entry)" to an entry: layouts whose engine classes build standard
+pieces in their own arrangement (Step-3's low-rank query over one KV head)."""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures.defaults import DefaultValue
+from kvtop.domain.architectures.description import Architecture, Attention
+from kvtop.domain.architectures.moe_rules import IndexList, Moe, Shared
+
+A = Architecture
+
+# Step3TextConfig — vLLM 0.33.0 transformers_utils/configs/step3_vl.py (vLLM's own class, _CONFIG_REGISTRY
+# step3_text); moe_layers_enum is a tuple there (4 … 59), which step3_text.py cannot read (it splits a string on ","):
+# the same layers as that string are the default here
+STEP3_TEXT: dict[str, DefaultValue] = {
+    "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64, "num_key_value_heads": 1,
+    "num_hidden_layers": 61, "max_position_embeddings": 65536, "vocab_size": 128815, "moe_intermediate_size": 5120,
+    "moe_num_experts": 48, "moe_top_k": 3, "share_expert_dim": 5120, "share_q_dim": 2048, "head_dim": 256,
+    "moe_layers_enum": ",".join(str(i) for i in range(4, 60)), "tie_word_embeddings": False,
+}  # fmt: skip
+
+LAYOUTS: tuple[Architecture, ...] = (
+    # Step-3's text model (vLLM 0.33.0 models/step3_text.py Step3TextAttention): one KV head whatever the config says
+    # (num_kv_heads=1; num_attention_groups, read as the KV heads, above 1 is refused; the positions max_seq_len), a low-rank query — qkv_proj a ReplicatedLinear of
+    # share_q_dim + 2 × head_dim rows, inter_norm over share_q_dim, wq share_q_dim → heads × head_dim split over TP —
+    # and o_proj split over TP; experts (no router bias, a model-dtype gate) on the layers moe_layers_enum names, each
+    # beside one shared MLP share_expert_dim wide; the LM head its own matrix (ParallelLMHead, never tied). SGLang
+    # 0.5.23 registers no text-only Step-3 class.
+    A("step3_text", "Step3TextConfig (vLLM)", "vLLM 0.33.0 vllm/transformers_utils/configs/step3_vl.py", STEP3_TEXT,
+      ("Step3TextForCausalLM",),
+      attention=Attention(q_low_rank_field="share_q_dim"),
+      moe=Moe("moe_num_experts", per_token_field="moe_top_k", shared=Shared(size_field="share_expert_dim"),
+              placement=IndexList()),
+      refused_over=(("num_key_value_heads", 1, "Step-3's KV heads (vLLM's Step3TextAttention builds exactly one)"),)),
+)  # fmt: skip
