@@ -172,6 +172,7 @@ class BodyShape(BaseModel):
     fused_qkv_chunks: int = 0  # the checkpoint's qkv_proj in K|V chunks, one per config KV head (MiMo-V2); 0: none
     # a separate output gate per channel (Muse-Glimmer output_gate_proj): heads × head_dim × hidden, split with the heads
     output_gate_proj: bool = False
+    output_gate_bias: bool = False  # … with a bias per head added before its sigmoid, split with the heads (Beam gate_bias)
     sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)
     first_layer_norms: int = 0  # norms layer 0 holds beside norms_per_layer (IQuest-Q1's ffn_out_norm)
     # a low-rank sigmoid gate on every norm (GigaChat-3.5's gated norms: gate_up [rank, width], gate_down [width,

@@ -157,6 +157,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.matrix("attention", g.heads, h, tp, names)
     if m.body.output_gate_proj:  # its own ColumnParallelLinear(hidden, heads × head_dim) (Muse-Glimmer; vLLM 0.33.0
         rank.matrix("attention", q_params, h, tp, names)  # and SGLang 0.5.23 models/muse_glimmer.py)
+    if m.body.output_gate_bias:  # gate_bias [heads] split with them (vLLM 0.33.0 / SGLang 0.5.23 Beam)
+        rank.vector("attention", g.heads, tp)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)

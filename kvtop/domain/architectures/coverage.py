@@ -123,7 +123,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "InklingForCausalLM": "Inkling's layout (no entry yet)",
     "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
-    "BeamForCausalLM": "Beam's layout (no entry yet)",
     # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default

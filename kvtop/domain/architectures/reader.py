@@ -124,6 +124,7 @@ def read_architecture(
                 "fused_qkv_chunks": f.opt("num_key_value_heads") or 0
                 if arch.attention.fused_qkv_field and f.get(arch.attention.fused_qkv_field) == "fused_qkv" else 0,
                 "output_gate_proj": arch.attention.output_gate_proj,
+                "output_gate_bias": arch.attention.output_gate_bias,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,

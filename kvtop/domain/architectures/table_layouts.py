@@ -1,11 +1,13 @@
 """Families issue 26 moved from "not modelled (no entry)" to an entry: layouts whose engine classes build standard
-pieces in their own arrangement (Step-3's low-rank query over one KV head)."""
+pieces in their own arrangement (Step-3's low-rank query over one KV head; Beam's gated GQA in sandwich norms)."""
 
 from __future__ import annotations
 
-from kvtop.domain.architectures.defaults import DefaultValue
+from kvtop.domain.architectures.defaults import DefaultValue, tf
 from kvtop.domain.architectures.description import Architecture, Attention
-from kvtop.domain.architectures.moe_rules import IndexList, Moe, Shared
+from kvtop.domain.architectures.layer_rules import StatedOnly
+from kvtop.domain.architectures.moe_rules import IndexList, LayerTypes, Moe, Shared
+from kvtop.domain.model import BodyShape
 
 A = Architecture
 
@@ -17,6 +19,15 @@ STEP3_TEXT: dict[str, DefaultValue] = {
     "num_hidden_layers": 61, "max_position_embeddings": 65536, "vocab_size": 128815, "moe_intermediate_size": 5120,
     "moe_num_experts": 48, "moe_top_k": 3, "share_expert_dim": 5120, "share_q_dim": 2048, "head_dim": 256,
     "moe_layers_enum": ",".join(str(i) for i in range(4, 60)), "tie_word_embeddings": False,
+}  # fmt: skip
+
+# BeamConfig — transformers 5.20.2 models/beam/configuration_beam.py (the registry default's class); vLLM 0.33.0 and
+# SGLang 0.5.23 read a config through their own BeamConfig, whose defaults differ from it and from each other
+BEAM: dict[str, DefaultValue] = {
+    "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 20480, "num_hidden_layers": 52,
+    "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 8192,
+    "tie_word_embeddings": False, "sliding_window": 512, "moe_intermediate_size": 2560, "num_experts_per_tok": 8,
+    "num_experts": 256,
 }  # fmt: skip
 
 LAYOUTS: tuple[Architecture, ...] = (
@@ -32,4 +43,17 @@ LAYOUTS: tuple[Architecture, ...] = (
       moe=Moe("moe_num_experts", per_token_field="moe_top_k", shared=Shared(size_field="share_expert_dim"),
               placement=IndexList()),
       refused_over=(("num_key_value_heads", 1, "Step-3's KV heads (vLLM's Step3TextAttention builds exactly one)"),)),
+    # Beam (vLLM 0.33.0 models/beam/nvidia/attention.py, model.py, moe.py; SGLang 0.5.23 models/beam.py): GQA with
+    # per-head q/k norms and a sigmoid output gate of its own width (output_gate_proj / gate_proj, heads × head_dim,
+    # split with the heads) plus gate_bias [heads]; sliding layers (RoPE) and full ones (NoPE) as layer_types says;
+    # four norms a layer (input, post-attention, pre- and post-feedforward); a dense MLP or experts as
+    # mlp_layer_types says, the router an fp32 gate with an fp32 e_score_correction_bias, no shared expert; the LM
+    # head its own matrix (vLLM raises NotImplementedError on tie_word_embeddings: refused by name). Where a config
+    # lists no layer_types / mlp_layer_types the engines' config classes disagree (vLLM's BeamConfig: every layer
+    # sliding and sparse; transformers': every 6th and the last full, 3 dense first): refused by name
+    A("beam", "BeamConfig", tf("beam"), BEAM, ("BeamForCausalLM",), layers=StatedOnly(),
+      attention=Attention(qk_norm=True, output_gate_proj=True, output_gate_bias=True),
+      body=BodyShape(norms_per_layer=4),
+      moe=Moe("num_experts", placement=LayerTypes(), router_bias=True, router_fp32=True),
+      refused_when=(("tie_word_embeddings", "tied embeddings (vLLM 0.33.0's Beam requires them untied)"),)),
 )  # fmt: skip
