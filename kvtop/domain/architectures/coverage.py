@@ -71,13 +71,17 @@ LIGHTNING = (
     "{}: a lightning-attention state (heads × head_dim × head_dim per request, no conv) that no state rule "
     "describes"
 )
+# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
+# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
+# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
+BAILING_WIDTH = (
+    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
+    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
+)
 BAILING_V3_KDA = (
     "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
 )
-BAILING_V3 = (
-    BAILING_V3_KDA + ", and the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through "
-    "transformers 5.20.2's BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
-)
+BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
 JET = (
     "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
     "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
@@ -124,14 +128,14 @@ NOT_MODELLED: Mapping[str, str] = {
     # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
     "BailingMoeV2_5ForCausalLM": LIGHTNING.format(
         "Ling-2.5's lightning-attention layers (between MLA layers by layer_group_size)"
-    ),
+    )
+    + "; and "
+    + BAILING_WIDTH,
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
     # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
     # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
-    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim, which transformers 5.20.2's
-    # BailingHybridConfig (the class vLLM loads bailing_hybrid with: no _CONFIG_REGISTRY entry) replaces with
-    # qk_rope_head_dim in __post_init__ (head_dim 128 → 64, linear_head_dim keeps 128), and it raises unless
-    # no_kda_lora, which that class does not define; SGLang 0.5.23 reads its own BailingHybridConfig (head_dim kept)
+    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim (BAILING_WIDTH) and raises unless
+    # no_kda_lora, which transformers' class does not define
     "BailingMoeV3ForCausalLM": BAILING_V3,
     "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
