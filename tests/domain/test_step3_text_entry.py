@@ -1,6 +1,7 @@
 """Step-3's text model (Step3TextForCausalLM, vLLM only), read by the `step3_text` entry, against vLLM 0.33.0's meta
 build of the registry sweep's default (tests/data/engine_diff/registry/configs/Step3TextForCausalLM.json: vLLM's
-Step3TextConfig, moe_layers_enum in its published string form) at TP 1 and 2.
+Step3TextConfig, moe_layers_enum as the string step3_text.py splits) at TP 1 and 2; and Step-3-VL
+(Step3VLForConditionalGeneration: the same entry and the step3_vl tower) against both engines' builds.
 """
 
 from __future__ import annotations
@@ -62,3 +63,32 @@ def test_more_than_one_kv_group_is_refused() -> None:
     """Step3TextAttention raises for num_kv_heads other than 1; kvtop refuses a config stating more groups."""
     with pytest.raises(InputError, match="KV heads"):
         plan(1, {**config(), "num_attention_groups": 2})
+
+
+def vl_plan(engine: str, tp: int) -> Any:
+    data = json.loads((DEFAULT / "Step3VLForConditionalGeneration.json").read_text())
+    m = model_from_config(data, source="step3-vl")
+    version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
+    settings = parse_flags(engine, ["--tp", str(tp), "--engine-version", version, "--max-model-len", "8192"])
+    return predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
+
+
+def test_step3_vl_tower_as_each_engine_builds_it() -> None:
+    """Step3VLForConditionalGeneration (the registry default: vLLM's Step3VLConfig, the text model above), by hand
+    (towers_step3_vl: width 1,792, MLP 3,072, 63 blocks, a 52 × 52 + 1 position table): the ViT 3,019,971,584 B at TP
+    1 in vLLM's meta build — class embedding, biased patch [1,792, 3, 14, 14], positions [2,705, 1,792], per block two
+    LayerNorms, qkv [5,376, 1,792] and out_proj with biases, fc1 / fc2 with biases — and 404,845,056 B more in
+    SGLang's (63 × (1,792² + 1,792) × 2 B: Step3VisionAttention's out_proj beside VisionAttention's proj); the
+    downsamplers 58,728,448 and 603,996,160 B and vit_large_projector 117,454,848 B whole. vLLM's build: language
+    model 632,589,563,904 B at TP 1, 317,434,411,008 B at TP 2 (vision_model 1,516,567,808 B); SGLang's vision_model
+    3,424,816,640 / 1,719,103,232 B."""
+    w, m = 1792, 3072
+    whole = w + 3 * 14 * 14 * w + w + 2705 * w + 63 * (4 * w + w + w)
+    split = 63 * (w * 3 * w + 3 * w + w * w + w * m + m + m * w)
+    assert (whole + split) * 2 == 3_019_971_584
+    rest = 58_728_448 + 603_996_160 + 117_454_848
+    vllm = {1: 632_589_563_904 + 3_019_971_584 + rest, 2: 317_434_411_008 + 1_516_567_808 + rest}
+    sglang = {1: 632_589_563_904 + 3_424_816_640 + rest, 2: 317_434_411_008 + 1_719_103_232 + rest}
+    for tp in (1, 2):
+        assert vl_plan("vllm", tp).ranks[0].weights.total_bytes == vllm[tp]
+        assert vl_plan("sglang", tp).ranks[0].weights.total_bytes == sglang[tp]

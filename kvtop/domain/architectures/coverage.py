@@ -176,12 +176,6 @@ NOT_MODELLED: Mapping[str, str] = {
     # CircularBufferSpec), an indexer fused into qkv (Step5FusedQKVIndexerLinear), MegaMoE experts (mega_moe.py)
     "Step5ForCausalLM": STEP5,
     "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
-    # its text model is planned (step3_text, table_layouts.py); vLLM 0.33.0 / SGLang 0.5.23 step3_vl.py's vision
-    # encoder (a 63-layer CLIP-style ViT, two Conv2d downsamplers, vit_large_projector) has no tower kind, and the
-    # engines build it differently: SGLang's Step3VisionAttention holds an out_proj beside its VisionAttention's own
-    # qkv_proj and proj, vLLM's one out_proj
-    "Step3VLForConditionalGeneration": "Step-3-VL's vision encoder and projector (no tower kind; its text model, "
-    "Step3TextForCausalLM, is planned)",
     # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
     # a gated MLA output, learned sinks per head and independent hyper-connections (enable_ihc, hc_mult streams)
     "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "

@@ -3,6 +3,7 @@ pieces in their own arrangement (Step-3's low-rank query over one KV head; Beam'
 
 from __future__ import annotations
 
+from kvtop.domain.architectures import towers_catalog as t
 from kvtop.domain.architectures.defaults import DefaultValue, tf
 from kvtop.domain.architectures.description import Architecture, Attention
 from kvtop.domain.architectures.layer_rules import StatedOnly
@@ -37,8 +38,10 @@ LAYOUTS: tuple[Architecture, ...] = (
     # and o_proj split over TP; experts (no router bias, a model-dtype gate) on the layers moe_layers_enum names, each
     # beside one shared MLP share_expert_dim wide; the LM head its own matrix (ParallelLMHead, never tied). SGLang
     # 0.5.23 registers no text-only Step-3 class.
+    # Step3VLForConditionalGeneration: the same text model under step3_vl's text_config, its vision encoder the
+    # step3_vl tower (towers_step3_vl)
     A("step3_text", "Step3TextConfig (vLLM)", "vLLM 0.33.0 vllm/transformers_utils/configs/step3_vl.py", STEP3_TEXT,
-      ("Step3TextForCausalLM",),
+      ("Step3TextForCausalLM", "Step3VLForConditionalGeneration"), tower=t.STEP3_VL,
       attention=Attention(q_low_rank_field="share_q_dim"),
       moe=Moe("moe_num_experts", per_token_field="moe_top_k", shared=Shared(size_field="share_expert_dim"),
               placement=IndexList()),
