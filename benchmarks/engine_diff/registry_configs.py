@@ -59,6 +59,10 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
     # kvtop's entry is step3p7's (the composite Step3p7Config); Step-3.5's own model_type is step3p5
     "Step3p5ForCausalLM": ("vllm", "step3p5", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3p5 -> "
                            "Step3p7TextConfig; transformers 5.20.2 maps step3p5 to the same class"),
+    "Step3TextForCausalLM": ("vllm", "step3_text", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3_text -> "
+                             "Step3TextConfig (configs/step3_vl.py)"),
+    "Step3VLForConditionalGeneration": ("vllm", "step3_vl", "vllm/transformers_utils/config.py _CONFIG_REGISTRY "
+                                        "step3_vl -> Step3VLConfig (configs/step3_vl.py)"),
 }  # fmt: skip
 
 # Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
@@ -334,8 +338,28 @@ def _qwen3_omni_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"thinker_config": {**thinker, "vision_config": vision, "text_config": text}}
 
 
+# Step-3: vLLM 0.33.0's Step3TextConfig defaults moe_layers_enum to a tuple (4 … 59), which its step3_text.py
+# Step3TextDecoderLayer splits as a string (moe_layers_enum.strip().split(",")): the same layers, written as that
+# string (a config with the tuple cannot be built).
+
+
+def _step3_text_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"moe_layers_enum": ",".join(str(i) for i in data["moe_layers_enum"])}
+
+
+def _step3_vl_published(data: dict[str, Any]) -> dict[str, Any]:
+    """… and, in Step3VLConfig's text_config, the class's own `architectures` (Step3TextConfig.architectures, which
+    its to_dict writes as None: vLLM's init_vllm_registered_model then finds "No model architectures") and
+    `pad_token_id` None, which SGLang 0.5.23's Step3TextModel reads (config.pad_token_id) and transformers 5's
+    PreTrainedConfig no longer defines (4.x's set it None); without it SGLang fails (sglang_config_failures.py)."""
+    text = {**data["text_config"], **_step3_text_published(data["text_config"])}
+    return {"text_config": {**text, "architectures": ["Step3TextForCausalLM"], "pad_token_id": None}}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "Qwen3OmniMoeForConditionalGeneration": _qwen3_omni_published,
+    "Step3TextForCausalLM": _step3_text_published,
+    "Step3VLForConditionalGeneration": _step3_vl_published,
     "Step3p7ForConditionalGeneration": _step3p7_published,
     "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,

@@ -40,6 +40,10 @@ ENGINE_FAILURES: dict[Failure, str] = {
         "Cohere2VisionForConditionalGeneration always builds Cohere2MoeForCausalLM, whose MoE block reads "
         "config.num_experts; a dense Cohere2 text config has none"
     ),
+    ("models/step3_vl.py", "__init__", "'Step3TextConfig' object has no attribute 'pad_token_id'"): (
+        "Step3TextModel reads config.pad_token_id, which transformers 5's PreTrainedConfig no longer defines and "
+        "this text_config does not state"
+    ),
     ("models/exaone4.py", "__init__", "object of type 'int' has no len()"): (
         "Exaone4Attention takes len(config.sliding_window_pattern) (a pattern string such as 'LLLG'); "
         "this config holds an int"

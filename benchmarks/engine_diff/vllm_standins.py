@@ -295,6 +295,13 @@ def install_import_stand_ins(gpu: str) -> Any:
 
     torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
     torch.accelerator.empty_cache = lambda: None  # type: ignore[assignment]  (workspace resizes call it)
+    # beam-allreduce: Beam's fused all-reduce + norm workspace (0.33.0 models/beam/nvidia/allreduce.py
+    # BeamAllReduceWorkspace.create, TP 2/4/8 on a device with FlashInfer's multicast) holds communication buffers and
+    # no parameter; with none (create's own answer off such a device) its layers reduce unfused: built without one
+    with contextlib.suppress(ImportError, AttributeError):
+        from vllm.models.beam.nvidia.allreduce import BeamAllReduceWorkspace
+
+        BeamAllReduceWorkspace.create = classmethod(lambda cls, *args, **kwargs: None)  # type: ignore[method-assign,assignment]
 
     with contextlib.suppress(
         ImportError, AttributeError

@@ -175,6 +175,7 @@ class FamilyFields(ConfigSection):
     attn_res_block_size: Layers | None = None  # Kimi-K3: attention residual blocks (two norms, two scores a layer)
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
+    share_q_dim: Intermediate | None = None  # Step-3: the low-rank query's width (qkv_proj, inter_norm, wq)
     use_head_wise_attn_gate: Flag | None = None  # Step-3.x: g_proj, one output gate per head (heads × hidden)
     attention_other_setting: Step3OtherAttention | None = None  # Step-3.5: the sliding layers' heads
     moe_layers_enum: LayerIndexList | None = None  # Step-3.5: its MoE layers, "3,4,…,44"

@@ -148,11 +148,17 @@ def attention(rank: RankMatrices, layer: int) -> None:
     if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
         g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
     q_params = g.heads * hd
-    rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
+    low = m.body.q_low_rank  # Step-3: q_low in the replicated qkv_proj, then inter_norm and wq (split)
+    if low:
+        rank.matrix("attention", low, h, 1, names)
+    else:
+        rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     if m.body.head_gate:  # g_proj: a gate per head (Laguna; vLLM ColumnParallelLinear(hidden, heads))
         rank.matrix("attention", g.heads, h, tp, names)
     if m.body.output_gate_proj:  # its own ColumnParallelLinear(hidden, heads × head_dim) (Muse-Glimmer; vLLM 0.33.0
         rank.matrix("attention", q_params, h, tp, names)  # and SGLang 0.5.23 models/muse_glimmer.py)
+    if m.body.output_gate_bias:  # gate_bias [heads] split with them (vLLM 0.33.0 / SGLang 0.5.23 Beam)
+        rank.vector("attention", g.heads, tp)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
@@ -162,6 +168,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
     # o_proj also by its own name: a checkpoint may spare it alone (MiMo-V2.5's ignored_layers; both engines skip a
     # module its prefix names, vLLM 0.33.0 is_layer_skipped)
     o_names = (f"model.layers.{layer}.self_attn.o_proj", f"model.layers.{layer}.mixer.o_proj", *names)
+    if low:
+        rank.vector("norms", low)
+        rank.matrix("attention", q_params, low, tp, (f"model.layers.{layer}.self_attn.wq", *names))
     kv_chunk_padding(rank, g.heads, g.kv_heads, hd, vd, names)
     rank.matrix("attention", h, g.heads * vd, tp, o_names, row_scale_shards=1)
     if m.attention_bias:

@@ -71,6 +71,44 @@ DEEPSEEK_V4 = (
     "(DeepseekV4ForCausalLM is planned)"
 )
 
+# Reasons several classes share: what exactly kvtop lacks.
+LIGHTNING = (
+    "{}: a lightning-attention state (heads × head_dim × head_dim per request, no conv) that no state rule "
+    "describes"
+)
+# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
+# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
+# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
+BAILING_WIDTH = (
+    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
+    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
+)
+BAILING_V3_KDA = (
+    "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
+)
+BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
+JET = (
+    "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
+    "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
+)
+GLM5_NEXT = (
+    "GLM-5-Next's KDA layers beside MLA whose DSA indexer keeps tail keys in a circular-buffer cache "
+    "(CircularBufferSpec): kvtop's KV books have no circular-buffer pool"
+)
+QWEN4_EXP = (
+    "Qwen4-Exp's QSA side caches (a ring of raw index keys, CircularBufferSpec, and one compressed key per "
+    "compress_ratio tokens) and its n-gram per-layer embedding table (expert-TP sharded or in pinned host memory): "
+    "kvtop's books have neither"
+)
+STEP5 = (
+    "Step-5's compressed sparse attention (a tail ring, CircularBufferSpec, beside an indexer fused into qkv) and "
+    "MegaMoE experts: kvtop's KV books have no circular-buffer pool"
+)
+INKLING = (
+    "Inkling's per-layer conv state held as one paged sliding-window cache (SlidingWindowSpec) of four short-conv "
+    "streams (K, V and the attention and MLP outputs): no pool kvtop plans"
+)
+
 # Decoders whose KV layout or state no entry reads yet, with what stops it.
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
@@ -90,18 +128,32 @@ NOT_MODELLED: Mapping[str, str] = {
     "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
     "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
-    "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
+    # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
+    # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
+    # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
+    "BailingMoeV2_5ForCausalLM": LIGHTNING.format(
+        "Ling-2.5's lightning-attention layers (between MLA layers by layer_group_size)"
+    )
+    + "; and "
+    + BAILING_WIDTH,
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
     # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
     # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
-    "BailingMoeV3ForCausalLM": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights have no entry)",
-    "BailingMoeV3VLForConditionalGeneration": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights "
-    "have no entry) and its vision tower",
+    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim (BAILING_WIDTH) and raises unless
+    # no_kda_lora, which transformers' class does not define
+    "BailingMoeV3ForCausalLM": BAILING_V3,
+    "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
-    "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
-    "JetNemotronForCausalLM": "JetBlock linear attention (no entry)",
-    "JetVLMForConditionalGeneration": "JetBlock linear attention (no entry)",
+    # SGLang 0.5.23 models/minicpm.py MiniCPMDecoderLayer: mixer_types picks MiniCPM-4 attention or a lightning-
+    # attention mixer (MiniCPMLightningMixer: lightning_nh heads of lightning_head_dim, the shared linear-attention
+    # backend's state) per layer; configs/minicpm.py MiniCPMHybridConfig
+    "MiniCPMSALAForCausalLM": LIGHTNING.format("MiniCPM-SALA's lightning-attention mixers (mixer_types)"),
+    # SGLang 0.5.23 models/jet_nemotron.py JetBlock: qkvabz_proj, A_log (fp32), dt_bias, a gated o_norm and a dynamic
+    # short conv over v whose kernel a per-layer generator MLP makes (dconv_generator_reduction); configs/
+    # jet_nemotron.py sizes its state as Mamba2's (v heads × head_v × head_k; conv over q, k and v channels)
+    "JetNemotronForCausalLM": JET,
+    "JetVLMForConditionalGeneration": JET + "; and its vision tower",
     "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
     # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
     # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
@@ -116,20 +168,31 @@ NOT_MODELLED: Mapping[str, str] = {
     # × (cca_time0 + cca_time1 − 2), and the whole hidden_size × 1)
     "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: a conv over q and k, two conv buffers of "
     "state per request) alternating with router-MLP expert blocks on its 'hybrid' layers: no entry reads them",
-    "Glm5NextForCausalLM": "GLM-5-Next's layout (no entry yet)",
-    "Glm5NextForConditionalGeneration": "GLM-5-Next's layout (no entry yet)",
-    "Qwen4ExpForCausalLM": "Qwen4-Exp's per-layer embedding table (no entry yet)",
-    "Qwen4ExpForConditionalGeneration": "Qwen4-Exp's per-layer embedding table (no entry yet)",
-    "Step5ForCausalLM": "Step-5's layout (no entry yet)",
-    "Step5ForConditionalGeneration": "Step-5's layout (no entry yet)",
-    "Step3TextForCausalLM": "Step-3's attention-FFN disaggregated layout (no entry yet)",
-    "Step3VLForConditionalGeneration": "Step-3's attention-FFN disaggregated layout (no entry yet)",
-    "HYV4ForCausalLM": "Hunyuan-V4's indexer and layer types (no entry yet)",
+    # vLLM 0.33.0 models/glm5next/common: KDA layers (kda.py Glm5NextLinearAttention, a MambaSpec) beside MLA with a
+    # DSA indexer whose tail keys sit in a CircularBufferSpec cache (attention.py Glm5NextTailCache)
+    "Glm5NextForCausalLM": GLM5_NEXT,
+    "Glm5NextForConditionalGeneration": GLM5_NEXT + "; and its vision tower",
+    # vLLM 0.33.0 models/qwen4_exp: QSA layers keep a ring of raw index keys (qsa_cache.py CircularBufferSpec) and one
+    # compressed key per compress_ratio tokens (MLAAttentionSpec tokens_per_state); the per-layer embedding (PLE) is
+    # an n-gram table sharded over expert TP or kept in pinned host memory (common/ngram_embedding.py)
+    "Qwen4ExpForCausalLM": QWEN4_EXP,
+    "Qwen4ExpForConditionalGeneration": QWEN4_EXP + "; and its vision tower",
+    # vLLM 0.33.0 models/step5/nvidia: compressed sparse attention with a tail ring (csa_tail_ring.py,
+    # CircularBufferSpec), an indexer fused into qkv (Step5FusedQKVIndexerLinear), MegaMoE experts (mega_moe.py)
+    "Step5ForCausalLM": STEP5,
+    "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
+    # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
+    # a gated MLA output, learned sinks per head and independent hyper-connections (enable_ihc, hc_mult streams)
+    "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "
+    "wrapped by an HC layer and the streams merged by an hc_head, weights no entry holds) beside gated MLA with "
+    "learned sinks and a shared-indexer DSA",
     "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
-    "InklingForCausalLM": "Inkling's layout (no entry yet)",
-    "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
+    # vLLM 0.33.0 models/inkling/nvidia/model.py and sconv_swa_attn.py: each layer's conv state is one paged
+    # SlidingWindowSpec (InklingConvState) of four short-conv streams: K, V, and the attention and MLP outputs
+    # (attn_sconv, mlp_sconv, hidden ÷ TP channels)
+    "InklingForCausalLM": INKLING,
+    "InklingForConditionalGeneration": INKLING + "; and its vision tower",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
-    "BeamForCausalLM": "Beam's layout (no entry yet)",
     # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default

@@ -70,6 +70,7 @@ class Attention:
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
     output_gate_proj: bool = False  # its own module: heads × head_dim × hidden (Muse-Glimmer output_gate_proj)
+    output_gate_bias: bool = False  # … and a bias per head on that gate (Beam gate_bias [heads], split with them)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
     # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
@@ -77,6 +78,8 @@ class Attention:
     fused_qkv_field: str | None = None
     # FoPE's cos_coef and sin_coef (Intern-S1-Pro; architectures/fope.py), read from rope_scaling's FoPE keys
     fope: bool = False
+    # a field giving a low-rank query's width (Step-3's share_q_dim: BodyShape.q_low_rank)
+    q_low_rank_field: str | None = None
 
 
 @dataclass(frozen=True)

@@ -124,12 +124,14 @@ def read_architecture(
                 "fused_qkv_chunks": f.opt("num_key_value_heads") or 0
                 if arch.attention.fused_qkv_field and f.get(arch.attention.fused_qkv_field) == "fused_qkv" else 0,
                 "output_gate_proj": arch.attention.output_gate_proj,
+                "output_gate_bias": arch.attention.output_gate_bias,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
                 "fope_frequencies": _fope(f, arch, head_dim) if arch.attention.fope else 0,
+                "q_low_rank": f.opt(arch.attention.q_low_rank_field) if arch.attention.q_low_rank_field else 0,
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,

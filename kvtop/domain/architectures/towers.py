@@ -49,6 +49,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi,
     towers_step,
+    towers_step3_vl,
     towers_vit,
 )
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
@@ -111,6 +112,9 @@ def read_tower(
             return None
         bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
         return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
+    if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
+        step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)

@@ -12,6 +12,7 @@ from kvtop.domain.architectures import (
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
+    towers_step3_vl,
 )
 from kvtop.domain.architectures.towers_fields import Tower
 
@@ -210,6 +211,8 @@ MINICPM_O2_6 = Tower(
 
 # Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
 STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
+# Step-3-VL: a CLIP-style ViT, two Conv2d downsamplers and vit_large_projector (towers_step3_vl)
+STEP3_VL = Tower(towers_step3_vl.CONFIG_CLASS, towers_step3_vl.SOURCE, kind="step3_vl")
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(
