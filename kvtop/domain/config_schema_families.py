@@ -249,6 +249,7 @@ class FamilyFields(ConfigSection):
     kv_source_layer_ids: LayerIndices | None = None  # layouts DeepSeek-V4's classes build that kvtop refuses
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
+    cross_attention_layers: LayerIndices | None = None  # Mllama: the layers that attend to the image
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

@@ -175,7 +175,8 @@ def _book_from_config(
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(model, layout)
-        embedding_rows = model.vocab_size if plain else vocab_parallel_rows(model.vocab_size, embedding_shards)
+        rows = model.vocab_size + model.body.embedding_extra_rows
+        embedding_rows = rows if plain else vocab_parallel_rows(rows, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )

@@ -219,6 +219,8 @@ class Architecture:
     kv_passes_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
+    # a field listing the layers that attend to an encoder's states (Mllama cross_attention_layers: ModelSpec)
+    cross_attention_field: str | None = None
     # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
     # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
     engine_read_fields: tuple[str, ...] = ()

@@ -29,6 +29,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "glm4v_moe": "glm4v_moe_text",  # Glm4vMoeConfig
     "minimax_m3_vl": "minimax_m3",  # MiniMax-M3's VL wrapper (its text section names no model_type)
     "kimi_k3": "kimi_linear",  # KimiK3Config: text_config is a KimiLinearConfig
+    "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
 }
 # Wrappers that resolve it through AutoConfig from the nested `model_type`, with a default.
 AUTO_TEXT: Mapping[str, str] = {

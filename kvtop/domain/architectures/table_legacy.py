@@ -1,0 +1,38 @@
+"""Older families the engines still register, each with a module shape of its own: Persimmon's per-head
+LayerNorms over a fused QKV, Mllama's cross-attention layers (task E of issue 26).
+
+Sources: the engines' model files (SGLang 0.5.23 `srt/models/<family>.py`, vLLM 0.33.0
+`model_executor/models/<family>.py`) for what they build, and transformers 5.20.2's config classes for the defaults
+(defaults_legacy.py).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.architectures import defaults_legacy as d
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry
+from kvtop.domain.model import BodyShape
+
+A = Architecture
+_SGLANG = "SGLang 0.5.23 srt/models/{}.py"
+
+LEGACY: tuple[Architecture, ...] = (
+    # Persimmon (SGLang 0.5.23 persimmon.py): query_key_value (every head its own K and V) and dense, both biased;
+    # q_layernorm / k_layernorm nn.LayerNorm(head_dim) (weight and bias, whole on every rank) where qk_layernorm;
+    # dense_h_to_4h / dense_4h_to_h ungated (relu²) with biases; two LayerNorms a layer and a final one; the LM head
+    # its own (ParallelLMHead, no bias)
+    A("persimmon", "PersimmonConfig", _SGLANG.format("persimmon"), d.PERSIMMON, ("PersimmonForCausalLM",),
+      geometry=Geometry(kv_heads=None, head_dim=None), attention=Attention(qkv_bias=True, qk_norm_field="qk_layernorm"),
+      mlp_gated=False, body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True, qk_norm_bias=True)),
+    # Llama-3.2-Vision's language model (SGLang 0.5.23 mllama.py MllamaTextModel): Llama decoder layers (no
+    # attention bias) but on `cross_attention_layers`, where MllamaCrossAttentionDecoderLayer holds the same
+    # qkv_proj / o_proj / MLP / two norms plus q_norm and k_norm RMSNorm(head_dim) and two one-element tanh gates;
+    # embed_tokens vocab_size + 8 rows, an untied lm_head of vocab_size. The cross-attention layers' RadixAttention
+    # (is_cross_attention) keeps its KV in the one token pool with the rest, a slot holding every layer: SGLang's
+    # cell is layers × 2 × KV heads × head_dim as a dense model's, and an image takes num_tiles ×
+    # ((image_size ÷ patch_size)² + 1) slots of it (pad_input_ids: 4 × 1,601 for a 560-px, 4-tile image), text
+    # tokens the rest (a request's demand, as every VLM's image tokens: kvtop's capacity counts slots). The vision
+    # model and projector are not in the weights book (not modelled, named)
+    A("mllama_text_model", "MllamaTextConfig", _SGLANG.format("mllama"), d.MLLAMA_TEXT,
+      ("MllamaForConditionalGeneration",), cross_attention_field="cross_attention_layers",
+      body=BodyShape(embedding_extra_rows=8)),
+)  # fmt: skip

@@ -1,0 +1,90 @@
+"""Older families issue 26's task E gave an entry (architectures/table_legacy.py), against the engines' own classes.
+
+Each config is the registry sweep's (tests/data/engine_diff/registry/configs: transformers 5.20.2's config class
+defaults, SOURCES.md there); each expected figure is the arithmetic of the module shapes the engine's class builds,
+done by hand in the test's comment, and equals the engine's meta-device build recorded in
+tests/data/engine_diff/registry/<engine>-<version>.json (the sum of its named parameters' bytes; SGLang's cell).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvtop.domain.errors import InputError
+from kvtop.domain.kv import KvStorage, kv_book
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
+from kvtop.domain.weights import weights_book
+
+REGISTRY = Path(__file__).resolve().parents[1] / "data" / "engine_diff" / "registry"
+BF16 = 2
+
+
+def config(class_name: str) -> dict[str, Any]:
+    return dict(json.loads((REGISTRY / "configs" / f"{class_name}.json").read_text()))
+
+
+def model(class_name: str) -> ModelSpec:
+    return model_from_config(config(class_name), source=class_name)
+
+
+def weight_bytes(m: ModelSpec, tp: int = 1) -> int:
+    book = weights_book(m, ParallelLayout(tp=tp), range(m.num_layers), first_stage=True, last_stage=True)
+    return book.total_bytes
+
+
+def kv_bytes_per_token(m: ModelSpec, tp: int = 1) -> int:
+    book = kv_book(m, ParallelLayout(tp=tp), range(m.num_layers), "bf16", KvStorage())
+    return sum(pool.bytes_per_token for pool in book.pools)
+
+
+def test_persimmon_layernorms_its_query_and_key_heads_with_a_bias() -> None:
+    """SGLang 0.5.23 persimmon.py over PersimmonConfig's defaults (hidden 4,096, 64 heads of 64, 36 layers, MLP
+    16,384, vocab 262,144): per layer query_key_value 4,096 → 3 × 4,096 with its bias, dense 4,096² with its bias,
+    q_layernorm and k_layernorm nn.LayerNorm(64) (weight and bias: 256), dense_h_to_4h / dense_4h_to_h with
+    biases, two LayerNorms (2 × 2 × 4,096); embed_tokens and an untied lm_head 262,144 × 4,096, a final LayerNorm.
+    SGLang built 16,646,866,944 B (model) + 2,147,483,648 B (lm_head) = 18,794,350,592 B at TP 1, half at TP 2
+    (every part splits but the norms: 8,324,335,616 + 1,073,741,824); its cell 589,824 B (36 layers × K and V ×
+    64 heads × 64 × 2 B), 294,912 at TP 2."""
+    layer = (4_096 * 12_288 + 12_288) + (4_096**2 + 4_096) + 2 * 2 * 64 + (2 * 4_096 * 16_384 + 16_384 + 4_096)
+    layer += 2 * 2 * 4_096
+    m = model("PersimmonForCausalLM")
+    assert weight_bytes(m) == (36 * layer + 2 * 262_144 * 4_096 + 2 * 4_096) * BF16 == 18_794_350_592
+    assert weight_bytes(m, tp=2) == 8_324_335_616 + 1_073_741_824
+    assert kv_bytes_per_token(m) == 36 * 2 * 64 * 64 * BF16 == 589_824
+    assert kv_bytes_per_token(m, tp=2) == 294_912
+
+
+def test_mllama_cross_attention_layers_hold_norms_and_gates_and_share_the_pool() -> None:
+    """SGLang 0.5.23 mllama.py over MllamaConfig's defaults (text: hidden 4,096, 32 heads of 128, 8 KV heads, MLP
+    14,336, 40 layers, cross_attention_layers [3, 8, …, 38]): every layer qkv_proj 4,096 → 6,144, o_proj 4,096²,
+    gate/up/down 3 × 4,096 × 14,336, two RMSNorms; the 8 cross-attention layers also q_norm and k_norm (2 × 128) and
+    two one-element gates; embed_tokens 128,256 + 8 rows (padded to 128,320), lm_head 128,256, the final norm.
+    SGLang built language_model 19,550,842,912 B at TP 1 and 9,775,755,296 at TP 2 (norms and gates whole; the
+    embedding 64,160 rows and the head 64,128 a rank); its cell 163,840 B (40 layers × 2 × 8 × 128 × 2 B: the
+    cross-attention layers' KV in the one pool), 81,920 at TP 2. Its vision model and projector (1,735,908,390 B)
+    are named not modelled."""
+    h, i = 4_096, 14_336
+    layer = h * 6_144 + h * h + 3 * h * i + 2 * h
+    m = model("MllamaForConditionalGeneration")
+    assert m.cross_attention_layers == (3, 8, 13, 18, 23, 28, 33, 38)
+    assert weight_bytes(m) == (40 * layer + 8 * (2 * 128 + 2) + 128_320 * h + 128_256 * h + h) * BF16
+    assert weight_bytes(m) == 19_550_842_912
+    assert weight_bytes(m, tp=2) == 9_775_755_296
+    assert kv_bytes_per_token(m) == 40 * 2 * 8 * 128 * BF16 == 163_840
+    assert kv_bytes_per_token(m, tp=2) == 81_920
+    assert any("vision tower" in note for note in m.not_modelled)
+
+
+def test_mllama_without_its_cross_attention_layers_is_refused() -> None:
+    """MllamaTextConfig's default list is not assumed: a text section that does not name its cross-attention
+    layers is refused by name rather than planned as a plain Llama."""
+    cfg = config("MllamaForConditionalGeneration")
+    del cfg["text_config"]["cross_attention_layers"]
+    with pytest.raises(InputError, match="cross_attention_layers"):
+        model_from_config(cfg, source="test")
