@@ -201,6 +201,17 @@ class BodyShape(BaseModel):
     fope_frequencies: int = 0
 
 
+class SharedBlockSpec(BaseModel):
+    """Transformer blocks whose weights several layers share (Zamba2's num_mem_blocks), each hybrid layer adding its
+    own LoRA adapters and a projection back (vLLM 0.33.0 zamba2.py): the weights book holds each block once."""
+
+    model_config = ConfigDict(frozen=True)
+    blocks: int  # shared blocks, used by the hybrid layers in turn
+    width: int  # the block's input: the hidden state beside the embedding's (2 × hidden)
+    adapter_rank: int
+    attention_adapters: bool  # q, k and v LoRA adapters per hybrid layer, besides the MLP's
+
+
 class VisionSpec(BaseModel):
     """The vision tower's size as SGLang's VLM rule reads it (`vision_config`, docs/engines/sglang.md §5)."""
 
@@ -348,6 +359,7 @@ class ModelSpec(BaseModel):
     # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
     # is_cross_attention), so the KV book counts them as full-attention layers
     cross_attention_layers: tuple[int, ...] = ()
+    shared_block: SharedBlockSpec | None = None  # Zamba2: its full-attention layers run a shared block
     sliding_window: int | None = None
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
     # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)

@@ -381,9 +381,11 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
 
 def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMatrices, int], None] | None = None) -> None:
     """One layer's matrices; `attention_of` builds its attention where the caller's model attends otherwise than
-    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py, which builds on this module)."""
+    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py; Zamba2's hybrid layers, weight_shared.py:
+    both build on this module)."""
     model = rank.model
     kind = model.layer_attention[layer]
+    hybrid = model.shared_block is not None and kind is LayerKind.FULL  # a shared block's MLP (weight_shared.py)
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         (attention_of or attention)(rank, layer)
         parts = rank.parts
@@ -394,7 +396,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
             rank.vector("attention", parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
-    if model.layer_mlp[layer] is not MlpKind.NONE:
+    if model.layer_mlp[layer] is not MlpKind.NONE and not hybrid:
         mlp(rank, layer, model.layer_mlp[layer])
         if model.body.mlp_scalars:
             rank.vector("mlp", model.body.mlp_scalars)

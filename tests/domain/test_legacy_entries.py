@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvStorage, kv_book
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -88,3 +88,33 @@ def test_mllama_without_its_cross_attention_layers_is_refused() -> None:
     del cfg["text_config"]["cross_attention_layers"]
     with pytest.raises(InputError, match="cross_attention_layers"):
         model_from_config(cfg, source="test")
+
+
+def test_zamba2_holds_its_shared_block_once_and_adapters_per_hybrid_layer() -> None:
+    """vLLM 0.33.0 zamba2.py over Zamba2Config's defaults (hidden 2,560, 54 layers, 9 of them "hybrid", one shared
+    block, 32 heads, Mamba2 8 heads of 640, state 64, 1 group, conv 4, adapter rank 128, tied head). Every layer a
+    Mamba2 mixer: in_proj 2,560 → 2 × 5,120 + 2 × 64 + 8 = 10,376, out_proj 5,120 → 2,560, conv1d 5,248 × 4 and its
+    bias, D, dt_bias, the gated norm 5,120, A 8 in fp32, an input RMSNorm: 79,407,424 B. Each hybrid layer its
+    `linear` 2,560² and the MLP's adapter (A 128 × 2,560, B 20,480 × 128): 19,005,440 B. The shared block once:
+    qkv_proj 3 × 5,120 rows over 5,120 (2 × hidden in), o_proj 5,120 → 2,560, gate_up 20,480 × 2,560, down
+    2,560 × 10,240, norms 5,120 + 2,560: 340,802,560 B. Embedding 32,000 × 2,560 (tied), the final norm. vLLM built
+    4,963,697,536 B at TP 1 and 2,558,708,928 at TP 2; its KV: 9 FullAttentionSpec layers of 32 heads of 160
+    (16 a rank at TP 2) beside 54 MambaSpec layers."""
+    m = model("Zamba2ForCausalLM")
+    mamba = (10_376 * 2_560 + 2_560 * 5_120 + 5_248 * 4 + 5_248 + 2 * 8 + 5_120 + 2_560) * BF16 + 8 * 4
+    hybrid = (2_560**2 + 128 * 2_560 + 20_480 * 128) * BF16
+    block = (15_360 * 5_120 + 2_560 * 5_120 + 20_480 * 2_560 + 2_560 * 10_240 + 5_120 + 2_560) * BF16
+    assert (mamba, hybrid, block) == (79_407_424, 19_005_440, 340_802_560)
+    assert weight_bytes(m) == 54 * mamba + 9 * hybrid + block + (32_000 * 2_560 + 2_560) * BF16 == 4_963_697_536
+    assert weight_bytes(m, tp=2) == 2_558_708_928
+    assert (m.head_dim, m.num_kv_heads) == (160, 32)
+    assert sum(m.has_state(layer) for layer in range(54)) == 54
+    assert kv_bytes_per_token(m) == 9 * 2 * 32 * 160 * BF16 == 184_320
+    assert kv_bytes_per_token(m, tp=2) == 92_160
+
+
+def test_zamba2_with_biased_linear_layers_is_refused() -> None:
+    """add_bias_linear puts biases on the Mamba projections and the shared MLP (vLLM zamba2.py use_bias /
+    bias=config.add_bias_linear), which no entry reads: refused by name."""
+    with pytest.raises(UnsupportedModelError, match="add_bias_linear"):
+        model_from_config({**config("Zamba2ForCausalLM"), "add_bias_linear": True}, source="test")

@@ -73,7 +73,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
-    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
     "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
     "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",

@@ -19,3 +19,11 @@ MLLAMA_TEXT: dict[str, DefaultValue] = {
     "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
     "vocab_size": 128256, "intermediate_size": 14336, "max_position_embeddings": 131072, "tie_word_embeddings": False
 }  # fmt: skip
+# Zamba2Config — models/zamba2/configuration_zamba2.py (intermediate_size None: 4 × hidden; attention_hidden_size,
+# attention_head_dim and mamba_headdim derived in __post_init__, so not defaults)
+ZAMBA2: dict[str, DefaultValue] = {
+    "hidden_size": 2560, "num_hidden_layers": 54, "num_attention_heads": 32, "vocab_size": 32000,
+    "max_position_embeddings": 4096, "tie_word_embeddings": True, "n_mamba_heads": 8, "mamba_d_state": 64,
+    "mamba_d_conv": 4, "mamba_ngroups": 1, "adapter_rank": 128, "num_mem_blocks": 1,
+    "use_shared_attention_adapter": False, "add_bias_linear": False
+}  # fmt: skip

@@ -26,6 +26,7 @@ from kvtop.domain.model import (
     LayerKind,
     MlpKind,
     ModelSpec,
+    SharedBlockSpec,
     VisionSpec,
 )
 from kvtop.domain.quant import QuantSpec
@@ -196,6 +197,13 @@ def read_architecture(
         facts["state"] = arch.state.spec(f)
     if arch.cross_attention_field is not None:
         facts["cross_attention_layers"] = _cross_attention_layers(f, arch.cross_attention_field, layers)
+    if arch.shared_blocks is not None:
+        sb = arch.shared_blocks
+        width = sb.width_factor * hidden  # the block's input and its attention's width, over the heads
+        facts["head_dim"] = facts["v_head_dim"] = width // heads
+        facts["shared_block"] = SharedBlockSpec(blocks=f.need(sb.blocks), width=width,
+                                                adapter_rank=f.need(sb.adapter_rank),
+                                                attention_adapters=f.flag(sb.attention_adapters))  # fmt: skip
     if arch.kv_passes_field is not None:
         facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
         if facts["kv_passes"] < 1:

@@ -1,5 +1,5 @@
 """Older families the engines still register, each with a module shape of its own: Persimmon's per-head
-LayerNorms over a fused QKV, Mllama's cross-attention layers (task E of issue 26).
+LayerNorms over a fused QKV, Mllama's cross-attention layers, Zamba2's shared blocks (task E of issue 26).
 
 Sources: the engines' model files (SGLang 0.5.23 `srt/models/<family>.py`, vLLM 0.33.0
 `model_executor/models/<family>.py`) for what they build, and transformers 5.20.2's config classes for the defaults
@@ -9,8 +9,18 @@ Sources: the engines' model files (SGLang 0.5.23 `srt/models/<family>.py`, vLLM 
 from __future__ import annotations
 
 from kvtop.domain.architectures import defaults_legacy as d
-from kvtop.domain.architectures.description import Architecture, Attention, Geometry
-from kvtop.domain.model import BodyShape
+from kvtop.domain.architectures.description import Architecture, Attention, Geometry, SharedBlocks
+from kvtop.domain.architectures.layer_rules import BlockPattern
+from kvtop.domain.architectures.state_rules import Mamba2State
+from kvtop.domain.model import BodyShape, LayerKind, MlpKind
+
+# Zamba2's layers_block_type: "hybrid" a shared transformer block and a Mamba2 mixer, the rest a Mamba2 mixer only
+# ("mamba" in older files, which transformers' remap_legacy_layer_types reads as linear_attention)
+_ZAMBA2_WORDS = {
+    "hybrid": (LayerKind.FULL, MlpKind.DENSE),
+    "linear_attention": (LayerKind.LINEAR, MlpKind.NONE),
+    "mamba": (LayerKind.LINEAR, MlpKind.NONE),
+}
 
 A = Architecture
 _SGLANG = "SGLang 0.5.23 srt/models/{}.py"
@@ -35,4 +45,17 @@ LEGACY: tuple[Architecture, ...] = (
     A("mllama_text_model", "MllamaTextConfig", _SGLANG.format("mllama"), d.MLLAMA_TEXT,
       ("MllamaForConditionalGeneration",), cross_attention_field="cross_attention_layers",
       body=BodyShape(embedding_extra_rows=8)),
+    # Zamba2 (vLLM 0.33.0 zamba2.py): every layer a Mamba2 mixer (n_mamba_heads of mamba_headdim, mamba_ngroups,
+    # mamba_d_state, conv mamba_d_conv) with one input RMSNorm; the "hybrid" layers also run one of num_mem_blocks
+    # shared transformer blocks (weight_shared.py: attention over 2 × hidden, every head its own K and V of
+    # 2 × hidden ÷ heads, a gelu-gated MLP 4 × hidden by default), each hybrid layer with its own KV cache (an
+    # Attention per layer), LoRA adapters and projection; the LM head tied by default
+    A("zamba2", "Zamba2Config", "vLLM 0.33.0 model_executor/models/zamba2.py", d.ZAMBA2, ("Zamba2ForCausalLM",),
+      geometry=Geometry(kv_heads=None, head_dim=None, intermediate_default_factor=4),
+      layers=BlockPattern(chars_field="hybrid_override_pattern", words=_ZAMBA2_WORDS), attention=Attention(bias_fields=()),
+      shared_blocks=SharedBlocks(), parallel_state=True,
+      state=Mamba2State(heads_field="n_mamba_heads", head_dim_field="mamba_headdim", groups_field="mamba_ngroups",
+                        state_field="mamba_d_state"),
+      body=BodyShape(norms_per_layer=1),
+      refused_when=(("add_bias_linear", "Zamba2's biased linear layers (add_bias_linear)"),)),
 )  # fmt: skip
