@@ -118,3 +118,15 @@ def test_zamba2_with_biased_linear_layers_is_refused() -> None:
     bias=config.add_bias_linear), which no entry reads: refused by name."""
     with pytest.raises(UnsupportedModelError, match="add_bias_linear"):
         model_from_config({**config("Zamba2ForCausalLM"), "add_bias_linear": True}, source="test")
+
+
+def test_zamba2_two_shared_blocks_with_attention_adapters() -> None:
+    """The same default with num_mem_blocks 2 and use_shared_attention_adapter (the layout of Zyphra's larger
+    checkpoints): a second shared block (340,802,560 B more) and, per hybrid layer, q, k and v adapters from the
+    block's 5,120-wide input (A 128 × 5,120, B 5,120 × 128 each: 3 × 2,621,440 B). vLLM 0.33.0 built this config
+    (`registry_sweep.py --params`, a copy of the default with the two fields changed) as 5,375,278,976 B at TP 1
+    and 2,764,507,328 at TP 2."""
+    m = model_from_config({**config("Zamba2ForCausalLM"), "num_mem_blocks": 2, "use_shared_attention_adapter": True},
+                          source="test")  # fmt: skip
+    assert weight_bytes(m) == 4_963_697_536 + 340_802_560 + 9 * 3 * 2 * 128 * 5_120 * BF16 == 5_375_278_976
+    assert weight_bytes(m, tp=2) == 2_764_507_328
