@@ -261,6 +261,10 @@ class FamilyFields(ConfigSection):
     mamba_headdim: Dim | None = None
     mamba_ngroups: Dim | None = None
     add_bias_linear: Flag | None = None
+    # Grok (SGLang grok.py): a dense MLP beside the experts (Grok-2), the embedding or LM head whole on every rank
+    residual_moe: Flag | None = None
+    replicate_embedding: Flag | None = None
+    replicate_lm_head: Flag | None = None
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

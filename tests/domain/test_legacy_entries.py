@@ -130,3 +130,21 @@ def test_zamba2_two_shared_blocks_with_attention_adapters() -> None:
                           source="test")  # fmt: skip
     assert weight_bytes(m) == 4_963_697_536 + 340_802_560 + 9 * 3 * 2 * 128 * 5_120 * BF16 == 5_375_278_976
     assert weight_bytes(m, tp=2) == 2_764_507_328
+
+
+def test_grok1_four_norms_and_an_fp32_router_whatever_model_type_says() -> None:
+    """SGLang's own CI config for Grok1ModelForCausalLM (tests/data/configs/families, model_type "mixtral": SGLang
+    0.5.23 grok.py builds Grok-1 by the class, so kvtop reads it as grok-1, not Mixtral). Per layer qkv_proj 6,144 →
+    6,144 + 2 × 8 × 128 and o_proj back (no biases), 8 gated experts 3 × 32,768 × 6,144, the router 8 × 6,144 in
+    fp32, four RMSNorms: 9,840,082,944 B; embed_tokens and its own lm_head 131,072 × 6,144; the final norm. SGLang
+    built 632,986,546,176 B at TP 1, 316,501,143,552 at TP 2; its cell 262,144 B (64 × 2 × 8 × 128 × 2 B), 131,072."""
+    cfg = json.loads((REGISTRY.parents[1] / "configs" / "families" / "recon--sglang-ci--grok-1.json").read_text())
+    m = model_from_config(cfg, source="grok-1")
+    layer = (6_144 * (6_144 + 2_048) + 6_144**2 + 8 * 3 * 32_768 * 6_144 + 4 * 6_144) * BF16 + 8 * 6_144 * 4
+    assert (m.model_type, layer) == ("grok-1", 9_840_082_944)
+    assert weight_bytes(m) == 64 * layer + (2 * 131_072 * 6_144 + 6_144) * BF16 == 632_986_546_176
+    assert weight_bytes(m, tp=2) == 316_501_143_552
+    assert kv_bytes_per_token(m) == 64 * 2 * 8 * 128 * BF16 == 262_144
+    assert kv_bytes_per_token(m, tp=2) == 131_072
+    with pytest.raises(UnsupportedModelError, match="residual_moe"):
+        model_from_config({**cfg, "residual_moe": True}, source="grok-2 layout")

@@ -76,11 +76,23 @@ NOT_MODELLED: Mapping[str, str] = {
     "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
     "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
-    "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "Grok1ModelForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
-    "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
+    # SGLang 0.5.23 phi3_small.py: RadixAttention on every layer with plain GQA KV (the block-sparse parameters are
+    # computed and never passed on), biased query_key_value / dense / up_proj / down_proj, a gegelu-gated MLP,
+    # LayerNorms with biases, muP multipliers; its config class is the checkpoint's remote code (model_type phi3small)
+    "Phi3SmallForCausalLM": "Phi-3-small: its config is the checkpoint's remote code (Phi3SmallConfig, model_type "
+    "phi3small), which neither transformers nor the engines ship, so no engine build checks an entry (SGLang's class "
+    "keeps plain GQA KV on every layer: its block-sparse parameters go unused)",
+    # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
+    # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
+    "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "
+    "attention_layer_norm, norm_after, weight_tying), which neither transformers nor vLLM ships, so no engine build "
+    "checks an entry; its ViT backbone and adapter besides",
+    # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config and a text config's qkv_bias, use_qk_norm, norm_after,
+    # additional_vocab_size; transformers 5.20's Molmo2Config names them otherwise (its default: "'Molmo2Config'
+    # object has no attribute 'vit_config'" as vLLM builds it, registry_sweep.py --params)
+    "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
+    "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
+    "build checks an entry; its ViT and adapter besides",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention

@@ -27,3 +27,6 @@ ZAMBA2: dict[str, DefaultValue] = {
     "mamba_d_conv": 4, "mamba_ngroups": 1, "adapter_rank": 128, "num_mem_blocks": 1,
     "use_shared_attention_adapter": False, "add_bias_linear": False
 }  # fmt: skip
+# Grok-1 has no config class in transformers or the engines (hpcai-tech's remote-code Grok1Config names model_type
+# grok-1); SGLang 0.5.23 grok.py reads getattr(config, "head_dim", 128) and builds its own LM head
+GROK1: dict[str, DefaultValue] = {"head_dim": 128, "tie_word_embeddings": False}

@@ -63,7 +63,12 @@ def text_model_type(outer_type: str, nested_type: str | None) -> str:
 # picks its model class by this name): LLaVA-NeXT's LlavaQwenForCausalLM over a `llava` config builds
 # Qwen2ForCausalLM (q/k/v biases), where the `llava` default would read it as Llama (SGLang 0.5.23 models/llava.py
 # LlavaQwenForCausalLM.__init__; lmms-lab/llava-onevision-qwen2-7b-ov meta-built: 28 × 4,608 × 2 B of biases).
-CLASS_TEXT: Mapping[str, str] = {"LlavaQwenForCausalLM": "qwen2"}
+# SGLang 0.5.23 grok.py builds Grok-1 whatever model_type the config names (its own CI's Grok-1 config says "mixtral")
+CLASS_TEXT: Mapping[str, str] = {
+    "LlavaQwenForCausalLM": "qwen2",
+    "Grok1ForCausalLM": "grok-1",
+    "Grok1ModelForCausalLM": "grok-1",
+}
 
 
 def class_text_model_type(architecture: str, outer_type: str, nested_type: str | None) -> str:
