@@ -148,3 +148,20 @@ def test_grok1_four_norms_and_an_fp32_router_whatever_model_type_says() -> None:
     assert kv_bytes_per_token(m, tp=2) == 131_072
     with pytest.raises(UnsupportedModelError, match="residual_moe"):
         model_from_config({**cfg, "residual_moe": True}, source="grok-2 layout")
+
+
+def test_phi3_small_keeps_plain_gqa_kv_and_biases_everywhere() -> None:
+    """microsoft/Phi-3-small-8k-instruct's config.json (tests/data/configs/families) in SGLang 0.5.23 phi3_small.py:
+    per layer query_key_value 4,096 → 4,096 + 2 × 8 × 128 and dense 4,096², up_proj 2 × 14,336 (ff_intermediate_size)
+    and down_proj, all four with biases, two LayerNorms with biases: 218,163,200 parameters; the embedding 100,352 ×
+    4,096 tied to the head; the final LayerNorm. SGLang built 14,784,544,768 B at TP 1 and 7,393,067,008 at TP 2;
+    its cell 131,072 B (32 layers × 2 × 8 × 128 × 2 B: every layer plain KV, the block-sparse layers too), 65,536."""
+    cfg = json.loads((REGISTRY.parents[1] / "configs" / "families" / "microsoft--Phi-3-small-8k-instruct.json").read_text())
+    m = model_from_config(cfg, source="Phi-3-small")
+    layer = (4_096 * 6_144 + 6_144) + (4_096**2 + 4_096) + (2 * 14_336 * 4_096 + 2 * 14_336) + (4_096 * 14_336 + 4_096)
+    layer += 2 * 2 * 4_096
+    assert layer == 218_163_200
+    assert weight_bytes(m) == (32 * layer + 100_352 * 4_096 + 2 * 4_096) * BF16 == 14_784_544_768
+    assert weight_bytes(m, tp=2) == 7_393_067_008
+    assert kv_bytes_per_token(m) == 32 * 2 * 8 * 128 * BF16 == 131_072
+    assert kv_bytes_per_token(m, tp=2) == 65_536

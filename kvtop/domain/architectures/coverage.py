@@ -76,12 +76,6 @@ NOT_MODELLED: Mapping[str, str] = {
     "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
     "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    # SGLang 0.5.23 phi3_small.py: RadixAttention on every layer with plain GQA KV (the block-sparse parameters are
-    # computed and never passed on), biased query_key_value / dense / up_proj / down_proj, a gegelu-gated MLP,
-    # LayerNorms with biases, muP multipliers; its config class is the checkpoint's remote code (model_type phi3small)
-    "Phi3SmallForCausalLM": "Phi-3-small: its config is the checkpoint's remote code (Phi3SmallConfig, model_type "
-    "phi3small), which neither transformers nor the engines ship, so no engine build checks an entry (SGLang's class "
-    "keeps plain GQA KV on every layer: its block-sparse parameters go unused)",
     # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
     # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
     "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "

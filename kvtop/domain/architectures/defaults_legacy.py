@@ -30,3 +30,6 @@ ZAMBA2: dict[str, DefaultValue] = {
 # Grok-1 has no config class in transformers or the engines (hpcai-tech's remote-code Grok1Config names model_type
 # grok-1); SGLang 0.5.23 grok.py reads getattr(config, "head_dim", 128) and builds its own LM head
 GROK1: dict[str, DefaultValue] = {"head_dim": 128, "tie_word_embeddings": False}
+# Phi3SmallConfig is the checkpoint's remote code (microsoft/Phi-3-small-8k-instruct configuration_phi3_small.py);
+# SGLang 0.5.23 phi3_small.py ties the LM head unless the config says otherwise (getattr(..., True))
+PHI3_SMALL: dict[str, DefaultValue] = {"tie_word_embeddings": True}

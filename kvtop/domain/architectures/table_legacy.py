@@ -75,4 +75,11 @@ LEGACY: tuple[Architecture, ...] = (
                     ("moe_intermediate_size", "Grok-2's expert width beside its MLP (moe_intermediate_size)"),
                     ("replicate_embedding", "an embedding whole on every rank (replicate_embedding)"),
                     ("replicate_lm_head", "an LM head whole on every rank (replicate_lm_head)"))),
+    # Phi-3-small (SGLang 0.5.23 phi3_small.py): query_key_value (GQA) and dense with biases; RadixAttention with
+    # plain KV on every layer (the block-sparse parameters it computes are never passed on); up_proj (gate and up
+    # of ff_intermediate_size, gegelu) and down_proj with biases; LayerNorms with biases; the LM head tied unless the
+    # config says otherwise; muP multipliers scale activations, no weights
+    A("phi3small", "Phi3SmallConfig (remote code)", _SGLANG.format("phi3_small"), d.PHI3_SMALL,
+      ("Phi3SmallForCausalLM",), geometry=Geometry(intermediate="ff_intermediate_size"),
+      attention=Attention(qkv_bias=True), body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True)),
 )  # fmt: skip
