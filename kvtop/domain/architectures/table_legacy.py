@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures import defaults_legacy as d
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry, SharedBlocks
-from kvtop.domain.architectures.layer_rules import BlockPattern
+from kvtop.domain.architectures.layer_rules import HybridBlockWords
 from kvtop.domain.architectures.moe_rules import Moe
 from kvtop.domain.architectures.state_rules import Mamba2State
 from kvtop.domain.model import BodyShape, LayerKind, MlpKind
@@ -54,7 +54,7 @@ LEGACY: tuple[Architecture, ...] = (
     # Attention per layer), LoRA adapters and projection; the LM head tied by default
     A("zamba2", "Zamba2Config", "vLLM 0.33.0 model_executor/models/zamba2.py", d.ZAMBA2, ("Zamba2ForCausalLM",),
       geometry=Geometry(kv_heads=None, head_dim=None, intermediate_default_factor=4),
-      layers=BlockPattern(chars_field="hybrid_override_pattern", words=_ZAMBA2_WORDS), attention=Attention(bias_fields=()),
+      layers=HybridBlockWords(words=_ZAMBA2_WORDS), attention=Attention(bias_fields=()),
       shared_blocks=SharedBlocks(), parallel_state=True,
       state=Mamba2State(heads_field="n_mamba_heads", head_dim_field="mamba_headdim", groups_field="mamba_ngroups",
                         state_field="mamba_d_state"),
