@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvStorage, kv_book
 from kvtop.domain.layout import ParallelLayout
@@ -38,8 +39,8 @@ def weight_bytes(m: ModelSpec, tp: int = 1) -> int:
     return book.total_bytes
 
 
-def kv_bytes_per_token(m: ModelSpec, tp: int = 1) -> int:
-    book = kv_book(m, ParallelLayout(tp=tp), range(m.num_layers), "bf16", KvStorage())
+def kv_bytes_per_token(m: ModelSpec, tp: int = 1, storage: KvStorage | None = None) -> int:
+    book = kv_book(m, ParallelLayout(tp=tp), range(m.num_layers), "bf16", storage or KvStorage())
     return sum(pool.bytes_per_token for pool in book.pools)
 
 
@@ -76,9 +77,12 @@ def test_mllama_cross_attention_layers_hold_norms_and_gates_and_share_the_pool()
     assert weight_bytes(m) == (40 * layer + 8 * (2 * 128 + 2) + 128_320 * h + 128_256 * h + h) * BF16
     assert weight_bytes(m) == 19_550_842_912
     assert weight_bytes(m, tp=2) == 9_775_755_296
-    assert kv_bytes_per_token(m) == 40 * 2 * 8 * 128 * BF16 == 163_840
-    assert kv_bytes_per_token(m, tp=2) == 81_920
+    sglang = engine_rules("sglang").kv_storage  # cross_attention_in_pool: the image tokens in the one pool
+    assert kv_bytes_per_token(m, storage=sglang) == 40 * 2 * 8 * 128 * BF16 == 163_840
+    assert kv_bytes_per_token(m, tp=2, storage=sglang) == 81_920
     assert any("vision tower" in note for note in m.not_modelled)
+    with pytest.raises(UnsupportedModelError, match="cross-attention KV"):  # an engine whose cross cache kvtop lacks
+        kv_bytes_per_token(m)
 
 
 def test_mllama_without_its_cross_attention_layers_is_refused() -> None:
