@@ -1,10 +1,10 @@
 """Older families the engines still register, each with a module shape of its own: Persimmon's per-head
 LayerNorms over a fused QKV, Mllama's cross-attention layers, Zamba2's shared blocks, Grok-1's four norms and fp32
-router (task E of issue 26).
+router, Phi-3-small's biases everywhere (task E of issue 26).
 
 Sources: the engines' model files (SGLang 0.5.23 `srt/models/<family>.py`, vLLM 0.33.0
 `model_executor/models/<family>.py`) for what they build, and transformers 5.20.2's config classes for the defaults
-(defaults_legacy.py).
+(defaults_legacy.py; Grok-1's and Phi-3-small's, which no library ships, from the engine's own reads).
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ LEGACY: tuple[Architecture, ...] = (
       refused_when=(("add_bias_linear", "Zamba2's biased linear layers (add_bias_linear)"),)),
     # Grok-1 (SGLang 0.5.23 grok.py, which builds it whatever model_type the config names: nesting.CLASS_TEXT):
     # qkv_proj / o_proj without biases (head_dim 128 unless stated); every layer Grok1MoE — a ReplicatedLinear
-    # router in fp32 and num_local_experts gated experts (FusedMoE w13 / w2) of moe_intermediate_size, else
-    # intermediate_size; four RMSNorms a layer (pre/post attention, pre/post MoE); its own LM head. Its attention,
+    # router in fp32 and num_local_experts gated experts (FusedMoE w13 / w2) of intermediate_size (SGLang reads
+    # moe_intermediate_size first: Grok-2's, refused below); four RMSNorms a layer (pre/post attention, pre/post
+    # MoE); its own LM head. Its attention,
     # embedding and output multipliers scale activations, no weights. Grok-2's residual MLP beside the experts
     # (residual_moe, its moe_intermediate_size) and the replicated embedding / LM head are refused: no config of theirs
     # is at hand to check them against the engine
