@@ -266,6 +266,7 @@ class FamilyFields(ConfigSection):
     replicate_embedding: Flag | None = None
     replicate_lm_head: Flag | None = None
     ff_intermediate_size: Intermediate | None = None  # Phi-3-small: its MLP width (Phi3SmallConfig)
+    ff_dim_multiplier: Factor | None = None  # … or a multiple of the hidden width (refused: none at hand)
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

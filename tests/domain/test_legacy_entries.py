@@ -169,3 +169,12 @@ def test_phi3_small_keeps_plain_gqa_kv_and_biases_everywhere() -> None:
     assert weight_bytes(m, tp=2) == 7_393_067_008
     assert kv_bytes_per_token(m) == 32 * 2 * 8 * 128 * BF16 == 131_072
     assert kv_bytes_per_token(m, tp=2) == 65_536
+
+
+def test_phi3_small_width_from_a_multiplier_is_refused() -> None:
+    """A Phi-3-small config giving its MLP width as ff_dim_multiplier (Phi3SmallConfig derives intermediate_size from
+    it where ff_intermediate_size is None) is refused by name rather than read with no MLP width."""
+    cfg = json.loads((REGISTRY.parents[1] / "configs" / "families" / "microsoft--Phi-3-small-8k-instruct.json").read_text())
+    cfg = {**{k: v for k, v in cfg.items() if k != "ff_intermediate_size"}, "ff_dim_multiplier": 3.5}
+    with pytest.raises(UnsupportedModelError, match="ff_dim_multiplier"):
+        model_from_config(cfg, source="test")

@@ -82,5 +82,6 @@ LEGACY: tuple[Architecture, ...] = (
     # config says otherwise; muP multipliers scale activations, no weights
     A("phi3small", "Phi3SmallConfig (remote code)", _SGLANG.format("phi3_small"), d.PHI3_SMALL,
       ("Phi3SmallForCausalLM",), geometry=Geometry(intermediate="ff_intermediate_size"),
-      attention=Attention(qkv_bias=True), body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True)),
+      attention=Attention(qkv_bias=True), body=BodyShape(norm_bias=True, mlp_bias=True, o_bias=True),
+      refused_when=(("ff_dim_multiplier", "Phi-3-small's MLP width from ff_dim_multiplier"),)),
 )  # fmt: skip
