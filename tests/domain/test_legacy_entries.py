@@ -150,8 +150,26 @@ def test_grok1_four_norms_and_an_fp32_router_whatever_model_type_says() -> None:
     assert weight_bytes(m, tp=2) == 316_501_143_552
     assert kv_bytes_per_token(m) == 64 * 2 * 8 * 128 * BF16 == 262_144
     assert kv_bytes_per_token(m, tp=2) == 131_072
-    with pytest.raises(UnsupportedModelError, match="residual_moe"):
-        model_from_config({**cfg, "residual_moe": True}, source="grok-2 layout")
+    with pytest.raises(UnsupportedModelError, match="replicate_lm_head"):
+        model_from_config({**cfg, "replicate_lm_head": True}, source="a replicated head")
+
+
+def test_grok2_residual_mlp_beside_experts_of_moe_intermediate_size() -> None:
+    """Grok-2's layout (a two-layer config of its shape, tests/data/configs/families/recon--sgl-jax--grok-2-2-layers,
+    model_type "git" as xai-org/grok-2 names it): SGLang 0.5.23 grok.py reads the experts' width from
+    moe_intermediate_size (2,048) and, under residual_moe, builds Grok1MLP of intermediate_size (1,024) beside them.
+    Per layer attention 8,192 × (8,192 + 2 × 8 × 128) and o_proj back, 8 experts 3 × 2,048 × 8,192, the MLP
+    3 × 1,024 × 8,192, the router 8 × 8,192 in fp32, four norms: 1,157,955,584 B; embedding and head 131,072 × 8,192.
+    SGLang built 6,610,894,848 B at TP 1 (model 4,463,411,200 + lm_head 2,147,483,648) and 3,305,783,296 at TP 2;
+    its cell 8,192 B (2 × 2 × 8 × 128 × 2 B), 4,096."""
+    cfg = json.loads((REGISTRY.parents[1] / "configs" / "families" / "recon--sgl-jax--grok-2-2-layers.json").read_text())
+    m = model_from_config(cfg, source="grok-2 layout")
+    h = 8_192
+    layer = (h * (h + 2_048) + h * h + 8 * 3 * 2_048 * h + 3 * 1_024 * h + 4 * h) * BF16 + 8 * h * 4
+    assert layer == 1_157_955_584
+    assert weight_bytes(m) == 2 * layer + (2 * 131_072 * h + h) * BF16 == 6_610_894_848
+    assert weight_bytes(m, tp=2) == 3_305_783_296
+    assert kv_bytes_per_token(m) == 2 * 2 * 8 * 128 * BF16 == 8_192
 
 
 def test_phi3_small_keeps_plain_gqa_kv_and_biases_everywhere() -> None:

@@ -1,5 +1,5 @@
 """Older families the engines still register, each with a module shape of its own: Persimmon's per-head
-LayerNorms over a fused QKV, Mllama's cross-attention layers, Zamba2's shared blocks, Grok-1's four norms and fp32
+LayerNorms over a fused QKV, Mllama's cross-attention layers, Zamba2's shared blocks, Grok-1/2's four norms and fp32
 router, Phi-3-small's biases everywhere (task E of issue 26).
 
 Sources: the engines' model files (SGLang 0.5.23 `srt/models/<family>.py`, vLLM 0.33.0
@@ -12,7 +12,7 @@ from __future__ import annotations
 from kvtop.domain.architectures import defaults_legacy as d
 from kvtop.domain.architectures.description import Architecture, Attention, Geometry, SharedBlocks
 from kvtop.domain.architectures.layer_rules import HybridBlockWords
-from kvtop.domain.architectures.moe_rules import Moe
+from kvtop.domain.architectures.moe_rules import Moe, Shared
 from kvtop.domain.architectures.state_rules import Mamba2State
 from kvtop.domain.model import BodyShape, LayerKind, MlpKind
 
@@ -62,19 +62,17 @@ LEGACY: tuple[Architecture, ...] = (
       refused_when=(("add_bias_linear", "Zamba2's biased linear layers (add_bias_linear)"),)),
     # Grok-1 (SGLang 0.5.23 grok.py, which builds it whatever model_type the config names: nesting.CLASS_TEXT):
     # qkv_proj / o_proj without biases (head_dim 128 unless stated); every layer Grok1MoE — a ReplicatedLinear
-    # router in fp32 and num_local_experts gated experts (FusedMoE w13 / w2) of intermediate_size (SGLang reads
-    # moe_intermediate_size first: Grok-2's, refused below); four RMSNorms a layer (pre/post attention, pre/post
-    # MoE); its own LM head. Its attention,
-    # embedding and output multipliers scale activations, no weights. Grok-2's residual MLP beside the experts
-    # (residual_moe, its moe_intermediate_size) and the replicated embedding / LM head are refused: no config of theirs
-    # is at hand to check them against the engine
+    # router in fp32 and num_local_experts gated experts (FusedMoE w13 / w2) of moe_intermediate_size, else
+    # intermediate_size; under residual_moe (Grok-2) Grok1MLP of intermediate_size beside them (a shared expert
+    # without a gate); four RMSNorms a layer (pre/post attention, pre/post MoE); its own LM head. Its attention,
+    # embedding and output multipliers scale activations, no weights. The replicated embedding / LM head are
+    # refused: no config of theirs is at hand to check them against the engine
     A("grok-1", "Grok1Config (remote code; none in transformers or the engines)", _SGLANG.format("grok"), d.GROK1,
       ("Grok1ForCausalLM", "Grok1ModelForCausalLM"), attention=Attention(bias_fields=()),
-      moe=Moe("num_local_experts", expert_size_field="intermediate_size", router_fp32=True),
+      moe=Moe("num_local_experts", aliases=(("moe_intermediate_size", ("intermediate_size",)),), router_fp32=True,
+              shared=Shared(size_field="intermediate_size", when_field="residual_moe")),
       body=BodyShape(norms_per_layer=4),
-      refused_when=(("residual_moe", "Grok-2's residual MLP beside the experts (residual_moe)"),
-                    ("moe_intermediate_size", "Grok-2's expert width beside its MLP (moe_intermediate_size)"),
-                    ("replicate_embedding", "an embedding whole on every rank (replicate_embedding)"),
+      refused_when=(("replicate_embedding", "an embedding whole on every rank (replicate_embedding)"),
                     ("replicate_lm_head", "an LM head whole on every rank (replicate_lm_head)"))),
     # Phi-3-small (SGLang 0.5.23 phi3_small.py): query_key_value (GQA) and dense with biases; RadixAttention with
     # plain KV on every layer (the block-sparse parameters it computes are never passed on); up_proj (gate and up
