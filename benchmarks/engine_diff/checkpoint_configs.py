@@ -64,6 +64,13 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "openbmb/MiniCPM-o-2_6 configuration_minicpm.py (MiniCPMOConfig(Qwen2Config))",
         {"init_vision": True, "init_audio": True, "init_tts": True, "stream_input": False},
     ),
+    # Phi3SmallConfig takes rope_scaling=None (the 128k checkpoints state theirs); transformers 5.x's rope_scaling
+    # property stores it as rope_parameters, which SGLang 0.5.23 phi3_small.py reads
+    "phi3small": (
+        "PretrainedConfig",
+        "microsoft/Phi-3-small-8k-instruct configuration_phi3_small.py",
+        {"rope_scaling": None},
+    ),
 }
 
 # Defaults the published __init__ derives from other fields (applied where the config omits the field or states
@@ -261,6 +268,11 @@ CHECKPOINT_CONFIGS["mimo_v2"] = (
     "PretrainedConfig",
     "XiaomiMiMo/MiMo-V2.5-Pro configuration_mimo_v2.py (MiMoV2Config)",
     {},
+)
+# Phi3SmallConfig's intermediate_size: its ff_intermediate_size where stated (SGLang 0.5.23 phi3_small.py reads
+# config.intermediate_size; the published config.json states ff_intermediate_size only)
+DERIVED_DEFAULTS["phi3small"] = lambda fields: (
+    {"intermediate_size": fields["ff_intermediate_size"]} if fields.get("ff_intermediate_size") else {}
 )
 DERIVED_DEFAULTS["mimo_v2"] = lambda fields: (
     {"rms_norm_eps": fields["layernorm_epsilon"]} if fields.get("layernorm_epsilon") is not None else {}

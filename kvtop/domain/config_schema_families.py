@@ -21,6 +21,7 @@ from kvtop.domain.config_types import (
     Flag,
     HeadDim,
     Heads,
+    Hidden,
     Intermediate,
     LayerCount,
     LayerIndices,
@@ -250,6 +251,23 @@ class FamilyFields(ConfigSection):
     kv_source_layer_ids: LayerIndices | None = None  # layouts DeepSeek-V4's classes build that kvtop refuses
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
+    cross_attention_layers: LayerIndices | None = None  # Mllama: the layers that attend to the image
+    # Zamba2: shared transformer blocks (num_mem_blocks) over 2 × hidden, LoRA adapters per hybrid layer, Mamba2
+    num_mem_blocks: Layers | None = None
+    adapter_rank: Dim | None = None
+    use_shared_attention_adapter: Flag | None = None
+    attention_hidden_size: Hidden | None = None
+    attention_head_dim: HeadDim | None = None
+    n_mamba_heads: Heads | None = None
+    mamba_headdim: Dim | None = None
+    mamba_ngroups: Dim | None = None
+    add_bias_linear: Flag | None = None
+    # Grok (SGLang grok.py): a dense MLP beside the experts (Grok-2), the embedding or LM head whole on every rank
+    residual_moe: Flag | None = None
+    replicate_embedding: Flag | None = None
+    replicate_lm_head: Flag | None = None
+    ff_intermediate_size: Intermediate | None = None  # Phi-3-small: its MLP width (Phi3SmallConfig)
+    ff_dim_multiplier: Factor | None = None  # … or a multiple of the hidden width (refused: none at hand)
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

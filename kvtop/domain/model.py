@@ -164,6 +164,8 @@ class BodyShape(BaseModel):
     o_bias: bool = False  # the attention output projection carries a bias
     # head: RMSNorm over head_dim; all: over every head, whole (OLMo-2); all_split: split over TP (MiniMax-M2)
     qk_norm_width: Literal["head", "all", "all_split"] = "head"
+    qk_norm_bias: bool = False  # the per-head q/k norms are LayerNorms with a bias (Persimmon's nn.LayerNorm(head_dim))
+    embedding_extra_rows: int = 0  # rows the embedding holds beyond vocab_size (Mllama's vocab_size + 8), the LM head not
     learned_positions: bool = False  # a learned position table of max_position_embeddings rows (GPT-2, BigCode)
     lm_head_bias: bool = False
     final_norm: bool = True
@@ -201,6 +203,17 @@ class BodyShape(BaseModel):
     # a low-rank query (Step-3's share_q_dim): the fused qkv_proj holds q_low | K | V rows, whole on every rank, then
     # an inter_norm of q_low and wq q_low → heads × head_dim split with the heads (vLLM 0.33.0 step3_text.py); 0: none
     q_low_rank: int = 0
+
+
+class SharedBlockSpec(BaseModel):
+    """Transformer blocks whose weights several layers share (Zamba2's num_mem_blocks), each hybrid layer adding its
+    own LoRA adapters and a projection back (vLLM 0.33.0 zamba2.py): the weights book holds each block once."""
+
+    model_config = ConfigDict(frozen=True)
+    blocks: int  # shared blocks, used by the hybrid layers in turn
+    width: int  # the block's input: the hidden state beside the embedding's (2 × hidden)
+    adapter_rank: int
+    attention_adapters: bool  # q, k and v LoRA adapters per hybrid layer, besides the MLP's
 
 
 class VisionSpec(BaseModel):
@@ -354,6 +367,11 @@ class ModelSpec(BaseModel):
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
     # num_attention_layers = layers × passes): the KV book counts each attention layer this many times
     kv_passes: int = 1
+    # layers that attend to the image encoder's states (Mllama): q/k norms and two tanh gates beside the layer's
+    # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
+    # is_cross_attention), so the KV book counts them as full-attention layers
+    cross_attention_layers: tuple[int, ...] = ()
+    shared_block: SharedBlockSpec | None = None  # Zamba2: its full-attention layers run a shared block
     sliding_window: int | None = None
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
     # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)

@@ -183,6 +183,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.vector("attention", g.heads, tp)
     if m.body.tau_scaling:  # tau_alpha [heads], tau_wq and tau_wv [heads, 3 × hidden] (vLLM 0.33.0 moondream3.py)
         rank.vector("attention", g.heads * (1 + 2 * 3 * h), tp)
+    if layer in m.cross_attention_layers:  # q_norm, k_norm RMSNorm(head_dim); the attention and MLP tanh gates
+        rank.vector("norms", 2 * hd)
+        rank.vector("attention", 2)
     if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
         rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
@@ -196,8 +199,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         elif m.body.qk_norm_width == "all_split":  # … split over attention TP (MiniMax-M2's TP norm)
             rank.vector("norms", g.heads * hd, tp)
             rank.vector("norms", 0 if shared_kv else g.kv_heads * hd, tp)
-        else:
-            rank.vector("norms", (1 if shared_kv else 2) * hd)
+        else:  # weight (and bias: Persimmon) per head_dim, whole on every rank
+            rank.vector("norms", (1 if shared_kv else 2) * hd * (2 if m.body.qk_norm_bias else 1))
 
 
 def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> None:
@@ -387,9 +390,11 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
 
 def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMatrices, int], None] | None = None) -> None:
     """One layer's matrices; `attention_of` builds its attention where the caller's model attends otherwise than
-    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py, which builds on this module)."""
+    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py; Zamba2's hybrid layers, weight_shared.py:
+    both build on this module)."""
     model = rank.model
     kind = model.layer_attention[layer]
+    hybrid = model.shared_block is not None and kind is LayerKind.FULL  # a shared block's MLP (weight_shared.py)
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         (attention_of or attention)(rank, layer)
         parts = rank.parts
@@ -400,7 +405,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
             rank.vector("attention", parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
-    if model.layer_mlp[layer] is not MlpKind.NONE:
+    if model.layer_mlp[layer] is not MlpKind.NONE and not hybrid:
         mlp(rank, layer, model.layer_mlp[layer])
         if model.body.mlp_scalars:
             rank.vector("mlp", model.body.mlp_scalars)
@@ -460,7 +465,7 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
              model.moe is not None and layer < model.moe.hash_layers,
-             layer == 0 and model.body.first_layer_norms > 0)  # fmt: skip
+             layer == 0 and model.body.first_layer_norms > 0, layer in model.cross_attention_layers)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

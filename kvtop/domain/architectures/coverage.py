@@ -116,17 +116,20 @@ NOT_MODELLED: Mapping[str, str] = {
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
-    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
     "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
     "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
-    "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
-    "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "Grok1ModelForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "MllamaForConditionalGeneration": "cross-attention image layers (an encoder-decoder KV layout)",
-    "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
-    "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
+    # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
+    # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
+    "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "
+    "attention_layer_norm, norm_after, weight_tying), which neither transformers nor vLLM ships, so no engine build "
+    "checks an entry; its ViT backbone and adapter besides",
+    # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config and a text config's qkv_bias, use_qk_norm, norm_after,
+    # additional_vocab_size; transformers 5.20's Molmo2Config names them otherwise (its default: "'Molmo2Config'
+    # object has no attribute 'vit_config'" as vLLM builds it, registry_sweep.py --params)
+    "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
+    "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
+    "build checks an entry; its ViT and adapter besides",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
     # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
     # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim

@@ -169,6 +169,18 @@ class Compressed:
 
 
 @dataclass(frozen=True)
+class SharedBlocks:
+    """Zamba2's shared transformer blocks (`SharedBlockSpec`): the fields of their count, input width, adapters."""
+
+    blocks: str = "num_mem_blocks"
+    # the block's input (and attention) width in hiddens: transformers' Zamba2Config derives attention_hidden_size
+    # 2 × hidden and attention_head_dim 2 × hidden ÷ heads whatever the file states
+    width_factor: int = 2
+    adapter_rank: str = "adapter_rank"
+    attention_adapters: str = "use_shared_attention_adapter"
+
+
+@dataclass(frozen=True)
 class Architecture:
     """One `model_type` as kvtop reads it (see the module docstring)."""
 
@@ -222,6 +234,9 @@ class Architecture:
     kv_passes_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
+    # a field listing the layers that attend to an encoder's states (Mllama cross_attention_layers: ModelSpec)
+    cross_attention_field: str | None = None
+    shared_blocks: SharedBlocks | None = None  # full-attention layers run shared blocks (Zamba2)
     # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
     # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
     engine_read_fields: tuple[str, ...] = ()

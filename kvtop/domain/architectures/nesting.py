@@ -36,6 +36,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "qwen3_omni_moe_thinker": "qwen3_vl_moe_text",
     "qwen3_asr_thinker": "qwen3",  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
+    "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
 }
 # Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
 # Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from
@@ -98,7 +99,12 @@ def text_model_type(outer_type: str, nested_type: str | None) -> str:
 # picks its model class by this name): LLaVA-NeXT's LlavaQwenForCausalLM over a `llava` config builds
 # Qwen2ForCausalLM (q/k/v biases), where the `llava` default would read it as Llama (SGLang 0.5.23 models/llava.py
 # LlavaQwenForCausalLM.__init__; lmms-lab/llava-onevision-qwen2-7b-ov meta-built: 28 × 4,608 × 2 B of biases).
-CLASS_TEXT: Mapping[str, str] = {"LlavaQwenForCausalLM": "qwen2"}
+# SGLang 0.5.23 grok.py builds Grok-1 whatever model_type the config names (its own CI's Grok-1 config says "mixtral")
+CLASS_TEXT: Mapping[str, str] = {
+    "LlavaQwenForCausalLM": "qwen2",
+    "Grok1ForCausalLM": "grok-1",
+    "Grok1ModelForCausalLM": "grok-1",
+}
 
 
 def class_text_model_type(architecture: str, outer_type: str, nested_type: str | None) -> str:
