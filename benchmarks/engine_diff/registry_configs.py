@@ -356,10 +356,35 @@ def _step3_vl_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**text, "architectures": ["Step3TextForCausalLM"], "pad_token_id": None}}
 
 
+# Nemotron (NemotronForCausalLM): transformers 5.20.2's NemotronConfig defaults num_key_value_heads to None and never
+# fills it (its __post_init__ derives head_dim only), which vLLM 0.33.0's ModelConfig takes as total_num_kv_heads
+# ("Input should be a valid integer"); every published Nemotron config.json states it. The class's default geometry
+# (32 layers, hidden 6144, 48 heads, vocabulary 256,000, 4,096 positions) is Nemotron-4 15B's, whose report (arXiv
+# 2402.16819, Table 1) gives 8 KV heads (GQA).
+NEMOTRON_KV_HEADS = 8
+
+
+def _nemotron_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"num_key_value_heads": NEMOTRON_KV_HEADS}
+
+
+# Cohere Compass (CohereCompassForConditionalGeneration): vLLM 0.33.0's CohereCompassForCausalLM asserts
+# config.tie_word_embeddings (cohere_compass.py:2326), which under transformers 5 it reads off the composite (its
+# with_hf_config takes the top level's tie); transformers 5.20.2's CohereCompassConfig defaults the top level to False
+# where its text_config (CohereCompassTextConfig) defaults to True. A checkpoint vLLM serves ties them, as every
+# Cohere text model does: the default states it at the top level too.
+
+
+def _cohere_compass_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"tie_word_embeddings": True}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "Qwen3OmniMoeForConditionalGeneration": _qwen3_omni_published,
     "Step3TextForCausalLM": _step3_text_published,
     "Step3VLForConditionalGeneration": _step3_vl_published,
+    "NemotronForCausalLM": _nemotron_published,
+    "CohereCompassForConditionalGeneration": _cohere_compass_published,
     "Step3p7ForConditionalGeneration": _step3p7_published,
     "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,

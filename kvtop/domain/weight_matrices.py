@@ -39,6 +39,11 @@ class ComponentSums:
         self.shards[component] = max(self.shards.get(component, 1), shards)
 
 
+def _renamed(name: str, renames: tuple[tuple[str, str], ...]) -> str:
+    """`name` as the engine names the module (`StageParts.target_names`: the first fragment it holds replaced)."""
+    return next((name.replace(old, new, 1) for old, new in renames if old in name), name)
+
+
 class RankMatrices:
     """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
 
@@ -72,7 +77,9 @@ class RankMatrices:
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
-        fmt = self.model.quant.format_of(modules) if quantizable else None
+        renames = self.parts.target_names if self.parts is not None and self.model.quant.targeted else ()
+        asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
+        fmt = self.model.quant.format_of(asked) if quantizable else None
         narrow = self.parts.block_scale_bytes if self.parts is not None else None
         if narrow is not None and fmt is not None and fmt.block is not None:
             fmt = fmt.model_copy(update={"scale_bytes": narrow})

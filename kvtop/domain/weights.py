@@ -166,7 +166,8 @@ def _book_from_config(
     tower_split: TowerSplit | None,
     parts: StageParts,
 ) -> WeightsBook:
-    if model.quant.unread:  # a format kvtop cannot read exactly (quant.py): named, never a wrong number
+    targets_read = bool(model.quant.targeted) and parts.targets_read  # per-target groups the engine's names match
+    if model.quant.unread and not targets_read:  # a format kvtop cannot read exactly (quant.py): named, not wrong
         raise UnsupportedModelError(model.quant.unread, field=model.quant.unread_field, source=model.source)
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
