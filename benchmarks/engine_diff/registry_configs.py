@@ -59,6 +59,9 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
     # kvtop's entry is step3p7's (the composite Step3p7Config); Step-3.5's own model_type is step3p5
     "Step3p5ForCausalLM": ("vllm", "step3p5", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3p5 -> "
                            "Step3p7TextConfig; transformers 5.20.2 maps step3p5 to the same class"),
+    # the vision token's id the class reads from the tokenizer is answered by vllm_input_standins' token-id-tokenizer
+    "IsaacForConditionalGeneration": ("vllm", "isaac", "vllm/transformers_utils/config.py _CONFIG_REGISTRY isaac -> "
+                                      "IsaacConfig (transformers_utils/configs/isaac.py), models/isaac.py"),
 }  # fmt: skip
 
 # Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
@@ -76,7 +79,6 @@ NO_DEFAULT: dict[str, str] = {
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
                             "NemotronHConfig reads n_groups, which the class default does not set",
     "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
-    "IsaacForConditionalGeneration": "vLLM reads the checkpoint's tokenizer (vision token), which a config folder lacks",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",

@@ -60,8 +60,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          when that load fails (Kimi-K3, Ovis2.5, Kimi-K2.5/K2.6: ModelConfig reads only their
                          supported_mm_limits, a constant; vllm_input_standins.PROCESSOR_FREE_INFOS; each build recorded).
   token-id-tokenizer     under `--skip-tokenizer-init` a model whose __init__ reads a media token's id from the
-                         tokenizer's vocabulary (DeepSeek-OCR's `<image>`, used only at run time) gets a
-                         vocabulary answering id 0 (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
+                         tokenizer (DeepSeek-OCR's vocab["<image>"], Isaac's encode(vision_token); used only at
+                         run time) gets a vocabulary answering id 0 and an encode answering [0]
+                         (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).

@@ -33,7 +33,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Granite4VisionForConditionalGeneration": "granite4_vision", "Lfm2VlForConditionalGeneration": "lfm2_vl",
     "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge", "Exaone4_5_ForConditionalGeneration": "exaone4_5", "Ovis": "ovis", "AriaForConditionalGeneration": "aria", "Cohere2VisionForConditionalGeneration": "cohere2_vision",
     "NVLM_D": "NVLM_D", "Ovis2_5": "ovis2_5",
-    "DeepseekOCRForCausalLM": "deepseek_vl_v2",
+    "DeepseekOCRForCausalLM": "deepseek_vl_v2", "IsaacForConditionalGeneration": "isaac",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)

@@ -108,6 +108,7 @@ class Tower:
         "moondream3",
         "nvlm_d",
         "deepseek_ocr",
+        "isaac",
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
