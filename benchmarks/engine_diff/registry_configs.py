@@ -71,7 +71,10 @@ NO_DEFAULT: dict[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
                                               "which vLLM's bailing_moe_v3.py refuses",
     "DeepseekVL2ForCausalLM": "SGLang's DeepseekVL2Config sizes are None by default",
-    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config default text_config has no num_attention_heads",
+    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config defaults its language_config to transformers' "
+                               "DeepseekV2Config, whose num_experts_per_tok is None, and writes it back as "
+                               "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
+                               "encoder with timm, which the harness venv lacks ('Please install timm')",
     "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
                             "lacks; vLLM's and SGLang's Dots3 defaults differ",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
@@ -83,6 +86,11 @@ NO_DEFAULT: dict[str, str] = {
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
     "MultiModalityCausalLM": "SGLang's MultiModalityConfig sizes are None by default",
+    "PixtralForConditionalGeneration": "the class is what vLLM and SGLang build from a Mistral-format checkpoint's "
+                                       "params.json (its vision_encoder section: vLLM transformers_utils/configs/"
+                                       "mistral.py _remap_mistral_vision_args, SGLang utils/hf_transformers/"
+                                       "mistral_utils.py); no config.json names it, and the harness reads config.json "
+                                       "only",
     "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 
