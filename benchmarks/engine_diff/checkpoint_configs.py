@@ -283,3 +283,17 @@ ATTRIBUTE_MAPS["telechat"] = {
     "intermediate_size": "ffn_hidden_size",
     "rms_norm_eps": "layer_norm_epsilon",
 }
+# Step1Config(PretrainedConfig), model_type "step1": vLLM 0.33.0 registers Step1ForCausalLM (models/step1.py) but no
+# config class, the checkpoint's own code giving it (stepfun-ai Step-Audio-EditX's Step1 language model); vLLM's
+# later Step1Config (vllm-project/vllm vllm/transformers_utils/configs/step1.py @ 4de3aae5) sets the fields as they
+# are, num_key_value_heads to num_attention_groups and max_position_embeddings to max_seq_len where the file omits
+# them; step1.py reads num_attention_groups, tie_word_embeddings (its default True) by attribute.
+CHECKPOINT_CONFIGS["step1"] = (
+    "PretrainedConfig",
+    "vLLM's Step1Config (vllm/transformers_utils/configs/step1.py @ 4de3aae5), Step1ForCausalLM's checkpoints' class",
+    {"tie_word_embeddings": True},
+)
+DERIVED_DEFAULTS["step1"] = lambda fields: {
+    key: fields[source] for key, source in (("num_key_value_heads", "num_attention_groups"),
+                                            ("max_position_embeddings", "max_seq_len")) if fields.get(source) is not None
+}  # fmt: skip

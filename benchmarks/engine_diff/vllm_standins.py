@@ -388,6 +388,10 @@ def install_parallel_groups(tp: int, pp: int = 1, pp_rank: int = 0) -> None:
 # they are on `cuda` and read back. Bloom's and Falcon's ALiBi slopes (bloom.py / falcon.py
 # `_get_alibi_slopes`, 0.33.0), which BloomAttention / FalconAttention slice and pass to Attention.
 HOST_VALUE_FUNCTIONS = ("_get_alibi_slopes",)
+# ... and such functions of modules the build imports only as it runs (not yet in sys.modules when the stand-in
+# starts): imported here first. Step1's ALiBi slopes (step1.py `_get_step_alibi_slopes`, 0.33.0: StepAttention's
+# `.tolist()`).
+HOST_VALUE_MODULE_FUNCTIONS = (("vllm.model_executor.models.step1", "_get_step_alibi_slopes"),)
 # ... and the engine's own classes whose constructor reads its own small tensors back as numbers: XIELU
 # (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
 # its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
@@ -411,10 +415,14 @@ def host_values() -> Any:
     import torch
 
     patched = []
+    for module_name, _ in HOST_VALUE_MODULE_FUNCTIONS:
+        with contextlib.suppress(ImportError):  # releases without the module
+            importlib.import_module(module_name)
+    named = {name for _, name in HOST_VALUE_MODULE_FUNCTIONS}
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith("vllm.model_executor.models."):
             continue
-        for name in HOST_VALUE_FUNCTIONS:
+        for name in (*HOST_VALUE_FUNCTIONS, *named):
             original = getattr(module, name, None)
             if not callable(original):
                 continue
