@@ -63,6 +63,9 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
                              "Step3TextConfig (configs/step3_vl.py)"),
     "Step3VLForConditionalGeneration": ("vllm", "step3_vl", "vllm/transformers_utils/config.py _CONFIG_REGISTRY "
                                         "step3_vl -> Step3VLConfig (configs/step3_vl.py)"),
+    # the vision token's id the class reads from the tokenizer is answered by vllm_input_standins' token-id-tokenizer
+    "IsaacForConditionalGeneration": ("vllm", "isaac", "vllm/transformers_utils/config.py _CONFIG_REGISTRY isaac -> "
+                                      "IsaacConfig (transformers_utils/configs/isaac.py), models/isaac.py"),
 }  # fmt: skip
 
 # Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
@@ -72,7 +75,10 @@ NO_DEFAULT: dict[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
                                               "which vLLM's bailing_moe_v3.py refuses",
     "DeepseekVL2ForCausalLM": "SGLang's DeepseekVL2Config sizes are None by default",
-    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config default text_config has no num_attention_heads",
+    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config defaults its language_config to transformers' "
+                               "DeepseekV2Config, whose num_experts_per_tok is None, and writes it back as "
+                               "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
+                               "encoder with timm, which the harness venv lacks ('Please install timm')",
     "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
                             "lacks; vLLM's and SGLang's Dots3 defaults differ",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
@@ -80,11 +86,15 @@ NO_DEFAULT: dict[str, str] = {
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
                             "NemotronHConfig reads n_groups, which the class default does not set",
     "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
-    "IsaacForConditionalGeneration": "vLLM reads the checkpoint's tokenizer (vision token), which a config folder lacks",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
     "MultiModalityCausalLM": "SGLang's MultiModalityConfig sizes are None by default",
+    "PixtralForConditionalGeneration": "the class is what vLLM and SGLang build from a Mistral-format checkpoint's "
+                                       "params.json (its vision_encoder section: vLLM transformers_utils/configs/"
+                                       "mistral.py _remap_mistral_vision_args, SGLang utils/hf_transformers/"
+                                       "mistral_utils.py); no config.json names it, and the harness reads config.json "
+                                       "only",
     "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 

@@ -162,6 +162,7 @@ class BodyShape(BaseModel):
     norm_bias: bool = False  # LayerNorm (weight and bias) rather than RMSNorm (weight)
     mlp_bias: bool = False  # up/gate/down carry biases
     o_bias: bool = False  # the attention output projection carries a bias
+    down_bias: bool = False  # the MLP's down projection alone carries a bias (TeleChat2: vLLM drops gate_up's)
     # head: RMSNorm over head_dim; all: over every head, whole (OLMo-2); all_split: split over TP (MiniMax-M2)
     qk_norm_width: Literal["head", "all", "all_split"] = "head"
     qk_norm_bias: bool = False  # the per-head q/k norms are LayerNorms with a bias (Persimmon's nn.LayerNorm(head_dim))

@@ -334,6 +334,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("mlp", h, width, tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, tp)
+        if m.body.mlp_bias or m.body.down_bias:  # down_proj's bias: row-parallel, whole on every rank
             rank.vector("mlp", h)
         return
     moe = m.moe

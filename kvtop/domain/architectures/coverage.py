@@ -277,7 +277,7 @@ GENERIC: frozenset[str] = frozenset({
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
-    "TeleChat2ForCausalLM", "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
+    "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 
 

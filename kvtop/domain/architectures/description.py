@@ -41,6 +41,8 @@ class Geometry:
     blocks_per_layer: int = 1
     heads: str = "num_attention_heads"
     kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
+    # `kv_heads` must be stated: the family's class leaves it None and the engine takes no fallback (TeleChat2)
+    kv_heads_required: bool = False
     kv_heads_if: str | None = (
         None  # a flag that must be on for `kv_heads` to apply (ChatGLM multi_query_attention); it wins over …
     )

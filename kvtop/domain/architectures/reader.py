@@ -229,6 +229,8 @@ def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:
         return 1
     if g.kv_heads is None or (g.kv_heads_if is not None and not f.flag(g.kv_heads_if)):
         return heads
+    if g.kv_heads_required:
+        return f.need(g.kv_heads)
     return f.opt(g.kv_heads, heads)
 
 

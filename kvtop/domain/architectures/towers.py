@@ -8,7 +8,7 @@ in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in to
 towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
-towers_named.py, read by config_reader.
+towers_named.py, read by config_reader; Isaac's in towers_isaac.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -39,6 +39,7 @@ from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_glm,
     towers_intern,
+    towers_isaac,
     towers_minicpm,
     towers_minimax,
     towers_moon,
@@ -183,6 +184,10 @@ def read_tower(
         values = {**values, **tower.vision_defaults[vision_type], **given}
         granite = validated(towers_blip.GraniteOuterFields, outer, source=source)
         return towers_blip.granite4_vision(values, granite, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "isaac":  # towers_isaac: SigLIP2 and the pixel-shuffle MLP
+        shuffle = validated(towers_isaac.IsaacVisionFields, vision_config, source=source, prefix="vision_config.")
+        isaac_outer = validated(towers_isaac.IsaacOuterFields, outer, source=source)
+        return towers_isaac.isaac(values, shuffle, isaac_outer, text_hidden, tower.config_class)
     if tower.kind == "lfm2_vl":
         lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
         return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
+    towers_isaac,
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
@@ -338,6 +339,14 @@ AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
     "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH,
 }  # fmt: skip
+# Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
+# and 256 patches) where vision_config leaves a field out
+ISAAC = Tower(
+    "PixelShuffleSiglip2VisionConfig", towers_isaac.SOURCE,
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
+     "num_patches": 256},
+    kind="isaac",
+)  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
@@ -354,4 +363,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     **AUDIO_BY_OUTER_TYPE,
+    "isaac": ISAAC,
 }  # fmt: skip
