@@ -57,6 +57,21 @@ def test_the_defaults_state_the_published_fields() -> None:
     assert kimi["first_k_dense_replace"] == 1
 
 
+def test_nemotron_and_cohere_compass_state_what_vllm_reads() -> None:
+    """NemotronConfig (transformers 5.20.2) leaves num_key_value_heads None, which vLLM 0.33.0's ModelConfig refuses
+    (total_num_kv_heads: int_type): the default states Nemotron-4 15B's 8 (arXiv 2402.16819, Table 1). vLLM's
+    CohereCompassForCausalLM asserts tie_word_embeddings, read off the composite's top level: stated True. The
+    sweep's rows at TP 1 and 2 are built (ok). (Cohere Compass's language model is then 655,360 B = 40 layers ×
+    8,192 × 2 B below kvtop's generic reading, which counts two norms a layer where cohere_compass.py's decoder layer
+    has input_layernorm only: an architecture entry's matter, not the default's.)"""
+    nemotron = _default("NemotronForCausalLM")
+    assert (nemotron["num_attention_heads"], nemotron["num_key_value_heads"]) == (48, 8)
+    compass = _default("CohereCompassForConditionalGeneration")
+    assert compass["tie_word_embeddings"] is True and compass["text_config"]["tie_word_embeddings"] is True
+    for tp in (1, 2):
+        assert _row("vllm", "CohereCompassForConditionalGeneration", tp)["status"] == "ok"
+
+
 def test_vllm_builds_lfm2_with_the_adjusted_mlp_width() -> None:
     """vLLM 0.33.0's meta build of the LFM2 default (65,536 × 2,560, 32 layers, 26 ShortConv and 6 attention):
     embed_tokens [65536, 2560] (tied); each ShortConv layer conv [2560, 1, 3], in_proj [7680, 2560], out_proj
@@ -102,6 +117,7 @@ BUILT = [
     ("sglang", "AfmoeForCausalLM"),
     ("vllm", "Lfm2MoeForCausalLM"),
     ("sglang", "Lfm2MoeForCausalLM"),
+    ("vllm", "NemotronForCausalLM"),
 ]
 
 

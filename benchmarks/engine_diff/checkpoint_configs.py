@@ -64,6 +64,13 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "openbmb/MiniCPM-o-2_6 configuration_minicpm.py (MiniCPMOConfig(Qwen2Config))",
         {"init_vision": True, "init_audio": True, "init_tts": True, "stream_input": False},
     ),
+    # Phi3SmallConfig takes rope_scaling=None (the 128k checkpoints state theirs); transformers 5.x's rope_scaling
+    # property stores it as rope_parameters, which SGLang 0.5.23 phi3_small.py reads
+    "phi3small": (
+        "PretrainedConfig",
+        "microsoft/Phi-3-small-8k-instruct configuration_phi3_small.py",
+        {"rope_scaling": None},
+    ),
 }
 
 # Defaults the published __init__ derives from other fields (applied where the config omits the field or states
@@ -262,6 +269,43 @@ CHECKPOINT_CONFIGS["mimo_v2"] = (
     "XiaomiMiMo/MiMo-V2.5-Pro configuration_mimo_v2.py (MiMoV2Config)",
     {},
 )
+# Phi3SmallConfig's intermediate_size: its ff_intermediate_size where stated (SGLang 0.5.23 phi3_small.py reads
+# config.intermediate_size; the published config.json states ff_intermediate_size only)
+DERIVED_DEFAULTS["phi3small"] = lambda fields: (
+    {"intermediate_size": fields["ff_intermediate_size"]} if fields.get("ff_intermediate_size") else {}
+)
 DERIVED_DEFAULTS["mimo_v2"] = lambda fields: (
     {"rms_norm_eps": fields["layernorm_epsilon"]} if fields.get("layernorm_epsilon") is not None else {}
 )
+# --- wave 6 stand-ins (helper d, session 43) ---
+# Telechat2Config(PretrainedConfig), model_type "telechat" (TeleAI/TeleChat2-3B configuration_telechat2.py, as vLLM
+# shipped its copy until it dropped it: vllm-project/vllm vllm/transformers_utils/configs/telechat2.py @ 1209261e):
+# sets the config.json's fields as they are and maps the standard names onto its own (attribute_map); its
+# num_key_value_heads is the config's or None, and it passes no tie_word_embeddings to PretrainedConfig (transformers
+# 4.x's default True where the file omits it). vLLM 0.33.0 registers no config class for the model type;
+# models/telechat2.py TeleChat2Model reads the fields by attribute (it sets the same attribute_map itself).
+CHECKPOINT_CONFIGS["telechat"] = (
+    "PretrainedConfig",
+    "TeleAI/TeleChat2-3B configuration_telechat2.py (Telechat2Config)",
+    {"num_key_value_heads": None, "tie_word_embeddings": True},
+)
+ATTRIBUTE_MAPS["telechat"] = {
+    "num_hidden_layers": "n_layer",
+    "num_attention_heads": "n_head",
+    "intermediate_size": "ffn_hidden_size",
+    "rms_norm_eps": "layer_norm_epsilon",
+}
+# Step1Config(PretrainedConfig), model_type "step1": vLLM 0.33.0 registers Step1ForCausalLM (models/step1.py) but no
+# config class, the checkpoint's own code giving it (stepfun-ai Step-Audio-EditX's Step1 language model); vLLM's
+# later Step1Config (vllm-project/vllm vllm/transformers_utils/configs/step1.py @ 4de3aae5) sets the fields as they
+# are, num_key_value_heads to num_attention_groups and max_position_embeddings to max_seq_len where the file omits
+# them; step1.py reads num_attention_groups, tie_word_embeddings (its default True) by attribute.
+CHECKPOINT_CONFIGS["step1"] = (
+    "PretrainedConfig",
+    "vLLM's Step1Config (vllm/transformers_utils/configs/step1.py @ 4de3aae5), Step1ForCausalLM's checkpoints' class",
+    {"tie_word_embeddings": True},
+)
+DERIVED_DEFAULTS["step1"] = lambda fields: {
+    key: fields[source] for key, source in (("num_key_value_heads", "num_attention_groups"),
+                                            ("max_position_embeddings", "max_seq_len")) if fields.get(source) is not None
+}  # fmt: skip

@@ -59,6 +59,13 @@ ENGINE_CONFIG_TYPES: dict[str, tuple[str, str, str]] = {
     # kvtop's entry is step3p7's (the composite Step3p7Config); Step-3.5's own model_type is step3p5
     "Step3p5ForCausalLM": ("vllm", "step3p5", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3p5 -> "
                            "Step3p7TextConfig; transformers 5.20.2 maps step3p5 to the same class"),
+    "Step3TextForCausalLM": ("vllm", "step3_text", "vllm/transformers_utils/config.py _CONFIG_REGISTRY step3_text -> "
+                             "Step3TextConfig (configs/step3_vl.py)"),
+    "Step3VLForConditionalGeneration": ("vllm", "step3_vl", "vllm/transformers_utils/config.py _CONFIG_REGISTRY "
+                                        "step3_vl -> Step3VLConfig (configs/step3_vl.py)"),
+    # the vision token's id the class reads from the tokenizer is answered by vllm_input_standins' token-id-tokenizer
+    "IsaacForConditionalGeneration": ("vllm", "isaac", "vllm/transformers_utils/config.py _CONFIG_REGISTRY isaac -> "
+                                      "IsaacConfig (transformers_utils/configs/isaac.py), models/isaac.py"),
 }  # fmt: skip
 
 # Classes whose engine ships a config class whose defaults are not a model the engine builds (no_config.json
@@ -68,7 +75,10 @@ NO_DEFAULT: dict[str, str] = {
     "BailingMoeV3VLForConditionalGeneration": "vLLM's BailingMoeV3VLConfig defaults no_kda_lora False, "
                                               "which vLLM's bailing_moe_v3.py refuses",
     "DeepseekVL2ForCausalLM": "SGLang's DeepseekVL2Config sizes are None by default",
-    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config default text_config has no num_attention_heads",
+    "DeepseekVLV2ForCausalLM": "vLLM's DeepseekVLV2Config defaults its language_config to transformers' "
+                               "DeepseekV2Config, whose num_experts_per_tok is None, and writes it back as "
+                               "text_config, which its __init__ does not read; deepseek_vl2.py builds its vision "
+                               "encoder with timm, which the harness venv lacks ('Please install timm')",
     "Dots3NoteForCausalLM": "vLLM reads the checkpoint's tokenizer (image padding token), which a config folder "
                             "lacks; vLLM's and SGLang's Dots3 defaults differ",
     "DotsVLMForCausalLM": "SGLang's DotsVLMConfig sizes are None by default",
@@ -76,11 +86,15 @@ NO_DEFAULT: dict[str, str] = {
                             "config (raw_vision_config {}), whose RADIO `args` it reads (KeyError 'args'), and its "
                             "NemotronHConfig reads n_groups, which the class default does not set",
     "FlintForCausalLM": "vLLM 0.33.0 requires FlashInfer attention for Flint, absent from the harness",
-    "IsaacForConditionalGeneration": "vLLM reads the checkpoint's tokenizer (vision token), which a config folder lacks",
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
     "MultiModalityCausalLM": "SGLang's MultiModalityConfig sizes are None by default",
+    "PixtralForConditionalGeneration": "the class is what vLLM and SGLang build from a Mistral-format checkpoint's "
+                                       "params.json (its vision_encoder section: vLLM transformers_utils/configs/"
+                                       "mistral.py _remap_mistral_vision_args, SGLang utils/hf_transformers/"
+                                       "mistral_utils.py); no config.json names it, and the harness reads config.json "
+                                       "only",
     "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 
@@ -319,7 +333,68 @@ def _step3p7_published(data: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**data["text_config"], **_step3p5_published(data["text_config"])}}
 
 
+# Qwen3-Omni-MoE: transformers 5.20.2's Qwen3OmniMoeVisionEncoderConfig has no image_size nor
+# apply_vit_abs_pos_embed, which vLLM 0.33.0 qwen3_omni_moe_thinker.py Qwen3Omni_VisionTransformer reads (its
+# position table is (image_size ÷ patch_size)² rows); Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json
+# thinker_config.vision_config states image_size 768 (48² = its num_position_embeddings 2,304) and
+# apply_vit_abs_pos_embed true; its text_config states tie_word_embeddings false, which Qwen3OmniMoeTextConfig does
+# not define and vLLM's thinker reads (`self.config.tie_word_embeddings`).
+
+
+def _qwen3_omni_published(data: dict[str, Any]) -> dict[str, Any]:
+    thinker = data["thinker_config"]
+    vision = {**thinker["vision_config"], "image_size": 768, "apply_vit_abs_pos_embed": True}
+    text = {**thinker["text_config"], "tie_word_embeddings": False}
+    return {"thinker_config": {**thinker, "vision_config": vision, "text_config": text}}
+
+
+# Step-3: vLLM 0.33.0's Step3TextConfig defaults moe_layers_enum to a tuple (4 … 59), which its step3_text.py
+# Step3TextDecoderLayer splits as a string (moe_layers_enum.strip().split(",")): the same layers, written as that
+# string (a config with the tuple cannot be built).
+
+
+def _step3_text_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"moe_layers_enum": ",".join(str(i) for i in data["moe_layers_enum"])}
+
+
+def _step3_vl_published(data: dict[str, Any]) -> dict[str, Any]:
+    """… and, in Step3VLConfig's text_config, the class's own `architectures` (Step3TextConfig.architectures, which
+    its to_dict writes as None: vLLM's init_vllm_registered_model then finds "No model architectures") and
+    `pad_token_id` None, which SGLang 0.5.23's Step3TextModel reads (config.pad_token_id) and transformers 5's
+    PreTrainedConfig no longer defines (4.x's set it None); without it SGLang fails (sglang_config_failures.py)."""
+    text = {**data["text_config"], **_step3_text_published(data["text_config"])}
+    return {"text_config": {**text, "architectures": ["Step3TextForCausalLM"], "pad_token_id": None}}
+
+
+# Nemotron (NemotronForCausalLM): transformers 5.20.2's NemotronConfig defaults num_key_value_heads to None and never
+# fills it (its __post_init__ derives head_dim only), which vLLM 0.33.0's ModelConfig takes as total_num_kv_heads
+# ("Input should be a valid integer"); every published Nemotron config.json states it. The class's default geometry
+# (32 layers, hidden 6144, 48 heads, vocabulary 256,000, 4,096 positions) is Nemotron-4 15B's, whose report (arXiv
+# 2402.16819, Table 1) gives 8 KV heads (GQA).
+NEMOTRON_KV_HEADS = 8
+
+
+def _nemotron_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"num_key_value_heads": NEMOTRON_KV_HEADS}
+
+
+# Cohere Compass (CohereCompassForConditionalGeneration): vLLM 0.33.0's CohereCompassForCausalLM asserts
+# config.tie_word_embeddings (cohere_compass.py:2326), which under transformers 5 it reads off the composite (its
+# with_hf_config takes the top level's tie); transformers 5.20.2's CohereCompassConfig defaults the top level to False
+# where its text_config (CohereCompassTextConfig) defaults to True. A checkpoint vLLM serves ties them, as every
+# Cohere text model does: the default states it at the top level too.
+
+
+def _cohere_compass_published(data: dict[str, Any]) -> dict[str, Any]:
+    return {"tie_word_embeddings": True}
+
+
 DERIVED_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Qwen3OmniMoeForConditionalGeneration": _qwen3_omni_published,
+    "Step3TextForCausalLM": _step3_text_published,
+    "Step3VLForConditionalGeneration": _step3_vl_published,
+    "NemotronForCausalLM": _nemotron_published,
+    "CohereCompassForConditionalGeneration": _cohere_compass_published,
     "Step3p7ForConditionalGeneration": _step3p7_published,
     "LongcatFlashForCausalLM": _longcat_flash_published,
     "Step3p5ForCausalLM": _step3p5_published,

@@ -1,5 +1,5 @@
 """engine-failures (SGLang runner): the failures of SGLang's own code on what a config.json holds, which every
-launch of it meets on any device, told from a harness gap.
+launch of it meets on any device, told from a harness gap (the matching is engine_failures.py's).
 
 The runner counts an AttributeError or TypeError raised in SGLang's code as a harness error (a stand-in may be the
 cause). The ones listed here were each read in SGLang 0.5.23's source (its pinned transformers 5.19.0): the value
@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import json
 import os
-import traceback
+
+if __package__:  # imported as benchmarks.engine_diff.… (kvtop's tests)
+    from .engine_failures import Failure, first_line, known_failure
+else:  # by name beside the runner, inside the engine's venv
+    from engine_failures import Failure, first_line, known_failure
 
 SGLANG_SOURCE = "/site-packages/sglang/srt/"
 
 # (innermost file under sglang/srt/, a function of SGLang's on the traceback, the exception's first line) -> what
 # SGLang reads and why it fails there (0.5.23)
-ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
+ENGINE_FAILURES: dict[Failure, str] = {
     ("models/gemma2.py", "__init__", "'Gemma2Config' object has no attribute 'hidden_act'"): (
         "Gemma2DecoderLayer reads config.hidden_act; transformers 5.19's Gemma2Config holds hidden_activation only "
         "and the config.json names no hidden_act"
@@ -35,6 +39,10 @@ ENGINE_FAILURES: dict[tuple[str, str, str], str] = {
     ("models/cohere2_moe.py", "__init__", "'Cohere2Config' object has no attribute 'num_experts'"): (
         "Cohere2VisionForConditionalGeneration always builds Cohere2MoeForCausalLM, whose MoE block reads "
         "config.num_experts; a dense Cohere2 text config has none"
+    ),
+    ("models/step3_vl.py", "__init__", "'Step3TextConfig' object has no attribute 'pad_token_id'"): (
+        "Step3TextModel reads config.pad_token_id, which transformers 5's PreTrainedConfig no longer defines and "
+        "this text_config does not state"
     ),
     ("models/exaone4.py", "__init__", "object of type 'int' has no len()"): (
         "Exaone4Attention takes len(config.sliding_window_pattern) (a pattern string such as 'LLLG'); "
@@ -139,13 +147,6 @@ UNKNOWN_MODEL_TYPE = "Transformers does not recognize this architecture"
 MODELING_CODE_MISSING = "loading the custom model from auto_map failed"
 
 
-def _sglang_frames(exc: BaseException) -> tuple[str | None, set[str]]:
-    """The innermost SGLang file of the traceback and the SGLang functions on it."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if SGLANG_SOURCE in f.filename]
-    innermost = frames[-1].filename.split(SGLANG_SOURCE, 1)[1] if frames else None
-    return innermost, {f.name for f in frames}
-
-
 def _has_auto_map(folder: str) -> bool:
     try:
         with open(os.path.join(folder, "config.json")) as fh:
@@ -172,12 +173,10 @@ CANNOT = "SGLang cannot build this config on any device:"
 
 def classify(exc: BaseException, case: dict[str, str]) -> tuple[str, str] | None:
     """(status, message) for a failure this module knows, else None (the runner's own classification)."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    innermost, functions = _sglang_frames(exc)
-    for (file, function, message), why in ENGINE_FAILURES.items():
-        if file == innermost and function in functions and first.startswith(message):
-            return "refused", f"{CANNOT} {why} ({first})"
+    text, first = str(exc).strip(), first_line(exc)
+    why = known_failure(exc, SGLANG_SOURCE, ENGINE_FAILURES)
+    if why is not None:
+        return "refused", f"{CANNOT} {why}"
     if UNKNOWN_MODEL_TYPE in first and not _has_auto_map(case["dir"]):
         return "refused", (
             "neither transformers nor SGLang's config registry knows the model type and the config.json has no "

@@ -203,9 +203,11 @@ def param_bytes(model: Any) -> dict[str, int]:
     parameters the loader empties after loading (EMPTIED_AFTER_LOADING); a child that nests the language model
     beside the towers (the Transformers backend's `model`: model.language_model, model.vision_tower,
     model.multi_modal_projector, model.image_newline) by its own children, so the judge tells the towers from the
-    language model (architectures._language_bytes)."""
+    language model (architectures._language_bytes); SGLang 0.5.23 qwen3_omni_moe.py's `thinker` (the language model
+    `thinker.model` / `thinker.lm_head` beside `thinker.audio_tower` and `thinker.visual`) likewise."""
     names = [name for name, _ in model.named_parameters(remove_duplicate=True)]
     nesting = {name.split(".", 1)[0] for name in names if name.split(".")[1:2] == ["language_model"]}
+    nesting |= {"thinker"} & {name.split(".", 1)[0] for name in names}
     out: dict[str, int] = {}
     emptied = emptied_after_loading(model)
     for name, param in model.named_parameters(remove_duplicate=True):

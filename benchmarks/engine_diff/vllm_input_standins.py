@@ -85,11 +85,14 @@ def _install_tokenizer_vocab() -> None:
 # token-id-tokenizer: model classes whose __init__ asks the tokenizer for a media token's id, which
 # `--skip-tokenizer-init` leaves out (cached_tokenizer_from_config returns None): 0.33.0 deepseek_ocr.py
 # DeepseekOCRForCausalLM.__init__ and deepseek_ocr2.py read tokenizer.vocab["<image>"] into self.image_token_id,
-# used only to merge image embeddings at run time. The stand-in's vocabulary answers any token with id 0, each read
-# recorded. No parameter or KV figure reads it.
+# used only to merge image embeddings at run time; 0.33.0 isaac.py IsaacForConditionalGeneration.__init__
+# (_resolve_vision_token_id) takes tokenizer.encode(config.vision_token, add_special_tokens=False)[0] as the config's
+# image_token_id, likewise read only when image embeddings are merged. The stand-in's vocabulary answers any token
+# with id 0, and its encode a one-token list [0], each read recorded. No parameter or KV figure reads them.
 TOKEN_ID_TOKENIZER_MODULES = (
     "vllm.model_executor.models.deepseek_ocr",
     "vllm.model_executor.models.deepseek_ocr2",
+    "vllm.model_executor.models.isaac",
 )
 
 
@@ -103,6 +106,10 @@ class _TokenIdTokenizer:
     """token-id-tokenizer: a tokenizer whose only field is a vocabulary answering every token (see above)."""
 
     vocab = _TokenIdVocab()
+
+    def encode(self, text: str, *args: Any, **kwargs: Any) -> list[int]:
+        PLACEHOLDER_READS.add(f"tokenizer.encode({text!r})")
+        return [0]
 
     def __getattr__(self, attr: str) -> Any:
         raise AttributeError(f"stand-in tokenizer (skip_tokenizer_init) does not hold {attr!r}")

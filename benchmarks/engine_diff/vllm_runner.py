@@ -22,6 +22,8 @@ the groups, each stage's KV specs layer by layer and the parameter bytes of its 
 refusal and its message.
 
 Stand-ins (each minimal; none computes a number the comparison reads): listed in vllm_standins.py's docstring.
+Not a stand-in: engine-failures (vllm_config_failures.py) names the failures of vLLM's own code on what a config.json
+holds, which every launch meets on any device: the row is the engine's refusal with its reason, not a harness error.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from standins import (
     shell,
     shell_check,
 )
+from vllm_config_failures import classify
 from vllm_standins import (
     clear_parallel_groups,
     host_values,
@@ -355,13 +358,15 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
     except BaseException as exc:  # noqa: BLE001 — a refusal is a result
         if isinstance(exc, KeyboardInterrupt):
             raise
+        status = (
+            "refused" if isinstance(exc, CommandLineRefused) else refusal_or_harness_error(exc, "vllm", case.get("dir"))
+        )
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        status, message = classify(exc, case) or (status, message)  # engine-failures
         out.update(
-            status="refused"
-            if isinstance(exc, CommandLineRefused)
-            else refusal_or_harness_error(exc, "vllm", case.get("dir")),
+            status=status,
             error_type=type(exc).__name__,
-            message=custom_code_reason(exc, case.get("dir"))
-            or (str(exc).strip().splitlines()[0][:600] if str(exc).strip() else type(exc).__name__),
+            message=(custom_code_reason(exc, case.get("dir")) or message)[:600],
             traceback_tail=traceback.format_exc().strip().splitlines()[-14:],
         )
     finally:

@@ -60,8 +60,9 @@ Stand-ins (each minimal; none computes a number the comparison reads):
                          when that load fails (Kimi-K3, Ovis2.5, Kimi-K2.5/K2.6: ModelConfig reads only their
                          supported_mm_limits, a constant; vllm_input_standins.PROCESSOR_FREE_INFOS; each build recorded).
   token-id-tokenizer     under `--skip-tokenizer-init` a model whose __init__ reads a media token's id from the
-                         tokenizer's vocabulary (DeepSeek-OCR's `<image>`, used only at run time) gets a
-                         vocabulary answering id 0 (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
+                         tokenizer (DeepSeek-OCR's vocab["<image>"], Isaac's encode(vision_token); used only at
+                         run time) gets a vocabulary answering id 0 and an encode answering [0]
+                         (vllm_input_standins.TOKEN_ID_TOKENIZER_MODULES; each read recorded).
   load-rewires           a class whose own load_weights swaps a module for another where the checkpoint
                          lacks its tensor (LOAD_REWIRES: Phi3V's embed_tokens) runs it with no tensors, as a
                          launch reading such a checkpoint does (`--load-format dummy` never calls it).
@@ -295,6 +296,13 @@ def install_import_stand_ins(gpu: str) -> Any:
 
     torch.cuda.get_device_properties = lambda device=None: Properties()  # type: ignore[assignment]
     torch.accelerator.empty_cache = lambda: None  # type: ignore[assignment]  (workspace resizes call it)
+    # beam-allreduce: Beam's fused all-reduce + norm workspace (0.33.0 models/beam/nvidia/allreduce.py
+    # BeamAllReduceWorkspace.create, TP 2/4/8 on a device with FlashInfer's multicast) holds communication buffers and
+    # no parameter; with none (create's own answer off such a device) its layers reduce unfused: built without one
+    with contextlib.suppress(ImportError, AttributeError):
+        from vllm.models.beam.nvidia.allreduce import BeamAllReduceWorkspace
+
+        BeamAllReduceWorkspace.create = classmethod(lambda cls, *args, **kwargs: None)  # type: ignore[method-assign,assignment]
 
     with contextlib.suppress(
         ImportError, AttributeError
@@ -387,6 +395,10 @@ def install_parallel_groups(tp: int, pp: int = 1, pp_rank: int = 0) -> None:
 # they are on `cuda` and read back. Bloom's and Falcon's ALiBi slopes (bloom.py / falcon.py
 # `_get_alibi_slopes`, 0.33.0), which BloomAttention / FalconAttention slice and pass to Attention.
 HOST_VALUE_FUNCTIONS = ("_get_alibi_slopes",)
+# ... and such functions of modules the build imports only as it runs (not yet in sys.modules when the stand-in
+# starts): imported here first. Step1's ALiBi slopes (step1.py `_get_step_alibi_slopes`, 0.33.0: StepAttention's
+# `.tolist()`).
+HOST_VALUE_MODULE_FUNCTIONS = (("vllm.model_executor.models.step1", "_get_step_alibi_slopes"),)
 # ... and the engine's own classes whose constructor reads its own small tensors back as numbers: XIELU
 # (layers/activation.py, 0.33.0: `float(self.beta.detach().cpu().float().item())`, Apertus' MLP activation),
 # its __init__ run under the CPU device as a whole (its two 1-element parameters keep their shapes and dtype,
@@ -410,10 +422,14 @@ def host_values() -> Any:
     import torch
 
     patched = []
+    for module_name, _ in HOST_VALUE_MODULE_FUNCTIONS:
+        with contextlib.suppress(ImportError):  # releases without the module
+            importlib.import_module(module_name)
+    named = {name for _, name in HOST_VALUE_MODULE_FUNCTIONS}
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith("vllm.model_executor.models."):
             continue
-        for name in HOST_VALUE_FUNCTIONS:
+        for name in (*HOST_VALUE_FUNCTIONS, *named):
             original = getattr(module, name, None)
             if not callable(original):
                 continue

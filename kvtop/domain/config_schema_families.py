@@ -21,6 +21,7 @@ from kvtop.domain.config_types import (
     Flag,
     HeadDim,
     Heads,
+    Hidden,
     Intermediate,
     LayerCount,
     LayerIndices,
@@ -175,6 +176,7 @@ class FamilyFields(ConfigSection):
     attn_res_block_size: Layers | None = None  # Kimi-K3: attention residual blocks (two norms, two scores a layer)
     shared_intermediate_size: Intermediate | None = None  # MiniMax-M2/M3, Granite MoE
     share_expert_dim: Intermediate | None = None  # Step-3.x
+    share_q_dim: Intermediate | None = None  # Step-3: the low-rank query's width (qkv_proj, inter_norm, wq)
     use_head_wise_attn_gate: Flag | None = None  # Step-3.x: g_proj, one output gate per head (heads × hidden)
     attention_other_setting: Step3OtherAttention | None = None  # Step-3.5: the sliding layers' heads
     moe_layers_enum: LayerIndexList | None = None  # Step-3.5: its MoE layers, "3,4,…,44"
@@ -249,6 +251,23 @@ class FamilyFields(ConfigSection):
     kv_source_layer_ids: LayerIndices | None = None  # layouts DeepSeek-V4's classes build that kvtop refuses
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
+    cross_attention_layers: LayerIndices | None = None  # Mllama: the layers that attend to the image
+    # Zamba2: shared transformer blocks (num_mem_blocks) over 2 × hidden, LoRA adapters per hybrid layer, Mamba2
+    num_mem_blocks: Layers | None = None
+    adapter_rank: Dim | None = None
+    use_shared_attention_adapter: Flag | None = None
+    attention_hidden_size: Hidden | None = None
+    attention_head_dim: HeadDim | None = None
+    n_mamba_heads: Heads | None = None
+    mamba_headdim: Dim | None = None
+    mamba_ngroups: Dim | None = None
+    add_bias_linear: Flag | None = None
+    # Grok (SGLang grok.py): a dense MLP beside the experts (Grok-2), the embedding or LM head whole on every rank
+    residual_moe: Flag | None = None
+    replicate_embedding: Flag | None = None
+    replicate_lm_head: Flag | None = None
+    ff_intermediate_size: Intermediate | None = None  # Phi-3-small: its MLP width (Phi3SmallConfig)
+    ff_dim_multiplier: Factor | None = None  # … or a multiple of the hidden width (refused: none at hand)
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None

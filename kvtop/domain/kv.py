@@ -98,6 +98,9 @@ class KvStorage(BaseModel):
     # a model of full-attention and no-op layers only (DeciLM's no-op blocks; no window, no state) holds a KV row
     # in every layer of the stage, each of the attention layers' shape (SGLang's plain MHA pool)
     pool_holds_no_op_layers: bool = False
+    # cross-attention layers (Mllama's `ModelSpec.cross_attention_layers`) keep their encoder tokens' KV in the one
+    # token pool as full-attention layers (SGLang); False: the engine's cross-attention cache is not modelled
+    cross_attention_in_pool: bool = False
 
 
 def resolve_kv_format(
@@ -292,6 +295,8 @@ def kv_book(
     `gpu_name`: the GPU, where the engine's storage depends on it (`KvStorage.raw_fp8_dsa_gpus`)."""
     if model.compressed is not None:
         return _compressed_book(model, layers, fmt, storage, draft_layers)
+    if not storage.cross_attention_in_pool and any(i in model.cross_attention_layers for i in layers):
+        raise UnsupportedModelError(CROSS_NOT_MODELLED, field="cross_attention_layers", source=model.source)
     latent = _stores_latent(model, storage)
 
     def heads_of(layer: int) -> int:
@@ -378,6 +383,9 @@ def state_bytes_per_request(model: ModelSpec, layout: ParallelLayout, storage: K
     return conv + temporal
 
 
+CROSS_NOT_MODELLED = (
+    "cross-attention KV (Mllama's image layers, an encoder's tokens per request) is not modelled for this engine"
+)
 COMPRESSED_NOT_MODELLED = (
     "compressed attention (DeepSeek-V4 compress_ratios: a latent per 4 or 128 tokens by layer, compressor states, "
     "indexer keys and a sliding-window cache per layer) is not modelled for this engine"

@@ -60,6 +60,13 @@ class StageParts(BaseModel):
     # bitsandbytes 8-bit SCB: the loader keeps the checkpoint's CPU tensor; the first forward copies it over)
     host_row_scales: bool = False
     unquantized: tuple[str, ...] = ()
+    # the engine's names of the modules where they differ from the book's (kvtop's fragment, the engine's; the first
+    # that a name holds is replaced), which a compressed-tensors checkpoint's per-group targets are matched against
+    # (`QuantSpec.targeted`): vLLM 0.33.0's DeepSeek-V4 `attn.fused_wqa_wkv`, its experts' `ffn.experts.0.w2`
+    target_names: tuple[tuple[str, str], ...] = ()
+    # the engine's module names are known for this model (`target_names`, renaming none or some): a checkpoint's
+    # per-target compressed-tensors groups are read; else the weights book refuses them (`QuantSpec.unread`)
+    targets_read: bool = False
     # the MoE router's matrix in the model dtype though the architecture's entry keeps it fp32 (SGLang 0.5.23's
     # MiniMax-M3 gate, built bf16 under SGLANG_OPT_USE_BF16_ROUTER_GEMM: engines/sglang/layer_build.py)
     router_model_dtype: bool = False

@@ -162,8 +162,11 @@ class BodyShape(BaseModel):
     norm_bias: bool = False  # LayerNorm (weight and bias) rather than RMSNorm (weight)
     mlp_bias: bool = False  # up/gate/down carry biases
     o_bias: bool = False  # the attention output projection carries a bias
+    down_bias: bool = False  # the MLP's down projection alone carries a bias (TeleChat2: vLLM drops gate_up's)
     # head: RMSNorm over head_dim; all: over every head, whole (OLMo-2); all_split: split over TP (MiniMax-M2)
     qk_norm_width: Literal["head", "all", "all_split"] = "head"
+    qk_norm_bias: bool = False  # the per-head q/k norms are LayerNorms with a bias (Persimmon's nn.LayerNorm(head_dim))
+    embedding_extra_rows: int = 0  # rows the embedding holds beyond vocab_size (Mllama's vocab_size + 8), the LM head not
     learned_positions: bool = False  # a learned position table of max_position_embeddings rows (GPT-2, BigCode)
     lm_head_bias: bool = False
     final_norm: bool = True
@@ -172,6 +175,7 @@ class BodyShape(BaseModel):
     fused_qkv_chunks: int = 0  # the checkpoint's qkv_proj in K|V chunks, one per config KV head (MiMo-V2); 0: none
     # a separate output gate per channel (Muse-Glimmer output_gate_proj): heads × head_dim × hidden, split with the heads
     output_gate_proj: bool = False
+    output_gate_bias: bool = False  # … with a bias per head added before its sigmoid, split with the heads (Beam gate_bias)
     sink_keys: bool = False  # a learned sink key per KV head (IQuest-Q1 sink_k [KV heads, head_dim], split with them)
     first_layer_norms: int = 0  # norms layer 0 holds beside norms_per_layer (IQuest-Q1's ffn_out_norm)
     # a low-rank sigmoid gate on every norm (GigaChat-3.5's gated norms: gate_up [rank, width], gate_down [width,
@@ -197,6 +201,20 @@ class BodyShape(BaseModel):
     mlp_scalars: int = 0  # learned activation scalars per MLP, whole on every rank (Apertus's xIELU alpha_p, alpha_n)
     # FoPE's coefficient width F: cos_coef and sin_coef [KV heads of the rank, F, F], one pair a stage (fope.py); 0: none
     fope_frequencies: int = 0
+    # a low-rank query (Step-3's share_q_dim): the fused qkv_proj holds q_low | K | V rows, whole on every rank, then
+    # an inter_norm of q_low and wq q_low → heads × head_dim split with the heads (vLLM 0.33.0 step3_text.py); 0: none
+    q_low_rank: int = 0
+
+
+class SharedBlockSpec(BaseModel):
+    """Transformer blocks whose weights several layers share (Zamba2's num_mem_blocks), each hybrid layer adding its
+    own LoRA adapters and a projection back (vLLM 0.33.0 zamba2.py): the weights book holds each block once."""
+
+    model_config = ConfigDict(frozen=True)
+    blocks: int  # shared blocks, used by the hybrid layers in turn
+    width: int  # the block's input: the hidden state beside the embedding's (2 × hidden)
+    adapter_rank: int
+    attention_adapters: bool  # q, k and v LoRA adapters per hybrid layer, besides the MLP's
 
 
 class VisionSpec(BaseModel):
@@ -232,6 +250,9 @@ class TowerSplit(BaseModel):
     per_layer_split: tuple[str, ...] = ()
     # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n qkv_proj on every layer)
     shared_kv_holds_kv: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
+    # towers (by TowerSpec.config_class) whose blocks the engine gives a second output projection (SGLang 0.5.23
+    # step3_vl.py: Step3VisionAttention's out_proj beside its VisionAttention's proj)
+    second_out_proj: tuple[str, ...] = ()
 
 
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
@@ -288,6 +309,8 @@ class TowerSpec(BaseModel):
     # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
     # (StageParts.tower_as_transformers); 0 where the kind does not count it
     transformers_params: int = 0
+    second_out_proj_split_params: int = 0  # a second output projection a block (TowerSplit.second_out_proj): split
+    second_out_proj_whole_params: int = 0  # … and its biases, whole
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
@@ -298,6 +321,9 @@ class TowerSpec(BaseModel):
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0
         whole = self.params - shared + (self.post_norm_params if how.post_norm else 0)
+        if self.config_class in how.second_out_proj:
+            shared += self.second_out_proj_split_params
+            whole += self.second_out_proj_whole_params
         if self.mlp_width:  # padded MLP units join the split part
             shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
@@ -342,6 +368,11 @@ class ModelSpec(BaseModel):
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
     # num_attention_layers = layers × passes): the KV book counts each attention layer this many times
     kv_passes: int = 1
+    # layers that attend to the image encoder's states (Mllama): q/k norms and two tanh gates beside the layer's
+    # weights; their KV sits in the same pool as the other layers' (SGLang 0.5.23 mllama.py, RadixAttention
+    # is_cross_attention), so the KV book counts them as full-attention layers
+    cross_attention_layers: tuple[int, ...] = ()
+    shared_block: SharedBlockSpec | None = None  # Zamba2: its full-attention layers run a shared block
     sliding_window: int | None = None
     # the config's `sliding_window` where the family gives no window pattern and no `layer_types` (Mistral,
     # Phi-3): kvtop reads those layers as full attention; vLLM windows every layer with it (vllm.md §3.4)

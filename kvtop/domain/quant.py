@@ -12,6 +12,7 @@ import json
 from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.quant_schema import (
+    CompressedGroup,
     CompressedWeights,
     HfQuantConfig,
     KvCacheScheme,
@@ -321,32 +322,34 @@ def _compressed_tensors(qc: QuantizationConfig, source: str, prefix: str) -> Qua
             field=f"{prefix}sparsity_config",
             source=source,
         )
-    spec = _ct_first_group(qc, source)
-    formats = {json.dumps((g.weights or CompressedWeights()).model_dump(), sort_keys=True) for g in qc.config_groups.values()}
-    if len(formats) > 1:
-        return spec.model_copy(update={"unread": _ct_mixed(qc), "unread_field": f"{prefix}config_groups"})
+    groups = list(qc.config_groups.values())
+    spec = _ct_group(qc, groups[0], source)
+    formats = {json.dumps((g.weights or CompressedWeights()).model_dump(), sort_keys=True) for g in groups}
+    if len(formats) > 1:  # each group's format for the modules its targets name (QuantSpec.targeted)
+        targeted = tuple((tuple(g.targets or ()), _ct_group(qc, g, source)) for g in groups)
+        return spec.model_copy(update={"targeted": targeted, "unread": _ct_mixed(qc),
+                                       "unread_field": f"{prefix}config_groups"})  # fmt: skip
     return spec
 
 
 def _ct_mixed(qc: QuantizationConfig) -> str:
-    """Why a compressed-tensors checkpoint whose groups hold different weight formats is refused."""
+    """Why a compressed-tensors checkpoint whose groups hold different weight formats is refused where the engine's
+    module names are not known (`StageParts.targets_read`)."""
     assert qc.config_groups
     groups = "; ".join(
         f"{name}: {w.num_bits}-bit {w.type} {w.strategy} for {', '.join(g.targets or ())}"
         for name, g in qc.config_groups.items() if (w := g.weights or CompressedWeights())
     )  # fmt: skip
     return (
-        f"compressed-tensors config_groups of different weight formats by target ({groups}) are not modelled: kvtop "
-        "reads one format per checkpoint, and each engine matches the targets against its own module names (vLLM "
-        "0.33.0's DeepSeek-V4 looks its routed experts up as w1/w2/w3, which no `(gate|up|down)_proj` target "
-        "names, and builds them in the model dtype)"
+        f"compressed-tensors config_groups of different weight formats by target ({groups}) are not modelled for "
+        "this engine and model: each engine matches the targets against its own module names, which kvtop knows "
+        "only where the engine's rules state them (vLLM 0.33.0's DeepSeek-V4)"
     )
 
 
-def _ct_first_group(qc: QuantizationConfig, source: str) -> QuantSpec:
-    """The first config group's weight format, as vLLM's schemes create the weights."""
-    assert qc.config_groups
-    weights = next(iter(qc.config_groups.values())).weights or CompressedWeights()
+def _ct_group(qc: QuantizationConfig, config_group: CompressedGroup, source: str) -> QuantSpec:
+    """A config group's weight format, as vLLM's schemes create the weights."""
+    weights = config_group.weights or CompressedWeights()
     bits, group, strategy = weights.num_bits, weights.group_size, (weights.strategy or "").lower()
     excluded = _exclusions(qc.ignore)
     if weights.type == "float" and bits == 8:  # W8A8 / W8A16 FP8: an fp32 scale per row, per tensor or per block
@@ -355,8 +358,14 @@ def _ct_first_group(qc: QuantizationConfig, source: str) -> QuantSpec:
                          scheme=CT, source=source)  # fmt: skip
     if weights.type == "float" and bits == 4:  # NVFP4 (an FP8 scale per 16) or MXFP4 (an E8M0 scale per 32)
         size = group if group and group > 0 else 16
-        return QuantSpec(method="mxfp4" if size == 32 else "nvfp4", weight_bits=4, group_size=size, scale_bytes=1,
-                         excluded=excluded, scheme=CT, source=source)  # fmt: skip
+        if size == 32:
+            return QuantSpec(method="mxfp4", weight_bits=4, group_size=size, scale_bytes=1, excluded=excluded,
+                             scheme=CT, source=source)  # fmt: skip
+        # CompressedTensorsW4A4Fp4.create_weights: an fp32 weight_global_scale per matrix and, unless weight-only
+        # (W4A16), an fp32 input_global_scale per matrix (PerTensorScaleParameter, one per fused partition)
+        return QuantSpec(method="nvfp4", weight_bits=4, group_size=size, scale_bytes=1, global_scale_bytes=4,
+                         activation_scale_bytes=0 if config_group.input_activations is None else 4, excluded=excluded,
+                         scheme=CT, source=source)  # fmt: skip
     zero = 0 if weights.symmetric is not False else bits
     grouped = group is not None and group > 0
     return QuantSpec(
@@ -370,5 +379,5 @@ def _ct_first_group(qc: QuantizationConfig, source: str) -> QuantSpec:
         excluded=excluded,
         scheme=CT,
         source=source,
-        weight_only_int=next(iter(qc.config_groups.values())).input_activations is None,
+        weight_only_int=config_group.input_activations is None,
     )

@@ -90,8 +90,13 @@ class QuantSpec(BaseModel):
     # hybrid FP8 checkpoint's NVFP4 experts; DeepSeek-V4's `expert_dtype: fp4`, MXFP4): `format_of` gives it
     # for a routed-expert module (`.mlp.experts`), the rest of the checkpoint keeps this spec's
     routed_experts: QuantSpec | None = None
+    # compressed-tensors config_groups of different weight formats: each group's targets (`re:` a regular expression
+    # matched from the name's start, `Linear` every linear module, else a module's name) and its format, in the
+    # config's order; a module no target names stays at the checkpoint dtype (vLLM 0.33.0 compressed_tensors.py
+    # get_scheme_dict / utils.find_matched_target: the first target that matches the layer's name)
+    targeted: tuple[tuple[tuple[str, ...], QuantSpec], ...] = ()
     # what of the checkpoint's format kvtop cannot read exactly, and the field that states it ('': all read): the
-    # weights book refuses it by name (compressed-tensors config_groups of different weight formats by target)
+    # weights book refuses it by name (`targeted` groups where the engine's module names are not known)
     unread: str = ""
     unread_field: str = ""
 
@@ -103,6 +108,11 @@ class QuantSpec(BaseModel):
         """The format a module (any of its representative names) is stored in; None: the checkpoint dtype."""
         if self.routed_experts is not None and any(ROUTED_EXPERTS in name for name in module_names):
             return self.routed_experts.format_of(module_names)
+        if self.targeted:
+            if self.spares(module_names):
+                return None
+            return next((fmt for name in module_names for targets, fmt in self.targeted
+                         if any(_targets(target, name) for target in targets)), None)  # fmt: skip
         if self.mixed:
             for name in module_names:
                 key = module_from_layers(name)
@@ -145,6 +155,15 @@ class QuantSpec(BaseModel):
     def spares(self, module_names: tuple[str, ...]) -> bool:
         """True if the checkpoint leaves a module (any of its representative names) unquantized."""
         return any(_spared(self.excluded, name) for name in module_names)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _targets(target: str, name: str) -> bool:
+    """Whether a compressed-tensors target names a linear module (compressed_tensors' is_equal_or_regex_match on the
+    layer's name; `Linear` matches every linear layer's class, as vLLM's find_matched_target tries it last)."""
+    if target.startswith("re:"):
+        return re.match(target[3:], name) is not None
+    return target in ("Linear", name)
 
 
 @functools.lru_cache(maxsize=256)

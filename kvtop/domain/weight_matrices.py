@@ -39,6 +39,11 @@ class ComponentSums:
         self.shards[component] = max(self.shards.get(component, 1), shards)
 
 
+def _renamed(name: str, renames: tuple[tuple[str, str], ...]) -> str:
+    """`name` as the engine names the module (`StageParts.target_names`: the first fragment it holds replaced)."""
+    return next((name.replace(old, new, 1) for old, new in renames if old in name), name)
+
+
 class RankMatrices:
     """Adds one rank's matrices; quantized unless the checkpoint spares the module."""
 
@@ -72,7 +77,9 @@ class RankMatrices:
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             quantizable = False  # the engine builds this module in the model dtype (its first name says which)
-        fmt = self.model.quant.format_of(modules) if quantizable else None
+        renames = self.parts.target_names if self.parts is not None and self.model.quant.targeted else ()
+        asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
+        fmt = self.model.quant.format_of(asked) if quantizable else None
         narrow = self.parts.block_scale_bytes if self.parts is not None else None
         if narrow is not None and fmt is not None and fmt.block is not None:
             fmt = fmt.model_copy(update={"scale_bytes": narrow})
@@ -148,11 +155,17 @@ def attention(rank: RankMatrices, layer: int) -> None:
     if g.kv_projections == 1 and m.architecture in rank.build.k_eq_v_holds_v:  # SGLang's Gemma-4: V beside K
         g = g.model_copy(update={"kv_projections": 2, "v_head_dim": hd})
     q_params = g.heads * hd
-    rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
+    low = m.body.q_low_rank  # Step-3: q_low in the replicated qkv_proj, then inter_norm and wq (split)
+    if low:
+        rank.matrix("attention", low, h, 1, names)
+    else:
+        rank.matrix("attention", q_params * (2 if m.body.q_output_gate else 1), h, tp, names)
     if m.body.head_gate:  # g_proj: a gate per head (Laguna; vLLM ColumnParallelLinear(hidden, heads))
         rank.matrix("attention", g.heads, h, tp, names)
     if m.body.output_gate_proj:  # its own ColumnParallelLinear(hidden, heads × head_dim) (Muse-Glimmer; vLLM 0.33.0
         rank.matrix("attention", q_params, h, tp, names)  # and SGLang 0.5.23 models/muse_glimmer.py)
+    if m.body.output_gate_bias:  # gate_bias [heads] split with them (vLLM 0.33.0 / SGLang 0.5.23 Beam)
+        rank.vector("attention", g.heads, tp)
     # K and V: per-rank width kv_rank heads; ranks beyond the head count hold copies
     kv_width = 0 if shared_kv else kv_rank * (hd + (vd if g.kv_projections == 2 else 0))
     if kv_width:  # K and V as the checkpoint holds them (a per-tensor scale each)
@@ -162,6 +175,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
     # o_proj also by its own name: a checkpoint may spare it alone (MiMo-V2.5's ignored_layers; both engines skip a
     # module its prefix names, vLLM 0.33.0 is_layer_skipped)
     o_names = (f"model.layers.{layer}.self_attn.o_proj", f"model.layers.{layer}.mixer.o_proj", *names)
+    if low:
+        rank.vector("norms", low)
+        rank.matrix("attention", q_params, low, tp, (f"model.layers.{layer}.self_attn.wq", *names))
     kv_chunk_padding(rank, g.heads, g.kv_heads, hd, vd, names)
     rank.matrix("attention", h, g.heads * vd, tp, o_names, row_scale_shards=1)
     if m.attention_bias:
@@ -174,6 +190,9 @@ def attention(rank: RankMatrices, layer: int) -> None:
         rank.vector("attention", g.heads, tp)
     if m.body.tau_scaling:  # tau_alpha [heads], tau_wq and tau_wv [heads, 3 × hidden] (vLLM 0.33.0 moondream3.py)
         rank.vector("attention", g.heads * (1 + 2 * 3 * h), tp)
+    if layer in m.cross_attention_layers:  # q_norm, k_norm RMSNorm(head_dim); the attention and MLP tanh gates
+        rank.vector("norms", 2 * hd)
+        rank.vector("attention", 2)
     if m.body.sink_keys and kv_width:  # sink_k [KV heads of the rank, head_dim] (SGLang 0.5.23 iquest_q1.py)
         rank.vector("attention", kv_rank * hd)
     if m.dsa_index_head_dim and m.indexed(layer):  # MiniMax-M3: index_q sharded as K/V, one index_k head
@@ -187,8 +206,8 @@ def attention(rank: RankMatrices, layer: int) -> None:
         elif m.body.qk_norm_width == "all_split":  # … split over attention TP (MiniMax-M2's TP norm)
             rank.vector("norms", g.heads * hd, tp)
             rank.vector("norms", 0 if shared_kv else g.kv_heads * hd, tp)
-        else:
-            rank.vector("norms", (1 if shared_kv else 2) * hd)
+        else:  # weight (and bias: Persimmon) per head_dim, whole on every rank
+            rank.vector("norms", (1 if shared_kv else 2) * hd * (2 if m.body.qk_norm_bias else 1))
 
 
 def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> None:
@@ -315,6 +334,7 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
         rank.matrix("mlp", h, width, tp, (prefix, prefix + ".down_proj"), row_scale_shards=1)
         if m.body.mlp_bias:
             rank.vector("mlp", (mats - 1) * width, tp)
+        if m.body.mlp_bias or m.body.down_bias:  # down_proj's bias: row-parallel, whole on every rank
             rank.vector("mlp", h)
         return
     moe = m.moe
@@ -378,9 +398,11 @@ def mlp(rank: RankMatrices, layer: int, kind: MlpKind) -> None:
 
 def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMatrices, int], None] | None = None) -> None:
     """One layer's matrices; `attention_of` builds its attention where the caller's model attends otherwise than
-    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py, which builds on this module)."""
+    `attention` (DeepSeek-V4's compressed attention, weight_compressed.py; Zamba2's hybrid layers, weight_shared.py:
+    both build on this module)."""
     model = rank.model
     kind = model.layer_attention[layer]
+    hybrid = model.shared_block is not None and kind is LayerKind.FULL  # a shared block's MLP (weight_shared.py)
     if kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.SHARED):
         (attention_of or attention)(rank, layer)
         parts = rank.parts
@@ -391,7 +413,7 @@ def layer_weights(rank: RankMatrices, layer: int, attention_of: Callable[[RankMa
             rank.vector("attention", parts.attention_zero_points)
     if model.has_state(layer):
         linearattention(rank, layer)
-    if model.layer_mlp[layer] is not MlpKind.NONE:
+    if model.layer_mlp[layer] is not MlpKind.NONE and not hybrid:
         mlp(rank, layer, model.layer_mlp[layer])
         if model.body.mlp_scalars:
             rank.vector("mlp", model.body.mlp_scalars)
@@ -451,7 +473,7 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
     kinds = (model.layer_attention[layer], model.layer_mlp[layer], model.geometry(layer), model.intermediate(layer),
              model.indexed(layer), model.compressed.ratios[layer] if model.compressed else None,
              model.moe is not None and layer < model.moe.hash_layers,
-             layer == 0 and model.body.first_layer_norms > 0)  # fmt: skip
+             layer == 0 and model.body.first_layer_norms > 0, layer in model.cross_attention_layers)  # fmt: skip
     if not model.quant.excluded and not model.quant.mixed:
         return kinds
     prefix = f"model.layers.{layer}"

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
+from kvtop.domain.model import LayerKind, ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
 from kvtop.domain.weight_matrices import (
     ComponentSums,
@@ -28,6 +28,7 @@ from kvtop.domain.weight_matrices import (
     norm_width,
     per_layer_embeddings,
 )
+from kvtop.domain.weight_shared import hybrid_layer, shared_blocks
 
 
 class WeightRow(BaseModel):
@@ -165,7 +166,8 @@ def _book_from_config(
     tower_split: TowerSplit | None,
     parts: StageParts,
 ) -> WeightsBook:
-    if model.quant.unread:  # a format kvtop cannot read exactly (quant.py): named, never a wrong number
+    targets_read = bool(model.quant.targeted) and parts.targets_read  # per-target groups the engine's names match
+    if model.quant.unread and not targets_read:  # a format kvtop cannot read exactly (quant.py): named, not wrong
         raise UnsupportedModelError(model.quant.unread, field=model.quant.unread_field, source=model.source)
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
@@ -175,7 +177,8 @@ def _book_from_config(
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(model, layout)
-        embedding_rows = model.vocab_size if plain else vocab_parallel_rows(model.vocab_size, embedding_shards)
+        rows = model.vocab_size + model.body.embedding_extra_rows
+        embedding_rows = rows if plain else vocab_parallel_rows(rows, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
         )
@@ -214,10 +217,14 @@ def _book_from_config(
         groups.setdefault(layer_signature(model, layer), []).append(layer)
     for members in groups.values():
         one = RankMatrices(model, layout, tower_split, parts)
-        layer_weights(one, members[0], compressed_attention if model.compressed is not None else None)
+        attention_of = compressed_attention if model.compressed is not None else None
+        layer_weights(one, members[0], hybrid_layer if model.shared_block is not None else attention_of)
         for name, (params, nbytes) in one.acc.parts.items():
             rank.acc.add(name, params * len(members), nbytes * len(members), one.acc.shards[name])
         rank.acc.notes.update(one.acc.notes)
+    hybrid = [layer for layer in layers if model.layer_attention[layer] is LayerKind.FULL]
+    if model.shared_block is not None and hybrid:  # the shared blocks, once on a stage that runs them (Zamba2)
+        shared_blocks(rank, hybrid[0])
     if model.body.fope_frequencies and len(layers):  # FoPE's cos_coef and sin_coef, one pair a stage (fope.py)
         kv_rank = layout.kv_heads_per_rank(model.geometry(layers[0]).kv_heads)
         rank.vector("attention", 2 * kv_rank * model.body.fope_frequencies**2)

@@ -4,7 +4,9 @@
 each engine shape (engine, model preset, GPU model, TP, PP, DP) what a rank had free before its weights
 (or what it held then) and the runtime memory its profile charged (vLLM, TensorRT-LLM). Each figure names
 the corpus records (tests/data/calibration/*.jsonl) it was taken from, or says it is the scenario's own
-choice. The demo's engines size their caches from these figures, never from kvtop's fits: a refit moves
+choice; where a record's start is of another release than the scenario's engine, a figure also names the terms the
+engine's code sizes differently between the two (`sized`: FlashInfer's fusion workspace in vLLM's non-torch memory
+held 1.5 GiB a rank from v0.18 to v0.21 and tens of MiB from v0.22), so a demo node shows no gap its release would not. The demo's engines size their caches from these figures, never from kvtop's fits: a refit moves
 kvtop's prediction of a demo node, not what its engines measured, and the gap between the two is what
 the demo shows.
 """
@@ -33,6 +35,9 @@ class StartFigure(_Strict):
 
     gib: str = Field(pattern=r"^\d+(\.\d+)?$")
     of: tuple[str, ...] = ()  # "+record-id:field" / "-record-id:field", summed
+    # what the engine's code sizes for a named record's start, "-record-id:term", or for that start at the scenario's
+    # release, "+record-id:term@version"; summed with `of` (a record's figure moved to another release's rule)
+    sized: tuple[str, ...] = ()
     choice: str | None = None  # why the figure is the scenario's own (no record fits)
     note: str = ""
 
@@ -42,6 +47,8 @@ class StartFigure(_Strict):
             raise ValueError(
                 "a figure names its records (`of`) or says it is the scenario's `choice`, not both"
             )
+        if self.sized and not self.of:
+            raise ValueError("a figure's `sized` terms move its records' figures (`of`): name them")
         return self
 
     @property

@@ -73,9 +73,11 @@ CASES = {
     # W4A16: packed int4, a bf16 scale per group of 128, symmetric (no zeros)
     "ct-w4a16": (ct({"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": True}),
                  PARAMS // 2 + groups(128) * 2),
-    # NVFP4: packed FP4 and an FP8 scale per 16; MXFP4: an E8M0 scale per 32
+    # NVFP4: packed FP4 and an FP8 scale per 16, and an fp32 weight_global_scale per q, k, v and o partition (this
+    # weight-only group: CompressedTensorsW4A4Fp4(use_a16=True).create_weights, PerTensorScaleParameter of
+    # len(output_partition_sizes), no input_global_scale); MXFP4: an E8M0 scale per 32
     "ct-nvfp4": (ct({"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}),
-                 PARAMS // 2 + groups(16)),
+                 PARAMS // 2 + groups(16) + 4 * 4),
     "ct-mxfp4": (ct({"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32}),
                  PARAMS // 2 + groups(32)),
 }  # fmt: skip

@@ -22,14 +22,20 @@ from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
 GIB = 1 << 30
+MIB = 1 << 20
 # What the node's engines measured (examples/measured/starts.json), from the corpus: CUDA's H200 total
 # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8); a TP 4 group's 1.55 GiB before the weights (79.19 − 77.64 GiB,
 # and vLLM's runtime 1.97 + 2.21 + 1.70 GiB: activation, non-torch, CUDA graphs; all of llmd-v019's Llama-3.3-70B at
-# TP 4 on H100)
+# TP 4 on H100), its non-torch moved to the node's v0.33.0: v0.19.0's FlashInfer fusion workspace, three buffers at the
+# 512 MiB multicast granularity, out, and v0.33.0's, 10 + 2 + 26 MiB at the 2 MiB allocation granularity (128 tokens
+# × hidden 8,192 at TP 4), in
 TP4 = "llmd-v019-llama-3.3-70b-fp8dyn-tp4"
 H200_TOTAL = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")
 TP4_CONTEXT = round((logged_gib(f"{TP4}:cuda_total") - logged_gib(f"{TP4}:free_before_load")) * GIB)
-VLLM_RUNTIME = round(sum(logged_gib(f"{TP4}:{term}") for term in ("activation", "non_torch", "cuda_graphs")) * GIB)
+VLLM_RUNTIME = (
+    round(sum(logged_gib(f"{TP4}:{term}") for term in ("activation", "non_torch", "cuda_graphs")) * GIB)
+    - 3 * 512 * MIB + 38 * MIB
+)
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +93,14 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
                               non_kv_bytes=VLLM_RUNTIME)  # fmt: skip
     sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=H200_TOTAL,
                               gpu_name="NVIDIA H200", measured=measured)  # fmt: skip
-    assert waterfall.actual_tokens == sized.token_capacity == 1_136_416
-    assert waterfall.terms[-1].tokens == 1_136_416 - view.ledger.token_capacity == 1_136_416 - 1_157_296
+    # by hand: ceil(150,119,844,413 × 0.92) = 138,110,256,860 B, less the weights 35,283,025,920, the LoRA slots
+    # 3,418,357,760 and the runtime 4,742,835,077 (5.88 GiB − 1,536 MiB + 38 MiB): 94,666,038,103 B ÷ 1,310,720 B a
+    # block of 16 = 72,224 blocks, 1,155,584 tokens (with v0.19.0's workspace in the runtime it was 1,136,416)
+    assert VLLM_RUNTIME == 4_742_835_077
+    assert waterfall.actual_tokens == sized.token_capacity == 1_155_584
+    # what is left is CUDA's H200 total, measured 139.81 GiB against the fit's 139.935 (0.125 GiB × 0.92 of it), and
+    # the runtime's 16 MiB more than kvtop's fits (1.924 + 0.668 + 1.809 GiB)
+    assert waterfall.terms[-1].tokens == 1_155_584 - view.ledger.token_capacity == 1_155_584 - 1_157_296
 
 
 def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: NodeSnapshot) -> None:

@@ -1,8 +1,10 @@
 """The demo's engines measure data, not kvtop's fits (examples/measured/starts.json).
 
 Each figure of the table is checked against the corpus records it names (tests/data/calibration/*.jsonl, the
-figures as the starts printed them); every shipped scenario's engines find their row; and a refit of every fitted
-constant moves kvtop's prediction of a demo node but not what its engines measured."""
+figures as the starts printed them) and the terms it moves to the demo engine's release (`sized`: vLLM's FlashInfer
+fusion workspace, its bytes by hand from flashinfer's buffers); every shipped scenario's engines find their row; every
+vLLM demo engine's runtime holds its own release's workspace; and a refit of every fitted constant moves kvtop's
+prediction of a demo node but not what its engines measured."""
 
 from __future__ import annotations
 
@@ -11,12 +13,17 @@ from importlib import import_module
 
 import pytest
 
+from benchmarks.calibration.corpus import load
 from kvtop.commands.node_source import DemoSource
-from kvtop.domain.calibration.estimate import calibrated_ledger, start_overhead
+from kvtop.domain.calibration.estimate import calibrated_ledger, calibration_inputs, start_overhead
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.calibration import batch_limits
+from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.node import NodeSnapshot
@@ -25,6 +32,26 @@ from kvtop.sources.scenario import load_scenario, scenario_names
 from tests.corpus_records import RECORDS, logged_gib
 
 GIB = 1 << 30
+MIB = 1 << 20
+VLLM_STARTS = {record.id: record for record in load("vllm")}
+TP4 = "llmd-v019-llama-3.3-70b-fp8dyn-tp4"
+
+
+def _workspace_bytes(inputs: CalibrationInputs) -> int:
+    found = fusion_workspace(inputs, batch_limits(inputs)[0])
+    return found.bytes if found is not None else 0
+
+
+def _sized_bytes(reference: str) -> int:
+    """A `sized` term: FlashInfer's fusion workspace vLLM's code sizes for a record's start (`id:fusion_workspace`),
+    or for the same start at another release (`id:fusion_workspace@version`)."""
+    record_id, term = reference.split(":")
+    term, _, version = term.partition("@")
+    assert term == "fusion_workspace", reference  # the one term the table moves
+    inputs = VLLM_STARTS[record_id].inputs()
+    if version:
+        inputs = inputs.model_copy(update={"version": ResolvedVersion(text=version)})
+    return _workspace_bytes(inputs)
 
 
 def _figures() -> list[tuple[str, StartFigure]]:
@@ -47,8 +74,48 @@ def test_every_figure_is_what_its_records_printed(name: str, figure: StartFigure
         sign, rest = reference[0], reference[1:]
         assert sign in "+-", reference
         total += logged_gib(rest) if sign == "+" else -logged_gib(rest)
+    for reference in figure.sized:
+        sign, rest = reference[0], reference[1:]
+        assert sign in "+-", reference
+        total += (1 if sign == "+" else -1) * Decimal(_sized_bytes(rest)) / GIB
     assert Decimal(figure.gib) == total, name
     assert figure.bytes == round(total * GIB)
+
+
+def test_the_sized_terms_are_flashinfer_s_buffers_by_hand() -> None:
+    # v0.19.0 (flashinfer 0.6.8): the three buffers, each held at the 512 MiB multicast granularity (the record's own
+    # non-torch, 2.21 GiB, holds them: v0.11.0's TP 2 non-torch was 0.55 GiB with no workspace)
+    assert _sized_bytes(f"{TP4}:fusion_workspace") == 3 * 512 * MIB
+    # from v0.22.0 at the 2 MiB allocation granularity: 2 MiB ÷ (8,192 × 2 B) = 128 tokens at TP 4; one-shot
+    # 4 × 128 × 8,192 × 2 B = 8 MiB (+ 2,048 B signal pad -> 10 MiB), flags 4 × 256 × 4 B (-> 2 MiB), Lamport
+    # 3 × 8 MiB = 24 MiB (-> 26 MiB)
+    assert _sized_bytes(f"{TP4}:fusion_workspace@0.33.0") == (10 + 2 + 26) * MIB
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_vllm_engine_s_runtime_holds_its_own_release_s_workspace(name: str) -> None:
+    """A vLLM row's non-KV figure takes from each record's non-torch the fusion workspace that start held and adds the
+    one the demo engine's own launch holds (its release, layout and GPU), so the demo shows no gap of another
+    release's workspace."""
+    scenario = load_scenario(name)
+    snapshot = DemoSource(scenario).collect_at(0)
+    for engine in scenario.engines:
+        settings = parse_launch_command(engine.command)
+        if settings is None or settings.engine != "vllm":
+            continue
+        row = start_table().start("vllm", engine.model, scenario.gpu.model, tp=settings.tp, pp=settings.pp,
+                                  dp=settings.dp)  # fmt: skip
+        assert row is not None and row.non_kv is not None
+        view = next(view for view in snapshot.engines if view.engine.server_pid == engine.server_pid)
+        assert view.ledger is not None
+        taken = {reference[1:] for reference in row.non_kv.sized if reference[0] == "-"}
+        for reference in row.non_kv.of:
+            record_id, field = reference[1:].split(":")
+            if field == "non_torch" and _sized_bytes(f"{record_id}:fusion_workspace"):
+                assert f"{record_id}:fusion_workspace" in taken, (name, reference)
+        added = [reference[1:] for reference in row.non_kv.sized if reference[0] == "+"]
+        assert all(reference.endswith(f"@{view.ledger.version.text}") for reference in added), name
+        assert sum(_sized_bytes(reference) for reference in added) == _workspace_bytes(calibration_inputs(view.ledger))
 
 
 def test_the_record_behind_the_default_node_is_a_start_of_its_shape() -> None:

@@ -17,11 +17,12 @@ from kvtop.domain.architectures.description import Architecture
 from kvtop.domain.architectures.eagle3 import read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
-from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type
+from kvtop.domain.architectures.nesting import TEXT_SECTION_KEYS, class_text_model_type, served_config
 from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architecture
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
+from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_named import named_tower
 from kvtop.domain.config_schema import OuterConfig, TextConfig, VisionConfig, validated
@@ -56,6 +57,7 @@ def read_config(
 ) -> ModelSpec:
     """See the module docstring; `family` forces the entry to read the config as (`--model-family`): the
     config's own class defaults then do not apply, so every field that entry reads must be in the file."""
+    config = served_config(config)  # Qwen2.5-Omni: the thinker the engines build (nesting.SERVED_SECTION)
     outer = validated(OuterConfig, config, source=source)
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
@@ -94,7 +96,8 @@ def read_config(
         dtype_bytes=checkpoint_dtype_bytes(outer, text, prefix, source),
         quant=quant,
         multimodal=outer.vision_config is not None or any(isinstance(config.get(k), dict) for k in OTHER_VISION_SECTIONS)
-        or isinstance(config.get(NAMED_TOWER), str),
+        or isinstance(config.get(NAMED_TOWER), str) or isinstance(config.get("audio_config"), dict)
+        or (outer.model_type or "") in AUDIO_BY_OUTER_TYPE,  # an audio tower in another section (Granite-Speech)
         vision=_vision(outer.vision_config, source),
         tie_word_embeddings=tie,
         config_model_type=stated_type,
@@ -131,6 +134,8 @@ def read_config(
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))
         if isinstance(config.get("audio_config"), dict) and not audio:  # Gemma-4 E2B/E4B: the audio tower is not read
             update["not_modelled"] += (AUDIO_NOT_MODELLED,)
+    elif isinstance(config.get("audio_config"), dict) and not any(n.startswith("audio") for n in spec.not_modelled):
+        update["not_modelled"] = (*spec.not_modelled, AUDIO_NOT_MODELLED)  # an audio kind that did not read it
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec

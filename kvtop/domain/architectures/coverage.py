@@ -28,6 +28,11 @@ WRAPPERS: frozenset[str] = frozenset({
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
+    # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
+    "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
+    "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
+    "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -66,6 +71,44 @@ DEEPSEEK_V4 = (
     "(DeepseekV4ForCausalLM is planned)"
 )
 
+# Reasons several classes share: what exactly kvtop lacks.
+LIGHTNING = (
+    "{}: a lightning-attention state (heads × head_dim × head_dim per request, no conv) that no state rule "
+    "describes"
+)
+# vLLM 0.33.0 reads a bailing_hybrid config (Ling-2.5's and Ling-3's) through transformers 5.20.2's BailingHybridConfig
+# (vLLM's _CONFIG_REGISTRY has none), whose __post_init__ replaces head_dim with qk_rope_head_dim (128 → 64;
+# linear_head_dim keeps 128; checked in the venv); SGLang 0.5.23 registers its own BailingHybridConfig, which keeps it
+BAILING_WIDTH = (
+    "the engines disagree on their width (vLLM 0.33.0 reads bailing_hybrid through transformers 5.20.2's "
+    "BailingHybridConfig, which sets head_dim to qk_rope_head_dim; SGLang keeps head_dim)"
+)
+BAILING_V3_KDA = (
+    "Ling-3's KDA layers: their full-rank forget gate (f_proj) and fused qkvb projection have no state rule"
+)
+BAILING_V3 = BAILING_V3_KDA + ", and " + BAILING_WIDTH
+JET = (
+    "JetBlock linear attention: its dynamic short convolution (a kernel-generator MLP per layer) has no state rule, "
+    "and no config is at hand (SGLang's JetNemotronConfig defaults every size to None)"
+)
+GLM5_NEXT = (
+    "GLM-5-Next's KDA layers beside MLA whose DSA indexer keeps tail keys in a circular-buffer cache "
+    "(CircularBufferSpec): kvtop's KV books have no circular-buffer pool"
+)
+QWEN4_EXP = (
+    "Qwen4-Exp's QSA side caches (a ring of raw index keys, CircularBufferSpec, and one compressed key per "
+    "compress_ratio tokens) and its n-gram per-layer embedding table (expert-TP sharded or in pinned host memory): "
+    "kvtop's books have neither"
+)
+STEP5 = (
+    "Step-5's compressed sparse attention (a tail ring, CircularBufferSpec, beside an indexer fused into qkv) and "
+    "MegaMoE experts: kvtop's KV books have no circular-buffer pool"
+)
+INKLING = (
+    "Inkling's per-layer conv state held as one paged sliding-window cache (SlidingWindowSpec) of four short-conv "
+    "streams (K, V and the attention and MLP outputs): no pool kvtop plans"
+)
+
 # Decoders whose KV layout or state no entry reads yet, with what stops it.
 NOT_MODELLED: Mapping[str, str] = {
     "DeepseekV4ForConditionalGeneration": DEEPSEEK_V4,
@@ -73,30 +116,47 @@ NOT_MODELLED: Mapping[str, str] = {
     "MambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
     "Mamba2ForCausalLM": "attention-free (a Mamba2 state only): kvtop's budgets plan KV tokens",
     "FalconMambaForCausalLM": "attention-free (a Mamba state only): kvtop's budgets plan KV tokens",
-    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a shared-block layout no entry reads)",
     "Gemma3nForConditionalGeneration": "Gemma-3n's audio and MobileNet vision towers (its text class, "
     "Gemma3nForCausalLM, is planned)",
     "LongcatFlashNgramForCausalLM": "LongCat's n-gram embeddings and layer layout",
-    "Phi3SmallForCausalLM": "block-sparse attention of Phi-3-small (no entry)",
-    "PersimmonForCausalLM": "Persimmon's query/key LayerNorms over a fused QKV (no entry)",
-    "Grok1ForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "Grok1ModelForCausalLM": "Grok-1's attention multipliers and expert layout (no entry)",
-    "MllamaForConditionalGeneration": "cross-attention image layers (an encoder-decoder KV layout)",
-    "MolmoForCausalLM": "Molmo's fused attention and vision adapter (no entry)",
-    "Molmo2ForConditionalGeneration": "Molmo-2's layout (no entry)",
+    # vLLM 0.33.0 molmo.py: fused att_proj and ff_proj (intermediate_size counted twice), attention_layer_norm,
+    # norm_after, embedding_size rows, weight_tying, a ViT backbone and adapter; MolmoConfig is remote code
+    "MolmoForCausalLM": "Molmo: its config is the checkpoint's remote code (MolmoConfig: embedding_size, "
+    "attention_layer_norm, norm_after, weight_tying), which neither transformers nor vLLM ships, so no engine build "
+    "checks an entry; its ViT backbone and adapter besides",
+    # vLLM 0.33.0 molmo2.py reads vit_config / adapter_config and a text config's qkv_bias, use_qk_norm, norm_after,
+    # additional_vocab_size; transformers 5.20's Molmo2Config names them otherwise (its default: "'Molmo2Config'
+    # object has no attribute 'vit_config'" as vLLM builds it, registry_sweep.py --params)
+    "Molmo2ForConditionalGeneration": "Molmo-2: vLLM's class reads the checkpoint's remote-code config (vit_config, "
+    "adapter_config), which transformers' Molmo2Config does not match (vLLM cannot build its default), so no engine "
+    "build checks an entry; its ViT and adapter besides",
     "Phi4MMForCausalLM": "Phi-4-multimodal's LoRA adapters and towers",
-    "BailingMoeV2_5ForCausalLM": "Ling's linear-attention hybrid (its state shape has no entry yet)",
+    # vLLM 0.33.0 models/bailing_moe_linear.py (SGLang 0.5.23 the same file): lightning-attention layers (BailingMoE-
+    # LinearAttention, MiniMax's kernel) between MLA layers by layer_group_size, each a state of heads ÷ TP × head_dim
+    # × head_dim per request, no conv (MambaStateShapeCalculator.linear_attention_state_shape, model dtype)
+    "BailingMoeV2_5ForCausalLM": LIGHTNING.format(
+        "Ling-2.5's lightning-attention layers (between MLA layers by layer_group_size)"
+    )
+    + "; and "
+    + BAILING_WIDTH,
     # vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe_v3.py (and bailing_mm_v3.py): Ling-3's KDA linear-attention
     # layers (a recurrent state and short convolutions per request) between MLA layers by layer_group_size; SGLang
     # built the default of vLLM's BailingMoeV3TextConfig (20 layers, 16 of them KDA) as 32,386,121,728 B at TP 1
-    "BailingMoeV3ForCausalLM": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights have no entry)",
-    "BailingMoeV3VLForConditionalGeneration": "Ling-3's KDA linear-attention hybrid (its KDA state shape and weights "
-    "have no entry) and its vision tower",
+    # vLLM 0.33.0's BailingMoeV3KimiDeltaAttention builds KDA from config.head_dim (BAILING_WIDTH) and raises unless
+    # no_kda_lora, which transformers' class does not define
+    "BailingMoeV3ForCausalLM": BAILING_V3,
+    "BailingMoeV3VLForConditionalGeneration": BAILING_V3_KDA + "; and its vision tower",
     "KimiK3LinearForCausalLM": "Kimi-K3's text-only class (its latent experts, gates and attention residual "
     "blocks are read only through KimiK3ForConditionalGeneration, the class checked against SGLang's build)",
-    "MiniCPMSALAForCausalLM": "MiniCPM's sparse/linear attention layers (no entry)",
-    "JetNemotronForCausalLM": "JetBlock linear attention (no entry)",
-    "JetVLMForConditionalGeneration": "JetBlock linear attention (no entry)",
+    # SGLang 0.5.23 models/minicpm.py MiniCPMDecoderLayer: mixer_types picks MiniCPM-4 attention or a lightning-
+    # attention mixer (MiniCPMLightningMixer: lightning_nh heads of lightning_head_dim, the shared linear-attention
+    # backend's state) per layer; configs/minicpm.py MiniCPMHybridConfig
+    "MiniCPMSALAForCausalLM": LIGHTNING.format("MiniCPM-SALA's lightning-attention mixers (mixer_types)"),
+    # SGLang 0.5.23 models/jet_nemotron.py JetBlock: qkvabz_proj, A_log (fp32), dt_bias, a gated o_norm and a dynamic
+    # short conv over v whose kernel a per-layer generator MLP makes (dconv_generator_reduction); configs/
+    # jet_nemotron.py sizes its state as Mamba2's (v heads × head_v × head_k; conv over q, k and v channels)
+    "JetNemotronForCausalLM": JET,
+    "JetVLMForConditionalGeneration": JET + "; and its vision tower",
     "IQuestLoopCoderForCausalLM": "a looped decoder (layers run more than once)",
     # vLLM 0.33.0 models/dory.py: DoryDecoderLayer is an attention-only or an MLP-only layer by layer_types, the
     # recurrent layers run n_recurrent_loops times with a KV cache per loop (recurrent_kv_cache_mode "per_loop"),
@@ -111,20 +171,31 @@ NOT_MODELLED: Mapping[str, str] = {
     # × (cca_time0 + cca_time1 − 2), and the whole hidden_size × 1)
     "ZayaForCausalLM": "Zaya's compressed convolutional attention (CCA: a conv over q and k, two conv buffers of "
     "state per request) alternating with router-MLP expert blocks on its 'hybrid' layers: no entry reads them",
-    "Glm5NextForCausalLM": "GLM-5-Next's layout (no entry yet)",
-    "Glm5NextForConditionalGeneration": "GLM-5-Next's layout (no entry yet)",
-    "Qwen4ExpForCausalLM": "Qwen4-Exp's per-layer embedding table (no entry yet)",
-    "Qwen4ExpForConditionalGeneration": "Qwen4-Exp's per-layer embedding table (no entry yet)",
-    "Step5ForCausalLM": "Step-5's layout (no entry yet)",
-    "Step5ForConditionalGeneration": "Step-5's layout (no entry yet)",
-    "Step3TextForCausalLM": "Step-3's attention-FFN disaggregated layout (no entry yet)",
-    "Step3VLForConditionalGeneration": "Step-3's attention-FFN disaggregated layout (no entry yet)",
-    "HYV4ForCausalLM": "Hunyuan-V4's indexer and layer types (no entry yet)",
+    # vLLM 0.33.0 models/glm5next/common: KDA layers (kda.py Glm5NextLinearAttention, a MambaSpec) beside MLA with a
+    # DSA indexer whose tail keys sit in a CircularBufferSpec cache (attention.py Glm5NextTailCache)
+    "Glm5NextForCausalLM": GLM5_NEXT,
+    "Glm5NextForConditionalGeneration": GLM5_NEXT + "; and its vision tower",
+    # vLLM 0.33.0 models/qwen4_exp: QSA layers keep a ring of raw index keys (qsa_cache.py CircularBufferSpec) and one
+    # compressed key per compress_ratio tokens (MLAAttentionSpec tokens_per_state); the per-layer embedding (PLE) is
+    # an n-gram table sharded over expert TP or kept in pinned host memory (common/ngram_embedding.py)
+    "Qwen4ExpForCausalLM": QWEN4_EXP,
+    "Qwen4ExpForConditionalGeneration": QWEN4_EXP + "; and its vision tower",
+    # vLLM 0.33.0 models/step5/nvidia: compressed sparse attention with a tail ring (csa_tail_ring.py,
+    # CircularBufferSpec), an indexer fused into qkv (Step5FusedQKVIndexerLinear), MegaMoE experts (mega_moe.py)
+    "Step5ForCausalLM": STEP5,
+    "Step5ForConditionalGeneration": STEP5 + "; and its vision tower",
+    # vLLM 0.33.0 transformers_utils/configs/hy_v4.py and models/hy_v4: MLA with DSA (indexer_types full / shared),
+    # a gated MLA output, learned sinks per head and independent hyper-connections (enable_ihc, hc_mult streams)
+    "HYV4ForCausalLM": "Hunyuan-V4's independent hyper-connections (enable_ihc: hc_mult residual streams, each sub-block "
+    "wrapped by an HC layer and the streams merged by an hc_head, weights no entry holds) beside gated MLA with "
+    "learned sinks and a shared-indexer DSA",
     "MistralLarge3ForCausalLM": "Mistral-Large-3's params.json layout (no config.json entry)",
-    "InklingForCausalLM": "Inkling's layout (no entry yet)",
-    "InklingForConditionalGeneration": "Inkling's layout (no entry yet)",
+    # vLLM 0.33.0 models/inkling/nvidia/model.py and sconv_swa_attn.py: each layer's conv state is one paged
+    # SlidingWindowSpec (InklingConvState) of four short-conv streams: K, V, and the attention and MLP outputs
+    # (attn_sconv, mlp_sconv, hidden ÷ TP channels)
+    "InklingForCausalLM": INKLING,
+    "InklingForConditionalGeneration": INKLING + "; and its vision tower",
     "MuseSparkForConditionalGeneration": "Muse's layout (no entry yet)",
-    "BeamForCausalLM": "Beam's layout (no entry yet)",
     # SGLang 0.5.23 models/interns2_mobius.py: the routed experts live in num_blocks banks (model.meta_mlp, checked
     # "physical routed-expert bank count does not match num_blocks") beside the layers, and each layer's kind comes
     # from the checkpoint's own text_config.layer_types (configs/interns2_mobius.py keeps it "verbatim"; its default
@@ -145,6 +216,39 @@ NOT_MODELLED: Mapping[str, str] = {
     "(attention_gate_func) and grouped norms (layernorm_num_groups): no entry reads them",
     "InternS2MobiusForConditionalGeneration": "Intern-S2-Mobius's routed-expert banks (meta_mlp: num_blocks banks "
     "beside the layers) and its checkpoint's per-layer schedule (text_config.layer_types): no entry reads them",
+}
+
+# Speech classes read from their engines' model code that stay not modelled, each with what stops it (the audio
+# classes that are planned: towers_audio; the rest keep _KINDS' general reason).
+SPEECH_NOT_MODELLED: Mapping[str, str] = {
+    "WhisperForConditionalGeneration": "an encoder-decoder: its decoder's cross-attention KV over the audio "
+    "encoder's states (vLLM 0.33.0 / SGLang 0.5.23 whisper.py), a KV layout kvtop's budgets do not plan",
+    "CohereAsrForConditionalGeneration": "an encoder-decoder ASR model: its decoder's cross-attention KV (vLLM 0.33.0 "
+    "cohere_asr.py CohereASRDecoderLayer), a KV layout kvtop's budgets do not plan",
+    "VoxtralForConditionalGeneration": "Voxtral: vLLM 0.33.0 voxtral.py builds it from Mistral's params.json form "
+    "(audio_config.downsample_factor, window_size and the tokenizer), SGLang 0.5.23 voxtral.py from config.json "
+    "(downsample_factor from intermediate_size ÷ hidden_size), so one config.json is not what both build; its "
+    "split Whisper encoder and adapter have no tower kind yet",
+    "VoxtralRealtimeGeneration": "Voxtral's streaming class (vLLM 0.33.0 voxtral_realtime.py: a causal Whisper "
+    "encoder with time embeddings): no tower kind yet",
+    "UltravoxModel": "Ultravox: its language model is a checkpoint named by `text_model_id` (vLLM 0.33.0 "
+    "configs/ultravox.py loads its config) or an inline text_config, beside vLLM's split Whisper encoder "
+    "(whisper.py) and a stacked-frame projector: no tower kind yet",
+    "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
+    "Qwen3ASRForConditionalGeneration): not checked against its build",
+    "GlmAsrForConditionalGeneration": "GLM-ASR: vLLM 0.33.0 glmasr.py builds its own encoder (QKVParallelLinear with "
+    "a k bias, split over TP; a split projector), SGLang 0.5.23 glmasr.py transformers' GlmAsrEncoder and "
+    "projector (k unbiased, whole): the engines' builds differ and no tower kind holds both yet",
+    "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
+    "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
+    "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "
+    "checkpoint's whisper-large-v3/config.json (KimiAudioWhisperEncoder), not from config.json",
+    "FireRedASR2ForConditionalGeneration": "FireRedASR2's Conformer encoder and adapter (vLLM 0.33.0 "
+    "fireredasr2.py): no tower kind yet",
+    "FunASRForConditionalGeneration": "FunASR's SANM encoder (vLLM 0.33.0 funasr.py SenseVoiceEncoderSmall): no "
+    "tower kind yet",
+    "FunAudioChatForConditionalGeneration": "Fun-Audio-Chat's continuous and discrete audio encoders (vLLM 0.33.0 "
+    "funaudiochat.py): no tower kind yet",
 }
 
 # Decoders without an entry whose configs kvtop reads generically (standard decoder fields: it says so in
@@ -173,7 +277,7 @@ GENERIC: frozenset[str] = frozenset({
     "Phi4ForCausalLMV", "Plamo3ForCausalLM", "RForConditionalGeneration", "RadioMBartPrefixForCausalLM",
     "Rnj1ForCausalLM", "Sarashina2VisionForCausalLM", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM",
     "SolarForCausalLM", "Step1ForCausalLM", "StepVLForConditionalGeneration",
-    "TeleChat2ForCausalLM", "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
+    "TeleFLMForCausalLM", "XllmForCausalLM", "XverseMoeForCausalLM", "YiVLForCausalLM",
 })  # fmt: skip
 
 
@@ -186,6 +290,8 @@ def verdict(class_name: str) -> tuple[Verdict, str]:
         return "wrapper", "a multimodal wrapper: its language model is read through its text section"
     if class_name in NOT_MODELLED:
         return "not_modelled", NOT_MODELLED[class_name]
+    if class_name in SPEECH_NOT_MODELLED:
+        return "not_modelled", SPEECH_NOT_MODELLED[class_name]
     for pattern, why in _KINDS:
         if pattern.search(class_name):
             return "not_modelled", why

@@ -484,3 +484,11 @@ INTERNS1_PRO_TEXT: dict[str, DefaultValue] = {
     "tie_word_embeddings": False, "rope_theta": 5000000, "attention_bias": False, "decoder_sparse_step": 1,
     "moe_intermediate_size": 1408, "num_experts_per_tok": 4, "num_experts": 60,
 }  # fmt: skip
+# Telechat2Config (remote code: TeleAI/TeleChat2-3B configuration_telechat2.py, as vLLM shipped its copy until it dropped
+# it: vllm/transformers_utils/configs/telechat2.py @ 1209261e): n_layer, n_head (read here under the schema's names),
+# ffn_hidden_size; no num_key_value_heads unless stated (None); it passes no tie_word_embeddings on (PretrainedConfig's
+# default, True)
+TELECHAT2: dict[str, DefaultValue] = {
+    "vocab_size": 160256, "hidden_size": 4096, "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": None,
+    "ffn_hidden_size": 12288, "tie_word_embeddings": True,
+}  # fmt: skip

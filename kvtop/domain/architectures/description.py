@@ -41,6 +41,8 @@ class Geometry:
     blocks_per_layer: int = 1
     heads: str = "num_attention_heads"
     kv_heads: str | None = "num_key_value_heads"  # None: every head keeps its own KV (MHA)
+    # `kv_heads` must be stated: the family's class leaves it None and the engine takes no fallback (TeleChat2)
+    kv_heads_required: bool = False
     kv_heads_if: str | None = (
         None  # a flag that must be on for `kv_heads` to apply (ChatGLM multi_query_attention); it wins over …
     )
@@ -70,6 +72,7 @@ class Attention:
     output_gate_field: str | None = None  # … where a config flag says so (Qwen3.5 attn_output_gate)
     head_gate_field: str | None = None  # a flag: g_proj, one gate per head (heads × hidden: Laguna `gating`)
     output_gate_proj: bool = False  # its own module: heads × head_dim × hidden (Muse-Glimmer output_gate_proj)
+    output_gate_bias: bool = False  # … and a bias per head on that gate (Beam gate_bias [heads], split with them)
     latent_gate_field: str | None = None  # a flag: MLA's g_proj, hidden → heads × v_head_dim (Kimi-K3)
     heads_per_layer_field: str | None = None  # query heads per layer, a list (Laguna num_attention_heads_per_layer)
     # a field whose value "fused_qkv" says the checkpoint's qkv_proj holds all Q rows, then each KV head's K and V
@@ -77,6 +80,8 @@ class Attention:
     fused_qkv_field: str | None = None
     # FoPE's cos_coef and sin_coef (Intern-S1-Pro; architectures/fope.py), read from rope_scaling's FoPE keys
     fope: bool = False
+    # a field giving a low-rank query's width (Step-3's share_q_dim: BodyShape.q_low_rank)
+    q_low_rank_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,18 @@ class Compressed:
 
 
 @dataclass(frozen=True)
+class SharedBlocks:
+    """Zamba2's shared transformer blocks (`SharedBlockSpec`): the fields of their count, input width, adapters."""
+
+    blocks: str = "num_mem_blocks"
+    # the block's input (and attention) width in hiddens: transformers' Zamba2Config derives attention_hidden_size
+    # 2 × hidden and attention_head_dim 2 × hidden ÷ heads whatever the file states
+    width_factor: int = 2
+    adapter_rank: str = "adapter_rank"
+    attention_adapters: str = "use_shared_attention_adapter"
+
+
+@dataclass(frozen=True)
 class Architecture:
     """One `model_type` as kvtop reads it (see the module docstring)."""
 
@@ -219,6 +236,9 @@ class Architecture:
     kv_passes_field: str | None = None
     # a field whose being set adds attention residual blocks (Kimi-K3 attn_res_block_size: BodyShape.attention_residuals)
     attention_residual_field: str | None = None
+    # a field listing the layers that attend to an encoder's states (Mllama cross_attention_layers: ModelSpec)
+    cross_attention_field: str | None = None
+    shared_blocks: SharedBlocks | None = None  # full-attention layers run shared blocks (Zamba2)
     # fields an engine's class reads with no default (LongCat-Flash: vLLM's mla_scale_*, zero_expert_type; SGLang's
     # rope_scaling.rope_theta): those the config leaves unstated go to ModelSpec.unstated_fields for the engines
     engine_read_fields: tuple[str, ...] = ()

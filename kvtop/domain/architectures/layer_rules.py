@@ -272,6 +272,16 @@ class BlockPattern(LayerRule):
 
 
 @dataclass(frozen=True)
+class HybridBlockWords(BlockPattern):
+    """Zamba2's `layers_block_type` (vLLM 0.33.0 zamba2.py): "hybrid" a shared transformer block beside a Mamba2
+    mixer, the rest a Mamba2 mixer; its words are not NemotronH's, so they are not the block words an engine's
+    NemotronH config check reads (`ModelSpec.block_words` stays empty)."""
+
+    def words_stated(self, f: Fields) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True)
 class RepeatedBlock(LayerRule):
     """IQuest-Q1 (SGLang 0.5.23 configs/iquest_q1.py IQuestQ1Config): `first_layers_types`, then
     `hybrid_layers_types_block` × `num_hybrid_layers_block`, then `last_layers_types` (each absent: the class's

@@ -232,7 +232,7 @@ class Moe:
         per_token = f.need(self._name(f, self.per_token_field))
         if per_token > experts or experts < 1:
             raise f.error(self.per_token_field, f"{per_token} experts per token out of {experts}")
-        expert_size = f.need(self.expert_size_field)
+        expert_size = f.need(self._name(f, self.expert_size_field))
         return MoeSpec(
             num_routed_experts=experts,
             experts_per_token=per_token,

@@ -9,6 +9,7 @@ nested `model_type` (with a default) for others. Both tables are data: a new wra
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 TEXT_SECTION_KEYS = ("text_config", "llm_config", "language_config")
 
@@ -29,7 +30,39 @@ FIXED_TEXT: Mapping[str, str] = {
     "glm4v_moe": "glm4v_moe_text",  # Glm4vMoeConfig
     "minimax_m3_vl": "minimax_m3",  # MiniMax-M3's VL wrapper (its text section names no model_type)
     "kimi_k3": "kimi_linear",  # KimiK3Config: text_config is a KimiLinearConfig
+    # Qwen2.5-Omni's thinker (served_config): vLLM 0.33.0 qwen2_5_omni_thinker.py builds Qwen2ForCausalLM over its
+    # text_config (a qwen2_5_omni_text section)
+    "qwen2_5_omni_thinker": "qwen2",
+    "qwen3_omni_moe_thinker": "qwen3_vl_moe_text",
+    "qwen3_asr_thinker": "qwen3",  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
+    "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
+    "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
 }
+# Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
+# Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from
+# `hf_config.thinker_config` alone (no talker, no token2wav); Qwen3-Omni-MoE's and Qwen3-ASR's classes likewise
+# (qwen3_omni_moe_thinker.py, qwen3_asr.py; SGLang 0.5.23's the same sections). outer model_type -> the section
+# read in its place.
+SERVED_SECTION: Mapping[str, str] = {
+    "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config", "qwen3_asr": "thinker_config",
+}  # fmt: skip
+
+
+def served_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of `config` the engines build (SERVED_SECTION), with the outer `architectures` (the engines pick
+    the class by it), the outer dtype where the section states none, and the outer `tie_word_embeddings` in place
+    of the section's: vLLM 0.33.0 VllmConfig.with_hf_config copies the top config's value, where it has one, into
+    the text config (Qwen2_5OmniConfig has none: the text_config's own; the thinker's is not read)."""
+    key = SERVED_SECTION.get(str(config.get("model_type")))
+    section = config.get(key) if key else None
+    if not isinstance(section, dict):
+        return config
+    dtypes = {name: config[name] for name in ("torch_dtype", "dtype") if config.get(name) and not section.get(name)}
+    served = {name: value for name, value in section.items() if name != "tie_word_embeddings"}
+    tie = {"tie_word_embeddings": config["tie_word_embeddings"]} if "tie_word_embeddings" in config else {}
+    return {**served, **dtypes, **tie, "architectures": config.get("architectures")}
+
+
 # Wrappers that resolve it through AutoConfig from the nested `model_type`, with a default.
 AUTO_TEXT: Mapping[str, str] = {
     "mistral3": "mistral",  # Mistral3Config: SubConfigSpec(AutoConfig, model_type="mistral")
@@ -46,6 +79,10 @@ AUTO_TEXT: Mapping[str, str] = {
     "smolvlm": "llama",  # SmolVLMConfig
     "aya_vision": "cohere2",  # AyaVisionConfig
     "pixtral": "mistral",
+    "qwen2_audio": "qwen2",  # Qwen2AudioConfig: text_config through AutoConfig, default qwen2
+    "audioflamingo3": "qwen2",  # AudioFlamingo3Config
+    "granite_speech": "granite",  # GraniteSpeechConfig: text_config through AutoConfig, default granite
+    "granite_speech_plus": "granite",
 }
 
 
@@ -62,7 +99,12 @@ def text_model_type(outer_type: str, nested_type: str | None) -> str:
 # picks its model class by this name): LLaVA-NeXT's LlavaQwenForCausalLM over a `llava` config builds
 # Qwen2ForCausalLM (q/k/v biases), where the `llava` default would read it as Llama (SGLang 0.5.23 models/llava.py
 # LlavaQwenForCausalLM.__init__; lmms-lab/llava-onevision-qwen2-7b-ov meta-built: 28 × 4,608 × 2 B of biases).
-CLASS_TEXT: Mapping[str, str] = {"LlavaQwenForCausalLM": "qwen2"}
+# SGLang 0.5.23 grok.py builds Grok-1 whatever model_type the config names (its own CI's Grok-1 config says "mixtral")
+CLASS_TEXT: Mapping[str, str] = {
+    "LlavaQwenForCausalLM": "qwen2",
+    "Grok1ForCausalLM": "grok-1",
+    "Grok1ModelForCausalLM": "grok-1",
+}
 
 
 def class_text_model_type(architecture: str, outer_type: str, nested_type: str | None) -> str:

@@ -26,6 +26,7 @@ from kvtop.domain.model import (
     LayerKind,
     MlpKind,
     ModelSpec,
+    SharedBlockSpec,
     VisionSpec,
 )
 from kvtop.domain.quant import QuantSpec
@@ -124,12 +125,14 @@ def read_architecture(
                 "fused_qkv_chunks": f.opt("num_key_value_heads") or 0
                 if arch.attention.fused_qkv_field and f.get(arch.attention.fused_qkv_field) == "fused_qkv" else 0,
                 "output_gate_proj": arch.attention.output_gate_proj,
+                "output_gate_bias": arch.attention.output_gate_bias,
                 "sink_keys": bool(arch.attention.sink_keys_field and f.flag(arch.attention.sink_keys_field)),
                 "latent_output_gate": bool(arch.attention.latent_gate_field and f.flag(arch.attention.latent_gate_field)),
                 "laurel_rank": f.opt(arch.laurel_field) if arch.laurel_field else arch.body.laurel_rank,
                 "altup_inputs": f.opt(arch.altup_field) if arch.altup_field else arch.body.altup_inputs,
                 "attention_residuals": bool(arch.attention_residual_field and f.get(arch.attention_residual_field)),
                 "fope_frequencies": _fope(f, arch, head_dim) if arch.attention.fope else 0,
+                "q_low_rank": f.opt(arch.attention.q_low_rank_field) if arch.attention.q_low_rank_field else 0,
             }
         ),
         "embedding_whole_under_dp_attention": arch.embedding_whole_under_dp_attention,
@@ -194,6 +197,15 @@ def read_architecture(
             facts["moe"] = arch.moe.spec(f)
     if arch.state is not None:
         facts["state"] = arch.state.spec(f)
+    if arch.cross_attention_field is not None:
+        facts["cross_attention_layers"] = _cross_attention_layers(f, arch.cross_attention_field, layers)
+    if arch.shared_blocks is not None:
+        sb = arch.shared_blocks
+        width = sb.width_factor * hidden  # the block's input and its attention's width, over the heads
+        facts["head_dim"] = facts["v_head_dim"] = width // heads
+        facts["shared_block"] = SharedBlockSpec(blocks=f.need(sb.blocks), width=width,
+                                                adapter_rank=f.need(sb.adapter_rank),
+                                                attention_adapters=f.flag(sb.attention_adapters))  # fmt: skip
     if arch.kv_passes_field is not None:
         facts["kv_passes"] = f.opt(arch.kv_passes_field, 1)
         if facts["kv_passes"] < 1:
@@ -217,7 +229,19 @@ def _kv_heads(f: Fields, arch: Architecture, heads: int) -> int:
         return 1
     if g.kv_heads is None or (g.kv_heads_if is not None and not f.flag(g.kv_heads_if)):
         return heads
+    if g.kv_heads_required:
+        return f.need(g.kv_heads)
     return f.opt(g.kv_heads, heads)
+
+
+def _cross_attention_layers(f: Fields, field: str, layers: int) -> tuple[int, ...]:
+    """The layers `field` lists as attending to an encoder's states (Mllama), each one of the model's."""
+    if f.get(field) is None:
+        raise f.error(field, f"missing (a {f.model_type} config names the layers that attend to the image)")
+    stated = tuple(sorted(set(f.get(field))))
+    if any(index >= layers for index in stated):
+        raise f.error(field, f"lists a layer beyond the model's {layers}")
+    return stated
 
 
 def _embedding_width(f: Fields, arch: Architecture, hidden: int) -> int | None:

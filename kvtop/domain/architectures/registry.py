@@ -13,9 +13,11 @@ from kvtop.domain.architectures.table_dense import DENSE
 from kvtop.domain.architectures.table_dense_more import DENSE_MORE
 from kvtop.domain.architectures.table_hybrid import HYBRID
 from kvtop.domain.architectures.table_latent import LATENT
+from kvtop.domain.architectures.table_layouts import LAYOUTS
+from kvtop.domain.architectures.table_legacy import LEGACY
 from kvtop.domain.architectures.table_moe import MOE
 
-_ENTRIES: tuple[Architecture, ...] = (*DENSE, *DENSE_MORE, *CLASSIC, *MOE, *LATENT, *HYBRID)
+_ENTRIES: tuple[Architecture, ...] = (*DENSE, *DENSE_MORE, *CLASSIC, *MOE, *LATENT, *HYBRID, *LAYOUTS, *LEGACY)
 ARCHITECTURES: Mapping[str, Architecture] = {entry.model_type: entry for entry in _ENTRIES}
 assert len(ARCHITECTURES) == len(_ENTRIES), "two entries read the same model_type"
 # The engines' architecture class names (config.json `architectures`) → the entry that serves each: an engine

@@ -95,6 +95,17 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # the KV num_loops × the layers (ModelSpec.kv_passes)
     A("nanbeige", "NanbeigeConfig (remote code)", "Nanbeige/Nanbeige4.2-3B configuration_nanbeige.py", m.NANBEIGE,
       ("NanbeigeForCausalLM",), kv_passes_field="num_loops"),
+    # TeleChat2 (vLLM 0.33.0 models/telechat2.py TeleChat2Model over LlamaModel; SGLang 0.5.23 registers none): its
+    # own field names (n_layer, n_head, ffn_hidden_size, as its attribute_map reads them: the config schema's aliases
+    # but ffn_hidden_size; its length seq_length, as vLLM derives the context from it), head_dim hidden ÷ heads;
+    # it sets bias and mlp_bias then drops qkv_proj's and gate_up_proj's biases: o_proj and down_proj alone biased
+    # (row-parallel, whole). Its class leaves num_key_value_heads None where the file omits it, and vLLM 0.33.0 then
+    # refuses the launch (ModelConfig total_num_kv_heads: "Input should be a valid integer", registry sweep of the
+    # class's defaults): the field is needed.
+    A("telechat", "Telechat2Config (remote code)", "TeleAI/TeleChat2-3B configuration_telechat2.py", m.TELECHAT2,
+      ("TeleChat2ForCausalLM",),
+      geometry=Geometry(kv_heads_required=True, head_dim=None, intermediate="ffn_hidden_size"),
+      body=BodyShape(o_bias=True, down_bias=True)),
     # Orion: LayerNorm with biases
     A("orion", "OrionConfig (remote code)", "OrionStarAI/Orion-14B-Base configuration_orion.py", d.LLAMA,
       ("OrionForCausalLM",), body=LAYERNORM),

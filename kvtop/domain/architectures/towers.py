@@ -8,7 +8,7 @@ in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in to
 towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
-towers_named.py, read by config_reader.
+towers_named.py, read by config_reader; Isaac's in towers_isaac.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -30,13 +30,16 @@ builds) are in towers_catalog.py; this module reads them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kvtop.domain.architectures import (
+    towers_audio,
     towers_blip,
     towers_deepseek_ocr,
     towers_glm,
     towers_intern,
+    towers_isaac,
     towers_minicpm,
     towers_minimax,
     towers_moon,
@@ -47,6 +50,7 @@ from kvtop.domain.architectures import (
     towers_ovis2_5,
     towers_phi,
     towers_step,
+    towers_step3_vl,
     towers_vit,
 )
 from kvtop.domain.architectures.towers_bee import BEE_CLASS, bee_projector
@@ -97,16 +101,21 @@ def read_tower(
                                         tower.source)  # fmt: skip
     if tower.kind == "minicpm_o":  # the vision section, the Whisper `audio_config` and the outer fields
         siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
-        whisper = validated(towers_minicpm.WhisperEncoderFields, outer.get("audio_config") or {}, source=source,
+        whisper = validated(towers_audio.WhisperEncoderFields, outer.get("audio_config") or {}, source=source,
                             prefix="audio_config.")  # fmt: skip
         minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
+        return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)
         step = validated(towers_step.Step3p7VisionFields, vision_config, source=source, prefix="vision_config.")
         if towers_step.sglang_reading_differs(step, vision_config):
             return None
         bias = validated(towers_step.Step3p7OuterFields, outer, source=source)
         return towers_step.step3p7(step, bias, text_hidden, tower.config_class)
+    if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
+        step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
@@ -175,6 +184,10 @@ def read_tower(
         values = {**values, **tower.vision_defaults[vision_type], **given}
         granite = validated(towers_blip.GraniteOuterFields, outer, source=source)
         return towers_blip.granite4_vision(values, granite, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "isaac":  # towers_isaac: SigLIP2 and the pixel-shuffle MLP
+        shuffle = validated(towers_isaac.IsaacVisionFields, vision_config, source=source, prefix="vision_config.")
+        isaac_outer = validated(towers_isaac.IsaacOuterFields, outer, source=source)
+        return towers_isaac.isaac(values, shuffle, isaac_outer, text_hidden, tower.config_class)
     if tower.kind == "lfm2_vl":
         lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
         return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)
@@ -230,3 +243,48 @@ def read_tower(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
                      mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
+
+
+def _read_audio(
+    tower: Tower, section: dict[str, Any], source: str, text_hidden: int, outer: dict[str, Any]
+) -> TowerSpec | None:
+    """An audio kind's tower (towers_audio): the `audio_config` encoder and projector; Qwen2.5-Omni's thinker
+    reads its Qwen2.5-VL tower from `vision_config` (the `qwen` kind) and adds its audio encoder."""
+    if tower.kind == "qwen2_5_omni":
+        vision = read_tower(replace(tower, kind="qwen"), section, source, text_hidden, outer)
+        audio_section = outer.get("audio_config") or {}
+        sizes = towers_audio.audio_sizes(audio_section, tower.audio_defaults, source)
+        out = validated(towers_audio.OmniAudioFields, audio_section, source=source, prefix="audio_config.")
+        audio = towers_audio.qwen2_5_omni_audio(sizes, out.output_dim)
+        return None if vision is None else vision.model_copy(update={"params": vision.params + audio})
+    if tower.kind == "qwen3_omni":
+        qwen3 = read_tower(replace(tower, kind="qwen"), section, source, text_hidden, outer)
+        image, patch = section.get("image_size"), section.get("patch_size", tower.defaults["patch_size"])
+        rows = section.get("num_position_embeddings", tower.defaults["num_position_embeddings"])
+        if qwen3 is None or not isinstance(image, int) or not isinstance(patch, int) or (image // patch) ** 2 != rows:
+            return None  # vLLM sizes the position table by image_size (absent: it cannot build), kvtop by the rows
+        audio_section = outer.get("audio_config") or {}
+        extra = validated(towers_audio.Qwen3OmniAudioFields, audio_section, source=source, prefix="audio_config.")
+        whole, split = towers_audio.qwen3_omni_audio(
+            towers_audio.audio_sizes(audio_section, tower.audio_defaults, source), extra
+        )
+        return qwen3.model_copy(update={"params": qwen3.params + whole + split, "head_split_params": split,
+                                        "heads": extra.encoder_attention_heads})  # fmt: skip
+    if tower.kind == "granite_speech":  # `encoder_config`, `projector_config` and the outer window fields
+        return towers_audio.granite_speech(
+            validated(towers_audio.GraniteSpeechEncoderFields, section, source=source, prefix="encoder_config."),
+            validated(towers_audio.GraniteSpeechProjectorFields, outer.get("projector_config") or {}, source=source,
+                      prefix="projector_config."),
+            validated(towers_audio.GraniteSpeechOuterFields, outer, source=source), text_hidden, tower.config_class,
+            tower.source,
+        )  # fmt: skip
+    if tower.kind == "qwen3_asr":  # the Qwen3-Omni audio encoder alone
+        asr = validated(towers_audio.Qwen3OmniAudioFields, section, source=source, prefix="audio_config.")
+        whole, split = towers_audio.qwen3_omni_audio(towers_audio.audio_sizes(section, tower.defaults, source), asr)
+        return TowerSpec(params=whole + split, tp_split_params=0, config_class=tower.config_class, source=tower.source,
+                         head_split_params=split, heads=asr.encoder_attention_heads)  # fmt: skip
+    sizes = towers_audio.audio_sizes(section, tower.defaults, source)
+    if tower.kind == "audioflamingo3":
+        bias = validated(towers_audio.AudioFlamingo3OuterFields, outer, source=source)
+        return towers_audio.audioflamingo3(sizes, bias, text_hidden, tower.config_class, tower.source)
+    return towers_audio.qwen2_audio(sizes, text_hidden, tower.config_class, tower.source)

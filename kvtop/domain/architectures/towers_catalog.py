@@ -9,9 +9,11 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
+    towers_isaac,
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
+    towers_step3_vl,
 )
 from kvtop.domain.architectures.towers_fields import Tower
 
@@ -210,6 +212,8 @@ MINICPM_O2_6 = Tower(
 
 # Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
 STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
+# Step-3-VL: a CLIP-style ViT, two Conv2d downsamplers and vit_large_projector (towers_step3_vl)
+STEP3_VL = Tower(towers_step3_vl.CONFIG_CLASS, towers_step3_vl.SOURCE, kind="step3_vl")
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(
@@ -288,6 +292,62 @@ MOONDREAM3 = Tower(
     kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
 )  # fmt: skip
 
+# --- Audio encoders (towers_audio: the `audio_config` section; audio_counted: no audio note) ---
+_WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
+                  "max_source_positions": 1500}  # fmt: skip
+# Qwen2-Audio: transformers' Qwen2AudioEncoder (a Whisper encoder) and Qwen2AudioMultiModalProjector, built whole
+# by vLLM 0.33.0 and SGLang 0.5.23 qwen2_audio.py; Qwen2AudioEncoderConfig's class defaults where a field is absent
+QWEN2_AUDIO = Tower(
+    "Qwen2AudioEncoderConfig", "transformers models/qwen2_audio; vLLM 0.33.0 / SGLang 0.5.23 qwen2_audio.py",
+    _WHISPER_LARGE, kind="qwen2_audio", section="audio_config", audio_counted=True,
+)  # fmt: skip
+# AudioFlamingo3: vLLM 0.33.0 audioflamingo3.py (AudioFlamingo3Encoder, a Qwen2AudioEncoder, and a two-linear
+# projector, whole); AudioFlamingo3EncoderConfig's class defaults (Whisper-large's sizes) where a field is absent
+AUDIOFLAMINGO3 = Tower(
+    "AudioFlamingo3EncoderConfig", "transformers models/audioflamingo3; vLLM 0.33.0 audioflamingo3.py",
+    _WHISPER_LARGE, kind="audioflamingo3", section="audio_config", audio_counted=True,
+)  # fmt: skip
+# Qwen2.5-Omni's thinker (the section vLLM 0.33.0 builds: nesting.SERVED_SECTION): Qwen2.5-VL's vision transformer
+# (Qwen2_5OmniVisionEncoderConfig's class defaults, Qwen2.5-VL's switches) and Qwen2_5OmniAudioEncoder
+# (Qwen2_5OmniAudioEncoderConfig's defaults: Whisper-large's sizes, output_dim 3584: towers_audio.OmniAudioFields)
+QWEN2_5_OMNI = Tower(
+    "Qwen2_5OmniVisionEncoderConfig", "transformers models/qwen2_5_omni; vLLM 0.33.0 qwen2_5_omni_thinker.py, qwen2_5_vl.py",
+    QWEN2_5_VL.defaults, kind="qwen2_5_omni", norm_bias=False, patch_bias=False, position_table=False,
+    mlp_gated=True, audio_counted=True, audio_defaults=_WHISPER_LARGE,
+)  # fmt: skip
+# Qwen3-Omni-MoE's thinker (vLLM 0.33.0 qwen3_omni_moe_thinker.py): Qwen3-VL's vision transformer with deepstack
+# mergers (Qwen3OmniMoeVisionEncoderConfig's defaults) and Qwen3OmniMoeAudioEncoder (Whisper-large's sizes;
+# towers_audio.Qwen3OmniAudioFields)
+QWEN3_OMNI = Tower(
+    "Qwen3OmniMoeVisionEncoderConfig", "transformers models/qwen3_omni_moe; vLLM 0.33.0 qwen3_omni_moe_thinker.py",
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, kind="qwen3_omni", deepstack=True,
+    audio_counted=True, audio_defaults=_WHISPER_LARGE,
+)  # fmt: skip
+# Qwen3-ASR's thinker: the same audio encoder alone (vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py; vLLM's
+# Qwen3ASRConfig's audio defaults are Whisper-large's sizes)
+QWEN3_ASR = Tower(
+    "Qwen3ASRAudioEncoderConfig", "vLLM 0.33.0 configs/qwen3_asr.py, qwen3_asr.py; SGLang 0.5.23 qwen3_asr.py",
+    _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True,
+)  # fmt: skip
+# Granite-Speech (and -Plus): vLLM 0.33.0 granite_speech.py's Conformer CTC encoder and Q-Former projector
+GRANITE_SPEECH = Tower(
+    "GraniteSpeechEncoderConfig", "transformers models/granite_speech; vLLM 0.33.0 granite_speech.py, blip2.py",
+    kind="granite_speech", section="encoder_config", audio_counted=True,
+)  # fmt: skip
+AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
+    "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
+    "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
+    "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH,
+}  # fmt: skip
+# Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
+# and 256 patches) where vision_config leaves a field out
+ISAAC = Tower(
+    "PixelShuffleSiglip2VisionConfig", towers_isaac.SOURCE,
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
+     "num_patches": 256},
+    kind="isaac",
+)  # fmt: skip
+
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
 # language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
@@ -302,4 +362,6 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
+    **AUDIO_BY_OUTER_TYPE,
+    "isaac": ISAAC,
 }  # fmt: skip

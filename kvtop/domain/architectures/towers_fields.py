@@ -75,7 +75,9 @@ class Tower:
     # InternViT and InternVL's mlp1 (towers_intern); Kimi-K2.5's MoonViT3d and patch merger, Kimi-K3's (towers_moon);
     # MiniMax-M3's ViT, projector and patch merger (towers_minimax); Phi-3-vision's CLIP and img_projection
     # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
-    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit)
+    # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit);
+    # Qwen2-Audio's and AudioFlamingo3's Whisper encoders and projectors (towers_audio: `audio_config`);
+    # Qwen2.5-Omni's and Qwen3-Omni-MoE's thinkers: a Qwen ViT and an audio encoder (towers_audio)
     kind: Literal[
         "qwen",
         "siglip_gemma3",
@@ -108,6 +110,14 @@ class Tower:
         "moondream3",
         "nvlm_d",
         "deepseek_ocr",
+        "qwen2_audio",
+        "audioflamingo3",
+        "qwen2_5_omni",
+        "qwen3_omni",
+        "qwen3_asr",
+        "granite_speech",
+        "step3_vl",
+        "isaac",
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
@@ -125,6 +135,8 @@ class Tower:
     block_mlp_split: bool = False
     drop_last_layer: bool = False  # the outer config's drop_vision_last_layer drops a block (MiniCPM-V 4.6)
     audio_counted: bool = False  # the kind counts the `audio_config` encoder too (MiniCPM-o 2.6): no audio note
+    # the audio config class's defaults, where a vision tower's kind also reads `audio_config` (Qwen2.5-Omni)
+    audio_defaults: Mapping[str, Any] = field(default_factory=dict)
     # the classes that build the tower from the vision config class's defaults where the config has no section
     # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
     absent_section_built: frozenset[str] = frozenset()

@@ -39,6 +39,7 @@ with it False keeps the note (the engines differ). Another `version` (4.5: MiniC
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.towers_audio import WhisperEncoderFields, whisper_encoder
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers, Name
 from kvtop.domain.model import TowerSpec
 
@@ -73,16 +74,6 @@ class MiniCPMOOuterFields(ConfigSection):
     version: float | str = "2.6"  # vLLM minicpmo.py MiniCPMO.__new__: absent reads as 2.6
 
 
-class WhisperEncoderFields(ConfigSection):
-    """WhisperConfig's encoder fields (transformers models/whisper: its class defaults where absent)."""
-
-    d_model: Hidden = 384
-    encoder_layers: Layers = 4
-    encoder_ffn_dim: Intermediate = 1536
-    num_mel_bins: Dim = 80
-    max_source_positions: Dim = 1500
-
-
 def minicpm_o(
     vision: MiniCPMVisionFields, audio: WhisperEncoderFields, outer: MiniCPMOOuterFields, text_hidden: int,
     config_class: str, source: str,
@@ -100,11 +91,8 @@ def minicpm_o(
     vpm_whole = vision.num_channels * vision.patch_size**2 * width + width + positions * width + 2 * width
     e = text_hidden
     resampler = outer.query_num * e + width * e + (3 * e * e + 3 * e + e * e + e) + 3 * 2 * e + e * e
-    d, ffn = audio.d_model, audio.encoder_ffn_dim
-    convs = audio.num_mel_bins * d * 3 + d + d * d * 3 + d
-    whisper_block = 4 * d * d + 3 * d + 2 * 2 * d + d * ffn + ffn + ffn * d + d
-    apm = convs + audio.max_source_positions * d + audio.encoder_layers * whisper_block + 2 * d
-    projection = ffn // 4 * e + e + e * e + e
+    apm = whisper_encoder(audio)  # transformers' WhisperEncoder (towers_audio)
+    projection = audio.encoder_ffn_dim // 4 * e + e + e * e + e
     split = depth * block_split
     whole = vpm_whole + depth * block_whole + resampler + apm + projection
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)

@@ -1,6 +1,7 @@
 """A compressed-tensors checkpoint whose config groups hold different weight formats by target (RedHatAI's
-DeepSeek-V4-Flash-NVFP4-FP8: FP8 block for the attention projections, NVFP4 for `(gate|up|down)_proj`) is refused by
-name (kvtop.domain.quant `QuantSpec.unread`), never planned with the first group's format.
+DeepSeek-V4-Flash-NVFP4-FP8: FP8 block for `re:.*attn.*(fused_wqa_wkv|wq_b|wo_a|wo_b)$`, NVFP4 for
+`re:.*ffn.*(gate|up|down)_proj$`) is read per target (kvtop.domain.quant `QuantSpec.targeted`), matched against the
+names vLLM 0.33.0 gives the modules (`StageParts.target_names`).
 
 The engine's answer is vLLM 0.33.0's meta build (tests/data/engine_diff/registry/vllm-0.33.0.json, registry_sweep.py
 on the meta device; `registry_sweep.py --engine vllm --params RedHatAI--DeepSeek-V4-Flash-NVFP4-FP8 --tps 1` lists
@@ -34,35 +35,60 @@ def _engine_bytes(tp: int) -> int:
     return sum(sum(stage["param_bytes"].values()) for stage in row["stages"])
 
 
-@pytest.mark.parametrize("tp", [1, 2])
-def test_the_engine_holds_the_routed_experts_in_the_model_dtype(tp: int) -> None:
-    """The engine's rank holds more than the routed experts in bf16 alone (43 layers × 256 experts × (2 × 2048 +
-    2048) × 4096 × 2 B, split over TP): no per-target reading of the groups' formats gives that."""
-    config = json.loads(PATH.read_text())
-    experts = config["num_hidden_layers"] * config["n_routed_experts"] * 3 * config["moe_intermediate_size"]
-    bf16_experts = experts * config["hidden_size"] * 2 // tp
-    assert bf16_experts == 554_050_781_184 // tp  # the --params listing's w13_weight + w2_weight at TP 1
-    assert bf16_experts < _engine_bytes(tp) < bf16_experts * 1.02
-
-
-@pytest.mark.parametrize("tp", [1, 2])
-def test_kvtop_refuses_the_mixed_groups_by_name(tp: int) -> None:
-    model = load_model(str(PATH))
+def _weights(tp: int):  # noqa: ANN202
     settings = parse_flags("vllm", ["--engine-version", "0.33.0", "--tensor-parallel-size", str(tp)])
+    return predict(load_model(str(PATH)), settings, gpu_total_bytes=H200, gpu_name="H200").ranks[0].weights
+
+
+@pytest.mark.parametrize(("tp", "engine"), [(1, 562_414_809_700), (2, 281_861_218_916)])
+def test_the_weights_book_equals_the_engine_meta_build(tp: int, engine: int) -> None:
+    assert _engine_bytes(tp) == engine
+    assert _weights(tp).total_bytes == engine
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_each_group_gives_its_own_matrices(tp: int) -> None:
+    """The routed experts in bf16 (no target names `w1/w2/w3`): 43 layers × 256 experts × 3 × 2048 × 4096 × 2 B
+    ÷ TP = 554,050,781,184 ÷ TP (the --params listing's w13_weight + w2_weight at TP 1). The shared experts NVFP4
+    (CompressedTensorsW4A4Fp4.create_weights): each of gate, up, down 4096 × 2048 holds 4,194,304 B of packed pairs
+    and 524,288 fp8 scales (one per 16), split over TP, and an fp32 weight_global_scale and input_global_scale whole:
+    43 × 3 × (4,718,592 ÷ TP + 8) = 608,699,400 at TP 1, 304,350,216 at TP 2."""
+    config = json.loads(PATH.read_text())
+    assert config["quantization_config"]["config_groups"]["group_1"]["format"] == "nvfp4-pack-quantized"
+    rows = {row.component: row.bytes for row in _weights(tp).rows}
+    assert rows["routed_experts"] == 554_050_781_184 // tp
+    assert rows["shared_experts"] == 43 * 3 * ((4096 * 2048 // 2 + 4096 * 2048 // 16) // tp + 8)
+    assert rows["shared_experts"] == {1: 608_699_400, 2: 304_350_216}[tp]
+
+
+def test_the_targets_are_read_in_the_config_order() -> None:
+    quant = load_model(str(PATH)).quant
+    assert [targets for targets, _ in quant.targeted] == [
+        ("re:.*attn.*(fused_wqa_wkv|wq_b|wo_a|wo_b)$",), ("re:.*ffn.*(gate|up|down)_proj$",)
+    ]
+    attention, experts = (fmt for _, fmt in quant.targeted)
+    assert (attention.method, attention.block) == ("fp8", (128, 128))
+    assert (experts.method, experts.group_size) == ("nvfp4", 16)
+    assert quant.format_of(("model.layers.0.attn.fused_wqa_wkv",)) == attention
+    assert quant.format_of(("model.layers.0.ffn.shared_experts.down_proj",)) == experts
+    assert quant.format_of(("model.layers.0.ffn.experts.0.w2",)) is None  # vLLM's name for a routed expert
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "lmdeploy"])
+def test_engines_whose_module_names_kvtop_does_not_hold_refuse_it_by_name(engine: str) -> None:
+    """Only vLLM 0.33.0's DeepSeek-V4 states its module names (layer_build.DSV4_TARGET_NAMES); another engine's plan
+    names the groups, never a number from kvtop's own names (SGLang 0.5.23 refuses the config before them: its
+    kv_lora_rank, tests/engines/sglang/test_config_refusals.py)."""
     with pytest.raises(UnsupportedModelError) as refused:
-        predict(model, settings, gpu_total_bytes=H200, gpu_name="H200")
+        predict(load_model(str(PATH)), parse_flags(engine, []), gpu_total_bytes=H200, gpu_name="H200")
     assert refused.value.field == "quantization_config.config_groups"
-    assert "re:.*ffn.*(gate|up|down)_proj$" in str(refused.value) and "8-bit float block" in str(
-        refused.value
-    )
+    assert "re:.*ffn.*(gate|up|down)_proj$" in str(refused.value) and "8-bit float block" in str(refused.value)
 
 
 def test_a_single_format_compressed_tensors_checkpoint_is_still_read() -> None:
-    """poolside's Laguna-XS.2-FP8: one config group, read as before (no refusal)."""
+    """poolside's Laguna-XS.2-FP8: one config group, read as before (no targets)."""
     model = load_model(str(CONFIGS / "heldout" / "wave2" / "poolside--Laguna-XS.2-FP8.json"))
-    assert (
-        model.quant.scheme == "compressed-tensors" and model.quant.method == "fp8" and not model.quant.unread
-    )
+    assert model.quant.scheme == "compressed-tensors" and model.quant.method == "fp8" and not model.quant.targeted
 
 
 def test_compressed_tensors_fp8_keeps_fp32_block_scales_on_deepseek_v4() -> None:

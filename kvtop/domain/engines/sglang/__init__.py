@@ -47,6 +47,9 @@ class SglangRules(SglangBudget, EngineBase):
         auto_fp8_dsa_gpus=BLACKWELL_GPUS,  # §10: the DSA default is FP8 on Blackwell
         compressed_latent_bytes=584,  # §6.4: DeepSeek-V4's FlashMLA V4 row (dsv4.py V4_ROW)
         pool_holds_no_op_layers=True,  # §6.1: the cell counts the stage's layers, DeciLM's no-op blocks too
+        # §6.1: Mllama's cross-attention layers (0.5.23 mllama.py RadixAttention is_cross_attention) hold their
+        # image tokens in the same pool, a slot of every layer (cell 163,840 B for the class default, as a dense one)
+        cross_attention_in_pool=True,
         # Gemma-3n's KV-shared layers: 0.5.23's pool sizes every num_hidden_layers layer (no kv-sharing read in
         # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20)
         shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM"}),

@@ -295,7 +295,8 @@ _WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")  # DeepSeek-OCR: C
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
-                         shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS)  # fmt: skip
+                         shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS,
+                         second_out_proj=("Step3VisionEncoderConfig",))  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

@@ -27,6 +27,15 @@
 - LongCat-Flash (LongcatFlashForCausalLM) on v0.33.0 without mla_scale_q_lora, mla_scale_kv_lora or zero_expert_type:
   models/longcat_flash.py reads them off transformers 5.20.2's LongcatFlashConfig, which defines none of them
   (scale_mla_lora_norms_on_load: AttributeError; LongcatMoe: assert config.zero_expert_type is not None).
+- A model type neither transformers 5.20.2's auto mapping nor vLLM's own config registry
+  (transformers_utils/config.py `_CONFIG_REGISTRY`) knows, with no `auto_map` (no configuration code ships to
+  trust): v0.33.0's get_config hands it to AutoConfig, which raises "The checkpoint you are trying to load has model
+  type `deepseek_ref` but Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4 FP8 configs;
+  the registry names `deepseek_v4`, not it). Only the types seen in real configs are listed.
+- Step-3.7 (Step3p7ForConditionalGeneration) on v0.33.0, whatever the config: models/step3p7.py builds step_vl.py's
+  PerceptionEncoder, whose __init__ (step_vl.py:361-364) reads the vision config's output_dim or width, heads and
+  layers; transformers 5.20.2's Step3p7VisionConfig renames width, heads and layers on load (__post_init__ pops them
+  into hidden_size, num_attention_heads, num_hidden_layers) and has no output_dim: AttributeError.
 """
 
 from __future__ import annotations
@@ -93,6 +102,23 @@ UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
                    "HYV3ForCausalLM": ("route_norm", "first_k_dense_replace", "expert_hidden_dim")},
         "v0.33.0 models/longcat_flash.py, models/hy_v3.py over transformers 5.20.2's config classes (no such fields)"),
 ))  # fmt: skip
+# model types v0.33.0's AutoConfig (transformers 5.20.2) and its _CONFIG_REGISTRY both lack, seen in real configs
+UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 not read"),
+    Era("0.33.0", frozenset({"deepseek_ref"}),
+        "v0.33.0 transformers_utils/config.py get_config: _CONFIG_REGISTRY (deepseek_v4, not deepseek_ref), else "
+        "AutoConfig.from_pretrained"),
+))  # fmt: skip
+# classes no config lets vLLM build (its own code fails on what transformers' config class holds), → why
+BROKEN_CLASSES_ERAS: Eras[dict[str, str]] = Eras((
+    Era("", {}, "before v0.33.0 not read"),
+    Era("0.33.0", {"Step3p7ForConditionalGeneration": (
+        "step_vl.py:361-364 (PerceptionEncoder.__init__) reads the vision config's output_dim or width, heads and "
+        "layers, which transformers 5.20.2's Step3p7VisionConfig renames on load (hidden_size, num_attention_heads, "
+        "num_hidden_layers) and does not define (output_dim): AttributeError")},
+        "v0.33.0 models/step3p7.py -> models/step_vl.py PerceptionEncoder; transformers 5.20.2 "
+        "configuration_step3p7.py Step3p7VisionConfig.__post_init__"),
+))  # fmt: skip
 TEXT_CONFIG_WORDS = (
     "The text_config extracted from the model config does not have `num_attention_heads` attribute."
 )
@@ -100,6 +126,18 @@ TEXT_CONFIG_WORDS = (
 
 def check_config(model: ModelSpec, version: ResolvedVersion) -> None:
     """Raise InputError where vLLM `version` refuses the config as it reads it."""
+    stated = model.config_model_type or model.model_type
+    if stated in era_for(UNKNOWN_MODEL_TYPES_ERAS, version).value and not model.auto_map_models:
+        raise InputError(
+            f"vLLM {version.label} cannot read model_type {stated!r}: neither transformers 5.20 nor vLLM's config "
+            "registry knows it and the config has no auto_map ('Transformers does not recognize this architecture')",
+            field="model_type",
+            source=model.source,
+        )
+    broken = era_for(BROKEN_CLASSES_ERAS, version).value.get(model.architecture)
+    if broken is not None:
+        raise InputError(f"vLLM {version.label} cannot build {model.architecture} from any config: {broken}",
+                         field="architectures", source=model.source)  # fmt: skip
     known = era_for(ROPE_TYPES_ERAS, version).value
     if known and model.rope_type and model.rope_type not in known:
         raise InputError(

@@ -111,6 +111,13 @@ DSV4_PARTS_ERAS: Eras[bool] = Eras((
 
 
 DSV4_FP8_METHODS = ("fp8", "deepseek_v4_fp8")  # quant_config.py DeepseekV4FP8Config.override_quantization_method
+# DeepSeek-V4's modules as v0.33.0 names them where a compressed-tensors checkpoint's targets are matched
+# (models/deepseek_v4/attention.py: `attn.fused_wqa_wkv`, `attn.wq_b`, `attn.wo_a`, `attn.wo_b`, `attn.indexer.wq_b`;
+# nvidia/model.py: `ffn.shared_experts.gate_up_proj` / `down_proj`, and the routed experts' FusedMoE asked as
+# `ffn.experts.0.w1/w3/w2`, its ckpt_names, by CompressedTensorsMoEMethod.get_moe_method)
+DSV4_TARGET_NAMES = ((".self_attn.wqkv_a", ".attn.fused_wqa_wkv"), (".self_attn", ".attn"),
+                     (".mlp.experts.0.down_proj", ".ffn.experts.0.w2"),
+                     (".mlp.shared_experts", ".ffn.shared_experts.down_proj"), (".mlp", ".ffn"))  # fmt: skip
 
 
 def dsv4_parts(model: ModelSpec, version: ResolvedVersion) -> dict[str, object]:
@@ -124,4 +131,5 @@ def dsv4_parts(model: ModelSpec, version: ResolvedVersion) -> dict[str, object]:
     # only a `quant_method: fp8` checkpoint (override_quantization_method): compressed-tensors FP8 keeps fp32 scales
     e8m0 = c.experts_fp4 and model.quant.method == "fp8" and model.quant.scheme in DSV4_FP8_METHODS
     return {"compressor_norm_model_dtype": True, "block_scale_bytes": 1 if e8m0 else None,
-            "sink_padded_local_heads": True}  # fmt: skip
+            "sink_padded_local_heads": True, "target_names": DSV4_TARGET_NAMES,
+            "targets_read": True}  # fmt: skip
