@@ -22,8 +22,8 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.calibration import batch_limits
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_launch_command
 from kvtop.domain.node import NodeSnapshot
