@@ -29,6 +29,17 @@ RankReader = Callable[[str], "tuple[int, RankTuple] | None"]
 _TAG = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)(\d{1,5})(?!\d)")
 
 
+def single(name: str, pattern: re.Pattern[str], convert: Callable[[str], Any]) -> RankHandler:
+    """A rank handler appending every match of `pattern` (its group 1, converted) to field `name`."""
+
+    def handle(text: str, fields: Fields) -> bool:
+        found = [convert(match.group(1)) for match in pattern.finditer(text)]
+        fields[name].extend(found)
+        return bool(found)
+
+    return handle
+
+
 @lru_cache(maxsize=1024)
 def rank_from_tags(tags: str, worker: str | None) -> RankTuple:
     """The rank `DP1 TP3 EP3` (or `EngineCore_DP0 Worker_TP1`) names, with a global worker rank if given."""

@@ -10,7 +10,6 @@ runs); the C++ runtime's read `[TensorRT-LLM][INFO] …` with no rank. Every GiB
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -23,7 +22,7 @@ from kvtop.domain.engines.trtllm.log_records import (
     ProfileSummary,
     TrtllmRankLog,
 )
-from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, version_line
+from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, single, version_line
 from kvtop.domain.wording import MIB as _MIB
 
 _NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
@@ -89,15 +88,6 @@ def _mib(text: str) -> Measured:
         text=text,
         unit="MiB",
     )
-
-
-def _single(name: str, pattern: re.Pattern[str], convert: Callable[[str], Any]) -> RankHandler:
-    def handle(text: str, fields: Fields) -> bool:
-        found = [convert(match.group(1)) for match in pattern.finditer(text)]
-        fields[name].extend(found)
-        return bool(found)
-
-    return handle
 
 
 def _allocated(text: str, fields: Fields) -> bool:
@@ -190,28 +180,28 @@ def _pytorch(text: str, fields: Fields) -> bool:
 
 HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("GiB for max tokens in paged KV cache", _allocated),
-    ("bytes for k/v cache", _single("legacy_pool_bytes", _LEGACY_BYTES, int)),
-    ("tokens in paged KV cache", _single("legacy_pool_tokens", _LEGACY_TOKENS, int)),
-    ("blocks per sequence", _single("legacy_blocks_per_sequence", _LEGACY_PER_SEQUENCE, int)),
-    ("could not be created:", _single("components_not_created", _NOT_CREATED, str)),
-    ("before component creation attempt (GiB):", _single("free_before_creation", _CREATION_FREE, _gib)),
-    ("Total GPU memory (GiB):", _single("creation_total", _CREATION_TOTAL, _gib)),
+    ("bytes for k/v cache", single("legacy_pool_bytes", _LEGACY_BYTES, int)),
+    ("tokens in paged KV cache", single("legacy_pool_tokens", _LEGACY_TOKENS, int)),
+    ("blocks per sequence", single("legacy_blocks_per_sequence", _LEGACY_PER_SEQUENCE, int)),
+    ("could not be created:", single("components_not_created", _NOT_CREATED, str)),
+    ("before component creation attempt (GiB):", single("free_before_creation", _CREATION_FREE, _gib)),
+    ("Total GPU memory (GiB):", single("creation_total", _CREATION_TOTAL, _gib)),
     ("Memory usage when calculating max tokens in paged kv cache", _cpp_memory),
-    ("Number of blocks in KV cache primary pool", _single("primary_pool_blocks", _PRIMARY, int)),
+    ("Number of blocks in KV cache primary pool", single("primary_pool_blocks", _PRIMARY, int)),
     ("Max KV cache blocks per sequence", _per_sequence),
-    ("Number of tokens per block", _single("tokens_per_block", _TOKENS_PER_BLOCK, int)),
+    ("Number of tokens per block", single("tokens_per_block", _TOKENS_PER_BLOCK, int)),
     ("Peak memory during memory usage profiling", _profile),
     ("in memory usage profiling:", _profiled),
-    ("Estimated max memory in KV cache", _single("estimated_max_memory", _ESTIMATED, _gib)),
+    ("Estimated max memory in KV cache", single("estimated_max_memory", _ESTIMATED, _gib)),
     ("and max_tokens are set (to", _max_tokens),
     ("max_tokens is set by kv_cache_config.max_tokens", _max_tokens),
-    ("exceeds upper bound", _single("window_upper_bounds", _UPPER_BOUND, int)),
-    ("max_seq_len is not specified, using inferred value", _single("inferred_max_seq_len", _INFERRED, int)),
+    ("exceeds upper bound", single("window_upper_bounds", _UPPER_BOUND, int)),
+    ("max_seq_len is not specified, using inferred value", single("inferred_max_seq_len", _INFERRED, int)),
     ("max_num_requests=", _summary),
-    ("GB for model weights", _single("weights_loaded", _WEIGHTS, _gib)),
+    ("GB for model weights", single("weights_loaded", _WEIGHTS, _gib)),
     ("Using LLM with PyTorch backend", _pytorch),
-    ("Loaded engine size:", _single("engine_size", _ENGINE_SIZE, _mib)),
-    ("MiB for execution context memory", _single("execution_context", _CONTEXT, _mib)),
+    ("Loaded engine size:", single("engine_size", _ENGINE_SIZE, _mib)),
+    ("MiB for execution context memory", single("execution_context", _CONTEXT, _mib)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 

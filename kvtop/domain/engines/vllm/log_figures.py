@@ -1,21 +1,18 @@
-"""How vLLM prints a figure in its startup log, and the two ways a line's handler keeps what it read.
+"""How vLLM prints a figure in its startup log, and how a handler completes the latest record (`merge`).
 
 vLLM prints memory with `format_gib` (Python `round(x, 2)`, trailing zeros dropped: "22.5") or
 `%.2f`/`%.4f`; every figure is bytes / 2**30, even where old builds label it "GB". A figure is
 therefore never taken at fewer than 2 decimals. A handler appends each match to one field
-(`single`), or completes the latest record of its process (`merge`): a multi-sentence message may be
+(`log_dialect.single`), or completes the latest record of its process (`merge`): a multi-sentence message may be
 reflowed over several lines, each sentence matched on its own (docs/engines/vllm.md §1).
 """
-
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.engine_log import Measured, Rounded
-from kvtop.domain.log_dialect import Fields, RankHandler
 
 NUM = r"-?\d{1,15}(?:\.\d{1,12})?"
 COUNT = r"(\d[\d,]{0,29})"
@@ -72,14 +69,3 @@ def merge(items: list[Any], values: dict[str, Any], *, new: bool = False) -> boo
     else:
         items.append(stated)
     return True
-
-
-def single(name: str, pattern: re.Pattern[str], convert: Callable[[str], Any]) -> RankHandler:
-    """A handler appending every match of `pattern` (group 1, converted) to field `name`."""
-
-    def handle(text: str, fields: Fields) -> bool:
-        found = [convert(match.group(1)) for match in pattern.finditer(text)]
-        fields[name].extend(found)
-        return bool(found)
-
-    return handle

@@ -30,7 +30,6 @@ from kvtop.domain.engines.vllm.log_figures import (
     merge,
     rounded,
     rounded_text,
-    single,
 )
 from kvtop.domain.engines.vllm.log_memory import MEMORY_HANDLERS
 from kvtop.domain.engines.vllm.log_records import (
@@ -46,7 +45,7 @@ from kvtop.domain.engines.vllm.log_records import (
     V0MemoryProfile,
     VllmRankLog,
 )
-from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler
+from kvtop.domain.log_dialect import Fields, LogDialect, RankHandler, single
 
 _LOADING = re.compile(
     rf"(?:Model loading|Loading model weights) took ({NUM})\s*(GiB|GB)(?:\s+memory)?(?:\s+and\s+({NUM})\s*s)?"
