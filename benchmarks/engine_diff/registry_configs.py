@@ -29,6 +29,8 @@ DEFAULT_CONFIGS = REGISTRY_DATA / "configs"
 REGISTRIES = DATA / "architectures" / "engine_registries.json"
 REGISTRY_KEYS = {"vllm": ("vllm_text_generation", "vllm_multimodal"), "sglang": ("sglang",)}
 NOT_CONFIGS = ("transformers_params.json",)
+# The vision towers a config names by checkpoint id (towers_named.py reads them): encoders, not served models
+TOWER_CONFIGS = DATA / "configs" / "towers_named"
 POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 NO_POSITIONS_CONTEXT = 2048  # vLLM's default_max_len where a config names none of them
@@ -484,7 +486,7 @@ def real_configs() -> list[ConfigFile]:
     for path in sorted(DATA.rglob("*.json"), key=lambda p: (_reconstructed(p), p)):
         if path.name.endswith(QUANT_SUFFIX) or path.name in NOT_CONFIGS or DEFAULT_CONFIGS in path.parents:
             continue
-        if REGISTRY_DATA in path.parents or "fixtures" in path.parts:
+        if REGISTRY_DATA in path.parents or TOWER_CONFIGS in path.parents or "fixtures" in path.parts:
             continue
         try:
             data = json.loads(path.read_text())
