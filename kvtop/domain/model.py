@@ -292,12 +292,11 @@ class TowerSpec(BaseModel):
     # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
     # (StageParts.tower_as_transformers); 0 where the kind does not count it
     transformers_params: int = 0
-    # the encoder class whose blocks (head_split_params, of them head_split_mlp_params the MLPs) each engine divides
-    # its own way (TowerSplit.blocks), the MLP width its `width` rule reads, and the K bias a fused qkv may add
-    block_class: str = ""
-    block_mlp_width: int = 0
+    block_class: str = ""  # the encoder class whose head_split_params each engine divides its way (TowerSplit.blocks)
+    block_mlp_width: int = 0  # of its MLPs (head_split_mlp_params) the width a `width` rule reads; a fused K bias:
     k_bias_params: int = 0
     head_params: int = 0  # of head_split_params: one head's across the blocks (what a dummy head adds, split)
+    head_norm_params: int = 0  # and whole: one head's share of q/k norms over the padded width (InternViT's)
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""
@@ -313,7 +312,7 @@ class TowerSpec(BaseModel):
         return None
 
     def _blocks_split(self, tp: int, how: TowerSplit) -> tuple[int, int, int]:
-        """(of `params` the split blocks; what the engine adds split: a K bias, dummy heads; a K bias whole) at `tp`."""
+        """(of `params` the split blocks; what the engine adds split: K bias, dummy heads; and whole) at `tp`."""
         rule = self.block_rule(how)
         if rule is None:
             heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
@@ -323,8 +322,9 @@ class TowerSpec(BaseModel):
         out = self.head_split_params - self.head_split_mlp_params if attention_split else 0
         out += self.head_split_mlp_params if splits(rule.mlp, tp, self.heads, self.block_mlp_width) else 0
         k_bias = self.k_bias_params if rule.k_bias else 0
-        padded = dummy_heads(rule, tp, self.heads) * self.head_params
-        return out, (k_bias if attention_split else 0) + padded, (0 if attention_split else k_bias)
+        dummy = dummy_heads(rule, tp, self.heads)
+        added_whole = (0 if attention_split else k_bias) + dummy * self.head_norm_params
+        return out, (k_bias if attention_split else 0) + dummy * self.head_params, added_whole
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""

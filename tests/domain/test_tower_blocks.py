@@ -1,6 +1,6 @@
 """How each engine divides a tower's encoder blocks over TP (kvtop.domain.tower_blocks, each engine's
 `architectures.TOWER_SPLIT.blocks`): Qwen3-Omni's audio encoder above TP 4, GLM-ASR's encoder, GLM-4.5V's vision
-attention at TP 8.
+attention at TP 8, InternViT-6B's 25 heads at TP 2, EXAONE-4.5's vision MLP at TP 8.
 
 Oracle: the engines' meta builds kept as the registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json,
 sglang-0.5.23.json, `param_bytes` by top-level child; registry_sweep.py --tps 1,2,4,8, session 43):
@@ -154,6 +154,24 @@ def test_vllm_refuses_an_unpadded_vision_mlp_that_does_not_divide() -> None:
     assert not launch_refusals(data_parallel)  # the encoder built at TP 1 (is_vit_use_data_parallel)
     tower = model_from_config(_config(EXAONE)).tower
     assert tower is not None and tower.mlp_width == 3420 and tower.not_built(8, SGLANG_SPLIT) is None
+
+
+INTERN = DATA / "engine_diff" / "configs" / "OpenGVLab--InternVL3-1B-InternViT-6B.RECONSTRUCTED.json"
+
+
+def test_internvit_6b_heads_padded_by_sglang_whole_in_vllm_at_tp2() -> None:
+    """InternViT-6B (45 blocks, width 3200, 25 heads of 128, no qkv bias, q/k RMSNorms) at TP 2. Its attention
+    (qkv 3 × 3200² and proj 3200², × 45 = 1,843,200,000 parameters): vLLM whole (25 heads do not divide), so
+    vision_model + mlp1 = 7,410,614,016 B a rank as kvtop had it; SGLang pads to 26 heads, one zero head of
+    45 × 4 × 128 × 3200 = 73,728,000 parameters split and 45 × 2 × 128 = 11,520 of q/k norm whole: (1,843,200,000 +
+    73,728,000) ÷ 2 + 11,520 a rank, 884,724,480 parameters (1,769,448,960 B) less than whole, 5,641,165,056 B."""
+    for engine, version, split, expected in (("vllm", "0.33.0", VLLM_SPLIT, 7_410_614_016),
+                                             ("sglang", "0.5.23", SGLANG_SPLIT, 5_641_165_056)):  # fmt: skip
+        row = _row(engine, version, INTERN.stem, 2)["stages"][0]["param_bytes"]
+        assert row["vision_model"] + row["mlp1"] == expected
+        assert _tower_bytes(_config(INTERN), 2, split) == expected
+    tower = model_from_config(_config(INTERN)).tower
+    assert tower is not None and (tower.head_params, tower.head_norm_params) == (73_728_000, 11_520)
 
 
 @pytest.mark.parametrize("tp", [1, 2])

@@ -301,6 +301,9 @@ _WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")  # DeepSeek-OCR: C
 # GLM-4.5V's vision attention (glm4v.py Glm4vVisionBlock's VisionAttention, num_dummy_heads): padded with zero heads
 # to a multiple of TP (zai-org--GLM-4.5V, 12 heads, meta-built at TP 8: visual 311,829,504 B a rank).
 _BLOCKS = (
+    ("InternVisionModel", BlockSplit(attention="pad",
+                                     source="0.5.23 srt/models/internvl.py InternAttention; "
+                                     "srt/layers/attention/vision_utils.py update_vit_attn_dummy_heads_config")),
     ("Glm4vVisionTransformer", BlockSplit(attention="pad",
                                           source="0.5.23 srt/models/glm4v.py; srt/layers/attention/vision_utils.py "
                                           "update_vit_attn_dummy_heads_config")),

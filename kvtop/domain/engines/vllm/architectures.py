@@ -300,6 +300,9 @@ TABLE = RegistryTable("vLLM", RANGES, _wording)
 # GLM-4.5V's vision attention (glm4_1v.py Glm4vVisionAttention): split, asserting the heads divide (zai-org--GLM-4.5V,
 # 12 heads, at TP 8: "12 is not divisible by 8").
 _BLOCKS = (
+    ("InternVisionModel", BlockSplit(attention="heads",
+                                     source="0.33.0 model_executor/models/intern_vit.py InternVisionEncoderLayer: "
+                                     "InternParallelAttention where num_heads % tp == 0, else whole")),
     ("Glm4vVisionTransformer", BlockSplit(attention="always",
                                           source="0.33.0 model_executor/models/glm4_1v.py Glm4vVisionAttention "
                                           "(dist_utils.divide(num_heads, tp))")),
