@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.quant import NO_QUANT, QuantSpec
+from kvtop.domain.tower_blocks import BlockSplit, cannot_build, dummy_heads, splits
 
 
 class AttentionKind(str, Enum):
@@ -237,6 +238,7 @@ class TowerSplit(BaseModel):
     replicated_linears: bool = False
     projector_whole: bool = False
     mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
+    mlp_divides: bool = False  # that width unpadded must divide by TP (vLLM MergedColumnParallelLinear asserts it)
     block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
     post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
     float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
@@ -253,6 +255,8 @@ class TowerSplit(BaseModel):
     # towers (by TowerSpec.config_class) whose blocks the engine gives a second output projection (SGLang 0.5.23
     # step3_vl.py: Step3VisionAttention's out_proj beside its VisionAttention's proj)
     second_out_proj: tuple[str, ...] = ()
+    # per encoder class (TowerSpec.block_class), when its attention and MLP split (kvtop.domain.tower_blocks)
+    blocks: tuple[tuple[str, BlockSplit], ...] = ()
 
 
 VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
@@ -311,16 +315,49 @@ class TowerSpec(BaseModel):
     transformers_params: int = 0
     second_out_proj_split_params: int = 0  # a second output projection a block (TowerSplit.second_out_proj): split
     second_out_proj_whole_params: int = 0  # … and its biases, whole
+    block_class: str = ""  # the encoder class whose head_split_params each engine divides its way (TowerSplit.blocks)
+    block_mlp_width: int = 0  # of its MLPs (head_split_mlp_params) the width a `width` rule reads; a fused K bias:
+    k_bias_params: int = 0
+    head_params: int = 0  # of head_split_params: one head's across the blocks (what a dummy head adds, split)
+    head_norm_params: int = 0  # and whole: one head's share of q/k norms over the padded width (InternViT's)
+
+    def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
+        """The engine's rule for this tower's encoder class, where it states one."""
+        return dict((split or TowerSplit()).blocks).get(self.block_class) if self.block_class else None
+
+    def not_built(self, tp: int, split: TowerSplit | None = None) -> str | None:
+        """Why the engine's build of the tower stops at `tp` (its own assertion), else None."""
+        how, rule = split or TowerSplit(), self.block_rule(split)
+        if rule is not None and cannot_build(rule, tp, self.heads):
+            return f"splits {self.block_class}'s attention whatever its heads: {self.heads} heads do not divide by TP {tp}"
+        if how.mlp_divides and self.mlp_width and self.mlp_width % tp:
+            return f"splits the tower's gated MLP unpadded: {self.mlp_width:,} wide does not divide by TP {tp}"
+        return None
+
+    def _blocks_split(self, tp: int, how: TowerSplit) -> tuple[int, int, int]:
+        """(of `params` the split blocks; what the engine adds split: K bias, dummy heads; and whole) at `tp`."""
+        rule = self.block_rule(how)
+        if rule is None:
+            heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
+            heads_split = 0 if self.config_class in how.whole_blocks else heads_split
+            return (heads_split if self.heads and self.heads % tp == 0 else 0), 0, 0
+        attention_split = splits(rule.attention, tp, self.heads, self.block_mlp_width)
+        out = self.head_split_params - self.head_split_mlp_params if attention_split else 0
+        out += self.head_split_mlp_params if splits(rule.mlp, tp, self.heads, self.block_mlp_width) else 0
+        k_bias = self.k_bias_params if rule.k_bias else 0
+        dummy = dummy_heads(rule, tp, self.heads)
+        added_whole = (0 if attention_split else k_bias) + dummy * self.head_norm_params
+        return out, (k_bias if attention_split else 0) + dummy * self.head_params, added_whole
 
     def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
         """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
         how = split or TowerSplit()
-        heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
-        heads_split = 0 if self.config_class in how.whole_blocks else heads_split
-        shared = self.tp_split_params + (heads_split if self.heads and self.heads % tp == 0 else 0)
+        blocks, k_split, k_whole = self._blocks_split(tp, how)
+        shared = self.tp_split_params + blocks
         shared += self.replicated_params if how.replicated_linears else 0
         shared -= self.projector_params if how.projector_whole else 0
-        whole = self.params - shared + (self.post_norm_params if how.post_norm else 0)
+        whole = self.params - shared + (self.post_norm_params if how.post_norm else 0) + k_whole
+        shared += k_split  # a K bias or dummy heads beyond the checkpoint's parameters, split with the attention
         if self.config_class in how.second_out_proj:
             shared += self.second_out_proj_split_params
             whole += self.second_out_proj_whole_params

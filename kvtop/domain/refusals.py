@@ -21,6 +21,7 @@ from kvtop.domain.launch import spelling_of
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger_values import Ledger
+    from kvtop.domain.model import TowerSplit
 
 MODEL_FLAG = "--model"
 
@@ -60,4 +61,21 @@ def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Re
         f"{positions:,} positions (max_position_embeddings)",
         source=source,
         override=override,
+    )
+
+
+def tower_blocks_refusal(ledger: Ledger, split: TowerSplit, *, mlp_source: str = "") -> Refusal | None:
+    """A tower the engine's build cannot split at this TP (`TowerSpec.not_built`): its encoder's attention split
+    whatever the heads (`BlockSplit.attention` "always"; its rule's source), or a gated MLP whose unpadded width must
+    divide (`TowerSplit.mlp_divides`; `mlp_source`). The engine asserts divisibility and the launch stops."""
+    tower, tp = ledger.model.tower, ledger.settings.tp
+    why = None if tower is None else tower.not_built(tp, split)
+    if tower is None or why is None:
+        return None
+    rule = tower.block_rule(split)
+    source = rule.source if rule is not None and rule.attention == "always" and tower.heads % tp else mlp_source
+    return Refusal(
+        field=spelling_of(ledger.settings.engine, "tp"),
+        message=f"{display_name(ledger.settings.engine)} {ledger.version.label} {why}",
+        source=source,
     )

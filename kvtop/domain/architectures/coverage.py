@@ -33,6 +33,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
     "Qwen3OmniMoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
     "GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration",
+    "GlmAsrForConditionalGeneration",  # each engine divides its encoder its own way (TowerSplit.blocks)
 })  # fmt: skip
 
 # Kinds of model that hold no KV cache of generated tokens, or only beside another model's.
@@ -236,9 +237,6 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
     "(whisper.py) and a stacked-frame projector: no tower kind yet",
     "Qwen3ASRRealtimeGeneration": "Qwen3-ASR's streaming class (vLLM 0.33.0 qwen3_asr_realtime.py over "
     "Qwen3ASRForConditionalGeneration): not checked against its build",
-    "GlmAsrForConditionalGeneration": "GLM-ASR: vLLM 0.33.0 glmasr.py builds its own encoder (QKVParallelLinear with "
-    "a k bias, split over TP; a split projector), SGLang 0.5.23 glmasr.py transformers' GlmAsrEncoder and "
-    "projector (k unbiased, whole): the engines' builds differ and no tower kind holds both yet",
     "MiDashengLMModel": "MiDashengLM's Dasheng audio transformer (a mel frontend and a 2-D patch embedding; vLLM "
     "0.33.0 / SGLang 0.5.23 midashenglm.py) and subsampling projector: no tower kind yet",
     "MoonshotKimiaForCausalLM": "Kimi-Audio: vLLM 0.33.0 kimi_audio.py sizes its Whisper encoder from the "

@@ -83,6 +83,7 @@ AUTO_TEXT: Mapping[str, str] = {
     "audioflamingo3": "qwen2",  # AudioFlamingo3Config
     "granite_speech": "granite",  # GraniteSpeechConfig: text_config through AutoConfig, default granite
     "granite_speech_plus": "granite",
+    "glmasr": "llama",  # GlmAsrConfig: text_config through AutoConfig, default llama (its _default_text_config_kwargs)
 }
 
 

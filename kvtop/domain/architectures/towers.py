@@ -268,11 +268,12 @@ def _read_audio(
             return None  # vLLM sizes the position table by image_size (absent: it cannot build), kvtop by the rows
         audio_section = outer.get("audio_config") or {}
         extra = validated(towers_audio.Qwen3OmniAudioFields, audio_section, source=source, prefix="audio_config.")
-        whole, split = towers_audio.qwen3_omni_audio(
-            towers_audio.audio_sizes(audio_section, tower.audio_defaults, source), extra
-        )
-        return qwen3.model_copy(update={"params": qwen3.params + whole + split, "head_split_params": split,
-                                        "heads": extra.encoder_attention_heads})  # fmt: skip
+        sizes = towers_audio.audio_sizes(audio_section, tower.audio_defaults, source)
+        encoder = towers_audio.qwen3_omni_audio(sizes, extra)
+        return qwen3.model_copy(update={"params": qwen3.params + encoder.whole + encoder.blocks,
+                                        "head_split_params": encoder.blocks, "head_split_mlp_params": encoder.mlp,
+                                        "heads": extra.encoder_attention_heads, "block_mlp_width": sizes.encoder_ffn_dim,
+                                        "block_class": towers_audio.QWEN3_OMNI_AUDIO})  # fmt: skip
     if tower.kind == "granite_speech":  # `encoder_config`, `projector_config` and the outer window fields
         return towers_audio.granite_speech(
             validated(towers_audio.GraniteSpeechEncoderFields, section, source=source, prefix="encoder_config."),
@@ -283,9 +284,15 @@ def _read_audio(
         )  # fmt: skip
     if tower.kind == "qwen3_asr":  # the Qwen3-Omni audio encoder alone
         asr = validated(towers_audio.Qwen3OmniAudioFields, section, source=source, prefix="audio_config.")
-        whole, split = towers_audio.qwen3_omni_audio(towers_audio.audio_sizes(section, tower.defaults, source), asr)
-        return TowerSpec(params=whole + split, tp_split_params=0, config_class=tower.config_class, source=tower.source,
-                         head_split_params=split, heads=asr.encoder_attention_heads)  # fmt: skip
+        sizes = towers_audio.audio_sizes(section, tower.defaults, source)
+        encoder = towers_audio.qwen3_omni_audio(sizes, asr)
+        return TowerSpec(params=encoder.whole + encoder.blocks, tp_split_params=0, config_class=tower.config_class,
+                         source=tower.source, head_split_params=encoder.blocks, head_split_mlp_params=encoder.mlp,
+                         heads=asr.encoder_attention_heads, block_mlp_width=sizes.encoder_ffn_dim,
+                         block_class=towers_audio.QWEN3_OMNI_AUDIO)  # fmt: skip
+    if tower.kind == "glm_asr":
+        glm = validated(towers_audio.GlmAsrEncoderFields, section, source=source, prefix="audio_config.")
+        return towers_audio.glm_asr(glm, text_hidden, tower.config_class, tower.source)
     sizes = towers_audio.audio_sizes(section, tower.defaults, source)
     if tower.kind == "audioflamingo3":
         bias = validated(towers_audio.AudioFlamingo3OuterFields, outer, source=source)

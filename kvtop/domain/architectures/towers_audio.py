@@ -48,12 +48,22 @@ LayerNorm), out (Column hidden → output_dim) and out_mid (Row back), biased; a
 from `projector_config`: `query` (window_size ÷ downsample_rate rows), vLLM blip2.py's Blip2QFormerModel
 (towers_blip.qformer_params, its encoder_hidden_size the cross-attention's input) and `linear` (→ text, biased).
 Column/Row layers split over TP (a row-parallel bias whole); the rest whole.
+
+GLM-ASR (`glm_asr`; transformers models/glmasr GlmAsrEncoder over `audio_config`, GlmAsrEncoderConfig's defaults
+where absent): conv1 num_mel_bins → hidden and conv2 hidden → hidden, kernel 3, biased; `num_hidden_layers` layers of
+q_proj (biased), k_proj (unbiased), v_proj (biased; k and v num_key_value_heads × head_dim wide), o_proj (biased),
+two LayerNorms, fc1 hidden → intermediate_size and fc2 back, biased; a final LayerNorm; rotary positions (no
+parameter). GlmAsrMultiModalProjector: linear_1 intermediate_size → 2 × text width, linear_2 → text width, biased.
+The language model LlamaForCausalLM over `text_config`. The engines build it apart (TowerSplit.blocks, by
+`GlmAsrEncoder`): vLLM 0.33.0 glmasr.py its own layers, QKVParallelLinear with bias=True for q, k and v (a K bias
+the checkpoint lacks: TowerSpec.k_bias_params), RowParallelLinear o_proj, Column/Row fc1 / fc2 and a Column/Row
+projector, all split over TP; SGLang 0.5.23 glmasr.py transformers' own classes (nn.Linear): all whole, no K bias.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import AliasChoices, Field
 
@@ -64,7 +74,7 @@ from kvtop.domain.model import TowerSpec
 
 # the Tower kinds towers.py reads here
 KINDS = frozenset(
-    {"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni", "qwen3_asr", "granite_speech"}
+    {"qwen2_audio", "audioflamingo3", "qwen2_5_omni", "qwen3_omni", "qwen3_asr", "granite_speech", "glm_asr"}
 )
 
 
@@ -156,15 +166,60 @@ class Qwen3OmniAudioFields(ConfigSection):
     encoder_attention_heads: Heads = 20
 
 
-def qwen3_omni_audio(sizes: WhisperEncoderFields, extra: Qwen3OmniAudioFields) -> tuple[int, int]:
-    """(whole, split where the heads divide by TP) of Qwen3OmniMoeAudioEncoder as vLLM 0.33.0 builds it."""
+class AudioBlocks(NamedTuple):
+    """An audio encoder's parameters as the towers hold them: whole on every rank, the blocks each engine divides its
+    own way (TowerSplit.blocks, by `block_class`), and of those the MLPs'."""
+
+    whole: int
+    blocks: int
+    mlp: int
+
+
+QWEN3_OMNI_AUDIO = "Qwen3OmniMoeAudioEncoder"
+
+
+def qwen3_omni_audio(sizes: WhisperEncoderFields, extra: Qwen3OmniAudioFields) -> AudioBlocks:
+    """Qwen3OmniMoeAudioEncoder: whole, the blocks (qkv with its bias, out_proj's weight, fc1 with its bias, fc2's
+    weight) and of them the MLPs' (vLLM 0.33.0 and SGLang 0.5.23 divide them differently: tower_blocks)."""
     d, ffn, stem = sizes.d_model, sizes.encoder_ffn_dim, extra.downsample_hidden_size
     mels = (((sizes.num_mel_bins + 1) // 2 + 1) // 2 + 1) // 2  # the mel axis after three stride-2 convs
     convs = stem * 9 + stem + 2 * (stem * stem * 9 + stem) + stem * mels * d
-    split = sizes.encoder_layers * (3 * d * d + 3 * d + d * d + d * ffn + ffn + ffn * d)
+    mlp = sizes.encoder_layers * (d * ffn + ffn + ffn * d)
+    blocks = sizes.encoder_layers * (3 * d * d + 3 * d + d * d) + mlp
     whole = convs + sizes.encoder_layers * (d + d + 2 * 2 * d)  # out_proj's and fc2's biases, two LayerNorms
     whole += 2 * d + d * d + d + d * extra.output_dim + extra.output_dim  # ln_post, proj1, proj2
-    return whole, split
+    return AudioBlocks(whole, blocks, mlp)
+
+
+class GlmAsrEncoderFields(ConfigSection):
+    """GlmAsrEncoderConfig's fields (transformers models/glmasr: its class defaults where absent)."""
+
+    hidden_size: Hidden = 1280
+    intermediate_size: Intermediate = 5120
+    num_hidden_layers: Layers = 32
+    num_attention_heads: Heads = 20
+    num_key_value_heads: Heads | None = None  # None: num_attention_heads (GlmAsrEncoderConfig.__post_init__)
+    num_mel_bins: Dim = 128
+
+
+GLM_ASR_ENCODER = "GlmAsrEncoder"
+
+
+def glm_asr(encoder: GlmAsrEncoderFields, text_hidden: int, config_class: str, source: str) -> TowerSpec:
+    """GLM-ASR's encoder and projector as the checkpoint holds them (module docstring): the blocks each engine
+    divides its own way, the projector split (Column/Row) or whole (TowerSplit.projector_whole)."""
+    h, ffn, layers = encoder.hidden_size, encoder.intermediate_size, encoder.num_hidden_layers
+    kv = (encoder.num_key_value_heads or encoder.num_attention_heads) * (h // encoder.num_attention_heads)
+    mlp = layers * (h * ffn + ffn + ffn * h)  # fc1 with its bias, fc2's weight
+    blocks = layers * (h * h + h + h * kv + h * kv + kv + h * h) + mlp  # q (biased), k, v (biased), o's weight
+    whole = encoder.num_mel_bins * h * 3 + h + h * h * 3 + h  # conv1, conv2
+    whole += layers * (2 * 2 * h + h + h) + 2 * h  # two LayerNorms, o_proj's and fc2's biases; the final LayerNorm
+    projector = ffn * 2 * text_hidden + 2 * text_hidden + 2 * text_hidden * text_hidden  # linear_1, linear_2's weight
+    whole += text_hidden  # linear_2's bias (row-parallel: whole)
+    return TowerSpec(params=whole + blocks + projector, tp_split_params=projector, projector_params=projector,
+                     config_class=config_class, source=source, head_split_params=blocks, head_split_mlp_params=mlp,
+                     heads=encoder.num_attention_heads, block_mlp_width=ffn, block_class=GLM_ASR_ENCODER,
+                     k_bias_params=layers * kv)  # fmt: skip
 
 
 class GraniteSpeechEncoderFields(ConfigSection):

@@ -35,7 +35,7 @@ QWEN2_VL = Tower(
 GLM4V = Tower(
     "Glm4vVisionConfig", "transformers models/glm4v (Glm4vVisionModel); vLLM 0.33.0 glm4_1v.py, SGLang 0.5.23 glm4v.py",
     {"depth": 24, "hidden_size": 1536, "intermediate_size": 13696, "out_hidden_size": 4096, "in_channels": 3,
-     "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
+     "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "num_heads": 12},
     kind="glm4v",
 )  # fmt: skip
 QWEN2_5_VL = Tower(
@@ -340,10 +340,15 @@ MIMO_V2_OMNI = Tower(
     towers_mimo.CONFIG_CLASS, towers_mimo.SOURCE, kind="mimo_v2_omni", audio_counted=True,
     notes=(towers_mimo.AUDIO_TOKENIZER_NOT_MODELLED,),
 )  # fmt: skip
+# GLM-ASR: GlmAsrEncoder and GlmAsrMultiModalProjector (towers_audio.glm_asr), built its own way by each engine
+GLM_ASR = Tower(
+    "GlmAsrEncoderConfig", "transformers models/glmasr; vLLM 0.33.0 glmasr.py; SGLang 0.5.23 glmasr.py",
+    kind="glm_asr", section="audio_config", audio_counted=True,
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
-    "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH,
+    "granite_speech": GRANITE_SPEECH, "granite_speech_plus": GRANITE_SPEECH, "glmasr": GLM_ASR,
 }  # fmt: skip
 # Isaac's SigLIP2 and pixel-shuffle MLP (towers_isaac): PixelShuffleSiglip2VisionConfig's defaults (Siglip2VisionConfig's
 # and 256 patches) where vision_config leaves a field out

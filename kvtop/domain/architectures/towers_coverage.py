@@ -39,6 +39,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Qwen3OmniMoeForConditionalGeneration": "qwen3_omni_moe_thinker", "Qwen3ASRForConditionalGeneration": "qwen3_asr_thinker",
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
     "IsaacForConditionalGeneration": "isaac",
+    "GlmAsrForConditionalGeneration": "glmasr",
 }  # fmt: skip
 
 # Where kvtop knows why a tower it sees is not read (else: no tower kind describes it yet)

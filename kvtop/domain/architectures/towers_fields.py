@@ -77,7 +77,8 @@ class Tower:
     # (towers_phi); MiniCPM-V 4.6/4.7's SigLIP, window-attention merger and merger (towers_minicpm); Muse-Glimmer's
     # vision encoder, adapter and projection (towers_muse); PaliGemma's SigLIP and projector (towers_vit);
     # Qwen2-Audio's and AudioFlamingo3's Whisper encoders and projectors (towers_audio: `audio_config`);
-    # Qwen2.5-Omni's and Qwen3-Omni-MoE's thinkers: a Qwen ViT and an audio encoder (towers_audio)
+    # Qwen2.5-Omni's and Qwen3-Omni-MoE's thinkers: a Qwen ViT and an audio encoder (towers_audio); GLM-ASR's
+    # encoder and projector (towers_audio: each engine divides its blocks its own way, TowerSplit.blocks)
     kind: Literal[
         "qwen",
         "siglip_gemma3",
@@ -119,6 +120,7 @@ class Tower:
         "step3_vl",
         "isaac",
         "mimo_v2_omni",
+        "glm_asr",
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)

@@ -16,6 +16,10 @@ Meta-built (`registry_sweep.py --params default--Glm4vForConditionalGeneration`)
 ReplicatedLinear (whole: `projector_params`, whole where TowerSplit.projector_whole) and its LayerNorm in
 float32 (srt/layers/layernorm.py LayerNorm: `float32_norm_params`, TowerSplit.float32_norms); the position
 table is an nn.Embedding, whole in both: 1,785,013,248 B at TP 1, 937,239,552 B a rank at TP 2.
+The blocks' attention (qkv and proj, `head_split_params`, block class Glm4vVisionTransformer) divides by each
+engine's rule (kvtop.domain.tower_blocks): vLLM asserts num_heads divides by TP, SGLang pads the heads with zero
+dummy heads to a multiple of TP (one head: depth × 4 × head_dim × width, `head_params`). zai-org/GLM-4.5V (12
+heads) at TP 8: vLLM refuses ("12 is not divisible by 8"), SGLang's visual 311,829,504 B a rank.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvtop.domain.model import TowerSpec
+
+BLOCK_CLASS = "Glm4vVisionTransformer"  # the engines' rules for its attention: TowerSplit.blocks
 
 
 def glm4v_vision(values: Mapping[str, Any], config_class: str, source: str) -> TowerSpec:
@@ -36,7 +42,11 @@ def glm4v_vision(values: Mapping[str, Any], config_class: str, source: str) -> T
         positions * width + depth * 2 * width + 2 * width
     )  # the table; block, post-conv and post RMSNorms
     whole += width * out * merge * merge + out + 2 * out  # downsample with its bias; the merger's LayerNorm
-    split = depth * (3 * width * width + width * width + 2 * width * mlp + mlp * width)
+    attention = depth * (3 * width * width + width * width)  # qkv and proj, no biases
+    split = depth * (2 * width * mlp + mlp * width)
     split += out * out + 2 * out * context + context * out
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source,
-                     projector_params=out * out, float32_norm_params=2 * out)  # fmt: skip
+    heads = values["num_heads"]
+    return TowerSpec(params=whole + split + attention, tp_split_params=split, config_class=config_class,
+                     source=source, projector_params=out * out, float32_norm_params=2 * out,
+                     head_split_params=attention, heads=heads, block_class=BLOCK_CLASS,
+                     head_params=depth * 4 * (width // heads) * width)  # fmt: skip

@@ -8,7 +8,10 @@ k RMSNorms over the width where `qk_normalization`, the layer scales ls1 and ls2
 fc1 (Column, with its bias) and fc2 (Row) always split over TP; qkv (QKVParallelLinear, with its bias) and proj
 (Row) only where the head count divides by TP — else the attention is built whole (`use_data_parallel`). The
 projector `mlp1` is nn.Sequential(LayerNorm(width × r²), Linear(width × r² → text), GELU, Linear(text → text))
-with r = 1 ÷ `downsample_ratio`: plain nn.Linear, whole on every rank.
+with r = 1 ÷ `downsample_ratio`: plain nn.Linear, whole on every rank. SGLang 0.5.23 internvl.py splits the same
+parts where the heads divide, but where they do not pads them with zero heads to a multiple of TP
+(vision_utils.update_vit_attn_dummy_heads_config: qkv, proj and, split, one head's `head_params`; the q/k RMSNorms
+over the padded width, whole, `head_norm_params`): each engine's TowerSplit.blocks["InternVisionModel"].
 
 InternVL's transformers format (`internvl`, vLLM interns1.py + interns1_vit.py) holds the same tensors under
 other names (InternVLVisionConfig: `attention_bias`, `use_qk_norm`, image and patch sizes as pairs, an optional
@@ -28,6 +31,9 @@ from kvtop.domain.architectures.towers_vit import layers_built
 from kvtop.domain.config_types import MAX_DIM, ConfigSection, Factor, Flag, Name
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import TowerSpec
+
+# the engines' rules for its attention (TowerSplit.blocks): vLLM whole where the heads do not divide, SGLang pads them
+BLOCK_CLASS = "InternVisionModel"
 
 
 class InternVitFields(ConfigSection):
@@ -53,9 +59,12 @@ def intern_vit(
     body = intern_vit_body(values, vit, outer, where=where)
     shuffled = body.shuffled_width
     mlp1 = 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+    head_dim = values["hidden_size"] // body.heads
+    per_head = body.depth * (4 * head_dim * values["hidden_size"] + (3 * head_dim if vit.qkv_bias else 0))
     return TowerSpec(params=body.whole + mlp1 + body.split + body.heads_split, tp_split_params=body.split,
                      head_split_params=body.heads_split, heads=body.heads, config_class=config_class,
-                     source=source)  # fmt: skip
+                     source=source, block_class=BLOCK_CLASS, head_params=per_head,
+                     head_norm_params=body.depth * 2 * head_dim if vit.qk_normalization else 0)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,7 @@ class InternVitBody:
     heads_split: int
     heads: int
     shuffled_width: int
+    depth: int  # the blocks built (up to select_layer)
 
 
 def intern_vit_body(
@@ -100,7 +110,7 @@ def intern_vit_body(
     qkv_bias = 3 * padded if vit.qkv_bias else 0
     heads_split = depth * (3 * padded * width + qkv_bias + padded * width)  # qkv (with its bias) and proj
     return InternVitBody(whole=whole, split=split, heads_split=heads_split, heads=heads + dummy_heads,
-                         shuffled_width=width * ratio * ratio)  # fmt: skip
+                         shuffled_width=width * ratio * ratio, depth=depth)  # fmt: skip
 
 
 def _square(value: Any) -> Any:

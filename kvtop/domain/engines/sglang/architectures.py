@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
 from kvtop.domain.model import TowerSplit
+from kvtop.domain.tower_blocks import BlockSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -292,10 +293,30 @@ _GEMMA3N = ("Gemma3nForCausalLM",)
 # backends built with use_data_parallel=True): every block whole on every rank, where vLLM splits them with the
 # heads (towers_moon.kimi_k3). moonshotai--Kimi-K3 meta-built at TP 2: vision_tower 802,428,928 B a rank (vLLM's 406,067,200 B)
 _WHOLE_BLOCKS = ("KimiK3VisionConfig", "VisionEncoderConfig")  # DeepSeek-OCR: CLIP-L of nn.Linear (NoTPAttention)
+# How SGLang 0.5.23 divides each encoder class's blocks over TP (kvtop.domain.tower_blocks): Qwen3-Omni's and
+# Qwen3-ASR's audio encoder (qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderLayer, qwen3_asr.py builds the same class):
+# the attention a VisionAttention (use_qkv_parallel, attn_tp: `dist_utils.divide(num_heads, tp)` asserts), fc1 / fc2
+# Column/RowParallelLinear where encoder_ffn_dim divides by TP, else ReplicatedLinear (`use_replicated`); GLM-ASR's
+# (glmasr.py: transformers' GlmAsrEncoder, nn.Linear, q and v biased, k not): whole on every rank. GLM-4.1V's and
+# GLM-4.5V's vision attention (glm4v.py Glm4vVisionBlock's VisionAttention, num_dummy_heads): padded with zero heads
+# to a multiple of TP (zai-org--GLM-4.5V, 12 heads, meta-built at TP 8: visual 311,829,504 B a rank).
+_BLOCKS = (
+    ("InternVisionModel", BlockSplit(attention="pad",
+                                     source="0.5.23 srt/models/internvl.py InternAttention; "
+                                     "srt/layers/attention/vision_utils.py update_vit_attn_dummy_heads_config")),
+    ("Glm4vVisionTransformer", BlockSplit(attention="pad",
+                                          source="0.5.23 srt/models/glm4v.py; srt/layers/attention/vision_utils.py "
+                                          "update_vit_attn_dummy_heads_config")),
+    ("Qwen3OmniMoeAudioEncoder", BlockSplit(attention="always", mlp="width",
+                                            source="0.5.23 srt/models/qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderLayer; "
+                                            "srt/layers/attention/vision.py VisionAttention (dist_utils.divide)")),
+    ("GlmAsrEncoder", BlockSplit(attention="never", mlp="never",
+                                 source="0.5.23 srt/models/glmasr.py: transformers GlmAsrEncoder (nn.Linear)")),
+)  # fmt: skip
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
-                         shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS,
+                         shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
                          second_out_proj=("Step3VisionEncoderConfig",))  # fmt: skip
 
 

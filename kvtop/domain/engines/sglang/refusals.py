@@ -24,16 +24,20 @@
   BailingMM2NativeForConditionalGeneration: 0.5.23's srt/models/bailing_mm.py (the classes' first release; 0.5.6.post2
   has none) raises "Audio is not supported by the Bailing SGLang port; use an image/video-only checkpoint" when
   `config.audio_config` is set (`audio_refusal`; held-out inclusionAI/Ming-Lite-Omni-Preview: the engine refuses it).
+- A tower whose encoder SGLang splits whatever its heads (`TOWER_SPLIT.blocks`, "always") at a TP its heads do not
+  divide by: Qwen3-Omni's / Qwen3-ASR's audio encoder (20 heads) at TP 8, VisionAttention's `dist_utils.divide`
+  asserts (registry sweep, 0.5.23: the Qwen3-Omni-30B-A3B recon config refuses at TP 8 with an AssertionError).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions
+from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -160,7 +164,8 @@ def audio_refusal(ledger: Ledger) -> Refusal | None:
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
-             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger)]  # fmt: skip
+             dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
+             tower_blocks_refusal(ledger, TOWER_SPLIT)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
 from kvtop.domain.model import TowerSplit
+from kvtop.domain.tower_blocks import BlockSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion
@@ -290,7 +291,33 @@ TABLE = RegistryTable("vLLM", RANGES, _wording)
 # Muse-Glimmer (0.33.0 models/muse_glimmer.py, read there only): only the vision blocks' qkv_proj / o_proj are
 # parallel layers; the block MLP (c_fc, c_proj), the adapter and the projection are nn.Linear, whole on every rank
 # (towers_muse.py `replicated_params`, whole here): meta-built at TP 2, 3,371,601,920 B of tower a rank.
-TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"))
+# How vLLM 0.33.0 divides each encoder class's blocks over TP (kvtop.domain.tower_blocks): Qwen3-Omni's and
+# Qwen3-ASR's audio encoder (qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioAttention / Qwen3OmniMoeAudioEncoderLayer:
+# `disable_tp = num_heads % tp_size != 0` on qkv_proj, out_proj, fc1 and fc2): split where the 20 heads divide, else
+# whole; GLM-ASR's (glmasr.py GlmAsrEncoderAttention: QKVParallelLinear bias=True, a K bias the checkpoint lacks
+# ("For simplicity with QKVParallelLinear, we use bias=True for all"), RowParallelLinear o_proj; GlmAsrEncoderMLP
+# Column/Row): split, its QKVParallelLinear dividing the heads (`divide` asserts where they do not). GLM-4.1V's and
+# GLM-4.5V's vision attention (glm4_1v.py Glm4vVisionAttention): split, asserting the heads divide (zai-org--GLM-4.5V,
+# 12 heads, at TP 8: "12 is not divisible by 8").
+_BLOCKS = (
+    ("InternVisionModel", BlockSplit(attention="heads",
+                                     source="0.33.0 model_executor/models/intern_vit.py InternVisionEncoderLayer: "
+                                     "InternParallelAttention where num_heads % tp == 0, else whole")),
+    ("Glm4vVisionTransformer", BlockSplit(attention="always",
+                                          source="0.33.0 model_executor/models/glm4_1v.py Glm4vVisionAttention "
+                                          "(dist_utils.divide(num_heads, tp))")),
+    ("Qwen3OmniMoeAudioEncoder", BlockSplit(attention="heads", mlp="heads",
+                                            source="0.33.0 model_executor/models/qwen3_omni_moe_thinker.py disable_tp")),
+    ("GlmAsrEncoder", BlockSplit(attention="always", mlp="always", k_bias=True,
+                                 source="0.33.0 model_executor/models/glmasr.py GlmAsrEncoderAttention "
+                                 "(QKVParallelLinear: divide(num_heads, tp))")),
+)  # fmt: skip
+# The Qwen2.5-VL vision MLP (qwen2_5_vl.py Qwen2_5_VisionMLP: gate_up a MergedColumnParallelLinear, which asserts
+# every output size divides by TP; Qwen2.5-Omni's and EXAONE-4.5's towers build it too) is not padded: a 3,420-wide
+# MLP stops the build at TP 8 (meta-built, default--Exaone4_5_ForConditionalGeneration: AssertionError, linear.py).
+MLP_SOURCE = "0.33.0 model_executor/layers/linear.py MergedColumnParallelLinear: output_size % tp_size == 0"
+TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
+                         mlp_divides=True)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

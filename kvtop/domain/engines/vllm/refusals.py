@@ -30,13 +30,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions
+from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -50,6 +51,11 @@ SPARSE_MLA_BLOCK = 64  # MultipleOf(64): every sparse MLA backend vLLM tries on 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE)]
+    # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the vision encoders at TP 1
+    # (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there (GLM-ASR's
+    # encoder ignores it and still stops: not told apart, the flag itself is not read)
+    if ledger.settings.flags.get("mm-encoder-tp-mode") != "data":
+        found.append(tower_blocks_refusal(ledger, TOWER_SPLIT, mlp_source=MLP_SOURCE))
     dtype, version = ledger.settings.kv_cache_dtype, ledger.version.label
     if dtype == "fp8_ds_mla" and ledger.model.mla is None:
         found.append(Refusal(
