@@ -139,8 +139,7 @@ def preload_estimate(
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
-        interval_scale=scale.factor if scale is not None else 1.0,
-        scale_basis=scale.basis if scale is not None else None,
+        scale=scale,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
