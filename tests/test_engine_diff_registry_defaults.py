@@ -50,3 +50,17 @@ def test_the_published_fields_the_engines_read_are_stated() -> None:
     chatglm = _default("ChatGLMForConditionalGeneration")  # THUDM/chatglm3-6b config.json: true, false
     assert (chatglm["original_rope"], chatglm["tie_word_embeddings"]) == (True, False)
     assert "text_config" not in _default("Moondream3ForCausalLM")  # Moondream3Config builds it from `config`
+
+
+def test_a_defaults_run_merges_no_config_as_the_fixtures_merge() -> None:
+    # a run asks only the classes with no config at hand: the committed entries of the classes it did not ask (here
+    # InternLM3ForCausalLM, which has a config now, from the committed file) stay; a class it made a default for
+    # leaves; a class that failed again takes this run's reason
+    from benchmarks.engine_diff.registry_sweep import merge_no_config
+
+    committed = json.loads((REGISTRY_DATA / "no_config.json").read_text())
+    asked = {"GLM4VForCausalLM": "LookupError: again", "NewForCausalLM": "LookupError: new"}
+    merged = merge_no_config(committed, asked, made=["H2OVLChatModel"])
+    assert merged["InternLM3ForCausalLM"] == committed["InternLM3ForCausalLM"]
+    assert "H2OVLChatModel" not in merged and merged["GLM4VForCausalLM"] == "LookupError: again"
+    assert len(merged) == len(committed) - 1 + 1  # one made, one new

@@ -20,6 +20,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -195,8 +196,20 @@ def write_defaults(engine: str) -> list[str]:
             data.update(DERIVED_FIELDS[name](data) if name in DERIVED_FIELDS else {})
             data = {key: value for key, value in data.items() if key not in NOT_WRITTEN.get(name, ())}
             (DEFAULT_CONFIGS / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    (REGISTRY_DATA / "no_config.json").write_text(json.dumps(failed, indent=1, sort_keys=True) + "\n")
+    no_config = REGISTRY_DATA / "no_config.json"
+    previous = json.loads(no_config.read_text()) if no_config.exists() else {}
+    kept = merge_no_config(previous, failed, made.keys() - failed.keys())
+    no_config.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
     return sorted(made)
+
+
+def merge_no_config(previous: dict[str, str], failed: dict[str, str], made: Iterable[str]) -> dict[str, str]:
+    """no_config.json merged as the fixtures are: this run's failures in place of the same classes', the classes it
+    made a default for taken out, and every class it did not ask (one that has a real config now, or is not
+    modelled) kept with its reason: a run asks only for the classes without a config, so writing its failures alone
+    dropped the others'."""
+    kept = {name: why for name, why in previous.items() if name not in set(made)}
+    return {**kept, **failed}
 
 
 def main() -> int:

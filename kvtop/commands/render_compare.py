@@ -52,7 +52,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
     return {
         "model": c.model_name,
         "gpu": {"name": c.gpu_name, "total_bytes": c.gpu_total_bytes},
-        "layout": c.layout.model_dump(exclude={"dcp_splits_kv_heads"}) | {"gpus": c.layout.gpus},  # an engine's rule
+        "layout": c.layout.model_dump(exclude={"dcp_splits_kv_heads", "experts_over_replicas"}) | {"gpus": c.layout.gpus},  # an engine's rule
         "context_length": c.context_length,
         "kv_cache_dtype": c.kv_cache_dtype,
         "reference": c.reference,

@@ -158,6 +158,8 @@ class ParallelLayout(BaseModel):
     dcp: int = 1
     dp_attention: bool = False  # SGLang --enable-dp-attention: DP ranks live inside the TP group
     dcp_splits_kv_heads: bool = True  # SGLang: KV heads over tp ÷ dcp ranks; vLLM: over tp, DCP or not
+    # vLLM: without expert parallelism each expert's TP split spans tp × dp replicas (EngineRules.experts_over_replicas)
+    experts_over_replicas: bool = False
 
     @property
     def attn_tp(self) -> int:
@@ -178,8 +180,8 @@ class ParallelLayout(BaseModel):
 
     @property
     def moe_shards(self) -> int:
-        """Ranks that share the routed experts: the TP group, or the wider EP group."""
-        return max(self.tp, self.ep)
+        """Ranks that share the routed experts: the TP group (vLLM: TP × DP replicas), or the wider EP group."""
+        return max(self.tp * (self.replicas if self.experts_over_replicas else 1), self.ep)
 
     @property
     def expert_ranks(self) -> int:

@@ -49,6 +49,7 @@ def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
         dcp=settings.dcp,
         dp_attention=settings.enable_dp_attention,
         dcp_splits_kv_heads=engine_rules(settings.engine).dcp_splits_kv_heads,
+        experts_over_replicas=engine_rules(settings.engine).experts_over_replicas,
     )
 
 

@@ -132,6 +132,7 @@ def read_config(
         audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
         update["not_modelled"] = tuple(note for note in spec.not_modelled
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))
+        update["not_modelled"] += tower.notes if tower is not None else ()
         if isinstance(config.get("audio_config"), dict) and not audio:  # Gemma-4 E2B/E4B: the audio tower is not read
             update["not_modelled"] += (AUDIO_NOT_MODELLED,)
     elif isinstance(config.get("audio_config"), dict) and not any(n.startswith("audio") for n in spec.not_modelled):

@@ -40,6 +40,7 @@ from kvtop.domain.architectures import (
     towers_glm,
     towers_intern,
     towers_isaac,
+    towers_mimo,
     towers_minicpm,
     towers_minimax,
     towers_moon,
@@ -116,6 +117,8 @@ def read_tower(
     if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
         step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
+    if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
+        return towers_mimo.mimo_v2_omni(vision_config, outer, source)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_isaac,
+    towers_mimo,
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
@@ -334,6 +335,11 @@ GRANITE_SPEECH = Tower(
     "GraniteSpeechEncoderConfig", "transformers models/granite_speech; vLLM 0.33.0 granite_speech.py, blip2.py",
     kind="granite_speech", section="encoder_config", audio_counted=True,
 )  # fmt: skip
+# MiMo-V2.5 (`mimo_v2` with a vision_config: vLLM 0.33.0 builds MiMoV2OmniForCausalLM): its ViT and audio encoder
+MIMO_V2_OMNI = Tower(
+    towers_mimo.CONFIG_CLASS, towers_mimo.SOURCE, kind="mimo_v2_omni", audio_counted=True,
+    notes=(towers_mimo.AUDIO_TOKENIZER_NOT_MODELLED,),
+)  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
     "qwen3_omni_moe_thinker": QWEN3_OMNI, "qwen3_asr_thinker": QWEN3_ASR,
@@ -362,6 +368,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
+    "mimo_v2": MIMO_V2_OMNI,
     **AUDIO_BY_OUTER_TYPE,
     "isaac": ISAAC,
 }  # fmt: skip

@@ -118,6 +118,7 @@ class Tower:
         "granite_speech",
         "step3_vl",
         "isaac",
+        "mimo_v2_omni",
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
@@ -140,3 +141,5 @@ class Tower:
     # the classes that build the tower from the vision config class's defaults where the config has no section
     # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
     absent_section_built: frozenset[str] = frozenset()
+    # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
+    notes: tuple[str, ...] = ()

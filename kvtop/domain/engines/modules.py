@@ -93,6 +93,7 @@ class EngineBase(EngineModules):
     sizes_every_rank_from_least_free = True  # a MIN over the ranks' free memory sizes every rank
     pools_draft_kv = False  # a speculative draft's KV is not the target's token count
     dcp_splits_kv_heads = False  # KV heads divide over tp, DCP or not
+    experts_over_replicas = False  # without EP, each DP replica splits the experts over its own TP group
     ranks_by_gpu_order = False  # titles state each worker's rank
     cap_fields: tuple[str, ...] = ()
     usage_metrics: tuple[str, ...] = ()

@@ -118,6 +118,7 @@ class EngineRules(Protocol):
     sizes_every_rank_from_least_free: bool
     pools_draft_kv: bool  # speculative draft layers' KV shares the target's token count
     dcp_splits_kv_heads: bool  # KV heads divide over tp ÷ dcp (else over tp, DCP or not)
+    experts_over_replicas: bool  # without EP, routed experts split over tp × dp replicas (else over tp)
     # The worker's context ("total − free before load") holds the driver's reserved bytes, which
     # NVML counts apart from every process.
     context_holds_driver_reserved: bool

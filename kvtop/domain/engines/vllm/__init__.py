@@ -46,6 +46,11 @@ class VllmRules(VllmBudget, EngineBase):
     )
     pp_remainder: PpRemainder = "second_to_last"
     sizes_every_rank_from_least_free = False  # §4: each worker its own memory, then the least block count
+    # §2.3: without --enable-expert-parallel the fused MoE layer flattens TP across the DP replicas, so each expert is
+    # split over tp × dp ranks (v0.13.0 / v0.33.0 fused_moe/config.py FusedMoEParallelConfig.make ->
+    # flatten_tp_across_dp_and_pcp; before it FusedMoE.__init__ "Adjust TP size for DP attention": every release
+    # with --data-parallel-size)
+    experts_over_replicas = True
     context_holds_driver_reserved = False
     calendar = CALENDAR  # the releases kvtop models
     memory_fraction_field = "gpu_memory_utilization"

@@ -151,9 +151,9 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(1.5025, 4.1775), error_bytes=5307863748, records=5,
-        sources=4, gpus=('A100-40GB', 'H100', 'H200', 'RTX3090'),
-        novel_error_bytes=5307863748,
+        coefficients=(0.266667, 5.413333), error_bytes=5812522407, records=4,
+        sources=3, gpus=('A100-40GB', 'H200', 'RTX3090'),
+        novel_error_bytes=5812522407,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -169,7 +169,7 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0352, records=67, sources=30,
+    engine='vllm', factor=1.2623, records=67, sources=30,
 )
 # END FITTED
 

@@ -68,8 +68,8 @@ def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -
         return 0
     rows = min(tokens, MOE_CHUNK_TOKENS) * moe.experts_per_token
     # under EP each rank holds whole experts: FusedMoEParallelConfig.make sets the experts' tp_size to 1 (config.py,
-    # read at v0.13.0 and v0.33.0), so intermediate_size_per_partition is the whole I; else I ÷ TP
-    intermediate = moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.tp, 1))
+    # read at v0.13.0 and v0.33.0), so intermediate_size_per_partition is the whole I; else I ÷ (TP × DP replicas)
+    intermediate = moe.expert_intermediate_size // (1 if layout.ep > 1 else max(layout.moe_shards, 1))
     width = max(intermediate, model.hidden_size) + max(2 * intermediate, model.hidden_size)
     return rows * width * model.dtype_bytes
 

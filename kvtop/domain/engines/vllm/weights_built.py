@@ -58,8 +58,8 @@ def mxfp4_experts(model: ModelSpec, layout: ParallelLayout, gpu_name: str | None
         return None
     if layout.ep > 1:  # whole experts, split over the EP group
         experts, width = math.ceil(moe.num_routed_experts / layout.ep), moe.expert_intermediate_size
-    else:  # every expert, its intermediate size split over TP
-        experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.tp
+    else:  # every expert, its intermediate size split over TP (× the DP replicas: layout.moe_shards)
+        experts, width = moe.num_routed_experts, moe.expert_intermediate_size // layout.moe_shards
     hidden = model.hidden_size
     if capability[0] == 8:
         return Mxfp4Experts("marlin", experts, width, math.ceil(width / MARLIN_PAD[0]) * MARLIN_PAD[0], hidden,
