@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.calibration.corpus import load_all
 from benchmarks.calibration.evaluate import fewer_features_fit, fit_all, weights_fits
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.linear import LinearTerm, RowOrigin
 from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
 from kvtop.domain.calibration.terms import PreloadEstimate, Term, TermEstimate
@@ -89,17 +90,21 @@ def _term(term: Term, gib: float, error_gib: float) -> TermEstimate:
                         source="calibrated", basis="calibrated: test")  # fmt: skip
 
 
+def _scale(engine: str, factor: float) -> IntervalScale:
+    return IntervalScale(engine=engine, factor=factor, records=10, sources=5)
+
+
 def test_the_ranges_take_the_engines_interval_scale() -> None:
     # runtime: activation 5 ± 3 and non-torch 1 ± 4 GiB: 6 GiB ± √(9 + 16) = 5 GiB, × 1.5 = 7.5 GiB → 0 (floored) to 13.5
     runtime = (_term(Term.ACTIVATION, 5.0, 3.0), _term(Term.NON_TORCH, 1.0, 4.0))
-    scaled = runtime_range(PreloadEstimate(engine="vllm", terms=runtime, interval_scale=1.5))
+    scaled = runtime_range(PreloadEstimate(engine="vllm", terms=runtime, scale=_scale("vllm", 1.5)))
     unscaled = runtime_range(PreloadEstimate(engine="vllm", terms=runtime))
     assert scaled is not None and unscaled is not None
     assert (scaled.value_bytes, scaled.high_bytes, scaled.low_bytes) == (6 * GIB, round(13.5 * GIB), 0)
     assert unscaled.high_bytes == 11 * GIB and unscaled.low_bytes == GIB
     # free before load: CUDA's total 79 ± 0.3 less a context 1 ± 0.4 GiB: 78 ± 0.5, × 2 = ± 1 GiB
     terms = (_term(Term.CUDA_TOTAL, 79.0, 0.3), _term(Term.CONTEXT, 1.0, 0.4))
-    free = free_before_load_range(PreloadEstimate(engine="sglang", terms=terms, interval_scale=2.0))
+    free = free_before_load_range(PreloadEstimate(engine="sglang", terms=terms, scale=_scale("sglang", 2.0)))
     assert free is not None
     assert free.value_bytes == 78 * GIB
     assert (free.low_bytes, free.high_bytes) == (

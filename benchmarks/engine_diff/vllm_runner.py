@@ -41,6 +41,7 @@ from typing import Any
 
 import vllm_readings as readings
 from checkpoint_configs import custom_code_reason, install_checkpoint_configs
+from engine_failures import first_line
 from isolation import run_in_child, warm_imports
 from standins import (
     PLACEHOLDER_READS,
@@ -361,8 +362,7 @@ def run_case(case: dict[str, Any], platform: Any) -> dict[str, Any]:
         status = (
             "refused" if isinstance(exc, CommandLineRefused) else refusal_or_harness_error(exc, "vllm", case.get("dir"))
         )
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        status, message = classify(exc, case) or (status, message)  # engine-failures
+        status, message = classify(exc, case) or (status, first_line(exc))  # engine-failures
         out.update(
             status=status,
             error_type=type(exc).__name__,

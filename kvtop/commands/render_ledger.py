@@ -43,7 +43,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "kv_bytes_per_token": ledger.kv_bytes_per_token, "kv_bytes_per_token_exact": ledger.kv_bytes_per_token_exact,
         "kv_cell": ledger.kv_cell.model_dump() if ledger.kv_cell else None, "weights_bytes": ledger.weights_bytes,
         "max_running_requests": e.max_running_requests, "max_concurrency": e.max_concurrency,
-        "requests_at_context_length": e.token_capacity / ledger.context_length if ledger.context_length else None,
+        "requests_at_context_length": ledger.requests_at_context_length,
         "num_blocks": e.num_blocks, "kv_budget_bytes": e.kv_budget_bytes, "kv_pool_bytes": e.kv_pool_bytes,
         "reserve_bytes": e.reserve_bytes, "unused_budget_bytes": e.unused_budget_bytes, "reserve_needed_bytes": e.reserve_needed_bytes,
         "reserve_short_bytes": e.reserve_short_bytes,
@@ -88,7 +88,6 @@ def capacity_lines(ledger: Ledger) -> list[str]:
     """The block under the budget: tokens, pool, requests, concurrency and exchange rate, or the shortfall."""
     e, lines = ledger.engine, []
     if e.fits:
-        concurrency = e.token_capacity / ledger.context_length
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
         unused = e.unused_budget_bytes
@@ -101,10 +100,8 @@ def capacity_lines(ledger: Ledger) -> list[str]:
             lines.append(
                 f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
             )
-        else:
-            lines.append(
-                f"Full-context reqs   {concurrency:.2f} requests of {ledger.context_length:,} tokens fit"
-            )
+        elif (requests := ledger.requests_at_context_length) is not None:
+            lines.append(f"Full-context reqs   {requests:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")

@@ -109,6 +109,11 @@ class Ledger(BaseModel):
         return cell.bytes_per_token if cell is not None else float(self.kv_bytes_per_token)
 
     @property
+    def requests_at_context_length(self) -> float | None:
+        """How many requests of the full context length the pool holds at once (None: no context length)."""
+        return self.engine.token_capacity / self.context_length if self.context_length else None
+
+    @property
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
         per_token = self.kv_bytes_per_token_exact

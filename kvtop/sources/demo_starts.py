@@ -1,14 +1,14 @@
 """What the demo's engines measured when they started: a table of real starts, as data.
 
-`examples/measured/starts.json` states, for each GPU model the demo runs, CUDA's total, and for
-each engine shape (engine, model preset, GPU model, TP, PP, DP) what a rank had free before its weights
-(or what it held then) and the runtime memory its profile charged (vLLM, TensorRT-LLM). Each figure names
-the corpus records (tests/data/calibration/*.jsonl) it was taken from, or says it is the scenario's own
-choice; where a record's start is of another release than the scenario's engine, a figure also names the terms the
-engine's code sizes differently between the two (`sized`: FlashInfer's fusion workspace in vLLM's non-torch memory
-held 1.5 GiB a rank from v0.18 to v0.21 and tens of MiB from v0.22), so a demo node shows no gap its release would not. The demo's engines size their caches from these figures, never from kvtop's fits: a refit moves
-kvtop's prediction of a demo node, not what its engines measured, and the gap between the two is what
-the demo shows.
+`examples/measured/starts.json` states, for each GPU model the demo runs, CUDA's total, and for each engine shape
+(engine, model preset, GPU model, TP, PP, DP) what a rank had free before its weights (or what it held then) and
+the runtime memory its profile charged (vLLM, TensorRT-LLM). Each figure names the corpus records
+(tests/data/calibration/*.jsonl) it was taken from, or says it is the scenario's own choice; where a record's start
+is of another release than the scenario's engine, a figure also names the terms the engine's code sizes differently
+between the two (`sized`: FlashInfer's fusion workspace in vLLM's non-torch memory held 1.5 GiB a rank from v0.18
+to v0.21 and tens of MiB from v0.22), so a demo node shows no gap its release would not. The demo's engines size
+their caches from these figures, never from kvtop's fits: a refit moves kvtop's prediction of a demo node, not what
+its engines measured, and the gap between the two is what the demo shows.
 """
 
 from __future__ import annotations

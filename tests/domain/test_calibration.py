@@ -172,8 +172,8 @@ def test_the_context_grows_per_doubling_of_tp_only_where_nvlink_joins_the_gpus()
 def test_an_inputs_range_is_its_terms_within_their_held_out_errors_together() -> None:
     """The range `explain --gpu` gives a missing input (issue 28 item 7): SGLang's free memory before load on an
     H100 at TP 2 is CUDA's total less the context fit (constant + one doubling on NVLink), ± the root of the two
-    errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py: 0.8958 × 721,519,056 B =
-    646,336,771 B); TensorRT-LLM fits no context, so it has no calibrated range (its caller keeps the assumption)."""
+    errors' squares × SGLang's interval scale (`INTERVAL_SCALE`, coverage.py: 0.8998 × 723,166,955 B =
+    650,705,626 B); TensorRT-LLM fits no context, so it has no calibrated range (its caller keeps the assumption)."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
     from kvtop.domain.calibration.ranges import free_before_load_range, runtime_range
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE

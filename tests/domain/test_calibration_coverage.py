@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.calibration.coverage import coverage_score, scale_fit
+from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, scale_fit
 from kvtop.domain.calibration.fit import held_out_quantile, leave_group_out
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm, RowOrigin, fit_term
@@ -97,7 +97,8 @@ def test_the_scale_multiplies_the_terms_errors_together() -> None:
     # errors 3 and 4 GiB together: √(9 + 16) = 5 GiB; × 1.2 = 6 GiB
     terms = (_term(3.0), _term(4.0, Term.NON_TORCH))
     assert PreloadEstimate(engine="vllm", terms=terms).combined_error_bytes == 5 * GIB
-    assert PreloadEstimate(engine="vllm", terms=terms, interval_scale=1.2).combined_error_bytes == 6 * GIB
+    scale = IntervalScale(engine="vllm", factor=1.2, records=10, sources=5)
+    assert PreloadEstimate(engine="vllm", terms=terms, scale=scale).combined_error_bytes == 6 * GIB
 
 
 def _inputs(gpu: str) -> CalibrationInputs:

@@ -30,7 +30,7 @@ def test_an_excerpt_without_its_load_lines_matches_with_a_calibrated_estimate() 
     """SGLang C13 (docs.sglang.ai) without its two `Load weight` lines, as excerpts are pasted: on an H100 the
     pre-load estimate is the calibration's (issue 28 item 7): CUDA's total fitted for the H100 less SGLang's
     context fit at TP 1 (its constant: log2(1) = 0), within their held-out errors together × SGLang's interval
-    scale (`INTERVAL_SCALE`, 0.8958: 0.8958 × 721,519,056 B = 646,336,771 B; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26 GiB of KV = 0.88 × before −
+    scale (`INTERVAL_SCALE`, 0.8998: 0.8998 × 723,166,955 B = 650,705,626 B; the committed fits, docs/calibration.md). The logged 444,500 tokens × 131,072 B = 54.26 GiB of KV = 0.88 × before −
     weights (Llama-3.1-8B, 16,060,522,496 B predicted) → before ≈ (54.26 + 14.96) ÷ 0.88 ≈ 78.66 GiB implied;
     the log's own line said 78.81 GiB (its weights were 15.09 GiB): both inside the calibrated interval."""
     from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
@@ -200,7 +200,7 @@ def test_an_excerpt_without_its_load_end_line_implies_the_free_memory_that_line_
 def test_a_gpu_memory_given_is_the_engines_total_measured_in_the_estimate() -> None:
     """`--gpu-memory 80GiB` without a GPU name (as `plan --gpu-memory` takes it): the total is measured, so the free
     memory before load is 80 GiB less SGLang's context fit at TP 1, ± that fit's error alone × SGLang's interval scale
-    (`INTERVAL_SCALE`: 0.8958 × 708,925,490 B = 635,055,454 B)."""
+    (`INTERVAL_SCALE`: 0.8998 × 710,602,594 B = 639,400,214 B)."""
     from kvtop.domain.engines.sglang.calibration import FITS, INTERVAL_SCALE
 
     text = (CASES / "sglang/C13/engine.log").read_text()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.architectures.towers_vit import _siglip2_every_layer
+from kvtop.domain.architectures.towers_vit import siglip2_every_layer
 from kvtop.domain.config_types import ConfigSection, Dim, Hidden
 from kvtop.domain.model import TowerSpec
 
@@ -46,7 +46,7 @@ def isaac(
     config_class: str,
 ) -> TowerSpec:
     """The vision embedding's parameters (whole model): those split over TP and the rest."""
-    whole, split = _siglip2_every_layer(values)
+    whole, split = siglip2_every_layer(values)
     shuffled = values["hidden_size"] * shuffle.pixel_shuffle_scale_factor**2
     out = outer.hidden_size or text_hidden
     split += shuffled * 4 * shuffled + 4 * shuffled * out  # linear_fc1, linear_fc2

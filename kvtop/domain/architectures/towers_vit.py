@@ -218,7 +218,7 @@ def idefics3_vision(
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
 
 
-def _siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
+def siglip2_every_layer(values: Mapping[str, Any]) -> tuple[int, int]:
     """(whole, split over TP) of vLLM lfm2_siglip2.py's / SGLang siglip2.py's SigLIP2 with every layer and its
     post-LayerNorm: a biased linear patch embedding channels × patch² → width and a `num_patches`-row nn.Embedding
     table (whole), blocks of two LayerNorms, qkv/out and fc1/fc2 with biases split as QKV/Row/Column/Row-parallel
@@ -236,9 +236,9 @@ def cosmos3_edge(
     values: Mapping[str, Any], outer: Cosmos3EdgeOuterFields, text_hidden: int, config_class: str, source: str
 ) -> TowerSpec:
     """Cosmos-3-Edge's visual, as vLLM 0.33.0 and SGLang 0.5.23 cosmos3_edge.py build it: the SigLIP2 encoder
-    (`_siglip2_every_layer`) and Cosmos3EdgePatchMerger — a LayerNorm over the width (before the shuffle), linear_fc1
+    (`siglip2_every_layer`) and Cosmos3EdgePatchMerger — a LayerNorm over the width (before the shuffle), linear_fc1
     (Column, width × merge² → projector_hidden_size, biased) and linear_fc2 (Row, → text, its bias whole)."""
-    whole, split = _siglip2_every_layer(values)
+    whole, split = siglip2_every_layer(values)
     width, hidden = values["hidden_size"], outer.projector_hidden_size
     merged = width * values["spatial_merge_size"] ** 2
     whole += 2 * width + text_hidden
@@ -265,7 +265,7 @@ def lfm2_vl(
     `projector_use_layernorm`, linear_1 → projector_hidden_size and linear_2 → text, biased by `projector_bias`:
     ReplicatedLinear, whole). SGLang 0.5.23 lfm2_vl.py builds linear_1 Column- and linear_2 RowParallelLinear
     (`replicated_params`: split where TowerSplit.replicated_linears, linear_2's bias whole)."""
-    whole, split = _siglip2_every_layer(values)
+    whole, split = siglip2_every_layer(values)
     merged, hidden = values["hidden_size"] * outer.downsample_factor**2, outer.projector_hidden_size
     whole += 2 * merged if outer.projector_use_layernorm else 0
     bias = outer.projector_bias

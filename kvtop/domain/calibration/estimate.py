@@ -136,16 +136,17 @@ def preload_estimate(
     if context is not None and node is not None:
         context = _from_node(context, node, ledger.settings)
     scale = rules.calibration.INTERVAL_SCALE if fits is None else scale
+    fraction = ledger.engine.memory_fraction
     free_measured = ledger.measured.free_before_load_bytes is not None or ledger.measured.free_after_load_bytes is not None
     return PreloadEstimate(
         engine=ledger.settings.engine,
-        interval_scale=scale.factor if scale is not None else 1.0,
-        scale_basis=scale.basis if scale is not None else None,
+        scale=scale,
         terms=estimates,
         node_note=f"calibrated on this node, {node.date}" if node is not None else None,
         weights_beside_book_bytes=beside,
         context=context,
-        unified_host=unified_host(total, charged=from_free, fraction=ledger.engine.memory_fraction)
+        unified_host=unified_host(total, charged=from_free, fraction=fraction,
+                                  needs_bytes=rules.start_needs_bytes(total, fraction))
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured) if ledger.measured.desktop else None,

@@ -28,8 +28,6 @@ kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`).
 
 from __future__ import annotations
 
-import math
-
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
@@ -86,9 +84,12 @@ _VERDICT_WORDS = {
 }
 
 
-def unified_host(total_bytes: int, *, charged: bool, fraction: float | None = None) -> UnifiedHost:
+def unified_host(
+    total_bytes: int, *, charged: bool, fraction: float | None = None, needs_bytes: int | None = None
+) -> UnifiedHost:
     """A unified-memory host's assumption and the plan's sentence for it, and whether the budget reads it
-    (`fraction`: the share of the total an engine that sizes from the total asks free at its start)."""
+    (`fraction`: the share of the total an engine that sizes from the total asks free at its start; `needs_bytes`:
+    what that share asks free by the engine's own rule, `EngineRules.start_needs_bytes`)."""
     held, error = host_held(total_bytes)
     left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
     host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged, note="")
@@ -96,11 +97,11 @@ def unified_host(total_bytes: int, *, charged: bool, fraction: float | None = No
         note = f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
         return host.model_copy(update={"note": note})
     needed = ""
-    if fraction:
-        most, verdict = start_verdict(total_bytes, fraction)
-        host = host.model_copy(update={"start_needs_bytes": total_bytes - most, "most_held_bytes": most,
+    if fraction and needs_bytes is not None:
+        most, verdict = start_verdict(total_bytes, needs_bytes)
+        host = host.model_copy(update={"start_needs_bytes": needs_bytes, "most_held_bytes": most,
                                        "start_verdict": verdict})  # fmt: skip
-        needed = (f" ({fraction:g} × the total: {fraction * total_bytes / GIB:.1f} GiB, so the host may hold at most "
+        needed = (f" ({fraction:g} × the total: {needs_bytes / GIB:.1f} GiB, so the host may hold at most "
                   f"{most / GIB:.1f} GiB: {_VERDICT_WORDS[verdict]})")  # fmt: skip
     note = (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
             f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
@@ -109,12 +110,12 @@ def unified_host(total_bytes: int, *, charged: bool, fraction: float | None = No
     return host.model_copy(update={"note": note})
 
 
-def start_verdict(total_bytes: int, fraction: float) -> tuple[int, StartVerdict]:
-    """(the most the host may hold, the verdict): whether an engine that asks `fraction` × the total free at its start
-    (vLLM's `request_memory`: 'less than desired GPU memory utilization') starts where the host holds what it is
-    assumed to, the most it may hold against the assumed span."""
+def start_verdict(total_bytes: int, needs_bytes: int) -> tuple[int, StartVerdict]:
+    """(the most the host may hold, the verdict): whether an engine that asks `needs_bytes` of the total free at its
+    start (vLLM's `request_memory`: 'less than desired GPU memory utilization') starts where the host holds what it
+    is assumed to, the most it may hold against the assumed span."""
     held, error = host_held(total_bytes)
-    most = total_bytes - math.ceil(fraction * total_bytes)  # the share asked, rounded up to the byte (vLLM's ceil)
+    most = total_bytes - needs_bytes
     verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < held - error
                else StartVerdict.REFUSED_AT_CENTRE if most < held
                else StartVerdict.REFUSED_AT_HIGH_END if most < held + error

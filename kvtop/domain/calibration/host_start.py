@@ -45,16 +45,12 @@ def host_start(ledger: Ledger, host: UnifiedHost | None, solve: Callable[[float]
     """The start verdict of `ledger`'s launch on the unified-memory `host` (None: no share of the total is asked free
     at its start, or the GPU is its own); `solve` re-solves the plan at another share, for the tokens at the largest
     share that starts at the assumed centre."""
+    if host is None or host.start_verdict is None or host.start_needs_bytes is None:
+        return None  # its start asks no share of the total free (`EngineRules.start_needs_bytes`), or no such host
     rules = engine_rules(ledger.settings.engine)
-    field = rules.memory_fraction_field
-    if host is None or host.charged or host.start_verdict is None or host.start_needs_bytes is None or field is None:
-        return None
     left = host.total_bytes - host.held_bytes
-    if rules.fraction_that_starts(host.total_bytes, left) is None:  # its start asks no share of the total free
-        return None
-    fraction = ledger.engine.memory_fraction
     start = HostStart(
-        verdict=host.start_verdict, fraction=fraction, fraction_flag=rules.memory_fraction_flag,
+        verdict=host.start_verdict, fraction=ledger.engine.memory_fraction, fraction_flag=rules.memory_fraction_flag,
         needs_bytes=host.start_needs_bytes, left_bytes=left, most_held_bytes=host.most_held_bytes or 0, reason="",
     )  # fmt: skip
     if not start.starts_at_centre:

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.host_estimate import DesktopHost, UnifiedHost
 
 TermSource = Literal["measured", "calibrated", "assumed"]
@@ -102,12 +103,22 @@ class PreloadEstimate(BaseModel):
     # the engine's context before load where its budget has no such term (vLLM's worker): not in the
     # interval (the capacity does not rest on it), but each rank's predicted context bytes
     context: TermEstimate | None = None
-    # the terms' errors together × this reach the engine's figure for 90 % of logs from new sources (coverage.py)
-    interval_scale: float = 1.0
-    scale_basis: str | None = None
+    # the terms' errors together × its factor reach the engine's figure for 90 % of logs from new sources
+    # (coverage.py); None: unscaled
+    scale: IntervalScale | None = None
     # what the host holds of the GPU's memory: a unified-memory host's assumption, a desktop's share (not modelled)
     unified_host: UnifiedHost | None = None
     desktop: DesktopHost | None = None
+
+    @property
+    def interval_scale(self) -> float:
+        """The factor on the terms' errors together (1 where no scale was measured)."""
+        return self.scale.factor if self.scale is not None else 1.0
+
+    @property
+    def scale_basis(self) -> str | None:
+        """The scale in words, as a plan states it (None: unscaled)."""
+        return self.scale.basis if self.scale is not None else None
 
     @property
     def host_notes(self) -> tuple[str, ...]:

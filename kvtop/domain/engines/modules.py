@@ -115,6 +115,10 @@ class EngineBase(EngineModules):
         """One storage for every release and backend."""
         return self.kv_storage
 
+    def start_needs_bytes(self, total_bytes: int, fraction: float) -> int | None:
+        """None: its start asks no share of the total free (it sizes from the free memory it finds)."""
+        return None
+
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """None: its start asks no share of the total free (it sizes from the free memory it finds)."""
         return None

@@ -233,6 +233,11 @@ class EngineRules(Protocol):
         """Settings that hold every pipeline stage at the tightest stage's capacity."""
         ...
 
+    def start_needs_bytes(self, total_bytes: int, fraction: float) -> int | None:
+        """What an engine that asks a share of the total free at its start (vLLM) asks free of `total_bytes` at
+        `fraction`; None for one that sizes from the free memory it finds (`fraction_that_starts` is its inverse)."""
+        ...
+
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """The largest memory share, as its flag takes it, whose start check `free_bytes` free of `total_bytes`
         passes, for an engine that asks a share of the total free at its start (vLLM); None for one that sizes

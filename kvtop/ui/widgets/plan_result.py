@@ -19,7 +19,8 @@ def _concurrency(ledger: Ledger) -> str:
     """vLLM's max concurrency, or for SGLang how many full-context requests the pool holds."""
     if ledger.engine.max_concurrency is not None:
         return f"{ledger.engine.max_concurrency:,.2f}"
-    return f"{ledger.token_capacity / ledger.context_length:,.2f}" if ledger.context_length else "—"
+    requests = ledger.requests_at_context_length
+    return f"{requests:,.2f}" if requests is not None else "—"
 
 
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (

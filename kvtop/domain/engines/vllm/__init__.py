@@ -15,7 +15,7 @@ from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.backends import block_size, checkpoint_fp8_dsa_ds_mla_majors
-from kvtop.domain.engines.vllm.budget import VllmBudget, starting_utilization
+from kvtop.domain.engines.vllm.budget import VllmBudget, start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
 from kvtop.domain.engines.vllm.eras import CALENDAR, honours_checkpoint_kv_dtype, resolve_version
@@ -125,6 +125,10 @@ class VllmRules(VllmBudget, EngineBase):
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
+
+    def start_needs_bytes(self, total_bytes: int, fraction: float) -> int | None:
+        """§2.2: it asks ceil(total × --gpu-memory-utilization) free at its start."""
+        return start_request_bytes(total_bytes, fraction)
 
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """§2.2: it asks ceil(total × --gpu-memory-utilization) free at its start; the largest, in hundredths, that

@@ -41,6 +41,12 @@ DSV4_WHY = ("DeepSeek-V4 (§4.7): its specs in packed groups (_get_packed_kv_cac
             "the widest group's page; the compressed latents at 256 tokens a block")  # fmt: skip
 
 
+def start_request_bytes(total_bytes: int, utilization: float) -> int:
+    """What its start asks free of `total_bytes` at `utilization` (§2.2: ceil(total × utilization), `request_memory`
+    at v0.33.0; v0.13.0's `init_device` compares the float product, the same for whole bytes free)."""
+    return math.ceil(total_bytes * utilization)
+
+
 def starting_utilization(total_bytes: int, free_bytes: int) -> float:
     """The largest --gpu-memory-utilization, in hundredths, that passes the startup check with `free_bytes` free of
     `total_bytes` (§2.2: refused where free < ceil(total × utilization), `request_memory` at v0.33.0; v0.13.0's
@@ -49,7 +55,7 @@ def starting_utilization(total_bytes: int, free_bytes: int) -> float:
         return 0.0
     # the quotient's floor may be a hundredth under or, by the float product, over: try one above, step down
     util = min(math.floor(free_bytes / total_bytes * 100) + 1, 100) / 100
-    while util > 0 and math.ceil(total_bytes * util) > free_bytes:
+    while util > 0 and start_request_bytes(total_bytes, util) > free_bytes:
         util = round(util - 0.01, 2)
     return max(util, 0.0)
 
