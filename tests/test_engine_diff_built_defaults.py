@@ -1,4 +1,4 @@
-"""Default configs the engines could not build until they stated what a published config.json states (registry_configs
+"""Default configs the engines could not build until they stated what a published config.json states (published_fields.py
 DERIVED_FIELDS; issue #26): LFM2 (block_dim / conv_dim, a ShortConv layer pattern), LFM2-MoE (layer_types; planned by its own entry since),
 LFM2-VL (its LFM2 text_config), Granite 4.0 Vision (deepstack_layer_map, downsample_rate), AFMoE (its router
 fields; planned by its own entry since) and Kimi-Linear (linear_attn_config, first_k_dense_replace, mla_use_nope).
@@ -61,9 +61,8 @@ def test_nemotron_and_cohere_compass_state_what_vllm_reads() -> None:
     """NemotronConfig (transformers 5.20.2) leaves num_key_value_heads None, which vLLM 0.33.0's ModelConfig refuses
     (total_num_kv_heads: int_type): the default states Nemotron-4 15B's 8 (arXiv 2402.16819, Table 1). vLLM's
     CohereCompassForCausalLM asserts tie_word_embeddings, read off the composite's top level: stated True. The
-    sweep's rows at TP 1 and 2 are built (ok). (Cohere Compass's language model is then 655,360 B = 40 layers ×
-    8,192 × 2 B below kvtop's generic reading, which counts two norms a layer where cohere_compass.py's decoder layer
-    has input_layernorm only: an architecture entry's matter, not the default's.)"""
+    sweep's rows at TP 1 and 2 are built (ok); kvtop's cohere_compass_text entry reads them equal
+    (tests/domain/test_cohere_compass_entry.py)."""
     nemotron = _default("NemotronForCausalLM")
     assert (nemotron["num_attention_heads"], nemotron["num_key_value_heads"]) == (48, 8)
     compass = _default("CohereCompassForConditionalGeneration")

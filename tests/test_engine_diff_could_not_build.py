@@ -5,7 +5,7 @@
 - Gemma3nForCausalLM on vLLM: GeluAndMulSparse (layers/activation.py, 0.33.0) reads its own icdf back with
   `.item()`; vllm_standins.HOST_VALUE_CLASSES runs its __init__ on the host (it holds no parameter).
 - LongcatFlashForCausalLM: the default states what the checkpoint's configuration_longcat_flash.py keeps
-  (mla_scale_q_lora / mla_scale_kv_lora, zero_expert_type; registry_configs.DERIVED_FIELDS), which vLLM reads.
+  (mla_scale_q_lora / mla_scale_kv_lora, zero_expert_type; published_fields.DERIVED_FIELDS), which vLLM reads.
 - SGLang 0.5.23's LongCat-Flash and Hunyuan-V3 failures are its own on any device (sglang_config_failures.py):
   both refuse, as kvtop's sglang/config_checks.py says.
 - MiniCPMO (openbmb/MiniCPM-o-2_6, model_type `minicpmo`): the checkpoint's MiniCPMOConfig(Qwen2Config) stood in

@@ -1,4 +1,4 @@
-"""Default configs that state the layer pattern a published config.json carries beside layer_types (registry_configs
+"""Default configs that state the layer pattern a published config.json carries beside layer_types (published_fields.py
 DERIVED_FIELDS): SGLang 0.5.23 refused them without it and now builds them (issue #26).
 
 - Exaone4ForCausalLM: `sliding_window_pattern` "LLLG" (LGAI-EXAONE/EXAONE-4.0-32B config.json), exaone4.py len().

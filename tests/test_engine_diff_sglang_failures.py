@@ -47,7 +47,7 @@ def test_gemma2_without_hidden_act_is_refused_where_sglang_reads_it() -> None:
 def test_the_published_layer_patterns_let_sglang_build_the_defaults() -> None:
     """configs/qwen3_next.py layers_block_type reads full_attention_interval and models/exaone4.py takes
     len(config.sliding_window_pattern): the transformers defaults gave layer_types with no interval / the int 4, and
-    SGLang refused them (ENGINE_FAILURES). The defaults now state them as the published configs do (registry_configs
+    SGLang refused them (ENGINE_FAILURES). The defaults now state them as the published configs do (published_fields.py
     DERIVED_FIELDS; Qwen/Qwen3.5-27B's text_config: 4), and SGLang builds them."""
     published = _config("Qwen--Qwen3.5-27B")["text_config"]
     assert published["full_attention_interval"] == 4

@@ -29,12 +29,11 @@ if __package__ in (None, ""):
 
 from benchmarks.engine_diff.cases import FLAG_GPU, budget
 from benchmarks.engine_diff.engines import ENGINES
+from benchmarks.engine_diff.published_fields import DERIVED_FIELDS, NOT_WRITTEN
 from benchmarks.engine_diff.registry_configs import (
     DEFAULT_CONFIGS,
-    DERIVED_FIELDS,
     ENGINE_CONFIG_TYPES,
     NO_DEFAULT,
-    NOT_WRITTEN,
     REGISTRY_DATA,
     ConfigFile,
     config_for_class,

@@ -101,7 +101,7 @@ def test_the_class_default_is_refused_where_the_engine_fails(engine: str, versio
     "'LongcatFlashConfig' object has no attribute 'mla_scale_q_lora'" (transformers' class defines none), SGLang
     0.5.23 "argument of type 'NoneType' is not iterable" (its config class sets rope_parameters from rope_scaling,
     absent). kvtop refuses each naming the field. The registry default now states the published MLA fields
-    (registry_configs DERIVED_FIELDS); transformers' class default is it without them."""
+    (published_fields DERIVED_FIELDS); transformers' class default is it without them."""
     published = ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type")
     m = model_from_config({k: v for k, v in default_config().items() if k not in published}, source="default")
     with pytest.raises(InputError) as refused:

@@ -6,8 +6,9 @@ backend (FLASH_ATTN on sm90) vLLM refuses the launch: step1.py passes use_alibi_
 TRITON_ATTN takes ("use_alibi_sqrt is not supported by backend FLASH_ATTN", the rows in
 tests/data/engine_diff/registry/vllm-0.33.0.json; vLLM's own tests run Step1 with TRITON_ATTN). With
 `--attention-backend TRITON_ATTN` its meta build (param_shapes_runner on the same case with that flag) is
-6,600,136,704 B at TP 1 and 3,300,268,032 B a rank at TP 2, which kvtop's weights book equals. kvtop does not read
-the attention-backend flag: it plans the default launch that vLLM refuses (docs/fidelity_registry.md: engine refuses).
+6,600,136,704 B at TP 1 and 3,300,268,032 B a rank at TP 2, which kvtop's weights book equals. kvtop reads the
+flag: it refuses the default launch as vLLM does and plans the TRITON_ATTN one
+(tests/engines/vllm/test_alibi_sqrt_backend.py; docs/fidelity_registry.md: both refuse).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Step-3.5 (Step3p5ForCausalLM) as vLLM 0.33.0 and SGLang 0.5.23 build the registry's stand-in (issue #26).
 
 The stand-in is transformers' Step3p7TextConfig default with the published fields derived from the real
-stepfun-ai--Step-3.7-Flash config (benchmarks/engine_diff/registry_configs._step3p5_published). Expected figures:
+stepfun-ai--Step-3.7-Flash config (benchmarks/engine_diff/published_fields._step3p5_published). Expected figures:
 the engines' own, the meta builds' `named_parameters()` as `python benchmarks/engine_diff/registry_sweep.py
 --engine vllm|sglang --params default--Step3p5ForCausalLM --tps 1` listed them (quoted below) and the registry
 rows' totals. Never kvtop's own figures.

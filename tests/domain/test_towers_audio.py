@@ -109,7 +109,7 @@ def test_qwen2_5_omni_head_tied_by_the_text_config() -> None:
 
 
 # Qwen3-Omni-MoE: vLLM 0.33.0's meta build of Qwen3OmniMoeConfig's defaults with the published vision image_size 768,
-# apply_vit_abs_pos_embed and text tie_word_embeddings false (registry_configs._qwen3_omni_published), the thinker
+# apply_vit_abs_pos_embed and text tie_word_embeddings false (published_fields._qwen3_omni_published), the thinker
 # only: audio_tower 1,299,789,568 B / 670,357,248 B and visual 1,133,898,208 B / 571,604,848 B at TP 1 / 2. SGLang
 # 0.5.23's (qwen3_omni_moe.py, under `thinker`): the same audio_tower, visual 1,133,898,208 / 568,950,640 B (its
 # Qwen3-VL split, engines/sglang TOWER_SPLIT); both judged equal in the registry rows.

@@ -255,7 +255,7 @@ GENERIC: frozenset[str] = frozenset({
     "Alpamayo2Super", "AriaForConditionalGeneration",
     "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
-    "Cohere2VisionForConditionalGeneration", "CohereCompassForConditionalGeneration",
+    "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
     "Exaone4_5_ForConditionalGeneration", "FlintForCausalLM", "GLM4VForCausalLM",

@@ -127,6 +127,9 @@ COHERE2: dict[str, DefaultValue] = {
     128, "vocab_size": 256000, "intermediate_size": 22528, "max_position_embeddings": 8192, "tie_word_embeddings":
     True, "attention_bias": False, "sliding_window": 4096
 }  # fmt: skip
+# CohereCompassTextConfig — transformers 5.20.2 models/cohere_compass/configuration_cohere_compass.py: Cohere-2's
+# numbers; KV heads default to the heads and head_dim is hidden ÷ heads (its __post_init__), layer_types all full
+COHERE_COMPASS_TEXT: dict[str, DefaultValue] = {**COHERE2, "num_key_value_heads": None, "head_dim": None}
 # Starcoder2Config — models/starcoder2/configuration_starcoder2.py
 STARCODER2: dict[str, DefaultValue] = {
     "hidden_size": 3072, "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "vocab_size":

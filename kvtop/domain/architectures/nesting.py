@@ -37,6 +37,7 @@ FIXED_TEXT: Mapping[str, str] = {
     "qwen3_asr_thinker": "qwen3",  # vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py: Qwen3ForCausalLM over text_config
     "step3_vl": "step3_text",  # Step3VLConfig (vLLM / SGLang configs/step3_vl.py): text_config a Step3TextConfig
     "mllama": "mllama_text_model",  # MllamaConfig: text_config is a MllamaTextConfig
+    "cohere_compass": "cohere_compass_text",  # CohereCompassConfig: text_config a CohereCompassTextConfig
 }
 # Configs whose served model is one section of theirs: vLLM 0.33.0 registers Qwen2_5OmniModel and
 # Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration, which builds from

@@ -60,6 +60,14 @@ DENSE_MORE: tuple[Architecture, ...] = (
     # Cohere-2 / Command-A: Cohere's one LayerNorm for the parallel block; 3 sliding then 1 full
     A("cohere2", "Cohere2Config", tf("cohere2"), m.COHERE2, ("Cohere2ForCausalLM",),
       layers=EveryNthFull(every=4), body=BodyShape(norms_per_layer=1)),
+    # Cohere Compass (vLLM 0.33.0 cohere_compass.py CohereCompassDecoderLayer): Cohere's one weight-only LayerNorm for
+    # the parallel block, qkv_proj and o_proj biased with attention_bias, a gated MLP (CohereMLP), no q/k norms;
+    # full or sliding layers by layer_types (its class default: all full); the LM head tied (asserted); its vision
+    # tower Qwen3-VL's (t.COHERE_COMPASS_VISION)
+    A("cohere_compass_text", "CohereCompassTextConfig", "transformers 5.20.2 models/cohere_compass/"
+      "configuration_cohere_compass.py; vLLM 0.33.0 cohere_compass.py", m.COHERE_COMPASS_TEXT,
+      ("CohereCompassForConditionalGeneration",), attention=Attention(o_bias_fields=("attention_bias",)),
+      body=BodyShape(norms_per_layer=1), tower=t.COHERE_COMPASS_VISION),
     # Spark-2.5 (SGLang 0.5.23 models/spark2_5.py Spark2_5Attention): Llama's modules with an output gate per head
     # (g_proj, hidden → heads, split with the heads, where headwise_attn_output_gate: its class default true); full
     # and sliding layers from layer_types (hybrid_layer_pattern is the class's copy of it: 1 sliding)

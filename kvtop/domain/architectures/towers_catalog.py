@@ -61,6 +61,14 @@ QWEN3_VL_MOE = Tower(
     "Qwen3VLMoeVisionConfig", "transformers models/qwen3_vl_moe (Qwen3VLMoeVisionModel)",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
 )  # fmt: skip
+# Cohere Compass: vLLM 0.33.0 cohere_compass.py Cohere_VisionTransformer is Qwen3-VL's vision transformer module for
+# module (a biased Conv3d patch, a position table, LayerNorms with biases, biased qkv / proj / fc1 / fc2, a merger and
+# one postshuffle-norm merger per deepstack index, split over TP alike); CohereCompassVisionConfig's defaults are
+# Qwen3-VL's, deepstack_visual_indexes (8, 16, 24) (transformers 5.20.2 configuration_cohere_compass.py)
+COHERE_COMPASS_VISION = Tower(
+    "CohereCompassVisionConfig", "transformers 5.20.2 models/cohere_compass; vLLM 0.33.0 cohere_compass.py",
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
+)  # fmt: skip
 # Qwen3.5: the engines build Qwen3-VL's vision transformer, one deepstack merger per deepstack_visual_indexes entry a
 # vision_config states (vLLM 0.33.0 qwen3_5.py: use_deepstack = hasattr(vision_config, "deepstack_visual_indexes"),
 # Qwen3_VisionTransformer; SGLang 0.5.23 models/qwen3_5.py and interns2preview.py, qwen3_vl.py's

@@ -6,7 +6,7 @@ meta build now answers, and its figures are those of the config's own arithmetic
 - InternVL3-1B-Pretrained: InternVL's processing info asks the tokenizer whether `<video>` is in its vocabulary, which
   `--skip-tokenizer-init` leaves out (tokenizer vocab: vllm_input_standins._VocabFreeTokenizer).
 - ChatGLMForConditionalGeneration: vLLM's own ChatGLMConfig defaults lack `original_rope` and (transformers 5.x)
-  `tie_word_embeddings`, which every published ChatGLM config.json carries (registry_configs.DERIVED_FIELDS).
+  `tie_word_embeddings`, which every published ChatGLM config.json carries (published_fields.DERIVED_FIELDS).
 - sgl-project's DeepSeek-V4-*-FP8: model_type `deepseek_ref` is in neither transformers nor vLLM's config registry and
   the config names no code of its own (no auto_map): vLLM's own refusal, no longer a harness error.
 
@@ -120,7 +120,7 @@ def test_kimi_linear_default_config_with_the_published_nope_mla_builds_and_kvtop
     """Past Kimi-K3's GEMM-AR import (off sm100: vllm_standins.KIMI_K3_GEMM_AR), vLLM 0.33.0 builds Kimi-Linear with
     the Kimi-K3 model code, whose decoder layer asserts `mla_use_nope` (kimi_k3/nvidia/model.py KimiDecoderLayer);
     vLLM's own KimiLinearConfig defaults it to False, and moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json
-    states it true, as the default now does (registry_configs DERIVED_FIELDS, with linear_attn_config): vLLM builds
+    states it true, as the default now does (published_fields DERIVED_FIELDS, with linear_attn_config): vLLM builds
     it, its parameters 98,268,413,312 B at TP 1 (the meta build; e_score_correction_bias fp32 here, unlike SGLang's).
     Its pages (the meta build's specs): 6 MLA layers of one 576-wide latent head, bf16, 1,152 B a token, and 21 KDA
     layers whose state, conv 3 × 4,096 / TP × 3 bf16 and recurrent 32 / TP × 128 × 128 float32 (kda_state_dtype),

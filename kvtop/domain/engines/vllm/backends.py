@@ -8,7 +8,7 @@ unnamed or unknown GPU is read as Hopper (kvtop's default H100) for the block si
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import TRITON_FP8_ERAS, backend_selection, honours_checkpoint_kv_dtype
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
@@ -157,3 +157,30 @@ def checkpoint_fp8_dsa_ds_mla_majors(
         return frozenset()
     return majors
 
+
+# `--attention-backend` (EngineArgs.attention_backend, vllm/engine/arg_utils.py): the enum name in any case, "auto"
+# the selector's pick (AttentionConfig.validate_backend_before). Passed through the launch (flags.py), read here.
+ATTENTION_BACKEND_FLAG = "--attention-backend"
+# the one backend whose supports_alibi_sqrt() is True (v1/attention/backends/triton_attn.py)
+ALIBI_SQRT_BACKEND = "TRITON_ATTN"
+# Classes whose attention takes ALiBi with a square root: Attention(use_alibi_sqrt=True) raises "use_alibi_sqrt is
+# not supported by backend X." (model_executor/layers/attention/attention.py) on any backend but TRITON_ATTN, which
+# the selector never picks first on Ampere or later (FLASH_ATTN, or FLASHINFER on Blackwell, come ahead of it)
+ALIBI_SQRT_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "before v0.33.0 not read (v0.13.0 registers no Step1ForCausalLM)"),
+    Era("0.33.0", frozenset({"Step1ForCausalLM"}),
+        "v0.33.0 models/step1.py Step1Attention: Attention(use_alibi_sqrt=True); first release not pinned"),
+))  # fmt: skip
+
+
+def alibi_sqrt_backend(
+    model: ModelSpec, gpu_name: str | None, version: ResolvedVersion, stated: object
+) -> str | None:
+    """The backend vLLM would refuse `model` on (its ALiBi square root is TRITON_ATTN's alone), or None where it
+    starts: `--attention-backend TRITON_ATTN`, a class without it, or a GPU below Ampere (not read)."""
+    if model.architecture not in era_for(ALIBI_SQRT_ERAS, version).value:
+        return None
+    named = str(stated).upper() if isinstance(stated, str) and stated.lower() != "auto" else None
+    if named == ALIBI_SQRT_BACKEND or (named is None and capability(gpu_name) < (8, 0)):
+        return None
+    return named or ("FLASHINFER" if capability(gpu_name)[0] == 10 else "FLASH_ATTN")

@@ -24,6 +24,10 @@
 - `--no-enable-chunked-prefill` on a Mamba / linear-attention hybrid with prefix caching on (the default from
   PR #50991): MambaModelConfig.verify_and_update_config asserts "Chunked prefill is required for Mamba prefix
   caching." (a VllmConfig validation error); with `--no-enable-prefix-caching` too it starts.
+- Step-1 (Step1ForCausalLM, v0.33.0): its Attention takes use_alibi_sqrt, which only TRITON_ATTN serves; on the
+  backend the selector picks (FLASH_ATTN, FLASHINFER on Blackwell) or one `--attention-backend` names, Attention
+  raises "use_alibi_sqrt is not supported by backend X." (backends.ALIBI_SQRT_ERAS); `--attention-backend
+  TRITON_ATTN` starts.
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
+from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.vllm.backends import (
+    ALIBI_SQRT_BACKEND,
+    ALIBI_SQRT_ERAS,
+    ATTENTION_BACKEND_FLAG,
+    alibi_sqrt_backend,
+)
 from kvtop.domain.engines.vllm.batching import chunked_prefill
 from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
@@ -91,7 +102,24 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             "is on ('Chunked prefill is required for Mamba prefix caching.'); add --no-enable-prefix-caching",
             source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
         ))  # fmt: skip
+    found.append(_alibi_sqrt(ledger))
     return tuple(refusal for refusal in found if refusal is not None)
+
+
+def _alibi_sqrt(ledger: Ledger) -> Refusal | None:
+    """Step-1 (ALiBi with a square root) on any backend but TRITON_ATTN: refused as its layers are built."""
+    stated = ledger.settings.flags.get(ATTENTION_BACKEND_FLAG.lstrip("-"))
+    backend = alibi_sqrt_backend(ledger.model, ledger.gpu_name, ledger.version, stated)
+    if backend is None:
+        return None
+    return Refusal(
+        field=ATTENTION_BACKEND_FLAG,
+        message=f"vLLM {ledger.version.label} refuses {ledger.model.architecture} on {backend}: its attention "
+        f"takes ALiBi with a square root, which only {ALIBI_SQRT_BACKEND} serves ('use_alibi_sqrt is not "
+        f"supported by backend {backend}.'); add {ATTENTION_BACKEND_FLAG} {ALIBI_SQRT_BACKEND}",
+        source="model_executor/layers/attention/attention.py Attention.__init__; "
+        + era_for(ALIBI_SQRT_ERAS, ledger.version).source,
+    )
 
 
 def _no_attention_backend(ledger: Ledger, capability: tuple[int, int] | None) -> list[Refusal]:
