@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
 from kvtop.domain.engines.versions import era_for
+from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
 from kvtop.domain.engines.vllm.backends import (
     ALIBI_SQRT_BACKEND,
     ALIBI_SQRT_ERAS,
