@@ -41,14 +41,15 @@ def test_mimo_v2_5_pro_builds_with_its_config_stand_in_and_kvtop_plans_it_equal(
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_mimo_v2_5_language_model_is_equal_on_vllm_its_towers_named(tp: int) -> None:
+def test_mimo_v2_5_is_equal_on_vllm_towers_included(tp: int) -> None:
     """MiMo-V2.5 holds audio and vision sections: vLLM builds audio_encoder and visual beside the language model
-    (TP 1: 833,419,264 + 1,457,188,864 B of towers), which kvtop names as not modelled."""
-    row = _row("vllm", "XiaomiMiMo--MiMo-V2.5", tp)
-    assert row["status"] == "ok"
-    assert set(row["stages"][0]["param_bytes"]) == {"audio_encoder", "language_model", "visual"}
-    judged = judge("vllm", "0.33.0", row)
-    assert judged.verdict == "equal (language model); tower not modelled"
+    (TP 1: 833,419,264 + 1,457,188,864 B of towers), which kvtop plans since towers_mimo.py (its config, and the same
+    config naming MiMoV2OmniForCausalLM, the class vLLM serves it as)."""
+    for config in ("XiaomiMiMo--MiMo-V2.5", "XiaomiMiMo--MiMo-V2.5-Omni-class.RECONSTRUCTED"):
+        row = _row("vllm", config, tp)
+        assert row["status"] == "ok"
+        assert set(row["stages"][0]["param_bytes"]) == {"audio_encoder", "language_model", "visual"}
+        assert judge("vllm", "0.33.0", row).verdict == "equal"
 
 
 @pytest.mark.parametrize("tp", [1, 2])

@@ -300,6 +300,7 @@ class TowerSpec(BaseModel):
     source: str
     head_split_params: int = 0  # attention split over TP only where `heads` divides by TP
     heads: int = 0
+    divided_heads: tuple[int, ...] = ()  # head counts the tower's attention divides by TP, asserting (vLLM divide)
     position_params: int = 0  # a learned position table (whole, or split by rows: TowerSplit.position_table)
     position_rows: int = 0
     replicated_params: int = 0  # linears built replicated, or split (TowerSplit.replicated_linears)

@@ -265,7 +265,7 @@ GENERIC: frozenset[str] = frozenset({
     "KananaVForConditionalGeneration", "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration",
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
-    "LlavaVidForCausalLM", "MellumForCausalLM", "MiMoV2OmniForCausalLM", "MindSporeForCausalLM",
+    "LlavaVidForCausalLM", "MellumForCausalLM", "MindSporeForCausalLM",
     "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "MossVLForConditionalGeneration", "MultiModalityCausalLM",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",

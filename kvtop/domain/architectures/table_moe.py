@@ -147,9 +147,10 @@ MOE: tuple[Architecture, ...] = (
               placement=FirstDense(), router_bias_when=("use_routing_bias", True), router_fp32=True)),
     # MiMo-V2-Flash: sliding layers (hybrid_layer_pattern 1) with their own heads and dims and a sink per head;
     # K 192 / V 128 wide; experts where moe_layer_freq (a list) says, the gate in fp32; MiMo-V2.5's checkpoint
-    # fuses q|k|v in K|V chunks (attention_projection_layout fused_qkv: vLLM 0.33.0 mimo_v2.py)
+    # fuses q|k|v in K|V chunks (attention_projection_layout fused_qkv: vLLM 0.33.0 mimo_v2.py); MiMoV2OmniForCausalLM
+    # (vLLM 0.33.0 mimo_v2_omni.py) is this language model beside the towers towers_mimo.py describes
     A("mimo_v2_flash", "MiMoV2FlashConfig", tf("mimo_v2_flash"), m.MIMO_V2_FLASH,
-      ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"), layers=PerLayerFlags(),
+      ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM"), layers=PerLayerFlags(),
       attention=Attention(fused_qkv_field="attention_projection_layout"),
       kind_geometry=(KindGeometry(LayerKind.SLIDING, heads="swa_num_attention_heads",
                                   kv_heads="swa_num_key_value_heads", head_dim="swa_head_dim",

@@ -13,7 +13,10 @@ biased), a gated MLP (MergedColumnParallelLinear gate|up and RowParallelLinear d
 and, where `use_sink` and the block is not in `fullatt_block_indexes`, `sinks` (num_heads, an nn.Parameter: whole);
 then the merger: an RMSNorm over width, width × merge² → the same (Column) and → out_hidden_size (Row), no biases.
 Column/Row layers split over TP (`--mm-encoder-tp-mode data` not read), a row-parallel bias, the norms, the patch
-embedding and the sinks whole.
+embedding and the sinks whole. MiMoVisionAttention divides num_heads and num_key_value_heads by TP with
+`dist_utils.divide` (no fallback to a replicated encoder: it asks is_vit_use_data_parallel() without the head
+count), so above TP 8 the default 8 KV heads assert ("8 is not divisible by 16"): `TowerSpec.divided_heads`,
+which vLLM's rules refuse (engines/vllm/tower_heads.py).
 
 `audio_encoder`, from MimoAudioEncoderConfig (mimo_audio.py: its defaults where absent): transformers' Qwen2Model
 over a Qwen2Config of input_local_dim / input_local_layers / input_local_attn_heads (as KV heads too) /
@@ -138,4 +141,5 @@ def mimo_v2_omni(vision_config: dict[str, Any], outer: dict[str, Any], source: s
     audio_section = outer.get("audio_config")
     if isinstance(audio_section, dict):
         whole += mimo_audio(validated(MiMoAudioFields, audio_section, source=source, prefix="audio_config."), source)
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=CONFIG_CLASS, source=SOURCE)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=CONFIG_CLASS, source=SOURCE,
+                     divided_heads=(vision.num_heads, vision.num_key_value_heads))

@@ -1,7 +1,7 @@
 """Launches SGLang refuses before it sizes any KV, which kvtop refuses the same way (docs/engines/sglang.md §4.5).
 
-Also a GPTQ checkpoint Marlin cannot take (0.5.23 has no plain gptq on CUDA) and an NVFP4 hf_quant_config.json
-without a group size.
+Also routed experts whose width does not divide over the MoE TP group (tp ÷ ep), a GPTQ checkpoint Marlin cannot
+take (0.5.23 has no plain gptq on CUDA) and an NVFP4 hf_quant_config.json without a group size.
 
 A weight format the GPU cannot run (the quantization config's `get_min_capability`, checked when the
 model loads), and block-FP8 MoE experts whose tensor-parallel shard breaks the 128-wide scale blocks
@@ -112,6 +112,7 @@ def check_launch(inputs: EngineInputs) -> None:
     _check_hybrid_swa_layers(inputs)
     _check_single_stage(inputs)
     _check_weight_format(inputs)
+    _check_expert_split(inputs)
     _check_block_fp8_moe(inputs)
     _check_dsv4_nvfp4_experts(inputs)
     _check_torch_native_tp(inputs)
@@ -191,6 +192,27 @@ def _check_weight_format(inputs: EngineInputs) -> None:
         "checked when the model loads)",
         field="--gpu",
     )
+
+
+# FusedMoE.__init__ (layers/moe/fused_moe_triton/layer.py) asserts `intermediate_size % self.moe_tp_size == 0`, a
+# bare assertion, where moe_tp_size = tp ÷ ep (÷ --moe-dp-size, not read by kvtop: 1): 0.5.6.post2
+# (parallel_state.py: tensor_model_parallel_size // moe_ep_size) and 0.5.23 (runtime_context.py
+# derive_parallel_widths); DP replicas without DP attention keep their own TP group's split
+EXPERT_SPLIT_SOURCE = "layers/moe/fused_moe_triton/layer.py FusedMoE.__init__ (read in 0.5.6.post2 and 0.5.23)"
+
+
+def _check_expert_split(inputs: EngineInputs) -> None:
+    moe, s = inputs.model.moe, inputs.settings
+    if moe is None or s.ep < 1 or s.tp % s.ep:
+        return
+    moe_tp, size = s.tp // s.ep, moe.expert_intermediate_size
+    if size % moe_tp:
+        raise InputError(
+            f"SGLang {inputs.version.label} refuses experts whose moe_intermediate_size {size} does not divide over "
+            f"the MoE TP group (tp {s.tp} ÷ ep {s.ep} = {moe_tp}): {EXPERT_SPLIT_SOURCE} asserts "
+            "'intermediate_size % self.moe_tp_size == 0' (AssertionError); pick --tp/--ep so it divides",
+            field="--tp",
+        )
 
 
 def _check_block_fp8_moe(inputs: EngineInputs) -> None:

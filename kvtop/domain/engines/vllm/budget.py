@@ -26,6 +26,7 @@ from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
+from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import pp_layer_range
@@ -71,6 +72,7 @@ class VllmBudget:
     def solve(self, inputs: EngineInputs) -> EngineResult:
         m, s, kv, meas = inputs.model, inputs.settings, inputs.kv, inputs.measured
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
+        check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
         hybrid = None
         if kv.pool("state") is not None:  # §4.4: the block grows until its page covers a Mamba state

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import BLOCK_FP8_SHARD_ERAS, MODELOPT_FP8_CAPABILITY_ERAS
+from kvtop.domain.engines.vllm.moe_split import check_expert_split
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
@@ -68,6 +69,7 @@ def check_weights(
             field="quantization_config.quant_method",
             source=model.source,
         )
+    check_expert_split(model, settings, layout, version)  # as the MoE layers are built, on every GPU
     cap = compute_capability(gpu_name)
     if cap is None or not model.quant.quantized:
         return

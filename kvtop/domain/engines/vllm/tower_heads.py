@@ -1,0 +1,39 @@
+"""Tower attention vLLM cannot split over this TP (docs/engines/vllm.md §3.6): a tower whose attention divides its
+head counts by TP with `dist_utils.divide` (`TowerSpec.divided_heads`) asserts "{heads} is not divisible by {tp}"
+while the model is built, unless `--mm-encoder-tp-mode data` builds the encoder whole on each rank (kvtop does not
+read that flag, so it refuses the split rather than plan a tower vLLM would not build).
+
+v0.33.0 models/mimo_v2_omni.py MiMoVisionAttention.__init__: `divide(num_heads, tp_size)` and
+`divide(num_kv_heads, tp_size)`, tp_size 1 only where is_vit_use_data_parallel() (asked without the head count,
+so only the flag: no fallback) — MiMo-V2.5's 32 heads and 8 KV heads: TP 16 asserts "8 is not divisible by 16".
+v0.13.0 has no mimo_v2_omni.py (no tower states divided heads there).
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import InputError
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+
+DIVIDED_HEADS_CHECKED_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.13.0 read: no tower built with divided heads (no models/mimo_v2_omni.py)"),
+    Era("0.33.0", True, "v0.33.0 models/mimo_v2_omni.py MiMoVisionAttention.__init__ (distributed/utils.py divide); "
+                        "first release not pinned"),
+))  # fmt: skip
+
+
+def check_tower_heads(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion) -> None:
+    """Raise InputError where the tower's attention cannot divide its heads over TP (module docstring)."""
+    tower, tp = model.tower, layout.tp
+    if tower is None or tp == 1 or not DIVIDED_HEADS_CHECKED_ERAS.at(version):
+        return
+    broken = next((heads for heads in tower.divided_heads if heads % tp), None)
+    if broken is not None:
+        raise InputError(
+            f"vLLM {version.label} cannot split {model.architecture}'s {tower.config_class} attention over tp {tp}: it "
+            f"divides the tower's heads {'/'.join(map(str, tower.divided_heads))} by TP and asserts '{broken} is not "
+            f"divisible by {tp}'; use a TP that divides them (--mm-encoder-tp-mode data, which builds "
+            "the encoder whole on each rank, is not read by kvtop)",
+            field="--tp",
+        )
