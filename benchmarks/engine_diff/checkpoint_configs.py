@@ -56,7 +56,14 @@ CHECKPOINT_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "OpenGVLab/InternVL3-1B-Pretrained configuration_internvl_chat.py",
         {},
     ),
-    "bailing_moe": ("PretrainedConfig", "inclusionAI/Ling-plus configuration_bailing_moe.py", {}),
+    # rope_scaling: both published classes take rope_scaling=None and set it (BailingMoeConfig, and Ling 2.0's
+    # BailingMoeV2Config under the same model type: NVIDIA-NeMo Automodel ling_v2/config.py, which mirrors it);
+    # transformers 5.x builds rope_parameters, which SGLang 0.5.23 bailing_moe.py reads, only from a stated one
+    "bailing_moe": (
+        "PretrainedConfig",
+        "inclusionAI/Ling-plus configuration_bailing_moe.py; Ling 2.0 configuration_bailing_moe_v2.py",
+        {"rope_scaling": None},
+    ),
     "exaone": ("PretrainedConfig", "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct configuration_exaone.py", {}),
     "minimax_m3": ("PretrainedConfig", "MiniMaxAI/MiniMax-M3 (no configuration file: model type only)", {}),
     "minicpmo": (

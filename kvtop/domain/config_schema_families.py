@@ -271,3 +271,7 @@ class FamilyFields(ConfigSection):
     attn_config: DbrxAttnConfig | None = None  # DBRX
     config: Annotated[Moondream3Sections | None, BeforeValidator(_dict_or_none)] = None  # Moondream3
     ffn_config: DbrxFfnConfig | None = None
+    # Ling / Ling 2.0 (bailing_moe): the router's fp32 expert bias, the shared experts' own width (use_bias: above)
+    moe_router_enable_expert_bias: Flag | None = None
+    use_rmsnorm: Flag | None = None  # vLLM's q/k norms: RMSNorm where stated, else LayerNorm
+    moe_shared_expert_intermediate_size: Intermediate | None = None

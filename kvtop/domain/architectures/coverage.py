@@ -253,8 +253,8 @@ SPEECH_NOT_MODELLED: Mapping[str, str] = {
 # the plan, "generic reading: …"), or refuses naming the field that stops it.
 GENERIC: frozenset[str] = frozenset({
     "Alpamayo2Super", "AriaForConditionalGeneration",
-    "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration", "BailingMoEForCausalLM",
-    "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
+    "BailingMM2NativeForConditionalGeneration", "BailingMMNativeForConditionalGeneration",
+    "BeeForConditionalGeneration", "Blip2ForConditionalGeneration",
     "Cohere2VisionForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration",
     "Dots3NoteForCausalLM", "DotsVLMForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",

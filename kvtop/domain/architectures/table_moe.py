@@ -268,4 +268,23 @@ MOE: tuple[Architecture, ...] = (
       kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
       per_layer_config_field="per_layer_config"),
+    # Ling / Ling 2.0 (model_type bailing_moe; vLLM 0.33.0 and SGLang 0.5.23 models/bailing_moe.py, SGLang's base class
+    # BailingMoEForCausalLM): fused query_key_value biased where use_qkv_bias; q/k norms per head where
+    # use_qk_norm; dense MLPs below first_k_dense_replace, then num_experts experts of moe_intermediate_size and
+    # num_shared_experts × moe_intermediate_size shared; an fp32 expert_bias [num_experts] beside the router where
+    # moe_router_enable_expert_bias (both engines' BailingMoE gate). No class defaults: the two published classes
+    # under this model type differ (Ling-plus's BailingMoeConfig defaults use_bias True, Ling 2.0's BailingMoeV2Config
+    # False), so what kvtop reads must be stated. The main class builds no MTP layer (the NextN class is the draft).
+    A("bailing_moe", "BailingMoeConfig / BailingMoeV2Config",
+      "vLLM 0.33.0 / SGLang 0.5.23 models/bailing_moe.py; the checkpoints' configuration_bailing_moe(_v2).py", {},
+      ("BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoEForCausalLM"),  # the last SGLang's base class
+      attention=Attention(bias_fields=("use_qkv_bias",)),
+      moe=Moe("num_experts", shared=Shared(count_field="num_shared_experts"), placement=FirstDense(),
+              router_bias_when=("moe_router_enable_expert_bias", True)),
+      mtp_fields=(), engine_read_fields=("use_rmsnorm",),  # vLLM's q/k LayerNorms (engines/vllm/attention_biases)
+      refused_when=(
+          ("use_bias", "biases on every projection and MLP (use_bias: o_proj, MLPs and shared experts too)"),
+          ("moe_shared_expert_intermediate_size", "shared experts of their own width (moe_shared_expert_"
+                                                  "intermediate_size)"),
+      )),
 )  # fmt: skip

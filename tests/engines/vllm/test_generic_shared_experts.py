@@ -1,5 +1,5 @@
-"""kvtop's generic reading counts Bailing's `num_shared_experts` (inclusionAI/Ling-plus, BailingMoeForCausalLM has no
-architecture entry): vLLM 0.33.0 models/bailing_moe.py BailingMoE builds one shared MLP of
+"""kvtop counts Bailing's `num_shared_experts` (inclusionAI/Ling-plus, BailingMoeForCausalLM: first by the generic
+reading, now by the bailing_moe entry, table_moe.py): vLLM 0.33.0 models/bailing_moe.py BailingMoE builds one shared MLP of
 moe_intermediate_size × num_shared_experts a layer beside the routed experts.
 
 Engine figures: vLLM 0.33.0's meta build of tests/data/configs/heldout/inclusionAI--Ling-plus.json

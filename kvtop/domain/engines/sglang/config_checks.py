@@ -4,7 +4,8 @@ sweep's meta builds (engine-diff `sglang_config_failures.py`: the engine refuses
 
 - A model type neither transformers nor SGLang's config registry knows, with no `auto_map` (no configuration code
   ships to trust): AutoConfig's "Transformers does not recognize this architecture" (sgl-project's DeepSeek-V4
-  FP8 configs say `deepseek_ref`; utils/hf_transformers/common.py registers `deepseek_v4`, not it).
+  FP8 configs say `deepseek_ref`; utils/hf_transformers/common.py registers `deepseek_v4`, not it; LLaVA-1.6-Mistral's
+  `llava_mistral`, whose LlavaConfig is LLaVA's package code).
 - MiMo-V2-Flash (model_type mimo_v2_flash, whichever MiMoV2 class): MiMoV2DecoderLayer (models/mimo_v2.py) hands `config.rope_scaling` to `get_rope`; transformers
   5.19's MiMoV2FlashConfig holds one rope dict per layer type, which get_rope's cache key cannot hash. MiMo-V2.5's
   model_type mimo_v2 loads the checkpoint's own MiMoV2Config (auto_map), whose rope_scaling is the config's: built.
@@ -56,7 +57,11 @@ _NOT_CHECKED = "not checked before 0.5.23"
 # model types AutoConfig (transformers 5.19.0) and SGLang's _CONFIG_REGISTRY both lack, seen in real configs
 UNKNOWN_MODEL_TYPES_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), _NOT_CHECKED),
-    Era("0.5.23", frozenset({"deepseek_ref"}), "utils/hf_transformers/common.py _CONFIG_REGISTRY (deepseek_v4 only)"),
+    # llava_mistral: LLaVA-1.6-Mistral's config.json (liuhaotian/llava-v1.6-mistral-7b, LlavaMistralForCausalLM) names
+    # LLaVA's own LlavaConfig(MistralConfig), whose code ships in the LLaVA package, not the checkpoint (no auto_map):
+    # sgl-project/sglang#128 "has model type `llava_mistral` but Transformers does not recognize this architecture"
+    Era("0.5.23", frozenset({"deepseek_ref", "llava_mistral"}),
+        "utils/hf_transformers/common.py _CONFIG_REGISTRY (deepseek_v4 only; no llava_mistral)"),
 ))  # fmt: skip
 # the model types whose config class (transformers 5.19's) holds one rope dict per layer type, which
 # models/mimo_v2.py MiMoV2DecoderLayer hands to get_rope (both EntryClass classes build it): MiMoV2FlashConfig

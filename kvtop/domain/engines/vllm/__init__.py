@@ -118,10 +118,11 @@ class VllmRules(VllmBudget, EngineBase):
         self, model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
     ) -> tuple[WeightRow, ...]:
         """§20: MXFP4 experts padded at create_weights (weights_built.py); §3.8: attention biases a class builds
-        whatever the config says (attention_biases.py)."""
-        from kvtop.domain.engines.vllm.attention_biases import attention_bias_rows
+        whatever the config says, and q/k LayerNorm biases (attention_biases.py)."""
+        from kvtop.domain.engines.vllm.attention_biases import attention_bias_rows, qk_norm_bias_rows
 
-        return built_rows(model, layout, layers, gpu_name, version) + attention_bias_rows(model, layout, layers)
+        return (built_rows(model, layout, layers, gpu_name, version) + attention_bias_rows(model, layout, layers)
+                + qk_norm_bias_rows(model, layers))  # fmt: skip
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
