@@ -1,15 +1,13 @@
 """Readings of the engine-diff comparison for quantized checkpoints whose engine build differs from what the engine
-holds when serving (architectures.ARCH_RULES A18, A19): each matches kvtop's weights difference to the byte, from
+holds when serving (arch_readings.ARCH_RULES A18, A19): each matches kvtop's weights difference to the byte, from
 the config's shapes and the engine's code, never from kvtop.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from benchmarks.engine_diff.architectures import StageCheck
+from benchmarks.engine_diff.stage_check import StageCheck, config_value, tp_of, weights_delta
 
 
 def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
@@ -19,20 +17,18 @@ def vllm_gptq_moe_unloaded(check: StageCheck, text: str) -> bool:
     biases
     (model dtype: w13 [E, 2 × I ÷ TP], w2 [E, hidden]) + the quantized gate (qweight [hidden ÷ 8, E] and qzeros
     [hidden ÷ g, E ÷ 8] int32, scales [hidden ÷ g, E]) less the fp16 gate [E, hidden]."""
-    from benchmarks.engine_diff.architectures import _config_value, _tp, _weights_delta
-
-    quant = _config_value(check.config, "quantization_config") or {}
-    delta = _weights_delta(text)
+    quant = config_value(check.config, "quantization_config") or {}
+    delta = weights_delta(text)
     if quant.get("quant_method") != "gptq" or quant.get("sym") is not True or delta is None:
         return False
-    value = functools.partial(_config_value, check.config)
+    value = functools.partial(config_value, check.config)
     if (
         value("mlp_only_layers")
         or value("decoder_sparse_step") != 1
         or value("shared_expert_intermediate_size")
     ):
         return False
-    tp, g, h, experts = _tp(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
+    tp, g, h, experts = tp_of(check), int(quant["group_size"]), value("hidden_size"), value("num_experts")
     hd, heads, kv = value("head_dim"), value("num_attention_heads"), value("num_key_value_heads")
     width = 2  # the config's float16
     qkv_out = (heads // tp + 2 * max(kv // tp, 1)) * hd
@@ -47,14 +43,12 @@ def sglang_bnb4_states(check: StageCheck, text: str) -> bool:
     matrix of SGLang's default bitsandbytes targets (q, k, v, o, gate, up, down projections; the config's
     llm_int8_skip_modules name none of them), n weights each: n ÷ 64 absmax (uint8; fp32 without double
     quantization), 4 B per 256 of them, and 4 × (16 + 256 + 1) B of codes and offset (4 × 16 without)."""
-    from benchmarks.engine_diff.architectures import _config_value, _tp, _weights_delta
-
-    quant = _config_value(check.config, "quantization_config") or {}
-    delta = _weights_delta(text)
+    quant = config_value(check.config, "quantization_config") or {}
+    delta = weights_delta(text)
     if quant.get("quant_method") != "bitsandbytes" or not quant.get("load_in_4bit") or delta is None:
         return False
-    value = functools.partial(_config_value, check.config)
-    if _tp(check) != 1 or value("num_local_experts") or value("num_experts"):
+    value = functools.partial(config_value, check.config)
+    if tp_of(check) != 1 or value("num_local_experts") or value("num_experts"):
         return False
     h, inter, hd = value("hidden_size"), value("intermediate_size"), value("head_dim")
     heads, kv = value("num_attention_heads"), value("num_key_value_heads")

@@ -22,7 +22,8 @@ from typing import Any
 from unittest import mock
 
 from benchmarks.engine_diff import architectures, kvtop_side
-from benchmarks.engine_diff.architectures import arch_reading, stage_checks
+from benchmarks.engine_diff.arch_readings import arch_reading
+from benchmarks.engine_diff.architectures import stage_checks
 from benchmarks.engine_diff.cases import budget
 from benchmarks.engine_diff.engines import ENGINES
 from benchmarks.engine_diff.registry_configs import DRAFT_TARGETS, ConfigFile, default_configs, real_configs

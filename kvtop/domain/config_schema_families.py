@@ -21,7 +21,6 @@ from kvtop.domain.config_types import (
     Flag,
     HeadDim,
     Heads,
-    Hidden,
     Intermediate,
     LayerCount,
     LayerIndices,
@@ -252,11 +251,12 @@ class FamilyFields(ConfigSection):
     index_source_layer_ids: LayerIndices | None = None
     engram_layer_ids: LayerIndices | None = None
     cross_attention_layers: LayerIndices | None = None  # Mllama: the layers that attend to the image
-    # Zamba2: shared transformer blocks (num_mem_blocks) over 2 × hidden, LoRA adapters per hybrid layer, Mamba2
+    # Zamba2: shared transformer blocks (num_mem_blocks) over 2 × hidden, LoRA adapters per hybrid layer, Mamba2;
+    # no attention_hidden_size: transformers 5.20.2 Zamba2Config.__post_init__ sets it 2 × hidden whatever the file
+    # states (configuration_zamba2.py), and kvtop reads that width from the entry (SharedBlocks.width_factor)
     num_mem_blocks: Layers | None = None
     adapter_rank: Dim | None = None
     use_shared_attention_adapter: Flag | None = None
-    attention_hidden_size: Hidden | None = None
     attention_head_dim: HeadDim | None = None
     n_mamba_heads: Heads | None = None
     mamba_headdim: Dim | None = None

@@ -25,7 +25,8 @@ from kvtop.domain.engines.versions import ResolvedVersion, parse_release
 
 if TYPE_CHECKING:
     from kvtop.domain.launch import LaunchSettings
-    from kvtop.domain.model import ModelSpec, TowerSplit
+    from kvtop.domain.model import ModelSpec
+    from kvtop.domain.tower_spec import TowerSplit
 
 ArchitectureState = Literal["registered", "transformers_backend", "custom_code", "refused", "not_checked"]
 """registered: the engine has its own class; transformers_backend: served by its Transformers backend (kvtop

@@ -7,7 +7,6 @@ import these types, so this module imports none of them.
 
 from __future__ import annotations
 
-import math
 from enum import Enum
 from functools import cached_property
 from typing import Literal
@@ -15,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.quant import NO_QUANT, QuantSpec
-from kvtop.domain.tower_blocks import BlockSplit, cannot_build, dummy_heads, splits
+from kvtop.domain.tower_spec import TowerSpec
 
 
 class AttentionKind(str, Enum):
@@ -226,52 +225,6 @@ class VisionSpec(BaseModel):
     hidden_size: int = 1024
 
 
-class TowerSplit(BaseModel):
-    """How an engine's own model code builds the parts engines disagree on (each engine package's
-    `architectures.TOWER_SPLIT`): a learned position table split by rows over TP (`VocabParallelEmbedding`)
-    rather than whole, block linears another engine builds replicated split over TP, and a projector another
-    engine splits (Column/RowParallelLinear) built whole (transformers' nn.Linear projector class); and, named by
-    architecture class, a language model's embedding or V projection another engine builds otherwise."""
-
-    model_config = ConfigDict(frozen=True)
-    position_table: bool = False
-    replicated_linears: bool = False
-    projector_whole: bool = False
-    mlp_multiple: int = 1  # a padded MLP width (SGLang qwen2_5_vl.py: up to a multiple of 8), where the tower says
-    mlp_divides: bool = False  # that width unpadded must divide by TP (vLLM MergedColumnParallelLinear asserts it)
-    block_mlp_whole: bool = False  # block MLPs built nn.Linear (SGLang kimi_k25.py MLP2), where the tower says
-    post_norm: bool = False  # a final LayerNorm built that another engine skips (SGLang's MiniMax-M3 tower)
-    float32_norms: bool = False  # LayerNorms the tower names (TowerSpec.float32_norm_params) held in float32
-    # towers (by TowerSpec.config_class) whose head-split blocks the engine builds nn.Linear, whole on every rank
-    # (SGLang 0.5.23 kimi_k3_vl.py: Kimi-K3's MoonViT runs data-parallel)
-    whole_blocks: tuple[str, ...] = ()
-    # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
-    whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
-    k_eq_v_holds_v: tuple[str, ...] = ()
-    # a per-layer embedding projection split over TP beside a plain (whole) per-layer table (SGLang's Gemma-3n)
-    per_layer_split: tuple[str, ...] = ()
-    # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n qkv_proj on every layer)
-    shared_kv_holds_kv: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
-    # towers (by TowerSpec.config_class) whose blocks the engine gives a second output projection (SGLang 0.5.23
-    # step3_vl.py: Step3VisionAttention's out_proj beside its VisionAttention's proj)
-    second_out_proj: tuple[str, ...] = ()
-    # per encoder class (TowerSpec.block_class), when its attention and MLP split (kvtop.domain.tower_blocks)
-    blocks: tuple[tuple[str, BlockSplit], ...] = ()
-
-
-VOCAB_PADDING = 64  # VocabParallelEmbedding pads its rows to this (DEFAULT_VOCAB_PADDING_SIZE in vLLM and SGLang)
-
-
-def vocab_padded(rows: int) -> int:
-    """A vocab-parallel table's rows padded to VOCAB_PADDING (the embedding, the LM head, a tower's positions)."""
-    return math.ceil(rows / VOCAB_PADDING) * VOCAB_PADDING
-
-
-def vocab_parallel_rows(rows: int, shards: int) -> int:
-    """The rows one rank holds of a vocab-parallel table of `rows` split `shards` ways: padded, then split."""
-    return math.ceil(vocab_padded(rows) / shards)
-
-
 class Eagle3Head(BaseModel):
     """An Eagle-3 draft head's parts beside its decoder (config.json of a `…Eagle3` class): the fc that fuses the
     target's auxiliary hidden states, and the head's own vocabulary (read by `architectures/eagle3.py`)."""
@@ -285,89 +238,6 @@ class Eagle3Head(BaseModel):
     norm_before_fusion: bool = False  # one norm over the fc's whole input (norm_before_fc)
     norm_per_aux: bool = False  # a norm of the target's width per auxiliary state (fc_norm / use_aux_norm)
     draft_vocab_size: int | None = None  # the LM head's rows (None: the vocabulary's)
-
-
-class TowerSpec(BaseModel):
-    """A vision tower and its projector (whole model): its parameters, those every engine splits over TP
-    (`kvtop.domain.architectures.towers`), those split only where the head count divides by TP (vLLM
-    intern_vit.py: else whole), and those engines shard differently (`TowerSplit`); the rest is whole on every
-    rank of the first pipeline stage."""
-
-    model_config = ConfigDict(frozen=True)
-    params: int
-    tp_split_params: int
-    config_class: str
-    source: str
-    head_split_params: int = 0  # attention split over TP only where `heads` divides by TP
-    heads: int = 0
-    divided_heads: tuple[int, ...] = ()  # head counts the tower's attention divides by TP, asserting (vLLM divide)
-    position_params: int = 0  # a learned position table (whole, or split by rows: TowerSplit.position_table)
-    position_rows: int = 0
-    replicated_params: int = 0  # linears built replicated, or split (TowerSplit.replicated_linears)
-    projector_params: int = 0  # of tp_split_params: the projector's, whole where TowerSplit.projector_whole
-    mlp_width: int = 0  # a block MLP width an engine pads (TowerSplit.mlp_multiple), and the split parameters
-    mlp_unit_params: int = 0  # each padded unit of it adds over the tower (gate, up with biases, down)
-    head_split_mlp_params: int = 0  # of head_split_params: block MLPs, whole where TowerSplit.block_mlp_whole
-    post_norm_params: int = 0  # a final LayerNorm not in `params`, built whole where TowerSplit.post_norm
-    float32_norm_params: int = 0  # of `params`: whole LayerNorms held in float32 where TowerSplit.float32_norms
-    # the tower as transformers' own classes hold it (every layer whatever vision_feature_layer, its post-norm and
-    # SigLIP's pooling head where vision_use_head): what a Transformers backend builds, whole on every rank
-    # (StageParts.tower_as_transformers); 0 where the kind does not count it
-    transformers_params: int = 0
-    second_out_proj_split_params: int = 0  # a second output projection a block (TowerSplit.second_out_proj): split
-    second_out_proj_whole_params: int = 0  # … and its biases, whole
-    block_class: str = ""  # the encoder class whose head_split_params each engine divides its way (TowerSplit.blocks)
-    block_mlp_width: int = 0  # of its MLPs (head_split_mlp_params) the width a `width` rule reads; a fused K bias:
-    k_bias_params: int = 0
-    head_params: int = 0  # of head_split_params: one head's across the blocks (what a dummy head adds, split)
-    head_norm_params: int = 0  # and whole: one head's share of q/k norms over the padded width (InternViT's)
-
-    def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
-        """The engine's rule for this tower's encoder class, where it states one."""
-        return dict((split or TowerSplit()).blocks).get(self.block_class) if self.block_class else None
-
-    def not_built(self, tp: int, split: TowerSplit | None = None) -> str | None:
-        """Why the engine's build of the tower stops at `tp` (its own assertion), else None."""
-        how, rule = split or TowerSplit(), self.block_rule(split)
-        if rule is not None and cannot_build(rule, tp, self.heads):
-            return f"splits {self.block_class}'s attention whatever its heads: {self.heads} heads do not divide by TP {tp}"
-        if how.mlp_divides and self.mlp_width and self.mlp_width % tp:
-            return f"splits the tower's gated MLP unpadded: {self.mlp_width:,} wide does not divide by TP {tp}"
-        return None
-
-    def _blocks_split(self, tp: int, how: TowerSplit) -> tuple[int, int, int]:
-        """(of `params` the split blocks; what the engine adds split: K bias, dummy heads; and whole) at `tp`."""
-        rule = self.block_rule(how)
-        if rule is None:
-            heads_split = self.head_split_params - (self.head_split_mlp_params if how.block_mlp_whole else 0)
-            heads_split = 0 if self.config_class in how.whole_blocks else heads_split
-            return (heads_split if self.heads and self.heads % tp == 0 else 0), 0, 0
-        attention_split = splits(rule.attention, tp, self.heads, self.block_mlp_width)
-        out = self.head_split_params - self.head_split_mlp_params if attention_split else 0
-        out += self.head_split_mlp_params if splits(rule.mlp, tp, self.heads, self.block_mlp_width) else 0
-        k_bias = self.k_bias_params if rule.k_bias else 0
-        dummy = dummy_heads(rule, tp, self.heads)
-        added_whole = (0 if attention_split else k_bias) + dummy * self.head_norm_params
-        return out, (k_bias if attention_split else 0) + dummy * self.head_params, added_whole
-
-    def params_per_rank(self, tp: int, split: TowerSplit | None = None) -> float:
-        """The parameters one rank of the first stage holds at `tp`, as the engine's `split` shards them."""
-        how = split or TowerSplit()
-        blocks, k_split, k_whole = self._blocks_split(tp, how)
-        shared = self.tp_split_params + blocks
-        shared += self.replicated_params if how.replicated_linears else 0
-        shared -= self.projector_params if how.projector_whole else 0
-        whole = self.params - shared + (self.post_norm_params if how.post_norm else 0) + k_whole
-        shared += k_split  # a K bias or dummy heads beyond the checkpoint's parameters, split with the attention
-        if self.config_class in how.second_out_proj:
-            shared += self.second_out_proj_split_params
-            whole += self.second_out_proj_whole_params
-        if self.mlp_width:  # padded MLP units join the split part
-            shared += (math.ceil(self.mlp_width / how.mlp_multiple) * how.mlp_multiple - self.mlp_width) * self.mlp_unit_params
-        if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
-            per_row = self.position_params // self.position_rows
-            whole += vocab_parallel_rows(self.position_rows, tp) * per_row - self.position_params
-        return whole + shared / tp
 
 
 class ModelSpec(BaseModel):
@@ -532,5 +402,5 @@ class ModelSpec(BaseModel):
 __all__ = [
     "AttentionGeometry", "AttentionKind", "BodyShape", "CompressedSpec", "LayerKind", "MlaSpec", "MlpKind",
     "ModelSpec", "MoeSpec",
-    "StateKind", "StateSpec", "TowerSpec", "TowerSplit", "VisionSpec",
+    "StateKind", "StateSpec", "VisionSpec",
 ]  # fmt: skip

@@ -21,7 +21,7 @@ from kvtop.domain.launch import spelling_of
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger_values import Ledger
-    from kvtop.domain.model import TowerSplit
+    from kvtop.domain.tower_spec import TowerSplit
 
 MODEL_FLAG = "--model"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvtop.domain.weight_matrices import RankMatrices
+from kvtop.domain.rank_matrices import RankMatrices
 
 FP32 = 4
 HC_SCALES = 3  # each mixer's pre, post and combination scales

@@ -10,7 +10,7 @@ over TP by their rows.
 
 from __future__ import annotations
 
-from kvtop.domain.weight_matrices import RankMatrices
+from kvtop.domain.rank_matrices import RankMatrices
 
 
 def hybrid_layer(rank: RankMatrices, layer: int) -> None:

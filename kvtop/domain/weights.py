@@ -17,11 +17,12 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout, StageParts
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import LayerKind, ModelSpec, TowerSpec, TowerSplit, vocab_padded, vocab_parallel_rows
+from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
+from kvtop.domain.tower_spec import TowerSpec, TowerSplit
+from kvtop.domain.vocab_rows import vocab_padded, vocab_parallel_rows
 from kvtop.domain.weight_compressed import compressed_attention, hyper_connection_head
 from kvtop.domain.weight_matrices import (
-    ComponentSums,
-    RankMatrices,
     layer_signature,
     layer_weights,
     mtp_weights,

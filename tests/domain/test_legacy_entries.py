@@ -124,6 +124,17 @@ def test_zamba2_with_biased_linear_layers_is_refused() -> None:
         model_from_config({**config("Zamba2ForCausalLM"), "add_bias_linear": True}, source="test")
 
 
+def test_zamba2_attention_width_is_twice_hidden_whatever_the_file_states() -> None:
+    """transformers 5.20.2 Zamba2Config.__post_init__ (models/zamba2/configuration_zamba2.py) sets
+    attention_hidden_size = 2 × hidden and attention_head_dim = 2 × hidden ÷ heads over what config.json states,
+    and vLLM 0.33.0 zamba2.py builds from that config object: stated 4,096 and 128, the block still reads
+    2 × 2,560 = 5,120 wide in, heads of 5,120 ÷ 32 = 160, and the same 4,963,697,536 B as the default."""
+    m = model_from_config({**config("Zamba2ForCausalLM"), "attention_hidden_size": 4_096, "attention_head_dim": 128},
+                          source="test")  # fmt: skip
+    assert m.shared_block is not None and (m.shared_block.width, m.head_dim) == (2 * 2_560, 160)
+    assert weight_bytes(m) == 4_963_697_536
+
+
 def test_zamba2_two_shared_blocks_with_attention_adapters() -> None:
     """The same default with num_mem_blocks 2 and use_shared_attention_adapter (the layout of Zyphra's larger
     checkpoints): a second shared block (340,802,560 B more) and, per hybrid layer, q, k and v adapters from the

@@ -44,8 +44,8 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
-from kvtop.domain.model import TowerSplit
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 

@@ -61,7 +61,7 @@ from kvtop.domain.architectures.towers_fields import (
 )
 from kvtop.domain.config_schema import validated
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 
 def read_tower(

@@ -70,7 +70,7 @@ from pydantic import AliasChoices, Field
 from kvtop.domain.architectures.towers_blip import qformer_params
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 # the Tower kinds towers.py reads here
 KINDS = frozenset(

@@ -8,7 +8,7 @@ default: multi_modal_projector 172,012,032 B at TP 1 and TP 2).
 
 from __future__ import annotations
 
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 BEE_CLASS = "BeeForConditionalGeneration"
 

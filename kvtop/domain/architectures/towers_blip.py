@@ -32,7 +32,7 @@ from pydantic import Field
 
 from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 GRANITE_QFORMER_MLP = (
     3072  # granite4_vision.py WindowQFormerDownsampler: Blip2QFormerConfig(intermediate_size=3072)

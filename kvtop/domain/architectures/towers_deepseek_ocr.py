@@ -27,7 +27,7 @@ from typing import Any
 
 from kvtop.domain.architectures.towers_vit import vit_blocks
 from kvtop.domain.config_types import ConfigSection, Hidden, Name
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 CONFIG_CLASS = "VisionEncoderConfig"  # SGLang 0.5.23 configs/deepseek_ocr.py: the vision_config class
 SOURCE = "SGLang 0.5.23 models/deepseek_ocr.py; vLLM 0.33.0 models/deepseek_ocr.py, deepencoder.py"

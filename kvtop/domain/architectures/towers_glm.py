@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 BLOCK_CLASS = "Glm4vVisionTransformer"  # the engines' rules for its attention: TowerSplit.blocks
 

@@ -30,7 +30,7 @@ from pydantic import BeforeValidator, Field
 from kvtop.domain.architectures.towers_vit import layers_built
 from kvtop.domain.config_types import MAX_DIM, ConfigSection, Factor, Flag, Name
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 # the engines' rules for its attention (TowerSplit.blocks): vLLM whole where the heads do not divide, SGLang pads them
 BLOCK_CLASS = "InternVisionModel"

@@ -21,7 +21,7 @@ from typing import Any
 
 from kvtop.domain.architectures.towers_vit import siglip2_every_layer
 from kvtop.domain.config_types import ConfigSection, Dim, Hidden
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE = "vLLM 0.33.0 transformers_utils/configs/isaac.py (PixelShuffleSiglip2VisionConfig), models/isaac.py"
 

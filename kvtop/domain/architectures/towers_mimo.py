@@ -46,7 +46,7 @@ from kvtop.domain.config_types import (
     Layers,
 )
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE = (
     "vLLM 0.33.0 transformers_utils/configs/mimo_v2_omni.py (Mimo_VLVisionConfig), models/mimo_v2_omni.py "

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from kvtop.domain.architectures.towers_audio import WhisperEncoderFields, whisper_encoder
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers, Name
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 WINDOW = 2 * 2  # the vit_merger's fixed 2 × 2 window and the merger's default merge_kernel_size (2, 2)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 
 class Compression(ConfigSection):

@@ -30,7 +30,7 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Intermediate, Layers, Name
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 _PAIR = Field(default=[2, 2], min_length=2, max_length=2)
 

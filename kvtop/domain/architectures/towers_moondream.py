@@ -13,7 +13,7 @@ defaults: vision 825,974,496 B and vision_proj 71,323,648 B at TP 1, 414,694,512
 from __future__ import annotations
 
 from kvtop.domain.config_types import ConfigSection, Dim, Hidden, Intermediate, Layers
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 
 class Moondream3VisionFields(ConfigSection):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from kvtop.domain.config_types import ConfigSection, Dim, Heads, Hidden, Intermediate, Layers
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 CHANNELS = (
     3  # MuseGlimmerVisionEncoder's patch_dim: patch_temporal × 3 × patch_size² (RGB, fixed in the code)

@@ -24,7 +24,7 @@ from kvtop.domain.architectures.towers_vit import LlavaProjectorConfig, llava_to
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Hidden, Name
 from kvtop.domain.errors import InputError
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 NAMED_TOWER_SOURCE = (
     "SGLang 0.5.23 models/llava.py LlavaBaseForCausalLM.load_weights (CLIPVisionModel / SiglipVisionModel "

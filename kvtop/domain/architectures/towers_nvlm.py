@@ -20,7 +20,7 @@ from typing import Any
 from kvtop.domain.architectures.towers_intern import InternChatFields, InternVitFields, intern_vit_body
 from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Intermediate
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 DUMMY_HEADS = 7  # vLLM 0.33.0 nvlm_d.py NVLM_D_Model._init_vision_model: InternVisionModel(num_dummy_heads=7)
 SOURCE = "nvidia/NVLM-D-72B remote code (InternVisionModel, NVLM_D_Model.mlp1); vLLM nvlm_d.py, intern_vit.py"

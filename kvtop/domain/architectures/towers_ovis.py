@@ -18,7 +18,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers, Name
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 IMAGE_INDICATOR_TOKENS = 5  # ovis.py IMAGE_INDICATOR_IDS: [-301 … -305], reserved from the head's width
 

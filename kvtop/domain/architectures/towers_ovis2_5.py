@@ -16,7 +16,7 @@ bias and a LayerNorm over that width (whole). `vte` (ovis.py VisualEmbedding, an
 from __future__ import annotations
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Hidden, Intermediate, Layers, Name
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 NAVIT_TYPE = "siglip2_navit"
 INDICATOR_TOKENS = 4  # vLLM 0.33.0 ovis2_5.py INDICATOR_IDS: four ids reserved from the head's width

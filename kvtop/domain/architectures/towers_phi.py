@@ -18,7 +18,7 @@ from pydantic import BeforeValidator
 
 from kvtop.domain.architectures.towers_vit import _feature_layers, layers_built
 from kvtop.domain.config_types import ConfigSection, Hidden
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 # vLLM phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG (not read from the checkpoint's config)
 CLIP_L14_336 = {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3, "image_size": 336,

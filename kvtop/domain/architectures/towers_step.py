@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Layers
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE = "SGLang 0.5.23 configs/step3p7.py, models/step3p7.py, models/step3_vl_10b.py (PerceptionEncoder)"
 

@@ -14,7 +14,7 @@ names this tower.
 from __future__ import annotations
 
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Layers
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 SOURCE = (
     "vLLM 0.33.0 transformers_utils/configs/step3_vl.py (Step3VisionEncoderConfig), models/step3_vl.py; "

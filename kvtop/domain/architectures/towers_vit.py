@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from kvtop.domain.config_types import MAX_LAYERS, ConfigSection, Dim, Flag, Hidden, Intermediate
-from kvtop.domain.model import TowerSpec
+from kvtop.domain.tower_spec import TowerSpec
 
 
 def _feature_layers(value: Any) -> Any:

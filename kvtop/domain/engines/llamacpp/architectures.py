@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, names
 from kvtop.domain.engines.llamacpp.eras import build_order
-from kvtop.domain.model import TowerSplit
+from kvtop.domain.tower_spec import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable
 from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import era_for
-from kvtop.domain.model import TowerSplit
+from kvtop.domain.tower_spec import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion

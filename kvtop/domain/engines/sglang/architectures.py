@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
-from kvtop.domain.model import TowerSplit
 from kvtop.domain.tower_blocks import BlockSplit
+from kvtop.domain.tower_spec import TowerSplit
 
 if TYPE_CHECKING:
     from kvtop.domain.engines.versions import ResolvedVersion

@@ -16,7 +16,8 @@ from __future__ import annotations
 from kvtop.domain.deployment_math import draft_weights_bytes
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.model import ModelSpec, vocab_parallel_rows
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.vocab_rows import vocab_parallel_rows
 
 SOURCE = "srt/models/llama_eagle3.py LlamaDecoderLayer, LlamaModel, LlamaForCausalLMEagle3 (read at 0.5.23)"
 # 0.5.6.post2's LlamaModel builds one `midlayer` whatever num_hidden_layers says, with qkv over 2 × hidden, and an

@@ -50,7 +50,8 @@ from kvtop.domain.engines.sglang.lm_head import quantizes_head
 from kvtop.domain.engines.sglang.weights_built import SCALE_FP32
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import ParallelLayout, StageParts
-from kvtop.domain.model import LayerKind, ModelSpec, vocab_parallel_rows
+from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import WeightRow, weights_book
 
 UNUSED_QK_NORMS = frozenset({"FalconH1ForCausalLM"})  # falcon_h1.py FalconH1HybridAttentionDecoderLayer

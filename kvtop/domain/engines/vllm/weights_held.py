@@ -47,8 +47,9 @@ import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
-from kvtop.domain.model import MlpKind, ModelSpec, vocab_padded
+from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
+from kvtop.domain.vocab_rows import vocab_padded
 
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
 # get_rope(..., dtype=torch.float32))
