@@ -83,6 +83,8 @@ class TowerSpec(BaseModel):
     k_bias_params: int = 0
     head_params: int = 0  # of head_split_params: one head's across the blocks (what a dummy head adds, split)
     head_norm_params: int = 0  # and whole: one head's share of q/k norms over the padded width (InternViT's)
+    # what the weights book's tower row holds, in words (the config reader names an audio encoder's)
+    label: str = "the vision tower and its projector"
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""

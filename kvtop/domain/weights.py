@@ -210,7 +210,7 @@ def _book_from_config(
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
         rank.acc.add("vision", params, params * model.dtype_bytes + wider, split)
-        rank.acc.notes["vision"] = f"{model.tower.config_class}: the vision tower and its projector"
+        rank.acc.notes["vision"] = f"{model.tower.config_class}: {model.tower.label}"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[Hashable, ...], list[int]] = {}

@@ -219,3 +219,24 @@ def test_a_top_level_tie_is_the_one_the_thinker_is_read_with() -> None:
 def test_speech_classes_left_say_what_stops_them(name: str, words: str) -> None:
     kind, why = verdict(name)
     assert kind == "not_modelled" and words in why
+
+
+# The weights row's note names what the engines build there (vLLM 0.33.0's meta builds, the registry rows'
+# `param_bytes` children): Qwen2-Audio `audio_tower` + `multi_modal_projector` (no vision module); GLM-ASR and
+# Granite-Speech an audio encoder and projector; Qwen2.5-Omni's thinker `audio_tower` and `visual`; Step3-VL
+# `vision_model` alone. Before: every one read "the vision tower and its projector".
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("Qwen2AudioForConditionalGeneration", "Qwen2AudioEncoderConfig: the audio encoder and its projector"),
+        ("GlmAsrForConditionalGeneration", "GlmAsrEncoderConfig: the audio encoder and its projector"),
+        ("GraniteSpeechForConditionalGeneration", "GraniteSpeechEncoderConfig: the audio encoder and its projector"),
+        ("Qwen2_5OmniModel", "the vision tower, the audio encoder and their projectors"),
+        ("Step3VLForConditionalGeneration", "Step3VisionEncoderConfig: the vision tower and its projector"),
+    ],
+)
+def test_the_tower_row_names_an_audio_encoder(name: str, words: str) -> None:
+    book = weights_book(model_from_config(_config(name)), ParallelLayout(tp=1), range(0, 1), first_stage=True,
+                        last_stage=False)  # fmt: skip
+    (row,) = [row for row in book.rows if row.component == "vision"]
+    assert words in row.note

@@ -128,7 +128,8 @@ def read_config(
     elif isinstance(config.get(NAMED_TOWER), str):  # a tower named by checkpoint id (towers_named)
         read = named_tower(config, spec.hidden_size, source)
     if read is not None:  # its bytes join the weights book
-        update["tower"] = read
+        has_audio = isinstance(config.get("audio_config"), dict)
+        update["tower"] = read if tower is None else read.model_copy(update={"label": tower.label(has_audio)})
         audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
         update["not_modelled"] = tuple(note for note in spec.not_modelled
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))

@@ -145,3 +145,13 @@ class Tower:
     absent_section_built: frozenset[str] = frozenset()
     # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
     notes: tuple[str, ...] = ()
+
+    def label(self, has_audio_config: bool) -> str:
+        """What the tower's weights row holds, in words: an audio kind sized by its own section (`audio_config`,
+        Granite-Speech's `encoder_config`) is the audio encoder alone; a vision kind that counts `audio_config`
+        too (the Omni thinkers, MiniCPM-o) holds both where the config has one."""
+        if self.audio_counted and self.section != "vision_config":
+            return "the audio encoder and its projector"
+        if self.audio_counted and has_audio_config:
+            return "the vision tower, the audio encoder and their projectors"
+        return "the vision tower and its projector"
