@@ -178,3 +178,13 @@ def test_a_measured_free_memory_after_load_names_no_term(capsys: pytest.CaptureF
     assert main([*args, "--free-after-load", "60GiB"]) == 0
     interval = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interval"))
     assert interval.endswith(f"{out['token_capacity']:,} tokens at both ends (± 0): no estimated input moves it")
+
+
+def test_vllm_says_it_does_not_read_free_memory_after_load(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.33.0 worker/gpu_worker.py determine_available_memory: requested (total × gpu_memory_utilization) less
+    the profiled non-KV peak; the free memory after the load is not read. Given, the plan says so (before: nothing
+    said, and 10 GiB free after load still planned 457,200 tokens on an H100 as if it were read)."""
+    args = ("--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "H100")
+    low = plan_json(capsys, *args, "--free-after-load", "10GiB")
+    assert any(note.startswith("--free-after-load not used: vLLM sizes the pool") for note in low["notes"])
+    assert not any("--free-after-load" in note for note in plan_json(capsys, *args)["notes"])
