@@ -92,3 +92,19 @@ def test_step3_vl_tower_as_each_engine_builds_it() -> None:
     for tp in (1, 2):
         assert vl_plan("vllm", tp).ranks[0].weights.total_bytes == vllm[tp]
         assert vl_plan("sglang", tp).ranks[0].weights.total_bytes == sglang[tp]
+
+
+def test_step3_vl_without_vision_config_builds_the_default_tower() -> None:
+    """Step3VLConfig with no vision_config builds Step3VisionEncoderConfig() (vLLM 0.33.0
+    transformers_utils/configs/step3_vl.py, SGLang 0.5.23 srt/configs/step3_vl.py: `if vision_config is None`), the
+    registry default's section field for field: the same bytes as the test above (before: no tower, no note, the
+    3,800,151,040 B of vLLM's TP 1 build silently left out)."""
+    data = json.loads((DEFAULT / "Step3VLForConditionalGeneration.json").read_text())
+    del data["vision_config"]
+    m = model_from_config(data, source="step3-vl-no-vision")
+    rest = 58_728_448 + 603_996_160 + 117_454_848
+    for engine, vision in (("vllm", 3_019_971_584), ("sglang", 3_424_816_640)):
+        version = {"vllm": "0.33.0", "sglang": "0.5.23"}[engine]
+        settings = parse_flags(engine, ["--tp", "1", "--engine-version", version, "--max-model-len", "8192"])
+        result = predict(m, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100", measured=BUDGET)
+        assert result.ranks[0].weights.total_bytes == 632_589_563_904 + vision + rest

@@ -221,8 +221,11 @@ MINICPM_O2_6 = Tower(
 
 # Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
 STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
-# Step-3-VL: a CLIP-style ViT, two Conv2d downsamplers and vit_large_projector (towers_step3_vl)
-STEP3_VL = Tower(towers_step3_vl.CONFIG_CLASS, towers_step3_vl.SOURCE, kind="step3_vl")
+# Step-3-VL: a CLIP-style ViT, two Conv2d downsamplers and vit_large_projector (towers_step3_vl); without a
+# vision_config Step3VLConfig builds Step3VisionEncoderConfig() (vLLM 0.33.0 transformers_utils/configs/step3_vl.py,
+# SGLang 0.5.23 srt/configs/step3_vl.py: `if vision_config is None`), so the class defaults size it
+STEP3_VL = Tower(towers_step3_vl.CONFIG_CLASS, towers_step3_vl.SOURCE, kind="step3_vl",
+                 absent_section_built=frozenset({"Step3VLForConditionalGeneration"}))  # fmt: skip
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(
