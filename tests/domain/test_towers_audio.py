@@ -240,3 +240,15 @@ def test_the_tower_row_names_an_audio_encoder(name: str, words: str) -> None:
                         last_stage=False)  # fmt: skip
     (row,) = [row for row in book.rows if row.component == "vision"]
     assert words in row.note
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_qwen2_audio_without_audio_config_builds_the_default_encoder(tp: int) -> None:
+    """transformers 5.20.2 Qwen2AudioConfig builds audio_config from sub_configs_defaults where the config has none
+    (d_model 1280, 32 layers, ffn 5120, 128 mel bins, 1500 positions: Whisper-large's, as the registry default
+    states them), so the engines build the same encoder: the tower bytes of the meta build above (before: no tower
+    row, 1,284,431,872 B left out under a note naming a vision tower)."""
+    data = _config("Qwen2AudioForConditionalGeneration")
+    del data["audio_config"]
+    assert _tower_bytes(data, tp) == ENGINE_TOWER_BYTES["Qwen2AudioForConditionalGeneration"]
+    assert not any("vision tower" in note for note in model_from_config(data).not_modelled)

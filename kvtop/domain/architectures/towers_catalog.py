@@ -308,10 +308,13 @@ MOONDREAM3 = Tower(
 _WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
                   "max_source_positions": 1500}  # fmt: skip
 # Qwen2-Audio: transformers' Qwen2AudioEncoder (a Whisper encoder) and Qwen2AudioMultiModalProjector, built whole
-# by vLLM 0.33.0 and SGLang 0.5.23 qwen2_audio.py; Qwen2AudioEncoderConfig's class defaults where a field is absent
+# by vLLM 0.33.0 and SGLang 0.5.23 qwen2_audio.py; Qwen2AudioEncoderConfig's class defaults where a field is absent,
+# and where the section is: transformers 5.20.2 Qwen2AudioConfig.sub_configs_defaults builds it with Whisper-large's
+# sizes (d_model 1280, 32 layers, ffn 5120, 128 mel bins, 1500 positions)
 QWEN2_AUDIO = Tower(
     "Qwen2AudioEncoderConfig", "transformers models/qwen2_audio; vLLM 0.33.0 / SGLang 0.5.23 qwen2_audio.py",
     _WHISPER_LARGE, kind="qwen2_audio", section="audio_config", audio_counted=True,
+    absent_section_built=frozenset({"Qwen2AudioForConditionalGeneration"}),
 )  # fmt: skip
 # AudioFlamingo3: vLLM 0.33.0 audioflamingo3.py (AudioFlamingo3Encoder, a Qwen2AudioEncoder, and a two-linear
 # projector, whole); AudioFlamingo3EncoderConfig's class defaults (Whisper-large's sizes) where a field is absent
