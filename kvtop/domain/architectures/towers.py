@@ -41,6 +41,7 @@ from kvtop.domain.architectures import (
     towers_intern,
     towers_minicpm,
     towers_minimax,
+    towers_mllama,
     towers_moon,
     towers_moondream,
     towers_muse,
@@ -115,6 +116,9 @@ def read_tower(
     if tower.kind == "step3_vl":  # Step3VisionEncoderConfig and the outer projector fields (towers_step3_vl)
         step3 = validated(towers_step3_vl.Step3VisionFields, vision_config, source=source, prefix="vision_config.")
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
+    if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
+        mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_mllama.mllama_vision(mllama, text_hidden)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)
