@@ -130,9 +130,8 @@ def request_lines(ledger: Ledger, capacity: RequestCapacity) -> list[str]:
         f"{capacity.state_bytes_per_request:,} B ({fmt_bytes(capacity.state_bytes_per_request)}) each, no KV per token)",
         f"  state slots       {capacity.requests_fit:,} fit in the state pool; the engine caps running requests at "
         f"{capacity.engine_cap:,}",
-        f"Token capacity      not bounded by memory; the engine's token pool admits {fmt_tokens(capacity.token_pool)} "
-        "tokens (its own cap)",
-        f"State pool          {fmt_both(e.state_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}",
+        f"Token capacity      not bounded by memory (the engine's own token figure: {fmt_tokens(capacity.token_pool)})",
+        f"State pool          {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}",
     ]
 
 

@@ -36,7 +36,7 @@ class RequestCapacity(BaseModel):
     requests_fit: int  # the state slots the engine's pool holds (sized from memory)
     engine_cap: int  # the engine's cap on running requests (its flag or its default)
     requests: int  # what runs at once: the smaller of the two
-    token_pool: int  # the tokens the engine's own pool admits (its rule, not memory's)
+    token_pool: int  # the engine's own token figure (SGLang's pool; vLLM's logged blocks × max_model_len), not memory's
     tokens: TokenBound = TokenBound.NOT_BOUNDED_BY_MEMORY
 
 

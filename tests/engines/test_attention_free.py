@@ -80,13 +80,39 @@ def test_state_per_request_is_conv_and_ssm_per_layer(tp: int) -> None:
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_sglang_rows_are_equal_and_vllm_says_what_it_does_not_plan(tp: int) -> None:
-    """SGLang: weights equal and the cell 0 B (no attention layer: full_attention_layer_ids []); its state pool a
-    request is 32 × the layer's state. vLLM: refused by name, never a token figure."""
+def test_sglang_plans_the_rows_equal(tp: int) -> None:
+    """SGLang: weights equal and the cell 0 B (no attention layer: full_attention_layer_ids [])."""
     row = _row("sglang", "0.5.23", "MambaForCausalLM", tp)
     plan = kvtop_answer("sglang", "0.5.23", row)
     assert plan["status"] == "ok"
     assert [stage["weights_bytes"] for stage in plan["stages"]] == [ENGINE_WEIGHTS["MambaForCausalLM"][tp]]
     assert plan["cell_bytes"] == row["cell_size"] == 0
-    refused = kvtop_answer("vllm", "0.33.0", _row("vllm", "0.33.0", "MambaForCausalLM", tp))
-    assert refused["status"] != "ok" and "attention-free" in refused["message"]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_blocks_are_one_state_a_request(tp: int) -> None:
+    """vLLM 0.33.0 (engines/vllm/state_only.py): one group of every MambaSpec layer, blocks of max_model_len (2,048)
+    tokens, num_blocks = the harness's fixed 40 GiB // (the row's page × 32 layers): 42,949,672,960 // (58,368 × 32)
+    = 22,995 at TP 1, // (29,184 × 32) = 45,990 at TP 2; one block a request; the logged figure blocks × 2,048."""
+    row = _row("vllm", "0.33.0", "MambaForCausalLM", tp)
+    page = row["stages"][0]["layer_specs"][0]["page_size_bytes"]
+    plan = kvtop_answer("vllm", "0.33.0", row)
+    assert plan["status"] == "ok" and plan["block_size"] == 2048
+    assert plan["num_blocks"] == 40 * 2**30 // (page * 32) == {1: 22_995, 2: 45_990}[tp]
+    assert plan["tokens"] == plan["num_blocks"] * 2048
+
+
+def test_vllm_prefix_caching_on_an_attention_free_model_is_refused_by_name() -> None:
+    """Its align mode (two state blocks of block_size tokens a request) is not modelled; the default, off, is."""
+    from kvtop.domain.engines.base import MeasuredInputs
+    from kvtop.domain.errors import UnsupportedModelError
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+
+    model = _model("MambaForCausalLM")
+    on = parse_flags("vllm", ["--model", "m", "--enable-prefix-caching", "--max-model-len", "2048"])
+    with pytest.raises(UnsupportedModelError, match="prefix caching on an attention-free model"):
+        predict(model, on, gpu_total_bytes=80 * 2**30, gpu_name="H100", measured=MeasuredInputs())
+    off = parse_flags("vllm", ["--model", "m", "--max-model-len", "2048"])
+    ledger = predict(model, off, gpu_total_bytes=80 * 2**30, gpu_name="H100", measured=MeasuredInputs())
+    assert ledger.request_capacity is not None and ledger.request_capacity.state_bytes_per_request == 32 * 58_368

@@ -84,7 +84,7 @@ def test_plan_text_and_json_give_requests() -> None:
     ledger = _ledger()
     text = "\n".join(capacity_lines(ledger))
     assert "Request capacity    1,024 requests per rank" in text and "1,720,320 B" in text
-    assert "Token capacity      not bounded by memory; the engine's token pool admits 2,048 tokens" in text
+    assert "Token capacity      not bounded by memory (the engine's own token figure: 2,048)" in text
     shown_json = ledger_json(ledger)["request_capacity"]
     assert shown_json["requests"] == 1024 and shown_json["state_bytes_per_request"] == STATE_TP2
     assert shown_json["tokens"] == "not_bounded_by_memory" and shown_json["token_pool"] == 2048

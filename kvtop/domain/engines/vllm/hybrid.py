@@ -87,13 +87,6 @@ def hybrid_blocks(
     version: ResolvedVersion,
 ) -> HybridBlocks:
     """§4.4 for this rank: the block that makes the attention page ≥ the Mamba state page."""
-    if model.attention_free:  # every layer a MambaSpec: no attention page to grow (kv_cache_interface.py)
-        raise UnsupportedModelError(
-            "vLLM's sizing of an attention-free model (every layer a MambaSpec of mamba_block_size tokens, one or, "
-            "under prefix caching's 'align' mode, two state blocks a request) is not modelled: kvtop's vLLM budget "
-            "plans KV tokens (its weights and state per request are: SGLang's plan gives requests)",
-            field="engine",
-        )
     full = kv.pool("full")
     merged = MERGED_GROUPS_ERAS.at(version)  # under PP: the groups of every stage, projected (pp_groups.py)
     mla_align = MLA_HYBRID_ALIGNMENT_ERAS.at(version) if model.mla is not None else 0
