@@ -63,6 +63,13 @@ def test_the_snapshot_builds_for_it() -> None:
     assert view.ledger.request_capacity is not None and len(view.ranks) == 2
 
 
+def test_the_dashboards_engine_line_gives_requests() -> None:
+    from kvtop.ui.widgets.node_header import engine_line
+
+    (view,) = _snapshot().engines
+    assert "TP2 · requests 1,024 predicted (no KV)" in engine_line(view).plain
+
+
 async def test_the_planner_shows_requests_and_takes_an_edit(make_app) -> None:
     app = make_app(_snapshot())
     async with app.run_test(size=(100, 40)) as pilot:
