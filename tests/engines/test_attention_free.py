@@ -116,3 +116,19 @@ def test_vllm_prefix_caching_on_an_attention_free_model_is_refused_by_name() -> 
     off = parse_flags("vllm", ["--model", "m", "--max-model-len", "2048"])
     ledger = predict(model, off, gpu_total_bytes=80 * 2**30, gpu_name="H100", measured=MeasuredInputs())
     assert ledger.request_capacity is not None and ledger.request_capacity.state_bytes_per_request == 32 * 58_368
+
+
+def test_sglang_refuses_a_mamba2_config_without_intermediate_size() -> None:
+    """SGLang 0.5.23's Mamba2Config reads intermediate_size, which transformers' Mamba2Config never sets: the registry
+    sweep's row of the default is the engine's AttributeError; with it stated (2 × 4,096) SGLang's checks pass."""
+    from kvtop.domain.engines.sglang.config_checks import check_config
+    from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+    from kvtop.domain.errors import InputError
+
+    row = _row("sglang", "0.5.23", "Mamba2ForCausalLM", 1)
+    assert row["status"] == "harness-error" and "intermediate_size" in row["message"]
+    version = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
+    with pytest.raises(InputError, match="without intermediate_size"):
+        check_config(_model("Mamba2ForCausalLM"), version)
+    stated = {**json.loads((CONFIGS / "Mamba2ForCausalLM.json").read_text()), "intermediate_size": 8192}
+    check_config(model_from_config(stated, source="stated"), version)

@@ -53,16 +53,17 @@ _MAMBA2 = Mamba2State(heads_field="num_heads", head_dim_field="head_dim", groups
 
 
 def _state_only(model_type: str, config_class: str, defaults: dict[str, DefaultValue], name: str,
-                state: StateRule) -> Architecture:  # fmt: skip
+                state: StateRule, engine_read: tuple[str, ...] = ()) -> Architecture:  # fmt: skip
     """An entry whose every layer is `state`'s mixer and one RMSNorm; biased projections refused by name."""
     geometry = Geometry(kv_heads=None, head_dim=None, intermediate=None, intermediate_default_factor=4)
     return Architecture(model_type, config_class, tf(model_type), defaults, (name,), geometry=geometry,
                         layers=EveryLayerState(), state=state, body=BodyShape(norms_per_layer=1),
-                        refused_when=_BIAS)  # fmt: skip
+                        refused_when=_BIAS, engine_read_fields=engine_read)  # fmt: skip
 
 
 STATE_ONLY: tuple[Architecture, ...] = (
     _state_only("mamba", "MambaConfig", MAMBA, "MambaForCausalLM", _MAMBA1),
     _state_only("falcon_mamba", "FalconMambaConfig", MAMBA, "FalconMambaForCausalLM", _MAMBA1),
-    _state_only("mamba2", "Mamba2Config", MAMBA2, "Mamba2ForCausalLM", _MAMBA2),
+    # SGLang 0.5.23's Mamba2Config reads intermediate_size, which transformers' class never sets (config_checks)
+    _state_only("mamba2", "Mamba2Config", MAMBA2, "Mamba2ForCausalLM", _MAMBA2, engine_read=("intermediate_size",)),
 )
