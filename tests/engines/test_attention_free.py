@@ -132,3 +132,19 @@ def test_sglang_refuses_a_mamba2_config_without_intermediate_size() -> None:
         check_config(_model("Mamba2ForCausalLM"), version)
     stated = {**json.loads((CONFIGS / "Mamba2ForCausalLM.json").read_text()), "intermediate_size": 8192}
     check_config(model_from_config(stated, source="stated"), version)
+
+
+@pytest.mark.parametrize(("engine", "why"), [("trtllm", "hybrid Mamba cache managers"),
+                                             ("lmdeploy", "registers no attention-free"), ("llamacpp", "recurrent")])
+def test_the_other_engines_refuse_it_by_name(engine: str, why: str) -> None:
+    """None of them plans a Mamba state alone: each says so (LMDeploy registers no Mamba class; TensorRT-LLM's and
+    llama.cpp's recurrent caches are not modelled) rather than dividing by a 0 B block."""
+    from kvtop.domain.engines.base import MeasuredInputs
+    from kvtop.domain.errors import InputError, UnsupportedModelError
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+
+    settings = parse_flags(engine, ["--model", "m"]) if engine != "llamacpp" else parse_flags(engine, ["-m", "m.gguf"])
+    with pytest.raises((InputError, UnsupportedModelError), match=why):
+        predict(_model("MambaForCausalLM"), settings, gpu_total_bytes=80 * 2**30, gpu_name="H100",
+                measured=MeasuredInputs())  # fmt: skip
