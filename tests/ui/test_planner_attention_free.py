@@ -95,3 +95,19 @@ def test_plan_text_and_json_give_requests() -> None:
     shown_json = ledger_json(ledger)["request_capacity"]
     assert shown_json["requests"] == 1024 and shown_json["state_bytes_per_request"] == STATE_TP2
     assert shown_json["tokens"] == "not_bounded_by_memory" and shown_json["token_pool"] == 2048
+
+
+async def test_the_rank_ledger_gives_requests(make_app) -> None:
+    from textual.widgets import Static
+
+    from kvtop.ui.screens.ledger import RankLedgerScreen
+    from tests.ui.conftest import wait_for, wait_for_snapshot
+
+    app = make_app(_snapshot())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, RankLedgerScreen))
+        await pilot.pause()
+        summary = pilot.app.screen.query_one("#ledger-summary", Static).render().plain
+        assert "requests       predicted 1,024 (a state of 1.64 MiB each" in summary
