@@ -4,9 +4,9 @@ models/mamba.py, falcon_mamba.py, mamba2.py). Each request holds one fixed state
 state pool) and no KV per token.
 
 The config classes name no attention heads and no positions: `num_attention_heads` 1 is a nominal head no book
-reads (no layer attends), `max_position_embeddings` is vLLM's and SGLang's default context where a config names no
-position field (2,048: vLLM `_get_and_verify_max_len` default_max_len), a state-only model's length being bounded
-by no memory of kvtop's books.
+reads (no layer attends), `max_position_embeddings` 2,048 is vLLM's context where a config names no position field
+(`_get_and_verify_max_len` default_max_len; the registry sweep built both engines at it), a state-only model's length
+being bounded by no memory of kvtop's books.
 """
 
 from __future__ import annotations
