@@ -11,6 +11,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL, RequestCapacity
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
@@ -54,8 +55,15 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_defaults_used": list(ledger.model.defaults_used),
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
+        "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
+
+
+def _request_json(capacity: RequestCapacity | None) -> dict[str, Any] | None:
+    """An attention-free model's capacity in requests (`token_capacity` is then the engine's token pool, bounded by
+    no memory: `tokens`); None for a model that plans KV tokens."""
+    return None if capacity is None else capacity.model_dump(mode="json")
 
 
 def _distinct_ranks(ledger: Ledger) -> list[tuple[str, RankLedger]]:
@@ -87,6 +95,9 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
 def capacity_lines(ledger: Ledger) -> list[str]:
     """The block under the budget: tokens, pool, requests, concurrency and exchange rate, or the shortfall."""
     e, lines = ledger.engine, []
+    requests = ledger.request_capacity
+    if requests is not None:
+        return request_lines(ledger, requests)
     if e.fits:
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
@@ -100,12 +111,25 @@ def capacity_lines(ledger: Ledger) -> list[str]:
             lines.append(
                 f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
             )
-        elif (requests := ledger.requests_at_context_length) is not None:
-            lines.append(f"Full-context reqs   {requests:.2f} requests of {ledger.context_length:,} tokens fit")
+        elif (full_context := ledger.requests_at_context_length) is not None:
+            lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
     return lines
+
+
+def request_lines(ledger: Ledger, capacity: RequestCapacity) -> list[str]:
+    """An attention-free model's block: requests (each a fixed state), and tokens bounded by no memory."""
+    e = ledger.engine
+    return [
+        f"Request capacity    {capacity.requests:,} requests per rank (attention-free: a fixed state of "
+        f"{capacity.state_bytes_per_request:,} B ({fmt_bytes(capacity.state_bytes_per_request)}) each, no KV per token)",
+        f"  state slots       {capacity.requests_fit:,} fit in the state pool; the engine caps running requests at "
+        f"{capacity.engine_cap:,}",
+        f"Token capacity      not bounded by memory (the engine's own token figure: {fmt_tokens(capacity.token_pool)})",
+        f"State pool          {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}",
+    ]
 
 
 def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
@@ -243,7 +267,8 @@ def plan_text(plan: CapacityPlan) -> str:
                "per GiB of KV budget"] if plan.start is not None and plan.refused_at_centre else None  # fmt: skip
     lines = ledger_text(ledger, refused).split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
-    lines.insert(at + 1, f"Interval            {interval_line(plan)}")
+    interval = interval_line(plan) if ledger.request_capacity is None else NO_REQUEST_INTERVAL
+    lines.insert(at + 1, f"Interval            {interval}")
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
         error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"

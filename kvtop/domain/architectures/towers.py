@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_mimo,
     towers_minicpm,
     towers_minimax,
+    towers_mllama,
     towers_moon,
     towers_moondream,
     towers_muse,
@@ -119,6 +120,9 @@ def read_tower(
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
     if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
         return towers_mimo.mimo_v2_omni(vision_config, outer, source)
+    if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
+        mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_mllama.mllama_vision(mllama, text_hidden)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)

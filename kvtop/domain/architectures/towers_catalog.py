@@ -11,6 +11,7 @@ from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_isaac,
     towers_mimo,
+    towers_mllama,
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
@@ -301,6 +302,10 @@ MOONDREAM3 = Tower(
     kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
 )  # fmt: skip
 
+# Llama-3.2-Vision's (Mllama's) local and global vision transformers, gated position and tile embeddings and its
+# replicated projector, as SGLang 0.5.23 mllama.py builds them (towers_mllama; MllamaVisionConfig's defaults there)
+MLLAMA = Tower(towers_mllama.CONFIG_CLASS, towers_mllama.SOURCE, kind="mllama")
+
 # --- Audio encoders (towers_audio: the `audio_config` section; audio_counted: no audio note) ---
 _WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
                   "max_source_positions": 1500}  # fmt: skip
@@ -382,6 +387,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "mimo_v2": MIMO_V2_OMNI,
+    "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,
     "isaac": ISAAC,
 }  # fmt: skip

@@ -8,6 +8,7 @@ from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
@@ -23,8 +24,20 @@ def _concurrency(ledger: Ledger) -> str:
     return f"{requests:,.2f}" if requests is not None else "—"
 
 
+def _tokens(ledger: Ledger) -> str:
+    """Tokens per rank; an attention-free model's are bounded by no memory (its capacity is in requests)."""
+    return "no KV" if ledger.request_capacity is not None else fmt_tokens(ledger.token_capacity)
+
+
+def _state_requests(ledger: Ledger) -> str:
+    """An attention-free model's requests per rank (each a fixed state); — for a model that plans KV tokens."""
+    capacity = ledger.request_capacity
+    return fmt_tokens(capacity.requests) if capacity is not None else "—"
+
+
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
-    ("tokens per rank", lambda ledger: fmt_tokens(ledger.token_capacity)),
+    ("tokens per rank", _tokens),
+    ("state requests", _state_requests),
     ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
     ("concurrency @ctx", _concurrency),
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
@@ -96,6 +109,8 @@ def interval_line(plan: CapacityPlan) -> Content:
     """'fresh start   420,112 – 460,000 (± 20k), mostly vLLM's CUDA-graph estimate (assumed)': what a fresh start
     of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first."""
     label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
+    if plan.ledger.request_capacity is not None:
+        return Content.assemble(label, NO_REQUEST_INTERVAL)
     if plan.exact:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
     dominant, start = plan.dominant, plan.start
@@ -143,13 +158,16 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
             f"{'':<{LABEL_WIDTH}}{'before':>{VALUE_WIDTH}}   {'after':>{VALUE_WIDTH}}", "bold $text-muted"
         )
     ]
+    stateful = any(ledger is not None and ledger.request_capacity is not None for ledger in (before, after))
     for label, value in _ROWS:
+        if label == "state requests" and not stateful:  # a row only an attention-free model has
+            continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         line = _line(label, shown_before, shown_after, shown_before != shown_after)
-        if label == "tokens per rank" and before is not None and after is not None:
+        if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
     if outcome.after_plan is not None:
