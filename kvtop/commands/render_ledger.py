@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
-from kvtop.domain.calibration.estimate import CapacityPlan
+from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
@@ -230,31 +230,38 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
 def start_json(plan: CapacityPlan) -> dict[str, Any] | None:
     """Whether it starts where a unified-memory host holds its assumed share (null: no share of the total is asked
     free at its start, or the GPU is its own): `state`, `reason`, and where refused at the centre the largest share
-    that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`)."""
+    that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`). `needs_bytes`,
+    `most_held_bytes` and `left_bytes` are read from the host (`host_memory.unified`), not held twice."""
     start = plan.start
     if start is None:
         return None
-    return {"state": start.verdict.value, "starts_at_assumed_share": start.starts_at_centre} | start.model_dump(
-        mode="json", exclude={"verdict"}
-    )
+    return {
+        "state": start.verdict.value, "starts_at_assumed_share": start.starts_at_centre, "fraction": start.fraction,
+        "fraction_flag": start.fraction_flag, "needs_bytes": start.needs_bytes, "left_bytes": start.left_bytes,
+        "most_held_bytes": start.most_held_bytes, "starting_fraction": start.starting_fraction,
+        "starting_tokens": start.starting_tokens, "reason": start.reason,
+    }  # fmt: skip
 
 
 def interval_line(plan: CapacityPlan) -> str:
-    """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak'."""
-    if plan.exact:
-        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
-    dominant, start = plan.dominant, plan.start
+    """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak': the interval's case
+    (`CapacityPlan.interval_kind`) in `plan`'s words; a refused start is stated in full once, elsewhere named."""
+    kind, dominant, start = plan.interval_kind, plan.dominant, plan.start
     mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
-    if start is not None and start.refused_across_span:
-        return f"0 tokens at both ends: refused across the assumed host share{mostly}"
-    if plan.token_capacity_max == 0:
+    if kind is IntervalKind.EXACT:
+        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        return f"0 tokens at both ends: refused across the assumed host share (see Token capacity){mostly}"
+    if kind is IntervalKind.FITS_NOWHERE:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
-    if plan.zero_wide:
+    if kind is IntervalKind.ZERO_WIDE:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
     spread = f"(± {fmt_tokens(plan.spread_tokens)})"
-    if start is not None and start.refused_in_span:  # a refusal is no width of the capacity: the figure it holds to
-        spread = (f"at {start.fraction_flag} {start.fraction:g} (0: refused where the host holds more than "
-                  f"{fmt_gib(start.most_held_bytes)})")  # fmt: skip
+    at = f"at {start.fraction_flag} {start.fraction:g}" if start is not None else ""
+    if kind is IntervalKind.REFUSED_AT_CENTRE:  # a refusal is no width of the capacity: the headline states it
+        spread = f"{at} (0: refused, see Token capacity)"
+    elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
+        spread = f"{at} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
     beyond = f"; wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
             f"{spread}{mostly}{beyond}")  # fmt: skip
@@ -276,6 +283,8 @@ def plan_text(plan: CapacityPlan) -> str:
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)
+    if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
+        terms.append(f"  start verdict: {plan.start.reason}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     if check.state != "registered":  # served otherwise, or not checked: said beside the notes

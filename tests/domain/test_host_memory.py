@@ -124,9 +124,12 @@ def test_vllm_on_a_unified_host_sizes_from_the_total_and_says_the_host_share() -
                              measured=MeasuredInputs(free_before_load_bytes=60 * GIB))  # fmt: skip
     assert plan.estimate.term(Term.HOST) is None
     assert plan.ledger.token_capacity == given.ledger.token_capacity
-    assert any(
-        "starts only where the host leaves what it asks free (0.5 × the total: 59.9 GiB, " in note
-        for note in plan.estimate.host_notes
+    assert any("starts only where the host leaves what it asks free (at 0.5 × the total: " in note
+               for note in plan.estimate.host_notes)  # fmt: skip
+    # its figures are the start verdict's: 0.5 × 119.70 GiB = 59.85 GiB asked free, so 59.85 GiB left to the host
+    assert plan.start is not None
+    assert "vLLM asks 0.5 × 119.70 GiB = 59.85 GiB free at its start, so the host may hold at most 59.85 GiB" in (
+        plan.start.reason
     )
 
 
@@ -176,7 +179,8 @@ def test_what_vllm_asks_free_on_a_gb10_is_what_its_start_printed() -> None:
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
     settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
-    assert any("(0.92 × the total: 110.1 GiB, " in note for note in plan.estimate.host_notes)
+    assert plan.start is not None and plan.start.needs_bytes == math.ceil(0.92 * gpu_total_bytes("GB10"))
+    assert "vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start" in plan.start.reason
 
 
 def test_the_gb10_start_vllm_refused_is_refused_where_the_host_holds_what_it_is_assumed_to() -> None:
@@ -186,10 +190,8 @@ def test_the_gb10_start_vllm_refused_is_refused_where_the_host_holds_what_it_is_
     settings = LaunchSettings(engine="vllm", gpu_memory_utilization=0.92)
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     assert HOST_HELD_SHARE * 119.7 > 119.7 - 110.12
-    assert any(
-        f"the host may hold at most {119.7 - 110.12:.1f} GiB: refused at the assumed centre" in note
-        for note in plan.estimate.host_notes
-    )
+    assert plan.start is not None and f"so the host may hold at most {119.70 - 110.12:.2f} GiB; " in plan.start.reason
+    assert any("refused at the assumed centre, as the start verdict states" in note for note in plan.estimate.host_notes)
 
 
 def test_readings_found_after_the_span_was_set_fall_inside_it() -> None:
