@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.memo import Memo
-from kvtop.domain.model import ModelSpec, TowerSplit
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.tower_spec import TowerSplit
 from kvtop.domain.weights import weights_book
 
 TURBOMIND_ZERO_BITS = 16  # a zero point in T (half), beside its 16-bit scale
