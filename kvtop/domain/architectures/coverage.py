@@ -263,7 +263,7 @@ GENERIC: frozenset[str] = frozenset({
     "Lfm2VlForConditionalGeneration", "LlavaLlamaForCausalLM",
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MindSporeForCausalLM",
-    "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
+    "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
     "MossVLForConditionalGeneration", "MultiModalityCausalLM",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",

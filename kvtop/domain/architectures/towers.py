@@ -107,6 +107,10 @@ def read_tower(
                             prefix="audio_config.")  # fmt: skip
         minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "minicpm_v2_6":  # the vision section and the outer MiniCPMVConfig fields
+        siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
+        outer_v = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
+        return towers_minicpm.minicpm_v2_6(siglip, outer_v, text_hidden, tower.config_class, tower.source)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)

@@ -93,6 +93,7 @@ class Tower:
         "phi3v",
         "minicpm_v",
         "minicpm_o",
+        "minicpm_v2_6",
         "step3p7",
         "muse_glimmer",
         "siglip_paligemma",
