@@ -26,7 +26,8 @@ def test_a_gb10_plan_states_what_the_host_is_assumed_to_leave(capsys: pytest.Cap
     out = plan_json(capsys, "--model", QWEN, "--engine", "sglang", "--gpu", "GB10")
     unified = out["host_memory"]["unified"]
     assert unified["note"].split(" is assumed ")[0] == "unified memory: what the host leaves to the GPU"
-    assert "of 119.7 " in unified["note"] and out["host_memory"]["desktop"] is None
+    # 119.70 GiB less round(0.2934 × T) = 37,709,852,914 B (35.12 GiB) leaves 84.58 GiB; round(0.2351 × T) = 28.14 GiB
+    assert "assumed 84.58 GiB ± 28.14 GiB of 119.70 GiB " in unified["note"] and out["host_memory"]["desktop"] is None
     # the assumed share, 29.34 % ± 23.51 % of the 119.70 GiB the DGX Spark start printed, in the budget
     assert abs(unified["held_bytes"] / GIB - 0.2934 * 119.70) < 0.01
     assert abs(unified["error_bytes"] / GIB - 0.2351 * 119.70) < 0.01
@@ -95,7 +96,7 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
         "--gpu-memory",
         "61GiB",
     )
-    assert "GiB of 61.0 " in out["host_memory"]["unified"]["note"]
+    assert "GiB of 61.00 GiB " in out["host_memory"]["unified"]["note"]
 
 
 # Llama-3.1-8B under vLLM on a GB10, as `plan --json` lists its inputs: CUDA's total T = 128,527,106,048 B (119.70 GiB,
@@ -136,8 +137,17 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
     assert headline.split(None, 2)[2].startswith("refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB")
     assert "--gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank" in headline
+    # said once in full, in the headline, every GiB at two decimals: T − 118,244,937,565 = 10,282,168,483 B = 9.58 GiB,
+    # the centre 37,709,852,914 B = 35.12 GiB ± 30,216,722,632 B = 28.14 GiB, leaving 90,817,253,134 B = 84.58 GiB
+    assert ("vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start, so the host may hold at most 9.58 GiB; it "
+            "is assumed to hold 35.12 GiB ± 28.14 GiB, leaving 84.58 GiB; ") in headline  # fmt: skip
+    # the interval and the host note name it briefly, without its figures again
     interval = next(line for line in text.splitlines() if line.startswith("Interval"))
-    assert interval.split(None, 1)[1].startswith("0 – ") and "(0: refused where the host holds more than 9.58 GiB)" in interval
+    assert interval.split(None, 1)[1].startswith("0 – ") and "(0: refused, see Token capacity)" in interval
+    note = next(line for line in text.splitlines() if "unified memory: what the host leaves" in line)
+    assert "(at 0.92 × the total: refused at the assumed centre, as the start verdict states)" in note
+    assert "110.1" not in note and "9.58" not in note and "9.6 GiB" not in note and "9.58 GiB" not in interval
+    assert "start verdict:" not in text  # the headline holds it
     assert "KV pool" not in text  # the pool of a start that is refused is no figure to show
 
 
@@ -150,6 +160,17 @@ def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at
     assert out["start"]["state"] == "refused_at_high_end" and out["start"]["starting_fraction"] is None
     assert out["start"]["most_held_bytes"] == GB10_T - 89_968_974_234
     assert out["token_capacity"] == 546_528 and out["token_capacity_min"] == 0
+    # the headline is the capacity, so the verdict is said in full before the start; the interval gives its bound:
+    # 38,558,131,814 B = 35.91 GiB, and 0.7 × T asks 89,968,974,234 B = 83.79 GiB
+    args = ["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--gpu", "GB10"]
+    assert main([*args, "--gpu-memory-utilization", "0.7"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    verdict = [line.strip() for line in lines if line.strip().startswith("start verdict:")]
+    assert verdict == ["start verdict: starts at the assumed host share, refused at its high end: vLLM asks 0.7 × "
+                       "119.70 GiB = 83.79 GiB free at its start, so the host may hold at most 35.91 GiB; it is "
+                       "assumed to hold 35.12 GiB ± 28.14 GiB"]  # fmt: skip
+    interval = next(line for line in lines if line.startswith("Interval"))
+    assert "at --gpu-memory-utilization 0.7 (0: refused where the host holds more than 35.91 GiB)" in interval
 
 
 def test_a_share_refused_across_the_span_is_zero_at_both_ends(capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,16 @@ from kvtop.domain.calibration.coverage import IntervalScale, coverage_score, sca
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.gpu_totals import FALLBACK_KEY, cuda_total_estimate, cuda_total_key
-from kvtop.domain.calibration.linear import ERROR_QUANTILE, FitRow, LinearTerm, RowOrigin, fit_term
+from kvtop.domain.calibration.linear import (
+    ERROR_QUANTILE,
+    FitRow,
+    LinearTerm,
+    RowOrigin,
+    alone,
+    feature_carriers,
+    fit_term,
+    unseen_error,
+)
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, ERROR_FEATURES, LOADED_ERROR_KEY, runtime_cast
 from kvtop.domain.engines.base import MeasuredInputs
@@ -124,8 +133,15 @@ def fewer_features_fit(key: str, names: tuple[str, ...], kept: tuple[int, ...],
     subset = tuple(names[index] for index in kept)
     fit = fit_term(key, subset, rows, origins=[o for _, o in found], min_rows=rows_needed(subset))
     coefficients = dict(zip(kept, fit.coefficients, strict=True))
+    # the features left out are carried by the rows all the same, and a plan uses them: a row carrying one no other
+    # source does is judged by the subset's fit without its source, which ignores the feature as a plan's does
+    sources = [o.source for _, o in found]
+    carried = feature_carriers([row for row, _ in found], sources)
+    unseen = unseen_error(rows, sources, alone([values for (values, _), _ in found], sources))
     return fit.model_copy(update={"features": names,
-                                  "coefficients": tuple(coefficients.get(index, 0.0) for index in range(len(names)))})
+                                  "coefficients": tuple(coefficients.get(index, 0.0) for index in range(len(names))),
+                                  "feature_sources": tuple(len(carrier) for carrier in carried),
+                                  "unseen_error_bytes": round(unseen * GIB)})
 
 
 def rows_needed(names: tuple[str, ...]) -> int:

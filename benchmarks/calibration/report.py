@@ -57,14 +57,20 @@ def _summary(title: str, judged: dict[str, list[Judged]], corpus: Corpus) -> lis
 
 
 def _fit_rows(fits: dict[str, LinearTerm], prefix: str) -> list[str]:
-    lines = ["| fit | records (sources) | form (GiB) | held-out error (90th pct) | on a GPU no other source ran | GPU models |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| fit | records (sources) | form (GiB) | held-out error (90th pct) | on a GPU no other source ran | "
+             "with a feature no other source carried | sources per feature | GPU models |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for key in sorted(k for k in fits if k.startswith(prefix)):
         fit = fits[key]
         form = " + ".join(f"{c:g} × {name}" if name != "1 GiB" else f"{c:g}" for c, name in zip(fit.coefficients, fit.features, strict=True))
         lines.append(f"| `{key}` | {fit.records} ({fit.sources}) | {form} | {fit.error_bytes / GIB:.3f} GiB | "
-                     f"{fit.novel_error_bytes / GIB:.3f} GiB | {', '.join(fit.gpus) or '—'} |")  # fmt: skip
+                     f"{fit.novel_error_bytes / GIB:.3f} GiB | {_unseen(fit)} | "
+                     f"{', '.join(str(n) for n in fit.feature_sources) or '—'} | {', '.join(fit.gpus) or '—'} |")  # fmt: skip
     return lines
+
+
+def _unseen(fit: LinearTerm) -> str:
+    return f"{fit.unseen_error_bytes / GIB:.3f} GiB" if fit.unseen_error_bytes else "—"
 
 
 def _scale_rows(corpus: Corpus, scores: Scores) -> list[str]:
@@ -123,7 +129,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "carries the error that leaving its records' sources out measured, and a plan's interval is the terms' errors",
         "together (the root of their squares) × the engine's interval scale, solved at both ends with the engine's own",
         "rules. The planner and `plan --json` name the term with the widest error, the one to measure first, and any",
-        "term whose fit holds no record on the plan's GPU model (`beyond_support`: its error widened, below).",
+        "term whose fit holds no record on the plan's GPU model, or none (or one source's only) with a feature the plan",
+        "uses (`beyond_support`: its error widened, below).",
         "",
         "## Blind capacity, leave-one-source-out",
         "",
@@ -148,7 +155,13 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "activation peak on the sampler's logits alone), as a plan at a release the corpus holds few logs of would be;",
         "the weights book's error a blind plan reads is measured without its source too. A term whose fit holds no record on the plan's",
         "GPU model takes the error its fit measured on rows of GPU models no other source ran (`support.py`; the plan's",
-        "JSON lists it under `beyond_support`, the planner after the interval). The terms' errors together are then",
+        "JSON lists it under `beyond_support`, the planner after the interval). A plan that uses a feature (non-zero) no",
+        "row of its fit carried, or rows of one source only, rests on a coefficient the fit did not measure (0 where no",
+        "row carried it: the part is missing): its error is its fit's error on rows whose feature it had not seen (rows",
+        "carrying a feature no other source did, each judged by a fit on the other sources), and where no row carried it",
+        "at least the feature's largest part in another fit whose rows of two sources or more carried it (another era of",
+        "the term) and the term's own value (`support.py`; \"no record of vllm.non_torch.v1 with '1 GiB when the custom",
+        "all-reduce runs …'\"). The terms' errors together are then",
         "scaled per engine (`coverage.py`): every record is planned fully blind with fits that left its source out, its",
         "miss scored in half-widths of its interval on the side it fell, and the scale is the 90th percentile of those",
         "scores with split conformal prediction's small-sample correction over the engine's sources (⌈(n + 1) × 0.9⌉-th",
@@ -227,7 +240,10 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "  conda install on an H100: if it lacked triton_kernels vLLM ran",
         "  MXFP4 through Marlin, 1.7 GiB more weights, as vllm#23278 printed; the log does not say), Mistral-Small's encoder",
         "  profile (v0.11: 2.12 GiB profiled where the text model's fit gives 5.0), and a V0 start whose chunked prefill",
-        "  profiled 0.22 GiB where the V0 fit gives 0.9 (A10, 131072 tokens: the MLP's transient alone, no sampler copies).",
+        "  profiled 0.22 GiB where the V0 fit gives 0.9 (A10, 131072 tokens: the MLP's transient alone, no sampler copies),",
+        "  and issue 10702's Llama-3.1-70B at TP 8 on H200 (v0.6.4), the only pre-0.7 start with the custom all-reduce:",
+        "  without its source the `v06` fit has 3 records of 2 sources, too few to fit, so its non-torch memory is the",
+        "  assumed 0.25 ± 0.5 GiB where it printed 5.68 (+4.5 %); the feature widening of `support.py` needs a fit to widen.",
         "- Not modelled, said as assumed terms: a multimodal model's encoder profile (vLLM), activation peaks of pipeline",
         "  stages, the CUDA-graph estimate of a model kvtop cannot read (2 GiB), unified-memory hosts (GB10 / DGX Spark,",
         "  Jetson: CUDA's total is the host's memory, and what the host holds of it is assumed 29.34 % ± 23.51 % of it, the",

@@ -46,7 +46,8 @@ def _literal(fits: dict[str, LinearTerm], name: str) -> str:
         lines.append(f"        key={key!r}, features={fit.features!r},")
         lines.append(f"        coefficients={fit.coefficients!r}, error_bytes={fit.error_bytes}, records={fit.records},")
         lines.append(f"        sources={fit.sources}, gpus={fit.gpus!r},")
-        lines.append(f"        novel_error_bytes={fit.novel_error_bytes},")
+        unseen = f", unseen_error_bytes={fit.unseen_error_bytes}" if fit.unseen_error_bytes else ""
+        lines.append(f"        novel_error_bytes={fit.novel_error_bytes}, feature_sources={fit.feature_sources!r}{unseen},")
         lines.append("    ),")
     lines.append("}  # fmt: skip")
     return "\n".join(lines)

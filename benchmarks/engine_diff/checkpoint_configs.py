@@ -316,3 +316,24 @@ DERIVED_DEFAULTS["step1"] = lambda fields: {
     key: fields[source] for key, source in (("num_key_value_heads", "num_attention_groups"),
                                             ("max_position_embeddings", "max_seq_len")) if fields.get(source) is not None
 }  # fmt: skip
+# --- InternVL-format wrappers (helper d, session 43, issue 26 P2) ---
+# SkyworkR1VChatConfig(PretrainedConfig) (Skywork/Skywork-R1V-38B configuration_skywork_chat.py, as vLLM shipped its
+# copy: vllm-project/vllm vllm/transformers_utils/configs/skyworkr1v.py @ 4388f06c) and H2OVLChatConfig, an
+# InternVLChatConfig under model_type h2ovl_chat (h2oai/h2ovl-mississippi-2b configuration_h2ovl_chat.py, vLLM's copy
+# vllm/transformers_utils/configs/h2ovl.py @ b0600145): both build llm_config / vision_config as config objects from
+# the JSON as InternVLChatConfig does; vLLM 0.33.0 registers neither config class (its skyworkr1v.py / h2ovl.py read
+# config.text_config, its alias for llm_config, and config.vision_config by attribute).
+CHECKPOINT_CONFIGS.update({
+    "skywork_chat": ("PretrainedConfig", "Skywork/Skywork-R1V-38B configuration_skywork_chat.py", {}),
+    "h2ovl_chat": ("PretrainedConfig", "h2oai/h2ovl-mississippi-2b configuration_h2ovl_chat.py", {}),
+})  # fmt: skip
+SUB_CONFIGS.update({"skywork_chat": ("llm_config", "vision_config"), "h2ovl_chat": ("llm_config", "vision_config")})
+# MiniCPMVConfig(Qwen2Config) (openbmb/MiniCPM-V-2_6 configuration_minicpm.py, the class MiniCPMOConfig above extends):
+# vision_config as SiglipVisionConfig, slice_config as MiniCPMVSliceConfig; vLLM 0.33.0 and SGLang 0.5.23 minicpmv.py
+# read version, query_num, drop_vision_last_layer and vision_config by attribute.
+CHECKPOINT_CONFIGS["minicpmv"] = (
+    "Qwen2Config",
+    "openbmb/MiniCPM-V-2_6 configuration_minicpm.py (MiniCPMVConfig(Qwen2Config))",
+    {},
+)
+SUB_CONFIGS["minicpmv"] = ("vision_config", "slice_config")

@@ -17,11 +17,12 @@ served model, kvtop's refusal of the draft as a served model agrees (both refuse
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from benchmarks.engine_diff import architectures, kvtop_side
+from benchmarks.engine_diff import arch_readings, architectures, kvtop_side, stage_check
 from benchmarks.engine_diff.arch_readings import arch_reading
 from benchmarks.engine_diff.architectures import stage_checks
 from benchmarks.engine_diff.cases import budget
@@ -158,7 +159,9 @@ def judge(engine: str, version: str, row: dict[str, Any]) -> Judged:
         differences.append((checks[0], text))
     differences, paired = _window_pools_paired(differences)
     read = [(text, "A6", True) for text in paired]
-    with mock.patch.object(architectures, "config_path", lambda name: configs_by_name()[name].path):
+    with ExitStack() as patched:  # every module that finds a config by name finds the sweep's (any folder)
+        for module in (architectures, arch_readings, stage_check):
+            patched.enter_context(mock.patch.object(module, "config_path", lambda name: configs_by_name()[name].path))
         for check, text in differences:
             rule, reading = arch_reading(config.architecture, check, text).split(" ", 1)
             read.append((text, rule, reading.startswith("harness:")))

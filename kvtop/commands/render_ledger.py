@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
-from kvtop.domain.calibration.estimate import CapacityPlan
+from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL, RequestCapacity
 from kvtop.units import MIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
 
 #: Unused budget below this is page rounding, not worth a word in the summary (JSON gives it exactly).
@@ -54,8 +55,15 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_defaults_used": list(ledger.model.defaults_used),
         "engine_flags": ledger.settings.to_flags(),
         "deployment": deployment_json(ledger),
+        "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
+
+
+def _request_json(capacity: RequestCapacity | None) -> dict[str, Any] | None:
+    """An attention-free model's capacity in requests (`token_capacity` is then the engine's token pool, bounded by
+    no memory: `tokens`); None for a model that plans KV tokens."""
+    return None if capacity is None else capacity.model_dump(mode="json")
 
 
 def _distinct_ranks(ledger: Ledger) -> list[tuple[str, RankLedger]]:
@@ -87,6 +95,9 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
 def capacity_lines(ledger: Ledger) -> list[str]:
     """The block under the budget: tokens, pool, requests, concurrency and exchange rate, or the shortfall."""
     e, lines = ledger.engine, []
+    requests = ledger.request_capacity
+    if requests is not None:
+        return request_lines(ledger, requests)
     if e.fits:
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
@@ -100,12 +111,25 @@ def capacity_lines(ledger: Ledger) -> list[str]:
             lines.append(
                 f"Max concurrency     {e.max_concurrency:.2f}x at {ledger.context_length:,} tokens per request"
             )
-        elif (requests := ledger.requests_at_context_length) is not None:
-            lines.append(f"Full-context reqs   {requests:.2f} requests of {ledger.context_length:,} tokens fit")
+        elif (full_context := ledger.requests_at_context_length) is not None:
+            lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both(e.shortfall_bytes)} per rank (token capacity 0)")
     return lines
+
+
+def request_lines(ledger: Ledger, capacity: RequestCapacity) -> list[str]:
+    """An attention-free model's block: requests (each a fixed state), and tokens bounded by no memory."""
+    e = ledger.engine
+    return [
+        f"Request capacity    {capacity.requests:,} requests per rank (attention-free: a fixed state of "
+        f"{capacity.state_bytes_per_request:,} B ({fmt_bytes(capacity.state_bytes_per_request)}) each, no KV per token)",
+        f"  state slots       {capacity.requests_fit:,} fit in the state pool; the engine caps running requests at "
+        f"{capacity.engine_cap:,}",
+        f"Token capacity      not bounded by memory (the engine's own token figure: {fmt_tokens(capacity.token_pool)})",
+        f"State pool          {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}",
+    ]
 
 
 def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
@@ -206,31 +230,38 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
 def start_json(plan: CapacityPlan) -> dict[str, Any] | None:
     """Whether it starts where a unified-memory host holds its assumed share (null: no share of the total is asked
     free at its start, or the GPU is its own): `state`, `reason`, and where refused at the centre the largest share
-    that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`)."""
+    that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`). `needs_bytes`,
+    `most_held_bytes` and `left_bytes` are read from the host (`host_memory.unified`), not held twice."""
     start = plan.start
     if start is None:
         return None
-    return {"state": start.verdict.value, "starts_at_assumed_share": start.starts_at_centre} | start.model_dump(
-        mode="json", exclude={"verdict"}
-    )
+    return {
+        "state": start.verdict.value, "starts_at_assumed_share": start.starts_at_centre, "fraction": start.fraction,
+        "fraction_flag": start.fraction_flag, "needs_bytes": start.needs_bytes, "left_bytes": start.left_bytes,
+        "most_held_bytes": start.most_held_bytes, "starting_fraction": start.starting_fraction,
+        "starting_tokens": start.starting_tokens, "reason": start.reason,
+    }  # fmt: skip
 
 
 def interval_line(plan: CapacityPlan) -> str:
-    """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak'."""
-    if plan.exact:
-        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
-    dominant, start = plan.dominant, plan.start
+    """'between 440,112 and 480,000 tokens (± 20k), mostly vLLM's profiled activation peak': the interval's case
+    (`CapacityPlan.interval_kind`) in `plan`'s words; a refused start is stated in full once, elsewhere named."""
+    kind, dominant, start = plan.interval_kind, plan.dominant, plan.start
     mostly = f", mostly {dominant.label} ({dominant.source})" if dominant else ""
-    if start is not None and start.refused_across_span:
-        return f"0 tokens at both ends: refused across the assumed host share{mostly}"
-    if plan.token_capacity_max == 0:
+    if kind is IntervalKind.EXACT:
+        return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        return f"0 tokens at both ends: refused across the assumed host share (see Token capacity){mostly}"
+    if kind is IntervalKind.FITS_NOWHERE:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
-    if plan.zero_wide:
+    if kind is IntervalKind.ZERO_WIDE:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
     spread = f"(± {fmt_tokens(plan.spread_tokens)})"
-    if start is not None and start.refused_in_span:  # a refusal is no width of the capacity: the figure it holds to
-        spread = (f"at {start.fraction_flag} {start.fraction:g} (0: refused where the host holds more than "
-                  f"{fmt_gib(start.most_held_bytes)})")  # fmt: skip
+    at = f"at {start.fraction_flag} {start.fraction:g}" if start is not None else ""
+    if kind is IntervalKind.REFUSED_AT_CENTRE:  # a refusal is no width of the capacity: the headline states it
+        spread = f"{at} (0: refused, see Token capacity)"
+    elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
+        spread = f"{at} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
     beyond = f"; wider: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
             f"{spread}{mostly}{beyond}")  # fmt: skip
@@ -243,7 +274,8 @@ def plan_text(plan: CapacityPlan) -> str:
                "per GiB of KV budget"] if plan.start is not None and plan.refused_at_centre else None  # fmt: skip
     lines = ledger_text(ledger, refused).split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
-    lines.insert(at + 1, f"Interval            {interval_line(plan)}")
+    interval = interval_line(plan) if ledger.request_capacity is None else NO_REQUEST_INTERVAL
+    lines.insert(at + 1, f"Interval            {interval}")
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
         error = f"± {fmt_gib(term.error_bytes)}" if term.error_bytes else "exact"
@@ -251,6 +283,8 @@ def plan_text(plan: CapacityPlan) -> str:
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     terms.extend(f"  {note}" for note in plan.estimate.host_notes)
+    if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
+        terms.append(f"  start verdict: {plan.start.reason}")
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     if check.state != "registered":  # served otherwise, or not checked: said beside the notes

@@ -275,3 +275,5 @@ class FamilyFields(ConfigSection):
     moe_router_enable_expert_bias: Flag | None = None
     use_rmsnorm: Flag | None = None  # vLLM's q/k norms: RMSNorm where stated, else LayerNorm
     moe_shared_expert_intermediate_size: Intermediate | None = None
+    # MiniCPM-V (minicpmv): which language model the model_type carries (2.6: Qwen2; others refused by name)
+    version: float | str | None = None

@@ -216,7 +216,7 @@ def validate_layout(model: ModelSpec, layout: ParallelLayout) -> None:
         raise LayoutError(f"DP attention needs dp ({layout.dp}) to divide tp ({layout.tp})", field="--dp")
     attn_tp = layout.attn_tp
     shapes = {model.geometry(i) for i in range(model.num_layers)} if model.layer_geometry else {model.own_geometry}
-    for shape in sorted(shapes, key=lambda g: (g.heads, g.kv_heads)):
+    for shape in [] if model.attention_free else sorted(shapes, key=lambda g: (g.heads, g.kv_heads)):
         if shape.heads % attn_tp:
             raise LayoutError(
                 f"{shape.heads} attention heads do not divide over attention TP {attn_tp}",

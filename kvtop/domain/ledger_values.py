@@ -20,6 +20,7 @@ from kvtop.domain.kv import KvBook, KvFormat
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.request_capacity import RequestCapacity, request_capacity
 from kvtop.domain.weights import WeightsBook
 
 
@@ -92,6 +93,13 @@ class Ledger(BaseModel):
     @property
     def kv_bytes_per_token(self) -> int:
         return max(rank.kv_bytes_per_token for rank in self.ranks)
+
+    @property
+    def request_capacity(self) -> RequestCapacity | None:
+        """An attention-free model's capacity in requests on the tightest rank (None: it plans KV tokens)."""
+        if not self.model.attention_free or not self.ranks:
+            return None
+        return request_capacity(max(self.ranks, key=lambda r: r.kv.state_bytes_per_request).kv, self.engine)
 
     @property
     def weights_bytes(self) -> int:

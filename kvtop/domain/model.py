@@ -395,6 +395,12 @@ class ModelSpec(BaseModel):
         return kind is LayerKind.LINEAR or (self.parallel_state and kind in (LayerKind.FULL, LayerKind.SLIDING))
 
     @property
+    def attention_free(self) -> bool:
+        """No layer attends (Mamba, Mamba2, FalconMamba): every request holds one fixed state and no KV per token;
+        the nominal head the config reading needs is read by no book."""
+        return self.state is not None and all(kind is LayerKind.LINEAR for kind in self.layer_attention)
+
+    @property
     def is_mla(self) -> bool:
         return self.mla is not None
 

@@ -68,19 +68,20 @@ def test_mllama_cross_attention_layers_hold_norms_and_gates_and_share_the_pool()
     two one-element gates; embed_tokens 128,256 + 8 rows (padded to 128,320), lm_head 128,256, the final norm.
     SGLang built language_model 19,550,842,912 B at TP 1 and 9,775,755,296 at TP 2 (norms and gates whole; the
     embedding 64,160 rows and the head 64,128 a rank); its cell 163,840 B (40 layers × 2 × 8 × 128 × 2 B: the
-    cross-attention layers' KV in the one pool), 81,920 at TP 2. Its vision model and projector (1,735,908,390 B)
-    are named not modelled."""
+    cross-attention layers' KV in the one pool), 81,920 at TP 2. Its vision model and projector, 1,735,908,390 B at
+    TP 1 and 948,365,350 at TP 2 (the registry rows; tests/engines/sglang/test_mllama_vision.py), are booked."""
     h, i = 4_096, 14_336
     layer = h * 6_144 + h * h + 3 * h * i + 2 * h
     m = model("MllamaForConditionalGeneration")
     assert m.cross_attention_layers == (3, 8, 13, 18, 23, 28, 33, 38)
-    assert weight_bytes(m) == (40 * layer + 8 * (2 * 128 + 2) + 128_320 * h + 128_256 * h + h) * BF16
-    assert weight_bytes(m) == 19_550_842_912
-    assert weight_bytes(m, tp=2) == 9_775_755_296
+    tower = {1: 1_672_985_638 + 62_922_752, 2: 885_442_598 + 62_922_752}  # vision_model + multi_modal_projector
+    assert weight_bytes(m) - tower[1] == (40 * layer + 8 * (2 * 128 + 2) + 128_320 * h + 128_256 * h + h) * BF16
+    assert weight_bytes(m) - tower[1] == 19_550_842_912
+    assert weight_bytes(m, tp=2) - tower[2] == 9_775_755_296
     sglang = engine_rules("sglang").kv_storage  # cross_attention_in_pool: the image tokens in the one pool
     assert kv_bytes_per_token(m, storage=sglang) == 40 * 2 * 8 * 128 * BF16 == 163_840
     assert kv_bytes_per_token(m, tp=2, storage=sglang) == 81_920
-    assert any("vision tower" in note for note in m.not_modelled)
+    assert not any("vision tower" in note for note in m.not_modelled)
     with pytest.raises(UnsupportedModelError, match="cross-attention KV"):  # an engine whose cross cache kvtop lacks
         kv_bytes_per_token(m)
 

@@ -79,4 +79,7 @@ def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
     fits = next(line for line in table.splitlines() if line.startswith("fits"))
     assert fits.split()[-1] == "refused"
     fresh = next(line for line in table.splitlines() if line.startswith("fresh start"))
-    assert fresh.split(None, 2)[2].startswith("0 – ") and "(0: refused where the host holds more than 9.58 GiB)" in fresh
+    assert "so the host may hold at most 9.58 GiB; it is assumed to hold 35.12 GiB ± 28.14 GiB, leaving 84.58 GiB" in table
+    # the ✗ line states it in full; the fresh-start line names it (T − 118,244,937,565 B = 9.58 GiB, said once)
+    assert fresh.split(None, 2)[2].startswith("0 – ") and "at 0.92 (0: refused, ✗ above)" in fresh
+    assert table.count("9.58 GiB") == 1 and "start:" not in table

@@ -244,3 +244,6 @@ class Architecture:
     engine_read_fields: tuple[str, ...] = ()
     # (a field, another, what differs): both stated and unequal is refused by name (the engines read one each: HY-V3)
     refused_unequal: tuple[tuple[str, str, str], ...] = ()
+    # (a field, the one value the entry describes as the config writes it, what): any other value, or none, is refused
+    # by name (one model_type over language models of several shapes: MiniCPM-V's `version`)
+    refused_unless: tuple[tuple[str, str, str], ...] = ()

@@ -153,6 +153,10 @@ def read_architecture(
         if f.get(field) is not None and f.get(other) is not None and f.get(field) != f.get(other):
             raise UnsupportedModelError(f"{field} {f.get(field)} beside {other} {f.get(other)} ({what}) is not modelled",
                                         field=f.prefix + field, source=f.source)  # fmt: skip
+    for field, value, what in arch.refused_unless:
+        if str(f.get(field)) != value:
+            raise UnsupportedModelError(f"{field} {f.get(field)} (only {value}: {what}) is not modelled",
+                                        field=f.prefix + field, source=f.source)  # fmt: skip
     not_modelled: list[str] = [*arch.not_modelled, *(note for name, note in arch.not_modelled_when if f.get(name))]
     if multimodal:
         not_modelled.append(VISION_NOT_MODELLED)

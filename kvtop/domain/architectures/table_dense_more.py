@@ -37,6 +37,12 @@ DENSE_MORE: tuple[Architecture, ...] = (
     A("minicpmo", "MiniCPMOConfig (remote code)", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py", d.QWEN2,
       ("MiniCPMO",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.MINICPM_O2_6,
       not_modelled=(AUDIO_NOT_MODELLED,)),
+    # MiniCPM-V 2.6: the same Qwen2 language model and SigLIP + resampler, no audio (MiniCPMVConfig subclasses
+    # Qwen2Config; vLLM 0.33.0 and SGLang 0.5.23 minicpmv.py MiniCPMV2_6). The model_type also names 2.0 (MiniCPM),
+    # 2.5 (Llama-3: no `version`) and 4.x (Qwen3) language models, which both engines pick by `version`: refused
+    A("minicpmv", "MiniCPMVConfig (remote code)", "openbmb/MiniCPM-V-2_6 configuration_minicpm.py", d.QWEN2,
+      ("MiniCPMV",), layers=Qwen2Window(), attention=Attention(qkv_bias=True), tower=t.MINICPM_V2_6,
+      refused_unless=(("version", "2.6", "MiniCPM-V 2.6's Qwen2 language model"),)),
     A("ministral3", "Ministral3Config", tf("ministral3"), m.MINISTRAL3, ("Ministral3ForCausalLM",)),
     A("smollm3", "SmolLM3Config", tf("smollm3"), m.SMOLLM3, ("SmolLM3ForCausalLM",)),
     # Seed-OSS: q, k, v biases (attention_bias), o_proj's own flag (attention_out_bias)

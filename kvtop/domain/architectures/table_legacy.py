@@ -43,7 +43,7 @@ LEGACY: tuple[Architecture, ...] = (
     # cell is layers × 2 × KV heads × head_dim as a dense model's, and an image takes num_tiles ×
     # ((image_size ÷ patch_size)² + 1) slots of it (pad_input_ids: 4 × 1,601 for a 560-px, 4-tile image), text
     # tokens the rest (a request's demand, as every VLM's image tokens: kvtop's capacity counts slots). The vision
-    # model and projector are not in the weights book (not modelled, named)
+    # model and projector: towers_mllama (towers_catalog.BY_OUTER_TYPE["mllama"])
     A("mllama_text_model", "MllamaTextConfig", _SGLANG.format("mllama"), d.MLLAMA_TEXT,
       ("MllamaForConditionalGeneration",), cross_attention_field="cross_attention_layers",
       body=BodyShape(embedding_extra_rows=8)),

@@ -43,6 +43,7 @@ from kvtop.domain.architectures import (
     towers_mimo,
     towers_minicpm,
     towers_minimax,
+    towers_mllama,
     towers_moon,
     towers_moondream,
     towers_muse,
@@ -106,6 +107,10 @@ def read_tower(
                             prefix="audio_config.")  # fmt: skip
         minicpmo = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
         return towers_minicpm.minicpm_o(siglip, whisper, minicpmo, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "minicpm_v2_6":  # the vision section and the outer MiniCPMVConfig fields
+        siglip = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
+        outer_v = validated(towers_minicpm.MiniCPMOOuterFields, outer, source=source)
+        return towers_minicpm.minicpm_v2_6(siglip, outer_v, text_hidden, tower.config_class, tower.source)
     if tower.kind in towers_audio.KINDS:  # an audio encoder (and Qwen2.5-Omni's vision tower beside it)
         return _read_audio(tower, vision_config, source, text_hidden, outer)
     if tower.kind == "step3p7":  # SGLang's own field names (towers_step)
@@ -119,6 +124,9 @@ def read_tower(
         return towers_step3_vl.step3_vl(step3, validated(towers_step3_vl.Step3VLOuterFields, outer, source=source))
     if tower.kind == "mimo_v2_omni":  # Mimo_VLVisionConfig and the `audio_config` encoder (towers_mimo)
         return towers_mimo.mimo_v2_omni(vision_config, outer, source)
+    if tower.kind == "mllama":  # MllamaVisionConfig's fields (towers_mllama)
+        mllama = validated(towers_mllama.MllamaVisionFields, vision_config, source=source, prefix="vision_config.")
+        return towers_mllama.mllama_vision(mllama, text_hidden)
     if tower.kind == "muse_glimmer":
         muse = validated(towers_muse.MuseVisionFields, vision_config, source=source, prefix="vision_config.")
         adapter = validated(towers_muse.MuseOuterFields, outer, source=source)

@@ -11,6 +11,7 @@ from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_isaac,
     towers_mimo,
+    towers_mllama,
     towers_nvlm,
     towers_ovis2_5,
     towers_step,
@@ -218,6 +219,12 @@ MINICPM_O2_6 = Tower(
     "SiglipVisionConfig", "openbmb/MiniCPM-o-2_6 configuration_minicpm.py; vLLM 0.33.0 minicpmo.py, minicpmv.py "
     "(MiniCPMV2_6, Resampler2_5); SGLang 0.5.23 minicpmo.py", kind="minicpm_o", audio_counted=True,
 )  # fmt: skip
+# MiniCPM-V 2.6's SigLIP and resampler (towers_minicpm.minicpm_v2_6; SiglipVisionConfig's class defaults where the
+# section leaves a field out)
+MINICPM_V2_6 = Tower(
+    "SiglipVisionConfig", "openbmb/MiniCPM-V-2_6 configuration_minicpm.py; vLLM 0.33.0 and SGLang 0.5.23 minicpmv.py "
+    "(MiniCPMV2_6, Resampler2_5)", kind="minicpm_v2_6",
+)  # fmt: skip
 
 # Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
 STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
@@ -304,6 +311,10 @@ MOONDREAM3 = Tower(
     kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
 )  # fmt: skip
 
+# Llama-3.2-Vision's (Mllama's) local and global vision transformers, gated position and tile embeddings and its
+# replicated projector, as SGLang 0.5.23 mllama.py builds them (towers_mllama; MllamaVisionConfig's defaults there)
+MLLAMA = Tower(towers_mllama.CONFIG_CLASS, towers_mllama.SOURCE, kind="mllama")
+
 # --- Audio encoders (towers_audio: the `audio_config` section; audio_counted: no audio note) ---
 _WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
                   "max_source_positions": 1500}  # fmt: skip
@@ -374,10 +385,13 @@ ISAAC = Tower(
 )  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's
-# language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries)
+# language model is Mistral's entry, llava's Llama's, Llama-4's and Gemma-4's their text-only entries). Skywork-R1V
+# (skywork_chat) and H2OVL (h2ovl_chat) are InternVL's InternViT and mlp1 as they are (vLLM 0.33.0 skyworkr1v.py /
+# h2ovl.py build intern_vit.py's InternVisionModel up to select_layer and InternVL's LayerNorm-Linear-GELU-Linear)
 BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mistral3": PIXTRAL_MISTRAL3, "llava": LLAVA_CLIP, "llama4": LLAMA4_VISION, "gemma4": GEMMA4_VISION,
-    "internvl_chat": INTERNVL_CHAT, "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
+    "internvl_chat": INTERNVL_CHAT, "skywork_chat": INTERNVL_CHAT, "h2ovl_chat": INTERNVL_CHAT,
+    "llava_next": LLAVA_NEXT, "llava_onevision": LLAVA_ONEVISION,
     "kimi_k25": KIMI_K25, "kimi_k3": KIMI_K3, "minimax_m3_vl": MINIMAX_M3, "internvl": INTERNVL_HF, "kimi_vl": KIMI_VL,
     "minicpmv4_6": MINICPM_V4_6, "minicpmv4_7": MINICPM_V4_7, "paligemma": PALIGEMMA_SIGLIP,
     "idefics3": IDEFICS3_VISION, "smolvlm": IDEFICS3_VISION, "blip-2": BLIP2, "granite4_vision": GRANITE4_VISION,
@@ -388,6 +402,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
     "mimo_v2": MIMO_V2_OMNI,
+    "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,
     "isaac": ISAAC,
 }  # fmt: skip

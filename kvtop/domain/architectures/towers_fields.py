@@ -93,6 +93,7 @@ class Tower:
         "phi3v",
         "minicpm_v",
         "minicpm_o",
+        "minicpm_v2_6",
         "step3p7",
         "muse_glimmer",
         "siglip_paligemma",
@@ -121,6 +122,7 @@ class Tower:
         "isaac",
         "mimo_v2_omni",
         "glm_asr",
+        "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)

@@ -32,6 +32,8 @@ same parameters (meta-built alike at TP 1 and 2):
   num_mel_bins → d_model and conv2 d_model → d_model (kernel 3, biased), a max_source_positions × d_model
   position table, encoder_layers blocks (q, v, out_proj biased, k not; two LayerNorms; fc1, fc2 biased), a final
   LayerNorm; and `audio_projection_layer` (two biased nn.Linear, encoder_ffn_dim ÷ 4 → E → E): all whole.
+MiniCPM-V 2.6 (`minicpmv` at `version` 2.6, class MiniCPMV; `minicpm_v2_6` below): the same vpm and resampler,
+no audio (vLLM 0.33.0 and SGLang 0.5.23 minicpmv.py MiniCPMV2_6, meta-built alike at TP 1 and 2).
 The TTS head is not built (vLLM maps `tts` weights to None, SGLang sets init_tts False): nothing to count.
 SGLang builds vpm and resampler only where `init_vision` (MiniCPMOConfig's default True), vLLM always: a config
 with it False keeps the note (the engines differ). Another `version` (4.5: MiniCPMV4_5's resampler) keeps it too.
@@ -82,6 +84,26 @@ def minicpm_o(
     init_vision False, where the engines build apart)."""
     if str(outer.version) != "2.6" or not outer.init_vision:
         return None
+    whole, split = _vpm_resampler(vision, outer, text_hidden)
+    e = text_hidden
+    apm = whisper_encoder(audio)  # transformers' WhisperEncoder (towers_audio)
+    projection = audio.encoder_ffn_dim // 4 * e + e + e * e + e
+    whole += apm + projection
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+def minicpm_v2_6(
+    vision: MiniCPMVisionFields, outer: MiniCPMOOuterFields, text_hidden: int, config_class: str, source: str,
+) -> TowerSpec | None:  # fmt: skip
+    """MiniCPM-V 2.6's vpm and resampler (MiniCPMV2_6 in both engines' minicpmv.py; None: another version)."""
+    if str(outer.version) != "2.6":
+        return None
+    whole, split = _vpm_resampler(vision, outer, text_hidden)
+    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+
+
+def _vpm_resampler(vision: MiniCPMVisionFields, outer: MiniCPMOOuterFields, text_hidden: int) -> tuple[int, int]:
+    """MiniCPMV2_6's vpm and Resampler2_5 parameters: (whole on every rank, split over TP)."""
     width, mlp = vision.hidden_size, vision.intermediate_size
     depth = vision.num_hidden_layers - (1 if outer.drop_vision_last_layer else 0)
     attention_split = 3 * width * width + 3 * width + width * width  # qkv with its bias, out_proj's weight
@@ -91,11 +113,7 @@ def minicpm_o(
     vpm_whole = vision.num_channels * vision.patch_size**2 * width + width + positions * width + 2 * width
     e = text_hidden
     resampler = outer.query_num * e + width * e + (3 * e * e + 3 * e + e * e + e) + 3 * 2 * e + e * e
-    apm = whisper_encoder(audio)  # transformers' WhisperEncoder (towers_audio)
-    projection = audio.encoder_ffn_dim // 4 * e + e + e * e + e
-    split = depth * block_split
-    whole = vpm_whole + depth * block_whole + resampler + apm + projection
-    return TowerSpec(params=whole + split, tp_split_params=split, config_class=config_class, source=source)
+    return vpm_whole + depth * block_whole + resampler, depth * block_split
 
 
 def minicpm_v(

@@ -16,6 +16,7 @@ host, what the host holds is an assumed term where the engine sizes from the fre
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -153,6 +154,19 @@ def preload_estimate(
     )
 
 
+class IntervalKind(str, Enum):
+    """What a plan's interval is, the one case every view words in its own way (`CapacityPlan.interval_kind`), in
+    the order they are told apart."""
+
+    EXACT = "exact"  # every input measured: the interval is the capacity itself
+    REFUSED_ACROSS_SPAN = "refused_across_span"  # the start is refused wherever the host holds its assumed share
+    FITS_NOWHERE = "fits_nowhere"  # 0 at both ends: it does not fit even where the estimated inputs are kindest
+    ZERO_WIDE = "zero_wide"  # no estimated input moves the budget (± 0)
+    REFUSED_AT_CENTRE = "refused_at_centre"  # the low end and the centre refused: the headline states the refusal
+    REFUSED_AT_HIGH_END = "refused_at_high_end"  # starts at the centre, refused at the span's high end: low end 0
+    SPREAD = "spread"  # a capacity at both ends (± the wider side)
+
+
 class CapacityPlan(BaseModel):
     """A plan's ledger at the estimate's centre, and the capacity at both ends of its interval."""
 
@@ -178,6 +192,22 @@ class CapacityPlan(BaseModel):
         """No estimated term moves the KV budget (what was measured fixes it) and the start is never refused."""
         refused = self.start is not None and self.start.refused_in_span
         return self.kv_budget_min_bytes == self.kv_budget_max_bytes and not refused
+
+    @property
+    def interval_kind(self) -> IntervalKind:
+        """Which case the interval is: the one branch `plan`'s Interval line and the planner's fresh-start line read."""
+        start = self.start
+        if self.exact:
+            return IntervalKind.EXACT
+        if start is not None and start.refused_across_span:
+            return IntervalKind.REFUSED_ACROSS_SPAN
+        if self.token_capacity_max == 0:
+            return IntervalKind.FITS_NOWHERE
+        if self.zero_wide:
+            return IntervalKind.ZERO_WIDE
+        if start is not None and start.refused_in_span:
+            return IntervalKind.REFUSED_AT_HIGH_END if start.starts_at_centre else IntervalKind.REFUSED_AT_CENTRE
+        return IntervalKind.SPREAD
 
     @property
     def dominant(self) -> TermEstimate | None:

@@ -60,7 +60,7 @@ def fitted_estimate(
         return None
     return TermEstimate(
         term=term, label=label, bytes=max(fit.predict(values), 0), error_bytes=fit.error_bytes,
-        source="calibrated", basis=f"{fit.key}, fitted on {fit.records} logs: {basis}", fit_key=fit.key,
+        source="calibrated", basis=f"{fit.key}, fitted on {fit.records} logs: {basis}", fit_key=fit.key, values=values,
     )  # fmt: skip
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class StartVerdict(str, Enum):
@@ -48,19 +48,42 @@ class DesktopHost(BaseModel):
 class HostStart(BaseModel):
     """Whether an engine that sizes from the total starts on a unified-memory host holding its assumed share, and
     where it does not, the largest share of the total that does and the tokens it gives: the plan's one answer to
-    'does it start?' that the headline, the interval, `plan --json` and the planner read (host_start.py builds it)."""
+    'does it start?' that the headline, the interval, `plan --json` and the planner read (host_start.py builds it).
+    What the start asks, the most the host may hold and the verdict are the host's (`UnifiedHost`), read, not copied."""
 
     model_config = ConfigDict(frozen=True)
 
-    verdict: StartVerdict
+    host: UnifiedHost  # the assumption and the start's need against it (host_memory.py), with a verdict
     fraction: float  # the share of the total the launch asks free at its start
     fraction_flag: str  # the engine's flag for it (`--gpu-memory-utilization`)
-    needs_bytes: int  # what that share asks free
-    left_bytes: int  # what the host leaves at the assumed centre
-    most_held_bytes: int  # the most the host may hold for the asked share to start
     starting_fraction: float | None = None  # the largest share that starts at the assumed centre (where it is refused)
     starting_tokens: int | None = None  # the capacity per rank at that share (0: the weights leave no KV)
     reason: str  # the verdict in words, with the figures
+
+    @model_validator(mode="after")
+    def _host_has_a_start(self) -> HostStart:
+        if self.host.start_verdict is None or self.host.start_needs_bytes is None or self.host.most_held_bytes is None:
+            raise ValueError("a start verdict needs a host whose start asks a share of the total free")
+        return self
+
+    @property
+    def verdict(self) -> StartVerdict:
+        return self.host.start_verdict or StartVerdict.STARTED_ACROSS_SPAN  # never None: the validator holds it
+
+    @property
+    def needs_bytes(self) -> int:
+        """What the asked share asks free at the start (the engine's rule, `EngineRules.start_needs_bytes`)."""
+        return self.host.start_needs_bytes or 0
+
+    @property
+    def most_held_bytes(self) -> int:
+        """The most the host may hold for the asked share to start: the total less what it asks free."""
+        return self.host.most_held_bytes or 0
+
+    @property
+    def left_bytes(self) -> int:
+        """What the host leaves at the assumed centre."""
+        return self.host.total_bytes - self.host.held_bytes
 
     @property
     def starts_at_centre(self) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import is_unified
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, gib
 
 # What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
 # half-width of the span of the readings (total − free at the engine's start). GB10, of 119.7 GiB: 6.99, 9.18, 10.37
@@ -91,7 +91,7 @@ def unified_host(
     (`fraction`: the share of the total an engine that sizes from the total asks free at its start; `needs_bytes`:
     what that share asks free by the engine's own rule, `EngineRules.start_needs_bytes`)."""
     held, error = host_held(total_bytes)
-    left = f"{(total_bytes - held) / GIB:.1f} ± {error / GIB:.1f} GiB of {total_bytes / GIB:.1f}"
+    left = f"{gib(total_bytes - held)} ± {gib(error)} of {gib(total_bytes)}"
     host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged, note="")
     if charged:
         note = f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
@@ -101,8 +101,8 @@ def unified_host(
         most, verdict = start_verdict(total_bytes, needs_bytes)
         host = host.model_copy(update={"start_needs_bytes": needs_bytes, "most_held_bytes": most,
                                        "start_verdict": verdict})  # fmt: skip
-        needed = (f" ({fraction:g} × the total: {needs_bytes / GIB:.1f} GiB, so the host may hold at most "
-                  f"{most / GIB:.1f} GiB: {_VERDICT_WORDS[verdict]})")  # fmt: skip
+        # the verdict's figures are said once, in the plan's start verdict (`HostStart.reason`): named here
+        needed = f" (at {fraction:g} × the total: {_VERDICT_WORDS[verdict]}, as the start verdict states)"
     note = (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
             f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
             "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "

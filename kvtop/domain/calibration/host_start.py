@@ -15,22 +15,19 @@ from collections.abc import Callable
 from kvtop.domain.calibration.host_estimate import HostStart, StartVerdict, UnifiedHost
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import gib
 
 
-def _gib(value: int) -> str:
-    return f"{value / GIB:.1f} GiB"
-
-
-def _reason(start: HostStart, engine: str, host: UnifiedHost) -> str:
-    asked = (f"{display_name(engine)} asks {start.fraction:g} × {host.total_bytes / GIB:.2f} GiB = "
-             f"{start.needs_bytes / GIB:.2f} GiB free at its start")  # fmt: skip
-    assumed = f"the host is assumed to hold {_gib(host.held_bytes)} ± {_gib(host.error_bytes)}"
-    most = f"it starts only where the host holds at most {_gib(start.most_held_bytes)}"
+def _reason(start: HostStart, engine: str) -> str:
+    """The verdict in full, once (the headline where refused at the centre): every figure through `wording.gib`."""
+    host = start.host
+    asked = (f"{display_name(engine)} asks {start.fraction:g} × {gib(host.total_bytes)} = {gib(start.needs_bytes)} "
+             f"free at its start, so the host may hold at most {gib(start.most_held_bytes)}")  # fmt: skip
+    assumed = f"it is assumed to hold {gib(host.held_bytes)} ± {gib(host.error_bytes)}"
     if start.verdict is StartVerdict.STARTED_ACROSS_SPAN:
-        return f"starts: {asked}; {assumed}; {most}"
+        return f"starts across the assumed host share: {asked}; {assumed}"
     if start.verdict is StartVerdict.REFUSED_AT_HIGH_END:
-        return f"starts at the assumed host share, refused at its high end: {asked}; {assumed}; {most}"
+        return f"starts at the assumed host share, refused at its high end: {asked}; {assumed}"
     span = "across the assumed host share" if start.refused_across_span else "at the assumed host share"
     if start.starting_fraction is None:
         suggestion = f"no {start.fraction_flag} starts there"
@@ -38,7 +35,7 @@ def _reason(start: HostStart, engine: str, host: UnifiedHost) -> str:
         suggestion = f"{start.fraction_flag} {start.starting_fraction:g} starts there but leaves no KV cache"
     else:
         suggestion = f"{start.fraction_flag} {start.starting_fraction:g} starts there: {start.starting_tokens:,} tokens per rank"
-    return f"refused {span}: {asked}, the host is assumed to leave {_gib(start.left_bytes)}; {suggestion}"
+    return f"refused {span}: {asked}; {assumed}, leaving {gib(start.left_bytes)}; {suggestion}"
 
 
 def host_start(ledger: Ledger, host: UnifiedHost | None, solve: Callable[[float], Ledger]) -> HostStart | None:
@@ -48,15 +45,12 @@ def host_start(ledger: Ledger, host: UnifiedHost | None, solve: Callable[[float]
     if host is None or host.start_verdict is None or host.start_needs_bytes is None:
         return None  # its start asks no share of the total free (`EngineRules.start_needs_bytes`), or no such host
     rules = engine_rules(ledger.settings.engine)
-    left = host.total_bytes - host.held_bytes
-    start = HostStart(
-        verdict=host.start_verdict, fraction=ledger.engine.memory_fraction, fraction_flag=rules.memory_fraction_flag,
-        needs_bytes=host.start_needs_bytes, left_bytes=left, most_held_bytes=host.most_held_bytes or 0, reason="",
-    )  # fmt: skip
+    start = HostStart(host=host, fraction=ledger.engine.memory_fraction, fraction_flag=rules.memory_fraction_flag,
+                      reason="")  # fmt: skip
     if not start.starts_at_centre:
-        starting = rules.fraction_that_starts(host.total_bytes, left)
+        starting = rules.fraction_that_starts(host.total_bytes, start.left_bytes)
         if starting:
             at = solve(starting)
             start = start.model_copy(update={"starting_fraction": starting,
                                              "starting_tokens": at.token_capacity if at.engine.fits else 0})  # fmt: skip
-    return start.model_copy(update={"reason": _reason(start, ledger.settings.engine, host)})
+    return start.model_copy(update={"reason": _reason(start, ledger.settings.engine)})

@@ -6,8 +6,10 @@ measured for it: the 90th percentile of |prediction − measurement| over fits t
 source out (each source weighing as one, `held_out_quantile`), which is the half-width of the interval it
 adds to a plan (scaled with the others by the engine's coverage fit, `coverage.py`). It keeps its support
 too, the GPU models its rows came from, and the error of the rows whose GPU model no other source held
-(`novel_error_bytes`):
-a plan outside the support takes that wider error, and says so (`estimate.beyond_support`).
+(`novel_error_bytes`),
+and how many sources' rows carried each feature (`feature_sources`) with the error of the rows that carried a feature
+no other source's did (`unseen_error_bytes`: each judged by a fit that never saw the feature): a plan outside the
+support takes that wider error, and says so (`estimate.beyond_support`, `support.py`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class LinearTerm(BaseModel):
     sources: int = 0  # how many sources (threads, repositories, files) those records came from; 0: not counted
     gpus: tuple[str, ...] = ()  # the GPU models of its records (gpu_model_key); () where not tracked
     novel_error_bytes: int = 0  # the held-out error of rows whose GPU model no other source held
+    # per feature, how many sources' rows had it non-zero (() where not tracked): 0 or 1 leaves its coefficient unmeasured
+    feature_sources: tuple[int, ...] = ()
+    unseen_error_bytes: int = 0  # the held-out error of rows carrying a feature no other source's row carried; 0: none
 
     def predict_gib(self, values: Sequence[float]) -> float:
         return sum(c * v for c, v in zip(self.coefficients, values, strict=True))
@@ -91,6 +96,8 @@ def fit_term(
     novel = [(error, origin.source) for error, origin in found if _novel(origin, origins)]
     error = held_out_quantile(errors, ERROR_QUANTILE, kept) if error_gib is None else error_gib
     wider = held_out_quantile([e for e, _ in novel], ERROR_QUANTILE, [s for _, s in novel]) if novel else max(errors, default=error)
+    carriers = feature_carriers(rows, sources)
+    unseen = unseen_error(rows, sources, alone([row[0] for row in rows], sources))
     return LinearTerm(
         key=key,
         features=features,
@@ -100,7 +107,37 @@ def fit_term(
         sources=len({origin.source for origin in origins}),
         gpus=tuple(sorted({origin.gpu for origin in origins if origin.gpu})),
         novel_error_bytes=round(max(wider, error) * GIB),
+        feature_sources=tuple(len(carrier) for carrier in carriers),
+        unseen_error_bytes=round(unseen * GIB),
     )
+
+
+def feature_carriers(rows: Sequence[FitRow], sources: Sequence[str]) -> list[set[str]]:
+    """Per feature, the sources whose rows have it non-zero: a coefficient only they measured."""
+    width = len(rows[0][0]) if rows else 0
+    return [{source for row, source in zip(rows, sources, strict=True) if row[0][i]} for i in range(width)]
+
+
+def alone(values: Sequence[tuple[float, ...]], sources: Sequence[str]) -> list[bool]:
+    """Per row (its feature values), whether it carries a feature (non-zero) no other source's row carries."""
+    carriers = feature_carriers([(row, 0.0) for row in values], sources)
+    return [any(value and carriers[i] == {source} for i, value in enumerate(row)) for row, source in zip(values, sources, strict=True)]
+
+
+def unseen_error(rows: Sequence[FitRow], sources: Sequence[str], lone: Sequence[bool]) -> float:
+    """The 90th percentile (each source as one) of the misses of the rows `lone` marks (`alone`), each judged by a fit on
+    the other sources' rows, which never saw its feature (whatever `min_rows` allowed the held-out error): what a plan
+    using a feature one source measured may miss by. 0.0 where no row is so alone."""
+    misses: list[tuple[float, str]] = []
+    fitted: dict[str, list[float]] = {}
+    for row, source, single in zip(rows, sources, lone, strict=True):
+        others = [other for other, owner in zip(rows, sources, strict=True) if owner != source]
+        if single and others:
+            if source not in fitted:
+                fitted[source] = non_negative_least_squares([o[0] for o in others], [o[1] for o in others])
+            predicted = sum(c * v for c, v in zip(fitted[source], row[0], strict=True))
+            misses.append((abs(predicted - row[1]), source))
+    return held_out_quantile([m for m, _ in misses], ERROR_QUANTILE, [s for _, s in misses]) if misses else 0.0
 
 
 def _novel(origin: RowOrigin, origins: Sequence[RowOrigin]) -> bool:

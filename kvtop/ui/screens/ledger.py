@@ -86,6 +86,14 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
             ("token capacity ", "bold"), f"predicted {predicted_tokens} · engine reports {live_tokens}{usage}"
         )
     )
+    solved = engine.explained or engine.ledger  # the header's "predicted" ledger
+    requests = solved.request_capacity if solved is not None else None
+    if requests is not None:  # attention-free: capacity in requests, tokens bounded by no memory
+        lines.append(Content.assemble(
+            ("requests       ", "bold"),
+            f"predicted {fmt_tokens(requests.requests)} (a state of {fmt_bytes(requests.state_bytes_per_request)} "
+            f"each, {fmt_tokens(requests.requests_fit)} fit) · no KV per token: tokens bounded by no memory",
+        ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
         lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
     if view.kv_bytes_per_token and view.tokens_per_gib:

@@ -47,7 +47,11 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
     predicted = view.explained or ledger
     model = short_model_name(ledger.model.name if ledger else (engine.model or "model unknown"))
     parts: list[str | tuple[str, str] | Content] = [(engine.engine_id, "bold $text-primary"), f" · {model}"]
-    if ledger is not None and predicted is not None:
+    requests = predicted.request_capacity if predicted is not None else None
+    if ledger is not None and requests is not None:  # attention-free: capacity in requests, no KV per token
+        parts.append(f" · {ledger.layout.describe()} · requests {fmt_tokens(requests.requests)} "
+                     f"{'pred' if compact else 'predicted'} (no KV)")  # fmt: skip
+    elif ledger is not None and predicted is not None:
         parts.append(
             f" · {ledger.layout.describe()} · tokens {fmt_tokens(predicted.token_capacity)} {'pred' if compact else 'predicted'}"
         )

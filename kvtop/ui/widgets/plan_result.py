@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 from textual.content import Content
 
-from kvtop.domain.calibration.estimate import CapacityPlan
+from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.request_capacity import NO_REQUEST_INTERVAL
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
@@ -23,8 +24,20 @@ def _concurrency(ledger: Ledger) -> str:
     return f"{requests:,.2f}" if requests is not None else "—"
 
 
+def _tokens(ledger: Ledger) -> str:
+    """Tokens per rank; an attention-free model's are bounded by no memory (its capacity is in requests)."""
+    return "no KV" if ledger.request_capacity is not None else fmt_tokens(ledger.token_capacity)
+
+
+def _state_requests(ledger: Ledger) -> str:
+    """An attention-free model's requests per rank (each a fixed state); — for a model that plans KV tokens."""
+    capacity = ledger.request_capacity
+    return fmt_tokens(capacity.requests) if capacity is not None else "—"
+
+
 _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
-    ("tokens per rank", lambda ledger: fmt_tokens(ledger.token_capacity)),
+    ("tokens per rank", _tokens),
+    ("state requests", _state_requests),
     ("max running reqs", lambda ledger: fmt_tokens(ledger.engine.max_running_requests)),
     ("concurrency @ctx", _concurrency),
     ("context length", lambda ledger: fmt_tokens(ledger.context_length)),
@@ -94,21 +107,27 @@ def _line(label: str, before: str, after: str, changed: bool) -> Content:
 
 def interval_line(plan: CapacityPlan) -> Content:
     """'fresh start   420,112 – 460,000 (± 20k), mostly vLLM's CUDA-graph estimate (assumed)': what a fresh start
-    of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first."""
+    of the edit would log as `kvtop plan` plans it (calibrated terms), and the term to measure first; the case is
+    the plan's (`CapacityPlan.interval_kind`), the words the pane's."""
     label = (f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted")
-    if plan.exact:
+    if plan.ledger.request_capacity is not None:
+        return Content.assemble(label, NO_REQUEST_INTERVAL)
+    kind, dominant, start = plan.interval_kind, plan.dominant, plan.start
+    if kind is IntervalKind.EXACT:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)}: every input measured")
-    dominant, start = plan.dominant, plan.start
     mostly = (f", mostly {dominant.label} ({dominant.source})" if dominant else "", "$text-muted")
-    if start is not None and start.refused_across_span:
-        return Content.assemble(label, ("0 at both ends: refused across the assumed host share", "$error"), mostly)
-    if plan.token_capacity_max == 0:
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        return Content.assemble(label, ("0 at both ends: refused across the assumed host share (✗ above)", "$error"),
+                                mostly)  # fmt: skip
+    if kind is IntervalKind.FITS_NOWHERE:
         return Content.assemble(label, "0 at both ends: does not fit even where its estimated inputs are kindest")
-    if plan.zero_wide:
+    if kind is IntervalKind.ZERO_WIDE:
         return Content.assemble(label, f"{fmt_tokens(plan.ledger.token_capacity)} at both ends (± 0)",
                                 (": no estimated input moves it", "$text-muted"))  # fmt: skip
     spread = f" (± {fmt_tokens(plan.spread_tokens)})"
-    if start is not None and start.refused_in_span:  # as `plan` says it: a refusal is no width of the capacity
+    if kind is IntervalKind.REFUSED_AT_CENTRE and start is not None:  # the ✗ line above states the refusal
+        spread = f" at {start.fraction:g} (0: refused, ✗ above)"
+    elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
         spread = f" at {start.fraction:g} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
     return Content.assemble(
         label,
@@ -120,11 +139,14 @@ def interval_line(plan: CapacityPlan) -> Content:
 
 
 def start_line(plan: CapacityPlan) -> Content | None:
-    """'✗ refused at the assumed host share: …; --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank'
-    where the edit is refused where a unified-memory host holds its assumed share (the plan's headline)."""
-    if plan.start is None or not plan.refused_at_centre:
+    """The start verdict on a unified-memory host, stated once: '✗ refused at the assumed host share: …;
+    --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank' where refused at the assumed share (the
+    plan's headline), else the verdict under the table; None where the plan has none."""
+    if plan.start is None:
         return None
-    return Content.styled(f"✗ {plan.start.reason}", "bold $error")
+    if plan.refused_at_centre:
+        return Content.styled(f"✗ {plan.start.reason}", "bold $error")
+    return Content.styled(f"start: {plan.start.reason}", "$warning")
 
 
 def token_delta(before: int, after: int) -> Content:
@@ -143,13 +165,16 @@ def outcome_table(outcome: PlanOutcome, live_tokens: int | None) -> Content:
             f"{'':<{LABEL_WIDTH}}{'before':>{VALUE_WIDTH}}   {'after':>{VALUE_WIDTH}}", "bold $text-muted"
         )
     ]
+    stateful = any(ledger is not None and ledger.request_capacity is not None for ledger in (before, after))
     for label, value in _ROWS:
+        if label == "state requests" and not stateful:  # a row only an attention-free model has
+            continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
         if label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         line = _line(label, shown_before, shown_after, shown_before != shown_after)
-        if label == "tokens per rank" and before is not None and after is not None:
+        if label == "tokens per rank" and before is not None and after is not None and after.request_capacity is None:
             line = Content.assemble(line, token_delta(before.token_capacity, after.token_capacity))
         lines.append(line)
     if outcome.after_plan is not None:

@@ -33,6 +33,11 @@ CONFIG_1703 = DATA / "calibration" / "configs" / "internlm--internlm-chat-20b-w4
 NOTE = "memory the desktop holds (not modelled)"
 FROM_LOG = "a desktop shares this GPU (as --desktop says), read from the log: LMDeploy's Windows wheel"
 DESKTOP_HELD = 844 << 20  # case 1703: 9 blocks of 75 MiB ÷ 0.8, rounded up to the MiB
+# TurboMind keeps an AWQ group's zero point in 16 bits beside its scale (0.4.2 LlamaDecoderLayerWeight.cc
+# mallocWeights: scales_and_zeros of input / 128 × output × 2 halves), the checkpoint packs it in 4: 1.5 B more a
+# group. internlm-chat-20b: 60 layers × (40 × 15,360 qkv + 40 × 5,120 o + 40 × 27,648 w1|w3 + 108 × 5,120 w2) groups
+ZEROS_1703 = 60 * (40 * 15_360 + 40 * 5_120 + 40 * 27_648 + 108 * 5_120) * 3 // 2  # 223,027,200 B = 212.7 MiB
+ZEROS_STEP = "− zero points TurboMind holds in 16 bits (the book: as the checkpoint packs them)"
 RATIO = 0.8  # --cache-max-entry-count's default at 0.4.2 (TurbomindEngineConfig, PytorchEngineConfig)
 
 
@@ -121,8 +126,9 @@ def test_explain_reads_the_line_as_desktop_says_it(
         note.startswith(NOTE) for note in plain["notes"])  # fmt: skip
     steps = {step["label"]: step["bytes"] for step in from_line["steps"]}
     low_free_after = (
-        from_line["estimated"]["low_bytes"] + steps["− weights"]
-    )  # the low end: the same weights book
+        from_line["estimated"]["low_bytes"] + steps["− weights"] + steps[ZEROS_STEP]
+    )  # the low end: the same weights book, and the zero points TurboMind widens to 16 bits
+    assert steps[ZEROS_STEP] == -ZEROS_1703
     block = 75 << 20  # the log's `block_size = 75 MB`
     assert from_line["predicted"]["token_capacity_min"] == math.floor(low_free_after * RATIO) // block * 64
 

@@ -7,7 +7,7 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.lmdeploy.budget_pytorch import solve_pytorch
 from kvtop.domain.engines.lmdeploy.budget_turbomind import solve_turbomind
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 
 
 class LmdeployBudget:
@@ -18,5 +18,11 @@ class LmdeployBudget:
             raise InputError("LMDeploy has no pipeline parallelism (use --tp, or --dp for replicas)", field="--pp")
         if inputs.layout.dcp > 1:
             raise InputError("TurboMind's context parallelism (--cp) is not modelled by kvtop", field="--cp")
+        if inputs.model.attention_free:  # no KV block to size: its budgets divide by one (a 0 B block)
+            raise UnsupportedModelError(
+                "LMDeploy registers no attention-free (Mamba) class (engines/lmdeploy/architectures.py): kvtop does "
+                "not plan one there",
+                field="--model",
+            )
         backend, why = resolve_backend(inputs.model, inputs.settings, inputs.version)
         return solve_pytorch(inputs, why) if backend == "pytorch" else solve_turbomind(inputs, why)

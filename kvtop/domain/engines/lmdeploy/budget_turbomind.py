@@ -7,6 +7,7 @@
     v0.15+            cache = size_t(free × ratio): one object cache; blocks ≤ cache // block_bytes
     ratio ≥ 1         blocks = int(ratio) (before v0.15)
     v0.6.2 – v0.8.x   from a Hugging Face checkpoint, free less torch's cache of the LM head's staging (§15.1)
+    4-bit AWQ/GPTQ    free less the zero points TurboMind holds in 16 bits beyond the book's packed ones (§15.6)
     tokens = blocks × block_len; session_len is truncated to it when longer
 
 Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
@@ -15,6 +16,7 @@ Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
 from __future__ import annotations
 
 from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.lmdeploy.architectures import TOWER_SPLIT
 from kvtop.domain.engines.lmdeploy.eras import (
     TURBOMIND_CHUNK_ERAS,
     TURBOMIND_EXPORT_STAGING_ERAS,
@@ -27,6 +29,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
     turbomind_share,
 )
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
+from kvtop.domain.engines.lmdeploy.turbomind_weights import ZERO_SOURCE, zero_point_extra_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
@@ -110,6 +113,14 @@ def export_staging_bytes(inputs: EngineInputs) -> int:
     return copies * rows * model.hidden_size * model.dtype_bytes
 
 
+def held_zero_point_bytes(inputs: EngineInputs) -> int:
+    """What TurboMind holds of a 4-bit group-quantized checkpoint beyond the book (its zero points in 16 bits,
+    docs/engines/lmdeploy.md §15.6); 0 where the weights or the free memory after them are measured."""
+    if inputs.measured.weights_bytes is not None or inputs.measured.free_after_load_bytes is not None:
+        return 0
+    return zero_point_extra_bytes(inputs.model, inputs.layout, TOWER_SPLIT)
+
+
 def staging_leftover_bytes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, tp: int) -> int:
     """The error of the staging charge (docs/engines/lmdeploy.md §15.1): `export_staging_bytes` is a lower bound,
     since the smaller tensors staged before the LM head leave segments in torch's cache too (tens to hundreds of
@@ -146,6 +157,11 @@ def _blocks(
         steps.append(BudgetStep(label=f"size_t(total × {ratio:g})", bytes=budget, note=ratio_source))
         return budget, budget // block_bytes
     free = free_after_weights(inputs, steps, notes)
+    zeros = held_zero_point_bytes(inputs)
+    if zeros:
+        steps.append(BudgetStep(label="− zero points TurboMind holds in 16 bits (the book: as the checkpoint packs them)",
+                                bytes=-zeros, note=ZERO_SOURCE))  # fmt: skip
+        free -= zeros
     staged = export_staging_bytes(inputs)
     if staged:
         era = era_for(TURBOMIND_EXPORT_STAGING_ERAS, inputs.version)

@@ -24,7 +24,13 @@ from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.lmdeploy.budget_turbomind import staging_leftover_bytes
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import MIB
+from kvtop.domain.wording import GIB, MIB
+
+# §15.3: the assumed context's error for LMDeploy. No LMDeploy line prints the free memory, so what a start holds
+# before TurboMind counts its blocks, beyond the weights and the staging charged, is known only through the count:
+# case 3411 (TP 1, A100-80GB) leaves 2.0 GiB more than the 0.75 GiB assumed, case 4285 (TP 8) about 2.0 GiB less
+# than the 3 GiB assumed. SGLang's ± 0.75 GiB (features.ASSUMED_CONTEXT_ERROR_GIB) is narrower than both.
+ASSUMED_CONTEXT_ERROR_BYTES = 2 * GIB
 
 FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.CONTEXT, CONTEXT_FEATURES)}
 
@@ -32,7 +38,7 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {"lmdeploy.context": (Term.
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='lmdeploy', factor=2.2333, records=4, sources=4,
+    engine='lmdeploy', factor=0.9571, records=4, sources=4,
 )
 # END FITTED
 
@@ -45,10 +51,24 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
     """CUDA's total, the context before the weights load, the weights; where TurboMind stages a checkpoint through
     torch (v0.6.2 – v0.8.x, §15.1), the weights' error holds the staging's leftover, which its charge leaves out."""
     found = free_memory_terms("lmdeploy.context", {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs)
+    found = tuple(_widened(term) if term.term is Term.CONTEXT else term for term in found)
     leftover = _staging_leftover(inputs)
     if not leftover:
         return found
     return tuple(_with_leftover(term, leftover) if term.term is Term.WEIGHTS else term for term in found)
+
+
+def _widened(context: TermEstimate) -> TermEstimate:
+    """An assumed context with the error LMDeploy's own records show (`ASSUMED_CONTEXT_ERROR_BYTES`); a fitted one
+    keeps its held-out error."""
+    if context.source != "assumed" or context.error_bytes >= ASSUMED_CONTEXT_ERROR_BYTES:
+        return context
+    return context.model_copy(update={
+        "error_bytes": ASSUMED_CONTEXT_ERROR_BYTES,
+        "basis": f"{context.basis}; ± {ASSUMED_CONTEXT_ERROR_BYTES / GIB:.0f} GiB for LMDeploy: what its starts hold "
+                 "before the count beyond the weights and the staging charged is unprinted and its records miss the "
+                 "assumption by up to 2.0 GiB either way (lmdeploy.md §15.3)",
+    })  # fmt: skip
 
 
 def _staging_leftover(inputs: CalibrationInputs) -> int:
@@ -76,6 +96,6 @@ def _with_leftover(weights: TermEstimate, leftover: int) -> TermEstimate:
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
     """The memory a start takes before the weights load (its term among `terms`)."""
-    return context_estimate(
+    return _widened(context_estimate(
         "lmdeploy.context", CONTEXT_LABEL, {**CUDA_TOTAL_FITS, **FITS} if fits is None else fits, inputs, tp_features(inputs)
-    )
+    ))  # fmt: skip

@@ -32,7 +32,7 @@ FITS: dict[str, LinearTerm] = {
         key='sglang.context', features=('1 GiB', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs', '1 GiB on Blackwell GPUs'),
         coefficients=(0.582988, 0.517481, 0.0, 0.851622), error_bytes=710602594, records=24,
         sources=22, gpus=('B200', 'H100', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090'),
-        novel_error_bytes=790880045,
+        novel_error_bytes=790880045, feature_sources=(22, 5, 4, 5),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -126,9 +126,12 @@ STRICT_CONFIG_TYPES_ERAS: Eras[frozenset[str]] = Eras((
 # Hunyuan-V3: HYV3MoEFused reads config.route_norm, which transformers 5.19's HYV3Config does not define
 UNDEFAULTED_FIELDS_ERAS: Eras[dict[str, tuple[str, ...]]] = Eras((
     Era("", {}, _NOT_CHECKED),
-    Era("0.5.23", {"LongcatFlashForCausalLM": ("rope_scaling.rope_theta",), "HYV3ForCausalLM": ("route_norm",)},
+    Era("0.5.23", {"LongcatFlashForCausalLM": ("rope_scaling.rope_theta",), "HYV3ForCausalLM": ("route_norm",),
+                   "Mamba2ForCausalLM": ("intermediate_size",)},
         "models/longcat_flash.py LongcatFlashDecoderLayer (configs/longcat_flash.py sets self.rope_scaling); "
-        "models/hunyuan_v3.py HYV3MoEFused"),
+        "models/hunyuan_v3.py HYV3MoEFused; "
+        "configs/mamba2.py Mamba2Config.mamba2_cache_params and models/mamba2.py read intermediate_size, which "
+        "transformers' Mamba2Config does not set (registry sweep: the default's AttributeError)"),
 ))  # fmt: skip
 
 # the block words SGLang's own NemotronHConfig accepts in layers_block_type

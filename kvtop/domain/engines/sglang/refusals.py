@@ -27,6 +27,11 @@
 - A tower whose encoder SGLang splits whatever its heads (`TOWER_SPLIT.blocks`, "always") at a TP its heads do not
   divide by: Qwen3-Omni's / Qwen3-ASR's audio encoder (20 heads) at TP 8, VisionAttention's `dist_utils.divide`
   asserts (registry sweep, 0.5.23: the Qwen3-Omni-30B-A3B recon config refuses at TP 8 with an AssertionError).
+- A dense MLP whose intermediate width does not divide by TP (`TP_WIDTHS`, `kvtop.domain.tp_widths`): srt/layers/
+  linear.py MergedColumnParallelLinear asserts every width divides (bare AssertionError), ColumnParallelLinear
+  `divide()`s a plain up projection ("X is not divisible by Y"); on a GPU nothing pads them (update_config.py's
+  adjust_config_with_unaligned_cpu_tp pads heads and MLP widths only where the device is the CPU). Read in
+  0.5.6.post2 and 0.5.23.
 """
 
 from __future__ import annotations
@@ -38,12 +43,25 @@ from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
+from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
 
 CONTEXT_SOURCE = "srt/configs/model_config.py ModelConfig: context_length > the derived context length"
 CONTEXT_OVERRIDE = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+_LINEAR = "srt/layers/linear.py"
+TP_WIDTHS = TpWidths(
+    gated=DivideCheck(
+        words="AssertionError: 'assert all(output_size % tp_size == 0 for output_size in output_sizes)'",
+        source=f"{_LINEAR} MergedColumnParallelLinear.__init__ (0.5.6.post2, 0.5.23 read; earlier taken alike)",
+    ),
+    plain=DivideCheck(
+        words="'{width} is not divisible by {tp}'",
+        source=f"{_LINEAR} ColumnParallelLinear.__init__: divide(output_size, tp_size), srt/distributed/utils.py "
+        "ensure_divisibility (0.5.6.post2, 0.5.23 read; earlier taken alike)",
+    ),
+)
 
 
 _NO_PP_PROXY = "model_executor/model_runner.py ModelRunner.__init__: assert self.support_pp"
@@ -165,7 +183,7 @@ def audio_refusal(ledger: Ledger) -> Refusal | None:
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
-             tower_blocks_refusal(ledger, TOWER_SPLIT)]  # fmt: skip
+             tower_blocks_refusal(ledger, TOWER_SPLIT), mlp_width_refusal(ledger, TP_WIDTHS)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

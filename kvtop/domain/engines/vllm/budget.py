@@ -26,6 +26,7 @@ from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
+from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook
@@ -81,8 +82,11 @@ class VllmBudget:
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
-        hybrid = None
-        if kv.pool("state") is not None:  # §4.4: the block grows until its page covers a Mamba state
+        hybrid, state_only = None, None
+        if m.attention_free:  # §4.4: every layer a MambaSpec, one block a request (state_only.py)
+            state_only = state_page(kv, s, inputs.context_length)
+            block, block_why = state_only[0], state_only[3]
+        elif kv.pool("state") is not None:  # §4.4: the block grows until its page covers a Mamba state
             hybrid = hybrid_blocks(m, kv, inputs.layout, s, inputs.gpu_name, inputs.version)
             block, block_why = hybrid.block, hybrid.why
         else:
@@ -156,6 +160,8 @@ class VllmBudget:
             block, block_why = MLA_BLOCK, DSV4_WHY
             groups = [("swa" if g.window else "full", 1) for g in dsv4.groups]
             group_size, page_bytes, unified = 1, dsv4.block_bytes, None
+        elif state_only is not None:
+            groups, group_size, page_bytes, unified = [("state", 1)], state_only[2], state_only[1], None
         else:
             groups, group_size, page_bytes, unified = self._groups(m, kv, block, unify, hybrid, stage, inputs.version)
         in_flight = 0
@@ -179,6 +185,8 @@ class VllmBudget:
         mamba_blocks = hybrid.mamba_blocks_per_request if hybrid else 0
         if dsv4 is not None:
             blocks_per_request = dsv4.blocks_per_request(max_len, in_flight)
+        elif state_only is not None:
+            blocks_per_request = 1
         else:
             blocks_per_request = self._blocks_per_request(m, groups, block, max_len, in_flight, dcp, mamba_blocks, unified)
         from_memory = int(available // page_bytes // group_size) if available > 0 and page_bytes else 0
@@ -213,6 +221,7 @@ class VllmBudget:
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else None,
+            state_slots=num_blocks if state_only is not None and fits else 0,
         )  # fmt: skip
 
     @staticmethod

@@ -68,12 +68,15 @@ ACTIVATION_ERAS: Eras[str] = Eras((
     Era("0.8.0", "v1", "V1's _dummy_run and _dummy_sampler_run"),
     Era("0.17.0", "v17", "V1 from v0.17.0: the sampler's profile keeps fewer copies of its logits"),
 ))
-# What `non_torch_memory` counts: before v0.7.0 all of the process's non-torch memory (FlashInfer's
-# workspace, cuBLAS); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0 FlashInfer's all-reduce
-# fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to v0.21, each buffer at
-# the 2 MiB allocation granularity from v0.22.0; counted apart from the fit).
+# What `non_torch_memory` counts: at v0.6.4 (vllm#9352, until #10511) the whole device's used memory (every process on
+# the GPU) less this process's torch-allocated bytes: the CUDA context, library handles, torch's pool left reserved (V0's
+# FlashInfer workspace is a torch tensor, never in it); v0.4.x and v0.6.5-v0.6.6 against a baseline, the context
+# outside (docs/engines/vllm.md, the non-torch bullet); from v0.7.0 its growth while profiling (PR #12126); from v0.18.0
+# FlashInfer's all-reduce fusion workspace too (`fusion_workspace.py`: 1.5 GiB per rank at TP 2–8 on Hopper up to
+# v0.21, each buffer at the 2 MiB allocation granularity from v0.22.0; counted apart from the fit).
 NON_TORCH_ERAS: Eras[str] = Eras((
-    Era("", "v06", "v0.6: the process's non-torch memory, whatever allocated it"),
+    Era("", "v06", "before v0.7: the device's used memory less this process's torch allocations (v0.6.4), or its "
+                   "growth from a baseline (v0.4.x, v0.6.5-v0.6.6)"),
     Era("0.7.0", "v0", "PR #12126: the growth of non-torch memory while profiling"),
     Era("0.8.0", "v1", "V1's memory_profiling: the growth while profiling"),
     Era("0.18.0", "v18", "V1 from v0.18.0: the growth less FlashInfer's all-reduce fusion workspace"),
@@ -117,55 +120,55 @@ FITS: dict[str, LinearTerm] = {
         key='vllm.activation.v0', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'MLP transient of max_num_batched_tokens'),
         coefficients=(0.0, 5.715139, 0.922015), error_bytes=833820323, records=9,
         sources=7, gpus=('A10', 'H100', 'H200', 'RTX3090', 'V100-32GB'),
-        novel_error_bytes=833820323,
+        novel_error_bytes=833820323, feature_sources=(7, 7, 7),
     ),
     'vllm.activation.v1': LinearTerm(
         key='vllm.activation.v1', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
         coefficients=(0.02187, 9.565813, 0.089461, 0.027157), error_bytes=242017526, records=10,
         sources=4, gpus=('H100', 'L40S'),
-        novel_error_bytes=242017526,
+        novel_error_bytes=242017526, feature_sources=(4, 4, 3, 2),
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('1 GiB', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
         coefficients=(0.391187, 3.09698, 0.039291, 0.60056), error_bytes=432863511, records=25,
         sources=3, gpus=('H100',),
-        novel_error_bytes=432863511,
+        novel_error_bytes=432863511, feature_sources=(3, 3, 3, 1), unseen_error_bytes=1435706586,
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
         coefficients=(0.51, 1.025714, 0.109286), error_bytes=1653562409, records=38,
         sources=2, gpus=('H100', 'L40S'),
-        novel_error_bytes=1653562409,
+        novel_error_bytes=1653562409, feature_sources=(2, 2, 2),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=('1 GiB', "graphs captured beyond each mode's first × layers on the rank ÷ 1000"),
         coefficients=(0.333999, 0.184319), error_bytes=1762710477, records=36,
         sources=5, gpus=('A100-40GB', 'H100', 'L40S'),
-        novel_error_bytes=1762710477,
+        novel_error_bytes=1762710477, feature_sources=(5, 5),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.1, 2.0), error_bytes=177167401, records=12,
         sources=12, gpus=('A10', 'A100-40GB', 'H100', 'L40', 'RTX4090', 'T4', 'V100-32GB'),
-        novel_error_bytes=2147483648,
+        novel_error_bytes=2147483648, feature_sources=(12, 1), unseen_error_bytes=2147483648,
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.266667, 5.413333), error_bytes=5812522407, records=4,
         sources=3, gpus=('A100-40GB', 'H200', 'RTX3090'),
-        novel_error_bytes=5812522407,
+        novel_error_bytes=5812522407, feature_sources=(3, 1), unseen_error_bytes=5812522407,
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.14, 0.405), error_bytes=429496730, records=12,
         sources=5, gpus=('H100', 'L40S'),
-        novel_error_bytes=429496730,
+        novel_error_bytes=429496730, feature_sources=(5, 1), unseen_error_bytes=429496730,
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
         coefficients=(0.252188, 0.379062), error_bytes=365072220, records=48,
         sources=3, gpus=('GB200', 'H100'),
-        novel_error_bytes=365072220,
+        novel_error_bytes=365072220, feature_sources=(3, 2),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(

@@ -28,6 +28,11 @@
   backend the selector picks (FLASH_ATTN, FLASHINFER on Blackwell) or one `--attention-backend` names, Attention
   raises "use_alibi_sqrt is not supported by backend X." (backends.ALIBI_SQRT_ERAS); `--attention-backend
   TRITON_ATTN` starts.
+- A dense MLP whose intermediate width does not divide by TP (`TP_WIDTHS`, `kvtop.domain.tp_widths`): gate_up_proj's
+  MergedColumnParallelLinear asserts every width divides (bare AssertionError), a plain up projection's
+  ColumnParallelLinear `divide()`s it ("X is not divisible by Y"); read in v0.13.0 and v0.33.0 layers/linear.py
+  (harness: Llama-2-13B's 13,824 at TP 5 refuses). Before it, the vocabulary padded to a multiple of 64 must divide
+  (VocabParallelEmbedding; harness: Qwen2.5-1.5B's 151,936 at TP 6, "151936 is not divisible by 6").
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
 from kvtop.domain.refusals import Refusal, context_above_positions, tower_blocks_refusal
+from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
@@ -58,6 +64,24 @@ CONTEXT_OVERRIDE = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
 DTYPE_FLAG = "--kv-cache-dtype"
 NO_BACKEND = "CudaPlatform.get_attn_backend_cls (vllm/platforms/cuda.py): 'No valid attention backend found for cuda'"
 SPARSE_MLA_BLOCK = 64  # MultipleOf(64): every sparse MLA backend vLLM tries on Hopper
+_LINEAR = "model_executor/layers/linear.py"
+TP_WIDTHS = TpWidths(
+    gated=DivideCheck(
+        words="AssertionError: 'assert all(output_size % self.tp_size == 0 for output_size in output_sizes)'",
+        source=f"{_LINEAR} MergedColumnParallelLinear.__init__ (v0.13.0, v0.33.0 read; earlier taken alike)",
+    ),
+    plain=DivideCheck(
+        words="'{width} is not divisible by {tp}'",
+        source=f"{_LINEAR} ColumnParallelLinear.__init__: divide(output_size, tp_size), distributed/utils.py "
+        "ensure_divisibility (v0.13.0, v0.33.0 read; earlier taken alike)",
+    ),
+    vocab=DivideCheck(
+        words="'{width} is not divisible by {tp}'",
+        source="model_executor/layers/vocab_parallel_embedding.py VocabParallelEmbedding.__init__: pad_vocab_size to "
+        "DEFAULT_VOCAB_PADDING_SIZE 64, then vocab_range_from_global_vocab_size's divide (v0.13.0, v0.33.0 read); a "
+        "model passing another padding_size is not told apart",
+    ),
+)
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
@@ -103,6 +127,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
             source="MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py)",
         ))  # fmt: skip
     found.append(_alibi_sqrt(ledger))
+    found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     return tuple(refusal for refusal in found if refusal is not None)
 
 

@@ -1,0 +1,61 @@
+"""`CapacityPlan.interval_kind`: the one case `plan`'s Interval line and the planner's fresh-start line both read.
+
+The verdicts on a GB10 (T = 128,527,106,048 B, the DGX Spark start's 119.70 GiB; the host assumed to hold
+round(0.2934 × T) = 37,709,852,914 B ± round(0.2351 × T) = 30,216,722,632 B) are worked by hand in
+tests/test_cli_plan_host.py: vLLM at 0.92 may leave the host T − ceil(0.92 × T) = 10,282,168,483 B (below the centre,
+above the low end 7,493,130,282 B), at 0.70 38,558,131,814 B (above the centre, below the high end 67,926,575,546 B),
+at 0.95 6,426,355,302 B (below the low end), at 0.30 T − ceil(0.30 × T) = 89,968,974,233 B (above the high end).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.commands.render_ledger import interval_line
+from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind, planned_capacity
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_model
+from kvtop.ui.widgets.plan_result import interval_line as pane_interval_line
+
+LLAMA = "llama-3.1-8b"
+
+
+def _plan(engine: str, gpu: str, *flags: str, measured: MeasuredInputs | None = None) -> CapacityPlan:
+    settings = parse_flags(engine, ["--model", LLAMA, *flags])
+    return planned_capacity(load_model(LLAMA), settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu,
+                            measured=measured)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fraction", "kind"),
+    [
+        ("0.92", IntervalKind.REFUSED_AT_CENTRE),
+        ("0.7", IntervalKind.REFUSED_AT_HIGH_END),
+        ("0.95", IntervalKind.REFUSED_ACROSS_SPAN),
+        ("0.3", IntervalKind.SPREAD),
+    ],
+)
+def test_a_vllm_gb10_start_verdict_is_the_interval_kind(fraction: str, kind: IntervalKind) -> None:
+    plan = _plan("vllm", "GB10", "--gpu-memory-utilization", fraction)
+    assert plan.interval_kind is kind
+    # each view words the same case: a refusal at the centre names the headline, the high end states its bound
+    text, pane = interval_line(plan), pane_interval_line(plan).plain
+    if kind is IntervalKind.REFUSED_AT_CENTRE:
+        assert "(0: refused, see Token capacity)" in text and "(0: refused, ✗ above)" in pane
+    if kind is IntervalKind.REFUSED_AT_HIGH_END:  # 38,558,131,814 B = 35.91 GiB
+        assert "refused where the host holds more than 35.91 GiB" in text
+        assert "refused where the host holds more than 35.91 GiB" in pane
+    if kind is IntervalKind.REFUSED_ACROSS_SPAN:
+        assert text.startswith("0 tokens at both ends") and "0 at both ends" in pane
+
+
+def test_a_card_of_its_own_spreads_and_a_measured_free_memory_is_zero_wide() -> None:
+    """vLLM on an H100 asks no share free against a host: a spread of its calibrated terms; SGLang given the free
+    memory after the load (60 GiB) has no estimated input left to move its pool (tests/test_cli_plan_host.py)."""
+    assert _plan("vllm", "H100").interval_kind is IntervalKind.SPREAD
+    measured = MeasuredInputs(free_after_load_bytes=60 << 30)
+    zero = _plan("sglang", "H100", measured=measured)
+    assert zero.interval_kind is IntervalKind.ZERO_WIDE
+    assert interval_line(zero).endswith("tokens at both ends (± 0): no estimated input moves it")
