@@ -33,6 +33,7 @@ from tests.data_paths import DATA
 QWEN25_VL = DATA / "engine_diff" / "configs" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 QWEN3_VL = DATA / "configs" / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"
 GLM45V = DATA / "configs" / "heldout" / "wave5" / "zai-org--GLM-4.5V.json"
+QWEN35 = DATA / "engine_diff" / "configs" / "Qwen--Qwen3.5-27B.json"
 GLM_ASR = DATA / "engine_diff" / "registry" / "configs" / "GlmAsrForConditionalGeneration.json"
 FLAG = {"vllm": ["--mm-encoder-tp-mode", "data"], "sglang": ["--mm-enable-dp-encoder"]}
 RELEASE = {"vllm": "0.33.0", "sglang": "0.5.23"}
@@ -77,11 +78,13 @@ def test_vllm_weights_mode_keeps_the_split() -> None:
 
 
 def test_qwen3_vl_and_glm45v_whole_with_the_flag() -> None:
-    """Qwen3-VL-2B at TP 2 (merger and deepstack mergers whole too) and GLM-4.5V at TP 8, which vLLM cannot split
+    """Qwen3-VL-2B and Qwen3.5-27B at TP 2 (merger and deepstack mergers whole too) and GLM-4.5V at TP 8, which vLLM cannot split
     (12 heads: "12 is not divisible by 8") but builds whole with the flag: each engine's TP-1 visual."""
     for engine in ("vllm", "sglang"):
         ledger = _plan(engine, QWEN3_VL, ["--tp", "2", *FLAG[engine]])
         assert _vision(ledger) == (_engine_bytes(engine, QWEN3_VL.stem, 1), 1) == (813_914_112, 1)
+        ledger = _plan(engine, QWEN35, ["--tp", "2", *FLAG[engine]])  # Qwen3.5: Qwen3VL's __init__
+        assert _vision(ledger) == (_engine_bytes(engine, QWEN35.stem, 1), 1) == (921_460_192, 1)
         ledger = _plan(engine, GLM45V, ["--tp", "8", *FLAG[engine]])
         assert _vision(ledger)[0] == _engine_bytes(engine, GLM45V.stem, 1)
         assert not launch_refusals(ledger)
