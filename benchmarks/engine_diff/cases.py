@@ -57,6 +57,7 @@ class FlagSet:
     context: int | None = None  # a context length of its own (else the model's, capped)
     kv_dtype: str | None = None  # a KV dtype of its own (else auto)
     moe_only: bool = False  # only for configs with routed experts
+    configs: tuple[str, ...] = ()  # only these configs (a flag one class family takes), else every config
 
 
 def _both(vllm: tuple[str, ...], sglang: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
@@ -83,6 +84,8 @@ FLAG_SETS: tuple[FlagSet, ...] = (
     FlagSet("no-prefix-cache", _both(("--no-enable-prefix-caching",), ("--disable-radix-cache",)), (2,),
             "prefix caching off (vLLM) / radix cache off (SGLang)"),
     FlagSet("fp8_e5m2", _both((), ()), (2,), "KV cache fp8_e5m2", kv_dtype="fp8_e5m2"),
+    FlagSet("mm-dp", _both(("--mm-encoder-tp-mode", "data"), ("--mm-enable-dp-encoder",)), (2,),
+            "the vision encoder data-parallel: whole on every TP rank", configs=("Qwen--Qwen2.5-VL-7B-Instruct",)),
     FlagSet("tp3", _both((), ()), (3,), "TP 3: a launch the engines refuse where 3 does not divide the heads"),
     FlagSet("ep", _both(("--enable-expert-parallel",), ("--ep-size", "2")), (2,),
             "expert parallel over the 2 TP ranks (MoE configs): experts split, not sharded", moe_only=True),
@@ -196,7 +199,7 @@ def cases(
             if gpu != FLAG_GPU:
                 continue
             for flags in chosen:
-                if flags.moe_only and not has_experts(name):
+                if (flags.moe_only and not has_experts(name)) or (flags.configs and name not in flags.configs):
                     continue
                 dtype = flags.kv_dtype or spec.kv_dtypes[0]
                 out += [_case(spec, name, folder, gpu, tp, dtype, flags) for tp in flags.tps]

@@ -67,9 +67,11 @@ def context_above_positions(ledger: Ledger, *, source: str, override: str) -> Re
 def tower_blocks_refusal(ledger: Ledger, split: TowerSplit, *, mlp_source: str = "") -> Refusal | None:
     """A tower the engine's build cannot split at this TP (`TowerSpec.not_built`): its encoder's attention split
     whatever the heads (`BlockSplit.attention` "always"; its rule's source), or a gated MLP whose unpadded width must
-    divide (`TowerSplit.mlp_divides`; `mlp_source`). The engine asserts divisibility and the launch stops."""
+    divide (`TowerSplit.mlp_divides`; `mlp_source`). The engine asserts divisibility and the launch stops; not where
+    the launch builds the encoder data-parallel (`split` as `TowerSplit.for_launch` set it: as at TP 1)."""
     tower, tp = ledger.model.tower, ledger.settings.tp
-    why = None if tower is None else tower.not_built(tp, split)
+    whole = split.builds_whole(ledger.model.architecture)
+    why = None if tower is None or whole else tower.not_built(tp, split)
     if tower is None or why is None:
         return None
     rule = tower.block_rule(split)

@@ -9,6 +9,7 @@ encoder class are `kvtop.domain.tower_blocks`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,6 +48,33 @@ class TowerSplit(BaseModel):
     second_out_proj: tuple[str, ...] = ()
     # per encoder class (TowerSpec.block_class), when its attention and MLP split (kvtop.domain.tower_blocks)
     blocks: tuple[tuple[str, BlockSplit], ...] = ()
+    # The engine's data-parallel encoder: the launch flag (as `LaunchSettings.flags` keys it) and the value that
+    # builds the encoder whole on every TP rank, the architecture classes it applies to (others: the engine
+    # ignores the flag), and whether this launch passes it (`for_launch`)
+    data_parallel_flag: tuple[str, str | bool] | None = None
+    data_parallel: tuple[str, ...] = ()
+    data_parallel_unmodelled: tuple[str, ...] = ()  # classes that take the flag too, their build not modelled
+    encoder_data_parallel: bool = False
+
+    def for_launch(self, flags: Mapping[str, str | bool]) -> TowerSplit:
+        """This split as a launch with `flags` sets it: the encoder data-parallel where it passes the flag."""
+        if self.data_parallel_flag is None:
+            return self
+        name, value = self.data_parallel_flag
+        return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value})
+
+    def builds_whole(self, architecture: str) -> bool:
+        """Whether this launch builds the tower of `architecture` whole on every rank (as at TP 1)."""
+        return self.encoder_data_parallel and architecture in self.data_parallel
+
+    def data_parallel_not_modelled(self, architecture: str) -> str | None:
+        """Why this launch's tower bytes are not the engine's: it takes the data-parallel flag for `architecture`,
+        whose data-parallel build kvtop does not model (the tower stays counted split over TP); else None."""
+        if not (self.encoder_data_parallel and architecture in self.data_parallel_unmodelled):
+            return None
+        flag, value = self.data_parallel_flag or ("", "")
+        spelled = f"--{flag}" if value is True else f"--{flag} {value}"
+        return f"{spelled} not modelled for {architecture}: counted split over TP, the engine builds more of it whole"
 
 
 class TowerSpec(BaseModel):

@@ -201,16 +201,22 @@ def _book_from_config(
             rank.matrix("embedding", h, h, layout.tp, ("model.altup_projections",))
     if parts.tower and model.tower is not None:  # the vision tower and projector, its big matrices split over TP
         transformers = parts.tower_as_transformers and model.tower.transformers_params > 0
+        # a data-parallel encoder (the engine's flag, where its class takes it) is built as at TP 1 on every rank
+        data_parallel = tower_split is not None and tower_split.builds_whole(model.architecture)
+        tower_tp = 1 if data_parallel else layout.tp
         if transformers:  # transformers' own classes, nothing split (a Transformers backend's build)
             params = float(model.tower.transformers_params)
         else:
-            params = model.tower.params_per_rank(layout.tp, tower_split)  # (towers.py)
+            params = model.tower.params_per_rank(tower_tp, tower_split)  # (towers.py)
         if not parts.tower_positions:  # built with the tower on the first stage only
-            params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, layout.tp, tower_split)
+            params -= model.tower.position_params if transformers else _tower_positions_per_rank(model.tower, tower_tp, tower_split)
         split = layout.tp if params < model.tower.params else 1  # Gemma-4's is whole on every rank (vLLM)
         wider = model.tower.float32_norm_params * (4 - model.dtype_bytes) if tower_split and tower_split.float32_norms else 0
         rank.acc.add("vision", params, params * model.dtype_bytes + wider, split)
-        rank.acc.notes["vision"] = f"{model.tower.config_class}: {model.tower.label}"
+        unmodelled = tower_split.data_parallel_not_modelled(model.architecture) if tower_split else None
+        whole_note = ", whole on every rank (data-parallel encoder)" if data_parallel else ""
+        whole_note += f" ({unmodelled})" if unmodelled else ""
+        rank.acc.notes["vision"] = f"{model.tower.config_class}: {model.tower.label}{whole_note}"
     # Layers of the same kind (and the same quantization exclusions) hold the same bytes:
     # compute each distinct kind once and count it, so a 126-layer model costs a few layers.
     groups: dict[tuple[Hashable, ...], list[int]] = {}

@@ -15,9 +15,11 @@ import pytest
 
 from kvtop.domain.engines.sglang import architectures as sglang_architectures
 from kvtop.domain.engines.vllm import architectures as vllm_architectures
+from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.tower_spec import TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
@@ -48,31 +50,36 @@ def test_tower_parameters_equal_transformers_classes(name: str) -> None:
 TOWER_CHILDREN = ("visual", "vision_tower", "multi_modal_projector", "vision_model", "embed_vision")
 
 
-def _tower_rows(run: str) -> list[tuple[str, int, int, int]]:
-    """(config, tp, pp, the tower and projector bytes of stage 0) for every distinct layout the engine built."""
+def _tower_rows(run: str) -> list[tuple[str, int, int, int, TowerSplit]]:
+    """(config, tp, pp, the tower and projector bytes of stage 0, the engine's tower split as the row's flags set
+    it: a data-parallel encoder) for every distinct layout the engine built."""
+    engine = run.split("-", 1)[0]
+    split = (vllm_architectures if engine == "vllm" else sglang_architectures).TOWER_SPLIT
     recorded = json.loads((DATA / "engine_diff" / f"{run}.flags.json").read_text())
     rows = set()
     for result in recorded["results"]:
         held = (result.get("stages") or [{}])[0].get("param_bytes") or {}
         tower = sum(nbytes for child, nbytes in held.items() if child in TOWER_CHILDREN)
         if tower:
-            rows.add((result["config"], result["tp"], result.get("pp", 1), tower))
-    return sorted(rows)
+            flags = parse_flags(engine, [str(token) for token in result.get("flags", ())]).flags
+            rows.add((result["config"], result["tp"], result.get("pp", 1), tower, split.for_launch(flags)))
+    return sorted(rows, key=lambda row: row[:4])
 
 
 def test_vllm_tower_bytes_per_rank_are_the_books_vision_row() -> None:
     compared = set()
-    for config, tp, pp, tower in _tower_rows("vllm-0.33.0"):
+    for config, tp, pp, tower, split in _tower_rows("vllm-0.33.0"):
         path = DATA / "engine_diff" / "configs" / f"{config}.json"
         model = _model(path if path.exists() else CONFIGS / f"{config}.json")
         if model.tower is None:  # a tower kvtop does not read yet: said, where the config has a vision_config
             assert not model.multimodal or any("vision tower" in note for note in model.not_modelled), config
             continue
         book = weights_book(model, ParallelLayout(tp=tp, pp=pp), range(0, 1), first_stage=True, last_stage=False,
-                            tower_split=vllm_architectures.TOWER_SPLIT)  # fmt: skip
+                            tower_split=split)  # fmt: skip
         (row,) = [row for row in book.rows if row.component == "vision"]
         assert (config, tp, pp, row.bytes) == (config, tp, pp, tower)
-        assert row.shards == (tp if model.tower.tp_split_params else 1)  # Gemma-4's is whole on every rank
+        whole = split.builds_whole(model.architecture) or not model.tower.tp_split_params
+        assert row.shards == (1 if whole else tp)  # Gemma-4's is whole on every rank
         compared.add(config)
     assert compared == {
         "Qwen--Qwen2.5-VL-7B-Instruct", "Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B",
@@ -88,12 +95,12 @@ def test_sglang_tower_bytes_per_rank_follow_its_own_split() -> None:
     Gemma-4's block linears split, Mistral-3's projector whole; its harness's stage-0 tower bytes, built on meta
     (tests/data/engine_diff/sglang-0.5.23.flags.json), equal the book's vision row at TP 1 × PP 4 and TP 2."""
     compared = set()
-    for config, tp, pp, tower in _tower_rows("sglang-0.5.23"):
+    for config, tp, pp, tower, split in _tower_rows("sglang-0.5.23"):
         path = DATA / "engine_diff" / "configs" / f"{config}.json"
         model = _model(path if path.exists() else CONFIGS / f"{config}.json")
         assert model.tower is not None, config
         book = weights_book(model, ParallelLayout(tp=tp, pp=pp), range(0, 1), first_stage=True, last_stage=False,
-                            tower_split=sglang_architectures.TOWER_SPLIT)  # fmt: skip
+                            tower_split=split)  # fmt: skip
         (row,) = [row for row in book.rows if row.component == "vision"]
         assert (config, tp, pp, row.bytes) == (config, tp, pp, tower)
         compared.add(config)

@@ -20,7 +20,8 @@ transformers' classes' (the oracle: `tower_params` in tests/data/configs/heldout
 Per rank, vLLM (qwen2_5_vl.py, qwen3_vl.py: `QKVParallelLinear`, `ColumnParallelLinear` for qkv, fc1 and the
 merger's first layer, `RowParallelLinear` for proj, fc2 and the merger's last) and SGLang (qwen3_vl.py, the
 same layers) split the big matrices over TP unless the encoder runs data-parallel (vLLM
-`--mm-encoder-tp-mode data`, SGLang `--mm-enable-dp-encoder`: not read); a column-parallel layer's bias is
+`--mm-encoder-tp-mode data`, SGLang `--mm-enable-dp-encoder`: whole, as at TP 1, for the classes each engine's
+`TowerSplit.data_parallel` lists); a column-parallel layer's bias is
 split with it, a row-parallel layer's bias, the norms, the patch embedding and the position table stay whole.
 Where engines shard a part differently (a position table, replicated linears, a projector, a padded MLP) the
 TowerSpec names it and each engine's `architectures.TOWER_SPLIT` says how it does. The tower lives on the first

@@ -12,7 +12,8 @@ qk_channels keys and × kv_channels values, biased), proj (RowParallelLinear num
 biased), a gated MLP (MergedColumnParallelLinear gate|up and RowParallelLinear down, biased: Qwen2_5_VisionMLP),
 and, where `use_sink` and the block is not in `fullatt_block_indexes`, `sinks` (num_heads, an nn.Parameter: whole);
 then the merger: an RMSNorm over width, width × merge² → the same (Column) and → out_hidden_size (Row), no biases.
-Column/Row layers split over TP (`--mm-encoder-tp-mode data` not read), a row-parallel bias, the norms, the patch
+Column/Row layers split over TP (`--mm-encoder-tp-mode data` does not apply: the class has no
+`supports_encoder_tp_data`), a row-parallel bias, the norms, the patch
 embedding and the sinks whole. MiMoVisionAttention divides num_heads and num_key_value_heads by TP with
 `dist_utils.divide` (no fallback to a replicated encoder: it asks is_vit_use_data_parallel() without the head
 count), so above TP 8 the default 8 KV heads assert ("8 is not divisible by 16"): `TowerSpec.divided_heads`,

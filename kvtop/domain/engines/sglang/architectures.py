@@ -313,11 +313,39 @@ _BLOCKS = (
     ("GlmAsrEncoder", BlockSplit(attention="never", mlp="never",
                                  source="0.5.23 srt/models/glmasr.py: transformers GlmAsrEncoder (nn.Linear)")),
 )  # fmt: skip
+# `--mm-enable-dp-encoder` (0.5.23 srt/arg_groups/fields/mm.py: BooleanOptionalAction; first release not pinned,
+# 0.5.6.post2 not read): the classes that read it (`get_mm().mm_enable_dp_encoder`) build the vision encoder
+# "replicated", as at TP 1 — listed, the ones whose whole tower (blocks, merger, position table) is built so:
+# qwen2_5_vl.py (Qwen2_5_VLMLP, VisionAttention, Qwen2_5_VisionPatchMerger parallel_group "replicated"), qwen3_vl.py
+# (_resolve_vision_parallel_group, pos_embed VocabParallelEmbedding enable_tp=False) with qwen3_vl_moe.py and
+# qwen3_5.py (both Qwen3.5 classes call Qwen3VLForConditionalGeneration.__init__), glm4v.py
+# (_glm4v_vision_parallel_group) with glm4v_moe.py; other classes ignore the flag. Others that read it (internvl.py,
+# kimi_vl.py, kimi_k25.py, minimax_vl_common.py, mimo_vl.py, bailing_mm*.py, glm_ocr.py, glm5_next.py, glm_image_vl.py,
+# muse_spark_omni.py — which turns it on by itself under attention DP, overrides.py) are not modelled data-parallel.
+DATA_PARALLEL_ENCODER = (
+    "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Glm4vForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration",
+)  # fmt: skip
+# the other classes that read it (their EntryClass, or a subclass of a listed class: not read whether it keeps the
+# replicated build) — not modelled data-parallel
+DATA_PARALLEL_UNMODELLED = (
+    "BailingMMNativeForConditionalGeneration", "BailingMM2NativeForConditionalGeneration",
+    "BailingMoeV3VLForConditionalGeneration", "Glm5NextForConditionalGeneration", "GlmImageForConditionalGeneration",
+    "GlmOcrForConditionalGeneration", "InternVLChatModel", "KimiK25ForConditionalGeneration",
+    "KimiVLForConditionalGeneration", "MiniMaxM3SparseForConditionalGeneration", "MuseSparkForConditionalGeneration",
+    "MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Cosmos3ForConditionalGeneration",
+    "InternS1ProForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
+)  # fmt: skip
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
                          shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
-                         second_out_proj=("Step3VisionEncoderConfig",))  # fmt: skip
+                         second_out_proj=("Step3VisionEncoderConfig",),
+                         data_parallel_flag=("mm-enable-dp-encoder", True),
+                         data_parallel=DATA_PARALLEL_ENCODER,
+                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

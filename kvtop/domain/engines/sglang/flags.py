@@ -62,6 +62,9 @@ LOAD_CASTS = LoadCasts(
     source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py, srt/models/mllama4.py",
 )
 
+# `--mm-enable-dp-encoder` (BooleanOptionalAction): the vision encoder whole on every TP rank (architectures.TOWER_SPLIT)
+ENCODER_DP_FLAGS = ("--mm-enable-dp-encoder", "--no-mm-enable-dp-encoder")
+
 
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
@@ -70,8 +73,8 @@ class SglangFlags:
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     # every flag it does not model is refused when typed to kvtop, but --enable-multimodal, which SGLang's
     # rules read from `flags` (docs/engines/sglang.md §4.4: Gemma-3 and Llama-4 are text-only without it)
-    passthrough: frozenset[str] = (  # span.py and deployment.py read these
-        frozenset({"--enable-multimodal"}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
+    passthrough: frozenset[str] = (  # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
+        frozenset({"--enable-multimodal", *ENCODER_DP_FLAGS}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
     )
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}

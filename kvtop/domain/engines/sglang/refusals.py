@@ -183,7 +183,8 @@ def audio_refusal(ledger: Ledger) -> Refusal | None:
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
-             tower_blocks_refusal(ledger, TOWER_SPLIT), mlp_width_refusal(ledger, TP_WIDTHS)]  # fmt: skip
+             tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
+             mlp_width_refusal(ledger, TP_WIDTHS)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -316,8 +316,40 @@ _BLOCKS = (
 # every output size divides by TP; Qwen2.5-Omni's and EXAONE-4.5's towers build it too) is not padded: a 3,420-wide
 # MLP stops the build at TP 8 (meta-built, default--Exaone4_5_ForConditionalGeneration: AssertionError, linear.py).
 MLP_SOURCE = "0.33.0 model_executor/layers/linear.py MergedColumnParallelLinear: output_size % tp_size == 0"
+# `--mm-encoder-tp-mode data` (v0.13.0 and v0.33.0 config/multimodal.py MultiModalConfig.mm_encoder_tp_mode; first
+# release not pinned): for a class with `supports_encoder_tp_data = True` (models/interfaces.py SupportsMultiModal)
+# vision.py is_vit_use_data_parallel() is true and the encoder's linears are built `disable_tp=True` (whole), the
+# projector too where it lives in the encoder; ModelConfig.__post_init__ (config/model.py) turns the flag back to
+# "weights" for any other class ("This model does not support `--mm-encoder-tp-mode data`"). Listed: the classes
+# whose whole tower (blocks and merger) is built so, as at TP 1 — qwen2_vl.py / qwen2_5_vl.py / qwen3_vl.py
+# Vision{MLP,Attention,PatchMerger} and glm4_1v.py Glm4vVision{MLP,Attention}, Glm4vPatchMerger, and the classes that
+# inherit them (opencua.py, exaone4_5.py, qwen3_vl_moe.py, qwen3_5.py, Glm4vMoe). Others that take the flag are not
+# modelled data-parallel (their projectors stay split, read per class: mllama4.py Llama4MultiModalProjector,
+# isaac.py; InternVL, Kimi-VL, Kimi-K2.5, Step3-VL, MiniCPM-V, dots.ocr, Eagle2.5, Cosmos3-Edge, Cohere Compass).
+DATA_PARALLEL_ENCODER = (
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "OpenCUAForConditionalGeneration",
+    "Exaone4_5_ForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Glm4vForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration",
+)  # fmt: skip
+# the other registered classes whose own class (or a base) says supports_encoder_tp_data = True (v0.33.0 registry.py
+# read with the models' class hierarchy; HunYuanVL from v0.13.0 hunyuan_vision.py): not modelled data-parallel
+DATA_PARALLEL_UNMODELLED = (
+    "Alpamayo2Super", "ClefFlashForJointSchema", "CohereCompassForConditionalGeneration", "ColQwen3", "ColQwen3_5",
+    "Cosmos3EdgeForConditionalGeneration", "Cosmos3ForConditionalGeneration", "DotsOCRForCausalLM",
+    "Eagle2_5_VLForConditionalGeneration", "GlmOcrForConditionalGeneration", "H2OVLChatModel",
+    "HunYuanVLForConditionalGeneration", "InternS1ProForConditionalGeneration",
+    "InternS2MobiusForConditionalGeneration", "InternS2PreviewForConditionalGeneration", "InternVLChatModel",
+    "IsaacForConditionalGeneration", "JinaVLForRanking", "KimiK25ForConditionalGeneration",
+    "KimiVLForConditionalGeneration", "Llama4ForConditionalGeneration", "MiniCPMO", "MiniCPMOcrForConditionalGeneration",
+    "MiniCPMV", "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration", "NVLM_D",
+    "OpsColQwen3Model", "QianfanOCRForConditionalGeneration", "Qwen3VLNemotronEmbedModel",
+    "Step3VLForConditionalGeneration", "Step3p7ForConditionalGeneration", "StepVLForConditionalGeneration",
+)  # fmt: skip
 TOWER_SPLIT = TowerSplit(k_eq_v_holds_v=("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), blocks=_BLOCKS,
-                         mlp_divides=True)  # fmt: skip
+                         mlp_divides=True, data_parallel_flag=("mm-encoder-tp-mode", "data"),
+                         data_parallel=DATA_PARALLEL_ENCODER,
+                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:

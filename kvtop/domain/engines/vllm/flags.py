@@ -49,6 +49,8 @@ SCHEDULER_FLAGS = frozenset({
     "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--enable-prefix-caching", "--no-enable-prefix-caching",
     "--async-scheduling", "--no-async-scheduling",
 })  # fmt: skip
+# `--mm-encoder-tp-mode` ("weights" | "data"): read as the tower's split (architectures.TOWER_SPLIT.data_parallel_flag)
+ENCODER_TP_FLAG = "--mm-encoder-tp-mode"
 KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 # `--dtype` (ModelConfig.dtype: `_STR_DTYPE_TO_TORCH_DTYPE`, "float" is float32) builds the model in that
@@ -79,9 +81,9 @@ class VllmFlags:
     spellings: Mapping[str, str] = SPELLINGS
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
-    # span.py, deployment.py, batching.py, hybrid.py and refusals.py read these; every other flag it does not model is
+    # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
-    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG}
+    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 

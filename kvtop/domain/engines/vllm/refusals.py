@@ -86,11 +86,10 @@ TP_WIDTHS = TpWidths(
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE)]
-    # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the vision encoders at TP 1
-    # (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there (GLM-ASR's
-    # encoder ignores it and still stops: not told apart, the flag itself is not read)
-    if ledger.settings.flags.get("mm-encoder-tp-mode") != "data":
-        found.append(tower_blocks_refusal(ledger, TOWER_SPLIT, mlp_source=MLP_SOURCE))
+    # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it
+    # as at TP 1 (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there; a class
+    # that does not take it (GLM-ASR's: no supports_encoder_tp_data) falls back to "weights" and still stops
+    found.append(tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags), mlp_source=MLP_SOURCE))
     dtype, version = ledger.settings.kv_cache_dtype, ledger.version.label
     if dtype == "fp8_ds_mla" and ledger.model.mla is None:
         found.append(Refusal(

@@ -1,7 +1,8 @@
 """Tower attention vLLM cannot split over this TP (docs/engines/vllm.md §3.6): a tower whose attention divides its
 head counts by TP with `dist_utils.divide` (`TowerSpec.divided_heads`) asserts "{heads} is not divisible by {tp}"
-while the model is built, unless `--mm-encoder-tp-mode data` builds the encoder whole on each rank (kvtop does not
-read that flag, so it refuses the split rather than plan a tower vLLM would not build).
+while the model is built. `--mm-encoder-tp-mode data` does not help: the one such tower's class (MiMo-V2.5's) has no
+`supports_encoder_tp_data`, so vLLM's ModelConfig turns the flag back to "weights" (config/model.py; the classes that
+take it: architectures.DATA_PARALLEL_ENCODER).
 
 v0.33.0 models/mimo_v2_omni.py MiMoVisionAttention.__init__: `divide(num_heads, tp_size)` and
 `divide(num_kv_heads, tp_size)`, tp_size 1 only where is_vit_use_data_parallel() (asked without the head count,
@@ -33,7 +34,7 @@ def check_tower_heads(model: ModelSpec, layout: ParallelLayout, version: Resolve
         raise InputError(
             f"vLLM {version.label} cannot split {model.architecture}'s {tower.config_class} attention over tp {tp}: it "
             f"divides the tower's heads {'/'.join(map(str, tower.divided_heads))} by TP and asserts '{broken} is not "
-            f"divisible by {tp}'; use a TP that divides them (--mm-encoder-tp-mode data, which builds "
-            "the encoder whole on each rank, is not read by kvtop)",
+            f"divisible by {tp}'; use a TP that divides them (--mm-encoder-tp-mode data does not apply: "
+            "vLLM takes it only for classes with supports_encoder_tp_data)",
             field="--tp",
         )
