@@ -22,6 +22,7 @@ from kvtop.domain.architectures.reader import VISION_NOT_MODELLED, read_architec
 from kvtop.domain.architectures.registry import ARCHITECTURES, BY_CLASS_NAME
 from kvtop.domain.architectures.strict_fields import strict_type_mismatches
 from kvtop.domain.architectures.towers import read_tower
+from kvtop.domain.architectures.towers_absent import absent_note, absent_section, not_modelled_note
 from kvtop.domain.architectures.towers_catalog import AUDIO_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_catalog import BY_OUTER_TYPE as TOWERS_BY_OUTER_TYPE
 from kvtop.domain.architectures.towers_named import named_tower
@@ -119,17 +120,25 @@ def read_config(
     # the outer model_type's tower first: a wrapper over a shared text entry with a tower of its own (MiniCPM-V 4.6
     # over Qwen3.5's text entry, whose Qwen ViT would misread MiniCPM's SigLIP section)
     tower = TOWERS_BY_OUTER_TYPE.get(outer.model_type or "") or entry.tower
-    read = None
+    read, absent_why = None, None
     section = config.get(tower.section) if tower is not None else None
-    if tower is not None and section is None and architecture in tower.absent_section_built:
-        section = {}  # the class builds its tower from the vision config class's defaults
+    filled = tower is not None and section is None and not isinstance(config.get(NAMED_TOWER), str)
+    if filled and tower is not None:  # the class builds its tower from the section its config class fills in
+        section, absent_why = absent_section(tower, architecture)
     if tower is not None and isinstance(section, dict):  # `vision_config`, or the section the tower names
         read = read_tower(tower, section, source, spec.hidden_size, config)
     elif isinstance(config.get(NAMED_TOWER), str):  # a tower named by checkpoint id (towers_named)
         read = named_tower(config, spec.hidden_size, source)
+    if filled and tower is not None and isinstance(section, dict) and read is None:  # the defaults did not read
+        absent_why = not_modelled_note(tower, architecture)
+    if absent_why is not None:  # the engine builds a default tower kvtop has no defaults for: named, not zero
+        update["not_modelled"] = (*(n for n in spec.not_modelled if n != VISION_NOT_MODELLED), absent_why)
     if read is not None:  # its bytes join the weights book
         has_audio = isinstance(config.get("audio_config"), dict)
-        update["tower"] = read if tower is None else read.model_copy(update={"label": tower.label(has_audio)})
+        label = tower.label(has_audio) if tower is not None else read.label
+        if filled and tower is not None:
+            label = f"{label}; {absent_note(tower)}"
+        update["tower"] = read if tower is None else read.model_copy(update={"label": label})
         audio = tower is not None and tower.audio_counted  # its audio encoder counted too (MiniCPM-o 2.6)
         update["not_modelled"] = tuple(note for note in spec.not_modelled
                                        if note != VISION_NOT_MODELLED and not (audio and note.startswith("audio")))
@@ -137,7 +146,7 @@ def read_config(
         if isinstance(config.get("audio_config"), dict) and not audio:  # Gemma-4 E2B/E4B: the audio tower is not read
             update["not_modelled"] += (AUDIO_NOT_MODELLED,)
     elif isinstance(config.get("audio_config"), dict) and not any(n.startswith("audio") for n in spec.not_modelled):
-        update["not_modelled"] = (*spec.not_modelled, AUDIO_NOT_MODELLED)  # an audio kind that did not read it
+        update["not_modelled"] = (*update.get("not_modelled", spec.not_modelled), AUDIO_NOT_MODELLED)  # not read
     spec = spec.model_copy(update=update)
     if family is None or family == stated_type:
         return spec

@@ -30,20 +30,20 @@ _QWEN3_VISION = {
 QWEN2_VL = Tower(
     "Qwen2VLVisionConfig", "transformers models/qwen2_vl (Qwen2VisionTransformerPretrainedModel)",
     {"depth": 32, "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2},
-    kind="qwen2_vl", patch_bias=False, position_table=False,
+    kind="qwen2_vl", patch_bias=False, position_table=False, absent_default={},
 )  # fmt: skip
 # GLM-4.1V / GLM-4.5V (towers_glm.py): Glm4vVisionConfig's defaults where vision_config leaves a field out
 GLM4V = Tower(
     "Glm4vVisionConfig", "transformers models/glm4v (Glm4vVisionModel); vLLM 0.33.0 glm4_1v.py, SGLang 0.5.23 glm4v.py",
     {"depth": 24, "hidden_size": 1536, "intermediate_size": 13696, "out_hidden_size": 4096, "in_channels": 3,
      "image_size": 336, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "num_heads": 12},
-    kind="glm4v",
+    kind="glm4v", absent_default={},
 )  # fmt: skip
 QWEN2_5_VL = Tower(
     "Qwen2_5_VLVisionConfig", "transformers models/qwen2_5_vl (Qwen2_5_VisionTransformerPretrainedModel)",
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3, "patch_size": 14,
      "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
-    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True,
+    norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, absent_default={},
 )  # fmt: skip
 # EXAONE-4.5's vision transformer: Qwen2.5-VL's (RMSNorms, an unbiased Conv3d patch, a biased gated MLP, one
 # merger) with grouped KV heads (vLLM 0.33.0 exaone4_5.py EXAONE4_5_VisionAttention: QKVParallelLinear of num_heads and
@@ -53,6 +53,7 @@ EXAONE4_5 = Tower(
     {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "num_heads": 16, "num_key_value_heads": 8,
      "in_channels": 3, "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 3584},
     norm_bias=False, patch_bias=False, position_table=False, mlp_gated=True, grouped_kv=True,
+    absent_default={},
 )  # fmt: skip
 QWEN3_VL = Tower(
     "Qwen3VLVisionConfig", "transformers models/qwen3_vl (Qwen3VLVisionModel)",
@@ -68,7 +69,7 @@ QWEN3_VL_MOE = Tower(
 # Qwen3-VL's, deepstack_visual_indexes (8, 16, 24) (transformers 5.20.2 configuration_cohere_compass.py)
 COHERE_COMPASS_VISION = Tower(
     "CohereCompassVisionConfig", "transformers 5.20.2 models/cohere_compass; vLLM 0.33.0 cohere_compass.py",
-    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True,
+    {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, deepstack=True, absent_default={},
 )  # fmt: skip
 # Qwen3.5: the engines build Qwen3-VL's vision transformer, one deepstack merger per deepstack_visual_indexes entry a
 # vision_config states (vLLM 0.33.0 qwen3_5.py: use_deepstack = hasattr(vision_config, "deepstack_visual_indexes"),
@@ -112,6 +113,19 @@ _LLAVA_VISION = {
 # models/pixtral), the tower vLLM llava.py builds for it (PixtralHFVisionModel, towers_vit.llava_pixtral)
 _LLAVA_PIXTRAL = {"pixtral": {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "in_channels": 3,
                               "image_size": 1024, "patch_size": 16}}  # fmt: skip
+# `absent_default` (towers_absent): the section an outer config class fills in where the file has none (transformers
+# 5.20.2 sub_configs_defaults; the registry default configs, tests/data/engine_diff/registry/configs, state it, and
+# each one read less its section gives the bytes read with it: tests/domain/test_towers_absent.py). `{}`: the vision
+# config class's defaults (Qwen2_5_VLConfig: SubConfigSpec(config_class=Qwen2_5_VLVisionConfig)); otherwise the
+# sizes it states: LlavaNextVideoConfig's CLIP-L/336, Cohere2VisionConfig's and PaliGemmaConfig's SigLIPs,
+# Qwen3OmniMoeVisionEncoderConfig's image_size 768 (the position table vLLM sizes by it: 48² = 2304 rows)
+_CLIP_L336 = {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096, "patch_size": 14,
+              "image_size": 336, "num_hidden_layers": 24, "num_attention_heads": 16}  # fmt: skip
+_COHERE2_VISION_BUILT = {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 3072,
+                         "image_size": 512, "patch_size": 16, "num_hidden_layers": 27, "num_attention_heads": 12}  # fmt: skip
+_PALIGEMMA_BUILT = {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4096,
+                    "image_size": 224, "patch_size": 14, "num_hidden_layers": 27, "num_attention_heads": 16,
+                    "vision_use_head": False}  # fmt: skip
 _LLAVA_SOURCE = "transformers models/clip, models/siglip (CLIPVisionModel, SiglipVisionModel), models/{}"
 LLAVA_CLIP = Tower(
     "CLIPVisionConfig",
@@ -127,7 +141,7 @@ LLAVA_NEXT = Tower(
 LLAVA_NEXT_VIDEO = Tower(
     "CLIPVisionConfig", _LLAVA_SOURCE.format("llava_next_video (LlavaNextVideoMultiModalProjector)"),
     {"vision_feature_layer": -2}, kind="llava", vision_model_types=frozenset(_LLAVA_VISION),
-    vision_defaults=_LLAVA_VISION,
+    vision_defaults=_LLAVA_VISION, absent_default=_CLIP_L336,
 )  # fmt: skip
 LLAVA_ONEVISION = Tower(
     "SiglipVisionConfig", _LLAVA_SOURCE.format("llava_onevision (image_newline, LlavaOnevisionMultiModalProjector)"),
@@ -142,7 +156,7 @@ LLAMA4_VISION = Tower(
     {"depth": 34, "hidden_size": 768, "intermediate_size": 5632, "in_channels": 3, "image_size": 448,
      "patch_size": 14, "vision_output_dim": 7680, "projector_input_dim": 4096, "projector_output_dim": 4096,
      "multi_modal_projector_bias": False},
-    kind="llama4", absent_section_built=frozenset({"Llama4ForConditionalGeneration"}),
+    kind="llama4", absent_default={},
 )  # fmt: skip
 GEMMA4_VISION = Tower(
     "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
@@ -208,10 +222,11 @@ MINIMAX_M3 = Tower(
 _MINICPM_SOURCE = "transformers models/{} (vision config); vLLM 0.33.0 {}.py, idefics2_vision_model.py"
 MINICPM_V4_6 = Tower(
     "MiniCPMV4_6VisionConfig", _MINICPM_SOURCE.format("minicpmv4_6", "minicpmv4_6"), kind="minicpm_v",
-    drop_last_layer=True,
+    drop_last_layer=True, absent_default={},
 )  # fmt: skip
 MINICPM_V4_7 = Tower(
-    "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v"
+    "MiniCPMV4_7VisionConfig", _MINICPM_SOURCE.format("minicpmv4_7", "minicpmv4_7"), kind="minicpm_v",
+    absent_default={},
 )
 # MiniCPM-o 2.6's SigLIP, resampler, Whisper encoder and audio projection (towers_minicpm.minicpm_o; the entry's
 # tower: SiglipVisionConfig's and WhisperConfig's class defaults where a section leaves a field out)
@@ -227,12 +242,12 @@ MINICPM_V2_6 = Tower(
 )  # fmt: skip
 
 # Step-3.7's PerceptionEncoder and vit_large_projector as SGLang 0.5.23 builds them (towers_step; the entry's tower)
-STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7")
+STEP3P7 = Tower("Step3p7VisionEncoderConfig", towers_step.SOURCE, kind="step3p7", absent_default={})
 # Step-3-VL: a CLIP-style ViT, two Conv2d downsamplers and vit_large_projector (towers_step3_vl); without a
 # vision_config Step3VLConfig builds Step3VisionEncoderConfig() (vLLM 0.33.0 transformers_utils/configs/step3_vl.py,
 # SGLang 0.5.23 srt/configs/step3_vl.py: `if vision_config is None`), so the class defaults size it
 STEP3_VL = Tower(towers_step3_vl.CONFIG_CLASS, towers_step3_vl.SOURCE, kind="step3_vl",
-                 absent_section_built=frozenset({"Step3VLForConditionalGeneration"}))  # fmt: skip
+                 absent_default={})  # fmt: skip
 
 # Muse-Glimmer's vision encoder, adapter and projection: vLLM 0.33.0 / SGLang 0.5.23 models/muse_glimmer.py
 MUSE_GLIMMER = Tower(
@@ -246,7 +261,7 @@ MUSE_GLIMMER = Tower(
 # builds the dict as a SiglipVisionConfig)
 PALIGEMMA_SIGLIP = Tower(
     "SiglipVisionConfig", "transformers models/siglip, models/paligemma; vLLM 0.33.0 paligemma.py, siglip.py",
-    GEMMA3_SIGLIP.defaults, kind="siglip_paligemma",
+    GEMMA3_SIGLIP.defaults, kind="siglip_paligemma", absent_default=_PALIGEMMA_BUILT,
 )  # fmt: skip
 
 # Idefics3's and SmolVLM's SigLIP (Idefics3VisionConfig's / SmolVLMVisionConfig's class defaults, the same) and
@@ -255,18 +270,19 @@ IDEFICS3_VISION = Tower(
     "Idefics3VisionConfig", "transformers models/idefics3, models/smolvlm; vLLM 0.33.0 idefics3.py, idefics2_vision_model.py",
     {"depth": 12, "hidden_size": 1152, "intermediate_size": 3072, "in_channels": 3, "image_size": 224,
      "patch_size": 32},
-    kind="idefics3",
+    kind="idefics3", absent_default={},
 )  # fmt: skip
 
 # BLIP-2's vision model, Q-Former and projection (towers_blip; Blip2VisionConfig's defaults there)
 BLIP2 = Tower(
-    "Blip2VisionConfig", "transformers models/blip_2 (config classes); vLLM 0.33.0 blip2.py, blip.py", kind="blip2"
+    "Blip2VisionConfig", "transformers models/blip_2 (config classes); vLLM 0.33.0 blip2.py, blip.py", kind="blip2",
+    absent_default={},
 )
 # Granite-4.0-Vision's SigLIP and window Q-Former projectors (towers_blip): the vision config class's defaults by
 # its model_type (Granite4VisionConfig's default section is a CLIPVisionConfig); vLLM builds SiglipVisionModel
 GRANITE4_VISION = Tower(
     "SiglipVisionConfig", "transformers models/granite4_vision; vLLM 0.33.0 granite4_vision.py, siglip.py, blip2.py",
-    {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION,
+    {"in_channels": 3}, kind="granite4_vision", vision_defaults=_LLAVA_VISION, absent_default={},
 )  # fmt: skip
 
 # LFM2-VL's SigLIP2 and projector (towers_vit.lfm2_vl): Siglip2VisionConfig's class defaults; vLLM refuses another
@@ -276,18 +292,19 @@ LFM2_VL = Tower(
     {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
      "num_patches": 256},
     kind="lfm2_vl", vision_model_types=frozenset({"siglip2_vision_model"}),
+    absent_default={"model_type": "siglip2_vision_model"},
 )  # fmt: skip
 
 # Aria's Idefics3 SigLIP and projector (towers_vit.aria; AriaConfig's default section is an Idefics3VisionConfig)
 ARIA_VISION = Tower(
     "Idefics3VisionConfig", "transformers models/aria, models/idefics3; vLLM 0.33.0 aria.py, idefics2_vision_model.py",
-    IDEFICS3_VISION.defaults, kind="aria",
+    IDEFICS3_VISION.defaults, kind="aria", absent_default={},
 )  # fmt: skip
 
 # Command-A-Vision's SigLIP and projector (towers_vit.cohere2_vision; SiglipVisionConfig's class defaults)
 COHERE2_VISION = Tower(
     "SiglipVisionConfig", "transformers models/cohere2_vision, models/siglip; vLLM 0.33.0 cohere2_vision.py, siglip.py",
-    GEMMA3_SIGLIP.defaults, kind="cohere2_vision",
+    GEMMA3_SIGLIP.defaults, kind="cohere2_vision", absent_default=_COHERE2_VISION_BUILT,
 )  # fmt: skip
 
 # Ovis's AIMv2 visual tokenizer and visual embedding table (towers_ovis; the `visual_tokenizer_config` section)
@@ -300,7 +317,7 @@ OVIS = Tower(
 COSMOS3_EDGE = Tower(
     "Cosmos3EdgeVisionConfig", "transformers models/cosmos3_edge; vLLM 0.33.0 / SGLang 0.5.23 cosmos3_edge.py",
     {**LFM2_VL.defaults, "hidden_size": 1152, "intermediate_size": 4304, "depth": 27, "spatial_merge_size": 2},
-    kind="cosmos3_edge",
+    kind="cosmos3_edge", absent_default={},
 )  # fmt: skip
 
 # Moondream3's vision encoder and projection (towers_moondream; the entry's tower): vLLM builds them from the
@@ -308,12 +325,12 @@ COSMOS3_EDGE = Tower(
 # registry serves HfMoondream with the same class: default--HfMoondream meta-built as Moondream3ForCausalLM's)
 MOONDREAM3 = Tower(
     "Moondream3VisionConfig", "vLLM 0.33.0 models/moondream3.py, transformers_utils/configs/moondream3.py",
-    kind="moondream3", section="config", absent_section_built=frozenset({"Moondream3ForCausalLM", "HfMoondream"}),
+    kind="moondream3", section="config", absent_default={},
 )  # fmt: skip
 
 # Llama-3.2-Vision's (Mllama's) local and global vision transformers, gated position and tile embeddings and its
 # replicated projector, as SGLang 0.5.23 mllama.py builds them (towers_mllama; MllamaVisionConfig's defaults there)
-MLLAMA = Tower(towers_mllama.CONFIG_CLASS, towers_mllama.SOURCE, kind="mllama")
+MLLAMA = Tower(towers_mllama.CONFIG_CLASS, towers_mllama.SOURCE, kind="mllama", absent_default={})
 
 # --- Audio encoders (towers_audio: the `audio_config` section; audio_counted: no audio note) ---
 _WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128,
@@ -325,13 +342,13 @@ _WHISPER_LARGE = {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120
 QWEN2_AUDIO = Tower(
     "Qwen2AudioEncoderConfig", "transformers models/qwen2_audio; vLLM 0.33.0 / SGLang 0.5.23 qwen2_audio.py",
     _WHISPER_LARGE, kind="qwen2_audio", section="audio_config", audio_counted=True,
-    absent_section_built=frozenset({"Qwen2AudioForConditionalGeneration"}),
+    absent_default={},
 )  # fmt: skip
 # AudioFlamingo3: vLLM 0.33.0 audioflamingo3.py (AudioFlamingo3Encoder, a Qwen2AudioEncoder, and a two-linear
 # projector, whole); AudioFlamingo3EncoderConfig's class defaults (Whisper-large's sizes) where a field is absent
 AUDIOFLAMINGO3 = Tower(
     "AudioFlamingo3EncoderConfig", "transformers models/audioflamingo3; vLLM 0.33.0 audioflamingo3.py",
-    _WHISPER_LARGE, kind="audioflamingo3", section="audio_config", audio_counted=True,
+    _WHISPER_LARGE, kind="audioflamingo3", section="audio_config", audio_counted=True, absent_default={},
 )  # fmt: skip
 # Qwen2.5-Omni's thinker (the section vLLM 0.33.0 builds: nesting.SERVED_SECTION): Qwen2.5-VL's vision transformer
 # (Qwen2_5OmniVisionEncoderConfig's class defaults, Qwen2.5-VL's switches) and Qwen2_5OmniAudioEncoder
@@ -339,7 +356,7 @@ AUDIOFLAMINGO3 = Tower(
 QWEN2_5_OMNI = Tower(
     "Qwen2_5OmniVisionEncoderConfig", "transformers models/qwen2_5_omni; vLLM 0.33.0 qwen2_5_omni_thinker.py, qwen2_5_vl.py",
     QWEN2_5_VL.defaults, kind="qwen2_5_omni", norm_bias=False, patch_bias=False, position_table=False,
-    mlp_gated=True, audio_counted=True, audio_defaults=_WHISPER_LARGE,
+    mlp_gated=True, audio_counted=True, audio_defaults=_WHISPER_LARGE, absent_default={},
 )  # fmt: skip
 # Qwen3-Omni-MoE's thinker (vLLM 0.33.0 qwen3_omni_moe_thinker.py): Qwen3-VL's vision transformer with deepstack
 # mergers (Qwen3OmniMoeVisionEncoderConfig's defaults) and Qwen3OmniMoeAudioEncoder (Whisper-large's sizes;
@@ -347,18 +364,18 @@ QWEN2_5_OMNI = Tower(
 QWEN3_OMNI = Tower(
     "Qwen3OmniMoeVisionEncoderConfig", "transformers models/qwen3_omni_moe; vLLM 0.33.0 qwen3_omni_moe_thinker.py",
     {**_QWEN3_VISION, "deepstack_visual_indexes": [8, 16, 24]}, kind="qwen3_omni", deepstack=True,
-    audio_counted=True, audio_defaults=_WHISPER_LARGE,
+    audio_counted=True, audio_defaults=_WHISPER_LARGE, absent_default={"image_size": 768},
 )  # fmt: skip
 # Qwen3-ASR's thinker: the same audio encoder alone (vLLM 0.33.0 / SGLang 0.5.23 qwen3_asr.py; vLLM's
 # Qwen3ASRConfig's audio defaults are Whisper-large's sizes)
 QWEN3_ASR = Tower(
     "Qwen3ASRAudioEncoderConfig", "vLLM 0.33.0 configs/qwen3_asr.py, qwen3_asr.py; SGLang 0.5.23 qwen3_asr.py",
-    _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True,
+    _WHISPER_LARGE, kind="qwen3_asr", section="audio_config", audio_counted=True, absent_default={},
 )  # fmt: skip
 # Granite-Speech (and -Plus): vLLM 0.33.0 granite_speech.py's Conformer CTC encoder and Q-Former projector
 GRANITE_SPEECH = Tower(
     "GraniteSpeechEncoderConfig", "transformers models/granite_speech; vLLM 0.33.0 granite_speech.py, blip2.py",
-    kind="granite_speech", section="encoder_config", audio_counted=True,
+    kind="granite_speech", section="encoder_config", audio_counted=True, absent_default={},
 )  # fmt: skip
 # MiMo-V2.5 (`mimo_v2` with a vision_config: vLLM 0.33.0 builds MiMoV2OmniForCausalLM): its ViT and audio encoder
 MIMO_V2_OMNI = Tower(
@@ -368,7 +385,7 @@ MIMO_V2_OMNI = Tower(
 # GLM-ASR: GlmAsrEncoder and GlmAsrMultiModalProjector (towers_audio.glm_asr), built its own way by each engine
 GLM_ASR = Tower(
     "GlmAsrEncoderConfig", "transformers models/glmasr; vLLM 0.33.0 glmasr.py; SGLang 0.5.23 glmasr.py",
-    kind="glm_asr", section="audio_config", audio_counted=True,
+    kind="glm_asr", section="audio_config", audio_counted=True, absent_default={},
 )  # fmt: skip
 AUDIO_BY_OUTER_TYPE: Mapping[str, Tower] = {
     "qwen2_audio": QWEN2_AUDIO, "audioflamingo3": AUDIOFLAMINGO3, "qwen2_5_omni_thinker": QWEN2_5_OMNI,
@@ -381,7 +398,7 @@ ISAAC = Tower(
     "PixelShuffleSiglip2VisionConfig", towers_isaac.SOURCE,
     {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
      "num_patches": 256},
-    kind="isaac",
+    kind="isaac", absent_default={},
 )  # fmt: skip
 
 # Towers a wrapper's outer model_type names, where its text entry is shared with text-only models (Mistral-3's

@@ -142,9 +142,10 @@ class Tower:
     audio_counted: bool = False  # the kind counts the `audio_config` encoder too (MiniCPM-o 2.6): no audio note
     # the audio config class's defaults, where a vision tower's kind also reads `audio_config` (Qwen2.5-Omni)
     audio_defaults: Mapping[str, Any] = field(default_factory=dict)
-    # the classes that build the tower from the vision config class's defaults where the config has no section
-    # (Llama-4: Llama4Config's vision_config None -> Llama4VisionConfig(), built by Llama4ForConditionalGeneration)
-    absent_section_built: frozenset[str] = frozenset()
+    # the section the outer config class fills in where the file has none, which the engines build the tower from
+    # ({}: the vision config class's defaults, Llama4Config's vision_config None -> Llama4VisionConfig(); llava's
+    # CLIP-L/336); None: unknown, the tower is "not modelled" (towers_absent)
+    absent_default: Mapping[str, Any] | None = None
     # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
     notes: tuple[str, ...] = ()
 
