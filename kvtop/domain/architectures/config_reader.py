@@ -58,8 +58,9 @@ def read_config(
 ) -> ModelSpec:
     """See the module docstring; `family` forces the entry to read the config as (`--model-family`): the
     config's own class defaults then do not apply, so every field that entry reads must be in the file."""
-    config = served_config(config)  # Qwen2.5-Omni: the thinker the engines build (nesting.SERVED_SECTION)
-    outer = validated(OuterConfig, config, source=source)
+    outer = validated(OuterConfig, config, source=source)  # first: the file must be an object
+    if (served := served_config(config)) is not config:  # Qwen2.5-Omni: the thinker the engines build (SERVED_SECTION)
+        config, outer = served, validated(OuterConfig, served, source=source)
     nested_key = next((key for key in TEXT_SECTION_KEYS if config.get(key) is not None), None)
     prefix = f"{nested_key}." if nested_key else ""
     text = validated(TextConfig, config[nested_key] if nested_key else config, source=source, prefix=prefix)
