@@ -82,6 +82,9 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py and refusals.py read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG}
+    # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0):
+    # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
+    read_by_rules: frozenset[str] = frozenset({ATTENTION_BACKEND_FLAG})
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
@@ -108,7 +111,9 @@ class VllmFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
             settings = settings.model_copy(update={"enable_expert_parallel": True})
-        return written_flags(settings, PREFERRED)
+        read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
+                for token in (flag, str(value))]  # fmt: skip
+        return [*written_flags(settings, PREFERRED), *read]
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
