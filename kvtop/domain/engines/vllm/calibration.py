@@ -341,7 +341,7 @@ def _unfitted_activation(
     model = inputs.model
     if fit is not None and model is not None:
         guess = max(fit.predict(_activation_features(inputs, model)), 0)
-        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: a vision "
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: an "
                                 "encoder's profile run, pipeline stages and LoRA buffers are not modelled")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
