@@ -20,7 +20,8 @@ from kvtop.cli import main
 
 
 def test_sglang_s_fp8_advice_doubles_with_its_draft_kept(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--demo", "modern-deployment", "diagnose", "--json"]) == 0
+    # 0, or 1 where the demo's tick shows a problem finding (commands/diagnose.py): the advice is the same either way
+    assert main(["--demo", "modern-deployment", "diagnose", "--json"]) in (0, 1)
     advice = json.loads(capsys.readouterr().out)["advice"]
     fp8 = next(f for f in advice if f["rule"] == "bf16_kv_where_fp8_supported" and f["engine_id"].startswith("sglang"))
     assert fp8["evidence"][:2] == [
