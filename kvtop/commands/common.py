@@ -93,8 +93,11 @@ def engine_flags_help() -> str:
         )
         if flags.own_flags:  # kvtop's, not the engine's: typed to kvtop, refused inside --cmd
             lines += _wrapped("    kvtop's own, not the engine's", [f"{flag} ({own.says})" for flag, own in flags.own_flags.items()])
-        if flags.passthrough:  # the engine's other options: accepted as typed, no KV sizing of their own
-            lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough))
+        read = flags.read_by_rules  # passed through, read by a rule
+        if read:
+            lines += _wrapped("    accepted, read by kvtop's rules", sorted(read))
+        if flags.passthrough - read:  # the engine's other options: accepted as typed, no KV sizing of their own
+            lines += _wrapped("    accepted, not modelled", sorted(flags.passthrough - read))
     return "\n".join(lines)
 
 

@@ -89,6 +89,8 @@ class EngineFlags(Protocol):
 
     # flags the engine has that do not change KV sizing: accepted as typed and kept verbatim in `flags`
     passthrough: frozenset[str]
+    # of those, the ones a rule reads from `flags` (a refusal, a tower's split): `--help` lists them apart
+    read_by_rules: frozenset[str]
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         """Raise InputError for a value the engine has but kvtop does not model (or the engine refuses).

@@ -40,6 +40,15 @@ def _respelled(err: LayoutError, engine: str) -> LayoutError:
     return LayoutError(message, field=f"{own}/{flag}", source=err.source)
 
 
+def _unregistered_first(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:
+    """Where the config or the layout is refused, a model class the engine's release does not register is said
+    instead: the engine never reaches the heads or the config without its class (`launch_check` orders it first
+    alike; Qwen2_5OmniModel on SGLang 0.5.23: "no model class" at every TP, not "28 heads" at TP 8)."""
+    check = engine_rules(settings.engine).architectures.check(model, settings, version)
+    if check.refused:
+        raise UnsupportedModelError(f"{check.message} ({check.source})", field="--model")
+
+
 def layout_from_settings(settings: LaunchSettings) -> ParallelLayout:
     return ParallelLayout(
         tp=settings.tp,
@@ -139,13 +148,18 @@ def _solve(
         raise InputError(f"GPU memory must be positive (got {gpu_total_bytes})", field="--gpu-memory")
     model = served_model(model, settings, version)  # every book reads the model as the launch's cast at load leaves it
     rules = engine_rules(settings.engine)
-    rules.check_config(model, version)  # what the engine fails on in the config itself, before the books
+    try:
+        rules.check_config(model, version)  # what the engine fails on in the config itself, before the books
+    except InputError:
+        _unregistered_first(model, settings, version)
+        raise
     deployment = rules.deployment
     setup = deployment.setup(settings)
     layout = layout_from_settings(settings)
     try:
         validate_layout(model, layout)
     except LayoutError as err:
+        _unregistered_first(model, settings, version)
         raise _respelled(err, settings.engine) from None
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)

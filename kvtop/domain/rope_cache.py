@@ -10,14 +10,15 @@ a second rope (Gemma-3's local one) and Phi-3's long/short pair are not in Model
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.positions import alibi_positions
 from kvtop.domain.model import ModelSpec
 
 
 def rope_cache_bytes(model: ModelSpec, width_bytes: int, source: str) -> tuple[int, str] | None:
     """(bytes, why) of the cos/sin cache at `width_bytes` a value, whole on every rank, its why naming `source`
-    (the engine file that builds it); None for a model without rotary positions (a learned table, or no attention:
-    Mamba's mixers build no rope)."""
-    if model.body.learned_positions or model.max_position_embeddings <= 0 or model.attention_free:
+    (the engine file that builds it); None for a model without rotary positions (a learned table, ALiBi's biases:
+    `architectures/positions.py`, or no attention: Mamba's mixers build no rope)."""
+    if model.body.learned_positions or model.max_position_embeddings <= 0 or model.attention_free or alibi_positions(model):
         return None
     if model.mla is not None:
         rotary = model.mla.qk_rope_head_dim

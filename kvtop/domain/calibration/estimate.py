@@ -54,8 +54,12 @@ def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
                                      "beyond": None})
 
 
-def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs) -> tuple[TermEstimate, ...]:
-    """The estimates with what `measured` fixes put in their place, at the figures measured."""
+def _with_measured(
+    estimates: tuple[TermEstimate, ...], measured: MeasuredInputs, reads_free_after_load: bool = True
+) -> tuple[TermEstimate, ...]:
+    """The estimates with what `measured` fixes put in their place, at the figures measured. The free memory after
+    load measures the weights with it only where the engine's budget reads it (`reads_free_after_load`; vLLM's
+    does not: its weights stay the calibrated term)."""
     by_term = {estimate.term: estimate for estimate in estimates}
     total, context = by_term.get(Term.CUDA_TOTAL), by_term.get(Term.CONTEXT)
     if total is not None and measured.gpu_total_bytes is not None:
@@ -70,7 +74,7 @@ def _with_measured(estimates: tuple[TermEstimate, ...], measured: MeasuredInputs
     weights = by_term.get(Term.WEIGHTS)
     if weights is not None and measured.weights_bytes is not None:
         by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
-    elif weights is not None and measured.free_after_load_bytes is not None:
+    elif weights is not None and measured.free_after_load_bytes is not None and reads_free_after_load:
         by_term[Term.WEIGHTS] = _measured(weights, weights.bytes, "the free memory after load (the weights with it)")
     runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
     if runtime:
@@ -129,7 +133,8 @@ def preload_estimate(
                         ledger.model, ledger.settings)  # fmt: skip
     if node is not None:
         estimates = tuple(_from_node(estimate, node, ledger.settings) for estimate in estimates)
-    estimates = _with_measured(estimates, ledger.measured)
+    reads_free_after_load = bool(getattr(rules.calibration, "READS_FREE_AFTER_LOAD", True))
+    estimates = _with_measured(estimates, ledger.measured, reads_free_after_load)
     weights = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     beside = calibrated.bytes - inputs.weights_bytes if calibrated and weights and weights.source != "measured" else 0
     # a budget without a context term (vLLM's) still has ranks that hold one: the engine's own fit

@@ -70,6 +70,7 @@ class LlamacppFlags:
     specials: Mapping[str, tuple[int, str]] = {"context_length": (0, "takes the model's training context")}
     choices: Mapping[str, tuple[str, ...]] = {}
     passthrough: frozenset[str] = PASSTHROUGH
+    read_by_rules: frozenset[str] = frozenset()
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "kv_cache_dtype" and isinstance(value, str) and value != "auto":

@@ -82,6 +82,7 @@ class LmdeployFlags:
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
     # span.py and deployment.py read these; every other flag it does not model is refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS
+    read_by_rules: frozenset[str] = passthrough  # span.py and deployment.py read them
 
     def refuse(self, field: str, value: object, flag: str) -> None:
         if field == "cache_max_entry_count" and isinstance(value, float) and not value > 0:  # NaN fails too

@@ -76,6 +76,7 @@ class SglangFlags:
     passthrough: frozenset[str] = (  # span.py, deployment.py and the tower's split (architectures.TOWER_SPLIT) read these
         frozenset({"--enable-multimodal", *ENCODER_DP_FLAGS}) | SPAN_FLAGS | DEPLOYMENT_FLAGS
     )
+    read_by_rules: frozenset[str] = passthrough  # every one: span.py, deployment.py, rules.py, TOWER_SPLIT
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
     specials: Mapping[str, tuple[int, str]] = {"chunked_prefill_size": (-1, "turns chunked prefill off")}
     choices: Mapping[str, tuple[str, ...]] = {}

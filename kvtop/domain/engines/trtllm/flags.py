@@ -168,6 +168,7 @@ class TrtllmFlags:
     own_flags: Mapping[str, OwnFlag] = {}  # kvtop takes no flag of its own for this engine
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     passthrough: frozenset[str] = PASSTHROUGH
+    read_by_rules: frozenset[str] = frozenset()
     # llm_args.py: max_gpu_total_bytes 0 is "unset" (the fraction decides)
     specials: Mapping[str, tuple[int, str]] = {"max_gpu_total_bytes": (0, "leaves it unset")}
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}

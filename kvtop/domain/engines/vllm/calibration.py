@@ -85,6 +85,10 @@ NON_TORCH_ERAS: Eras[str] = Eras((
 # growth less the workspace is V1's (NCCL's channels connected by the profile's first large all-reduces, CUDA's
 # lazily loaded kernels): 0.55 GiB at TP 2 on H100 at v0.11.0, 0.57 at v0.19.0 once the workspace is taken off.
 NON_TORCH_STAND_IN = {"vllm.non_torch.v18": "vllm.non_torch.v1"}
+# §2.4: the pool is ceil(total × gpu_memory_utilization) less the weights and what the profile finds, never the free
+# memory after the load (gpu_worker.py determine_available_memory, v0.8.0–v0.33.0): --free-after-load measures
+# no term of vLLM's, so the weights stay the calibrated book (the estimate reads this, `preload_estimate`)
+READS_FREE_AFTER_LOAD = False
 # V1 splits the forward's transient into a dense MLP's and a fused MoE's (its expert caches are not the
 # dense MLP's gate-up output); V0's corpus holds no MoE start to fit a separate part on.
 ACTIVATION_FEATURES = ("1 GiB", "max_num_seqs × vocab × 4 B", "dense MLP transient of max_num_batched_tokens",
@@ -337,7 +341,7 @@ def _unfitted_activation(
     model = inputs.model
     if fit is not None and model is not None:
         guess = max(fit.predict(_activation_features(inputs, model)), 0)
-        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: a vision "
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB), "the text model's fit: an "
                                 "encoder's profile run, pipeline stages and LoRA buffers are not modelled")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:

@@ -217,12 +217,19 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
         found.append(_lora(inputs))
     if inputs.model.multimodal or inputs.model.vision is not None:
         found.append(BudgetTerm(
-            feature=Feature.ENCODER, charge=Charge.RESERVE, label="encoder cache and vision tower profile peak",
+            feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"encoder cache and {_towers(inputs.model)} profile peak",
             state=TermState.NOT_MODELLED, source="v1/worker/gpu_model_runner.py profile_run (encoder budget)",
             detail="vLLM measures them in its profile run, inside the activation peak; kvtop's non-KV estimate "
             "does not split them out",
         ))  # fmt: skip
     return tuple(found)
+
+
+def _towers(model: ModelSpec) -> str:
+    """The encoder towers the config names, in words: its `vision_config` and `audio_config` sections (an audio-only
+    model such as Qwen2-Audio has no vision tower); "encoder" where it names neither."""
+    kinds = [kind for kind, held in (("vision", model.vision is not None), ("audio", model.audio_tower)) if held]
+    return f"{' and '.join(kinds)} tower" + ("s" if len(kinds) > 1 else "") if kinds else "encoder"
 
 
 def _speculative(inputs: TermInputs) -> list[BudgetTerm]:

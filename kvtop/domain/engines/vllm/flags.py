@@ -84,6 +84,10 @@ class VllmFlags:
     # span.py, deployment.py, batching.py, hybrid.py, refusals.py and the tower's split read these; every other flag it does not model is
     # refused
     passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
+    # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
+    # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch):
+    # `--help` lists them apart from "not modelled", and the plan's "engine flags:" line writes them back
+    read_by_rules: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG}
     specials: Mapping[str, tuple[int, str]] = {}
     choices: Mapping[str, tuple[str, ...]] = {}
 
@@ -110,7 +114,9 @@ class VllmFlags:
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
             settings = settings.model_copy(update={"enable_expert_parallel": True})
-        return written_flags(settings, PREFERRED)
+        read = [token for flag in sorted(self.read_by_rules) if (value := settings.flags.get(flag.lstrip("-"))) is not None
+                for token in (flag, str(value))]  # fmt: skip
+        return [*written_flags(settings, PREFERRED), *read]
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         for index, token in enumerate(argv):
