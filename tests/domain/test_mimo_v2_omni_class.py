@@ -1,7 +1,7 @@
 """MiMoV2OmniForCausalLM planned through the mimo_v2_flash entry and MiMo-V2.5's towers (towers_mimo.py), and the
 TP above which vLLM 0.33.0 cannot split its vision attention.
 
-The class's config (tests/data/engine_diff/configs/XiaomiMiMo--MiMo-V2.5-Omni-class.RECONSTRUCTED.json: MiMo-V2.5's
+The class's config (tests/data/configs/recon/XiaomiMiMo--MiMo-V2.5-Omni-class.RECONSTRUCTED.json: MiMo-V2.5's
 config.json naming the class, as vLLM's MimoV2ModelArchConfigConvertor renames it) built by vLLM 0.33.0 on the
 meta device in the registry sweep (tests/data/engine_diff/registry/vllm-0.33.0.json): language_model
 311,871,696,128 B, visual 1,457,188,864 B, audio_encoder 833,419,264 B at TP 1; 156,034,835,776 B, 730,705,920 B,
@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model_config import model_from_config
 from tests.data_paths import DATA
 
-OMNI = DATA / "engine_diff" / "configs" / "XiaomiMiMo--MiMo-V2.5-Omni-class.RECONSTRUCTED.json"
+OMNI = DATA / "configs" / "recon" / "XiaomiMiMo--MiMo-V2.5-Omni-class.RECONSTRUCTED.json"
 BF16 = 2
 ENGINE_TOWERS = {1: 1_457_188_864 + 833_419_264, 2: 730_705_920 + 833_419_264}  # visual + audio_encoder, the sweep
 

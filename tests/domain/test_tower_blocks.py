@@ -4,7 +4,7 @@ attention at TP 8, InternViT-6B's 25 heads at TP 2, EXAONE-4.5's vision MLP at T
 
 Oracle: the engines' meta builds kept as the registry rows (tests/data/engine_diff/registry/vllm-0.33.0.json,
 sglang-0.5.23.json, `param_bytes` by top-level child; registry_sweep.py --tps 1,2,4,8, session 43):
-  Qwen3-Omni (tests/data/engine_diff/configs/Qwen--Qwen3-Omni-30B-A3B-Instruct.RECONSTRUCTED.json: the class default
+  Qwen3-Omni (tests/data/configs/recon/Qwen--Qwen3-Omni-30B-A3B-Instruct.RECONSTRUCTED.json: the class default
   with the 30B-A3B text sizes, so TP 8 builds): vLLM audio_tower 1,295,854,336 B at TP 1 and at TP 8 (whole),
   351,705,856 B at TP 4, visual 142,794,652 B at TP 8; SGLang the same at TP 1 / 2 / 4 and refused at TP 8
   ("AssertionError: 20 is not divisible by 8", VisionAttention's dist_utils.divide).
@@ -49,7 +49,7 @@ from kvtop.domain.tower_spec import TowerSplit
 from kvtop.domain.weights import weights_book
 from tests.data_paths import DATA
 
-OMNI = DATA / "engine_diff" / "configs" / "Qwen--Qwen3-Omni-30B-A3B-Instruct.RECONSTRUCTED.json"
+OMNI = DATA / "configs" / "recon" / "Qwen--Qwen3-Omni-30B-A3B-Instruct.RECONSTRUCTED.json"
 GLM_ASR = DATA / "engine_diff" / "registry" / "configs" / "GlmAsrForConditionalGeneration.json"
 OMNI_AUDIO_WHOLE = 1_295_854_336
 OMNI_VISUAL_TP8 = 142_794_652

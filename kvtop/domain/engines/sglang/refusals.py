@@ -71,6 +71,7 @@ PP_REFUSED_ERAS: Eras[dict[str, str]] = Eras((
     Era("0.5.23", {
         "Gemma3ForConditionalGeneration": _NO_PP_PROXY,
         "Llama4ForConditionalGeneration": _NO_PP_PROXY,
+        "InternVLChatModel": _NO_PP_PROXY,  # models/internvl.py InternVLChatModel.forward takes no pp_proxy_tensors
         "Qwen3NextForCausalLM": f"models/qwen3_next.py, {_ONE_STAGE}",
         "FalconH1ForCausalLM": f"models/falcon_h1.py, {_ONE_STAGE}",
     }, "engine-diff runs at PP 2 and 4 (tests/data/engine_diff/sglang-0.5.23.flags.json: the engine refuses)"),
