@@ -299,7 +299,9 @@ def test_vllm_0_13_reads_no_nemotron_h_block_list() -> None:
     hybrid_override_pattern, its default "M-M-M-M*-…" where absent: a config that states only layers_block_type
     (Nemotron-3's, either vocabulary) would build another model there, so kvtop refuses it on 0.13.0 and plans it
     on 0.33.0 (transformers 5.x's class reads the list) and where the config states the pattern string."""
-    data = config("NemotronHPuzzleForCausalLM")
+    # served as NemotronHForCausalLM: 0.13.0 registers no NemotronHPuzzleForCausalLM, and a class the release lacks
+    # is refused first ("no model class"), before its config is read
+    data = {**config("NemotronHPuzzleForCausalLM"), "architectures": ["NemotronHForCausalLM"]}
     m = model(data)
     old = parse_flags("vllm", ["--tp", "1", "--engine-version", "0.13.0"])
     with pytest.raises(InputError) as refused:
