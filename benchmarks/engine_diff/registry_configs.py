@@ -105,8 +105,8 @@ NO_DEFAULT: dict[str, str] = {
 NO_PUBLISHED_CONFIG: dict[str, str] = {
     "KeyeForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-8B-Preview's config.json (model_type "
                                     "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) names "
-                                    "Qwen3-8B and SigLIP-400M-384-14 but no vocabulary or projector sizes, and "
-                                    "transformers' KeyeConfig defaults are Qwen2-72B's shapes",
+                                    "Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its vocabulary or "
+                                    "projector sizes, and transformers' KeyeConfig defaults are Qwen2-72B's shapes",
     "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in the "
                                          "corpora, nor a source stating its vocabulary and vision sizes",
     "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision and "
