@@ -337,3 +337,13 @@ CHECKPOINT_CONFIGS["minicpmv"] = (
     {},
 )
 SUB_CONFIGS["minicpmv"] = ("vision_config", "slice_config")
+# --- vision wrappers without a published config (helper a, session 44, issue 26) ---
+# microsoft/Phi-4-reasoning-vision-15B (model_type "phi4-siglip", Phi4ForCausalLMV): its configuration class is not
+# in the corpora; vLLM 0.33.0 phi4siglip.py builds the language model from the config itself as Phi3ForCausalLM and
+# reads vision_config (a dict it turns into Siglip2VisionConfig) and mm_hidden_size by attribute, so the stand-in is
+# Phi3Config taking the file's fields (a field the file omits takes Phi3Config's default).
+CHECKPOINT_CONFIGS["phi4-siglip"] = (
+    "Phi3Config",
+    "microsoft/Phi-4-reasoning-vision-15B (class not published here; Phi3Config, the language model vLLM builds)",
+    {},
+)

@@ -99,6 +99,34 @@ NO_DEFAULT: dict[str, str] = {
     "XllmForCausalLM": "SGLang's XllmConfig sizes are None by default",
 }  # fmt: skip
 
+# Registered classes with no config at hand: no checkpoint config.json in the corpora and too few published figures to
+# rebuild one (tests/data/configs/recon/SOURCES.md says how a rebuilt one is sourced); no_config.json carries the
+# reason into docs/fidelity_registry.md's "no config at hand" (searched in session 44, issue 26).
+NO_PUBLISHED_CONFIG: dict[str, str] = {
+    "KeyeForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-8B-Preview's config.json (model_type "
+                                    "Keye, its own class) is not in the corpora; its report (arXiv 2507.01949) names "
+                                    "Qwen3-8B and SigLIP-400M-384-14, but no source at hand states its vocabulary or "
+                                    "projector sizes, and transformers' KeyeConfig defaults are Qwen2-72B's shapes",
+    "KeyeVL1_5ForConditionalGeneration": "no published config: Kwai-Keye/Keye-VL-1_5-8B's config.json is not in the "
+                                         "corpora, nor a source stating its vocabulary and vision sizes",
+    "KananaVForConditionalGeneration": "no published config: kakaocorp's Kanana-V config.json (its text, vision and "
+                                       "projector sections) is not in the corpora, nor a source stating its sizes",
+    "OpenCUAForConditionalGeneration": "no published config: xlangai/OpenCUA-7B's config.json is not in the corpora; "
+                                       "its card says Qwen2.5-VL-7B-Instruct's weights with 1D RoPE, but no source at "
+                                       "hand states its text_config's vocabulary",
+    "Ovis2_6ForCausalLM": "no published config: AIDC-AI/Ovis2.6-2B, the checkpoint vLLM's docs name, was announced "
+                          "as coming when vLLM PR #34426 added Ovis2.6, and no config of it is in the corpora",
+    "Ovis2_6_MoeForCausalLM": "no published config: AIDC-AI/Ovis2.6-30B-A3B's config.json (llm_config, vit_config, "
+                              "visual_vocab_size) is not in the corpora, nor a source stating them",
+    "Llama_Nemotron_Nano_VL": "no published config: nvidia/Llama-3.1-Nemotron-Nano-VL-8B-V1's config.json (its RADIO "
+                              "vision_config and projector sizes) is not in the corpora",
+    "HCXVisionV2ForCausalLM": "no published config: naver-hyperclovax/HyperCLOVAX-SEED-Think-32B's config.json is "
+                              "not in the corpora; a published comparison quotes its text section (72 layers, 5120 "
+                              "wide, 40 heads, 8 KV heads, vocabulary 128,256) but not its intermediate_size",
+    "GLM4VForCausalLM": "no published config: THUDM/glm-4v-9b's config.json (model_type chatglm with its EVA2-CLIP "
+                        "vision_config) is not in the corpora",
+}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class ConfigFile:

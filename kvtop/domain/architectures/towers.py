@@ -8,7 +8,8 @@ in towers_minimax.py; Phi-3-vision's CLIP in towers_phi.py; Muse-Glimmer's in to
 towers_moon.py; BLIP-2's and Granite-4.0-Vision's Q-Former towers in towers_blip.py; LFM2-VL's, Cosmos-3-Edge's,
 Aria's and Command-A-Vision's in towers_vit.py; Ovis's in towers_ovis.py (Ovis2.5's in towers_ovis2_5.py);
 Moondream3's in towers_moondream.py; a tower named by checkpoint id (`mm_vision_tower`, no section) in
-towers_named.py, read by config_reader; Isaac's in towers_isaac.py.
+towers_named.py, read by config_reader; Isaac's in towers_isaac.py; Phi-4-reasoning-vision's in
+towers_phi4_siglip.py.
 The Qwen vision transformers (Qwen2.5-VL, Qwen3-VL, Qwen3.5; EXAONE-4.5's with grouped KV) are one shape with
 switches: a Conv3d patch embedding (in_channels × temporal_patch × patch² →
 width), an optional learned position table, `depth` blocks (two norms, fused qkv with bias, an output projection,
@@ -52,6 +53,7 @@ from kvtop.domain.architectures import (
     towers_ovis,
     towers_ovis2_5,
     towers_phi,
+    towers_phi4_siglip,
     towers_step,
     towers_step3_vl,
     towers_vit,
@@ -200,6 +202,9 @@ def read_tower(
         shuffle = validated(towers_isaac.IsaacVisionFields, vision_config, source=source, prefix="vision_config.")
         isaac_outer = validated(towers_isaac.IsaacOuterFields, outer, source=source)
         return towers_isaac.isaac(values, shuffle, isaac_outer, text_hidden, tower.config_class)
+    if tower.kind == "phi4_siglip":  # towers_phi4_siglip: SigLIP2 to layer -2 and the LLaVA projector
+        phi4 = validated(towers_phi4_siglip.Phi4SiglipOuterFields, outer, source=source)
+        return towers_phi4_siglip.phi4_siglip(values, phi4, text_hidden, tower.config_class)
     if tower.kind == "lfm2_vl":
         lfm2 = validated(towers_vit.Lfm2VlOuterFields, outer, source=source)
         return towers_vit.lfm2_vl(values, lfm2, text_hidden, tower.config_class, tower.source)

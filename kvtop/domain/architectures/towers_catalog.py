@@ -14,6 +14,7 @@ from kvtop.domain.architectures import (
     towers_mllama,
     towers_nvlm,
     towers_ovis2_5,
+    towers_phi4_siglip,
     towers_step,
     towers_step3_vl,
 )
@@ -295,6 +296,15 @@ LFM2_VL = Tower(
     absent_default={"model_type": "siglip2_vision_model"},
 )  # fmt: skip
 
+# Phi-4-reasoning-vision's SigLIP2 and LLaVA projector (towers_phi4_siglip): Siglip2VisionConfig's class defaults
+# where the vision_config dict leaves a field out, patch_size 16 (phi4siglip.py sets it where the dict omits it)
+PHI4_SIGLIP = Tower(
+    "Siglip2VisionConfig", towers_phi4_siglip.SOURCE,
+    {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "in_channels": 3, "patch_size": 16,
+     "num_patches": 256},
+    kind="phi4_siglip", absent_default={},
+)  # fmt: skip
+
 # Aria's Idefics3 SigLIP and projector (towers_vit.aria; AriaConfig's default section is an Idefics3VisionConfig)
 ARIA_VISION = Tower(
     "Idefics3VisionConfig", "transformers models/aria, models/idefics3; vLLM 0.33.0 aria.py, idefics2_vision_model.py",
@@ -422,4 +432,5 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,
     "isaac": ISAAC,
+    "phi4-siglip": PHI4_SIGLIP,
 }  # fmt: skip

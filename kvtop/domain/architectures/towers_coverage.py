@@ -39,7 +39,7 @@ OUTER_TYPE_BY_CLASS: Mapping[str, str] = {
     "Qwen2_5OmniModel": "qwen2_5_omni_thinker", "Qwen2_5OmniForConditionalGeneration": "qwen2_5_omni_thinker",
     "Qwen3OmniMoeForConditionalGeneration": "qwen3_omni_moe_thinker", "Qwen3ASRForConditionalGeneration": "qwen3_asr_thinker",
     "GraniteSpeechForConditionalGeneration": "granite_speech", "GraniteSpeechPlusForConditionalGeneration": "granite_speech_plus",
-    "IsaacForConditionalGeneration": "isaac",
+    "IsaacForConditionalGeneration": "isaac", "Phi4ForCausalLMV": "phi4-siglip",
     "GlmAsrForConditionalGeneration": "glmasr",
 }  # fmt: skip
 

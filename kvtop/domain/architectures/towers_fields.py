@@ -123,6 +123,7 @@ class Tower:
         "mimo_v2_omni",
         "glm_asr",
         "mllama",  # Llama-3.2-Vision's vision model and projector (towers_mllama)
+        "phi4_siglip",  # Phi-4-reasoning-vision's SigLIP2 to layer -2 and LLaVA projector (towers_phi4_siglip)
     ] = "qwen"
     section: str = "vision_config"  # the config section that sizes it (Phi-3-vision's: img_processor)
     # per vision_config model_type, the defaults of its config class (llava over CLIP, SigLIP or Pixtral)
