@@ -112,6 +112,7 @@ class Tower:
         "moondream3",
         "nvlm_d",
         "deepseek_ocr",
+        "janus",  # Janus / Janus-Pro: SigLIP, aligners, VQ-16 and the generation head (towers_janus)
         "qwen2_audio",
         "audioflamingo3",
         "qwen2_5_omni",
