@@ -29,6 +29,7 @@ from kvtop.domain.tower_spec import TowerSpec
 
 CONFIG_CLASS = "MultiModalityConfig"  # SGLang 0.5.23 configs/janus_pro.py
 SOURCE = "SGLang 0.5.23 models/deepseek_janus_pro.py, configs/janus_pro.py"
+WORDS = "the vision tower, its aligner and the image-generation towers (VQ-16, aligner, head, embedding)"
 
 # SGLang 0.5.23 deepseek_janus_pro.py SigLIP_MODEL_CONFIG: model_name -> (patch, width, layers, mlp_ratio)
 SIGLIP = {
@@ -130,4 +131,4 @@ def janus(outer: Mapping[str, Any]) -> TowerSpec | None:
     gen = n_embed * token_embed + token_embed + token_embed * token_size + token_size + codes * code_dim
     params = tower[0] + sum(a for a in aligners if a is not None) + vq16() + gen
     return TowerSpec(params=params, tp_split_params=tower[1], config_class=CONFIG_CLASS, source=SOURCE,
-                     label="the vision tower, its aligner and the image-generation towers")  # fmt: skip
+                     label=WORDS)  # fmt: skip
