@@ -11,6 +11,7 @@ from benchmarks.engine_diff.registry_configs import (
     DEFAULT_CONFIGS,
     ENGINE_CONFIG_TYPES,
     NO_DEFAULT,
+    NO_PUBLISHED_CONFIG,
     REGISTRY_DATA,
 )
 
@@ -27,7 +28,10 @@ def test_each_engine_linked_class_has_its_default_under_the_engines_model_type()
         assert name not in no_config
     for name, why in NO_DEFAULT.items():  # said in the doc's "no config at hand", not built
         assert not (DEFAULT_CONFIGS / f"{name}.json").exists()
-        assert no_config[name].endswith(why)
+        assert no_config[name].endswith(why) or no_config[name] == NO_PUBLISHED_CONFIG[name]
+    for name, why in NO_PUBLISHED_CONFIG.items():  # a class no published config was found for: its reason first
+        assert not (DEFAULT_CONFIGS / f"{name}.json").exists()
+        assert no_config[name] == why and why.startswith("no published config")
 
 
 def test_a_composite_is_written_where_kvtop_names_its_text_sub_config() -> None:

@@ -90,7 +90,6 @@ NO_DEFAULT: dict[str, str] = {
     "K2HorizonForCausalLM": "SGLang's K2HorizonConfig sizes are None by default",
     "KimiVLForConditionalGeneration": "KimiVLConfig defaults grouped top-k without num_expert_group / topk_group "
                                       "(vLLM refuses it, SGLang fails on it)",
-    "MultiModalityCausalLM": "SGLang's MultiModalityConfig sizes are None by default",
     "PixtralForConditionalGeneration": "the class is what vLLM and SGLang build from a Mistral-format checkpoint's "
                                        "params.json (its vision_encoder section: vLLM transformers_utils/configs/"
                                        "mistral.py _remap_mistral_vision_args, SGLang utils/hf_transformers/"
@@ -125,6 +124,40 @@ NO_PUBLISHED_CONFIG: dict[str, str] = {
                               "wide, 40 heads, 8 KV heads, vocabulary 128,256) but not its intermediate_size",
     "GLM4VForCausalLM": "no published config: THUDM/glm-4v-9b's config.json (model_type chatglm with its EVA2-CLIP "
                         "vision_config) is not in the corpora",
+    "DeepseekVL2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only (the "
+                              "corpora hold DeepSeek-OCR's of the same model_type); and SGLang 0.5.23 deepseek_vl2.py "
+                              "builds its SigLIP with timm, absent from the harness venvs (it would not build)",
+    "DeepseekVLV2ForCausalLM": "no published config: deepseek-vl2(-tiny/-small)'s config.json is the Hub's only; and "
+                               "vLLM 0.33.0 deepseek_vl2.py builds its SigLIP with timm, absent from the harness venvs",
+    "DotsVLMForCausalLM": "no published config: no source at hand states dots.vlm1's (SGLang's DotsVLMConfig reads "
+                          "DeepSeek fields at the top level and a DotsVisionConfig vision_config)",
+    "Dots3NoteForCausalLM": "no published config: only engine ports and tests name the class, with no sizes; vLLM "
+                            "also reads the checkpoint's tokenizer (image padding token), which a config folder lacks",
+    "XllmForCausalLM": "no published config: an xLLM K2MoE-375B test states a few of its fields (61 layers, 192 "
+                       "experts, hidden 6,144), not its vocabulary or expert widths",
+    "MossVLForConditionalGeneration": "no published config: SGLang's and ports' code only, no checkpoint's sizes",
+    "NVILAForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes",
+    "NVILALiteForConditionalGeneration": "no published config: only SGLang's own lists name the class, no sizes",
+    "Sarashina2VisionForCausalLM": "no published config: sarashina2-vision's is the Hub's only (SGLang PR 10632 and "
+                                   "a GGUF converter name the class, not its sizes)",
+    "YiVLForCausalLM": "no published config: none at hand; and SGLang 0.5.23 yivl.py loads its CLIP with "
+                       "CLIPVisionModel.from_pretrained from the checkpoint's mm_vision_tower folder, which a config "
+                       "folder lacks (it would not build)",
+    "NemotronH_Nano_VL_V2": "no published config: the found copies are test fixtures (a 4-layer llm_config); the real "
+                            "vision_config's RADIO `args`, which both engines read, is stated by no source at hand",
+    "OpenPanguVLForConditionalGeneration": "no published config: ports and registries name the class, no sizes",
+    "RForConditionalGeneration": "no published config: YannQi/R-4B's config.json is the Hub's only (vLLM's test "
+                                 "registry names the checkpoint, not its sizes)",
+    "RadioMBartPrefixForCausalLM": "no published config: no source at hand names the class",
+    "StepVLForConditionalGeneration": "no published config: no source at hand states a StepVL checkpoint's (vLLM "
+                                      "0.33.0 step_vl.py: a PerceptionEncoder tower)",
+    "LlavaOnevision2ForConditionalGeneration": "no published config: conversion and bridge code name the class, with "
+                                               "no checkpoint's sizes",
+    "PixtralForConditionalGeneration": "no published config: the class is built from a Mistral-format params.json "
+                                       "only (vLLM transformers_utils/configs/mistral.py, SGLang mistral_utils.py); "
+                                       "the HF conversion (mistral-community/pixtral-12b, tests/data/configs/towers) "
+                                       "names LlavaForConditionalGeneration, which both engines build as that class, "
+                                       "and the harness reads config.json only",
 }  # fmt: skip
 
 

@@ -28,6 +28,7 @@ WRAPPERS: frozenset[str] = frozenset({
     "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration", "PaliGemmaForConditionalGeneration",
     "Llama_Nemotron_Nano_VL", "NemotronH_Nano_VL_V2",
     "DeepseekOCRForCausalLM",  # language_config (use_mla false: plain attention); its encoders: towers_deepseek_ocr
+    "MultiModalityCausalLM",  # Janus: language_config (a LlamaConfig); its towers: towers_janus
     # speech models whose audio encoder and projector are tower data (towers_audio, towers_catalog's audio block)
     "Qwen2AudioForConditionalGeneration", "AudioFlamingo3ForConditionalGeneration",
     "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",  # the thinker only (nesting.SERVED_SECTION)
@@ -264,7 +265,7 @@ GENERIC: frozenset[str] = frozenset({
     "LlavaMistralForCausalLM", "LlavaOnevision2ForConditionalGeneration", "LlavaQwenForCausalLM",
     "LlavaVidForCausalLM", "MellumForCausalLM", "MindSporeForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration",
-    "MossVLForConditionalGeneration", "MultiModalityCausalLM",
+    "MossVLForConditionalGeneration",
     "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
     "NemotronH_Super_Omni_Reasoning_V3", "OpenCUAForConditionalGeneration", "OpenPanguVLForConditionalGeneration",
     "Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM", "POINTSV15ChatModel",

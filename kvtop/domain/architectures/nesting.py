@@ -15,6 +15,7 @@ TEXT_SECTION_KEYS = ("text_config", "llm_config", "language_config")
 
 # Wrappers whose text model has a fixed class (`sub_configs` with a concrete class in the wrapper's file)
 FIXED_TEXT: Mapping[str, str] = {
+    "multi_modality": "llama",  # Janus: SGLang 0.5.23 configs/janus_pro.py LlamaConfig(**language_config)
     "gemma3": "gemma3_text",  # Gemma3Config
     "gemma3n": "gemma3n_text",  # Gemma3nConfig
     "gemma4": "gemma4_text",  # Gemma4Config

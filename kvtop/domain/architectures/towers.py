@@ -42,6 +42,7 @@ from kvtop.domain.architectures import (
     towers_glm,
     towers_intern,
     towers_isaac,
+    towers_janus,
     towers_mimo,
     towers_minicpm,
     towers_minimax,
@@ -99,6 +100,8 @@ def read_tower(
         head = towers_deepseek_ocr.DeepseekOCRProjectorFields
         return towers_deepseek_ocr.deepseek_ocr(outer, validated(head, outer.get("projector_config") or {},
                                                                  source=source, prefix="projector_config."))
+    if tower.kind == "janus":  # five sections of `cls` and `params` (towers_janus)
+        return towers_janus.janus(outer)
     if tower.kind == "minicpm_v":
         vision = validated(towers_minicpm.MiniCPMVisionFields, vision_config, source=source, prefix="vision_config.")
         wrapper = validated(towers_minicpm.MiniCPMOuterFields, outer, source=source)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from kvtop.domain.architectures import (
     towers_deepseek_ocr,
     towers_isaac,
+    towers_janus,
     towers_mimo,
     towers_mllama,
     towers_nvlm,
@@ -428,6 +429,7 @@ BY_OUTER_TYPE: Mapping[str, Tower] = {
     "cosmos3_edge": COSMOS3_EDGE, "exaone4_5": EXAONE4_5,
     "NVLM_D": Tower("InternVisionConfig", towers_nvlm.SOURCE, INTERNVL_CHAT.defaults, kind="nvlm_d"),
     "deepseek_vl_v2": Tower(towers_deepseek_ocr.CONFIG_CLASS, towers_deepseek_ocr.SOURCE, kind="deepseek_ocr"),
+    "multi_modality": Tower(towers_janus.CONFIG_CLASS, towers_janus.SOURCE, kind="janus", words=towers_janus.WORDS),
     "mimo_v2": MIMO_V2_OMNI,
     "mllama": MLLAMA,
     **AUDIO_BY_OUTER_TYPE,

@@ -112,6 +112,7 @@ class Tower:
         "moondream3",
         "nvlm_d",
         "deepseek_ocr",
+        "janus",  # Janus / Janus-Pro: SigLIP, aligners, VQ-16 and the generation head (towers_janus)
         "qwen2_audio",
         "audioflamingo3",
         "qwen2_5_omni",
@@ -149,11 +150,14 @@ class Tower:
     absent_default: Mapping[str, Any] | None = None
     # what the class builds beside the tower that no config field sizes (MiMo-V2.5's audio tokenizer): "not modelled"
     notes: tuple[str, ...] = ()
+    words: str = ""  # what the weights row holds, where not a vision tower and projector (Janus's generation towers)
 
     def label(self, has_audio_config: bool) -> str:
         """What the tower's weights row holds, in words: an audio kind sized by its own section (`audio_config`,
         Granite-Speech's `encoder_config`) is the audio encoder alone; a vision kind that counts `audio_config`
         too (the Omni thinkers, MiniCPM-o) holds both where the config has one."""
+        if self.words:
+            return self.words
         if self.audio_counted and self.section != "vision_config":
             return "the audio encoder and its projector"
         if self.audio_counted and has_audio_config:
