@@ -33,6 +33,7 @@ from benchmarks.engine_diff.published_fields import DERIVED_FIELDS, NOT_WRITTEN
 from benchmarks.engine_diff.registry_configs import (
     DEFAULT_CONFIGS,
     ENGINE_CONFIG_TYPES,
+    NO_CONFIG,
     NO_DEFAULT,
     REGISTRY_DATA,
     ConfigFile,
@@ -190,7 +191,9 @@ def write_defaults(engine: str) -> list[str]:
     failed = {}
     for name, data in made.items():
         if "error" in data and len(data) == 1:
-            failed[name] = f"the engine's config class: {NO_DEFAULT[name]}" if name in NO_DEFAULT else data["error"]
+            failed[name] = (NO_CONFIG[name] if name in NO_CONFIG
+                            else f"the engine's config class: {NO_DEFAULT[name]}" if name in NO_DEFAULT
+                            else data["error"])  # fmt: skip
         else:
             data.update(DERIVED_FIELDS[name](data) if name in DERIVED_FIELDS else {})
             data = {key: value for key, value in data.items() if key not in NOT_WRITTEN.get(name, ())}
